@@ -1,0 +1,99 @@
+# Makefile - builds libaskdb, the askdb command, the tests and benchmarks.
+#
+#   make            build/askdb and build/libaskdb.a
+#   make test       sanitizer build, unit tests, end-to-end tests
+#   make demo       sample database + a question answered end to end
+#   make bench      overhead and large-schema benchmarks
+#   WERROR=1        turn warnings into errors (CI does)
+
+CC      ?= gcc
+PKGS    := sqlite3 libcurl jansson libedit
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
+WARN    := -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
+           -Wmissing-prototypes -Wformat=2 -Wundef -Wimplicit-fallthrough
+ifeq ($(WERROR),1)
+WARN    += -Werror
+endif
+OPT     ?= -O2 -g
+CPPFLAGS := -D_POSIX_C_SOURCE=200809L -DASKDB_BUILD -Iinclude -Isrc $(PKG_CFLAGS)
+CFLAGS  := $(WARN) $(OPT) -fvisibility=hidden
+LDLIBS  := $(PKG_LIBS) -lm -lpthread
+
+SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all \
+           -fno-omit-frame-pointer
+
+LIB_SRC := $(wildcard src/core/*.c src/db/*.c src/llm/*.c src/sql/*.c \
+                      src/agent/*.c)
+CLI_SRC := $(wildcard src/cli/*.c)
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+
+# Release objects in build/, sanitizer objects in build/asan/.
+B  := build
+BA := build/asan
+LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(B)/%.o)
+LIBA_OBJ := $(LIB_SRC:%.c=$(BA)/%.o)
+CLIA_OBJ := $(CLI_SRC:%.c=$(BA)/%.o)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BA)/tests/%)
+
+.PHONY: all test unit e2e demo bench clean lint check-banned
+all: $(B)/askdb $(B)/libaskdb.a examples/shop.db
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BA)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -O1 -MMD -MP -c $< -o $@
+
+$(B)/libaskdb.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BA)/libaskdb.a: $(LIBA_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/askdb: $(CLI_OBJ) $(B)/libaskdb.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BA)/askdb: $(CLIA_OBJ) $(BA)/libaskdb.a
+	$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS)
+
+# Test tools: the scripted model server.
+$(BA)/fake_llm: tests/fake_llm/fake_llm.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -O1 -o $@ $< \
+	    $(shell pkg-config --cflags --libs libmicrohttpd jansson) -lpthread
+
+$(BA)/tests/%: tests/unit/%.c $(BA)/libaskdb.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -O1 -Itests -o $@ $^ \
+	    $(shell pkg-config --cflags --libs cmocka) $(LDLIBS)
+
+examples/shop.db: examples/shop.sql
+	@rm -f $@.tmp
+	sqlite3 $@.tmp < $<
+	mv $@.tmp $@
+
+test: unit e2e
+
+unit: $(UNIT_BIN) $(BA)/fake_llm examples/shop.db
+	@set -e; for t in $(UNIT_BIN); do \
+	    echo "== $$t"; FAKE_LLM=$(BA)/fake_llm SHOP_DB=examples/shop.db $$t; \
+	done
+
+e2e: $(BA)/askdb $(BA)/fake_llm examples/shop.db
+	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm bash tests/e2e/run.sh
+
+check-banned:
+	@! grep -nE '\b(strcpy|sprintf|strtok|atoi|gets)\s*\(' \
+	    $(LIB_SRC) $(CLI_SRC) tests/fake_llm/*.c || \
+	    (echo "banned call found" >&2; exit 1)
+
+clean:
+	rm -rf $(B) examples/shop.db
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(LIBA_OBJ:.o=.d) $(CLIA_OBJ:.o=.d)

@@ -1,0 +1,286 @@
+/* askdb.h - the public API of libaskdb: ask questions of a database in English. */
+#ifndef ASKDB_H
+#define ASKDB_H
+
+/*
+** libaskdb turns a question in plain English into one checked, read-only SQL
+** statement, runs it with time/row/byte limits and returns the rows.
+**
+** Typical use:
+**
+**     askdb_config cfg = askdb_config_default();
+**     askdb_config_from_env(&cfg);            (optional: ASKDB_* variables)
+**     askdb_agent *ag = NULL;
+**     if (askdb_agent_new(&cfg, "shop.db", &ag)) { ...askdb_agent_errmsg(ag) }
+**     askdb_answer *ans = NULL;
+**     if (askdb_agent_ask(ag, "Top 5 customers?", &ans) == ASKDB_OK) ...
+**     askdb_answer_free(ans);
+**     askdb_agent_free(ag);
+**
+** Conventions: every fallible function returns askdb_status (ASKDB_OK == 0).
+** A returned `const char *` is borrowed from the object it came from; a
+** returned `char *` is the caller's to free with askdb_free(). Every
+** *_free(NULL) is a no-op. The library keeps no global mutable state: one
+** agent may be used by one thread at a time, different agents in parallel.
+**
+** Safety: askdb never writes to a database and never creates a database
+** file. Every statement, whether it comes from the model or from the
+** caller, passes the same guard (askdb_db_query).
+*/
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) && defined(ASKDB_BUILD)
+#define ASKDB_API __attribute__((visibility("default")))
+#else
+#define ASKDB_API
+#endif
+#if defined(__GNUC__)
+#define ASKDB_NODISCARD __attribute__((warn_unused_result))
+#else
+#define ASKDB_NODISCARD
+#endif
+
+typedef enum askdb_status {
+    ASKDB_OK = 0,
+    ASKDB_ERR_USAGE,        /* bad argument or configuration */
+    ASKDB_ERR_NOMEM,        /* out of memory or over a size cap */
+    ASKDB_ERR_DB_OPEN,      /* database cannot be opened / is not one */
+    ASKDB_ERR_DB,           /* statement failed (syntax, runtime) */
+    ASKDB_ERR_REFUSED,      /* statement is not exactly one read-only one */
+    ASKDB_ERR_TIMEOUT,      /* statement interrupted at the time limit */
+    ASKDB_ERR_LLM,          /* model provider answered with an error */
+    ASKDB_ERR_LLM_UNREACHABLE, /* model provider could not be reached */
+    ASKDB_ERR_NO_SQL,       /* no valid SQL after all attempts */
+    ASKDB_ERR_UNSUPPORTED,  /* feature not built in (e.g. local model) */
+    ASKDB_ERR_IO            /* reading or writing a file failed */
+} askdb_status;
+
+/* Name of a status code, e.g. "refused". Static string. */
+ASKDB_API const char *askdb_status_str(askdb_status st);
+
+/* Version string, e.g. "0.1.0". Static string. */
+ASKDB_API const char *askdb_version(void);
+
+/* Free memory the library handed to the caller as `char *`. */
+ASKDB_API void askdb_free(void *p);
+
+/* ---------------------------------------------------------------------- */
+/* Configuration                                                          */
+/* ---------------------------------------------------------------------- */
+
+/*
+** A custom model: the library calls it with the chat messages and expects
+** the reply text. Used by embedders and by the benchmark (a zero-latency
+** scripted model). `roles[i]` is "system", "user" or "assistant". On
+** success store a malloc()ed NUL-terminated string in *reply (the library
+** frees it) and return 0; return non-zero for "model failed".
+*/
+typedef int (*askdb_llm_fn)(void *ud, int n, const char *const *roles,
+                            const char *const *contents, char **reply);
+
+/* Called for each step the agent takes when verbose logging is on. */
+typedef void (*askdb_log_fn)(void *ud, const char *step, const char *msg);
+
+/* Called with each piece of model text as it streams in (if streaming). */
+typedef void (*askdb_token_fn)(void *ud, const char *piece, size_t len);
+
+typedef struct askdb_config {
+    /* Model provider: "openai", "anthropic", "local", or NULL to choose:
+    ** a custom llm_fn wins, then an explicit URL or key selects HTTP
+    ** (anthropic when the URL or key says so), then the local model. */
+    const char *provider;
+    const char *llm_url;     /* base URL, e.g. http://localhost:11434/v1 */
+    const char *model;       /* model name, or a .gguf path for "local" */
+    const char *api_key;     /* never logged */
+    double temperature;      /* default 0 */
+    int max_tokens;          /* reply cap, default 512 */
+    int llm_timeout_ms;      /* per request, default 120000 */
+    int llm_retries;         /* retries on 429/5xx/reset, default 4 */
+    int stream;              /* use streaming (SSE) replies */
+    int seed;                /* -1 = provider default */
+    askdb_llm_fn llm_fn;     /* custom model (overrides the above) */
+    void *llm_ud;
+
+    /* Agent */
+    int max_attempts;        /* SQL generations per question, default 3 */
+    int dry_run;             /* generate and validate, never execute */
+
+    /* Execution limits */
+    int query_timeout_ms;    /* default 10000 */
+    long max_rows;           /* default 1000 */
+    size_t max_bytes;        /* result size cap, default 4 MiB */
+
+    /* Schema extraction */
+    int sample_values;       /* distinct samples per text column, def 3 */
+    long count_cap;          /* row counts stop at this many, def 100000 */
+
+    /* Observability */
+    const char *trace_path;  /* JSON lines of every step, or NULL */
+    askdb_log_fn log_fn;     /* verbose step log, or NULL */
+    void *log_ud;
+    askdb_token_fn token_fn; /* streamed model text, or NULL */
+    void *token_ud;
+} askdb_config;
+
+/* The defaults described above. */
+ASKDB_API askdb_config askdb_config_default(void);
+
+/*
+** Fill unset fields (NULL strings) from the environment: ASKDB_LLM_URL,
+** ASKDB_MODEL, ASKDB_API_KEY, then OPENAI_API_KEY or ANTHROPIC_API_KEY,
+** ASKDB_PROVIDER. Values set by the caller (flags) are never overwritten.
+** The strings stay owned by the environment.
+*/
+ASKDB_API void askdb_config_from_env(askdb_config *cfg);
+
+/* ---------------------------------------------------------------------- */
+/* Results                                                                */
+/* ---------------------------------------------------------------------- */
+
+typedef enum askdb_type {
+    ASKDB_NULL = 0, ASKDB_INTEGER, ASKDB_REAL, ASKDB_TEXT, ASKDB_BLOB
+} askdb_type;
+
+typedef struct askdb_value {
+    askdb_type type;
+    int64_t i;               /* ASKDB_INTEGER */
+    double d;                /* ASKDB_REAL */
+    const char *s;           /* ASKDB_TEXT (NUL-terminated) or ASKDB_BLOB */
+    size_t len;              /* bytes in s (TEXT and BLOB) */
+} askdb_value;
+
+/* Rows of one statement. Read-only for the caller; free with
+** askdb_result_free(). */
+typedef struct askdb_result {
+    int ncols;
+    char **cols;             /* column names */
+    char **decltypes;        /* declared types, entries may be NULL */
+    long nrows;
+    askdb_value *cells;      /* nrows * ncols, row-major */
+    int truncated;           /* 1 = stopped at max_rows, 2 = at max_bytes */
+    double exec_ms;
+} askdb_result;
+
+ASKDB_API void askdb_result_free(askdb_result *r);
+
+/* Cell (row, col); NULL when out of range. */
+ASKDB_API const askdb_value *askdb_result_cell(const askdb_result *r,
+                                               long row, int col);
+
+/* ---------------------------------------------------------------------- */
+/* Databases                                                              */
+/* ---------------------------------------------------------------------- */
+
+typedef struct askdb_db askdb_db;
+
+/*
+** Open an existing SQLite database read-only. A missing path, a directory
+** or a file that is not a database gives ASKDB_ERR_DB_OPEN; no file is ever
+** created. On failure *out is still set when memory allowed, so that
+** askdb_db_errmsg(*out) can say why; free it with askdb_db_close().
+*/
+ASKDB_API ASKDB_NODISCARD askdb_status
+askdb_db_open(const char *path, const askdb_config *cfg, askdb_db **out);
+ASKDB_API void askdb_db_close(askdb_db *db);
+
+/* Last error on this handle; borrowed until the next call on it. */
+ASKDB_API const char *askdb_db_errmsg(const askdb_db *db);
+
+/*
+** The schema exactly as the model sees it (CREATE TABLE text with foreign
+** keys and sample values as comments). *out is the caller's (askdb_free).
+*/
+ASKDB_API ASKDB_NODISCARD askdb_status askdb_db_schema_text(askdb_db *db,
+                                                            char **out);
+
+/*
+** Run one statement through the read-only guard with the configured limits.
+** Refuses (ASKDB_ERR_REFUSED) anything but exactly one read-only statement.
+** On success *out is the caller's (askdb_result_free).
+*/
+ASKDB_API ASKDB_NODISCARD askdb_status
+askdb_db_query(askdb_db *db, const char *sql, askdb_result **out);
+
+/* ---------------------------------------------------------------------- */
+/* The agent                                                              */
+/* ---------------------------------------------------------------------- */
+
+/* Why one attempt did not produce the answer. */
+typedef enum askdb_error_class {
+    ASKDB_EC_NONE = 0,
+    ASKDB_EC_NO_SQL,         /* reply held no SQL statement */
+    ASKDB_EC_REFUSED,        /* not exactly one read-only statement */
+    ASKDB_EC_SYNTAX,
+    ASKDB_EC_UNKNOWN_TABLE,
+    ASKDB_EC_UNKNOWN_COLUMN,
+    ASKDB_EC_RUNTIME,        /* other prepare or execution error */
+    ASKDB_EC_TIMEOUT,
+    ASKDB_EC_EMPTY,          /* ran, returned no rows */
+    ASKDB_EC_LLM             /* the model call itself failed */
+} askdb_error_class;
+
+ASKDB_API const char *askdb_error_class_str(askdb_error_class ec);
+
+typedef struct askdb_attempt {
+    char *sql;               /* extracted SQL, or NULL if none */
+    askdb_error_class error; /* ASKDB_EC_NONE for the accepted attempt */
+    char *message;           /* error text, or NULL */
+    double llm_ms;
+} askdb_attempt;
+
+typedef struct askdb_timings {
+    double schema_ms, prompt_ms, llm_ms, validate_ms, exec_ms, total_ms;
+} askdb_timings;
+
+typedef struct askdb_answer {
+    askdb_status status;     /* ASKDB_OK when sql/result are the answer */
+    char *sql;               /* the accepted statement, or NULL */
+    askdb_result *result;    /* rows, NULL on failure or dry run */
+    int nattempts;
+    askdb_attempt *attempts;
+    askdb_timings t;
+    long llm_calls;
+    long prompt_tokens, completion_tokens;
+    char *error;             /* summary when status != ASKDB_OK */
+} askdb_answer;
+
+ASKDB_API void askdb_answer_free(askdb_answer *a);
+
+typedef struct askdb_agent askdb_agent;
+
+/*
+** Create an agent over the database at db_path (opened read-only, schema
+** read once) and the configured model. cfg is copied; its strings must
+** outlive the agent. On failure *out may still be set so that
+** askdb_agent_errmsg() can say why; free it with askdb_agent_free().
+** Returns ASKDB_ERR_DB_OPEN, ASKDB_ERR_USAGE (bad provider settings) or
+** ASKDB_ERR_UNSUPPORTED (provider not built in).
+*/
+ASKDB_API ASKDB_NODISCARD askdb_status
+askdb_agent_new(const askdb_config *cfg, const char *db_path,
+                askdb_agent **out);
+ASKDB_API void askdb_agent_free(askdb_agent *ag);
+ASKDB_API const char *askdb_agent_errmsg(const askdb_agent *ag);
+
+/* The agent's database handle (borrowed, lives as long as the agent). */
+ASKDB_API askdb_db *askdb_agent_db(askdb_agent *ag);
+
+/*
+** Answer one question. *out is always set (unless out of memory) and is the
+** caller's (askdb_answer_free): on failure it lists every attempt. Returns
+** the same status as (*out)->status: ASKDB_OK, ASKDB_ERR_NO_SQL (no valid
+** SQL after all attempts), ASKDB_ERR_LLM / ASKDB_ERR_LLM_UNREACHABLE.
+*/
+ASKDB_API ASKDB_NODISCARD askdb_status
+askdb_agent_ask(askdb_agent *ag, const char *question, askdb_answer **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ASKDB_H */

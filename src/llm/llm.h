@@ -1,0 +1,89 @@
+/* llm.h - one interface in front of every model provider (HTTP, local, custom). */
+#ifndef ASKDB_LLM_H
+#define ASKDB_LLM_H
+
+#include <stddef.h>
+
+#include "askdb.h"
+
+/*
+** A provider turns a list of chat messages into one reply. Providers:
+**   openai    - any OpenAI-compatible Chat Completions endpoint (libcurl)
+**   anthropic - Anthropic's Messages API (libcurl)
+**   local     - llama.cpp in-process (only when built with ASKDB_HAVE_LLAMA)
+**   custom    - the embedder's askdb_llm_fn
+** Errors: every call returns askdb_status and leaves a message saying what
+** failed, on what, and how to fix it in llm_errmsg(). The API key is never
+** written into messages, traces or logs.
+*/
+
+struct llm_msg {
+    const char *role;        /* "system", "user" or "assistant" */
+    const char *content;
+};
+
+struct llm_request {
+    const struct llm_msg *msgs;
+    int nmsgs;
+    double temperature;
+    int max_tokens;
+    int seed;                /* -1 = provider default */
+    const char *const *stop; /* NULL-terminated list, or NULL */
+    askdb_token_fn on_token; /* streamed pieces (stream only), or NULL */
+    void *token_ud;
+};
+
+struct llm_reply {
+    char *text;              /* malloc()ed; caller frees with llm_reply_free */
+    long prompt_tokens;      /* -1 when the provider did not say */
+    long completion_tokens;
+    int http_status;         /* last HTTP status, 0 for non-HTTP */
+    int retries;             /* how many retries it took */
+    double ms;               /* wall time of the whole call incl. retries */
+};
+
+typedef struct llm llm;
+
+/* Provider table; each provider fills one. */
+struct llm_vtab {
+    const char *name;
+    askdb_status (*complete)(llm *m, const struct llm_request *req,
+                             struct llm_reply *out);
+    void (*destroy)(llm *m);
+};
+
+struct llm {
+    const struct llm_vtab *vt;
+    char errmsg[512];
+};
+
+/*
+** Create the provider the config selects (see askdb_config.provider for the
+** rules). On failure returns ASKDB_ERR_USAGE or ASKDB_ERR_UNSUPPORTED with
+** the reason in err (NUL-terminated, errlen bytes at most) and *out NULL.
+** The config's strings must outlive the provider.
+*/
+askdb_status llm_new(const askdb_config *cfg, llm **out, char *err,
+                     size_t errlen);
+
+/* Ask for one reply. On failure out->text is NULL and llm_errmsg() says
+** why: ASKDB_ERR_LLM_UNREACHABLE (refused, DNS, timeout, retries used up on
+** connection errors) or ASKDB_ERR_LLM (HTTP error status, bad reply). */
+askdb_status llm_complete(llm *m, const struct llm_request *req,
+                          struct llm_reply *out);
+const char *llm_errmsg(const llm *m);
+const char *llm_name(const llm *m);
+void llm_free(llm *m);
+void llm_reply_free(struct llm_reply *r);
+
+/* Provider constructors (llm.c dispatches to these). */
+askdb_status llm_openai_new(const askdb_config *cfg, llm **out, char *err,
+                            size_t errlen);
+askdb_status llm_anthropic_new(const askdb_config *cfg, llm **out, char *err,
+                               size_t errlen);
+askdb_status llm_custom_new(const askdb_config *cfg, llm **out, char *err,
+                            size_t errlen);
+askdb_status llm_local_new(const askdb_config *cfg, llm **out, char *err,
+                           size_t errlen);
+
+#endif
