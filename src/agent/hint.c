@@ -1,0 +1,286 @@
+/* hint.c - repair hints: closest names, error positions, advice by class. */
+#include "agent/hint.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sql/extract.h"
+
+#define MAX_SUGGEST 5
+#define MAX_LIST 40
+
+int hint_distance(const char *a, const char *b, int cap)
+{
+    size_t la = strlen(a), lb = strlen(b), i, j;
+    int *row, best, d, prev, tmp;
+
+    if (la > 64 || lb > 64)
+        return strcasecmp(a, b) == 0 ? 0 : cap + 1;
+    row = malloc((lb + 1) * sizeof *row);
+    if (!row)
+        return cap + 1;
+    for (j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (i = 1; i <= la; i++) {
+        prev = row[0];
+        row[0] = (int)i;
+        best = row[0];
+        for (j = 1; j <= lb; j++) {
+            int cost = tolower((unsigned char)a[i - 1]) !=
+                       tolower((unsigned char)b[j - 1]);
+            tmp = row[j];
+            d = prev + cost;
+            if (row[j] + 1 < d)
+                d = row[j] + 1;
+            if (row[j - 1] + 1 < d)
+                d = row[j - 1] + 1;
+            row[j] = d;
+            prev = tmp;
+            if (d < best)
+                best = d;
+        }
+        if (best > cap) {
+            free(row);
+            return cap + 1;
+        }
+    }
+    d = row[lb];
+    free(row);
+    return d > cap ? cap + 1 : d;
+}
+
+/* Score how well candidate matches the wanted name: lower is better.
+** Substring matches (e.g. "name" in "first_name") count as close. */
+static int score(const char *want, const char *cand)
+{
+    size_t lw = strlen(want), lc = strlen(cand), i;
+    int d = hint_distance(want, cand, 8);
+
+    if (lw >= 3 && lc >= 3) {
+        for (i = 0; i + lw <= lc; i++)
+            if (strncasecmp(cand + i, want, lw) == 0)
+                return d < 2 ? d : 2;
+        for (i = 0; i + lc <= lw; i++)
+            if (strncasecmp(want + i, cand, lc) == 0)
+                return d < 2 ? d : 2;
+    }
+    return d;
+}
+
+struct cand {
+    const char *table;
+    const char *col;
+    int score;
+};
+
+static int cand_cmp(const void *a, const void *b)
+{
+    const struct cand *x = a, *y = b;
+
+    return x->score - y->score;
+}
+
+/* The name after "prefix" in msg (e.g. "no such column: t.x"), copied
+** into out; 0 if absent. */
+static int name_after(const char *msg, const char *prefix, char *out,
+                      size_t n)
+{
+    const char *p = strstr(msg, prefix);
+    size_t i = 0;
+
+    if (!p)
+        return 0;
+    p += strlen(prefix);
+    while (*p == ' ')
+        p++;
+    while (*p && *p != ' ' && *p != '\n' && i + 1 < n)
+        out[i++] = *p++;
+    out[i] = '\0';
+    return i > 0;
+}
+
+static void hint_column(struct buf *b, const struct db_schema *s,
+                        const char *msg)
+{
+    char name[256];
+    const char *col, *dot;
+    struct cand *c;
+    int i, j, n = 0, total = 0, shown = 0;
+
+    if (!name_after(msg, "column:", name, sizeof name) &&
+        !name_after(msg, "column name:", name, sizeof name))
+        return;
+    dot = strrchr(name, '.');
+    col = dot ? dot + 1 : name;
+    for (i = 0; i < s->ntables; i++)
+        total += s->tables[i].ncols;
+    c = calloc((size_t)total + 1, sizeof *c);
+    if (!c)
+        return;
+    for (i = 0; i < s->ntables; i++)
+        for (j = 0; j < s->tables[i].ncols; j++) {
+            c[n].table = s->tables[i].name;
+            c[n].col = s->tables[i].cols[j].name;
+            c[n].score = score(col, c[n].col);
+            n++;
+        }
+    qsort(c, (size_t)n, sizeof *c, cand_cmp);
+    if (strstr(msg, "ambiguous")) {
+        buf_printf(b, "Hint: several tables have a column '%s'; qualify it "
+                      "with the table name or alias (", col);
+        for (i = 0; i < n && c[i].score == 0; i++)
+            buf_printf(b, "%s%s.%s", i ? ", " : "", c[i].table, c[i].col);
+        buf_puts(b, ").\n");
+        free(c);
+        return;
+    }
+    buf_printf(b, "Hint: there is no column '%s'", name);
+    if (dot) {
+        /* Qualified by a real table name: list that table's columns. */
+        char tname[256];
+        size_t tl = (size_t)(dot - name);
+        const struct db_table *t;
+        if (tl < sizeof tname) {
+            memcpy(tname, name, tl);
+            tname[tl] = '\0';
+            t = schema_table(s, tname);
+            if (t) {
+                buf_printf(b, "; table %s has columns: ", t->name);
+                for (i = 0; i < t->ncols && i < MAX_LIST; i++)
+                    buf_printf(b, "%s%s", i ? ", " : "", t->cols[i].name);
+            }
+        }
+    }
+    for (i = 0; i < n && shown < MAX_SUGGEST; i++) {
+        if (c[i].score > 3 && shown > 0)
+            break;
+        if (c[i].score > (int)strlen(col) / 2 + 1)
+            break;
+        buf_printf(b, "%s%s.%s", shown ? ", " : ". Closest real columns: ",
+                   c[i].table, c[i].col);
+        shown++;
+    }
+    buf_puts(b, ".\n");
+    free(c);
+}
+
+static void hint_table(struct buf *b, const struct db_schema *s,
+                       const char *msg)
+{
+    char name[256];
+    struct cand *c;
+    int i, n = s->ntables;
+
+    if (!name_after(msg, "table:", name, sizeof name))
+        name[0] = '\0';
+    c = calloc((size_t)n + 1, sizeof *c);
+    if (!c)
+        return;
+    for (i = 0; i < n; i++) {
+        c[i].table = s->tables[i].name;
+        c[i].score = name[0] ? score(name, c[i].table) : 0;
+    }
+    if (name[0])
+        qsort(c, (size_t)n, sizeof *c, cand_cmp);
+    buf_printf(b, "Hint: there is no table '%s'. The tables are%s: ", name,
+               name[0] && n > 1 ? " (closest first)" : "");
+    for (i = 0; i < n && i < MAX_LIST; i++)
+        buf_printf(b, "%s%s", i ? ", " : "", c[i].table);
+    if (n > MAX_LIST)
+        buf_printf(b, ", ... (%d more)", n - MAX_LIST);
+    buf_puts(b, ".\n");
+    free(c);
+}
+
+/* Show the line of sql holding the token near which SQLite stopped, with a
+** caret under it. The token is searched outside strings and comments. */
+static void hint_syntax(struct buf *b, const char *sql, const char *msg)
+{
+    const char *near = strstr(msg, "near \""), *end, *p, *at = NULL;
+    const char *ls, *le;
+    size_t tl, n;
+    int kind, line = 1;
+
+    if (!near) {
+        buf_puts(b, "Hint: the statement is incomplete or malformed; check "
+                    "parentheses, quotes and commas.\n");
+        return;
+    }
+    near += 6;
+    end = strstr(near, "\": syntax error");
+    if (!end)
+        end = strchr(near, '"');
+    if (!end)
+        return;
+    tl = (size_t)(end - near);
+    for (p = sql; (n = sqlx_token(p, &kind)) > 0; p += n)
+        if (kind != SQLX_COMMENT && kind != SQLX_SPACE && n >= tl &&
+            strncasecmp(p, near, tl) == 0) {
+            at = p;
+            break;
+        }
+    if (!at) {
+        buf_printf(b, "Hint: syntax error near \"%.*s\".\n", (int)tl, near);
+        return;
+    }
+    for (p = sql; p < at; p++)
+        if (*p == '\n')
+            line++;
+    for (ls = at; ls > sql && ls[-1] != '\n'; ls--)
+        ;
+    le = strchr(at, '\n');
+    if (!le)
+        le = at + strlen(at);
+    buf_printf(b, "Hint: syntax error at line %d, near \"%.*s\":\n  %.*s\n  ",
+               line, (int)tl, near, (int)(le - ls), ls);
+    for (p = ls; p < at; p++)
+        buf_putc(b, *p == '\t' ? '\t' : ' ');
+    buf_puts(b, "^\n");
+}
+
+void hint_write(struct buf *b, const struct db_schema *s, const char *sql,
+                askdb_error_class ec, const char *msg, int timeout_ms)
+{
+    switch (ec) {
+    case ASKDB_EC_UNKNOWN_COLUMN:
+        hint_column(b, s, msg);
+        break;
+    case ASKDB_EC_UNKNOWN_TABLE:
+        hint_table(b, s, msg);
+        break;
+    case ASKDB_EC_SYNTAX:
+        hint_syntax(b, sql ? sql : "", msg);
+        break;
+    case ASKDB_EC_REFUSED:
+        buf_puts(b, "Hint: write exactly one read-only query (SELECT or "
+                    "WITH); no changes to the database, no PRAGMA, no "
+                    "ATTACH, no second statement.\n");
+        break;
+    case ASKDB_EC_NO_SQL:
+        buf_puts(b, "Hint: answer with one SQLite query in a ```sql code "
+                    "block.\n");
+        break;
+    case ASKDB_EC_EMPTY:
+        buf_puts(b, "Hint: the query ran but returned no rows. Reconsider "
+                    "the filters (exact spelling and case of text values - "
+                    "see the sample values in the schema -, date and number "
+                    "formats) and the joins (join on the foreign keys). If "
+                    "you are sure nothing matches, repeat the same query.\n");
+        break;
+    case ASKDB_EC_TIMEOUT:
+        buf_printf(b, "Hint: the query ran longer than the %d ms limit. "
+                      "Simplify it: join on keys, avoid cross joins and "
+                      "correlated subqueries over large tables.\n",
+                   timeout_ms);
+        break;
+    case ASKDB_EC_RUNTIME:
+        buf_puts(b, "Hint: use only SQLite's built-in functions and check "
+                    "the arguments and types.\n");
+        break;
+    case ASKDB_EC_NONE:
+    case ASKDB_EC_LLM:
+        break;
+    }
+}

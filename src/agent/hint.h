@@ -1,0 +1,24 @@
+/* hint.h - targeted repair hints from a failed attempt's error. */
+#ifndef ASKDB_HINT_H
+#define ASKDB_HINT_H
+
+#include "askdb.h"
+#include "core/buf.h"
+#include "db/schema.h"
+
+/*
+** Append to b a hint that tells the model how to fix sql, which failed
+** with error class ec and engine message msg:
+**   unknown column - the closest real column names (table.column);
+**   unknown table  - the real tables, closest first;
+**   syntax         - the line and position of the error;
+**   empty result   - reconsider filters (spelling, case, formats), joins;
+**   and a short fixed hint for the other classes.
+*/
+void hint_write(struct buf *b, const struct db_schema *s, const char *sql,
+                askdb_error_class ec, const char *msg, int timeout_ms);
+
+/* Edit distance between a and b, case-insensitive, capped at cap+1. */
+int hint_distance(const char *a, const char *b, int cap);
+
+#endif

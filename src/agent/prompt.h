@@ -1,0 +1,18 @@
+/* prompt.h - the words askdb says to the model. */
+#ifndef ASKDB_PROMPT_H
+#define ASKDB_PROMPT_H
+
+#include "core/buf.h"
+
+/* The system prompt (static text). */
+const char *prompt_system(void);
+
+/* First user message: the schema and the question. */
+void prompt_question(struct buf *b, const char *schema_text,
+                     const char *question);
+
+/* Feedback after a failed attempt: the SQL, the exact error, the hint. */
+void prompt_repair(struct buf *b, const char *sql, const char *error,
+                   const char *hint);
+
+#endif

@@ -1,0 +1,107 @@
+/* config.c - configuration defaults, the environment, and status names. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "askdb.h"
+
+#define ASKDB_VERSION "0.1.0"
+
+const char *askdb_version(void)
+{
+    return ASKDB_VERSION;
+}
+
+void askdb_free(void *p)
+{
+    free(p);
+}
+
+askdb_config askdb_config_default(void)
+{
+    askdb_config c;
+
+    memset(&c, 0, sizeof c);
+    c.temperature = 0.0;
+    c.max_tokens = 512;
+    c.llm_timeout_ms = 120000;
+    c.llm_retries = 4;
+    c.seed = -1;
+    c.max_attempts = 3;
+    c.query_timeout_ms = 10000;
+    c.max_rows = 1000;
+    c.max_bytes = (size_t)4 << 20;
+    c.sample_values = 3;
+    c.count_cap = 100000;
+    return c;
+}
+
+/* An environment variable, or NULL when unset or empty. */
+static const char *env(const char *name)
+{
+    const char *v = getenv(name);
+
+    return v && *v ? v : NULL;
+}
+
+void askdb_config_from_env(askdb_config *cfg)
+{
+    if (!cfg->provider)
+        cfg->provider = env("ASKDB_PROVIDER");
+    if (!cfg->llm_url)
+        cfg->llm_url = env("ASKDB_LLM_URL");
+    if (!cfg->model)
+        cfg->model = env("ASKDB_MODEL");
+    if (!cfg->api_key)
+        cfg->api_key = env("ASKDB_API_KEY");
+    /* The vendors' own variables count only when they fit the provider,
+    ** so that an OpenAI key in the environment does not pull a local
+    ** setup onto the network by surprise. */
+    if (!cfg->api_key && cfg->provider &&
+        strcmp(cfg->provider, "anthropic") == 0)
+        cfg->api_key = env("ANTHROPIC_API_KEY");
+    if (!cfg->api_key && cfg->provider &&
+        strcmp(cfg->provider, "openai") == 0)
+        cfg->api_key = env("OPENAI_API_KEY");
+    if (!cfg->api_key && cfg->llm_url) {
+        if (strstr(cfg->llm_url, "anthropic.com"))
+            cfg->api_key = env("ANTHROPIC_API_KEY");
+        else
+            cfg->api_key = env("OPENAI_API_KEY");
+    }
+}
+
+const char *askdb_status_str(askdb_status st)
+{
+    switch (st) {
+    case ASKDB_OK: return "ok";
+    case ASKDB_ERR_USAGE: return "usage";
+    case ASKDB_ERR_NOMEM: return "out of memory";
+    case ASKDB_ERR_DB_OPEN: return "cannot open database";
+    case ASKDB_ERR_DB: return "database error";
+    case ASKDB_ERR_REFUSED: return "refused";
+    case ASKDB_ERR_TIMEOUT: return "timeout";
+    case ASKDB_ERR_LLM: return "model error";
+    case ASKDB_ERR_LLM_UNREACHABLE: return "model unreachable";
+    case ASKDB_ERR_NO_SQL: return "no valid SQL";
+    case ASKDB_ERR_UNSUPPORTED: return "not supported";
+    case ASKDB_ERR_IO: return "i/o error";
+    }
+    return "unknown";
+}
+
+const char *askdb_error_class_str(askdb_error_class ec)
+{
+    switch (ec) {
+    case ASKDB_EC_NONE: return "none";
+    case ASKDB_EC_NO_SQL: return "no_sql";
+    case ASKDB_EC_REFUSED: return "refused";
+    case ASKDB_EC_SYNTAX: return "syntax";
+    case ASKDB_EC_UNKNOWN_TABLE: return "unknown_table";
+    case ASKDB_EC_UNKNOWN_COLUMN: return "unknown_column";
+    case ASKDB_EC_RUNTIME: return "runtime";
+    case ASKDB_EC_TIMEOUT: return "timeout";
+    case ASKDB_EC_EMPTY: return "empty";
+    case ASKDB_EC_LLM: return "llm";
+    }
+    return "unknown";
+}

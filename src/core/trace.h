@@ -1,0 +1,18 @@
+/* trace.h - the --trace file: every step of the agent as one JSON line. */
+#ifndef ASKDB_TRACE_H
+#define ASKDB_TRACE_H
+
+#include "core/json.h"
+
+struct trace;
+
+/* Open (append) the trace file; NULL path gives NULL, which every other
+** function accepts and ignores. *err set on failure (static string). */
+struct trace *trace_open(const char *path, const char **err);
+void trace_close(struct trace *t);
+
+/* Write ev (an object; consumed) with "t_ms" since the trace opened and
+** "step" added, then flush, so a crash loses nothing written before. */
+void trace_write(struct trace *t, const char *step, json_t *ev);
+
+#endif

@@ -1,0 +1,174 @@
+/* db.c - the engine-independent half of askdb_db: open, limits, guard API. */
+#include "db/db.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+double db_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+askdb_status askdb_db_open(const char *path, const askdb_config *cfg,
+                           askdb_db **out)
+{
+    askdb_config dflt = askdb_config_default();
+    askdb_db *db;
+    askdb_status rc;
+
+    *out = NULL;
+    if (!cfg)
+        cfg = &dflt;
+    db = calloc(1, sizeof *db);
+    if (!db)
+        return ASKDB_ERR_NOMEM;
+    *out = db;
+    db->drv = &db_sqlite_driver;
+    db->query_timeout_ms = cfg->query_timeout_ms;
+    db->max_rows = cfg->max_rows;
+    db->max_bytes = cfg->max_bytes;
+    db->sample_values = cfg->sample_values;
+    db->count_cap = cfg->count_cap;
+    if (!path || !*path) {
+        snprintf(db->errmsg, sizeof db->errmsg, "no database path given");
+        return ASKDB_ERR_USAGE;
+    }
+    db->path = strdup(path);
+    if (!db->path)
+        return ASKDB_ERR_NOMEM;
+    rc = db->drv->open(db, path);
+    return rc;
+}
+
+void askdb_db_close(askdb_db *db)
+{
+    if (!db)
+        return;
+    if (db->impl)
+        db->drv->close(db);
+    schema_free(&db->schema);
+    free(db->path);
+    free(db);
+}
+
+const char *askdb_db_errmsg(const askdb_db *db)
+{
+    return db ? db->errmsg : "out of memory";
+}
+
+askdb_status db_schema(askdb_db *db, const struct db_schema **out)
+{
+    askdb_status rc;
+    double t0;
+
+    *out = NULL;
+    if (!db->have_schema) {
+        t0 = db_now_ms();
+        rc = db->drv->schema(db, &db->schema);
+        db->schema_ms = db_now_ms() - t0;
+        if (rc) {
+            schema_free(&db->schema);
+            return rc;
+        }
+        db->have_schema = 1;
+    }
+    *out = &db->schema;
+    return ASKDB_OK;
+}
+
+askdb_status askdb_db_schema_text(askdb_db *db, char **out)
+{
+    const struct db_schema *s;
+    askdb_status rc;
+
+    *out = NULL;
+    rc = db_schema(db, &s);
+    if (rc)
+        return rc;
+    *out = schema_render(s);
+    return *out ? ASKDB_OK : ASKDB_ERR_NOMEM;
+}
+
+askdb_status db_check(askdb_db *db, const char *sql, struct db_err *e)
+{
+    askdb_status rc;
+
+    e->ec = ASKDB_EC_NONE;
+    e->msg[0] = '\0';
+    rc = db->drv->check(db, sql, e);
+    if (rc)
+        snprintf(db->errmsg, sizeof db->errmsg, "%s", e->msg);
+    return rc;
+}
+
+askdb_status db_run(askdb_db *db, const char *sql, askdb_result **out,
+                    struct db_err *e)
+{
+    askdb_status rc;
+
+    *out = NULL;
+    e->ec = ASKDB_EC_NONE;
+    e->msg[0] = '\0';
+    rc = db->drv->run(db, sql, out, e);
+    if (rc)
+        snprintf(db->errmsg, sizeof db->errmsg, "%s", e->msg);
+    return rc;
+}
+
+askdb_status askdb_db_query(askdb_db *db, const char *sql,
+                            askdb_result **out)
+{
+    struct db_err e;
+
+    return db_run(db, sql, out, &e);
+}
+
+askdb_error_class db_classify(const char *msg)
+{
+    if (strstr(msg, "no such column") || strstr(msg, "ambiguous column"))
+        return ASKDB_EC_UNKNOWN_COLUMN;
+    if (strstr(msg, "no such table"))
+        return ASKDB_EC_UNKNOWN_TABLE;
+    if (strstr(msg, "syntax error") || strstr(msg, "incomplete input") ||
+        strstr(msg, "unrecognized token"))
+        return ASKDB_EC_SYNTAX;
+    if (strstr(msg, "not authorized"))
+        return ASKDB_EC_REFUSED;
+    if (strstr(msg, "interrupted"))
+        return ASKDB_EC_TIMEOUT;
+    return ASKDB_EC_RUNTIME;
+}
+
+void askdb_result_free(askdb_result *r)
+{
+    long i, n;
+    int c;
+
+    if (!r)
+        return;
+    n = r->nrows * r->ncols;
+    for (i = 0; i < n; i++)
+        if (r->cells[i].type == ASKDB_TEXT || r->cells[i].type == ASKDB_BLOB)
+            free((void *)r->cells[i].s);
+    free(r->cells);
+    for (c = 0; c < r->ncols; c++) {
+        free(r->cols[c]);
+        if (r->decltypes)
+            free(r->decltypes[c]);
+    }
+    free(r->cols);
+    free(r->decltypes);
+    free(r);
+}
+
+const askdb_value *askdb_result_cell(const askdb_result *r, long row, int col)
+{
+    if (!r || row < 0 || row >= r->nrows || col < 0 || col >= r->ncols)
+        return NULL;
+    return &r->cells[row * r->ncols + col];
+}

@@ -1,0 +1,190 @@
+/* schema.c - schema lookups and the CREATE TABLE rendering the model sees. */
+#include "schema.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/buf.h"
+
+void schema_free(struct db_schema *s)
+{
+    int i, j, k;
+
+    if (!s)
+        return;
+    for (i = 0; i < s->ntables; i++) {
+        struct db_table *t = &s->tables[i];
+        for (j = 0; j < t->ncols; j++) {
+            struct db_column *c = &t->cols[j];
+            free(c->name);
+            free(c->type);
+            free(c->dflt);
+            for (k = 0; k < c->nsamples; k++)
+                free(c->samples[k]);
+            free(c->samples);
+        }
+        for (j = 0; j < t->nfks; j++) {
+            free(t->fks[j].from);
+            free(t->fks[j].table);
+            free(t->fks[j].to);
+        }
+        for (j = 0; j < t->nuniques; j++)
+            free(t->uniques[j]);
+        free(t->uniques);
+        free(t->fks);
+        free(t->cols);
+        free(t->name);
+    }
+    free(s->tables);
+    s->tables = NULL;
+    s->ntables = 0;
+}
+
+const struct db_table *schema_table(const struct db_schema *s,
+                                    const char *name)
+{
+    int i;
+
+    for (i = 0; i < s->ntables; i++)
+        if (strcasecmp(s->tables[i].name, name) == 0)
+            return &s->tables[i];
+    return NULL;
+}
+
+const struct db_column *schema_column(const struct db_table *t,
+                                      const char *name)
+{
+    int i;
+
+    for (i = 0; i < t->ncols; i++)
+        if (strcasecmp(t->cols[i].name, name) == 0)
+            return &t->cols[i];
+    return NULL;
+}
+
+void schema_put_ident(struct buf *b, const char *s)
+{
+    const char *p;
+    int plain = (*s != '\0') && !(*s >= '0' && *s <= '9');
+
+    for (p = s; *p && plain; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+              (*p >= '0' && *p <= '9') || *p == '_'))
+            plain = 0;
+    if (plain && !sqlite3_keyword_check(s, (int)strlen(s))) {
+        buf_puts(b, s);
+        return;
+    }
+    buf_putc(b, '"');
+    for (p = s; *p; p++) {
+        if (*p == '"')
+            buf_putc(b, '"');
+        buf_putc(b, *p);
+    }
+    buf_putc(b, '"');
+}
+
+/* A sample value as an SQL string literal, newlines flattened so that the
+** comment stays on one line. */
+static void put_literal(struct buf *b, const char *s)
+{
+    buf_putc(b, '\'');
+    for (; *s; s++) {
+        if (*s == '\'')
+            buf_putc(b, '\'');
+        buf_putc(b, (*s == '\n' || *s == '\r') ? ' ' : *s);
+    }
+    buf_putc(b, '\'');
+}
+
+static int npk(const struct db_table *t)
+{
+    int i, n = 0;
+
+    for (i = 0; i < t->ncols; i++)
+        if (t->cols[i].pk)
+            n++;
+    return n;
+}
+
+static void render_table(struct buf *b, const struct db_table *t)
+{
+    int i, j, k, nlines, line = 0, pks = npk(t);
+
+    buf_printf(b, "CREATE %s ", t->is_view ? "VIEW" : "TABLE");
+    schema_put_ident(b, t->name);
+    buf_puts(b, " (\n");
+    nlines = t->ncols + t->nfks + t->nuniques + (pks > 1);
+    for (i = 0; i < t->ncols; i++) {
+        const struct db_column *c = &t->cols[i];
+        buf_puts(b, "  ");
+        schema_put_ident(b, c->name);
+        if (c->type[0])
+            buf_printf(b, " %s", c->type);
+        if (c->pk && pks == 1)
+            buf_puts(b, " PRIMARY KEY");
+        if (c->notnull && !(c->pk && pks == 1))
+            buf_puts(b, " NOT NULL");
+        if (c->dflt)
+            buf_printf(b, " DEFAULT %s", c->dflt);
+        if (++line < nlines)
+            buf_putc(b, ',');
+        if (c->nsamples) {
+            buf_puts(b, " -- e.g. ");
+            for (j = 0; j < c->nsamples; j++) {
+                if (j)
+                    buf_puts(b, ", ");
+                put_literal(b, c->samples[j]);
+            }
+        }
+        buf_putc(b, '\n');
+    }
+    if (pks > 1) {
+        buf_puts(b, "  PRIMARY KEY (");
+        for (k = 1, j = 0; k <= pks; k++)
+            for (i = 0; i < t->ncols; i++)
+                if (t->cols[i].pk == k) {
+                    if (j++)
+                        buf_puts(b, ", ");
+                    schema_put_ident(b, t->cols[i].name);
+                }
+        buf_puts(b, ++line < nlines ? "),\n" : ")\n");
+    }
+    for (i = 0; i < t->nuniques; i++)
+        buf_printf(b, "  UNIQUE (%s)%s\n", t->uniques[i],
+                   ++line < nlines ? "," : "");
+    for (i = 0; i < t->nfks; i++) {
+        const struct db_fkey *f = &t->fks[i];
+        buf_puts(b, "  FOREIGN KEY (");
+        schema_put_ident(b, f->from);
+        buf_puts(b, ") REFERENCES ");
+        schema_put_ident(b, f->table);
+        if (f->to) {
+            buf_putc(b, '(');
+            schema_put_ident(b, f->to);
+            buf_putc(b, ')');
+        }
+        buf_puts(b, ++line < nlines ? ",\n" : "\n");
+    }
+    buf_puts(b, ");");
+    if (t->rows >= 0)
+        buf_printf(b, " -- %s%ld row%s", t->rows_capped ? "over " : "",
+                   t->rows, t->rows == 1 ? "" : "s");
+    buf_putc(b, '\n');
+}
+
+char *schema_render(const struct db_schema *s)
+{
+    struct buf b;
+    int i;
+
+    buf_init(&b, 0);
+    for (i = 0; i < s->ntables; i++) {
+        if (i)
+            buf_putc(&b, '\n');
+        render_table(&b, &s->tables[i]);
+    }
+    return buf_steal(&b);
+}

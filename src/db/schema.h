@@ -1,0 +1,68 @@
+/* schema.h - the database schema as askdb sees it, and its prompt rendering. */
+#ifndef ASKDB_SCHEMA_H
+#define ASKDB_SCHEMA_H
+
+/*
+** A schema is read once per database handle by the driver and owned by it.
+** Names keep the database's own spelling; lookups are case-insensitive,
+** as SQL identifiers are.
+*/
+
+struct db_column {
+    char *name;
+    char *type;          /* declared type, "" when none */
+    int notnull;
+    char *dflt;          /* default expression text, or NULL */
+    int pk;              /* 1-based position in the primary key, 0 = not */
+    char **samples;      /* distinct sample text values */
+    int nsamples;
+};
+
+struct db_fkey {
+    char *from;          /* column in this table */
+    char *table;         /* referenced table */
+    char *to;            /* referenced column, NULL = its primary key */
+};
+
+struct db_table {
+    char *name;
+    int is_view;
+    struct db_column *cols;
+    int ncols;
+    struct db_fkey *fks;
+    int nfks;
+    char **uniques;      /* unique indexes as "col1, col2" */
+    int nuniques;
+    long rows;           /* row count, -1 unknown (views) */
+    int rows_capped;     /* rows is a lower bound */
+};
+
+struct db_schema {
+    struct db_table *tables;
+    int ntables;
+};
+
+void schema_free(struct db_schema *s);
+
+/* Table by name (case-insensitive) or NULL. */
+const struct db_table *schema_table(const struct db_schema *s,
+                                    const char *name);
+
+/* Column of t by name (case-insensitive) or NULL. */
+const struct db_column *schema_column(const struct db_table *t,
+                                      const char *name);
+
+struct buf;
+
+/* Append an identifier as the model should write it: bare when it is a
+** plain word, double-quoted (with "" escaping) otherwise. */
+void schema_put_ident(struct buf *b, const char *name);
+
+/*
+** Render the schema for the prompt as compact CREATE TABLE text, foreign
+** keys as constraints, unique indexes, row counts and sample values as
+** comments. Returns a malloc()ed string, NULL when out of memory.
+*/
+char *schema_render(const struct db_schema *s);
+
+#endif

@@ -1,0 +1,710 @@
+/* sqlite.c - the SQLite driver: read-only open, schema, and the guard. */
+#include "db/db.h"
+
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/buf.h"
+
+/*
+** Defence in layers, each enough on its own for what it covers:
+**   1. the file is opened SQLITE_OPEN_READONLY, never created (we stat it
+**      first and refuse anything but an existing regular file);
+**   2. an authorizer allows only reading: SELECT, reads, recursive CTEs,
+**      functions other than load_extension and friends, and a short list
+**      of introspection pragmas; everything else is denied at prepare time;
+**   3. sqlite3_stmt_readonly() must say yes and the text after the first
+**      statement must be only blanks, comments and semicolons;
+**   4. a progress handler interrupts statements at the time limit, and
+**      rows and bytes are capped while stepping.
+** Extensions stay disabled, defensive mode is on, ATTACH is limited to 0.
+*/
+
+struct sq {
+    sqlite3 *h;
+    double deadline;         /* ms on db_now_ms()'s clock, 0 = none */
+    int timed_out;
+};
+
+static struct sq *SQ(askdb_db *db)
+{
+    return db->impl;
+}
+
+/* Introspection pragmas that only read; anything else is refused. */
+static const char *const read_pragmas[] = {
+    "table_info", "table_xinfo", "index_list", "index_info", "index_xinfo",
+    "foreign_key_list", "table_list", NULL
+};
+
+/* Functions no question needs and that reach outside the database. */
+static const char *const denied_functions[] = {
+    "load_extension", "fts3_tokenizer", "readfile", "writefile", "edit",
+    NULL
+};
+
+static int in_list(const char *const *list, const char *s)
+{
+    int i;
+
+    if (!s)
+        return 0;
+    for (i = 0; list[i]; i++)
+        if (sqlite3_stricmp(list[i], s) == 0)
+            return 1;
+    return 0;
+}
+
+static int authorize(void *ud, int action, const char *a, const char *b,
+                     const char *dbname, const char *trigger)
+{
+    (void)ud;
+    (void)dbname;
+    (void)trigger;
+    switch (action) {
+    case SQLITE_SELECT:
+    case SQLITE_READ:
+    case SQLITE_RECURSIVE:
+        return SQLITE_OK;
+    case SQLITE_FUNCTION:
+        return in_list(denied_functions, b) ? SQLITE_DENY : SQLITE_OK;
+    case SQLITE_PRAGMA:
+        return in_list(read_pragmas, a) ? SQLITE_OK : SQLITE_DENY;
+    default:
+        return SQLITE_DENY;
+    }
+}
+
+static int progress(void *ud)
+{
+    struct sq *s = ud;
+
+    if (s->deadline > 0 && db_now_ms() > s->deadline) {
+        s->timed_out = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static void arm(struct sq *s, int timeout_ms)
+{
+    s->timed_out = 0;
+    s->deadline = timeout_ms > 0 ? db_now_ms() + timeout_ms : 0;
+}
+
+static askdb_status sq_open(askdb_db *db, const char *path)
+{
+    struct stat st;
+    struct sq *s;
+    sqlite3_stmt *st_probe = NULL;
+    char *p = NULL;
+    int rc;
+
+    if (stat(path, &st) != 0) {
+        snprintf(db->errmsg, sizeof db->errmsg,
+                 "cannot open database '%s': %s (askdb never creates "
+                 "databases)", path, strerror(errno));
+        return ASKDB_ERR_DB_OPEN;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(db->errmsg, sizeof db->errmsg,
+                 "cannot open database '%s': %s", path,
+                 S_ISDIR(st.st_mode) ? "it is a directory"
+                                     : "not a regular file");
+        return ASKDB_ERR_DB_OPEN;
+    }
+    s = calloc(1, sizeof *s);
+    if (!s)
+        return ASKDB_ERR_NOMEM;
+    db->impl = s;
+    /* A name starting with "file:" would be read as a URI by a library
+    ** built with URI filenames on; "./" keeps it a plain path. */
+    if (strncmp(path, "file:", 5) == 0) {
+        size_t n = strlen(path) + 3;
+        p = malloc(n);
+        if (!p)
+            return ASKDB_ERR_NOMEM;
+        snprintf(p, n, "./%s", path);
+    }
+    rc = sqlite3_open_v2(p ? p : path, &s->h, SQLITE_OPEN_READONLY, NULL);
+    free(p);
+    if (rc != SQLITE_OK) {
+        snprintf(db->errmsg, sizeof db->errmsg, "cannot open database '%s': %s",
+                 path, s->h ? sqlite3_errmsg(s->h) : sqlite3_errstr(rc));
+        return ASKDB_ERR_DB_OPEN;
+    }
+    sqlite3_extended_result_codes(s->h, 1);
+    sqlite3_db_config(s->h, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+    sqlite3_db_config(s->h, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
+    sqlite3_db_config(s->h, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0,
+                      (int *)NULL);
+    sqlite3_limit(s->h, SQLITE_LIMIT_ATTACHED, 0);
+    sqlite3_limit(s->h, SQLITE_LIMIT_SQL_LENGTH, 1 << 20);
+    sqlite3_set_authorizer(s->h, authorize, s);
+    sqlite3_progress_handler(s->h, 1000, progress, s);
+
+    /* Opening is lazy: read the schema table now so that a file that is
+    ** not a database is reported here, not at the first question. */
+    arm(s, db->query_timeout_ms);
+    rc = sqlite3_prepare_v2(s->h, "SELECT count(*) FROM sqlite_schema", -1,
+                            &st_probe, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st_probe);
+    sqlite3_finalize(st_probe);
+    if (rc != SQLITE_ROW) {
+        snprintf(db->errmsg, sizeof db->errmsg,
+                 "cannot open database '%s': %s", path,
+                 (rc & 0xff) == SQLITE_NOTADB
+                     ? "not an SQLite database"
+                     : sqlite3_errmsg(s->h));
+        return ASKDB_ERR_DB_OPEN;
+    }
+    return ASKDB_OK;
+}
+
+static void sq_close(askdb_db *db)
+{
+    struct sq *s = SQ(db);
+
+    sqlite3_close_v2(s->h);
+    free(s);
+    db->impl = NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Schema                                                                 */
+/* ---------------------------------------------------------------------- */
+
+static char *dup_col(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+
+    return t ? strdup((const char *)t) : NULL;
+}
+
+/* Grow *arr (of *n elements of size sz) by one zeroed element. */
+static void *push(void *arrp, int *n, size_t sz)
+{
+    void **arr = arrp;
+    char *p = realloc(*arr, (size_t)(*n + 1) * sz);
+
+    if (!p)
+        return NULL;
+    memset(p + (size_t)*n * sz, 0, sz);
+    *arr = p;
+    return p + (size_t)(*n)++ * sz;
+}
+
+struct schema_stmts {
+    sqlite3_stmt *cols, *fks, *idx, *idxinfo;
+};
+
+static int read_columns(struct schema_stmts *q, struct db_table *t)
+{
+    int rc;
+    struct db_column *c;
+
+    sqlite3_reset(q->cols);
+    sqlite3_bind_text(q->cols, 1, t->name, -1, SQLITE_STATIC);
+    while ((rc = sqlite3_step(q->cols)) == SQLITE_ROW) {
+        c = push(&t->cols, &t->ncols, sizeof *c);
+        if (!c)
+            return SQLITE_NOMEM;
+        c->name = dup_col(q->cols, 0);
+        c->type = dup_col(q->cols, 1);
+        if (!c->type)
+            c->type = strdup("");
+        c->notnull = sqlite3_column_int(q->cols, 2);
+        c->dflt = dup_col(q->cols, 3);
+        c->pk = sqlite3_column_int(q->cols, 4);
+        if (!c->name || !c->type)
+            return SQLITE_NOMEM;
+    }
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+static int read_fkeys(struct schema_stmts *q, struct db_table *t)
+{
+    int rc;
+    struct db_fkey *f;
+
+    sqlite3_reset(q->fks);
+    sqlite3_bind_text(q->fks, 1, t->name, -1, SQLITE_STATIC);
+    while ((rc = sqlite3_step(q->fks)) == SQLITE_ROW) {
+        f = push(&t->fks, &t->nfks, sizeof *f);
+        if (!f)
+            return SQLITE_NOMEM;
+        f->from = dup_col(q->fks, 0);
+        f->table = dup_col(q->fks, 1);
+        f->to = dup_col(q->fks, 2);
+        if (!f->from || !f->table)
+            return SQLITE_NOMEM;
+    }
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+static int read_uniques(struct schema_stmts *q, struct db_table *t)
+{
+    int rc, rc2, k;
+    char **u;
+    struct buf b;
+
+    sqlite3_reset(q->idx);
+    sqlite3_bind_text(q->idx, 1, t->name, -1, SQLITE_STATIC);
+    while ((rc = sqlite3_step(q->idx)) == SQLITE_ROW) {
+        buf_init(&b, 0);
+        sqlite3_reset(q->idxinfo);
+        sqlite3_bind_text(q->idxinfo, 1,
+                          (const char *)sqlite3_column_text(q->idx, 0), -1,
+                          SQLITE_TRANSIENT);
+        k = 0;
+        while ((rc2 = sqlite3_step(q->idxinfo)) == SQLITE_ROW) {
+            const char *name = (const char *)sqlite3_column_text(q->idxinfo, 0);
+            if (!name) { /* an expression index: not a column list */
+                k = -1;
+                break;
+            }
+            if (k++)
+                buf_puts(&b, ", ");
+            schema_put_ident(&b, name);
+        }
+        if (rc2 != SQLITE_DONE && rc2 != SQLITE_ROW) {
+            buf_free(&b);
+            return rc2;
+        }
+        if (k <= 0) {
+            buf_free(&b);
+            continue;
+        }
+        u = push(&t->uniques, &t->nuniques, sizeof *u);
+        if (!u) {
+            buf_free(&b);
+            return SQLITE_NOMEM;
+        }
+        *u = buf_steal(&b);
+        if (!*u)
+            return SQLITE_NOMEM;
+    }
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* Row count, stopping at the cap so huge tables stay cheap. */
+static int read_count(sqlite3 *h, struct db_table *t, long cap)
+{
+    struct buf b;
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    buf_init(&b, 0);
+    buf_puts(&b, "SELECT count(*) FROM (SELECT 1 FROM ");
+    schema_put_ident(&b, t->name);
+    buf_printf(&b, " LIMIT %ld)", cap + 1);
+    if (buf_err(&b)) {
+        buf_free(&b);
+        return SQLITE_NOMEM;
+    }
+    rc = sqlite3_prepare_v2(h, b.data, -1, &st, NULL);
+    buf_free(&b);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        t->rows = (long)sqlite3_column_int64(st, 0);
+        if (t->rows > cap) {
+            t->rows = cap;
+            t->rows_capped = 1;
+        }
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/*
+** A few distinct text values per column, from the first rows only, one
+** statement per table. Long values and blobs are skipped: they cost
+** prompt tokens and rarely help to write a filter.
+*/
+#define SAMPLE_ROWS 200
+#define SAMPLE_MAXLEN 40
+
+static int has_sample(const struct db_column *c, const char *v)
+{
+    int i;
+
+    for (i = 0; i < c->nsamples; i++)
+        if (strcmp(c->samples[i], v) == 0)
+            return 1;
+    return 0;
+}
+
+static int read_samples(sqlite3 *h, struct db_table *t, int per_col)
+{
+    struct buf b;
+    sqlite3_stmt *st = NULL;
+    int rc, i, nfull = 0;
+
+    if (per_col <= 0 || t->ncols == 0)
+        return SQLITE_OK;
+    buf_init(&b, 0);
+    buf_puts(&b, "SELECT ");
+    for (i = 0; i < t->ncols; i++) {
+        if (i)
+            buf_puts(&b, ", ");
+        schema_put_ident(&b, t->cols[i].name);
+    }
+    buf_puts(&b, " FROM ");
+    schema_put_ident(&b, t->name);
+    buf_printf(&b, " LIMIT %d", SAMPLE_ROWS);
+    if (buf_err(&b)) {
+        buf_free(&b);
+        return SQLITE_NOMEM;
+    }
+    rc = sqlite3_prepare_v2(h, b.data, -1, &st, NULL);
+    buf_free(&b);
+    if (rc != SQLITE_OK)
+        return SQLITE_OK; /* e.g. a view over a missing table: no samples */
+    while (nfull < t->ncols && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        nfull = 0;
+        for (i = 0; i < t->ncols; i++) {
+            struct db_column *c = &t->cols[i];
+            const char *v;
+            int n;
+            char **slot;
+
+            if (c->nsamples >= per_col) {
+                nfull++;
+                continue;
+            }
+            if (sqlite3_column_type(st, i) != SQLITE_TEXT)
+                continue;
+            v = (const char *)sqlite3_column_text(st, i);
+            n = sqlite3_column_bytes(st, i);
+            if (!v || n == 0 || n > SAMPLE_MAXLEN || has_sample(c, v))
+                continue;
+            slot = push(&c->samples, &c->nsamples, sizeof *slot);
+            if (!slot)
+                break;
+            *slot = strdup(v);
+            if (!*slot) {
+                c->nsamples--;
+                break;
+            }
+        }
+    }
+    sqlite3_finalize(st);
+    return SQLITE_OK;
+}
+
+static askdb_status sq_schema(askdb_db *db, struct db_schema *out)
+{
+    struct sq *s = SQ(db);
+    struct schema_stmts q = {0};
+    sqlite3_stmt *list = NULL;
+    struct db_table *t;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    arm(s, 0);
+    rc = sqlite3_prepare_v2(
+        s->h,
+        "SELECT s.name, s.type, l.type FROM sqlite_schema s "
+        "JOIN pragma_table_list l ON l.name = s.name AND l.schema = 'main' "
+        "WHERE s.type IN ('table', 'view') AND l.type <> 'shadow' "
+        "AND s.name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY s.rowid",
+        -1, &list, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(s->h,
+                                "SELECT name, type, \"notnull\", dflt_value, pk "
+                                "FROM pragma_table_info(?1)", -1, &q.cols,
+                                NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(s->h,
+                                "SELECT \"from\", \"table\", \"to\" FROM "
+                                "pragma_foreign_key_list(?1) ORDER BY id, seq",
+                                -1, &q.fks, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(s->h,
+                                "SELECT name FROM pragma_index_list(?1) "
+                                "WHERE \"unique\" AND origin <> 'pk'",
+                                -1, &q.idx, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(s->h,
+                                "SELECT name FROM pragma_index_info(?1) "
+                                "ORDER BY seqno", -1, &q.idxinfo, NULL);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(list)) == SQLITE_ROW) {
+        const char *ltype = (const char *)sqlite3_column_text(list, 2);
+        t = push(&out->tables, &out->ntables, sizeof *t);
+        if (!t) {
+            rc = SQLITE_NOMEM;
+            break;
+        }
+        t->name = dup_col(list, 0);
+        t->is_view = sqlite3_column_text(list, 1) &&
+                     strcmp((const char *)sqlite3_column_text(list, 1),
+                            "view") == 0;
+        t->rows = -1;
+        if (!t->name) {
+            rc = SQLITE_NOMEM;
+            break;
+        }
+        rc = read_columns(&q, t);
+        if (rc == SQLITE_OK && !t->is_view)
+            rc = read_fkeys(&q, t);
+        if (rc == SQLITE_OK && !t->is_view)
+            rc = read_uniques(&q, t);
+        /* Counting or sampling a view runs its query: skip them. */
+        if (rc == SQLITE_OK && !t->is_view && ltype &&
+            strcmp(ltype, "table") == 0) {
+            arm(s, db->query_timeout_ms);
+            rc = read_count(s->h, t, db->count_cap);
+            if (rc == SQLITE_OK)
+                rc = read_samples(s->h, t, db->sample_values);
+            arm(s, 0);
+        }
+    }
+    if (rc == SQLITE_DONE)
+        rc = SQLITE_OK;
+    if (rc != SQLITE_OK)
+        snprintf(db->errmsg, sizeof db->errmsg,
+                 "cannot read the schema of '%s': %s", db->path,
+                 rc == SQLITE_NOMEM ? "out of memory" : sqlite3_errmsg(s->h));
+    sqlite3_finalize(list);
+    sqlite3_finalize(q.cols);
+    sqlite3_finalize(q.fks);
+    sqlite3_finalize(q.idx);
+    sqlite3_finalize(q.idxinfo);
+    if (rc == SQLITE_NOMEM)
+        return ASKDB_ERR_NOMEM;
+    return rc == SQLITE_OK ? ASKDB_OK : ASKDB_ERR_DB;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The guard                                                              */
+/* ---------------------------------------------------------------------- */
+
+/* Skip blanks, comments and semicolons; return where real text starts. */
+static const char *skip_filler(const char *p)
+{
+    for (;;) {
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' ||
+               *p == '\f' || *p == '\v' || *p == ';')
+            p++;
+        if (p[0] == '-' && p[1] == '-') {
+            while (*p && *p != '\n')
+                p++;
+        } else if (p[0] == '/' && p[1] == '*') {
+            const char *e = strstr(p + 2, "*/");
+            p = e ? e + 2 : p + strlen(p);
+        } else {
+            return p;
+        }
+    }
+}
+
+/*
+** Prepare sql and apply every check that needs no execution. On success
+** *out is a prepared statement the caller finalizes.
+*/
+static askdb_status prepare_guarded(askdb_db *db, const char *sql,
+                                    sqlite3_stmt **out, struct db_err *e)
+{
+    struct sq *s = SQ(db);
+    sqlite3_stmt *st = NULL;
+    const char *tail = NULL;
+    int rc;
+
+    *out = NULL;
+    arm(s, db->query_timeout_ms);
+    rc = sqlite3_prepare_v3(s->h, sql, -1, 0, &st, &tail);
+    if (rc != SQLITE_OK) {
+        const char *m = sqlite3_errmsg(s->h);
+        e->ec = db_classify(m);
+        if (e->ec == ASKDB_EC_REFUSED)
+            snprintf(e->msg, sizeof e->msg,
+                     "refused: the statement does more than read (%s); askdb "
+                     "runs only read-only queries", m);
+        else
+            snprintf(e->msg, sizeof e->msg, "%s", m);
+        return e->ec == ASKDB_EC_REFUSED ? ASKDB_ERR_REFUSED : ASKDB_ERR_DB;
+    }
+    if (!st) {
+        e->ec = ASKDB_EC_NO_SQL;
+        snprintf(e->msg, sizeof e->msg, "no SQL statement (empty text)");
+        return ASKDB_ERR_DB;
+    }
+    if (*skip_filler(tail)) {
+        e->ec = ASKDB_EC_REFUSED;
+        snprintf(e->msg, sizeof e->msg,
+                 "refused: more than one statement; askdb runs exactly one "
+                 "read-only statement");
+        goto refused;
+    }
+    if (!sqlite3_stmt_readonly(st)) {
+        e->ec = ASKDB_EC_REFUSED;
+        snprintf(e->msg, sizeof e->msg,
+                 "refused: the statement is not read-only");
+        goto refused;
+    }
+    if (sqlite3_column_count(st) == 0) {
+        e->ec = ASKDB_EC_REFUSED;
+        snprintf(e->msg, sizeof e->msg,
+                 "refused: the statement returns no rows; askdb runs queries");
+        goto refused;
+    }
+    *out = st;
+    return ASKDB_OK;
+refused:
+    sqlite3_finalize(st);
+    return ASKDB_ERR_REFUSED;
+}
+
+static askdb_status sq_check(askdb_db *db, const char *sql, struct db_err *e)
+{
+    sqlite3_stmt *st;
+    askdb_status rc = prepare_guarded(db, sql, &st, e);
+
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static char *dup_or_empty(const char *s)
+{
+    return strdup(s ? s : "");
+}
+
+static askdb_status sq_run(askdb_db *db, const char *sql, askdb_result **out,
+                           struct db_err *e)
+{
+    struct sq *s = SQ(db);
+    sqlite3_stmt *st = NULL;
+    askdb_result *r = NULL;
+    askdb_status ret;
+    long cap_cells = 0;
+    size_t bytes = 0;
+    double t0 = db_now_ms();
+    int rc, i, ncols;
+
+    ret = prepare_guarded(db, sql, &st, e);
+    if (ret)
+        return ret;
+    ret = ASKDB_ERR_NOMEM;
+    r = calloc(1, sizeof *r);
+    if (!r)
+        goto out;
+    ncols = sqlite3_column_count(st);
+    r->cols = calloc((size_t)ncols, sizeof *r->cols);
+    r->decltypes = calloc((size_t)ncols, sizeof *r->decltypes);
+    if (!r->cols || !r->decltypes)
+        goto out;
+    r->ncols = ncols;
+    for (i = 0; i < ncols; i++) {
+        const char *dt = sqlite3_column_decltype(st, i);
+        r->cols[i] = dup_or_empty(sqlite3_column_name(st, i));
+        r->decltypes[i] = dt ? strdup(dt) : NULL;
+        if (!r->cols[i] || (dt && !r->decltypes[i]))
+            goto out;
+    }
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        askdb_value *row;
+        if (r->nrows >= db->max_rows) {
+            r->truncated = 1;
+            break;
+        }
+        if ((r->nrows + 1) * ncols > cap_cells) {
+            long nc = cap_cells ? cap_cells * 2 : ncols * 16;
+            askdb_value *p;
+            while (nc < (r->nrows + 1) * ncols)
+                nc *= 2;
+            p = realloc(r->cells, (size_t)nc * sizeof *p);
+            if (!p)
+                goto out;
+            r->cells = p;
+            cap_cells = nc;
+        }
+        row = &r->cells[r->nrows * ncols];
+        memset(row, 0, (size_t)ncols * sizeof *row);
+        r->nrows++;
+        for (i = 0; i < ncols; i++) {
+            askdb_value *v = &row[i];
+            int n;
+            switch (sqlite3_column_type(st, i)) {
+            case SQLITE_INTEGER:
+                v->type = ASKDB_INTEGER;
+                v->i = sqlite3_column_int64(st, i);
+                bytes += 8;
+                break;
+            case SQLITE_FLOAT:
+                v->type = ASKDB_REAL;
+                v->d = sqlite3_column_double(st, i);
+                bytes += 8;
+                break;
+            case SQLITE_TEXT:
+            case SQLITE_BLOB: {
+                const void *src;
+                char *dst;
+                int text = sqlite3_column_type(st, i) == SQLITE_TEXT;
+                src = text ? (const void *)sqlite3_column_text(st, i)
+                           : sqlite3_column_blob(st, i);
+                n = sqlite3_column_bytes(st, i);
+                dst = malloc((size_t)n + 1);
+                if (!dst)
+                    goto out;
+                if (n)
+                    memcpy(dst, src, (size_t)n);
+                dst[n] = '\0';
+                v->type = text ? ASKDB_TEXT : ASKDB_BLOB;
+                v->s = dst;
+                v->len = (size_t)n;
+                bytes += (size_t)n;
+                break;
+            }
+            default:
+                v->type = ASKDB_NULL;
+                bytes += 1;
+                break;
+            }
+        }
+        if (db->max_bytes && bytes > db->max_bytes) {
+            r->truncated = 2;
+            break;
+        }
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        if (s->timed_out || (rc & 0xff) == SQLITE_INTERRUPT) {
+            e->ec = ASKDB_EC_TIMEOUT;
+            snprintf(e->msg, sizeof e->msg,
+                     "query interrupted after the %d ms time limit "
+                     "(--timeout)", db->query_timeout_ms);
+            ret = ASKDB_ERR_TIMEOUT;
+        } else {
+            const char *m = sqlite3_errmsg(s->h);
+            e->ec = db_classify(m);
+            if (e->ec == ASKDB_EC_NONE || e->ec == ASKDB_EC_TIMEOUT)
+                e->ec = ASKDB_EC_RUNTIME;
+            snprintf(e->msg, sizeof e->msg, "%s", m);
+            ret = ASKDB_ERR_DB;
+        }
+        goto out;
+    }
+    r->exec_ms = db_now_ms() - t0;
+    *out = r;
+    r = NULL;
+    ret = ASKDB_OK;
+out:
+    if (ret == ASKDB_ERR_NOMEM) {
+        e->ec = ASKDB_EC_RUNTIME;
+        snprintf(e->msg, sizeof e->msg, "out of memory reading the result");
+    }
+    askdb_result_free(r);
+    sqlite3_finalize(st);
+    arm(s, 0);
+    return ret;
+}
+
+const struct db_driver db_sqlite_driver = {
+    "sqlite", sq_open, sq_close, sq_schema, sq_check, sq_run
+};

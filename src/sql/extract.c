@@ -1,0 +1,249 @@
+/* extract.c - find the SQL statement in a model reply and check its shape. */
+#include "sql/extract.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+size_t sqlx_token(const char *p, int *kind)
+{
+    const char *q = p;
+    char close;
+
+    if (!*p) {
+        *kind = SQLX_END;
+        return 0;
+    }
+    if (isspace((unsigned char)*p)) {
+        while (isspace((unsigned char)*q))
+            q++;
+        *kind = SQLX_SPACE;
+        return (size_t)(q - p);
+    }
+    if (p[0] == '-' && p[1] == '-') {
+        while (*q && *q != '\n')
+            q++;
+        *kind = SQLX_COMMENT;
+        return (size_t)(q - p);
+    }
+    if (p[0] == '/' && p[1] == '*') {
+        const char *e = strstr(p + 2, "*/");
+        *kind = e ? SQLX_COMMENT : SQLX_UNTERMINATED;
+        return e ? (size_t)(e + 2 - p) : strlen(p);
+    }
+    if (*p == '\'' || *p == '"' || *p == '`' || *p == '[') {
+        close = *p == '[' ? ']' : *p;
+        for (q = p + 1; *q; q++) {
+            if (*q == close) {
+                if (close != ']' && q[1] == close) { /* doubled quote */
+                    q++;
+                    continue;
+                }
+                *kind = *p == '\'' ? SQLX_STRING : SQLX_IDENT;
+                return (size_t)(q + 1 - p);
+            }
+        }
+        *kind = SQLX_UNTERMINATED;
+        return strlen(p);
+    }
+    if (isdigit((unsigned char)*p) ||
+        (*p == '.' && isdigit((unsigned char)p[1]))) {
+        while (isalnum((unsigned char)*q) || *q == '.' ||
+               ((*q == '+' || *q == '-') && (q[-1] == 'e' || q[-1] == 'E')))
+            q++;
+        *kind = SQLX_NUMBER;
+        return (size_t)(q - p);
+    }
+    if (isalpha((unsigned char)*p) || *p == '_' || (unsigned char)*p >= 0x80) {
+        while (isalnum((unsigned char)*q) || *q == '_' || *q == '$' ||
+               (unsigned char)*q >= 0x80)
+            q++;
+        *kind = SQLX_WORD;
+        return (size_t)(q - p);
+    }
+    *kind = SQLX_PUNCT;
+    return 1;
+}
+
+static int word_is(const char *p, size_t n, const char *w)
+{
+    return strlen(w) == n && strncasecmp(p, w, n) == 0;
+}
+
+/* Where the first SELECT or WITH keyword token starts, or NULL. */
+static const char *find_start(const char *s)
+{
+    const char *p = s;
+    size_t n;
+    int kind;
+
+    while ((n = sqlx_token(p, &kind)) > 0) {
+        if (kind == SQLX_WORD &&
+            (word_is(p, n, "SELECT") || word_is(p, n, "WITH")))
+            return p;
+        p += n;
+    }
+    return NULL;
+}
+
+/* The body of the first fenced block whose info string is sql (or empty)
+** and whose body holds a statement; malloc()ed, or NULL. */
+static char *fenced(const char *text)
+{
+    const char *p = text, *body, *end, *info;
+    size_t ilen;
+
+    while ((p = strstr(p, "```")) != NULL) {
+        info = p + 3;
+        body = strchr(info, '\n');
+        if (!body)
+            return NULL;
+        ilen = (size_t)(body - info);
+        while (ilen && isspace((unsigned char)info[ilen - 1]))
+            ilen--;
+        body++;
+        end = strstr(body, "```");
+        if (!end) /* unterminated fence: the reply was cut; take the rest */
+            end = body + strlen(body);
+        if (ilen == 0 || word_is(info, ilen, "sql") ||
+            word_is(info, ilen, "sqlite")) {
+            char *out = strndup(body, (size_t)(end - body));
+            if (!out || find_start(out))
+                return out;
+            free(out);
+        }
+        if (!*end)
+            return NULL;
+        p = end + 3;
+    }
+    return NULL;
+}
+
+/* Cut the statement after its first top-level semicolon (keeping the text
+** after it out: prose, or a second statement the guard would refuse).
+** Returns 1 when something other than blanks/comments followed. */
+static int cut_after_semicolon(char *s)
+{
+    char *p = s;
+    size_t n;
+    int kind;
+
+    while ((n = sqlx_token(p, &kind)) > 0) {
+        if (kind == SQLX_PUNCT && *p == ';') {
+            char *q = p + 1;
+            int rest = 0;
+            while ((n = sqlx_token(q, &kind)) > 0) {
+                if (kind != SQLX_SPACE && kind != SQLX_COMMENT &&
+                    !(kind == SQLX_PUNCT && *q == ';'))
+                    rest = 1;
+                q += n;
+            }
+            if (!rest)
+                *p = '\0';
+            return rest;
+        }
+        p += n;
+    }
+    return 0;
+}
+
+static void trim(char *s)
+{
+    size_t n = strlen(s), i = 0;
+
+    while (n && (isspace((unsigned char)s[n - 1]) || s[n - 1] == ';'))
+        s[--n] = '\0';
+    while (isspace((unsigned char)s[i]))
+        i++;
+    memmove(s, s + i, n - i + 1);
+}
+
+char *sqlx_extract(const char *text, const char **why)
+{
+    char *s;
+    const char *start;
+
+    *why = NULL;
+    s = fenced(text);
+    if (!s) {
+        start = find_start(text);
+        if (!start) {
+            *why = "the reply contains no SELECT or WITH statement";
+            return NULL;
+        }
+        s = strdup(start);
+        if (!s) {
+            *why = "out of memory";
+            return NULL;
+        }
+        /* Bare text: prose may follow the statement after a semicolon or
+        ** a blank line. A blank line inside a statement is rare; after
+        ** one, text that does not look like SQL is dropped. */
+        if (!cut_after_semicolon(s)) {
+            char *bl = strstr(s, "\n\n");
+            if (bl && !find_start(bl))
+                *bl = '\0';
+        }
+    } else {
+        /* In a fenced block the statement may be preceded by comments;
+        ** keep them (harmless) and leave multi-statement text for the
+        ** check to refuse. */
+        cut_after_semicolon(s);
+    }
+    trim(s);
+    if (!*s) {
+        free(s);
+        *why = "the reply contains an empty SQL block";
+        return NULL;
+    }
+    return s;
+}
+
+int sqlx_check_readonly(const char *sql, char *why, size_t why_len)
+{
+    const char *p = sql;
+    size_t n;
+    int kind, first = 1, depth = 0;
+
+    while ((n = sqlx_token(p, &kind)) > 0) {
+        if (kind == SQLX_UNTERMINATED) {
+            snprintf(why, why_len,
+                     "unterminated string, quoted name or comment");
+            return -1;
+        }
+        if (kind == SQLX_SPACE || kind == SQLX_COMMENT) {
+            p += n;
+            continue;
+        }
+        if (first) {
+            if (kind == SQLX_PUNCT && *p == '(') {
+                depth++;
+                p += n;
+                continue;
+            }
+            if (!(kind == SQLX_WORD &&
+                  (word_is(p, n, "SELECT") || word_is(p, n, "WITH") ||
+                   word_is(p, n, "VALUES")))) {
+                snprintf(why, why_len,
+                         "the statement must be a query starting with "
+                         "SELECT or WITH, not '%.*s'", (int)(n > 20 ? 20 : n),
+                         p);
+                return -1;
+            }
+            first = 0;
+        }
+        if (kind == SQLX_PUNCT && *p == ';') {
+            snprintf(why, why_len,
+                     "more than one statement; write exactly one query");
+            return -1;
+        }
+        p += n;
+    }
+    if (first) {
+        snprintf(why, why_len, "empty statement");
+        return -1;
+    }
+    return 0;
+}

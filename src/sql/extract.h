@@ -1,0 +1,34 @@
+/* extract.h - take one SQL statement out of untrusted model text. */
+#ifndef ASKDB_EXTRACT_H
+#define ASKDB_EXTRACT_H
+
+#include <stddef.h>
+
+/*
+** The model's reply is untrusted text. sqlx_extract() finds the statement
+** in it: the first ```sql fenced block (or the first fenced block of any
+** kind that starts with SELECT/WITH), else the whole text from the first
+** SELECT/WITH keyword. It strips trailing semicolons and blanks.
+** sqlx_check_readonly() then makes sure the text is exactly one statement
+** that begins with SELECT or WITH (a lexical check; the database guard
+** does the real one).
+*/
+
+/* Returns a malloc()ed statement, or NULL when the text holds none (or out
+** of memory; *why says which, a static string). */
+char *sqlx_extract(const char *text, const char **why);
+
+/*
+** 0 when sql is one statement starting with SELECT, WITH or VALUES (or a
+** parenthesized SELECT); otherwise -1 with the reason in why (why_len
+** bytes), suitable to feed back to the model.
+*/
+int sqlx_check_readonly(const char *sql, char *why, size_t why_len);
+
+/* Length of the token starting at p: string, quoted identifier, comment,
+** number, word or single punctuation; *kind gets one of SQLX_*. */
+enum { SQLX_END, SQLX_SPACE, SQLX_COMMENT, SQLX_STRING, SQLX_IDENT,
+       SQLX_WORD, SQLX_NUMBER, SQLX_PUNCT, SQLX_UNTERMINATED };
+size_t sqlx_token(const char *p, int *kind);
+
+#endif
