@@ -101,8 +101,53 @@ static int name_after(const char *msg, const char *prefix, char *out,
     return i > 0;
 }
 
+/* Copy a name token (bare or quoted) without its quotes. */
+static void unquote(const char *p, size_t n, int kind, char *out, size_t cap)
+{
+    size_t i, k = 0;
+
+    if (kind == SQLX_IDENT && n >= 2) {
+        p++;
+        n -= 2;
+    }
+    for (i = 0; i < n && k + 1 < cap; i++)
+        out[k++] = p[i];
+    out[k] = '\0';
+}
+
+/* The table that alias stands for in sql ("FROM orders o", "JOIN orders
+** AS o"), or NULL. */
+static const struct db_table *alias_table(const struct db_schema *s,
+                                          const char *sql, const char *alias)
+{
+    const struct db_table *last = NULL;
+    const char *p = sql;
+    char word[256];
+    size_t n;
+    int kind;
+
+    if (!sql)
+        return NULL;
+    while ((n = sqlx_token(p, &kind)) > 0) {
+        if (kind == SQLX_WORD || kind == SQLX_IDENT) {
+            unquote(p, n, kind, word, sizeof word);
+            if (last && strcasecmp(word, alias) == 0)
+                return last;
+            if (last && strcasecmp(word, "AS") == 0) {
+                p += n;
+                continue;
+            }
+            last = schema_table(s, word);
+        } else if (kind != SQLX_SPACE && kind != SQLX_COMMENT) {
+            last = NULL;
+        }
+        p += n;
+    }
+    return NULL;
+}
+
 static void hint_column(struct buf *b, const struct db_schema *s,
-                        const char *msg)
+                        const char *sql, const char *msg)
 {
     char name[256];
     const char *col, *dot;
@@ -138,19 +183,29 @@ static void hint_column(struct buf *b, const struct db_schema *s,
     }
     buf_printf(b, "Hint: there is no column '%s'", name);
     if (dot) {
-        /* Qualified by a real table name: list that table's columns. */
+        /* Qualified by a table name or alias: list that table's columns
+        ** and rank them first. */
         char tname[256];
         size_t tl = (size_t)(dot - name);
-        const struct db_table *t;
+        const struct db_table *t = NULL;
         if (tl < sizeof tname) {
             memcpy(tname, name, tl);
             tname[tl] = '\0';
             t = schema_table(s, tname);
-            if (t) {
-                buf_printf(b, "; table %s has columns: ", t->name);
-                for (i = 0; i < t->ncols && i < MAX_LIST; i++)
-                    buf_printf(b, "%s%s", i ? ", " : "", t->cols[i].name);
-            }
+            if (!t)
+                t = alias_table(s, sql, tname);
+        }
+        if (t) {
+            buf_printf(b, "; %s%s%s, which has columns: ",
+                       strcasecmp(tname, t->name) ? tname : "",
+                       strcasecmp(tname, t->name) ? " is table " : "table ",
+                       t->name);
+            for (i = 0; i < t->ncols && i < MAX_LIST; i++)
+                buf_printf(b, "%s%s", i ? ", " : "", t->cols[i].name);
+            for (i = 0; i < n; i++)
+                if (c[i].table != t->name)
+                    c[i].score += 3;
+            qsort(c, (size_t)n, sizeof *c, cand_cmp);
         }
     }
     for (i = 0; i < n && shown < MAX_SUGGEST; i++) {
@@ -245,7 +300,7 @@ void hint_write(struct buf *b, const struct db_schema *s, const char *sql,
 {
     switch (ec) {
     case ASKDB_EC_UNKNOWN_COLUMN:
-        hint_column(b, s, msg);
+        hint_column(b, s, sql, msg);
         break;
     case ASKDB_EC_UNKNOWN_TABLE:
         hint_table(b, s, msg);

@@ -1,0 +1,359 @@
+/* format.c - output formats of the askdb command (see format.h). */
+#include "cli/format.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+int format_parse(const char *s)
+{
+    if (strcmp(s, "table") == 0)
+        return FMT_TABLE;
+    if (strcmp(s, "csv") == 0)
+        return FMT_CSV;
+    if (strcmp(s, "json") == 0)
+        return FMT_JSON;
+    if (strcmp(s, "markdown") == 0 || strcmp(s, "md") == 0)
+        return FMT_MARKDOWN;
+    return -1;
+}
+
+/* A cell as text into buf (for table, csv and markdown). NULL gives
+** "NULL" except in CSV, where it is an empty field. */
+static const char *cell_text(const askdb_value *v, char *buf, size_t n,
+                             enum out_format f)
+{
+    size_t i, k;
+
+    switch (v->type) {
+    case ASKDB_INTEGER:
+        snprintf(buf, n, "%lld", (long long)v->i);
+        return buf;
+    case ASKDB_REAL:
+        snprintf(buf, n, "%.15g", v->d);
+        return buf;
+    case ASKDB_TEXT:
+        return v->s;
+    case ASKDB_BLOB:
+        k = (size_t)snprintf(buf, n, "X'");
+        for (i = 0; i < v->len && k + 8 < n; i++)
+            k += (size_t)snprintf(buf + k, n - k, "%02X",
+                                  (unsigned char)v->s[i]);
+        snprintf(buf + k, n - k, i < v->len ? "...'" : "'");
+        return buf;
+    case ASKDB_NULL:
+        break;
+    }
+    return f == FMT_CSV ? "" : "NULL";
+}
+
+/* Display width: code points, not bytes (UTF-8 continuation bytes do not
+** count). Control characters are printed as one space. */
+static size_t width(const char *s)
+{
+    size_t w = 0;
+
+    for (; *s; s++)
+        if (((unsigned char)*s & 0xC0) != 0x80)
+            w++;
+    return w;
+}
+
+static void put_clean(FILE *out, const char *s, int md)
+{
+    for (; *s; s++) {
+        if (*s == '\n' || *s == '\r' || *s == '\t')
+            fputc(' ', out);
+        else if (md && *s == '|')
+            fputs("\\|", out);
+        else
+            fputc(*s, out);
+    }
+}
+
+static void pad(FILE *out, size_t n)
+{
+    while (n--)
+        fputc(' ', out);
+}
+
+static int numeric(const askdb_value *v)
+{
+    return v->type == ASKDB_INTEGER || v->type == ASKDB_REAL;
+}
+
+static void rule(FILE *out, const size_t *w, int ncols)
+{
+    int c;
+    size_t i;
+
+    fputc('+', out);
+    for (c = 0; c < ncols; c++) {
+        for (i = 0; i < w[c] + 2; i++)
+            fputc('-', out);
+        fputc('+', out);
+    }
+    fputc('\n', out);
+}
+
+static const char *trunc_note(const askdb_result *r)
+{
+    return r->truncated == 1 ? "row limit (--max-rows)"
+                             : "size limit (--max-bytes)";
+}
+
+static void print_table(FILE *out, const askdb_result *r, int md)
+{
+    size_t *w = calloc((size_t)r->ncols + 1, sizeof *w);
+    char tmp[256];
+    long i;
+    int c;
+
+    if (!w)
+        return;
+    for (c = 0; c < r->ncols; c++)
+        w[c] = width(r->cols[c]);
+    for (i = 0; i < r->nrows; i++)
+        for (c = 0; c < r->ncols; c++) {
+            size_t x = width(cell_text(askdb_result_cell(r, i, c), tmp,
+                                       sizeof tmp, FMT_TABLE));
+            if (x > w[c])
+                w[c] = x;
+        }
+    if (md && w[0] < 3) /* a Markdown rule needs three dashes */
+        for (c = 0; c < r->ncols; c++)
+            if (w[c] < 3)
+                w[c] = 3;
+    if (!md)
+        rule(out, w, r->ncols);
+    fputc('|', out);
+    for (c = 0; c < r->ncols; c++) {
+        fputc(' ', out);
+        put_clean(out, r->cols[c], md);
+        pad(out, w[c] - width(r->cols[c]) + 1);
+        fputc('|', out);
+    }
+    fputc('\n', out);
+    if (md) {
+        fputc('|', out);
+        for (c = 0; c < r->ncols; c++) {
+            size_t k;
+            fputc(' ', out);
+            for (k = 0; k < w[c]; k++)
+                fputc('-', out);
+            fputs(" |", out);
+        }
+        fputc('\n', out);
+    } else {
+        rule(out, w, r->ncols);
+    }
+    for (i = 0; i < r->nrows; i++) {
+        fputc('|', out);
+        for (c = 0; c < r->ncols; c++) {
+            const askdb_value *v = askdb_result_cell(r, i, c);
+            const char *t = cell_text(v, tmp, sizeof tmp, FMT_TABLE);
+            size_t gap = w[c] - width(t);
+            fputc(' ', out);
+            if (numeric(v) && !md)
+                pad(out, gap);
+            put_clean(out, t, md);
+            if (!numeric(v) || md)
+                pad(out, gap);
+            fputs(" |", out);
+        }
+        fputc('\n', out);
+    }
+    if (!md)
+        rule(out, w, r->ncols);
+    free(w);
+}
+
+/* RFC 4180: quote fields with separators, quotes or line breaks. */
+static void csv_field(FILE *out, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+static void print_csv(FILE *out, const askdb_result *r)
+{
+    char tmp[256];
+    long i;
+    int c;
+
+    for (c = 0; c < r->ncols; c++) {
+        if (c)
+            fputc(',', out);
+        csv_field(out, r->cols[c]);
+    }
+    fputs("\r\n", out);
+    for (i = 0; i < r->nrows; i++) {
+        for (c = 0; c < r->ncols; c++) {
+            if (c)
+                fputc(',', out);
+            csv_field(out, cell_text(askdb_result_cell(r, i, c), tmp,
+                                     sizeof tmp, FMT_CSV));
+        }
+        fputs("\r\n", out);
+    }
+}
+
+void format_result(FILE *out, FILE *err, enum out_format f,
+                   const askdb_result *r)
+{
+    switch (f) {
+    case FMT_TABLE:
+        print_table(out, r, 0);
+        fprintf(out, "(%ld row%s", r->nrows, r->nrows == 1 ? "" : "s");
+        if (r->truncated)
+            fprintf(out, "; truncated at the %s", trunc_note(r));
+        fputs(")\n", out);
+        return;
+    case FMT_MARKDOWN:
+        print_table(out, r, 1);
+        break;
+    case FMT_CSV:
+        print_csv(out, r);
+        break;
+    case FMT_JSON:
+        return;
+    }
+    if (r->truncated)
+        fprintf(err, "askdb: result truncated at the %s after %ld rows\n",
+                trunc_note(r), r->nrows);
+}
+
+/* ---------------------------------------------------------------------- */
+/* JSON                                                                   */
+/* ---------------------------------------------------------------------- */
+
+static json_t *value_json(const askdb_value *v)
+{
+    static const char hex[] = "0123456789abcdef";
+    char *h;
+    json_t *j;
+    size_t i;
+
+    switch (v->type) {
+    case ASKDB_INTEGER:
+        return json_integer((json_int_t)v->i);
+    case ASKDB_REAL:
+        return json_real(v->d);
+    case ASKDB_TEXT:
+        j = json_stringn(v->s, v->len);
+        /* Not UTF-8 (SQLite does not check): keep it readable. */
+        return j ? j : json_stringn_nocheck(v->s, v->len);
+    case ASKDB_BLOB:
+        h = malloc(v->len * 2 + 1);
+        if (!h)
+            return json_null();
+        for (i = 0; i < v->len; i++) {
+            h[2 * i] = hex[(unsigned char)v->s[i] >> 4];
+            h[2 * i + 1] = hex[(unsigned char)v->s[i] & 15];
+        }
+        h[2 * i] = '\0';
+        j = json_pack("{s:s}", "blob_hex", h);
+        free(h);
+        return j;
+    case ASKDB_NULL:
+        break;
+    }
+    return json_null();
+}
+
+static void add_result(json_t *o, const askdb_result *r)
+{
+    json_t *cols = json_array(), *rows = json_array();
+    long i;
+    int c;
+
+    for (c = 0; c < r->ncols; c++)
+        json_array_append_new(cols, json_string(r->cols[c]));
+    for (i = 0; i < r->nrows; i++) {
+        json_t *row = json_array();
+        for (c = 0; c < r->ncols; c++)
+            json_array_append_new(row,
+                                  value_json(askdb_result_cell(r, i, c)));
+        json_array_append_new(rows, row);
+    }
+    json_object_set_new(o, "columns", cols);
+    json_object_set_new(o, "rows", rows);
+    json_object_set_new(o, "row_count", json_integer(r->nrows));
+    json_object_set_new(o, "truncated",
+                        r->truncated == 0 ? json_false()
+                        : json_string(r->truncated == 1 ? "rows" : "bytes"));
+}
+
+static int dump(FILE *out, json_t *o)
+{
+    int rc = json_dumpf(o, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+                                    JSON_REAL_PRECISION(15));
+    json_decref(o);
+    fputc('\n', out);
+    return rc;
+}
+
+static json_t *str_or_null(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+int format_answer_json(FILE *out, const char *question,
+                       const askdb_answer *a)
+{
+    json_t *o = json_object(), *atts = json_array(), *t;
+    int i;
+
+    json_object_set_new(o, "question", json_string(question));
+    json_object_set_new(o, "status", json_string(askdb_status_str(a->status)));
+    json_object_set_new(o, "sql", str_or_null(a->sql));
+    if (a->result)
+        add_result(o, a->result);
+    if (a->error)
+        json_object_set_new(o, "error", json_string(a->error));
+    for (i = 0; i < a->nattempts; i++) {
+        const askdb_attempt *at = &a->attempts[i];
+        json_array_append_new(
+            atts, json_pack("{s:o, s:s, s:o, s:f}", "sql", str_or_null(at->sql),
+                            "error", askdb_error_class_str(at->error),
+                            "message", str_or_null(at->message),
+                            "llm_ms", at->llm_ms));
+    }
+    json_object_set_new(o, "attempts", atts);
+    t = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}", "schema_ms", a->t.schema_ms,
+                  "prompt_ms", a->t.prompt_ms, "llm_ms", a->t.llm_ms,
+                  "validate_ms", a->t.validate_ms, "exec_ms", a->t.exec_ms,
+                  "total_ms", a->t.total_ms);
+    json_object_set_new(o, "timings", t);
+    json_object_set_new(o, "llm_calls", json_integer(a->llm_calls));
+    json_object_set_new(o, "tokens",
+                        json_pack("{s:I, s:I}", "prompt",
+                                  (json_int_t)a->prompt_tokens, "completion",
+                                  (json_int_t)a->completion_tokens));
+    return dump(out, o);
+}
+
+int format_result_json(FILE *out, const char *sql, const askdb_result *r,
+                       const char *error)
+{
+    json_t *o = json_object();
+
+    json_object_set_new(o, "sql", json_string(sql));
+    if (r) {
+        add_result(o, r);
+        json_object_set_new(o, "exec_ms", json_real(r->exec_ms));
+    }
+    if (error)
+        json_object_set_new(o, "error", json_string(error));
+    return dump(out, o);
+}

@@ -1,0 +1,465 @@
+/* main.c - the askdb command: ask, shell, schema, sql. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+static const char usage_main[] =
+    "usage: askdb COMMAND [options] DB [ARG]\n"
+    "\n"
+    "Ask questions of an SQLite database in plain English. askdb writes one\n"
+    "read-only SQL query with a language model, checks it, runs it with\n"
+    "time and row limits, repairs it when it fails, and prints the rows.\n"
+    "It never writes to the database and never creates a database file.\n"
+    "\n"
+    "Commands:\n"
+    "  ask DB QUESTION     answer one question\n"
+    "  shell DB            interactive prompt, one question per line\n"
+    "  schema DB           print the schema exactly as the model sees it\n"
+    "  sql DB STATEMENT    run one read-only statement through the guard\n"
+    "  help [COMMAND]      this text, or a command's options\n"
+    "  version             print the version\n"
+    "\n"
+    "Exit codes: 0 answered, 1 no valid SQL after all attempts (or a\n"
+    "statement refused or failed), 2 usage error, 3 database cannot be\n"
+    "opened, 4 model unreachable or failing.\n"
+    "\n"
+    "Run 'askdb help COMMAND' for the options of a command.\n";
+
+static const char help_output[] =
+    "Output:\n"
+    "  -f, --format FMT      table, csv, json or markdown (default: table on\n"
+    "                        a terminal, csv otherwise)\n"
+    "      --show-sql        print the SQL before the rows\n"
+    "Limits:\n"
+    "      --timeout MS      query time limit in ms (default 10000)\n"
+    "      --max-rows N      stop after N rows (default 1000)\n"
+    "      --max-bytes N     stop after N bytes of values (default 4194304)\n";
+
+static const char help_model[] =
+    "Model (flags override the environment):\n"
+    "      --provider NAME   openai, anthropic or local (ASKDB_PROVIDER);\n"
+    "                        default: HTTP when a URL or key is set, else\n"
+    "                        the local model\n"
+    "      --llm-url URL     OpenAI-compatible base URL, e.g.\n"
+    "                        http://localhost:11434/v1 (ASKDB_LLM_URL)\n"
+    "      --model NAME      model name (ASKDB_MODEL)\n"
+    "      --api-key KEY     API key (ASKDB_API_KEY, else OPENAI_API_KEY or\n"
+    "                        ANTHROPIC_API_KEY for that provider)\n"
+    "      --temperature T   sampling temperature (default 0)\n"
+    "      --max-tokens N    reply length cap (default 512)\n"
+    "      --llm-timeout MS  per request (default 120000)\n"
+    "      --retries N       retries on 429/5xx/reset (default 4)\n"
+    "      --stream          stream the reply (shown with -v)\n"
+    "      --seed N          sampling seed\n"
+    "Agent:\n"
+    "      --max-attempts N  SQL generations per question (default 3)\n"
+    "      --dry-run         print the checked SQL, do not run it\n"
+    "      --trace FILE      append every step as JSON lines to FILE\n"
+    "  -v, --verbose         print the steps on stderr\n";
+
+static void help(const char *cmd)
+{
+    if (!cmd) {
+        fputs(usage_main, stdout);
+    } else if (strcmp(cmd, "ask") == 0) {
+        fputs("usage: askdb ask [options] DB QUESTION\n\n"
+              "Answer one question: schema -> SQL from the model -> checks\n"
+              "-> read-only execution -> repair on failure -> rows.\n\n",
+              stdout);
+        fputs(help_output, stdout);
+        fputs(help_model, stdout);
+    } else if (strcmp(cmd, "shell") == 0) {
+        fputs("usage: askdb shell [options] DB\n\n"
+              "Interactive prompt with history. Each line is a question;\n"
+              "lines starting with a dot are commands:\n"
+              "  .sql STATEMENT   run one read-only statement\n"
+              "  .schema          print the schema as the model sees it\n"
+              "  .help            list the commands\n"
+              "  .quit            leave (also Ctrl-D)\n\n",
+              stdout);
+        fputs(help_output, stdout);
+        fputs(help_model, stdout);
+    } else if (strcmp(cmd, "schema") == 0) {
+        fputs("usage: askdb schema DB\n\n"
+              "Print the schema exactly as the model sees it: CREATE TABLE\n"
+              "text with keys, foreign keys, row counts and sample values.\n",
+              stdout);
+    } else if (strcmp(cmd, "sql") == 0) {
+        fputs("usage: askdb sql [options] DB STATEMENT\n\n"
+              "Run one statement through the same read-only guard the\n"
+              "agent uses: exactly one statement, read-only, authorizer,\n"
+              "time/row/byte limits.\n\n",
+              stdout);
+        fputs(help_output, stdout);
+    } else {
+        fprintf(stderr, "askdb: no help for '%s'\n", cmd);
+    }
+}
+
+int cli_exit_code(askdb_status st)
+{
+    switch (st) {
+    case ASKDB_OK:
+        return EXIT_ANSWERED;
+    case ASKDB_ERR_USAGE:
+    case ASKDB_ERR_IO:
+        return EXIT_USAGE;
+    case ASKDB_ERR_DB_OPEN:
+        return EXIT_DB;
+    case ASKDB_ERR_LLM:
+    case ASKDB_ERR_LLM_UNREACHABLE:
+    case ASKDB_ERR_UNSUPPORTED:
+        return EXIT_MODEL;
+    default:
+        return EXIT_NO_SQL;
+    }
+}
+
+static void log_step(void *ud, const char *step, const char *msg)
+{
+    (void)ud;
+    fprintf(stderr, "askdb: [%s] %s\n", step, msg);
+}
+
+static void log_token(void *ud, const char *piece, size_t len)
+{
+    (void)ud;
+    fwrite(piece, 1, len, stderr);
+}
+
+static int effective_format(const struct cli_opts *o)
+{
+    if (o->format >= 0)
+        return o->format;
+    return isatty(STDOUT_FILENO) ? FMT_TABLE : FMT_CSV;
+}
+
+int cli_answer(askdb_agent *ag, const struct cli_opts *o,
+               const char *question)
+{
+    askdb_answer *a = NULL;
+    askdb_status st;
+    int f = effective_format(o), i;
+
+    st = askdb_agent_ask(ag, question, &a);
+    if (o->cfg.stream && o->verbose)
+        fputc('\n', stderr);
+    if (!a) {
+        fprintf(stderr, "askdb: out of memory\n");
+        return EXIT_NO_SQL;
+    }
+    if (f == FMT_JSON) {
+        format_answer_json(stdout, question, a);
+    } else if (st == ASKDB_OK) {
+        if (o->show_sql || o->cfg.dry_run)
+            fprintf(f == FMT_CSV ? stderr : stdout, "%s%s\n",
+                    f == FMT_MARKDOWN ? "```sql\n" : "", a->sql);
+        if (f == FMT_MARKDOWN && (o->show_sql || o->cfg.dry_run))
+            fputs("```\n", stdout);
+        if (a->result)
+            format_result(stdout, stderr, f, a->result);
+    }
+    if (st != ASKDB_OK) {
+        fprintf(stderr, "askdb: %s\n", a->error ? a->error : "failed");
+    } else if (o->verbose) {
+        for (i = 0; i < a->nattempts; i++)
+            if (a->attempts[i].error != ASKDB_EC_NONE)
+                fprintf(stderr, "askdb: attempt %d: %s: %s\n", i + 1,
+                        askdb_error_class_str(a->attempts[i].error),
+                        a->attempts[i].message ? a->attempts[i].message : "");
+        fprintf(stderr,
+                "askdb: %d attempt%s, %ld model call%s, %ld+%ld tokens, "
+                "%.0f ms (model %.0f ms)\n",
+                a->nattempts, a->nattempts == 1 ? "" : "s", a->llm_calls,
+                a->llm_calls == 1 ? "" : "s", a->prompt_tokens,
+                a->completion_tokens, a->t.total_ms, a->t.llm_ms);
+    }
+    askdb_answer_free(a);
+    return cli_exit_code(st);
+}
+
+int cli_run_sql(askdb_db *db, const struct cli_opts *o, const char *sql)
+{
+    askdb_result *r = NULL;
+    askdb_status st = askdb_db_query(db, sql, &r);
+    int f = effective_format(o);
+
+    if (f == FMT_JSON)
+        format_result_json(stdout, sql, r, st ? askdb_db_errmsg(db) : NULL);
+    else if (st == ASKDB_OK)
+        format_result(stdout, stderr, f, r);
+    if (st)
+        fprintf(stderr, "askdb: %s\n", askdb_db_errmsg(db));
+    askdb_result_free(r);
+    return st == ASKDB_OK ? EXIT_ANSWERED : EXIT_NO_SQL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Options                                                                */
+/* ---------------------------------------------------------------------- */
+
+enum {
+    OPT_SHOW_SQL = 256, OPT_DRY_RUN, OPT_TRACE, OPT_MAX_ATTEMPTS,
+    OPT_TIMEOUT, OPT_MAX_ROWS, OPT_MAX_BYTES, OPT_PROVIDER, OPT_LLM_URL,
+    OPT_MODEL, OPT_API_KEY, OPT_TEMPERATURE, OPT_MAX_TOKENS, OPT_LLM_TIMEOUT,
+    OPT_RETRIES, OPT_STREAM, OPT_SEED
+};
+
+static const struct option long_opts[] = {
+    {"format", required_argument, NULL, 'f'},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {"show-sql", no_argument, NULL, OPT_SHOW_SQL},
+    {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+    {"trace", required_argument, NULL, OPT_TRACE},
+    {"max-attempts", required_argument, NULL, OPT_MAX_ATTEMPTS},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"max-rows", required_argument, NULL, OPT_MAX_ROWS},
+    {"max-bytes", required_argument, NULL, OPT_MAX_BYTES},
+    {"provider", required_argument, NULL, OPT_PROVIDER},
+    {"llm-url", required_argument, NULL, OPT_LLM_URL},
+    {"model", required_argument, NULL, OPT_MODEL},
+    {"api-key", required_argument, NULL, OPT_API_KEY},
+    {"temperature", required_argument, NULL, OPT_TEMPERATURE},
+    {"max-tokens", required_argument, NULL, OPT_MAX_TOKENS},
+    {"llm-timeout", required_argument, NULL, OPT_LLM_TIMEOUT},
+    {"retries", required_argument, NULL, OPT_RETRIES},
+    {"stream", no_argument, NULL, OPT_STREAM},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {NULL, 0, NULL, 0}
+};
+
+/* A whole number in [lo, hi] from an option argument, or -1 with a
+** message. */
+static int num(const char *opt, const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) {
+        fprintf(stderr, "askdb: %s takes a whole number from %ld to %ld, "
+                        "not '%s'\n", opt, lo, hi, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Parse options into o; returns the index of the first operand, or -1
+** (usage error, message printed), or -2 (help printed). */
+static int parse_opts(int argc, char **argv, struct cli_opts *o,
+                      const char *cmd)
+{
+    long v;
+    int c;
+    char *end;
+    double d;
+
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "f:vh", long_opts, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            o->format = format_parse(optarg);
+            if (o->format < 0) {
+                fprintf(stderr, "askdb: unknown format '%s' (table, csv, "
+                                "json, markdown)\n", optarg);
+                return -1;
+            }
+            break;
+        case 'v':
+            o->verbose = 1;
+            break;
+        case 'h':
+            help(cmd);
+            return -2;
+        case OPT_SHOW_SQL:
+            o->show_sql = 1;
+            break;
+        case OPT_DRY_RUN:
+            o->cfg.dry_run = 1;
+            break;
+        case OPT_TRACE:
+            o->cfg.trace_path = optarg;
+            break;
+        case OPT_MAX_ATTEMPTS:
+            if (num("--max-attempts", optarg, 1, 20, &v))
+                return -1;
+            o->cfg.max_attempts = (int)v;
+            break;
+        case OPT_TIMEOUT:
+            if (num("--timeout", optarg, 1, 86400000L, &v))
+                return -1;
+            o->cfg.query_timeout_ms = (int)v;
+            break;
+        case OPT_MAX_ROWS:
+            if (num("--max-rows", optarg, 1, 100000000L, &v))
+                return -1;
+            o->cfg.max_rows = v;
+            break;
+        case OPT_MAX_BYTES:
+            if (num("--max-bytes", optarg, 1, 1L << 40, &v))
+                return -1;
+            o->cfg.max_bytes = (size_t)v;
+            break;
+        case OPT_PROVIDER:
+            o->cfg.provider = optarg;
+            break;
+        case OPT_LLM_URL:
+            o->cfg.llm_url = optarg;
+            break;
+        case OPT_MODEL:
+            o->cfg.model = optarg;
+            break;
+        case OPT_API_KEY:
+            o->cfg.api_key = optarg;
+            break;
+        case OPT_TEMPERATURE:
+            errno = 0;
+            d = strtod(optarg, &end);
+            if (errno || end == optarg || *end || d < 0 || d > 2) {
+                fprintf(stderr, "askdb: --temperature takes a number from 0 "
+                                "to 2, not '%s'\n", optarg);
+                return -1;
+            }
+            o->cfg.temperature = d;
+            break;
+        case OPT_MAX_TOKENS:
+            if (num("--max-tokens", optarg, 1, 1000000, &v))
+                return -1;
+            o->cfg.max_tokens = (int)v;
+            break;
+        case OPT_LLM_TIMEOUT:
+            if (num("--llm-timeout", optarg, 1, 86400000L, &v))
+                return -1;
+            o->cfg.llm_timeout_ms = (int)v;
+            break;
+        case OPT_RETRIES:
+            if (num("--retries", optarg, 0, 20, &v))
+                return -1;
+            o->cfg.llm_retries = (int)v;
+            break;
+        case OPT_STREAM:
+            o->cfg.stream = 1;
+            break;
+        case OPT_SEED:
+            if (num("--seed", optarg, 0, 2147483647L, &v))
+                return -1;
+            o->cfg.seed = (int)v;
+            break;
+        default:
+            fprintf(stderr, "askdb: see 'askdb help %s'\n", cmd);
+            return -1;
+        }
+    }
+    return optind;
+}
+
+static int cmd_ask(const struct cli_opts *o, const char *db,
+                   const char *question)
+{
+    askdb_agent *ag = NULL;
+    askdb_status st;
+    int rc;
+
+    st = askdb_agent_new(&o->cfg, db, &ag);
+    if (st) {
+        fprintf(stderr, "askdb: %s\n", askdb_agent_errmsg(ag));
+        askdb_agent_free(ag);
+        return cli_exit_code(st);
+    }
+    rc = cli_answer(ag, o, question);
+    askdb_agent_free(ag);
+    return rc;
+}
+
+static int cmd_db(const struct cli_opts *o, const char *path,
+                  const char *sql)
+{
+    askdb_db *db = NULL;
+    askdb_status st;
+    char *text = NULL;
+    int rc;
+
+    st = askdb_db_open(path, &o->cfg, &db);
+    if (st) {
+        fprintf(stderr, "askdb: %s\n", askdb_db_errmsg(db));
+        askdb_db_close(db);
+        return cli_exit_code(st);
+    }
+    if (sql) {
+        rc = cli_run_sql(db, o, sql);
+    } else {
+        st = askdb_db_schema_text(db, &text);
+        if (st)
+            fprintf(stderr, "askdb: %s\n", askdb_db_errmsg(db));
+        else
+            fputs(text, stdout);
+        askdb_free(text);
+        rc = st ? EXIT_DB : EXIT_ANSWERED;
+    }
+    askdb_db_close(db);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    struct cli_opts o;
+    const char *cmd;
+    int first, nargs;
+
+    if (argc < 2) {
+        fputs(usage_main, stderr);
+        return EXIT_USAGE;
+    }
+    cmd = argv[1];
+    if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 ||
+        strcmp(cmd, "help") == 0) {
+        help(argc > 2 ? argv[2] : NULL);
+        return EXIT_ANSWERED;
+    }
+    if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+        printf("askdb %s\n", askdb_version());
+        return EXIT_ANSWERED;
+    }
+    if (strcmp(cmd, "ask") && strcmp(cmd, "shell") && strcmp(cmd, "schema") &&
+        strcmp(cmd, "sql")) {
+        fprintf(stderr, "askdb: unknown command '%s'\n\n", cmd);
+        fputs(usage_main, stderr);
+        return EXIT_USAGE;
+    }
+    memset(&o, 0, sizeof o);
+    o.cfg = askdb_config_default();
+    o.format = -1;
+    first = parse_opts(argc - 1, argv + 1, &o, cmd);
+    if (first == -2)
+        return EXIT_ANSWERED;
+    if (first < 0)
+        return EXIT_USAGE;
+    first += 1; /* parse_opts saw argv shifted by one */
+    nargs = argc - first;
+    askdb_config_from_env(&o.cfg);
+    if (o.verbose) {
+        o.cfg.log_fn = log_step;
+        if (o.cfg.stream)
+            o.cfg.token_fn = log_token;
+    }
+
+    if (strcmp(cmd, "ask") == 0 && nargs == 2)
+        return cmd_ask(&o, argv[first], argv[first + 1]);
+    if (strcmp(cmd, "shell") == 0 && nargs == 1)
+        return cli_shell(&o, argv[first]);
+    if (strcmp(cmd, "schema") == 0 && nargs == 1)
+        return cmd_db(&o, argv[first], NULL);
+    if (strcmp(cmd, "sql") == 0 && nargs == 2)
+        return cmd_db(&o, argv[first], argv[first + 1]);
+    fprintf(stderr, "askdb %s: wrong number of arguments\n\n", cmd);
+    help(cmd);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,144 @@
+/* shell.c - askdb shell: questions line by line, with history (libedit). */
+#include <editline/readline.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+static const char shell_help[] =
+    "Type a question about the database, or a command:\n"
+    "  .sql STATEMENT   run one read-only statement\n"
+    "  .schema          print the schema as the model sees it\n"
+    "  .help            this text\n"
+    "  .quit            leave (also Ctrl-D)\n";
+
+/* History file: $XDG_STATE_HOME/askdb/history, else
+** ~/.local/state/askdb/history. Returns a malloc()ed path or NULL. The
+** folder is created if missing (it is ours, not the user's database). */
+static char *history_path(void)
+{
+    const char *base = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+    char dir[4096], *p;
+    size_t n;
+
+    if (base && *base)
+        snprintf(dir, sizeof dir, "%s/askdb", base);
+    else if (home && *home)
+        snprintf(dir, sizeof dir, "%s/.local/state/askdb", home);
+    else
+        return NULL;
+    for (p = dir + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(dir, 0700);
+            *p = '/';
+        }
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        return NULL;
+    n = strlen(dir) + sizeof "/history";
+    p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/history", dir);
+    return p;
+}
+
+/* One line from stdin without editing (not a terminal). malloc()ed. */
+static char *plain_line(void)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n = getline(&line, &cap, stdin);
+
+    if (n < 0) {
+        free(line);
+        return NULL;
+    }
+    if (n > 0 && line[n - 1] == '\n')
+        line[n - 1] = '\0';
+    return line;
+}
+
+static char *trim(char *s)
+{
+    char *e;
+
+    while (*s == ' ' || *s == '\t')
+        s++;
+    e = s + strlen(s);
+    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+        *--e = '\0';
+    return s;
+}
+
+int cli_shell(const struct cli_opts *o, const char *db_path)
+{
+    askdb_agent *ag = NULL;
+    askdb_status st;
+    int tty = isatty(STDIN_FILENO), rc = EXIT_ANSWERED;
+    char *hist = NULL, *line, *q, *text;
+
+    st = askdb_agent_new(&o->cfg, db_path, &ag);
+    if (st) {
+        fprintf(stderr, "askdb: %s\n", askdb_agent_errmsg(ag));
+        askdb_agent_free(ag);
+        return cli_exit_code(st);
+    }
+    if (tty) {
+        hist = history_path();
+        using_history();
+        if (hist)
+            read_history(hist);
+        printf("askdb %s - asking %s. Type .help for commands.\n",
+               askdb_version(), db_path);
+    }
+    for (;;) {
+        line = tty ? readline("askdb> ") : plain_line();
+        if (!line)
+            break;
+        q = trim(line);
+        if (!*q) {
+            free(line);
+            continue;
+        }
+        if (tty) {
+            add_history(q);
+            if (hist)
+                write_history(hist);
+        }
+        if (strcmp(q, ".quit") == 0 || strcmp(q, ".exit") == 0) {
+            free(line);
+            break;
+        } else if (strcmp(q, ".help") == 0) {
+            fputs(shell_help, stdout);
+        } else if (strcmp(q, ".schema") == 0) {
+            text = NULL;
+            if (askdb_db_schema_text(askdb_agent_db(ag), &text))
+                fprintf(stderr, "askdb: %s\n",
+                        askdb_db_errmsg(askdb_agent_db(ag)));
+            else
+                fputs(text, stdout);
+            askdb_free(text);
+        } else if (strncmp(q, ".sql", 4) == 0 && (q[4] == ' ' || !q[4])) {
+            if (!*trim(q + 4))
+                fprintf(stderr, "askdb: .sql needs a statement\n");
+            else
+                rc = cli_run_sql(askdb_agent_db(ag), o, trim(q + 4));
+        } else if (q[0] == '.') {
+            fprintf(stderr, "askdb: unknown command '%s' (.help lists "
+                            "them)\n", q);
+        } else {
+            rc = cli_answer(ag, o, q);
+        }
+        fflush(stdout);
+        free(line);
+    }
+    free(hist);
+    askdb_agent_free(ag);
+    /* Like a script interpreter: the last line's result is the exit code
+    ** when not interactive; an interactive session ends with 0. */
+    return tty ? EXIT_ANSWERED : rc;
+}
