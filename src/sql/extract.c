@@ -88,8 +88,34 @@ static const char *find_start(const char *s)
     return NULL;
 }
 
-/* The body of the first fenced block whose info string is sql (or empty)
-** and whose body holds a statement; malloc()ed, or NULL. */
+/* Words that start an SQL statement: text after a semicolon that begins
+** with one is a second statement, kept so that the guard refuses it. */
+static const char *const stmt_words[] = {
+    "SELECT", "WITH", "VALUES", "INSERT", "UPDATE", "DELETE", "REPLACE",
+    "DROP", "CREATE", "ALTER", "ATTACH", "DETACH", "PRAGMA", "VACUUM",
+    "ANALYZE", "REINDEX", "BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT",
+    "RELEASE", "EXPLAIN", NULL
+};
+
+/* Whether s (after blanks and comments) begins with a statement word. */
+static int starts_stmt(const char *s)
+{
+    size_t n;
+    int kind, i;
+
+    while ((n = sqlx_token(s, &kind)) > 0 &&
+           (kind == SQLX_SPACE || kind == SQLX_COMMENT))
+        s += n;
+    if (kind != SQLX_WORD)
+        return 0;
+    for (i = 0; stmt_words[i]; i++)
+        if (word_is(s, n, stmt_words[i]))
+            return 1;
+    return 0;
+}
+
+/* The body of the first fenced block tagged sql, or untagged and starting
+** with a statement word; malloc()ed, or NULL. */
 static char *fenced(const char *text)
 {
     const char *p = text, *body, *end, *info;
@@ -107,12 +133,11 @@ static char *fenced(const char *text)
         end = strstr(body, "```");
         if (!end) /* unterminated fence: the reply was cut; take the rest */
             end = body + strlen(body);
-        if (ilen == 0 || word_is(info, ilen, "sql") ||
-            word_is(info, ilen, "sqlite")) {
-            char *out = strndup(body, (size_t)(end - body));
-            if (!out || find_start(out))
-                return out;
-            free(out);
+        if (word_is(info, ilen, "sql") || word_is(info, ilen, "sqlite") ||
+            (ilen == 0 && starts_stmt(body))) {
+            /* Whatever statement it holds, even a write: the checks
+            ** refuse it with a reason the model can act on. */
+            return strndup(body, (size_t)(end - body));
         }
         if (!*end)
             return NULL;
@@ -121,28 +146,31 @@ static char *fenced(const char *text)
     return NULL;
 }
 
-/* Cut the statement after its first top-level semicolon (keeping the text
-** after it out: prose, or a second statement the guard would refuse).
-** Returns 1 when something other than blanks/comments followed. */
+/*
+** Cut the statement at its first top-level semicolon when what follows is
+** prose (or nothing). When a statement follows, the text is left whole:
+** quietly running the first half of a multi-statement reply would hide
+** what the model tried to do. Returns 1 when a statement follows.
+*/
 static int cut_after_semicolon(char *s)
 {
-    char *p = s;
+    char *p = s, *q;
     size_t n;
-    int kind;
+    int kind, i;
 
     while ((n = sqlx_token(p, &kind)) > 0) {
         if (kind == SQLX_PUNCT && *p == ';') {
-            char *q = p + 1;
-            int rest = 0;
-            while ((n = sqlx_token(q, &kind)) > 0) {
-                if (kind != SQLX_SPACE && kind != SQLX_COMMENT &&
-                    !(kind == SQLX_PUNCT && *q == ';'))
-                    rest = 1;
+            q = p + 1;
+            while ((n = sqlx_token(q, &kind)) > 0 &&
+                   (kind == SQLX_SPACE || kind == SQLX_COMMENT ||
+                    (kind == SQLX_PUNCT && *q == ';')))
                 q += n;
-            }
-            if (!rest)
-                *p = '\0';
-            return rest;
+            if (kind == SQLX_WORD)
+                for (i = 0; stmt_words[i]; i++)
+                    if (word_is(q, n, stmt_words[i]))
+                        return 1;
+            *p = '\0';
+            return 0;
         }
         p += n;
     }
@@ -169,6 +197,8 @@ char *sqlx_extract(const char *text, const char **why)
     s = fenced(text);
     if (!s) {
         start = find_start(text);
+        if (!start && starts_stmt(text))
+            start = text;
         if (!start) {
             *why = "the reply contains no SELECT or WITH statement";
             return NULL;

@@ -1,0 +1,334 @@
+/* test_agent.c - the generate/validate/execute/repair loop, scripted. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "askdb.h"
+
+/* The scripted model: replies in order, and what it was sent. */
+struct script {
+    const char *const *replies;
+    int next;
+    int calls;
+    char last_user[8192];    /* last user message of the latest call */
+    int last_n;              /* number of messages of the latest call */
+};
+
+static int scripted(void *ud, int n, const char *const *roles,
+                    const char *const *contents, char **reply)
+{
+    struct script *s = ud;
+    int i;
+
+    s->calls++;
+    s->last_n = n;
+    for (i = n - 1; i >= 0; i--)
+        if (strcmp(roles[i], "user") == 0) {
+            snprintf(s->last_user, sizeof s->last_user, "%s", contents[i]);
+            break;
+        }
+    if (!s->replies[s->next])
+        return 1; /* out of script: the model "fails" */
+    *reply = strdup(s->replies[s->next++]);
+    return *reply ? 0 : 1;
+}
+
+static const char *shop(void)
+{
+    const char *p = getenv("SHOP_DB");
+
+    return p ? p : "examples/shop.db";
+}
+
+static askdb_answer *ask(struct script *s, int max_attempts, int dry_run,
+                         const char *q, askdb_status want)
+{
+    askdb_config cfg = askdb_config_default();
+    askdb_agent *ag = NULL;
+    askdb_answer *a = NULL;
+    askdb_status st;
+
+    cfg.llm_fn = scripted;
+    cfg.llm_ud = s;
+    cfg.max_attempts = max_attempts;
+    cfg.dry_run = dry_run;
+    if (askdb_agent_new(&cfg, shop(), &ag) != ASKDB_OK)
+        fail_msg("agent: %s", askdb_agent_errmsg(ag));
+    st = askdb_agent_ask(ag, q, &a);
+    assert_non_null(a);
+    if (st != want)
+        fail_msg("status %s, want %s (%s)", askdb_status_str(st),
+                 askdb_status_str(want), a->error ? a->error : "");
+    askdb_agent_free(ag);
+    return a;
+}
+
+static void answers_on_first_attempt(void **state)
+{
+    static const char *const r[] = {
+        "```sql\nSELECT count(*) AS n FROM customers\n```", NULL};
+    struct script s = {r, 0, 0, "", 0};
+    askdb_answer *a = ask(&s, 3, 0, "How many customers?", ASKDB_OK);
+
+    (void)state;
+    assert_int_equal(s.calls, 1);
+    assert_int_equal(s.last_n, 2); /* system + user */
+    assert_non_null(strstr(s.last_user, "CREATE TABLE customers"));
+    assert_non_null(strstr(s.last_user, "Question: How many customers?"));
+    assert_string_equal(a->sql, "SELECT count(*) AS n FROM customers");
+    assert_int_equal(a->result->nrows, 1);
+    assert_int_equal(askdb_result_cell(a->result, 0, 0)->i, 60);
+    assert_int_equal(a->nattempts, 1);
+    assert_int_equal(a->attempts[0].error, ASKDB_EC_NONE);
+    assert_int_equal(a->llm_calls, 1);
+    askdb_answer_free(a);
+}
+
+static void repairs_unknown_column_once(void **state)
+{
+    static const char *const r[] = {
+        "SELECT emial FROM customers WHERE id = 1",
+        "SELECT email FROM customers WHERE id = 1", NULL};
+    struct script s = {r, 0, 0, "", 0};
+    askdb_answer *a = ask(&s, 3, 0, "Email of customer 1?", ASKDB_OK);
+
+    (void)state;
+    assert_int_equal(s.calls, 2);
+    assert_int_equal(s.last_n, 4); /* system, user, assistant, feedback */
+    assert_non_null(strstr(s.last_user, "Error: no such column: emial"));
+    assert_non_null(strstr(s.last_user, "customers.email"));
+    assert_non_null(strstr(s.last_user, "SELECT emial FROM customers"));
+    assert_int_equal(a->nattempts, 2);
+    assert_int_equal(a->attempts[0].error, ASKDB_EC_UNKNOWN_COLUMN);
+    assert_int_equal(a->attempts[1].error, ASKDB_EC_NONE);
+    assert_int_equal(a->result->nrows, 1);
+    askdb_answer_free(a);
+}
+
+static void unknown_table_hint_lists_real_tables(void **state)
+{
+    static const char *const r[] = {
+        "SELECT * FROM customer", "SELECT id FROM customers LIMIT 1", NULL};
+    struct script s = {r, 0, 0, "", 0};
+    askdb_answer *a = ask(&s, 3, 0, "q", ASKDB_OK);
+
+    (void)state;
+    assert_non_null(strstr(s.last_user, "no such table: customer"));
+    assert_non_null(strstr(s.last_user, "(closest first): customers, "));
+    askdb_answer_free(a);
+}
+
+static void syntax_hint_points_at_the_error(void **state)
+{
+    static const char *const r[] = {
+        "SELECT id\nFROM customers\nWHERE id = = 3", "SELECT 1", NULL};
+    struct script s = {r, 0, 0, "", 0};
+    askdb_answer *a = ask(&s, 3, 0, "q", ASKDB_OK);
+
+    (void)state;
+    assert_non_null(strstr(s.last_user, "syntax error at line 3, near \"=\""
+                                        ":\n  WHERE id = = 3\n           ^\n"));
+    askdb_answer_free(a);
+}
+
+static void gives_up_after_max_attempts_listing_each(void **state)
+{
+    static const char *const r[] = {
+        "SELECT nope FROM customers", "SELECT * FROM nowhere",
+        "SELEC 1", "SELECT 1", NULL};
+    struct script s = {r, 0, 0, "", 0};
+    askdb_answer *a = ask(&s, 3, 0, "q", ASKDB_ERR_NO_SQL);
+
+    (void)state;
+    assert_int_equal(s.calls, 3);
+    assert_int_equal(a->nattempts, 3);
+    assert_null(a->sql);
+    assert_null(a->result);
+    assert_int_equal(a->attempts[0].error, ASKDB_EC_UNKNOWN_COLUMN);
+    assert_int_equal(a->attempts[1].error, ASKDB_EC_UNKNOWN_TABLE);
+    assert_int_equal(a->attempts[2].error, ASKDB_EC_NO_SQL);
+    assert_non_null(strstr(a->error, "no valid SQL after 3 attempts"));
+    assert_non_null(strstr(a->error, "attempt 1: unknown_column: no such "
+                                     "column: nope"));
+    assert_non_null(strstr(a->error, "attempt 2: unknown_table"));
+    assert_non_null(strstr(a->error, "attempt 3: no_sql"));
+    askdb_answer_free(a);
+}
+
+static void refused_write_is_fed_back_not_run(void **state)
+{
+    static const char *const r[] = {
+        "DELETE FROM orders", "SELECT count(*) FROM orders", NULL};
+    struct script s = {r, 0, 0, "", 0};
+    askdb_answer *a = ask(&s, 3, 0, "q", ASKDB_OK);
+
+    (void)state;
+    assert_int_equal(a->attempts[0].error, ASKDB_EC_REFUSED);
+    assert_non_null(strstr(s.last_user, "refused"));
+    assert_int_equal(askdb_result_cell(a->result, 0, 0)->i, 250);
+    askdb_answer_free(a);
+}
+
+static void empty_result_retried_once_then_stands(void **state)
+{
+    static const char *const r[] = {
+        "SELECT id FROM customers WHERE country = 'Germany'",
+        "SELECT id FROM customers WHERE country = 'germany'",
+        "SELECT 1", NULL};
+    struct script s = {r, 0, 0, "", 0};
+    askdb_answer *a = ask(&s, 3, 0, "q", ASKDB_OK);
+
+    (void)state;
+    assert_int_equal(s.calls, 2);
+    assert_non_null(strstr(s.last_user, "returned no rows"));
+    assert_non_null(strstr(s.last_user, "Reconsider the filters"));
+    assert_string_equal(a->sql,
+                        "SELECT id FROM customers WHERE country = 'germany'");
+    assert_int_equal(a->result->nrows, 0);
+    assert_int_equal(a->result->ncols, 1);
+    assert_int_equal(a->attempts[1].error, ASKDB_EC_EMPTY);
+    askdb_answer_free(a);
+}
+
+static void empty_result_then_rows(void **state)
+{
+    static const char *const r[] = {
+        "SELECT id FROM customers WHERE country = 'Germany'",
+        "SELECT count(*) FROM customers WHERE country = 'DE'", NULL};
+    struct script s = {r, 0, 0, "", 0};
+    askdb_answer *a = ask(&s, 3, 0, "q", ASKDB_OK);
+
+    (void)state;
+    assert_int_equal(a->result->nrows, 1);
+    assert_true(askdb_result_cell(a->result, 0, 0)->i > 0);
+    assert_int_equal(a->attempts[1].error, ASKDB_EC_NONE);
+    askdb_answer_free(a);
+}
+
+static void empty_result_stands_when_repair_fails(void **state)
+{
+    static const char *const r[] = {
+        "SELECT id FROM customers WHERE country = 'Germany'", "SELEC x",
+        NULL};
+    struct script s = {r, 0, 0, "", 0};
+    askdb_answer *a = ask(&s, 2, 0, "q", ASKDB_OK);
+
+    (void)state;
+    assert_string_equal(a->sql,
+                        "SELECT id FROM customers WHERE country = 'Germany'");
+    assert_int_equal(a->result->nrows, 0);
+    askdb_answer_free(a);
+}
+
+static void dry_run_validates_without_running(void **state)
+{
+    static const char *const r[] = {
+        "SELECT nope FROM orders",
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+        "SELECT count(*) FROM c", NULL};
+    struct script s = {r, 0, 0, "", 0};
+    askdb_answer *a = ask(&s, 3, 1, "q", ASKDB_OK);
+
+    (void)state;
+    assert_int_equal(s.calls, 2);
+    assert_null(a->result);
+    assert_non_null(strstr(a->sql, "WITH RECURSIVE"));
+    assert_true(a->t.exec_ms == 0);
+    askdb_answer_free(a);
+}
+
+static void model_failure_stops_at_once(void **state)
+{
+    static const char *const r[] = {NULL};
+    struct script s = {r, 0, 0, "", 0};
+    askdb_answer *a = ask(&s, 3, 0, "q", ASKDB_ERR_LLM);
+
+    (void)state;
+    assert_int_equal(s.calls, 1);
+    assert_int_equal(a->nattempts, 1);
+    assert_int_equal(a->attempts[0].error, ASKDB_EC_LLM);
+    assert_non_null(a->error);
+    askdb_answer_free(a);
+}
+
+static void trace_records_each_step(void **state)
+{
+    static const char *const r[] = {"SELECT nope", "SELECT 1 AS one", NULL};
+    struct script s = {r, 0, 0, "", 0};
+    askdb_config cfg = askdb_config_default();
+    askdb_agent *ag = NULL;
+    askdb_answer *a = NULL;
+    char path[] = "/tmp/askdb-trace-XXXXXX", line[65536];
+    const char *want[] = {"question", "schema", "prompt", "reply", "error",
+                          "prompt", "reply", "validate", "execute", "answer"};
+    FILE *f;
+    int fd, i = 0;
+
+    (void)state;
+    fd = mkstemp(path);
+    assert_true(fd >= 0);
+    cfg.llm_fn = scripted;
+    cfg.llm_ud = &s;
+    cfg.trace_path = path;
+    assert_int_equal(askdb_agent_new(&cfg, shop(), &ag), ASKDB_OK);
+    assert_int_equal(askdb_agent_ask(ag, "q", &a), ASKDB_OK);
+    askdb_answer_free(a);
+    askdb_agent_free(ag);
+    f = fdopen(fd, "r");
+    while (fgets(line, sizeof line, f)) {
+        char key[64];
+        assert_true(i < 10);
+        snprintf(key, sizeof key, "\"step\":\"%s\"", want[i]);
+        if (!strstr(line, key))
+            fail_msg("line %d: want step %s: %.200s", i, want[i], line);
+        i++;
+    }
+    fclose(f);
+    unlink(path);
+    assert_int_equal(i, 10);
+}
+
+static void missing_database_fails_agent_creation(void **state)
+{
+    askdb_config cfg = askdb_config_default();
+    askdb_agent *ag = NULL;
+    struct script s = {NULL, 0, 0, "", 0};
+
+    (void)state;
+    cfg.llm_fn = scripted;
+    cfg.llm_ud = &s;
+    assert_int_equal(askdb_agent_new(&cfg, "/nonexistent/x.db", &ag),
+                     ASKDB_ERR_DB_OPEN);
+    assert_non_null(strstr(askdb_agent_errmsg(ag), "/nonexistent/x.db"));
+    askdb_agent_free(ag);
+    askdb_agent_free(NULL);
+    askdb_answer_free(NULL);
+    askdb_result_free(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(answers_on_first_attempt),
+        cmocka_unit_test(repairs_unknown_column_once),
+        cmocka_unit_test(unknown_table_hint_lists_real_tables),
+        cmocka_unit_test(syntax_hint_points_at_the_error),
+        cmocka_unit_test(gives_up_after_max_attempts_listing_each),
+        cmocka_unit_test(refused_write_is_fed_back_not_run),
+        cmocka_unit_test(empty_result_retried_once_then_stands),
+        cmocka_unit_test(empty_result_then_rows),
+        cmocka_unit_test(empty_result_stands_when_repair_fails),
+        cmocka_unit_test(dry_run_validates_without_running),
+        cmocka_unit_test(model_failure_stops_at_once),
+        cmocka_unit_test(trace_records_each_step),
+        cmocka_unit_test(missing_database_fails_agent_creation),
+    };
+    return cmocka_run_group_tests_name("agent", tests, NULL, NULL);
+}

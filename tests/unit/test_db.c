@@ -1,0 +1,394 @@
+/* test_db.c - read-only open, schema extraction, and the statement guard. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "db/db.h"
+
+static char tmpdir[256];
+static char dbpath[300];
+
+/* A small database of our own with every feature the schema reader
+** handles: composite key, foreign keys, unique index, view, NULLs, blobs,
+** long text, a keyword as a column name. */
+static const char fixture_sql[] =
+    "CREATE TABLE dept (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
+    "  budget REAL DEFAULT 0);"
+    "CREATE TABLE emp (id INTEGER PRIMARY KEY, dept_id INTEGER REFERENCES"
+    "  dept(id), name TEXT, \"order\" INTEGER, photo BLOB, bio TEXT);"
+    "CREATE TABLE proj_emp (proj TEXT, emp_id INTEGER REFERENCES emp,"
+    "  PRIMARY KEY (proj, emp_id));"
+    "CREATE UNIQUE INDEX emp_name ON emp(name, dept_id);"
+    "CREATE VIEW big AS SELECT name FROM dept WHERE budget > 100;"
+    "INSERT INTO dept VALUES (1, 'Sales', 150.5), (2, 'R&D', 90),"
+    "  (3, 'Ops', NULL);"
+    "INSERT INTO emp VALUES (1, 1, 'Ann', 1, x'0102', 'short'),"
+    "  (2, 1, 'Bob', 2, NULL, 'a very long biography that is certainly "
+    "longer than forty characters in total'), (3, 2, 'Cy', NULL, NULL, NULL);"
+    "INSERT INTO proj_emp VALUES ('apollo', 1), ('apollo', 2);";
+
+static unsigned long long file_sum(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned long long h = 1469598103934665603ULL;
+    int c;
+
+    if (!f)
+        return 0;
+    while ((c = fgetc(f)) != EOF)
+        h = (h ^ (unsigned)c) * 1099511628211ULL;
+    fclose(f);
+    return h;
+}
+
+static int setup(void **state)
+{
+    sqlite3 *h;
+    char *err = NULL;
+
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/askdb-test-db-XXXXXX");
+    if (!mkdtemp(tmpdir))
+        return -1;
+    snprintf(dbpath, sizeof dbpath, "%s/f.db", tmpdir);
+    if (sqlite3_open(dbpath, &h) != SQLITE_OK)
+        return -1;
+    if (sqlite3_exec(h, fixture_sql, NULL, NULL, &err) != SQLITE_OK) {
+        fprintf(stderr, "fixture: %s\n", err);
+        return -1;
+    }
+    sqlite3_close(h);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    char cmd[400];
+
+    (void)state;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static askdb_db *open_ok(void)
+{
+    askdb_config cfg = askdb_config_default();
+    askdb_db *db = NULL;
+
+    cfg.query_timeout_ms = 300;
+    if (askdb_db_open(dbpath, &cfg, &db) != ASKDB_OK)
+        fail_msg("open: %s", askdb_db_errmsg(db));
+    return db;
+}
+
+static void missing_path_is_an_error_and_creates_nothing(void **state)
+{
+    char p[400];
+    askdb_db *db = NULL;
+    struct stat st;
+
+    (void)state;
+    snprintf(p, sizeof p, "%s/nope.db", tmpdir);
+    assert_int_equal(askdb_db_open(p, NULL, &db), ASKDB_ERR_DB_OPEN);
+    assert_non_null(strstr(askdb_db_errmsg(db), "No such file"));
+    assert_non_null(strstr(askdb_db_errmsg(db), "never creates"));
+    askdb_db_close(db);
+    assert_int_equal(stat(p, &st), -1);
+}
+
+static void directory_and_junk_file_are_refused(void **state)
+{
+    char p[400];
+    askdb_db *db = NULL;
+    FILE *f;
+    unsigned long long before;
+
+    (void)state;
+    assert_int_equal(askdb_db_open(tmpdir, NULL, &db), ASKDB_ERR_DB_OPEN);
+    assert_non_null(strstr(askdb_db_errmsg(db), "directory"));
+    askdb_db_close(db);
+
+    snprintf(p, sizeof p, "%s/junk.txt", tmpdir);
+    f = fopen(p, "w");
+    assert_non_null(f);
+    fputs("this is not a database, just some text long enough to have "
+          "a header of a hundred bytes or so..............................",
+          f);
+    fclose(f);
+    before = file_sum(p);
+    db = NULL;
+    assert_int_equal(askdb_db_open(p, NULL, &db), ASKDB_ERR_DB_OPEN);
+    assert_non_null(strstr(askdb_db_errmsg(db), "not an SQLite database"));
+    askdb_db_close(db);
+    assert_true(before == file_sum(p));
+}
+
+static void schema_reads_keys_samples_and_counts(void **state)
+{
+    askdb_db *db = open_ok();
+    const struct db_schema *s;
+    const struct db_table *t;
+    const struct db_column *c;
+
+    (void)state;
+    assert_int_equal(db_schema(db, &s), ASKDB_OK);
+    assert_int_equal(s->ntables, 4);
+    assert_string_equal(s->tables[0].name, "dept");
+    assert_string_equal(s->tables[3].name, "big");
+    assert_true(s->tables[3].is_view);
+
+    t = schema_table(s, "EMP");
+    assert_non_null(t);
+    assert_int_equal(t->ncols, 6);
+    assert_int_equal(t->rows, 3);
+    assert_int_equal(t->nfks, 1);
+    assert_string_equal(t->fks[0].from, "dept_id");
+    assert_string_equal(t->fks[0].table, "dept");
+    assert_string_equal(t->fks[0].to, "id");
+    assert_int_equal(t->nuniques, 1);
+    assert_string_equal(t->uniques[0], "name, dept_id");
+    c = schema_column(t, "name");
+    assert_int_equal(c->nsamples, 3);
+    assert_string_equal(c->samples[0], "Ann");
+    c = schema_column(t, "bio"); /* long values are not samples */
+    assert_int_equal(c->nsamples, 1);
+    assert_string_equal(c->samples[0], "short");
+    c = schema_column(t, "photo");
+    assert_int_equal(c->nsamples, 0);
+
+    t = schema_table(s, "proj_emp");
+    assert_int_equal(schema_column(t, "proj")->pk, 1);
+    assert_int_equal(schema_column(t, "emp_id")->pk, 2);
+    assert_null(t->fks[0].to); /* REFERENCES emp: its primary key */
+    askdb_db_close(db);
+}
+
+static void schema_text_is_compact_create_table(void **state)
+{
+    askdb_db *db = open_ok();
+    char *text = NULL;
+
+    (void)state;
+    assert_int_equal(askdb_db_schema_text(db, &text), ASKDB_OK);
+    assert_string_equal(
+        text,
+        "CREATE TABLE dept (\n"
+        "  id INTEGER PRIMARY KEY,\n"
+        "  name TEXT NOT NULL, -- e.g. 'Sales', 'R&D', 'Ops'\n"
+        "  budget REAL DEFAULT 0,\n"
+        "  UNIQUE (name)\n"
+        "); -- 3 rows\n"
+        "\n"
+        "CREATE TABLE emp (\n"
+        "  id INTEGER PRIMARY KEY,\n"
+        "  dept_id INTEGER,\n"
+        "  name TEXT, -- e.g. 'Ann', 'Bob', 'Cy'\n"
+        "  \"order\" INTEGER,\n"
+        "  photo BLOB,\n"
+        "  bio TEXT, -- e.g. 'short'\n"
+        "  UNIQUE (name, dept_id),\n"
+        "  FOREIGN KEY (dept_id) REFERENCES dept(id)\n"
+        "); -- 3 rows\n"
+        "\n"
+        "CREATE TABLE proj_emp (\n"
+        "  proj TEXT, -- e.g. 'apollo'\n"
+        "  emp_id INTEGER,\n"
+        "  PRIMARY KEY (proj, emp_id),\n"
+        "  FOREIGN KEY (emp_id) REFERENCES emp\n"
+        "); -- 2 rows\n"
+        "\n"
+        "CREATE VIEW big (\n"
+        "  name TEXT\n"
+        ");\n");
+    askdb_free(text);
+    askdb_db_close(db);
+}
+
+static void query_keeps_value_types(void **state)
+{
+    askdb_db *db = open_ok();
+    askdb_result *r = NULL;
+    const askdb_value *v;
+
+    (void)state;
+    assert_int_equal(askdb_db_query(db, "SELECT 42, 2.5, 'x', NULL, "
+                                        "x'00ff' AS b", &r), ASKDB_OK);
+    assert_int_equal(r->ncols, 5);
+    assert_int_equal(r->nrows, 1);
+    assert_string_equal(r->cols[4], "b");
+    v = askdb_result_cell(r, 0, 0);
+    assert_int_equal(v->type, ASKDB_INTEGER);
+    assert_int_equal(v->i, 42);
+    v = askdb_result_cell(r, 0, 1);
+    assert_int_equal(v->type, ASKDB_REAL);
+    assert_true(v->d == 2.5);
+    v = askdb_result_cell(r, 0, 2);
+    assert_int_equal(v->type, ASKDB_TEXT);
+    assert_string_equal(v->s, "x");
+    assert_int_equal(askdb_result_cell(r, 0, 3)->type, ASKDB_NULL);
+    v = askdb_result_cell(r, 0, 4);
+    assert_int_equal(v->type, ASKDB_BLOB);
+    assert_int_equal(v->len, 2);
+    assert_int_equal((unsigned char)v->s[1], 0xff);
+    assert_null(askdb_result_cell(r, 1, 0));
+    askdb_result_free(r);
+    askdb_db_close(db);
+}
+
+/* Every kind of write or escape is refused and the file stays the same. */
+static void writes_and_escapes_are_refused(void **state)
+{
+    static const char *const bad[] = {
+        "DELETE FROM emp",
+        "UPDATE emp SET name = 'x'",
+        "INSERT INTO dept VALUES (9, 'x', 1)",
+        "DROP TABLE emp",
+        "CREATE TABLE x (a)",
+        "ALTER TABLE emp ADD COLUMN z",
+        "ATTACH DATABASE '/tmp/askdb-attach-test.db' AS x",
+        "PRAGMA user_version = 7",
+        "PRAGMA journal_mode = WAL",
+        "PRAGMA optimize",
+        "VACUUM",
+        "VACUUM INTO '/tmp/askdb-vacuum-test.db'",
+        "REINDEX",
+        "ANALYZE",
+        "BEGIN",
+        "SELECT load_extension('/tmp/nothing')",
+        "SELECT 1; DELETE FROM emp",
+        "WITH x AS (SELECT 1) DELETE FROM emp",
+        "REPLACE INTO dept VALUES (1, 'x', 1)",
+        NULL
+    };
+    unsigned long long before = file_sum(dbpath);
+    askdb_db *db = open_ok();
+    askdb_result *r;
+    struct db_err e;
+    struct stat st;
+    int i;
+
+    (void)state;
+    for (i = 0; bad[i]; i++) {
+        r = NULL;
+        if (db_run(db, bad[i], &r, &e) != ASKDB_ERR_REFUSED)
+            fail_msg("not refused: %s (%s)", bad[i], e.msg);
+        assert_null(r);
+        assert_int_equal(e.ec, ASKDB_EC_REFUSED);
+        assert_non_null(strstr(e.msg, "refused"));
+    }
+    askdb_db_close(db);
+    assert_true(before == file_sum(dbpath));
+    assert_int_equal(stat("/tmp/askdb-attach-test.db", &st), -1);
+    assert_int_equal(stat("/tmp/askdb-vacuum-test.db", &st), -1);
+}
+
+static void introspection_pragmas_are_allowed(void **state)
+{
+    askdb_db *db = open_ok();
+    askdb_result *r = NULL;
+
+    (void)state;
+    assert_int_equal(askdb_db_query(db, "PRAGMA table_info(emp)", &r),
+                     ASKDB_OK);
+    assert_int_equal(r->nrows, 6);
+    askdb_result_free(r);
+    askdb_db_close(db);
+}
+
+static void errors_are_classified(void **state)
+{
+    askdb_db *db = open_ok();
+    struct db_err e;
+
+    (void)state;
+    assert_int_equal(db_check(db, "SELECT nme FROM emp", &e), ASKDB_ERR_DB);
+    assert_int_equal(e.ec, ASKDB_EC_UNKNOWN_COLUMN);
+    assert_string_equal(e.msg, "no such column: nme");
+    db_check(db, "SELECT * FROM emps", &e);
+    assert_int_equal(e.ec, ASKDB_EC_UNKNOWN_TABLE);
+    db_check(db, "SELECT FROM WHERE", &e);
+    assert_int_equal(e.ec, ASKDB_EC_SYNTAX);
+    db_check(db, "SELECT nosuchfn(1)", &e);
+    assert_int_equal(e.ec, ASKDB_EC_RUNTIME);
+    db_check(db, "SELECT id FROM emp, dept", &e);
+    assert_int_equal(e.ec, ASKDB_EC_UNKNOWN_COLUMN); /* ambiguous */
+    assert_int_equal(db_check(db, "  -- only a comment", &e), ASKDB_ERR_DB);
+    assert_int_equal(e.ec, ASKDB_EC_NO_SQL);
+    assert_int_equal(db_check(db, "SELECT 1; -- trailing\n;", &e), ASKDB_OK);
+    askdb_db_close(db);
+}
+
+static void slow_query_is_interrupted_at_the_limit(void **state)
+{
+    askdb_db *db = open_ok(); /* 300 ms */
+    askdb_result *r = NULL;
+    struct db_err e;
+    double t0 = db_now_ms(), ms;
+
+    (void)state;
+    assert_int_equal(db_run(db, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL "
+                                "SELECT x + 1 FROM c) SELECT count(*) FROM c",
+                            &r, &e), ASKDB_ERR_TIMEOUT);
+    ms = db_now_ms() - t0;
+    assert_int_equal(e.ec, ASKDB_EC_TIMEOUT);
+    assert_non_null(strstr(e.msg, "300 ms"));
+    assert_true(ms >= 300 && ms < 3000);
+    /* The handle is usable afterwards. */
+    assert_int_equal(db_run(db, "SELECT 1", &r, &e), ASKDB_OK);
+    askdb_result_free(r);
+    askdb_db_close(db);
+}
+
+static void rows_and_bytes_are_capped(void **state)
+{
+    askdb_config cfg = askdb_config_default();
+    askdb_db *db = NULL;
+    askdb_result *r = NULL;
+    const char *many = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT "
+                       "x + 1 FROM c LIMIT 50) SELECT x, 'abcdefghij' FROM c";
+
+    (void)state;
+    cfg.max_rows = 10;
+    assert_int_equal(askdb_db_open(dbpath, &cfg, &db), ASKDB_OK);
+    assert_int_equal(askdb_db_query(db, many, &r), ASKDB_OK);
+    assert_int_equal(r->nrows, 10);
+    assert_int_equal(r->truncated, 1);
+    askdb_result_free(r);
+    askdb_db_close(db);
+
+    cfg.max_rows = 1000;
+    cfg.max_bytes = 100; /* 18 bytes a row */
+    db = NULL;
+    assert_int_equal(askdb_db_open(dbpath, &cfg, &db), ASKDB_OK);
+    assert_int_equal(askdb_db_query(db, many, &r), ASKDB_OK);
+    assert_int_equal(r->nrows, 6);
+    assert_int_equal(r->truncated, 2);
+    askdb_result_free(r);
+    askdb_db_close(db);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(missing_path_is_an_error_and_creates_nothing),
+        cmocka_unit_test(directory_and_junk_file_are_refused),
+        cmocka_unit_test(schema_reads_keys_samples_and_counts),
+        cmocka_unit_test(schema_text_is_compact_create_table),
+        cmocka_unit_test(query_keeps_value_types),
+        cmocka_unit_test(writes_and_escapes_are_refused),
+        cmocka_unit_test(introspection_pragmas_are_allowed),
+        cmocka_unit_test(errors_are_classified),
+        cmocka_unit_test(slow_query_is_interrupted_at_the_limit),
+        cmocka_unit_test(rows_and_bytes_are_capped),
+    };
+    return cmocka_run_group_tests_name("db", tests, setup, teardown);
+}

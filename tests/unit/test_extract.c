@@ -1,0 +1,159 @@
+/* test_extract.c - SQL taken out of model replies, and its shape check. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "sql/extract.h"
+
+static void expect_sql(const char *reply, const char *want)
+{
+    const char *why = NULL;
+    char *got = sqlx_extract(reply, &why);
+
+    if (!got)
+        fail_msg("no SQL from %s: %s", reply, why);
+    assert_string_equal(got, want);
+    free(got);
+}
+
+static void expect_none(const char *reply)
+{
+    const char *why = NULL;
+    char *got = sqlx_extract(reply, &why);
+
+    assert_null(got);
+    assert_non_null(why);
+}
+
+static void takes_sql_fenced_block(void **state)
+{
+    (void)state;
+    expect_sql("Here you go:\n```sql\nSELECT 1;\n```\nThis counts.",
+               "SELECT 1");
+    expect_sql("```SQL\nSELECT a FROM t\n```", "SELECT a FROM t");
+    expect_sql("```\nWITH x AS (SELECT 1) SELECT * FROM x\n```",
+               "WITH x AS (SELECT 1) SELECT * FROM x");
+}
+
+static void skips_fenced_blocks_without_a_query(void **state)
+{
+    (void)state;
+    expect_sql("```text\nnot sql\n```\n```sql\nSELECT 2\n```", "SELECT 2");
+    expect_sql("```python\nprint(1)\n```\nSELECT 3", "SELECT 3");
+}
+
+static void takes_bare_statement_and_drops_trailing_prose(void **state)
+{
+    (void)state;
+    expect_sql("SELECT name FROM t;", "SELECT name FROM t");
+    expect_sql("The answer is: SELECT name FROM t; This returns names.",
+               "SELECT name FROM t");
+    expect_sql("SELECT a\nFROM t\n\nThis query lists a.", "SELECT a\nFROM t");
+    expect_sql("  SELECT 1 ;;  \n", "SELECT 1");
+}
+
+static void keeps_semicolons_inside_strings(void **state)
+{
+    (void)state;
+    expect_sql("SELECT 'a;b' AS x;", "SELECT 'a;b' AS x");
+    expect_sql("SELECT \"we;ird\" FROM t", "SELECT \"we;ird\" FROM t");
+}
+
+static void unterminated_fence_takes_the_rest(void **state)
+{
+    (void)state;
+    expect_sql("```sql\nSELECT 1 FROM t", "SELECT 1 FROM t");
+}
+
+static void write_statements_are_extracted_for_refusal(void **state)
+{
+    (void)state;
+    expect_sql("DELETE FROM orders;", "DELETE FROM orders");
+    expect_sql("```sql\nDROP TABLE t\n```", "DROP TABLE t");
+    expect_sql("```\nPRAGMA user_version = 3\n```",
+               "PRAGMA user_version = 3");
+    expect_none("I will not delete anything.");
+}
+
+static void reply_without_sql_gives_null(void **state)
+{
+    (void)state;
+    expect_none("I cannot answer that.");
+    expect_none("");
+    expect_none("```sql\n\n```");
+}
+
+static void second_statement_in_fence_is_kept_for_the_guard(void **state)
+{
+    char why[256];
+    const char *w;
+    char *s;
+
+    (void)state;
+    s = sqlx_extract("```sql\nSELECT 1; DROP TABLE t;\n```", &w);
+    assert_non_null(s);
+    assert_int_equal(sqlx_check_readonly(s, why, sizeof why), -1);
+    assert_non_null(strstr(why, "more than one statement"));
+    free(s);
+}
+
+static void check_accepts_queries_only(void **state)
+{
+    char why[256];
+
+    (void)state;
+    assert_int_equal(sqlx_check_readonly("SELECT 1", why, sizeof why), 0);
+    assert_int_equal(sqlx_check_readonly("with x as (select 1) select * "
+                                         "from x", why, sizeof why), 0);
+    assert_int_equal(sqlx_check_readonly("(SELECT 1) UNION SELECT 2", why,
+                                         sizeof why), 0);
+    assert_int_equal(sqlx_check_readonly("-- c\nSELECT 1", why, sizeof why),
+                     0);
+    assert_int_equal(sqlx_check_readonly("DELETE FROM t", why, sizeof why),
+                     -1);
+    assert_non_null(strstr(why, "'DELETE'"));
+    assert_int_equal(sqlx_check_readonly("PRAGMA user_version=1", why,
+                                         sizeof why), -1);
+    assert_int_equal(sqlx_check_readonly("SELECT 'x", why, sizeof why), -1);
+    assert_non_null(strstr(why, "unterminated"));
+    assert_int_equal(sqlx_check_readonly("  ", why, sizeof why), -1);
+}
+
+static void tokenizer_handles_quotes_and_comments(void **state)
+{
+    int kind;
+
+    (void)state;
+    assert_int_equal(sqlx_token("'it''s' x", &kind), 7);
+    assert_int_equal(kind, SQLX_STRING);
+    assert_int_equal(sqlx_token("[a b] x", &kind), 5);
+    assert_int_equal(kind, SQLX_IDENT);
+    assert_int_equal(sqlx_token("`a` x", &kind), 3);
+    assert_int_equal(sqlx_token("/* c */x", &kind), 7);
+    assert_int_equal(kind, SQLX_COMMENT);
+    assert_int_equal(sqlx_token("1.5e-3+", &kind), 6);
+    assert_int_equal(kind, SQLX_NUMBER);
+    sqlx_token("'open", &kind);
+    assert_int_equal(kind, SQLX_UNTERMINATED);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(takes_sql_fenced_block),
+        cmocka_unit_test(skips_fenced_blocks_without_a_query),
+        cmocka_unit_test(takes_bare_statement_and_drops_trailing_prose),
+        cmocka_unit_test(keeps_semicolons_inside_strings),
+        cmocka_unit_test(unterminated_fence_takes_the_rest),
+        cmocka_unit_test(write_statements_are_extracted_for_refusal),
+        cmocka_unit_test(reply_without_sql_gives_null),
+        cmocka_unit_test(second_statement_in_fence_is_kept_for_the_guard),
+        cmocka_unit_test(check_accepts_queries_only),
+        cmocka_unit_test(tokenizer_handles_quotes_and_comments),
+    };
+    return cmocka_run_group_tests_name("extract", tests, NULL, NULL);
+}
