@@ -66,6 +66,16 @@ struct llm {
 askdb_status llm_new(const askdb_config *cfg, llm **out, char *err,
                      size_t errlen);
 
+/*
+** The provider llm_new() would create for cfg: "openai", "anthropic",
+** "local" or "custom" (static strings), or NULL when cfg->provider names
+** none of them. An explicit provider wins; else an llm_fn means custom;
+** else a URL or key means anthropic (URL contains "anthropic.com" or key
+** starts with "sk-ant-") or openai; else local. Empty strings count as
+** unset.
+*/
+const char *llm_choose(const askdb_config *cfg);
+
 /* Ask for one reply. On failure out->text is NULL and llm_errmsg() says
 ** why: ASKDB_ERR_LLM_UNREACHABLE (refused, DNS, timeout, retries used up on
 ** connection errors) or ASKDB_ERR_LLM (HTTP error status, bad reply). */

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# deps.sh - install the Debian packages askdb builds and tests with.
+# Idempotent: installs only what is missing; needs root (or sudo) then.
+set -euo pipefail
+
+pkgs=(build-essential pkg-config cmake git sqlite3 libsqlite3-dev
+      libcurl4-openssl-dev libjansson-dev libmicrohttpd-dev libedit-dev
+      libcmocka-dev python3 valgrind ca-certificates)
+
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+        missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "deps: installing ${missing[*]}"
+SUDO=
+if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || {
+        echo "deps: need root or sudo to install: ${missing[*]}" >&2
+        exit 1
+    }
+    SUDO=sudo
+fi
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null

@@ -1,0 +1,298 @@
+/* anthropic.c - the Anthropic Messages API provider. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/json.h"
+#include "llm/http.h"
+#include "llm/llm.h"
+#include "llm/provider.h"
+
+/*
+** POST {base}/messages. The Messages API differs from Chat Completions:
+** system text goes in a top-level "system" field (several system messages
+** are joined), user and assistant turns must alternate (consecutive turns
+** of one role are merged, joined by a blank line), max_tokens is required,
+** and there is no seed. The reply text is the concatenation of the "text"
+** blocks of content[]; streamed, of the text_delta events. Usage is
+** input_tokens/output_tokens (message_start and message_delta events when
+** streamed).
+*/
+
+#define ANTHROPIC_VERSION "2023-06-01"
+
+struct anthropic {
+    llm base;                /* first: llm_free() frees through it */
+    struct http_client *http;
+    char *key_header;        /* "x-api-key: KEY", or NULL */
+    const char *model;       /* borrowed from the config */
+    int stream;
+    int max_tokens;
+};
+
+static const struct llm_http_setup setup = {
+    "Anthropic", "https://api.anthropic.com/v1", "/messages",
+    "--api-key, ASKDB_API_KEY or ANTHROPIC_API_KEY"};
+
+/* Append {"role": role, "content": text} to msgs; returns non-zero on
+** failure. */
+static int add_turn(json_t *msgs, const char *role, const struct buf *text)
+{
+    json_t *msg = json_object();
+    int bad = !msg || buf_err(text);
+
+    bad |= jsonx_set_str(msg, "role", role) != 0;
+    bad |= jsonx_set_str(msg, "content", text->data ? text->data : "") != 0;
+    bad |= json_array_append_new(msgs, msg) != 0;
+    return bad;
+}
+
+/* Fill body's "system" and "messages" from the chat messages, merging
+** consecutive turns of one role. Returns non-zero when out of memory. */
+static int put_messages(json_t *body, const struct llm_request *req)
+{
+    json_t *msgs = json_array();
+    struct buf sys, turn;
+    const char *role = NULL;
+    int i, bad = !msgs;
+
+    buf_init(&sys, 0);
+    buf_init(&turn, 0);
+    for (i = 0; !bad && i < req->nmsgs; i++) {
+        const struct llm_msg *mm = &req->msgs[i];
+
+        if (strcmp(mm->role, "system") == 0) {
+            if (sys.len)
+                buf_puts(&sys, "\n\n");
+            buf_puts(&sys, mm->content);
+            continue;
+        }
+        if (role && strcmp(role, mm->role) == 0) {
+            buf_puts(&turn, "\n\n");
+        } else {
+            if (role)
+                bad |= add_turn(msgs, role, &turn);
+            buf_reset(&turn);
+            role = mm->role;
+        }
+        buf_puts(&turn, mm->content);
+    }
+    if (role)
+        bad |= add_turn(msgs, role, &turn);
+    if (sys.len)
+        bad |= buf_err(&sys) || jsonx_set_str(body, "system", sys.data) != 0;
+    bad |= json_object_set(body, "messages", msgs) != 0;
+    json_decref(msgs);
+    buf_free(&sys);
+    buf_free(&turn);
+    return bad;
+}
+
+/* The request body; the caller json_decref()s it. NULL when out of
+** memory. */
+static json_t *make_body(const struct anthropic *a,
+                         const struct llm_request *req)
+{
+    json_t *body = json_object(), *stop;
+    int i, bad = !body;
+
+    bad |= jsonx_set_str(body, "model", a->model) != 0;
+    bad |= json_object_set_new(body, "max_tokens",
+                               json_integer(req->max_tokens > 0
+                                                ? req->max_tokens
+                                                : a->max_tokens)) != 0;
+    bad |= bad || put_messages(body, req);
+    bad |= json_object_set_new(body, "temperature",
+                               json_real(req->temperature)) != 0;
+    if (req->stop && req->stop[0]) {
+        stop = json_array();
+        bad |= json_object_set_new(body, "stop_sequences", stop) != 0;
+        for (i = 0; !bad && req->stop[i]; i++)
+            bad |= json_array_append_new(stop, json_string(req->stop[i])) != 0;
+    }
+    if (a->stream)
+        bad |= json_object_set_new(body, "stream", json_true()) != 0;
+    if (bad) {
+        json_decref(body);
+        return NULL;
+    }
+    return body;
+}
+
+/* Token counts from a usage object; absent fields leave counts as they
+** are (message_delta carries only output_tokens). */
+static void take_usage(struct llm_acc *a, const json_t *usage)
+{
+    long long in = jsonx_int(usage, "input_tokens", -1);
+    long long out = jsonx_int(usage, "output_tokens", -1);
+
+    if (in >= 0)
+        a->prompt_tokens = (long)in;
+    if (out >= 0)
+        a->completion_tokens = (long)out;
+}
+
+/* Append the text of a content block or text delta ({"type":"text",
+** "text":...} / {"type":"text_delta","text":...}); other types are
+** skipped (tool use, thinking). */
+static void take_text(struct llm_acc *a, const json_t *block, const char *kind)
+{
+    const char *type = jsonx_str(block, "type");
+    json_t *text = json_object_get(block, "text");
+
+    if (type && strcmp(type, kind) != 0)
+        return;
+    if (json_is_string(text))
+        llm_acc_text(a, json_string_value(text), json_string_length(text));
+}
+
+/* One streamed event. The JSON "type" names it (the SSE event name is the
+** fallback). Malformed events are skipped. */
+static void on_event(void *ud, const char *event, const char *data,
+                     size_t len)
+{
+    struct llm_acc *a = ud;
+    json_t *root = json_loadb(data, len, 0, NULL);
+    const char *type;
+
+    if (!json_is_object(root))
+        goto out;
+    type = jsonx_str(root, "type");
+    if (!type)
+        type = event;
+    if (strcmp(type, "content_block_delta") == 0)
+        take_text(a, json_object_get(root, "delta"), "text_delta");
+    else if (strcmp(type, "message_start") == 0)
+        take_usage(a, json_object_get(json_object_get(root, "message"),
+                                      "usage"));
+    else if (strcmp(type, "message_delta") == 0)
+        take_usage(a, json_object_get(root, "usage"));
+    else if (strcmp(type, "error") == 0)
+        llm_acc_error(a, json_object_get(root, "error"));
+out:
+    json_decref(root);
+}
+
+/* A whole (non-streamed) message body. */
+static void read_body(struct llm_acc *a, const json_t *root)
+{
+    json_t *content = json_object_get(root, "content");
+    size_t i;
+
+    if (json_object_get(root, "error")) {
+        llm_acc_error(a, json_object_get(root, "error"));
+        return;
+    }
+    for (i = 0; i < json_array_size(content); i++)
+        take_text(a, json_array_get(content, i), "text");
+    take_usage(a, json_object_get(root, "usage"));
+}
+
+/* llm_vtab.complete: one message. */
+static askdb_status anthropic_complete(llm *m, const struct llm_request *req,
+                                       struct llm_reply *out)
+{
+    struct anthropic *a = (struct anthropic *)m;
+    const char *headers[3] = {"anthropic-version: " ANTHROPIC_VERSION,
+                              a->key_header, NULL};
+    struct http_post post;
+    struct http_reply hr;
+    struct llm_acc acc;
+    json_t *body = NULL, *root = NULL;
+    char *text = NULL;
+    askdb_status rc = ASKDB_ERR_NOMEM;
+
+    llm_acc_init(&acc, req, a->stream);
+    body = make_body(a, req);
+    text = body ? jsonx_dump(body) : NULL;
+    if (!text) {
+        snprintf(m->errmsg, sizeof m->errmsg, "out of memory building the "
+                                              "request");
+        goto out;
+    }
+    memset(&post, 0, sizeof post);
+    post.body = text;
+    post.len = strlen(text);
+    post.headers = headers;
+    post.on_event = a->stream ? on_event : NULL;
+    post.ud = &acc;
+    rc = http_post_json(a->http, &post, &hr, m->errmsg, sizeof m->errmsg);
+    out->http_status = hr.status;
+    out->retries = hr.retries;
+    if (rc)
+        goto out;
+    if (!hr.streamed) {
+        root = llm_parse_body(a->http, hr.body, hr.len, m->errmsg,
+                              sizeof m->errmsg);
+        if (!root) {
+            rc = ASKDB_ERR_LLM;
+            goto out;
+        }
+        read_body(&acc, root);
+    }
+    rc = llm_acc_finish(&acc, a->http, "content[].text", out, m->errmsg,
+                        sizeof m->errmsg);
+out:
+    llm_acc_free(&acc);
+    json_decref(root);
+    json_decref(body);
+    free(text);
+    return rc;
+}
+
+/* llm_vtab.destroy */
+static void anthropic_destroy(llm *m)
+{
+    struct anthropic *a = (struct anthropic *)m;
+
+    http_client_free(a->http);
+    free(a->key_header);
+    free(a);
+}
+
+static const struct llm_vtab anthropic_vtab = {"anthropic", anthropic_complete,
+                                               anthropic_destroy};
+
+/*
+** Create the Anthropic provider for cfg (see llm.h). Needs cfg->model;
+** cfg->llm_url defaults to https://api.anthropic.com/v1.
+*/
+askdb_status llm_anthropic_new(const askdb_config *cfg, llm **out, char *err,
+                               size_t errlen)
+{
+    struct anthropic *a = NULL;
+    struct buf hdr;
+    askdb_status rc = ASKDB_ERR_NOMEM;
+
+    *out = NULL;
+    buf_init(&hdr, 0);
+    a = calloc(1, sizeof *a);
+    if (!a) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    a->base.vt = &anthropic_vtab;
+    a->model = cfg->model;
+    a->stream = cfg->stream != 0;
+    a->max_tokens = cfg->max_tokens > 0 ? cfg->max_tokens : 512;
+    rc = llm_http_open(cfg, &setup, &a->http, err, errlen);
+    if (rc)
+        goto out;
+    if (cfg->api_key && *cfg->api_key) {
+        buf_printf(&hdr, "x-api-key: %s", cfg->api_key);
+        a->key_header = buf_steal(&hdr);
+        if (!a->key_header) {
+            rc = ASKDB_ERR_NOMEM;
+            snprintf(err, errlen, "out of memory");
+            goto out;
+        }
+    }
+    *out = &a->base;
+    a = NULL;
+out:
+    buf_free(&hdr);
+    if (a)
+        anthropic_destroy(&a->base);
+    return rc;
+}

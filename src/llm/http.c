@@ -1,0 +1,871 @@
+/* http.c - libcurl wrapper for the HTTP model providers (policy in http.h). */
+#include "llm/http.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "core/buf.h"
+#include "core/json.h"
+
+/*
+** One try of a request runs curl_easy_perform() with two callbacks:
+** on_header watches for Retry-After, on_write decides on the first body
+** bytes whether the reply is a stream (2xx to a request that asked for one
+** and not labelled application/json) and then either parses SSE lines as
+** they arrive or appends to the capped body buffer. The loop in
+** http_post_json() classifies the outcome (ok / retry / fail), sleeps and
+** tries again, or turns the failure into a message.
+*/
+
+#define CONNECT_TIMEOUT_MS 5000L
+#define DEFAULT_TIMEOUT_MS 120000L
+#define BACKOFF_BASE_MS 250L
+#define BACKOFF_CAP_MS 8000L
+#define RETRY_AFTER_CAP_S 60L
+#define SNIPPET_MAX 200
+#define REDACT_MIN_KEY 6   /* shorter "keys" are placeholders, not secrets */
+
+enum { MODE_UNKNOWN, MODE_BODY, MODE_SSE };
+enum { OUT_OK, OUT_RETRY, OUT_FAIL };
+
+/* Incremental server-sent-events parser state. */
+struct sse {
+    struct buf line;   /* the line being read (may span chunks) */
+    struct buf data;   /* data lines of the event being assembled */
+    char event[64];    /* its event name */
+    int has_data;
+    int cr;            /* last byte was \r: a following \n is its pair */
+};
+
+struct http_client {
+    CURL *curl;
+    char *url;
+    char *model;
+    char *key;
+    char *key_hint;
+    long timeout_ms;
+    int retries;
+    long base_ms;
+    uint64_t rng;                    /* xorshift64 state for jitter */
+    char curl_err[CURL_ERROR_SIZE];
+
+    /* State of the current try, reset by try_once(). */
+    const struct http_post *req;
+    struct buf body;
+    struct sse sse;
+    int mode;
+    size_t received;
+    int too_big;
+    int oom;
+    long events;
+    long retry_after_ms;             /* -1: the server sent none */
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc = CURLE_OK;
+
+/* curl_global_init is not thread-safe, so it runs exactly once. It is never
+** undone: the library cannot know when the last user has gone. */
+static void curl_init_once(void)
+{
+    curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* Next value of a xorshift64 generator; *s must be non-zero. */
+static uint64_t xorshift64(uint64_t *s)
+{
+    uint64_t x = *s;
+
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *s = x;
+    return x;
+}
+
+/* Backoff base from ASKDB_RETRY_BASE_MS (0..10000), else the default. */
+static long retry_base_ms(void)
+{
+    const char *v = getenv("ASKDB_RETRY_BASE_MS");
+    char *end = NULL;
+    long n;
+
+    if (!v || !*v)
+        return BACKOFF_BASE_MS;
+    errno = 0;
+    n = strtol(v, &end, 10);
+    if (errno || *end || n < 0 || n > 10000)
+        return BACKOFF_BASE_MS;
+    return n;
+}
+
+/* A seed that differs between clients and runs. */
+static uint64_t seed_for(const void *p)
+{
+    struct timespec ts;
+    uint64_t s;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    s = (uint64_t)(uintptr_t)p ^ ((uint64_t)time(NULL) << 32) ^
+        (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20);
+    s ^= 0x9e3779b97f4a7c15ULL;
+    return s ? s : 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Server-sent events                                                  */
+/* ------------------------------------------------------------------ */
+
+static void sse_reset(struct sse *s)
+{
+    buf_reset(&s->line);
+    buf_reset(&s->data);
+    s->event[0] = '\0';
+    s->has_data = 0;
+    s->cr = 0;
+}
+
+/* Hand the assembled event (if it had data) to the caller; start anew. */
+static void sse_dispatch(struct http_client *c)
+{
+    struct sse *s = &c->sse;
+
+    if (s->has_data && !buf_err(&s->data)) {
+        c->events++;
+        c->req->on_event(c->req->ud, s->event[0] ? s->event : "message",
+                         s->data.data ? s->data.data : "", s->data.len);
+    }
+    buf_reset(&s->data);
+    s->has_data = 0;
+    s->event[0] = '\0';
+}
+
+/*
+** Process the complete line in s->line: a blank line ends an event, ':'
+** starts a comment, "data" and "event" fields are kept, other fields (id,
+** retry, unknown) are ignored. Returns -1 when a buffer overflowed.
+*/
+static int sse_line(struct http_client *c)
+{
+    struct sse *s = &c->sse;
+    const char *l = s->line.data ? s->line.data : "";
+    size_t n = s->line.len, flen, vlen;
+    const char *colon, *v;
+
+    if (buf_err(&s->line))
+        return -1;
+    if (n == 0) {
+        sse_dispatch(c);
+    } else if (l[0] != ':') {
+        colon = memchr(l, ':', n);
+        flen = colon ? (size_t)(colon - l) : n;
+        v = colon ? colon + 1 : l + n;
+        vlen = n - (size_t)(v - l);
+        if (vlen && *v == ' ') {
+            v++;
+            vlen--;
+        }
+        if (flen == 4 && memcmp(l, "data", 4) == 0) {
+            if (s->has_data)
+                buf_putc(&s->data, '\n');
+            buf_append(&s->data, v, vlen);
+            s->has_data = 1;
+        } else if (flen == 5 && memcmp(l, "event", 5) == 0) {
+            if (vlen >= sizeof s->event)
+                vlen = sizeof s->event - 1;
+            memcpy(s->event, v, vlen);
+            s->event[vlen] = '\0';
+        }
+    }
+    buf_reset(&s->line);
+    return buf_err(&s->data) ? -1 : 0;
+}
+
+/* Feed n bytes of the stream; lines end in \n, \r\n or \r and may be split
+** anywhere across calls. Returns -1 when a buffer overflowed. */
+static int sse_feed(struct http_client *c, const char *p, size_t n)
+{
+    struct sse *s = &c->sse;
+    size_t i = 0, j;
+
+    while (i < n) {
+        if (s->cr && p[i] == '\n') {
+            s->cr = 0;
+            i++;
+            continue;
+        }
+        s->cr = 0;
+        j = i;
+        while (j < n && p[j] != '\r' && p[j] != '\n')
+            j++;
+        buf_append(&s->line, p + i, j - i);
+        if (j == n)
+            break;
+        s->cr = p[j] == '\r';
+        if (sse_line(c))
+            return -1;
+        i = j + 1;
+    }
+    return buf_err(&s->line) ? -1 : 0;
+}
+
+/* End of stream: finish a last line and event even without the blank line
+** the protocol asks for (lenient: some servers omit it). */
+static void sse_finish(struct http_client *c)
+{
+    if (c->sse.line.len && sse_line(c))
+        return;
+    sse_dispatch(c);
+}
+
+/* ------------------------------------------------------------------ */
+/* curl callbacks                                                      */
+/* ------------------------------------------------------------------ */
+
+/* Parse a Retry-After value (seconds or an HTTP-date) into
+** c->retry_after_ms, capped at RETRY_AFTER_CAP_S. */
+static void parse_retry_after(struct http_client *c, const char *p, size_t n)
+{
+    char v[128];
+    char *end = NULL;
+    long secs;
+    time_t t;
+
+    while (n && (*p == ' ' || *p == '\t')) {
+        p++;
+        n--;
+    }
+    while (n && (p[n - 1] == '\r' || p[n - 1] == '\n' || p[n - 1] == ' ' ||
+                 p[n - 1] == '\t'))
+        n--;
+    if (n == 0 || n >= sizeof v)
+        return;
+    memcpy(v, p, n);
+    v[n] = '\0';
+    if (v[0] >= '0' && v[0] <= '9') {
+        errno = 0;
+        secs = strtol(v, &end, 10);
+        if (*end || (errno && errno != ERANGE))
+            return;
+    } else {
+        t = curl_getdate(v, NULL);
+        if (t == (time_t)-1)
+            return;
+        secs = t > time(NULL) ? (long)(t - time(NULL)) : 0;
+    }
+    if (secs < 0 || secs > RETRY_AFTER_CAP_S)
+        secs = secs < 0 ? 0 : RETRY_AFTER_CAP_S;
+    c->retry_after_ms = secs * 1000;
+}
+
+/* CURLOPT_HEADERFUNCTION: one header line at a time. */
+static size_t on_header(char *p, size_t size, size_t n, void *ud)
+{
+    struct http_client *c = ud;
+    size_t len = size * n;
+
+    if (len >= 5 && memcmp(p, "HTTP/", 5) == 0)
+        c->retry_after_ms = -1;   /* a new response (e.g. after 100) */
+    else if (len > 12 && strncasecmp(p, "retry-after:", 12) == 0)
+        parse_retry_after(c, p + 12, len - 12);
+    return len;
+}
+
+/* Decide, at the first body bytes, whether this reply is a stream. */
+static void pick_mode(struct http_client *c)
+{
+    long code = 0;
+    char *ct = NULL;
+
+    curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_getinfo(c->curl, CURLINFO_CONTENT_TYPE, &ct);
+    c->mode = MODE_BODY;
+    if (c->req->on_event && code >= 200 && code < 300 &&
+        !(ct && strncasecmp(ct, "application/json", 16) == 0))
+        c->mode = MODE_SSE;
+}
+
+/* CURLOPT_WRITEFUNCTION: returning less than given aborts the transfer. */
+static size_t on_write(char *p, size_t size, size_t n, void *ud)
+{
+    struct http_client *c = ud;
+    size_t len = size * n;
+
+    if (c->mode == MODE_UNKNOWN)
+        pick_mode(c);
+    if (len > HTTP_MAX_REPLY - c->received) {
+        c->too_big = 1;
+        return 0;
+    }
+    c->received += len;
+    if (c->mode == MODE_SSE) {
+        if (sse_feed(c, p, len)) {
+            c->oom = buf_err(&c->sse.line) == BUF_ENOMEM ||
+                     buf_err(&c->sse.data) == BUF_ENOMEM;
+            c->too_big = !c->oom;
+            return 0;
+        }
+        return len;
+    }
+    buf_append(&c->body, p, len);
+    if (buf_err(&c->body)) {
+        c->oom = buf_err(&c->body) == BUF_ENOMEM;
+        c->too_big = !c->oom;
+        return 0;
+    }
+    return len;
+}
+
+/* ------------------------------------------------------------------ */
+/* Client                                                              */
+/* ------------------------------------------------------------------ */
+
+askdb_status http_client_new(const struct http_config *cfg,
+                             struct http_client **out, char *err,
+                             size_t errlen)
+{
+    struct http_client *c = NULL;
+    askdb_status rc = ASKDB_ERR_NOMEM;
+    long connect_ms;
+    int bad = 0;
+
+    *out = NULL;
+    if (pthread_once(&curl_once, curl_init_once) != 0 ||
+        curl_init_rc != CURLE_OK) {
+        snprintf(err, errlen, "cannot start libcurl: %s",
+                 curl_easy_strerror(curl_init_rc));
+        return ASKDB_ERR_UNSUPPORTED;
+    }
+    c = calloc(1, sizeof *c);
+    if (!c)
+        goto out;
+    buf_init(&c->body, HTTP_MAX_REPLY);
+    buf_init(&c->sse.line, HTTP_MAX_REPLY);
+    buf_init(&c->sse.data, HTTP_MAX_REPLY);
+    c->url = strdup(cfg->url);
+    c->model = strdup(cfg->model ? cfg->model : "");
+    c->key = cfg->key ? strdup(cfg->key) : NULL;
+    c->key_hint = strdup(cfg->key_hint ? cfg->key_hint : "--api-key");
+    if (!c->url || !c->model || (cfg->key && !c->key) || !c->key_hint)
+        goto out;
+    c->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : DEFAULT_TIMEOUT_MS;
+    c->retries = cfg->retries > 0 ? cfg->retries : 0;
+    c->base_ms = retry_base_ms();
+    c->rng = seed_for(c);
+    c->retry_after_ms = -1;
+    c->curl = curl_easy_init();
+    if (!c->curl) {
+        rc = ASKDB_ERR_UNSUPPORTED;
+        snprintf(err, errlen, "cannot start libcurl (curl_easy_init failed)");
+        goto out;
+    }
+    connect_ms = c->timeout_ms < CONNECT_TIMEOUT_MS ? c->timeout_ms
+                                                    : CONNECT_TIMEOUT_MS;
+    bad |= curl_easy_setopt(c->curl, CURLOPT_URL, c->url) != CURLE_OK;
+    bad |= curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https") !=
+           CURLE_OK;
+    bad |= curl_easy_setopt(c->curl, CURLOPT_POST, 1L) != CURLE_OK;
+    bad |= curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L) != CURLE_OK;
+    bad |= curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT_MS, connect_ms) !=
+           CURLE_OK;
+    bad |= curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, c->timeout_ms) !=
+           CURLE_OK;
+    bad |= curl_easy_setopt(c->curl, CURLOPT_TCP_KEEPALIVE, 1L) != CURLE_OK;
+    bad |= curl_easy_setopt(c->curl, CURLOPT_USERAGENT, "askdb") != CURLE_OK;
+    bad |= curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, c->curl_err) !=
+           CURLE_OK;
+    bad |= curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_write) !=
+           CURLE_OK;
+    bad |= curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, c) != CURLE_OK;
+    bad |= curl_easy_setopt(c->curl, CURLOPT_HEADERFUNCTION, on_header) !=
+           CURLE_OK;
+    bad |= curl_easy_setopt(c->curl, CURLOPT_HEADERDATA, c) != CURLE_OK;
+    if (bad) {
+        rc = ASKDB_ERR_UNSUPPORTED;
+        snprintf(err, errlen, "this libcurl lacks an option askdb needs "
+                              "(libcurl 7.85 or newer is required)");
+        goto out;
+    }
+    *out = c;
+    c = NULL;
+    rc = ASKDB_OK;
+out:
+    if (rc == ASKDB_ERR_NOMEM)
+        snprintf(err, errlen, "out of memory creating the HTTP client");
+    http_client_free(c);
+    return rc;
+}
+
+void http_client_free(struct http_client *c)
+{
+    if (!c)
+        return;
+    if (c->curl)
+        curl_easy_cleanup(c->curl);
+    free(c->url);
+    free(c->model);
+    free(c->key);
+    free(c->key_hint);
+    buf_free(&c->body);
+    buf_free(&c->sse.line);
+    buf_free(&c->sse.data);
+    free(c);
+}
+
+char *http_endpoint(const char *base, const char *dflt, const char *suffix)
+{
+    struct buf b;
+    size_t n, slen = strlen(suffix);
+
+    if (!base || !*base)
+        base = dflt;
+    n = strlen(base);
+    while (n && base[n - 1] == '/')
+        n--;
+    buf_init(&b, 0);
+    buf_append(&b, base, n);
+    if (n < slen || memcmp(base + n - slen, suffix, slen) != 0)
+        buf_puts(&b, suffix);
+    return buf_steal(&b);
+}
+
+int http_url_ok(const char *url)
+{
+    return strncasecmp(url, "http://", 7) == 0 ||
+           strncasecmp(url, "https://", 8) == 0;
+}
+
+const char *http_url(const struct http_client *c)
+{
+    return c->url;
+}
+
+void http_redact(const struct http_client *c, char *msg, size_t size)
+{
+    struct buf b;
+    const char *p, *hit;
+    size_t klen;
+
+    if (!c || !c->key || !msg || size == 0)
+        return;
+    klen = strlen(c->key);
+    if (klen < REDACT_MIN_KEY || !strstr(msg, c->key))
+        return;
+    buf_init(&b, 0);
+    p = msg;
+    for (;;) {
+        hit = strstr(p, c->key);
+        if (!hit)
+            break;
+        buf_append(&b, p, (size_t)(hit - p));
+        buf_puts(&b, "[redacted]");
+        p = hit + klen;
+    }
+    buf_puts(&b, p);
+    if (buf_err(&b))
+        snprintf(msg, size, "(message withheld: out of memory)");
+    else
+        snprintf(msg, size, "%s", b.data);
+    buf_free(&b);
+}
+
+/* ------------------------------------------------------------------ */
+/* Messages                                                            */
+/* ------------------------------------------------------------------ */
+
+static const char *reason_phrase(long code)
+{
+    switch (code) {
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 402: return "Payment Required";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 413: return "Payload Too Large";
+    case 422: return "Unprocessable Entity";
+    case 429: return "Too Many Requests";
+    case 500: return "Internal Server Error";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    case 529: return "Overloaded";
+    default: return "";
+    }
+}
+
+void http_put_snippet(struct buf *m, const char *s, size_t n)
+{
+    size_t i, cut = n;
+
+    while (cut && (s[cut - 1] == ' ' || s[cut - 1] == '\n' ||
+                   s[cut - 1] == '\r' || s[cut - 1] == '\t'))
+        cut--;
+    n = cut;
+    if (cut > SNIPPET_MAX) {
+        cut = SNIPPET_MAX;
+        while (cut && ((unsigned char)s[cut] & 0xC0) == 0x80)
+            cut--;
+    }
+    for (i = 0; i < cut; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        buf_putc(m, ch < 0x20 || ch == 0x7f ? ' ' : (char)ch);
+    }
+    if (cut < n)
+        buf_puts(m, "...");
+}
+
+/* Append ": <what the server said>" from an error body: error.message,
+** error (a string), message or detail, else the raw text. */
+static void put_body_message(struct buf *m, const char *body, size_t len)
+{
+    json_t *root = NULL, *e;
+    const char *s = NULL;
+
+    if (!body || len == 0)
+        return;
+    root = json_loadb(body, len, 0, NULL);
+    if (root) {
+        e = json_object_get(root, "error");
+        s = jsonx_str(e, "message");
+        if (!s && json_is_string(e))
+            s = json_string_value(e);
+        if (!s)
+            s = jsonx_str(root, "message");
+        if (!s)
+            s = jsonx_str(root, "detail");
+    }
+    buf_puts(m, ": ");
+    if (s)
+        http_put_snippet(m, s, strlen(s));
+    else
+        http_put_snippet(m, body, len);
+    json_decref(root);
+}
+
+static void put_retries(struct buf *m, int n)
+{
+    if (n > 0)
+        buf_printf(m, " after %d %s", n, n == 1 ? "retry" : "retries");
+}
+
+/* The message for an HTTP error status. */
+static void describe_status(struct http_client *c, long code, int attempt,
+                            struct buf *m)
+{
+    const char *reason = reason_phrase(code);
+    const char *sp = *reason ? " " : "";
+
+    if (code == 429) {
+        buf_printf(m, "model endpoint %s rate limited the request (429 %s)",
+                   c->url, reason);
+        put_retries(m, attempt);
+    } else {
+        buf_printf(m, "model endpoint %s answered %ld%s%s", c->url, code, sp,
+                   reason);
+        put_retries(m, attempt);
+    }
+    put_body_message(m, c->body.data, c->body.len);
+    if (code == 401 && c->key)
+        buf_printf(m, " (check the API key: %s)", c->key_hint);
+    else if (code == 401)
+        buf_printf(m, " (no API key was sent: set one with %s)", c->key_hint);
+    else if (code == 403)
+        buf_printf(m, " (the API key may not have access to model '%s': "
+                      "check %s)", c->model, c->key_hint);
+    else if (code == 404)
+        buf_printf(m, " (check the URL path and the model name '%s' "
+                      "(--model or ASKDB_MODEL); the base URL of an "
+                      "OpenAI-compatible server usually ends in /v1)",
+                   c->model);
+    else if (code == 429)
+        buf_puts(m, " (wait a little and try again, raise --retries, "
+                    "or check the account's rate limits)");
+    else if (code >= 500)
+        buf_puts(m, " (the server is failing or overloaded; try again "
+                    "later)");
+    else if (code >= 300 && code < 400)
+        buf_puts(m, " (redirects are not followed; set --llm-url to the "
+                    "final URL)");
+}
+
+/* The reason a connection failed, e.g. "connection refused". */
+static void put_os_error(struct http_client *c, struct buf *m, CURLcode cc)
+{
+    long os = 0;
+    char tmp[128];
+
+    curl_easy_getinfo(c->curl, CURLINFO_OS_ERRNO, &os);
+    if (os == ECONNREFUSED)
+        buf_puts(m, "connection refused");
+    else if (os && strerror_r((int)os, tmp, sizeof tmp) == 0)
+        buf_puts(m, tmp);
+    else
+        buf_puts(m, c->curl_err[0] ? c->curl_err : curl_easy_strerror(cc));
+}
+
+/* Build the message for a failed request; returns its status. */
+static askdb_status describe(struct http_client *c, CURLcode cc, long code,
+                             int attempt, struct buf *m)
+{
+    long sent = 0;
+
+    if (cc == CURLE_OK) {
+        if (code < 100) {
+            buf_printf(m, "model endpoint %s did not answer with an HTTP "
+                          "status (is --llm-url an HTTP model server?)",
+                       c->url);
+            return ASKDB_ERR_LLM;
+        }
+        describe_status(c, code, attempt, m);
+        return ASKDB_ERR_LLM;
+    }
+    if (c->oom) {
+        buf_printf(m, "out of memory reading the reply from %s", c->url);
+        return ASKDB_ERR_NOMEM;
+    }
+    if (c->too_big) {
+        buf_printf(m, "the reply from model endpoint %s is larger than "
+                      "%u MiB (is --llm-url pointing at a model server?)",
+                   c->url, HTTP_MAX_REPLY >> 20);
+        return ASKDB_ERR_LLM;
+    }
+    switch (cc) {
+    case CURLE_COULDNT_CONNECT:
+        buf_printf(m, "cannot reach model at %s: ", c->url);
+        put_os_error(c, m, cc);
+        buf_puts(m, " (is the server running? set --llm-url or "
+                    "ASKDB_LLM_URL)");
+        break;
+    case CURLE_COULDNT_RESOLVE_HOST:
+        buf_printf(m, "cannot reach model at %s: cannot resolve the host "
+                      "name (check the host in --llm-url or ASKDB_LLM_URL, "
+                      "and the network)", c->url);
+        break;
+    case CURLE_COULDNT_RESOLVE_PROXY:
+        buf_printf(m, "cannot reach model at %s: cannot resolve the proxy "
+                      "(check http_proxy / https_proxy)", c->url);
+        break;
+    case CURLE_OPERATION_TIMEDOUT:
+        curl_easy_getinfo(c->curl, CURLINFO_REQUEST_SIZE, &sent);
+        if (sent > 0) {
+            buf_printf(m, "model at %s did not answer within %ld ms (the "
+                          "model may be slow or overloaded; raise "
+                          "--llm-timeout, in milliseconds)",
+                       c->url, c->timeout_ms);
+        } else {
+            buf_printf(m, "cannot reach model at %s: connecting timed out",
+                       c->url);
+            put_retries(m, attempt);
+            buf_puts(m, " (is the host up? check --llm-url or "
+                        "ASKDB_LLM_URL)");
+        }
+        break;
+    case CURLE_GOT_NOTHING:
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+        if (c->events > 0)
+            buf_printf(m, "model at %s dropped the connection in the middle "
+                          "of a streamed reply", c->url);
+        else if (cc == CURLE_GOT_NOTHING)
+            buf_printf(m, "model at %s closed the connection without "
+                          "replying", c->url);
+        else if (cc == CURLE_PARTIAL_FILE)
+            buf_printf(m, "model at %s cut its reply short", c->url);
+        else
+            buf_printf(m, "connection to model at %s failed while %s: %s",
+                       c->url,
+                       cc == CURLE_SEND_ERROR ? "sending" : "receiving",
+                       c->curl_err[0] ? c->curl_err : curl_easy_strerror(cc));
+        put_retries(m, attempt);
+        buf_puts(m, " (the server may be crashing or overloaded; check its "
+                    "logs)");
+        break;
+    default:
+        buf_printf(m, "cannot reach model at %s: %s", c->url,
+                   curl_easy_strerror(cc));
+        if (c->curl_err[0])
+            buf_printf(m, " (%s)", c->curl_err);
+        buf_puts(m, " (check --llm-url or ASKDB_LLM_URL)");
+        break;
+    }
+    return ASKDB_ERR_LLM_UNREACHABLE;
+}
+
+/* ------------------------------------------------------------------ */
+/* Requests                                                            */
+/* ------------------------------------------------------------------ */
+
+static int retry_status(long code)
+{
+    return code == 429 || code == 500 || code == 502 || code == 503 ||
+           code == 504 || code == 529;
+}
+
+/* OUT_OK, OUT_RETRY or OUT_FAIL for the outcome of one try. */
+static int classify(struct http_client *c, CURLcode cc, long code)
+{
+    long sent = 0;
+
+    switch (cc) {
+    case CURLE_OK:
+        if (code >= 200 && code < 300)
+            return OUT_OK;
+        return retry_status(code) ? OUT_RETRY : OUT_FAIL;
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+        return c->too_big || c->oom ? OUT_FAIL : OUT_RETRY;
+    case CURLE_OPERATION_TIMEDOUT:
+        curl_easy_getinfo(c->curl, CURLINFO_REQUEST_SIZE, &sent);
+        return sent == 0 ? OUT_RETRY : OUT_FAIL;
+    default:
+        return OUT_FAIL;
+    }
+}
+
+/* Milliseconds to wait before retry number attempt+1. */
+static long next_delay_ms(struct http_client *c, int attempt)
+{
+    long cap = BACKOFF_CAP_MS;
+
+    if (c->retry_after_ms >= 0)
+        return c->retry_after_ms;
+    if (attempt < 16 && (c->base_ms << attempt) < cap)
+        cap = c->base_ms << attempt;
+    return (long)(xorshift64(&c->rng) % (uint64_t)(cap + 1));
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts;
+
+    ts.tv_sec = ms / 1000;
+    ts.tv_nsec = (ms % 1000) * 1000000L;
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* One try: reset the per-try state and perform. */
+static CURLcode try_once(struct http_client *c, const struct http_post *req,
+                         struct curl_slist *hdrs)
+{
+    CURLcode cc;
+
+    c->req = req;
+    buf_reset(&c->body);
+    sse_reset(&c->sse);
+    c->mode = MODE_UNKNOWN;
+    c->received = 0;
+    c->too_big = 0;
+    c->oom = 0;
+    c->events = 0;
+    c->retry_after_ms = -1;
+    c->curl_err[0] = '\0';
+    curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, req->body);
+    curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                     (curl_off_t)req->len);
+    curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, hdrs);
+    cc = curl_easy_perform(c->curl);
+    curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, (struct curl_slist *)NULL);
+    curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, (char *)NULL);
+    return cc;
+}
+
+/* The request headers: ours, then the provider's. NULL when out of memory. */
+static struct curl_slist *make_headers(const struct http_post *req)
+{
+    struct curl_slist *h = NULL, *t;
+    const char *fixed[4];
+    const char *const *p;
+    int i;
+
+    fixed[0] = "Content-Type: application/json";
+    fixed[1] = req->on_event ? "Accept: text/event-stream"
+                             : "Accept: application/json";
+    fixed[2] = "Expect:";   /* no 100-continue round trip */
+    fixed[3] = NULL;
+    for (i = 0; fixed[i]; i++) {
+        t = curl_slist_append(h, fixed[i]);
+        if (!t)
+            goto fail;
+        h = t;
+    }
+    for (p = req->headers; p && *p; p++) {
+        t = curl_slist_append(h, *p);
+        if (!t)
+            goto fail;
+        h = t;
+    }
+    return h;
+fail:
+    curl_slist_free_all(h);
+    return NULL;
+}
+
+askdb_status http_post_json(struct http_client *c, const struct http_post *req,
+                            struct http_reply *out, char *err, size_t errlen)
+{
+    struct curl_slist *hdrs = NULL;
+    struct buf m;
+    askdb_status rc = ASKDB_OK;
+    CURLcode cc;
+    long code;
+    int attempt, o;
+
+    memset(out, 0, sizeof *out);
+    out->body = "";
+    buf_init(&m, 4096);
+    hdrs = make_headers(req);
+    if (!hdrs) {
+        rc = ASKDB_ERR_NOMEM;
+        buf_puts(&m, "out of memory building the request headers");
+        goto out;
+    }
+    for (attempt = 0;; attempt++) {
+        cc = try_once(c, req, hdrs);
+        code = 0;
+        curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &code);
+        out->status = (int)code;
+        out->retries = attempt;
+        o = classify(c, cc, code);
+        if (o == OUT_OK)
+            break;
+        if (o == OUT_RETRY && attempt < c->retries && c->events == 0) {
+            sleep_ms(next_delay_ms(c, attempt));
+            continue;
+        }
+        rc = describe(c, cc, code, attempt, &m);
+        goto out;
+    }
+    if (c->mode == MODE_SSE) {
+        sse_finish(c);
+        out->streamed = 1;
+    } else if (c->body.data) {
+        out->body = c->body.data;
+        out->len = c->body.len;
+    }
+out:
+    if (rc != ASKDB_OK) {
+        snprintf(err, errlen, "%s",
+                 buf_err(&m) || !m.data ? "out of memory" : m.data);
+        http_redact(c, err, errlen);
+    }
+    buf_free(&m);
+    curl_slist_free_all(hdrs);
+    return rc;
+}

@@ -1,0 +1,117 @@
+/* http.h - POST JSON to a model endpoint: keep-alive, timeouts, retries, SSE */
+#ifndef ASKDB_LLM_HTTP_H
+#define ASKDB_LLM_HTTP_H
+
+#include <stddef.h>
+
+#include "askdb.h"
+#include "core/buf.h"
+
+/*
+** One http_client per provider wraps one libcurl easy handle, so repeated
+** calls reuse the connection. A client is used by one thread at a time;
+** different clients may run in parallel (curl_global_init runs once, under
+** pthread_once).
+**
+** Retry policy (up to `retries` retries after the first try):
+**   retried     HTTP 429, 500, 502, 503, 504, 529; connection reset, send
+**               or receive errors, an empty reply (CURLE_GOT_NOTHING), a
+**               short body (CURLE_PARTIAL_FILE), an HTTP/2 stream or
+**               connection reset, and a timeout *before* the request was
+**               sent (the connect phase).
+**   not retried other HTTP statuses (400, 401, 403, 404, ...), connection
+**               refused and DNS failures (ASKDB_ERR_LLM_UNREACHABLE at
+**               once: nothing is listening, waiting will not help), TLS
+**               errors, a timeout *after* the request was sent (the model
+**               is slow; another try would multiply the wait), and any
+**               failure after a streamed event was delivered (its tokens
+**               have already reached the caller).
+** Backoff: full jitter, a random wait in [0, min(8 s, base * 2^n)] with
+** base 250 ms, or the server's Retry-After (seconds or HTTP-date, capped at
+** 60 s) when it sends one. The environment variable ASKDB_RETRY_BASE_MS
+** (0..10000) overrides the base; the test suite sets it to 1 to stay fast.
+** The jitter comes from a per-client xorshift state, never shared state.
+**
+** Replies are read into a buffer capped at HTTP_MAX_REPLY bytes. Error
+** messages name the URL and say what to do; they never contain the API key
+** (any occurrence of it in a server message is replaced by "[redacted]").
+*/
+
+#define HTTP_MAX_REPLY (8u << 20)
+
+/* Called for each complete server-sent event: `event` is the event name
+** ("message" when none was given), `data` its data lines joined by "\n"
+** (NUL-terminated, len bytes). Both are borrowed for the call only. */
+typedef void (*http_event_fn)(void *ud, const char *event, const char *data,
+                              size_t len);
+
+struct http_config {
+    const char *url;       /* full endpoint URL */
+    const char *model;     /* model name, for error messages */
+    const char *key;       /* API key, only to redact it; may be NULL */
+    const char *key_hint;  /* where keys come from, e.g. "--api-key, ..." */
+    int timeout_ms;        /* whole request; <= 0 means 120000 */
+    int retries;           /* retries after the first try; < 0 means 0 */
+};
+
+struct http_post {
+    const char *body;           /* JSON request body */
+    size_t len;
+    const char *const *headers; /* "Name: value" lines, NULL-terminated */
+    http_event_fn on_event;     /* non-NULL: ask for and parse an SSE reply */
+    void *ud;
+};
+
+struct http_reply {
+    int status;            /* HTTP status of the last try, 0 if none */
+    int retries;           /* retries made */
+    int streamed;          /* 1: the body went to on_event as SSE */
+    const char *body;      /* non-streamed body, borrowed until next call */
+    size_t len;
+};
+
+struct http_client;
+
+/*
+** Create a client for cfg (strings are copied). Returns ASKDB_OK,
+** ASKDB_ERR_NOMEM, or ASKDB_ERR_UNSUPPORTED when libcurl cannot start;
+** the reason goes to err. *out is the caller's (http_client_free).
+*/
+askdb_status http_client_new(const struct http_config *cfg,
+                             struct http_client **out, char *err,
+                             size_t errlen);
+void http_client_free(struct http_client *c);
+
+/*
+** POST req->body to the client's URL with the retry policy above. Returns
+** ASKDB_OK when the server answered 2xx (out->body or the events hold the
+** reply), ASKDB_ERR_LLM for an HTTP error status or an oversize reply,
+** ASKDB_ERR_LLM_UNREACHABLE for connection failures and timeouts, with the
+** message in err. out is filled in every case.
+*/
+askdb_status http_post_json(struct http_client *c, const struct http_post *req,
+                            struct http_reply *out, char *err, size_t errlen);
+
+/*
+** The endpoint URL for a base URL: base (or dflt when base is NULL or
+** empty) without trailing slashes, plus suffix (e.g. "/chat/completions")
+** unless it already ends in it. malloc()ed, the caller frees it; NULL when
+** out of memory.
+*/
+char *http_endpoint(const char *base, const char *dflt, const char *suffix);
+
+/* 1 when url starts with http:// or https:// (any case), else 0. */
+int http_url_ok(const char *url);
+
+/* Append s (n bytes, untrusted) to m as printable text of at most 200
+** bytes, cut on a UTF-8 character boundary, with "..." when cut. */
+void http_put_snippet(struct buf *m, const char *s, size_t n);
+
+/* The endpoint URL (borrowed, lives as long as the client). */
+const char *http_url(const struct http_client *c);
+
+/* Replace every occurrence of the client's API key in msg (NUL-terminated,
+** size bytes of storage) by "[redacted]", truncating to fit. */
+void http_redact(const struct http_client *c, char *msg, size_t size);
+
+#endif

@@ -1,0 +1,154 @@
+/* llm.c - provider choice and the calls every provider shares (see llm.h). */
+#include "llm/llm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+static const char *const provider_names[] = {"openai", "anthropic", "local",
+                                             "custom"};
+
+/* 1 when s is a non-empty string. */
+static int is_set(const char *s)
+{
+    return s && *s;
+}
+
+/* 1 when needle occurs in hay, ignoring ASCII case. */
+static int contains_nocase(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+
+    for (; *hay; hay++)
+        if (strncasecmp(hay, needle, n) == 0)
+            return 1;
+    return 0;
+}
+
+const char *llm_choose(const askdb_config *cfg)
+{
+    size_t i;
+
+    if (is_set(cfg->provider)) {
+        for (i = 0; i < sizeof provider_names / sizeof *provider_names; i++)
+            if (strcasecmp(cfg->provider, provider_names[i]) == 0)
+                return provider_names[i];
+        return NULL;
+    }
+    if (cfg->llm_fn)
+        return "custom";
+    if (is_set(cfg->llm_url) || is_set(cfg->api_key)) {
+        /* An explicit URL decides; the key's prefix only without one, so
+        ** that a local server is never sent Anthropic's protocol. */
+        if (is_set(cfg->llm_url))
+            return contains_nocase(cfg->llm_url, "anthropic.com")
+                       ? "anthropic" : "openai";
+        return strncmp(cfg->api_key, "sk-ant-", 7) == 0 ? "anthropic"
+                                                         : "openai";
+    }
+    return "local";
+}
+
+askdb_status llm_new(const askdb_config *cfg, llm **out, char *err,
+                     size_t errlen)
+{
+    const char *name;
+
+    if (errlen)
+        err[0] = '\0';
+    *out = NULL;
+    if (!cfg) {
+        snprintf(err, errlen, "no configuration given");
+        return ASKDB_ERR_USAGE;
+    }
+    name = llm_choose(cfg);
+    if (!name) {
+        snprintf(err, errlen, "unknown model provider '%s' (valid: openai, "
+                              "anthropic, local, custom)", cfg->provider);
+        return ASKDB_ERR_USAGE;
+    }
+    if (strcmp(name, "openai") == 0)
+        return llm_openai_new(cfg, out, err, errlen);
+    if (strcmp(name, "anthropic") == 0)
+        return llm_anthropic_new(cfg, out, err, errlen);
+    if (strcmp(name, "custom") == 0)
+        return llm_custom_new(cfg, out, err, errlen);
+    return llm_local_new(cfg, out, err, errlen);
+}
+
+/* Validate a request; returns a static reason, or NULL when it is fine. */
+static const char *bad_request(const struct llm_request *req)
+{
+    int i;
+
+    if (!req)
+        return "no request";
+    if (req->nmsgs <= 0 || !req->msgs)
+        return "a request needs at least one message";
+    for (i = 0; i < req->nmsgs; i++)
+        if (!req->msgs[i].role || !req->msgs[i].content)
+            return "a message has no role or no content";
+    return NULL;
+}
+
+askdb_status llm_complete(llm *m, const struct llm_request *req,
+                          struct llm_reply *out)
+{
+    struct timespec t0, t1;
+    const char *why;
+    askdb_status rc;
+
+    if (!out)
+        return ASKDB_ERR_USAGE;
+    memset(out, 0, sizeof *out);
+    out->prompt_tokens = -1;
+    out->completion_tokens = -1;
+    if (!m)
+        return ASKDB_ERR_USAGE;
+    m->errmsg[0] = '\0';
+    why = bad_request(req);
+    if (why) {
+        snprintf(m->errmsg, sizeof m->errmsg, "%s", why);
+        return ASKDB_ERR_USAGE;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    rc = m->vt->complete(m, req, out);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    out->ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+              (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    if (rc != ASKDB_OK) {
+        free(out->text);
+        out->text = NULL;
+        if (!m->errmsg[0])
+            snprintf(m->errmsg, sizeof m->errmsg, "model provider %s "
+                                                  "failed (%s)",
+                     m->vt->name, askdb_status_str(rc));
+    }
+    return rc;
+}
+
+const char *llm_errmsg(const llm *m)
+{
+    return m ? m->errmsg : "no model provider";
+}
+
+const char *llm_name(const llm *m)
+{
+    return m ? m->vt->name : "none";
+}
+
+void llm_free(llm *m)
+{
+    if (m)
+        m->vt->destroy(m);
+}
+
+void llm_reply_free(struct llm_reply *r)
+{
+    if (!r)
+        return;
+    free(r->text);
+    r->text = NULL;
+}

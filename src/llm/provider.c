@@ -1,0 +1,168 @@
+/* provider.c - setup and reply assembly shared by the HTTP providers. */
+#include "llm/provider.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/json.h"
+
+#define TEXT_MAX HTTP_MAX_REPLY
+#define ERROR_MAX 1024
+
+askdb_status llm_http_open(const askdb_config *cfg,
+                           const struct llm_http_setup *s,
+                           struct http_client **out, char *err,
+                           size_t errlen)
+{
+    struct http_config hc;
+    char *url = NULL;
+    const char *key = cfg->api_key && *cfg->api_key ? cfg->api_key : NULL;
+    askdb_status rc = ASKDB_ERR_USAGE;
+
+    *out = NULL;
+    url = http_endpoint(cfg->llm_url, s->default_base, s->suffix);
+    if (!url) {
+        rc = ASKDB_ERR_NOMEM;
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    if (!http_url_ok(url)) {
+        snprintf(err, errlen, "the model URL '%s' must start with http:// "
+                              "or https:// (check --llm-url or "
+                              "ASKDB_LLM_URL)", url);
+        goto out;
+    }
+    if (!cfg->model || !*cfg->model) {
+        snprintf(err, errlen, "no model name given for the %s endpoint %s: "
+                              "pass --model NAME or set ASKDB_MODEL",
+                 s->what, url);
+        goto out;
+    }
+    if (key && strpbrk(key, "\r\n")) {
+        snprintf(err, errlen, "the API key contains a line break (check %s)",
+                 s->key_hint);
+        goto out;
+    }
+    memset(&hc, 0, sizeof hc);
+    hc.url = url;
+    hc.model = cfg->model;
+    hc.key = key;
+    hc.key_hint = s->key_hint;
+    hc.timeout_ms = cfg->llm_timeout_ms;
+    hc.retries = cfg->llm_retries;
+    rc = http_client_new(&hc, out, err, errlen);
+out:
+    free(url);
+    return rc;
+}
+
+void llm_acc_init(struct llm_acc *a, const struct llm_request *req,
+                  int stream)
+{
+    memset(a, 0, sizeof *a);
+    buf_init(&a->text, TEXT_MAX);
+    buf_init(&a->error, ERROR_MAX);
+    a->on_token = stream ? req->on_token : NULL;
+    a->token_ud = req->token_ud;
+    a->prompt_tokens = -1;
+    a->completion_tokens = -1;
+}
+
+void llm_acc_text(struct llm_acc *a, const char *s, size_t n)
+{
+    a->got_text = 1;
+    if (n == 0)
+        return;
+    buf_append(&a->text, s, n);
+    if (a->on_token && !buf_err(&a->text))
+        a->on_token(a->token_ud, s, n);
+}
+
+void llm_acc_error(struct llm_acc *a, const json_t *err)
+{
+    const char *msg = jsonx_str(err, "message");
+    const char *type = jsonx_str(err, "type");
+
+    if (a->error.len)
+        return;
+    if (!msg && json_is_string(err))
+        msg = json_string_value(err);
+    if (type && *type) {
+        http_put_snippet(&a->error, type, strlen(type));
+        buf_puts(&a->error, ": ");
+    }
+    msg = msg && *msg ? msg : "(no message)";
+    http_put_snippet(&a->error, msg, strlen(msg));
+}
+
+void llm_acc_free(struct llm_acc *a)
+{
+    buf_free(&a->text);
+    buf_free(&a->error);
+}
+
+askdb_status llm_acc_finish(struct llm_acc *a, struct http_client *h,
+                            const char *where, struct llm_reply *out,
+                            char *err, size_t errlen)
+{
+    askdb_status rc = ASKDB_ERR_LLM;
+
+    if (a->error.len) {
+        snprintf(err, errlen, "model endpoint %s reported an error: %s",
+                 http_url(h), a->error.data);
+        http_redact(h, err, errlen);
+        goto out;
+    }
+    if (buf_err(&a->text) == BUF_ENOMEM) {
+        rc = ASKDB_ERR_NOMEM;
+        snprintf(err, errlen, "out of memory reading the reply from %s",
+                 http_url(h));
+        goto out;
+    }
+    if (buf_err(&a->text)) {
+        snprintf(err, errlen, "the reply text from %s is larger than %u MiB",
+                 http_url(h), TEXT_MAX >> 20);
+        goto out;
+    }
+    if (!a->got_text) {
+        snprintf(err, errlen, "model endpoint %s: reply had no content "
+                              "(%s is missing or null)", http_url(h), where);
+        goto out;
+    }
+    out->text = buf_steal(&a->text);
+    if (!out->text) {
+        rc = ASKDB_ERR_NOMEM;
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    out->prompt_tokens = a->prompt_tokens;
+    out->completion_tokens = a->completion_tokens;
+    rc = ASKDB_OK;
+out:
+    llm_acc_free(a);
+    return rc;
+}
+
+json_t *llm_parse_body(struct http_client *h, const char *body, size_t len,
+                       char *err, size_t errlen)
+{
+    json_t *root = json_loadb(body, len, 0, NULL);
+    struct buf m;
+
+    if (json_is_object(root))
+        return root;
+    json_decref(root);
+    buf_init(&m, 1024);
+    buf_printf(&m, "model endpoint %s: reply is not a JSON object",
+               http_url(h));
+    if (len) {
+        buf_puts(&m, ": ");
+        http_put_snippet(&m, body, len);
+    }
+    buf_puts(&m, " (is --llm-url the model API's base URL?)");
+    snprintf(err, errlen, "%s", m.data && !buf_err(&m) ? m.data : "bad reply");
+    http_redact(h, err, errlen);
+    buf_free(&m);
+    return NULL;
+}

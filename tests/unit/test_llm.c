@@ -1,0 +1,1152 @@
+/* test_llm.c - the model providers against the scripted fake_llm server. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <jansson.h>
+
+#include "llm/http.h"
+#include "llm/llm.h"
+
+/*
+** Each test that needs a server starts its own fake_llm (FAKE_LLM=path)
+** with its own script, or a one-shot raw HTTP responder thread for
+** replies fake_llm cannot produce (malformed streams, cut connections).
+** Teardown stops and reaps whatever was started, even after a failed
+** assertion.
+*/
+
+/* A running fake_llm. */
+struct fake {
+    pid_t pid;
+    char dir[64];
+    char script[128], log[128], portfile[128], errfile[128];
+    int port;
+    char base[64];       /* http://127.0.0.1:PORT/v1 */
+};
+
+/* A one-shot raw HTTP responder: accepts one connection, reads the
+** request, writes `resp` in `chunk`-byte pieces, closes. */
+struct raw {
+    int fd;
+    int port;
+    int started;
+    pthread_t th;
+    const char *resp;
+    size_t resp_len;
+    size_t chunk;
+    char req[65536];
+    size_t req_len;
+    char base[64];
+};
+
+/* Streamed pieces, concatenated. */
+struct tokens {
+    char text[4096];
+    size_t len;
+    int calls;
+};
+
+struct state {
+    struct fake f;
+    struct raw raw;
+    askdb_config cfg;
+    llm *m;
+    struct llm_reply r;
+    struct tokens tok;
+    char url[160];       /* the endpoint URL messages should name */
+};
+
+/* ------------------------------------------------------------------ */
+/* Helpers                                                             */
+/* ------------------------------------------------------------------ */
+
+static double now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+    nanosleep(&ts, NULL);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+
+    assert_non_null(f);
+    assert_int_equal(fputs(text, f) >= 0, 1);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* The whole file, malloc()ed, or NULL. */
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char *p = NULL;
+    size_t n = 0, cap = 0, got;
+
+    if (!f)
+        return NULL;
+    for (;;) {
+        if (cap - n < 4096) {
+            char *q = realloc(p, cap + 8192);
+
+            if (!q)
+                break;
+            p = q;
+            cap += 8192;
+        }
+        got = fread(p + n, 1, cap - n - 1, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    fclose(f);
+    if (p)
+        p[n] = '\0';
+    return p;
+}
+
+/* Start fake_llm with `script`; fails the test when it cannot. */
+static void fake_start(struct fake *f, const char *script)
+{
+    const char *bin = getenv("FAKE_LLM");
+    char *port = NULL, *end = NULL;
+    int i, fd, st;
+
+    if (!bin || !*bin)
+        fail_msg("FAKE_LLM is not set (path to the fake_llm binary)");
+    snprintf(f->dir, sizeof f->dir, "/tmp/askdb-test-llm-XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    snprintf(f->script, sizeof f->script, "%s/script.json", f->dir);
+    snprintf(f->log, sizeof f->log, "%s/log.jsonl", f->dir);
+    snprintf(f->portfile, sizeof f->portfile, "%s/port", f->dir);
+    snprintf(f->errfile, sizeof f->errfile, "%s/stderr", f->dir);
+    write_file(f->script, script);
+    f->pid = fork();
+    assert_true(f->pid >= 0);
+    if (f->pid == 0) {
+        fd = open(f->errfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd >= 0)
+            dup2(fd, 2);
+        execl(bin, "fake_llm", "--script", f->script, "--log", f->log,
+              "--port-file", f->portfile, (char *)NULL);
+        _exit(127);
+    }
+    for (i = 0; i < 400; i++) {
+        port = read_file(f->portfile);
+        if (port && *port)
+            break;
+        free(port);
+        port = NULL;
+        if (waitpid(f->pid, &st, WNOHANG) == f->pid) {
+            f->pid = 0;
+            fail_msg("fake_llm exited at start (status %d)", st);
+        }
+        sleep_ms(25);
+    }
+    if (!port)
+        fail_msg("fake_llm wrote no port file in 10 s");
+    f->port = (int)strtol(port, &end, 10);
+    free(port);
+    assert_true(f->port > 0);
+    snprintf(f->base, sizeof f->base, "http://127.0.0.1:%d/v1", f->port);
+}
+
+static void fake_stop(struct fake *f)
+{
+    int st;
+
+    if (f->pid > 0) {
+        kill(f->pid, SIGTERM);
+        waitpid(f->pid, &st, 0);
+        f->pid = 0;
+    }
+    if (f->dir[0]) {
+        unlink(f->script);
+        unlink(f->log);
+        unlink(f->portfile);
+        unlink(f->errfile);
+        rmdir(f->dir);
+        f->dir[0] = '\0';
+    }
+}
+
+/* The request log as a JSON array (one entry per request). */
+static json_t *fake_log(const struct fake *f)
+{
+    json_t *all = json_array(), *e;
+    char *text = read_file(f->log), *line, *nl;
+
+    for (line = text; line && *line; line = nl ? nl + 1 : line + strlen(line)) {
+        nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        if (!*line)
+            continue;
+        e = json_loads(line, 0, NULL);
+        assert_non_null(e);
+        json_array_append_new(all, e);
+    }
+    free(text);
+    return all;
+}
+
+/* Assert that v equals the JSON text `want`. */
+static void assert_json(const json_t *v, const char *want)
+{
+    json_t *w = json_loads(want, JSON_DECODE_ANY, NULL);
+    char *got = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_SORT_KEYS);
+
+    assert_non_null(w);
+    if (!json_equal(v, w))
+        fail_msg("JSON differs:\n got  %s\n want %s", got ? got : "(null)",
+                 want);
+    free(got);
+    json_decref(w);
+}
+
+static void *raw_main(void *arg)
+{
+    struct raw *r = arg;
+    struct pollfd p;
+    size_t off, want = 0;
+    ssize_t n;
+    const char *hdr_end, *cl;
+    int c;
+
+    p.fd = r->fd;
+    p.events = POLLIN;
+    p.revents = 0;
+    if (poll(&p, 1, 10000) <= 0)
+        return NULL;
+    c = accept(r->fd, NULL, NULL);
+    if (c < 0)
+        return NULL;
+    for (;;) {
+        n = read(c, r->req + r->req_len, sizeof r->req - 1 - r->req_len);
+        if (n <= 0)
+            break;
+        r->req_len += (size_t)n;
+        r->req[r->req_len] = '\0';
+        hdr_end = strstr(r->req, "\r\n\r\n");
+        if (!hdr_end)
+            continue;
+        cl = strstr(r->req, "Content-Length:");
+        want = (size_t)(hdr_end + 4 - r->req) +
+               (cl ? (size_t)strtoul(cl + 15, NULL, 10) : 0);
+        if (r->req_len >= want)
+            break;
+    }
+    for (off = 0; off < r->resp_len; off += r->chunk) {
+        size_t k = r->resp_len - off < r->chunk ? r->resp_len - off : r->chunk;
+
+        if (write(c, r->resp + off, k) != (ssize_t)k)
+            break;
+        sleep_ms(1);
+    }
+    close(c);
+    return NULL;
+}
+
+/* Start the raw responder on a free port with the canned response. */
+static void raw_start(struct raw *r, const char *resp, size_t len,
+                      size_t chunk)
+{
+    struct sockaddr_in a;
+    socklen_t alen = sizeof a;
+
+    r->fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(r->fd >= 0);
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(r->fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(r->fd, 4), 0);
+    assert_int_equal(getsockname(r->fd, (struct sockaddr *)&a, &alen), 0);
+    r->port = ntohs(a.sin_port);
+    r->resp = resp;
+    r->resp_len = len;
+    r->chunk = chunk;
+    snprintf(r->base, sizeof r->base, "http://127.0.0.1:%d/v1", r->port);
+    assert_int_equal(pthread_create(&r->th, NULL, raw_main, r), 0);
+    r->started = 1;
+}
+
+static void raw_stop(struct raw *r)
+{
+    if (r->started) {
+        shutdown(r->fd, SHUT_RDWR);
+        pthread_join(r->th, NULL);
+        r->started = 0;
+    }
+    if (r->fd > 0)
+        close(r->fd);
+    r->fd = -1;
+}
+
+/* A TCP port on 127.0.0.1 that nothing listens on (bound, then closed). */
+static int free_port(void)
+{
+    struct sockaddr_in a;
+    socklen_t alen = sizeof a;
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+    assert_true(fd >= 0);
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &alen), 0);
+    port = ntohs(a.sin_port);
+    close(fd);
+    return port;
+}
+
+static void on_token(void *ud, const char *piece, size_t len)
+{
+    struct tokens *t = ud;
+
+    if (len < sizeof t->text - t->len) {
+        memcpy(t->text + t->len, piece, len);
+        t->len += len;
+        t->text[t->len] = '\0';
+    }
+    t->calls++;
+}
+
+/* Create the provider for s->cfg; fails the test with the message. */
+static void open_model(struct state *s)
+{
+    char err[512];
+    askdb_status rc = llm_new(&s->cfg, &s->m, err, sizeof err);
+
+    if (rc != ASKDB_OK)
+        fail_msg("llm_new: %s", err);
+}
+
+static const struct llm_msg two_msgs[] = {
+    {"system", "You write SQLite."},
+    {"user", "How many rows are in t?"},
+};
+
+/* A request for the two messages above, temperature 0.25, 64 tokens. */
+static struct llm_request basic_request(struct state *s)
+{
+    struct llm_request req;
+
+    memset(&req, 0, sizeof req);
+    req.msgs = two_msgs;
+    req.nmsgs = 2;
+    req.temperature = 0.25;
+    req.max_tokens = 64;
+    req.seed = -1;
+    req.on_token = on_token;
+    req.token_ud = &s->tok;
+    return req;
+}
+
+/* Config for an OpenAI-compatible fake at base. */
+static void openai_cfg(struct state *s, const char *base, const char *key)
+{
+    s->cfg.provider = "openai";
+    s->cfg.llm_url = base;
+    s->cfg.model = "gpt-test";
+    s->cfg.api_key = key;
+    snprintf(s->url, sizeof s->url, "%s/chat/completions", base);
+}
+
+static int setup(void **ts)
+{
+    struct state *s = calloc(1, sizeof *s);
+
+    if (!s)
+        return -1;
+    s->cfg = askdb_config_default();
+    s->cfg.llm_retries = 0;
+    s->cfg.llm_timeout_ms = 10000;
+    s->raw.fd = -1;
+    *ts = s;
+    return 0;
+}
+
+static int teardown(void **ts)
+{
+    struct state *s = *ts;
+
+    llm_reply_free(&s->r);
+    llm_free(s->m);
+    fake_stop(&s->f);
+    raw_stop(&s->raw);
+    free(s);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* OpenAI-compatible                                                   */
+/* ------------------------------------------------------------------ */
+
+static void openai_returns_content_and_usage(void **ts)
+{
+    struct state *s = *ts;
+    static const char *const stop[] = {"</sql>", NULL};
+    struct llm_request req = basic_request(s);
+    char base_slash[80];
+    json_t *log, *e;
+    llm *nokey = NULL;
+    char err[512];
+    askdb_config cfg2;
+
+    fake_start(&s->f, "[{\"content\":\"SELECT count(*) FROM t;\","
+                      "\"usage\":{\"prompt_tokens\":7,"
+                      "\"completion_tokens\":3}},"
+                      "{\"content\":\"SELECT 2;\"}]");
+    openai_cfg(s, s->f.base, "sk-test-123456");
+    open_model(s);
+    assert_string_equal(llm_name(s->m), "openai");
+    req.seed = 7;
+    req.stop = stop;
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+    assert_string_equal(s->r.text, "SELECT count(*) FROM t;");
+    assert_int_equal(s->r.prompt_tokens, 7);
+    assert_int_equal(s->r.completion_tokens, 3);
+    assert_int_equal(s->r.http_status, 200);
+    assert_int_equal(s->r.retries, 0);
+    assert_true(s->r.ms > 0);
+    assert_int_equal(s->tok.calls, 0);   /* not streaming */
+
+    /* Same server, no key, base URL with a trailing slash. */
+    cfg2 = s->cfg;
+    snprintf(base_slash, sizeof base_slash, "%s/", s->f.base);
+    cfg2.llm_url = base_slash;
+    cfg2.api_key = NULL;
+    assert_int_equal(llm_new(&cfg2, &nokey, err, sizeof err), ASKDB_OK);
+    req = basic_request(s);
+    llm_reply_free(&s->r);
+    assert_int_equal(llm_complete(nokey, &req, &s->r), ASKDB_OK);
+    llm_free(nokey);
+    assert_string_equal(s->r.text, "SELECT 2;");
+
+    log = fake_log(&s->f);
+    assert_int_equal(json_array_size(log), 2);
+    e = json_array_get(log, 0);
+    assert_string_equal(json_string_value(json_object_get(e, "path")),
+                        "/v1/chat/completions");
+    assert_json(json_object_get(e, "headers"),
+                "{\"authorization\":\"Bearer sk-test-123456\","
+                "\"content-type\":\"application/json\"}");
+    assert_json(json_object_get(e, "body"),
+                "{\"model\":\"gpt-test\",\"messages\":["
+                "{\"role\":\"system\",\"content\":\"You write SQLite.\"},"
+                "{\"role\":\"user\",\"content\":\"How many rows are in t?\"}],"
+                "\"temperature\":0.25,\"max_tokens\":64,\"seed\":7,"
+                "\"stop\":[\"</sql>\"],\"stream\":false}");
+    e = json_array_get(log, 1);
+    assert_string_equal(json_string_value(json_object_get(e, "path")),
+                        "/v1/chat/completions");
+    assert_json(json_object_get(e, "headers"),
+                "{\"content-type\":\"application/json\"}");
+    assert_null(json_object_get(json_object_get(e, "body"), "seed"));
+    assert_null(json_object_get(json_object_get(e, "body"), "stop"));
+    json_decref(log);
+}
+
+static void openai_streams_pieces_in_order(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    json_t *log, *body;
+
+    fake_start(&s->f, "[{\"content\":\"SELECT name FROM t;\","
+                      "\"usage\":{\"prompt_tokens\":11,"
+                      "\"completion_tokens\":5}}]");
+    openai_cfg(s, s->f.base, NULL);
+    s->cfg.stream = 1;
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+    assert_string_equal(s->r.text, "SELECT name FROM t;");
+    assert_string_equal(s->tok.text, "SELECT name FROM t;");
+    assert_int_equal(s->tok.calls, 5);   /* 19 bytes in pieces of 4 */
+    assert_int_equal(s->r.prompt_tokens, 11);
+    assert_int_equal(s->r.completion_tokens, 5);
+    log = fake_log(&s->f);
+    body = json_object_get(json_array_get(log, 0), "body");
+    assert_json(json_object_get(body, "stream"), "true");
+    assert_json(json_object_get(body, "stream_options"),
+                "{\"include_usage\":true}");
+    json_decref(log);
+}
+
+static void openai_null_content_or_non_json_is_an_error(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    char want[512];
+
+    fake_start(&s->f,
+               "[{\"status\":200,\"body\":{\"choices\":[{\"message\":"
+               "{\"role\":\"assistant\",\"content\":null}}]}},"
+               "{\"status\":200,\"body\":\"<html>hello</html>\"}]");
+    openai_cfg(s, s->f.base, NULL);
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
+    assert_null(s->r.text);
+    snprintf(want, sizeof want,
+             "model endpoint %s: reply had no content "
+             "(choices[0].message.content is missing or null)", s->url);
+    assert_string_equal(llm_errmsg(s->m), want);
+
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
+    snprintf(want, sizeof want,
+             "model endpoint %s: reply is not a JSON object: "
+             "<html>hello</html> (is --llm-url the model API's base URL?)",
+             s->url);
+    assert_string_equal(llm_errmsg(s->m), want);
+}
+
+/* ------------------------------------------------------------------ */
+/* Retries                                                             */
+/* ------------------------------------------------------------------ */
+
+static void retries_429_then_succeeds_honouring_retry_after(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    double t0, ms;
+    json_t *log;
+
+    /* ASKDB_RETRY_BASE_MS=1 stays set: only Retry-After can explain 1 s. */
+    fake_start(&s->f, "[{\"status\":429,\"headers\":{\"Retry-After\":\"1\"}},"
+                      "{\"content\":\"SELECT 1;\"}]");
+    openai_cfg(s, s->f.base, NULL);
+    s->cfg.llm_retries = 3;
+    open_model(s);
+    t0 = now_ms();
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+    ms = now_ms() - t0;
+    assert_string_equal(s->r.text, "SELECT 1;");
+    assert_int_equal(s->r.retries, 1);
+    assert_int_equal(s->r.http_status, 200);
+    if (ms < 950 || ms > 5000)
+        fail_msg("took %.0f ms, want about 1000 (Retry-After: 1)", ms);
+    log = fake_log(&s->f);
+    assert_int_equal(json_array_size(log), 2);
+    json_decref(log);
+}
+
+static void retries_500_then_succeeds(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    json_t *log;
+
+    fake_start(&s->f, "[{\"status\":500},{\"status\":502},"
+                      "{\"content\":\"SELECT 3;\"}]");
+    openai_cfg(s, s->f.base, NULL);
+    s->cfg.llm_retries = 4;
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+    assert_string_equal(s->r.text, "SELECT 3;");
+    assert_int_equal(s->r.retries, 2);
+    log = fake_log(&s->f);
+    assert_int_equal(json_array_size(log), 3);
+    json_decref(log);
+}
+
+static void does_not_retry_401_and_message_names_url_and_key_hint(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    char want[512];
+    json_t *log;
+
+    /* The server echoes the key: the message must not. */
+    fake_start(&s->f, "[{\"status\":401,\"body\":{\"error\":{\"message\":"
+                      "\"Incorrect API key provided: sk-bad-key-99.\"}}},"
+                      "{\"content\":\"never\"}]");
+    openai_cfg(s, s->f.base, "sk-bad-key-99");
+    s->cfg.llm_retries = 4;
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
+    assert_null(s->r.text);
+    assert_int_equal(s->r.http_status, 401);
+    assert_int_equal(s->r.retries, 0);
+    snprintf(want, sizeof want,
+             "model endpoint %s answered 401 Unauthorized: Incorrect API key "
+             "provided: [redacted]. (check the API key: --api-key, "
+             "ASKDB_API_KEY or OPENAI_API_KEY)", s->url);
+    assert_string_equal(llm_errmsg(s->m), want);
+    assert_null(strstr(llm_errmsg(s->m), "sk-bad-key-99"));
+    log = fake_log(&s->f);
+    assert_int_equal(json_array_size(log), 1);
+    json_decref(log);
+}
+
+static void not_found_names_path_and_model(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    char want[512];
+
+    fake_start(&s->f, "[{\"status\":404,\"body\":{\"error\":{\"message\":"
+                      "\"model 'gpt-test' not found\"}}}]");
+    openai_cfg(s, s->f.base, NULL);
+    s->cfg.llm_retries = 2;
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
+    snprintf(want, sizeof want,
+             "model endpoint %s answered 404 Not Found: model 'gpt-test' not "
+             "found (check the URL path and the model name 'gpt-test' "
+             "(--model or ASKDB_MODEL); the base URL of an OpenAI-compatible "
+             "server usually ends in /v1)", s->url);
+    assert_string_equal(llm_errmsg(s->m), want);
+    assert_int_equal(s->r.retries, 0);
+}
+
+static void gives_up_after_n_retries_on_503(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    char want[512];
+    json_t *log;
+
+    fake_start(&s->f, "[{\"status\":503,\"repeat\":true}]");
+    openai_cfg(s, s->f.base, NULL);
+    s->cfg.llm_retries = 2;
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
+    assert_int_equal(s->r.retries, 2);
+    assert_int_equal(s->r.http_status, 503);
+    snprintf(want, sizeof want,
+             "model endpoint %s answered 503 Service Unavailable after 2 "
+             "retries: fake_llm status 503 (the server is failing or "
+             "overloaded; try again later)", s->url);
+    assert_string_equal(llm_errmsg(s->m), want);
+    log = fake_log(&s->f);
+    assert_int_equal(json_array_size(log), 3);
+    json_decref(log);
+}
+
+static void gives_up_after_n_retries_on_429_saying_rate_limited(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    char want[512];
+    json_t *log;
+
+    fake_start(&s->f, "[{\"status\":429,\"repeat\":true,\"body\":"
+                      "{\"error\":{\"message\":\"slow down\"}}}]");
+    openai_cfg(s, s->f.base, NULL);
+    s->cfg.llm_retries = 1;
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
+    snprintf(want, sizeof want,
+             "model endpoint %s rate limited the request (429 Too Many "
+             "Requests) after 1 retry: slow down (wait a little and try "
+             "again, raise --retries, or check the account's rate limits)",
+             s->url);
+    assert_string_equal(llm_errmsg(s->m), want);
+    log = fake_log(&s->f);
+    assert_int_equal(json_array_size(log), 2);
+    json_decref(log);
+}
+
+static void connection_refused_is_unreachable(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    char base[64], want[512];
+    double t0;
+
+    snprintf(base, sizeof base, "http://127.0.0.1:%d/v1", free_port());
+    openai_cfg(s, base, NULL);
+    s->cfg.llm_retries = 3;
+    open_model(s);
+    t0 = now_ms();
+    assert_int_equal(llm_complete(s->m, &req, &s->r),
+                     ASKDB_ERR_LLM_UNREACHABLE);
+    assert_true(now_ms() - t0 < 2000);
+    assert_int_equal(s->r.retries, 0);
+    assert_int_equal(s->r.http_status, 0);
+    snprintf(want, sizeof want,
+             "cannot reach model at %s: connection refused (is the server "
+             "running? set --llm-url or ASKDB_LLM_URL)", s->url);
+    assert_string_equal(llm_errmsg(s->m), want);
+}
+
+static void connection_reset_is_retried(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    json_t *log;
+
+    fake_start(&s->f, "[{\"close\":true},{\"content\":\"SELECT 4;\"}]");
+    openai_cfg(s, s->f.base, NULL);
+    s->cfg.llm_retries = 2;
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+    assert_string_equal(s->r.text, "SELECT 4;");
+    assert_int_equal(s->r.retries, 1);
+    log = fake_log(&s->f);
+    assert_int_equal(json_array_size(log), 2);
+    json_decref(log);
+}
+
+static void connection_reset_without_retries_is_unreachable(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    char want[512];
+
+    fake_start(&s->f, "[{\"close\":true}]");
+    openai_cfg(s, s->f.base, NULL);
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r),
+                     ASKDB_ERR_LLM_UNREACHABLE);
+    snprintf(want, sizeof want,
+             "model at %s closed the connection without replying (the server "
+             "may be crashing or overloaded; check its logs)", s->url);
+    assert_string_equal(llm_errmsg(s->m), want);
+}
+
+static void timeout_is_reported(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    char want[512];
+    double t0, ms;
+
+    fake_start(&s->f, "[{\"delay_ms\":3000,\"content\":\"too late\"}]");
+    openai_cfg(s, s->f.base, NULL);
+    s->cfg.llm_timeout_ms = 300;
+    open_model(s);
+    t0 = now_ms();
+    assert_int_equal(llm_complete(s->m, &req, &s->r),
+                     ASKDB_ERR_LLM_UNREACHABLE);
+    ms = now_ms() - t0;
+    if (ms < 250 || ms > 2500)
+        fail_msg("took %.0f ms, want about 300", ms);
+    snprintf(want, sizeof want,
+             "model at %s did not answer within 300 ms (the model may be "
+             "slow or overloaded; raise --llm-timeout, in milliseconds)",
+             s->url);
+    assert_string_equal(llm_errmsg(s->m), want);
+    assert_null(s->r.text);
+}
+
+/* ------------------------------------------------------------------ */
+/* Streams fake_llm cannot produce                                     */
+/* ------------------------------------------------------------------ */
+
+/* Comments, junk events, \r\n / \r / \n line ends, a two-line data field,
+** no space after "data:", and no blank line after the last event (which
+** still counts). Sent 3 bytes at a time. */
+static const char messy_stream[] =
+    "HTTP/1.1 200 OK\r\n"
+    "Content-Type: text/event-stream\r\n"
+    "Connection: close\r\n"
+    "\r\n"
+    ": a comment\r\n"
+    "\r\n"
+    "event: ping\r\n"
+    "data: this is not json\r\n"
+    "\r\n"
+    "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\","
+    "\"content\":\"SEL\"}}]}\r\n"
+    "\r\n"
+    "data: {\"choices\":[]}\n\n"
+    "data: {\"choices\":[{\"delta\":{\"content\":42}}]}\n\n"
+    "data: [1,2\n\n"
+    "data: \"just a string\"\n\n"
+    "data: {\"choices\":[{\"delta\":\r\n"
+    "data: {\"content\":\"ECT\"}}]}\r\n\r\n"
+    "id: 7\nretry: 10\nnocolon\n\n"
+    "data: {\"choices\":[{\"delta\":{\"content\":\" 1\"}}]}\r\r"
+    "data:{\"choices\":[{\"delta\":{\"content\":\";\"}}],"
+    "\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}";
+
+static void stream_skips_malformed_events_and_split_lines(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+
+    raw_start(&s->raw, messy_stream, sizeof messy_stream - 1, 3);
+    openai_cfg(s, s->raw.base, NULL);
+    s->cfg.stream = 1;
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+    assert_string_equal(s->r.text, "SELECT 1;");
+    assert_string_equal(s->tok.text, "SELECT 1;");
+    assert_int_equal(s->tok.calls, 4);
+    assert_int_equal(s->r.prompt_tokens, 3);
+    assert_int_equal(s->r.completion_tokens, 2);
+    assert_non_null(strstr(s->raw.req, "Accept: text/event-stream"));
+}
+
+static void stream_cut_mid_reply_is_not_retried(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    static char resp[512];
+    static const char ev[] =
+        "data: {\"choices\":[{\"delta\":{\"content\":\"SEL\"}}]}\n\n";
+    char want[512];
+
+    /* Chunked, and closed before the last chunk: a cut transfer. */
+    snprintf(resp, sizeof resp,
+             "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+             "Transfer-Encoding: chunked\r\n\r\n%zx\r\n%s\r\n",
+             sizeof ev - 1, ev);
+    raw_start(&s->raw, resp, strlen(resp), 1024);
+    openai_cfg(s, s->raw.base, NULL);
+    s->cfg.stream = 1;
+    s->cfg.llm_retries = 3;
+    s->cfg.llm_timeout_ms = 3000;
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r),
+                     ASKDB_ERR_LLM_UNREACHABLE);
+    assert_string_equal(s->tok.text, "SEL");
+    assert_int_equal(s->r.retries, 0);
+    snprintf(want, sizeof want,
+             "model at %s dropped the connection in the middle of a streamed "
+             "reply (the server may be crashing or overloaded; check its "
+             "logs)", s->url);
+    assert_string_equal(llm_errmsg(s->m), want);
+}
+
+/* ------------------------------------------------------------------ */
+/* Anthropic                                                           */
+/* ------------------------------------------------------------------ */
+
+static const struct llm_msg chat[] = {
+    {"system", "You write SQL."},
+    {"user", "q1"},
+    {"system", "Schema: t(a)"},
+    {"user", "q2"},
+    {"assistant", "a1"},
+    {"user", "q3"},
+};
+
+/* Config for an Anthropic fake at base (a local URL, so the provider is
+** named explicitly). */
+static void anthropic_cfg(struct state *s, const char *base)
+{
+    s->cfg.provider = "anthropic";
+    s->cfg.llm_url = base;
+    s->cfg.model = "claude-test";
+    s->cfg.api_key = "sk-ant-test-key";
+    s->cfg.max_tokens = 128;
+    snprintf(s->url, sizeof s->url, "%s/messages", base);
+}
+
+static void anthropic_sends_system_separately_and_reads_text(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    json_t *log, *e;
+
+    fake_start(&s->f, "[{\"content\":\"SELECT a FROM t;\",\"usage\":"
+                      "{\"input_tokens\":20,\"output_tokens\":6}}]");
+    anthropic_cfg(s, s->f.base);
+    open_model(s);
+    assert_string_equal(llm_name(s->m), "anthropic");
+    req.msgs = chat;
+    req.nmsgs = 6;
+    req.max_tokens = 0;   /* falls back to cfg.max_tokens */
+    req.seed = 5;         /* the Messages API has no seed */
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+    assert_string_equal(s->r.text, "SELECT a FROM t;");
+    assert_int_equal(s->r.prompt_tokens, 20);
+    assert_int_equal(s->r.completion_tokens, 6);
+    log = fake_log(&s->f);
+    assert_int_equal(json_array_size(log), 1);
+    e = json_array_get(log, 0);
+    assert_string_equal(json_string_value(json_object_get(e, "path")),
+                        "/v1/messages");
+    assert_json(json_object_get(e, "headers"),
+                "{\"x-api-key\":\"sk-ant-test-key\","
+                "\"anthropic-version\":\"2023-06-01\","
+                "\"content-type\":\"application/json\"}");
+    assert_json(json_object_get(e, "body"),
+                "{\"model\":\"claude-test\",\"max_tokens\":128,"
+                "\"system\":\"You write SQL.\\n\\nSchema: t(a)\","
+                "\"messages\":[{\"role\":\"user\",\"content\":\"q1\\n\\nq2\"},"
+                "{\"role\":\"assistant\",\"content\":\"a1\"},"
+                "{\"role\":\"user\",\"content\":\"q3\"}],"
+                "\"temperature\":0.25}");
+    json_decref(log);
+}
+
+static void anthropic_streams(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    json_t *log;
+
+    fake_start(&s->f, "[{\"content\":\"SELECT * FROM orders;\",\"usage\":"
+                      "{\"input_tokens\":30,\"output_tokens\":9}}]");
+    anthropic_cfg(s, s->f.base);
+    s->cfg.stream = 1;
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+    assert_string_equal(s->r.text, "SELECT * FROM orders;");
+    assert_string_equal(s->tok.text, "SELECT * FROM orders;");
+    assert_int_equal(s->tok.calls, 6);   /* 21 bytes in pieces of 4 */
+    assert_int_equal(s->r.prompt_tokens, 30);
+    assert_int_equal(s->r.completion_tokens, 9);
+    log = fake_log(&s->f);
+    assert_json(json_object_get(json_object_get(json_array_get(log, 0),
+                                                "body"), "stream"), "true");
+    json_decref(log);
+}
+
+static const char anthropic_error_stream[] =
+    "HTTP/1.1 200 OK\r\n"
+    "Content-Type: text/event-stream\r\n"
+    "Connection: close\r\n"
+    "\r\n"
+    "event: message_start\n"
+    "data: {\"type\":\"message_start\",\"message\":{\"usage\":"
+    "{\"input_tokens\":5,\"output_tokens\":1}}}\n\n"
+    "event: content_block_delta\n"
+    "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":"
+    "{\"type\":\"text_delta\",\"text\":\"SEL\"}}\n\n"
+    "event: error\n"
+    "data: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\","
+    "\"message\":\"Overloaded\"}}\n\n";
+
+static void anthropic_stream_error_event_is_reported(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    char want[512];
+
+    raw_start(&s->raw, anthropic_error_stream,
+              sizeof anthropic_error_stream - 1, 4096);
+    anthropic_cfg(s, s->raw.base);
+    s->cfg.stream = 1;
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
+    assert_null(s->r.text);
+    snprintf(want, sizeof want,
+             "model endpoint %s reported an error: overloaded_error: "
+             "Overloaded", s->url);
+    assert_string_equal(llm_errmsg(s->m), want);
+    assert_non_null(strstr(s->raw.req, "x-api-key: sk-ant-test-key"));
+}
+
+/* ------------------------------------------------------------------ */
+/* Choice, custom, local                                               */
+/* ------------------------------------------------------------------ */
+
+static int fake_fn(void *ud, int n, const char *const *roles,
+                   const char *const *contents, char **reply)
+{
+    int *fail = ud;
+
+    if (*fail) {
+        *reply = strdup("ignored");   /* must be freed by the library */
+        return 3;
+    }
+    if (n != 2 || strcmp(roles[0], "system") != 0 ||
+        strcmp(contents[1], "How many rows are in t?") != 0)
+        return 1;
+    *reply = strdup("SELECT 42;");
+    return 0;
+}
+
+static void provider_choice_rules(void **ts)
+{
+    askdb_config c = askdb_config_default();
+    llm *m = NULL;
+    char err[512];
+
+    (void)ts;
+    assert_string_equal(llm_choose(&c), "local");
+    c.llm_url = "http://localhost:11434/v1";
+    assert_string_equal(llm_choose(&c), "openai");
+    c.llm_url = "https://api.Anthropic.com/v1";
+    assert_string_equal(llm_choose(&c), "anthropic");
+    c.llm_url = NULL;
+    c.api_key = "sk-proj-abc";
+    assert_string_equal(llm_choose(&c), "openai");
+    c.api_key = "sk-ant-abc";
+    assert_string_equal(llm_choose(&c), "anthropic");
+    c.llm_url = "http://127.0.0.1:8080/v1"; /* the URL decides */
+    assert_string_equal(llm_choose(&c), "openai");
+    c.llm_url = NULL;
+    c.llm_fn = fake_fn;
+    assert_string_equal(llm_choose(&c), "custom");
+    c.provider = "openai";
+    assert_string_equal(llm_choose(&c), "openai");
+    c.provider = "local";
+    assert_string_equal(llm_choose(&c), "local");
+    c.provider = "Anthropic";
+    assert_string_equal(llm_choose(&c), "anthropic");
+    c.provider = "";   /* empty = unset */
+    assert_string_equal(llm_choose(&c), "custom");
+    c.provider = "gpt";
+    assert_null(llm_choose(&c));
+    assert_int_equal(llm_new(&c, &m, err, sizeof err), ASKDB_ERR_USAGE);
+    assert_null(m);
+    assert_string_equal(err, "unknown model provider 'gpt' (valid: openai, "
+                             "anthropic, local, custom)");
+}
+
+static void http_providers_require_a_model_and_http_url(void **ts)
+{
+    askdb_config c = askdb_config_default();
+    llm *m = NULL;
+    char err[512];
+
+    (void)ts;
+    c.llm_url = "http://127.0.0.1:8080/v1/";
+    assert_int_equal(llm_new(&c, &m, err, sizeof err), ASKDB_ERR_USAGE);
+    assert_null(m);
+    assert_string_equal(err, "no model name given for the OpenAI-compatible "
+                             "endpoint http://127.0.0.1:8080/v1/chat/"
+                             "completions: pass --model NAME or set "
+                             "ASKDB_MODEL");
+    c.model = "m";
+    c.llm_url = "ftp://example.com/v1";
+    assert_int_equal(llm_new(&c, &m, err, sizeof err), ASKDB_ERR_USAGE);
+    assert_string_equal(err, "the model URL 'ftp://example.com/v1/chat/"
+                             "completions' must start with http:// or "
+                             "https:// (check --llm-url or ASKDB_LLM_URL)");
+    c.llm_url = "http://127.0.0.1:8080/v1";
+    c.api_key = "sk-x\r\nX-Evil: 1";
+    assert_int_equal(llm_new(&c, &m, err, sizeof err), ASKDB_ERR_USAGE);
+    assert_null(m);
+}
+
+static void endpoint_urls_are_built_from_the_base(void **ts)
+{
+    char *u;
+
+    (void)ts;
+    u = http_endpoint(NULL, "https://api.openai.com/v1", "/chat/completions");
+    assert_string_equal(u, "https://api.openai.com/v1/chat/completions");
+    free(u);
+    u = http_endpoint("http://h:1/v1//", "x", "/chat/completions");
+    assert_string_equal(u, "http://h:1/v1/chat/completions");
+    free(u);
+    u = http_endpoint("http://h:1/v1/chat/completions/", "x",
+                      "/chat/completions");
+    assert_string_equal(u, "http://h:1/v1/chat/completions");
+    free(u);
+    u = http_endpoint("", "https://api.anthropic.com/v1", "/messages");
+    assert_string_equal(u, "https://api.anthropic.com/v1/messages");
+    free(u);
+}
+
+static void custom_callback_reply_and_failure(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    int fail = 0;
+
+    s->cfg.llm_fn = fake_fn;
+    s->cfg.llm_ud = &fail;
+    open_model(s);
+    assert_string_equal(llm_name(s->m), "custom");
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+    assert_string_equal(s->r.text, "SELECT 42;");
+    assert_int_equal(s->r.prompt_tokens, -1);
+    assert_int_equal(s->r.completion_tokens, -1);
+    assert_int_equal(s->r.http_status, 0);
+    llm_reply_free(&s->r);
+    fail = 1;
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
+    assert_null(s->r.text);
+    assert_string_equal(llm_errmsg(s->m),
+                        "custom model callback failed (it returned 3)");
+}
+
+static void local_without_llama_says_how_to_enable(void **ts)
+{
+    askdb_config c = askdb_config_default();
+    llm *m = NULL;
+    char err[512];
+
+    (void)ts;
+    assert_int_equal(llm_new(&c, &m, err, sizeof err), ASKDB_ERR_UNSUPPORTED);
+    assert_null(m);
+    assert_string_equal(
+        err, "the local model is not built into this askdb (build llama.cpp "
+             "with 'make llama' and rebuild, or use a remote model: "
+             "--llm-url URL --model NAME); no model is configured: point "
+             "--llm-url or ASKDB_LLM_URL at an OpenAI-compatible server, or "
+             "set OPENAI_API_KEY or ANTHROPIC_API_KEY (with --model or "
+             "ASKDB_MODEL)");
+    c.provider = "local";
+    c.model = "model.gguf";
+    assert_int_equal(llm_new(&c, &m, err, sizeof err), ASKDB_ERR_UNSUPPORTED);
+    assert_string_equal(
+        err, "the local model is not built into this askdb (build llama.cpp "
+             "with 'make llama' and rebuild, or use a remote model: "
+             "--llm-url URL --model NAME)");
+}
+
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        T(openai_returns_content_and_usage),
+        T(openai_streams_pieces_in_order),
+        T(openai_null_content_or_non_json_is_an_error),
+        T(retries_429_then_succeeds_honouring_retry_after),
+        T(retries_500_then_succeeds),
+        T(does_not_retry_401_and_message_names_url_and_key_hint),
+        T(not_found_names_path_and_model),
+        T(gives_up_after_n_retries_on_503),
+        T(gives_up_after_n_retries_on_429_saying_rate_limited),
+        T(connection_refused_is_unreachable),
+        T(connection_reset_is_retried),
+        T(connection_reset_without_retries_is_unreachable),
+        T(timeout_is_reported),
+        T(stream_skips_malformed_events_and_split_lines),
+        T(stream_cut_mid_reply_is_not_retried),
+        T(anthropic_sends_system_separately_and_reads_text),
+        T(anthropic_streams),
+        T(anthropic_stream_error_event_is_reported),
+        T(provider_choice_rules),
+        T(http_providers_require_a_model_and_http_url),
+        T(endpoint_urls_are_built_from_the_base),
+        T(custom_callback_reply_and_failure),
+        T(local_without_llama_says_how_to_enable),
+    };
+
+    /* Fast backoff; local servers only (no proxy in between). */
+    setenv("ASKDB_RETRY_BASE_MS", "1", 1);
+    setenv("NO_PROXY", "127.0.0.1,localhost", 1);
+    setenv("no_proxy", "127.0.0.1,localhost", 1);
+    signal(SIGPIPE, SIG_IGN);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
