@@ -2,6 +2,7 @@
 #include "cli/format.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -60,6 +61,17 @@ static size_t width(const char *s)
     return w;
 }
 
+/* Width as printed in Markdown, where '|' is escaped as "\|". */
+static size_t md_width(const char *s, int md)
+{
+    size_t w = width(s);
+
+    for (; md && *s; s++)
+        if (*s == '|')
+            w++;
+    return w;
+}
+
 static void put_clean(FILE *out, const char *s, int md)
 {
     for (; *s; s++) {
@@ -113,15 +125,15 @@ static void print_table(FILE *out, const askdb_result *r, int md)
     if (!w)
         return;
     for (c = 0; c < r->ncols; c++)
-        w[c] = width(r->cols[c]);
+        w[c] = md_width(r->cols[c], md);
     for (i = 0; i < r->nrows; i++)
         for (c = 0; c < r->ncols; c++) {
-            size_t x = width(cell_text(askdb_result_cell(r, i, c), tmp,
-                                       sizeof tmp, FMT_TABLE));
+            size_t x = md_width(cell_text(askdb_result_cell(r, i, c), tmp,
+                                          sizeof tmp, FMT_TABLE), md);
             if (x > w[c])
                 w[c] = x;
         }
-    if (md && w[0] < 3) /* a Markdown rule needs three dashes */
+    if (md) /* a Markdown rule needs three dashes */
         for (c = 0; c < r->ncols; c++)
             if (w[c] < 3)
                 w[c] = 3;
@@ -131,7 +143,7 @@ static void print_table(FILE *out, const askdb_result *r, int md)
     for (c = 0; c < r->ncols; c++) {
         fputc(' ', out);
         put_clean(out, r->cols[c], md);
-        pad(out, w[c] - width(r->cols[c]) + 1);
+        pad(out, w[c] - md_width(r->cols[c], md) + 1);
         fputc('|', out);
     }
     fputc('\n', out);
@@ -153,7 +165,7 @@ static void print_table(FILE *out, const askdb_result *r, int md)
         for (c = 0; c < r->ncols; c++) {
             const askdb_value *v = askdb_result_cell(r, i, c);
             const char *t = cell_text(v, tmp, sizeof tmp, FMT_TABLE);
-            size_t gap = w[c] - width(t);
+            size_t gap = w[c] - md_width(t, md);
             fputc(' ', out);
             if (numeric(v) && !md)
                 pad(out, gap);
@@ -237,6 +249,44 @@ void format_result(FILE *out, FILE *err, enum out_format f,
 /* JSON                                                                   */
 /* ---------------------------------------------------------------------- */
 
+/* Text as a JSON string. SQLite does not check that text is UTF-8; bytes
+** that are not valid UTF-8 become U+FFFD so the document stays valid. */
+static json_t *text_json(const char *s, size_t len)
+{
+    json_t *j = json_stringn(s, len);
+    char *clean;
+    size_t i = 0, k = 0, n;
+    unsigned char c;
+
+    if (j)
+        return j;
+    clean = malloc(len * 3 + 1);
+    if (!clean)
+        return json_null();
+    while (i < len) {
+        c = (unsigned char)s[i];
+        n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3
+            : (c >> 3) == 30 ? 4 : 0;
+        if (n && i + n <= len) {
+            j = json_stringn(s + i, n); /* jansson checks the sequence */
+            if (j && (n > 1 || c)) {
+                json_decref(j);
+                memcpy(clean + k, s + i, n);
+                k += n;
+                i += n;
+                continue;
+            }
+            json_decref(j);
+        }
+        memcpy(clean + k, "\xEF\xBF\xBD", 3);
+        k += 3;
+        i++;
+    }
+    j = json_stringn(clean, k);
+    free(clean);
+    return j ? j : json_null();
+}
+
 static json_t *value_json(const askdb_value *v)
 {
     static const char hex[] = "0123456789abcdef";
@@ -248,11 +298,14 @@ static json_t *value_json(const askdb_value *v)
     case ASKDB_INTEGER:
         return json_integer((json_int_t)v->i);
     case ASKDB_REAL:
+        /* JSON has no infinities or NaN: say which in a string. */
+        if (isnan(v->d))
+            return json_string("NaN");
+        if (isinf(v->d))
+            return json_string(v->d > 0 ? "Infinity" : "-Infinity");
         return json_real(v->d);
     case ASKDB_TEXT:
-        j = json_stringn(v->s, v->len);
-        /* Not UTF-8 (SQLite does not check): keep it readable. */
-        return j ? j : json_stringn_nocheck(v->s, v->len);
+        return text_json(v->s, v->len);
     case ASKDB_BLOB:
         h = malloc(v->len * 2 + 1);
         if (!h)
@@ -294,13 +347,21 @@ static void add_result(json_t *o, const askdb_result *r)
                         : json_string(r->truncated == 1 ? "rows" : "bytes"));
 }
 
+/* Serialize in memory first so that a failure prints nothing half-done. */
 static int dump(FILE *out, json_t *o)
 {
-    int rc = json_dumpf(o, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-                                    JSON_REAL_PRECISION(15));
+    char *text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+                                   JSON_REAL_PRECISION(15));
+
     json_decref(o);
+    if (!text) {
+        fprintf(stderr, "askdb: cannot write the result as JSON\n");
+        return -1;
+    }
+    fputs(text, out);
     fputc('\n', out);
-    return rc;
+    free(text);
+    return 0;
 }
 
 static json_t *str_or_null(const char *s)

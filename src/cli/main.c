@@ -62,7 +62,9 @@ static const char help_model[] =
     "      --trace FILE      append every step as JSON lines to FILE\n"
     "  -v, --verbose         print the steps on stderr\n";
 
-static void help(const char *cmd)
+/* Print help for cmd (NULL: the overview); -1 if there is no such
+** command. */
+static int help(const char *cmd)
 {
     if (!cmd) {
         fputs(usage_main, stdout);
@@ -97,8 +99,10 @@ static void help(const char *cmd)
               stdout);
         fputs(help_output, stdout);
     } else {
-        fprintf(stderr, "askdb: no help for '%s'\n", cmd);
+        fprintf(stderr, "askdb: no command '%s' (see 'askdb help')\n", cmd);
+        return -1;
     }
+    return 0;
 }
 
 int cli_exit_code(askdb_status st)
@@ -156,9 +160,11 @@ int cli_answer(askdb_agent *ag, const struct cli_opts *o,
     if (f == FMT_JSON) {
         format_answer_json(stdout, question, a);
     } else if (st == ASKDB_OK) {
+        /* A dry run's SQL is its whole output: always stdout. Shown
+        ** next to CSV rows it goes to stderr to keep the CSV clean. */
         if (o->show_sql || o->cfg.dry_run)
-            fprintf(f == FMT_CSV ? stderr : stdout, "%s%s\n",
-                    f == FMT_MARKDOWN ? "```sql\n" : "", a->sql);
+            fprintf(f == FMT_CSV && !o->cfg.dry_run ? stderr : stdout,
+                    "%s%s\n", f == FMT_MARKDOWN ? "```sql\n" : "", a->sql);
         if (f == FMT_MARKDOWN && (o->show_sql || o->cfg.dry_run))
             fputs("```\n", stdout);
         if (a->result)
@@ -277,7 +283,7 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o,
             o->verbose = 1;
             break;
         case 'h':
-            help(cmd);
+            (void)help(cmd);
             return -2;
         case OPT_SHOW_SQL:
             o->show_sql = 1;
@@ -421,8 +427,7 @@ int main(int argc, char **argv)
     cmd = argv[1];
     if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 ||
         strcmp(cmd, "help") == 0) {
-        help(argc > 2 ? argv[2] : NULL);
-        return EXIT_ANSWERED;
+        return help(argc > 2 ? argv[2] : NULL) ? EXIT_USAGE : EXIT_ANSWERED;
     }
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("askdb %s\n", askdb_version());
@@ -459,7 +464,7 @@ int main(int argc, char **argv)
         return cmd_db(&o, argv[first], NULL);
     if (strcmp(cmd, "sql") == 0 && nargs == 2)
         return cmd_db(&o, argv[first], argv[first + 1]);
-    fprintf(stderr, "askdb %s: wrong number of arguments\n\n", cmd);
-    help(cmd);
+    fprintf(stderr, "askdb %s: wrong number of arguments (see 'askdb help "
+                    "%s')\n", cmd, cmd);
     return EXIT_USAGE;
 }

@@ -72,18 +72,75 @@ static int word_is(const char *p, size_t n, const char *w)
     return strlen(w) == n && strncasecmp(p, w, n) == 0;
 }
 
-/* Where the first SELECT or WITH keyword token starts, or NULL. */
+/* Whether the word at p (length n) is preceded by a line start, ignoring
+** blanks (and a list marker or prompt such as "> "). */
+static int at_line_start(const char *text, const char *p)
+{
+    while (p > text && (p[-1] == ' ' || p[-1] == '\t' || p[-1] == '>'))
+        p--;
+    return p == text || p[-1] == '\n' || p[-1] == ':';
+}
+
+static int all_upper(const char *p, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        if (p[i] >= 'a' && p[i] <= 'z')
+            return 0;
+    return 1;
+}
+
+/* After WITH: [RECURSIVE] name [(cols)] AS - a CTE, not the English word. */
+static int looks_like_cte(const char *p)
+{
+    size_t n;
+    int kind, words = 0;
+
+    while ((n = sqlx_token(p, &kind)) > 0 && words < 4) {
+        if (kind == SQLX_WORD && word_is(p, n, "AS"))
+            return 1;
+        if (kind == SQLX_PUNCT && *p == '(') { /* column list */
+            while (*p && *p != ')')
+                p++;
+            if (!*p)
+                return 0;
+            n = 1;
+        } else if (kind == SQLX_WORD || kind == SQLX_IDENT) {
+            words++;
+        } else if (kind != SQLX_SPACE) {
+            return 0;
+        }
+        p += n;
+    }
+    return 0;
+}
+
+/*
+** Where the statement starts in prose, or NULL. The reply is prose, not
+** SQL, so it is not tokenized as SQL (an apostrophe in "Here's" would open
+** a string); a SELECT or WITH keyword counts when it starts a line (or
+** follows a colon) or is written in capitals, and WITH must begin a CTE.
+*/
 static const char *find_start(const char *s)
 {
-    const char *p = s;
+    const char *p;
     size_t n;
-    int kind;
 
-    while ((n = sqlx_token(p, &kind)) > 0) {
-        if (kind == SQLX_WORD &&
-            (word_is(p, n, "SELECT") || word_is(p, n, "WITH")))
-            return p;
-        p += n;
+    for (p = s; *p; p++) {
+        if ((p > s && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) ||
+            !(*p == 's' || *p == 'S' || *p == 'w' || *p == 'W'))
+            continue;
+        n = 0;
+        while (isalnum((unsigned char)p[n]) || p[n] == '_')
+            n++;
+        if (!word_is(p, n, "SELECT") && !word_is(p, n, "WITH"))
+            continue;
+        if (!at_line_start(s, p) && !all_upper(p, n))
+            continue;
+        if (word_is(p, n, "WITH") && !looks_like_cte(p + n))
+            continue;
+        return p;
     }
     return NULL;
 }
@@ -114,8 +171,8 @@ static int starts_stmt(const char *s)
     return 0;
 }
 
-/* The body of the first fenced block tagged sql, or untagged and starting
-** with a statement word; malloc()ed, or NULL. */
+/* The body of the first fenced block tagged sql, or of any tag (or none)
+** starting with a statement word; malloc()ed, or NULL. */
 static char *fenced(const char *text)
 {
     const char *p = text, *body, *end, *info;
@@ -134,7 +191,7 @@ static char *fenced(const char *text)
         if (!end) /* unterminated fence: the reply was cut; take the rest */
             end = body + strlen(body);
         if (word_is(info, ilen, "sql") || word_is(info, ilen, "sqlite") ||
-            (ilen == 0 && starts_stmt(body))) {
+            starts_stmt(body)) {
             /* Whatever statement it holds, even a write: the checks
             ** refuse it with a reason the model can act on. */
             return strndup(body, (size_t)(end - body));

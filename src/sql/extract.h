@@ -7,8 +7,10 @@
 /*
 ** The model's reply is untrusted text. sqlx_extract() finds the statement
 ** in it: the first ```sql fenced block (or the first fenced block of any
-** kind that starts with SELECT/WITH), else the whole text from the first
-** SELECT/WITH keyword. It strips trailing semicolons and blanks.
+** tag that starts with a statement word), else the text from the first
+** SELECT/WITH keyword that starts a line or is in capitals, else the text
+** when it begins with any statement word (so that a write is refused, not
+** missed). It strips trailing semicolons and blanks.
 ** sqlx_check_readonly() then makes sure the text is exactly one statement
 ** that begins with SELECT or WITH (a lexical check; the database guard
 ** does the real one).

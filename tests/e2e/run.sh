@@ -1,0 +1,1232 @@
+#!/usr/bin/env bash
+# tests/e2e/run.sh - end-to-end tests of the askdb command.
+#
+#   ASKDB=build/asan/askdb FAKE_LLM=build/asan/fake_llm bash tests/e2e/run.sh
+#   bash tests/e2e/run.sh --filter 'refuse|trace'     (ERE on test names)
+#   bash tests/e2e/run.sh --list
+#   E2E_VERBOSE=1  show the last commands and stderr of a failed test
+#   E2E_KEEP=1     keep the temp dir (each test's files are in t/NAME/)
+#   E2E_RUN_LIMIT_S=N  kill any single askdb run after N s (default 30)
+#
+# Each test is a shell function named after the behaviour it checks. It runs
+# in a subshell inside its own directory under one temp dir, with its own
+# scripted model (tests/fake_llm) started by start_llm, and stops at the
+# first failed assertion. Output: "ok NAME" or "FAIL NAME: reason" per test
+# (a few indented detail lines may follow a FAIL), then exactly one line
+# "N passed, M failed". Exit status 0 only when M is 0.
+#
+# Every askdb run is also checked for sanitizer reports (AddressSanitizer,
+# LeakSanitizer, UndefinedBehaviorSanitizer) on stderr.
+set -u
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+
+abspath() {
+    case $1 in
+    /*) printf '%s\n' "$1" ;;
+    *) printf '%s/%s\n' "$PWD" "$1" ;;
+    esac
+}
+
+ASKDB=$(abspath "${ASKDB:-$ROOT/build/asan/askdb}")
+FAKE_LLM=$(abspath "${FAKE_LLM:-$ROOT/build/asan/fake_llm}")
+SHOP_DB=$(abspath "${SHOP_DB:-$ROOT/examples/shop.db}")
+
+FILTER=
+LIST=0
+while [ $# -gt 0 ]; do
+    case $1 in
+    --filter) [ $# -ge 2 ] || { echo "run.sh: --filter needs a pattern" >&2; exit 2; }
+              FILTER=$2; shift 2 ;;
+    --filter=*) FILTER=${1#--filter=}; shift ;;
+    --list) LIST=1; shift ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    *) echo "run.sh: unknown argument '$1' (--filter PATTERN, --list)" >&2; exit 2 ;;
+    esac
+done
+
+# --------------------------------------------------------------------------
+# A clean environment: nothing of the developer's setup may leak in.
+# --------------------------------------------------------------------------
+for _v in $(compgen -e); do
+    case $_v in ASKDB_*) unset "$_v" ;; esac
+done
+unset OPENAI_API_KEY ANTHROPIC_API_KEY
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
+export no_proxy='127.0.0.1,localhost' NO_PROXY='127.0.0.1,localhost'
+export ASKDB_RETRY_BASE_MS=1
+# No single askdb run may take longer than this (a hang is a failure).
+RUN_LIMIT_S=${E2E_RUN_LIMIT_S:-30}
+export LC_ALL=C PYTHONIOENCODING=utf-8 PYTHONUTF8=1
+
+# The interpreter itself, not a version-manager shim (saves ~0.1 s a call).
+PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+[ -n "$PY" ] && [ -x "$PY" ] || { echo "run.sh: python3 is needed" >&2; exit 2; }
+
+for _f in "$ASKDB" "$FAKE_LLM"; do
+    [ -x "$_f" ] || { echo "run.sh: $_f is not built (make build/asan/askdb build/asan/fake_llm)" >&2; exit 2; }
+done
+[ -f "$SHOP_DB" ] || { echo "run.sh: $SHOP_DB is missing (make examples/shop.db)" >&2; exit 2; }
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/askdb-e2e.XXXXXX") || exit 2
+: >"$TMP/llm.pids"
+export XDG_STATE_HOME="$TMP/state"   # the shell's history never lands in $HOME
+
+cleanup() {
+    local pid
+    if [ -f "$TMP/llm.pids" ]; then
+        while read -r pid; do
+            [ -n "$pid" ] && kill "$pid" 2>/dev/null
+        done <"$TMP/llm.pids"
+    fi
+    if [ -n "${E2E_KEEP:-}" ]; then
+        echo "run.sh: kept $TMP" >&2
+    else
+        rm -rf "$TMP"
+    fi
+}
+TEST_PID=
+# On a signal: stop the running test (its subshell stops its model), then
+# leave; cleanup runs on exit.
+on_signal() {
+    trap - INT TERM
+    if [ -n "$TEST_PID" ]; then
+        kill -TERM "$TEST_PID" 2>/dev/null
+        wait "$TEST_PID" 2>/dev/null
+    fi
+    exit "$1"
+}
+trap cleanup EXIT
+trap 'on_signal 130' INT
+trap 'on_signal 143' TERM
+
+# --------------------------------------------------------------------------
+# Helpers (used inside a test's subshell; T, W set by run_test)
+#   T  the test's directory: harness files (out, err, model logs)
+#   W  T/w, the sandbox: askdb's working directory, holds db copies
+# --------------------------------------------------------------------------
+
+# Fail the current test with a one-line reason (ends the test's subshell).
+fail() {
+    local msg
+    msg=$(printf '%s' "$*" | tr '\n' '|' | cut -c1-600)
+    printf '%s\n' "$msg" >"$T/.fail"
+    exit 1
+}
+
+now_us() { local t=${EPOCHREALTIME/./}; printf '%s\n' "${t#0}"; }
+
+# run ARGS...: run askdb in $W with stdin from $STDIN (default /dev/null).
+# Sets RC and ELAPSED_MS; stdout in $T/out, stderr in $T/err.
+run() {
+    local t0 t1
+    t0=$(now_us)
+    (cd "$W" && exec timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" "$@") \
+        <"${STDIN:-/dev/null}" >"$T/out" 2>"$T/err"
+    RC=$?
+    t1=$(now_us)
+    ELAPSED_MS=$(((t1 - t0) / 1000))
+    {
+        printf '$ askdb'; printf ' %q' "$@"; printf '\n-> exit %s in %s ms\n' "$RC" "$ELAPSED_MS"
+        sed 's/^/  stderr: /' "$T/err" | head -40
+    } >>"$T/.trace"
+    [ "$RC" != 124 ] && [ "$RC" != 137 ] ||
+        fail "askdb $* did not finish within $RUN_LIMIT_S s (killed)"
+    if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:|SUMMARY: (Address|UndefinedBehavior|Leak)Sanitizer' "$T/err"; then
+        fail "sanitizer report from: askdb $* :: $(grep -m3 -E 'Sanitizer|runtime error' "$T/err")"
+    fi
+}
+
+# start_llm SCRIPT_JSON: a fresh scripted model; sets URL (no path) and
+# LLMLOG (its request log).
+LLM_N=0
+start_llm() {
+    local d pid _
+    stop_llms
+    LLM_N=$((LLM_N + 1))
+    d="$T/llm$LLM_N"
+    mkdir -p "$d"
+    printf '%s' "$1" >"$d/script.json"
+    LLMLOG="$d/log"
+    : >"$LLMLOG"
+    "$FAKE_LLM" --script "$d/script.json" --log "$LLMLOG" --port 0 \
+        --port-file "$d/port" 2>"$d/stderr" &
+    pid=$!
+    echo "$pid" >>"$T/.pids"
+    echo "$pid" >>"$TMP/llm.pids"
+    for _ in $(seq 1 100); do
+        [ -s "$d/port" ] && break
+        kill -0 "$pid" 2>/dev/null || fail "fake_llm exited: $(cat "$d/stderr")"
+        sleep 0.05
+    done
+    [ -s "$d/port" ] || fail "fake_llm did not start"
+    URL="http://127.0.0.1:$(cat "$d/port")"
+}
+
+# Stop (and reap) the models this test started. start_llm calls it, so at
+# most one model runs at a time; the test's subshell, their parent, calls
+# it on exit too.
+stop_llms() {
+    local pid
+    [ -s "$T/.pids" ] || return 0
+    while read -r pid; do
+        [ -n "$pid" ] || continue
+        kill "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+    done <"$T/.pids"
+    : >"$T/.pids"
+    : >"$TMP/llm.pids"
+}
+
+# A JSON script of plain completions, one per argument.
+replies() {
+    "$PY" -c 'import json,sys; print(json.dumps([{"content": a} for a in sys.argv[1:]]))' "$@"
+}
+# A JSON script whose one completion answers every request.
+always() {
+    "$PY" -c 'import json,sys; print(json.dumps([{"content": sys.argv[1], "repeat": True}]))' "$1"
+}
+# TEXT in a ```sql fence, as a model would write it.
+# shellcheck disable=SC2016
+fence() { printf '```sql\n%s\n```' "$1"; }
+
+copy_db() { cp "$SHOP_DB" "$W/${1:-shop.db}"; }
+
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+
+# A listing of the sandbox with checksums: any new, removed or changed file
+# shows up as a difference.
+snapshot() {
+    (cd "$W" && find . | LC_ALL=C sort && find . -type f -exec sha256sum {} + | LC_ALL=C sort)
+}
+
+nreq() { if [ -s "${LLMLOG:-}" ]; then wc -l <"$LLMLOG" | tr -d ' '; else echo 0; fi; }
+
+expect_rc() {
+    [ "$RC" = "$1" ] || fail "exit $RC, expected $1 (stderr: $(head -c 300 "$T/err"))"
+}
+expect_requests() {
+    local n
+    n=$(nreq)
+    [ "$n" = "$1" ] || fail "the model got $n requests, expected $1"
+}
+expect_err_has() {
+    grep -qF -- "$1" "$T/err" || fail "stderr lacks '$1' (stderr: $(head -c 400 "$T/err"))"
+}
+expect_err_lacks() {
+    ! grep -qF -- "$1" "$T/err" || fail "stderr has '$1' (stderr: $(head -c 400 "$T/err"))"
+}
+expect_out_has() {
+    grep -qF -- "$1" "$T/out" || fail "stdout lacks '$1' (stdout: $(head -c 400 "$T/out"))"
+}
+expect_out_lacks() {
+    ! grep -qF -- "$1" "$T/out" || fail "stdout has '$1'"
+}
+# expect_out FORMAT [ARGS]: stdout is exactly the printf expansion.
+expect_out() {
+    local fmt=$1
+    shift
+    # shellcheck disable=SC2059
+    printf -- "$fmt" "$@" >"$T/expected"
+    expect_out_file "$T/expected"
+}
+expect_out_file() {
+    cmp -s "$1" "$T/out" || fail "stdout differs: expected $(show_bytes "$1") got $(show_bytes "$T/out")"
+}
+# A file's bytes as a Python literal (CR, NUL and friends visible).
+show_bytes() {
+    "$PY" -c 'import sys; b = open(sys.argv[1], "rb").read(); print(repr(b[:260]) + ("..." if len(b) > 260 else ""))' "$1"
+}
+expect_faster() {
+    [ "$ELAPSED_MS" -lt "$1" ] || fail "took $ELAPSED_MS ms, expected under $1 ms"
+}
+
+# pycheck CODE [ARGS]: run Python assertions. In scope: out, err (the last
+# run's stdout/stderr as text, CRLF kept), reqs (the model's request log,
+# parsed), args, and the helpers msgs(i), user(i) (last user message of
+# request i, 0-based), trace_lines(path).
+pycheck() {
+    local code=$1 msg
+    shift
+    msg=$("$PY" - "$T" "${LLMLOG:-}" "$code" "$@" <<'PY' 2>&1
+import json, os, sys
+tdir, log, code = sys.argv[1:4]
+args = sys.argv[4:]
+def rd(p):
+    try:
+        with open(p, encoding="utf-8", errors="replace", newline="") as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
+out = rd(os.path.join(tdir, "out"))
+err = rd(os.path.join(tdir, "err"))
+reqs = []
+if log and os.path.exists(log):
+    with open(log, encoding="utf-8") as f:
+        reqs = [json.loads(l) for l in f if l.strip()]
+def msgs(i):
+    return reqs[i]["body"]["messages"]
+def user(i):
+    return [m for m in msgs(i) if m["role"] == "user"][-1]["content"]
+def trace_lines(p):
+    with open(p, encoding="utf-8") as f:
+        return [json.loads(l) for l in f]
+try:
+    exec(code, globals())
+except AssertionError as e:
+    print(str(e) or "assertion failed")
+    sys.exit(1)
+except Exception as e:
+    print("%s: %s" % (type(e).__name__, e))
+    sys.exit(1)
+PY
+    ) || fail "$msg"
+}
+
+# --------------------------------------------------------------------------
+# Tests
+# --------------------------------------------------------------------------
+
+repairs_unknown_column_on_second_attempt() {
+    copy_db
+    local bad good
+    bad=$(fence "SELECT id, first_nam FROM customers ORDER BY id LIMIT 3")
+    good=$(fence "SELECT id, first_name FROM customers ORDER BY id LIMIT 3")
+    # A third reply that would be wrong, to catch a needless extra request.
+    start_llm "$(replies "$bad" "$good" "$(fence "SELECT 'extra request' AS oops")")"
+    run ask --llm-url "$URL" --model test -f csv shop.db "First three customers?"
+    expect_rc 0
+    expect_out 'id,first_name\r\n1,Olivia\r\n2,Alejandro\r\n3,Lucía\r\n'
+    expect_requests 2
+    pycheck '
+m = msgs(1)
+assert [x["role"] for x in m] == ["system", "user", "assistant", "user"], [x["role"] for x in m]
+assert m[2]["content"] == args[0], "the failed reply is not replayed as the assistant turn"
+last = m[-1]["content"]
+assert "Error: no such column: first_nam\n" in last, "no exact error text: " + last
+assert "SELECT id, first_nam FROM customers ORDER BY id LIMIT 3" in last, "failed SQL not shown: " + last
+assert "customers.first_name" in last, "no hint naming the real column: " + last
+assert reqs[0]["body"]["model"] == "test", reqs[0]["body"]["model"]
+assert msgs(0)[0]["role"] == "system" and len(msgs(0)) == 2
+assert msgs(0)[1]["content"].endswith("Question: First three customers?\n"), msgs(0)[1]["content"][-80:]
+' "$bad"
+}
+
+gives_up_after_max_attempts_listing_every_attempt() {
+    copy_db
+    local s
+    s=$(replies "$(fence "SELECT * FROM custmers")" \
+                "$(fence "SELECT FROM WHERE")" \
+                "$(fence "SELECT nope FROM orders")" \
+                "$(fence "SELECT 1 AS fourth")")
+    start_llm "$s"
+    run ask --llm-url "$URL" --model test shop.db "Anything?"
+    expect_rc 1
+    expect_requests 3
+    expect_err_has "no valid SQL after 3 attempts"
+    expect_err_has "attempt 1: unknown_table: no such table: custmers"
+    expect_err_has "attempt 2: syntax: "
+    expect_err_has "syntax error"
+    expect_err_has "attempt 3: unknown_column: no such column: nope"
+    expect_err_lacks "attempt 4"
+    [ ! -s "$T/out" ] || fail "stdout not empty on failure: $(head -c 200 "$T/out")"
+    pycheck '
+assert "Error: no such table: custmers\n" in user(1), user(1)
+assert "customers" in user(1).split("Hint:")[1], "the table hint does not name customers: " + user(1)
+assert "Error: near \"FROM\": syntax error" in user(2), user(2)
+assert [m["role"] for m in msgs(2)] == ["system", "user", "assistant", "user", "assistant", "user"]
+'
+
+    start_llm "$s"
+    run ask --llm-url "$URL" --model test --max-attempts 2 shop.db "Anything?"
+    expect_rc 1
+    expect_requests 2
+    expect_err_has "no valid SQL after 2 attempts"
+    expect_err_has "attempt 2: syntax: "
+    expect_err_lacks "attempt 3"
+
+    start_llm "$s"
+    run ask --llm-url "$URL" --model test --max-attempts 1 shop.db "Anything?"
+    expect_rc 1
+    expect_requests 1
+    expect_err_has "no valid SQL after 1 attempt"
+}
+
+refuses_writes_and_keeps_db_unchanged() {
+    copy_db
+    local before after sum0 stmt
+    local -a stmts=(
+        "DROP TABLE orders"
+        "DELETE FROM orders"
+        "UPDATE orders SET total = 0"
+        "INSERT INTO categories (id, name) VALUES (999, 'x')"
+        "ATTACH DATABASE '$W/attached.db' AS x"
+        "PRAGMA journal_mode=DELETE"
+        "PRAGMA user_version=5"
+        "SELECT 1; DROP TABLE orders"
+        "SELECT load_extension('$W/ext')"
+        "WITH x AS (SELECT 1) DELETE FROM orders"
+        "VACUUM INTO '$W/vacuumed.db'"
+        "CREATE TABLE t(x)"
+        "REPLACE INTO categories (id, name) VALUES (1, 'x')"
+        "UPDATE orders SET total = (SELECT 0)"
+        "BEGIN IMMEDIATE"
+    )
+    # Safety (exit code, unchanged file, no new file) fails at once; how
+    # the refusal is reported is collected and checked at the end.
+    sum0=$(sha "$W/shop.db")
+    before=$(snapshot)
+    for stmt in "${stmts[@]}"; do
+        start_llm "$(always "$(fence "$stmt")")"
+        run ask --llm-url "$URL" --model test shop.db "Please change the data"
+        expect_rc 1
+        expect_err_has "no valid SQL after 3 attempts"
+        expect_requests 3
+        [ ! -s "$T/out" ] || fail "ask printed rows for: $stmt"
+        [ "$(sha "$W/shop.db")" = "$sum0" ] || fail "ask changed the database with: $stmt"
+        pycheck '
+import re
+classes = re.findall(r"attempt \d: (\w+):", err)
+ok = classes == ["refused"] * 3 and "Hint: write exactly one read-only query" in user(1)
+open(args[1], "a").write("" if ok else "%s.. -> %s; " % (" ".join(args[0].split()[:2]), "/".join(sorted(set(classes)))))
+' "$stmt" "$T/not_refused"
+
+        run sql shop.db "$stmt"
+        expect_rc 1
+        expect_err_has "refused"
+        [ ! -s "$T/out" ] || fail "sql printed rows for: $stmt"
+        [ "$(sha "$W/shop.db")" = "$sum0" ] || fail "sql changed the database with: $stmt"
+        after=$(snapshot)
+        [ "$before" = "$after" ] || fail "files changed in the sandbox after: $stmt: $(diff <(echo "$before") <(echo "$after") | head -4)"
+    done
+    [ ! -s "$T/not_refused" ] ||
+        fail "db unchanged, but these model replies were not classified 'refused' (attempt classes): $(cat "$T/not_refused")"
+}
+
+missing_database_exits_3_and_creates_nothing() {
+    start_llm "$(always "$(fence "SELECT 1")")"
+    local cmd before
+    mkdir "$W/adir"
+    "$PY" -c 'import sys; sys.stdout.buffer.write(bytes(range(256)) * 16 + b"not a database\n")' >"$W/junk.db"
+    : >"$W/empty.db"
+    local junk_sum
+    junk_sum=$(sha "$W/junk.db")
+    before=$(snapshot)
+    for cmd in ask schema sql shell; do
+        case $cmd in
+        ask) run ask --llm-url "$URL" --model test nope.db "How many orders?" ;;
+        schema) run schema nope.db ;;
+        sql) run sql nope.db "SELECT 1" ;;
+        shell) STDIN=/dev/null run shell --llm-url "$URL" --model test nope.db ;;
+        esac
+        expect_rc 3
+        expect_err_has "No such file or directory"
+        expect_err_has "askdb never creates databases"
+        [ ! -e "$W/nope.db" ] || fail "$cmd created nope.db"
+
+        case $cmd in
+        ask) run ask --llm-url "$URL" --model test adir "How many orders?" ;;
+        schema) run schema adir ;;
+        sql) run sql adir "SELECT 1" ;;
+        shell) run shell --llm-url "$URL" --model test adir ;;
+        esac
+        expect_rc 3
+        expect_err_has "it is a directory"
+
+        case $cmd in
+        ask) run ask --llm-url "$URL" --model test junk.db "How many orders?" ;;
+        schema) run schema junk.db ;;
+        sql) run sql junk.db "SELECT 1" ;;
+        shell) run shell --llm-url "$URL" --model test junk.db ;;
+        esac
+        expect_rc 3
+        expect_err_has "not an SQLite database"
+        [ "$(sha "$W/junk.db")" = "$junk_sum" ] || fail "$cmd changed junk.db"
+    done
+    # A URI-looking name is a plain path too: no mode=rwc, no new file.
+    run sql 'file:new.db?mode=rwc' "SELECT 1"
+    expect_rc 3
+    expect_err_has "askdb never creates databases"
+    # An empty file is an empty database: nothing to ask about, still exit 3.
+    run ask --llm-url "$URL" --model test empty.db "How many orders?"
+    expect_rc 3
+    expect_err_has "no tables"
+    [ ! -s "$W/empty.db" ] || fail "ask wrote into empty.db"
+    [ "$before" = "$(snapshot)" ] || fail "files changed in the sandbox: $(diff <(echo "$before") <(snapshot) | head -4)"
+    expect_requests 0
+}
+
+SLOW_SQL="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c"
+
+slow_query_is_interrupted() {
+    copy_db
+    run sql --timeout 200 shop.db "$SLOW_SQL"
+    expect_rc 1
+    expect_err_has "200 ms time limit"
+    expect_faster 5000
+    [ ! -s "$T/out" ] || fail "rows printed for an interrupted query"
+
+    start_llm "$(always "$(fence "$SLOW_SQL")")"
+    run ask --llm-url "$URL" --model test --timeout 200 -f json shop.db "Count forever"
+    expect_rc 1
+    expect_requests 3
+    expect_faster 8000
+    pycheck '
+j = json.loads(out)
+assert j["status"] == "no valid SQL", j["status"]
+assert [a["error"] for a in j["attempts"]] == ["timeout"] * 3, j["attempts"]
+assert all("200 ms time limit" in a["message"] for a in j["attempts"]), j["attempts"]
+assert "rows" not in j
+assert "longer than the 200 ms limit" in user(1), user(1)
+'
+}
+
+retries_429_and_500_but_not_401() {
+    copy_db
+    local ok
+    ok=$(fence "SELECT 1 AS x")
+    start_llm "$("$PY" -c 'import json,sys; print(json.dumps([
+        {"status": 429, "headers": {"Retry-After": "0"}},
+        {"status": 500},
+        {"content": sys.argv[1]}]))' "$ok")"
+    run ask --llm-url "$URL" --model test shop.db "One?"
+    expect_rc 0
+    expect_requests 3
+    expect_out 'x\r\n1\r\n'
+    expect_faster 5000
+
+    # A dropped connection is retried too.
+    start_llm "$("$PY" -c 'import json,sys; print(json.dumps([{"close": True}, {"content": sys.argv[1]}]))' "$ok")"
+    run ask --llm-url "$URL" --model test shop.db "One?"
+    expect_rc 0
+    expect_requests 2
+    expect_out 'x\r\n1\r\n'
+
+    # 401 is final: no retry, exit 4, a hint about the key.
+    start_llm "$("$PY" -c 'import json,sys; print(json.dumps([{"status": 401}, {"content": sys.argv[1]}]))' "$ok")"
+    run ask --llm-url "$URL" --model test shop.db "One?"
+    expect_rc 4
+    expect_requests 1
+    expect_err_has "401"
+    expect_err_has "API key"
+    expect_err_has "--api-key"
+    [ ! -s "$T/out" ] || fail "stdout not empty after 401"
+
+    # Retries run out: exit 4 after 1 + --retries requests.
+    start_llm '[{"status": 503, "repeat": true}]'
+    run ask --llm-url "$URL" --model test --retries 2 shop.db "One?"
+    expect_rc 4
+    expect_requests 3
+    expect_err_has "503"
+    expect_err_has "after 2 retries"
+
+    # Nothing listens: exit 4 quickly.
+    local port
+    port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+    run ask --llm-url "http://127.0.0.1:$port/v1" --model test shop.db "One?"
+    expect_rc 4
+    expect_err_has "cannot reach model"
+    expect_err_has "connection refused"
+    expect_faster 5000
+}
+
+model_timeout_exits_4() {
+    copy_db
+    start_llm "$("$PY" -c 'import json,sys; print(json.dumps([{"delay_ms": 5000, "content": sys.argv[1]}]))' "$(fence "SELECT 1")")"
+    run ask --llm-url "$URL" --model test --llm-timeout 300 shop.db "One?"
+    expect_rc 4
+    expect_err_has "did not answer within 300 ms"
+    expect_requests 1
+    expect_faster 4000
+}
+
+FMT_SQL="WITH t(id, name, price) AS (VALUES (1, 'Ann', 9.5), (2, 'Smith, \"Jo\"', NULL), (3, 'Zoë', 12.0)) SELECT * FROM t"
+
+output_formats_are_exact() {
+    copy_db
+    run sql -f table shop.db "$FMT_SQL"
+    expect_rc 0
+    expect_out '%s\n' \
+        '+----+-------------+-------+' \
+        '| id | name        | price |' \
+        '+----+-------------+-------+' \
+        '|  1 | Ann         |   9.5 |' \
+        '|  2 | Smith, "Jo" | NULL  |' \
+        '|  3 | Zoë         |    12 |' \
+        '+----+-------------+-------+' \
+        '(3 rows)'
+    [ ! -s "$T/err" ] || fail "stderr not empty: $(cat "$T/err")"
+
+    run sql -f csv shop.db "$FMT_SQL"
+    expect_rc 0
+    expect_out 'id,name,price\r\n1,Ann,9.5\r\n2,"Smith, ""Jo""",\r\n3,Zoë,12\r\n'
+
+    # csv is the default when stdout is not a terminal
+    run sql shop.db "$FMT_SQL"
+    expect_rc 0
+    expect_out 'id,name,price\r\n1,Ann,9.5\r\n2,"Smith, ""Jo""",\r\n3,Zoë,12\r\n'
+
+    run sql -f markdown shop.db "$FMT_SQL"
+    expect_rc 0
+    expect_out '%s\n' \
+        '| id  | name        | price |' \
+        '| --- | ----------- | ----- |' \
+        '| 1   | Ann         | 9.5   |' \
+        '| 2   | Smith, "Jo" | NULL  |' \
+        '| 3   | Zoë         | 12    |'
+
+    run sql --format json shop.db "$FMT_SQL"
+    expect_rc 0
+    pycheck '
+j = json.loads(out)
+assert j["sql"] == args[0], j["sql"]
+assert j["columns"] == ["id", "name", "price"], j["columns"]
+rows = j["rows"]
+assert rows == [[1, "Ann", 9.5], [2, "Smith, \"Jo\"", None], [3, "Zo\u00eb", 12.0]], rows
+types = [[type(v).__name__ for v in r] for r in rows]
+assert types == [["int", "str", "float"], ["int", "str", "NoneType"], ["int", "str", "float"]], types
+assert j["row_count"] == 3 and type(j["row_count"]) is int
+assert j["truncated"] is False, j["truncated"]
+assert "error" not in j
+' "$FMT_SQL"
+
+    # A failing statement in JSON: the error is in the document too.
+    run sql -f json shop.db "SELECT nope FROM orders"
+    expect_rc 1
+    pycheck '
+j = json.loads(out)
+assert "no such column: nope" in j["error"], j
+assert "rows" not in j
+'
+}
+
+ask_json_has_the_whole_answer() {
+    copy_db
+    local q="SELECT status, count(*) AS n FROM orders WHERE status IN ('cancelled', 'refunded') GROUP BY status ORDER BY status"
+    start_llm "$("$PY" -c 'import json,sys; print(json.dumps([
+        {"content": sys.argv[1], "usage": {"prompt_tokens": 1000, "completion_tokens": 20}},
+        {"content": sys.argv[2], "usage": {"prompt_tokens": 1200, "completion_tokens": 25}}]))' \
+        "$(fence "SELECT statuz FROM orders")" "$(fence "$q")")"
+    run ask --llm-url "$URL" --model test -f json shop.db "Cancelled and refunded orders?"
+    expect_rc 0
+    expect_requests 2
+    pycheck '
+j = json.loads(out)
+for k in ("question", "status", "sql", "columns", "rows", "row_count", "truncated", "attempts", "timings", "llm_calls", "tokens"):
+    assert k in j, "missing key " + k
+assert j["question"] == "Cancelled and refunded orders?"
+assert j["status"] == "ok", j["status"]
+assert j["sql"] == args[0], j["sql"]
+assert j["columns"] == ["status", "n"], j["columns"]
+assert all(type(r[0]) is str and type(r[1]) is int for r in j["rows"]), j["rows"]
+assert [r[0] for r in j["rows"]] == ["cancelled", "refunded"], j["rows"]
+assert j["row_count"] == 2 and j["truncated"] is False
+a = j["attempts"]
+assert len(a) == 2, a
+assert a[0]["error"] == "unknown_column" and "no such column: statuz" in a[0]["message"], a[0]
+assert a[0]["sql"] == "SELECT statuz FROM orders", a[0]
+assert a[1]["error"] == "none" and a[1]["message"] is None and a[1]["sql"] == args[0], a[1]
+assert j["llm_calls"] == 2, j["llm_calls"]
+assert j["tokens"] == {"prompt": 2200, "completion": 45}, j["tokens"]
+for k in ("schema_ms", "prompt_ms", "llm_ms", "validate_ms", "exec_ms", "total_ms"):
+    assert isinstance(j["timings"][k], (int, float)) and j["timings"][k] >= 0, (k, j["timings"])
+assert j["timings"]["total_ms"] >= j["timings"]["llm_ms"]
+assert "error" not in j
+' "$q"
+}
+
+truncates_at_max_rows_with_a_notice() {
+    copy_db
+    local q="SELECT id FROM customers ORDER BY id"
+    run sql -f table --max-rows 3 shop.db "$q"
+    expect_rc 0
+    expect_out '%s\n' '+----+' '| id |' '+----+' '|  1 |' '|  2 |' '|  3 |' '+----+' \
+        '(3 rows; truncated at the row limit (--max-rows))'
+
+    run sql -f csv --max-rows 3 shop.db "$q"
+    expect_rc 0
+    expect_out 'id\r\n1\r\n2\r\n3\r\n'
+    expect_err_has "truncated at the row limit (--max-rows) after 3 rows"
+
+    run sql -f markdown --max-rows 3 shop.db "$q"
+    expect_rc 0
+    expect_out_lacks "truncated"
+    expect_err_has "truncated"
+
+    run sql -f json --max-rows 3 shop.db "$q"
+    expect_rc 0
+    pycheck '
+j = json.loads(out)
+assert j["rows"] == [[1], [2], [3]] and j["row_count"] == 3, j
+assert j["truncated"] == "rows", j["truncated"]
+'
+    # Exactly max-rows rows is not truncated.
+    run sql -f json --max-rows 3 shop.db "SELECT id FROM customers ORDER BY id LIMIT 3"
+    expect_rc 0
+    pycheck 'assert json.loads(out)["truncated"] is False, out'
+
+    run sql -f json --max-bytes 100 shop.db "SELECT email FROM customers ORDER BY id"
+    expect_rc 0
+    pycheck '
+j = json.loads(out)
+assert j["truncated"] == "bytes", j["truncated"]
+assert 1 <= j["row_count"] < 60, j["row_count"]
+'
+    # Through ask as well.
+    start_llm "$(replies "$(fence "$q")")"
+    run ask --llm-url "$URL" --model test -f json --max-rows 3 shop.db "All customer ids"
+    expect_rc 0
+    pycheck '
+j = json.loads(out)
+assert j["rows"] == [[1], [2], [3]] and j["truncated"] == "rows", j
+'
+}
+
+dry_run_prints_sql_without_running() {
+    copy_db
+    start_llm "$(replies "$(fence "$SLOW_SQL")")"
+    run ask --llm-url "$URL" --model test --dry-run --timeout 100 -f table shop.db "Count forever"
+    expect_rc 0
+    expect_out '%s\n' "$SLOW_SQL"
+    expect_requests 1
+    expect_faster 5000
+
+    start_llm "$(replies "$(fence "$SLOW_SQL")")"
+    run ask --llm-url "$URL" --model test --dry-run --timeout 100 -f json shop.db "Count forever"
+    expect_rc 0
+    pycheck '
+j = json.loads(out)
+assert j["status"] == "ok" and j["sql"] == args[0], j
+assert "rows" not in j, "dry run has rows"
+' "$SLOW_SQL"
+
+    # A statement the guard refuses is not "checked SQL", even in a dry run.
+    start_llm "$(always "$(fence "SELECT 1; DELETE FROM orders")")"
+    run ask --llm-url "$URL" --model test --dry-run -f table shop.db "Delete"
+    expect_rc 1
+    expect_err_has "refused"
+}
+
+dry_run_sql_goes_to_stdout_when_piped() {
+    # The SQL is the whole output of a dry run, so it belongs on stdout
+    # with the default format too (csv when stdout is not a terminal).
+    copy_db
+    start_llm "$(replies "$(fence "SELECT count(*) FROM orders")")"
+    run ask --llm-url "$URL" --model test --dry-run shop.db "How many orders?"
+    expect_rc 0
+    expect_out '%s\n' "SELECT count(*) FROM orders"
+}
+
+schema_command_prints_what_model_sees() {
+    copy_db
+    run schema shop.db
+    expect_rc 0
+    cp "$T/out" "$T/schema.txt"
+    [ -s "$T/schema.txt" ] || fail "empty schema"
+    start_llm "$(replies "$(fence "SELECT 1")")"
+    run ask --llm-url "$URL" --model test shop.db "Which tables are there?"
+    expect_rc 0
+    pycheck '
+with open(args[0], encoding="utf-8", newline="") as f:
+    schema = f.read()
+u = msgs(0)[1]["content"]
+start = u.index("Database schema:\n") + len("Database schema:\n")
+end = u.index("\nQuestion:")
+sent = u[start:end]
+assert sent == schema, "schema differs: sent %d bytes, schema cmd %d bytes" % (len(sent), len(schema))
+for t in ("categories", "products", "customers", "orders", "order_items", "payments", "customer_revenue"):
+    assert t in schema, t + " missing"
+assert "CREATE TABLE orders" in schema and "CREATE VIEW customer_revenue" in schema
+assert "REFERENCES customers(id)" in schema
+' "$T/schema.txt"
+}
+
+empty_result_gets_one_retry_then_stands() {
+    copy_db
+    local e1="SELECT id, status FROM orders WHERE status = 'Shipped'"
+    local e2="SELECT id, status FROM orders WHERE status = 'SHIPPED'"
+    start_llm "$(replies "$(fence "$e1")" "$(fence "$e2")" "$(fence "SELECT 'third' AS oops, 1")")"
+    run ask --llm-url "$URL" --model test -f table shop.db "Orders with status Shipped?"
+    expect_rc 0
+    expect_requests 2
+    expect_out '%s\n' '+----+--------+' '| id | status |' '+----+--------+' '+----+--------+' '(0 rows)'
+    pycheck '
+assert "no rows" in user(1), user(1)
+assert args[0] in user(1)
+' "$e1"
+
+    start_llm "$(replies "$(fence "$e1")" "$(fence "$e2")")"
+    run ask --llm-url "$URL" --model test -f csv shop.db "Orders with status Shipped?"
+    expect_rc 0
+    expect_out 'id,status\r\n'
+
+    start_llm "$(replies "$(fence "$e1")" "$(fence "SELECT count(*) AS n FROM orders WHERE status = 'shipped'")")"
+    run ask --llm-url "$URL" --model test -f json shop.db "How many orders are shipped?"
+    expect_rc 0
+    expect_requests 2
+    local n
+    n=$(sqlite3 "$W/shop.db" "SELECT count(*) FROM orders WHERE status = 'shipped'")
+    pycheck '
+j = json.loads(out)
+assert j["rows"] == [[int(args[0])]], j["rows"]
+assert int(args[0]) > 0
+assert [a["error"] for a in j["attempts"]] == ["empty", "none"], j["attempts"]
+' "$n"
+
+    # --max-attempts 1: the empty result stands without a retry.
+    start_llm "$(replies "$(fence "$e1")" "$(fence "$e2")")"
+    run ask --llm-url "$URL" --model test --max-attempts 1 -f csv shop.db "Shipped?"
+    expect_rc 0
+    expect_requests 1
+    expect_out 'id,status\r\n'
+}
+
+trace_file_records_every_step() {
+    copy_db
+    local key="sk-e2e-SECRET-7f3a9c1d2b"
+    start_llm "$(replies "$(fence "SELECT nme FROM categories")" "$(fence "SELECT name FROM categories ORDER BY id LIMIT 2")")"
+    run ask --llm-url "$URL" --model test --api-key "$key" --trace trace.jsonl -v shop.db "Two categories?"
+    expect_rc 0
+    expect_requests 2
+    pycheck '
+import os
+path = args[0]
+raw = open(path, encoding="utf-8").read()
+assert args[1] not in raw, "API key in the trace"
+assert args[1] not in err and args[1] not in out, "API key on stderr/stdout"
+lines = trace_lines(path)
+steps = [l["step"] for l in lines]
+for s in ("question", "schema", "prompt", "reply", "validate", "execute", "answer", "error"):
+    assert s in steps, "no %s step in %r" % (s, steps)
+assert steps[0] == "question" and steps[-1] == "answer", steps
+assert steps.count("prompt") == 2 and steps.count("reply") == 2, steps
+assert lines[0]["question"] == "Two categories?"
+ans = lines[-1]
+assert ans["status"] == "ok" and ans["attempts"] == 2, ans
+assert ans["sql"] == "SELECT name FROM categories ORDER BY id LIMIT 2", ans
+assert all("t_ms" in l for l in lines)
+errs = [l for l in lines if l["step"] == "error"]
+assert errs[0]["class"] == "unknown_column" and "nme" in errs[0]["message"], errs
+assert reqs[0]["headers"].get("authorization") == "Bearer " + args[1], reqs[0]["headers"]
+' "$W/trace.jsonl" "$key"
+
+    # A server that echoes the key in its error: still never shown.
+    start_llm "$("$PY" -c 'import json,sys; print(json.dumps([{"status": 401, "body": {"error": {"message": "Incorrect API key provided: " + sys.argv[1]}}}]))' "$key")"
+    run ask --llm-url "$URL" --model test --api-key "$key" --trace trace2.jsonl -v shop.db "Two categories?"
+    expect_rc 4
+    expect_err_has "Incorrect API key provided"
+    pycheck '
+raw = open(args[0], encoding="utf-8").read()
+assert args[1] not in err, "API key on stderr: " + err
+assert args[1] not in raw, "API key in the trace"
+for l in raw.splitlines():
+    json.loads(l)
+assert "answer" in [json.loads(l)["step"] for l in raw.splitlines()]
+' "$W/trace2.jsonl" "$key"
+}
+
+usage_errors_exit_2() {
+    copy_db
+    start_llm "$(always "$(fence "SELECT 1")")"
+    run
+    expect_rc 2
+    expect_err_has "usage: askdb"
+    run frobnicate shop.db
+    expect_rc 2
+    expect_err_has "unknown command 'frobnicate'"
+    run ask --bogus --llm-url "$URL" --model test shop.db "q?"
+    expect_rc 2
+    run ask -f xml --llm-url "$URL" --model test shop.db "q?"
+    expect_rc 2
+    expect_err_has "unknown format 'xml'"
+    run ask --llm-url "$URL" --model test shop.db
+    expect_rc 2
+    expect_err_has "wrong number of arguments"
+    run ask --llm-url "$URL" --model test shop.db "q?" extra
+    expect_rc 2
+    run ask --max-attempts 0 --llm-url "$URL" --model test shop.db "q?"
+    expect_rc 2
+    expect_err_has "--max-attempts"
+    run sql --timeout abc shop.db "SELECT 1"
+    expect_rc 2
+    run sql shop.db
+    expect_rc 2
+    run schema
+    expect_rc 2
+    run ask --provider nonsense --model test shop.db "q?"
+    expect_rc 2
+    expect_err_has "nonsense"
+    expect_requests 0
+
+    run --help
+    expect_rc 0
+    expect_out_has "usage: askdb"
+    local c
+    for c in ask shell schema sql help version; do expect_out_has "$c"; done
+
+    run version
+    expect_rc 0
+    grep -qE '^askdb [0-9]+\.[0-9]+\.[0-9]+' "$T/out" || fail "version: $(cat "$T/out")"
+
+    local f
+    for c in "help ask" "ask --help"; do
+        # shellcheck disable=SC2086
+        run $c
+        expect_rc 0
+        for f in -f --format --show-sql --timeout --max-rows --max-bytes --provider \
+                 --llm-url --model --api-key --temperature --max-tokens --llm-timeout \
+                 --retries --stream --seed --max-attempts --dry-run --trace -v --verbose; do
+            grep -qE -- "(^|[ ,])$f([ ,=]|$)" "$T/out" || fail "'askdb $c' does not mention $f"
+        done
+    done
+}
+
+streaming_gives_the_same_rows() {
+    copy_db
+    local r
+    r=$(fence "SELECT first_name, last_name, city FROM customers WHERE last_name IN ('Müller', 'López', 'Wójcik') ORDER BY id")
+    start_llm "$(replies "$r")"
+    run ask --llm-url "$URL" --model test -f csv shop.db "Customers named Müller, López, Wójcik?"
+    expect_rc 0
+    cp "$T/out" "$T/plain.out"
+    grep -q 'Müller' "$T/plain.out" || fail "no rows: $(cat "$T/plain.out")"
+    pycheck 'assert reqs[0]["body"].get("stream") in (False, None), reqs[0]["body"].get("stream")'
+
+    start_llm "$(replies "$r")"
+    run ask --llm-url "$URL" --model test --stream -v -f csv shop.db "Customers named Müller, López, Wójcik?"
+    expect_rc 0
+    expect_out_file "$T/plain.out"
+    expect_err_has "'Müller', 'López', 'Wójcik'"
+    pycheck 'assert reqs[0]["body"]["stream"] is True, reqs[0]["body"]'
+
+    # Streaming through a repair too.
+    start_llm "$(replies "$(fence "SELECT first_name, last_nam, city FROM customers")" "$r")"
+    run ask --llm-url "$URL" --model test --stream -f csv shop.db "Customers named Müller, López, Wójcik?"
+    expect_rc 0
+    expect_requests 2
+    expect_out_file "$T/plain.out"
+}
+
+anthropic_provider_uses_messages_api() {
+    copy_db
+    local r1 r2
+    r1=$(fence "SELECT count(*) AS orders_to_germany FROM order WHERE shipping_country = 'DE'")
+    r2=$(fence "SELECT count(*) AS orders_to_germany FROM orders WHERE shipping_country = 'DE'")
+    start_llm "$(replies "$r1" "$r2")"
+    run ask --provider anthropic --llm-url "$URL/v1" --api-key k --model m -f csv shop.db "How many orders were shipped to Germany?"
+    expect_rc 0
+    expect_out 'orders_to_germany\r\n32\r\n'
+    expect_requests 2
+    pycheck '
+for r in reqs:
+    assert r["path"] == "/v1/messages", r["path"]
+    h = r["headers"]
+    assert h.get("x-api-key") == "k", h
+    assert "anthropic-version" in h, h
+    assert "authorization" not in h, h
+    b = r["body"]
+    assert b["model"] == "m", b["model"]
+    assert "max_tokens" in b, b.keys()
+    sysmsg = b["system"] if isinstance(b["system"], str) else "".join(x["text"] for x in b["system"])
+    assert "SQLite" in sysmsg, sysmsg
+    assert all(m["role"] in ("user", "assistant") for m in b["messages"]), b["messages"]
+roles = [m["role"] for m in reqs[1]["body"]["messages"]]
+assert roles == ["user", "assistant", "user"], roles
+def text(m):
+    c = m["content"]
+    return c if isinstance(c, str) else "".join(x.get("text", "") for x in c)
+assert "Question: How many orders were shipped to Germany?" in text(reqs[0]["body"]["messages"][0])
+assert "syntax error" in text(reqs[1]["body"]["messages"][-1]), text(reqs[1]["body"]["messages"][-1])
+'
+    start_llm "$(replies "$r2")"
+    run ask --provider anthropic --llm-url "$URL/v1" --api-key k --model m --stream -f csv shop.db "How many orders were shipped to Germany?"
+    expect_rc 0
+    expect_out 'orders_to_germany\r\n32\r\n'
+    pycheck 'assert reqs[0]["body"].get("stream") is True and reqs[0]["path"] == "/v1/messages", reqs[0]'
+
+    start_llm '[{"status": 401, "body": {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}}]'
+    run ask --provider anthropic --llm-url "$URL/v1" --api-key k --model m shop.db "How many orders?"
+    expect_rc 4
+    expect_requests 1
+    expect_err_has "401"
+    expect_err_has "invalid x-api-key"
+}
+
+shell_answers_questions_and_dot_commands() {
+    copy_db
+    run schema shop.db
+    expect_rc 0
+    cp "$T/out" "$T/schema.txt"
+    start_llm "$(replies "$(fence "SELECT c.id, c.first_name, c.last_name, ROUND(SUM(o.total), 2) AS spent_2024
+FROM customers c
+JOIN orders o ON o.customer_id = c.id
+WHERE o.status <> 'cancelled'
+  AND o.order_date >= '2024-01-01' AND o.order_date < '2025-01-01'
+GROUP BY c.id
+ORDER BY spent_2024 DESC
+LIMIT 5;")")"
+    printf 'Which 5 customers spent the most in 2024?\n\n.sql SELECT 1 AS x\n.frob\n.schema\n.quit\n.sql SELECT 2 AS after_quit\n' >"$T/in"
+    STDIN="$T/in" run shell --llm-url "$URL" --model test shop.db
+    expect_rc 0
+    expect_requests 1
+    {
+        printf 'id,first_name,last_name,spent_2024\r\n2,Alejandro,López,2983.28\r\n27,Isla,Thompson,2743.5\r\n35,Lukas,Müller,2341.7\r\n29,Ethan,Miller,2285.8\r\n46,Amelia,Clarke,1446.52\r\n'
+        printf 'x\r\n1\r\n'
+        cat "$T/schema.txt"
+    } >"$T/shell.expected"
+    expect_out_file "$T/shell.expected"
+    expect_err_has "unknown command '.frob'"
+    pycheck 'assert user(0).endswith("Question: Which 5 customers spent the most in 2024?\n"), user(0)[-100:]'
+    [ ! -e "$XDG_STATE_HOME/askdb/history" ] || fail "history written when stdin is not a terminal"
+
+    # The last line decides the exit code when not interactive.
+    printf '.sql SELECT nope\n' >"$T/in2"
+    STDIN="$T/in2" run shell --llm-url "$URL" --model test shop.db
+    expect_rc 1
+    expect_err_has "no such column: nope"
+
+    # .sql goes through the guard as well.
+    local sum0
+    sum0=$(sha "$W/shop.db")
+    printf '.sql DELETE FROM orders\n' >"$T/in3"
+    STDIN="$T/in3" run shell --llm-url "$URL" --model test shop.db
+    expect_rc 1
+    expect_err_has "refused"
+    [ "$(sha "$W/shop.db")" = "$sum0" ] || fail "shell .sql changed the database"
+}
+
+extracts_sql_from_prose_and_bare_replies() {
+    copy_db
+    local want='n\r\n32\r\n' r
+    for r in \
+        "Sure! Here is the query you asked for:
+
+\`\`\`sql
+SELECT count(*) AS n FROM orders WHERE shipping_country = 'DE';
+\`\`\`
+
+This counts every order shipped to Germany, whatever its status." \
+        "SELECT count(*) AS n FROM orders WHERE shipping_country = 'DE'" \
+        "SELECT count(*) AS n FROM orders WHERE shipping_country = 'DE'; -- counts German orders" \
+        "SELECT count(*) AS n
+FROM orders
+WHERE shipping_country = 'DE'
+
+This query counts the orders shipped to Germany." \
+        "Note: I will use the orders table.
+\`\`\`
+SELECT count(*) AS n FROM orders WHERE shipping_country = 'DE'
+\`\`\`"; do
+        start_llm "$(replies "$r" "$(fence "SELECT 'repair was needed' AS oops")")"
+        run ask --llm-url "$URL" --model test -f csv shop.db "How many orders were shipped to Germany?"
+        expect_rc 0
+        expect_requests 1
+        expect_out "$want"
+    done
+}
+
+reply_without_sql_is_repaired_as_no_sql() {
+    # askdb.h: ASKDB_EC_NO_SQL = "reply held no SQL statement". Prose that
+    # merely contains the word "with" or "select" is not a statement.
+    copy_db
+    local r
+    for r in "I am sorry, I cannot help with that." \
+             "Please select a table first."; do
+        start_llm "$(replies "$r" "$(fence "SELECT count(*) AS n FROM orders WHERE shipping_country = 'DE'")")"
+        run ask --llm-url "$URL" --model test -f json shop.db "How many orders were shipped to Germany?"
+        expect_rc 0
+        expect_requests 2
+        pycheck '
+j = json.loads(out)
+assert j["rows"] == [[32]], j
+a = j["attempts"][0]
+ok = (a["error"], a["sql"]) == ("no_sql", None) and "Your reply could not be used." in user(1)
+open(args[1], "a").write("" if ok else "reply %r taken as SQL %r (class %s); " % (args[0], a["sql"], a["error"]))
+' "$r" "$T/wrong"
+    done
+    [ ! -s "$T/wrong" ] || fail "$(cat "$T/wrong")"
+}
+
+finds_sql_after_quoted_prose_and_in_other_fences() {
+    # extract.h: the first ```sql block, or the first fenced block of any
+    # kind that starts with SELECT/WITH, else the text from the first
+    # SELECT/WITH keyword. Prose with an apostrophe or a non-sql fence
+    # before the statement must not hide it.
+    copy_db
+    local r
+    for r in \
+        "Here's the query:
+
+SELECT count(*) AS n FROM orders WHERE shipping_country = 'DE';" \
+        "\`\`\`postgresql
+SELECT count(*) AS n FROM orders WHERE shipping_country = 'DE'
+\`\`\`"; do
+        start_llm "$(replies "$r" "$(fence "SELECT 'repair was needed' AS oops")")"
+        run ask --llm-url "$URL" --model test -f json shop.db "How many orders were shipped to Germany?"
+        expect_rc 0
+        pycheck '
+j = json.loads(out)
+a = j["attempts"][0]
+ok = len(j["attempts"]) == 1 and j["rows"] == [[32]] and len(reqs) == 1
+open(args[1], "a").write("" if ok else "reply %r: attempt 1 %s (%s); " % (args[0], a["error"], a["message"]))
+' "$r" "$T/missed"
+    done
+    [ ! -s "$T/missed" ] || fail "$(cat "$T/missed")"
+}
+
+environment_configures_model_and_flags_override_it() {
+    copy_db
+    start_llm "$(always "$(fence "SELECT 1 AS x")")"
+    ASKDB_LLM_URL="$URL" ASKDB_MODEL=envmodel ASKDB_API_KEY=envkey123 run ask shop.db "One?"
+    expect_rc 0
+    expect_out 'x\r\n1\r\n'
+    ASKDB_LLM_URL="$URL" ASKDB_MODEL=envmodel ASKDB_API_KEY=envkey123 run ask --model flagmodel --api-key flagkey456 shop.db "One?"
+    expect_rc 0
+    OPENAI_API_KEY=openaikey789 run ask --llm-url "$URL" --model test shop.db "One?"
+    expect_rc 0
+    expect_requests 3
+    pycheck '
+b = [(r["body"]["model"], r["headers"].get("authorization")) for r in reqs]
+assert b[0] == ("envmodel", "Bearer envkey123"), b[0]
+assert b[1] == ("flagmodel", "Bearer flagkey456"), b[1]
+assert b[2] == ("test", "Bearer openaikey789"), b[2]
+'
+}
+
+sql_command_reports_errors_with_exit_1() {
+    copy_db
+    run sql shop.db "SELEC 1"
+    expect_rc 1
+    expect_err_has "syntax error"
+    run sql shop.db "SELECT * FROM nosuchtable"
+    expect_rc 1
+    expect_err_has "no such table: nosuchtable"
+    run sql -f csv shop.db "SELECT name FROM categories WHERE parent_id IS NULL ORDER BY id LIMIT 2"
+    expect_rc 0
+    expect_out 'name\r\nElectronics\r\nHome & Kitchen\r\n'
+}
+
+json_output_stays_valid_for_any_value() {
+    # -f json must always be one parseable document whose rows have one
+    # value per column: text that is not UTF-8 (SQLite does not check it),
+    # infinite reals (1e999 overflows to inf), blobs.
+    copy_db
+    local -a bad=()
+    local q
+    for q in "SELECT CAST(X'41FF42' AS TEXT) AS t, 1 AS n" \
+             "SELECT 1e999 AS inf, -1e999 AS ninf, 0.5 AS r" \
+             "SELECT X'00ff10' AS b, 'x' AS s"; do
+        run sql -f json shop.db "$q"
+        expect_rc 0
+        "$PY" - "$T/out" "$q" >>"$T/bad" <<'PY'
+import json, sys
+raw = open(sys.argv[1], "rb").read()
+try:
+    j = json.loads(raw.decode("utf-8"))
+    w = len(j["columns"])
+    assert all(len(r) == w for r in j["rows"]), "rows %r for columns %r" % (j["rows"], j["columns"])
+    assert j["row_count"] == 1 and len(j["rows"]) == 1
+    if "X'00ff10'" in sys.argv[2]:
+        assert j["rows"][0][0] == {"blob_hex": "00ff10"}, j["rows"][0]
+    if "41FF42" in sys.argv[2]:
+        t = j["rows"][0][0]
+        assert isinstance(t, str) and t.startswith("A") and t.endswith("B"), t
+except Exception as e:
+    print("%s -> %s: %s (output %r); " % (sys.argv[2], type(e).__name__, str(e)[:120], raw[-60:]), end="")
+PY
+    done
+    [ ! -s "$T/bad" ] || fail "$(cat "$T/bad")"
+}
+
+markdown_rule_has_three_dashes_in_every_column() {
+    # format.c pads Markdown columns to three dashes, but only when the
+    # first column is narrow; a narrow later column gets a shorter rule.
+    copy_db
+    run sql -f markdown shop.db "SELECT 'abcd' AS name, 1 AS n"
+    expect_rc 0
+    expect_out '%s\n' '| name | n   |' '| ---- | --- |' '| abcd | 1   |'
+}
+
+# --------------------------------------------------------------------------
+# Runner
+# --------------------------------------------------------------------------
+
+TESTS=(
+    repairs_unknown_column_on_second_attempt
+    gives_up_after_max_attempts_listing_every_attempt
+    refuses_writes_and_keeps_db_unchanged
+    missing_database_exits_3_and_creates_nothing
+    slow_query_is_interrupted
+    retries_429_and_500_but_not_401
+    model_timeout_exits_4
+    output_formats_are_exact
+    ask_json_has_the_whole_answer
+    truncates_at_max_rows_with_a_notice
+    dry_run_prints_sql_without_running
+    dry_run_sql_goes_to_stdout_when_piped
+    schema_command_prints_what_model_sees
+    empty_result_gets_one_retry_then_stands
+    trace_file_records_every_step
+    usage_errors_exit_2
+    streaming_gives_the_same_rows
+    anthropic_provider_uses_messages_api
+    shell_answers_questions_and_dot_commands
+    extracts_sql_from_prose_and_bare_replies
+    reply_without_sql_is_repaired_as_no_sql
+    finds_sql_after_quoted_prose_and_in_other_fences
+    environment_configures_model_and_flags_override_it
+    sql_command_reports_errors_with_exit_1
+    json_output_stays_valid_for_any_value
+    markdown_rule_has_three_dashes_in_every_column
+)
+
+if [ "$LIST" = 1 ]; then
+    printf '%s\n' "${TESTS[@]}"
+    exit 0
+fi
+
+PASSED=0
+FAILED=0
+run_test() {
+    local name=$1 rc
+    T="$TMP/t/$name"
+    W="$T/w"
+    mkdir -p "$W"
+    # In the background so that a signal to this script is handled at once
+    # (bash runs traps only between foreground commands).
+    (
+        trap stop_llms EXIT
+        trap 'exit 143' TERM
+        cd "$W" || exit 1
+        "$name"
+    ) >>"$T/.trace" 2>&1 &
+    TEST_PID=$!
+    wait "$TEST_PID"
+    rc=$?
+    TEST_PID=
+    if [ "$rc" -eq 0 ] && [ ! -s "$T/.fail" ]; then
+        PASSED=$((PASSED + 1))
+        echo "ok $name"
+    else
+        FAILED=$((FAILED + 1))
+        if [ -s "$T/.fail" ]; then
+            echo "FAIL $name: $(head -n1 "$T/.fail")"
+        else
+            echo "FAIL $name: test exited with status $rc"
+        fi
+        if [ -n "${E2E_VERBOSE:-}" ]; then
+            tail -n 12 "$T/.trace" | sed 's/^/    /'
+        fi
+    fi
+}
+
+for t in "${TESTS[@]}"; do
+    if [ -n "$FILTER" ] && ! printf '%s\n' "$t" | grep -qE -- "$FILTER"; then
+        continue
+    fi
+    run_test "$t"
+done
+
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]
