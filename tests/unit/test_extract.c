@@ -56,6 +56,19 @@ static void takes_bare_statement_and_drops_trailing_prose(void **state)
     expect_sql("  SELECT 1 ;;  \n", "SELECT 1");
 }
 
+static void prose_with_quotes_or_sql_words_is_not_sql(void **state)
+{
+    (void)state;
+    expect_sql("Here's the query:\n\nSELECT count(*) FROM t;",
+               "SELECT count(*) FROM t");
+    expect_sql("It's this: select a from t", "select a from t");
+    expect_sql("```postgresql\nSELECT 1\n```", "SELECT 1");
+    expect_sql("with x as (select 1) select * from x",
+               "with x as (select 1) select * from x");
+    expect_none("I am sorry, I cannot help with that.");
+    expect_none("Please select a table first.");
+}
+
 static void keeps_semicolons_inside_strings(void **state)
 {
     (void)state;
@@ -147,6 +160,7 @@ int main(void)
         cmocka_unit_test(takes_sql_fenced_block),
         cmocka_unit_test(skips_fenced_blocks_without_a_query),
         cmocka_unit_test(takes_bare_statement_and_drops_trailing_prose),
+        cmocka_unit_test(prose_with_quotes_or_sql_words_is_not_sql),
         cmocka_unit_test(keeps_semicolons_inside_strings),
         cmocka_unit_test(unterminated_fence_takes_the_rest),
         cmocka_unit_test(write_statements_are_extracted_for_refusal),
