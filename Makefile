@@ -23,6 +23,18 @@ LDLIBS  := $(PKG_LIBS) -lm -lpthread
 SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all \
            -fno-omit-frame-pointer
 
+# llama.cpp (the local model) is linked when scripts/llama.sh has built it
+# into the cache; without it askdb still builds and says how to enable it.
+# LLAMA=0 forces a build without it.
+LLAMA ?= 0
+ifneq ($(LLAMA),0)
+LLAMA_PREFIX := $(shell scripts/llama.sh --print-prefix 2>/dev/null)
+endif
+ifneq ($(LLAMA_PREFIX),)
+CPPFLAGS += -DASKDB_HAVE_LLAMA=1 -isystem $(LLAMA_PREFIX)/include
+LDLIBS  += $(shell scripts/llama.sh --print-libs)
+endif
+
 LIB_SRC := $(wildcard src/core/*.c src/db/*.c src/llm/*.c src/sql/*.c \
                       src/agent/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)

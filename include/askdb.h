@@ -104,6 +104,8 @@ typedef struct askdb_config {
     int llm_retries;         /* retries on 429/5xx/reset, default 4 */
     int stream;              /* use streaming (SSE) replies */
     int seed;                /* -1 = provider default */
+    int threads;             /* local model: CPU threads, 0 = all cores */
+    int no_grammar;          /* local model: no SQL-constrained decoding */
     askdb_llm_fn llm_fn;     /* custom model (overrides the above) */
     void *llm_ud;
 

@@ -134,6 +134,11 @@ const char *llm_errmsg(const llm *m)
     return m ? m->errmsg : "no model provider";
 }
 
+int llm_supports_grammar(const llm *m)
+{
+    return m ? m->vt->grammar : 0;
+}
+
 const char *llm_name(const llm *m)
 {
     return m ? m->vt->name : "none";

@@ -29,6 +29,9 @@ struct llm_request {
     int max_tokens;
     int seed;                /* -1 = provider default */
     const char *const *stop; /* NULL-terminated list, or NULL */
+    const char *grammar;     /* GBNF the reply must match (root rule
+                                "root"), or NULL; only providers that say
+                                so in llm_supports_grammar() honour it */
     askdb_token_fn on_token; /* streamed pieces (stream only), or NULL */
     void *token_ud;
 };
@@ -50,6 +53,7 @@ struct llm_vtab {
     askdb_status (*complete)(llm *m, const struct llm_request *req,
                              struct llm_reply *out);
     void (*destroy)(llm *m);
+    int grammar;             /* 1 = honours llm_request.grammar */
 };
 
 struct llm {
@@ -82,6 +86,9 @@ const char *llm_choose(const askdb_config *cfg);
 askdb_status llm_complete(llm *m, const struct llm_request *req,
                           struct llm_reply *out);
 const char *llm_errmsg(const llm *m);
+
+/* Whether the provider applies llm_request.grammar (the local model). */
+int llm_supports_grammar(const llm *m);
 const char *llm_name(const llm *m);
 void llm_free(llm *m);
 void llm_reply_free(struct llm_reply *r);
