@@ -24,9 +24,9 @@ SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all \
            -fno-omit-frame-pointer
 
 # llama.cpp (the local model) is linked when scripts/llama.sh has built it
-# into the cache; without it askdb still builds and says how to enable it.
-# LLAMA=0 forces a build without it.
-LLAMA ?= 0
+# into the cache (LLAMA=auto; `make llama` builds it); without it askdb
+# still builds and says how to enable it. LLAMA=0 forces a build without it.
+LLAMA ?= auto
 ifneq ($(LLAMA),0)
 LLAMA_PREFIX := $(shell scripts/llama.sh --print-prefix 2>/dev/null)
 endif
@@ -49,7 +49,14 @@ LIBA_OBJ := $(LIB_SRC:%.c=$(BA)/%.o)
 CLIA_OBJ := $(CLI_SRC:%.c=$(BA)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BA)/tests/%)
 
-.PHONY: all test unit e2e demo bench clean lint check-banned
+# Objects are rebuilt when llama.cpp comes or goes: build/llama.flags holds
+# the prefix in use and changes only with it.
+LLAMA_STAMP := $(B)/llama.flags
+$(shell mkdir -p $(B) && (echo '$(LLAMA_PREFIX)' | cmp -s - $(LLAMA_STAMP) \
+    || echo '$(LLAMA_PREFIX)' > $(LLAMA_STAMP)))
+$(LIB_OBJ) $(CLI_OBJ) $(LIBA_OBJ) $(CLIA_OBJ): $(LLAMA_STAMP)
+
+.PHONY: all test unit e2e demo bench clean lint check-banned llama model
 all: $(B)/askdb $(B)/libaskdb.a examples/shop.db
 
 $(B)/%.o: %.c
@@ -92,13 +99,49 @@ examples/shop.db: examples/shop.sql
 
 test: unit e2e
 
+# ASKDB_SMALL_MODEL: the small GGUF for the local-model tests (empty when
+# not fetched; those tests then skip and say so).
+SMALL_MODEL = $$(scripts/models.sh --path small 2>/dev/null)
+
 unit: $(UNIT_BIN) $(BA)/fake_llm examples/shop.db
-	@set -e; for t in $(UNIT_BIN); do \
-	    echo "== $$t"; FAKE_LLM=$(BA)/fake_llm SHOP_DB=examples/shop.db $$t; \
+	@set -e; small=$(SMALL_MODEL); for t in $(UNIT_BIN); do \
+	    echo "== $$t"; FAKE_LLM=$(BA)/fake_llm SHOP_DB=examples/shop.db \
+	    ASKDB_SMALL_MODEL=$$small $$t; \
 	done
 
 e2e: $(BA)/askdb $(BA)/fake_llm examples/shop.db
 	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm bash tests/e2e/run.sh
+	ASKDB=$(BA)/askdb ASKDB_SMALL_MODEL=$(SMALL_MODEL) \
+	    bash tests/e2e/local_smoke.sh
+
+# The local model, both into ~/.cache/askdb (checksums verified): llama.cpp
+# as static libraries (about 5 minutes the first time) and the GGUF models
+# (MODEL=default, small or all).
+MODEL ?= all
+llama:
+	scripts/llama.sh
+
+model:
+	scripts/models.sh $(MODEL)
+
+# From a fresh Debian machine to an answer by the default local model. The
+# build runs in a sub-make so that it sees the llama.cpp just built.
+demo:
+	scripts/deps.sh
+	$(MAKE) llama
+	$(MAKE) model MODEL=default
+	$(MAKE) all
+	$(B)/askdb ask --show-sql examples/shop.db \
+	    "Which 5 customers spent the most in 2024?"
+
+# Time to first token with the local model (bench/local_ttft.c).
+$(B)/local_ttft: bench/local_ttft.c $(B)/libaskdb.a
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# Benchmarks: per-question overhead on ../shared/bench/spider-train and
+# schema extraction on a generated 2,000-table database (bench/run.sh).
+bench: $(B)/libaskdb.a
+	bash bench/run.sh
 
 check-banned:
 	@! grep -nE '\b(strcpy|sprintf|strtok|atoi|gets)\s*\(' \

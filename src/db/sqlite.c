@@ -138,7 +138,9 @@ static askdb_status sq_open(askdb_db *db, const char *path)
             return ASKDB_ERR_NOMEM;
         snprintf(p, n, "./%s", path);
     }
-    rc = sqlite3_open_v2(p ? p : path, &s->h, SQLITE_OPEN_READONLY, NULL);
+    /* One handle serves one thread at a time (see askdb.h): no mutex. */
+    rc = sqlite3_open_v2(p ? p : path, &s->h,
+                         SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
     free(p);
     if (rc != SQLITE_OK) {
         snprintf(db->errmsg, sizeof db->errmsg, "cannot open database '%s': %s",
@@ -300,35 +302,64 @@ static int read_uniques(struct schema_stmts *q, struct db_table *t)
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-/* Row count, stopping at the cap so huge tables stay cheap. */
+/* Run a one-number statement; -1 when it does not prepare or step. */
+static long long one_number(sqlite3 *h, const char *sql, int *rc)
+{
+    sqlite3_stmt *st = NULL;
+    long long v = -1;
+
+    *rc = sqlite3_prepare_v2(h, sql, -1, &st, NULL);
+    if (*rc == SQLITE_OK)
+        *rc = sqlite3_step(st);
+    if (*rc == SQLITE_ROW) {
+        v = sqlite3_column_type(st, 0) == SQLITE_NULL
+                ? 0 : sqlite3_column_int64(st, 0);
+        *rc = SQLITE_OK;
+    }
+    sqlite3_finalize(st);
+    return v;
+}
+
+/*
+** Row count, stopping at the cap so huge tables stay cheap. When the
+** largest rowid is under the cap a plain count(*) is exact and fast (it
+** counts b-tree cells without decoding rows); otherwise the scan stops at
+** cap + 1 rows. WITHOUT ROWID tables have no rowid: the capped scan.
+*/
 static int read_count(sqlite3 *h, struct db_table *t, long cap)
 {
     struct buf b;
-    sqlite3_stmt *st = NULL;
+    long long n, maxid;
     int rc;
 
     buf_init(&b, 0);
-    buf_puts(&b, "SELECT count(*) FROM (SELECT 1 FROM ");
+    buf_puts(&b, "SELECT max(rowid) FROM ");
     schema_put_ident(&b, t->name);
-    buf_printf(&b, " LIMIT %ld)", cap + 1);
     if (buf_err(&b)) {
         buf_free(&b);
         return SQLITE_NOMEM;
     }
-    rc = sqlite3_prepare_v2(h, b.data, -1, &st, NULL);
-    buf_free(&b);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        t->rows = (long)sqlite3_column_int64(st, 0);
-        if (t->rows > cap) {
-            t->rows = cap;
-            t->rows_capped = 1;
-        }
-        rc = SQLITE_OK;
+    maxid = one_number(h, b.data, &rc);
+    buf_reset(&b);
+    if (rc == SQLITE_OK && maxid >= 0 && maxid <= cap) {
+        buf_puts(&b, "SELECT count(*) FROM ");
+        schema_put_ident(&b, t->name);
+    } else {
+        buf_puts(&b, "SELECT count(*) FROM (SELECT 1 FROM ");
+        schema_put_ident(&b, t->name);
+        buf_printf(&b, " LIMIT %ld)", cap + 1);
     }
-    sqlite3_finalize(st);
-    return rc;
+    if (buf_err(&b)) {
+        buf_free(&b);
+        return SQLITE_NOMEM;
+    }
+    n = one_number(h, b.data, &rc);
+    buf_free(&b);
+    if (rc != SQLITE_OK)
+        return rc;
+    t->rows = (long)(n > cap ? cap : n);
+    t->rows_capped = n > cap;
+    return SQLITE_OK;
 }
 
 /*
@@ -349,12 +380,17 @@ static int has_sample(const struct db_column *c, const char *v)
     return 0;
 }
 
-static int read_samples(sqlite3 *h, struct db_table *t, int per_col)
+/* Samples from the first SAMPLE_ROWS + 1 rows; *nrows gets how many rows
+** there were (SAMPLE_ROWS + 1 meaning "more"), so that small tables need
+** no count query. */
+static int read_samples(sqlite3 *h, struct db_table *t, int per_col,
+                        long *nrows)
 {
     struct buf b;
     sqlite3_stmt *st = NULL;
-    int rc, i, nfull = 0;
+    int rc, i;
 
+    *nrows = SAMPLE_ROWS + 1;
     if (per_col <= 0 || t->ncols == 0)
         return SQLITE_OK;
     buf_init(&b, 0);
@@ -366,7 +402,7 @@ static int read_samples(sqlite3 *h, struct db_table *t, int per_col)
     }
     buf_puts(&b, " FROM ");
     schema_put_ident(&b, t->name);
-    buf_printf(&b, " LIMIT %d", SAMPLE_ROWS);
+    buf_printf(&b, " LIMIT %d", SAMPLE_ROWS + 1);
     if (buf_err(&b)) {
         buf_free(&b);
         return SQLITE_NOMEM;
@@ -375,18 +411,18 @@ static int read_samples(sqlite3 *h, struct db_table *t, int per_col)
     buf_free(&b);
     if (rc != SQLITE_OK)
         return SQLITE_OK; /* e.g. a view over a missing table: no samples */
-    while (nfull < t->ncols && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        nfull = 0;
+    *nrows = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (++*nrows > SAMPLE_ROWS)
+            break;
         for (i = 0; i < t->ncols; i++) {
             struct db_column *c = &t->cols[i];
             const char *v;
             int n;
             char **slot;
 
-            if (c->nsamples >= per_col) {
-                nfull++;
+            if (c->nsamples >= per_col)
                 continue;
-            }
             if (sqlite3_column_type(st, i) != SQLITE_TEXT)
                 continue;
             v = (const char *)sqlite3_column_text(st, i);
@@ -403,6 +439,8 @@ static int read_samples(sqlite3 *h, struct db_table *t, int per_col)
             }
         }
     }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        *nrows = SAMPLE_ROWS + 1; /* unknown: let the count query decide */
     sqlite3_finalize(st);
     return SQLITE_OK;
 }
@@ -420,7 +458,10 @@ static askdb_status sq_schema(askdb_db *db, struct db_schema *out)
     s->internal = 1;
     rc = sqlite3_prepare_v2(
         s->h,
-        "SELECT s.name, s.type, l.type FROM sqlite_schema s "
+        "SELECT s.name, s.type, l.type, "
+        "  s.sql LIKE '%REFERENCES%', "
+        "  s.name IN (SELECT tbl_name FROM sqlite_schema WHERE type = 'index') "
+        "FROM sqlite_schema s "
         "JOIN pragma_table_list l ON l.name = s.name AND l.schema = 'main' "
         "WHERE s.type IN ('table', 'view') AND l.type <> 'shadow' "
         "AND s.name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY s.rowid",
@@ -462,17 +503,26 @@ static askdb_status sq_schema(askdb_db *db, struct db_schema *out)
             break;
         }
         rc = read_columns(&q, t);
-        if (rc == SQLITE_OK && !t->is_view)
+        /* Foreign keys need REFERENCES in the table's text, unique
+        ** indexes an index: skip the lookups that cannot find anything. */
+        if (rc == SQLITE_OK && !t->is_view && sqlite3_column_int(list, 3))
             rc = read_fkeys(&q, t);
-        if (rc == SQLITE_OK && !t->is_view)
+        if (rc == SQLITE_OK && !t->is_view && sqlite3_column_int(list, 4))
             rc = read_uniques(&q, t);
         /* Counting or sampling a view runs its query: skip them. */
         if (rc == SQLITE_OK && !t->is_view && ltype &&
             strcmp(ltype, "table") == 0) {
+            long seen;
             arm(s, db->query_timeout_ms);
-            rc = read_count(s->h, t, db->count_cap);
-            if (rc == SQLITE_OK)
-                rc = read_samples(s->h, t, db->sample_values);
+            rc = read_samples(s->h, t, db->sample_values, &seen);
+            if (rc == SQLITE_OK && seen <= SAMPLE_ROWS) {
+                t->rows = seen; /* the whole table was read */
+                t->rows_capped = seen > db->count_cap;
+                if (t->rows_capped)
+                    t->rows = db->count_cap;
+            } else if (rc == SQLITE_OK) {
+                rc = read_count(s->h, t, db->count_cap);
+            }
             arm(s, 0);
         }
     }
