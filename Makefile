@@ -36,7 +36,7 @@ LDLIBS  += $(shell scripts/llama.sh --print-libs)
 endif
 
 LIB_SRC := $(wildcard src/core/*.c src/db/*.c src/llm/*.c src/sql/*.c \
-                      src/agent/*.c)
+                      src/agent/*.c src/eval/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 
@@ -111,6 +111,7 @@ unit: $(UNIT_BIN) $(BA)/fake_llm examples/shop.db
 
 e2e: $(BA)/askdb $(BA)/fake_llm examples/shop.db
 	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm bash tests/e2e/run.sh
+	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm bash tests/e2e/eval.sh
 	ASKDB=$(BA)/askdb ASKDB_SMALL_MODEL=$(SMALL_MODEL) \
 	    bash tests/e2e/local_smoke.sh
 

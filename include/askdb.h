@@ -282,6 +282,119 @@ ASKDB_API askdb_db *askdb_agent_db(askdb_agent *ag);
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_agent_ask(askdb_agent *ag, const char *question, askdb_answer **out);
 
+/* ---------------------------------------------------------------------- */
+/* Questions with a hint                                                  */
+/* ---------------------------------------------------------------------- */
+
+/*
+** Like askdb_agent_ask(), with a hint the asker knows and the schema does
+** not say (BIRD's "evidence", e.g. "rich means balance > 1e6"). The hint
+** goes into the first message to the model, after the question; NULL or ""
+** is the same as askdb_agent_ask(). Same ownership and statuses.
+*/
+ASKDB_API ASKDB_NODISCARD askdb_status
+askdb_agent_ask_hint(askdb_agent *ag, const char *question, const char *hint,
+                     askdb_answer **out);
+
+/* ---------------------------------------------------------------------- */
+/* Evaluation (askdb eval)                                                */
+/* ---------------------------------------------------------------------- */
+
+/*
+** Runs a suite of questions with known gold SQL and measures execution
+** accuracy (EX) as the official Spider evaluation decides it (see
+** docs/eval.md). Suites: Spider (db_id, question, query), BIRD (db_id,
+** question, evidence, SQL, difficulty) or JSON lines ({"db": PATH,
+** "question": ..., "gold": ...}). Items are grouped by database, one agent
+** per database; every finished item is appended to the output file at
+** once, so a stopped run can be resumed without repeating work.
+**
+**     askdb_eval_options eo = askdb_eval_options_default();
+**     eo.suite_path = "train.json"; eo.db_root = "database";
+**     askdb_eval *ev = NULL;
+**     if (askdb_eval_new(&cfg, &eo, &ev) == ASKDB_OK &&
+**         askdb_eval_run(ev) == ASKDB_OK) { askdb_eval_summary(ev, &text); }
+**     askdb_eval_free(ev);
+*/
+
+/* Progress after each finished item (called with an internal lock held:
+** keep it short, do not call back into the eval). */
+typedef struct askdb_eval_progress {
+    long done;               /* items finished, this run and resumed */
+    long total;              /* items selected */
+    long resumed;            /* of done: taken from the output file */
+    long evaluated;          /* done minus bad items */
+    long correct;
+    long bad;                /* bad items (missing database, bad gold) */
+    double elapsed_ms;       /* since askdb_eval_run() started */
+    const char *db;          /* database of the item just finished */
+} askdb_eval_progress;
+
+typedef void (*askdb_eval_progress_fn)(void *ud, const askdb_eval_progress *p);
+
+typedef struct askdb_eval_options {
+    const char *suite_path;  /* required */
+    const char *db_root;     /* DIR/<db_id>/<db_id>.sqlite; JSON-lines
+                                paths are relative to it (else to the
+                                suite file's folder) */
+    const char *tables_path; /* Spider tables.json: warn about db_ids it
+                                does not describe; NULL = none */
+    long limit;              /* first N after filtering/sampling; 0 = all */
+    long sample;             /* random sample of N; 0 = no sampling */
+    uint64_t seed;           /* sample seed (splitmix64, docs/eval.md) */
+    const char *dbs;         /* comma list of db_ids to keep, or NULL */
+    int jobs;                /* databases in parallel (HTTP models) */
+    const char *out_path;    /* JSON lines, one per item, or NULL */
+    int resume;              /* continue out_path, skipping its items */
+    int keep_distinct;       /* official --keep_distinct (default off) */
+    askdb_eval_progress_fn progress;
+    void *progress_ud;
+} askdb_eval_options;
+
+typedef struct askdb_eval askdb_eval;
+
+/* Defaults: jobs 1, everything else 0/NULL. */
+ASKDB_API askdb_eval_options askdb_eval_options_default(void);
+
+/*
+** Load the suite, select the items (filter --db, sample, limit), read the
+** output file when resuming, and check the model settings. cfg and opt are
+** copied (their strings too). On failure *out may be set so that
+** askdb_eval_errmsg() can say why; free it with askdb_eval_free().
+** Returns ASKDB_ERR_USAGE (bad options, unreadable or malformed suite,
+** output file exists without resume), ASKDB_ERR_IO, ASKDB_ERR_NOMEM.
+*/
+ASKDB_API ASKDB_NODISCARD askdb_status
+askdb_eval_new(const askdb_config *cfg, const askdb_eval_options *opt,
+               askdb_eval **out);
+
+/*
+** Run every selected item not yet done. Returns ASKDB_OK when all ran;
+** ASKDB_ERR_LLM_UNREACHABLE / ASKDB_ERR_LLM / ASKDB_ERR_UNSUPPORTED /
+** ASKDB_ERR_USAGE when the model cannot be used (the run stops; finished
+** items are kept), ASKDB_ERR_IO when the output file cannot be written.
+** The summary and report cover whatever finished.
+*/
+ASKDB_API ASKDB_NODISCARD askdb_status askdb_eval_run(askdb_eval *ev);
+
+/* The summary (EX overall, by difficulty and database, latency, tokens,
+** repairs, error classes, bad items) as text; *out is the caller's
+** (askdb_free). */
+ASKDB_API ASKDB_NODISCARD askdb_status askdb_eval_summary(askdb_eval *ev,
+                                                          char **out);
+
+/* Write the self-contained HTML report (inline CSS and SVG, no network). */
+ASKDB_API ASKDB_NODISCARD askdb_status
+askdb_eval_write_report(askdb_eval *ev, const char *path);
+
+/* Notes from loading (e.g. jobs clamped, unknown db_ids), one per line, or
+** "" - borrowed until the next call on ev. */
+ASKDB_API const char *askdb_eval_notes(const askdb_eval *ev);
+
+/* Last error; borrowed until the next call on ev. */
+ASKDB_API const char *askdb_eval_errmsg(const askdb_eval *ev);
+ASKDB_API void askdb_eval_free(askdb_eval *ev);
+
 #ifdef __cplusplus
 }
 #endif

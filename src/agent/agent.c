@@ -125,7 +125,7 @@ enum agent_outcome agent_step_schema(struct agent_state *st)
 
     t0 = db_now_ms();
     buf_init(&b, 0);
-    prompt_question(&b, ag->schema_text, st->question);
+    prompt_question(&b, ag->schema_text, st->question, st->hint);
     if (push_msg(st, "system", strdup(prompt_system())) ||
         push_msg(st, "user", buf_steal(&b))) {
         st->fatal = ASKDB_ERR_NOMEM;
@@ -496,11 +496,18 @@ askdb_db *askdb_agent_db(askdb_agent *ag)
 askdb_status askdb_agent_ask(askdb_agent *ag, const char *question,
                              askdb_answer **out)
 {
+    return askdb_agent_ask_hint(ag, question, NULL, out);
+}
+
+askdb_status askdb_agent_ask_hint(askdb_agent *ag, const char *question,
+                                  const char *hint, askdb_answer **out)
+{
     struct agent_state st;
     enum agent_step step = STEP_SCHEMA, next;
     enum agent_outcome o = OUT_FATAL;
     double t0 = db_now_ms();
     askdb_answer *a;
+    json_t *ev;
 
     *out = NULL;
     a = calloc(1, sizeof *a);
@@ -510,9 +517,12 @@ askdb_status askdb_agent_ask(askdb_agent *ag, const char *question,
     memset(&st, 0, sizeof st);
     st.ag = ag;
     st.question = question;
+    st.hint = hint;
     st.ans = a;
-    trace_write(ag->trace, "question",
-                json_pack("{s:s?}", "question", question));
+    ev = json_pack("{s:s?}", "question", question);
+    if (hint && *hint)
+        jsonx_set_str(ev, "hint", hint);
+    trace_write(ag->trace, "question", ev);
 
     while (step != STEP_DONE && step != STEP_FAIL) {
         switch (step) {

@@ -48,6 +48,7 @@ enum agent_outcome {
 struct agent_state {
     askdb_agent *ag;
     const char *question;
+    const char *hint;        /* the asker's hint, or NULL */
     const struct db_schema *schema;
 
     /* The conversation with the model for this question. */

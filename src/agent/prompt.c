@@ -24,13 +24,18 @@ const char *prompt_system(void)
 }
 
 void prompt_question(struct buf *b, const char *schema_text,
-                     const char *question)
+                     const char *question, const char *hint)
 {
     buf_puts(b, "Database schema:\n");
     buf_puts(b, schema_text);
     buf_puts(b, "\nQuestion: ");
     buf_puts(b, question);
     buf_putc(b, '\n');
+    if (hint && *hint) {
+        buf_puts(b, "Hint (knowledge the question relies on): ");
+        buf_puts(b, hint);
+        buf_putc(b, '\n');
+    }
 }
 
 void prompt_repair(struct buf *b, const char *sql, const char *error,

@@ -7,9 +7,10 @@
 /* The system prompt (static text). */
 const char *prompt_system(void);
 
-/* First user message: the schema and the question. */
+/* First user message: the schema, the question and the asker's hint (NULL
+** or "" for none). */
 void prompt_question(struct buf *b, const char *schema_text,
-                     const char *question);
+                     const char *question, const char *hint);
 
 /* Feedback after a failed attempt: the SQL, the exact error, the hint. */
 void prompt_repair(struct buf *b, const char *sql, const char *error,

@@ -8,6 +8,8 @@
 
 #include "cli/cli.h"
 
+/* `askdb eval` (eval.c). */
+
 static const char usage_main[] =
     "usage: askdb COMMAND [options] DB [ARG]\n"
     "\n"
@@ -21,6 +23,7 @@ static const char usage_main[] =
     "  shell DB            interactive prompt, one question per line\n"
     "  schema DB           print the schema exactly as the model sees it\n"
     "  sql DB STATEMENT    run one read-only statement through the guard\n"
+    "  eval --suite FILE   score execution accuracy on a question suite\n"
     "  help [COMMAND]      this text, or a command's options\n"
     "  version             print the version\n"
     "\n"
@@ -98,6 +101,9 @@ static int help(const char *cmd)
               "time/row/byte limits.\n\n",
               stdout);
         fputs(help_output, stdout);
+    } else if (strcmp(cmd, "eval") == 0) {
+        const char *hargv[] = {"eval", "--help", NULL};
+        return cli_eval(2, (char **)hargv);
     } else {
         fprintf(stderr, "askdb: no command '%s' (see 'askdb help')\n", cmd);
         return -1;
@@ -433,6 +439,8 @@ int main(int argc, char **argv)
         printf("askdb %s\n", askdb_version());
         return EXIT_ANSWERED;
     }
+    if (strcmp(cmd, "eval") == 0)
+        return cli_eval(argc - 1, argv + 1);
     if (strcmp(cmd, "ask") && strcmp(cmd, "shell") && strcmp(cmd, "schema") &&
         strcmp(cmd, "sql")) {
         fprintf(stderr, "askdb: unknown command '%s'\n\n", cmd);

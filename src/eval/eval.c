@@ -1,0 +1,751 @@
+/* eval.c - askdb eval: run a suite through agents, score, record, resume. */
+#include "eval/eval.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "db/db.h"
+#include "eval/compare.h"
+#include "eval/record.h"
+#include "eval/report.h"
+#include "eval/summary.h"
+#include "llm/llm.h"
+
+/* The report is built in memory; beyond this something is wrong. */
+#define REPORT_MAX_BYTES ((size_t)512 << 20)
+
+static void set_msg(char *dst, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void set_msg(char *dst, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(dst, len, fmt, ap);
+    va_end(ap);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Scoring one item                                                       */
+/* ---------------------------------------------------------------------- */
+
+/* The last SQL the model wrote, for the record of a failed answer. */
+static const char *last_sql(const askdb_answer *a)
+{
+    int i;
+
+    for (i = a->nattempts - 1; i >= 0; i--)
+        if (a->attempts[i].sql)
+            return a->attempts[i].sql;
+    return NULL;
+}
+
+static void set_class(json_t *rec, const char *cls, const char *msg)
+{
+    json_object_set_new(rec, "class", cls ? json_string(cls) : json_null());
+    if (msg)
+        rec_set_text(rec, "message", msg);
+}
+
+static void set_bad(json_t *rec, const char *bad, const char *msg)
+{
+    json_object_set_new(rec, "bad", json_string(bad));
+    rec_set_text(rec, "message", msg);
+}
+
+askdb_status eval_item(askdb_agent *ag, const struct suite_item *it,
+                       int keep_distinct, json_t *rec, char *errmsg,
+                       size_t errlen)
+{
+    askdb_db *db = askdb_agent_db(ag);
+    askdb_result *gr = NULL, *own = NULL;
+    const askdb_result *pr = NULL;
+    askdb_answer *a = NULL;
+    char *gsql = NULL, *psql = NULL;
+    struct db_err e;
+    askdb_status st, rc = ASKDB_ERR_NOMEM;
+    double t0;
+    int eq;
+
+    gsql = cmp_prepare_sql(it->gold, 0, keep_distinct);
+    if (!gsql)
+        goto out;
+    /* The gold first: a bad item never costs a model call. */
+    t0 = db_now_ms();
+    st = db_run(db, gsql, &gr, &e);
+    rec_set_ms(rec, "gold", db_now_ms() - t0);
+    if (st) {
+        set_bad(rec, st == ASKDB_ERR_TIMEOUT ? REC_BAD_GOLD_TIMEOUT
+                                             : REC_BAD_GOLD, e.msg);
+        rc = ASKDB_OK;
+        goto out;
+    }
+    if (gr->truncated) {
+        set_bad(rec, REC_BAD_GOLD_LARGE,
+                "the gold result is larger than the row or byte limit "
+                "(raise --max-rows / --max-bytes)");
+        rc = ASKDB_OK;
+        goto out;
+    }
+    json_object_set_new(rec, "order_matters",
+                        json_boolean(cmp_order_matters(gsql)));
+
+    st = askdb_agent_ask_hint(ag, it->question, it->hint, &a);
+    if (!a)
+        goto out;
+    rec_set_answer(rec, a);
+    if (st == ASKDB_ERR_LLM_UNREACHABLE || st == ASKDB_ERR_NOMEM ||
+        st == ASKDB_ERR_UNSUPPORTED || st == ASKDB_ERR_USAGE) {
+        set_msg(errmsg, errlen, "%s", a->error ? a->error : "model failed");
+        rc = st;
+        goto out;
+    }
+    rc = ASKDB_OK;
+    if (st == ASKDB_ERR_DB_OPEN) {
+        set_bad(rec, REC_BAD_DB, a->error ? a->error : "cannot use database");
+        goto out;
+    }
+    json_object_set_new(rec, "gold_result", rec_result(gr, REC_MAX_ROWS));
+    if (st == ASKDB_ERR_LLM) {
+        rec_set_text(rec, "pred", last_sql(a));
+        set_class(rec, REC_MODEL, a->error);
+        goto out;
+    }
+    if (st != ASKDB_OK) {
+        const askdb_attempt *at = &a->attempts[a->nattempts - 1];
+        rec_set_text(rec, "pred", last_sql(a));
+        set_class(rec, a->nattempts ? rec_class_of(at->error) : REC_NO_SQL,
+                  a->nattempts && at->message ? at->message : a->error);
+        goto out;
+    }
+    rec_set_text(rec, "pred", a->sql);
+
+    /* Run the prediction as the official evaluation would: it may differ
+    ** from what the agent ran (DISTINCT removed, "> =" joined). */
+    rc = ASKDB_ERR_NOMEM;
+    psql = cmp_prepare_sql(a->sql, 1, keep_distinct);
+    if (!psql)
+        goto out;
+    rc = ASKDB_OK;
+    t0 = db_now_ms();
+    if (a->result && (strcmp(psql, a->sql) == 0 || a->result->truncated)) {
+        pr = a->result;
+    } else if (db_run(db, psql, &own, &e)) {
+        rec_set_ms(rec, "compare", db_now_ms() - t0);
+        set_class(rec, e.ec == ASKDB_EC_TIMEOUT ? REC_TIMEOUT
+                                                : rec_class_of(e.ec), e.msg);
+        goto out;
+    } else {
+        pr = own;
+    }
+    if (!pr) {
+        set_class(rec, REC_NO_SQL, "no result to compare");
+        goto out;
+    }
+    /* More rows than the cap while the gold fits: they cannot be equal. */
+    eq = pr->truncated ? 0 : cmp_result_eq(gr, pr, cmp_order_matters(gsql));
+    rec_set_ms(rec, "compare", db_now_ms() - t0);
+    if (eq < 0) {
+        rc = ASKDB_ERR_NOMEM;
+        set_msg(errmsg, errlen, "out of memory comparing results");
+        goto out;
+    }
+    json_object_set_new(rec, "correct", json_boolean(eq));
+    if (eq) {
+        json_object_del(rec, "gold_result");
+    } else {
+        set_class(rec, pr->nrows == 0 ? REC_EMPTY : REC_WRONG,
+                  pr->truncated ? "the prediction has more rows than the "
+                                  "row or byte limit"
+                                : NULL);
+        json_object_set_new(rec, "pred_result", rec_result(pr, REC_MAX_ROWS));
+    }
+out:
+    if (rc == ASKDB_ERR_NOMEM && !errmsg[0])
+        set_msg(errmsg, errlen, "out of memory scoring item %ld", it->index);
+    askdb_answer_free(a);
+    askdb_result_free(gr);
+    askdb_result_free(own);
+    free(gsql);
+    free(psql);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Running                                                                */
+/* ---------------------------------------------------------------------- */
+
+/* Record a finished item: write its line, keep it, report progress. Takes
+** over rec. */
+static void finish_item(askdb_eval *ev, const struct suite_item *it,
+                        json_t *rec)
+{
+    const char *cls = jsonx_str(rec, "class");
+
+    pthread_mutex_lock(&ev->mu);
+    if (ev->out && rec_write(ev->out, rec)) {
+        set_msg(ev->errmsg, sizeof ev->errmsg, "cannot write '%s': %s",
+                ev->opt.out_path, strerror(errno));
+        ev->fatal = ASKDB_ERR_IO;
+        ev->stop = 1;
+        json_decref(rec);
+        pthread_mutex_unlock(&ev->mu);
+        return;
+    }
+    json_decref(ev->recs[it->index]);
+    ev->recs[it->index] = rec;
+    ev->prog.done++;
+    if (jsonx_str(rec, "bad")) {
+        ev->prog.bad++;
+    } else {
+        ev->prog.evaluated++;
+        ev->prog.correct += rec_bool(rec, "correct");
+    }
+    ev->model_errors = cls && strcmp(cls, REC_MODEL) == 0
+                           ? ev->model_errors + 1 : 0;
+    if (ev->model_errors >= EVAL_MAX_MODEL_ERRORS && !ev->stop) {
+        set_msg(ev->errmsg, sizeof ev->errmsg,
+                "the model failed on %d questions in a row, last: %s",
+                ev->model_errors, jsonx_str(rec, "message")
+                                      ? jsonx_str(rec, "message") : "?");
+        ev->fatal = ASKDB_ERR_LLM;
+        ev->stop = 1;
+    }
+    ev->prog.elapsed_ms = db_now_ms() - ev->t0;
+    ev->prog.db = it->db_id;
+    if (ev->opt.progress)
+        ev->opt.progress(ev->opt.progress_ud, &ev->prog);
+    pthread_mutex_unlock(&ev->mu);
+}
+
+static void stop_run(askdb_eval *ev, askdb_status st, const char *msg)
+{
+    pthread_mutex_lock(&ev->mu);
+    if (!ev->fatal) {
+        ev->fatal = st;
+        set_msg(ev->errmsg, sizeof ev->errmsg, "%s", msg);
+    }
+    ev->stop = 1;
+    pthread_mutex_unlock(&ev->mu);
+}
+
+static int stopped(askdb_eval *ev)
+{
+    int s;
+
+    pthread_mutex_lock(&ev->mu);
+    s = ev->stop;
+    pthread_mutex_unlock(&ev->mu);
+    return s;
+}
+
+/* All items of one database with one agent. */
+static void run_group(askdb_eval *ev, const struct eval_group *g)
+{
+    askdb_agent *ag = NULL;
+    const char *bad = NULL;
+    char msg[1024] = "";
+    struct stat sb;
+    askdb_status st;
+    long k;
+
+    if (g->db_path && (stat(g->db_path, &sb) != 0 || !S_ISREG(sb.st_mode))) {
+        bad = REC_BAD_MISSING_DB;
+        set_msg(msg, sizeof msg, "no database file '%s'", g->db_path);
+    } else if (g->db_path) {
+        st = askdb_agent_new(&ev->cfg, g->db_path, &ag);
+        if (st == ASKDB_ERR_DB_OPEN) {
+            bad = REC_BAD_DB;
+            set_msg(msg, sizeof msg, "%s", askdb_agent_errmsg(ag));
+        } else if (st) {
+            stop_run(ev, st, askdb_agent_errmsg(ag));
+            askdb_agent_free(ag);
+            return;
+        }
+    }
+    for (k = 0; k < g->n && !stopped(ev); k++) {
+        const struct suite_item *it = &ev->suite.items[g->items[k]];
+        json_t *rec = rec_new(it);
+        char err[1024] = "";
+        if (!rec) {
+            stop_run(ev, ASKDB_ERR_NOMEM, "out of memory");
+            break;
+        }
+        if (it->malformed) {
+            set_bad(rec, REC_BAD_MALFORMED, it->malformed);
+        } else if (bad || !ag) {
+            set_bad(rec, bad ? bad : REC_BAD_MALFORMED,
+                    bad ? msg : "no database");
+        } else {
+            st = eval_item(ag, it, ev->opt.keep_distinct, rec, err,
+                           sizeof err);
+            if (st) {
+                json_decref(rec);
+                stop_run(ev, st, err);
+                break;
+            }
+        }
+        finish_item(ev, it, rec);
+    }
+    askdb_agent_free(ag);
+}
+
+static void *worker(void *arg)
+{
+    askdb_eval *ev = arg;
+    const struct eval_group *g;
+
+    for (;;) {
+        pthread_mutex_lock(&ev->mu);
+        g = !ev->stop && ev->next_group < ev->ngroups
+                ? &ev->groups[ev->next_group++] : NULL;
+        pthread_mutex_unlock(&ev->mu);
+        if (!g)
+            break;
+        run_group(ev, g);
+    }
+    return NULL;
+}
+
+askdb_status askdb_eval_run(askdb_eval *ev)
+{
+    pthread_t *th;
+    int i, n = ev->opt.jobs, started = 0;
+
+    ev->t0 = db_now_ms();
+    ev->next_group = 0;
+    if (n > ev->ngroups)
+        n = (int)ev->ngroups;
+    if (n <= 1) {
+        worker(ev);
+        return ev->fatal;
+    }
+    th = calloc((size_t)n, sizeof *th);
+    if (!th)
+        return ASKDB_ERR_NOMEM;
+    for (i = 0; i < n; i++) {
+        if (pthread_create(&th[i], NULL, worker, ev) != 0)
+            break;
+        started++;
+    }
+    if (started == 0)
+        worker(ev);
+    for (i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    free(th);
+    return ev->fatal;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Setting up                                                             */
+/* ---------------------------------------------------------------------- */
+
+askdb_eval_options askdb_eval_options_default(void)
+{
+    askdb_eval_options o;
+
+    memset(&o, 0, sizeof o);
+    o.jobs = 1;
+    return o;
+}
+
+/* Keep a copy of *s owned by ev and point *s at it. -1 when OOM. */
+static int own(askdb_eval *ev, const char **s)
+{
+    char *c;
+
+    if (!*s)
+        return 0;
+    if (ev->nowned >= (int)(sizeof ev->owned / sizeof *ev->owned))
+        return -1;
+    c = strdup(*s);
+    if (!c)
+        return -1;
+    ev->owned[ev->nowned++] = c;
+    *s = c;
+    return 0;
+}
+
+/*
+** Read a previous run's output for --resume: the last record of each
+** index counts; model errors are done again. An index out of range or a
+** question that differs means the file belongs to another suite.
+*/
+static askdb_status load_out(askdb_eval *ev, int *ends_nl)
+{
+    FILE *f = fopen(ev->opt.out_path, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    long lineno = 0, bad_lines = 0;
+    askdb_status rc = ASKDB_OK;
+
+    *ends_nl = 1;
+    if (!f) {
+        if (errno == ENOENT)
+            return ASKDB_OK;
+        set_msg(ev->errmsg, sizeof ev->errmsg, "cannot read '%s': %s",
+                ev->opt.out_path, strerror(errno));
+        return ASKDB_ERR_IO;
+    }
+    while ((len = getline(&line, &cap, f)) > 0) {
+        json_t *o;
+        long long idx;
+        const char *q, *cls;
+        lineno++;
+        *ends_nl = line[len - 1] == '\n';
+        o = json_loads(line, 0, NULL);
+        if (!json_is_object(o)) {
+            bad_lines++;
+            json_decref(o);
+            continue;
+        }
+        idx = jsonx_int(o, "index", -1);
+        q = jsonx_str(o, "question");
+        if (idx < 0 || idx >= ev->suite.n ||
+            (q && ev->suite.items[idx].question &&
+             strcmp(q, ev->suite.items[idx].question) != 0)) {
+            set_msg(ev->errmsg, sizeof ev->errmsg,
+                    "'%s' line %ld does not match the suite (item %lld "
+                    "differs): was it written for another suite? (use "
+                    "another --out)", ev->opt.out_path, lineno, idx);
+            json_decref(o);
+            rc = ASKDB_ERR_USAGE;
+            break;
+        }
+        cls = jsonx_str(o, "class");
+        json_decref(ev->recs[idx]);
+        ev->recs[idx] = NULL;
+        if (cls && strcmp(cls, REC_MODEL) == 0)
+            json_decref(o); /* asked again */
+        else
+            ev->recs[idx] = o;
+    }
+    free(line);
+    fclose(f);
+    if (bad_lines)
+        buf_printf(&ev->notes, "%ld unreadable line%s in '%s' ignored (an "
+                   "interrupted write?); those items run again\n", bad_lines,
+                   bad_lines == 1 ? "" : "s", ev->opt.out_path);
+    return rc;
+}
+
+/* Group the selected items that are not done by database file, groups in
+** order of first appearance. */
+static int make_groups(askdb_eval *ev)
+{
+    long i, g;
+
+    ev->groups = calloc((size_t)ev->nsel + 1, sizeof *ev->groups);
+    if (!ev->groups)
+        return -1;
+    for (i = 0; i < ev->nsel; i++) {
+        const struct suite_item *it = &ev->suite.items[ev->sel[i]];
+        struct eval_group *gr = NULL;
+        if (ev->recs[it->index])
+            continue;
+        for (g = 0; g < ev->ngroups; g++) {
+            const char *p = ev->groups[g].db_path;
+            if ((!p && !it->db_path) ||
+                (p && it->db_path && strcmp(p, it->db_path) == 0)) {
+                gr = &ev->groups[g];
+                break;
+            }
+        }
+        if (!gr) {
+            gr = &ev->groups[ev->ngroups++];
+            gr->db_path = it->db_path;
+            gr->items = calloc((size_t)ev->nsel, sizeof *gr->items);
+            if (!gr->items)
+                return -1;
+        }
+        gr->items[gr->n++] = it->index;
+    }
+    return 0;
+}
+
+askdb_status askdb_eval_new(const askdb_config *cfg,
+                            const askdb_eval_options *opt, askdb_eval **out)
+{
+    askdb_eval *ev;
+    askdb_status rc;
+    const char *provider;
+    struct stat sb;
+    long unknown, i;
+    int ends_nl = 1;
+
+    *out = NULL;
+    ev = calloc(1, sizeof *ev);
+    if (!ev)
+        return ASKDB_ERR_NOMEM;
+    *out = ev;
+    pthread_mutex_init(&ev->mu, NULL);
+    buf_init(&ev->notes, 1 << 16);
+    ev->cfg = cfg ? *cfg : askdb_config_default();
+    ev->opt = opt ? *opt : askdb_eval_options_default();
+    if (own(ev, &ev->cfg.provider) || own(ev, &ev->cfg.llm_url) ||
+        own(ev, &ev->cfg.model) || own(ev, &ev->cfg.api_key) ||
+        own(ev, &ev->cfg.trace_path) || own(ev, &ev->opt.suite_path) ||
+        own(ev, &ev->opt.db_root) || own(ev, &ev->opt.tables_path) ||
+        own(ev, &ev->opt.dbs) || own(ev, &ev->opt.out_path))
+        return ASKDB_ERR_NOMEM;
+
+    rc = ASKDB_ERR_USAGE;
+    if (!ev->opt.suite_path) {
+        set_msg(ev->errmsg, sizeof ev->errmsg, "no suite given (--suite "
+                "FILE)");
+        return rc;
+    }
+    if (ev->opt.resume && !ev->opt.out_path) {
+        set_msg(ev->errmsg, sizeof ev->errmsg, "--resume needs --out FILE "
+                "(the output of the run to continue)");
+        return rc;
+    }
+    if (ev->cfg.dry_run) {
+        set_msg(ev->errmsg, sizeof ev->errmsg, "an eval runs every query; "
+                "--dry-run does not apply");
+        return rc;
+    }
+    if (ev->opt.limit < 0 || ev->opt.sample < 0) {
+        set_msg(ev->errmsg, sizeof ev->errmsg, "--limit and --sample take a "
+                "positive number");
+        return rc;
+    }
+    if (ev->opt.db_root && (stat(ev->opt.db_root, &sb) != 0 ||
+                            !S_ISDIR(sb.st_mode))) {
+        set_msg(ev->errmsg, sizeof ev->errmsg, "--db-root '%s' is not a "
+                "folder", ev->opt.db_root);
+        return rc;
+    }
+    provider = llm_choose(&ev->cfg);
+    if (!provider) {
+        set_msg(ev->errmsg, sizeof ev->errmsg, "unknown model provider '%s' "
+                "(valid: openai, anthropic, local)", ev->cfg.provider);
+        return rc;
+    }
+    if (ev->opt.jobs < 1)
+        ev->opt.jobs = 1;
+    if (ev->opt.jobs > 1 && strcmp(provider, "local") == 0) {
+        buf_printf(&ev->notes, "--jobs %d lowered to 1: the local model "
+                   "answers one question at a time\n", ev->opt.jobs);
+        ev->opt.jobs = 1;
+    }
+
+    rc = suite_load(ev->opt.suite_path, ev->opt.db_root, &ev->suite,
+                    ev->errmsg, sizeof ev->errmsg);
+    if (rc)
+        return rc;
+    if (ev->opt.tables_path) {
+        if (suite_check_tables(&ev->suite, ev->opt.tables_path, &unknown,
+                               ev->errmsg, sizeof ev->errmsg))
+            return ASKDB_ERR_USAGE;
+        if (unknown)
+            buf_printf(&ev->notes, "%ld item%s name a db_id that '%s' does "
+                       "not describe\n", unknown, unknown == 1 ? "" : "s",
+                       ev->opt.tables_path);
+    }
+    if (suite_select(&ev->suite, ev->opt.dbs, ev->opt.sample, ev->opt.seed,
+                     ev->opt.limit, &ev->sel, &ev->nsel))
+        return ASKDB_ERR_NOMEM;
+    if (ev->nsel == 0) {
+        set_msg(ev->errmsg, sizeof ev->errmsg, "no item of '%s' is "
+                "selected%s", ev->opt.suite_path,
+                ev->opt.dbs ? " (check --db)" : "");
+        return ASKDB_ERR_USAGE;
+    }
+    ev->recs = calloc((size_t)ev->suite.n, sizeof *ev->recs);
+    if (!ev->recs)
+        return ASKDB_ERR_NOMEM;
+
+    if (ev->opt.out_path) {
+        if (!ev->opt.resume && stat(ev->opt.out_path, &sb) == 0 &&
+            sb.st_size > 0) {
+            set_msg(ev->errmsg, sizeof ev->errmsg, "'%s' already exists: "
+                    "add --resume to continue that run, or choose another "
+                    "--out", ev->opt.out_path);
+            return ASKDB_ERR_USAGE;
+        }
+        if (ev->opt.resume) {
+            rc = load_out(ev, &ends_nl);
+            if (rc)
+                return rc;
+        }
+        ev->out = fopen(ev->opt.out_path, "a");
+        if (!ev->out) {
+            set_msg(ev->errmsg, sizeof ev->errmsg, "cannot write '%s': %s",
+                    ev->opt.out_path, strerror(errno));
+            return ASKDB_ERR_IO;
+        }
+        /* A run killed mid-line left a partial line: end it first. */
+        if (!ends_nl && (fputc('\n', ev->out) == EOF || fflush(ev->out))) {
+            set_msg(ev->errmsg, sizeof ev->errmsg, "cannot write '%s': %s",
+                    ev->opt.out_path, strerror(errno));
+            return ASKDB_ERR_IO;
+        }
+    }
+    ev->prog.total = ev->nsel;
+    for (i = 0; i < ev->nsel; i++) {
+        const json_t *r = ev->recs[ev->sel[i]];
+        if (!r)
+            continue;
+        ev->prog.done++;
+        ev->prog.resumed++;
+        if (jsonx_str(r, "bad")) {
+            ev->prog.bad++;
+        } else {
+            ev->prog.evaluated++;
+            ev->prog.correct += rec_bool(r, "correct");
+        }
+    }
+    if (make_groups(ev))
+        return ASKDB_ERR_NOMEM;
+    return ASKDB_OK;
+}
+
+void askdb_eval_free(askdb_eval *ev)
+{
+    long i;
+    int k;
+
+    if (!ev)
+        return;
+    if (ev->out)
+        fclose(ev->out);
+    for (i = 0; ev->recs && i < ev->suite.n; i++)
+        json_decref(ev->recs[i]);
+    free(ev->recs);
+    for (i = 0; ev->groups && i < ev->ngroups; i++)
+        free(ev->groups[i].items);
+    free(ev->groups);
+    free(ev->sel);
+    suite_free(&ev->suite);
+    for (k = 0; k < ev->nowned; k++)
+        free(ev->owned[k]);
+    buf_free(&ev->notes);
+    pthread_mutex_destroy(&ev->mu);
+    free(ev);
+}
+
+const char *askdb_eval_errmsg(const askdb_eval *ev)
+{
+    return ev ? ev->errmsg : "out of memory";
+}
+
+const char *askdb_eval_notes(const askdb_eval *ev)
+{
+    return ev && ev->notes.data ? ev->notes.data : "";
+}
+
+/* ---------------------------------------------------------------------- */
+/* Summary and report                                                     */
+/* ---------------------------------------------------------------------- */
+
+/* The records of the selected items, in selection order (borrowed). */
+static json_t **selected_recs(askdb_eval *ev)
+{
+    json_t **r = calloc((size_t)ev->nsel + 1, sizeof *r);
+    long i;
+
+    if (r)
+        for (i = 0; i < ev->nsel; i++)
+            r[i] = ev->recs[ev->sel[i]];
+    return r;
+}
+
+askdb_status askdb_eval_summary(askdb_eval *ev, char **out)
+{
+    json_t **recs = selected_recs(ev);
+    struct summary s;
+    struct buf b;
+
+    *out = NULL;
+    if (!recs || summary_compute(recs, ev->nsel, &s)) {
+        free(recs);
+        return ASKDB_ERR_NOMEM;
+    }
+    buf_init(&b, 0);
+    summary_text(&b, &s);
+    summary_free(&s);
+    free(recs);
+    *out = buf_steal(&b);
+    return *out ? ASKDB_OK : ASKDB_ERR_NOMEM;
+}
+
+askdb_status askdb_eval_write_report(askdb_eval *ev, const char *path)
+{
+    json_t **recs = selected_recs(ev);
+    struct summary s;
+    struct buf b, title, sub, tmp;
+    const char *base = strrchr(ev->opt.suite_path, '/');
+    askdb_status rc = ASKDB_ERR_NOMEM;
+    FILE *f = NULL;
+
+    buf_init(&b, REPORT_MAX_BYTES);
+    buf_init(&title, 0);
+    buf_init(&sub, 0);
+    buf_init(&tmp, 0);
+    if (!recs || summary_compute(recs, ev->nsel, &s)) {
+        free(recs);
+        return rc;
+    }
+    buf_printf(&title, "askdb eval: %s", base ? base + 1
+                                             : ev->opt.suite_path);
+    buf_printf(&sub, "%ld questions from %s; model %s (%s); up to %d "
+               "attempts per question; EX as the official Spider "
+               "execution evaluation decides it%s", ev->nsel,
+               ev->opt.suite_path, ev->cfg.model ? ev->cfg.model : "default",
+               llm_choose(&ev->cfg) ? llm_choose(&ev->cfg) : "?",
+               ev->cfg.max_attempts,
+               ev->opt.keep_distinct ? " (DISTINCT kept)" : "");
+    report_html(&b, title.data ? title.data : "askdb eval",
+                sub.data ? sub.data : "", recs, ev->nsel, &s);
+    summary_free(&s);
+    free(recs);
+    if (buf_err(&b))
+        goto out;
+    buf_printf(&tmp, "%s.tmp", path);
+    if (buf_err(&tmp))
+        goto out;
+    rc = ASKDB_ERR_IO;
+    f = fopen(tmp.data, "w");
+    if (!f) {
+        set_msg(ev->errmsg, sizeof ev->errmsg, "cannot write report '%s': "
+                "%s", path, strerror(errno));
+        goto out;
+    }
+    if (fwrite(b.data, 1, b.len, f) != b.len || fflush(f) != 0) {
+        set_msg(ev->errmsg, sizeof ev->errmsg, "cannot write report '%s': "
+                "%s", path, strerror(errno));
+        fclose(f);
+        remove(tmp.data);
+        goto out;
+    }
+    if (fclose(f) != 0) {
+        set_msg(ev->errmsg, sizeof ev->errmsg, "cannot write report '%s': "
+                "%s", path, strerror(errno));
+        remove(tmp.data);
+        goto out;
+    }
+    if (rename(tmp.data, path) != 0) {
+        set_msg(ev->errmsg, sizeof ev->errmsg, "cannot write report '%s': "
+                "%s", path, strerror(errno));
+        remove(tmp.data);
+        goto out;
+    }
+    rc = ASKDB_OK;
+out:
+    if (rc == ASKDB_ERR_NOMEM)
+        set_msg(ev->errmsg, sizeof ev->errmsg, "out of memory building the "
+                "report");
+    buf_free(&b);
+    buf_free(&title);
+    buf_free(&sub);
+    buf_free(&tmp);
+    return rc;
+}

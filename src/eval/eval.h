@@ -1,0 +1,72 @@
+/* eval.h - the eval runner's state: suite, selection, records, workers. */
+#ifndef ASKDB_EVAL_EVAL_H
+#define ASKDB_EVAL_EVAL_H
+
+#include <pthread.h>
+#include <stdio.h>
+
+#include "askdb.h"
+#include "core/buf.h"
+#include "core/json.h"
+#include "eval/suite.h"
+
+/*
+** Invariants:
+** - recs[i] is the record of suite item i, or NULL while it is not done;
+**   only finish_item() sets it, under mu, right after the line is written
+**   and flushed to the output file - so the file always holds every
+**   finished item and --resume never repeats one.
+** - Items are grouped by database file; a worker takes a whole group and
+**   asks all its questions with one agent (schema and prompt prefix
+**   reused). Groups run in parallel with jobs > 1; agents are never shared.
+** - A bad item (missing database, gold SQL that fails) is recorded with
+**   "bad" set and never reaches the model.
+** - The model being unreachable (or failing on EVAL_MAX_MODEL_ERRORS
+**   questions in a row) stops the run; unfinished items stay unrecorded.
+*/
+
+#define EVAL_MAX_MODEL_ERRORS 5
+
+struct eval_group {
+    const char *db_path;     /* borrowed from the suite; NULL = none */
+    long *items;             /* suite indices, in suite order */
+    long n;
+};
+
+struct askdb_eval {
+    askdb_config cfg;
+    askdb_eval_options opt;
+    char *owned[16];         /* copies of the strings in cfg and opt */
+    int nowned;
+
+    struct suite suite;
+    long *sel;               /* selected suite indices, in suite order */
+    long nsel;
+    json_t **recs;           /* by suite index */
+
+    struct eval_group *groups;
+    long ngroups, next_group;
+
+    FILE *out;
+    pthread_mutex_t mu;
+    int stop;                /* set under mu: workers finish and leave */
+    askdb_status fatal;
+    int model_errors;        /* model_error records in a row */
+    double t0;
+    askdb_eval_progress prog;
+
+    struct buf notes;
+    char errmsg[1024];
+};
+
+/*
+** Score one item with an agent over its database: run the gold SQL, ask
+** the question, compare. Fills rec (from rec_new()). Returns ASKDB_OK
+** (rec complete, possibly a bad item), or a status that must stop the run
+** (model unreachable, out of memory) with the reason in errmsg.
+*/
+askdb_status eval_item(askdb_agent *ag, const struct suite_item *it,
+                       int keep_distinct, json_t *rec, char *errmsg,
+                       size_t errlen);
+
+#endif

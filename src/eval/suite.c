@@ -1,0 +1,390 @@
+/* suite.c - read evaluation suites and select the items to run. */
+#include "eval/suite.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/json.h"
+#include "eval/hardness.h"
+
+/* A suite file is read whole; beyond this it is surely not a suite. */
+#define SUITE_MAX_BYTES ((size_t)1 << 30)
+
+static char *dup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+/* The folder part of path ("." when none); malloc()ed. */
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+
+    if (!slash)
+        return strdup(".");
+    if (slash == path)
+        return strdup("/");
+    return strndup(path, (size_t)(slash - path));
+}
+
+/* File name without folders and extension; malloc()ed. */
+static char *stem_of(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    const char *dot;
+
+    base = base ? base + 1 : path;
+    dot = strrchr(base, '.');
+    return strndup(base, dot && dot != base ? (size_t)(dot - base)
+                                            : strlen(base));
+}
+
+static char *join_path(const char *dir, const char *rel)
+{
+    struct buf b;
+
+    buf_init(&b, 0);
+    if (rel[0] != '/' && dir) {
+        buf_puts(&b, dir);
+        buf_putc(&b, '/');
+    }
+    buf_puts(&b, rel);
+    return buf_steal(&b);
+}
+
+/* Fill item from one entry; returns -1 when out of memory. Missing fields
+** make the item malformed, not an error. */
+static int fill_item(struct suite_item *it, const json_t *o,
+                     const char *db_root, const char *suite_dir,
+                     int *need_root)
+{
+    const char *db = jsonx_str(o, "db"), *db_id = jsonx_str(o, "db_id");
+    const char *gold = jsonx_str(o, "query");
+    const char *hint = jsonx_str(o, "evidence");
+    const char *diff = jsonx_str(o, "difficulty");
+    struct buf b;
+
+    if (!gold)
+        gold = jsonx_str(o, "SQL");
+    if (!gold)
+        gold = jsonx_str(o, "gold");
+    if (!hint)
+        hint = jsonx_str(o, "hint");
+    if (!json_is_object(o)) {
+        it->malformed = "entry is not a JSON object";
+        return 0;
+    }
+    it->question = dup_or_null(jsonx_str(o, "question"));
+    it->gold = dup_or_null(gold);
+    it->hint = hint && *hint ? strdup(hint) : NULL;
+    if (db) {
+        it->db_path = join_path(db_root ? db_root : suite_dir, db);
+        it->db_id = db_id ? strdup(db_id) : stem_of(db);
+    } else if (db_id) {
+        if (!db_root) {
+            *need_root = 1;
+        } else {
+            buf_init(&b, 0);
+            buf_printf(&b, "%s/%s/%s.sqlite", db_root, db_id, db_id);
+            it->db_path = buf_steal(&b);
+        }
+        it->db_id = strdup(db_id);
+    } else {
+        it->db_id = strdup("?");
+    }
+    if (!it->db_id)
+        return -1;
+    if (diff && *diff)
+        it->difficulty = strdup(diff);
+    else if (it->gold)
+        it->difficulty = strdup(hardness_classify(it->gold, NULL));
+    else
+        it->difficulty = strdup("?");
+    if (!it->difficulty)
+        return -1;
+    if (!db && !db_id)
+        it->malformed = "entry has no \"db_id\" or \"db\"";
+    else if (!it->question)
+        it->malformed = "entry has no \"question\"";
+    else if (!it->gold)
+        it->malformed = "entry has no gold SQL (\"query\", \"SQL\" or "
+                        "\"gold\")";
+    return 0;
+}
+
+static int grow(struct suite *s, long *cap)
+{
+    struct suite_item *p;
+
+    if (s->n < *cap)
+        return 0;
+    *cap = *cap ? *cap * 2 : 256;
+    p = realloc(s->items, (size_t)*cap * sizeof *p);
+    if (!p)
+        return -1;
+    s->items = p;
+    return 0;
+}
+
+/* Read the whole file into a capped buffer; NULL with err on failure. */
+static char *slurp(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    struct buf b;
+    char chunk[65536];
+    size_t n;
+    char *s;
+
+    if (!f) {
+        snprintf(err, errlen, "cannot read suite '%s': %s", path,
+                 strerror(errno));
+        return NULL;
+    }
+    buf_init(&b, SUITE_MAX_BYTES);
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        buf_append(&b, chunk, n);
+    fclose(f);
+    if (buf_err(&b))
+        snprintf(err, errlen, "suite '%s' is too large or memory ran out",
+                 path);
+    s = buf_steal(&b);
+    return s;
+}
+
+askdb_status suite_load(const char *path, const char *db_root,
+                        struct suite *s, char *err, size_t errlen)
+{
+    char *text = NULL, *dir = NULL, *line, *nl;
+    json_t *root = NULL, *o;
+    json_error_t je;
+    askdb_status rc = ASKDB_ERR_NOMEM;
+    long cap = 0, lineno = 0;
+    const char *p;
+    int need_root = 0;
+    size_t i;
+
+    memset(s, 0, sizeof *s);
+    text = slurp(path, err, errlen);
+    if (!text)
+        return ASKDB_ERR_USAGE;
+    dir = dir_of(path);
+    if (!dir)
+        goto out;
+    for (p = text; *p == ' ' || *p == '\t' || *p == '\r' || *p == '\n';)
+        p++;
+    if (*p == '[') {
+        root = json_loads(text, 0, &je);
+        if (!json_is_array(root)) {
+            snprintf(err, errlen, "suite '%s' is not valid JSON: %s (line "
+                     "%d)", path, je.text, je.line);
+            rc = ASKDB_ERR_USAGE;
+            goto out;
+        }
+        json_array_foreach(root, i, o) {
+            if (grow(s, &cap))
+                goto out;
+            memset(&s->items[s->n], 0, sizeof *s->items);
+            s->items[s->n].index = s->n;
+            if (fill_item(&s->items[s->n++], o, db_root, dir, &need_root))
+                goto out;
+        }
+    } else {
+        for (line = text; line && *line; line = nl) {
+            nl = strchr(line, '\n');
+            if (nl)
+                *nl++ = '\0';
+            lineno++;
+            for (p = line; *p == ' ' || *p == '\t' || *p == '\r';)
+                p++;
+            if (!*p)
+                continue;
+            if (grow(s, &cap))
+                goto out;
+            memset(&s->items[s->n], 0, sizeof *s->items);
+            s->items[s->n].index = s->n;
+            o = json_loads(line, 0, &je);
+            if (!o) {
+                s->items[s->n].db_id = strdup("?");
+                s->items[s->n].difficulty = strdup("?");
+                s->items[s->n++].malformed = "line is not valid JSON";
+                continue;
+            }
+            if (fill_item(&s->items[s->n++], o, db_root, dir, &need_root)) {
+                json_decref(o);
+                goto out;
+            }
+            json_decref(o);
+        }
+    }
+    rc = ASKDB_ERR_USAGE;
+    if (s->n == 0) {
+        snprintf(err, errlen, "suite '%s' has no entries", path);
+        goto out;
+    }
+    if (need_root) {
+        snprintf(err, errlen, "suite '%s' names databases by db_id: give "
+                 "--db-root DIR (databases are DIR/<db_id>/<db_id>.sqlite)",
+                 path);
+        goto out;
+    }
+    rc = ASKDB_OK;
+out:
+    if (rc == ASKDB_ERR_NOMEM)
+        snprintf(err, errlen, "out of memory reading suite '%s'", path);
+    if (rc)
+        suite_free(s);
+    json_decref(root);
+    free(text);
+    free(dir);
+    return rc;
+}
+
+void suite_free(struct suite *s)
+{
+    long i;
+
+    for (i = 0; i < s->n; i++) {
+        free(s->items[i].db_id);
+        free(s->items[i].db_path);
+        free(s->items[i].question);
+        free(s->items[i].hint);
+        free(s->items[i].gold);
+        free(s->items[i].difficulty);
+    }
+    free(s->items);
+    s->items = NULL;
+    s->n = 0;
+}
+
+int suite_check_tables(const struct suite *s, const char *tables_path,
+                       long *unknown, char *err, size_t errlen)
+{
+    json_error_t je;
+    json_t *root = json_load_file(tables_path, 0, &je), *o, *names;
+    size_t i;
+    long k;
+
+    *unknown = 0;
+    if (!json_is_array(root)) {
+        snprintf(err, errlen, "cannot read tables file '%s': %s",
+                 tables_path, je.text);
+        json_decref(root);
+        return -1;
+    }
+    names = json_object();
+    json_array_foreach(root, i, o) {
+        const char *id = jsonx_str(o, "db_id");
+        if (id)
+            json_object_set_new(names, id, json_true());
+    }
+    for (k = 0; k < s->n; k++)
+        if (!s->items[k].malformed && s->items[k].db_id &&
+            !json_object_get(names, s->items[k].db_id))
+            (*unknown)++;
+    json_decref(names);
+    json_decref(root);
+    return 0;
+}
+
+uint64_t suite_splitmix64(uint64_t *state)
+{
+    uint64_t z;
+
+    *state += 0x9E3779B97F4A7C15ULL;
+    z = *state;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [0, m) without modulo bias. */
+static uint64_t bounded(uint64_t *state, uint64_t m)
+{
+    uint64_t threshold = (0 - m) % m, r;
+
+    do {
+        r = suite_splitmix64(state);
+    } while (r < threshold);
+    return r % m;
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+int suite_sample(long n, long k, uint64_t seed, long *idx)
+{
+    long *perm = malloc((size_t)(n ? n : 1) * sizeof *perm), i, j, t;
+    uint64_t st = seed;
+
+    if (!perm)
+        return -1;
+    for (i = 0; i < n; i++)
+        perm[i] = i;
+    for (i = 0; i < k && i < n; i++) {
+        j = i + (long)bounded(&st, (uint64_t)(n - i));
+        t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    memcpy(idx, perm, (size_t)k * sizeof *idx);
+    qsort(idx, (size_t)k, sizeof *idx, cmp_long);
+    free(perm);
+    return 0;
+}
+
+/* Whether name is one of the comma-separated names in list. */
+static int in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    const char *p = list, *e;
+
+    while (*p) {
+        e = strchr(p, ',');
+        if (!e)
+            e = p + strlen(p);
+        if ((size_t)(e - p) == n && strncmp(p, name, n) == 0)
+            return 1;
+        p = *e ? e + 1 : e;
+    }
+    return 0;
+}
+
+int suite_select(const struct suite *s, const char *dbs, long sample,
+                 uint64_t seed, long limit, long **out, long *nout)
+{
+    long *cand = malloc((size_t)(s->n ? s->n : 1) * sizeof *cand);
+    long *pos = NULL, n = 0, i;
+
+    *out = NULL;
+    *nout = 0;
+    if (!cand)
+        return -1;
+    for (i = 0; i < s->n; i++)
+        if (!dbs || (s->items[i].db_id && in_list(dbs, s->items[i].db_id)))
+            cand[n++] = i;
+    if (sample > 0 && sample < n) {
+        pos = malloc((size_t)sample * sizeof *pos);
+        if (!pos || suite_sample(n, sample, seed, pos)) {
+            free(pos);
+            free(cand);
+            return -1;
+        }
+        for (i = 0; i < sample; i++)
+            pos[i] = cand[pos[i]];
+        free(cand);
+        cand = pos;
+        n = sample;
+    }
+    if (limit > 0 && limit < n)
+        n = limit;
+    *out = cand;
+    *nout = n;
+    return 0;
+}

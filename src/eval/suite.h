@@ -1,0 +1,79 @@
+/* suite.h - evaluation suites (Spider, BIRD, JSON lines) and item selection. */
+#ifndef ASKDB_EVAL_SUITE_H
+#define ASKDB_EVAL_SUITE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "askdb.h"
+
+/*
+** A suite is read whole into items, one per entry, in file order; an
+** item's index (its position in the file) is its identity for --resume.
+** Formats, decided per entry by its keys:
+**   Spider     {"db_id", "question", "query"}
+**   BIRD       {"db_id", "question", "evidence", "SQL", "difficulty"}
+**   JSON lines {"db": PATH, "question", "gold"} (optional "db_id", "hint",
+**              "difficulty")
+** A file whose first non-blank byte is '[' is one JSON array, anything
+** else is JSON lines. An entry that lacks a field, or a line that is not
+** JSON, stays an item with `malformed` set: it is reported, never dropped.
+*/
+
+struct suite_item {
+    long index;              /* position in the suite */
+    char *db_id;             /* name in summaries (db_id, else file stem) */
+    char *db_path;           /* the SQLite file to ask */
+    char *question;
+    char *hint;              /* BIRD evidence / "hint", or NULL */
+    char *gold;
+    char *difficulty;        /* given, else Spider hardness of the gold */
+    const char *malformed;   /* why the entry is unusable (static), or NULL */
+};
+
+struct suite {
+    struct suite_item *items;
+    long n;
+};
+
+/*
+** Read the suite at path. Spider/BIRD databases are
+** db_root/<db_id>/<db_id>.sqlite; JSON-lines paths are taken relative to
+** db_root, else to the suite file's folder. Returns ASKDB_ERR_USAGE with
+** a message in err (file unreadable, not JSON, no entries, db_id without
+** db_root) or ASKDB_ERR_NOMEM. On success the caller frees with
+** suite_free().
+*/
+askdb_status suite_load(const char *path, const char *db_root,
+                        struct suite *s, char *err, size_t errlen);
+void suite_free(struct suite *s);
+
+/*
+** Count items whose db_id is not described in a Spider tables.json.
+** Returns 0 and sets *unknown, or -1 with a message in err.
+*/
+int suite_check_tables(const struct suite *s, const char *tables_path,
+                       long *unknown, char *err, size_t errlen);
+
+/*
+** The selection, in suite order: items whose db_id is in the comma list
+** dbs (NULL = all), then a sample of `sample` of them (0 = all) drawn with
+** suite_sample(), then the first `limit` (0 = all). *out (malloc()ed,
+** caller frees) holds suite indices. Returns 0, or -1 when out of memory.
+*/
+int suite_select(const struct suite *s, const char *dbs, long sample,
+                 uint64_t seed, long limit, long **out, long *nout);
+
+/* splitmix64: advances *state and returns the next 64-bit value. */
+uint64_t suite_splitmix64(uint64_t *state);
+
+/*
+** Choose k of the n positions 0..n-1 (k <= n) reproducibly: a partial
+** Fisher-Yates shuffle of 0..n-1 whose swap partner for position i is
+** i + bounded(n - i), bounded(m) drawing splitmix64 values and rejecting
+** those below (2^64 - m) mod m, then returning value mod m. The first k
+** positions, sorted ascending, go to idx. -1 when out of memory.
+*/
+int suite_sample(long n, long k, uint64_t seed, long *idx);
+
+#endif

@@ -1,0 +1,454 @@
+#!/usr/bin/env bash
+# tests/e2e/eval.sh - end-to-end tests of `askdb eval` through the real binary.
+#
+#   ASKDB=build/asan/askdb FAKE_LLM=build/asan/fake_llm bash tests/e2e/eval.sh
+#   bash tests/e2e/eval.sh --filter 'resume'     (ERE on test names)
+#   E2E_KEEP=1     keep the temp dir      E2E_VERBOSE=1  show a failure's log
+#
+# The model is the scripted server tests/fake_llm; with --jobs 1 the items
+# are asked in suite order (grouped by database), so each script lists the
+# replies in that order and the expected EX, classes and report are exact.
+# Output: "ok NAME" / "FAIL NAME: reason" per test, then one line
+# "N passed, M failed". Exit status 0 only when M is 0.
+set -u
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+abspath() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s/%s\n' "$PWD" "$1" ;; esac; }
+ASKDB=$(abspath "${ASKDB:-$ROOT/build/asan/askdb}")
+FAKE_LLM=$(abspath "${FAKE_LLM:-$ROOT/build/asan/fake_llm}")
+SHOP_DB=$(abspath "${SHOP_DB:-$ROOT/examples/shop.db}")
+SUITE="$ROOT/tests/fixtures/eval/shop_suite.json"
+
+FILTER=
+while [ $# -gt 0 ]; do
+    case $1 in
+    --filter) FILTER=${2:-}; shift 2 ;;
+    --filter=*) FILTER=${1#--filter=}; shift ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) echo "eval.sh: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+done
+
+for _v in $(compgen -e); do case $_v in ASKDB_*) unset "$_v" ;; esac; done
+unset OPENAI_API_KEY ANTHROPIC_API_KEY http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
+export no_proxy='127.0.0.1,localhost' NO_PROXY='127.0.0.1,localhost'
+export ASKDB_RETRY_BASE_MS=1 LC_ALL=C PYTHONUTF8=1
+PY=$(command -v python3) || { echo "eval.sh: python3 is needed" >&2; exit 2; }
+for _f in "$ASKDB" "$FAKE_LLM"; do
+    [ -x "$_f" ] || { echo "eval.sh: $_f is not built" >&2; exit 2; }
+done
+[ -f "$SHOP_DB" ] || { echo "eval.sh: $SHOP_DB is missing (make examples/shop.db)" >&2; exit 2; }
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/askdb-eval-e2e.XXXXXX") || exit 2
+cleanup() {
+    local pid
+    if [ -f "$TMP/pids" ]; then
+        while read -r pid; do [ -n "$pid" ] && kill "$pid" 2>/dev/null; done <"$TMP/pids"
+    fi
+    if [ -n "${E2E_KEEP:-}" ]; then echo "eval.sh: kept $TMP" >&2; else rm -rf "$TMP"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+: >"$TMP/pids"
+
+# --------------------------------------------------------------------------
+# Helpers (inside a test's subshell, in its own directory $T)
+# --------------------------------------------------------------------------
+fail() { printf '%s\n' "$*" | tr '\n' '|' | cut -c1-600 >"$T/.fail"; exit 1; }
+
+# start_llm SCRIPT_JSON [NAME]: start the scripted model; sets URL, LLMLOG.
+start_llm() {
+    local name=${2:-llm} i
+    printf '%s\n' "$1" >"$T/$name.script.json"
+    rm -f "$T/$name.port"
+    "$FAKE_LLM" --script "$T/$name.script.json" --log "$T/$name.log" \
+        --port-file "$T/$name.port" 2>"$T/$name.err" &
+    echo $! >>"$T/.pids"
+    echo $! >>"$TMP/pids"
+    for i in $(seq 100); do [ -s "$T/$name.port" ] && break; sleep 0.05; done
+    [ -s "$T/$name.port" ] || fail "fake_llm did not start: $(cat "$T/$name.err")"
+    URL="http://127.0.0.1:$(cat "$T/$name.port")/v1"
+    LLMLOG="$T/$name.log"
+}
+
+# run ARGS...: askdb in $T; RC, stdout in $T/out, stderr in $T/err.
+run() {
+    (cd "$T" && exec timeout -k 5 60 "$ASKDB" "$@") </dev/null >"$T/out" 2>"$T/err"
+    RC=$?
+    { printf '$ askdb'; printf ' %q' "$@"; printf '\n-> %s\n' "$RC"; sed 's/^/  err: /' "$T/err" | head -20; } >>"$T/.log"
+    if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$T/err"; then
+        fail "sanitizer report: $(grep -m2 -E 'Sanitizer|runtime error' "$T/err")"
+    fi
+}
+
+expect_rc() { [ "$RC" = "$1" ] || fail "exit $RC, want $1: $(head -c 300 "$T/err")"; }
+nreq() { if [ -s "$1" ]; then wc -l <"$1" | tr -d ' '; else echo 0; fi; }
+
+# The summary without its timing lines (they differ from run to run).
+stable() { grep -vE '^(latency|time per question):' "$1"; }
+
+# A db-root with shop/shop.sqlite -> the sample database.
+make_root() { mkdir -p "$T/root/shop" && ln -sf "$SHOP_DB" "$T/root/shop/shop.sqlite"; }
+
+fence() { "$PY" -c 'import json,sys; print(json.dumps({"content": "```sql\n" + sys.argv[1] + "\n```"}))' "$1"; }
+
+# shop_script [FROM [SLOW_INDEX]]: the replies for the shop suite in the
+# order of its items (the broken gold and the missing database never reach
+# the model), from the FROM-th on (0-based); reply SLOW_INDEX (counted
+# before FROM applies) waits 30 s.
+shop_script() {
+    "$PY" - "${1:-0}" "${2:--1}" <<'EOF'
+import json, sys
+f = lambda s: {"content": "```sql\n" + s + "\n```"}
+loop = "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM r) SELECT count(*) FROM r"
+rs = [
+    f("SELECT COUNT(*) AS n FROM customers"),                        # 0 correct
+    {"content": "SELECT name FROM categories ORDER BY name"},        # 1 correct, bare
+    f("SELECT count(*) AS n, country FROM customers GROUP BY country ORDER BY count(*) DESC, country"),  # 2 columns swapped
+    f("SELECT name FROM products ORDER BY price ASC LIMIT 3"),       # 3 wrong order
+    f("SELECT nme FROM products WHERE category_id = (SELECT id FROM categories WHERE name = 'Audio')"),  # 4 repaired
+    f("SELECT name FROM products WHERE category_id = (SELECT id FROM categories WHERE name = 'Audio')"),
+    f("SELECT id FROM orders WHERE shipping_country = 'YY'"),        # 5 empty = empty
+    f("SELECT id FROM orders WHERE shipping_country = 'ZZ'"),
+    f("SELECT sum(total FROM orders"),                               # 6 syntax, twice
+    f("SELECT sum(total FROM orders"),
+    f("SELECT first_name FROM customers WHERE country = 'Spain'"),   # 9 empty result
+    f("SELECT first_name FROM customers WHERE country = 'Espa\u00f1a'"),
+    f("SELECT country FROM customers"),                              # 10 DISTINCT removed
+    f("SELECT '10'"),                                                # 11 text vs int
+    f(loop), f(loop),                                                # 12 timeout, twice
+]
+slow = int(sys.argv[2])
+if slow >= 0:
+    rs[slow]["delay_ms"] = 30000
+print(json.dumps(rs[int(sys.argv[1]):]))
+EOF
+}
+
+SHOP_ARGS=(--max-attempts 2 --timeout 500 --model fake)
+
+EXPECTED_SUMMARY='EX 6/11 = 54.5% (13 selected, 2 bad items)
+by difficulty:
+  easy         4/8      50.0%
+  medium       1/2      50.0%
+  extra        1/1     100.0%
+by database:
+  shop         6/11     54.5%
+tokens per question: 1289.7 (prompt 1265.0, completion 24.7); model calls per question: 1.45
+repair rate: 45.5% (5 of 11 needed a repair, 2 of them correct)
+error classes:
+  wrong_result     2
+  empty_result     1
+  syntax           1
+  timeout          1
+bad items (not scored):
+  gold_error           1
+  missing_database     1'
+
+# --------------------------------------------------------------------------
+# Tests
+# --------------------------------------------------------------------------
+
+spider_suite_scores_exactly() {
+    make_root
+    start_llm "$(shop_script)"
+    run eval --suite "$SUITE" --db-root root --llm-url "$URL" "${SHOP_ARGS[@]}" --out run.jsonl
+    expect_rc 0
+    [ "$(stable "$T/out")" = "$EXPECTED_SUMMARY" ] || fail "summary differs: $(stable "$T/out" | diff - <(printf '%s\n' "$EXPECTED_SUMMARY") | head -8)"
+    grep -qE '^latency: p50 [0-9]+ ms, p90 [0-9]+ ms, max [0-9]+ ms$' "$T/out" || fail "no latency line"
+    [ "$(nreq "$LLMLOG")" = 16 ] || fail "$(nreq "$LLMLOG") model requests, want 16"
+    # Not a terminal: plain progress lines every 10 items and at the end.
+    grep -q '^askdb eval: 10/13 done, EX ' "$T/err" || fail "no progress line at 10"
+    grep -q '^askdb eval: 13/13 done, EX 54.5%' "$T/err" || fail "no final progress line"
+    "$PY" - "$T/run.jsonl" <<'EOF' || fail "records: $(cat "$T/py.err" 2>/dev/null)"
+import json, sys
+recs = {}
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    recs[r["index"]] = r
+want = {0: (True, None, None), 1: (True, None, None), 2: (True, None, None),
+        3: (False, "wrong_result", None), 4: (True, None, None),
+        5: (True, None, None), 6: (False, "syntax", None),
+        7: (False, None, "gold_error"), 8: (False, None, "missing_database"),
+        9: (False, "empty_result", None), 10: (True, None, None),
+        11: (False, "wrong_result", None), 12: (False, "timeout", None)}
+assert sorted(recs) == list(range(13)), sorted(recs)
+for i, (ok, cls, bad) in want.items():
+    r = recs[i]
+    assert (r["correct"], r["class"], r["bad"]) == (ok, cls, bad), (i, r["correct"], r["class"], r["bad"])
+r = recs[4]
+assert r["attempts"] == 2 and r["repairs"] == 1 and r["attempt_classes"] == ["unknown_column", "none"], r
+assert r["llm_calls"] == 2 and r["prompt_tokens"] > 0 and r["completion_tokens"] > 0
+for k in ("schema", "prompt", "model", "validate", "exec", "total", "gold", "compare"):
+    assert k in r["ms"], k
+assert recs[0]["ms"]["schema"] > 0 and recs[1]["ms"]["schema"] == 0  # schema read once
+assert recs[3]["order_matters"] is True and recs[3]["pred_result"]["rows"][0] == ["Wool Socks 3-Pack"]
+assert recs[3]["gold_result"]["rows"][0] == ["Aurora 16 Laptop Pro"]
+assert "gold_result" not in recs[0]
+assert recs[7]["message"] == "no such column: nope" and "model" not in recs[7].get("ms", {})
+assert recs[12]["message"].startswith("query interrupted after the 500 ms")
+assert recs[6]["pred"] == "SELECT sum(total FROM orders"
+EOF
+}
+
+report_is_self_contained_and_escaped() {
+    make_root
+    start_llm "$(shop_script)"
+    run eval --suite "$SUITE" --db-root root --llm-url "$URL" "${SHOP_ARGS[@]}" --report report.html -q
+    expect_rc 0
+    local r="$T/report.html"
+    [ -s "$r" ] || fail "no report"
+    [ ! -s "$T/err" ] || fail "-q still printed: $(head -c 200 "$T/err")"
+    grep -q '<h2>Failures (5)</h2>' "$r" || fail "failure count"
+    grep -q '<h2>Bad items (2)</h2>' "$r" || fail "bad item count"
+    [ "$(grep -o '<svg' "$r" | wc -l)" = 3 ] || fail "want 3 inline SVG charts"
+    grep -q 'Is the number of categories &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;ten&#39;?' "$r" || fail "question not escaped"
+    ! grep -qi '<script' "$r" || fail "raw <script> in the report"
+    ! grep -qiE 'src=|href=|url\(|@import|https?:' "$r" || fail "external reference: $(grep -oiE '.{20}(src=|href=|url\(|@import|https?:).{20}' "$r" | head -2)"
+    grep -q "default-src 'none'" "$r" || fail "no CSP"
+    grep -q 'SELECT name FROM products ORDER BY price ASC LIMIT 3' "$r" || fail "predicted SQL missing"
+    grep -q 'Aurora 16 Laptop Pro' "$r" || fail "gold rows missing"
+    grep -q 'Wool Socks 3-Pack' "$r" || fail "predicted rows missing"
+    grep -q 'EX by difficulty' "$r" && grep -q 'Latency per question' "$r" && grep -q 'Error classes' "$r" || fail "chart titles"
+    grep -q 'no such column: nope' "$r" || fail "bad item message"
+    "$PY" - "$r" <<'EOF' || fail "report is not well-formed HTML"
+import sys, html.parser
+class P(html.parser.HTMLParser):
+    void = {"meta", "br", "hr", "img", "input", "link", "rect", "line"}
+    def __init__(s): super().__init__(); s.stack = []
+    def handle_starttag(s, t, a):
+        if t not in s.void: s.stack.append(t)
+    def handle_startendtag(s, t, a): pass
+    def handle_endtag(s, t):
+        if t in s.void: return
+        assert s.stack and s.stack[-1] == t, (t, s.stack[-3:])
+        s.stack.pop()
+p = P(); p.feed(open(sys.argv[1], encoding="utf-8").read()); p.close()
+assert p.stack == [], p.stack
+EOF
+}
+
+resume_after_kill_matches_uninterrupted() {
+    make_root
+    start_llm "$(shop_script)" full
+    run eval --suite "$SUITE" --db-root root --llm-url "$URL" "${SHOP_ARGS[@]}" --out full.jsonl -q
+    expect_rc 0
+    stable "$T/out" >"$T/full.summary"
+
+    # Item 3's reply is slow: kill -9 while the run waits for it.
+    start_llm "$(shop_script 0 3)" slow
+    (cd "$T" && exec "$ASKDB" eval --suite "$SUITE" --db-root root --llm-url "$URL" \
+        "${SHOP_ARGS[@]}" --out part.jsonl -q >/dev/null 2>&1) &
+    local pid=$! i
+    for i in $(seq 200); do
+        [ "$(nreq "$T/slow.log")" -ge 4 ] && break
+        sleep 0.05
+    done
+    [ "$(nreq "$T/slow.log")" = 4 ] || fail "the slow request never came"
+    kill -9 "$pid"
+    wait "$pid" 2>/dev/null
+    [ "$(nreq "$T/part.jsonl")" = 3 ] || fail "$(nreq "$T/part.jsonl") lines after the kill, want 3"
+
+    # Resume with a model that has the remaining replies only.
+    start_llm "$(shop_script 3)" rest
+    run eval --suite "$SUITE" --db-root root --llm-url "$URL" "${SHOP_ARGS[@]}" --out part.jsonl --resume
+    expect_rc 0
+    [ "$(stable "$T/out")" = "$(cat "$T/full.summary")" ] || fail "summary after resume differs: $(stable "$T/out" | diff - "$T/full.summary" | head -6)"
+    [ "$(nreq "$LLMLOG")" = 13 ] || fail "resumed run asked $(nreq "$LLMLOG") times, want 13 (no repeated work)"
+    grep -q '^askdb eval: 13/13 done' "$T/err" || fail "progress does not count resumed items"
+    "$PY" - "$T/part.jsonl" "$LLMLOG" <<'EOF' || fail "resumed records"
+import json, sys
+idx = [json.loads(l)["index"] for l in open(sys.argv[1])]
+assert sorted(idx) == list(range(13)) and len(idx) == 13, idx
+first = json.loads(open(sys.argv[2]).readline())["body"]["messages"][1]["content"]
+assert "What are the 3 most expensive products?" in first, first[-200:]
+EOF
+    # A second resume has nothing left to do and asks nothing.
+    start_llm '[]' none
+    run eval --suite "$SUITE" --db-root root --llm-url "$URL" "${SHOP_ARGS[@]}" --out part.jsonl --resume -q
+    expect_rc 0
+    [ "$(nreq "$LLMLOG")" = 0 ] || fail "a finished run was asked again"
+    [ "$(stable "$T/out")" = "$(cat "$T/full.summary")" ] || fail "summary of the finished run differs"
+}
+
+bird_evidence_goes_to_the_model_as_hint() {
+    make_root
+    cat >"$T/bird.json" <<'EOF'
+[{"question_id": 0, "db_id": "shop", "question": "How many active products?",
+  "evidence": "active refers to active = 1", "SQL": "SELECT count(*) FROM products WHERE active = 1",
+  "difficulty": "simple"},
+ {"question_id": 1, "db_id": "shop", "question": "Gold tier customers?",
+  "evidence": "", "SQL": "SELECT id FROM customers WHERE loyalty_tier = 'gold'",
+  "difficulty": "challenging"}]
+EOF
+    start_llm "[$(fence "SELECT count(*) FROM products WHERE active = 1"), $(fence "SELECT id FROM customers WHERE loyalty_tier = 'silver'")]"
+    run eval --suite bird.json --db-root root --llm-url "$URL" --model fake
+    expect_rc 0
+    grep -q '^EX 1/2 = 50.0% (2 selected, 0 bad items)$' "$T/out" || fail "EX line: $(head -1 "$T/out")"
+    grep -qE '^  simple +1/1 +100.0%$' "$T/out" || fail "simple level"
+    grep -qE '^  challenging +0/1 +0.0%$' "$T/out" || fail "challenging level"
+    "$PY" - "$LLMLOG" <<'EOF' || fail "hint not in the prompt"
+import json, sys
+reqs = [json.loads(l)["body"]["messages"] for l in open(sys.argv[1])]
+assert "Hint (knowledge the question relies on): active refers to active = 1" in reqs[0][1]["content"]
+assert "Hint" not in reqs[1][1]["content"]   # empty evidence: no hint line
+EOF
+}
+
+json_lines_suite_with_paths() {
+    mkdir -p "$T/dbs" && cp "$SHOP_DB" "$T/dbs/store.db"
+    cat >"$T/suite.jsonl" <<'EOF'
+{"db": "dbs/store.db", "question": "How many categories?", "gold": "SELECT count(*) FROM categories"}
+{"db": "dbs/store.db", "question": "Cheapest product?", "gold": "SELECT name FROM products ORDER BY price LIMIT 1"}
+{"db": "dbs/store.db", "question": "No gold here"}
+EOF
+    start_llm "[$(fence "SELECT count(*) FROM categories"), $(fence "SELECT name FROM products ORDER BY price DESC LIMIT 1")]"
+    run eval --suite suite.jsonl --llm-url "$URL" --model fake
+    expect_rc 0
+    grep -q '^EX 1/2 = 50.0% (3 selected, 1 bad item)$' "$T/out" || fail "EX line: $(head -1 "$T/out")"
+    grep -qE '^  store +1/2 ' "$T/out" || fail "database named after the file"
+    grep -qE '^  malformed_item +1$' "$T/out" || fail "malformed item not reported"
+}
+
+sample_is_fixed_by_seed() {
+    "$PY" - "$T/suite.jsonl" "$SHOP_DB" <<'EOF'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for i in range(13):
+        f.write(json.dumps({"db": sys.argv[2], "question": "Question %d: how many customers?" % i,
+                            "gold": "SELECT count(*) FROM customers"}) + "\n")
+EOF
+    start_llm "[{\"content\": \"SELECT count(*) FROM customers\", \"repeat\": true}]"
+    run eval --suite suite.jsonl --llm-url "$URL" --model fake --sample 4 --seed 7 --out a.jsonl
+    expect_rc 0
+    run eval --suite suite.jsonl --llm-url "$URL" --model fake --sample 4 --seed 7 --out b.jsonl
+    expect_rc 0
+    # splitmix64 sample of 4 out of 13 with seed 7 (docs/eval.md): 1 2 6 11
+    local a b
+    a=$("$PY" -c 'import json,sys; print(*sorted(json.loads(l)["index"] for l in open(sys.argv[1])))' "$T/a.jsonl")
+    b=$("$PY" -c 'import json,sys; print(*sorted(json.loads(l)["index"] for l in open(sys.argv[1])))' "$T/b.jsonl")
+    [ "$a" = "1 2 6 11" ] || fail "sample is '$a', want '1 2 6 11'"
+    [ "$a" = "$b" ] || fail "two runs sampled '$a' and '$b'"
+    run eval --suite suite.jsonl --llm-url "$URL" --model fake --sample 4 --seed 7 --limit 2 --out c.jsonl
+    a=$("$PY" -c 'import json,sys; print(*sorted(json.loads(l)["index"] for l in open(sys.argv[1])))' "$T/c.jsonl")
+    [ "$a" = "1 2" ] || fail "--limit after --sample gave '$a'"
+}
+
+jobs_run_databases_in_parallel() {
+    local d
+    for d in a b c; do cp "$SHOP_DB" "$T/$d.db"; done
+    "$PY" - "$T/suite.jsonl" <<'EOF'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for i in range(9):
+        f.write(json.dumps({"db": "abc"[i % 3] + ".db", "question": "Q%d" % i,
+                            "gold": "SELECT count(*) FROM customers"}) + "\n")
+EOF
+    start_llm '[{"content": "SELECT count(*) FROM customers", "delay_ms": 100, "repeat": true}]'
+    run eval --suite suite.jsonl --llm-url "$URL" --model fake --jobs 3 --out run.jsonl
+    expect_rc 0
+    grep -q '^EX 9/9 = 100.0% (9 selected, 0 bad items)$' "$T/out" || fail "EX line: $(head -1 "$T/out")"
+    [ "$(nreq "$T/run.jsonl")" = 9 ] || fail "want 9 records"
+    "$PY" - "$T/run.jsonl" <<'EOF' || fail "records are not whole lines / unique"
+import json, sys
+idx = [json.loads(l)["index"] for l in open(sys.argv[1])]
+assert sorted(idx) == list(range(9)), idx
+EOF
+}
+
+local_model_runs_one_job() {
+    cat >"$T/suite.jsonl" <<'EOF'
+{"db": "missing.db", "question": "Q", "gold": "SELECT 1"}
+EOF
+    run eval --suite suite.jsonl --provider local --jobs 4
+    expect_rc 0
+    grep -q 'note: --jobs 4 lowered to 1: the local model answers one question at a time' "$T/err" || fail "no note: $(cat "$T/err")"
+    grep -qE '^  missing_database +1$' "$T/out" || fail "missing database not reported"
+}
+
+distinct_removed_unless_keep_distinct() {
+    "$PY" -c 'import json,sys; print(json.dumps({"db": sys.argv[1], "question": "Countries?", "gold": "SELECT DISTINCT country FROM customers"}))' "$SHOP_DB" >"$T/suite.jsonl"
+    start_llm "[{\"content\": \"SELECT country FROM customers\", \"repeat\": true}]"
+    run eval --suite suite.jsonl --llm-url "$URL" --model fake
+    grep -q '^EX 1/1 = 100.0%' "$T/out" || fail "official rule: DISTINCT is removed before comparing"
+    run eval --suite suite.jsonl --llm-url "$URL" --model fake --keep-distinct
+    grep -q '^EX 0/1 = 0.0%' "$T/out" || fail "--keep-distinct: 10 distinct countries are not 60 rows"
+}
+
+model_unreachable_stops_with_exit_4() {
+    make_root
+    run eval --suite "$SUITE" --db-root root --llm-url http://127.0.0.1:9/v1 --model fake --retries 0 --out run.jsonl -q
+    expect_rc 4
+    grep -q '^askdb eval: stopped: ' "$T/err" || fail "no stop message"
+    grep -q '^EX 0/0 = 0.0% (13 selected, 0 bad items, 13 not run)$' "$T/out" || fail "summary: $(head -1 "$T/out")"
+    [ "$(nreq "$T/run.jsonl")" = 0 ] || fail "an unanswered item was recorded"
+}
+
+usage_errors_exit_2() {
+    make_root
+    run eval
+    expect_rc 2
+    grep -q 'no suite given' "$T/err" || fail "no suite: $(cat "$T/err")"
+    run eval --suite "$SUITE" --resume --db-root root
+    expect_rc 2
+    grep -q -- '--resume needs --out' "$T/err" || fail "resume without out"
+    run eval --suite "$SUITE"
+    expect_rc 2
+    grep -q -- 'give --db-root' "$T/err" || fail "db_id without db-root: $(cat "$T/err")"
+    echo '{"keep": 1}' >"$T/old.jsonl"
+    run eval --suite "$SUITE" --db-root root --out old.jsonl
+    expect_rc 2
+    grep -q "already exists: add --resume" "$T/err" || fail "existing out"
+    [ "$(cat "$T/old.jsonl")" = '{"keep": 1}' ] || fail "existing out was touched"
+    echo '[{"db_id": ' >"$T/bad.json"
+    run eval --suite bad.json --db-root root
+    expect_rc 2
+    grep -q "is not valid JSON" "$T/err" || fail "bad JSON: $(cat "$T/err")"
+    run eval --suite "$SUITE" --db-root root --frobnicate
+    expect_rc 2
+    run eval --suite "$SUITE" --db-root root --db nothere
+    expect_rc 2
+    grep -q "no item of .* is selected (check --db)" "$T/err" || fail "empty selection"
+    run eval --suite "$SUITE" --db-root nowhere
+    expect_rc 2
+    grep -q -- "--db-root 'nowhere' is not a folder" "$T/err" || fail "db-root check"
+}
+
+help_lists_eval() {
+    run help
+    grep -q '^  eval --suite FILE ' "$T/out" || fail "eval not in help"
+    run help eval
+    expect_rc 0
+    grep -q -- '--resume' "$T/out" || fail "help eval"
+}
+
+TESTS=(spider_suite_scores_exactly report_is_self_contained_and_escaped
+       resume_after_kill_matches_uninterrupted bird_evidence_goes_to_the_model_as_hint
+       json_lines_suite_with_paths sample_is_fixed_by_seed jobs_run_databases_in_parallel
+       local_model_runs_one_job distinct_removed_unless_keep_distinct
+       model_unreachable_stops_with_exit_4 usage_errors_exit_2 help_lists_eval)
+
+PASSED=0
+FAILED=0
+for name in "${TESTS[@]}"; do
+    if [ -n "$FILTER" ] && ! printf '%s\n' "$name" | grep -qE -- "$FILTER"; then
+        continue
+    fi
+    T="$TMP/t/$name"
+    mkdir -p "$T"
+    : >"$T/.pids"
+    ( "$name" ) >>"$T/.log" 2>&1
+    rc=$?
+    while read -r pid; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done <"$T/.pids"
+    if [ "$rc" -eq 0 ] && [ ! -s "$T/.fail" ]; then
+        PASSED=$((PASSED + 1)); echo "ok $name"
+    else
+        FAILED=$((FAILED + 1))
+        echo "FAIL $name: $(head -n1 "$T/.fail" 2>/dev/null || echo "exit $rc")"
+        [ -n "${E2E_VERBOSE:-}" ] && tail -n 15 "$T/.log" | sed 's/^/    /'
+    fi
+done
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]
