@@ -5,7 +5,7 @@ set -euo pipefail
 
 pkgs=(build-essential pkg-config cmake git sqlite3 libsqlite3-dev
       libcurl4-openssl-dev libjansson-dev libmicrohttpd-dev libedit-dev
-      libcmocka-dev python3 valgrind ca-certificates)
+      libcmocka-dev python3 valgrind ca-certificates clang)
 
 missing=()
 for p in "${pkgs[@]}"; do

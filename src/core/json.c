@@ -16,8 +16,14 @@ long long jsonx_int(const json_t *o, const char *key, long long dflt)
 
     if (json_is_integer(v))
         return json_integer_value(v);
-    if (json_is_real(v))
-        return (long long)json_real_value(v);
+    if (json_is_real(v)) {
+        double d = json_real_value(v);
+
+        /* Converting a double outside long long's range is undefined. */
+        if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
+            return dflt;
+        return (long long)d;
+    }
     return dflt;
 }
 

@@ -225,6 +225,37 @@ static void sse_finish(struct http_client *c)
     sse_dispatch(c);
 }
 
+int http_sse_parse(const char *data, size_t len, const size_t *cuts,
+                   size_t ncuts, http_event_fn on_event, void *ud)
+{
+    struct http_client c;
+    struct http_post req;
+    size_t i, n, off = 0;
+    int rc = 0;
+
+    /* Only the SSE state, the request's callback and the event count are
+    ** used by sse_feed() and sse_finish(); the rest stays zero. */
+    memset(&c, 0, sizeof c);
+    memset(&req, 0, sizeof req);
+    req.on_event = on_event;
+    req.ud = ud;
+    c.req = &req;
+    buf_init(&c.sse.line, HTTP_MAX_REPLY);
+    buf_init(&c.sse.data, HTTP_MAX_REPLY);
+    for (i = 0; rc == 0 && off < len; i++) {
+        n = len - off;
+        if (i < ncuts && cuts[i] < n)
+            n = cuts[i];
+        rc = sse_feed(&c, data + off, n);
+        off += n;
+    }
+    if (rc == 0)
+        sse_finish(&c);
+    buf_free(&c.sse.line);
+    buf_free(&c.sse.data);
+    return rc;
+}
+
 /* ------------------------------------------------------------------ */
 /* curl callbacks                                                      */
 /* ------------------------------------------------------------------ */

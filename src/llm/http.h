@@ -107,6 +107,17 @@ int http_url_ok(const char *url);
 ** bytes, cut on a UTF-8 character boundary, with "..." when cut. */
 void http_put_snippet(struct buf *m, const char *s, size_t n);
 
+/*
+** Parse data (len bytes) as a whole server-sent-events stream, the way a
+** streamed reply is parsed: fed in pieces of cuts[0], cuts[1], ... bytes
+** (clipped to what is left; the rest goes as one last piece), then ended,
+** with each complete event handed to on_event(ud, ...). Returns 0, or -1
+** when a line or an event outgrew HTTP_MAX_REPLY or memory ran out (where
+** a transfer would be aborted). For the tests and fuzzers.
+*/
+int http_sse_parse(const char *data, size_t len, const size_t *cuts,
+                   size_t ncuts, http_event_fn on_event, void *ud);
+
 /* The endpoint URL (borrowed, lives as long as the client). */
 const char *http_url(const struct http_client *c);
 

@@ -77,4 +77,21 @@ void llm_acc_free(struct llm_acc *a);
 json_t *llm_parse_body(struct http_client *h, const char *body, size_t len,
                        char *err, size_t errlen);
 
+/*
+** Turn a received reply into out the way the provider's complete() does
+** once the HTTP exchange is over: body (len bytes) is the JSON body or,
+** with stream set, the whole SSE stream. h names the endpoint in messages
+** (and redacts its key). Returns ASKDB_OK with out->text the caller's,
+** ASKDB_ERR_LLM or ASKDB_ERR_NOMEM with the message in err. For the tests
+** and fuzzers; the request path does not go through these.
+*/
+askdb_status llm_openai_parse_reply(struct http_client *h, int stream,
+                                    const char *body, size_t len,
+                                    struct llm_reply *out, char *err,
+                                    size_t errlen);
+askdb_status llm_anthropic_parse_reply(struct http_client *h, int stream,
+                                       const char *body, size_t len,
+                                       struct llm_reply *out, char *err,
+                                       size_t errlen);
+
 #endif
