@@ -10,6 +10,7 @@
 #include "agent/prompt.h"
 #include "core/json.h"
 #include "sql/extract.h"
+#include "sql/grammar.h"
 
 /* ---------------------------------------------------------------------- */
 /* Small helpers                                                          */
@@ -111,12 +112,25 @@ enum agent_outcome agent_step_schema(struct agent_state *st)
             st->fatal = ASKDB_ERR_NOMEM;
             return OUT_FATAL;
         }
+        /* Constrained decoding: the model can then only write one
+        ** read-only statement over this database's own names. */
+        if (llm_supports_grammar(ag->model) && !ag->cfg.no_grammar) {
+            ag->grammar = sqlx_grammar(st->schema);
+            if (!ag->grammar) {
+                st->fatal = ASKDB_ERR_NOMEM;
+                return OUT_FATAL;
+            }
+        }
         st->ans->t.schema_ms = db_now_ms() - t0;
         ev = json_object();
         json_object_set_new(ev, "tables", json_integer(st->schema->ntables));
         json_object_set_new(ev, "bytes",
                             json_integer((json_int_t)strlen(ag->schema_text)));
         json_object_set_new(ev, "ms", json_real(st->ans->t.schema_ms));
+        json_object_set_new(ev, "grammar_bytes",
+                            json_integer(ag->grammar
+                                         ? (json_int_t)strlen(ag->grammar)
+                                         : 0));
         trace_write(ag->trace, "schema", ev);
         logf_(st, "schema", "%d tables, %zu bytes, %.2f ms",
               st->schema->ntables, strlen(ag->schema_text),
@@ -163,6 +177,7 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
     req.temperature = ag->cfg.temperature;
     req.max_tokens = ag->cfg.max_tokens;
     req.seed = ag->cfg.seed;
+    req.grammar = ag->grammar;
     req.on_token = ag->cfg.token_fn;
     req.token_ud = ag->cfg.token_ud;
 
@@ -480,6 +495,7 @@ void askdb_agent_free(askdb_agent *ag)
     askdb_db_close(ag->db);
     trace_close(ag->trace);
     free(ag->schema_text);
+    free(ag->grammar);
     free(ag);
 }
 

@@ -27,6 +27,8 @@ struct askdb_agent {
     llm *model;
     struct trace *trace;
     char *schema_text;       /* rendered once, reused by every question */
+    char *grammar;           /* SQL grammar for constrained decoding, built
+                                once when the provider applies one */
     char errmsg[1024];
 };
 

@@ -56,6 +56,8 @@ static const char usage_eval[] =
     "                        sample's)\n"
     "      --llm-timeout MS  per request (default 120000)\n"
     "      --retries N       retries on 429/5xx/reset (default 4)\n"
+    "      --threads N       local model: CPU threads (default: all cores)\n"
+    "      --no-grammar      local model: no SQL-constrained decoding\n"
     "Agent and limits:\n"
     "      --max-attempts N  SQL generations per question (default 3)\n"
     "      --timeout MS      time limit of every query, gold ones too\n"
@@ -76,7 +78,7 @@ enum {
     O_JOBS, O_OUT, O_REPORT, O_RESUME, O_KEEP_DISTINCT, O_PROVIDER,
     O_LLM_URL, O_MODEL, O_API_KEY, O_TEMPERATURE, O_MAX_TOKENS, O_MODEL_SEED,
     O_LLM_TIMEOUT, O_RETRIES, O_MAX_ATTEMPTS, O_TIMEOUT, O_MAX_ROWS,
-    O_MAX_BYTES, O_TRACE
+    O_MAX_BYTES, O_TRACE, O_THREADS, O_NO_GRAMMAR
 };
 
 static const struct option eval_opts[] = {
@@ -106,6 +108,8 @@ static const struct option eval_opts[] = {
     {"max-rows", required_argument, NULL, O_MAX_ROWS},
     {"max-bytes", required_argument, NULL, O_MAX_BYTES},
     {"trace", required_argument, NULL, O_TRACE},
+    {"threads", required_argument, NULL, O_THREADS},
+    {"no-grammar", no_argument, NULL, O_NO_GRAMMAR},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
@@ -180,6 +184,14 @@ static int parse(int argc, char **argv, struct eval_cli *c)
             if (num("--seed", optarg, 0, 9223372036854775807LL, &v))
                 return -1;
             c->eo.seed = (uint64_t)v;
+            break;
+        case O_THREADS:
+            if (num("--threads", optarg, 1, 1024, &v))
+                return -1;
+            c->cfg.threads = (int)v;
+            break;
+        case O_NO_GRAMMAR:
+            c->cfg.no_grammar = 1;
             break;
         case O_JOBS:
             if (num("--jobs", optarg, 1, 64, &v))

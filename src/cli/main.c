@@ -59,6 +59,8 @@ static const char help_model[] =
     "      --retries N       retries on 429/5xx/reset (default 4)\n"
     "      --stream          stream the reply (shown with -v)\n"
     "      --seed N          sampling seed\n"
+    "      --threads N       local model: CPU threads (default: all cores)\n"
+    "      --no-grammar      local model: no SQL-constrained decoding\n"
     "Agent:\n"
     "      --max-attempts N  SQL generations per question (default 3)\n"
     "      --dry-run         print the checked SQL, do not run it\n"
@@ -219,7 +221,7 @@ enum {
     OPT_SHOW_SQL = 256, OPT_DRY_RUN, OPT_TRACE, OPT_MAX_ATTEMPTS,
     OPT_TIMEOUT, OPT_MAX_ROWS, OPT_MAX_BYTES, OPT_PROVIDER, OPT_LLM_URL,
     OPT_MODEL, OPT_API_KEY, OPT_TEMPERATURE, OPT_MAX_TOKENS, OPT_LLM_TIMEOUT,
-    OPT_RETRIES, OPT_STREAM, OPT_SEED
+    OPT_RETRIES, OPT_STREAM, OPT_SEED, OPT_THREADS, OPT_NO_GRAMMAR
 };
 
 static const struct option long_opts[] = {
@@ -243,6 +245,8 @@ static const struct option long_opts[] = {
     {"retries", required_argument, NULL, OPT_RETRIES},
     {"stream", no_argument, NULL, OPT_STREAM},
     {"seed", required_argument, NULL, OPT_SEED},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"no-grammar", no_argument, NULL, OPT_NO_GRAMMAR},
     {NULL, 0, NULL, 0}
 };
 
@@ -364,6 +368,14 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o,
             if (num("--seed", optarg, 0, 2147483647L, &v))
                 return -1;
             o->cfg.seed = (int)v;
+            break;
+        case OPT_THREADS:
+            if (num("--threads", optarg, 1, 1024, &v))
+                return -1;
+            o->cfg.threads = (int)v;
+            break;
+        case OPT_NO_GRAMMAR:
+            o->cfg.no_grammar = 1;
             break;
         default:
             fprintf(stderr, "askdb: see 'askdb help %s'\n", cmd);

@@ -1,0 +1,26 @@
+/* grammar.h - a GBNF grammar that lets a local model write only read-only
+** SQL over one database's own tables and columns. */
+#ifndef ASKDB_GRAMMAR_H
+#define ASKDB_GRAMMAR_H
+
+struct db_schema;
+
+/*
+** Build the grammar for constrained decoding with llama.cpp
+** (llm_request.grammar; root rule "root"). It admits exactly one reply of
+** the form
+**
+**     ```sql\n<one SELECT or WITH statement>[;]\n```
+**
+** - the fenced block the prompt asks for - in which every table and column
+** name is one of the schema's (bare, case-insensitive, when a plain word;
+** or in "", `` or [] quotes). Aliases and literals are free. The design,
+** what it allows and where it is looser than SQL is described at the top
+** of grammar.c.
+** Returns a malloc()ed NUL-terminated string the caller frees, or NULL
+** when out of memory. An empty schema gives a grammar that still admits
+** queries without table or column names (SELECT 1).
+*/
+char *sqlx_grammar(const struct db_schema *s);
+
+#endif

@@ -1,0 +1,508 @@
+/* test_grammar.c - the constrained-decoding grammar, checked by llama.cpp's
+** own grammar engine: real queries pass, unknown names and writes do not. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db.h"
+#include "db/schema.h"
+#include "sql/extract.h"
+#include "sql/grammar.h"
+
+#ifdef ASKDB_HAVE_LLAMA
+#include <jansson.h>
+#include <llama.h>
+#endif
+
+/* A schema of our own: a column with a space, one named like a keyword,
+** a table that needs quotes, and names shared by two tables. */
+static struct db_column emp_cols[] = {
+    {"id", "INTEGER", 0, NULL, 1, NULL, 0},
+    {"name", "TEXT", 0, NULL, 0, NULL, 0},
+    {"dept_id", "INTEGER", 0, NULL, 0, NULL, 0},
+    {"salary", "REAL", 0, NULL, 0, NULL, 0},
+    {"hired", "DATE", 0, NULL, 0, NULL, 0},
+    {"first name", "TEXT", 0, NULL, 0, NULL, 0},
+    {"order", "INTEGER", 0, NULL, 0, NULL, 0},
+};
+static struct db_column dept_cols[] = {
+    {"id", "INTEGER", 0, NULL, 1, NULL, 0},
+    {"name", "TEXT", 0, NULL, 0, NULL, 0},
+    {"budget", "REAL", 0, NULL, 0, NULL, 0},
+};
+static struct db_column item_cols[] = {
+    {"OrderId", "INTEGER", 0, NULL, 0, NULL, 0},
+    {"qty", "INTEGER", 0, NULL, 0, NULL, 0},
+};
+static struct db_table tables[] = {
+    {"employees", 0, emp_cols, 7, NULL, 0, NULL, 0, 10, 0},
+    {"departments", 0, dept_cols, 3, NULL, 0, NULL, 0, 3, 0},
+    {"Order Items", 0, item_cols, 2, NULL, 0, NULL, 0, 5, 0},
+};
+static const struct db_schema schema = {tables, 3};
+
+static void grammar_starts_with_the_fenced_reply(void **state)
+{
+    char *g = sqlx_grammar(&schema);
+    const char *root = "root ::= \"```sql\\n\" ws (select-stmt | with-stmt)"
+                       " ws (\";\" ws)? \"\\n```\"\n";
+
+    (void)state;
+    assert_non_null(g);
+    assert_memory_equal(g, root, strlen(root));
+    /* Names are case-insensitive character classes; a name with a space
+    ** is only in the trie of names written in quotes. */
+    assert_non_null(strstr(g, "\ndb-column-b ::="));
+    assert_non_null(strstr(g, "[bB] [uU] [dD] [gG] [eE] [tT]"));
+    assert_non_null(strstr(g, "\ndb-table-q ::= [oO] [rR] [dD] [eE] [rR] "
+                              "\" \" [iI] [tT] [eE] [mM] [sS] |"));
+    assert_null(strstr(g, "\ndb-table-b ::= [oO] [rR] [dD] [eE] [rR] "
+                          "\" \""));
+    free(g);
+}
+
+static void empty_schema_still_gives_a_grammar(void **state)
+{
+    const struct db_schema none = {NULL, 0};
+    char *g = sqlx_grammar(&none);
+
+    (void)state;
+    assert_non_null(g);
+    assert_non_null(strstr(g, "\ndb-table-b ::= \"\\u0000\"\n"));
+    free(g);
+}
+
+#ifdef ASKDB_HAVE_LLAMA
+
+static struct llama_model *model;
+static const struct llama_vocab *vocab;
+
+static void quiet_log(enum ggml_log_level level, const char *text, void *ud)
+{
+    (void)level;
+    (void)text;
+    (void)ud;
+}
+
+static int load_vocab(void **state)
+{
+    const char *path = getenv("ASKDB_SMALL_MODEL");
+    struct llama_model_params mp = llama_model_default_params();
+
+    (void)state;
+    if (!path || !*path)
+        return 0;
+    llama_log_set(quiet_log, NULL);
+    llama_backend_init();
+    mp.vocab_only = true;
+    model = llama_model_load_from_file(path, mp);
+    if (!model) {
+        fprintf(stderr, "cannot load the vocabulary of %s\n", path);
+        return -1;
+    }
+    vocab = llama_model_get_vocab(model);
+    return 0;
+}
+
+static int free_vocab(void **state)
+{
+    (void)state;
+    if (model) {
+        llama_model_free(model);
+        llama_backend_free();
+    }
+    return 0;
+}
+
+#define NEED_VOCAB()                                                         \
+    do {                                                                     \
+        if (!vocab) {                                                        \
+            printf("skipped: set ASKDB_SMALL_MODEL to a GGUF "               \
+                   "(scripts/models.sh --path small)\n");                   \
+            skip();                                                          \
+        }                                                                    \
+    } while (0)
+
+/*
+** Feed reply to a fresh grammar token by token, each token alone through
+** llama_sampler_apply(); then the end-of-generation token. Returns -1 when
+** all of it fits and the grammar may end there, else the byte offset of
+** the token refused (the length of the reply when only the end is).
+*/
+static long refused_at(struct llama_sampler *g, const char *reply)
+{
+    llama_token toks[1024];
+    llama_token_data td;
+    llama_token_data_array arr;
+    char piece[256];
+    long off = 0;
+    int n, i, len;
+
+    llama_sampler_reset(g);
+    n = llama_tokenize(vocab, reply, (int32_t)strlen(reply), toks, 1024,
+                       false, false);
+    assert_true(n > 0);
+    for (i = 0; i <= n; i++) {
+        td.id = i < n ? toks[i] : llama_vocab_eos(vocab);
+        td.logit = 0.0f;
+        td.p = 0.0f;
+        arr.data = &td;
+        arr.size = 1;
+        arr.selected = -1;
+        arr.sorted = false;
+        llama_sampler_apply(g, &arr);
+        if (td.logit < -1e30f)
+            return off;
+        if (i == n)
+            break;
+        llama_sampler_accept(g, td.id);
+        len = llama_token_to_piece(vocab, td.id, piece, (int32_t)sizeof piece,
+                                   0, false);
+        off += len > 0 ? len : 0;
+    }
+    return -1;
+}
+
+static struct llama_sampler *grammar_for(const struct db_schema *s)
+{
+    char *g = sqlx_grammar(s);
+    struct llama_sampler *smpl;
+
+    assert_non_null(g);
+    smpl = llama_sampler_init_grammar(vocab, g, "root");
+    free(g);
+    assert_non_null(smpl);
+    return smpl;
+}
+
+/* Check replies given as bare SQL, each wrapped in the fence. */
+static void expect(struct llama_sampler *g, const char *const *sqls,
+                   int accepted)
+{
+    char reply[2048];
+    long at;
+
+    for (; *sqls; sqls++) {
+        snprintf(reply, sizeof reply, "```sql\n%s\n```", *sqls);
+        at = refused_at(g, reply);
+        if (accepted && at >= 0)
+            fail_msg("refused at byte %ld: %s", at - 7, *sqls);
+        if (!accepted && at < 0)
+            fail_msg("accepted: %s", *sqls);
+    }
+}
+
+static void accepts_what_real_questions_need(void **state)
+{
+    static const char *const ok[] = {
+        "SELECT name FROM employees",
+        "select Name, SALARY from EMPLOYEES where salary > 1000;",
+        "SELECT e.name, d.name AS dept FROM employees AS e\n"
+        "JOIN departments d ON e.dept_id = d.id\nWHERE d.budget >= 1e6",
+        "SELECT * FROM employees LEFT OUTER JOIN departments USING (id)",
+        "SELECT e.* FROM employees e NATURAL JOIN departments",
+        "SELECT emp.name, employees.id FROM employees emp",
+        "SELECT count(*) FROM employees CROSS JOIN departments",
+        "SELECT a.name FROM employees a, departments b WHERE a.id = b.id",
+        "SELECT name FROM employees WHERE salary > (SELECT avg(salary) "
+        "FROM employees)",
+        "SELECT name FROM departments WHERE id IN (SELECT dept_id FROM "
+        "employees) AND NOT EXISTS (SELECT 1 FROM employees WHERE "
+        "dept_id = departments.id AND salary IS NULL)",
+        "SELECT t.id FROM (SELECT id, count(*) AS n FROM employees) AS t",
+        "SELECT name FROM employees UNION ALL SELECT name FROM departments "
+        "INTERSECT SELECT name FROM employees EXCEPT SELECT 'x'",
+        "SELECT dept_id, count(DISTINCT name) FROM employees GROUP BY "
+        "dept_id HAVING count(*) > 1 ORDER BY dept_id ASC, 2 DESC "
+        "LIMIT 5 OFFSET 10",
+        "SELECT CASE WHEN salary < 10 THEN 'low' ELSE 'high' END, "
+        "cast(salary AS INTEGER), coalesce(hired, date('now', '-1 year')) "
+        "FROM employees",
+        "SELECT name FROM employees WHERE name LIKE 'A%' OR name GLOB "
+        "'B*' OR id IN (1, 2, 3) OR salary BETWEEN 1 AND 2.5 OR hired "
+        "IS NOT NULL OR NOT (id = 1)",
+        "SELECT name || ' (' || id || ')', -salary * 2 / 3 % 4, "
+        "salary <> 1, salary != 2 FROM employees",
+        "SELECT \"first name\", `first name`, [first name], \"order\", "
+        "\"Order\" FROM employees",
+        "SELECT OrderId, orderid, \"ORDERID\" FROM \"Order Items\"",
+        "SELECT [Order Items].qty FROM [Order Items]",
+        "SELECT name FROM employees WHERE name = 'it''s' OR name = \"Bob\"",
+        "SELECT DISTINCT(name) FROM employees",
+        "SELECT name, rank() OVER (PARTITION BY dept_id ORDER BY salary "
+        "DESC) FROM employees",
+        "SELECT strftime('%Y', hired) AS year, count(*) AS n FROM employees "
+        "GROUP BY year HAVING n > 1 ORDER BY n DESC",
+        "WITH big AS (SELECT dept_id, sum(salary) AS total FROM employees "
+        "GROUP BY dept_id) SELECT total FROM big WHERE total > 10",
+        "WITH RECURSIVE x(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM x "
+        "WHERE k < 5) SELECT k FROM x",
+        "SELECT rowid, id FROM employees WHERE salary IS NULL",
+        "  SELECT\n    name\n  FROM\n    employees\n  ;",
+        NULL
+    };
+    struct llama_sampler *g;
+
+    (void)state;
+    NEED_VOCAB();
+    g = grammar_for(&schema);
+    expect(g, ok, 1);
+    llama_sampler_free(g);
+}
+
+static void refuses_unknown_columns_and_tables(void **state)
+{
+    static const char *const bad[] = {
+        "SELECT nme FROM employees",
+        "SELECT e.nme FROM employees e",
+        "SELECT name FROM employees WHERE salry > 1",
+        "SELECT name FROM employees e JOIN departments d ON e.dept = d.id",
+        "SELECT name FROM employees JOIN departments USING (dept)",
+        "SELECT count(*) FROM employees GROUP BY dept",
+        "SELECT count(*) FROM employees GROUP BY dept_id HAVING max(pay) > 1",
+        "SELECT name FROM employees ORDER BY pay DESC",
+        "SELECT \"first_name\" FROM employees",
+        /* An invented column cannot hide as a qualifier: a qualifier is
+        ** a table name or an alias of at most 4 characters. */
+        "SELECT created_date.name FROM employees",
+        "SELECT worker.name FROM employees AS worker",
+        "SELECT first name FROM employees",
+        "SELECT name FROM employee",
+        "SELECT name FROM \"Order_Items\"",
+        /* A derived table's own aliases are not known outside it. */
+        "SELECT t.n FROM (SELECT count(*) AS n FROM employees) AS t",
+        NULL
+    };
+    struct llama_sampler *g;
+
+    (void)state;
+    NEED_VOCAB();
+    g = grammar_for(&schema);
+    expect(g, bad, 0);
+    llama_sampler_free(g);
+}
+
+static void refuses_writes_and_second_statements(void **state)
+{
+    static const char *const bad[] = {
+        "DELETE FROM employees",
+        "DROP TABLE employees",
+        "UPDATE employees SET salary = 0",
+        "INSERT INTO employees (id) VALUES (1)",
+        "PRAGMA table_info(employees)",
+        "ATTACH DATABASE 'x.db' AS x",
+        "SELECT 1; DROP TABLE employees",
+        "SELECT 1; SELECT 2",
+        "SELECT name FROM employees -- comment",
+        "WITH x AS (SELECT 1) DELETE FROM employees",
+        "SELECT load_extension('evil')",
+        "SELECTname FROM employees",
+        NULL
+    };
+    struct llama_sampler *g;
+
+    (void)state;
+    NEED_VOCAB();
+    g = grammar_for(&schema);
+    expect(g, bad, 0);
+    llama_sampler_free(g);
+}
+
+static void reply_is_exactly_one_fenced_block(void **state)
+{
+    struct llama_sampler *g;
+
+    (void)state;
+    NEED_VOCAB();
+    g = grammar_for(&schema);
+    assert_int_equal(refused_at(g, "```sql\nSELECT id FROM employees\n```"),
+                     -1);
+    assert_int_equal(refused_at(g, "Here it is:\n```sql\nSELECT 1\n```"), 0);
+    assert_int_equal(refused_at(g, "SELECT 1"), 0);
+    /* Nothing after the fence, not even a newline: the model must stop. */
+    assert_true(refused_at(g, "```sql\nSELECT 1\n```\nDone.") >= 16);
+    /* An unfinished reply cannot end. */
+    assert_int_equal(refused_at(g, "```sql\nSELECT name FROM"), 23);
+    llama_sampler_free(g);
+}
+
+static void aliases_are_free_only_where_defined(void **state)
+{
+    static const char *const ok[] = {
+        "SELECT name AS who FROM employees ORDER BY who",
+        "SELECT name who FROM employees ORDER BY who DESC",
+        "SELECT id, count(*) AS c FROM employees GROUP BY id "
+        "ORDER BY c DESC",
+        NULL
+    };
+    static const char *const bad[] = {
+        "SELECT name FROM employees ORDER BY who",
+        "SELECT name AS who FROM employees WHERE whom = 1",
+        "SELECT name AS who, whom FROM employees",
+        NULL
+    };
+    struct llama_sampler *g;
+
+    (void)state;
+    NEED_VOCAB();
+    g = grammar_for(&schema);
+    expect(g, ok, 1);
+    expect(g, bad, 0);
+    llama_sampler_free(g);
+}
+
+/* ---- Spider: gold queries of a few training databases -------------------- */
+
+/* 5 databases of different shapes, their first PER_DB gold queries. */
+#define PER_DB 20
+static const char *const spider_dbs[] = {
+    "bike_1", "chinook_1", "hospital_1", "music_4", "product_catalog", NULL
+};
+
+static int is_column(const struct db_schema *s, const char *name)
+{
+    int i;
+
+    for (i = 0; i < s->ntables; i++)
+        if (schema_column(&s->tables[i], name))
+            return 1;
+    return 0;
+}
+
+/* Offset of the nth bare column name in sql (counting from 0), its
+** length in *len; -1 when there are fewer. */
+static long nth_column(const struct db_schema *s, const char *sql, int nth,
+                       size_t *len)
+{
+    const char *p;
+    char word[256];
+    size_t n;
+    int kind;
+
+    for (p = sql; (n = sqlx_token(p, &kind)) > 0; p += n) {
+        if (kind != SQLX_WORD || n >= sizeof word)
+            continue;
+        memcpy(word, p, n);
+        word[n] = '\0';
+        if (is_column(s, word) && !schema_table(s, word) && nth-- == 0) {
+            *len = n;
+            return (long)(p - sql);
+        }
+    }
+    return -1;
+}
+
+/* Rename one bare column name of sql (name -> name_zz): the nth, or the
+** first when there are fewer. The grammar must refuse the result. (Were
+** the name in ORDER BY, GROUP BY or HAVING of a query whose select list
+** defines aliases it would pass; the queries below have none there.)
+** Returns 1 when there was a column to rename. */
+static int check_renamed(struct llama_sampler *g, const struct db_schema *s,
+                         const char *sql, int nth)
+{
+    char reply[4096];
+    size_t len;
+    long at = nth_column(s, sql, nth, &len);
+
+    if (at < 0)
+        at = nth_column(s, sql, 0, &len);
+    if (at < 0)
+        return 0;
+    snprintf(reply, sizeof reply, "```sql\n%.*s_zz%s\n```",
+             (int)(at + (long)len), sql, sql + at + len);
+    if (refused_at(g, reply) < 0)
+        fail_msg("renamed column accepted: %s", reply);
+    return 1;
+}
+
+static void spider_gold_accepted_renamed_columns_refused(void **state)
+{
+    const char *dir = getenv("SPIDER_DIR");
+    char path[1024], reply[4096];
+    json_t *root, *e;
+    json_error_t err;
+    size_t i;
+    int d, total = 0, refused = 0, renamed = 0;
+
+    (void)state;
+    NEED_VOCAB();
+    if (!dir || !*dir) {
+        printf("skipped: set SPIDER_DIR to Spider's training set "
+               "(../shared/bench/spider-train)\n");
+        skip();
+    }
+    snprintf(path, sizeof path, "%s/train.json", dir);
+    root = json_load_file(path, 0, &err);
+    if (!root)
+        fail_msg("cannot read %s: %s", path, err.text);
+    for (d = 0; spider_dbs[d]; d++) {
+        const struct db_schema *s;
+        askdb_db *db = NULL;
+        struct llama_sampler *g;
+        askdb_config cfg = askdb_config_default();
+
+        int n = 0;
+
+        cfg.sample_values = 0;
+        snprintf(path, sizeof path, "%s/database/%s/%s.sqlite", dir,
+                 spider_dbs[d], spider_dbs[d]);
+        assert_int_equal(askdb_db_open(path, &cfg, &db), ASKDB_OK);
+        assert_int_equal(db_schema(db, &s), ASKDB_OK);
+        g = grammar_for(s);
+        json_array_foreach(root, i, e) {
+            const char *id = json_string_value(json_object_get(e, "db_id"));
+            const char *q = json_string_value(json_object_get(e, "query"));
+
+            if (!id || !q || strcmp(id, spider_dbs[d]) || n++ >= PER_DB)
+                continue;
+            total++;
+            snprintf(reply, sizeof reply, "```sql\n%s\n```", q);
+            if (refused_at(g, reply) >= 0) {
+                refused++;
+                printf("refused [%s]: %s\n", id, q);
+                continue;
+            }
+            renamed += check_renamed(g, s, q, total);
+        }
+        llama_sampler_free(g);
+        askdb_db_close(db);
+    }
+    json_decref(root);
+    printf("spider sample: %d of %d gold queries accepted, %d renamed "
+           "columns refused\n", total - refused, total, renamed);
+    assert_int_equal(total, 5 * PER_DB);
+    assert_int_equal(refused, 0);
+    assert_true(renamed > 4 * PER_DB);
+}
+
+#endif /* ASKDB_HAVE_LLAMA */
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(grammar_starts_with_the_fenced_reply),
+        cmocka_unit_test(empty_schema_still_gives_a_grammar),
+#ifdef ASKDB_HAVE_LLAMA
+        cmocka_unit_test(accepts_what_real_questions_need),
+        cmocka_unit_test(refuses_unknown_columns_and_tables),
+        cmocka_unit_test(refuses_writes_and_second_statements),
+        cmocka_unit_test(reply_is_exactly_one_fenced_block),
+        cmocka_unit_test(aliases_are_free_only_where_defined),
+        cmocka_unit_test(spider_gold_accepted_renamed_columns_refused),
+#endif
+    };
+
+#ifdef ASKDB_HAVE_LLAMA
+    return cmocka_run_group_tests(tests, load_vocab, free_vocab);
+#else
+    printf("test_grammar: built without llama.cpp (ASKDB_HAVE_LLAMA); "
+           "only the grammar text is checked\n");
+    return cmocka_run_group_tests(tests, NULL, NULL);
+#endif
+}
