@@ -56,7 +56,7 @@ $(shell mkdir -p $(B) && (echo '$(LLAMA_PREFIX)' | cmp -s - $(LLAMA_STAMP) \
     || echo '$(LLAMA_PREFIX)' > $(LLAMA_STAMP)))
 $(LIB_OBJ) $(CLI_OBJ) $(LIBA_OBJ) $(CLIA_OBJ): $(LLAMA_STAMP)
 
-.PHONY: all test unit e2e demo bench clean lint check-banned llama model
+.PHONY: all test unit e2e demo bench fuzz grammar-accept clean lint check-banned llama model
 all: $(B)/askdb $(B)/libaskdb.a examples/shop.db
 
 $(B)/%.o: %.c
@@ -101,12 +101,15 @@ test: unit e2e
 
 # ASKDB_SMALL_MODEL: the small GGUF for the local-model tests (empty when
 # not fetched; those tests then skip and say so).
-SMALL_MODEL = $$(scripts/models.sh --path small 2>/dev/null)
+SMALL_MODEL = $$(scripts/models.sh --path small 2>/dev/null || true)
+
+# SPIDER_DIR: Spider's training split, for tests over real databases.
+SPIDER_DIR ?= ../shared/bench/spider-train
 
 unit: $(UNIT_BIN) $(BA)/fake_llm examples/shop.db
 	@set -e; small=$(SMALL_MODEL); for t in $(UNIT_BIN); do \
 	    echo "== $$t"; FAKE_LLM=$(BA)/fake_llm SHOP_DB=examples/shop.db \
-	    ASKDB_SMALL_MODEL=$$small $$t; \
+	    ASKDB_SMALL_MODEL=$$small SPIDER_DIR=$(SPIDER_DIR) $$t; \
 	done
 
 e2e: $(BA)/askdb $(BA)/fake_llm examples/shop.db
@@ -138,6 +141,21 @@ demo:
 # Time to first token with the local model (bench/local_ttft.c).
 $(B)/local_ttft: bench/local_ttft.c $(B)/libaskdb.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# Grammar acceptance of Spider's gold SQL (needs llama.cpp and the small
+# model for its vocabulary).
+$(B)/grammar_accept: bench/grammar_accept.c $(B)/libaskdb.a
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+grammar-accept: $(B)/grammar_accept
+	$(B)/grammar_accept --spider $(SPIDER_DIR) \
+	    --model $$(scripts/models.sh --path small) --mutate 1000
+
+# libFuzzer harnesses for the parsers of untrusted text (tests/fuzz/,
+# needs clang); FUZZ_SECONDS each, 0 = replay the corpus only.
+FUZZ_SECONDS ?= 60
+fuzz:
+	bash tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 # Benchmarks: per-question overhead on ../shared/bench/spider-train and
 # schema extraction on a generated 2,000-table database (bench/run.sh).

@@ -43,6 +43,12 @@ struct llm_reply {
     int http_status;         /* last HTTP status, 0 for non-HTTP */
     int retries;             /* how many retries it took */
     double ms;               /* wall time of the whole call incl. retries */
+    /* Local model only (other providers leave them 0): */
+    double ttft_ms;          /* call start to the first generated token */
+    long cached_tokens;      /* prompt tokens reused from the KV cache;
+                                prompt_tokens - cached_tokens were evaluated */
+    double load_ms;          /* model load + context creation, reported on
+                                the provider's first reply only */
 };
 
 typedef struct llm llm;
@@ -74,9 +80,10 @@ askdb_status llm_new(const askdb_config *cfg, llm **out, char *err,
 ** The provider llm_new() would create for cfg: "openai", "anthropic",
 ** "local" or "custom" (static strings), or NULL when cfg->provider names
 ** none of them. An explicit provider wins; else an llm_fn means custom;
-** else a URL or key means anthropic (URL contains "anthropic.com" or key
-** starts with "sk-ant-") or openai; else local. Empty strings count as
-** unset.
+** else a model that is a .gguf file path (any case) means local; else a
+** URL or key means anthropic (URL contains "anthropic.com" or key starts
+** with "sk-ant-") or openai; else local (the default model). Empty strings
+** count as unset.
 */
 const char *llm_choose(const askdb_config *cfg);
 

@@ -1,40 +1,937 @@
-/* local.c - the in-process llama.cpp provider (a stub until it is built in). */
+/* local.c - the in-process model provider: a GGUF model run by llama.cpp. */
+#define _GNU_SOURCE   /* sched_getaffinity(), CPU_COUNT() */
+#include <math.h>
 #include <stdio.h>
 
 #include "llm/llm.h"
 
 /*
-** Without ASKDB_HAVE_LLAMA there is no local model: creating the provider
-** fails with ASKDB_ERR_UNSUPPORTED and says how to get one. This is also
-** what users see when nothing at all is configured (the default provider),
-** so the message then names every way to configure a model.
+** Built with ASKDB_HAVE_LLAMA (the Makefile adds it when scripts/llama.sh
+** has built llama.cpp), this file runs a GGUF model in the process through
+** llama.cpp's public C API. Without it, creating the provider fails with
+** ASKDB_ERR_UNSUPPORTED and says how to get one.
+**
+** Design invariants of the llama.cpp provider:
+**
+** - One provider owns one model (memory-mapped, loaded once in
+**   llm_local_new), one context and the list of tokens that are in that
+**   context's KV cache, in order (l->cache). Calls are serialised by the
+**   caller (one agent, one thread at a time).
+** - Prefix reuse: each call formats the whole conversation with the
+**   model's chat template and tokenizes it. The longest common prefix with
+**   l->cache stays in the KV cache; everything after it is removed
+**   (llama_memory_seq_rm) and only the rest of the prompt is evaluated. At
+**   least the last prompt token is always evaluated again so that logits
+**   for the first sampled token exist. The agent sends system prompt and
+**   schema first and the question last, so a second question on the same
+**   database evaluates little more than itself, and a repair turn reuses
+**   the whole previous conversation up to the tokens of the old reply.
+** - The context starts at LOCAL_CTX tokens (or the model's training
+**   context when that is smaller) and is recreated larger, up to the
+**   training context, when a prompt plus its reply budget does not fit;
+**   that drops the cache once. A prompt longer than the largest context is
+**   an error that says so.
+** - Generation stops at an end-of-generation token, after max_tokens, when
+**   the context is full, at the first of req->stop (not included in the
+**   text) and at the closing ``` of a ```sql block (included, so the reply
+**   stays a well-formed block). With req->grammar the grammar sampler runs
+**   first in the chain; when the grammar's root rule is complete only
+**   end-of-generation tokens are allowed, so the model stops there.
+** - Streaming: req->on_token gets the text as it is generated, except for
+**   a tail that could still turn out to be the start of a stop string or
+**   an incomplete UTF-8 sequence; that tail follows once it is decided.
+** - Process-wide state: llama_backend_init() and llama_log_set() act on
+**   the whole process, so they run once (pthread_once) and are never
+**   undone; llama_backend_free() only frees quantization tables, which
+**   stay reachable until exit. llama.cpp's log is dropped unless
+**   ASKDB_LLAMA_LOG=1; its first error line is kept per thread so that
+**   load failures can say why. (llama.cpp's GBNF parser prints its own
+**   parse errors on stderr directly, bypassing the log.)
 */
 
 #ifdef ASKDB_HAVE_LLAMA
-#error "the llama.cpp provider is not written yet: undefine ASKDB_HAVE_LLAMA"
-#endif
 
-/* 1 when cfg names no provider, URL, key or callback. */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <llama.h>
+
+/* File name of the default model; models/README.md and scripts/models.sh
+** fetch it into the cache. */
+#define LOCAL_DEFAULT_MODEL "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+
+/* 1 when s ends in ".gguf", ignoring ASCII case. */
+static int is_gguf_path(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+
+    return n >= 5 && strcasecmp(s + n - 5, ".gguf") == 0;
+}
+
+/*
+** The model file the config selects: cfg->model when it is a .gguf path,
+** else the default model in the cache directory the scripts use,
+** ${ASKDB_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/askdb}/models/. The
+** result is malloc()ed; NULL when out of memory or when no cache
+** directory can be named (then err says so).
+*/
+static char *model_path(const askdb_config *cfg, char *err, size_t errlen)
+{
+    const char *dir = getenv("ASKDB_CACHE_DIR"), *sub = "";
+    size_t n;
+    char *p;
+
+    if (is_gguf_path(cfg->model)) {
+        p = strdup(cfg->model);
+        if (!p)
+            snprintf(err, errlen, "out of memory");
+        return p;
+    }
+    if (!dir || !*dir) {
+        dir = getenv("XDG_CACHE_HOME");
+        sub = "/askdb";
+        if (!dir || !*dir) {
+            dir = getenv("HOME");
+            sub = "/.cache/askdb";
+        }
+    }
+    if (!dir || !*dir) {
+        snprintf(err, errlen, "cannot find the default local model: HOME "
+                              "is not set (pass --model PATH.gguf or set "
+                              "ASKDB_CACHE_DIR)");
+        return NULL;
+    }
+    n = strlen(dir) + strlen(sub) + sizeof "/models/" +
+        sizeof LOCAL_DEFAULT_MODEL;
+    p = malloc(n);
+    if (!p) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    snprintf(p, n, "%s%s/models/%s", dir, sub, LOCAL_DEFAULT_MODEL);
+    return p;
+}
+
+/*
+** ASKDB_ERR_USAGE with a message when the model file at path cannot be
+** read; ASKDB_OK when it is a readable regular file. `given` says whether
+** the user named the file (--model) or it is the default.
+*/
+static askdb_status check_model_file(const char *path, int given, char *err,
+                                     size_t errlen)
+{
+    struct stat st;
+    FILE *f;
+
+    if (stat(path, &st) != 0) {
+        if (given)
+            snprintf(err, errlen, "cannot open model file '%s': %s (check "
+                                  "--model or ASKDB_MODEL; 'make model' "
+                                  "fetches the default model)",
+                     path, strerror(errno));
+        else
+            snprintf(err, errlen, "the default local model '%s' is not "
+                                  "there: run 'make model' to fetch it, or "
+                                  "point --model (ASKDB_MODEL) at a .gguf "
+                                  "file, or use a remote model: --llm-url "
+                                  "URL --model NAME", path);
+        return ASKDB_ERR_USAGE;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "model file '%s' is not a regular file (pass "
+                              "--model PATH.gguf)", path);
+        return ASKDB_ERR_USAGE;
+    }
+    f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "cannot open model file '%s': %s", path,
+                 strerror(errno));
+        return ASKDB_ERR_USAGE;
+    }
+    fclose(f);
+    return ASKDB_OK;
+}
+
+#define LOCAL_CTX 8192         /* first context size, in tokens */
+#define LOCAL_CTX_STEP 1024    /* a grown context is a multiple of this */
+#define LOCAL_CTX_MAX 32768    /* never larger, whatever the model says */
+#define LOCAL_BATCH 512        /* tokens per llama_decode() */
+#define LOCAL_MAX_TOKENS 512   /* reply cap when the request gives none */
+
+struct local {
+    llm base;                  /* first: llm_free() frees through it */
+    struct llama_model *model;
+    const struct llama_vocab *vocab;
+    struct llama_context *ctx;
+    struct llama_batch batch;  /* LOCAL_BATCH tokens, one sequence */
+    const char *tmpl;          /* the model's chat template (borrowed from
+                                  the model), or "chatml" */
+    llama_token *cache;        /* tokens in the KV cache, n_ctx slots */
+    int ncache;
+    int n_ctx;                 /* current context size */
+    int n_ctx_max;             /* training context, capped */
+    int threads;
+    char *path;
+    double load_ms;            /* reported once, on the first reply */
+};
+
+/* ------------------------------------------------------------------ */
+/* Process-wide llama.cpp setup                                        */
+/* ------------------------------------------------------------------ */
+
+static pthread_once_t backend_once = PTHREAD_ONCE_INIT;
+static int log_on;                        /* ASKDB_LLAMA_LOG=1, set once */
+static _Thread_local char first_error[256]; /* see on_log() */
+
+/* llama.cpp's log callback: keep this thread's first error line since
+** first_error was last emptied (the first is the cause, later ones say
+** what failed because of it), print everything only when
+** ASKDB_LLAMA_LOG=1. */
+static void on_log(enum ggml_log_level level, const char *text, void *ud)
+{
+    size_t n;
+
+    (void)ud;
+    if (level == GGML_LOG_LEVEL_ERROR && text && !first_error[0]) {
+        snprintf(first_error, sizeof first_error, "%s", text);
+        n = strlen(first_error);
+        while (n > 0 &&
+               (first_error[n - 1] == '\n' || first_error[n - 1] == ' '))
+            first_error[--n] = '\0';
+    }
+    if (log_on && text)
+        fputs(text, stderr);
+}
+
+/* Run once per process (see the design notes above). */
+static void backend_init_once(void)
+{
+    const char *v = getenv("ASKDB_LLAMA_LOG");
+
+    log_on = v && strcmp(v, "1") == 0;
+    llama_log_set(on_log, NULL);
+    llama_backend_init();
+}
+
+static double now_ms(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* ------------------------------------------------------------------ */
+/* Context and KV cache                                                */
+/* ------------------------------------------------------------------ */
+
+/*
+** (Re)create the context with n_ctx tokens and an empty cache. On failure
+** the provider has no context (l->ctx NULL) and m->errmsg says why.
+*/
+static askdb_status make_context(struct local *l, int n_ctx, char *err,
+                                 size_t errlen)
+{
+    struct llama_context_params cp = llama_context_default_params();
+    llama_token *cache;
+
+    if (l->ctx)
+        llama_free(l->ctx);
+    l->ctx = NULL;
+    l->ncache = 0;
+    cache = realloc(l->cache, (size_t)n_ctx * sizeof *cache);
+    if (!cache) {
+        snprintf(err, errlen, "out of memory");
+        return ASKDB_ERR_NOMEM;
+    }
+    l->cache = cache;
+    cp.n_ctx = (uint32_t)n_ctx;
+    cp.n_batch = LOCAL_BATCH;
+    cp.n_ubatch = LOCAL_BATCH;
+    cp.n_seq_max = 1;
+    cp.n_threads = l->threads;
+    cp.n_threads_batch = l->threads;
+    cp.no_perf = true;
+    first_error[0] = '\0';
+    l->ctx = llama_init_from_model(l->model, cp);
+    if (!l->ctx) {
+        snprintf(err, errlen, "cannot create a %d-token context for the "
+                              "local model '%s'%s%s", n_ctx, l->path,
+                 first_error[0] ? ": " : " (out of memory?)", first_error);
+        return ASKDB_ERR_LLM;
+    }
+    l->n_ctx = (int)llama_n_ctx(l->ctx);
+    return ASKDB_OK;
+}
+
+/*
+** Make the context hold a prompt of n_prompt tokens plus a reply of up to
+** n_reply: grow it (dropping the cache) when it is too small and the model
+** allows more. ASKDB_ERR_LLM when the prompt alone does not fit into the
+** largest context; a reply that does not fit is cut at the context's end.
+*/
+static askdb_status fit_context(struct local *l, int n_prompt, int n_reply)
+{
+    long need = (long)n_prompt + n_reply;
+    long want;
+    askdb_status rc;
+
+    if (need > l->n_ctx && l->n_ctx < l->n_ctx_max) {
+        want = (need + LOCAL_CTX_STEP - 1) / LOCAL_CTX_STEP * LOCAL_CTX_STEP;
+        if (want > l->n_ctx_max)
+            want = l->n_ctx_max;
+        rc = make_context(l, (int)want, l->base.errmsg,
+                          sizeof l->base.errmsg);
+        if (rc)
+            return rc;
+    }
+    if (n_prompt >= l->n_ctx) {
+        snprintf(l->base.errmsg, sizeof l->base.errmsg,
+                 "the prompt is %d tokens but the local model '%s' holds at "
+                 "most %d (its context): the schema is too large for this "
+                 "model; use a model with a longer context (--model) or a "
+                 "remote one (--llm-url)", n_prompt, l->path, l->n_ctx);
+        return ASKDB_ERR_LLM;
+    }
+    return ASKDB_OK;
+}
+
+/* Forget the KV cache entirely (after a failed decode its state is not
+** known). */
+static void drop_cache(struct local *l)
+{
+    llama_memory_clear(llama_get_memory(l->ctx), true);
+    l->ncache = 0;
+}
+
+/*
+** Keep the longest common prefix of the cache and toks (but at most
+** n - 1 tokens, so that the last prompt token is evaluated again) and
+** remove the rest from the KV cache. Returns how many tokens are reused.
+*/
+static int reuse_prefix(struct local *l, const llama_token *toks, int n)
+{
+    int k = 0;
+
+    while (k < l->ncache && k < n - 1 && l->cache[k] == toks[k])
+        k++;
+    if (k < l->ncache &&
+        !llama_memory_seq_rm(llama_get_memory(l->ctx), 0, k, -1)) {
+        /* Some memory kinds cannot drop a partial sequence. */
+        drop_cache(l);
+        return 0;
+    }
+    l->ncache = k;
+    return k;
+}
+
+/*
+** Evaluate toks[0..n) after the cached tokens, in batches, asking for
+** logits of the last one only. The cache grows as batches succeed.
+*/
+static askdb_status eval_tokens(struct local *l, const llama_token *toks,
+                                int n)
+{
+    int done = 0, i, k, r, pos;
+
+    while (done < n) {
+        k = n - done < LOCAL_BATCH ? n - done : LOCAL_BATCH;
+        for (i = 0; i < k; i++) {
+            l->batch.token[i] = toks[done + i];
+            l->batch.pos[i] = l->ncache + i;
+            l->batch.n_seq_id[i] = 1;
+            l->batch.seq_id[i][0] = 0;
+            l->batch.logits[i] = done + i == n - 1;
+        }
+        l->batch.n_tokens = k;
+        r = llama_decode(l->ctx, l->batch);
+        if (r != 0) {
+            pos = l->ncache;
+            drop_cache(l);
+            snprintf(l->base.errmsg, sizeof l->base.errmsg,
+                     "the local model failed to evaluate %d tokens at "
+                     "position %d (llama_decode returned %d)", k, pos, r);
+            return ASKDB_ERR_LLM;
+        }
+        memcpy(l->cache + l->ncache, toks + done, (size_t)k * sizeof *toks);
+        l->ncache += k;
+        done += k;
+    }
+    return ASKDB_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Prompt                                                              */
+/* ------------------------------------------------------------------ */
+
+/*
+** The conversation in the model's chat format, ending with the start of
+** the assistant's turn. Returns a malloc()ed string, or NULL with
+** m->errmsg set.
+*/
+static char *format_prompt(struct local *l, const struct llm_request *req,
+                           askdb_status *rc)
+{
+    struct llama_chat_message *msgs;
+    size_t total = 0;
+    char *text = NULL, *bigger;
+    int i, cap, n;
+
+    *rc = ASKDB_ERR_NOMEM;
+    msgs = calloc((size_t)req->nmsgs, sizeof *msgs);
+    if (!msgs)
+        goto nomem;
+    for (i = 0; i < req->nmsgs; i++) {
+        msgs[i].role = req->msgs[i].role;
+        msgs[i].content = req->msgs[i].content;
+        total += strlen(req->msgs[i].content) + 64;
+    }
+    if (total > INT_MAX / 2) {
+        free(msgs);
+        snprintf(l->base.errmsg, sizeof l->base.errmsg,
+                 "the prompt is too long for the local model (%zu bytes)",
+                 total);
+        *rc = ASKDB_ERR_LLM;
+        return NULL;
+    }
+    cap = (int)total + 256;
+    for (;;) {
+        bigger = realloc(text, (size_t)cap);
+        if (!bigger)
+            goto nomem;
+        text = bigger;
+        n = llama_chat_apply_template(l->tmpl, msgs, (size_t)req->nmsgs,
+                                      true, text, cap);
+        if (n < 0) {
+            snprintf(l->base.errmsg, sizeof l->base.errmsg,
+                     "the chat template of the local model '%s' is not one "
+                     "llama.cpp knows; use a model with a ChatML, Llama or "
+                     "other built-in template", l->path);
+            *rc = ASKDB_ERR_LLM;
+            free(text);
+            free(msgs);
+            return NULL;
+        }
+        if (n < cap)
+            break;
+        cap = n + 1;
+    }
+    text[n] = '\0';
+    free(msgs);
+    *rc = ASKDB_OK;
+    return text;
+nomem:
+    free(text);
+    free(msgs);
+    snprintf(l->base.errmsg, sizeof l->base.errmsg, "out of memory");
+    return NULL;
+}
+
+/* Tokens of text (special tokens parsed) into *out (malloc()ed); returns
+** the count, or -1 with m->errmsg set. */
+static int tokenize(struct local *l, const char *text, llama_token **out)
+{
+    int len = (int)strlen(text), cap = len + 8, n;
+    llama_token *t = malloc((size_t)cap * sizeof *t), *bigger;
+
+    if (!t)
+        goto nomem;
+    n = llama_tokenize(l->vocab, text, len, t, cap, true, true);
+    if (n < 0 && n != INT32_MIN) {
+        cap = -n;
+        bigger = realloc(t, (size_t)cap * sizeof *t);
+        if (!bigger)
+            goto nomem;
+        t = bigger;
+        n = llama_tokenize(l->vocab, text, len, t, cap, true, true);
+    }
+    if (n <= 0) {
+        free(t);
+        snprintf(l->base.errmsg, sizeof l->base.errmsg,
+                 "the local model could not tokenize the prompt");
+        return -1;
+    }
+    *out = t;
+    return n;
+nomem:
+    free(t);
+    snprintf(l->base.errmsg, sizeof l->base.errmsg, "out of memory");
+    return -1;
+}
+
+/*
+** The sampler chain for one call: greedy for temperature 0, else
+** temperature + random draw with the seed (-1 = random). The grammar (when
+** given) is kept apart in *grammar, for sample_one(). NULL with m->errmsg
+** set when the grammar does not parse.
+*/
+static struct llama_sampler *make_sampler(struct local *l,
+                                          const struct llm_request *req,
+                                          struct llama_sampler **grammar)
+{
+    struct llama_sampler *chain, *t;
+    uint32_t seed;
+
+    *grammar = NULL;
+    if (req->grammar && *req->grammar) {
+        first_error[0] = '\0';
+        *grammar = llama_sampler_init_grammar(l->vocab, req->grammar,
+                                              "root");
+        if (!*grammar) {
+            snprintf(l->base.errmsg, sizeof l->base.errmsg,
+                     "the grammar for the local model does not parse as "
+                     "GBNF with a rule 'root'%s%s",
+                     first_error[0] ? ": " : "", first_error);
+            return NULL;
+        }
+    }
+    chain = llama_sampler_chain_init(llama_sampler_chain_default_params());
+    if (!chain)
+        goto nomem;
+    if (req->temperature <= 0) {
+        llama_sampler_chain_add(chain, llama_sampler_init_greedy());
+    } else {
+        seed = req->seed < 0 ? LLAMA_DEFAULT_SEED : (uint32_t)req->seed;
+        t = llama_sampler_init_temp((float)req->temperature);
+        llama_sampler_chain_add(chain, t);
+        llama_sampler_chain_add(chain, llama_sampler_init_dist(seed));
+    }
+    return chain;
+nomem:
+    llama_sampler_free(*grammar);
+    *grammar = NULL;
+    snprintf(l->base.errmsg, sizeof l->base.errmsg, "out of memory");
+    return NULL;
+}
+
+/*
+** One token. Filtering the whole vocabulary through the grammar costs
+** 40-200 ms a token (152k tokens for Qwen); asking it about one token
+** costs well under a millisecond. So: sample without the grammar, ask the
+** grammar about the chosen token only, and only when it refuses filter the
+** whole vocabulary and sample again - what llama.cpp's own common sampler
+** does. The result is the same token the grammar-first chain would pick
+** for greedy decoding. -1 when out of memory.
+*/
+static llama_token sample_one(struct local *l, struct llama_sampler *chain,
+                              struct llama_sampler *grammar)
+{
+    llama_token t = llama_sampler_sample(chain, l->ctx, -1);
+    llama_token_data one, *all;
+    llama_token_data_array arr;
+    const float *logits;
+    int i, nv;
+
+    if (!grammar)
+        return t;
+    one.id = t;
+    one.logit = 1.0f;
+    one.p = 0.0f;
+    arr.data = &one;
+    arr.size = 1;
+    arr.selected = -1;
+    arr.sorted = false;
+    llama_sampler_apply(grammar, &arr);
+    if (one.logit != -INFINITY) {
+        llama_sampler_accept(grammar, t);
+        return t;
+    }
+    nv = llama_vocab_n_tokens(l->vocab);
+    logits = llama_get_logits_ith(l->ctx, -1);
+    all = malloc((size_t)nv * sizeof *all);
+    if (!all)
+        return -1;
+    for (i = 0; i < nv; i++) {
+        all[i].id = i;
+        all[i].logit = logits[i];
+        all[i].p = 0.0f;
+    }
+    arr.data = all;
+    arr.size = (size_t)nv;
+    arr.selected = -1;
+    arr.sorted = false;
+    llama_sampler_apply(grammar, &arr);
+    llama_sampler_apply(chain, &arr);
+    t = arr.selected >= 0 ? arr.data[arr.selected].id : t;
+    free(all);
+    llama_sampler_accept(grammar, t);
+    llama_sampler_accept(chain, t);
+    return t;
+}
+
+/* ------------------------------------------------------------------ */
+/* Stop conditions and streaming                                       */
+/* ------------------------------------------------------------------ */
+
+/* First occurrence of needle in hay[0..len), ignoring ASCII case when
+** nocase; NULL when none. */
+static const char *find(const char *hay, size_t len, const char *needle,
+                        int nocase)
+{
+    size_t n = strlen(needle), i;
+
+    if (n == 0 || n > len)
+        return NULL;
+    for (i = 0; i + n <= len; i++)
+        if (nocase ? strncasecmp(hay + i, needle, n) == 0
+                   : memcmp(hay + i, needle, n) == 0)
+            return hay + i;
+    return NULL;
+}
+
+/*
+** Where the reply text[0..len) ends, if it has ended: at the first stop
+** string (excluded) or just after the ``` that closes a ```sql block.
+** Returns the length to keep, or -1 when generation should go on.
+*/
+static long reply_end(const char *text, size_t len, const char *const *stop)
+{
+    const char *p, *best = NULL, *open, *close;
+    long keep = -1;
+    size_t i;
+
+    for (i = 0; stop && stop[i]; i++) {
+        p = find(text, len, stop[i], 0);
+        if (p && (!best || p < best))
+            best = p;
+    }
+    if (best)
+        keep = (long)(best - text);
+    open = find(text, len, "```sql", 1);
+    if (open) {
+        open += 6;
+        close = find(open, len - (size_t)(open - text), "```", 0);
+        if (close && (keep < 0 || close + 3 - text < keep))
+            keep = (long)(close + 3 - text);
+    }
+    return keep;
+}
+
+/*
+** How many bytes at the end of text[0..len) must wait before they are
+** streamed: the longest tail that starts a stop string, or an incomplete
+** UTF-8 sequence, whichever is longer.
+*/
+static size_t held_tail(const char *text, size_t len, const char *const *stop)
+{
+    size_t hold = 0, i, k, n, need;
+    unsigned char c;
+
+    for (i = 0; stop && stop[i]; i++) {
+        n = strlen(stop[i]);
+        if (n == 0)
+            continue;
+        for (k = n - 1 < len ? n - 1 : len; k > hold; k--)
+            if (memcmp(text + len - k, stop[i], k) == 0) {
+                hold = k;
+                break;
+            }
+    }
+    for (k = 1; k <= 3 && k <= len; k++) {
+        c = (unsigned char)text[len - k];
+        if ((c & 0xC0) != 0x80) {   /* lead byte (or ASCII) */
+            need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+            if (need > k && k > hold)
+                hold = k;
+            break;
+        }
+    }
+    return hold;
+}
+
+/* Stream text[*sent..upto) to the request's callback. */
+static void stream_to(const struct llm_request *req, const char *text,
+                      size_t *sent, size_t upto)
+{
+    if (req->on_token && upto > *sent)
+        req->on_token(req->token_ud, text + *sent, upto - *sent);
+    if (upto > *sent)
+        *sent = upto;
+}
+
+/* ------------------------------------------------------------------ */
+/* The provider                                                        */
+/* ------------------------------------------------------------------ */
+
+/* The text of one token (special tokens render as nothing) appended to b;
+** returns 0, or -1 when out of memory. */
+static int append_piece(struct local *l, llama_token t, char **text,
+                        size_t *len, size_t *cap)
+{
+    char piece[256], *bigger;
+    int n = llama_token_to_piece(l->vocab, t, piece, sizeof piece, 0, false);
+
+    if (n < 0)   /* longer than any real token; drop it rather than fail */
+        n = 0;
+    if (*len + (size_t)n + 1 > *cap) {
+        size_t c = (*cap ? *cap * 2 : 1024) + (size_t)n;
+        bigger = realloc(*text, c);
+        if (!bigger)
+            return -1;
+        *text = bigger;
+        *cap = c;
+    }
+    memcpy(*text + *len, piece, (size_t)n);
+    *len += (size_t)n;
+    (*text)[*len] = '\0';
+    return 0;
+}
+
+/*
+** Sample the reply after the prompt has been evaluated: one token at a
+** time until a stop condition, evaluating each kept token so that the
+** cache holds the conversation. Fills out->text, completion_tokens and
+** ttft_ms (measured from t0).
+*/
+static askdb_status generate(struct local *l, const struct llm_request *req,
+                             struct llama_sampler *smpl,
+                             struct llama_sampler *grammar, double t0,
+                             struct llm_reply *out)
+{
+    int max = req->max_tokens > 0 ? req->max_tokens : LOCAL_MAX_TOKENS;
+    size_t len = 0, cap = 256, sent = 0;
+    long keep = -1;
+    llama_token t;
+    askdb_status rc;
+    char *text;
+    int n = 0;
+
+    text = malloc(cap);
+    if (!text)
+        goto nomem;
+    text[0] = '\0';
+    while (n < max && l->ncache < l->n_ctx) {
+        t = sample_one(l, smpl, grammar);
+        if (t < 0)
+            goto nomem;
+        if (n == 0)
+            out->ttft_ms = now_ms() - t0;
+        if (llama_vocab_is_eog(l->vocab, t))
+            break;
+        n++;
+        if (append_piece(l, t, &text, &len, &cap) != 0)
+            goto nomem;
+        keep = reply_end(text, len, req->stop);
+        if (keep >= 0)
+            break;
+        stream_to(req, text, &sent, len - held_tail(text, len, req->stop));
+        if (n == max)
+            break;   /* no need to evaluate a token nobody samples after */
+        rc = eval_tokens(l, &t, 1);
+        if (rc) {
+            free(text);
+            return rc;
+        }
+    }
+    if (keep >= 0) {
+        len = (size_t)keep;
+        text[len] = '\0';
+    }
+    stream_to(req, text, &sent, len);
+    out->text = text;
+    out->completion_tokens = n;
+    return ASKDB_OK;
+nomem:
+    free(text);
+    snprintf(l->base.errmsg, sizeof l->base.errmsg, "out of memory");
+    return ASKDB_ERR_NOMEM;
+}
+
+/* llm_vtab.complete: format, reuse the cached prefix, evaluate the rest,
+** sample. */
+static askdb_status local_complete(llm *m, const struct llm_request *req,
+                                   struct llm_reply *out)
+{
+    struct local *l = (struct local *)m;
+    int max = req->max_tokens > 0 ? req->max_tokens : LOCAL_MAX_TOKENS;
+    struct llama_sampler *smpl = NULL, *grammar = NULL;
+    llama_token *toks = NULL;
+    double t0 = now_ms();
+    char *prompt = NULL;
+    askdb_status rc;
+    int n, reused;
+
+    if (!l->ctx) {   /* an earlier resize failed: start afresh */
+        rc = make_context(l, l->n_ctx_max < LOCAL_CTX ? l->n_ctx_max
+                                                      : LOCAL_CTX,
+                          m->errmsg, sizeof m->errmsg);
+        if (rc)
+            goto out;
+    }
+    prompt = format_prompt(l, req, &rc);
+    if (!prompt)
+        goto out;
+    rc = ASKDB_ERR_LLM;
+    n = tokenize(l, prompt, &toks);
+    if (n < 0)
+        goto out;
+    /* The sampler first: a bad grammar should fail before any work. */
+    smpl = make_sampler(l, req, &grammar);
+    if (!smpl)
+        goto out;
+    rc = fit_context(l, n, max);
+    if (rc)
+        goto out;
+    reused = reuse_prefix(l, toks, n);
+    rc = eval_tokens(l, toks + reused, n - reused);
+    if (rc)
+        goto out;
+    out->prompt_tokens = n;
+    out->cached_tokens = reused;
+    rc = generate(l, req, smpl, grammar, t0, out);
+    if (rc)
+        goto out;
+    out->load_ms = l->load_ms;
+    l->load_ms = 0;
+out:
+    llama_sampler_free(smpl);
+    llama_sampler_free(grammar);
+    free(toks);
+    free(prompt);
+    return rc;
+}
+
+/* llm_vtab.destroy */
+static void local_destroy(llm *m)
+{
+    struct local *l = (struct local *)m;
+
+    if (l->ctx)
+        llama_free(l->ctx);
+    if (l->model)
+        llama_model_free(l->model);
+    if (l->batch.token)
+        llama_batch_free(l->batch);
+    free(l->cache);
+    free(l->path);
+    free(l);
+}
+
+static const struct llm_vtab local_vtab = {"local", local_complete,
+                                           local_destroy, 1};
+
+/* Threads for generation and prompt batches: cfg->threads, or every core
+** this process may run on (its affinity mask, so that taskset and cpusets
+** are honoured; more threads than cores stall llama.cpp's threads on each
+** other). */
+static int thread_count(const askdb_config *cfg)
+{
+    cpu_set_t set;
+    long n;
+
+    if (cfg->threads > 0)
+        return cfg->threads;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        n = CPU_COUNT(&set);
+    else
+        n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 && n < 1024 ? (int)n : 1;
+}
+
+/*
+** Load the model (memory-mapped) and create the context. ASKDB_ERR_USAGE
+** when the file is missing or not a model llama.cpp can load, with the
+** reason in err.
+*/
+askdb_status llm_local_new(const askdb_config *cfg, llm **out, char *err,
+                           size_t errlen)
+{
+    struct llama_model_params mp;
+    struct local *l;
+    askdb_status rc;
+    double t0;
+    int train;
+
+    *out = NULL;
+    l = calloc(1, sizeof *l);
+    if (!l) {
+        snprintf(err, errlen, "out of memory");
+        return ASKDB_ERR_NOMEM;
+    }
+    l->base.vt = &local_vtab;
+    l->threads = thread_count(cfg);
+    l->path = model_path(cfg, err, errlen);
+    rc = ASKDB_ERR_NOMEM;
+    if (!l->path)
+        goto fail;
+    rc = check_model_file(l->path, is_gguf_path(cfg->model), err, errlen);
+    if (rc)
+        goto fail;
+
+    pthread_once(&backend_once, backend_init_once);
+    t0 = now_ms();
+    mp = llama_model_default_params();
+    mp.load_mode = LLAMA_LOAD_MODE_MMAP;
+    first_error[0] = '\0';
+    l->model = llama_model_load_from_file(l->path, mp);
+    if (!l->model) {
+        snprintf(err, errlen, "cannot load model file '%s'%s%s (is it a "
+                              "GGUF model? set ASKDB_LLAMA_LOG=1 to see "
+                              "llama.cpp's log)", l->path,
+                 first_error[0] ? ": " : "", first_error);
+        rc = ASKDB_ERR_USAGE;
+        goto fail;
+    }
+    l->vocab = llama_model_get_vocab(l->model);
+    l->tmpl = llama_model_chat_template(l->model, NULL);
+    if (!l->tmpl)
+        l->tmpl = "chatml";   /* what llama.cpp itself assumes */
+    train = llama_model_n_ctx_train(l->model);
+    l->n_ctx_max = train > 0 && train < LOCAL_CTX_MAX ? train : LOCAL_CTX_MAX;
+    l->batch = llama_batch_init(LOCAL_BATCH, 0, 1);
+    if (!l->batch.token) {
+        snprintf(err, errlen, "out of memory");
+        rc = ASKDB_ERR_NOMEM;
+        goto fail;
+    }
+    rc = make_context(l, LOCAL_CTX < l->n_ctx_max ? LOCAL_CTX : l->n_ctx_max,
+                      err, errlen);
+    if (rc)
+        goto fail;
+    l->load_ms = now_ms() - t0;
+    *out = &l->base;
+    return ASKDB_OK;
+fail:
+    local_destroy(&l->base);
+    return rc;
+}
+
+#else /* !ASKDB_HAVE_LLAMA */
+
+/* 1 when cfg names no provider, URL, key, model or callback. */
 static int nothing_configured(const askdb_config *cfg)
 {
     return !(cfg->provider && *cfg->provider) &&
+           !(cfg->model && *cfg->model) &&
            !(cfg->llm_url && *cfg->llm_url) &&
            !(cfg->api_key && *cfg->api_key) && !cfg->llm_fn;
 }
 
+/* Without llama.cpp: ASKDB_ERR_UNSUPPORTED, saying how to build it in and
+** how to use a remote model instead. */
 askdb_status llm_local_new(const askdb_config *cfg, llm **out, char *err,
                            size_t errlen)
 {
     *out = NULL;
     snprintf(err, errlen, "%s%s",
-             "the local model is not built into this askdb (build llama.cpp "
-             "with 'make llama' and rebuild, or use a remote model: "
-             "--llm-url URL --model NAME)",
+             "the local model is not built into this askdb (run 'make "
+             "llama model' and rebuild to build it in, or use a remote "
+             "model: --llm-url URL --model NAME)",
              nothing_configured(cfg)
                  ? "; no model is configured: point --llm-url or "
-                   "ASKDB_LLM_URL at an OpenAI-compatible server, or set "
-                   "OPENAI_API_KEY or ANTHROPIC_API_KEY (with --model or "
-                   "ASKDB_MODEL)"
+                   "ASKDB_LLM_URL at an OpenAI-compatible server, or pass "
+                   "--provider openai or --provider anthropic with --model "
+                   "NAME (the key in OPENAI_API_KEY or ANTHROPIC_API_KEY)"
                  : "");
     return ASKDB_ERR_UNSUPPORTED;
 }
+
+#endif /* ASKDB_HAVE_LLAMA */

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# tests/e2e/local_smoke.sh - the askdb command with a real local model.
+#
+#   ASKDB=build/asan/askdb ASKDB_SMALL_MODEL=$(scripts/models.sh --path small) \
+#       bash tests/e2e/local_smoke.sh
+#   LOCAL_SMOKE_LIMIT_S=N  kill an askdb run after N s (default 600)
+#   E2E_VERBOSE=1          show stderr of a failed test
+#
+# The small model (SmolLM2-135M) runs in-process through llama.cpp. It
+# rarely writes valid SQL, so the smoke test checks the plumbing, not the
+# answer: the command finishes, exits 0 (answered) or 1 (every attempt
+# listed), the trace holds prompts and replies of the local provider with
+# token counts, and the database is unchanged. The runs are pinned to one
+# CPU (taskset), so the model uses one thread and a busy machine only
+# slows it down instead of stalling its threads on each other.
+#
+# Skipped (and says why) when ASKDB_SMALL_MODEL is unset or askdb was built
+# without llama.cpp. Prints "ok NAME" or "FAIL NAME: reason" per test, then
+# "N passed, M failed"; exit status 0 only when M is 0.
+set -u
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+ASKDB=$(realpath -m "${ASKDB:-$ROOT/build/asan/askdb}")
+SHOP_DB=$(realpath -m "${SHOP_DB:-$ROOT/examples/shop.db}")
+SMALL=${ASKDB_SMALL_MODEL:-}
+LIMIT=${LOCAL_SMOKE_LIMIT_S:-600}
+
+# Nothing of the developer's model setup may leak in.
+for _v in $(compgen -e); do
+    case $_v in ASKDB_*) unset "$_v" ;; esac
+done
+unset OPENAI_API_KEY ANTHROPIC_API_KEY
+export LC_ALL=C
+
+[ -x "$ASKDB" ] || { echo "local_smoke.sh: $ASKDB is not built" >&2; exit 2; }
+[ -f "$SHOP_DB" ] || { echo "local_smoke.sh: $SHOP_DB is missing" >&2; exit 2; }
+command -v python3 >/dev/null || { echo "local_smoke.sh: python3 is needed" >&2; exit 2; }
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/askdb-local.XXXXXX") || exit 2
+trap 'rm -rf "$TMP"' EXIT
+
+PIN=()
+command -v taskset >/dev/null && PIN=(taskset -c "$(taskset -pc $$ | sed 's/.*: //; s/[,-].*//')")
+
+# run ARGS...: askdb in $TMP; sets RC, stdout in $TMP/out, stderr in $TMP/err.
+run() {
+    (cd "$TMP" && exec timeout -k 5 "$LIMIT" "${PIN[@]}" "$ASKDB" "$@") \
+        </dev/null >"$TMP/out" 2>"$TMP/err"
+    RC=$?
+}
+
+fail() { printf '%s\n' "$*" >"$TMP/.fail"; exit 1; }
+
+sanitizer_clean() {
+    if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$TMP/err"; then
+        fail "sanitizer report: $(grep -m3 -E 'Sanitizer|runtime error' "$TMP/err")"
+    fi
+}
+
+# ---------------------------------------------------------------------------
+
+small_model_answers_or_lists_every_attempt() {
+    cp "$SHOP_DB" "$TMP/shop.db"
+    local before after
+    before=$(sha256sum "$TMP/shop.db" | cut -d' ' -f1)
+    run ask --model "$SMALL" --max-attempts 3 --max-tokens 128 \
+        --trace trace.jsonl -f csv shop.db "How many customers are there?"
+    [ "$RC" != 124 ] && [ "$RC" != 137 ] || fail "did not finish within $LIMIT s"
+    sanitizer_clean
+    [ "$RC" = 0 ] || [ "$RC" = 1 ] || fail "exit $RC: $(head -c 400 "$TMP/err")"
+    after=$(sha256sum "$TMP/shop.db" | cut -d' ' -f1)
+    [ "$before" = "$after" ] || fail "the database changed"
+    python3 - "$TMP/trace.jsonl" "$RC" "$TMP/out" "$TMP/err" "$TMP/py.err" <<'PY' ||
+import json, re, sys
+path, rc = sys.argv[1], int(sys.argv[2])
+out, err = open(sys.argv[3]).read(), open(sys.argv[4]).read()
+def check(cond, msg):
+    if not cond:
+        open(sys.argv[5], "w").write(msg)
+        sys.exit(1)
+lines = [json.loads(l) for l in open(path, encoding="utf-8")]
+steps = [l["step"] for l in lines]
+prompts = [l for l in lines if l["step"] == "prompt"]
+replies = [l for l in lines if l["step"] == "reply"]
+check(prompts and replies, "no prompt or reply step in %r" % steps)
+check(len(prompts) == len(replies) <= 3, "prompts/replies: %r" % steps)
+check(all(p.get("provider") == "local" for p in prompts), "provider: %r" % [p.get("provider") for p in prompts])
+for r in replies:
+    check("error" not in r, "model call failed: %r" % r.get("error"))
+    check(r.get("prompt_tokens", 0) > 0, "no prompt tokens: %r" % r)
+    check(0 <= r.get("completion_tokens", -1) <= 128, "completion tokens: %r" % r)
+ans = lines[-1]
+check(ans["step"] == "answer", "last step: %r" % ans)
+if rc == 0:
+    check("execute" in steps and ans.get("status") == "ok", "exit 0 without an executed statement: %r" % steps)
+    check(re.match(r"^SELECT|^WITH", ans.get("sql") or "", re.I), "accepted SQL: %r" % ans.get("sql"))
+    check(out.strip() != "", "no rows on stdout")
+else:
+    check("no valid SQL after" in err, "stderr: %r" % err[:300])
+    for i in range(1, len(prompts) + 1):
+        check("attempt %d:" % i in err, "attempt %d not listed: %r" % (i, err[:600]))
+PY
+        fail "$(cat "$TMP/py.err" 2>/dev/null || echo "trace check failed")"
+}
+
+missing_model_file_is_a_usage_error() {
+    cp "$SHOP_DB" "$TMP/shop.db"
+    run ask --model /nonexistent/m.gguf shop.db "How many customers are there?"
+    sanitizer_clean
+    [ "$RC" = 2 ] || fail "exit $RC, want 2: $(head -c 300 "$TMP/err")"
+    grep -q "cannot open model file '/nonexistent/m.gguf'" "$TMP/err" || fail "stderr: $(cat "$TMP/err")"
+}
+
+missing_default_model_says_make_model() {
+    cp "$SHOP_DB" "$TMP/shop.db"
+    mkdir -p "$TMP/cache"
+    ASKDB_CACHE_DIR="$TMP/cache" run ask shop.db "How many customers are there?"
+    sanitizer_clean
+    [ "$RC" = 2 ] || fail "exit $RC, want 2: $(head -c 300 "$TMP/err")"
+    grep -q "the default local model '$TMP/cache/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf' is not there: run 'make model'" "$TMP/err" ||
+        fail "stderr: $(cat "$TMP/err")"
+}
+
+# ---------------------------------------------------------------------------
+
+if [ -z "$SMALL" ]; then
+    echo "skipped: ASKDB_SMALL_MODEL is not set (scripts/models.sh small)"
+    echo "0 passed, 0 failed"
+    exit 0
+fi
+run ask --model /nonexistent/m.gguf "$SHOP_DB" "q?"
+if grep -q "not built into this askdb" "$TMP/err"; then
+    echo "skipped: $ASKDB was built without llama.cpp (make llama, then rebuild)"
+    echo "0 passed, 0 failed"
+    exit 0
+fi
+
+passed=0 failed=0
+for t in small_model_answers_or_lists_every_attempt missing_model_file_is_a_usage_error \
+         missing_default_model_says_make_model; do
+    rm -f "$TMP/.fail" "$TMP/py.err"
+    if (set -u; "$t"); then
+        echo "ok $t"; passed=$((passed + 1))
+    else
+        echo "FAIL $t: $(cat "$TMP/.fail" 2>/dev/null)"; failed=$((failed + 1))
+        [ -n "${E2E_VERBOSE:-}" ] && sed 's/^/  stderr: /' "$TMP/err" | head -40
+    fi
+done
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,551 @@
+/* test_local.c - the in-process llama.cpp provider with the small model. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "llm/llm.h"
+
+#ifdef ASKDB_HAVE_LLAMA
+#include <llama.h>
+#endif
+
+/*
+** The model tests need a build with ASKDB_HAVE_LLAMA and the small model
+** (SmolLM2-135M) in ASKDB_SMALL_MODEL (`make unit` sets it from
+** `scripts/models.sh --path small`); without either they are skipped with
+** a message saying which is missing. The small model writes no useful SQL,
+** so the tests check the plumbing: template, tokens, prefix reuse,
+** grammar, stop conditions, streaming and the error messages. Decoding is
+** greedy (temperature 0) on one thread.
+*/
+
+struct state {
+    askdb_config cfg;
+    llm *m;
+    struct llm_reply r;
+    char err[512];
+};
+
+/* Streamed pieces, concatenated. */
+struct pieces {
+    char text[4096];
+    size_t len;
+    int calls;
+};
+
+static const char *small_model(void)
+{
+    const char *p = getenv("ASKDB_SMALL_MODEL");
+
+    return p && *p ? p : NULL;
+}
+
+/* Skip the calling test unless the local model can run. */
+static void need_model(void)
+{
+#ifndef ASKDB_HAVE_LLAMA
+    print_message("skipped: askdb was built without llama.cpp "
+                  "(make llama, then rebuild)\n");
+    skip();
+#else
+    if (!small_model()) {
+        print_message("skipped: ASKDB_SMALL_MODEL is not set (scripts/"
+                      "models.sh small, then run through make unit)\n");
+        skip();
+    }
+#endif
+}
+
+static int setup(void **ts)
+{
+    struct state *s = calloc(1, sizeof *s);
+
+    if (!s)
+        return -1;
+    s->cfg = askdb_config_default();
+    s->cfg.model = small_model();
+    s->cfg.threads = 1;
+    *ts = s;
+    return 0;
+}
+
+static int teardown(void **ts)
+{
+    struct state *s = *ts;
+
+    llm_reply_free(&s->r);
+    llm_free(s->m);
+    free(s);
+    return 0;
+}
+
+/* Create the provider from s->cfg, which must succeed. */
+static void open_model(struct state *s)
+{
+    askdb_status rc = llm_new(&s->cfg, &s->m, s->err, sizeof s->err);
+
+    if (rc != ASKDB_OK)
+        fail_msg("llm_new: %s: %s", askdb_status_str(rc), s->err);
+    assert_string_equal(llm_name(s->m), "local");
+}
+
+/* One completion that must succeed; the reply is in s->r. */
+static void complete_ok(struct state *s, const struct llm_request *req)
+{
+    askdb_status rc;
+
+    llm_reply_free(&s->r);
+    rc = llm_complete(s->m, req, &s->r);
+    if (rc != ASKDB_OK)
+        fail_msg("llm_complete: %s: %s", askdb_status_str(rc),
+                 llm_errmsg(s->m));
+    assert_non_null(s->r.text);
+}
+
+static void collect(void *ud, const char *piece, size_t len)
+{
+    struct pieces *p = ud;
+
+    assert_true(p->len + len < sizeof p->text);
+    memcpy(p->text + p->len, piece, len);
+    p->len += len;
+    p->text[p->len] = '\0';
+    p->calls++;
+}
+
+/* A system prompt with a schema long enough that reuse is visible. */
+static const char system_prompt[] =
+    "You write one SQLite query that answers the user's question. Reply "
+    "with the query in a ```sql block and nothing else.\n\n"
+    "CREATE TABLE customers (id INTEGER PRIMARY KEY, first_name TEXT, "
+    "last_name TEXT, email TEXT UNIQUE, country TEXT, created_at TEXT);\n"
+    "CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER "
+    "REFERENCES customers(id), status TEXT, ordered_at TEXT, total REAL);\n"
+    "CREATE TABLE order_items (order_id INTEGER REFERENCES orders(id), "
+    "product_id INTEGER REFERENCES products(id), quantity INTEGER, "
+    "unit_price REAL);\n"
+    "CREATE TABLE products (id INTEGER PRIMARY KEY, name TEXT, category_id "
+    "INTEGER REFERENCES categories(id), price REAL);\n"
+    "CREATE TABLE categories (id INTEGER PRIMARY KEY, name TEXT);\n";
+
+static struct llm_request request(const struct llm_msg *msgs, int n,
+                                  int max_tokens)
+{
+    struct llm_request req;
+
+    memset(&req, 0, sizeof req);
+    req.msgs = msgs;
+    req.nmsgs = n;
+    req.temperature = 0;
+    req.max_tokens = max_tokens;
+    req.seed = -1;
+    return req;
+}
+
+#ifdef ASKDB_HAVE_LLAMA
+/*
+** Tokens of the conversation as the model sees it, counted here with
+** llama.cpp directly (vocabulary only), as an oracle for the provider's
+** prefix reuse. *out is malloc()ed; returns the count.
+*/
+static int prompt_tokens_of(const struct llm_msg *msgs, int n,
+                            llama_token **out)
+{
+    struct llama_model_params mp = llama_model_default_params();
+    struct llama_chat_message cm[4];
+    struct llama_model *model;
+    const char *tmpl;
+    char text[8192];
+    int i, len, nt;
+
+    assert_true(n <= 4);
+    mp.vocab_only = true;
+    model = llama_model_load_from_file(small_model(), mp);
+    assert_non_null(model);
+    for (i = 0; i < n; i++) {
+        cm[i].role = msgs[i].role;
+        cm[i].content = msgs[i].content;
+    }
+    tmpl = llama_model_chat_template(model, NULL);
+    len = llama_chat_apply_template(tmpl, cm, (size_t)n, true, text,
+                                    (int)sizeof text);
+    assert_true(len > 0 && len < (int)sizeof text);
+    *out = malloc(sizeof text * sizeof **out);
+    assert_non_null(*out);
+    nt = llama_tokenize(llama_model_get_vocab(model), text, len, *out,
+                        (int)sizeof text, true, true);
+    assert_true(nt > 0);
+    llama_model_free(model);
+    return nt;
+}
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Generation                                                          */
+/* ------------------------------------------------------------------ */
+
+static void local_generates_text_and_counts_tokens(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_msg msgs[] = {{"system", "You are a helpful assistant."},
+                             {"user", "Name three colours."}};
+    struct llm_request req = request(msgs, 2, 24);
+    struct pieces p = {"", 0, 0};
+
+    need_model();
+    open_model(s);
+    req.on_token = collect;
+    req.token_ud = &p;
+    complete_ok(s, &req);
+    assert_true(strlen(s->r.text) > 0);
+    assert_true(s->r.prompt_tokens > 10);
+    assert_true(s->r.completion_tokens > 0);
+    assert_true(s->r.completion_tokens <= 24);
+    assert_int_equal(s->r.cached_tokens, 0);
+    assert_int_equal(s->r.http_status, 0);
+    assert_true(s->r.ttft_ms > 0);
+    assert_true(s->r.ttft_ms <= s->r.ms);
+    assert_true(s->r.load_ms > 0);   /* the first reply says how long */
+    /* Streaming gives exactly the text, in pieces. */
+    assert_string_equal(p.text, s->r.text);
+    assert_true(p.calls > 1);
+
+    /* Same request, same greedy answer; the load is reported once. */
+    {
+        char *first = strdup(s->r.text);
+        long n = s->r.completion_tokens;
+
+        assert_non_null(first);
+        complete_ok(s, &req);
+        assert_string_equal(s->r.text, first);
+        assert_int_equal(s->r.completion_tokens, n);
+        assert_true(s->r.load_ms == 0);
+        free(first);
+    }
+}
+
+static void local_reuses_the_prompt_prefix(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_msg q1[] = {{"system", system_prompt},
+                           {"user", "How many customers are there?"}};
+    struct llm_msg q2[] = {{"system", system_prompt},
+                           {"user", "Which products never sold?"}};
+    struct llm_request req = request(q1, 2, 8);
+    long n2, shared = 0;
+
+    need_model();
+    open_model(s);   /* first: it also quiets llama.cpp's log */
+#ifdef ASKDB_HAVE_LLAMA
+    {
+        llama_token *t1, *t2;
+        int n1 = prompt_tokens_of(q1, 2, &t1);
+        int m2 = prompt_tokens_of(q2, 2, &t2);
+
+        while (shared < n1 && shared < m2 && t1[shared] == t2[shared])
+            shared++;
+        free(t1);
+        free(t2);
+    }
+#endif
+    complete_ok(s, &req);
+    assert_int_equal(s->r.cached_tokens, 0);
+
+    /* A second question: system prompt and schema come from the cache,
+    ** exactly the tokens both prompts share, and only the question is
+    ** evaluated. */
+    req.msgs = q2;
+    complete_ok(s, &req);
+    n2 = s->r.prompt_tokens;
+    assert_true(s->r.cached_tokens > 0);
+    assert_int_equal(s->r.cached_tokens, shared);
+    assert_true(n2 - s->r.cached_tokens < 16);
+    assert_true(n2 > 150);
+
+    /* The same prompt again: only its last token is evaluated. */
+    complete_ok(s, &req);
+    assert_int_equal(s->r.prompt_tokens, n2);
+    assert_int_equal(s->r.cached_tokens, n2 - 1);
+}
+
+static void local_reuses_the_conversation_on_a_repair_turn(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_msg conv[4] = {{"system", system_prompt},
+                              {"user", "How many customers are there?"},
+                              {"assistant", NULL},
+                              {"user", "no such column: x. Fix the query."}};
+    struct llm_request req = request(conv, 2, 16);
+    char *reply;
+    long n1;
+
+    need_model();
+    open_model(s);
+    complete_ok(s, &req);
+    n1 = s->r.prompt_tokens;
+    reply = strdup(s->r.text);
+    assert_non_null(reply);
+    conv[2].content = reply;
+    req.nmsgs = 4;
+    complete_ok(s, &req);
+    /* Everything of the first prompt is reused, and the reply too as far
+    ** as it tokenizes the same way it was generated. */
+    assert_true(s->r.cached_tokens >= n1);
+    assert_true(s->r.cached_tokens < s->r.prompt_tokens);
+    free(reply);
+}
+
+/* ------------------------------------------------------------------ */
+/* Grammar, stop conditions                                            */
+/* ------------------------------------------------------------------ */
+
+static void local_grammar_constrains_output(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_msg msgs[] = {{"system", system_prompt},
+                             {"user", "How many customers are there?"}};
+    struct llm_request req = request(msgs, 2, 12);
+    const char *p;
+
+    need_model();
+    open_model(s);
+    assert_int_equal(llm_supports_grammar(s->m), 1);
+    req.grammar = "root ::= \"SELECT \" [a-z]+";
+    complete_ok(s, &req);
+    assert_true(strncmp(s->r.text, "SELECT ", 7) == 0);
+    p = s->r.text + 7;
+    assert_true(*p != '\0');
+    for (; *p; p++)
+        if (*p < 'a' || *p > 'z')
+            fail_msg("not [a-z]+ after 'SELECT ': '%s'", s->r.text);
+}
+
+static void local_stops_at_stop_strings_and_the_closing_fence(void **ts)
+{
+    struct state *s = *ts;
+    static const char *const stop[] = {"</sql>", ";", NULL};
+    struct llm_msg msgs[] = {{"user", "Count the customers."}};
+    struct llm_request req = request(msgs, 1, 40);
+    struct pieces p = {"", 0, 0};
+
+    need_model();
+    open_model(s);
+    /* The grammar makes the model write the stop string. */
+    req.grammar = "root ::= \"SELECT count(*) FROM customers; -- done\"";
+    req.stop = stop;
+    req.on_token = collect;
+    req.token_ud = &p;
+    complete_ok(s, &req);
+    assert_string_equal(s->r.text, "SELECT count(*) FROM customers");
+    assert_string_equal(p.text, s->r.text);   /* never streamed the stop */
+
+    /* A ```sql block ends the reply at its closing fence. */
+    req.stop = NULL;
+    req.grammar = "root ::= \"```sql\\nSELECT 1\\n```\\nThis query counts.\"";
+    p.len = 0;
+    p.text[0] = '\0';
+    complete_ok(s, &req);
+    assert_string_equal(s->r.text, "```sql\nSELECT 1\n```");
+    assert_string_equal(p.text, s->r.text);
+}
+
+static void bad_grammar_is_a_clear_error(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_msg msgs[] = {{"user", "Count the customers."}};
+    struct llm_request req = request(msgs, 1, 8);
+
+    need_model();
+    open_model(s);
+    req.grammar = "root ::= (\"SELECT\"";
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
+    assert_null(s->r.text);
+    assert_non_null(strstr(llm_errmsg(s->m),
+                           "the grammar for the local model does not parse "
+                           "as GBNF with a rule 'root'"));
+    req.grammar = "query ::= \"SELECT 1\"";
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
+    assert_non_null(strstr(llm_errmsg(s->m), "with a rule 'root'"));
+    /* The provider still works afterwards. */
+    req.grammar = NULL;
+    complete_ok(s, &req);
+}
+
+static void long_prompt_is_a_clear_error(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_msg msgs[] = {{"user", NULL}};
+    struct llm_request req = request(msgs, 1, 8);
+    size_t n = 60000, i;
+    char *big;
+
+    need_model();
+    big = malloc(n + 1);
+    assert_non_null(big);
+    for (i = 0; i < n; i++)
+        big[i] = i % 6 == 5 ? ' ' : (char)('a' + i % 7);
+    big[n] = '\0';
+    msgs[0].content = big;
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
+    assert_non_null(strstr(llm_errmsg(s->m), " tokens but the local model '"));
+    assert_non_null(strstr(llm_errmsg(s->m),
+                           "holds at most 8192 (its context): the schema is "
+                           "too large for this model"));
+    free(big);
+}
+
+/* ------------------------------------------------------------------ */
+/* Configuration errors and provider choice                            */
+/* ------------------------------------------------------------------ */
+
+static void missing_model_file_is_a_clear_error(void **ts)
+{
+    struct state *s = *ts;
+    char dir[] = "/tmp/askdb-local-XXXXXX", path[128], want[512];
+    FILE *f;
+
+#ifndef ASKDB_HAVE_LLAMA
+    print_message("skipped: askdb was built without llama.cpp\n");
+    skip();
+#endif
+    s->cfg.model = "/nonexistent/dir/m.gguf";
+    assert_int_equal(llm_new(&s->cfg, &s->m, s->err, sizeof s->err),
+                     ASKDB_ERR_USAGE);
+    assert_null(s->m);
+    assert_string_equal(s->err, "cannot open model file '/nonexistent/dir/"
+                                "m.gguf': No such file or directory (check "
+                                "--model or ASKDB_MODEL; 'make model' "
+                                "fetches the default model)");
+
+    /* The default model, looked for in ASKDB_CACHE_DIR. */
+    assert_non_null(mkdtemp(dir));
+    setenv("ASKDB_CACHE_DIR", dir, 1);
+    s->cfg.model = NULL;
+    s->cfg.provider = "local";
+    assert_int_equal(llm_new(&s->cfg, &s->m, s->err, sizeof s->err),
+                     ASKDB_ERR_USAGE);
+    snprintf(want, sizeof want, "the default local model '%s/models/"
+             "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf' is not there: run "
+             "'make model' to fetch it, or point --model (ASKDB_MODEL) at "
+             "a .gguf file, or use a remote model: --llm-url URL --model "
+             "NAME", dir);
+    assert_string_equal(s->err, want);
+    unsetenv("ASKDB_CACHE_DIR");
+
+    /* A file that is not a model. */
+    snprintf(path, sizeof path, "%s/junk.gguf", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("not a model\n", f);
+    fclose(f);
+    s->cfg.model = path;
+    assert_int_equal(llm_new(&s->cfg, &s->m, s->err, sizeof s->err),
+                     ASKDB_ERR_USAGE);
+    assert_null(s->m);
+    snprintf(want, sizeof want, "cannot load model file '%s'", path);
+    assert_true(strncmp(s->err, want, strlen(want)) == 0);
+    assert_non_null(strstr(s->err, "set ASKDB_LLAMA_LOG=1"));
+    unlink(path);
+    rmdir(dir);
+}
+
+static int never_called(void *ud, int n, const char *const *roles,
+                        const char *const *contents, char **reply)
+{
+    (void)ud, (void)n, (void)roles, (void)contents, (void)reply;
+    return 1;
+}
+
+static void provider_choice_gguf_path_selects_local(void **ts)
+{
+    askdb_config c = askdb_config_default();
+
+    (void)ts;
+    c.model = "/models/x.gguf";
+    assert_string_equal(llm_choose(&c), "local");
+    c.model = "Model.GGUF";
+    assert_string_equal(llm_choose(&c), "local");
+    /* A .gguf path wins over a URL or key: only a local file fits it. */
+    c.llm_url = "http://localhost:8080/v1";
+    assert_string_equal(llm_choose(&c), "local");
+    c.llm_url = NULL;
+    c.api_key = "sk-ant-abc";
+    assert_string_equal(llm_choose(&c), "local");
+    /* ...but not over an explicit provider or a callback. */
+    c.provider = "openai";
+    assert_string_equal(llm_choose(&c), "openai");
+    c.provider = NULL;
+    c.llm_fn = never_called;
+    assert_string_equal(llm_choose(&c), "custom");
+    c.llm_fn = NULL;
+    /* A model name is not a path. */
+    c.model = "qwen2.5-coder:1.5b";
+    assert_string_equal(llm_choose(&c), "anthropic");
+    c.api_key = NULL;
+    c.model = "gguf";
+    assert_string_equal(llm_choose(&c), "local");   /* nothing else set */
+    c.llm_url = "http://localhost:11434/v1";
+    assert_string_equal(llm_choose(&c), "openai");
+}
+
+static void local_without_llama_says_how_to_enable(void **ts)
+{
+    askdb_config c = askdb_config_default();
+    llm *m = NULL;
+    char err[512];
+
+    (void)ts;
+#ifdef ASKDB_HAVE_LLAMA
+    print_message("skipped: askdb was built with llama.cpp\n");
+    skip();
+#endif
+    assert_int_equal(llm_new(&c, &m, err, sizeof err), ASKDB_ERR_UNSUPPORTED);
+    assert_null(m);
+    assert_string_equal(
+        err, "the local model is not built into this askdb (run 'make "
+             "llama model' and rebuild to build it in, or use a remote "
+             "model: --llm-url URL --model NAME); no model is configured: "
+             "point --llm-url or ASKDB_LLM_URL at an OpenAI-compatible "
+             "server, or pass --provider openai or --provider anthropic "
+             "with --model NAME (the key in OPENAI_API_KEY or "
+             "ANTHROPIC_API_KEY)");
+    c.model = "model.gguf";
+    assert_int_equal(llm_new(&c, &m, err, sizeof err), ASKDB_ERR_UNSUPPORTED);
+    assert_string_equal(
+        err, "the local model is not built into this askdb (run 'make "
+             "llama model' and rebuild to build it in, or use a remote "
+             "model: --llm-url URL --model NAME)");
+}
+
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        T(local_generates_text_and_counts_tokens),
+        T(local_reuses_the_prompt_prefix),
+        T(local_reuses_the_conversation_on_a_repair_turn),
+        T(local_grammar_constrains_output),
+        T(local_stops_at_stop_strings_and_the_closing_fence),
+        T(bad_grammar_is_a_clear_error),
+        T(long_prompt_is_a_clear_error),
+        T(missing_model_file_is_a_clear_error),
+        T(provider_choice_gguf_path_selects_local),
+        T(local_without_llama_says_how_to_enable),
+    };
+
+    unsetenv("ASKDB_CACHE_DIR");
+    /* e.g. TEST_FILTER='*error*' for a quicker run under valgrind */
+    if (getenv("TEST_FILTER"))
+        cmocka_set_test_filter(getenv("TEST_FILTER"));
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
