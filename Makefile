@@ -104,7 +104,7 @@ test: unit e2e
 SMALL_MODEL = $$(scripts/models.sh --path small 2>/dev/null || true)
 
 # SPIDER_DIR: Spider's training split, for tests over real databases.
-SPIDER_DIR ?= ../shared/bench/spider-train
+SPIDER_DIR ?= $(wildcard ../shared/bench/spider-train)
 
 unit: $(UNIT_BIN) $(BA)/fake_llm examples/shop.db
 	@set -e; small=$(SMALL_MODEL); for t in $(UNIT_BIN); do \
