@@ -166,3 +166,39 @@ json_t *llm_parse_body(struct http_client *h, const char *body, size_t len,
     buf_free(&m);
     return NULL;
 }
+
+askdb_status llm_parse_reply(struct http_client *h, int stream,
+                             const char *body, size_t len,
+                             http_event_fn on_event,
+                             void (*read_body)(struct llm_acc *a,
+                                               const json_t *root),
+                             const char *where, struct llm_reply *out,
+                             char *err, size_t errlen)
+{
+    struct llm_request req;
+    struct llm_acc acc;
+    json_t *root = NULL;
+    askdb_status rc = ASKDB_ERR_LLM;
+
+    memset(&req, 0, sizeof req);
+    llm_acc_init(&acc, &req, stream);
+    if (stream) {
+        if (http_sse_parse(body, len, NULL, 0, on_event, &acc)) {
+            snprintf(err, errlen, "the streamed reply from %s has a line "
+                                  "or event larger than %u MiB (or memory "
+                                  "ran out)", http_url(h),
+                     HTTP_MAX_REPLY >> 20);
+            goto out;
+        }
+    } else {
+        root = llm_parse_body(h, body, len, err, errlen);
+        if (!root)
+            goto out;
+        read_body(&acc, root);
+    }
+    rc = llm_acc_finish(&acc, h, where, out, err, errlen);
+out:
+    llm_acc_free(&acc);
+    json_decref(root);
+    return rc;
+}

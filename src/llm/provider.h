@@ -78,6 +78,18 @@ json_t *llm_parse_body(struct http_client *h, const char *body, size_t len,
                        char *err, size_t errlen);
 
 /*
+** What both providers' *_parse_reply do, with their own event handler,
+** body reader and text field (`where`, for messages).
+*/
+askdb_status llm_parse_reply(struct http_client *h, int stream,
+                             const char *body, size_t len,
+                             http_event_fn on_event,
+                             void (*read_body)(struct llm_acc *a,
+                                               const json_t *root),
+                             const char *where, struct llm_reply *out,
+                             char *err, size_t errlen);
+
+/*
 ** Turn a received reply into out the way the provider's complete() does
 ** once the HTTP exchange is over: body (len bytes) is the JSON body or,
 ** with stream set, the whole SSE stream. h names the endpoint in messages
