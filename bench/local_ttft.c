@@ -2,7 +2,7 @@
 **
 **   make build/local_ttft
 **   build/local_ttft [--model PATH.gguf] [--threads N] [--db DB]
-**                    [--max-tokens N] [QUESTION...]
+**                    [--max-tokens N] [--n N [--grammar 1]] [QUESTION...]
 **
 ** Defaults: the default local model, all cores, examples/shop.db, 128
 ** tokens, and two questions. Two parts, each with its own model load:
@@ -18,6 +18,19 @@
 **    all; time to first token is taken by the streaming callback from the
 **    start of askdb_agent_ask.
 **
+** With --n N only a third part runs instead:
+**
+** 3. candidates: the provider alone, prompt as in part 1. For each
+**    question, after one warm-up call (which evaluates the prompt, so that
+**    every later call reuses it): one llm_complete (greedy), then the N
+**    replies llm_complete_n makes (greedy + N-1 sampled, same temperatures
+**    and seeds) as N llm_complete calls one after another, then
+**    llm_complete_n(N) decoding them as one batch. Prints tokens, time and
+**    tokens/s per sequence of each, the batch's speed-up over the N
+**    sequential calls and how many batch replies equal the sequential
+**    ones. --grammar 1 constrains decoding with the agent's SQL grammar
+**    for the database (src/sql/grammar.h), as the agent does.
+**
 ** Every figure is wall time: on a machine where other processes use the
 ** cores, the model slows down badly (see models/README.md), so note the
 ** load average, which is printed first.
@@ -31,7 +44,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "db/db.h"
 #include "llm/llm.h"
+#include "sql/grammar.h"
 
 static double now_ms(void)
 {
@@ -48,6 +63,8 @@ struct opts {
     int max_tokens;
     int nq;
     const char *const *q;
+    int n;                /* --n: candidates part (0 = parts 1 and 2) */
+    int grammar;          /* --grammar 1: the agent's SQL grammar */
 };
 
 static const char *const default_q[] = {
@@ -138,6 +155,127 @@ static int bench_provider(const struct opts *o, const char *schema)
     return 0;
 }
 
+/* Sum of completion tokens of r[0..n). */
+static long sum_tokens(const struct llm_reply *r, int n)
+{
+    long t = 0;
+    int i;
+
+    for (i = 0; i < n; i++)
+        t += r[i].completion_tokens > 0 ? r[i].completion_tokens : 0;
+    return t;
+}
+
+/* Part 3: one reply vs N sequential vs N batched. Returns 0 on success. */
+static int bench_candidates(const struct opts *o, const char *schema,
+                            const char *grammar)
+{
+    askdb_config cfg = askdb_config_default();
+    struct llm_reply one, *seq = NULL, *bat = NULL;
+    struct llm_msg msgs[2];
+    struct llm_request req, ri;
+    llm *m = NULL;
+    char err[512], *sys = NULL;
+    double seq_ms, t0;
+    long seq_tok, bat_tok;
+    int i, q, same, rc = 1;
+    size_t len;
+
+    memset(&one, 0, sizeof one);
+    cfg.provider = "local";
+    cfg.model = o->model;
+    cfg.threads = o->threads;
+    len = strlen(schema) + 256;
+    sys = malloc(len);
+    seq = calloc((size_t)o->n, sizeof *seq);
+    bat = calloc((size_t)o->n, sizeof *bat);
+    if (!sys || !seq || !bat)
+        goto out;
+    snprintf(sys, len, "You write one SQLite query that answers the user's "
+                       "question about this database. Reply with the query "
+                       "in a ```sql block.\n\n%s", schema);
+    if (llm_new(&cfg, &m, err, sizeof err)) {
+        fprintf(stderr, "local_ttft: %s\n", err);
+        goto out;
+    }
+    memset(&req, 0, sizeof req);
+    msgs[0].role = "system";
+    msgs[0].content = sys;
+    msgs[1].role = "user";
+    req.msgs = msgs;
+    req.nmsgs = 2;
+    req.max_tokens = o->max_tokens;
+    req.seed = -1;
+    req.grammar = grammar;
+    printf("candidates: n=%d, threads %d, max_tokens %d, grammar %s, "
+           "sampled at %.2f\n", o->n, o->threads, o->max_tokens,
+           grammar ? "yes" : "no", llm_candidate_temperature(&req, 1));
+    for (q = 0; q < o->nq; q++) {
+        msgs[1].content = o->q[q];
+        if (llm_complete(m, &req, &one))
+            goto fail;
+        printf("candidates: q%d warm-up: prompt %ld tokens (%ld cached), "
+               "%.0f ms\n", q + 1, one.prompt_tokens, one.cached_tokens,
+               one.ms);
+        llm_reply_free(&one);
+        if (llm_complete(m, &req, &one))
+            goto fail;
+        printf("candidates: q%d single: %ld tokens in %.0f ms, %.1f tok/s\n",
+               q + 1, one.completion_tokens, one.ms,
+               (double)one.completion_tokens / (one.ms / 1e3));
+        seq_ms = 0;
+        for (i = 0; i < o->n; i++) {
+            ri = req;
+            ri.temperature = llm_candidate_temperature(&req, i);
+            ri.seed = llm_candidate_seed(&req, i);
+            if (llm_complete(m, &ri, &seq[i]))
+                goto fail;
+            seq_ms += seq[i].ms;
+        }
+        seq_tok = sum_tokens(seq, o->n);
+        printf("candidates: q%d %d sequential calls: %ld tokens in %.0f ms, "
+               "%.1f tok/s\n", q + 1, o->n, seq_tok, seq_ms,
+               (double)seq_tok / (seq_ms / 1e3));
+        t0 = now_ms();
+        if (llm_complete_n(m, &req, o->n, bat))
+            goto fail;
+        bat_tok = sum_tokens(bat, o->n);
+        same = 0;
+        for (i = 0; i < o->n; i++)
+            same += strcmp(bat[i].text, seq[i].text) == 0;
+        printf("candidates: q%d batch of %d: %ld tokens in %.0f ms (call "
+               "%.0f ms), %.1f tok/s per sequence, %.1f tok/s in all; "
+               "%.2fx faster than sequential; %d/%d replies as sequential\n",
+               q + 1, o->n, bat_tok, bat[0].ms, now_ms() - t0,
+               (double)bat_tok / o->n / (bat[0].ms / 1e3),
+               (double)bat_tok / (bat[0].ms / 1e3), seq_ms / bat[0].ms, same,
+               o->n);
+        for (i = 0; i < o->n; i++)
+            printf("candidates: q%d reply %d (%ld tokens): %s\n", q + 1, i,
+                   bat[i].completion_tokens, bat[i].text);
+        llm_reply_free(&one);
+        for (i = 0; i < o->n; i++) {
+            llm_reply_free(&seq[i]);
+            llm_reply_free(&bat[i]);
+        }
+    }
+    rc = 0;
+    goto out;
+fail:
+    fprintf(stderr, "local_ttft: %s\n", llm_errmsg(m));
+out:
+    llm_reply_free(&one);
+    for (i = 0; seq && bat && i < o->n; i++) {
+        llm_reply_free(&seq[i]);
+        llm_reply_free(&bat[i]);
+    }
+    llm_free(m);
+    free(seq);
+    free(bat);
+    free(sys);
+    return rc;
+}
+
 struct first_token {
     double t0;
     double ttft;   /* < 0 until the first piece */
@@ -196,10 +334,11 @@ static int bench_agent(const struct opts *o)
 
 int main(int argc, char **argv)
 {
-    struct opts o = {NULL, "examples/shop.db", 0, 128, 2, default_q};
+    struct opts o = {NULL, "examples/shop.db", 0, 128, 2, default_q, 0, 0};
     askdb_db *db = NULL;
     askdb_config cfg = askdb_config_default();
-    char *schema = NULL;
+    const struct db_schema *s = NULL;
+    char *schema = NULL, *grammar = NULL;
     int i, rc;
 
     for (i = 1; i < argc && strncmp(argv[i], "--", 2) == 0; i += 2) {
@@ -215,6 +354,10 @@ int main(int argc, char **argv)
             o.threads = (int)strtol(argv[i + 1], NULL, 10);
         else if (strcmp(argv[i], "--max-tokens") == 0)
             o.max_tokens = (int)strtol(argv[i + 1], NULL, 10);
+        else if (strcmp(argv[i], "--n") == 0)
+            o.n = (int)strtol(argv[i + 1], NULL, 10);
+        else if (strcmp(argv[i], "--grammar") == 0)
+            o.grammar = (int)strtol(argv[i + 1], NULL, 10);
         else {
             fprintf(stderr, "local_ttft: unknown option %s\n", argv[i]);
             return 2;
@@ -225,16 +368,33 @@ int main(int argc, char **argv)
         o.nq = argc - i;
     }
     print_load();
-    if (askdb_db_open(o.db, &cfg, &db) || askdb_db_schema_text(db, &schema)) {
+    if (o.n < 0 || o.n > 64) {
+        fprintf(stderr, "local_ttft: --n takes 1 to 64\n");
+        return 2;
+    }
+    if (askdb_db_open(o.db, &cfg, &db) || askdb_db_schema_text(db, &schema) ||
+        (o.grammar && db_schema(db, &s))) {
         fprintf(stderr, "local_ttft: %s\n", askdb_db_errmsg(db));
         askdb_db_close(db);
         return 1;
     }
+    if (o.grammar)
+        grammar = sqlx_grammar(s);
     askdb_db_close(db);
-    rc = bench_provider(&o, schema);
+    if (o.grammar && !grammar) {
+        fprintf(stderr, "local_ttft: out of memory\n");
+        askdb_free(schema);
+        return 1;
+    }
+    if (o.n > 0) {
+        rc = bench_candidates(&o, schema, grammar);
+    } else {
+        rc = bench_provider(&o, schema);
+        if (rc == 0)
+            rc = bench_agent(&o);
+    }
     askdb_free(schema);
-    if (rc == 0)
-        rc = bench_agent(&o);
+    free(grammar);
     print_load();
     return rc;
 }

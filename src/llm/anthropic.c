@@ -252,7 +252,7 @@ static void anthropic_destroy(llm *m)
 }
 
 static const struct llm_vtab anthropic_vtab = {"anthropic", anthropic_complete,
-                                               anthropic_destroy, 0};
+                                               anthropic_destroy, 0, NULL};
 
 /*
 ** Create the Anthropic provider for cfg (see llm.h). Needs cfg->model;

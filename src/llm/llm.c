@@ -1,6 +1,7 @@
 /* llm.c - provider choice and the calls every provider shares (see llm.h). */
 #include "llm/llm.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,18 +106,29 @@ static const char *bad_request(const struct llm_request *req)
     return NULL;
 }
 
-askdb_status llm_complete(llm *m, const struct llm_request *req,
-                          struct llm_reply *out)
+/* Milliseconds since t0. */
+static double ms_since(const struct timespec *t0)
 {
-    struct timespec t0, t1;
-    const char *why;
-    askdb_status rc;
+    struct timespec t1;
 
-    if (!out)
-        return ASKDB_ERR_USAGE;
-    memset(out, 0, sizeof *out);
-    out->prompt_tokens = -1;
-    out->completion_tokens = -1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) * 1e3 +
+           (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* Empty replies out[0..n) and check m and req; ASKDB_ERR_USAGE with the
+** reason in m->errmsg (when there is an m) if they will not do. */
+static askdb_status begin(llm *m, const struct llm_request *req,
+                          struct llm_reply *out, int n)
+{
+    const char *why;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        memset(&out[i], 0, sizeof out[i]);
+        out[i].prompt_tokens = -1;
+        out[i].completion_tokens = -1;
+    }
     if (!m)
         return ASKDB_ERR_USAGE;
     m->errmsg[0] = '\0';
@@ -125,19 +137,113 @@ askdb_status llm_complete(llm *m, const struct llm_request *req,
         snprintf(m->errmsg, sizeof m->errmsg, "%s", why);
         return ASKDB_ERR_USAGE;
     }
+    return ASKDB_OK;
+}
+
+/* After a failed call: no reply text survives, and there is a message. */
+static void failed(llm *m, askdb_status rc, struct llm_reply *out, int n)
+{
+    int i;
+
+    for (i = 0; i < n; i++) {
+        free(out[i].text);
+        out[i].text = NULL;
+    }
+    if (!m->errmsg[0])
+        snprintf(m->errmsg, sizeof m->errmsg, "model provider %s failed (%s)",
+                 m->vt->name, askdb_status_str(rc));
+}
+
+askdb_status llm_complete(llm *m, const struct llm_request *req,
+                          struct llm_reply *out)
+{
+    struct timespec t0;
+    askdb_status rc;
+
+    if (!out)
+        return ASKDB_ERR_USAGE;
+    rc = begin(m, req, out, 1);
+    if (rc)
+        return rc;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     rc = m->vt->complete(m, req, out);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    out->ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
-              (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-    if (rc != ASKDB_OK) {
-        free(out->text);
-        out->text = NULL;
-        if (!m->errmsg[0])
-            snprintf(m->errmsg, sizeof m->errmsg, "model provider %s "
-                                                  "failed (%s)",
-                     m->vt->name, askdb_status_str(rc));
+    out->ms = ms_since(&t0);
+    if (rc != ASKDB_OK)
+        failed(m, rc, out, 1);
+    return rc;
+}
+
+double llm_candidate_temperature(const struct llm_request *req, int i)
+{
+    if (i == 0)
+        return req->temperature;
+    return req->alt_temperature > 0 ? req->alt_temperature
+                                    : LLM_ALT_TEMPERATURE;
+}
+
+int llm_candidate_seed(const struct llm_request *req, int i)
+{
+    if (i == 0)
+        return req->seed;
+    if (req->seed < 0)
+        return i;
+    return (int)(((unsigned)req->seed + (unsigned)i) & (unsigned)INT_MAX);
+}
+
+/* n replies, one provider call each (providers without a batch). */
+static askdb_status complete_each(llm *m, const struct llm_request *req,
+                                  int n, struct llm_reply *out)
+{
+    struct llm_request r;
+    askdb_status rc;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        r = *req;
+        if (i > 0) {
+            r.temperature = llm_candidate_temperature(req, i);
+            r.seed = llm_candidate_seed(req, i);
+            r.on_token = NULL;
+            r.token_ud = NULL;
+        }
+        rc = m->vt->complete(m, &r, &out[i]);
+        if (rc)
+            return rc;
     }
+    return ASKDB_OK;
+}
+
+askdb_status llm_complete_n(llm *m, const struct llm_request *req, int n,
+                            struct llm_reply *out)
+{
+    struct timespec t0;
+    askdb_status rc;
+    double ms;
+    int i;
+
+    if (!out)
+        return ASKDB_ERR_USAGE;
+    if (n < 1) {
+        if (m)
+            snprintf(m->errmsg, sizeof m->errmsg, "asked for %d replies "
+                                                  "(at least 1)", n);
+        return ASKDB_ERR_USAGE;
+    }
+    if (n == 1)
+        return llm_complete(m, req, out);
+    rc = begin(m, req, out, n);
+    if (rc)
+        return rc;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (m->vt->complete_n)
+        rc = m->vt->complete_n(m, req, n, out);
+    else
+        rc = complete_each(m, req, n, out);
+    ms = ms_since(&t0);
+    for (i = 0; i < n; i++)
+        out[i].ms = ms;
+    if (rc != ASKDB_OK)
+        failed(m, rc, out, n);
     return rc;
 }
 

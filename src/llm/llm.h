@@ -26,6 +26,8 @@ struct llm_request {
     const struct llm_msg *msgs;
     int nmsgs;
     double temperature;
+    double alt_temperature;  /* llm_complete_n: temperature of replies
+                                1..n-1; <= 0 means LLM_ALT_TEMPERATURE */
     int max_tokens;
     int seed;                /* -1 = provider default */
     const char *const *stop; /* NULL-terminated list, or NULL */
@@ -60,6 +62,10 @@ struct llm_vtab {
                              struct llm_reply *out);
     void (*destroy)(llm *m);
     int grammar;             /* 1 = honours llm_request.grammar */
+    /* n > 1 replies in one go (out[] zeroed, token counts -1), as
+    ** llm_complete_n describes; NULL = n calls of complete. */
+    askdb_status (*complete_n)(llm *m, const struct llm_request *req, int n,
+                               struct llm_reply *out);
 };
 
 struct llm {
@@ -93,6 +99,39 @@ const char *llm_choose(const askdb_config *cfg);
 askdb_status llm_complete(llm *m, const struct llm_request *req,
                           struct llm_reply *out);
 const char *llm_errmsg(const llm *m);
+
+/* Temperature of llm_complete_n's sampled replies when the request's
+** alt_temperature is not set. */
+#define LLM_ALT_TEMPERATURE 0.7
+
+/*
+** n replies to one request, for voting among candidates. out[0] is
+** decoded as req says (req->temperature, usually 0 = greedy; req->seed);
+** out[i], i = 1..n-1, is sampled at llm_candidate_temperature(req, i) with
+** seed llm_candidate_seed(req, i), so every candidate is reproducible.
+** Only out[0] streams to req->on_token. Providers without a batch of
+** their own make n calls one after another (HTTP: many OpenAI-compatible
+** local servers ignore "n", distinct seeds work everywhere; custom: n
+** callback calls, which see no temperature); the local model decodes the
+** replies as parallel sequences of one batch (up to 4 at a time), sharing
+** the prompt it evaluated once.
+** Per reply: text, token counts, ttft_ms, http_status, retries. Time:
+** each out[i].ms is the wall time of the whole call (all n replies), not
+** of that reply alone, so never add them up. With the local model every
+** reply has the same prompt_tokens and cached_tokens (the prompt is
+** evaluated once for all) and load_ms is on out[0] only.
+** out must have n elements; the caller frees each with llm_reply_free().
+** All or nothing: on failure every out[i].text is NULL and llm_errmsg()
+** says why (as llm_complete); ASKDB_ERR_USAGE when n < 1.
+*/
+askdb_status llm_complete_n(llm *m, const struct llm_request *req, int n,
+                            struct llm_reply *out);
+
+/* The temperature and seed of reply i of llm_complete_n: for i = 0 the
+** request's own; else alt_temperature (LLM_ALT_TEMPERATURE when <= 0)
+** and seed req->seed + i (i when req->seed is -1), kept non-negative. */
+double llm_candidate_temperature(const struct llm_request *req, int i);
+int llm_candidate_seed(const struct llm_request *req, int i);
 
 /* Whether the provider applies llm_request.grammar (the local model). */
 int llm_supports_grammar(const llm *m);

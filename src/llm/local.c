@@ -32,15 +32,29 @@
 **   that drops the cache once. A prompt longer than the largest context is
 **   an error that says so.
 ** - Generation stops at an end-of-generation token, after max_tokens, when
-**   the context is full, at the first of req->stop (not included in the
-**   text) and at the closing ``` of a ```sql block (included, so the reply
-**   stays a well-formed block). With req->grammar every token must be one
+**   the context is full (its share of it, see Candidates), at the first
+**   of req->stop (not included in the text) and at the closing ``` of a
+**   ```sql block (included, so the reply stays a well-formed block). With req->grammar every token must be one
 **   the grammar allows (see sample_one()); when the grammar's root rule is
 **   complete only end-of-generation tokens are allowed, so the model stops
 **   there.
+** - Candidates (llm_complete_n): the KV cache is one unified buffer of
+**   n_ctx cells shared by up to LOCAL_SEQ_MAX sequences. Sequence 0 is
+**   the conversation (l->cache lists its tokens) and is the only one the
+**   prefix reuse looks at. The prompt is evaluated once in sequence 0 and
+**   shared with sequences 1.. by llama_memory_seq_cp, which only tags the
+**   prompt's cells with more sequence ids (no copy). Then every step
+**   decodes one token per live sequence in one llama_batch; each sequence
+**   has its own sampler chain and grammar state and stops on its own.
+**   Replies beyond LOCAL_SEQ_MAX run in later rounds in sequences 1.. .
+**   Sequences 1.. are removed when the call ends, whatever happened, so
+**   the next call finds sequence 0 alone. One call with n = 1 is exactly
+**   the single-sequence case of the same code. The reply budget is split:
+**   each sequence gets at most (n_ctx - prompt) / sequences tokens.
 ** - Streaming: req->on_token gets the text as it is generated, except for
 **   a tail that could still turn out to be the start of a stop string or
 **   an incomplete UTF-8 sequence; that tail follows once it is decided.
+**   Only sequence 0 (reply 0) streams.
 ** - Process-wide state: llama_backend_init() and llama_log_set() act on
 **   the whole process, so they run once (pthread_once) and are never
 **   undone; llama_backend_free() only frees quantization tables, which
@@ -52,6 +66,7 @@
 
 #ifdef ASKDB_HAVE_LLAMA
 
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -166,13 +181,15 @@ static askdb_status check_model_file(const char *path, int given, char *err,
 #define LOCAL_CTX_MAX 32768    /* never larger, whatever the model says */
 #define LOCAL_BATCH 512        /* tokens per llama_decode() */
 #define LOCAL_MAX_TOKENS 512   /* reply cap when the request gives none */
+#define LOCAL_SEQ_MAX 4        /* sequences decoded together (candidates) */
 
 struct local {
     llm base;                  /* first: llm_free() frees through it */
     struct llama_model *model;
     const struct llama_vocab *vocab;
     struct llama_context *ctx;
-    struct llama_batch batch;  /* LOCAL_BATCH tokens, one sequence */
+    struct llama_batch batch;  /* LOCAL_BATCH tokens, one sequence id
+                                  each */
     const char *tmpl;          /* the model's chat template (borrowed from
                                   the model), or "chatml" */
     llama_token *cache;        /* tokens in the KV cache, n_ctx slots */
@@ -257,7 +274,10 @@ static askdb_status make_context(struct local *l, int n_ctx, char *err,
     cp.n_ctx = (uint32_t)n_ctx;
     cp.n_batch = LOCAL_BATCH;
     cp.n_ubatch = LOCAL_BATCH;
-    cp.n_seq_max = 1;
+    /* Unified: all sequences share the n_ctx cells (and the prompt's);
+    ** split per sequence, each would get only n_ctx / n_seq_max. */
+    cp.n_seq_max = LOCAL_SEQ_MAX;
+    cp.kv_unified = true;
     cp.n_threads = l->threads;
     cp.n_threads_batch = l->threads;
     cp.no_perf = true;
@@ -279,7 +299,7 @@ static askdb_status make_context(struct local *l, int n_ctx, char *err,
 ** allows more. ASKDB_ERR_LLM when the prompt alone does not fit into the
 ** largest context; a reply that does not fit is cut at the context's end.
 */
-static askdb_status fit_context(struct local *l, int n_prompt, int n_reply)
+static askdb_status fit_context(struct local *l, int n_prompt, long n_reply)
 {
     long need = (long)n_prompt + n_reply;
     long want;
@@ -335,13 +355,33 @@ static int reuse_prefix(struct local *l, const llama_token *toks, int n)
 }
 
 /*
-** Evaluate toks[0..n) after the cached tokens, in batches, asking for
-** logits of the last one only. The cache grows as batches succeed.
+** Decode l->batch (its n_tokens set), which starts at position pos. On
+** failure the KV cache is dropped (its state is not known) and m->errmsg
+** says what failed.
+*/
+static askdb_status decode_batch(struct local *l, int pos)
+{
+    int r = llama_decode(l->ctx, l->batch);
+
+    if (r == 0)
+        return ASKDB_OK;
+    drop_cache(l);
+    snprintf(l->base.errmsg, sizeof l->base.errmsg,
+             "the local model failed to evaluate %d tokens at position %d "
+             "(llama_decode returned %d)", l->batch.n_tokens, pos, r);
+    return ASKDB_ERR_LLM;
+}
+
+/*
+** Evaluate toks[0..n) after the cached tokens of sequence 0, in batches,
+** asking for logits of the last one only. The cache grows as batches
+** succeed.
 */
 static askdb_status eval_tokens(struct local *l, const llama_token *toks,
                                 int n)
 {
-    int done = 0, i, k, r, pos;
+    askdb_status rc;
+    int done = 0, i, k;
 
     while (done < n) {
         k = n - done < LOCAL_BATCH ? n - done : LOCAL_BATCH;
@@ -353,15 +393,9 @@ static askdb_status eval_tokens(struct local *l, const llama_token *toks,
             l->batch.logits[i] = done + i == n - 1;
         }
         l->batch.n_tokens = k;
-        r = llama_decode(l->ctx, l->batch);
-        if (r != 0) {
-            pos = l->ncache;
-            drop_cache(l);
-            snprintf(l->base.errmsg, sizeof l->base.errmsg,
-                     "the local model failed to evaluate %d tokens at "
-                     "position %d (llama_decode returned %d)", k, pos, r);
-            return ASKDB_ERR_LLM;
-        }
+        rc = decode_batch(l, l->ncache);
+        if (rc)
+            return rc;
         memcpy(l->cache + l->ncache, toks + done, (size_t)k * sizeof *toks);
         l->ncache += k;
         done += k;
@@ -469,48 +503,53 @@ nomem:
 }
 
 /*
-** The sampler chain for one call: greedy for temperature 0, else
-** temperature + random draw with the seed (-1 = random). The grammar (when
-** given) is kept apart in *grammar, for sample_one(). NULL with m->errmsg
-** set when the grammar does not parse.
+** The request's grammar as a llama.cpp sampler in *grammar (NULL when the
+** request has none); each sequence gets a clone of it (see
+** sample_one()). ASKDB_ERR_LLM with m->errmsg set when it does not parse.
 */
-static struct llama_sampler *make_sampler(struct local *l,
-                                          const struct llm_request *req,
-                                          struct llama_sampler **grammar)
+static askdb_status make_grammar(struct local *l,
+                                 const struct llm_request *req,
+                                 struct llama_sampler **grammar)
 {
-    struct llama_sampler *chain, *t;
-    uint32_t seed;
-
     *grammar = NULL;
-    if (req->grammar && *req->grammar) {
-        first_error[0] = '\0';
-        *grammar = llama_sampler_init_grammar(l->vocab, req->grammar,
-                                              "root");
-        if (!*grammar) {
-            snprintf(l->base.errmsg, sizeof l->base.errmsg,
-                     "the grammar for the local model does not parse as "
-                     "GBNF with a rule 'root'%s%s",
-                     first_error[0] ? ": " : "", first_error);
-            return NULL;
-        }
+    if (!req->grammar || !*req->grammar)
+        return ASKDB_OK;
+    first_error[0] = '\0';
+    *grammar = llama_sampler_init_grammar(l->vocab, req->grammar, "root");
+    if (!*grammar) {
+        snprintf(l->base.errmsg, sizeof l->base.errmsg,
+                 "the grammar for the local model does not parse as GBNF "
+                 "with a rule 'root'%s%s",
+                 first_error[0] ? ": " : "", first_error);
+        return ASKDB_ERR_LLM;
     }
+    return ASKDB_OK;
+}
+
+/*
+** The sampler chain of one sequence: greedy for temperature 0, else
+** temperature + random draw with the seed (-1 = random). NULL with
+** m->errmsg set when out of memory.
+*/
+static struct llama_sampler *make_chain(struct local *l, double temperature,
+                                        int seed)
+{
+    struct llama_sampler *chain;
+    uint32_t s = seed < 0 ? LLAMA_DEFAULT_SEED : (uint32_t)seed;
+
     chain = llama_sampler_chain_init(llama_sampler_chain_default_params());
-    if (!chain)
-        goto nomem;
-    if (req->temperature <= 0) {
+    if (!chain) {
+        snprintf(l->base.errmsg, sizeof l->base.errmsg, "out of memory");
+        return NULL;
+    }
+    if (temperature <= 0) {
         llama_sampler_chain_add(chain, llama_sampler_init_greedy());
     } else {
-        seed = req->seed < 0 ? LLAMA_DEFAULT_SEED : (uint32_t)req->seed;
-        t = llama_sampler_init_temp((float)req->temperature);
-        llama_sampler_chain_add(chain, t);
-        llama_sampler_chain_add(chain, llama_sampler_init_dist(seed));
+        llama_sampler_chain_add(chain,
+                                llama_sampler_init_temp((float)temperature));
+        llama_sampler_chain_add(chain, llama_sampler_init_dist(s));
     }
     return chain;
-nomem:
-    llama_sampler_free(*grammar);
-    *grammar = NULL;
-    snprintf(l->base.errmsg, sizeof l->base.errmsg, "out of memory");
-    return NULL;
 }
 
 /*
@@ -520,12 +559,13 @@ nomem:
 ** grammar about the chosen token only, and only when it refuses filter the
 ** whole vocabulary and sample again - what llama.cpp's own common sampler
 ** does. The result is the same token the grammar-first chain would pick
-** for greedy decoding. -1 when out of memory.
+** for greedy decoding. idx is the row of the logits in the last batch
+** (-1 = the last row). -1 when out of memory.
 */
 static llama_token sample_one(struct local *l, struct llama_sampler *chain,
-                              struct llama_sampler *grammar)
+                              struct llama_sampler *grammar, int idx)
 {
-    llama_token t = llama_sampler_sample(chain, l->ctx, -1);
+    llama_token t = llama_sampler_sample(chain, l->ctx, idx);
     llama_token_data one, *all;
     llama_token_data_array arr;
     const float *logits;
@@ -546,7 +586,7 @@ static llama_token sample_one(struct local *l, struct llama_sampler *chain,
         return t;
     }
     nv = llama_vocab_n_tokens(l->vocab);
-    logits = llama_get_logits_ith(l->ctx, -1);
+    logits = llama_get_logits_ith(l->ctx, idx);
     all = malloc((size_t)nv * sizeof *all);
     if (!all)
         return -1;
@@ -686,84 +726,242 @@ static int append_piece(struct local *l, llama_token t, char **text,
     return 0;
 }
 
-/*
-** Sample the reply after the prompt has been evaluated: one token at a
-** time until a stop condition, evaluating each kept token so that the
-** cache holds the conversation. Fills out->text, completion_tokens and
-** ttft_ms (measured from t0).
-*/
-static askdb_status generate(struct local *l, const struct llm_request *req,
-                             struct llama_sampler *smpl,
-                             struct llama_sampler *grammar, double t0,
-                             struct llm_reply *out)
-{
-    int max = req->max_tokens > 0 ? req->max_tokens : LOCAL_MAX_TOKENS;
-    size_t len = 0, cap = 256, sent = 0;
-    long keep = -1;
-    llama_token t;
-    askdb_status rc;
+/* One reply being generated in one sequence of the KV cache. */
+struct seq {
+    llama_seq_id id;             /* 0 = the conversation (l->cache) */
+    struct llama_sampler *chain;
+    struct llama_sampler *grammar;   /* NULL without a grammar */
+    int own_grammar;             /* grammar is a clone, freed with s */
+    struct llm_reply *out;
+    int stream;                  /* pass the text on to req->on_token */
+    int idx;                     /* its logits' row in the last batch */
+    int max;                     /* token cap */
+    int n;                       /* tokens sampled */
+    int done;
     char *text;
-    int n = 0;
+    size_t len, cap, sent;
+};
 
-    text = malloc(cap);
-    if (!text)
-        goto nomem;
-    text[0] = '\0';
-    while (n < max && l->ncache < l->n_ctx) {
-        t = sample_one(l, smpl, grammar);
-        if (t < 0)
-            goto nomem;
-        if (n == 0)
-            out->ttft_ms = now_ms() - t0;
-        if (llama_vocab_is_eog(l->vocab, t))
-            break;
-        n++;
-        if (append_piece(l, t, &text, &len, &cap) != 0)
-            goto nomem;
-        keep = reply_end(text, len, req->stop);
-        if (keep >= 0)
-            break;
-        stream_to(req, text, &sent, len - held_tail(text, len, req->stop));
-        if (n == max)
-            break;   /* no need to evaluate a token nobody samples after */
-        rc = eval_tokens(l, &t, 1);
-        if (rc) {
-            free(text);
-            return rc;
-        }
-    }
+/*
+** Sample the next token of s. Returns 1 with the token in *tok when it
+** must be evaluated (s goes on), 0 when s has ended (text cut at its stop
+** condition), -1 when out of memory. A token nobody samples after (the
+** one that reaches the cap or a stop) is not evaluated.
+*/
+static int seq_step(struct local *l, const struct llm_request *req,
+                    struct seq *s, double t0, llama_token *tok)
+{
+    llama_token t = sample_one(l, s->chain, s->grammar, s->idx);
+    long keep;
+
+    if (t < 0)
+        return -1;
+    if (s->n == 0)
+        s->out->ttft_ms = now_ms() - t0;
+    if (llama_vocab_is_eog(l->vocab, t))
+        return 0;
+    s->n++;
+    if (append_piece(l, t, &s->text, &s->len, &s->cap) != 0)
+        return -1;
+    keep = reply_end(s->text, s->len, req->stop);
     if (keep >= 0) {
-        len = (size_t)keep;
-        text[len] = '\0';
+        s->len = (size_t)keep;
+        s->text[s->len] = '\0';
+        return 0;
     }
-    stream_to(req, text, &sent, len);
-    out->text = text;
-    out->completion_tokens = n;
-    return ASKDB_OK;
-nomem:
-    free(text);
-    snprintf(l->base.errmsg, sizeof l->base.errmsg, "out of memory");
-    return ASKDB_ERR_NOMEM;
+    if (s->stream)
+        stream_to(req, s->text, &s->sent,
+                  s->len - held_tail(s->text, s->len, req->stop));
+    if (s->n >= s->max)
+        return 0;
+    *tok = t;
+    return 1;
 }
 
-/* llm_vtab.complete: format, reuse the cached prefix, evaluate the rest,
-** sample. */
-static askdb_status local_complete(llm *m, const struct llm_request *req,
-                                   struct llm_reply *out)
+/*
+** Generate the replies of seqs[0..ns), whose sequences all hold the
+** prompt (pos tokens) and whose first logits are at their idx: each step
+** samples one token per live sequence and evaluates them in one batch,
+** until every sequence has ended. Sequence 0's tokens join l->cache.
+*/
+static askdb_status generate(struct local *l, const struct llm_request *req,
+                             struct seq *seqs, int ns, int pos, double t0)
 {
-    struct local *l = (struct local *)m;
+    llama_token t = 0;
+    askdb_status rc;
+    int i, nb, r;
+
+    for (;;) {
+        nb = 0;
+        for (i = 0; i < ns; i++) {
+            if (seqs[i].done)
+                continue;
+            r = seq_step(l, req, &seqs[i], t0, &t);
+            if (r < 0) {
+                snprintf(l->base.errmsg, sizeof l->base.errmsg,
+                         "out of memory");
+                return ASKDB_ERR_NOMEM;
+            }
+            if (r == 0) {
+                seqs[i].done = 1;
+                continue;
+            }
+            l->batch.token[nb] = t;
+            l->batch.pos[nb] = pos;
+            l->batch.n_seq_id[nb] = 1;
+            l->batch.seq_id[nb][0] = seqs[i].id;
+            l->batch.logits[nb] = 1;
+            seqs[i].idx = nb++;
+        }
+        if (nb == 0)
+            return ASKDB_OK;
+        l->batch.n_tokens = nb;
+        rc = decode_batch(l, pos);
+        if (rc)
+            return rc;
+        for (i = 0; i < ns; i++)
+            if (!seqs[i].done && seqs[i].id == 0) {
+                assert(l->ncache == pos);
+                l->cache[l->ncache++] = l->batch.token[seqs[i].idx];
+            }
+        pos++;
+    }
+}
+
+/*
+** Give the sequences of seqs[0..ns) other than 0 the prompt toks[0..n)
+** that sequence 0 holds. In the first round (right after the prompt was
+** evaluated) they share all its cells and its last row of logits. In
+** later rounds those logits have moved on, so they share all but the
+** last prompt token and evaluate that again, each, in one batch.
+*/
+static askdb_status share_prompt(struct local *l, const llama_token *toks,
+                                 int n, struct seq *seqs, int ns,
+                                 int first_round)
+{
+    llama_memory_t mem = llama_get_memory(l->ctx);
+    int i;
+
+    for (i = 0; i < ns; i++)
+        if (seqs[i].id != 0)
+            llama_memory_seq_cp(mem, 0, seqs[i].id, 0,
+                                first_round ? n : n - 1);
+    if (first_round)
+        return ASKDB_OK;
+    for (i = 0; i < ns; i++) {
+        l->batch.token[i] = toks[n - 1];
+        l->batch.pos[i] = n - 1;
+        l->batch.n_seq_id[i] = 1;
+        l->batch.seq_id[i][0] = seqs[i].id;
+        l->batch.logits[i] = 1;
+        seqs[i].idx = i;
+    }
+    l->batch.n_tokens = ns;
+    return decode_batch(l, n - 1);
+}
+
+/*
+** One round: replies out[first..first+ns) in sequences decoded together.
+** The first round has reply 0 in sequence 0 (the conversation, which
+** keeps it) and the others in sequences 1..; a later round uses
+** sequences 1..ns only. The prompt toks[0..n) is in sequence 0. Each
+** sequence has its own sampler chain and its own clone of grammar (which
+** stays in its start state), except a lone sequence (n = 1), which uses
+** grammar itself; at most room tokens each. Sequences 1.. are emptied on
+** the way out.
+*/
+static askdb_status run_round(struct local *l, const struct llm_request *req,
+                              struct llama_sampler *grammar,
+                              const llama_token *toks, int n, int first,
+                              int ns, int room, double t0,
+                              struct llm_reply *out)
+{
     int max = req->max_tokens > 0 ? req->max_tokens : LOCAL_MAX_TOKENS;
-    struct llama_sampler *smpl = NULL, *grammar = NULL;
+    struct seq seqs[LOCAL_SEQ_MAX];
+    askdb_status rc = ASKDB_ERR_NOMEM;
+    int i, reply;
+
+    assert(ns >= 1 && ns <= LOCAL_SEQ_MAX);
+    memset(seqs, 0, sizeof seqs);
+    for (i = 0; i < ns; i++) {
+        struct seq *s = &seqs[i];
+
+        reply = first + i;
+        s->id = first == 0 ? i : i + 1;
+        s->out = &out[reply];
+        s->stream = reply == 0;
+        s->idx = -1;
+        s->max = max < room ? max : room;
+        s->done = s->max <= 0;
+        s->chain = make_chain(l, llm_candidate_temperature(req, reply),
+                              llm_candidate_seed(req, reply));
+        if (!s->chain)
+            goto out;
+        if (grammar && ns == 1 && first == 0) {
+            s->grammar = grammar;
+        } else if (grammar) {
+            s->grammar = llama_sampler_clone(grammar);
+            s->own_grammar = 1;
+            if (!s->grammar)
+                goto nomem;
+        }
+        s->cap = 256;
+        s->text = malloc(s->cap);
+        if (!s->text)
+            goto nomem;
+        s->text[0] = '\0';
+    }
+    rc = share_prompt(l, toks, n, seqs, ns, first == 0);
+    if (rc)
+        goto out;
+    rc = generate(l, req, seqs, ns, n, t0);
+    if (rc)
+        goto out;
+    for (i = 0; i < ns; i++) {
+        if (seqs[i].stream)
+            stream_to(req, seqs[i].text, &seqs[i].sent, seqs[i].len);
+        seqs[i].out->text = seqs[i].text;
+        seqs[i].out->completion_tokens = seqs[i].n;
+        seqs[i].text = NULL;
+    }
+    goto out;
+nomem:
+    rc = ASKDB_ERR_NOMEM;
+    snprintf(l->base.errmsg, sizeof l->base.errmsg, "out of memory");
+out:
+    for (i = 0; i < ns; i++) {
+        if (seqs[i].id != 0)
+            llama_memory_seq_rm(llama_get_memory(l->ctx), seqs[i].id, -1,
+                                -1);
+        llama_sampler_free(seqs[i].chain);
+        if (seqs[i].own_grammar)
+            llama_sampler_free(seqs[i].grammar);
+        free(seqs[i].text);
+    }
+    return rc;
+}
+
+/*
+** n replies (llm.h: llm_complete_n; n = 1 is llm_complete): format,
+** reuse the cached prefix, evaluate the rest of the prompt once in
+** sequence 0, then generate in rounds of up to LOCAL_SEQ_MAX sequences.
+*/
+static askdb_status local_run(struct local *l, const struct llm_request *req,
+                              int n, struct llm_reply *out)
+{
+    int max = req->max_tokens > 0 ? req->max_tokens : LOCAL_MAX_TOKENS;
+    int ns = n < LOCAL_SEQ_MAX ? n : LOCAL_SEQ_MAX;
+    struct llama_sampler *grammar = NULL;
     llama_token *toks = NULL;
     double t0 = now_ms();
     char *prompt = NULL;
     askdb_status rc;
-    int n, reused;
+    int ntok, reused, first, k, i;
 
     if (!l->ctx) {   /* an earlier resize failed: start afresh */
         rc = make_context(l, l->n_ctx_max < LOCAL_CTX ? l->n_ctx_max
                                                       : LOCAL_CTX,
-                          m->errmsg, sizeof m->errmsg);
+                          l->base.errmsg, sizeof l->base.errmsg);
         if (rc)
             goto out;
     }
@@ -771,33 +969,52 @@ static askdb_status local_complete(llm *m, const struct llm_request *req,
     if (!prompt)
         goto out;
     rc = ASKDB_ERR_LLM;
-    n = tokenize(l, prompt, &toks);
-    if (n < 0)
+    ntok = tokenize(l, prompt, &toks);
+    if (ntok < 0)
         goto out;
-    /* The sampler first: a bad grammar should fail before any work. */
-    smpl = make_sampler(l, req, &grammar);
-    if (!smpl)
-        goto out;
-    rc = fit_context(l, n, max);
+    /* The grammar first: a bad one should fail before any work. */
+    rc = make_grammar(l, req, &grammar);
     if (rc)
         goto out;
-    reused = reuse_prefix(l, toks, n);
-    rc = eval_tokens(l, toks + reused, n - reused);
+    rc = fit_context(l, ntok, (long)max * ns);
     if (rc)
         goto out;
-    out->prompt_tokens = n;
-    out->cached_tokens = reused;
-    rc = generate(l, req, smpl, grammar, t0, out);
+    reused = reuse_prefix(l, toks, ntok);
+    rc = eval_tokens(l, toks + reused, ntok - reused);
     if (rc)
         goto out;
-    out->load_ms = l->load_ms;
+    for (first = 0; first < n; first += k) {
+        k = first == 0 ? ns : n - first < ns - 1 ? n - first : ns - 1;
+        rc = run_round(l, req, grammar, toks, ntok, first, k,
+                       (l->n_ctx - ntok) / ns, t0, out);
+        if (rc)
+            goto out;
+    }
+    for (i = 0; i < n; i++) {
+        out[i].prompt_tokens = ntok;
+        out[i].cached_tokens = reused;
+    }
+    out[0].load_ms = l->load_ms;
     l->load_ms = 0;
 out:
-    llama_sampler_free(smpl);
     llama_sampler_free(grammar);
     free(toks);
     free(prompt);
     return rc;
+}
+
+/* llm_vtab.complete */
+static askdb_status local_complete(llm *m, const struct llm_request *req,
+                                   struct llm_reply *out)
+{
+    return local_run((struct local *)m, req, 1, out);
+}
+
+/* llm_vtab.complete_n */
+static askdb_status local_complete_n(llm *m, const struct llm_request *req,
+                                     int n, struct llm_reply *out)
+{
+    return local_run((struct local *)m, req, n, out);
 }
 
 /* llm_vtab.destroy */
@@ -817,7 +1034,8 @@ static void local_destroy(llm *m)
 }
 
 static const struct llm_vtab local_vtab = {"local", local_complete,
-                                           local_destroy, 1};
+                                           local_destroy, 1,
+                                           local_complete_n};
 
 /* Threads for generation and prompt batches: cfg->threads, or every core
 ** this process may run on (its affinity mask, so that taskset and cpusets

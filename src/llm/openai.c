@@ -193,7 +193,7 @@ static void openai_destroy(llm *m)
 }
 
 static const struct llm_vtab openai_vtab = {"openai", openai_complete,
-                                            openai_destroy, 0};
+                                            openai_destroy, 0, NULL};
 
 /*
 ** Create the OpenAI-compatible provider for cfg (see llm.h). Needs

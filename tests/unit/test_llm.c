@@ -1088,6 +1088,178 @@ static void custom_callback_reply_and_failure(void **ts)
                         "custom model callback failed (it returned 3)");
 }
 
+/* ------------------------------------------------------------------ */
+/* Several replies (llm_complete_n)                                    */
+/* ------------------------------------------------------------------ */
+
+/* A callback that answers call k with "SELECT k;" and fails call fail_at
+** (1-based; 0 = never). */
+struct counting {
+    int calls;
+    int fail_at;
+};
+
+static int counting_fn(void *ud, int n, const char *const *roles,
+                       const char *const *contents, char **reply)
+{
+    struct counting *c = ud;
+    char text[32];
+
+    (void)n, (void)roles, (void)contents;
+    c->calls++;
+    if (c->calls == c->fail_at)
+        return 5;
+    snprintf(text, sizeof text, "SELECT %d;", c->calls);
+    *reply = strdup(text);
+    return 0;
+}
+
+static void complete_n_custom_calls_the_callback_once_per_reply(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    struct llm_reply r[3];
+    struct counting c = {0, 0};
+    int i;
+
+    s->cfg.llm_fn = counting_fn;
+    s->cfg.llm_ud = &c;
+    open_model(s);
+    assert_int_equal(llm_complete_n(s->m, &req, 3, r), ASKDB_OK);
+    assert_int_equal(c.calls, 3);
+    assert_string_equal(r[0].text, "SELECT 1;");
+    assert_string_equal(r[1].text, "SELECT 2;");
+    assert_string_equal(r[2].text, "SELECT 3;");
+    for (i = 0; i < 3; i++) {
+        assert_int_equal(r[i].prompt_tokens, -1);
+        assert_int_equal(r[i].completion_tokens, -1);
+        assert_true(r[i].ms == r[0].ms);   /* the whole call's time */
+        llm_reply_free(&r[i]);
+    }
+
+    /* n = 1 is llm_complete. */
+    assert_int_equal(llm_complete_n(s->m, &req, 1, r), ASKDB_OK);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+    assert_string_equal(r[0].text, "SELECT 4;");
+    assert_string_equal(s->r.text, "SELECT 5;");
+    llm_reply_free(&r[0]);
+
+    /* All or nothing: the second call fails, no reply is left. */
+    c.calls = 0;
+    c.fail_at = 2;
+    assert_int_equal(llm_complete_n(s->m, &req, 3, r), ASKDB_ERR_LLM);
+    assert_int_equal(c.calls, 2);
+    for (i = 0; i < 3; i++)
+        assert_null(r[i].text);
+    assert_string_equal(llm_errmsg(s->m),
+                        "custom model callback failed (it returned 5)");
+
+    assert_int_equal(llm_complete_n(s->m, &req, 0, r), ASKDB_ERR_USAGE);
+    assert_string_equal(llm_errmsg(s->m), "asked for 0 replies (at least 1)");
+    assert_int_equal(llm_complete_n(NULL, &req, 2, r), ASKDB_ERR_USAGE);
+    assert_null(r[0].text);
+}
+
+static void complete_n_openai_sends_one_request_per_seed(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    struct llm_reply r[3];
+    json_t *log;
+    int i;
+
+    fake_start(&s->f, "[{\"content\":\"SELECT 1;\"},"
+                      "{\"content\":\"SELECT 2;\","
+                      "\"usage\":{\"prompt_tokens\":9,"
+                      "\"completion_tokens\":4}},"
+                      "{\"content\":\"SELECT 3;\"},"
+                      "{\"content\":\"one\"},"
+                      "{\"content\":\"two\"},"
+                      "{\"content\":\"single\"},"
+                      "{\"content\":\"ok\"},"
+                      "{\"status\":400}]");
+    openai_cfg(s, s->f.base, NULL);
+    s->cfg.stream = 1;
+    open_model(s);
+    req.temperature = 0;
+    req.alt_temperature = 0.5;
+    req.seed = 7;
+    assert_int_equal(llm_complete_n(s->m, &req, 3, r), ASKDB_OK);
+    assert_string_equal(r[0].text, "SELECT 1;");
+    assert_string_equal(r[1].text, "SELECT 2;");
+    assert_string_equal(r[2].text, "SELECT 3;");
+    assert_int_equal(r[1].prompt_tokens, 9);
+    assert_int_equal(r[1].completion_tokens, 4);
+    for (i = 0; i < 3; i++) {
+        assert_int_equal(r[i].http_status, 200);
+        assert_true(r[i].ms > 0 && r[i].ms == r[0].ms);
+        llm_reply_free(&r[i]);
+    }
+    /* Only the first reply streams. */
+    assert_string_equal(s->tok.text, "SELECT 1;");
+
+    /* No seed asked for: reply 0 sends none, the others 1, 2, ...; the
+    ** default temperature for the others. */
+    req.seed = -1;
+    req.alt_temperature = 0;
+    assert_int_equal(llm_complete_n(s->m, &req, 2, r), ASKDB_OK);
+    assert_string_equal(r[0].text, "one");
+    assert_string_equal(r[1].text, "two");
+    llm_reply_free(&r[0]);
+    llm_reply_free(&r[1]);
+
+    /* n = 1: one plain request, as llm_complete sends it. */
+    assert_int_equal(llm_complete_n(s->m, &req, 1, r), ASKDB_OK);
+    assert_string_equal(r[0].text, "single");
+    llm_reply_free(&r[0]);
+
+    /* A failing request fails the whole call. */
+    assert_int_equal(llm_complete_n(s->m, &req, 2, r), ASKDB_ERR_LLM);
+    assert_null(r[0].text);
+    assert_null(r[1].text);
+    assert_int_equal(r[1].http_status, 400);
+
+    log = fake_log(&s->f);
+    assert_int_equal(json_array_size(log), 8);
+#define BODY(k) json_object_get(json_array_get(log, k), "body")
+    assert_json(json_object_get(BODY(0), "temperature"), "0.0");
+    assert_json(json_object_get(BODY(0), "seed"), "7");
+    assert_json(json_object_get(BODY(1), "temperature"), "0.5");
+    assert_json(json_object_get(BODY(1), "seed"), "8");
+    assert_json(json_object_get(BODY(2), "temperature"), "0.5");
+    assert_json(json_object_get(BODY(2), "seed"), "9");
+    assert_null(json_object_get(BODY(3), "seed"));
+    assert_json(json_object_get(BODY(4), "temperature"), "0.7");
+    assert_json(json_object_get(BODY(4), "seed"), "1");
+    assert_json(json_object_get(BODY(5), "temperature"), "0.0");
+    assert_null(json_object_get(BODY(5), "seed"));
+    for (i = 0; i < 8; i++)
+        assert_json(json_object_get(BODY(i), "stream"), "true");
+#undef BODY
+    json_decref(log);
+}
+
+static void candidate_seeds_and_temperatures(void **ts)
+{
+    struct llm_request req;
+
+    (void)ts;
+    memset(&req, 0, sizeof req);
+    req.temperature = 0.1;
+    req.seed = -1;
+    assert_true(llm_candidate_temperature(&req, 0) == 0.1);
+    assert_true(llm_candidate_temperature(&req, 2) == LLM_ALT_TEMPERATURE);
+    req.alt_temperature = 1.2;
+    assert_true(llm_candidate_temperature(&req, 1) == 1.2);
+    assert_int_equal(llm_candidate_seed(&req, 0), -1);
+    assert_int_equal(llm_candidate_seed(&req, 3), 3);
+    req.seed = 40;
+    assert_int_equal(llm_candidate_seed(&req, 0), 40);
+    assert_int_equal(llm_candidate_seed(&req, 2), 42);
+    req.seed = 2147483647;
+    assert_int_equal(llm_candidate_seed(&req, 1), 0);   /* stays >= 0 */
+}
+
 static void local_without_llama_says_how_to_enable(void **ts)
 {
     askdb_config c = askdb_config_default();
@@ -1149,6 +1321,9 @@ int main(void)
         T(http_providers_require_a_model_and_http_url),
         T(endpoint_urls_are_built_from_the_base),
         T(custom_callback_reply_and_failure),
+        T(complete_n_custom_calls_the_callback_once_per_reply),
+        T(complete_n_openai_sends_one_request_per_seed),
+        T(candidate_seeds_and_temperatures),
         T(local_without_llama_says_how_to_enable),
     };
 

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "llm/llm.h"
 
 #ifdef ASKDB_HAVE_LLAMA
@@ -357,6 +359,164 @@ static void local_stops_at_stop_strings_and_the_closing_fence(void **ts)
     assert_string_equal(p.text, s->r.text);
 }
 
+/* ------------------------------------------------------------------ */
+/* Several replies (llm_complete_n)                                    */
+/* ------------------------------------------------------------------ */
+
+/* A small finite SQL grammar over the schema above: every reply it admits
+** is a whole statement that SQLite prepares against that schema. */
+static const char candidate_grammar[] =
+    "root ::= \"```sql\\nSELECT \" cols \" FROM \" table where? "
+    "\";\\n```\"\n"
+    "cols ::= \"*\" | \"count(*)\" | col (\", \" col)?\n"
+    "col ::= \"id\" | \"name\"\n"
+    "table ::= \"products\" | \"categories\"\n"
+    "where ::= \" WHERE \" col \" \" op \" \" [0-9] [0-9]?\n"
+    "op ::= \"=\" | \">\" | \"<\"\n";
+
+/* Fail unless text is a ```sql block whose statement SQLite prepares
+** against the schema in system_prompt. */
+static void assert_grammatical(const char *text)
+{
+    static const char head[] = "```sql\n", tail[] = "\n```";
+    size_t n = strlen(text);
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    const char *schema = strstr(system_prompt, "CREATE TABLE");
+    char *sql;
+
+    if (n < sizeof head + sizeof tail - 2 ||
+        strncmp(text, head, sizeof head - 1) != 0 ||
+        strcmp(text + n - (sizeof tail - 1), tail) != 0)
+        fail_msg("not a ```sql block: '%s'", text);
+    sql = strndup(text + sizeof head - 1,
+                  n - (sizeof head - 1) - (sizeof tail - 1));
+    assert_non_null(sql);
+    assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, schema, NULL, NULL, NULL), SQLITE_OK);
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK || !st)
+        fail_msg("'%s' does not prepare: %s", sql, sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    free(sql);
+}
+
+static void free_replies(struct llm_reply *r, int n)
+{
+    int i;
+
+    for (i = 0; i < n; i++)
+        llm_reply_free(&r[i]);
+}
+
+/* llm_complete_n that must succeed. */
+static void complete_n_ok(struct state *s, const struct llm_request *req,
+                          int n, struct llm_reply *r)
+{
+    askdb_status rc = llm_complete_n(s->m, req, n, r);
+
+    if (rc != ASKDB_OK)
+        fail_msg("llm_complete_n: %s: %s", askdb_status_str(rc),
+                 llm_errmsg(s->m));
+}
+
+static void local_candidates_are_grammatical_and_reply_0_is_greedy(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_msg q1[] = {{"system", system_prompt},
+                           {"user", "Which products cost more than 20?"}};
+    struct llm_msg q2[] = {{"system", system_prompt},
+                           {"user", "How many categories are there?"}};
+    struct llm_request req = request(q1, 2, 48);
+    struct llm_reply r[3], again[3];
+    struct pieces p = {"", 0, 0};
+    char *greedy;
+    int i, differ = 0;
+
+    need_model();
+    open_model(s);
+    req.grammar = candidate_grammar;
+    req.alt_temperature = 1.0;
+    complete_ok(s, &req);
+    assert_grammatical(s->r.text);
+    greedy = strdup(s->r.text);
+    assert_non_null(greedy);
+
+    req.on_token = collect;
+    req.token_ud = &p;
+    complete_n_ok(s, &req, 3, r);
+    assert_string_equal(r[0].text, greedy);   /* greedy, as llm_complete */
+    assert_string_equal(p.text, r[0].text);   /* only reply 0 streams */
+    for (i = 0; i < 3; i++) {
+        assert_grammatical(r[i].text);
+        assert_true(r[i].completion_tokens > 0);
+        assert_int_equal(r[i].prompt_tokens, s->r.prompt_tokens);
+        /* The prompt came from the cache: all but its last token. */
+        assert_int_equal(r[i].cached_tokens, s->r.prompt_tokens - 1);
+        assert_true(r[i].ms == r[0].ms);
+        assert_true(r[i].ttft_ms > 0 && r[i].ttft_ms <= r[i].ms);
+        differ += strcmp(r[i].text, greedy) != 0;
+    }
+    assert_true(differ > 0);   /* sampling at 1.0 strays from greedy */
+
+    /* The seeds are fixed: the same request gives the same candidates. */
+    req.on_token = NULL;
+    complete_n_ok(s, &req, 3, again);
+    for (i = 0; i < 3; i++)
+        assert_string_equal(again[i].text, r[i].text);
+    free_replies(again, 3);
+
+    /* Sequence 0 alone is left: a next question on the same schema
+    ** evaluates only its own tokens, and n = 1 is llm_complete. */
+    req.msgs = q2;
+    complete_n_ok(s, &req, 1, again);
+    assert_true(again[0].cached_tokens > 100);
+    assert_true(again[0].prompt_tokens - again[0].cached_tokens < 16);
+    assert_grammatical(again[0].text);
+    complete_ok(s, &req);
+    assert_string_equal(s->r.text, again[0].text);
+    assert_int_equal(s->r.cached_tokens, s->r.prompt_tokens - 1);
+    free_replies(again, 1);
+    free_replies(r, 3);
+    free(greedy);
+}
+
+static void local_more_candidates_than_sequences_run_in_rounds(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_msg q[] = {{"system", system_prompt},
+                          {"user", "List the cheap products."}};
+    struct llm_request req = request(q, 2, 48);
+    struct llm_reply r[7], four[4];
+    int i;
+
+    need_model();
+    open_model(s);
+    req.grammar = candidate_grammar;
+    req.alt_temperature = 1.0;
+    req.seed = 11;
+    /* Both calls below then reuse the prompt the same way (a prompt
+    ** evaluated whole gives slightly different logits than its last token
+    ** evaluated alone, enough to move a sample). */
+    complete_ok(s, &req);
+    complete_n_ok(s, &req, 4, four);
+    /* 7 = one round of 4, one of 3 in sequences 1..3. */
+    complete_n_ok(s, &req, 7, r);
+    for (i = 0; i < 7; i++) {
+        assert_grammatical(r[i].text);
+        assert_int_equal(r[i].prompt_tokens, r[0].prompt_tokens);
+    }
+    /* The first round is the same batch as n = 4: same replies. */
+    for (i = 0; i < 4; i++)
+        assert_string_equal(r[i].text, four[i].text);
+    /* And the conversation is intact afterwards. */
+    complete_ok(s, &req);
+    assert_string_equal(s->r.text, r[0].text);
+    assert_int_equal(s->r.cached_tokens, s->r.prompt_tokens - 1);
+    free_replies(r, 7);
+    free_replies(four, 4);
+}
+
 static void bad_grammar_is_a_clear_error(void **ts)
 {
     struct state *s = *ts;
@@ -536,6 +696,8 @@ int main(void)
         T(local_reuses_the_conversation_on_a_repair_turn),
         T(local_grammar_constrains_output),
         T(local_stops_at_stop_strings_and_the_closing_fence),
+        T(local_candidates_are_grammatical_and_reply_0_is_greedy),
+        T(local_more_candidates_than_sequences_run_in_rounds),
         T(bad_grammar_is_a_clear_error),
         T(long_prompt_is_a_clear_error),
         T(missing_model_file_is_a_clear_error),
