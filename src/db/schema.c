@@ -99,26 +99,103 @@ static void put_literal(struct buf *b, const char *s)
     buf_putc(b, '\'');
 }
 
-static int npk(const struct db_table *t)
+/* Is column j of a table shown? keep NULL = every column is. */
+static int shown(const unsigned char *keep, int j)
+{
+    return !keep || keep[j];
+}
+
+static int npk(const struct db_table *t, const unsigned char *keep)
 {
     int i, n = 0;
 
     for (i = 0; i < t->ncols; i++)
-        if (t->cols[i].pk)
+        if (t->cols[i].pk && shown(keep, i))
             n++;
     return n;
 }
 
-static void render_table(struct buf *b, const struct db_table *t)
+/* Does every column of the unique index u (as rendered by the driver:
+** identifiers joined by ", ") stay shown? */
+static int unique_shown(const struct db_table *t, const char *u,
+                        const unsigned char *keep)
 {
-    int i, j, k, nlines, line = 0, pks = npk(t);
+    struct buf b;
+    int i, ok = 1;
+
+    if (!keep)
+        return 1;
+    buf_init(&b, 0);
+    for (i = 0; i < t->ncols && ok; i++) {
+        const char *p = u;
+        size_t n;
+        if (keep[i])
+            continue;
+        buf_reset(&b);
+        schema_put_ident(&b, t->cols[i].name);
+        if (buf_err(&b))
+            break;
+        n = b.len;
+        for (;;) {
+            if (strncmp(p, b.data, n) == 0 && (p[n] == '\0' || p[n] == ','))
+                ok = 0;
+            p = strstr(p, ", ");
+            if (!p || !ok)
+                break;
+            p += 2;
+        }
+    }
+    buf_free(&b);
+    return ok;
+}
+
+/* Is foreign key f of a table shown? Its column must be, and so must the
+** table it references when that table is in the schema. */
+static int fkey_shown(const struct db_schema *s, const struct db_table *t,
+                      const struct db_fkey *f, const unsigned char *keep_table,
+                      const unsigned char *keep)
+{
+    const struct db_table *to;
+    const struct db_column *c;
+
+    if (keep) {
+        c = schema_column(t, f->from);
+        if (c && !keep[c - t->cols])
+            return 0;
+    }
+    if (keep_table) {
+        to = schema_table(s, f->table);
+        if (to && !keep_table[to - s->tables])
+            return 0;
+    }
+    return 1;
+}
+
+/* Render table t of s showing the columns keep marks (NULL = all) and the
+** constraints on them; keep_table (NULL = all) says which tables a foreign
+** key may point at. */
+static void render_table(struct buf *b, const struct db_schema *s,
+                         const struct db_table *t,
+                         const unsigned char *keep_table,
+                         const unsigned char *keep)
+{
+    int i, j, k, nlines, line = 0, pks = npk(t, NULL), kpks = npk(t, keep);
+    int ncols = 0, nuniq = 0, nfk = 0;
 
     buf_printf(b, "CREATE %s ", t->is_view ? "VIEW" : "TABLE");
     schema_put_ident(b, t->name);
     buf_puts(b, " (\n");
-    nlines = t->ncols + t->nfks + t->nuniques + (pks > 1);
+    for (i = 0; i < t->ncols; i++)
+        ncols += shown(keep, i);
+    for (i = 0; i < t->nuniques; i++)
+        nuniq += unique_shown(t, t->uniques[i], keep);
+    for (i = 0; i < t->nfks; i++)
+        nfk += fkey_shown(s, t, &t->fks[i], keep_table, keep);
+    nlines = ncols + nfk + nuniq + (pks > 1 && kpks > 0);
     for (i = 0; i < t->ncols; i++) {
         const struct db_column *c = &t->cols[i];
+        if (!shown(keep, i))
+            continue;
         buf_puts(b, "  ");
         schema_put_ident(b, c->name);
         if (c->type[0])
@@ -141,11 +218,11 @@ static void render_table(struct buf *b, const struct db_table *t)
         }
         buf_putc(b, '\n');
     }
-    if (pks > 1) {
+    if (pks > 1 && kpks > 0) {
         buf_puts(b, "  PRIMARY KEY (");
         for (k = 1, j = 0; k <= pks; k++)
             for (i = 0; i < t->ncols; i++)
-                if (t->cols[i].pk == k) {
+                if (t->cols[i].pk == k && shown(keep, i)) {
                     if (j++)
                         buf_puts(b, ", ");
                     schema_put_ident(b, t->cols[i].name);
@@ -153,10 +230,13 @@ static void render_table(struct buf *b, const struct db_table *t)
         buf_puts(b, ++line < nlines ? "),\n" : ")\n");
     }
     for (i = 0; i < t->nuniques; i++)
-        buf_printf(b, "  UNIQUE (%s)%s\n", t->uniques[i],
-                   ++line < nlines ? "," : "");
+        if (unique_shown(t, t->uniques[i], keep))
+            buf_printf(b, "  UNIQUE (%s)%s\n", t->uniques[i],
+                       ++line < nlines ? "," : "");
     for (i = 0; i < t->nfks; i++) {
         const struct db_fkey *f = &t->fks[i];
+        if (!fkey_shown(s, t, f, keep_table, keep))
+            continue;
         buf_puts(b, "  FOREIGN KEY (");
         schema_put_ident(b, f->from);
         buf_puts(b, ") REFERENCES ");
@@ -177,14 +257,24 @@ static void render_table(struct buf *b, const struct db_table *t)
 
 char *schema_render(const struct db_schema *s)
 {
+    return schema_render_subset(s, NULL, NULL);
+}
+
+char *schema_render_subset(const struct db_schema *s,
+                           const unsigned char *keep_table,
+                           unsigned char *const *keep_col)
+{
     struct buf b;
-    int i;
+    int i, n = 0;
 
     buf_init(&b, 0);
     for (i = 0; i < s->ntables; i++) {
-        if (i)
+        if (keep_table && !keep_table[i])
+            continue;
+        if (n++)
             buf_putc(&b, '\n');
-        render_table(&b, &s->tables[i]);
+        render_table(&b, s, &s->tables[i], keep_table,
+                     keep_col ? keep_col[i] : NULL);
     }
     return buf_steal(&b);
 }

@@ -65,4 +65,17 @@ void schema_put_ident(struct buf *b, const char *name);
 */
 char *schema_render(const struct db_schema *s);
 
+/*
+** The same rendering for part of the schema: only the tables keep_table
+** marks ([ntables], NULL = all) and of those only the columns
+** keep_col[table] marks ([ncols], NULL or a NULL row = all). A key, unique
+** index or foreign key on a hidden column is hidden with it, and so is a
+** foreign key to a hidden table. With both masks NULL the text is exactly
+** schema_render()'s. Returns a malloc()ed string ("" when nothing is
+** kept), NULL when out of memory.
+*/
+char *schema_render_subset(const struct db_schema *s,
+                           const unsigned char *keep_table,
+                           unsigned char *const *keep_col);
+
 #endif

@@ -1,0 +1,786 @@
+/* check.c - doubts about a query that runs: joins, cross joins,
+** aggregates, text values, NULL columns, result shape. */
+#include "agent/check.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/buf.h"
+#include "db/db.h"
+#include "sql/analyze.h"
+
+/*
+** Design
+** ======
+** The checks before execution read the statement through sqla_analyze()
+** (src/sql/analyze.c) and compare what it found with the schema; only the
+** value check touches the data, with small queries through db_run() (the
+** same read-only guard and limits as every statement) that quote every
+** identifier and string they build. The checks after execution look at
+** the rows and at the question's wording.
+**
+** Each finding carries a hint written for the model: what is wrong, on
+** which names, and what to write instead (the real foreign keys, the
+** stored spellings). The thresholds are set for few false alarms on
+** Spider's gold queries; see the comments at each check and
+** bench/check_false_alarms.c.
+*/
+
+#define MAX_LIT_CHECKS 8     /* value checks per statement */
+#define MAX_ALTERNATIVES 5   /* stored values shown per missing one */
+#define MAX_CANDIDATES 50    /* values containing it, read to choose from */
+#define MAX_HINT 4096
+
+struct findings {
+    struct check_finding *f;
+    int n;
+    int oom;
+};
+
+/* Add a finding with the text of b (taken over, freed here). */
+static void add(struct findings *fs, enum check_kind kind, struct buf *b)
+{
+    struct check_finding *nf;
+    char *hint = buf_steal(b);
+
+    if (!hint) {
+        fs->oom = 1;
+        return;
+    }
+    nf = realloc(fs->f, (size_t)(fs->n + 1) * sizeof *nf);
+    if (!nf) {
+        free(hint);
+        fs->oom = 1;
+        return;
+    }
+    fs->f = nf;
+    nf[fs->n].kind = kind;
+    nf[fs->n].hint = hint;
+    fs->n++;
+}
+
+static int finish(struct findings *fs, struct check_finding **out, int *n)
+{
+    if (fs->oom) {
+        check_findings_free(fs->f, fs->n);
+        *out = NULL;
+        *n = 0;
+        return -1;
+    }
+    *out = fs->f;
+    *n = fs->n;
+    return 0;
+}
+
+/* ---- foreign keys ------------------------------------------------------- */
+
+static int is_pk(const struct db_table *t, const char *col)
+{
+    const struct db_column *c = schema_column(t, col);
+
+    return c && c->pk > 0;
+}
+
+/* The column a foreign key points at: its `to`, or the referenced
+** table's (first) primary key column. */
+static const char *fk_target(const struct db_schema *s,
+                             const struct db_fkey *fk)
+{
+    const struct db_table *t;
+    int k;
+
+    if (fk->to)
+        return fk->to;
+    t = schema_table(s, fk->table);
+    for (k = 0; t && k < t->ncols; k++)
+        if (t->cols[k].pk == 1)
+            return t->cols[k].name;
+    return NULL;
+}
+
+/* Whether from.fcol -> to.tcol is a declared foreign key. */
+static int fk_is(const struct db_schema *s, const struct db_table *from,
+                 const char *fcol, const struct db_table *to,
+                 const char *tcol)
+{
+    const char *target;
+    int k;
+
+    for (k = 0; k < from->nfks; k++) {
+        const struct db_fkey *fk = &from->fks[k];
+        if (strcasecmp(fk->from, fcol) != 0 ||
+            strcasecmp(fk->table, to->name) != 0)
+            continue;
+        target = fk_target(s, fk);
+        if (target ? strcasecmp(target, tcol) == 0 : is_pk(to, tcol))
+            return 1;
+    }
+    return 0;
+}
+
+/* Append the foreign keys between a and b (either direction) as join
+** conditions "a.x = b.y"; returns how many. */
+static int put_fks(struct buf *b, const struct db_schema *s,
+                   const struct db_table *x, const struct db_table *y)
+{
+    const struct db_table *from, *to;
+    const char *target;
+    int k, dir, n = 0;
+
+    for (dir = 0; dir < 2; dir++) {
+        from = dir ? y : x;
+        to = dir ? x : y;
+        if (dir && x == y)
+            break;
+        for (k = 0; k < from->nfks; k++) {
+            const struct db_fkey *fk = &from->fks[k];
+            if (strcasecmp(fk->table, to->name) != 0)
+                continue;
+            target = fk_target(s, fk);
+            if (!target)
+                continue;
+            buf_printf(b, "%s%s.%s = %s.%s", n ? ", " : "", from->name,
+                       fk->from, to->name, target);
+            n++;
+        }
+    }
+    return n;
+}
+
+static int fk_between(const struct db_table *x, const struct db_table *y)
+{
+    int k;
+
+    for (k = 0; k < x->nfks; k++)
+        if (strcasecmp(x->fks[k].table, y->name) == 0)
+            return 1;
+    for (k = 0; k < y->nfks; k++)
+        if (strcasecmp(y->fks[k].table, x->name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Whether join j follows a declared foreign key, either way round. */
+static int join_on_fk(const struct db_schema *s, const struct sqla_join *j)
+{
+    const struct db_table *x = schema_table(s, j->a.table);
+    const struct db_table *y = schema_table(s, j->b.table);
+
+    return x && y && (fk_is(s, x, j->a.column, y, j->b.column) ||
+                      fk_is(s, y, j->b.column, x, j->a.column));
+}
+
+/*
+** A join a.x = b.y is doubted only when the schema declares foreign keys
+** between a and b, this pair is none of them (in either direction) and
+** the query does not also join a and b on a key (then the equality is a
+** filter: WHERE e.id = d.manager_id next to ON e.dept_id = d.id).
+** Spider's schemas, like many real ones, leave keys out; without a
+** declared key between the two tables the join is not judged (flagging
+** joins on clearly different names there, e.g. Faculty.FacID =
+** Student.Advisor, fired on 0.3% of Spider's gold, all of them right).
+*/
+static void check_joins(struct findings *fs, const struct db_schema *s,
+                        const struct sqla *a)
+{
+    const struct db_table *x, *y;
+    struct buf b;
+    int k, m;
+
+    for (k = 0; k < a->njoins; k++) {
+        const struct sqla_join *j = &a->joins[k];
+        x = schema_table(s, j->a.table);
+        y = schema_table(s, j->b.table);
+        if (!x || !y || !fk_between(x, y) || join_on_fk(s, j))
+            continue;
+        for (m = 0; m < a->njoins; m++) {
+            const struct sqla_join *o = &a->joins[m];
+            if (((strcasecmp(o->a.table, x->name) == 0 &&
+                  strcasecmp(o->b.table, y->name) == 0) ||
+                 (strcasecmp(o->a.table, y->name) == 0 &&
+                  strcasecmp(o->b.table, x->name) == 0)) &&
+                join_on_fk(s, o))
+                break;
+        }
+        if (m < a->njoins)
+            continue;
+        buf_init(&b, MAX_HINT);
+        buf_printf(&b, "The join condition %s.%s = %s.%s does not follow a "
+                       "foreign key. %s and %s are linked by: ",
+                   x->name, j->a.column, y->name, j->b.column, x->name,
+                   y->name);
+        put_fks(&b, s, x, y);
+        buf_puts(&b, ". Join on that key unless the question really "
+                     "relates these two columns.");
+        add(fs, CHECK_JOIN_NOT_FK, &b);
+    }
+}
+
+static void check_cross(struct findings *fs, const struct db_schema *s,
+                        const struct sqla *a)
+{
+    const struct db_table *x, *y;
+    char left[256];
+    const char *sep;
+    struct buf b;
+    size_t n;
+    int k;
+
+    for (k = 0; k < a->ncross; k++) {
+        sep = strstr(a->cross_pairs[k], " x ");
+        if (!sep)
+            continue;
+        n = (size_t)(sep - a->cross_pairs[k]);
+        if (n >= sizeof left)
+            continue;
+        memcpy(left, a->cross_pairs[k], n);
+        left[n] = '\0';
+        x = schema_table(s, left);
+        y = schema_table(s, sep + 3);
+        if (!x || !y)
+            continue;
+        buf_init(&b, MAX_HINT);
+        buf_printf(&b, "%s and %s are in the same FROM with no condition "
+                       "linking them, so every row of one is paired with "
+                       "every row of the other (a cross join). ",
+                   x->name, y->name);
+        if (fk_between(x, y)) {
+            buf_puts(&b, "Join them on their foreign key: ");
+            put_fks(&b, s, x, y);
+            buf_puts(&b, ".");
+        } else {
+            buf_puts(&b, "Add the join condition (ON ...) that relates "
+                         "them, through the tables their foreign keys "
+                         "point to if they share no key, or drop the table "
+                         "the question does not need.");
+        }
+        add(fs, CHECK_CROSS_JOIN, &b);
+    }
+}
+
+static void check_agg(struct findings *fs, const struct sqla *a)
+{
+    struct buf b;
+    const char *dot;
+
+    if (!a->agg_without_group || !a->bare_col || !a->agg_func)
+        return;
+    dot = strrchr(a->bare_col, '.');
+    buf_init(&b, MAX_HINT);
+    buf_printf(&b, "The select list mixes the aggregate %s(...) with the "
+                   "column %s, and the query has no GROUP BY: SQLite then "
+                   "returns one row with an arbitrary %s. Add GROUP BY %s "
+                   "for one row per %s, or drop the column.",
+               a->agg_func, a->bare_col, dot ? dot + 1 : a->bare_col,
+               dot ? dot + 1 : a->bare_col, dot ? dot + 1 : a->bare_col);
+    add(fs, CHECK_AGG_NO_GROUP, &b);
+}
+
+/* ---- text values -------------------------------------------------------- */
+
+static void put_ident(struct buf *b, const char *s)
+{
+    buf_putc(b, '"');
+    for (; *s; s++) {
+        if (*s == '"')
+            buf_putc(b, '"');
+        buf_putc(b, *s);
+    }
+    buf_putc(b, '"');
+}
+
+static void put_str(struct buf *b, const char *s)
+{
+    buf_putc(b, '\'');
+    for (; *s; s++) {
+        if (*s == '\'')
+            buf_putc(b, '\'');
+        buf_putc(b, *s);
+    }
+    buf_putc(b, '\'');
+}
+
+/* '%s%' for LIKE ... ESCAPE '\', s's own wildcards escaped. */
+static void put_contains(struct buf *b, const char *s)
+{
+    buf_puts(b, "'%");
+    for (; *s; s++) {
+        if (*s == '%' || *s == '_' || *s == '\\')
+            buf_putc(b, '\\');
+        if (*s == '\'')
+            buf_putc(b, '\'');
+        buf_putc(b, *s);
+    }
+    buf_puts(b, "%' ESCAPE '\\'");
+}
+
+static int numeric(const char *s)
+{
+    char *end;
+
+    if (!*s)
+        return 0;
+    (void)strtod(s, &end);
+    while (isspace((unsigned char)*end))
+        end++;
+    return *end == '\0';
+}
+
+/* Run q (a buffer we built) through the guard; the result or NULL. */
+static askdb_result *run(askdb_db *db, struct buf *q)
+{
+    askdb_result *r = NULL;
+    struct db_err e;
+    char *sql = buf_steal(q);
+
+    if (!sql)
+        return NULL;
+    if (db_run(db, sql, &r, &e))
+        r = NULL;
+    free(sql);
+    return r;
+}
+
+static int word_char(unsigned char c)
+{
+    return isalnum(c) || c == '_' || c >= 0x80;
+}
+
+/* Whether lit occurs in v (ASCII case-insensitively, as LIKE compares)
+** starting at a word: "York" in "New York", "Uniform" in "Uniformed", not
+** "RAY" in "TRAYWICK". */
+static int at_word(const char *v, const char *lit)
+{
+    size_t n = strlen(lit), i;
+
+    for (i = 0; v[i]; i++)
+        if ((i == 0 || !word_char((unsigned char)v[i - 1])) &&
+            strncasecmp(v + i, lit, n) == 0)
+            return 1;
+    return 0;
+}
+
+/* Whether text value v of a candidate row is worth showing for lit (all
+** are, unless only those starting at a word count). */
+static int shown_value(const askdb_value *v, const char *lit)
+{
+    return v->type == ASKDB_TEXT && (!lit || at_word(v->s, lit));
+}
+
+/* Append up to MAX_ALTERNATIVES values of r's first column that
+** shown_value() takes, as a list; returns how many. */
+static int put_values(struct buf *b, const askdb_result *r, const char *lit)
+{
+    long i;
+    int shown = 0;
+
+    for (i = 0; r && i < r->nrows && shown < MAX_ALTERNATIVES; i++) {
+        const askdb_value *v = &r->cells[i * r->ncols];
+        if (!shown_value(v, lit))
+            continue;
+        if (b) {
+            buf_puts(b, shown ? ", " : "");
+            put_str(b, v->s);
+        }
+        shown++;
+    }
+    return shown;
+}
+
+/*
+** One comparison of t.c with a text value: silent when the value occurs
+** (as the comparison itself would find it), when it is a number, or when
+** nothing similar is stored (the question may ask about a value that is
+** simply not there). Otherwise the hint names the stored spellings: the
+** same text in another case, else values containing it from the start of
+** a word (3+ characters, not on tables too big to scan).
+*/
+static void check_literal(struct findings *fs, askdb_db *db,
+                          const struct db_schema *s,
+                          const struct sqla_literal *l)
+{
+    const struct db_table *t = schema_table(s, l->col.table);
+    int like = strstr(l->op, "LIKE") != NULL, contains = 0;
+    askdb_result *r;
+    struct buf q, b;
+
+    if (!t || !l->col.column || numeric(l->literal) ||
+        strlen(l->literal) > 200)
+        return;
+    buf_init(&q, MAX_HINT);
+    buf_puts(&q, "SELECT 1 FROM ");
+    put_ident(&q, t->name);
+    buf_puts(&q, " WHERE ");
+    put_ident(&q, l->col.column);
+    buf_puts(&q, like ? " LIKE " : " = ");
+    put_str(&q, l->literal);
+    buf_puts(&q, " LIMIT 1");
+    r = run(db, &q);
+    if (!r || r->nrows > 0) {
+        askdb_result_free(r);
+        return;
+    }
+    askdb_result_free(r);
+    r = NULL;
+    if (!like) {
+        buf_init(&q, MAX_HINT);
+        buf_puts(&q, "SELECT DISTINCT ");
+        put_ident(&q, l->col.column);
+        buf_puts(&q, " FROM ");
+        put_ident(&q, t->name);
+        buf_puts(&q, " WHERE ");
+        put_ident(&q, l->col.column);
+        buf_puts(&q, " = ");
+        put_str(&q, l->literal);
+        buf_printf(&q, " COLLATE NOCASE LIMIT %d", MAX_ALTERNATIVES);
+        r = run(db, &q);
+    }
+    if (put_values(NULL, r, NULL) == 0 && strlen(l->literal) >= 3 &&
+        !t->rows_capped) {
+        askdb_result_free(r);
+        buf_init(&q, MAX_HINT);
+        buf_puts(&q, "SELECT DISTINCT ");
+        put_ident(&q, l->col.column);
+        buf_puts(&q, " FROM ");
+        put_ident(&q, t->name);
+        buf_puts(&q, " WHERE typeof(");
+        put_ident(&q, l->col.column);
+        buf_puts(&q, ") = 'text' AND ");
+        put_ident(&q, l->col.column);
+        buf_puts(&q, " LIKE ");
+        put_contains(&q, l->literal);
+        buf_printf(&q, " LIMIT %d", MAX_CANDIDATES);
+        r = run(db, &q);
+        contains = 1;
+    }
+    if (put_values(NULL, r, contains ? l->literal : NULL) > 0) {
+        buf_init(&b, MAX_HINT);
+        buf_printf(&b, "%s.%s has no value ", t->name, l->col.column);
+        put_str(&b, l->literal);
+        buf_puts(&b, contains ? "; values containing it: " : "; it has ");
+        put_values(&b, r, contains ? l->literal : NULL);
+        buf_puts(&b, ". Compare with the value exactly as stored.");
+        add(fs, CHECK_LITERAL_MISSING, &b);
+    }
+    askdb_result_free(r);
+}
+
+int check_before(askdb_db *db, const struct db_schema *s,
+                 const char *question, const char *sql,
+                 struct check_finding **out, int *n)
+{
+    struct findings fs = {NULL, 0, 0};
+    struct sqla a;
+    int rc, k;
+
+    (void)question;
+    *out = NULL;
+    *n = 0;
+    rc = sqla_analyze(sql, s, &a);
+    if (rc < 0) {
+        sqla_free(&a);
+        return -1;
+    }
+    if (rc == 0) {
+        check_joins(&fs, s, &a);
+        check_cross(&fs, s, &a);
+        check_agg(&fs, &a);
+        for (k = 0; db && k < a.nlits && k < MAX_LIT_CHECKS; k++)
+            check_literal(&fs, db, s, &a.lits[k]);
+    }
+    sqla_free(&a);
+    return finish(&fs, out, n);
+}
+
+/* ---- after execution ---------------------------------------------------- */
+
+/*
+** Columns NULL in every row. A NULL everywhere usually means the wrong
+** column, a LEFT JOIN that matched nothing or an aggregate over no rows;
+** but a table may hold no values in a column at all, so the hint leaves
+** the model the choice to keep the query. For SELECT * only a result that
+** is NULL throughout counts (the star takes the empty columns along).
+*/
+static void check_nulls(struct findings *fs, const askdb_result *r,
+                        int star)
+{
+    struct buf names, h;
+    long i;
+    int c, n = 0;
+
+    if (!r || r->nrows < 1)
+        return;
+    buf_init(&names, MAX_HINT);
+    for (c = 0; c < r->ncols; c++) {
+        for (i = 0; i < r->nrows; i++)
+            if (r->cells[i * r->ncols + c].type != ASKDB_NULL)
+                break;
+        if (i < r->nrows)
+            continue;
+        buf_puts(&names, n ? ", " : "");
+        put_str(&names, r->cols[c] ? r->cols[c] : "?");
+        n++;
+    }
+    if (!n || (star && n < r->ncols)) {
+        buf_free(&names);
+        return;
+    }
+    buf_init(&h, MAX_HINT);
+    if (n == r->ncols)
+        buf_printf(&h, "Every value of the result is NULL (%ld row%s). ",
+                   r->nrows, r->nrows == 1 ? "" : "s");
+    else
+        buf_printf(&h, "Result column%s %s %s NULL in every row. ",
+                   n == 1 ? "" : "s", names.data ? names.data : "",
+                   n == 1 ? "is" : "are");
+    buf_free(&names);
+    buf_puts(&h, "Check that the column is the one the question asks for, "
+                 "that the join matches rows (a LEFT JOIN without a match "
+                 "gives NULLs) and that an aggregate is not taken over no "
+                 "rows (SUM, AVG, MIN and MAX of nothing are NULL). If the "
+                 "data simply holds no value there, repeat the same "
+                 "query.");
+    add(fs, CHECK_ALL_NULL, &h);
+}
+
+/* The question in lower case, blanks and punctuation as single spaces,
+** with a space at both ends, so phrases match as whole words. */
+static char *normalize(const char *q)
+{
+    size_t n = strlen(q), i, k = 0;
+    char *s = malloc(n + 3);
+
+    if (!s)
+        return NULL;
+    s[k++] = ' ';
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)q[i];
+        char o = isalnum(c) || c >= 0x80 || c == '\'' ? (char)tolower(c)
+                                                       : ' ';
+        if (o == ' ' && s[k - 1] == ' ')
+            continue;
+        s[k++] = o;
+    }
+    if (s[k - 1] != ' ')
+        s[k++] = ' ';
+    s[k] = '\0';
+    return s;
+}
+
+static int has(const char *s, const char *const *phrases)
+{
+    int k;
+
+    for (k = 0; phrases[k]; k++)
+        if (strstr(s, phrases[k]))
+            return 1;
+    return 0;
+}
+
+static int starts(const char *s, const char *const *phrases)
+{
+    int k;
+
+    for (k = 0; phrases[k]; k++)
+        if (strncmp(s, phrases[k], strlen(phrases[k])) == 0)
+            return 1;
+    return 0;
+}
+
+/* Question openings (space-delimited, see normalize()) that ask for one
+** value. Only openings: "What are the names ... and how many ..." asks
+** for rows. */
+static const char *const one_value[] = {
+    " how many ", " what is the total ", " what is the average ",
+    " what is the number of ", " what's the total ", " what's the average ",
+    " what's the number of ", " count the number of ",
+    " find the number of ", " find the total number ", " what is the sum ",
+    " give the total number ", " tell me how many ",
+    " return the number of ", " give the number of ", NULL
+};
+
+/* Words that ask for one value per group, for several values, or for
+** rows in an order. */
+static const char *const many[] = {
+    " each ", " every ", " per ", " respectively ", " grouped by ",
+    " broken down by ", " top ", " sorted ", " ascending ", " descending ",
+    " order of ", " and how many ", " and what ", " and which ",
+    " and list ", " along with ", NULL
+};
+
+static const char *const superlatives[] = {
+    "most ", "highest ", "largest ", "lowest ", "least ", "fewest ",
+    "smallest ", "greatest ", "biggest ", NULL
+};
+
+/* "different" other than in "how many different": one value per kind. */
+static int per_kind(const char *q)
+{
+    const char *p = q;
+
+    while ((p = strstr(p, " different ")) != NULL) {
+        if (!((p - q >= 9 && strncmp(p - 9, " how many", 9) == 0) ||
+              (p - q >= 10 && strncmp(p - 10, " number of", 10) == 0)))
+            return 1;
+        p++;
+    }
+    return 0;
+}
+
+/* "which <one to three words> has the <superlative>" or "who has the
+** <superlative>": the one item with the most of something. */
+static int asks_top_one(const char *q)
+{
+    const char *p, *v;
+    int words = 0;
+
+    if (strncmp(q, " who has the ", 13) == 0 ||
+        strncmp(q, " who had the ", 13) == 0)
+        return starts(q + 13, superlatives);
+    if (strncmp(q, " which ", 7) != 0)
+        return 0;
+    for (p = q + 6; *p; p++) {
+        if (*p != ' ')
+            continue;
+        if (strncmp(p, " has the ", 9) == 0 || strncmp(p, " had the ", 9) == 0) {
+            v = p + 9;
+            return words >= 1 && words <= 3 && starts(v, superlatives);
+        }
+        if (++words > 3)
+            return 0;
+    }
+    return 0;
+}
+
+/* Number of times phrase occurs in s. */
+static int count(const char *s, const char *phrase)
+{
+    int n = 0;
+
+    while ((s = strstr(s, phrase)) != NULL) {
+        n++;
+        s++;
+    }
+    return n;
+}
+
+static const char *const list_start[] = {
+    " list ", " show ", " what are the names ", " give me the names ",
+    " find the names ", " return the names ", " names of all ", NULL
+};
+
+static const char *const counting[] = {
+    " number ", " numbers ", " count ", " how many ", " total ", " average ",
+    " sum ", " maximum ", " minimum ", " max ", " min ", " most ", " least ",
+    " mean ", NULL
+};
+
+static int is_aggregate_name(const char *col)
+{
+    static const char *const prefixes[] = {
+        "count(", "sum(", "avg(", "total(", NULL
+    };
+    int k;
+
+    for (k = 0; col && prefixes[k]; k++)
+        if (strncasecmp(col, prefixes[k], strlen(prefixes[k])) == 0)
+            return 1;
+    return 0;
+}
+
+/*
+** The number of rows against the question's wording: a question that
+** opens asking for one value or that asks for the one item with the most
+** of something, and several rows; or a list asked for and one aggregate
+** (count(...), sum(...) by the column's name) returned. Questions with
+** words of grouping, ordering or several asks are left alone.
+*/
+static void check_shape(struct findings *fs, const char *question,
+                        const askdb_result *r)
+{
+    struct buf b;
+    char *q;
+
+    if (!question || !r || r->nrows < 1)
+        return;
+    q = normalize(question);
+    if (!q) {
+        fs->oom = 1;
+        return;
+    }
+    buf_init(&b, MAX_HINT);
+    if (r->nrows > 1 && (has(q, many) || per_kind(q) ||
+                         count(q, " how many ") > 1)) {
+        buf_free(&b);
+    } else if (r->nrows > 1 && starts(q, one_value)) {
+        buf_printf(&b, "The question asks for a single value, but the "
+                       "query returned %ld rows. Compute it in one row over "
+                       "all matching rows (e.g. COUNT(*) or COUNT(DISTINCT "
+                       "...) without GROUP BY) unless the question asks "
+                       "for one value per group.", r->nrows);
+        add(fs, CHECK_SHAPE, &b);
+    } else if (r->nrows > 1 && asks_top_one(q)) {
+        buf_printf(&b, "The question asks for the one item with the most "
+                       "(or least), but the query returned %ld rows. Order "
+                       "by the measure and keep the first row (ORDER BY ... "
+                       "DESC LIMIT 1).", r->nrows);
+        add(fs, CHECK_SHAPE, &b);
+    } else if (r->nrows == 1 && r->ncols == 1 &&
+               is_aggregate_name(r->cols[0]) && has(q, list_start) &&
+               !has(q, counting)) {
+        buf_printf(&b, "The question asks for a list, but the query "
+                       "returned a single aggregate (%s). Select the rows "
+                       "themselves instead of aggregating them.",
+                   r->cols[0]);
+        add(fs, CHECK_SHAPE, &b);
+    } else {
+        buf_free(&b);
+    }
+    free(q);
+}
+
+int check_after(const char *question, const char *sql, const askdb_result *r,
+                struct check_finding **out, int *n)
+{
+    struct findings fs = {NULL, 0, 0};
+    struct sqla a;
+    int star = 0;
+
+    *out = NULL;
+    *n = 0;
+    if (sql) {
+        if (sqla_analyze(sql, NULL, &a) < 0) {
+            sqla_free(&a);
+            return -1;
+        }
+        star = a.select_star;
+        sqla_free(&a);
+    }
+    check_nulls(&fs, r, star);
+    check_shape(&fs, question, r);
+    return finish(&fs, out, n);
+}
+
+void check_findings_free(struct check_finding *f, int n)
+{
+    int k;
+
+    for (k = 0; f && k < n; k++)
+        free(f[k].hint);
+    free(f);
+}
+
+const char *check_kind_str(enum check_kind k)
+{
+    switch (k) {
+    case CHECK_JOIN_NOT_FK: return "join_not_fk";
+    case CHECK_CROSS_JOIN: return "cross_join";
+    case CHECK_AGG_NO_GROUP: return "agg_no_group";
+    case CHECK_LITERAL_MISSING: return "literal_missing";
+    case CHECK_ALL_NULL: return "all_null";
+    case CHECK_SHAPE: return "shape";
+    }
+    return "unknown";
+}

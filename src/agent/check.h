@@ -1,0 +1,78 @@
+/* check.h - checks of a generated query before and after it runs, each
+** with a hint the repair step can act on. */
+#ifndef ASKDB_CHECK_H
+#define ASKDB_CHECK_H
+
+#include "askdb.h"
+#include "db/schema.h"
+
+/*
+** The engine already refuses unknown names (db_check, with the closest
+** names from hint.c) and the agent already handles empty results; these
+** checks look for queries that run but probably answer something else.
+** Every check is conservative: a false alarm costs a model call and can
+** turn a right answer into a wrong one, so each stays silent when unsure
+** (bench/check_false_alarms.c measures how often each fires on Spider's
+** gold queries).
+**
+** Before execution (the statement has passed db_check):
+**   CHECK_JOIN_NOT_FK     a join equality on columns that are not a foreign
+**                         key pair, between two tables that do have one
+**                         (and that the query does not also join on it)
+**   CHECK_CROSS_JOIN      FROM items that nothing links (no ON, USING or
+**                         WHERE condition naming both)
+**   CHECK_AGG_NO_GROUP    an aggregate and a bare column in one select
+**                         list, without GROUP BY (not SQLite's one min()
+**                         or max() query, not a column fixed by WHERE)
+**   CHECK_LITERAL_MISSING a column compared with a text value it never
+**                         holds, while similar values exist (other case,
+**                         or containing it from a word start): "has no
+**                         value 'france'; it has 'France'"
+** After execution:
+**   CHECK_ALL_NULL        a result column NULL in every row (with SELECT *,
+**                         only a result NULL throughout)
+**   CHECK_SHAPE           a question opening with "how many", "what is the
+**                         total/average/number of", ... or asking "which X
+**                         has the most ..." and several rows returned; or
+**                         a list asked ("list", "show", "names of all")
+**                         and one count/sum/avg returned. Questions with
+**                         words of grouping (each, per, different ...),
+**                         ordering or several asks are left alone.
+*/
+
+enum check_kind {
+    CHECK_JOIN_NOT_FK,
+    CHECK_CROSS_JOIN,
+    CHECK_AGG_NO_GROUP,
+    CHECK_LITERAL_MISSING,
+    CHECK_ALL_NULL,
+    CHECK_SHAPE
+};
+#define CHECK_NKINDS 6
+
+struct check_finding {
+    enum check_kind kind;
+    char *hint;          /* one or more sentences for the repair prompt */
+};
+
+/*
+** Check sql (for question, over db with schema s) before running it. The
+** value check runs small read-only queries through db_run(). On return
+** *out holds *n findings (NULL and 0 when none), the caller's to free with
+** check_findings_free(). Returns 0, or -1 when out of memory (*out is then
+** NULL). SQL that cannot be analyzed gives no findings.
+*/
+int check_before(askdb_db *db, const struct db_schema *s,
+                 const char *question, const char *sql,
+                 struct check_finding **out, int *n);
+
+/* Check the result r of sql for question. Same contract as above. */
+int check_after(const char *question, const char *sql, const askdb_result *r,
+                struct check_finding **out, int *n);
+
+void check_findings_free(struct check_finding *f, int n);
+
+/* Name of a kind, e.g. "cross_join". Static string. */
+const char *check_kind_str(enum check_kind k);
+
+#endif

@@ -1,0 +1,63 @@
+/* link.h - schema linking: which tables and columns a question needs. */
+#ifndef ASKDB_LINK_H
+#define ASKDB_LINK_H
+
+#include "askdb.h"
+#include "db/schema.h"
+
+/*
+** For a large schema the prompt carries only the part the question needs:
+** the tables whose names or columns the question mentions (matched word by
+** word after Snowball stemming, with abbreviations such as "dept" for
+** "department"), the tables a caller's hints point at (e.g. value
+** retrieval found a phrase of the question in a column's data), and the
+** tables on foreign-key paths that join them. Small schemas are kept whole,
+** and so is any schema the question matches nothing of: the prompt is
+** never empty. The result is deterministic for a given schema, question
+** and hints.
+*/
+
+/* A column the caller already knows is relevant. column NULL = the whole
+** table. Unknown names are ignored. */
+struct link_hint {
+    const char *table;
+    const char *column;
+    double weight;          /* added to the table's score; 1 ~ a name match */
+};
+
+struct link_opts {
+    int keep_whole_tables;  /* schemas with at most this many tables... */
+    int keep_whole_bytes;   /* ...or rendering to at most this many bytes are
+                               kept whole (0 = no byte rule) */
+    int max_tables;         /* cap on scored tables before the FK closure */
+    int wide_table_cols;    /* kept tables with more columns keep only their
+                               key columns and the matched ones (0 = never) */
+    double min_rel;         /* keep tables scoring >= min_rel * best score */
+};
+
+struct link_result {
+    int ntables;
+    unsigned char *keep_table;  /* [ntables] 1 = in the prompt */
+    unsigned char **keep_col;   /* [ntables][table's ncols] 1 = in it */
+    double *table_score;        /* [ntables] relevance, 0 = no match */
+    int whole;                  /* 1 = schema kept whole */
+    int kept_tables, kept_cols, total_cols;
+};
+
+/* The tuned defaults (see bench/link_recall.c for the figures). */
+struct link_opts link_opts_default(void);
+
+/*
+** Decide what of schema s the question needs. hints (nhints of them, may
+** be NULL) add their tables and columns; o NULL = link_opts_default().
+** On success *out is filled and owned by the caller (link_result_free).
+** Returns ASKDB_OK, or ASKDB_ERR_NOMEM with *out zeroed.
+*/
+askdb_status link_schema(const struct db_schema *s, const char *question,
+                         const struct link_hint *hints, int nhints,
+                         const struct link_opts *o, struct link_result *out);
+
+/* Free what link_schema() allocated; NULL or zeroed is a no-op. */
+void link_result_free(struct link_result *r);
+
+#endif

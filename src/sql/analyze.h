@@ -1,0 +1,77 @@
+/* analyze.h - what one query reads: tables, joins, aggregates, literals. */
+#ifndef ASKDB_ANALYZE_H
+#define ASKDB_ANALYZE_H
+
+struct db_schema;
+
+/*
+** A lexical analysis of one SELECT or WITH statement (with subqueries,
+** CTEs, derived tables and compound SELECTs), for the checks that run
+** before execution. It is not a full SQL parser: it reads the clauses of
+** each SELECT, the FROM items and their aliases, and simple comparisons,
+** and resolves column references to schema tables through the aliases of
+** the query level they are written in and then of the enclosing levels.
+** Anything it cannot read is skipped, never guessed: a reference it cannot
+** resolve (an output alias, a derived table's column, an ambiguous bare
+** name) has table == NULL and is left out of joins and literals.
+**
+** The text is untrusted (model output): its length, the number of tokens,
+** parenthesis nesting and the nesting of query levels are bounded, and
+** input beyond a bound makes sqla_analyze() return 1 with an empty result.
+*/
+
+/* A column reference, resolved: table and column as the schema spells
+** them; table is NULL when it could not be resolved. */
+struct sqla_ref {
+    char *table;
+    char *column;
+};
+
+/* An equality between columns of two different FROM items (ON a.x = b.y,
+** or WHERE a.x = b.y, also between a subquery and its outer query). */
+struct sqla_join {
+    struct sqla_ref a, b;
+};
+
+/* A column compared with a text literal: col = 'x', col != 'x', col IN
+** ('x', ...) (one entry per value), col LIKE 'x' without wildcards, also
+** with a double-quoted "x" that names no column (SQLite reads it as a
+** string). literal is unquoted; op is "=", "!=", "IN", "NOT IN", "LIKE" or
+** "NOT LIKE". Only comparisons whose column resolved are listed. */
+struct sqla_literal {
+    struct sqla_ref col;
+    char *literal;
+    char op[9];
+};
+
+struct sqla {
+    char **tables;          /* schema tables read, once each */
+    int ntables;
+    struct sqla_join *joins;
+    int njoins;
+    char **cross_pairs;     /* "a x b": FROM items with nothing linking
+                               them (schema tables only) */
+    int ncross;
+    int agg_without_group;  /* a SELECT mixes an aggregate with a bare
+                               column of its own FROM and has no GROUP BY
+                               (and no WHERE col = constant fixing it) */
+    char *agg_func;         /* e.g. "count", when agg_without_group */
+    char *bare_col;         /* e.g. "customers.country", likewise */
+    struct sqla_literal *lits;
+    int nlits;
+    int select_star;        /* the statement's first SELECT lists * or t.* */
+};
+
+/*
+** Analyze sql against schema s (names are matched case-insensitively).
+** Returns 0 on success, -1 when out of memory, 1 when the text is not a
+** query it can read (garbage, over a bound); *out is then valid and empty
+** or partial, and must be freed with sqla_free() in every case.
+*/
+int sqla_analyze(const char *sql, const struct db_schema *s,
+                 struct sqla *out);
+
+/* Free what sqla_analyze() filled in; a no-op on a zeroed struct. */
+void sqla_free(struct sqla *a);
+
+#endif

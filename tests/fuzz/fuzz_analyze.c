@@ -1,0 +1,101 @@
+/* fuzz_analyze.c - libFuzzer harness for the query analysis (sqla). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/schema.h"
+#include "sql/analyze.h"
+
+/*
+** The input is a query as a model might write it. sqla_analyze() runs on
+** an exact-size copy (so ASan catches reads past its end) against a small
+** schema with foreign keys, against an empty schema and without one.
+** Whatever the input: the return code is -1, 0 or 1; every join and every
+** literal names a table and a column; a cross pair reads "a x b"; an
+** aggregate finding names its function and column; nothing is found
+** without a schema. A broken invariant calls abort().
+*/
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char t_cust[] = "customers", t_ord[] = "orders",
+            t_pay[] = "payments", t_det[] = "Order Details";
+static char c_id[] = "id", c_name[] = "name", c_city[] = "city",
+            c_cust_id[] = "customer_id", c_total[] = "total",
+            c_order_id[] = "order_id", c_status[] = "status",
+            c_unit[] = "unit price";
+static char ty_int[] = "INTEGER", ty_text[] = "TEXT", ty_real[] = "REAL";
+
+static struct db_column cols_cust[] = {
+    {c_id, ty_int, 1, NULL, 1, NULL, 0},
+    {c_name, ty_text, 1, NULL, 0, NULL, 0},
+    {c_city, ty_text, 0, NULL, 0, NULL, 0},
+};
+static struct db_column cols_ord[] = {
+    {c_id, ty_int, 1, NULL, 1, NULL, 0},
+    {c_cust_id, ty_int, 1, NULL, 0, NULL, 0},
+    {c_total, ty_real, 0, NULL, 0, NULL, 0},
+    {c_status, ty_text, 0, NULL, 0, NULL, 0},
+};
+static struct db_column cols_pay[] = {
+    {c_id, ty_int, 1, NULL, 1, NULL, 0},
+    {c_order_id, ty_int, 1, NULL, 0, NULL, 0},
+    {c_status, ty_text, 0, NULL, 0, NULL, 0},
+};
+static struct db_column cols_det[] = {
+    {c_id, ty_int, 0, NULL, 0, NULL, 0},
+    {c_unit, ty_real, 0, NULL, 0, NULL, 0},
+};
+static struct db_fkey fk_ord[] = {{c_cust_id, t_cust, c_id}};
+static struct db_fkey fk_pay[] = {{c_order_id, t_ord, NULL}};
+
+static struct db_table tables[] = {
+    {t_cust, 0, cols_cust, 3, NULL, 0, NULL, 0, 10, 0},
+    {t_ord, 0, cols_ord, 4, fk_ord, 1, NULL, 0, 100, 0},
+    {t_pay, 0, cols_pay, 3, fk_pay, 1, NULL, 0, 100, 0},
+    {t_det, 1, cols_det, 2, NULL, 0, NULL, 0, -1, 0},
+};
+
+static struct db_schema shop = {tables, 4};
+static struct db_schema empty = {NULL, 0};
+
+static void check(const char *sql, const struct db_schema *s)
+{
+    struct sqla a;
+    int rc = sqla_analyze(sql, s, &a), k;
+
+    if (rc < -1 || rc > 1)
+        abort();
+    for (k = 0; k < a.njoins; k++)
+        if (!a.joins[k].a.table || !a.joins[k].a.column ||
+            !a.joins[k].b.table || !a.joins[k].b.column)
+            abort();
+    for (k = 0; k < a.nlits; k++)
+        if (!a.lits[k].col.table || !a.lits[k].col.column ||
+            !a.lits[k].literal || !a.lits[k].op[0])
+            abort();
+    for (k = 0; k < a.ncross; k++)
+        if (!strstr(a.cross_pairs[k], " x "))
+            abort();
+    if (a.agg_without_group && (!a.agg_func || !a.bare_col))
+        abort();
+    if ((!s || s->ntables == 0) &&
+        (a.ntables || a.njoins || a.nlits || a.ncross || a.agg_without_group))
+        abort();
+    sqla_free(&a);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *sql = malloc(size + 1);
+
+    if (!sql)
+        return 0;
+    memcpy(sql, data, size);
+    sql[size] = '\0';
+    check(sql, &shop);
+    check(sql, &empty);
+    check(sql, NULL);
+    free(sql);
+    return 0;
+}

@@ -1,0 +1,329 @@
+/* test_check.c - each check fires on a bad query and stays silent on its
+** good twin, over the shop database and Spider's. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/check.h"
+#include "db/db.h"
+
+static askdb_db *db;
+static const struct db_schema *shop;
+
+static int setup(void **state)
+{
+    const char *path = getenv("SHOP_DB");
+
+    (void)state;
+    if (askdb_db_open(path ? path : "examples/shop.db", NULL, &db) ||
+        db_schema(db, &shop)) {
+        fprintf(stderr, "cannot open the shop database: %s\n",
+                askdb_db_errmsg(db));
+        return -1;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    askdb_db_close(db);
+    return 0;
+}
+
+/* The hint of the one finding of kind k among f, or NULL; fails when
+** there are findings of other kinds. */
+static const char *only(const struct check_finding *f, int n,
+                        enum check_kind k, const char *what)
+{
+    const char *hint = NULL;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        if (f[i].kind != k)
+            fail_msg("unexpected %s finding on %s: %s",
+                     check_kind_str(f[i].kind), what, f[i].hint);
+        hint = f[i].hint;
+    }
+    return hint;
+}
+
+/* Run check_before on sql over d; want NULL = no finding, else the
+** findings must all be of kind k and the hint must contain want. */
+static void before_on(askdb_db *d, const struct db_schema *s, const char *q,
+                      const char *sql, enum check_kind k, const char *want)
+{
+    struct check_finding *f = NULL;
+    const char *hint;
+    int n = -1;
+
+    assert_int_equal(check_before(d, s, q, sql, &f, &n), 0);
+    if (!want) {
+        if (n)
+            fail_msg("false alarm (%s) on %s: %s", check_kind_str(f[0].kind),
+                     sql, f[0].hint);
+        assert_null(f);
+        return;
+    }
+    hint = only(f, n, k, sql);
+    if (!hint)
+        fail_msg("no %s finding on %s", check_kind_str(k), sql);
+    if (!strstr(hint, want))
+        fail_msg("hint for %s lacks \"%s\": %s", sql, want, hint);
+    check_findings_free(f, n);
+}
+
+static void before(const char *sql, enum check_kind k, const char *want)
+{
+    before_on(db, shop, "a question", sql, k, want);
+}
+
+/* Run sql, then check_after with question; same contract as before(). */
+static void after(const char *q, const char *sql, enum check_kind k,
+                  const char *want)
+{
+    struct check_finding *f = NULL;
+    askdb_result *r = NULL;
+    const char *hint;
+    struct db_err e;
+    int n = -1;
+
+    if (db_run(db, sql, &r, &e))
+        fail_msg("%s: %s", sql, e.msg);
+    assert_int_equal(check_after(q, sql, r, &f, &n), 0);
+    askdb_result_free(r);
+    if (!want) {
+        if (n)
+            fail_msg("false alarm (%s) on %s / %s: %s",
+                     check_kind_str(f[0].kind), q, sql, f[0].hint);
+        return;
+    }
+    hint = only(f, n, k, sql);
+    if (!hint)
+        fail_msg("no %s finding on %s / %s", check_kind_str(k), q, sql);
+    if (!strstr(hint, want))
+        fail_msg("hint for %s lacks \"%s\": %s", sql, want, hint);
+    check_findings_free(f, n);
+}
+
+static void join_off_the_foreign_key(void **state)
+{
+    (void)state;
+    before("SELECT c.first_name FROM customers c JOIN orders o "
+           "ON o.id = c.id", CHECK_JOIN_NOT_FK,
+           "orders.id = customers.id does not follow a foreign key. "
+           "orders and customers are linked by: "
+           "orders.customer_id = customers.id.");
+    before("SELECT * FROM payments p, orders o WHERE p.id = o.id",
+           CHECK_JOIN_NOT_FK, "payments.order_id = orders.id");
+    /* the key, in either direction and either order */
+    before("SELECT c.first_name FROM customers c JOIN orders o "
+           "ON o.customer_id = c.id", 0, NULL);
+    before("SELECT * FROM orders o, customers c WHERE c.id = o.customer_id",
+           0, NULL);
+    /* a self-reference through categories.parent_id */
+    before("SELECT a.name, b.name FROM categories a JOIN categories b "
+           "ON b.id = a.parent_id", 0, NULL);
+    /* an equality next to the key join is a filter, not the join */
+    before("SELECT * FROM orders o JOIN customers c ON o.customer_id = c.id "
+           "WHERE o.id = c.id", 0, NULL);
+    /* tables with no key between them are not judged */
+    before("SELECT * FROM customers c JOIN products p ON p.id = c.id "
+           "WHERE c.id < 3", 0, NULL);
+}
+
+static void tables_with_nothing_linking_them(void **state)
+{
+    (void)state;
+    before("SELECT c.first_name, o.total FROM customers c, orders o",
+           CHECK_CROSS_JOIN,
+           "Join them on their foreign key: orders.customer_id = "
+           "customers.id.");
+    before("SELECT count(*) FROM customers JOIN products", CHECK_CROSS_JOIN,
+           "customers and products are in the same FROM");
+    before("SELECT c.first_name, o.total FROM customers c, orders o "
+           "WHERE o.customer_id = c.id", 0, NULL);
+}
+
+static void aggregate_with_bare_column(void **state)
+{
+    (void)state;
+    before("SELECT country, count(*) FROM customers", CHECK_AGG_NO_GROUP,
+           "mixes the aggregate count(...) with the column "
+           "customers.country, and the query has no GROUP BY");
+    before("SELECT country, count(*) FROM customers GROUP BY country", 0,
+           NULL);
+    before("SELECT count(*) FROM customers", 0, NULL);
+    /* a column fixed by the WHERE clause has one value */
+    before("SELECT country, count(*) FROM customers WHERE country = 'DE'", 0,
+           NULL);
+}
+
+static void text_value_not_in_the_column(void **state)
+{
+    (void)state;
+    before("SELECT count(*) FROM customers WHERE country = 'de'",
+           CHECK_LITERAL_MISSING,
+           "customers.country has no value 'de'; it has 'DE'.");
+    before("SELECT count(*) FROM customers WHERE country = 'DE'", 0, NULL);
+    before("SELECT * FROM customers c WHERE c.city = 'York'",
+           CHECK_LITERAL_MISSING,
+           "customers.city has no value 'York'; values containing it: "
+           "'New York'.");
+    before("SELECT * FROM customers c WHERE c.city = 'New York'", 0, NULL);
+    before("SELECT * FROM orders WHERE status IN ('paid', 'Shipped')",
+           CHECK_LITERAL_MISSING,
+           "orders.status has no value 'Shipped'; it has 'shipped'.");
+    before("SELECT * FROM orders WHERE status NOT IN ('paid', \"shipped\")",
+           0, NULL);
+    /* nothing similar stored: the question may ask about what is not
+    ** there, so no hint */
+    before("SELECT * FROM customers WHERE city = 'Atlantis'", 0, NULL);
+    /* numbers, LIKE (case-insensitive) and quotes inside values */
+    before("SELECT * FROM orders WHERE shipping_country = '12'", 0, NULL);
+    before("SELECT * FROM customers WHERE city LIKE 'new york'", 0, NULL);
+    before("SELECT * FROM products WHERE name = 'chef''s knife 20cm'",
+           CHECK_LITERAL_MISSING, "it has 'Chef''s Knife 20cm'");
+    before("SELECT * FROM products WHERE name = 'Chef''s Knife 20cm'", 0,
+           NULL);
+    /* a value inside a word is no spelling of it ("ork" in "New York") */
+    before("SELECT * FROM customers WHERE city = 'ork'", 0, NULL);
+    /* wildcards in the value searched for are taken literally */
+    before("SELECT * FROM customers WHERE city = 'Yo%k'", 0, NULL);
+}
+
+static void unreadable_sql_gives_no_finding(void **state)
+{
+    (void)state;
+    before("SELECT * FROM customers WHERE (country = 'de'", 0, NULL);
+    before("not sql at all", 0, NULL);
+}
+
+static void result_column_all_null(void **state)
+{
+    (void)state;
+    after("What is the average order total of refunded-twice orders?",
+          "SELECT avg(total) FROM orders WHERE status = 'nope'",
+          CHECK_ALL_NULL, "Every value of the result is NULL (1 row).");
+    after("Which customers have no city?",
+          "SELECT first_name, city FROM customers WHERE city IS NULL",
+          CHECK_ALL_NULL, "Result column 'city' is NULL in every row.");
+    /* SELECT * takes empty columns along */
+    after("Customers with no city?",
+          "SELECT * FROM customers WHERE city IS NULL", 0, NULL);
+    after("What is the average order total?",
+          "SELECT avg(total) FROM orders", 0, NULL);
+    after("Cities of the customers?", "SELECT city FROM customers", 0, NULL);
+}
+
+static void result_shape_against_the_question(void **state)
+{
+    (void)state;
+    after("How many customers are there?", "SELECT id FROM customers",
+          CHECK_SHAPE, "asks for a single value");
+    after("How many customers are there?", "SELECT count(*) FROM customers",
+          0, NULL);
+    after("How many customers are there in each country?",
+          "SELECT country, count(*) FROM customers GROUP BY country", 0,
+          NULL);
+    after("Which customer has the most orders?",
+          "SELECT customer_id, count(*) FROM orders GROUP BY customer_id",
+          CHECK_SHAPE, "ORDER BY ... DESC LIMIT 1");
+    after("Which customer has the most orders?",
+          "SELECT customer_id FROM orders GROUP BY customer_id "
+          "ORDER BY count(*) DESC LIMIT 1", 0, NULL);
+    after("List the first names of all customers.",
+          "SELECT count(*) FROM customers", CHECK_SHAPE,
+          "returned a single aggregate (count(*))");
+    after("List the first names of all customers.",
+          "SELECT first_name FROM customers", 0, NULL);
+    after("List the number of customers.", "SELECT count(*) FROM customers",
+          0, NULL);
+    /* one value asked only at the opening; a count among other asks */
+    after("What are the countries and how many customers live there?",
+          "SELECT country, count(*) FROM customers GROUP BY country", 0,
+          NULL);
+    after("How many customers are in different countries?",
+          "SELECT country, count(*) FROM customers GROUP BY country", 0,
+          NULL);
+    after("How many different countries are there?",
+          "SELECT DISTINCT country FROM customers", CHECK_SHAPE,
+          "asks for a single value");
+    /* the superlative belongs to another noun: a list */
+    after("Which products were bought by the customer who has the most "
+          "orders?", "SELECT id FROM products", 0, NULL);
+}
+
+/* The checks over a Spider database (chinook_1), skipped without one. */
+static void spider_chinook(void **state)
+{
+    const char *dir = getenv("SPIDER_DIR");
+    const struct db_schema *s;
+    char path[1024];
+    askdb_db *d = NULL;
+
+    (void)state;
+    if (!dir || !*dir) {
+        printf("skipped: set SPIDER_DIR to Spider's training set\n");
+        skip();
+    }
+    snprintf(path, sizeof path, "%s/database/chinook_1/chinook_1.sqlite",
+             dir);
+    if (askdb_db_open(path, NULL, &d) || db_schema(d, &s))
+        fail_msg("%s: %s", path, askdb_db_errmsg(d));
+    before_on(d, s, "q",
+              "SELECT T2.FirstName FROM CUSTOMER AS T1 JOIN EMPLOYEE AS T2 "
+              "ON T1.SupportRepId = T2.EmployeeId WHERE T1.FirstName = "
+              "\"leonie\"", CHECK_LITERAL_MISSING,
+              "Customer.FirstName has no value 'leonie'; it has 'Leonie'.");
+    before_on(d, s, "q",
+              "SELECT T2.FirstName FROM CUSTOMER AS T1 JOIN EMPLOYEE AS T2 "
+              "ON T1.SupportRepId = T2.EmployeeId WHERE T1.FirstName = "
+              "\"Leonie\"", 0, NULL);
+    before_on(d, s, "q",
+              "SELECT T2.FirstName FROM CUSTOMER AS T1 JOIN EMPLOYEE AS T2 "
+              "ON T1.CustomerId = T2.EmployeeId", CHECK_JOIN_NOT_FK,
+              "Customer.SupportRepId = Employee.EmployeeId");
+    before_on(d, s, "q",
+              "SELECT T1.FirstName, sum(T2.Total) FROM Customer AS T1 JOIN "
+              "Invoice AS T2 ON T1.CustomerId = T2.CustomerId",
+              CHECK_AGG_NO_GROUP, "Customer.FirstName");
+    before_on(d, s, "q",
+              "SELECT T1.FirstName, sum(T2.Total) FROM Customer AS T1 JOIN "
+              "Invoice AS T2 ON T1.CustomerId = T2.CustomerId "
+              "GROUP BY T1.CustomerId", 0, NULL);
+    before_on(d, s, "q", "SELECT count(*) FROM Invoice, Customer",
+              CHECK_CROSS_JOIN, "Invoice.CustomerId = Customer.CustomerId");
+    askdb_db_close(d);
+}
+
+static void kinds_have_names(void **state)
+{
+    (void)state;
+    assert_string_equal(check_kind_str(CHECK_JOIN_NOT_FK), "join_not_fk");
+    assert_string_equal(check_kind_str(CHECK_SHAPE), "shape");
+    check_findings_free(NULL, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(join_off_the_foreign_key),
+        cmocka_unit_test(tables_with_nothing_linking_them),
+        cmocka_unit_test(aggregate_with_bare_column),
+        cmocka_unit_test(text_value_not_in_the_column),
+        cmocka_unit_test(unreadable_sql_gives_no_finding),
+        cmocka_unit_test(result_column_all_null),
+        cmocka_unit_test(result_shape_against_the_question),
+        cmocka_unit_test(spider_chinook),
+        cmocka_unit_test(kinds_have_names),
+    };
+
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

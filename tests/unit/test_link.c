@@ -1,0 +1,495 @@
+/* test_link.c - schema linking on real schemas, and subset rendering. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/link.h"
+#include "db/db.h"
+
+static char tmpdir[256];
+static char fixture[300];
+
+/* A small database for exact rendering: a composite key, a unique index,
+** foreign keys to a table and to a primary key left implicit. */
+static const char fixture_sql[] =
+    "CREATE TABLE dept (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
+    "  budget REAL);"
+    "CREATE TABLE emp (id INTEGER PRIMARY KEY, dept_id INTEGER REFERENCES"
+    "  dept(id), name TEXT, salary REAL);"
+    "CREATE TABLE proj_emp (proj TEXT, emp_id INTEGER REFERENCES emp,"
+    "  PRIMARY KEY (proj, emp_id));";
+
+static int setup(void **state)
+{
+    sqlite3 *h;
+    char *err = NULL;
+
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/askdb-test-link-XXXXXX");
+    if (!mkdtemp(tmpdir))
+        return -1;
+    snprintf(fixture, sizeof fixture, "%s/f.db", tmpdir);
+    if (sqlite3_open(fixture, &h) != SQLITE_OK)
+        return -1;
+    if (sqlite3_exec(h, fixture_sql, NULL, NULL, &err) != SQLITE_OK) {
+        fprintf(stderr, "fixture: %s\n", err);
+        return -1;
+    }
+    sqlite3_close(h);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    char cmd[400];
+
+    (void)state;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static askdb_db *open_db(const char *path, const struct db_schema **s)
+{
+    askdb_config cfg = askdb_config_default();
+    askdb_db *db = NULL;
+
+    if (askdb_db_open(path, &cfg, &db) != ASKDB_OK)
+        fail_msg("open %s: %s", path, askdb_db_errmsg(db));
+    if (db_schema(db, s) != ASKDB_OK)
+        fail_msg("schema of %s: %s", path, askdb_db_errmsg(db));
+    return db;
+}
+
+static askdb_db *open_shop(const struct db_schema **s)
+{
+    const char *p = getenv("SHOP_DB");
+
+    return open_db(p ? p : "examples/shop.db", s);
+}
+
+/* A Spider database, or skip when SPIDER_DIR is not set. */
+static askdb_db *open_spider(const char *id, const struct db_schema **s)
+{
+    const char *dir = getenv("SPIDER_DIR");
+    char path[1024];
+
+    if (!dir || !*dir) {
+        printf("skipped: set SPIDER_DIR to Spider's training set "
+               "(../shared/bench/spider-train)\n");
+        skip();
+    }
+    snprintf(path, sizeof path, "%s/database/%s/%s.sqlite", dir, id, id);
+    return open_db(path, s);
+}
+
+static int kept(const struct db_schema *s, const struct link_result *r,
+                const char *table)
+{
+    const struct db_table *t = schema_table(s, table);
+
+    if (!t)
+        fail_msg("no table %s", table);
+    return r->keep_table[t - s->tables];
+}
+
+/* Options that prune even a small schema. */
+static struct link_opts always_prune(void)
+{
+    struct link_opts o = link_opts_default();
+
+    o.keep_whole_tables = 0;
+    o.keep_whole_bytes = 0;
+    return o;
+}
+
+static void link_ok(const struct db_schema *s, const char *q,
+                    const struct link_hint *h, int nh,
+                    const struct link_opts *o, struct link_result *r)
+{
+    assert_int_equal(link_schema(s, q, h, nh, o, r), ASKDB_OK);
+    assert_int_equal(r->ntables, s->ntables);
+}
+
+/* Whole: every table and column kept, and the subset text is the full
+** text. */
+static void assert_whole(const struct db_schema *s,
+                         const struct link_result *r)
+{
+    char *whole = schema_render(s);
+    char *sub = schema_render_subset(s, r->keep_table, r->keep_col);
+    int t;
+
+    assert_int_equal(r->whole, 1);
+    assert_int_equal(r->kept_tables, s->ntables);
+    assert_int_equal(r->kept_cols, r->total_cols);
+    for (t = 0; t < s->ntables; t++)
+        assert_int_equal(r->keep_table[t], 1);
+    assert_non_null(whole);
+    assert_non_null(sub);
+    assert_string_equal(sub, whole);
+    free(sub);
+    free(whole);
+}
+
+static void small_schema_is_kept_whole(void **state)
+{
+    const struct db_schema *s;
+    askdb_db *db = open_shop(&s);
+    struct link_opts o = link_opts_default();
+    struct link_result r;
+    char *whole, *sub;
+    const char *q = "Which customers paid by card?";
+
+    (void)state;
+    /* the shop renders to about 2.5 kB: small by the byte rule */
+    whole = schema_render(s);
+    assert_true(strlen(whole) <= (size_t)o.keep_whole_bytes);
+    link_ok(s, q, NULL, 0, NULL, &r);
+    assert_whole(s, &r);
+    link_result_free(&r);
+
+    /* by the table-count rule alone */
+    o.keep_whole_bytes = 0;
+    o.keep_whole_tables = s->ntables;
+    link_ok(s, q, NULL, 0, &o, &r);
+    assert_whole(s, &r);
+    link_result_free(&r);
+
+    /* one table more than the rule allows: pruned */
+    o.keep_whole_tables = s->ntables - 1;
+    link_ok(s, q, NULL, 0, &o, &r);
+    assert_int_equal(r.whole, 0);
+    assert_true(r.kept_tables < s->ntables);
+    link_result_free(&r);
+
+    /* and by bytes, one byte short */
+    o.keep_whole_tables = 0;
+    o.keep_whole_bytes = (int)strlen(whole) - 1;
+    link_ok(s, q, NULL, 0, &o, &r);
+    assert_int_equal(r.whole, 0);
+    link_result_free(&r);
+    o.keep_whole_bytes = (int)strlen(whole);
+    link_ok(s, q, NULL, 0, &o, &r);
+    assert_whole(s, &r);
+    link_result_free(&r);
+
+    sub = schema_render_subset(s, NULL, NULL);
+    assert_string_equal(sub, whole);
+    free(sub);
+    free(whole);
+    askdb_db_close(db);
+}
+
+static void bridging_table_on_the_fk_path_is_added(void **state)
+{
+    const struct db_schema *s;
+    askdb_db *db = open_shop(&s);
+    struct link_opts o = always_prune();
+    struct link_result r;
+
+    (void)state;
+    /* Only the two best tables are selected: customers and payments. The
+    ** closure must add orders, which joins them. */
+    o.max_tables = 2;
+    link_ok(s, "Which customers paid by paypal?", NULL, 0, &o, &r);
+    assert_int_equal(r.whole, 0);
+    assert_true(kept(s, &r, "customers"));
+    assert_true(kept(s, &r, "payments"));
+    assert_true(kept(s, &r, "orders"));
+    assert_false(kept(s, &r, "products"));
+    assert_false(kept(s, &r, "categories"));
+    assert_false(kept(s, &r, "order_items"));
+    assert_int_equal(r.kept_tables, 3);
+    assert_true(r.table_score[schema_table(s, "orders") - s->tables] <
+                r.table_score[schema_table(s, "payments") - s->tables]);
+    assert_true(r.table_score[schema_table(s, "orders") - s->tables] <
+                r.table_score[schema_table(s, "customers") - s->tables]);
+    link_result_free(&r);
+    askdb_db_close(db);
+}
+
+static void hint_adds_its_table(void **state)
+{
+    const struct db_schema *s;
+    askdb_db *db = open_shop(&s);
+    struct link_opts o = always_prune();
+    struct link_hint h = {"categories", "name", 2.0};
+    struct link_result r;
+
+    (void)state;
+    link_ok(s, "How many products are there?", NULL, 0, &o, &r);
+    assert_true(kept(s, &r, "products"));
+    assert_false(kept(s, &r, "categories"));
+    link_result_free(&r);
+
+    /* the same question, and value retrieval found a phrase of it in
+    ** categories.name */
+    link_ok(s, "How many products are there?", &h, 1, &o, &r);
+    assert_true(kept(s, &r, "products"));
+    assert_true(kept(s, &r, "categories"));
+    assert_false(kept(s, &r, "customers"));
+    link_result_free(&r);
+
+    /* unknown names in hints are ignored */
+    h.table = "no_such_table";
+    link_ok(s, "How many products are there?", &h, 1, &o, &r);
+    assert_false(kept(s, &r, "categories"));
+    link_result_free(&r);
+    askdb_db_close(db);
+}
+
+static void never_empty_when_nothing_matches(void **state)
+{
+    const struct db_schema *s;
+    askdb_db *db = open_shop(&s);
+    struct link_opts o = always_prune();
+    struct link_result r;
+
+    (void)state;
+    link_ok(s, "Hello, how are you?", NULL, 0, &o, &r);
+    assert_whole(s, &r);
+    link_result_free(&r);
+
+    link_ok(s, "", NULL, 0, &o, &r);
+    assert_int_equal(r.whole, 1);
+    link_result_free(&r);
+    link_ok(s, NULL, NULL, 0, &o, &r);
+    assert_int_equal(r.whole, 1);
+    link_result_free(&r);
+    link_result_free(NULL);
+    askdb_db_close(db);
+}
+
+static void same_input_same_result(void **state)
+{
+    const struct db_schema *s;
+    askdb_db *db = open_shop(&s);
+    struct link_opts o = always_prune();
+    struct link_result a, b;
+    int t;
+
+    (void)state;
+    link_ok(s, "Total amount of refunded payments per customer country",
+            NULL, 0, &o, &a);
+    link_ok(s, "Total amount of refunded payments per customer country",
+            NULL, 0, &o, &b);
+    assert_int_equal(a.kept_tables, b.kept_tables);
+    assert_int_equal(a.kept_cols, b.kept_cols);
+    for (t = 0; t < s->ntables; t++) {
+        assert_int_equal(a.keep_table[t], b.keep_table[t]);
+        assert_true(a.table_score[t] == b.table_score[t]);
+        assert_memory_equal(a.keep_col[t], b.keep_col[t],
+                            (size_t)s->tables[t].ncols);
+    }
+    link_result_free(&a);
+    link_result_free(&b);
+    askdb_db_close(db);
+}
+
+static void wide_tables_keep_keys_and_matched_columns(void **state)
+{
+    const struct db_schema *s;
+    askdb_db *db = open_shop(&s);
+    struct link_opts o = always_prune();
+    struct link_result r;
+    const struct db_table *c, *p;
+    int j;
+
+    (void)state;
+    o.wide_table_cols = 3;
+    link_ok(s, "Email of customers who paid by card", NULL, 0, &o, &r);
+    c = schema_table(s, "customers");
+    p = schema_table(s, "payments");
+    assert_true(r.keep_table[c - s->tables]);
+    for (j = 0; j < c->ncols; j++) {
+        const char *n = c->cols[j].name;
+        int want = strcmp(n, "id") == 0 || strcmp(n, "email") == 0;
+        if (r.keep_col[c - s->tables][j] != want)
+            fail_msg("customers.%s kept=%d", n, r.keep_col[c - s->tables][j]);
+    }
+    /* payments: key, foreign key, "paid" and the sample value 'card' */
+    for (j = 0; j < p->ncols; j++) {
+        const char *n = p->cols[j].name;
+        int want = strcmp(n, "id") == 0 || strcmp(n, "order_id") == 0 ||
+                   strcmp(n, "paid_at") == 0 || strcmp(n, "method") == 0;
+        if (r.keep_col[p - s->tables][j] != want)
+            fail_msg("payments.%s kept=%d", n, r.keep_col[p - s->tables][j]);
+    }
+    link_result_free(&r);
+    askdb_db_close(db);
+}
+
+/* Exactly what subset rendering shows: the kept tables and columns, and
+** the constraints on them only. */
+static void subset_drops_exactly_the_dropped_parts(void **state)
+{
+    const struct db_schema *s;
+    askdb_db *db = open_db(fixture, &s);
+    unsigned char keep_table[3] = {0, 1, 1};
+    unsigned char dept[3] = {1, 1, 1}, emp[4] = {1, 1, 1, 0};
+    unsigned char *keep_col[3];
+    char *text;
+
+    (void)state;
+    assert_int_equal(s->ntables, 3);
+    assert_string_equal(s->tables[0].name, "dept");
+    assert_string_equal(s->tables[1].name, "emp");
+    assert_string_equal(s->tables[2].name, "proj_emp");
+    keep_col[0] = dept;
+    keep_col[1] = emp;
+    keep_col[2] = NULL;
+    text = schema_render_subset(s, keep_table, keep_col);
+    assert_non_null(text);
+    assert_string_equal(text,
+                        "CREATE TABLE emp (\n"
+                        "  id INTEGER PRIMARY KEY,\n"
+                        "  dept_id INTEGER,\n"
+                        "  name TEXT\n"
+                        "); -- 0 rows\n"
+                        "\n"
+                        "CREATE TABLE proj_emp (\n"
+                        "  proj TEXT,\n"
+                        "  emp_id INTEGER,\n"
+                        "  PRIMARY KEY (proj, emp_id),\n"
+                        "  FOREIGN KEY (emp_id) REFERENCES emp\n"
+                        "); -- 0 rows\n");
+    free(text);
+
+    /* dept without its unique name: the unique index goes with it */
+    keep_table[0] = 1;
+    dept[1] = 0;
+    keep_table[2] = 0;
+    text = schema_render_subset(s, keep_table, keep_col);
+    assert_string_equal(text,
+                        "CREATE TABLE dept (\n"
+                        "  id INTEGER PRIMARY KEY,\n"
+                        "  budget REAL\n"
+                        "); -- 0 rows\n"
+                        "\n"
+                        "CREATE TABLE emp (\n"
+                        "  id INTEGER PRIMARY KEY,\n"
+                        "  dept_id INTEGER,\n"
+                        "  name TEXT,\n"
+                        "  FOREIGN KEY (dept_id) REFERENCES dept(id)\n"
+                        "); -- 0 rows\n");
+    free(text);
+
+    /* nothing kept: empty text, not NULL */
+    memset(keep_table, 0, sizeof keep_table);
+    text = schema_render_subset(s, keep_table, NULL);
+    assert_string_equal(text, "");
+    free(text);
+    askdb_db_close(db);
+}
+
+static void subset_of_a_linked_schema_matches_its_masks(void **state)
+{
+    const struct db_schema *s;
+    askdb_db *db = open_shop(&s);
+    struct link_opts o = always_prune();
+    struct link_result r;
+    char *text, head[128];
+    int t;
+
+    (void)state;
+    link_ok(s, "Which customers paid by paypal?", NULL, 0, &o, &r);
+    text = schema_render_subset(s, r.keep_table, r.keep_col);
+    assert_non_null(text);
+    for (t = 0; t < s->ntables; t++) {
+        snprintf(head, sizeof head, "CREATE %s %s (\n",
+                 s->tables[t].is_view ? "VIEW" : "TABLE", s->tables[t].name);
+        assert_int_equal(strstr(text, head) != NULL, r.keep_table[t]);
+    }
+    /* orders still points at customers; order_items is gone with its keys */
+    assert_non_null(strstr(text, "FOREIGN KEY (customer_id) REFERENCES "
+                                 "customers(id)"));
+    assert_null(strstr(text, "REFERENCES products"));
+    free(text);
+    link_result_free(&r);
+    askdb_db_close(db);
+}
+
+/* ---- Spider ------------------------------------------------------------ */
+
+static void large_schema_keeps_tables_named_by_stem(void **state)
+{
+    const struct db_schema *s;
+    askdb_db *db = open_spider("department_store", &s);
+    struct link_result r;
+
+    (void)state;
+    assert_true(s->ntables > link_opts_default().keep_whole_tables);
+    link_ok(s, "How many suppliers are there?", NULL, 0, NULL, &r);
+    assert_int_equal(r.whole, 0);
+    assert_true(kept(s, &r, "Suppliers"));
+    assert_false(kept(s, &r, "Staff"));
+    assert_false(kept(s, &r, "Order_Items"));
+    assert_true(r.kept_tables < s->ntables);
+    link_result_free(&r);
+    askdb_db_close(db);
+}
+
+static void plural_finds_singular_table(void **state)
+{
+    const struct db_schema *s;
+    askdb_db *db = open_spider("swimming", &s);
+    struct link_opts o = always_prune();
+    struct link_result r;
+
+    (void)state;
+    link_ok(s, "How many swimmers are there?", NULL, 0, &o, &r);
+    assert_int_equal(r.whole, 0);
+    assert_true(kept(s, &r, "swimmer"));
+    assert_false(kept(s, &r, "stadium"));
+    assert_false(kept(s, &r, "event"));
+    link_result_free(&r);
+    askdb_db_close(db);
+}
+
+static void spider_bridges_join_named_tables(void **state)
+{
+    const struct db_schema *s;
+    askdb_db *db = open_spider("store_1", &s);
+    struct link_result r;
+
+    (void)state;
+    /* customers -> invoices -> invoice_lines -> tracks -> genres */
+    link_ok(s, "Which customers bought tracks of the Rock genre?", NULL, 0,
+            NULL, &r);
+    assert_int_equal(r.whole, 0);
+    assert_true(kept(s, &r, "customers"));
+    assert_true(kept(s, &r, "tracks"));
+    assert_true(kept(s, &r, "genres"));
+    assert_true(kept(s, &r, "invoices"));
+    assert_true(kept(s, &r, "invoice_lines"));
+    assert_false(kept(s, &r, "playlists"));
+    assert_false(kept(s, &r, "artists"));
+    link_result_free(&r);
+    askdb_db_close(db);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(small_schema_is_kept_whole),
+        cmocka_unit_test(bridging_table_on_the_fk_path_is_added),
+        cmocka_unit_test(hint_adds_its_table),
+        cmocka_unit_test(never_empty_when_nothing_matches),
+        cmocka_unit_test(same_input_same_result),
+        cmocka_unit_test(wide_tables_keep_keys_and_matched_columns),
+        cmocka_unit_test(subset_drops_exactly_the_dropped_parts),
+        cmocka_unit_test(subset_of_a_linked_schema_matches_its_masks),
+        cmocka_unit_test(large_schema_keeps_tables_named_by_stem),
+        cmocka_unit_test(plural_finds_singular_table),
+        cmocka_unit_test(spider_bridges_join_named_tables),
+    };
+    return cmocka_run_group_tests_name("link", tests, setup, teardown);
+}
