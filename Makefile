@@ -7,7 +7,7 @@
 #   WERROR=1        turn warnings into errors (CI does)
 
 CC      ?= gcc
-PKGS    := sqlite3 libcurl jansson libedit
+PKGS    := sqlite3 libcurl jansson libedit libxxhash
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
 WARN    := -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
@@ -18,7 +18,7 @@ endif
 OPT     ?= -O2 -g
 CPPFLAGS := -D_POSIX_C_SOURCE=200809L -DASKDB_BUILD -Iinclude -Isrc $(PKG_CFLAGS)
 CFLAGS  := $(WARN) $(OPT) -fvisibility=hidden
-LDLIBS  := $(PKG_LIBS) -lm -lpthread
+LDLIBS  := $(PKG_LIBS) -lstemmer -lm -lpthread
 
 SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all \
            -fno-omit-frame-pointer
@@ -115,6 +115,7 @@ unit: $(UNIT_BIN) $(BA)/fake_llm examples/shop.db
 e2e: $(BA)/askdb $(BA)/fake_llm examples/shop.db
 	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm bash tests/e2e/run.sh
 	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm bash tests/e2e/eval.sh
+	ASKDB=$(BA)/askdb bash tests/e2e/learn.sh
 	ASKDB=$(BA)/askdb ASKDB_SMALL_MODEL=$(SMALL_MODEL) \
 	    bash tests/e2e/local_smoke.sh
 
@@ -150,6 +151,19 @@ $(B)/grammar_accept: bench/grammar_accept.c $(B)/libaskdb.a
 grammar-accept: $(B)/grammar_accept
 	$(B)/grammar_accept --spider $(SPIDER_DIR) \
 	    --model $$(scripts/models.sh --path small) --mutate 1000
+
+# Schema linking: recall of the gold tables and columns, prompt bytes saved.
+.PHONY: link-recall
+$(B)/link_recall: bench/link_recall.c $(B)/libaskdb.a
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+link-recall: $(B)/link_recall
+	$(B)/link_recall --spider $(SPIDER_DIR)
+
+# How often the question check would ask the model on Spider (bench/
+# qcheck_gate.c).
+$(B)/qcheck_gate: bench/qcheck_gate.c $(B)/libaskdb.a
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 # libFuzzer harnesses for the parsers of untrusted text (tests/fuzz/,
 # needs clang); FUZZ_SECONDS each, 0 = replay the corpus only.

@@ -92,8 +92,10 @@ typedef void (*askdb_token_fn)(void *ud, const char *piece, size_t len);
 
 typedef struct askdb_config {
     /* Model provider: "openai", "anthropic", "local", or NULL to choose:
-    ** a custom llm_fn wins, then an explicit URL or key selects HTTP
-    ** (anthropic when the URL or key says so), then the local model. */
+    ** a custom llm_fn wins, then a model that is a .gguf file path selects
+    ** the local model, then an explicit URL or key selects HTTP (anthropic
+    ** when the URL contains "anthropic.com" or the key starts with
+    ** "sk-ant-"), else the default local model. */
     const char *provider;
     const char *llm_url;     /* base URL, e.g. http://localhost:11434/v1 */
     const char *model;       /* model name, or a .gguf path for "local" */
@@ -112,6 +114,28 @@ typedef struct askdb_config {
     /* Agent */
     int max_attempts;        /* SQL generations per question, default 3 */
     int dry_run;             /* generate and validate, never execute */
+
+    /* Agent techniques (docs/agent.md has what each does and measured
+    ** gains; the defaults follow those measurements). */
+    int linking;             /* schema linking: large schemas are cut down
+                                to what the question needs (default 1) */
+    int values;              /* value retrieval: the question's words are
+                                matched against the data (default 1) */
+    int question_check;      /* answer greetings and questions no table
+                                holds without SQL (default 1) */
+    int plan;                /* plan multi-step questions (default 0) */
+    int candidates;          /* SQL candidates voted on by their results
+                                (default 1 = one greedy candidate) */
+    double candidate_temperature; /* sampling of candidates 2..N (0.7) */
+    int checks;              /* checks before/after execution (default 1) */
+    int answer;              /* write a plain-English answer (default 0) */
+    int memory;              /* learned question/SQL pairs put into the
+                                prompt (most similar first; default 3,
+                                0 = none) */
+    const char *memory_path; /* learned pairs store, NULL = the default in
+                                the cache directory (askdb learn) */
+    int conversation;        /* follow-up questions are read in the
+                                context of the earlier ones (shell) */
 
     /* Execution limits */
     int query_timeout_ms;    /* default 10000 */
@@ -224,7 +248,9 @@ typedef enum askdb_error_class {
     ASKDB_EC_RUNTIME,        /* other prepare or execution error */
     ASKDB_EC_TIMEOUT,
     ASKDB_EC_EMPTY,          /* ran, returned no rows */
-    ASKDB_EC_LLM             /* the model call itself failed */
+    ASKDB_EC_LLM,            /* the model call itself failed */
+    ASKDB_EC_CHECK           /* ran, but a check doubted the result (e.g.
+                                one number asked, many rows returned) */
 } askdb_error_class;
 
 ASKDB_API const char *askdb_error_class_str(askdb_error_class ec);
@@ -250,6 +276,14 @@ typedef struct askdb_answer {
     long llm_calls;
     long prompt_tokens, completion_tokens;
     char *error;             /* summary when status != ASKDB_OK */
+    char *text;              /* plain-English answer (answer option, or
+                                the reply to a non-question), or NULL */
+    int not_a_question;      /* 1 = the question check answered it without
+                                SQL (status ASKDB_OK, sql NULL, text says
+                                why) */
+    int ncandidates;         /* SQL candidates that were voted on */
+    double confidence;       /* share of the candidates whose result agrees
+                                with the answer's (1 with one candidate) */
 } askdb_answer;
 
 ASKDB_API void askdb_answer_free(askdb_answer *a);
@@ -281,6 +315,12 @@ ASKDB_API askdb_db *askdb_agent_db(askdb_agent *ag);
 */
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_agent_ask(askdb_agent *ag, const char *question, askdb_answer **out);
+
+/*
+** Forget the conversation so far (config.conversation): the next question
+** is read on its own.
+*/
+ASKDB_API void askdb_agent_forget(askdb_agent *ag);
 
 /* ---------------------------------------------------------------------- */
 /* Questions with a hint                                                  */
@@ -341,6 +381,9 @@ typedef struct askdb_eval_options {
                                 does not describe; NULL = none */
     long limit;              /* first N after filtering/sampling; 0 = all */
     long sample;             /* random sample of N; 0 = no sampling */
+    long sample_dbs;         /* first keep N random databases; 0 = all */
+    long per_db;             /* ... and at most N random items of each;
+                                0 = all (both before sample and limit) */
     uint64_t seed;           /* sample seed (splitmix64, docs/eval.md) */
     const char *dbs;         /* comma list of db_ids to keep, or NULL */
     int jobs;                /* databases in parallel (HTTP models) */

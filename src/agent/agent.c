@@ -1,4 +1,4 @@
-/* agent.c - the steps that answer a question, the router, and the API. */
+/* agent.c - the core steps that answer a question, the router, and the API. */
 #include "agent/agent.h"
 
 #include <stdarg.h>
@@ -6,22 +6,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/check.h"
 #include "agent/hint.h"
+#include "agent/memory.h"
 #include "agent/prompt.h"
+#include "agent/values.h"
 #include "core/json.h"
+#include "eval/compare.h"
 #include "sql/extract.h"
 #include "sql/grammar.h"
 
 /* ---------------------------------------------------------------------- */
-/* Small helpers                                                          */
+/* Small helpers shared by the step files                                 */
 /* ---------------------------------------------------------------------- */
 
-static void logf_(struct agent_state *st, const char *step, const char *fmt,
-                  ...) __attribute__((format(printf, 3, 4)));
-
 /* Verbose log line for a step (only when the embedder asked for it). */
-static void logf_(struct agent_state *st, const char *step, const char *fmt,
-                  ...)
+void agent_log(struct agent_state *st, const char *step, const char *fmt,
+               ...)
 {
     char line[1024];
     va_list ap;
@@ -35,7 +36,7 @@ static void logf_(struct agent_state *st, const char *step, const char *fmt,
 }
 
 /* Append a message; content is taken over (freed with the state). */
-static int push_msg(struct agent_state *st, const char *role, char *content)
+int agent_push_msg(struct agent_state *st, const char *role, char *content)
 {
     if (!content)
         return -1;
@@ -48,6 +49,98 @@ static int push_msg(struct agent_state *st, const char *role, char *content)
     st->owned[st->nmsgs] = content;
     st->nmsgs++;
     return 0;
+}
+
+/* Count a reply in the answer's totals. */
+static void count_reply(askdb_answer *a, const struct llm_reply *rep)
+{
+    a->llm_calls++;
+    a->t.llm_ms += rep->ms;
+    if (rep->prompt_tokens > 0)
+        a->prompt_tokens += rep->prompt_tokens;
+    if (rep->completion_tokens > 0)
+        a->completion_tokens += rep->completion_tokens;
+}
+
+/* The reply's figures as a trace event (consumes nothing). */
+static json_t *reply_event(const struct llm_reply *rep, const char *text)
+{
+    json_t *ev = json_object();
+
+    jsonx_set_str(ev, "reply", text);
+    json_object_set_new(ev, "ms", json_real(rep->ms));
+    json_object_set_new(ev, "prompt_tokens", json_integer(rep->prompt_tokens));
+    json_object_set_new(ev, "completion_tokens",
+                        json_integer(rep->completion_tokens));
+    json_object_set_new(ev, "retries", json_integer(rep->retries));
+    if (rep->ttft_ms > 0)
+        json_object_set_new(ev, "ttft_ms", json_real(rep->ttft_ms));
+    if (rep->cached_tokens > 0)
+        json_object_set_new(ev, "cached_tokens",
+                            json_integer(rep->cached_tokens));
+    if (rep->load_ms > 0)
+        json_object_set_new(ev, "load_ms", json_real(rep->load_ms));
+    return ev;
+}
+
+static json_t *msgs_json(const struct llm_msg *msgs, int n)
+{
+    json_t *arr = json_array();
+    int i;
+
+    for (i = 0; i < n; i++) {
+        json_t *m = json_object();
+        json_object_set_new(m, "role", json_string(msgs[i].role));
+        jsonx_set_str(m, "content", msgs[i].content);
+        json_array_append_new(arr, m);
+    }
+    return arr;
+}
+
+char *agent_call(struct agent_state *st, const char *what,
+                 const struct llm_msg *msgs, int nmsgs, const char *grammar,
+                 int max_tokens, askdb_status *rc)
+{
+    askdb_agent *ag = st->ag;
+    struct llm_request req;
+    struct llm_reply rep;
+    json_t *ev;
+    char *text;
+
+    memset(&req, 0, sizeof req);
+    req.msgs = msgs;
+    req.nmsgs = nmsgs;
+    req.temperature = 0;
+    req.max_tokens = max_tokens;
+    req.seed = ag->cfg.seed;
+    req.grammar = grammar;
+    ev = json_object();
+    json_object_set_new(ev, "for", json_string(what));
+    json_object_set_new(ev, "provider", json_string(llm_name(ag->model)));
+    json_object_set_new(ev, "messages", msgs_json(msgs, nmsgs));
+    trace_write(ag->trace, "prompt", ev);
+
+    memset(&rep, 0, sizeof rep);
+    *rc = llm_complete(ag->model, &req, &rep);
+    count_reply(st->ans, &rep);
+    ev = reply_event(&rep, rep.text);
+    json_object_set_new(ev, "for", json_string(what));
+    if (*rc)
+        jsonx_set_str(ev, "error", llm_errmsg(ag->model));
+    trace_write(ag->trace, "reply", ev);
+    if (*rc) {
+        snprintf(st->errbuf, sizeof st->errbuf, "%s", llm_errmsg(ag->model));
+        llm_reply_free(&rep);
+        return NULL;
+    }
+    text = rep.text;
+    rep.text = NULL;
+    llm_reply_free(&rep);
+    if (!text) {
+        *rc = ASKDB_ERR_NOMEM;
+        snprintf(st->errbuf, sizeof st->errbuf, "out of memory");
+    }
+    return text;
 }
 
 static askdb_attempt *cur_attempt(struct agent_state *st)
@@ -71,7 +164,7 @@ static void fail_attempt(struct agent_state *st, askdb_error_class ec,
         free(at->message);
         at->message = strdup(msg);
     }
-    logf_(st, "error", "%s: %s", askdb_error_class_str(ec), msg);
+    agent_log(st, "error", "%s: %s", askdb_error_class_str(ec), msg);
     ev = json_object();
     json_object_set_new(ev, "class", json_string(askdb_error_class_str(ec)));
     jsonx_set_str(ev, "message", msg);
@@ -79,15 +172,59 @@ static void fail_attempt(struct agent_state *st, askdb_error_class ec,
     trace_write(st->ag->trace, "error", ev);
 }
 
+static void cands_clear(struct agent_state *st)
+{
+    int i;
+
+    for (i = 0; i < st->ncands; i++) {
+        free(st->cands[i].reply);
+        free(st->cands[i].sql);
+        free(st->cands[i].err);
+        askdb_result_free(st->cands[i].result);
+    }
+    memset(st->cands, 0, sizeof st->cands);
+    st->ncands = 0;
+}
+
+static void cand_fail(struct agent_cand *c, askdb_error_class ec,
+                      const char *msg)
+{
+    c->ec = ec;
+    free(c->err);
+    c->err = strdup(msg);
+}
+
+/* Make candidate i the current statement (st->sql, st->reply). */
+static void take_cand(struct agent_state *st, int i)
+{
+    struct agent_cand *c = &st->cands[i];
+
+    free(st->sql);
+    st->sql = c->sql ? strdup(c->sql) : NULL;
+    free(st->reply);
+    st->reply = c->reply ? strdup(c->reply) : NULL;
+}
+
+/* Keep r (with sql) as the result that stands if later attempts fail;
+** replaces an earlier fallback. Takes r over. */
+static void keep_fallback(struct agent_state *st, const char *sql,
+                          askdb_result *r)
+{
+    askdb_result_free(st->fallback);
+    free(st->fallback_sql);
+    st->fallback = r;
+    st->fallback_sql = sql ? strdup(sql) : NULL;
+    st->fallback_conf = st->ans->confidence;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Steps                                                                  */
 /* ---------------------------------------------------------------------- */
 
-/* Read the schema (first question only) and open the conversation. */
+/* Read the schema and build the grammar (first question only). */
 enum agent_outcome agent_step_schema(struct agent_state *st)
 {
     askdb_agent *ag = st->ag;
-    struct buf b;
     double t0 = db_now_ms();
     askdb_status rc;
     json_t *ev;
@@ -106,61 +243,55 @@ enum agent_outcome agent_step_schema(struct agent_state *st)
         st->fatal = ASKDB_ERR_DB_OPEN;
         return OUT_FATAL;
     }
+    if (ag->schema_text)
+        return OUT_OK;
+    ag->schema_text = schema_render(st->schema);
     if (!ag->schema_text) {
-        ag->schema_text = schema_render(st->schema);
-        if (!ag->schema_text) {
-            st->fatal = ASKDB_ERR_NOMEM;
-            return OUT_FATAL;
-        }
-        /* Constrained decoding: the model can then only write one
-        ** read-only statement over this database's own names. */
-        if (llm_supports_grammar(ag->model) && !ag->cfg.no_grammar) {
-            ag->grammar = sqlx_grammar(st->schema);
-            if (!ag->grammar) {
-                st->fatal = ASKDB_ERR_NOMEM;
-                return OUT_FATAL;
-            }
-        }
-        st->ans->t.schema_ms = db_now_ms() - t0;
-        ev = json_object();
-        json_object_set_new(ev, "tables", json_integer(st->schema->ntables));
-        json_object_set_new(ev, "bytes",
-                            json_integer((json_int_t)strlen(ag->schema_text)));
-        json_object_set_new(ev, "ms", json_real(st->ans->t.schema_ms));
-        json_object_set_new(ev, "grammar_bytes",
-                            json_integer(ag->grammar
-                                         ? (json_int_t)strlen(ag->grammar)
-                                         : 0));
-        trace_write(ag->trace, "schema", ev);
-        logf_(st, "schema", "%d tables, %zu bytes, %.2f ms",
-              st->schema->ntables, strlen(ag->schema_text),
-              st->ans->t.schema_ms);
-    }
-
-    t0 = db_now_ms();
-    buf_init(&b, 0);
-    prompt_question(&b, ag->schema_text, st->question, st->hint);
-    if (push_msg(st, "system", strdup(prompt_system())) ||
-        push_msg(st, "user", buf_steal(&b))) {
         st->fatal = ASKDB_ERR_NOMEM;
         return OUT_FATAL;
     }
-    st->ans->t.prompt_ms += db_now_ms() - t0;
+    /* Constrained decoding: the model can then only write one read-only
+    ** statement over this database's own names. */
+    if (llm_supports_grammar(ag->model) && !ag->cfg.no_grammar) {
+        ag->grammar = sqlx_grammar(st->schema);
+        if (!ag->grammar) {
+            st->fatal = ASKDB_ERR_NOMEM;
+            return OUT_FATAL;
+        }
+    }
+    st->ans->t.schema_ms = db_now_ms() - t0;
+    ev = json_object();
+    json_object_set_new(ev, "tables", json_integer(st->schema->ntables));
+    json_object_set_new(ev, "bytes",
+                        json_integer((json_int_t)strlen(ag->schema_text)));
+    json_object_set_new(ev, "ms", json_real(st->ans->t.schema_ms));
+    json_object_set_new(ev, "grammar_bytes",
+                        json_integer(ag->grammar
+                                     ? (json_int_t)strlen(ag->grammar)
+                                     : 0));
+    trace_write(ag->trace, "schema", ev);
+    agent_log(st, "schema", "%d tables, %zu bytes, %.2f ms",
+              st->schema->ntables, strlen(ag->schema_text),
+              st->ans->t.schema_ms);
     return OUT_OK;
 }
 
-/* Ask the model and take the statement out of its reply. */
+/*
+** Ask the model and take the statements out of its replies: one greedy
+** candidate, plus cfg.candidates - 1 sampled ones on the first attempt
+** (decoded together in one batch by the local model).
+*/
 enum agent_outcome agent_step_generate(struct agent_state *st)
 {
     askdb_agent *ag = st->ag;
     askdb_answer *a = st->ans;
     struct llm_request req;
-    struct llm_reply rep;
+    struct llm_reply reps[AGENT_MAX_CANDS];
     askdb_attempt *at;
     const char *why;
     askdb_status rc;
-    json_t *ev, *msgs;
-    int i;
+    json_t *ev;
+    int i, n = 1, nsql = 0;
 
     at = realloc(a->attempts, (size_t)(a->nattempts + 1) * sizeof *at);
     if (!at) {
@@ -170,11 +301,15 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
     a->attempts = at;
     at = &a->attempts[a->nattempts++];
     memset(at, 0, sizeof *at);
+    if (a->nattempts == 1 && ag->cfg.candidates > 1)
+        n = ag->cfg.candidates < AGENT_MAX_CANDS ? ag->cfg.candidates
+                                                 : AGENT_MAX_CANDS;
 
     memset(&req, 0, sizeof req);
     req.msgs = st->msgs;
     req.nmsgs = st->nmsgs;
     req.temperature = ag->cfg.temperature;
+    req.alt_temperature = ag->cfg.candidate_temperature;
     req.max_tokens = ag->cfg.max_tokens;
     req.seed = ag->cfg.seed;
     req.grammar = ag->grammar;
@@ -182,130 +317,277 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
     req.token_ud = ag->cfg.token_ud;
 
     ev = json_object();
-    msgs = json_array();
-    for (i = 0; i < st->nmsgs; i++) {
-        json_t *m = json_object();
-        json_object_set_new(m, "role", json_string(st->msgs[i].role));
-        jsonx_set_str(m, "content", st->msgs[i].content);
-        json_array_append_new(msgs, m);
-    }
     json_object_set_new(ev, "attempt", json_integer(a->nattempts));
     json_object_set_new(ev, "provider", json_string(llm_name(ag->model)));
-    json_object_set_new(ev, "messages", msgs);
+    json_object_set_new(ev, "candidates", json_integer(n));
+    json_object_set_new(ev, "messages", msgs_json(st->msgs, st->nmsgs));
     trace_write(ag->trace, "prompt", ev);
-    logf_(st, "generate", "attempt %d: asking %s (%d messages)",
-          a->nattempts, llm_name(ag->model), st->nmsgs);
+    agent_log(st, "generate", "attempt %d: asking %s (%d messages, %d "
+              "candidate%s)", a->nattempts, llm_name(ag->model), st->nmsgs,
+              n, n == 1 ? "" : "s");
 
-    memset(&rep, 0, sizeof rep);
-    rc = llm_complete(ag->model, &req, &rep);
+    memset(reps, 0, sizeof reps);
+    if (n == 1)
+        rc = llm_complete(ag->model, &req, &reps[0]);
+    else
+        rc = llm_complete_n(ag->model, &req, n, reps);
+    /* One call: its time once, its tokens summed over the candidates. */
     a->llm_calls++;
-    a->t.llm_ms += rep.ms;
-    at->llm_ms = rep.ms;
-    if (rep.prompt_tokens > 0)
-        a->prompt_tokens += rep.prompt_tokens;
-    if (rep.completion_tokens > 0)
-        a->completion_tokens += rep.completion_tokens;
-
-    ev = json_object();
-    json_object_set_new(ev, "attempt", json_integer(a->nattempts));
-    jsonx_set_str(ev, "reply", rep.text);
-    json_object_set_new(ev, "ms", json_real(rep.ms));
-    json_object_set_new(ev, "prompt_tokens", json_integer(rep.prompt_tokens));
-    json_object_set_new(ev, "completion_tokens",
-                        json_integer(rep.completion_tokens));
-    json_object_set_new(ev, "retries", json_integer(rep.retries));
-    if (rc)
-        jsonx_set_str(ev, "error", llm_errmsg(ag->model));
-    trace_write(ag->trace, "reply", ev);
-
+    a->t.llm_ms += reps[0].ms;
+    at->llm_ms = reps[0].ms;
+    for (i = 0; i < n; i++) {
+        if (reps[i].prompt_tokens > 0)
+            a->prompt_tokens += reps[i].prompt_tokens -
+                                (i > 0 ? reps[i].cached_tokens : 0);
+        if (reps[i].completion_tokens > 0)
+            a->completion_tokens += reps[i].completion_tokens;
+    }
+    for (i = 0; i < n; i++) {
+        ev = reply_event(&reps[i], reps[i].text);
+        json_object_set_new(ev, "attempt", json_integer(a->nattempts));
+        if (n > 1)
+            json_object_set_new(ev, "candidate", json_integer(i + 1));
+        if (rc && i == 0)
+            jsonx_set_str(ev, "error", llm_errmsg(ag->model));
+        trace_write(ag->trace, "reply", ev);
+    }
     if (rc) {
         at->error = ASKDB_EC_LLM;
         at->message = strdup(llm_errmsg(ag->model));
         snprintf(st->errbuf, sizeof st->errbuf, "%s", llm_errmsg(ag->model));
         st->fatal = rc;
-        llm_reply_free(&rep);
+        for (i = 0; i < n; i++)
+            llm_reply_free(&reps[i]);
         return OUT_FATAL;
     }
-    logf_(st, "generate", "reply in %.0f ms (%ld+%ld tokens)", rep.ms,
-          rep.prompt_tokens, rep.completion_tokens);
-    free(st->reply);
-    st->reply = rep.text;
-    rep.text = NULL;
-    llm_reply_free(&rep);
+    agent_log(st, "generate", "reply in %.0f ms (%ld+%ld tokens)", reps[0].ms,
+              reps[0].prompt_tokens, reps[0].completion_tokens);
 
-    free(st->sql);
-    st->sql = sqlx_extract(st->reply, &why);
-    if (!st->sql) {
-        fail_attempt(st, ASKDB_EC_NO_SQL, why);
+    cands_clear(st);
+    for (i = 0; i < n; i++) {
+        struct agent_cand *c = &st->cands[st->ncands++];
+
+        c->reply = reps[i].text;
+        reps[i].text = NULL;
+        llm_reply_free(&reps[i]);
+        c->sql = c->reply ? sqlx_extract(c->reply, &why) : NULL;
+        if (!c->sql)
+            cand_fail(c, ASKDB_EC_NO_SQL, c->reply ? why : "empty reply");
+        else
+            nsql++;
+    }
+    if (n > a->ncandidates)
+        a->ncandidates = n;
+    take_cand(st, 0);
+    if (!nsql) {
+        fail_attempt(st, ASKDB_EC_NO_SQL, st->cands[0].err);
         return OUT_RETRY;
     }
+    if (!st->sql) /* the greedy one had none: go on with the first that has */
+        for (i = 1; i < n; i++)
+            if (st->cands[i].sql) {
+                take_cand(st, i);
+                break;
+            }
     at->sql = strdup(st->sql);
-    logf_(st, "generate", "SQL: %s", st->sql);
+    agent_log(st, "generate", "SQL: %s", st->sql);
     return OUT_OK;
 }
 
-/* Check the statement without running it: shape, then the engine's own
+/* Check every candidate without running it: shape, then the engine's own
 ** prepare under the read-only guard. */
 enum agent_outcome agent_step_validate(struct agent_state *st)
 {
     askdb_agent *ag = st->ag;
     struct db_err e;
-    char why[256];
+    char why[256], msg[320];
     double t0 = db_now_ms();
-    enum agent_outcome out = OUT_OK;
+    int i, first_ok = -1;
 
-    if (sqlx_check_readonly(st->sql, why, sizeof why)) {
-        char msg[320];
-        snprintf(msg, sizeof msg, "refused: %s", why);
-        fail_attempt(st, ASKDB_EC_REFUSED, msg);
-        out = OUT_RETRY;
-    } else if (db_check(ag->db, st->sql, &e)) {
-        fail_attempt(st, e.ec, e.msg);
-        out = OUT_RETRY;
-    } else {
-        logf_(st, "validate", "ok");
-        trace_write(ag->trace, "validate", json_pack("{s:b}", "ok", 1));
+    for (i = 0; i < st->ncands; i++) {
+        struct agent_cand *c = &st->cands[i];
+
+        if (!c->sql)
+            continue;
+        if (sqlx_check_readonly(c->sql, why, sizeof why)) {
+            snprintf(msg, sizeof msg, "refused: %s", why);
+            cand_fail(c, ASKDB_EC_REFUSED, msg);
+        } else if (db_check(ag->db, c->sql, &e)) {
+            cand_fail(c, e.ec, e.msg);
+        } else if (first_ok < 0) {
+            first_ok = i;
+        }
     }
     st->ans->t.validate_ms += db_now_ms() - t0;
-    return out;
+    if (first_ok < 0) {
+        /* Repair the greedy candidate (or the first with SQL). */
+        for (i = 0; i < st->ncands && !st->cands[i].sql; i++)
+            ;
+        if (i == st->ncands)
+            i = 0;
+        take_cand(st, i);
+        fail_attempt(st, st->cands[i].ec,
+                     st->cands[i].err ? st->cands[i].err : "invalid");
+        return OUT_RETRY;
+    }
+    if (st->ncands > 1 || first_ok > 0) {
+        json_t *ev = json_object(), *arr = json_array();
+        for (i = 0; i < st->ncands; i++)
+            json_array_append_new(
+                arr, json_string(askdb_error_class_str(st->cands[i].ec)));
+        json_object_set_new(ev, "ok", json_true());
+        json_object_set_new(ev, "candidates", arr);
+        trace_write(ag->trace, "validate", ev);
+    } else {
+        trace_write(ag->trace, "validate", json_pack("{s:b}", "ok", 1));
+    }
+    agent_log(st, "validate", "ok");
+    return OUT_OK;
 }
 
-/* Run the statement with the limits. */
+/*
+** Group the executed candidates by identical results (the EX rules of
+** eval/compare.c) and return the winner: most votes, non-empty results
+** before empty ones, the earliest (greedy) candidate on a tie.
+*/
+static int vote(struct agent_state *st, int *nran)
+{
+    int i, j, best = -1;
+
+    *nran = 0;
+    for (i = 0; i < st->ncands; i++) {
+        struct agent_cand *c = &st->cands[i];
+
+        c->votes = 0;
+        if (!c->result)
+            continue;
+        (*nran)++;
+        for (j = 0; j < st->ncands; j++) {
+            const struct agent_cand *d = &st->cands[j];
+            if (d->result &&
+                cmp_result_eq(c->result, d->result,
+                              cmp_order_matters(c->sql)) == 1)
+                c->votes++;
+        }
+    }
+    for (i = 0; i < st->ncands; i++) {
+        const struct agent_cand *c = &st->cands[i];
+        if (!c->result)
+            continue;
+        if (best < 0) {
+            best = i;
+            continue;
+        }
+        if ((c->result->nrows > 0) != (st->cands[best].result->nrows > 0)) {
+            if (c->result->nrows > 0)
+                best = i;
+            continue;
+        }
+        if (c->votes > st->cands[best].votes)
+            best = i;
+    }
+    return best;
+}
+
+/* Run the candidates with the limits, vote, then check the winner. */
 enum agent_outcome agent_step_execute(struct agent_state *st)
 {
     askdb_agent *ag = st->ag;
-    askdb_result *r = NULL;
+    struct check_finding *f = NULL;
     struct db_err e;
     double t0 = db_now_ms();
+    askdb_result *r;
     json_t *ev;
+    int i, win, nran, nf = 0, first_err = -1;
 
-    if (db_run(ag->db, st->sql, &r, &e)) {
-        st->ans->t.exec_ms += db_now_ms() - t0;
-        fail_attempt(st, e.ec, e.msg);
-        return OUT_RETRY;
+    for (i = 0; i < st->ncands; i++) {
+        struct agent_cand *c = &st->cands[i];
+
+        if (!c->sql || c->ec != ASKDB_EC_NONE)
+            continue;
+        r = NULL;
+        if (db_run(ag->db, c->sql, &r, &e)) {
+            cand_fail(c, e.ec, e.msg);
+            if (first_err < 0)
+                first_err = i;
+            continue;
+        }
+        c->result = r;
     }
     st->ans->t.exec_ms += db_now_ms() - t0;
+    win = vote(st, &nran);
+    if (win < 0) {
+        take_cand(st, first_err >= 0 ? first_err : 0);
+        fail_attempt(st, st->cands[first_err >= 0 ? first_err : 0].ec,
+                     st->cands[first_err >= 0 ? first_err : 0].err);
+        return OUT_RETRY;
+    }
+    take_cand(st, win);
+    askdb_result_free(st->result);
+    st->result = st->cands[win].result;
+    st->cands[win].result = NULL;
+    r = st->result;
+    st->ans->confidence = (double)st->cands[win].votes / st->ncands;
     ev = json_object();
     json_object_set_new(ev, "rows", json_integer(r->nrows));
     json_object_set_new(ev, "truncated", json_integer(r->truncated));
     json_object_set_new(ev, "ms", json_real(r->exec_ms));
+    if (st->ncands > 1) {
+        json_t *votes = json_array();
+        for (i = 0; i < st->ncands; i++)
+            json_array_append_new(votes,
+                                  json_integer(st->cands[i].result || i == win
+                                               ? st->cands[i].votes : 0));
+        json_object_set_new(ev, "candidate", json_integer(win + 1));
+        json_object_set_new(ev, "votes", votes);
+        json_object_set_new(ev, "ran", json_integer(nran));
+        json_object_set_new(ev, "confidence",
+                            json_real(st->ans->confidence));
+    }
     trace_write(ag->trace, "execute", ev);
-    logf_(st, "execute", "%ld rows in %.2f ms%s", r->nrows, r->exec_ms,
-          r->truncated ? " (truncated)" : "");
-    askdb_result_free(st->result);
-    st->result = r;
+    agent_log(st, "execute", "%ld rows in %.2f ms%s", r->nrows, r->exec_ms,
+              r->truncated ? " (truncated)" : "");
+    if (st->ans->nattempts) {
+        askdb_attempt *at = cur_attempt(st);
+        free(at->sql);
+        at->sql = strdup(st->sql);
+    }
+
     if (r->nrows == 0) {
         st->empty_seen++;
         /* Keep the first empty result: it stands if the retry fails. */
         if (!st->fallback) {
-            st->fallback = r;
-            st->fallback_sql = strdup(st->sql);
+            keep_fallback(st, st->sql, r);
             st->result = NULL;
         }
         fail_attempt(st, ASKDB_EC_EMPTY, "the query returned no rows");
         return OUT_EMPTY;
     }
-    return OUT_OK;
+
+    /* Checks: a finding costs one repair; what the repair gives stands. */
+    if (!ag->cfg.checks || st->check_repairs > 0)
+        return OUT_OK;
+    t0 = db_now_ms();
+    if (check_before(ag->db, st->schema, st->question, st->sql, &f, &nf) ==
+            0 && nf == 0)
+        check_after(st->question, st->sql, r, &f, &nf);
+    st->ans->t.validate_ms += db_now_ms() - t0;
+    if (nf == 0) {
+        check_findings_free(f, nf);
+        return OUT_OK;
+    }
+    ev = json_object();
+    json_object_set_new(ev, "kind", json_string(check_kind_str(f[0].kind)));
+    jsonx_set_str(ev, "hint", f[0].hint);
+    trace_write(ag->trace, "check", ev);
+    free(st->check_hint);
+    st->check_hint = strdup(f[0].hint);
+    st->check_repairs++;
+    keep_fallback(st, st->sql, r);
+    st->result = NULL;
+    fail_attempt(st, ASKDB_EC_CHECK, f[0].hint);
+    check_findings_free(f, nf);
+    return OUT_RETRY;
 }
 
 /* Tell the model what went wrong and how to fix it. */
@@ -316,20 +598,33 @@ enum agent_outcome agent_step_repair(struct agent_state *st)
     double t0 = db_now_ms();
 
     buf_init(&hint, 0);
-    hint_write(&hint, st->schema, st->sql, st->ec, st->errbuf,
-               ag->cfg.query_timeout_ms);
+    if (st->ec == ASKDB_EC_CHECK)
+        buf_puts(&hint, "If the query is right after all, repeat it "
+                        "unchanged.\n");
+    else
+        hint_write(&hint, st->schema, st->sql, st->ec, st->errbuf,
+                   ag->cfg.query_timeout_ms);
     buf_init(&msg, 0);
-    prompt_repair(&msg, st->sql, st->errbuf, hint.data);
+    if (st->ec == ASKDB_EC_CHECK) {
+        buf_puts(&msg, "This query ran, but its result looks wrong:\n```sql\n");
+        buf_puts(&msg, st->sql ? st->sql : "");
+        buf_printf(&msg, "\n```\nProblem: %s\n%s", st->errbuf,
+                   hint.data ? hint.data : "");
+        buf_puts(&msg, "Write the corrected query, in a ```sql code "
+                       "block.\n");
+    } else {
+        prompt_repair(&msg, st->sql, st->errbuf, hint.data);
+    }
     buf_free(&hint);
-    if (push_msg(st, "assistant", strdup(st->reply ? st->reply : "")) ||
-        push_msg(st, "user", buf_steal(&msg))) {
+    if (agent_push_msg(st, "assistant", strdup(st->reply ? st->reply : "")) ||
+        agent_push_msg(st, "user", buf_steal(&msg))) {
         st->fatal = ASKDB_ERR_NOMEM;
         snprintf(st->errbuf, sizeof st->errbuf, "out of memory");
         return OUT_FATAL;
     }
     st->ans->t.prompt_ms += db_now_ms() - t0;
-    logf_(st, "repair", "asking for a fix of: %s",
-          askdb_error_class_str(st->ec));
+    agent_log(st, "repair", "asking for a fix of: %s",
+              askdb_error_class_str(st->ec));
     return OUT_OK;
 }
 
@@ -337,44 +632,77 @@ enum agent_outcome agent_step_repair(struct agent_state *st)
 /* Routing: the only place that decides what runs next                    */
 /* ---------------------------------------------------------------------- */
 
+/* A check doubted a result, its repair has run and did not give a better
+** one: the doubted result stands (checks cost at most one repair). */
+static int after_check_repair(const struct agent_state *st)
+{
+    return st->check_repairs > 0 && st->ec != ASKDB_EC_CHECK &&
+           st->fallback && st->fallback->nrows > 0;
+}
+
 enum agent_step agent_route(const struct agent_state *st,
                             enum agent_step step, enum agent_outcome out)
 {
-    int attempts_left = st->ans->nattempts < st->ag->cfg.max_attempts;
+    const askdb_config *c = &st->ag->cfg;
+    int attempts_left = st->ans->nattempts < c->max_attempts;
+    /* The end of a run with a result: the answer step, if asked for. */
+    enum agent_step finish_ok = c->answer && !c->dry_run ? STEP_ANSWER
+                                                         : STEP_DONE;
 
     if (out == OUT_FATAL)
         return STEP_FAIL;
     switch (step) {
     case STEP_SCHEMA:
+        return STEP_CONTEXT;
+    case STEP_CONTEXT:
+        if (c->question_check)
+            return STEP_QCHECK;
+        return c->plan ? STEP_PLAN : STEP_GENERATE;
+    case STEP_QCHECK:
+        if (out == OUT_SKIP)
+            return STEP_DONE;
+        return c->plan ? STEP_PLAN : STEP_GENERATE;
+    case STEP_PLAN:
         return STEP_GENERATE;
     case STEP_GENERATE:
         if (out == OUT_OK)
             return STEP_VALIDATE;
-        return attempts_left ? STEP_REPAIR : STEP_FAIL;
+        break;
     case STEP_VALIDATE:
         if (out == OUT_OK)
-            return st->ag->cfg.dry_run ? STEP_DONE : STEP_EXECUTE;
-        return attempts_left ? STEP_REPAIR : STEP_FAIL;
+            return c->dry_run ? STEP_DONE : STEP_EXECUTE;
+        break;
     case STEP_EXECUTE:
         if (out == OUT_OK)
-            return STEP_DONE;
+            return finish_ok;
+        if (after_check_repair(st))
+            return finish_ok;
         if (out == OUT_EMPTY)
             return st->empty_seen == 1 && attempts_left ? STEP_REPAIR
-                                                        : STEP_DONE;
-        return attempts_left ? STEP_REPAIR : STEP_FAIL;
+                                                        : finish_ok;
+        break;
     case STEP_REPAIR:
         return STEP_GENERATE;
+    case STEP_ANSWER:
+        return STEP_DONE;
     case STEP_DONE:
     case STEP_FAIL:
-        break;
+        return STEP_FAIL;
     }
-    return STEP_FAIL;
+    /* A failed attempt: repair while attempts are left; else an earlier
+    ** valid result (empty, or one a check doubted) stands. */
+    if (after_check_repair(st))
+        return finish_ok;
+    if (attempts_left)
+        return STEP_REPAIR;
+    return st->fallback ? finish_ok : STEP_FAIL;
 }
 
 const char *agent_step_name(enum agent_step step)
 {
     static const char *const names[] = {
-        "schema", "generate", "validate", "execute", "repair", "done", "fail"
+        "schema", "qcheck", "context", "plan", "generate", "validate",
+        "execute", "repair", "answer", "done", "fail"
     };
     return names[step];
 }
@@ -382,6 +710,39 @@ const char *agent_step_name(enum agent_step step)
 /* ---------------------------------------------------------------------- */
 /* Finishing an answer                                                    */
 /* ---------------------------------------------------------------------- */
+
+/* Remember a question and its SQL for follow-ups (cfg.conversation). */
+static void remember_turn(askdb_agent *ag, const char *q, const char *sql)
+{
+    struct agent_turn t;
+
+    t.question = strdup(q);
+    t.sql = strdup(sql);
+    if (!t.question || !t.sql) {
+        free(t.question);
+        free(t.sql);
+        return;
+    }
+    if (ag->nturns == AGENT_MAX_TURNS) {
+        free(ag->turns[0].question);
+        free(ag->turns[0].sql);
+        memmove(ag->turns, ag->turns + 1,
+                (AGENT_MAX_TURNS - 1) * sizeof ag->turns[0]);
+        ag->nturns--;
+    }
+    ag->turns[ag->nturns++] = t;
+}
+
+/* Whether the result that stands is the fallback rather than the last
+** attempt's: no last result, or an empty one after a non-empty result a
+** check doubted. */
+static int use_fallback(const struct agent_state *st)
+{
+    if (!st->fallback || st->ag->cfg.dry_run)
+        return 0;
+    return !st->result ||
+           (st->result->nrows == 0 && st->fallback->nrows > 0);
+}
 
 /* Move the outcome of the run into the answer. */
 static void finish(struct agent_state *st, enum agent_step last)
@@ -391,36 +752,42 @@ static void finish(struct agent_state *st, enum agent_step last)
     struct buf b;
     int i;
 
+    if (last == STEP_DONE && a->not_a_question) {
+        a->status = ASKDB_OK;
+        return;
+    }
     if (last == STEP_DONE) {
         a->status = ASKDB_OK;
-        a->sql = st->sql;
-        st->sql = NULL;
-        a->result = st->result;
-        st->result = NULL;
-        if (!a->result && !st->ag->cfg.dry_run) {
-            /* The first empty result, and no attempt left to retry it. */
+        if (!use_fallback(st)) {
+            a->sql = st->sql;
+            st->sql = NULL;
+            a->result = st->result;
+            st->result = NULL;
+        } else {
+            /* No attempt left after a result that stands (the first empty
+            ** one, or one a check doubted and the repair did not beat). */
+            a->sql = st->fallback_sql;
+            st->fallback_sql = NULL;
             a->result = st->fallback;
             st->fallback = NULL;
+            a->confidence = st->fallback_conf;
         }
         /* The accepted attempt has no error, unless it is an empty result
         ** that stands: eval reports that class. */
-        if (at && !(a->result && a->result->nrows == 0)) {
+        if (at && a->result && a->result->nrows > 0 &&
+            at->sql && a->sql && strcmp(at->sql, a->sql) == 0) {
             at->error = ASKDB_EC_NONE;
             free(at->message);
             at->message = NULL;
         }
-        return;
-    }
-    if (st->fatal == ASKDB_OK && st->fallback) {
-        /* Attempts ran out after a valid empty result: it stands. */
-        a->status = ASKDB_OK;
-        a->sql = st->fallback_sql;
-        st->fallback_sql = NULL;
-        a->result = st->fallback;
-        st->fallback = NULL;
+        if (a->ncandidates <= 1)
+            a->confidence = 1;
+        if (st->ag->cfg.conversation && a->sql)
+            remember_turn(st->ag, st->question, a->sql);
         return;
     }
     a->status = st->fatal ? st->fatal : ASKDB_ERR_NO_SQL;
+    a->confidence = 0;
     buf_init(&b, 0);
     if (st->fatal)
         buf_puts(&b, st->errbuf);
@@ -440,9 +807,16 @@ static void state_free(struct agent_state *st)
 
     for (i = 0; i < st->nmsgs; i++)
         free(st->owned[i]);
+    cands_clear(st);
     free(st->reply);
     free(st->sql);
+    free(st->check_hint);
     free(st->fallback_sql);
+    free(st->plan_notes);
+    free(st->part_schema);
+    free(st->part_examples);
+    free(st->part_history);
+    free(st->part_values);
     askdb_result_free(st->result);
     askdb_result_free(st->fallback);
 }
@@ -466,6 +840,8 @@ askdb_status askdb_agent_new(const askdb_config *cfg, const char *db_path,
     ag->cfg = cfg ? *cfg : askdb_config_default();
     if (ag->cfg.max_attempts < 1)
         ag->cfg.max_attempts = 1;
+    if (ag->cfg.candidates < 1)
+        ag->cfg.candidates = 1;
     rc = askdb_db_open(db_path, &ag->cfg, &ag->db);
     if (rc) {
         snprintf(ag->errmsg, sizeof ag->errmsg, "%s",
@@ -487,10 +863,27 @@ askdb_status askdb_agent_new(const askdb_config *cfg, const char *db_path,
     return ASKDB_OK;
 }
 
+void askdb_agent_forget(askdb_agent *ag)
+{
+    int i;
+
+    if (!ag)
+        return;
+    for (i = 0; i < ag->nturns; i++) {
+        free(ag->turns[i].question);
+        free(ag->turns[i].sql);
+    }
+    ag->nturns = 0;
+}
+
 void askdb_agent_free(askdb_agent *ag)
 {
     if (!ag)
         return;
+    askdb_agent_forget(ag);
+    vindex_free(ag->values);
+    memory_close(ag->mem);
+    free(ag->db_key);
     llm_free(ag->model);
     askdb_db_close(ag->db);
     trace_close(ag->trace);
@@ -519,7 +912,7 @@ askdb_status askdb_agent_ask_hint(askdb_agent *ag, const char *question,
                                   const char *hint, askdb_answer **out)
 {
     struct agent_state st;
-    enum agent_step step = STEP_SCHEMA, next;
+    enum agent_step step = STEP_SCHEMA;
     enum agent_outcome o = OUT_FATAL;
     double t0 = db_now_ms();
     askdb_answer *a;
@@ -532,10 +925,10 @@ askdb_status askdb_agent_ask_hint(askdb_agent *ag, const char *question,
     *out = a;
     memset(&st, 0, sizeof st);
     st.ag = ag;
-    st.question = question;
+    st.question = question ? question : "";
     st.hint = hint;
     st.ans = a;
-    ev = json_pack("{s:s?}", "question", question);
+    ev = json_pack("{s:s}", "question", st.question);
     if (hint && *hint)
         jsonx_set_str(ev, "hint", hint);
     trace_write(ag->trace, "question", ev);
@@ -543,28 +936,33 @@ askdb_status askdb_agent_ask_hint(askdb_agent *ag, const char *question,
     while (step != STEP_DONE && step != STEP_FAIL) {
         switch (step) {
         case STEP_SCHEMA: o = agent_step_schema(&st); break;
+        case STEP_QCHECK: o = agent_step_qcheck(&st); break;
+        case STEP_CONTEXT: o = agent_step_context(&st); break;
+        case STEP_PLAN: o = agent_step_plan(&st); break;
         case STEP_GENERATE: o = agent_step_generate(&st); break;
         case STEP_VALIDATE: o = agent_step_validate(&st); break;
         case STEP_EXECUTE: o = agent_step_execute(&st); break;
         case STEP_REPAIR: o = agent_step_repair(&st); break;
+        case STEP_ANSWER: o = agent_step_answer(&st); break;
         case STEP_DONE:
         case STEP_FAIL:
             break;
         }
-        next = agent_route(&st, step, o);
-        step = next;
+        step = agent_route(&st, step, o);
     }
     finish(&st, step);
     state_free(&st);
     a->t.total_ms = db_now_ms() - t0;
     snprintf(ag->errmsg, sizeof ag->errmsg, "%s", a->error ? a->error : "");
-    trace_write(ag->trace, "answer",
-                json_pack("{s:s, s:s?, s:i, s:f, s:I, s:I}", "status",
-                          askdb_status_str(a->status), "sql", a->sql,
-                          "attempts", a->nattempts, "total_ms", a->t.total_ms,
-                          "prompt_tokens", (json_int_t)a->prompt_tokens,
-                          "completion_tokens",
-                          (json_int_t)a->completion_tokens));
+    ev = json_pack("{s:s, s:s?, s:i, s:f, s:I, s:I, s:i, s:f}", "status",
+                   askdb_status_str(a->status), "sql", a->sql, "attempts",
+                   a->nattempts, "total_ms", a->t.total_ms, "prompt_tokens",
+                   (json_int_t)a->prompt_tokens, "completion_tokens",
+                   (json_int_t)a->completion_tokens, "candidates",
+                   a->ncandidates, "confidence", a->confidence);
+    if (a->text)
+        jsonx_set_str(ev, "text", a->text);
+    trace_write(ag->trace, "answer", ev);
     return a->status;
 }
 
@@ -582,5 +980,6 @@ void askdb_answer_free(askdb_answer *a)
     free(a->sql);
     askdb_result_free(a->result);
     free(a->error);
+    free(a->text);
     free(a);
 }

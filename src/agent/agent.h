@@ -6,20 +6,51 @@
 #include "core/buf.h"
 #include "core/trace.h"
 #include "db/db.h"
+#include "agent/prompt.h"
 #include "llm/llm.h"
 
 /*
 ** One question is answered by steps that each read and write one state
 ** struct; agent_route() alone decides which step runs next:
 **
-**   schema -> generate -> validate -> execute -> done
-**                ^           |           |
-**                +-- repair <+-----------+   (error or first empty result)
+**   schema -> context -> [qcheck] -> [plan] -> generate -> validate
+**                           |                    ^            |
+**                           v                    |            v
+**                          done  [answer] <- execute/vote -> repair
+**
+**   schema    read the schema (once per agent) and build the grammar
+**   context   value retrieval, schema linking, learned examples and the
+**             conversation so far: the first message to the model
+**   qcheck    is this a question about this database at all? (cheap:
+**             the model is asked only when nothing in the question
+**             matches a name or a value of the database)
+**   plan      multi-step questions: a validated plan, its tasks run in
+**             order, their results handed to the final statement
+**   generate  one greedy candidate, plus sampled ones on the first attempt
+**             when cfg.candidates > 1
+**   validate  the read-only guard's prepare, then our own checks (joins,
+**             aggregates, literals) for every candidate
+**   execute   run every valid candidate, vote by identical results, then
+**             check the winner's result (NULLs, shape)
+**   repair    feedback by error class or check finding, back to generate
+**   answer    a plain-English answer from the question and the rows
 **
 ** Invariants: every generation adds one askdb_attempt; at most
 ** cfg.max_attempts generations per question; an empty result is retried
-** once and then stands; nothing but db_run() touches the database.
+** once and then stands; check findings cause at most one repair, after
+** which a valid result stands; nothing but db_run()/db_check() touches the
+** user's database.
 */
+
+struct vindex;
+struct memory;
+
+#define AGENT_MAX_TURNS 3    /* earlier questions kept for follow-ups */
+
+struct agent_turn {
+    char *question;
+    char *sql;
+};
 
 struct askdb_agent {
     askdb_config cfg;
@@ -29,12 +60,20 @@ struct askdb_agent {
     char *schema_text;       /* rendered once, reused by every question */
     char *grammar;           /* SQL grammar for constrained decoding, built
                                 once when the provider applies one */
+    struct vindex *values;   /* value index (cfg.values), opened lazily */
+    int values_failed;       /* 1 = could not be built: do not retry */
+    struct memory *mem;      /* learned pairs (cfg.memory), lazily */
+    int mem_failed;
+    char *db_key;            /* the database's key in the memory store */
+    struct agent_turn turns[AGENT_MAX_TURNS]; /* oldest first */
+    int nturns;
     char errmsg[1024];
 };
 
 enum agent_step {
-    STEP_SCHEMA, STEP_GENERATE, STEP_VALIDATE, STEP_EXECUTE, STEP_REPAIR,
-    STEP_DONE, STEP_FAIL
+    STEP_SCHEMA, STEP_QCHECK, STEP_CONTEXT, STEP_PLAN, STEP_GENERATE,
+    STEP_VALIDATE, STEP_EXECUTE, STEP_REPAIR, STEP_ANSWER, STEP_DONE,
+    STEP_FAIL
 };
 
 /* What a step reports back to the router. */
@@ -42,10 +81,22 @@ enum agent_outcome {
     OUT_OK,                  /* go on */
     OUT_RETRY,               /* failed in a way the model may repair */
     OUT_EMPTY,               /* ran, no rows */
+    OUT_SKIP,                /* qcheck: not a question, answered already */
     OUT_FATAL                /* cannot go on (model down, database gone) */
 };
 
 #define AGENT_MAX_MSGS 64
+#define AGENT_MAX_CANDS 8
+
+/* One SQL candidate of the current attempt. */
+struct agent_cand {
+    char *reply;
+    char *sql;               /* NULL: no SQL in the reply */
+    askdb_error_class ec;    /* why it failed, ASKDB_EC_NONE if it ran */
+    char *err;
+    askdb_result *result;
+    int votes;               /* candidates whose result equals this one's */
+};
 
 struct agent_state {
     askdb_agent *ag;
@@ -58,29 +109,65 @@ struct agent_state {
     char *owned[AGENT_MAX_MSGS]; /* contents we allocated */
     int nmsgs;
 
-    char *reply;             /* last model reply */
+    char *reply;             /* reply of the chosen candidate */
     char *sql;               /* current statement */
     askdb_error_class ec;    /* why the current attempt failed */
     char errbuf[1024];
+    char *check_hint;        /* a check finding's hint for the repair */
+    int check_repairs;       /* repairs caused by check findings */
     askdb_result *result;
     int empty_seen;          /* empty results so far */
-    askdb_result *fallback;  /* a valid empty result to stand if all else
-                                fails, with its SQL */
+    askdb_result *fallback;  /* a valid result to stand if all else fails
+                                (first empty one, or one a check doubted) */
     char *fallback_sql;
+    double fallback_conf;    /* its confidence */
     askdb_status fatal;      /* status when OUT_FATAL */
     askdb_answer *ans;
+
+    struct agent_cand cands[AGENT_MAX_CANDS];
+    int ncands;
+    char *plan_notes;        /* results of earlier plan tasks, or NULL */
+    struct prompt_parts parts; /* the first message's parts (context) */
+    char *part_schema;       /* owned parts: linked schema subset, */
+    char *part_examples;     /* learned pairs, */
+    char *part_history;      /* earlier turns, */
+    char *part_values;       /* values the question mentions */
+    double relevance;        /* how much of the question matched names and
+                                values of the database (context), 0 = none */
 };
 
 enum agent_outcome agent_step_schema(struct agent_state *st);
+enum agent_outcome agent_step_qcheck(struct agent_state *st);
+enum agent_outcome agent_step_context(struct agent_state *st);
+enum agent_outcome agent_step_plan(struct agent_state *st);
 enum agent_outcome agent_step_generate(struct agent_state *st);
 enum agent_outcome agent_step_validate(struct agent_state *st);
 enum agent_outcome agent_step_execute(struct agent_state *st);
 enum agent_outcome agent_step_repair(struct agent_state *st);
+enum agent_outcome agent_step_answer(struct agent_state *st);
+
+/* Rebuild the first user message with st->plan_notes (context.c). */
+int agent_rebuild_first_message(struct agent_state *st);
 
 /* The next step after `step` ended with `out`. */
 enum agent_step agent_route(const struct agent_state *st,
                             enum agent_step step, enum agent_outcome out);
 
 const char *agent_step_name(enum agent_step step);
+
+/* Shared by the step files (agent.c). */
+void agent_log(struct agent_state *st, const char *step, const char *fmt,
+               ...) __attribute__((format(printf, 3, 4)));
+int agent_push_msg(struct agent_state *st, const char *role, char *content);
+
+/*
+** One model call outside the main conversation (question check, plan,
+** plan tasks, answer): counted in the answer's calls, tokens and model
+** time, traced as step `what`. Returns the reply text (malloc()ed) or NULL
+** with st->errbuf set; *rc gets the provider's status.
+*/
+char *agent_call(struct agent_state *st, const char *what,
+                 const struct llm_msg *msgs, int nmsgs, const char *grammar,
+                 int max_tokens, askdb_status *rc);
 
 #endif

@@ -7,13 +7,42 @@
 /* The system prompt (static text). */
 const char *prompt_system(void);
 
-/* First user message: the schema, the question and the asker's hint (NULL
-** or "" for none). */
-void prompt_question(struct buf *b, const char *schema_text,
-                     const char *question, const char *hint);
+/*
+** What goes into the first user message. NULL or "" parts are left out.
+** The schema comes first and the parts that change with every question
+** last, so that a provider that caches prompt prefixes (the local model,
+** or a server) reuses the schema across questions.
+*/
+struct prompt_parts {
+    const char *schema;      /* rendered schema (whole or linked subset) */
+    const char *examples;    /* learned question/SQL pairs */
+    const char *history;     /* earlier questions of the conversation */
+    const char *values;      /* values the question mentions, as stored */
+    const char *question;
+    const char *hint;        /* the asker's hint */
+    const char *plan;        /* results of the plan's earlier tasks */
+};
+
+/* First user message. */
+void prompt_question(struct buf *b, const struct prompt_parts *p);
 
 /* Feedback after a failed attempt: the SQL, the exact error, the hint. */
 void prompt_repair(struct buf *b, const char *sql, const char *error,
                    const char *hint);
+
+/* The question check's instruction, appended to the first user message:
+** the reply is "yes" or "no". */
+const char *prompt_qcheck(void);
+
+/* The plan request, appended to the first user message; the reply is
+** JSON {"tasks": [{"id": 1, "task": "...", "depends_on": []}, ...]}. */
+const char *prompt_plan(void);
+
+/* The final answer request: question, SQL, rows as text, notes. */
+void prompt_answer(struct buf *b, const char *question, const char *sql,
+                   const char *rows, const char *notes);
+
+/* System prompt of the answer step (static text). */
+const char *prompt_answer_system(void);
 
 #endif

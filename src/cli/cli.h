@@ -2,6 +2,8 @@
 #ifndef ASKDB_CLI_H
 #define ASKDB_CLI_H
 
+#include <getopt.h>
+
 #include "askdb.h"
 #include "cli/format.h"
 
@@ -37,5 +39,20 @@ int cli_shell(const struct cli_opts *o, const char *db_path);
 
 /* askdb eval (eval.c): argv[0] is "eval"; returns the exit code. */
 int cli_eval(int argc, char **argv);
+
+/* The agent technique options shared by ask, shell and eval
+** (agentopts.c). Their getopt codes start at CLI_AGENT_OPT_BASE. */
+#define CLI_AGENT_OPT_BASE 1000
+extern const struct option cli_agent_opts[];
+extern const char cli_agent_help[];
+
+/* Apply option c (with its argument) to cfg: 1 = it was one of ours, 0 =
+** not ours, -1 = bad argument (message printed, prefixed with prog). */
+int cli_agent_opt(int c, const char *arg, askdb_config *cfg,
+                  const char *prog);
+
+/* own options followed by the agent options, in one malloc()ed array for
+** getopt_long (NULL when out of memory). */
+struct option *cli_merge_opts(const struct option *own);
 
 #endif

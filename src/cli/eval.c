@@ -35,7 +35,12 @@ static const char usage_eval[] =
     "      --sample N        a fixed random sample of N items ...\n"
     "      --seed S          ... drawn with seed S (default 0; splitmix64,\n"
     "                        the same on every machine)\n"
-    "      --limit N         only the first N (after --db and --sample)\n"
+    "      --sample-dbs D    only D databases drawn at random (--seed)\n"
+    "      --per-db K        at most K items of each database, drawn at\n"
+    "                        random (--seed); with --sample-dbs: D x K\n"
+    "                        questions that reuse each schema prompt\n"
+    "      --limit N         only the first N (after --db and the\n"
+    "                        sampling)\n"
     "      --keep-distinct   keep DISTINCT when comparing (the official\n"
     "                        evaluation removes it by default)\n"
     "Run:\n"
@@ -78,7 +83,7 @@ enum {
     O_JOBS, O_OUT, O_REPORT, O_RESUME, O_KEEP_DISTINCT, O_PROVIDER,
     O_LLM_URL, O_MODEL, O_API_KEY, O_TEMPERATURE, O_MAX_TOKENS, O_MODEL_SEED,
     O_LLM_TIMEOUT, O_RETRIES, O_MAX_ATTEMPTS, O_TIMEOUT, O_MAX_ROWS,
-    O_MAX_BYTES, O_TRACE, O_THREADS, O_NO_GRAMMAR
+    O_MAX_BYTES, O_TRACE, O_THREADS, O_NO_GRAMMAR, O_SAMPLE_DBS, O_PER_DB
 };
 
 static const struct option eval_opts[] = {
@@ -87,6 +92,8 @@ static const struct option eval_opts[] = {
     {"tables", required_argument, NULL, O_TABLES},
     {"limit", required_argument, NULL, O_LIMIT},
     {"sample", required_argument, NULL, O_SAMPLE},
+    {"sample-dbs", required_argument, NULL, O_SAMPLE_DBS},
+    {"per-db", required_argument, NULL, O_PER_DB},
     {"seed", required_argument, NULL, O_SEED},
     {"db", required_argument, NULL, O_DB},
     {"jobs", required_argument, NULL, O_JOBS},
@@ -144,13 +151,23 @@ struct eval_cli {
 /* Parse argv into c; returns 0, 1 (help printed) or -1 (usage error). */
 static int parse(int argc, char **argv, struct eval_cli *c)
 {
+    struct option *opts = cli_merge_opts(eval_opts);
     long long v;
     double d;
     char *end;
-    int ch;
+    int ch, r;
 
+    if (!opts) {
+        fprintf(stderr, "askdb eval: out of memory\n");
+        return -1;
+    }
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "qvh", eval_opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "qvh", opts, NULL)) != -1) {
+        r = cli_agent_opt(ch, optarg, &c->cfg, "askdb eval");
+        if (r < 0)
+            goto bad;
+        if (r > 0)
+            continue;
         switch (ch) {
         case O_SUITE: c->eo.suite_path = optarg; break;
         case O_DB_ROOT: c->eo.db_root = optarg; break;
@@ -169,25 +186,37 @@ static int parse(int argc, char **argv, struct eval_cli *c)
         case 'v': c->verbose = 1; break;
         case 'h':
             fputs(usage_eval, stdout);
+            fputs(cli_agent_help, stdout);
+            free(opts);
             return 1;
         case O_LIMIT:
             if (num("--limit", optarg, 1, 1000000000LL, &v))
-                return -1;
+                goto bad;
             c->eo.limit = (long)v;
             break;
         case O_SAMPLE:
             if (num("--sample", optarg, 1, 1000000000LL, &v))
-                return -1;
+                goto bad;
             c->eo.sample = (long)v;
+            break;
+        case O_SAMPLE_DBS:
+            if (num("--sample-dbs", optarg, 1, 1000000000LL, &v))
+                goto bad;
+            c->eo.sample_dbs = (long)v;
+            break;
+        case O_PER_DB:
+            if (num("--per-db", optarg, 1, 1000000000LL, &v))
+                goto bad;
+            c->eo.per_db = (long)v;
             break;
         case O_SEED:
             if (num("--seed", optarg, 0, 9223372036854775807LL, &v))
-                return -1;
+                goto bad;
             c->eo.seed = (uint64_t)v;
             break;
         case O_THREADS:
             if (num("--threads", optarg, 1, 1024, &v))
-                return -1;
+                goto bad;
             c->cfg.threads = (int)v;
             break;
         case O_NO_GRAMMAR:
@@ -195,7 +224,7 @@ static int parse(int argc, char **argv, struct eval_cli *c)
             break;
         case O_JOBS:
             if (num("--jobs", optarg, 1, 64, &v))
-                return -1;
+                goto bad;
             c->eo.jobs = (int)v;
             break;
         case O_TEMPERATURE:
@@ -204,63 +233,67 @@ static int parse(int argc, char **argv, struct eval_cli *c)
             if (errno || end == optarg || *end || d < 0 || d > 2) {
                 fprintf(stderr, "askdb eval: --temperature takes a number "
                                 "from 0 to 2, not '%s'\n", optarg);
-                return -1;
+                goto bad;
             }
             c->cfg.temperature = d;
             break;
         case O_MAX_TOKENS:
             if (num("--max-tokens", optarg, 1, 1000000, &v))
-                return -1;
+                goto bad;
             c->cfg.max_tokens = (int)v;
             break;
         case O_MODEL_SEED:
             if (num("--model-seed", optarg, 0, 2147483647LL, &v))
-                return -1;
+                goto bad;
             c->cfg.seed = (int)v;
             break;
         case O_LLM_TIMEOUT:
             if (num("--llm-timeout", optarg, 1, 86400000LL, &v))
-                return -1;
+                goto bad;
             c->cfg.llm_timeout_ms = (int)v;
             break;
         case O_RETRIES:
             if (num("--retries", optarg, 0, 20, &v))
-                return -1;
+                goto bad;
             c->cfg.llm_retries = (int)v;
             break;
         case O_MAX_ATTEMPTS:
             if (num("--max-attempts", optarg, 1, 20, &v))
-                return -1;
+                goto bad;
             c->cfg.max_attempts = (int)v;
             break;
         case O_TIMEOUT:
             if (num("--timeout", optarg, 1, 86400000LL, &v))
-                return -1;
+                goto bad;
             c->cfg.query_timeout_ms = (int)v;
             break;
         case O_MAX_ROWS:
             if (num("--max-rows", optarg, 1, 100000000LL, &v))
-                return -1;
+                goto bad;
             c->cfg.max_rows = (long)v;
             c->rows_set = 1;
             break;
         case O_MAX_BYTES:
             if (num("--max-bytes", optarg, 1, 1LL << 40, &v))
-                return -1;
+                goto bad;
             c->cfg.max_bytes = (size_t)v;
             c->bytes_set = 1;
             break;
         default:
             fprintf(stderr, "askdb eval: see 'askdb help eval'\n");
-            return -1;
+            goto bad;
         }
     }
     if (optind < argc) {
         fprintf(stderr, "askdb eval: unexpected argument '%s' (the suite "
                         "is given with --suite)\n", argv[optind]);
-        return -1;
+        goto bad;
     }
+    free(opts);
     return 0;
+bad:
+    free(opts);
+    return -1;
 }
 
 /* ---------------------------------------------------------------------- */

@@ -397,6 +397,11 @@ int format_answer_json(FILE *out, const char *question,
                   "total_ms", a->t.total_ms);
     json_object_set_new(o, "timings", t);
     json_object_set_new(o, "llm_calls", json_integer(a->llm_calls));
+    json_object_set_new(o, "candidates", json_integer(a->ncandidates));
+    json_object_set_new(o, "confidence", json_real(a->confidence));
+    json_object_set_new(o, "answer", str_or_null(a->text));
+    json_object_set_new(o, "not_a_question",
+                        json_boolean(a->not_a_question));
     json_object_set_new(o, "tokens",
                         json_pack("{s:I, s:I}", "prompt",
                                   (json_int_t)a->prompt_tokens, "completion",

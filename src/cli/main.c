@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/learn.h"
 
 /* `askdb eval` (eval.c). */
 
@@ -80,17 +81,23 @@ static int help(const char *cmd)
               stdout);
         fputs(help_output, stdout);
         fputs(help_model, stdout);
+        fputs(cli_agent_help, stdout);
     } else if (strcmp(cmd, "shell") == 0) {
         fputs("usage: askdb shell [options] DB\n\n"
               "Interactive prompt with history. Each line is a question;\n"
               "lines starting with a dot are commands:\n"
               "  .sql STATEMENT   run one read-only statement\n"
               "  .schema          print the schema as the model sees it\n"
+              "  .new             forget the conversation: the next\n"
+              "                   question is not a follow-up\n"
               "  .help            list the commands\n"
-              "  .quit            leave (also Ctrl-D)\n\n",
+              "  .quit            leave (also Ctrl-D)\n"
+              "Follow-up questions (\"and only for 2023?\") are read in\n"
+              "the context of the earlier ones.\n\n",
               stdout);
         fputs(help_output, stdout);
         fputs(help_model, stdout);
+        fputs(cli_agent_help, stdout);
     } else if (strcmp(cmd, "schema") == 0) {
         fputs("usage: askdb schema DB\n\n"
               "Print the schema exactly as the model sees it: CREATE TABLE\n"
@@ -106,6 +113,9 @@ static int help(const char *cmd)
     } else if (strcmp(cmd, "eval") == 0) {
         const char *hargv[] = {"eval", "--help", NULL};
         return cli_eval(2, (char **)hargv);
+    } else if (strcmp(cmd, "learn") == 0) {
+        const char *hargv[] = {"learn", "--help", NULL};
+        return cmd_learn(2, (char **)hargv);
     } else {
         fprintf(stderr, "askdb: no command '%s' (see 'askdb help')\n", cmd);
         return -1;
@@ -167,6 +177,9 @@ int cli_answer(askdb_agent *ag, const struct cli_opts *o,
     }
     if (f == FMT_JSON) {
         format_answer_json(stdout, question, a);
+    } else if (st == ASKDB_OK && a->not_a_question) {
+        /* Answered without SQL: the words are the whole answer. */
+        fprintf(f == FMT_CSV ? stderr : stdout, "%s\n", a->text);
     } else if (st == ASKDB_OK) {
         /* A dry run's SQL is its whole output: always stdout. Shown
         ** next to CSV rows it goes to stderr to keep the CSV clean. */
@@ -175,8 +188,17 @@ int cli_answer(askdb_agent *ag, const struct cli_opts *o,
                     "%s%s\n", f == FMT_MARKDOWN ? "```sql\n" : "", a->sql);
         if (f == FMT_MARKDOWN && (o->show_sql || o->cfg.dry_run))
             fputs("```\n", stdout);
+        /* The answer in words first; CSV keeps stdout for the rows. */
+        if (a->text)
+            fprintf(f == FMT_CSV ? stderr : stdout, "%s\n\n", a->text);
         if (a->result)
             format_result(stdout, stderr, f, a->result);
+        if (a->ncandidates > 1)
+            fprintf(f == FMT_CSV ? stderr : stdout,
+                    "%sconfidence: %.0f%% (%.0f of %d candidate queries "
+                    "agree)\n", f == FMT_MARKDOWN ? "\n" : "",
+                    a->confidence * 100, a->confidence * a->ncandidates,
+                    a->ncandidates);
     }
     if (st != ASKDB_OK) {
         fprintf(stderr, "askdb: %s\n", a->error ? a->error : "failed");
@@ -273,20 +295,31 @@ static int num(const char *opt, const char *s, long lo, long hi, long *out)
 static int parse_opts(int argc, char **argv, struct cli_opts *o,
                       const char *cmd)
 {
+    struct option *opts = cli_merge_opts(long_opts);
     long v;
-    int c;
+    int c, r;
     char *end;
     double d;
 
+    if (!opts) {
+        fprintf(stderr, "askdb: out of memory\n");
+        return -1;
+    }
     optind = 1;
-    while ((c = getopt_long(argc, argv, "f:vh", long_opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "f:vh", opts, NULL)) != -1) {
+        r = cli_agent_opt(c, optarg, &o->cfg, "askdb");
+        if (r) {
+            if (r < 0)
+                goto bad;
+            continue;
+        }
         switch (c) {
         case 'f':
             o->format = format_parse(optarg);
             if (o->format < 0) {
                 fprintf(stderr, "askdb: unknown format '%s' (table, csv, "
                                 "json, markdown)\n", optarg);
-                return -1;
+                goto bad;
             }
             break;
         case 'v':
@@ -294,6 +327,7 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o,
             break;
         case 'h':
             (void)help(cmd);
+            free(opts);
             return -2;
         case OPT_SHOW_SQL:
             o->show_sql = 1;
@@ -306,22 +340,22 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o,
             break;
         case OPT_MAX_ATTEMPTS:
             if (num("--max-attempts", optarg, 1, 20, &v))
-                return -1;
+                goto bad;
             o->cfg.max_attempts = (int)v;
             break;
         case OPT_TIMEOUT:
             if (num("--timeout", optarg, 1, 86400000L, &v))
-                return -1;
+                goto bad;
             o->cfg.query_timeout_ms = (int)v;
             break;
         case OPT_MAX_ROWS:
             if (num("--max-rows", optarg, 1, 100000000L, &v))
-                return -1;
+                goto bad;
             o->cfg.max_rows = v;
             break;
         case OPT_MAX_BYTES:
             if (num("--max-bytes", optarg, 1, 1L << 40, &v))
-                return -1;
+                goto bad;
             o->cfg.max_bytes = (size_t)v;
             break;
         case OPT_PROVIDER:
@@ -342,23 +376,23 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o,
             if (errno || end == optarg || *end || d < 0 || d > 2) {
                 fprintf(stderr, "askdb: --temperature takes a number from 0 "
                                 "to 2, not '%s'\n", optarg);
-                return -1;
+                goto bad;
             }
             o->cfg.temperature = d;
             break;
         case OPT_MAX_TOKENS:
             if (num("--max-tokens", optarg, 1, 1000000, &v))
-                return -1;
+                goto bad;
             o->cfg.max_tokens = (int)v;
             break;
         case OPT_LLM_TIMEOUT:
             if (num("--llm-timeout", optarg, 1, 86400000L, &v))
-                return -1;
+                goto bad;
             o->cfg.llm_timeout_ms = (int)v;
             break;
         case OPT_RETRIES:
             if (num("--retries", optarg, 0, 20, &v))
-                return -1;
+                goto bad;
             o->cfg.llm_retries = (int)v;
             break;
         case OPT_STREAM:
@@ -366,12 +400,12 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o,
             break;
         case OPT_SEED:
             if (num("--seed", optarg, 0, 2147483647L, &v))
-                return -1;
+                goto bad;
             o->cfg.seed = (int)v;
             break;
         case OPT_THREADS:
             if (num("--threads", optarg, 1, 1024, &v))
-                return -1;
+                goto bad;
             o->cfg.threads = (int)v;
             break;
         case OPT_NO_GRAMMAR:
@@ -379,10 +413,14 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o,
             break;
         default:
             fprintf(stderr, "askdb: see 'askdb help %s'\n", cmd);
-            return -1;
+            goto bad;
         }
     }
+    free(opts);
     return optind;
+bad:
+    free(opts);
+    return -1;
 }
 
 static int cmd_ask(const struct cli_opts *o, const char *db,
@@ -453,6 +491,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "eval") == 0)
         return cli_eval(argc - 1, argv + 1);
+    if (strcmp(cmd, "learn") == 0)
+        return cmd_learn(argc - 1, argv + 1);
     if (strcmp(cmd, "ask") && strcmp(cmd, "shell") && strcmp(cmd, "schema") &&
         strcmp(cmd, "sql")) {
         fprintf(stderr, "askdb: unknown command '%s'\n\n", cmd);

@@ -13,6 +13,8 @@ static const char shell_help[] =
     "Type a question about the database, or a command:\n"
     "  .sql STATEMENT   run one read-only statement\n"
     "  .schema          print the schema as the model sees it\n"
+    "  .new             forget the conversation: the next question is not\n"
+    "                   a follow-up of the earlier ones\n"
     "  .help            this text\n"
     "  .quit            leave (also Ctrl-D)\n";
 
@@ -81,6 +83,12 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
     int tty = isatty(STDIN_FILENO), rc = EXIT_ANSWERED;
     char *hist = NULL, *line, *q, *text;
 
+    struct cli_opts so = *o;
+
+    /* Follow-ups ("and only for 2023?") read in the context of the
+    ** earlier questions. */
+    so.cfg.conversation = 1;
+    o = &so;
     st = askdb_agent_new(&o->cfg, db_path, &ag);
     if (st) {
         fprintf(stderr, "askdb: %s\n", askdb_agent_errmsg(ag));
@@ -112,6 +120,10 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
         if (strcmp(q, ".quit") == 0 || strcmp(q, ".exit") == 0) {
             free(line);
             break;
+        } else if (strcmp(q, ".new") == 0) {
+            askdb_agent_forget(ag);
+            if (tty)
+                puts("(a new conversation)");
         } else if (strcmp(q, ".help") == 0) {
             fputs(shell_help, stdout);
         } else if (strcmp(q, ".schema") == 0) {

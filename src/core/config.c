@@ -32,6 +32,15 @@ askdb_config askdb_config_default(void)
     c.max_bytes = (size_t)4 << 20;
     c.sample_values = 3;
     c.count_cap = 100000;
+    c.linking = 1;
+    c.values = 1;
+    c.question_check = 1;
+    c.plan = 0;
+    c.candidates = 1;
+    c.candidate_temperature = 0.7;
+    c.checks = 1;
+    c.answer = 0;
+    c.memory = 3;
     return c;
 }
 
@@ -102,6 +111,7 @@ const char *askdb_error_class_str(askdb_error_class ec)
     case ASKDB_EC_TIMEOUT: return "timeout";
     case ASKDB_EC_EMPTY: return "empty";
     case ASKDB_EC_LLM: return "llm";
+    case ASKDB_EC_CHECK: return "check";
     }
     return "unknown";
 }

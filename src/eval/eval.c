@@ -512,9 +512,10 @@ askdb_status askdb_eval_new(const askdb_config *cfg,
                 "--dry-run does not apply");
         return rc;
     }
-    if (ev->opt.limit < 0 || ev->opt.sample < 0) {
-        set_msg(ev->errmsg, sizeof ev->errmsg, "--limit and --sample take a "
-                "positive number");
+    if (ev->opt.limit < 0 || ev->opt.sample < 0 || ev->opt.sample_dbs < 0 ||
+        ev->opt.per_db < 0) {
+        set_msg(ev->errmsg, sizeof ev->errmsg, "--limit, --sample, "
+                "--sample-dbs and --per-db take a positive number");
         return rc;
     }
     if (ev->opt.db_root && (stat(ev->opt.db_root, &sb) != 0 ||
@@ -550,9 +551,18 @@ askdb_status askdb_eval_new(const askdb_config *cfg,
                        "not describe\n", unknown, unknown == 1 ? "" : "s",
                        ev->opt.tables_path);
     }
-    if (suite_select(&ev->suite, ev->opt.dbs, ev->opt.sample, ev->opt.seed,
-                     ev->opt.limit, &ev->sel, &ev->nsel))
-        return ASKDB_ERR_NOMEM;
+    {
+        struct suite_pick pick;
+        memset(&pick, 0, sizeof pick);
+        pick.dbs = ev->opt.dbs;
+        pick.sample_dbs = ev->opt.sample_dbs;
+        pick.per_db = ev->opt.per_db;
+        pick.sample = ev->opt.sample;
+        pick.limit = ev->opt.limit;
+        pick.seed = ev->opt.seed;
+        if (suite_pick(&ev->suite, &pick, &ev->sel, &ev->nsel))
+            return ASKDB_ERR_NOMEM;
+    }
     if (ev->nsel == 0) {
         set_msg(ev->errmsg, sizeof ev->errmsg, "no item of '%s' is "
                 "selected%s", ev->opt.suite_path,

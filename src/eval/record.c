@@ -170,6 +170,7 @@ const char *rec_class_of(askdb_error_class ec)
     case ASKDB_EC_TIMEOUT: return REC_TIMEOUT;
     case ASKDB_EC_EMPTY: return REC_EMPTY;
     case ASKDB_EC_LLM: return REC_MODEL;
+    case ASKDB_EC_CHECK: return REC_WRONG;
     }
     return REC_RUNTIME;
 }
@@ -204,6 +205,10 @@ void rec_set_answer(json_t *rec, const askdb_answer *a)
                         json_integer(a->nattempts > 1 ? a->nattempts - 1 : 0));
     json_object_set_new(rec, "attempt_classes", classes);
     json_object_set_new(rec, "llm_calls", json_integer(a->llm_calls));
+    json_object_set_new(rec, "candidates", json_integer(a->ncandidates));
+    json_object_set_new(rec, "confidence", json_real(a->confidence));
+    if (a->not_a_question)
+        json_object_set_new(rec, "not_a_question", json_true());
     json_object_set_new(rec, "prompt_tokens",
                         json_integer(a->prompt_tokens));
     json_object_set_new(rec, "completion_tokens",

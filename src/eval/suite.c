@@ -356,11 +356,112 @@ static int in_list(const char *list, const char *name)
     return 0;
 }
 
+/* Two items of the same database? (NULL db_ids: JSON-lines items are
+** grouped by their path, which suite.c keeps in db_id too.) */
+static int same_db(const struct suite_item *a, const struct suite_item *b)
+{
+    if (!a->db_id || !b->db_id)
+        return a->db_id == b->db_id;
+    return strcmp(a->db_id, b->db_id) == 0;
+}
+
+/*
+** Keep the items of sample_dbs databases drawn at random (0 = all), then
+** at most per_db items of each (0 = all), drawn at random too. cand (n
+** suite indexes in suite order) is filtered in place; returns the new
+** count or -1 when out of memory.
+*/
+static long pick_groups(const struct suite *s, long *cand, long n,
+                        long sample_dbs, long per_db, uint64_t seed)
+{
+    long *first = malloc((size_t)(n ? n : 1) * sizeof *first);
+    long *keep = malloc((size_t)(n ? n : 1) * sizeof *keep);
+    long *idx = malloc((size_t)(n ? n : 1) * sizeof *idx);
+    long ndb = 0, i, j, k, m, cnt;
+    unsigned char *chosen = NULL;
+
+    if (!first || !keep || !idx)
+        goto nomem;
+    /* The databases in order of first appearance (by their first item). */
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < ndb; j++)
+            if (same_db(&s->items[cand[first[j]]], &s->items[cand[i]]))
+                break;
+        if (j == ndb)
+            first[ndb++] = i;
+    }
+    chosen = calloc((size_t)(ndb ? ndb : 1), 1);
+    if (!chosen)
+        goto nomem;
+    if (sample_dbs > 0 && sample_dbs < ndb) {
+        if (suite_sample(ndb, sample_dbs, seed ^ 0xD1B54A32D192ED03ULL, idx))
+            goto nomem;
+        for (i = 0; i < sample_dbs; i++)
+            chosen[idx[i]] = 1;
+    } else {
+        memset(chosen, 1, (size_t)ndb);
+    }
+    m = 0;
+    for (j = 0; j < ndb; j++) {
+        const struct suite_item *d = &s->items[cand[first[j]]];
+        if (!chosen[j])
+            continue;
+        cnt = 0;
+        for (i = 0; i < n; i++)
+            if (same_db(&s->items[cand[i]], d))
+                idx[cnt++] = cand[i];
+        if (per_db > 0 && per_db < cnt) {
+            long *pos = malloc((size_t)per_db * sizeof *pos);
+            if (!pos || suite_sample(cnt, per_db,
+                                     seed + 0x9E3779B97F4A7C15ULL *
+                                                (uint64_t)(j + 1),
+                                     pos)) {
+                free(pos);
+                goto nomem;
+            }
+            for (k = 0; k < per_db; k++)
+                keep[m++] = idx[pos[k]];
+            free(pos);
+        } else {
+            for (k = 0; k < cnt; k++)
+                keep[m++] = idx[k];
+        }
+    }
+    qsort(keep, (size_t)m, sizeof *keep, cmp_long);
+    memcpy(cand, keep, (size_t)m * sizeof *cand);
+    free(first);
+    free(keep);
+    free(idx);
+    free(chosen);
+    return m;
+nomem:
+    free(first);
+    free(keep);
+    free(idx);
+    free(chosen);
+    return -1;
+}
+
 int suite_select(const struct suite *s, const char *dbs, long sample,
                  uint64_t seed, long limit, long **out, long *nout)
 {
+    struct suite_pick p;
+
+    memset(&p, 0, sizeof p);
+    p.dbs = dbs;
+    p.sample = sample;
+    p.seed = seed;
+    p.limit = limit;
+    return suite_pick(s, &p, out, nout);
+}
+
+int suite_pick(const struct suite *s, const struct suite_pick *p, long **out,
+               long *nout)
+{
     long *cand = malloc((size_t)(s->n ? s->n : 1) * sizeof *cand);
-    long *pos = NULL, n = 0, i;
+    long *pos = NULL, n = 0, i, sample = p->sample, limit = p->limit;
+    const char *dbs = p->dbs;
+    uint64_t seed = p->seed;
 
     *out = NULL;
     *nout = 0;
@@ -369,6 +470,13 @@ int suite_select(const struct suite *s, const char *dbs, long sample,
     for (i = 0; i < s->n; i++)
         if (!dbs || (s->items[i].db_id && in_list(dbs, s->items[i].db_id)))
             cand[n++] = i;
+    if (p->sample_dbs > 0 || p->per_db > 0) {
+        n = pick_groups(s, cand, n, p->sample_dbs, p->per_db, seed);
+        if (n < 0) {
+            free(cand);
+            return -1;
+        }
+    }
     if (sample > 0 && sample < n) {
         pos = malloc((size_t)sample * sizeof *pos);
         if (!pos || suite_sample(n, sample, seed, pos)) {

@@ -64,6 +64,23 @@ int suite_check_tables(const struct suite *s, const char *tables_path,
 int suite_select(const struct suite *s, const char *dbs, long sample,
                  uint64_t seed, long limit, long **out, long *nout);
 
+/*
+** The same with grouped sampling, in this order: the --db filter, then
+** sample_dbs databases drawn at random (0 = all), then at most per_db
+** items of each database drawn at random (0 = all), then a sample of
+** `sample`, then the first `limit`. Every draw is suite_sample() with a
+** seed derived from seed, so a selection is the same on every machine.
+** Grouping keeps the number of databases small for a given number of
+** questions: the local model evaluates each database's schema once.
+*/
+struct suite_pick {
+    const char *dbs;
+    long sample_dbs, per_db, sample, limit;
+    uint64_t seed;
+};
+int suite_pick(const struct suite *s, const struct suite_pick *p, long **out,
+               long *nout);
+
 /* splitmix64: advances *state and returns the next 64-bit value. */
 uint64_t suite_splitmix64(uint64_t *state);
 

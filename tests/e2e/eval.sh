@@ -41,6 +41,7 @@ done
 [ -f "$SHOP_DB" ] || { echo "eval.sh: $SHOP_DB is missing (make examples/shop.db)" >&2; exit 2; }
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/askdb-eval-e2e.XXXXXX") || exit 2
+export ASKDB_CACHE_DIR=$TMP/cache   # value indexes, learned pairs
 cleanup() {
     local pid
     if [ -f "$TMP/pids" ]; then
@@ -127,7 +128,11 @@ print(json.dumps(rs[int(sys.argv[1]):]))
 EOF
 }
 
-SHOP_ARGS=(--max-attempts 2 --timeout 500 --model fake)
+# The scoring is tested on the plain loop: the techniques (value
+# retrieval, question check, checks, examples) would change the prompts
+# and the number of model calls; they have their own tests.
+SHOP_ARGS=(--max-attempts 2 --timeout 500 --model fake --no-values
+           --no-question-check --no-checks --examples 0)
 
 EXPECTED_SUMMARY='EX 6/11 = 54.5% (13 selected, 2 bad items)
 by difficulty:

@@ -90,6 +90,11 @@ for r in replies:
     check("error" not in r, "model call failed: %r" % r.get("error"))
     check(r.get("prompt_tokens", 0) > 0, "no prompt tokens: %r" % r)
     check(0 <= r.get("completion_tokens", -1) <= 128, "completion tokens: %r" % r)
+check(replies[0].get("load_ms", 0) > 0, "first reply has no load_ms: %r" % replies[0])
+for r in replies[1:]:
+    # a repair extends the same conversation: its prefix is in the KV cache
+    check(r.get("cached_tokens", 0) > 0, "repair without prefix reuse: %r" % r)
+    check("load_ms" not in r, "load_ms on a later reply: %r" % r)
 ans = lines[-1]
 check(ans["step"] == "answer", "last step: %r" % ans)
 if rc == 0:

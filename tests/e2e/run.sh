@@ -70,6 +70,7 @@ done
 [ -f "$SHOP_DB" ] || { echo "run.sh: $SHOP_DB is missing (make examples/shop.db)" >&2; exit 2; }
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/askdb-e2e.XXXXXX") || exit 2
+export ASKDB_CACHE_DIR=$TMP/cache   # value indexes, learned pairs
 : >"$TMP/llm.pids"
 export XDG_STATE_HOME="$TMP/state"   # the shell's history never lands in $HOME
 
@@ -321,7 +322,7 @@ gives_up_after_max_attempts_listing_every_attempt() {
                 "$(fence "SELECT nope FROM orders")" \
                 "$(fence "SELECT 1 AS fourth")")
     start_llm "$s"
-    run ask --llm-url "$URL" --model test shop.db "Anything?"
+    run ask --llm-url "$URL" --model test --no-question-check shop.db "Anything?"
     expect_rc 1
     expect_requests 3
     expect_err_has "no valid SQL after 3 attempts"
@@ -339,7 +340,7 @@ assert [m["role"] for m in msgs(2)] == ["system", "user", "assistant", "user", "
 '
 
     start_llm "$s"
-    run ask --llm-url "$URL" --model test --max-attempts 2 shop.db "Anything?"
+    run ask --llm-url "$URL" --model test --max-attempts 2 --no-question-check shop.db "Anything?"
     expect_rc 1
     expect_requests 2
     expect_err_has "no valid SQL after 2 attempts"
@@ -347,7 +348,7 @@ assert [m["role"] for m in msgs(2)] == ["system", "user", "assistant", "user", "
     expect_err_lacks "attempt 3"
 
     start_llm "$s"
-    run ask --llm-url "$URL" --model test --max-attempts 1 shop.db "Anything?"
+    run ask --llm-url "$URL" --model test --max-attempts 1 --no-question-check shop.db "Anything?"
     expect_rc 1
     expect_requests 1
     expect_err_has "no valid SQL after 1 attempt"
@@ -379,7 +380,7 @@ refuses_writes_and_keeps_db_unchanged() {
     before=$(snapshot)
     for stmt in "${stmts[@]}"; do
         start_llm "$(always "$(fence "$stmt")")"
-        run ask --llm-url "$URL" --model test shop.db "Please change the data"
+        run ask --llm-url "$URL" --model test --no-question-check shop.db "Please change the data"
         expect_rc 1
         expect_err_has "no valid SQL after 3 attempts"
         expect_requests 3
@@ -490,7 +491,7 @@ retries_429_and_500_but_not_401() {
         {"status": 429, "headers": {"Retry-After": "0"}},
         {"status": 500},
         {"content": sys.argv[1]}]))' "$ok")"
-    run ask --llm-url "$URL" --model test shop.db "One?"
+    run ask --llm-url "$URL" --model test --no-question-check shop.db "One?"
     expect_rc 0
     expect_requests 3
     expect_out 'x\r\n1\r\n'
@@ -498,14 +499,14 @@ retries_429_and_500_but_not_401() {
 
     # A dropped connection is retried too.
     start_llm "$("$PY" -c 'import json,sys; print(json.dumps([{"close": True}, {"content": sys.argv[1]}]))' "$ok")"
-    run ask --llm-url "$URL" --model test shop.db "One?"
+    run ask --llm-url "$URL" --model test --no-question-check shop.db "One?"
     expect_rc 0
     expect_requests 2
     expect_out 'x\r\n1\r\n'
 
     # 401 is final: no retry, exit 4, a hint about the key.
     start_llm "$("$PY" -c 'import json,sys; print(json.dumps([{"status": 401}, {"content": sys.argv[1]}]))' "$ok")"
-    run ask --llm-url "$URL" --model test shop.db "One?"
+    run ask --llm-url "$URL" --model test --no-question-check shop.db "One?"
     expect_rc 4
     expect_requests 1
     expect_err_has "401"
@@ -515,7 +516,7 @@ retries_429_and_500_but_not_401() {
 
     # Retries run out: exit 4 after 1 + --retries requests.
     start_llm '[{"status": 503, "repeat": true}]'
-    run ask --llm-url "$URL" --model test --retries 2 shop.db "One?"
+    run ask --llm-url "$URL" --model test --retries 2 --no-question-check shop.db "One?"
     expect_rc 4
     expect_requests 3
     expect_err_has "503"
@@ -524,7 +525,7 @@ retries_429_and_500_but_not_401() {
     # Nothing listens: exit 4 quickly.
     local port
     port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
-    run ask --llm-url "http://127.0.0.1:$port/v1" --model test shop.db "One?"
+    run ask --llm-url "http://127.0.0.1:$port/v1" --model test --no-question-check shop.db "One?"
     expect_rc 4
     expect_err_has "cannot reach model"
     expect_err_has "connection refused"
@@ -534,7 +535,7 @@ retries_429_and_500_but_not_401() {
 model_timeout_exits_4() {
     copy_db
     start_llm "$("$PY" -c 'import json,sys; print(json.dumps([{"delay_ms": 5000, "content": sys.argv[1]}]))' "$(fence "SELECT 1")")"
-    run ask --llm-url "$URL" --model test --llm-timeout 300 shop.db "One?"
+    run ask --llm-url "$URL" --model test --llm-timeout 300 --no-question-check shop.db "One?"
     expect_rc 4
     expect_err_has "did not answer within 300 ms"
     expect_requests 1
@@ -725,7 +726,7 @@ schema_command_prints_what_model_sees() {
     cp "$T/out" "$T/schema.txt"
     [ -s "$T/schema.txt" ] || fail "empty schema"
     start_llm "$(replies "$(fence "SELECT 1")")"
-    run ask --llm-url "$URL" --model test shop.db "Which tables are there?"
+    run ask --llm-url "$URL" --model test --no-question-check shop.db "Which tables are there?"
     expect_rc 0
     pycheck '
 with open(args[0], encoding="utf-8", newline="") as f:
@@ -1078,12 +1079,12 @@ open(args[1], "a").write("" if ok else "reply %r: attempt 1 %s (%s); " % (args[0
 environment_configures_model_and_flags_override_it() {
     copy_db
     start_llm "$(always "$(fence "SELECT 1 AS x")")"
-    ASKDB_LLM_URL="$URL" ASKDB_MODEL=envmodel ASKDB_API_KEY=envkey123 run ask shop.db "One?"
+    ASKDB_LLM_URL="$URL" ASKDB_MODEL=envmodel ASKDB_API_KEY=envkey123 run ask --no-question-check shop.db "One?"
     expect_rc 0
     expect_out 'x\r\n1\r\n'
-    ASKDB_LLM_URL="$URL" ASKDB_MODEL=envmodel ASKDB_API_KEY=envkey123 run ask --model flagmodel --api-key flagkey456 shop.db "One?"
+    ASKDB_LLM_URL="$URL" ASKDB_MODEL=envmodel ASKDB_API_KEY=envkey123 run ask --model flagmodel --api-key flagkey456 --no-question-check shop.db "One?"
     expect_rc 0
-    OPENAI_API_KEY=openaikey789 run ask --llm-url "$URL" --model test shop.db "One?"
+    OPENAI_API_KEY=openaikey789 run ask --llm-url "$URL" --model test --no-question-check shop.db "One?"
     expect_rc 0
     expect_requests 3
     pycheck '
@@ -1148,6 +1149,61 @@ markdown_rule_has_three_dashes_in_every_column() {
     expect_out '%s\n' '| name | n   |' '| ---- | --- |' '| abcd | 1   |'
 }
 
+
+candidates_confidence_and_answer_in_every_format() {
+    copy_db
+    local f
+    # Three candidates (the HTTP model is asked three times), two agree;
+    # then the answer in words.
+    for f in table csv json markdown; do
+        start_llm "$(replies "$(fence "SELECT 1 AS n")" \
+            "$(fence "SELECT count(*) AS n FROM customers")" \
+            "$(fence "SELECT count(id) AS n FROM customers")" \
+            "There are 60 customers.")"
+        run ask --llm-url "$URL" --model test --candidates 3 --answer -f "$f" \
+            shop.db "How many customers are there?"
+        expect_rc 0
+        expect_requests 4
+        case $f in
+        table|markdown)
+            expect_out_has "There are 60 customers."
+            expect_out_has "confidence: 67% (2 of 3 candidate queries agree)" ;;
+        csv)
+            expect_out $'n\r\n60\r\n'
+            expect_err_has "There are 60 customers."
+            expect_err_has "confidence: 67%" ;;
+        json)
+            pycheck 'd = json.loads(out); assert d["candidates"] == 3 and abs(d["confidence"] - 2/3) < 1e-9, d; assert d["answer"] == "There are 60 customers.", d["answer"]; assert d["rows"] == [[60]], d["rows"]' ;;
+        esac
+    done
+    pycheck 'assert "Question: How many customers are there?" in user(3) and "60" in user(3), user(3)'
+}
+
+greeting_is_answered_without_sql() {
+    copy_db
+    start_llm "$(always "$(fence "SELECT 1")")"
+    run ask --llm-url "$URL" --model test -f table shop.db "Hello!"
+    expect_rc 0
+    expect_requests 0
+    expect_out_has "Hello! Ask me a question about this database"
+    expect_out_has "customers"
+    run ask --llm-url "$URL" --model test -f json shop.db "thanks"
+    expect_rc 0
+    pycheck 'd = json.loads(out); assert d["not_a_question"] is True and d["sql"] is None, d'
+}
+
+shell_follows_up_until_new() {
+    copy_db
+    start_llm "$(replies "$(fence "SELECT count(*) AS n FROM orders")" \
+        "$(fence "SELECT count(*) AS n FROM orders WHERE order_date LIKE '2023%'")" \
+        "$(fence "SELECT count(*) AS n FROM customers")")"
+    printf 'How many orders are there?\nand only for 2023?\n.new\nHow many customers are there?\n' >"$T/in"
+    STDIN="$T/in" run shell --llm-url "$URL" --model test shop.db
+    expect_rc 0
+    expect_requests 3
+    pycheck 'assert "Earlier questions" not in user(0); assert "1. How many orders are there?\n   SQL: SELECT count(*) AS n FROM orders" in user(1), user(1); assert "Earlier questions" not in user(2), user(2)'
+}
+
 # --------------------------------------------------------------------------
 # Runner
 # --------------------------------------------------------------------------
@@ -1179,6 +1235,9 @@ TESTS=(
     sql_command_reports_errors_with_exit_1
     json_output_stays_valid_for_any_value
     markdown_rule_has_three_dashes_in_every_column
+    candidates_confidence_and_answer_in_every_format
+    greeting_is_answered_without_sql
+    shell_follows_up_until_new
 )
 
 if [ "$LIST" = 1 ]; then

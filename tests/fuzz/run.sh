@@ -37,7 +37,7 @@ CFLAGS="-std=c11 -g -O1 -fno-omit-frame-pointer
     ${FUZZ_CFLAGS:-}"
 
 # Library sources and pkg-config packages per harness.
-NAMES="extract sse reply hint"
+NAMES="extract sse reply hint analyze plan"
 LLM_SRC="src/llm/http.c src/llm/provider.c src/llm/openai.c
     src/llm/anthropic.c src/core/buf.c src/core/json.c"
 src_extract="src/sql/extract.c";   pkgs_extract="sqlite3"
@@ -45,6 +45,9 @@ src_sse=$LLM_SRC;                  pkgs_sse="jansson libcurl"
 src_reply=$LLM_SRC;                pkgs_reply="jansson libcurl"
 src_hint="src/agent/hint.c src/sql/extract.c src/db/schema.c
     src/core/buf.c";               pkgs_hint="sqlite3"
+src_analyze="src/sql/analyze.c src/sql/extract.c src/db/schema.c
+    src/core/buf.c";               pkgs_analyze="sqlite3"
+src_plan="src/agent/plan.c";       pkgs_plan="jansson"
 
 mkdir -p "$OUT"
 for n in $NAMES; do

@@ -174,6 +174,66 @@ static void selects_by_db_then_sample_then_limit(void **state)
     free(p);
 }
 
+static void grouped_sampling_keeps_few_databases(void **state)
+{
+    /* 4 databases (a..d) with 6, 3, 1 and 4 items, interleaved. */
+    static const char dbs[] = "abacabdadaddab";
+    struct buf b;
+    struct suite s;
+    struct suite_pick pk;
+    char err[256], *p;
+    long *sel, *sel2, n, n2, i, per[4];
+    size_t k;
+
+    (void)state;
+    buf_init(&b, 0);
+    buf_putc(&b, '[');
+    for (k = 0; dbs[k]; k++)
+        buf_printf(&b, "%s{\"db_id\":\"%c\",\"question\":\"%zu\","
+                       "\"query\":\"SELECT 1\"}", k ? "," : "", dbs[k], k);
+    buf_putc(&b, ']');
+    p = temp_file(b.data);
+    buf_free(&b);
+    assert_int_equal(suite_load(p, "r", &s, err, sizeof err), ASKDB_OK);
+    memset(&pk, 0, sizeof pk);
+    pk.sample_dbs = 2;
+    pk.per_db = 2;
+    pk.seed = 11;
+    assert_int_equal(suite_pick(&s, &pk, &sel, &n), 0);
+    memset(per, 0, sizeof per);
+    for (i = 0; i < n; i++) {
+        assert_true(i == 0 || sel[i - 1] < sel[i]); /* suite order */
+        per[s.items[sel[i]].db_id[0] - 'a']++;
+    }
+    /* two databases, at most two items of each */
+    for (i = 0, k = 0; i < 4; i++) {
+        assert_true(per[i] <= 2);
+        k += per[i] > 0;
+    }
+    assert_int_equal(k, 2);
+    /* the same every time */
+    assert_int_equal(suite_pick(&s, &pk, &sel2, &n2), 0);
+    assert_int_equal(n2, n);
+    assert_memory_equal(sel, sel2, (size_t)n * sizeof *sel);
+    free(sel2);
+    free(sel);
+    /* per_db alone: every database, capped; c has only one item */
+    pk.sample_dbs = 0;
+    pk.per_db = 3;
+    assert_int_equal(suite_pick(&s, &pk, &sel, &n), 0);
+    assert_int_equal(n, 3 + 3 + 1 + 3);
+    free(sel);
+    /* then --sample and --limit apply to what is left */
+    pk.sample = 4;
+    pk.limit = 3;
+    assert_int_equal(suite_pick(&s, &pk, &sel, &n), 0);
+    assert_int_equal(n, 3);
+    free(sel);
+    suite_free(&s);
+    unlink(p);
+    free(p);
+}
+
 static void record_text_is_always_valid_utf8(void **state)
 {
     json_t *v;
@@ -268,6 +328,7 @@ int main(void)
         cmocka_unit_test(loads_bird_with_evidence_and_difficulty),
         cmocka_unit_test(loads_json_lines_relative_to_the_suite),
         cmocka_unit_test(selects_by_db_then_sample_then_limit),
+        cmocka_unit_test(grouped_sampling_keeps_few_databases),
         cmocka_unit_test(record_text_is_always_valid_utf8),
         cmocka_unit_test(html_escapes_untrusted_text),
         cmocka_unit_test(percentiles_by_nearest_rank),

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# bench/ablation.sh - what each agent technique is worth, measured.
+#
+#   bash bench/ablation.sh [CONFIG ...]        (default: every config)
+#
+# Runs `askdb eval` with the default local model over one fixed, grouped
+# sample of Spider's training split - ABL_DBS databases drawn with seed
+# ABL_SEED, ABL_PER_DB questions of each (default 50 x 6 = 300) - once per
+# configuration, then prints the ablation table: EX, latency p50, prompt
+# tokens and model calls per question. Each run is resumable (delete
+# build/bench/ablation/<config>.jsonl to redo one).
+#
+# Configurations (flags added to `askdb eval`):
+#   plain       the bare generate-validate-execute-repair loop
+#   values      plain + value retrieval
+#   linking     plain + schema linking
+#   checks      plain + checks before/after execution
+#   qcheck      plain + the question check
+#   cand3       plain + 3 candidates voted on by their results
+#   plan        plain + planning of multi-step questions
+#   default     askdb's defaults (what `askdb ask` does)
+#
+# Environment: ASKDB, SPIDER, MODEL (as bench/eval_baseline.sh), ABL_DBS,
+# ABL_PER_DB, ABL_SEED (default 7), ABL_OUT (default build/bench/ablation),
+# ABL_FLAGS (more flags for every run, e.g. --threads 2).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SPIDER=${SPIDER:-$ROOT/../shared/bench/spider-train}
+ASKDB=${ASKDB:-$ROOT/build/askdb}
+OUT=${ABL_OUT:-$ROOT/build/bench/ablation}
+DBS=${ABL_DBS:-50}
+PER_DB=${ABL_PER_DB:-6}
+SEED=${ABL_SEED:-7}
+
+PLAIN="--no-values --no-linking --no-checks --no-question-check --no-plan --examples 0 --candidates 1"
+declare -A CONF=(
+    [plain]="$PLAIN"
+    [values]="${PLAIN/--no-values/}"
+    [linking]="${PLAIN/--no-linking/}"
+    [checks]="${PLAIN/--no-checks/}"
+    [qcheck]="${PLAIN/--no-question-check/}"
+    [cand3]="${PLAIN/--candidates 1/--candidates 3}"
+    [plan]="${PLAIN/--no-plan/--plan}"
+    [default]=""
+)
+ORDER=(plain values linking checks qcheck cand3 plan default)
+
+[ -x "$ASKDB" ] || { echo "ablation.sh: build askdb first (make)" >&2; exit 2; }
+[ -f "$SPIDER/train.json" ] || { echo "ablation.sh: no Spider data at $SPIDER" >&2; exit 2; }
+if [ -z "${MODEL:-}" ]; then
+    MODEL=$("$ROOT/scripts/models.sh" --path default) || {
+        echo "ablation.sh: the default model is not fetched (scripts/models.sh default)" >&2
+        exit 2
+    }
+fi
+mkdir -p "$OUT"
+configs=("$@")
+[ ${#configs[@]} -gt 0 ] || configs=("${ORDER[@]}")
+
+for c in "${configs[@]}"; do
+    [ -n "${CONF[$c]+x}" ] || { echo "ablation.sh: no config '$c' (${ORDER[*]})" >&2; exit 2; }
+    echo "== $c: ${CONF[$c]:-(defaults)}" >&2
+    # shellcheck disable=SC2086
+    "$ASKDB" eval --suite "$SPIDER/train.json" --db-root "$SPIDER/database" \
+        --tables "$SPIDER/tables.json" \
+        --sample-dbs "$DBS" --per-db "$PER_DB" --seed "$SEED" \
+        --provider local --model "$MODEL" \
+        --out "$OUT/$c.jsonl" --resume --report "$OUT/$c.html" -q \
+        ${CONF[$c]} ${ABL_FLAGS:-} > "$OUT/$c.txt"
+done
+
+python3 - "$OUT" "${ORDER[@]}" <<'PY'
+import json, os, statistics, sys
+out, order = sys.argv[1], sys.argv[2:]
+print("| config | EX | n | p50 latency | prompt tokens/q | model calls/q |")
+print("|---|---|---|---|---|---|")
+for c in order:
+    p = os.path.join(out, c + ".jsonl")
+    if not os.path.exists(p):
+        continue
+    recs = [json.loads(l) for l in open(p) if l.strip()]
+    ev = [r for r in recs if not r.get("bad")]
+    if not ev:
+        continue
+    ok = sum(1 for r in ev if r.get("correct"))
+    lat = statistics.median(r["ms"]["total"] for r in ev) / 1000
+    pt = sum(r.get("prompt_tokens", 0) for r in ev) / len(ev)
+    calls = sum(r.get("llm_calls", 0) for r in ev) / len(ev)
+    print("| %s | %.1f%% (%d/%d) | %d | %.1f s | %.0f | %.2f |" %
+          (c, 100 * ok / len(ev), ok, len(ev), len(ev), lat, pt, calls))
+PY

@@ -1,0 +1,111 @@
+/* answer.c - a short plain-English answer from the question and the rows. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/agent.h"
+#include "core/json.h"
+
+#define ANSWER_ROWS 20       /* rows shown to the model */
+#define ANSWER_CELL 80       /* bytes of a text value shown */
+#define ANSWER_LOW_CONF 0.5  /* below this share of agreeing candidates
+                                the answer says it is unsure */
+
+/* The rows as a small pipe-separated table. */
+static void rows_text(struct buf *b, const askdb_result *r)
+{
+    long i;
+    int j;
+
+    if (r->nrows == 0) {
+        buf_puts(b, "(no rows)\n");
+        return;
+    }
+    for (j = 0; j < r->ncols; j++)
+        buf_printf(b, "%s%s", j ? " | " : "", r->cols[j]);
+    buf_putc(b, '\n');
+    for (i = 0; i < r->nrows && i < ANSWER_ROWS; i++) {
+        for (j = 0; j < r->ncols; j++) {
+            const askdb_value *v = &r->cells[i * r->ncols + j];
+            if (j)
+                buf_puts(b, " | ");
+            switch (v->type) {
+            case ASKDB_NULL: buf_puts(b, "NULL"); break;
+            case ASKDB_INTEGER: buf_printf(b, "%lld", (long long)v->i); break;
+            case ASKDB_REAL: buf_printf(b, "%.10g", v->d); break;
+            case ASKDB_TEXT:
+                buf_printf(b, "%.*s%s", ANSWER_CELL, v->s,
+                           v->len > ANSWER_CELL ? "..." : "");
+                break;
+            case ASKDB_BLOB: buf_printf(b, "(%zu bytes)", v->len); break;
+            }
+        }
+        buf_putc(b, '\n');
+    }
+    if (r->nrows > ANSWER_ROWS)
+        buf_printf(b, "(%ld more rows not shown)\n", r->nrows - ANSWER_ROWS);
+}
+
+/*
+** The model writes the sentences; what the reader must not miss (a
+** truncated result, low agreement between candidates) is said by us after
+** them, so it is there whatever the model writes.
+*/
+enum agent_outcome agent_step_answer(struct agent_state *st)
+{
+    askdb_answer *a = st->ans;
+    const askdb_result *r = st->result ? st->result : st->fallback;
+    const char *sql = st->result ? st->sql : st->fallback_sql;
+    struct llm_msg msgs[2];
+    struct buf rows, notes, user, out;
+    askdb_status rc;
+    double conf = st->result ? a->confidence : st->fallback_conf;
+    char *reply;
+    size_t n;
+
+    if (!r)
+        return OUT_OK;
+    buf_init(&rows, 0);
+    rows_text(&rows, r);
+    buf_init(&notes, 0);
+    if (r->truncated)
+        buf_printf(&notes, "The result was cut off at %ld rows, so it is "
+                           "incomplete. ", r->nrows);
+    if (a->ncandidates > 1 && conf < ANSWER_LOW_CONF)
+        buf_printf(&notes, "Only %.0f%% of the candidate queries agreed on "
+                           "this result, so it may be wrong. ",
+                   conf * 100);
+    buf_init(&user, 0);
+    prompt_answer(&user, st->question, sql, rows.data ? rows.data : "",
+                  notes.data);
+    msgs[0].role = "system";
+    msgs[0].content = prompt_answer_system();
+    msgs[1].role = "user";
+    msgs[1].content = user.data;
+    reply = buf_err(&user) || buf_err(&rows)
+                ? NULL
+                : agent_call(st, "answer", msgs, 2, NULL, 160, &rc);
+    buf_free(&user);
+    buf_free(&rows);
+    if (!reply) {
+        /* No sentences is no reason to lose the rows. */
+        trace_write(st->ag->trace, "answer_text",
+                    json_pack("{s:s}", "error", st->errbuf));
+        buf_free(&notes);
+        return OUT_OK;
+    }
+    n = strlen(reply);
+    while (n > 0 && (reply[n - 1] == '\n' || reply[n - 1] == ' '))
+        reply[--n] = '\0';
+    buf_init(&out, 0);
+    buf_puts(&out, reply + strspn(reply, " \n"));
+    if (notes.len) {
+        buf_puts(&out, "\nNote: ");
+        buf_append(&out, notes.data, notes.len - 1); /* no final blank */
+    }
+    free(reply);
+    buf_free(&notes);
+    free(a->text);
+    a->text = buf_steal(&out);
+    return OUT_OK;
+}

@@ -1,0 +1,178 @@
+/* plan_step.c - the plan step: a plan for a multi-step question, its
+** tasks run in order, and the final statement written with the earlier
+** tasks' results in view (the parsing is in plan.c). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/agent.h"
+#include "agent/plan.h"
+#include "core/json.h"
+#include "sql/extract.h"
+
+/* First rows of r as text for the next prompt (at most 5 rows). */
+static void rows_text(struct buf *b, const askdb_result *r)
+{
+    long i;
+    int j;
+
+    for (j = 0; j < r->ncols; j++)
+        buf_printf(b, "%s%s", j ? " | " : "", r->cols[j]);
+    buf_putc(b, '\n');
+    for (i = 0; i < r->nrows && i < 5; i++) {
+        for (j = 0; j < r->ncols; j++) {
+            const askdb_value *v = &r->cells[i * r->ncols + j];
+            if (j)
+                buf_puts(b, " | ");
+            switch (v->type) {
+            case ASKDB_NULL: buf_puts(b, "NULL"); break;
+            case ASKDB_INTEGER: buf_printf(b, "%lld", (long long)v->i); break;
+            case ASKDB_REAL: buf_printf(b, "%g", v->d); break;
+            case ASKDB_TEXT: buf_printf(b, "%.60s", v->s); break;
+            case ASKDB_BLOB: buf_printf(b, "(%zu bytes)", v->len); break;
+            }
+        }
+        buf_putc(b, '\n');
+    }
+    if (r->nrows > 5)
+        buf_printf(b, "(%ld rows in all)\n", r->nrows);
+}
+
+/*
+** One task: a statement for it alone, with the results of the tasks it
+** depends on in view, run through the guard. The outcome goes into notes
+** either way (a failed step is still worth telling the final statement).
+*/
+static int run_task(struct agent_state *st, const struct plan *p, int i,
+                    char **sqls, struct buf *notes)
+{
+    askdb_agent *ag = st->ag;
+    const struct plan_task *t = &p->tasks[i];
+    struct llm_msg msgs[2];
+    struct buf b;
+    struct db_err e;
+    askdb_result *r = NULL;
+    askdb_status rc;
+    const char *why;
+    char *reply, *sql;
+    int k;
+
+    buf_init(&b, 0);
+    buf_puts(&b, st->msgs[1].content);
+    buf_printf(&b, "\nThe question is answered in steps. Write the query "
+                   "for step %d only: %s\n", t->id, t->text);
+    for (k = 0; k < t->ndeps; k++)
+        if (sqls[t->deps[k]])
+            buf_printf(&b, "Step %d's query was:\n%s\n",
+                       p->tasks[t->deps[k]].id, sqls[t->deps[k]]);
+    msgs[0] = st->msgs[0];
+    msgs[1].role = "user";
+    msgs[1].content = b.data;
+    if (buf_err(&b)) {
+        buf_free(&b);
+        return -1;
+    }
+    reply = agent_call(st, "plan_task", msgs, 2, ag->grammar,
+                       ag->cfg.max_tokens, &rc);
+    buf_free(&b);
+    if (!reply)
+        return rc == ASKDB_ERR_NOMEM ? -1 : 1;
+    sql = sqlx_extract(reply, &why);
+    free(reply);
+    buf_printf(notes, "Step %d (%s):\n", t->id, t->text);
+    if (!sql) {
+        buf_printf(notes, "no query (%s)\n", why);
+        return 0;
+    }
+    buf_printf(notes, "```sql\n%s\n```\n", sql);
+    if (db_run(ag->db, sql, &r, &e)) {
+        buf_printf(notes, "failed: %s\n", e.msg);
+    } else {
+        buf_puts(notes, "Result:\n");
+        rows_text(notes, r);
+        askdb_result_free(r);
+    }
+    sqls[i] = sql;
+    return 0;
+}
+
+enum agent_outcome agent_step_plan(struct agent_state *st)
+{
+    struct llm_msg msgs[2];
+    struct plan p;
+    struct buf b, notes;
+    char *reply, *sqls[PLAN_MAX_TASKS] = {0};
+    char why[256];
+    askdb_status rc;
+    json_t *ev;
+    int i, err = 0;
+
+    if (!plan_needed(st->question)) {
+        trace_write(st->ag->trace, "plan",
+                    json_pack("{s:b}", "needed", 0));
+        return OUT_OK;
+    }
+    buf_init(&b, 0);
+    buf_puts(&b, st->msgs[1].content);
+    buf_puts(&b, prompt_plan());
+    msgs[0] = st->msgs[0];
+    msgs[1].role = "user";
+    msgs[1].content = b.data;
+    if (buf_err(&b)) {
+        buf_free(&b);
+        st->fatal = ASKDB_ERR_NOMEM;
+        return OUT_FATAL;
+    }
+    reply = agent_call(st, "plan", msgs, 2, NULL, 256, &rc);
+    buf_free(&b);
+    if (!reply) {
+        st->fatal = rc;
+        return OUT_FATAL;
+    }
+    if (plan_parse(reply, &p, why, sizeof why)) {
+        /* A bad plan is not fatal: the question is answered in one step. */
+        trace_write(st->ag->trace, "plan",
+                    json_pack("{s:b, s:s}", "needed", 1, "invalid", why));
+        agent_log(st, "plan", "invalid plan (%s): one step", why);
+        free(reply);
+        return OUT_OK;
+    }
+    free(reply);
+    ev = json_object();
+    json_object_set_new(ev, "needed", json_true());
+    json_object_set_new(ev, "tasks", json_integer(p.ntasks));
+    if (p.ntasks < 2) {
+        trace_write(st->ag->trace, "plan", ev);
+        plan_free(&p);
+        return OUT_OK;
+    }
+    /* Every task but the last runs now; the last is the final statement,
+    ** written by the main loop with these results in view. */
+    buf_init(&notes, 0);
+    buf_puts(&notes, "The question was broken into steps; the earlier "
+                     "steps were run:\n");
+    for (i = 0; i < p.ntasks - 1 && !err; i++)
+        err = run_task(st, &p, i, sqls, &notes);
+    buf_printf(&notes, "Final step %d: %s\n", p.tasks[p.ntasks - 1].id,
+               p.tasks[p.ntasks - 1].text);
+    for (i = 0; i < PLAN_MAX_TASKS; i++)
+        free(sqls[i]);
+    plan_free(&p);
+    trace_write(st->ag->trace, "plan", ev);
+    if (err < 0) {
+        buf_free(&notes);
+        st->fatal = ASKDB_ERR_NOMEM;
+        return OUT_FATAL;
+    }
+    if (err > 0) { /* the model failed mid-plan */
+        buf_free(&notes);
+        st->fatal = ASKDB_ERR_LLM;
+        return OUT_FATAL;
+    }
+    st->plan_notes = buf_steal(&notes);
+    if (!st->plan_notes || agent_rebuild_first_message(st)) {
+        st->fatal = ASKDB_ERR_NOMEM;
+        return OUT_FATAL;
+    }
+    return OUT_OK;
+}

@@ -1,0 +1,131 @@
+/* agentopts.c - the agent technique options shared by ask, shell and eval. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+enum {
+    A_NO_LINKING = CLI_AGENT_OPT_BASE, A_NO_VALUES, A_NO_QCHECK, A_PLAN,
+    A_CANDIDATES, A_CAND_TEMP, A_NO_CHECKS, A_ANSWER, A_EXAMPLES, A_MEMORY,
+    A_LINKING, A_VALUES, A_QCHECK, A_NO_PLAN, A_CHECKS
+};
+
+const struct option cli_agent_opts[] = {
+    {"no-linking", no_argument, NULL, A_NO_LINKING},
+    {"linking", no_argument, NULL, A_LINKING},
+    {"no-values", no_argument, NULL, A_NO_VALUES},
+    {"values", no_argument, NULL, A_VALUES},
+    {"no-question-check", no_argument, NULL, A_NO_QCHECK},
+    {"question-check", no_argument, NULL, A_QCHECK},
+    {"plan", no_argument, NULL, A_PLAN},
+    {"no-plan", no_argument, NULL, A_NO_PLAN},
+    {"candidates", required_argument, NULL, A_CANDIDATES},
+    {"candidate-temperature", required_argument, NULL, A_CAND_TEMP},
+    {"no-checks", no_argument, NULL, A_NO_CHECKS},
+    {"checks", no_argument, NULL, A_CHECKS},
+    {"answer", no_argument, NULL, A_ANSWER},
+    {"examples", required_argument, NULL, A_EXAMPLES},
+    {"memory", required_argument, NULL, A_MEMORY},
+    {NULL, 0, NULL, 0}
+};
+
+const char cli_agent_help[] =
+    "Agent techniques (docs/agent.md; defaults follow the measurements):\n"
+    "      --no-linking      keep the whole schema in the prompt (linking\n"
+    "                        cuts large schemas down to what the question\n"
+    "                        needs)\n"
+    "      --no-values       no value retrieval (matching the question's\n"
+    "                        words against the data)\n"
+    "      --no-question-check  always write SQL, even for greetings and\n"
+    "                        questions no table holds\n"
+    "      --plan            plan multi-step questions (off by default)\n"
+    "      --candidates N    N SQL candidates voted on by their results\n"
+    "                        (default 1; the local model decodes them in\n"
+    "                        one batch)\n"
+    "      --candidate-temperature T  sampling of candidates 2..N (0.7)\n"
+    "      --no-checks       no checks of joins, aggregates, literals and\n"
+    "                        result shape\n"
+    "      --answer          add a plain-English answer\n"
+    "      --examples K      learned pairs in the prompt (default 3, 0 =\n"
+    "                        none; see askdb learn)\n"
+    "      --memory FILE     learned pairs store (default: in the cache)\n";
+
+static int number(const char *prog, const char *opt, const char *s, long lo,
+                  long hi, long *out)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) {
+        fprintf(stderr, "%s: %s takes a whole number from %ld to %ld, not "
+                        "'%s'\n", prog, opt, lo, hi, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_agent_opt(int c, const char *arg, askdb_config *cfg, const char *prog)
+{
+    long v;
+    double d;
+    char *end;
+
+    switch (c) {
+    case A_NO_LINKING: cfg->linking = 0; return 1;
+    case A_LINKING: cfg->linking = 1; return 1;
+    case A_NO_VALUES: cfg->values = 0; return 1;
+    case A_VALUES: cfg->values = 1; return 1;
+    case A_NO_QCHECK: cfg->question_check = 0; return 1;
+    case A_QCHECK: cfg->question_check = 1; return 1;
+    case A_PLAN: cfg->plan = 1; return 1;
+    case A_NO_PLAN: cfg->plan = 0; return 1;
+    case A_NO_CHECKS: cfg->checks = 0; return 1;
+    case A_CHECKS: cfg->checks = 1; return 1;
+    case A_ANSWER: cfg->answer = 1; return 1;
+    case A_MEMORY: cfg->memory_path = arg; return 1;
+    case A_CANDIDATES:
+        if (number(prog, "--candidates", arg, 1, 8, &v))
+            return -1;
+        cfg->candidates = (int)v;
+        return 1;
+    case A_EXAMPLES:
+        if (number(prog, "--examples", arg, 0, 20, &v))
+            return -1;
+        cfg->memory = (int)v;
+        return 1;
+    case A_CAND_TEMP:
+        errno = 0;
+        d = strtod(arg, &end);
+        if (errno || end == arg || *end || d < 0 || d > 2) {
+            fprintf(stderr, "%s: --candidate-temperature takes a number "
+                            "from 0 to 2, not '%s'\n", prog, arg);
+            return -1;
+        }
+        cfg->candidate_temperature = d;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+struct option *cli_merge_opts(const struct option *own)
+{
+    size_t n = 0, m = 0;
+    struct option *all;
+
+    while (own[n].name)
+        n++;
+    while (cli_agent_opts[m].name)
+        m++;
+    all = calloc(n + m + 1, sizeof *all);
+    if (!all)
+        return NULL;
+    memcpy(all, own, n * sizeof *all);
+    memcpy(all + n, cli_agent_opts, (m + 1) * sizeof *all);
+    return all;
+}

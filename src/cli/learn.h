@@ -1,0 +1,13 @@
+/* learn.h - the `askdb learn` command: store verified question/SQL pairs. */
+#ifndef ASKDB_LEARN_H
+#define ASKDB_LEARN_H
+
+/*
+** Called by main() for `askdb learn`; argv[0] is "learn". Prints on
+** stdout/stderr and returns the exit code: 0 done, 1 a pair was rejected
+** (or --forget found nothing), 2 usage or memory-store error, 3 the
+** database cannot be opened.
+*/
+int cmd_learn(int argc, char **argv);
+
+#endif

@@ -1,0 +1,507 @@
+/* test_agent_steps.c - the agent's techniques, with a scripted model:
+** question check, candidates and voting, checks, answer, conversation,
+** planning, learned examples, value retrieval and linking in the prompt. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "askdb.h"
+#include "agent/memory.h"
+#include "agent/plan.h"
+
+/* The scripted model: replies in order, and every user message it saw. */
+struct script {
+    const char *const *replies;
+    int next;
+    int calls;
+    char last_user[16384];
+    char all_users[65536];   /* every call's last user message, joined */
+};
+
+static int scripted(void *ud, int n, const char *const *roles,
+                    const char *const *contents, char **reply)
+{
+    struct script *s = ud;
+    size_t len;
+    int i;
+
+    s->calls++;
+    for (i = n - 1; i >= 0; i--)
+        if (strcmp(roles[i], "user") == 0) {
+            snprintf(s->last_user, sizeof s->last_user, "%s", contents[i]);
+            len = strlen(s->all_users);
+            snprintf(s->all_users + len, sizeof s->all_users - len,
+                     "%s\n----\n", contents[i]);
+            break;
+        }
+    if (!s->replies[s->next])
+        return 1;
+    *reply = strdup(s->replies[s->next++]);
+    return *reply ? 0 : 1;
+}
+
+static const char *shop(void)
+{
+    const char *p = getenv("SHOP_DB");
+
+    return p ? p : "examples/shop.db";
+}
+
+static char cache_dir[] = "/tmp/askdb-steps-XXXXXX";
+
+/* Techniques off; each test turns on what it tests. */
+static askdb_config base(struct script *s)
+{
+    askdb_config cfg = askdb_config_default();
+
+    cfg.llm_fn = scripted;
+    cfg.llm_ud = s;
+    cfg.values = 0;
+    cfg.question_check = 0;
+    cfg.checks = 0;
+    cfg.memory = 0;
+    cfg.plan = 0;
+    cfg.candidates = 1;
+    return cfg;
+}
+
+static askdb_answer *ask_cfg(const askdb_config *cfg, const char *q,
+                             askdb_status want)
+{
+    askdb_agent *ag = NULL;
+    askdb_answer *a = NULL;
+    askdb_status st;
+
+    if (askdb_agent_new(cfg, shop(), &ag) != ASKDB_OK)
+        fail_msg("agent: %s", askdb_agent_errmsg(ag));
+    st = askdb_agent_ask(ag, q, &a);
+    assert_non_null(a);
+    if (st != want)
+        fail_msg("status %s, want %s (%s)", askdb_status_str(st),
+                 askdb_status_str(want), a->error ? a->error : "");
+    askdb_agent_free(ag);
+    return a;
+}
+
+/* ---------------------------------------------------------------------- */
+
+static void greeting_is_answered_without_the_model(void **state)
+{
+    static const char *const r[] = {NULL};
+    struct script s = {r, 0, 0, "", ""};
+    askdb_config cfg = base(&s);
+    askdb_answer *a;
+
+    (void)state;
+    cfg.question_check = 1;
+    a = ask_cfg(&cfg, "Hello there!", ASKDB_OK);
+    assert_int_equal(s.calls, 0);
+    assert_int_equal(a->not_a_question, 1);
+    assert_null(a->sql);
+    assert_null(a->result);
+    assert_non_null(strstr(a->text, "Hello"));
+    assert_non_null(strstr(a->text, "customers"));
+    askdb_answer_free(a);
+}
+
+static void off_topic_question_is_asked_once(void **state)
+{
+    static const char *const r[] = {"no", NULL};
+    struct script s = {r, 0, 0, "", ""};
+    askdb_config cfg = base(&s);
+    askdb_answer *a;
+
+    (void)state;
+    cfg.question_check = 1;
+    a = ask_cfg(&cfg, "What is the meaning of life?", ASKDB_OK);
+    assert_int_equal(s.calls, 1);
+    assert_non_null(strstr(s.last_user, "yes or no"));
+    assert_int_equal(a->not_a_question, 1);
+    assert_null(a->sql);
+    assert_non_null(strstr(a->text, "does not look like a question"));
+    askdb_answer_free(a);
+}
+
+static void unsure_question_goes_on_when_the_model_says_yes(void **state)
+{
+    static const char *const r[] = {"Yes.", "SELECT 42 AS answer", NULL};
+    struct script s = {r, 0, 0, "", ""};
+    askdb_config cfg = base(&s);
+    askdb_answer *a;
+
+    (void)state;
+    cfg.question_check = 1;
+    a = ask_cfg(&cfg, "What is the meaning of life?", ASKDB_OK);
+    assert_int_equal(s.calls, 2);
+    assert_int_equal(a->not_a_question, 0);
+    assert_int_equal(askdb_result_cell(a->result, 0, 0)->i, 42);
+    askdb_answer_free(a);
+}
+
+static void matching_question_skips_the_model_check(void **state)
+{
+    static const char *const r[] = {"SELECT count(*) FROM customers", NULL};
+    struct script s = {r, 0, 0, "", ""};
+    askdb_config cfg = base(&s);
+    askdb_answer *a;
+
+    (void)state;
+    cfg.question_check = 1;
+    a = ask_cfg(&cfg, "How many customers are there?", ASKDB_OK);
+    assert_int_equal(s.calls, 1); /* only the SQL */
+    assert_int_equal(a->not_a_question, 0);
+    askdb_answer_free(a);
+}
+
+static void candidates_are_voted_on_by_results(void **state)
+{
+    /* The greedy one is outvoted by two that agree (in different SQL). */
+    static const char *const r[] = {
+        "SELECT 1 AS n",
+        "SELECT count(*) AS n FROM customers",
+        "SELECT count(id) AS n FROM customers", NULL};
+    struct script s = {r, 0, 0, "", ""};
+    askdb_config cfg = base(&s);
+    askdb_answer *a;
+
+    (void)state;
+    cfg.candidates = 3;
+    a = ask_cfg(&cfg, "How many customers?", ASKDB_OK);
+    assert_int_equal(s.calls, 3);
+    assert_int_equal(a->ncandidates, 3);
+    assert_string_equal(a->sql, "SELECT count(*) AS n FROM customers");
+    assert_int_equal(askdb_result_cell(a->result, 0, 0)->i, 60);
+    assert_true(a->confidence > 0.66 && a->confidence < 0.67);
+    assert_int_equal(a->llm_calls, 1);
+    askdb_answer_free(a);
+}
+
+static void failing_candidates_do_not_vote(void **state)
+{
+    static const char *const r[] = {
+        "SELECT nope FROM customers", "not sql at all",
+        "SELECT count(*) AS n FROM customers", NULL};
+    struct script s = {r, 0, 0, "", ""};
+    askdb_config cfg = base(&s);
+    askdb_answer *a;
+
+    (void)state;
+    cfg.candidates = 3;
+    a = ask_cfg(&cfg, "How many customers?", ASKDB_OK);
+    assert_int_equal(a->nattempts, 1);
+    assert_string_equal(a->sql, "SELECT count(*) AS n FROM customers");
+    assert_true(a->confidence > 0.33 && a->confidence < 0.34);
+    askdb_answer_free(a);
+}
+
+static void shape_check_repairs_once(void **state)
+{
+    static const char *const r[] = {
+        "SELECT id FROM customers", "SELECT count(*) FROM customers", NULL};
+    struct script s = {r, 0, 0, "", ""};
+    askdb_config cfg = base(&s);
+    askdb_answer *a;
+
+    (void)state;
+    cfg.checks = 1;
+    a = ask_cfg(&cfg, "How many customers are there?", ASKDB_OK);
+    assert_int_equal(s.calls, 2);
+    assert_non_null(strstr(s.last_user, "looks wrong"));
+    assert_int_equal(a->attempts[0].error, ASKDB_EC_CHECK);
+    assert_int_equal(a->result->nrows, 1);
+    assert_int_equal(askdb_result_cell(a->result, 0, 0)->i, 60);
+    askdb_answer_free(a);
+}
+
+static void doubted_result_stands_when_the_repair_fails(void **state)
+{
+    static const char *const r[] = {
+        "SELECT id FROM customers", "SELEC broken", NULL};
+    struct script s = {r, 0, 0, "", ""};
+    askdb_config cfg = base(&s);
+    askdb_answer *a;
+
+    (void)state;
+    cfg.checks = 1;
+    a = ask_cfg(&cfg, "How many customers are there?", ASKDB_OK);
+    assert_int_equal(s.calls, 2); /* one repair, then the result stands */
+    assert_string_equal(a->sql, "SELECT id FROM customers");
+    assert_int_equal(a->result->nrows, 60);
+    askdb_answer_free(a);
+}
+
+static void literal_check_names_the_stored_spelling(void **state)
+{
+    static const char *const r[] = {
+        "SELECT count(*) FROM customers WHERE country = 'de'",
+        "SELECT count(*) FROM customers WHERE country = 'DE'", NULL};
+    struct script s = {r, 0, 0, "", ""};
+    askdb_config cfg = base(&s);
+    askdb_answer *a;
+
+    (void)state;
+    cfg.checks = 1;
+    a = ask_cfg(&cfg, "How many customers are from Germany?", ASKDB_OK);
+    /* count(*) of nothing is one row, 0: only the literal check sees it */
+    assert_int_equal(s.calls, 2);
+    assert_int_equal(a->attempts[0].error, ASKDB_EC_CHECK);
+    assert_non_null(strstr(s.last_user, "'DE'"));
+    assert_true(askdb_result_cell(a->result, 0, 0)->i > 0);
+    askdb_answer_free(a);
+}
+
+static void answer_in_words_with_truncation_said(void **state)
+{
+    static const char *const r[] = {
+        "SELECT first_name FROM customers ORDER BY first_name",
+        "  These are the customers.\n", NULL};
+    struct script s = {r, 0, 0, "", ""};
+    askdb_config cfg = base(&s);
+    askdb_answer *a;
+
+    (void)state;
+    cfg.answer = 1;
+    cfg.max_rows = 5;
+    a = ask_cfg(&cfg, "Which customers are there?", ASKDB_OK);
+    assert_int_equal(s.calls, 2);
+    assert_non_null(strstr(s.last_user, "Question: Which customers"));
+    assert_non_null(strstr(s.last_user, "Result:"));
+    assert_non_null(a->text);
+    assert_true(strncmp(a->text, "These are the customers.", 24) == 0);
+    assert_non_null(strstr(a->text, "cut off at 5 rows"));
+    assert_int_equal(a->result->nrows, 5); /* the rows are kept */
+    askdb_answer_free(a);
+}
+
+static void answer_failure_keeps_the_rows(void **state)
+{
+    static const char *const r[] = {"SELECT 7 AS n", NULL};
+    struct script s = {r, 0, 0, "", ""};
+    askdb_config cfg = base(&s);
+    askdb_answer *a;
+
+    (void)state;
+    cfg.answer = 1;
+    a = ask_cfg(&cfg, "Seven?", ASKDB_OK);
+    assert_null(a->text);
+    assert_int_equal(askdb_result_cell(a->result, 0, 0)->i, 7);
+    askdb_answer_free(a);
+}
+
+static void follow_up_sees_the_earlier_question(void **state)
+{
+    static const char *const r[] = {
+        "SELECT count(*) FROM orders",
+        "SELECT count(*) FROM orders WHERE order_date LIKE '2023%'",
+        "SELECT 1", NULL};
+    struct script s = {r, 0, 0, "", ""};
+    askdb_config cfg = base(&s);
+    askdb_agent *ag = NULL;
+    askdb_answer *a = NULL;
+
+    (void)state;
+    cfg.conversation = 1;
+    assert_int_equal(askdb_agent_new(&cfg, shop(), &ag), ASKDB_OK);
+    assert_int_equal(askdb_agent_ask(ag, "How many orders?", &a), ASKDB_OK);
+    assert_null(strstr(s.last_user, "Earlier questions"));
+    askdb_answer_free(a);
+    assert_int_equal(askdb_agent_ask(ag, "and only for 2023?", &a), ASKDB_OK);
+    assert_non_null(strstr(s.last_user, "Earlier questions"));
+    assert_non_null(strstr(s.last_user, "1. How many orders?\n"
+                                        "   SQL: SELECT count(*) FROM orders"));
+    askdb_answer_free(a);
+    askdb_agent_forget(ag);
+    assert_int_equal(askdb_agent_ask(ag, "Another?", &a), ASKDB_OK);
+    assert_null(strstr(s.last_user, "Earlier questions"));
+    askdb_answer_free(a);
+    askdb_agent_free(ag);
+}
+
+static void plan_runs_tasks_and_hands_on_results(void **state)
+{
+    static const char *const r[] = {
+        "```json\n{\"tasks\": [{\"id\": 1, \"task\": \"average order total\","
+        " \"depends_on\": []}, {\"id\": 2, \"task\": \"orders above it\", "
+        "\"depends_on\": [1]}]}\n```",
+        "SELECT avg(total) AS avg_total FROM orders",
+        "SELECT count(*) FROM orders WHERE total > (SELECT avg(total) FROM "
+        "orders)", NULL};
+    struct script s = {r, 0, 0, "", ""};
+    askdb_config cfg = base(&s);
+    askdb_answer *a;
+
+    (void)state;
+    cfg.plan = 1;
+    a = ask_cfg(&cfg, "How many orders have a total higher than the average "
+                      "order total?", ASKDB_OK);
+    assert_int_equal(s.calls, 3);
+    assert_int_equal(a->llm_calls, 3);
+    assert_non_null(strstr(s.all_users, "Reply with JSON only"));
+    assert_non_null(strstr(s.all_users, "for step 1 only: average order"));
+    /* the final statement sees step 1's query and its result */
+    assert_non_null(strstr(s.last_user, "Step 1 (average order total)"));
+    assert_non_null(strstr(s.last_user, "avg_total\n"));
+    assert_non_null(strstr(s.last_user, "Final step 2: orders above it"));
+    assert_int_equal(a->result->nrows, 1);
+    askdb_answer_free(a);
+}
+
+static void single_step_question_skips_the_plan(void **state)
+{
+    static const char *const r[] = {"SELECT count(*) FROM orders", NULL};
+    struct script s = {r, 0, 0, "", ""};
+    askdb_config cfg = base(&s);
+    askdb_answer *a;
+
+    (void)state;
+    cfg.plan = 1;
+    a = ask_cfg(&cfg, "How many orders?", ASKDB_OK);
+    assert_int_equal(s.calls, 1);
+    askdb_answer_free(a);
+}
+
+static void invalid_plan_falls_back_to_one_step(void **state)
+{
+    static const char *const r[] = {"I think we should first...",
+                                    "SELECT count(*) FROM orders", NULL};
+    struct script s = {r, 0, 0, "", ""};
+    askdb_config cfg = base(&s);
+    askdb_answer *a;
+
+    (void)state;
+    cfg.plan = 1;
+    a = ask_cfg(&cfg, "How many orders are above the average order total?",
+                ASKDB_OK);
+    assert_int_equal(s.calls, 2);
+    assert_int_equal(a->result->nrows, 1);
+    askdb_answer_free(a);
+}
+
+static void plan_parser_validates(void **state)
+{
+    struct plan p;
+    char why[256];
+
+    (void)state;
+    assert_int_equal(plan_parse("{\"tasks\": [{\"id\": 1, \"task\": \"a\"}, "
+                                "{\"id\": 2, \"task\": \"b\", \"depends_on\":"
+                                " [1]}]}", &p, why, sizeof why), 0);
+    assert_int_equal(p.ntasks, 2);
+    assert_int_equal(p.tasks[1].ndeps, 1);
+    assert_int_equal(p.tasks[1].deps[0], 0);
+    plan_free(&p);
+    assert_int_equal(plan_parse("{\"tasks\": []}", &p, why, sizeof why), 0);
+    assert_int_equal(p.ntasks, 0);
+    /* a dependency on a later task, duplicate ids, no text, too many */
+    assert_int_equal(plan_parse("{\"tasks\": [{\"id\": 1, \"task\": \"a\", "
+                                "\"depends_on\": [2]}, {\"id\": 2, \"task\":"
+                                " \"b\"}]}", &p, why, sizeof why), -1);
+    assert_non_null(strstr(why, "later or unknown"));
+    assert_int_equal(plan_parse("{\"tasks\": [{\"id\": 1, \"task\": \"a\"}, "
+                                "{\"id\": 1, \"task\": \"b\"}]}", &p, why,
+                                sizeof why), -1);
+    assert_int_equal(plan_parse("{\"tasks\": [{\"id\": 1}]}", &p, why,
+                                sizeof why), -1);
+    assert_int_equal(plan_parse("{\"tasks\": [{\"id\":1,\"task\":\"a\"},"
+                                "{\"id\":2,\"task\":\"a\"},{\"id\":3,\"task\""
+                                ":\"a\"},{\"id\":4,\"task\":\"a\"},{\"id\":5,"
+                                "\"task\":\"a\"},{\"id\":6,\"task\":\"a\"}]}",
+                                &p, why, sizeof why), -1);
+    assert_int_equal(plan_parse("no json", &p, why, sizeof why), -1);
+    assert_int_equal(plan_parse("{\"tasks\": 3}", &p, why, sizeof why), -1);
+    assert_int_equal(plan_parse("{{{{", &p, why, sizeof why), -1);
+    assert_false(plan_needed("How many orders?"));
+    assert_true(plan_needed("Which customers spent more than the average?"));
+}
+
+static void learned_examples_go_into_the_prompt(void **state)
+{
+    static const char *const r[] = {"SELECT count(*) FROM orders", NULL};
+    struct script s = {r, 0, 0, "", ""};
+    askdb_config cfg = base(&s);
+    struct memory *m = NULL;
+    char err[256], path[4200], *key;
+    askdb_answer *a;
+
+    (void)state;
+    snprintf(path, sizeof path, "%s/memory.sqlite", cache_dir);
+    key = memory_db_key(shop());
+    assert_non_null(key);
+    assert_int_equal(memory_open(path, 1, &m, err, sizeof err), 0);
+    assert_true(memory_add(m, key, "How many orders were paid by card?",
+                           "SELECT count(*) FROM payments WHERE method = "
+                           "'card'", err, sizeof err) >= 0);
+    memory_close(m);
+    free(key);
+    cfg.memory = 3;
+    cfg.memory_path = path;
+    a = ask_cfg(&cfg, "How many orders were paid by bank transfer?",
+                ASKDB_OK);
+    assert_non_null(strstr(s.last_user, "How many orders were paid by "
+                                        "card?"));
+    assert_non_null(strstr(s.last_user, "method = 'card'"));
+    askdb_answer_free(a);
+}
+
+static void values_found_go_into_the_prompt(void **state)
+{
+    static const char *const r[] = {"SELECT 1", NULL};
+    struct script s = {r, 0, 0, "", ""};
+    askdb_config cfg = base(&s);
+    askdb_answer *a;
+
+    (void)state;
+    cfg.values = 1;
+    a = ask_cfg(&cfg, "How many customers live in Yokohama?", ASKDB_OK);
+    assert_non_null(strstr(s.last_user, "'Yokohama'"));
+    askdb_answer_free(a);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    if (!mkdtemp(cache_dir))
+        return -1;
+    return setenv("ASKDB_CACHE_DIR", cache_dir, 1);
+}
+
+static int teardown(void **state)
+{
+    char cmd[256];
+
+    (void)state;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(greeting_is_answered_without_the_model),
+        cmocka_unit_test(off_topic_question_is_asked_once),
+        cmocka_unit_test(unsure_question_goes_on_when_the_model_says_yes),
+        cmocka_unit_test(matching_question_skips_the_model_check),
+        cmocka_unit_test(candidates_are_voted_on_by_results),
+        cmocka_unit_test(failing_candidates_do_not_vote),
+        cmocka_unit_test(shape_check_repairs_once),
+        cmocka_unit_test(doubted_result_stands_when_the_repair_fails),
+        cmocka_unit_test(literal_check_names_the_stored_spelling),
+        cmocka_unit_test(answer_in_words_with_truncation_said),
+        cmocka_unit_test(answer_failure_keeps_the_rows),
+        cmocka_unit_test(follow_up_sees_the_earlier_question),
+        cmocka_unit_test(plan_runs_tasks_and_hands_on_results),
+        cmocka_unit_test(single_step_question_skips_the_plan),
+        cmocka_unit_test(invalid_plan_falls_back_to_one_step),
+        cmocka_unit_test(plan_parser_validates),
+        cmocka_unit_test(learned_examples_go_into_the_prompt),
+        cmocka_unit_test(values_found_go_into_the_prompt),
+    };
+    return cmocka_run_group_tests_name("agent_steps", tests, setup, teardown);
+}
