@@ -117,9 +117,12 @@ const char *llm_errmsg(const llm *m);
 ** the prompt it evaluated once.
 ** Per reply: text, token counts, ttft_ms, http_status, retries. Time:
 ** each out[i].ms is the wall time of the whole call (all n replies), not
-** of that reply alone, so never add them up. With the local model every
-** reply has the same prompt_tokens and cached_tokens (the prompt is
-** evaluated once for all) and load_ms is on out[0] only.
+** of that reply alone, so never add them up. The local model evaluates
+** the prompt once for all: prompt_tokens - cached_tokens is what was
+** evaluated for each reply (0 for out[1..3], 1 for each reply of a later
+** batch), and load_ms is on out[0] only. Reply 0 is greedy as in
+** llm_complete, but with more than one thread its text can differ from
+** llm_complete's at a near tie (llama.cpp rounds a batch differently).
 ** out must have n elements; the caller frees each with llm_reply_free().
 ** All or nothing: on failure every out[i].text is NULL and llm_errmsg()
 ** says why (as llm_complete); ASKDB_ERR_USAGE when n < 1.

@@ -990,9 +990,12 @@ static askdb_status local_run(struct local *l, const struct llm_request *req,
         if (rc)
             goto out;
     }
+    /* What was evaluated for each reply: reply 0 the prompt after the
+    ** reused prefix; the others of the first round nothing (they share
+    ** sequence 0's prompt); later rounds the last prompt token each. */
     for (i = 0; i < n; i++) {
         out[i].prompt_tokens = ntok;
-        out[i].cached_tokens = reused;
+        out[i].cached_tokens = i == 0 ? reused : i < ns ? ntok : ntok - 1;
     }
     out[0].load_ms = l->load_ms;
     l->load_ms = 0;

@@ -444,15 +444,21 @@ static void local_candidates_are_grammatical_and_reply_0_is_greedy(void **ts)
 
     req.on_token = collect;
     req.token_ud = &p;
+    /* Reply 0 is greedy, as llm_complete. Equal text holds on one thread
+    ** (the tests' setting); on more, llama.cpp's flash attention splits a
+    ** lone token's KV range across threads but not a batch's, and the
+    ** different rounding can flip a near tie. */
     complete_n_ok(s, &req, 3, r);
-    assert_string_equal(r[0].text, greedy);   /* greedy, as llm_complete */
+    assert_string_equal(r[0].text, greedy);
     assert_string_equal(p.text, r[0].text);   /* only reply 0 streams */
     for (i = 0; i < 3; i++) {
         assert_grammatical(r[i].text);
         assert_true(r[i].completion_tokens > 0);
         assert_int_equal(r[i].prompt_tokens, s->r.prompt_tokens);
-        /* The prompt came from the cache: all but its last token. */
-        assert_int_equal(r[i].cached_tokens, s->r.prompt_tokens - 1);
+        /* The prompt came from the cache, all but its last token, which
+        ** was evaluated once for all three. */
+        assert_int_equal(r[i].cached_tokens,
+                         s->r.prompt_tokens - (i == 0 ? 1 : 0));
         assert_true(r[i].ms == r[0].ms);
         assert_true(r[i].ttft_ms > 0 && r[i].ttft_ms <= r[i].ms);
         differ += strcmp(r[i].text, greedy) != 0;
@@ -505,6 +511,9 @@ static void local_more_candidates_than_sequences_run_in_rounds(void **ts)
     for (i = 0; i < 7; i++) {
         assert_grammatical(r[i].text);
         assert_int_equal(r[i].prompt_tokens, r[0].prompt_tokens);
+        /* Later rounds evaluate the last prompt token again, each. */
+        assert_int_equal(r[i].cached_tokens,
+                         r[0].prompt_tokens - (i == 0 || i >= 4 ? 1 : 0));
     }
     /* The first round is the same batch as n = 4: same replies. */
     for (i = 0; i < 4; i++)
