@@ -18,6 +18,9 @@
 #   qcheck      plain + the question check
 #   cand3       plain + 3 candidates voted on by their results
 #   plan        plain + planning of multi-step questions
+#   examples    plain + 3 learned pairs in the prompt: the store holds the
+#               OTHER training questions of the same databases (never the
+#               evaluated ones), as if a user had taught askdb with them
 #   default     askdb's defaults (what `askdb ask` does)
 #
 # Environment: ASKDB, SPIDER, MODEL (as bench/eval_baseline.sh), ABL_DBS,
@@ -42,9 +45,37 @@ declare -A CONF=(
     [qcheck]="${PLAIN/--no-question-check/}"
     [cand3]="${PLAIN/--candidates 1/--candidates 3}"
     [plan]="${PLAIN/--no-plan/--plan}"
+    [examples]="${PLAIN/--examples 0/--examples 3} --memory $OUT/memory.sqlite"
     [default]=""
 )
-ORDER=(plain values linking checks qcheck cand3 plan default)
+ORDER=(plain values linking checks qcheck cand3 plan examples default)
+
+# The store for `examples`: every training pair of the sampled databases
+# except the sampled questions themselves (their indexes are read from a
+# finished run of another configuration).
+build_memory() {
+    local done_run db
+    [ -s "$OUT/memory.sqlite" ] && return 0
+    done_run=$(ls "$OUT"/*.jsonl 2>/dev/null | head -1)
+    [ -n "$done_run" ] || { echo "ablation.sh: run another config first (examples needs the selection)" >&2; exit 2; }
+    python3 - "$SPIDER/train.json" "$done_run" "$OUT/pairs" <<'PY'
+import json, os, sys
+train = json.load(open(sys.argv[1]))
+recs = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+used = {r["index"] for r in recs}
+dbs = {r["db"] for r in recs}
+os.makedirs(sys.argv[3], exist_ok=True)
+for db in dbs:
+    pairs = [{"db_id": db, "question": it["question"], "query": it["query"]}
+             for i, it in enumerate(train) if it["db_id"] == db and i not in used]
+    json.dump(pairs, open(os.path.join(sys.argv[3], db + ".json"), "w"))
+PY
+    for f in "$OUT"/pairs/*.json; do
+        db=$(basename "$f" .json)
+        "$ASKDB" learn "$SPIDER/database/$db/$db.sqlite" --file "$f" \
+            --memory "$OUT/memory.sqlite" >/dev/null 2>>"$OUT/learn.err" || true
+    done
+}
 
 [ -x "$ASKDB" ] || { echo "ablation.sh: build askdb first (make)" >&2; exit 2; }
 [ -f "$SPIDER/train.json" ] || { echo "ablation.sh: no Spider data at $SPIDER" >&2; exit 2; }
@@ -60,6 +91,7 @@ configs=("$@")
 
 for c in "${configs[@]}"; do
     [ -n "${CONF[$c]+x}" ] || { echo "ablation.sh: no config '$c' (${ORDER[*]})" >&2; exit 2; }
+    [ "$c" = examples ] && build_memory
     echo "== $c: ${CONF[$c]:-(defaults)}" >&2
     # shellcheck disable=SC2086
     "$ASKDB" eval --suite "$SPIDER/train.json" --db-root "$SPIDER/database" \
