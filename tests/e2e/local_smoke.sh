@@ -39,6 +39,7 @@ command -v python3 >/dev/null || { echo "local_smoke.sh: python3 is needed" >&2;
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/askdb-local.XXXXXX") || exit 2
 trap 'rm -rf "$TMP"' EXIT
+export ASKDB_CACHE_DIR=$TMP/cache-run   # value indexes stay out of $HOME
 
 PIN=()
 command -v taskset >/dev/null && PIN=(taskset -c "$(taskset -pc $$ | sed 's/.*: //; s/[,-].*//')")
