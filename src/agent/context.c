@@ -117,16 +117,24 @@ static int examples(struct agent_state *st)
     struct memory_pair *p = NULL;
     struct buf b;
     char err[512];
-    int n = 0;
+    int n = 0, rc;
 
     if (ag->cfg.memory <= 0 || ag->mem_failed)
         return 0;
     if (!ag->mem) {
         if (!ag->db_key)
             ag->db_key = memory_db_key(ag->db->path);
-        if (!ag->db_key ||
-            memory_open(ag->cfg.memory_path, 0, &ag->mem, err, sizeof err)) {
-            ag->mem_failed = 1; /* no store yet: nothing learned */
+        if (!ag->db_key)
+            return 0;
+        rc = memory_open(ag->cfg.memory_path, 0, &ag->mem, err, sizeof err);
+        if (rc == 1)
+            return 0; /* nothing learned yet: look again next question */
+        if (rc) {
+            /* Not a store, or unreadable: say so once, then go without. */
+            ag->mem_failed = 1;
+            trace_write(ag->trace, "examples", json_pack("{s:s}", "error",
+                                                         err));
+            agent_log(st, "examples", "learned pairs unavailable: %s", err);
             return 0;
         }
     }

@@ -450,6 +450,41 @@ static void learned_examples_go_into_the_prompt(void **state)
     askdb_answer_free(a);
 }
 
+static void pairs_learned_during_a_session_are_used(void **state)
+{
+    static const char *const r[] = {"SELECT 1", "SELECT 2", NULL};
+    struct script s = {r, 0, 0, "", ""};
+    askdb_config cfg = base(&s);
+    askdb_agent *ag = NULL;
+    askdb_answer *a = NULL;
+    struct memory *m = NULL;
+    char err[256], path[4200], *key;
+
+    (void)state;
+    snprintf(path, sizeof path, "%s/later.sqlite", cache_dir);
+    cfg.memory = 3;
+    cfg.memory_path = path;
+    assert_int_equal(askdb_agent_new(&cfg, shop(), &ag), ASKDB_OK);
+    assert_int_equal(askdb_agent_ask(ag, "How many orders were refunded?",
+                                     &a), ASKDB_OK);
+    assert_null(strstr(s.last_user, "Examples of questions"));
+    askdb_answer_free(a);
+    /* the store appears while the agent lives (askdb learn in another
+    ** terminal): the next question uses it */
+    key = memory_db_key(shop());
+    assert_int_equal(memory_open(path, 1, &m, err, sizeof err), 0);
+    assert_true(memory_add(m, key, "How many orders were cancelled?",
+                           "SELECT count(*) FROM orders WHERE status = "
+                           "'cancelled'", err, sizeof err) >= 0);
+    memory_close(m);
+    free(key);
+    assert_int_equal(askdb_agent_ask(ag, "How many orders were refunded?",
+                                     &a), ASKDB_OK);
+    assert_non_null(strstr(s.last_user, "status = 'cancelled'"));
+    askdb_answer_free(a);
+    askdb_agent_free(ag);
+}
+
 static void values_found_go_into_the_prompt(void **state)
 {
     static const char *const r[] = {"SELECT 1", NULL};
@@ -501,6 +536,7 @@ int main(void)
         cmocka_unit_test(invalid_plan_falls_back_to_one_step),
         cmocka_unit_test(plan_parser_validates),
         cmocka_unit_test(learned_examples_go_into_the_prompt),
+        cmocka_unit_test(pairs_learned_during_a_session_are_used),
         cmocka_unit_test(values_found_go_into_the_prompt),
     };
     return cmocka_run_group_tests_name("agent_steps", tests, setup, teardown);
