@@ -2,6 +2,7 @@
 # bench/ablation.sh - what each agent technique is worth, measured.
 #
 #   bash bench/ablation.sh [CONFIG ...]        (default: every config)
+#   bash bench/ablation.sh --table             the table of the runs so far
 #
 # Runs `askdb eval` with the default local model over one fixed, grouped
 # sample of Spider's training split - ABL_DBS databases drawn with seed
@@ -39,7 +40,7 @@ SEED=${ABL_SEED:-7}
 PLAIN="--no-values --no-linking --no-checks --no-question-check --no-plan --examples 0 --candidates 1"
 declare -A CONF=(
     [plain]="$PLAIN"
-    [values]="${PLAIN/--no-values/}"
+    [values]="${PLAIN/--no-values/--values}"
     [linking]="${PLAIN/--no-linking/}"
     [checks]="${PLAIN/--no-checks/}"
     [qcheck]="${PLAIN/--no-question-check/}"
@@ -87,7 +88,12 @@ if [ -z "${MODEL:-}" ]; then
 fi
 mkdir -p "$OUT"
 configs=("$@")
-[ ${#configs[@]} -gt 0 ] || configs=("${ORDER[@]}")
+TABLE_ONLY=0
+if [ "${1:-}" = --table ]; then   # the table of the runs so far, nothing run
+    TABLE_ONLY=1
+    configs=()
+fi
+[ ${#configs[@]} -gt 0 ] || [ "$TABLE_ONLY" = 1 ] || configs=("${ORDER[@]}")
 
 for c in "${configs[@]}"; do
     [ -n "${CONF[$c]+x}" ] || { echo "ablation.sh: no config '$c' (${ORDER[*]})" >&2; exit 2; }
@@ -106,7 +112,7 @@ python3 - "$OUT" "${ORDER[@]}" <<'PY'
 import json, os, statistics, sys
 out, order = sys.argv[1], sys.argv[2:]
 print("| config | EX | n | p50 latency | prompt tokens/q | model calls/q |")
-print("|---|---|---|---|---|---|")
+print("| --- | ---: | ---: | ---: | ---: | ---: |")
 for c in order:
     p = os.path.join(out, c + ".jsonl")
     if not os.path.exists(p):

@@ -1,6 +1,6 @@
 /* qcheck_gate.c - how often the question check would ask the model.
 **
-**   build/qcheck_gate --spider DIR [--limit N]
+**   build/qcheck_gate --spider DIR [--limit N] [--no-values]
 **
 ** The question check (src/agent/context.c) asks the model "is this a
 ** question about this database?" only when nothing in the question
@@ -24,6 +24,7 @@ int main(int argc, char **argv)
 {
     const char *dir = NULL;
     long limit = 0, n = 0, none = 0, novalues = 0, i;
+    int use_values = 1;
     char path[4096], err[512], cur[256] = "";
     askdb_config cfg = askdb_config_default();
     askdb_db *db = NULL;
@@ -37,8 +38,11 @@ int main(int argc, char **argv)
             dir = argv[++i];
         else if (strcmp(argv[i], "--limit") == 0 && i + 1 < argc)
             limit = strtol(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--no-values") == 0)
+            use_values = 0; /* as askdb with values off (the default) */
         else {
-            fprintf(stderr, "usage: qcheck_gate --spider DIR [--limit N]\n");
+            fprintf(stderr, "usage: qcheck_gate --spider DIR [--limit N] "
+                            "[--no-values]\n");
             return 2;
         }
     }
@@ -81,7 +85,7 @@ int main(int argc, char **argv)
                 cur[0] = '\0';
                 continue;
             }
-            if (vindex_open(db, NULL, &vi, err, sizeof err))
+            if (use_values && vindex_open(db, NULL, &vi, err, sizeof err))
                 vi = NULL;
             snprintf(cur, sizeof cur, "%s", id);
         }

@@ -120,7 +120,9 @@ typedef struct askdb_config {
     int linking;             /* schema linking: large schemas are cut down
                                 to what the question needs (default 1) */
     int values;              /* value retrieval: the question's words are
-                                matched against the data (default 1) */
+                                matched against the data (default 0: the
+                                pilot ablation found it misleads the
+                                1.5B model more often than it helps) */
     int question_check;      /* answer greetings and questions no table
                                 holds without SQL (default 1) */
     int plan;                /* plan multi-step questions (default 0) */

@@ -33,7 +33,7 @@ askdb_config askdb_config_default(void)
     c.sample_values = 3;
     c.count_cap = 100000;
     c.linking = 1;
-    c.values = 1;
+    c.values = 0;            /* off after the pilot ablation (docs/agent.md) */
     c.question_check = 1;
     c.plan = 0;
     c.candidates = 1;
