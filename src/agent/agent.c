@@ -143,6 +143,41 @@ char *agent_call(struct agent_state *st, const char *what,
     return text;
 }
 
+void agent_rows_text(struct buf *b, const askdb_result *r, long max_rows,
+                     size_t max_cell)
+{
+    long i;
+    int j;
+
+    if (r->nrows == 0) {
+        buf_puts(b, "(no rows)\n");
+        return;
+    }
+    for (j = 0; j < r->ncols; j++)
+        buf_printf(b, "%s%s", j ? " | " : "", r->cols[j]);
+    buf_putc(b, '\n');
+    for (i = 0; i < r->nrows && i < max_rows; i++) {
+        for (j = 0; j < r->ncols; j++) {
+            const askdb_value *v = &r->cells[i * r->ncols + j];
+            if (j)
+                buf_puts(b, " | ");
+            switch (v->type) {
+            case ASKDB_NULL: buf_puts(b, "NULL"); break;
+            case ASKDB_INTEGER: buf_printf(b, "%lld", (long long)v->i); break;
+            case ASKDB_REAL: buf_printf(b, "%.10g", v->d); break;
+            case ASKDB_TEXT:
+                buf_printf(b, "%.*s%s", (int)max_cell, v->s,
+                           v->len > max_cell ? "..." : "");
+                break;
+            case ASKDB_BLOB: buf_printf(b, "(%zu bytes)", v->len); break;
+            }
+        }
+        buf_putc(b, '\n');
+    }
+    if (r->nrows > max_rows)
+        buf_printf(b, "(%ld more rows not shown)\n", r->nrows - max_rows);
+}
+
 static askdb_attempt *cur_attempt(struct agent_state *st)
 {
     askdb_answer *a = st->ans;

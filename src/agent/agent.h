@@ -146,6 +146,12 @@ enum agent_outcome agent_step_execute(struct agent_state *st);
 enum agent_outcome agent_step_repair(struct agent_state *st);
 enum agent_outcome agent_step_answer(struct agent_state *st);
 
+/* The first max_rows rows of r as a pipe-separated table for a prompt,
+** text values cut at max_cell bytes; "(no rows)" when empty. Used by the
+** plan step (earlier tasks' results) and the answer step. */
+void agent_rows_text(struct buf *b, const askdb_result *r, long max_rows,
+                     size_t max_cell);
+
 /* Rebuild the first user message with st->plan_notes (context.c). */
 int agent_rebuild_first_message(struct agent_state *st);
 

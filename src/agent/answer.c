@@ -11,41 +11,6 @@
 #define ANSWER_LOW_CONF 0.5  /* below this share of agreeing candidates
                                 the answer says it is unsure */
 
-/* The rows as a small pipe-separated table. */
-static void rows_text(struct buf *b, const askdb_result *r)
-{
-    long i;
-    int j;
-
-    if (r->nrows == 0) {
-        buf_puts(b, "(no rows)\n");
-        return;
-    }
-    for (j = 0; j < r->ncols; j++)
-        buf_printf(b, "%s%s", j ? " | " : "", r->cols[j]);
-    buf_putc(b, '\n');
-    for (i = 0; i < r->nrows && i < ANSWER_ROWS; i++) {
-        for (j = 0; j < r->ncols; j++) {
-            const askdb_value *v = &r->cells[i * r->ncols + j];
-            if (j)
-                buf_puts(b, " | ");
-            switch (v->type) {
-            case ASKDB_NULL: buf_puts(b, "NULL"); break;
-            case ASKDB_INTEGER: buf_printf(b, "%lld", (long long)v->i); break;
-            case ASKDB_REAL: buf_printf(b, "%.10g", v->d); break;
-            case ASKDB_TEXT:
-                buf_printf(b, "%.*s%s", ANSWER_CELL, v->s,
-                           v->len > ANSWER_CELL ? "..." : "");
-                break;
-            case ASKDB_BLOB: buf_printf(b, "(%zu bytes)", v->len); break;
-            }
-        }
-        buf_putc(b, '\n');
-    }
-    if (r->nrows > ANSWER_ROWS)
-        buf_printf(b, "(%ld more rows not shown)\n", r->nrows - ANSWER_ROWS);
-}
-
 /*
 ** The model writes the sentences; what the reader must not miss (a
 ** truncated result, low agreement between candidates) is said by us after
@@ -66,7 +31,7 @@ enum agent_outcome agent_step_answer(struct agent_state *st)
     if (!r)
         return OUT_OK;
     buf_init(&rows, 0);
-    rows_text(&rows, r);
+    agent_rows_text(&rows, r, ANSWER_ROWS, ANSWER_CELL);
     buf_init(&notes, 0);
     if (r->truncated)
         buf_printf(&notes, "The result was cut off at %ld rows, so it is "

@@ -10,34 +10,6 @@
 #include "core/json.h"
 #include "sql/extract.h"
 
-/* First rows of r as text for the next prompt (at most 5 rows). */
-static void rows_text(struct buf *b, const askdb_result *r)
-{
-    long i;
-    int j;
-
-    for (j = 0; j < r->ncols; j++)
-        buf_printf(b, "%s%s", j ? " | " : "", r->cols[j]);
-    buf_putc(b, '\n');
-    for (i = 0; i < r->nrows && i < 5; i++) {
-        for (j = 0; j < r->ncols; j++) {
-            const askdb_value *v = &r->cells[i * r->ncols + j];
-            if (j)
-                buf_puts(b, " | ");
-            switch (v->type) {
-            case ASKDB_NULL: buf_puts(b, "NULL"); break;
-            case ASKDB_INTEGER: buf_printf(b, "%lld", (long long)v->i); break;
-            case ASKDB_REAL: buf_printf(b, "%g", v->d); break;
-            case ASKDB_TEXT: buf_printf(b, "%.60s", v->s); break;
-            case ASKDB_BLOB: buf_printf(b, "(%zu bytes)", v->len); break;
-            }
-        }
-        buf_putc(b, '\n');
-    }
-    if (r->nrows > 5)
-        buf_printf(b, "(%ld rows in all)\n", r->nrows);
-}
-
 /*
 ** One task: a statement for it alone, with the results of the tasks it
 ** depends on in view, run through the guard. The outcome goes into notes
@@ -89,7 +61,7 @@ static int run_task(struct agent_state *st, const struct plan *p, int i,
         buf_printf(notes, "failed: %s\n", e.msg);
     } else {
         buf_puts(notes, "Result:\n");
-        rows_text(notes, r);
+        agent_rows_text(notes, r, 5, 60);
         askdb_result_free(r);
     }
     sqls[i] = sql;
