@@ -53,8 +53,8 @@ const char cli_agent_help[] =
     "                        none; see askdb learn)\n"
     "      --memory FILE     learned pairs store (default: in the cache)\n";
 
-static int number(const char *prog, const char *opt, const char *s, long lo,
-                  long hi, long *out)
+int cli_number(const char *prog, const char *opt, const char *s, long lo,
+               long hi, long *out)
 {
     char *end;
     long v;
@@ -90,12 +90,12 @@ int cli_agent_opt(int c, const char *arg, askdb_config *cfg, const char *prog)
     case A_ANSWER: cfg->answer = 1; return 1;
     case A_MEMORY: cfg->memory_path = arg; return 1;
     case A_CANDIDATES:
-        if (number(prog, "--candidates", arg, 1, 8, &v))
+        if (cli_number(prog, "--candidates", arg, 1, 8, &v))
             return -1;
         cfg->candidates = (int)v;
         return 1;
     case A_EXAMPLES:
-        if (number(prog, "--examples", arg, 0, 20, &v))
+        if (cli_number(prog, "--examples", arg, 0, 20, &v))
             return -1;
         cfg->memory = (int)v;
         return 1;

@@ -51,6 +51,11 @@ extern const char cli_agent_help[];
 int cli_agent_opt(int c, const char *arg, askdb_config *cfg,
                   const char *prog);
 
+/* A whole number in [lo, hi] from an option argument into *out: 0, or -1
+** with "PROG: OPT takes a whole number from LO to HI, not 'S'" printed. */
+int cli_number(const char *prog, const char *opt, const char *s, long lo,
+               long hi, long *out);
+
 /* own options followed by the agent options, in one malloc()ed array for
 ** getopt_long (NULL when out of memory). */
 struct option *cli_merge_opts(const struct option *own);

@@ -272,24 +272,6 @@ static const struct option long_opts[] = {
     {NULL, 0, NULL, 0}
 };
 
-/* A whole number in [lo, hi] from an option argument, or -1 with a
-** message. */
-static int num(const char *opt, const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    long v;
-
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) {
-        fprintf(stderr, "askdb: %s takes a whole number from %ld to %ld, "
-                        "not '%s'\n", opt, lo, hi, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 /* Parse options into o; returns the index of the first operand, or -1
 ** (usage error, message printed), or -2 (help printed). */
 static int parse_opts(int argc, char **argv, struct cli_opts *o,
@@ -339,22 +321,22 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o,
             o->cfg.trace_path = optarg;
             break;
         case OPT_MAX_ATTEMPTS:
-            if (num("--max-attempts", optarg, 1, 20, &v))
+            if (cli_number("askdb", "--max-attempts", optarg, 1, 20, &v))
                 goto bad;
             o->cfg.max_attempts = (int)v;
             break;
         case OPT_TIMEOUT:
-            if (num("--timeout", optarg, 1, 86400000L, &v))
+            if (cli_number("askdb", "--timeout", optarg, 1, 86400000L, &v))
                 goto bad;
             o->cfg.query_timeout_ms = (int)v;
             break;
         case OPT_MAX_ROWS:
-            if (num("--max-rows", optarg, 1, 100000000L, &v))
+            if (cli_number("askdb", "--max-rows", optarg, 1, 100000000L, &v))
                 goto bad;
             o->cfg.max_rows = v;
             break;
         case OPT_MAX_BYTES:
-            if (num("--max-bytes", optarg, 1, 1L << 40, &v))
+            if (cli_number("askdb", "--max-bytes", optarg, 1, 1L << 40, &v))
                 goto bad;
             o->cfg.max_bytes = (size_t)v;
             break;
@@ -381,17 +363,17 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o,
             o->cfg.temperature = d;
             break;
         case OPT_MAX_TOKENS:
-            if (num("--max-tokens", optarg, 1, 1000000, &v))
+            if (cli_number("askdb", "--max-tokens", optarg, 1, 1000000, &v))
                 goto bad;
             o->cfg.max_tokens = (int)v;
             break;
         case OPT_LLM_TIMEOUT:
-            if (num("--llm-timeout", optarg, 1, 86400000L, &v))
+            if (cli_number("askdb", "--llm-timeout", optarg, 1, 86400000L, &v))
                 goto bad;
             o->cfg.llm_timeout_ms = (int)v;
             break;
         case OPT_RETRIES:
-            if (num("--retries", optarg, 0, 20, &v))
+            if (cli_number("askdb", "--retries", optarg, 0, 20, &v))
                 goto bad;
             o->cfg.llm_retries = (int)v;
             break;
@@ -399,12 +381,12 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o,
             o->cfg.stream = 1;
             break;
         case OPT_SEED:
-            if (num("--seed", optarg, 0, 2147483647L, &v))
+            if (cli_number("askdb", "--seed", optarg, 0, 2147483647L, &v))
                 goto bad;
             o->cfg.seed = (int)v;
             break;
         case OPT_THREADS:
-            if (num("--threads", optarg, 1, 1024, &v))
+            if (cli_number("askdb", "--threads", optarg, 1, 1024, &v))
                 goto bad;
             o->cfg.threads = (int)v;
             break;
