@@ -22,6 +22,8 @@
 #   examples    plain + 3 learned pairs in the prompt: the store holds the
 #               OTHER training questions of the same databases (never the
 #               evaluated ones), as if a user had taught askdb with them
+#   full        every technique on at once (values, linking, checks,
+#               question check, 3 candidates, planning, 3 examples)
 #   default     askdb's defaults (what `askdb ask` does)
 #
 # Environment: ASKDB, SPIDER, MODEL (as bench/eval_baseline.sh), ABL_DBS,
@@ -47,18 +49,22 @@ declare -A CONF=(
     [cand3]="${PLAIN/--candidates 1/--candidates 3}"
     [plan]="${PLAIN/--no-plan/--plan}"
     [examples]="${PLAIN/--examples 0/--examples 3} --memory $OUT/memory.sqlite"
+    [full]="--values --plan --candidates 3 --examples 3 --memory $OUT/memory.sqlite"
     [default]=""
 )
-ORDER=(plain values linking checks qcheck cand3 plan examples default)
+ORDER=(plain values linking checks qcheck cand3 plan examples full default)
 
 # The store for `examples`: every training pair of the sampled databases
 # except the sampled questions themselves (their indexes are read from a
-# finished run of another configuration).
+# finished run of another configuration: one with all DBS x PER_DB items,
+# so that a run still going cannot leak evaluated questions into the store).
 build_memory() {
-    local done_run db
+    local done_run="" db f
     [ -s "$OUT/memory.sqlite" ] && return 0
-    done_run=$(ls "$OUT"/*.jsonl 2>/dev/null | head -1)
-    [ -n "$done_run" ] || { echo "ablation.sh: run another config first (examples needs the selection)" >&2; exit 2; }
+    for f in "$OUT"/*.jsonl; do
+        [ -f "$f" ] && [ "$(wc -l < "$f")" -ge $((DBS * PER_DB)) ] && { done_run=$f; break; }
+    done
+    [ -n "$done_run" ] || { echo "ablation.sh: finish another config first (examples needs the whole selection)" >&2; exit 2; }
     python3 - "$SPIDER/train.json" "$done_run" "$OUT/pairs" <<'PY'
 import json, os, sys
 train = json.load(open(sys.argv[1]))
@@ -97,7 +103,7 @@ fi
 
 for c in "${configs[@]}"; do
     [ -n "${CONF[$c]+x}" ] || { echo "ablation.sh: no config '$c' (${ORDER[*]})" >&2; exit 2; }
-    [ "$c" = examples ] && build_memory
+    case $c in examples|full) build_memory ;; esac
     echo "== $c: ${CONF[$c]:-(defaults)}" >&2
     # shellcheck disable=SC2086
     "$ASKDB" eval --suite "$SPIDER/train.json" --db-root "$SPIDER/database" \
