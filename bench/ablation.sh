@@ -7,9 +7,10 @@
 # Runs `askdb eval` with the default local model over one fixed, grouped
 # sample of Spider's training split - ABL_DBS databases drawn with seed
 # ABL_SEED, ABL_PER_DB questions of each (default 50 x 6 = 300) - once per
-# configuration, then prints the ablation table: EX, latency p50, prompt
-# tokens and model calls per question. Each run is resumable (delete
-# build/bench/ablation/<config>.jsonl to redo one).
+# configuration, then prints the ablation table: EX, the questions gained
+# and lost against plain with the exact McNemar p-value of that difference,
+# latency p50 and p90, prompt tokens and model calls per question. Each
+# run is resumable (delete build/bench/ablation/<config>.jsonl to redo one).
 #
 # Configurations (flags added to `askdb eval`):
 #   plain       the bare generate-validate-execute-repair loop
@@ -115,22 +116,53 @@ for c in "${configs[@]}"; do
 done
 
 python3 - "$OUT" "${ORDER[@]}" <<'PY'
-import json, os, statistics, sys
+# EX, latency, tokens and calls per config; against plain on the same
+# questions: questions gained (+) and lost (-), and the exact two-sided
+# McNemar p-value of that difference (small p: unlikely to be chance).
+import json, math, os, statistics, sys
 out, order = sys.argv[1], sys.argv[2:]
-print("| config | EX | n | p50 latency | prompt tokens/q | model calls/q |")
-print("| --- | ---: | ---: | ---: | ---: | ---: |")
-for c in order:
+
+def load(c):
     p = os.path.join(out, c + ".jsonl")
     if not os.path.exists(p):
-        continue
+        return None
     recs = [json.loads(l) for l in open(p) if l.strip()]
-    ev = [r for r in recs if not r.get("bad")]
-    if not ev:
+    return {r["index"]: r for r in recs if not r.get("bad")} or None
+
+def mcnemar(b, c):
+    n = b + c
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2 ** n
+    return min(1.0, 2 * tail)
+
+def pct(v, q):
+    v = sorted(v)
+    return v[min(len(v) - 1, int(q * len(v)))]
+
+base = load("plain")
+print("| config | EX | n | vs plain | McNemar p | p50 latency | p90 latency |"
+      " prompt tokens/q | model calls/q |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+for c in order:
+    ev = load(c)
+    if ev is None:
         continue
-    ok = sum(1 for r in ev if r.get("correct"))
-    lat = statistics.median(r["ms"]["total"] for r in ev) / 1000
-    pt = sum(r.get("prompt_tokens", 0) for r in ev) / len(ev)
-    calls = sum(r.get("llm_calls", 0) for r in ev) / len(ev)
-    print("| %s | %.1f%% (%d/%d) | %d | %.1f s | %.0f | %.2f |" %
-          (c, 100 * ok / len(ev), ok, len(ev), len(ev), lat, pt, calls))
+    rs = list(ev.values())
+    ok = sum(1 for r in rs if r.get("correct"))
+    lat = [r["ms"]["total"] / 1000 for r in rs]
+    pt = sum(r.get("prompt_tokens", 0) for r in rs) / len(rs)
+    calls = sum(r.get("llm_calls", 0) for r in rs) / len(rs)
+    vs, p = "", ""
+    if base is not None and c != "plain":
+        common = [i for i in ev if i in base]
+        gain = sum(1 for i in common
+                   if ev[i].get("correct") and not base[i].get("correct"))
+        lost = sum(1 for i in common
+                   if base[i].get("correct") and not ev[i].get("correct"))
+        vs = "+%d/-%d" % (gain, lost)
+        p = "%.2f" % mcnemar(gain, lost)
+    print("| %s | %.1f%% (%d/%d) | %d | %s | %s | %.1f s | %.1f s | %.0f | %.2f |" %
+          (c, 100 * ok / len(rs), ok, len(rs), len(rs), vs, p,
+           statistics.median(lat), pct(lat, 0.9), pt, calls))
 PY
