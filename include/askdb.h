@@ -108,6 +108,10 @@ typedef struct askdb_config {
     int seed;                /* -1 = provider default */
     int threads;             /* local model: CPU threads, 0 = all cores */
     int no_grammar;          /* local model: no SQL-constrained decoding */
+    int no_prompt_cache;     /* local model: do not keep the evaluated
+                                system prompt and schema in the cache
+                                directory (prompts/, capped at
+                                ASKDB_PROMPT_CACHE_MB, default 1024) */
     askdb_llm_fn llm_fn;     /* custom model (overrides the above) */
     void *llm_ud;
 

@@ -80,6 +80,11 @@ static json_t *reply_event(const struct llm_reply *rep, const char *text)
                             json_integer(rep->cached_tokens));
     if (rep->load_ms > 0)
         json_object_set_new(ev, "load_ms", json_real(rep->load_ms));
+    if (rep->file_tokens > 0)
+        json_object_set_new(ev, "file_tokens",
+                            json_integer(rep->file_tokens));
+    if (rep->file_saved)
+        json_object_set_new(ev, "file_saved", json_true());
     return ev;
 }
 
@@ -350,6 +355,10 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
     req.grammar = ag->grammar;
     req.on_token = ag->cfg.token_fn;
     req.token_ud = ag->cfg.token_ud;
+    if (!st->part_schema) {   /* the whole schema: the same every question */
+        req.stable_msgs = 1;
+        req.stable_bytes = prompt_question_stable(&st->parts);
+    }
 
     ev = json_object();
     json_object_set_new(ev, "attempt", json_integer(a->nattempts));

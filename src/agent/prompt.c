@@ -1,4 +1,6 @@
 /* prompt.c - prompt texts. Kept in one place so they are easy to tune. */
+#include <string.h>
+
 #include "agent/prompt.h"
 
 /*
@@ -58,6 +60,11 @@ void prompt_question(struct buf *b, const struct prompt_parts *p)
                     "(you may reuse the steps' queries as subqueries or "
                     "WITH clauses).\n");
     }
+}
+
+size_t prompt_question_stable(const struct prompt_parts *p)
+{
+    return strlen("Database schema:\n") + strlen(p->schema);
 }
 
 void prompt_repair(struct buf *b, const char *sql, const char *error,

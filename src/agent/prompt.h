@@ -26,6 +26,10 @@ struct prompt_parts {
 /* First user message. */
 void prompt_question(struct buf *b, const struct prompt_parts *p);
 
+/* How many bytes at the start of prompt_question()'s text depend on the
+** schema alone (llm_request.stable_bytes). */
+size_t prompt_question_stable(const struct prompt_parts *p);
+
 /* Feedback after a failed attempt: the SQL, the exact error, the hint. */
 void prompt_repair(struct buf *b, const char *sql, const char *error,
                    const char *hint);

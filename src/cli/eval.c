@@ -63,6 +63,9 @@ static const char usage_eval[] =
     "      --retries N       retries on 429/5xx/reset (default 4)\n"
     "      --threads N       local model: CPU threads (default: all cores)\n"
     "      --no-grammar      local model: no SQL-constrained decoding\n"
+    "      --no-prompt-cache local model: do not keep the evaluated schema\n"
+    "                        prompt in the cache directory for the next\n"
+    "                        run (see ASKDB_PROMPT_CACHE_MB)\n"
     "Agent and limits:\n"
     "      --max-attempts N  SQL generations per question (default 3)\n"
     "      --timeout MS      time limit of every query, gold ones too\n"
@@ -83,7 +86,8 @@ enum {
     O_JOBS, O_OUT, O_REPORT, O_RESUME, O_KEEP_DISTINCT, O_PROVIDER,
     O_LLM_URL, O_MODEL, O_API_KEY, O_TEMPERATURE, O_MAX_TOKENS, O_MODEL_SEED,
     O_LLM_TIMEOUT, O_RETRIES, O_MAX_ATTEMPTS, O_TIMEOUT, O_MAX_ROWS,
-    O_MAX_BYTES, O_TRACE, O_THREADS, O_NO_GRAMMAR, O_SAMPLE_DBS, O_PER_DB
+    O_MAX_BYTES, O_TRACE, O_THREADS, O_NO_GRAMMAR, O_SAMPLE_DBS, O_PER_DB,
+    O_NO_PROMPT_CACHE
 };
 
 static const struct option eval_opts[] = {
@@ -117,6 +121,7 @@ static const struct option eval_opts[] = {
     {"trace", required_argument, NULL, O_TRACE},
     {"threads", required_argument, NULL, O_THREADS},
     {"no-grammar", no_argument, NULL, O_NO_GRAMMAR},
+    {"no-prompt-cache", no_argument, NULL, O_NO_PROMPT_CACHE},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
@@ -221,6 +226,9 @@ static int parse(int argc, char **argv, struct eval_cli *c)
             break;
         case O_NO_GRAMMAR:
             c->cfg.no_grammar = 1;
+            break;
+        case O_NO_PROMPT_CACHE:
+            c->cfg.no_prompt_cache = 1;
             break;
         case O_JOBS:
             if (num("--jobs", optarg, 1, 64, &v))

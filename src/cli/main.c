@@ -62,6 +62,9 @@ static const char help_model[] =
     "      --seed N          sampling seed\n"
     "      --threads N       local model: CPU threads (default: all cores)\n"
     "      --no-grammar      local model: no SQL-constrained decoding\n"
+    "      --no-prompt-cache local model: do not keep the evaluated schema\n"
+    "                        prompt in the cache directory for the next\n"
+    "                        run (see ASKDB_PROMPT_CACHE_MB)\n"
     "Agent:\n"
     "      --max-attempts N  SQL generations per question (default 3)\n"
     "      --dry-run         print the checked SQL, do not run it\n"
@@ -243,7 +246,8 @@ enum {
     OPT_SHOW_SQL = 256, OPT_DRY_RUN, OPT_TRACE, OPT_MAX_ATTEMPTS,
     OPT_TIMEOUT, OPT_MAX_ROWS, OPT_MAX_BYTES, OPT_PROVIDER, OPT_LLM_URL,
     OPT_MODEL, OPT_API_KEY, OPT_TEMPERATURE, OPT_MAX_TOKENS, OPT_LLM_TIMEOUT,
-    OPT_RETRIES, OPT_STREAM, OPT_SEED, OPT_THREADS, OPT_NO_GRAMMAR
+    OPT_RETRIES, OPT_STREAM, OPT_SEED, OPT_THREADS, OPT_NO_GRAMMAR,
+    OPT_NO_PROMPT_CACHE
 };
 
 static const struct option long_opts[] = {
@@ -269,6 +273,7 @@ static const struct option long_opts[] = {
     {"seed", required_argument, NULL, OPT_SEED},
     {"threads", required_argument, NULL, OPT_THREADS},
     {"no-grammar", no_argument, NULL, OPT_NO_GRAMMAR},
+    {"no-prompt-cache", no_argument, NULL, OPT_NO_PROMPT_CACHE},
     {NULL, 0, NULL, 0}
 };
 
@@ -392,6 +397,9 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o,
             break;
         case OPT_NO_GRAMMAR:
             o->cfg.no_grammar = 1;
+            break;
+        case OPT_NO_PROMPT_CACHE:
+            o->cfg.no_prompt_cache = 1;
             break;
         default:
             fprintf(stderr, "askdb: see 'askdb help %s'\n", cmd);

@@ -36,6 +36,13 @@ struct llm_request {
                                 so in llm_supports_grammar() honour it */
     askdb_token_fn on_token; /* streamed pieces (stream only), or NULL */
     void *token_ud;
+    /* The stable prefix: messages [0, stable_msgs) and the first
+    ** stable_bytes bytes of message stable_msgs are the same from one
+    ** question to the next (system prompt and whole schema), so a
+    ** provider may keep their evaluation across calls and processes (the
+    ** local model: a KV file in the cache, see local.c). 0 and 0: none. */
+    int stable_msgs;
+    size_t stable_bytes;
 };
 
 struct llm_reply {
@@ -51,6 +58,10 @@ struct llm_reply {
                                 prompt_tokens - cached_tokens were evaluated */
     double load_ms;          /* model load + context creation, reported on
                                 the provider's first reply only */
+    long file_tokens;        /* of cached_tokens, how many were loaded from
+                                the prompt-cache file of the stable prefix */
+    int file_saved;          /* 1: the stable prefix was evaluated and its
+                                file written by this call */
 };
 
 typedef struct llm llm;

@@ -26,6 +26,20 @@
 **   schema first and the question last, so a second question on the same
 **   database evaluates little more than itself, and a repair turn reuses
 **   the whole previous conversation up to the tokens of the old reply.
+** - Prompt-cache files: a request may mark its stable prefix (llm.h:
+**   stable_msgs, stable_bytes; the agent marks the system prompt and the
+**   whole schema). Its tokens are found by rendering and tokenizing the
+**   prefix alone and keeping what it has in common with the prompt. When
+**   the KV cache does not already hold them, sequence 0's state for them
+**   is loaded from ${cache}/prompts/<XXH3-128 of model identity and
+**   tokens>.kv (llama_state_seq_load_file; the file's tokens must equal
+**   them, else it is removed), or evaluated and then written there
+**   (written to a temporary name and renamed, so a reader never sees half
+**   a file). So the first question of a later process on the same
+**   database skips the schema's evaluation. The directory is kept under
+**   ASKDB_PROMPT_CACHE_MB (default 1024; 0 turns the files off), the
+**   least recently used files go first; askdb_config.no_prompt_cache
+**   turns them off too. Any failure there only costs the evaluation.
 ** - The context starts at LOCAL_CTX tokens (or the model's training
 **   context when that is smaller) and is recreated larger, up to the
 **   training context, when a prompt plus its reply budget does not fit;
@@ -74,11 +88,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <llama.h>
+#include <xxhash.h>
+
+#include "core/cache.h"
 
 /* File name of the default model; models/README.md and scripts/models.sh
 ** fetch it into the cache. */
@@ -182,6 +201,8 @@ static askdb_status check_model_file(const char *path, int given, char *err,
 #define LOCAL_BATCH 512        /* tokens per llama_decode() */
 #define LOCAL_MAX_TOKENS 512   /* reply cap when the request gives none */
 #define LOCAL_SEQ_MAX 4        /* sequences decoded together (candidates) */
+#define LOCAL_KV_MIN 64        /* shorter stable prefixes get no file */
+#define LOCAL_KV_MB 1024       /* prompt-cache files, default cap in MiB */
 
 struct local {
     llm base;                  /* first: llm_free() frees through it */
@@ -199,6 +220,9 @@ struct local {
     int threads;
     char *path;
     double load_ms;            /* reported once, on the first reply */
+    int kv_on;                 /* prompt-cache files in use */
+    long long kv_cap;          /* their directory's cap in bytes */
+    XXH128_hash_t model_id;    /* model file path, size and mtime */
 };
 
 /* ------------------------------------------------------------------ */
@@ -265,12 +289,6 @@ static askdb_status make_context(struct local *l, int n_ctx, char *err,
         llama_free(l->ctx);
     l->ctx = NULL;
     l->ncache = 0;
-    cache = realloc(l->cache, (size_t)n_ctx * sizeof *cache);
-    if (!cache) {
-        snprintf(err, errlen, "out of memory");
-        return ASKDB_ERR_NOMEM;
-    }
-    l->cache = cache;
     cp.n_ctx = (uint32_t)n_ctx;
     cp.n_batch = LOCAL_BATCH;
     cp.n_ubatch = LOCAL_BATCH;
@@ -289,7 +307,16 @@ static askdb_status make_context(struct local *l, int n_ctx, char *err,
                  first_error[0] ? ": " : " (out of memory?)", first_error);
         return ASKDB_ERR_LLM;
     }
+    /* llama.cpp may round n_ctx up: the token list follows what it made. */
     l->n_ctx = (int)llama_n_ctx(l->ctx);
+    cache = realloc(l->cache, (size_t)l->n_ctx * sizeof *cache);
+    if (!cache) {
+        llama_free(l->ctx);
+        l->ctx = NULL;
+        snprintf(err, errlen, "out of memory");
+        return ASKDB_ERR_NOMEM;
+    }
+    l->cache = cache;
     return ASKDB_OK;
 }
 
@@ -408,12 +435,13 @@ static askdb_status eval_tokens(struct local *l, const llama_token *toks,
 /* ------------------------------------------------------------------ */
 
 /*
-** The conversation in the model's chat format, ending with the start of
-** the assistant's turn. Returns a malloc()ed string, or NULL with
-** m->errmsg set.
+** Messages m[0..nm) in the model's chat format, the content of the last
+** one replaced by last when that is not NULL; with add_ass, ending with
+** the start of the assistant's turn. Returns a malloc()ed string, or NULL
+** with m->errmsg set.
 */
-static char *format_prompt(struct local *l, const struct llm_request *req,
-                           askdb_status *rc)
+static char *render(struct local *l, const struct llm_msg *m, int nm,
+                    const char *last, int add_ass, askdb_status *rc)
 {
     struct llama_chat_message *msgs;
     size_t total = 0;
@@ -421,13 +449,13 @@ static char *format_prompt(struct local *l, const struct llm_request *req,
     int i, cap, n;
 
     *rc = ASKDB_ERR_NOMEM;
-    msgs = calloc((size_t)req->nmsgs, sizeof *msgs);
+    msgs = calloc((size_t)nm, sizeof *msgs);
     if (!msgs)
         goto nomem;
-    for (i = 0; i < req->nmsgs; i++) {
-        msgs[i].role = req->msgs[i].role;
-        msgs[i].content = req->msgs[i].content;
-        total += strlen(req->msgs[i].content) + 64;
+    for (i = 0; i < nm; i++) {
+        msgs[i].role = m[i].role;
+        msgs[i].content = last && i == nm - 1 ? last : m[i].content;
+        total += strlen(msgs[i].content) + 64;
     }
     if (total > INT_MAX / 2) {
         free(msgs);
@@ -443,8 +471,8 @@ static char *format_prompt(struct local *l, const struct llm_request *req,
         if (!bigger)
             goto nomem;
         text = bigger;
-        n = llama_chat_apply_template(l->tmpl, msgs, (size_t)req->nmsgs,
-                                      true, text, cap);
+        n = llama_chat_apply_template(l->tmpl, msgs, (size_t)nm,
+                                      add_ass != 0, text, cap);
         if (n < 0) {
             snprintf(l->base.errmsg, sizeof l->base.errmsg,
                      "the chat template of the local model '%s' is not one "
@@ -468,6 +496,14 @@ nomem:
     free(msgs);
     snprintf(l->base.errmsg, sizeof l->base.errmsg, "out of memory");
     return NULL;
+}
+
+/* The request's conversation, ending with the start of the assistant's
+** turn (see render()). */
+static char *format_prompt(struct local *l, const struct llm_request *req,
+                           askdb_status *rc)
+{
+    return render(l, req->msgs, req->nmsgs, NULL, 1, rc);
 }
 
 /* Tokens of text (special tokens parsed) into *out (malloc()ed); returns
@@ -500,6 +536,280 @@ nomem:
     free(t);
     snprintf(l->base.errmsg, sizeof l->base.errmsg, "out of memory");
     return -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Prompt-cache files                                                  */
+/* ------------------------------------------------------------------ */
+
+/* The cap of the prompt-cache directory in bytes: ASKDB_PROMPT_CACHE_MB
+** MiB (a whole number; anything else means the default), 0 = no files. */
+static long long kv_cap(void)
+{
+    const char *e = getenv("ASKDB_PROMPT_CACHE_MB");
+    long long mb;
+    char *end;
+
+    if (!e || !*e)
+        return (long long)LOCAL_KV_MB << 20;
+    errno = 0;
+    mb = strtoll(e, &end, 10);
+    if (errno || *end || mb < 0 || mb > (1LL << 30))
+        return (long long)LOCAL_KV_MB << 20;
+    return mb << 20;
+}
+
+/* What a prompt-cache file depends on besides its tokens: the format and
+** the model file (path, size, modification time). */
+static XXH128_hash_t model_identity(const char *path)
+{
+    char buf[PATH_MAX + 128];
+    struct stat sb;
+    int n;
+
+    memset(&sb, 0, sizeof sb);
+    (void)stat(path, &sb);
+    n = snprintf(buf, sizeof buf, "askdb-kv-1\n%s\n%lld\n%lld.%09ld", path,
+                 (long long)sb.st_size, (long long)sb.st_mtim.tv_sec,
+                 (long)sb.st_mtim.tv_nsec);
+    if (n < 0)
+        n = 0;
+    if ((size_t)n >= sizeof buf)
+        n = (int)sizeof buf - 1;
+    return XXH3_128bits(buf, (size_t)n);
+}
+
+/*
+** How many of the prompt's tokens toks[0..n) are the request's stable
+** prefix (llm.h): the prefix is rendered and tokenized alone and compared
+** with the prompt token by token (the tokens at the cut may differ, so
+** only the common part counts), at most n - 1. 0 when the request marks
+** none, the files are off, or it is shorter than LOCAL_KV_MIN.
+*/
+static int stable_tokens(struct local *l, const struct llm_request *req,
+                         const llama_token *toks, int n)
+{
+    const struct llm_msg *m = req->msgs;
+    int nm = req->stable_msgs, k = 0, np;
+    llama_token *pt = NULL;
+    char *cut = NULL, *text;
+    askdb_status rc;
+
+    if (!l->kv_on || nm < 0 || nm > req->nmsgs ||
+        (nm == req->nmsgs && req->stable_bytes > 0) ||
+        (nm == 0 && req->stable_bytes == 0))
+        return 0;
+    if (req->stable_bytes > 0) {
+        if (req->stable_bytes > strlen(m[nm].content))
+            return 0;
+        cut = strndup(m[nm].content, req->stable_bytes);
+        if (!cut)
+            return 0;
+        nm++;
+    }
+    text = render(l, m, nm, cut, 0, &rc);
+    if (text && (np = tokenize(l, text, &pt)) > 0) {
+        while (k < np && k < n - 1 && pt[k] == toks[k])
+            k++;
+        free(pt);
+    }
+    free(text);
+    free(cut);
+    return k >= LOCAL_KV_MIN ? k : 0;
+}
+
+/*
+** The file of the prefix toks[0..n), ${cache}/prompts/<32 hex>.kv, and in
+** *dir its directory (both malloc()ed); NULL when the cache directory
+** cannot be made.
+*/
+static char *kv_path(struct local *l, const llama_token *toks, int n,
+                     char **dir)
+{
+    XXH3_state_t *st = XXH3_createState();
+    XXH128_hash_t h;
+    char err[256], *d, *p;
+    size_t len;
+
+    *dir = NULL;
+    if (!st || XXH3_128bits_reset(st) == XXH_ERROR) {
+        XXH3_freeState(st);
+        return NULL;
+    }
+    XXH3_128bits_update(st, &l->model_id, sizeof l->model_id);
+    XXH3_128bits_update(st, toks, (size_t)n * sizeof *toks);
+    h = XXH3_128bits_digest(st);
+    XXH3_freeState(st);
+    d = cache_path("prompts", 1, err, sizeof err);
+    if (!d)
+        return NULL;
+    len = strlen(d) + 40;
+    p = malloc(len);
+    if (!p) {
+        free(d);
+        return NULL;
+    }
+    snprintf(p, len, "%s/%016llx%016llx.kv", d, (unsigned long long)h.high64,
+             (unsigned long long)h.low64);
+    *dir = d;
+    return p;
+}
+
+/*
+** Load the prefix toks[0..n) into sequence 0 from path. 1 when done (the
+** cache lists its tokens); 0 when there is no usable file: the KV cache is
+** then dropped if the load got under way, and a damaged or foreign file
+** (other tokens, another llama.cpp) is removed.
+*/
+static int kv_load(struct local *l, const char *path, const llama_token *toks,
+                   int n)
+{
+    size_t got = 0;
+
+    if (access(path, R_OK) != 0)
+        return 0;
+    l->ncache = 0;   /* the load replaces sequence 0 */
+    if (llama_state_seq_load_file(l->ctx, path, 0, l->cache, (size_t)n,
+                                  &got) == 0 ||
+        got != (size_t)n ||
+        memcmp(l->cache, toks, (size_t)n * sizeof *toks) != 0) {
+        drop_cache(l);
+        unlink(path);
+        return 0;
+    }
+    l->ncache = n;
+    (void)utimensat(AT_FDCWD, path, NULL, 0);   /* recently used */
+    return 1;
+}
+
+struct kv_file {
+    char *path;
+    time_t mtime;
+    long long size;
+};
+
+static int kv_older(const void *a, const void *b)
+{
+    const struct kv_file *x = a, *y = b;
+
+    return x->mtime < y->mtime ? -1 : x->mtime > y->mtime;
+}
+
+/* Remove the least recently used .kv files of dir until the rest take at
+** most cap bytes; temporary files older than an hour (left by a process
+** that died) go too. */
+static void kv_prune(const char *dir, long long cap)
+{
+    struct kv_file *f = NULL, *bigger;
+    size_t n = 0, room = 0, i, len;
+    long long total = 0;
+    time_t now = time(NULL);
+    struct dirent *e;
+    struct stat sb;
+    DIR *d = opendir(dir);
+    char *p;
+    int kv;
+
+    if (!d)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        len = strlen(e->d_name);
+        kv = len > 3 && strcmp(e->d_name + len - 3, ".kv") == 0;
+        if (!kv && !(len > 4 && strcmp(e->d_name + len - 4, ".tmp") == 0))
+            continue;
+        p = malloc(strlen(dir) + len + 2);
+        if (!p)
+            break;
+        sprintf(p, "%s/%s", dir, e->d_name);
+        if (stat(p, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+            free(p);
+            continue;
+        }
+        if (!kv) {   /* a temporary file */
+            if (now - sb.st_mtime > 3600)
+                unlink(p);
+            free(p);
+            continue;
+        }
+        if (n == room) {
+            room = room ? 2 * room : 16;
+            bigger = realloc(f, room * sizeof *f);
+            if (!bigger) {
+                free(p);
+                break;
+            }
+            f = bigger;
+        }
+        f[n].path = p;
+        f[n].mtime = sb.st_mtime;
+        f[n].size = (long long)sb.st_size;
+        total += f[n++].size;
+    }
+    closedir(d);
+    if (total > cap) {
+        qsort(f, n, sizeof *f, kv_older);
+        for (i = 0; i < n && total > cap; i++)
+            if (unlink(f[i].path) == 0)
+                total -= f[i].size;
+    }
+    for (i = 0; i < n; i++)
+        free(f[i].path);
+    free(f);
+}
+
+/* Write sequence 0's state, which holds exactly toks[0..n), to path
+** through a temporary file that is renamed, then keep dir under the cap.
+** 1 when the file was written. */
+static int kv_save(struct local *l, const char *dir, const char *path,
+                   const llama_token *toks, int n)
+{
+    size_t len = strlen(path) + 32;
+    char *tmp = malloc(len);
+    int ok;
+
+    if (!tmp)
+        return 0;
+    snprintf(tmp, len, "%s.%ld.tmp", path, (long)getpid());
+    ok = llama_state_seq_save_file(l->ctx, tmp, 0, toks, (size_t)n) > 0 &&
+         rename(tmp, path) == 0;
+    if (!ok)
+        unlink(tmp);
+    free(tmp);
+    kv_prune(dir, l->kv_cap);
+    return ok;
+}
+
+/*
+** Make sequence 0 hold the request's stable prefix when the KV cache
+** holds less of the prompt: from the prefix's file, or evaluated and then
+** written to it. *file is how many tokens came from the file, *saved 1
+** when the file was written. Only a failed evaluation is an error; the
+** files are a help, never a cause of failure.
+*/
+static askdb_status use_stable_prefix(struct local *l,
+                                      const struct llm_request *req,
+                                      const llama_token *toks, int n,
+                                      long *file, int *saved)
+{
+    int k = stable_tokens(l, req, toks, n);
+    askdb_status rc = ASKDB_OK;
+    char *dir = NULL, *path;
+
+    *file = 0;
+    *saved = 0;
+    if (k <= l->ncache)
+        return ASKDB_OK;
+    path = kv_path(l, toks, k, &dir);
+    if (path && kv_load(l, path, toks, k)) {
+        *file = k;
+    } else {
+        rc = eval_tokens(l, toks + l->ncache, k - l->ncache);
+        if (!rc && path)
+            *saved = kv_save(l, dir, path, toks, k);
+    }
+    free(path);
+    free(dir);
+    return rc;
 }
 
 /*
@@ -956,7 +1266,8 @@ static askdb_status local_run(struct local *l, const struct llm_request *req,
     double t0 = now_ms();
     char *prompt = NULL;
     askdb_status rc;
-    int ntok, reused, first, k, i;
+    int ntok, reused, first, k, i, saved;
+    long file;
 
     if (!l->ctx) {   /* an earlier resize failed: start afresh */
         rc = make_context(l, l->n_ctx_max < LOCAL_CTX ? l->n_ctx_max
@@ -980,7 +1291,12 @@ static askdb_status local_run(struct local *l, const struct llm_request *req,
     if (rc)
         goto out;
     reused = reuse_prefix(l, toks, ntok);
-    rc = eval_tokens(l, toks + reused, ntok - reused);
+    rc = use_stable_prefix(l, req, toks, ntok, &file, &saved);
+    if (rc)
+        goto out;
+    if (file)
+        reused = l->ncache;
+    rc = eval_tokens(l, toks + l->ncache, ntok - l->ncache);
     if (rc)
         goto out;
     for (first = 0; first < n; first += k) {
@@ -998,6 +1314,8 @@ static askdb_status local_run(struct local *l, const struct llm_request *req,
         out[i].cached_tokens = i == 0 ? reused : i < ns ? ntok : ntok - 1;
     }
     out[0].load_ms = l->load_ms;
+    out[0].file_tokens = file;
+    out[0].file_saved = saved;
     l->load_ms = 0;
 out:
     llama_sampler_free(grammar);
@@ -1084,6 +1402,9 @@ askdb_status llm_local_new(const askdb_config *cfg, llm **out, char *err,
     rc = ASKDB_ERR_NOMEM;
     if (!l->path)
         goto fail;
+    l->kv_cap = kv_cap();
+    l->kv_on = !cfg->no_prompt_cache && l->kv_cap > 0;
+    l->model_id = model_identity(l->path);
     rc = check_model_file(l->path, is_gguf_path(cfg->model), err, errlen);
     if (rc)
         goto fail;

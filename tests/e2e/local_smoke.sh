@@ -110,6 +110,46 @@ PY
         fail "$(cat "$TMP/py.err" 2>/dev/null || echo "trace check failed")"
 }
 
+second_run_loads_the_schema_prompt_from_its_file() {
+    cp "$SHOP_DB" "$TMP/shop.db"
+    mkdir -p "$TMP/cache-kv"
+    local i
+    for i in 1 2 3; do
+        local extra=()
+        [ "$i" = 3 ] && extra=(--no-prompt-cache)
+        ASKDB_CACHE_DIR="$TMP/cache-kv" run ask --model "$SMALL" \
+            --max-attempts 1 --max-tokens 16 --trace "kv$i.jsonl" "${extra[@]}" \
+            shop.db "How many customers are there?"
+        sanitizer_clean
+        [ "$RC" = 0 ] || [ "$RC" = 1 ] || fail "run $i: exit $RC: $(head -c 300 "$TMP/err")"
+    done
+    python3 - "$TMP" "$TMP/py.err" <<'PY' ||
+import glob, json, os, sys
+tmp = sys.argv[1]
+def check(cond, msg):
+    if not cond:
+        open(sys.argv[2], "w").write(msg)
+        sys.exit(1)
+def first_reply(i):
+    for l in open(os.path.join(tmp, "kv%d.jsonl" % i), encoding="utf-8"):
+        e = json.loads(l)
+        if e["step"] == "reply":
+            return e
+    check(False, "run %d: no reply" % i)
+r1, r2, r3 = first_reply(1), first_reply(2), first_reply(3)
+files = glob.glob(os.path.join(tmp, "cache-kv", "prompts", "*.kv"))
+check(len(files) == 1, "prompt-cache files: %r" % files)
+check(r1.get("file_saved") is True and "file_tokens" not in r1, "run 1: %r" % r1)
+# a new process: the schema prompt comes from the file, the question is evaluated
+check(r2.get("file_tokens", 0) > 500, "run 2 did not load the file: %r" % r2)
+check(r2.get("cached_tokens") == r2["file_tokens"], "run 2: %r" % r2)
+check(r2["prompt_tokens"] - r2["file_tokens"] < 40, "run 2 evaluated too much: %r" % r2)
+check(r2.get("reply") == r1.get("reply"), "replies differ: %r vs %r" % (r1.get("reply"), r2.get("reply")))
+check("file_tokens" not in r3 and "file_saved" not in r3, "--no-prompt-cache: %r" % r3)
+PY
+        fail "$(cat "$TMP/py.err" 2>/dev/null || echo "trace check failed")"
+}
+
 missing_model_file_is_a_usage_error() {
     cp "$SHOP_DB" "$TMP/shop.db"
     run ask --model /nonexistent/m.gguf shop.db "How many customers are there?"
@@ -143,8 +183,9 @@ if grep -q "not built into this askdb" "$TMP/err"; then
 fi
 
 passed=0 failed=0
-for t in small_model_answers_or_lists_every_attempt missing_model_file_is_a_usage_error \
-         missing_default_model_says_make_model; do
+for t in small_model_answers_or_lists_every_attempt \
+         second_run_loads_the_schema_prompt_from_its_file \
+         missing_model_file_is_a_usage_error missing_default_model_says_make_model; do
     rm -f "$TMP/.fail" "$TMP/py.err"
     if (set -u; "$t"); then
         echo "ok $t"; passed=$((passed + 1))

@@ -6,9 +6,13 @@
 
 #include <cmocka.h>
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -276,6 +280,150 @@ static void local_reuses_the_prompt_prefix(void **ts)
     complete_ok(s, &req);
     assert_int_equal(s->r.prompt_tokens, n2);
     assert_int_equal(s->r.cached_tokens, n2 - 1);
+}
+
+/* Prompt-cache files under dir/prompts: how many, and the first one's
+** path in path (when there is one). */
+static int kv_files(const char *dir, char *path, size_t len)
+{
+    char sub[512];
+    struct dirent *e;
+    DIR *d;
+    int n = 0;
+
+    snprintf(sub, sizeof sub, "%s/prompts", dir);
+    d = opendir(sub);
+    if (!d)
+        return 0;
+    while ((e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        if (l > 3 && strcmp(e->d_name + l - 3, ".kv") == 0) {
+            if (n++ == 0 && path)
+                snprintf(path, len, "%s/%s", sub, e->d_name);
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+/* Empty dir/prompts and remove both. */
+static void kv_cleanup(const char *dir)
+{
+    char path[600], sub[512];
+
+    while (kv_files(dir, path, sizeof path) > 0)
+        assert_int_equal(unlink(path), 0);
+    snprintf(sub, sizeof sub, "%s/prompts", dir);
+    rmdir(sub);
+    rmdir(dir);
+}
+
+static void local_keeps_the_stable_prefix_in_a_file(void **ts)
+{
+    struct state *s = *ts;
+    static const char head[] = "Database schema:\n";
+    char dir[] = "/tmp/askdb-kv-XXXXXX", file[600], first[512];
+    char u1[2048], u2[2048], u3[2048];
+    struct llm_msg q1[] = {{"system", "You write SQLite queries."},
+                           {"user", u1}};
+    struct llm_msg q2[] = {{"system", "You write SQLite queries."},
+                           {"user", u2}};
+    struct llm_msg q3[] = {{"system", "You write SQLite queries."},
+                           {"user", u3}};
+    struct llm_request req = request(q1, 2, 8);
+    struct timespec old[2] = {{1000000000, 0}, {1000000000, 0}};
+    struct stat sb;
+    char cap[32];
+
+    need_model();
+    assert_non_null(mkdtemp(dir));
+    setenv("ASKDB_CACHE_DIR", dir, 1);
+    snprintf(u1, sizeof u1, "%s%s\nQuestion: How many customers are "
+             "there?\n", head, system_prompt);
+    snprintf(u2, sizeof u2, "%s%s\nQuestion: Which products never "
+             "sold?\n", head, system_prompt);
+    snprintf(u3, sizeof u3, "%s-- another database\n%s\nQuestion: How many "
+             "customers are there?\n", head, system_prompt);
+    req.stable_msgs = 1;
+    req.stable_bytes = strlen(head) + strlen(system_prompt);
+
+    /* The first provider evaluates the prefix and writes its file. */
+    open_model(s);
+    complete_ok(s, &req);
+    assert_int_equal(s->r.file_saved, 1);
+    assert_int_equal(s->r.file_tokens, 0);
+    assert_int_equal(s->r.cached_tokens, 0);
+    assert_int_equal(kv_files(dir, file, sizeof file), 1);
+    snprintf(first, sizeof first, "%s", s->r.text);
+    llm_free(s->m);
+    s->m = NULL;
+
+    /* A new provider (as in a new process) loads it: only the question
+    ** is evaluated, and the reply is the same. */
+    open_model(s);
+    complete_ok(s, &req);
+    assert_true(s->r.file_tokens > 150);
+    assert_int_equal(s->r.cached_tokens, s->r.file_tokens);
+    assert_true(s->r.prompt_tokens - s->r.file_tokens < 24);
+    assert_int_equal(s->r.file_saved, 0);
+    assert_string_equal(s->r.text, first);
+
+    /* Another question: the KV cache in memory holds the prefix already,
+    ** so the file is neither read nor written. */
+    req.msgs = q2;
+    complete_ok(s, &req);
+    assert_int_equal(s->r.file_tokens, 0);
+    assert_int_equal(s->r.file_saved, 0);
+    assert_true(s->r.cached_tokens > 150);
+    llm_free(s->m);
+    s->m = NULL;
+
+    /* A damaged file is removed and written afresh; the reply stays. */
+    assert_int_equal(truncate(file, 1000), 0);
+    open_model(s);
+    req.msgs = q1;
+    complete_ok(s, &req);
+    assert_int_equal(s->r.file_tokens, 0);
+    assert_int_equal(s->r.file_saved, 1);
+    assert_string_equal(s->r.text, first);
+    assert_int_equal(kv_files(dir, NULL, 0), 1);
+
+    /* Over the cap, the least recently used file goes: with room for
+    ** one file, another database's prefix replaces the first. */
+    assert_int_equal(stat(file, &sb), 0);
+    snprintf(cap, sizeof cap, "%lld", (long long)sb.st_size / (1 << 20) + 1);
+    setenv("ASKDB_PROMPT_CACHE_MB", cap, 1);
+    assert_int_equal(utimensat(AT_FDCWD, file, old, 0), 0);
+    llm_free(s->m);
+    s->m = NULL;
+    open_model(s);
+    req.msgs = q3;
+    complete_ok(s, &req);
+    assert_int_equal(s->r.file_saved, 1);
+    assert_int_equal(kv_files(dir, NULL, 0), 1);
+    assert_int_not_equal(access(file, F_OK), 0);
+    llm_free(s->m);
+    s->m = NULL;
+
+    /* Off (ASKDB_PROMPT_CACHE_MB=0, or no_prompt_cache): q3's file is
+    ** there but neither read nor written. */
+    setenv("ASKDB_PROMPT_CACHE_MB", "0", 1);
+    open_model(s);
+    complete_ok(s, &req);
+    assert_int_equal(s->r.file_tokens, 0);
+    assert_int_equal(s->r.file_saved, 0);
+    llm_free(s->m);
+    s->m = NULL;
+    unsetenv("ASKDB_PROMPT_CACHE_MB");
+    s->cfg.no_prompt_cache = 1;
+    open_model(s);
+    complete_ok(s, &req);
+    assert_int_equal(s->r.file_tokens, 0);
+    assert_int_equal(s->r.file_saved, 0);
+    assert_int_equal(kv_files(dir, NULL, 0), 1);
+
+    kv_cleanup(dir);
+    unsetenv("ASKDB_CACHE_DIR");
 }
 
 static void local_reuses_the_conversation_on_a_repair_turn(void **ts)
@@ -703,6 +851,7 @@ int main(void)
         T(local_generates_text_and_counts_tokens),
         T(local_reuses_the_prompt_prefix),
         T(local_reuses_the_conversation_on_a_repair_turn),
+        T(local_keeps_the_stable_prefix_in_a_file),
         T(local_grammar_constrains_output),
         T(local_stops_at_stop_strings_and_the_closing_fence),
         T(local_candidates_are_grammatical_and_reply_0_is_greedy),
