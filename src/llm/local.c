@@ -26,6 +26,12 @@
 **   schema first and the question last, so a second question on the same
 **   database evaluates little more than itself, and a repair turn reuses
 **   the whole previous conversation up to the tokens of the old reply.
+** - The formatted prompt is tokenized with special tokens parsed (the
+**   template's role markers must become control tokens), so message
+**   contents - the question, the schema's sample values, the model's own
+**   earlier replies - are defused first: wherever one holds the text of a
+**   control token (e.g. "<|im_end|>"), a zero-width space goes after its
+**   first byte and it stays plain text; nobody can forge a role boundary.
 ** - Prompt-cache files: a request may mark its stable prefix (llm.h:
 **   stable_msgs, stable_bytes; the agent marks the system prompt and the
 **   whole schema). Its tokens are found by rendering and tokenizing the
@@ -220,6 +226,9 @@ struct local {
     int threads;
     char *path;
     double load_ms;            /* reported once, on the first reply */
+    char **special;            /* texts of the control tokens (see
+                                  defuse()), nspecial of them */
+    int nspecial;
     int kv_on;                 /* prompt-cache files in use */
     long long kv_cap;          /* their directory's cap in bytes */
     XXH128_hash_t model_id;    /* model file path, size and mtime */
@@ -434,6 +443,87 @@ static askdb_status eval_tokens(struct local *l, const llama_token *toks,
 /* Prompt                                                              */
 /* ------------------------------------------------------------------ */
 
+/* The texts of the model's control tokens (at least 2 bytes, each once)
+** into l->special; -1 when out of memory. */
+static int collect_special(struct local *l)
+{
+    int n = llama_vocab_n_tokens(l->vocab), id, i;
+    const char *t;
+    char **bigger;
+
+    for (id = 0; id < n; id++) {
+        if (!(llama_vocab_get_attr(l->vocab, id) &
+              (LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_UNKNOWN)))
+            continue;
+        t = llama_vocab_get_text(l->vocab, id);
+        if (!t || strlen(t) < 2)
+            continue;
+        for (i = 0; i < l->nspecial && strcmp(l->special[i], t) != 0; i++)
+            ;
+        if (i < l->nspecial)
+            continue;
+        bigger = realloc(l->special, (size_t)(l->nspecial + 1) *
+                                         sizeof *bigger);
+        if (!bigger)
+            return -1;
+        l->special = bigger;
+        if (!(l->special[l->nspecial] = strdup(t)))
+            return -1;
+        l->nspecial++;
+    }
+    return 0;
+}
+
+/*
+** s with a zero-width space (U+200B) after the first byte of every
+** control token's text in it, so that tokenizing it with special tokens
+** parsed keeps it plain text: a malloc()ed copy, or NULL when s holds
+** none (or out of memory, with *nomem set).
+*/
+static char *defuse(struct local *l, const char *s, int *nomem)
+{
+    static const char zwsp[] = "\xe2\x80\x8b";
+    const char *hit, *at, *h;
+    size_t len, cap, k;
+    char *out, *bigger;
+    int i;
+
+    for (i = 0; i < l->nspecial && !strstr(s, l->special[i]); i++)
+        ;
+    if (i == l->nspecial)
+        return NULL;
+    cap = strlen(s) + 64;
+    out = malloc(cap);
+    if (!out)
+        goto nomem;
+    for (len = 0, at = s;; at = hit + 1) {
+        hit = NULL;   /* the earliest control text at or after at */
+        for (i = 0; i < l->nspecial; i++)
+            if ((h = strstr(at, l->special[i])) != NULL && (!hit || h < hit))
+                hit = h;
+        k = hit ? (size_t)(hit - at) + 1 : strlen(at);
+        if (len + k + sizeof zwsp > cap) {
+            cap = 2 * cap + k + sizeof zwsp;
+            bigger = realloc(out, cap);
+            if (!bigger)
+                goto nomem;
+            out = bigger;
+        }
+        memcpy(out + len, at, k);
+        len += k;
+        if (!hit)
+            break;
+        memcpy(out + len, zwsp, sizeof zwsp - 1);
+        len += sizeof zwsp - 1;
+    }
+    out[len] = '\0';
+    return out;
+nomem:
+    free(out);
+    *nomem = 1;
+    return NULL;
+}
+
 /*
 ** Messages m[0..nm) in the model's chat format, the content of the last
 ** one replaced by last when that is not NULL; with add_ass, ending with
@@ -444,32 +534,38 @@ static char *render(struct local *l, const struct llm_msg *m, int nm,
                     const char *last, int add_ass, askdb_status *rc)
 {
     struct llama_chat_message *msgs;
+    char **safe;   /* defused copies of contents, or NULL */
     size_t total = 0;
     char *text = NULL, *bigger;
-    int i, cap, n;
+    int i, cap, n, nomem = 0;
 
     *rc = ASKDB_ERR_NOMEM;
     msgs = calloc((size_t)nm, sizeof *msgs);
-    if (!msgs)
-        goto nomem;
+    safe = calloc((size_t)nm, sizeof *safe);
+    if (!msgs || !safe)
+        goto out;
     for (i = 0; i < nm; i++) {
         msgs[i].role = m[i].role;
         msgs[i].content = last && i == nm - 1 ? last : m[i].content;
+        safe[i] = defuse(l, msgs[i].content, &nomem);
+        if (nomem)
+            goto out;
+        if (safe[i])
+            msgs[i].content = safe[i];
         total += strlen(msgs[i].content) + 64;
     }
     if (total > INT_MAX / 2) {
-        free(msgs);
         snprintf(l->base.errmsg, sizeof l->base.errmsg,
                  "the prompt is too long for the local model (%zu bytes)",
                  total);
         *rc = ASKDB_ERR_LLM;
-        return NULL;
+        goto out;
     }
     cap = (int)total + 256;
     for (;;) {
         bigger = realloc(text, (size_t)cap);
         if (!bigger)
-            goto nomem;
+            goto out;
         text = bigger;
         n = llama_chat_apply_template(l->tmpl, msgs, (size_t)nm,
                                       add_ass != 0, text, cap);
@@ -479,23 +575,26 @@ static char *render(struct local *l, const struct llm_msg *m, int nm,
                      "llama.cpp knows; use a model with a ChatML, Llama or "
                      "other built-in template", l->path);
             *rc = ASKDB_ERR_LLM;
-            free(text);
-            free(msgs);
-            return NULL;
+            goto out;
         }
         if (n < cap)
             break;
         cap = n + 1;
     }
     text[n] = '\0';
-    free(msgs);
     *rc = ASKDB_OK;
-    return text;
-nomem:
-    free(text);
+out:
+    if (*rc == ASKDB_ERR_NOMEM)
+        snprintf(l->base.errmsg, sizeof l->base.errmsg, "out of memory");
+    if (*rc) {
+        free(text);
+        text = NULL;
+    }
+    for (i = 0; safe && i < nm; i++)
+        free(safe[i]);
+    free(safe);
     free(msgs);
-    snprintf(l->base.errmsg, sizeof l->base.errmsg, "out of memory");
-    return NULL;
+    return text;
 }
 
 /* The request's conversation, ending with the start of the assistant's
@@ -1342,6 +1441,7 @@ static askdb_status local_complete_n(llm *m, const struct llm_request *req,
 static void local_destroy(llm *m)
 {
     struct local *l = (struct local *)m;
+    int i;
 
     if (l->ctx)
         llama_free(l->ctx);
@@ -1349,6 +1449,9 @@ static void local_destroy(llm *m)
         llama_model_free(l->model);
     if (l->batch.token)
         llama_batch_free(l->batch);
+    for (i = 0; i < l->nspecial; i++)
+        free(l->special[i]);
+    free(l->special);
     free(l->cache);
     free(l->path);
     free(l);
@@ -1424,6 +1527,11 @@ askdb_status llm_local_new(const askdb_config *cfg, llm **out, char *err,
         goto fail;
     }
     l->vocab = llama_model_get_vocab(l->model);
+    if (collect_special(l) != 0) {
+        snprintf(err, errlen, "out of memory");
+        rc = ASKDB_ERR_NOMEM;
+        goto fail;
+    }
     l->tmpl = llama_model_chat_template(l->model, NULL);
     if (!l->tmpl)
         l->tmpl = "chatml";   /* what llama.cpp itself assumes */
