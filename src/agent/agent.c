@@ -10,6 +10,7 @@
 #include "agent/hint.h"
 #include "agent/memory.h"
 #include "agent/prompt.h"
+#include "agent/text.h"
 #include "agent/values.h"
 #include "core/json.h"
 #include "eval/compare.h"
@@ -35,9 +36,11 @@ void agent_log(struct agent_state *st, const char *step, const char *fmt,
     st->ag->cfg.log_fn(st->ag->cfg.log_ud, step, line);
 }
 
-/* Append a message; content is taken over (freed with the state). */
+/* Append a message; content is taken over (freed with the state) and made
+** valid UTF-8 (it may quote the user's data). */
 int agent_push_msg(struct agent_state *st, const char *role, char *content)
 {
+    content = text_repair(content);
     if (!content)
         return -1;
     if (st->nmsgs >= AGENT_MAX_MSGS) {
@@ -158,8 +161,11 @@ void agent_rows_text(struct buf *b, const askdb_result *r, long max_rows,
         buf_puts(b, "(no rows)\n");
         return;
     }
-    for (j = 0; j < r->ncols; j++)
-        buf_printf(b, "%s%s", j ? " | " : "", r->cols[j]);
+    for (j = 0; j < r->ncols; j++) {
+        const char *name = r->cols[j] ? r->cols[j] : "";
+        buf_puts(b, j ? " | " : "");
+        text_put(b, name, strlen(name), 0);
+    }
     buf_putc(b, '\n');
     for (i = 0; i < r->nrows && i < max_rows; i++) {
         for (j = 0; j < r->ncols; j++) {
@@ -170,10 +176,7 @@ void agent_rows_text(struct buf *b, const askdb_result *r, long max_rows,
             case ASKDB_NULL: buf_puts(b, "NULL"); break;
             case ASKDB_INTEGER: buf_printf(b, "%lld", (long long)v->i); break;
             case ASKDB_REAL: buf_printf(b, "%.10g", v->d); break;
-            case ASKDB_TEXT:
-                buf_printf(b, "%.*s%s", (int)max_cell, v->s,
-                           v->len > max_cell ? "..." : "");
-                break;
+            case ASKDB_TEXT: text_put(b, v->s, v->len, max_cell); break;
             case ASKDB_BLOB: buf_printf(b, "(%zu bytes)", v->len); break;
             }
         }
@@ -196,9 +199,12 @@ static void fail_attempt(struct agent_state *st, askdb_error_class ec,
 {
     askdb_attempt *at = cur_attempt(st);
     json_t *ev;
+    size_t n;
 
     st->ec = ec;
-    snprintf(st->errbuf, sizeof st->errbuf, "%s", msg);
+    n = text_cut(msg, strlen(msg), sizeof st->errbuf - 1);
+    memcpy(st->errbuf, msg, n);
+    st->errbuf[n] = '\0';
     if (at) {
         at->error = ec;
         free(at->message);
@@ -960,6 +966,8 @@ askdb_status askdb_agent_ask_hint(askdb_agent *ag, const char *question,
     enum agent_outcome o = OUT_FATAL;
     double t0 = db_now_ms();
     askdb_answer *a;
+    char *q = NULL, *h = NULL;
+    int bad_hint = hint && !text_valid(hint, strlen(hint));
     json_t *ev;
 
     *out = NULL;
@@ -967,9 +975,24 @@ askdb_status askdb_agent_ask_hint(askdb_agent *ag, const char *question,
     if (!a)
         return ASKDB_ERR_NOMEM;
     *out = a;
+    /* Valid UTF-8 from here on: the question reaches every prompt, the
+    ** trace and the conversation (a terminal may send Latin-1). */
+    question = question ? question : "";
+    if (!text_valid(question, strlen(question)))
+        question = q = text_repair(strdup(question));
+    if (bad_hint)
+        hint = h = text_repair(strdup(hint));
+    if (!question || (bad_hint && !h)) {
+        free(q);
+        free(h);
+        snprintf(ag->errmsg, sizeof ag->errmsg, "out of memory");
+        a->status = ASKDB_ERR_NOMEM;
+        a->error = strdup("out of memory");
+        return a->status;
+    }
     memset(&st, 0, sizeof st);
     st.ag = ag;
-    st.question = question ? question : "";
+    st.question = question;
     st.hint = hint;
     st.ans = a;
     ev = json_pack("{s:s}", "question", st.question);
@@ -996,6 +1019,8 @@ askdb_status askdb_agent_ask_hint(askdb_agent *ag, const char *question,
     }
     finish(&st, step);
     state_free(&st);
+    free(q);
+    free(h);
     a->t.total_ms = db_now_ms() - t0;
     snprintf(ag->errmsg, sizeof ag->errmsg, "%s", a->error ? a->error : "");
     ev = json_pack("{s:s, s:s?, s:i, s:f, s:I, s:I, s:i, s:f}", "status",

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "agent/text.h"
 #include "core/buf.h"
 #include "db/db.h"
 #include "sql/analyze.h"
@@ -363,10 +364,12 @@ static int at_word(const char *v, const char *lit)
 }
 
 /* Whether text value v of a candidate row is worth showing for lit (all
-** are, unless only those starting at a word count). */
+** are, unless only those starting at a word count). Not a value that is
+** not UTF-8: the model could not write it. */
 static int shown_value(const askdb_value *v, const char *lit)
 {
-    return v->type == ASKDB_TEXT && (!lit || at_word(v->s, lit));
+    return v->type == ASKDB_TEXT && text_valid(v->s, v->len) &&
+           (!lit || at_word(v->s, lit));
 }
 
 /* Append up to MAX_ALTERNATIVES values of r's first column that

@@ -10,6 +10,7 @@
 #include "agent/agent.h"
 #include "agent/link.h"
 #include "agent/memory.h"
+#include "agent/text.h"
 #include "agent/values.h"
 #include "core/json.h"
 
@@ -181,7 +182,7 @@ static int build_first_message(struct agent_state *st)
 
     buf_init(&b, 0);
     prompt_question(&b, &st->parts);
-    text = buf_steal(&b);
+    text = text_repair(buf_steal(&b)); /* the schema's names may not be */
     if (!text)
         return -1;
     if (st->nmsgs >= 2) { /* rebuild: replace the user message */

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/text.h"
 #include "core/cache.h"
 #include "db/db.h"
 #include "db/schema.h"
@@ -1878,12 +1879,15 @@ static void put_literal(struct buf *b, const char *s)
 
 void values_render(struct buf *b, const struct value_match *m, int n)
 {
-    int i;
+    int i, shown = 0;
 
-    if (n <= 0)
-        return;
-    buf_puts(b, "Values the question mentions, as stored:\n");
     for (i = 0; i < n; i++) {
+        /* A value that is not UTF-8 (a Latin-1 database) cannot be written
+        ** in the model's SQL, nor sent to it: left out. */
+        if (!text_valid(m[i].value, strlen(m[i].value)))
+            continue;
+        if (!shown++)
+            buf_puts(b, "Values the question mentions, as stored:\n");
         buf_puts(b, "- ");
         schema_put_ident(b, m[i].table);
         buf_putc(b, '.');

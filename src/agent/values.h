@@ -118,7 +118,9 @@ void value_matches_free(struct value_match *m, int n);
 **   - circuits.country = 'France' (question: "Frnace", close spelling)
 **   - people."Home Town" = 'Los Angeles, CA' (question: "los angeles",
 **     part of the value)          <- one line
-** Names are quoted as SQL needs them. Nothing when n is 0.
+** Names are quoted as SQL needs them. Values that are not valid UTF-8
+** are left out (the model could not write them). Nothing when none is
+** left.
 */
 void values_render(struct buf *b, const struct value_match *m, int n);
 

@@ -12,6 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+#include <sqlite3.h>
+
 #include "askdb.h"
 #include "agent/memory.h"
 #include "agent/plan.h"
@@ -23,7 +26,18 @@ struct script {
     int calls;
     char last_user[16384];
     char all_users[65536];   /* every call's last user message, joined */
+    int invalid;             /* messages that were not valid UTF-8 (an
+                                HTTP provider could not send them) */
 };
+
+/* Whether s is text JSON can hold (jansson checks UTF-8 itself). */
+static int json_ok(const char *s)
+{
+    json_t *j = json_string(s);
+
+    json_decref(j);
+    return j != NULL;
+}
 
 static int scripted(void *ud, int n, const char *const *roles,
                     const char *const *contents, char **reply)
@@ -33,6 +47,8 @@ static int scripted(void *ud, int n, const char *const *roles,
     int i;
 
     s->calls++;
+    for (i = 0; i < n; i++)
+        s->invalid += !json_ok(contents[i]);
     for (i = n - 1; i >= 0; i--)
         if (strcmp(roles[i], "user") == 0) {
             snprintf(s->last_user, sizeof s->last_user, "%s", contents[i]);
@@ -72,14 +88,14 @@ static askdb_config base(struct script *s)
     return cfg;
 }
 
-static askdb_answer *ask_cfg(const askdb_config *cfg, const char *q,
-                             askdb_status want)
+static askdb_answer *ask_db(const askdb_config *cfg, const char *db,
+                            const char *q, askdb_status want)
 {
     askdb_agent *ag = NULL;
     askdb_answer *a = NULL;
     askdb_status st;
 
-    if (askdb_agent_new(cfg, shop(), &ag) != ASKDB_OK)
+    if (askdb_agent_new(cfg, db, &ag) != ASKDB_OK)
         fail_msg("agent: %s", askdb_agent_errmsg(ag));
     st = askdb_agent_ask(ag, q, &a);
     assert_non_null(a);
@@ -90,12 +106,53 @@ static askdb_answer *ask_cfg(const askdb_config *cfg, const char *q,
     return a;
 }
 
+static askdb_answer *ask_cfg(const askdb_config *cfg, const char *q,
+                             askdb_status want)
+{
+    return ask_db(cfg, shop(), q, want);
+}
+
+/* A new SQLite database in the cache directory, made by sql. */
+static const char *make_db(const char *name, const char *sql)
+{
+    static char path[4200];
+    sqlite3 *h = NULL;
+    char *err = NULL;
+
+    snprintf(path, sizeof path, "%s/%s", cache_dir, name);
+    unlink(path);
+    assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+    if (sqlite3_exec(h, sql, NULL, NULL, &err) != SQLITE_OK)
+        fail_msg("%s: %s", name, err);
+    sqlite3_close(h);
+    return path;
+}
+
+/* The trace lines of step `step` in the file at path, joined. */
+static void trace_steps(const char *path, const char *step, char *out,
+                        size_t n)
+{
+    char line[65536], key[64];
+    FILE *f = fopen(path, "r");
+    size_t len = 0;
+
+    assert_non_null(f);
+    out[0] = '\0';
+    snprintf(key, sizeof key, "\"step\":\"%s\"", step);
+    while (fgets(line, sizeof line, f))
+        if (strstr(line, key) && len + strlen(line) < n) {
+            memcpy(out + len, line, strlen(line) + 1);
+            len += strlen(line);
+        }
+    fclose(f);
+}
+
 /* ---------------------------------------------------------------------- */
 
 static void greeting_is_answered_without_the_model(void **state)
 {
     static const char *const r[] = {NULL};
-    struct script s = {r, 0, 0, "", ""};
+    struct script s = {r, 0, 0, "", "", 0};
     askdb_config cfg = base(&s);
     askdb_answer *a;
 
@@ -114,7 +171,7 @@ static void greeting_is_answered_without_the_model(void **state)
 static void off_topic_question_is_asked_once(void **state)
 {
     static const char *const r[] = {"no", NULL};
-    struct script s = {r, 0, 0, "", ""};
+    struct script s = {r, 0, 0, "", "", 0};
     askdb_config cfg = base(&s);
     askdb_answer *a;
 
@@ -132,7 +189,7 @@ static void off_topic_question_is_asked_once(void **state)
 static void unsure_question_goes_on_when_the_model_says_yes(void **state)
 {
     static const char *const r[] = {"Yes.", "SELECT 42 AS answer", NULL};
-    struct script s = {r, 0, 0, "", ""};
+    struct script s = {r, 0, 0, "", "", 0};
     askdb_config cfg = base(&s);
     askdb_answer *a;
 
@@ -148,7 +205,7 @@ static void unsure_question_goes_on_when_the_model_says_yes(void **state)
 static void matching_question_skips_the_model_check(void **state)
 {
     static const char *const r[] = {"SELECT count(*) FROM customers", NULL};
-    struct script s = {r, 0, 0, "", ""};
+    struct script s = {r, 0, 0, "", "", 0};
     askdb_config cfg = base(&s);
     askdb_answer *a;
 
@@ -167,7 +224,7 @@ static void candidates_are_voted_on_by_results(void **state)
         "SELECT 1 AS n",
         "SELECT count(*) AS n FROM customers",
         "SELECT count(id) AS n FROM customers", NULL};
-    struct script s = {r, 0, 0, "", ""};
+    struct script s = {r, 0, 0, "", "", 0};
     askdb_config cfg = base(&s);
     askdb_answer *a;
 
@@ -188,7 +245,7 @@ static void failing_candidates_do_not_vote(void **state)
     static const char *const r[] = {
         "SELECT nope FROM customers", "not sql at all",
         "SELECT count(*) AS n FROM customers", NULL};
-    struct script s = {r, 0, 0, "", ""};
+    struct script s = {r, 0, 0, "", "", 0};
     askdb_config cfg = base(&s);
     askdb_answer *a;
 
@@ -205,7 +262,7 @@ static void shape_check_repairs_once(void **state)
 {
     static const char *const r[] = {
         "SELECT id FROM customers", "SELECT count(*) FROM customers", NULL};
-    struct script s = {r, 0, 0, "", ""};
+    struct script s = {r, 0, 0, "", "", 0};
     askdb_config cfg = base(&s);
     askdb_answer *a;
 
@@ -224,7 +281,7 @@ static void doubted_result_stands_when_the_repair_fails(void **state)
 {
     static const char *const r[] = {
         "SELECT id FROM customers", "SELEC broken", NULL};
-    struct script s = {r, 0, 0, "", ""};
+    struct script s = {r, 0, 0, "", "", 0};
     askdb_config cfg = base(&s);
     askdb_answer *a;
 
@@ -242,7 +299,7 @@ static void literal_check_names_the_stored_spelling(void **state)
     static const char *const r[] = {
         "SELECT count(*) FROM customers WHERE country = 'de'",
         "SELECT count(*) FROM customers WHERE country = 'DE'", NULL};
-    struct script s = {r, 0, 0, "", ""};
+    struct script s = {r, 0, 0, "", "", 0};
     askdb_config cfg = base(&s);
     askdb_answer *a;
 
@@ -262,7 +319,7 @@ static void answer_in_words_with_truncation_said(void **state)
     static const char *const r[] = {
         "SELECT first_name FROM customers ORDER BY first_name",
         "  These are the customers.\n", NULL};
-    struct script s = {r, 0, 0, "", ""};
+    struct script s = {r, 0, 0, "", "", 0};
     askdb_config cfg = base(&s);
     askdb_answer *a;
 
@@ -283,7 +340,7 @@ static void answer_in_words_with_truncation_said(void **state)
 static void answer_failure_keeps_the_rows(void **state)
 {
     static const char *const r[] = {"SELECT 7 AS n", NULL};
-    struct script s = {r, 0, 0, "", ""};
+    struct script s = {r, 0, 0, "", "", 0};
     askdb_config cfg = base(&s);
     askdb_answer *a;
 
@@ -301,7 +358,7 @@ static void follow_up_sees_the_earlier_question(void **state)
         "SELECT count(*) FROM orders",
         "SELECT count(*) FROM orders WHERE order_date LIKE '2023%'",
         "SELECT 1", NULL};
-    struct script s = {r, 0, 0, "", ""};
+    struct script s = {r, 0, 0, "", "", 0};
     askdb_config cfg = base(&s);
     askdb_agent *ag = NULL;
     askdb_answer *a = NULL;
@@ -333,7 +390,7 @@ static void plan_runs_tasks_and_hands_on_results(void **state)
         "SELECT avg(total) AS avg_total FROM orders",
         "SELECT count(*) FROM orders WHERE total > (SELECT avg(total) FROM "
         "orders)", NULL};
-    struct script s = {r, 0, 0, "", ""};
+    struct script s = {r, 0, 0, "", "", 0};
     askdb_config cfg = base(&s);
     askdb_answer *a;
 
@@ -356,7 +413,7 @@ static void plan_runs_tasks_and_hands_on_results(void **state)
 static void single_step_question_skips_the_plan(void **state)
 {
     static const char *const r[] = {"SELECT count(*) FROM orders", NULL};
-    struct script s = {r, 0, 0, "", ""};
+    struct script s = {r, 0, 0, "", "", 0};
     askdb_config cfg = base(&s);
     askdb_answer *a;
 
@@ -371,7 +428,7 @@ static void invalid_plan_falls_back_to_one_step(void **state)
 {
     static const char *const r[] = {"I think we should first...",
                                     "SELECT count(*) FROM orders", NULL};
-    struct script s = {r, 0, 0, "", ""};
+    struct script s = {r, 0, 0, "", "", 0};
     askdb_config cfg = base(&s);
     askdb_answer *a;
 
@@ -424,7 +481,7 @@ static void plan_parser_validates(void **state)
 static void learned_examples_go_into_the_prompt(void **state)
 {
     static const char *const r[] = {"SELECT count(*) FROM orders", NULL};
-    struct script s = {r, 0, 0, "", ""};
+    struct script s = {r, 0, 0, "", "", 0};
     askdb_config cfg = base(&s);
     struct memory *m = NULL;
     char err[256], path[4200], *key;
@@ -453,7 +510,7 @@ static void learned_examples_go_into_the_prompt(void **state)
 static void pairs_learned_during_a_session_are_used(void **state)
 {
     static const char *const r[] = {"SELECT 1", "SELECT 2", NULL};
-    struct script s = {r, 0, 0, "", ""};
+    struct script s = {r, 0, 0, "", "", 0};
     askdb_config cfg = base(&s);
     askdb_agent *ag = NULL;
     askdb_answer *a = NULL;
@@ -488,7 +545,7 @@ static void pairs_learned_during_a_session_are_used(void **state)
 static void values_found_go_into_the_prompt(void **state)
 {
     static const char *const r[] = {"SELECT 1", NULL};
-    struct script s = {r, 0, 0, "", ""};
+    struct script s = {r, 0, 0, "", "", 0};
     askdb_config cfg = base(&s);
     askdb_answer *a;
 
@@ -496,6 +553,90 @@ static void values_found_go_into_the_prompt(void **state)
     cfg.values = 1;
     a = ask_cfg(&cfg, "How many customers live in Yokohama?", ASKDB_OK);
     assert_non_null(strstr(s.last_user, "'Yokohama'"));
+    askdb_answer_free(a);
+}
+
+/* Text cut for a prompt is cut between characters, so every message stays
+** valid UTF-8 (an HTTP provider's JSON refuses anything else): the plan
+** shows 60 bytes of a value, the answer step 80; here both cuts would
+** fall inside an "é". */
+static void cut_values_stay_utf8_in_plan_and_answer(void **state)
+{
+    static const char *const r[] = {
+        "{\"tasks\": [{\"id\": 1, \"task\": \"the tour\"}, {\"id\": 2, "
+        "\"task\": \"its name\", \"depends_on\": [1]}]}",
+        "SELECT 'Best of Paris - \xc3\x8ele-de-France: ch\xc3\xa2teau de "
+        "Versailles, mus\xc3\xa9" "e d''Orsay' AS tour",
+        "SELECT 'Two days in Paris \xc3\x8ele-de-France: ch\xc3\xa2teau de "
+        "Versailles, mus\xc3\xa9" "e d''Orsay, Panth\xc3\xa9on' AS tour",
+        "The Paris tour.", NULL};
+    struct script s = {r, 0, 0, "", "", 0};
+    askdb_config cfg = base(&s);
+    askdb_answer *a;
+
+    (void)state;
+    cfg.plan = 1;
+    cfg.answer = 1;
+    a = ask_cfg(&cfg, "Which tour has both Versailles and Orsay?", ASKDB_OK);
+    assert_int_equal(s.calls, 4);
+    assert_int_equal(s.invalid, 0);
+    assert_non_null(strstr(s.all_users,
+                           "Best of Paris - \xc3\x8ele-de-France: "
+                           "ch\xc3\xa2teau de Versailles, mus..."));
+    assert_non_null(strstr(s.last_user, "Panth...\n"));
+    assert_string_equal(a->text, "The Paris tour.");
+    askdb_answer_free(a);
+}
+
+/* A question that is not UTF-8 (a Latin-1 terminal) is repaired once, at
+** the start: the prompt and the trace's question event carry U+FFFD. */
+static void question_not_utf8_is_repaired(void **state)
+{
+    static const char *const r[] = {"SELECT count(*) FROM customers", NULL};
+    struct script s = {r, 0, 0, "", "", 0};
+    askdb_config cfg = base(&s);
+    char path[] = "/tmp/askdb-trace-XXXXXX", ev[8192];
+    askdb_answer *a;
+    int fd;
+
+    (void)state;
+    fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    cfg.trace_path = path;
+    a = ask_cfg(&cfg, "How many customers live in M\xe9xico?", ASKDB_OK);
+    assert_int_equal(s.invalid, 0);
+    assert_non_null(strstr(s.last_user, "live in M\xef\xbf\xbdxico?"));
+    trace_steps(path, "question", ev, sizeof ev);
+    assert_non_null(strstr(ev, "M\xef\xbf\xbdxico?"));
+    askdb_answer_free(a);
+    unlink(path);
+}
+
+/* Values of a Latin-1 database are not UTF-8: the model could not write
+** them, nor be sent them, so the value hints leave them out. */
+static void latin1_values_are_left_out_of_the_prompt(void **state)
+{
+    static const char *const r[] = {"SELECT 1", NULL};
+    struct script s = {r, 0, 0, "", "", 0};
+    askdb_config cfg = base(&s);
+    const char *db, *hints;
+    askdb_answer *a;
+
+    (void)state;
+    db = make_db("latin1.db",
+                 "CREATE TABLE cafes (id INTEGER PRIMARY KEY, name TEXT);"
+                 "INSERT INTO cafes (name) VALUES ('Caf\xe9 de Flore'), "
+                 "('Les Deux Magots'), ('La Rotonde');");
+    cfg.values = 1;
+    a = ask_db(&cfg, db, "Is Cafe de Flore or Les Deux Magots older?",
+               ASKDB_OK);
+    assert_int_equal(s.invalid, 0);
+    /* both are found; only the one the model can write is named */
+    hints = strstr(s.last_user, "Values the question mentions");
+    assert_non_null(hints);
+    assert_non_null(strstr(hints, "- cafes.name = 'Les Deux Magots'"));
+    assert_null(strstr(hints, "Flore'"));
     askdb_answer_free(a);
 }
 
@@ -538,6 +679,9 @@ int main(void)
         cmocka_unit_test(learned_examples_go_into_the_prompt),
         cmocka_unit_test(pairs_learned_during_a_session_are_used),
         cmocka_unit_test(values_found_go_into_the_prompt),
+        cmocka_unit_test(cut_values_stay_utf8_in_plan_and_answer),
+        cmocka_unit_test(question_not_utf8_is_repaired),
+        cmocka_unit_test(latin1_values_are_left_out_of_the_prompt),
     };
     return cmocka_run_group_tests_name("agent_steps", tests, setup, teardown);
 }

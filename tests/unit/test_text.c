@@ -1,0 +1,100 @@
+/* test_text.c - valid UTF-8 for prompts and the trace (agent/text.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/text.h"
+
+static void valid_utf8_is_told_from_invalid(void **state)
+{
+    static const char *const bad[] = {
+        "caf\xe9",              /* Latin-1 */
+        "\xc3",                 /* cut short */
+        "\xc0\xaf",             /* overlong */
+        "\xed\xa0\x80",         /* surrogate */
+        "\xf4\x90\x80\x80",     /* past U+10FFFF */
+        "\x80x",                /* stray continuation byte */
+        NULL
+    };
+    int i;
+
+    (void)state;
+    assert_true(text_valid("", 0));
+    assert_true(text_valid("Zo\xc3\xab \xe2\x80\x93 \xf0\x9f\x98\x80", 13));
+    for (i = 0; bad[i]; i++)
+        if (text_valid(bad[i], strlen(bad[i])))
+            fail_msg("taken as valid: case %d", i);
+    assert_false(text_valid("a\0b", 3)); /* a NUL ends a C string */
+}
+
+static void cut_falls_between_characters(void **state)
+{
+    const char *s = "ab\xc3\xa9\xe2\x80\x93"; /* a b é – : 7 bytes */
+
+    (void)state;
+    assert_int_equal(text_cut(s, 7, 10), 7);
+    assert_int_equal(text_cut(s, 7, 7), 7);
+    assert_int_equal(text_cut(s, 7, 6), 4);   /* not inside the dash */
+    assert_int_equal(text_cut(s, 7, 5), 4);
+    assert_int_equal(text_cut(s, 7, 4), 4);
+    assert_int_equal(text_cut(s, 7, 3), 2);   /* not inside the é */
+    assert_int_equal(text_cut(s, 7, 0), 0);
+}
+
+static void put_repairs_and_cuts(void **state)
+{
+    struct buf b;
+
+    (void)state;
+    buf_init(&b, 0);
+    text_put(&b, "caf\xe9!", 5, 0);
+    assert_string_equal(b.data, "caf\xef\xbf\xbd!");
+    buf_reset(&b);
+    text_put(&b, "ab\xc3\xa9" "cd", 6, 3);
+    assert_string_equal(b.data, "ab...");
+    buf_reset(&b);
+    text_put(&b, "ab\xc3\xa9" "cd", 6, 4);
+    assert_string_equal(b.data, "ab\xc3\xa9...");
+    buf_reset(&b);
+    text_put(&b, "abc", 3, 3);                /* nothing left out */
+    assert_string_equal(b.data, "abc");
+    buf_free(&b);
+}
+
+static void repair_keeps_valid_text_and_fixes_the_rest(void **state)
+{
+    char *s = strdup("fine \xc3\xa9"), *t;
+    json_t *j;
+
+    (void)state;
+    t = text_repair(s);
+    assert_ptr_equal(t, s);                   /* the same string */
+    free(t);
+    t = text_repair(strdup("M\xe9xico"));
+    assert_string_equal(t, "M\xef\xbf\xbdxico");
+    free(t);
+    assert_null(text_repair(NULL));
+    j = text_json("M\xe9xico");
+    assert_non_null(j);
+    assert_string_equal(json_string_value(j), "M\xef\xbf\xbdxico");
+    json_decref(j);
+    j = text_json(NULL);
+    assert_true(json_is_null(j));
+    json_decref(j);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(valid_utf8_is_told_from_invalid),
+        cmocka_unit_test(cut_falls_between_characters),
+        cmocka_unit_test(put_repairs_and_cuts),
+        cmocka_unit_test(repair_keeps_valid_text_and_fixes_the_rest),
+    };
+    return cmocka_run_group_tests_name("text", tests, NULL, NULL);
+}
