@@ -70,7 +70,7 @@ static json_t *reply_event(const struct llm_reply *rep, const char *text)
 {
     json_t *ev = json_object();
 
-    jsonx_set_str(ev, "reply", text);
+    json_object_set_new(ev, "reply", text_json(text));
     json_object_set_new(ev, "ms", json_real(rep->ms));
     json_object_set_new(ev, "prompt_tokens", json_integer(rep->prompt_tokens));
     json_object_set_new(ev, "completion_tokens",
@@ -99,7 +99,7 @@ static json_t *msgs_json(const struct llm_msg *msgs, int n)
     for (i = 0; i < n; i++) {
         json_t *m = json_object();
         json_object_set_new(m, "role", json_string(msgs[i].role));
-        jsonx_set_str(m, "content", msgs[i].content);
+        json_object_set_new(m, "content", text_json(msgs[i].content));
         json_array_append_new(arr, m);
     }
     return arr;
@@ -134,7 +134,7 @@ char *agent_call(struct agent_state *st, const char *what,
     ev = reply_event(&rep, rep.text);
     json_object_set_new(ev, "for", json_string(what));
     if (*rc)
-        jsonx_set_str(ev, "error", llm_errmsg(ag->model));
+        json_object_set_new(ev, "error", text_json(llm_errmsg(ag->model)));
     trace_write(ag->trace, "reply", ev);
     if (*rc) {
         snprintf(st->errbuf, sizeof st->errbuf, "%s", llm_errmsg(ag->model));
@@ -213,8 +213,8 @@ static void fail_attempt(struct agent_state *st, askdb_error_class ec,
     agent_log(st, "error", "%s: %s", askdb_error_class_str(ec), msg);
     ev = json_object();
     json_object_set_new(ev, "class", json_string(askdb_error_class_str(ec)));
-    jsonx_set_str(ev, "message", msg);
-    jsonx_set_str(ev, "sql", st->sql);
+    json_object_set_new(ev, "message", text_json(msg));
+    json_object_set_new(ev, "sql", text_json(st->sql));
     trace_write(st->ag->trace, "error", ev);
 }
 
@@ -398,7 +398,7 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
         if (n > 1)
             json_object_set_new(ev, "candidate", json_integer(i + 1));
         if (rc && i == 0)
-            jsonx_set_str(ev, "error", llm_errmsg(ag->model));
+            json_object_set_new(ev, "error", text_json(llm_errmsg(ag->model)));
         trace_write(ag->trace, "reply", ev);
     }
     if (rc) {
@@ -628,7 +628,7 @@ enum agent_outcome agent_step_execute(struct agent_state *st)
     }
     ev = json_object();
     json_object_set_new(ev, "kind", json_string(check_kind_str(f[0].kind)));
-    jsonx_set_str(ev, "hint", f[0].hint);
+    json_object_set_new(ev, "hint", text_json(f[0].hint));
     trace_write(ag->trace, "check", ev);
     free(st->check_hint);
     st->check_hint = strdup(f[0].hint);
@@ -995,9 +995,10 @@ askdb_status askdb_agent_ask_hint(askdb_agent *ag, const char *question,
     st.question = question;
     st.hint = hint;
     st.ans = a;
-    ev = json_pack("{s:s}", "question", st.question);
+    ev = json_object();
+    json_object_set_new(ev, "question", text_json(st.question));
     if (hint && *hint)
-        jsonx_set_str(ev, "hint", hint);
+        json_object_set_new(ev, "hint", text_json(hint));
     trace_write(ag->trace, "question", ev);
 
     while (step != STEP_DONE && step != STEP_FAIL) {
@@ -1023,14 +1024,15 @@ askdb_status askdb_agent_ask_hint(askdb_agent *ag, const char *question,
     free(h);
     a->t.total_ms = db_now_ms() - t0;
     snprintf(ag->errmsg, sizeof ag->errmsg, "%s", a->error ? a->error : "");
-    ev = json_pack("{s:s, s:s?, s:i, s:f, s:I, s:I, s:i, s:f}", "status",
-                   askdb_status_str(a->status), "sql", a->sql, "attempts",
+    ev = json_pack("{s:s, s:o, s:i, s:f, s:I, s:I, s:i, s:f}", "status",
+                   askdb_status_str(a->status), "sql", text_json(a->sql),
+                   "attempts",
                    a->nattempts, "total_ms", a->t.total_ms, "prompt_tokens",
                    (json_int_t)a->prompt_tokens, "completion_tokens",
                    (json_int_t)a->completion_tokens, "candidates",
                    a->ncandidates, "confidence", a->confidence);
     if (a->text)
-        jsonx_set_str(ev, "text", a->text);
+        json_object_set_new(ev, "text", text_json(a->text));
     trace_write(ag->trace, "answer", ev);
     return a->status;
 }

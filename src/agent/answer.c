@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "agent/agent.h"
+#include "agent/text.h"
 #include "core/json.h"
 
 #define ANSWER_ROWS 20       /* rows shown to the model */
@@ -55,7 +56,7 @@ enum agent_outcome agent_step_answer(struct agent_state *st)
     if (!reply) {
         /* No sentences is no reason to lose the rows. */
         trace_write(st->ag->trace, "answer_text",
-                    json_pack("{s:s}", "error", st->errbuf));
+                    json_pack("{s:o}", "error", text_json(st->errbuf)));
         buf_free(&notes);
         return OUT_OK;
     }

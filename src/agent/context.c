@@ -34,7 +34,7 @@ static int find_values(struct agent_state *st, struct value_match **m,
         if (vindex_open(ag->db, NULL, &ag->values, err, sizeof err)) {
             ag->values_failed = 1;
             trace_write(ag->trace, "values",
-                        json_pack("{s:s}", "error", err));
+                        json_pack("{s:o}", "error", text_json(err)));
             agent_log(st, "values", "no value index: %s", err);
             return 0;
         }
@@ -50,10 +50,12 @@ static int find_values(struct agent_state *st, struct value_match **m,
         int i;
         for (i = 0; i < *n; i++)
             json_array_append_new(
-                arr, json_pack("{s:s, s:s, s:s, s:s, s:b}", "table",
-                               (*m)[i].table, "column", (*m)[i].column,
-                               "value", (*m)[i].value, "phrase",
-                               (*m)[i].phrase, "exact", (*m)[i].exact));
+                arr, json_pack("{s:o, s:o, s:o, s:o, s:b}", "table",
+                               text_json((*m)[i].table), "column",
+                               text_json((*m)[i].column), "value",
+                               text_json((*m)[i].value), "phrase",
+                               text_json((*m)[i].phrase), "exact",
+                               (*m)[i].exact));
         json_object_set_new(ev, "found", arr);
     }
     json_object_set_new(ev, "ms", json_real(db_now_ms() - t0));
@@ -133,8 +135,8 @@ static int examples(struct agent_state *st)
         if (rc) {
             /* Not a store, or unreadable: say so once, then go without. */
             ag->mem_failed = 1;
-            trace_write(ag->trace, "examples", json_pack("{s:s}", "error",
-                                                         err));
+            trace_write(ag->trace, "examples",
+                        json_pack("{s:o}", "error", text_json(err)));
             agent_log(st, "examples", "learned pairs unavailable: %s", err);
             return 0;
         }

@@ -7,6 +7,7 @@
 
 #include "agent/agent.h"
 #include "agent/plan.h"
+#include "agent/text.h"
 #include "core/json.h"
 #include "sql/extract.h"
 
@@ -104,7 +105,8 @@ enum agent_outcome agent_step_plan(struct agent_state *st)
     if (plan_parse(reply, &p, why, sizeof why)) {
         /* A bad plan is not fatal: the question is answered in one step. */
         trace_write(st->ag->trace, "plan",
-                    json_pack("{s:b, s:s}", "needed", 1, "invalid", why));
+                    json_pack("{s:b, s:o}", "needed", 1, "invalid",
+                              text_json(why)));
         agent_log(st, "plan", "invalid plan (%s): one step", why);
         free(reply);
         return OUT_OK;

@@ -621,6 +621,7 @@ static void latin1_values_are_left_out_of_the_prompt(void **state)
     struct script s = {r, 0, 0, "", "", 0};
     askdb_config cfg = base(&s);
     const char *db, *hints;
+    char trace[4300], ev[8192];
     askdb_answer *a;
 
     (void)state;
@@ -629,6 +630,8 @@ static void latin1_values_are_left_out_of_the_prompt(void **state)
                  "INSERT INTO cafes (name) VALUES ('Caf\xe9 de Flore'), "
                  "('Les Deux Magots'), ('La Rotonde');");
     cfg.values = 1;
+    snprintf(trace, sizeof trace, "%s/latin1.trace", cache_dir);
+    cfg.trace_path = trace;
     a = ask_db(&cfg, db, "Is Cafe de Flore or Les Deux Magots older?",
                ASKDB_OK);
     assert_int_equal(s.invalid, 0);
@@ -637,6 +640,10 @@ static void latin1_values_are_left_out_of_the_prompt(void **state)
     assert_non_null(hints);
     assert_non_null(strstr(hints, "- cafes.name = 'Les Deux Magots'"));
     assert_null(strstr(hints, "Flore'"));
+    /* the trace shows both (it holds only UTF-8 too) */
+    trace_steps(trace, "values", ev, sizeof ev);
+    assert_non_null(strstr(ev, "\"value\":\"Les Deux Magots\""));
+    assert_non_null(strstr(ev, "\"value\":\"Caf\xef\xbf\xbd de Flore\""));
     askdb_answer_free(a);
 }
 
