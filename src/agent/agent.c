@@ -783,10 +783,7 @@ static void remember_turn(askdb_agent *ag, const char *q, const char *sql)
     ag->turns[ag->nturns++] = t;
 }
 
-/* Whether the result that stands is the fallback rather than the last
-** attempt's: no last result, or an empty one after a non-empty result a
-** check doubted. */
-static int use_fallback(const struct agent_state *st)
+int agent_use_fallback(const struct agent_state *st)
 {
     if (!st->fallback || st->ag->cfg.dry_run)
         return 0;
@@ -808,7 +805,7 @@ static void finish(struct agent_state *st, enum agent_step last)
     }
     if (last == STEP_DONE) {
         a->status = ASKDB_OK;
-        if (!use_fallback(st)) {
+        if (!agent_use_fallback(st)) {
             a->sql = st->sql;
             st->sql = NULL;
             a->result = st->result;

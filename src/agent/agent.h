@@ -152,6 +152,11 @@ enum agent_outcome agent_step_answer(struct agent_state *st);
 void agent_rows_text(struct buf *b, const askdb_result *r, long max_rows,
                      size_t max_cell);
 
+/* Whether the result that stands is the fallback rather than the last
+** attempt's: no last result, or an empty one after a non-empty result a
+** check doubted. The answer step describes the same result. */
+int agent_use_fallback(const struct agent_state *st);
+
 /* Rebuild the first user message with st->plan_notes (context.c). */
 int agent_rebuild_first_message(struct agent_state *st);
 

@@ -20,12 +20,13 @@
 enum agent_outcome agent_step_answer(struct agent_state *st)
 {
     askdb_answer *a = st->ans;
-    const askdb_result *r = st->result ? st->result : st->fallback;
-    const char *sql = st->result ? st->sql : st->fallback_sql;
+    int fb = agent_use_fallback(st); /* the result finish() returns */
+    const askdb_result *r = fb ? st->fallback : st->result;
+    const char *sql = fb ? st->fallback_sql : st->sql;
     struct llm_msg msgs[2];
     struct buf rows, notes, user, out;
     askdb_status rc;
-    double conf = st->result ? a->confidence : st->fallback_conf;
+    double conf = fb ? st->fallback_conf : a->confidence;
     char *reply;
     size_t n;
 

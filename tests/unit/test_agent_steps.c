@@ -647,6 +647,32 @@ static void latin1_values_are_left_out_of_the_prompt(void **state)
     askdb_answer_free(a);
 }
 
+/* A check doubts a result, its repair returns no rows: the doubted rows
+** stand, and the answer in words describes those rows, not "no rows". */
+static void answer_describes_the_result_that_stands(void **state)
+{
+    static const char *const r[] = {
+        "SELECT id FROM customers",
+        "SELECT count(*) FROM customers WHERE id < 0 GROUP BY id",
+        "There are 60 customers.", NULL};
+    struct script s = {r, 0, 0, "", "", 0};
+    askdb_config cfg = base(&s);
+    askdb_answer *a;
+
+    (void)state;
+    cfg.checks = 1;
+    cfg.answer = 1;
+    a = ask_cfg(&cfg, "How many customers are there?", ASKDB_OK);
+    assert_int_equal(s.calls, 3);
+    assert_string_equal(a->sql, "SELECT id FROM customers");
+    assert_int_equal(a->result->nrows, 60);
+    assert_non_null(strstr(s.last_user,
+                           "Query used:\nSELECT id FROM customers\n"));
+    assert_null(strstr(s.last_user, "(no rows)"));
+    assert_string_equal(a->text, "There are 60 customers.");
+    askdb_answer_free(a);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -689,6 +715,7 @@ int main(void)
         cmocka_unit_test(cut_values_stay_utf8_in_plan_and_answer),
         cmocka_unit_test(question_not_utf8_is_repaired),
         cmocka_unit_test(latin1_values_are_left_out_of_the_prompt),
+        cmocka_unit_test(answer_describes_the_result_that_stands),
     };
     return cmocka_run_group_tests_name("agent_steps", tests, setup, teardown);
 }
