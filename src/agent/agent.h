@@ -63,7 +63,7 @@ struct askdb_agent {
     struct vindex *values;   /* value index (cfg.values), opened lazily */
     int values_failed;       /* 1 = could not be built: do not retry */
     struct memory *mem;      /* learned pairs (cfg.memory), lazily */
-    int mem_failed;
+    char mem_said[512];      /* the store's last failure, said once */
     char *db_key;            /* the database's key in the memory store */
     struct agent_turn turns[AGENT_MAX_TURNS]; /* oldest first */
     int nturns;

@@ -17,9 +17,11 @@
 #define VALUE_MATCHES 8      /* values named in the prompt at most */
 
 /* Value retrieval: matches of the question's words in the data. The
-** index is opened once per agent; a failure is traced and not retried. */
-static int find_values(struct agent_state *st, struct value_match **m,
-                       int *n)
+** index is opened once per agent; a failure to build it is traced and not
+** retried. A lookup that fails (a damaged cache file) is traced and the
+** question goes on without values: they help, they are never needed. */
+static void find_values(struct agent_state *st, struct value_match **m,
+                        int *n)
 {
     askdb_agent *ag = st->ag;
     char err[512] = "";
@@ -29,20 +31,26 @@ static int find_values(struct agent_state *st, struct value_match **m,
     *m = NULL;
     *n = 0;
     if (!ag->cfg.values || ag->values_failed)
-        return 0;
+        return;
     if (!ag->values) {
         if (vindex_open(ag->db, NULL, &ag->values, err, sizeof err)) {
             ag->values_failed = 1;
             trace_write(ag->trace, "values",
                         json_pack("{s:o}", "error", text_json(err)));
             agent_log(st, "values", "no value index: %s", err);
-            return 0;
+            return;
         }
         if (*err)
             agent_log(st, "values", "%s", err);
     }
-    if (vindex_match(ag->values, st->question, VALUE_MATCHES, m, n))
-        return -1;
+    if (vindex_match(ag->values, st->question, VALUE_MATCHES, m, n)) {
+        *m = NULL;
+        *n = 0;
+        trace_write(ag->trace, "values",
+                    json_pack("{s:s}", "error", "value lookup failed"));
+        agent_log(st, "values", "value lookup failed; going on without");
+        return;
+    }
     ev = json_object();
     json_object_set_new(ev, "matches", json_integer(*n));
     if (*n) {
@@ -60,7 +68,6 @@ static int find_values(struct agent_state *st, struct value_match **m,
     }
     json_object_set_new(ev, "ms", json_real(db_now_ms() - t0));
     trace_write(ag->trace, "values", ev);
-    return 0;
 }
 
 /* Schema linking: the schema text for this question, whole or cut down. */
@@ -112,8 +119,25 @@ static int link(struct agent_state *st, const struct value_match *m, int n)
     return 0;
 }
 
+/* Say a failure of the learned-pairs store, once for each cause (a store
+** that stays broken is not said again with every question). */
+static void examples_failed(struct agent_state *st, const char *err)
+{
+    askdb_agent *ag = st->ag;
+
+    if (strcmp(ag->mem_said, err) == 0)
+        return;
+    snprintf(ag->mem_said, sizeof ag->mem_said, "%s", err);
+    trace_write(ag->trace, "examples",
+                json_pack("{s:o}", "error", text_json(err)));
+    agent_log(st, "examples", "learned pairs unavailable: %s", err);
+}
+
 /* Few-shot from memory: the learned pairs most like the question. The
-** store is only read here; a missing store is not an error. */
+** store is only read here; a missing store is not an error, and a store
+** that fails (not a store, locked by a long `askdb learn`, damaged) costs
+** the question its examples, never the question: it is tried again with
+** the next one, as a lock passes. */
 static int examples(struct agent_state *st)
 {
     askdb_agent *ag = st->ag;
@@ -122,7 +146,7 @@ static int examples(struct agent_state *st)
     char err[512];
     int n = 0, rc;
 
-    if (ag->cfg.memory <= 0 || ag->mem_failed)
+    if (ag->cfg.memory <= 0)
         return 0;
     if (!ag->mem) {
         if (!ag->db_key)
@@ -133,17 +157,16 @@ static int examples(struct agent_state *st)
         if (rc == 1)
             return 0; /* nothing learned yet: look again next question */
         if (rc) {
-            /* Not a store, or unreadable: say so once, then go without. */
-            ag->mem_failed = 1;
-            trace_write(ag->trace, "examples",
-                        json_pack("{s:o}", "error", text_json(err)));
-            agent_log(st, "examples", "learned pairs unavailable: %s", err);
+            examples_failed(st, err);
             return 0;
         }
     }
     if (memory_similar(ag->mem, ag->db_key, st->question, ag->cfg.memory, &p,
-                       &n))
-        return -1;
+                       &n)) {
+        examples_failed(st, "the lookup in the learned pairs failed");
+        return 0;
+    }
+    ag->mem_said[0] = '\0';
     if (n > 0) {
         buf_init(&b, 0);
         memory_render(&b, p, n);
@@ -205,10 +228,10 @@ enum agent_outcome agent_step_context(struct agent_state *st)
     struct value_match *m = NULL;
     struct buf b;
     double t0 = db_now_ms();
-    int n = 0, rc;
+    int n = 0, rc = 0;
 
-    rc = find_values(st, &m, &n);
-    if (!rc && n > 0) {
+    find_values(st, &m, &n);
+    if (n > 0) {
         buf_init(&b, 0);
         values_render(&b, m, n);
         st->part_values = buf_steal(&b);

@@ -311,9 +311,11 @@ static int setup(struct memory *m, int create, char *err, size_t errlen)
                  sqlite3_errmsg(m->h));
         return -1;
     }
+    /* Stop at the first failure: a store locked by a writer would make
+    ** each query wait out the busy timeout. */
     id = query_int(m->h, "PRAGMA application_id");
-    ver = query_int(m->h, "PRAGMA user_version");
-    ntab = query_int(m->h, "SELECT count(*) FROM sqlite_master");
+    ver = id < 0 ? -1 : query_int(m->h, "PRAGMA user_version");
+    ntab = ver < 0 ? -1 : query_int(m->h, "SELECT count(*) FROM sqlite_master");
     if (id < 0 || ver < 0 || ntab < 0) {
         snprintf(err, errlen, "memory store '%s': %s", m->path,
                  sqlite3_errmsg(m->h));

@@ -18,6 +18,7 @@
 #include "askdb.h"
 #include "agent/memory.h"
 #include "agent/plan.h"
+#include "core/cache.h"
 
 /* The scripted model: replies in order, and every user message it saw. */
 struct script {
@@ -673,6 +674,121 @@ static void answer_describes_the_result_that_stands(void **state)
     askdb_answer_free(a);
 }
 
+/* Run sql on the SQLite file at path (a store or a cache file). */
+static void exec_on(const char *path, const char *sql)
+{
+    sqlite3 *h = NULL;
+    char *err = NULL;
+
+    assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+    if (sqlite3_exec(h, sql, NULL, NULL, &err) != SQLITE_OK)
+        fail_msg("%s: %s", sql, err);
+    sqlite3_close(h);
+}
+
+/* A learned-pairs store at path with one pair for the shop database. */
+static void store_with_a_pair(const char *path)
+{
+    struct memory *m = NULL;
+    char err[256], *key = memory_db_key(shop());
+
+    assert_non_null(key);
+    unlink(path);
+    assert_int_equal(memory_open(path, 1, &m, err, sizeof err), 0);
+    assert_true(memory_add(m, key, "How many orders were cancelled?",
+                           "SELECT count(*) FROM orders WHERE status = "
+                           "'cancelled'", err, sizeof err) >= 0);
+    memory_close(m);
+    free(key);
+}
+
+/* A value index whose cache file is damaged (it opens, lookups fail):
+** the question is answered without value hints, not failed. */
+static void failed_value_lookup_is_not_a_failed_question(void **state)
+{
+    static const char *const r[] = {"SELECT 1", "SELECT 2", NULL};
+    struct script s = {r, 0, 0, "", "", 0};
+    askdb_config cfg = base(&s);
+    char dir[4200], file[4500], trace[4300], ev[8192], sum[33];
+    askdb_answer *a;
+
+    (void)state;
+    cfg.values = 1;
+    a = ask_cfg(&cfg, "How many customers live in Yokohama?", ASKDB_OK);
+    assert_non_null(strstr(s.last_user, "'Yokohama'"));
+    askdb_answer_free(a);
+    assert_int_equal(cache_file_checksum(shop(), sum, dir, sizeof dir), 0);
+    snprintf(file, sizeof file, "%s/values/%s.fts", cache_dir, sum);
+    exec_on(file, "UPDATE val_words_data SET block = "
+                  "x'0102030405060708090a' WHERE id > 10");
+
+    snprintf(trace, sizeof trace, "%s/lookup.trace", cache_dir);
+    cfg.trace_path = trace;
+    a = ask_cfg(&cfg, "How many customers live in Yokohama?", ASKDB_OK);
+    assert_null(strstr(s.last_user, "Values the question mentions"));
+    assert_int_equal(askdb_result_cell(a->result, 0, 0)->i, 2);
+    trace_steps(trace, "values", ev, sizeof ev);
+    assert_non_null(strstr(ev, "\"error\":\"value lookup failed\""));
+    askdb_answer_free(a);
+    unlink(file); /* the next test builds a sound one */
+}
+
+/* A learned-pairs store whose search fails: no examples, no failure. */
+static void failed_examples_lookup_is_not_a_failed_question(void **state)
+{
+    static const char *const r[] = {"SELECT 1", NULL};
+    struct script s = {r, 0, 0, "", "", 0};
+    askdb_config cfg = base(&s);
+    char path[4200];
+    askdb_answer *a;
+
+    (void)state;
+    snprintf(path, sizeof path, "%s/damaged.sqlite", cache_dir);
+    store_with_a_pair(path);
+    exec_on(path, "DROP TABLE pairs_fts");
+    cfg.memory = 3;
+    cfg.memory_path = path;
+    a = ask_cfg(&cfg, "How many orders were refunded?", ASKDB_OK);
+    assert_null(strstr(s.last_user, "Examples of questions"));
+    assert_int_equal(askdb_result_cell(a->result, 0, 0)->i, 1);
+    askdb_answer_free(a);
+}
+
+/* A store locked by a long write (askdb learn of a whole file) when the
+** agent first opens it costs that question its examples (after the 5 s
+** busy wait); the next question opens it and has them. */
+static void locked_store_is_tried_again_next_question(void **state)
+{
+    static const char *const r[] = {"SELECT 1", "SELECT 2", NULL};
+    struct script s = {r, 0, 0, "", "", 0};
+    askdb_config cfg = base(&s);
+    askdb_agent *ag = NULL;
+    askdb_answer *a = NULL;
+    sqlite3 *lock = NULL;
+    char path[4200];
+
+    (void)state;
+    snprintf(path, sizeof path, "%s/locked.sqlite", cache_dir);
+    store_with_a_pair(path);
+    cfg.memory = 3;
+    cfg.memory_path = path;
+    assert_int_equal(askdb_agent_new(&cfg, shop(), &ag), ASKDB_OK);
+    assert_int_equal(sqlite3_open(path, &lock), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(lock, "BEGIN EXCLUSIVE", NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(askdb_agent_ask(ag, "How many orders were refunded?",
+                                     &a), ASKDB_OK);
+    assert_null(strstr(s.last_user, "Examples of questions"));
+    askdb_answer_free(a);
+    sqlite3_exec(lock, "COMMIT", NULL, NULL, NULL);
+    sqlite3_close(lock);
+    assert_int_equal(askdb_agent_ask(ag, "How many orders were refunded?",
+                                     &a), ASKDB_OK);
+    assert_non_null(strstr(s.last_user, "status = 'cancelled'"));
+    askdb_answer_free(a);
+    askdb_agent_free(ag);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -716,6 +832,9 @@ int main(void)
         cmocka_unit_test(question_not_utf8_is_repaired),
         cmocka_unit_test(latin1_values_are_left_out_of_the_prompt),
         cmocka_unit_test(answer_describes_the_result_that_stands),
+        cmocka_unit_test(failed_value_lookup_is_not_a_failed_question),
+        cmocka_unit_test(failed_examples_lookup_is_not_a_failed_question),
+        cmocka_unit_test(locked_store_is_tried_again_next_question),
     };
     return cmocka_run_group_tests_name("agent_steps", tests, setup, teardown);
 }
