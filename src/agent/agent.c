@@ -699,8 +699,15 @@ enum agent_step agent_route(const struct agent_state *st,
     enum agent_step finish_ok = c->answer && !c->dry_run ? STEP_ANSWER
                                                          : STEP_DONE;
 
-    if (out == OUT_FATAL)
+    if (out == OUT_FATAL) {
+        /* The model failed on a repair: the valid result in hand stands
+        ** (an empty one, or one a check doubted), as when the repair
+        ** gives nothing better. The model is not asked for words. */
+        if (step == STEP_GENERATE && st->fallback &&
+            st->fatal != ASKDB_ERR_NOMEM)
+            return STEP_DONE;
         return STEP_FAIL;
+    }
     switch (step) {
     case STEP_SCHEMA:
         return STEP_CONTEXT;

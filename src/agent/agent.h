@@ -38,8 +38,8 @@
 ** Invariants: every generation adds one askdb_attempt; at most
 ** cfg.max_attempts generations per question; an empty result is retried
 ** once and then stands; check findings cause at most one repair, after
-** which a valid result stands; nothing but db_run()/db_check() touches the
-** user's database.
+** which a valid result stands (also when the model fails on the repair);
+** nothing but db_run()/db_check() touches the user's database.
 */
 
 struct vindex;

@@ -240,6 +240,24 @@ static void empty_result_stands_when_repair_fails(void **state)
     askdb_answer_free(a);
 }
 
+static void empty_result_stands_when_the_model_fails(void **state)
+{
+    static const char *const r[] = {
+        "SELECT id FROM customers WHERE country = 'Germany'", NULL};
+    struct script s = {r, 0, 0, "", 0};
+    askdb_answer *a = ask(&s, 3, 0, "q", ASKDB_OK);
+
+    (void)state;
+    assert_int_equal(s.calls, 2); /* the retry's call failed */
+    assert_string_equal(a->sql,
+                        "SELECT id FROM customers WHERE country = 'Germany'");
+    assert_int_equal(a->result->nrows, 0);
+    assert_int_equal(a->nattempts, 2);
+    assert_int_equal(a->attempts[1].error, ASKDB_EC_LLM);
+    assert_null(a->error);
+    askdb_answer_free(a);
+}
+
 static void dry_run_validates_without_running(void **state)
 {
     static const char *const r[] = {
@@ -340,6 +358,7 @@ int main(void)
         cmocka_unit_test(empty_result_retried_once_then_stands),
         cmocka_unit_test(empty_result_then_rows),
         cmocka_unit_test(empty_result_stands_when_repair_fails),
+        cmocka_unit_test(empty_result_stands_when_the_model_fails),
         cmocka_unit_test(dry_run_validates_without_running),
         cmocka_unit_test(model_failure_stops_at_once),
         cmocka_unit_test(trace_records_each_step),

@@ -295,6 +295,28 @@ static void doubted_result_stands_when_the_repair_fails(void **state)
     askdb_answer_free(a);
 }
 
+/* The model fails on the repair a check asked for: the doubted result
+** stands, as when the repair gives nothing better (docs/agent.md). */
+static void doubted_result_stands_when_the_model_fails(void **state)
+{
+    static const char *const r[] = {"SELECT id FROM customers", NULL};
+    struct script s = {r, 0, 0, "", "", 0};
+    askdb_config cfg = base(&s);
+    askdb_answer *a;
+
+    (void)state;
+    cfg.checks = 1;
+    cfg.answer = 1;
+    a = ask_cfg(&cfg, "How many customers are there?", ASKDB_OK);
+    assert_int_equal(s.calls, 2); /* no answer call after the failure */
+    assert_string_equal(a->sql, "SELECT id FROM customers");
+    assert_int_equal(a->result->nrows, 60);
+    assert_int_equal(a->attempts[0].error, ASKDB_EC_CHECK);
+    assert_int_equal(a->attempts[1].error, ASKDB_EC_LLM);
+    assert_null(a->text);
+    askdb_answer_free(a);
+}
+
 static void literal_check_names_the_stored_spelling(void **state)
 {
     static const char *const r[] = {
@@ -817,6 +839,7 @@ int main(void)
         cmocka_unit_test(failing_candidates_do_not_vote),
         cmocka_unit_test(shape_check_repairs_once),
         cmocka_unit_test(doubted_result_stands_when_the_repair_fails),
+        cmocka_unit_test(doubted_result_stands_when_the_model_fails),
         cmocka_unit_test(literal_check_names_the_stored_spelling),
         cmocka_unit_test(answer_in_words_with_truncation_said),
         cmocka_unit_test(answer_failure_keeps_the_rows),
