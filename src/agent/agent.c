@@ -548,7 +548,7 @@ enum agent_outcome agent_step_execute(struct agent_state *st)
     double t0 = db_now_ms();
     askdb_result *r;
     json_t *ev;
-    int i, win, nran, nf = 0, first_err = -1;
+    int i, win, nran, rc, nf = 0, first_err = -1;
 
     for (i = 0; i < st->ncands; i++) {
         struct agent_cand *c = &st->cands[i];
@@ -618,10 +618,13 @@ enum agent_outcome agent_step_execute(struct agent_state *st)
     if (!ag->cfg.checks || st->check_repairs > 0)
         return OUT_OK;
     t0 = db_now_ms();
-    if (check_before(ag->db, st->schema, st->question, st->sql, &f, &nf) ==
-            0 && nf == 0)
-        check_after(st->question, st->sql, r, &f, &nf);
+    rc = check_before(ag->db, st->schema, st->question, st->sql, &f, &nf);
+    if (rc == 0 && nf == 0)
+        rc = check_after(st->question, st->sql, r, &f, &nf);
     st->ans->t.validate_ms += db_now_ms() - t0;
+    if (rc) /* out of memory: the result goes unchecked, and says so */
+        trace_write(ag->trace, "check",
+                    json_pack("{s:s}", "error", "out of memory"));
     if (nf == 0) {
         check_findings_free(f, nf);
         return OUT_OK;
@@ -658,7 +661,9 @@ enum agent_outcome agent_step_repair(struct agent_state *st)
     if (st->ec == ASKDB_EC_CHECK) {
         buf_puts(&msg, "This query ran, but its result looks wrong:\n```sql\n");
         buf_puts(&msg, st->sql ? st->sql : "");
-        buf_printf(&msg, "\n```\nProblem: %s\n%s", st->errbuf,
+        /* the whole hint: errbuf holds a copy cut to its size */
+        buf_printf(&msg, "\n```\nProblem: %s\n%s",
+                   st->check_hint ? st->check_hint : st->errbuf,
                    hint.data ? hint.data : "");
         buf_puts(&msg, "Write the corrected query, in a ```sql code "
                        "block.\n");

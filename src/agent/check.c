@@ -32,7 +32,9 @@
 #define MAX_LIT_CHECKS 8     /* value checks per statement */
 #define MAX_ALTERNATIVES 5   /* stored values shown per missing one */
 #define MAX_CANDIDATES 50    /* values containing it, read to choose from */
-#define MAX_HINT 4096
+#define MAX_SHOWN 80         /* bytes of a stored value shown in a hint */
+#define MAX_HINT 4096        /* a longer hint is cut, never dropped */
+#define MAX_QUERY 4096       /* the value check's own queries */
 
 struct findings {
     struct check_finding *f;
@@ -40,12 +42,21 @@ struct findings {
     int oom;
 };
 
-/* Add a finding with the text of b (taken over, freed here). */
+/* Add a finding with the text of b (taken over, freed here), cut to
+** MAX_HINT bytes between characters. */
 static void add(struct findings *fs, enum check_kind kind, struct buf *b)
 {
     struct check_finding *nf;
-    char *hint = buf_steal(b);
+    struct buf cut;
+    char *hint;
 
+    if (!buf_err(b) && b->len > MAX_HINT) {
+        buf_init(&cut, 0);
+        text_put(&cut, b->data, b->len, MAX_HINT);
+        buf_free(b);
+        *b = cut;
+    }
+    hint = buf_steal(b);
     if (!hint) {
         fs->oom = 1;
         return;
@@ -207,7 +218,7 @@ static void check_joins(struct findings *fs, const struct db_schema *s,
         }
         if (m < a->njoins)
             continue;
-        buf_init(&b, MAX_HINT);
+        buf_init(&b, 0);
         buf_printf(&b, "The join condition %s.%s = %s.%s does not follow a "
                        "foreign key. %s and %s are linked by: ",
                    x->name, j->a.column, y->name, j->b.column, x->name,
@@ -242,7 +253,7 @@ static void check_cross(struct findings *fs, const struct db_schema *s,
         y = schema_table(s, sep + 3);
         if (!x || !y)
             continue;
-        buf_init(&b, MAX_HINT);
+        buf_init(&b, 0);
         buf_printf(&b, "%s and %s are in the same FROM with no condition "
                        "linking them, so every row of one is paired with "
                        "every row of the other (a cross join). ",
@@ -269,7 +280,7 @@ static void check_agg(struct findings *fs, const struct sqla *a)
     if (!a->agg_without_group || !a->bare_col || !a->agg_func)
         return;
     dot = strrchr(a->bare_col, '.');
-    buf_init(&b, MAX_HINT);
+    buf_init(&b, 0);
     buf_printf(&b, "The select list mixes the aggregate %s(...) with the "
                    "column %s, and the query has no GROUP BY: SQLite then "
                    "returns one row with an arbitrary %s. Add GROUP BY %s "
@@ -301,6 +312,22 @@ static void put_str(struct buf *b, const char *s)
         buf_putc(b, *s);
     }
     buf_putc(b, '\'');
+}
+
+/* A stored value in a hint, quoted as put_str() does; a long one (free
+** text) cut to MAX_SHOWN bytes between characters, "..." inside the
+** quotes saying so. */
+static void put_shown(struct buf *b, const char *s)
+{
+    size_t len = strlen(s), n = text_cut(s, len, MAX_SHOWN), i;
+
+    buf_putc(b, '\'');
+    for (i = 0; i < n; i++) {
+        if (s[i] == '\'')
+            buf_putc(b, '\'');
+        buf_putc(b, s[i]);
+    }
+    buf_puts(b, n < len ? "...'" : "'");
 }
 
 /* '%s%' for LIKE ... ESCAPE '\', s's own wildcards escaped. */
@@ -385,7 +412,7 @@ static int put_values(struct buf *b, const askdb_result *r, const char *lit)
             continue;
         if (b) {
             buf_puts(b, shown ? ", " : "");
-            put_str(b, v->s);
+            put_shown(b, v->s);
         }
         shown++;
     }
@@ -412,7 +439,7 @@ static void check_literal(struct findings *fs, askdb_db *db,
     if (!t || !l->col.column || numeric(l->literal) ||
         strlen(l->literal) > 200)
         return;
-    buf_init(&q, MAX_HINT);
+    buf_init(&q, MAX_QUERY);
     buf_puts(&q, "SELECT 1 FROM ");
     put_ident(&q, t->name);
     buf_puts(&q, " WHERE ");
@@ -428,7 +455,7 @@ static void check_literal(struct findings *fs, askdb_db *db,
     askdb_result_free(r);
     r = NULL;
     if (!like) {
-        buf_init(&q, MAX_HINT);
+        buf_init(&q, MAX_QUERY);
         buf_puts(&q, "SELECT DISTINCT ");
         put_ident(&q, l->col.column);
         buf_puts(&q, " FROM ");
@@ -443,7 +470,7 @@ static void check_literal(struct findings *fs, askdb_db *db,
     if (put_values(NULL, r, NULL) == 0 && strlen(l->literal) >= 3 &&
         !t->rows_capped) {
         askdb_result_free(r);
-        buf_init(&q, MAX_HINT);
+        buf_init(&q, MAX_QUERY);
         buf_puts(&q, "SELECT DISTINCT ");
         put_ident(&q, l->col.column);
         buf_puts(&q, " FROM ");
@@ -459,7 +486,7 @@ static void check_literal(struct findings *fs, askdb_db *db,
         contains = 1;
     }
     if (put_values(NULL, r, contains ? l->literal : NULL) > 0) {
-        buf_init(&b, MAX_HINT);
+        buf_init(&b, 0);
         buf_printf(&b, "%s.%s has no value ", t->name, l->col.column);
         put_str(&b, l->literal);
         buf_puts(&b, contains ? "; values containing it: " : "; it has ");
@@ -515,7 +542,7 @@ static void check_nulls(struct findings *fs, const askdb_result *r,
 
     if (!r || r->nrows < 1)
         return;
-    buf_init(&names, MAX_HINT);
+    buf_init(&names, 0);
     for (c = 0; c < r->ncols; c++) {
         for (i = 0; i < r->nrows; i++)
             if (r->cells[i * r->ncols + c].type != ASKDB_NULL)
@@ -530,7 +557,7 @@ static void check_nulls(struct findings *fs, const askdb_result *r,
         buf_free(&names);
         return;
     }
-    buf_init(&h, MAX_HINT);
+    buf_init(&h, 0);
     if (n == r->ncols)
         buf_printf(&h, "Every value of the result is NULL (%ld row%s). ",
                    r->nrows, r->nrows == 1 ? "" : "s");
@@ -713,7 +740,7 @@ static void check_shape(struct findings *fs, const char *question,
         fs->oom = 1;
         return;
     }
-    buf_init(&b, MAX_HINT);
+    buf_init(&b, 0);
     if (r->nrows > 1 && (has(q, many) || per_kind(q) ||
                          count(q, " how many ") > 1)) {
         buf_free(&b);

@@ -317,6 +317,36 @@ static void doubted_result_stands_when_the_model_fails(void **state)
     askdb_answer_free(a);
 }
 
+/* A check hint longer than the 1 KB error buffer reaches the repair whole
+** (the all-NULL hint names every column, then says what to do). */
+static void long_check_hint_reaches_the_repair_whole(void **state)
+{
+    static char sql[4096];
+    const char *r[] = {sql, "SELECT 1", NULL};
+    struct script s = {r, 0, 0, "", "", 0};
+    askdb_config cfg = base(&s);
+    askdb_answer *a;
+    size_t len;
+    int i;
+
+    (void)state;
+    len = (size_t)snprintf(sql, sizeof sql, "SELECT 1 AS id");
+    for (i = 1; i < 24; i++)
+        len += (size_t)snprintf(sql + len, sizeof sql - len,
+                                ", NULL AS a_rather_long_column_name_that_"
+                                "is_empty_%02d", i);
+    cfg.checks = 1;
+    a = ask_cfg(&cfg, "What do we know?", ASKDB_OK);
+    assert_int_equal(s.calls, 2);
+    assert_int_equal(a->attempts[0].error, ASKDB_EC_CHECK);
+    assert_true(strlen(a->attempts[0].message) > 1024);
+    assert_non_null(strstr(s.last_user, "is_empty_23' are NULL in every "
+                                        "row."));
+    assert_non_null(strstr(s.last_user, "If the data simply holds no value "
+                                        "there, repeat the same query.\n"));
+    askdb_answer_free(a);
+}
+
 static void literal_check_names_the_stored_spelling(void **state)
 {
     static const char *const r[] = {
@@ -840,6 +870,7 @@ int main(void)
         cmocka_unit_test(shape_check_repairs_once),
         cmocka_unit_test(doubted_result_stands_when_the_repair_fails),
         cmocka_unit_test(doubted_result_stands_when_the_model_fails),
+        cmocka_unit_test(long_check_hint_reaches_the_repair_whole),
         cmocka_unit_test(literal_check_names_the_stored_spelling),
         cmocka_unit_test(answer_in_words_with_truncation_said),
         cmocka_unit_test(answer_failure_keeps_the_rows),

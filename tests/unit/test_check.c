@@ -6,11 +6,15 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <jansson.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent/check.h"
+#include "core/buf.h"
 #include "db/db.h"
 
 static askdb_db *db;
@@ -198,6 +202,66 @@ static void text_value_not_in_the_column(void **state)
     before("SELECT * FROM customers WHERE city = 'Yo%k'", 0, NULL);
 }
 
+/* Free text that contains the value: each stored value is shown cut to 80
+** bytes (between characters), so the hint stays short and no finding is
+** lost (a hint over its cap used to drop every finding of the query). */
+static void long_stored_values_are_cut_not_the_findings(void **state)
+{
+    char path[] = "/tmp/askdb-check-XXXXXX", *err = NULL;
+    struct check_finding *f = NULL;
+    const struct db_schema *s;
+    const char *lit = NULL;
+    struct buf sql;
+    askdb_db *d = NULL;
+    sqlite3 *h = NULL;
+    json_t *j;
+    int fd, i, k, n = -1;
+
+    (void)state;
+    fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    buf_init(&sql, 0);
+    buf_puts(&sql, "CREATE TABLE products (id INTEGER PRIMARY KEY, "
+                   "description TEXT);");
+    for (i = 10; i < 20; i++) {
+        buf_printf(&sql, "INSERT INTO products VALUES (%d, '%d: ", i, i);
+        for (k = 0; k < 80; k++) /* 1,360 bytes, an 'é' across byte 80 */
+            buf_puts(&sql, "Red caf\xc3\xa9 chair, ");
+        buf_puts(&sql, "');");
+    }
+    assert_int_equal(buf_err(&sql), 0);
+    assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+    if (sqlite3_exec(h, sql.data, NULL, NULL, &err) != SQLITE_OK)
+        fail_msg("%s", err);
+    sqlite3_close(h);
+    buf_free(&sql);
+    assert_int_equal(askdb_db_open(path, NULL, &d), ASKDB_OK);
+    assert_int_equal(db_schema(d, &s), ASKDB_OK);
+
+    assert_int_equal(check_before(d, s, "q", "SELECT id, count(*) FROM "
+                                  "products WHERE description = 'red'", &f,
+                                  &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(f[0].kind, CHECK_AGG_NO_GROUP);
+    assert_int_equal(f[1].kind, CHECK_LITERAL_MISSING);
+    lit = f[1].hint;
+    assert_non_null(strstr(lit, "products.description has no value 'red'; "
+                                "values containing it: '10: Red caf\xc3\xa9 "
+                                "chair, Red caf\xc3\xa9 chair, Red caf\xc3\xa9"
+                                " chair, Red caf\xc3\xa9 chair, Red caf...', "
+                                "'11: Red"));
+    assert_non_null(strstr(lit, "'. Compare with the value exactly as "
+                                "stored."));
+    assert_true(strlen(lit) < 600);
+    j = json_string(lit); /* valid UTF-8 */
+    assert_non_null(j);
+    json_decref(j);
+    check_findings_free(f, n);
+    askdb_db_close(d);
+    unlink(path);
+}
+
 static void unreadable_sql_gives_no_finding(void **state)
 {
     (void)state;
@@ -318,6 +382,7 @@ int main(void)
         cmocka_unit_test(tables_with_nothing_linking_them),
         cmocka_unit_test(aggregate_with_bare_column),
         cmocka_unit_test(text_value_not_in_the_column),
+        cmocka_unit_test(long_stored_values_are_cut_not_the_findings),
         cmocka_unit_test(unreadable_sql_gives_no_finding),
         cmocka_unit_test(result_column_all_null),
         cmocka_unit_test(result_shape_against_the_question),
