@@ -13,6 +13,7 @@
 #include "agent/text.h"
 #include "agent/values.h"
 #include "core/json.h"
+#include "sql/analyze.h"
 
 #define VALUE_MATCHES 8      /* values named in the prompt at most */
 
@@ -70,24 +71,66 @@ static void find_values(struct agent_state *st, struct value_match **m,
     trace_write(ag->trace, "values", ev);
 }
 
+#define TURN_TABLES 8         /* tables of one earlier turn kept at most */
+
+/*
+** A follow-up is linked with the conversation: the earlier questions are
+** read with the new one, and the tables their SQL read are hints, so the
+** earlier SQL the prompt shows names only tables the prompt has ("and only
+** the French ones?" alone could link some other table and cut them).
+** Appends to text and hints; sa[] holds the analyses the hints point
+** into, *nsa of them, for the caller to free.
+*/
+static void add_turns(struct agent_state *st, struct buf *text,
+                      struct link_hint *hints, int *nh, struct sqla *sa,
+                      int *nsa)
+{
+    askdb_agent *ag = st->ag;
+    int t, k;
+
+    for (t = 0; ag->cfg.conversation && t < ag->nturns; t++) {
+        buf_printf(text, "\n%s", ag->turns[t].question);
+        if (sqla_analyze(ag->turns[t].sql, st->schema, &sa[*nsa]) < 0) {
+            sqla_free(&sa[*nsa]);
+            continue;
+        }
+        for (k = 0; k < sa[*nsa].ntables && k < TURN_TABLES; k++) {
+            hints[*nh].table = sa[*nsa].tables[k];
+            hints[*nh].column = NULL;
+            hints[(*nh)++].weight = 2.0;
+        }
+        (*nsa)++;
+    }
+}
+
 /* Schema linking: the schema text for this question, whole or cut down. */
 static int link(struct agent_state *st, const struct value_match *m, int n)
 {
     askdb_agent *ag = st->ag;
-    struct link_hint hints[VALUE_MATCHES];
+    struct link_hint hints[VALUE_MATCHES + AGENT_MAX_TURNS * TURN_TABLES];
+    struct sqla sa[AGENT_MAX_TURNS];
     struct link_opts lo = link_opts_default();
     struct link_result lr;
+    struct buf text;
     double t0 = db_now_ms(), best = 0;
     json_t *ev;
-    int i;
+    int i, nh = 0, nsa = 0, rc;
 
     for (i = 0; i < n && i < VALUE_MATCHES; i++) {
-        hints[i].table = m[i].table;
-        hints[i].column = m[i].column;
-        hints[i].weight = m[i].exact ? 2.0 : 1.0;
+        hints[nh].table = m[i].table;
+        hints[nh].column = m[i].column;
+        hints[nh++].weight = m[i].exact ? 2.0 : 1.0;
     }
+    buf_init(&text, 0);
+    buf_puts(&text, st->question);
+    add_turns(st, &text, hints, &nh, sa, &nsa);
     memset(&lr, 0, sizeof lr);
-    if (link_schema(st->schema, st->question, hints, n, &lo, &lr))
+    rc = buf_err(&text) ||
+         link_schema(st->schema, text.data, hints, nh, &lo, &lr);
+    for (i = 0; i < nsa; i++)
+        sqla_free(&sa[i]);
+    buf_free(&text);
+    if (rc)
         return -1;
     for (i = 0; i < lr.ntables; i++)
         if (lr.table_score[i] > best)

@@ -18,6 +18,7 @@
 #include "askdb.h"
 #include "agent/memory.h"
 #include "agent/plan.h"
+#include "core/buf.h"
 #include "core/cache.h"
 
 /* The scripted model: replies in order, and every user message it saw. */
@@ -430,6 +431,57 @@ static void follow_up_sees_the_earlier_question(void **state)
     askdb_agent_forget(ag);
     assert_int_equal(askdb_agent_ask(ag, "Another?", &a), ASKDB_OK);
     assert_null(strstr(s.last_user, "Earlier questions"));
+    askdb_answer_free(a);
+    askdb_agent_free(ag);
+}
+
+/* A follow-up is linked with the earlier turns: the table the earlier SQL
+** read stays in the schema, though the follow-up alone links another (a
+** schema of 10 tables, big enough to be cut down). */
+static void follow_up_keeps_the_earlier_tables(void **state)
+{
+    static const char *const r[] = {
+        "SELECT count(*) FROM singer",
+        "SELECT count(*) FROM stadium WHERE capacity > 5000", NULL};
+    struct script s = {r, 0, 0, "", "", 0};
+    askdb_config cfg = base(&s);
+    askdb_agent *ag = NULL;
+    askdb_answer *a = NULL;
+    struct buf sql;
+    const char *db;
+    static const char *const tables[] = {
+        "singer", "stadium", "album", "label", "award", "critic", "review",
+        "studio", "producer", "venue", NULL};
+    int i;
+
+    (void)state;
+    buf_init(&sql, 0);
+    for (i = 0; tables[i]; i++)
+        buf_printf(&sql, "CREATE TABLE %s (%s_id INTEGER PRIMARY KEY, "
+                         "name TEXT, country_of_origin TEXT, capacity "
+                         "INTEGER, founded_in_year INTEGER, "
+                         "description_of_the_%s TEXT, owner_name TEXT, "
+                         "total_number_of_members INTEGER, website_address "
+                         "TEXT, main_contact_email TEXT, "
+                         "last_updated_at TEXT); INSERT INTO %s (name) "
+                         "VALUES ('x');", tables[i], tables[i], tables[i],
+                   tables[i]);
+    assert_int_equal(buf_err(&sql), 0);
+    db = make_db("ten.db", sql.data);
+    buf_free(&sql);
+    cfg.conversation = 1;
+    assert_int_equal(askdb_agent_new(&cfg, db, &ag), ASKDB_OK);
+    assert_int_equal(askdb_agent_ask(ag, "How many singers are there?", &a),
+                     ASKDB_OK);
+    assert_non_null(strstr(s.last_user, "CREATE TABLE singer ("));
+    assert_null(strstr(s.last_user, "CREATE TABLE stadium (")); /* cut */
+    askdb_answer_free(a);
+    assert_int_equal(askdb_agent_ask(ag, "and with a stadium over 5000?",
+                                     &a), ASKDB_OK);
+    assert_non_null(strstr(s.last_user, "   SQL: SELECT count(*) FROM "
+                                        "singer"));
+    assert_non_null(strstr(s.last_user, "CREATE TABLE stadium ("));
+    assert_non_null(strstr(s.last_user, "CREATE TABLE singer ("));
     askdb_answer_free(a);
     askdb_agent_free(ag);
 }
@@ -875,6 +927,7 @@ int main(void)
         cmocka_unit_test(answer_in_words_with_truncation_said),
         cmocka_unit_test(answer_failure_keeps_the_rows),
         cmocka_unit_test(follow_up_sees_the_earlier_question),
+        cmocka_unit_test(follow_up_keeps_the_earlier_tables),
         cmocka_unit_test(plan_runs_tasks_and_hands_on_results),
         cmocka_unit_test(single_step_question_skips_the_plan),
         cmocka_unit_test(invalid_plan_falls_back_to_one_step),
