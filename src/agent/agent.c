@@ -703,6 +703,9 @@ enum agent_step agent_route(const struct agent_state *st,
     /* The end of a run with a result: the answer step, if asked for. */
     enum agent_step finish_ok = c->answer && !c->dry_run ? STEP_ANSWER
                                                          : STEP_DONE;
+    /* A plan runs its earlier tasks' SQL: never in a dry run. */
+    enum agent_step first = c->plan && !c->dry_run ? STEP_PLAN
+                                                   : STEP_GENERATE;
 
     if (out == OUT_FATAL) {
         /* The model failed on a repair: the valid result in hand stands
@@ -717,13 +720,9 @@ enum agent_step agent_route(const struct agent_state *st,
     case STEP_SCHEMA:
         return STEP_CONTEXT;
     case STEP_CONTEXT:
-        if (c->question_check)
-            return STEP_QCHECK;
-        return c->plan ? STEP_PLAN : STEP_GENERATE;
+        return c->question_check ? STEP_QCHECK : first;
     case STEP_QCHECK:
-        if (out == OUT_SKIP)
-            return STEP_DONE;
-        return c->plan ? STEP_PLAN : STEP_GENERATE;
+        return out == OUT_SKIP ? STEP_DONE : first;
     case STEP_PLAN:
         return STEP_GENERATE;
     case STEP_GENERATE:

@@ -515,6 +515,29 @@ static void plan_runs_tasks_and_hands_on_results(void **state)
     askdb_answer_free(a);
 }
 
+/* A dry run never executes: not even a plan's earlier tasks, so there is
+** no plan, only the statement. */
+static void dry_run_makes_no_plan(void **state)
+{
+    static const char *const r[] = {
+        "SELECT count(*) FROM orders WHERE total > (SELECT avg(total) FROM "
+        "orders)", NULL};
+    struct script s = {r, 0, 0, "", "", 0};
+    askdb_config cfg = base(&s);
+    askdb_answer *a;
+
+    (void)state;
+    cfg.plan = 1;
+    cfg.dry_run = 1;
+    a = ask_cfg(&cfg, "How many orders have a total higher than the average "
+                      "order total?", ASKDB_OK);
+    assert_int_equal(s.calls, 1);
+    assert_null(strstr(s.all_users, "Reply with JSON only"));
+    assert_null(a->result);
+    assert_non_null(strstr(a->sql, "avg(total)"));
+    askdb_answer_free(a);
+}
+
 static void single_step_question_skips_the_plan(void **state)
 {
     static const char *const r[] = {"SELECT count(*) FROM orders", NULL};
@@ -930,6 +953,7 @@ int main(void)
         cmocka_unit_test(follow_up_keeps_the_earlier_tables),
         cmocka_unit_test(plan_runs_tasks_and_hands_on_results),
         cmocka_unit_test(single_step_question_skips_the_plan),
+        cmocka_unit_test(dry_run_makes_no_plan),
         cmocka_unit_test(invalid_plan_falls_back_to_one_step),
         cmocka_unit_test(plan_parser_validates),
         cmocka_unit_test(learned_examples_go_into_the_prompt),
