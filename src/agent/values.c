@@ -604,7 +604,7 @@ static int index_column(struct builder *bd, const struct db_table *t,
     char *sql;
 
     if (bd->deadline - db_now_ms() < 1) {
-        bd->st->partial = 1;
+        bd->st->partial = bd->st->out_of_time = 1;
         return 1;
     }
     k = worth_reading(bd, t, c);
@@ -618,7 +618,7 @@ static int index_column(struct builder *bd, const struct db_table *t,
     if (rc) {
         bd->st->columns_skipped++;
         if (rc == ASKDB_ERR_TIMEOUT && bd->deadline - db_now_ms() < 1) {
-            bd->st->partial = 1;
+            bd->st->partial = bd->st->out_of_time = 1;
             return 1;
         }
         return rc == ASKDB_ERR_NOMEM ? -1 : 0;
@@ -1134,8 +1134,15 @@ int vindex_open(askdb_db *db, const struct vindex_opts *opt,
     } else {
         if (build(db, s, &o, sum, &vi->st, &mem, err, errlen))
             goto fail;
-        if (path && save_cached(mem, dir, path, sum, &file, why,
-                                sizeof why) == 0) {
+        /* A build the clock cut short (a loaded machine, a cold disk) is
+        ** not cached, or it would stay partial until the database
+        ** changes; one cut by a cap is the same every time. */
+        if (vi->st.out_of_time)
+            snprintf(why, sizeof why, "the %d ms budget ran out, so it is "
+                                      "partial and built again next time",
+                     o.budget_ms);
+        if (path && !vi->st.out_of_time &&
+            save_cached(mem, dir, path, sum, &file, why, sizeof why) == 0) {
             struct stat sb;
             sqlite3_close(mem);
             vi->h = file;

@@ -35,7 +35,8 @@ struct vindex_opts {
     long total;          /* values in the whole index, default 100000 */
     int max_len;         /* longest value indexed in characters, def 80 */
     int budget_ms;       /* stop reading the database after this long,
-                            default 20000; the index is then partial */
+                            default 20000; the index is then partial and
+                            not cached */
 };
 
 struct vindex_opts vindex_opts_default(void);
@@ -52,6 +53,8 @@ struct vindex_stats {
     int reused;          /* 1 = taken from the cache file, not built */
     int in_memory;       /* 1 = cache not writable, index kept in memory */
     int partial;         /* 1 = a cap or the time budget stopped the build */
+    int out_of_time;     /* 1 = the time budget did: such an index is kept
+                            in memory, never cached (built again next time) */
     double build_ms;     /* time the build took (when reused: the original
                             build's time, read from the file) */
     double open_ms;      /* time of this vindex_open, all included */

@@ -664,6 +664,44 @@ static void bounds_cap_the_index(void **state)
     askdb_db_close(db);
 }
 
+/* A build the time budget cut short is kept in memory and not cached: on
+** a loaded machine it would otherwise stay partial until the database
+** changes. (A cut by a cap, above, is the same every time and cached.) */
+static void build_cut_by_the_clock_is_not_cached(void **state)
+{
+    struct vindex_opts o = vindex_opts_default();
+    askdb_db *db;
+    struct vindex *vi;
+    const struct vindex_stats *st;
+    char note[512], dir[450];
+
+    (void)state;
+    use_cache("clock");
+    snprintf(dir, sizeof dir, "%s/clock/values", tmpdir);
+    db = open_db(shop());
+    o.budget_ms = 1;
+    vi = open_index(db, &o, note, sizeof note);
+    st = vindex_stats(vi);
+    assert_int_equal(st->partial, 1);
+    assert_int_equal(st->out_of_time, 1);
+    assert_int_equal(st->in_memory, 1);
+    assert_non_null(strstr(note, "the 1 ms budget ran out, so it is partial "
+                                 "and built again next time"));
+    assert_true(count_files(dir, ".fts") <= 0);
+    vindex_free(vi);
+    vi = open_index(db, &o, note, sizeof note);
+    assert_int_equal(vindex_stats(vi)->reused, 0);
+    vindex_free(vi);
+    /* with time enough, the next build is cached */
+    vi = open_index(db, NULL, note, sizeof note);
+    st = vindex_stats(vi);
+    assert_int_equal(st->out_of_time, 0);
+    assert_int_equal(st->in_memory, 0);
+    assert_int_equal(count_files(dir, ".fts"), 1);
+    vindex_free(vi);
+    askdb_db_close(db);
+}
+
 static void free_text_and_numbers_are_not_indexed(void **state)
 {
     struct buf sql;
@@ -751,6 +789,7 @@ int main(void)
         cmocka_unit_test(unwritable_cache_falls_back_to_memory),
         cmocka_unit_test(database_file_is_untouched),
         cmocka_unit_test(bounds_cap_the_index),
+        cmocka_unit_test(build_cut_by_the_clock_is_not_cached),
         cmocka_unit_test(free_text_and_numbers_are_not_indexed),
         cmocka_unit_test(render_says_column_and_spelling),
     };
