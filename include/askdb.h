@@ -289,7 +289,8 @@ typedef struct askdb_answer {
                                 why) */
     int ncandidates;         /* SQL candidates that were voted on */
     double confidence;       /* share of the candidates whose result agrees
-                                with the answer's (1 with one candidate) */
+                                with the answer's (1 with one candidate;
+                                1/ncandidates when a repair gave it) */
 } askdb_answer;
 
 ASKDB_API void askdb_answer_free(askdb_answer *a);

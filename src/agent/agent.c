@@ -577,7 +577,10 @@ enum agent_outcome agent_step_execute(struct agent_state *st)
     st->result = st->cands[win].result;
     st->cands[win].result = NULL;
     r = st->result;
-    st->ans->confidence = (double)st->cands[win].votes / st->ncands;
+    /* The share of all N candidates of the question: a repair asks for
+    ** one, so what it gives has the support of 1 of N. */
+    st->ans->confidence = (double)st->cands[win].votes /
+                          st->ans->ncandidates;
     ev = json_object();
     json_object_set_new(ev, "rows", json_integer(r->nrows));
     json_object_set_new(ev, "truncated", json_integer(r->truncated));

@@ -260,6 +260,28 @@ static void failing_candidates_do_not_vote(void **state)
     askdb_answer_free(a);
 }
 
+/* A result that comes from a repair is one candidate's: its confidence is
+** 1 of the N the question asked for, not 1 of 1. */
+static void repaired_result_has_the_confidence_of_one_candidate(void **state)
+{
+    static const char *const r[] = {
+        "SELECT nope FROM customers", "SELECT nope FROM customers",
+        "SELECT nope FROM customers", "SELECT count(*) FROM customers",
+        NULL};
+    struct script s = {r, 0, 0, "", "", 0};
+    askdb_config cfg = base(&s);
+    askdb_answer *a;
+
+    (void)state;
+    cfg.candidates = 3;
+    a = ask_cfg(&cfg, "How many customers?", ASKDB_OK);
+    assert_int_equal(a->nattempts, 2);
+    assert_int_equal(a->ncandidates, 3);
+    assert_int_equal(askdb_result_cell(a->result, 0, 0)->i, 60);
+    assert_true(a->confidence > 0.33 && a->confidence < 0.34);
+    askdb_answer_free(a);
+}
+
 static void shape_check_repairs_once(void **state)
 {
     static const char *const r[] = {
@@ -942,6 +964,7 @@ int main(void)
         cmocka_unit_test(matching_question_skips_the_model_check),
         cmocka_unit_test(candidates_are_voted_on_by_results),
         cmocka_unit_test(failing_candidates_do_not_vote),
+        cmocka_unit_test(repaired_result_has_the_confidence_of_one_candidate),
         cmocka_unit_test(shape_check_repairs_once),
         cmocka_unit_test(doubted_result_stands_when_the_repair_fails),
         cmocka_unit_test(doubted_result_stands_when_the_model_fails),
