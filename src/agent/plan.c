@@ -14,38 +14,42 @@
 ** aggregate of something else ("more than the average"), "both ... and",
 ** set-like wording ("but not", "except", "never"), "for each ... the
 ** most/least", or a long question with two or more clauses joined by
-** "and"/"then"/"also".
+** "and"/"then"/"also". Cues match whole words: "ratio" is no cue in
+** "duration", nor "both" in "Bothell".
 */
 int plan_needed(const char *q)
 {
     static const char *const cues[] = {
-        "than the average", "than average", "than the total",
-        "than the number of", "than all", "than any", "but not",
-        "except", "never", "both", "at least one", "as well as",
-        "and also", ", then", " then ", "for each", "for every",
-        "compared to", "compared with", "difference between",
-        "percentage", "proportion", "ratio", NULL
+        " than the average ", " than average ", " than the total ",
+        " than the number of ", " than all ", " than any ", " but not ",
+        " except ", " never ", " both ", " at least one ", " as well as ",
+        " and also ", " then ", " for each ", " for every ",
+        " compared to ", " compared with ", " difference between ",
+        " percentage ", " percentages ", " proportion ", " proportions ",
+        " ratio ", " ratios ", NULL
     };
     char low[1024];
-    size_t i, n = strlen(q);
-    int ands = 0, words = 0, hits = 0, inword = 0;
+    size_t i, k = 0;
+    int ands = 0, words = 0, hits = 0;
 
-    if (n >= sizeof low)
-        n = sizeof low - 1;
-    for (i = 0; i < n; i++) {
-        low[i] = (char)tolower((unsigned char)q[i]);
-        if (isalnum((unsigned char)q[i])) {
-            words += !inword;
-            inword = 1;
-        } else {
-            inword = 0;
+    /* lower case, words separated by one space, a space at both ends */
+    low[k++] = ' ';
+    for (i = 0; q[i] && k + 2 < sizeof low; i++) {
+        unsigned char c = (unsigned char)q[i];
+        if (isalnum(c) || c >= 0x80) {
+            words += low[k - 1] == ' ';
+            low[k++] = (char)tolower(c);
+        } else if (low[k - 1] != ' ') {
+            low[k++] = ' ';
         }
     }
-    low[n] = '\0';
+    if (low[k - 1] != ' ')
+        low[k++] = ' ';
+    low[k] = '\0';
     for (i = 0; cues[i]; i++)
         if (strstr(low, cues[i]))
             hits++;
-    for (const char *p = low; (p = strstr(p, " and ")) != NULL; p += 5)
+    for (const char *p = low; (p = strstr(p, " and ")) != NULL; p += 4)
         ands++;
     return hits > 0 || (words >= 20 && ands >= 2);
 }

@@ -628,6 +628,37 @@ static void plan_parser_validates(void **state)
     assert_true(plan_needed("Which customers spent more than the average?"));
 }
 
+/* Plan cues match whole words, so single-step questions that only contain
+** a cue inside a word ask for no plan. */
+static void plan_cues_match_whole_words(void **state)
+{
+    static const char *const no[] = {
+        "What is the average duration of a registration?",
+        "How many corporations are there?",
+        "Which employees work in Bothell?",
+        "Nevertheless, how many orders?",
+        "How many exceptions were logged?",
+        NULL};
+    static const char *const yes[] = {
+        "What is the ratio of paid to unpaid orders?",
+        "What are the ratios of paid orders?",
+        "Which customers bought both a knife and a pan?",
+        "List the products, except knives.",
+        "Customers who never ordered?",
+        "Take the biggest order, then its customer.",
+        "Which customers spent more than the average?",
+        NULL};
+    int i;
+
+    (void)state;
+    for (i = 0; no[i]; i++)
+        if (plan_needed(no[i]))
+            fail_msg("a plan for: %s", no[i]);
+    for (i = 0; yes[i]; i++)
+        if (!plan_needed(yes[i]))
+            fail_msg("no plan for: %s", yes[i]);
+}
+
 static void learned_examples_go_into_the_prompt(void **state)
 {
     static const char *const r[] = {"SELECT count(*) FROM orders", NULL};
@@ -979,6 +1010,7 @@ int main(void)
         cmocka_unit_test(dry_run_makes_no_plan),
         cmocka_unit_test(invalid_plan_falls_back_to_one_step),
         cmocka_unit_test(plan_parser_validates),
+        cmocka_unit_test(plan_cues_match_whole_words),
         cmocka_unit_test(learned_examples_go_into_the_prompt),
         cmocka_unit_test(pairs_learned_during_a_session_are_used),
         cmocka_unit_test(values_found_go_into_the_prompt),
