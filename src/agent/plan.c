@@ -2,6 +2,7 @@
 ** the model's plan (untrusted text; fuzzed by tests/fuzz/fuzz_plan.c). */
 #include <ctype.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,10 @@ int plan_parse(const char *reply, struct plan *out, char *why, size_t whylen)
                                   "\"task\" text", i + 1);
             goto bad;
         }
+        if (json_integer_value(id) < 0 || json_integer_value(id) > INT_MAX) {
+            snprintf(why, whylen, "task %zu: id out of range", i + 1);
+            goto bad;
+        }
         pt->id = (int)json_integer_value(id);
         for (j = 0; j < i; j++)
             if (out->tasks[j].id == pt->id) {
@@ -126,15 +131,20 @@ int plan_parse(const char *reply, struct plan *out, char *why, size_t whylen)
             goto bad;
         }
         json_array_foreach(deps, j, d) {
-            int k, dep = json_is_integer(d) ? (int)json_integer_value(d)
-                                            : -1;
+            int k;
+
+            if (!json_is_integer(d)) {
+                snprintf(why, whylen, "task %d depends on a non-integer "
+                                      "task", pt->id);
+                goto bad;
+            }
             /* Dependencies point back: tasks run in the order given. */
-            for (k = 0; k < (int)i && out->tasks[k].id != dep; k++)
+            for (k = 0; k < (int)i && out->tasks[k].id != json_integer_value(d);
+                 k++)
                 ;
             if (k == (int)i) {
-                snprintf(why, whylen, "task %d depends on %s task", pt->id,
-                         json_is_integer(d) ? "a later or unknown"
-                                            : "a non-integer");
+                snprintf(why, whylen, "task %d depends on a later or unknown "
+                                      "task", pt->id);
                 goto bad;
             }
             if (pt->ndeps < PLAN_MAX_TASKS)

@@ -25,9 +25,9 @@ int plan_needed(const char *question);
 /*
 ** Parse and validate the model's plan: a JSON object (prose or a fence
 ** around it is ignored) {"tasks": [{"id": N, "task": "...", "depends_on":
-** [ids]}]} with at most PLAN_MAX_TASKS tasks, unique integer ids, and
-** dependencies only on earlier tasks. 0, or -1 with the reason in why and
-** *out empty.
+** [ids]}]} with at most PLAN_MAX_TASKS tasks, unique integer ids from 0
+** to INT_MAX, and dependencies only on earlier tasks. 0, or -1 with the
+** reason in why and *out empty.
 */
 int plan_parse(const char *reply, struct plan *out, char *why, size_t whylen);
 void plan_free(struct plan *p);

@@ -621,6 +621,21 @@ static void plan_parser_validates(void **state)
                                 ":\"a\"},{\"id\":4,\"task\":\"a\"},{\"id\":5,"
                                 "\"task\":\"a\"},{\"id\":6,\"task\":\"a\"}]}",
                                 &p, why, sizeof why), -1);
+    /* ids are checked, not truncated: 2^32 + 1 is no 1, "x" no -1 */
+    assert_int_equal(plan_parse("{\"tasks\": [{\"id\": 4294967297, "
+                                "\"task\": \"a\"}]}", &p, why, sizeof why),
+                     -1);
+    assert_non_null(strstr(why, "id out of range"));
+    assert_int_equal(plan_parse("{\"tasks\": [{\"id\": 1, \"task\": \"a\"}, "
+                                "{\"id\": 2, \"task\": \"b\", \"depends_on\":"
+                                " [4294967297]}]}", &p, why, sizeof why), -1);
+    assert_int_equal(plan_parse("{\"tasks\": [{\"id\": -1, \"task\": \"a\"}, "
+                                "{\"id\": 2, \"task\": \"b\", \"depends_on\":"
+                                " [\"x\"]}]}", &p, why, sizeof why), -1);
+    assert_int_equal(plan_parse("{\"tasks\": [{\"id\": 0, \"task\": \"a\"}, "
+                                "{\"id\": 2, \"task\": \"b\", \"depends_on\":"
+                                " [\"x\"]}]}", &p, why, sizeof why), -1);
+    assert_non_null(strstr(why, "non-integer"));
     assert_int_equal(plan_parse("no json", &p, why, sizeof why), -1);
     assert_int_equal(plan_parse("{\"tasks\": 3}", &p, why, sizeof why), -1);
     assert_int_equal(plan_parse("{{{{", &p, why, sizeof why), -1);
