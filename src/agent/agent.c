@@ -54,6 +54,13 @@ int agent_push_msg(struct agent_state *st, const char *role, char *content)
     return 0;
 }
 
+enum agent_outcome agent_nomem(struct agent_state *st)
+{
+    st->fatal = ASKDB_ERR_NOMEM;
+    snprintf(st->errbuf, sizeof st->errbuf, "out of memory");
+    return OUT_FATAL;
+}
+
 /* Count a reply in the answer's totals. */
 static void count_reply(askdb_answer *a, const struct llm_reply *rep)
 {
@@ -292,18 +299,14 @@ enum agent_outcome agent_step_schema(struct agent_state *st)
     if (ag->schema_text)
         return OUT_OK;
     ag->schema_text = schema_render(st->schema);
-    if (!ag->schema_text) {
-        st->fatal = ASKDB_ERR_NOMEM;
-        return OUT_FATAL;
-    }
+    if (!ag->schema_text)
+        return agent_nomem(st);
     /* Constrained decoding: the model can then only write one read-only
     ** statement over this database's own names. */
     if (llm_supports_grammar(ag->model) && !ag->cfg.no_grammar) {
         ag->grammar = sqlx_grammar(st->schema);
-        if (!ag->grammar) {
-            st->fatal = ASKDB_ERR_NOMEM;
-            return OUT_FATAL;
-        }
+        if (!ag->grammar)
+            return agent_nomem(st);
     }
     st->ans->t.schema_ms = db_now_ms() - t0;
     ev = json_object();
@@ -340,10 +343,8 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
     int i, n = 1, nsql = 0;
 
     at = realloc(a->attempts, (size_t)(a->nattempts + 1) * sizeof *at);
-    if (!at) {
-        st->fatal = ASKDB_ERR_NOMEM;
-        return OUT_FATAL;
-    }
+    if (!at)
+        return agent_nomem(st);
     a->attempts = at;
     at = &a->attempts[a->nattempts++];
     memset(at, 0, sizeof *at);
@@ -675,11 +676,8 @@ enum agent_outcome agent_step_repair(struct agent_state *st)
     }
     buf_free(&hint);
     if (agent_push_msg(st, "assistant", strdup(st->reply ? st->reply : "")) ||
-        agent_push_msg(st, "user", buf_steal(&msg))) {
-        st->fatal = ASKDB_ERR_NOMEM;
-        snprintf(st->errbuf, sizeof st->errbuf, "out of memory");
-        return OUT_FATAL;
-    }
+        agent_push_msg(st, "user", buf_steal(&msg)))
+        return agent_nomem(st);
     st->ans->t.prompt_ms += db_now_ms() - t0;
     agent_log(st, "repair", "asking for a fix of: %s",
               askdb_error_class_str(st->ec));

@@ -171,6 +171,9 @@ void agent_log(struct agent_state *st, const char *step, const char *fmt,
                ...) __attribute__((format(printf, 3, 4)));
 int agent_push_msg(struct agent_state *st, const char *role, char *content);
 
+/* End the question as out of memory (status and message). */
+enum agent_outcome agent_nomem(struct agent_state *st);
+
 /*
 ** One model call outside the main conversation (question check, plan,
 ** plan tasks, answer): counted in the answer's calls, tokens and model

@@ -297,12 +297,7 @@ enum agent_outcome agent_step_context(struct agent_state *st)
     if (!rc)
         rc = build_first_message(st);
     st->ans->t.prompt_ms += db_now_ms() - t0;
-    if (rc) {
-        st->fatal = ASKDB_ERR_NOMEM;
-        snprintf(st->errbuf, sizeof st->errbuf, "out of memory");
-        return OUT_FATAL;
-    }
-    return OUT_OK;
+    return rc ? agent_nomem(st) : OUT_OK;
 }
 
 /* Rebuild the first message with the plan's results (plan.c). */
@@ -381,11 +376,7 @@ static enum agent_outcome not_a_question(struct agent_state *st,
     trace_write(st->ag->trace, "qcheck",
                 json_pack("{s:b, s:s}", "question", 0, "why", why));
     agent_log(st, "qcheck", "not a question about the database: %s", why);
-    if (!st->ans->text) {
-        st->fatal = ASKDB_ERR_NOMEM;
-        return OUT_FATAL;
-    }
-    return OUT_SKIP;
+    return st->ans->text ? OUT_SKIP : agent_nomem(st);
 }
 
 /*
@@ -426,8 +417,7 @@ enum agent_outcome agent_step_qcheck(struct agent_state *st)
     msgs[1].content = b.data;
     if (buf_err(&b)) {
         buf_free(&b);
-        st->fatal = ASKDB_ERR_NOMEM;
-        return OUT_FATAL;
+        return agent_nomem(st);
     }
     reply = agent_call(st, "qcheck", msgs, 2,
                        llm_supports_grammar(st->ag->model) &&

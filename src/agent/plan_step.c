@@ -15,8 +15,10 @@
 ** One task: a statement for it alone, with the results of the tasks it
 ** depends on in view, run through the guard. The outcome goes into notes
 ** either way (a failed step is still worth telling the final statement).
+** Returns ASKDB_OK, or the model's status when it failed (st->errbuf says
+** why).
 */
-static int run_task(struct agent_state *st, const struct plan *p, int i,
+static askdb_status run_task(struct agent_state *st, const struct plan *p, int i,
                     char **sqls, struct buf *notes)
 {
     askdb_agent *ag = st->ag;
@@ -43,19 +45,19 @@ static int run_task(struct agent_state *st, const struct plan *p, int i,
     msgs[1].content = b.data;
     if (buf_err(&b)) {
         buf_free(&b);
-        return -1;
+        return ASKDB_ERR_NOMEM;
     }
     reply = agent_call(st, "plan_task", msgs, 2, ag->grammar,
                        ag->cfg.max_tokens, &rc);
     buf_free(&b);
     if (!reply)
-        return rc == ASKDB_ERR_NOMEM ? -1 : 1;
+        return rc;
     sql = sqlx_extract(reply, &why);
     free(reply);
     buf_printf(notes, "Step %d (%s):\n", t->id, t->text);
     if (!sql) {
         buf_printf(notes, "no query (%s)\n", why);
-        return 0;
+        return ASKDB_OK;
     }
     buf_printf(notes, "```sql\n%s\n```\n", sql);
     if (db_run(ag->db, sql, &r, &e)) {
@@ -66,7 +68,7 @@ static int run_task(struct agent_state *st, const struct plan *p, int i,
         askdb_result_free(r);
     }
     sqls[i] = sql;
-    return 0;
+    return ASKDB_OK;
 }
 
 enum agent_outcome agent_step_plan(struct agent_state *st)
@@ -76,9 +78,9 @@ enum agent_outcome agent_step_plan(struct agent_state *st)
     struct buf b, notes;
     char *reply, *sqls[PLAN_MAX_TASKS] = {0};
     char why[256];
-    askdb_status rc;
+    askdb_status rc, err = ASKDB_OK;
     json_t *ev;
-    int i, err = 0;
+    int i;
 
     if (!plan_needed(st->question)) {
         trace_write(st->ag->trace, "plan",
@@ -93,8 +95,7 @@ enum agent_outcome agent_step_plan(struct agent_state *st)
     msgs[1].content = b.data;
     if (buf_err(&b)) {
         buf_free(&b);
-        st->fatal = ASKDB_ERR_NOMEM;
-        return OUT_FATAL;
+        return agent_nomem(st);
     }
     reply = agent_call(st, "plan", msgs, 2, NULL, 256, &rc);
     buf_free(&b);
@@ -133,20 +134,15 @@ enum agent_outcome agent_step_plan(struct agent_state *st)
         free(sqls[i]);
     plan_free(&p);
     trace_write(st->ag->trace, "plan", ev);
-    if (err < 0) {
+    if (err) { /* the model failed mid-plan, as the provider says */
         buf_free(&notes);
-        st->fatal = ASKDB_ERR_NOMEM;
-        return OUT_FATAL;
-    }
-    if (err > 0) { /* the model failed mid-plan */
-        buf_free(&notes);
-        st->fatal = ASKDB_ERR_LLM;
+        if (err == ASKDB_ERR_NOMEM)
+            return agent_nomem(st);
+        st->fatal = err;
         return OUT_FATAL;
     }
     st->plan_notes = buf_steal(&notes);
-    if (!st->plan_notes || agent_rebuild_first_message(st)) {
-        st->fatal = ASKDB_ERR_NOMEM;
-        return OUT_FATAL;
-    }
+    if (!st->plan_notes || agent_rebuild_first_message(st))
+        return agent_nomem(st);
     return OUT_OK;
 }

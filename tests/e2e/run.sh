@@ -1204,6 +1204,18 @@ shell_follows_up_until_new() {
     pycheck 'assert "Earlier questions" not in user(0); assert "1. How many orders are there?\n   SQL: SELECT count(*) AS n FROM orders" in user(1), user(1); assert "Earlier questions" not in user(2), user(2)'
 }
 
+plan_task_model_unreachable_is_reported_as_such() {
+    copy_db
+    local plan
+    plan='{"tasks": [{"id": 1, "task": "the average"}, {"id": 2, "task": "above it", "depends_on": [1]}]}'
+    start_llm "$("$PY" -c 'import json,sys; print(json.dumps([{"content": sys.argv[1]}, {"close": True, "repeat": True}]))' "$plan")"
+    run ask --llm-url "$URL" --model test --no-question-check --retries 0 --plan -f json shop.db "Which orders have a total higher than the average?"
+    expect_rc 4
+    expect_err_has "closed the connection without replying"
+    pycheck 'j = json.loads(out); assert j["status"] == "model unreachable", j["status"]
+assert "Reply with JSON only" in user(0) and "for step 1 only" in user(1), user(1)[-300:]'
+}
+
 # --------------------------------------------------------------------------
 # Runner
 # --------------------------------------------------------------------------
@@ -1238,6 +1250,7 @@ TESTS=(
     candidates_confidence_and_answer_in_every_format
     greeting_is_answered_without_sql
     shell_follows_up_until_new
+    plan_task_model_unreachable_is_reported_as_such
 )
 
 if [ "$LIST" = 1 ]; then
