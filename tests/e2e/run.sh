@@ -1204,6 +1204,22 @@ shell_follows_up_until_new() {
     pycheck 'assert "Earlier questions" not in user(0); assert "1. How many orders are there?\n   SQL: SELECT count(*) AS n FROM orders" in user(1), user(1); assert "Earlier questions" not in user(2), user(2)'
 }
 
+plan_rows_with_accents_reach_the_model() {
+    copy_db
+    local plan
+    # Step 1's row is cut at 60 bytes for the final prompt; byte 60 falls
+    # inside an "é", and the request must still be valid JSON.
+    plan='{"tasks": [{"id": 1, "task": "the tour"}, {"id": 2, "task": "its name", "depends_on": [1]}]}'
+    start_llm "$(replies "$plan" \
+        "$(fence "SELECT 'Best of Paris - Île-de-France: château de Versailles, musée d''Orsay' AS tour")" \
+        "$(fence "SELECT 1 AS n")")"
+    run ask --llm-url "$URL" --model test --no-question-check --plan -f csv shop.db "Which tour has both Versailles and Orsay?"
+    expect_rc 0
+    expect_requests 3
+    expect_out 'n\r\n1\r\n'
+    pycheck 'assert "Best of Paris - \u00cele-de-France: ch\u00e2teau de Versailles, mus...\n" in user(2), user(2)[-400:]'
+}
+
 plan_task_model_unreachable_is_reported_as_such() {
     copy_db
     local plan
@@ -1250,6 +1266,7 @@ TESTS=(
     candidates_confidence_and_answer_in_every_format
     greeting_is_answered_without_sql
     shell_follows_up_until_new
+    plan_rows_with_accents_reach_the_model
     plan_task_model_unreachable_is_reported_as_such
 )
 
