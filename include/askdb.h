@@ -116,7 +116,8 @@ typedef struct askdb_config {
     void *llm_ud;
 
     /* Agent */
-    int max_attempts;        /* SQL generations per question, default 3 */
+    int max_attempts;        /* SQL generations per question, default 3,
+                                at most 32 */
     int dry_run;             /* generate and validate, never execute */
 
     /* Agent techniques (docs/agent.md has what each does and measured

@@ -899,6 +899,8 @@ askdb_status askdb_agent_new(const askdb_config *cfg, const char *db_path,
     ag->cfg = cfg ? *cfg : askdb_config_default();
     if (ag->cfg.max_attempts < 1)
         ag->cfg.max_attempts = 1;
+    if (ag->cfg.max_attempts > AGENT_MAX_ATTEMPTS)
+        ag->cfg.max_attempts = AGENT_MAX_ATTEMPTS;
     if (ag->cfg.candidates < 1)
         ag->cfg.candidates = 1;
     rc = askdb_db_open(db_path, &ag->cfg, &ag->db);

@@ -86,6 +86,9 @@ enum agent_outcome {
 };
 
 #define AGENT_MAX_MSGS 64
+/* Each repair adds two messages (the failed reply and the feedback) to the
+** system and first user message: the attempts that fit, 32. */
+#define AGENT_MAX_ATTEMPTS (1 + (AGENT_MAX_MSGS - 2) / 2)
 #define AGENT_MAX_CANDS 8
 
 /* One SQL candidate of the current attempt. */

@@ -175,6 +175,23 @@ static void gives_up_after_max_attempts_listing_each(void **state)
     askdb_answer_free(a);
 }
 
+static void max_attempts_is_capped_to_what_the_conversation_holds(void **state)
+{
+    static const char *r[41];
+    struct script s = {r, 0, 0, "", 0};
+    askdb_answer *a;
+    int i;
+
+    (void)state;
+    for (i = 0; i < 40; i++)
+        r[i] = "SELECT nope FROM orders";
+    a = ask(&s, 40, 0, "q", ASKDB_ERR_NO_SQL);
+    assert_int_equal(a->nattempts, 32);
+    assert_int_equal(s.calls, 32);
+    assert_non_null(strstr(a->error, "no valid SQL after 32 attempts"));
+    askdb_answer_free(a);
+}
+
 static void refused_write_is_fed_back_not_run(void **state)
 {
     static const char *const r[] = {
@@ -354,6 +371,7 @@ int main(void)
         cmocka_unit_test(unknown_table_hint_lists_real_tables),
         cmocka_unit_test(syntax_hint_points_at_the_error),
         cmocka_unit_test(gives_up_after_max_attempts_listing_each),
+        cmocka_unit_test(max_attempts_is_capped_to_what_the_conversation_holds),
         cmocka_unit_test(refused_write_is_fed_back_not_run),
         cmocka_unit_test(empty_result_retried_once_then_stands),
         cmocka_unit_test(empty_result_then_rows),
