@@ -200,7 +200,19 @@ static askdb_attempt *cur_attempt(struct agent_state *st)
     return a->nattempts ? &a->attempts[a->nattempts - 1] : NULL;
 }
 
-/* Record why the current attempt failed, in the attempt and the trace. */
+/* The current statement is the attempt's (after a candidate was taken). */
+static void record_sql(struct agent_state *st)
+{
+    askdb_attempt *at = cur_attempt(st);
+
+    if (!at)
+        return;
+    free(at->sql);
+    at->sql = st->sql ? strdup(st->sql) : NULL;
+}
+
+/* Record why the current attempt failed, in the attempt and the trace
+** (msg NULL: a candidate's message lost to out of memory). */
 static void fail_attempt(struct agent_state *st, askdb_error_class ec,
                          const char *msg)
 {
@@ -208,6 +220,8 @@ static void fail_attempt(struct agent_state *st, askdb_error_class ec,
     json_t *ev;
     size_t n;
 
+    if (!msg)
+        msg = "failed";
     st->ec = ec;
     n = text_cut(msg, strlen(msg), sizeof st->errbuf - 1);
     memcpy(st->errbuf, msg, n);
@@ -568,9 +582,12 @@ enum agent_outcome agent_step_execute(struct agent_state *st)
     st->ans->t.exec_ms += db_now_ms() - t0;
     win = vote(st, &nran);
     if (win < 0) {
-        take_cand(st, first_err >= 0 ? first_err : 0);
-        fail_attempt(st, st->cands[first_err >= 0 ? first_err : 0].ec,
-                     st->cands[first_err >= 0 ? first_err : 0].err);
+        /* None ran: repair the first that failed running; the attempt
+        ** records its SQL with its error. */
+        i = first_err >= 0 ? first_err : 0;
+        take_cand(st, i);
+        record_sql(st);
+        fail_attempt(st, st->cands[i].ec, st->cands[i].err);
         return OUT_RETRY;
     }
     take_cand(st, win);
@@ -601,11 +618,7 @@ enum agent_outcome agent_step_execute(struct agent_state *st)
     trace_write(ag->trace, "execute", ev);
     agent_log(st, "execute", "%ld rows in %.2f ms%s", r->nrows, r->exec_ms,
               r->truncated ? " (truncated)" : "");
-    if (st->ans->nattempts) {
-        askdb_attempt *at = cur_attempt(st);
-        free(at->sql);
-        at->sql = strdup(st->sql);
-    }
+    record_sql(st);
 
     if (r->nrows == 0) {
         st->empty_seen++;

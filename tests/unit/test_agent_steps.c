@@ -282,6 +282,30 @@ static void repaired_result_has_the_confidence_of_one_candidate(void **state)
     askdb_answer_free(a);
 }
 
+/* No candidate ran: the attempt records the SQL of the candidate whose
+** error it records (not the greedy one's SQL with another's error). */
+static void attempt_pairs_each_error_with_its_sql(void **state)
+{
+    static const char *const r[] = {
+        "SELECT nope FROM customers",
+        "SELECT abs(-9223372036854775807 - 1) FROM customers",
+        "not sql at all", NULL};
+    struct script s = {r, 0, 0, "", "", 0};
+    askdb_config cfg = base(&s);
+    askdb_answer *a;
+
+    (void)state;
+    cfg.candidates = 3;
+    cfg.max_attempts = 1;
+    a = ask_cfg(&cfg, "How many customers?", ASKDB_ERR_NO_SQL);
+    assert_int_equal(a->nattempts, 1);
+    assert_string_equal(a->attempts[0].sql,
+                        "SELECT abs(-9223372036854775807 - 1) FROM "
+                        "customers");
+    assert_non_null(strstr(a->attempts[0].message, "integer overflow"));
+    askdb_answer_free(a);
+}
+
 static void shape_check_repairs_once(void **state)
 {
     static const char *const r[] = {
@@ -1010,6 +1034,7 @@ int main(void)
         cmocka_unit_test(matching_question_skips_the_model_check),
         cmocka_unit_test(candidates_are_voted_on_by_results),
         cmocka_unit_test(failing_candidates_do_not_vote),
+        cmocka_unit_test(attempt_pairs_each_error_with_its_sql),
         cmocka_unit_test(repaired_result_has_the_confidence_of_one_candidate),
         cmocka_unit_test(shape_check_repairs_once),
         cmocka_unit_test(doubted_result_stands_when_the_repair_fails),
