@@ -396,8 +396,9 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
         rc = llm_complete(ag->model, &req, &reps[0]);
     else
         rc = llm_complete_n(ag->model, &req, n, reps);
-    /* One call: its time once, its tokens summed over the candidates. */
-    a->llm_calls++;
+    /* Its time once, its tokens summed over the candidates; the calls as
+    ** the provider made them (one batch, or one call a reply). */
+    a->llm_calls += n > 1 && !ag->model->vt->complete_n ? n : 1;
     a->t.llm_ms += reps[0].ms;
     at->llm_ms = reps[0].ms;
     for (i = 0; i < n; i++) {

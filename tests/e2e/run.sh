@@ -1173,7 +1173,7 @@ candidates_confidence_and_answer_in_every_format() {
             expect_err_has "There are 60 customers."
             expect_err_has "confidence: 67%" ;;
         json)
-            pycheck 'd = json.loads(out); assert d["candidates"] == 3 and abs(d["confidence"] - 2/3) < 1e-9, d; assert d["answer"] == "There are 60 customers.", d["answer"]; assert d["rows"] == [[60]], d["rows"]' ;;
+            pycheck 'd = json.loads(out); assert d["candidates"] == 3 and abs(d["confidence"] - 2/3) < 1e-9, d; assert d["answer"] == "There are 60 customers.", d["answer"]; assert d["rows"] == [[60]], d["rows"]; assert d["llm_calls"] == 4, d["llm_calls"]' ;;
         esac
     done
     pycheck 'assert "Question: How many customers are there?" in user(3) and "60" in user(3), user(3)'
