@@ -311,18 +311,32 @@ int agent_rebuild_first_message(struct agent_state *st)
 /* The question check                                                     */
 /* ---------------------------------------------------------------------- */
 
-/* Whether the text is only greetings, thanks or farewells. */
+/* Whether s is one of the NULL-terminated words. */
+static int one_of(const char *const *words, const char *s)
+{
+    for (; *words; words++)
+        if (strcmp(*words, s) == 0)
+            return 1;
+    return 0;
+}
+
+/* Whether the text is only greetings, thanks or farewells: at least one
+** of those words, and nothing but them and the small words around them
+** ("good morning", "thank you", "how are you?"). */
 static int is_greeting(const char *q)
 {
-    static const char *const words[] = {
-        "hi", "hello", "hey", "hiya", "howdy", "thanks", "thank", "you",
-        "thx", "ty", "bye", "goodbye", "good", "morning", "afternoon",
-        "evening", "night", "cheers", "ok", "okay", "there", "yo", "sup",
-        "greetings", "how", "are", "is", "it", "going", "whats", "up",
-        "nice", "to", "meet", "great", "cool", "please", NULL
+    static const char *const greet[] = {
+        "hi", "hello", "hey", "hiya", "howdy", "yo", "sup", "greetings",
+        "thanks", "thank", "thx", "ty", "cheers", "bye", "goodbye",
+        "morning", "afternoon", "evening", "night", "meet", NULL
+    };
+    static const char *const around[] = {
+        "you", "good", "ok", "okay", "there", "how", "are", "is", "it",
+        "going", "whats", "up", "nice", "to", "great", "cool", "please",
+        NULL
     };
     char w[32];
-    int nw = 0, any_greet = 0, i;
+    int any_greet = 0;
     size_t k;
 
     while (*q) {
@@ -335,15 +349,12 @@ static int is_greeting(const char *q)
         if (!k)
             break;
         w[k] = '\0';
-        nw++;
-        for (i = 0; words[i] && strcmp(words[i], w); i++)
-            ;
-        if (!words[i])
-            return 0;
-        if (i < 10 || strcmp(w, "greetings") == 0 || strcmp(w, "bye") == 0)
+        if (one_of(greet, w))
             any_greet = 1;
+        else if (!one_of(around, w))
+            return 0;
     }
-    return nw > 0 && any_greet;
+    return any_greet;
 }
 
 /* Tables of the schema as a short list for the reply. */

@@ -170,6 +170,33 @@ static void greeting_is_answered_without_the_model(void **state)
     askdb_answer_free(a);
 }
 
+/* Farewells and "good morning" are greetings too; a stray "you?" is not
+** (it goes to the model's yes/no check). */
+static void farewells_and_good_morning_are_greetings(void **state)
+{
+    static const char *const greetings[] = {
+        "Good morning!", "Goodbye", "Cheers!", "good night", "Nice to meet "
+        "you", "Thank you!", "hi, how are you?", NULL};
+    static const char *const r[] = {"no", NULL};
+    struct script s = {r, 0, 0, "", "", 0};
+    askdb_config cfg = base(&s);
+    askdb_answer *a;
+    int i;
+
+    (void)state;
+    cfg.question_check = 1;
+    for (i = 0; greetings[i]; i++) {
+        a = ask_cfg(&cfg, greetings[i], ASKDB_OK);
+        if (s.calls != 0 || !a->text || !strstr(a->text, "Hello!"))
+            fail_msg("not a greeting: %s", greetings[i]);
+        askdb_answer_free(a);
+    }
+    a = ask_cfg(&cfg, "you?", ASKDB_OK);
+    assert_int_equal(s.calls, 1);
+    assert_non_null(strstr(a->text, "does not look like a question"));
+    askdb_answer_free(a);
+}
+
 static void off_topic_question_is_asked_once(void **state)
 {
     static const char *const r[] = {"no", NULL};
@@ -1029,6 +1056,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(greeting_is_answered_without_the_model),
+        cmocka_unit_test(farewells_and_good_morning_are_greetings),
         cmocka_unit_test(off_topic_question_is_asked_once),
         cmocka_unit_test(unsure_question_goes_on_when_the_model_says_yes),
         cmocka_unit_test(matching_question_skips_the_model_check),
