@@ -12,14 +12,15 @@
 #include "sql/extract.h"
 
 /*
-** One task: a statement for it alone, with the results of the tasks it
-** depends on in view, run through the guard. The outcome goes into notes
-** either way (a failed step is still worth telling the final statement).
-** Returns ASKDB_OK, or the model's status when it failed (st->errbuf says
-** why).
+** One task: a statement for it alone, written with the queries and first
+** rows of the tasks it depends on in view, run through the guard. done[i]
+** gets what it did (its query and first rows, or why it has none) for the
+** tasks after it and the final statement, also when it failed: a failed
+** step is still worth telling. Returns ASKDB_OK, or the model's status
+** when it failed (st->errbuf says why).
 */
-static askdb_status run_task(struct agent_state *st, const struct plan *p, int i,
-                    char **sqls, struct buf *notes)
+static askdb_status run_task(struct agent_state *st, const struct plan *p,
+                             int i, char **done)
 {
     askdb_agent *ag = st->ag;
     const struct plan_task *t = &p->tasks[i];
@@ -37,9 +38,8 @@ static askdb_status run_task(struct agent_state *st, const struct plan *p, int i
     buf_printf(&b, "\nThe question is answered in steps. Write the query "
                    "for step %d only: %s\n", t->id, t->text);
     for (k = 0; k < t->ndeps; k++)
-        if (sqls[t->deps[k]])
-            buf_printf(&b, "Step %d's query was:\n%s\n",
-                       p->tasks[t->deps[k]].id, sqls[t->deps[k]]);
+        if (done[t->deps[k]])
+            buf_puts(&b, done[t->deps[k]]);
     msgs[0] = st->msgs[0];
     msgs[1].role = "user";
     msgs[1].content = b.data;
@@ -54,21 +54,23 @@ static askdb_status run_task(struct agent_state *st, const struct plan *p, int i
         return rc;
     sql = sqlx_extract(reply, &why);
     free(reply);
-    buf_printf(notes, "Step %d (%s):\n", t->id, t->text);
+    buf_init(&b, 0);
+    buf_printf(&b, "Step %d (%s):\n", t->id, t->text);
     if (!sql) {
-        buf_printf(notes, "no query (%s)\n", why);
-        return ASKDB_OK;
-    }
-    buf_printf(notes, "```sql\n%s\n```\n", sql);
-    if (db_run(ag->db, sql, &r, &e)) {
-        buf_printf(notes, "failed: %s\n", e.msg);
+        buf_printf(&b, "no query (%s)\n", why);
     } else {
-        buf_puts(notes, "Result:\n");
-        agent_rows_text(notes, r, 5, 60);
-        askdb_result_free(r);
+        buf_printf(&b, "```sql\n%s\n```\n", sql);
+        if (db_run(ag->db, sql, &r, &e)) {
+            buf_printf(&b, "failed: %s\n", e.msg);
+        } else {
+            buf_puts(&b, "Result:\n");
+            agent_rows_text(&b, r, 5, 60);
+            askdb_result_free(r);
+        }
+        free(sql);
     }
-    sqls[i] = sql;
-    return ASKDB_OK;
+    done[i] = buf_steal(&b);
+    return done[i] ? ASKDB_OK : ASKDB_ERR_NOMEM;
 }
 
 enum agent_outcome agent_step_plan(struct agent_state *st)
@@ -76,7 +78,7 @@ enum agent_outcome agent_step_plan(struct agent_state *st)
     struct llm_msg msgs[2];
     struct plan p;
     struct buf b, notes;
-    char *reply, *sqls[PLAN_MAX_TASKS] = {0};
+    char *reply, *done[PLAN_MAX_TASKS] = {0};
     char why[256];
     askdb_status rc, err = ASKDB_OK;
     json_t *ev;
@@ -126,12 +128,15 @@ enum agent_outcome agent_step_plan(struct agent_state *st)
     buf_init(&notes, 0);
     buf_puts(&notes, "The question was broken into steps; the earlier "
                      "steps were run:\n");
-    for (i = 0; i < p.ntasks - 1 && !err; i++)
-        err = run_task(st, &p, i, sqls, &notes);
+    for (i = 0; i < p.ntasks - 1 && !err; i++) {
+        err = run_task(st, &p, i, done);
+        if (!err)
+            buf_puts(&notes, done[i]);
+    }
     buf_printf(&notes, "Final step %d: %s\n", p.tasks[p.ntasks - 1].id,
                p.tasks[p.ntasks - 1].text);
     for (i = 0; i < PLAN_MAX_TASKS; i++)
-        free(sqls[i]);
+        free(done[i]);
     plan_free(&p);
     trace_write(st->ag->trace, "plan", ev);
     if (err) { /* the model failed mid-plan, as the provider says */

@@ -611,6 +611,40 @@ static void dry_run_makes_no_plan(void **state)
     askdb_answer_free(a);
 }
 
+/* A task is written with the queries and first rows of the tasks it
+** depends on in view, not their queries alone. */
+static void plan_task_sees_its_dependencies_rows(void **state)
+{
+    static const char *const r[] = {
+        "{\"tasks\": [{\"id\": 1, \"task\": \"average order total\"}, "
+        "{\"id\": 2, \"task\": \"orders above it\", \"depends_on\": [1]}, "
+        "{\"id\": 3, \"task\": \"how many\", \"depends_on\": [2]}]}",
+        "SELECT round(avg(total), 2) AS avg_total FROM orders",
+        "SELECT id FROM orders WHERE total > (SELECT avg(total) FROM "
+        "orders)",
+        "SELECT count(*) FROM orders WHERE total > (SELECT avg(total) FROM "
+        "orders)", NULL};
+    struct script s = {r, 0, 0, "", "", 0};
+    askdb_config cfg = base(&s);
+    askdb_answer *a;
+    char *task2, *end;
+
+    (void)state;
+    cfg.plan = 1;
+    a = ask_cfg(&cfg, "How many orders have a total higher than the average "
+                      "order total?", ASKDB_OK);
+    assert_int_equal(s.calls, 4);
+    task2 = strstr(s.all_users, "for step 2 only: orders above it");
+    assert_non_null(task2);
+    end = strstr(task2, "\n----\n");
+    assert_non_null(end);
+    *end = '\0';
+    assert_non_null(strstr(task2, "Step 1 (average order total):\n```sql\n"
+                                  "SELECT round(avg(total), 2) AS avg_total "
+                                  "FROM orders\n```\nResult:\navg_total\n"));
+    askdb_answer_free(a);
+}
+
 static void single_step_question_skips_the_plan(void **state)
 {
     static const char *const r[] = {"SELECT count(*) FROM orders", NULL};
@@ -1075,6 +1109,7 @@ int main(void)
         cmocka_unit_test(follow_up_keeps_the_earlier_tables),
         cmocka_unit_test(plan_runs_tasks_and_hands_on_results),
         cmocka_unit_test(single_step_question_skips_the_plan),
+        cmocka_unit_test(plan_task_sees_its_dependencies_rows),
         cmocka_unit_test(dry_run_makes_no_plan),
         cmocka_unit_test(invalid_plan_falls_back_to_one_step),
         cmocka_unit_test(plan_parser_validates),
