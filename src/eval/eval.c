@@ -118,10 +118,12 @@ askdb_status eval_item(askdb_agent *ag, const struct suite_item *it,
         goto out;
     }
     if (st != ASKDB_OK) {
-        const askdb_attempt *at = &a->attempts[a->nattempts - 1];
+        /* An answer can have no attempt (the schema could not be read). */
+        const askdb_attempt *at =
+            a->nattempts ? &a->attempts[a->nattempts - 1] : NULL;
         rec_set_text(rec, "pred", last_sql(a));
-        set_class(rec, a->nattempts ? rec_class_of(at->error) : REC_NO_SQL,
-                  a->nattempts && at->message ? at->message : a->error);
+        set_class(rec, at ? rec_class_of(at->error) : REC_NO_SQL,
+                  at && at->message ? at->message : a->error);
         goto out;
     }
     rec_set_text(rec, "pred", a->sql);

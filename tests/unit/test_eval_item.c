@@ -1,0 +1,111 @@
+/* test_eval_item.c - scoring one eval item against a real database. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "eval/eval.h"
+#include "eval/record.h"
+
+static char tmpdir[256];
+static char dbpath[300];
+
+/* A model that must never be reached in these tests. */
+static int no_model(void *ud, int n, const char *const *roles,
+                    const char *const *contents, char **reply)
+{
+    (void)ud;
+    (void)n;
+    (void)roles;
+    (void)contents;
+    *reply = strdup("```sql\nSELECT 1\n```");
+    return *reply ? 0 : 1;
+}
+
+static int setup(void **state)
+{
+    sqlite3 *h;
+
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/askdb-test-evalitem-XXXXXX");
+    if (!mkdtemp(tmpdir))
+        return -1;
+    snprintf(dbpath, sizeof dbpath, "%s/t.db", tmpdir);
+    if (sqlite3_open(dbpath, &h) != SQLITE_OK)
+        return -1;
+    if (sqlite3_exec(h, "CREATE TABLE t (x); INSERT INTO t VALUES (1);",
+                     NULL, NULL, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_close(h);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    char cmd[400];
+
+    (void)state;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/*
+** The database becomes unreadable after the agent opened it (the file was
+** overwritten): the gold "SELECT 1" still runs, the agent fails before any
+** attempt. Scoring an answer without attempts must not form a pointer
+** before the start of its (NULL) attempts array (UBSan checks).
+*/
+static void answer_without_attempts_is_scored(void **state)
+{
+    askdb_config cfg = askdb_config_default();
+    askdb_agent *ag = NULL;
+    struct suite_item it;
+    char err[256] = "";
+    json_t *rec;
+    FILE *f;
+    char junk[4096];
+
+    (void)state;
+    cfg.llm_fn = no_model;
+    cfg.question_check = 0;
+    cfg.memory = 0;
+    if (askdb_agent_new(&cfg, dbpath, &ag) != ASKDB_OK)
+        fail_msg("agent: %s", askdb_agent_errmsg(ag));
+    /* Overwrite in place, so that the open handle sees it. */
+    memset(junk, 'j', sizeof junk);
+    f = fopen(dbpath, "r+b");
+    assert_non_null(f);
+    assert_int_equal(fwrite(junk, 1, sizeof junk, f), sizeof junk);
+    fclose(f);
+
+    memset(&it, 0, sizeof it);
+    it.index = 0;
+    it.db_id = "t";
+    it.db_path = dbpath;
+    it.question = "How many?";
+    it.gold = "SELECT 1";
+    it.difficulty = "easy";
+    rec = rec_new(&it);
+    assert_non_null(rec);
+    assert_int_equal(eval_item(ag, &it, 0, rec, err, sizeof err), ASKDB_OK);
+    assert_string_equal(jsonx_str(rec, "class"), REC_NO_SQL);
+    assert_non_null(strstr(jsonx_str(rec, "message"), "schema"));
+    assert_int_equal(jsonx_int(rec, "attempts", -1), 0);
+    json_decref(rec);
+    askdb_agent_free(ag);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(answer_without_attempts_is_scored),
+    };
+    return cmocka_run_group_tests_name("eval_item", tests, setup, teardown);
+}
