@@ -144,14 +144,17 @@ typedef struct askdb_config {
     int conversation;        /* follow-up questions are read in the
                                 context of the earlier ones (shell) */
 
-    /* Execution limits */
+    /* Execution limits. 0 or less means the default: there is no way to
+    ** turn a limit off (a zeroed config still has every guard). */
     int query_timeout_ms;    /* default 10000 */
     long max_rows;           /* default 1000 */
     size_t max_bytes;        /* result size cap, default 4 MiB */
 
     /* Schema extraction */
-    int sample_values;       /* distinct samples per text column, def 3 */
-    long count_cap;          /* row counts stop at this many, def 100000 */
+    int sample_values;       /* distinct samples per text column, def 3
+                                (0 = none) */
+    long count_cap;          /* row counts stop at this many, def 100000
+                                (0 or less = the default) */
 
     /* Observability */
     const char *trace_path;  /* JSON lines of every step, or NULL */

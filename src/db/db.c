@@ -29,11 +29,15 @@ askdb_status askdb_db_open(const char *path, const askdb_config *cfg,
         return ASKDB_ERR_NOMEM;
     *out = db;
     db->drv = &db_sqlite_driver;
-    db->query_timeout_ms = cfg->query_timeout_ms;
-    db->max_rows = cfg->max_rows;
-    db->max_bytes = cfg->max_bytes;
+    /* A limit of 0 or less means the default, never "no limit": a config
+    ** that was zeroed instead of taken from askdb_config_default() keeps
+    ** every guard. */
+    db->query_timeout_ms = cfg->query_timeout_ms > 0 ? cfg->query_timeout_ms
+                                                     : dflt.query_timeout_ms;
+    db->max_rows = cfg->max_rows > 0 ? cfg->max_rows : dflt.max_rows;
+    db->max_bytes = cfg->max_bytes > 0 ? cfg->max_bytes : dflt.max_bytes;
     db->sample_values = cfg->sample_values;
-    db->count_cap = cfg->count_cap;
+    db->count_cap = cfg->count_cap > 0 ? cfg->count_cap : dflt.count_cap;
     if (!path || !*path) {
         snprintf(db->errmsg, sizeof db->errmsg, "no database path given");
         return ASKDB_ERR_USAGE;

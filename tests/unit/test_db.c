@@ -376,6 +376,42 @@ static void rows_and_bytes_are_capped(void **state)
     askdb_db_close(db);
 }
 
+/* A zeroed or negative config (not from askdb_config_default()) keeps
+** every limit: 0 or less means the default, never "no limit". */
+static void zero_or_negative_limits_mean_the_defaults(void **state)
+{
+    askdb_config cfg, dflt = askdb_config_default();
+    askdb_db *db = NULL;
+    askdb_result *r = NULL;
+
+    (void)state;
+    memset(&cfg, 0, sizeof cfg);
+    assert_int_equal(askdb_db_open(dbpath, &cfg, &db), ASKDB_OK);
+    assert_int_equal(db->query_timeout_ms, dflt.query_timeout_ms);
+    assert_int_equal(db->max_rows, dflt.max_rows);
+    assert_true(db->max_bytes == dflt.max_bytes);
+    assert_int_equal(db->count_cap, dflt.count_cap);
+    assert_int_equal(askdb_db_query(db, "SELECT id FROM emp", &r), ASKDB_OK);
+    assert_int_equal(r->nrows, 3);
+    assert_int_equal(r->truncated, 0);
+    askdb_result_free(r);
+    askdb_db_close(db);
+
+    cfg.query_timeout_ms = -1;
+    cfg.max_rows = -5;
+    cfg.count_cap = -1;
+    db = NULL;
+    assert_int_equal(askdb_db_open(dbpath, &cfg, &db), ASKDB_OK);
+    assert_int_equal(db->query_timeout_ms, dflt.query_timeout_ms);
+    assert_int_equal(db->max_rows, dflt.max_rows);
+    assert_int_equal(db->count_cap, dflt.count_cap);
+    r = NULL;
+    assert_int_equal(askdb_db_query(db, "SELECT id FROM emp", &r), ASKDB_OK);
+    assert_int_equal(r->nrows, 3);
+    askdb_result_free(r);
+    askdb_db_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -389,6 +425,7 @@ int main(void)
         cmocka_unit_test(errors_are_classified),
         cmocka_unit_test(slow_query_is_interrupted_at_the_limit),
         cmocka_unit_test(rows_and_bytes_are_capped),
+        cmocka_unit_test(zero_or_negative_limits_mean_the_defaults),
     };
     return cmocka_run_group_tests_name("db", tests, setup, teardown);
 }
