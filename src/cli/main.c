@@ -42,7 +42,9 @@ static const char help_output[] =
     "Limits:\n"
     "      --timeout MS      query time limit in ms (default 10000)\n"
     "      --max-rows N      stop after N rows (default 1000)\n"
-    "      --max-bytes N     stop after N bytes of values (default 4194304)\n";
+    "      --max-bytes N     result size cap: the values' bytes plus a fixed\n"
+    "                        cost per cell; no single value may be larger\n"
+    "                        (default 4194304)\n";
 
 static const char help_model[] =
     "Model (flags override the environment):\n"

@@ -2,6 +2,7 @@
 #include "db/db.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,9 @@
 **   3. sqlite3_stmt_readonly() must say yes and the text after the first
 **      statement must be only blanks, comments and semicolons;
 **   4. a progress handler interrupts statements at the time limit, and
-**      rows and bytes are capped while stepping.
+**      rows and bytes are capped while stepping: each row is measured
+**      before it is copied, and SQLite may not make a value larger than
+**      the byte cap (SQLITE_LIMIT_LENGTH) while the statement runs.
 ** Extensions stay disabled, defensive mode is on, ATTACH is limited to 0.
 */
 
@@ -636,6 +639,30 @@ static char *dup_or_empty(const char *s)
     return strdup(s ? s : "");
 }
 
+/*
+** What one cell of the current row costs in a result: its askdb_value
+** plus the bytes of a text or blob. sqlite3_column_bytes() does not
+** expand a zeroblob, so a row is measured before anything is copied.
+*/
+static size_t cell_cost(sqlite3_stmt *st, int i)
+{
+    int t = sqlite3_column_type(st, i);
+    size_t n = sizeof(askdb_value);
+
+    if (t == SQLITE_TEXT || t == SQLITE_BLOB)
+        n += (size_t)sqlite3_column_bytes(st, i);
+    return n;
+}
+
+/* The largest string or blob SQLite may make while running a statement:
+** one value can never be more than the whole result. */
+static int value_cap(const askdb_db *db)
+{
+    if (db->max_bytes == 0 || db->max_bytes >= INT_MAX)
+        return INT_MAX;
+    return (int)db->max_bytes;
+}
+
 static askdb_status sq_run(askdb_db *db, const char *sql, askdb_result **out,
                            struct db_err *e)
 {
@@ -644,13 +671,18 @@ static askdb_status sq_run(askdb_db *db, const char *sql, askdb_result **out,
     askdb_result *r = NULL;
     askdb_status ret;
     long cap_cells = 0;
-    size_t bytes = 0;
+    size_t bytes = 0, row_bytes;
     double t0 = db_now_ms();
-    int rc, i, ncols;
+    int rc, i, ncols, old_len;
 
     ret = prepare_guarded(db, sql, &st, e);
     if (ret)
         return ret;
+    /* While this statement runs, SQLite refuses (SQLITE_TOOBIG) to make a
+    ** value larger than the result may be, instead of allocating it:
+    ** zeroblob(1e9), randomblob(), printf('%.*c', ...). Prepare and the
+    ** schema reading keep the default. */
+    old_len = sqlite3_limit(s->h, SQLITE_LIMIT_LENGTH, value_cap(db));
     ret = ASKDB_ERR_NOMEM;
     r = calloc(1, sizeof *r);
     if (!r)
@@ -674,6 +706,16 @@ static askdb_status sq_run(askdb_db *db, const char *sql, askdb_result **out,
             r->truncated = 1;
             break;
         }
+        /* The whole row is measured first: a row that would take the
+        ** result over the byte cap is not copied at all. */
+        row_bytes = 0;
+        for (i = 0; i < ncols; i++)
+            row_bytes += cell_cost(st, i);
+        if (db->max_bytes && bytes + row_bytes > db->max_bytes) {
+            r->truncated = 2;
+            break;
+        }
+        bytes += row_bytes;
         if ((r->nrows + 1) * ncols > cap_cells) {
             long nc = cap_cells ? cap_cells * 2 : ncols * 16;
             askdb_value *p;
@@ -695,12 +737,10 @@ static askdb_status sq_run(askdb_db *db, const char *sql, askdb_result **out,
             case SQLITE_INTEGER:
                 v->type = ASKDB_INTEGER;
                 v->i = sqlite3_column_int64(st, i);
-                bytes += 8;
                 break;
             case SQLITE_FLOAT:
                 v->type = ASKDB_REAL;
                 v->d = sqlite3_column_double(st, i);
-                bytes += 8;
                 break;
             case SQLITE_TEXT:
             case SQLITE_BLOB: {
@@ -719,19 +759,19 @@ static askdb_status sq_run(askdb_db *db, const char *sql, askdb_result **out,
                 v->type = text ? ASKDB_TEXT : ASKDB_BLOB;
                 v->s = dst;
                 v->len = (size_t)n;
-                bytes += (size_t)n;
                 break;
             }
             default:
                 v->type = ASKDB_NULL;
-                bytes += 1;
                 break;
             }
         }
-        if (db->max_bytes && bytes > db->max_bytes) {
-            r->truncated = 2;
-            break;
-        }
+    }
+    /* A value over the cap (see above) cannot be part of a result that
+    ** fits: the result stops there, like at a row over the cap. */
+    if ((rc & 0xff) == SQLITE_TOOBIG && db->max_bytes) {
+        r->truncated = 2;
+        rc = SQLITE_DONE;
     }
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
         if (s->timed_out || (rc & 0xff) == SQLITE_INTERRUPT) {
@@ -761,6 +801,7 @@ out:
     }
     askdb_result_free(r);
     sqlite3_finalize(st);
+    sqlite3_limit(s->h, SQLITE_LIMIT_LENGTH, old_len);
     arm(s, 0);
     return ret;
 }

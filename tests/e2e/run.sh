@@ -684,6 +684,32 @@ assert j["rows"] == [[1], [2], [3]] and j["truncated"] == "rows", j
 '
 }
 
+huge_values_stop_at_max_bytes() {
+    # A value larger than --max-bytes is never made (zeroblob, randomblob,
+    # padding): the result stops at the size limit at once instead of
+    # allocating gigabytes; a row that would go over the cap is not kept.
+    copy_db
+    run sql -f table --max-bytes 100000 shop.db "SELECT zeroblob(900000000) AS z"
+    expect_rc 0
+    expect_out '%s\n' '+---+' '| z |' '+---+' '+---+' \
+        '(0 rows; truncated at the size limit (--max-bytes))'
+    expect_faster 5000
+    run sql -f csv --max-bytes 100000 shop.db "SELECT length(randomblob(900000000)) AS n"
+    expect_rc 0
+    expect_out 'n\r\n'
+    expect_err_has "truncated at the size limit (--max-bytes) after 0 rows"
+    expect_faster 5000
+    run sql -f json --max-bytes 100000 shop.db \
+        "SELECT id, replace(printf('%.*c', 3000, 'x'), 'x', '0123456789') AS pad FROM customers ORDER BY id"
+    expect_rc 0
+    pycheck '
+j = json.loads(out)
+assert j["truncated"] == "bytes", j["truncated"]
+assert j["row_count"] == 3, j["row_count"]
+assert [r[0] for r in j["rows"]] == [1, 2, 3] and all(len(r[1]) == 30000 for r in j["rows"])
+'
+}
+
 dry_run_prints_sql_without_running() {
     copy_db
     start_llm "$(replies "$(fence "$SLOW_SQL")")"
@@ -1247,6 +1273,7 @@ TESTS=(
     output_formats_are_exact
     ask_json_has_the_whole_answer
     truncates_at_max_rows_with_a_notice
+    huge_values_stop_at_max_bytes
     dry_run_prints_sql_without_running
     dry_run_sql_goes_to_stdout_when_piped
     schema_command_prints_what_model_sees

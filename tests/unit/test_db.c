@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/buf.h"
 #include "db/db.h"
 
 static char tmpdir[256];
@@ -365,15 +367,109 @@ static void rows_and_bytes_are_capped(void **state)
     askdb_result_free(r);
     askdb_db_close(db);
 
+    /* A row costs its values (8 + 10 bytes) and its two cells; the row
+    ** that would go over the cap is not taken. */
     cfg.max_rows = 1000;
-    cfg.max_bytes = 100; /* 18 bytes a row */
+    cfg.max_bytes = 3 * (2 * sizeof(askdb_value) + 18) + 10;
     db = NULL;
     assert_int_equal(askdb_db_open(dbpath, &cfg, &db), ASKDB_OK);
     assert_int_equal(askdb_db_query(db, many, &r), ASKDB_OK);
-    assert_int_equal(r->nrows, 6);
+    assert_int_equal(r->nrows, 3);
     assert_int_equal(r->truncated, 2);
     askdb_result_free(r);
     askdb_db_close(db);
+}
+
+/* Peak resident memory of this process, in MiB. */
+static long peak_rss_mib(void)
+{
+    struct rusage ru;
+
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss / 1024;
+}
+
+/*
+** A single value larger than the byte cap is never made (SQLite's own
+** length limit is the cap while the statement runs), so memory stays
+** small and the result says it stopped at the size limit; a row whose
+** values each fit but not together is not copied; NULL cells count what
+** they cost, so many columns cannot multiply the cap.
+*/
+static void huge_values_stop_at_the_byte_cap(void **state)
+{
+    static const struct {
+        const char *sql;
+        long nrows;
+        int truncated;
+    } huge[] = {
+        {"SELECT zeroblob(200000000) AS z", 0, 2},
+        {"SELECT length(randomblob(200000000)) AS n", 0, 2},
+        {"SELECT replace(printf('%.*c', 1000, 'x'), 'x', 'padding!') AS r",
+         0, 2},
+        {"SELECT 1 AS a UNION ALL SELECT zeroblob(200000000)", 1, 2},
+        /* SQLite's printf() gives NULL for a string over the limit. */
+        {"SELECT printf('%.*c', 200000000, 'x') AS p", 1, 0},
+        {NULL, 0, 0}
+    };
+    askdb_config cfg = askdb_config_default();
+    askdb_db *db = NULL;
+    askdb_result *r;
+    struct buf nulls;
+    long before = peak_rss_mib();
+    int i;
+
+    (void)state;
+    cfg.max_bytes = 4000;
+    assert_int_equal(askdb_db_open(dbpath, &cfg, &db), ASKDB_OK);
+    for (i = 0; huge[i].sql; i++) {
+        r = NULL;
+        if (askdb_db_query(db, huge[i].sql, &r) != ASKDB_OK)
+            fail_msg("%s: %s", huge[i].sql, askdb_db_errmsg(db));
+        if (r->nrows != huge[i].nrows || r->truncated != huge[i].truncated)
+            fail_msg("%s: %ld rows, truncated %d", huge[i].sql, r->nrows,
+                     r->truncated);
+        askdb_result_free(r);
+    }
+    r = NULL;
+    assert_int_equal(askdb_db_query(db, huge[4].sql, &r), ASKDB_OK);
+    assert_int_equal(askdb_result_cell(r, 0, 0)->type, ASKDB_NULL);
+    askdb_result_free(r);
+    /* Each value fits, the row does not: nothing of it is copied. */
+    r = NULL;
+    assert_int_equal(askdb_db_query(db, "SELECT zeroblob(3000) AS a, "
+                                        "zeroblob(3000) AS b", &r),
+                     ASKDB_OK);
+    assert_int_equal(r->nrows, 0);
+    assert_int_equal(r->truncated, 2);
+    askdb_result_free(r);
+    assert_true(peak_rss_mib() - before < 100);
+    /* The handle still works afterwards. */
+    r = NULL;
+    assert_int_equal(askdb_db_query(db, "SELECT length(zeroblob(100))", &r),
+                     ASKDB_OK);
+    assert_int_equal(askdb_result_cell(r, 0, 0)->i, 100);
+    askdb_result_free(r);
+    askdb_db_close(db);
+
+    /* 100 NULL columns: 100 cells a row, whatever their values. */
+    buf_init(&nulls, 0);
+    buf_puts(&nulls, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 "
+                     "FROM c LIMIT 1000) SELECT NULL");
+    for (i = 1; i < 100; i++)
+        buf_puts(&nulls, ", NULL");
+    buf_puts(&nulls, " FROM c");
+    assert_false(buf_err(&nulls));
+    cfg.max_bytes = 10 * 100 * sizeof(askdb_value);
+    db = NULL;
+    assert_int_equal(askdb_db_open(dbpath, &cfg, &db), ASKDB_OK);
+    r = NULL;
+    assert_int_equal(askdb_db_query(db, nulls.data, &r), ASKDB_OK);
+    assert_int_equal(r->nrows, 10);
+    assert_int_equal(r->truncated, 2);
+    askdb_result_free(r);
+    askdb_db_close(db);
+    buf_free(&nulls);
 }
 
 /* A zeroed or negative config (not from askdb_config_default()) keeps
@@ -425,6 +521,7 @@ int main(void)
         cmocka_unit_test(errors_are_classified),
         cmocka_unit_test(slow_query_is_interrupted_at_the_limit),
         cmocka_unit_test(rows_and_bytes_are_capped),
+        cmocka_unit_test(huge_values_stop_at_the_byte_cap),
         cmocka_unit_test(zero_or_negative_limits_mean_the_defaults),
     };
     return cmocka_run_group_tests_name("db", tests, setup, teardown);
