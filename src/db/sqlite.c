@@ -3,11 +3,13 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "core/buf.h"
 
@@ -21,17 +23,41 @@
 **   3. sqlite3_stmt_readonly() must say yes and the text after the first
 **      statement must be only blanks, comments and semicolons;
 **   4. a progress handler interrupts statements at the time limit, and
-**      rows and bytes are capped while stepping: each row is measured
+**      so does a watchdog thread (sqlite3_interrupt() at the deadline)
+**      for long single steps the handler never sees, such as count(*)
+**      walking a whole table; rows and bytes are capped while stepping:
+**      each row is measured
 **      before it is copied, and SQLite may not make a value larger than
 **      the byte cap (SQLITE_LIMIT_LENGTH) while the statement runs.
 ** Extensions stay disabled, defensive mode is on, ATTACH is limited to 0.
 */
+
+/*
+** The watchdog of one handle: a thread, started at the first timed query,
+** that sleeps until wd_deadline and then calls sqlite3_interrupt(). The
+** fields marked (mu) are read and written with wd_mu held, and the
+** interrupt is sent with it held too, so once a query has disarmed the
+** watchdog no interrupt can follow. One that came just before (the query
+** was ending) is harmless: SQLite forgets an interrupt once no statement
+** of the connection runs, and sq_run() finalizes its statement before
+** the handle runs anything else.
+*/
+struct watchdog {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t th;
+    int ready;               /* mu and cv exist */
+    int started;             /* th runs (the query's thread only) */
+    int quit;                /* (mu) leave at once */
+    double deadline;         /* (mu) ms on db_now_ms()'s clock, 0 = none */
+};
 
 struct sq {
     sqlite3 *h;
     double deadline;         /* ms on db_now_ms()'s clock, 0 = none */
     int timed_out;
     int internal;            /* preparing askdb's own schema statements */
+    struct watchdog wd;
 };
 
 static struct sq *SQ(askdb_db *db)
@@ -107,6 +133,104 @@ static void arm(struct sq *s, int timeout_ms)
     s->deadline = timeout_ms > 0 ? db_now_ms() + timeout_ms : 0;
 }
 
+/* Milliseconds on db_now_ms()'s clock (CLOCK_MONOTONIC) as a timespec. */
+static struct timespec ms_timespec(double ms)
+{
+    struct timespec ts;
+
+    ts.tv_sec = (time_t)(ms / 1000);
+    ts.tv_nsec = (long)((ms - (double)ts.tv_sec * 1000) * 1e6);
+    if (ts.tv_nsec < 0)
+        ts.tv_nsec = 0;
+    if (ts.tv_nsec > 999999999L)
+        ts.tv_nsec = 999999999L;
+    return ts;
+}
+
+static void *watchdog_main(void *arg)
+{
+    struct sq *s = arg;
+    struct watchdog *w = &s->wd;
+    struct timespec ts;
+
+    pthread_mutex_lock(&w->mu);
+    while (!w->quit) {
+        if (w->deadline <= 0) {
+            pthread_cond_wait(&w->cv, &w->mu);
+        } else if (db_now_ms() >= w->deadline) {
+            sqlite3_interrupt(s->h);
+            w->deadline = 0;
+        } else {
+            ts = ms_timespec(w->deadline);
+            pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+        }
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+static void watchdog_init(struct watchdog *w)
+{
+    pthread_condattr_t ca;
+
+    if (pthread_condattr_init(&ca) != 0)
+        return;
+    if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 &&
+        pthread_cond_init(&w->cv, &ca) == 0) {
+        if (pthread_mutex_init(&w->mu, NULL) == 0)
+            w->ready = 1;
+        else
+            pthread_cond_destroy(&w->cv);
+    }
+    pthread_condattr_destroy(&ca);
+}
+
+/*
+** Interrupt the running statement at deadline (0 = disarm). Without a
+** watchdog (no thread could be started) the progress handler alone keeps
+** the time limit, as it does for most statements anyway.
+*/
+static void watchdog_arm(struct sq *s, double deadline)
+{
+    struct watchdog *w = &s->wd;
+    pthread_attr_t at;
+
+    if (!w->ready)
+        return;
+    if (!w->started && deadline > 0 && pthread_attr_init(&at) == 0) {
+        pthread_attr_setstacksize(&at, 128 * 1024);
+        w->started = pthread_create(&w->th, &at, watchdog_main, s) == 0;
+        pthread_attr_destroy(&at);
+    }
+    if (!w->started)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->deadline = deadline;
+    pthread_mutex_unlock(&w->mu);
+    /* Disarming needs no wake-up: the thread wakes at the old deadline,
+    ** finds none, and sleeps again. */
+    if (deadline > 0)
+        pthread_cond_signal(&w->cv);
+}
+
+/* Stop the thread; before sqlite3_close(), which it must not outlive. */
+static void watchdog_stop(struct watchdog *w)
+{
+    if (!w->ready)
+        return;
+    if (w->started) {
+        pthread_mutex_lock(&w->mu);
+        w->quit = 1;
+        pthread_mutex_unlock(&w->mu);
+        pthread_cond_signal(&w->cv);
+        pthread_join(w->th, NULL);
+        w->started = 0;
+    }
+    pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->mu);
+    w->ready = 0;
+}
+
 static askdb_status sq_open(askdb_db *db, const char *path)
 {
     struct stat st;
@@ -132,6 +256,7 @@ static askdb_status sq_open(askdb_db *db, const char *path)
     if (!s)
         return ASKDB_ERR_NOMEM;
     db->impl = s;
+    watchdog_init(&s->wd);
     /* A name starting with "file:" would be read as a URI by a library
     ** built with URI filenames on; "./" keeps it a plain path. */
     if (strncmp(path, "file:", 5) == 0) {
@@ -183,6 +308,7 @@ static void sq_close(askdb_db *db)
 {
     struct sq *s = SQ(db);
 
+    watchdog_stop(&s->wd);
     sqlite3_close_v2(s->h);
     free(s);
     db->impl = NULL;
@@ -683,6 +809,7 @@ static askdb_status sq_run(askdb_db *db, const char *sql, askdb_result **out,
     ** zeroblob(1e9), randomblob(), printf('%.*c', ...). Prepare and the
     ** schema reading keep the default. */
     old_len = sqlite3_limit(s->h, SQLITE_LIMIT_LENGTH, value_cap(db));
+    watchdog_arm(s, s->deadline);
     ret = ASKDB_ERR_NOMEM;
     r = calloc(1, sizeof *r);
     if (!r)
@@ -799,6 +926,7 @@ out:
         e->ec = ASKDB_EC_RUNTIME;
         snprintf(e->msg, sizeof e->msg, "out of memory reading the result");
     }
+    watchdog_arm(s, 0);
     askdb_result_free(r);
     sqlite3_finalize(st);
     sqlite3_limit(s->h, SQLITE_LIMIT_LENGTH, old_len);

@@ -350,6 +350,65 @@ static void slow_query_is_interrupted_at_the_limit(void **state)
     askdb_db_close(db);
 }
 
+/*
+** count(*) over a whole table is one VDBE instruction (a walk over every
+** b-tree page) that the progress handler never interrupts: the watchdog
+** must. A table of about 100,000 one-row pages (page size 512), warm in
+** the page cache, takes a few hundred ms to count.
+*/
+static void count_over_a_big_table_stops_at_the_limit(void **state)
+{
+    askdb_config cfg = askdb_config_default();
+    askdb_db *db = NULL;
+    askdb_result *r = NULL;
+    struct db_err e;
+    char p[400];
+    sqlite3 *h;
+    double t0, full, ms;
+
+    (void)state;
+    snprintf(p, sizeof p, "%s/big.db", tmpdir);
+    assert_int_equal(sqlite3_open(p, &h), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(h, "PRAGMA page_size = 512;"
+                                     "PRAGMA journal_mode = OFF;"
+                                     "CREATE TABLE t (x);"
+                                     "WITH RECURSIVE c(i) AS (SELECT 1 UNION "
+                                     "ALL SELECT i + 1 FROM c LIMIT 100000) "
+                                     "INSERT INTO t SELECT zeroblob(400) "
+                                     "FROM c;", NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(h);
+
+    cfg.query_timeout_ms = 60000;
+    assert_int_equal(askdb_db_open(p, &cfg, &db), ASKDB_OK);
+    t0 = db_now_ms();
+    assert_int_equal(db_run(db, "SELECT count(*) FROM t", &r, &e), ASKDB_OK);
+    full = db_now_ms() - t0;
+    assert_int_equal(askdb_result_cell(r, 0, 0)->i, 100000);
+    askdb_result_free(r);
+    askdb_db_close(db);
+
+    cfg.query_timeout_ms = 5;
+    db = NULL;
+    assert_int_equal(askdb_db_open(p, &cfg, &db), ASKDB_OK);
+    r = NULL;
+    t0 = db_now_ms();
+    if (db_run(db, "SELECT count(*) FROM t", &r, &e) != ASKDB_ERR_TIMEOUT)
+        fail_msg("not interrupted (the whole count takes %.0f ms)", full);
+    ms = db_now_ms() - t0;
+    assert_null(r);
+    assert_int_equal(e.ec, ASKDB_EC_TIMEOUT);
+    assert_non_null(strstr(e.msg, "5 ms"));
+    if (ms > full / 2)
+        fail_msg("interrupted after %.0f ms (5 ms limit, the whole count "
+                 "takes %.0f ms)", ms, full);
+    /* The next statement is not hit by that interrupt. */
+    assert_int_equal(db_run(db, "SELECT 1", &r, &e), ASKDB_OK);
+    askdb_result_free(r);
+    askdb_db_close(db);
+    unlink(p);
+}
+
 static void rows_and_bytes_are_capped(void **state)
 {
     askdb_config cfg = askdb_config_default();
@@ -409,7 +468,7 @@ static void huge_values_stop_at_the_byte_cap(void **state)
          0, 2},
         {"SELECT 1 AS a UNION ALL SELECT zeroblob(200000000)", 1, 2},
         /* SQLite's printf() gives NULL for a string over the limit. */
-        {"SELECT printf('%.*c', 200000000, 'x') AS p", 1, 0},
+        {"SELECT printf('%.*c', 10000000, 'x') AS p", 1, 0},
         {NULL, 0, 0}
     };
     askdb_config cfg = askdb_config_default();
@@ -520,6 +579,7 @@ int main(void)
         cmocka_unit_test(introspection_pragmas_are_allowed),
         cmocka_unit_test(errors_are_classified),
         cmocka_unit_test(slow_query_is_interrupted_at_the_limit),
+        cmocka_unit_test(count_over_a_big_table_stops_at_the_limit),
         cmocka_unit_test(rows_and_bytes_are_capped),
         cmocka_unit_test(huge_values_stop_at_the_byte_cap),
         cmocka_unit_test(zero_or_negative_limits_mean_the_defaults),
