@@ -8,35 +8,41 @@
 
 #include "core/buf.h"
 
+void schema_free_table(struct db_table *t)
+{
+    int j, k;
+
+    for (j = 0; j < t->ncols; j++) {
+        struct db_column *c = &t->cols[j];
+        free(c->name);
+        free(c->type);
+        free(c->dflt);
+        for (k = 0; k < c->nsamples; k++)
+            free(c->samples[k]);
+        free(c->samples);
+    }
+    for (j = 0; j < t->nfks; j++) {
+        free(t->fks[j].from);
+        free(t->fks[j].table);
+        free(t->fks[j].to);
+    }
+    for (j = 0; j < t->nuniques; j++)
+        free(t->uniques[j]);
+    free(t->uniques);
+    free(t->fks);
+    free(t->cols);
+    free(t->name);
+    memset(t, 0, sizeof *t);
+}
+
 void schema_free(struct db_schema *s)
 {
-    int i, j, k;
+    int i;
 
     if (!s)
         return;
-    for (i = 0; i < s->ntables; i++) {
-        struct db_table *t = &s->tables[i];
-        for (j = 0; j < t->ncols; j++) {
-            struct db_column *c = &t->cols[j];
-            free(c->name);
-            free(c->type);
-            free(c->dflt);
-            for (k = 0; k < c->nsamples; k++)
-                free(c->samples[k]);
-            free(c->samples);
-        }
-        for (j = 0; j < t->nfks; j++) {
-            free(t->fks[j].from);
-            free(t->fks[j].table);
-            free(t->fks[j].to);
-        }
-        for (j = 0; j < t->nuniques; j++)
-            free(t->uniques[j]);
-        free(t->uniques);
-        free(t->fks);
-        free(t->cols);
-        free(t->name);
-    }
+    for (i = 0; i < s->ntables; i++)
+        schema_free_table(&s->tables[i]);
     free(s->tables);
     s->tables = NULL;
     s->ntables = 0;

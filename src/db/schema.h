@@ -44,6 +44,9 @@ struct db_schema {
 
 void schema_free(struct db_schema *s);
 
+/* Free what t holds and zero it (t itself belongs to its schema). */
+void schema_free_table(struct db_table *t);
+
 /* Table by name (case-insensitive) or NULL. */
 const struct db_table *schema_table(const struct db_schema *s,
                                     const char *name);

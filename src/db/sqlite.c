@@ -632,6 +632,15 @@ static askdb_status sq_schema(askdb_db *db, struct db_schema *out)
             break;
         }
         rc = read_columns(&q, t);
+        /* A view over a dropped table or column, or a virtual table whose
+        ** module is not built in, has no columns to read: SQLite still
+        ** opens the database, and so do we, without that object. */
+        if (rc != SQLITE_OK && rc != SQLITE_NOMEM) {
+            schema_free_table(t);
+            out->ntables--;
+            rc = SQLITE_OK;
+            continue;
+        }
         /* Foreign keys need REFERENCES in the table's text, unique
         ** indexes an index: skip the lookups that cannot find anything. */
         if (rc == SQLITE_OK && !t->is_view && sqlite3_column_int(list, 3))

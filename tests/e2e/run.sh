@@ -710,6 +710,31 @@ assert [r[0] for r in j["rows"]] == [1, 2, 3] and all(len(r[1]) == 30000 for r i
 '
 }
 
+broken_view_does_not_block_the_database() {
+    # A view over a dropped table: SQLite opens the file and queries the
+    # other tables; askdb must too (the view is left out of the schema).
+    "$PY" - "$W/broken.db" <<'PY' || fail "cannot build broken.db"
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.executescript("""
+CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT);
+INSERT INTO items VALUES (1, 'bolt'), (2, 'nut');
+CREATE TABLE old (v);
+CREATE VIEW old_view AS SELECT v FROM old;
+DROP TABLE old;
+""")
+c.close()
+PY
+    run schema broken.db
+    expect_rc 0
+    expect_out_has "CREATE TABLE items"
+    expect_out_lacks "old_view"
+    start_llm "$(replies "$(fence "SELECT count(*) AS n FROM items")")"
+    run ask --llm-url "$URL" --model test --no-question-check -f csv broken.db "How many items?"
+    expect_rc 0
+    expect_out 'n\r\n2\r\n'
+}
+
 dry_run_prints_sql_without_running() {
     copy_db
     start_llm "$(replies "$(fence "$SLOW_SQL")")"
@@ -1277,6 +1302,7 @@ TESTS=(
     dry_run_prints_sql_without_running
     dry_run_sql_goes_to_stdout_when_piped
     schema_command_prints_what_model_sees
+    broken_view_does_not_block_the_database
     empty_result_gets_one_retry_then_stands
     trace_file_records_every_step
     usage_errors_exit_2
