@@ -2,6 +2,7 @@
 #include "db/db.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -10,13 +11,16 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/buf.h"
 
 /*
 ** Defence in layers, each enough on its own for what it covers:
 **   1. the file is opened SQLITE_OPEN_READONLY, never created (we stat it
-**      first and refuse anything but an existing regular file);
+**      first and refuse anything but an existing regular file), and a
+**      WAL-mode file with no "-wal" beside it is opened immutable, so
+**      that reading it creates no "-wal" or "-shm" file either;
 **   2. an authorizer allows only reading: SELECT, reads, recursive CTEs,
 **      functions other than load_extension and friends, and a short list
 **      of introspection pragmas; everything else is denied at prepare time;
@@ -231,13 +235,65 @@ static void watchdog_stop(struct watchdog *w)
     w->ready = 0;
 }
 
+/*
+** 1 when path is an SQLite database in WAL mode (header bytes 18 and 19
+** are 2) with no "-wal" file next to it: no program has it open, and all
+** of its content is in the file itself. Opened the usual way, SQLite would
+** create "-wal" and "-shm" files to read it, and a read-only connection
+** cannot remove them on close.
+*/
+static int wal_at_rest(const char *path)
+{
+    static const char magic[16] = "SQLite format 3";
+    unsigned char h[20];
+    struct stat st;
+    struct buf wal;
+    int fd, r = 0;
+
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    if (pread(fd, h, sizeof h, 0) == (ssize_t)sizeof h &&
+        memcmp(h, magic, sizeof magic) == 0 && h[18] == 2 && h[19] == 2)
+        r = 1;
+    close(fd);
+    if (!r)
+        return 0;
+    buf_init(&wal, 0);
+    buf_printf(&wal, "%s-wal", path);
+    r = !buf_err(&wal) && stat(wal.data, &st) != 0 && errno == ENOENT;
+    buf_free(&wal);
+    return r;
+}
+
+/* "file:PATH?immutable=1", PATH percent-encoded where a URI filename
+** needs it; malloc()ed, NULL when out of memory. */
+static char *immutable_uri(const char *path)
+{
+    const unsigned char *c;
+    struct buf b;
+
+    buf_init(&b, 0);
+    buf_puts(&b, "file:");
+    if (path[0] == '/')
+        buf_puts(&b, "//"); /* an empty authority: file:///abs/path */
+    for (c = (const unsigned char *)path; *c; c++) {
+        if (*c == '%' || *c == '?' || *c == '#' || *c <= ' ' || *c >= 0x7f)
+            buf_printf(&b, "%%%02X", *c);
+        else
+            buf_putc(&b, (char)*c);
+    }
+    buf_puts(&b, "?immutable=1");
+    return buf_steal(&b);
+}
+
 static askdb_status sq_open(askdb_db *db, const char *path)
 {
     struct stat st;
     struct sq *s;
     sqlite3_stmt *st_probe = NULL;
     char *p = NULL;
-    int rc;
+    int rc, flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX;
 
     if (stat(path, &st) != 0) {
         snprintf(db->errmsg, sizeof db->errmsg,
@@ -257,9 +313,17 @@ static askdb_status sq_open(askdb_db *db, const char *path)
         return ASKDB_ERR_NOMEM;
     db->impl = s;
     watchdog_init(&s->wd);
-    /* A name starting with "file:" would be read as a URI by a library
-    ** built with URI filenames on; "./" keeps it a plain path. */
-    if (strncmp(path, "file:", 5) == 0) {
+    if (wal_at_rest(path)) {
+        /* Immutable: read the file as it is, with no locks and no "-wal"
+        ** or "-shm" files. A program that starts writing to it while
+        ** this handle is open is not seen. */
+        p = immutable_uri(path);
+        if (!p)
+            return ASKDB_ERR_NOMEM;
+        flags |= SQLITE_OPEN_URI;
+    } else if (strncmp(path, "file:", 5) == 0) {
+        /* A name starting with "file:" would be read as a URI by a
+        ** library built with URI filenames on; "./" keeps it a path. */
         size_t n = strlen(path) + 3;
         p = malloc(n);
         if (!p)
@@ -267,8 +331,7 @@ static askdb_status sq_open(askdb_db *db, const char *path)
         snprintf(p, n, "./%s", path);
     }
     /* One handle serves one thread at a time (see askdb.h): no mutex. */
-    rc = sqlite3_open_v2(p ? p : path, &s->h,
-                         SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+    rc = sqlite3_open_v2(p ? p : path, &s->h, flags, NULL);
     free(p);
     if (rc != SQLITE_OK) {
         snprintf(db->errmsg, sizeof db->errmsg, "cannot open database '%s': %s",

@@ -735,6 +735,39 @@ PY
     expect_out 'n\r\n2\r\n'
 }
 
+wal_database_at_rest_gets_no_wal_files() {
+    # A WAL-mode database closed cleanly has no -wal file; reading it must
+    # not create -wal or -shm files next to it (a read-only handle could
+    # not remove them again), whatever the file is called.
+    local db
+    for db in wal.db 'we?ird #%name.db' file:w.db; do
+        "$PY" - "$W/$db" <<'PY' || fail "cannot build $db"
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+assert c.execute("PRAGMA journal_mode = WAL").fetchone()[0] == "wal"
+c.executescript("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT);"
+                "INSERT INTO t (v) VALUES ('a'), ('b'), ('c');")
+c.close()
+PY
+    done
+    [ ! -e "$W/wal.db-wal" ] || fail "the fixture left a -wal file"
+    local before
+    before=$(snapshot)
+    start_llm "$(always "$(fence "SELECT count(*) AS n FROM t")")"
+    for db in wal.db 'we?ird #%name.db' file:w.db "$W/wal.db"; do
+        run sql -f csv "$db" "SELECT v FROM t ORDER BY id"
+        expect_rc 0
+        expect_out 'v\r\na\r\nb\r\nc\r\n'
+        run schema "$db"
+        expect_rc 0
+        expect_out_has "); -- 3 rows"
+        run ask --llm-url "$URL" --model test --no-question-check -f csv "$db" "How many?"
+        expect_rc 0
+        expect_out 'n\r\n3\r\n'
+    done
+    [ "$before" = "$(snapshot)" ] || fail "files changed next to the database: $(diff <(echo "$before") <(snapshot) | head -4)"
+}
+
 dry_run_prints_sql_without_running() {
     copy_db
     start_llm "$(replies "$(fence "$SLOW_SQL")")"
@@ -1292,6 +1325,7 @@ TESTS=(
     gives_up_after_max_attempts_listing_every_attempt
     refuses_writes_and_keeps_db_unchanged
     missing_database_exits_3_and_creates_nothing
+    wal_database_at_rest_gets_no_wal_files
     slow_query_is_interrupted
     retries_429_and_500_but_not_401
     model_timeout_exits_4
