@@ -18,7 +18,17 @@ long long jsonx_int(const json_t *o, const char *key, long long dflt);
 /* Serialize compactly; malloc()ed, caller frees with free(). NULL on OOM. */
 char *jsonx_dump(const json_t *v);
 
-/* Set o[key] to a new string (NULL -> JSON null). Returns 0 or -1. */
+/*
+** A JSON string of the n bytes at s that always serializes: bytes that
+** are not valid UTF-8 (SQLite does not check text; a model's reply can
+** stop inside a character) become U+FFFD, and so does NUL unless keep_nul
+** (jansson reads "\u0000" back only with JSON_ALLOW_NUL). New reference,
+** NULL when out of memory.
+*/
+json_t *jsonx_text(const char *s, size_t n, int keep_nul);
+
+/* Set o[key] to a new string (NULL -> JSON null), repaired as
+** jsonx_text() does when it is not UTF-8. Returns 0 or -1. */
 int jsonx_set_str(json_t *o, const char *key, const char *s);
 
 #endif

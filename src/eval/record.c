@@ -7,64 +7,9 @@
 
 #include "core/buf.h"
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    size_t len, i;
-    unsigned cp;
-
-    if (s[0] < 0x80)
-        return s[0] ? 1 : 0;
-    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-        len = 2;
-        cp = s[0] & 0x1f;
-    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-        len = 3;
-        cp = s[0] & 0x0f;
-    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-        len = 4;
-        cp = s[0] & 0x07;
-    } else {
-        return 0;
-    }
-    if (len > n)
-        return 0;
-    for (i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-        (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-        return 0;
-    return len;
-}
-
 json_t *rec_text(const char *s, size_t n)
 {
-    const unsigned char *u = (const unsigned char *)s;
-    struct buf b;
-    size_t i = 0, k;
-    json_t *v;
-
-    buf_init(&b, 0);
-    while (i < n) {
-        k = utf8_len(u + i, n - i);
-        if (k) {
-            buf_append(&b, s + i, k);
-            i += k;
-        } else {
-            buf_puts(&b, "\xef\xbf\xbd");
-            i++;
-        }
-    }
-    if (buf_err(&b)) {
-        buf_free(&b);
-        return NULL;
-    }
-    v = json_stringn(b.data ? b.data : "", b.len);
-    buf_free(&b);
-    return v;
+    return jsonx_text(s, n, 0);
 }
 
 int rec_set_text(json_t *o, const char *key, const char *s)

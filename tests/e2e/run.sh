@@ -1222,6 +1222,34 @@ except Exception as e:
 PY
     done
     [ ! -s "$T/bad" ] || fail "$(cat "$T/bad")"
+
+}
+
+latin1_text_reaches_the_model_and_the_trace() {
+    # Latin-1 text in the database (SQLite does not check UTF-8) goes into
+    # the prompt as a sample value: the request body must still be JSON
+    # (the bytes repaired to U+FFFD), not fail as "out of memory", and the
+    # trace must keep the prompt event.
+    "$PY" - "$W/latin1.db" <<'PY' || fail "cannot build latin1.db"
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT)")
+c.execute("INSERT INTO people (name) VALUES (CAST(X'4DFC6C6C6572' AS TEXT))")
+c.commit()
+c.close()
+PY
+    start_llm "$(replies "$(fence "SELECT count(*) AS n FROM people")")"
+    run ask --llm-url "$URL" --model test --no-question-check --trace "$T/trace.jsonl" -f csv latin1.db "How many people?"
+    expect_rc 0
+    expect_out 'n\r\n1\r\n'
+    expect_requests 1
+    pycheck '
+body = json.dumps(reqs[0]["body"], ensure_ascii=False)
+assert "M\ufffdller" in body, body[:400]
+ev = trace_lines(args[0])
+prompts = [e for e in ev if e["step"] == "prompt"]
+assert prompts and "M\ufffdller" in json.dumps(prompts[0], ensure_ascii=False), [e["step"] for e in ev]
+' "$T/trace.jsonl"
 }
 
 markdown_rule_has_three_dashes_in_every_column() {
@@ -1349,6 +1377,7 @@ TESTS=(
     environment_configures_model_and_flags_override_it
     sql_command_reports_errors_with_exit_1
     json_output_stays_valid_for_any_value
+    latin1_text_reaches_the_model_and_the_trace
     markdown_rule_has_three_dashes_in_every_column
     candidates_confidence_and_answer_in_every_format
     greeting_is_answered_without_sql
