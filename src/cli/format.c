@@ -1,11 +1,12 @@
 /* format.c - output formats of the askdb command (see format.h). */
 #include "cli/format.h"
 
-#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "core/json.h"
 
 int format_parse(const char *s)
 {
@@ -249,42 +250,21 @@ void format_result(FILE *out, FILE *err, enum out_format f,
 /* JSON                                                                   */
 /* ---------------------------------------------------------------------- */
 
-/* Text as a JSON string. SQLite does not check that text is UTF-8; bytes
-** that are not valid UTF-8 become U+FFFD so the document stays valid. */
+/* Text as a JSON string that always serializes: bytes that are not UTF-8
+** (SQLite does not check text, a model can stop inside a character)
+** become U+FFFD, so no field is ever dropped and the document stays
+** valid. Everything else, NUL included, is kept exactly. */
 static json_t *text_json(const char *s, size_t len)
 {
-    json_t *j = json_stringn(s, len);
-    char *clean;
-    size_t i = 0, k = 0, n;
-    unsigned char c;
+    json_t *j = jsonx_text(s, len, 1);
 
-    if (j)
-        return j;
-    clean = malloc(len * 3 + 1);
-    if (!clean)
-        return json_null();
-    while (i < len) {
-        c = (unsigned char)s[i];
-        n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3
-            : (c >> 3) == 30 ? 4 : 0;
-        if (n && i + n <= len) {
-            j = json_stringn(s + i, n); /* jansson checks the sequence */
-            if (j && (n > 1 || c)) {
-                json_decref(j);
-                memcpy(clean + k, s + i, n);
-                k += n;
-                i += n;
-                continue;
-            }
-            json_decref(j);
-        }
-        memcpy(clean + k, "\xEF\xBF\xBD", 3);
-        k += 3;
-        i++;
-    }
-    j = json_stringn(clean, k);
-    free(clean);
     return j ? j : json_null();
+}
+
+/* A C string (or NULL -> null) as text_json() does it. */
+static json_t *str_json(const char *s)
+{
+    return s ? text_json(s, strlen(s)) : json_null();
 }
 
 static json_t *value_json(const askdb_value *v)
@@ -331,7 +311,7 @@ static void add_result(json_t *o, const askdb_result *r)
     int c;
 
     for (c = 0; c < r->ncols; c++)
-        json_array_append_new(cols, json_string(r->cols[c]));
+        json_array_append_new(cols, str_json(r->cols[c]));
     for (i = 0; i < r->nrows; i++) {
         json_t *row = json_array();
         for (c = 0; c < r->ncols; c++)
@@ -364,30 +344,25 @@ static int dump(FILE *out, json_t *o)
     return 0;
 }
 
-static json_t *str_or_null(const char *s)
-{
-    return s ? json_string(s) : json_null();
-}
-
 int format_answer_json(FILE *out, const char *question,
                        const askdb_answer *a)
 {
     json_t *o = json_object(), *atts = json_array(), *t;
     int i;
 
-    json_object_set_new(o, "question", json_string(question));
+    json_object_set_new(o, "question", str_json(question));
     json_object_set_new(o, "status", json_string(askdb_status_str(a->status)));
-    json_object_set_new(o, "sql", str_or_null(a->sql));
+    json_object_set_new(o, "sql", str_json(a->sql));
     if (a->result)
         add_result(o, a->result);
     if (a->error)
-        json_object_set_new(o, "error", json_string(a->error));
+        json_object_set_new(o, "error", str_json(a->error));
     for (i = 0; i < a->nattempts; i++) {
         const askdb_attempt *at = &a->attempts[i];
         json_array_append_new(
-            atts, json_pack("{s:o, s:s, s:o, s:f}", "sql", str_or_null(at->sql),
+            atts, json_pack("{s:o, s:s, s:o, s:f}", "sql", str_json(at->sql),
                             "error", askdb_error_class_str(at->error),
-                            "message", str_or_null(at->message),
+                            "message", str_json(at->message),
                             "llm_ms", at->llm_ms));
     }
     json_object_set_new(o, "attempts", atts);
@@ -399,7 +374,7 @@ int format_answer_json(FILE *out, const char *question,
     json_object_set_new(o, "llm_calls", json_integer(a->llm_calls));
     json_object_set_new(o, "candidates", json_integer(a->ncandidates));
     json_object_set_new(o, "confidence", json_real(a->confidence));
-    json_object_set_new(o, "answer", str_or_null(a->text));
+    json_object_set_new(o, "answer", str_json(a->text));
     json_object_set_new(o, "not_a_question",
                         json_boolean(a->not_a_question));
     json_object_set_new(o, "tokens",
@@ -414,12 +389,12 @@ int format_result_json(FILE *out, const char *sql, const askdb_result *r,
 {
     json_t *o = json_object();
 
-    json_object_set_new(o, "sql", json_string(sql));
+    json_object_set_new(o, "sql", str_json(sql));
     if (r) {
         add_result(o, r);
         json_object_set_new(o, "exec_ms", json_real(r->exec_ms));
     }
     if (error)
-        json_object_set_new(o, "error", json_string(error));
+        json_object_set_new(o, "error", str_json(error));
     return dump(out, o);
 }

@@ -1223,6 +1223,29 @@ PY
     done
     [ ! -s "$T/bad" ] || fail "$(cat "$T/bad")"
 
+    # Names, SQL, questions and messages that are not UTF-8 are repaired,
+    # never dropped: the columns still line up with the rows.
+    run sql -f json shop.db $'SELECT 1 AS "caf\xe9", 2 AS n -- \xff'
+    expect_rc 0
+    pycheck '
+j = json.loads(out)
+assert j["columns"] == ["caf\ufffd", "n"], j["columns"]
+assert j["rows"] == [[1, 2]], j["rows"]
+assert j["sql"].endswith("-- \ufffd"), j.get("sql")
+'
+    run sql -f json shop.db $'SELECT * FROM "t\xe9"'
+    expect_rc 1
+    pycheck '
+j = json.loads(out)
+assert j["error"] == "no such table: t\ufffd", j.get("error")
+'
+    start_llm "$(replies "$(fence 'SELECT 1 AS "x"')")"
+    run ask --llm-url "$URL" --model test --no-question-check -f json shop.db $'Caf\xe9 count?'
+    expect_rc 0
+    pycheck '
+j = json.loads(out)
+assert j["question"] == "Caf\ufffd count?", j.get("question")
+'
 }
 
 latin1_text_reaches_the_model_and_the_trace() {
