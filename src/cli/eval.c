@@ -337,8 +337,10 @@ static void on_progress(void *ud, const askdb_eval_progress *p)
 
     eta_text(eta, sizeof eta, rate > 0 ? (p->total - p->done) / rate : -1);
     if (pr->tty) {
-        fprintf(stderr, "\r\033[K%ld/%ld  EX %.1f%%  %.2f q/s  ETA %s  %s",
-                p->done, p->total, ex, rate, eta, p->db ? p->db : "");
+        /* Our own escape clears the line; the database name is cleaned. */
+        fputs("\r\033[K", stderr);
+        format_printf(stderr, "%ld/%ld  EX %.1f%%  %.2f q/s  ETA %s  %s",
+                      p->done, p->total, ex, rate, eta, p->db ? p->db : "");
         fflush(stderr);
         pr->shown = 1;
         return;
@@ -354,7 +356,7 @@ static void on_progress(void *ud, const askdb_eval_progress *p)
 static void log_step(void *ud, const char *step, const char *msg)
 {
     (void)ud;
-    fprintf(stderr, "askdb: [%s] %s\n", step, msg);
+    format_printf(stderr, "askdb: [%s] %s\n", step, msg);
 }
 
 /* Print the notes of the eval (one per line) as warnings. */
@@ -366,7 +368,7 @@ static void print_notes(const char *notes)
         nl = strchr(p, '\n');
         if (!nl)
             nl = p + strlen(p);
-        fprintf(stderr, "askdb eval: note: %.*s\n", (int)(nl - p), p);
+        format_printf(stderr, "askdb eval: note: %.*s\n", (int)(nl - p), p);
         p = *nl ? nl + 1 : nl;
     }
 }
@@ -407,7 +409,7 @@ int cli_eval(int argc, char **argv)
 
     st = askdb_eval_new(&c.cfg, &c.eo, &ev);
     if (st) {
-        fprintf(stderr, "askdb eval: %s\n", askdb_eval_errmsg(ev));
+        format_printf(stderr, "askdb eval: %s\n", askdb_eval_errmsg(ev));
         askdb_eval_free(ev);
         return cli_exit_code(st);
     }
@@ -416,19 +418,20 @@ int cli_eval(int argc, char **argv)
     if (pr.shown)
         fputc('\n', stderr);
     if (run_st)
-        fprintf(stderr, "askdb eval: stopped: %s\n", askdb_eval_errmsg(ev));
+        format_printf(stderr, "askdb eval: stopped: %s\n",
+                      askdb_eval_errmsg(ev));
     rc = run_st ? cli_exit_code(run_st) : EXIT_ANSWERED;
 
     st = askdb_eval_summary(ev, &text);
     if (st == ASKDB_OK)
-        fputs(text, stdout);
+        format_puts(stdout, text);
     else
         fprintf(stderr, "askdb eval: cannot summarize: out of memory\n");
     askdb_free(text);
     if (c.report) {
         st = askdb_eval_write_report(ev, c.report);
         if (st) {
-            fprintf(stderr, "askdb eval: %s\n", askdb_eval_errmsg(ev));
+            format_printf(stderr, "askdb eval: %s\n", askdb_eval_errmsg(ev));
             if (!rc)
                 rc = cli_exit_code(st);
         }

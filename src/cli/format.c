@@ -2,10 +2,13 @@
 #include "cli/format.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
+#include "core/buf.h"
 #include "core/json.h"
 
 int format_parse(const char *s)
@@ -50,8 +53,111 @@ static const char *cell_text(const askdb_value *v, char *buf, size_t n,
     return f == FMT_CSV ? "" : "NULL";
 }
 
+/*
+** Bytes of the control character at s, or 0: C0 (below 0x20), DEL, or a
+** C1 control (U+0080..U+009F, 0xC2 0x80..0x9F in UTF-8). Text from the
+** database and the model may hold any of them; written to a terminal as
+** they are, ESC, BEL and CSI start sequences that move the cursor,
+** retitle the window, plant links or set the clipboard (OSC 52).
+*/
+static size_t control_len(const char *s)
+{
+    const unsigned char *u = (const unsigned char *)s;
+
+    if (u[0] < 0x20 || u[0] == 0x7f)
+        return 1;
+    if (u[0] == 0xc2 && u[1] >= 0x80 && u[1] <= 0x9f)
+        return 2;
+    return 0;
+}
+
+int format_is_tty(FILE *out)
+{
+    return isatty(fileno(out));
+}
+
+/* s with every control character but keep[] (NUL-terminated list) as one
+** space. */
+static void put_safe(FILE *out, const char *s, const char *keep)
+{
+    size_t n;
+
+    while (*s) {
+        n = control_len(s);
+        if (n && !strchr(keep, *s)) {
+            fputc(' ', out);
+            s += n;
+        } else {
+            fputc(*s++, out);
+        }
+    }
+}
+
+void format_puts(FILE *out, const char *s)
+{
+    if (format_is_tty(out))
+        put_safe(out, s, "\n\t");
+    else
+        fputs(s, out);
+}
+
+void format_printf(FILE *out, const char *fmt, ...)
+{
+    struct buf b;
+    va_list ap;
+
+    va_start(ap, fmt);
+    if (!format_is_tty(out)) {
+        vfprintf(out, fmt, ap);
+        va_end(ap);
+        return;
+    }
+    buf_init(&b, 0);
+    buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    put_safe(out, buf_err(&b) || !b.data ? "(out of memory)\n" : b.data,
+             "\n\t");
+    buf_free(&b);
+}
+
+void format_stream_piece(struct format_stream *fs, FILE *out,
+                         const char *piece, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)piece;
+    size_t i = 0;
+
+    if (!format_is_tty(out)) {
+        fwrite(piece, 1, len, out);
+        return;
+    }
+    /* A C1 control may be split across pieces after its 0xC2. */
+    if (fs->held_c2 && len) {
+        fs->held_c2 = 0;
+        if (u[0] >= 0x80 && u[0] <= 0x9f) {
+            fputc(' ', out);
+            i = 1;
+        } else {
+            fputc(0xc2, out);
+        }
+    }
+    for (; i < len; i++) {
+        if (u[i] == '\n' || u[i] == '\t') {
+            fputc(u[i], out);
+        } else if (u[i] < 0x20 || u[i] == 0x7f) {
+            fputc(' ', out);
+        } else if (u[i] == 0xc2 && i + 1 == len) {
+            fs->held_c2 = 1;
+        } else if (u[i] == 0xc2 && u[i + 1] >= 0x80 && u[i + 1] <= 0x9f) {
+            fputc(' ', out);
+            i++;
+        } else {
+            fputc(u[i], out);
+        }
+    }
+}
+
 /* Display width: code points, not bytes (UTF-8 continuation bytes do not
-** count). Control characters are printed as one space. */
+** count). Control characters are printed as one space (put_clean). */
 static size_t width(const char *s)
 {
     size_t w = 0;
@@ -73,15 +179,23 @@ static size_t md_width(const char *s, int md)
     return w;
 }
 
+/* A cell of a table or Markdown output: one line, every control
+** character a space (these formats are for people, even in a file). */
 static void put_clean(FILE *out, const char *s, int md)
 {
-    for (; *s; s++) {
-        if (*s == '\n' || *s == '\r' || *s == '\t')
+    size_t n;
+
+    while (*s) {
+        n = control_len(s);
+        if (n) {
             fputc(' ', out);
-        else if (md && *s == '|')
+            s += n;
+        } else if (md && *s == '|') {
             fputs("\\|", out);
-        else
-            fputc(*s, out);
+            s++;
+        } else {
+            fputc(*s++, out);
+        }
     }
 }
 

@@ -2,11 +2,41 @@
 #ifndef ASKDB_CLI_FORMAT_H
 #define ASKDB_CLI_FORMAT_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include "askdb.h"
 
 enum out_format { FMT_TABLE, FMT_CSV, FMT_JSON, FMT_MARKDOWN };
+
+/*
+** Text from the database and the model is untrusted: written to a terminal
+** as it is, its control characters (ESC, BEL, C1 CSI/OSC ...) could move
+** the cursor, retitle the window, plant links or set the clipboard. So
+** what askdb prints for people goes through these: on a terminal every
+** control character but newline and tab is written as a space; to a file
+** or a pipe the text is written exactly. Table and Markdown cells are
+** always cleaned; CSV and JSON are always exact (JSON escapes them).
+*/
+
+/* 1 when out is a terminal. */
+int format_is_tty(FILE *out);
+
+/* fputs(s, out), cleaned on a terminal. */
+void format_puts(FILE *out, const char *s);
+
+/* fprintf(out, ...), the result cleaned on a terminal. */
+void format_printf(FILE *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Streamed model text (-v --stream), piece by piece, cleaned on a
+** terminal; fs carries a C1 control split between two pieces (zero it
+** once). */
+struct format_stream {
+    int held_c2;
+};
+void format_stream_piece(struct format_stream *fs, FILE *out,
+                         const char *piece, size_t len);
 
 /* Parse "table", "csv", "json", "markdown" (or "md"); -1 if unknown. */
 int format_parse(const char *s);

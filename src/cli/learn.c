@@ -154,8 +154,8 @@ struct import {
 static void reject(struct import *im, long line, const char *why)
 {
     im->rejected++;
-    fprintf(stderr, "askdb learn: %s:%ld: rejected: %s\n", im->file, line,
-            why);
+    format_printf(stderr, "askdb learn: %s:%ld: rejected: %s\n", im->file,
+                  line, why);
 }
 
 /* One item of a file. 0, or -1 when the store failed (printed). */
@@ -190,7 +190,7 @@ static int import_item(struct import *im, const json_t *o, long line)
     }
     rc = memory_learn(im->m, im->db, q, s, NULL, err, sizeof err);
     if (rc == MEMORY_ERROR) {
-        fprintf(stderr, "askdb learn: %s\n", err);
+        format_printf(stderr, "askdb learn: %s\n", err);
         return -1;
     }
     if (rc == MEMORY_REJECTED)
@@ -352,7 +352,7 @@ static int learn_file(struct import *im)
     if (!text)
         return EXIT_USAGE;
     if (memory_batch_begin(im->m, err, sizeof err)) {
-        fprintf(stderr, "askdb learn: %s\n", err);
+        format_printf(stderr, "askdb learn: %s\n", err);
         free(text);
         return EXIT_USAGE;
     }
@@ -370,7 +370,7 @@ static int learn_file(struct import *im)
         return EXIT_USAGE;
     }
     if (memory_batch_end(im->m, 1, err, sizeof err)) {
-        fprintf(stderr, "askdb learn: %s\n", err);
+        format_printf(stderr, "askdb learn: %s\n", err);
         return EXIT_USAGE;
     }
     printf("%ld stored, %ld replaced, %ld rejected", im->stored,
@@ -389,15 +389,16 @@ static int learn_one(struct import *im, const char *q, const char *sql)
 
     rc = memory_learn(im->m, im->db, q, sql, &nrows, err, sizeof err);
     if (rc == MEMORY_ERROR) {
-        fprintf(stderr, "askdb learn: %s\n", err);
+        format_printf(stderr, "askdb learn: %s\n", err);
         return EXIT_USAGE;
     }
     if (rc == MEMORY_REJECTED) {
-        fprintf(stderr, "askdb learn: not stored: %s\n", err);
+        format_printf(stderr, "askdb learn: not stored: %s\n", err);
         return EXIT_NO_SQL;
     }
-    printf("%s (%ld row%s): %s\n", rc == 1 ? "replaced" : "stored", nrows,
-           nrows == 1 ? "" : "s", q);
+    format_printf(stdout, "%s (%ld row%s): %s\n",
+                  rc == 1 ? "replaced" : "stored", nrows,
+                  nrows == 1 ? "" : "s", q);
     return EXIT_ANSWERED;
 }
 
@@ -416,7 +417,7 @@ static int learn_add(const struct learn_cli *c)
         cfg.query_timeout_ms = c->timeout_ms;
     st = askdb_db_open(c->db, &cfg, &im.db);
     if (st) {
-        fprintf(stderr, "askdb learn: %s\n", askdb_db_errmsg(im.db));
+        format_printf(stderr, "askdb learn: %s\n", askdb_db_errmsg(im.db));
         askdb_db_close(im.db);
         return cli_exit_code(st);
     }
@@ -426,7 +427,7 @@ static int learn_add(const struct learn_cli *c)
         goto out;
     }
     if (memory_open(c->memory, 1, &im.m, err, sizeof err)) {
-        fprintf(stderr, "askdb learn: %s\n", err);
+        format_printf(stderr, "askdb learn: %s\n", err);
         goto out;
     }
     rc = c->file ? learn_file(&im) : learn_one(&im, c->question, c->sql);
@@ -487,7 +488,7 @@ static int learn_manage(const struct learn_cli *c)
     }
     rc = memory_open(c->memory, 0, &m, err, sizeof err);
     if (rc < 0) {
-        fprintf(stderr, "askdb learn: %s\n", err);
+        format_printf(stderr, "askdb learn: %s\n", err);
         free(key);
         return EXIT_USAGE;
     }
@@ -497,7 +498,7 @@ static int learn_manage(const struct learn_cli *c)
     } else {
         n = m ? memory_forget(m, key, c->forget, err, sizeof err) : 0;
         if (n < 0) {
-            fprintf(stderr, "askdb learn: %s\n", err);
+            format_printf(stderr, "askdb learn: %s\n", err);
             rc = EXIT_USAGE;
         } else if (c->forget && n == 0) {
             fprintf(stderr, "askdb learn: no stored question '%s' for '%s'\n",

@@ -150,13 +150,13 @@ int cli_exit_code(askdb_status st)
 static void log_step(void *ud, const char *step, const char *msg)
 {
     (void)ud;
-    fprintf(stderr, "askdb: [%s] %s\n", step, msg);
+    format_printf(stderr, "askdb: [%s] %s\n", step, msg);
 }
 
+/* ud: the struct format_stream of the run. */
 static void log_token(void *ud, const char *piece, size_t len)
 {
-    (void)ud;
-    fwrite(piece, 1, len, stderr);
+    format_stream_piece(ud, stderr, piece, len);
 }
 
 static int effective_format(const struct cli_opts *o)
@@ -184,18 +184,19 @@ int cli_answer(askdb_agent *ag, const struct cli_opts *o,
         format_answer_json(stdout, question, a);
     } else if (st == ASKDB_OK && a->not_a_question) {
         /* Answered without SQL: the words are the whole answer. */
-        fprintf(f == FMT_CSV ? stderr : stdout, "%s\n", a->text);
+        format_printf(f == FMT_CSV ? stderr : stdout, "%s\n", a->text);
     } else if (st == ASKDB_OK) {
         /* A dry run's SQL is its whole output: always stdout. Shown
         ** next to CSV rows it goes to stderr to keep the CSV clean. */
         if (o->show_sql || o->cfg.dry_run)
-            fprintf(f == FMT_CSV && !o->cfg.dry_run ? stderr : stdout,
-                    "%s%s\n", f == FMT_MARKDOWN ? "```sql\n" : "", a->sql);
+            format_printf(f == FMT_CSV && !o->cfg.dry_run ? stderr : stdout,
+                          "%s%s\n", f == FMT_MARKDOWN ? "```sql\n" : "",
+                          a->sql);
         if (f == FMT_MARKDOWN && (o->show_sql || o->cfg.dry_run))
             fputs("```\n", stdout);
         /* The answer in words first; CSV keeps stdout for the rows. */
         if (a->text)
-            fprintf(f == FMT_CSV ? stderr : stdout, "%s\n\n", a->text);
+            format_printf(f == FMT_CSV ? stderr : stdout, "%s\n\n", a->text);
         if (a->result)
             format_result(stdout, stderr, f, a->result);
         if (a->ncandidates > 1)
@@ -206,13 +207,14 @@ int cli_answer(askdb_agent *ag, const struct cli_opts *o,
                     a->ncandidates);
     }
     if (st != ASKDB_OK) {
-        fprintf(stderr, "askdb: %s\n", a->error ? a->error : "failed");
+        format_printf(stderr, "askdb: %s\n", a->error ? a->error : "failed");
     } else if (o->verbose) {
         for (i = 0; i < a->nattempts; i++)
             if (a->attempts[i].error != ASKDB_EC_NONE)
-                fprintf(stderr, "askdb: attempt %d: %s: %s\n", i + 1,
-                        askdb_error_class_str(a->attempts[i].error),
-                        a->attempts[i].message ? a->attempts[i].message : "");
+                format_printf(stderr, "askdb: attempt %d: %s: %s\n", i + 1,
+                              askdb_error_class_str(a->attempts[i].error),
+                              a->attempts[i].message ? a->attempts[i].message
+                                                     : "");
         fprintf(stderr,
                 "askdb: %d attempt%s, %ld model call%s, %ld+%ld tokens, "
                 "%.0f ms (model %.0f ms)\n",
@@ -235,7 +237,7 @@ int cli_run_sql(askdb_db *db, const struct cli_opts *o, const char *sql)
     else if (st == ASKDB_OK)
         format_result(stdout, stderr, f, r);
     if (st)
-        fprintf(stderr, "askdb: %s\n", askdb_db_errmsg(db));
+        format_printf(stderr, "askdb: %s\n", askdb_db_errmsg(db));
     askdb_result_free(r);
     return st == ASKDB_OK ? EXIT_ANSWERED : EXIT_NO_SQL;
 }
@@ -424,7 +426,7 @@ static int cmd_ask(const struct cli_opts *o, const char *db,
 
     st = askdb_agent_new(&o->cfg, db, &ag);
     if (st) {
-        fprintf(stderr, "askdb: %s\n", askdb_agent_errmsg(ag));
+        format_printf(stderr, "askdb: %s\n", askdb_agent_errmsg(ag));
         askdb_agent_free(ag);
         return cli_exit_code(st);
     }
@@ -443,7 +445,7 @@ static int cmd_db(const struct cli_opts *o, const char *path,
 
     st = askdb_db_open(path, &o->cfg, &db);
     if (st) {
-        fprintf(stderr, "askdb: %s\n", askdb_db_errmsg(db));
+        format_printf(stderr, "askdb: %s\n", askdb_db_errmsg(db));
         askdb_db_close(db);
         return cli_exit_code(st);
     }
@@ -452,9 +454,9 @@ static int cmd_db(const struct cli_opts *o, const char *path,
     } else {
         st = askdb_db_schema_text(db, &text);
         if (st)
-            fprintf(stderr, "askdb: %s\n", askdb_db_errmsg(db));
+            format_printf(stderr, "askdb: %s\n", askdb_db_errmsg(db));
         else
-            fputs(text, stdout);
+            format_puts(stdout, text);
         askdb_free(text);
         rc = st ? EXIT_DB : EXIT_ANSWERED;
     }
@@ -464,6 +466,7 @@ static int cmd_db(const struct cli_opts *o, const char *path,
 
 int main(int argc, char **argv)
 {
+    struct format_stream tokens = {0};
     struct cli_opts o;
     const char *cmd;
     int first, nargs;
@@ -504,8 +507,10 @@ int main(int argc, char **argv)
     askdb_config_from_env(&o.cfg);
     if (o.verbose) {
         o.cfg.log_fn = log_step;
-        if (o.cfg.stream)
+        if (o.cfg.stream) {
             o.cfg.token_fn = log_token;
+            o.cfg.token_ud = &tokens;
+        }
     }
 
     if (strcmp(cmd, "ask") == 0 && nargs == 2)

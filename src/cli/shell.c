@@ -91,7 +91,7 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
     o = &so;
     st = askdb_agent_new(&o->cfg, db_path, &ag);
     if (st) {
-        fprintf(stderr, "askdb: %s\n", askdb_agent_errmsg(ag));
+        format_printf(stderr, "askdb: %s\n", askdb_agent_errmsg(ag));
         askdb_agent_free(ag);
         return cli_exit_code(st);
     }
@@ -100,8 +100,8 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
         using_history();
         if (hist)
             read_history(hist);
-        printf("askdb %s - asking %s. Type .help for commands.\n",
-               askdb_version(), db_path);
+        format_printf(stdout, "askdb %s - asking %s. Type .help for "
+                              "commands.\n", askdb_version(), db_path);
     }
     for (;;) {
         line = tty ? readline("askdb> ") : plain_line();
@@ -129,10 +129,10 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
         } else if (strcmp(q, ".schema") == 0) {
             text = NULL;
             if (askdb_db_schema_text(askdb_agent_db(ag), &text))
-                fprintf(stderr, "askdb: %s\n",
-                        askdb_db_errmsg(askdb_agent_db(ag)));
+                format_printf(stderr, "askdb: %s\n",
+                              askdb_db_errmsg(askdb_agent_db(ag)));
             else
-                fputs(text, stdout);
+                format_puts(stdout, text);
             askdb_free(text);
         } else if (strncmp(q, ".sql", 4) == 0 && (q[4] == ' ' || !q[4])) {
             if (!*trim(q + 4))
@@ -140,8 +140,8 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
             else
                 rc = cli_run_sql(askdb_agent_db(ag), o, trim(q + 4));
         } else if (q[0] == '.') {
-            fprintf(stderr, "askdb: unknown command '%s' (.help lists "
-                            "them)\n", q);
+            format_printf(stderr, "askdb: unknown command '%s' (.help "
+                                  "lists them)\n", q);
         } else {
             rc = cli_answer(ag, o, q);
         }

@@ -139,6 +139,63 @@ run() {
     fi
 }
 
+# run_tty ARGS...: like run, with stdout and stderr each on a terminal of
+# their own (raw mode, so the bytes are askdb's own).
+run_tty() {
+    (cd "$W" && exec "$PY" - "$RUN_LIMIT_S" "$ASKDB" "$@" <<'PY'
+import os, select, subprocess, sys, time, tty
+limit, args = float(sys.argv[1]), sys.argv[2:]
+m1, s1 = os.openpty()
+m2, s2 = os.openpty()
+tty.setraw(s1)
+tty.setraw(s2)
+p = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=s1, stderr=s2)
+os.close(s1)
+os.close(s2)
+got = {m1: b"", m2: b""}
+live = [m1, m2]
+end = time.time() + limit
+while live and time.time() < end:
+    r, _, _ = select.select(live, [], [], 0.5)
+    for fd in r:
+        try:
+            d = os.read(fd, 65536)
+        except OSError:
+            d = b""
+        if d:
+            got[fd] += d
+        else:
+            live.remove(fd)
+try:
+    rc = p.wait(timeout=max(0.1, end - time.time()))
+except subprocess.TimeoutExpired:
+    p.kill()
+    rc = 124
+sys.stdout.buffer.write(got[m1])
+sys.stderr.buffer.write(got[m2])
+sys.exit(rc)
+PY
+    ) >"$T/out" 2>"$T/err"
+    RC=$?
+    {
+        printf '$ (tty) askdb'; printf ' %q' "$@"; printf '\n-> exit %s\n' "$RC"
+        sed 's/^/  stderr: /' "$T/err" | head -40
+    } >>"$T/.trace"
+    [ "$RC" != 124 ] || fail "askdb $* did not finish within $RUN_LIMIT_S s (killed)"
+    if grep -qaE 'ERROR: (Address|Leak)Sanitizer|runtime error:|SUMMARY: (Address|UndefinedBehavior|Leak)Sanitizer' "$T/err"; then
+        fail "sanitizer report from: askdb $* :: $(grep -a -m3 -E 'Sanitizer|runtime error' "$T/err")"
+    fi
+}
+
+# expect_no_controls FILE: no ESC, BEL, CR or C1 control (UTF-8) in FILE.
+expect_no_controls() {
+    "$PY" - "$1" <<'PY' || fail "control characters reached a terminal: $(show_bytes "$1")"
+import re, sys
+b = open(sys.argv[1], "rb").read()
+sys.exit(1 if re.search(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]", b) else 0)
+PY
+}
+
 # start_llm SCRIPT_JSON: a fresh scripted model; sets URL (no path) and
 # LLMLOG (its request log).
 LLM_N=0
@@ -1275,6 +1332,50 @@ assert prompts and "M\ufffdller" in json.dumps(prompts[0], ensure_ascii=False), 
 ' "$T/trace.jsonl"
 }
 
+terminal_never_gets_control_characters() {
+    # Text from the model or the database can hold ESC, BEL and C1
+    # controls (OSC 52 sets the clipboard, OSC 0 retitles the window).
+    # On a terminal every one becomes a space: cells, SQL, the answer,
+    # errors, streamed tokens. CSV and JSON stay exact; table and Markdown
+    # cells are cleaned even in a file.
+    copy_db
+    local sql answer script
+    sql=$(printf "SELECT '\033]52;c;ZWNobyBoaQ==\007' AS x, 'a\302\233""31mb' AS y")
+    answer=$(printf 'It is \033]0;pwned\007 done.')
+    script=$("$PY" -c 'import json,sys; print(json.dumps([{"content": sys.argv[1], "repeat": False}, {"content": sys.argv[2]}]))' "$(fence "$sql")" "$answer")
+    start_llm "$script"
+    run_tty ask --llm-url "$URL" --model test --no-question-check --answer --show-sql shop.db "Clipboard?"
+    expect_rc 0
+    expect_no_controls "$T/out"
+    expect_out_has "]52;c;ZWNobyBoaQ=="
+    expect_out_has "It is  ]0;pwned  done."
+    expect_out_has "| a 31mb |"
+
+    start_llm "$script"
+    run_tty ask --llm-url "$URL" --model test --no-question-check --answer --stream -v shop.db "Clipboard?"
+    expect_rc 0
+    expect_no_controls "$T/out"
+    expect_no_controls "$T/err"
+    expect_err_has "]52;c;ZWNobyBoaQ=="
+
+    # An error that quotes the SQL.
+    run_tty sql shop.db "$(printf 'SELECT * FROM "\033]0;x\007"')"
+    expect_rc 1
+    expect_no_controls "$T/err"
+    expect_err_has "no such table:  ]0;x "
+
+    # Not a terminal: CSV and JSON keep every byte, a table is cleaned.
+    run sql -f csv shop.db "$sql"
+    expect_rc 0
+    expect_out "x,y\r\n\033]52;c;ZWNobyBoaQ==\007,a\302\233""31mb\r\n"
+    run sql -f json shop.db "$sql"
+    expect_rc 0
+    pycheck 'j = json.loads(out); assert j["rows"] == [["\x1b]52;c;ZWNobyBoaQ==\x07", "a\x9b31mb"]], j["rows"]'
+    run sql -f table shop.db "$sql"
+    expect_rc 0
+    expect_no_controls "$T/out"
+}
+
 markdown_rule_has_three_dashes_in_every_column() {
     # format.c pads Markdown columns to three dashes, but only when the
     # first column is narrow; a narrow later column gets a shorter rule.
@@ -1402,6 +1503,7 @@ TESTS=(
     json_output_stays_valid_for_any_value
     latin1_text_reaches_the_model_and_the_trace
     markdown_rule_has_three_dashes_in_every_column
+    terminal_never_gets_control_characters
     candidates_confidence_and_answer_in_every_format
     greeting_is_answered_without_sql
     shell_follows_up_until_new
