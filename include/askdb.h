@@ -168,10 +168,14 @@ typedef struct askdb_config {
 ASKDB_API askdb_config askdb_config_default(void);
 
 /*
-** Fill unset fields (NULL strings) from the environment: ASKDB_LLM_URL,
-** ASKDB_MODEL, ASKDB_API_KEY, then OPENAI_API_KEY or ANTHROPIC_API_KEY,
-** ASKDB_PROVIDER. Values set by the caller (flags) are never overwritten.
-** The strings stay owned by the environment.
+** Fill unset fields (NULL strings) from the environment: ASKDB_PROVIDER,
+** ASKDB_LLM_URL, ASKDB_MODEL, ASKDB_API_KEY. Without a key, a vendor's own
+** variable is used only for that vendor's host: ANTHROPIC_API_KEY when the
+** URL's host is anthropic.com (or a subdomain), OPENAI_API_KEY when it is
+** openai.com; with no URL, when the provider names that vendor (any
+** case). A key is never sent to another server (a gateway, a local one).
+** Values set by the caller (flags) are never overwritten. The strings stay
+** owned by the environment.
 */
 ASKDB_API void askdb_config_from_env(askdb_config *cfg);
 

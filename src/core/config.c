@@ -1,6 +1,7 @@
 /* config.c - configuration defaults, the environment, and status names. */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "askdb.h"
 
@@ -52,6 +53,48 @@ static const char *env(const char *name)
     return v && *v ? v : NULL;
 }
 
+/*
+** 1 when the host of url (scheme://[user@]host[:port]/...) is domain or
+** one of its subdomains, ignoring ASCII case. Anything else, a URL that
+** merely contains the domain elsewhere included, gives 0.
+*/
+static int host_is(const char *url, const char *domain)
+{
+    const char *h = strstr(url, "://"), *end, *p;
+    size_t n, d = strlen(domain);
+
+    if (!h)
+        return 0;
+    h += 3;
+    end = h + strcspn(h, "/?#");
+    for (p = h; p < end; p++)
+        if (*p == '@')
+            h = p + 1;
+    for (p = h; p < end && *p != ':'; p++)
+        ;
+    n = (size_t)(p - h);
+    if (n && h[n - 1] == '.') /* "api.openai.com." is the same host */
+        n--;
+    if (n == d)
+        return strncasecmp(h, domain, d) == 0;
+    return n > d && h[n - d - 1] == '.' &&
+           strncasecmp(h + n - d, domain, d) == 0;
+}
+
+/*
+** Whether a vendor's own key variable may be used: only for that vendor's
+** host - the URL's, or with no URL the vendor's default one, which its
+** provider name selects. So a key exported for one service is never sent
+** to a gateway, a local server or another vendor.
+*/
+static int vendor_host(const askdb_config *cfg, const char *name,
+                       const char *domain)
+{
+    if (cfg->llm_url && *cfg->llm_url)
+        return host_is(cfg->llm_url, domain);
+    return cfg->provider && strcasecmp(cfg->provider, name) == 0;
+}
+
 void askdb_config_from_env(askdb_config *cfg)
 {
     if (!cfg->provider)
@@ -62,21 +105,10 @@ void askdb_config_from_env(askdb_config *cfg)
         cfg->model = env("ASKDB_MODEL");
     if (!cfg->api_key)
         cfg->api_key = env("ASKDB_API_KEY");
-    /* The vendors' own variables count only when they fit the provider,
-    ** so that an OpenAI key in the environment does not pull a local
-    ** setup onto the network by surprise. */
-    if (!cfg->api_key && cfg->provider &&
-        strcmp(cfg->provider, "anthropic") == 0)
+    if (!cfg->api_key && vendor_host(cfg, "anthropic", "anthropic.com"))
         cfg->api_key = env("ANTHROPIC_API_KEY");
-    if (!cfg->api_key && cfg->provider &&
-        strcmp(cfg->provider, "openai") == 0)
+    if (!cfg->api_key && vendor_host(cfg, "openai", "openai.com"))
         cfg->api_key = env("OPENAI_API_KEY");
-    if (!cfg->api_key && cfg->llm_url) {
-        if (strstr(cfg->llm_url, "anthropic.com"))
-            cfg->api_key = env("ANTHROPIC_API_KEY");
-        else
-            cfg->api_key = env("OPENAI_API_KEY");
-    }
 }
 
 const char *askdb_status_str(askdb_status st)

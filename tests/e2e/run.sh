@@ -1225,14 +1225,20 @@ environment_configures_model_and_flags_override_it() {
     expect_out 'x\r\n1\r\n'
     ASKDB_LLM_URL="$URL" ASKDB_MODEL=envmodel ASKDB_API_KEY=envkey123 run ask --model flagmodel --api-key flagkey456 --no-question-check shop.db "One?"
     expect_rc 0
-    OPENAI_API_KEY=openaikey789 run ask --llm-url "$URL" --model test --no-question-check shop.db "One?"
+    # The vendors' own keys go only to their own hosts, never to this
+    # local server, whatever the provider says.
+    OPENAI_API_KEY=openaikey789 ANTHROPIC_API_KEY=antkey789 run ask --llm-url "$URL" --model test --no-question-check shop.db "One?"
     expect_rc 0
-    expect_requests 3
+    OPENAI_API_KEY=openaikey789 ASKDB_PROVIDER=OpenAI run ask --llm-url "$URL/v1" --model test --no-question-check shop.db "One?"
+    expect_rc 0
+    expect_requests 4
     pycheck '
 b = [(r["body"]["model"], r["headers"].get("authorization")) for r in reqs]
 assert b[0] == ("envmodel", "Bearer envkey123"), b[0]
 assert b[1] == ("flagmodel", "Bearer flagkey456"), b[1]
-assert b[2] == ("test", "Bearer openaikey789"), b[2]
+assert b[2] == ("test", None), b[2]
+assert b[3] == ("test", None), b[3]
+assert all("x-api-key" not in r["headers"] for r in reqs), reqs
 '
 }
 

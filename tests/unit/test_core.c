@@ -1,4 +1,4 @@
-/* test_core.c - the core helpers: JSON strings from untrusted text. */
+/* test_core.c - the core helpers: JSON from untrusted text, configuration. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "askdb.h"
 #include "core/json.h"
 
 /* The compact serialization of o, which must succeed; caller frees. */
@@ -69,11 +70,71 @@ static void text_keeps_valid_bytes_and_nul_on_request(void **state)
     json_decref(v);
 }
 
+/* The key askdb_config_from_env() picks for a provider and URL, with both
+** vendor variables and no ASKDB_API_KEY set. */
+static const char *env_key(const char *provider, const char *url)
+{
+    askdb_config c = askdb_config_default();
+
+    c.provider = provider;
+    c.llm_url = url;
+    askdb_config_from_env(&c);
+    return c.api_key;
+}
+
+/*
+** A vendor's key variable goes only to that vendor's host: never to a
+** gateway, a local server, or a URL that merely mentions the vendor.
+*/
+static void vendor_keys_go_only_to_their_own_host(void **state)
+{
+    (void)state;
+    unsetenv("ASKDB_API_KEY");
+    unsetenv("ASKDB_PROVIDER");
+    unsetenv("ASKDB_LLM_URL");
+    setenv("OPENAI_API_KEY", "sk-openai", 1);
+    setenv("ANTHROPIC_API_KEY", "sk-ant-key", 1);
+
+    assert_null(env_key(NULL, NULL));
+    assert_null(env_key(NULL, "http://localhost:11434/v1"));
+    assert_null(env_key(NULL, "http://gateway.example/v1"));
+    assert_null(env_key("openai", "http://127.0.0.1:8080/v1"));
+    assert_null(env_key("anthropic", "http://127.0.0.1:8080/v1"));
+    assert_null(env_key(NULL, "http://evil.example/anthropic.com/v1"));
+    assert_null(env_key(NULL, "http://api.openai.com.evil.example/v1"));
+    assert_null(env_key(NULL, "http://notopenai.com/v1"));
+    assert_null(env_key(NULL, "http://api.openai.com@evil.example/v1"));
+    assert_null(env_key("local", NULL));
+
+    assert_string_equal(env_key("openai", NULL), "sk-openai");
+    assert_string_equal(env_key("OpenAI", NULL), "sk-openai");
+    assert_string_equal(env_key("Anthropic", NULL), "sk-ant-key");
+    assert_string_equal(env_key(NULL, "https://api.openai.com/v1"),
+                        "sk-openai");
+    assert_string_equal(env_key(NULL, "https://API.OpenAI.com:443/v1"),
+                        "sk-openai");
+    assert_string_equal(env_key("openai", "https://api.openai.com./v1"),
+                        "sk-openai");
+    assert_string_equal(env_key(NULL, "https://api.anthropic.com/v1"),
+                        "sk-ant-key");
+    assert_string_equal(env_key(NULL, "https://user@api.anthropic.com"),
+                        "sk-ant-key");
+
+    /* askdb's own variable goes wherever the URL points. */
+    setenv("ASKDB_API_KEY", "askdb-key", 1);
+    assert_string_equal(env_key(NULL, "http://gateway.example/v1"),
+                        "askdb-key");
+    unsetenv("ASKDB_API_KEY");
+    unsetenv("OPENAI_API_KEY");
+    unsetenv("ANTHROPIC_API_KEY");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(set_str_repairs_invalid_utf8),
         cmocka_unit_test(text_keeps_valid_bytes_and_nul_on_request),
+        cmocka_unit_test(vendor_keys_go_only_to_their_own_host),
     };
     return cmocka_run_group_tests_name("core", tests, NULL, NULL);
 }
