@@ -95,14 +95,32 @@ static int vendor_host(const askdb_config *cfg, const char *name,
     return cfg->provider && strcasecmp(cfg->provider, name) == 0;
 }
 
+/* 1 when s ends in ".gguf", ignoring ASCII case. */
+static int is_gguf(const char *s)
+{
+    size_t n = strlen(s);
+
+    return n >= 5 && strcasecmp(s + n - 5, ".gguf") == 0;
+}
+
 void askdb_config_from_env(askdb_config *cfg)
 {
+    /* A URL the caller (a flag) gave, before the environment adds one. */
+    int url_given = cfg->llm_url && *cfg->llm_url;
+    const char *model;
+
     if (!cfg->provider)
         cfg->provider = env("ASKDB_PROVIDER");
     if (!cfg->llm_url)
         cfg->llm_url = env("ASKDB_LLM_URL");
-    if (!cfg->model)
-        cfg->model = env("ASKDB_MODEL");
+    /* A .gguf model selects the local model before any URL (llm_choose);
+    ** one from the environment must not beat a URL the caller gave,
+    ** unless the provider asks for the local model anyway. */
+    model = env("ASKDB_MODEL");
+    if (!cfg->model && model &&
+        !(url_given && is_gguf(model) &&
+          !(cfg->provider && strcasecmp(cfg->provider, "local") == 0)))
+        cfg->model = model;
     if (!cfg->api_key)
         cfg->api_key = env("ASKDB_API_KEY");
     if (!cfg->api_key && vendor_host(cfg, "anthropic", "anthropic.com"))

@@ -1232,6 +1232,14 @@ environment_configures_model_and_flags_override_it() {
     OPENAI_API_KEY=openaikey789 ASKDB_PROVIDER=OpenAI run ask --llm-url "$URL/v1" --model test --no-question-check shop.db "One?"
     expect_rc 0
     expect_requests 4
+    # A .gguf ASKDB_MODEL would select the local model; the --llm-url flag
+    # beats it (and then asks for a model name).
+    ASKDB_MODEL="$W/nothere.gguf" run ask --llm-url "$URL" --no-question-check shop.db "One?"
+    expect_rc 2
+    expect_err_has "no model name given for the OpenAI-compatible endpoint $URL/chat/completions"
+    ASKDB_MODEL="$W/nothere.gguf" run ask --llm-url "$URL" --model test --no-question-check shop.db "One?"
+    expect_rc 0
+    expect_requests 5
     pycheck '
 b = [(r["body"]["model"], r["headers"].get("authorization")) for r in reqs]
 assert b[0] == ("envmodel", "Bearer envkey123"), b[0]

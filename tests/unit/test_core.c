@@ -129,12 +129,57 @@ static void vendor_keys_go_only_to_their_own_host(void **state)
     unsetenv("ANTHROPIC_API_KEY");
 }
 
+/*
+** Flags override the environment: a .gguf ASKDB_MODEL (which selects the
+** local model before any URL) does not beat a URL the caller gave.
+*/
+static void env_gguf_model_does_not_beat_a_given_url(void **state)
+{
+    askdb_config c = askdb_config_default();
+
+    (void)state;
+    unsetenv("ASKDB_PROVIDER");
+    unsetenv("ASKDB_LLM_URL");
+    setenv("ASKDB_MODEL", "/models/m.GGUF", 1);
+    c.llm_url = "http://gateway.example/v1";
+    askdb_config_from_env(&c);
+    assert_null(c.model);
+
+    c = askdb_config_default();
+    askdb_config_from_env(&c);
+    assert_string_equal(c.model, "/models/m.GGUF");
+
+    c = askdb_config_default();
+    c.llm_url = "http://gateway.example/v1";
+    c.provider = "Local";
+    askdb_config_from_env(&c);
+    assert_string_equal(c.model, "/models/m.GGUF");
+
+    /* A URL from the environment too: neither is a flag, the model's
+    ** rule (.gguf = local) stands. */
+    c = askdb_config_default();
+    setenv("ASKDB_LLM_URL", "http://gateway.example/v1", 1);
+    askdb_config_from_env(&c);
+    assert_string_equal(c.model, "/models/m.GGUF");
+    unsetenv("ASKDB_LLM_URL");
+
+    /* A model name (not a file) from the environment still serves a
+    ** given URL. */
+    setenv("ASKDB_MODEL", "qwen2.5-coder:1.5b", 1);
+    c = askdb_config_default();
+    c.llm_url = "http://gateway.example/v1";
+    askdb_config_from_env(&c);
+    assert_string_equal(c.model, "qwen2.5-coder:1.5b");
+    unsetenv("ASKDB_MODEL");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(set_str_repairs_invalid_utf8),
         cmocka_unit_test(text_keeps_valid_bytes_and_nul_on_request),
         cmocka_unit_test(vendor_keys_go_only_to_their_own_host),
+        cmocka_unit_test(env_gguf_model_does_not_beat_a_given_url),
     };
     return cmocka_run_group_tests_name("core", tests, NULL, NULL);
 }
