@@ -203,7 +203,7 @@ static askdb_status anthropic_complete(llm *m, const struct llm_request *req,
     char *text = NULL;
     askdb_status rc = ASKDB_ERR_NOMEM;
 
-    llm_acc_init(&acc, req, a->stream);
+    llm_acc_init(&acc, req, a->stream, a->http);
     body = make_body(a, req);
     text = body ? jsonx_dump(body) : NULL;
     if (!text) {

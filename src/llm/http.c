@@ -4,6 +4,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +47,9 @@ struct sse {
 
 struct http_client {
     CURL *curl;
-    char *url;
+    char *url;                       /* what curl gets, credentials too */
+    char *shown;                     /* url without "user:password@" */
+    char *userinfo;                  /* that "user:password", or NULL */
     char *model;
     char *key;
     char *key_hint;
@@ -67,6 +70,9 @@ struct http_client {
     long events;
     long retry_after_ms;             /* -1: the server sent none */
 };
+
+static size_t userinfo_len(const char *url);
+static char *userinfo_of(const char *url);
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_rc = CURLE_OK;
@@ -381,10 +387,13 @@ askdb_status http_client_new(const struct http_config *cfg,
     buf_init(&c->sse.line, HTTP_MAX_REPLY);
     buf_init(&c->sse.data, HTTP_MAX_REPLY);
     c->url = strdup(cfg->url);
+    c->shown = http_url_shown(cfg->url);
+    c->userinfo = userinfo_of(cfg->url);
     c->model = strdup(cfg->model ? cfg->model : "");
     c->key = cfg->key ? strdup(cfg->key) : NULL;
     c->key_hint = strdup(cfg->key_hint ? cfg->key_hint : "--api-key");
-    if (!c->url || !c->model || (cfg->key && !c->key) || !c->key_hint)
+    if (!c->url || !c->shown || !c->model || (cfg->key && !c->key) ||
+        !c->key_hint || (userinfo_len(cfg->url) && !c->userinfo))
         goto out;
     c->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : DEFAULT_TIMEOUT_MS;
     c->retries = cfg->retries > 0 ? cfg->retries : 0;
@@ -441,6 +450,8 @@ void http_client_free(struct http_client *c)
     if (c->curl)
         curl_easy_cleanup(c->curl);
     free(c->url);
+    free(c->shown);
+    free(c->userinfo);
     free(c->model);
     free(c->key);
     free(c->key_hint);
@@ -475,36 +486,157 @@ int http_url_ok(const char *url)
 
 const char *http_url(const struct http_client *c)
 {
-    return c->url;
+    return c->shown;
 }
 
-void http_redact(const struct http_client *c, char *msg, size_t size)
-{
-    struct buf b;
-    const char *p, *hit;
-    size_t klen;
+/* ------------------------------------------------------------------ */
+/* Secrets in messages                                                 */
+/* ------------------------------------------------------------------ */
 
-    if (!c || !c->key || !msg || size == 0)
-        return;
-    klen = strlen(c->key);
-    if (klen < REDACT_MIN_KEY || !strstr(msg, c->key))
-        return;
-    buf_init(&b, 0);
-    p = msg;
-    for (;;) {
-        hit = strstr(p, c->key);
-        if (!hit)
-            break;
-        buf_append(&b, p, (size_t)(hit - p));
-        buf_puts(&b, "[redacted]");
-        p = hit + klen;
+/* Where the authority of url starts ("scheme://"), or NULL. */
+static const char *authority(const char *url)
+{
+    const char *p = strstr(url, "://");
+
+    return p ? p + 3 : NULL;
+}
+
+/* Length of url's "user:password" (before an '@' of the authority), or
+** 0 when it has none. */
+static size_t userinfo_len(const char *url)
+{
+    const char *a = authority(url), *end, *at = NULL, *p;
+
+    if (!a)
+        return 0;
+    end = a + strcspn(a, "/?#");
+    for (p = a; p < end; p++)
+        if (*p == '@')
+            at = p;
+    return at ? (size_t)(at - a) : 0;
+}
+
+/* url's "user:password", malloc()ed; NULL when none (or out of memory). */
+static char *userinfo_of(const char *url)
+{
+    size_t n = userinfo_len(url);
+    char *u;
+
+    if (!n)
+        return NULL;
+    u = malloc(n + 1);
+    if (u) {
+        memcpy(u, authority(url), n);
+        u[n] = '\0';
     }
-    buf_puts(&b, p);
-    if (buf_err(&b))
-        snprintf(msg, size, "(message withheld: out of memory)");
+    return u;
+}
+
+char *http_url_shown(const char *url)
+{
+    size_t n = userinfo_len(url), head;
+    struct buf b;
+
+    if (!n)
+        return strdup(url);
+    head = (size_t)(authority(url) - url);
+    buf_init(&b, 0);
+    buf_append(&b, url, head);
+    buf_puts(&b, url + head + n + 1);
+    return buf_steal(&b);
+}
+
+/* First occurrence of sec (len bytes) in s[from..n), or n. */
+static size_t find_secret(const char *s, size_t n, size_t from,
+                          const char *sec, size_t len)
+{
+    const char *p;
+
+    while (len && from + len <= n) {
+        p = memchr(s + from, sec[0], n - len + 1 - from);
+        if (!p)
+            break;
+        if (memcmp(p, sec, len) == 0)
+            return (size_t)(p - s);
+        from = (size_t)(p - s) + 1;
+    }
+    return n;
+}
+
+/*
+** Append s (n bytes) to out with every occurrence of the client's secrets
+** - the API key and the URL's "user:password" - replaced by "[redacted]".
+** Keys shorter than REDACT_MIN_KEY are placeholders, not secrets.
+*/
+static void put_redacted(const struct http_client *c, struct buf *out,
+                         const char *s, size_t n)
+{
+    const char *sec[2] = {NULL, NULL};
+    size_t len[2] = {0, 0}, i = 0, at, best;
+    int k, which;
+
+    if (c && c->key && strlen(c->key) >= REDACT_MIN_KEY) {
+        sec[0] = c->key;
+        len[0] = strlen(c->key);
+    }
+    if (c && c->userinfo && strlen(c->userinfo) >= REDACT_MIN_KEY) {
+        sec[1] = c->userinfo;
+        len[1] = strlen(c->userinfo);
+    }
+    while (i < n) {
+        best = n;
+        which = -1;
+        for (k = 0; k < 2; k++) {
+            if (!sec[k])
+                continue;
+            at = find_secret(s, n, i, sec[k], len[k]);
+            if (at < best) {
+                best = at;
+                which = k;
+            }
+        }
+        buf_append(out, s + i, best - i);
+        if (which < 0)
+            break;
+        buf_puts(out, "[redacted]");
+        i = best + len[which];
+    }
+}
+
+void http_put_message(const struct http_client *c, struct buf *m,
+                      const char *s, size_t n)
+{
+    struct buf r;
+
+    buf_init(&r, 0);
+    put_redacted(c, &r, s, n);
+    if (buf_err(&r))
+        buf_puts(m, "(withheld: out of memory)");
     else
-        snprintf(msg, size, "%s", b.data);
-    buf_free(&b);
+        http_put_snippet(m, r.data ? r.data : "", r.len);
+    buf_free(&r);
+}
+
+void http_set_error(const struct http_client *c, char *err, size_t errlen,
+                    const char *fmt, ...)
+{
+    struct buf m, r;
+    va_list ap;
+
+    if (errlen == 0)
+        return;
+    buf_init(&m, 0);
+    va_start(ap, fmt);
+    buf_vprintf(&m, fmt, ap);
+    va_end(ap);
+    buf_init(&r, 0);
+    if (!buf_err(&m))
+        put_redacted(c, &r, m.data ? m.data : "", m.len);
+    snprintf(err, errlen, "%s", buf_err(&m) || buf_err(&r)
+                                    ? "(message withheld: out of memory)"
+                                    : r.data ? r.data : "");
+    buf_free(&m);
+    buf_free(&r);
 }
 
 /* ------------------------------------------------------------------ */
@@ -555,8 +687,10 @@ void http_put_snippet(struct buf *m, const char *s, size_t n)
 }
 
 /* Append ": <what the server said>" from an error body: error.message,
-** error (a string), message or detail, else the raw text. */
-static void put_body_message(struct buf *m, const char *body, size_t len)
+** error (a string), message or detail, else the raw text; secrets are
+** redacted in the whole text before it is cut. */
+static void put_body_message(const struct http_client *c, struct buf *m,
+                             const char *body, size_t len)
 {
     json_t *root = NULL, *e;
     const char *s = NULL;
@@ -576,9 +710,9 @@ static void put_body_message(struct buf *m, const char *body, size_t len)
     }
     buf_puts(m, ": ");
     if (s)
-        http_put_snippet(m, s, strlen(s));
+        http_put_message(c, m, s, strlen(s));
     else
-        http_put_snippet(m, body, len);
+        http_put_message(c, m, body, len);
     json_decref(root);
 }
 
@@ -597,14 +731,14 @@ static void describe_status(struct http_client *c, long code, int attempt,
 
     if (code == 429) {
         buf_printf(m, "model endpoint %s rate limited the request (429 %s)",
-                   c->url, reason);
+                   c->shown, reason);
         put_retries(m, attempt);
     } else {
-        buf_printf(m, "model endpoint %s answered %ld%s%s", c->url, code, sp,
-                   reason);
+        buf_printf(m, "model endpoint %s answered %ld%s%s", c->shown, code,
+                   sp, reason);
         put_retries(m, attempt);
     }
-    put_body_message(m, c->body.data, c->body.len);
+    put_body_message(c, m, c->body.data, c->body.len);
     if (code == 401 && c->key)
         buf_printf(m, " (check the API key: %s)", c->key_hint);
     else if (code == 401)
@@ -653,25 +787,25 @@ static askdb_status describe(struct http_client *c, CURLcode cc, long code,
         if (code < 100) {
             buf_printf(m, "model endpoint %s did not answer with an HTTP "
                           "status (is --llm-url an HTTP model server?)",
-                       c->url);
+                       c->shown);
             return ASKDB_ERR_LLM;
         }
         describe_status(c, code, attempt, m);
         return ASKDB_ERR_LLM;
     }
     if (c->oom) {
-        buf_printf(m, "out of memory reading the reply from %s", c->url);
+        buf_printf(m, "out of memory reading the reply from %s", c->shown);
         return ASKDB_ERR_NOMEM;
     }
     if (c->too_big) {
         buf_printf(m, "the reply from model endpoint %s is larger than "
                       "%u MiB (is --llm-url pointing at a model server?)",
-                   c->url, HTTP_MAX_REPLY >> 20);
+                   c->shown, HTTP_MAX_REPLY >> 20);
         return ASKDB_ERR_LLM;
     }
     switch (cc) {
     case CURLE_COULDNT_CONNECT:
-        buf_printf(m, "cannot reach model at %s: ", c->url);
+        buf_printf(m, "cannot reach model at %s: ", c->shown);
         put_os_error(c, m, cc);
         buf_puts(m, " (is the server running? set --llm-url or "
                     "ASKDB_LLM_URL)");
@@ -679,11 +813,11 @@ static askdb_status describe(struct http_client *c, CURLcode cc, long code,
     case CURLE_COULDNT_RESOLVE_HOST:
         buf_printf(m, "cannot reach model at %s: cannot resolve the host "
                       "name (check the host in --llm-url or ASKDB_LLM_URL, "
-                      "and the network)", c->url);
+                      "and the network)", c->shown);
         break;
     case CURLE_COULDNT_RESOLVE_PROXY:
         buf_printf(m, "cannot reach model at %s: cannot resolve the proxy "
-                      "(check http_proxy / https_proxy)", c->url);
+                      "(check http_proxy / https_proxy)", c->shown);
         break;
     case CURLE_OPERATION_TIMEDOUT:
         curl_easy_getinfo(c->curl, CURLINFO_REQUEST_SIZE, &sent);
@@ -691,10 +825,10 @@ static askdb_status describe(struct http_client *c, CURLcode cc, long code,
             buf_printf(m, "model at %s did not answer within %ld ms (the "
                           "model may be slow or overloaded; raise "
                           "--llm-timeout, in milliseconds)",
-                       c->url, c->timeout_ms);
+                       c->shown, c->timeout_ms);
         } else {
             buf_printf(m, "cannot reach model at %s: connecting timed out",
-                       c->url);
+                       c->shown);
             put_retries(m, attempt);
             buf_puts(m, " (is the host up? check --llm-url or "
                         "ASKDB_LLM_URL)");
@@ -708,15 +842,15 @@ static askdb_status describe(struct http_client *c, CURLcode cc, long code,
     case CURLE_HTTP2_STREAM:
         if (c->events > 0)
             buf_printf(m, "model at %s dropped the connection in the middle "
-                          "of a streamed reply", c->url);
+                          "of a streamed reply", c->shown);
         else if (cc == CURLE_GOT_NOTHING)
             buf_printf(m, "model at %s closed the connection without "
-                          "replying", c->url);
+                          "replying", c->shown);
         else if (cc == CURLE_PARTIAL_FILE)
-            buf_printf(m, "model at %s cut its reply short", c->url);
+            buf_printf(m, "model at %s cut its reply short", c->shown);
         else
             buf_printf(m, "connection to model at %s failed while %s: %s",
-                       c->url,
+                       c->shown,
                        cc == CURLE_SEND_ERROR ? "sending" : "receiving",
                        c->curl_err[0] ? c->curl_err : curl_easy_strerror(cc));
         put_retries(m, attempt);
@@ -724,7 +858,7 @@ static askdb_status describe(struct http_client *c, CURLcode cc, long code,
                     "logs)");
         break;
     default:
-        buf_printf(m, "cannot reach model at %s: %s", c->url,
+        buf_printf(m, "cannot reach model at %s: %s", c->shown,
                    curl_easy_strerror(cc));
         if (c->curl_err[0])
             buf_printf(m, " (%s)", c->curl_err);
@@ -891,11 +1025,9 @@ askdb_status http_post_json(struct http_client *c, const struct http_post *req,
         out->len = c->body.len;
     }
 out:
-    if (rc != ASKDB_OK) {
-        snprintf(err, errlen, "%s",
-                 buf_err(&m) || !m.data ? "out of memory" : m.data);
-        http_redact(c, err, errlen);
-    }
+    if (rc != ASKDB_OK)
+        http_set_error(c, err, errlen, "%s",
+                       buf_err(&m) || !m.data ? "out of memory" : m.data);
     buf_free(&m);
     curl_slist_free_all(hdrs);
     return rc;

@@ -34,7 +34,9 @@
 **
 ** Replies are read into a buffer capped at HTTP_MAX_REPLY bytes. Error
 ** messages name the URL and say what to do; they never contain the API key
-** (any occurrence of it in a server message is replaced by "[redacted]").
+** or the URL's "user:password": both are replaced by "[redacted]" in the
+** whole text before anything is cut to length (a cut must not leave half a
+** key), and the URL is shown without its credentials.
 */
 
 #define HTTP_MAX_REPLY (8u << 20)
@@ -107,6 +109,21 @@ int http_url_ok(const char *url);
 ** bytes, cut on a UTF-8 character boundary, with "..." when cut. */
 void http_put_snippet(struct buf *m, const char *s, size_t n);
 
+/* http_put_snippet() of s after c's secrets (see above) were redacted in
+** all of it. c may be NULL (nothing to redact). */
+void http_put_message(const struct http_client *c, struct buf *m,
+                      const char *s, size_t n);
+
+/* Format a message into err (errlen bytes), c's secrets redacted before it
+** is cut to fit. */
+void http_set_error(const struct http_client *c, char *err, size_t errlen,
+                    const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* url without a "user:password@" (malloc()ed, NULL when out of memory):
+** the form every message shows. */
+char *http_url_shown(const char *url);
+
 /*
 ** Parse data (len bytes) as a whole server-sent-events stream, the way a
 ** streamed reply is parsed: fed in pieces of cuts[0], cuts[1], ... bytes
@@ -118,11 +135,8 @@ void http_put_snippet(struct buf *m, const char *s, size_t n);
 int http_sse_parse(const char *data, size_t len, const size_t *cuts,
                    size_t ncuts, http_event_fn on_event, void *ud);
 
-/* The endpoint URL (borrowed, lives as long as the client). */
+/* The endpoint URL as messages show it, without credentials (borrowed,
+** lives as long as the client). */
 const char *http_url(const struct http_client *c);
-
-/* Replace every occurrence of the client's API key in msg (NUL-terminated,
-** size bytes of storage) by "[redacted]", truncating to fit. */
-void http_redact(const struct http_client *c, char *msg, size_t size);
 
 #endif

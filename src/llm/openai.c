@@ -144,7 +144,7 @@ static askdb_status openai_complete(llm *m, const struct llm_request *req,
     char *text = NULL;
     askdb_status rc = ASKDB_ERR_NOMEM;
 
-    llm_acc_init(&acc, req, o->stream);
+    llm_acc_init(&acc, req, o->stream, o->http);
     body = make_body(o, req);
     text = body ? jsonx_dump(body) : NULL;
     if (!text) {

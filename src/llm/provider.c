@@ -16,13 +16,14 @@ askdb_status llm_http_open(const askdb_config *cfg,
                            size_t errlen)
 {
     struct http_config hc;
-    char *url = NULL;
+    char *url = NULL, *shown = NULL;
     const char *key = cfg->api_key && *cfg->api_key ? cfg->api_key : NULL;
     askdb_status rc = ASKDB_ERR_USAGE;
 
     *out = NULL;
     url = http_endpoint(cfg->llm_url, s->default_base, s->suffix);
-    if (!url) {
+    shown = url ? http_url_shown(url) : NULL;
+    if (!shown) {
         rc = ASKDB_ERR_NOMEM;
         snprintf(err, errlen, "out of memory");
         goto out;
@@ -30,13 +31,13 @@ askdb_status llm_http_open(const askdb_config *cfg,
     if (!http_url_ok(url)) {
         snprintf(err, errlen, "the model URL '%s' must start with http:// "
                               "or https:// (check --llm-url or "
-                              "ASKDB_LLM_URL)", url);
+                              "ASKDB_LLM_URL)", shown);
         goto out;
     }
     if (!cfg->model || !*cfg->model) {
         snprintf(err, errlen, "no model name given for the %s endpoint %s: "
                               "pass --model NAME or set ASKDB_MODEL",
-                 s->what, url);
+                 s->what, shown);
         goto out;
     }
     if (key && strpbrk(key, "\r\n")) {
@@ -54,13 +55,15 @@ askdb_status llm_http_open(const askdb_config *cfg,
     rc = http_client_new(&hc, out, err, errlen);
 out:
     free(url);
+    free(shown);
     return rc;
 }
 
 void llm_acc_init(struct llm_acc *a, const struct llm_request *req,
-                  int stream)
+                  int stream, const struct http_client *h)
 {
     memset(a, 0, sizeof *a);
+    a->http = h;
     buf_init(&a->text, TEXT_MAX);
     buf_init(&a->error, ERROR_MAX);
     a->on_token = stream ? req->on_token : NULL;
@@ -89,11 +92,11 @@ void llm_acc_error(struct llm_acc *a, const json_t *err)
     if (!msg && json_is_string(err))
         msg = json_string_value(err);
     if (type && *type) {
-        http_put_snippet(&a->error, type, strlen(type));
+        http_put_message(a->http, &a->error, type, strlen(type));
         buf_puts(&a->error, ": ");
     }
     msg = msg && *msg ? msg : "(no message)";
-    http_put_snippet(&a->error, msg, strlen(msg));
+    http_put_message(a->http, &a->error, msg, strlen(msg));
 }
 
 void llm_acc_free(struct llm_acc *a)
@@ -109,25 +112,26 @@ askdb_status llm_acc_finish(struct llm_acc *a, struct http_client *h,
     askdb_status rc = ASKDB_ERR_LLM;
 
     if (a->error.len) {
-        snprintf(err, errlen, "model endpoint %s reported an error: %s",
-                 http_url(h), a->error.data);
-        http_redact(h, err, errlen);
+        http_set_error(h, err, errlen, "model endpoint %s reported an error: "
+                                       "%s", http_url(h), a->error.data);
         goto out;
     }
     if (buf_err(&a->text) == BUF_ENOMEM) {
         rc = ASKDB_ERR_NOMEM;
-        snprintf(err, errlen, "out of memory reading the reply from %s",
-                 http_url(h));
+        http_set_error(h, err, errlen, "out of memory reading the reply "
+                                       "from %s", http_url(h));
         goto out;
     }
     if (buf_err(&a->text)) {
-        snprintf(err, errlen, "the reply text from %s is larger than %u MiB",
-                 http_url(h), TEXT_MAX >> 20);
+        http_set_error(h, err, errlen, "the reply text from %s is larger "
+                                       "than %u MiB", http_url(h),
+                       TEXT_MAX >> 20);
         goto out;
     }
     if (!a->got_text) {
-        snprintf(err, errlen, "model endpoint %s: reply had no content "
-                              "(%s is missing or null)", http_url(h), where);
+        http_set_error(h, err, errlen, "model endpoint %s: reply had no "
+                                       "content (%s is missing or null)",
+                       http_url(h), where);
         goto out;
     }
     out->text = buf_steal(&a->text);
@@ -158,11 +162,11 @@ json_t *llm_parse_body(struct http_client *h, const char *body, size_t len,
                http_url(h));
     if (len) {
         buf_puts(&m, ": ");
-        http_put_snippet(&m, body, len);
+        http_put_message(h, &m, body, len);
     }
     buf_puts(&m, " (is --llm-url the model API's base URL?)");
-    snprintf(err, errlen, "%s", m.data && !buf_err(&m) ? m.data : "bad reply");
-    http_redact(h, err, errlen);
+    http_set_error(h, err, errlen, "%s",
+                   m.data && !buf_err(&m) ? m.data : "bad reply");
     buf_free(&m);
     return NULL;
 }
@@ -181,13 +185,13 @@ askdb_status llm_parse_reply(struct http_client *h, int stream,
     askdb_status rc = ASKDB_ERR_LLM;
 
     memset(&req, 0, sizeof req);
-    llm_acc_init(&acc, &req, stream);
+    llm_acc_init(&acc, &req, stream, h);
     if (stream) {
         if (http_sse_parse(body, len, NULL, 0, on_event, &acc)) {
-            snprintf(err, errlen, "the streamed reply from %s has a line "
-                                  "or event larger than %u MiB (or memory "
-                                  "ran out)", http_url(h),
-                     HTTP_MAX_REPLY >> 20);
+            http_set_error(h, err, errlen, "the streamed reply from %s has "
+                                           "a line or event larger than %u "
+                                           "MiB (or memory ran out)",
+                           http_url(h), HTTP_MAX_REPLY >> 20);
             goto out;
         }
     } else {

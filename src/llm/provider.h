@@ -36,6 +36,7 @@ askdb_status llm_http_open(const askdb_config *cfg,
 ** streaming). Token counts stay -1 unless the provider says.
 */
 struct llm_acc {
+    const struct http_client *http; /* redacts its secrets in messages */
     struct buf text;
     askdb_token_fn on_token;   /* NULL unless streaming */
     void *token_ud;
@@ -45,9 +46,10 @@ struct llm_acc {
     struct buf error;          /* error the provider reported in-band */
 };
 
-/* Start an empty reply; on_token is used only when stream is set. */
+/* Start an empty reply from h; on_token is used only when stream is
+** set. */
 void llm_acc_init(struct llm_acc *a, const struct llm_request *req,
-                  int stream);
+                  int stream, const struct http_client *h);
 
 /* Add one piece of reply text (n bytes) and pass it on to on_token. */
 void llm_acc_text(struct llm_acc *a, const char *s, size_t n);

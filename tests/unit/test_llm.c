@@ -608,6 +608,106 @@ static void does_not_retry_401_and_message_names_url_and_key_hint(void **ts)
     json_decref(log);
 }
 
+/* No 8-byte piece of key appears in msg. */
+static void assert_no_key_piece(const char *msg, const char *key)
+{
+    char piece[9];
+    size_t i, n = strlen(key);
+
+    for (i = 0; i + 8 <= n; i++) {
+        memcpy(piece, key + i, 8);
+        piece[8] = '\0';
+        if (strstr(msg, piece))
+            fail_msg("part of the key (%s) in: %s", piece, msg);
+    }
+}
+
+/*
+** The key is redacted in the whole text before anything is cut: a server
+** that echoes it where the 200-byte snippet ends, or where the message
+** is cut to fit errmsg, must not leave half of it behind.
+*/
+static void key_is_redacted_before_any_cut(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    static const char key[] = "sk-live-0123456789abcdefghijklmnopqrstuv";
+    char script[1024], base[600], pad[200];
+    size_t n;
+
+    /* The snippet cut (200 bytes) falls inside the key. */
+    memset(pad, 'a', 180);
+    pad[180] = '\0';
+    snprintf(script, sizeof script, "[{\"status\":401,\"body\":{\"error\":"
+             "{\"message\":\"%s %s is not valid\"}}}]", pad, key);
+    fake_start(&s->f, script);
+    openai_cfg(s, s->f.base, key);
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
+    assert_non_null(strstr(llm_errmsg(s->m), "a [redacted] is not v... ("));
+    assert_no_key_piece(llm_errmsg(s->m), key);
+    llm_free(s->m);
+    s->m = NULL;
+
+    /* The cut to errmsg's size falls inside the key: a long URL puts the
+    ** server's message near the end. */
+    snprintf(script, sizeof script, "[{\"status\":401,\"body\":{\"error\":"
+             "{\"message\":\"%s is not valid\"}}}]", key);
+    fake_stop(&s->f);
+    fake_start(&s->f, script);
+    n = strlen(s->f.base) + 1;
+    snprintf(base, sizeof base, "%s/", s->f.base);
+    memset(base + n, 'p', 430 - n);
+    base[430] = '\0';
+    openai_cfg(s, base, key);
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
+    assert_int_equal(s->r.http_status, 401);
+    assert_no_key_piece(llm_errmsg(s->m), key);
+}
+
+/* A URL's "user:password@" is never shown: not in the URL of a message,
+** not where the server echoes it. */
+static void url_credentials_are_never_shown(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    char base[160], want[512];
+
+    fake_start(&s->f, "[{\"status\":401,\"body\":{\"error\":{\"message\":"
+                      "\"user alice:s3cret-pass denied\"}}}]");
+    snprintf(base, sizeof base, "http://alice:s3cret-pass@127.0.0.1:%d/v1",
+             s->f.port);
+    openai_cfg(s, base, NULL);
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
+    snprintf(want, sizeof want, "model endpoint %s/chat/completions answered "
+             "401 Unauthorized: user [redacted] denied (no API key was sent: "
+             "set one with --api-key, ASKDB_API_KEY or OPENAI_API_KEY)",
+             s->f.base);
+    assert_string_equal(llm_errmsg(s->m), want);
+    llm_free(s->m);
+    s->m = NULL;
+
+    /* Nothing listens there. */
+    openai_cfg(s, "http://alice:s3cret-pass@127.0.0.1:1/v1", NULL);
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r),
+                     ASKDB_ERR_LLM_UNREACHABLE);
+    assert_non_null(strstr(llm_errmsg(s->m), "cannot reach model at "
+                           "http://127.0.0.1:1/v1/chat/completions"));
+    assert_null(strstr(llm_errmsg(s->m), "s3cret"));
+    llm_free(s->m);
+    s->m = NULL;
+
+    /* Refused before any request. */
+    s->cfg.model = NULL;
+    assert_int_equal(llm_new(&s->cfg, &s->m, want, sizeof want),
+                     ASKDB_ERR_USAGE);
+    assert_null(strstr(want, "s3cret"));
+    assert_non_null(strstr(want, "endpoint http://127.0.0.1:1/v1/chat/"));
+}
+
 static void not_found_names_path_and_model(void **ts)
 {
     struct state *s = *ts;
@@ -1305,6 +1405,8 @@ int main(void)
         T(retries_429_then_succeeds_honouring_retry_after),
         T(retries_500_then_succeeds),
         T(does_not_retry_401_and_message_names_url_and_key_hint),
+        T(key_is_redacted_before_any_cut),
+        T(url_credentials_are_never_shown),
         T(not_found_names_path_and_model),
         T(gives_up_after_n_retries_on_503),
         T(gives_up_after_n_retries_on_429_saying_rate_limited),
