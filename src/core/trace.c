@@ -2,13 +2,21 @@
 #include "core/trace.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+/*
+** The file is opened O_APPEND and every line goes out in one write():
+** agents of a parallel eval each have their own handle on the same file,
+** and O_APPEND makes each write land whole at the end, so their lines
+** never interleave (stdio would split a long line into several writes).
+*/
 struct trace {
-    FILE *f;
+    int fd;
     double t0;
 };
 
@@ -32,8 +40,8 @@ struct trace *trace_open(const char *path, const char **err)
         *err = "out of memory";
         return NULL;
     }
-    t->f = fopen(path, "a");
-    if (!t->f) {
+    t->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+    if (t->fd < 0) {
         *err = strerror(errno);
         free(t);
         return NULL;
@@ -46,13 +54,15 @@ void trace_close(struct trace *t)
 {
     if (!t)
         return;
-    fclose(t->f);
+    close(t->fd);
     free(t);
 }
 
 void trace_write(struct trace *t, const char *step, json_t *ev)
 {
     char *line;
+    size_t n, off = 0;
+    ssize_t w;
 
     if (!t || !ev) {
         json_decref(ev);
@@ -64,8 +74,17 @@ void trace_write(struct trace *t, const char *step, json_t *ev)
     json_decref(ev);
     if (!line)
         return;
-    fputs(line, t->f);
-    fputc('\n', t->f);
-    fflush(t->f);
+    n = strlen(line);
+    line[n++] = '\n'; /* over json_dumps' NUL: the line and its end */
+    /* One write() for the whole line; more only after a short write
+    ** (a full disk, a signal), when the line is lost as a unit anyway. */
+    while (off < n) {
+        w = write(t->fd, line + off, n - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;
+        off += (size_t)w;
+    }
     free(line);
 }

@@ -1,16 +1,20 @@
-/* test_core.c - the core helpers: JSON from untrusted text, configuration. */
+/* test_core.c - the core helpers: JSON from untrusted text, configuration,
+** the trace file. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "askdb.h"
 #include "core/json.h"
+#include "core/trace.h"
 
 /* The compact serialization of o, which must succeed; caller frees. */
 static char *dump_ok(const json_t *o)
@@ -173,6 +177,123 @@ static void env_gguf_model_does_not_beat_a_given_url(void **state)
     unsetenv("ASKDB_MODEL");
 }
 
+static char tmpdir[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/askdb-test-core-XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    char cmd[400];
+
+    (void)state;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* The whole file at path (malloc()ed, NUL-terminated); *len its size. */
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *p;
+    long n;
+
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    rewind(f);
+    p = malloc((size_t)n + 1);
+    assert_non_null(p);
+    assert_int_equal(fread(p, 1, (size_t)n, f), (size_t)n);
+    p[n] = '\0';
+    fclose(f);
+    *len = (size_t)n;
+    return p;
+}
+
+struct writer {
+    const char *path;
+    char tag;
+};
+
+static void *write_many(void *arg)
+{
+    const struct writer *w = arg;
+    const char *err;
+    struct trace *t = trace_open(w->path, &err);
+    char *big = malloc(20000 + 1);
+    json_t *ev;
+    int i;
+
+    if (!t || !big) {
+        free(big);
+        trace_close(t);
+        return NULL;
+    }
+    memset(big, w->tag, 20000);
+    big[20000] = '\0';
+    for (i = 0; i < 500; i++) {
+        ev = json_object();
+        json_object_set_new(ev, "i", json_integer(i));
+        jsonx_set_str(ev, "prompt", big);
+        trace_write(t, "prompt", ev);
+    }
+    free(big);
+    trace_close(t);
+    return arg;
+}
+
+/*
+** Two handles on one trace file (a parallel eval: one agent per worker)
+** write long lines at the same time: every line must stay whole.
+*/
+static void parallel_trace_lines_never_interleave(void **state)
+{
+    struct writer w[2];
+    pthread_t th[2];
+    void *ok[2];
+    char p[400], *all, *line, *next;
+    size_t n;
+    int i, lines = 0;
+
+    (void)state;
+    snprintf(p, sizeof p, "%s/parallel.jsonl", tmpdir);
+    for (i = 0; i < 2; i++) {
+        w[i].path = p;
+        w[i].tag = i ? 'b' : 'a';
+        assert_int_equal(pthread_create(&th[i], NULL, write_many, &w[i]), 0);
+    }
+    for (i = 0; i < 2; i++) {
+        pthread_join(th[i], &ok[i]);
+        assert_non_null(ok[i]);
+    }
+    all = slurp(p, &n);
+    for (line = all; *line; line = next) {
+        size_t na, nb, len;
+        next = strchr(line, '\n');
+        assert_non_null(next);
+        len = (size_t)(next - line);
+        *next++ = '\0';
+        /* A whole line: one object, 20000 of its writer's letter and none
+        ** of the other's (the keys hold neither). */
+        for (na = nb = 0, n = 0; n < len; n++) {
+            na += line[n] == 'a';
+            nb += line[n] == 'b';
+        }
+        if (line[0] != '{' || line[len - 1] != '}' ||
+            !((na == 20000 && nb == 0) || (nb == 20000 && na == 0)))
+            fail_msg("line %d is not one whole event (interleaved writes?)",
+                     lines + 1);
+        lines++;
+    }
+    assert_int_equal(lines, 1000);
+    free(all);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -180,6 +301,7 @@ int main(void)
         cmocka_unit_test(text_keeps_valid_bytes_and_nul_on_request),
         cmocka_unit_test(vendor_keys_go_only_to_their_own_host),
         cmocka_unit_test(env_gguf_model_does_not_beat_a_given_url),
+        cmocka_unit_test(parallel_trace_lines_never_interleave),
     };
-    return cmocka_run_group_tests_name("core", tests, NULL, NULL);
+    return cmocka_run_group_tests_name("core", tests, setup, teardown);
 }
