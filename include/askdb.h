@@ -157,7 +157,8 @@ typedef struct askdb_config {
                                 (0 or less = the default) */
 
     /* Observability */
-    const char *trace_path;  /* JSON lines of every step, or NULL */
+    const char *trace_path;  /* JSON lines of every step, or NULL; an
+                                SQLite file is refused (never written) */
     askdb_log_fn log_fn;     /* verbose step log, or NULL */
     void *log_ud;
     askdb_token_fn token_fn; /* streamed model text, or NULL */
@@ -422,7 +423,8 @@ ASKDB_API askdb_eval_options askdb_eval_options_default(void);
 ** copied (their strings too). On failure *out may be set so that
 ** askdb_eval_errmsg() can say why; free it with askdb_eval_free().
 ** Returns ASKDB_ERR_USAGE (bad options, unreadable or malformed suite,
-** output file exists without resume), ASKDB_ERR_IO, ASKDB_ERR_NOMEM.
+** output file exists without resume or is an SQLite file), ASKDB_ERR_IO,
+** ASKDB_ERR_NOMEM.
 */
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_eval_new(const askdb_config *cfg, const askdb_eval_options *opt,
@@ -443,7 +445,9 @@ ASKDB_API ASKDB_NODISCARD askdb_status askdb_eval_run(askdb_eval *ev);
 ASKDB_API ASKDB_NODISCARD askdb_status askdb_eval_summary(askdb_eval *ev,
                                                           char **out);
 
-/* Write the self-contained HTML report (inline CSS and SVG, no network). */
+/* Write the self-contained HTML report (inline CSS and SVG, no network)
+** to path, through path.tmp. ASKDB_ERR_USAGE when either is an SQLite
+** file (never written), ASKDB_ERR_IO when writing fails. */
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_eval_write_report(askdb_eval *ev, const char *path);
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "core/outfile.h"
 
 /* Called by main() for `askdb eval`; argv[0] is "eval". (Belongs in
 ** cli.h next to cli_shell.) */
@@ -407,6 +408,13 @@ int cli_eval(int argc, char **argv)
         c.eo.progress_ud = &pr;
     }
 
+    /* The report is written at the end: refuse a database now, not
+    ** after the whole run. */
+    if (c.report && outfile_refusal(c.report)) {
+        format_printf(stderr, "askdb eval: cannot write report '%s': %s\n",
+                      c.report, outfile_refusal(c.report));
+        return EXIT_USAGE;
+    }
     st = askdb_eval_new(&c.cfg, &c.eo, &ev);
     if (st) {
         format_printf(stderr, "askdb eval: %s\n", askdb_eval_errmsg(ev));

@@ -70,7 +70,8 @@ static const char help_model[] =
     "Agent:\n"
     "      --max-attempts N  SQL generations per question (default 3)\n"
     "      --dry-run         print the checked SQL, do not run it\n"
-    "      --trace FILE      append every step as JSON lines to FILE\n"
+    "      --trace FILE      append every step as JSON lines to FILE (never\n"
+    "                        an SQLite file)\n"
     "  -v, --verbose         print the steps on stderr\n";
 
 /* Print help for cmd (NULL: the overview); -1 if there is no such

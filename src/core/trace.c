@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/outfile.h"
+
 /*
 ** The file is opened O_APPEND and every line goes out in one write():
 ** agents of a parallel eval each have their own handle on the same file,
@@ -34,6 +36,9 @@ struct trace *trace_open(const char *path, const char **err)
 
     *err = NULL;
     if (!path)
+        return NULL;
+    *err = outfile_refusal(path);
+    if (*err)
         return NULL;
     t = calloc(1, sizeof *t);
     if (!t) {

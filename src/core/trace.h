@@ -7,7 +7,8 @@
 struct trace;
 
 /* Open (append) the trace file; NULL path gives NULL, which every other
-** function accepts and ignores. *err set on failure (static string). */
+** function accepts and ignores. *err set on failure (static string),
+** also when path is an SQLite file (outfile.h): it is never written. */
 struct trace *trace_open(const char *path, const char **err);
 void trace_close(struct trace *t);
 

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "core/outfile.h"
 #include "db/db.h"
 #include "eval/compare.h"
 #include "eval/record.h"
@@ -576,6 +577,12 @@ askdb_status askdb_eval_new(const askdb_config *cfg,
         return ASKDB_ERR_NOMEM;
 
     if (ev->opt.out_path) {
+        const char *why = outfile_refusal(ev->opt.out_path);
+        if (why) {
+            set_msg(ev->errmsg, sizeof ev->errmsg, "cannot write '%s': %s",
+                    ev->opt.out_path, why);
+            return ASKDB_ERR_USAGE;
+        }
         if (!ev->opt.resume && stat(ev->opt.out_path, &sb) == 0 &&
             sb.st_size > 0) {
             set_msg(ev->errmsg, sizeof ev->errmsg, "'%s' already exists: "
@@ -696,8 +703,17 @@ askdb_status askdb_eval_write_report(askdb_eval *ev, const char *path)
     struct buf b, title, sub, tmp;
     const char *base = strrchr(ev->opt.suite_path, '/');
     askdb_status rc = ASKDB_ERR_NOMEM;
+    const char *why;
     FILE *f = NULL;
 
+    /* The report replaces path (through path.tmp): neither may be a
+    ** database. */
+    why = outfile_refusal(path);
+    if (why) {
+        set_msg(ev->errmsg, sizeof ev->errmsg, "cannot write report '%s': "
+                "%s", path, why);
+        return ASKDB_ERR_USAGE;
+    }
     buf_init(&b, REPORT_MAX_BYTES);
     buf_init(&title, 0);
     buf_init(&sub, 0);
@@ -724,6 +740,13 @@ askdb_status askdb_eval_write_report(askdb_eval *ev, const char *path)
     buf_printf(&tmp, "%s.tmp", path);
     if (buf_err(&tmp))
         goto out;
+    why = outfile_refusal(tmp.data);
+    if (why) {
+        rc = ASKDB_ERR_USAGE;
+        set_msg(ev->errmsg, sizeof ev->errmsg, "cannot write report '%s' "
+                "through '%s': %s", path, tmp.data, why);
+        goto out;
+    }
     rc = ASKDB_ERR_IO;
     f = fopen(tmp.data, "w");
     if (!f) {

@@ -421,6 +421,31 @@ usage_errors_exit_2() {
     grep -q -- "--db-root 'nowhere' is not a folder" "$T/err" || fail "db-root check"
 }
 
+out_report_and_trace_never_write_a_database() {
+    # --out, --report and --trace naming a database (here the one being
+    # asked) are refused before anything is written to it.
+    mkdir -p "$T/dbs" && cp "$SHOP_DB" "$T/dbs/store.db"
+    printf '%s\n' '{"db": "dbs/store.db", "question": "How many categories?", "gold": "SELECT count(*) FROM categories"}' >"$T/suite.jsonl"
+    local sum
+    sum=$(sha256sum "$T/dbs/store.db" | cut -d' ' -f1)
+    start_llm "[$(fence "SELECT count(*) FROM categories")]"
+    run eval --suite suite.jsonl --llm-url "$URL" --model fake --out dbs/store.db
+    expect_rc 2
+    grep -q "cannot write 'dbs/store.db': it is an SQLite database" "$T/err" || fail "--out: $(cat "$T/err")"
+    run eval --suite suite.jsonl --llm-url "$URL" --model fake --out dbs/store.db --resume
+    expect_rc 2
+    run eval --suite suite.jsonl --llm-url "$URL" --model fake --report dbs/store.db
+    expect_rc 2
+    grep -q "cannot write report 'dbs/store.db': it is an SQLite database" "$T/err" || fail "--report: $(cat "$T/err")"
+    [ "$(nreq "$LLMLOG")" = 0 ] || fail "the model was asked before the refusal"
+    run eval --suite suite.jsonl --llm-url "$URL" --model fake --trace dbs/store.db
+    expect_rc 2
+    grep -q "trace file 'dbs/store.db': it is an SQLite database" "$T/err" || fail "--trace: $(cat "$T/err")"
+    [ "$(nreq "$LLMLOG")" = 0 ] || fail "the model was asked with a database as the trace"
+    [ "$(sha256sum "$T/dbs/store.db" | cut -d' ' -f1)" = "$sum" ] || fail "the database was written"
+    [ ! -e "$T/dbs/store.db.tmp" ] || fail "a report .tmp was left"
+}
+
 help_lists_eval() {
     run help
     grep -q '^  eval --suite FILE ' "$T/out" || fail "eval not in help"
@@ -433,7 +458,8 @@ TESTS=(spider_suite_scores_exactly report_is_self_contained_and_escaped
        resume_after_kill_matches_uninterrupted bird_evidence_goes_to_the_model_as_hint
        json_lines_suite_with_paths sample_is_fixed_by_seed jobs_run_databases_in_parallel
        local_model_runs_one_job distinct_removed_unless_keep_distinct
-       model_unreachable_stops_with_exit_4 usage_errors_exit_2 help_lists_eval)
+       model_unreachable_stops_with_exit_4 usage_errors_exit_2
+       out_report_and_trace_never_write_a_database help_lists_eval)
 
 PASSED=0
 FAILED=0

@@ -825,6 +825,26 @@ PY
     [ "$before" = "$(snapshot)" ] || fail "files changed next to the database: $(diff <(echo "$before") <(snapshot) | head -4)"
 }
 
+trace_never_writes_a_database() {
+    # --trace naming the database itself (or any SQLite file) is refused
+    # before anything is written: the files stay byte for byte the same.
+    copy_db
+    copy_db other.db
+    local before
+    before=$(snapshot)
+    start_llm "$(always "$(fence "SELECT 1 AS x")")"
+    run ask --llm-url "$URL" --model test --trace shop.db shop.db "One?"
+    expect_rc 2
+    expect_err_has "cannot open trace file 'shop.db': it is an SQLite database (askdb never writes to databases; choose another file)"
+    run ask --llm-url "$URL" --model test --trace other.db shop.db "One?"
+    expect_rc 2
+    printf 'How many?\n' >"$T/in"
+    STDIN="$T/in" run shell --llm-url "$URL" --model test --trace other.db shop.db
+    expect_rc 2
+    expect_requests 0
+    [ "$before" = "$(snapshot)" ] || fail "files changed: $(diff <(echo "$before") <(snapshot) | head -4)"
+}
+
 dry_run_prints_sql_without_running() {
     copy_db
     start_llm "$(replies "$(fence "$SLOW_SQL")")"
@@ -1505,6 +1525,7 @@ TESTS=(
     broken_view_does_not_block_the_database
     empty_result_gets_one_retry_then_stands
     trace_file_records_every_step
+    trace_never_writes_a_database
     usage_errors_exit_2
     streaming_gives_the_same_rows
     anthropic_provider_uses_messages_api

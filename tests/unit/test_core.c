@@ -215,6 +215,64 @@ static char *slurp(const char *path, size_t *len)
     return p;
 }
 
+static void write_bytes(const char *path, const char *b, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+
+    assert_non_null(f);
+    assert_int_equal(fwrite(b, 1, n, f), n);
+    fclose(f);
+}
+
+/*
+** A trace path that is an SQLite database (the one being asked, say), or
+** its write-ahead log or journal, is refused before anything is written.
+*/
+static void trace_refuses_sqlite_files(void **state)
+{
+    static const struct {
+        const char *name, *bytes;
+        size_t n;
+        const char *why;
+    } files[] = {
+        {"a.db", "SQLite format 3\0\x10\0\x01\x01", 20, "SQLite database"},
+        {"a.db-wal", "\x37\x7f\x06\x82\0\x2d\xe2\x18", 8, "write-ahead log"},
+        {"a.db-journal", "\xd9\xd5\x05\xf9\x20\xa1\x63\xd7\0\0", 10,
+         "SQLite journal"},
+    };
+    char p[400], *got;
+    const char *err;
+    struct trace *t;
+    size_t i, n;
+
+    (void)state;
+    for (i = 0; i < sizeof files / sizeof *files; i++) {
+        snprintf(p, sizeof p, "%s/%s", tmpdir, files[i].name);
+        write_bytes(p, files[i].bytes, files[i].n);
+        t = trace_open(p, &err);
+        assert_null(t);
+        assert_non_null(err);
+        assert_non_null(strstr(err, files[i].why));
+        assert_non_null(strstr(err, "askdb never writes to databases"));
+        got = slurp(p, &n);
+        assert_int_equal(n, files[i].n);
+        assert_memory_equal(got, files[i].bytes, n);
+        free(got);
+    }
+    /* Text, or nothing yet: a trace. */
+    snprintf(p, sizeof p, "%s/run.jsonl", tmpdir);
+    write_bytes(p, "{}\n", 3);
+    t = trace_open(p, &err);
+    assert_non_null(t);
+    trace_write(t, "x", json_object());
+    trace_close(t);
+    got = slurp(p, &n);
+    assert_true(strncmp(got, "{}\n{\"step\":\"x\",\"t_ms\":",
+                        strlen("{}\n{\"step\":\"x\",\"t_ms\":")) == 0);
+    assert_int_equal(got[n - 1], '\n');
+    free(got);
+}
+
 struct writer {
     const char *path;
     char tag;
@@ -301,6 +359,7 @@ int main(void)
         cmocka_unit_test(text_keeps_valid_bytes_and_nul_on_request),
         cmocka_unit_test(vendor_keys_go_only_to_their_own_host),
         cmocka_unit_test(env_gguf_model_does_not_beat_a_given_url),
+        cmocka_unit_test(trace_refuses_sqlite_files),
         cmocka_unit_test(parallel_trace_lines_never_interleave),
     };
     return cmocka_run_group_tests_name("core", tests, setup, teardown);

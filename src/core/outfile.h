@@ -1,0 +1,22 @@
+/* outfile.h - files askdb writes for the user are never SQLite files. */
+#ifndef ASKDB_OUTFILE_H
+#define ASKDB_OUTFILE_H
+
+/*
+** The trace (--trace), eval's output (--out) and report (--report) are
+** appended to or replaced at a path the user names, which may by mistake
+** be the database being asked (`askdb ask --trace shop.db shop.db ...`)
+** or another one. Such a path is refused before anything is opened for
+** writing, so that askdb keeps its promise never to write a database.
+*/
+
+/*
+** NULL when askdb may write path: it does not exist, is not a regular file
+** (a terminal, a pipe), or is not an SQLite database, WAL or rollback
+** journal (by the file's first bytes). Otherwise a static reason, e.g.
+** "it is an SQLite database (askdb never writes to databases; choose
+** another file)".
+*/
+const char *outfile_refusal(const char *path);
+
+#endif
