@@ -10,9 +10,9 @@
 #include "agent/hint.h"
 #include "agent/memory.h"
 #include "agent/prompt.h"
-#include "agent/text.h"
 #include "agent/values.h"
 #include "core/json.h"
+#include "core/text.h"
 #include "eval/compare.h"
 #include "sql/extract.h"
 #include "sql/grammar.h"
@@ -77,7 +77,7 @@ static json_t *reply_event(const struct llm_reply *rep, const char *text)
 {
     json_t *ev = json_object();
 
-    json_object_set_new(ev, "reply", text_json(text));
+    jsonx_set_str(ev, "reply", text);
     json_object_set_new(ev, "ms", json_real(rep->ms));
     json_object_set_new(ev, "prompt_tokens", json_integer(rep->prompt_tokens));
     json_object_set_new(ev, "completion_tokens",
@@ -106,7 +106,7 @@ static json_t *msgs_json(const struct llm_msg *msgs, int n)
     for (i = 0; i < n; i++) {
         json_t *m = json_object();
         json_object_set_new(m, "role", json_string(msgs[i].role));
-        json_object_set_new(m, "content", text_json(msgs[i].content));
+        jsonx_set_str(m, "content", msgs[i].content);
         json_array_append_new(arr, m);
     }
     return arr;
@@ -141,7 +141,7 @@ char *agent_call(struct agent_state *st, const char *what,
     ev = reply_event(&rep, rep.text);
     json_object_set_new(ev, "for", json_string(what));
     if (*rc)
-        json_object_set_new(ev, "error", text_json(llm_errmsg(ag->model)));
+        jsonx_set_str(ev, "error", llm_errmsg(ag->model));
     trace_write(ag->trace, "reply", ev);
     if (*rc) {
         snprintf(st->errbuf, sizeof st->errbuf, "%s", llm_errmsg(ag->model));
@@ -234,8 +234,8 @@ static void fail_attempt(struct agent_state *st, askdb_error_class ec,
     agent_log(st, "error", "%s: %s", askdb_error_class_str(ec), msg);
     ev = json_object();
     json_object_set_new(ev, "class", json_string(askdb_error_class_str(ec)));
-    json_object_set_new(ev, "message", text_json(msg));
-    json_object_set_new(ev, "sql", text_json(st->sql));
+    jsonx_set_str(ev, "message", msg);
+    jsonx_set_str(ev, "sql", st->sql);
     trace_write(st->ag->trace, "error", ev);
 }
 
@@ -414,7 +414,7 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
         if (n > 1)
             json_object_set_new(ev, "candidate", json_integer(i + 1));
         if (rc && i == 0)
-            json_object_set_new(ev, "error", text_json(llm_errmsg(ag->model)));
+            jsonx_set_str(ev, "error", llm_errmsg(ag->model));
         trace_write(ag->trace, "reply", ev);
     }
     if (rc) {
@@ -649,7 +649,7 @@ enum agent_outcome agent_step_execute(struct agent_state *st)
     }
     ev = json_object();
     json_object_set_new(ev, "kind", json_string(check_kind_str(f[0].kind)));
-    json_object_set_new(ev, "hint", text_json(f[0].hint));
+    jsonx_set_str(ev, "hint", f[0].hint);
     trace_write(ag->trace, "check", ev);
     free(st->check_hint);
     st->check_hint = strdup(f[0].hint);
@@ -1021,9 +1021,9 @@ askdb_status askdb_agent_ask_hint(askdb_agent *ag, const char *question,
     st.hint = hint;
     st.ans = a;
     ev = json_object();
-    json_object_set_new(ev, "question", text_json(st.question));
+    jsonx_set_str(ev, "question", st.question);
     if (hint && *hint)
-        json_object_set_new(ev, "hint", text_json(hint));
+        jsonx_set_str(ev, "hint", hint);
     trace_write(ag->trace, "question", ev);
 
     while (step != STEP_DONE && step != STEP_FAIL) {
@@ -1050,14 +1050,14 @@ askdb_status askdb_agent_ask_hint(askdb_agent *ag, const char *question,
     a->t.total_ms = db_now_ms() - t0;
     snprintf(ag->errmsg, sizeof ag->errmsg, "%s", a->error ? a->error : "");
     ev = json_pack("{s:s, s:o, s:i, s:f, s:I, s:I, s:i, s:f}", "status",
-                   askdb_status_str(a->status), "sql", text_json(a->sql),
+                   askdb_status_str(a->status), "sql", jsonx_string(a->sql),
                    "attempts",
                    a->nattempts, "total_ms", a->t.total_ms, "prompt_tokens",
                    (json_int_t)a->prompt_tokens, "completion_tokens",
                    (json_int_t)a->completion_tokens, "candidates",
                    a->ncandidates, "confidence", a->confidence);
     if (a->text)
-        json_object_set_new(ev, "text", text_json(a->text));
+        jsonx_set_str(ev, "text", a->text);
     trace_write(ag->trace, "answer", ev);
     return a->status;
 }

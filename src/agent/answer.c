@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "agent/agent.h"
-#include "agent/text.h"
 #include "core/json.h"
+#include "core/text.h"
 
 #define ANSWER_ROWS 20       /* rows shown to the model */
 #define ANSWER_CELL 80       /* bytes of a text value shown */
@@ -57,7 +57,7 @@ enum agent_outcome agent_step_answer(struct agent_state *st)
     if (!reply) {
         /* No sentences is no reason to lose the rows. */
         trace_write(st->ag->trace, "answer_text",
-                    json_pack("{s:o}", "error", text_json(st->errbuf)));
+                    json_pack("{s:o}", "error", jsonx_string(st->errbuf)));
         buf_free(&notes);
         return OUT_OK;
     }

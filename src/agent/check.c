@@ -7,8 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "agent/text.h"
 #include "core/buf.h"
+#include "core/text.h"
 #include "db/db.h"
 #include "sql/analyze.h"
 

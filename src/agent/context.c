@@ -10,9 +10,9 @@
 #include "agent/agent.h"
 #include "agent/link.h"
 #include "agent/memory.h"
-#include "agent/text.h"
 #include "agent/values.h"
 #include "core/json.h"
+#include "core/text.h"
 #include "sql/analyze.h"
 
 #define VALUE_MATCHES 8      /* values named in the prompt at most */
@@ -37,7 +37,7 @@ static void find_values(struct agent_state *st, struct value_match **m,
         if (vindex_open(ag->db, NULL, &ag->values, err, sizeof err)) {
             ag->values_failed = 1;
             trace_write(ag->trace, "values",
-                        json_pack("{s:o}", "error", text_json(err)));
+                        json_pack("{s:o}", "error", jsonx_string(err)));
             agent_log(st, "values", "no value index: %s", err);
             return;
         }
@@ -60,10 +60,10 @@ static void find_values(struct agent_state *st, struct value_match **m,
         for (i = 0; i < *n; i++)
             json_array_append_new(
                 arr, json_pack("{s:o, s:o, s:o, s:o, s:b}", "table",
-                               text_json((*m)[i].table), "column",
-                               text_json((*m)[i].column), "value",
-                               text_json((*m)[i].value), "phrase",
-                               text_json((*m)[i].phrase), "exact",
+                               jsonx_string((*m)[i].table), "column",
+                               jsonx_string((*m)[i].column), "value",
+                               jsonx_string((*m)[i].value), "phrase",
+                               jsonx_string((*m)[i].phrase), "exact",
                                (*m)[i].exact));
         json_object_set_new(ev, "found", arr);
     }
@@ -172,7 +172,7 @@ static void examples_failed(struct agent_state *st, const char *err)
         return;
     snprintf(ag->mem_said, sizeof ag->mem_said, "%s", err);
     trace_write(ag->trace, "examples",
-                json_pack("{s:o}", "error", text_json(err)));
+                json_pack("{s:o}", "error", jsonx_string(err)));
     agent_log(st, "examples", "learned pairs unavailable: %s", err);
 }
 

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 
 #include "core/cache.h"
-#include "core/json.h"
+#include "core/text.h"
 #include "db/db.h"
 
 /*
@@ -443,15 +443,6 @@ static int store_err(struct memory *m, const char *what, char *err,
     return -1;
 }
 
-/* Is s valid UTF-8? Stored text must be: listings print it as JSON. */
-static int utf8_ok(const char *s)
-{
-    json_t *j = json_string(s);
-
-    json_decref(j);
-    return j != NULL;
-}
-
 /* Trimmed copies of question and sql, checked for emptiness and size.
 ** 0, or -1 with the reason in err (*q and *s NULL). */
 static int clean_pair(const char *question, const char *sql, char **q,
@@ -471,9 +462,10 @@ static int clean_pair(const char *question, const char *sql, char **q,
     else if (strlen(*s) > MEMORY_MAX_SQL)
         snprintf(err, errlen, "the SQL is longer than %d bytes",
                  MEMORY_MAX_SQL);
-    else if (!utf8_ok(*q))
+    /* Stored text must be UTF-8: listings print it as JSON. */
+    else if (!text_valid(*q, strlen(*q)))
         snprintf(err, errlen, "the question is not valid UTF-8");
-    else if (!utf8_ok(*s))
+    else if (!text_valid(*s, strlen(*s)))
         snprintf(err, errlen, "the SQL is not valid UTF-8");
     else
         return 0;

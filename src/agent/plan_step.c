@@ -7,8 +7,8 @@
 
 #include "agent/agent.h"
 #include "agent/plan.h"
-#include "agent/text.h"
 #include "core/json.h"
+#include "core/text.h"
 #include "sql/extract.h"
 
 /*
@@ -109,7 +109,7 @@ enum agent_outcome agent_step_plan(struct agent_state *st)
         /* A bad plan is not fatal: the question is answered in one step. */
         trace_write(st->ag->trace, "plan",
                     json_pack("{s:b, s:o}", "needed", 1, "invalid",
-                              text_json(why)));
+                              jsonx_string(why)));
         agent_log(st, "plan", "invalid plan (%s): one step", why);
         free(reply);
         return OUT_OK;

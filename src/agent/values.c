@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/text.h"
 #include "core/cache.h"
+#include "core/text.h"
 #include "db/db.h"
 #include "db/schema.h"
 

@@ -51,13 +51,13 @@ static void set_class(json_t *rec, const char *cls, const char *msg)
 {
     json_object_set_new(rec, "class", cls ? json_string(cls) : json_null());
     if (msg)
-        rec_set_text(rec, "message", msg);
+        jsonx_set_str(rec, "message", msg);
 }
 
 static void set_bad(json_t *rec, const char *bad, const char *msg)
 {
     json_object_set_new(rec, "bad", json_string(bad));
-    rec_set_text(rec, "message", msg);
+    jsonx_set_str(rec, "message", msg);
 }
 
 askdb_status eval_item(askdb_agent *ag, const struct suite_item *it,
@@ -114,7 +114,7 @@ askdb_status eval_item(askdb_agent *ag, const struct suite_item *it,
     }
     json_object_set_new(rec, "gold_result", rec_result(gr, REC_MAX_ROWS));
     if (st == ASKDB_ERR_LLM) {
-        rec_set_text(rec, "pred", last_sql(a));
+        jsonx_set_str(rec, "pred", last_sql(a));
         set_class(rec, REC_MODEL, a->error);
         goto out;
     }
@@ -122,12 +122,12 @@ askdb_status eval_item(askdb_agent *ag, const struct suite_item *it,
         /* An answer can have no attempt (the schema could not be read). */
         const askdb_attempt *at =
             a->nattempts ? &a->attempts[a->nattempts - 1] : NULL;
-        rec_set_text(rec, "pred", last_sql(a));
+        jsonx_set_str(rec, "pred", last_sql(a));
         set_class(rec, at ? rec_class_of(at->error) : REC_NO_SQL,
                   at && at->message ? at->message : a->error);
         goto out;
     }
-    rec_set_text(rec, "pred", a->sql);
+    jsonx_set_str(rec, "pred", a->sql);
 
     /* Run the prediction as the official evaluation would: it may differ
     ** from what the agent ran (DISTINCT removed, "> =" joined). */

@@ -7,18 +7,6 @@
 
 #include "core/buf.h"
 
-json_t *rec_text(const char *s, size_t n)
-{
-    return jsonx_text(s, n, 0);
-}
-
-int rec_set_text(json_t *o, const char *key, const char *s)
-{
-    json_t *v = s ? rec_text(s, strlen(s)) : json_null();
-
-    return v ? json_object_set_new(o, key, v) : -1;
-}
-
 static json_t *value_json(const askdb_value *v)
 {
     static const char hex[] = "0123456789abcdef";
@@ -38,7 +26,7 @@ static json_t *value_json(const askdb_value *v)
                                        : (v->d < 0 ? "-Infinity"
                                                    : "Infinity"));
     case ASKDB_TEXT:
-        return rec_text(v->s, v->len);
+        return jsonx_text(v->s, v->len, 0);
     case ASKDB_BLOB:
         buf_init(&b, 0);
         for (i = 0; i < v->len; i++) {
@@ -67,7 +55,7 @@ json_t *rec_result(const askdb_result *r, long max_rows)
         return NULL;
     }
     for (c = 0; c < r->ncols; c++)
-        json_array_append_new(cols, rec_text(r->cols[c], strlen(r->cols[c])));
+        json_array_append_new(cols, jsonx_string(r->cols[c]));
     for (i = 0; i < r->nrows && i < max_rows; i++) {
         json_t *row = json_array();
         for (c = 0; c < r->ncols; c++)
@@ -88,12 +76,12 @@ json_t *rec_new(const struct suite_item *it)
     if (!o)
         return NULL;
     json_object_set_new(o, "index", json_integer(it->index));
-    rec_set_text(o, "db", it->db_id);
-    rec_set_text(o, "question", it->question);
+    jsonx_set_str(o, "db", it->db_id);
+    jsonx_set_str(o, "question", it->question);
     if (it->hint)
-        rec_set_text(o, "hint", it->hint);
-    rec_set_text(o, "difficulty", it->difficulty);
-    rec_set_text(o, "gold", it->gold);
+        jsonx_set_str(o, "hint", it->hint);
+    jsonx_set_str(o, "difficulty", it->difficulty);
+    jsonx_set_str(o, "gold", it->gold);
     json_object_set_new(o, "pred", json_null());
     json_object_set_new(o, "correct", json_false());
     json_object_set_new(o, "class", json_null());

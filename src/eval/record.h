@@ -20,7 +20,8 @@
 **   order_matters, gold_result?, pred_result? (failures only: columns,
 **   first REC_MAX_ROWS rows, row_count).
 ** Text from databases and models is untrusted: strings that are not UTF-8
-** are repaired (U+FFFD) so the file always stays valid JSON.
+** are repaired (U+FFFD, jsonx_text() and jsonx_set_str()) so the file
+** always stays valid JSON.
 */
 
 #define REC_MAX_ROWS 10
@@ -43,13 +44,6 @@
 #define REC_BAD_GOLD "gold_error"
 #define REC_BAD_GOLD_TIMEOUT "gold_timeout"
 #define REC_BAD_GOLD_LARGE "gold_too_large"
-
-/* A JSON string of the n bytes at s, invalid UTF-8 and NUL replaced by
-** U+FFFD. New reference, NULL when out of memory. */
-json_t *rec_text(const char *s, size_t n);
-
-/* Set o[key] to rec_text(s) (NULL s -> null). 0 or -1. */
-int rec_set_text(json_t *o, const char *key, const char *s);
 
 /* {columns, rows (first max_rows), row_count, truncated}; values keep
 ** their types, blobs as {"blob_hex": ...}, non-finite reals as strings.

@@ -14,6 +14,7 @@
 
 #include "core/buf.h"
 #include "core/json.h"
+#include "core/text.h"
 
 /*
 ** One try of a request runs curl_easy_perform() with two callbacks:
@@ -673,11 +674,7 @@ void http_put_snippet(struct buf *m, const char *s, size_t n)
                    s[cut - 1] == '\r' || s[cut - 1] == '\t'))
         cut--;
     n = cut;
-    if (cut > SNIPPET_MAX) {
-        cut = SNIPPET_MAX;
-        while (cut && ((unsigned char)s[cut] & 0xC0) == 0x80)
-            cut--;
-    }
+    cut = text_cut(s, cut, SNIPPET_MAX);
     for (i = 0; i < cut; i++) {
         unsigned char ch = (unsigned char)s[i];
         buf_putc(m, ch < 0x20 || ch == 0x7f ? ' ' : (char)ch);

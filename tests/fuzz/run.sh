@@ -39,7 +39,7 @@ CFLAGS="-std=c11 -g -O1 -fno-omit-frame-pointer
 # Library sources and pkg-config packages per harness.
 NAMES="extract sse reply hint analyze plan"
 LLM_SRC="src/llm/http.c src/llm/provider.c src/llm/openai.c
-    src/llm/anthropic.c src/core/buf.c src/core/json.c"
+    src/llm/anthropic.c src/core/buf.c src/core/json.c src/core/text.c"
 src_extract="src/sql/extract.c";   pkgs_extract="sqlite3"
 src_sse=$LLM_SRC;                  pkgs_sse="jansson libcurl"
 src_reply=$LLM_SRC;                pkgs_reply="jansson libcurl"

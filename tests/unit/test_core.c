@@ -74,6 +74,23 @@ static void text_keeps_valid_bytes_and_nul_on_request(void **state)
     json_decref(v);
 }
 
+static void string_repairs_and_maps_null(void **state)
+{
+    json_t *j;
+
+    (void)state;
+    j = jsonx_string("M\xe9xico");
+    assert_non_null(j);
+    assert_string_equal(json_string_value(j), "M\xef\xbf\xbdxico");
+    json_decref(j);
+    j = jsonx_string("Zo\xc3\xab");
+    assert_string_equal(json_string_value(j), "Zo\xc3\xab");
+    json_decref(j);
+    j = jsonx_string(NULL);
+    assert_true(json_is_null(j));
+    json_decref(j);
+}
+
 /* The key askdb_config_from_env() picks for a provider and URL, with both
 ** vendor variables and no ASKDB_API_KEY set. */
 static const char *env_key(const char *provider, const char *url)
@@ -357,6 +374,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(set_str_repairs_invalid_utf8),
         cmocka_unit_test(text_keeps_valid_bytes_and_nul_on_request),
+        cmocka_unit_test(string_repairs_and_maps_null),
         cmocka_unit_test(vendor_keys_go_only_to_their_own_host),
         cmocka_unit_test(env_gguf_model_does_not_beat_a_given_url),
         cmocka_unit_test(trace_refuses_sqlite_files),

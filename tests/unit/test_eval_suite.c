@@ -236,18 +236,36 @@ static void grouped_sampling_keeps_few_databases(void **state)
 
 static void record_text_is_always_valid_utf8(void **state)
 {
+    char *cols[] = {"caf\xe9"};
+    askdb_value cells[] = {
+        {.type = ASKDB_TEXT, .s = "ok \xc3\xa9", .len = 5},
+        {.type = ASKDB_TEXT, .s = "a\xff" "b\xc3", .len = 4},
+        {.type = ASKDB_TEXT, .s = "x\0y", .len = 3},
+    };
+    askdb_result r = {.ncols = 1, .cols = cols, .nrows = 3, .cells = cells};
+    struct suite_item it = {.db_id = "d", .question = "M\xe9xico?",
+                            .gold = "SELECT 1", .difficulty = "easy"};
     json_t *v;
 
     (void)state;
-    v = rec_text("ok \xc3\xa9", 5);
-    assert_string_equal(json_string_value(v), "ok \xc3\xa9");
-    json_decref(v);
-    v = rec_text("a\xff" "b\xc3", 4);
-    assert_string_equal(json_string_value(v),
+    v = rec_result(&r, 10);
+    assert_non_null(v);
+    assert_string_equal(
+        json_string_value(json_array_get(json_object_get(v, "columns"), 0)),
+        "caf\xef\xbf\xbd");
+    assert_string_equal(json_string_value(json_array_get(
+                            json_array_get(json_object_get(v, "rows"), 0), 0)),
+                        "ok \xc3\xa9");
+    assert_string_equal(json_string_value(json_array_get(
+                            json_array_get(json_object_get(v, "rows"), 1), 0)),
                         "a\xef\xbf\xbd" "b\xef\xbf\xbd");
+    assert_string_equal(json_string_value(json_array_get(
+                            json_array_get(json_object_get(v, "rows"), 2), 0)),
+                        "x\xef\xbf\xbdy");
     json_decref(v);
-    v = rec_text("x\0y", 3);
-    assert_string_equal(json_string_value(v), "x\xef\xbf\xbdy");
+    v = rec_new(&it);
+    assert_non_null(v);
+    assert_string_equal(jsonx_str(v, "question"), "M\xef\xbf\xbdxico?");
     json_decref(v);
 }
 

@@ -1394,6 +1394,26 @@ static void local_without_llama_says_how_to_enable(void **ts)
              "model: --llm-url URL --model NAME)");
 }
 
+/* A server's body in an error message: trailing blanks dropped, control
+** characters as spaces, at most 200 bytes cut between characters. */
+static void snippet_is_cut_between_characters(void **ts)
+{
+    char body[300];
+    struct buf m;
+
+    (void)ts;
+    memset(body, 'a', sizeof body);
+    memcpy(body + 199, "\xc3\xa9", 2);   /* an e-acute over byte 200 */
+    buf_init(&m, 0);
+    http_put_snippet(&m, body, sizeof body);
+    assert_int_equal(m.len, 199 + 3);
+    assert_memory_equal(m.data + 196, "aaa...", 7);
+    buf_reset(&m);
+    http_put_snippet(&m, "no\tsuch \xc3\xa9 \n\r\t ", 15);
+    assert_string_equal(m.data, "no such \xc3\xa9");
+    buf_free(&m);
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int main(void)
@@ -1427,6 +1447,7 @@ int main(void)
         T(complete_n_openai_sends_one_request_per_seed),
         T(candidate_seeds_and_temperatures),
         T(local_without_llama_says_how_to_enable),
+        cmocka_unit_test(snippet_is_cut_between_characters),
     };
 
     /* Fast backoff; local servers only (no proxy in between). */

@@ -1,4 +1,4 @@
-/* test_text.c - valid UTF-8 for prompts and the trace (agent/text.c). */
+/* test_text.c - valid UTF-8: validation, cutting, repair (core/text.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/text.h"
+#include "core/text.h"
 
 static void valid_utf8_is_told_from_invalid(void **state)
 {
@@ -30,6 +30,20 @@ static void valid_utf8_is_told_from_invalid(void **state)
         if (text_valid(bad[i], strlen(bad[i])))
             fail_msg("taken as valid: case %d", i);
     assert_false(text_valid("a\0b", 3)); /* a NUL ends a C string */
+}
+
+static void char_len_counts_whole_characters_only(void **state)
+{
+    (void)state;
+    assert_int_equal(text_char_len("a", 1, 0), 1);
+    assert_int_equal(text_char_len("\xc3\xa9", 2, 0), 2);
+    assert_int_equal(text_char_len("\xe2\x80\x93", 3, 0), 3);
+    assert_int_equal(text_char_len("\xf0\x9f\x98\x80", 4, 0), 4);
+    assert_int_equal(text_char_len("\xe2\x80\x93", 2, 0), 0); /* cut */
+    assert_int_equal(text_char_len("\xa9", 1, 0), 0);
+    assert_int_equal(text_char_len("\xf5\x80\x80\x80", 4, 0), 0);
+    assert_int_equal(text_char_len("", 1, 0), 0);   /* NUL ... */
+    assert_int_equal(text_char_len("", 1, 1), 1);   /* ... kept on request */
 }
 
 static void cut_falls_between_characters(void **state)
@@ -69,7 +83,6 @@ static void put_repairs_and_cuts(void **state)
 static void repair_keeps_valid_text_and_fixes_the_rest(void **state)
 {
     char *s = strdup("fine \xc3\xa9"), *t;
-    json_t *j;
 
     (void)state;
     t = text_repair(s);
@@ -79,19 +92,13 @@ static void repair_keeps_valid_text_and_fixes_the_rest(void **state)
     assert_string_equal(t, "M\xef\xbf\xbdxico");
     free(t);
     assert_null(text_repair(NULL));
-    j = text_json("M\xe9xico");
-    assert_non_null(j);
-    assert_string_equal(json_string_value(j), "M\xef\xbf\xbdxico");
-    json_decref(j);
-    j = text_json(NULL);
-    assert_true(json_is_null(j));
-    json_decref(j);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(valid_utf8_is_told_from_invalid),
+        cmocka_unit_test(char_len_counts_whole_characters_only),
         cmocka_unit_test(cut_falls_between_characters),
         cmocka_unit_test(put_repairs_and_cuts),
         cmocka_unit_test(repair_keeps_valid_text_and_fixes_the_rest),

@@ -1,43 +1,37 @@
-/* text.c - valid UTF-8 for the model and the trace (see text.h). */
-#include "agent/text.h"
+/* text.c - valid UTF-8: validation, cutting, repair (see text.h). */
+#include "core/text.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define REPLACEMENT "\xEF\xBF\xBD" /* U+FFFD */
-
-/* Length of the valid UTF-8 character at s[0..n) (n >= 1), 0 when none
-** starts there: a stray continuation byte, an overlong form, a surrogate,
-** a code point past U+10FFFF, a sequence cut short, or a NUL. */
-static size_t char_len(const unsigned char *s, size_t n)
+size_t text_char_len(const char *s, size_t n, int keep_nul)
 {
+    const unsigned char *u = (const unsigned char *)s;
     unsigned long cp;
     size_t len, i;
 
-    if (s[0] == 0)
+    if (u[0] < 0x80)
+        return u[0] || keep_nul ? 1 : 0;
+    if (u[0] < 0xC2)
         return 0;
-    if (s[0] < 0x80)
-        return 1;
-    if (s[0] < 0xC2)
-        return 0;
-    if (s[0] < 0xE0) {
+    if (u[0] < 0xE0) {
         len = 2;
-        cp = s[0] & 0x1F;
-    } else if (s[0] < 0xF0) {
+        cp = u[0] & 0x1F;
+    } else if (u[0] < 0xF0) {
         len = 3;
-        cp = s[0] & 0x0F;
-    } else if (s[0] < 0xF5) {
+        cp = u[0] & 0x0F;
+    } else if (u[0] < 0xF5) {
         len = 4;
-        cp = s[0] & 0x07;
+        cp = u[0] & 0x07;
     } else {
         return 0;
     }
     if (n < len)
         return 0;
     for (i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80)
+        if ((u[i] & 0xC0) != 0x80)
             return 0;
-        cp = cp << 6 | (s[i] & 0x3F);
+        cp = cp << 6 | (u[i] & 0x3F);
     }
     if (len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF)))
         return 0;
@@ -48,11 +42,10 @@ static size_t char_len(const unsigned char *s, size_t n)
 
 int text_valid(const char *s, size_t len)
 {
-    const unsigned char *u = (const unsigned char *)s;
     size_t i = 0, k;
 
     while (i < len) {
-        k = char_len(u + i, len - i);
+        k = text_char_len(s + i, len - i, 0);
         if (!k)
             return 0;
         i += k;
@@ -74,11 +67,10 @@ size_t text_cut(const char *s, size_t len, size_t max)
 
 void text_put(struct buf *b, const char *s, size_t len, size_t max)
 {
-    const unsigned char *u = (const unsigned char *)s;
     size_t i = 0, k;
 
     while (i < len) {
-        k = char_len(u + i, len - i);
+        k = text_char_len(s + i, len - i, 0);
         if (max && i + (k ? k : 1) > max) {
             buf_puts(b, "...");
             return;
@@ -86,7 +78,7 @@ void text_put(struct buf *b, const char *s, size_t len, size_t max)
         if (k)
             buf_append(b, s + i, k);
         else
-            buf_puts(b, REPLACEMENT);
+            buf_puts(b, TEXT_REPLACEMENT);
         i += k ? k : 1;
     }
 }
@@ -101,20 +93,4 @@ char *text_repair(char *s)
     text_put(&b, s, strlen(s), 0);
     free(s);
     return buf_steal(&b);
-}
-
-json_t *text_json(const char *s)
-{
-    struct buf b;
-    json_t *j;
-
-    if (!s)
-        return json_null();
-    if (text_valid(s, strlen(s)))
-        return json_string(s);
-    buf_init(&b, 0);
-    text_put(&b, s, strlen(s), 0);
-    j = buf_err(&b) ? NULL : json_string(b.data ? b.data : "");
-    buf_free(&b);
-    return j;
 }

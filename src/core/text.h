@@ -1,0 +1,47 @@
+/* text.h - valid UTF-8: characters told from invalid bytes, text cut on
+** character boundaries, invalid bytes repaired. */
+#ifndef ASKDB_TEXT_H
+#define ASKDB_TEXT_H
+
+#include <stddef.h>
+
+#include "core/buf.h"
+
+/*
+** Everything askdb sends to a model, writes to the trace or prints as JSON
+** becomes a JSON string, and JSON holds only valid UTF-8: jansson refuses
+** anything else (json_dumps() fails, so an HTTP request could not be
+** built and a trace line was lost). The user's data need not be UTF-8
+** (SQLite does not enforce it, a Latin-1 database is common), a model's
+** reply can stop inside a character, and cutting text at a byte count can
+** split one. These helpers make such text valid: an invalid byte (or a
+** NUL) becomes U+FFFD, and text is only ever cut between characters.
+** jsonx_text() (core/json.h) builds its JSON strings with them.
+*/
+
+/* What an invalid byte becomes: U+FFFD REPLACEMENT CHARACTER. */
+#define TEXT_REPLACEMENT "\xEF\xBF\xBD"
+
+/* Length of the valid UTF-8 character at s[0..n) (n >= 1), 0 when none
+** starts there: a stray continuation byte, an overlong form, a surrogate,
+** a code point past U+10FFFF, a sequence cut short - or a NUL, unless
+** keep_nul (JSON can carry it as "\u0000"; a C string cannot). */
+size_t text_char_len(const char *s, size_t n, int keep_nul);
+
+/* Whether s[0..len) is valid UTF-8 without NUL bytes. */
+int text_valid(const char *s, size_t len);
+
+/* The longest prefix of s[0..len) of at most max bytes that does not end
+** inside a UTF-8 sequence (valid input stays valid). */
+size_t text_cut(const char *s, size_t len, size_t max);
+
+/* Append s[0..len) to b as valid UTF-8 (invalid bytes as U+FFFD). With
+** max > 0 at most max bytes of s are taken, cut between characters and
+** followed by "..." when something was left out. */
+void text_put(struct buf *b, const char *s, size_t len, size_t max);
+
+/* s itself when it is valid UTF-8, else a repaired copy (s is freed).
+** Takes s over; NULL when s is NULL or out of memory. */
+char *text_repair(char *s);
+
+#endif
