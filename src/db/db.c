@@ -60,6 +60,11 @@ void askdb_db_close(askdb_db *db)
     free(db);
 }
 
+int db_timeout_ms(const askdb_db *db)
+{
+    return db->query_timeout_ms;
+}
+
 const char *askdb_db_errmsg(const askdb_db *db)
 {
     return db ? db->errmsg : "out of memory";

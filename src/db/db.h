@@ -56,6 +56,10 @@ askdb_status db_check(askdb_db *db, const char *sql, struct db_err *e);
 askdb_status db_run(askdb_db *db, const char *sql, askdb_result **out,
                     struct db_err *e);
 
+/* The time limit each statement runs under, in ms: the config's, or the
+** default when it gave 0 or less (see askdb_db_open()). */
+int db_timeout_ms(const askdb_db *db);
+
 /* Classify an engine error message (e.g. "no such column: x"). */
 askdb_error_class db_classify(const char *msg);
 

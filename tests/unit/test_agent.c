@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "askdb.h"
+#include "agent/agent.h"
 
 /* The scripted model: replies in order, and what it was sent. */
 struct script {
@@ -345,6 +346,46 @@ static void trace_records_each_step(void **state)
     assert_int_equal(i, 11);
 }
 
+/* A library caller's zeroed config runs queries under the database's
+** default time limit (askdb_db_open()); the timeout hint names that
+** limit, not "0 ms". The repair step is driven directly: a real timeout
+** would cost the whole default limit. */
+static void timeout_hint_names_the_limit_in_force(void **state)
+{
+    static const char *const none[] = {NULL};
+    struct script s = {.replies = none};
+    askdb_config cfg = askdb_config_default();
+    askdb_agent *ag = NULL;
+    struct agent_state st;
+    askdb_answer a;
+    char want[96];
+    int i;
+
+    (void)state;
+    plain(&cfg);
+    cfg.llm_fn = scripted;
+    cfg.llm_ud = &s;
+    cfg.query_timeout_ms = 0;
+    if (askdb_agent_new(&cfg, shop(), &ag) != ASKDB_OK)
+        fail_msg("agent: %s", askdb_agent_errmsg(ag));
+    memset(&st, 0, sizeof st);
+    memset(&a, 0, sizeof a);
+    st.ag = ag;
+    st.ans = &a;
+    st.question = "Count forever";
+    st.ec = ASKDB_EC_TIMEOUT;
+    snprintf(st.errbuf, sizeof st.errbuf, "query interrupted");
+    assert_int_equal(agent_step_repair(&st), OUT_OK);
+    assert_int_equal(st.nmsgs, 2);
+    snprintf(want, sizeof want, "longer than the %d ms limit",
+             askdb_config_default().query_timeout_ms);
+    if (!strstr(st.msgs[1].content, want))
+        fail_msg("no '%s' in: %s", want, st.msgs[1].content);
+    for (i = 0; i < st.nmsgs; i++)
+        free(st.owned[i]);
+    askdb_agent_free(ag);
+}
+
 static void missing_database_fails_agent_creation(void **state)
 {
     askdb_config cfg = askdb_config_default();
@@ -380,6 +421,7 @@ int main(void)
         cmocka_unit_test(dry_run_validates_without_running),
         cmocka_unit_test(model_failure_stops_at_once),
         cmocka_unit_test(trace_records_each_step),
+        cmocka_unit_test(timeout_hint_names_the_limit_in_force),
         cmocka_unit_test(missing_database_fails_agent_creation),
     };
     return cmocka_run_group_tests_name("agent", tests, NULL, NULL);

@@ -599,6 +599,7 @@ static void zero_or_negative_limits_mean_the_defaults(void **state)
     memset(&cfg, 0, sizeof cfg);
     assert_int_equal(askdb_db_open(dbpath, &cfg, &db), ASKDB_OK);
     assert_int_equal(db->query_timeout_ms, dflt.query_timeout_ms);
+    assert_int_equal(db_timeout_ms(db), dflt.query_timeout_ms);
     assert_int_equal(db->max_rows, dflt.max_rows);
     assert_true(db->max_bytes == dflt.max_bytes);
     assert_int_equal(db->count_cap, dflt.count_cap);
@@ -614,6 +615,7 @@ static void zero_or_negative_limits_mean_the_defaults(void **state)
     db = NULL;
     assert_int_equal(askdb_db_open(dbpath, &cfg, &db), ASKDB_OK);
     assert_int_equal(db->query_timeout_ms, dflt.query_timeout_ms);
+    assert_int_equal(db_timeout_ms(db), dflt.query_timeout_ms);
     assert_int_equal(db->max_rows, dflt.max_rows);
     assert_int_equal(db->count_cap, dflt.count_cap);
     r = NULL;
