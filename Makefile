@@ -87,9 +87,12 @@ $(BA)/fake_llm: tests/fake_llm/fake_llm.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -O1 -o $@ $< \
 	    $(shell pkg-config --cflags --libs libmicrohttpd jansson) -lpthread
 
-$(BA)/tests/%: tests/unit/%.c $(BA)/libaskdb.a
+# The helpers the unit tests share (tests/unit/*.h) rebuild every test.
+UNIT_HDR := $(wildcard tests/unit/*.h)
+$(BA)/tests/%: tests/unit/%.c $(BA)/libaskdb.a $(UNIT_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -O1 -Itests -o $@ $^ \
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -O1 -Itests -o $@ \
+	    $(filter-out %.h,$^) \
 	    $(shell pkg-config --cflags --libs cmocka) $(LDLIBS)
 
 examples/shop.db: examples/shop.sql

@@ -12,65 +12,16 @@
 
 #include "askdb.h"
 #include "agent/agent.h"
-
-/* The scripted model: replies in order, and what it was sent. */
-struct script {
-    const char *const *replies;
-    int next;
-    int calls;
-    char last_user[8192];    /* last user message of the latest call */
-    int last_n;              /* number of messages of the latest call */
-};
-
-static int scripted(void *ud, int n, const char *const *roles,
-                    const char *const *contents, char **reply)
-{
-    struct script *s = ud;
-    int i;
-
-    s->calls++;
-    s->last_n = n;
-    for (i = n - 1; i >= 0; i--)
-        if (strcmp(roles[i], "user") == 0) {
-            snprintf(s->last_user, sizeof s->last_user, "%s", contents[i]);
-            break;
-        }
-    if (!s->replies[s->next])
-        return 1; /* out of script: the model "fails" */
-    *reply = strdup(s->replies[s->next++]);
-    return *reply ? 0 : 1;
-}
-
-static const char *shop(void)
-{
-    const char *p = getenv("SHOP_DB");
-
-    return p ? p : "examples/shop.db";
-}
-
-/* The bare loop: the tests of the core steps must not depend on the
-** techniques (which have their own tests below). */
-static void plain(askdb_config *cfg)
-{
-    cfg->values = 0;
-    cfg->question_check = 0;
-    cfg->checks = 0;
-    cfg->memory = 0;
-    cfg->plan = 0;
-    cfg->candidates = 1;
-}
+#include "scripted.h"
 
 static askdb_answer *ask(struct script *s, int max_attempts, int dry_run,
                          const char *q, askdb_status want)
 {
-    askdb_config cfg = askdb_config_default();
+    askdb_config cfg = scripted_config(s);
     askdb_agent *ag = NULL;
     askdb_answer *a = NULL;
     askdb_status st;
 
-    plain(&cfg);
-    cfg.llm_fn = scripted;
-    cfg.llm_ud = s;
     cfg.max_attempts = max_attempts;
     cfg.dry_run = dry_run;
     if (askdb_agent_new(&cfg, shop(), &ag) != ASKDB_OK)
@@ -88,7 +39,7 @@ static void answers_on_first_attempt(void **state)
 {
     static const char *const r[] = {
         "```sql\nSELECT count(*) AS n FROM customers\n```", NULL};
-    struct script s = {r, 0, 0, "", 0};
+    struct script s = {.replies = r};
     askdb_answer *a = ask(&s, 3, 0, "How many customers?", ASKDB_OK);
 
     (void)state;
@@ -110,7 +61,7 @@ static void repairs_unknown_column_once(void **state)
     static const char *const r[] = {
         "SELECT emial FROM customers WHERE id = 1",
         "SELECT email FROM customers WHERE id = 1", NULL};
-    struct script s = {r, 0, 0, "", 0};
+    struct script s = {.replies = r};
     askdb_answer *a = ask(&s, 3, 0, "Email of customer 1?", ASKDB_OK);
 
     (void)state;
@@ -130,7 +81,7 @@ static void unknown_table_hint_lists_real_tables(void **state)
 {
     static const char *const r[] = {
         "SELECT * FROM customer", "SELECT id FROM customers LIMIT 1", NULL};
-    struct script s = {r, 0, 0, "", 0};
+    struct script s = {.replies = r};
     askdb_answer *a = ask(&s, 3, 0, "q", ASKDB_OK);
 
     (void)state;
@@ -143,7 +94,7 @@ static void syntax_hint_points_at_the_error(void **state)
 {
     static const char *const r[] = {
         "SELECT id\nFROM customers\nWHERE id = = 3", "SELECT 1", NULL};
-    struct script s = {r, 0, 0, "", 0};
+    struct script s = {.replies = r};
     askdb_answer *a = ask(&s, 3, 0, "q", ASKDB_OK);
 
     (void)state;
@@ -157,7 +108,7 @@ static void gives_up_after_max_attempts_listing_each(void **state)
     static const char *const r[] = {
         "SELECT nope FROM customers", "SELECT * FROM nowhere",
         "SELEC 1", "SELECT 1", NULL};
-    struct script s = {r, 0, 0, "", 0};
+    struct script s = {.replies = r};
     askdb_answer *a = ask(&s, 3, 0, "q", ASKDB_ERR_NO_SQL);
 
     (void)state;
@@ -179,7 +130,7 @@ static void gives_up_after_max_attempts_listing_each(void **state)
 static void max_attempts_is_capped_to_what_the_conversation_holds(void **state)
 {
     static const char *r[41];
-    struct script s = {r, 0, 0, "", 0};
+    struct script s = {.replies = r};
     askdb_answer *a;
     int i;
 
@@ -197,7 +148,7 @@ static void refused_write_is_fed_back_not_run(void **state)
 {
     static const char *const r[] = {
         "DELETE FROM orders", "SELECT count(*) FROM orders", NULL};
-    struct script s = {r, 0, 0, "", 0};
+    struct script s = {.replies = r};
     askdb_answer *a = ask(&s, 3, 0, "q", ASKDB_OK);
 
     (void)state;
@@ -213,7 +164,7 @@ static void empty_result_retried_once_then_stands(void **state)
         "SELECT id FROM customers WHERE country = 'Germany'",
         "SELECT id FROM customers WHERE country = 'germany'",
         "SELECT 1", NULL};
-    struct script s = {r, 0, 0, "", 0};
+    struct script s = {.replies = r};
     askdb_answer *a = ask(&s, 3, 0, "q", ASKDB_OK);
 
     (void)state;
@@ -233,7 +184,7 @@ static void empty_result_then_rows(void **state)
     static const char *const r[] = {
         "SELECT id FROM customers WHERE country = 'Germany'",
         "SELECT count(*) FROM customers WHERE country = 'DE'", NULL};
-    struct script s = {r, 0, 0, "", 0};
+    struct script s = {.replies = r};
     askdb_answer *a = ask(&s, 3, 0, "q", ASKDB_OK);
 
     (void)state;
@@ -248,7 +199,7 @@ static void empty_result_stands_when_repair_fails(void **state)
     static const char *const r[] = {
         "SELECT id FROM customers WHERE country = 'Germany'", "SELEC x",
         NULL};
-    struct script s = {r, 0, 0, "", 0};
+    struct script s = {.replies = r};
     askdb_answer *a = ask(&s, 2, 0, "q", ASKDB_OK);
 
     (void)state;
@@ -262,7 +213,7 @@ static void empty_result_stands_when_the_model_fails(void **state)
 {
     static const char *const r[] = {
         "SELECT id FROM customers WHERE country = 'Germany'", NULL};
-    struct script s = {r, 0, 0, "", 0};
+    struct script s = {.replies = r};
     askdb_answer *a = ask(&s, 3, 0, "q", ASKDB_OK);
 
     (void)state;
@@ -282,7 +233,7 @@ static void dry_run_validates_without_running(void **state)
         "SELECT nope FROM orders",
         "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
         "SELECT count(*) FROM c", NULL};
-    struct script s = {r, 0, 0, "", 0};
+    struct script s = {.replies = r};
     askdb_answer *a = ask(&s, 3, 1, "q", ASKDB_OK);
 
     (void)state;
@@ -296,7 +247,7 @@ static void dry_run_validates_without_running(void **state)
 static void model_failure_stops_at_once(void **state)
 {
     static const char *const r[] = {NULL};
-    struct script s = {r, 0, 0, "", 0};
+    struct script s = {.replies = r};
     askdb_answer *a = ask(&s, 3, 0, "q", ASKDB_ERR_LLM);
 
     (void)state;
@@ -310,8 +261,8 @@ static void model_failure_stops_at_once(void **state)
 static void trace_records_each_step(void **state)
 {
     static const char *const r[] = {"SELECT nope", "SELECT 1 AS one", NULL};
-    struct script s = {r, 0, 0, "", 0};
-    askdb_config cfg = askdb_config_default();
+    struct script s = {.replies = r};
+    askdb_config cfg = scripted_config(&s);
     askdb_agent *ag = NULL;
     askdb_answer *a = NULL;
     char path[] = "/tmp/askdb-trace-XXXXXX", line[65536];
@@ -324,9 +275,6 @@ static void trace_records_each_step(void **state)
     (void)state;
     fd = mkstemp(path);
     assert_true(fd >= 0);
-    plain(&cfg);
-    cfg.llm_fn = scripted;
-    cfg.llm_ud = &s;
     cfg.trace_path = path;
     assert_int_equal(askdb_agent_new(&cfg, shop(), &ag), ASKDB_OK);
     assert_int_equal(askdb_agent_ask(ag, "q", &a), ASKDB_OK);
@@ -354,7 +302,7 @@ static void timeout_hint_names_the_limit_in_force(void **state)
 {
     static const char *const none[] = {NULL};
     struct script s = {.replies = none};
-    askdb_config cfg = askdb_config_default();
+    askdb_config cfg = scripted_config(&s);
     askdb_agent *ag = NULL;
     struct agent_state st;
     askdb_answer a;
@@ -362,9 +310,6 @@ static void timeout_hint_names_the_limit_in_force(void **state)
     int i;
 
     (void)state;
-    plain(&cfg);
-    cfg.llm_fn = scripted;
-    cfg.llm_ud = &s;
     cfg.query_timeout_ms = 0;
     if (askdb_agent_new(&cfg, shop(), &ag) != ASKDB_OK)
         fail_msg("agent: %s", askdb_agent_errmsg(ag));
@@ -390,7 +335,7 @@ static void missing_database_fails_agent_creation(void **state)
 {
     askdb_config cfg = askdb_config_default();
     askdb_agent *ag = NULL;
-    struct script s = {NULL, 0, 0, "", 0};
+    struct script s = {.replies = NULL};
 
     (void)state;
     cfg.llm_fn = scripted;

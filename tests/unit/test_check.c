@@ -7,7 +7,6 @@
 #include <cmocka.h>
 
 #include <jansson.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include "agent/check.h"
 #include "core/buf.h"
 #include "db/db.h"
+#include "tmpfiles.h"
 
 static askdb_db *db;
 static const struct db_schema *shop;
@@ -207,13 +207,12 @@ static void text_value_not_in_the_column(void **state)
 ** lost (a hint over its cap used to drop every finding of the query). */
 static void long_stored_values_are_cut_not_the_findings(void **state)
 {
-    char path[] = "/tmp/askdb-check-XXXXXX", *err = NULL;
+    char path[] = "/tmp/askdb-check-XXXXXX";
     struct check_finding *f = NULL;
     const struct db_schema *s;
     const char *lit = NULL;
     struct buf sql;
     askdb_db *d = NULL;
-    sqlite3 *h = NULL;
     json_t *j;
     int fd, i, k, n = -1;
 
@@ -231,10 +230,7 @@ static void long_stored_values_are_cut_not_the_findings(void **state)
         buf_puts(&sql, "');");
     }
     assert_int_equal(buf_err(&sql), 0);
-    assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
-    if (sqlite3_exec(h, sql.data, NULL, NULL, &err) != SQLITE_OK)
-        fail_msg("%s", err);
-    sqlite3_close(h);
+    assert_int_equal(sqlfile_exec(path, sql.data), 0);
     buf_free(&sql);
     assert_int_equal(askdb_db_open(path, NULL, &d), ASKDB_OK);
     assert_int_equal(db_schema(d, &s), ASKDB_OK);

@@ -15,6 +15,7 @@
 #include "askdb.h"
 #include "core/json.h"
 #include "core/trace.h"
+#include "tmpfiles.h"
 
 /* The compact serialization of o, which must succeed; caller frees. */
 static char *dump_ok(const json_t *o)
@@ -199,17 +200,13 @@ static char tmpdir[256];
 static int setup(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/askdb-test-core-XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return tmpdir_make(tmpdir, sizeof tmpdir, "core");
 }
 
 static int teardown(void **state)
 {
-    char cmd[400];
-
     (void)state;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tmpdir_remove(tmpdir);
 }
 
 /* The whole file at path (malloc()ed, NUL-terminated); *len its size. */

@@ -5,7 +5,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 
 #include "core/buf.h"
 #include "db/db.h"
+#include "tmpfiles.h"
 
 static char tmpdir[256];
 static char dbpath[300];
@@ -54,31 +54,17 @@ static unsigned long long file_sum(const char *path)
 
 static int setup(void **state)
 {
-    sqlite3 *h;
-    char *err = NULL;
-
     (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/askdb-test-db-XXXXXX");
-    if (!mkdtemp(tmpdir))
+    if (tmpdir_make(tmpdir, sizeof tmpdir, "db"))
         return -1;
     snprintf(dbpath, sizeof dbpath, "%s/f.db", tmpdir);
-    if (sqlite3_open(dbpath, &h) != SQLITE_OK)
-        return -1;
-    if (sqlite3_exec(h, fixture_sql, NULL, NULL, &err) != SQLITE_OK) {
-        fprintf(stderr, "fixture: %s\n", err);
-        return -1;
-    }
-    sqlite3_close(h);
-    return 0;
+    return sqlfile_exec(dbpath, fixture_sql);
 }
 
 static int teardown(void **state)
 {
-    char cmd[400];
-
     (void)state;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tmpdir_remove(tmpdir);
 }
 
 static askdb_db *open_ok(void)
@@ -186,12 +172,10 @@ static void broken_views_and_unknown_modules_are_left_out(void **state)
     askdb_result *r = NULL;
     const struct db_schema *s;
     char p[400], *text = NULL;
-    sqlite3 *h;
 
     (void)state;
     snprintf(p, sizeof p, "%s/broken.db", tmpdir);
-    assert_int_equal(sqlite3_open(p, &h), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(h,
+    assert_int_equal(sqlfile_exec(p,
         "CREATE TABLE a (x INTEGER);"
         "INSERT INTO a VALUES (7);"
         "CREATE TABLE b (y);"
@@ -203,8 +187,7 @@ static void broken_views_and_unknown_modules_are_left_out(void **state)
         "INSERT INTO sqlite_schema (type, name, tbl_name, rootpage, sql) "
         "VALUES ('table', 'vt', 'vt', 0, "
         "'CREATE VIRTUAL TABLE vt USING nosuchmodule(c)');"
-        "PRAGMA writable_schema = OFF;", NULL, NULL, NULL), SQLITE_OK);
-    sqlite3_close(h);
+        "PRAGMA writable_schema = OFF;"), 0);
 
     assert_int_equal(askdb_db_open(p, NULL, &db), ASKDB_OK);
     assert_int_equal(db_schema(db, &s), ASKDB_OK);
@@ -419,21 +402,17 @@ static void count_over_a_big_table_stops_at_the_limit(void **state)
     askdb_result *r = NULL;
     struct db_err e;
     char p[400];
-    sqlite3 *h;
     double t0, full, ms;
 
     (void)state;
     snprintf(p, sizeof p, "%s/big.db", tmpdir);
-    assert_int_equal(sqlite3_open(p, &h), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(h, "PRAGMA page_size = 512;"
+    assert_int_equal(sqlfile_exec(p, "PRAGMA page_size = 512;"
                                      "PRAGMA journal_mode = OFF;"
                                      "CREATE TABLE t (x);"
                                      "WITH RECURSIVE c(i) AS (SELECT 1 UNION "
                                      "ALL SELECT i + 1 FROM c LIMIT 100000) "
                                      "INSERT INTO t SELECT zeroblob(400) "
-                                     "FROM c;", NULL, NULL, NULL),
-                     SQLITE_OK);
-    sqlite3_close(h);
+                                     "FROM c;"), 0);
 
     cfg.query_timeout_ms = 60000;
     assert_int_equal(askdb_db_open(p, &cfg, &db), ASKDB_OK);

@@ -5,7 +5,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 
 #include "eval/eval.h"
 #include "eval/record.h"
+#include "tmpfiles.h"
 
 static char tmpdir[256];
 static char dbpath[300];
@@ -31,29 +31,18 @@ static int no_model(void *ud, int n, const char *const *roles,
 
 static int setup(void **state)
 {
-    sqlite3 *h;
-
     (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/askdb-test-evalitem-XXXXXX");
-    if (!mkdtemp(tmpdir))
+    if (tmpdir_make(tmpdir, sizeof tmpdir, "evalitem"))
         return -1;
     snprintf(dbpath, sizeof dbpath, "%s/t.db", tmpdir);
-    if (sqlite3_open(dbpath, &h) != SQLITE_OK)
-        return -1;
-    if (sqlite3_exec(h, "CREATE TABLE t (x); INSERT INTO t VALUES (1);",
-                     NULL, NULL, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_close(h);
-    return 0;
+    return sqlfile_exec(dbpath,
+                        "CREATE TABLE t (x); INSERT INTO t VALUES (1);");
 }
 
 static int teardown(void **state)
 {
-    char cmd[400];
-
     (void)state;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tmpdir_remove(tmpdir);
 }
 
 /*

@@ -5,7 +5,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 
 #include "agent/link.h"
 #include "db/db.h"
+#include "tmpfiles.h"
 
 static char tmpdir[256];
 static char fixture[300];
@@ -29,31 +29,17 @@ static const char fixture_sql[] =
 
 static int setup(void **state)
 {
-    sqlite3 *h;
-    char *err = NULL;
-
     (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/askdb-test-link-XXXXXX");
-    if (!mkdtemp(tmpdir))
+    if (tmpdir_make(tmpdir, sizeof tmpdir, "link"))
         return -1;
     snprintf(fixture, sizeof fixture, "%s/f.db", tmpdir);
-    if (sqlite3_open(fixture, &h) != SQLITE_OK)
-        return -1;
-    if (sqlite3_exec(h, fixture_sql, NULL, NULL, &err) != SQLITE_OK) {
-        fprintf(stderr, "fixture: %s\n", err);
-        return -1;
-    }
-    sqlite3_close(h);
-    return 0;
+    return sqlfile_exec(fixture, fixture_sql);
 }
 
 static int teardown(void **state)
 {
-    char cmd[400];
-
     (void)state;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tmpdir_remove(tmpdir);
 }
 
 static askdb_db *open_db(const char *path, const struct db_schema **s)

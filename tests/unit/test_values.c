@@ -6,7 +6,6 @@
 #include <cmocka.h>
 
 #include <dirent.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 #include "core/buf.h"
 #include "core/cache.h"
 #include "db/db.h"
+#include "tmpfiles.h"
 
 static char tmpdir[256];
 
@@ -144,31 +144,16 @@ static int count_files(const char *dir, const char *suffix)
     return n;
 }
 
-static void exec_sql(const char *path, const char *sql)
-{
-    sqlite3 *h = NULL;
-    char *err = NULL;
-
-    assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
-    if (sqlite3_exec(h, sql, NULL, NULL, &err) != SQLITE_OK)
-        fail_msg("%s: %s", sql, err);
-    sqlite3_close(h);
-}
-
 static int setup(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/askdb-test-values-XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return tmpdir_make(tmpdir, sizeof tmpdir, "values");
 }
 
 static int teardown(void **state)
 {
-    char cmd[400];
-
     (void)state;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tmpdir_remove(tmpdir);
 }
 
 static void shop_city_found_despite_case_and_accents(void **state)
@@ -510,8 +495,9 @@ static void changed_database_is_reindexed(void **state)
     vindex_free(vi);
     askdb_db_close(db);
 
-    exec_sql(copy, "UPDATE customers SET city = 'Zürich' "
-                   "WHERE city = 'Stockholm'");
+    assert_int_equal(sqlfile_exec(copy, "UPDATE customers SET city = "
+                                        "'Zürich' WHERE city = 'Stockholm'"),
+                     0);
     db = open_db(copy);
     vi = open_index(db, NULL, note, sizeof note);
     assert_int_equal(vindex_stats(vi)->reused, 0);
@@ -727,7 +713,7 @@ static void free_text_and_numbers_are_not_indexed(void **state)
                            "well past eighty characters, as notes do, ",
                    i, i + 1);
     assert_int_equal(buf_err(&sql), 0);
-    exec_sql(path, sql.data);
+    assert_int_equal(sqlfile_exec(path, sql.data), 0);
     buf_free(&sql);
 
     db = open_db(path);
