@@ -800,7 +800,7 @@ static int kv_older(const void *a, const void *b)
 static void kv_prune(const char *dir, long long cap)
 {
     struct kv_file *f = NULL, *bigger;
-    size_t n = 0, room = 0, i, len;
+    size_t n = 0, room = 0, i, len, k;
     long long total = 0;
     time_t now = time(NULL);
     struct dirent *e;
@@ -816,10 +816,11 @@ static void kv_prune(const char *dir, long long cap)
         kv = len > 3 && strcmp(e->d_name + len - 3, ".kv") == 0;
         if (!kv && !(len > 4 && strcmp(e->d_name + len - 4, ".tmp") == 0))
             continue;
-        p = malloc(strlen(dir) + len + 2);
+        k = strlen(dir) + len + 2;
+        p = malloc(k);
         if (!p)
             break;
-        sprintf(p, "%s/%s", dir, e->d_name);
+        snprintf(p, k, "%s/%s", dir, e->d_name);
         if (stat(p, &sb) != 0 || !S_ISREG(sb.st_mode)) {
             free(p);
             continue;
