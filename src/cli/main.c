@@ -43,8 +43,10 @@ static const char help_output[] =
     "      --timeout MS      query time limit in ms (default 10000)\n"
     "      --max-rows N      stop after N rows (default 1000)\n"
     "      --max-bytes N     result size cap: the values' bytes plus a fixed\n"
-    "                        cost per cell; no single value may be larger\n"
-    "                        (default 4194304)\n";
+    "                        cost per cell (default 4194304); while a query\n"
+    "                        runs no value or table row may be larger than\n"
+    "                        N or 16 MiB, whichever is more (the query then\n"
+    "                        fails and says so)\n";
 
 static const char help_model[] =
     "Model (flags override the environment):\n"

@@ -65,6 +65,11 @@ int db_timeout_ms(const askdb_db *db)
     return db->query_timeout_ms;
 }
 
+size_t db_max_bytes(const askdb_db *db)
+{
+    return db->max_bytes;
+}
+
 const char *askdb_db_errmsg(const askdb_db *db)
 {
     return db ? db->errmsg : "out of memory";

@@ -852,13 +852,19 @@ static size_t cell_cost(sqlite3_stmt *st, int i)
     return n;
 }
 
-/* The largest string or blob SQLite may make while running a statement:
-** one value can never be more than the whole result. */
+/* SQLite's length limit while a statement runs: the largest string or
+** blob it may make (zeroblob(1e9), randomblob(), printf('%.*c', ...) are
+** refused instead of allocated) and the largest table row it may read.
+** That is why it is not the result's byte cap itself: a row bigger than
+** the result may hold can still be filtered and counted. */
+#define VALUE_CAP_MIN ((size_t)16 << 20)
+
 static int value_cap(const askdb_db *db)
 {
-    if (db->max_bytes == 0 || db->max_bytes >= INT_MAX)
-        return INT_MAX;
-    return (int)db->max_bytes;
+    size_t cap = db->max_bytes > VALUE_CAP_MIN ? db->max_bytes
+                                               : VALUE_CAP_MIN;
+
+    return cap >= INT_MAX ? INT_MAX : (int)cap;
 }
 
 static askdb_status sq_run(askdb_db *db, const char *sql, askdb_result **out,
@@ -966,14 +972,16 @@ static askdb_status sq_run(askdb_db *db, const char *sql, askdb_result **out,
             }
         }
     }
-    /* A value over the cap (see above) cannot be part of a result that
-    ** fits: the result stops there, like at a row over the cap. */
-    if ((rc & 0xff) == SQLITE_TOOBIG && db->max_bytes) {
-        r->truncated = 2;
-        rc = SQLITE_DONE;
-    }
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        if (s->timed_out || (rc & 0xff) == SQLITE_INTERRUPT) {
+        if ((rc & 0xff) == SQLITE_TOOBIG) {
+            e->ec = ASKDB_EC_RUNTIME;
+            snprintf(e->msg, sizeof e->msg,
+                     "the query makes or reads a value or row larger than "
+                     "%d bytes, the most askdb lets SQLite hold; select "
+                     "fewer or shorter values (length() or substr() of "
+                     "long text)", value_cap(db));
+            ret = ASKDB_ERR_DB;
+        } else if (s->timed_out || (rc & 0xff) == SQLITE_INTERRUPT) {
             e->ec = ASKDB_EC_TIMEOUT;
             snprintf(e->msg, sizeof e->msg,
                      "query interrupted after the %d ms time limit "

@@ -298,6 +298,28 @@ static void failing_candidates_do_not_vote(void **state)
     assert_true(a->confidence > 0.33 && a->confidence < 0.34);
 }
 
+/* A result whose first row alone is over the byte cap has no rows, but is
+** not empty: it is repaired with a hint to select less, never taken for
+** "no rows matched". */
+static void first_row_over_the_cap_is_not_an_empty_result(void **state)
+{
+    static const char *const r[] = {
+        "SELECT group_concat(email) FROM customers",
+        "SELECT count(*) FROM customers", NULL};
+    struct steps *t = steps(state, r);
+    askdb_answer *a;
+
+    t->cfg.max_bytes = 200;
+    a = ask(t, "List every customer email", ASKDB_OK);
+    assert_int_equal(a->nattempts, 2);
+    assert_int_equal(a->attempts[0].error, ASKDB_EC_RUNTIME);
+    assert_non_null(strstr(a->attempts[0].message,
+                           "first row alone is larger than the 200-byte "
+                           "result cap"));
+    assert_non_null(strstr(t->s.last_user, "first row alone is larger"));
+    assert_int_equal(askdb_result_cell(a->result, 0, 0)->i, 60);
+}
+
 /* A result that comes from a repair is one candidate's: its confidence is
 ** 1 of the N the question asked for, not 1 of 1. */
 static void repaired_result_has_the_confidence_of_one_candidate(void **state)
@@ -955,6 +977,7 @@ int main(void)
         T(candidates_are_voted_on_by_results),
         T(failing_candidates_do_not_vote),
         T(attempt_pairs_each_error_with_its_sql),
+        T(first_row_over_the_cap_is_not_an_empty_result),
         T(repaired_result_has_the_confidence_of_one_candidate),
         T(shape_check_repairs_once),
         T(doubted_result_stands_when_the_repair_fails),

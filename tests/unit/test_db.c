@@ -494,17 +494,20 @@ static void huge_values_stop_at_the_byte_cap(void **state)
 {
     static const struct {
         const char *sql;
+        int error;   /* refused: a value over SQLite's length limit */
         long nrows;
         int truncated;
     } huge[] = {
-        {"SELECT zeroblob(200000000) AS z", 0, 2},
-        {"SELECT length(randomblob(200000000)) AS n", 0, 2},
+        {"SELECT zeroblob(200000000) AS z", 1, 0, 0},
+        {"SELECT length(randomblob(200000000)) AS n", 1, 0, 0},
         {"SELECT replace(printf('%.*c', 1000, 'x'), 'x', 'padding!') AS r",
-         0, 2},
-        {"SELECT 1 AS a UNION ALL SELECT zeroblob(200000000)", 1, 2},
+         0, 0, 2},
+        {"SELECT 1 AS a UNION ALL SELECT zeroblob(200000000)", 1, 0, 0},
+        /* Under the length limit: made, but over the result's cap. */
+        {"SELECT printf('%.*c', 1000000, 'x') AS p", 0, 0, 2},
         /* SQLite's printf() gives NULL for a string over the limit. */
-        {"SELECT printf('%.*c', 10000000, 'x') AS p", 1, 0},
-        {NULL, 0, 0}
+        {"SELECT printf('%.*c', 100000000, 'x') AS p", 0, 1, 0},
+        {NULL, 0, 0, 0}
     };
     askdb_config cfg = askdb_config_default();
     askdb_db *db = NULL;
@@ -518,6 +521,15 @@ static void huge_values_stop_at_the_byte_cap(void **state)
     assert_int_equal(askdb_db_open(dbpath, &cfg, &db), ASKDB_OK);
     for (i = 0; huge[i].sql; i++) {
         r = NULL;
+        if (huge[i].error) {
+            assert_int_equal(askdb_db_query(db, huge[i].sql, &r),
+                             ASKDB_ERR_DB);
+            assert_null(r);
+            assert_non_null(strstr(askdb_db_errmsg(db),
+                                   "value or row larger than 16777216 "
+                                   "bytes"));
+            continue;
+        }
         if (askdb_db_query(db, huge[i].sql, &r) != ASKDB_OK)
             fail_msg("%s: %s", huge[i].sql, askdb_db_errmsg(db));
         if (r->nrows != huge[i].nrows || r->truncated != huge[i].truncated)
@@ -526,7 +538,7 @@ static void huge_values_stop_at_the_byte_cap(void **state)
         askdb_result_free(r);
     }
     r = NULL;
-    assert_int_equal(askdb_db_query(db, huge[4].sql, &r), ASKDB_OK);
+    assert_int_equal(askdb_db_query(db, huge[5].sql, &r), ASKDB_OK);
     assert_int_equal(askdb_result_cell(r, 0, 0)->type, ASKDB_NULL);
     askdb_result_free(r);
     /* Each value fits, the row does not: nothing of it is copied. */
@@ -564,6 +576,48 @@ static void huge_values_stop_at_the_byte_cap(void **state)
     askdb_result_free(r);
     askdb_db_close(db);
     buf_free(&nulls);
+}
+
+/* A table row larger than the result's byte cap can still be filtered
+** and counted (SQLite's length limit is not the result cap); only a
+** result row over the cap is cut. */
+static void rows_bigger_than_the_cap_stay_readable(void **state)
+{
+    askdb_config cfg = askdb_config_default();
+    askdb_db *db = NULL;
+    askdb_result *r = NULL;
+    char path[400];
+
+    (void)state;
+    snprintf(path, sizeof path, "%s/big.db", tmpdir);
+    assert_int_equal(sqlfile_exec(path,
+                         "CREATE TABLE docs (id INTEGER PRIMARY KEY, "
+                         "title TEXT, body TEXT);"
+                         "INSERT INTO docs VALUES (1, 'X', "
+                         "printf('%.*c', 100000, 'y')), (2, 'Y', 'short');"),
+                     0);
+    cfg.max_bytes = 4000;
+    assert_int_equal(askdb_db_open(path, &cfg, &db), ASKDB_OK);
+    assert_int_equal(askdb_db_query(db, "SELECT count(*) FROM docs WHERE "
+                                        "title = 'X'", &r), ASKDB_OK);
+    assert_int_equal(r->nrows, 1);
+    assert_int_equal(r->truncated, 0);
+    assert_int_equal(askdb_result_cell(r, 0, 0)->i, 1);
+    askdb_result_free(r);
+    r = NULL;
+    assert_int_equal(askdb_db_query(db, "SELECT length(body) FROM docs "
+                                        "ORDER BY id", &r), ASKDB_OK);
+    assert_int_equal(r->nrows, 2);
+    assert_int_equal(askdb_result_cell(r, 0, 0)->i, 100000);
+    askdb_result_free(r);
+    r = NULL;
+    assert_int_equal(askdb_db_query(db, "SELECT body FROM docs WHERE "
+                                        "id = 1", &r), ASKDB_OK);
+    assert_int_equal(r->nrows, 0);
+    assert_int_equal(r->truncated, 2);
+    askdb_result_free(r);
+    askdb_db_close(db);
+    assert_int_equal(unlink(path), 0);
 }
 
 /* A zeroed or negative config (not from askdb_config_default()) keeps
@@ -620,6 +674,7 @@ int main(void)
         cmocka_unit_test(count_over_a_big_table_stops_at_the_limit),
         cmocka_unit_test(rows_and_bytes_are_capped),
         cmocka_unit_test(huge_values_stop_at_the_byte_cap),
+        cmocka_unit_test(rows_bigger_than_the_cap_stay_readable),
         cmocka_unit_test(zero_or_negative_limits_mean_the_defaults),
     };
     return cmocka_run_group_tests_name("db", tests, setup, teardown);
