@@ -31,7 +31,8 @@ ifneq ($(LLAMA),0)
 LLAMA_PREFIX := $(shell scripts/llama.sh --print-prefix 2>/dev/null)
 endif
 ifneq ($(LLAMA_PREFIX),)
-CPPFLAGS += -DASKDB_HAVE_LLAMA=1 -isystem $(LLAMA_PREFIX)/include
+CPPFLAGS += -DASKDB_HAVE_LLAMA=1 -isystem $(LLAMA_PREFIX)/include \
+            -DASKDB_LLAMA_ID=\"$(notdir $(patsubst %/install,%,$(LLAMA_PREFIX)))\"
 LDLIBS  += $(shell scripts/llama.sh --print-libs)
 endif
 

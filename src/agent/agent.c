@@ -112,6 +112,26 @@ static json_t *msgs_json(const struct llm_msg *msgs, int n)
     return arr;
 }
 
+/*
+** Mark the request's stable prefix (llm.h) when its first two messages
+** start as the question's do - system prompt, then the whole schema - so
+** that the local model keeps or finds it in a prompt-cache file, whichever
+** call of the question comes first (question check, plan, generate).
+*/
+static void mark_stable(const struct agent_state *st, struct llm_request *req)
+{
+    size_t n;
+
+    if (st->part_schema || st->nmsgs < 2 || req->nmsgs < 2 ||
+        strcmp(req->msgs[0].content, st->msgs[0].content) != 0)
+        return;
+    n = prompt_question_stable(&st->parts);
+    if (strncmp(req->msgs[1].content, st->msgs[1].content, n) != 0)
+        return;
+    req->stable_msgs = 1;
+    req->stable_bytes = n;
+}
+
 char *agent_call(struct agent_state *st, const char *what,
                  const struct llm_msg *msgs, int nmsgs, const char *grammar,
                  int max_tokens, askdb_status *rc)
@@ -129,6 +149,7 @@ char *agent_call(struct agent_state *st, const char *what,
     req.max_tokens = max_tokens;
     req.seed = ag->cfg.seed;
     req.grammar = grammar;
+    mark_stable(st, &req);
     ev = json_object();
     json_object_set_new(ev, "for", json_string(what));
     json_object_set_new(ev, "provider", json_string(llm_name(ag->model)));
@@ -376,10 +397,7 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
     req.grammar = ag->grammar;
     req.on_token = ag->cfg.token_fn;
     req.token_ud = ag->cfg.token_ud;
-    if (!st->part_schema) {   /* the whole schema: the same every question */
-        req.stable_msgs = 1;
-        req.stable_bytes = prompt_question_stable(&st->parts);
-    }
+    mark_stable(st, &req);
 
     ev = json_object();
     json_object_set_new(ev, "attempt", json_integer(a->nattempts));

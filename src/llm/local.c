@@ -443,8 +443,20 @@ static askdb_status eval_tokens(struct local *l, const llama_token *toks,
 /* Prompt                                                              */
 /* ------------------------------------------------------------------ */
 
-/* The texts of the model's control tokens (at least 2 bytes, each once)
-** into l->special; -1 when out of memory. */
+/* Whether a user-defined token's text looks like a marker ("<|start|>",
+** "<tool_call>", "[INST]"): llama.cpp always parses those as one token,
+** and some chat templates use them as role markers. */
+static int markup(const char *t)
+{
+    size_t n = strlen(t);
+
+    return n >= 3 && ((t[0] == '<' && t[n - 1] == '>') ||
+                      (t[0] == '[' && t[n - 1] == ']'));
+}
+
+/* The texts of the model's control tokens and marker-like user-defined
+** tokens (at least 2 bytes, each once) into l->special; -1 when out of
+** memory. */
 static int collect_special(struct local *l)
 {
     int n = llama_vocab_n_tokens(l->vocab), id, i;
@@ -452,11 +464,15 @@ static int collect_special(struct local *l)
     char **bigger;
 
     for (id = 0; id < n; id++) {
-        if (!(llama_vocab_get_attr(l->vocab, id) &
-              (LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_UNKNOWN)))
+        enum llama_token_attr a = llama_vocab_get_attr(l->vocab, id);
+
+        if (!(a & (LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_UNKNOWN |
+                   LLAMA_TOKEN_ATTR_USER_DEFINED)))
             continue;
         t = llama_vocab_get_text(l->vocab, id);
-        if (!t || strlen(t) < 2)
+        if (!t || strlen(t) < 2 ||
+            (!(a & (LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_UNKNOWN)) &&
+             !markup(t)))
             continue;
         for (i = 0; i < l->nspecial && strcmp(l->special[i], t) != 0; i++)
             ;
@@ -658,7 +674,12 @@ static long long kv_cap(void)
     return mb << 20;
 }
 
-/* What a prompt-cache file depends on besides its tokens: the format and
+#ifndef ASKDB_LLAMA_ID   /* the llama.cpp build (the Makefile sets it) */
+#define ASKDB_LLAMA_ID "llama.cpp"
+#endif
+
+/* What a prompt-cache file depends on besides its tokens: the format, the
+** llama.cpp build and the context's layout (which write the state) and
 ** the model file (path, size, modification time). */
 static XXH128_hash_t model_identity(const char *path)
 {
@@ -668,7 +689,8 @@ static XXH128_hash_t model_identity(const char *path)
 
     memset(&sb, 0, sizeof sb);
     (void)stat(path, &sb);
-    n = snprintf(buf, sizeof buf, "askdb-kv-1\n%s\n%lld\n%lld.%09ld", path,
+    n = snprintf(buf, sizeof buf, "askdb-kv-1 %s seq%d unified f16\n%s\n"
+                 "%lld\n%lld.%09ld", ASKDB_LLAMA_ID, LOCAL_SEQ_MAX, path,
                  (long long)sb.st_size, (long long)sb.st_mtim.tv_sec,
                  (long)sb.st_mtim.tv_nsec);
     if (n < 0)
@@ -863,13 +885,21 @@ static void kv_prune(const char *dir, long long cap)
 static int kv_save(struct local *l, const char *dir, const char *path,
                    const llama_token *toks, int n)
 {
-    size_t len = strlen(path) + 32;
+    size_t len = strlen(path) + 16;
     char *tmp = malloc(len);
-    int ok;
+    int ok, fd;
 
     if (!tmp)
         return 0;
-    snprintf(tmp, len, "%s.%ld.tmp", path, (long)getpid());
+    /* A name of its own (two agents of one process may save the same
+    ** prefix at once); llama.cpp then writes it afresh. */
+    snprintf(tmp, len, "%s.XXXXXX.tmp", path);
+    fd = mkstemps(tmp, 4);
+    if (fd < 0) {
+        free(tmp);
+        return 0;
+    }
+    close(fd);
     ok = llama_state_seq_save_file(l->ctx, tmp, 0, toks, (size_t)n) > 0 &&
          rename(tmp, path) == 0;
     if (!ok)
