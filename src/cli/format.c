@@ -296,24 +296,40 @@ static void print_table(FILE *out, const askdb_result *r, int md)
     free(w);
 }
 
-/* RFC 4180: quote fields with separators, quotes or line breaks. */
-static void csv_field(FILE *out, const char *s)
+/* RFC 4180: quote fields with separators, quotes or line breaks. On a
+** terminal (tty), control characters but line breaks and tabs are shown
+** as spaces, as everywhere else; in a file or pipe every byte stays. */
+static void csv_field(FILE *out, const char *s, int tty)
 {
+    struct buf b;
+
     if (!strpbrk(s, ",\"\r\n")) {
-        fputs(s, out);
+        if (tty)
+            put_safe(out, s, "\t");
+        else
+            fputs(s, out);
         return;
     }
-    fputc('"', out);
+    buf_init(&b, 0);
+    buf_putc(&b, '"');
     for (; *s; s++) {
         if (*s == '"')
-            fputc('"', out);
-        fputc(*s, out);
+            buf_putc(&b, '"');
+        buf_putc(&b, *s);
     }
-    fputc('"', out);
+    buf_putc(&b, '"');
+    if (buf_err(&b) || !b.data)
+        fputs("(out of memory)", out);
+    else if (tty)
+        put_safe(out, b.data, "\r\n\t");
+    else
+        fputs(b.data, out);
+    buf_free(&b);
 }
 
 static void print_csv(FILE *out, const askdb_result *r)
 {
+    int tty = format_is_tty(out);
     char tmp[256];
     long i;
     int c;
@@ -321,7 +337,7 @@ static void print_csv(FILE *out, const askdb_result *r)
     for (c = 0; c < r->ncols; c++) {
         if (c)
             fputc(',', out);
-        csv_field(out, r->cols[c]);
+        csv_field(out, r->cols[c], tty);
     }
     fputs("\r\n", out);
     for (i = 0; i < r->nrows; i++) {
@@ -329,7 +345,7 @@ static void print_csv(FILE *out, const askdb_result *r)
             if (c)
                 fputc(',', out);
             csv_field(out, cell_text(askdb_result_cell(r, i, c), tmp,
-                                     sizeof tmp, FMT_CSV));
+                                     sizeof tmp, FMT_CSV), tty);
         }
         fputs("\r\n", out);
     }

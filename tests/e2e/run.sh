@@ -1372,9 +1372,9 @@ assert prompts and "M\ufffdller" in json.dumps(prompts[0], ensure_ascii=False), 
 terminal_never_gets_control_characters() {
     # Text from the model or the database can hold ESC, BEL and C1
     # controls (OSC 52 sets the clipboard, OSC 0 retitles the window).
-    # On a terminal every one becomes a space: cells, SQL, the answer,
-    # errors, streamed tokens. CSV and JSON stay exact; table and Markdown
-    # cells are cleaned even in a file.
+    # On a terminal every one becomes a space: cells (CSV too), SQL, the
+    # answer, errors, streamed tokens. CSV and JSON to a file stay exact;
+    # table and Markdown cells are cleaned even in a file.
     copy_db
     local sql answer script
     sql=$(printf "SELECT '\033]52;c;ZWNobyBoaQ==\007' AS x, 'a\302\233""31mb' AS y")
@@ -1400,6 +1400,15 @@ terminal_never_gets_control_characters() {
     expect_rc 1
     expect_no_controls "$T/err"
     expect_err_has "no such table:  ]0;x "
+
+    # CSV on a terminal is cleaned too (its line breaks stay).
+    run_tty sql -f csv shop.db "$sql"
+    expect_rc 0
+    "$PY" - "$T/out" <<'PY' || fail "control characters in CSV on a terminal: $(show_bytes "$T/out")"
+import re, sys
+b = open(sys.argv[1], "rb").read()
+sys.exit(1 if re.search(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\xc2[\x80-\x9f]", b) or b"]52;c;ZWNobyBoaQ==" not in b else 0)
+PY
 
     # Not a terminal: CSV and JSON keep every byte, a table is cleaned.
     run sql -f csv shop.db "$sql"
