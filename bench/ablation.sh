@@ -3,6 +3,7 @@
 #
 #   bash bench/ablation.sh [CONFIG ...]        (default: every config)
 #   bash bench/ablation.sh --table             the table of the runs so far
+#   bash bench/ablation.sh --prewarm           fill the prompt-cache files
 #
 # Runs `askdb eval` with the default local model over one fixed, grouped
 # sample of Spider's training split - ABL_DBS databases drawn with seed
@@ -28,6 +29,13 @@
 #   full        every technique on at once (values, linking, checks,
 #               question check, 3 candidates, planning, 3 examples)
 #   default     askdb's defaults (what `askdb ask` does)
+#
+# --prewarm asks one question of each sampled database (the sample read
+# from a finished run) with linking off, so that the prompt-cache file of
+# its whole schema exists before the configurations are timed: then the
+# first question of each database costs the same in every configuration.
+# Each run appends the askdb binary it used (sha256, version) to
+# <config>.binary, so a run resumed with another binary says so.
 #
 # Environment: ASKDB, SPIDER, MODEL (as bench/eval_baseline.sh), ABL_DBS,
 # ABL_PER_DB, ABL_SEED (default 7), ABL_OUT (default build/bench/ablation),
@@ -96,11 +104,35 @@ if [ -z "${MODEL:-}" ]; then
     }
 fi
 mkdir -p "$OUT"
+# 50 schemas' prompt-cache files (~20 MB each) must all stay.
+export ASKDB_PROMPT_CACHE_MB=${ASKDB_PROMPT_CACHE_MB:-4096}
 configs=("$@")
 TABLE_ONLY=0
 if [ "${1:-}" = --table ]; then   # the table of the runs so far, nothing run
     TABLE_ONLY=1
     configs=()
+fi
+if [ "${1:-}" = --prewarm ]; then
+    done_run=""
+    for f in "$OUT"/*.jsonl; do
+        [ -f "$f" ] && [ "$(wc -l < "$f")" -ge $((DBS * PER_DB)) ] && { done_run=$f; break; }
+    done
+    [ -n "$done_run" ] || { echo "ablation.sh: --prewarm needs a finished run (the sample)" >&2; exit 2; }
+    python3 -c 'import json, sys
+seen = []
+for l in open(sys.argv[1]):
+    d = json.loads(l)["db"]
+    if d not in seen:
+        seen.append(d)
+print("\n".join(seen))' "$done_run" | while read -r db; do
+        # shellcheck disable=SC2086
+        "$ASKDB" ask --no-linking --no-values --no-question-check --examples 0 \
+            --max-attempts 1 --max-tokens 1 --model "$MODEL" ${ABL_FLAGS:-} \
+            -f csv "$SPIDER/database/$db/$db.sqlite" "How many rows are there?" \
+            </dev/null >/dev/null 2>&1 || true
+        echo "prewarmed $db" >&2
+    done
+    exit 0
 fi
 [ ${#configs[@]} -gt 0 ] || [ "$TABLE_ONLY" = 1 ] || configs=("${ORDER[@]}")
 
@@ -108,6 +140,8 @@ for c in "${configs[@]}"; do
     [ -n "${CONF[$c]+x}" ] || { echo "ablation.sh: no config '$c' (${ORDER[*]})" >&2; exit 2; }
     case $c in examples|full) build_memory ;; esac
     echo "== $c: ${CONF[$c]:-(defaults)}" >&2
+    echo "$(date -u +%FT%TZ) $(sha256sum "$ASKDB" | cut -c1-16) $("$ASKDB" --version)" \
+        >> "$OUT/$c.binary"
     # shellcheck disable=SC2086
     "$ASKDB" eval --suite "$SPIDER/train.json" --db-root "$SPIDER/database" \
         --tables "$SPIDER/tables.json" \
