@@ -69,13 +69,21 @@ ORDER=(plain values linking checks qcheck cand3 plan examples full default)
 # except the sampled questions themselves (their indexes are read from a
 # finished run of another configuration: one with all DBS x PER_DB items,
 # so that a run still going cannot leak evaluated questions into the store).
-build_memory() {
-    local done_run="" db f
-    [ -s "$OUT/memory.sqlite" ] && return 0
+# finished_run WHY: the records of a run with all DBS x PER_DB items (the
+# whole sample) on stdout; exits saying WHY when there is none.
+finished_run() {
+    local f
     for f in "$OUT"/*.jsonl; do
-        [ -f "$f" ] && [ "$(wc -l < "$f")" -ge $((DBS * PER_DB)) ] && { done_run=$f; break; }
+        [ -f "$f" ] && [ "$(wc -l < "$f")" -ge $((DBS * PER_DB)) ] && { echo "$f"; return 0; }
     done
-    [ -n "$done_run" ] || { echo "ablation.sh: finish another config first (examples needs the whole selection)" >&2; exit 2; }
+    echo "ablation.sh: $1" >&2
+    exit 2
+}
+
+build_memory() {
+    local done_run db
+    [ -s "$OUT/memory.sqlite" ] && return 0
+    done_run=$(finished_run "finish another config first (examples needs the whole selection)") || exit 2
     python3 - "$SPIDER/train.json" "$done_run" "$OUT/pairs" <<'PY'
 import json, os, sys
 train = json.load(open(sys.argv[1]))
@@ -113,11 +121,7 @@ if [ "${1:-}" = --table ]; then   # the table of the runs so far, nothing run
     configs=()
 fi
 if [ "${1:-}" = --prewarm ]; then
-    done_run=""
-    for f in "$OUT"/*.jsonl; do
-        [ -f "$f" ] && [ "$(wc -l < "$f")" -ge $((DBS * PER_DB)) ] && { done_run=$f; break; }
-    done
-    [ -n "$done_run" ] || { echo "ablation.sh: --prewarm needs a finished run (the sample)" >&2; exit 2; }
+    done_run=$(finished_run "--prewarm needs a finished run (the sample)") || exit 2
     python3 -c 'import json, sys
 seen = []
 for l in open(sys.argv[1]):

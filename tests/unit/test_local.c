@@ -18,6 +18,7 @@
 #include <sqlite3.h>
 
 #include "llm/llm.h"
+#include "tmpfiles.h"
 
 #ifdef ASKDB_HAVE_LLAMA
 #include <llama.h>
@@ -306,18 +307,6 @@ static int kv_files(const char *dir, char *path, size_t len)
     return n;
 }
 
-/* Empty dir/prompts and remove both. */
-static void kv_cleanup(const char *dir)
-{
-    char path[600], sub[512];
-
-    while (kv_files(dir, path, sizeof path) > 0)
-        assert_int_equal(unlink(path), 0);
-    snprintf(sub, sizeof sub, "%s/prompts", dir);
-    rmdir(sub);
-    rmdir(dir);
-}
-
 static void local_keeps_the_stable_prefix_in_a_file(void **ts)
 {
     struct state *s = *ts;
@@ -422,7 +411,7 @@ static void local_keeps_the_stable_prefix_in_a_file(void **ts)
     assert_int_equal(s->r.file_saved, 0);
     assert_int_equal(kv_files(dir, NULL, 0), 1);
 
-    kv_cleanup(dir);
+    assert_int_equal(tmpdir_remove(dir), 0);
     unsetenv("ASKDB_CACHE_DIR");
 }
 
