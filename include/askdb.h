@@ -122,8 +122,9 @@ typedef struct askdb_config {
 
     /* Agent techniques (docs/agent.md has what each does and measured
     ** gains; the defaults follow those measurements). */
-    int linking;             /* schema linking: large schemas are cut down
-                                to what the question needs (default 1) */
+    int linking;             /* schema linking: schemas over 6 tables and
+                                8 KiB are cut down to what the question
+                                needs (default 1) */
     int values;              /* value retrieval: the question's words are
                                 matched against the data (default 0: the
                                 pilot ablation found it misleads the

@@ -34,8 +34,8 @@ const struct option cli_agent_opts[] = {
 const char cli_agent_help[] =
     "Agent techniques (docs/agent.md; defaults follow the measurements):\n"
     "      --no-linking      keep the whole schema in the prompt (linking\n"
-    "                        cuts large schemas down to what the question\n"
-    "                        needs)\n"
+    "                        cuts schemas over 6 tables and 8 KiB down to\n"
+    "                        what the question needs)\n"
     "      --values          value retrieval: the question's words matched\n"
     "                        against the data, the stored spellings told\n"
     "                        to the model (off by default; --no-values)\n"
