@@ -159,8 +159,28 @@ python3 - "$OUT" "${ORDER[@]}" <<'PY'
 # EX, latency, tokens and calls per config; against plain on the same
 # questions: questions gained (+) and lost (-), and the exact two-sided
 # McNemar p-value of that difference (small p: unlikely to be chance).
-import json, math, os, statistics, sys
+# "plain" is the plain run made with the same askdb build as the config
+# (<config>.binary): plain.jsonl, or a kept older one, plain-<commit>.jsonl.
+# Two builds differ by a few questions even where nothing asked differs
+# (floating-point order), so a config is only compared within its build.
+import glob, json, math, os, statistics, sys
 out, order = sys.argv[1], sys.argv[2:]
+plains = sorted(os.path.basename(p)[:-6]
+                for p in glob.glob(os.path.join(out, "plain*.jsonl")))
+order = [c for c in order if c != "plain"]
+order[0:0] = plains
+
+def builds(c):
+    p = os.path.join(out, c + ".binary")
+    if not os.path.exists(p):
+        return set()
+    return {l.split()[1] for l in open(p) if len(l.split()) > 1}
+
+def base_of(c):
+    for p in plains:
+        if builds(c) and builds(p) == builds(c):
+            return p
+    return "plain"
 
 def load(c):
     p = os.path.join(out, c + ".jsonl")
@@ -176,7 +196,6 @@ def mcnemar(b, c):
     tail = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2 ** n
     return min(1.0, 2 * tail)
 
-base = load("plain")
 print("| config | EX | vs plain | McNemar p | p50 latency | p50 first q/db |"
       " p50 later q | prompt tokens/q | model calls/q |")
 print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -184,6 +203,8 @@ for c in order:
     ev = load(c)
     if ev is None:
         continue
+    bname = base_of(c)
+    base = load(bname)
     rs = list(ev.values())
     ok = sum(1 for r in rs if r.get("correct"))
     lat = [r["ms"]["total"] / 1000 for r in rs]
@@ -194,13 +215,15 @@ for c in order:
     pt = sum(r.get("prompt_tokens", 0) for r in rs) / len(rs)
     calls = sum(r.get("llm_calls", 0) for r in rs) / len(rs)
     vs, p = "", ""
-    if base is not None and c != "plain":
+    if base is not None and not c.startswith("plain"):
         common = [i for i in ev if i in base]
         gain = sum(1 for i in common
                    if ev[i].get("correct") and not base[i].get("correct"))
         lost = sum(1 for i in common
                    if base[i].get("correct") and not ev[i].get("correct"))
         vs = "+%d/-%d" % (gain, lost)
+        if bname != "plain":
+            vs += " (vs %s)" % bname
         p = "%.2f" % mcnemar(gain, lost)
     print("| %s | %.1f%% (%d/%d) | %s | %s | %.1f s | %.1f s | %s | %.0f | %.2f |" %
           (c, 100 * ok / len(rs), ok, len(rs), vs, p, statistics.median(lat),
