@@ -132,8 +132,10 @@ typedef struct askdb_config {
     int question_check;      /* answer greetings and questions no table
                                 holds without SQL (default 1) */
     int plan;                /* plan multi-step questions (default 0) */
-    int candidates;          /* SQL candidates voted on by their results
-                                (default 1 = one greedy candidate) */
+    int candidates;          /* SQL candidates voted on by their results;
+                                1 = one greedy candidate; default 0 =
+                                auto: 3 with the local model (it decodes
+                                them in one batch), 1 with the others */
     double candidate_temperature; /* sampling of candidates 2..N (0.7) */
     int checks;              /* checks before/after execution (default 1) */
     int answer;              /* write a plain-English answer (default 0) */

@@ -37,7 +37,7 @@ askdb_config askdb_config_default(void)
     c.values = 0;            /* off after the pilot ablation (docs/agent.md) */
     c.question_check = 1;
     c.plan = 0;
-    c.candidates = 1;
+    c.candidates = 0;        /* auto: 3 with the local model (ablation) */
     c.candidate_temperature = 0.7;
     c.checks = 1;
     c.answer = 0;

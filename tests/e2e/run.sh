@@ -686,6 +686,8 @@ assert a[0]["error"] == "unknown_column" and "no such column: statuz" in a[0]["m
 assert a[0]["sql"] == "SELECT statuz FROM orders", a[0]
 assert a[1]["error"] == "none" and a[1]["message"] is None and a[1]["sql"] == args[0], a[1]
 assert j["llm_calls"] == 2, j["llm_calls"]
+# one candidate by default with an HTTP model (3 only with the local one)
+assert j["candidates"] == 1, j["candidates"]
 assert j["tokens"] == {"prompt": 2200, "completion": 45}, j["tokens"]
 for k in ("schema_ms", "prompt_ms", "llm_ms", "validate_ms", "exec_ms", "total_ms"):
     assert isinstance(j["timings"][k], (int, float)) and j["timings"][k] >= 0, (k, j["timings"])
