@@ -416,7 +416,7 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
         rc = llm_complete_n(ag->model, &req, n, reps);
     /* Its time once, its tokens summed over the candidates; the calls as
     ** the provider made them (one batch, or one call a reply). */
-    a->llm_calls += n > 1 && !ag->model->vt->complete_n ? n : 1;
+    a->llm_calls += n > 1 && !llm_batches_replies(ag->model) ? n : 1;
     a->t.llm_ms += reps[0].ms;
     at->llm_ms = reps[0].ms;
     for (i = 0; i < n; i++) {
@@ -957,7 +957,8 @@ askdb_status askdb_agent_new(const askdb_config *cfg, const char *db_path,
     ** 300 with the local model, which decodes them in one batch over one
     ** prompt; a provider without a batch pays a whole request for each. */
     if (ag->cfg.candidates < 1)
-        ag->cfg.candidates = ag->model->vt->complete_n ? AGENT_AUTO_CANDS : 1;
+        ag->cfg.candidates = llm_batches_replies(ag->model) ? AGENT_AUTO_CANDS
+                                                            : 1;
     if (ag->cfg.trace_path) {
         ag->trace = trace_open(ag->cfg.trace_path, &err);
         if (!ag->trace) {

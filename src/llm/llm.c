@@ -257,6 +257,11 @@ int llm_supports_grammar(const llm *m)
     return m ? m->vt->grammar : 0;
 }
 
+int llm_batches_replies(const llm *m)
+{
+    return m && m->vt->complete_n;
+}
+
 const char *llm_name(const llm *m)
 {
     return m ? m->vt->name : "none";

@@ -149,6 +149,9 @@ int llm_candidate_seed(const struct llm_request *req, int i);
 
 /* Whether the provider applies llm_request.grammar (the local model). */
 int llm_supports_grammar(const llm *m);
+/* Whether llm_complete_n decodes its replies in one batch (the local
+** model) rather than making one call a reply. */
+int llm_batches_replies(const llm *m);
 const char *llm_name(const llm *m);
 void llm_free(llm *m);
 void llm_reply_free(struct llm_reply *r);
