@@ -10,10 +10,10 @@
 # ABL_SEED, ABL_PER_DB questions of each (default 50 x 6 = 300) - once per
 # configuration, then prints the ablation table: EX, the questions gained
 # and lost against plain with the exact McNemar p-value of that difference,
-# latency p50 (all questions, the first of each database - which pays for
-# the schema prompt unless a prompt-cache file holds it - and the later
-# ones), prompt tokens and model calls per question. Each
-# run is resumable (delete build/bench/ablation/<config>.jsonl to redo one).
+# EX by Spider difficulty, latency p50 (all questions, the first of each
+# database - which pays for the schema prompt unless a prompt-cache file
+# holds it - and the later ones) and p90, prompt tokens and model calls
+# per question. Each run is resumable (delete build/bench/ablation/<config>.jsonl to redo one).
 #
 # Configurations (flags added to `askdb eval`):
 #   plain       the bare generate-validate-execute-repair loop
@@ -177,8 +177,9 @@ def builds(c):
     return {l.split()[1] for l in open(p) if len(l.split()) > 1}
 
 def base_of(c):
+    b = builds(c)
     for p in plains:
-        if builds(c) and builds(p) == builds(c):
+        if b and builds(p) == b:
             return p
     return "plain"
 
@@ -196,9 +197,11 @@ def mcnemar(b, c):
     tail = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2 ** n
     return min(1.0, 2 * tail)
 
-print("| config | EX | vs plain | McNemar p | p50 latency | p50 first q/db |"
-      " p50 later q | prompt tokens/q | model calls/q |")
-print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+LEVELS = ("easy", "medium", "hard", "extra")
+print("| config | EX | vs plain | McNemar p | %s | p50 latency |"
+      " p50 first q/db | p50 later q | p90 latency | prompt tokens/q |"
+      " model calls/q |" % " | ".join(LEVELS))
+print("| --- |" + " ---: |" * 13)
 for c in order:
     ev = load(c)
     if ev is None:
@@ -208,6 +211,11 @@ for c in order:
     rs = list(ev.values())
     ok = sum(1 for r in rs if r.get("correct"))
     lat = [r["ms"]["total"] / 1000 for r in rs]
+    p90 = sorted(lat)[math.ceil(0.9 * len(lat)) - 1]   # nearest rank
+    levels = " | ".join(
+        "%d/%d" % (sum(1 for r in rs if r["difficulty"] == d and r.get("correct")),
+                   sum(1 for r in rs if r["difficulty"] == d))
+        for d in LEVELS)
     seen, first, later = set(), [], []
     for r in rs:   # in run order: the first question of each database
         (later if r["db"] in seen else first).append(r["ms"]["total"] / 1000)
@@ -225,9 +233,10 @@ for c in order:
         if bname != "plain":
             vs += " (vs %s)" % bname
         p = "%.2f" % mcnemar(gain, lost)
-    print("| %s | %.1f%% (%d/%d) | %s | %s | %.1f s | %.1f s | %s | %.0f | %.2f |" %
-          (c, 100 * ok / len(rs), ok, len(rs), vs, p, statistics.median(lat),
-           statistics.median(first),
-           "%.1f s" % statistics.median(later) if later else "",
+    print("| %s | %.1f%% (%d/%d) | %s | %s | %s | %.1f s | %.1f s | %s | %.1f s |"
+          " %.0f | %.2f |" %
+          (c, 100 * ok / len(rs), ok, len(rs), vs, p, levels,
+           statistics.median(lat), statistics.median(first),
+           "%.1f s" % statistics.median(later) if later else "", p90,
            pt, calls))
 PY
