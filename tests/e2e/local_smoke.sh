@@ -98,7 +98,7 @@ check(replies[0].get("load_ms", 0) > 0, "first reply has no load_ms: %r" % repli
 for r in replies[1:]:
     # a candidate shares the prompt evaluated once; a repair extends the
     # same conversation: either way its prefix is in the KV cache
-    check(r.get("cached_tokens", 0) > 0, "repair without prefix reuse: %r" % r)
+    check(r.get("cached_tokens", 0) > 0, "later reply (candidate or repair) without prefix reuse: %r" % r)
     check("load_ms" not in r, "load_ms on a later reply: %r" % r)
 ans = lines[-1]
 check(ans["step"] == "answer", "last step: %r" % ans)
