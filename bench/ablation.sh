@@ -161,7 +161,7 @@ python3 - "$OUT" "${ORDER[@]}" <<'PY'
 # McNemar p-value of that difference (small p: unlikely to be chance).
 # "plain" is the plain run made with the same askdb build as the config
 # (<config>.binary): plain.jsonl, or a kept older one, plain-<commit>.jsonl.
-# Two builds differ by a few questions even where nothing asked differs
+# Two builds can differ by a few questions where nothing asked differs
 # (floating-point order), so a config is only compared within its build.
 import glob, json, math, os, statistics, sys
 out, order = sys.argv[1], sys.argv[2:]
@@ -176,19 +176,24 @@ def builds(c):
         return set()
     return {l.split()[1] for l in open(p) if len(l.split()) > 1}
 
+plain_builds = {p: builds(p) for p in plains}
+
 def base_of(c):
     b = builds(c)
     for p in plains:
-        if b and builds(p) == b:
+        if b and plain_builds[p] == b:
             return p
     return "plain"
 
+loaded = {}   # a plain's records serve every config of its build
+
 def load(c):
-    p = os.path.join(out, c + ".jsonl")
-    if not os.path.exists(p):
-        return None
-    recs = [json.loads(l) for l in open(p) if l.strip()]
-    return {r["index"]: r for r in recs if not r.get("bad")} or None
+    if c not in loaded:
+        p = os.path.join(out, c + ".jsonl")
+        recs = ([json.loads(l) for l in open(p) if l.strip()]
+                if os.path.exists(p) else [])
+        loaded[c] = {r["index"]: r for r in recs if not r.get("bad")} or None
+    return loaded[c]
 
 def mcnemar(b, c):
     n = b + c
