@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/agent.h"
+#include "agent/steps.h"
 #include "agent/plan.h"
 #include "core/json.h"
 #include "core/text.h"

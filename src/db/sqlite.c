@@ -1,5 +1,5 @@
 /* sqlite.c - the SQLite driver: read-only open, schema, and the guard. */
-#include "db/db.h"
+#include "db/driver.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -12,6 +12,7 @@
 
 #include "askdb.h"
 #include "agent/agent.h"
+#include "agent/steps.h"
 #include "scripted.h"
 
 static askdb_answer *ask(struct script *s, int max_attempts, int dry_run,
