@@ -1,12 +1,10 @@
 /* anthropic.c - the Anthropic Messages API provider. */
-#include <stdio.h>
-#include <stdlib.h>
+#include "llm/anthropic.h"
+
 #include <string.h>
 
 #include "core/buf.h"
 #include "core/json.h"
-#include "llm/http.h"
-#include "llm/llm.h"
 #include "llm/provider.h"
 
 /*
@@ -21,19 +19,6 @@
 */
 
 #define ANTHROPIC_VERSION "2023-06-01"
-
-struct anthropic {
-    llm base;                /* first: llm_free() frees through it */
-    struct http_client *http;
-    char *key_header;        /* "x-api-key: KEY", or NULL */
-    const char *model;       /* borrowed from the config */
-    int stream;
-    int max_tokens;
-};
-
-static const struct llm_http_setup setup = {
-    "Anthropic", "https://api.anthropic.com/v1", "/messages",
-    "--api-key, ASKDB_API_KEY or ANTHROPIC_API_KEY"};
 
 /* Append {"role": role, "content": text} to msgs; returns non-zero on
 ** failure. */
@@ -91,26 +76,19 @@ static int put_messages(json_t *body, const struct llm_request *req)
 
 /* The request body; the caller json_decref()s it. NULL when out of
 ** memory. */
-static json_t *make_body(const struct anthropic *a,
+static json_t *make_body(const struct llm_http *a,
                          const struct llm_request *req)
 {
-    json_t *body = json_object(), *stop;
-    int i, bad = !body;
+    json_t *body = json_object();
+    int bad = !body;
 
     bad |= jsonx_set_str(body, "model", a->model) != 0;
     bad |= json_object_set_new(body, "max_tokens",
-                               json_integer(req->max_tokens > 0
-                                                ? req->max_tokens
-                                                : a->max_tokens)) != 0;
+                               json_integer(llm_http_max_tokens(a, req))) != 0;
     bad |= bad || put_messages(body, req);
     bad |= json_object_set_new(body, "temperature",
                                json_real(req->temperature)) != 0;
-    if (req->stop && req->stop[0]) {
-        stop = json_array();
-        bad |= json_object_set_new(body, "stop_sequences", stop) != 0;
-        for (i = 0; !bad && req->stop[i]; i++)
-            bad |= json_array_append_new(stop, json_string(req->stop[i])) != 0;
-    }
+    bad |= llm_http_put_stop(body, "stop_sequences", req);
     if (a->stream)
         bad |= json_object_set_new(body, "stream", json_true()) != 0;
     if (bad) {
@@ -189,112 +167,18 @@ static void read_body(struct llm_acc *a, const json_t *root)
     take_usage(a, json_object_get(root, "usage"));
 }
 
-/* llm_vtab.complete: one message. */
-static askdb_status anthropic_complete(llm *m, const struct llm_request *req,
-                                       struct llm_reply *out)
-{
-    struct anthropic *a = (struct anthropic *)m;
-    const char *headers[3] = {"anthropic-version: " ANTHROPIC_VERSION,
-                              a->key_header, NULL};
-    struct http_post post;
-    struct http_reply hr;
-    struct llm_acc acc;
-    json_t *body = NULL, *root = NULL;
-    char *text = NULL;
-    askdb_status rc = ASKDB_ERR_NOMEM;
+/* The API for llm_http_new(): all that makes this provider differ. */
+static const struct llm_http_api api = {
+    {"anthropic", llm_http_complete, llm_http_destroy, 0, NULL},
+    "Anthropic", "https://api.anthropic.com/v1", "/messages",
+    "--api-key, ASKDB_API_KEY or ANTHROPIC_API_KEY",
+    "x-api-key: ", "anthropic-version: " ANTHROPIC_VERSION, "content[].text",
+    make_body, on_event, read_body};
 
-    llm_acc_init(&acc, req, a->stream, a->http);
-    body = make_body(a, req);
-    text = body ? jsonx_dump(body) : NULL;
-    if (!text) {
-        snprintf(m->errmsg, sizeof m->errmsg, "out of memory building the "
-                                              "request");
-        goto out;
-    }
-    memset(&post, 0, sizeof post);
-    post.body = text;
-    post.len = strlen(text);
-    post.headers = headers;
-    post.on_event = a->stream ? on_event : NULL;
-    post.ud = &acc;
-    rc = http_post_json(a->http, &post, &hr, m->errmsg, sizeof m->errmsg);
-    out->http_status = hr.status;
-    out->retries = hr.retries;
-    if (rc)
-        goto out;
-    if (!hr.streamed) {
-        root = llm_parse_body(a->http, hr.body, hr.len, m->errmsg,
-                              sizeof m->errmsg);
-        if (!root) {
-            rc = ASKDB_ERR_LLM;
-            goto out;
-        }
-        read_body(&acc, root);
-    }
-    rc = llm_acc_finish(&acc, a->http, "content[].text", out, m->errmsg,
-                        sizeof m->errmsg);
-out:
-    llm_acc_free(&acc);
-    json_decref(root);
-    json_decref(body);
-    free(text);
-    return rc;
-}
-
-/* llm_vtab.destroy */
-static void anthropic_destroy(llm *m)
-{
-    struct anthropic *a = (struct anthropic *)m;
-
-    http_client_free(a->http);
-    free(a->key_header);
-    free(a);
-}
-
-static const struct llm_vtab anthropic_vtab = {"anthropic", anthropic_complete,
-                                               anthropic_destroy, 0, NULL};
-
-/*
-** Create the Anthropic provider for cfg (see llm.h). Needs cfg->model;
-** cfg->llm_url defaults to https://api.anthropic.com/v1.
-*/
 askdb_status llm_anthropic_new(const askdb_config *cfg, llm **out, char *err,
                                size_t errlen)
 {
-    struct anthropic *a = NULL;
-    struct buf hdr;
-    askdb_status rc = ASKDB_ERR_NOMEM;
-
-    *out = NULL;
-    buf_init(&hdr, 0);
-    a = calloc(1, sizeof *a);
-    if (!a) {
-        snprintf(err, errlen, "out of memory");
-        goto out;
-    }
-    a->base.vt = &anthropic_vtab;
-    a->model = cfg->model;
-    a->stream = cfg->stream != 0;
-    a->max_tokens = cfg->max_tokens > 0 ? cfg->max_tokens : 512;
-    rc = llm_http_open(cfg, &setup, &a->http, err, errlen);
-    if (rc)
-        goto out;
-    if (cfg->api_key && *cfg->api_key) {
-        buf_printf(&hdr, "x-api-key: %s", cfg->api_key);
-        a->key_header = buf_steal(&hdr);
-        if (!a->key_header) {
-            rc = ASKDB_ERR_NOMEM;
-            snprintf(err, errlen, "out of memory");
-            goto out;
-        }
-    }
-    *out = &a->base;
-    a = NULL;
-out:
-    buf_free(&hdr);
-    if (a)
-        anthropic_destroy(&a->base);
-    return rc;
+    return llm_http_new(cfg, &api, out, err, errlen);
 }
 
 askdb_status llm_anthropic_parse_reply(struct http_client *h, int stream,
@@ -302,6 +186,5 @@ askdb_status llm_anthropic_parse_reply(struct http_client *h, int stream,
                                        struct llm_reply *out, char *err,
                                        size_t errlen)
 {
-    return llm_parse_reply(h, stream, body, len, on_event, read_body,
-                           "content[].text", out, err, errlen);
+    return llm_http_parse_reply(&api, h, stream, body, len, out, err, errlen);
 }

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "llm/llm.h"
+#include "llm/custom.h"
 
 /*
 ** The callback gets the messages as two parallel arrays (borrowed for the

@@ -1,12 +1,16 @@
 /* llm.c - provider choice and the calls every provider shares (see llm.h). */
 #include "llm/llm.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+
+#include "llm/anthropic.h"
+#include "llm/custom.h"
+#include "llm/local.h"
+#include "llm/openai.h"
 
 static const char *const provider_names[] = {"openai", "anthropic", "local",
                                              "custom"};
@@ -171,23 +175,6 @@ askdb_status llm_complete(llm *m, const struct llm_request *req,
     if (rc != ASKDB_OK)
         failed(m, rc, out, 1);
     return rc;
-}
-
-double llm_candidate_temperature(const struct llm_request *req, int i)
-{
-    if (i == 0)
-        return req->temperature;
-    return req->alt_temperature > 0 ? req->alt_temperature
-                                    : LLM_ALT_TEMPERATURE;
-}
-
-int llm_candidate_seed(const struct llm_request *req, int i)
-{
-    if (i == 0)
-        return req->seed;
-    if (req->seed < 0)
-        return i;
-    return (int)(((unsigned)req->seed + (unsigned)i) & (unsigned)INT_MAX);
 }
 
 /* n replies, one provider call each (providers without a batch). */

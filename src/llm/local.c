@@ -3,7 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "llm/llm.h"
+#include "llm/local.h"
 
 /*
 ** Built with ASKDB_HAVE_LLAMA (the Makefile adds it when scripts/llama.sh

@@ -1,4 +1,4 @@
-/* provider.c - setup and reply assembly shared by the HTTP providers. */
+/* provider.c - what the HTTP providers share (see provider.h). */
 #include "llm/provider.h"
 
 #include <stdio.h>
@@ -10,10 +10,16 @@
 #define TEXT_MAX HTTP_MAX_REPLY
 #define ERROR_MAX 1024
 
-askdb_status llm_http_open(const askdb_config *cfg,
-                           const struct llm_http_setup *s,
-                           struct http_client **out, char *err,
-                           size_t errlen)
+/*
+** Check cfg for the HTTP API s (see llm_http_new) and create its client.
+** Returns ASKDB_OK, ASKDB_ERR_USAGE, ASKDB_ERR_NOMEM or
+** ASKDB_ERR_UNSUPPORTED with the reason in err. *out is the caller's
+** (http_client_free).
+*/
+static askdb_status http_open(const askdb_config *cfg,
+                              const struct llm_http_api *s,
+                              struct http_client **out, char *err,
+                              size_t errlen)
 {
     struct http_config hc;
     char *url = NULL, *shown = NULL;
@@ -59,7 +65,9 @@ out:
     return rc;
 }
 
-void llm_acc_init(struct llm_acc *a, const struct llm_request *req,
+/* Start an empty reply from h; on_token is used only when stream is
+** set. */
+static void acc_init(struct llm_acc *a, const struct llm_request *req,
                   int stream, const struct http_client *h)
 {
     memset(a, 0, sizeof *a);
@@ -99,15 +107,23 @@ void llm_acc_error(struct llm_acc *a, const json_t *err)
     http_put_message(a->http, &a->error, msg, strlen(msg));
 }
 
-void llm_acc_free(struct llm_acc *a)
+/* Free a's buffers (acc_finish does this itself). */
+static void acc_free(struct llm_acc *a)
 {
     buf_free(&a->text);
     buf_free(&a->error);
 }
 
-askdb_status llm_acc_finish(struct llm_acc *a, struct http_client *h,
-                            const char *where, struct llm_reply *out,
-                            char *err, size_t errlen)
+/*
+** Finish: on success move the text into out (out->text is the caller's)
+** with the token counts. Fails with ASKDB_ERR_LLM when an in-band error
+** was noted or no text arrived (`where` names the field, for the
+** message), ASKDB_ERR_NOMEM when the text did not fit. The message goes
+** to err, the key redacted. Frees a's buffers either way.
+*/
+static askdb_status acc_finish(struct llm_acc *a, struct http_client *h,
+                               const char *where, struct llm_reply *out,
+                               char *err, size_t errlen)
 {
     askdb_status rc = ASKDB_ERR_LLM;
 
@@ -144,12 +160,16 @@ askdb_status llm_acc_finish(struct llm_acc *a, struct http_client *h,
     out->completion_tokens = a->completion_tokens;
     rc = ASKDB_OK;
 out:
-    llm_acc_free(a);
+    acc_free(a);
     return rc;
 }
 
-json_t *llm_parse_body(struct http_client *h, const char *body, size_t len,
-                       char *err, size_t errlen)
+/*
+** Parse a non-streamed reply body. Returns the JSON object (the caller's,
+** json_decref) or NULL with "reply is not JSON" in err.
+*/
+static json_t *parse_body(struct http_client *h, const char *body,
+                          size_t len, char *err, size_t errlen)
 {
     json_t *root = json_loadb(body, len, 0, NULL);
     struct buf m;
@@ -171,13 +191,11 @@ json_t *llm_parse_body(struct http_client *h, const char *body, size_t len,
     return NULL;
 }
 
-askdb_status llm_parse_reply(struct http_client *h, int stream,
-                             const char *body, size_t len,
-                             http_event_fn on_event,
-                             void (*read_body)(struct llm_acc *a,
-                                               const json_t *root),
-                             const char *where, struct llm_reply *out,
-                             char *err, size_t errlen)
+askdb_status llm_http_parse_reply(const struct llm_http_api *api,
+                                  struct http_client *h, int stream,
+                                  const char *body, size_t len,
+                                  struct llm_reply *out, char *err,
+                                  size_t errlen)
 {
     struct llm_request req;
     struct llm_acc acc;
@@ -185,9 +203,9 @@ askdb_status llm_parse_reply(struct http_client *h, int stream,
     askdb_status rc = ASKDB_ERR_LLM;
 
     memset(&req, 0, sizeof req);
-    llm_acc_init(&acc, &req, stream, h);
+    acc_init(&acc, &req, stream, h);
     if (stream) {
-        if (http_sse_parse(body, len, NULL, 0, on_event, &acc)) {
+        if (http_sse_parse(body, len, NULL, 0, api->on_event, &acc)) {
             http_set_error(h, err, errlen, "the streamed reply from %s has "
                                            "a line or event larger than %u "
                                            "MiB (or memory ran out)",
@@ -195,14 +213,143 @@ askdb_status llm_parse_reply(struct http_client *h, int stream,
             goto out;
         }
     } else {
-        root = llm_parse_body(h, body, len, err, errlen);
+        root = parse_body(h, body, len, err, errlen);
         if (!root)
             goto out;
-        read_body(&acc, root);
+        api->read_body(&acc, root);
     }
-    rc = llm_acc_finish(&acc, h, where, out, err, errlen);
+    rc = acc_finish(&acc, h, api->where, out, err, errlen);
 out:
-    llm_acc_free(&acc);
+    acc_free(&acc);
     json_decref(root);
     return rc;
+}
+
+askdb_status llm_http_complete(llm *m, const struct llm_request *req,
+                               struct llm_reply *out)
+{
+    struct llm_http *p = (struct llm_http *)m;
+    const struct llm_http_api *api = p->api;
+    const char *headers[3];
+    struct http_post post;
+    struct http_reply hr;
+    struct llm_acc acc;
+    json_t *body = NULL, *root = NULL;
+    char *text = NULL;
+    askdb_status rc = ASKDB_ERR_NOMEM;
+    int nh = 0;
+
+    if (api->fixed_header)
+        headers[nh++] = api->fixed_header;
+    if (p->key_header)
+        headers[nh++] = p->key_header;
+    headers[nh] = NULL;
+    acc_init(&acc, req, p->stream, p->http);
+    body = api->make_body(p, req);
+    text = body ? jsonx_dump(body) : NULL;
+    if (!text) {
+        snprintf(m->errmsg, sizeof m->errmsg, "out of memory building the "
+                                              "request");
+        goto out;
+    }
+    memset(&post, 0, sizeof post);
+    post.body = text;
+    post.len = strlen(text);
+    post.headers = headers;
+    post.on_event = p->stream ? api->on_event : NULL;
+    post.ud = &acc;
+    rc = http_post_json(p->http, &post, &hr, m->errmsg, sizeof m->errmsg);
+    out->http_status = hr.status;
+    out->retries = hr.retries;
+    if (rc)
+        goto out;
+    if (!hr.streamed) {
+        root = parse_body(p->http, hr.body, hr.len, m->errmsg,
+                          sizeof m->errmsg);
+        if (!root) {
+            rc = ASKDB_ERR_LLM;
+            goto out;
+        }
+        api->read_body(&acc, root);
+    }
+    rc = acc_finish(&acc, p->http, api->where, out, m->errmsg,
+                    sizeof m->errmsg);
+out:
+    acc_free(&acc);
+    json_decref(root);
+    json_decref(body);
+    free(text);
+    return rc;
+}
+
+void llm_http_destroy(llm *m)
+{
+    struct llm_http *p = (struct llm_http *)m;
+
+    http_client_free(p->http);
+    free(p->key_header);
+    free(p);
+}
+
+askdb_status llm_http_new(const askdb_config *cfg,
+                          const struct llm_http_api *api, llm **out,
+                          char *err, size_t errlen)
+{
+    struct llm_http *p = NULL;
+    struct buf hdr;
+    askdb_status rc = ASKDB_ERR_NOMEM;
+
+    *out = NULL;
+    buf_init(&hdr, 0);
+    p = calloc(1, sizeof *p);
+    if (!p) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    p->base.vt = &api->vt;
+    p->api = api;
+    p->model = cfg->model;
+    p->stream = cfg->stream != 0;
+    p->max_tokens = cfg->max_tokens > 0 ? cfg->max_tokens : 512;
+    rc = http_open(cfg, api, &p->http, err, errlen);
+    if (rc)
+        goto out;
+    if (cfg->api_key && *cfg->api_key) {
+        buf_puts(&hdr, api->key_header);
+        buf_puts(&hdr, cfg->api_key);
+        p->key_header = buf_steal(&hdr);
+        if (!p->key_header) {
+            rc = ASKDB_ERR_NOMEM;
+            snprintf(err, errlen, "out of memory");
+            goto out;
+        }
+    }
+    *out = &p->base;
+    p = NULL;
+out:
+    buf_free(&hdr);
+    if (p)
+        llm_http_destroy(&p->base);
+    return rc;
+}
+
+int llm_http_max_tokens(const struct llm_http *p,
+                        const struct llm_request *req)
+{
+    return req->max_tokens > 0 ? req->max_tokens : p->max_tokens;
+}
+
+int llm_http_put_stop(json_t *body, const char *key,
+                      const struct llm_request *req)
+{
+    json_t *stop;
+    int i, bad = 0;
+
+    if (!req->stop || !req->stop[0])
+        return 0;
+    stop = json_array();
+    bad |= json_object_set_new(body, key, stop) != 0;
+    for (i = 0; !bad && req->stop[i]; i++)
+        bad |= json_array_append_new(stop, json_string(req->stop[i])) != 0;
+    return bad;
 }

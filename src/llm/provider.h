@@ -1,4 +1,5 @@
-/* provider.h - what the HTTP providers share: setup and reply assembly. */
+/* provider.h - what the HTTP providers share: setup, the request and the
+** reply assembly; each API only builds its body and reads its replies. */
 #ifndef ASKDB_LLM_PROVIDER_H
 #define ASKDB_LLM_PROVIDER_H
 
@@ -6,29 +7,10 @@
 
 #include <jansson.h>
 
+#include "askdb.h"
 #include "core/buf.h"
+#include "llm/base.h"
 #include "llm/http.h"
-#include "llm/llm.h"
-
-/* What differs between the HTTP providers at setup time. */
-struct llm_http_setup {
-    const char *what;          /* "OpenAI-compatible", for messages */
-    const char *default_base;  /* e.g. "https://api.openai.com/v1" */
-    const char *suffix;        /* e.g. "/chat/completions" */
-    const char *key_hint;      /* where the key comes from, for messages */
-};
-
-/*
-** Check cfg for an HTTP provider (a model name is required; the URL must
-** be http(s); the key must not contain line breaks) and create its client.
-** Returns ASKDB_OK, ASKDB_ERR_USAGE, ASKDB_ERR_NOMEM or
-** ASKDB_ERR_UNSUPPORTED with the reason in err. *out is the caller's
-** (http_client_free).
-*/
-askdb_status llm_http_open(const askdb_config *cfg,
-                           const struct llm_http_setup *s,
-                           struct http_client **out, char *err,
-                           size_t errlen);
 
 /*
 ** The reply being assembled, from one JSON body or from many streamed
@@ -46,10 +28,87 @@ struct llm_acc {
     struct buf error;          /* error the provider reported in-band */
 };
 
-/* Start an empty reply from h; on_token is used only when stream is
-** set. */
-void llm_acc_init(struct llm_acc *a, const struct llm_request *req,
-                  int stream, const struct http_client *h);
+struct llm_http;
+
+/*
+** One HTTP API: everything that differs between the HTTP providers. Each
+** provider file defines one, static and constant.
+*/
+struct llm_http_api {
+    struct llm_vtab vt;        /* name, llm_http_complete, llm_http_destroy */
+    const char *what;          /* "OpenAI-compatible", for messages */
+    const char *default_base;  /* e.g. "https://api.openai.com/v1" */
+    const char *suffix;        /* e.g. "/chat/completions" */
+    const char *key_hint;      /* where the key comes from, for messages */
+    const char *key_header;    /* the key's header line up to the key:
+                                  "Authorization: Bearer " */
+    const char *fixed_header;  /* header line sent with every request (the
+                                  API version), or NULL */
+    const char *where;         /* the reply's text field, for messages */
+    /* The request body for req (the caller json_decref()s it), NULL when
+    ** out of memory. */
+    json_t *(*make_body)(const struct llm_http *p,
+                         const struct llm_request *req);
+    /* One streamed event; ud is the struct llm_acc. Malformed events are
+    ** skipped. */
+    http_event_fn on_event;
+    /* A whole (non-streamed) reply body, a JSON object, into a. */
+    void (*read_body)(struct llm_acc *a, const json_t *root);
+};
+
+/* An HTTP provider: the llm handle of both HTTP APIs. */
+struct llm_http {
+    llm base;                  /* first: llm_free() frees through it */
+    const struct llm_http_api *api;
+    struct http_client *http;
+    char *key_header;          /* api->key_header and the key, or NULL */
+    const char *model;         /* borrowed from the config */
+    int stream;
+    int max_tokens;            /* config default when the request has none */
+};
+
+/*
+** Create the provider of api for cfg: a model name is required, the URL
+** (cfg->llm_url, else api->default_base, plus api->suffix) must be
+** http(s), the key must not contain line breaks; the key header is sent
+** only when a key is set. Returns ASKDB_OK with *out the caller's
+** (llm_free), else ASKDB_ERR_USAGE, ASKDB_ERR_NOMEM or
+** ASKDB_ERR_UNSUPPORTED with the reason in err and *out NULL.
+*/
+askdb_status llm_http_new(const askdb_config *cfg,
+                          const struct llm_http_api *api, llm **out,
+                          char *err, size_t errlen);
+
+/* llm_vtab.complete of an HTTP provider: build the body, POST it (with
+** retries, see http.h), read the reply or the stream into out. */
+askdb_status llm_http_complete(llm *m, const struct llm_request *req,
+                               struct llm_reply *out);
+
+/* llm_vtab.destroy of an HTTP provider. */
+void llm_http_destroy(llm *m);
+
+/*
+** Turn a received reply into out the way llm_http_complete() does once
+** the HTTP exchange is over: body (len bytes) is the JSON body or, with
+** stream set, the whole SSE stream. h names the endpoint in messages (and
+** redacts its key). Returns ASKDB_OK with out->text the caller's,
+** ASKDB_ERR_LLM or ASKDB_ERR_NOMEM with the message in err. For the
+** providers' *_parse_reply (tests and fuzzers).
+*/
+askdb_status llm_http_parse_reply(const struct llm_http_api *api,
+                                  struct http_client *h, int stream,
+                                  const char *body, size_t len,
+                                  struct llm_reply *out, char *err,
+                                  size_t errlen);
+
+/* The body's max_tokens: the request's, else the config's default. */
+int llm_http_max_tokens(const struct llm_http *p,
+                        const struct llm_request *req);
+
+/* Set body[key] to the request's stop strings, when it has any. Returns
+** non-zero when out of memory. */
+int llm_http_put_stop(json_t *body, const char *key,
+                      const struct llm_request *req);
 
 /* Add one piece of reply text (n bytes) and pass it on to on_token. */
 void llm_acc_text(struct llm_acc *a, const char *s, size_t n);
@@ -57,55 +116,5 @@ void llm_acc_text(struct llm_acc *a, const char *s, size_t n);
 /* Note an in-band error object ({"message": ..., "type": ...}); the
 ** first one wins. */
 void llm_acc_error(struct llm_acc *a, const json_t *err);
-
-/*
-** Finish: on success move the text into out (out->text is the caller's)
-** with the token counts. Fails with ASKDB_ERR_LLM when an in-band error
-** was noted or no text arrived (`where` names the field, for the
-** message), ASKDB_ERR_NOMEM when the text did not fit. The message goes
-** to err, the key redacted. Frees a's buffers either way.
-*/
-askdb_status llm_acc_finish(struct llm_acc *a, struct http_client *h,
-                            const char *where, struct llm_reply *out,
-                            char *err, size_t errlen);
-
-/* Free a's buffers (llm_acc_finish does this itself). */
-void llm_acc_free(struct llm_acc *a);
-
-/*
-** Parse a non-streamed reply body. Returns the JSON object (the caller's,
-** json_decref) or NULL with "reply is not JSON" in err.
-*/
-json_t *llm_parse_body(struct http_client *h, const char *body, size_t len,
-                       char *err, size_t errlen);
-
-/*
-** What both providers' *_parse_reply do, with their own event handler,
-** body reader and text field (`where`, for messages).
-*/
-askdb_status llm_parse_reply(struct http_client *h, int stream,
-                             const char *body, size_t len,
-                             http_event_fn on_event,
-                             void (*read_body)(struct llm_acc *a,
-                                               const json_t *root),
-                             const char *where, struct llm_reply *out,
-                             char *err, size_t errlen);
-
-/*
-** Turn a received reply into out the way the provider's complete() does
-** once the HTTP exchange is over: body (len bytes) is the JSON body or,
-** with stream set, the whole SSE stream. h names the endpoint in messages
-** (and redacts its key). Returns ASKDB_OK with out->text the caller's,
-** ASKDB_ERR_LLM or ASKDB_ERR_NOMEM with the message in err. For the tests
-** and fuzzers; the request path does not go through these.
-*/
-askdb_status llm_openai_parse_reply(struct http_client *h, int stream,
-                                    const char *body, size_t len,
-                                    struct llm_reply *out, char *err,
-                                    size_t errlen);
-askdb_status llm_anthropic_parse_reply(struct http_client *h, int stream,
-                                       const char *body, size_t len,
-                                       struct llm_reply *out, char *err,
-                                       size_t errlen);
 
 #endif

@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "llm/anthropic.h"
 #include "llm/http.h"
-#include "llm/llm.h"
-#include "llm/provider.h"
+#include "llm/openai.h"
 
 /*
 ** The input is a non-streamed reply body, parsed as an OpenAI Chat

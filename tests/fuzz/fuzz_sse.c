@@ -4,9 +4,9 @@
 #include <string.h>
 
 #include "core/buf.h"
+#include "llm/anthropic.h"
 #include "llm/http.h"
-#include "llm/llm.h"
-#include "llm/provider.h"
+#include "llm/openai.h"
 
 /*
 ** The input is the body of a streamed reply. It is parsed three ways:

@@ -24,8 +24,10 @@
 #include <arpa/inet.h>
 #include <jansson.h>
 
+#include "llm/anthropic.h"
 #include "llm/http.h"
 #include "llm/llm.h"
+#include "llm/openai.h"
 
 /*
 ** Each test that needs a server starts its own fake_llm (FAKE_LLM=path)

@@ -1,0 +1,21 @@
+/* base.c - the helpers every provider may use (see base.h). */
+#include "llm/base.h"
+
+#include <limits.h>
+
+double llm_candidate_temperature(const struct llm_request *req, int i)
+{
+    if (i == 0)
+        return req->temperature;
+    return req->alt_temperature > 0 ? req->alt_temperature
+                                    : LLM_ALT_TEMPERATURE;
+}
+
+int llm_candidate_seed(const struct llm_request *req, int i)
+{
+    if (i == 0)
+        return req->seed;
+    if (req->seed < 0)
+        return i;
+    return (int)(((unsigned)req->seed + (unsigned)i) & (unsigned)INT_MAX);
+}

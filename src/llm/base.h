@@ -1,0 +1,99 @@
+/* base.h - what every model provider is built on: request, reply, the
+** provider table and the few helpers the providers share. */
+#ifndef ASKDB_LLM_BASE_H
+#define ASKDB_LLM_BASE_H
+
+#include <stddef.h>
+
+#include "askdb.h"
+
+/*
+** A provider turns a list of chat messages into one reply. Providers:
+**   openai    - any OpenAI-compatible Chat Completions endpoint (libcurl)
+**   anthropic - Anthropic's Messages API (libcurl)
+**   local     - llama.cpp in-process (only when built with ASKDB_HAVE_LLAMA)
+**   custom    - the embedder's askdb_llm_fn
+** Errors: every call returns askdb_status and leaves a message saying what
+** failed, on what, and how to fix it in llm_errmsg(). The API key is never
+** written into messages, traces or logs.
+*/
+
+struct llm_msg {
+    const char *role;        /* "system", "user" or "assistant" */
+    const char *content;
+};
+
+struct llm_request {
+    const struct llm_msg *msgs;
+    int nmsgs;
+    double temperature;
+    double alt_temperature;  /* llm_complete_n: temperature of replies
+                                1..n-1; <= 0 means LLM_ALT_TEMPERATURE */
+    int max_tokens;
+    int seed;                /* -1 = provider default */
+    const char *const *stop; /* NULL-terminated list, or NULL */
+    const char *grammar;     /* GBNF the reply must match (root rule
+                                "root"), or NULL; only providers that say
+                                so in llm_supports_grammar() honour it */
+    askdb_token_fn on_token; /* streamed pieces (stream only), or NULL */
+    void *token_ud;
+    /* The stable prefix: messages [0, stable_msgs) and the first
+    ** stable_bytes bytes of message stable_msgs are the same from one
+    ** question to the next (system prompt and whole schema), so a
+    ** provider may keep their evaluation across calls and processes (the
+    ** local model: a KV file in the cache, see local.c). 0 and 0: none. */
+    int stable_msgs;
+    size_t stable_bytes;
+};
+
+struct llm_reply {
+    char *text;              /* malloc()ed; caller frees with llm_reply_free */
+    long prompt_tokens;      /* -1 when the provider did not say */
+    long completion_tokens;
+    int http_status;         /* last HTTP status, 0 for non-HTTP */
+    int retries;             /* how many retries it took */
+    double ms;               /* wall time of the whole call incl. retries */
+    /* Local model only (other providers leave them 0): */
+    double ttft_ms;          /* call start to the first generated token */
+    long cached_tokens;      /* prompt tokens reused from the KV cache;
+                                prompt_tokens - cached_tokens were evaluated */
+    double load_ms;          /* model load + context creation, reported on
+                                the provider's first reply only */
+    long file_tokens;        /* of cached_tokens, how many were loaded from
+                                the prompt-cache file of the stable prefix */
+    int file_saved;          /* 1: the stable prefix was evaluated and its
+                                file written by this call */
+};
+
+typedef struct llm llm;
+
+/* Provider table; each provider fills one, and its constructor (openai.h,
+** anthropic.h, local.h, custom.h) points the llm at it. */
+struct llm_vtab {
+    const char *name;
+    askdb_status (*complete)(llm *m, const struct llm_request *req,
+                             struct llm_reply *out);
+    void (*destroy)(llm *m);
+    int grammar;             /* 1 = honours llm_request.grammar */
+    /* n > 1 replies in one go (out[] zeroed, token counts -1), as
+    ** llm_complete_n describes; NULL = n calls of complete. */
+    askdb_status (*complete_n)(llm *m, const struct llm_request *req, int n,
+                               struct llm_reply *out);
+};
+
+struct llm {
+    const struct llm_vtab *vt;
+    char errmsg[512];
+};
+
+/* Temperature of llm_complete_n's sampled replies when the request's
+** alt_temperature is not set. */
+#define LLM_ALT_TEMPERATURE 0.7
+
+/* The temperature and seed of reply i of llm_complete_n: for i = 0 the
+** request's own; else alt_temperature (LLM_ALT_TEMPERATURE when <= 0)
+** and seed req->seed + i (i when req->seed is -1), kept non-negative. */
+double llm_candidate_temperature(const struct llm_request *req, int i);
+int llm_candidate_seed(const struct llm_request *req, int i);
+
+#endif
