@@ -16,6 +16,10 @@ ifeq ($(WERROR),1)
 WARN    += -Werror
 endif
 OPT     ?= -O2 -g
+# The library sees its own tree (src/); a front end (src/cli/, later
+# src/server/ and src/mcp/) sees include/ alone, so that an include of an
+# internal header fails to build: the front ends stand on askdb.h.
+FE_CPPFLAGS := -D_POSIX_C_SOURCE=200809L -Iinclude $(PKG_CFLAGS)
 CPPFLAGS := -D_POSIX_C_SOURCE=200809L -DASKDB_BUILD -Iinclude -Isrc $(PKG_CFLAGS)
 CFLAGS  := $(WARN) $(OPT) -fvisibility=hidden
 LDLIBS  := $(PKG_LIBS) -lstemmer -lm -lpthread
@@ -56,8 +60,9 @@ LLAMA_STAMP := $(B)/llama.flags
 $(shell mkdir -p $(B) && (echo '$(LLAMA_PREFIX)' | cmp -s - $(LLAMA_STAMP) \
     || echo '$(LLAMA_PREFIX)' > $(LLAMA_STAMP)))
 $(LIB_OBJ) $(CLI_OBJ) $(LIBA_OBJ) $(CLIA_OBJ): $(LLAMA_STAMP)
+$(CLI_OBJ) $(CLIA_OBJ): CPPFLAGS := $(FE_CPPFLAGS)
 
-.PHONY: all test unit e2e demo bench fuzz grammar-accept clean lint check-banned llama model
+.PHONY: all test unit e2e demo bench fuzz grammar-accept clean lint check-banned check-layers llama model
 all: $(B)/askdb $(B)/libaskdb.a examples/shop.db
 
 $(B)/%.o: %.c
@@ -76,8 +81,14 @@ $(BA)/libaskdb.a: $(LIBA_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(B)/askdb: $(CLI_OBJ) $(B)/libaskdb.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+$(B)/askdb: $(CLI_OBJ) $(B)/libaskdb.a $(B)/layers.ok
+	$(CC) $(CFLAGS) -o $@ $(filter-out %.ok,$^) $(LDLIBS)
+
+# The tree's shape (scripts/check_layers.py): layers, no include or symbol
+# cycle, front ends on askdb.h alone. The build fails when it breaks.
+$(B)/layers.ok: scripts/check_layers.py $(LIB_OBJ) $(CLI_OBJ)
+	python3 scripts/check_layers.py --objects $(B)
+	@touch $@
 
 $(BA)/askdb: $(CLIA_OBJ) $(BA)/libaskdb.a
 	$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS)
@@ -179,6 +190,8 @@ fuzz:
 # schema extraction on a generated 2,000-table database (bench/run.sh).
 bench: $(B)/libaskdb.a
 	bash bench/run.sh
+
+check-layers: $(B)/layers.ok
 
 check-banned:
 	@! grep -nE '\b(strcpy|sprintf|strtok|atoi|gets)\s*\(' \

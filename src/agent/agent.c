@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "agent/memory.h"
+#include "agent/model.h"
 #include "agent/steps.h"
 #include "agent/values.h"
 #include "core/text.h"
@@ -203,8 +205,11 @@ static void state_free(struct agent_state *st)
 /* Public API                                                             */
 /* ---------------------------------------------------------------------- */
 
-askdb_status askdb_agent_new(const askdb_config *cfg, const char *db_path,
-                             askdb_agent **out)
+/* An agent over db_path with its own provider, or one over the shared
+** model sm when it is not NULL. */
+static askdb_status agent_create(const askdb_config *cfg,
+                                 struct llm_shared *sm, const char *db_path,
+                                 askdb_agent **out)
 {
     askdb_agent *ag;
     askdb_status rc;
@@ -220,13 +225,18 @@ askdb_status askdb_agent_new(const askdb_config *cfg, const char *db_path,
         ag->cfg.max_attempts = 1;
     if (ag->cfg.max_attempts > AGENT_MAX_ATTEMPTS)
         ag->cfg.max_attempts = AGENT_MAX_ATTEMPTS;
+    atomic_init(&ag->cancel, 0);
     rc = askdb_db_open(db_path, &ag->cfg, &ag->db);
     if (rc) {
         snprintf(ag->errmsg, sizeof ag->errmsg, "%s",
                  askdb_db_errmsg(ag->db));
         return rc;
     }
-    rc = llm_new(&ag->cfg, &ag->model, ag->errmsg, sizeof ag->errmsg);
+    ag->db->cancel = &ag->cancel;
+    if (sm)
+        rc = llm_new_shared(sm, &ag->model, ag->errmsg, sizeof ag->errmsg);
+    else
+        rc = llm_new(&ag->cfg, &ag->model, ag->errmsg, sizeof ag->errmsg);
     if (rc)
         return rc;
     /* Auto: the ablation's 3 candidates gained 13 questions and lost 3 of
@@ -245,6 +255,30 @@ askdb_status askdb_agent_new(const askdb_config *cfg, const char *db_path,
         }
     }
     return ASKDB_OK;
+}
+
+askdb_status askdb_agent_new(const askdb_config *cfg, const char *db_path,
+                             askdb_agent **out)
+{
+    return agent_create(cfg, NULL, db_path, out);
+}
+
+askdb_status askdb_agent_new_with_model(const askdb_config *cfg,
+                                        askdb_model *model,
+                                        const char *db_path,
+                                        askdb_agent **out)
+{
+    if (!model || !agent_model_shared(model)) {
+        *out = NULL;   /* a model whose askdb_model_new() failed */
+        return ASKDB_ERR_USAGE;
+    }
+    return agent_create(cfg, agent_model_shared(model), db_path, out);
+}
+
+void askdb_agent_cancel(askdb_agent *ag)
+{
+    if (ag)
+        atomic_store(&ag->cancel, 1);
 }
 
 void askdb_agent_forget(askdb_agent *ag)
@@ -289,12 +323,74 @@ askdb_db *askdb_agent_db(askdb_agent *ag)
 askdb_status askdb_agent_ask(askdb_agent *ag, const char *question,
                              askdb_answer **out)
 {
-    return askdb_agent_ask_hint(ag, question, NULL, out);
+    return askdb_agent_ask_opts(ag, question, NULL, out);
 }
 
 askdb_status askdb_agent_ask_hint(askdb_agent *ag, const char *question,
                                   const char *hint, askdb_answer **out)
 {
+    askdb_ask_options o;
+
+    memset(&o, 0, sizeof o);
+    o.hint = hint;
+    return askdb_agent_ask_opts(ag, question, &o, out);
+}
+
+/* The question's request id: the caller's (cut to fit, as valid UTF-8),
+** else 16 random hex digits. */
+static void set_request_id(askdb_agent *ag, const char *id)
+{
+    unsigned char r[8];
+    size_t n;
+    int i;
+
+    if (id && *id) {
+        n = text_cut(id, strlen(id), sizeof ag->request_id - 1);
+        memcpy(ag->request_id, id, n);
+        ag->request_id[n] = '\0';
+        return;
+    }
+    if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
+        double t = db_now_ms();
+        memcpy(r, &t, sizeof r);
+        r[0] ^= (unsigned char)(uintptr_t)ag;
+    }
+    for (i = 0; i < 8; i++)
+        snprintf(ag->request_id + 2 * i, 3, "%02x", r[i]);
+}
+
+/* The answer event: the outcome, its timings and costs. */
+static json_t *answer_event(const askdb_answer *a)
+{
+    json_t *ev;
+
+    ev = json_pack("{s:s, s:o, s:i, s:f, s:I, s:I, s:I, s:i, s:f}", "status",
+                   askdb_status_str(a->status), "sql", jsonx_string(a->sql),
+                   "attempts", a->nattempts, "total_ms", a->t.total_ms,
+                   "prompt_tokens", (json_int_t)a->prompt_tokens,
+                   "completion_tokens", (json_int_t)a->completion_tokens,
+                   "llm_calls", (json_int_t)a->llm_calls, "candidates",
+                   a->ncandidates, "confidence", a->confidence);
+    if (!ev)
+        return NULL;
+    json_object_set_new(
+        ev, "timings",
+        json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}", "schema_ms",
+                  a->t.schema_ms, "prompt_ms", a->t.prompt_ms, "llm_ms",
+                  a->t.llm_ms, "validate_ms", a->t.validate_ms, "exec_ms",
+                  a->t.exec_ms, "total_ms", a->t.total_ms));
+    if (a->error)
+        jsonx_set_str(ev, "error", a->error);
+    if (a->text)
+        jsonx_set_str(ev, "text", a->text);
+    return ev;
+}
+
+askdb_status askdb_agent_ask_opts(askdb_agent *ag, const char *question,
+                                  const askdb_ask_options *opts,
+                                  askdb_answer **out)
+{
+    const char *hint = opts ? opts->hint : NULL;
     struct agent_state st;
     enum agent_step step = STEP_SCHEMA;
     enum agent_outcome o = OUT_FATAL;
@@ -309,6 +405,9 @@ askdb_status askdb_agent_ask_hint(askdb_agent *ag, const char *question,
     if (!a)
         return ASKDB_ERR_NOMEM;
     *out = a;
+    ag->q_t0 = t0;
+    atomic_store(&ag->cancel, 0);
+    set_request_id(ag, opts ? opts->request_id : NULL);
     /* Valid UTF-8 from here on: the question reaches every prompt, the
     ** trace and the conversation (a terminal may send Latin-1). */
     question = question ? question : "";
@@ -316,7 +415,9 @@ askdb_status askdb_agent_ask_hint(askdb_agent *ag, const char *question,
         question = q = text_repair(strdup(question));
     if (bad_hint)
         hint = h = text_repair(strdup(hint));
-    if (!question || (bad_hint && !h)) {
+    a->request_id = strdup(ag->request_id);
+    a->question = question ? strdup(question) : NULL;
+    if (!question || (bad_hint && !h) || !a->question || !a->request_id) {
         free(q);
         free(h);
         snprintf(ag->errmsg, sizeof ag->errmsg, "out of memory");
@@ -333,7 +434,7 @@ askdb_status askdb_agent_ask_hint(askdb_agent *ag, const char *question,
     jsonx_set_str(ev, "question", st.question);
     if (hint && *hint)
         jsonx_set_str(ev, "hint", hint);
-    trace_write(ag->trace, "question", ev);
+    agent_emit(ag, ASKDB_EVENT_QUESTION, ev);
 
     while (step != STEP_DONE && step != STEP_FAIL) {
         switch (step) {
@@ -351,6 +452,12 @@ askdb_status askdb_agent_ask_hint(askdb_agent *ag, const char *question,
             break;
         }
         step = agent_route(&st, step, o);
+        if (atomic_load(&ag->cancel)) {
+            /* Whatever the step made of it: the asker stopped. */
+            st.fatal = ASKDB_ERR_CANCELLED;
+            snprintf(st.errbuf, sizeof st.errbuf, "cancelled");
+            step = STEP_FAIL;
+        }
     }
     finish(&st, step);
     state_free(&st);
@@ -358,16 +465,7 @@ askdb_status askdb_agent_ask_hint(askdb_agent *ag, const char *question,
     free(h);
     a->t.total_ms = db_now_ms() - t0;
     snprintf(ag->errmsg, sizeof ag->errmsg, "%s", a->error ? a->error : "");
-    ev = json_pack("{s:s, s:o, s:i, s:f, s:I, s:I, s:i, s:f}", "status",
-                   askdb_status_str(a->status), "sql", jsonx_string(a->sql),
-                   "attempts",
-                   a->nattempts, "total_ms", a->t.total_ms, "prompt_tokens",
-                   (json_int_t)a->prompt_tokens, "completion_tokens",
-                   (json_int_t)a->completion_tokens, "candidates",
-                   a->ncandidates, "confidence", a->confidence);
-    if (a->text)
-        jsonx_set_str(ev, "text", a->text);
-    trace_write(ag->trace, "answer", ev);
+    agent_emit(ag, ASKDB_EVENT_ANSWER, answer_event(a));
     return a->status;
 }
 
@@ -386,5 +484,7 @@ void askdb_answer_free(askdb_answer *a)
     askdb_result_free(a->result);
     free(a->error);
     free(a->text);
+    free(a->question);
+    free(a->request_id);
     free(a);
 }

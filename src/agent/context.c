@@ -34,7 +34,7 @@ static void find_values(struct agent_state *st, struct value_match **m,
     if (!ag->values) {
         if (vindex_open(ag->db, NULL, &ag->values, err, sizeof err)) {
             ag->values_failed = 1;
-            trace_write(ag->trace, "values",
+            agent_emit(ag, ASKDB_EVENT_VALUES,
                         json_pack("{s:o}", "error", jsonx_string(err)));
             agent_log(st, "values", "no value index: %s", err);
             return;
@@ -45,7 +45,7 @@ static void find_values(struct agent_state *st, struct value_match **m,
     if (vindex_match(ag->values, st->question, VALUE_MATCHES, m, n)) {
         *m = NULL;
         *n = 0;
-        trace_write(ag->trace, "values",
+        agent_emit(ag, ASKDB_EVENT_VALUES,
                     json_pack("{s:s}", "error", "value lookup failed"));
         agent_log(st, "values", "value lookup failed; going on without");
         return;
@@ -66,7 +66,7 @@ static void find_values(struct agent_state *st, struct value_match **m,
         json_object_set_new(ev, "found", arr);
     }
     json_object_set_new(ev, "ms", json_real(db_now_ms() - t0));
-    trace_write(ag->trace, "values", ev);
+    agent_emit(ag, ASKDB_EVENT_VALUES, ev);
 }
 
 #define TURN_TABLES 8         /* tables of one earlier turn kept at most */
@@ -155,7 +155,7 @@ static int link(struct agent_state *st, const struct value_match *m, int n)
         json_object_set_new(ev, "bytes",
                             json_integer((json_int_t)strlen(st->part_schema)));
     json_object_set_new(ev, "ms", json_real(db_now_ms() - t0));
-    trace_write(ag->trace, "link", ev);
+    agent_emit(ag, ASKDB_EVENT_LINK, ev);
     link_result_free(&lr);
     return 0;
 }
@@ -169,7 +169,7 @@ static void examples_failed(struct agent_state *st, const char *err)
     if (strcmp(ag->mem_said, err) == 0)
         return;
     snprintf(ag->mem_said, sizeof ag->mem_said, "%s", err);
-    trace_write(ag->trace, "examples",
+    agent_emit(ag, ASKDB_EVENT_EXAMPLES,
                 json_pack("{s:o}", "error", jsonx_string(err)));
     agent_log(st, "examples", "learned pairs unavailable: %s", err);
 }
@@ -212,7 +212,7 @@ static int examples(struct agent_state *st)
         buf_init(&b, 0);
         memory_render(&b, p, n);
         st->part_examples = buf_steal(&b);
-        trace_write(ag->trace, "examples",
+        agent_emit(ag, ASKDB_EVENT_EXAMPLES,
                     json_pack("{s:i, s:s}", "pairs", n, "best",
                               p[0].question));
     }

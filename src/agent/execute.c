@@ -124,7 +124,7 @@ enum agent_outcome agent_step_execute(struct agent_state *st)
         json_object_set_new(ev, "confidence",
                             json_real(st->ans->confidence));
     }
-    trace_write(ag->trace, "execute", ev);
+    agent_emit(ag, ASKDB_EVENT_EXECUTE, ev);
     agent_log(st, "execute", "%ld rows in %.2f ms%s", r->nrows, r->exec_ms,
               r->truncated ? " (truncated)" : "");
     agent_record_sql(st);
@@ -149,7 +149,7 @@ enum agent_outcome agent_step_execute(struct agent_state *st)
         rc = check_after(st->question, st->sql, r, &f, &nf);
     st->ans->t.validate_ms += db_now_ms() - t0;
     if (rc) /* out of memory: the result goes unchecked, and says so */
-        trace_write(ag->trace, "check",
+        agent_emit(ag, ASKDB_EVENT_CHECK,
                     json_pack("{s:s}", "error", "out of memory"));
     if (nf == 0) {
         check_findings_free(f, nf);
@@ -158,7 +158,7 @@ enum agent_outcome agent_step_execute(struct agent_state *st)
     ev = json_object();
     json_object_set_new(ev, "kind", json_string(check_kind_str(f[0].kind)));
     jsonx_set_str(ev, "hint", f[0].hint);
-    trace_write(ag->trace, "check", ev);
+    agent_emit(ag, ASKDB_EVENT_CHECK, ev);
     free(st->check_hint);
     st->check_hint = strdup(f[0].hint);
     st->check_repairs++;

@@ -40,6 +40,7 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
     req.alt_temperature = ag->cfg.candidate_temperature;
     req.max_tokens = ag->cfg.max_tokens;
     req.seed = ag->cfg.seed;
+    req.cancel = &ag->cancel;
     req.grammar = ag->grammar;
     req.on_token = ag->cfg.token_fn;
     req.token_ud = ag->cfg.token_ud;
@@ -50,7 +51,7 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
     json_object_set_new(ev, "provider", json_string(llm_name(ag->model)));
     json_object_set_new(ev, "candidates", json_integer(n));
     json_object_set_new(ev, "messages", agent_msgs_json(st->msgs, st->nmsgs));
-    trace_write(ag->trace, "prompt", ev);
+    agent_emit(ag, ASKDB_EVENT_PROMPT, ev);
     agent_log(st, "generate", "attempt %d: asking %s (%d messages, %d "
               "candidate%s)", a->nattempts, llm_name(ag->model), st->nmsgs,
               n, n == 1 ? "" : "s");
@@ -79,7 +80,7 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
             json_object_set_new(ev, "candidate", json_integer(i + 1));
         if (rc && i == 0)
             jsonx_set_str(ev, "error", llm_errmsg(ag->model));
-        trace_write(ag->trace, "reply", ev);
+        agent_emit(ag, ASKDB_EVENT_REPLY, ev);
     }
     if (rc) {
         at->error = ASKDB_EC_LLM;

@@ -81,7 +81,7 @@ static enum agent_outcome not_a_question(struct agent_state *st,
     buf_puts(&b, ".");
     st->ans->text = buf_steal(&b);
     st->ans->not_a_question = 1;
-    trace_write(st->ag->trace, "qcheck",
+    agent_emit(st->ag, ASKDB_EVENT_QCHECK,
                 json_pack("{s:b, s:s}", "question", 0, "why", why));
     agent_log(st, "qcheck", "not a question about the database: %s", why);
     return st->ans->text ? OUT_SKIP : agent_nomem(st);
@@ -111,7 +111,7 @@ enum agent_outcome agent_step_qcheck(struct agent_state *st)
         return not_a_question(st, "greeting", 1);
     if (st->relevance > 0 || st->part_history) {
         /* A follow-up ("and for 2023?") is read with the earlier ones. */
-        trace_write(st->ag->trace, "qcheck",
+        agent_emit(st->ag, ASKDB_EVENT_QCHECK,
                     json_pack("{s:b, s:s}", "question", 1, "why",
                               st->part_history ? "a follow-up"
                                                : "names or values match"));
@@ -142,7 +142,7 @@ enum agent_outcome agent_step_qcheck(struct agent_state *st)
     free(reply);
     if (no)
         return not_a_question(st, "the model: no table holds it", 0);
-    trace_write(st->ag->trace, "qcheck",
+    agent_emit(st->ag, ASKDB_EVENT_QCHECK,
                 json_pack("{s:b, s:s}", "question", 1, "why", "the model"));
     return OUT_OK;
 }

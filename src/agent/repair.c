@@ -1,4 +1,4 @@
-/* repair.c - the repair step: tell the model what went wrong and how to fix it. */
+/* repair.c - the repair step: tell the model what went wrong, how to fix it. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +37,9 @@ enum agent_outcome agent_step_repair(struct agent_state *st)
         agent_push_msg(st, "user", buf_steal(&msg)))
         return agent_nomem(st);
     st->ans->t.prompt_ms += db_now_ms() - t0;
+    agent_emit(ag, ASKDB_EVENT_REPAIR,
+               json_pack("{s:s, s:i}", "class", askdb_error_class_str(st->ec),
+                         "attempt", st->ans->nattempts + 1));
     agent_log(st, "repair", "asking for a fix of: %s",
               askdb_error_class_str(st->ec));
     return OUT_OK;

@@ -1,4 +1,4 @@
-/* schema_step.c - the schema step: read the schema and build the grammar once per agent. */
+/* schema_step.c - the schema step: read the schema, build the grammar. */
 #include <stdio.h>
 #include <string.h>
 
@@ -49,7 +49,7 @@ enum agent_outcome agent_step_schema(struct agent_state *st)
                         json_integer(ag->grammar
                                      ? (json_int_t)strlen(ag->grammar)
                                      : 0));
-    trace_write(ag->trace, "schema", ev);
+    agent_emit(ag, ASKDB_EVENT_SCHEMA, ev);
     agent_log(st, "schema", "%d tables, %zu bytes, %.2f ms",
               st->schema->ntables, strlen(ag->schema_text),
               st->ans->t.schema_ms);

@@ -1,4 +1,4 @@
-/* state.c - the helpers every step of the agent uses on the question's state. */
+/* state.c - the helpers every step uses on the question's state. */
 #include "agent/state.h"
 
 #include <stdarg.h>
@@ -7,6 +7,36 @@
 #include <string.h>
 
 #include "core/text.h"
+
+void agent_emit(askdb_agent *ag, askdb_event_type type, json_t *ev)
+{
+    askdb_event e;
+    char *text;
+
+    if (!ev)
+        return;
+    if (!ag->trace && !ag->cfg.event_fn) {
+        json_decref(ev);
+        return;
+    }
+    e.type = type;
+    e.name = askdb_event_type_str(type);
+    e.request_id = ag->request_id;
+    e.t_ms = db_now_ms() - ag->q_t0;
+    json_object_set_new(ev, "step", json_string(e.name));
+    jsonx_set_str(ev, "request_id", ag->request_id);
+    json_object_set_new(ev, "t_ms", json_real(e.t_ms));
+    text = json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(ev);
+    if (!text)
+        return;
+    e.json = text;
+    e.json_len = strlen(text);
+    if (ag->cfg.event_fn)
+        ag->cfg.event_fn(ag->cfg.event_ud, &e);
+    trace_put(ag->trace, text, e.json_len);
+    free(text);
+}
 
 /* Verbose log line for a step (only when the embedder asked for it). */
 void agent_log(struct agent_state *st, const char *step, const char *fmt,
@@ -135,13 +165,14 @@ char *agent_call(struct agent_state *st, const char *what,
     req.temperature = 0;
     req.max_tokens = max_tokens;
     req.seed = ag->cfg.seed;
+    req.cancel = &ag->cancel;
     req.grammar = grammar;
     agent_mark_stable(st, &req);
     ev = json_object();
     json_object_set_new(ev, "for", json_string(what));
     json_object_set_new(ev, "provider", json_string(llm_name(ag->model)));
     json_object_set_new(ev, "messages", agent_msgs_json(msgs, nmsgs));
-    trace_write(ag->trace, "prompt", ev);
+    agent_emit(ag, ASKDB_EVENT_PROMPT, ev);
 
     memset(&rep, 0, sizeof rep);
     *rc = llm_complete(ag->model, &req, &rep);
@@ -150,7 +181,7 @@ char *agent_call(struct agent_state *st, const char *what,
     json_object_set_new(ev, "for", json_string(what));
     if (*rc)
         jsonx_set_str(ev, "error", llm_errmsg(ag->model));
-    trace_write(ag->trace, "reply", ev);
+    agent_emit(ag, ASKDB_EVENT_REPLY, ev);
     if (*rc) {
         snprintf(st->errbuf, sizeof st->errbuf, "%s", llm_errmsg(ag->model));
         llm_reply_free(&rep);
@@ -244,7 +275,7 @@ void agent_fail_attempt(struct agent_state *st, askdb_error_class ec,
     json_object_set_new(ev, "class", json_string(askdb_error_class_str(ec)));
     jsonx_set_str(ev, "message", msg);
     jsonx_set_str(ev, "sql", st->sql);
-    trace_write(st->ag->trace, "error", ev);
+    agent_emit(st->ag, ASKDB_EVENT_ERROR, ev);
 }
 
 void agent_cands_clear(struct agent_state *st)

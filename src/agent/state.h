@@ -2,6 +2,8 @@
 #ifndef ASKDB_AGENT_STATE_H
 #define ASKDB_AGENT_STATE_H
 
+#include <stdatomic.h>
+
 #include "askdb.h"
 #include "core/buf.h"
 #include "core/json.h"
@@ -45,6 +47,11 @@ struct askdb_agent {
     struct agent_turn turns[AGENT_MAX_TURNS]; /* oldest first */
     int nturns;
     char errmsg[1024];
+    /* The question being answered: its id and start (agent_emit). */
+    char request_id[72];
+    double q_t0;
+    atomic_int cancel;       /* askdb_agent_cancel(): the model call and
+                                the query see it through their requests */
 };
 
 enum agent_step {
@@ -134,6 +141,13 @@ enum agent_outcome agent_nomem(struct agent_state *st);
 char *agent_call(struct agent_state *st, const char *what,
                  const struct llm_msg *msgs, int nmsgs, const char *grammar,
                  int max_tokens, askdb_status *rc);
+
+/*
+** Report a step: ev (a JSON object, consumed; NULL is ignored) gets
+** "step", "request_id" and "t_ms", is serialized once and goes to the
+** embedder's event_fn and to the trace file (askdb.h, "Step events").
+*/
+void agent_emit(askdb_agent *ag, askdb_event_type type, json_t *ev);
 
 /* The first max_rows rows of r as a pipe-separated table for a prompt,
 ** text values cut at max_cell bytes; "(no rows)" when empty. Used by the

@@ -47,9 +47,9 @@ enum agent_outcome agent_step_validate(struct agent_state *st)
                 arr, json_string(askdb_error_class_str(st->cands[i].ec)));
         json_object_set_new(ev, "ok", json_true());
         json_object_set_new(ev, "candidates", arr);
-        trace_write(ag->trace, "validate", ev);
+        agent_emit(ag, ASKDB_EVENT_VALIDATE, ev);
     } else {
-        trace_write(ag->trace, "validate", json_pack("{s:b}", "ok", 1));
+        agent_emit(ag, ASKDB_EVENT_VALIDATE, json_pack("{s:b}", "ok", 1));
     }
     agent_log(st, "validate", "ok");
     return OUT_OK;

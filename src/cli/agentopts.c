@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 
 enum {
     A_NO_LINKING = CLI_AGENT_OPT_BASE, A_NO_VALUES, A_NO_QCHECK, A_PLAN,

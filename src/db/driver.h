@@ -3,6 +3,8 @@
 #ifndef ASKDB_DB_DRIVER_H
 #define ASKDB_DB_DRIVER_H
 
+#include <stdatomic.h>
+
 #include "askdb.h"
 #include "db/schema.h"
 
@@ -40,6 +42,8 @@ struct askdb_db {
     struct db_schema schema;
     int have_schema;
     double schema_ms;
+    const atomic_int *cancel; /* non-zero stops the running statement
+                                 (ASKDB_ERR_CANCELLED), or NULL */
     char errmsg[1024];
 };
 
