@@ -282,6 +282,12 @@ ASKDB_API const askdb_value *askdb_result_cell(const askdb_result *r,
 /* Databases                                                              */
 /* ---------------------------------------------------------------------- */
 
+/* Flags of the JSON writers. */
+#define ASKDB_JSON_PRETTY 1      /* indented by 2, one field a line */
+#define ASKDB_JSON_TERMINAL 2    /* also escape DEL and the C1 controls
+                                    (U+0080..U+009F) as \u escapes, for a
+                                    terminal: JSON escapes C0 always */
+
 typedef struct askdb_db askdb_db;
 
 /*
@@ -311,6 +317,27 @@ ASKDB_API ASKDB_NODISCARD askdb_status askdb_db_schema_text(askdb_db *db,
 */
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_db_query(askdb_db *db, const char *sql, askdb_result **out);
+
+/*
+** The schema for a program, as one JSON object: engine, path, tables
+** [{name, kind ("table" or "view"), rows (null when unknown), rows_capped,
+** columns [{name, type, notnull, default, pk (1-based position in the
+** primary key, 0 = not), samples}], foreign_keys [{from, table, to}],
+** unique ["col, col"]}], and text (what askdb_db_schema_text gives).
+** flags: ASKDB_JSON_PRETTY or 0. *out is the caller's (askdb_free).
+*/
+ASKDB_API ASKDB_NODISCARD askdb_status
+askdb_db_schema_json(askdb_db *db, int flags, char **out);
+
+/*
+** The query plan of one statement without running it: the statement must
+** pass the guard as askdb_db_query would run it (else ASKDB_ERR_REFUSED
+** or ASKDB_ERR_DB, with the reason in askdb_db_errmsg); the rows are the
+** engine's plan (SQLite: EXPLAIN QUERY PLAN's id, parent, notused,
+** detail). *out is the caller's (askdb_result_free).
+*/
+ASKDB_API ASKDB_NODISCARD askdb_status
+askdb_db_explain(askdb_db *db, const char *sql, askdb_result **out);
 
 /* ---------------------------------------------------------------------- */
 /* The agent                                                              */
@@ -482,11 +509,6 @@ ASKDB_API void askdb_agent_cancel(askdb_agent *ag);
 /* JSON                                                                   */
 /* ---------------------------------------------------------------------- */
 
-/* Flags of the JSON writers. */
-#define ASKDB_JSON_PRETTY 1      /* indented by 2, one field a line */
-#define ASKDB_JSON_TERMINAL 2    /* also escape DEL and the C1 controls
-                                    (U+0080..U+009F) as \u escapes, for a
-                                    terminal: JSON escapes C0 always */
 
 /*
 ** The answer as one JSON object: question, request_id, status, sql,

@@ -448,6 +448,54 @@ static void output_refusal_names_databases(void **state)
     assert_int_equal(tmpdir_remove(dir), 0);
 }
 
+/* The schema for programs: every table with its columns, keys and row
+** count, plus the prompt's text; the plan of a statement without running
+** it, and a write refused by the same guard as a query. */
+static void schema_json_and_explain(void **state)
+{
+    askdb_db *db = NULL;
+    askdb_result *r = NULL;
+    char *j = NULL, *text = NULL;
+    json_error_t je;
+    json_t *o, *t, *orders = NULL, *fk;
+    size_t i;
+
+    (void)state;
+    assert_int_equal(askdb_db_open(shop(), NULL, &db), ASKDB_OK);
+    assert_int_equal(askdb_db_schema_json(db, 0, &j), ASKDB_OK);
+    assert_int_equal(askdb_db_schema_text(db, &text), ASKDB_OK);
+    o = json_loads(j, 0, &je);
+    assert_non_null(o);
+    assert_string_equal(json_string_value(json_object_get(o, "engine")),
+                        "sqlite");
+    assert_string_equal(json_string_value(json_object_get(o, "text")), text);
+    json_array_foreach(json_object_get(o, "tables"), i, t)
+        if (strcmp(json_string_value(json_object_get(t, "name")),
+                   "orders") == 0)
+            orders = t;
+    assert_non_null(orders);
+    assert_string_equal(json_string_value(json_object_get(orders, "kind")),
+                        "table");
+    assert_true(json_integer_value(json_object_get(orders, "rows")) > 0);
+    fk = json_array_get(json_object_get(orders, "foreign_keys"), 0);
+    assert_string_equal(json_string_value(json_object_get(fk, "table")),
+                        "customers");
+    json_decref(o);
+
+    assert_int_equal(askdb_db_explain(db, "SELECT * FROM customers WHERE "
+                                          "id = 3", &r), ASKDB_OK);
+    assert_true(r->nrows >= 1);
+    assert_non_null(strstr(askdb_result_cell(r, 0, 3)->s, "customers"));
+    askdb_result_free(r);
+    r = NULL;
+    assert_int_equal(askdb_db_explain(db, "DELETE FROM customers", &r),
+                     ASKDB_ERR_REFUSED);
+    assert_null(r);
+    askdb_free(j);
+    askdb_free(text);
+    askdb_db_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -459,6 +507,7 @@ int main(void)
         cmocka_unit_test(memory_learns_lists_imports_and_forgets),
         cmocka_unit_test(answer_json_is_one_document_and_escapes_c1_on_request),
         cmocka_unit_test(output_refusal_names_databases),
+        cmocka_unit_test(schema_json_and_explain),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
