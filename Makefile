@@ -42,7 +42,7 @@ endif
 
 LIB_SRC := $(wildcard src/core/*.c src/db/*.c src/llm/*.c src/sql/*.c \
                       src/agent/*.c src/eval/*.c)
-CLI_SRC := $(wildcard src/cli/*.c)
+CLI_SRC := $(wildcard src/cli/*.c src/mcp/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 
 # Release objects in build/, sanitizer objects in build/asan/.

@@ -21,6 +21,9 @@ struct cli_opts {
     int format;              /* -1 = default for the output */
     int show_sql;
     int verbose;
+    char **dbs;              /* mcp: --db values (room for argc), else
+                                NULL and --db is refused */
+    int ndbs;
 };
 
 /* Map a library status to the command's exit code. */
@@ -66,5 +69,13 @@ int cli_number(const char *prog, const char *opt, const char *s, long lo,
 /* own options followed by the agent options, in one malloc()ed array for
 ** getopt_long (NULL when out of memory). */
 struct option *cli_merge_opts(const struct option *own);
+
+/* `askdb mcp` lives in src/mcp/ (stdio_server.h, config.h): a front end
+** includes no other front end's headers, so its two entry points are
+** declared here as well. */
+int mcp_stdio_main(const askdb_config *cfg, int n, const char *const *names,
+                   const char *const *paths);
+int mcp_config_argv(const char *path, int *argc, char ***argv, char *err,
+                    size_t errlen);
 
 #endif

@@ -1,4 +1,4 @@
-/* main.c - the askdb command: ask, shell, schema, sql. */
+/* main.c - the askdb command: ask, shell, schema, sql, mcp. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -25,6 +25,8 @@ static const char usage_main[] =
     "  schema DB           print the schema exactly as the model sees it\n"
     "  sql DB STATEMENT    run one read-only statement through the guard\n"
     "  eval --suite FILE   score execution accuracy on a question suite\n"
+    "  mcp DB...           serve databases to assistants and editors (MCP\n"
+    "                      over stdio)\n"
     "  help [COMMAND]      this text, or a command's options\n"
     "  version             print the version\n"
     "\n"
@@ -76,6 +78,32 @@ static const char help_model[] =
     "                        an SQLite file)\n"
     "  -v, --verbose         print the steps on stderr\n";
 
+static const char help_mcp[] =
+    "usage: askdb mcp [options] [--db NAME=PATH]... [--config FILE] [PATH]...\n"
+    "\n"
+    "Serve the databases to an assistant or editor over the Model Context\n"
+    "Protocol: JSON-RPC on stdin/stdout, one message a line (protocol\n"
+    "2025-06-18, also 2025-03-26 and 2024-11-05); logs go to stderr.\n"
+    "Tools: list_databases, search_objects, execute_sql (one read-only\n"
+    "statement through the guard), ask (a question in plain English, with\n"
+    "progress and cancellation) and explain_sql; every one only reads.\n"
+    "Resources: askdb://NAME/schema and askdb://NAME/table/{table}.\n"
+    "\n"
+    "Databases:\n"
+    "      --db NAME=PATH    serve PATH as NAME (a bare PATH is named after\n"
+    "                        its file: data/shop.db is 'shop')\n"
+    "      --config FILE     JSON: {\"databases\": {NAME: PATH} or [PATH],\n"
+    "                        \"options\": {\"llm-url\": URL, \"max-rows\": N,\n"
+    "                        ...}} (any flag below, without its dashes;\n"
+    "                        flags on the command line win; relative\n"
+    "                        paths are from the file's folder)\n"
+    "Limits (every execute_sql and every query of ask):\n"
+    "      --timeout MS      query time limit in ms (default 10000)\n"
+    "      --max-rows N      row cap (default 1000); execute_sql's max_rows\n"
+    "                        may only lower it\n"
+    "      --max-bytes N     result size cap (default 4194304); a tool\n"
+    "                        result is also cut to 1 MiB and says so\n";
+
 /* Print help for cmd (NULL: the overview); -1 if there is no such
 ** command. */
 static int help(const char *cmd)
@@ -118,6 +146,10 @@ static int help(const char *cmd)
               "time/row/byte limits.\n\n",
               stdout);
         fputs(help_output, stdout);
+    } else if (strcmp(cmd, "mcp") == 0) {
+        fputs(help_mcp, stdout);
+        fputs(help_model, stdout);
+        fputs(cli_agent_help, stdout);
     } else if (strcmp(cmd, "eval") == 0) {
         const char *hargv[] = {"eval", "--help", NULL};
         return cli_eval(2, (char **)hargv);
@@ -140,7 +172,7 @@ enum {
     OPT_TIMEOUT, OPT_MAX_ROWS, OPT_MAX_BYTES, OPT_PROVIDER, OPT_LLM_URL,
     OPT_MODEL, OPT_API_KEY, OPT_TEMPERATURE, OPT_MAX_TOKENS, OPT_LLM_TIMEOUT,
     OPT_RETRIES, OPT_STREAM, OPT_SEED, OPT_THREADS, OPT_NO_GRAMMAR,
-    OPT_NO_PROMPT_CACHE
+    OPT_NO_PROMPT_CACHE, OPT_DB, OPT_CONFIG
 };
 
 static const struct option long_opts[] = {
@@ -167,6 +199,8 @@ static const struct option long_opts[] = {
     {"threads", required_argument, NULL, OPT_THREADS},
     {"no-grammar", no_argument, NULL, OPT_NO_GRAMMAR},
     {"no-prompt-cache", no_argument, NULL, OPT_NO_PROMPT_CACHE},
+    {"db", required_argument, NULL, OPT_DB},
+    {"config", required_argument, NULL, OPT_CONFIG},
     {NULL, 0, NULL, 0}
 };
 
@@ -294,6 +328,21 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o,
         case OPT_NO_PROMPT_CACHE:
             o->cfg.no_prompt_cache = 1;
             break;
+        case OPT_DB:
+            if (!o->dbs) {
+                fprintf(stderr, "askdb: --db is an option of 'askdb mcp'\n");
+                goto bad;
+            }
+            o->dbs[o->ndbs++] = optarg;
+            break;
+        case OPT_CONFIG:
+            /* Read by cmd_mcp() before the flags (they override it). */
+            if (!o->dbs) {
+                fprintf(stderr, "askdb: --config is an option of 'askdb "
+                                "mcp'\n");
+                goto bad;
+            }
+            break;
         default:
             fprintf(stderr, "askdb: see 'askdb help %s'\n", cmd);
             goto bad;
@@ -353,6 +402,89 @@ static int cmd_db(const struct cli_opts *o, const char *path,
     return rc;
 }
 
+/* The value of the last --config in argv (before a "--"), or NULL. */
+static const char *config_arg(int argc, char **argv)
+{
+    const char *v = NULL;
+    int i;
+
+    for (i = 2; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
+            v = argv[++i];
+        else if (strncmp(argv[i], "--config=", 9) == 0)
+            v = argv[i] + 9;
+    }
+    return v;
+}
+
+/* askdb mcp: the config file's settings as flags first, then the command
+** line's (the later flag wins), then the server (src/mcp/). */
+static int cmd_mcp(int argc, char **argv)
+{
+    struct cli_opts o;
+    const char *config = config_arg(argc, argv);
+    const char **names = NULL, **paths = NULL;
+    char **xargv = NULL, **all = NULL, err[1024], *eq;
+    int xargc = 0, nall, first, i, n = 0, rc = EXIT_USAGE;
+
+    if (config && mcp_config_argv(config, &xargc, &xargv, err, sizeof err)) {
+        fprintf(stderr, "askdb mcp: %s\n", err);
+        return EXIT_USAGE;
+    }
+    nall = argc + xargc;
+    all = calloc((size_t)nall + 1, sizeof *all);
+    memset(&o, 0, sizeof o);
+    o.cfg = askdb_config_default();
+    o.format = -1;
+    o.dbs = calloc((size_t)nall + 1, sizeof *o.dbs);
+    names = calloc((size_t)nall + 1, sizeof *names);
+    paths = calloc((size_t)nall + 1, sizeof *paths);
+    if (!all || !o.dbs || !names || !paths) {
+        fprintf(stderr, "askdb mcp: out of memory\n");
+        goto out;
+    }
+    /* "mcp", the file's flags, the command line's. */
+    all[0] = argv[1];
+    for (i = 0; i < xargc; i++)
+        all[1 + i] = xargv[i];
+    for (i = 2; i < argc; i++)
+        all[xargc + i - 1] = argv[i];
+    nall = argc - 1 + xargc;
+    first = parse_opts(nall, all, &o, "mcp");
+    if (first == -2)
+        rc = EXIT_ANSWERED;
+    if (first < 0)
+        goto out;
+    askdb_config_from_env(&o.cfg);
+    if (o.verbose)
+        o.cfg.log_fn = cli_log_step;
+    for (i = 0; i < o.ndbs; i++) {
+        eq = strchr(o.dbs[i], '=');
+        if (!eq || eq == o.dbs[i] || !eq[1]) {
+            fprintf(stderr, "askdb mcp: --db takes NAME=PATH, not '%s'\n",
+                    o.dbs[i]);
+            goto out;
+        }
+        *eq = '\0';
+        names[n] = o.dbs[i];
+        paths[n++] = eq + 1;
+    }
+    for (i = first; i < nall; i++) {
+        names[n] = NULL;
+        paths[n++] = all[i];
+    }
+    rc = mcp_stdio_main(&o.cfg, n, names, paths);
+out:
+    for (i = 0; i < xargc; i++)
+        free(xargv[i]);
+    free(xargv);
+    free(all);
+    free(o.dbs);
+    free(names);
+    free(paths);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     struct format_stream tokens = {0};
@@ -377,6 +509,8 @@ int main(int argc, char **argv)
         return cli_eval(argc - 1, argv + 1);
     if (strcmp(cmd, "learn") == 0)
         return cmd_learn(argc - 1, argv + 1);
+    if (strcmp(cmd, "mcp") == 0)
+        return cmd_mcp(argc, argv);
     if (strcmp(cmd, "ask") && strcmp(cmd, "shell") && strcmp(cmd, "schema") &&
         strcmp(cmd, "sql")) {
         fprintf(stderr, "askdb: unknown command '%s'\n\n", cmd);
