@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # mcp_venv.sh - the Python virtualenv the MCP tests and figures use, with
-# the official MCP SDK and a tokenizer pinned by version.
+# the official MCP SDK and an offline tokenizer (bpe-openai: OpenAI's
+# cl100k_base built in; tiktoken would download it at run time), pinned.
 #
 #   scripts/mcp_venv.sh                 create or update it (idempotent)
 #   scripts/mcp_venv.sh --print-python  only print its interpreter's path
@@ -10,7 +11,7 @@
 set -euo pipefail
 
 VENV=${ASKDB_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/askdb/venv}
-PINS=(mcp==1.30.0 tiktoken==0.14.0)
+PINS=(mcp==1.30.0 bpe-openai==0.1.4)
 
 if [ "${1:-}" = "--print-python" ]; then
     printf '%s\n' "$VENV/bin/python"
