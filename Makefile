@@ -107,6 +107,15 @@ $(BA)/tests/%: tests/unit/%.c $(BA)/libaskdb.a $(UNIT_HDR)
 	    $(filter-out %.h,$^) \
 	    $(shell pkg-config --cflags --libs cmocka) $(LDLIBS)
 
+# The MCP handler's test links the MCP front end's objects too (before
+# the library, which they need).
+$(BA)/tests/test_mcp: tests/unit/test_mcp.c \
+    $(filter $(BA)/src/mcp/%,$(CLIA_OBJ)) $(BA)/libaskdb.a $(UNIT_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -O1 -Itests -o $@ \
+	    $(filter-out %.h,$^) \
+	    $(shell pkg-config --cflags --libs cmocka) $(LDLIBS)
+
 examples/shop.db: examples/shop.sql
 	@rm -f $@.tmp
 	sqlite3 $@.tmp < $<
