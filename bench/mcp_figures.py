@@ -68,6 +68,8 @@ def main():
         t0 = time.perf_counter()
         reply, _ = call("tools/call", args)
         rtt = (time.perf_counter() - t0) * 1000
+        if "result" not in reply:
+            raise SystemExit("unexpected reply: %r" % reply)
         over.append(rtt - reply["result"]["structuredContent"]["exec_ms"])
         t0 = time.perf_counter()
         call("ping")

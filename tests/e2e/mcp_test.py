@@ -401,6 +401,49 @@ async def cancelled_ask_stops_and_the_database_is_free_again(t):
 
 
 @test
+async def parallel_calls_all_get_their_own_rows(t):
+    async with t.session("shop.db") as (s, _):
+        got = {}
+
+        async def one(i):
+            r = await s.call_tool("execute_sql", {"sql": "SELECT %d AS i, count(*) FROM "
+                                                  "customers WHERE id <= %d" % (i, i)})
+            got[i] = r.structuredContent["rows"]
+
+        async with anyio.create_task_group() as tg:
+            for i in range(1, 13):
+                tg.start_soon(one, i)
+        assert got == {i: [[i, i]] for i in range(1, 13)}, got
+
+
+@test
+async def many_calls_in_a_row_are_answered_in_order(t):
+    # The reading moves between threads when a call runs long: every reply
+    # must still come once, whole, for its own request.
+    p = subprocess.Popen([ASKDB, "mcp", "shop.db"], cwd=t.W, env=ENV, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=open(os.path.join(t.T, "stderr_seq"), "w"))
+    t.errlogs.append(os.path.join(t.T, "stderr_seq"))
+    try:
+        for i in range(1, 401):
+            if i % 2:
+                msg = {"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                       "params": {"name": "execute_sql", "arguments": {"sql": "SELECT %d" % i}}}
+            else:
+                msg = {"jsonrpc": "2.0", "id": i, "method": "ping"}
+            p.stdin.write((json.dumps(msg) + "\n").encode())
+            p.stdin.flush()
+            reply = json.loads(p.stdout.readline())
+            assert reply["id"] == i, (i, reply)
+            if i % 2:
+                assert reply["result"]["structuredContent"]["rows"] == [[i]], reply
+            else:
+                assert reply["result"] == {}, reply
+    finally:
+        p.stdin.close()
+        assert p.wait(timeout=30) == 0
+
+
+@test
 async def malformed_input_gets_errors_and_the_server_goes_on(t):
     lines = [
         "this is not json",
