@@ -427,7 +427,8 @@ static json_t *tool_search_objects(struct mcp_call *c, json_t *args)
     long limit = 50;
     size_t k, m;
 
-    if (json_object_get(args, "database")) {
+    if (!json_is_null(json_object_get(args, "database")) &&
+        json_object_get(args, "database")) {
         err = arg_db(c, args, &only);
         if (err)
             return err;

@@ -246,6 +246,8 @@ async def search_objects_by_substring_glob_and_detail(t):
         full = r.structuredContent["objects"][0]
         assert full["foreign_keys"] == [{"from": "parent_id", "table": "categories", "to": "id"}]
         assert full["columns"][1]["samples"], full
+        r = await s.call_tool("search_objects", {"pattern": "cust", "database": None})
+        assert not r.isError and r.structuredContent["objects"], r.content
         r = await s.call_tool("search_objects", {"limit": 2})
         assert len(r.structuredContent["objects"]) == 2 and r.structuredContent["truncated"] is True
         r = await s.call_tool("search_objects", {"detail": "everything"})
