@@ -1,11 +1,13 @@
 /* stdio_server.c - `askdb mcp`: the MCP server over stdin and stdout, one
 ** JSON-RPC message per line. */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mcp.h"
 #include "stdio_server.h"
@@ -44,6 +46,7 @@ struct stdio_ctx {
                                 reading; NULL when the reader reads */
     struct timespec since;
     struct mcp_session *session;
+    FILE *out;               /* the protocol's stdout (see mcp_stdio_main) */
     char *line;              /* the reader's line buffer */
     size_t cap;
 };
@@ -59,8 +62,8 @@ static void emit_line(void *ud, enum mcp_out kind, const char *json,
     (void)kind;
     pthread_mutex_lock(&ctx->lock);
     if (!ctx->broken &&
-        (fwrite(json, 1, len, stdout) != len || putchar('\n') == EOF ||
-         fflush(stdout) != 0))
+        (fwrite(json, 1, len, ctx->out) != len ||
+         putc('\n', ctx->out) == EOF || fflush(ctx->out) != 0))
         ctx->broken = 1;
     pthread_mutex_unlock(&ctx->lock);
 }
@@ -275,6 +278,21 @@ int mcp_stdio_main(const askdb_config *cfg, int n, const char *const *names,
         return st == ASKDB_ERR_DB_OPEN ? 3 : 2;
     }
     memset(&ctx, 0, sizeof ctx);
+    /* The protocol gets its own copy of stdout, and file descriptor 1
+    ** becomes stderr: whatever else writes to stdout (a library's
+    ** message, a model runtime's log) lands in the log, not among the
+    ** client's messages. */
+    fflush(stdout);
+    i = dup(STDOUT_FILENO);
+    ctx.out = i >= 0 ? fdopen(i, "w") : NULL;
+    if (!ctx.out || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+        fprintf(stderr, "askdb mcp: cannot set up stdout: %s\n",
+                strerror(errno));
+        if (ctx.out)
+            fclose(ctx.out);
+        mcp_server_free(srv);
+        return 2;
+    }
     pthread_mutex_init(&ctx.lock, NULL);
     pthread_cond_init(&ctx.done, NULL);
     pthread_condattr_init(&cattr);
@@ -284,6 +302,7 @@ int mcp_stdio_main(const askdb_config *cfg, int n, const char *const *names,
     ctx.session = mcp_session_new(srv);
     if (!ctx.session) {
         fprintf(stderr, "askdb mcp: out of memory\n");
+        fclose(ctx.out);
         mcp_server_free(srv);
         return 2;
     }
@@ -310,5 +329,6 @@ int mcp_stdio_main(const askdb_config *cfg, int n, const char *const *names,
     pthread_cond_destroy(&ctx.wake);
     pthread_mutex_destroy(&ctx.lock);
     mcp_server_free(srv);
+    fclose(ctx.out);
     return 0;
 }

@@ -534,7 +534,7 @@ async def big_results_are_cut_and_say_so(t):
 
 
 @test
-async def log_messages_when_the_client_asks_for_them(t):
+async def log_messages_when_the_client_asks_for_them_and_stdout_stays_clean(t):
     sql = "SELECT count(*) AS n FROM orders"
     t.start_llm([{"content": fence(sql)}])
     lines = [
@@ -543,8 +543,11 @@ async def log_messages_when_the_client_asks_for_them(t):
                     "params": {"name": "ask", "arguments": {"question": "How many orders?"},
                                "_meta": {"progressToken": "p1"}}}),
     ]
-    rc, out, err = t.raw(t.model_args() + ["shop.db"], lines)
+    # -v logs every step on stderr; stdout stays the protocol's alone
+    # (raw() parses each of its lines as JSON).
+    rc, out, err = t.raw(t.model_args() + ["-v", "shop.db"], lines)
     assert rc == 0, err
+    assert "askdb: [" in err, err
     logs = [o for o in out if o.get("method") == "notifications/message"]
     prog = [o for o in out if o.get("method") == "notifications/progress"]
     assert logs and all(o["params"]["logger"] == "askdb" for o in logs), out
