@@ -6,6 +6,9 @@
 #   make bench      overhead and large-schema benchmarks
 #   WERROR=1        turn warnings into errors (CI does)
 
+# `make` alone builds `all`, whatever rule comes first below.
+.DEFAULT_GOAL := all
+
 CC      ?= gcc
 PKGS    := sqlite3 libcurl jansson libedit libxxhash
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
