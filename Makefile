@@ -117,7 +117,7 @@ $(B)/libaskdb.a: $(LIB_OBJ)
 # The shared library exports exactly the ASKDB_API functions: our objects
 # are compiled with -fvisibility=hidden, and --exclude-libs keeps the
 # symbols of the static llama.cpp libraries inside it. --no-undefined: every
-# dependency is linked in.
+# dependency is linked in (tests/e2e/install.sh checks both).
 $(B)/$(SOFILE): $(LIB_OBJ)
 	$(CC) $(CFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined \
 	    -Wl,--exclude-libs,ALL -o $@ $^ $(LIB_LDLIBS)
@@ -227,12 +227,16 @@ unit: $(UNIT_BIN) $(BA)/fake_llm examples/shop.db
 	    ASKDB_SMALL_MODEL=$$small SPIDER_DIR=$(SPIDER_DIR) $$t; \
 	done
 
-e2e: $(BA)/askdb $(BA)/fake_llm examples/shop.db
+# install.sh installs the release build into a temporary prefix (the
+# sub-make finds it built) and builds examples/embed.c against that copy.
+e2e: $(BA)/askdb $(BA)/fake_llm examples/shop.db \
+     $(B)/askdb $(B)/libaskdb.a $(B)/libaskdb.so $(B)/askdb.pc
 	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm bash tests/e2e/run.sh
 	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm bash tests/e2e/eval.sh
 	ASKDB=$(BA)/askdb bash tests/e2e/learn.sh
 	ASKDB=$(BA)/askdb ASKDB_SMALL_MODEL=$(SMALL_MODEL) \
 	    bash tests/e2e/local_smoke.sh
+	MAKE="$(MAKE)" FAKE_LLM=$(BA)/fake_llm bash tests/e2e/install.sh
 
 # The local model, both into ~/.cache/askdb (checksums verified): llama.cpp
 # as static libraries (about 5 minutes the first time) and the GGUF models
