@@ -98,7 +98,7 @@ $(LIB_OBJ): $(LIB_STAMP)
 $(LIB_OBJ): CFLAGS += $(LIB_CFLAGS)
 
 .PHONY: all test unit e2e demo bench fuzz grammar-accept clean lint check-banned llama model \
-        install uninstall
+        small-model install uninstall
 all: $(B)/askdb $(B)/libaskdb.a $(B)/libaskdb.so $(B)/askdb.pc \
      $(B)/examples/embed examples/shop.db
 
@@ -214,14 +214,26 @@ examples/shop.db: examples/shop.sql
 
 test: unit e2e
 
-# ASKDB_SMALL_MODEL: the small GGUF for the local-model tests (empty when
-# not fetched; those tests then skip and say so).
-SMALL_MODEL = $$(scripts/models.sh --path small 2>/dev/null || true)
+# ASKDB_SMALL_MODEL: the small GGUF for the local-model tests. The tests
+# fetch it first (scripts/models.sh small: checksums verified, cached in
+# ~/.cache/askdb, nothing downloaded once there). SKIP_SMALL_MODEL=1 is the
+# explicit opt-out: nothing fetched, and those tests skip and say so.
+SKIP_SMALL_MODEL ?= 0
+ifeq ($(SKIP_SMALL_MODEL),1)
+SMALL_MODEL :=
+else
+SMALL_MODEL = $$(scripts/models.sh --path small)
+endif
+
+small-model:
+ifneq ($(SKIP_SMALL_MODEL),1)
+	scripts/models.sh small >/dev/null
+endif
 
 # SPIDER_DIR: Spider's training split, for tests over real databases.
 SPIDER_DIR ?= $(wildcard ../shared/bench/spider-train)
 
-unit: $(UNIT_BIN) $(BA)/fake_llm examples/shop.db
+unit: $(UNIT_BIN) $(BA)/fake_llm examples/shop.db small-model
 	@set -e; small=$(SMALL_MODEL); for t in $(UNIT_BIN); do \
 	    echo "== $$t"; FAKE_LLM=$(BA)/fake_llm SHOP_DB=examples/shop.db \
 	    ASKDB_SMALL_MODEL=$$small SPIDER_DIR=$(SPIDER_DIR) $$t; \
@@ -229,7 +241,7 @@ unit: $(UNIT_BIN) $(BA)/fake_llm examples/shop.db
 
 # install.sh installs the release build into a temporary prefix (the
 # sub-make finds it built) and builds examples/embed.c against that copy.
-e2e: $(BA)/askdb $(BA)/fake_llm examples/shop.db \
+e2e: $(BA)/askdb $(BA)/fake_llm examples/shop.db small-model \
      $(B)/askdb $(B)/libaskdb.a $(B)/libaskdb.so $(B)/askdb.pc
 	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm bash tests/e2e/run.sh
 	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm bash tests/e2e/eval.sh
