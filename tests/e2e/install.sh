@@ -12,8 +12,9 @@
 # on examples/shop.db with the scripted model (tests/fake_llm) as the model.
 # Also: the shared library exports exactly the ASKDB_API functions of
 # include/askdb.h, DESTDIR stages an install that `make uninstall` removes
-# whole, and the man page renders without warnings and documents every
-# option the command's help lists.
+# whole, and the man page renders without warnings, names the version
+# `askdb --version` prints and documents every option the command's help
+# lists.
 # Output: "ok NAME" / "FAIL NAME: reason" per test, then one line
 # "N passed, M failed". Exit status 0 only when M is 0.
 set -u
@@ -31,7 +32,7 @@ while [ $# -gt 0 ]; do
     case $1 in
     --filter) FILTER=${2:-}; shift 2 ;;
     --filter=*) FILTER=${1#--filter=}; shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "install.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
@@ -249,6 +250,9 @@ man_page_renders_and_lists_every_option() {
     [ -z "$warn" ] || fail "groff warns: $warn"
     MANWIDTH=100 man -l "$man" >"$T/man.txt" 2>"$T/man.err" || fail "man -l: $(cat "$T/man.err")"
     [ ! -s "$T/man.err" ] || fail "man -l: $(cat "$T/man.err")"
+    # Its header names the version the command prints.
+    grep -qF "\"$("$ROOT/build/askdb" --version)\"" <(grep '^\.TH ' "$man") ||
+        fail "man page header '$(grep '^\.TH ' "$man")' lacks '$("$ROOT/build/askdb" --version)'"
     for c in NAME SYNOPSIS DESCRIPTION COMMANDS OPTIONS ENVIRONMENT "EXIT STATUS" FILES EXAMPLES "SEE ALSO"; do
         grep -qx "$c" "$T/man.txt" || fail "no section $c"
     done
