@@ -32,7 +32,7 @@ while [ $# -gt 0 ]; do
     case $1 in
     --filter) FILTER=${2:-}; shift 2 ;;
     --filter=*) FILTER=${1#--filter=}; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "install.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
