@@ -277,6 +277,7 @@ e2e: $(BA)/askdb $(BA)/fake_llm examples/shop.db small-model \
 	ASKDB=$(BA)/askdb ASKDB_SMALL_MODEL=$(SMALL_MODEL) \
 	    bash tests/e2e/local_smoke.sh
 	MAKE="$(MAKE)" FAKE_LLM=$(BA)/fake_llm bash tests/e2e/install.sh
+	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm python3 tests/e2e/serve_test.py
 
 # The local model, both into ~/.cache/askdb (checksums verified): llama.cpp
 # as static libraries (about 5 minutes the first time) and the GGUF models
