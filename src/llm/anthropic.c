@@ -170,6 +170,8 @@ static void on_event(void *ud, const char *event, const char *data,
         take_usage(a, json_object_get(root, "usage"));
     else if (strcmp(type, "error") == 0)
         llm_acc_error(a, json_object_get(root, "error"));
+    else if (strcmp(type, "message_stop") == 0)
+        a->ended = 1;
 out:
     json_decref(root);
 }
@@ -216,6 +218,7 @@ static askdb_status anthropic_complete(llm *m, const struct llm_request *req,
     post.len = strlen(text);
     post.headers = headers;
     post.on_event = a->stream ? on_event : NULL;
+    post.ended = llm_acc_ended;
     post.ud = &acc;
     rc = http_post_json(a->http, &post, &hr, m->errmsg, sizeof m->errmsg);
     out->http_status = hr.status;

@@ -70,6 +70,7 @@ struct http_client {
     int oom;
     long events;
     long retry_after_ms;             /* -1: the server sent none */
+    int cut;                         /* the stream lacked its end marker */
 };
 
 static size_t userinfo_len(const char *url);
@@ -780,6 +781,14 @@ static askdb_status describe(struct http_client *c, CURLcode cc, long code,
 {
     long sent = 0;
 
+    if (c->cut) {
+        buf_printf(m, "model at %s ended its streamed reply without the "
+                      "end marker (the reply was cut off)", c->shown);
+        put_retries(m, attempt);
+        buf_puts(m, " (the server or a proxy between may have dropped the "
+                    "connection; check its logs)");
+        return ASKDB_ERR_LLM_UNREACHABLE;
+    }
     if (cc == CURLE_OK) {
         if (code < 100) {
             buf_printf(m, "model endpoint %s did not answer with an HTTP "
@@ -937,12 +946,21 @@ static CURLcode try_once(struct http_client *c, const struct http_post *req,
     c->oom = 0;
     c->events = 0;
     c->retry_after_ms = -1;
+    c->cut = 0;
     c->curl_err[0] = '\0';
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, req->body);
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE,
                      (curl_off_t)req->len);
     curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, hdrs);
     cc = curl_easy_perform(c->curl);
+    if (cc == CURLE_OK && c->mode == MODE_SSE) {
+        /* The last event may lack its blank line; then the marker. */
+        sse_finish(c);
+        if (req->ended && !req->ended(req->ud)) {
+            c->cut = 1;
+            cc = CURLE_PARTIAL_FILE;
+        }
+    }
     curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, (struct curl_slist *)NULL);
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, (char *)NULL);
     return cc;
@@ -1015,7 +1033,6 @@ askdb_status http_post_json(struct http_client *c, const struct http_post *req,
         goto out;
     }
     if (c->mode == MODE_SSE) {
-        sse_finish(c);
         out->streamed = 1;
     } else if (c->body.data) {
         out->body = c->body.data;

@@ -62,6 +62,11 @@ struct http_post {
     const char *const *headers; /* "Name: value" lines, NULL-terminated */
     http_event_fn on_event;     /* non-NULL: ask for and parse an SSE reply */
     void *ud;
+    /* With on_event: nonzero once the stream's end marker came (OpenAI's
+    ** [DONE], Anthropic's message_stop). A stream that ends without it
+    ** was cut off and fails like a dropped connection, never an answer.
+    ** NULL: any end of the stream is its end. */
+    int (*ended)(void *ud);
 };
 
 struct http_reply {

@@ -95,8 +95,10 @@ static void on_event(void *ud, const char *event, const char *data,
     json_t *root, *choice, *content;
 
     (void)event;
-    if (len == 6 && memcmp(data, "[DONE]", 6) == 0)
+    if (len == 6 && memcmp(data, "[DONE]", 6) == 0) {
+        a->ended = 1;
         return;
+    }
     root = json_loadb(data, len, 0, NULL);
     if (!json_is_object(root))
         goto out;
@@ -109,6 +111,10 @@ static void on_event(void *ud, const char *event, const char *data,
     if (json_is_string(content))
         llm_acc_text(a, json_string_value(content),
                      json_string_length(content));
+    /* A finish_reason ends the reply too (not every server sends
+    ** [DONE] after it). */
+    if (json_is_string(json_object_get(choice, "finish_reason")))
+        a->ended = 1;
     take_usage(a, json_object_get(root, "usage"));
 out:
     json_decref(root);
@@ -157,6 +163,7 @@ static askdb_status openai_complete(llm *m, const struct llm_request *req,
     post.len = strlen(text);
     post.headers = headers;
     post.on_event = o->stream ? on_event : NULL;
+    post.ended = llm_acc_ended;
     post.ud = &acc;
     rc = http_post_json(o->http, &post, &hr, m->errmsg, sizeof m->errmsg);
     out->http_status = hr.status;

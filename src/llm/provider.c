@@ -72,6 +72,14 @@ void llm_acc_init(struct llm_acc *a, const struct llm_request *req,
     a->completion_tokens = -1;
 }
 
+int llm_acc_ended(void *acc)
+{
+    const struct llm_acc *a = acc;
+
+    /* An in-band error ends the stream too: it is the answer to report. */
+    return a->ended || a->error.len > 0;
+}
+
 void llm_acc_text(struct llm_acc *a, const char *s, size_t n)
 {
     a->got_text = 1;
@@ -192,6 +200,13 @@ askdb_status llm_parse_reply(struct http_client *h, int stream,
                                            "a line or event larger than %u "
                                            "MiB (or memory ran out)",
                            http_url(h), HTTP_MAX_REPLY >> 20);
+            goto out;
+        }
+        if (!acc.ended) {
+            http_set_error(h, err, errlen, "model at %s ended its streamed "
+                                           "reply without the end marker "
+                                           "(the reply was cut off)",
+                           http_url(h));
             goto out;
         }
     } else {

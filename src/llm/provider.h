@@ -43,6 +43,7 @@ struct llm_acc {
     long prompt_tokens;
     long completion_tokens;
     int got_text;              /* a text field was present (maybe empty) */
+    int ended;                 /* the stream's end marker came */
     struct buf error;          /* error the provider reported in-band */
 };
 
@@ -68,6 +69,9 @@ void llm_acc_error(struct llm_acc *a, const json_t *err);
 askdb_status llm_acc_finish(struct llm_acc *a, struct http_client *h,
                             const char *where, struct llm_reply *out,
                             char *err, size_t errlen);
+
+/* http_post.ended for an llm_acc: its ended flag. */
+int llm_acc_ended(void *acc);
 
 /* Free a's buffers (llm_acc_finish does this itself). */
 void llm_acc_free(struct llm_acc *a);
