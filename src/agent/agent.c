@@ -1092,6 +1092,14 @@ askdb_status askdb_agent_ask_hint(askdb_agent *ag, const char *question,
     if (a->text)
         jsonx_set_str(ev, "text", a->text);
     trace_write(ag->trace, "answer", ev);
+    if (a->status == ASKDB_OK && trace_failure(ag->trace)) {
+        snprintf(ag->errmsg, sizeof ag->errmsg,
+                 "cannot write trace file '%s': %s (the trace is incomplete)",
+                 ag->cfg.trace_path, trace_failure(ag->trace));
+        free(a->error);
+        a->error = strdup(ag->errmsg);
+        a->status = ASKDB_ERR_IO;
+    }
     return a->status;
 }
 

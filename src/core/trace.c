@@ -19,6 +19,7 @@
 */
 struct trace {
     int fd;
+    int err;  /* the first write error (errno), sticky */
     double t0;
 };
 
@@ -87,9 +88,17 @@ void trace_write(struct trace *t, const char *step, json_t *ev)
         w = write(t->fd, line + off, n - off);
         if (w < 0 && errno == EINTR)
             continue;
-        if (w <= 0)
+        if (w <= 0) {
+            if (!t->err)
+                t->err = w < 0 ? errno : EIO;
             break;
+        }
         off += (size_t)w;
     }
     free(line);
+}
+
+const char *trace_failure(const struct trace *t)
+{
+    return t && t->err ? strerror(t->err) : NULL;
 }

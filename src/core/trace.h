@@ -18,4 +18,8 @@ void trace_close(struct trace *t);
 ** same file never interleave with it. */
 void trace_write(struct trace *t, const char *step, json_t *ev);
 
+/* NULL while every line was written whole; else why the first one was
+** not (strerror(), static): a full disk must not lose the trace silently. */
+const char *trace_failure(const struct trace *t);
+
 #endif

@@ -29,6 +29,17 @@ trace_refuses_a_databases_companion_names() {
     [ -s "$W/x.db-wal" ] || fail "the trace x.db-wal was not written"
 }
 
+trace_on_a_full_disk_is_an_error() {
+    # A trace that cannot be written is not lost in silence.
+    copy_db
+    [ -w /dev/full ] || return 0
+    start_llm "$(always "$(fence "SELECT 1 AS x")")"
+    run ask --llm-url "$URL" --model test --no-question-check --trace /dev/full shop.db "One?"
+    expect_rc 2
+    expect_err_has "cannot write trace file '/dev/full': No space left on device (the trace is incomplete)"
+}
+
 HARDEN_TESTS=(
     trace_refuses_a_databases_companion_names
+    trace_on_a_full_disk_is_an_error
 )
