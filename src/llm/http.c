@@ -30,7 +30,8 @@
 #define DEFAULT_TIMEOUT_MS 120000L
 #define BACKOFF_BASE_MS 250L
 #define BACKOFF_CAP_MS 8000L
-#define RETRY_AFTER_CAP_S 60L
+#define RETRY_AFTER_CAP_S 86400L /* parsed up to a day; the wait is capped
+                                   by --llm-timeout (see http_post_json) */
 #define SNIPPET_MAX 200
 #define REDACT_MIN_KEY 6   /* shorter "keys" are placeholders, not secrets */
 
@@ -56,6 +57,8 @@ struct http_client {
     char *key_hint;
     long timeout_ms;
     int retries;
+    askdb_log_fn log_fn;
+    void *log_ud;
     long base_ms;
     uint64_t rng;                    /* xorshift64 state for jitter */
     char curl_err[CURL_ERROR_SIZE];
@@ -399,6 +402,8 @@ askdb_status http_client_new(const struct http_config *cfg,
         goto out;
     c->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : DEFAULT_TIMEOUT_MS;
     c->retries = cfg->retries > 0 ? cfg->retries : 0;
+    c->log_fn = cfg->log_fn;
+    c->log_ud = cfg->log_ud;
     c->base_ms = retry_base_ms();
     c->rng = seed_for(c);
     c->retry_after_ms = -1;
@@ -909,6 +914,25 @@ static int classify(struct http_client *c, CURLcode cc, long code)
     }
 }
 
+/* Tell the verbose log that a retry waits, how long and why. */
+static void log_wait(struct http_client *c, long ms, int attempt, long code)
+{
+    char msg[256];
+
+    if (!c->log_fn)
+        return;
+    if (c->retry_after_ms >= 0)
+        snprintf(msg, sizeof msg, "waiting %ld ms before retry %d of %d: "
+                                  "the server answered %ld and asked to wait "
+                                  "(Retry-After)", ms, attempt + 1,
+                 c->retries, code);
+    else
+        snprintf(msg, sizeof msg, "waiting %ld ms before retry %d of %d "
+                                  "(backoff after %s)", ms, attempt + 1,
+                 c->retries, code ? "an HTTP error" : "a failed connection");
+    c->log_fn(c->log_ud, "llm", msg);
+}
+
 /* Milliseconds to wait before retry number attempt+1. */
 static long next_delay_ms(struct http_client *c, int attempt)
 {
@@ -1004,7 +1028,7 @@ askdb_status http_post_json(struct http_client *c, const struct http_post *req,
     struct buf m;
     askdb_status rc = ASKDB_OK;
     CURLcode cc;
-    long code;
+    long code, waited = 0, delay, too_long = -1;
     int attempt, o;
 
     memset(out, 0, sizeof *out);
@@ -1026,10 +1050,25 @@ askdb_status http_post_json(struct http_client *c, const struct http_post *req,
         if (o == OUT_OK)
             break;
         if (o == OUT_RETRY && attempt < c->retries && c->events == 0) {
-            sleep_ms(next_delay_ms(c, attempt));
-            continue;
+            /* All waits of one request together stay within its time
+            ** limit: a server that asks for more is not waited for. */
+            delay = next_delay_ms(c, attempt);
+            if (delay > c->timeout_ms - waited && c->retry_after_ms >= 0) {
+                too_long = delay;
+            } else {
+                if (delay > c->timeout_ms - waited)
+                    delay = c->timeout_ms - waited;
+                log_wait(c, delay, attempt, code);
+                sleep_ms(delay);
+                waited += delay;
+                continue;
+            }
         }
         rc = describe(c, cc, code, attempt, &m);
+        if (too_long >= 0)
+            buf_printf(&m, " (it asked to wait %ld s before trying again, "
+                           "more than the %ld ms of --llm-timeout allow)",
+                       too_long / 1000, c->timeout_ms);
         goto out;
     }
     if (c->mode == MODE_SSE) {

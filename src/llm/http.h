@@ -54,6 +54,8 @@ struct http_config {
     const char *key_hint;  /* where keys come from, e.g. "--api-key, ..." */
     int timeout_ms;        /* whole request; <= 0 means 120000 */
     int retries;           /* retries after the first try; < 0 means 0 */
+    askdb_log_fn log_fn;   /* where a wait before a retry is told, or NULL */
+    void *log_ud;
 };
 
 struct http_post {

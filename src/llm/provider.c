@@ -52,6 +52,8 @@ askdb_status llm_http_open(const askdb_config *cfg,
     hc.key_hint = s->key_hint;
     hc.timeout_ms = cfg->llm_timeout_ms;
     hc.retries = cfg->llm_retries;
+    hc.log_fn = cfg->log_fn;
+    hc.log_ud = cfg->log_ud;
     rc = http_client_new(&hc, out, err, errlen);
 out:
     free(url);

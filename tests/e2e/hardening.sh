@@ -39,7 +39,25 @@ trace_on_a_full_disk_is_an_error() {
     expect_err_has "cannot write trace file '/dev/full': No space left on device (the trace is incomplete)"
 }
 
+retry_after_stays_within_llm_timeout_and_is_told() {
+    # A server asking for an hour is not waited for: the waits of one
+    # request stay within --llm-timeout, and -v tells each wait and why.
+    copy_db
+    start_llm '[{"status": 429, "headers": {"Retry-After": "3600"}, "repeat": true}]'
+    run ask --llm-url "$URL" --model test --no-question-check --llm-timeout 2000 --retries 3 shop.db "One?"
+    expect_rc 4
+    expect_faster 1500
+    expect_requests 1
+    expect_err_has "it asked to wait 3600 s before trying again, more than the 2000 ms of --llm-timeout allow"
+    start_llm "$(python3 -c 'import json; print(json.dumps([{"status": 503, "headers": {"Retry-After": "1"}}, {"content": "```sql\nSELECT 1 AS x\n```", "repeat": True}]))')"
+    run ask -v --llm-url "$URL" --model test --no-question-check --llm-timeout 5000 shop.db "One?"
+    expect_rc 0
+    expect_err_has "waiting 1000 ms before retry 1 of"
+    expect_err_has "the server answered 503 and asked to wait (Retry-After)"
+}
+
 HARDEN_TESTS=(
     trace_refuses_a_databases_companion_names
     trace_on_a_full_disk_is_an_error
+    retry_after_stays_within_llm_timeout_and_is_told
 )
