@@ -674,16 +674,26 @@ static const char *reason_phrase(long code)
 
 void http_put_snippet(struct buf *m, const char *s, size_t n)
 {
-    size_t i, cut = n;
+    size_t i, k, cut = n;
 
     while (cut && (s[cut - 1] == ' ' || s[cut - 1] == '\n' ||
                    s[cut - 1] == '\r' || s[cut - 1] == '\t'))
         cut--;
     n = cut;
     cut = text_cut(s, cut, SNIPPET_MAX);
-    for (i = 0; i < cut; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        buf_putc(m, ch < 0x20 || ch == 0x7f ? ' ' : (char)ch);
+    /* Control characters (C0, DEL, C1) become spaces and bytes that are
+    ** not UTF-8 U+FFFD: the message may reach a terminal. */
+    for (i = 0; i < cut; i += k) {
+        const unsigned char *u = (const unsigned char *)s + i;
+        k = u[0] < 0x20 ? 1 : text_char_len(s + i, cut - i, 0);
+        if (u[0] < 0x20 || u[0] == 0x7f || (u[0] == 0xc2 && u[1] <= 0x9f))
+            buf_putc(m, ' ');
+        else if (!k)
+            buf_puts(m, TEXT_REPLACEMENT);
+        else
+            buf_append(m, s + i, k);
+        if (!k)
+            k = 1;
     }
     if (cut < n)
         buf_puts(m, "...");

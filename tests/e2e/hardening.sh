@@ -56,8 +56,47 @@ retry_after_stays_within_llm_timeout_and_is_told() {
     expect_err_has "the server answered 503 and asked to wait (Retry-After)"
 }
 
+# FILE holds no C0 (but CR, LF, TAB), DEL, C1 control (as a raw byte or
+# in UTF-8) and is valid UTF-8.
+expect_terminal_safe() {
+    "$PY" - "$1" <<'PY' || fail "unsafe bytes reached a terminal: $(show_bytes "$1")"
+import re, sys
+b = open(sys.argv[1], "rb").read()
+b.decode("utf-8")
+sys.exit(1 if re.search(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\xc2[\x80-\x9f]", b) else 0)
+PY
+}
+
+eight_bit_controls_never_reach_a_terminal() {
+    # A lone 0x9D ... 0x9C is an 8-bit OSC sequence; as text it is not
+    # UTF-8 either. On a terminal it becomes U+FFFD in every format, and
+    # JSON escapes U+009B. Tables keep their columns aligned.
+    copy_db
+    local sql="SELECT CAST(x'9d303b70776e65649c' AS TEXT) AS a, 'x'||char(155)||'y' AS b"
+    local f
+    for f in table csv markdown json; do
+        run_tty sql -f "$f" shop.db "$sql"
+        expect_rc 0
+        expect_terminal_safe "$T/out"
+    done
+    expect_out_has '\u009b'
+    run_tty sql -f table shop.db "$sql"
+    expect_out_has "| $(printf '\357\277\2750;pwned\357\277\275') | x y |"
+    expect_out_has "+-----------+-----+"
+    # An error that echoes a server body.
+    start_llm "$("$PY" -c 'import json; print(json.dumps([{"status": 400, "body": {"error": {"message": "bad \u009d0;pwned\u009c \u009b31m"}}}]))')"
+    run_tty ask --llm-url "$URL" --model test --no-question-check shop.db "One?"
+    expect_rc 4
+    expect_terminal_safe "$T/err"
+    expect_err_has "bad  0;pwned   31m"
+    # Not a terminal: the error text is cleaned all the same.
+    run ask --llm-url "$URL" --model test --no-question-check shop.db "One?"
+    expect_terminal_safe "$T/err"
+}
+
 HARDEN_TESTS=(
     trace_refuses_a_databases_companion_names
     trace_on_a_full_disk_is_an_error
     retry_after_stays_within_llm_timeout_and_is_told
+    eight_bit_controls_never_reach_a_terminal
 )
