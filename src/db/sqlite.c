@@ -120,6 +120,31 @@ static int authorize(void *ud, int action, const char *a, const char *b,
     }
 }
 
+/*
+** Set up the table-valued forms of read_pragmas (pragma_table_info(), ...)
+** as askdb's own statements. Setting one up reports an update of
+** sqlite_master, which the guard allows only for askdb's own statements,
+** and it happens once per connection: without this, a question's
+** pragma_table_info() would be refused or allowed depending on whether
+** the schema had been read before. Running one still passes the PRAGMA
+** check, so the others stay refused.
+*/
+static void init_pragma_functions(struct sq *s)
+{
+    sqlite3_stmt *st;
+    char sql[64];
+    int i;
+
+    s->internal = 1;
+    for (i = 0; read_pragmas[i]; i++) {
+        snprintf(sql, sizeof sql, "SELECT * FROM pragma_%s", read_pragmas[i]);
+        st = NULL;
+        if (sqlite3_prepare_v2(s->h, sql, -1, &st, NULL) == SQLITE_OK)
+            sqlite3_finalize(st);
+    }
+    s->internal = 0;
+}
+
 static int progress(void *ud)
 {
     struct sq *s = ud;
@@ -347,6 +372,7 @@ static askdb_status sq_open(askdb_db *db, const char *path)
     sqlite3_limit(s->h, SQLITE_LIMIT_SQL_LENGTH, 1 << 20);
     sqlite3_set_authorizer(s->h, authorize, s);
     sqlite3_progress_handler(s->h, 1000, progress, s);
+    init_pragma_functions(s);
 
     /* Opening is lazy: read the schema table now so that a file that is
     ** not a database is reported here, not at the first question. */
@@ -784,7 +810,15 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
     if (rc != SQLITE_OK) {
         const char *m = sqlite3_errmsg(s->h);
         e->ec = db_classify(m);
-        if (e->ec == ASKDB_EC_REFUSED)
+        if (strncmp(m, "vtable constructor failed: ", 27) == 0) {
+            /* dbstat, sqlite_stmt, ...: modules the guard does not let
+            ** set themselves up. */
+            e->ec = ASKDB_EC_REFUSED;
+            snprintf(e->msg, sizeof e->msg,
+                     "refused: the virtual table '%s' is not available; "
+                     "askdb reads the database's tables and views",
+                     m + 27);
+        } else if (e->ec == ASKDB_EC_REFUSED)
             snprintf(e->msg, sizeof e->msg,
                      "refused: the statement does more than read (%s); askdb "
                      "runs only read-only queries", m);
