@@ -153,7 +153,7 @@ static void on_event(void *ud, const char *event, const char *data,
                      size_t len)
 {
     struct llm_acc *a = ud;
-    json_t *root = json_loadb(data, len, 0, NULL);
+    json_t *root = json_loadb(data, len, JSON_ALLOW_NUL, NULL);
     const char *type;
 
     if (!json_is_object(root))

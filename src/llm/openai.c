@@ -99,7 +99,7 @@ static void on_event(void *ud, const char *event, const char *data,
         a->ended = 1;
         return;
     }
-    root = json_loadb(data, len, 0, NULL);
+    root = json_loadb(data, len, JSON_ALLOW_NUL, NULL);
     if (!json_is_object(root))
         goto out;
     if (json_object_get(root, "error")) {

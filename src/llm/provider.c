@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/json.h"
+#include "core/text.h"
 
 #define TEXT_MAX HTTP_MAX_REPLY
 #define ERROR_MAX 1024
@@ -84,12 +85,29 @@ int llm_acc_ended(void *acc)
 
 void llm_acc_text(struct llm_acc *a, const char *s, size_t n)
 {
+    const char *nul;
+    size_t k;
+
     a->got_text = 1;
-    if (n == 0)
-        return;
-    buf_append(&a->text, s, n);
-    if (a->on_token && !buf_err(&a->text))
-        a->on_token(a->token_ud, s, n);
+    /* A NUL ("\u0000" in JSON) would end the text where C reads it:
+    ** it stays visible as U+FFFD, and the SQL around it is checked whole. */
+    while (n > 0) {
+        nul = memchr(s, '\0', n);
+        k = nul ? (size_t)(nul - s) : n;
+        if (k) {
+            buf_append(&a->text, s, k);
+            if (a->on_token && !buf_err(&a->text))
+                a->on_token(a->token_ud, s, k);
+        }
+        if (!nul)
+            break;
+        buf_puts(&a->text, TEXT_REPLACEMENT);
+        if (a->on_token && !buf_err(&a->text))
+            a->on_token(a->token_ud, TEXT_REPLACEMENT,
+                        sizeof TEXT_REPLACEMENT - 1);
+        s += k + 1;
+        n -= k + 1;
+    }
 }
 
 void llm_acc_error(struct llm_acc *a, const json_t *err)
@@ -161,7 +179,7 @@ out:
 json_t *llm_parse_body(struct http_client *h, const char *body, size_t len,
                        char *err, size_t errlen)
 {
-    json_t *root = json_loadb(body, len, 0, NULL);
+    json_t *root = json_loadb(body, len, JSON_ALLOW_NUL, NULL);
     struct buf m;
 
     if (json_is_object(root))

@@ -94,9 +94,57 @@ eight_bit_controls_never_reach_a_terminal() {
     expect_terminal_safe "$T/err"
 }
 
+one_guard_gives_one_answer_both_ways() {
+    # A statement that starts with a comment is a statement, not an
+    # option; pragma_table_info() gets the same answer from sql and ask;
+    # dbstat and sqlite_stmt are refused as such; a refusal says
+    # "refused" once; ~~~ fences and {"sql": ...} replies are understood.
+    copy_db
+    run sql -f csv shop.db "$(printf -- '-- the first customer\nSELECT id FROM customers ORDER BY id LIMIT 1')"
+    expect_rc 0
+    expect_out 'id\r\n1\r\n'
+    run sql -f csv shop.db "$(printf -- '--x\nSELECT 2 AS two')" --timeout 2000
+    expect_rc 0
+    expect_out 'two\r\n2\r\n'
+    local q="SELECT name FROM pragma_table_info('customers') ORDER BY cid LIMIT 1"
+    run sql -f csv shop.db "$q"
+    expect_rc 0
+    expect_out 'name\r\nid\r\n'
+    start_llm "$(always "$(fence "$q")")"
+    run ask --llm-url "$URL" --model test --no-question-check -f csv shop.db "First column?"
+    expect_rc 0
+    expect_out 'name\r\nid\r\n'
+    local vt
+    for vt in dbstat sqlite_stmt; do
+        run sql shop.db "SELECT * FROM $vt"
+        expect_rc 1
+        expect_err_has "refused: the virtual table '$vt' is not available"
+        start_llm "$(always "$(fence "SELECT * FROM $vt")")"
+        run ask --llm-url "$URL" --model test --no-question-check --max-attempts 1 shop.db "Stats?"
+        expect_rc 1
+        expect_err_has "attempt 1: refused: the virtual table '$vt' is not available"
+    done
+    start_llm "$(always "$(fence "DELETE FROM orders")")"
+    run ask --llm-url "$URL" --model test --no-question-check --max-attempts 1 shop.db "Clean up?"
+    expect_rc 1
+    expect_err_has "attempt 1: refused: the statement must be a query"
+    expect_err_lacks "refused: refused"
+    start_llm "$(replies '~~~sql
+SELECT 42 AS x
+~~~')"
+    run ask --llm-url "$URL" --model test --no-question-check -f csv shop.db "Answer?"
+    expect_rc 0
+    expect_out 'x\r\n42\r\n'
+    start_llm "$(replies '{"sql": "SELECT 43 AS x"}')"
+    run ask --llm-url "$URL" --model test --no-question-check -f csv shop.db "Answer?"
+    expect_rc 0
+    expect_out 'x\r\n43\r\n'
+}
+
 HARDEN_TESTS=(
     trace_refuses_a_databases_companion_names
     trace_on_a_full_disk_is_an_error
     retry_after_stays_within_llm_timeout_and_is_told
     eight_bit_controls_never_reach_a_terminal
+    one_guard_gives_one_answer_both_ways
 )

@@ -39,6 +39,20 @@ static void takes_sql_fenced_block(void **state)
                "WITH x AS (SELECT 1) SELECT * FROM x");
 }
 
+static void takes_tilde_fences_and_json_objects(void **state)
+{
+    (void)state;
+    expect_sql("~~~sql\nSELECT 42 AS x\n~~~", "SELECT 42 AS x");
+    expect_sql("Sure:\n~~~\nSELECT 1\n~~~\ndone", "SELECT 1");
+    expect_sql("{\"sql\": \"SELECT 43 AS x\"}", "SELECT 43 AS x");
+    expect_sql("  {\"query\": \"SELECT 2;\", \"why\": \"x\"}\n", "SELECT 2");
+    expect_sql("```json\n{\"sql\": \"SELECT 44 AS x\"}\n```",
+               "SELECT 44 AS x");
+    /* A write inside JSON is taken out for the guard to refuse. */
+    expect_sql("{\"sql\": \"DROP TABLE t\"}", "DROP TABLE t");
+    expect_none("{\"answer\": \"no SQL here\"}");
+}
+
 static void skips_fenced_blocks_without_a_query(void **state)
 {
     (void)state;
@@ -158,6 +172,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(takes_sql_fenced_block),
+        cmocka_unit_test(takes_tilde_fences_and_json_objects),
         cmocka_unit_test(skips_fenced_blocks_without_a_query),
         cmocka_unit_test(takes_bare_statement_and_drops_trailing_prose),
         cmocka_unit_test(prose_with_quotes_or_sql_words_is_not_sql),

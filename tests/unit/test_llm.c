@@ -999,6 +999,25 @@ static void anthropic_stream_without_message_stop_is_an_error(void **ts)
     assert_non_null(strstr(llm_errmsg(s->m), "without the end marker"));
 }
 
+/* A NUL in the reply's text ("\u0000") is read, kept visible as U+FFFD,
+** and not taken for a body that is not JSON. */
+static void nul_in_reply_text_is_kept_as_a_replacement(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    static const char resp[] =
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        "Connection: close\r\n\r\n"
+        "{\"choices\":[{\"message\":{\"content\":\"SELECT 1\\u0000;\"}}]}";
+
+    raw_start(&s->raw, resp, sizeof resp - 1, 1024);
+    openai_cfg(s, s->raw.base, NULL);
+    s->cfg.llm_retries = 0;
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+    assert_string_equal(s->r.text, "SELECT 1\xEF\xBF\xBD;");
+}
+
 /* A body shorter than its Content-Length was cut, even when what came
 ** is valid JSON. */
 static void body_shorter_than_content_length_is_an_error(void **ts)
@@ -1504,6 +1523,7 @@ int main(void)
         T(stream_ending_without_its_marker_is_an_error),
         T(anthropic_stream_without_message_stop_is_an_error),
         T(body_shorter_than_content_length_is_an_error),
+        T(nul_in_reply_text_is_kept_as_a_replacement),
         T(openai_null_content_or_non_json_is_an_error),
         T(retries_429_then_succeeds_honouring_retry_after),
         T(retries_500_then_succeeds),
