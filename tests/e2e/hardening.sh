@@ -141,10 +141,43 @@ SELECT 42 AS x
     expect_out 'x\r\n43\r\n'
 }
 
+wal_log_without_shm_leaves_no_file_behind() {
+    # A WAL database with a -wal (frames in it) and no -shm: reading the
+    # log would create a -shm that stays. askdb refuses and says what to
+    # do; with an empty -wal it reads the file as it is. Never a new file.
+    "$PY" - "$W" <<'PY' || fail "cannot build the fixture"
+import os, shutil, sqlite3, sys
+w = sys.argv[1]
+c = sqlite3.connect(os.path.join(w, "live.db"))
+c.execute("PRAGMA journal_mode = WAL")
+c.execute("PRAGMA wal_autocheckpoint = 0")
+c.executescript("CREATE TABLE t (v TEXT); INSERT INTO t VALUES ('a'), ('b');")
+# Copies taken while the log holds the rows: no -shm beside them.
+shutil.copy(os.path.join(w, "live.db"), os.path.join(w, "log.db"))
+shutil.copy(os.path.join(w, "live.db-wal"), os.path.join(w, "log.db-wal"))
+c.close()
+shutil.copy(os.path.join(w, "live.db"), os.path.join(w, "empty.db"))
+open(os.path.join(w, "empty.db-wal"), "wb").close()
+os.remove(os.path.join(w, "live.db"))
+PY
+    [ ! -e "$W/log.db-shm" ] || fail "the fixture has a -shm"
+    local before
+    before=$(snapshot)
+    run sql -f csv log.db "SELECT count(*) AS n FROM t"
+    expect_rc 3
+    expect_err_has "it has a write-ahead log ('log.db-wal') but no '-shm' file, which reading it would create and leave behind"
+    expect_err_has "PRAGMA wal_checkpoint(TRUNCATE)"
+    run sql -f csv empty.db "SELECT count(*) AS n FROM t"
+    expect_rc 0
+    expect_out 'n\r\n2\r\n'
+    [ "$before" = "$(snapshot)" ] || fail "files changed: $(diff <(echo "$before") <(snapshot) | head -4)"
+}
+
 HARDEN_TESTS=(
     trace_refuses_a_databases_companion_names
     trace_on_a_full_disk_is_an_error
     retry_after_stays_within_llm_timeout_and_is_told
     eight_bit_controls_never_reach_a_terminal
     one_guard_gives_one_answer_both_ways
+    wal_log_without_shm_leaves_no_file_behind
 )
