@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "db/sqlite_fn.h"
 
 /*
 ** Defence in layers, each enough on its own for what it covers:
@@ -63,6 +64,7 @@ struct sq {
     int timed_out;
     int internal;            /* preparing askdb's own schema statements */
     struct watchdog wd;
+    struct sqlfn *fn;        /* checked printf(), instr(), ... */
 };
 
 static struct sq *SQ(askdb_db *db)
@@ -420,6 +422,7 @@ static askdb_status sq_open(askdb_db *db, const char *path)
     sqlite3_set_authorizer(s->h, authorize, s);
     sqlite3_progress_handler(s->h, 1000, progress, s);
     init_pragma_functions(s);
+    s->fn = sqlfn_install(s->h, &s->deadline, &s->timed_out);
 
     /* Opening is lazy: read the schema table now so that a file that is
     ** not a database is reported here, not at the first question. */
@@ -446,6 +449,7 @@ static void sq_close(askdb_db *db)
 
     watchdog_stop(&s->wd);
     sqlite3_close_v2(s->h);
+    sqlfn_free(s->fn);
     free(s);
     db->impl = NULL;
 }

@@ -173,6 +173,36 @@ PY
     [ "$before" = "$(snapshot)" ] || fail "files changed: $(diff <(echo "$before") <(snapshot) | head -4)"
 }
 
+time_limit_holds_inside_function_calls() {
+    # printf() builds a huge width or precision before SQLite's length
+    # limit applies, and a row can call it again and again with no loop
+    # step between: refused at once, and every statement ends within
+    # about twice --timeout. Ordinary calls still give SQLite's answers.
+    copy_db
+    local q
+    for q in "SELECT coalesce(printf('%.*c',2147483647,'x'),printf('%.*c',2147483647,'x'),printf('%.*c',2147483647,'x'))" \
+             "SELECT length(printf('%.*c',1000000000,'x'))" \
+             "SELECT length(printf('%2147483647d',1))" \
+             "SELECT length(format('%.*f',2000000000,1.0))"; do
+        run sql --timeout 1000 shop.db "$q"
+        expect_rc 1
+        expect_faster 1500
+        expect_err_has "larger than 16777216 bytes"
+    done
+    run sql --timeout 1000 shop.db "SELECT instr(printf('%.*c',16000000,'x'), printf('%.*c',8000000,'x')||'y')"
+    expect_rc 1
+    expect_faster 2000
+    expect_err_has "instr(): arguments too long to compare within the time limit"
+    q="SELECT $("$PY" -c "print('+'.join(['length(printf(\'%.*c\',16000000,\'x\'))'] * 300))")"
+    run sql --timeout 1000 shop.db "$q"
+    expect_rc 1
+    expect_faster 2500
+    expect_err_has "query interrupted after the 1000 ms time limit"
+    run sql -f csv shop.db "SELECT printf('%5.2f|%-4d|%s|%%', 3.14159, 7, 'ab') AS p, instr('hello','ll') AS i, replace('aXbX','X','-') AS r, trim('  a  ') AS t, 'abc' LIKE 'A%' AS l, 'a_c' LIKE 'a!_c' ESCAPE '!' AS e, upper(substr('hello',2,3)) AS u"
+    expect_rc 0
+    expect_out 'p,i,r,t,l,e,u\r\n 3.14|7   |ab|%%,3,a-b-,a,1,1,ELL\r\n'
+}
+
 HARDEN_TESTS=(
     trace_refuses_a_databases_companion_names
     trace_on_a_full_disk_is_an_error
@@ -180,4 +210,5 @@ HARDEN_TESTS=(
     eight_bit_controls_never_reach_a_terminal
     one_guard_gives_one_answer_both_ways
     wal_log_without_shm_leaves_no_file_behind
+    time_limit_holds_inside_function_calls
 )
