@@ -57,7 +57,7 @@ $(shell mkdir -p $(B) && (echo '$(LLAMA_PREFIX)' | cmp -s - $(LLAMA_STAMP) \
     || echo '$(LLAMA_PREFIX)' > $(LLAMA_STAMP)))
 $(LIB_OBJ) $(CLI_OBJ) $(LIBA_OBJ) $(CLIA_OBJ): $(LLAMA_STAMP)
 
-.PHONY: all test unit e2e demo bench fuzz grammar-accept clean lint check-banned llama model
+.PHONY: all test unit e2e security demo bench fuzz grammar-accept clean lint check-banned llama model
 all: $(B)/askdb $(B)/libaskdb.a examples/shop.db
 
 $(B)/%.o: %.c
@@ -101,7 +101,7 @@ examples/shop.db: examples/shop.sql
 	sqlite3 $@.tmp < $<
 	mv $@.tmp $@
 
-test: unit e2e
+test: unit e2e security
 
 # ASKDB_SMALL_MODEL: the small GGUF for the local-model tests (empty when
 # not fetched; those tests then skip and say so).
@@ -122,6 +122,14 @@ e2e: $(BA)/askdb $(BA)/fake_llm examples/shop.db
 	ASKDB=$(BA)/askdb bash tests/e2e/learn.sh
 	ASKDB=$(BA)/askdb ASKDB_SMALL_MODEL=$(SMALL_MODEL) \
 	    bash tests/e2e/local_smoke.sh
+
+# The read-only guard against the attack corpus (tests/security/): every
+# statement directly and as the model's reply, on a rollback-journal and a
+# WAL copy, every file's sha256 checked after every run. The release
+# build: the corpus is about the guard, and ASan would make it slow.
+security: $(B)/askdb $(BA)/fake_llm examples/shop.db
+	ASKDB=$(B)/askdb FAKE_LLM=$(BA)/fake_llm SHOP_DB=examples/shop.db \
+	    python3 tests/security/run.py
 
 # The local model, both into ~/.cache/askdb (checksums verified): llama.cpp
 # as static libraries (about 5 minutes the first time) and the GGUF models

@@ -248,6 +248,12 @@ static int cut_after_semicolon(char *s)
                    (kind == SQLX_SPACE || kind == SQLX_COMMENT ||
                     (kind == SQLX_PUNCT && *q == ';')))
                 q += n;
+            /* A separator SQL does not know (U+2028, U+0085, NBSP, a
+            ** zero-width space) glued to the word does not hide it. */
+            while (kind == SQLX_WORD && n > 0 && (unsigned char)*q >= 0x80) {
+                q++;
+                n--;
+            }
             if (kind == SQLX_WORD)
                 for (i = 0; stmt_words[i]; i++)
                     if (word_is(q, n, stmt_words[i]))

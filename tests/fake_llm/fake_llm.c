@@ -671,7 +671,7 @@ int main(int argc, char **argv)
 
     json_error_t jerr;
     struct server srv = { 0 };
-    srv.script = json_load_file(script_path, 0, &jerr);
+    srv.script = json_load_file(script_path, JSON_ALLOW_NUL, &jerr);
     if (!srv.script) {
         fprintf(stderr, "fake_llm: %s:%d: %s\n", script_path, jerr.line, jerr.text);
         return 2;
