@@ -203,6 +203,59 @@ time_limit_holds_inside_function_calls() {
     expect_out 'p,i,r,t,l,e,u\r\n 3.14|7   |ab|%%,3,a-b-,a,1,1,ELL\r\n'
 }
 
+# script EXPR: a JSON script from a Python expression; R is $REPLY.
+script() { REPLY_TEXT=${REPLY_TEXT:-} "$PY" -c 'import json,os,sys; R = os.environ.get("REPLY_TEXT", ""); print(json.dumps(eval(sys.argv[1])))' "$1"; }
+
+model_faults_are_errors_never_answers() {
+    # The scripted model's fault modes (tests/fake_llm): every cut,
+    # stalled, oversize, reset or garbled reply ends in an error or a
+    # retry, never in rows from half an answer.
+    copy_db
+    local REPLY_TEXT
+    REPLY_TEXT=$(fence "SELECT count(*) AS n FROM customers WHERE country = 'DE'")
+    export REPLY_TEXT
+    # The issue's cut: no length, no chunks, closed mid-SQL, no [DONE].
+    start_llm "$(script "[{'content': R, 'cut': 700, 'framing': 'close', 'repeat': True}]")"
+    run ask --stream --llm-url "$URL" --model test --no-question-check -f csv shop.db "How many German customers?"
+    expect_rc 4
+    [ ! -s "$T/out" ] || fail "a cut stream gave rows: $(head -c 200 "$T/out")"
+    expect_err_has "ended its streamed reply without the end marker"
+    # The same cut in chunked encoding.
+    start_llm "$(script "[{'content': R, 'cut': 700, 'framing': 'chunked', 'repeat': True}]")"
+    run ask --stream --llm-url "$URL" --model test --no-question-check -f csv shop.db "How many German customers?"
+    expect_rc 4
+    [ ! -s "$T/out" ] || fail "a cut chunked stream gave rows"
+    # A body shorter than its Content-Length is retried, as is a reset.
+    start_llm "$(script "[{'content': R, 'cut': 40}, {'close': True}, {'content': R, 'repeat': True}]")"
+    run ask --llm-url "$URL" --model test --no-question-check -f csv shop.db "How many German customers?"
+    expect_rc 0
+    expect_out 'n\r\n10\r\n'
+    expect_requests 3
+    # One byte a second: the request's time limit holds.
+    start_llm "$(script "[{'content': R, 'drip_ms': 1000, 'repeat': True}]")"
+    run ask --llm-url "$URL" --model test --no-question-check --llm-timeout 1500 --retries 0 shop.db "How many?"
+    expect_rc 4
+    expect_faster 4000
+    expect_err_has "did not answer within 1500 ms"
+    # A reply over the size cap.
+    start_llm "$(script "[{'content': 'x' * 1024, 'content_repeat': 9000, 'repeat': True}]")"
+    run ask --llm-url "$URL" --model test --no-question-check shop.db "How many?"
+    expect_rc 4
+    expect_err_has "is larger than 8 MiB"
+    # A date far ahead in Retry-After is not waited for either.
+    start_llm "$(script "[{'status': 503, 'headers': {'Retry-After': 'Wed, 21 Oct 2099 07:28:00 GMT'}, 'repeat': True}]")"
+    run ask --llm-url "$URL" --model test --no-question-check --llm-timeout 3000 shop.db "How many?"
+    expect_rc 4
+    expect_faster 2000
+    expect_err_has "more than the 3000 ms of --llm-timeout allow"
+    # Raw control bytes and invalid UTF-8 in an error body.
+    start_llm "$(script "[{'status': 500, 'body_hex': '1b5d303b70776e6564079d303b70776e65649cff41', 'repeat': True}]")"
+    run_tty ask --llm-url "$URL" --model test --no-question-check --retries 0 shop.db "How many?"
+    expect_rc 4
+    expect_terminal_safe "$T/err"
+    expect_err_has "pwned"
+}
+
 HARDEN_TESTS=(
     trace_refuses_a_databases_companion_names
     trace_on_a_full_disk_is_an_error
@@ -211,4 +264,5 @@ HARDEN_TESTS=(
     one_guard_gives_one_answer_both_ways
     wal_log_without_shm_leaves_no_file_behind
     time_limit_holds_inside_function_calls
+    model_faults_are_errors_never_answers
 )
