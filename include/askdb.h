@@ -71,6 +71,12 @@ ASKDB_API const char *askdb_version(void);
 /* Free memory the library handed to the caller as `char *`. */
 ASKDB_API void askdb_free(void *p);
 
+/* Bytes of the valid UTF-8 character that starts s (n bytes readable):
+** 1 to 4; 0 when s starts no valid character (a stray continuation byte,
+** an overlong form, a surrogate, past U+10FFFF, cut short) or n is 0. A
+** NUL is a valid character of one byte. For showing untrusted text. */
+ASKDB_API size_t askdb_utf8_len(const char *s, size_t n);
+
 /* ---------------------------------------------------------------------- */
 /* Configuration                                                          */
 /* ---------------------------------------------------------------------- */
@@ -468,6 +474,8 @@ typedef struct askdb_ask_options {
                                 say (BIRD's evidence), or NULL */
     const char *request_id;  /* tags this question's events, trace lines
                                 and answer; NULL = a random one */
+    int answer;              /* 1: also a plain-English answer for this
+                                question (as config.answer does for all) */
 } askdb_ask_options;
 
 /* askdb_agent_ask() with options (opts may be NULL). Same ownership and

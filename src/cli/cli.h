@@ -21,9 +21,6 @@ struct cli_opts {
     int format;              /* -1 = default for the output */
     int show_sql;
     int verbose;
-    char **dbs;              /* mcp: --db values (room for argc), else
-                                NULL and --db is refused */
-    int ndbs;
 };
 
 /* Map a library status to the command's exit code. */
@@ -66,16 +63,18 @@ int cli_agent_opt(int c, const char *arg, askdb_config *cfg,
 int cli_number(const char *prog, const char *opt, const char *s, long lo,
                long hi, long *out);
 
-/* own options followed by the agent options, in one malloc()ed array for
-** getopt_long (NULL when out of memory). */
-struct option *cli_merge_opts(const struct option *own);
+/* The model and limit options of ask, shell, sql, schema, serve and mcp
+** (--provider, --llm-url, --model, --api-key, --temperature, --max-tokens,
+** --llm-timeout, --retries, --stream, --seed, --threads, --no-grammar,
+** --no-prompt-cache, --trace, --max-attempts, --timeout, --max-rows,
+** --max-bytes), and their parser: as cli_agent_opt. */
+extern const struct option cli_model_opts[];
+int cli_model_opt(int c, const char *arg, askdb_config *cfg,
+                  const char *prog);
 
-/* `askdb mcp` lives in src/mcp/ (stdio_server.h, config.h): a front end
-** includes no other front end's headers, so its two entry points are
-** declared here as well. */
-int mcp_stdio_main(const askdb_config *cfg, int n, const char *const *names,
-                   const char *const *paths);
-int mcp_config_argv(const char *path, int *argc, char ***argv, char *err,
-                    size_t errlen);
+/* own options, then the model options (with_model), then the agent
+** options, in one malloc()ed array for getopt_long (NULL when out of
+** memory). */
+struct option *cli_merge_opts(const struct option *own, int with_model);
 
 #endif

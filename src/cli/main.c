@@ -1,11 +1,13 @@
-/* main.c - the askdb command: ask, shell, schema, sql, mcp. */
-#include <errno.h>
+/* main.c - the askdb command: ask, shell, schema, sql, and the dispatch to
+** eval, learn, serve and mcp. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "../mcp/cmd.h"
+#include "../server/server.h"
 #include "cli.h"
 #include "learn.h"
 
@@ -25,8 +27,12 @@ static const char usage_main[] =
     "  schema DB           print the schema exactly as the model sees it\n"
     "  sql DB STATEMENT    run one read-only statement through the guard\n"
     "  eval --suite FILE   score execution accuracy on a question suite\n"
-    "  mcp DB...           serve databases to assistants and editors (MCP\n"
-    "                      over stdio)\n"
+    "  learn DB --question Q --sql S\n"
+    "                      verify and store a question/SQL pair that later\n"
+    "                      questions about DB get as an example\n"
+    "  serve --db NAME=PATH  an HTTP API with streamed steps, and a web page\n"
+    "  mcp --db NAME=PATH  the databases as tools for assistants and\n"
+    "                      editors (Model Context Protocol over stdio)\n"
     "  help [COMMAND]      this text, or a command's options\n"
     "  version             print the version\n"
     "\n"
@@ -78,32 +84,6 @@ static const char help_model[] =
     "                        an SQLite file)\n"
     "  -v, --verbose         print the steps on stderr\n";
 
-static const char help_mcp[] =
-    "usage: askdb mcp [options] [--db NAME=PATH]... [--config FILE] [PATH]...\n"
-    "\n"
-    "Serve the databases to an assistant or editor over the Model Context\n"
-    "Protocol: JSON-RPC on stdin/stdout, one message a line (protocol\n"
-    "2025-06-18, also 2025-03-26 and 2024-11-05); logs go to stderr.\n"
-    "Tools: list_databases, search_objects, execute_sql (one read-only\n"
-    "statement through the guard), ask (a question in plain English, with\n"
-    "progress and cancellation) and explain_sql; every one only reads.\n"
-    "Resources: askdb://NAME/schema and askdb://NAME/table/{table}.\n"
-    "\n"
-    "Databases:\n"
-    "      --db NAME=PATH    serve PATH as NAME (a bare PATH is named after\n"
-    "                        its file: data/shop.db is 'shop')\n"
-    "      --config FILE     JSON: {\"databases\": {NAME: PATH} or [PATH],\n"
-    "                        \"options\": {\"llm-url\": URL, \"max-rows\": N,\n"
-    "                        ...}} (any flag below, without its dashes;\n"
-    "                        flags on the command line win; relative\n"
-    "                        paths are from the file's folder)\n"
-    "Limits (every execute_sql and every query of ask):\n"
-    "      --timeout MS      query time limit in ms (default 10000)\n"
-    "      --max-rows N      row cap (default 1000); execute_sql's max_rows\n"
-    "                        may only lower it\n"
-    "      --max-bytes N     result size cap (default 4194304); a tool\n"
-    "                        result is also cut to 1 MiB and says so\n";
-
 /* Print help for cmd (NULL: the overview); -1 if there is no such
 ** command. */
 static int help(const char *cmd)
@@ -146,16 +126,18 @@ static int help(const char *cmd)
               "time/row/byte limits.\n\n",
               stdout);
         fputs(help_output, stdout);
-    } else if (strcmp(cmd, "mcp") == 0) {
-        fputs(help_mcp, stdout);
-        fputs(help_model, stdout);
-        fputs(cli_agent_help, stdout);
     } else if (strcmp(cmd, "eval") == 0) {
         const char *hargv[] = {"eval", "--help", NULL};
         return cli_eval(2, (char **)hargv);
     } else if (strcmp(cmd, "learn") == 0) {
         const char *hargv[] = {"learn", "--help", NULL};
         return cmd_learn(2, (char **)hargv);
+    } else if (strcmp(cmd, "serve") == 0) {
+        const char *hargv[] = {"serve", "--help", NULL};
+        return cmd_serve(2, (char **)hargv);
+    } else if (strcmp(cmd, "mcp") == 0) {
+        const char *hargv[] = {"mcp", "--help", NULL};
+        return cmd_mcp(2, (char **)hargv);
     } else {
         fprintf(stderr, "askdb: no command '%s' (see 'askdb help')\n", cmd);
         return -1;
@@ -167,13 +149,7 @@ static int help(const char *cmd)
 /* Options                                                                */
 /* ---------------------------------------------------------------------- */
 
-enum {
-    OPT_SHOW_SQL = 256, OPT_DRY_RUN, OPT_TRACE, OPT_MAX_ATTEMPTS,
-    OPT_TIMEOUT, OPT_MAX_ROWS, OPT_MAX_BYTES, OPT_PROVIDER, OPT_LLM_URL,
-    OPT_MODEL, OPT_API_KEY, OPT_TEMPERATURE, OPT_MAX_TOKENS, OPT_LLM_TIMEOUT,
-    OPT_RETRIES, OPT_STREAM, OPT_SEED, OPT_THREADS, OPT_NO_GRAMMAR,
-    OPT_NO_PROMPT_CACHE, OPT_DB, OPT_CONFIG
-};
+enum { OPT_SHOW_SQL = 256, OPT_DRY_RUN };
 
 static const struct option long_opts[] = {
     {"format", required_argument, NULL, 'f'},
@@ -181,47 +157,85 @@ static const struct option long_opts[] = {
     {"help", no_argument, NULL, 'h'},
     {"show-sql", no_argument, NULL, OPT_SHOW_SQL},
     {"dry-run", no_argument, NULL, OPT_DRY_RUN},
-    {"trace", required_argument, NULL, OPT_TRACE},
-    {"max-attempts", required_argument, NULL, OPT_MAX_ATTEMPTS},
-    {"timeout", required_argument, NULL, OPT_TIMEOUT},
-    {"max-rows", required_argument, NULL, OPT_MAX_ROWS},
-    {"max-bytes", required_argument, NULL, OPT_MAX_BYTES},
-    {"provider", required_argument, NULL, OPT_PROVIDER},
-    {"llm-url", required_argument, NULL, OPT_LLM_URL},
-    {"model", required_argument, NULL, OPT_MODEL},
-    {"api-key", required_argument, NULL, OPT_API_KEY},
-    {"temperature", required_argument, NULL, OPT_TEMPERATURE},
-    {"max-tokens", required_argument, NULL, OPT_MAX_TOKENS},
-    {"llm-timeout", required_argument, NULL, OPT_LLM_TIMEOUT},
-    {"retries", required_argument, NULL, OPT_RETRIES},
-    {"stream", no_argument, NULL, OPT_STREAM},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"threads", required_argument, NULL, OPT_THREADS},
-    {"no-grammar", no_argument, NULL, OPT_NO_GRAMMAR},
-    {"no-prompt-cache", no_argument, NULL, OPT_NO_PROMPT_CACHE},
-    {"db", required_argument, NULL, OPT_DB},
-    {"config", required_argument, NULL, OPT_CONFIG},
     {NULL, 0, NULL, 0}
 };
+
+/* Whether a that starts with '-' has white space before any '=': no
+** option does, a statement that starts with a comment ("-- why\n...")
+** does. */
+static int looks_like_statement(const char *a)
+{
+    return a[0] == '-' && strcspn(a, " \t\r\n=") < strcspn(a, "=");
+}
+
+/* Whether option argument a (not "--x=v") takes the next argument as
+** its value. */
+static int takes_value(const char *a, const struct option *opts)
+{
+    size_t n;
+
+    if (strcmp(a, "-f") == 0)
+        return 1;
+    if (a[0] != '-' || a[1] != '-' || strchr(a, '='))
+        return 0;
+    n = strlen(a + 2);
+    for (; opts->name; opts++)
+        if (strncmp(opts->name, a + 2, n) == 0)
+            return opts->has_arg == required_argument;
+    return 0;
+}
+
+/*
+** Move the arguments that look like statements (looks_like_statement)
+** to the end of argv[1..argc), in their order, and return how many: they
+** are operands, which getopt would take for unknown options. The value
+** of an option that takes one, and everything after "--", stays put.
+*/
+static int statements_last(int argc, char **argv, const struct option *opts)
+{
+    char **tail = malloc((size_t)argc * sizeof *tail);
+    int i, k = 1, n = 0;
+
+    if (!tail)
+        return 0;
+    for (i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0) {
+            while (i < argc)
+                argv[k++] = argv[i++];
+            break;
+        }
+        if (looks_like_statement(argv[i])) {
+            tail[n++] = argv[i];
+            continue;
+        }
+        argv[k++] = argv[i];
+        if (takes_value(argv[i], opts) && i + 1 < argc)
+            argv[k++] = argv[++i];
+    }
+    memcpy(argv + k, tail, (size_t)n * sizeof *tail);
+    free(tail);
+    return n;
+}
 
 /* Parse options into o; returns the index of the first operand, or -1
 ** (usage error, message printed), or -2 (help printed). */
 static int parse_opts(int argc, char **argv, struct cli_opts *o,
                       const char *cmd)
 {
-    struct option *opts = cli_merge_opts(long_opts);
-    long v;
+    struct option *opts = cli_merge_opts(long_opts, 1);
     int c, r;
-    char *end;
-    double d;
 
     if (!opts) {
         fprintf(stderr, "askdb: out of memory\n");
         return -1;
     }
+    /* getopt sees all but those; they follow its operands. */
+    argc -= statements_last(argc, argv, opts);
     optind = 1;
     while ((c = getopt_long(argc, argv, "f:vh", opts, NULL)) != -1) {
         r = cli_agent_opt(c, optarg, &o->cfg, "askdb");
+        if (!r)
+            r = cli_model_opt(c, optarg, &o->cfg, "askdb");
         if (r) {
             if (r < 0)
                 goto bad;
@@ -248,100 +262,6 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o,
             break;
         case OPT_DRY_RUN:
             o->cfg.dry_run = 1;
-            break;
-        case OPT_TRACE:
-            o->cfg.trace_path = optarg;
-            break;
-        case OPT_MAX_ATTEMPTS:
-            if (cli_number("askdb", "--max-attempts", optarg, 1, 20, &v))
-                goto bad;
-            o->cfg.max_attempts = (int)v;
-            break;
-        case OPT_TIMEOUT:
-            if (cli_number("askdb", "--timeout", optarg, 1, 86400000L, &v))
-                goto bad;
-            o->cfg.query_timeout_ms = (int)v;
-            break;
-        case OPT_MAX_ROWS:
-            if (cli_number("askdb", "--max-rows", optarg, 1, 100000000L, &v))
-                goto bad;
-            o->cfg.max_rows = v;
-            break;
-        case OPT_MAX_BYTES:
-            if (cli_number("askdb", "--max-bytes", optarg, 1, 1L << 40, &v))
-                goto bad;
-            o->cfg.max_bytes = (size_t)v;
-            break;
-        case OPT_PROVIDER:
-            o->cfg.provider = optarg;
-            break;
-        case OPT_LLM_URL:
-            o->cfg.llm_url = optarg;
-            break;
-        case OPT_MODEL:
-            o->cfg.model = optarg;
-            break;
-        case OPT_API_KEY:
-            o->cfg.api_key = optarg;
-            break;
-        case OPT_TEMPERATURE:
-            errno = 0;
-            d = strtod(optarg, &end);
-            if (errno || end == optarg || *end || d < 0 || d > 2) {
-                fprintf(stderr, "askdb: --temperature takes a number from 0 "
-                                "to 2, not '%s'\n", optarg);
-                goto bad;
-            }
-            o->cfg.temperature = d;
-            break;
-        case OPT_MAX_TOKENS:
-            if (cli_number("askdb", "--max-tokens", optarg, 1, 1000000, &v))
-                goto bad;
-            o->cfg.max_tokens = (int)v;
-            break;
-        case OPT_LLM_TIMEOUT:
-            if (cli_number("askdb", "--llm-timeout", optarg, 1, 86400000L, &v))
-                goto bad;
-            o->cfg.llm_timeout_ms = (int)v;
-            break;
-        case OPT_RETRIES:
-            if (cli_number("askdb", "--retries", optarg, 0, 20, &v))
-                goto bad;
-            o->cfg.llm_retries = (int)v;
-            break;
-        case OPT_STREAM:
-            o->cfg.stream = 1;
-            break;
-        case OPT_SEED:
-            if (cli_number("askdb", "--seed", optarg, 0, 2147483647L, &v))
-                goto bad;
-            o->cfg.seed = (int)v;
-            break;
-        case OPT_THREADS:
-            if (cli_number("askdb", "--threads", optarg, 1, 1024, &v))
-                goto bad;
-            o->cfg.threads = (int)v;
-            break;
-        case OPT_NO_GRAMMAR:
-            o->cfg.no_grammar = 1;
-            break;
-        case OPT_NO_PROMPT_CACHE:
-            o->cfg.no_prompt_cache = 1;
-            break;
-        case OPT_DB:
-            if (!o->dbs) {
-                fprintf(stderr, "askdb: --db is an option of 'askdb mcp'\n");
-                goto bad;
-            }
-            o->dbs[o->ndbs++] = optarg;
-            break;
-        case OPT_CONFIG:
-            /* Read by cmd_mcp() before the flags (they override it). */
-            if (!o->dbs) {
-                fprintf(stderr, "askdb: --config is an option of 'askdb "
-                                "mcp'\n");
-                goto bad;
-            }
             break;
         default:
             fprintf(stderr, "askdb: see 'askdb help %s'\n", cmd);
@@ -402,89 +322,6 @@ static int cmd_db(const struct cli_opts *o, const char *path,
     return rc;
 }
 
-/* The value of the last --config in argv (before a "--"), or NULL. */
-static const char *config_arg(int argc, char **argv)
-{
-    const char *v = NULL;
-    int i;
-
-    for (i = 2; i < argc && strcmp(argv[i], "--") != 0; i++) {
-        if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
-            v = argv[++i];
-        else if (strncmp(argv[i], "--config=", 9) == 0)
-            v = argv[i] + 9;
-    }
-    return v;
-}
-
-/* askdb mcp: the config file's settings as flags first, then the command
-** line's (the later flag wins), then the server (src/mcp/). */
-static int cmd_mcp(int argc, char **argv)
-{
-    struct cli_opts o;
-    const char *config = config_arg(argc, argv);
-    const char **names = NULL, **paths = NULL;
-    char **xargv = NULL, **all = NULL, err[1024], *eq;
-    int xargc = 0, nall, first, i, n = 0, rc = EXIT_USAGE;
-
-    if (config && mcp_config_argv(config, &xargc, &xargv, err, sizeof err)) {
-        fprintf(stderr, "askdb mcp: %s\n", err);
-        return EXIT_USAGE;
-    }
-    nall = argc + xargc;
-    all = calloc((size_t)nall + 1, sizeof *all);
-    memset(&o, 0, sizeof o);
-    o.cfg = askdb_config_default();
-    o.format = -1;
-    o.dbs = calloc((size_t)nall + 1, sizeof *o.dbs);
-    names = calloc((size_t)nall + 1, sizeof *names);
-    paths = calloc((size_t)nall + 1, sizeof *paths);
-    if (!all || !o.dbs || !names || !paths) {
-        fprintf(stderr, "askdb mcp: out of memory\n");
-        goto out;
-    }
-    /* "mcp", the file's flags, the command line's. */
-    all[0] = argv[1];
-    for (i = 0; i < xargc; i++)
-        all[1 + i] = xargv[i];
-    for (i = 2; i < argc; i++)
-        all[xargc + i - 1] = argv[i];
-    nall = argc - 1 + xargc;
-    first = parse_opts(nall, all, &o, "mcp");
-    if (first == -2)
-        rc = EXIT_ANSWERED;
-    if (first < 0)
-        goto out;
-    askdb_config_from_env(&o.cfg);
-    if (o.verbose)
-        o.cfg.log_fn = cli_log_step;
-    for (i = 0; i < o.ndbs; i++) {
-        eq = strchr(o.dbs[i], '=');
-        if (!eq || eq == o.dbs[i] || !eq[1]) {
-            fprintf(stderr, "askdb mcp: --db takes NAME=PATH, not '%s'\n",
-                    o.dbs[i]);
-            goto out;
-        }
-        *eq = '\0';
-        names[n] = o.dbs[i];
-        paths[n++] = eq + 1;
-    }
-    for (i = first; i < nall; i++) {
-        names[n] = NULL;
-        paths[n++] = all[i];
-    }
-    rc = mcp_stdio_main(&o.cfg, n, names, paths);
-out:
-    for (i = 0; i < xargc; i++)
-        free(xargv[i]);
-    free(xargv);
-    free(all);
-    free(o.dbs);
-    free(names);
-    free(paths);
-    return rc;
-}
-
 int main(int argc, char **argv)
 {
     struct format_stream tokens = {0};
@@ -509,8 +346,10 @@ int main(int argc, char **argv)
         return cli_eval(argc - 1, argv + 1);
     if (strcmp(cmd, "learn") == 0)
         return cmd_learn(argc - 1, argv + 1);
+    if (strcmp(cmd, "serve") == 0)
+        return cmd_serve(argc - 1, argv + 1);
     if (strcmp(cmd, "mcp") == 0)
-        return cmd_mcp(argc, argv);
+        return cmd_mcp(argc - 1, argv + 1);
     if (strcmp(cmd, "ask") && strcmp(cmd, "shell") && strcmp(cmd, "schema") &&
         strcmp(cmd, "sql")) {
         fprintf(stderr, "askdb: unknown command '%s'\n\n", cmd);

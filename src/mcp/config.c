@@ -10,11 +10,12 @@
 /* Config files are small; a bigger one is a mistake. */
 #define CONFIG_MAX (1 << 20)
 
-/* Append "--KEY=VALUE" (value NULL: "--KEY") to v; -1 when out of
-** memory. */
+/* Append "--KEY=VALUE" (value NULL: "--KEY"; key NULL: VALUE, an
+** operand) to v; -1 when out of memory. */
 static int push(char ***v, int *n, const char *key, const char *value)
 {
-    size_t len = strlen(key) + (value ? strlen(value) + 1 : 0) + 3;
+    size_t len = (key ? strlen(key) + 3 : 0) + (value ? strlen(value) : 0)
+                 + 2;
     char **grown = realloc(*v, (size_t)(*n + 2) * sizeof **v), *s;
 
     if (!grown)
@@ -23,7 +24,8 @@ static int push(char ***v, int *n, const char *key, const char *value)
     s = malloc(len);
     if (!s)
         return -1;
-    snprintf(s, len, "--%s%s%s", key, value ? "=" : "", value ? value : "");
+    snprintf(s, len, "%s%s%s%s", key ? "--" : "", key ? key : "",
+             key && value ? "=" : "", value ? value : "");
     (*v)[(*n)++] = s;
     (*v)[*n] = NULL;
     return 0;
@@ -42,7 +44,7 @@ static int push_db(char ***v, int *n, const char *dir, const char *name,
     if (len < 0 || (size_t)len + strlen(path) >= sizeof buf)
         return -1;
     memcpy(buf + len, path, strlen(path) + 1);
-    return push(v, n, "db", buf);
+    return push(v, n, name ? "db" : NULL, buf);
 }
 
 int mcp_config_argv(const char *path, int *argc, char ***argv, char *err,

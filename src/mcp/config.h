@@ -17,7 +17,6 @@
 ** file's folder), an option "--KEY=VALUE" (true: "--KEY", false: left
 ** out). On success returns 0 and *argv (*argc strings, each malloc()ed,
 ** like the array) is the caller's; on failure -1 with the reason in err.
-** (main.c declares it too, in src/cli/cli.h.)
 */
 int mcp_config_argv(const char *path, int *argc, char ***argv, char *err,
                     size_t errlen);

@@ -516,6 +516,11 @@ async def config_file_names_databases_and_sets_limits(t):
         # The command line's --max-rows wins over the file's.
         r = await s.call_tool("execute_sql", {"sql": "SELECT id FROM customers ORDER BY id"})
         assert r.structuredContent["rows"] == [[1], [2]], r.structuredContent
+    with open(os.path.join(t.W, "conf", "list.json"), "w") as f:
+        json.dump({"databases": ["../shop.db"]}, f)
+    async with t.session("--config", "conf/list.json") as (s, _):
+        r = await s.call_tool("list_databases", {})
+        assert [d["name"] for d in r.structuredContent["databases"]] == ["shop"]
     with open(os.path.join(t.W, "conf", "bad.json"), "w") as f:
         f.write('{"options": {"max-rows": "many"}, "databases": ["../shop.db"]}')
     rc, out, err = t.raw(["--config", "conf/bad.json"], [])
