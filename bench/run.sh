@@ -42,7 +42,7 @@ make -s build/libaskdb.a
 LLAMA_LIBS=$(scripts/llama.sh --print-libs 2>/dev/null || true)
 mkdir -p "$OUT"
 # shellcheck disable=SC2046,SC2086
-$CC $CFLAGS -Iinclude $(pkg-config --cflags $PKGS) bench/overhead.c \
+$CC $CFLAGS -Iinclude -Isrc $(pkg-config --cflags $PKGS) bench/overhead.c \
     -o "$OUT/overhead" build/libaskdb.a \
     -Wl,--no-as-needed $(pkg-config --libs $PKGS) -lstemmer -lm -lpthread \
     $LLAMA_LIBS

@@ -15,6 +15,7 @@
 #include "eval/report.h"
 #include "eval/suite.h"
 #include "eval/summary.h"
+#include "tmpfiles.h"
 
 /* Write text to a fresh temp file; returns its malloc()ed path. */
 static char *temp_file(const char *text)
@@ -88,6 +89,34 @@ static void loads_spider_and_computes_hardness(void **state)
     assert_non_null(strstr(err, "--db-root"));
     unlink(p);
     free(p);
+}
+
+static void loads_spider_from_its_own_layout(void **state)
+{
+    char dir[128], path[256], want[256], err[256];
+    struct suite s;
+
+    (void)state;
+    assert_int_equal(tmpdir_make(dir, sizeof dir, "spider"), 0);
+    assert_int_not_equal(suite_load_spider(dir, &s, err, sizeof err),
+                         ASKDB_OK);
+    assert_non_null(strstr(err, "train.json"));
+    snprintf(path, sizeof path, "%s/train.json", dir);
+    assert_int_equal(tmpfile_write(path,
+        "[{\"db_id\": \"farm\", \"question\": \"How many farms?\", "
+        "\"query\": \"SELECT count(*) FROM farm\"},\n"
+        " {\"db_id\": \"city\", \"question\": \"No gold\"}]"), 0);
+    assert_int_equal(suite_load_spider(dir, &s, err, sizeof err), ASKDB_OK);
+    assert_int_equal(s.n, 2);
+    snprintf(want, sizeof want, "%s/database/farm/farm.sqlite", dir);
+    assert_string_equal(s.items[0].db_path, want);
+    assert_string_equal(s.items[0].question, "How many farms?");
+    assert_string_equal(s.items[0].gold, "SELECT count(*) FROM farm");
+    assert_null(s.items[0].malformed);
+    assert_string_equal(s.items[1].db_id, "city");
+    assert_non_null(s.items[1].malformed);
+    suite_free(&s);
+    assert_int_equal(tmpdir_remove(dir), 0);
 }
 
 static void loads_bird_with_evidence_and_difficulty(void **state)
@@ -343,6 +372,7 @@ int main(void)
         cmocka_unit_test(splitmix64_matches_reference_values),
         cmocka_unit_test(sample_is_reproducible),
         cmocka_unit_test(loads_spider_and_computes_hardness),
+        cmocka_unit_test(loads_spider_from_its_own_layout),
         cmocka_unit_test(loads_bird_with_evidence_and_difficulty),
         cmocka_unit_test(loads_json_lines_relative_to_the_suite),
         cmocka_unit_test(selects_by_db_then_sample_then_limit),

@@ -27,6 +27,19 @@ static inline int tmpdir_remove(const char *dir)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* Write text to the file at path (made or emptied). 0, or -1. */
+static inline int tmpfile_write(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    int bad;
+
+    if (!f)
+        return -1;
+    bad = fputs(text, f) < 0;
+    bad |= fclose(f) != 0;
+    return bad ? -1 : 0;
+}
+
 /* Run the statements sql on the SQLite file at path, made when it is
 ** missing. 0, or -1 with SQLite's message on stderr. */
 static inline int sqlfile_exec(const char *path, const char *sql)
