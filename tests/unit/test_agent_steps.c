@@ -1,11 +1,7 @@
 /* test_agent_steps.c - the agent's techniques, with a scripted model:
 ** question check, candidates and voting, checks, answer, conversation,
 ** planning, learned examples, value retrieval and linking in the prompt. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +16,6 @@
 #include "core/buf.h"
 #include "core/cache.h"
 #include "scripted.h"
-#include "tmpfiles.h"
 
 static char cache_dir[256];
 
@@ -112,7 +107,7 @@ static askdb_answer *ask_on(struct steps *t, const char *db, const char *q,
 
 static askdb_answer *ask(struct steps *t, const char *q, askdb_status want)
 {
-    return ask_on(t, shop(), q, want);
+    return ask_on(t, testdb_shop(), q, want);
 }
 
 /* A new SQLite database in the cache directory, made by sql. */
@@ -132,7 +127,7 @@ static void store_add(const char *path, const char *question,
                       const char *sql)
 {
     struct memory *m = NULL;
-    char err[256], *key = memory_db_key(shop());
+    char err[256], *key = memory_db_key(testdb_shop());
 
     assert_non_null(key);
     assert_int_equal(memory_open(path, 1, &m, err, sizeof err), 0);
@@ -489,7 +484,7 @@ static void follow_up_sees_the_earlier_question(void **state)
     struct steps *t = steps(state, r);
 
     t->cfg.conversation = 1;
-    agent_open(t, shop());
+    agent_open(t, testdb_shop());
     turn(t, "How many orders?");
     assert_null(strstr(t->s.last_user, "Earlier questions"));
     turn(t, "and only for 2023?");
@@ -759,7 +754,7 @@ static void pairs_learned_during_a_session_are_used(void **state)
     snprintf(path, sizeof path, "%s/later.sqlite", cache_dir);
     t->cfg.memory = 3;
     t->cfg.memory_path = path;
-    agent_open(t, shop());
+    agent_open(t, testdb_shop());
     turn(t, "How many orders were refunded?");
     assert_null(strstr(t->s.last_user, "Examples of questions"));
     /* the store appears while the agent lives (askdb learn in another
@@ -815,12 +810,9 @@ static void question_not_utf8_is_repaired(void **state)
 {
     static const char *const r[] = {"SELECT count(*) FROM customers", NULL};
     struct steps *t = steps(state, r);
-    char path[] = "/tmp/askdb-trace-XXXXXX", ev[8192];
-    int fd;
+    char path[128], ev[8192];
 
-    fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
+    assert_int_equal(tmpfile_make(path, sizeof path, "trace"), 0);
     t->cfg.trace_path = path;
     ask(t, "How many customers live in M\xe9xico?", ASKDB_OK);
     assert_int_equal(t->s.invalid, 0);
@@ -894,7 +886,8 @@ static void failed_value_lookup_is_not_a_failed_question(void **state)
     t->cfg.values = 1;
     a = ask(t, "How many customers live in Yokohama?", ASKDB_OK);
     assert_non_null(strstr(t->s.last_user, "'Yokohama'"));
-    assert_int_equal(cache_file_checksum(shop(), sum, dir, sizeof dir), 0);
+    assert_int_equal(
+        cache_file_checksum(testdb_shop(), sum, dir, sizeof dir), 0);
     snprintf(file, sizeof file, "%s/values/%s.fts", cache_dir, sum);
     assert_int_equal(sqlfile_exec(file, "UPDATE val_words_data SET block = "
                                         "x'0102030405060708090a' WHERE id > "
@@ -942,7 +935,7 @@ static void locked_store_is_tried_again_next_question(void **state)
     store_with_a_pair(path);
     t->cfg.memory = 3;
     t->cfg.memory_path = path;
-    agent_open(t, shop());
+    agent_open(t, testdb_shop());
     assert_int_equal(sqlite3_open(path, &lock), SQLITE_OK);
     assert_int_equal(sqlite3_exec(lock, "BEGIN EXCLUSIVE", NULL, NULL, NULL),
                      SQLITE_OK);
@@ -957,9 +950,7 @@ static void locked_store_is_tried_again_next_question(void **state)
 static int setup(void **state)
 {
     (void)state;
-    if (tmpdir_make(cache_dir, sizeof cache_dir, "steps"))
-        return -1;
-    return setenv("ASKDB_CACHE_DIR", cache_dir, 1);
+    return tmpdir_as_cache(cache_dir, sizeof cache_dir, "steps");
 }
 
 static int teardown(void **state)

@@ -1,9 +1,5 @@
 /* test_eval_item.c - scoring one eval item against a real database. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +8,6 @@
 
 #include "eval/eval.h"
 #include "eval/record.h"
-#include "tmpfiles.h"
 
 static char tmpdir[256];
 static char dbpath[300];

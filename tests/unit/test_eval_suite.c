@@ -1,9 +1,5 @@
 /* test_eval_suite.c - suites, sampling, records, summary and report pieces. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,20 +11,17 @@
 #include "eval/report.h"
 #include "eval/suite.h"
 #include "eval/summary.h"
-#include "tmpfiles.h"
 
 /* Write text to a fresh temp file; returns its malloc()ed path. */
 static char *temp_file(const char *text)
 {
-    char *path = strdup("/tmp/askdb-test-suite-XXXXXX");
-    int fd;
+    char path[128], *p;
 
-    assert_non_null(path);
-    fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-    close(fd);
-    return path;
+    assert_int_equal(tmpfile_make(path, sizeof path, "suite"), 0);
+    assert_int_equal(file_write(path, text, strlen(text)), 0);
+    p = strdup(path);
+    assert_non_null(p);
+    return p;
 }
 
 static void splitmix64_matches_reference_values(void **state)
@@ -93,6 +86,10 @@ static void loads_spider_and_computes_hardness(void **state)
 
 static void loads_spider_from_its_own_layout(void **state)
 {
+    static const char train[] =
+        "[{\"db_id\": \"farm\", \"question\": \"How many farms?\", "
+        "\"query\": \"SELECT count(*) FROM farm\"},\n"
+        " {\"db_id\": \"city\", \"question\": \"No gold\"}]";
     char dir[128], path[256], want[256], err[256];
     struct suite s;
 
@@ -102,10 +99,7 @@ static void loads_spider_from_its_own_layout(void **state)
                          ASKDB_OK);
     assert_non_null(strstr(err, "train.json"));
     snprintf(path, sizeof path, "%s/train.json", dir);
-    assert_int_equal(tmpfile_write(path,
-        "[{\"db_id\": \"farm\", \"question\": \"How many farms?\", "
-        "\"query\": \"SELECT count(*) FROM farm\"},\n"
-        " {\"db_id\": \"city\", \"question\": \"No gold\"}]"), 0);
+    assert_int_equal(file_write(path, train, strlen(train)), 0);
     assert_int_equal(suite_load_spider(dir, &s, err, sizeof err), ASKDB_OK);
     assert_int_equal(s.n, 2);
     snprintf(want, sizeof want, "%s/database/farm/farm.sqlite", dir);

@@ -1,10 +1,6 @@
 /* test_text.c - valid UTF-8: validation, cutting, repair; quoting
 ** (core/text.c). */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
