@@ -58,7 +58,8 @@ typedef enum askdb_status {
     ASKDB_ERR_LLM_UNREACHABLE, /* model provider could not be reached */
     ASKDB_ERR_NO_SQL,       /* no valid SQL after all attempts */
     ASKDB_ERR_UNSUPPORTED,  /* feature not built in (e.g. local model) */
-    ASKDB_ERR_IO            /* reading or writing a file failed */
+    ASKDB_ERR_IO,           /* reading or writing a file failed */
+    ASKDB_ERR_CANCELLED     /* askdb_agent_cancel() stopped the question */
 } askdb_status;
 
 /* Name of a status code, e.g. "refused". Static string. */
@@ -89,6 +90,62 @@ typedef void (*askdb_log_fn)(void *ud, const char *step, const char *msg);
 
 /* Called with each piece of model text as it streams in (if streaming). */
 typedef void (*askdb_token_fn)(void *ud, const char *piece, size_t len);
+
+/*
+** Step events. While a question is answered, the agent reports each step
+** as one event: its type, the question's request id and a JSON object
+** (the same object that the --trace file gets as one line). Every object
+** has "step" (the type's name), "request_id" and "t_ms" (milliseconds
+** since the question started), plus the step's own fields:
+**
+**   question     question, hint
+**   schema       tables, bytes, ms, grammar_bytes (first question only)
+**   values       matches or error (value retrieval)
+**   link         tables kept of all, bytes (schema linking)
+**   examples     learned pairs put into the prompt
+**   qcheck       question (true/false), why
+**   plan         tasks, or error
+**   prompt       for ("sql" or the step asking), attempt, candidates,
+**                provider, messages [{role, content}]
+**   reply        reply, ms, prompt_tokens, completion_tokens, retries,
+**                attempt, candidate, error; local model: ttft_ms,
+**                cached_tokens, load_ms
+**   validate     ok, candidates [error class of each]
+**   execute      rows, truncated, ms; with candidates: candidate, votes,
+**                ran, confidence
+**   check        kind, hint (a check doubted the result)
+**   error        class, message, sql (why an attempt failed)
+**   repair       class, attempt (the model is asked for a fix)
+**   answer_text  text (the plain-English answer)
+**   answer       status, sql, attempts, candidates, confidence,
+**                timings {schema_ms ... total_ms}, prompt_tokens,
+**                completion_tokens, llm_calls, text (always last)
+**
+** The callback runs on the asking thread, between steps: keep it short.
+** ev and its strings are borrowed for the duration of the call.
+*/
+typedef enum askdb_event_type {
+    ASKDB_EVENT_QUESTION = 0, ASKDB_EVENT_SCHEMA, ASKDB_EVENT_VALUES,
+    ASKDB_EVENT_LINK, ASKDB_EVENT_EXAMPLES, ASKDB_EVENT_QCHECK,
+    ASKDB_EVENT_PLAN, ASKDB_EVENT_PROMPT, ASKDB_EVENT_REPLY,
+    ASKDB_EVENT_VALIDATE, ASKDB_EVENT_EXECUTE, ASKDB_EVENT_CHECK,
+    ASKDB_EVENT_ERROR, ASKDB_EVENT_REPAIR, ASKDB_EVENT_ANSWER_TEXT,
+    ASKDB_EVENT_ANSWER
+} askdb_event_type;
+
+typedef struct askdb_event {
+    askdb_event_type type;
+    const char *name;        /* the type's name, e.g. "prompt" */
+    const char *request_id;  /* the question's request id */
+    const char *json;        /* one JSON object, NUL-terminated */
+    size_t json_len;
+    double t_ms;             /* since the question started */
+} askdb_event;
+
+typedef void (*askdb_event_fn)(void *ud, const askdb_event *ev);
+
+/* Name of an event type, e.g. "execute"; "unknown" when out of range. */
+ASKDB_API const char *askdb_event_type_str(askdb_event_type t);
 
 typedef struct askdb_config {
     /* Model provider: "openai", "anthropic", "local", or NULL to choose:
@@ -166,6 +223,8 @@ typedef struct askdb_config {
     void *log_ud;
     askdb_token_fn token_fn; /* streamed model text, or NULL */
     void *token_ud;
+    askdb_event_fn event_fn; /* step events, or NULL */
+    void *event_ud;
 } askdb_config;
 
 /* The defaults described above. */
@@ -223,6 +282,12 @@ ASKDB_API const askdb_value *askdb_result_cell(const askdb_result *r,
 /* Databases                                                              */
 /* ---------------------------------------------------------------------- */
 
+/* Flags of the JSON writers. */
+#define ASKDB_JSON_PRETTY 1      /* indented by 2, one field a line */
+#define ASKDB_JSON_TERMINAL 2    /* also escape DEL and the C1 controls
+                                    (U+0080..U+009F) as \u escapes, for a
+                                    terminal: JSON escapes C0 always */
+
 typedef struct askdb_db askdb_db;
 
 /*
@@ -252,6 +317,27 @@ ASKDB_API ASKDB_NODISCARD askdb_status askdb_db_schema_text(askdb_db *db,
 */
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_db_query(askdb_db *db, const char *sql, askdb_result **out);
+
+/*
+** The schema for a program, as one JSON object: engine, path, tables
+** [{name, kind ("table" or "view"), rows (null when unknown), rows_capped,
+** columns [{name, type, notnull, default, pk (1-based position in the
+** primary key, 0 = not), samples}], foreign_keys [{from, table, to}],
+** unique ["col, col"]}], and text (what askdb_db_schema_text gives).
+** flags: ASKDB_JSON_PRETTY or 0. *out is the caller's (askdb_free).
+*/
+ASKDB_API ASKDB_NODISCARD askdb_status
+askdb_db_schema_json(askdb_db *db, int flags, char **out);
+
+/*
+** The query plan of one statement without running it: the statement must
+** pass the guard as askdb_db_query would run it (else ASKDB_ERR_REFUSED
+** or ASKDB_ERR_DB, with the reason in askdb_db_errmsg); the rows are the
+** engine's plan (SQLite: EXPLAIN QUERY PLAN's id, parent, notused,
+** detail). *out is the caller's (askdb_result_free).
+*/
+ASKDB_API ASKDB_NODISCARD askdb_status
+askdb_db_explain(askdb_db *db, const char *sql, askdb_result **out);
 
 /* ---------------------------------------------------------------------- */
 /* The agent                                                              */
@@ -305,11 +391,35 @@ typedef struct askdb_answer {
     double confidence;       /* share of the candidates whose result agrees
                                 with the answer's (1 with one candidate;
                                 1/ncandidates when a repair gave it) */
+    char *question;          /* the question as asked (valid UTF-8) */
+    char *request_id;        /* the id its events carried */
 } askdb_answer;
 
 ASKDB_API void askdb_answer_free(askdb_answer *a);
 
 typedef struct askdb_agent askdb_agent;
+
+/*
+** A model, loaded once per process and shared by many agents. For the
+** local model the weights are memory-mapped once; each agent has its own
+** context (its KV cache and prompt-cache reuse), so agents on different
+** threads decode at the same time. For HTTP providers the model holds the
+** settings; each agent has its own connection. A custom llm_fn is called
+** from whichever thread asks: it must be thread-safe when agents share it.
+** cfg is copied; its strings must outlive the model. On failure *out may
+** still be set so that askdb_model_errmsg() can say why; free it with
+** askdb_model_free(). Returns ASKDB_ERR_USAGE (bad settings, missing or
+** bad model file), ASKDB_ERR_UNSUPPORTED (provider not built in).
+*/
+typedef struct askdb_model askdb_model;
+
+ASKDB_API ASKDB_NODISCARD askdb_status
+askdb_model_new(const askdb_config *cfg, askdb_model **out);
+ASKDB_API const char *askdb_model_errmsg(const askdb_model *m);
+/* "openai", "anthropic", "local" or "custom" (static string). */
+ASKDB_API const char *askdb_model_provider(const askdb_model *m);
+/* Free the model; every agent made with it must be freed before. */
+ASKDB_API void askdb_model_free(askdb_model *m);
 
 /*
 ** Create an agent over the database at db_path (opened read-only, schema
@@ -324,6 +434,15 @@ askdb_agent_new(const askdb_config *cfg, const char *db_path,
                 askdb_agent **out);
 ASKDB_API void askdb_agent_free(askdb_agent *ag);
 ASKDB_API const char *askdb_agent_errmsg(const askdb_agent *ag);
+
+/*
+** The same over a model loaded once with askdb_model_new() (above):
+** the agent borrows model, which must outlive it. cfg's model settings
+** (provider, URL, model, key, threads) are ignored; the model's own hold.
+*/
+ASKDB_API ASKDB_NODISCARD askdb_status
+askdb_agent_new_with_model(const askdb_config *cfg, askdb_model *model,
+                           const char *db_path, askdb_agent **out);
 
 /* The agent's database handle (borrowed, lives as long as the agent). */
 ASKDB_API askdb_db *askdb_agent_db(askdb_agent *ag);
@@ -343,6 +462,87 @@ askdb_agent_ask(askdb_agent *ag, const char *question, askdb_answer **out);
 */
 ASKDB_API void askdb_agent_forget(askdb_agent *ag);
 
+/* Options of one question (askdb_agent_ask_opts). Zero it, then set. */
+typedef struct askdb_ask_options {
+    const char *hint;        /* what the asker knows and the schema does not
+                                say (BIRD's evidence), or NULL */
+    const char *request_id;  /* tags this question's events, trace lines
+                                and answer; NULL = a random one */
+} askdb_ask_options;
+
+/* askdb_agent_ask() with options (opts may be NULL). Same ownership and
+** statuses, plus ASKDB_ERR_CANCELLED. */
+ASKDB_API ASKDB_NODISCARD askdb_status
+askdb_agent_ask_opts(askdb_agent *ag, const char *question,
+                     const askdb_ask_options *opts, askdb_answer **out);
+
+/*
+** Stop the question ag is answering, from any thread (or a signal
+** handler: it only sets a flag). Model generation stops at the next
+** token (the local model also inside a prompt evaluation; HTTP requests
+** within 50 ms) and a running query at its next step; the question ends
+** with ASKDB_ERR_CANCELLED. A cancel that arrives when no question runs
+** is kept for the next one (askdb_agent_ask resets it when it ends).
+*/
+ASKDB_API void askdb_agent_cancel(askdb_agent *ag);
+
+/* ---------------------------------------------------------------------- */
+/* Threads                                                                */
+/* ---------------------------------------------------------------------- */
+
+/*
+** What may run at the same time:
+**   - different askdb_agent handles on different threads, also when they
+**     share one askdb_model (the local model decodes for each agent in
+**     its own context), and different askdb_db handles;
+**   - askdb_agent_cancel() on any thread, at any time while ag lives;
+**   - askdb_model_new() on several threads (loading is serialised inside);
+**   - askdb_memory handles, one per thread (several handles, also in
+**     several processes, may share one store file).
+** One askdb_agent, askdb_db or askdb_memory handle is used by one thread
+** at a time (calls on it do not overlap), and the callbacks of an agent
+** run on the thread that asks. askdb_model_free() only after every agent
+** made with the model is freed.
+*/
+
+/* ---------------------------------------------------------------------- */
+/* JSON                                                                   */
+/* ---------------------------------------------------------------------- */
+
+
+/*
+** The answer as one JSON object: question, request_id, status, sql,
+** columns, rows (values keep their types: integers, reals, text, null,
+** blobs as {"blob_hex": ...}; NaN and infinities as strings), row_count,
+** truncated (false, "rows" or "bytes"), error, attempts [{sql, error,
+** message, llm_ms}], timings, llm_calls, candidates, confidence, answer,
+** not_a_question, tokens {prompt, completion}. Text that is not UTF-8
+** becomes U+FFFD, so the document is always valid. *out is the caller's
+** (askdb_free), without a final newline.
+*/
+ASKDB_API ASKDB_NODISCARD askdb_status
+askdb_answer_json(const askdb_answer *a, int flags, char **out);
+
+/* One statement's result as a JSON object: sql, columns, rows, row_count,
+** truncated, exec_ms; error instead of the rows when error is not NULL
+** (r may be NULL then). *out is the caller's (askdb_free). */
+ASKDB_API ASKDB_NODISCARD askdb_status
+askdb_result_json(const askdb_result *r, const char *sql, const char *error,
+                  int flags, char **out);
+
+/* ---------------------------------------------------------------------- */
+/* Files askdb writes                                                     */
+/* ---------------------------------------------------------------------- */
+
+/*
+** NULL when askdb may write to path (a trace, an eval output or report):
+** else a static reason. Refused: an SQLite database, write-ahead log or
+** journal (by its first bytes), and a name that is a database's companion
+** (X-journal, X-wal, X-shm beside a database X, links resolved), whether
+** or not it exists yet. Front ends check every path they write.
+*/
+ASKDB_API const char *askdb_output_refusal(const char *path);
+
 /* ---------------------------------------------------------------------- */
 /* Questions with a hint                                                  */
 /* ---------------------------------------------------------------------- */
@@ -356,6 +556,93 @@ ASKDB_API void askdb_agent_forget(askdb_agent *ag);
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_agent_ask_hint(askdb_agent *ag, const char *question, const char *hint,
                      askdb_answer **out);
+
+/* ---------------------------------------------------------------------- */
+/* Learned pairs (askdb learn)                                            */
+/* ---------------------------------------------------------------------- */
+
+/*
+** Verified question/SQL pairs per database, put into the prompt as
+** examples when a similar question is asked (askdb_config.memory). The
+** store is one SQLite file askdb owns (default: memory.sqlite in the
+** cache directory, ${ASKDB_CACHE_DIR:-${XDG_CACHE_HOME:-~/.cache}/askdb}),
+** never the user's database. Pairs belong to a database's absolute path
+** (links resolved), not its content. The same question again (equal after
+** folding case and white space) replaces its SQL.
+*/
+typedef struct askdb_memory askdb_memory;
+
+typedef struct askdb_pair {
+    char *question;
+    char *sql;
+    char *added_at;          /* UTC, "YYYY-MM-DDTHH:MM:SSZ" */
+} askdb_pair;
+
+/*
+** Open the store at path (NULL = the default). With create, a missing
+** store (and the default cache directory) is created; without, a missing
+** store opens as an empty one that lists nothing and forgets nothing (and
+** learns nothing: ASKDB_ERR_USAGE). Any other SQLite file is refused and
+** left untouched. On failure *out may be set for askdb_memory_errmsg();
+** free it with askdb_memory_close(). Returns ASKDB_ERR_USAGE (not a
+** store, newer format, a database's companion file), ASKDB_ERR_IO.
+*/
+ASKDB_API ASKDB_NODISCARD askdb_status
+askdb_memory_open(const char *path, int create, askdb_memory **out);
+ASKDB_API void askdb_memory_close(askdb_memory *m);
+ASKDB_API const char *askdb_memory_errmsg(const askdb_memory *m);
+/* The store's file (borrowed, lives with m). */
+ASKDB_API const char *askdb_memory_path(const askdb_memory *m);
+
+/*
+** Verify a pair on db, then store it under db's path. Verified: the SQL
+** passes the read-only guard (askdb_db_query) and runs without error
+** within db's limits; no rows is fine. *nrows (if not NULL) gets the row
+** count, *replaced (if not NULL) 1 when the question was stored already.
+** Returns ASKDB_OK, ASKDB_ERR_REFUSED (the pair is rejected: the errmsg
+** says why), or ASKDB_ERR_IO / ASKDB_ERR_NOMEM (the store failed).
+*/
+ASKDB_API ASKDB_NODISCARD askdb_status
+askdb_memory_learn(askdb_memory *m, askdb_db *db, const char *question,
+                   const char *sql, long *nrows, int *replaced);
+
+/* Called for each item of an import that is rejected (line: where it
+** starts in the file, from 1; why: borrowed for the call). */
+typedef void (*askdb_reject_fn)(void *ud, long line, const char *why);
+
+typedef struct askdb_import_counts {
+    long stored, replaced, rejected;
+    long skipped;            /* items of another database (Spider db_id) */
+} askdb_import_counts;
+
+/*
+** Verify and store every pair of a file in one transaction: JSON lines
+** {"question": ..., "sql": ...} or a JSON array of such objects (Spider's
+** "query" and BIRD's "SQL" are read as "sql"; items whose "db_id" is not
+** db's file name without its extension are skipped). A rejected item is
+** reported to on_reject and skipped. ASKDB_OK when the file was read
+** (counts say what happened); ASKDB_ERR_USAGE when it is not valid JSON
+** (an array) or too large, ASKDB_ERR_IO when it cannot be read or the
+** store fails: then nothing of the file is stored.
+*/
+ASKDB_API ASKDB_NODISCARD askdb_status
+askdb_memory_import(askdb_memory *m, askdb_db *db, const char *file,
+                    askdb_reject_fn on_reject, void *ud,
+                    askdb_import_counts *counts);
+
+/* Every pair of the database at db_path, oldest first. *out (n items) is
+** the caller's: askdb_pairs_free(). ASKDB_ERR_DB_OPEN when db_path does
+** not resolve, ASKDB_ERR_IO when the store cannot be read. */
+ASKDB_API ASKDB_NODISCARD askdb_status
+askdb_memory_list(askdb_memory *m, const char *db_path, askdb_pair **out,
+                  int *n);
+ASKDB_API void askdb_pairs_free(askdb_pair *p, int n);
+
+/* Remove the pair of db_path with this question, or every pair of
+** db_path when question is NULL; *removed gets how many (0: none). */
+ASKDB_API ASKDB_NODISCARD askdb_status
+askdb_memory_forget(askdb_memory *m, const char *db_path,
+                    const char *question, long *removed);
 
 /* ---------------------------------------------------------------------- */
 /* Evaluation (askdb eval)                                                */

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/agent.h"
+#include "agent/steps.h"
 #include "core/json.h"
 #include "core/text.h"
 
@@ -56,7 +56,7 @@ enum agent_outcome agent_step_answer(struct agent_state *st)
     buf_free(&rows);
     if (!reply) {
         /* No sentences is no reason to lose the rows. */
-        trace_write(st->ag->trace, "answer_text",
+        agent_emit(st->ag, ASKDB_EVENT_ANSWER_TEXT,
                     json_pack("{s:o}", "error", jsonx_string(st->errbuf)));
         buf_free(&notes);
         return OUT_OK;

@@ -1,13 +1,11 @@
-/* context.c - what the model is told besides the question, and whether to
-** ask it at all: value retrieval, schema linking, learned examples, the
-** conversation so far, and the question check. */
-#include <ctype.h>
+/* context.c - the context step: what the model is told besides the
+** question: value retrieval, schema linking, learned examples and the
+** conversation so far. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
-#include "agent/agent.h"
+#include "agent/steps.h"
 #include "agent/link.h"
 #include "agent/memory.h"
 #include "agent/values.h"
@@ -36,7 +34,7 @@ static void find_values(struct agent_state *st, struct value_match **m,
     if (!ag->values) {
         if (vindex_open(ag->db, NULL, &ag->values, err, sizeof err)) {
             ag->values_failed = 1;
-            trace_write(ag->trace, "values",
+            agent_emit(ag, ASKDB_EVENT_VALUES,
                         json_pack("{s:o}", "error", jsonx_string(err)));
             agent_log(st, "values", "no value index: %s", err);
             return;
@@ -47,7 +45,7 @@ static void find_values(struct agent_state *st, struct value_match **m,
     if (vindex_match(ag->values, st->question, VALUE_MATCHES, m, n)) {
         *m = NULL;
         *n = 0;
-        trace_write(ag->trace, "values",
+        agent_emit(ag, ASKDB_EVENT_VALUES,
                     json_pack("{s:s}", "error", "value lookup failed"));
         agent_log(st, "values", "value lookup failed; going on without");
         return;
@@ -68,7 +66,7 @@ static void find_values(struct agent_state *st, struct value_match **m,
         json_object_set_new(ev, "found", arr);
     }
     json_object_set_new(ev, "ms", json_real(db_now_ms() - t0));
-    trace_write(ag->trace, "values", ev);
+    agent_emit(ag, ASKDB_EVENT_VALUES, ev);
 }
 
 #define TURN_TABLES 8         /* tables of one earlier turn kept at most */
@@ -157,7 +155,7 @@ static int link(struct agent_state *st, const struct value_match *m, int n)
         json_object_set_new(ev, "bytes",
                             json_integer((json_int_t)strlen(st->part_schema)));
     json_object_set_new(ev, "ms", json_real(db_now_ms() - t0));
-    trace_write(ag->trace, "link", ev);
+    agent_emit(ag, ASKDB_EVENT_LINK, ev);
     link_result_free(&lr);
     return 0;
 }
@@ -171,7 +169,7 @@ static void examples_failed(struct agent_state *st, const char *err)
     if (strcmp(ag->mem_said, err) == 0)
         return;
     snprintf(ag->mem_said, sizeof ag->mem_said, "%s", err);
-    trace_write(ag->trace, "examples",
+    agent_emit(ag, ASKDB_EVENT_EXAMPLES,
                 json_pack("{s:o}", "error", jsonx_string(err)));
     agent_log(st, "examples", "learned pairs unavailable: %s", err);
 }
@@ -214,7 +212,7 @@ static int examples(struct agent_state *st)
         buf_init(&b, 0);
         memory_render(&b, p, n);
         st->part_examples = buf_steal(&b);
-        trace_write(ag->trace, "examples",
+        agent_emit(ag, ASKDB_EVENT_EXAMPLES,
                     json_pack("{s:i, s:s}", "pairs", n, "best",
                               p[0].question));
     }
@@ -305,147 +303,4 @@ int agent_rebuild_first_message(struct agent_state *st)
 {
     st->parts.plan = st->plan_notes;
     return build_first_message(st);
-}
-
-/* ---------------------------------------------------------------------- */
-/* The question check                                                     */
-/* ---------------------------------------------------------------------- */
-
-/* Whether s is one of the NULL-terminated words. */
-static int one_of(const char *const *words, const char *s)
-{
-    for (; *words; words++)
-        if (strcmp(*words, s) == 0)
-            return 1;
-    return 0;
-}
-
-/* Whether the text is only greetings, thanks or farewells: at least one
-** of those words, and nothing but them and the small words around them
-** ("good morning", "thank you", "how are you?"). */
-static int is_greeting(const char *q)
-{
-    static const char *const greet[] = {
-        "hi", "hello", "hey", "hiya", "howdy", "yo", "sup", "greetings",
-        "thanks", "thank", "thx", "ty", "cheers", "bye", "goodbye",
-        "morning", "afternoon", "evening", "night", "meet", NULL
-    };
-    static const char *const around[] = {
-        "you", "good", "ok", "okay", "there", "how", "are", "is", "it",
-        "going", "whats", "up", "nice", "to", "great", "cool", "please",
-        NULL
-    };
-    char w[32];
-    int any_greet = 0;
-    size_t k;
-
-    while (*q) {
-        while (*q && !isalpha((unsigned char)*q))
-            q++;
-        for (k = 0; *q && (isalpha((unsigned char)*q) || *q == '\'');
-             q++)
-            if (*q != '\'' && k + 1 < sizeof w)
-                w[k++] = (char)tolower((unsigned char)*q);
-        if (!k)
-            break;
-        w[k] = '\0';
-        if (one_of(greet, w))
-            any_greet = 1;
-        else if (!one_of(around, w))
-            return 0;
-    }
-    return any_greet;
-}
-
-/* Tables of the schema as a short list for the reply. */
-static void list_tables(struct buf *b, const struct db_schema *s)
-{
-    int i;
-
-    for (i = 0; i < s->ntables && i < 12; i++)
-        buf_printf(b, "%s%s", i ? ", " : "", s->tables[i].name);
-    if (s->ntables > 12)
-        buf_printf(b, " and %d more", s->ntables - 12);
-}
-
-static enum agent_outcome not_a_question(struct agent_state *st,
-                                         const char *why, int greeting)
-{
-    struct buf b;
-
-    buf_init(&b, 0);
-    if (greeting)
-        buf_puts(&b, "Hello! Ask me a question about this database; it "
-                     "has these tables: ");
-    else
-        buf_puts(&b, "This does not look like a question this database "
-                     "can answer. It has these tables: ");
-    list_tables(&b, st->schema);
-    buf_puts(&b, ".");
-    st->ans->text = buf_steal(&b);
-    st->ans->not_a_question = 1;
-    trace_write(st->ag->trace, "qcheck",
-                json_pack("{s:b, s:s}", "question", 0, "why", why));
-    agent_log(st, "qcheck", "not a question about the database: %s", why);
-    return st->ans->text ? OUT_SKIP : agent_nomem(st);
-}
-
-/*
-** Greetings are answered at once. A question with a word that matches a
-** table, a column or a value is a question about the database. Only when
-** nothing matches is the model asked (yes/no, one token with the local
-** model's grammar; the schema prefix is already in its cache).
-*/
-enum agent_outcome agent_step_qcheck(struct agent_state *st)
-{
-    static const char yes_no[] = "root ::= \"yes\" | \"no\"\n";
-    struct llm_msg msgs[2];
-    struct buf b;
-    askdb_status rc;
-    const char *p;
-    char *reply;
-    int no;
-
-    for (p = st->question; *p && !isalnum((unsigned char)*p); p++)
-        ;
-    if (!*p)
-        return not_a_question(st, "no words", 0);
-    if (is_greeting(st->question))
-        return not_a_question(st, "greeting", 1);
-    if (st->relevance > 0 || st->part_history) {
-        /* A follow-up ("and for 2023?") is read with the earlier ones. */
-        trace_write(st->ag->trace, "qcheck",
-                    json_pack("{s:b, s:s}", "question", 1, "why",
-                              st->part_history ? "a follow-up"
-                                               : "names or values match"));
-        return OUT_OK;
-    }
-    buf_init(&b, 0);
-    buf_puts(&b, st->msgs[1].content);
-    buf_puts(&b, prompt_qcheck());
-    msgs[0] = st->msgs[0];
-    msgs[1].role = "user";
-    msgs[1].content = b.data;
-    if (buf_err(&b)) {
-        buf_free(&b);
-        return agent_nomem(st);
-    }
-    reply = agent_call(st, "qcheck", msgs, 2,
-                       llm_supports_grammar(st->ag->model) &&
-                       !st->ag->cfg.no_grammar ? yes_no : NULL,
-                       4, &rc);
-    buf_free(&b);
-    if (!reply) {
-        st->fatal = rc;
-        return OUT_FATAL;
-    }
-    for (p = reply; *p && !isalpha((unsigned char)*p); p++)
-        ;
-    no = strncasecmp(p, "no", 2) == 0 && !isalpha((unsigned char)p[2]);
-    free(reply);
-    if (no)
-        return not_a_question(st, "the model: no table holds it", 0);
-    trace_write(st->ag->trace, "qcheck",
-                json_pack("{s:b, s:s}", "question", 1, "why", "the model"));
-    return OUT_OK;
 }

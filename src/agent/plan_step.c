@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/agent.h"
+#include "agent/steps.h"
 #include "agent/plan.h"
 #include "core/json.h"
 #include "core/text.h"
@@ -85,7 +85,7 @@ enum agent_outcome agent_step_plan(struct agent_state *st)
     int i;
 
     if (!plan_needed(st->question)) {
-        trace_write(st->ag->trace, "plan",
+        agent_emit(st->ag, ASKDB_EVENT_PLAN,
                     json_pack("{s:b}", "needed", 0));
         return OUT_OK;
     }
@@ -107,7 +107,7 @@ enum agent_outcome agent_step_plan(struct agent_state *st)
     }
     if (plan_parse(reply, &p, why, sizeof why)) {
         /* A bad plan is not fatal: the question is answered in one step. */
-        trace_write(st->ag->trace, "plan",
+        agent_emit(st->ag, ASKDB_EVENT_PLAN,
                     json_pack("{s:b, s:o}", "needed", 1, "invalid",
                               jsonx_string(why)));
         agent_log(st, "plan", "invalid plan (%s): one step", why);
@@ -119,7 +119,7 @@ enum agent_outcome agent_step_plan(struct agent_state *st)
     json_object_set_new(ev, "needed", json_true());
     json_object_set_new(ev, "tasks", json_integer(p.ntasks));
     if (p.ntasks < 2) {
-        trace_write(st->ag->trace, "plan", ev);
+        agent_emit(st->ag, ASKDB_EVENT_PLAN, ev);
         plan_free(&p);
         return OUT_OK;
     }
@@ -138,7 +138,7 @@ enum agent_outcome agent_step_plan(struct agent_state *st)
     for (i = 0; i < PLAN_MAX_TASKS; i++)
         free(done[i]);
     plan_free(&p);
-    trace_write(st->ag->trace, "plan", ev);
+    agent_emit(st->ag, ASKDB_EVENT_PLAN, ev);
     if (err) { /* the model failed mid-plan, as the provider says */
         buf_free(&notes);
         if (err == ASKDB_ERR_NOMEM)

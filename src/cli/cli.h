@@ -5,7 +5,7 @@
 #include <getopt.h>
 
 #include "askdb.h"
-#include "cli/format.h"
+#include "format.h"
 
 /* Exit codes (documented in the README and --help). */
 enum {
@@ -26,8 +26,15 @@ struct cli_opts {
 /* Map a library status to the command's exit code. */
 int cli_exit_code(askdb_status st);
 
+/* askdb_config.log_fn of -v: "askdb: [step] msg" on stderr. */
+void cli_log_step(void *ud, const char *step, const char *msg);
+
+/* askdb_config.token_fn of -v --stream; ud: a zeroed struct
+** format_stream that lives as long as the run. */
+void cli_log_token(void *ud, const char *piece, size_t len);
+
 /* Ask one question with an agent and print the answer; returns the exit
-** code. Shared by `ask` and `shell`. */
+** code. Shared by `ask` and `shell` (output.c, like the three above). */
 int cli_answer(askdb_agent *ag, const struct cli_opts *o,
                const char *question);
 
@@ -56,8 +63,18 @@ int cli_agent_opt(int c, const char *arg, askdb_config *cfg,
 int cli_number(const char *prog, const char *opt, const char *s, long lo,
                long hi, long *out);
 
-/* own options followed by the agent options, in one malloc()ed array for
-** getopt_long (NULL when out of memory). */
-struct option *cli_merge_opts(const struct option *own);
+/* The model and limit options of ask, shell, sql, schema, serve and mcp
+** (--provider, --llm-url, --model, --api-key, --temperature, --max-tokens,
+** --llm-timeout, --retries, --stream, --seed, --threads, --no-grammar,
+** --no-prompt-cache, --trace, --max-attempts, --timeout, --max-rows,
+** --max-bytes), and their parser: as cli_agent_opt. */
+extern const struct option cli_model_opts[];
+int cli_model_opt(int c, const char *arg, askdb_config *cfg,
+                  const char *prog);
+
+/* own options, then the model options (with_model), then the agent
+** options, in one malloc()ed array for getopt_long (NULL when out of
+** memory). */
+struct option *cli_merge_opts(const struct option *own, int with_model);
 
 #endif

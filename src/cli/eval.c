@@ -6,8 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
-#include "core/outfile.h"
+#include "cli.h"
 
 /* Called by main() for `askdb eval`; argv[0] is "eval". (Belongs in
 ** cli.h next to cli_shell.) */
@@ -157,7 +156,7 @@ struct eval_cli {
 /* Parse argv into c; returns 0, 1 (help printed) or -1 (usage error). */
 static int parse(int argc, char **argv, struct eval_cli *c)
 {
-    struct option *opts = cli_merge_opts(eval_opts);
+    struct option *opts = cli_merge_opts(eval_opts, 0);
     long long v;
     double d;
     char *end;
@@ -354,12 +353,6 @@ static void on_progress(void *ud, const askdb_eval_progress *p)
     }
 }
 
-static void log_step(void *ud, const char *step, const char *msg)
-{
-    (void)ud;
-    format_printf(stderr, "askdb: [%s] %s\n", step, msg);
-}
-
 /* Print the notes of the eval (one per line) as warnings. */
 static void print_notes(const char *notes)
 {
@@ -401,7 +394,7 @@ int cli_eval(int argc, char **argv)
         c.cfg.max_bytes = EVAL_MAX_BYTES;
     askdb_config_from_env(&c.cfg);
     if (c.verbose)
-        c.cfg.log_fn = log_step;
+        c.cfg.log_fn = cli_log_step;
     if (!c.quiet) {
         pr.tty = isatty(STDERR_FILENO);
         c.eo.progress = on_progress;
@@ -410,9 +403,9 @@ int cli_eval(int argc, char **argv)
 
     /* The report is written at the end: refuse a database now, not
     ** after the whole run. */
-    if (c.report && outfile_refusal(c.report)) {
+    if (c.report && askdb_output_refusal(c.report)) {
         format_printf(stderr, "askdb eval: cannot write report '%s': %s\n",
-                      c.report, outfile_refusal(c.report));
+                      c.report, askdb_output_refusal(c.report));
         return EXIT_USAGE;
     }
     st = askdb_eval_new(&c.cfg, &c.eo, &ev);

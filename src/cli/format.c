@@ -1,5 +1,5 @@
 /* format.c - output formats of the askdb command (see format.h). */
-#include "cli/format.h"
+#include "format.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -8,8 +8,6 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "core/buf.h"
-#include "core/json.h"
 
 int format_parse(const char *s)
 {
@@ -103,8 +101,9 @@ void format_puts(FILE *out, const char *s)
 
 void format_printf(FILE *out, const char *fmt, ...)
 {
-    struct buf b;
-    va_list ap;
+    va_list ap, ap2;
+    char *text = NULL;
+    int n;
 
     va_start(ap, fmt);
     if (!format_is_tty(out)) {
@@ -112,12 +111,16 @@ void format_printf(FILE *out, const char *fmt, ...)
         va_end(ap);
         return;
     }
-    buf_init(&b, 0);
-    buf_vprintf(&b, fmt, ap);
+    va_copy(ap2, ap);
+    n = vsnprintf(NULL, 0, fmt, ap);
+    if (n >= 0)
+        text = malloc((size_t)n + 1);
+    if (text)
+        vsnprintf(text, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
     va_end(ap);
-    put_safe(out, buf_err(&b) || !b.data ? "(out of memory)\n" : b.data,
-             "\n\t");
-    buf_free(&b);
+    put_safe(out, text ? text : "(out of memory)\n", "\n\t");
+    free(text);
 }
 
 void format_stream_piece(struct format_stream *fs, FILE *out,
@@ -301,7 +304,7 @@ static void print_table(FILE *out, const askdb_result *r, int md)
 ** as spaces, as everywhere else; in a file or pipe every byte stays. */
 static void csv_field(FILE *out, const char *s, int tty)
 {
-    struct buf b;
+    char *q, *p;
 
     if (!strpbrk(s, ",\"\r\n")) {
         if (tty)
@@ -310,21 +313,25 @@ static void csv_field(FILE *out, const char *s, int tty)
             fputs(s, out);
         return;
     }
-    buf_init(&b, 0);
-    buf_putc(&b, '"');
+    q = malloc(2 * strlen(s) + 3);
+    if (!q) {
+        fputs("(out of memory)", out);
+        return;
+    }
+    p = q;
+    *p++ = '"';
     for (; *s; s++) {
         if (*s == '"')
-            buf_putc(&b, '"');
-        buf_putc(&b, *s);
+            *p++ = '"';
+        *p++ = *s;
     }
-    buf_putc(&b, '"');
-    if (buf_err(&b) || !b.data)
-        fputs("(out of memory)", out);
-    else if (tty)
-        put_safe(out, b.data, "\r\n\t");
+    *p++ = '"';
+    *p = '\0';
+    if (tty)
+        put_safe(out, q, "\r\n\t");
     else
-        fputs(b.data, out);
-    buf_free(&b);
+        fputs(q, out);
+    free(q);
 }
 
 static void print_csv(FILE *out, const askdb_result *r)
@@ -377,154 +384,42 @@ void format_result(FILE *out, FILE *err, enum out_format f,
 }
 
 /* ---------------------------------------------------------------------- */
-/* JSON                                                                   */
+/* JSON (written by the library: askdb_answer_json, askdb_result_json)    */
 /* ---------------------------------------------------------------------- */
 
-/* Text as a JSON string that always serializes: bytes that are not UTF-8
-** (SQLite does not check text, a model can stop inside a character)
-** become U+FFFD, so no field is ever dropped and the document stays
-** valid. Everything else, NUL included, is kept exactly. */
-static json_t *text_json(const char *s, size_t len)
+/* Write a library JSON document with a newline; on a terminal its C1
+** controls are escaped too. */
+static int put_json(FILE *out, askdb_status st, char *text)
 {
-    json_t *j = jsonx_text(s, len, 1);
-
-    return j ? j : json_null();
-}
-
-/* A C string (or NULL -> null) as text_json() does it. */
-static json_t *str_json(const char *s)
-{
-    return s ? text_json(s, strlen(s)) : json_null();
-}
-
-static json_t *value_json(const askdb_value *v)
-{
-    static const char hex[] = "0123456789abcdef";
-    char *h;
-    json_t *j;
-    size_t i;
-
-    switch (v->type) {
-    case ASKDB_INTEGER:
-        return json_integer((json_int_t)v->i);
-    case ASKDB_REAL:
-        /* JSON has no infinities or NaN: say which in a string. */
-        if (isnan(v->d))
-            return json_string("NaN");
-        if (isinf(v->d))
-            return json_string(v->d > 0 ? "Infinity" : "-Infinity");
-        return json_real(v->d);
-    case ASKDB_TEXT:
-        return text_json(v->s, v->len);
-    case ASKDB_BLOB:
-        h = malloc(v->len * 2 + 1);
-        if (!h)
-            return json_null();
-        for (i = 0; i < v->len; i++) {
-            h[2 * i] = hex[(unsigned char)v->s[i] >> 4];
-            h[2 * i + 1] = hex[(unsigned char)v->s[i] & 15];
-        }
-        h[2 * i] = '\0';
-        j = json_pack("{s:s}", "blob_hex", h);
-        free(h);
-        return j;
-    case ASKDB_NULL:
-        break;
-    }
-    return json_null();
-}
-
-static void add_result(json_t *o, const askdb_result *r)
-{
-    json_t *cols = json_array(), *rows = json_array();
-    long i;
-    int c;
-
-    for (c = 0; c < r->ncols; c++)
-        json_array_append_new(cols, str_json(r->cols[c]));
-    for (i = 0; i < r->nrows; i++) {
-        json_t *row = json_array();
-        for (c = 0; c < r->ncols; c++)
-            json_array_append_new(row,
-                                  value_json(askdb_result_cell(r, i, c)));
-        json_array_append_new(rows, row);
-    }
-    json_object_set_new(o, "columns", cols);
-    json_object_set_new(o, "rows", rows);
-    json_object_set_new(o, "row_count", json_integer(r->nrows));
-    json_object_set_new(o, "truncated",
-                        r->truncated == 0 ? json_false()
-                        : json_string(r->truncated == 1 ? "rows" : "bytes"));
-}
-
-/* Serialize in memory first so that a failure prints nothing half-done. */
-static int dump(FILE *out, json_t *o)
-{
-    char *text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-                                   JSON_REAL_PRECISION(15));
-
-    json_decref(o);
-    if (!text) {
-        fprintf(stderr, "askdb: cannot write the result as JSON\n");
+    if (st || !text) {
+        fprintf(stderr, "askdb: cannot write the result as JSON (%s)\n",
+                askdb_status_str(st));
         return -1;
     }
     fputs(text, out);
     fputc('\n', out);
-    free(text);
+    askdb_free(text);
     return 0;
 }
 
-int format_answer_json(FILE *out, const char *question,
-                       const askdb_answer *a)
+static int json_flags(FILE *out)
 {
-    json_t *o = json_object(), *atts = json_array(), *t;
-    int i;
+    return ASKDB_JSON_PRETTY | (format_is_tty(out) ? ASKDB_JSON_TERMINAL : 0);
+}
 
-    json_object_set_new(o, "question", str_json(question));
-    json_object_set_new(o, "status", json_string(askdb_status_str(a->status)));
-    json_object_set_new(o, "sql", str_json(a->sql));
-    if (a->result)
-        add_result(o, a->result);
-    if (a->error)
-        json_object_set_new(o, "error", str_json(a->error));
-    for (i = 0; i < a->nattempts; i++) {
-        const askdb_attempt *at = &a->attempts[i];
-        json_array_append_new(
-            atts, json_pack("{s:o, s:s, s:o, s:f}", "sql", str_json(at->sql),
-                            "error", askdb_error_class_str(at->error),
-                            "message", str_json(at->message),
-                            "llm_ms", at->llm_ms));
-    }
-    json_object_set_new(o, "attempts", atts);
-    t = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}", "schema_ms", a->t.schema_ms,
-                  "prompt_ms", a->t.prompt_ms, "llm_ms", a->t.llm_ms,
-                  "validate_ms", a->t.validate_ms, "exec_ms", a->t.exec_ms,
-                  "total_ms", a->t.total_ms);
-    json_object_set_new(o, "timings", t);
-    json_object_set_new(o, "llm_calls", json_integer(a->llm_calls));
-    json_object_set_new(o, "candidates", json_integer(a->ncandidates));
-    json_object_set_new(o, "confidence", json_real(a->confidence));
-    json_object_set_new(o, "answer", str_json(a->text));
-    json_object_set_new(o, "not_a_question",
-                        json_boolean(a->not_a_question));
-    json_object_set_new(o, "tokens",
-                        json_pack("{s:I, s:I}", "prompt",
-                                  (json_int_t)a->prompt_tokens, "completion",
-                                  (json_int_t)a->completion_tokens));
-    return dump(out, o);
+int format_answer_json(FILE *out, const askdb_answer *a)
+{
+    char *text = NULL;
+    askdb_status st = askdb_answer_json(a, json_flags(out), &text);
+
+    return put_json(out, st, text);
 }
 
 int format_result_json(FILE *out, const char *sql, const askdb_result *r,
                        const char *error)
 {
-    json_t *o = json_object();
+    char *text = NULL;
+    askdb_status st = askdb_result_json(r, sql, error, json_flags(out), &text);
 
-    json_object_set_new(o, "sql", str_json(sql));
-    if (r) {
-        add_result(o, r);
-        json_object_set_new(o, "exec_ms", json_real(r->exec_ms));
-    }
-    if (error)
-        json_object_set_new(o, "error", str_json(error));
-    return dump(out, o);
+    return put_json(out, st, text);
 }

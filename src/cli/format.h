@@ -46,10 +46,9 @@ int format_parse(const char *s);
 void format_result(FILE *out, FILE *err, enum out_format f,
                    const askdb_result *r);
 
-/* One answer as a JSON document (question, sql, columns, rows, attempts,
-** timings, tokens, error) on out, newline-terminated. Returns 0 or -1. */
-int format_answer_json(FILE *out, const char *question,
-                       const askdb_answer *a);
+/* One answer as a JSON document (askdb_answer_json) on out,
+** newline-terminated; C1 controls escaped on a terminal. 0 or -1. */
+int format_answer_json(FILE *out, const askdb_answer *a);
 
 /* One plain query's result (askdb sql) as JSON. */
 int format_result_json(FILE *out, const char *sql, const askdb_result *r,

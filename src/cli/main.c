@@ -1,13 +1,12 @@
 /* main.c - the askdb command: ask, shell, schema, sql. */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
-#include "cli/learn.h"
+#include "cli.h"
+#include "learn.h"
 
 /* `askdb eval` (eval.c). */
 
@@ -25,6 +24,9 @@ static const char usage_main[] =
     "  schema DB           print the schema exactly as the model sees it\n"
     "  sql DB STATEMENT    run one read-only statement through the guard\n"
     "  eval --suite FILE   score execution accuracy on a question suite\n"
+    "  learn DB --question Q --sql S\n"
+    "                      verify and store a question/SQL pair that later\n"
+    "                      questions about DB get as an example\n"
     "  help [COMMAND]      this text, or a command's options\n"
     "  version             print the version\n"
     "\n"
@@ -131,131 +133,11 @@ static int help(const char *cmd)
     return 0;
 }
 
-int cli_exit_code(askdb_status st)
-{
-    switch (st) {
-    case ASKDB_OK:
-        return EXIT_ANSWERED;
-    case ASKDB_ERR_USAGE:
-    case ASKDB_ERR_IO:
-        return EXIT_USAGE;
-    case ASKDB_ERR_DB_OPEN:
-        return EXIT_DB;
-    case ASKDB_ERR_LLM:
-    case ASKDB_ERR_LLM_UNREACHABLE:
-    case ASKDB_ERR_UNSUPPORTED:
-        return EXIT_MODEL;
-    default:
-        return EXIT_NO_SQL;
-    }
-}
-
-static void log_step(void *ud, const char *step, const char *msg)
-{
-    (void)ud;
-    format_printf(stderr, "askdb: [%s] %s\n", step, msg);
-}
-
-/* ud: the struct format_stream of the run. */
-static void log_token(void *ud, const char *piece, size_t len)
-{
-    format_stream_piece(ud, stderr, piece, len);
-}
-
-static int effective_format(const struct cli_opts *o)
-{
-    if (o->format >= 0)
-        return o->format;
-    return isatty(STDOUT_FILENO) ? FMT_TABLE : FMT_CSV;
-}
-
-int cli_answer(askdb_agent *ag, const struct cli_opts *o,
-               const char *question)
-{
-    askdb_answer *a = NULL;
-    askdb_status st;
-    int f = effective_format(o), i;
-
-    st = askdb_agent_ask(ag, question, &a);
-    if (o->cfg.stream && o->verbose)
-        fputc('\n', stderr);
-    if (!a) {
-        fprintf(stderr, "askdb: out of memory\n");
-        return EXIT_NO_SQL;
-    }
-    if (f == FMT_JSON) {
-        format_answer_json(stdout, question, a);
-    } else if (st == ASKDB_OK && a->not_a_question) {
-        /* Answered without SQL: the words are the whole answer. */
-        format_printf(f == FMT_CSV ? stderr : stdout, "%s\n", a->text);
-    } else if (st == ASKDB_OK) {
-        /* A dry run's SQL is its whole output: always stdout. Shown
-        ** next to CSV rows it goes to stderr to keep the CSV clean. */
-        if (o->show_sql || o->cfg.dry_run)
-            format_printf(f == FMT_CSV && !o->cfg.dry_run ? stderr : stdout,
-                          "%s%s\n", f == FMT_MARKDOWN ? "```sql\n" : "",
-                          a->sql);
-        if (f == FMT_MARKDOWN && (o->show_sql || o->cfg.dry_run))
-            fputs("```\n", stdout);
-        /* The answer in words first; CSV keeps stdout for the rows. */
-        if (a->text)
-            format_printf(f == FMT_CSV ? stderr : stdout, "%s\n\n", a->text);
-        if (a->result)
-            format_result(stdout, stderr, f, a->result);
-        if (a->ncandidates > 1)
-            fprintf(f == FMT_CSV ? stderr : stdout,
-                    "%sconfidence: %.0f%% (%.0f of %d candidate queries "
-                    "agree)\n", f == FMT_MARKDOWN ? "\n" : "",
-                    a->confidence * 100, a->confidence * a->ncandidates,
-                    a->ncandidates);
-    }
-    if (st != ASKDB_OK) {
-        format_printf(stderr, "askdb: %s\n", a->error ? a->error : "failed");
-    } else if (o->verbose) {
-        for (i = 0; i < a->nattempts; i++)
-            if (a->attempts[i].error != ASKDB_EC_NONE)
-                format_printf(stderr, "askdb: attempt %d: %s: %s\n", i + 1,
-                              askdb_error_class_str(a->attempts[i].error),
-                              a->attempts[i].message ? a->attempts[i].message
-                                                     : "");
-        fprintf(stderr,
-                "askdb: %d attempt%s, %ld model call%s, %ld+%ld tokens, "
-                "%.0f ms (model %.0f ms)\n",
-                a->nattempts, a->nattempts == 1 ? "" : "s", a->llm_calls,
-                a->llm_calls == 1 ? "" : "s", a->prompt_tokens,
-                a->completion_tokens, a->t.total_ms, a->t.llm_ms);
-    }
-    askdb_answer_free(a);
-    return cli_exit_code(st);
-}
-
-int cli_run_sql(askdb_db *db, const struct cli_opts *o, const char *sql)
-{
-    askdb_result *r = NULL;
-    askdb_status st = askdb_db_query(db, sql, &r);
-    int f = effective_format(o);
-
-    if (f == FMT_JSON)
-        format_result_json(stdout, sql, r, st ? askdb_db_errmsg(db) : NULL);
-    else if (st == ASKDB_OK)
-        format_result(stdout, stderr, f, r);
-    if (st)
-        format_printf(stderr, "askdb: %s\n", askdb_db_errmsg(db));
-    askdb_result_free(r);
-    return st == ASKDB_OK ? EXIT_ANSWERED : EXIT_NO_SQL;
-}
-
 /* ---------------------------------------------------------------------- */
 /* Options                                                                */
 /* ---------------------------------------------------------------------- */
 
-enum {
-    OPT_SHOW_SQL = 256, OPT_DRY_RUN, OPT_TRACE, OPT_MAX_ATTEMPTS,
-    OPT_TIMEOUT, OPT_MAX_ROWS, OPT_MAX_BYTES, OPT_PROVIDER, OPT_LLM_URL,
-    OPT_MODEL, OPT_API_KEY, OPT_TEMPERATURE, OPT_MAX_TOKENS, OPT_LLM_TIMEOUT,
-    OPT_RETRIES, OPT_STREAM, OPT_SEED, OPT_THREADS, OPT_NO_GRAMMAR,
-    OPT_NO_PROMPT_CACHE
-};
+enum { OPT_SHOW_SQL = 256, OPT_DRY_RUN };
 
 static const struct option long_opts[] = {
     {"format", required_argument, NULL, 'f'},
@@ -263,24 +145,6 @@ static const struct option long_opts[] = {
     {"help", no_argument, NULL, 'h'},
     {"show-sql", no_argument, NULL, OPT_SHOW_SQL},
     {"dry-run", no_argument, NULL, OPT_DRY_RUN},
-    {"trace", required_argument, NULL, OPT_TRACE},
-    {"max-attempts", required_argument, NULL, OPT_MAX_ATTEMPTS},
-    {"timeout", required_argument, NULL, OPT_TIMEOUT},
-    {"max-rows", required_argument, NULL, OPT_MAX_ROWS},
-    {"max-bytes", required_argument, NULL, OPT_MAX_BYTES},
-    {"provider", required_argument, NULL, OPT_PROVIDER},
-    {"llm-url", required_argument, NULL, OPT_LLM_URL},
-    {"model", required_argument, NULL, OPT_MODEL},
-    {"api-key", required_argument, NULL, OPT_API_KEY},
-    {"temperature", required_argument, NULL, OPT_TEMPERATURE},
-    {"max-tokens", required_argument, NULL, OPT_MAX_TOKENS},
-    {"llm-timeout", required_argument, NULL, OPT_LLM_TIMEOUT},
-    {"retries", required_argument, NULL, OPT_RETRIES},
-    {"stream", no_argument, NULL, OPT_STREAM},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"threads", required_argument, NULL, OPT_THREADS},
-    {"no-grammar", no_argument, NULL, OPT_NO_GRAMMAR},
-    {"no-prompt-cache", no_argument, NULL, OPT_NO_PROMPT_CACHE},
     {NULL, 0, NULL, 0}
 };
 
@@ -289,11 +153,8 @@ static const struct option long_opts[] = {
 static int parse_opts(int argc, char **argv, struct cli_opts *o,
                       const char *cmd)
 {
-    struct option *opts = cli_merge_opts(long_opts);
-    long v;
+    struct option *opts = cli_merge_opts(long_opts, 1);
     int c, r;
-    char *end;
-    double d;
 
     if (!opts) {
         fprintf(stderr, "askdb: out of memory\n");
@@ -302,6 +163,8 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o,
     optind = 1;
     while ((c = getopt_long(argc, argv, "f:vh", opts, NULL)) != -1) {
         r = cli_agent_opt(c, optarg, &o->cfg, "askdb");
+        if (!r)
+            r = cli_model_opt(c, optarg, &o->cfg, "askdb");
         if (r) {
             if (r < 0)
                 goto bad;
@@ -328,85 +191,6 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o,
             break;
         case OPT_DRY_RUN:
             o->cfg.dry_run = 1;
-            break;
-        case OPT_TRACE:
-            o->cfg.trace_path = optarg;
-            break;
-        case OPT_MAX_ATTEMPTS:
-            if (cli_number("askdb", "--max-attempts", optarg, 1, 20, &v))
-                goto bad;
-            o->cfg.max_attempts = (int)v;
-            break;
-        case OPT_TIMEOUT:
-            if (cli_number("askdb", "--timeout", optarg, 1, 86400000L, &v))
-                goto bad;
-            o->cfg.query_timeout_ms = (int)v;
-            break;
-        case OPT_MAX_ROWS:
-            if (cli_number("askdb", "--max-rows", optarg, 1, 100000000L, &v))
-                goto bad;
-            o->cfg.max_rows = v;
-            break;
-        case OPT_MAX_BYTES:
-            if (cli_number("askdb", "--max-bytes", optarg, 1, 1L << 40, &v))
-                goto bad;
-            o->cfg.max_bytes = (size_t)v;
-            break;
-        case OPT_PROVIDER:
-            o->cfg.provider = optarg;
-            break;
-        case OPT_LLM_URL:
-            o->cfg.llm_url = optarg;
-            break;
-        case OPT_MODEL:
-            o->cfg.model = optarg;
-            break;
-        case OPT_API_KEY:
-            o->cfg.api_key = optarg;
-            break;
-        case OPT_TEMPERATURE:
-            errno = 0;
-            d = strtod(optarg, &end);
-            if (errno || end == optarg || *end || d < 0 || d > 2) {
-                fprintf(stderr, "askdb: --temperature takes a number from 0 "
-                                "to 2, not '%s'\n", optarg);
-                goto bad;
-            }
-            o->cfg.temperature = d;
-            break;
-        case OPT_MAX_TOKENS:
-            if (cli_number("askdb", "--max-tokens", optarg, 1, 1000000, &v))
-                goto bad;
-            o->cfg.max_tokens = (int)v;
-            break;
-        case OPT_LLM_TIMEOUT:
-            if (cli_number("askdb", "--llm-timeout", optarg, 1, 86400000L, &v))
-                goto bad;
-            o->cfg.llm_timeout_ms = (int)v;
-            break;
-        case OPT_RETRIES:
-            if (cli_number("askdb", "--retries", optarg, 0, 20, &v))
-                goto bad;
-            o->cfg.llm_retries = (int)v;
-            break;
-        case OPT_STREAM:
-            o->cfg.stream = 1;
-            break;
-        case OPT_SEED:
-            if (cli_number("askdb", "--seed", optarg, 0, 2147483647L, &v))
-                goto bad;
-            o->cfg.seed = (int)v;
-            break;
-        case OPT_THREADS:
-            if (cli_number("askdb", "--threads", optarg, 1, 1024, &v))
-                goto bad;
-            o->cfg.threads = (int)v;
-            break;
-        case OPT_NO_GRAMMAR:
-            o->cfg.no_grammar = 1;
-            break;
-        case OPT_NO_PROMPT_CACHE:
-            o->cfg.no_prompt_cache = 1;
             break;
         default:
             fprintf(stderr, "askdb: see 'askdb help %s'\n", cmd);
@@ -509,9 +293,9 @@ int main(int argc, char **argv)
     nargs = argc - first;
     askdb_config_from_env(&o.cfg);
     if (o.verbose) {
-        o.cfg.log_fn = log_step;
+        o.cfg.log_fn = cli_log_step;
         if (o.cfg.stream) {
-            o.cfg.token_fn = log_token;
+            o.cfg.token_fn = cli_log_token;
             o.cfg.token_ud = &tokens;
         }
     }

@@ -129,6 +129,19 @@ void askdb_config_from_env(askdb_config *cfg)
         cfg->api_key = env("OPENAI_API_KEY");
 }
 
+const char *askdb_event_type_str(askdb_event_type t)
+{
+    static const char *const names[] = {
+        "question", "schema", "values", "link", "examples", "qcheck",
+        "plan", "prompt", "reply", "validate", "execute", "check", "error",
+        "repair", "answer_text", "answer"
+    };
+
+    if ((unsigned)t >= sizeof names / sizeof names[0])
+        return "unknown";
+    return names[t];
+}
+
 const char *askdb_status_str(askdb_status st)
 {
     switch (st) {
@@ -144,6 +157,7 @@ const char *askdb_status_str(askdb_status st)
     case ASKDB_ERR_NO_SQL: return "no valid SQL";
     case ASKDB_ERR_UNSUPPORTED: return "not supported";
     case ASKDB_ERR_IO: return "i/o error";
+    case ASKDB_ERR_CANCELLED: return "cancelled";
     }
     return "unknown";
 }

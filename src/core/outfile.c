@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "askdb.h"
+
 #define NEVER " (askdb never writes to databases; choose another file)"
 
 /* The first bytes of the files SQLite keeps for a database. */
@@ -40,4 +42,10 @@ const char *outfile_refusal(const char *path)
             memcmp(h, sqlite_files[i].magic, sqlite_files[i].len) == 0)
             return sqlite_files[i].why;
     return NULL;
+}
+
+/* The public name (askdb.h). */
+const char *askdb_output_refusal(const char *path)
+{
+    return outfile_refusal(path);
 }

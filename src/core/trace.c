@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "core/outfile.h"
@@ -92,4 +93,33 @@ void trace_write(struct trace *t, const char *step, json_t *ev)
         off += (size_t)w;
     }
     free(line);
+}
+
+int trace_put(struct trace *t, const char *line, size_t n)
+{
+    struct iovec iov[2];
+    size_t total = n + 1, off = 0;
+    ssize_t w;
+
+    if (!t)
+        return 0;
+    iov[0].iov_base = (void *)line;
+    iov[0].iov_len = n;
+    iov[1].iov_base = (void *)"\n";
+    iov[1].iov_len = 1;
+    for (;;) {
+        w = writev(t->fd, iov, 2);
+        if (w < 0 && errno == EINTR)
+            continue;
+        break;
+    }
+    if (w < 0)
+        return -1;
+    off = (size_t)w;
+    /* A short write (a full disk): the line is lost as a unit anyway. */
+    if (off < total) {
+        errno = ENOSPC;
+        return -1;
+    }
+    return 0;
 }

@@ -18,4 +18,9 @@ void trace_close(struct trace *t);
 ** same file never interleave with it. */
 void trace_write(struct trace *t, const char *step, json_t *ev);
 
+/* Append line (n bytes, no newline: one is added) as one line, in one
+** writev(), so lines of other handles never interleave with it. Returns 0,
+** or -1 (errno set) when it could not be written whole; NULL t: 0. */
+int trace_put(struct trace *t, const char *line, size_t n);
+
 #endif

@@ -3,6 +3,7 @@
 #define ASKDB_DB_H
 
 #include "askdb.h"
+#include "db/driver.h"
 #include "db/schema.h"
 
 /*
@@ -12,39 +13,6 @@
 ** under an authorizer that allows only reading, with time, row and byte
 ** limits. Messages land in db->errmsg and say what failed and on what.
 */
-
-/* Why a statement was refused or failed; mirrors askdb_error_class. */
-struct db_err {
-    askdb_error_class ec;
-    char msg[512];
-};
-
-struct db_driver {
-    const char *name;
-    askdb_status (*open)(askdb_db *db, const char *path);
-    void (*close)(askdb_db *db);
-    askdb_status (*schema)(askdb_db *db, struct db_schema *out);
-    askdb_status (*check)(askdb_db *db, const char *sql, struct db_err *e);
-    askdb_status (*run)(askdb_db *db, const char *sql, askdb_result **out,
-                        struct db_err *e);
-};
-
-struct askdb_db {
-    const struct db_driver *drv;
-    void *impl;
-    char *path;
-    int query_timeout_ms;
-    long max_rows;
-    size_t max_bytes;
-    int sample_values;
-    long count_cap;
-    struct db_schema schema;
-    int have_schema;
-    double schema_ms;
-    char errmsg[1024];
-};
-
-extern const struct db_driver db_sqlite_driver;
 
 /* The schema, read on first use and kept (borrowed, lives with db). */
 askdb_status db_schema(askdb_db *db, const struct db_schema **out);
@@ -62,11 +30,5 @@ int db_timeout_ms(const askdb_db *db);
 
 /* The byte cap of a result (max_bytes, or its default). */
 size_t db_max_bytes(const askdb_db *db);
-
-/* Classify an engine error message (e.g. "no such column: x"). */
-askdb_error_class db_classify(const char *msg);
-
-/* Milliseconds from a monotonic clock. */
-double db_now_ms(void);
 
 #endif

@@ -1,11 +1,12 @@
 /* sqlite.c - the SQLite driver: read-only open, schema, and the guard. */
-#include "db/db.h"
+#include "db/driver.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,7 @@ struct sq {
     int timed_out;
     int internal;            /* preparing askdb's own schema statements */
     struct watchdog wd;
+    const atomic_int *cancel; /* db->cancel (askdb_agent_cancel) */
 };
 
 static struct sq *SQ(askdb_db *db)
@@ -128,7 +130,7 @@ static int progress(void *ud)
         s->timed_out = 1;
         return 1;
     }
-    return 0;
+    return s->cancel && atomic_load(s->cancel);
 }
 
 static void arm(struct sq *s, int timeout_ms)
@@ -350,6 +352,7 @@ static askdb_status sq_open(askdb_db *db, const char *path)
 
     /* Opening is lazy: read the schema table now so that a file that is
     ** not a database is reported here, not at the first question. */
+    s->cancel = db->cancel;
     arm(s, db->query_timeout_ms);
     rc = sqlite3_prepare_v2(s->h, "SELECT count(*) FROM sqlite_schema", -1,
                             &st_probe, NULL);
@@ -646,6 +649,7 @@ static askdb_status sq_schema(askdb_db *db, struct db_schema *out)
     int rc;
 
     memset(out, 0, sizeof *out);
+    s->cancel = db->cancel;
     arm(s, 0);
     s->internal = 1;
     rc = sqlite3_prepare_v2(
@@ -714,6 +718,7 @@ static askdb_status sq_schema(askdb_db *db, struct db_schema *out)
         if (rc == SQLITE_OK && !t->is_view && ltype &&
             strcmp(ltype, "table") == 0) {
             long seen;
+            s->cancel = db->cancel;
             arm(s, db->query_timeout_ms);
             rc = read_samples(s->h, t, db->sample_values, &seen);
             if (rc == SQLITE_OK && seen <= SAMPLE_ROWS) {
@@ -724,6 +729,7 @@ static askdb_status sq_schema(askdb_db *db, struct db_schema *out)
             } else if (rc == SQLITE_OK) {
                 rc = read_count(s->h, t, db->count_cap);
             }
+            s->cancel = db->cancel;
             arm(s, 0);
         }
     }
@@ -779,6 +785,7 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
     int rc;
 
     *out = NULL;
+    s->cancel = db->cancel;
     arm(s, db->query_timeout_ms);
     rc = sqlite3_prepare_v3(s->h, sql, -1, 0, &st, &tail);
     if (rc != SQLITE_OK) {
@@ -981,6 +988,10 @@ static askdb_status sq_run(askdb_db *db, const char *sql, askdb_result **out,
                      "fewer or shorter values (length() or substr() of "
                      "long text)", value_cap(db));
             ret = ASKDB_ERR_DB;
+        } else if (s->cancel && atomic_load(s->cancel) && !s->timed_out) {
+            e->ec = ASKDB_EC_RUNTIME;
+            snprintf(e->msg, sizeof e->msg, "cancelled");
+            ret = ASKDB_ERR_CANCELLED;
         } else if (s->timed_out || (rc & 0xff) == SQLITE_INTERRUPT) {
             e->ec = ASKDB_EC_TIMEOUT;
             snprintf(e->msg, sizeof e->msg,
@@ -1010,6 +1021,7 @@ out:
     askdb_result_free(r);
     sqlite3_finalize(st);
     sqlite3_limit(s->h, SQLITE_LIMIT_LENGTH, old_len);
+    s->cancel = db->cancel;
     arm(s, 0);
     return ret;
 }

@@ -11,6 +11,7 @@
 
 #include "core/outfile.h"
 #include "db/db.h"
+#include "db/rescmp.h"
 #include "eval/compare.h"
 #include "eval/record.h"
 #include "eval/report.h"
@@ -95,7 +96,7 @@ askdb_status eval_item(askdb_agent *ag, const struct suite_item *it,
         goto out;
     }
     json_object_set_new(rec, "order_matters",
-                        json_boolean(cmp_order_matters(gsql)));
+                        json_boolean(rescmp_order_matters(gsql)));
 
     st = askdb_agent_ask_hint(ag, it->question, it->hint, &a);
     if (!a)
@@ -152,7 +153,8 @@ askdb_status eval_item(askdb_agent *ag, const struct suite_item *it,
         goto out;
     }
     /* More rows than the cap while the gold fits: they cannot be equal. */
-    eq = pr->truncated ? 0 : cmp_result_eq(gr, pr, cmp_order_matters(gsql));
+    eq = pr->truncated ? 0
+                       : rescmp_equal(gr, pr, rescmp_order_matters(gsql));
     rec_set_ms(rec, "compare", db_now_ms() - t0);
     if (eq < 0) {
         rc = ASKDB_ERR_NOMEM;

@@ -3,6 +3,7 @@
 #ifndef ASKDB_LLM_BASE_H
 #define ASKDB_LLM_BASE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "askdb.h"
@@ -44,6 +45,10 @@ struct llm_request {
     ** local model: a KV file in the cache, see local.c). 0 and 0: none. */
     int stable_msgs;
     size_t stable_bytes;
+    /* Set (non-zero) by another thread to stop the call: the provider
+    ** returns ASKDB_ERR_CANCELLED soon after (local: at the next token or
+    ** inside a prompt evaluation; HTTP: within 50 ms). NULL = never. */
+    const atomic_int *cancel;
 };
 
 struct llm_reply {

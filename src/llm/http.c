@@ -912,14 +912,74 @@ static long next_delay_ms(struct http_client *c, int attempt)
     return (long)(xorshift64(&c->rng) % (uint64_t)(cap + 1));
 }
 
-static void sleep_ms(long ms)
+#define CANCEL_POLL_MS 50     /* how often a request looks at its cancel */
+
+static int cancelled(const struct http_post *req)
+{
+    return req->cancel && atomic_load(req->cancel);
+}
+
+/* Sleep ms, in slices of CANCEL_POLL_MS while req can be cancelled. */
+static void sleep_ms(const struct http_post *req, long ms)
 {
     struct timespec ts;
+    long slice;
 
-    ts.tv_sec = ms / 1000;
-    ts.tv_nsec = (ms % 1000) * 1000000L;
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
+    while (ms > 0 && !cancelled(req)) {
+        slice = req->cancel && ms > CANCEL_POLL_MS ? CANCEL_POLL_MS : ms;
+        ts.tv_sec = slice / 1000;
+        ts.tv_nsec = (slice % 1000) * 1000000L;
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+        ms -= slice;
+    }
+}
+
+/*
+** curl_easy_perform(), or, when the request can be cancelled, the same
+** transfer on a multi handle polled every CANCEL_POLL_MS so that a cancel
+** stops it at once (libcurl's own progress callback may wait a second).
+*/
+static CURLcode perform(struct http_client *c, const struct http_post *req)
+{
+    CURLcode cc = CURLE_OK;
+    CURLMsg *msg;
+    CURLM *multi;
+    int running = 1, left;
+
+    if (!req->cancel)
+        return curl_easy_perform(c->curl);
+    multi = curl_multi_init();
+    if (!multi)
+        return CURLE_OUT_OF_MEMORY;
+    if (curl_multi_add_handle(multi, c->curl) != CURLM_OK) {
+        curl_multi_cleanup(multi);
+        return CURLE_OUT_OF_MEMORY;
+    }
+    for (;;) {
+        if (curl_multi_perform(multi, &running) != CURLM_OK) {
+            cc = CURLE_FAILED_INIT;
+            break;
+        }
+        if (!running) {
+            while ((msg = curl_multi_info_read(multi, &left)) != NULL)
+                if (msg->msg == CURLMSG_DONE)
+                    cc = msg->data.result;
+            break;
+        }
+        if (cancelled(req)) {
+            cc = CURLE_ABORTED_BY_CALLBACK;
+            break;
+        }
+        if (curl_multi_poll(multi, NULL, 0, CANCEL_POLL_MS, NULL) !=
+            CURLM_OK) {
+            cc = CURLE_FAILED_INIT;
+            break;
+        }
+    }
+    curl_multi_remove_handle(multi, c->curl);
+    curl_multi_cleanup(multi);
+    return cc;
 }
 
 /* One try: reset the per-try state and perform. */
@@ -942,7 +1002,7 @@ static CURLcode try_once(struct http_client *c, const struct http_post *req,
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE,
                      (curl_off_t)req->len);
     curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, hdrs);
-    cc = curl_easy_perform(c->curl);
+    cc = perform(c, req);
     curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, (struct curl_slist *)NULL);
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, (char *)NULL);
     return cc;
@@ -999,17 +1059,23 @@ askdb_status http_post_json(struct http_client *c, const struct http_post *req,
         goto out;
     }
     for (attempt = 0;; attempt++) {
-        cc = try_once(c, req, hdrs);
+        cc = cancelled(req) ? CURLE_ABORTED_BY_CALLBACK
+                            : try_once(c, req, hdrs);
         code = 0;
         curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &code);
         out->status = (int)code;
         out->retries = attempt;
+        if (cancelled(req)) {
+            rc = ASKDB_ERR_CANCELLED;
+            buf_puts(&m, "cancelled");
+            goto out;
+        }
         o = classify(c, cc, code);
         if (o == OUT_OK)
             break;
         if (o == OUT_RETRY && attempt < c->retries && c->events == 0) {
-            sleep_ms(next_delay_ms(c, attempt));
-            continue;
+            sleep_ms(req, next_delay_ms(c, attempt));
+            continue;   /* a cancel in the sleep is reported above */
         }
         rc = describe(c, cc, code, attempt, &m);
         goto out;

@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include <stdatomic.h>
+
 #include "askdb.h"
 #include "core/buf.h"
 
@@ -62,6 +64,8 @@ struct http_post {
     const char *const *headers; /* "Name: value" lines, NULL-terminated */
     http_event_fn on_event;     /* non-NULL: ask for and parse an SSE reply */
     void *ud;
+    const atomic_int *cancel;   /* non-zero stops the request within 50 ms
+                                   (ASKDB_ERR_CANCELLED), or NULL */
 };
 
 struct http_reply {

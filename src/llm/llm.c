@@ -95,6 +95,67 @@ askdb_status llm_new(const askdb_config *cfg, llm **out, char *err,
     return llm_local_new(cfg, out, err, errlen);
 }
 
+struct llm_shared {
+    askdb_config cfg;
+    const char *name;
+    llm *loaded;             /* local: the weights every provider shares */
+};
+
+askdb_status llm_shared_new(const askdb_config *cfg, struct llm_shared **out,
+                            char *err, size_t errlen)
+{
+    struct llm_shared *s;
+    askdb_status rc;
+    llm *m = NULL;
+
+    *out = NULL;
+    /* local: the weights, loaded once; the others: one provider made and
+    ** dropped, so that their settings are checked now. */
+    if (cfg && llm_choose(cfg) && strcmp(llm_choose(cfg), "local") == 0)
+        rc = llm_local_load(cfg, &m, err, errlen);
+    else
+        rc = llm_new(cfg, &m, err, errlen);
+    if (rc) {
+        llm_free(m);
+        return rc;
+    }
+    s = calloc(1, sizeof *s);
+    if (!s) {
+        llm_free(m);
+        snprintf(err, errlen, "out of memory");
+        return ASKDB_ERR_NOMEM;
+    }
+    s->cfg = *cfg;
+    s->name = llm_choose(cfg);
+    if (strcmp(s->name, "local") == 0)
+        s->loaded = m;
+    else
+        llm_free(m);
+    *out = s;
+    return ASKDB_OK;
+}
+
+askdb_status llm_new_shared(struct llm_shared *s, llm **out, char *err,
+                            size_t errlen)
+{
+    if (s->loaded)
+        return llm_local_attach(s->loaded, out, err, errlen);
+    return llm_new(&s->cfg, out, err, errlen);
+}
+
+const char *llm_shared_name(const struct llm_shared *s)
+{
+    return s->name;
+}
+
+void llm_shared_free(struct llm_shared *s)
+{
+    if (!s)
+        return;
+    llm_free(s->loaded);
+    free(s);
+}
+
 /* Validate a request; returns a static reason, or NULL when it is fine. */
 static const char *bad_request(const struct llm_request *req)
 {

@@ -33,6 +33,27 @@ askdb_status llm_new(const askdb_config *cfg, llm **out, char *err,
 */
 const char *llm_choose(const askdb_config *cfg);
 
+/*
+** A model loaded once and shared by many providers (askdb_model): the
+** chosen provider and a copy of cfg (its strings borrowed), and for the
+** local model the loaded weights. Its settings are checked here, so that
+** a bad URL or model file fails at once. Same statuses as llm_new().
+*/
+struct llm_shared;
+askdb_status llm_shared_new(const askdb_config *cfg, struct llm_shared **out,
+                            char *err, size_t errlen);
+
+/* A provider of its own over s (local: a context over the shared
+** weights). Safe to call from several threads at once. */
+askdb_status llm_new_shared(struct llm_shared *s, llm **out, char *err,
+                            size_t errlen);
+
+/* The chosen provider's name (static string). */
+const char *llm_shared_name(const struct llm_shared *s);
+
+/* Free s; every provider made from it must be freed before. */
+void llm_shared_free(struct llm_shared *s);
+
 /* Ask for one reply. On failure out->text is NULL and llm_errmsg() says
 ** why: ASKDB_ERR_LLM_UNREACHABLE (refused, DNS, timeout, retries used up on
 ** connection errors) or ASKDB_ERR_LLM (HTTP error status, bad reply). */

@@ -87,6 +87,8 @@
 #ifdef ASKDB_HAVE_LLAMA
 
 #include <assert.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -232,6 +234,10 @@ struct local {
     int kv_on;                 /* prompt-cache files in use */
     long long kv_cap;          /* their directory's cap in bytes */
     XXH128_hash_t model_id;    /* model file path, size and mtime */
+    const atomic_int *cancel;  /* the running call's (llm_request.cancel) */
+    int owner;                 /* 1: model, path and special are ours; 0:
+                                  borrowed from the loaded model this one
+                                  was attached to (llm_local_attach) */
 };
 
 /* ------------------------------------------------------------------ */
@@ -284,6 +290,19 @@ static double now_ms(void)
 /* Context and KV cache                                                */
 /* ------------------------------------------------------------------ */
 
+/* The running call was cancelled. */
+static int is_cancelled(const struct local *l)
+{
+    return l->cancel && atomic_load(l->cancel);
+}
+
+/* llama.cpp's abort callback: asked between the graph's nodes during a
+** decode, so a cancel stops a long prompt evaluation too. */
+static bool on_abort(void *ud)
+{
+    return is_cancelled(ud);
+}
+
 /*
 ** (Re)create the context with n_ctx tokens and an empty cache. On failure
 ** the provider has no context (l->ctx NULL) and m->errmsg says why.
@@ -316,6 +335,7 @@ static askdb_status make_context(struct local *l, int n_ctx, char *err,
                  first_error[0] ? ": " : " (out of memory?)", first_error);
         return ASKDB_ERR_LLM;
     }
+    llama_set_abort_callback(l->ctx, on_abort, l);
     /* llama.cpp may round n_ctx up: the token list follows what it made. */
     l->n_ctx = (int)llama_n_ctx(l->ctx);
     cache = realloc(l->cache, (size_t)l->n_ctx * sizeof *cache);
@@ -402,6 +422,10 @@ static askdb_status decode_batch(struct local *l, int pos)
     if (r == 0)
         return ASKDB_OK;
     drop_cache(l);
+    if (is_cancelled(l)) {
+        snprintf(l->base.errmsg, sizeof l->base.errmsg, "cancelled");
+        return ASKDB_ERR_CANCELLED;
+    }
     snprintf(l->base.errmsg, sizeof l->base.errmsg,
              "the local model failed to evaluate %d tokens at position %d "
              "(llama_decode returned %d)", l->batch.n_tokens, pos, r);
@@ -1232,6 +1256,10 @@ static askdb_status generate(struct local *l, const struct llm_request *req,
     int i, nb, r;
 
     for (;;) {
+        if (is_cancelled(l)) {
+            snprintf(l->base.errmsg, sizeof l->base.errmsg, "cancelled");
+            return ASKDB_ERR_CANCELLED;
+        }
         nb = 0;
         for (i = 0; i < ns; i++) {
             if (seqs[i].done)
@@ -1399,6 +1427,7 @@ static askdb_status local_run(struct local *l, const struct llm_request *req,
     int ntok, reused, first, k, i, saved;
     long file;
 
+    l->cancel = req->cancel;
     if (!l->ctx) {   /* an earlier resize failed: start afresh */
         rc = make_context(l, l->n_ctx_max < LOCAL_CTX ? l->n_ctx_max
                                                       : LOCAL_CTX,
@@ -1448,6 +1477,7 @@ static askdb_status local_run(struct local *l, const struct llm_request *req,
     out[0].file_saved = saved;
     l->load_ms = 0;
 out:
+    l->cancel = NULL;
     llama_sampler_free(grammar);
     free(toks);
     free(prompt);
@@ -1476,15 +1506,17 @@ static void local_destroy(llm *m)
 
     if (l->ctx)
         llama_free(l->ctx);
-    if (l->model)
-        llama_model_free(l->model);
     if (l->batch.token)
         llama_batch_free(l->batch);
-    for (i = 0; i < l->nspecial; i++)
-        free(l->special[i]);
-    free(l->special);
     free(l->cache);
-    free(l->path);
+    if (l->owner) {
+        if (l->model)
+            llama_model_free(l->model);
+        for (i = 0; i < l->nspecial; i++)
+            free(l->special[i]);
+        free(l->special);
+        free(l->path);
+    }
     free(l);
 }
 
@@ -1511,12 +1543,12 @@ static int thread_count(const askdb_config *cfg)
 }
 
 /*
-** Load the model (memory-mapped) and create the context. ASKDB_ERR_USAGE
-** when the file is missing or not a model llama.cpp can load, with the
-** reason in err.
+** Load the model (memory-mapped), without a context yet (local_run makes
+** one on first use). ASKDB_ERR_USAGE when the file is missing or not a
+** model llama.cpp can load, with the reason in err.
 */
-askdb_status llm_local_new(const askdb_config *cfg, llm **out, char *err,
-                           size_t errlen)
+static askdb_status load(const askdb_config *cfg, struct local **out,
+                         char *err, size_t errlen)
 {
     struct llama_model_params mp;
     struct local *l;
@@ -1531,6 +1563,7 @@ askdb_status llm_local_new(const askdb_config *cfg, llm **out, char *err,
         return ASKDB_ERR_NOMEM;
     }
     l->base.vt = &local_vtab;
+    l->owner = 1;
     l->threads = thread_count(cfg);
     l->path = model_path(cfg, err, errlen);
     rc = ASKDB_ERR_NOMEM;
@@ -1574,16 +1607,98 @@ askdb_status llm_local_new(const askdb_config *cfg, llm **out, char *err,
         rc = ASKDB_ERR_NOMEM;
         goto fail;
     }
-    rc = make_context(l, LOCAL_CTX < l->n_ctx_max ? LOCAL_CTX : l->n_ctx_max,
-                      err, errlen);
-    if (rc)
-        goto fail;
     l->load_ms = now_ms() - t0;
-    *out = &l->base;
+    *out = l;
     return ASKDB_OK;
 fail:
     local_destroy(&l->base);
     return rc;
+}
+
+/* A context for l (its first size), timed into l->load_ms. */
+static askdb_status first_context(struct local *l, char *err, size_t errlen)
+{
+    double t0 = now_ms();
+    askdb_status rc;
+
+    rc = make_context(l, LOCAL_CTX < l->n_ctx_max ? LOCAL_CTX : l->n_ctx_max,
+                      err, errlen);
+    l->load_ms += now_ms() - t0;
+    return rc;
+}
+
+askdb_status llm_local_new(const askdb_config *cfg, llm **out, char *err,
+                           size_t errlen)
+{
+    struct local *l = NULL;
+    askdb_status rc;
+
+    *out = NULL;
+    rc = load(cfg, &l, err, errlen);
+    if (rc)
+        return rc;
+    rc = first_context(l, err, errlen);
+    if (rc) {
+        local_destroy(&l->base);
+        return rc;
+    }
+    *out = &l->base;
+    return ASKDB_OK;
+}
+
+askdb_status llm_local_load(const askdb_config *cfg, llm **out, char *err,
+                            size_t errlen)
+{
+    struct local *l = NULL;
+    askdb_status rc;
+
+    *out = NULL;
+    rc = load(cfg, &l, err, errlen);
+    if (rc)
+        return rc;
+    *out = &l->base;
+    return ASKDB_OK;
+}
+
+askdb_status llm_local_attach(llm *loaded, llm **out, char *err,
+                              size_t errlen)
+{
+    const struct local *w = (const struct local *)loaded;
+    struct local *l;
+    askdb_status rc;
+
+    *out = NULL;
+    l = calloc(1, sizeof *l);
+    if (!l) {
+        snprintf(err, errlen, "out of memory");
+        return ASKDB_ERR_NOMEM;
+    }
+    l->base.vt = &local_vtab;
+    l->owner = 0;
+    l->model = w->model;
+    l->vocab = w->vocab;
+    l->tmpl = w->tmpl;
+    l->n_ctx_max = w->n_ctx_max;
+    l->threads = w->threads;
+    l->path = w->path;
+    l->special = w->special;
+    l->nspecial = w->nspecial;
+    l->kv_on = w->kv_on;
+    l->kv_cap = w->kv_cap;
+    l->model_id = w->model_id;
+    l->batch = llama_batch_init(LOCAL_BATCH, 0, 1);
+    if (!l->batch.token) {
+        snprintf(err, errlen, "out of memory");
+        free(l);
+        return ASKDB_ERR_NOMEM;
+    }
+    rc = first_context(l, err, errlen);
+    if (rc) {
+        local_destroy(&l->base);
+        return rc;
+    }
+    *out = &l->base;
+    return ASKDB_OK;
 }
 
 #else /* !ASKDB_HAVE_LLAMA */
@@ -1616,4 +1731,18 @@ askdb_status llm_local_new(const askdb_config *cfg, llm **out, char *err,
     return ASKDB_ERR_UNSUPPORTED;
 }
 
+askdb_status llm_local_load(const askdb_config *cfg, llm **out, char *err,
+                            size_t errlen)
+{
+    return llm_local_new(cfg, out, err, errlen);
+}
+
+askdb_status llm_local_attach(llm *loaded, llm **out, char *err,
+                              size_t errlen)
+{
+    (void)loaded;
+    *out = NULL;
+    snprintf(err, errlen, "the local model is not built into this askdb");
+    return ASKDB_ERR_UNSUPPORTED;
+}
 #endif /* ASKDB_HAVE_LLAMA */

@@ -258,6 +258,7 @@ askdb_status llm_http_complete(llm *m, const struct llm_request *req,
     post.headers = headers;
     post.on_event = p->stream ? api->on_event : NULL;
     post.ud = &acc;
+    post.cancel = req->cancel;
     rc = http_post_json(p->http, &post, &hr, m->errmsg, sizeof m->errmsg);
     out->http_status = hr.status;
     out->retries = hr.retries;

@@ -6,8 +6,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "askdb.h"
 #include "agent/agent.h"
+#include "agent/steps.h"
 #include "scripted.h"
 
 static askdb_answer *ask(struct script *s, int max_attempts, int dry_run,
@@ -263,8 +266,8 @@ static void trace_records_each_step(void **state)
     askdb_answer *a = NULL;
     char path[128], line[65536];
     const char *want[] = {"question", "schema", "link", "prompt", "reply",
-                          "error", "prompt", "reply", "validate", "execute",
-                          "answer"};
+                          "error", "repair", "prompt", "reply", "validate",
+                          "execute", "answer"};
     FILE *f;
     int i = 0;
 
@@ -279,7 +282,7 @@ static void trace_records_each_step(void **state)
     assert_non_null(f);
     while (fgets(line, sizeof line, f)) {
         char key[64];
-        assert_true(i < 11);
+        assert_true(i < 12);
         snprintf(key, sizeof key, "\"step\":\"%s\"", want[i]);
         if (!strstr(line, key))
             fail_msg("line %d: want step %s: %.200s", i, want[i], line);
@@ -287,7 +290,99 @@ static void trace_records_each_step(void **state)
     }
     fclose(f);
     unlink(path);
-    assert_int_equal(i, 11);
+    assert_int_equal(i, 12);
+}
+
+/* What an event callback saw (events_carry_each_step_and_request_id). */
+struct seen {
+    int n;
+    askdb_event_type type[32];
+    char *json[32];
+    char rid[80];
+    int rid_ok;
+    double last_t;
+    int t_ok;
+};
+
+static void on_event(void *ud, const askdb_event *ev)
+{
+    struct seen *s = ud;
+
+    if (s->n == 0)
+        snprintf(s->rid, sizeof s->rid, "%s", ev->request_id);
+    s->rid_ok &= strcmp(s->rid, ev->request_id) == 0;
+    s->t_ok &= ev->t_ms >= s->last_t;
+    s->last_t = ev->t_ms;
+    if (s->n < 32) {
+        s->type[s->n] = ev->type;
+        s->json[s->n] = strndup(ev->json, ev->json_len);
+    }
+    s->n++;
+}
+
+/* The event callback gets every step, typed, with one request id (the
+** caller's when given), and a JSON object whose "step" names the type. */
+static void events_carry_each_step_and_request_id(void **state)
+{
+    static const char *const r[] = {"SELECT nope", "SELECT 1 AS one", NULL};
+    static const askdb_event_type want[] = {
+        ASKDB_EVENT_QUESTION, ASKDB_EVENT_SCHEMA, ASKDB_EVENT_LINK,
+        ASKDB_EVENT_PROMPT, ASKDB_EVENT_REPLY, ASKDB_EVENT_ERROR,
+        ASKDB_EVENT_REPAIR, ASKDB_EVENT_PROMPT, ASKDB_EVENT_REPLY,
+        ASKDB_EVENT_VALIDATE, ASKDB_EVENT_EXECUTE, ASKDB_EVENT_ANSWER};
+    struct script sc = {.replies = r};
+    askdb_config cfg = scripted_config(&sc);
+    struct seen s = {.rid_ok = 1, .t_ok = 1};
+    askdb_ask_options o = {.request_id = "req-42"};
+    askdb_agent *ag = NULL;
+    askdb_answer *a = NULL;
+    json_error_t je;
+    json_t *j;
+    int i;
+
+    (void)state;
+    cfg.event_fn = on_event;
+    cfg.event_ud = &s;
+    assert_int_equal(askdb_agent_new(&cfg, shop(), &ag), ASKDB_OK);
+    assert_int_equal(askdb_agent_ask_opts(ag, "q", &o, &a), ASKDB_OK);
+    assert_string_equal(a->request_id, "req-42");
+    assert_string_equal(a->question, "q");
+    assert_int_equal(s.n, 12);
+    assert_string_equal(s.rid, "req-42");
+    assert_true(s.rid_ok);
+    assert_true(s.t_ok);
+    for (i = 0; i < 12; i++) {
+        assert_int_equal(s.type[i], want[i]);
+        j = json_loads(s.json[i], 0, &je);
+        assert_non_null(j);
+        assert_string_equal(json_string_value(json_object_get(j, "step")),
+                            askdb_event_type_str(want[i]));
+        assert_string_equal(
+            json_string_value(json_object_get(j, "request_id")), "req-42");
+        if (want[i] == ASKDB_EVENT_REPAIR)
+            assert_string_equal(
+                json_string_value(json_object_get(j, "class")),
+                "unknown_column");
+        if (want[i] == ASKDB_EVENT_ANSWER) {
+            assert_string_equal(
+                json_string_value(json_object_get(j, "sql")),
+                "SELECT 1 AS one");
+            assert_true(json_is_object(json_object_get(j, "timings")));
+        }
+        json_decref(j);
+        free(s.json[i]);
+    }
+    askdb_answer_free(a);
+    /* Without an id, each question gets a new random one. */
+    s.n = 0;
+    sc.next = 0;
+    assert_int_equal(askdb_agent_ask(ag, "q", &a), ASKDB_OK);
+    assert_int_equal(strlen(a->request_id), 16);
+    assert_string_not_equal(a->request_id, "req-42");
+    for (i = 0; i < s.n && i < 32; i++)
+        free(s.json[i]);
+    askdb_answer_free(a);
+    askdb_agent_free(ag);
 }
 
 /* A library caller's zeroed config runs queries under the database's
@@ -362,6 +457,7 @@ int main(void)
         cmocka_unit_test(dry_run_validates_without_running),
         cmocka_unit_test(model_failure_stops_at_once),
         cmocka_unit_test(trace_records_each_step),
+        cmocka_unit_test(events_carry_each_step_and_request_id),
         cmocka_unit_test(timeout_hint_names_the_limit_in_force),
         cmocka_unit_test(missing_database_fails_agent_creation),
     };

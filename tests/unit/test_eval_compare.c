@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db/rescmp.h"
 #include "eval/compare.h"
 
 /*
@@ -96,7 +97,7 @@ static askdb_result *mk(int ncols, const char *spec)
 static int eq(int ng, const char *g, int np, const char *pr, int order)
 {
     askdb_result *a = mk(ng, g), *b = mk(np, pr);
-    int r = cmp_result_eq(a, b, order);
+    int r = rescmp_equal(a, b, order);
 
     askdb_result_free(a);
     askdb_result_free(b);
@@ -133,11 +134,11 @@ static void order_matters_with_order_by(void **state)
 static void order_by_is_read_from_gold_sql(void **state)
 {
     (void)state;
-    assert_int_equal(cmp_order_matters("SELECT a FROM t ORDER BY a"), 1);
-    assert_int_equal(cmp_order_matters("select a from t order by a"), 1);
-    assert_int_equal(cmp_order_matters("SELECT a FROM t"), 0);
+    assert_int_equal(rescmp_order_matters("SELECT a FROM t ORDER BY a"), 1);
+    assert_int_equal(rescmp_order_matters("select a from t order by a"), 1);
+    assert_int_equal(rescmp_order_matters("SELECT a FROM t"), 0);
     /* The official test is the plain text "order by" with one space. */
-    assert_int_equal(cmp_order_matters("SELECT a FROM t ORDER  BY a"), 0);
+    assert_int_equal(rescmp_order_matters("SELECT a FROM t ORDER  BY a"), 0);
 }
 
 static void column_permutation_accepted(void **state)
@@ -221,39 +222,39 @@ static void python_keys_match_str_and_type(void **state)
     memset(&v, 0, sizeof v);
     v.type = ASKDB_REAL;
     v.d = 1.0;
-    k = cmp_py_key(&v);
+    k = rescmp_py_key(&v);
     assert_string_equal(k, "1.0<class 'float'>");
     free(k);
     v.type = ASKDB_INTEGER;
     v.i = -7;
-    k = cmp_py_key(&v);
+    k = rescmp_py_key(&v);
     assert_string_equal(k, "-7<class 'int'>");
     free(k);
     v.type = ASKDB_NULL;
-    k = cmp_py_key(&v);
+    k = rescmp_py_key(&v);
     assert_string_equal(k, "None<class 'NoneType'>");
     free(k);
     v.type = ASKDB_BLOB;
     v.s = "a'\n";
     v.len = 3;
-    k = cmp_py_key(&v);
+    k = rescmp_py_key(&v);
     assert_string_equal(k, "b\"a'\\n\"<class 'bytes'>");
     free(k);
-    cmp_py_float_repr(1e16, buf, sizeof buf);
+    rescmp_py_float_repr(1e16, buf, sizeof buf);
     assert_string_equal(buf, "1e+16");
-    cmp_py_float_repr(1e15, buf, sizeof buf);
+    rescmp_py_float_repr(1e15, buf, sizeof buf);
     assert_string_equal(buf, "1000000000000000.0");
-    cmp_py_float_repr(0.0001, buf, sizeof buf);
+    rescmp_py_float_repr(0.0001, buf, sizeof buf);
     assert_string_equal(buf, "0.0001");
-    cmp_py_float_repr(0.00001, buf, sizeof buf);
+    rescmp_py_float_repr(0.00001, buf, sizeof buf);
     assert_string_equal(buf, "1e-05");
-    cmp_py_float_repr(0.1 + 0.2, buf, sizeof buf);
+    rescmp_py_float_repr(0.1 + 0.2, buf, sizeof buf);
     assert_string_equal(buf, "0.30000000000000004");
-    cmp_py_float_repr(-0.0, buf, sizeof buf);
+    rescmp_py_float_repr(-0.0, buf, sizeof buf);
     assert_string_equal(buf, "-0.0");
-    cmp_py_float_repr(123.456, buf, sizeof buf);
+    rescmp_py_float_repr(123.456, buf, sizeof buf);
     assert_string_equal(buf, "123.456");
-    cmp_py_float_repr(1.5e300, buf, sizeof buf);
+    rescmp_py_float_repr(1.5e300, buf, sizeof buf);
     assert_string_equal(buf, "1.5e+300");
 }
 

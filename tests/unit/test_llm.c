@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -818,6 +819,52 @@ static void timeout_is_reported(void **ts)
     assert_null(s->r.text);
 }
 
+/* Sets *flag after delay_ms (cancel_stops_a_slow_request_at_once). */
+struct canceller {
+    atomic_int *flag;
+    int delay_ms;
+    double at;           /* now_ms() when it set the flag */
+};
+
+static void *cancel_later(void *ud)
+{
+    struct canceller *c = ud;
+    struct timespec ts = {c->delay_ms / 1000, (c->delay_ms % 1000) * 1000000L};
+
+    nanosleep(&ts, NULL);
+    c->at = now_ms();
+    atomic_store(c->flag, 1);
+    return NULL;
+}
+
+/* A cancel from another thread ends a request that is waiting for a slow
+** server within 100 ms (the multi loop polls every 50 ms), with its own
+** status, no retry and no reply. */
+static void cancel_stops_a_slow_request_at_once(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    atomic_int flag;
+    struct canceller c = {&flag, 300, 0};
+    pthread_t th;
+    double ms;
+
+    atomic_init(&flag, 0);
+    fake_start(&s->f, "[{\"delay_ms\":5000,\"content\":\"too late\"}]");
+    openai_cfg(s, s->f.base, NULL);
+    open_model(s);
+    req.cancel = &flag;
+    assert_int_equal(pthread_create(&th, NULL, cancel_later, &c), 0);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_CANCELLED);
+    ms = now_ms() - c.at;
+    pthread_join(th, NULL);
+    if (ms > 100)
+        fail_msg("stopped %.0f ms after the cancel, want 100 at most", ms);
+    assert_string_equal(llm_errmsg(s->m), "cancelled");
+    assert_int_equal(s->r.retries, 0);
+    assert_null(s->r.text);
+}
+
 /* ------------------------------------------------------------------ */
 /* Streams fake_llm cannot produce                                     */
 /* ------------------------------------------------------------------ */
@@ -1358,6 +1405,7 @@ int main(void)
         T(connection_reset_is_retried),
         T(connection_reset_without_retries_is_unreachable),
         T(timeout_is_reported),
+        T(cancel_stops_a_slow_request_at_once),
         T(stream_skips_malformed_events_and_split_lines),
         T(stream_cut_mid_reply_is_not_retried),
         T(anthropic_sends_system_separately_and_reads_text),

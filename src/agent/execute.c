@@ -1,0 +1,170 @@
+/* execute.c - the execute step: run the candidates, vote by their results,
+** check the winner. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/check.h"
+#include "agent/steps.h"
+#include "db/rescmp.h"
+
+/*
+** Group the executed candidates by identical results (the EX rules of
+** eval/compare.c) and return the winner: most votes, non-empty results
+** before empty ones, the earliest (greedy) candidate on a tie.
+*/
+static int vote(struct agent_state *st, int *nran)
+{
+    int i, j, best = -1;
+
+    *nran = 0;
+    for (i = 0; i < st->ncands; i++) {
+        struct agent_cand *c = &st->cands[i];
+
+        c->votes = 0;
+        if (!c->result)
+            continue;
+        (*nran)++;
+        for (j = 0; j < st->ncands; j++) {
+            const struct agent_cand *d = &st->cands[j];
+            if (d->result &&
+                rescmp_equal(c->result, d->result,
+                              rescmp_order_matters(c->sql)) == 1)
+                c->votes++;
+        }
+    }
+    for (i = 0; i < st->ncands; i++) {
+        const struct agent_cand *c = &st->cands[i];
+        if (!c->result)
+            continue;
+        if (best < 0) {
+            best = i;
+            continue;
+        }
+        if ((c->result->nrows > 0) != (st->cands[best].result->nrows > 0)) {
+            if (c->result->nrows > 0)
+                best = i;
+            continue;
+        }
+        if (c->votes > st->cands[best].votes)
+            best = i;
+    }
+    return best;
+}
+
+/* Run the candidates with the limits, vote, then check the winner. */
+enum agent_outcome agent_step_execute(struct agent_state *st)
+{
+    askdb_agent *ag = st->ag;
+    struct check_finding *f = NULL;
+    struct db_err e;
+    double t0 = db_now_ms();
+    askdb_result *r;
+    json_t *ev;
+    int i, win, nran, rc, nf = 0, first_err = -1;
+
+    for (i = 0; i < st->ncands; i++) {
+        struct agent_cand *c = &st->cands[i];
+
+        if (!c->sql || c->ec != ASKDB_EC_NONE)
+            continue;
+        r = NULL;
+        if (db_run(ag->db, c->sql, &r, &e) == 0 && r->nrows == 0 &&
+            r->truncated == 2) {
+            /* Not empty: its first row alone is over the byte cap. */
+            e.ec = ASKDB_EC_RUNTIME;
+            snprintf(e.msg, sizeof e.msg, "the first row alone is larger "
+                     "than the %zu-byte result cap (--max-bytes); select "
+                     "fewer or shorter columns (length() or substr() of "
+                     "long text)", db_max_bytes(ag->db));
+            askdb_result_free(r);
+            r = NULL;
+        }
+        if (!r) {
+            agent_cand_fail(c, e.ec, e.msg);
+            if (first_err < 0)
+                first_err = i;
+            continue;
+        }
+        c->result = r;
+    }
+    st->ans->t.exec_ms += db_now_ms() - t0;
+    win = vote(st, &nran);
+    if (win < 0) {
+        /* None ran: repair the first that failed running; the attempt
+        ** records its SQL with its error. */
+        i = first_err >= 0 ? first_err : 0;
+        agent_take_cand(st, i);
+        agent_record_sql(st);
+        agent_fail_attempt(st, st->cands[i].ec, st->cands[i].err);
+        return OUT_RETRY;
+    }
+    agent_take_cand(st, win);
+    askdb_result_free(st->result);
+    st->result = st->cands[win].result;
+    st->cands[win].result = NULL;
+    r = st->result;
+    /* The share of all N candidates of the question: a repair asks for
+    ** one, so what it gives has the support of 1 of N. */
+    st->ans->confidence = (double)st->cands[win].votes /
+                          st->ans->ncandidates;
+    ev = json_object();
+    json_object_set_new(ev, "rows", json_integer(r->nrows));
+    json_object_set_new(ev, "truncated", json_integer(r->truncated));
+    json_object_set_new(ev, "ms", json_real(r->exec_ms));
+    if (st->ncands > 1) {
+        json_t *votes = json_array();
+        for (i = 0; i < st->ncands; i++)
+            json_array_append_new(votes,
+                                  json_integer(st->cands[i].result || i == win
+                                               ? st->cands[i].votes : 0));
+        json_object_set_new(ev, "candidate", json_integer(win + 1));
+        json_object_set_new(ev, "votes", votes);
+        json_object_set_new(ev, "ran", json_integer(nran));
+        json_object_set_new(ev, "confidence",
+                            json_real(st->ans->confidence));
+    }
+    agent_emit(ag, ASKDB_EVENT_EXECUTE, ev);
+    agent_log(st, "execute", "%ld rows in %.2f ms%s", r->nrows, r->exec_ms,
+              r->truncated ? " (truncated)" : "");
+    agent_record_sql(st);
+
+    if (r->nrows == 0) {
+        st->empty_seen++;
+        /* Keep the first empty result: it stands if the retry fails. */
+        if (!st->fallback) {
+            agent_keep_fallback(st, st->sql, r);
+            st->result = NULL;
+        }
+        agent_fail_attempt(st, ASKDB_EC_EMPTY, "the query returned no rows");
+        return OUT_EMPTY;
+    }
+
+    /* Checks: a finding costs one repair; what the repair gives stands. */
+    if (!ag->cfg.checks || st->check_repairs > 0)
+        return OUT_OK;
+    t0 = db_now_ms();
+    rc = check_before(ag->db, st->schema, st->question, st->sql, &f, &nf);
+    if (rc == 0 && nf == 0)
+        rc = check_after(st->question, st->sql, r, &f, &nf);
+    st->ans->t.validate_ms += db_now_ms() - t0;
+    if (rc) /* out of memory: the result goes unchecked, and says so */
+        agent_emit(ag, ASKDB_EVENT_CHECK,
+                    json_pack("{s:s}", "error", "out of memory"));
+    if (nf == 0) {
+        check_findings_free(f, nf);
+        return OUT_OK;
+    }
+    ev = json_object();
+    json_object_set_new(ev, "kind", json_string(check_kind_str(f[0].kind)));
+    jsonx_set_str(ev, "hint", f[0].hint);
+    agent_emit(ag, ASKDB_EVENT_CHECK, ev);
+    free(st->check_hint);
+    st->check_hint = strdup(f[0].hint);
+    st->check_repairs++;
+    agent_keep_fallback(st, st->sql, r);
+    st->result = NULL;
+    agent_fail_attempt(st, ASKDB_EC_CHECK, f[0].hint);
+    check_findings_free(f, nf);
+    return OUT_RETRY;
+}

@@ -1,0 +1,120 @@
+/* output.c - what ask, shell and sql print: the answer, the rows, the
+** verbose log, and the exit code. */
+#include <stdio.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+int cli_exit_code(askdb_status st)
+{
+    switch (st) {
+    case ASKDB_OK:
+        return EXIT_ANSWERED;
+    case ASKDB_ERR_USAGE:
+    case ASKDB_ERR_IO:
+        return EXIT_USAGE;
+    case ASKDB_ERR_DB_OPEN:
+        return EXIT_DB;
+    case ASKDB_ERR_LLM:
+    case ASKDB_ERR_LLM_UNREACHABLE:
+    case ASKDB_ERR_UNSUPPORTED:
+        return EXIT_MODEL;
+    default:
+        return EXIT_NO_SQL;
+    }
+}
+
+void cli_log_step(void *ud, const char *step, const char *msg)
+{
+    (void)ud;
+    format_printf(stderr, "askdb: [%s] %s\n", step, msg);
+}
+
+/* ud: the struct format_stream of the run. */
+void cli_log_token(void *ud, const char *piece, size_t len)
+{
+    format_stream_piece(ud, stderr, piece, len);
+}
+
+static int effective_format(const struct cli_opts *o)
+{
+    if (o->format >= 0)
+        return o->format;
+    return isatty(STDOUT_FILENO) ? FMT_TABLE : FMT_CSV;
+}
+
+int cli_answer(askdb_agent *ag, const struct cli_opts *o,
+               const char *question)
+{
+    askdb_answer *a = NULL;
+    askdb_status st;
+    int f = effective_format(o), i;
+
+    st = askdb_agent_ask(ag, question, &a);
+    if (o->cfg.stream && o->verbose)
+        fputc('\n', stderr);
+    if (!a) {
+        fprintf(stderr, "askdb: out of memory\n");
+        return EXIT_NO_SQL;
+    }
+    if (f == FMT_JSON) {
+        format_answer_json(stdout, a);
+    } else if (st == ASKDB_OK && a->not_a_question) {
+        /* Answered without SQL: the words are the whole answer. */
+        format_printf(f == FMT_CSV ? stderr : stdout, "%s\n", a->text);
+    } else if (st == ASKDB_OK) {
+        /* A dry run's SQL is its whole output: always stdout. Shown
+        ** next to CSV rows it goes to stderr to keep the CSV clean. */
+        if (o->show_sql || o->cfg.dry_run)
+            format_printf(f == FMT_CSV && !o->cfg.dry_run ? stderr : stdout,
+                          "%s%s\n", f == FMT_MARKDOWN ? "```sql\n" : "",
+                          a->sql);
+        if (f == FMT_MARKDOWN && (o->show_sql || o->cfg.dry_run))
+            fputs("```\n", stdout);
+        /* The answer in words first; CSV keeps stdout for the rows. */
+        if (a->text)
+            format_printf(f == FMT_CSV ? stderr : stdout, "%s\n\n", a->text);
+        if (a->result)
+            format_result(stdout, stderr, f, a->result);
+        if (a->ncandidates > 1)
+            fprintf(f == FMT_CSV ? stderr : stdout,
+                    "%sconfidence: %.0f%% (%.0f of %d candidate queries "
+                    "agree)\n", f == FMT_MARKDOWN ? "\n" : "",
+                    a->confidence * 100, a->confidence * a->ncandidates,
+                    a->ncandidates);
+    }
+    if (st != ASKDB_OK) {
+        format_printf(stderr, "askdb: %s\n", a->error ? a->error : "failed");
+    } else if (o->verbose) {
+        for (i = 0; i < a->nattempts; i++)
+            if (a->attempts[i].error != ASKDB_EC_NONE)
+                format_printf(stderr, "askdb: attempt %d: %s: %s\n", i + 1,
+                              askdb_error_class_str(a->attempts[i].error),
+                              a->attempts[i].message ? a->attempts[i].message
+                                                     : "");
+        fprintf(stderr,
+                "askdb: %d attempt%s, %ld model call%s, %ld+%ld tokens, "
+                "%.0f ms (model %.0f ms)\n",
+                a->nattempts, a->nattempts == 1 ? "" : "s", a->llm_calls,
+                a->llm_calls == 1 ? "" : "s", a->prompt_tokens,
+                a->completion_tokens, a->t.total_ms, a->t.llm_ms);
+    }
+    askdb_answer_free(a);
+    return cli_exit_code(st);
+}
+
+int cli_run_sql(askdb_db *db, const struct cli_opts *o, const char *sql)
+{
+    askdb_result *r = NULL;
+    askdb_status st = askdb_db_query(db, sql, &r);
+    int f = effective_format(o);
+
+    if (f == FMT_JSON)
+        format_result_json(stdout, sql, r, st ? askdb_db_errmsg(db) : NULL);
+    else if (st == ASKDB_OK)
+        format_result(stdout, stderr, f, r);
+    if (st)
+        format_printf(stderr, "askdb: %s\n", askdb_db_errmsg(db));
+    askdb_result_free(r);
+    return st == ASKDB_OK ? EXIT_ANSWERED : EXIT_NO_SQL;
+}

@@ -1,0 +1,58 @@
+/* driver.h - what every database driver shares: the handle, the driver
+** table, and the helpers a driver uses. */
+#ifndef ASKDB_DB_DRIVER_H
+#define ASKDB_DB_DRIVER_H
+
+#include <stdatomic.h>
+
+#include "askdb.h"
+#include "db/schema.h"
+
+/*
+** db.c (db.h) is the engine-independent interface above the drivers; a
+** driver (sqlite.c) includes only this header, so the dependency runs one
+** way: db.c -> driver -> driver.c.
+*/
+
+/* Why a statement was refused or failed; mirrors askdb_error_class. */
+struct db_err {
+    askdb_error_class ec;
+    char msg[512];
+};
+
+struct db_driver {
+    const char *name;
+    askdb_status (*open)(askdb_db *db, const char *path);
+    void (*close)(askdb_db *db);
+    askdb_status (*schema)(askdb_db *db, struct db_schema *out);
+    askdb_status (*check)(askdb_db *db, const char *sql, struct db_err *e);
+    askdb_status (*run)(askdb_db *db, const char *sql, askdb_result **out,
+                        struct db_err *e);
+};
+
+struct askdb_db {
+    const struct db_driver *drv;
+    void *impl;
+    char *path;
+    int query_timeout_ms;
+    long max_rows;
+    size_t max_bytes;
+    int sample_values;
+    long count_cap;
+    struct db_schema schema;
+    int have_schema;
+    double schema_ms;
+    const atomic_int *cancel; /* non-zero stops the running statement
+                                 (ASKDB_ERR_CANCELLED), or NULL */
+    char errmsg[1024];
+};
+
+extern const struct db_driver db_sqlite_driver;
+
+/* Classify an engine error message (e.g. "no such column: x"). */
+askdb_error_class db_classify(const char *msg);
+
+/* Milliseconds from a monotonic clock. */
+double db_now_ms(void);
+
+#endif

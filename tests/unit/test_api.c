@@ -1,0 +1,514 @@
+/* test_api.c - the public API as an embedder uses it: cancel, a shared
+** model on threads, learned pairs, the JSON writers, output paths. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "askdb.h"
+#include "scripted.h"
+#include "tmpfiles.h"
+
+static double now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Calls askdb_agent_cancel(ag) after delay_ms on its own thread. */
+struct canceller {
+    askdb_agent *ag;
+    int delay_ms;
+    double at;               /* when it cancelled */
+    pthread_t th;
+};
+
+static void *cancel_later(void *ud)
+{
+    struct canceller *c = ud;
+    struct timespec ts = {c->delay_ms / 1000,
+                          (c->delay_ms % 1000) * 1000000L};
+
+    nanosleep(&ts, NULL);
+    c->at = now_ms();
+    askdb_agent_cancel(c->ag);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Cancel                                                                 */
+/* ---------------------------------------------------------------------- */
+
+/* A query that runs for minutes: counting to a billion. */
+static const char *const long_query[] = {
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+    "WHERE x < 1000000000) SELECT count(*) AS n FROM c",
+    NULL};
+
+/* askdb_agent_cancel() from another thread stops the running query within
+** 100 ms; the question ends as cancelled, not as a timeout. */
+static void cancel_stops_a_running_query(void **state)
+{
+    struct script s = {.replies = long_query};
+    askdb_config cfg = scripted_config(&s);
+    struct canceller c = {.delay_ms = 300};
+    askdb_agent *ag = NULL;
+    askdb_answer *a = NULL;
+    double ms;
+
+    (void)state;
+    cfg.query_timeout_ms = 60000;
+    assert_int_equal(askdb_agent_new(&cfg, shop(), &ag), ASKDB_OK);
+    c.ag = ag;
+    assert_int_equal(pthread_create(&c.th, NULL, cancel_later, &c), 0);
+    assert_int_equal(askdb_agent_ask(ag, "count to a billion", &a),
+                     ASKDB_ERR_CANCELLED);
+    ms = now_ms() - c.at;
+    pthread_join(c.th, NULL);
+    if (ms > 100)
+        fail_msg("stopped %.0f ms after the cancel, want 100 at most", ms);
+    assert_int_equal(a->status, ASKDB_ERR_CANCELLED);
+    assert_string_equal(a->error, "cancelled");
+    assert_null(a->result);
+    assert_int_equal(s.calls, 1);   /* no repair after a cancel */
+    assert_string_equal(askdb_status_str(ASKDB_ERR_CANCELLED), "cancelled");
+    askdb_answer_free(a);
+    askdb_agent_free(ag);
+}
+
+/* A cancel while no question runs does not stop the next one. */
+static void cancel_between_questions_is_forgotten(void **state)
+{
+    static const char *const r[] = {"SELECT 1 AS one", NULL};
+    struct script s = {.replies = r};
+    askdb_config cfg = scripted_config(&s);
+    askdb_agent *ag = NULL;
+    askdb_answer *a = NULL;
+
+    (void)state;
+    assert_int_equal(askdb_agent_new(&cfg, shop(), &ag), ASKDB_OK);
+    askdb_agent_cancel(ag);
+    assert_int_equal(askdb_agent_ask(ag, "one", &a), ASKDB_OK);
+    assert_string_equal(a->sql, "SELECT 1 AS one");
+    askdb_answer_free(a);
+    askdb_agent_free(ag);
+    askdb_agent_cancel(NULL);   /* a no-op */
+}
+
+/* ---------------------------------------------------------------------- */
+/* A shared model                                                         */
+/* ---------------------------------------------------------------------- */
+
+/* The small GGUF model, or NULL (the test then says it skipped). */
+static const char *small_model(void)
+{
+    const char *p = getenv("ASKDB_SMALL_MODEL");
+
+    if (!p || !*p || access(p, R_OK) != 0) {
+        print_message("skipped: ASKDB_SMALL_MODEL is not set "
+                      "(scripts/models.sh small)\n");
+        return NULL;
+    }
+    return p;
+}
+
+/* How many mappings of the file at path this process has (path as
+** given: tests pass the absolute path scripts/models.sh prints). */
+static int mappings_of(const char *path)
+{
+    char line[4096];
+    FILE *f = fopen("/proc/self/maps", "r");
+    int n = 0;
+
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f))
+        n += strstr(line, path) != NULL;
+    fclose(f);
+    return n;
+}
+
+static askdb_config small_config(const char *path)
+{
+    askdb_config cfg = askdb_config_default();
+
+    cfg.model = path;
+    cfg.provider = "local";
+    cfg.threads = 1;
+    cfg.candidates = 1;
+    cfg.max_attempts = 1;
+    cfg.max_tokens = 48;
+    cfg.no_prompt_cache = 1;
+    cfg.question_check = 0;
+    cfg.memory = 0;
+    return cfg;
+}
+
+struct asker {
+    askdb_agent *ag;
+    const char *question;
+    askdb_answer *a;
+    askdb_status st;
+    pthread_t th;
+};
+
+static void *ask_on_thread(void *ud)
+{
+    struct asker *k = ud;
+
+    k->st = askdb_agent_ask(k->ag, k->question, &k->a);
+    return NULL;
+}
+
+/* The attempt's SQL of an answer ("" when there was none). */
+static const char *first_sql(const askdb_answer *a)
+{
+    return a->nattempts && a->attempts[0].sql ? a->attempts[0].sql : "";
+}
+
+/*
+** One askdb_model serves two agents asking at the same time on two
+** threads: the weights are mapped once (not once per agent), and each
+** agent gets the same statement as an agent asking alone (greedy decoding
+** on one thread is deterministic).
+*/
+static void shared_model_serves_agents_on_two_threads(void **state)
+{
+    const char *path = small_model();
+    askdb_config cfg;
+    askdb_model *m = NULL;
+    struct asker k[2];
+    askdb_answer *alone = NULL;
+    int maps_one, i;
+
+    (void)state;
+    if (!path)
+        return;
+    cfg = small_config(path);
+    assert_int_equal(askdb_model_new(&cfg, &m), ASKDB_OK);
+    assert_string_equal(askdb_model_provider(m), "local");
+    memset(k, 0, sizeof k);
+    assert_int_equal(askdb_agent_new_with_model(&cfg, m, shop(), &k[0].ag),
+                     ASKDB_OK);
+    maps_one = mappings_of(path);
+    assert_true(maps_one > 0);
+    assert_int_equal(askdb_agent_new_with_model(&cfg, m, shop(), &k[1].ag),
+                     ASKDB_OK);
+    /* The second agent maps nothing more of the model file. */
+    assert_int_equal(mappings_of(path), maps_one);
+    if (askdb_agent_ask(k[0].ag, "How many customers are there?", &alone) ==
+        ASKDB_ERR_LLM)
+        fail_msg("the model failed: %s", alone->error);
+    for (i = 0; i < 2; i++) {
+        k[i].question = "How many customers are there?";
+        assert_int_equal(pthread_create(&k[i].th, NULL, ask_on_thread, &k[i]),
+                         0);
+    }
+    for (i = 0; i < 2; i++) {
+        pthread_join(k[i].th, NULL);
+        assert_non_null(k[i].a);
+        assert_int_not_equal(k[i].st, ASKDB_ERR_LLM);
+        assert_int_not_equal(k[i].st, ASKDB_ERR_LLM_UNREACHABLE);
+        assert_string_equal(first_sql(k[i].a), first_sql(alone));
+        askdb_answer_free(k[i].a);
+        askdb_agent_free(k[i].ag);
+    }
+    askdb_answer_free(alone);
+    askdb_model_free(m);
+}
+
+/* A model whose loading failed makes no agents; its errmsg says why. */
+static void failed_model_makes_no_agent(void **state)
+{
+    askdb_config cfg = askdb_config_default();
+    askdb_model *m = NULL;
+    askdb_agent *ag = NULL;
+
+    (void)state;
+    cfg.provider = "nonsense";
+    assert_int_equal(askdb_model_new(&cfg, &m), ASKDB_ERR_USAGE);
+    assert_non_null(strstr(askdb_model_errmsg(m), "unknown model provider"));
+    assert_int_equal(askdb_agent_new_with_model(&cfg, m, shop(), &ag),
+                     ASKDB_ERR_USAGE);
+    assert_null(ag);
+    askdb_model_free(m);
+    askdb_model_free(NULL);
+}
+
+/* Cancelling the local model during its prompt evaluation (llama.cpp's
+** abort callback) stops it within 100 ms. */
+static void cancel_stops_the_local_model(void **state)
+{
+    const char *path = small_model();
+    struct canceller c = {.delay_ms = 60};
+    askdb_config cfg;
+    askdb_agent *ag = NULL;
+    askdb_answer *a = NULL;
+    askdb_status st;
+    double ms;
+
+    (void)state;
+    if (!path)
+        return;
+    cfg = small_config(path);
+    cfg.max_tokens = 400;
+    assert_int_equal(askdb_agent_new(&cfg, shop(), &ag), ASKDB_OK);
+    c.ag = ag;
+    assert_int_equal(pthread_create(&c.th, NULL, cancel_later, &c), 0);
+    st = askdb_agent_ask(ag, "How many customers are there?", &a);
+    ms = now_ms() - c.at;
+    pthread_join(c.th, NULL);
+    assert_int_equal(st, ASKDB_ERR_CANCELLED);
+    if (ms > 100)
+        fail_msg("stopped %.0f ms after the cancel, want 100 at most", ms);
+    askdb_answer_free(a);
+    /* The context is usable again: the next question runs. */
+    st = askdb_agent_ask(ag, "How many customers are there?", &a);
+    assert_int_not_equal(st, ASKDB_ERR_CANCELLED);
+    assert_int_not_equal(st, ASKDB_ERR_LLM);
+    askdb_answer_free(a);
+    askdb_agent_free(ag);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Learned pairs                                                          */
+/* ---------------------------------------------------------------------- */
+
+static void on_reject(void *ud, long line, const char *why)
+{
+    char *out = ud;
+    size_t n = strlen(out);
+
+    snprintf(out + n, 1024 - n, "%ld:%s\n", line, why);
+}
+
+/* The store through the public API: learn (verified), list, import with
+** its rejections, forget; a missing store opened without create lists
+** nothing; another SQLite file is refused and left as it was. */
+static void memory_learns_lists_imports_and_forgets(void **state)
+{
+    char dir[128], store[256], file[256], other[256], rejected[1024] = "";
+    askdb_memory *m = NULL;
+    askdb_db *db = NULL;
+    askdb_import_counts n;
+    askdb_pair *p = NULL;
+    long nrows = -1, removed = -1;
+    int np = -1, replaced = -1;
+    FILE *f;
+
+    (void)state;
+    assert_int_equal(tmpdir_make(dir, sizeof dir, "api"), 0);
+    snprintf(store, sizeof store, "%s/memory.sqlite", dir);
+    snprintf(file, sizeof file, "%s/pairs.jsonl", dir);
+    snprintf(other, sizeof other, "%s/other.db", dir);
+
+    assert_int_equal(askdb_memory_open(store, 0, &m), ASKDB_OK);
+    assert_int_equal(askdb_memory_list(m, shop(), &p, &np), ASKDB_OK);
+    assert_int_equal(np, 0);
+    assert_int_equal(askdb_memory_learn(m, NULL, "q", "SELECT 1", NULL, NULL),
+                     ASKDB_ERR_USAGE);
+    askdb_memory_close(m);
+    assert_int_not_equal(access(store, F_OK), 0);   /* not created */
+
+    assert_int_equal(askdb_db_open(shop(), NULL, &db), ASKDB_OK);
+    assert_int_equal(askdb_memory_open(store, 1, &m), ASKDB_OK);
+    assert_string_equal(askdb_memory_path(m), store);
+    assert_int_equal(askdb_memory_learn(m, db, "How many customers?",
+                                        "SELECT count(*) FROM customers",
+                                        &nrows, &replaced), ASKDB_OK);
+    assert_int_equal(nrows, 1);
+    assert_int_equal(replaced, 0);
+    assert_int_equal(askdb_memory_learn(m, db, "how many  CUSTOMERS?",
+                                        "SELECT count(id) FROM customers",
+                                        NULL, &replaced), ASKDB_OK);
+    assert_int_equal(replaced, 1);
+    assert_int_equal(askdb_memory_learn(m, db, "Drop it",
+                                        "DROP TABLE customers", NULL, NULL),
+                     ASKDB_ERR_REFUSED);
+    assert_non_null(strstr(askdb_memory_errmsg(m), "refused"));
+
+    f = fopen(file, "w");
+    assert_non_null(f);
+    fputs("{\"question\": \"Products?\", \"sql\": \"SELECT name FROM "
+          "products\"}\n"
+          "{\"question\": \"Bad?\", \"sql\": \"SELECT nope FROM products\"}\n"
+          "not json\n"
+          "{\"question\": \"Other db\", \"sql\": \"SELECT 1\", "
+          "\"db_id\": \"concert_singer\"}\n", f);
+    fclose(f);
+    assert_int_equal(askdb_memory_import(m, db, file, on_reject, rejected,
+                                         &n), ASKDB_OK);
+    assert_int_equal(n.stored, 1);
+    assert_int_equal(n.replaced, 0);
+    assert_int_equal(n.rejected, 2);
+    assert_int_equal(n.skipped, 1);
+    assert_non_null(strstr(rejected, "2:the SQL fails on the database: "
+                                     "no such column: nope"));
+    assert_non_null(strstr(rejected, "3:not valid JSON"));
+
+    assert_int_equal(askdb_memory_list(m, shop(), &p, &np), ASKDB_OK);
+    assert_int_equal(np, 2);
+    assert_string_equal(p[0].question, "how many  CUSTOMERS?");
+    assert_string_equal(p[0].sql, "SELECT count(id) FROM customers");
+    assert_string_equal(p[1].question, "Products?");
+    assert_int_equal(strlen(p[1].added_at), 20);
+    askdb_pairs_free(p, np);
+
+    assert_int_equal(askdb_memory_forget(m, shop(), "HOW MANY CUSTOMERS?",
+                                         &removed), ASKDB_OK);
+    assert_int_equal(removed, 1);
+    assert_int_equal(askdb_memory_forget(m, shop(), NULL, &removed),
+                     ASKDB_OK);
+    assert_int_equal(removed, 1);
+    assert_int_equal(askdb_memory_list(m, "/no/such/db", &p, &np),
+                     ASKDB_ERR_DB_OPEN);
+    askdb_memory_close(m);
+
+    /* Another SQLite database is not a store: refused, left alone. */
+    assert_int_equal(sqlfile_exec(other, "CREATE TABLE t(x);"), 0);
+    assert_int_equal(askdb_memory_open(other, 1, &m), ASKDB_ERR_USAGE);
+    assert_non_null(strstr(askdb_memory_errmsg(m), "not an askdb memory"));
+    askdb_memory_close(m);
+    askdb_memory_close(NULL);
+    askdb_db_close(db);
+    assert_int_equal(tmpdir_remove(dir), 0);
+}
+
+/* ---------------------------------------------------------------------- */
+/* JSON and output paths                                                  */
+/* ---------------------------------------------------------------------- */
+
+/* The answer as JSON: the same fields for every front end; the C1
+** control U+009B (an 8-bit CSI) stays a character in a file and becomes
+** an escape for a terminal; compact unless asked to indent. */
+static void answer_json_is_one_document_and_escapes_c1_on_request(void **st)
+{
+    static const char *const r[] = {
+        "SELECT CAST(x'41c29b42' AS TEXT) AS t, 1.5 AS r, NULL AS n, "
+        "x'00ff' AS b", NULL};
+    struct script s = {.replies = r};
+    askdb_config cfg = scripted_config(&s);
+    askdb_ask_options o = {.request_id = "r1"};
+    askdb_agent *ag = NULL;
+    askdb_answer *a = NULL;
+    char *plain = NULL, *term = NULL, *pretty = NULL, *res = NULL;
+
+    (void)st;
+    assert_int_equal(askdb_agent_new(&cfg, shop(), &ag), ASKDB_OK);
+    assert_int_equal(askdb_agent_ask_opts(ag, "odd values", &o, &a),
+                     ASKDB_OK);
+    assert_int_equal(askdb_answer_json(a, 0, &plain), ASKDB_OK);
+    assert_int_equal(askdb_answer_json(a, ASKDB_JSON_TERMINAL, &term),
+                     ASKDB_OK);
+    assert_int_equal(askdb_answer_json(a, ASKDB_JSON_PRETTY, &pretty),
+                     ASKDB_OK);
+    assert_non_null(strstr(plain, "\"question\":\"odd values\","
+                                  "\"request_id\":\"r1\",\"status\":\"ok\""));
+    assert_non_null(strstr(plain, "\"rows\":[[\"A\xc2\x9b" "B\",1.5,null,"
+                                  "{\"blob_hex\":\"00ff\"}]]"));
+    assert_non_null(strstr(term, "\"A\\u009bB\""));
+    assert_null(strstr(term, "\xc2\x9b"));
+    assert_null(strchr(plain, '\n'));
+    assert_non_null(strstr(pretty, "\n  \"question\": \"odd values\""));
+    assert_int_equal(askdb_result_json(NULL, "SELECT x", "no such column: x",
+                                       0, &res), ASKDB_OK);
+    assert_string_equal(res, "{\"sql\":\"SELECT x\",\"error\":"
+                             "\"no such column: x\"}");
+    askdb_free(plain);
+    askdb_free(term);
+    askdb_free(pretty);
+    askdb_free(res);
+    askdb_answer_free(a);
+    askdb_agent_free(ag);
+}
+
+/* Output paths: a database is refused, a new file is fine. */
+static void output_refusal_names_databases(void **state)
+{
+    char dir[128], db[256], fresh[256];
+
+    (void)state;
+    assert_int_equal(tmpdir_make(dir, sizeof dir, "out"), 0);
+    snprintf(db, sizeof db, "%s/x.db", dir);
+    snprintf(fresh, sizeof fresh, "%s/trace.jsonl", dir);
+    assert_int_equal(sqlfile_exec(db, "CREATE TABLE t(x);"), 0);
+    assert_non_null(askdb_output_refusal(db));
+    assert_null(askdb_output_refusal(fresh));
+    assert_null(askdb_output_refusal("/dev/null"));
+    assert_int_equal(tmpdir_remove(dir), 0);
+}
+
+/* The schema for programs: every table with its columns, keys and row
+** count, plus the prompt's text; the plan of a statement without running
+** it, and a write refused by the same guard as a query. */
+static void schema_json_and_explain(void **state)
+{
+    askdb_db *db = NULL;
+    askdb_result *r = NULL;
+    char *j = NULL, *text = NULL;
+    json_error_t je;
+    json_t *o, *t, *orders = NULL, *fk;
+    size_t i;
+
+    (void)state;
+    assert_int_equal(askdb_db_open(shop(), NULL, &db), ASKDB_OK);
+    assert_int_equal(askdb_db_schema_json(db, 0, &j), ASKDB_OK);
+    assert_int_equal(askdb_db_schema_text(db, &text), ASKDB_OK);
+    o = json_loads(j, 0, &je);
+    assert_non_null(o);
+    assert_string_equal(json_string_value(json_object_get(o, "engine")),
+                        "sqlite");
+    assert_string_equal(json_string_value(json_object_get(o, "text")), text);
+    json_array_foreach(json_object_get(o, "tables"), i, t)
+        if (strcmp(json_string_value(json_object_get(t, "name")),
+                   "orders") == 0)
+            orders = t;
+    assert_non_null(orders);
+    assert_string_equal(json_string_value(json_object_get(orders, "kind")),
+                        "table");
+    assert_true(json_integer_value(json_object_get(orders, "rows")) > 0);
+    fk = json_array_get(json_object_get(orders, "foreign_keys"), 0);
+    assert_string_equal(json_string_value(json_object_get(fk, "table")),
+                        "customers");
+    json_decref(o);
+
+    assert_int_equal(askdb_db_explain(db, "SELECT * FROM customers WHERE "
+                                          "id = 3", &r), ASKDB_OK);
+    assert_true(r->nrows >= 1);
+    assert_non_null(strstr(askdb_result_cell(r, 0, 3)->s, "customers"));
+    askdb_result_free(r);
+    r = NULL;
+    assert_int_equal(askdb_db_explain(db, "DELETE FROM customers", &r),
+                     ASKDB_ERR_REFUSED);
+    assert_null(r);
+    askdb_free(j);
+    askdb_free(text);
+    askdb_db_close(db);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(cancel_stops_a_running_query),
+        cmocka_unit_test(cancel_between_questions_is_forgotten),
+        cmocka_unit_test(failed_model_makes_no_agent),
+        cmocka_unit_test(shared_model_serves_agents_on_two_threads),
+        cmocka_unit_test(cancel_stops_the_local_model),
+        cmocka_unit_test(memory_learns_lists_imports_and_forgets),
+        cmocka_unit_test(answer_json_is_one_document_and_escapes_c1_on_request),
+        cmocka_unit_test(output_refusal_names_databases),
+        cmocka_unit_test(schema_json_and_explain),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
