@@ -343,7 +343,7 @@ static void events_carry_each_step_and_request_id(void **state)
     (void)state;
     cfg.event_fn = on_event;
     cfg.event_ud = &s;
-    assert_int_equal(askdb_agent_new(&cfg, shop(), &ag), ASKDB_OK);
+    assert_int_equal(askdb_agent_new(&cfg, testdb_shop(), &ag), ASKDB_OK);
     assert_int_equal(askdb_agent_ask_opts(ag, "q", &o, &a), ASKDB_OK);
     assert_string_equal(a->request_id, "req-42");
     assert_string_equal(a->question, "q");
