@@ -17,8 +17,6 @@
 #include "core/cache.h"
 #include "scripted.h"
 
-static char cache_dir[256];
-
 /*
 ** What each test works with, made before it and freed after it (also when
 ** it fails): the scripted model, a config with the techniques off (each
@@ -115,7 +113,7 @@ static const char *make_db(const char *name, const char *sql)
 {
     static char path[4200];
 
-    snprintf(path, sizeof path, "%s/%s", cache_dir, name);
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
     unlink(path);
     assert_int_equal(sqlfile_exec(path, sql), 0);
     return path;
@@ -734,7 +732,7 @@ static void learned_examples_go_into_the_prompt(void **state)
     struct steps *t = steps(state, r);
     char path[4200];
 
-    snprintf(path, sizeof path, "%s/memory.sqlite", cache_dir);
+    snprintf(path, sizeof path, "%s/memory.sqlite", tmpdir);
     store_add(path, "How many orders were paid by card?",
               "SELECT count(*) FROM payments WHERE method = 'card'");
     t->cfg.memory = 3;
@@ -751,7 +749,7 @@ static void pairs_learned_during_a_session_are_used(void **state)
     struct steps *t = steps(state, r);
     char path[4200];
 
-    snprintf(path, sizeof path, "%s/later.sqlite", cache_dir);
+    snprintf(path, sizeof path, "%s/later.sqlite", tmpdir);
     t->cfg.memory = 3;
     t->cfg.memory_path = path;
     agent_open(t, testdb_shop());
@@ -836,7 +834,7 @@ static void latin1_values_are_left_out_of_the_prompt(void **state)
                  "INSERT INTO cafes (name) VALUES ('Caf\xe9 de Flore'), "
                  "('Les Deux Magots'), ('La Rotonde');");
     t->cfg.values = 1;
-    snprintf(trace, sizeof trace, "%s/latin1.trace", cache_dir);
+    snprintf(trace, sizeof trace, "%s/latin1.trace", tmpdir);
     t->cfg.trace_path = trace;
     ask_on(t, db, "Is Cafe de Flore or Les Deux Magots older?",
            ASKDB_OK);
@@ -888,12 +886,12 @@ static void failed_value_lookup_is_not_a_failed_question(void **state)
     assert_non_null(strstr(t->s.last_user, "'Yokohama'"));
     assert_int_equal(
         cache_file_checksum(testdb_shop(), sum, dir, sizeof dir), 0);
-    snprintf(file, sizeof file, "%s/values/%s.fts", cache_dir, sum);
+    snprintf(file, sizeof file, "%s/values/%s.fts", tmpdir, sum);
     assert_int_equal(sqlfile_exec(file, "UPDATE val_words_data SET block = "
                                         "x'0102030405060708090a' WHERE id > "
                                         "10"), 0);
 
-    snprintf(trace, sizeof trace, "%s/lookup.trace", cache_dir);
+    snprintf(trace, sizeof trace, "%s/lookup.trace", tmpdir);
     t->cfg.trace_path = trace;
     a = ask(t, "How many customers live in Yokohama?", ASKDB_OK);
     assert_null(strstr(t->s.last_user, "Values the question mentions"));
@@ -911,7 +909,7 @@ static void failed_examples_lookup_is_not_a_failed_question(void **state)
     char path[4200];
     askdb_answer *a;
 
-    snprintf(path, sizeof path, "%s/damaged.sqlite", cache_dir);
+    snprintf(path, sizeof path, "%s/damaged.sqlite", tmpdir);
     store_with_a_pair(path);
     assert_int_equal(sqlfile_exec(path, "DROP TABLE pairs_fts"), 0);
     t->cfg.memory = 3;
@@ -931,7 +929,7 @@ static void locked_store_is_tried_again_next_question(void **state)
     sqlite3 *lock = NULL;
     char path[4200];
 
-    snprintf(path, sizeof path, "%s/locked.sqlite", cache_dir);
+    snprintf(path, sizeof path, "%s/locked.sqlite", tmpdir);
     store_with_a_pair(path);
     t->cfg.memory = 3;
     t->cfg.memory_path = path;
@@ -945,18 +943,6 @@ static void locked_store_is_tried_again_next_question(void **state)
     sqlite3_close(lock);
     turn(t, "How many orders were refunded?");
     assert_non_null(strstr(t->s.last_user, "status = 'cancelled'"));
-}
-
-static int setup(void **state)
-{
-    (void)state;
-    return tmpdir_as_cache(cache_dir, sizeof cache_dir, "steps");
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return tmpdir_remove(cache_dir);
 }
 
 /* Each test with its fixture (struct steps). */
@@ -1003,5 +989,6 @@ int main(void)
         T(failed_examples_lookup_is_not_a_failed_question),
         T(locked_store_is_tried_again_next_question),
     };
-    return cmocka_run_group_tests_name("agent_steps", tests, setup, teardown);
+    return cmocka_run_group_tests_name("agent_steps", tests,
+                                       tmpdir_cache_setup, tmpdir_teardown);
 }

@@ -190,20 +190,6 @@ static void env_gguf_model_does_not_beat_a_given_url(void **state)
     unsetenv("ASKDB_MODEL");
 }
 
-static char tmpdir[256];
-
-static int setup(void **state)
-{
-    (void)state;
-    return tmpdir_make(tmpdir, sizeof tmpdir, "core");
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return tmpdir_remove(tmpdir);
-}
-
 /*
 ** A trace path that is an SQLite database (the one being asked, say), or
 ** its write-ahead log or journal, is refused before anything is written.
@@ -346,5 +332,6 @@ int main(void)
         cmocka_unit_test(trace_refuses_sqlite_files),
         cmocka_unit_test(parallel_trace_lines_never_interleave),
     };
-    return cmocka_run_group_tests_name("core", tests, setup, teardown);
+    return cmocka_run_group_tests_name("core", tests, tmpdir_setup,
+                                       tmpdir_teardown);
 }

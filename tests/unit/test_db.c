@@ -11,7 +11,6 @@
 #include "core/buf.h"
 #include "db/db.h"
 
-static char tmpdir[256];
 static char dbpath[300];
 
 /* A small database of our own with every feature the schema reader
@@ -49,17 +48,10 @@ static unsigned long long file_sum(const char *path)
 
 static int setup(void **state)
 {
-    (void)state;
-    if (tmpdir_make(tmpdir, sizeof tmpdir, "db"))
+    if (tmpdir_setup(state))
         return -1;
     snprintf(dbpath, sizeof dbpath, "%s/f.db", tmpdir);
     return sqlfile_exec(dbpath, fixture_sql);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return tmpdir_remove(tmpdir);
 }
 
 /* The fixture, opened with a 300 ms query limit. */
@@ -667,5 +659,6 @@ int main(void)
         cmocka_unit_test(rows_bigger_than_the_cap_stay_readable),
         cmocka_unit_test(zero_or_negative_limits_mean_the_defaults),
     };
-    return cmocka_run_group_tests_name("db", tests, setup, teardown);
+    return cmocka_run_group_tests_name("db", tests, setup,
+                                       tmpdir_teardown);
 }

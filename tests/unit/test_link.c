@@ -9,7 +9,6 @@
 #include "agent/link.h"
 #include "db/db.h"
 
-static char tmpdir[256];
 static char fixture[300];
 
 /* A small database for exact rendering: a composite key, a unique index,
@@ -24,17 +23,10 @@ static const char fixture_sql[] =
 
 static int setup(void **state)
 {
-    (void)state;
-    if (tmpdir_make(tmpdir, sizeof tmpdir, "link"))
+    if (tmpdir_setup(state))
         return -1;
     snprintf(fixture, sizeof fixture, "%s/f.db", tmpdir);
     return sqlfile_exec(fixture, fixture_sql);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return tmpdir_remove(tmpdir);
 }
 
 /* A Spider database, or skip without it. */
@@ -463,5 +455,6 @@ int main(void)
         cmocka_unit_test(plural_finds_singular_table),
         cmocka_unit_test(spider_bridges_join_named_tables),
     };
-    return cmocka_run_group_tests_name("link", tests, setup, teardown);
+    return cmocka_run_group_tests_name("link", tests, setup,
+                                       tmpdir_teardown);
 }

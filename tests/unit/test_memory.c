@@ -14,9 +14,6 @@
 #include "core/buf.h"
 #include "core/cache.h"
 
-/* Every test works in its own files under one temp directory. */
-static char tmpdir[256];
-
 /* tmpdir/name in a static slot (a few live at once). */
 static const char *tmp(const char *name)
 {
@@ -592,14 +589,7 @@ int main(void)
         cmocka_unit_test(batch_rolls_back_when_not_committed),
         cmocka_unit_test(renders_pairs_for_the_prompt),
     };
-    int rc;
 
-    if (tmpdir_make(tmpdir, sizeof tmpdir, "memory")) {
-        perror("mkdtemp");
-        return 1;
-    }
     unsetenv("ASKDB_CACHE_DIR");
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    tmpdir_remove(tmpdir);
-    return rc;
+    return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

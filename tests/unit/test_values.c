@@ -13,8 +13,6 @@
 #include "core/cache.h"
 #include "db/db.h"
 
-static char tmpdir[256];
-
 /* A fresh cache directory for one test: tmpdir/name. */
 static void use_cache(const char *name)
 {
@@ -90,18 +88,6 @@ static int count_files(const char *dir, const char *suffix)
     }
     closedir(d);
     return n;
-}
-
-static int setup(void **state)
-{
-    (void)state;
-    return tmpdir_make(tmpdir, sizeof tmpdir, "values");
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return tmpdir_remove(tmpdir);
 }
 
 static void shop_city_found_despite_case_and_accents(void **state)
@@ -726,5 +712,6 @@ int main(void)
         cmocka_unit_test(free_text_and_numbers_are_not_indexed),
         cmocka_unit_test(render_says_column_and_spelling),
     };
-    return cmocka_run_group_tests_name("values", tests, setup, teardown);
+    return cmocka_run_group_tests_name("values", tests, tmpdir_setup,
+                                       tmpdir_teardown);
 }

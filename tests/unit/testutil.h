@@ -58,6 +58,32 @@ static inline int tmpdir_as_cache(char *dir, size_t n, const char *name)
     return setenv("ASKDB_CACHE_DIR", dir, 1) == 0 ? 0 : -1;
 }
 
+/* A test file's own directory: tmpdir_setup() (as its group's setup)
+** makes it, tmpdir_teardown() removes it with whatever the tests left in
+** it. */
+static char tmpdir[256] __attribute__((unused));
+
+/* Group setup: make tmpdir. */
+static inline int tmpdir_setup(void **state)
+{
+    (void)state;
+    return tmpdir_make(tmpdir, sizeof tmpdir, "unit");
+}
+
+/* Group setup: make tmpdir and point ASKDB_CACHE_DIR at it. */
+static inline int tmpdir_cache_setup(void **state)
+{
+    (void)state;
+    return tmpdir_as_cache(tmpdir, sizeof tmpdir, "unit");
+}
+
+/* Group teardown: remove tmpdir. */
+static inline int tmpdir_teardown(void **state)
+{
+    (void)state;
+    return tmpdir_remove(tmpdir);
+}
+
 /* Make a new empty file /tmp/askdb-test-<name>-XXXXXX and put its path in
 ** path (n bytes); the test unlink()s it. 0, or -1. */
 static inline int tmpfile_make(char *path, size_t n, const char *name)
