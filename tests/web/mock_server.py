@@ -258,8 +258,10 @@ class Handler(BaseHTTPRequestHandler):
             step("question", question=body.get("question"), hint=None)
             step("schema", tables=len(schema_of(db)["tables"]), bytes=0, ms=1)
             for attempt in range(1, 4):
-                step("prompt", **{"for": "sql", "attempt": attempt, "candidates": 1, "provider": "mock"})
+                # Taken before the step is sent: a page that saw the step
+                # knows the model was asked.
                 e = self.mock.take()
+                step("prompt", **{"for": "sql", "attempt": attempt, "candidates": 1, "provider": "mock"})
                 answer["llm_calls"] += 1
                 if e.get("delay_ms") and stream:
                     self.sleep(e["delay_ms"])

@@ -378,7 +378,6 @@ function toggleSchema(open) {
 function describeStep(ev) {
     const cls = (c) => c;
     switch (ev.step) {
-    case "question": return [cls("ok"), "Question received", ""];
     case "schema": return [cls("ok"), "Read the schema",
         [ev.tables !== undefined && plural(ev.tables, "table", "tables"), ev.ms !== undefined && fmtMs(ev.ms)].filter(Boolean).join(", ")];
     case "values": return ev.error ? ["warn", "Value lookup failed", ev.error] :
@@ -595,7 +594,9 @@ function chartPlan(columns, rows) {
             return null;
         }
     }
-    const values = kind.map((k, c) => (k === "number" && c !== label ? c : -1)).filter((c) => c >= 0);
+    // Keys (id, customer_id) are numbers but not measures.
+    const values = kind.map((k, c) => (k === "number" && c !== label && !/^id$|_id$/i.test(columns[c]) ? c : -1))
+        .filter((c) => c >= 0);
     if (!values.length || values.length > 4) return null;
     if (!dates && DATE_NAME_RE.test(columns[label]) && kind[label] !== "text") dates = true;
     return { type: dates ? "line" : "bar", label, values };
@@ -639,7 +640,7 @@ function makeChart(canvas, plan, columns, rows) {
                 data: order.map((i) => rows[i][col]),
                 borderColor: c.series[k % 4],
                 backgroundColor: plan.type === "bar" ? c.series[k % 4] + "cc" : c.series[k % 4],
-                tension: 0.2, pointRadius: rows.length > 60 ? 0 : 3,
+                tension: 0, pointRadius: rows.length > 60 ? 0 : 3,
             })),
         },
         options: {
@@ -766,7 +767,8 @@ function onEvent(turn, name, data) {
         addStep(turn, "run", "Waiting for the model", data.position ? `position ${data.position} in the queue` : "");
         break;
     case "step": {
-        if (data.step === "answer") break;      // `done` says it all
+        // `done` says all that "answer" says; "question" repeats the page.
+        if (data.step === "answer" || data.step === "question") break;
         const [kind, what, detail] = describeStep(data);
         addStep(turn, kind, what, detail, data.t_ms);
         break;
@@ -785,7 +787,7 @@ function onEvent(turn, name, data) {
     case "answer":
         if (data.text) {
             turn.gotAnswer = true;
-            turn.out.append(el("p", { class: "answer", text: data.text }));
+            turn.out.prepend(answerNode(data.text));
         }
         break;
     case "error":
@@ -817,7 +819,7 @@ function finishTurn(turn, a) {
     }
     if (a.answer && !turn.gotAnswer) {
         turn.gotAnswer = true;
-        turn.out.append(el("p", { class: "answer", text: a.answer }));
+        turn.out.prepend(answerNode(a.answer));
     }
     if (a.error && !turn.failed) {
         turn.failed = true;
@@ -834,6 +836,28 @@ function finishTurn(turn, a) {
     if (bits.length) turn.out.append(el("p", { class: "summary muted", text: bits.join(" · ") }));
     addStep(turn, turn.failed ? "bad" : "ok", turn.failed ? "Gave up" : "Answered", "",
         a.timings && a.timings.total_ms);
+    foldSteps(turn, !turn.failed);
+}
+
+function answerNode(text) {
+    return el("p", { class: "answer", text });
+}
+
+// Once a question is done its steps fold away behind a button (a failed
+// one keeps them open: they say what went wrong).
+function foldSteps(turn, fold) {
+    const steps = turn.steps;
+    const n = steps.children.length;
+    steps.id = steps.id || `steps-${Math.random().toString(36).slice(2, 10)}`;
+    const btn = el("button", { type: "button", class: "link steps-toggle", "aria-controls": steps.id });
+    const set = (open) => {
+        steps.hidden = !open;
+        btn.setAttribute("aria-expanded", open ? "true" : "false");
+        btn.textContent = open ? "Hide the steps" : `Show the ${n} steps`;
+    };
+    btn.addEventListener("click", () => set(steps.hidden));
+    steps.before(btn);
+    set(!fold);
 }
 
 async function ask(question) {
@@ -952,6 +976,9 @@ function init() {
     takeTokenFromUrl();
     initTheme();
     initQuestionBox();
+    window.addEventListener("hashchange", () => {
+        if (/token=/.test(location.hash)) { takeTokenFromUrl(); loadDatabases(); }
+    });
     $("#db").addEventListener("change", (ev) => {
         newConversation();
         selectDatabase(ev.target.value);
