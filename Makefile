@@ -1,13 +1,21 @@
 # Makefile - builds libaskdb, the askdb command, the tests and benchmarks.
 #
-#   make            build/askdb and build/libaskdb.a
+#   make            build/askdb, build/libaskdb.a and build/libaskdb.so
 #   make test       sanitizer build, unit tests, end-to-end tests
+#   make install    PREFIX=/usr/local (and DESTDIR): askdb.h, libaskdb.a,
+#                   libaskdb.so*, askdb.pc, the askdb command, its man page;
+#                   make uninstall removes them
 #   make demo       sample database + a question answered end to end
 #   make bench      overhead and large-schema benchmarks
 #   WERROR=1        turn warnings into errors (CI does)
 
+# `make` alone builds `all`, whatever rule comes first below.
+.DEFAULT_GOAL := all
+
 CC      ?= gcc
-PKGS    := sqlite3 libcurl jansson libedit libxxhash
+# The library's packages; the command adds libedit (the shell's line editor).
+LIB_PKGS := sqlite3 libcurl jansson libxxhash
+PKGS    := $(LIB_PKGS) libedit
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
 WARN    := -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
@@ -23,6 +31,27 @@ FE_CPPFLAGS := -D_POSIX_C_SOURCE=200809L -Iinclude $(PKG_CFLAGS)
 CPPFLAGS := -D_POSIX_C_SOURCE=200809L -DASKDB_BUILD -Iinclude -Isrc $(PKG_CFLAGS)
 CFLAGS  := $(WARN) $(OPT) -fvisibility=hidden
 LDLIBS  := $(PKG_LIBS) -lstemmer -lm -lpthread
+# What libaskdb.so links: every dependency, so `cc prog.c -laskdb` is enough.
+LIB_LDLIBS := $(shell pkg-config --libs $(LIB_PKGS)) -lstemmer -lm -lpthread
+# The release library objects are position-independent, so that one set
+# makes both libaskdb.a and libaskdb.so.
+LIB_CFLAGS := -fPIC
+
+# The version is askdb_version()'s; the soname changes with the major one.
+VERSION := $(shell sed -n 's/^.define ASKDB_VERSION "\(.*\)"$$/\1/p' src/core/config.c)
+ifeq ($(VERSION),)
+$(error cannot read ASKDB_VERSION from src/core/config.c)
+endif
+SONAME  := libaskdb.so.$(firstword $(subst ., ,$(VERSION)))
+SOFILE  := libaskdb.so.$(VERSION)
+
+# Where `make install` puts things (DESTDIR is prepended, not recorded).
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+LIBDIR  ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR  ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 
 SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all \
            -fno-omit-frame-pointer
@@ -37,8 +66,13 @@ endif
 ifneq ($(LLAMA_PREFIX),)
 CPPFLAGS += -DASKDB_HAVE_LLAMA=1 -isystem $(LLAMA_PREFIX)/include \
             -DASKDB_LLAMA_ID=\"$(notdir $(patsubst %/install,%,$(LLAMA_PREFIX)))\"
-LDLIBS  += $(shell scripts/llama.sh --print-libs)
+LLAMA_LIBS := $(shell scripts/llama.sh --print-libs)
+LDLIBS  += $(LLAMA_LIBS)
+LIB_LDLIBS += $(LLAMA_LIBS)
 endif
+# llama.cpp's static libraries are installed beside libaskdb for static
+# linking, in LIBDIR/askdb/ so that they never shadow a system llama.cpp.
+LLAMA_ARCHIVES := $(filter %.a,$(LLAMA_LIBS))
 
 LIB_SRC := $(wildcard src/core/*.c src/db/*.c src/llm/*.c src/sql/*.c \
                       src/agent/*.c src/eval/*.c)
@@ -62,8 +96,17 @@ $(shell mkdir -p $(B) && (echo '$(LLAMA_PREFIX)' | cmp -s - $(LLAMA_STAMP) \
 $(LIB_OBJ) $(CLI_OBJ) $(LIBA_OBJ) $(CLIA_OBJ): $(LLAMA_STAMP)
 $(CLI_OBJ) $(CLIA_OBJ): CPPFLAGS := $(FE_CPPFLAGS)
 
-.PHONY: all test unit e2e demo bench fuzz grammar-accept clean lint check-banned check-layers llama model
-all: $(B)/askdb $(B)/libaskdb.a examples/shop.db
+# The same for the release library objects' own flags (build/lib.flags).
+LIB_STAMP := $(B)/lib.flags
+$(shell echo '$(LIB_CFLAGS)' | cmp -s - $(LIB_STAMP) \
+    || echo '$(LIB_CFLAGS)' > $(LIB_STAMP))
+$(LIB_OBJ): $(LIB_STAMP)
+$(LIB_OBJ): CFLAGS += $(LIB_CFLAGS)
+
+.PHONY: all test unit e2e demo bench fuzz grammar-accept clean lint check-banned \
+        check-layers llama model small-model install uninstall
+all: $(B)/askdb $(B)/libaskdb.a $(B)/libaskdb.so $(B)/askdb.pc \
+     $(B)/examples/embed examples/shop.db
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -76,6 +119,20 @@ $(BA)/%.o: %.c
 $(B)/libaskdb.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
+
+# The shared library exports exactly the ASKDB_API functions: our objects
+# are compiled with -fvisibility=hidden, and --exclude-libs keeps the
+# symbols of the static llama.cpp libraries inside it. --no-undefined: every
+# dependency is linked in (tests/e2e/install.sh checks both).
+$(B)/$(SOFILE): $(LIB_OBJ)
+	$(CC) $(CFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined \
+	    -Wl,--exclude-libs,ALL -o $@ $^ $(LIB_LDLIBS)
+
+$(B)/$(SONAME): $(B)/$(SOFILE)
+	ln -sf $(SOFILE) $@
+
+$(B)/libaskdb.so: $(B)/$(SONAME)
+	ln -sf $(SONAME) $@
 
 $(BA)/libaskdb.a: $(LIBA_OBJ)
 	@rm -f $@
@@ -92,6 +149,61 @@ $(B)/layers.ok: scripts/check_layers.py $(LIB_OBJ) $(CLI_OBJ)
 
 $(BA)/askdb: $(CLIA_OBJ) $(BA)/libaskdb.a
 	$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS)
+
+# pkg-config's file, for the install prefix: build/pc.flags holds what it
+# says and changes only with it. libcurl is linked by name, not required:
+# Debian's libcurl.pc names, for static linking, libraries whose -dev
+# packages libcurl4-openssl-dev does not install, so `pkg-config --static`
+# would fail; libaskdb.a needs only libcurl itself.
+PC_LIBDIR := $(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))
+PC_INCLUDEDIR := $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))
+PC_REQUIRES := $(filter-out libcurl,$(LIB_PKGS))
+PC_LIBS_PRIVATE := -lcurl -lstemmer -lm -lpthread
+ifneq ($(LLAMA_ARCHIVES),)
+PC_LIBS_PRIVATE += -L$${libdir}/askdb \
+    $(patsubst lib%.a,-l%,$(notdir $(LLAMA_ARCHIVES))) \
+    $(patsubst -fopenmp,-lgomp,$(filter-out %.a -lm -lpthread,$(LLAMA_LIBS)))
+endif
+PC_TEXT := $(PREFIX)|$(PC_LIBDIR)|$(PC_INCLUDEDIR)|$(VERSION)|$(PC_REQUIRES)|$(PC_LIBS_PRIVATE)
+PC_STAMP := $(B)/pc.flags
+$(shell echo '$(PC_TEXT)' | cmp -s - $(PC_STAMP) || echo '$(PC_TEXT)' > $(PC_STAMP))
+
+$(B)/askdb.pc: askdb.pc.in $(PC_STAMP)
+	sed -e 's|@prefix@|$(PREFIX)|' -e 's|@libdir@|$(PC_LIBDIR)|' \
+	    -e 's|@includedir@|$(PC_INCLUDEDIR)|' -e 's|@version@|$(VERSION)|' \
+	    -e 's|@requires_private@|$(PC_REQUIRES)|' \
+	    -e 's|@libs_private@|$(strip $(PC_LIBS_PRIVATE))|' $< > $@.tmp
+	mv $@.tmp $@
+
+# The embedding example, built the way an embedder builds it: askdb.h as a
+# user sees it (no ASKDB_BUILD) and the shared library.
+$(B)/examples/embed: examples/embed.c include/askdb.h $(B)/libaskdb.so
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(OPT) -Iinclude -o $@ $< -L$(B) -laskdb \
+	    -Wl,-rpath,$(abspath $(B))
+
+install: $(B)/askdb $(B)/libaskdb.a $(B)/libaskdb.so $(B)/askdb.pc
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR) \
+	    $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 755 $(B)/askdb $(DESTDIR)$(BINDIR)/askdb
+	install -m 644 include/askdb.h $(DESTDIR)$(INCLUDEDIR)/askdb.h
+	install -m 644 $(B)/libaskdb.a $(DESTDIR)$(LIBDIR)/libaskdb.a
+	install -m 755 $(B)/$(SOFILE) $(DESTDIR)$(LIBDIR)/$(SOFILE)
+	ln -sf $(SOFILE) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libaskdb.so
+	install -m 644 $(B)/askdb.pc $(DESTDIR)$(PKGCONFIGDIR)/askdb.pc
+	install -m 644 docs/askdb.1 $(DESTDIR)$(MANDIR)/man1/askdb.1
+ifneq ($(LLAMA_ARCHIVES),)
+	install -d $(DESTDIR)$(LIBDIR)/askdb
+	install -m 644 $(LLAMA_ARCHIVES) $(DESTDIR)$(LIBDIR)/askdb/
+endif
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/askdb $(DESTDIR)$(INCLUDEDIR)/askdb.h \
+	    $(DESTDIR)$(LIBDIR)/libaskdb.a $(DESTDIR)$(LIBDIR)/libaskdb.so \
+	    $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/$(SOFILE) \
+	    $(DESTDIR)$(PKGCONFIGDIR)/askdb.pc $(DESTDIR)$(MANDIR)/man1/askdb.1
+	rm -rf $(DESTDIR)$(LIBDIR)/askdb
 
 # Test tools: the scripted model server.
 $(BA)/fake_llm: tests/fake_llm/fake_llm.c
@@ -114,25 +226,41 @@ examples/shop.db: examples/shop.sql
 
 test: unit e2e
 
-# ASKDB_SMALL_MODEL: the small GGUF for the local-model tests (empty when
-# not fetched; those tests then skip and say so).
-SMALL_MODEL = $$(scripts/models.sh --path small 2>/dev/null || true)
+# ASKDB_SMALL_MODEL: the small GGUF for the local-model tests. The tests
+# fetch it first (scripts/models.sh small: checksums verified, cached in
+# ~/.cache/askdb, nothing downloaded once there). SKIP_SMALL_MODEL=1 is the
+# explicit opt-out: nothing fetched, and those tests skip and say so.
+SKIP_SMALL_MODEL ?= 0
+ifeq ($(SKIP_SMALL_MODEL),1)
+SMALL_MODEL :=
+else
+SMALL_MODEL = $$(scripts/models.sh --path small)
+endif
+
+small-model:
+ifneq ($(SKIP_SMALL_MODEL),1)
+	scripts/models.sh small >/dev/null
+endif
 
 # SPIDER_DIR: Spider's training split, for tests over real databases.
 SPIDER_DIR ?= $(wildcard ../shared/bench/spider-train)
 
-unit: $(UNIT_BIN) $(BA)/fake_llm examples/shop.db
+unit: $(UNIT_BIN) $(BA)/fake_llm examples/shop.db small-model
 	@set -e; small=$(SMALL_MODEL); for t in $(UNIT_BIN); do \
 	    echo "== $$t"; FAKE_LLM=$(BA)/fake_llm SHOP_DB=examples/shop.db \
 	    ASKDB_SMALL_MODEL=$$small SPIDER_DIR=$(SPIDER_DIR) $$t; \
 	done
 
-e2e: $(BA)/askdb $(BA)/fake_llm examples/shop.db
+# install.sh installs the release build into a temporary prefix (the
+# sub-make finds it built) and builds examples/embed.c against that copy.
+e2e: $(BA)/askdb $(BA)/fake_llm examples/shop.db small-model \
+     $(B)/askdb $(B)/libaskdb.a $(B)/libaskdb.so $(B)/askdb.pc
 	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm bash tests/e2e/run.sh
 	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm bash tests/e2e/eval.sh
 	ASKDB=$(BA)/askdb bash tests/e2e/learn.sh
 	ASKDB=$(BA)/askdb ASKDB_SMALL_MODEL=$(SMALL_MODEL) \
 	    bash tests/e2e/local_smoke.sh
+	MAKE="$(MAKE)" FAKE_LLM=$(BA)/fake_llm bash tests/e2e/install.sh
 
 # The local model, both into ~/.cache/askdb (checksums verified): llama.cpp
 # as static libraries (about 5 minutes the first time) and the GGUF models

@@ -1,4 +1,4 @@
-/* agentopts.c - the agent technique options shared by ask, shell and eval. */
+/* agentopts.c - the options the commands share: model, limits, techniques. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,7 +9,11 @@
 enum {
     A_NO_LINKING = CLI_AGENT_OPT_BASE, A_NO_VALUES, A_NO_QCHECK, A_PLAN,
     A_CANDIDATES, A_CAND_TEMP, A_NO_CHECKS, A_ANSWER, A_EXAMPLES, A_MEMORY,
-    A_LINKING, A_VALUES, A_QCHECK, A_NO_PLAN, A_CHECKS
+    A_LINKING, A_VALUES, A_QCHECK, A_NO_PLAN, A_CHECKS,
+    OPT_TRACE, OPT_MAX_ATTEMPTS, OPT_TIMEOUT, OPT_MAX_ROWS, OPT_MAX_BYTES,
+    OPT_PROVIDER, OPT_LLM_URL, OPT_MODEL, OPT_API_KEY, OPT_TEMPERATURE,
+    OPT_MAX_TOKENS, OPT_LLM_TIMEOUT, OPT_RETRIES, OPT_STREAM, OPT_SEED,
+    OPT_THREADS, OPT_NO_GRAMMAR, OPT_NO_PROMPT_CACHE
 };
 
 const struct option cli_agent_opts[] = {
@@ -28,6 +32,28 @@ const struct option cli_agent_opts[] = {
     {"answer", no_argument, NULL, A_ANSWER},
     {"examples", required_argument, NULL, A_EXAMPLES},
     {"memory", required_argument, NULL, A_MEMORY},
+    {NULL, 0, NULL, 0}
+};
+
+const struct option cli_model_opts[] = {
+    {"trace", required_argument, NULL, OPT_TRACE},
+    {"max-attempts", required_argument, NULL, OPT_MAX_ATTEMPTS},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"max-rows", required_argument, NULL, OPT_MAX_ROWS},
+    {"max-bytes", required_argument, NULL, OPT_MAX_BYTES},
+    {"provider", required_argument, NULL, OPT_PROVIDER},
+    {"llm-url", required_argument, NULL, OPT_LLM_URL},
+    {"model", required_argument, NULL, OPT_MODEL},
+    {"api-key", required_argument, NULL, OPT_API_KEY},
+    {"temperature", required_argument, NULL, OPT_TEMPERATURE},
+    {"max-tokens", required_argument, NULL, OPT_MAX_TOKENS},
+    {"llm-timeout", required_argument, NULL, OPT_LLM_TIMEOUT},
+    {"retries", required_argument, NULL, OPT_RETRIES},
+    {"stream", no_argument, NULL, OPT_STREAM},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"no-grammar", no_argument, NULL, OPT_NO_GRAMMAR},
+    {"no-prompt-cache", no_argument, NULL, OPT_NO_PROMPT_CACHE},
     {NULL, 0, NULL, 0}
 };
 
@@ -114,19 +140,119 @@ int cli_agent_opt(int c, const char *arg, askdb_config *cfg, const char *prog)
     }
 }
 
-struct option *cli_merge_opts(const struct option *own)
+int cli_model_opt(int c, const char *arg, askdb_config *cfg, const char *prog)
 {
-    size_t n = 0, m = 0;
+    long v;
+    double d;
+    char *end;
+
+    switch (c) {
+    case OPT_TRACE:
+        cfg->trace_path = arg;
+        return 1;
+    case OPT_MAX_ATTEMPTS:
+        if (cli_number(prog, "--max-attempts", arg, 1, 20, &v))
+            return -1;
+        cfg->max_attempts = (int)v;
+        return 1;
+    case OPT_TIMEOUT:
+        if (cli_number(prog, "--timeout", arg, 1, 86400000L, &v))
+            return -1;
+        cfg->query_timeout_ms = (int)v;
+        return 1;
+    case OPT_MAX_ROWS:
+        if (cli_number(prog, "--max-rows", arg, 1, 100000000L, &v))
+            return -1;
+        cfg->max_rows = v;
+        return 1;
+    case OPT_MAX_BYTES:
+        if (cli_number(prog, "--max-bytes", arg, 1, 1L << 40, &v))
+            return -1;
+        cfg->max_bytes = (size_t)v;
+        return 1;
+    case OPT_PROVIDER:
+        cfg->provider = arg;
+        return 1;
+    case OPT_LLM_URL:
+        cfg->llm_url = arg;
+        return 1;
+    case OPT_MODEL:
+        cfg->model = arg;
+        return 1;
+    case OPT_API_KEY:
+        cfg->api_key = arg;
+        return 1;
+    case OPT_TEMPERATURE:
+        errno = 0;
+        d = strtod(arg, &end);
+        if (errno || end == arg || *end || d < 0 || d > 2) {
+            fprintf(stderr, "%s: --temperature takes a number from 0 "
+                            "to 2, not '%s'\n", prog, arg);
+            return -1;
+        }
+        cfg->temperature = d;
+        return 1;
+    case OPT_MAX_TOKENS:
+        if (cli_number(prog, "--max-tokens", arg, 1, 1000000, &v))
+            return -1;
+        cfg->max_tokens = (int)v;
+        return 1;
+    case OPT_LLM_TIMEOUT:
+        if (cli_number(prog, "--llm-timeout", arg, 1, 86400000L, &v))
+            return -1;
+        cfg->llm_timeout_ms = (int)v;
+        return 1;
+    case OPT_RETRIES:
+        if (cli_number(prog, "--retries", arg, 0, 20, &v))
+            return -1;
+        cfg->llm_retries = (int)v;
+        return 1;
+    case OPT_STREAM:
+        cfg->stream = 1;
+        return 1;
+    case OPT_SEED:
+        if (cli_number(prog, "--seed", arg, 0, 2147483647L, &v))
+            return -1;
+        cfg->seed = (int)v;
+        return 1;
+    case OPT_THREADS:
+        if (cli_number(prog, "--threads", arg, 1, 1024, &v))
+            return -1;
+        cfg->threads = (int)v;
+        return 1;
+    case OPT_NO_GRAMMAR:
+        cfg->no_grammar = 1;
+        return 1;
+    case OPT_NO_PROMPT_CACHE:
+        cfg->no_prompt_cache = 1;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* The entries of opts before its terminator. */
+static size_t count_opts(const struct option *opts)
+{
+    size_t n = 0;
+
+    while (opts[n].name)
+        n++;
+    return n;
+}
+
+struct option *cli_merge_opts(const struct option *own, int with_model)
+{
+    size_t n = count_opts(own), k = with_model ? count_opts(cli_model_opts)
+                                               : 0;
+    size_t m = count_opts(cli_agent_opts);
     struct option *all;
 
-    while (own[n].name)
-        n++;
-    while (cli_agent_opts[m].name)
-        m++;
-    all = calloc(n + m + 1, sizeof *all);
+    all = calloc(n + k + m + 1, sizeof *all);
     if (!all)
         return NULL;
     memcpy(all, own, n * sizeof *all);
-    memcpy(all + n, cli_agent_opts, (m + 1) * sizeof *all);
+    memcpy(all + n, cli_model_opts, k * sizeof *all);
+    memcpy(all + n + k, cli_agent_opts, (m + 1) * sizeof *all);
     return all;
 }

@@ -63,8 +63,18 @@ int cli_agent_opt(int c, const char *arg, askdb_config *cfg,
 int cli_number(const char *prog, const char *opt, const char *s, long lo,
                long hi, long *out);
 
-/* own options followed by the agent options, in one malloc()ed array for
-** getopt_long (NULL when out of memory). */
-struct option *cli_merge_opts(const struct option *own);
+/* The model and limit options of ask, shell, sql, schema, serve and mcp
+** (--provider, --llm-url, --model, --api-key, --temperature, --max-tokens,
+** --llm-timeout, --retries, --stream, --seed, --threads, --no-grammar,
+** --no-prompt-cache, --trace, --max-attempts, --timeout, --max-rows,
+** --max-bytes), and their parser: as cli_agent_opt. */
+extern const struct option cli_model_opts[];
+int cli_model_opt(int c, const char *arg, askdb_config *cfg,
+                  const char *prog);
+
+/* own options, then the model options (with_model), then the agent
+** options, in one malloc()ed array for getopt_long (NULL when out of
+** memory). */
+struct option *cli_merge_opts(const struct option *own, int with_model);
 
 #endif

@@ -156,7 +156,7 @@ struct eval_cli {
 /* Parse argv into c; returns 0, 1 (help printed) or -1 (usage error). */
 static int parse(int argc, char **argv, struct eval_cli *c)
 {
-    struct option *opts = cli_merge_opts(eval_opts);
+    struct option *opts = cli_merge_opts(eval_opts, 0);
     long long v;
     double d;
     char *end;

@@ -1,5 +1,4 @@
 /* main.c - the askdb command: ask, shell, schema, sql. */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +24,9 @@ static const char usage_main[] =
     "  schema DB           print the schema exactly as the model sees it\n"
     "  sql DB STATEMENT    run one read-only statement through the guard\n"
     "  eval --suite FILE   score execution accuracy on a question suite\n"
+    "  learn DB --question Q --sql S\n"
+    "                      verify and store a question/SQL pair that later\n"
+    "                      questions about DB get as an example\n"
     "  help [COMMAND]      this text, or a command's options\n"
     "  version             print the version\n"
     "\n"
@@ -135,13 +137,7 @@ static int help(const char *cmd)
 /* Options                                                                */
 /* ---------------------------------------------------------------------- */
 
-enum {
-    OPT_SHOW_SQL = 256, OPT_DRY_RUN, OPT_TRACE, OPT_MAX_ATTEMPTS,
-    OPT_TIMEOUT, OPT_MAX_ROWS, OPT_MAX_BYTES, OPT_PROVIDER, OPT_LLM_URL,
-    OPT_MODEL, OPT_API_KEY, OPT_TEMPERATURE, OPT_MAX_TOKENS, OPT_LLM_TIMEOUT,
-    OPT_RETRIES, OPT_STREAM, OPT_SEED, OPT_THREADS, OPT_NO_GRAMMAR,
-    OPT_NO_PROMPT_CACHE
-};
+enum { OPT_SHOW_SQL = 256, OPT_DRY_RUN };
 
 static const struct option long_opts[] = {
     {"format", required_argument, NULL, 'f'},
@@ -149,24 +145,6 @@ static const struct option long_opts[] = {
     {"help", no_argument, NULL, 'h'},
     {"show-sql", no_argument, NULL, OPT_SHOW_SQL},
     {"dry-run", no_argument, NULL, OPT_DRY_RUN},
-    {"trace", required_argument, NULL, OPT_TRACE},
-    {"max-attempts", required_argument, NULL, OPT_MAX_ATTEMPTS},
-    {"timeout", required_argument, NULL, OPT_TIMEOUT},
-    {"max-rows", required_argument, NULL, OPT_MAX_ROWS},
-    {"max-bytes", required_argument, NULL, OPT_MAX_BYTES},
-    {"provider", required_argument, NULL, OPT_PROVIDER},
-    {"llm-url", required_argument, NULL, OPT_LLM_URL},
-    {"model", required_argument, NULL, OPT_MODEL},
-    {"api-key", required_argument, NULL, OPT_API_KEY},
-    {"temperature", required_argument, NULL, OPT_TEMPERATURE},
-    {"max-tokens", required_argument, NULL, OPT_MAX_TOKENS},
-    {"llm-timeout", required_argument, NULL, OPT_LLM_TIMEOUT},
-    {"retries", required_argument, NULL, OPT_RETRIES},
-    {"stream", no_argument, NULL, OPT_STREAM},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"threads", required_argument, NULL, OPT_THREADS},
-    {"no-grammar", no_argument, NULL, OPT_NO_GRAMMAR},
-    {"no-prompt-cache", no_argument, NULL, OPT_NO_PROMPT_CACHE},
     {NULL, 0, NULL, 0}
 };
 
@@ -175,11 +153,8 @@ static const struct option long_opts[] = {
 static int parse_opts(int argc, char **argv, struct cli_opts *o,
                       const char *cmd)
 {
-    struct option *opts = cli_merge_opts(long_opts);
-    long v;
+    struct option *opts = cli_merge_opts(long_opts, 1);
     int c, r;
-    char *end;
-    double d;
 
     if (!opts) {
         fprintf(stderr, "askdb: out of memory\n");
@@ -188,6 +163,8 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o,
     optind = 1;
     while ((c = getopt_long(argc, argv, "f:vh", opts, NULL)) != -1) {
         r = cli_agent_opt(c, optarg, &o->cfg, "askdb");
+        if (!r)
+            r = cli_model_opt(c, optarg, &o->cfg, "askdb");
         if (r) {
             if (r < 0)
                 goto bad;
@@ -214,85 +191,6 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o,
             break;
         case OPT_DRY_RUN:
             o->cfg.dry_run = 1;
-            break;
-        case OPT_TRACE:
-            o->cfg.trace_path = optarg;
-            break;
-        case OPT_MAX_ATTEMPTS:
-            if (cli_number("askdb", "--max-attempts", optarg, 1, 20, &v))
-                goto bad;
-            o->cfg.max_attempts = (int)v;
-            break;
-        case OPT_TIMEOUT:
-            if (cli_number("askdb", "--timeout", optarg, 1, 86400000L, &v))
-                goto bad;
-            o->cfg.query_timeout_ms = (int)v;
-            break;
-        case OPT_MAX_ROWS:
-            if (cli_number("askdb", "--max-rows", optarg, 1, 100000000L, &v))
-                goto bad;
-            o->cfg.max_rows = v;
-            break;
-        case OPT_MAX_BYTES:
-            if (cli_number("askdb", "--max-bytes", optarg, 1, 1L << 40, &v))
-                goto bad;
-            o->cfg.max_bytes = (size_t)v;
-            break;
-        case OPT_PROVIDER:
-            o->cfg.provider = optarg;
-            break;
-        case OPT_LLM_URL:
-            o->cfg.llm_url = optarg;
-            break;
-        case OPT_MODEL:
-            o->cfg.model = optarg;
-            break;
-        case OPT_API_KEY:
-            o->cfg.api_key = optarg;
-            break;
-        case OPT_TEMPERATURE:
-            errno = 0;
-            d = strtod(optarg, &end);
-            if (errno || end == optarg || *end || d < 0 || d > 2) {
-                fprintf(stderr, "askdb: --temperature takes a number from 0 "
-                                "to 2, not '%s'\n", optarg);
-                goto bad;
-            }
-            o->cfg.temperature = d;
-            break;
-        case OPT_MAX_TOKENS:
-            if (cli_number("askdb", "--max-tokens", optarg, 1, 1000000, &v))
-                goto bad;
-            o->cfg.max_tokens = (int)v;
-            break;
-        case OPT_LLM_TIMEOUT:
-            if (cli_number("askdb", "--llm-timeout", optarg, 1, 86400000L, &v))
-                goto bad;
-            o->cfg.llm_timeout_ms = (int)v;
-            break;
-        case OPT_RETRIES:
-            if (cli_number("askdb", "--retries", optarg, 0, 20, &v))
-                goto bad;
-            o->cfg.llm_retries = (int)v;
-            break;
-        case OPT_STREAM:
-            o->cfg.stream = 1;
-            break;
-        case OPT_SEED:
-            if (cli_number("askdb", "--seed", optarg, 0, 2147483647L, &v))
-                goto bad;
-            o->cfg.seed = (int)v;
-            break;
-        case OPT_THREADS:
-            if (cli_number("askdb", "--threads", optarg, 1, 1024, &v))
-                goto bad;
-            o->cfg.threads = (int)v;
-            break;
-        case OPT_NO_GRAMMAR:
-            o->cfg.no_grammar = 1;
-            break;
-        case OPT_NO_PROMPT_CACHE:
-            o->cfg.no_prompt_cache = 1;
             break;
         default:
             fprintf(stderr, "askdb: see 'askdb help %s'\n", cmd);

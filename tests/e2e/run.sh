@@ -1049,6 +1049,33 @@ usage_errors_exit_2() {
     done
 }
 
+no_command_prints_usage_on_stderr_and_exits_2() {
+    run
+    expect_rc 2
+    [ ! -s "$T/out" ] || fail "stdout not empty: $(head -c 200 "$T/out")"
+    grep -q '^usage: askdb COMMAND' "$T/err" || fail "stderr has no usage: $(head -c 300 "$T/err")"
+    expect_err_has "Run 'askdb help COMMAND'"
+}
+
+help_lists_every_command() {
+    local c w
+    for c in help --help; do
+        run "$c"
+        expect_rc 0
+        for w in ask shell schema sql eval learn help version; do
+            grep -qE "^  $w( |$)" "$T/out" || fail "'askdb $c' does not list $w: $(cat "$T/out")"
+        done
+    done
+    run help learn
+    expect_rc 0
+    grep -q '^usage: askdb learn DB --question Q --sql S' "$T/out" ||
+        fail "'askdb help learn': $(head -c 300 "$T/out")"
+    expect_out_has "--forget-all"
+    run help frobnicate
+    expect_rc 2
+    expect_err_has "no command 'frobnicate'"
+}
+
 streaming_gives_the_same_rows() {
     copy_db
     local r
@@ -1541,6 +1568,8 @@ TESTS=(
     trace_file_records_every_step
     trace_never_writes_a_database
     usage_errors_exit_2
+    no_command_prints_usage_on_stderr_and_exits_2
+    help_lists_every_command
     streaming_gives_the_same_rows
     anthropic_provider_uses_messages_api
     shell_answers_questions_and_dot_commands
