@@ -262,6 +262,30 @@ e2e: $(BA)/askdb $(BA)/fake_llm examples/shop.db small-model \
 	    bash tests/e2e/local_smoke.sh
 	MAKE="$(MAKE)" FAKE_LLM=$(BA)/fake_llm bash tests/e2e/install.sh
 
+# The web page of `askdb serve` (src/server/web/, README "The web page"):
+# its npm libraries fetched and verified by scripts/web_vendor.sh (pinned
+# in src/server/web/vendor.lock), then all of it made into C by
+# scripts/web_embed.py; the server links $(B)/web_assets.o. web-test runs
+# the page in headless Chromium (tests/web/run.sh; screenshots in
+# build/screenshots/).
+WEB_VENDOR := $(B)/web/vendor
+WEB_SRC    := $(wildcard src/server/web/*.html src/server/web/*.js \
+                         src/server/web/*.css src/server/web/*.svg)
+$(WEB_VENDOR)/.stamp: scripts/web_vendor.sh src/server/web/vendor.lock
+	scripts/web_vendor.sh $(WEB_VENDOR)
+$(B)/web_assets.c: scripts/web_embed.py $(WEB_SRC) $(WEB_VENDOR)/.stamp
+	python3 scripts/web_embed.py --vendor $(WEB_VENDOR) -o $@
+$(B)/web_assets.o: $(B)/web_assets.c src/server/web_assets.h
+	$(CC) $(FE_CPPFLAGS) -Isrc/server $(CFLAGS) -c $< -o $@
+$(BA)/web_assets.o: $(B)/web_assets.c src/server/web_assets.h
+	@mkdir -p $(dir $@)
+	$(CC) $(FE_CPPFLAGS) -Isrc/server $(CFLAGS) $(SAN) -c $< -o $@
+.PHONY: web-assets web-test
+web-assets: $(B)/web_assets.o
+web-test: $(B)/web_assets.o examples/shop.db
+	WEB_SERVER=mock bash tests/web/run.sh
+test: web-test
+
 # The local model, both into ~/.cache/askdb (checksums verified): llama.cpp
 # as static libraries (about 5 minutes the first time) and the GGUF models
 # (MODEL=default, small or all).

@@ -7,7 +7,7 @@
 # with `npm pack NAME@VERSION` into $CACHE/npm and its sha256 checked
 # against the lock; then each listed file is taken out of it, its sha256
 # checked, and written to OUTDIR/ASSET-NAME. With every tarball in the
-# cache, no network is used. Any mismatch is fatal and leaves no file
+# cache, no network is used. Any mismatch is fatal and leaves no unverified file
 # behind. Writes OUTDIR/.stamp last, so that make sees a complete set.
 #
 # CACHE = ${ASKDB_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/askdb}
