@@ -402,6 +402,7 @@ def asks_and_streams_the_steps(t):
     check(t.page.js("return !!Chart.getChart(arguments[0]) && Chart.getChart(arguments[0]).config.type",
                     canvas) == "bar", "the canvas holds no bar chart")
     check(turn.find_element(By.CSS_SELECTOR, ".answer").text == A_COUNTRY, "no plain-English answer")
+    t.page.js("arguments[0].scrollIntoView()", turn)
     t.page.shot("chart")
     # Back to the table: the exact rows.
     turn.find_element(By.CSS_SELECTOR, "button.show-table").click()
