@@ -27,10 +27,13 @@ OPT     ?= -O2 -g
 # The library sees its own tree (src/); a front end (src/cli/, later
 # src/server/ and src/mcp/) sees include/ alone, so that an include of an
 # internal header fails to build: the front ends stand on askdb.h.
-FE_CPPFLAGS := -D_POSIX_C_SOURCE=200809L -Iinclude $(PKG_CFLAGS)
+FE_CPPFLAGS := -D_POSIX_C_SOURCE=200809L -Iinclude $(PKG_CFLAGS) \
+               $(shell pkg-config --cflags libmicrohttpd)
 CPPFLAGS := -D_POSIX_C_SOURCE=200809L -DASKDB_BUILD -Iinclude -Isrc $(PKG_CFLAGS)
 CFLAGS  := $(WARN) $(OPT) -fvisibility=hidden
 LDLIBS  := $(PKG_LIBS) -lstemmer -lm -lpthread
+# What the askdb command links besides the library: the HTTP server.
+FE_LIBS := $(shell pkg-config --libs libmicrohttpd)
 # What libaskdb.so links: every dependency, so `cc prog.c -laskdb` is enough.
 LIB_LDLIBS := $(shell pkg-config --libs $(LIB_PKGS)) -lstemmer -lm -lpthread
 # The release library objects are position-independent, so that one set
@@ -76,16 +79,18 @@ LLAMA_ARCHIVES := $(filter %.a,$(LLAMA_LIBS))
 
 LIB_SRC := $(wildcard src/core/*.c src/db/*.c src/llm/*.c src/sql/*.c \
                       src/agent/*.c src/eval/*.c)
-CLI_SRC := $(wildcard src/cli/*.c)
+# The askdb command: its front ends (cli, serve, mcp), plus the server's
+# OpenAPI document made into C (build/gen/openapi.c).
+CLI_SRC := $(wildcard src/cli/*.c src/server/*.c src/mcp/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 
 # Release objects in build/, sanitizer objects in build/asan/.
 B  := build
 BA := build/asan
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
-CLI_OBJ  := $(CLI_SRC:%.c=$(B)/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(B)/%.o) $(B)/gen/openapi.o
 LIBA_OBJ := $(LIB_SRC:%.c=$(BA)/%.o)
-CLIA_OBJ := $(CLI_SRC:%.c=$(BA)/%.o)
+CLIA_OBJ := $(CLI_SRC:%.c=$(BA)/%.o) $(BA)/gen/openapi.o
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BA)/tests/%)
 
 # Objects are rebuilt when llama.cpp comes or goes: build/llama.flags holds
@@ -139,7 +144,18 @@ $(BA)/libaskdb.a: $(LIBA_OBJ)
 	ar rcs $@ $^
 
 $(B)/askdb: $(CLI_OBJ) $(B)/libaskdb.a $(B)/layers.ok
-	$(CC) $(CFLAGS) -o $@ $(filter-out %.ok,$^) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $(filter-out %.ok,$^) $(LDLIBS) $(FE_LIBS)
+
+$(B)/gen/openapi.c: src/server/openapi.json scripts/c_string.py
+	@mkdir -p $(dir $@)
+	python3 scripts/c_string.py srv_openapi_json $< $@
+
+$(B)/gen/openapi.o: $(B)/gen/openapi.c
+	$(CC) $(FE_CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BA)/gen/openapi.o: $(B)/gen/openapi.c
+	@mkdir -p $(dir $@)
+	$(CC) $(FE_CPPFLAGS) $(CFLAGS) $(SAN) -c $< -o $@
 
 # The tree's shape (scripts/check_layers.py): layers, no include or symbol
 # cycle, front ends on askdb.h alone. The build fails when it breaks.
@@ -148,7 +164,7 @@ $(B)/layers.ok: scripts/check_layers.py $(LIB_OBJ) $(CLI_OBJ)
 	@touch $@
 
 $(BA)/askdb: $(CLIA_OBJ) $(BA)/libaskdb.a
-	$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS) $(FE_LIBS)
 
 # pkg-config's file, for the install prefix: build/pc.flags holds what it
 # says and changes only with it. libcurl is linked by name, not required:

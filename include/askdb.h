@@ -468,6 +468,8 @@ typedef struct askdb_ask_options {
                                 say (BIRD's evidence), or NULL */
     const char *request_id;  /* tags this question's events, trace lines
                                 and answer; NULL = a random one */
+    int answer;              /* 1: also a plain-English answer for this
+                                question (as config.answer does for all) */
 } askdb_ask_options;
 
 /* askdb_agent_ask() with options (opts may be NULL). Same ownership and

@@ -31,8 +31,8 @@ enum agent_step agent_route(const struct agent_state *st,
     const askdb_config *c = &st->ag->cfg;
     int attempts_left = st->ans->nattempts < c->max_attempts;
     /* The end of a run with a result: the answer step, if asked for. */
-    enum agent_step finish_ok = c->answer && !c->dry_run ? STEP_ANSWER
-                                                         : STEP_DONE;
+    enum agent_step finish_ok = st->want_answer && !c->dry_run
+                                    ? STEP_ANSWER : STEP_DONE;
     /* A plan runs its earlier tasks' SQL: never in a dry run. */
     enum agent_step first = c->plan && !c->dry_run ? STEP_PLAN
                                                    : STEP_GENERATE;
@@ -429,6 +429,7 @@ askdb_status askdb_agent_ask_opts(askdb_agent *ag, const char *question,
     st.ag = ag;
     st.question = question;
     st.hint = hint;
+    st.want_answer = ag->cfg.answer || (opts && opts->answer);
     st.ans = a;
     ev = json_object();
     jsonx_set_str(ev, "question", st.question);

@@ -90,6 +90,7 @@ struct agent_state {
     askdb_agent *ag;
     const char *question;
     const char *hint;        /* the asker's hint, or NULL */
+    int want_answer;         /* the answer step runs (config or options) */
     const struct db_schema *schema;
 
     /* The conversation with the model for this question. */

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../server/server.h"
 #include "cli.h"
 #include "learn.h"
 
@@ -27,6 +28,7 @@ static const char usage_main[] =
     "  learn DB --question Q --sql S\n"
     "                      verify and store a question/SQL pair that later\n"
     "                      questions about DB get as an example\n"
+    "  serve --db NAME=PATH  an HTTP API with streamed steps, and a web page\n"
     "  help [COMMAND]      this text, or a command's options\n"
     "  version             print the version\n"
     "\n"
@@ -126,6 +128,9 @@ static int help(const char *cmd)
     } else if (strcmp(cmd, "learn") == 0) {
         const char *hargv[] = {"learn", "--help", NULL};
         return cmd_learn(2, (char **)hargv);
+    } else if (strcmp(cmd, "serve") == 0) {
+        const char *hargv[] = {"serve", "--help", NULL};
+        return cmd_serve(2, (char **)hargv);
     } else {
         fprintf(stderr, "askdb: no command '%s' (see 'askdb help')\n", cmd);
         return -1;
@@ -275,6 +280,8 @@ int main(int argc, char **argv)
         return cli_eval(argc - 1, argv + 1);
     if (strcmp(cmd, "learn") == 0)
         return cmd_learn(argc - 1, argv + 1);
+    if (strcmp(cmd, "serve") == 0)
+        return cmd_serve(argc - 1, argv + 1);
     if (strcmp(cmd, "ask") && strcmp(cmd, "shell") && strcmp(cmd, "schema") &&
         strcmp(cmd, "sql")) {
         fprintf(stderr, "askdb: unknown command '%s'\n\n", cmd);

@@ -1,0 +1,689 @@
+/* ask.c - questions as jobs: the queue, the conversations, and the stream
+** of events a job writes for its response (see server.h). */
+#define _GNU_SOURCE  /* POLLRDHUP */
+#include <errno.h>
+#include <jansson.h>
+#include <microhttpd.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "server.h"
+
+#define WATCH_MS 100         /* how often a waiting response looks at its
+                                client and its job */
+#define KEEPALIVE_MS 15000   /* an SSE comment after this much silence */
+
+struct srv_job {
+    struct server *s;
+    struct srv_db *db;
+    char *question;
+    char conv_id[40];
+    char request_id[72];
+    char client[64];
+    int sse, answer, conn_fd;
+
+    pthread_mutex_t mu;      /* the fields below */
+    pthread_cond_t cv;
+    char *out;               /* response bytes not yet read */
+    size_t len, cap, sent;
+    int oom;
+    int done;                /* the job wrote its last byte */
+    int gone;                /* the response was freed (client gone) */
+    askdb_agent *ag;         /* the agent while it asks */
+    double last_out;
+    int refs;                /* the thread and the response */
+
+    atomic_int cancelled;
+    int waiting;             /* in the queue (srv.mu) */
+    struct srv_job *next_wait;
+    struct srv_job *next;    /* srv.jobs (srv.mu) */
+    pthread_t th;
+};
+
+/* ---------------------------------------------------------------------- */
+/* Output                                                                 */
+/* ---------------------------------------------------------------------- */
+
+/* Append n bytes to the response and wake its reader (job->mu held). */
+static void put_locked(struct srv_job *j, const char *p, size_t n)
+{
+    char *grown;
+    size_t cap;
+
+    if (j->oom || j->gone)
+        return;
+    if (j->len + n > j->cap) {
+        cap = j->cap ? j->cap : 4096;
+        while (cap < j->len + n)
+            cap *= 2;
+        grown = realloc(j->out, cap);
+        if (!grown) {
+            j->oom = 1;
+            return;
+        }
+        j->out = grown;
+        j->cap = cap;
+    }
+    memcpy(j->out + j->len, p, n);
+    j->len += n;
+    j->last_out = srv_now_ms();
+    pthread_cond_broadcast(&j->cv);
+}
+
+/* One SSE event: "event: NAME\ndata: JSON\n\n" (the JSON is compact, so
+** it is one line). */
+static void put_event(struct srv_job *j, const char *name, const char *json,
+                      size_t n)
+{
+    pthread_mutex_lock(&j->mu);
+    put_locked(j, "event: ", 7);
+    put_locked(j, name, strlen(name));
+    put_locked(j, "\ndata: ", 7);
+    put_locked(j, json, n);
+    put_locked(j, "\n\n", 2);
+    pthread_mutex_unlock(&j->mu);
+}
+
+/* An SSE event of a JSON object (consumed). */
+static void put_event_json(struct srv_job *j, const char *name, json_t *o)
+{
+    char *text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER)
+                   : NULL;
+
+    json_decref(o);
+    if (text)
+        put_event(j, name, text, strlen(text));
+    free(text);
+}
+
+static void finish(struct srv_job *j)
+{
+    pthread_mutex_lock(&j->mu);
+    j->done = 1;
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+}
+
+/* The job failed before or instead of asking: an error (and a done event
+** with the same error, so that a stream always ends with done). */
+static void fail(struct srv_job *j, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void fail(struct srv_job *j, const char *code, const char *fmt, ...)
+{
+    char msg[1024];
+    json_t *err, *done;
+    char *text;
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    err = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", msg);
+    done = json_pack("{s:s, s:s, s:s, s:s, s:{s:s, s:s}}", "question",
+                     j->question, "request_id", j->request_id, "status",
+                     code, "conversation_id", j->conv_id, "error", "code",
+                     code, "message", msg);
+    if (j->sse) {
+        put_event_json(j, "error", err);
+        put_event_json(j, "done", done);
+    } else {
+        json_decref(err);
+        text = done ? json_dumps(done, JSON_COMPACT | JSON_PRESERVE_ORDER)
+                    : NULL;
+        json_decref(done);
+        pthread_mutex_lock(&j->mu);
+        if (text)
+            put_locked(j, text, strlen(text));
+        pthread_mutex_unlock(&j->mu);
+        free(text);
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* The job's life                                                         */
+/* ---------------------------------------------------------------------- */
+
+static void job_unref(struct srv_job *j)
+{
+    int last;
+
+    pthread_mutex_lock(&j->mu);
+    last = --j->refs == 0;
+    pthread_mutex_unlock(&j->mu);
+    if (!last)
+        return;
+    pthread_mutex_destroy(&j->mu);
+    pthread_cond_destroy(&j->cv);
+    free(j->out);
+    free(j->question);
+    free(j);
+}
+
+/* Stop the job's question (client gone, shutdown). */
+static void job_cancel(struct srv_job *j)
+{
+    atomic_store(&j->cancelled, 1);
+    pthread_mutex_lock(&j->mu);
+    if (j->ag)
+        askdb_agent_cancel(j->ag);
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+}
+
+/*
+** Wait for a slot: the job was queued at its start when every slot was
+** taken; a finishing job hands its slot to the oldest waiter. Sends a
+** `queued` event with the place whenever it changes. 0 with a slot, -1
+** when cancelled while waiting (it left the queue).
+*/
+static int wait_slot(struct srv_job *j)
+{
+    struct server *s = j->s;
+    struct srv_job *w, **pp;
+    struct timespec ts;
+    int pos, last = 0;
+
+    pthread_mutex_lock(&s->mu);
+    while (j->waiting) {
+        pos = 1;
+        for (w = s->wait_head; w && w != j; w = w->next_wait)
+            pos++;
+        if (pos != last && j->sse) {
+            pthread_mutex_unlock(&s->mu);
+            put_event_json(j, "queued", json_pack("{s:i}", "position", pos));
+            pthread_mutex_lock(&s->mu);
+            last = pos;
+            continue;
+        }
+        if (atomic_load(&j->cancelled)) {
+            for (pp = &s->wait_head; *pp; pp = &(*pp)->next_wait)
+                if (*pp == j) {
+                    *pp = j->next_wait;
+                    break;
+                }
+            if (!s->wait_head)
+                s->wait_tail = &s->wait_head;
+            else
+                for (s->wait_tail = &s->wait_head; *s->wait_tail;
+                     s->wait_tail = &(*s->wait_tail)->next_wait)
+                    ;
+            j->waiting = 0;
+            s->waiting--;
+            pthread_cond_broadcast(&s->cv);
+            pthread_mutex_unlock(&s->mu);
+            return -1;
+        }
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += WATCH_MS * 1000000L;
+        ts.tv_sec += ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return 0;
+}
+
+/* Give the slot back: to the oldest waiter, if any. */
+static void release_slot(struct server *s)
+{
+    struct srv_job *w;
+
+    pthread_mutex_lock(&s->mu);
+    w = s->wait_head;
+    if (w) {
+        s->wait_head = w->next_wait;
+        if (!s->wait_head)
+            s->wait_tail = &s->wait_head;
+        w->waiting = 0;
+        s->waiting--;
+    } else {
+        s->running--;
+    }
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Conversations                                                          */
+/* ---------------------------------------------------------------------- */
+
+/* The agent's step events go to the job asking on the conversation. */
+static void on_event(void *ud, const askdb_event *ev)
+{
+    struct srv_conv *c = ud;
+    struct srv_job *j = c->job;
+
+    if (!j)
+        return;
+    /* A cancel that came before the question reset the agent's flag
+    ** (askdb_agent_ask starts afresh): say it again at its first event. */
+    if (ev->type == ASKDB_EVENT_QUESTION && atomic_load(&j->cancelled))
+        askdb_agent_cancel(c->ag);
+    if (j->sse)
+        put_event(j, "step", ev->json, ev->json_len);
+}
+
+/* Drop the least recently used idle conversation over the cap (srv.mu
+** held); returns it to be freed outside the lock, or NULL. */
+static struct srv_conv *evict_locked(struct server *s)
+{
+    struct srv_conv **pp, **old = NULL, *c;
+
+    if (s->nconvs < s->max_convs)
+        return NULL;
+    for (pp = &s->convs; *pp; pp = &(*pp)->next)
+        if ((*pp)->users == 0 &&
+            (!old || (*pp)->last_used < (*old)->last_used))
+            old = pp;
+    if (!old)
+        return NULL;
+    c = *old;
+    *old = c->next;
+    s->nconvs--;
+    return c;
+}
+
+static void conv_free(struct srv_conv *c)
+{
+    if (!c)
+        return;
+    askdb_agent_free(c->ag);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+/*
+** The conversation of the job (found by id, or a new one), with one more
+** user. NULL when out of memory, or (*clash set) when the id belongs to
+** another database.
+*/
+static struct srv_conv *conv_acquire(struct srv_job *j, int *clash)
+{
+    struct server *s = j->s;
+    struct srv_conv *c, *dropped = NULL;
+
+    *clash = 0;
+    pthread_mutex_lock(&s->mu);
+    for (c = s->convs; c; c = c->next)
+        if (strcmp(c->id, j->conv_id) == 0)
+            break;
+    if (c && c->db != j->db) {
+        *clash = 1;
+        pthread_mutex_unlock(&s->mu);
+        return NULL;
+    }
+    if (!c) {
+        dropped = evict_locked(s);
+        c = calloc(1, sizeof *c);
+        if (c) {
+            snprintf(c->id, sizeof c->id, "%s", j->conv_id);
+            c->db = j->db;
+            pthread_mutex_init(&c->mu, NULL);
+            c->next = s->convs;
+            s->convs = c;
+            s->nconvs++;
+        }
+    }
+    if (c) {
+        c->users++;
+        c->last_used = srv_now_ms();
+    }
+    pthread_mutex_unlock(&s->mu);
+    conv_free(dropped);
+    return c;
+}
+
+static void conv_release(struct server *s, struct srv_conv *c)
+{
+    pthread_mutex_lock(&s->mu);
+    c->users--;
+    c->last_used = srv_now_ms();
+    pthread_mutex_unlock(&s->mu);
+}
+
+void srv_convs_free(struct server *s)
+{
+    struct srv_conv *c, *next;
+
+    for (c = s->convs; c; c = next) {
+        next = c->next;
+        conv_free(c);
+    }
+    s->convs = NULL;
+    s->nconvs = 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Asking                                                                 */
+/* ---------------------------------------------------------------------- */
+
+/* The events after the answer: sql, rows, answer, error; then done with
+** the whole answer (and the conversation's id). */
+static void put_answer(struct srv_job *j, const askdb_answer *a)
+{
+    json_error_t je;
+    json_t *o = NULL, *ev;
+    char *text = NULL, *rows = NULL;
+
+    if (askdb_answer_json(a, 0, &text) == ASKDB_OK)
+        o = json_loads(text, 0, &je);
+    askdb_free(text);
+    if (!o) {
+        fail(j, "out of memory", "the answer could not be written as JSON");
+        return;
+    }
+    json_object_set_new(o, "conversation_id", json_string(j->conv_id));
+    if (j->sse) {
+        if (a->sql)
+            put_event_json(j, "sql", json_pack("{s:s}", "sql", a->sql));
+        if (a->result && askdb_result_json(a->result, a->sql, NULL, 0,
+                                           &rows) == ASKDB_OK) {
+            put_event(j, "rows", rows, strlen(rows));
+            askdb_free(rows);
+        }
+        if (a->text)
+            put_event_json(j, "answer", json_pack("{s:s}", "text", a->text));
+        if (a->status != ASKDB_OK) {
+            ev = json_pack("{s:{s:s, s:s}, s:O}", "error", "code",
+                           askdb_status_str(a->status), "message",
+                           a->error ? a->error : "failed", "attempts",
+                           json_object_get(o, "attempts"));
+            put_event_json(j, "error", ev);
+        }
+        put_event_json(j, "done", o);
+        return;
+    }
+    text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(o);
+    pthread_mutex_lock(&j->mu);
+    if (text)
+        put_locked(j, text, strlen(text));
+    else
+        j->oom = 1;
+    pthread_mutex_unlock(&j->mu);
+    free(text);
+}
+
+/* Ask on the conversation c (its lock held). */
+static void ask_on(struct srv_job *j, struct srv_conv *c)
+{
+    struct server *s = j->s;
+    askdb_ask_options o;
+    askdb_answer *a = NULL;
+    askdb_config cfg;
+    askdb_status st;
+
+    if (!c->ag) {
+        cfg = s->cfg;
+        cfg.conversation = 1;
+        cfg.event_fn = on_event;
+        cfg.event_ud = c;
+        cfg.log_fn = NULL;
+        cfg.token_fn = NULL;
+        st = askdb_agent_new_with_model(&cfg, s->model, c->db->path, &c->ag);
+        if (st) {
+            fail(j, askdb_status_str(st), "%s", askdb_agent_errmsg(c->ag));
+            askdb_agent_free(c->ag);
+            c->ag = NULL;
+            return;
+        }
+    }
+    c->job = j;
+    pthread_mutex_lock(&j->mu);
+    j->ag = c->ag;
+    pthread_mutex_unlock(&j->mu);
+    memset(&o, 0, sizeof o);
+    o.request_id = j->request_id;
+    o.answer = j->answer;
+    /* A failed question is an answer too: its status and attempts say how
+    ** it failed, and it is sent like any other. */
+    st = askdb_agent_ask_opts(c->ag, j->question, &o, &a);
+    (void)st;
+    pthread_mutex_lock(&j->mu);
+    j->ag = NULL;
+    pthread_mutex_unlock(&j->mu);
+    c->job = NULL;
+    if (!a) {
+        fail(j, "out of memory", "out of memory");
+        return;
+    }
+    put_answer(j, a);
+    askdb_answer_free(a);
+}
+
+static void jobs_remove(struct server *s, struct srv_job *j)
+{
+    struct srv_job **pp;
+
+    pthread_mutex_lock(&s->mu);
+    for (pp = &s->jobs; *pp; pp = &(*pp)->next)
+        if (*pp == j) {
+            *pp = j->next;
+            break;
+        }
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void *job_main(void *ud)
+{
+    struct srv_job *j = ud;
+    struct server *s = j->s;
+    struct srv_conv *c;
+    int clash = 0;
+
+    if (wait_slot(j) == 0) {
+        c = atomic_load(&j->cancelled) ? NULL : conv_acquire(j, &clash);
+        if (c) {
+            pthread_mutex_lock(&c->mu);
+            if (!atomic_load(&j->cancelled))
+                ask_on(j, c);
+            pthread_mutex_unlock(&c->mu);
+            conv_release(s, c);
+        } else if (!atomic_load(&j->cancelled)) {
+            if (clash)
+                fail(j, "usage", "conversation '%s' belongs to another "
+                     "database", j->conv_id);
+            else
+                fail(j, "out of memory", "out of memory");
+        }
+        release_slot(s);
+    }
+    finish(j);
+    jobs_remove(s, j);
+    job_unref(j);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The response                                                           */
+/* ---------------------------------------------------------------------- */
+
+/* Whether the client hung up (its socket's peer closed or failed). */
+static int client_gone(int fd)
+{
+    struct pollfd p = {fd, POLLRDHUP, 0};
+
+    if (fd < 0)
+        return 0;
+    return poll(&p, 1, 0) > 0 &&
+           (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
+}
+
+/* libmicrohttpd's content reader: hand out what the job wrote, wait for
+** more, watch the client. */
+static ssize_t job_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct srv_job *j = cls;
+    struct timespec ts;
+    size_t n;
+
+    (void)pos;
+    pthread_mutex_lock(&j->mu);
+    for (;;) {
+        if (j->sent < j->len) {
+            n = j->len - j->sent < max ? j->len - j->sent : max;
+            memcpy(buf, j->out + j->sent, n);
+            j->sent += n;
+            if (j->sent == j->len)
+                j->sent = j->len = 0;
+            pthread_mutex_unlock(&j->mu);
+            return (ssize_t)n;
+        }
+        if (j->done || j->oom) {
+            pthread_mutex_unlock(&j->mu);
+            return j->oom ? MHD_CONTENT_READER_END_WITH_ERROR
+                          : MHD_CONTENT_READER_END_OF_STREAM;
+        }
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += WATCH_MS * 1000000L;
+        ts.tv_sec += ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&j->cv, &j->mu, &ts);
+        if (j->len == 0 && !j->done && client_gone(j->conn_fd)) {
+            pthread_mutex_unlock(&j->mu);
+            job_cancel(j);
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        }
+        if (j->sse && j->len == 0 && !j->done &&
+            srv_now_ms() - j->last_out > KEEPALIVE_MS)
+            put_locked(j, ": keepalive\n\n", 13);
+    }
+}
+
+/* The response is done with the job: sent, or the client went away. */
+static void job_read_free(void *cls)
+{
+    struct srv_job *j = cls;
+    int running;
+
+    pthread_mutex_lock(&j->mu);
+    j->gone = 1;
+    running = !j->done;
+    pthread_mutex_unlock(&j->mu);
+    if (running)
+        job_cancel(j);
+    job_unref(j);
+}
+
+/* Jobs of one client address (srv.mu held). */
+static int client_jobs(struct server *s, const char *client)
+{
+    const struct srv_job *j;
+    int n = 0;
+
+    for (j = s->jobs; j; j = j->next)
+        n += strcmp(j->client, client) == 0;
+    return n;
+}
+
+struct MHD_Response *srv_ask_response(struct server *s,
+                                      const struct srv_ask *q, int *status,
+                                      const char **why, char *conv_id)
+{
+    struct MHD_Response *r;
+    struct srv_job *j;
+
+    *status = 200;
+    *why = NULL;
+    j = calloc(1, sizeof *j);
+    if (!j || !(j->question = strdup(q->question))) {
+        free(j);
+        *status = 500;
+        *why = "out of memory";
+        return NULL;
+    }
+    j->s = s;
+    j->db = q->db;
+    j->sse = q->sse;
+    j->answer = q->answer;
+    j->conn_fd = q->conn_fd;
+    j->last_out = srv_now_ms();
+    atomic_init(&j->cancelled, 0);
+    snprintf(j->request_id, sizeof j->request_id, "%s", q->request_id);
+    snprintf(j->client, sizeof j->client, "%s", q->client);
+    if (q->conversation_id)
+        snprintf(j->conv_id, sizeof j->conv_id, "%s", q->conversation_id);
+    else
+        srv_random_id(j->conv_id);
+    snprintf(conv_id, 40, "%s", j->conv_id);
+    pthread_mutex_init(&j->mu, NULL);
+    pthread_cond_init(&j->cv, NULL);
+    j->refs = 2;   /* the thread's and the response's */
+    r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, job_read,
+                                          j, job_read_free);
+    if (!r) {
+        j->refs = 1;
+        job_unref(j);
+        *status = 500;
+        *why = "out of memory";
+        return NULL;
+    }
+
+    pthread_mutex_lock(&s->mu);
+    if (atomic_load(&s->stopping)) {
+        *status = 503;
+        *why = "the server is shutting down";
+    } else if (client_jobs(s, j->client) >= s->per_client) {
+        *status = 429;
+        *why = "too many questions from this client at once; wait for "
+               "one to finish";
+    } else if (s->running < s->workers && !s->wait_head) {
+        s->running++;
+    } else if (s->waiting >= s->queue_max) {
+        *status = 503;
+        *why = "every worker is busy and the queue is full; try again "
+               "shortly";
+    } else {
+        j->waiting = 1;
+        *s->wait_tail = j;
+        s->wait_tail = &j->next_wait;
+        s->waiting++;
+    }
+    if (*status == 200) {
+        j->next = s->jobs;
+        s->jobs = j;
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (*status == 200 && pthread_create(&j->th, NULL, job_main, j) != 0) {
+        /* Never started: out of the queue (or its slot back) again. */
+        atomic_store(&j->cancelled, 1);
+        if (wait_slot(j) == 0)
+            release_slot(s);
+        jobs_remove(s, j);
+        job_unref(j);
+        *status = 500;
+        *why = "cannot start the question (out of threads)";
+    }
+    if (*status != 200) {
+        if (j->refs == 2)
+            job_unref(j);   /* the thread's, never started */
+        MHD_destroy_response(r);
+        return NULL;
+    }
+    pthread_detach(j->th);
+    return r;
+}
+
+void srv_jobs_stop(struct server *s, int grace_ms)
+{
+    struct srv_job *j;
+    double t0 = srv_now_ms();
+    struct timespec ts = {0, 20 * 1000000L};
+
+    for (;;) {
+        pthread_mutex_lock(&s->mu);
+        j = s->jobs;
+        if (j && srv_now_ms() - t0 > grace_ms)
+            for (; j; j = j->next)
+                job_cancel(j);
+        j = s->jobs;
+        pthread_mutex_unlock(&s->mu);
+        if (!j)
+            return;
+        nanosleep(&ts, NULL);
+    }
+}

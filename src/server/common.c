@@ -1,0 +1,43 @@
+/* common.c - the small helpers every file of the server uses: time, ids,
+** finding a database. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "server.h"
+
+double srv_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+void srv_random_id(char *out)
+{
+    unsigned char r[8];
+    FILE *f = fopen("/dev/urandom", "rb");
+    size_t n = f ? fread(r, 1, sizeof r, f) : 0;
+    double t;
+    int i;
+
+    if (f)
+        fclose(f);
+    if (n != sizeof r) {
+        t = srv_now_ms();
+        memcpy(r, &t, sizeof r);
+    }
+    for (i = 0; i < 8; i++)
+        snprintf(out + 2 * i, 3, "%02x", r[i]);
+}
+
+struct srv_db *srv_find_db(struct server *s, const char *name)
+{
+    int i;
+
+    for (i = 0; i < s->ndbs; i++)
+        if (strcmp(s->dbs[i].name, name) == 0)
+            return &s->dbs[i];
+    return NULL;
+}

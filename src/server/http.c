@@ -1,0 +1,737 @@
+/* http.c - the HTTP side of `askdb serve`: libmicrohttpd, routing, the
+** token, CORS, errors, the access log, and shutdown on a signal. */
+#define _GNU_SOURCE  /* getaddrinfo's flags, sigwait */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <jansson.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server.h"
+
+#define CONN_TIMEOUT_S 60     /* an idle or silent connection is closed */
+#define CONN_LIMIT 8192       /* connections at once */
+#define THREAD_STACK (512 * 1024)
+#define MAX_QUESTION 8192     /* bytes of a question */
+#define MAX_SQL 65536         /* bytes of a statement */
+
+/* One request, from its first callback to its completion. */
+struct req {
+    char method[8];
+    char path[256];
+    char request_id[72];
+    char db[128];
+    char conv_id[40];
+    char client[64];
+    char *body;
+    size_t len;
+    int too_big;
+    int status;
+    double t0;
+};
+
+/* ---------------------------------------------------------------------- */
+/* Responses                                                              */
+/* ---------------------------------------------------------------------- */
+
+static void add_common(struct server *s, struct MHD_Connection *c,
+                       struct MHD_Response *r, const struct req *q)
+{
+    const char *origin;
+
+    MHD_add_response_header(r, "X-Request-Id", q->request_id);
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(r, "Cache-Control", "no-store");
+    origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+    if (s->cors_origin && origin && strcmp(origin, s->cors_origin) == 0) {
+        MHD_add_response_header(r, "Access-Control-Allow-Origin", origin);
+        MHD_add_response_header(r, "Access-Control-Expose-Headers",
+                                "X-Request-Id, X-Conversation-Id");
+        MHD_add_response_header(r, "Vary", "Origin");
+    }
+}
+
+/* Queue a response of text (copied) with its type and status. */
+static enum MHD_Result send_text(struct server *s, struct MHD_Connection *c,
+                                 struct req *q, int status, const char *type,
+                                 const char *text, size_t n)
+{
+    struct MHD_Response *r;
+    enum MHD_Result ret;
+
+    r = MHD_create_response_from_buffer(n, (void *)text,
+                                        MHD_RESPMEM_MUST_COPY);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, "Content-Type", type);
+    add_common(s, c, r, q);
+    q->status = status;
+    ret = MHD_queue_response(c, (unsigned)status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+/* A JSON object (consumed) as the response. */
+static enum MHD_Result send_json(struct server *s, struct MHD_Connection *c,
+                                 struct req *q, int status, json_t *o)
+{
+    char *text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER)
+                   : NULL;
+    enum MHD_Result ret;
+
+    json_decref(o);
+    if (!text)
+        return send_text(s, c, q, 500, "application/json",
+                         "{\"error\":{\"code\":\"internal\",\"message\":"
+                         "\"out of memory\"}}", 58);
+    ret = send_text(s, c, q, status, "application/json", text, strlen(text));
+    free(text);
+    return ret;
+}
+
+/* {"error": {"code", "message"}} with the status; extra headers after. */
+static enum MHD_Result send_error(struct server *s, struct MHD_Connection *c,
+                                  struct req *q, int status, const char *code,
+                                  const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+static enum MHD_Result send_error(struct server *s, struct MHD_Connection *c,
+                                  struct req *q, int status, const char *code,
+                                  const char *fmt, ...)
+{
+    struct MHD_Response *r;
+    enum MHD_Result ret;
+    char msg[1024], *text;
+    json_t *o;
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    o = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", msg);
+    text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (!text)
+        return MHD_NO;
+    r = MHD_create_response_from_buffer(strlen(text), text,
+                                        MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(text);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    add_common(s, c, r, q);
+    if (status == 401)
+        MHD_add_response_header(r, "WWW-Authenticate", "Bearer");
+    if (status == 503 || status == 429)
+        MHD_add_response_header(r, "Retry-After", "1");
+    if (status == 405)
+        MHD_add_response_header(r, "Allow",
+                                strncmp(q->path, "/api/ask", 8) == 0 ||
+                                strncmp(q->path, "/api/sql", 8) == 0
+                                    ? "POST, OPTIONS" : "GET, OPTIONS");
+    q->status = status;
+    ret = MHD_queue_response(c, (unsigned)status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Checks                                                                 */
+/* ---------------------------------------------------------------------- */
+
+/* Equal in time that does not depend on where they differ. */
+static int same_secret(const char *a, const char *b)
+{
+    size_t na = strlen(a), nb = strlen(b), i;
+    unsigned char d = na != nb;
+
+    for (i = 0; i < nb; i++)
+        d |= (unsigned char)(a[i % (na ? na : 1)] ^ b[i]);
+    return d == 0 && na == nb;
+}
+
+static int authorized(struct server *s, struct MHD_Connection *c)
+{
+    const char *h;
+
+    if (!s->token)
+        return 1;
+    h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    if (!h || strncasecmp(h, "Bearer ", 7) != 0)
+        return 0;
+    return same_secret(h + 7, s->token);
+}
+
+/* The request's id: the client's X-Request-Id when it is a sane token
+** (letters, digits, '-', '_', '.', at most 64), else a new one. */
+static void request_id(struct MHD_Connection *c, char *out, size_t n)
+{
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                "X-Request-Id");
+    size_t i, len = h ? strlen(h) : 0;
+
+    if (len > 0 && len <= 64 && len < n) {
+        for (i = 0; i < len; i++)
+            if (!(h[i] == '-' || h[i] == '_' || h[i] == '.' ||
+                  (h[i] >= '0' && h[i] <= '9') ||
+                  (h[i] >= 'a' && h[i] <= 'z') ||
+                  (h[i] >= 'A' && h[i] <= 'Z')))
+                break;
+        if (i == len) {
+            memcpy(out, h, len + 1);
+            return;
+        }
+    }
+    srv_random_id(out);
+}
+
+static void client_addr(struct MHD_Connection *c, char *out, size_t n)
+{
+    const union MHD_ConnectionInfo *ci;
+    const struct sockaddr *sa;
+
+    snprintf(out, n, "?");
+    ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (!ci || !ci->client_addr)
+        return;
+    sa = ci->client_addr;
+    if (sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out,
+                  (socklen_t)n);
+    else if (sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr,
+                  out, (socklen_t)n);
+}
+
+/* The body as a JSON object, or NULL with the 4xx already queued. */
+static json_t *json_body(struct server *s, struct MHD_Connection *c,
+                         struct req *q, enum MHD_Result *ret)
+{
+    const char *type = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                   "Content-Type");
+    json_error_t je;
+    json_t *o;
+
+    if (!type || strncasecmp(type, "application/json", 16) != 0 ||
+        (type[16] && type[16] != ';' && type[16] != ' ')) {
+        *ret = send_error(s, c, q, 415, "unsupported_media_type",
+                          "send the request as application/json");
+        return NULL;
+    }
+    o = json_loadb(q->body ? q->body : "", q->len, JSON_REJECT_DUPLICATES,
+                   &je);
+    if (!o || !json_is_object(o)) {
+        json_decref(o);
+        *ret = send_error(s, c, q, 400, "bad_json",
+                          "the body is not a JSON object%s%s",
+                          o ? "" : ": ", o ? "" : je.text);
+        return NULL;
+    }
+    return o;
+}
+
+/* A string member (NULL when absent); *bad when present but not a
+** string or longer than max bytes. */
+static const char *member(json_t *o, const char *key, size_t max, int *bad)
+{
+    json_t *v = json_object_get(o, key);
+
+    if (!v || json_is_null(v))
+        return NULL;
+    if (!json_is_string(v) || json_string_length(v) > max ||
+        strlen(json_string_value(v)) != json_string_length(v)) {
+        *bad = 1;
+        return NULL;
+    }
+    return json_string_value(v);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Endpoints                                                              */
+/* ---------------------------------------------------------------------- */
+
+static enum MHD_Result get_health(struct server *s, struct MHD_Connection *c,
+                                  struct req *q)
+{
+    return send_json(s, c, q, 200,
+                     json_pack("{s:s, s:s, s:s, s:s?, s:i}", "status", "ok",
+                               "version", askdb_version(), "provider",
+                               askdb_model_provider(s->model), "model",
+                               s->cfg.model, "databases", s->ndbs));
+}
+
+static enum MHD_Result get_databases(struct server *s,
+                                     struct MHD_Connection *c, struct req *q)
+{
+    json_t *arr = json_array();
+    int i;
+
+    for (i = 0; i < s->ndbs; i++)
+        json_array_append_new(arr, json_pack("{s:s, s:s, s:i}", "name",
+                                             s->dbs[i].name, "engine",
+                                             "sqlite", "tables",
+                                             s->dbs[i].ntables));
+    return send_json(s, c, q, 200, json_pack("{s:o}", "databases", arr));
+}
+
+static enum MHD_Result get_schema(struct server *s, struct MHD_Connection *c,
+                                  struct req *q, const char *name)
+{
+    struct srv_db *db = srv_find_db(s, name);
+
+    if (!db)
+        return send_error(s, c, q, 404, "not_found", "no database '%s'",
+                          name);
+    return send_text(s, c, q, 200, "application/json", db->schema_json,
+                     strlen(db->schema_json));
+}
+
+static enum MHD_Result post_sql(struct server *s, struct MHD_Connection *c,
+                                struct req *q)
+{
+    enum MHD_Result ret = MHD_NO;
+    const char *name, *sql;
+    askdb_result *r = NULL;
+    askdb_db *h = NULL;
+    struct srv_db *db;
+    askdb_status st;
+    char *text = NULL;
+    json_t *o;
+    int bad = 0;
+
+    o = json_body(s, c, q, &ret);
+    if (!o)
+        return ret;
+    name = member(o, "database", 127, &bad);
+    sql = member(o, "sql", MAX_SQL, &bad);
+    if (bad || !name || !sql) {
+        ret = send_error(s, c, q, 400, "bad_request", "give \"database\" "
+                         "and \"sql\" as strings (the SQL at most %d bytes)",
+                         MAX_SQL);
+        goto out;
+    }
+    snprintf(q->db, sizeof q->db, "%s", name);
+    db = srv_find_db(s, name);
+    if (!db) {
+        ret = send_error(s, c, q, 404, "not_found", "no database '%s'", name);
+        goto out;
+    }
+    st = askdb_db_open(db->path, &s->cfg, &h);
+    if (st) {
+        ret = send_error(s, c, q, 503, "database", "%s", askdb_db_errmsg(h));
+        goto out;
+    }
+    st = askdb_db_query(h, sql, &r);
+    if (askdb_result_json(r, sql, st ? askdb_db_errmsg(h) : NULL, 0,
+                          &text) != ASKDB_OK) {
+        ret = send_error(s, c, q, 500, "internal", "out of memory");
+        goto out;
+    }
+    /* A refused or failing statement is the client's: 400 with the
+    ** reason in the same document. */
+    ret = send_text(s, c, q, st ? 400 : 200, "application/json", text,
+                    strlen(text));
+out:
+    askdb_free(text);
+    askdb_result_free(r);
+    askdb_db_close(h);
+    json_decref(o);
+    return ret;
+}
+
+static enum MHD_Result post_ask(struct server *s, struct MHD_Connection *c,
+                                struct req *q)
+{
+    const union MHD_ConnectionInfo *ci;
+    enum MHD_Result ret = MHD_NO;
+    struct MHD_Response *r;
+    struct srv_ask a;
+    const char *accept, *why, *cid;
+    json_t *o, *opts;
+    int bad = 0, status;
+    size_t i;
+
+    o = json_body(s, c, q, &ret);
+    if (!o)
+        return ret;
+    memset(&a, 0, sizeof a);
+    cid = member(o, "conversation_id", 36, &bad);
+    a.question = member(o, "question", MAX_QUESTION, &bad);
+    opts = json_object_get(o, "options");
+    if (opts && !json_is_object(opts) && !json_is_null(opts))
+        bad = 1;
+    if (json_is_object(opts) && json_object_get(opts, "answer"))
+        a.answer = json_is_true(json_object_get(opts, "answer"));
+    for (i = 0; cid && cid[i]; i++)
+        if (!((cid[i] >= '0' && cid[i] <= '9') ||
+              (cid[i] >= 'a' && cid[i] <= 'z') ||
+              (cid[i] >= 'A' && cid[i] <= 'Z') || cid[i] == '-' ||
+              cid[i] == '_'))
+            bad = 1;
+    if (cid && !*cid)
+        bad = 1;
+    if (bad || !member(o, "database", 127, &bad) || !a.question ||
+        !*a.question) {
+        ret = send_error(s, c, q, 400, "bad_request",
+                         "give \"database\" and \"question\" as strings (the "
+                         "question at most %d bytes), and optionally "
+                         "\"conversation_id\" (letters, digits, '-', '_', at "
+                         "most 36) and \"options\": {\"answer\": true}",
+                         MAX_QUESTION);
+        goto out;
+    }
+    snprintf(q->db, sizeof q->db, "%s", member(o, "database", 127, &bad));
+    a.db = srv_find_db(s, q->db);
+    if (!a.db) {
+        ret = send_error(s, c, q, 404, "not_found", "no database '%s'",
+                         q->db);
+        goto out;
+    }
+    accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
+    a.sse = accept && strstr(accept, "text/event-stream") != NULL;
+    a.conversation_id = cid;
+    a.request_id = q->request_id;
+    a.client = q->client;
+    ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    a.conn_fd = ci ? ci->connect_fd : -1;
+    r = srv_ask_response(s, &a, &status, &why, q->conv_id);
+    if (!r) {
+        ret = send_error(s, c, q, status, status == 429 ? "too_many_requests"
+                         : status == 503 ? "unavailable" : "internal", "%s",
+                         why);
+        goto out;
+    }
+    MHD_add_response_header(r, "Content-Type", a.sse ? "text/event-stream"
+                                                     : "application/json");
+    MHD_add_response_header(r, "X-Conversation-Id", q->conv_id);
+    if (a.sse)
+        MHD_add_response_header(r, "X-Accel-Buffering", "no");
+    add_common(s, c, r, q);
+    q->status = 200;
+    ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+out:
+    json_decref(o);
+    return ret;
+}
+
+/* The page, until the web assets are built in. */
+static const char page[] =
+    "<!doctype html><html lang=\"en\"><meta charset=\"utf-8\">"
+    "<title>askdb</title><h1>askdb</h1><p>The API is at <a "
+    "href=\"/api/openapi.json\">/api/openapi.json</a>.</p></html>";
+
+static enum MHD_Result route(struct server *s, struct MHD_Connection *c,
+                             struct req *q)
+{
+    int get = strcmp(q->method, "GET") == 0 || strcmp(q->method, "HEAD") == 0;
+    int post = strcmp(q->method, "POST") == 0;
+    const char *p = q->path;
+    size_t n;
+
+    if (strcmp(q->method, "OPTIONS") == 0) {
+        struct MHD_Response *r = MHD_create_response_from_buffer(
+            0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        enum MHD_Result ret;
+        if (!r)
+            return MHD_NO;
+        add_common(s, c, r, q);
+        MHD_add_response_header(r, "Allow", "GET, POST, OPTIONS");
+        if (s->cors_origin) {
+            MHD_add_response_header(r, "Access-Control-Allow-Methods",
+                                    "GET, POST, OPTIONS");
+            MHD_add_response_header(r, "Access-Control-Allow-Headers",
+                                    "Authorization, Content-Type, "
+                                    "X-Request-Id, Accept");
+            MHD_add_response_header(r, "Access-Control-Max-Age", "600");
+        }
+        q->status = 204;
+        ret = MHD_queue_response(c, 204, r);
+        MHD_destroy_response(r);
+        return ret;
+    }
+    if (strcmp(p, "/") == 0 || strcmp(p, "/index.html") == 0) {
+        if (!get)
+            return send_error(s, c, q, 405, "method_not_allowed",
+                              "use GET");
+        return send_text(s, c, q, 200, "text/html; charset=utf-8", page,
+                         sizeof page - 1);
+    }
+    if (strcmp(p, "/health") == 0)
+        return get ? get_health(s, c, q)
+                   : send_error(s, c, q, 405, "method_not_allowed", "use GET");
+    if (strcmp(p, "/api/openapi.json") == 0)
+        return get ? send_text(s, c, q, 200, "application/json",
+                               srv_openapi_json, strlen(srv_openapi_json))
+                   : send_error(s, c, q, 405, "method_not_allowed", "use GET");
+    if (strncmp(p, "/api/", 5) != 0)
+        return send_error(s, c, q, 404, "not_found", "no such path: %s", p);
+    if (!authorized(s, c))
+        return send_error(s, c, q, 401, "unauthorized",
+                          "send the server's token as 'Authorization: "
+                          "Bearer TOKEN'");
+    if (strcmp(p, "/api/databases") == 0)
+        return get ? get_databases(s, c, q)
+                   : send_error(s, c, q, 405, "method_not_allowed", "use GET");
+    n = strlen("/api/databases/");
+    if (strncmp(p, "/api/databases/", n) == 0 && strlen(p) > n + 7 &&
+        strcmp(p + strlen(p) - 7, "/schema") == 0) {
+        char name[128];
+        size_t len = strlen(p) - n - 7;
+        if (!get)
+            return send_error(s, c, q, 405, "method_not_allowed", "use GET");
+        if (len >= sizeof name)
+            return send_error(s, c, q, 404, "not_found", "no such database");
+        memcpy(name, p + n, len);
+        name[len] = '\0';
+        return get_schema(s, c, q, name);
+    }
+    if (strcmp(p, "/api/ask") == 0)
+        return post ? post_ask(s, c, q)
+                    : send_error(s, c, q, 405, "method_not_allowed",
+                                 "use POST");
+    if (strcmp(p, "/api/sql") == 0)
+        return post ? post_sql(s, c, q)
+                    : send_error(s, c, q, 405, "method_not_allowed",
+                                 "use POST");
+    return send_error(s, c, q, 404, "not_found", "no such path: %s", p);
+}
+
+/* libmicrohttpd's access handler: collect the body (capped), then route. */
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
+                                  const char *url, const char *method,
+                                  const char *version, const char *upload,
+                                  size_t *upload_size, void **con_cls)
+{
+    struct server *s = cls;
+    struct req *q = *con_cls;
+    char *grown;
+
+    (void)version;
+    if (!q) {
+        q = calloc(1, sizeof *q);
+        if (!q)
+            return MHD_NO;
+        q->t0 = srv_now_ms();
+        snprintf(q->method, sizeof q->method, "%s", method);
+        snprintf(q->path, sizeof q->path, "%s", url);
+        request_id(c, q->request_id, sizeof q->request_id);
+        client_addr(c, q->client, sizeof q->client);
+        *con_cls = q;
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        if (!q->too_big && q->len + *upload_size > s->max_body) {
+            q->too_big = 1;
+            free(q->body);
+            q->body = NULL;
+            q->len = 0;
+        }
+        if (!q->too_big) {
+            grown = realloc(q->body, q->len + *upload_size + 1);
+            if (!grown)
+                return MHD_NO;
+            q->body = grown;
+            memcpy(q->body + q->len, upload, *upload_size);
+            q->len += *upload_size;
+            q->body[q->len] = '\0';
+        }
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (q->status)   /* answered already */
+        return MHD_YES;
+    if (q->too_big)
+        return send_error(s, c, q, 413, "too_large", "the body is larger "
+                          "than %zu bytes", s->max_body);
+    return route(s, c, q);
+}
+
+/* The access log line of a finished request, as JSON. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    struct server *s = cls;
+    struct req *q = *con_cls;
+    char ts[32], *line;
+    struct tm tm;
+    time_t now;
+    json_t *o;
+
+    (void)c;
+    if (!q)
+        return;
+    if (s->access_log) {
+        now = time(NULL);
+        gmtime_r(&now, &tm);
+        strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:f, s:b}", "ts", ts,
+                      "request_id", q->request_id, "client", q->client,
+                      "method", q->method, "path", q->path, "status",
+                      q->status, "ms", srv_now_ms() - q->t0, "completed",
+                      toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
+        if (o && q->db[0])
+            json_object_set_new(o, "database", json_string(q->db));
+        if (o && q->conv_id[0])
+            json_object_set_new(o, "conversation_id",
+                                json_string(q->conv_id));
+        line = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+        json_decref(o);
+        if (line) {
+            pthread_mutex_lock(&s->log_mu);
+            fprintf(s->access_log, "%s\n", line);
+            fflush(s->access_log);
+            pthread_mutex_unlock(&s->log_mu);
+        }
+        free(line);
+    }
+    free(q->body);
+    free(q);
+    *con_cls = NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Running                                                                */
+/* ---------------------------------------------------------------------- */
+
+/* libmicrohttpd's own error log goes to stderr with our prefix. */
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    fputs("askdb serve: ", stderr);
+    vfprintf(stderr, fmt, ap);
+}
+
+/* Parse "HOST:PORT" ("[::1]:8080" for IPv6) into an address. */
+static int parse_listen(const char *listen, struct sockaddr_storage *ss,
+                        socklen_t *len)
+{
+    struct addrinfo hints, *res = NULL;
+    char host[256];
+    const char *colon = strrchr(listen, ':');
+    size_t n;
+
+    if (!colon || colon == listen || !colon[1])
+        return -1;
+    n = (size_t)(colon - listen);
+    if (listen[0] == '[' && n >= 2 && listen[n - 1] == ']') {
+        listen++;
+        n -= 2;
+    }
+    if (n >= sizeof host)
+        return -1;
+    memcpy(host, listen, n);
+    host[n] = '\0';
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    if (getaddrinfo(host, colon + 1, &hints, &res) != 0 || !res)
+        return -1;
+    memcpy(ss, res->ai_addr, res->ai_addrlen);
+    *len = res->ai_addrlen;
+    freeaddrinfo(res);
+    return 0;
+}
+
+/* Whether the address is a loopback one (127.0.0.0/8 or ::1). */
+static int is_loopback(const struct sockaddr_storage *ss)
+{
+    if (ss->ss_family == AF_INET)
+        return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >>
+                24) == 127;
+    if (ss->ss_family == AF_INET6)
+        return IN6_IS_ADDR_LOOPBACK(
+            &((const struct sockaddr_in6 *)ss)->sin6_addr);
+    return 0;
+}
+
+int srv_is_loopback(const char *listen)
+{
+    struct sockaddr_storage ss;
+    socklen_t len;
+
+    return parse_listen(listen, &ss, &len) == 0 && is_loopback(&ss);
+}
+
+int srv_run(struct server *s, const char *listen)
+{
+    struct sockaddr_storage ss;
+    const union MHD_DaemonInfo *di;
+    struct rlimit rl;
+    struct MHD_Daemon *d;
+    sigset_t set;
+    socklen_t len;
+    unsigned flags;
+    int sig;
+
+    if (parse_listen(listen, &ss, &len)) {
+        fprintf(stderr, "askdb serve: --listen takes HOST:PORT (e.g. "
+                        "127.0.0.1:8080 or [::1]:8080), not '%s'\n", listen);
+        return 2;
+    }
+    /* Many idle connections take a descriptor each. */
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    /* Signals are taken by this thread alone (sigwait below); every thread
+    ** libmicrohttpd and the jobs start inherits the mask. */
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+            MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_USE_ITC;
+    if (ss.ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    d = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, s,
+        MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_TIMEOUT_S,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_LIMIT,
+        MHD_OPTION_THREAD_STACK_SIZE, (size_t)THREAD_STACK,
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_END);
+    if (!d) {
+        fprintf(stderr, "askdb serve: cannot listen on %s: %s (is the port "
+                        "taken? choose another with --listen)\n", listen,
+                strerror(errno));
+        return 3;
+    }
+    di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    {
+        char host[256];
+        const char *colon = strrchr(listen, ':');
+        size_t hn = colon ? (size_t)(colon - listen) : 0;
+        snprintf(host, sizeof host, "%.*s", (int)hn, listen);
+        fprintf(stderr, "askdb serve: listening on http://%s:%u/ (%d "
+                        "database%s, model: %s)\n", host, di ? di->port : 0,
+                s->ndbs, s->ndbs == 1 ? "" : "s",
+                askdb_model_provider(s->model));
+    }
+    fflush(stderr);
+    sig = 0;
+    while (sigwait(&set, &sig) != 0)
+        ;
+    fprintf(stderr, "askdb serve: %s: finishing the questions in flight\n",
+            sig == SIGINT ? "interrupt" : "terminate");
+    atomic_store(&s->stopping, 1);
+    (void)MHD_quiesce_daemon(d);
+    srv_jobs_stop(s, 10000);
+    MHD_stop_daemon(d);
+    fprintf(stderr, "askdb serve: stopped\n");
+    return 0;
+}

@@ -1,0 +1,408 @@
+/* serve.c - the `askdb serve` command: options, databases, the model, and
+** the server's life (see server.h and docs/server.md). */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../cli/cli.h"
+#include "server.h"
+
+#define MAX_DBS 256
+
+static const char usage_serve[] =
+    "usage: askdb serve [options] [--db NAME=PATH]... [PATH]...\n"
+    "\n"
+    "Serve the databases over HTTP: a JSON API that streams each step of a\n"
+    "question (server-sent events), and a web page at /. The model is\n"
+    "loaded once and shared; questions run in parallel up to --workers.\n"
+    "\n"
+    "Server:\n"
+    "      --listen HOST:PORT  where to listen (default 127.0.0.1:8080;\n"
+    "                        port 0 picks a free one)\n"
+    "      --db NAME=PATH    a database and its name in the API (repeat);\n"
+    "                        a bare PATH is named after its file\n"
+    "      --config FILE     JSON: {\"listen\", \"token\", \"cors_origin\",\n"
+    "                        \"databases\": {NAME: PATH}, \"workers\",\n"
+    "                        \"queue\"}; options given here win\n"
+    "      --token TOKEN     require 'Authorization: Bearer TOKEN' on\n"
+    "                        /api/ (default: $ASKDB_SERVER_TOKEN)\n"
+    "      --insecure-no-token  listen on a non-loopback address without a\n"
+    "                        token (refused otherwise)\n"
+    "      --cors-origin ORIGIN  let pages of this origin call the API\n"
+    "      --workers N       questions answered at once (default 1 with the\n"
+    "                        local model, 4 otherwise)\n"
+    "      --queue N         questions waiting past that; more get 503\n"
+    "                        (default 64)\n"
+    "      --per-client N    questions of one client address at once; more\n"
+    "                        get 429 (default 8)\n"
+    "      --conversations N  follow-up conversations kept (least recently\n"
+    "                        used dropped; default 8 local, 64 otherwise)\n"
+    "      --max-body BYTES  request body cap (default 1048576)\n"
+    "      --access-log FILE  JSON lines, one per request (default stderr;\n"
+    "                        'off' for none)\n"
+    "Model and limits: as for askdb ask (--provider, --llm-url, --model,\n"
+    "--threads, --timeout, --max-rows, --trace, ...; askdb help ask).\n"
+    "Endpoints: GET /health, GET /api/databases, GET /api/databases/NAME/\n"
+    "schema, POST /api/ask, POST /api/sql, GET /api/openapi.json, GET /.\n"
+    "SIGINT or SIGTERM finishes the questions in flight (10 s at most),\n"
+    "then stops.\n";
+
+enum { S_LISTEN = 300, S_DB, S_CONFIG, S_TOKEN, S_INSECURE, S_CORS,
+       S_WORKERS, S_QUEUE, S_PER_CLIENT, S_CONVS, S_MAX_BODY, S_ACCESS_LOG };
+
+static const struct option serve_opts[] = {
+    {"listen", required_argument, NULL, S_LISTEN},
+    {"db", required_argument, NULL, S_DB},
+    {"config", required_argument, NULL, S_CONFIG},
+    {"token", required_argument, NULL, S_TOKEN},
+    {"insecure-no-token", no_argument, NULL, S_INSECURE},
+    {"cors-origin", required_argument, NULL, S_CORS},
+    {"workers", required_argument, NULL, S_WORKERS},
+    {"queue", required_argument, NULL, S_QUEUE},
+    {"per-client", required_argument, NULL, S_PER_CLIENT},
+    {"conversations", required_argument, NULL, S_CONVS},
+    {"max-body", required_argument, NULL, S_MAX_BODY},
+    {"access-log", required_argument, NULL, S_ACCESS_LOG},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}
+};
+
+struct serve_opts {
+    const char *listen, *config, *token, *cors, *access_log;
+    const char *names[MAX_DBS], *paths[MAX_DBS];
+    int ndbs, insecure;
+    long workers, queue, per_client, convs, max_body;
+};
+
+/* Add NAME=PATH (with_name), or PATH named after its file without its
+** extension. The name is malloc()ed into *owned. 0 or -1. */
+static int add_db(struct serve_opts *o, const char *arg, int with_name,
+                  char **owned)
+{
+    const char *eq = strchr(arg, '='), *base, *dot, *path = arg;
+    size_t n;
+
+    *owned = NULL;
+    if (o->ndbs >= MAX_DBS) {
+        fprintf(stderr, "askdb serve: at most %d databases\n", MAX_DBS);
+        return -1;
+    }
+    if (with_name) {
+        n = (size_t)(eq - arg);
+        path = eq + 1;
+    } else {
+        base = strrchr(arg, '/');
+        arg = base ? base + 1 : arg;
+        dot = strrchr(arg, '.');
+        n = dot && dot > arg ? (size_t)(dot - arg) : strlen(arg);
+    }
+    *owned = strndup(arg, n);
+    if (!*owned)
+        return -1;
+    o->names[o->ndbs] = *owned;
+    o->paths[o->ndbs] = path;
+    o->ndbs++;
+    return 0;
+}
+
+/* A name the API can carry in a path: letters, digits, '-', '_', '.'. */
+static int good_name(const char *s)
+{
+    size_t i;
+
+    if (!*s || strlen(s) > 100)
+        return 0;
+    for (i = 0; s[i]; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'z') ||
+              (s[i] >= 'A' && s[i] <= 'Z') || s[i] == '-' || s[i] == '_' ||
+              s[i] == '.'))
+            return 0;
+    return 1;
+}
+
+/* Fill what the options left unset from the --config file (kept alive in
+** *root: its strings are used). 0 or -1 (message printed). */
+static int read_config(struct serve_opts *o, json_t **root, char **owned,
+                       int *nowned)
+{
+    json_error_t je;
+    const char *key;
+    json_t *v, *dbs;
+
+    *root = json_load_file(o->config, JSON_REJECT_DUPLICATES, &je);
+    if (!*root || !json_is_object(*root)) {
+        fprintf(stderr, "askdb serve: cannot read --config '%s': %s (line "
+                        "%d)\n", o->config, *root ? "not a JSON object"
+                                                  : je.text, je.line);
+        return -1;
+    }
+#define STR(field, name)                                                 \
+    if (!o->field && json_is_string(json_object_get(*root, name)))       \
+        o->field = json_string_value(json_object_get(*root, name));
+#define NUM(field, name)                                                 \
+    if (!o->field && json_is_integer(json_object_get(*root, name)))      \
+        o->field = (long)json_integer_value(json_object_get(*root, name));
+    STR(listen, "listen")
+    STR(token, "token")
+    STR(cors, "cors_origin")
+    STR(access_log, "access_log")
+    NUM(workers, "workers")
+    NUM(queue, "queue")
+    NUM(per_client, "per_client")
+    NUM(convs, "conversations")
+    NUM(max_body, "max_body")
+#undef STR
+#undef NUM
+    dbs = json_object_get(*root, "databases");
+    if (dbs && !json_is_object(dbs)) {
+        fprintf(stderr, "askdb serve: --config: \"databases\" is an object "
+                        "of NAME: PATH\n");
+        return -1;
+    }
+    json_object_foreach(dbs, key, v) {
+        if (!json_is_string(v) || o->ndbs >= MAX_DBS) {
+            fprintf(stderr, "askdb serve: --config: database '%s' needs a "
+                            "path string\n", key);
+            return -1;
+        }
+        owned[(*nowned)++] = NULL;
+        o->names[o->ndbs] = key;
+        o->paths[o->ndbs] = json_string_value(v);
+        o->ndbs++;
+    }
+    return 0;
+}
+
+/* Open each database once: it must exist and have tables; its schema is
+** kept as JSON for the API. 0 or the exit code. */
+static int load_dbs(struct server *s, const struct serve_opts *o)
+{
+    askdb_db *h;
+    askdb_status st;
+    json_error_t je;
+    json_t *j;
+    int i, k;
+
+    s->dbs = calloc((size_t)o->ndbs, sizeof *s->dbs);
+    if (!s->dbs)
+        return 2;
+    for (i = 0; i < o->ndbs; i++) {
+        if (!good_name(o->names[i])) {
+            fprintf(stderr, "askdb serve: database name '%s': use letters, "
+                            "digits, '-', '_' and '.'\n", o->names[i]);
+            return 2;
+        }
+        for (k = 0; k < i; k++)
+            if (strcmp(o->names[k], o->names[i]) == 0) {
+                fprintf(stderr, "askdb serve: two databases named '%s'\n",
+                        o->names[i]);
+                return 2;
+            }
+        h = NULL;
+        st = askdb_db_open(o->paths[i], &s->cfg, &h);
+        if (st == ASKDB_OK)
+            st = askdb_db_schema_json(h, 0, &s->dbs[i].schema_json);
+        if (st) {
+            fprintf(stderr, "askdb serve: database '%s': %s\n", o->names[i],
+                    askdb_db_errmsg(h));
+            askdb_db_close(h);
+            return cli_exit_code(st);
+        }
+        askdb_db_close(h);
+        j = json_loads(s->dbs[i].schema_json, 0, &je);
+        s->dbs[i].ntables = (int)json_array_size(json_object_get(j,
+                                                                 "tables"));
+        json_decref(j);
+        s->dbs[i].name = strdup(o->names[i]);
+        s->dbs[i].path = strdup(o->paths[i]);
+        s->ndbs++;
+        if (!s->dbs[i].name || !s->dbs[i].path)
+            return 2;
+    }
+    return 0;
+}
+
+static void free_dbs(struct server *s)
+{
+    int i;
+
+    for (i = 0; i < s->ndbs; i++) {
+        free(s->dbs[i].name);
+        free(s->dbs[i].path);
+        askdb_free(s->dbs[i].schema_json);
+    }
+    free(s->dbs);
+}
+
+/* Parse argv; 0, 1 (help printed) or -1 (usage error printed). */
+static int parse(int argc, char **argv, struct serve_opts *o,
+                 askdb_config *cfg, char **owned, int *nowned)
+{
+    struct option *opts = cli_merge_opts(serve_opts, 1);
+    long v;
+    int c, r, rc = 0;
+
+    if (!opts)
+        return -1;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        r = cli_agent_opt(c, optarg, cfg, "askdb serve");
+        if (!r)
+            r = cli_model_opt(c, optarg, cfg, "askdb serve");
+        if (r < 0)
+            goto bad;
+        if (r)
+            continue;
+        switch (c) {
+        case S_LISTEN: o->listen = optarg; break;
+        case S_CONFIG: o->config = optarg; break;
+        case S_TOKEN: o->token = optarg; break;
+        case S_INSECURE: o->insecure = 1; break;
+        case S_CORS: o->cors = optarg; break;
+        case S_ACCESS_LOG: o->access_log = optarg; break;
+        case S_DB:
+            if (!strchr(optarg, '=') || optarg[0] == '=') {
+                fprintf(stderr, "askdb serve: --db takes NAME=PATH, not "
+                                "'%s'\n", optarg);
+                goto bad;
+            }
+            if (add_db(o, optarg, 1, &owned[(*nowned)++]))
+                goto bad;
+            break;
+        case S_WORKERS:
+        case S_QUEUE:
+        case S_PER_CLIENT:
+        case S_CONVS:
+        case S_MAX_BODY:
+            if (cli_number("askdb serve", "this option", optarg, c == S_QUEUE
+                           ? 0 : 1, c == S_MAX_BODY ? 1L << 30 : 100000, &v))
+                goto bad;
+            if (c == S_WORKERS) o->workers = v;
+            if (c == S_QUEUE) o->queue = v + 1; /* 0 is "unset" */
+            if (c == S_PER_CLIENT) o->per_client = v;
+            if (c == S_CONVS) o->convs = v;
+            if (c == S_MAX_BODY) o->max_body = v;
+            break;
+        case 'h':
+            fputs(usage_serve, stdout);
+            fputs("\n", stdout);
+            fputs(cli_agent_help, stdout);
+            rc = 1;
+            goto out;
+        default:
+            fprintf(stderr, "askdb serve: see 'askdb serve --help'\n");
+            goto bad;
+        }
+    }
+    for (; optind < argc; optind++)
+        if (add_db(o, argv[optind], 0, &owned[(*nowned)++]))
+            goto bad;
+    goto out;
+bad:
+    rc = -1;
+out:
+    free(opts);
+    return rc;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    struct serve_opts o;
+    struct server s;
+    askdb_status st;
+    json_t *conf = NULL;
+    char *owned[2 * MAX_DBS + 2];
+    int nowned = 0, rc, i, local;
+
+    memset(&o, 0, sizeof o);
+    memset(&s, 0, sizeof s);
+    s.cfg = askdb_config_default();
+    rc = parse(argc, argv, &o, &s.cfg, owned, &nowned);
+    if (rc)
+        goto done_parse;
+    if (o.config && read_config(&o, &conf, owned, &nowned)) {
+        rc = -1;
+        goto done_parse;
+    }
+    askdb_config_from_env(&s.cfg);
+    if (!o.token && getenv("ASKDB_SERVER_TOKEN") &&
+        *getenv("ASKDB_SERVER_TOKEN"))
+        o.token = getenv("ASKDB_SERVER_TOKEN");
+    if (!o.listen)
+        o.listen = "127.0.0.1:8080";
+    if (o.ndbs == 0) {
+        fprintf(stderr, "askdb serve: give at least one database (--db "
+                        "NAME=PATH or PATH)\n");
+        rc = -1;
+        goto done_parse;
+    }
+    if (!o.token && !o.insecure && !srv_is_loopback(o.listen)) {
+        fprintf(stderr, "askdb serve: %s is not a loopback address: set a "
+                        "token (--token or ASKDB_SERVER_TOKEN) so that only "
+                        "its holders can ask, or say --insecure-no-token\n",
+                o.listen);
+        rc = -1;
+        goto done_parse;
+    }
+done_parse:
+    if (rc) {
+        for (i = 0; i < nowned; i++)
+            free(owned[i]);
+        json_decref(conf);
+        return rc > 0 ? 0 : 2;
+    }
+
+    st = askdb_model_new(&s.cfg, &s.model);
+    if (st) {
+        fprintf(stderr, "askdb serve: %s\n", askdb_model_errmsg(s.model));
+        rc = cli_exit_code(st);
+        goto out;
+    }
+    local = strcmp(askdb_model_provider(s.model), "local") == 0;
+    s.token = o.token;
+    s.cors_origin = o.cors;
+    s.workers = o.workers ? (int)o.workers : local ? 1 : 4;
+    s.queue_max = o.queue ? (int)o.queue - 1 : 64;
+    s.per_client = o.per_client ? (int)o.per_client : 8;
+    s.max_convs = o.convs ? (int)o.convs : local ? 8 : 64;
+    s.max_body = o.max_body ? (size_t)o.max_body : 1048576;
+    s.wait_tail = &s.wait_head;
+    atomic_init(&s.stopping, 0);
+    pthread_mutex_init(&s.mu, NULL);
+    pthread_cond_init(&s.cv, NULL);
+    pthread_mutex_init(&s.log_mu, NULL);
+    if (!o.access_log || strcmp(o.access_log, "-") == 0) {
+        s.access_log = stderr;
+    } else if (strcmp(o.access_log, "off") != 0) {
+        if (askdb_output_refusal(o.access_log)) {
+            fprintf(stderr, "askdb serve: --access-log '%s': %s\n",
+                    o.access_log, askdb_output_refusal(o.access_log));
+            rc = 2;
+            goto out;
+        }
+        s.access_log = fopen(o.access_log, "a");
+        if (!s.access_log) {
+            fprintf(stderr, "askdb serve: cannot open --access-log '%s': "
+                            "%s\n", o.access_log, strerror(errno));
+            rc = 2;
+            goto out;
+        }
+    }
+    rc = load_dbs(&s, &o);
+    if (rc)
+        goto out;
+    rc = srv_run(&s, o.listen);
+out:
+    srv_convs_free(&s);
+    free_dbs(&s);
+    askdb_model_free(s.model);
+    if (s.access_log && s.access_log != stderr)
+        fclose(s.access_log);
+    for (i = 0; i < nowned; i++)
+        free(owned[i]);
+    json_decref(conf);
+    return rc;
+}
