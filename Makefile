@@ -281,8 +281,9 @@ e2e: $(BA)/askdb $(BA)/fake_llm examples/shop.db small-model \
 # The web page of `askdb serve` (src/server/web/, README "The web page"):
 # its npm libraries fetched and verified by scripts/web_vendor.sh (pinned
 # in src/server/web/vendor.lock), then all of it made into C by
-# scripts/web_embed.py; the server links $(B)/web_assets.o. web-test runs
-# the page in headless Chromium (tests/web/run.sh; screenshots in
+# scripts/web_embed.py; askdb links $(B)/web_assets.o (src/server/http.c
+# serves it). web-test runs the page in headless Chromium against askdb
+# serve and the scripted model (tests/web/run.sh; screenshots in
 # build/screenshots/).
 WEB_VENDOR := $(B)/web/vendor
 WEB_SRC    := $(wildcard src/server/web/*.html src/server/web/*.js \
@@ -296,10 +297,12 @@ $(B)/web_assets.o: $(B)/web_assets.c src/server/web_assets.h
 $(BA)/web_assets.o: $(B)/web_assets.c src/server/web_assets.h
 	@mkdir -p $(dir $@)
 	$(CC) $(FE_CPPFLAGS) -Isrc/server $(CFLAGS) $(SAN) -c $< -o $@
+$(B)/askdb: $(B)/web_assets.o
+$(BA)/askdb: $(BA)/web_assets.o
 .PHONY: web-assets web-test
 web-assets: $(B)/web_assets.o
-web-test: $(B)/web_assets.o examples/shop.db
-	WEB_SERVER=mock bash tests/web/run.sh
+web-test: $(BA)/askdb $(BA)/fake_llm examples/shop.db
+	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm bash tests/web/run.sh
 test: web-test
 
 # The local model, both into ~/.cache/askdb (checksums verified): llama.cpp
