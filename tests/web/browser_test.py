@@ -536,13 +536,13 @@ def shows_null_apart_from_empty_text_and_pages(t):
     check(note1.get_attribute("class") == "empty", "empty text shown as %r" % note1.get_attribute("outerHTML"))
     check(note2.get_attribute("class") == "null" and note2.text == "NULL",
           "NULL shown as %r" % note2.get_attribute("outerHTML"))
+    t.page.js("arguments[0].scrollIntoView()", turn)
+    t.page.shot("table-null")
     turn.find_element(By.CSS_SELECTOR, ".pager button:nth-child(2)").click()
     _, cells = t.page.table(turn)
     check(cells[0][0] == str(rows[25][0]), "page 2 starts with %r" % cells[0])
     nulls = [r[0] for r in rows if r[2] is None]
     check(nulls, "the fixture has no NULL city")
-    t.page.js("arguments[0].scrollIntoView()", turn)
-    t.page.shot("table-null")
 
 
 def explains_a_failure_with_each_attempt(t):

@@ -145,9 +145,8 @@ async function api(path, opts = {}) {
             throw new ApiError(0, "network", `cannot reach the askdb server (${e.message}); is \`askdb serve\` still running?`);
         }
         if (res.status === 401 && tries < 5) {
-            const body = await res.json().catch(() => null);
-            const tok = await askToken(state.token ? "That token was refused." :
-                (body && body.error && body.error.message) || "");
+            await res.body?.cancel();
+            const tok = await askToken(state.token ? "That token was refused." : "");
             if (!tok) throw new ApiError(401, "unauthorized", "this server needs an access token; none was given");
             state.token = tok;
             try { sessionStorage.setItem("askdb.token", tok); } catch { /* ignore */ }
@@ -267,7 +266,7 @@ async function selectDatabase(name) {
     state.conversation = null;
     try { localStorage.setItem("askdb.db", name); } catch { /* ignore */ }
     const info = JSON.parse($("#db").dataset.info || "{}")[name];
-    $("#db-info").textContent = info ? `${info.engine} · ${info.path}` : "";
+    $("#db-info").textContent = info ? [info.engine, info.path].filter(Boolean).join(" · ") : "";
     const tree = $("#schema-tree");
     tree.setAttribute("aria-busy", "true");
     tree.replaceChildren(el("p", { class: "muted", text: "Reading the schema…" }));
@@ -382,14 +381,20 @@ function describeStep(ev) {
         [ev.tables !== undefined && plural(ev.tables, "table", "tables"), ev.ms !== undefined && fmtMs(ev.ms)].filter(Boolean).join(", ")];
     case "values": return ev.error ? ["warn", "Value lookup failed", ev.error] :
         ["ok", "Looked up values", ev.matches !== undefined ? `${Array.isArray(ev.matches) ? ev.matches.length : ev.matches} matches` : ""];
-    case "link": return ["ok", "Picked the tables", ev.tables !== undefined ? `${Array.isArray(ev.tables) ? ev.tables.join(", ") : ev.tables}` : ""];
+    case "link": {
+        if (ev.error) return ["warn", "Picking the tables failed", ev.error];
+        const n = Array.isArray(ev.tables) ? ev.tables.length : ev.tables;
+        if (ev.whole || n === ev.of_tables) return ["ok", "Kept the whole schema", n !== undefined ? plural(n, "table", "tables") : ""];
+        return ["ok", "Picked the tables", n !== undefined ? `${n} of ${ev.of_tables ?? "?"} tables` : ""];
+    }
     case "examples": return ["ok", "Added learned examples", Array.isArray(ev.examples) ? `${ev.examples.length}` : ""];
     case "qcheck": return [ev.question === false ? "warn" : "ok",
         ev.question === false ? "Not a question about the data" : "Checked the question", ev.why || ""];
     case "plan": return ev.error ? ["warn", "Planning failed", ev.error] :
         ["ok", "Planned", Array.isArray(ev.tasks) ? plural(ev.tasks.length, "task", "tasks") : ""];
     case "prompt": {
-        const what = ev.for && ev.for !== "sql" ? `Asking the model (${ev.for})` :
+        const what = ev.for === "answer" ? "Writing the answer in words" :
+            ev.for && ev.for !== "sql" ? `Asking the model (${ev.for})` :
             ev.attempt > 1 ? `Generating SQL, attempt ${ev.attempt}` : "Generating SQL";
         return ["run", what, ev.candidates > 1 ? `${ev.candidates} candidates` : ""];
     }
@@ -729,9 +734,12 @@ function resultView(columns, rows, meta) {
 }
 
 function errorBox(title, err, attempts) {
+    let msg = err.message || String(err);
+    // The message may list the attempts again, one a line: they follow.
+    if (attempts && attempts.length) msg = msg.split("\n")[0];
     const box = el("div", { class: "error-box", role: "alert" },
         el("h4", { text: title }),
-        el("p", { text: err.message || String(err) }));
+        el("p", { class: "error-msg", text: msg }));
     if (attempts && attempts.length) {
         box.append(el("p", { text: `${plural(attempts.length, "attempt", "attempts")}:` }),
             el("ol", {}, ...attempts.map((a) => el("li", {},
