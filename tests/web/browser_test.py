@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 import traceback
+import urllib.error
 import urllib.request
 
 from selenium import webdriver
@@ -402,6 +403,34 @@ def page_lists_databases_and_schema(t):
     box.clear()
 
 
+def serves_every_file_of_the_page_as_built(t):
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import web_embed
+    vendor = os.environ.get("WEB_VENDOR", os.path.join(ROOT, "build", "web", "vendor"))
+    for path, ctype, fpath in web_embed.assets(vendor):
+        with urllib.request.urlopen(t.servers.url + path) as r:
+            body = r.read()
+            check(r.headers["Content-Type"] == ctype, "%s: Content-Type %s" % (path, r.headers["Content-Type"]))
+            if t.servers.mode == "real":
+                check(r.headers["ETag"], "%s: no ETag" % path)
+                if path == "/":
+                    csp = r.headers["Content-Security-Policy"] or ""
+                    check("default-src 'self'" in csp, "the page's CSP: %r" % csp)
+        check(body == open(fpath, "rb").read(), "%s differs from %s" % (path, fpath))
+    try:
+        urllib.request.urlopen(t.servers.url + "/assets/nope.js")
+        raise Failed("/assets/nope.js was served")
+    except urllib.error.HTTPError as e:
+        check(e.code == 404, "/assets/nope.js: %d" % e.code)
+
+
+def loads_nothing_from_elsewhere(t):
+    urls = t.page.js("return [location.href, ...performance.getEntriesByType('resource').map(e => e.name)]")
+    check(len(urls) >= 5, "resources %r" % urls)
+    other = [u for u in urls if not u.startswith(t.servers.url + "/")]
+    check(not other, "loaded from elsewhere: %r" % other)
+
+
 def asks_and_streams_the_steps(t):
     t.page.q("#question").send_keys(Q_COUNTRY)
     t.page.q("#question").send_keys(Keys.ENTER)
@@ -694,7 +723,8 @@ def asks_for_a_token_when_the_server_wants_one(t):
 asks_for_a_token_when_the_server_wants_one.console_allows = ("status of 401",)
 
 
-TESTS = [page_lists_databases_and_schema, asks_and_streams_the_steps, sorts_the_table_by_a_column,
+TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built,
+         loads_nothing_from_elsewhere, asks_and_streams_the_steps, sorts_the_table_by_a_column,
          downloads_the_rows_as_csv, copies_the_sql, asks_a_follow_up_in_the_same_conversation,
          draws_a_line_chart_for_dates, shows_null_apart_from_empty_text_and_pages,
          explains_a_failure_with_each_attempt, cancels_a_running_question,

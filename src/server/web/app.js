@@ -994,6 +994,11 @@ function init() {
     $("#schema-search").addEventListener("input", filterSchema);
     $("#schema-toggle").addEventListener("click", () => toggleSchema());
     $("#new-conv").addEventListener("click", newConversation);
+    const want = $("#want-answer");
+    try { want.checked = localStorage.getItem("askdb.answer") !== "0"; } catch { /* ignore */ }
+    want.addEventListener("change", () => {
+        try { localStorage.setItem("askdb.answer", want.checked ? "1" : "0"); } catch { /* ignore */ }
+    });
     loadDatabases();
     $("#question").focus();
     document.documentElement.dataset.ready = "1";
