@@ -256,7 +256,10 @@ class Handler(BaseHTTPRequestHandler):
                   "not_a_question": False, "tokens": {"prompt": 0, "completion": 0}}
         try:
             step("question", question=body.get("question"), hint=None)
-            step("schema", tables=len(schema_of(db)["tables"]), bytes=0, ms=1)
+            ntables = len(schema_of(db)["tables"])
+            step("schema", tables=ntables, bytes=0, ms=1)
+            step("link", on=True, whole=True, tables=ntables, of_tables=ntables)
+            step("qcheck", question=True, why="names or values match")
             for attempt in range(1, 4):
                 # Taken before the step is sent: a page that saw the step
                 # knows the model was asked.
@@ -278,16 +281,15 @@ class Handler(BaseHTTPRequestHandler):
                 except sqlite3.Error as err:
                     cls = "unknown_column" if "no such column" in str(err) else \
                         "unknown_table" if "no such table" in str(err) else "syntax" if "syntax" in str(err) else "db"
-                    step("validate", ok=False, candidates=[cls])
                     step("error", **{"class": cls, "message": str(err), "sql": sql})
                     answer["attempts"].append({"sql": sql, "error": cls, "message": str(err), "llm_ms": 40})
                     if attempt < 3:
                         step("repair", **{"class": cls, "attempt": attempt + 1})
                     continue
-                step("validate", ok=True, candidates=[None])
+                step("validate", ok=True)
                 step("execute", rows=len(rows), truncated=False, ms=round(ems, 2))
                 answer["attempts"].append({"sql": sql, "error": None, "message": None, "llm_ms": 40})
-                answer.update(status="ok" if rows else "empty", sql=sql, columns=cols, rows=rows,
+                answer.update(status="ok", sql=sql, columns=cols, rows=rows,
                               row_count=len(rows), error=None)
                 emit("sql", {"sql": sql})
                 emit("rows", {"columns": cols, "rows": rows, "row_count": len(rows), "truncated": False})
@@ -304,6 +306,8 @@ class Handler(BaseHTTPRequestHandler):
                                    % answer["attempts"][-1]["message"]}
             if answer["error"]:
                 emit("error", {"error": answer["error"], "attempts": answer["attempts"]})
+                # The answer object has the message alone, as askdb_answer_json writes it.
+                answer["error"] = answer["error"]["message"]
             answer["timings"] = {"total_ms": ms()}
             step("answer", status=answer["status"], sql=answer["sql"], timings=answer["timings"])
             entry["end"] = answer["status"]
