@@ -27,6 +27,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 import urllib.error
@@ -77,6 +78,11 @@ BAD_SQL = ["SELECT shoe_size FROM customers",
            "SELECT c.shoe_size FROM customers c",
            "SELECT size_of_shoe FROM customers"]
 
+Q_QUEUE = "How many products are there in each category?"
+SQL_QUEUE = ("SELECT c.name AS category, COUNT(p.id) AS products FROM categories c\n"
+             "JOIN products p ON p.category_id = c.id GROUP BY c.name ORDER BY products DESC, c.name")
+A_QUEUE = "Every category has products."
+
 Q_SLOW = "Which products are in the orders of this week?"
 
 Q_PHONE = "How many orders are there of each status?"
@@ -93,6 +99,10 @@ def model_script():
     s += [{"content": fence(SQL_MONTHS)}, {"content": A_MONTHS}]
     s += [{"content": fence(SQL_LIST)}, {"content": A_LIST}]
     s += [{"content": fence(q)} for q in BAD_SQL]
+    # One question from another client holds the only worker for 3 s while
+    # the page's question waits in the queue.
+    s += [{"content": fence("SELECT COUNT(*) AS n FROM products"), "delay_ms": 3000}]
+    s += [{"content": fence(SQL_QUEUE)}, {"content": A_QUEUE}]
     # Questions cancelled once the model has them: the Cancel button, Escape.
     s += [{"content": fence("SELECT name FROM products"), "delay_ms": 20000}] * 2
     s += [{"content": fence(SQL_PHONE)}, {"content": A_PHONE}]
@@ -165,7 +175,7 @@ class Servers:
             dbargs += ["--db", "%s=%s" % (name, path)]
         if mode == "mock":
             pf = os.path.join(tmp, "mock.port")
-            p = self.start([sys.executable, os.path.join(HERE, "mock_server.py"), "--script", script,
+            p = self.start([sys.executable, os.path.join(HERE, "mock_server.py"), "--workers", "1", "--script", script,
                             "--port-file", pf] + dbargs, env)
             self.port = wait_port_file(pf, p, "mock_server.py")
         else:
@@ -174,7 +184,7 @@ class Servers:
                             "--port-file", pf], env)
             self.llm_port = wait_port_file(pf, p, "fake_llm")
             self.port = free_port()
-            self.serve(self.port, dbargs, env)
+            self.serve(self.port, dbargs, env, ("--workers", "1"))
         self.url = "http://127.0.0.1:%d" % self.port
         wait_http(self.url + "/health", self.procs[-1], "the server")
         self.dbargs, self.env = dbargs, env
@@ -590,6 +600,38 @@ def explains_a_failure_with_each_attempt(t):
     t.page.shot("error")
 
 
+def shows_its_place_in_the_queue(t):
+    before = len(t.servers.requests())
+    other = {}
+
+    def ask_elsewhere():
+        req = urllib.request.Request(t.servers.url + "/api/ask", method="POST",
+                                     data=json.dumps({"database": "shop", "question": "How many products are there?"}).encode(),
+                                     headers={"Content-Type": "application/json", "Accept": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                other["answer"] = json.load(r)
+        except OSError as e:
+            other["error"] = e
+    th = threading.Thread(target=ask_elsewhere)
+    th.start()
+    try:
+        if t.servers.mode == "real":
+            wait_for(lambda: len(t.servers.requests()) > before, "the other question to reach the model")
+        else:
+            time.sleep(0.8)
+        turn = t.page.ask(Q_QUEUE, wait=False)
+        wait_for(lambda: any("Waiting for the model" in s and "position 1" in s for s in t.page.steps(turn)),
+                 "the place in the queue", timeout=5)
+        t.page.shot("queued")
+        t.page.wait_done()
+    finally:
+        th.join(35)
+    check(other.get("answer", {}).get("rows") == [[40]], "the other question: %r" % other)
+    check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+    check(turn.find_element(By.CSS_SELECTOR, ".sql-box code").text.strip() == SQL_QUEUE, "SQL after the queue")
+
+
 def cancels_a_running_question(t):
     before = len(t.servers.requests())
     turn = t.page.ask(Q_SLOW, wait=False)
@@ -614,7 +656,7 @@ def up_arrow_recalls_earlier_questions(t):
     box.send_keys(Keys.ARROW_UP)
     check(box.get_attribute("value") == Q_SLOW, "Up gives %r" % box.get_attribute("value"))
     box.send_keys(Keys.ARROW_UP)
-    check(box.get_attribute("value") == Q_BAD, "Up Up gives %r" % box.get_attribute("value"))
+    check(box.get_attribute("value") == Q_QUEUE, "Up Up gives %r" % box.get_attribute("value"))
     box.send_keys(Keys.ARROW_DOWN, Keys.ARROW_DOWN)
     check(box.get_attribute("value") == "", "Down Down gives %r" % box.get_attribute("value"))
 
@@ -727,7 +769,7 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          loads_nothing_from_elsewhere, asks_and_streams_the_steps, sorts_the_table_by_a_column,
          downloads_the_rows_as_csv, copies_the_sql, asks_a_follow_up_in_the_same_conversation,
          draws_a_line_chart_for_dates, shows_null_apart_from_empty_text_and_pages,
-         explains_a_failure_with_each_attempt, cancels_a_running_question,
+         explains_a_failure_with_each_attempt, shows_its_place_in_the_queue, cancels_a_running_question,
          up_arrow_recalls_earlier_questions, switches_to_dark_and_back,
          everything_has_a_name_and_keys_work, fits_a_phone, asks_for_a_token_when_the_server_wants_one]
 

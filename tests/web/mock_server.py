@@ -39,7 +39,7 @@ FENCE_RE = re.compile(r"```(?:sql)?\s*\n(.*?)```", re.S)
 
 
 class Mock:
-    def __init__(self, dbs, script, token, vendor):
+    def __init__(self, dbs, script, token, vendor, workers):
         self.dbs = dbs                   # name -> path
         self.script = script
         self.next = 0
@@ -47,6 +47,7 @@ class Mock:
         self.assets = {p: (t, f) for p, t, f in web_embed.assets(vendor)}
         self.log = []
         self.lock = threading.Lock()
+        self.slots = threading.Semaphore(workers)   # questions at once; others queue
 
     def take(self):
         with self.lock:
@@ -254,7 +255,16 @@ class Handler(BaseHTTPRequestHandler):
                   "truncated": False, "error": None, "attempts": [], "timings": {},
                   "llm_calls": 0, "candidates": 1, "confidence": None, "answer": None,
                   "not_a_question": False, "tokens": {"prompt": 0, "completion": 0}}
+        slot = False
         try:
+            slot = self.mock.slots.acquire(blocking=False)
+            if not slot:
+                emit("queued", {"position": 1})
+                while not self.mock.slots.acquire(timeout=0.1):
+                    if stream:
+                        self.wfile.write(b": queued\n\n")
+                        self.wfile.flush()
+                slot = True
             step("question", question=body.get("question"), hint=None)
             ntables = len(schema_of(db)["tables"])
             step("schema", tables=ntables, bytes=0, ms=1)
@@ -266,8 +276,11 @@ class Handler(BaseHTTPRequestHandler):
                 e = self.mock.take()
                 step("prompt", **{"for": "sql", "attempt": attempt, "candidates": 1, "provider": "mock"})
                 answer["llm_calls"] += 1
-                if e.get("delay_ms") and stream:
-                    self.sleep(e["delay_ms"])
+                if e.get("delay_ms"):
+                    if stream:
+                        self.sleep(e["delay_ms"])
+                    else:
+                        time.sleep(e["delay_ms"] / 1000)
                 if e.get("status", 200) != 200:
                     step("reply", error="model answered %s" % e["status"], attempt=attempt)
                     answer["error"] = {"code": "llm", "message": "the model answered %s" % e["status"]}
@@ -315,10 +328,11 @@ class Handler(BaseHTTPRequestHandler):
                 self.sse("done", answer)
             else:
                 self.wfile.write(json.dumps(answer).encode())
-        except Cancelled:
+        except (Cancelled, OSError):
             entry["end"] = "cancelled"
-        except OSError:
-            entry["end"] = "cancelled"
+        finally:
+            if slot:
+                self.mock.slots.release()
 
 
 def main(argv):
@@ -328,6 +342,7 @@ def main(argv):
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--port-file")
     ap.add_argument("--token")
+    ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--vendor", default=os.path.join(ROOT, "build", "web", "vendor"))
     args = ap.parse_args(argv[1:])
     dbs = {}
@@ -338,7 +353,7 @@ def main(argv):
         dbs[name] = os.path.abspath(path)
     with open(args.script, encoding="utf-8") as f:
         script = json.load(f)
-    Handler.mock = Mock(dbs, script, args.token, args.vendor)
+    Handler.mock = Mock(dbs, script, args.token, args.vendor, args.workers)
     srv = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     srv.daemon_threads = True
     port = srv.server_address[1]

@@ -437,7 +437,7 @@ function addStep(turn, kind, what, detail, tMs) {
         li.querySelector(".icon").textContent = ICONS.ok;
     }
     const li = el("li", { class: kind },
-        el("span", { class: "t", text: tMs !== undefined ? fmtMs(tMs) : "" }),
+        el("span", { class: "t", text: fmtMs(tMs ?? performance.now() - turn.t0) }),
         el("span", { class: "icon", "aria-hidden": "true", text: ICONS[kind] || "·" }),
         el("span", {}, el("span", { class: "what", text: what }),
             detail ? el("span", { class: "detail", text: ` — ${detail}` }) : null));
@@ -758,7 +758,7 @@ function newTurn(question) {
     const node = $("#turn-tpl").content.firstElementChild.cloneNode(true);
     node.querySelector(".q").textContent = question;
     $("#log").append(node);
-    return { node, steps: node.querySelector(".steps"), out: node.querySelector(".out"),
+    return { node, t0: performance.now(), steps: node.querySelector(".steps"), out: node.querySelector(".out"),
         sql: null, rows: null, gotAnswer: false, failed: false };
 }
 
