@@ -69,7 +69,9 @@ SQL_MONTHS = ("SELECT substr(order_date, 1, 7) AS month, ROUND(SUM(total), 2) AS
 A_MONTHS = "Revenue per month of 2024."
 
 Q_LIST = "List the customers with their city and a note"
-SQL_LIST = ("SELECT id, first_name, city, CASE WHEN id = 1 THEN '' END AS note\n"
+# The last column's name and values are markup that must stay text.
+SQL_LIST = ("SELECT id, first_name, city, CASE WHEN id = 1 THEN '' END AS note,\n"
+            "  '<img src=x onerror=\"window.pwned=1\">' AS \"<b>markup</b>\"\n"
             "FROM customers ORDER BY id")
 A_LIST = "All 60 customers."
 
@@ -580,6 +582,9 @@ def shows_null_apart_from_empty_text_and_pages(t):
     turn.find_element(By.CSS_SELECTOR, ".pager button:nth-child(2)").click()
     _, cells = t.page.table(turn)
     check(cells[0][0] == str(rows[25][0]), "page 2 starts with %r" % cells[0])
+    check(head[4] == "<b>markup</b>" and cells[0][4] == rows[0][4], "markup not shown as text: %r" % cells[0])
+    check(not t.page.qa("#log img, #log b"), "markup from the database became elements")
+    check(t.page.js("return window.pwned === undefined"), "a value ran as script")
     nulls = [r[0] for r in rows if r[2] is None]
     check(nulls, "the fixture has no NULL city")
 
