@@ -211,6 +211,29 @@ class Servers:
         wait_http(url + "/health", p, "the server with a token")
         return url
 
+    def start_voting(self, script, candidates):
+        """A second server (and model) that votes on candidates: its URL."""
+        sfile = os.path.join(self.tmp, "vote.json")
+        with open(sfile, "w") as f:
+            json.dump(script, f)
+        if self.mode == "mock":
+            pf = os.path.join(self.tmp, "vote.port")
+            p = self.start([sys.executable, os.path.join(HERE, "mock_server.py"), "--script", sfile,
+                            "--candidates", str(candidates), "--port-file", pf] + self.dbargs, self.env)
+            port = wait_port_file(pf, p, "the voting mock")
+        else:
+            pf = os.path.join(self.tmp, "vote-llm.port")
+            p = self.start([os.path.abspath(os.environ["FAKE_LLM"]), "--script", sfile, "--log",
+                            os.path.join(self.tmp, "vote-llm.log"), "--port-file", pf], self.env)
+            llm_port = wait_port_file(pf, p, "the voting fake_llm")
+            port = free_port()
+            p = self.start([os.path.abspath(os.environ["ASKDB"]), "serve", "--listen", "127.0.0.1:%d" % port,
+                            "--llm-url", "http://127.0.0.1:%d/v1" % llm_port, "--model", "m",
+                            "--candidates", str(candidates)] + self.dbargs, self.env)
+        url = "http://127.0.0.1:%d" % port
+        wait_http(url + "/health", p, "the voting server")
+        return url
+
     def saw_hang_up(self, request_id):
         """Whether the server logged the request as cut short by the client."""
         if self.mode == "mock":
@@ -745,6 +768,31 @@ def fits_a_phone(t):
         t.page.d.set_window_size(1366, 900)
 
 
+def shows_the_vote_of_the_candidates(t):
+    # Two of three candidates give the same rows: the first of them wins
+    # with two thirds of the votes.
+    a = fence(SQL_COUNTRY)
+    b = fence(SQL_COUNTRY.replace("COUNT(*)", "COUNT(id)"))
+    c = fence("SELECT city, COUNT(*) AS customers FROM customers GROUP BY city")
+    url = t.servers.start_voting([{"content": a}, {"content": b}, {"content": c}, {"content": A_COUNTRY}], 3)
+    page = Page(t.page.d, url, t.page.shots)
+    page.open()
+    wait_for(lambda: page.qa("#schema-tree details"), "the schema")
+    turn = page.ask(Q_COUNTRY)
+    check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+    steps = page.steps(turn)
+    vote = [s for s in steps if "Voted on the candidates" in s]
+    check(vote and "confidence 67%" in vote[0] and "2 of 3 agree" in vote[0] and "candidate 1 wins" in vote[0],
+          "vote step %r" % vote)
+    check(sum("The model replied (candidate" in s for s in steps) == 3, "candidate replies %r" % steps)
+    check(any("3 of 3 valid" in s for s in steps), "validation of the candidates %r" % steps)
+    check("confidence 67%" in turn.find_element(By.CSS_SELECTOR, ".summary").text, "no confidence in the summary")
+    check(turn.find_element(By.CSS_SELECTOR, ".sql-box code").text.strip() == SQL_COUNTRY, "the winner's SQL")
+    turn.find_element(By.CSS_SELECTOR, ".steps-toggle").click()
+    page.js("arguments[0].scrollIntoView()", turn)
+    page.shot("vote")
+
+
 def asks_for_a_token_when_the_server_wants_one(t):
     t.page.d.delete_all_cookies()
     t.page.d.get(t.token_url + "/")
@@ -776,7 +824,8 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          draws_a_line_chart_for_dates, shows_null_apart_from_empty_text_and_pages,
          explains_a_failure_with_each_attempt, shows_its_place_in_the_queue, cancels_a_running_question,
          up_arrow_recalls_earlier_questions, switches_to_dark_and_back,
-         everything_has_a_name_and_keys_work, fits_a_phone, asks_for_a_token_when_the_server_wants_one]
+         everything_has_a_name_and_keys_work, fits_a_phone, shows_the_vote_of_the_candidates,
+         asks_for_a_token_when_the_server_wants_one]
 
 
 class Run:

@@ -39,7 +39,7 @@ FENCE_RE = re.compile(r"```(?:sql)?\s*\n(.*?)```", re.S)
 
 
 class Mock:
-    def __init__(self, dbs, script, token, vendor, workers):
+    def __init__(self, dbs, script, token, vendor, workers, candidates=1):
         self.dbs = dbs                   # name -> path
         self.script = script
         self.next = 0
@@ -48,6 +48,7 @@ class Mock:
         self.log = []
         self.lock = threading.Lock()
         self.slots = threading.Semaphore(workers)   # questions at once; others queue
+        self.candidates = candidates
 
     def take(self):
         with self.lock:
@@ -220,6 +221,49 @@ class Handler(BaseHTTPRequestHandler):
             except OSError:
                 raise Cancelled()
 
+    def results(self, body, answer, step, emit):
+        """The events after a query ran: sql, rows, the answer in words."""
+        emit("sql", {"sql": answer["sql"]})
+        emit("rows", {"columns": answer["columns"], "rows": answer["rows"],
+                      "row_count": answer["row_count"], "truncated": False})
+        if (body.get("options") or {}).get("answer"):
+            t = self.mock.take()
+            answer["llm_calls"] += 1
+            answer["answer"] = t.get("content", "")
+            step("answer_text", text=answer["answer"])
+            emit("answer", {"text": answer["answer"]})
+
+    def vote(self, db, body, answer, step, emit):
+        """Candidates: N entries at once, run each, the most common rows win."""
+        n = self.mock.candidates
+        entries = [self.mock.take() for _ in range(n)]
+        answer["llm_calls"] += n
+        answer["candidates"] = n
+        step("prompt", **{"for": "sql", "attempt": 1, "candidates": n, "provider": "mock"})
+        ran = []
+        for k, e in enumerate(entries, 1):
+            m = FENCE_RE.search(e.get("content", ""))
+            sql = (m.group(1) if m else e.get("content", "")).strip()
+            step("reply", reply=e.get("content", ""), ms=40, attempt=1, candidate=k,
+                 completion_tokens=len(sql) // 4 + 1)
+            try:
+                ran.append((sql, run_sql(db, sql)))
+            except sqlite3.Error:
+                ran.append((sql, None))
+        step("validate", ok=any(r for _, r in ran), candidates=["none" if r else "db" for _, r in ran])
+        keys = [json.dumps(sorted(json.dumps(row) for row in r[1])) if r else None for _, r in ran]
+        votes = [keys.count(k) if k else 0 for k in keys]
+        win = votes.index(max(votes))
+        sql, (cols, rows, ems) = ran[win]
+        nran = sum(1 for k in keys if k)
+        conf = votes[win] / nran
+        step("execute", rows=len(rows), truncated=0, ms=round(ems, 2), candidate=win + 1,
+             votes=votes, ran=nran, confidence=conf)
+        answer["attempts"].append({"sql": sql, "error": None, "message": None, "llm_ms": 40})
+        answer.update(status="ok", sql=sql, columns=cols, rows=rows, row_count=len(rows),
+                      confidence=conf)
+        self.results(body, answer, step, emit)
+
     def ask(self, db, body):
         rid = uuid.uuid4().hex[:16]
         conv = body.get("conversation_id") or uuid.uuid4().hex[:16]
@@ -270,7 +314,12 @@ class Handler(BaseHTTPRequestHandler):
             step("schema", tables=ntables, bytes=0, ms=1)
             step("link", on=True, whole=True, tables=ntables, of_tables=ntables)
             step("qcheck", question=True, why="names or values match")
-            for attempt in range(1, 4):
+            if self.mock.candidates > 1:
+                self.vote(db, body, answer, step, emit)
+                attempts = range(0)
+            else:
+                attempts = range(1, 4)
+            for attempt in attempts:
                 # Taken before the step is sent: a page that saw the step
                 # knows the model was asked.
                 e = self.mock.take()
@@ -303,20 +352,14 @@ class Handler(BaseHTTPRequestHandler):
                 step("execute", rows=len(rows), truncated=False, ms=round(ems, 2))
                 answer["attempts"].append({"sql": sql, "error": None, "message": None, "llm_ms": 40})
                 answer.update(status="ok", sql=sql, columns=cols, rows=rows,
-                              row_count=len(rows), error=None)
-                emit("sql", {"sql": sql})
-                emit("rows", {"columns": cols, "rows": rows, "row_count": len(rows), "truncated": False})
-                if (body.get("options") or {}).get("answer"):
-                    t = self.mock.take()
-                    answer["llm_calls"] += 1
-                    answer["answer"] = t.get("content", "")
-                    step("answer_text", text=answer["answer"])
-                    emit("answer", {"text": answer["answer"]})
+                              row_count=len(rows), error=None, confidence=1.0)
+                self.results(body, answer, step, emit)
                 break
             else:
-                answer["error"] = {"code": "no_valid_sql",
-                                   "message": "no valid SQL after 3 attempts; the last one failed: %s"
-                                   % answer["attempts"][-1]["message"]}
+                if answer["status"] != "ok":
+                    answer["error"] = {"code": "no_valid_sql",
+                                       "message": "no valid SQL after 3 attempts; the last one failed: %s"
+                                       % answer["attempts"][-1]["message"]}
             if answer["error"]:
                 emit("error", {"error": answer["error"], "attempts": answer["attempts"]})
                 # The answer object has the message alone, as askdb_answer_json writes it.
@@ -343,6 +386,8 @@ def main(argv):
     ap.add_argument("--port-file")
     ap.add_argument("--token")
     ap.add_argument("--workers", type=int, default=4)
+    ap.add_argument("--candidates", type=int, default=1,
+                    help="N > 1: the first attempt takes N entries and votes on their rows")
     ap.add_argument("--vendor", default=os.path.join(ROOT, "build", "web", "vendor"))
     args = ap.parse_args(argv[1:])
     dbs = {}
@@ -353,7 +398,7 @@ def main(argv):
         dbs[name] = os.path.abspath(path)
     with open(args.script, encoding="utf-8") as f:
         script = json.load(f)
-    Handler.mock = Mock(dbs, script, args.token, args.vendor, args.workers)
+    Handler.mock = Mock(dbs, script, args.token, args.vendor, args.workers, args.candidates)
     srv = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     srv.daemon_threads = True
     port = srv.server_address[1]

@@ -399,21 +399,29 @@ function describeStep(ev) {
         return ["run", what, ev.candidates > 1 ? `${ev.candidates} candidates` : ""];
     }
     case "reply": return ev.error ? ["bad", "The model failed", ev.error] :
-        ["ok", "The model replied", [fmtMs(ev.ms),
+        ["ok", ev.candidate ? `The model replied (candidate ${ev.candidate})` : "The model replied", [fmtMs(ev.ms),
             ev.completion_tokens !== undefined && `${ev.completion_tokens} tokens`,
             ev.retries ? `${ev.retries} retries` : ""].filter(Boolean).join(", ")];
     case "validate": {
-        if (ev.ok) return ["ok", "Validated the SQL", ""];
-        const why = Array.isArray(ev.candidates) ? ev.candidates.filter(Boolean).join(", ") : "";
-        return ["bad", "Validation failed", why];
+        // candidates: the error class of each ("none" when valid).
+        const cands = Array.isArray(ev.candidates) ? ev.candidates : [];
+        const bad = cands.filter((c) => c && c !== "none");
+        if (ev.ok) {
+            return ["ok", cands.length > 1 ? "Validated the candidates" : "Validated the SQL",
+                cands.length > 1 ? `${cands.length - bad.length} of ${cands.length} valid` : ""];
+        }
+        return ["bad", "Validation failed", bad.join(", ")];
     }
     case "execute": {
         const parts = [`${plural(ev.rows ?? 0, "row", "rows")}`, fmtMs(ev.ms)];
         if (ev.truncated) parts.push(`truncated (${ev.truncated})`);
         if (ev.confidence !== undefined) {
+            // votes: how many candidates gave each one's result.
+            const agree = Array.isArray(ev.votes) ? ev.votes[(ev.candidate || 1) - 1] : ev.votes;
             return ["ok", "Voted on the candidates",
                 [`confidence ${Math.round(ev.confidence * 100)}%`,
-                    ev.votes !== undefined ? `${ev.votes} of ${ev.ran ?? "?"} agree` : "", ...parts].filter(Boolean).join(", ")];
+                    agree !== undefined ? `${agree} of ${ev.ran ?? "?"} agree` : "",
+                    ev.candidate ? `candidate ${ev.candidate} wins` : "", ...parts].filter(Boolean).join(", ")];
         }
         return ["ok", "Ran the query", parts.filter(Boolean).join(", ")];
     }
