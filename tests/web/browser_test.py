@@ -211,27 +211,29 @@ class Servers:
         wait_http(url + "/health", p, "the server with a token")
         return url
 
-    def start_voting(self, script, candidates):
-        """A second server (and model) that votes on candidates: its URL."""
-        sfile = os.path.join(self.tmp, "vote.json")
+    def start_other(self, name, script, options):
+        """Another server with its own model script and options (both
+        askdb serve and the mock take --candidates N and --max-rows N):
+        its URL."""
+        sfile = os.path.join(self.tmp, name + ".json")
         with open(sfile, "w") as f:
             json.dump(script, f)
         if self.mode == "mock":
-            pf = os.path.join(self.tmp, "vote.port")
+            pf = os.path.join(self.tmp, name + ".port")
             p = self.start([sys.executable, os.path.join(HERE, "mock_server.py"), "--script", sfile,
-                            "--candidates", str(candidates), "--port-file", pf] + self.dbargs, self.env)
-            port = wait_port_file(pf, p, "the voting mock")
+                            "--port-file", pf] + list(options) + self.dbargs, self.env)
+            port = wait_port_file(pf, p, "the mock " + name)
         else:
-            pf = os.path.join(self.tmp, "vote-llm.port")
+            pf = os.path.join(self.tmp, name + "-llm.port")
             p = self.start([os.path.abspath(os.environ["FAKE_LLM"]), "--script", sfile, "--log",
-                            os.path.join(self.tmp, "vote-llm.log"), "--port-file", pf], self.env)
-            llm_port = wait_port_file(pf, p, "the voting fake_llm")
+                            os.path.join(self.tmp, name + "-llm.log"), "--port-file", pf], self.env)
+            llm_port = wait_port_file(pf, p, "the fake_llm of " + name)
             port = free_port()
             p = self.start([os.path.abspath(os.environ["ASKDB"]), "serve", "--listen", "127.0.0.1:%d" % port,
-                            "--llm-url", "http://127.0.0.1:%d/v1" % llm_port, "--model", "m",
-                            "--candidates", str(candidates)] + self.dbargs, self.env)
+                            "--llm-url", "http://127.0.0.1:%d/v1" % llm_port, "--model", "m"]
+                           + list(options) + self.dbargs, self.env)
         url = "http://127.0.0.1:%d" % port
-        wait_http(url + "/health", p, "the voting server")
+        wait_http(url + "/health", p, "the server " + name)
         return url
 
     def saw_hang_up(self, request_id):
@@ -774,7 +776,8 @@ def shows_the_vote_of_the_candidates(t):
     a = fence(SQL_COUNTRY)
     b = fence(SQL_COUNTRY.replace("COUNT(*)", "COUNT(id)"))
     c = fence("SELECT city, COUNT(*) AS customers FROM customers GROUP BY city")
-    url = t.servers.start_voting([{"content": a}, {"content": b}, {"content": c}, {"content": A_COUNTRY}], 3)
+    url = t.servers.start_other("vote", [{"content": a}, {"content": b}, {"content": c}, {"content": A_COUNTRY}],
+                                ("--candidates", "3"))
     page = Page(t.page.d, url, t.page.shots)
     page.open()
     wait_for(lambda: page.qa("#schema-tree details"), "the schema")
@@ -791,6 +794,23 @@ def shows_the_vote_of_the_candidates(t):
     turn.find_element(By.CSS_SELECTOR, ".steps-toggle").click()
     page.js("arguments[0].scrollIntoView()", turn)
     page.shot("vote")
+
+
+def says_when_the_rows_were_cut(t):
+    url = t.servers.start_other("cut", [{"content": fence("SELECT id, email FROM customers ORDER BY id")},
+                                        {"content": "The first customers."}], ("--max-rows", "5"))
+    page = Page(t.page.d, url, t.page.shots)
+    page.open()
+    wait_for(lambda: page.qa("#schema-tree details"), "the schema")
+    turn = page.ask("List the customers' email addresses")
+    check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+    notice = turn.find_elements(By.CSS_SELECTOR, ".notice")
+    check(notice and "first 5 rows" in notice[0].text and "row limit" in notice[0].text,
+          "no truncation notice: %r" % [n.text for n in notice])
+    _, cells = page.table(turn)
+    check([r[0] for r in cells] == ["1", "2", "3", "4", "5"], "rows %r" % cells)
+    page.js("arguments[0].scrollIntoView()", turn)
+    page.shot("truncated")
 
 
 def asks_for_a_token_when_the_server_wants_one(t):
@@ -825,6 +845,7 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          explains_a_failure_with_each_attempt, shows_its_place_in_the_queue, cancels_a_running_question,
          up_arrow_recalls_earlier_questions, switches_to_dark_and_back,
          everything_has_a_name_and_keys_work, fits_a_phone, shows_the_vote_of_the_candidates,
+         says_when_the_rows_were_cut,
          asks_for_a_token_when_the_server_wants_one]
 
 

@@ -39,7 +39,7 @@ FENCE_RE = re.compile(r"```(?:sql)?\s*\n(.*?)```", re.S)
 
 
 class Mock:
-    def __init__(self, dbs, script, token, vendor, workers, candidates=1):
+    def __init__(self, dbs, script, token, vendor, workers, candidates=1, max_rows=1000):
         self.dbs = dbs                   # name -> path
         self.script = script
         self.next = 0
@@ -49,6 +49,7 @@ class Mock:
         self.lock = threading.Lock()
         self.slots = threading.Semaphore(workers)   # questions at once; others queue
         self.candidates = candidates
+        self.max_rows = max_rows
 
     def take(self):
         with self.lock:
@@ -90,16 +91,17 @@ def schema_of(path):
         con.close()
 
 
-def run_sql(path, sql):
+def run_sql(path, sql, max_rows=1000):
     con = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
     try:
         t0 = time.monotonic()
         cur = con.execute(sql)
         cols = [d[0] for d in cur.description or []]
         rows = []
-        for r in cur.fetchmany(1000):
+        got = cur.fetchmany(max_rows + 1)
+        for r in got[:max_rows]:
             rows.append([{"blob_hex": v.hex()} if isinstance(v, bytes) else v for v in r])
-        return cols, rows, (time.monotonic() - t0) * 1000
+        return cols, rows, (time.monotonic() - t0) * 1000, "rows" if len(got) > max_rows else False
     finally:
         con.close()
 
@@ -198,9 +200,9 @@ class Handler(BaseHTTPRequestHandler):
             return self.error(404, "unknown_database", "no database named '%s'" % body.get("database"))
         if path == "/api/sql":
             try:
-                cols, rows, ms = run_sql(db, body.get("sql", ""))
+                cols, rows, ms, cut = run_sql(db, body.get("sql", ""))
                 return self.send_json(200, {"sql": body["sql"], "columns": cols, "rows": rows,
-                                            "row_count": len(rows), "truncated": False, "exec_ms": ms})
+                                            "row_count": len(rows), "truncated": cut, "exec_ms": ms})
             except sqlite3.Error as e:
                 return self.send_json(200, {"sql": body.get("sql"), "error": str(e)})
         self.ask(db, body)
@@ -225,7 +227,7 @@ class Handler(BaseHTTPRequestHandler):
         """The events after a query ran: sql, rows, the answer in words."""
         emit("sql", {"sql": answer["sql"]})
         emit("rows", {"columns": answer["columns"], "rows": answer["rows"],
-                      "row_count": answer["row_count"], "truncated": False})
+                      "row_count": answer["row_count"], "truncated": answer["truncated"]})
         if (body.get("options") or {}).get("answer"):
             t = self.mock.take()
             answer["llm_calls"] += 1
@@ -247,21 +249,21 @@ class Handler(BaseHTTPRequestHandler):
             step("reply", reply=e.get("content", ""), ms=40, attempt=1, candidate=k,
                  completion_tokens=len(sql) // 4 + 1)
             try:
-                ran.append((sql, run_sql(db, sql)))
+                ran.append((sql, run_sql(db, sql, self.mock.max_rows)))
             except sqlite3.Error:
                 ran.append((sql, None))
         step("validate", ok=any(r for _, r in ran), candidates=["none" if r else "db" for _, r in ran])
         keys = [json.dumps(sorted(json.dumps(row) for row in r[1])) if r else None for _, r in ran]
         votes = [keys.count(k) if k else 0 for k in keys]
         win = votes.index(max(votes))
-        sql, (cols, rows, ems) = ran[win]
+        sql, (cols, rows, ems, cut) = ran[win]
         nran = sum(1 for k in keys if k)
         conf = votes[win] / nran
         step("execute", rows=len(rows), truncated=0, ms=round(ems, 2), candidate=win + 1,
              votes=votes, ran=nran, confidence=conf)
         answer["attempts"].append({"sql": sql, "error": None, "message": None, "llm_ms": 40})
         answer.update(status="ok", sql=sql, columns=cols, rows=rows, row_count=len(rows),
-                      confidence=conf)
+                      confidence=conf, truncated=cut)
         self.results(body, answer, step, emit)
 
     def ask(self, db, body):
@@ -339,7 +341,7 @@ class Handler(BaseHTTPRequestHandler):
                 step("reply", reply=e.get("content", ""), ms=e.get("delay_ms", 40), attempt=attempt,
                      prompt_tokens=900, completion_tokens=len(sql) // 4 + 1)
                 try:
-                    cols, rows, ems = run_sql(db, sql)
+                    cols, rows, ems, cut = run_sql(db, sql, self.mock.max_rows)
                 except sqlite3.Error as err:
                     cls = "unknown_column" if "no such column" in str(err) else \
                         "unknown_table" if "no such table" in str(err) else "syntax" if "syntax" in str(err) else "db"
@@ -349,10 +351,10 @@ class Handler(BaseHTTPRequestHandler):
                         step("repair", **{"class": cls, "attempt": attempt + 1})
                     continue
                 step("validate", ok=True)
-                step("execute", rows=len(rows), truncated=False, ms=round(ems, 2))
+                step("execute", rows=len(rows), truncated=cut or 0, ms=round(ems, 2))
                 answer["attempts"].append({"sql": sql, "error": None, "message": None, "llm_ms": 40})
                 answer.update(status="ok", sql=sql, columns=cols, rows=rows,
-                              row_count=len(rows), error=None, confidence=1.0)
+                              row_count=len(rows), error=None, confidence=1.0, truncated=cut)
                 self.results(body, answer, step, emit)
                 break
             else:
@@ -386,6 +388,7 @@ def main(argv):
     ap.add_argument("--port-file")
     ap.add_argument("--token")
     ap.add_argument("--workers", type=int, default=4)
+    ap.add_argument("--max-rows", type=int, default=1000)
     ap.add_argument("--candidates", type=int, default=1,
                     help="N > 1: the first attempt takes N entries and votes on their rows")
     ap.add_argument("--vendor", default=os.path.join(ROOT, "build", "web", "vendor"))
@@ -398,7 +401,7 @@ def main(argv):
         dbs[name] = os.path.abspath(path)
     with open(args.script, encoding="utf-8") as f:
         script = json.load(f)
-    Handler.mock = Mock(dbs, script, args.token, args.vendor, args.workers, args.candidates)
+    Handler.mock = Mock(dbs, script, args.token, args.vendor, args.workers, args.candidates, args.max_rows)
     srv = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     srv.daemon_threads = True
     port = srv.server_address[1]
