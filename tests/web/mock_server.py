@@ -3,7 +3,7 @@
 
     python3 tests/web/mock_server.py --db shop=examples/shop.db \
         --script SCRIPT.json [--port 0] [--port-file F] [--token T] \
-        [--vendor build/web/vendor]
+        [--workers N] [--candidates N] [--max-rows N] [--vendor build/web/vendor]
 
 Speaks the HTTP API of `askdb serve` (README, "The web page") with the
 page's own files (the paths scripts/web_embed.py compiles in), so that the

@@ -343,11 +343,14 @@ function filterSchema() {
     const needle = $("#schema-search").value.trim().toLowerCase();
     for (const d of $("#schema-tree").querySelectorAll("details")) {
         if (!needle) {
+            // Search cleared: everything shown again, closed as it was found.
+            if (d.dataset.searched) d.open = false;
+            delete d.dataset.searched;
             d.hidden = false;
             for (const li of d.querySelectorAll("li")) li.hidden = false;
-            d.open = false;
             continue;
         }
+        d.dataset.searched = "1";
         const tableHit = d.dataset.name.includes(needle);
         let colHit = false;
         for (const li of d.querySelectorAll("li")) {
@@ -375,9 +378,8 @@ function toggleSchema(open) {
 
 // What one step event says: [icon class, what, detail].
 function describeStep(ev) {
-    const cls = (c) => c;
     switch (ev.step) {
-    case "schema": return [cls("ok"), "Read the schema",
+    case "schema": return ["ok", "Read the schema",
         [ev.tables !== undefined && plural(ev.tables, "table", "tables"), ev.ms !== undefined && fmtMs(ev.ms)].filter(Boolean).join(", ")];
     case "values": return ev.error ? ["warn", "Value lookup failed", ev.error] :
         ["ok", "Looked up values", ev.matches !== undefined ? `${Array.isArray(ev.matches) ? ev.matches.length : ev.matches} matches` : ""];
