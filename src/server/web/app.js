@@ -55,6 +55,9 @@ function fmtMs(ms) {
     return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10000 ? 2 : 1)} s`;
 }
 
+// An error class ("unknown_column") in words.
+function words(cls) { return String(cls).replace(/_/g, " "); }
+
 function plural(n, one, many) { return `${n.toLocaleString()} ${n === 1 ? one : many}`; }
 
 function loadHistory() {
@@ -376,8 +379,9 @@ function toggleSchema(open) {
 // The steps' timeline
 // ---------------------------------------------------------------------------
 
-// What one step event says: [icon class, what, detail].
-function describeStep(ev) {
+// What one step event says: [icon class, what, detail]. why: the reason
+// of the last failure or doubt, which a repair step does not repeat.
+function describeStep(ev, why) {
     switch (ev.step) {
     case "schema": return ["ok", "Read the schema",
         [ev.tables !== undefined && plural(ev.tables, "table", "tables"), ev.ms !== undefined && fmtMs(ev.ms)].filter(Boolean).join(", ")];
@@ -428,8 +432,9 @@ function describeStep(ev) {
         return ["ok", "Ran the query", parts.filter(Boolean).join(", ")];
     }
     case "check": return ["warn", "A check doubted the result", [ev.kind, ev.hint].filter(Boolean).join(": ")];
-    case "error": return ["bad", `Attempt failed${ev.class ? ` (${ev.class})` : ""}`, ev.message || ""];
-    case "repair": return ["warn", "Repairing", [ev.class && `because of ${ev.class}`, ev.attempt && `attempt ${ev.attempt}`].filter(Boolean).join(", ")];
+    case "error": return ["bad", `Attempt failed${ev.class ? ` (${words(ev.class)})` : ""}`, ev.message || ""];
+    case "repair": return ["warn", ev.attempt ? `Repairing, attempt ${ev.attempt}` : "Repairing",
+        [ev.class && words(ev.class), why].filter(Boolean).join(": ")];
     case "answer_text": return ["ok", "Wrote the answer", ""];
     case "answer": return [ev.status === "ok" || ev.status === "empty" ? "ok" : "bad", "Done",
         ev.timings && ev.timings.total_ms !== undefined ? `total ${fmtMs(ev.timings.total_ms)}` : ""];
@@ -753,7 +758,7 @@ function errorBox(title, err, attempts) {
     if (attempts && attempts.length) {
         box.append(el("p", { text: `${plural(attempts.length, "attempt", "attempts")}:` }),
             el("ol", {}, ...attempts.map((a) => el("li", {},
-                el("div", { text: [a.error && `${a.error}`, a.message].filter(Boolean).join(": ") || "failed" }),
+                el("div", { text: [a.error && words(a.error), a.message].filter(Boolean).join(": ") || "failed" }),
                 a.sql ? sqlBox(a.sql) : null))));
     }
     return box;
@@ -787,7 +792,9 @@ function onEvent(turn, name, data) {
     case "step": {
         // `done` says all that "answer" says; "question" repeats the page.
         if (data.step === "answer" || data.step === "question") break;
-        const [kind, what, detail] = describeStep(data);
+        const [kind, what, detail] = describeStep(data, turn.why);
+        if (data.step === "error") turn.why = data.message;
+        else if (data.step === "check") turn.why = data.hint;
         addStep(turn, kind, what, detail, data.t_ms);
         break;
     }
