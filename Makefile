@@ -108,7 +108,7 @@ $(shell echo '$(LIB_CFLAGS)' | cmp -s - $(LIB_STAMP) \
 $(LIB_OBJ): $(LIB_STAMP)
 $(LIB_OBJ): CFLAGS += $(LIB_CFLAGS)
 
-.PHONY: all test unit e2e demo bench fuzz grammar-accept clean lint check-banned \
+.PHONY: all test unit e2e security demo bench fuzz grammar-accept clean lint check-banned \
         check-layers llama model small-model install uninstall
 all: $(B)/askdb $(B)/libaskdb.a $(B)/libaskdb.so $(B)/askdb.pc \
      $(B)/examples/embed examples/shop.db
@@ -240,7 +240,7 @@ examples/shop.db: examples/shop.sql
 	sqlite3 $@.tmp < $<
 	mv $@.tmp $@
 
-test: unit e2e
+test: unit e2e security
 
 # ASKDB_SMALL_MODEL: the small GGUF for the local-model tests. The tests
 # fetch it first (scripts/models.sh small: checksums verified, cached in
@@ -277,6 +277,15 @@ e2e: $(BA)/askdb $(BA)/fake_llm examples/shop.db small-model \
 	ASKDB=$(BA)/askdb ASKDB_SMALL_MODEL=$(SMALL_MODEL) \
 	    bash tests/e2e/local_smoke.sh
 	MAKE="$(MAKE)" FAKE_LLM=$(BA)/fake_llm bash tests/e2e/install.sh
+	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm python3 tests/e2e/serve_test.py
+
+# The read-only guard against the attack corpus (tests/security/): every
+# statement directly and as the model's reply, on a rollback-journal and a
+# WAL copy, every file's sha256 checked after every run. The release
+# build: the corpus is about the guard, and ASan would make it slow.
+security: $(B)/askdb $(BA)/fake_llm examples/shop.db
+	ASKDB=$(B)/askdb FAKE_LLM=$(BA)/fake_llm SHOP_DB=examples/shop.db \
+	    python3 tests/security/run.py
 
 # The web page of `askdb serve` (src/server/web/, README "The web page"):
 # its npm libraries fetched and verified by scripts/web_vendor.sh (pinned

@@ -71,6 +71,12 @@ ASKDB_API const char *askdb_version(void);
 /* Free memory the library handed to the caller as `char *`. */
 ASKDB_API void askdb_free(void *p);
 
+/* Bytes of the valid UTF-8 character that starts s (n bytes readable):
+** 1 to 4; 0 when s starts no valid character (a stray continuation byte,
+** an overlong form, a surrogate, past U+10FFFF, cut short) or n is 0. A
+** NUL is a valid character of one byte. For showing untrusted text. */
+ASKDB_API size_t askdb_utf8_len(const char *s, size_t n);
+
 /* ---------------------------------------------------------------------- */
 /* Configuration                                                          */
 /* ---------------------------------------------------------------------- */

@@ -467,6 +467,14 @@ askdb_status askdb_agent_ask_opts(askdb_agent *ag, const char *question,
     a->t.total_ms = db_now_ms() - t0;
     snprintf(ag->errmsg, sizeof ag->errmsg, "%s", a->error ? a->error : "");
     agent_emit(ag, ASKDB_EVENT_ANSWER, answer_event(a));
+    if (a->status == ASKDB_OK && trace_failure(ag->trace)) {
+        snprintf(ag->errmsg, sizeof ag->errmsg,
+                 "cannot write trace file '%s': %s (the trace is incomplete)",
+                 ag->cfg.trace_path, trace_failure(ag->trace));
+        free(a->error);
+        a->error = strdup(ag->errmsg);
+        a->status = ASKDB_ERR_IO;
+    }
     return a->status;
 }
 

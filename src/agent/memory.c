@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "core/cache.h"
+#include "core/outfile.h"
 #include "core/text.h"
 #include "db/db.h"
 
@@ -381,6 +382,11 @@ int memory_open(const char *path, int create, struct memory **out,
     if (!m->path) {
         if (path)
             snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    if (outfile_companion_refusal(m->path)) {
+        snprintf(err, errlen, "cannot use memory store '%s': %s", m->path,
+                 outfile_companion_refusal(m->path));
         goto fail;
     }
     if (peek(m->path, &fs, err, errlen))

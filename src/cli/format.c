@@ -9,6 +9,9 @@
 #include <unistd.h>
 
 
+/* U+FFFD, shown for a byte that starts no valid UTF-8 character. */
+#define REPLACEMENT "\xEF\xBF\xBD"
+
 int format_parse(const char *s)
 {
     if (strcmp(s, "table") == 0)
@@ -52,21 +55,37 @@ static const char *cell_text(const askdb_value *v, char *buf, size_t n,
 }
 
 /*
-** Bytes of the control character at s, or 0: C0 (below 0x20), DEL, or a
-** C1 control (U+0080..U+009F, 0xC2 0x80..0x9F in UTF-8). Text from the
-** database and the model may hold any of them; written to a terminal as
-** they are, ESC, BEL and CSI start sequences that move the cursor,
-** retitle the window, plant links or set the clipboard (OSC 52).
+** The next character at s (NUL-terminated, *s not NUL): returns its
+** bytes, and sets *with to NULL when it may be shown as it is, else to
+** what is shown instead: one space for a control character - C0 (below
+** 0x20), DEL, or a C1 control (U+0080..U+009F, 0xC2 0x80..0x9F in UTF-8)
+** - and U+FFFD for a byte that starts no valid UTF-8 character. Text
+** from the database and the model may hold any of them; written to a
+** terminal as they are, ESC, BEL and CSI start sequences that move the
+** cursor, retitle the window, plant links or set the clipboard (OSC 52),
+** and a lone byte 0x9B, 0x9D or 0x9C is itself CSI, OSC or ST to a
+** terminal that reads 8-bit controls.
 */
-static size_t control_len(const char *s)
+static size_t next_char(const char *s, const char **with)
 {
     const unsigned char *u = (const unsigned char *)s;
+    size_t k;
 
-    if (u[0] < 0x20 || u[0] == 0x7f)
+    *with = NULL;
+    if (u[0] < 0x20 || u[0] == 0x7f) {
+        *with = " ";
         return 1;
-    if (u[0] == 0xc2 && u[1] >= 0x80 && u[1] <= 0x9f)
-        return 2;
-    return 0;
+    }
+    if (u[0] < 0x80)
+        return 1;
+    k = askdb_utf8_len(s, strnlen(s, 4));
+    if (!k) {
+        *with = REPLACEMENT;
+        return 1;
+    }
+    if (u[0] == 0xc2 && u[1] <= 0x9f)
+        *with = " ";
+    return k;
 }
 
 int format_is_tty(FILE *out)
@@ -78,16 +97,16 @@ int format_is_tty(FILE *out)
 ** space. */
 static void put_safe(FILE *out, const char *s, const char *keep)
 {
+    const char *with;
     size_t n;
 
     while (*s) {
-        n = control_len(s);
-        if (n && !strchr(keep, *s)) {
-            fputc(' ', out);
-            s += n;
-        } else {
-            fputc(*s++, out);
-        }
+        n = next_char(s, &with);
+        if (with && !(n == 1 && strchr(keep, *s)))
+            fputs(with, out);
+        else
+            fwrite(s, 1, n, out);
+        s += n;
     }
 }
 
@@ -127,35 +146,49 @@ void format_stream_piece(struct format_stream *fs, FILE *out,
                          const char *piece, size_t len)
 {
     const unsigned char *u = (const unsigned char *)piece;
-    size_t i = 0;
+    const char *with;
+    char ch[5];
+    size_t i;
 
     if (!format_is_tty(out)) {
         fwrite(piece, 1, len, out);
         return;
     }
-    /* A C1 control may be split across pieces after its 0xC2. */
-    if (fs->held_c2 && len) {
-        fs->held_c2 = 0;
-        if (u[0] >= 0x80 && u[0] <= 0x9f) {
-            fputc(' ', out);
-            i = 1;
-        } else {
-            fputc(0xc2, out);
+    /* A character may be split across pieces: its first bytes wait in
+    ** fs->pend until it is whole (or shown to be invalid). */
+    for (i = 0; i < len; i++) {
+        if (fs->npend == 0) {
+            if (u[i] == '\n' || u[i] == '\t')
+                fputc(u[i], out);
+            else if (u[i] < 0x20 || u[i] == 0x7f)
+                fputc(' ', out);
+            else if (u[i] < 0x80)
+                fputc(u[i], out);
+            else if (u[i] < 0xc2 || u[i] > 0xf4)
+                fputs(REPLACEMENT, out);
+            else
+                fs->pend[fs->npend++] = u[i];
+            continue;
         }
-    }
-    for (; i < len; i++) {
-        if (u[i] == '\n' || u[i] == '\t') {
-            fputc(u[i], out);
-        } else if (u[i] < 0x20 || u[i] == 0x7f) {
-            fputc(' ', out);
-        } else if (u[i] == 0xc2 && i + 1 == len) {
-            fs->held_c2 = 1;
-        } else if (u[i] == 0xc2 && u[i + 1] >= 0x80 && u[i + 1] <= 0x9f) {
-            fputc(' ', out);
-            i++;
-        } else {
-            fputc(u[i], out);
+        if ((u[i] & 0xc0) != 0x80) {
+            /* The character broke off: its start is invalid, and this
+            ** byte begins anew. */
+            fputs(REPLACEMENT, out);
+            fs->npend = 0;
+            i--;
+            continue;
         }
+        fs->pend[fs->npend++] = u[i];
+        if (fs->npend < (fs->pend[0] < 0xe0 ? 2 : fs->pend[0] < 0xf0 ? 3 : 4))
+            continue;
+        memcpy(ch, fs->pend, (size_t)fs->npend);
+        ch[fs->npend] = '\0';
+        next_char(ch, &with);
+        if (with)
+            fputs(with, out);
+        else
+            fputs(ch, out);
+        fs->npend = 0;
     }
 }
 
@@ -163,11 +196,13 @@ void format_stream_piece(struct format_stream *fs, FILE *out,
 ** count). Control characters are printed as one space (put_clean). */
 static size_t width(const char *s)
 {
+    const char *with;
     size_t w = 0;
 
-    for (; *s; s++)
-        if (((unsigned char)*s & 0xC0) != 0x80)
-            w++;
+    while (*s) {
+        s += next_char(s, &with);
+        w++;
+    }
     return w;
 }
 
@@ -186,19 +221,18 @@ static size_t md_width(const char *s, int md)
 ** character a space (these formats are for people, even in a file). */
 static void put_clean(FILE *out, const char *s, int md)
 {
+    const char *with;
     size_t n;
 
     while (*s) {
-        n = control_len(s);
-        if (n) {
-            fputc(' ', out);
-            s += n;
-        } else if (md && *s == '|') {
+        n = next_char(s, &with);
+        if (with)
+            fputs(with, out);
+        else if (md && *s == '|')
             fputs("\\|", out);
-            s++;
-        } else {
-            fputc(*s++, out);
-        }
+        else
+            fwrite(s, 1, n, out);
+        s += n;
     }
 }
 

@@ -30,10 +30,11 @@ void format_printf(FILE *out, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* Streamed model text (-v --stream), piece by piece, cleaned on a
-** terminal; fs carries a C1 control split between two pieces (zero it
+** terminal; fs carries a character split between two pieces (zero it
 ** once). */
 struct format_stream {
-    int held_c2;
+    unsigned char pend[4];  /* the first bytes of a split character */
+    int npend;
 };
 void format_stream_piece(struct format_stream *fs, FILE *out,
                          const char *piece, size_t len);

@@ -153,6 +153,63 @@ static const struct option long_opts[] = {
     {NULL, 0, NULL, 0}
 };
 
+/* Whether a that starts with '-' has white space before any '=': no
+** option does, a statement that starts with a comment ("-- why\n...")
+** does. */
+static int looks_like_statement(const char *a)
+{
+    return a[0] == '-' && strcspn(a, " \t\r\n=") < strcspn(a, "=");
+}
+
+/* Whether option argument a (not "--x=v") takes the next argument as
+** its value. */
+static int takes_value(const char *a, const struct option *opts)
+{
+    size_t n;
+
+    if (strcmp(a, "-f") == 0)
+        return 1;
+    if (a[0] != '-' || a[1] != '-' || strchr(a, '='))
+        return 0;
+    n = strlen(a + 2);
+    for (; opts->name; opts++)
+        if (strncmp(opts->name, a + 2, n) == 0)
+            return opts->has_arg == required_argument;
+    return 0;
+}
+
+/*
+** Move the arguments that look like statements (looks_like_statement)
+** to the end of argv[1..argc), in their order, and return how many: they
+** are operands, which getopt would take for unknown options. The value
+** of an option that takes one, and everything after "--", stays put.
+*/
+static int statements_last(int argc, char **argv, const struct option *opts)
+{
+    char **tail = malloc((size_t)argc * sizeof *tail);
+    int i, k = 1, n = 0;
+
+    if (!tail)
+        return 0;
+    for (i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0) {
+            while (i < argc)
+                argv[k++] = argv[i++];
+            break;
+        }
+        if (looks_like_statement(argv[i])) {
+            tail[n++] = argv[i];
+            continue;
+        }
+        argv[k++] = argv[i];
+        if (takes_value(argv[i], opts) && i + 1 < argc)
+            argv[k++] = argv[++i];
+    }
+    memcpy(argv + k, tail, (size_t)n * sizeof *tail);
+    free(tail);
+    return n;
+}
+
 /* Parse options into o; returns the index of the first operand, or -1
 ** (usage error, message printed), or -2 (help printed). */
 static int parse_opts(int argc, char **argv, struct cli_opts *o,
@@ -165,6 +222,8 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o,
         fprintf(stderr, "askdb: out of memory\n");
         return -1;
     }
+    /* getopt sees all but those; they follow its operands. */
+    argc -= statements_last(argc, argv, opts);
     optind = 1;
     while ((c = getopt_long(argc, argv, "f:vh", opts, NULL)) != -1) {
         r = cli_agent_opt(c, optarg, &o->cfg, "askdb");

@@ -1,7 +1,12 @@
 /* outfile.c - refuse to write over SQLite files (see outfile.h). */
+#define _XOPEN_SOURCE 700 /* realpath() */
 #include "core/outfile.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,7 +27,9 @@ static const struct {
     {"\xd9\xd5\x05\xf9\x20\xa1\x63\xd7", 8, "it is an SQLite journal" NEVER},
 };
 
-const char *outfile_refusal(const char *path)
+/* Which of sqlite_files[] the file at path is, by its first bytes; -1
+** for none (or no regular file, or unreadable). */
+static int sqlite_kind(const char *path)
 {
     unsigned char h[16];
     struct stat st;
@@ -31,17 +38,115 @@ const char *outfile_refusal(const char *path)
     int fd;
 
     if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-        return NULL;
+        return -1;
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return NULL; /* opening it for writing will say why */
+        return -1; /* opening it for writing will say why */
     got = pread(fd, h, sizeof h, 0);
     close(fd);
     for (i = 0; i < sizeof sqlite_files / sizeof *sqlite_files; i++)
         if (got >= (ssize_t)sqlite_files[i].len &&
             memcmp(h, sqlite_files[i].magic, sqlite_files[i].len) == 0)
-            return sqlite_files[i].why;
+            return (int)i;
+    return -1;
+}
+
+/*
+** The name path will be created or opened as, links resolved, in out
+** (PATH_MAX bytes): realpath() of the file when it exists, else of the
+** directory it would be made in plus its last name. A dangling link is
+** followed to where it points (up to 40 links). 0 on success, -1 when
+** the name cannot be resolved (the open for writing will say why).
+*/
+static int resolve_name(const char *path, char *out)
+{
+    char cur[PATH_MAX], dir[PATH_MAX], link[PATH_MAX];
+    const char *base, *slash;
+    struct stat st;
+    ssize_t n;
+    int hops;
+
+    if (snprintf(cur, sizeof cur, "%s", path) >= (int)sizeof cur)
+        return -1;
+    for (hops = 0; hops < 40; hops++) {
+        if (realpath(cur, out))
+            return 0;
+        if (lstat(cur, &st) == 0 && S_ISLNK(st.st_mode)) {
+            n = readlink(cur, link, sizeof link - 1);
+            if (n < 0)
+                return -1;
+            link[n] = '\0';
+            slash = strrchr(cur, '/');
+            if (link[0] == '/' || !slash) {
+                memcpy(cur, link, (size_t)n + 1);
+            } else {
+                int dl = (int)(slash - cur);
+                char tmp[PATH_MAX];
+                if (snprintf(tmp, sizeof tmp, "%.*s/%s", dl, cur, link) >=
+                    (int)sizeof tmp)
+                    return -1;
+                memcpy(cur, tmp, sizeof tmp);
+            }
+            continue;
+        }
+        /* Missing: the directory must exist; the last name is kept. */
+        slash = strrchr(cur, '/');
+        base = slash ? slash + 1 : cur;
+        if (!slash)
+            snprintf(dir, sizeof dir, ".");
+        else if (slash == cur)
+            snprintf(dir, sizeof dir, "/");
+        else
+            snprintf(dir, sizeof dir, "%.*s", (int)(slash - cur), cur);
+        if (!realpath(dir, link))
+            return -1;
+        if (snprintf(out, PATH_MAX, "%s/%s", strcmp(link, "/") ? link : "",
+                     base) >= PATH_MAX)
+            return -1;
+        return 0;
+    }
+    return -1;
+}
+
+/* The suffixes SQLite adds to a database's name for its companion files,
+** and why writing one is refused. */
+static const struct {
+    const char *suffix;
+    const char *why;
+} companions[] = {
+    {"-journal", "it is the name of an SQLite database's rollback journal"
+                 NEVER},
+    {"-wal", "it is the name of an SQLite database's write-ahead log" NEVER},
+    {"-shm", "it is the name of an SQLite database's shared-memory index"
+             NEVER},
+};
+
+const char *outfile_companion_refusal(const char *path)
+{
+    char real[PATH_MAX], db[PATH_MAX];
+    size_t i, n, k;
+
+    if (resolve_name(path, real) != 0)
+        return NULL;
+    n = strlen(real);
+    for (i = 0; i < sizeof companions / sizeof *companions; i++) {
+        k = strlen(companions[i].suffix);
+        if (n <= k || strcmp(real + n - k, companions[i].suffix) != 0)
+            continue;
+        memcpy(db, real, n - k);
+        db[n - k] = '\0';
+        if (sqlite_kind(db) == 0)
+            return companions[i].why;
+    }
     return NULL;
+}
+
+const char *outfile_refusal(const char *path)
+{
+    int kind = sqlite_kind(path);
+
+    return kind >= 0 ? sqlite_files[kind].why
+                     : outfile_companion_refusal(path);
 }
 
 /* The public name (askdb.h). */

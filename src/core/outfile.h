@@ -13,10 +13,19 @@
 /*
 ** NULL when askdb may write path: it does not exist, is not a regular file
 ** (a terminal, a pipe), or is not an SQLite database, WAL or rollback
-** journal (by the file's first bytes). Otherwise a static reason, e.g.
+** journal (by the file's first bytes), and its name, links resolved, is
+** not that of a database's rollback journal, write-ahead log or
+** shared-memory index ("DB-journal", "DB-wal", "DB-shm" beside a file DB
+** that is an SQLite database), whether or not that file exists yet: SQLite
+** would take a trace there for the database's own, delete it, or find
+** the database locked. Otherwise a static reason, e.g.
 ** "it is an SQLite database (askdb never writes to databases; choose
 ** another file)".
 */
 const char *outfile_refusal(const char *path);
+
+/* The companion-name half of outfile_refusal() alone, for files that are
+** SQLite databases of askdb's own (the memory store): NULL, or why not. */
+const char *outfile_companion_refusal(const char *path);
 
 #endif

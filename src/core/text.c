@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "askdb.h"
+
 size_t text_char_len(const char *s, size_t n, int keep_nul)
 {
     const unsigned char *u = (const unsigned char *)s;
@@ -93,4 +95,10 @@ char *text_repair(char *s)
     text_put(&b, s, strlen(s), 0);
     free(s);
     return buf_steal(&b);
+}
+
+/* The public name (askdb.h). */
+size_t askdb_utf8_len(const char *s, size_t n)
+{
+    return n ? text_char_len(s, n, 1) : 0;
 }

@@ -20,6 +20,7 @@
 */
 struct trace {
     int fd;
+    int err;  /* the first write error (errno), sticky */
     double t0;
 };
 
@@ -88,17 +89,25 @@ void trace_write(struct trace *t, const char *step, json_t *ev)
         w = write(t->fd, line + off, n - off);
         if (w < 0 && errno == EINTR)
             continue;
-        if (w <= 0)
+        if (w <= 0) {
+            if (!t->err)
+                t->err = w < 0 ? errno : EIO;
             break;
+        }
         off += (size_t)w;
     }
     free(line);
 }
 
+const char *trace_failure(const struct trace *t)
+{
+    return t && t->err ? strerror(t->err) : NULL;
+}
+
 int trace_put(struct trace *t, const char *line, size_t n)
 {
     struct iovec iov[2];
-    size_t total = n + 1, off = 0;
+    size_t total = n + 1;
     ssize_t w;
 
     if (!t)
@@ -113,12 +122,11 @@ int trace_put(struct trace *t, const char *line, size_t n)
             continue;
         break;
     }
-    if (w < 0)
-        return -1;
-    off = (size_t)w;
-    /* A short write (a full disk): the line is lost as a unit anyway. */
-    if (off < total) {
-        errno = ENOSPC;
+    if (w >= 0 && (size_t)w < total)
+        errno = ENOSPC; /* a short write (a full disk): the line is lost */
+    if (w < 0 || (size_t)w < total) {
+        if (!t->err)
+            t->err = errno;
         return -1;
     }
     return 0;

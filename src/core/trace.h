@@ -23,4 +23,8 @@ void trace_write(struct trace *t, const char *step, json_t *ev);
 ** or -1 (errno set) when it could not be written whole; NULL t: 0. */
 int trace_put(struct trace *t, const char *line, size_t n);
 
+/* NULL while every line was written whole; else why the first one was
+** not (strerror(), static): a full disk must not lose the trace silently. */
+const char *trace_failure(const struct trace *t);
+
 #endif

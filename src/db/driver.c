@@ -22,7 +22,7 @@ askdb_error_class db_classify(const char *msg)
     if (strstr(msg, "syntax error") || strstr(msg, "incomplete input") ||
         strstr(msg, "unrecognized token"))
         return ASKDB_EC_SYNTAX;
-    if (strstr(msg, "not authorized"))
+    if (strstr(msg, "not authorized") || strstr(msg, "may not be modified"))
         return ASKDB_EC_REFUSED;
     if (strstr(msg, "interrupted"))
         return ASKDB_EC_TIMEOUT;

@@ -1,4 +1,5 @@
 /* sqlite.c - the SQLite driver: read-only open, schema, and the guard. */
+#define _XOPEN_SOURCE 700 /* realpath() */
 #include "db/driver.h"
 
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "db/sqlite_fn.h"
 
 /*
 ** Defence in layers, each enough on its own for what it covers:
@@ -64,6 +66,7 @@ struct sq {
     int internal;            /* preparing askdb's own schema statements */
     struct watchdog wd;
     const atomic_int *cancel; /* db->cancel (askdb_agent_cancel) */
+    struct sqlfn *fn;        /* checked printf(), instr(), ... */
 };
 
 static struct sq *SQ(askdb_db *db)
@@ -120,6 +123,31 @@ static int authorize(void *ud, int action, const char *a, const char *b,
     default:
         return SQLITE_DENY;
     }
+}
+
+/*
+** Set up the table-valued forms of read_pragmas (pragma_table_info(), ...)
+** as askdb's own statements. Setting one up reports an update of
+** sqlite_master, which the guard allows only for askdb's own statements,
+** and it happens once per connection: without this, a question's
+** pragma_table_info() would be refused or allowed depending on whether
+** the schema had been read before. Running one still passes the PRAGMA
+** check, so the others stay refused.
+*/
+static void init_pragma_functions(struct sq *s)
+{
+    sqlite3_stmt *st;
+    char sql[64];
+    int i;
+
+    s->internal = 1;
+    for (i = 0; read_pragmas[i]; i++) {
+        snprintf(sql, sizeof sql, "SELECT * FROM pragma_%s", read_pragmas[i]);
+        st = NULL;
+        if (sqlite3_prepare_v2(s->h, sql, -1, &st, NULL) == SQLITE_OK)
+            sqlite3_finalize(st);
+    }
+    s->internal = 0;
 }
 
 static int progress(void *ud)
@@ -237,35 +265,67 @@ static void watchdog_stop(struct watchdog *w)
     w->ready = 0;
 }
 
+/* How a database's write-ahead log stands (wal_state()). */
+enum wal_state {
+    WAL_NONE,      /* not in WAL mode (or unreadable): open as usual */
+    WAL_AT_REST,   /* WAL mode, no "-wal" (or an empty one and no "-shm") */
+    WAL_NO_SHM,    /* a "-wal" with content but no "-shm" beside it */
+    WAL_LIVE       /* "-wal" and "-shm": open as usual */
+};
+
+/* Size of the file path+suffix, -1 when it does not exist, -2 on another
+** error. */
+static long long companion_size(const char *path, const char *suffix)
+{
+    struct stat st;
+    struct buf b;
+    long long r;
+
+    buf_init(&b, 0);
+    buf_printf(&b, "%s%s", path, suffix);
+    if (buf_err(&b))
+        r = -2;
+    else if (stat(b.data, &st) == 0)
+        r = (long long)st.st_size;
+    else
+        r = errno == ENOENT ? -1 : -2;
+    buf_free(&b);
+    return r;
+}
+
 /*
-** 1 when path is an SQLite database in WAL mode (header bytes 18 and 19
-** are 2) with no "-wal" file next to it: no program has it open, and all
-** of its content is in the file itself. Opened the usual way, SQLite would
-** create "-wal" and "-shm" files to read it, and a read-only connection
-** cannot remove them on close.
+** The WAL state of the database at path (links resolved by the caller,
+** as SQLite names the "-wal" and "-shm" after the file it opens). WAL
+** mode is header bytes 18 and 19 both 2. At rest, no program has it open
+** and all of its content is in the file itself: opened the usual way,
+** SQLite would create "-wal" and "-shm" files to read it, and a read-only
+** connection cannot remove them on close. With a "-wal" that holds
+** frames but no "-shm", SQLite would create the "-shm" to read the log,
+** and leave it behind just the same.
 */
-static int wal_at_rest(const char *path)
+static enum wal_state wal_state(const char *path)
 {
     static const char magic[16] = "SQLite format 3";
     unsigned char h[20];
-    struct stat st;
-    struct buf wal;
+    long long wal, shm;
     int fd, r = 0;
 
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return 0;
+        return WAL_NONE;
     if (pread(fd, h, sizeof h, 0) == (ssize_t)sizeof h &&
         memcmp(h, magic, sizeof magic) == 0 && h[18] == 2 && h[19] == 2)
         r = 1;
     close(fd);
     if (!r)
-        return 0;
-    buf_init(&wal, 0);
-    buf_printf(&wal, "%s-wal", path);
-    r = !buf_err(&wal) && stat(wal.data, &st) != 0 && errno == ENOENT;
-    buf_free(&wal);
-    return r;
+        return WAL_NONE;
+    wal = companion_size(path, "-wal");
+    shm = companion_size(path, "-shm");
+    if (wal == -1 || (wal == 0 && shm == -1))
+        return WAL_AT_REST;
+    if (wal > 0 && shm == -1)
+        return WAL_NO_SHM;
+    return WAL_LIVE;
 }
 
 /* "file:PATH?immutable=1", PATH percent-encoded where a URI filename
@@ -294,7 +354,8 @@ static askdb_status sq_open(askdb_db *db, const char *path)
     struct stat st;
     struct sq *s;
     sqlite3_stmt *st_probe = NULL;
-    char *p = NULL;
+    char *p = NULL, *real;
+    enum wal_state ws;
     int rc, flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX;
 
     if (stat(path, &st) != 0) {
@@ -310,12 +371,25 @@ static askdb_status sq_open(askdb_db *db, const char *path)
                                      : "not a regular file");
         return ASKDB_ERR_DB_OPEN;
     }
+    real = realpath(path, NULL);
+    ws = wal_state(real ? real : path);
+    free(real);
+    if (ws == WAL_NO_SHM) {
+        snprintf(db->errmsg, sizeof db->errmsg,
+                 "cannot open database '%s': it has a write-ahead log "
+                 "('%s-wal') but no '-shm' file, which reading it would "
+                 "create and leave behind (askdb never leaves files beside "
+                 "a database); let SQLite fold the log into the database "
+                 "first, e.g. sqlite3 '%s' 'PRAGMA wal_checkpoint(TRUNCATE)'"
+                 ", then ask again", path, path, path);
+        return ASKDB_ERR_DB_OPEN;
+    }
     s = calloc(1, sizeof *s);
     if (!s)
         return ASKDB_ERR_NOMEM;
     db->impl = s;
     watchdog_init(&s->wd);
-    if (wal_at_rest(path)) {
+    if (ws == WAL_AT_REST) {
         /* Immutable: read the file as it is, with no locks and no "-wal"
         ** or "-shm" files. A program that starts writing to it while
         ** this handle is open is not seen. */
@@ -349,6 +423,8 @@ static askdb_status sq_open(askdb_db *db, const char *path)
     sqlite3_limit(s->h, SQLITE_LIMIT_SQL_LENGTH, 1 << 20);
     sqlite3_set_authorizer(s->h, authorize, s);
     sqlite3_progress_handler(s->h, 1000, progress, s);
+    init_pragma_functions(s);
+    s->fn = sqlfn_install(s->h, &s->deadline, &s->timed_out);
 
     /* Opening is lazy: read the schema table now so that a file that is
     ** not a database is reported here, not at the first question. */
@@ -376,6 +452,7 @@ static void sq_close(askdb_db *db)
 
     watchdog_stop(&s->wd);
     sqlite3_close_v2(s->h);
+    sqlfn_free(s->fn);
     free(s);
     db->impl = NULL;
 }
@@ -791,7 +868,15 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
     if (rc != SQLITE_OK) {
         const char *m = sqlite3_errmsg(s->h);
         e->ec = db_classify(m);
-        if (e->ec == ASKDB_EC_REFUSED)
+        if (strncmp(m, "vtable constructor failed: ", 27) == 0) {
+            /* dbstat, sqlite_stmt, ...: modules the guard does not let
+            ** set themselves up. */
+            e->ec = ASKDB_EC_REFUSED;
+            snprintf(e->msg, sizeof e->msg,
+                     "refused: the virtual table '%s' is not available; "
+                     "askdb reads the database's tables and views",
+                     m + 27);
+        } else if (e->ec == ASKDB_EC_REFUSED)
             snprintf(e->msg, sizeof e->msg,
                      "refused: the statement does more than read (%s); askdb "
                      "runs only read-only queries", m);

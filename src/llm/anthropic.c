@@ -131,7 +131,7 @@ static void on_event(void *ud, const char *event, const char *data,
                      size_t len)
 {
     struct llm_acc *a = ud;
-    json_t *root = json_loadb(data, len, 0, NULL);
+    json_t *root = json_loadb(data, len, JSON_ALLOW_NUL, NULL);
     const char *type;
 
     if (!json_is_object(root))
@@ -148,6 +148,8 @@ static void on_event(void *ud, const char *event, const char *data,
         take_usage(a, json_object_get(root, "usage"));
     else if (strcmp(type, "error") == 0)
         llm_acc_error(a, json_object_get(root, "error"));
+    else if (strcmp(type, "message_stop") == 0)
+        a->ended = 1;
 out:
     json_decref(root);
 }

@@ -30,7 +30,8 @@
 #define DEFAULT_TIMEOUT_MS 120000L
 #define BACKOFF_BASE_MS 250L
 #define BACKOFF_CAP_MS 8000L
-#define RETRY_AFTER_CAP_S 60L
+#define RETRY_AFTER_CAP_S 86400L /* parsed up to a day; the wait is capped
+                                   by --llm-timeout (see http_post_json) */
 #define SNIPPET_MAX 200
 #define REDACT_MIN_KEY 6   /* shorter "keys" are placeholders, not secrets */
 
@@ -56,6 +57,8 @@ struct http_client {
     char *key_hint;
     long timeout_ms;
     int retries;
+    askdb_log_fn log_fn;
+    void *log_ud;
     long base_ms;
     uint64_t rng;                    /* xorshift64 state for jitter */
     char curl_err[CURL_ERROR_SIZE];
@@ -70,6 +73,7 @@ struct http_client {
     int oom;
     long events;
     long retry_after_ms;             /* -1: the server sent none */
+    int cut;                         /* the stream lacked its end marker */
 };
 
 static size_t userinfo_len(const char *url);
@@ -398,6 +402,8 @@ askdb_status http_client_new(const struct http_config *cfg,
         goto out;
     c->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : DEFAULT_TIMEOUT_MS;
     c->retries = cfg->retries > 0 ? cfg->retries : 0;
+    c->log_fn = cfg->log_fn;
+    c->log_ud = cfg->log_ud;
     c->base_ms = retry_base_ms();
     c->rng = seed_for(c);
     c->retry_after_ms = -1;
@@ -668,16 +674,26 @@ static const char *reason_phrase(long code)
 
 void http_put_snippet(struct buf *m, const char *s, size_t n)
 {
-    size_t i, cut = n;
+    size_t i, k, cut = n;
 
     while (cut && (s[cut - 1] == ' ' || s[cut - 1] == '\n' ||
                    s[cut - 1] == '\r' || s[cut - 1] == '\t'))
         cut--;
     n = cut;
     cut = text_cut(s, cut, SNIPPET_MAX);
-    for (i = 0; i < cut; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        buf_putc(m, ch < 0x20 || ch == 0x7f ? ' ' : (char)ch);
+    /* Control characters (C0, DEL, C1) become spaces and bytes that are
+    ** not UTF-8 U+FFFD: the message may reach a terminal. */
+    for (i = 0; i < cut; i += k) {
+        const unsigned char *u = (const unsigned char *)s + i;
+        k = u[0] < 0x20 ? 1 : text_char_len(s + i, cut - i, 0);
+        if (u[0] < 0x20 || u[0] == 0x7f || (u[0] == 0xc2 && u[1] <= 0x9f))
+            buf_putc(m, ' ');
+        else if (!k)
+            buf_puts(m, TEXT_REPLACEMENT);
+        else
+            buf_append(m, s + i, k);
+        if (!k)
+            k = 1;
     }
     if (cut < n)
         buf_puts(m, "...");
@@ -780,6 +796,14 @@ static askdb_status describe(struct http_client *c, CURLcode cc, long code,
 {
     long sent = 0;
 
+    if (c->cut) {
+        buf_printf(m, "model at %s ended its streamed reply without the "
+                      "end marker (the reply was cut off)", c->shown);
+        put_retries(m, attempt);
+        buf_puts(m, " (the server or a proxy between may have dropped the "
+                    "connection; check its logs)");
+        return ASKDB_ERR_LLM_UNREACHABLE;
+    }
     if (cc == CURLE_OK) {
         if (code < 100) {
             buf_printf(m, "model endpoint %s did not answer with an HTTP "
@@ -900,6 +924,25 @@ static int classify(struct http_client *c, CURLcode cc, long code)
     }
 }
 
+/* Tell the verbose log that a retry waits, how long and why. */
+static void log_wait(struct http_client *c, long ms, int attempt, long code)
+{
+    char msg[256];
+
+    if (!c->log_fn)
+        return;
+    if (c->retry_after_ms >= 0)
+        snprintf(msg, sizeof msg, "waiting %ld ms before retry %d of %d: "
+                                  "the server answered %ld and asked to wait "
+                                  "(Retry-After)", ms, attempt + 1,
+                 c->retries, code);
+    else
+        snprintf(msg, sizeof msg, "waiting %ld ms before retry %d of %d "
+                                  "(backoff after %s)", ms, attempt + 1,
+                 c->retries, code ? "an HTTP error" : "a failed connection");
+    c->log_fn(c->log_ud, "llm", msg);
+}
+
 /* Milliseconds to wait before retry number attempt+1. */
 static long next_delay_ms(struct http_client *c, int attempt)
 {
@@ -997,12 +1040,21 @@ static CURLcode try_once(struct http_client *c, const struct http_post *req,
     c->oom = 0;
     c->events = 0;
     c->retry_after_ms = -1;
+    c->cut = 0;
     c->curl_err[0] = '\0';
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, req->body);
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE,
                      (curl_off_t)req->len);
     curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, hdrs);
     cc = perform(c, req);
+    if (cc == CURLE_OK && c->mode == MODE_SSE) {
+        /* The last event may lack its blank line; then the marker. */
+        sse_finish(c);
+        if (req->ended && !req->ended(req->ud)) {
+            c->cut = 1;
+            cc = CURLE_PARTIAL_FILE;
+        }
+    }
     curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, (struct curl_slist *)NULL);
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, (char *)NULL);
     return cc;
@@ -1046,7 +1098,7 @@ askdb_status http_post_json(struct http_client *c, const struct http_post *req,
     struct buf m;
     askdb_status rc = ASKDB_OK;
     CURLcode cc;
-    long code;
+    long code, waited = 0, delay, too_long = -1;
     int attempt, o;
 
     memset(out, 0, sizeof *out);
@@ -1074,14 +1126,28 @@ askdb_status http_post_json(struct http_client *c, const struct http_post *req,
         if (o == OUT_OK)
             break;
         if (o == OUT_RETRY && attempt < c->retries && c->events == 0) {
-            sleep_ms(req, next_delay_ms(c, attempt));
-            continue;   /* a cancel in the sleep is reported above */
+            /* All waits of one request together stay within its time
+            ** limit: a server that asks for more is not waited for. */
+            delay = next_delay_ms(c, attempt);
+            if (delay > c->timeout_ms - waited && c->retry_after_ms >= 0) {
+                too_long = delay;
+            } else {
+                if (delay > c->timeout_ms - waited)
+                    delay = c->timeout_ms - waited;
+                log_wait(c, delay, attempt, code);
+                sleep_ms(req, delay);
+                waited += delay;
+                continue;   /* a cancel in the sleep is reported above */
+            }
         }
         rc = describe(c, cc, code, attempt, &m);
+        if (too_long >= 0)
+            buf_printf(&m, " (it asked to wait %ld s before trying again, "
+                           "more than the %ld ms of --llm-timeout allow)",
+                       too_long / 1000, c->timeout_ms);
         goto out;
     }
     if (c->mode == MODE_SSE) {
-        sse_finish(c);
         out->streamed = 1;
     } else if (c->body.data) {
         out->body = c->body.data;

@@ -56,6 +56,8 @@ struct http_config {
     const char *key_hint;  /* where keys come from, e.g. "--api-key, ..." */
     int timeout_ms;        /* whole request; <= 0 means 120000 */
     int retries;           /* retries after the first try; < 0 means 0 */
+    askdb_log_fn log_fn;   /* where a wait before a retry is told, or NULL */
+    void *log_ud;
 };
 
 struct http_post {
@@ -66,6 +68,11 @@ struct http_post {
     void *ud;
     const atomic_int *cancel;   /* non-zero stops the request within 50 ms
                                    (ASKDB_ERR_CANCELLED), or NULL */
+    /* With on_event: nonzero once the stream's end marker came (OpenAI's
+    ** [DONE], Anthropic's message_stop). A stream that ends without it
+    ** was cut off and fails like a dropped connection, never an answer.
+    ** NULL: any end of the stream is its end. */
+    int (*ended)(void *ud);
 };
 
 struct http_reply {

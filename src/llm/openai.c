@@ -89,14 +89,23 @@ static void take_reply(struct llm_acc *a, const json_t *root,
 static void on_event(void *ud, const char *event, const char *data,
                      size_t len)
 {
-    json_t *root;
+    struct llm_acc *a = ud;
+    json_t *root, *choice;
 
     (void)event;
-    if (len == 6 && memcmp(data, "[DONE]", 6) == 0)
+    if (len == 6 && memcmp(data, "[DONE]", 6) == 0) {
+        a->ended = 1;
         return;
-    root = json_loadb(data, len, 0, NULL);
-    if (json_is_object(root))
-        take_reply(ud, root, "delta");
+    }
+    root = json_loadb(data, len, JSON_ALLOW_NUL, NULL);
+    if (json_is_object(root)) {
+        take_reply(a, root, "delta");
+        /* A finish_reason ends the reply too (not every server sends
+        ** [DONE] after it). */
+        choice = json_array_get(json_object_get(root, "choices"), 0);
+        if (json_is_string(json_object_get(choice, "finish_reason")))
+            a->ended = 1;
+    }
     json_decref(root);
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/json.h"
+#include "core/text.h"
 
 #define TEXT_MAX HTTP_MAX_REPLY
 #define ERROR_MAX 1024
@@ -58,6 +59,8 @@ static askdb_status http_open(const askdb_config *cfg,
     hc.key_hint = s->key_hint;
     hc.timeout_ms = cfg->llm_timeout_ms;
     hc.retries = cfg->llm_retries;
+    hc.log_fn = cfg->log_fn;
+    hc.log_ud = cfg->log_ud;
     rc = http_client_new(&hc, out, err, errlen);
 out:
     free(url);
@@ -80,14 +83,39 @@ static void acc_init(struct llm_acc *a, const struct llm_request *req,
     a->completion_tokens = -1;
 }
 
+int llm_acc_ended(void *acc)
+{
+    const struct llm_acc *a = acc;
+
+    /* An in-band error ends the stream too: it is the answer to report. */
+    return a->ended || a->error.len > 0;
+}
+
 void llm_acc_text(struct llm_acc *a, const char *s, size_t n)
 {
+    const char *nul;
+    size_t k;
+
     a->got_text = 1;
-    if (n == 0)
-        return;
-    buf_append(&a->text, s, n);
-    if (a->on_token && !buf_err(&a->text))
-        a->on_token(a->token_ud, s, n);
+    /* A NUL ("\u0000" in JSON) would end the text where C reads it:
+    ** it stays visible as U+FFFD, and the SQL around it is checked whole. */
+    while (n > 0) {
+        nul = memchr(s, '\0', n);
+        k = nul ? (size_t)(nul - s) : n;
+        if (k) {
+            buf_append(&a->text, s, k);
+            if (a->on_token && !buf_err(&a->text))
+                a->on_token(a->token_ud, s, k);
+        }
+        if (!nul)
+            break;
+        buf_puts(&a->text, TEXT_REPLACEMENT);
+        if (a->on_token && !buf_err(&a->text))
+            a->on_token(a->token_ud, TEXT_REPLACEMENT,
+                        sizeof TEXT_REPLACEMENT - 1);
+        s += k + 1;
+        n -= k + 1;
+    }
 }
 
 void llm_acc_error(struct llm_acc *a, const json_t *err)
@@ -171,7 +199,7 @@ out:
 static json_t *parse_body(struct http_client *h, const char *body,
                           size_t len, char *err, size_t errlen)
 {
-    json_t *root = json_loadb(body, len, 0, NULL);
+    json_t *root = json_loadb(body, len, JSON_ALLOW_NUL, NULL);
     struct buf m;
 
     if (json_is_object(root))
@@ -210,6 +238,13 @@ askdb_status llm_http_parse_reply(const struct llm_http_api *api,
                                            "a line or event larger than %u "
                                            "MiB (or memory ran out)",
                            http_url(h), HTTP_MAX_REPLY >> 20);
+            goto out;
+        }
+        if (!acc.ended) {
+            http_set_error(h, err, errlen, "model at %s ended its streamed "
+                                           "reply without the end marker "
+                                           "(the reply was cut off)",
+                           http_url(h));
             goto out;
         }
     } else {
@@ -257,6 +292,7 @@ askdb_status llm_http_complete(llm *m, const struct llm_request *req,
     post.len = strlen(text);
     post.headers = headers;
     post.on_event = p->stream ? api->on_event : NULL;
+    post.ended = llm_acc_ended;
     post.ud = &acc;
     post.cancel = req->cancel;
     rc = http_post_json(p->http, &post, &hr, m->errmsg, sizeof m->errmsg);

@@ -25,6 +25,7 @@ struct llm_acc {
     long prompt_tokens;
     long completion_tokens;
     int got_text;              /* a text field was present (maybe empty) */
+    int ended;                 /* the stream's end marker came */
     struct buf error;          /* error the provider reported in-band */
 };
 
@@ -116,5 +117,9 @@ void llm_acc_text(struct llm_acc *a, const char *s, size_t n);
 /* Note an in-band error object ({"message": ..., "type": ...}); the
 ** first one wins. */
 void llm_acc_error(struct llm_acc *a, const json_t *err);
+
+/* http_post.ended for an llm_acc: its ended flag (or an in-band error,
+** which ends a stream too). */
+int llm_acc_ended(void *acc);
 
 #endif

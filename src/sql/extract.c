@@ -7,6 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <jansson.h>
+
 size_t sqlx_token(const char *p, int *kind)
 {
     const char *q = p;
@@ -171,14 +173,33 @@ static int starts_stmt(const char *s)
     return 0;
 }
 
-/* The body of the first fenced block tagged sql, or of any tag (or none)
-** starting with a statement word; malloc()ed, or NULL. */
-static char *fenced(const char *text)
+/* A reply that is a JSON object with an "sql" (or "query") string, as
+** some models answer when asked for SQL: that string, malloc()ed; else
+** NULL. */
+static char *json_sql(const char *text, size_t len)
+{
+    json_t *root = json_loadb(text, len, 0, NULL), *v;
+    char *s = NULL;
+
+    v = json_object_get(root, "sql");
+    if (!json_is_string(v))
+        v = json_object_get(root, "query");
+    if (json_is_string(v))
+        s = strdup(json_string_value(v));
+    json_decref(root);
+    return s;
+}
+
+/* The body of the first block fenced with fence (``` or ~~~) tagged sql,
+** or of any tag (or none) starting with a statement word, or the "sql"
+** of a block tagged json; malloc()ed, or NULL. */
+static char *fenced(const char *text, const char *fence)
 {
     const char *p = text, *body, *end, *info;
     size_t ilen;
+    char *s;
 
-    while ((p = strstr(p, "```")) != NULL) {
+    while ((p = strstr(p, fence)) != NULL) {
         info = p + 3;
         body = strchr(info, '\n');
         if (!body)
@@ -187,9 +208,14 @@ static char *fenced(const char *text)
         while (ilen && isspace((unsigned char)info[ilen - 1]))
             ilen--;
         body++;
-        end = strstr(body, "```");
+        end = strstr(body, fence);
         if (!end) /* unterminated fence: the reply was cut; take the rest */
             end = body + strlen(body);
+        if (word_is(info, ilen, "json")) {
+            s = json_sql(body, (size_t)(end - body));
+            if (s)
+                return s;
+        }
         if (word_is(info, ilen, "sql") || word_is(info, ilen, "sqlite") ||
             starts_stmt(body)) {
             /* Whatever statement it holds, even a write: the checks
@@ -222,6 +248,12 @@ static int cut_after_semicolon(char *s)
                    (kind == SQLX_SPACE || kind == SQLX_COMMENT ||
                     (kind == SQLX_PUNCT && *q == ';')))
                 q += n;
+            /* A separator SQL does not know (U+2028, U+0085, NBSP, a
+            ** zero-width space) glued to the word does not hide it. */
+            while (kind == SQLX_WORD && n > 0 && (unsigned char)*q >= 0x80) {
+                q++;
+                n--;
+            }
             if (kind == SQLX_WORD)
                 for (i = 0; stmt_words[i]; i++)
                     if (word_is(q, n, stmt_words[i]))
@@ -251,7 +283,11 @@ char *sqlx_extract(const char *text, const char **why)
     const char *start;
 
     *why = NULL;
-    s = fenced(text);
+    s = json_sql(text, strlen(text));
+    if (!s)
+        s = fenced(text, "```");
+    if (!s)
+        s = fenced(text, "~~~");
     if (!s) {
         start = find_start(text);
         if (!start && starts_stmt(text))

@@ -6,8 +6,10 @@
 
 /*
 ** The model's reply is untrusted text. sqlx_extract() finds the statement
-** in it: the first ```sql fenced block (or the first fenced block of any
-** tag that starts with a statement word), else the text from the first
+** in it: the "sql" string of a reply that is a JSON object, else the first
+** ```sql (or ~~~sql) fenced block (or the first fenced block of any tag
+** that starts with a statement word, or the "sql" of a ```json block),
+** else the text from the first
 ** SELECT/WITH keyword that starts a line or is in capitals, else the text
 ** when it begins with any statement word (so that a write is refused, not
 ** missed). It strips trailing semicolons and blanks.

@@ -1589,6 +1589,11 @@ TESTS=(
     plan_task_model_unreachable_is_reported_as_such
 )
 
+# The hardening tests (issue #13) live in a file of their own.
+# shellcheck source=tests/e2e/hardening.sh
+. "$HERE/hardening.sh"
+TESTS+=("${HARDEN_TESTS[@]}")
+
 if [ "$LIST" = 1 ]; then
     printf '%s\n' "${TESTS[@]}"
     exit 0

@@ -168,6 +168,109 @@ static enum MHD_Result send_buf(struct MHD_Connection *conn, unsigned status,
     return ret;
 }
 
+/* ---- fault modes: how a scripted reply's bytes go out ------------------ */
+
+/* A reply body handed out by deliver() (the response owns it). */
+struct delivery {
+    char *p;
+    size_t len;     /* the whole body */
+    size_t limit;   /* bytes actually sent (cut), <= len */
+    bool error_end; /* after limit: drop the connection (no clean end) */
+    long drip_ms;   /* > 0: one byte, then this long a pause */
+};
+
+static ssize_t deliver(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct delivery *d = cls;
+
+    if (pos >= d->limit)
+        return d->error_end ? MHD_CONTENT_READER_END_WITH_ERROR
+                            : MHD_CONTENT_READER_END_OF_STREAM;
+    if (atomic_load(&g_stopping))
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    size_t n = d->limit - (size_t)pos < max ? d->limit - (size_t)pos : max;
+    if (d->drip_ms > 0) {
+        if (pos > 0)
+            sleep_ms_interruptible(d->drip_ms);
+        n = 1;
+    }
+    memcpy(buf, d->p + pos, n);
+    return (ssize_t)n;
+}
+
+static void delivery_free(void *cls)
+{
+    struct delivery *d = cls;
+    free(d->p);
+    free(d);
+}
+
+/*
+** Send body as the entry says: by default whole, with its Content-Length.
+** "cut": N sends only the first N bytes; "framing" says how the body is
+** delimited - "length" (a Content-Length for the whole body: a cut body
+** is shorter than announced), "chunked" (no final chunk after a cut) or
+** "close" (no length, no chunks: the end of the connection ends the
+** body, so a cut looks complete to HTTP); "drip_ms": M sends one byte
+** every M ms. Streams default to "chunked", other bodies to "length".
+*/
+static enum MHD_Result send_faulty(struct MHD_Connection *conn, unsigned status,
+                                   const char *ctype, const char *body, size_t len,
+                                   const json_t *extra_headers, const json_t *entry,
+                                   bool stream)
+{
+    const json_t *cut = json_object_get(entry, "cut");
+    const json_t *framing = json_object_get(entry, "framing");
+    const json_t *drip = json_object_get(entry, "drip_ms");
+
+    if (!cut && !framing && !drip)
+        return send_buf(conn, status, ctype, body, len, extra_headers);
+    const char *f = json_is_string(framing) ? json_string_value(framing)
+                                            : stream ? "chunked" : "length";
+    struct delivery *d = calloc(1, sizeof *d);
+    if (!d || !(d->p = malloc(len ? len : 1))) {
+        free(d);
+        return MHD_NO;
+    }
+    memcpy(d->p, body, len);
+    d->len = len;
+    d->limit = len;
+    if (json_is_integer(cut) && (size_t)json_integer_value(cut) < len)
+        d->limit = (size_t)json_integer_value(cut);
+    d->error_end = d->limit < len && strcmp(f, "close") != 0;
+    d->drip_ms = json_is_integer(drip) ? (long)json_integer_value(drip) : 0;
+    uint64_t size = strcmp(f, "length") == 0 ? (uint64_t)len : MHD_SIZE_UNKNOWN;
+    struct MHD_Response *resp =
+        MHD_create_response_from_callback(size, 4096, deliver, d, delivery_free);
+    if (!resp) {
+        delivery_free(d);
+        return MHD_NO;
+    }
+    enum MHD_Result ret = MHD_NO;
+    if (strcmp(f, "close") == 0)
+        MHD_set_response_options(resp, MHD_RF_HTTP_1_0_COMPATIBLE_STRICT, MHD_RO_END);
+    if (MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype) == MHD_YES &&
+        add_extra_headers(resp, extra_headers))
+        ret = MHD_queue_response(conn, status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+/* Steals obj; sent as the entry says (send_faulty). */
+static enum MHD_Result send_json_as(struct MHD_Connection *conn, unsigned status,
+                                    json_t *obj, const json_t *extra_headers,
+                                    const json_t *entry)
+{
+    char *js = obj ? json_dumps(obj, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    json_decref(obj);
+    if (!js)
+        return MHD_NO;
+    enum MHD_Result ret = send_faulty(conn, status, "application/json", js, strlen(js),
+                                      extra_headers, entry, false);
+    free(js);
+    return ret;
+}
+
 /* Steals obj. */
 static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status,
                                  json_t *obj, const json_t *extra_headers)
@@ -378,7 +481,22 @@ static enum MHD_Result send_completion(struct MHD_Connection *conn, const json_t
         .content_len = json_is_string(content) ? json_string_length(content) : 0,
     };
     char id[64];
+    char *big = NULL;
+    const json_t *rep = json_object_get(entry, "content_repeat");
 
+    /* "content_repeat": K sends the content K times over (a reply over
+     * askdb's size cap without a script of that size). */
+    if (json_is_integer(rep) && json_integer_value(rep) > 1 && c.content_len) {
+        size_t k = (size_t)json_integer_value(rep);
+        big = malloc(c.content_len * k + 1);
+        if (!big)
+            return MHD_NO;
+        for (size_t i = 0; i < k; i++)
+            memcpy(big + i * c.content_len, c.content, c.content_len);
+        c.content_len *= k;
+        big[c.content_len] = '\0';
+        c.content = big;
+    }
     token_counts(entry, body_len, &c);
     snprintf(id, sizeof id, api == API_OPENAI ? "fake-%lu" : "msg_fake_%lu", n);
 
@@ -389,25 +507,19 @@ static enum MHD_Result send_completion(struct MHD_Connection *conn, const json_t
         else
             anthropic_stream(&sb, &c, id);
         enum MHD_Result ret = MHD_NO;
-        if (!sb.oom && sb.p) {
-            struct MHD_Response *resp =
-                MHD_create_response_from_buffer(sb.len, sb.p, MHD_RESPMEM_MUST_COPY);
-            if (resp) {
-                if (MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-                                            "text/event-stream") == MHD_YES &&
-                    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
-                                            "no-cache") == MHD_YES &&
-                    add_extra_headers(resp, headers))
-                    ret = MHD_queue_response(conn, MHD_HTTP_OK, resp);
-                MHD_destroy_response(resp);
-            }
-        }
+        if (!sb.oom && sb.p)
+            ret = send_faulty(conn, MHD_HTTP_OK, "text/event-stream", sb.p, sb.len,
+                              headers, entry, true);
         free(sb.p);
+        free(big);
         return ret;
     }
-    return send_json(conn, MHD_HTTP_OK,
+    enum MHD_Result ret =
+        send_json_as(conn, MHD_HTTP_OK,
                      api == API_OPENAI ? openai_message(&c, id) : anthropic_message(&c, id),
-                     headers);
+                     headers, entry);
+    free(big);
+    return ret;
 }
 
 static enum MHD_Result send_scripted_status(struct MHD_Connection *conn, const json_t *entry)
@@ -416,7 +528,25 @@ static enum MHD_Result send_scripted_status(struct MHD_Connection *conn, const j
     const json_t *body = json_object_get(entry, "body");
     const json_t *headers = json_object_get(entry, "headers");
     unsigned status = json_is_integer(st) ? (unsigned)json_integer_value(st) : MHD_HTTP_OK;
+    const json_t *hex = json_object_get(entry, "body_hex");
 
+    /* Any bytes at all - control bytes, invalid UTF-8 - as text/plain. */
+    if (json_is_string(hex)) {
+        const char *h = json_string_value(hex);
+        size_t n = strlen(h) / 2;
+        char *raw = malloc(n + 1);
+        if (!raw)
+            return MHD_NO;
+        for (size_t i = 0; i < n; i++) {
+            unsigned v = 0;
+            sscanf(h + 2 * i, "%2x", &v);
+            raw[i] = (char)v;
+        }
+        enum MHD_Result ret = send_faulty(conn, status, "text/plain", raw, n, headers,
+                                          entry, false);
+        free(raw);
+        return ret;
+    }
     if (json_is_string(body)) {
         const char *s = json_string_value(body);
         size_t len = json_string_length(body);
@@ -425,10 +555,10 @@ static enum MHD_Result send_scripted_status(struct MHD_Connection *conn, const j
         json_t *probe = json_loadb(s, len, JSON_DECODE_ANY, NULL);
         const char *ctype = probe ? "application/json" : "text/plain; charset=utf-8";
         json_decref(probe);
-        return send_buf(conn, status, ctype, s, len, headers);
+        return send_faulty(conn, status, ctype, s, len, headers, entry, false);
     }
     if (body)
-        return send_json(conn, status, json_incref((json_t *)body), headers);
+        return send_json_as(conn, status, json_incref((json_t *)body), headers, entry);
 
     char msg[64];
     snprintf(msg, sizeof msg, "fake_llm status %u", status);
@@ -509,7 +639,7 @@ static enum MHD_Result handle_complete_request(struct server *srv, struct MHD_Co
     }
 
     const json_t *st = json_object_get(entry, "status");
-    bool custom = json_object_get(entry, "body") ||
+    bool custom = json_object_get(entry, "body") || json_object_get(entry, "body_hex") ||
                   (json_is_integer(st) && json_integer_value(st) != MHD_HTTP_OK);
     ret = custom ? send_scripted_status(conn, entry)
                  : send_completion(conn, entry, req, rc->len, api, n);
@@ -606,6 +736,33 @@ static bool validate_script(const json_t *script, const char *path)
             why = "\"content\" must be a string";
         else if (h && !json_is_object(h))
             why = "\"headers\" must be an object";
+        else if (json_object_get(e, "cut") &&
+                 (!json_is_integer(json_object_get(e, "cut")) ||
+                  json_integer_value(json_object_get(e, "cut")) < 0))
+            why = "\"cut\" must be a non-negative integer";
+        else if (json_object_get(e, "framing") &&
+                 !(json_is_string(json_object_get(e, "framing")) &&
+                   (strcmp(json_string_value(json_object_get(e, "framing")), "length") == 0 ||
+                    strcmp(json_string_value(json_object_get(e, "framing")), "chunked") == 0 ||
+                    strcmp(json_string_value(json_object_get(e, "framing")), "close") == 0)))
+            why = "\"framing\" must be \"length\", \"chunked\" or \"close\"";
+        else if (json_object_get(e, "drip_ms") &&
+                 (!json_is_integer(json_object_get(e, "drip_ms")) ||
+                  json_integer_value(json_object_get(e, "drip_ms")) < 0 ||
+                  json_integer_value(json_object_get(e, "drip_ms")) > 60000))
+            why = "\"drip_ms\" must be an integer 0..60000";
+        else if (json_object_get(e, "body_hex") &&
+                 (!json_is_string(json_object_get(e, "body_hex")) ||
+                  strlen(json_string_value(json_object_get(e, "body_hex"))) % 2 ||
+                  strspn(json_string_value(json_object_get(e, "body_hex")),
+                         "0123456789abcdefABCDEF") !=
+                      strlen(json_string_value(json_object_get(e, "body_hex")))))
+            why = "\"body_hex\" must be a string of hex digit pairs";
+        else if (json_object_get(e, "content_repeat") &&
+                 (!json_is_integer(json_object_get(e, "content_repeat")) ||
+                  json_integer_value(json_object_get(e, "content_repeat")) < 1 ||
+                  json_integer_value(json_object_get(e, "content_repeat")) > 1000000))
+            why = "\"content_repeat\" must be an integer 1..1000000";
         if (why) {
             fprintf(stderr, "fake_llm: %s: entry %zu: %s\n", path, i, why);
             return false;
@@ -671,7 +828,7 @@ int main(int argc, char **argv)
 
     json_error_t jerr;
     struct server srv = { 0 };
-    srv.script = json_load_file(script_path, 0, &jerr);
+    srv.script = json_load_file(script_path, JSON_ALLOW_NUL, &jerr);
     if (!srv.script) {
         fprintf(stderr, "fake_llm: %s:%d: %s\n", script_path, jerr.line, jerr.text);
         return 2;

@@ -37,17 +37,19 @@ CFLAGS="-std=c11 -g -O1 -fno-omit-frame-pointer
     ${FUZZ_CFLAGS:-}"
 
 # Library sources and pkg-config packages per harness.
-NAMES="extract sse reply hint analyze plan"
+NAMES="extract sse reply hint analyze plan guard"
 LLM_SRC="src/llm/http.c src/llm/provider.c src/llm/openai.c
     src/llm/anthropic.c src/core/buf.c src/core/json.c src/core/text.c"
-src_extract="src/sql/extract.c";   pkgs_extract="sqlite3"
+src_extract="src/sql/extract.c";   pkgs_extract="sqlite3 jansson"
 src_sse=$LLM_SRC;                  pkgs_sse="jansson libcurl"
 src_reply=$LLM_SRC;                pkgs_reply="jansson libcurl"
 src_hint="src/agent/hint.c src/sql/extract.c src/db/schema.c
-    src/core/buf.c";               pkgs_hint="sqlite3"
+    src/core/buf.c";               pkgs_hint="sqlite3 jansson"
 src_analyze="src/sql/analyze.c src/sql/extract.c src/db/schema.c
-    src/core/buf.c";               pkgs_analyze="sqlite3"
+    src/core/buf.c";               pkgs_analyze="sqlite3 jansson"
 src_plan="src/agent/plan.c";       pkgs_plan="jansson"
+src_guard="src/db/db.c src/db/sqlite.c src/db/sqlite_fn.c src/db/schema.c
+    src/core/buf.c src/core/config.c"; pkgs_guard="sqlite3"
 
 mkdir -p "$OUT"
 for n in $NAMES; do

@@ -505,8 +505,9 @@ static void huge_values_stop_at_the_byte_cap(void **state)
         {"SELECT 1 AS a UNION ALL SELECT zeroblob(200000000)", 1, 0, 0},
         /* Under the length limit: made, but over the result's cap. */
         {"SELECT printf('%.*c', 1000000, 'x') AS p", 0, 0, 2},
-        /* SQLite's printf() gives NULL for a string over the limit. */
-        {"SELECT printf('%.*c', 100000000, 'x') AS p", 0, 1, 0},
+        /* SQLite's own printf() would build it for seconds and then give
+        ** NULL; askdb's refuses the width at once. */
+        {"SELECT printf('%.*c', 100000000, 'x') AS p", 1, 0, 0},
         {NULL, 0, 0, 0}
     };
     askdb_config cfg = askdb_config_default();
@@ -537,10 +538,6 @@ static void huge_values_stop_at_the_byte_cap(void **state)
                      r->truncated);
         askdb_result_free(r);
     }
-    r = NULL;
-    assert_int_equal(askdb_db_query(db, huge[5].sql, &r), ASKDB_OK);
-    assert_int_equal(askdb_result_cell(r, 0, 0)->type, ASKDB_NULL);
-    askdb_result_free(r);
     /* Each value fits, the row does not: nothing of it is copied. */
     r = NULL;
     assert_int_equal(askdb_db_query(db, "SELECT zeroblob(3000) AS a, "

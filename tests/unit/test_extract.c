@@ -39,6 +39,33 @@ static void takes_sql_fenced_block(void **state)
                "WITH x AS (SELECT 1) SELECT * FROM x");
 }
 
+static void takes_tilde_fences_and_json_objects(void **state)
+{
+    (void)state;
+    expect_sql("~~~sql\nSELECT 42 AS x\n~~~", "SELECT 42 AS x");
+    expect_sql("Sure:\n~~~\nSELECT 1\n~~~\ndone", "SELECT 1");
+    expect_sql("{\"sql\": \"SELECT 43 AS x\"}", "SELECT 43 AS x");
+    expect_sql("  {\"query\": \"SELECT 2;\", \"why\": \"x\"}\n", "SELECT 2");
+    expect_sql("```json\n{\"sql\": \"SELECT 44 AS x\"}\n```",
+               "SELECT 44 AS x");
+    /* A write inside JSON is taken out for the guard to refuse. */
+    expect_sql("{\"sql\": \"DROP TABLE t\"}", "DROP TABLE t");
+    expect_none("{\"answer\": \"no SQL here\"}");
+}
+
+static void unicode_separator_does_not_hide_a_second_statement(void **state)
+{
+    (void)state;
+    /* U+2028, U+0085, NBSP glued to the next word: kept for the guard. */
+    expect_sql("SELECT 1;\xe2\x80\xa8" "DELETE FROM orders",
+               "SELECT 1;\xe2\x80\xa8" "DELETE FROM orders");
+    expect_sql("SELECT 1;\xc2\x85" "DELETE FROM orders",
+               "SELECT 1;\xc2\x85" "DELETE FROM orders");
+    expect_sql("SELECT 1;\xc2\xa0" "DROP TABLE t", "SELECT 1;\xc2\xa0" "DROP TABLE t");
+    /* Prose after the semicolon is still dropped. */
+    expect_sql("SELECT 1; \xe2\x80\x94 that is all", "SELECT 1");
+}
+
 static void skips_fenced_blocks_without_a_query(void **state)
 {
     (void)state;
@@ -158,6 +185,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(takes_sql_fenced_block),
+        cmocka_unit_test(takes_tilde_fences_and_json_objects),
+        cmocka_unit_test(unicode_separator_does_not_hide_a_second_statement),
         cmocka_unit_test(skips_fenced_blocks_without_a_query),
         cmocka_unit_test(takes_bare_statement_and_drops_trailing_prose),
         cmocka_unit_test(prose_with_quotes_or_sql_words_is_not_sql),

@@ -937,7 +937,8 @@ static const char messy_stream[] =
     "data: {\"content\":\"ECT\"}}]}\r\n\r\n"
     "id: 7\nretry: 10\nnocolon\n\n"
     "data: {\"choices\":[{\"delta\":{\"content\":\" 1\"}}]}\r\r"
-    "data:{\"choices\":[{\"delta\":{\"content\":\";\"}}],"
+    "data:{\"choices\":[{\"delta\":{\"content\":\";\"},"
+    "\"finish_reason\":\"stop\"}],"
     "\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}";
 
 static void stream_skips_malformed_events_and_split_lines(void **ts)
@@ -987,6 +988,104 @@ static void stream_cut_mid_reply_is_not_retried(void **ts)
              "reply (the server may be crashing or overloaded; check its "
              "logs)", s->url);
     assert_string_equal(llm_errmsg(s->m), want);
+}
+
+/* The issue's cut: no Content-Length, no chunked encoding, closed before
+** the rest of the SQL, no [DONE] and no finish_reason. */
+static void stream_ending_without_its_marker_is_an_error(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    static const char resp[] =
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+        "Connection: close\r\n\r\n"
+        "data: {\"choices\":[{\"delta\":{\"content\":\"```sql\\nSELECT "
+        "count(*) AS n FROM customers\"}}]}\n\n";
+    char want[512];
+
+    raw_start(&s->raw, resp, sizeof resp - 1, 1024);
+    openai_cfg(s, s->raw.base, NULL);
+    s->cfg.stream = 1;
+    s->cfg.llm_retries = 3;
+    s->cfg.llm_timeout_ms = 3000;
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r),
+                     ASKDB_ERR_LLM_UNREACHABLE);
+    assert_null(s->r.text);
+    assert_int_equal(s->r.retries, 0);
+    snprintf(want, sizeof want,
+             "model at %s ended its streamed reply without the end marker "
+             "(the reply was cut off) (the server or a proxy between may "
+             "have dropped the connection; check its logs)", s->url);
+    assert_string_equal(llm_errmsg(s->m), want);
+}
+
+/* Anthropic's stream ends with message_stop; without it, it was cut. */
+static void anthropic_stream_without_message_stop_is_an_error(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    static const char resp[] =
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+        "Connection: close\r\n\r\n"
+        "event: content_block_delta\n"
+        "data: {\"type\":\"content_block_delta\",\"index\":0,"
+        "\"delta\":{\"type\":\"text_delta\",\"text\":\"SELECT 1\"}}\n\n"
+        "event: message_delta\n"
+        "data: {\"type\":\"message_delta\",\"delta\":"
+        "{\"stop_reason\":\"end_turn\"}}\n\n";
+
+    raw_start(&s->raw, resp, sizeof resp - 1, 1024);
+    s->cfg.provider = "anthropic";
+    s->cfg.llm_url = s->raw.base;
+    s->cfg.model = "claude-test";
+    s->cfg.api_key = "sk-ant-test-key";
+    s->cfg.stream = 1;
+    s->cfg.llm_retries = 0;
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r),
+                     ASKDB_ERR_LLM_UNREACHABLE);
+    assert_non_null(strstr(llm_errmsg(s->m), "without the end marker"));
+}
+
+/* A NUL in the reply's text ("\u0000") is read, kept visible as U+FFFD,
+** and not taken for a body that is not JSON. */
+static void nul_in_reply_text_is_kept_as_a_replacement(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    static const char resp[] =
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        "Connection: close\r\n\r\n"
+        "{\"choices\":[{\"message\":{\"content\":\"SELECT 1\\u0000;\"}}]}";
+
+    raw_start(&s->raw, resp, sizeof resp - 1, 1024);
+    openai_cfg(s, s->raw.base, NULL);
+    s->cfg.llm_retries = 0;
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+    assert_string_equal(s->r.text, "SELECT 1\xEF\xBF\xBD;");
+}
+
+/* A body shorter than its Content-Length was cut, even when what came
+** is valid JSON. */
+static void body_shorter_than_content_length_is_an_error(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    static const char resp[] =
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        "Content-Length: 400\r\nConnection: close\r\n\r\n"
+        "{\"choices\":[{\"message\":{\"content\":\"SELECT 1\"}}]}";
+
+    raw_start(&s->raw, resp, sizeof resp - 1, 1024);
+    openai_cfg(s, s->raw.base, NULL);
+    s->cfg.llm_retries = 0;
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r),
+                     ASKDB_ERR_LLM_UNREACHABLE);
+    assert_null(s->r.text);
+    assert_non_null(strstr(llm_errmsg(s->m), "cut its reply short"));
 }
 
 /* ------------------------------------------------------------------ */
@@ -1470,6 +1569,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(openai_returns_content_and_usage),
         T(openai_streams_pieces_in_order),
+        T(stream_ending_without_its_marker_is_an_error),
+        T(anthropic_stream_without_message_stop_is_an_error),
+        T(body_shorter_than_content_length_is_an_error),
+        T(nul_in_reply_text_is_kept_as_a_replacement),
         T(openai_null_content_or_non_json_is_an_error),
         T(retries_429_then_succeeds_honouring_retry_after),
         T(retries_500_then_succeeds),

@@ -1,0 +1,495 @@
+#!/usr/bin/env python3
+"""serve_test.py - askdb serve end to end: the real binary, the scripted model.
+
+    ASKDB=build/asan/askdb FAKE_LLM=build/asan/fake_llm python3 tests/e2e/serve_test.py [NAME...]
+
+Each test starts its own fake_llm (tests/fake_llm) and its own server on a
+free loopback port, talks HTTP to it with the standard library only, and
+stops both. Prints "ok NAME" / "FAIL NAME: why" and a closing
+"N passed, N failed"; exits 1 when a test failed.
+"""
+import hashlib
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ASKDB = os.path.abspath(os.environ.get("ASKDB", os.path.join(ROOT, "build/asan/askdb")))
+FAKE = os.path.abspath(os.environ.get("FAKE_LLM", os.path.join(ROOT, "build/asan/fake_llm")))
+SHOP = os.path.join(ROOT, "examples/shop.db")
+
+COUNTRY_SQL = ("SELECT country, count(*) AS n FROM customers GROUP BY country "
+               "ORDER BY n DESC, country LIMIT 3")
+COUNTRY_ROWS = [["DE", 10], ["US", 9], ["FR", 7]]
+
+
+def reply(sql, **kw):
+    e = {"content": "```sql\n%s\n```" % sql}
+    e.update(kw)
+    return e
+
+
+class Env:
+    """A temporary directory with a fake model and a server."""
+
+    def __init__(self, name):
+        self.dir = tempfile.mkdtemp(prefix="askdb-serve-%s-" % name)
+        self.fake = None
+        self.srv = None
+        self.port = None
+        self.fport = None
+
+    def start_fake(self, script):
+        path = os.path.join(self.dir, "script.json")
+        with open(path, "w") as f:
+            json.dump(script, f)
+        portfile = os.path.join(self.dir, "fake.port")
+        self.fake_log = os.path.join(self.dir, "fake.log")
+        self.fake = subprocess.Popen(
+            [FAKE, "--script", path, "--log", self.fake_log, "--port-file", portfile],
+            stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.dir, "fake.err"), "w"))
+        for _ in range(200):
+            if os.path.exists(portfile):
+                self.fport = int(open(portfile).read())
+                return
+            time.sleep(0.05)
+        raise AssertionError("fake_llm did not start")
+
+    def requests_seen(self):
+        try:
+            return [json.loads(l) for l in open(self.fake_log) if l.strip()]
+        except FileNotFoundError:
+            return []
+
+    def start(self, *args, script=None, dbs=(("shop", SHOP),), env=None, wait=True):
+        if script is not None:
+            self.start_fake(script)
+        cmd = [ASKDB, "serve", "--listen", "127.0.0.1:0"]
+        for name, path in dbs:
+            cmd += ["--db", "%s=%s" % (name, path)]
+        if self.fport:
+            cmd += ["--llm-url", "http://127.0.0.1:%d/v1" % self.fport, "--model", "m"]
+        # The question check would ask the model about questions that name
+        # nothing of the schema ("q"): the scripts here answer SQL only.
+        cmd += ["--no-question-check"] + list(args)
+        e = dict(os.environ)
+        e["ASKDB_CACHE_DIR"] = os.path.join(self.dir, "cache")
+        e["ASKDB_RETRY_BASE_MS"] = "1"
+        e.pop("ASKDB_SERVER_TOKEN", None)
+        if env:
+            e.update(env)
+        self.err_path = os.path.join(self.dir, "serve.err")
+        self.srv = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
+                                    stderr=open(self.err_path, "w"), env=e)
+        if not wait:
+            return
+        for _ in range(400):
+            text = open(self.err_path).read()
+            if "listening on http://" in text:
+                self.port = int(text.split("listening on http://")[1].split(":")[1].split("/")[0])
+                return
+            if self.srv.poll() is not None:
+                raise AssertionError("server exited %d: %s" % (self.srv.returncode, text))
+            time.sleep(0.05)
+        raise AssertionError("server did not start: " + open(self.err_path).read())
+
+    def stderr(self):
+        return open(self.err_path).read()
+
+    def conn(self, timeout=30):
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+
+    def request(self, method, path, body=None, headers=None, timeout=30):
+        h = {"Content-Type": "application/json"} if body is not None else {}
+        h.update(headers or {})
+        if body is not None and not isinstance(body, (bytes, str)):
+            body = json.dumps(body)
+        c = self.conn(timeout)
+        c.request(method, path, body=body, headers=h)
+        r = c.getresponse()
+        data = r.read()
+        c.close()
+        return r.status, dict((k.lower(), v) for k, v in r.getheaders()), data
+
+    def json(self, method, path, body=None, headers=None, want=200):
+        status, hdrs, data = self.request(method, path, body, headers)
+        assert status == want, "%s %s: status %d, want %d: %s" % (
+            method, path, status, want, data[:300])
+        return json.loads(data), hdrs
+
+    def stop(self):
+        if self.srv and self.srv.poll() is None:
+            self.srv.send_signal(signal.SIGTERM)
+            try:
+                self.srv.wait(20)
+            except subprocess.TimeoutExpired:
+                self.srv.kill()
+                self.srv.wait()
+                raise AssertionError("server did not stop on SIGTERM")
+        if self.fake and self.fake.poll() is None:
+            self.fake.terminate()
+            self.fake.wait(10)
+        if self.srv:
+            err = self.stderr()
+            for bad in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                        "runtime error:", "SUMMARY: UndefinedBehaviorSanitizer"):
+                assert bad not in err, "sanitizer report:\n" + err[-3000:]
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def sse_events(resp):
+    """The (event, data) pairs of an SSE response, as they arrive."""
+    event, data = None, []
+    while True:
+        line = resp.readline()
+        if not line:
+            return
+        line = line.decode("utf-8").rstrip("\r\n")
+        if line == "":
+            if data:
+                yield event or "message", json.loads("\n".join(data))
+            event, data = None, []
+        elif line.startswith(":"):
+            continue
+        elif line.startswith("event:"):
+            event = line[6:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].lstrip(" "))
+
+
+def ask_stream(env, body, headers=None, timeout=60):
+    c = env.conn(timeout)
+    h = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+    h.update(headers or {})
+    c.request("POST", "/api/ask", body=json.dumps(body), headers=h)
+    r = c.getresponse()
+    return c, r
+
+
+def sha(path):
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+
+
+# --------------------------------------------------------------------------
+# Tests
+# --------------------------------------------------------------------------
+
+def test_health_databases_schema_openapi(env):
+    env.start(script=[])
+    h, _ = env.json("GET", "/health")
+    assert h["status"] == "ok" and h["databases"] == 1 and h["provider"] == "openai", h
+    d, _ = env.json("GET", "/api/databases")
+    assert d == {"databases": [{"name": "shop", "engine": "sqlite", "tables": 7}]}, d
+    s, _ = env.json("GET", "/api/databases/shop/schema")
+    names = sorted(t["name"] for t in s["tables"])
+    assert "customers" in names and "orders" in names, names
+    orders = [t for t in s["tables"] if t["name"] == "orders"][0]
+    assert orders["rows"] > 0 and orders["foreign_keys"], orders
+    assert s["text"].startswith("CREATE TABLE"), s["text"][:80]
+    env.json("GET", "/api/databases/nope/schema", want=404)
+    o, _ = env.json("GET", "/api/openapi.json")
+    assert o["openapi"].startswith("3.1") and "/api/ask" in o["paths"], o.keys()
+    status, hdrs, body = env.request("GET", "/")
+    assert status == 200 and hdrs["content-type"].startswith("text/html"), (status, hdrs)
+
+
+def test_ask_json_returns_the_answer(env):
+    env.start(script=[reply(COUNTRY_SQL)])
+    a, hdrs = env.json("POST", "/api/ask", {"database": "shop", "question": "Customers per country?"},
+                       headers={"X-Request-Id": "req-1"})
+    assert a["status"] == "ok", a
+    assert a["sql"] == COUNTRY_SQL and a["rows"] == COUNTRY_ROWS, a
+    assert a["columns"] == ["country", "n"] and a["request_id"] == "req-1", a
+    assert hdrs["x-request-id"] == "req-1", hdrs
+    assert a["conversation_id"] == hdrs["x-conversation-id"], (a, hdrs)
+    log = [json.loads(l) for l in env.stderr().splitlines() if l.startswith("{")]
+    assert any(l["request_id"] == "req-1" and l["status"] == 200 and l["path"] == "/api/ask"
+               for l in log), log
+
+
+def test_ask_streams_steps_then_done(env):
+    env.start(script=[reply("SELECT nope FROM customers"), reply(COUNTRY_SQL)])
+    c, r = ask_stream(env, {"database": "shop", "question": "Customers per country?"},
+                      headers={"X-Request-Id": "s-1"})
+    assert r.status == 200 and r.getheader("Content-Type") == "text/event-stream", r.status
+    evs = list(sse_events(r))
+    c.close()
+    names = [e for e, _ in evs]
+    assert names[-1] == "done", names
+    steps = [d["step"] for e, d in evs if e == "step"]
+    for want in ("question", "schema", "prompt", "reply", "error", "repair",
+                 "validate", "execute", "answer"):
+        assert want in steps, (want, steps)
+    assert all(d["request_id"] == "s-1" for e, d in evs if e == "step"), evs
+    err = [d for e, d in evs if e == "step" and d["step"] == "error"][0]
+    assert err["class"] == "unknown_column", err
+    i_sql, i_rows, i_done = names.index("sql"), names.index("rows"), names.index("done")
+    assert i_sql < i_rows < i_done, names
+    rows = dict(evs)["rows"]
+    assert rows["rows"] == COUNTRY_ROWS and rows["truncated"] is False, rows
+    done = evs[-1][1]
+    assert done["status"] == "ok" and done["rows"] == COUNTRY_ROWS, done
+    assert len(done["attempts"]) == 2, done["attempts"]
+
+
+def test_follow_up_reads_the_conversation(env):
+    env.start(script=[reply(COUNTRY_SQL), reply("SELECT count(*) AS n FROM customers")])
+    a, _ = env.json("POST", "/api/ask", {"database": "shop", "question": "Customers per country?"})
+    cid = a["conversation_id"]
+    b, _ = env.json("POST", "/api/ask", {"database": "shop", "question": "and in total?",
+                                         "conversation_id": cid})
+    assert b["conversation_id"] == cid and b["rows"] == [[60]], b
+    reqs = env.requests_seen()
+    last_user = [m for m in reqs[-1]["body"]["messages"] if m["role"] == "user"][-1]["content"]
+    assert "Customers per country?" in last_user, last_user
+    # Another conversation does not see it.
+    c, _ = env.json("POST", "/api/ask", {"database": "shop", "question": "anything"})
+    assert c["conversation_id"] != cid, c
+
+
+def test_errors_have_their_status(env):
+    env.start("--max-body", "2000", script=[])
+    cases = [
+        ("POST", "/api/ask", "{not json", {"Content-Type": "application/json"}, 400, "bad_json"),
+        ("POST", "/api/ask", json.dumps({"database": "shop"}), {"Content-Type": "application/json"}, 400, "bad_request"),
+        ("POST", "/api/ask", json.dumps({"database": "shop", "question": 5}), {"Content-Type": "application/json"}, 400, "bad_request"),
+        ("POST", "/api/ask", json.dumps({"database": "shop", "question": "q", "conversation_id": "../x"}), {"Content-Type": "application/json"}, 400, "bad_request"),
+        ("POST", "/api/ask", json.dumps({"database": "nope", "question": "q"}), {"Content-Type": "application/json"}, 404, "not_found"),
+        ("POST", "/api/ask", json.dumps({"database": "shop", "question": "q"}), {"Content-Type": "text/plain"}, 415, "unsupported_media_type"),
+        ("POST", "/api/ask", json.dumps({"database": "shop", "question": "x" * 5000}), {"Content-Type": "application/json"}, 413, "too_large"),
+        ("GET", "/api/ask", None, {}, 405, "method_not_allowed"),
+        ("DELETE", "/api/databases", None, {}, 405, "method_not_allowed"),
+        ("GET", "/nope", None, {}, 404, "not_found"),
+        ("POST", "/api/sql", json.dumps({"database": "shop"}), {"Content-Type": "application/json"}, 400, "bad_request"),
+    ]
+    for method, path, body, hdrs, want, code in cases:
+        c = env.conn()
+        c.request(method, path, body=body, headers=hdrs)
+        r = c.getresponse()
+        data = r.read()
+        c.close()
+        assert r.status == want, (method, path, r.status, data[:200])
+        e = json.loads(data)
+        assert e["error"]["code"] == code and e["error"]["message"], (path, e)
+        if want == 405:
+            assert r.getheader("Allow"), (path, r.getheaders())
+
+
+def test_token_is_required_on_the_api(env):
+    env.start("--token", "s3cret-token", script=[reply(COUNTRY_SQL)])
+    status, hdrs, body = env.request("GET", "/api/databases")
+    assert status == 401 and hdrs.get("www-authenticate") == "Bearer", (status, hdrs)
+    status, _, _ = env.request("GET", "/api/databases", headers={"Authorization": "Bearer wrong"})
+    assert status == 401
+    status, _, _ = env.request("GET", "/api/databases", headers={"Authorization": "Bearer s3cret-token-and-more"})
+    assert status == 401
+    env.json("GET", "/api/databases", headers={"Authorization": "Bearer s3cret-token"})
+    env.json("GET", "/health")       # open: liveness only
+    env.json("POST", "/api/ask", {"database": "shop", "question": "q"},
+             headers={"Authorization": "bearer s3cret-token"})
+
+
+def test_non_loopback_needs_a_token(env):
+    env.start_fake([])
+    p = subprocess.run([ASKDB, "serve", "--listen", "0.0.0.0:0", "--db", "shop=" + SHOP,
+                        "--llm-url", "http://127.0.0.1:%d/v1" % env.fport, "--model", "m"],
+                       capture_output=True, text=True, timeout=20)
+    assert p.returncode == 2 and "not a loopback address" in p.stderr, (p.returncode, p.stderr)
+
+
+def test_cors_only_for_the_named_origin(env):
+    env.start("--cors-origin", "http://app.example", script=[])
+    status, hdrs, _ = env.request("OPTIONS", "/api/ask", headers={
+        "Origin": "http://app.example", "Access-Control-Request-Method": "POST"})
+    assert status == 204 and hdrs["access-control-allow-origin"] == "http://app.example", hdrs
+    assert "Authorization" in hdrs["access-control-allow-headers"], hdrs
+    _, hdrs, _ = env.request("GET", "/api/databases", headers={"Origin": "http://evil.example"})
+    assert "access-control-allow-origin" not in hdrs, hdrs
+    _, hdrs, _ = env.request("GET", "/api/databases", headers={"Origin": "http://app.example"})
+    assert hdrs["access-control-allow-origin"] == "http://app.example", hdrs
+
+
+def test_no_cors_by_default(env):
+    env.start(script=[])
+    _, hdrs, _ = env.request("GET", "/api/databases", headers={"Origin": "http://app.example"})
+    assert "access-control-allow-origin" not in hdrs, hdrs
+
+
+def test_writes_are_refused_and_the_database_is_unchanged(env):
+    db = os.path.join(env.dir, "shop.db")
+    shutil.copy(SHOP, db)
+    before = sha(db)
+    env.start(script=[reply("DELETE FROM customers", repeat=True)], dbs=(("shop", db),))
+    status, _, body = env.request("POST", "/api/sql", {"database": "shop", "sql": "DELETE FROM customers"})
+    r = json.loads(body)
+    assert status == 400 and "refused" in r["error"], (status, r)
+    for sql in ("DROP TABLE customers", "SELECT 1; DELETE FROM customers",
+                "ATTACH 'x.db' AS x", "PRAGMA writable_schema=1"):
+        status, _, body = env.request("POST", "/api/sql", {"database": "shop", "sql": sql})
+        assert status == 400, (sql, status, body)
+    a, _ = env.json("POST", "/api/ask", {"database": "shop", "question": "delete everyone"})
+    assert a["status"] != "ok" and a["sql"] is None, a
+    assert all(t["error"] == "refused" for t in a["attempts"]), a["attempts"]
+    r, _ = env.json("POST", "/api/sql", {"database": "shop", "sql": "SELECT count(*) AS n FROM customers"})
+    assert r["rows"] == [[60]], r
+    assert sha(db) == before
+    assert sorted(os.listdir(env.dir)) == sorted(os.listdir(env.dir)), None
+    assert not [f for f in os.listdir(env.dir) if f.startswith("shop.db-")], os.listdir(env.dir)
+
+
+def test_hang_up_cancels_the_question(env):
+    # The model takes 20 s; one worker. A client that hangs up frees the
+    # worker at once, so the next question is answered within seconds.
+    env.start("--workers", "1", script=[reply(COUNTRY_SQL, delay_ms=20000), reply(COUNTRY_SQL)])
+    c, r = ask_stream(env, {"database": "shop", "question": "slow"}, headers={"X-Request-Id": "gone-1"})
+    for e, d in sse_events(r):
+        if e == "step" and d["step"] == "prompt":
+            break
+    time.sleep(0.3)
+    c.sock.shutdown(socket.SHUT_RDWR)
+    c.close()
+    t0 = time.time()
+    a, _ = env.json("POST", "/api/ask", {"database": "shop", "question": "fast"})
+    took = time.time() - t0
+    assert a["status"] == "ok" and took < 3, (a["status"], took)
+    log = [json.loads(l) for l in env.stderr().splitlines() if l.startswith("{")]
+    gone = [l for l in log if l["request_id"] == "gone-1"]
+    assert gone and gone[0]["completed"] is False, gone
+
+
+def test_hang_up_stops_a_long_query(env):
+    long_sql = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+                "WHERE x < 2000000000) SELECT count(*) AS n FROM c")
+    env.start("--workers", "1", "--timeout", "60000", script=[reply(long_sql), reply(COUNTRY_SQL)])
+    c, r = ask_stream(env, {"database": "shop", "question": "count a lot"})
+    for e, d in sse_events(r):
+        if e == "step" and d["step"] == "validate":
+            break
+    time.sleep(0.3)
+    c.sock.shutdown(socket.SHUT_RDWR)
+    c.close()
+    t0 = time.time()
+    a, _ = env.json("POST", "/api/ask", {"database": "shop", "question": "fast"})
+    assert a["status"] == "ok" and time.time() - t0 < 3, (a["status"], time.time() - t0)
+
+
+def test_busy_server_queues_then_refuses(env):
+    # One worker, one place in the queue: the second question waits (and
+    # is told its place), the third is refused with 503 and Retry-After.
+    env.start("--workers", "1", "--queue", "1",
+              script=[reply(COUNTRY_SQL, delay_ms=1500), reply(COUNTRY_SQL), reply(COUNTRY_SQL)])
+    c1, r1 = ask_stream(env, {"database": "shop", "question": "first"})
+    next(sse_events(r1))
+    c2, r2 = ask_stream(env, {"database": "shop", "question": "second"})
+    first = next(sse_events(r2))
+    assert first == ("queued", {"position": 1}), first
+    status, hdrs, body = env.request("POST", "/api/ask", {"database": "shop", "question": "third"})
+    assert status == 503 and hdrs.get("retry-after"), (status, hdrs, body)
+    evs1 = list(sse_events(r1))
+    evs2 = list(sse_events(r2))
+    assert evs1[-1][0] == "done" and evs1[-1][1]["status"] == "ok"
+    assert evs2[-1][0] == "done" and evs2[-1][1]["status"] == "ok"
+    c1.close()
+    c2.close()
+
+
+def test_one_client_is_capped(env):
+    env.start("--per-client", "1", script=[reply(COUNTRY_SQL, delay_ms=1500), reply(COUNTRY_SQL)])
+    c1, r1 = ask_stream(env, {"database": "shop", "question": "first"})
+    next(sse_events(r1))
+    status, hdrs, body = env.request("POST", "/api/ask", {"database": "shop", "question": "second"})
+    assert status == 429 and hdrs.get("retry-after"), (status, body)
+    assert list(sse_events(r1))[-1][0] == "done"
+    c1.close()
+
+
+def test_malformed_http_is_refused_and_the_server_goes_on(env):
+    env.start(script=[])
+    for raw in (b"GARBAGE\r\n\r\n", b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n",
+                b"POST /api/sql HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab",
+                b"\x00\xff\xfe\r\n\r\n"):
+        s = socket.create_connection(("127.0.0.1", env.port), timeout=5)
+        s.sendall(raw)
+        s.shutdown(socket.SHUT_WR)
+        try:
+            s.recv(4096)
+        except OSError:
+            pass
+        s.close()
+    env.json("GET", "/health")
+
+
+def test_shutdown_finishes_the_question_in_flight(env):
+    env.start(script=[reply(COUNTRY_SQL, delay_ms=1000)])
+    c, r = ask_stream(env, {"database": "shop", "question": "q"})
+    next(sse_events(r))
+    env.srv.send_signal(signal.SIGTERM)
+    evs = list(sse_events(r))
+    c.close()
+    assert evs[-1][0] == "done" and evs[-1][1]["status"] == "ok", evs[-3:]
+    assert env.srv.wait(15) == 0
+    assert "stopped" in env.stderr()
+
+
+def test_answer_option_adds_the_words(env):
+    env.start(script=[reply(COUNTRY_SQL), {"content": "Germany has the most customers."}])
+    c, r = ask_stream(env, {"database": "shop", "question": "Customers per country?",
+                            "options": {"answer": True}})
+    evs = list(sse_events(r))
+    c.close()
+    d = dict(evs)
+    assert d["answer"]["text"].startswith("Germany has the most customers."), d.get("answer")
+    assert evs[-1][1]["answer"].startswith("Germany"), evs[-1][1]
+
+
+def test_failed_question_streams_error_then_done(env):
+    env.start("--max-attempts", "2", script=[reply("SELECT nope FROM customers", repeat=True)])
+    c, r = ask_stream(env, {"database": "shop", "question": "q"})
+    evs = list(sse_events(r))
+    c.close()
+    names = [e for e, _ in evs]
+    assert names[-2:] == ["error", "done"], names
+    err = evs[-2][1]
+    assert err["error"]["code"] == "no valid SQL" and len(err["attempts"]) == 2, err
+    assert evs[-1][1]["status"] == "no valid SQL", evs[-1][1]
+
+
+TESTS = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
+
+
+def main(argv):
+    only = set(argv[1:])
+    passed = failed = 0
+    for t in TESTS:
+        name = t.__name__[5:]
+        if only and name not in only:
+            continue
+        env = Env(name[:20])
+        try:
+            t(env)
+            env.stop()
+            print("ok", name, flush=True)
+            passed += 1
+        except Exception as e:   # noqa: BLE001 - report every failure
+            try:
+                env.stop()
+            except Exception as e2:   # noqa: BLE001
+                e = AssertionError("%s; and at stop: %s" % (e, e2))
+            print("FAIL %s: %s" % (name, e), flush=True)
+            traceback.print_exc()
+            failed += 1
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
