@@ -48,7 +48,7 @@ src_hint="src/agent/hint.c src/sql/extract.c src/db/schema.c
 src_analyze="src/sql/analyze.c src/sql/extract.c src/db/schema.c
     src/core/buf.c";               pkgs_analyze="sqlite3 jansson"
 src_plan="src/agent/plan.c";       pkgs_plan="jansson"
-src_guard="src/db/db.c src/db/sqlite.c src/db/sqlite_fn.c src/db/schema.c
+src_guard="src/db/db.c src/db/driver.c src/db/sqlite.c src/db/sqlite_fn.c src/db/schema.c
     src/core/buf.c src/core/config.c"; pkgs_guard="sqlite3"
 
 mkdir -p "$OUT"
