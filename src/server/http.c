@@ -18,6 +18,7 @@
 
 #include "request.h"
 #include "server.h"
+#include "web_assets.h"
 
 #define CONN_TIMEOUT_S 60     /* an idle or silent connection is closed */
 #define CONN_LIMIT 8192       /* connections at once */
@@ -378,11 +379,50 @@ out:
     return ret;
 }
 
-/* The page, until the web assets are built in. */
-static const char page[] =
-    "<!doctype html><html lang=\"en\"><meta charset=\"utf-8\">"
-    "<title>askdb</title><h1>askdb</h1><p>The API is at <a "
-    "href=\"/api/openapi.json\">/api/openapi.json</a>.</p></html>";
+/* The page's file at path p (web_assets.h: "/" and "/assets/NAME"), or
+** NULL. */
+static const struct web_asset *find_asset(const char *p)
+{
+    size_t i;
+
+    if (strcmp(p, "/index.html") == 0)
+        p = "/";
+    for (i = 0; i < web_nassets; i++)
+        if (strcmp(web_assets[i].path, p) == 0)
+            return &web_assets[i];
+    return NULL;
+}
+
+/*
+** One of the page's files, compiled in (nothing is read from disk). The
+** page gets a content security policy that allows only its own files and
+** the API: what the model or a database says can never run as script.
+*/
+static enum MHD_Result send_asset(struct server *s, struct MHD_Connection *c,
+                                  struct req *q, const struct web_asset *w)
+{
+    struct MHD_Response *r;
+    enum MHD_Result ret;
+
+    r = MHD_create_response_from_buffer(w->len, (void *)w->data,
+                                        MHD_RESPMEM_PERSISTENT);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, "Content-Type", w->type);
+    MHD_add_response_header(r, "ETag", w->etag);
+    if (strcmp(w->path, "/") == 0) {
+        MHD_add_response_header(r, "Content-Security-Policy",
+                                "default-src 'self'; img-src 'self' data: "
+                                "blob:; object-src 'none'; base-uri 'none'; "
+                                "form-action 'none'; frame-ancestors 'none'");
+        MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+    }
+    add_common(s, c, r, q);
+    q->status = 200;
+    ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    return ret;
+}
 
 static enum MHD_Result route(struct server *s, struct MHD_Connection *c,
                              struct req *q)
@@ -413,12 +453,11 @@ static enum MHD_Result route(struct server *s, struct MHD_Connection *c,
         MHD_destroy_response(r);
         return ret;
     }
-    if (strcmp(p, "/") == 0 || strcmp(p, "/index.html") == 0) {
+    if (find_asset(p)) {
         if (!get)
             return send_error(s, c, q, 405, "method_not_allowed",
                               "use GET");
-        return send_text(s, c, q, 200, "text/html; charset=utf-8", page,
-                         sizeof page - 1);
+        return send_asset(s, c, q, find_asset(p));
     }
     if (strcmp(p, "/health") == 0)
         return get ? get_health(s, c, q)
