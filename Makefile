@@ -298,6 +298,33 @@ security: $(B)/askdb $(BA)/fake_llm examples/shop.db
 	ASKDB=$(B)/askdb FAKE_LLM=$(BA)/fake_llm SHOP_DB=examples/shop.db \
 	    python3 tests/security/run.py
 
+# The web page of `askdb serve` (src/server/web/, README "The web page"):
+# its npm libraries fetched and verified by scripts/web_vendor.sh (pinned
+# in src/server/web/vendor.lock), then all of it made into C by
+# scripts/web_embed.py; askdb links $(B)/web_assets.o (src/server/http.c
+# serves it). web-test runs the page in headless Chromium against askdb
+# serve and the scripted model (tests/web/run.sh; screenshots in
+# build/screenshots/).
+WEB_VENDOR := $(B)/web/vendor
+WEB_SRC    := $(wildcard src/server/web/*.html src/server/web/*.js \
+                         src/server/web/*.css src/server/web/*.svg)
+$(WEB_VENDOR)/.stamp: scripts/web_vendor.sh src/server/web/vendor.lock
+	scripts/web_vendor.sh $(WEB_VENDOR)
+$(B)/web_assets.c: scripts/web_embed.py $(WEB_SRC) $(WEB_VENDOR)/.stamp
+	python3 scripts/web_embed.py --vendor $(WEB_VENDOR) -o $@
+$(B)/web_assets.o: $(B)/web_assets.c src/server/web_assets.h
+	$(CC) $(FE_CPPFLAGS) -Isrc/server $(CFLAGS) -c $< -o $@
+$(BA)/web_assets.o: $(B)/web_assets.c src/server/web_assets.h
+	@mkdir -p $(dir $@)
+	$(CC) $(FE_CPPFLAGS) -Isrc/server $(CFLAGS) $(SAN) -c $< -o $@
+$(B)/askdb: $(B)/web_assets.o
+$(BA)/askdb: $(BA)/web_assets.o
+.PHONY: web-assets web-test
+web-assets: $(B)/web_assets.o
+web-test: $(BA)/askdb $(BA)/fake_llm examples/shop.db
+	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm bash tests/web/run.sh
+test: web-test
+
 # The local model, both into ~/.cache/askdb (checksums verified): llama.cpp
 # as static libraries (about 5 minutes the first time) and the GGUF models
 # (MODEL=default, small or all).

@@ -33,7 +33,6 @@
 **     $(pkg-config --libs sqlite3 jansson) -lm
 */
 #include <ctype.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +42,7 @@
 #include "askdb.h"
 #include "core/buf.h"
 #include "db/db.h"
+#include "eval/suite.h"
 #include "sql/analyze.h"
 #include "sql/extract.h"
 
@@ -257,12 +257,11 @@ int main(int argc, char **argv)
     const char *dir = getenv("SPIDER_DIR");
     long from = 0, limit = 1000, i, n;
     int verbose = 0, a, k, bad = 0;
-    char path[4096], cur[512] = "";
+    char err[512], cur[512] = "";
     askdb_db *db = NULL;
     const struct db_schema *s = NULL;
     struct stats st;
-    json_error_t jerr;
-    json_t *items;
+    struct suite suite;
 
     memset(&st, 0, sizeof st);
     if (!dir)
@@ -279,30 +278,24 @@ int main(int argc, char **argv)
         else
             usage();
     }
-    snprintf(path, sizeof path, "%s/train.json", dir);
-    items = json_load_file(path, 0, &jerr);
-    if (!json_is_array(items)) {
-        fprintf(stderr, "check_false_alarms: cannot read %s: %s\n", path,
-                jerr.text);
+    if (suite_load_spider(dir, &suite, err, sizeof err) != ASKDB_OK) {
+        fprintf(stderr, "check_false_alarms: %s\n", err);
         return 2;
     }
-    n = (long)json_array_size(items);
+    n = suite.n;
     for (i = from; i < n && i < from + limit; i++) {
-        json_t *it = json_array_get(items, (size_t)i);
-        const char *id = json_string_value(json_object_get(it, "db_id"));
-        const char *q = json_string_value(json_object_get(it, "question"));
-        const char *sql = json_string_value(json_object_get(it, "query"));
+        const struct suite_item *it = &suite.items[i];
+        const char *id = it->db_id, *q = it->question, *sql = it->gold;
 
-        if (!id || !q || !sql)
+        if (it->malformed)
             continue;
         if (strcmp(id, cur) != 0) {
             askdb_db_close(db);
             db = NULL;
             snprintf(cur, sizeof cur, "%s", id);
-            snprintf(path, sizeof path, "%s/database/%s/%s.sqlite", dir, id,
-                     id);
-            if (askdb_db_open(path, NULL, &db) || db_schema(db, &s)) {
-                fprintf(stderr, "check_false_alarms: %s: %s\n", path,
+            if (askdb_db_open(it->db_path, NULL, &db) ||
+                db_schema(db, &s)) {
+                fprintf(stderr, "check_false_alarms: %s: %s\n", it->db_path,
                         askdb_db_errmsg(db));
                 askdb_db_close(db);
                 db = NULL;
@@ -315,7 +308,7 @@ int main(int argc, char **argv)
         one(db, s, i, q, sql, verbose, &st);
     }
     askdb_db_close(db);
-    json_decref(items);
+    suite_free(&suite);
 
     printf("gold queries checked: %ld (items %ld..%ld of %s/train.json); "
            "database not opened: %ld; gold did not run: %ld\n", st.ran,

@@ -35,9 +35,9 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <askdb.h>
-#include <jansson.h>
 #include <llama.h>
 
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,6 +47,7 @@
 #include <time.h>
 
 #include "db/db.h"
+#include "eval/suite.h"
 #include "sql/extract.h"
 #include "sql/grammar.h"
 
@@ -152,11 +153,6 @@ static int check_reply(struct checker *c, const char *reply, size_t *at)
 }
 
 /* ---- Spider ------------------------------------------------------------- */
-
-struct item {
-    const char *db;
-    const char *query;
-};
 
 static int is_column(const struct db_schema *s, const char *name)
 {
@@ -278,27 +274,6 @@ static void mutate(struct checker *c, const struct db_schema *s,
         }
         p += n;
     }
-}
-
-static struct item *load_items(const char *path, json_t **keep, int *count)
-{
-    json_error_t err;
-    json_t *root = json_load_file(path, 0, &err), *e;
-    struct item *items;
-    size_t i;
-
-    if (!root || !json_is_array(root))
-        die("cannot read %s: %s", path, root ? "not an array" : err.text);
-    items = xmalloc(json_array_size(root) * sizeof *items);
-    json_array_foreach(root, i, e) {
-        items[i].db = json_string_value(json_object_get(e, "db_id"));
-        items[i].query = json_string_value(json_object_get(e, "query"));
-        if (!items[i].db || !items[i].query)
-            die("%s: entry %zu lacks db_id or query", path, i);
-    }
-    *keep = root;
-    *count = (int)json_array_size(root);
-    return items;
 }
 
 static askdb_db *open_db(const char *path, const struct db_schema **s)
@@ -431,9 +406,9 @@ int main(int argc, char **argv)
     const char *only = NULL, *dump = NULL, *schema_path = NULL;
     long limit = -1, show = 30, nmut = 500;
     int i, j, nitems, shown = 0, mshown = 0;
-    char path[4096];
-    json_t *keep;
-    struct item *items;
+    char path[4096], err[512];
+    struct suite suite;
+    const struct suite_item *items;
 
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -498,8 +473,15 @@ int main(int argc, char **argv)
         return 0;
     }
 
-    snprintf(path, sizeof path, "%s/train.json", spider);
-    items = load_items(path, &keep, &nitems);
+    if (suite_load_spider(spider, &suite, err, sizeof err) != ASKDB_OK)
+        die("%s", err);
+    if (suite.n > INT_MAX)
+        die("%s/train.json: too many entries", spider);
+    items = suite.items;
+    nitems = suite.n > 0 ? (int)suite.n : 0;
+    for (i = 0; i < nitems; i++)
+        if (items[i].malformed)
+            die("%s/train.json: entry %d: %s", spider, i, items[i].malformed);
     if (limit >= 0 && limit < nitems)
         nitems = (int)limit;
 
@@ -521,11 +503,9 @@ int main(int argc, char **argv)
         double t0, tg, tp;
         long dbn = 0, dbok = 0;
 
-        if (done[i] || (only && strcmp(items[i].db, only)))
+        if (done[i] || (only && strcmp(items[i].db_id, only)))
             continue;
-        snprintf(path, sizeof path, "%s/database/%s/%s.sqlite", spider,
-                 items[i].db, items[i].db);
-        db = open_db(path, &s);
+        db = open_db(items[i].db_path, &s);
         t0 = now_ms();
         g = sqlx_grammar(s);
         tg = now_ms() - t0;
@@ -535,22 +515,22 @@ int main(int argc, char **argv)
         c.smpl = llama_sampler_init_grammar(vocab, g, "root");
         tp = now_ms() - t0;
         if (!c.smpl)
-            die("llama.cpp refused the grammar of %s", items[i].db);
+            die("llama.cpp refused the grammar of %s", items[i].db_id);
         ndbs++;
         if (strlen(g) > max_bytes) {
             max_bytes = strlen(g);
-            max_db = items[i].db;
+            max_db = items[i].db_id;
             max_rules = count_rules(g);
             max_gen = tg;
             max_parse = tp;
         }
         for (j = i; j < nitems; j++) {
-            const char *q = items[j].query;
+            const char *q = items[j].gold;
             char *w;
             size_t at;
             int r;
 
-            if (done[j] || strcmp(items[j].db, items[i].db))
+            if (done[j] || strcmp(items[j].db_id, items[i].db_id))
                 continue;
             done[j] = 1;
             w = wrap(q);
@@ -567,7 +547,7 @@ int main(int argc, char **argv)
                     size_t off = at >= 7 ? at - 7 : 0;
 
                     printf("[%s #%d] %s at byte %zu:\n  %s\n  %*s^\n",
-                           items[j].db, j,
+                           items[j].db_id, j,
                            r == REFUSED ? "refused" : "cannot end", off, q,
                            (int)off, "");
                 }
@@ -575,8 +555,8 @@ int main(int argc, char **argv)
             free(w);
         }
         if (dbok < dbn)
-            printf("  db %s: %ld of %ld refused\n", items[i].db, dbn - dbok,
-                   dbn);
+            printf("  db %s: %ld of %ld refused\n", items[i].db_id,
+                   dbn - dbok, dbn);
         llama_sampler_free(c.smpl);
         free(g);
         askdb_db_close(db);
@@ -603,14 +583,12 @@ int main(int argc, char **argv)
 
             if (!ok[i] || seen++ % step || seen / step > nmut)
                 continue;
-            snprintf(path, sizeof path, "%s/database/%s/%s.sqlite", spider,
-                     items[i].db, items[i].db);
-            db = open_db(path, &s);
+            db = open_db(items[i].db_path, &s);
             g = sqlx_grammar(s);
             c.smpl = llama_sampler_init_grammar(vocab, g, "root");
             if (!c.smpl)
-                die("llama.cpp refused the grammar of %s", items[i].db);
-            mutate(&c, s, items[i].query, &mshown);
+                die("llama.cpp refused the grammar of %s", items[i].db_id);
+            mutate(&c, s, items[i].gold, &mshown);
             llama_sampler_free(c.smpl);
             free(g);
             askdb_db_close(db);
@@ -630,8 +608,7 @@ int main(int argc, char **argv)
     free(c.toks);
     free(done);
     free(ok);
-    free(items);
-    json_decref(keep);
+    suite_free(&suite);
     llama_model_free(lm);
     llama_backend_free();
     return total && accepted * 100 >= total * 99 ? 0 : 1;

@@ -45,7 +45,6 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <askdb.h>
-#include <jansson.h>
 #include <sqlite3.h>
 
 #include <stdarg.h>
@@ -57,6 +56,7 @@
 
 #include "agent/link.h"
 #include "db/db.h"
+#include "eval/suite.h"
 
 #define MAX_GOLD 1024
 #define TOKEN_BYTES 3.6
@@ -192,18 +192,16 @@ static void db_close_state(struct db_state *d)
     memset(d, 0, sizeof *d);
 }
 
-static void db_switch(struct db_state *d, const char *spider, const char *id,
+static void db_switch(struct db_state *d, const char *id, const char *path,
                       int samples)
 {
     askdb_config cfg = askdb_config_default();
-    char path[1024];
     char *text;
 
     if (strcmp(d->id, id) == 0)
         return;
     db_close_state(d);
     snprintf(d->id, sizeof d->id, "%s", id);
-    snprintf(path, sizeof path, "%s/database/%s/%s.sqlite", spider, id, id);
     if (!samples)
         cfg.sample_values = 0;
     if (askdb_db_open(path, &cfg, &d->db) != ASKDB_OK)
@@ -226,12 +224,10 @@ int main(int argc, char **argv)
     struct link_opts o = link_opts_default();
     struct stats st[NGROUPS];
     struct db_state d;
-    char path[1024];
-    json_t *root, *e;
-    json_error_t err;
-    long min_tables = 0, limit = -1, show = 0, shown = 0, unprepared = 0;
+    struct suite suite;
+    char err[512];
+    long min_tables = 0, limit = -1, show = 0, shown = 0, unprepared = 0, k;
     int samples = 1, i, g;
-    size_t k;
     double link_ms = 0;
 
     memset(st, 0, sizeof st);
@@ -266,15 +262,12 @@ int main(int argc, char **argv)
     }
     if (!spider || !*spider)
         spider = "../shared/bench/spider-train";
-    snprintf(path, sizeof path, "%s/train.json", spider);
-    root = json_load_file(path, 0, &err);
-    if (!root || !json_is_array(root))
-        die("cannot read %s: %s", path, root ? "not an array" : err.text);
+    if (suite_load_spider(spider, &suite, err, sizeof err) != ASKDB_OK)
+        die("%s", err);
 
-    json_array_foreach(root, k, e) {
-        const char *id = json_string_value(json_object_get(e, "db_id"));
-        const char *q = json_string_value(json_object_get(e, "question"));
-        const char *sql = json_string_value(json_object_get(e, "query"));
+    for (k = 0; k < suite.n; k++) {
+        const struct suite_item *it = &suite.items[k];
+        const char *id = it->db_id, *q = it->question, *sql = it->gold;
         struct link_result r;
         struct gold gd;
         sqlite3_stmt *stmt = NULL;
@@ -282,11 +275,11 @@ int main(int argc, char **argv)
         int all_t = 1, all_c = 1, nt = 0, nc = 0, kt = 0, kc = 0, j;
         double t0;
 
-        if (limit >= 0 && (long)k >= limit)
+        if (limit >= 0 && k >= limit)
             break;
-        if (!id || !q || !sql)
-            die("%s: entry %zu lacks db_id, question or query", path, k);
-        db_switch(&d, spider, id, samples);
+        if (it->malformed)
+            die("%s/train.json: entry %ld: %s", spider, k, it->malformed);
+        db_switch(&d, id, it->db_path, samples);
         if (d.s->ntables < min_tables)
             continue;
         memset(&gd, 0, sizeof gd);
@@ -356,7 +349,7 @@ int main(int argc, char **argv)
         link_result_free(&r);
     }
     db_close_state(&d);
-    json_decref(root);
+    suite_free(&suite);
 
     printf("link_recall: %s, %ld items%s (%ld gold queries not prepared, "
            "skipped)\n",

@@ -17,9 +17,10 @@
 ** database (it includes reading the schema) and the later ones; "all" is
 ** both. Peak memory is getrusage()'s ru_maxrss.
 **
-** train.json is parsed in a child process that hands the three strings of
-** each question back through a pipe, so that the JSON tree never counts in
-** this process's peak RSS. The baseline reported (ru_maxrss before the
+** train.json is read (suite_load_spider(), the loader of askdb eval) in
+** a child process that hands the three strings of each question back
+** through a pipe, so that the JSON tree never counts in this process's
+** peak RSS. The baseline reported (ru_maxrss before the
 ** first agent) is the questions themselves (about 1.3 MB) plus the shared
 ** libraries that the askdb command loads too: libcurl and its TLS stack
 ** alone make about 5 MB of it.
@@ -45,6 +46,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "eval/suite.h"
 
 /* ---------------------------------------------------------------------- */
 /* Questions                                                              */
@@ -109,35 +112,35 @@ static char *get_str(FILE *f, int *eof)
     return s;
 }
 
-/* The child: parse train.json and stream db_id, question, query triples. */
-static int child_read(const char *path, int fd)
+/* The child: read spider's train.json (suite_load_spider) and stream
+** db_id, question, query triples. */
+static int child_read(const char *spider, int fd)
 {
-    json_error_t err;
-    json_t *root = json_load_file(path, 0, &err), *e;
+    struct suite s;
     FILE *out = fdopen(fd, "wb");
-    size_t i;
+    char err[512];
+    long i;
 
-    if (!root || !json_is_array(root)) {
-        fprintf(stderr, "overhead: cannot read %s: %s (line %d)\n", path,
-                root ? "not a JSON array" : err.text, err.line);
+    if (suite_load_spider(spider, &s, err, sizeof err) != ASKDB_OK) {
+        fprintf(stderr, "overhead: %s\n", err);
         return 1;
     }
-    json_array_foreach(root, i, e) {
-        const char *db = json_string_value(json_object_get(e, "db_id"));
-        const char *q = json_string_value(json_object_get(e, "question"));
-        const char *g = json_string_value(json_object_get(e, "query"));
-        if (!db || !q || !g) {
-            fprintf(stderr, "overhead: %s: entry %zu lacks db_id, question "
-                            "or query\n", path, i);
+    for (i = 0; i < s.n; i++) {
+        const struct suite_item *it = &s.items[i];
+        if (it->malformed) {
+            fprintf(stderr, "overhead: %s/train.json: entry %ld: %s\n",
+                    spider, i, it->malformed);
             return 1;
         }
-        if (put_str(out, db) || put_str(out, q) || put_str(out, g))
+        if (put_str(out, it->db_id) || put_str(out, it->question) ||
+            put_str(out, it->gold))
             return 1;
     }
     return fclose(out) == 0 ? 0 : 1;
 }
 
-static void load_questions(const char *path)
+/* Fill qs with the questions of spider's train.json. */
+static void load_questions(const char *spider)
 {
     int fds[2], status, eof;
     pid_t pid;
@@ -151,7 +154,7 @@ static void load_questions(const char *path)
         die("fork: %s", strerror(errno));
     if (pid == 0) {
         close(fds[0]);
-        _exit(child_read(path, fds[1]));
+        _exit(child_read(spider, fds[1]));
     }
     close(fds[1]);
     in = fdopen(fds[0], "rb");
@@ -177,7 +180,7 @@ static void load_questions(const char *path)
     fclose(in);
     if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
         WEXITSTATUS(status) != 0)
-        die("reading %s failed", path);
+        die("reading %s/train.json failed", spider);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -401,10 +404,9 @@ int main(int argc, char **argv)
     if (rounds < 1)
         usage();
 
-    snprintf(path, sizeof path, "%s/train.json", spider);
-    load_questions(path);
+    load_questions(spider);
     if (nqs == 0)
-        die("%s: no questions", path);
+        die("%s/train.json: no questions", spider);
 
     /* Group by db_id in order of first appearance, keeping file order
     ** inside each group (a stable sort on the first index of the db). */

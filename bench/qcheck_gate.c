@@ -14,24 +14,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
 #include "agent/link.h"
 #include "agent/values.h"
 #include "db/db.h"
+#include "eval/suite.h"
 
 int main(int argc, char **argv)
 {
     const char *dir = NULL;
     long limit = 0, n = 0, none = 0, novalues = 0, i;
     int use_values = 1;
-    char path[4096], err[512], cur[256] = "";
+    char err[512], cur[256] = "";
     askdb_config cfg = askdb_config_default();
     askdb_db *db = NULL;
     struct vindex *vi = NULL;
     const struct db_schema *s = NULL;
-    json_error_t je;
-    json_t *root;
+    struct suite suite;
 
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--spider") == 0 && i + 1 < argc)
@@ -50,16 +48,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "qcheck_gate: --spider DIR is required\n");
         return 2;
     }
-    snprintf(path, sizeof path, "%s/train.json", dir);
-    root = json_load_file(path, 0, &je);
-    if (!json_is_array(root)) {
-        fprintf(stderr, "qcheck_gate: %s: %s\n", path, je.text);
+    if (suite_load_spider(dir, &suite, err, sizeof err) != ASKDB_OK) {
+        fprintf(stderr, "qcheck_gate: %s\n", err);
         return 2;
     }
-    for (i = 0; i < (long)json_array_size(root); i++) {
-        json_t *it = json_array_get(root, (size_t)i);
-        const char *id = json_string_value(json_object_get(it, "db_id"));
-        const char *q = json_string_value(json_object_get(it, "question"));
+    for (i = 0; i < suite.n; i++) {
+        const struct suite_item *it = &suite.items[i];
+        const char *id = it->db_id, *q = it->question;
         struct value_match *m = NULL;
         struct link_hint h[8];
         struct link_result lr;
@@ -68,17 +63,15 @@ int main(int argc, char **argv)
 
         if (limit && n >= limit)
             break;
-        if (!id || !q)
+        if (it->malformed)
             continue;
         if (strcmp(id, cur) != 0) {
             vindex_free(vi);
             vi = NULL;
             askdb_db_close(db);
             db = NULL;
-            snprintf(path, sizeof path, "%s/database/%s/%s.sqlite", dir, id,
-                     id);
-            if (askdb_db_open(path, &cfg, &db) || db_schema(db, &s)) {
-                fprintf(stderr, "qcheck_gate: %s: %s\n", path,
+            if (askdb_db_open(it->db_path, &cfg, &db) || db_schema(db, &s)) {
+                fprintf(stderr, "qcheck_gate: %s: %s\n", it->db_path,
                         askdb_db_errmsg(db));
                 askdb_db_close(db);
                 db = NULL;
@@ -116,7 +109,7 @@ int main(int argc, char **argv)
     }
     vindex_free(vi);
     askdb_db_close(db);
-    json_decref(root);
+    suite_free(&suite);
     printf("questions: %ld\nwith no name or value match (the model is "
            "asked): %ld (%.2f%%)\nwith no value match: %ld (%.1f%%)\n", n,
            none, n ? 100.0 * none / n : 0, novalues,

@@ -26,7 +26,7 @@ ROUNDS=${ROUNDS:-3}
 RUNS=${RUNS:-7}
 TABLES=${TABLES:-2000}
 OUT=${OUT:-build/bench}
-PKGS="sqlite3 libcurl jansson libedit"
+PKGS="sqlite3 libcurl jansson libedit libxxhash"
 CFLAGS="-std=c11 -O2 -g -Wall -Wextra -Wshadow -Wpedantic"
 
 if [ ! -f "$SPIDER/train.json" ]; then
@@ -37,16 +37,21 @@ fi
 t_start=$(date +%s.%N)
 echo "== build"
 make -s build/libaskdb.a
+# The library has llama.cpp in it when scripts/llama.sh has built it (the
+# Makefile's LLAMA=auto); its link flags then go on every link line.
+LLAMA_LIBS=$(scripts/llama.sh --print-libs 2>/dev/null || true)
 mkdir -p "$OUT"
-# shellcheck disable=SC2046
-$CC $CFLAGS -Iinclude $(pkg-config --cflags $PKGS) bench/overhead.c \
+# shellcheck disable=SC2046,SC2086
+$CC $CFLAGS -Iinclude -Isrc $(pkg-config --cflags $PKGS) bench/overhead.c \
     -o "$OUT/overhead" build/libaskdb.a \
-    -Wl,--no-as-needed $(pkg-config --libs $PKGS) -lm -lpthread
-# shellcheck disable=SC2046
+    -Wl,--no-as-needed $(pkg-config --libs $PKGS) -lstemmer -lm -lpthread \
+    $LLAMA_LIBS
+# shellcheck disable=SC2046,SC2086
 $CC $CFLAGS -Iinclude $(pkg-config --cflags $PKGS) bench/schema_large.c \
     -o "$OUT/schema_large" build/libaskdb.a \
-    -Wl,--no-as-needed $(pkg-config --libs $PKGS) -lm -lpthread
-# shellcheck disable=SC2046
+    -Wl,--no-as-needed $(pkg-config --libs $PKGS) -lstemmer -lm -lpthread \
+    $LLAMA_LIBS
+# shellcheck disable=SC2046,SC2086
 $CC $CFLAGS bench/gen_tables.c -o "$OUT/gen_tables" \
     $(pkg-config --cflags --libs sqlite3)
 

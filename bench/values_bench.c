@@ -21,7 +21,6 @@
 **    and, when VB_SHOW is set in the environment, each question with its
 **    matches.
 */
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +29,7 @@
 
 #include "agent/values.h"
 #include "db/db.h"
+#include "eval/suite.h"
 
 static const char *const default_dbs[] = {
     "voter_2", "roller_coaster", "perpetrator", "department_store",
@@ -117,38 +117,33 @@ static void build_table(const char *spider, const char *const *ids)
 
 static void match_questions(const char *spider, int nq)
 {
-    char path[1024], note[512];
-    json_error_t je;
-    json_t *all;
+    char note[512];
+    struct suite suite;
     double *ms, *warm, *cpu;
-    size_t total, i, step;
+    long total, i, step;
     int k = 0, show = getenv("VB_SHOW") != NULL, with = 0, nm = 0;
 
-    snprintf(path, sizeof path, "%s/train.json", spider);
-    all = json_load_file(path, 0, &je);
-    if (!all || !json_is_array(all)) {
-        fprintf(stderr, "%s: %s\n", path, je.text);
+    if (suite_load_spider(spider, &suite, note, sizeof note) != ASKDB_OK) {
+        fprintf(stderr, "%s\n", note);
         return;
     }
-    total = json_array_size(all);
-    step = total / (size_t)nq ? total / (size_t)nq : 1;
+    total = suite.n;
+    step = total / nq ? total / nq : 1;
     ms = calloc((size_t)nq, sizeof *ms);
     warm = calloc((size_t)nq, sizeof *warm);
     cpu = calloc((size_t)nq, sizeof *cpu);
     for (i = 0; i < total && k < nq; i += step) {
-        json_t *it = json_array_get(all, i);
-        const char *id = json_string_value(json_object_get(it, "db_id"));
-        const char *q = json_string_value(json_object_get(it, "question"));
+        const struct suite_item *it = &suite.items[i];
+        const char *id = it->db_id, *q = it->question;
         askdb_db *db = NULL;
         struct vindex *vi;
         struct value_match *m = NULL;
         int n = 0, j;
         double t0, c0;
 
-        if (!id || !q)
+        if (it->malformed)
             continue;
-        db_path(spider, id, path, sizeof path);
-        vi = open_vi(path, &db, note, sizeof note);
+        vi = open_vi(it->db_path, &db, note, sizeof note);
         if (!vi)
             continue;
         t0 = db_now_ms();
@@ -192,7 +187,7 @@ static void match_questions(const char *spider, int nq)
     free(ms);
     free(warm);
     free(cpu);
-    json_decref(all);
+    suite_free(&suite);
 }
 
 int main(int argc, char **argv)

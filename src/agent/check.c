@@ -292,31 +292,9 @@ static void check_agg(struct findings *fs, const struct sqla *a)
 
 /* ---- text values -------------------------------------------------------- */
 
-static void put_ident(struct buf *b, const char *s)
-{
-    buf_putc(b, '"');
-    for (; *s; s++) {
-        if (*s == '"')
-            buf_putc(b, '"');
-        buf_putc(b, *s);
-    }
-    buf_putc(b, '"');
-}
-
-static void put_str(struct buf *b, const char *s)
-{
-    buf_putc(b, '\'');
-    for (; *s; s++) {
-        if (*s == '\'')
-            buf_putc(b, '\'');
-        buf_putc(b, *s);
-    }
-    buf_putc(b, '\'');
-}
-
-/* A stored value in a hint, quoted as put_str() does; a long one (free
-** text) cut to MAX_SHOWN bytes between characters, "..." inside the
-** quotes saying so. */
+/* A stored value in a hint, quoted as text_put_quoted() does; a long
+** one (free text) cut to MAX_SHOWN bytes between characters, "..."
+** inside the quotes saying so. */
 static void put_shown(struct buf *b, const char *s)
 {
     size_t len = strlen(s), n = text_cut(s, len, MAX_SHOWN), i;
@@ -441,11 +419,11 @@ static void check_literal(struct findings *fs, askdb_db *db,
         return;
     buf_init(&q, MAX_QUERY);
     buf_puts(&q, "SELECT 1 FROM ");
-    put_ident(&q, t->name);
+    text_put_quoted(&q, t->name, '"');
     buf_puts(&q, " WHERE ");
-    put_ident(&q, l->col.column);
+    text_put_quoted(&q, l->col.column, '"');
     buf_puts(&q, like ? " LIKE " : " = ");
-    put_str(&q, l->literal);
+    text_put_quoted(&q, l->literal, '\'');
     buf_puts(&q, " LIMIT 1");
     r = run(db, &q);
     if (!r || r->nrows > 0) {
@@ -457,13 +435,13 @@ static void check_literal(struct findings *fs, askdb_db *db,
     if (!like) {
         buf_init(&q, MAX_QUERY);
         buf_puts(&q, "SELECT DISTINCT ");
-        put_ident(&q, l->col.column);
+        text_put_quoted(&q, l->col.column, '"');
         buf_puts(&q, " FROM ");
-        put_ident(&q, t->name);
+        text_put_quoted(&q, t->name, '"');
         buf_puts(&q, " WHERE ");
-        put_ident(&q, l->col.column);
+        text_put_quoted(&q, l->col.column, '"');
         buf_puts(&q, " = ");
-        put_str(&q, l->literal);
+        text_put_quoted(&q, l->literal, '\'');
         buf_printf(&q, " COLLATE NOCASE LIMIT %d", MAX_ALTERNATIVES);
         r = run(db, &q);
     }
@@ -472,13 +450,13 @@ static void check_literal(struct findings *fs, askdb_db *db,
         askdb_result_free(r);
         buf_init(&q, MAX_QUERY);
         buf_puts(&q, "SELECT DISTINCT ");
-        put_ident(&q, l->col.column);
+        text_put_quoted(&q, l->col.column, '"');
         buf_puts(&q, " FROM ");
-        put_ident(&q, t->name);
+        text_put_quoted(&q, t->name, '"');
         buf_puts(&q, " WHERE typeof(");
-        put_ident(&q, l->col.column);
+        text_put_quoted(&q, l->col.column, '"');
         buf_puts(&q, ") = 'text' AND ");
-        put_ident(&q, l->col.column);
+        text_put_quoted(&q, l->col.column, '"');
         buf_puts(&q, " LIKE ");
         put_contains(&q, l->literal);
         buf_printf(&q, " LIMIT %d", MAX_CANDIDATES);
@@ -488,7 +466,7 @@ static void check_literal(struct findings *fs, askdb_db *db,
     if (put_values(NULL, r, contains ? l->literal : NULL) > 0) {
         buf_init(&b, 0);
         buf_printf(&b, "%s.%s has no value ", t->name, l->col.column);
-        put_str(&b, l->literal);
+        text_put_quoted(&b, l->literal, '\'');
         buf_puts(&b, contains ? "; values containing it: " : "; it has ");
         put_values(&b, r, contains ? l->literal : NULL);
         buf_puts(&b, ". Compare with the value exactly as stored.");
@@ -550,7 +528,7 @@ static void check_nulls(struct findings *fs, const askdb_result *r,
         if (i < r->nrows)
             continue;
         buf_puts(&names, n ? ", " : "");
-        put_str(&names, r->cols[c] ? r->cols[c] : "?");
+        text_put_quoted(&names, r->cols[c] ? r->cols[c] : "?", '\'');
         n++;
     }
     if (!n || (star && n < r->ncols)) {

@@ -173,28 +173,36 @@ static int utf8_decode(const char *s, uint32_t *out, int max)
     return n;
 }
 
+/* Code point c as UTF-8 into s; returns its length (1 to 4). */
+static size_t utf8_encode(uint32_t c, char s[4])
+{
+    if (c < 0x80) {
+        s[0] = (char)c;
+        return 1;
+    }
+    if (c < 0x800) {
+        s[0] = (char)(0xc0 | (c >> 6));
+        s[1] = (char)(0x80 | (c & 0x3f));
+        return 2;
+    }
+    if (c < 0x10000) {
+        s[0] = (char)(0xe0 | (c >> 12));
+        s[1] = (char)(0x80 | ((c >> 6) & 0x3f));
+        s[2] = (char)(0x80 | (c & 0x3f));
+        return 3;
+    }
+    s[0] = (char)(0xf0 | (c >> 18));
+    s[1] = (char)(0x80 | ((c >> 12) & 0x3f));
+    s[2] = (char)(0x80 | ((c >> 6) & 0x3f));
+    s[3] = (char)(0x80 | (c & 0x3f));
+    return 4;
+}
+
 static void utf8_put(struct buf *b, uint32_t c)
 {
     char s[4];
 
-    if (c < 0x80) {
-        buf_putc(b, (char)c);
-    } else if (c < 0x800) {
-        s[0] = (char)(0xc0 | (c >> 6));
-        s[1] = (char)(0x80 | (c & 0x3f));
-        buf_append(b, s, 2);
-    } else if (c < 0x10000) {
-        s[0] = (char)(0xe0 | (c >> 12));
-        s[1] = (char)(0x80 | ((c >> 6) & 0x3f));
-        s[2] = (char)(0x80 | (c & 0x3f));
-        buf_append(b, s, 3);
-    } else {
-        s[0] = (char)(0xf0 | (c >> 18));
-        s[1] = (char)(0x80 | ((c >> 12) & 0x3f));
-        s[2] = (char)(0x80 | ((c >> 6) & 0x3f));
-        s[3] = (char)(0x80 | (c & 0x3f));
-        buf_append(b, s, 4);
-    }
+    buf_append(b, s, utf8_encode(c, s));
 }
 
 /*
@@ -1315,28 +1323,20 @@ static int lookup(struct matcher *m, int s, int e, int ps, int pe, int kind,
     struct vindex *vi = m->vi;
     sqlite3_stmt *st = vi->q_contains;
     int i, n = e - s, df = 0, rc, first = m->nc, chars = 0, names = 1;
-    const char *p;
 
     buf_reset(&m->fq);
     buf_reset(&m->fold);
-    buf_putc(&m->fq, '"');
     for (i = s; i < e; i++) {
-        if (i > s) {
-            buf_putc(&m->fq, ' ');
+        if (i > s)
             buf_putc(&m->fold, ' ');
-        }
-        for (p = word_at(m, i, kind & K_APPROX); *p; p++) {
-            if (*p == '"')
-                buf_putc(&m->fq, '"');
-            buf_putc(&m->fq, *p);
-        }
         buf_puts(&m->fold, word_at(m, i, kind & K_APPROX));
         if (!(m->ws.v[i].flags & (W_STOP | W_NUM))) {
             chars += m->ws.v[i].nchars;
             names &= (m->ws.v[i].flags & W_SCHEMA) != 0;
         }
     }
-    buf_putc(&m->fq, '"');
+    /* The phrase as one FTS5 string. */
+    text_put_quoted(&m->fq, m->fold.data ? m->fold.data : "", '"');
     if (buf_err(&m->fq) || buf_err(&m->fold))
         return -1;
     sqlite3_bind_text(st, 1, m->fq.data, (int)m->fq.len, SQLITE_STATIC);
@@ -1504,15 +1504,16 @@ static int same_stem(struct vindex *vi, const char *a, const char *b)
 
 static void put_trigram(struct buf *b, const uint32_t *t, int *nq)
 {
+    char s[3 * 4 + 1];
+    size_t n = 0;
     int i;
 
-    buf_puts(b, *nq ? " OR \"" : "\"");
-    for (i = 0; i < 3; i++) {
-        if (t[i] == '"')
-            buf_putc(b, '"');
-        utf8_put(b, t[i]);
-    }
-    buf_putc(b, '"');
+    for (i = 0; i < 3; i++)
+        n += utf8_encode(t[i], s + n);
+    s[n] = '\0';
+    if (*nq)
+        buf_puts(b, " OR ");
+    text_put_quoted(b, s, '"');
     (*nq)++;
 }
 
@@ -1873,17 +1874,6 @@ void value_matches_free(struct value_match *m, int n)
 /* The prompt                                                             */
 /* ---------------------------------------------------------------------- */
 
-static void put_literal(struct buf *b, const char *s)
-{
-    buf_putc(b, '\'');
-    for (; *s; s++) {
-        if (*s == '\'')
-            buf_putc(b, '\'');
-        buf_putc(b, *s);
-    }
-    buf_putc(b, '\'');
-}
-
 void values_render(struct buf *b, const struct value_match *m, int n)
 {
     int i, shown = 0;
@@ -1900,7 +1890,7 @@ void values_render(struct buf *b, const struct value_match *m, int n)
         buf_putc(b, '.');
         schema_put_ident(b, m[i].column);
         buf_puts(b, " = ");
-        put_literal(b, m[i].value);
+        text_put_quoted(b, m[i].value, '\'');
         buf_printf(b, " (question: \"%s\"%s%s)\n", m[i].phrase,
                    m[i].exact ? "" : ", close spelling",
                    m[i].partial ? ", part of the value" : "");

@@ -1,4 +1,4 @@
-/* text.c - valid UTF-8: validation, cutting, repair (see text.h). */
+/* text.c - valid UTF-8: validation, cutting, repair; quoting (see text.h). */
 #include "core/text.h"
 
 #include <stdlib.h>
@@ -83,6 +83,19 @@ void text_put(struct buf *b, const char *s, size_t len, size_t max)
             buf_puts(b, TEXT_REPLACEMENT);
         i += k ? k : 1;
     }
+}
+
+void text_put_quoted(struct buf *b, const char *s, char q)
+{
+    const char *p;
+
+    buf_putc(b, q);
+    for (p = s; *p; p++) {
+        if (*p == q)
+            buf_putc(b, q);
+        buf_putc(b, *p);
+    }
+    buf_putc(b, q);
 }
 
 char *text_repair(char *s)

@@ -1,5 +1,6 @@
 /* text.h - valid UTF-8: characters told from invalid bytes, text cut on
-** character boundaries, invalid bytes repaired. */
+** character boundaries, invalid bytes repaired; SQL's quoting of names and
+** strings. */
 #ifndef ASKDB_TEXT_H
 #define ASKDB_TEXT_H
 
@@ -39,6 +40,13 @@ size_t text_cut(const char *s, size_t len, size_t max);
 ** max > 0 at most max bytes of s are taken, cut between characters and
 ** followed by "..." when something was left out. */
 void text_put(struct buf *b, const char *s, size_t len, size_t max);
+
+/* Append s between two q characters with each q inside doubled: SQL's
+** quoting of a name (q '"', SQLite's %w) or of a string literal (q '\'',
+** %q); FTS5 quotes its strings the same way. The bytes of s are copied
+** as they are (UTF-8 or not); an empty s gives the two quotes alone. Use
+** it for every name in SQL we build, so no name can end the quote. */
+void text_put_quoted(struct buf *b, const char *s, char q);
 
 /* s itself when it is valid UTF-8, else a repaired copy (s is freed).
 ** Takes s over; NULL when s is NULL or out of memory. */

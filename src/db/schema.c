@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "core/buf.h"
+#include "core/text.h"
 
 void schema_free_table(struct db_table *t)
 {
@@ -83,13 +84,7 @@ void schema_put_ident(struct buf *b, const char *s)
         buf_puts(b, s);
         return;
     }
-    buf_putc(b, '"');
-    for (p = s; *p; p++) {
-        if (*p == '"')
-            buf_putc(b, '"');
-        buf_putc(b, *p);
-    }
-    buf_putc(b, '"');
+    text_put_quoted(b, s, '"');
 }
 
 /* A sample value as an SQL string literal, newlines flattened so that the

@@ -242,6 +242,24 @@ out:
     return rc;
 }
 
+askdb_status suite_load_spider(const char *dir, struct suite *s, char *err,
+                               size_t errlen)
+{
+    char *path, *root;
+    askdb_status rc = ASKDB_ERR_NOMEM;
+
+    memset(s, 0, sizeof *s);
+    path = join_path(dir, "train.json");
+    root = join_path(dir, "database");
+    if (path && root)
+        rc = suite_load(path, root, s, err, errlen);
+    else
+        snprintf(err, errlen, "out of memory");
+    free(path);
+    free(root);
+    return rc;
+}
+
 void suite_free(struct suite *s)
 {
     long i;

@@ -46,6 +46,15 @@ struct suite {
 */
 askdb_status suite_load(const char *path, const char *db_root,
                         struct suite *s, char *err, size_t errlen);
+
+/*
+** Read Spider's training split in its own layout: the suite dir/train.json,
+** the databases dir/database/<db_id>/<db_id>.sqlite. As suite_load(); the
+** benchmarks (bench/) read Spider through it.
+*/
+askdb_status suite_load_spider(const char *dir, struct suite *s, char *err,
+                               size_t errlen);
+
 void suite_free(struct suite *s);
 
 /*

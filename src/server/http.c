@@ -16,13 +16,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "request.h"
 #include "server.h"
+#include "web_assets.h"
 
 #define CONN_TIMEOUT_S 60     /* an idle or silent connection is closed */
 #define CONN_LIMIT 8192       /* connections at once */
 #define THREAD_STACK (512 * 1024)
-#define MAX_QUESTION 8192     /* bytes of a question */
-#define MAX_SQL 65536         /* bytes of a statement */
 
 /* One request, from its first callback to its completion. */
 struct req {
@@ -212,47 +212,29 @@ static void client_addr(struct MHD_Connection *c, char *out, size_t n)
                   out, (socklen_t)n);
 }
 
-/* The body as a JSON object, or NULL with the 4xx already queued. */
-static json_t *json_body(struct server *s, struct MHD_Connection *c,
-                         struct req *q, enum MHD_Result *ret)
+/* A POST body must be JSON: 415 otherwise (queued, returns 0). */
+static int json_typed(struct server *s, struct MHD_Connection *c,
+                      struct req *q, enum MHD_Result *ret)
 {
     const char *type = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
                                                    "Content-Type");
-    json_error_t je;
-    json_t *o;
 
     if (!type || strncasecmp(type, "application/json", 16) != 0 ||
         (type[16] && type[16] != ';' && type[16] != ' ')) {
         *ret = send_error(s, c, q, 415, "unsupported_media_type",
                           "send the request as application/json");
-        return NULL;
+        return 0;
     }
-    o = json_loadb(q->body ? q->body : "", q->len, JSON_REJECT_DUPLICATES,
-                   &je);
-    if (!o || !json_is_object(o)) {
-        json_decref(o);
-        *ret = send_error(s, c, q, 400, "bad_json",
-                          "the body is not a JSON object%s%s",
-                          o ? "" : ": ", o ? "" : je.text);
-        return NULL;
-    }
-    return o;
+    return 1;
 }
 
-/* A string member (NULL when absent); *bad when present but not a
-** string or longer than max bytes. */
-static const char *member(json_t *o, const char *key, size_t max, int *bad)
+/* The 400 of a parser's refusal. */
+static enum MHD_Result bad_body(struct server *s, struct MHD_Connection *c,
+                                struct req *q, int rc, const char *why)
 {
-    json_t *v = json_object_get(o, key);
-
-    if (!v || json_is_null(v))
-        return NULL;
-    if (!json_is_string(v) || json_string_length(v) > max ||
-        strlen(json_string_value(v)) != json_string_length(v)) {
-        *bad = 1;
-        return NULL;
-    }
-    return json_string_value(v);
+    return send_error(s, c, q, 400, rc == SRV_BAD_JSON ? "bad_json"
+                                                       : "bad_request",
+                      "%s", why);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -299,30 +281,24 @@ static enum MHD_Result post_sql(struct server *s, struct MHD_Connection *c,
                                 struct req *q)
 {
     enum MHD_Result ret = MHD_NO;
-    const char *name, *sql;
+    struct srv_sql_req rq;
     askdb_result *r = NULL;
     askdb_db *h = NULL;
     struct srv_db *db;
     askdb_status st;
-    char *text = NULL;
-    json_t *o;
-    int bad = 0;
+    char *text = NULL, why[512];
+    int rc;
 
-    o = json_body(s, c, q, &ret);
-    if (!o)
+    if (!json_typed(s, c, q, &ret))
         return ret;
-    name = member(o, "database", 127, &bad);
-    sql = member(o, "sql", MAX_SQL, &bad);
-    if (bad || !name || !sql) {
-        ret = send_error(s, c, q, 400, "bad_request", "give \"database\" "
-                         "and \"sql\" as strings (the SQL at most %d bytes)",
-                         MAX_SQL);
-        goto out;
-    }
-    snprintf(q->db, sizeof q->db, "%s", name);
-    db = srv_find_db(s, name);
+    rc = srv_parse_sql(q->body, q->len, &rq, why, sizeof why);
+    if (rc)
+        return bad_body(s, c, q, rc, why);
+    snprintf(q->db, sizeof q->db, "%s", rq.database);
+    db = srv_find_db(s, rq.database);
     if (!db) {
-        ret = send_error(s, c, q, 404, "not_found", "no database '%s'", name);
+        ret = send_error(s, c, q, 404, "not_found", "no database '%s'",
+                         rq.database);
         goto out;
     }
     st = askdb_db_open(db->path, &s->cfg, &h);
@@ -330,8 +306,8 @@ static enum MHD_Result post_sql(struct server *s, struct MHD_Connection *c,
         ret = send_error(s, c, q, 503, "database", "%s", askdb_db_errmsg(h));
         goto out;
     }
-    st = askdb_db_query(h, sql, &r);
-    if (askdb_result_json(r, sql, st ? askdb_db_errmsg(h) : NULL, 0,
+    st = askdb_db_query(h, rq.sql, &r);
+    if (askdb_result_json(r, rq.sql, st ? askdb_db_errmsg(h) : NULL, 0,
                           &text) != ASKDB_OK) {
         ret = send_error(s, c, q, 500, "internal", "out of memory");
         goto out;
@@ -344,7 +320,7 @@ out:
     askdb_free(text);
     askdb_result_free(r);
     askdb_db_close(h);
-    json_decref(o);
+    json_decref(rq.root);
     return ret;
 }
 
@@ -354,51 +330,30 @@ static enum MHD_Result post_ask(struct server *s, struct MHD_Connection *c,
     const union MHD_ConnectionInfo *ci;
     enum MHD_Result ret = MHD_NO;
     struct MHD_Response *r;
+    struct srv_ask_req rq;
     struct srv_ask a;
-    const char *accept, *why, *cid;
-    json_t *o, *opts;
-    int bad = 0, status;
-    size_t i;
+    const char *accept, *why;
+    char msg[512];
+    int rc, status;
 
-    o = json_body(s, c, q, &ret);
-    if (!o)
+    if (!json_typed(s, c, q, &ret))
         return ret;
+    rc = srv_parse_ask(q->body, q->len, &rq, msg, sizeof msg);
+    if (rc)
+        return bad_body(s, c, q, rc, msg);
     memset(&a, 0, sizeof a);
-    cid = member(o, "conversation_id", 36, &bad);
-    a.question = member(o, "question", MAX_QUESTION, &bad);
-    opts = json_object_get(o, "options");
-    if (opts && !json_is_object(opts) && !json_is_null(opts))
-        bad = 1;
-    if (json_is_object(opts) && json_object_get(opts, "answer"))
-        a.answer = json_is_true(json_object_get(opts, "answer"));
-    for (i = 0; cid && cid[i]; i++)
-        if (!((cid[i] >= '0' && cid[i] <= '9') ||
-              (cid[i] >= 'a' && cid[i] <= 'z') ||
-              (cid[i] >= 'A' && cid[i] <= 'Z') || cid[i] == '-' ||
-              cid[i] == '_'))
-            bad = 1;
-    if (cid && !*cid)
-        bad = 1;
-    if (bad || !member(o, "database", 127, &bad) || !a.question ||
-        !*a.question) {
-        ret = send_error(s, c, q, 400, "bad_request",
-                         "give \"database\" and \"question\" as strings (the "
-                         "question at most %d bytes), and optionally "
-                         "\"conversation_id\" (letters, digits, '-', '_', at "
-                         "most 36) and \"options\": {\"answer\": true}",
-                         MAX_QUESTION);
-        goto out;
-    }
-    snprintf(q->db, sizeof q->db, "%s", member(o, "database", 127, &bad));
-    a.db = srv_find_db(s, q->db);
+    snprintf(q->db, sizeof q->db, "%s", rq.database);
+    a.db = srv_find_db(s, rq.database);
     if (!a.db) {
         ret = send_error(s, c, q, 404, "not_found", "no database '%s'",
-                         q->db);
+                         rq.database);
         goto out;
     }
     accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
     a.sse = accept && strstr(accept, "text/event-stream") != NULL;
-    a.conversation_id = cid;
+    a.question = rq.question;
+    a.conversation_id = rq.conversation_id;
+    a.answer = rq.answer;
     a.request_id = q->request_id;
     a.client = q->client;
     ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -420,15 +375,54 @@ static enum MHD_Result post_ask(struct server *s, struct MHD_Connection *c,
     ret = MHD_queue_response(c, MHD_HTTP_OK, r);
     MHD_destroy_response(r);
 out:
-    json_decref(o);
+    srv_req_free(&rq);
     return ret;
 }
 
-/* The page, until the web assets are built in. */
-static const char page[] =
-    "<!doctype html><html lang=\"en\"><meta charset=\"utf-8\">"
-    "<title>askdb</title><h1>askdb</h1><p>The API is at <a "
-    "href=\"/api/openapi.json\">/api/openapi.json</a>.</p></html>";
+/* The page's file at path p (web_assets.h: "/" and "/assets/NAME"), or
+** NULL. */
+static const struct web_asset *find_asset(const char *p)
+{
+    size_t i;
+
+    if (strcmp(p, "/index.html") == 0)
+        p = "/";
+    for (i = 0; i < web_nassets; i++)
+        if (strcmp(web_assets[i].path, p) == 0)
+            return &web_assets[i];
+    return NULL;
+}
+
+/*
+** One of the page's files, compiled in (nothing is read from disk). The
+** page gets a content security policy that allows only its own files and
+** the API: what the model or a database says can never run as script.
+*/
+static enum MHD_Result send_asset(struct server *s, struct MHD_Connection *c,
+                                  struct req *q, const struct web_asset *w)
+{
+    struct MHD_Response *r;
+    enum MHD_Result ret;
+
+    r = MHD_create_response_from_buffer(w->len, (void *)w->data,
+                                        MHD_RESPMEM_PERSISTENT);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, "Content-Type", w->type);
+    MHD_add_response_header(r, "ETag", w->etag);
+    if (strcmp(w->path, "/") == 0) {
+        MHD_add_response_header(r, "Content-Security-Policy",
+                                "default-src 'self'; img-src 'self' data: "
+                                "blob:; object-src 'none'; base-uri 'none'; "
+                                "form-action 'none'; frame-ancestors 'none'");
+        MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+    }
+    add_common(s, c, r, q);
+    q->status = 200;
+    ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    return ret;
+}
 
 static enum MHD_Result route(struct server *s, struct MHD_Connection *c,
                              struct req *q)
@@ -459,12 +453,11 @@ static enum MHD_Result route(struct server *s, struct MHD_Connection *c,
         MHD_destroy_response(r);
         return ret;
     }
-    if (strcmp(p, "/") == 0 || strcmp(p, "/index.html") == 0) {
+    if (find_asset(p)) {
         if (!get)
             return send_error(s, c, q, 405, "method_not_allowed",
                               "use GET");
-        return send_text(s, c, q, 200, "text/html; charset=utf-8", page,
-                         sizeof page - 1);
+        return send_asset(s, c, q, find_asset(p));
     }
     if (strcmp(p, "/health") == 0)
         return get ? get_health(s, c, q)

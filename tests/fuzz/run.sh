@@ -37,19 +37,20 @@ CFLAGS="-std=c11 -g -O1 -fno-omit-frame-pointer
     ${FUZZ_CFLAGS:-}"
 
 # Library sources and pkg-config packages per harness.
-NAMES="extract sse reply hint analyze plan guard mcp"
+NAMES="extract sse reply hint analyze plan guard request mcp"
 LLM_SRC="src/llm/http.c src/llm/provider.c src/llm/openai.c
     src/llm/anthropic.c src/core/buf.c src/core/json.c src/core/text.c"
 src_extract="src/sql/extract.c";   pkgs_extract="sqlite3 jansson"
 src_sse=$LLM_SRC;                  pkgs_sse="jansson libcurl"
 src_reply=$LLM_SRC;                pkgs_reply="jansson libcurl"
 src_hint="src/agent/hint.c src/sql/extract.c src/db/schema.c
-    src/core/buf.c";               pkgs_hint="sqlite3 jansson"
+    src/core/buf.c src/core/text.c";               pkgs_hint="sqlite3 jansson"
 src_analyze="src/sql/analyze.c src/sql/extract.c src/db/schema.c
-    src/core/buf.c";               pkgs_analyze="sqlite3 jansson"
+    src/core/buf.c src/core/text.c";               pkgs_analyze="sqlite3 jansson"
 src_plan="src/agent/plan.c";       pkgs_plan="jansson"
-src_guard="src/db/db.c src/db/sqlite.c src/db/sqlite_fn.c src/db/schema.c
-    src/core/buf.c src/core/config.c"; pkgs_guard="sqlite3"
+src_request="src/server/request.c"; pkgs_request="jansson"
+src_guard="src/db/db.c src/db/driver.c src/db/sqlite.c src/db/sqlite_fn.c src/db/schema.c
+    src/core/buf.c src/core/text.c src/core/config.c"; pkgs_guard="sqlite3"
 # The MCP handler runs real tools: the library below it, built without
 # llama.cpp (the harness's model is a stub).
 src_mcp="$(ls src/core/*.c src/db/*.c src/llm/*.c src/sql/*.c src/agent/*.c)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "askdb.h"
+#include "testutil.h"
 
 /* The scripted model: replies in order, and every user message it saw. */
 struct script {
@@ -56,14 +57,6 @@ static inline int scripted(void *ud, int n, const char *const *roles,
         return 1;
     *reply = strdup(s->replies[s->next++]);
     return *reply ? 0 : 1;
-}
-
-/* The sample database (examples/shop.db, or $SHOP_DB). */
-static inline const char *shop(void)
-{
-    const char *p = getenv("SHOP_DB");
-
-    return p ? p : "examples/shop.db";
 }
 
 /* The default config with s as the model and the techniques off (value

@@ -1,9 +1,5 @@
 /* test_agent.c - the generate/validate/execute/repair loop, scripted. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +23,7 @@ static askdb_answer *ask(struct script *s, int max_attempts, int dry_run,
 
     cfg.max_attempts = max_attempts;
     cfg.dry_run = dry_run;
-    if (askdb_agent_new(&cfg, shop(), &ag) != ASKDB_OK)
+    if (askdb_agent_new(&cfg, testdb_shop(), &ag) != ASKDB_OK)
         fail_msg("agent: %s", askdb_agent_errmsg(ag));
     st = askdb_agent_ask(ag, q, &a);
     assert_non_null(a);
@@ -156,7 +152,8 @@ static void refused_write_is_fed_back_not_run(void **state)
 
     (void)state;
     assert_int_equal(a->attempts[0].error, ASKDB_EC_REFUSED);
-    assert_non_null(strstr(s.last_user, "refused"));
+    assert_non_null(strstr(s.last_user, "must be a query starting with SELECT"));
+    assert_null(strstr(s.last_user, "refused: refused"));
     assert_int_equal(askdb_result_cell(a->result, 0, 0)->i, 250);
     askdb_answer_free(a);
 }
@@ -268,22 +265,22 @@ static void trace_records_each_step(void **state)
     askdb_config cfg = scripted_config(&s);
     askdb_agent *ag = NULL;
     askdb_answer *a = NULL;
-    char path[] = "/tmp/askdb-trace-XXXXXX", line[65536];
+    char path[128], line[65536];
     const char *want[] = {"question", "schema", "link", "prompt", "reply",
                           "error", "repair", "prompt", "reply", "validate",
                           "execute", "answer"};
     FILE *f;
-    int fd, i = 0;
+    int i = 0;
 
     (void)state;
-    fd = mkstemp(path);
-    assert_true(fd >= 0);
+    assert_int_equal(tmpfile_make(path, sizeof path, "trace"), 0);
     cfg.trace_path = path;
-    assert_int_equal(askdb_agent_new(&cfg, shop(), &ag), ASKDB_OK);
+    assert_int_equal(askdb_agent_new(&cfg, testdb_shop(), &ag), ASKDB_OK);
     assert_int_equal(askdb_agent_ask(ag, "q", &a), ASKDB_OK);
     askdb_answer_free(a);
     askdb_agent_free(ag);
-    f = fdopen(fd, "r");
+    f = fopen(path, "r");
+    assert_non_null(f);
     while (fgets(line, sizeof line, f)) {
         char key[64];
         assert_true(i < 12);
@@ -347,7 +344,7 @@ static void events_carry_each_step_and_request_id(void **state)
     (void)state;
     cfg.event_fn = on_event;
     cfg.event_ud = &s;
-    assert_int_equal(askdb_agent_new(&cfg, shop(), &ag), ASKDB_OK);
+    assert_int_equal(askdb_agent_new(&cfg, testdb_shop(), &ag), ASKDB_OK);
     assert_int_equal(askdb_agent_ask_opts(ag, "q", &o, &a), ASKDB_OK);
     assert_string_equal(a->request_id, "req-42");
     assert_string_equal(a->question, "q");
@@ -406,7 +403,7 @@ static void timeout_hint_names_the_limit_in_force(void **state)
 
     (void)state;
     cfg.query_timeout_ms = 0;
-    if (askdb_agent_new(&cfg, shop(), &ag) != ASKDB_OK)
+    if (askdb_agent_new(&cfg, testdb_shop(), &ag) != ASKDB_OK)
         fail_msg("agent: %s", askdb_agent_errmsg(ag));
     memset(&st, 0, sizeof st);
     memset(&a, 0, sizeof a);

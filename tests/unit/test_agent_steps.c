@@ -1,11 +1,7 @@
 /* test_agent_steps.c - the agent's techniques, with a scripted model:
 ** question check, candidates and voting, checks, answer, conversation,
 ** planning, learned examples, value retrieval and linking in the prompt. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,9 +16,6 @@
 #include "core/buf.h"
 #include "core/cache.h"
 #include "scripted.h"
-#include "tmpfiles.h"
-
-static char cache_dir[256];
 
 /*
 ** What each test works with, made before it and freed after it (also when
@@ -112,7 +105,7 @@ static askdb_answer *ask_on(struct steps *t, const char *db, const char *q,
 
 static askdb_answer *ask(struct steps *t, const char *q, askdb_status want)
 {
-    return ask_on(t, shop(), q, want);
+    return ask_on(t, testdb_shop(), q, want);
 }
 
 /* A new SQLite database in the cache directory, made by sql. */
@@ -120,7 +113,7 @@ static const char *make_db(const char *name, const char *sql)
 {
     static char path[4200];
 
-    snprintf(path, sizeof path, "%s/%s", cache_dir, name);
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
     unlink(path);
     assert_int_equal(sqlfile_exec(path, sql), 0);
     return path;
@@ -132,7 +125,7 @@ static void store_add(const char *path, const char *question,
                       const char *sql)
 {
     struct memory *m = NULL;
-    char err[256], *key = memory_db_key(shop());
+    char err[256], *key = memory_db_key(testdb_shop());
 
     assert_non_null(key);
     assert_int_equal(memory_open(path, 1, &m, err, sizeof err), 0);
@@ -489,7 +482,7 @@ static void follow_up_sees_the_earlier_question(void **state)
     struct steps *t = steps(state, r);
 
     t->cfg.conversation = 1;
-    agent_open(t, shop());
+    agent_open(t, testdb_shop());
     turn(t, "How many orders?");
     assert_null(strstr(t->s.last_user, "Earlier questions"));
     turn(t, "and only for 2023?");
@@ -739,7 +732,7 @@ static void learned_examples_go_into_the_prompt(void **state)
     struct steps *t = steps(state, r);
     char path[4200];
 
-    snprintf(path, sizeof path, "%s/memory.sqlite", cache_dir);
+    snprintf(path, sizeof path, "%s/memory.sqlite", tmpdir);
     store_add(path, "How many orders were paid by card?",
               "SELECT count(*) FROM payments WHERE method = 'card'");
     t->cfg.memory = 3;
@@ -756,10 +749,10 @@ static void pairs_learned_during_a_session_are_used(void **state)
     struct steps *t = steps(state, r);
     char path[4200];
 
-    snprintf(path, sizeof path, "%s/later.sqlite", cache_dir);
+    snprintf(path, sizeof path, "%s/later.sqlite", tmpdir);
     t->cfg.memory = 3;
     t->cfg.memory_path = path;
-    agent_open(t, shop());
+    agent_open(t, testdb_shop());
     turn(t, "How many orders were refunded?");
     assert_null(strstr(t->s.last_user, "Examples of questions"));
     /* the store appears while the agent lives (askdb learn in another
@@ -815,12 +808,9 @@ static void question_not_utf8_is_repaired(void **state)
 {
     static const char *const r[] = {"SELECT count(*) FROM customers", NULL};
     struct steps *t = steps(state, r);
-    char path[] = "/tmp/askdb-trace-XXXXXX", ev[8192];
-    int fd;
+    char path[128], ev[8192];
 
-    fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
+    assert_int_equal(tmpfile_make(path, sizeof path, "trace"), 0);
     t->cfg.trace_path = path;
     ask(t, "How many customers live in M\xe9xico?", ASKDB_OK);
     assert_int_equal(t->s.invalid, 0);
@@ -844,7 +834,7 @@ static void latin1_values_are_left_out_of_the_prompt(void **state)
                  "INSERT INTO cafes (name) VALUES ('Caf\xe9 de Flore'), "
                  "('Les Deux Magots'), ('La Rotonde');");
     t->cfg.values = 1;
-    snprintf(trace, sizeof trace, "%s/latin1.trace", cache_dir);
+    snprintf(trace, sizeof trace, "%s/latin1.trace", tmpdir);
     t->cfg.trace_path = trace;
     ask_on(t, db, "Is Cafe de Flore or Les Deux Magots older?",
            ASKDB_OK);
@@ -894,13 +884,14 @@ static void failed_value_lookup_is_not_a_failed_question(void **state)
     t->cfg.values = 1;
     a = ask(t, "How many customers live in Yokohama?", ASKDB_OK);
     assert_non_null(strstr(t->s.last_user, "'Yokohama'"));
-    assert_int_equal(cache_file_checksum(shop(), sum, dir, sizeof dir), 0);
-    snprintf(file, sizeof file, "%s/values/%s.fts", cache_dir, sum);
+    assert_int_equal(
+        cache_file_checksum(testdb_shop(), sum, dir, sizeof dir), 0);
+    snprintf(file, sizeof file, "%s/values/%s.fts", tmpdir, sum);
     assert_int_equal(sqlfile_exec(file, "UPDATE val_words_data SET block = "
                                         "x'0102030405060708090a' WHERE id > "
                                         "10"), 0);
 
-    snprintf(trace, sizeof trace, "%s/lookup.trace", cache_dir);
+    snprintf(trace, sizeof trace, "%s/lookup.trace", tmpdir);
     t->cfg.trace_path = trace;
     a = ask(t, "How many customers live in Yokohama?", ASKDB_OK);
     assert_null(strstr(t->s.last_user, "Values the question mentions"));
@@ -918,7 +909,7 @@ static void failed_examples_lookup_is_not_a_failed_question(void **state)
     char path[4200];
     askdb_answer *a;
 
-    snprintf(path, sizeof path, "%s/damaged.sqlite", cache_dir);
+    snprintf(path, sizeof path, "%s/damaged.sqlite", tmpdir);
     store_with_a_pair(path);
     assert_int_equal(sqlfile_exec(path, "DROP TABLE pairs_fts"), 0);
     t->cfg.memory = 3;
@@ -938,11 +929,11 @@ static void locked_store_is_tried_again_next_question(void **state)
     sqlite3 *lock = NULL;
     char path[4200];
 
-    snprintf(path, sizeof path, "%s/locked.sqlite", cache_dir);
+    snprintf(path, sizeof path, "%s/locked.sqlite", tmpdir);
     store_with_a_pair(path);
     t->cfg.memory = 3;
     t->cfg.memory_path = path;
-    agent_open(t, shop());
+    agent_open(t, testdb_shop());
     assert_int_equal(sqlite3_open(path, &lock), SQLITE_OK);
     assert_int_equal(sqlite3_exec(lock, "BEGIN EXCLUSIVE", NULL, NULL, NULL),
                      SQLITE_OK);
@@ -952,20 +943,6 @@ static void locked_store_is_tried_again_next_question(void **state)
     sqlite3_close(lock);
     turn(t, "How many orders were refunded?");
     assert_non_null(strstr(t->s.last_user, "status = 'cancelled'"));
-}
-
-static int setup(void **state)
-{
-    (void)state;
-    if (tmpdir_make(cache_dir, sizeof cache_dir, "steps"))
-        return -1;
-    return setenv("ASKDB_CACHE_DIR", cache_dir, 1);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return tmpdir_remove(cache_dir);
 }
 
 /* Each test with its fixture (struct steps). */
@@ -1012,5 +989,6 @@ int main(void)
         T(failed_examples_lookup_is_not_a_failed_question),
         T(locked_store_is_tried_again_next_question),
     };
-    return cmocka_run_group_tests_name("agent_steps", tests, setup, teardown);
+    return cmocka_run_group_tests_name("agent_steps", tests,
+                                       tmpdir_cache_setup, tmpdir_teardown);
 }

@@ -1,10 +1,6 @@
 /* test_analyze.c - the query analysis: aliases, joins, cross joins,
 ** aggregates and literals over the shop schema, and garbage survived. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,15 +14,8 @@ static const struct db_schema *shop;
 
 static int setup(void **state)
 {
-    const char *path = getenv("SHOP_DB");
-
     (void)state;
-    if (askdb_db_open(path ? path : "examples/shop.db", NULL, &db) ||
-        db_schema(db, &shop)) {
-        fprintf(stderr, "cannot open the shop database: %s\n",
-                askdb_db_errmsg(db));
-        return -1;
-    }
+    db = testdb_open(testdb_shop(), NULL, &shop);
     return 0;
 }
 

@@ -1,10 +1,6 @@
 /* test_api.c - the public API as an embedder uses it: cancel, a shared
 ** model on threads, learned pairs, the JSON writers, output paths. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -15,7 +11,6 @@
 
 #include "askdb.h"
 #include "scripted.h"
-#include "tmpfiles.h"
 
 static double now_ms(void)
 {
@@ -68,7 +63,7 @@ static void cancel_stops_a_running_query(void **state)
 
     (void)state;
     cfg.query_timeout_ms = 60000;
-    assert_int_equal(askdb_agent_new(&cfg, shop(), &ag), ASKDB_OK);
+    assert_int_equal(askdb_agent_new(&cfg, testdb_shop(), &ag), ASKDB_OK);
     c.ag = ag;
     assert_int_equal(pthread_create(&c.th, NULL, cancel_later, &c), 0);
     assert_int_equal(askdb_agent_ask(ag, "count to a billion", &a),
@@ -96,7 +91,7 @@ static void cancel_between_questions_is_forgotten(void **state)
     askdb_answer *a = NULL;
 
     (void)state;
-    assert_int_equal(askdb_agent_new(&cfg, shop(), &ag), ASKDB_OK);
+    assert_int_equal(askdb_agent_new(&cfg, testdb_shop(), &ag), ASKDB_OK);
     askdb_agent_cancel(ag);
     assert_int_equal(askdb_agent_ask(ag, "one", &a), ASKDB_OK);
     assert_string_equal(a->sql, "SELECT 1 AS one");
@@ -109,12 +104,17 @@ static void cancel_between_questions_is_forgotten(void **state)
 /* A shared model                                                         */
 /* ---------------------------------------------------------------------- */
 
-/* The small GGUF model, or NULL (the test then says it skipped). */
+/* The small GGUF model, or NULL (the test then says it skipped): also
+** NULL in a build without llama.cpp, which cannot load it. */
 static const char *small_model(void)
 {
-    const char *p = getenv("ASKDB_SMALL_MODEL");
+    const char *p = testenv_small_model();
 
-    if (!p || !*p || access(p, R_OK) != 0) {
+#ifndef ASKDB_HAVE_LLAMA
+    print_message("skipped: askdb was built without llama.cpp\n");
+    return NULL;
+#endif
+    if (!p || access(p, R_OK) != 0) {
         print_message("skipped: ASKDB_SMALL_MODEL is not set "
                       "(scripts/models.sh small)\n");
         return NULL;
@@ -198,12 +198,14 @@ static void shared_model_serves_agents_on_two_threads(void **state)
     assert_int_equal(askdb_model_new(&cfg, &m), ASKDB_OK);
     assert_string_equal(askdb_model_provider(m), "local");
     memset(k, 0, sizeof k);
-    assert_int_equal(askdb_agent_new_with_model(&cfg, m, shop(), &k[0].ag),
-                     ASKDB_OK);
+    assert_int_equal(
+        askdb_agent_new_with_model(&cfg, m, testdb_shop(), &k[0].ag),
+        ASKDB_OK);
     maps_one = mappings_of(path);
     assert_true(maps_one > 0);
-    assert_int_equal(askdb_agent_new_with_model(&cfg, m, shop(), &k[1].ag),
-                     ASKDB_OK);
+    assert_int_equal(
+        askdb_agent_new_with_model(&cfg, m, testdb_shop(), &k[1].ag),
+        ASKDB_OK);
     /* The second agent maps nothing more of the model file. */
     assert_int_equal(mappings_of(path), maps_one);
     if (askdb_agent_ask(k[0].ag, "How many customers are there?", &alone) ==
@@ -238,7 +240,7 @@ static void failed_model_makes_no_agent(void **state)
     cfg.provider = "nonsense";
     assert_int_equal(askdb_model_new(&cfg, &m), ASKDB_ERR_USAGE);
     assert_non_null(strstr(askdb_model_errmsg(m), "unknown model provider"));
-    assert_int_equal(askdb_agent_new_with_model(&cfg, m, shop(), &ag),
+    assert_int_equal(askdb_agent_new_with_model(&cfg, m, testdb_shop(), &ag),
                      ASKDB_ERR_USAGE);
     assert_null(ag);
     askdb_model_free(m);
@@ -262,7 +264,7 @@ static void cancel_stops_the_local_model(void **state)
         return;
     cfg = small_config(path);
     cfg.max_tokens = 400;
-    assert_int_equal(askdb_agent_new(&cfg, shop(), &ag), ASKDB_OK);
+    assert_int_equal(askdb_agent_new(&cfg, testdb_shop(), &ag), ASKDB_OK);
     c.ag = ag;
     assert_int_equal(pthread_create(&c.th, NULL, cancel_later, &c), 0);
     st = askdb_agent_ask(ag, "How many customers are there?", &a);
@@ -313,14 +315,14 @@ static void memory_learns_lists_imports_and_forgets(void **state)
     snprintf(other, sizeof other, "%s/other.db", dir);
 
     assert_int_equal(askdb_memory_open(store, 0, &m), ASKDB_OK);
-    assert_int_equal(askdb_memory_list(m, shop(), &p, &np), ASKDB_OK);
+    assert_int_equal(askdb_memory_list(m, testdb_shop(), &p, &np), ASKDB_OK);
     assert_int_equal(np, 0);
     assert_int_equal(askdb_memory_learn(m, NULL, "q", "SELECT 1", NULL, NULL),
                      ASKDB_ERR_USAGE);
     askdb_memory_close(m);
     assert_int_not_equal(access(store, F_OK), 0);   /* not created */
 
-    assert_int_equal(askdb_db_open(shop(), NULL, &db), ASKDB_OK);
+    assert_int_equal(askdb_db_open(testdb_shop(), NULL, &db), ASKDB_OK);
     assert_int_equal(askdb_memory_open(store, 1, &m), ASKDB_OK);
     assert_string_equal(askdb_memory_path(m), store);
     assert_int_equal(askdb_memory_learn(m, db, "How many customers?",
@@ -356,7 +358,7 @@ static void memory_learns_lists_imports_and_forgets(void **state)
                                      "no such column: nope"));
     assert_non_null(strstr(rejected, "3:not valid JSON"));
 
-    assert_int_equal(askdb_memory_list(m, shop(), &p, &np), ASKDB_OK);
+    assert_int_equal(askdb_memory_list(m, testdb_shop(), &p, &np), ASKDB_OK);
     assert_int_equal(np, 2);
     assert_string_equal(p[0].question, "how many  CUSTOMERS?");
     assert_string_equal(p[0].sql, "SELECT count(id) FROM customers");
@@ -364,10 +366,11 @@ static void memory_learns_lists_imports_and_forgets(void **state)
     assert_int_equal(strlen(p[1].added_at), 20);
     askdb_pairs_free(p, np);
 
-    assert_int_equal(askdb_memory_forget(m, shop(), "HOW MANY CUSTOMERS?",
-                                         &removed), ASKDB_OK);
+    assert_int_equal(askdb_memory_forget(m, testdb_shop(),
+                                         "HOW MANY CUSTOMERS?", &removed),
+                     ASKDB_OK);
     assert_int_equal(removed, 1);
-    assert_int_equal(askdb_memory_forget(m, shop(), NULL, &removed),
+    assert_int_equal(askdb_memory_forget(m, testdb_shop(), NULL, &removed),
                      ASKDB_OK);
     assert_int_equal(removed, 1);
     assert_int_equal(askdb_memory_list(m, "/no/such/db", &p, &np),
@@ -404,7 +407,7 @@ static void answer_json_is_one_document_and_escapes_c1_on_request(void **st)
     char *plain = NULL, *term = NULL, *pretty = NULL, *res = NULL;
 
     (void)st;
-    assert_int_equal(askdb_agent_new(&cfg, shop(), &ag), ASKDB_OK);
+    assert_int_equal(askdb_agent_new(&cfg, testdb_shop(), &ag), ASKDB_OK);
     assert_int_equal(askdb_agent_ask_opts(ag, "odd values", &o, &a),
                      ASKDB_OK);
     assert_int_equal(askdb_answer_json(a, 0, &plain), ASKDB_OK);
@@ -461,7 +464,7 @@ static void schema_json_and_explain(void **state)
     size_t i;
 
     (void)state;
-    assert_int_equal(askdb_db_open(shop(), NULL, &db), ASKDB_OK);
+    assert_int_equal(askdb_db_open(testdb_shop(), NULL, &db), ASKDB_OK);
     assert_int_equal(askdb_db_schema_json(db, 0, &j), ASKDB_OK);
     assert_int_equal(askdb_db_schema_text(db, &text), ASKDB_OK);
     o = json_loads(j, 0, &je);

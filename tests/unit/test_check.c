@@ -1,10 +1,6 @@
 /* test_check.c - each check fires on a bad query and stays silent on its
 ** good twin, over the shop database and Spider's. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -15,22 +11,14 @@
 #include "agent/check.h"
 #include "core/buf.h"
 #include "db/db.h"
-#include "tmpfiles.h"
 
 static askdb_db *db;
 static const struct db_schema *shop;
 
 static int setup(void **state)
 {
-    const char *path = getenv("SHOP_DB");
-
     (void)state;
-    if (askdb_db_open(path ? path : "examples/shop.db", NULL, &db) ||
-        db_schema(db, &shop)) {
-        fprintf(stderr, "cannot open the shop database: %s\n",
-                askdb_db_errmsg(db));
-        return -1;
-    }
+    db = testdb_open(testdb_shop(), NULL, &shop);
     return 0;
 }
 
@@ -207,19 +195,17 @@ static void text_value_not_in_the_column(void **state)
 ** lost (a hint over its cap used to drop every finding of the query). */
 static void long_stored_values_are_cut_not_the_findings(void **state)
 {
-    char path[] = "/tmp/askdb-check-XXXXXX";
+    char path[128];
     struct check_finding *f = NULL;
     const struct db_schema *s;
     const char *lit = NULL;
     struct buf sql;
     askdb_db *d = NULL;
     json_t *j;
-    int fd, i, k, n = -1;
+    int i, k, n = -1;
 
     (void)state;
-    fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
+    assert_int_equal(tmpfile_make(path, sizeof path, "check"), 0);
     buf_init(&sql, 0);
     buf_puts(&sql, "CREATE TABLE products (id INTEGER PRIMARY KEY, "
                    "description TEXT);");
@@ -323,20 +309,13 @@ static void result_shape_against_the_question(void **state)
 /* The checks over a Spider database (chinook_1), skipped without one. */
 static void spider_chinook(void **state)
 {
-    const char *dir = getenv("SPIDER_DIR");
     const struct db_schema *s;
     char path[1024];
-    askdb_db *d = NULL;
+    askdb_db *d;
 
     (void)state;
-    if (!dir || !*dir) {
-        printf("skipped: set SPIDER_DIR to Spider's training set\n");
-        skip();
-    }
-    snprintf(path, sizeof path, "%s/database/chinook_1/chinook_1.sqlite",
-             dir);
-    if (askdb_db_open(path, NULL, &d) || db_schema(d, &s))
-        fail_msg("%s: %s", path, askdb_db_errmsg(d));
+    testdb_spider("chinook_1", path, sizeof path);
+    d = testdb_open(path, NULL, &s);
     before_on(d, s, "q",
               "SELECT T2.FirstName FROM CUSTOMER AS T1 JOIN EMPLOYEE AS T2 "
               "ON T1.SupportRepId = T2.EmployeeId WHERE T1.FirstName = "

@@ -1,10 +1,6 @@
 /* test_core.c - the core helpers: JSON from untrusted text, configuration,
 ** the trace file. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -15,7 +11,6 @@
 #include "askdb.h"
 #include "core/json.h"
 #include "core/trace.h"
-#include "tmpfiles.h"
 
 /* The compact serialization of o, which must succeed; caller frees. */
 static char *dump_ok(const json_t *o)
@@ -195,49 +190,6 @@ static void env_gguf_model_does_not_beat_a_given_url(void **state)
     unsetenv("ASKDB_MODEL");
 }
 
-static char tmpdir[256];
-
-static int setup(void **state)
-{
-    (void)state;
-    return tmpdir_make(tmpdir, sizeof tmpdir, "core");
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return tmpdir_remove(tmpdir);
-}
-
-/* The whole file at path (malloc()ed, NUL-terminated); *len its size. */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *p;
-    long n;
-
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    rewind(f);
-    p = malloc((size_t)n + 1);
-    assert_non_null(p);
-    assert_int_equal(fread(p, 1, (size_t)n, f), (size_t)n);
-    p[n] = '\0';
-    fclose(f);
-    *len = (size_t)n;
-    return p;
-}
-
-static void write_bytes(const char *path, const char *b, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-
-    assert_non_null(f);
-    assert_int_equal(fwrite(b, 1, n, f), n);
-    fclose(f);
-}
-
 /*
 ** A trace path that is an SQLite database (the one being asked, say), or
 ** its write-ahead log or journal, is refused before anything is written.
@@ -262,25 +214,27 @@ static void trace_refuses_sqlite_files(void **state)
     (void)state;
     for (i = 0; i < sizeof files / sizeof *files; i++) {
         snprintf(p, sizeof p, "%s/%s", tmpdir, files[i].name);
-        write_bytes(p, files[i].bytes, files[i].n);
+        assert_int_equal(file_write(p, files[i].bytes, files[i].n), 0);
         t = trace_open(p, &err);
         assert_null(t);
         assert_non_null(err);
         assert_non_null(strstr(err, files[i].why));
         assert_non_null(strstr(err, "askdb never writes to databases"));
-        got = slurp(p, &n);
+        got = file_read(p, &n);
+        assert_non_null(got);
         assert_int_equal(n, files[i].n);
         assert_memory_equal(got, files[i].bytes, n);
         free(got);
     }
     /* Text, or nothing yet: a trace. */
     snprintf(p, sizeof p, "%s/run.jsonl", tmpdir);
-    write_bytes(p, "{}\n", 3);
+    assert_int_equal(file_write(p, "{}\n", 3), 0);
     t = trace_open(p, &err);
     assert_non_null(t);
     trace_write(t, "x", json_object());
     trace_close(t);
-    got = slurp(p, &n);
+    got = file_read(p, &n);
+    assert_non_null(got);
     assert_true(strncmp(got, "{}\n{\"step\":\"x\",\"t_ms\":",
                         strlen("{}\n{\"step\":\"x\",\"t_ms\":")) == 0);
     assert_int_equal(got[n - 1], '\n');
@@ -343,7 +297,8 @@ static void parallel_trace_lines_never_interleave(void **state)
         pthread_join(th[i], &ok[i]);
         assert_non_null(ok[i]);
     }
-    all = slurp(p, &n);
+    all = file_read(p, &n);
+    assert_non_null(all);
     for (line = all; *line; line = next) {
         size_t na, nb, len;
         next = strchr(line, '\n');
@@ -377,5 +332,6 @@ int main(void)
         cmocka_unit_test(trace_refuses_sqlite_files),
         cmocka_unit_test(parallel_trace_lines_never_interleave),
     };
-    return cmocka_run_group_tests_name("core", tests, setup, teardown);
+    return cmocka_run_group_tests_name("core", tests, tmpdir_setup,
+                                       tmpdir_teardown);
 }

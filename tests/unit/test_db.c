@@ -1,9 +1,5 @@
 /* test_db.c - read-only open, schema extraction, and the statement guard. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +10,7 @@
 
 #include "core/buf.h"
 #include "db/db.h"
-#include "tmpfiles.h"
 
-static char tmpdir[256];
 static char dbpath[300];
 
 /* A small database of our own with every feature the schema reader
@@ -54,28 +48,19 @@ static unsigned long long file_sum(const char *path)
 
 static int setup(void **state)
 {
-    (void)state;
-    if (tmpdir_make(tmpdir, sizeof tmpdir, "db"))
+    if (tmpdir_setup(state))
         return -1;
     snprintf(dbpath, sizeof dbpath, "%s/f.db", tmpdir);
     return sqlfile_exec(dbpath, fixture_sql);
 }
 
-static int teardown(void **state)
-{
-    (void)state;
-    return tmpdir_remove(tmpdir);
-}
-
+/* The fixture, opened with a 300 ms query limit. */
 static askdb_db *open_ok(void)
 {
     askdb_config cfg = askdb_config_default();
-    askdb_db *db = NULL;
 
     cfg.query_timeout_ms = 300;
-    if (askdb_db_open(dbpath, &cfg, &db) != ASKDB_OK)
-        fail_msg("open: %s", askdb_db_errmsg(db));
-    return db;
+    return testdb_open(dbpath, &cfg, NULL);
 }
 
 static void missing_path_is_an_error_and_creates_nothing(void **state)
@@ -95,9 +80,11 @@ static void missing_path_is_an_error_and_creates_nothing(void **state)
 
 static void directory_and_junk_file_are_refused(void **state)
 {
+    static const char junk[] =
+        "this is not a database, just some text long enough to have "
+        "a header of a hundred bytes or so..............................";
     char p[400];
     askdb_db *db = NULL;
-    FILE *f;
     unsigned long long before;
 
     (void)state;
@@ -106,12 +93,7 @@ static void directory_and_junk_file_are_refused(void **state)
     askdb_db_close(db);
 
     snprintf(p, sizeof p, "%s/junk.txt", tmpdir);
-    f = fopen(p, "w");
-    assert_non_null(f);
-    fputs("this is not a database, just some text long enough to have "
-          "a header of a hundred bytes or so..............................",
-          f);
-    fclose(f);
+    assert_int_equal(file_write(p, junk, strlen(junk)), 0);
     before = file_sum(p);
     db = NULL;
     assert_int_equal(askdb_db_open(p, NULL, &db), ASKDB_ERR_DB_OPEN);
@@ -674,5 +656,6 @@ int main(void)
         cmocka_unit_test(rows_bigger_than_the_cap_stay_readable),
         cmocka_unit_test(zero_or_negative_limits_mean_the_defaults),
     };
-    return cmocka_run_group_tests_name("db", tests, setup, teardown);
+    return cmocka_run_group_tests_name("db", tests, setup,
+                                       tmpdir_teardown);
 }

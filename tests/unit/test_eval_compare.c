@@ -1,9 +1,5 @@
 /* test_eval_compare.c - execution accuracy rules, pair by pair, by hand. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,9 +1,5 @@
 /* test_eval_hardness.c - Spider difficulty levels of known gold queries. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include <string.h>
 

@@ -1,9 +1,5 @@
 /* test_eval_item.c - scoring one eval item against a real database. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,9 +8,7 @@
 
 #include "eval/eval.h"
 #include "eval/record.h"
-#include "tmpfiles.h"
 
-static char tmpdir[256];
 static char dbpath[300];
 
 /* A model that must never be reached in these tests. */
@@ -31,18 +25,11 @@ static int no_model(void *ud, int n, const char *const *roles,
 
 static int setup(void **state)
 {
-    (void)state;
-    if (tmpdir_make(tmpdir, sizeof tmpdir, "evalitem"))
+    if (tmpdir_setup(state))
         return -1;
     snprintf(dbpath, sizeof dbpath, "%s/t.db", tmpdir);
     return sqlfile_exec(dbpath,
                         "CREATE TABLE t (x); INSERT INTO t VALUES (1);");
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return tmpdir_remove(tmpdir);
 }
 
 /*
@@ -96,5 +83,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(answer_without_attempts_is_scored),
     };
-    return cmocka_run_group_tests_name("eval_item", tests, setup, teardown);
+    return cmocka_run_group_tests_name("eval_item", tests, setup,
+                                       tmpdir_teardown);
 }

@@ -1,9 +1,5 @@
 /* test_eval_suite.c - suites, sampling, records, summary and report pieces. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,15 +15,13 @@
 /* Write text to a fresh temp file; returns its malloc()ed path. */
 static char *temp_file(const char *text)
 {
-    char *path = strdup("/tmp/askdb-test-suite-XXXXXX");
-    int fd;
+    char path[128], *p;
 
-    assert_non_null(path);
-    fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-    close(fd);
-    return path;
+    assert_int_equal(tmpfile_make(path, sizeof path, "suite"), 0);
+    assert_int_equal(file_write(path, text, strlen(text)), 0);
+    p = strdup(path);
+    assert_non_null(p);
+    return p;
 }
 
 static void splitmix64_matches_reference_values(void **state)
@@ -88,6 +82,35 @@ static void loads_spider_and_computes_hardness(void **state)
     assert_non_null(strstr(err, "--db-root"));
     unlink(p);
     free(p);
+}
+
+static void loads_spider_from_its_own_layout(void **state)
+{
+    static const char train[] =
+        "[{\"db_id\": \"farm\", \"question\": \"How many farms?\", "
+        "\"query\": \"SELECT count(*) FROM farm\"},\n"
+        " {\"db_id\": \"city\", \"question\": \"No gold\"}]";
+    char dir[128], path[256], want[256], err[256];
+    struct suite s;
+
+    (void)state;
+    assert_int_equal(tmpdir_make(dir, sizeof dir, "spider"), 0);
+    assert_int_not_equal(suite_load_spider(dir, &s, err, sizeof err),
+                         ASKDB_OK);
+    assert_non_null(strstr(err, "train.json"));
+    snprintf(path, sizeof path, "%s/train.json", dir);
+    assert_int_equal(file_write(path, train, strlen(train)), 0);
+    assert_int_equal(suite_load_spider(dir, &s, err, sizeof err), ASKDB_OK);
+    assert_int_equal(s.n, 2);
+    snprintf(want, sizeof want, "%s/database/farm/farm.sqlite", dir);
+    assert_string_equal(s.items[0].db_path, want);
+    assert_string_equal(s.items[0].question, "How many farms?");
+    assert_string_equal(s.items[0].gold, "SELECT count(*) FROM farm");
+    assert_null(s.items[0].malformed);
+    assert_string_equal(s.items[1].db_id, "city");
+    assert_non_null(s.items[1].malformed);
+    suite_free(&s);
+    assert_int_equal(tmpdir_remove(dir), 0);
 }
 
 static void loads_bird_with_evidence_and_difficulty(void **state)
@@ -343,6 +366,7 @@ int main(void)
         cmocka_unit_test(splitmix64_matches_reference_values),
         cmocka_unit_test(sample_is_reproducible),
         cmocka_unit_test(loads_spider_and_computes_hardness),
+        cmocka_unit_test(loads_spider_from_its_own_layout),
         cmocka_unit_test(loads_bird_with_evidence_and_difficulty),
         cmocka_unit_test(loads_json_lines_relative_to_the_suite),
         cmocka_unit_test(selects_by_db_then_sample_then_limit),

@@ -1,11 +1,8 @@
 /* test_extract.c - SQL taken out of model replies, and its shape check. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <cmocka.h>
+
+#include "testutil.h"
 
 #include "sql/extract.h"
 

@@ -1,10 +1,6 @@
 /* test_grammar.c - the constrained-decoding grammar, checked by llama.cpp's
 ** own grammar engine: real queries pass, unknown names and writes do not. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,8 +12,9 @@
 #include "sql/grammar.h"
 
 #ifdef ASKDB_HAVE_LLAMA
-#include <jansson.h>
 #include <llama.h>
+
+#include "eval/suite.h"
 #endif
 
 /* A schema of our own: a column with a space, one named like a keyword,
@@ -92,11 +89,11 @@ static void quiet_log(enum ggml_log_level level, const char *text, void *ud)
 
 static int load_vocab(void **state)
 {
-    const char *path = getenv("ASKDB_SMALL_MODEL");
+    const char *path = testenv_small_model();
     struct llama_model_params mp = llama_model_default_params();
 
     (void)state;
-    if (!path || !*path)
+    if (!path)
         return 0;
     llama_log_set(quiet_log, NULL);
     llama_backend_init();
@@ -423,43 +420,31 @@ static int check_renamed(struct llama_sampler *g, const struct db_schema *s,
 
 static void spider_gold_accepted_renamed_columns_refused(void **state)
 {
-    const char *dir = getenv("SPIDER_DIR");
-    char path[1024], reply[4096];
-    json_t *root, *e;
-    json_error_t err;
-    size_t i;
+    char path[1024], reply[4096], err[512];
+    struct suite suite;
+    long i;
     int d, total = 0, refused = 0, renamed = 0;
 
     (void)state;
     NEED_VOCAB();
-    if (!dir || !*dir) {
-        printf("skipped: set SPIDER_DIR to Spider's training set "
-               "(../shared/bench/spider-train)\n");
-        skip();
-    }
-    snprintf(path, sizeof path, "%s/train.json", dir);
-    root = json_load_file(path, 0, &err);
-    if (!root)
-        fail_msg("cannot read %s: %s", path, err.text);
+    if (suite_load_spider(testdb_spider_dir(), &suite, err, sizeof err))
+        fail_msg("%s", err);
     for (d = 0; spider_dbs[d]; d++) {
         const struct db_schema *s;
-        askdb_db *db = NULL;
+        askdb_db *db;
         struct llama_sampler *g;
         askdb_config cfg = askdb_config_default();
 
         int n = 0;
 
         cfg.sample_values = 0;
-        snprintf(path, sizeof path, "%s/database/%s/%s.sqlite", dir,
-                 spider_dbs[d], spider_dbs[d]);
-        assert_int_equal(askdb_db_open(path, &cfg, &db), ASKDB_OK);
-        assert_int_equal(db_schema(db, &s), ASKDB_OK);
+        testdb_spider(spider_dbs[d], path, sizeof path);
+        db = testdb_open(path, &cfg, &s);
         g = grammar_for(s);
-        json_array_foreach(root, i, e) {
-            const char *id = json_string_value(json_object_get(e, "db_id"));
-            const char *q = json_string_value(json_object_get(e, "query"));
+        for (i = 0; i < suite.n; i++) {
+            const char *id = suite.items[i].db_id, *q = suite.items[i].gold;
 
-            if (!id || !q || strcmp(id, spider_dbs[d]) || n++ >= PER_DB)
+            if (!q || strcmp(id, spider_dbs[d]) || n++ >= PER_DB)
                 continue;
             total++;
             snprintf(reply, sizeof reply, "```sql\n%s\n```", q);
@@ -473,7 +458,7 @@ static void spider_gold_accepted_renamed_columns_refused(void **state)
         llama_sampler_free(g);
         askdb_db_close(db);
     }
-    json_decref(root);
+    suite_free(&suite);
     printf("spider sample: %d of %d gold queries accepted, %d renamed "
            "columns refused\n", total - refused, total, renamed);
     assert_int_equal(total, 5 * PER_DB);

@@ -1,9 +1,5 @@
 /* test_link.c - schema linking on real schemas, and subset rendering. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,9 +8,7 @@
 
 #include "agent/link.h"
 #include "db/db.h"
-#include "tmpfiles.h"
 
-static char tmpdir[256];
 static char fixture[300];
 
 /* A small database for exact rendering: a composite key, a unique index,
@@ -29,51 +23,19 @@ static const char fixture_sql[] =
 
 static int setup(void **state)
 {
-    (void)state;
-    if (tmpdir_make(tmpdir, sizeof tmpdir, "link"))
+    if (tmpdir_setup(state))
         return -1;
     snprintf(fixture, sizeof fixture, "%s/f.db", tmpdir);
     return sqlfile_exec(fixture, fixture_sql);
 }
 
-static int teardown(void **state)
-{
-    (void)state;
-    return tmpdir_remove(tmpdir);
-}
-
-static askdb_db *open_db(const char *path, const struct db_schema **s)
-{
-    askdb_config cfg = askdb_config_default();
-    askdb_db *db = NULL;
-
-    if (askdb_db_open(path, &cfg, &db) != ASKDB_OK)
-        fail_msg("open %s: %s", path, askdb_db_errmsg(db));
-    if (db_schema(db, s) != ASKDB_OK)
-        fail_msg("schema of %s: %s", path, askdb_db_errmsg(db));
-    return db;
-}
-
-static askdb_db *open_shop(const struct db_schema **s)
-{
-    const char *p = getenv("SHOP_DB");
-
-    return open_db(p ? p : "examples/shop.db", s);
-}
-
-/* A Spider database, or skip when SPIDER_DIR is not set. */
+/* A Spider database, or skip without it. */
 static askdb_db *open_spider(const char *id, const struct db_schema **s)
 {
-    const char *dir = getenv("SPIDER_DIR");
     char path[1024];
 
-    if (!dir || !*dir) {
-        printf("skipped: set SPIDER_DIR to Spider's training set "
-               "(../shared/bench/spider-train)\n");
-        skip();
-    }
-    snprintf(path, sizeof path, "%s/database/%s/%s.sqlite", dir, id, id);
-    return open_db(path, s);
+    testdb_spider(id, path, sizeof path);
+    return testdb_open(path, NULL, s);
 }
 
 static int kept(const struct db_schema *s, const struct link_result *r,
@@ -138,7 +100,7 @@ static void assert_whole(const struct db_schema *s,
 static void small_schema_is_kept_whole(void **state)
 {
     const struct db_schema *s;
-    askdb_db *db = open_shop(&s);
+    askdb_db *db = testdb_open(testdb_shop(), NULL, &s);
     struct link_opts o = link_opts_default();
     struct link_result r;
     char *whole, *sub;
@@ -187,7 +149,7 @@ static void small_schema_is_kept_whole(void **state)
 static void bridging_table_on_the_fk_path_is_added(void **state)
 {
     const struct db_schema *s;
-    askdb_db *db = open_shop(&s);
+    askdb_db *db = testdb_open(testdb_shop(), NULL, &s);
     struct link_opts o = always_prune();
     struct link_result r;
 
@@ -215,7 +177,7 @@ static void bridging_table_on_the_fk_path_is_added(void **state)
 static void hint_adds_its_table(void **state)
 {
     const struct db_schema *s;
-    askdb_db *db = open_shop(&s);
+    askdb_db *db = testdb_open(testdb_shop(), NULL, &s);
     struct link_opts o = always_prune();
     struct link_hint h = {"categories", "name", 2.0};
     struct link_result r;
@@ -245,7 +207,7 @@ static void hint_adds_its_table(void **state)
 static void never_empty_when_nothing_matches(void **state)
 {
     const struct db_schema *s;
-    askdb_db *db = open_shop(&s);
+    askdb_db *db = testdb_open(testdb_shop(), NULL, &s);
     struct link_opts o = always_prune();
     struct link_result r;
 
@@ -267,7 +229,7 @@ static void never_empty_when_nothing_matches(void **state)
 static void same_input_same_result(void **state)
 {
     const struct db_schema *s;
-    askdb_db *db = open_shop(&s);
+    askdb_db *db = testdb_open(testdb_shop(), NULL, &s);
     struct link_opts o = always_prune();
     struct link_result a, b;
     int t;
@@ -293,7 +255,7 @@ static void same_input_same_result(void **state)
 static void wide_tables_keep_keys_and_matched_columns(void **state)
 {
     const struct db_schema *s;
-    askdb_db *db = open_shop(&s);
+    askdb_db *db = testdb_open(testdb_shop(), NULL, &s);
     struct link_opts o = always_prune();
     struct link_result r;
     const struct db_table *c, *p;
@@ -328,7 +290,7 @@ static void wide_tables_keep_keys_and_matched_columns(void **state)
 static void subset_drops_exactly_the_dropped_parts(void **state)
 {
     const struct db_schema *s;
-    askdb_db *db = open_db(fixture, &s);
+    askdb_db *db = testdb_open(fixture, NULL, &s);
     unsigned char keep_table[3] = {0, 1, 1};
     unsigned char dept[3] = {1, 1, 1}, emp[4] = {1, 1, 1, 0};
     unsigned char *keep_col[3];
@@ -389,7 +351,7 @@ static void subset_drops_exactly_the_dropped_parts(void **state)
 static void subset_of_a_linked_schema_matches_its_masks(void **state)
 {
     const struct db_schema *s;
-    askdb_db *db = open_shop(&s);
+    askdb_db *db = testdb_open(testdb_shop(), NULL, &s);
     struct link_opts o = always_prune();
     struct link_result r;
     char *text, head[128];
@@ -493,5 +455,6 @@ int main(void)
         cmocka_unit_test(plural_finds_singular_table),
         cmocka_unit_test(spider_bridges_join_named_tables),
     };
-    return cmocka_run_group_tests_name("link", tests, setup, teardown);
+    return cmocka_run_group_tests_name("link", tests, setup,
+                                       tmpdir_teardown);
 }

@@ -1,10 +1,5 @@
 /* test_llm.c - the model providers against the scripted fake_llm server. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-
-#include <cmocka.h>
+#include "testutil.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -98,44 +93,6 @@ static void sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-
-    assert_non_null(f);
-    assert_int_equal(fputs(text, f) >= 0, 1);
-    assert_int_equal(fclose(f), 0);
-}
-
-/* The whole file, malloc()ed, or NULL. */
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    char *p = NULL;
-    size_t n = 0, cap = 0, got;
-
-    if (!f)
-        return NULL;
-    for (;;) {
-        if (cap - n < 4096) {
-            char *q = realloc(p, cap + 8192);
-
-            if (!q)
-                break;
-            p = q;
-            cap += 8192;
-        }
-        got = fread(p + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    fclose(f);
-    if (p)
-        p[n] = '\0';
-    return p;
-}
-
 /* Start fake_llm with `script`; fails the test when it cannot. */
 static void fake_start(struct fake *f, const char *script)
 {
@@ -145,13 +102,12 @@ static void fake_start(struct fake *f, const char *script)
 
     if (!bin || !*bin)
         fail_msg("FAKE_LLM is not set (path to the fake_llm binary)");
-    snprintf(f->dir, sizeof f->dir, "/tmp/askdb-test-llm-XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
+    assert_int_equal(tmpdir_make(f->dir, sizeof f->dir, "llm"), 0);
     snprintf(f->script, sizeof f->script, "%s/script.json", f->dir);
     snprintf(f->log, sizeof f->log, "%s/log.jsonl", f->dir);
     snprintf(f->portfile, sizeof f->portfile, "%s/port", f->dir);
     snprintf(f->errfile, sizeof f->errfile, "%s/stderr", f->dir);
-    write_file(f->script, script);
+    assert_int_equal(file_write(f->script, script, strlen(script)), 0);
     f->pid = fork();
     assert_true(f->pid >= 0);
     if (f->pid == 0) {
@@ -163,7 +119,7 @@ static void fake_start(struct fake *f, const char *script)
         _exit(127);
     }
     for (i = 0; i < 400; i++) {
-        port = read_file(f->portfile);
+        port = file_read(f->portfile, NULL);
         if (port && *port)
             break;
         free(port);
@@ -205,7 +161,7 @@ static void fake_stop(struct fake *f)
 static json_t *fake_log(const struct fake *f)
 {
     json_t *all = json_array(), *e;
-    char *text = read_file(f->log), *line, *nl;
+    char *text = file_read(f->log, NULL), *line, *nl;
 
     for (line = text; line && *line; line = nl ? nl + 1 : line + strlen(line)) {
         nl = strchr(line, '\n');
@@ -1508,40 +1464,6 @@ static void candidate_seeds_and_temperatures(void **ts)
     assert_int_equal(llm_candidate_seed(&req, 1), 0);   /* stays >= 0 */
 }
 
-static void local_without_llama_says_how_to_enable(void **ts)
-{
-    askdb_config c = askdb_config_default();
-    llm *m = NULL;
-    char err[512];
-
-    (void)ts;
-#ifdef ASKDB_HAVE_LLAMA
-    /* Built with llama.cpp: this message does not exist; the local
-    ** provider's own errors are covered by test_local. */
-    (void)c;
-    (void)m;
-    (void)err;
-    skip();
-#endif
-    assert_int_equal(llm_new(&c, &m, err, sizeof err), ASKDB_ERR_UNSUPPORTED);
-    assert_null(m);
-    assert_string_equal(
-        err, "the local model is not built into this askdb (run 'make "
-             "llama model' and rebuild to build it in, or use a remote "
-             "model: --llm-url URL --model NAME); no model is configured: "
-             "point --llm-url or ASKDB_LLM_URL at an OpenAI-compatible "
-             "server, or pass --provider openai or --provider anthropic "
-             "with --model NAME (the key in OPENAI_API_KEY or "
-             "ANTHROPIC_API_KEY)");
-    c.provider = "local";
-    c.model = "model.gguf";
-    assert_int_equal(llm_new(&c, &m, err, sizeof err), ASKDB_ERR_UNSUPPORTED);
-    assert_string_equal(
-        err, "the local model is not built into this askdb (run 'make "
-             "llama model' and rebuild to build it in, or use a remote "
-             "model: --llm-url URL --model NAME)");
-}
-
 /* A server's body in an error message: trailing blanks dropped, control
 ** characters as spaces, at most 200 bytes cut between characters. */
 static void snippet_is_cut_between_characters(void **ts)
@@ -1599,7 +1521,6 @@ int main(void)
         T(complete_n_custom_calls_the_callback_once_per_reply),
         T(complete_n_openai_sends_one_request_per_seed),
         T(candidate_seeds_and_temperatures),
-        T(local_without_llama_says_how_to_enable),
         cmocka_unit_test(snippet_is_cut_between_characters),
     };
 

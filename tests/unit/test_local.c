@@ -1,10 +1,5 @@
 /* test_local.c - the in-process llama.cpp provider with the small model. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-
-#include <cmocka.h>
+#include "testutil.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -18,7 +13,6 @@
 #include <sqlite3.h>
 
 #include "llm/llm.h"
-#include "tmpfiles.h"
 
 #ifdef ASKDB_HAVE_LLAMA
 #include <llama.h>
@@ -48,13 +42,6 @@ struct pieces {
     int calls;
 };
 
-static const char *small_model(void)
-{
-    const char *p = getenv("ASKDB_SMALL_MODEL");
-
-    return p && *p ? p : NULL;
-}
-
 /* Skip the calling test unless the local model can run. */
 static void need_model(void)
 {
@@ -63,7 +50,7 @@ static void need_model(void)
                   "(make llama, then rebuild)\n");
     skip();
 #else
-    if (!small_model()) {
+    if (!testenv_small_model()) {
         print_message("skipped: ASKDB_SMALL_MODEL is not set (scripts/"
                       "models.sh small, then run through make unit)\n");
         skip();
@@ -78,7 +65,7 @@ static int setup(void **ts)
     if (!s)
         return -1;
     s->cfg = askdb_config_default();
-    s->cfg.model = small_model();
+    s->cfg.model = testenv_small_model();
     s->cfg.threads = 1;
     *ts = s;
     return 0;
@@ -175,7 +162,7 @@ static int prompt_tokens_of(const struct llm_msg *msgs, int n,
 
     assert_true(n <= 4);
     mp.vocab_only = true;
-    model = llama_model_load_from_file(small_model(), mp);
+    model = llama_model_load_from_file(testenv_small_model(), mp);
     assert_non_null(model);
     for (i = 0; i < n; i++) {
         cm[i].role = msgs[i].role;
@@ -311,7 +298,7 @@ static void local_keeps_the_stable_prefix_in_a_file(void **ts)
 {
     struct state *s = *ts;
     static const char head[] = "Database schema:\n";
-    char dir[] = "/tmp/askdb-kv-XXXXXX", file[600], first[512];
+    char dir[128], file[600], first[512];
     char u1[2048], u2[2048], u3[2048];
     struct llm_msg q1[] = {{"system", "You write SQLite queries."},
                            {"user", u1}};
@@ -325,8 +312,7 @@ static void local_keeps_the_stable_prefix_in_a_file(void **ts)
     char cap[32];
 
     need_model();
-    assert_non_null(mkdtemp(dir));
-    setenv("ASKDB_CACHE_DIR", dir, 1);
+    assert_int_equal(tmpdir_as_cache(dir, sizeof dir, "kv"), 0);
     snprintf(u1, sizeof u1, "%s%s\nQuestion: How many customers are "
              "there?\n", head, system_prompt);
     snprintf(u2, sizeof u2, "%s%s\nQuestion: Which products never "
@@ -749,8 +735,7 @@ static void long_prompt_is_a_clear_error(void **ts)
 static void missing_model_file_is_a_clear_error(void **ts)
 {
     struct state *s = *ts;
-    char dir[] = "/tmp/askdb-local-XXXXXX", path[128], want[512];
-    FILE *f;
+    char dir[128], path[256], want[512];
 
 #ifndef ASKDB_HAVE_LLAMA
     print_message("skipped: askdb was built without llama.cpp\n");
@@ -766,8 +751,7 @@ static void missing_model_file_is_a_clear_error(void **ts)
                                 "fetches the default model)");
 
     /* The default model, looked for in ASKDB_CACHE_DIR. */
-    assert_non_null(mkdtemp(dir));
-    setenv("ASKDB_CACHE_DIR", dir, 1);
+    assert_int_equal(tmpdir_as_cache(dir, sizeof dir, "local"), 0);
     s->cfg.model = NULL;
     s->cfg.provider = "local";
     assert_int_equal(llm_new(&s->cfg, &s->m, s->err, sizeof s->err),
@@ -782,10 +766,7 @@ static void missing_model_file_is_a_clear_error(void **ts)
 
     /* A file that is not a model. */
     snprintf(path, sizeof path, "%s/junk.gguf", dir);
-    f = fopen(path, "w");
-    assert_non_null(f);
-    fputs("not a model\n", f);
-    fclose(f);
+    assert_int_equal(file_write(path, "not a model\n", 12), 0);
     s->cfg.model = path;
     assert_int_equal(llm_new(&s->cfg, &s->m, s->err, sizeof s->err),
                      ASKDB_ERR_USAGE);
@@ -793,8 +774,7 @@ static void missing_model_file_is_a_clear_error(void **ts)
     snprintf(want, sizeof want, "cannot load model file '%s'", path);
     assert_true(strncmp(s->err, want, strlen(want)) == 0);
     assert_non_null(strstr(s->err, "set ASKDB_LLAMA_LOG=1"));
-    unlink(path);
-    rmdir(dir);
+    assert_int_equal(tmpdir_remove(dir), 0);
 }
 
 static int never_called(void *ud, int n, const char *const *roles,
@@ -857,6 +837,7 @@ static void local_without_llama_says_how_to_enable(void **ts)
              "server, or pass --provider openai or --provider anthropic "
              "with --model NAME (the key in OPENAI_API_KEY or "
              "ANTHROPIC_API_KEY)");
+    c.provider = "local";
     c.model = "model.gguf";
     assert_int_equal(llm_new(&c, &m, err, sizeof err), ASKDB_ERR_UNSUPPORTED);
     assert_string_equal(

@@ -1,20 +1,11 @@
 /* test_mcp.c - the MCP message handler (src/mcp/mcp.c) without a
 ** transport: JSON-RPC errors, version negotiation, a tool call with
 ** progress, cancellation before a call starts. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
-
 #include <jansson.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "askdb.h"
 #include "mcp/mcp.h"
 #include "scripted.h"
+#include "testutil.h"
 
 /* What the handler emitted: each message parsed, in order. */
 struct out {
@@ -41,18 +32,11 @@ struct fixture {
     struct out out;
 };
 
-static const char *shop_db(void)
-{
-    const char *p = getenv("SHOP_DB");
-
-    return p && *p ? p : "examples/shop.db";
-}
-
 static struct fixture *fixture_new(const char *const *replies)
 {
     struct fixture *f = calloc(1, sizeof *f);
     askdb_config cfg = askdb_config_default();
-    const char *paths[1] = {shop_db()}, *names[1] = {NULL};
+    const char *paths[1] = {testdb_shop()}, *names[1] = {NULL};
     char err[512];
 
     assert_non_null(f);

@@ -1,10 +1,6 @@
 /* test_memory.c - the store of learned pairs: add, replace, search, verify. */
 #define _XOPEN_SOURCE 700   /* realpath() */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -17,16 +13,6 @@
 #include "askdb.h"
 #include "core/buf.h"
 #include "core/cache.h"
-
-/* Every test works in its own files under one temp directory. */
-static char tmpdir[256];
-
-static const char *shop(void)
-{
-    const char *p = getenv("SHOP_DB");
-
-    return p ? p : "examples/shop.db";
-}
 
 /* tmpdir/name in a static slot (a few live at once). */
 static const char *tmp(const char *name)
@@ -401,24 +387,23 @@ static void missing_store_without_create_is_nothing_learned(void **state)
 
 static void refuses_files_that_are_not_stores(void **state)
 {
+    static const char notes[] =
+        "these are my notes, not a database at all; long enough to have "
+        "a header's worth of bytes in it, more than one hundred.\n";
     char err[512], before[33], after[33];
     struct memory *m = NULL;
-    FILE *f;
 
     (void)state;
-    assert_int_equal(cache_file_checksum(shop(), before, err, sizeof err),
-                     0);
-    assert_int_equal(memory_open(shop(), 1, &m, err, sizeof err), -1);
+    assert_int_equal(
+        cache_file_checksum(testdb_shop(), before, err, sizeof err), 0);
+    assert_int_equal(memory_open(testdb_shop(), 1, &m, err, sizeof err), -1);
     assert_null(m);
     assert_non_null(strstr(err, "not an askdb memory store"));
-    assert_int_equal(cache_file_checksum(shop(), after, err, sizeof err), 0);
+    assert_int_equal(
+        cache_file_checksum(testdb_shop(), after, err, sizeof err), 0);
     assert_string_equal(before, after);
 
-    f = fopen(tmp("notes.txt"), "w");
-    assert_non_null(f);
-    fputs("these are my notes, not a database at all; long enough to have "
-          "a header's worth of bytes in it, more than one hundred.\n", f);
-    fclose(f);
+    assert_int_equal(file_write(tmp("notes.txt"), notes, strlen(notes)), 0);
     assert_int_equal(memory_open(tmp("notes.txt"), 1, &m, err, sizeof err),
                      -1);
     assert_non_null(strstr(err, "not an SQLite file"));
@@ -449,7 +434,7 @@ static void db_key_is_the_canonical_path(void **state)
     char *key, *direct, cwd[512];
 
     (void)state;
-    direct = realpath(shop(), NULL);
+    direct = realpath(testdb_shop(), NULL);
     assert_non_null(direct);
     assert_int_equal(direct[0], '/');
     assert_int_equal(symlink(direct, tmp("link.db")), 0);
@@ -485,9 +470,9 @@ static void learn_verifies_sql_on_the_database(void **state)
     int n = -1;
 
     (void)state;
-    assert_int_equal(cache_file_checksum(shop(), before, err, sizeof err),
-                     0);
-    assert_int_equal(askdb_db_open(shop(), NULL, &db), ASKDB_OK);
+    assert_int_equal(
+        cache_file_checksum(testdb_shop(), before, err, sizeof err), 0);
+    assert_int_equal(askdb_db_open(testdb_shop(), NULL, &db), ASKDB_OK);
 
     assert_int_equal(memory_learn(m, db, "How many customers?",
                                   " SELECT count(*) AS n FROM customers; ",
@@ -521,7 +506,7 @@ static void learn_verifies_sql_on_the_database(void **state)
                                   sizeof err), MEMORY_REJECTED);
     assert_string_equal(err, "the question is empty");
 
-    key = memory_db_key(shop());
+    key = memory_db_key(testdb_shop());
     assert_int_equal(memory_list(m, key, &p, &n), 0);
     assert_int_equal(n, 2);
     assert_string_equal(p[0].question, "how many CUSTOMERS?");
@@ -532,7 +517,8 @@ static void learn_verifies_sql_on_the_database(void **state)
     free(key);
     askdb_db_close(db);
     memory_close(m);
-    assert_int_equal(cache_file_checksum(shop(), after, err, sizeof err), 0);
+    assert_int_equal(
+        cache_file_checksum(testdb_shop(), after, err, sizeof err), 0);
     assert_string_equal(before, after);
 }
 
@@ -585,29 +571,6 @@ static void renders_pairs_for_the_prompt(void **state)
     buf_free(&b);
 }
 
-/* Remove tmpdir and what the tests left in it (one level of dirs). */
-static void remove_tree(const char *dir)
-{
-    char path[1024];
-    struct dirent *e;
-    struct stat sb;
-    DIR *d = opendir(dir);
-
-    if (!d)
-        return;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
-            remove_tree(path);
-        else
-            unlink(path);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -626,17 +589,7 @@ int main(void)
         cmocka_unit_test(batch_rolls_back_when_not_committed),
         cmocka_unit_test(renders_pairs_for_the_prompt),
     };
-    const char *t = getenv("TMPDIR");
-    int rc;
 
-    snprintf(tmpdir, sizeof tmpdir, "%s/askdb-memory.XXXXXX",
-             t && *t ? t : "/tmp");
-    if (!mkdtemp(tmpdir)) {
-        perror("mkdtemp");
-        return 1;
-    }
     unsetenv("ASKDB_CACHE_DIR");
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    remove_tree(tmpdir);
-    return rc;
+    return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

@@ -1,10 +1,8 @@
-/* test_text.c - valid UTF-8: validation, cutting, repair (core/text.c). */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+/* test_text.c - valid UTF-8: validation, cutting, repair; quoting
+** (core/text.c). */
+#include "testutil.h"
 
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,6 +92,78 @@ static void repair_keeps_valid_text_and_fixes_the_rest(void **state)
     assert_null(text_repair(NULL));
 }
 
+/* s quoted with q, as a string the caller frees. */
+static char *quoted(const char *s, char q)
+{
+    struct buf b;
+
+    buf_init(&b, 0);
+    text_put_quoted(&b, s, q);
+    return buf_steal(&b);
+}
+
+static void quoting_doubles_the_quote_and_nothing_else(void **state)
+{
+    static const struct {
+        const char *in, *name, *literal;
+    } cases[] = {
+        {"plain", "\"plain\"", "'plain'"},
+        {"", "\"\"", "''"},
+        {"say \"hi\"", "\"say \"\"hi\"\"\"", "'say \"hi\"'"},
+        {"O'Brien", "\"O'Brien\"", "'O''Brien'"},
+        {"\"", "\"\"\"\"", "'\"'"},
+        {"Caf\xc3\xa9 \"\xc3\xbc\" \xe2\x80\x9c", /* UTF-8 as it is */
+         "\"Caf\xc3\xa9 \"\"\xc3\xbc\"\" \xe2\x80\x9c\"",
+         "'Caf\xc3\xa9 \"\xc3\xbc\" \xe2\x80\x9c'"},
+        {"M\xe9xico", "\"M\xe9xico\"", "'M\xe9xico'"},  /* not repaired */
+    };
+    size_t i;
+    char *s;
+
+    (void)state;
+    for (i = 0; i < sizeof cases / sizeof *cases; i++) {
+        s = quoted(cases[i].in, '"');
+        assert_string_equal(s, cases[i].name);
+        free(s);
+        s = quoted(cases[i].in, '\'');
+        assert_string_equal(s, cases[i].literal);
+        free(s);
+    }
+}
+
+/* SQLite reads every quoted name back as the name itself. */
+static void quoted_names_round_trip_through_sqlite(void **state)
+{
+    static const char *const names[] = {
+        "a", "two words", "\"", "x\"\"y", "select", "it's", "end\"",
+        "\xc3\xa9t\xc3\xa9 \"\xe2\x82\xac\"",
+    };
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    struct buf sql;
+    size_t i;
+
+    (void)state;
+    assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
+    for (i = 0; i < sizeof names / sizeof *names; i++) {
+        buf_init(&sql, 0);
+        buf_puts(&sql, "SELECT 1 AS ");
+        text_put_quoted(&sql, names[i], '"');
+        buf_puts(&sql, ", ");
+        text_put_quoted(&sql, names[i], '\'');
+        assert_false(buf_err(&sql));
+        assert_int_equal(sqlite3_prepare_v2(db, sql.data, -1, &st, NULL),
+                         SQLITE_OK);
+        assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+        assert_string_equal(sqlite3_column_name(st, 0), names[i]);
+        assert_string_equal((const char *)sqlite3_column_text(st, 1),
+                            names[i]);
+        sqlite3_finalize(st);
+        buf_free(&sql);
+    }
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -102,6 +172,8 @@ int main(void)
         cmocka_unit_test(cut_falls_between_characters),
         cmocka_unit_test(put_repairs_and_cuts),
         cmocka_unit_test(repair_keeps_valid_text_and_fixes_the_rest),
+        cmocka_unit_test(quoting_doubles_the_quote_and_nothing_else),
+        cmocka_unit_test(quoted_names_round_trip_through_sqlite),
     };
     return cmocka_run_group_tests_name("text", tests, NULL, NULL);
 }

@@ -1,9 +1,5 @@
 /* test_values.c - the value index: build, cache, fallback, matching. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -16,33 +12,6 @@
 #include "core/buf.h"
 #include "core/cache.h"
 #include "db/db.h"
-#include "tmpfiles.h"
-
-static char tmpdir[256];
-
-static const char *shop(void)
-{
-    const char *p = getenv("SHOP_DB");
-
-    return p ? p : "examples/shop.db";
-}
-
-/* Path of a Spider training database, or skip the test. */
-static void spider(const char *id, char *out, size_t n)
-{
-    const char *dir = getenv("SPIDER_DIR");
-    struct stat st;
-
-    if (!dir || !*dir) {
-        fprintf(stderr, "SPIDER_DIR not set: skipped\n");
-        skip();
-    }
-    snprintf(out, n, "%s/database/%s/%s.sqlite", dir, id, id);
-    if (stat(out, &st) != 0) {
-        fprintf(stderr, "%s missing: skipped\n", out);
-        skip();
-    }
-}
 
 /* A fresh cache directory for one test: tmpdir/name. */
 static void use_cache(const char *name)
@@ -51,15 +20,6 @@ static void use_cache(const char *name)
 
     snprintf(p, sizeof p, "%s/%s", tmpdir, name);
     assert_int_equal(setenv("ASKDB_CACHE_DIR", p, 1), 0);
-}
-
-static askdb_db *open_db(const char *path)
-{
-    askdb_db *db = NULL;
-
-    if (askdb_db_open(path, NULL, &db) != ASKDB_OK)
-        fail_msg("open %s: %s", path, askdb_db_errmsg(db));
-    return db;
 }
 
 static struct vindex *open_index(askdb_db *db, const struct vindex_opts *o,
@@ -97,20 +57,6 @@ static int has_value(const struct value_match *m, int n, const char *value)
     return 0;
 }
 
-static void copy_file(const char *from, const char *to)
-{
-    FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
-    char buf[1 << 14];
-    size_t n;
-
-    assert_non_null(a);
-    assert_non_null(b);
-    while ((n = fread(buf, 1, sizeof buf, a)) > 0)
-        assert_int_equal(fwrite(buf, 1, n, b), n);
-    fclose(a);
-    assert_int_equal(fclose(b), 0);
-}
-
 /* The names in a directory, sorted, one a line. */
 static void listing(const char *dir, struct buf *out)
 {
@@ -144,18 +90,6 @@ static int count_files(const char *dir, const char *suffix)
     return n;
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    return tmpdir_make(tmpdir, sizeof tmpdir, "values");
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return tmpdir_remove(tmpdir);
-}
-
 static void shop_city_found_despite_case_and_accents(void **state)
 {
     askdb_db *db;
@@ -169,7 +103,7 @@ static void shop_city_found_despite_case_and_accents(void **state)
 
     (void)state;
     use_cache("shop");
-    db = open_db(shop());
+    db = testdb_open(testdb_shop(), NULL, NULL);
     vi = open_index(db, NULL, note, sizeof note);
     assert_string_equal(note, "");
     st = vindex_stats(vi);
@@ -179,7 +113,8 @@ static void shop_city_found_despite_case_and_accents(void **state)
     assert_true(st->values > 100);
     assert_true(st->db_queries > 0);
     assert_true(st->file_bytes > 0);
-    assert_int_equal(cache_file_checksum(shop(), sum, note, sizeof note), 0);
+    assert_int_equal(
+        cache_file_checksum(testdb_shop(), sum, note, sizeof note), 0);
     snprintf(path, sizeof path, "%s/shop/values/%s.fts", tmpdir, sum);
     assert_int_equal(stat(path, &sb), 0);
     assert_int_equal((long)sb.st_size, st->file_bytes);
@@ -210,7 +145,7 @@ static void views_are_not_indexed(void **state)
 
     (void)state;
     use_cache("shop");
-    db = open_db(shop());
+    db = testdb_open(testdb_shop(), NULL, NULL);
     vi = open_index(db, NULL, note, sizeof note);
     /* customer_revenue.customer_name holds 'Oskar Nilsson'; the tables
     ** hold the two names apart. */
@@ -236,7 +171,7 @@ static void short_codes_count_only_when_quoted(void **state)
 
     (void)state;
     use_cache("shop");
-    db = open_db(shop());
+    db = testdb_open(testdb_shop(), NULL, NULL);
     vi = open_index(db, NULL, note, sizeof note);
     assert_int_equal(vindex_match(vi, "Orders shipped to DE", 0, &m, &n), 0);
     x = find(m, n, "orders", "status", "shipped");
@@ -267,7 +202,7 @@ static void typo_found_as_close_spelling(void **state)
 
     (void)state;
     use_cache("shop");
-    db = open_db(shop());
+    db = testdb_open(testdb_shop(), NULL, NULL);
     vi = open_index(db, NULL, note, sizeof note);
     assert_int_equal(vindex_match(vi, "customers from Amsterdan", 0, &m, &n),
                      0);
@@ -296,9 +231,9 @@ static void spider_countries_exact_and_misspelt(void **state)
     int n = 0;
 
     (void)state;
-    spider("formula_1", path, sizeof path);
+    testdb_spider("formula_1", path, sizeof path);
     use_cache("spider");
-    db = open_db(path);
+    db = testdb_open(path, NULL, NULL);
     vi = open_index(db, NULL, note, sizeof note);
     assert_int_equal(
         vindex_match(vi, "What are the ids and locations of all circuits in "
@@ -337,9 +272,9 @@ static void spider_accents_and_parts_of_values(void **state)
     int n = 0;
 
     (void)state;
-    spider("roller_coaster", path, sizeof path);
+    testdb_spider("roller_coaster", path, sizeof path);
     use_cache("spider");
-    db = open_db(path);
+    db = testdb_open(path, NULL, NULL);
     vi = open_index(db, NULL, note, sizeof note);
     assert_int_equal(vindex_match(vi, "Which roller coasters are at grona "
                                       "lund?", 0, &m, &n), 0);
@@ -358,8 +293,8 @@ static void spider_accents_and_parts_of_values(void **state)
     vindex_free(vi);
     askdb_db_close(db);
 
-    spider("perpetrator", path, sizeof path);
-    db = open_db(path);
+    testdb_spider("perpetrator", path, sizeof path);
+    db = testdb_open(path, NULL, NULL);
     vi = open_index(db, NULL, note, sizeof note);
     assert_int_equal(vindex_match(vi, "How many people are from los angeles?",
                                   0, &m, &n), 0);
@@ -393,9 +328,9 @@ static void column_words_and_quoted_phrases(void **state)
     int n = 0, i;
 
     (void)state;
-    spider("chinook_1", path, sizeof path);
+    testdb_spider("chinook_1", path, sizeof path);
     use_cache("spider");
-    db = open_db(path);
+    db = testdb_open(path, NULL, NULL);
     vi = open_index(db, NULL, note, sizeof note);
     assert_int_equal(vindex_match(vi, "Find the birth dates corresponding to "
                                       "employees who live in the city of "
@@ -443,7 +378,7 @@ static void second_open_reuses_the_cache_file(void **state)
 
     (void)state;
     use_cache("reuse");
-    db = open_db(shop());
+    db = testdb_open(testdb_shop(), NULL, NULL);
     vi = open_index(db, NULL, note, sizeof note);
     st = vindex_stats(vi);
     assert_int_equal(st->reused, 0);
@@ -451,11 +386,12 @@ static void second_open_reuses_the_cache_file(void **state)
     values = st->values;
     vindex_free(vi);
     askdb_db_close(db);
-    assert_int_equal(cache_file_checksum(shop(), sum, note, sizeof note), 0);
+    assert_int_equal(
+        cache_file_checksum(testdb_shop(), sum, note, sizeof note), 0);
     snprintf(path, sizeof path, "%s/reuse/values/%s.fts", tmpdir, sum);
     assert_int_equal(stat(path, &a), 0);
 
-    db = open_db(shop());
+    db = testdb_open(testdb_shop(), NULL, NULL);
     vi = open_index(db, NULL, note, sizeof note);
     st = vindex_stats(vi);
     assert_int_equal(st->reused, 1);
@@ -488,8 +424,8 @@ static void changed_database_is_reindexed(void **state)
     snprintf(dir, sizeof dir, "%s/changed-db", tmpdir);
     assert_int_equal(mkdir(dir, 0700), 0);
     snprintf(copy, sizeof copy, "%s/shop.db", dir);
-    copy_file(shop(), copy);
-    db = open_db(copy);
+    assert_int_equal(file_copy(testdb_shop(), copy), 0);
+    db = testdb_open(copy, NULL, NULL);
     vi = open_index(db, NULL, note, sizeof note);
     assert_int_equal(vindex_stats(vi)->reused, 0);
     vindex_free(vi);
@@ -498,7 +434,7 @@ static void changed_database_is_reindexed(void **state)
     assert_int_equal(sqlfile_exec(copy, "UPDATE customers SET city = "
                                         "'Zürich' WHERE city = 'Stockholm'"),
                      0);
-    db = open_db(copy);
+    db = testdb_open(copy, NULL, NULL);
     vi = open_index(db, NULL, note, sizeof note);
     assert_int_equal(vindex_stats(vi)->reused, 0);
     assert_true(vindex_stats(vi)->db_queries > 0);
@@ -523,7 +459,7 @@ static void expect_memory_fallback(const char *dbpath)
     char note[512];
     int n = 0;
 
-    db = open_db(dbpath);
+    db = testdb_open(dbpath, NULL, NULL);
     assert_int_equal(vindex_open(db, NULL, &vi, note, sizeof note), 0);
     assert_non_null(strstr(note, "kept in memory"));
     assert_int_equal(vindex_stats(vi)->in_memory, 1);
@@ -538,26 +474,21 @@ static void expect_memory_fallback(const char *dbpath)
 static void unwritable_cache_falls_back_to_memory(void **state)
 {
     char p[400], vals[450];
-    FILE *f;
 
     (void)state;
     /* The cache directory cannot be created: its parent is a file. */
     snprintf(p, sizeof p, "%s/plainfile", tmpdir);
-    f = fopen(p, "w");
-    assert_non_null(f);
-    fclose(f);
+    assert_int_equal(file_write(p, "", 0), 0);
     use_cache("plainfile/cache");
-    expect_memory_fallback(shop());
+    expect_memory_fallback(testdb_shop());
 
     /* It exists, but values/ in it is a file: no temporary file. */
     use_cache("badvalues");
     snprintf(p, sizeof p, "%s/badvalues", tmpdir);
     assert_int_equal(mkdir(p, 0700), 0);
     snprintf(vals, sizeof vals, "%s/values", p);
-    f = fopen(vals, "w");
-    assert_non_null(f);
-    fclose(f);
-    expect_memory_fallback(shop());
+    assert_int_equal(file_write(vals, "", 0), 0);
+    expect_memory_fallback(testdb_shop());
 
     /* A read-only directory (root writes anyway: only as another user). */
     if (geteuid() != 0) {
@@ -566,7 +497,7 @@ static void unwritable_cache_falls_back_to_memory(void **state)
         assert_int_equal(mkdir(p, 0700), 0);
         snprintf(vals, sizeof vals, "%s/values", p);
         assert_int_equal(mkdir(vals, 0500), 0);
-        expect_memory_fallback(shop());
+        expect_memory_fallback(testdb_shop());
         assert_int_equal(count_files(vals, ""), 2); /* . and .. */
         assert_int_equal(chmod(vals, 0700), 0);
     } else {
@@ -589,14 +520,15 @@ static void database_file_is_untouched(void **state)
     snprintf(dir, sizeof dir, "%s/untouched-db", tmpdir);
     assert_int_equal(mkdir(dir, 0700), 0);
     snprintf(copy, sizeof copy, "%s/shop.db", dir);
-    copy_file(shop(), copy);
+    assert_int_equal(file_copy(testdb_shop(), copy), 0);
     buf_init(&before, 0);
     buf_init(&after, 0);
     listing(dir, &before);
     assert_int_equal(cache_file_checksum(copy, s0, note, sizeof note), 0);
-    assert_int_equal(cache_file_checksum(shop(), r0, note, sizeof note), 0);
+    assert_int_equal(
+        cache_file_checksum(testdb_shop(), r0, note, sizeof note), 0);
 
-    db = open_db(copy);
+    db = testdb_open(copy, NULL, NULL);
     vi = open_index(db, NULL, note, sizeof note);
     assert_int_equal(vindex_match(vi, "paid orders in Paris", 0, &m, &n), 0);
     assert_non_null(find(m, n, "customers", "city", "Paris"));
@@ -605,7 +537,7 @@ static void database_file_is_untouched(void **state)
     assert_string_equal(before.data, after.data);
     vindex_free(vi);
     askdb_db_close(db);
-    db = open_db(shop());
+    db = testdb_open(testdb_shop(), NULL, NULL);
     vi = open_index(db, NULL, note, sizeof note);
     vindex_free(vi);
     askdb_db_close(db);
@@ -614,7 +546,8 @@ static void database_file_is_untouched(void **state)
     assert_string_equal(before.data, after.data);
     assert_int_equal(cache_file_checksum(copy, s1, note, sizeof note), 0);
     assert_string_equal(s0, s1);
-    assert_int_equal(cache_file_checksum(shop(), r1, note, sizeof note), 0);
+    assert_int_equal(
+        cache_file_checksum(testdb_shop(), r1, note, sizeof note), 0);
     assert_string_equal(r0, r1);
     buf_free(&before);
     buf_free(&after);
@@ -630,7 +563,7 @@ static void bounds_cap_the_index(void **state)
 
     (void)state;
     use_cache("bounds");
-    db = open_db(shop());
+    db = testdb_open(testdb_shop(), NULL, NULL);
     o.per_column = 3;
     vi = open_index(db, &o, note, sizeof note);
     st = vindex_stats(vi);
@@ -664,7 +597,7 @@ static void build_cut_by_the_clock_is_not_cached(void **state)
     (void)state;
     use_cache("clock");
     snprintf(dir, sizeof dir, "%s/clock/values", tmpdir);
-    db = open_db(shop());
+    db = testdb_open(testdb_shop(), NULL, NULL);
     o.budget_ms = 1;
     vi = open_index(db, &o, note, sizeof note);
     st = vindex_stats(vi);
@@ -716,7 +649,7 @@ static void free_text_and_numbers_are_not_indexed(void **state)
     assert_int_equal(sqlfile_exec(path, sql.data), 0);
     buf_free(&sql);
 
-    db = open_db(path);
+    db = testdb_open(path, NULL, NULL);
     vi = open_index(db, NULL, note, sizeof note);
     st = vindex_stats(vi);
     assert_int_equal(st->columns, 1);       /* kind */
@@ -779,5 +712,6 @@ int main(void)
         cmocka_unit_test(free_text_and_numbers_are_not_indexed),
         cmocka_unit_test(render_says_column_and_spelling),
     };
-    return cmocka_run_group_tests_name("values", tests, setup, teardown);
+    return cmocka_run_group_tests_name("values", tests, tmpdir_setup,
+                                       tmpdir_teardown);
 }

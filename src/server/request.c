@@ -1,0 +1,118 @@
+/* request.c - the JSON bodies of the API's POST requests, parsed and
+** checked apart from HTTP (so that they can be fuzzed alone). */
+#include <stdio.h>
+#include <string.h>
+
+#include "request.h"
+
+/* A string member (NULL when absent or null); *bad when present but not a
+** string, longer than max bytes, or holding a NUL. */
+static const char *member(json_t *o, const char *key, size_t max, int *bad)
+{
+    json_t *v = json_object_get(o, key);
+
+    if (!v || json_is_null(v))
+        return NULL;
+    if (!json_is_string(v) || json_string_length(v) > max ||
+        strlen(json_string_value(v)) != json_string_length(v)) {
+        *bad = 1;
+        return NULL;
+    }
+    return json_string_value(v);
+}
+
+/* The body as a JSON object; NULL with the reason (a bad_json one). */
+static json_t *object_of(const char *body, size_t len, char *why, size_t n)
+{
+    json_error_t je;
+    json_t *o = json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES, &je);
+
+    if (!o || !json_is_object(o)) {
+        snprintf(why, n, "the body is not a JSON object%s%s", o ? "" : ": ",
+                 o ? "" : je.text);
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* Letters, digits, '-' and '_', 1 to SRV_MAX_CONV_ID bytes. */
+int srv_good_id(const char *s)
+{
+    size_t i;
+
+    if (!s || !*s)
+        return 0;
+    for (i = 0; s[i]; i++)
+        if (i >= SRV_MAX_CONV_ID ||
+            !((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'z') ||
+              (s[i] >= 'A' && s[i] <= 'Z') || s[i] == '-' || s[i] == '_'))
+            return 0;
+    return 1;
+}
+
+int srv_parse_ask(const char *body, size_t len, struct srv_ask_req *out,
+                  char *why, size_t n)
+{
+    json_t *o, *opts;
+    int bad = 0;
+
+    memset(out, 0, sizeof *out);
+    o = object_of(body, len, why, n);
+    if (!o)
+        return SRV_BAD_JSON;
+    out->root = o;
+    out->database = member(o, "database", SRV_MAX_NAME, &bad);
+    out->question = member(o, "question", SRV_MAX_QUESTION, &bad);
+    out->conversation_id = member(o, "conversation_id", SRV_MAX_CONV_ID,
+                                  &bad);
+    opts = json_object_get(o, "options");
+    if (opts && !json_is_object(opts) && !json_is_null(opts))
+        bad = 1;
+    if (json_is_object(opts) && json_object_get(opts, "answer")) {
+        if (!json_is_boolean(json_object_get(opts, "answer")))
+            bad = 1;
+        out->answer = json_is_true(json_object_get(opts, "answer"));
+    }
+    if (out->conversation_id && !srv_good_id(out->conversation_id))
+        bad = 1;
+    if (bad || !out->database || !out->question || !*out->question) {
+        snprintf(why, n, "give \"database\" and \"question\" as strings "
+                 "(the question at most %d bytes), and optionally "
+                 "\"conversation_id\" (letters, digits, '-', '_', at most "
+                 "%d) and \"options\": {\"answer\": true}", SRV_MAX_QUESTION,
+                 SRV_MAX_CONV_ID);
+        srv_req_free(out);
+        return SRV_BAD_REQUEST;
+    }
+    return 0;
+}
+
+int srv_parse_sql(const char *body, size_t len, struct srv_sql_req *out,
+                  char *why, size_t n)
+{
+    json_t *o;
+    int bad = 0;
+
+    memset(out, 0, sizeof *out);
+    o = object_of(body, len, why, n);
+    if (!o)
+        return SRV_BAD_JSON;
+    out->root = o;
+    out->database = member(o, "database", SRV_MAX_NAME, &bad);
+    out->sql = member(o, "sql", SRV_MAX_SQL, &bad);
+    if (bad || !out->database || !out->sql) {
+        snprintf(why, n, "give \"database\" and \"sql\" as strings (the SQL "
+                 "at most %d bytes)", SRV_MAX_SQL);
+        json_decref(o);
+        memset(out, 0, sizeof *out);
+        return SRV_BAD_REQUEST;
+    }
+    return 0;
+}
+
+void srv_req_free(struct srv_ask_req *r)
+{
+    json_decref(r->root);
+    memset(r, 0, sizeof *r);
+}

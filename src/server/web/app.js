@@ -1,0 +1,1024 @@
+// app.js - askdb's page: pick a database, ask, watch the steps, read the rows.
+//
+// Talks to `askdb serve` (README, "The web page") with fetch alone:
+// POST /api/ask with Accept: text/event-stream streams `queued`, `step`,
+// `sql`, `rows`, `answer`, `error` and a last `done` event. Cancelling
+// aborts the fetch; the server cancels the question when the connection
+// closes. Everything the server or the model sends is put into the page as
+// text (textContent), never as HTML, except the SQL that highlight.js has
+// escaped. Libraries: highlight.js (SQL) as ES modules, Chart.js (UMD,
+// window.Chart); both are compiled into the binary, nothing comes from
+// the network.
+
+import hljs from "./hljs-core.min.js";
+import hljsSql from "./hljs-sql.min.js";
+
+hljs.registerLanguage("sql", hljsSql);
+
+const PAGE_ROWS = 25;
+const HISTORY_MAX = 100;
+const $ = (sel, root = document) => root.querySelector(sel);
+
+const state = {
+    db: null,              // the database's name
+    conversation: null,    // conversation id for follow-ups
+    controller: null,      // AbortController of the running question
+    history: loadHistory(),
+    histPos: -1,           // index into history while browsing with Up/Down
+    draft: "",
+    charts: new Set(),     // Chart instances, redrawn when the theme changes
+    token: null,
+};
+
+// ---------------------------------------------------------------------------
+// Small helpers
+// ---------------------------------------------------------------------------
+
+function el(tag, attrs = {}, ...kids) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs)) {
+        if (v === undefined || v === null || v === false) continue;
+        if (k === "class") e.className = v;
+        else if (k === "text") e.textContent = v;
+        else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+        else e.setAttribute(k, v === true ? "" : v);
+    }
+    for (const kid of kids) {
+        if (kid === null || kid === undefined || kid === false) continue;
+        e.append(kid instanceof Node ? kid : String(kid));
+    }
+    return e;
+}
+
+function fmtMs(ms) {
+    if (typeof ms !== "number") return "";
+    return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10000 ? 2 : 1)} s`;
+}
+
+// An error class ("unknown_column") in words.
+function words(cls) { return String(cls).replace(/_/g, " "); }
+
+function plural(n, one, many) { return `${n.toLocaleString()} ${n === 1 ? one : many}`; }
+
+function loadHistory() {
+    try {
+        const h = JSON.parse(localStorage.getItem("askdb.history") || "[]");
+        return Array.isArray(h) ? h.filter((s) => typeof s === "string") : [];
+    } catch { return []; }
+}
+
+function remember(question) {
+    const h = state.history.filter((q) => q !== question);
+    h.push(question);
+    state.history = h.slice(-HISTORY_MAX);
+    try { localStorage.setItem("askdb.history", JSON.stringify(state.history)); } catch { /* private mode */ }
+}
+
+function setStatus(text) { $("#ask-status").textContent = text; }
+
+// ---------------------------------------------------------------------------
+// The API: bearer token, JSON errors, 401 asks for a token and tries again
+// ---------------------------------------------------------------------------
+
+class ApiError extends Error {
+    constructor(status, code, message, body) {
+        super(message);
+        this.status = status;
+        this.code = code;
+        this.body = body;
+    }
+}
+
+function takeTokenFromUrl() {
+    const m = /(?:^#|&)token=([^&]*)/.exec(location.hash);
+    if (m) {
+        state.token = decodeURIComponent(m[1]);
+        try { sessionStorage.setItem("askdb.token", state.token); } catch { /* ignore */ }
+        // The token leaves the address bar (and the history, and screenshots).
+        history.replaceState(null, "", location.pathname + location.search);
+    } else {
+        try { state.token = sessionStorage.getItem("askdb.token"); } catch { /* ignore */ }
+    }
+}
+
+let tokenPrompt = null;
+// Ask for a token once, however many requests got a 401 at the same time.
+function askToken(message) {
+    if (tokenPrompt) return tokenPrompt;
+    const dlg = $("#token-dlg");
+    const err = $("#token-err");
+    err.hidden = !message;
+    err.textContent = message || "";
+    $("#token-in").value = "";
+    tokenPrompt = new Promise((resolve) => {
+        const finish = (tok) => {
+            $("#token-form").removeEventListener("submit", onSubmit);
+            $("#token-cancel").removeEventListener("click", onCancel);
+            dlg.removeEventListener("cancel", onCancel);
+            if (dlg.open) dlg.close();
+            tokenPrompt = null;
+            resolve(tok);
+        };
+        const onSubmit = (ev) => {
+            ev.preventDefault();
+            const tok = $("#token-in").value.trim();
+            if (tok) finish(tok);
+        };
+        const onCancel = (ev) => { ev.preventDefault(); finish(null); };
+        $("#token-form").addEventListener("submit", onSubmit);
+        $("#token-cancel").addEventListener("click", onCancel);
+        dlg.addEventListener("cancel", onCancel);
+        dlg.showModal();
+        $("#token-in").focus();
+    });
+    return tokenPrompt;
+}
+
+// fetch() with the token; a 401 asks for a token and tries again, other
+// errors become an ApiError with the server's {"error": {code, message}}.
+async function api(path, opts = {}) {
+    for (let tries = 0; ; tries++) {
+        const headers = new Headers(opts.headers || {});
+        if (state.token) headers.set("Authorization", `Bearer ${state.token}`);
+        let res;
+        try {
+            res = await fetch(path, { ...opts, headers });
+        } catch (e) {
+            if (e.name === "AbortError") throw e;
+            throw new ApiError(0, "network", `cannot reach the askdb server (${e.message}); is \`askdb serve\` still running?`);
+        }
+        if (res.status === 401 && tries < 5) {
+            await res.body?.cancel();
+            const tok = await askToken(state.token ? "That token was refused." : "");
+            if (!tok) throw new ApiError(401, "unauthorized", "this server needs an access token; none was given");
+            state.token = tok;
+            try { sessionStorage.setItem("askdb.token", tok); } catch { /* ignore */ }
+            continue;
+        }
+        if (!res.ok) {
+            const body = await res.json().catch(() => null);
+            const e = body && body.error;
+            throw new ApiError(res.status, e && e.code || `http_${res.status}`,
+                e && e.message || `the server answered ${res.status} ${res.statusText}`, body);
+        }
+        return res;
+    }
+}
+
+async function apiJson(path, opts) {
+    const res = await api(path, opts);
+    return res.json();
+}
+
+// Read a text/event-stream body and call onEvent(name, data) for each
+// event (data parsed as JSON). Resolves when the stream ends.
+async function readSse(res, onEvent) {
+    const reader = res.body.getReader();
+    const dec = new TextDecoder();
+    let buf = "";
+    let name = "message";
+    let data = [];
+    const dispatch = () => {
+        if (data.length) {
+            const text = data.join("\n");
+            let obj;
+            try { obj = JSON.parse(text); } catch { obj = { text }; }
+            onEvent(name, obj);
+        }
+        name = "message";
+        data = [];
+    };
+    for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += dec.decode(value, { stream: true });
+        let nl;
+        while ((nl = buf.search(/\r\n|\r|\n/)) >= 0) {
+            const line = buf.slice(0, nl);
+            buf = buf.slice(nl + (buf[nl] === "\r" && buf[nl + 1] === "\n" ? 2 : 1));
+            if (line === "") { dispatch(); continue; }
+            if (line.startsWith(":")) continue;
+            const c = line.indexOf(":");
+            const field = c < 0 ? line : line.slice(0, c);
+            let val = c < 0 ? "" : line.slice(c + 1);
+            if (val.startsWith(" ")) val = val.slice(1);
+            if (field === "event") name = val;
+            else if (field === "data") data.push(val);
+        }
+    }
+    dispatch();
+}
+
+// ---------------------------------------------------------------------------
+// Theme
+// ---------------------------------------------------------------------------
+
+function currentTheme() {
+    const set = document.documentElement.dataset.theme;
+    if (set) return set;
+    return matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
+}
+
+function applyTheme(theme) {
+    document.documentElement.dataset.theme = theme;
+    const b = $("#theme");
+    b.setAttribute("aria-pressed", theme === "dark" ? "true" : "false");
+    b.textContent = theme === "dark" ? "Light" : "Dark";
+    b.setAttribute("aria-label", theme === "dark" ? "Switch to the light theme" : "Switch to the dark theme");
+    for (const c of state.charts) restyleChart(c);
+}
+
+function initTheme() {
+    let saved = null;
+    try { saved = localStorage.getItem("askdb.theme"); } catch { /* ignore */ }
+    applyTheme(saved === "dark" || saved === "light" ? saved : currentTheme());
+    $("#theme").addEventListener("click", () => {
+        const t = currentTheme() === "dark" ? "light" : "dark";
+        try { localStorage.setItem("askdb.theme", t); } catch { /* ignore */ }
+        applyTheme(t);
+    });
+}
+
+// ---------------------------------------------------------------------------
+// Databases and the schema sidebar
+// ---------------------------------------------------------------------------
+
+async function loadDatabases() {
+    const sel = $("#db");
+    try {
+        const { databases } = await apiJson("/api/databases");
+        sel.replaceChildren(...databases.map((d) =>
+            el("option", { value: d.name, text: `${d.name} (${plural(d.tables, "table", "tables")})` })));
+        sel.dataset.info = JSON.stringify(Object.fromEntries(databases.map((d) => [d.name, d])));
+        if (!databases.length) {
+            $("#schema-tree").replaceChildren(el("p", { class: "muted", text: "The server has no database (askdb serve --db NAME=FILE)." }));
+            return;
+        }
+        let want = null;
+        try { want = localStorage.getItem("askdb.db"); } catch { /* ignore */ }
+        sel.value = databases.some((d) => d.name === want) ? want : databases[0].name;
+        await selectDatabase(sel.value);
+    } catch (e) {
+        $("#schema-tree").replaceChildren(errorBox("Cannot list the databases", e));
+    }
+}
+
+async function selectDatabase(name) {
+    if (state.db === name) return;
+    state.db = name;
+    state.conversation = null;
+    try { localStorage.setItem("askdb.db", name); } catch { /* ignore */ }
+    const info = JSON.parse($("#db").dataset.info || "{}")[name];
+    $("#db-info").textContent = info ? [info.engine, info.path].filter(Boolean).join(" · ") : "";
+    const tree = $("#schema-tree");
+    tree.setAttribute("aria-busy", "true");
+    tree.replaceChildren(el("p", { class: "muted", text: "Reading the schema…" }));
+    try {
+        const schema = await apiJson(`/api/databases/${encodeURIComponent(name)}/schema`);
+        if (state.db !== name) return;
+        renderSchema(schema);
+    } catch (e) {
+        tree.replaceChildren(errorBox(`Cannot read the schema of ${name}`, e));
+    } finally {
+        tree.setAttribute("aria-busy", "false");
+    }
+}
+
+function renderSchema(schema) {
+    const tree = $("#schema-tree");
+    const tables = schema.tables || [];
+    if (!tables.length) {
+        tree.replaceChildren(el("p", { class: "muted", text: "No tables." }));
+        return;
+    }
+    tree.replaceChildren(...tables.map((t) => {
+        const fks = new Map((t.foreign_keys || []).map((fk) => [fk.from, fk]));
+        const rows = typeof t.rows === "number" ?
+            `${t.rows_capped ? "≥ " : ""}${t.rows.toLocaleString()} rows` : "";
+        const cols = (t.columns || []).map((c) => {
+            const fk = fks.get(c.name);
+            return el("li", { "data-name": c.name.toLowerCase() },
+                nameButton(c.name, `column ${c.name} of ${t.name}`),
+                el("span", { class: "type", text: c.type || "" }),
+                c.pk ? el("span", { class: "badge pk", title: "primary key", text: "PK" }) : null,
+                fk ? el("span", { class: "badge fk", title: `references ${fk.table}(${fk.to || ""})`,
+                    text: `→ ${fk.table}${fk.to ? "." + fk.to : ""}` }) : null,
+                c.notnull && !c.pk ? el("span", { class: "badge", title: "NOT NULL", text: "not null" }) : null,
+                (t.unique || []).some((u) => Array.isArray(u) ? u.length === 1 && u[0] === c.name : u === c.name) ?
+                    el("span", { class: "badge", title: "unique", text: "unique" }) : null);
+        });
+        return el("details", { "data-name": t.name.toLowerCase() },
+            el("summary", {},
+                nameButton(t.name, `${t.kind === "view" ? "view" : "table"} ${t.name}`),
+                t.kind === "view" ? el("span", { class: "badge view", text: "view" }) : null,
+                el("span", { class: "meta muted", text: rows })),
+            el("ul", { "aria-label": `columns of ${t.name}` }, ...cols));
+    }));
+    filterSchema();
+}
+
+function nameButton(name, label) {
+    return el("button", {
+        type: "button", class: "link name mono", text: name,
+        "aria-label": `Insert ${label} into the question`,
+        onclick: (ev) => { ev.preventDefault(); ev.stopPropagation(); insertName(name); },
+    });
+}
+
+// Put a table or column name into the question at the cursor.
+function insertName(name) {
+    const q = $("#question");
+    const word = /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : `"${name.replace(/"/g, '""')}"`;
+    const s = q.selectionStart ?? q.value.length;
+    const e = q.selectionEnd ?? q.value.length;
+    const before = q.value.slice(0, s);
+    const after = q.value.slice(e);
+    const pre = before && !/\s$/.test(before) ? " " : "";
+    const post = after && !/^\s/.test(after) ? " " : "";
+    q.value = before + pre + word + post + after;
+    const pos = (before + pre + word + post).length;
+    q.focus();
+    q.setSelectionRange(pos, pos);
+    if (window.matchMedia("(max-width: 760px)").matches) toggleSchema(false);
+}
+
+function filterSchema() {
+    const needle = $("#schema-search").value.trim().toLowerCase();
+    for (const d of $("#schema-tree").querySelectorAll("details")) {
+        if (!needle) {
+            // Search cleared: everything shown again, closed as it was found.
+            if (d.dataset.searched) d.open = false;
+            delete d.dataset.searched;
+            d.hidden = false;
+            for (const li of d.querySelectorAll("li")) li.hidden = false;
+            continue;
+        }
+        d.dataset.searched = "1";
+        const tableHit = d.dataset.name.includes(needle);
+        let colHit = false;
+        for (const li of d.querySelectorAll("li")) {
+            const hit = li.dataset.name.includes(needle);
+            li.hidden = !(hit || tableHit);
+            colHit = colHit || hit;
+        }
+        d.hidden = !(tableHit || colHit);
+        d.open = colHit;
+    }
+}
+
+function toggleSchema(open) {
+    const s = $("#schema");
+    const b = $("#schema-toggle");
+    const now = open ?? !s.classList.contains("open");
+    s.classList.toggle("open", now);
+    b.setAttribute("aria-expanded", now ? "true" : "false");
+    if (now) $("#schema-search").focus();
+}
+
+// ---------------------------------------------------------------------------
+// The steps' timeline
+// ---------------------------------------------------------------------------
+
+// What one step event says: [icon class, what, detail]. why: the reason
+// of the last failure or doubt, which a repair step does not repeat.
+function describeStep(ev, why) {
+    switch (ev.step) {
+    case "schema": return ["ok", "Read the schema",
+        [ev.tables !== undefined && plural(ev.tables, "table", "tables"), ev.ms !== undefined && fmtMs(ev.ms)].filter(Boolean).join(", ")];
+    case "values": return ev.error ? ["warn", "Value lookup failed", ev.error] :
+        ["ok", "Looked up values", ev.matches !== undefined ? `${Array.isArray(ev.matches) ? ev.matches.length : ev.matches} matches` : ""];
+    case "link": {
+        if (ev.error) return ["warn", "Picking the tables failed", ev.error];
+        const n = Array.isArray(ev.tables) ? ev.tables.length : ev.tables;
+        if (ev.whole || n === ev.of_tables) return ["ok", "Kept the whole schema", n !== undefined ? plural(n, "table", "tables") : ""];
+        return ["ok", "Picked the tables", n !== undefined ? `${n} of ${ev.of_tables ?? "?"} tables` : ""];
+    }
+    case "examples": return ["ok", "Added learned examples", Array.isArray(ev.examples) ? `${ev.examples.length}` : ""];
+    case "qcheck": return [ev.question === false ? "warn" : "ok",
+        ev.question === false ? "Not a question about the data" : "Checked the question", ev.why || ""];
+    case "plan": return ev.error ? ["warn", "Planning failed", ev.error] :
+        ["ok", "Planned", Array.isArray(ev.tasks) ? plural(ev.tasks.length, "task", "tasks") : ""];
+    case "prompt": {
+        const what = ev.for === "answer" ? "Writing the answer in words" :
+            ev.for && ev.for !== "sql" ? `Asking the model (${ev.for})` :
+            ev.attempt > 1 ? `Generating SQL, attempt ${ev.attempt}` : "Generating SQL";
+        return ["run", what, ev.candidates > 1 ? `${ev.candidates} candidates` : ""];
+    }
+    case "reply": return ev.error ? ["bad", "The model failed", ev.error] :
+        ["ok", ev.candidate ? `The model replied (candidate ${ev.candidate})` : "The model replied", [fmtMs(ev.ms),
+            ev.completion_tokens !== undefined && `${ev.completion_tokens} tokens`,
+            ev.retries ? `${ev.retries} retries` : ""].filter(Boolean).join(", ")];
+    case "validate": {
+        // candidates: the error class of each ("none" when valid).
+        const cands = Array.isArray(ev.candidates) ? ev.candidates : [];
+        const bad = cands.filter((c) => c && c !== "none");
+        if (ev.ok) {
+            return ["ok", cands.length > 1 ? "Validated the candidates" : "Validated the SQL",
+                cands.length > 1 ? `${cands.length - bad.length} of ${cands.length} valid` : ""];
+        }
+        return ["bad", "Validation failed", bad.join(", ")];
+    }
+    case "execute": {
+        const parts = [`${plural(ev.rows ?? 0, "row", "rows")}`, fmtMs(ev.ms)];
+        if (ev.truncated) parts.push(`truncated (${ev.truncated})`);
+        if (ev.confidence !== undefined) {
+            // votes: how many candidates gave each one's result.
+            const agree = Array.isArray(ev.votes) ? ev.votes[(ev.candidate || 1) - 1] : ev.votes;
+            return ["ok", "Voted on the candidates",
+                [`confidence ${Math.round(ev.confidence * 100)}%`,
+                    agree !== undefined ? `${agree} of ${ev.ran ?? "?"} agree` : "",
+                    ev.candidate ? `candidate ${ev.candidate} wins` : "", ...parts].filter(Boolean).join(", ")];
+        }
+        return ["ok", "Ran the query", parts.filter(Boolean).join(", ")];
+    }
+    case "check": return ["warn", "A check doubted the result", [ev.kind, ev.hint].filter(Boolean).join(": ")];
+    case "error": return ["bad", `Attempt failed${ev.class ? ` (${words(ev.class)})` : ""}`, ev.message || ""];
+    case "repair": return ["warn", ev.attempt ? `Repairing, attempt ${ev.attempt}` : "Repairing",
+        [ev.class && words(ev.class), why].filter(Boolean).join(": ")];
+    case "answer_text": return ["ok", "Wrote the answer", ""];
+    case "answer": return [ev.status === "ok" || ev.status === "empty" ? "ok" : "bad", "Done",
+        ev.timings && ev.timings.total_ms !== undefined ? `total ${fmtMs(ev.timings.total_ms)}` : ""];
+    default: return ["ok", ev.step || "step", ""];
+    }
+}
+
+const ICONS = { ok: "✓", bad: "✗", warn: "!", run: "…" };
+
+function addStep(turn, kind, what, detail, tMs) {
+    const steps = turn.steps;
+    // A running step ("…") is settled by the next one.
+    for (const li of steps.querySelectorAll("li.run")) {
+        li.classList.replace("run", "ok");
+        li.querySelector(".icon").textContent = ICONS.ok;
+    }
+    const li = el("li", { class: kind },
+        el("span", { class: "t", text: fmtMs(tMs ?? performance.now() - turn.t0) }),
+        el("span", { class: "icon", "aria-hidden": "true", text: ICONS[kind] || "·" }),
+        el("span", {}, el("span", { class: "what", text: what }),
+            detail ? el("span", { class: "detail", text: ` — ${detail}` }) : null));
+    steps.append(li);
+    setStatus(`${what}${detail ? ": " + detail : ""}`);
+    scrollToEnd();
+    return li;
+}
+
+function settleSteps(turn, kind) {
+    for (const li of turn.steps.querySelectorAll("li.run")) {
+        li.classList.replace("run", kind);
+        li.querySelector(".icon").textContent = ICONS[kind];
+    }
+}
+
+function scrollToEnd() {
+    const log = $("#log");
+    log.scrollTop = log.scrollHeight;
+}
+
+// ---------------------------------------------------------------------------
+// Values, the SQL, the table, the chart, downloads
+// ---------------------------------------------------------------------------
+
+function isBlob(v) { return v !== null && typeof v === "object" && typeof v.blob_hex === "string"; }
+
+function cellNode(v) {
+    if (v === null || v === undefined) return el("span", { class: "null", title: "NULL: no value", text: "NULL" });
+    if (v === "") return el("span", { class: "empty", title: "empty text", text: "(empty)" });
+    if (isBlob(v)) {
+        const hex = v.blob_hex;
+        return el("span", { class: "blob mono", title: `blob, ${hex.length / 2} bytes`,
+            text: `x'${hex.length > 32 ? hex.slice(0, 32) + "…" : hex}'` });
+    }
+    return document.createTextNode(String(v));
+}
+
+// Values sort: NULL first ascending, numbers by value, text by locale.
+function compareValues(a, b) {
+    const rank = (v) => v === null || v === undefined ? 0 : typeof v === "number" ? 1 : isBlob(v) ? 3 : 2;
+    const ra = rank(a), rb = rank(b);
+    if (ra !== rb) return ra - rb;
+    if (ra === 1) return a - b;
+    if (ra === 2) return String(a).localeCompare(String(b), undefined, { numeric: true });
+    if (ra === 3) return a.blob_hex < b.blob_hex ? -1 : a.blob_hex > b.blob_hex ? 1 : 0;
+    return 0;
+}
+
+function sqlBox(sql) {
+    const code = el("code", { class: "hljs language-sql" });
+    code.innerHTML = hljs.highlight(sql, { language: "sql", ignoreIllegals: true }).value;
+    const copy = el("button", { type: "button", class: "copy", text: "Copy", "aria-label": "Copy the SQL" });
+    copy.addEventListener("click", async () => {
+        let ok = false;
+        try {
+            await navigator.clipboard.writeText(sql);
+            ok = true;
+        } catch {
+            const ta = el("textarea", { class: "visually-hidden" });
+            ta.value = sql;
+            document.body.append(ta);
+            ta.select();
+            try { ok = document.execCommand("copy"); } catch { ok = false; }
+            ta.remove();
+        }
+        copy.textContent = ok ? "Copied" : "Copy failed";
+        setStatus(ok ? "SQL copied" : "Could not copy the SQL");
+        setTimeout(() => { copy.textContent = "Copy"; }, 1500);
+    });
+    return el("div", { class: "sql-box" }, el("pre", { "aria-label": "SQL" }, code), copy);
+}
+
+// A table of columns/rows, sortable by any column, PAGE_ROWS a page.
+function rowsTable(columns, rows) {
+    const view = { sortCol: -1, dir: 1, page: 0, order: rows.map((_, i) => i) };
+    const numeric = columns.map((_, c) => rows.length > 0 &&
+        rows.every((r) => r[c] === null || typeof r[c] === "number") && rows.some((r) => typeof r[c] === "number"));
+    const thead = el("thead");
+    const tbody = el("tbody");
+    const info = el("span", { class: "muted", "aria-live": "polite" });
+    const prev = el("button", { type: "button", text: "Previous", "aria-label": "Previous page" });
+    const next = el("button", { type: "button", text: "Next", "aria-label": "Next page" });
+    const pages = () => Math.max(1, Math.ceil(rows.length / PAGE_ROWS));
+
+    const headRow = el("tr", {}, ...columns.map((name, c) => {
+        const th = el("th", { scope: "col", "aria-sort": "none" },
+            el("button", { type: "button", text: name, title: `Sort by ${name}`,
+                onclick: () => sortBy(c) }));
+        if (numeric[c]) th.classList.add("num");
+        return th;
+    }));
+    thead.append(headRow);
+
+    function sortBy(c) {
+        view.dir = view.sortCol === c ? -view.dir : 1;
+        view.sortCol = c;
+        view.order = rows.map((_, i) => i).sort((i, j) =>
+            view.dir * compareValues(rows[i][c], rows[j][c]) || i - j);
+        view.page = 0;
+        headRow.querySelectorAll("th").forEach((th, i) =>
+            th.setAttribute("aria-sort", i !== c ? "none" : view.dir > 0 ? "ascending" : "descending"));
+        draw();
+    }
+
+    function draw() {
+        const start = view.page * PAGE_ROWS;
+        const slice = view.order.slice(start, start + PAGE_ROWS);
+        tbody.replaceChildren(...slice.map((i) => el("tr", {}, ...rows[i].map((v, c) =>
+            el("td", { class: numeric[c] ? "num" : null }, cellNode(v))))));
+        info.textContent = rows.length ?
+            `Rows ${start + 1}–${start + slice.length} of ${rows.length.toLocaleString()}` : "No rows";
+        prev.disabled = view.page === 0;
+        next.disabled = view.page >= pages() - 1;
+    }
+    prev.addEventListener("click", () => { view.page--; draw(); });
+    next.addEventListener("click", () => { view.page++; draw(); });
+    draw();
+
+    const table = el("table", { class: "rows" }, thead, tbody);
+    const wrap = el("div", { class: "rows-view" },
+        el("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Result rows" }, table),
+        el("div", { class: "pager" }, prev, next, info));
+    if (pages() < 2) { prev.hidden = true; next.hidden = true; }
+    return wrap;
+}
+
+const DATE_RE = /^\d{4}(-\d{2}(-\d{2}([ T]\d{2}:\d{2}(:\d{2})?)?)?)?$/;
+const DATE_NAME_RE = /(date|day|month|year|week|quarter|time|period|_at$)/i;
+
+// Which chart the result's shape asks for, or null: one label column
+// (text, or a date) and one to four number columns, 2 to 500 rows.
+// Dates (or a year/month column) make a line, categories a bar chart.
+function chartPlan(columns, rows) {
+    if (rows.length < 2 || rows.length > 500 || columns.length < 2) return null;
+    const kind = columns.map((_, c) => {
+        let num = 0, text = 0, date = 0, nulls = 0;
+        for (const r of rows) {
+            const v = r[c];
+            if (v === null) nulls++;
+            else if (typeof v === "number") num++;
+            else if (typeof v === "string") { text++; if (DATE_RE.test(v)) date++; }
+            else return "other";
+        }
+        if (num && !text) return "number";
+        if (text && !num) return date === text ? "date" : "text";
+        return nulls === rows.length ? "null" : "other";
+    });
+    let label = kind.findIndex((k) => k === "date");
+    if (label < 0) label = kind.findIndex((k) => k === "text");
+    let dates = label >= 0 && kind[label] === "date";
+    if (label < 0) {
+        // Numbers only: a leading year/month-like integer column is the axis.
+        if (kind[0] === "number" && DATE_NAME_RE.test(columns[0]) &&
+            rows.every((r) => Number.isInteger(r[0]))) {
+            label = 0;
+            dates = true;
+        } else {
+            return null;
+        }
+    }
+    // Keys (id, customer_id) are numbers but not measures.
+    const values = kind.map((k, c) => (k === "number" && c !== label && !/^id$|_id$/i.test(columns[c]) ? c : -1))
+        .filter((c) => c >= 0);
+    if (!values.length || values.length > 4) return null;
+    if (!dates && DATE_NAME_RE.test(columns[label]) && kind[label] !== "text") dates = true;
+    return { type: dates ? "line" : "bar", label, values };
+}
+
+function cssVar(name) { return getComputedStyle(document.documentElement).getPropertyValue(name).trim(); }
+
+function chartColors() {
+    return {
+        fg: cssVar("--fg"), muted: cssVar("--muted"), line: cssVar("--line"),
+        series: ["--chart-1", "--chart-2", "--chart-3", "--chart-4"].map(cssVar),
+    };
+}
+
+function restyleChart(chart) {
+    const c = chartColors();
+    chart.data.datasets.forEach((d, i) => {
+        d.borderColor = c.series[i % 4];
+        d.backgroundColor = chart.config.type === "bar" ? c.series[i % 4] + "cc" : c.series[i % 4];
+    });
+    for (const axis of Object.values(chart.options.scales)) {
+        axis.ticks.color = c.muted;
+        axis.grid.color = c.line;
+        if (axis.title) axis.title.color = c.muted;
+    }
+    chart.options.plugins.legend.labels.color = c.fg;
+    chart.update("none");
+}
+
+function makeChart(canvas, plan, columns, rows) {
+    if (!window.Chart) return null;
+    let order = rows.map((_, i) => i);
+    if (plan.type === "line") order.sort((i, j) => compareValues(rows[i][plan.label], rows[j][plan.label]));
+    const c = chartColors();
+    const chart = new window.Chart(canvas, {
+        type: plan.type,
+        data: {
+            labels: order.map((i) => rows[i][plan.label] === null ? "NULL" : String(rows[i][plan.label])),
+            datasets: plan.values.map((col, k) => ({
+                label: columns[col],
+                data: order.map((i) => rows[i][col]),
+                borderColor: c.series[k % 4],
+                backgroundColor: plan.type === "bar" ? c.series[k % 4] + "cc" : c.series[k % 4],
+                tension: 0, pointRadius: rows.length > 60 ? 0 : 3,
+            })),
+        },
+        options: {
+            responsive: true, maintainAspectRatio: false, animation: false,
+            plugins: { legend: { display: plan.values.length > 1, labels: { color: c.fg } } },
+            scales: {
+                x: { ticks: { color: c.muted }, grid: { color: c.line },
+                    title: { display: true, text: columns[plan.label], color: c.muted } },
+                y: { beginAtZero: plan.type === "bar", ticks: { color: c.muted }, grid: { color: c.line },
+                    title: { display: plan.values.length === 1, text: columns[plan.values[0]], color: c.muted } },
+            },
+        },
+    });
+    state.charts.add(chart);
+    return chart;
+}
+
+function csvField(v) {
+    if (v === null || v === undefined) return "";            // NULL: an empty field
+    if (isBlob(v)) return v.blob_hex;
+    const s = String(v);
+    // Empty text is "" so that it reads back apart from NULL.
+    return s === "" || /[",\r\n]/.test(s) || /^\s|\s$/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+function toCsv(columns, rows) {
+    return [columns, ...rows].map((r) => r.map(csvField).join(",")).join("\r\n") + "\r\n";
+}
+
+function download(name, type, text) {
+    const url = URL.createObjectURL(new Blob([text], { type }));
+    const a = el("a", { href: url, download: name });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+}
+
+// The rows of an answer: a bar of view switches and downloads, then the
+// chart (when the shape allows one) or the table.
+function resultView(columns, rows, meta) {
+    const plan = chartPlan(columns, rows);
+    const box = el("div", { class: "result" });
+    const tableView = rowsTable(columns, rows);
+    let chartView = null;
+    const bar = el("div", { class: "result-bar" });
+    const base = `askdb-${(meta.request_id || "result").replace(/[^A-Za-z0-9_-]/g, "")}`;
+    const seg = el("div", { class: "seg", role: "group", "aria-label": "Show the result as" });
+    const tBtn = el("button", { type: "button", class: "show-table", text: "Table", "aria-pressed": "true" });
+    const cBtn = el("button", { type: "button", class: "show-chart", text: plan ? `Chart (${plan.type})` : "Chart", "aria-pressed": "false" });
+    seg.append(tBtn, cBtn);
+    if (!plan) {
+        cBtn.disabled = true;
+        cBtn.title = "No chart for this result: it needs a category or date column and number columns";
+    }
+    const show = (which) => {
+        tBtn.setAttribute("aria-pressed", which === "table" ? "true" : "false");
+        cBtn.setAttribute("aria-pressed", which === "chart" ? "true" : "false");
+        tableView.hidden = which !== "table";
+        if (which === "chart") {
+            if (!chartView) {
+                const canvas = el("canvas", { role: "img",
+                    "aria-label": `${plan.type === "line" ? "Line" : "Bar"} chart of ${plan.values.map((c) => columns[c]).join(", ")} by ${columns[plan.label]}` });
+                chartView = el("div", { class: "chart-wrap" }, canvas);
+                box.append(chartView);
+                makeChart(canvas, plan, columns, rows);
+            }
+            chartView.hidden = false;
+        } else if (chartView) {
+            chartView.hidden = true;
+        }
+    };
+    tBtn.addEventListener("click", () => show("table"));
+    cBtn.addEventListener("click", () => show("chart"));
+    bar.append(seg,
+        el("span", { class: "spacer" }),
+        el("button", { type: "button", class: "dl-csv", text: "CSV", "aria-label": "Download the rows as CSV",
+            onclick: () => download(`${base}.csv`, "text/csv", toCsv(columns, rows)) }),
+        el("button", { type: "button", class: "dl-json", text: "JSON", "aria-label": "Download the rows as JSON",
+            onclick: () => download(`${base}.json`, "application/json",
+                JSON.stringify({ sql: meta.sql, columns, rows, row_count: meta.row_count ?? rows.length,
+                    truncated: meta.truncated ?? false }, null, 2) + "\n") }));
+    box.append(bar, tableView);
+    if (plan && window.Chart) show("chart");
+    return box;
+}
+
+function errorBox(title, err, attempts) {
+    let msg = err.message || String(err);
+    // The message may list the attempts again, one a line: they follow.
+    if (attempts && attempts.length) msg = msg.split("\n")[0];
+    const box = el("div", { class: "error-box", role: "alert" },
+        el("h4", { text: title }),
+        el("p", { class: "error-msg", text: msg }));
+    if (attempts && attempts.length) {
+        box.append(el("p", { text: `${plural(attempts.length, "attempt", "attempts")}:` }),
+            el("ol", {}, ...attempts.map((a) => el("li", {},
+                el("div", { text: [a.error && words(a.error), a.message].filter(Boolean).join(": ") || "failed" }),
+                a.sql ? sqlBox(a.sql) : null))));
+    }
+    return box;
+}
+
+// ---------------------------------------------------------------------------
+// Asking
+// ---------------------------------------------------------------------------
+
+function newTurn(question) {
+    $("#empty-hint")?.remove();
+    const node = $("#turn-tpl").content.firstElementChild.cloneNode(true);
+    node.querySelector(".q").textContent = question;
+    $("#log").append(node);
+    return { node, t0: performance.now(), steps: node.querySelector(".steps"), out: node.querySelector(".out"),
+        sql: null, rows: null, gotAnswer: false, failed: false };
+}
+
+function setBusy(busy) {
+    $("#cancel").hidden = !busy;
+    $("#ask-btn").disabled = busy;
+    $("#db").disabled = busy;
+    $("#new-conv").disabled = busy;
+}
+
+function onEvent(turn, name, data) {
+    switch (name) {
+    case "queued":
+        addStep(turn, "run", "Waiting for the model", data.position ? `position ${data.position} in the queue` : "");
+        break;
+    case "step": {
+        // `done` says all that "answer" says; "question" repeats the page.
+        if (data.step === "answer" || data.step === "question") break;
+        const [kind, what, detail] = describeStep(data, turn.why);
+        if (data.step === "error") turn.why = data.message;
+        else if (data.step === "check") turn.why = data.hint;
+        addStep(turn, kind, what, detail, data.t_ms);
+        break;
+    }
+    case "sql":
+        turn.sql = data.sql;
+        turn.out.append(sqlBox(data.sql));
+        break;
+    case "rows":
+        turn.rows = data;
+        if (data.truncated) {
+            turn.out.append(el("p", { class: "notice", text: `Only the first ${plural(data.row_count, "row is", "rows are")} shown: the result was cut at the ${data.truncated === "bytes" ? "byte" : "row"} limit.` }));
+        }
+        turn.out.append(resultView(data.columns || [], data.rows || [], { ...data, sql: turn.sql, request_id: turn.requestId }));
+        break;
+    case "answer":
+        if (data.text) {
+            turn.gotAnswer = true;
+            turn.out.prepend(answerNode(data.text));
+        }
+        break;
+    case "error":
+        turn.failed = true;
+        settleSteps(turn, "bad");
+        turn.out.append(errorBox("No answer", data.error || {}, data.attempts));
+        break;
+    case "done":
+        finishTurn(turn, data);
+        break;
+    default:
+        break;
+    }
+}
+
+// The `done` event: the whole answer. Fill in what the stream did not
+// show (a server that sent only `done`, or JSON), then a summary line.
+function finishTurn(turn, a) {
+    turn.done = true;
+    if (a.conversation_id) state.conversation = a.conversation_id;
+    if (a.request_id) turn.requestId = a.request_id;
+    if (a.sql && !turn.sql && !turn.failed) {
+        turn.sql = a.sql;
+        turn.out.append(sqlBox(a.sql));
+    }
+    if (!turn.rows && a.columns && a.status !== "error" && !turn.failed) {
+        turn.rows = a;
+        turn.out.append(resultView(a.columns, a.rows || [], a));
+    }
+    if (a.answer && !turn.gotAnswer) {
+        turn.gotAnswer = true;
+        turn.out.prepend(answerNode(a.answer));
+    }
+    if (a.error && !turn.failed) {
+        turn.failed = true;
+        const err = typeof a.error === "string" ? { message: a.error } : a.error;
+        turn.out.append(errorBox("No answer", err, a.attempts));
+    }
+    settleSteps(turn, turn.failed ? "bad" : "ok");
+    const bits = [];
+    if (typeof a.row_count === "number" && !turn.failed) bits.push(plural(a.row_count, "row", "rows"));
+    if (a.timings && typeof a.timings.total_ms === "number") bits.push(fmtMs(a.timings.total_ms));
+    if (typeof a.llm_calls === "number") bits.push(plural(a.llm_calls, "model call", "model calls"));
+    if (typeof a.confidence === "number" && a.candidates > 1) bits.push(`confidence ${Math.round(a.confidence * 100)}%`);
+    if (Array.isArray(a.attempts) && a.attempts.length > 1) bits.push(`${a.attempts.length} attempts`);
+    if (bits.length) turn.out.append(el("p", { class: "summary muted", text: bits.join(" · ") }));
+    addStep(turn, turn.failed ? "bad" : "ok", turn.failed ? "Gave up" : "Answered", "",
+        a.timings && a.timings.total_ms);
+    foldSteps(turn, !turn.failed);
+}
+
+function answerNode(text) {
+    return el("p", { class: "answer", text });
+}
+
+// Once a question is done its steps fold away behind a button (a failed
+// one keeps them open: they say what went wrong).
+function foldSteps(turn, fold) {
+    const steps = turn.steps;
+    const n = steps.children.length;
+    steps.id = steps.id || `steps-${Math.random().toString(36).slice(2, 10)}`;
+    const btn = el("button", { type: "button", class: "link steps-toggle", "aria-controls": steps.id });
+    const set = (open) => {
+        steps.hidden = !open;
+        btn.setAttribute("aria-expanded", open ? "true" : "false");
+        btn.textContent = open ? "Hide the steps" : `Show the ${n} steps`;
+    };
+    btn.addEventListener("click", () => set(steps.hidden));
+    steps.before(btn);
+    set(!fold);
+}
+
+async function ask(question) {
+    if (!state.db || state.controller) return;
+    remember(question);
+    state.histPos = -1;
+    const turn = newTurn(question);
+    const controller = new AbortController();
+    state.controller = controller;
+    setBusy(true);
+    addStep(turn, "run", "Asking", `database ${state.db}`, 0);
+    const body = { database: state.db, question, options: { answer: $("#want-answer").checked } };
+    if (state.conversation) body.conversation_id = state.conversation;
+    try {
+        const res = await api("/api/ask", {
+            method: "POST", signal: controller.signal,
+            headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+            body: JSON.stringify(body),
+        });
+        const conv = res.headers.get("X-Conversation-Id");
+        if (conv) state.conversation = conv;
+        turn.requestId = res.headers.get("X-Request-Id");
+        if (turn.requestId) turn.node.dataset.requestId = turn.requestId;
+        if ((res.headers.get("Content-Type") || "").startsWith("text/event-stream")) {
+            await readSse(res, (name, data) => onEvent(turn, name, data));
+        } else {
+            finishTurn(turn, await res.json());
+        }
+        if (!turn.done) throw new ApiError(0, "stream", "the server closed the stream before the answer was complete");
+        setStatus(turn.failed ? "No answer" : "Answered");
+    } catch (e) {
+        if (e.name === "AbortError") {
+            settleSteps(turn, "warn");
+            addStep(turn, "warn", "Cancelled", "you stopped this question");
+            turn.node.classList.add("cancelled");
+            setStatus("Cancelled");
+        } else {
+            settleSteps(turn, "bad");
+            turn.out.append(errorBox(e.status === 429 ? "The server is busy" : "The question failed", e,
+                e.body && e.body.attempts));
+            setStatus("Failed");
+        }
+    } finally {
+        state.controller = null;
+        setBusy(false);
+        turn.node.dataset.state = turn.node.classList.contains("cancelled") ? "cancelled" :
+            turn.failed || !turn.done ? "failed" : "done";
+        scrollToEnd();
+        $("#question").focus();
+    }
+}
+
+function cancel() {
+    if (state.controller) state.controller.abort();
+}
+
+// ---------------------------------------------------------------------------
+// The question box: Enter asks, Shift+Enter a new line, Up/Down history,
+// Escape cancels
+// ---------------------------------------------------------------------------
+
+function initQuestionBox() {
+    const q = $("#question");
+    $("#ask").addEventListener("submit", (ev) => {
+        ev.preventDefault();
+        const text = q.value.trim();
+        if (!text || state.controller) return;
+        q.value = "";
+        ask(text);
+    });
+    q.addEventListener("keydown", (ev) => {
+        if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
+            ev.preventDefault();
+            $("#ask").requestSubmit();
+        } else if (ev.key === "Escape" && state.controller) {
+            ev.preventDefault();
+            cancel();
+        } else if (ev.key === "ArrowUp" && !q.value.slice(0, q.selectionStart).includes("\n")) {
+            if (!state.history.length) return;
+            ev.preventDefault();
+            if (state.histPos < 0) { state.draft = q.value; state.histPos = state.history.length; }
+            state.histPos = Math.max(0, state.histPos - 1);
+            q.value = state.history[state.histPos];
+            q.setSelectionRange(q.value.length, q.value.length);
+        } else if (ev.key === "ArrowDown" && state.histPos >= 0 && !q.value.slice(q.selectionEnd).includes("\n")) {
+            ev.preventDefault();
+            state.histPos++;
+            if (state.histPos >= state.history.length) {
+                state.histPos = -1;
+                q.value = state.draft;
+            } else {
+                q.value = state.history[state.histPos];
+            }
+            q.setSelectionRange(q.value.length, q.value.length);
+        }
+    });
+    $("#cancel").addEventListener("click", cancel);
+    document.addEventListener("keydown", (ev) => {
+        if (ev.key === "Escape" && state.controller && !$("#token-dlg").open) cancel();
+    });
+}
+
+function newConversation() {
+    state.conversation = null;
+    for (const c of state.charts) c.destroy();
+    state.charts.clear();
+    $("#log").replaceChildren(el("p", { id: "empty-hint", class: "muted empty-hint",
+        text: "New conversation: the next question starts afresh." }));
+    setStatus("New conversation");
+    $("#question").focus();
+}
+
+// ---------------------------------------------------------------------------
+
+function init() {
+    takeTokenFromUrl();
+    initTheme();
+    initQuestionBox();
+    window.addEventListener("hashchange", () => {
+        if (/token=/.test(location.hash)) { takeTokenFromUrl(); loadDatabases(); }
+    });
+    $("#db").addEventListener("change", (ev) => {
+        newConversation();
+        selectDatabase(ev.target.value);
+    });
+    $("#schema-search").addEventListener("input", filterSchema);
+    $("#schema-toggle").addEventListener("click", () => toggleSchema());
+    $("#new-conv").addEventListener("click", newConversation);
+    const want = $("#want-answer");
+    try { want.checked = localStorage.getItem("askdb.answer") !== "0"; } catch { /* ignore */ }
+    want.addEventListener("change", () => {
+        try { localStorage.setItem("askdb.answer", want.checked ? "1" : "0"); } catch { /* ignore */ }
+    });
+    loadDatabases();
+    $("#question").focus();
+    document.documentElement.dataset.ready = "1";
+}
+
+init();

@@ -1,0 +1,247 @@
+/* testutil.h - what every unit test shares: cmocka, temporary directories
+** and files, SQLite fixture files, the test databases, the environment. */
+#ifndef ASKDB_TEST_TESTUTIL_H
+#define ASKDB_TEST_TESTUTIL_H
+
+/* cmocka wants these before it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "askdb.h"
+#include "db/db.h"
+
+/*
+** Helpers return 0 or -1 where a test's setup calls them (a group's setup
+** reports failure by its return value) and fail the test themselves where
+** only tests call them. Every file a test makes lives under /tmp and goes
+** when its test ends.
+*/
+
+/* ---- temporary directories and files ------------------------------------ */
+
+/* Make a new directory /tmp/askdb-test-<name>-XXXXXX and put its path in
+** dir (n bytes). 0, or -1. */
+static inline int tmpdir_make(char *dir, size_t n, const char *name)
+{
+    int len = snprintf(dir, n, "/tmp/askdb-test-%s-XXXXXX", name);
+
+    if (len < 0 || (size_t)len >= n)
+        return -1;
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+/* Remove dir and everything in it. 0, or -1. */
+static inline int tmpdir_remove(const char *dir)
+{
+    char cmd[400];
+
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* tmpdir_make(), and ASKDB_CACHE_DIR set to the new directory so that
+** what askdb caches stays in it. 0, or -1. */
+static inline int tmpdir_as_cache(char *dir, size_t n, const char *name)
+{
+    if (tmpdir_make(dir, n, name))
+        return -1;
+    return setenv("ASKDB_CACHE_DIR", dir, 1) == 0 ? 0 : -1;
+}
+
+/* A test file's own directory: tmpdir_setup() (as its group's setup)
+** makes it, tmpdir_teardown() removes it with whatever the tests left in
+** it. */
+static char tmpdir[256] __attribute__((unused));
+
+/* Group setup: make tmpdir. */
+static inline int tmpdir_setup(void **state)
+{
+    (void)state;
+    return tmpdir_make(tmpdir, sizeof tmpdir, "unit");
+}
+
+/* Group setup: make tmpdir and point ASKDB_CACHE_DIR at it. */
+static inline int tmpdir_cache_setup(void **state)
+{
+    (void)state;
+    return tmpdir_as_cache(tmpdir, sizeof tmpdir, "unit");
+}
+
+/* Group teardown: remove tmpdir. */
+static inline int tmpdir_teardown(void **state)
+{
+    (void)state;
+    return tmpdir_remove(tmpdir);
+}
+
+/* Make a new empty file /tmp/askdb-test-<name>-XXXXXX and put its path in
+** path (n bytes); the test unlink()s it. 0, or -1. */
+static inline int tmpfile_make(char *path, size_t n, const char *name)
+{
+    int len = snprintf(path, n, "/tmp/askdb-test-%s-XXXXXX", name);
+    int fd;
+
+    if (len < 0 || (size_t)len >= n)
+        return -1;
+    fd = mkstemp(path);
+    if (fd < 0)
+        return -1;
+    return close(fd) == 0 ? 0 : -1;
+}
+
+/* Write n bytes of data to the file at path (made or emptied). 0, or -1. */
+static inline int file_write(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    int bad;
+
+    if (!f)
+        return -1;
+    bad = n && fwrite(data, 1, n, f) != n;
+    bad |= fclose(f) != 0;
+    return bad ? -1 : 0;
+}
+
+/* The whole file at path, malloc()ed and NUL-terminated (the caller frees
+** it); its size in *len when len is not NULL. NULL when it cannot be
+** read. */
+static inline char *file_read(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *p = NULL, *q;
+    size_t n = 0, cap = 0, got;
+
+    if (!f)
+        return NULL;
+    for (;;) {
+        if (cap - n < 4096) {
+            q = realloc(p, cap + 65536);
+            if (!q) {
+                free(p);
+                fclose(f);
+                return NULL;
+            }
+            p = q;
+            cap += 65536;
+        }
+        got = fread(p + n, 1, cap - n - 1, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    fclose(f);
+    p[n] = '\0';
+    if (len)
+        *len = n;
+    return p;
+}
+
+/* Copy the file at from to to. 0, or -1. */
+static inline int file_copy(const char *from, const char *to)
+{
+    size_t n;
+    char *p = file_read(from, &n);
+    int rc = p ? file_write(to, p, n) : -1;
+
+    free(p);
+    return rc;
+}
+
+/* ---- SQLite files and the test databases -------------------------------- */
+
+/* Run the statements sql on the SQLite file at path, made when it is
+** missing. 0, or -1 with SQLite's message on stderr. */
+static inline int sqlfile_exec(const char *path, const char *sql)
+{
+    sqlite3 *h = NULL;
+    char *err = NULL;
+    int rc;
+
+    if (sqlite3_open(path, &h) != SQLITE_OK) {
+        fprintf(stderr, "%s: %s\n", path, h ? sqlite3_errmsg(h) : "?");
+        sqlite3_close(h);
+        return -1;
+    }
+    rc = sqlite3_exec(h, sql, NULL, NULL, &err);
+    if (rc != SQLITE_OK)
+        fprintf(stderr, "%s: %s\n", path, err ? err : sqlite3_errstr(rc));
+    sqlite3_free(err);
+    sqlite3_close(h);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
+/* The sample database (examples/shop.db, or $SHOP_DB). */
+static inline const char *testdb_shop(void)
+{
+    const char *p = getenv("SHOP_DB");
+
+    return p && *p ? p : "examples/shop.db";
+}
+
+/* Spider's training set ($SPIDER_DIR, which `make unit` sets when
+** ../shared/bench/spider-train exists); skips the calling test without
+** it. */
+static inline const char *testdb_spider_dir(void)
+{
+    const char *dir = getenv("SPIDER_DIR");
+
+    if (!dir || !*dir) {
+        print_message("skipped: set SPIDER_DIR to Spider's training set "
+                      "(../shared/bench/spider-train)\n");
+        skip();
+    }
+    return dir;
+}
+
+/* The path of Spider's database id in out (n bytes); skips the calling
+** test without Spider or without that database. */
+static inline void testdb_spider(const char *id, char *out, size_t n)
+{
+    const char *dir = testdb_spider_dir();
+    struct stat st;
+
+    snprintf(out, n, "%s/database/%s/%s.sqlite", dir, id, id);
+    if (stat(out, &st) != 0) {
+        print_message("skipped: %s is missing\n", out);
+        skip();
+    }
+}
+
+/* Open the database at path with cfg (NULL: the defaults) and, when s is
+** not NULL, read its schema into *s; fails the test when either fails. The
+** caller closes the handle. */
+static inline askdb_db *testdb_open(const char *path, const askdb_config *cfg,
+                                    const struct db_schema **s)
+{
+    askdb_db *db = NULL;
+
+    if (askdb_db_open(path, cfg, &db) != ASKDB_OK)
+        fail_msg("cannot open %s: %s", path, askdb_db_errmsg(db));
+    if (s && db_schema(db, s) != ASKDB_OK)
+        fail_msg("cannot read the schema of %s: %s", path,
+                 askdb_db_errmsg(db));
+    return db;
+}
+
+/* ---- the environment ---------------------------------------------------- */
+
+/* The small GGUF model for the local-model tests ($ASKDB_SMALL_MODEL, set
+** by `make unit` when scripts/models.sh fetched it), or NULL. */
+static inline const char *testenv_small_model(void)
+{
+    const char *p = getenv("ASKDB_SMALL_MODEL");
+
+    return p && *p ? p : NULL;
+}
+
+#endif

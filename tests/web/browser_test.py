@@ -1,0 +1,929 @@
+#!/usr/bin/env python3
+"""browser_test.py - the page of `askdb serve` in a real headless Chromium.
+
+    python3 tests/web/browser_test.py --server real|mock [--shots DIR]
+        real: ASKDB (askdb with `serve`) and FAKE_LLM (tests/fake_llm)
+        mock: tests/web/mock_server.py stands in for askdb serve
+
+Usually run by tests/web/run.sh (make web-test). Installs nothing: needs
+Debian's chromium, chromium-driver and python3-selenium (scripts/deps.sh).
+
+One browser, one server and one scripted model for the whole run: the
+tests run in order and the script below holds the model's replies for
+them in that order. Each test is a function named after the behaviour it
+checks; a failed check ends that test. Output: "ok NAME" or "FAIL NAME:
+reason" a test, then "N passed, M failed"; exit status 0 only when M is 0.
+Screenshots (light, dark, phone, error, chart, ...) go to --shots
+(build/screenshots/), one PNG per moment worth a look; a failed test
+leaves one too (fail-NAME.png).
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import urllib.error
+import urllib.request
+
+from selenium import webdriver
+from selenium.common.exceptions import WebDriverException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SHOP = os.path.join(ROOT, "examples", "shop.db")
+
+
+def fence(sql):
+    return "```sql\n%s\n```" % sql
+
+
+# --- the questions, their SQL and the model's script --------------------------
+
+Q_COUNTRY = "How many customers are there in each country?"
+SQL_COUNTRY = ("SELECT country, COUNT(*) AS customers FROM customers\n"
+               "GROUP BY country ORDER BY customers DESC, country")
+A_COUNTRY = "Germany (DE) has the most customers: 10."
+
+Q_FOLLOW = "And only those in the gold loyalty tier?"
+SQL_FOLLOW = ("SELECT country, COUNT(*) AS customers FROM customers\n"
+              "WHERE loyalty_tier = 'gold'\n"
+              "GROUP BY country ORDER BY customers DESC, country")
+A_FOLLOW = "Among gold customers, the counts are small in every country."
+
+Q_MONTHS = "What was the revenue of the orders each month in 2024?"
+SQL_MONTHS = ("SELECT substr(order_date, 1, 7) AS month, ROUND(SUM(total), 2) AS revenue\n"
+              "FROM orders WHERE status <> 'cancelled' AND order_date LIKE '2024%'\n"
+              "GROUP BY month ORDER BY month")
+A_MONTHS = "Revenue per month of 2024."
+
+Q_LIST = "List the customers with their city and a note"
+# The last column's name and values are markup that must stay text.
+SQL_LIST = ("SELECT id, first_name, city, CASE WHEN id = 1 THEN '' END AS note,\n"
+            "  '<img src=x onerror=\"window.pwned=1\">' AS \"<b>markup</b>\"\n"
+            "FROM customers ORDER BY id")
+A_LIST = "All 60 customers."
+
+Q_BAD = "Show the customers' shoe sizes"
+BAD_SQL = ["SELECT shoe_size FROM customers",
+           "SELECT c.shoe_size FROM customers c",
+           "SELECT size_of_shoe FROM customers"]
+
+Q_QUEUE = "How many products are there in each category?"
+SQL_QUEUE = ("SELECT c.name AS category, COUNT(p.id) AS products FROM categories c\n"
+             "JOIN products p ON p.category_id = c.id GROUP BY c.name ORDER BY products DESC, c.name")
+A_QUEUE = "Every category has products."
+
+Q_SLOW = "Which products are in the orders of this week?"
+
+Q_PHONE = "How many orders are there of each status?"
+SQL_PHONE = ("SELECT status, COUNT(*) AS orders FROM orders\n"
+             "GROUP BY status ORDER BY orders DESC, status")
+A_PHONE = "Most orders are delivered."
+
+
+def model_script():
+    """The scripted model's replies, in the order the tests ask."""
+    s = []
+    s += [{"content": fence(SQL_COUNTRY), "delay_ms": 1500}, {"content": A_COUNTRY}]
+    s += [{"content": fence(SQL_FOLLOW)}, {"content": A_FOLLOW}]
+    s += [{"content": fence(SQL_MONTHS)}, {"content": A_MONTHS}]
+    s += [{"content": fence(SQL_LIST)}, {"content": A_LIST}]
+    s += [{"content": fence(q)} for q in BAD_SQL]
+    # One question from another client holds the only worker for 3 s while
+    # the page's question waits in the queue.
+    s += [{"content": fence("SELECT COUNT(*) AS n FROM products"), "delay_ms": 3000}]
+    s += [{"content": fence(SQL_QUEUE)}, {"content": A_QUEUE}]
+    # Questions cancelled once the model has them: the Cancel button, Escape.
+    s += [{"content": fence("SELECT name FROM products"), "delay_ms": 20000}] * 2
+    s += [{"content": fence(SQL_PHONE)}, {"content": A_PHONE}]
+    return s
+
+
+def rows_of(sql):
+    con = sqlite3.connect("file:%s?mode=ro" % SHOP, uri=True)
+    try:
+        cur = con.execute(sql)
+        return [d[0] for d in cur.description], [list(r) for r in cur.fetchall()]
+    finally:
+        con.close()
+
+
+# --- servers -------------------------------------------------------------------
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port_file(path, proc, what, timeout=15):
+    end = time.time() + timeout
+    while time.time() < end:
+        if proc.poll() is not None:
+            raise RuntimeError("%s exited with %s" % (what, proc.returncode))
+        if os.path.exists(path) and open(path).read().strip():
+            return int(open(path).read())
+        time.sleep(0.05)
+    raise RuntimeError("%s did not start" % what)
+
+
+def wait_http(url, proc, what, timeout=30):
+    end = time.time() + timeout
+    while time.time() < end:
+        if proc.poll() is not None:
+            raise RuntimeError("%s exited with %s" % (what, proc.returncode))
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError("%s did not answer %s" % (what, url))
+
+
+class Servers:
+    """The scripted model and askdb serve (or the mock), stopped on close."""
+
+    def __init__(self, mode, tmp, dbs):
+        self.procs = []
+        self.mode = mode
+        self.tmp = tmp
+        script = os.path.join(tmp, "script.json")
+        with open(script, "w") as f:
+            json.dump(model_script(), f)
+        self.llm_log = os.path.join(tmp, "llm.log")
+        env = dict(os.environ)
+        for k in list(env):
+            if k.startswith("ASKDB_") or k in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY") or \
+                    k.lower().endswith("_proxy"):
+                del env[k]
+        env["ASKDB_CACHE_DIR"] = os.path.join(tmp, "cache")
+        env["XDG_STATE_HOME"] = os.path.join(tmp, "state")
+        self.err = open(os.path.join(tmp, "server.err"), "w")
+        dbargs = []
+        for name, path in dbs:
+            dbargs += ["--db", "%s=%s" % (name, path)]
+        if mode == "mock":
+            pf = os.path.join(tmp, "mock.port")
+            p = self.start([sys.executable, os.path.join(HERE, "mock_server.py"), "--workers", "1", "--script", script,
+                            "--port-file", pf] + dbargs, env)
+            self.port = wait_port_file(pf, p, "mock_server.py")
+        else:
+            pf = os.path.join(tmp, "llm.port")
+            p = self.start([os.path.abspath(os.environ["FAKE_LLM"]), "--script", script, "--log", self.llm_log,
+                            "--port-file", pf], env)
+            self.llm_port = wait_port_file(pf, p, "fake_llm")
+            self.port = free_port()
+            self.serve(self.port, dbargs, env, ("--workers", "1"))
+        self.url = "http://127.0.0.1:%d" % self.port
+        wait_http(self.url + "/health", self.procs[-1], "the server")
+        self.dbargs, self.env = dbargs, env
+
+    def serve(self, port, dbargs, env, extra=()):
+        return self.start([os.path.abspath(os.environ["ASKDB"]), "serve", "--listen", "127.0.0.1:%d" % port,
+                           "--llm-url", "http://127.0.0.1:%d/v1" % self.llm_port, "--model", "m"]
+                          + list(extra) + dbargs, env)
+
+    def start_with_token(self, token):
+        """A second server, same databases, that wants a token: its URL."""
+        if self.mode == "mock":
+            pf = os.path.join(self.tmp, "token.port")
+            p = self.start([sys.executable, os.path.join(HERE, "mock_server.py"), "--script",
+                            os.path.join(self.tmp, "script.json"), "--token", token,
+                            "--port-file", pf] + self.dbargs, self.env)
+            port = wait_port_file(pf, p, "the mock with a token")
+        else:
+            port = free_port()
+            p = self.serve(port, self.dbargs, self.env, ("--token", token))
+        url = "http://127.0.0.1:%d" % port
+        wait_http(url + "/health", p, "the server with a token")
+        return url
+
+    def start_other(self, name, script, options):
+        """Another server with its own model script and options (both
+        askdb serve and the mock take --candidates N and --max-rows N):
+        its URL."""
+        sfile = os.path.join(self.tmp, name + ".json")
+        with open(sfile, "w") as f:
+            json.dump(script, f)
+        if self.mode == "mock":
+            pf = os.path.join(self.tmp, name + ".port")
+            p = self.start([sys.executable, os.path.join(HERE, "mock_server.py"), "--script", sfile,
+                            "--port-file", pf] + list(options) + self.dbargs, self.env)
+            port = wait_port_file(pf, p, "the mock " + name)
+        else:
+            pf = os.path.join(self.tmp, name + "-llm.port")
+            p = self.start([os.path.abspath(os.environ["FAKE_LLM"]), "--script", sfile, "--log",
+                            os.path.join(self.tmp, name + "-llm.log"), "--port-file", pf], self.env)
+            llm_port = wait_port_file(pf, p, "the fake_llm of " + name)
+            port = free_port()
+            p = self.start([os.path.abspath(os.environ["ASKDB"]), "serve", "--listen", "127.0.0.1:%d" % port,
+                            "--llm-url", "http://127.0.0.1:%d/v1" % llm_port, "--model", "m"]
+                           + list(options) + self.dbargs, self.env)
+        url = "http://127.0.0.1:%d" % port
+        wait_http(url + "/health", p, "the server " + name)
+        return url
+
+    def saw_hang_up(self, request_id):
+        """Whether the server logged the request as cut short by the client."""
+        if self.mode == "mock":
+            return any(r["request_id"] == request_id and r["end"] == "cancelled" for r in self.requests())
+        with open(os.path.join(self.tmp, "server.err")) as f:
+            for line in f:
+                if request_id in line and line.startswith("{"):
+                    rec = json.loads(line)
+                    if rec.get("request_id") == request_id and rec.get("completed") is False:
+                        return True
+        return False
+
+    def start(self, argv, env):
+        p = subprocess.Popen(argv, env=env, stdout=self.err, stderr=self.err,
+                             stdin=subprocess.DEVNULL, cwd=self.tmp)
+        self.procs.append(p)
+        return p
+
+    def requests(self):
+        """What the model was asked (real) or what the mock got (mock)."""
+        if self.mode == "mock":
+            with urllib.request.urlopen(self.url + "/mock/log") as r:
+                return json.load(r)
+        if not os.path.exists(self.llm_log):
+            return []
+        with open(self.llm_log) as f:
+            return [json.loads(line) for line in f if line.strip()]
+
+    def close(self):
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        self.err.close()
+
+
+# --- the browser -------------------------------------------------------------
+
+def browser(downloads):
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+              "--window-size=1366,900", "--force-device-scale-factor=1",
+              "--no-first-run", "--disable-extensions", "--lang=en-US"):
+        opts.add_argument(a)
+    opts.add_experimental_option("prefs", {
+        "download.default_directory": downloads, "download.prompt_for_download": False})
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    service = Service(shutil.which("chromedriver") or "/usr/bin/chromedriver")
+    d = webdriver.Chrome(service=service, options=opts)
+    d.execute_cdp_cmd("Page.setDownloadBehavior", {"behavior": "allow", "downloadPath": downloads})
+    d.set_script_timeout(10)
+    return d
+
+
+class Failed(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failed(msg)
+
+
+def wait_for(fn, what, timeout=15, step=0.05):
+    """Poll fn() until it returns something true; that value, or fail."""
+    end = time.time() + timeout
+    last = None
+    while time.time() < end:
+        try:
+            v = fn()
+            if v:
+                return v
+        except (WebDriverException, LookupError) as e:
+            last = e
+        time.sleep(step)
+    raise Failed("timed out waiting for %s%s" % (what, " (%s)" % str(last).splitlines()[0] if last else ""))
+
+
+class Page:
+    """What the tests do with the page, in words."""
+
+    def __init__(self, d, url, shots):
+        self.d = d
+        self.url = url
+        self.shots = shots
+
+    def js(self, src, *args):
+        return self.d.execute_script(src, *args)
+
+    def open(self, fragment=""):
+        self.d.get(self.url + "/" + fragment)
+        wait_for(lambda: self.js("return document.documentElement.dataset.ready === '1'"), "the page's script")
+
+    def shot(self, name):
+        os.makedirs(self.shots, exist_ok=True)
+        self.d.save_screenshot(os.path.join(self.shots, name + ".png"))
+
+    def q(self, css):
+        return self.d.find_element(By.CSS_SELECTOR, css)
+
+    def qa(self, css):
+        return self.d.find_elements(By.CSS_SELECTOR, css)
+
+    def turns(self):
+        return self.qa("#log .turn")
+
+    def last_turn(self):
+        t = self.turns()
+        check(t, "no question on the page")
+        return t[-1]
+
+    def ask(self, question, wait=True):
+        n = len(self.turns())
+        box = self.q("#question")
+        box.clear()
+        box.send_keys(question)
+        box.send_keys(Keys.ENTER)
+        wait_for(lambda: len(self.turns()) == n + 1, "the question to appear")
+        if wait:
+            return self.wait_done()
+        return self.last_turn()
+
+    def wait_done(self, timeout=30):
+        t = self.last_turn()
+        wait_for(lambda: t.get_attribute("data-state"), "the answer", timeout)
+        return t
+
+    def steps(self, turn):
+        """The texts of a question's steps, folded away or not."""
+        return self.js("return [...arguments[0].querySelectorAll('.steps li')].map(li => li.textContent)", turn)
+
+    def wait_model_asked(self, turn, servers, before):
+        """Wait until the question's model request is with the model."""
+        wait_for(lambda: any("Generating SQL" in s for s in self.steps(turn)), "the model to be asked")
+        if servers.mode == "real":
+            wait_for(lambda: len(servers.requests()) > before, "the model's request")
+
+    def table(self, turn):
+        """(headers, rows of cell texts) of the table on the current page."""
+        return self.js("""
+            const t = arguments[0].querySelector('table.rows');
+            if (!t) return null;
+            return [[...t.querySelectorAll('thead th')].map(th => th.textContent),
+                    [...t.querySelectorAll('tbody tr')].map(tr =>
+                        [...tr.children].map(td => td.textContent))];""", turn)
+
+    def console_errors(self, allow=()):
+        try:
+            logs = self.d.get_log("browser")
+        except WebDriverException:
+            return []
+        return [e["message"] for e in logs if e.get("level") == "SEVERE"
+                and "favicon.ico" not in e["message"]
+                and not any(a in e["message"] for a in allow)]
+
+
+def fmt_num(v):
+    return str(v) if not isinstance(v, float) or v != int(v) else str(int(v))
+
+
+# --- the tests -----------------------------------------------------------------
+
+def page_lists_databases_and_schema(t):
+    t.page.open()
+    sel = Select(wait_for(lambda: t.page.q("#db option") and t.page.q("#db"), "the database list"))
+    names = [o.get_attribute("value") for o in sel.options]
+    check(names == ["shop", "shop_copy"], "databases %r" % names)
+    sel.select_by_value("shop")
+    wait_for(lambda: t.page.qa("#schema-tree details"), "the schema")
+    tables = [d.get_attribute("data-name") for d in t.page.qa("#schema-tree details")]
+    for want in ("customers", "orders", "order_items", "products", "customer_revenue"):
+        check(want in tables, "the schema lacks %s: %r" % (want, tables))
+    # Keys: orders.customer_id points at customers.id, customers.id is the key.
+    fk = t.page.js("""return [...document.querySelectorAll('#schema-tree details[data-name=orders] li')]
+        .filter(li => li.dataset.name === 'customer_id').map(li => li.textContent)[0]""")
+    check(fk and "→ customers.id" in fk, "orders.customer_id has no foreign key badge: %r" % fk)
+    pk = t.page.js("""return [...document.querySelectorAll('#schema-tree details[data-name=customers] li')]
+        .filter(li => li.dataset.name === 'id').map(li => li.textContent)[0]""")
+    check(pk and "PK" in pk, "customers.id is not shown as the key: %r" % pk)
+    # Search: "loyalty" leaves customers alone, opened at that column.
+    t.page.q("#schema-search").send_keys("loyalty")
+    shown = wait_for(lambda: [d.get_attribute("data-name") for d in t.page.qa("#schema-tree details")
+                              if d.is_displayed()] == ["customers"] and ["customers"], "the search")
+    check(shown == ["customers"], "search shows %r" % shown)
+    cols = [li.get_attribute("data-name") for li in t.page.qa("#schema-tree details[data-name=customers] li")
+            if li.is_displayed()]
+    check(cols == ["loyalty_tier"], "search shows columns %r" % cols)
+    # A click on a name puts it into the question at the cursor.
+    box = t.page.q("#question")
+    box.clear()
+    box.send_keys("count by")
+    t.page.q("#schema-tree details[data-name=customers] li[data-name=loyalty_tier] button.name").click()
+    check(box.get_attribute("value") == "count by loyalty_tier", "question box: %r" % box.get_attribute("value"))
+    check(t.page.js("return document.activeElement.id") == "question", "focus did not return to the question")
+    t.page.q("#schema-search").clear()
+    t.page.q("#schema-search").send_keys(Keys.SPACE, Keys.BACKSPACE)
+    box.clear()
+
+
+def serves_every_file_of_the_page_as_built(t):
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import web_embed
+    vendor = os.environ.get("WEB_VENDOR", os.path.join(ROOT, "build", "web", "vendor"))
+    for path, ctype, fpath in web_embed.assets(vendor):
+        with urllib.request.urlopen(t.servers.url + path) as r:
+            body = r.read()
+            check(r.headers["Content-Type"] == ctype, "%s: Content-Type %s" % (path, r.headers["Content-Type"]))
+            if t.servers.mode == "real":
+                check(r.headers["ETag"], "%s: no ETag" % path)
+                if path == "/":
+                    csp = r.headers["Content-Security-Policy"] or ""
+                    check("default-src 'self'" in csp, "the page's CSP: %r" % csp)
+        check(body == open(fpath, "rb").read(), "%s differs from %s" % (path, fpath))
+    try:
+        urllib.request.urlopen(t.servers.url + "/assets/nope.js")
+        raise Failed("/assets/nope.js was served")
+    except urllib.error.HTTPError as e:
+        check(e.code == 404, "/assets/nope.js: %d" % e.code)
+
+
+def loads_nothing_from_elsewhere(t):
+    urls = t.page.js("return [location.href, ...performance.getEntriesByType('resource').map(e => e.name)]")
+    check(len(urls) >= 5, "resources %r" % urls)
+    other = [u for u in urls if not u.startswith(t.servers.url + "/")]
+    check(not other, "loaded from elsewhere: %r" % other)
+
+
+def asks_and_streams_the_steps(t):
+    t.page.q("#question").send_keys(Q_COUNTRY)
+    t.page.q("#question").send_keys(Keys.ENTER)
+    turn = wait_for(lambda: t.page.turns() and t.page.last_turn(), "the question")
+    # The model takes 1.5 s: the steps before it must show while it thinks.
+    seen = wait_for(lambda: (not turn.get_attribute("data-state")) and
+                    any("Generating SQL" in s for s in t.page.steps(turn)) and t.page.steps(turn),
+                    "a 'Generating SQL' step while the question runs", timeout=10)
+    check(not t.page.qa("#log .turn:last-child .sql-box"), "SQL shown before the model answered")
+    check(t.page.q("#cancel").is_displayed(), "no Cancel button while the question runs")
+    t.page.shot("streaming")
+    t.page.wait_done()
+    check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+    steps = t.page.steps(turn)
+    for want in ("Generating SQL", "The model replied", "Validated the SQL", "Ran the query", "Answered"):
+        check(any(want in s for s in steps), "no step %r in %r" % (want, steps))
+    check(len(steps) > len(seen), "the steps did not grow: %r then %r" % (seen, steps))
+    # The SQL, highlighted.
+    code = turn.find_element(By.CSS_SELECTOR, ".sql-box code")
+    check(code.text.strip() == SQL_COUNTRY, "SQL shown %r" % code.text)
+    kws = [k.text for k in code.find_elements(By.CSS_SELECTOR, ".hljs-keyword")]
+    check("SELECT" in kws and "GROUP" in kws, "SQL not highlighted: keywords %r" % kws)
+    # A category column with numbers: a bar chart is shown first.
+    cbtn = turn.find_element(By.CSS_SELECTOR, "button.show-chart")
+    check(cbtn.text == "Chart (bar)", "chart button %r" % cbtn.text)
+    check(cbtn.get_attribute("aria-pressed") == "true", "the chart is not shown first")
+    canvas = turn.find_element(By.CSS_SELECTOR, ".chart-wrap canvas")
+    check(canvas.is_displayed() and canvas.size["height"] > 100, "no chart drawn: %r" % canvas.size)
+    check(t.page.js("return !!Chart.getChart(arguments[0]) && Chart.getChart(arguments[0]).config.type",
+                    canvas) == "bar", "the canvas holds no bar chart")
+    check(turn.find_element(By.CSS_SELECTOR, ".answer").text == A_COUNTRY, "no plain-English answer")
+    t.page.js("arguments[0].scrollIntoView()", turn)
+    t.page.shot("chart")
+    # Back to the table: the exact rows.
+    turn.find_element(By.CSS_SELECTOR, "button.show-table").click()
+    check(not canvas.is_displayed(), "the chart stays after switching to the table")
+    cols, rows = rows_of(SQL_COUNTRY)
+    head, cells = t.page.table(turn)
+    check(head == cols, "headers %r" % head)
+    check(cells == [[fmt_num(v) for v in r] for r in rows], "rows %r" % cells)
+    t.page.shot("light")
+
+
+def sorts_the_table_by_a_column(t):
+    turn = t.page.last_turn()
+    th = turn.find_element(By.CSS_SELECTOR, "table.rows thead th:nth-child(2)")
+    th.find_element(By.TAG_NAME, "button").click()
+    check(th.get_attribute("aria-sort") == "ascending", "aria-sort %s" % th.get_attribute("aria-sort"))
+    _, cells = t.page.table(turn)
+    nums = [int(r[1]) for r in cells]
+    check(nums == sorted(nums), "not ascending: %r" % nums)
+    th.find_element(By.TAG_NAME, "button").click()
+    _, cells = t.page.table(turn)
+    nums = [int(r[1]) for r in cells]
+    check(nums == sorted(nums, reverse=True), "not descending: %r" % nums)
+    check(th.get_attribute("aria-sort") == "descending", "aria-sort %s" % th.get_attribute("aria-sort"))
+
+
+def downloads_the_rows_as_csv(t):
+    turn = t.page.last_turn()
+    for f in os.listdir(t.downloads):
+        os.unlink(os.path.join(t.downloads, f))
+    turn.find_element(By.CSS_SELECTOR, "button.dl-csv").click()
+    name = wait_for(lambda: [f for f in os.listdir(t.downloads) if f.endswith(".csv")], "the CSV file")[0]
+    path = os.path.join(t.downloads, name)
+    time.sleep(0.2)
+    data = open(path, "rb").read()
+    cols, rows = rows_of(SQL_COUNTRY)
+    want = "".join(",".join(fmt_num(v) for v in r) + "\r\n" for r in [cols] + rows).encode()
+    check(data == want, "CSV %r, expected %r" % (data[:200], want[:200]))
+    turn.find_element(By.CSS_SELECTOR, "button.dl-json").click()
+    name = wait_for(lambda: [f for f in os.listdir(t.downloads) if f.endswith(".json")], "the JSON file")[0]
+    time.sleep(0.2)
+    doc = json.load(open(os.path.join(t.downloads, name)))
+    check(doc["columns"] == cols and doc["rows"] == rows, "JSON %r" % doc)
+
+
+def copies_the_sql(t):
+    turn = t.page.last_turn()
+    btn = turn.find_element(By.CSS_SELECTOR, ".sql-box .copy")
+    btn.click()
+    wait_for(lambda: btn.text in ("Copied", "Copy failed"), "the copy button to answer")
+    check(btn.text == "Copied", "copy says %r" % btn.text)
+
+
+def asks_a_follow_up_in_the_same_conversation(t):
+    first = t.page.last_turn().get_attribute("data-request-id")
+    turn = t.page.ask(Q_FOLLOW)
+    check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+    check(len(t.page.turns()) == 2, "the first answer left the page")
+    check(turn.find_element(By.CSS_SELECTOR, ".sql-box code").text.strip() == SQL_FOLLOW, "follow-up SQL")
+    cols, rows = rows_of(SQL_FOLLOW)
+    turn.find_element(By.CSS_SELECTOR, "button.show-table").click()
+    _, cells = t.page.table(turn)
+    check(cells == [[fmt_num(v) for v in r] for r in rows], "follow-up rows %r" % cells)
+    reqs = t.servers.requests()
+    if t.servers.mode == "mock":
+        conv = [r["conversation_id"] for r in reqs]
+        check(conv[0] is None and conv[1], "conversation ids sent: %r" % conv)
+    else:
+        # The follow-up's prompt carries the earlier question.
+        sql_reqs = [r for r in reqs if Q_FOLLOW in json.dumps(r["body"])]
+        check(sql_reqs and Q_COUNTRY in json.dumps(sql_reqs[0]["body"]),
+              "the follow-up's prompt lacks the earlier question")
+    check(first != turn.get_attribute("data-request-id"), "same request id twice")
+
+
+def draws_a_line_chart_for_dates(t):
+    turn = t.page.ask(Q_MONTHS)
+    cbtn = turn.find_element(By.CSS_SELECTOR, "button.show-chart")
+    check(cbtn.text == "Chart (line)", "chart button %r" % cbtn.text)
+    canvas = turn.find_element(By.CSS_SELECTOR, ".chart-wrap canvas")
+    check(t.page.js("return Chart.getChart(arguments[0]).config.type", canvas) == "line", "not a line chart")
+    labels = t.page.js("return Chart.getChart(arguments[0]).data.labels", canvas)
+    _, rows = rows_of(SQL_MONTHS)
+    check(labels == [r[0] for r in rows], "labels %r" % labels)
+    t.page.js("arguments[0].scrollIntoView()", turn)
+    t.page.shot("chart-line")
+
+
+def shows_null_apart_from_empty_text_and_pages(t):
+    turn = t.page.ask(Q_LIST)
+    check(turn.find_element(By.CSS_SELECTOR, "button.show-chart").get_attribute("disabled") is not None,
+          "a chart offered for a list")
+    _, rows = rows_of(SQL_LIST)
+    head, cells = t.page.table(turn)
+    check(len(cells) == 25, "first page has %d rows" % len(cells))
+    info = turn.find_element(By.CSS_SELECTOR, ".pager span").text
+    check(info == "Rows 1–25 of %d" % len(rows), "pager says %r" % info)
+    note1 = turn.find_element(By.CSS_SELECTOR, "tbody tr:first-child td:nth-child(4) span")
+    note2 = turn.find_element(By.CSS_SELECTOR, "tbody tr:nth-child(2) td:nth-child(4) span")
+    check(note1.get_attribute("class") == "empty", "empty text shown as %r" % note1.get_attribute("outerHTML"))
+    check(note2.get_attribute("class") == "null" and note2.text == "NULL",
+          "NULL shown as %r" % note2.get_attribute("outerHTML"))
+    t.page.js("arguments[0].scrollIntoView()", turn)
+    t.page.shot("table-null")
+    turn.find_element(By.CSS_SELECTOR, ".pager button:nth-child(2)").click()
+    _, cells = t.page.table(turn)
+    check(cells[0][0] == str(rows[25][0]), "page 2 starts with %r" % cells[0])
+    check(head[4] == "<b>markup</b>" and cells[0][4] == rows[0][4], "markup not shown as text: %r" % cells[0])
+    check(not t.page.qa("#log img, #log b"), "markup from the database became elements")
+    check(t.page.js("return window.pwned === undefined"), "a value ran as script")
+    nulls = [r[0] for r in rows if r[2] is None]
+    check(nulls, "the fixture has no NULL city")
+
+
+def explains_a_failure_with_each_attempt(t):
+    turn = t.page.ask(Q_BAD)
+    check(turn.get_attribute("data-state") == "failed", "state %s" % turn.get_attribute("data-state"))
+    box = turn.find_element(By.CSS_SELECTOR, ".error-box")
+    check(box.get_attribute("role") == "alert", "the error is not announced")
+    items = box.find_elements(By.CSS_SELECTOR, "ol > li")
+    check(len(items) == 3, "%d attempts listed" % len(items))
+    for li, sql in zip(items, BAD_SQL):
+        check("no such column" in li.text, "attempt without its reason: %r" % li.text)
+        check(sql in li.find_element(By.CSS_SELECTOR, "code").text, "attempt without its SQL: %r" % li.text)
+    steps = t.page.steps(turn)
+    repairs = [s for s in steps if "Repairing" in s]
+    check(len(repairs) == 2, "repair steps %r" % steps)
+    check("unknown column: no such column: shoe_size" in repairs[0], "repair without its reason: %r" % repairs[0])
+    t.page.js("arguments[0].scrollIntoView()", box)
+    t.page.shot("error")
+
+
+def shows_its_place_in_the_queue(t):
+    before = len(t.servers.requests())
+    other = {}
+
+    def ask_elsewhere():
+        req = urllib.request.Request(t.servers.url + "/api/ask", method="POST",
+                                     data=json.dumps({"database": "shop", "question": "How many products are there?"}).encode(),
+                                     headers={"Content-Type": "application/json", "Accept": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                other["answer"] = json.load(r)
+        except OSError as e:
+            other["error"] = e
+    th = threading.Thread(target=ask_elsewhere)
+    th.start()
+    try:
+        if t.servers.mode == "real":
+            wait_for(lambda: len(t.servers.requests()) > before, "the other question to reach the model")
+        else:
+            time.sleep(0.8)
+        turn = t.page.ask(Q_QUEUE, wait=False)
+        wait_for(lambda: any("Waiting for the model" in s and "position 1" in s for s in t.page.steps(turn)),
+                 "the place in the queue", timeout=5)
+        t.page.shot("queued")
+        t.page.wait_done()
+    finally:
+        th.join(35)
+    check(other.get("answer", {}).get("rows") == [[40]], "the other question: %r" % other)
+    check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+    check(turn.find_element(By.CSS_SELECTOR, ".sql-box code").text.strip() == SQL_QUEUE, "SQL after the queue")
+
+
+def cancels_a_running_question(t):
+    before = len(t.servers.requests())
+    turn = t.page.ask(Q_SLOW, wait=False)
+    t.page.wait_model_asked(turn, t.servers, before)
+    t0 = time.time()
+    t.page.q("#cancel").click()
+    wait_for(lambda: turn.get_attribute("data-state"), "the cancel", timeout=3)
+    check(turn.get_attribute("data-state") == "cancelled", "state %s" % turn.get_attribute("data-state"))
+    check(time.time() - t0 < 2, "cancel took %.1f s" % (time.time() - t0))
+    check(any("Cancelled" in s for s in t.page.steps(turn)), "no Cancelled step")
+    check(not t.page.q("#cancel").is_displayed(), "Cancel still shown")
+    check(t.page.q("#ask-btn").is_enabled(), "Ask disabled after the cancel")
+    rid = turn.get_attribute("data-request-id")
+    check(rid, "no request id on the question")
+    wait_for(lambda: t.servers.saw_hang_up(rid), "the server to see the cancel", 5)
+    t.page.shot("cancelled")
+
+
+def up_arrow_recalls_earlier_questions(t):
+    box = t.page.q("#question")
+    box.clear()
+    box.send_keys(Keys.ARROW_UP)
+    check(box.get_attribute("value") == Q_SLOW, "Up gives %r" % box.get_attribute("value"))
+    box.send_keys(Keys.ARROW_UP)
+    check(box.get_attribute("value") == Q_QUEUE, "Up Up gives %r" % box.get_attribute("value"))
+    box.send_keys(Keys.ARROW_DOWN, Keys.ARROW_DOWN)
+    check(box.get_attribute("value") == "", "Down Down gives %r" % box.get_attribute("value"))
+
+
+def switches_to_dark_and_back(t):
+    light_bg = t.page.js("return getComputedStyle(document.body).backgroundColor")
+    t.page.q("#theme").click()
+    check(t.page.js("return document.documentElement.dataset.theme") == "dark", "not dark")
+    dark_bg = t.page.js("return getComputedStyle(document.body).backgroundColor")
+    check(dark_bg != light_bg, "the background stayed %s" % dark_bg)
+    lum = t.page.js("""const m = getComputedStyle(document.body).backgroundColor.match(/\\d+/g).map(Number);
+                      return (m[0] + m[1] + m[2]) / 3;""")
+    check(lum < 60, "dark background is light: %s" % dark_bg)
+    check(t.page.q("#theme").get_attribute("aria-pressed") == "true", "theme button not pressed")
+    # The chart follows the theme.
+    t.page.js("document.querySelector('#log .turn:nth-child(3)').scrollIntoView()")
+    t.page.shot("dark")
+    t.page.open()
+    check(t.page.js("return document.documentElement.dataset.theme") == "dark", "the theme was not kept")
+    t.page.q("#theme").click()
+    check(t.page.js("return document.documentElement.dataset.theme") == "light", "not light again")
+
+
+def everything_has_a_name_and_keys_work(t):
+    t.page.open()
+    wait_for(lambda: t.page.qa("#schema-tree details"), "the schema")
+    unnamed = t.page.js("""
+        const name = (e) => (e.getAttribute('aria-label') || e.textContent || '').trim() ||
+            (e.id && document.querySelector('label[for="' + e.id + '"]') || {}).textContent ||
+            (e.closest('label') || {}).textContent || e.getAttribute('placeholder') || '';
+        return [...document.querySelectorAll('button, select, input, textarea, a[href]')]
+            .filter(e => !e.closest('[hidden]') && !String(name(e)).trim()).map(e => e.outerHTML.slice(0, 80));""")
+    check(not unnamed, "controls without a name: %r" % unnamed)
+    check(t.page.js("return document.documentElement.lang") == "en", "no lang")
+    # Keyboard only: Tab from the page's start reaches the database picker.
+    t.page.js("document.activeElement && document.activeElement.blur()")
+    body = t.page.q("body")
+    seen = []
+    for _ in range(6):
+        body = t.page.d.switch_to.active_element
+        body.send_keys(Keys.TAB)
+        seen.append(t.page.js("return document.activeElement.id || document.activeElement.tagName"))
+    check("db" in seen, "Tab order %r never reaches the database picker" % seen)
+    # Ask with the keyboard alone (Enter) and cancel with Escape.
+    box = t.page.q("#question")
+    before = len(t.servers.requests())
+    box.send_keys("Which products are in the orders of today?")
+    box.send_keys(Keys.ENTER)
+    turn = wait_for(lambda: t.page.turns() and t.page.last_turn(), "the question")
+    t.page.wait_model_asked(turn, t.servers, before)
+    box.send_keys(Keys.ESCAPE)
+    wait_for(lambda: turn.get_attribute("data-state") in ("cancelled", "failed"), "Escape to cancel", 5)
+    check(turn.get_attribute("data-state") == "cancelled", "Escape gave %s" % turn.get_attribute("data-state"))
+
+
+def fits_a_phone(t):
+    t.page.d.set_window_size(390, 844)
+    try:
+        t.page.open()
+        wait_for(lambda: t.page.qa("#schema-tree details"), "the schema")
+        check(not t.page.q("#schema").is_displayed(), "the schema takes the phone's screen")
+        tog = t.page.q("#schema-toggle")
+        check(tog.is_displayed(), "no Schema button on a phone")
+        turn = t.page.ask(Q_PHONE)
+        check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+        canvas = turn.find_element(By.CSS_SELECTOR, ".chart-wrap canvas")
+        check(canvas.size["width"] <= 390 and canvas.size["height"] > 100, "chart size %r" % canvas.size)
+        over = t.page.js("return document.documentElement.scrollWidth - window.innerWidth")
+        check(over <= 0, "the page is %d px wider than the phone" % over)
+        t.page.shot("phone")
+        turn.find_element(By.CSS_SELECTOR, "button.show-table").click()
+        t.page.js("arguments[0].scrollIntoView()", turn.find_element(By.CSS_SELECTOR, ".result-bar"))
+        over = t.page.js("return document.documentElement.scrollWidth - window.innerWidth")
+        check(over <= 0, "the table makes the page %d px wider than the phone" % over)
+        t.page.shot("phone-table")
+        tog.click()
+        check(t.page.q("#schema").is_displayed(), "the Schema button does not open it")
+        check(tog.get_attribute("aria-expanded") == "true", "aria-expanded not set")
+        t.page.shot("phone-schema")
+    finally:
+        t.page.d.set_window_size(1366, 900)
+
+
+def shows_the_vote_of_the_candidates(t):
+    # Two of three candidates give the same rows: the first of them wins
+    # with two thirds of the votes.
+    a = fence(SQL_COUNTRY)
+    b = fence(SQL_COUNTRY.replace("COUNT(*)", "COUNT(id)"))
+    c = fence("SELECT city, COUNT(*) AS customers FROM customers GROUP BY city")
+    url = t.servers.start_other("vote", [{"content": a}, {"content": b}, {"content": c}, {"content": A_COUNTRY}],
+                                ("--candidates", "3"))
+    page = Page(t.page.d, url, t.page.shots)
+    page.open()
+    wait_for(lambda: page.qa("#schema-tree details"), "the schema")
+    turn = page.ask(Q_COUNTRY)
+    check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+    steps = page.steps(turn)
+    vote = [s for s in steps if "Voted on the candidates" in s]
+    check(vote and "confidence 67%" in vote[0] and "2 of 3 agree" in vote[0] and "candidate 1 wins" in vote[0],
+          "vote step %r" % vote)
+    check(sum("The model replied (candidate" in s for s in steps) == 3, "candidate replies %r" % steps)
+    check(any("3 of 3 valid" in s for s in steps), "validation of the candidates %r" % steps)
+    check("confidence 67%" in turn.find_element(By.CSS_SELECTOR, ".summary").text, "no confidence in the summary")
+    check(turn.find_element(By.CSS_SELECTOR, ".sql-box code").text.strip() == SQL_COUNTRY, "the winner's SQL")
+    turn.find_element(By.CSS_SELECTOR, ".steps-toggle").click()
+    page.js("arguments[0].scrollIntoView()", turn)
+    page.shot("vote")
+
+
+def says_when_the_rows_were_cut(t):
+    url = t.servers.start_other("cut", [{"content": fence("SELECT id, email FROM customers ORDER BY id")},
+                                        {"content": "The first customers."}], ("--max-rows", "5"))
+    page = Page(t.page.d, url, t.page.shots)
+    page.open()
+    wait_for(lambda: page.qa("#schema-tree details"), "the schema")
+    turn = page.ask("List the customers' email addresses")
+    check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+    notice = turn.find_elements(By.CSS_SELECTOR, ".notice")
+    check(notice and "first 5 rows" in notice[0].text and "row limit" in notice[0].text,
+          "no truncation notice: %r" % [n.text for n in notice])
+    _, cells = page.table(turn)
+    check([r[0] for r in cells] == ["1", "2", "3", "4", "5"], "rows %r" % cells)
+    page.js("arguments[0].scrollIntoView()", turn)
+    page.shot("truncated")
+
+
+def asks_for_a_token_when_the_server_wants_one(t):
+    t.page.d.delete_all_cookies()
+    t.page.d.get(t.token_url + "/")
+    t.page.js("sessionStorage.clear()")
+    t.page.d.get(t.token_url + "/")
+    dlg = wait_for(lambda: t.page.q("#token-dlg").is_displayed() and t.page.q("#token-dlg"), "the token prompt")
+    t.page.shot("token")
+    t.page.q("#token-in").send_keys("wrong")
+    t.page.q("#token-ok").click()
+    wait_for(lambda: t.page.q("#token-err").is_displayed(), "'token refused'")
+    t.page.q("#token-in").send_keys("s3cret")
+    t.page.q("#token-ok").click()
+    wait_for(lambda: t.page.qa("#schema-tree details"), "the schema after the token")
+    check(not dlg.is_displayed(), "the prompt stays")
+    # A token in the address is taken and removed from it.
+    t.page.js("sessionStorage.clear()")
+    t.page.d.get("about:blank")
+    t.page.d.get(t.token_url + "/#token=s3cret")
+    wait_for(lambda: t.page.qa("#schema-tree details"), "the schema with #token=")
+    check("token" not in t.page.d.current_url, "the token stays in the URL: %s" % t.page.d.current_url)
+
+
+asks_for_a_token_when_the_server_wants_one.console_allows = ("status of 401",)
+
+
+TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built,
+         loads_nothing_from_elsewhere, asks_and_streams_the_steps, sorts_the_table_by_a_column,
+         downloads_the_rows_as_csv, copies_the_sql, asks_a_follow_up_in_the_same_conversation,
+         draws_a_line_chart_for_dates, shows_null_apart_from_empty_text_and_pages,
+         explains_a_failure_with_each_attempt, shows_its_place_in_the_queue, cancels_a_running_question,
+         up_arrow_recalls_earlier_questions, switches_to_dark_and_back,
+         everything_has_a_name_and_keys_work, fits_a_phone, shows_the_vote_of_the_candidates,
+         says_when_the_rows_were_cut,
+         asks_for_a_token_when_the_server_wants_one]
+
+
+class Run:
+    pass
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--server", choices=("real", "mock"), required=True)
+    ap.add_argument("--shots", default=os.path.join(ROOT, "build", "screenshots"))
+    ap.add_argument("--filter", help="run the tests whose name contains this")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    args = ap.parse_args(argv[1:])
+    if args.server == "real":
+        for v in ("ASKDB", "FAKE_LLM"):
+            if not os.environ.get(v):
+                print("browser_test.py: %s is not set" % v, file=sys.stderr)
+                return 2
+    tmp = tempfile.mkdtemp(prefix="askdb-web.")
+    copy = os.path.join(tmp, "shop_copy.db")
+    shutil.copy(SHOP, copy)
+    if os.path.isdir(args.shots):
+        for f in os.listdir(args.shots):
+            if f.endswith(".png"):
+                os.unlink(os.path.join(args.shots, f))
+    t = Run()
+    t.downloads = os.path.join(tmp, "downloads")
+    os.makedirs(t.downloads)
+    servers = d = None
+    passed = failed = 0
+    try:
+        servers = Servers(args.server, tmp, [("shop", SHOP), ("shop_copy", copy)])
+        t.servers = servers
+        t.token_url = servers.start_with_token("s3cret")
+        d = browser(t.downloads)
+        t.page = Page(d, servers.url, args.shots)
+        for test in TESTS:
+            if args.filter and args.filter not in test.__name__:
+                continue
+            try:
+                test(t)
+                errs = t.page.console_errors(getattr(test, "console_allows", ()))
+                check(not errs, "errors in the browser console: %r" % errs[:3])
+                print("ok %s" % test.__name__, flush=True)
+                passed += 1
+            except Exception as e:  # a failed check or a broken page alike
+                failed += 1
+                reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+                print("FAIL %s: %s" % (test.__name__, reason[:600]), flush=True)
+                if not isinstance(e, Failed):
+                    traceback.print_exc(limit=3)
+                try:
+                    t.page.shot("fail-" + test.__name__)
+                except WebDriverException:
+                    pass
+    except Exception as e:
+        print("browser_test.py: %s" % e, file=sys.stderr)
+        failed += 1
+    finally:
+        if d:
+            d.quit()
+        if servers:
+            servers.close()
+            if failed:
+                err = open(os.path.join(tmp, "server.err")).read()
+                if err.strip():
+                    print("server stderr (last lines):\n  " + "\n  ".join(err.splitlines()[-15:]))
+        if args.keep:
+            print("browser_test.py: kept %s" % tmp)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print("%d passed, %d failed" % (passed, failed))
+    print("screenshots: %s" % args.shots)
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
