@@ -658,8 +658,13 @@ static void notify_step(struct mcp_call *c, const askdb_event *ev)
                  (int)json_integer_value(json_object_get(e, "attempt")));
         break;
     case ASKDB_EVENT_REPLY:
-        snprintf(msg, sizeof msg, "reply: %.0f ms",
-                 json_number_value(json_object_get(e, "ms")));
+        if (json_is_integer(json_object_get(e, "candidate")))
+            snprintf(msg, sizeof msg, "reply: candidate %d, %.0f ms",
+                     (int)json_integer_value(json_object_get(e, "candidate")),
+                     json_number_value(json_object_get(e, "ms")));
+        else
+            snprintf(msg, sizeof msg, "reply: %.0f ms",
+                     json_number_value(json_object_get(e, "ms")));
         break;
     case ASKDB_EVENT_EXECUTE:
         snprintf(msg, sizeof msg, "execute: %d rows",
