@@ -235,6 +235,16 @@ $(BA)/tests/%: tests/unit/%.c $(BA)/libaskdb.a $(UNIT_HDR)
 	    $(filter-out %.h,$^) \
 	    $(shell pkg-config --cflags --libs cmocka) $(LDLIBS)
 
+# The MCP handler's test links the MCP front end's objects too (before
+# the library, which they need).
+$(BA)/tests/test_mcp: tests/unit/test_mcp.c \
+    $(filter-out $(BA)/src/mcp/cmd.o,$(filter $(BA)/src/mcp/%,$(CLIA_OBJ))) \
+    $(BA)/libaskdb.a $(UNIT_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -O1 -Itests -o $@ \
+	    $(filter-out %.h,$^) \
+	    $(shell pkg-config --cflags --libs cmocka) $(LDLIBS)
+
 examples/shop.db: examples/shop.sql
 	@rm -f $@.tmp
 	sqlite3 $@.tmp < $<
@@ -274,6 +284,7 @@ e2e: $(BA)/askdb $(BA)/fake_llm examples/shop.db small-model \
 	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm bash tests/e2e/run.sh
 	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm bash tests/e2e/eval.sh
 	ASKDB=$(BA)/askdb bash tests/e2e/learn.sh
+	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm bash tests/e2e/mcp.sh
 	ASKDB=$(BA)/askdb ASKDB_SMALL_MODEL=$(SMALL_MODEL) \
 	    bash tests/e2e/local_smoke.sh
 	MAKE="$(MAKE)" FAKE_LLM=$(BA)/fake_llm bash tests/e2e/install.sh

@@ -1,10 +1,12 @@
-/* main.c - the askdb command: ask, shell, schema, sql. */
+/* main.c - the askdb command: ask, shell, schema, sql, and the dispatch to
+** eval, learn, serve and mcp. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "../mcp/cmd.h"
 #include "../server/server.h"
 #include "cli.h"
 #include "learn.h"
@@ -29,6 +31,8 @@ static const char usage_main[] =
     "                      verify and store a question/SQL pair that later\n"
     "                      questions about DB get as an example\n"
     "  serve --db NAME=PATH  an HTTP API with streamed steps, and a web page\n"
+    "  mcp --db NAME=PATH  the databases as tools for assistants and\n"
+    "                      editors (Model Context Protocol over stdio)\n"
     "  help [COMMAND]      this text, or a command's options\n"
     "  version             print the version\n"
     "\n"
@@ -131,6 +135,9 @@ static int help(const char *cmd)
     } else if (strcmp(cmd, "serve") == 0) {
         const char *hargv[] = {"serve", "--help", NULL};
         return cmd_serve(2, (char **)hargv);
+    } else if (strcmp(cmd, "mcp") == 0) {
+        const char *hargv[] = {"mcp", "--help", NULL};
+        return cmd_mcp(2, (char **)hargv);
     } else {
         fprintf(stderr, "askdb: no command '%s' (see 'askdb help')\n", cmd);
         return -1;
@@ -341,6 +348,8 @@ int main(int argc, char **argv)
         return cmd_learn(argc - 1, argv + 1);
     if (strcmp(cmd, "serve") == 0)
         return cmd_serve(argc - 1, argv + 1);
+    if (strcmp(cmd, "mcp") == 0)
+        return cmd_mcp(argc - 1, argv + 1);
     if (strcmp(cmd, "ask") && strcmp(cmd, "shell") && strcmp(cmd, "schema") &&
         strcmp(cmd, "sql")) {
         fprintf(stderr, "askdb: unknown command '%s'\n\n", cmd);

@@ -37,7 +37,7 @@ CFLAGS="-std=c11 -g -O1 -fno-omit-frame-pointer
     ${FUZZ_CFLAGS:-}"
 
 # Library sources and pkg-config packages per harness.
-NAMES="extract sse reply hint analyze plan guard request"
+NAMES="extract sse reply hint analyze plan guard request mcp"
 LLM_SRC="src/llm/http.c src/llm/provider.c src/llm/openai.c
     src/llm/anthropic.c src/core/buf.c src/core/json.c src/core/text.c"
 src_extract="src/sql/extract.c";   pkgs_extract="sqlite3 jansson"
@@ -51,10 +51,15 @@ src_plan="src/agent/plan.c";       pkgs_plan="jansson"
 src_request="src/server/request.c"; pkgs_request="jansson"
 src_guard="src/db/db.c src/db/driver.c src/db/sqlite.c src/db/sqlite_fn.c src/db/schema.c
     src/core/buf.c src/core/text.c src/core/config.c"; pkgs_guard="sqlite3"
+# The MCP handler runs real tools: the library below it, built without
+# llama.cpp (the harness's model is a stub).
+src_mcp="$(ls src/core/*.c src/db/*.c src/llm/*.c src/sql/*.c src/agent/*.c)
+    src/mcp/mcp.c src/mcp/tools.c src/mcp/resources.c src/mcp/server.c"
+pkgs_mcp="sqlite3 libcurl jansson libxxhash"; libs_mcp="-lstemmer -lm"
 
 mkdir -p "$OUT"
 for n in $NAMES; do
-    eval "src=\$src_$n pkgs=\$pkgs_$n"
+    eval "src=\$src_$n pkgs=\$pkgs_$n libs=\${libs_$n:-}"
     pc_cflags="" pc_libs=""
     if [ -n "$pkgs" ]; then
         pc_cflags=$(pkg-config --cflags $pkgs) &&
@@ -63,7 +68,7 @@ for n in $NAMES; do
     echo "== build $OUT/fuzz_$n"
     # shellcheck disable=SC2086
     if ! "$CLANG" $CFLAGS $pc_cflags -o "$OUT/fuzz_$n" "$FUZZ/fuzz_$n.c" \
-            $src $pc_libs -lpthread; then
+            $src $pc_libs $libs -lpthread; then
         echo "$0: building fuzz_$n failed" >&2
         exit 2
     fi

@@ -1,0 +1,178 @@
+/* cmd.c - the `askdb mcp` command: its options, then the stdio server. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../cli/cli.h"
+#include "cmd.h"
+#include "config.h"
+#include "stdio_server.h"
+
+static const char usage_mcp[] =
+    "usage: askdb mcp [options] [--db NAME=PATH]... [--config FILE] [PATH]...\n"
+    "\n"
+    "Serve the databases to an assistant or editor over the Model Context\n"
+    "Protocol: JSON-RPC on stdin/stdout, one message a line (protocol\n"
+    "2025-06-18, also 2025-03-26 and 2024-11-05); logs go to stderr.\n"
+    "Tools: list_databases, search_objects, execute_sql (one read-only\n"
+    "statement through the guard), ask (a question in plain English, with\n"
+    "progress and cancellation) and explain_sql; every one only reads.\n"
+    "Resources: askdb://NAME/schema and askdb://NAME/table/{table}.\n"
+    "\n"
+    "Databases:\n"
+    "      --db NAME=PATH    serve PATH as NAME (a bare PATH is named after\n"
+    "                        its file: data/shop.db is 'shop')\n"
+    "      --config FILE     JSON: {\"databases\": {NAME: PATH} or [PATH],\n"
+    "                        \"options\": {\"llm-url\": URL, \"max-rows\": N,\n"
+    "                        ...}} (any flag of askdb mcp without its\n"
+    "                        dashes; flags on the command line win;\n"
+    "                        relative paths are from the file's folder)\n"
+    "  -v, --verbose         print the agent's steps on stderr\n"
+    "Limits (every execute_sql and every query of ask):\n"
+    "      --timeout MS      query time limit in ms (default 10000)\n"
+    "      --max-rows N      row cap (default 1000); execute_sql's max_rows\n"
+    "                        may only lower it\n"
+    "      --max-bytes N     result size cap (default 4194304); a tool\n"
+    "                        result is also cut to 1 MiB and says so\n"
+    "Model (for the ask tool) and the other limits: as for askdb ask\n"
+    "(--provider, --llm-url, --model, --api-key, --threads, --trace, ...;\n"
+    "askdb help ask).\n";
+
+enum { M_DB = 300, M_CONFIG };
+
+static const struct option mcp_opts[] = {
+    {"db", required_argument, NULL, M_DB},
+    {"config", required_argument, NULL, M_CONFIG},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}
+};
+
+/* The value of the last --config in argv (before a "--"), or NULL. */
+static const char *config_arg(int argc, char **argv)
+{
+    const char *v = NULL;
+    int i;
+
+    for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
+            v = argv[++i];
+        else if (strncmp(argv[i], "--config=", 9) == 0)
+            v = argv[i] + 9;
+    }
+    return v;
+}
+
+struct mcp_opts {
+    askdb_config cfg;
+    const char **names, **paths;
+    int n, verbose;
+};
+
+/* Parse argv into o (names and paths have room for argc); 0, 1 (help
+** printed) or -1 (usage error printed). */
+static int parse(int argc, char **argv, struct mcp_opts *o)
+{
+    struct option *opts = cli_merge_opts(mcp_opts, 1);
+    char *eq;
+    int c, r, rc = 0;
+
+    if (!opts) {
+        fprintf(stderr, "askdb mcp: out of memory\n");
+        return -1;
+    }
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
+        r = cli_agent_opt(c, optarg, &o->cfg, "askdb mcp");
+        if (!r)
+            r = cli_model_opt(c, optarg, &o->cfg, "askdb mcp");
+        if (r < 0)
+            goto bad;
+        if (r)
+            continue;
+        switch (c) {
+        case M_CONFIG:
+            break;           /* read before the flags (they override it) */
+        case M_DB:
+            eq = strchr(optarg, '=');
+            if (!eq || eq == optarg || !eq[1]) {
+                fprintf(stderr, "askdb mcp: --db takes NAME=PATH, not "
+                                "'%s'\n", optarg);
+                goto bad;
+            }
+            *eq = '\0';
+            o->names[o->n] = optarg;
+            o->paths[o->n++] = eq + 1;
+            break;
+        case 'v':
+            o->verbose = 1;
+            break;
+        case 'h':
+            fputs(usage_mcp, stdout);
+            fputs("\n", stdout);
+            fputs(cli_agent_help, stdout);
+            rc = 1;
+            goto out;
+        default:
+            fprintf(stderr, "askdb mcp: see 'askdb mcp --help'\n");
+            goto bad;
+        }
+    }
+    for (; optind < argc; optind++) {
+        o->names[o->n] = NULL;
+        o->paths[o->n++] = argv[optind];
+    }
+    goto out;
+bad:
+    rc = -1;
+out:
+    free(opts);
+    return rc;
+}
+
+int cmd_mcp(int argc, char **argv)
+{
+    const char *config = config_arg(argc, argv);
+    char **xargv = NULL, **all = NULL, err[1024];
+    struct mcp_opts o;
+    int xargc = 0, nall, i, rc = EXIT_USAGE;
+
+    memset(&o, 0, sizeof o);
+    if (config && mcp_config_argv(config, &xargc, &xargv, err, sizeof err)) {
+        fprintf(stderr, "askdb mcp: %s\n", err);
+        return EXIT_USAGE;
+    }
+    /* "mcp", the file's flags, then the command line's: the later wins. */
+    nall = argc + xargc;
+    all = calloc((size_t)nall + 1, sizeof *all);
+    o.names = calloc((size_t)nall + 1, sizeof *o.names);
+    o.paths = calloc((size_t)nall + 1, sizeof *o.paths);
+    if (!all || !o.names || !o.paths) {
+        fprintf(stderr, "askdb mcp: out of memory\n");
+        goto out;
+    }
+    all[0] = argv[0];
+    for (i = 0; i < xargc; i++)
+        all[1 + i] = xargv[i];
+    for (i = 1; i < argc; i++)
+        all[xargc + i] = argv[i];
+    o.cfg = askdb_config_default();
+    rc = parse(nall, all, &o);
+    if (rc) {
+        rc = rc > 0 ? EXIT_ANSWERED : EXIT_USAGE;
+        goto out;
+    }
+    askdb_config_from_env(&o.cfg);
+    if (o.verbose)
+        o.cfg.log_fn = cli_log_step;
+    rc = mcp_stdio_main(&o.cfg, o.n, o.names, o.paths);
+out:
+    for (i = 0; i < xargc; i++)
+        free(xargv[i]);
+    free(xargv);
+    free(all);
+    free(o.names);
+    free(o.paths);
+    return rc;
+}

@@ -1,0 +1,77 @@
+/* mcp.h - the Model Context Protocol's messages, whatever carries them. */
+#ifndef ASKDB_MCP_H
+#define ASKDB_MCP_H
+
+#include <stddef.h>
+
+#include "server.h"
+
+/*
+** A session is one client's conversation with a server (stdio has one; the
+** HTTP transport, one per Mcp-Session-Id). The transport hands it each
+** message as JSON text and gets back the messages for the client through
+** an mcp_emit_fn: the response (at most one per message, none for a
+** notification) and, before it, notifications about that request
+** (progress, log lines). Any thread may handle a message while others run
+** (that is how notifications/cancelled reaches a running `ask`); emit is
+** then called from several threads and the transport serialises its
+** writes.
+**
+** JSON-RPC errors: -32700 not JSON, -32600 not a request (also batches and
+** over-long messages), -32601 unknown method, -32602 bad params (also an
+** unknown tool), -32002 unknown resource, -32603 internal.
+*/
+
+/* Longest message read (bytes, without the newline). */
+#define MCP_MAX_MESSAGE ((size_t)4 << 20)
+
+enum mcp_out { MCP_OUT_RESPONSE, MCP_OUT_NOTIFICATION };
+
+/* One message for the client: JSON text without a newline in it, borrowed
+** for the call. */
+typedef void (*mcp_emit_fn)(void *ud, enum mcp_out kind, const char *json,
+                            size_t len);
+
+struct mcp_session;
+struct mcp_msg;
+
+/* A session over srv (which must outlive it); NULL when out of memory. */
+struct mcp_session *mcp_session_new(struct mcp_server *srv);
+void mcp_session_free(struct mcp_session *s);
+
+/*
+** Read one message. Returns it for mcp_dispatch(), or NULL when nothing is
+** left to do: a malformed one was answered with its error, or it needed no
+** work (a response, an unknown notification, notifications/cancelled,
+** which stops the request it names at once). A tools/call request is
+** registered here, so a cancel that follows it is seen.
+*/
+struct mcp_msg *mcp_parse(struct mcp_session *s, const char *text,
+                          size_t len, mcp_emit_fn emit, void *ud);
+
+/* 1 when the message may take long (a tool call, a resource read): a
+** transport that reads on runs it on another thread. */
+int mcp_msg_slow(const struct mcp_msg *m);
+
+/* Handle a parsed message and emit its response; frees m. */
+void mcp_dispatch(struct mcp_session *s, struct mcp_msg *m,
+                  mcp_emit_fn emit, void *ud);
+
+/* Answer m with a JSON-RPC error instead of handling it; frees m. */
+void mcp_reject(struct mcp_session *s, struct mcp_msg *m, int code,
+                const char *message, mcp_emit_fn emit, void *ud);
+
+/* mcp_parse() then mcp_dispatch() on this thread. */
+void mcp_handle(struct mcp_session *s, const char *text, size_t len,
+                mcp_emit_fn emit, void *ud);
+
+/* Emit a JSON-RPC error with a null id (a message that could not be read
+** at all, e.g. one over MCP_MAX_MESSAGE). */
+void mcp_error_null_id(mcp_emit_fn emit, void *ud, int code,
+                       const char *message);
+
+/* Stop every running tool call of the session (the client went away);
+** their responses are not sent. */
+void mcp_session_cancel_all(struct mcp_session *s);
+
+#endif

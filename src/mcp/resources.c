@@ -1,0 +1,164 @@
+/* resources.c - the MCP resources: each database's schema and its tables. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "resources.h"
+#include "tools.h"
+
+#define URI_PREFIX "askdb://"
+
+json_t *mcp_resources_list(struct mcp_server *srv)
+{
+    json_t *arr = json_array();
+    char buf[300];
+    int i;
+
+    for (i = 0; i < srv->ndb; i++) {
+        const char *name = srv->dbs[i].name;
+
+        snprintf(buf, sizeof buf, URI_PREFIX "%s/schema", name);
+        json_array_append_new(arr, json_pack(
+            "{s:s,s:s+,s:s,s:s}", "uri", buf, "name", name, " schema",
+            "description", "The schema as askdb's model sees it: CREATE "
+            "TABLE text with keys, row counts and sample values.",
+            "mimeType", "text/plain"));
+    }
+    return json_pack("{s:o}", "resources", arr);
+}
+
+json_t *mcp_resource_templates(struct mcp_server *srv)
+{
+    json_t *arr = json_array();
+    char buf[300];
+    int i;
+
+    for (i = 0; i < srv->ndb; i++) {
+        const char *name = srv->dbs[i].name;
+
+        snprintf(buf, sizeof buf, URI_PREFIX "%s/table/{table}", name);
+        json_array_append_new(arr, json_pack(
+            "{s:s,s:s+,s:s,s:s}", "uriTemplate", buf, "name", name,
+            " table", "description", "One table: columns, keys, foreign "
+            "keys and row count (JSON).", "mimeType", "application/json"));
+    }
+    return json_pack("{s:o}", "resourceTemplates", arr);
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Percent-decode s into a malloc()ed string; NULL when malformed (or a
+** %00) or out of memory. */
+static char *pct_decode(const char *s)
+{
+    char *out = malloc(strlen(s) + 1), *o = out;
+    int hi, lo;
+
+    if (!out)
+        return NULL;
+    for (; *s; s++) {
+        if (*s != '%') {
+            *o++ = *s;
+            continue;
+        }
+        hi = hexval(s[1]);
+        lo = hi < 0 ? -1 : hexval(s[2]);
+        if (lo < 0 || (hi == 0 && lo == 0)) {
+            free(out);
+            return NULL;
+        }
+        *o++ = (char)(hi * 16 + lo);
+        s += 2;
+    }
+    *o = '\0';
+    return out;
+}
+
+/* The contents array of one resource. */
+static json_t *contents(const char *uri, const char *mime, const char *text)
+{
+    return json_pack("{s:[{s:s,s:s,s:o}]}", "contents", "uri", uri,
+                     "mimeType", mime, "text", mcp_str(text));
+}
+
+json_t *mcp_resource_read(struct mcp_server *srv, const char *uri,
+                          int *code, char *msg, size_t msglen)
+{
+    const char *rest, *slash;
+    struct mcp_db *d = NULL;
+    json_t *schema, *t, *r = NULL;
+    char name[80], *text = NULL, *table;
+    size_t n, i;
+
+    *code = -32002;
+    snprintf(msg, msglen, "no resource '%.200s' (resources/list and "
+             "resources/templates/list name them)", uri ? uri : "");
+    if (!uri || strncmp(uri, URI_PREFIX, strlen(URI_PREFIX)) != 0)
+        return NULL;
+    rest = uri + strlen(URI_PREFIX);
+    slash = strchr(rest, '/');
+    n = slash ? (size_t)(slash - rest) : 0;
+    if (!slash || n >= sizeof name)
+        return NULL;
+    memcpy(name, rest, n);
+    name[n] = '\0';
+    d = mcp_server_find(srv, name);
+    if (!d)
+        return NULL;
+    rest = slash + 1;
+    if (strcmp(rest, "schema") == 0) {
+        pthread_mutex_lock(&d->db_lock);
+        if (askdb_db_schema_text(d->db, &text)) {
+            *code = -32603;
+            snprintf(msg, msglen, "cannot read the schema of '%s': %s",
+                     d->name, askdb_db_errmsg(d->db));
+        } else {
+            r = contents(uri, "text/plain", text);
+        }
+        pthread_mutex_unlock(&d->db_lock);
+        askdb_free(text);
+        return r;
+    }
+    if (strncmp(rest, "table/", 6) != 0)
+        return NULL;
+    table = pct_decode(rest + 6);
+    if (!table)
+        return NULL;
+    pthread_mutex_lock(&d->db_lock);
+    if (mcp_db_schema(d, &schema)) {
+        *code = -32603;
+        snprintf(msg, msglen, "cannot read the schema of '%s': %s", d->name,
+                 askdb_db_errmsg(d->db));
+    } else {
+        json_array_foreach(json_object_get(schema, "tables"), i, t) {
+            const char *tn = json_string_value(json_object_get(t, "name"));
+
+            if (tn && strcmp(tn, table) == 0) {
+                json_t *o = json_deep_copy(t);
+
+                json_object_set_new(o, "database", mcp_str(d->name));
+                text = json_dumps(o, JSON_COMPACT);
+                json_decref(o);
+                if (text)
+                    r = contents(uri, "application/json", text);
+                free(text);
+                break;
+            }
+        }
+    }
+    pthread_mutex_unlock(&d->db_lock);
+    if (!r && *code == -32002)
+        snprintf(msg, msglen, "no table '%.100s' in '%s' (search_objects "
+                 "lists the tables)", table, d->name);
+    free(table);
+    return r;
+}

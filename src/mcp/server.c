@@ -1,0 +1,209 @@
+/* server.c - the databases, agents and model that every MCP session shares. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server.h"
+
+/* A name clients can type and put into a URI unescaped. */
+static int name_ok(const char *s)
+{
+    if (!*s || strlen(s) > 64)
+        return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+              (*s >= '0' && *s <= '9') || *s == '_' || *s == '-' ||
+              *s == '.'))
+            return 0;
+    return 1;
+}
+
+/* The file's stem ("data/shop.db" -> "shop"), characters a name may not
+** hold replaced by '_'. malloc()ed, or NULL. */
+static char *stem(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    char *s, *dot, *p;
+
+    s = strdup(b ? b + 1 : path);
+    if (!s)
+        return NULL;
+    dot = strrchr(s, '.');
+    if (dot && dot != s)
+        *dot = '\0';
+    for (p = s; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+              (*p >= '0' && *p <= '9') || *p == '_' || *p == '-' ||
+              *p == '.'))
+            *p = '_';
+    if (strlen(s) > 64)
+        s[64] = '\0';
+    return s;
+}
+
+/* askdb_config.event_fn of every agent: hand the step to the question's
+** listener. The agent lock is held by this very thread (the asker). */
+static void db_event(void *ud, const askdb_event *ev)
+{
+    struct mcp_db *d = ud;
+
+    if (d->step_fn)
+        d->step_fn(d->step_ud, ev);
+}
+
+askdb_status mcp_server_new(const askdb_config *cfg, int n,
+                            const char *const *names,
+                            const char *const *paths,
+                            struct mcp_server **out, char *err,
+                            size_t errlen)
+{
+    struct mcp_server *s;
+    askdb_status st = ASKDB_ERR_NOMEM;
+    int i, j;
+
+    *out = NULL;
+    snprintf(err, errlen, "out of memory");
+    if (n < 1) {
+        snprintf(err, errlen, "no database: give one or more as PATH, "
+                              "--db NAME=PATH or in --config FILE");
+        return ASKDB_ERR_USAGE;
+    }
+    s = calloc(1, sizeof *s);
+    if (!s)
+        return ASKDB_ERR_NOMEM;
+    s->cfg = *cfg;
+    pthread_mutex_init(&s->model_lock, NULL);
+    s->dbs = calloc((size_t)n, sizeof *s->dbs);
+    if (!s->dbs)
+        goto fail;
+    for (i = 0; i < n; i++) {
+        struct mcp_db *d = &s->dbs[i];
+
+        pthread_mutex_init(&d->db_lock, NULL);
+        pthread_mutex_init(&d->agent_lock, NULL);
+        s->ndb++;
+        d->name = names[i] ? strdup(names[i]) : stem(paths[i]);
+        d->path = strdup(paths[i]);
+        if (!d->name || !d->path)
+            goto fail;
+        if (!name_ok(d->name)) {
+            snprintf(err, errlen, "database name '%s' may hold only "
+                     "letters, digits, '_', '-' and '.' (at most 64)",
+                     d->name);
+            st = ASKDB_ERR_USAGE;
+            goto fail;
+        }
+        for (j = 0; j < i; j++)
+            if (strcmp(s->dbs[j].name, d->name) == 0) {
+                snprintf(err, errlen, "two databases are called '%s': "
+                         "name them with --db NAME=PATH", d->name);
+                st = ASKDB_ERR_USAGE;
+                goto fail;
+            }
+        st = askdb_db_open(d->path, &s->cfg, &d->db);
+        if (st) {
+            snprintf(err, errlen, "%s", d->db ? askdb_db_errmsg(d->db)
+                                              : "out of memory");
+            goto fail;
+        }
+    }
+    s->cfg.event_fn = db_event;
+    *out = s;
+    return ASKDB_OK;
+fail:
+    mcp_server_free(s);
+    return st;
+}
+
+void mcp_server_free(struct mcp_server *s)
+{
+    int i;
+
+    if (!s)
+        return;
+    for (i = 0; i < s->ndb; i++) {
+        struct mcp_db *d = &s->dbs[i];
+
+        askdb_agent_free(d->agent);
+        askdb_db_close(d->db);
+        json_decref(d->schema);
+        pthread_mutex_destroy(&d->db_lock);
+        pthread_mutex_destroy(&d->agent_lock);
+        free(d->name);
+        free(d->path);
+    }
+    askdb_model_free(s->model);
+    pthread_mutex_destroy(&s->model_lock);
+    free(s->dbs);
+    free(s);
+}
+
+struct mcp_db *mcp_server_find(struct mcp_server *s, const char *name)
+{
+    int i;
+
+    for (i = 0; name && i < s->ndb; i++)
+        if (strcmp(s->dbs[i].name, name) == 0)
+            return &s->dbs[i];
+    return NULL;
+}
+
+askdb_status mcp_db_schema(struct mcp_db *d, json_t **out)
+{
+    askdb_status st;
+    char *text = NULL;
+    json_t *j;
+
+    *out = d->schema;
+    if (d->schema)
+        return ASKDB_OK;
+    st = askdb_db_schema_json(d->db, 0, &text);
+    if (st)
+        return st;
+    j = json_loads(text, 0, NULL);
+    askdb_free(text);
+    if (!json_is_object(j)) {
+        json_decref(j);
+        return ASKDB_ERR_NOMEM;
+    }
+    /* The prompt's text is the schema resource; keep the structure only. */
+    json_object_del(j, "text");
+    d->schema = j;
+    *out = j;
+    return ASKDB_OK;
+}
+
+askdb_status mcp_db_agent(struct mcp_server *s, struct mcp_db *d,
+                          askdb_agent **out, char *err, size_t errlen)
+{
+    askdb_config cfg = s->cfg;
+    askdb_status st = ASKDB_OK;
+
+    *out = d->agent;
+    if (d->agent)
+        return ASKDB_OK;
+    pthread_mutex_lock(&s->model_lock);
+    if (!s->model) {
+        st = askdb_model_new(&s->cfg, &s->model);
+        if (st) {
+            snprintf(err, errlen, "%s", s->model
+                     ? askdb_model_errmsg(s->model) : "out of memory");
+            askdb_model_free(s->model);
+            s->model = NULL;
+        }
+    }
+    pthread_mutex_unlock(&s->model_lock);
+    if (st)
+        return st;
+    cfg.event_ud = d;
+    st = askdb_agent_new_with_model(&cfg, s->model, d->path, &d->agent);
+    if (st) {
+        snprintf(err, errlen, "%s", d->agent ? askdb_agent_errmsg(d->agent)
+                                             : "out of memory");
+        askdb_agent_free(d->agent);
+        d->agent = NULL;
+        return st;
+    }
+    *out = d->agent;
+    return ASKDB_OK;
+}

@@ -1,0 +1,79 @@
+/* server.h - what the MCP sessions share: the databases, their agents and the model. */
+#ifndef ASKDB_MCP_SERVER_H
+#define ASKDB_MCP_SERVER_H
+
+#include <jansson.h>
+#include <pthread.h>
+
+#include "askdb.h"
+
+/*
+** One server serves many sessions (stdio has one; the HTTP transport will
+** have one per client). Everything here is created at start or lazily
+** under its lock and lives until mcp_server_free():
+**
+**   db_lock     guards db (the handle of execute_sql, explain_sql,
+**               search_objects and the resources) and schema (its JSON,
+**               read once): askdb handles are used by one thread at a time
+**   agent_lock  guards agent and step_fn/step_ud: one question at a time
+**               per database, so calls of `ask` on one database queue up
+**               while other databases answer in parallel
+*/
+
+/* Called with each step event of the question running on a database's
+** agent (on the asking thread). */
+typedef void (*mcp_step_fn)(void *ud, const askdb_event *ev);
+
+struct mcp_db {
+    char *name;              /* the name clients use, [A-Za-z0-9_.-]+ */
+    char *path;
+    pthread_mutex_t db_lock;
+    askdb_db *db;
+    json_t *schema;          /* askdb_db_schema_json without "text" */
+    pthread_mutex_t agent_lock;
+    askdb_agent *agent;      /* NULL until the first question */
+    mcp_step_fn step_fn;     /* the running question's listener, or NULL */
+    void *step_ud;
+};
+
+struct mcp_server {
+    askdb_config cfg;        /* copied; its strings outlive the server */
+    struct mcp_db *dbs;
+    int ndb;
+    pthread_mutex_t model_lock;
+    askdb_model *model;      /* NULL until the first question */
+};
+
+/*
+** Open every database (read-only, as askdb always does) so that a bad path
+** fails at start. names[i] may be NULL: the name is then the file's stem.
+** On failure returns the status with a message in err (errlen bytes) and
+** *out is NULL. ASKDB_ERR_USAGE: a bad or repeated name, no database.
+*/
+askdb_status mcp_server_new(const askdb_config *cfg, int n,
+                            const char *const *names,
+                            const char *const *paths,
+                            struct mcp_server **out, char *err,
+                            size_t errlen);
+void mcp_server_free(struct mcp_server *s);
+
+/* The database called name, or NULL. */
+struct mcp_db *mcp_server_find(struct mcp_server *s, const char *name);
+
+/*
+** The database's schema JSON (askdb_db_schema_json, without its "text"),
+** read on first use. Caller holds d->db_lock; *out is borrowed for as long
+** as the server lives. On failure *out is NULL and askdb_db_errmsg(d->db)
+** says why.
+*/
+askdb_status mcp_db_schema(struct mcp_db *d, json_t **out);
+
+/*
+** The database's agent, made on first use over the server's one model.
+** Caller holds d->agent_lock. On failure returns the status and writes why
+** into err.
+*/
+askdb_status mcp_db_agent(struct mcp_server *s, struct mcp_db *d,
+                          askdb_agent **out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,848 @@
+/* tools.c - the MCP tools: list_databases, search_objects, execute_sql, ask,
+** explain_sql. */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools.h"
+
+/*
+** Every tool only reads: statements pass askdb's guard (askdb_db_query),
+** questions go through the agent, which runs its SQL through the same
+** guard. A result carries structuredContent (2025-06-18) and the same JSON
+** as a text block for older clients; failures are results with isError and
+** a message that says what to do next, so that a model can correct itself.
+**
+** The definitions are one JSON text, kept short: tools/list is read into
+** every conversation of an assistant, and each token there is paid again
+** and again. The database property gets the names as an enum at listing.
+*/
+static const char tool_defs[] =
+"["
+"{\"name\":\"list_databases\",\"title\":\"List databases\","
+"\"description\":\"The databases askdb can query: name, engine, file, "
+"number of tables.\","
+"\"inputSchema\":{\"type\":\"object\",\"properties\":{}},"
+"\"outputSchema\":{\"type\":\"object\",\"properties\":{\"databases\":"
+"{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+"\"name\":{\"type\":\"string\"},\"engine\":{\"type\":[\"string\",\"null\"]},"
+"\"path\":{\"type\":\"string\"},\"tables\":{\"type\":[\"integer\","
+"\"null\"]}},\"required\":[\"name\",\"path\"]}}},"
+"\"required\":[\"databases\"]}},"
+
+"{\"name\":\"search_objects\",\"title\":\"Search tables and columns\","
+"\"description\":\"Find tables and columns by name. pattern: "
+"case-insensitive substring, or a glob with % or * (any run) and _ or ? "
+"(one character); empty lists all. detail: names (cheapest), summary "
+"(columns with types, row count) or full (keys, foreign keys, sample "
+"values).\","
+"\"inputSchema\":{\"type\":\"object\",\"properties\":{"
+"\"database\":{\"type\":\"string\",\"description\":\"default: all\"},"
+"\"pattern\":{\"type\":\"string\"},"
+"\"detail\":{\"enum\":[\"names\",\"summary\",\"full\"],"
+"\"default\":\"names\"},"
+"\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":500,"
+"\"default\":50}}},"
+"\"outputSchema\":{\"type\":\"object\",\"properties\":{\"objects\":"
+"{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+"\"database\":{\"type\":\"string\"},\"table\":{\"type\":\"string\"}},"
+"\"required\":[\"database\",\"table\"]}},\"truncated\":{\"type\":"
+"\"boolean\"}},\"required\":[\"objects\",\"truncated\"]}},"
+
+"{\"name\":\"execute_sql\",\"title\":\"Run read-only SQL\","
+"\"description\":\"Run one read-only SQL statement (SQLite). Writes, "
+"several statements and PRAGMAs are refused. Rows are capped and the "
+"query stops at the time limit.\","
+"\"inputSchema\":{\"type\":\"object\",\"properties\":{"
+"\"database\":{\"type\":\"string\"},\"sql\":{\"type\":\"string\"},"
+"\"max_rows\":{\"type\":\"integer\",\"minimum\":1}},"
+"\"required\":[\"sql\"]},"
+"\"outputSchema\":{\"$ref\":\"#/$defs/rows\"}},"
+
+"{\"name\":\"ask\",\"title\":\"Ask in plain English\","
+"\"description\":\"Answer a question about a database in plain English: "
+"askdb's model writes checked read-only SQL, runs it and repairs it. "
+"Returns the SQL, rows, confidence and attempts. Slower than "
+"execute_sql.\","
+"\"inputSchema\":{\"type\":\"object\",\"properties\":{"
+"\"database\":{\"type\":\"string\"},\"question\":{\"type\":\"string\"},"
+"\"hint\":{\"type\":\"string\",\"description\":\"what you know that the "
+"schema does not say\"}},\"required\":[\"question\"]},"
+"\"outputSchema\":{\"$ref\":\"#/$defs/rows\"}},"
+
+"{\"name\":\"explain_sql\",\"title\":\"Explain a query plan\","
+"\"description\":\"The query plan of one read-only statement, without "
+"running it.\","
+"\"inputSchema\":{\"type\":\"object\",\"properties\":{"
+"\"database\":{\"type\":\"string\"},\"sql\":{\"type\":\"string\"}},"
+"\"required\":[\"sql\"]},"
+"\"outputSchema\":{\"type\":\"object\",\"properties\":{"
+"\"database\":{\"type\":\"string\"},\"sql\":{\"type\":\"string\"},"
+"\"plan\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}},"
+"\"required\":[\"database\",\"plan\"]}}"
+"]";
+
+/* The output schema execute_sql and ask share (ask adds its own fields);
+** put in place of {"$ref":"#/$defs/rows"} at listing. */
+static const char rows_schema[] =
+"{\"type\":\"object\",\"properties\":{"
+"\"database\":{\"type\":\"string\"},\"sql\":{\"type\":[\"string\","
+"\"null\"]},\"columns\":{\"type\":\"array\",\"items\":{\"type\":"
+"\"string\"}},\"rows\":{\"type\":\"array\",\"items\":{\"type\":"
+"\"array\"}},\"row_count\":{\"type\":\"integer\"},\"truncated\":"
+"{\"enum\":[false,\"rows\",\"bytes\"]},\"note\":{\"type\":\"string\"}},"
+"\"required\":[\"database\",\"sql\",\"columns\",\"rows\",\"row_count\","
+"\"truncated\"]}";
+
+json_t *mcp_str(const char *s)
+{
+    json_t *j = json_string(s ? s : "");
+    char *c, *p;
+
+    if (j || !s)
+        return j;
+    c = strdup(s);
+    if (!c)
+        return NULL;
+    for (p = c; *p; p++)
+        if ((unsigned char)*p >= 0x80)
+            *p = '?';
+    j = json_string(c);
+    free(c);
+    return j;
+}
+
+json_t *mcp_tools_list(struct mcp_server *srv, int version)
+{
+    json_t *tools = json_loads(tool_defs, 0, NULL), *names, *t, *props;
+    size_t i;
+    int k;
+
+    names = json_array();
+    for (k = 0; k < srv->ndb; k++)
+        json_array_append_new(names, mcp_str(srv->dbs[k].name));
+    json_array_foreach(tools, i, t) {
+        json_t *os = json_object_get(t, "outputSchema"), *db;
+
+        if (json_object_get(os, "$ref"))
+            json_object_set_new(t, "outputSchema",
+                                json_loads(rows_schema, 0, NULL));
+        props = json_object_get(json_object_get(t, "inputSchema"),
+                                "properties");
+        db = json_object_get(props, "database");
+        if (db)
+            json_object_set(db, "enum", names);
+        /* Older revisions have neither output schemas nor titles. */
+        if (version < MCP_V2025_06_18) {
+            json_object_del(t, "outputSchema");
+            json_object_del(t, "title");
+        }
+        if (version >= MCP_V2025_03_26)
+            json_object_set_new(t, "annotations",
+                                json_pack("{s:b}", "readOnlyHint", 1));
+    }
+    json_decref(names);
+    return json_pack("{s:o}", "tools", tools);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Results                                                                */
+/* ---------------------------------------------------------------------- */
+
+/* A failed call: isError and the message (printf-style). */
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static json_t *tool_error(const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return json_pack("{s:[{s:s,s:o}],s:b}", "content", "type", "text",
+                     "text", mcp_str(msg), "isError", 1);
+}
+
+/* A successful call: structuredContent (stolen) and a text block, the
+** given text (stolen, may be NULL) or else the JSON itself. */
+static json_t *tool_ok(struct mcp_call *c, json_t *sc, char *text)
+{
+    json_t *r;
+
+    if (!text)
+        text = json_dumps(sc, JSON_COMPACT);
+    if (!sc || !text) {
+        json_decref(sc);
+        free(text);
+        return tool_error("out of memory");
+    }
+    r = json_pack("{s:[{s:s,s:o}],s:b}", "content", "type", "text", "text",
+                  mcp_str(text), "isError", 0);
+    free(text);
+    if (c->version >= MCP_V2025_06_18)
+        json_object_set_new(r, "structuredContent", sc);
+    else
+        json_decref(sc);
+    return r;
+}
+
+/* Keep at most max rows of o (a rows object) and its JSON under
+** MCP_RESULT_CAP, saying so in truncated and note. */
+static void cap_rows(json_t *o, long max)
+{
+    json_t *rows = json_object_get(o, "rows");
+    size_t n = json_array_size(rows), size;
+    char note[200];
+
+    if (max > 0 && n > (size_t)max) {
+        while (json_array_size(rows) > (size_t)max)
+            json_array_remove(rows, json_array_size(rows) - 1);
+        json_object_set_new(o, "truncated", json_string("rows"));
+    }
+    size = json_dumpb(o, NULL, 0, JSON_COMPACT);
+    if (size <= MCP_RESULT_CAP)
+        goto out;
+    while (size > MCP_RESULT_CAP && json_array_size(rows) > 0) {
+        n = json_array_size(rows);
+        while (json_array_size(rows) > n / 2)
+            json_array_remove(rows, json_array_size(rows) - 1);
+        size = json_dumpb(o, NULL, 0, JSON_COMPACT);
+    }
+    json_object_set_new(o, "truncated", json_string("bytes"));
+    snprintf(note, sizeof note, "cut to %zu rows to keep the result "
+             "under %zu KiB: select fewer rows or columns",
+             json_array_size(rows), MCP_RESULT_CAP >> 10);
+    json_object_set_new(o, "note", json_string(note));
+out:
+    json_object_set_new(o, "row_count",
+                        json_integer((json_int_t)json_array_size(rows)));
+}
+
+/* ---------------------------------------------------------------------- */
+/* Arguments                                                              */
+/* ---------------------------------------------------------------------- */
+
+/* String argument key of args: 0 and *out (borrowed, NULL when absent), or
+** -1 when it is not a string. */
+static int arg_str(json_t *args, const char *key, const char **out)
+{
+    json_t *v = json_object_get(args, key);
+
+    *out = NULL;
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_string(v))
+        return -1;
+    *out = json_string_value(v);
+    return 0;
+}
+
+/* The names of the databases, comma-separated, into buf. */
+static void db_names(struct mcp_server *srv, char *buf, size_t len)
+{
+    size_t used = 0;
+    int i;
+
+    buf[0] = '\0';
+    for (i = 0; i < srv->ndb && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s",
+                                 i ? ", " : "", srv->dbs[i].name);
+}
+
+/* The database the call names: *d, or an error result. The name may be
+** left out when there is one database only. */
+static json_t *arg_db(struct mcp_call *c, json_t *args, struct mcp_db **d)
+{
+    const char *name;
+    char names[1024];
+
+    *d = NULL;
+    if (arg_str(args, "database", &name))
+        return tool_error("'database' must be a string");
+    if (!name && c->srv->ndb == 1) {
+        *d = &c->srv->dbs[0];
+        return NULL;
+    }
+    db_names(c->srv, names, sizeof names);
+    if (!name)
+        return tool_error("'database' is needed: one of %s", names);
+    *d = mcp_server_find(c->srv, name);
+    if (!*d)
+        return tool_error("no database '%s': the databases are %s", name,
+                          names);
+    return NULL;
+}
+
+/* What to do after a failed statement, by status. */
+static const char *sql_advice(askdb_status st)
+{
+    switch (st) {
+    case ASKDB_ERR_TIMEOUT:
+        return "narrow the query (WHERE, LIMIT, fewer joins) to finish "
+               "within the time limit";
+    case ASKDB_ERR_DB:
+        return "check table and column names with search_objects";
+    default:
+        return NULL;         /* the message says it (a refusal does) */
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* list_databases                                                         */
+/* ---------------------------------------------------------------------- */
+
+static json_t *tool_list_databases(struct mcp_call *c)
+{
+    json_t *arr = json_array(), *schema;
+    int i;
+
+    for (i = 0; i < c->srv->ndb; i++) {
+        struct mcp_db *d = &c->srv->dbs[i];
+        json_t *o;
+
+        pthread_mutex_lock(&d->db_lock);
+        if (mcp_db_schema(d, &schema))
+            schema = NULL;
+        o = json_pack("{s:o,s:o,s:O?,s:o}", "name", mcp_str(d->name),
+                      "path", mcp_str(d->path), "engine",
+                      json_object_get(schema, "engine"), "tables",
+                      schema ? json_integer((json_int_t)json_array_size(
+                                   json_object_get(schema, "tables")))
+                             : json_null());
+        pthread_mutex_unlock(&d->db_lock);
+        json_array_append_new(arr, o);
+    }
+    return tool_ok(c, json_pack("{s:o}", "databases", arr), NULL);
+}
+
+/* ---------------------------------------------------------------------- */
+/* search_objects                                                         */
+/* ---------------------------------------------------------------------- */
+
+/* LIKE-ish glob, whole name, ASCII case folded: % and * any run, _ and ?
+** one character. */
+static int glob_match(const char *p, const char *s)
+{
+    for (; *p; p++, s++) {
+        if (*p == '%' || *p == '*') {
+            while (p[1] == '%' || p[1] == '*')
+                p++;
+            if (!p[1])
+                return 1;
+            for (; *s; s++)
+                if (glob_match(p + 1, s))
+                    return 1;
+            return 0;
+        }
+        if (!*s)
+            return 0;
+        if (*p != '_' && *p != '?' &&
+            tolower((unsigned char)*p) != tolower((unsigned char)*s))
+            return 0;
+    }
+    return !*s;
+}
+
+static int substr_match(const char *p, const char *s)
+{
+    size_t n = strlen(p), i;
+
+    for (; *s; s++) {
+        for (i = 0; i < n; i++)
+            if (tolower((unsigned char)p[i]) != tolower((unsigned char)s[i]))
+                break;
+        if (i == n)
+            return 1;
+    }
+    return n == 0;
+}
+
+static int name_match(const char *pattern, int glob, const char *name)
+{
+    if (!name)
+        return 0;
+    return glob ? glob_match(pattern, name) : substr_match(pattern, name);
+}
+
+/* "name TYPE" (and " pk") of each column: what summary shows. */
+static json_t *column_summary(json_t *cols)
+{
+    json_t *out = json_array(), *col;
+    char buf[512];
+    size_t i;
+
+    json_array_foreach(cols, i, col) {
+        const char *type =
+            json_string_value(json_object_get(col, "type"));
+
+        snprintf(buf, sizeof buf, "%s%s%s%s",
+                 json_string_value(json_object_get(col, "name")),
+                 type && *type ? " " : "", type ? type : "",
+                 json_integer_value(json_object_get(col, "pk")) ? " pk"
+                                                                 : "");
+        json_array_append_new(out, mcp_str(buf));
+    }
+    return out;
+}
+
+/* One table of a search: by detail, d 0 names, 1 summary, 2 full;
+** matched: the columns whose names matched (borrowed) when the table's
+** did not. */
+static json_t *search_item(const char *db, json_t *t, int detail,
+                           json_t *matched)
+{
+    json_t *o;
+
+    if (detail == 2) {
+        o = json_deep_copy(t);
+        json_object_set_new(o, "database", mcp_str(db));
+        json_object_set(o, "table", json_object_get(t, "name"));
+        json_object_del(o, "name");
+    } else {
+        o = json_pack("{s:o,s:O}", "database", mcp_str(db), "table",
+                      json_object_get(t, "name"));
+        if (detail == 1) {
+            json_object_set(o, "kind", json_object_get(t, "kind"));
+            json_object_set(o, "rows", json_object_get(t, "rows"));
+            json_object_set_new(o, "columns", column_summary(
+                json_object_get(t, "columns")));
+        }
+    }
+    if (matched)
+        json_object_set(o, detail ? "matched_columns" : "columns", matched);
+    return o;
+}
+
+static json_t *tool_search_objects(struct mcp_call *c, json_t *args)
+{
+    static const char *const details[] = {"names", "summary", "full"};
+    const char *pattern, *detail_s;
+    json_t *err, *objects, *schema, *t, *col, *v;
+    struct mcp_db *only = NULL;
+    int detail = 0, glob, truncated = 0, i;
+    long limit = 50;
+    size_t k, m;
+
+    if (!json_is_null(json_object_get(args, "database")) &&
+        json_object_get(args, "database")) {
+        err = arg_db(c, args, &only);
+        if (err)
+            return err;
+    }
+    if (arg_str(args, "pattern", &pattern) ||
+        arg_str(args, "detail", &detail_s))
+        return tool_error("'pattern' and 'detail' must be strings");
+    if (!pattern)
+        pattern = "";
+    if (detail_s) {
+        for (detail = 0; detail < 3; detail++)
+            if (strcmp(detail_s, details[detail]) == 0)
+                break;
+        if (detail == 3)
+            return tool_error("'detail' is names, summary or full, not '%s'",
+                              detail_s);
+    }
+    v = json_object_get(args, "limit");
+    if (v) {
+        if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+            json_integer_value(v) > 500)
+            return tool_error("'limit' is a whole number from 1 to 500");
+        limit = (long)json_integer_value(v);
+    }
+    glob = strpbrk(pattern, "%*?") != NULL;
+    objects = json_array();
+    for (i = 0; i < c->srv->ndb && !truncated; i++) {
+        struct mcp_db *d = &c->srv->dbs[i];
+
+        if (only && d != only)
+            continue;
+        pthread_mutex_lock(&d->db_lock);
+        if (mcp_db_schema(d, &schema)) {
+            json_t *e = tool_error("cannot read the schema of '%s': %s",
+                                   d->name, askdb_db_errmsg(d->db));
+            pthread_mutex_unlock(&d->db_lock);
+            json_decref(objects);
+            return e;
+        }
+        json_array_foreach(json_object_get(schema, "tables"), k, t) {
+            json_t *matched = NULL;
+
+            if (!name_match(pattern, glob,
+                            json_string_value(json_object_get(t, "name")))) {
+                matched = json_array();
+                json_array_foreach(json_object_get(t, "columns"), m, col)
+                    if (name_match(pattern, glob, json_string_value(
+                                       json_object_get(col, "name"))))
+                        json_array_append(matched,
+                                          json_object_get(col, "name"));
+                if (json_array_size(matched) == 0) {
+                    json_decref(matched);
+                    continue;
+                }
+            }
+            if (json_array_size(objects) >= (size_t)limit) {
+                json_decref(matched);
+                truncated = 1;
+                break;
+            }
+            json_array_append_new(objects,
+                                  search_item(d->name, t, detail, matched));
+            json_decref(matched);
+        }
+        pthread_mutex_unlock(&d->db_lock);
+    }
+    return tool_ok(c, json_pack("{s:o,s:b}", "objects", objects,
+                                "truncated", truncated), NULL);
+}
+
+/* ---------------------------------------------------------------------- */
+/* execute_sql and explain_sql                                            */
+/* ---------------------------------------------------------------------- */
+
+/* Run (or explain) the statement of args on its database: the result's
+** JSON object (askdb_result_json) in *out, or an error result. */
+static json_t *run_sql(struct mcp_call *c, json_t *args, int explain,
+                       struct mcp_db **dp, const char **sqlp, json_t **out)
+{
+    askdb_result *r = NULL;
+    askdb_status st;
+    struct mcp_db *d;
+    const char *sql;
+    char *text = NULL;
+    json_t *err;
+
+    *out = NULL;
+    err = arg_db(c, args, &d);
+    if (err)
+        return err;
+    if (arg_str(args, "sql", &sql) || !sql || !*sql)
+        return tool_error("'sql' is needed: one read-only statement");
+    pthread_mutex_lock(&d->db_lock);
+    st = explain ? askdb_db_explain(d->db, sql, &r)
+                 : askdb_db_query(d->db, sql, &r);
+    if (st) {
+        err = tool_error("%s%s%s%s", askdb_db_errmsg(d->db),
+                         sql_advice(st) ? " (" : "",
+                         sql_advice(st) ? sql_advice(st) : "",
+                         sql_advice(st) ? ")" : "");
+        pthread_mutex_unlock(&d->db_lock);
+        askdb_result_free(r);
+        return err;
+    }
+    pthread_mutex_unlock(&d->db_lock);
+    st = askdb_result_json(r, sql, NULL, 0, &text);
+    askdb_result_free(r);
+    if (st)
+        return tool_error("out of memory");
+    *out = json_loads(text, 0, NULL);
+    askdb_free(text);
+    if (!*out)
+        return tool_error("out of memory");
+    *dp = d;
+    *sqlp = sql;
+    return NULL;
+}
+
+static json_t *tool_execute_sql(struct mcp_call *c, json_t *args)
+{
+    const char *sql;
+    struct mcp_db *d;
+    json_t *o, *err, *v;
+    long max = 0;
+
+    v = json_object_get(args, "max_rows");
+    if (v) {
+        if (!json_is_integer(v) || json_integer_value(v) < 1)
+            return tool_error("'max_rows' is a whole number from 1 (the "
+                              "cap is %ld)", c->srv->cfg.max_rows > 0
+                              ? c->srv->cfg.max_rows : 1000L);
+        max = (long)json_integer_value(v);
+    }
+    err = run_sql(c, args, 0, &d, &sql, &o);
+    if (err)
+        return err;
+    json_object_set_new(o, "database", mcp_str(d->name));
+    cap_rows(o, max);
+    return tool_ok(c, o, NULL);
+}
+
+/* The plan as indented lines of detail, as the sqlite3 shell shows it. */
+static char *plan_text(json_t *plan)
+{
+    size_t i, j, n = json_array_size(plan), used = 0, cap = 256;
+    char *out = malloc(cap), *grown;
+    int *depth;
+
+    depth = calloc(n + 1, sizeof *depth);
+    if (!out || !depth) {
+        free(out);
+        free(depth);
+        return NULL;
+    }
+    out[0] = '\0';
+    for (i = 0; i < n; i++) {
+        json_t *p = json_array_get(plan, i);
+        json_int_t parent = json_integer_value(json_object_get(p, "parent"));
+        const char *detail =
+            json_string_value(json_object_get(p, "detail"));
+        size_t need;
+
+        depth[i] = 0;
+        for (j = 0; j < i; j++)
+            if (json_integer_value(json_object_get(json_array_get(plan, j),
+                                                   "id")) == parent)
+                depth[i] = depth[j] + 1;
+        need = used + (size_t)depth[i] * 2 + strlen(detail ? detail : "")
+               + 2;
+        if (need > cap) {
+            cap = need * 2;
+            grown = realloc(out, cap);
+            if (!grown) {
+                free(out);
+                free(depth);
+                return NULL;
+            }
+            out = grown;
+        }
+        used += (size_t)snprintf(out + used, cap - used, "%*s%s\n",
+                                 depth[i] * 2, "", detail ? detail : "");
+    }
+    free(depth);
+    return out;
+}
+
+static json_t *tool_explain_sql(struct mcp_call *c, json_t *args)
+{
+    json_t *o, *err, *plan, *row, *cols;
+    const char *sql;
+    struct mcp_db *d;
+    size_t i, k;
+
+    err = run_sql(c, args, 1, &d, &sql, &o);
+    if (err)
+        return err;
+    /* Rows to objects keyed by the plan's column names. */
+    cols = json_object_get(o, "columns");
+    plan = json_array();
+    json_array_foreach(json_object_get(o, "rows"), i, row) {
+        json_t *p = json_object();
+
+        for (k = 0; k < json_array_size(cols); k++)
+            json_object_set(p, json_string_value(json_array_get(cols, k)),
+                            json_array_get(row, k));
+        json_array_append_new(plan, p);
+    }
+    json_decref(o);
+    o = json_pack("{s:o,s:o,s:o}", "database", mcp_str(d->name), "sql",
+                  mcp_str(sql), "plan", plan);
+    return tool_ok(c, o, plan_text(plan));
+}
+
+/* ---------------------------------------------------------------------- */
+/* ask                                                                    */
+/* ---------------------------------------------------------------------- */
+
+static void notify_step(struct mcp_call *c, const askdb_event *ev)
+{
+    json_t *e = json_loadb(ev->json, ev->json_len, 0, NULL);
+    const char *s;
+    char msg[300];
+
+    switch (ev->type) {
+    case ASKDB_EVENT_PROMPT:
+        snprintf(msg, sizeof msg, "prompt: attempt %d",
+                 (int)json_integer_value(json_object_get(e, "attempt")));
+        break;
+    case ASKDB_EVENT_REPLY:
+        snprintf(msg, sizeof msg, "reply: %.0f ms",
+                 json_number_value(json_object_get(e, "ms")));
+        break;
+    case ASKDB_EVENT_EXECUTE:
+        snprintf(msg, sizeof msg, "execute: %d rows",
+                 (int)json_integer_value(json_object_get(e, "rows")));
+        break;
+    case ASKDB_EVENT_ERROR:
+        s = json_string_value(json_object_get(e, "message"));
+        snprintf(msg, sizeof msg, "error: %s: %.200s",
+                 json_string_value(json_object_get(e, "class")),
+                 s ? s : "");
+        break;
+    case ASKDB_EVENT_ANSWER:
+        s = json_string_value(json_object_get(e, "status"));
+        snprintf(msg, sizeof msg, "answer: %s", s ? s : "");
+        break;
+    default:
+        snprintf(msg, sizeof msg, "%s", ev->name);
+        break;
+    }
+    json_decref(e);
+    if (c->progress_token) {
+        c->progress += 1;
+        c->notify(c->ud, "notifications/progress",
+                  json_pack("{s:O,s:f,s:o}", "progressToken",
+                            c->progress_token, "progress", c->progress,
+                            "message", mcp_str(msg)));
+    }
+    if (c->log_steps)
+        c->notify(c->ud, "notifications/message",
+                  json_pack("{s:s,s:s,s:{s:s,s:o}}", "level",
+                            ev->type == ASKDB_EVENT_ERROR ? "warning"
+                                                          : "debug",
+                            "logger", "askdb", "data", "step", ev->name,
+                            "message", mcp_str(msg)));
+}
+
+/* askdb_config.event_fn through the database (server.c). */
+static void on_step(void *ud, const askdb_event *ev)
+{
+    notify_step(ud, ev);
+}
+
+/* The answer as the ask tool's result: the rows object plus question,
+** confidence, attempts and the plain-English answer. */
+static json_t *answer_result(struct mcp_call *c, struct mcp_db *d,
+                             const askdb_answer *a)
+{
+    static const char *const keep[] = {
+        "question", "sql", "columns", "rows", "row_count", "truncated",
+        "confidence", "candidates", "attempts", "answer", "not_a_question"};
+    json_t *all, *o, *v, *att;
+    char *text = NULL;
+    size_t i;
+
+    if (askdb_answer_json(a, 0, &text))
+        return tool_error("out of memory");
+    all = json_loads(text, 0, NULL);
+    askdb_free(text);
+    if (!all)
+        return tool_error("out of memory");
+    o = json_object();
+    json_object_set_new(o, "database", mcp_str(d->name));
+    for (i = 0; i < sizeof keep / sizeof keep[0]; i++) {
+        v = json_object_get(all, keep[i]);
+        if (v)
+            json_object_set(o, keep[i], v);
+    }
+    /* The attempts without their timings: what failed and why. */
+    json_array_foreach(json_object_get(o, "attempts"), i, att)
+        json_object_del(att, "llm_ms");
+    if (!json_is_array(json_object_get(o, "columns")))
+        json_object_set_new(o, "columns", json_array());
+    if (!json_is_array(json_object_get(o, "rows")))
+        json_object_set_new(o, "rows", json_array());
+    if (!json_object_get(o, "sql"))
+        json_object_set_new(o, "sql", json_null());
+    if (!json_object_get(o, "truncated"))
+        json_object_set_new(o, "truncated", json_false());
+    json_decref(all);
+    cap_rows(o, 0);
+    return tool_ok(c, o, NULL);
+}
+
+static json_t *tool_ask(struct mcp_call *c, json_t *args)
+{
+    askdb_ask_options opts;
+    askdb_answer *a = NULL;
+    askdb_agent *ag;
+    askdb_status st;
+    const char *question, *hint;
+    struct mcp_db *d;
+    json_t *r;
+    char err[1024];
+    int cancelled;
+
+    r = arg_db(c, args, &d);
+    if (r)
+        return r;
+    if (arg_str(args, "question", &question) || !question || !*question)
+        return tool_error("'question' is needed: a question in plain "
+                          "English");
+    if (arg_str(args, "hint", &hint))
+        return tool_error("'hint' must be a string");
+    pthread_mutex_lock(&d->agent_lock);
+    st = mcp_db_agent(c->srv, d, &ag, err, sizeof err);
+    if (st) {
+        pthread_mutex_unlock(&d->agent_lock);
+        return tool_error("the model cannot be used: %s (check the model "
+                          "options askdb mcp was started with: --llm-url, "
+                          "--model, --api-key or ASKDB_*)", err);
+    }
+    pthread_mutex_lock(c->lock);
+    cancelled = *c->cancelled;
+    if (!cancelled)
+        *c->running = ag;
+    pthread_mutex_unlock(c->lock);
+    if (cancelled) {
+        pthread_mutex_unlock(&d->agent_lock);
+        return tool_error("cancelled");
+    }
+    memset(&opts, 0, sizeof opts);
+    opts.hint = hint;
+    d->step_fn = on_step;
+    d->step_ud = c;
+    st = askdb_agent_ask_opts(ag, question, &opts, &a);
+    d->step_fn = NULL;
+    d->step_ud = NULL;
+    pthread_mutex_lock(c->lock);
+    *c->running = NULL;
+    pthread_mutex_unlock(c->lock);
+    if (!a)
+        r = tool_error("out of memory");
+    else if (st == ASKDB_ERR_CANCELLED)
+        r = tool_error("cancelled");
+    else if (st == ASKDB_ERR_LLM || st == ASKDB_ERR_LLM_UNREACHABLE ||
+             st == ASKDB_ERR_UNSUPPORTED)
+        r = tool_error("the model failed: %s (check the model options "
+                       "askdb mcp was started with; execute_sql still "
+                       "works)", a->error ? a->error : "");
+    else if (st)
+        r = tool_error("no answer after %d attempts: %s (rephrase the "
+                       "question, give a hint, or write the SQL with "
+                       "search_objects and execute_sql)", a->nattempts,
+                       a->error ? a->error : askdb_status_str(st));
+    else
+        r = answer_result(c, d, a);
+    askdb_answer_free(a);
+    pthread_mutex_unlock(&d->agent_lock);
+    return r;
+}
+
+/* ---------------------------------------------------------------------- */
+
+json_t *mcp_tool_call(struct mcp_call *c, const char *name, json_t *args,
+                      int *code, char *msg, size_t msglen)
+{
+    json_t *r;
+
+    if (!name) {
+        *code = -32602;
+        snprintf(msg, msglen, "tools/call needs params.name");
+        return NULL;
+    }
+    if (strcmp(name, "list_databases") == 0)
+        r = tool_list_databases(c);
+    else if (strcmp(name, "search_objects") == 0)
+        r = tool_search_objects(c, args);
+    else if (strcmp(name, "execute_sql") == 0)
+        r = tool_execute_sql(c, args);
+    else if (strcmp(name, "ask") == 0)
+        r = tool_ask(c, args);
+    else if (strcmp(name, "explain_sql") == 0)
+        r = tool_explain_sql(c, args);
+    else {
+        *code = -32602;
+        snprintf(msg, msglen, "unknown tool '%.100s': the tools are "
+                 "list_databases, search_objects, execute_sql, ask, "
+                 "explain_sql", name);
+        return NULL;
+    }
+    if (!r) {
+        *code = -32603;
+        snprintf(msg, msglen, "out of memory");
+    }
+    return r;
+}

@@ -1,0 +1,51 @@
+/* tools.h - the MCP tools: their list and their calls. */
+#ifndef ASKDB_MCP_TOOLS_H
+#define ASKDB_MCP_TOOLS_H
+
+#include <jansson.h>
+#include <pthread.h>
+
+#include "server.h"
+
+/* Protocol revisions, oldest first: what a session negotiated. */
+enum { MCP_V2024_11_05 = 0, MCP_V2025_03_26, MCP_V2025_06_18 };
+
+/* A tool result's JSON is cut (rows dropped from the end) to stay under
+** this many bytes, and says so. */
+#define MCP_RESULT_CAP ((size_t)1 << 20)
+
+/*
+** One tool call and what it may tell the client while it runs. The
+** cancellation state lives in the session (mcp.c): under *lock,
+** *cancelled says the client gave up on the call, and *running holds the
+** agent while a question runs so that the reading thread can stop it.
+*/
+struct mcp_call {
+    struct mcp_server *srv;
+    int version;             /* MCP_V... */
+    json_t *progress_token;  /* params._meta.progressToken, or NULL */
+    int log_steps;           /* send each step as notifications/message */
+    void (*notify)(void *ud, const char *method, json_t *params);
+    void *ud;                /* notify's; params are stolen */
+    pthread_mutex_t *lock;
+    int *cancelled;
+    askdb_agent **running;
+    double progress;         /* last progress value sent */
+};
+
+/* The tools/list result for a protocol revision (new reference). */
+json_t *mcp_tools_list(struct mcp_server *srv, int version);
+
+/*
+** Call tool name with args (an object or NULL). Returns the tools/call
+** result (new reference): failures of the tool itself are results with
+** isError. NULL when the call is not one (unknown tool): *code and msg
+** (msglen bytes) then hold the JSON-RPC error.
+*/
+json_t *mcp_tool_call(struct mcp_call *c, const char *name, json_t *args,
+                      int *code, char *msg, size_t msglen);
+
+/* json_string() that never fails on bad UTF-8: such bytes become '?'. */
+json_t *mcp_str(const char *s);
+
+#endif

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# tests/e2e/mcp.sh - end-to-end tests of `askdb mcp` with the official MCP
+# Python SDK (tests/e2e/mcp_test.py), which scripts/mcp_venv.sh installs
+# (pinned) into a virtualenv first.
+#
+#   ASKDB=build/asan/askdb FAKE_LLM=build/asan/fake_llm bash tests/e2e/mcp.sh
+#   bash tests/e2e/mcp.sh --filter 'cancel'      (ERE on test names)
+#   E2E_KEEP=1  keep the temp dir      E2E_VERBOSE=1  print a failure's traceback
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+"$ROOT/scripts/mcp_venv.sh"
+PY=$("$ROOT/scripts/mcp_venv.sh" --print-python)
+exec "$PY" "$HERE/mcp_test.py" "$@"

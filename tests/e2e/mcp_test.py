@@ -1,0 +1,611 @@
+#!/usr/bin/env python3
+"""tests/e2e/mcp_test.py - end-to-end tests of `askdb mcp` over stdio.
+
+    ASKDB=build/asan/askdb FAKE_LLM=build/asan/fake_llm \
+        ~/.cache/askdb/venv/bin/python tests/e2e/mcp_test.py [--filter ERE]
+
+(tests/e2e/mcp.sh installs the pinned SDK and runs this.) The client is the
+official MCP Python SDK (PyPI `mcp`), so the server is checked against what
+real clients do; the malformed-input tests write raw lines instead. The
+model is tests/fake_llm, scripted per test. Each test runs in its own
+directory with a copy of examples/shop.db, which must be byte for byte the
+original afterwards. Every server's stderr is checked for sanitizer
+reports. Output: "ok NAME" or "FAIL NAME: reason" per test, then one line
+"N passed, M failed"; exit status 0 only when M is 0.
+"""
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from datetime import timedelta
+
+import anyio
+from mcp import ClientSession, StdioServerParameters, types
+from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import McpError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ASKDB = os.path.abspath(os.environ.get("ASKDB", os.path.join(ROOT, "build/asan/askdb")))
+FAKE_LLM = os.path.abspath(os.environ.get("FAKE_LLM", os.path.join(ROOT, "build/asan/fake_llm")))
+SHOP_DB = os.path.abspath(os.environ.get("SHOP_DB", os.path.join(ROOT, "examples/shop.db")))
+SANITIZER = re.compile(r"ERROR: (Address|Leak)Sanitizer|runtime error:|"
+                       r"SUMMARY: (Address|UndefinedBehavior|Leak)Sanitizer")
+TOOLS = {"list_databases", "search_objects", "execute_sql", "ask", "explain_sql"}
+
+# A clean environment: nothing of the developer's setup leaks in.
+ENV = {k: v for k, v in os.environ.items()
+       if not k.startswith("ASKDB_") and k not in (
+           "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "http_proxy", "https_proxy",
+           "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY")}
+ENV.update(no_proxy="127.0.0.1,localhost", NO_PROXY="127.0.0.1,localhost",
+           ASKDB_RETRY_BASE_MS="1", LC_ALL="C")
+
+
+def sha(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def fence(sql):
+    return "```sql\n%s\n```" % sql
+
+
+def rows_of(sql):
+    con = sqlite3.connect("file:%s?mode=ro" % SHOP_DB, uri=True)
+    try:
+        return [list(r) for r in con.execute(sql)]
+    finally:
+        con.close()
+
+
+class Test:
+    """One test's directory (T), sandbox (W, askdb's working directory,
+    with shop.db) and scripted model."""
+
+    def __init__(self, name, tmp):
+        self.name = name
+        self.T = os.path.join(tmp, name)
+        self.W = os.path.join(self.T, "w")
+        os.makedirs(self.W)
+        self.db = os.path.join(self.W, "shop.db")
+        shutil.copyfile(SHOP_DB, self.db)
+        self.llm = None
+        self.log = None
+        self.url = None
+        self.errlogs = []
+
+    def start_llm(self, script):
+        d = os.path.join(self.T, "llm")
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "script.json"), "w") as f:
+            json.dump(script, f)
+        self.log = os.path.join(d, "log")
+        port_file = os.path.join(d, "port")
+        self.llm = subprocess.Popen(
+            [FAKE_LLM, "--script", os.path.join(d, "script.json"), "--log",
+             self.log, "--port", "0", "--port-file", port_file],
+            stderr=open(os.path.join(d, "stderr"), "w"), env=ENV)
+        for _ in range(200):
+            if os.path.exists(port_file) and os.path.getsize(port_file):
+                break
+            assert self.llm.poll() is None, "fake_llm exited"
+            time.sleep(0.05)
+        with open(port_file) as f:
+            self.url = "http://127.0.0.1:%s" % f.read().strip()
+        return self.url
+
+    def nreq(self):
+        if not self.log or not os.path.exists(self.log):
+            return 0
+        with open(self.log) as f:
+            return sum(1 for line in f if line.strip())
+
+    def model_args(self):
+        return ["--llm-url", self.url, "--model", "test", "--no-question-check"]
+
+    @contextlib.asynccontextmanager
+    async def session(self, *args):
+        """An initialized SDK client session with `askdb mcp ARGS`."""
+        errpath = os.path.join(self.T, "stderr%d" % len(self.errlogs))
+        self.errlogs.append(errpath)
+        params = StdioServerParameters(command=ASKDB, args=["mcp", *args],
+                                       env=ENV, cwd=self.W)
+        with open(errpath, "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (r, w):
+                async with ClientSession(r, w) as s:
+                    init = await s.initialize()
+                    yield s, init
+
+    def raw(self, args, lines, timeout=60):
+        """Run `askdb mcp ARGS` with these lines on stdin (bytes or str);
+        returns (exit code, stdout lines parsed, stderr)."""
+        data = b"".join((l if isinstance(l, bytes) else l.encode()) + b"\n"
+                        for l in lines)
+        p = subprocess.run([ASKDB, "mcp", *args], input=data, cwd=self.W,
+                           env=ENV, capture_output=True, timeout=timeout)
+        errpath = os.path.join(self.T, "stderr%d" % len(self.errlogs))
+        self.errlogs.append(errpath)
+        with open(errpath, "wb") as f:
+            f.write(p.stderr)
+        out = [json.loads(l) for l in p.stdout.decode().splitlines()]
+        return p.returncode, out, p.stderr.decode(errors="replace")
+
+    def finish(self):
+        if self.llm:
+            self.llm.terminate()
+            self.llm.wait()
+        for p in self.errlogs:
+            with open(p, errors="replace") as f:
+                m = SANITIZER.search(f.read())
+            assert not m, "sanitizer report in %s: %s" % (p, m.group(0))
+        assert sha(self.db) == sha(SHOP_DB), "shop.db changed"
+
+
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def by_id(replies):
+    return {r.get("id"): r for r in replies}
+
+
+# --------------------------------------------------------------------------
+# Tests
+# --------------------------------------------------------------------------
+
+@test
+async def initializes_and_lists_read_only_tools(t):
+    async with t.session("shop.db") as (s, init):
+        assert init.serverInfo.name == "askdb", init.serverInfo
+        # The SDK asks for a newer revision: askdb answers its latest.
+        assert init.protocolVersion == "2025-06-18", init.protocolVersion
+        assert init.capabilities.tools is not None
+        assert init.capabilities.resources is not None
+        tools = (await s.list_tools()).tools
+        assert {x.name for x in tools} == TOOLS, [x.name for x in tools]
+        for x in tools:
+            assert x.inputSchema.get("type") == "object", x.name
+            assert x.outputSchema and x.outputSchema.get("type") == "object", x.name
+            assert x.annotations and x.annotations.readOnlyHint is True, x.name
+            assert x.description, x.name
+        ex = next(x for x in tools if x.name == "execute_sql")
+        assert ex.inputSchema["properties"]["database"]["enum"] == ["shop"]
+        assert ex.inputSchema["required"] == ["sql"]
+        assert (await s.send_ping()) is not None
+
+
+@test
+async def negotiates_older_protocol_versions(t):
+    lines = []
+    for i, v in enumerate(["2024-11-05", "2025-03-26", "1999-01-01"]):
+        lines.append(json.dumps({"jsonrpc": "2.0", "id": i, "method": "initialize",
+                                 "params": {"protocolVersion": v, "capabilities": {},
+                                            "clientInfo": {"name": "t", "version": "1"}}}))
+        lines.append(json.dumps({"jsonrpc": "2.0", "id": 10 + i, "method": "tools/list"}))
+    rc, out, err = t.raw(["shop.db"], lines)
+    got = by_id(out)
+    assert rc == 0, err
+    assert got[0]["result"]["protocolVersion"] == "2024-11-05"
+    assert got[1]["result"]["protocolVersion"] == "2025-03-26"
+    assert got[2]["result"]["protocolVersion"] == "2025-06-18"
+    old = got[10]["result"]["tools"]
+    assert all("outputSchema" not in x and "annotations" not in x for x in old)
+    mid = got[11]["result"]["tools"]
+    assert all("outputSchema" not in x and x["annotations"]["readOnlyHint"] for x in mid)
+    new = got[12]["result"]["tools"]
+    assert all("outputSchema" in x for x in new)
+
+
+@test
+async def list_databases_names_and_counts_tables(t):
+    shutil.copyfile(SHOP_DB, os.path.join(t.W, "other.db"))
+    try:
+        async with t.session("--db", "main=shop.db", "other.db") as (s, _):
+            r = await s.call_tool("list_databases", {})
+            assert not r.isError, r.content
+            dbs = r.structuredContent["databases"]
+            assert [(d["name"], d["path"], d["engine"], d["tables"]) for d in dbs] == [
+                ("main", "shop.db", "sqlite", 7), ("other", "other.db", "sqlite", 7)], dbs
+            assert json.loads(r.content[0].text) == r.structuredContent
+            # Two databases: the tools need to be told which one.
+            r = await s.call_tool("execute_sql", {"sql": "SELECT 1"})
+            assert r.isError and "'database' is needed: one of main, other" in r.content[0].text
+            r = await s.call_tool("execute_sql", {"sql": "SELECT 1", "database": "nope"})
+            assert r.isError and "no database 'nope'" in r.content[0].text
+    finally:
+        assert sha(os.path.join(t.W, "other.db")) == sha(SHOP_DB)
+
+
+@test
+async def search_objects_by_substring_glob_and_detail(t):
+    async with t.session("shop.db") as (s, _):
+        r = await s.call_tool("search_objects", {"pattern": "CUSTOMER"})
+        objs = r.structuredContent["objects"]
+        # customers by its name; orders and customer_revenue by columns.
+        assert {"database": "shop", "table": "customers"} in objs, objs
+        orders = next(o for o in objs if o["table"] == "orders")
+        assert orders["columns"] == ["customer_id"], orders
+        r = await s.call_tool("search_objects", {"pattern": "order%items", "detail": "summary"})
+        objs = r.structuredContent["objects"]
+        assert [o["table"] for o in objs] == ["order_items"], objs
+        assert objs[0]["rows"] == rows_of("SELECT count(*) FROM order_items")[0][0]
+        assert "id INTEGER pk" in objs[0]["columns"], objs[0]
+        r = await s.call_tool("search_objects", {"pattern": "categories", "detail": "full"})
+        full = r.structuredContent["objects"][0]
+        assert full["foreign_keys"] == [{"from": "parent_id", "table": "categories", "to": "id"}]
+        assert full["columns"][1]["samples"], full
+        r = await s.call_tool("search_objects", {"pattern": "cust", "database": None})
+        assert not r.isError and r.structuredContent["objects"], r.content
+        r = await s.call_tool("search_objects", {"limit": 2})
+        assert len(r.structuredContent["objects"]) == 2 and r.structuredContent["truncated"] is True
+        r = await s.call_tool("search_objects", {"detail": "everything"})
+        assert r.isError and "names, summary or full" in r.content[0].text
+
+
+@test
+async def execute_sql_returns_exact_rows(t):
+    sql = "SELECT id, name, parent_id FROM categories ORDER BY id"
+    async with t.session("shop.db") as (s, _):
+        r = await s.call_tool("execute_sql", {"sql": sql})
+        assert not r.isError, r.content
+        sc = r.structuredContent
+        assert sc["columns"] == ["id", "name", "parent_id"]
+        assert sc["rows"] == rows_of(sql), sc["rows"]
+        assert sc["row_count"] == len(sc["rows"]) and sc["truncated"] is False
+        assert sc["database"] == "shop" and sc["sql"] == sql
+        r = await s.call_tool("execute_sql", {"sql": sql, "max_rows": 3})
+        assert r.structuredContent["rows"] == rows_of(sql)[:3]
+        assert r.structuredContent["truncated"] == "rows"
+        r = await s.call_tool("execute_sql", {"sql": "SELECT nope FROM categories"})
+        assert r.isError and "no such column: nope" in r.content[0].text, r.content
+
+
+@test
+async def execute_sql_max_rows_cannot_raise_the_cap(t):
+    async with t.session("--max-rows", "4", "shop.db") as (s, _):
+        r = await s.call_tool("execute_sql", {"sql": "SELECT id FROM customers ORDER BY id",
+                                              "max_rows": 100})
+        assert r.structuredContent["rows"] == [[1], [2], [3], [4]]
+        assert r.structuredContent["truncated"] == "rows"
+
+
+@test
+async def write_statements_are_refused_and_the_file_unchanged(t):
+    before = sha(t.db)
+    async with t.session("shop.db") as (s, _):
+        for sql in ["DELETE FROM customers",
+                    "DROP TABLE orders",
+                    "UPDATE products SET price = 0",
+                    "SELECT 1; DELETE FROM customers",
+                    "ATTACH DATABASE 'x.db' AS x",
+                    "PRAGMA journal_mode = DELETE",
+                    "CREATE TABLE t (x)"]:
+            r = await s.call_tool("execute_sql", {"sql": sql})
+            assert r.isError, sql
+            assert "refused" in r.content[0].text, (sql, r.content[0].text)
+            r = await s.call_tool("explain_sql", {"sql": sql})
+            assert r.isError, sql
+    assert sha(t.db) == before
+    assert sorted(os.listdir(t.W)) == ["shop.db"], os.listdir(t.W)
+
+
+@test
+async def explain_sql_shows_the_plan_without_running(t):
+    async with t.session("shop.db") as (s, _):
+        r = await s.call_tool("explain_sql", {"sql": "SELECT * FROM orders WHERE customer_id = 3"})
+        assert not r.isError, r.content
+        plan = r.structuredContent["plan"]
+        assert any("USING INDEX idx_orders_customer_id" in p["detail"] for p in plan), plan
+        assert "SEARCH orders USING INDEX" in r.content[0].text
+
+
+@test
+async def resources_give_schema_and_tables(t):
+    async with t.session("shop.db") as (s, _):
+        res = (await s.list_resources()).resources
+        assert [str(x.uri) for x in res] == ["askdb://shop/schema"]
+        tpl = (await s.list_resource_templates()).resourceTemplates
+        assert [x.uriTemplate for x in tpl] == ["askdb://shop/table/{table}"]
+        r = await s.read_resource("askdb://shop/schema")
+        assert "CREATE TABLE customers" in r.contents[0].text
+        r = await s.read_resource("askdb://shop/table/order_items")
+        tbl = json.loads(r.contents[0].text)
+        assert tbl["name"] == "order_items" and tbl["database"] == "shop"
+        assert tbl["rows"] == rows_of("SELECT count(*) FROM order_items")[0][0]
+        assert [c["name"] for c in tbl["columns"]] == [
+            r[1] for r in rows_of("PRAGMA table_info(order_items)")]
+        try:
+            await s.read_resource("askdb://shop/table/nope")
+            raise AssertionError("no error for an unknown table")
+        except McpError as e:
+            assert e.error.code == -32002 and "no table 'nope'" in e.error.message, e.error
+
+
+@test
+async def ask_answers_with_progress_notifications(t):
+    sql = "SELECT id, first_name FROM customers ORDER BY id LIMIT 3"
+    t.start_llm([{"content": fence(sql)}])
+    seen = []
+
+    async def progress(p, total, message):
+        seen.append((p, message))
+
+    async with t.session(*t.model_args(), "shop.db") as (s, _):
+        r = await s.call_tool("ask", {"question": "First three customers?"},
+                              progress_callback=progress)
+        assert not r.isError, r.content
+        sc = r.structuredContent
+        assert sc["sql"] == sql and sc["rows"] == rows_of(sql), sc
+        assert sc["columns"] == ["id", "first_name"]
+        assert sc["confidence"] == 1 and len(sc["attempts"]) == 1, sc
+        assert sc["question"] == "First three customers?"
+    assert t.nreq() == 1
+    values = [p for p, _ in seen]
+    assert values == sorted(values) and len(set(values)) == len(values), seen
+    msgs = [m for _, m in seen]
+    assert "execute: 3 rows" in msgs and msgs[-1] == "answer: ok", msgs
+
+
+@test
+async def ask_without_valid_sql_is_a_tool_error(t):
+    t.start_llm([{"content": "I cannot help with that.", "repeat": True}])
+    async with t.session(*t.model_args(), "--max-attempts", "2", "shop.db") as (s, _):
+        r = await s.call_tool("ask", {"question": "Anything?"})
+        assert r.isError, r.content
+        assert "no answer after 2 attempts" in r.content[0].text, r.content[0].text
+
+
+@test
+async def cancelled_ask_stops_and_the_database_is_free_again(t):
+    slow = "SELECT 'slow' AS which"
+    fast = "SELECT 'fast' AS which"
+    t.start_llm([{"delay_ms": 20000, "content": fence(slow)},
+                 {"content": fence(fast), "repeat": True}])
+    got = {}
+    async with t.session(*t.model_args(), "shop.db") as (s, _):
+        rid = s._request_id          # the id the SDK gives the next request
+
+        async def first():
+            got["first"] = await s.call_tool("ask", {"question": "slow one?"})
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(first)
+            with anyio.fail_after(10):
+                while t.nreq() < 1:
+                    await anyio.sleep(0.02)
+            t0 = time.monotonic()
+            await s.send_notification(types.ClientNotification(types.CancelledNotification(
+                params=types.CancelledNotificationParams(requestId=rid, reason="test"))))
+            # One question at a time per database: this one can only run
+            # once the cancelled one has stopped.
+            r = await s.call_tool("ask", {"question": "fast one?"},
+                                  read_timeout_seconds=timedelta(seconds=15))
+            elapsed = time.monotonic() - t0
+            assert (await s.send_ping()) is not None
+            await anyio.sleep(0.3)
+            tg.cancel_scope.cancel()
+    assert "first" not in got, "a cancelled request got a response: %r" % got
+    assert not r.isError and r.structuredContent["rows"] == [["fast"]], r
+    assert elapsed < 5, "the cancelled ask held the database for %.1f s" % elapsed
+    assert t.nreq() == 2
+
+
+@test
+async def parallel_calls_all_get_their_own_rows(t):
+    async with t.session("shop.db") as (s, _):
+        got = {}
+
+        async def one(i):
+            r = await s.call_tool("execute_sql", {"sql": "SELECT %d AS i, count(*) FROM "
+                                                  "customers WHERE id <= %d" % (i, i)})
+            got[i] = r.structuredContent["rows"]
+
+        async with anyio.create_task_group() as tg:
+            for i in range(1, 13):
+                tg.start_soon(one, i)
+        assert got == {i: [[i, i]] for i in range(1, 13)}, got
+
+
+@test
+async def many_calls_in_a_row_are_answered_in_order(t):
+    # The reading moves between threads when a call runs long: every reply
+    # must still come once, whole, for its own request.
+    p = subprocess.Popen([ASKDB, "mcp", "shop.db"], cwd=t.W, env=ENV, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=open(os.path.join(t.T, "stderr_seq"), "w"))
+    t.errlogs.append(os.path.join(t.T, "stderr_seq"))
+    try:
+        for i in range(1, 401):
+            if i % 2:
+                msg = {"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                       "params": {"name": "execute_sql", "arguments": {"sql": "SELECT %d" % i}}}
+            else:
+                msg = {"jsonrpc": "2.0", "id": i, "method": "ping"}
+            p.stdin.write((json.dumps(msg) + "\n").encode())
+            p.stdin.flush()
+            reply = json.loads(p.stdout.readline())
+            assert reply["id"] == i, (i, reply)
+            if i % 2:
+                assert reply["result"]["structuredContent"]["rows"] == [[i]], reply
+            else:
+                assert reply["result"] == {}, reply
+    finally:
+        p.stdin.close()
+        assert p.wait(timeout=30) == 0
+
+
+@test
+async def malformed_input_gets_errors_and_the_server_goes_on(t):
+    lines = [
+        "this is not json",
+        '{"jsonrpc":"2.0","id":1,"method":"no/such/method"}',
+        '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":"x"}',
+        '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nope"}}',
+        '{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{}}',
+        '{"id":5,"method":"ping"}',
+        '{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}',
+        '[{"jsonrpc":"2.0","id":6,"method":"ping"}]',
+        '{"jsonrpc":"2.0","method":"notifications/whatever"}',
+        '{"jsonrpc":"2.0","method":"no/such/notification","params":{}}',
+        '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"execute_sql","arguments":[1]}}',
+        '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"execute_sql","arguments":{"sql":5}}}',
+        '{"jsonrpc":"2.0","id":9,"method":"logging/setLevel","params":{"level":"loud"}}',
+        b'{"jsonrpc":"2.0","id":10,"method":"ping","params":{"x":"\xff"}}',
+        b'{"jsonrpc":"2.0","id":11,"method":"ping","params":{"pad":"' + b"x" * (5 << 20) + b'"}}',
+        "",
+        '{"jsonrpc":"2.0","id":12,"method":"ping"}',
+        '{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"execute_sql","arguments":{"sql":"SELECT 42"}}}',
+    ]
+    rc, out, err = t.raw(["shop.db"], lines)
+    assert rc == 0, err
+    got = by_id([o for o in out if o.get("id") is not None])
+    nulls = [o["error"]["code"] for o in out if o.get("id") is None]
+    for o in out:
+        assert o.get("jsonrpc") == "2.0" and ("result" in o) != ("error" in o), o
+    # bad JSON, id of a bad type, a batch, invalid UTF-8, the 5 MiB line
+    assert sorted(nulls) == sorted([-32700, -32600, -32600, -32700, -32600]), out
+    assert got[1]["error"]["code"] == -32601
+    assert got[2]["error"]["code"] == -32602
+    assert got[3]["error"]["code"] == -32602 and "unknown tool" in got[3]["error"]["message"]
+    assert got[4]["error"]["code"] == -32602
+    assert got[5]["error"]["code"] == -32600
+    assert got[7]["error"]["code"] == -32602
+    assert got[8]["result"]["isError"] is True and "'sql' is needed" in got[8]["result"]["content"][0]["text"]
+    assert got[9]["error"]["code"] == -32602
+    assert got[12]["result"] == {}
+    assert got[13]["result"]["structuredContent"]["rows"] == [[42]]
+    assert 6 not in got and 10 not in got and 11 not in got
+    # Notifications are never answered: 5 null ids + 10 requests.
+    assert len(out) == 15, out
+
+
+@test
+async def a_database_that_cannot_be_opened_fails_at_start(t):
+    rc, out, err = t.raw(["missing.db"], ['{"jsonrpc":"2.0","id":1,"method":"ping"}'])
+    assert rc == 3 and out == [], (rc, out)
+    assert "missing.db" in err, err
+    assert not os.path.exists(os.path.join(t.W, "missing.db"))
+    rc, out, err = t.raw(["--db", "bad name=shop.db"], [])
+    assert rc == 2 and "may hold only letters" in err, err
+    rc, out, err = t.raw(["shop.db", "./shop.db"], [])
+    assert rc == 2 and "two databases are called 'shop'" in err, err
+    rc, out, err = t.raw([], [])
+    assert rc == 2 and "no database" in err, err
+
+
+@test
+async def config_file_names_databases_and_sets_limits(t):
+    os.makedirs(os.path.join(t.W, "conf"))
+    with open(os.path.join(t.W, "conf", "askdb.json"), "w") as f:
+        json.dump({"databases": {"store": "../shop.db"},
+                   "options": {"max-rows": 5, "no-linking": True}}, f)
+    async with t.session("--config", "conf/askdb.json", "--max-rows", "2") as (s, _):
+        r = await s.call_tool("list_databases", {})
+        assert [d["name"] for d in r.structuredContent["databases"]] == ["store"]
+        # The command line's --max-rows wins over the file's.
+        r = await s.call_tool("execute_sql", {"sql": "SELECT id FROM customers ORDER BY id"})
+        assert r.structuredContent["rows"] == [[1], [2]], r.structuredContent
+    with open(os.path.join(t.W, "conf", "list.json"), "w") as f:
+        json.dump({"databases": ["../shop.db"]}, f)
+    async with t.session("--config", "conf/list.json") as (s, _):
+        r = await s.call_tool("list_databases", {})
+        assert [d["name"] for d in r.structuredContent["databases"]] == ["shop"]
+    with open(os.path.join(t.W, "conf", "bad.json"), "w") as f:
+        f.write('{"options": {"max-rows": "many"}, "databases": ["../shop.db"]}')
+    rc, out, err = t.raw(["--config", "conf/bad.json"], [])
+    assert rc == 2 and "--max-rows takes a whole number" in err, err
+
+
+@test
+async def big_results_are_cut_and_say_so(t):
+    sql = "SELECT id, printf('%.*c', 300000, 'x') AS pad FROM customers ORDER BY id"
+    async with t.session("shop.db") as (s, _):
+        r = await s.call_tool("execute_sql", {"sql": sql, "max_rows": 10})
+        sc = r.structuredContent
+        assert sc["truncated"] == "bytes", {k: sc[k] for k in sc if k != "rows"}
+        assert 0 < sc["row_count"] < 4 and "under 1024 KiB" in sc["note"], sc["note"]
+        assert [row[0] for row in sc["rows"]] == list(range(1, sc["row_count"] + 1))
+
+
+@test
+async def log_messages_when_the_client_asks_for_them_and_stdout_stays_clean(t):
+    sql = "SELECT count(*) AS n FROM orders"
+    t.start_llm([{"content": fence(sql)}])
+    lines = [
+        '{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"debug"}}',
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                    "params": {"name": "ask", "arguments": {"question": "How many orders?"},
+                               "_meta": {"progressToken": "p1"}}}),
+    ]
+    # -v logs every step on stderr; stdout stays the protocol's alone
+    # (raw() parses each of its lines as JSON).
+    rc, out, err = t.raw(t.model_args() + ["-v", "shop.db"], lines)
+    assert rc == 0, err
+    assert "askdb: [" in err, err
+    logs = [o for o in out if o.get("method") == "notifications/message"]
+    prog = [o for o in out if o.get("method") == "notifications/progress"]
+    assert logs and all(o["params"]["logger"] == "askdb" for o in logs), out
+    assert prog and all(o["params"]["progressToken"] == "p1" for o in prog)
+    final = [o for o in out if o.get("id") == 2][0]
+    assert out.index(final) == len(out) - 1, "notifications after the response"
+    assert final["result"]["structuredContent"]["rows"] == rows_of(sql)
+
+
+# --------------------------------------------------------------------------
+
+def main(argv):
+    pattern = None
+    if len(argv) == 3 and argv[1] == "--filter":
+        pattern = re.compile(argv[2])
+    elif len(argv) != 1:
+        print("usage: mcp_test.py [--filter ERE]", file=sys.stderr)
+        return 2
+    for f in (ASKDB, FAKE_LLM):
+        if not os.access(f, os.X_OK):
+            print("mcp_test.py: %s is not built" % f, file=sys.stderr)
+            return 2
+    tmp = tempfile.mkdtemp(prefix="askdb-mcp-e2e.")
+    passed = failed = 0
+    try:
+        for fn in TESTS:
+            name = fn.__name__
+            if pattern and not pattern.search(name):
+                continue
+            t = Test(name, tmp)
+            try:
+                anyio.run(fn, t)
+                t.finish()
+                print("ok", name, flush=True)
+                passed += 1
+            except BaseException as e:  # an ExceptionGroup from a task group too
+                if isinstance(e, KeyboardInterrupt):
+                    raise
+                failed += 1
+                why = "".join(traceback.format_exception_only(type(e), e)).strip()
+                print("FAIL %s: %s" % (name, why.replace("\n", " | ")[:600]), flush=True)
+                if os.environ.get("E2E_VERBOSE"):
+                    traceback.print_exc()
+                with contextlib.suppress(Exception):
+                    t.finish()
+    finally:
+        if os.environ.get("E2E_KEEP"):
+            print("mcp_test.py: kept %s" % tmp, file=sys.stderr)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print("%d passed, %d failed" % (passed, failed))
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

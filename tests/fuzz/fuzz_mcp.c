@@ -1,0 +1,119 @@
+/* fuzz_mcp.c - libFuzzer harness for the MCP message handler (src/mcp/). */
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "askdb.h"
+#include "mcp/mcp.h"
+
+/*
+** The input is one message as a client would send it, handed over as
+** libFuzzer's exact-size buffer with no NUL after it. It goes through
+** mcp_handle() on one session over a small database, so tools really run
+** (statements through the guard with a short time limit, `ask` with a
+** stub model). Whatever the input: every message out is one JSON-RPC 2.0
+** object, at most one of them is a response, and a response to a request
+** with a valid id carries that id. A broken invariant calls abort().
+*/
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct mcp_server *srv;
+static struct mcp_session *sess;
+
+struct seen {
+    int responses;
+    json_t *id;              /* the response's id (a copy) */
+};
+
+static int stub_model(void *ud, int n, const char *const *roles,
+                      const char *const *contents, char **reply)
+{
+    (void)ud;
+    (void)n;
+    (void)roles;
+    (void)contents;
+    *reply = strdup("```sql\nSELECT a, b FROM t ORDER BY a\n```");
+    return *reply ? 0 : 1;
+}
+
+static void check_emit(void *ud, enum mcp_out kind, const char *json,
+                       size_t len)
+{
+    struct seen *s = ud;
+    json_t *j = json_loadb(json, len, 0, NULL), *v;
+
+    if (!json_is_object(j) || memchr(json, '\n', len))
+        abort();
+    v = json_object_get(j, "jsonrpc");
+    if (!json_is_string(v) || strcmp(json_string_value(v), "2.0") != 0)
+        abort();
+    if (kind == MCP_OUT_RESPONSE) {
+        if (++s->responses > 1)
+            abort();
+        if (!json_object_get(j, "result") == !json_object_get(j, "error"))
+            abort();
+        s->id = json_deep_copy(json_object_get(j, "id"));
+    } else if (!json_is_string(json_object_get(j, "method"))) {
+        abort();
+    }
+    json_decref(j);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    char dir[] = "/tmp/fuzz_mcp.XXXXXX", path[64], err[256];
+    const char *paths[1] = {path}, *names[1] = {"db"};
+    askdb_config cfg = askdb_config_default();
+    sqlite3 *db;
+
+    (void)argc;
+    (void)argv;
+    if (!mkdtemp(dir))
+        abort();
+    snprintf(path, sizeof path, "%s/db.sqlite", dir);
+    if (sqlite3_open(path, &db) != SQLITE_OK ||
+        sqlite3_exec(db,
+                     "CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT);"
+                     "INSERT INTO t VALUES (1, 'x'), (2, 'y'), (3, NULL);"
+                     "CREATE TABLE u (x INTEGER REFERENCES t(a), y REAL);"
+                     "CREATE INDEX u_x ON u(x);"
+                     "CREATE VIEW v AS SELECT b FROM t;",
+                     NULL, NULL, NULL) != SQLITE_OK)
+        abort();
+    sqlite3_close(db);
+    cfg.llm_fn = stub_model;
+    cfg.query_timeout_ms = 200;
+    cfg.max_rows = 50;
+    cfg.max_attempts = 1;
+    if (mcp_server_new(&cfg, 1, names, paths, &srv, err, sizeof err))
+        abort();
+    sess = mcp_session_new(srv);
+    if (!sess)
+        abort();
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct seen s = {0, NULL};
+    json_t *in, *id = NULL;
+
+    mcp_handle(sess, (const char *)data, size, check_emit, &s);
+    in = json_loadb((const char *)data, size, 0, NULL);
+    if (json_is_object(in))
+        id = json_object_get(in, "id");
+    /* A request with a valid id and a method gets its own id back. */
+    if (s.responses && json_is_string(json_object_get(in, "method")) &&
+        (json_is_string(id) || json_is_integer(id)) &&
+        !json_equal(id, s.id))
+        abort();
+    json_decref(s.id);
+    json_decref(in);
+    return 0;
+}

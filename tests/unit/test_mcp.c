@@ -1,0 +1,208 @@
+/* test_mcp.c - the MCP message handler (src/mcp/mcp.c) without a
+** transport: JSON-RPC errors, version negotiation, a tool call with
+** progress, cancellation before a call starts. */
+#include <jansson.h>
+
+#include "mcp/mcp.h"
+#include "scripted.h"
+#include "testutil.h"
+
+/* What the handler emitted: each message parsed, in order. */
+struct out {
+    json_t *msgs;
+    int responses;
+};
+
+static void capture(void *ud, enum mcp_out kind, const char *json,
+                    size_t len)
+{
+    struct out *o = ud;
+    json_t *j = json_loadb(json, len, 0, NULL);
+
+    assert_non_null(j);
+    assert_null(memchr(json, '\n', len));
+    o->responses += kind == MCP_OUT_RESPONSE;
+    json_array_append_new(o->msgs, j);
+}
+
+struct fixture {
+    struct script script;
+    struct mcp_server *srv;
+    struct mcp_session *s;
+    struct out out;
+};
+
+static struct fixture *fixture_new(const char *const *replies)
+{
+    struct fixture *f = calloc(1, sizeof *f);
+    askdb_config cfg = askdb_config_default();
+    const char *paths[1] = {testdb_shop()}, *names[1] = {NULL};
+    char err[512];
+
+    assert_non_null(f);
+    f->script.replies = replies;
+    cfg.llm_fn = scripted;
+    cfg.llm_ud = &f->script;
+    cfg.question_check = 0;
+    assert_int_equal(mcp_server_new(&cfg, 1, names, paths, &f->srv, err,
+                                    sizeof err), ASKDB_OK);
+    f->s = mcp_session_new(f->srv);
+    assert_non_null(f->s);
+    f->out.msgs = json_array();
+    return f;
+}
+
+static void fixture_free(struct fixture *f)
+{
+    mcp_session_free(f->s);
+    mcp_server_free(f->srv);
+    json_decref(f->out.msgs);
+    free(f);
+}
+
+static void send_line(struct fixture *f, const char *line)
+{
+    mcp_handle(f->s, line, strlen(line), capture, &f->out);
+}
+
+/* The last message emitted. */
+static json_t *last(struct fixture *f)
+{
+    size_t n = json_array_size(f->out.msgs);
+
+    assert_true(n > 0);
+    return json_array_get(f->out.msgs, n - 1);
+}
+
+static int error_code(json_t *m)
+{
+    return (int)json_integer_value(
+        json_object_get(json_object_get(m, "error"), "code"));
+}
+
+static void malformed_messages_get_errors_and_notifications_nothing(void **st)
+{
+    struct fixture *f = fixture_new(NULL);
+
+    (void)st;
+    send_line(f, "{not json");
+    assert_int_equal(error_code(last(f)), -32700);
+    assert_true(json_is_null(json_object_get(last(f), "id")));
+    send_line(f, "{}");
+    assert_int_equal(error_code(last(f)), -32600);
+    send_line(f, "[]");
+    assert_int_equal(error_code(last(f)), -32600);
+    send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}");
+    assert_int_equal(error_code(last(f)), -32600);
+    send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"x/y\"}");
+    assert_int_equal(error_code(last(f)), -32601);
+    assert_string_equal(json_string_value(json_object_get(last(f), "id")),
+                        "a");
+    send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+                 "\"params\":{\"name\":\"drop_everything\"}}");
+    assert_int_equal(error_code(last(f)), -32602);
+    assert_int_equal(f->out.responses, 6);
+    /* Notifications, known or not, and a stray response: no reply. */
+    send_line(f, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+                 "initialized\"}");
+    send_line(f, "{\"jsonrpc\":\"2.0\",\"method\":\"x/y\"}");
+    send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{}}");
+    assert_int_equal(json_array_size(f->out.msgs), 6);
+    send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}");
+    assert_true(json_is_object(json_object_get(last(f), "result")));
+    assert_int_equal(json_object_size(json_object_get(last(f), "result")), 0);
+    fixture_free(f);
+}
+
+static void initialize_negotiates_the_version(void **st)
+{
+    static const struct {
+        const char *asked, *answered;
+    } cases[] = {{"2024-11-05", "2024-11-05"}, {"2025-03-26", "2025-03-26"},
+                 {"2025-06-18", "2025-06-18"}, {"2099-01-01", "2025-06-18"}};
+    struct fixture *f = fixture_new(NULL);
+    char line[300];
+    size_t i;
+
+    (void)st;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"id\":%zu,"
+                 "\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                 "\"%s\"}}", i, cases[i].asked);
+        send_line(f, line);
+        assert_string_equal(json_string_value(json_object_get(json_object_get(
+                                last(f), "result"), "protocolVersion")),
+                            cases[i].answered);
+    }
+    fixture_free(f);
+}
+
+static void ask_reports_progress_then_answers(void **st)
+{
+    static const char *const replies[] = {
+        "```sql\nSELECT count(*) AS n FROM customers\n```", NULL};
+    struct fixture *f = fixture_new(replies);
+    json_t *m, *sc;
+    size_t i, nprog = 0;
+
+    (void)st;
+    send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\","
+                 "\"params\":{\"name\":\"ask\",\"arguments\":{\"question\":"
+                 "\"How many customers?\"},\"_meta\":{\"progressToken\":"
+                 "42}}}");
+    assert_int_equal(f->out.responses, 1);
+    json_array_foreach(f->out.msgs, i, m) {
+        if (i + 1 == json_array_size(f->out.msgs))
+            break;
+        assert_string_equal(json_string_value(json_object_get(m, "method")),
+                            "notifications/progress");
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(
+                             m, "params"), "progressToken")), 42);
+        nprog++;
+    }
+    assert_true(nprog >= 3);
+    sc = json_object_get(json_object_get(last(f), "result"),
+                         "structuredContent");
+    assert_string_equal(json_string_value(json_object_get(sc, "sql")),
+                        "SELECT count(*) AS n FROM customers");
+    assert_int_equal(json_integer_value(json_array_get(json_array_get(
+                         json_object_get(sc, "rows"), 0), 0)), 60);
+    assert_int_equal(f->script.calls, 1);
+    fixture_free(f);
+}
+
+static void a_call_cancelled_before_it_runs_gets_no_response(void **st)
+{
+    static const char *const replies[] = {"```sql\nSELECT 1\n```", NULL};
+    static const char call[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":\"c1\",\"method\":\"tools/call\","
+        "\"params\":{\"name\":\"ask\",\"arguments\":{\"question\":\"q?\"}}}";
+    struct fixture *f = fixture_new(replies);
+    struct mcp_msg *m;
+
+    (void)st;
+    m = mcp_parse(f->s, call, strlen(call), capture, &f->out);
+    assert_non_null(m);
+    assert_true(mcp_msg_slow(m));
+    /* The same id again while the first is in flight: refused. */
+    send_line(f, call);
+    assert_int_equal(error_code(last(f)), -32600);
+    send_line(f, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+                 "cancelled\",\"params\":{\"requestId\":\"c1\"}}");
+    mcp_dispatch(f->s, m, capture, &f->out);
+    assert_int_equal(json_array_size(f->out.msgs), 1);
+    assert_int_equal(f->script.calls, 0);
+    fixture_free(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(malformed_messages_get_errors_and_notifications_nothing),
+        cmocka_unit_test(initialize_negotiates_the_version),
+        cmocka_unit_test(ask_reports_progress_then_answers),
+        cmocka_unit_test(a_call_cancelled_before_it_runs_gets_no_response),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
