@@ -202,6 +202,19 @@ def test_health_databases_schema_openapi(env):
     assert status == 200 and hdrs["content-type"].startswith("text/html"), (status, hdrs)
 
 
+def test_openapi_document_validates(env):
+    # openapi-spec-validator (pinned in scripts/mcp_venv.sh, whose Python
+    # make e2e runs this file with).
+    from openapi_spec_validator import validate
+    env.start(script=[])
+    doc, _ = env.json("GET", "/api/openapi.json")
+    validate(doc)
+    ops = {(p, m) for p, v in doc["paths"].items() for m in v}
+    for want in (("/api/ask", "post"), ("/api/sql", "post"), ("/mcp", "post"),
+                 ("/api/databases/{name}/schema", "get"), ("/health", "get")):
+        assert want in ops, (want, ops)
+
+
 def test_ask_json_returns_the_answer(env):
     env.start(script=[reply(COUNTRY_SQL)])
     a, hdrs = env.json("POST", "/api/ask", {"database": "shop", "question": "Customers per country?"},
