@@ -226,6 +226,13 @@ model_faults_are_errors_never_answers() {
     run ask --stream --llm-url "$URL" --model test --no-question-check -f csv shop.db "How many German customers?"
     expect_rc 4
     [ ! -s "$T/out" ] || fail "a cut chunked stream gave rows"
+    # Cut before its first event, a stream is retried like a dropped
+    # connection (nothing of it was shown yet).
+    start_llm "$(script "[{'content': R, 'cut': 10, 'framing': 'close'}, {'content': R, 'repeat': True}]")"
+    run ask --stream --llm-url "$URL" --model test --no-question-check -f csv shop.db "How many German customers?"
+    expect_rc 0
+    expect_out 'n\r\n10\r\n'
+    expect_requests 2
     # A body shorter than its Content-Length is retried, as is a reset.
     start_llm "$(script "[{'content': R, 'cut': 40}, {'close': True}, {'content': R, 'repeat': True}]")"
     run ask --llm-url "$URL" --model test --no-question-check -f csv shop.db "How many German customers?"
