@@ -288,7 +288,9 @@ e2e: $(BA)/askdb $(BA)/fake_llm examples/shop.db small-model \
 	ASKDB=$(BA)/askdb ASKDB_SMALL_MODEL=$(SMALL_MODEL) \
 	    bash tests/e2e/local_smoke.sh
 	MAKE="$(MAKE)" FAKE_LLM=$(BA)/fake_llm bash tests/e2e/install.sh
-	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm python3 tests/e2e/serve_test.py
+	scripts/mcp_venv.sh
+	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm \
+	    $$(scripts/mcp_venv.sh --print-python) tests/e2e/serve_test.py
 
 # The read-only guard against the attack corpus (tests/security/): every
 # statement directly and as the model's reply, on a rollback-journal and a

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# mcp_venv.sh - the Python virtualenv the MCP tests and figures use, with
-# the official MCP SDK and an offline tokenizer (bpe-openai: OpenAI's
-# cl100k_base built in; tiktoken would download it at run time), pinned.
+# mcp_venv.sh - the Python virtualenv the MCP and server tests and figures
+# use, with the official MCP SDK, an offline tokenizer (bpe-openai: OpenAI's
+# cl100k_base built in; tiktoken would download it at run time) and an
+# OpenAPI validator (the server's document), pinned.
 #
 #   scripts/mcp_venv.sh                 create or update it (idempotent)
 #   scripts/mcp_venv.sh --print-python  only print its interpreter's path
@@ -11,7 +12,7 @@
 set -euo pipefail
 
 VENV=${ASKDB_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/askdb/venv}
-PINS=(mcp==1.30.0 bpe-openai==0.1.4)
+PINS=(mcp==1.30.0 bpe-openai==0.1.4 openapi-spec-validator==0.7.2)
 
 if [ "${1:-}" = "--print-python" ]; then
     printf '%s\n' "$VENV/bin/python"

@@ -371,15 +371,25 @@ askdb_status askdb_memory_import(askdb_memory *h, askdb_db *db,
 /* Listing and forgetting                                                 */
 /* ---------------------------------------------------------------------- */
 
-/* The db_key of db_path (malloc()ed), or NULL with errmsg set. */
-static char *key_of(askdb_memory *h, const char *db_path)
+/*
+** The db_key of db_path into *key (malloc()ed): 1. 0 when there is no
+** store yet (*key NULL: nothing to list or forget), -1 when db_path does
+** not resolve (errmsg set).
+*/
+static int key_of(askdb_memory *h, const char *db_path, char **key)
 {
-    char *key = memory_db_key(db_path);
-
-    if (!key)
+    *key = memory_db_key(db_path);
+    if (!*key) {
         fail(h, ASKDB_ERR_DB_OPEN, "cannot open database '%s': %s", db_path,
              strerror(errno));
-    return key;
+        return -1;
+    }
+    if (!h->m) {
+        free(*key);
+        *key = NULL;
+        return 0;
+    }
+    return 1;
 }
 
 askdb_status askdb_memory_list(askdb_memory *h, const char *db_path,
@@ -392,13 +402,9 @@ askdb_status askdb_memory_list(askdb_memory *h, const char *db_path,
 
     *out = NULL;
     *n = 0;
-    key = key_of(h, db_path);
-    if (!key)
-        return ASKDB_ERR_DB_OPEN;
-    if (!h->m) {
-        free(key);
-        return ASKDB_OK;
-    }
+    rc = key_of(h, db_path, &key);
+    if (rc <= 0)
+        return rc < 0 ? ASKDB_ERR_DB_OPEN : ASKDB_OK;
     rc = memory_list(h->m, key, &p, n);
     free(key);
     if (rc)
@@ -442,13 +448,9 @@ askdb_status askdb_memory_forget(askdb_memory *h, const char *db_path,
     int n;
 
     *removed = 0;
-    key = key_of(h, db_path);
-    if (!key)
-        return ASKDB_ERR_DB_OPEN;
-    if (!h->m) {
-        free(key);
-        return ASKDB_OK;
-    }
+    n = key_of(h, db_path, &key);
+    if (n <= 0)
+        return n < 0 ? ASKDB_ERR_DB_OPEN : ASKDB_OK;
     n = memory_forget(h->m, key, question, h->errmsg, sizeof h->errmsg);
     free(key);
     if (n < 0)

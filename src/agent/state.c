@@ -261,15 +261,16 @@ void agent_fail_attempt(struct agent_state *st, askdb_error_class ec,
 
     if (!msg)
         msg = "failed";
-    /* Shown after its class ("refused: ..."): not twice. */
-    n = strlen(askdb_error_class_str(ec));
-    if (strncmp(msg, askdb_error_class_str(ec), n) == 0 &&
-        strncmp(msg + n, ": ", 2) == 0)
-        msg += n + 2;
     st->ec = ec;
     n = text_cut(msg, strlen(msg), sizeof st->errbuf - 1);
     memcpy(st->errbuf, msg, n);
     st->errbuf[n] = '\0';
+    /* The attempt, the log and the trace show the message after its
+    ** class ("refused: ..."): not twice. The model gets it whole. */
+    n = strlen(askdb_error_class_str(ec));
+    if (strncmp(msg, askdb_error_class_str(ec), n) == 0 &&
+        strncmp(msg + n, ": ", 2) == 0)
+        msg += n + 2;
     if (at) {
         at->error = ec;
         free(at->message);

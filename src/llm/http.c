@@ -1049,9 +1049,13 @@ static CURLcode try_once(struct http_client *c, const struct http_post *req,
     cc = perform(c, req);
     if (cc == CURLE_OK && c->mode == MODE_SSE) {
         /* The last event may lack its blank line; then the marker. */
+        long whole = c->events;
         sse_finish(c);
         if (req->ended && !req->ended(req->ud)) {
+            /* Cut off: the unfinished last line counts as no event, so
+            ** a stream cut before its first whole event is retried. */
             c->cut = 1;
+            c->events = whole;
             cc = CURLE_PARTIAL_FILE;
         }
     }

@@ -1627,25 +1627,6 @@ static askdb_status first_context(struct local *l, char *err, size_t errlen)
     return rc;
 }
 
-askdb_status llm_local_new(const askdb_config *cfg, llm **out, char *err,
-                           size_t errlen)
-{
-    struct local *l = NULL;
-    askdb_status rc;
-
-    *out = NULL;
-    rc = load(cfg, &l, err, errlen);
-    if (rc)
-        return rc;
-    rc = first_context(l, err, errlen);
-    if (rc) {
-        local_destroy(&l->base);
-        return rc;
-    }
-    *out = &l->base;
-    return ASKDB_OK;
-}
-
 askdb_status llm_local_load(const askdb_config *cfg, llm **out, char *err,
                             size_t errlen)
 {
@@ -1654,10 +1635,23 @@ askdb_status llm_local_load(const askdb_config *cfg, llm **out, char *err,
 
     *out = NULL;
     rc = load(cfg, &l, err, errlen);
-    if (rc)
-        return rc;
-    *out = &l->base;
-    return ASKDB_OK;
+    if (rc == ASKDB_OK)
+        *out = &l->base;
+    return rc;
+}
+
+askdb_status llm_local_new(const askdb_config *cfg, llm **out, char *err,
+                           size_t errlen)
+{
+    askdb_status rc = llm_local_load(cfg, out, err, errlen);
+
+    if (rc == ASKDB_OK)
+        rc = first_context((struct local *)*out, err, errlen);
+    if (rc && *out) {
+        local_destroy(*out);
+        *out = NULL;
+    }
+    return rc;
 }
 
 askdb_status llm_local_attach(llm *loaded, llm **out, char *err,

@@ -132,10 +132,17 @@ void mcp_server_free(struct mcp_server *s)
         free(d->name);
         free(d->path);
     }
-    askdb_model_free(s->model);
+    if (!s->model_borrowed)
+        askdb_model_free(s->model);
     pthread_mutex_destroy(&s->model_lock);
     free(s->dbs);
     free(s);
+}
+
+void mcp_server_share_model(struct mcp_server *s, askdb_model *m)
+{
+    s->model = m;
+    s->model_borrowed = 1;
 }
 
 struct mcp_db *mcp_server_find(struct mcp_server *s, const char *name)

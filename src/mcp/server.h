@@ -42,6 +42,7 @@ struct mcp_server {
     int ndb;
     pthread_mutex_t model_lock;
     askdb_model *model;      /* NULL until the first question */
+    int model_borrowed;      /* the model is the embedder's (serve's) */
 };
 
 /*
@@ -56,6 +57,10 @@ askdb_status mcp_server_new(const askdb_config *cfg, int n,
                             struct mcp_server **out, char *err,
                             size_t errlen);
 void mcp_server_free(struct mcp_server *s);
+
+/* Use m (loaded by the caller, e.g. askdb serve's, and outliving s)
+** instead of loading a model of its own. */
+void mcp_server_share_model(struct mcp_server *s, askdb_model *m);
 
 /* The database called name, or NULL. */
 struct mcp_db *mcp_server_find(struct mcp_server *s, const char *name);

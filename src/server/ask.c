@@ -11,10 +11,10 @@
 #include <time.h>
 
 #include "server.h"
+#include "stream.h"
 
-#define WATCH_MS 100         /* how often a waiting response looks at its
-                                client and its job */
-#define KEEPALIVE_MS 15000   /* an SSE comment after this much silence */
+#define WATCH_MS 100         /* how often a waiting job looks at its
+                                cancel */
 
 struct srv_job {
     struct server *s;
@@ -23,18 +23,11 @@ struct srv_job {
     char conv_id[40];
     char request_id[72];
     char client[64];
-    int sse, answer, conn_fd;
+    int sse, answer;
+    struct srv_stream *out;  /* the response body */
 
-    pthread_mutex_t mu;      /* the fields below */
-    pthread_cond_t cv;
-    char *out;               /* response bytes not yet read */
-    size_t len, cap, sent;
-    int oom;
-    int done;                /* the job wrote its last byte */
-    int gone;                /* the response was freed (client gone) */
+    pthread_mutex_t mu;      /* ag */
     askdb_agent *ag;         /* the agent while it asks */
-    double last_out;
-    int refs;                /* the thread and the response */
 
     atomic_int cancelled;
     int waiting;             /* in the queue (srv.mu) */
@@ -43,70 +36,6 @@ struct srv_job {
     pthread_t th;
 };
 
-/* ---------------------------------------------------------------------- */
-/* Output                                                                 */
-/* ---------------------------------------------------------------------- */
-
-/* Append n bytes to the response and wake its reader (job->mu held). */
-static void put_locked(struct srv_job *j, const char *p, size_t n)
-{
-    char *grown;
-    size_t cap;
-
-    if (j->oom || j->gone)
-        return;
-    if (j->len + n > j->cap) {
-        cap = j->cap ? j->cap : 4096;
-        while (cap < j->len + n)
-            cap *= 2;
-        grown = realloc(j->out, cap);
-        if (!grown) {
-            j->oom = 1;
-            return;
-        }
-        j->out = grown;
-        j->cap = cap;
-    }
-    memcpy(j->out + j->len, p, n);
-    j->len += n;
-    j->last_out = srv_now_ms();
-    pthread_cond_broadcast(&j->cv);
-}
-
-/* One SSE event: "event: NAME\ndata: JSON\n\n" (the JSON is compact, so
-** it is one line). */
-static void put_event(struct srv_job *j, const char *name, const char *json,
-                      size_t n)
-{
-    pthread_mutex_lock(&j->mu);
-    put_locked(j, "event: ", 7);
-    put_locked(j, name, strlen(name));
-    put_locked(j, "\ndata: ", 7);
-    put_locked(j, json, n);
-    put_locked(j, "\n\n", 2);
-    pthread_mutex_unlock(&j->mu);
-}
-
-/* An SSE event of a JSON object (consumed). */
-static void put_event_json(struct srv_job *j, const char *name, json_t *o)
-{
-    char *text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER)
-                   : NULL;
-
-    json_decref(o);
-    if (text)
-        put_event(j, name, text, strlen(text));
-    free(text);
-}
-
-static void finish(struct srv_job *j)
-{
-    pthread_mutex_lock(&j->mu);
-    j->done = 1;
-    pthread_cond_broadcast(&j->cv);
-    pthread_mutex_unlock(&j->mu);
-}
-
 /* The job failed before or instead of asking: an error (and a done event
 ** with the same error, so that a stream always ends with done). */
 static void fail(struct srv_job *j, const char *code, const char *fmt, ...)
@@ -114,31 +43,23 @@ static void fail(struct srv_job *j, const char *code, const char *fmt, ...)
 static void fail(struct srv_job *j, const char *code, const char *fmt, ...)
 {
     char msg[1024];
-    json_t *err, *done;
-    char *text;
+    json_t *done;
     va_list ap;
 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    err = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", msg);
     done = json_pack("{s:s, s:s, s:s, s:s, s:{s:s, s:s}}", "question",
                      j->question, "request_id", j->request_id, "status",
                      code, "conversation_id", j->conv_id, "error", "code",
                      code, "message", msg);
     if (j->sse) {
-        put_event_json(j, "error", err);
-        put_event_json(j, "done", done);
+        srv_stream_event_json(j->out, "error",
+                              json_pack("{s:{s:s, s:s}}", "error", "code",
+                                        code, "message", msg));
+        srv_stream_event_json(j->out, "done", done);
     } else {
-        json_decref(err);
-        text = done ? json_dumps(done, JSON_COMPACT | JSON_PRESERVE_ORDER)
-                    : NULL;
-        json_decref(done);
-        pthread_mutex_lock(&j->mu);
-        if (text)
-            put_locked(j, text, strlen(text));
-        pthread_mutex_unlock(&j->mu);
-        free(text);
+        srv_stream_json(j->out, done);
     }
 }
 
@@ -146,18 +67,9 @@ static void fail(struct srv_job *j, const char *code, const char *fmt, ...)
 /* The job's life                                                         */
 /* ---------------------------------------------------------------------- */
 
-static void job_unref(struct srv_job *j)
+static void job_free(struct srv_job *j)
 {
-    int last;
-
-    pthread_mutex_lock(&j->mu);
-    last = --j->refs == 0;
-    pthread_mutex_unlock(&j->mu);
-    if (!last)
-        return;
     pthread_mutex_destroy(&j->mu);
-    pthread_cond_destroy(&j->cv);
-    free(j->out);
     free(j->question);
     free(j);
 }
@@ -169,8 +81,13 @@ static void job_cancel(struct srv_job *j)
     pthread_mutex_lock(&j->mu);
     if (j->ag)
         askdb_agent_cancel(j->ag);
-    pthread_cond_broadcast(&j->cv);
     pthread_mutex_unlock(&j->mu);
+}
+
+/* The stream's reader is gone before the job ended. */
+static void on_gone(void *ud)
+{
+    job_cancel(ud);
 }
 
 /*
@@ -193,7 +110,8 @@ static int wait_slot(struct srv_job *j)
             pos++;
         if (pos != last && j->sse) {
             pthread_mutex_unlock(&s->mu);
-            put_event_json(j, "queued", json_pack("{s:i}", "position", pos));
+            srv_stream_event_json(j->out, "queued",
+                                  json_pack("{s:i}", "position", pos));
             pthread_mutex_lock(&s->mu);
             last = pos;
             continue;
@@ -263,7 +181,7 @@ static void on_event(void *ud, const askdb_event *ev)
     if (ev->type == ASKDB_EVENT_QUESTION && atomic_load(&j->cancelled))
         askdb_agent_cancel(c->ag);
     if (j->sse)
-        put_event(j, "step", ev->json, ev->json_len);
+        srv_stream_event(j->out, "step", ev->json, ev->json_len);
 }
 
 /* Drop the least recently used idle conversation over the cap (srv.mu
@@ -376,35 +294,29 @@ static void put_answer(struct srv_job *j, const askdb_answer *a)
         return;
     }
     json_object_set_new(o, "conversation_id", json_string(j->conv_id));
-    if (j->sse) {
-        if (a->sql)
-            put_event_json(j, "sql", json_pack("{s:s}", "sql", a->sql));
-        if (a->result && askdb_result_json(a->result, a->sql, NULL, 0,
-                                           &rows) == ASKDB_OK) {
-            put_event(j, "rows", rows, strlen(rows));
-            askdb_free(rows);
-        }
-        if (a->text)
-            put_event_json(j, "answer", json_pack("{s:s}", "text", a->text));
-        if (a->status != ASKDB_OK) {
-            ev = json_pack("{s:{s:s, s:s}, s:O}", "error", "code",
-                           askdb_status_str(a->status), "message",
-                           a->error ? a->error : "failed", "attempts",
-                           json_object_get(o, "attempts"));
-            put_event_json(j, "error", ev);
-        }
-        put_event_json(j, "done", o);
+    if (!j->sse) {
+        srv_stream_json(j->out, o);
         return;
     }
-    text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    json_decref(o);
-    pthread_mutex_lock(&j->mu);
-    if (text)
-        put_locked(j, text, strlen(text));
-    else
-        j->oom = 1;
-    pthread_mutex_unlock(&j->mu);
-    free(text);
+    if (a->sql)
+        srv_stream_event_json(j->out, "sql", json_pack("{s:s}", "sql",
+                                                       a->sql));
+    if (a->result &&
+        askdb_result_json(a->result, a->sql, NULL, 0, &rows) == ASKDB_OK) {
+        srv_stream_event(j->out, "rows", rows, strlen(rows));
+        askdb_free(rows);
+    }
+    if (a->text)
+        srv_stream_event_json(j->out, "answer", json_pack("{s:s}", "text",
+                                                          a->text));
+    if (a->status != ASKDB_OK) {
+        ev = json_pack("{s:{s:s, s:s}, s:O}", "error", "code",
+                       askdb_status_str(a->status), "message",
+                       a->error ? a->error : "failed", "attempts",
+                       json_object_get(o, "attempts"));
+        srv_stream_event_json(j->out, "error", ev);
+    }
+    srv_stream_event_json(j->out, "done", o);
 }
 
 /* Ask on the conversation c (its lock held). */
@@ -492,82 +404,15 @@ static void *job_main(void *ud)
         }
         release_slot(s);
     }
-    finish(j);
     jobs_remove(s, j);
-    job_unref(j);
+    srv_stream_end(j->out);   /* after this the stream never calls back */
+    job_free(j);
     return NULL;
 }
 
 /* ---------------------------------------------------------------------- */
-/* The response                                                           */
+/* Starting                                                               */
 /* ---------------------------------------------------------------------- */
-
-/* Whether the client hung up (its socket's peer closed or failed). */
-static int client_gone(int fd)
-{
-    struct pollfd p = {fd, POLLRDHUP, 0};
-
-    if (fd < 0)
-        return 0;
-    return poll(&p, 1, 0) > 0 &&
-           (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
-}
-
-/* libmicrohttpd's content reader: hand out what the job wrote, wait for
-** more, watch the client. */
-static ssize_t job_read(void *cls, uint64_t pos, char *buf, size_t max)
-{
-    struct srv_job *j = cls;
-    struct timespec ts;
-    size_t n;
-
-    (void)pos;
-    pthread_mutex_lock(&j->mu);
-    for (;;) {
-        if (j->sent < j->len) {
-            n = j->len - j->sent < max ? j->len - j->sent : max;
-            memcpy(buf, j->out + j->sent, n);
-            j->sent += n;
-            if (j->sent == j->len)
-                j->sent = j->len = 0;
-            pthread_mutex_unlock(&j->mu);
-            return (ssize_t)n;
-        }
-        if (j->done || j->oom) {
-            pthread_mutex_unlock(&j->mu);
-            return j->oom ? MHD_CONTENT_READER_END_WITH_ERROR
-                          : MHD_CONTENT_READER_END_OF_STREAM;
-        }
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += WATCH_MS * 1000000L;
-        ts.tv_sec += ts.tv_nsec / 1000000000L;
-        ts.tv_nsec %= 1000000000L;
-        pthread_cond_timedwait(&j->cv, &j->mu, &ts);
-        if (j->len == 0 && !j->done && client_gone(j->conn_fd)) {
-            pthread_mutex_unlock(&j->mu);
-            job_cancel(j);
-            return MHD_CONTENT_READER_END_WITH_ERROR;
-        }
-        if (j->sse && j->len == 0 && !j->done &&
-            srv_now_ms() - j->last_out > KEEPALIVE_MS)
-            put_locked(j, ": keepalive\n\n", 13);
-    }
-}
-
-/* The response is done with the job: sent, or the client went away. */
-static void job_read_free(void *cls)
-{
-    struct srv_job *j = cls;
-    int running;
-
-    pthread_mutex_lock(&j->mu);
-    j->gone = 1;
-    running = !j->done;
-    pthread_mutex_unlock(&j->mu);
-    if (running)
-        job_cancel(j);
-    job_unref(j);
-}
 
 /* Jobs of one client address (srv.mu held). */
 static int client_jobs(struct server *s, const char *client)
@@ -584,7 +429,7 @@ struct MHD_Response *srv_ask_response(struct server *s,
                                       const struct srv_ask *q, int *status,
                                       const char **why, char *conv_id)
 {
-    struct MHD_Response *r;
+    struct MHD_Response *r = NULL;
     struct srv_job *j;
 
     *status = 200;
@@ -600,9 +445,8 @@ struct MHD_Response *srv_ask_response(struct server *s,
     j->db = q->db;
     j->sse = q->sse;
     j->answer = q->answer;
-    j->conn_fd = q->conn_fd;
-    j->last_out = srv_now_ms();
     atomic_init(&j->cancelled, 0);
+    pthread_mutex_init(&j->mu, NULL);
     snprintf(j->request_id, sizeof j->request_id, "%s", q->request_id);
     snprintf(j->client, sizeof j->client, "%s", q->client);
     if (q->conversation_id)
@@ -610,14 +454,9 @@ struct MHD_Response *srv_ask_response(struct server *s,
     else
         srv_random_id(j->conv_id);
     snprintf(conv_id, 40, "%s", j->conv_id);
-    pthread_mutex_init(&j->mu, NULL);
-    pthread_cond_init(&j->cv, NULL);
-    j->refs = 2;   /* the thread's and the response's */
-    r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, job_read,
-                                          j, job_read_free);
-    if (!r) {
-        j->refs = 1;
-        job_unref(j);
+    j->out = srv_stream_new(q->conn_fd, q->sse, on_gone, j, &r);
+    if (!j->out) {
+        job_free(j);
         *status = 500;
         *why = "out of memory";
         return NULL;
@@ -654,14 +493,13 @@ struct MHD_Response *srv_ask_response(struct server *s,
         if (wait_slot(j) == 0)
             release_slot(s);
         jobs_remove(s, j);
-        job_unref(j);
         *status = 500;
         *why = "cannot start the question (out of threads)";
     }
     if (*status != 200) {
-        if (j->refs == 2)
-            job_unref(j);   /* the thread's, never started */
+        srv_stream_end(j->out);
         MHD_destroy_response(r);
+        job_free(j);
         return NULL;
     }
     pthread_detach(j->th);

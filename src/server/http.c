@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mcp_http.h"
 #include "request.h"
 #include "server.h"
 #include "web_assets.h"
@@ -55,7 +56,8 @@ static void add_common(struct server *s, struct MHD_Connection *c,
     if (s->cors_origin && origin && strcmp(origin, s->cors_origin) == 0) {
         MHD_add_response_header(r, "Access-Control-Allow-Origin", origin);
         MHD_add_response_header(r, "Access-Control-Expose-Headers",
-                                "X-Request-Id, X-Conversation-Id");
+                                "X-Request-Id, X-Conversation-Id, "
+                                "Mcp-Session-Id");
         MHD_add_response_header(r, "Vary", "Origin");
     }
 }
@@ -424,6 +426,89 @@ static enum MHD_Result send_asset(struct server *s, struct MHD_Connection *c,
     return ret;
 }
 
+/* Whether a browser's Origin may talk to /mcp: none (not a browser), the
+** server's own, or --cors-origin. Against DNS rebinding: a page of
+** another origin that resolves to this address is refused. */
+static int origin_ok(struct server *s, struct MHD_Connection *c)
+{
+    const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                     "Origin");
+    const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                   "Host");
+    const char *o;
+
+    if (!origin)
+        return 1;
+    if (s->cors_origin && strcmp(origin, s->cors_origin) == 0)
+        return 1;
+    o = strstr(origin, "://");
+    return o && host && strcmp(o + 3, host) == 0;
+}
+
+/* /mcp: MCP's Streamable HTTP transport (mcp_http.c). */
+static enum MHD_Result route_mcp(struct server *s, struct MHD_Connection *c,
+                                 struct req *q)
+{
+    const union MHD_ConnectionInfo *ci;
+    struct srv_mcp_req mq;
+    struct MHD_Response *r;
+    enum MHD_Result ret = MHD_NO;
+    const char *accept, *why, *ver;
+    char sid[40];
+    int status;
+
+    if (!origin_ok(s, c))
+        return send_error(s, c, q, 403, "forbidden", "this Origin may not "
+                          "use /mcp (see --cors-origin)");
+    if (!authorized(s, c))
+        return send_error(s, c, q, 401, "unauthorized",
+                          "send the server's token as 'Authorization: "
+                          "Bearer TOKEN'");
+    ver = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                      "MCP-Protocol-Version");
+    if (ver && strcmp(ver, "2025-06-18") && strcmp(ver, "2025-03-26") &&
+        strcmp(ver, "2024-11-05"))
+        return send_error(s, c, q, 400, "bad_request", "unsupported "
+                          "MCP-Protocol-Version '%s' (2025-06-18, "
+                          "2025-03-26, 2024-11-05)", ver);
+    memset(&mq, 0, sizeof mq);
+    mq.session = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                             "Mcp-Session-Id");
+    if (strcmp(q->method, "DELETE") == 0) {
+        if (!mq.session)
+            return send_error(s, c, q, 400, "bad_request",
+                              "DELETE needs the Mcp-Session-Id");
+        if (srv_mcp_delete(s->mcp, mq.session))
+            return send_error(s, c, q, 404, "not_found", "no such MCP "
+                              "session");
+        return send_text(s, c, q, 204, "text/plain", "", 0);
+    }
+    if (strcmp(q->method, "POST") != 0)
+        return send_error(s, c, q, 405, "method_not_allowed", "POST a "
+                          "JSON-RPC message (this server starts no stream "
+                          "of its own: no GET)");
+    if (!json_typed(s, c, q, &ret))
+        return ret;
+    accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
+    mq.sse = accept && strstr(accept, "text/event-stream") != NULL;
+    mq.body = q->body ? q->body : "";
+    mq.len = q->len;
+    ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    mq.conn_fd = ci ? ci->connect_fd : -1;
+    r = srv_mcp_post(s->mcp, &mq, &status, &why, sid);
+    if (!r)
+        return send_error(s, c, q, status, status == 404 ? "not_found"
+                          : status == 400 ? "bad_request" : "internal",
+                          "%s", why);
+    if (sid[0])
+        MHD_add_response_header(r, "Mcp-Session-Id", sid);
+    add_common(s, c, r, q);
+    q->status = status;
+    ret = MHD_queue_response(c, (unsigned)status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 static enum MHD_Result route(struct server *s, struct MHD_Connection *c,
                              struct req *q)
 {
@@ -445,7 +530,8 @@ static enum MHD_Result route(struct server *s, struct MHD_Connection *c,
                                     "GET, POST, OPTIONS");
             MHD_add_response_header(r, "Access-Control-Allow-Headers",
                                     "Authorization, Content-Type, "
-                                    "X-Request-Id, Accept");
+                                    "X-Request-Id, Accept, Mcp-Session-Id, "
+                                    "MCP-Protocol-Version");
             MHD_add_response_header(r, "Access-Control-Max-Age", "600");
         }
         q->status = 204;
@@ -466,6 +552,8 @@ static enum MHD_Result route(struct server *s, struct MHD_Connection *c,
         return get ? send_text(s, c, q, 200, "application/json",
                                srv_openapi_json, strlen(srv_openapi_json))
                    : send_error(s, c, q, 405, "method_not_allowed", "use GET");
+    if (strcmp(p, "/mcp") == 0)
+        return route_mcp(s, c, q);
     if (strncmp(p, "/api/", 5) != 0)
         return send_error(s, c, q, 404, "not_found", "no such path: %s", p);
     if (!authorized(s, c))

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "../cli/cli.h"
+#include "../mcp/server.h"
+#include "mcp_http.h"
 #include "server.h"
 
 #define MAX_DBS 256
@@ -46,7 +48,8 @@ static const char usage_serve[] =
     "Model and limits: as for askdb ask (--provider, --llm-url, --model,\n"
     "--threads, --timeout, --max-rows, --trace, ...; askdb help ask).\n"
     "Endpoints: GET /health, GET /api/databases, GET /api/databases/NAME/\n"
-    "schema, POST /api/ask, POST /api/sql, GET /api/openapi.json, GET /.\n"
+    "schema, POST /api/ask, POST /api/sql, GET /api/openapi.json, GET /,\n"
+    "and /mcp: the MCP tools of askdb mcp over Streamable HTTP.\n"
     "SIGINT or SIGTERM finishes the questions in flight (10 s at most),\n"
     "then stops.\n";
 
@@ -312,6 +315,8 @@ int cmd_serve(int argc, char **argv)
 {
     struct serve_opts o;
     struct server s;
+    struct mcp_server *mcp = NULL;
+    char err[512];
     askdb_status st;
     json_t *conf = NULL;
     char *owned[2 * MAX_DBS + 2];
@@ -394,8 +399,23 @@ done_parse:
     rc = load_dbs(&s, &o);
     if (rc)
         goto out;
+    st = mcp_server_new(&s.cfg, o.ndbs, o.names, o.paths, &mcp, err,
+                        sizeof err);
+    if (st) {
+        fprintf(stderr, "askdb serve: MCP: %s\n", err);
+        rc = cli_exit_code(st);
+        goto out;
+    }
+    mcp_server_share_model(mcp, s.model);
+    s.mcp = srv_mcp_new(mcp);
+    if (!s.mcp) {
+        rc = 2;
+        goto out;
+    }
     rc = srv_run(&s, o.listen);
 out:
+    srv_mcp_free(s.mcp);
+    mcp_server_free(mcp);
     srv_convs_free(&s);
     free_dbs(&s);
     askdb_model_free(s.model);

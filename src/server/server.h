@@ -64,6 +64,7 @@ struct server {
     int max_convs;
     FILE *access_log;
     pthread_mutex_t log_mu;
+    struct srv_mcp *mcp;     /* MCP over HTTP at /mcp (mcp_http.h) */
 
     pthread_mutex_t mu;      /* everything below */
     pthread_cond_t cv;

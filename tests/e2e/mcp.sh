@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# tests/e2e/mcp.sh - end-to-end tests of `askdb mcp` with the official MCP
-# Python SDK (tests/e2e/mcp_test.py), which scripts/mcp_venv.sh installs
-# (pinned) into a virtualenv first.
+# tests/e2e/mcp.sh - end-to-end tests of `askdb mcp` (stdio,
+# tests/e2e/mcp_test.py) and of askdb serve's /mcp (Streamable HTTP,
+# tests/e2e/mcp_http_test.py) with the official MCP Python SDK, which
+# scripts/mcp_venv.sh installs (pinned) into a virtualenv first.
 #
 #   ASKDB=build/asan/askdb FAKE_LLM=build/asan/fake_llm bash tests/e2e/mcp.sh
 #   bash tests/e2e/mcp.sh --filter 'cancel'      (ERE on test names)
@@ -11,4 +12,6 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 "$ROOT/scripts/mcp_venv.sh"
 PY=$("$ROOT/scripts/mcp_venv.sh" --print-python)
-exec "$PY" "$HERE/mcp_test.py" "$@"
+"$PY" "$HERE/mcp_test.py" "$@"
+[ $# -eq 0 ] || exit 0   # a filter selects stdio tests only
+exec "$PY" "$HERE/mcp_http_test.py"

@@ -710,6 +710,33 @@ static void usage(void)
     fputs("usage: fake_llm --script FILE --log FILE [--port N] [--port-file FILE]\n", stderr);
 }
 
+/* Why the fault-mode fields of entry e are wrong, or NULL. */
+static const char *fault_fields_error(const json_t *e)
+{
+    const json_t *cut = json_object_get(e, "cut");
+    const json_t *fr = json_object_get(e, "framing");
+    const json_t *drip = json_object_get(e, "drip_ms");
+    const json_t *hex = json_object_get(e, "body_hex");
+    const json_t *rep = json_object_get(e, "content_repeat");
+    const char *f = json_is_string(fr) ? json_string_value(fr) : "";
+    const char *h = json_is_string(hex) ? json_string_value(hex) : "";
+
+    if (cut && (!json_is_integer(cut) || json_integer_value(cut) < 0))
+        return "\"cut\" must be a non-negative integer";
+    if (fr && strcmp(f, "length") && strcmp(f, "chunked") && strcmp(f, "close"))
+        return "\"framing\" must be \"length\", \"chunked\" or \"close\"";
+    if (drip && (!json_is_integer(drip) || json_integer_value(drip) < 0 ||
+                 json_integer_value(drip) > 60000))
+        return "\"drip_ms\" must be an integer 0..60000";
+    if (hex && (!json_is_string(hex) || strlen(h) % 2 ||
+                strspn(h, "0123456789abcdefABCDEF") != strlen(h)))
+        return "\"body_hex\" must be a string of hex digit pairs";
+    if (rep && (!json_is_integer(rep) || json_integer_value(rep) < 1 ||
+                json_integer_value(rep) > 1000000))
+        return "\"content_repeat\" must be an integer 1..1000000";
+    return NULL;
+}
+
 static bool validate_script(const json_t *script, const char *path)
 {
     if (!json_is_array(script)) {
@@ -736,33 +763,8 @@ static bool validate_script(const json_t *script, const char *path)
             why = "\"content\" must be a string";
         else if (h && !json_is_object(h))
             why = "\"headers\" must be an object";
-        else if (json_object_get(e, "cut") &&
-                 (!json_is_integer(json_object_get(e, "cut")) ||
-                  json_integer_value(json_object_get(e, "cut")) < 0))
-            why = "\"cut\" must be a non-negative integer";
-        else if (json_object_get(e, "framing") &&
-                 !(json_is_string(json_object_get(e, "framing")) &&
-                   (strcmp(json_string_value(json_object_get(e, "framing")), "length") == 0 ||
-                    strcmp(json_string_value(json_object_get(e, "framing")), "chunked") == 0 ||
-                    strcmp(json_string_value(json_object_get(e, "framing")), "close") == 0)))
-            why = "\"framing\" must be \"length\", \"chunked\" or \"close\"";
-        else if (json_object_get(e, "drip_ms") &&
-                 (!json_is_integer(json_object_get(e, "drip_ms")) ||
-                  json_integer_value(json_object_get(e, "drip_ms")) < 0 ||
-                  json_integer_value(json_object_get(e, "drip_ms")) > 60000))
-            why = "\"drip_ms\" must be an integer 0..60000";
-        else if (json_object_get(e, "body_hex") &&
-                 (!json_is_string(json_object_get(e, "body_hex")) ||
-                  strlen(json_string_value(json_object_get(e, "body_hex"))) % 2 ||
-                  strspn(json_string_value(json_object_get(e, "body_hex")),
-                         "0123456789abcdefABCDEF") !=
-                      strlen(json_string_value(json_object_get(e, "body_hex")))))
-            why = "\"body_hex\" must be a string of hex digit pairs";
-        else if (json_object_get(e, "content_repeat") &&
-                 (!json_is_integer(json_object_get(e, "content_repeat")) ||
-                  json_integer_value(json_object_get(e, "content_repeat")) < 1 ||
-                  json_integer_value(json_object_get(e, "content_repeat")) > 1000000))
-            why = "\"content_repeat\" must be an integer 1..1000000";
+        else
+            why = fault_fields_error(e);
         if (why) {
             fprintf(stderr, "fake_llm: %s: entry %zu: %s\n", path, i, why);
             return false;

@@ -174,6 +174,21 @@ static void check_files(const char *sql)
     }
 }
 
+/* At exit: close the handles and remove the scratch directory (a crash
+** leaves it, to look at). */
+static void cleanup(void)
+{
+    int i;
+
+    askdb_db_close(dbs[0]);
+    askdb_db_close(dbs[1]);
+    for (i = 0; i < nkept; i++) {
+        remove(in_scratch(kept[i].name));
+        free(kept[i].bytes);
+    }
+    remove(scratch);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     char tmpl[] = "/tmp/askdb-fuzz-guard.XXXXXX";
@@ -195,6 +210,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         askdb_db_open(in_scratch("wal.db"), &cfg, &dbs[1]) != ASKDB_OK)
         abort();
     check_files("(opening)");
+    atexit(cleanup);
     return 0;
 }
 

@@ -152,6 +152,7 @@ static void refused_write_is_fed_back_not_run(void **state)
 
     (void)state;
     assert_int_equal(a->attempts[0].error, ASKDB_EC_REFUSED);
+    assert_non_null(strstr(s.last_user, "refused: "));
     assert_non_null(strstr(s.last_user, "must be a query starting with SELECT"));
     assert_null(strstr(s.last_user, "refused: refused"));
     assert_int_equal(askdb_result_cell(a->result, 0, 0)->i, 250);

@@ -58,7 +58,8 @@ static void unicode_separator_does_not_hide_a_second_statement(void **state)
                "SELECT 1;\xe2\x80\xa8" "DELETE FROM orders");
     expect_sql("SELECT 1;\xc2\x85" "DELETE FROM orders",
                "SELECT 1;\xc2\x85" "DELETE FROM orders");
-    expect_sql("SELECT 1;\xc2\xa0" "DROP TABLE t", "SELECT 1;\xc2\xa0" "DROP TABLE t");
+    expect_sql("SELECT 1;\xc2\xa0" "DROP TABLE t",
+               "SELECT 1;\xc2\xa0" "DROP TABLE t");
     /* Prose after the semicolon is still dropped. */
     expect_sql("SELECT 1; \xe2\x80\x94 that is all", "SELECT 1");
 }

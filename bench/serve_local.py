@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""serve_local.py - askdb serve with the local model: 4 questions one after
+another against the same 4 at once.
+
+    python3 bench/serve_local.py [--askdb build/askdb] [--model PATH.gguf]
+                                 [--db examples/shop.db]
+
+For each setting (the server's --workers and --threads), a fresh server
+loads the model once, answers one warm-up question (the model load and the
+schema's prompt-cache file), then:
+  - one after another: the 4 questions, each waiting for the last;
+  - together: the same 4 sent at once (each in its own conversation).
+Prints a Markdown table of the wall times and whether all were answered.
+The default model is the one `make demo` fetches (scripts/models.sh).
+"""
+import argparse
+import http.client
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+QUESTIONS = [
+    "How many customers are there in each country?",
+    "What are the 5 most expensive products?",
+    "How many orders were placed in 2024?",
+    "What is the total of all payments?",
+]
+
+
+def start(args, workers, threads, tmp):
+    err = os.path.join(tmp, "serve-%d-%d.err" % (workers, threads))
+    cmd = [args.askdb, "serve", "--listen", "127.0.0.1:0", "--db", "shop=" + args.db,
+           "--provider", "local", "--workers", str(workers), "--threads", str(threads),
+           "--conversations", "16", "--access-log", "off"]
+    if args.model:
+        cmd += ["--model", args.model]
+    srv = subprocess.Popen(cmd, stderr=open(err, "w"),
+                           env=dict(os.environ, ASKDB_CACHE_DIR=args.cache))
+    for _ in range(1200):
+        text = open(err).read()
+        if "listening on http://" in text:
+            return srv, int(text.split("listening on http://")[1].split(":")[1].split("/")[0])
+        if srv.poll() is not None:
+            raise SystemExit("server exited: " + text)
+        time.sleep(0.1)
+    raise SystemExit("server did not start")
+
+
+def ask(port, q, out, i):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+    t0 = time.time()
+    c.request("POST", "/api/ask", body=json.dumps({"database": "shop", "question": q}),
+              headers={"Content-Type": "application/json"})
+    a = json.loads(c.getresponse().read())
+    out[i] = (a["status"], time.time() - t0)
+    c.close()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--askdb", default=os.path.join(ROOT, "build/askdb"))
+    ap.add_argument("--model", default=None)
+    ap.add_argument("--db", default=os.path.join(ROOT, "examples/shop.db"))
+    ap.add_argument("--cache", default=os.environ.get(
+        "ASKDB_CACHE_DIR", os.path.expanduser("~/.cache/askdb")))
+    args = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="askdb-local-")
+    rows = []
+    for workers, threads in ((1, 2), (2, 1), (4, 1)):
+        srv, port = start(args, workers, threads, tmp)
+        try:
+            warm = [None]
+            ask(port, "How many categories are there?", warm, 0)
+            seq = [None] * 4
+            t0 = time.time()
+            for i, q in enumerate(QUESTIONS):
+                ask(port, q, seq, i)
+            t_seq = time.time() - t0
+            tog = [None] * 4
+            ts = [threading.Thread(target=ask, args=(port, q, tog, i))
+                  for i, q in enumerate(QUESTIONS)]
+            t0 = time.time()
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+            t_tog = time.time() - t0
+        finally:
+            srv.send_signal(signal.SIGTERM)
+            srv.wait(60)
+        ok = sum(1 for s in seq + tog if s and s[0] == "ok")
+        rows.append((workers, threads, t_seq, t_tog, ok))
+        print("workers %d threads %d: one after another %.1f s, together %.1f s, %d/8 ok"
+              % (workers, threads, t_seq, t_tog, ok), file=sys.stderr)
+    print("| --workers | --threads | 4 one after another | 4 at once | answered |")
+    print("| --- | --- | --- | --- | --- |")
+    for w, t, a, b, ok in rows:
+        print("| %d | %d | %.1f s | %.1f s | %d of 8 |" % (w, t, a, b, ok))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,321 @@
+/* mcp_http.c - MCP's Streamable HTTP transport at /mcp inside askdb serve:
+** the same protocol handler as askdb mcp (src/mcp/mcp.c), one session per
+** Mcp-Session-Id, answers as JSON or as a stream of events. */
+#include <jansson.h>
+#include <microhttpd.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../mcp/mcp.h"
+#include "mcp_http.h"
+#include "server.h"
+#include "stream.h"
+
+/*
+** - A POST carries one JSON-RPC message. A notification or a response gets
+**   202 and no body. A request gets its response: as one JSON document, or,
+**   when the client accepts text/event-stream and the request may take
+**   long (a tool call, a resource read), as events: the notifications it
+**   makes on the way (progress, log lines), then the response.
+** - `initialize` without a session header opens a session; its id comes
+**   back in Mcp-Session-Id and every later message carries it (400
+**   without, 404 for one the server does not know, e.g. after DELETE or
+**   when it was dropped as the least recently used of MCP_SESSIONS).
+** - A client that goes away is not a cancel (the protocol says so):
+**   notifications/cancelled is, and it may come on any connection.
+** - GET (a stream the server starts) is not offered: 405.
+*/
+
+#define MCP_SESSIONS 64
+
+struct hsession {
+    char id[40];
+    struct mcp_session *ms;
+    int users;               /* requests using it now (srv_mcp.mu) */
+    int dead;                /* deleted: freed when the last user leaves */
+    double last_used;
+    struct hsession *next;
+};
+
+struct srv_mcp {
+    struct mcp_server *srv;
+    pthread_mutex_t mu;
+    struct hsession *list;
+    int n;
+};
+
+struct srv_mcp *srv_mcp_new(struct mcp_server *srv)
+{
+    struct srv_mcp *m = calloc(1, sizeof *m);
+
+    if (!m)
+        return NULL;
+    m->srv = srv;
+    pthread_mutex_init(&m->mu, NULL);
+    return m;
+}
+
+static void hsession_free(struct hsession *h)
+{
+    mcp_session_cancel_all(h->ms);
+    mcp_session_free(h->ms);
+    free(h);
+}
+
+void srv_mcp_free(struct srv_mcp *m)
+{
+    struct hsession *h, *next;
+
+    if (!m)
+        return;
+    for (h = m->list; h; h = next) {
+        next = h->next;
+        hsession_free(h);
+    }
+    pthread_mutex_destroy(&m->mu);
+    free(m);
+}
+
+/* The session of id with one more user, or NULL. */
+static struct hsession *acquire(struct srv_mcp *m, const char *id)
+{
+    struct hsession *h;
+
+    pthread_mutex_lock(&m->mu);
+    for (h = m->list; h; h = h->next)
+        if (!h->dead && strcmp(h->id, id) == 0) {
+            h->users++;
+            h->last_used = srv_now_ms();
+            break;
+        }
+    pthread_mutex_unlock(&m->mu);
+    return h;
+}
+
+/* Unlink h (m->mu held). */
+static void unlink_locked(struct srv_mcp *m, struct hsession *h)
+{
+    struct hsession **pp;
+
+    for (pp = &m->list; *pp; pp = &(*pp)->next)
+        if (*pp == h) {
+            *pp = h->next;
+            m->n--;
+            return;
+        }
+}
+
+static void release(struct srv_mcp *m, struct hsession *h)
+{
+    int drop;
+
+    pthread_mutex_lock(&m->mu);
+    h->users--;
+    h->last_used = srv_now_ms();
+    drop = h->dead && h->users == 0;
+    if (drop)
+        unlink_locked(m, h);
+    pthread_mutex_unlock(&m->mu);
+    if (drop)
+        hsession_free(h);
+}
+
+/* A new session with one user; past MCP_SESSIONS the least recently used
+** idle one is dropped. NULL when out of memory. */
+static struct hsession *open_session(struct srv_mcp *m)
+{
+    struct hsession *h = calloc(1, sizeof *h), *old = NULL, *it;
+
+    if (!h)
+        return NULL;
+    h->ms = mcp_session_new(m->srv);
+    if (!h->ms) {
+        free(h);
+        return NULL;
+    }
+    srv_random_id(h->id);
+    h->users = 1;
+    h->last_used = srv_now_ms();
+    pthread_mutex_lock(&m->mu);
+    if (m->n >= MCP_SESSIONS) {
+        for (it = m->list; it; it = it->next)
+            if (it->users == 0 && (!old || it->last_used < old->last_used))
+                old = it;
+        if (old)
+            unlink_locked(m, old);
+    }
+    h->next = m->list;
+    m->list = h;
+    m->n++;
+    pthread_mutex_unlock(&m->mu);
+    if (old)
+        hsession_free(old);
+    return h;
+}
+
+int srv_mcp_delete(struct srv_mcp *m, const char *id)
+{
+    struct hsession *h;
+    int drop = 0;
+
+    pthread_mutex_lock(&m->mu);
+    for (h = m->list; h; h = h->next)
+        if (!h->dead && strcmp(h->id, id) == 0)
+            break;
+    if (h) {
+        h->dead = 1;
+        mcp_session_cancel_all(h->ms);
+        drop = h->users == 0;
+        if (drop)
+            unlink_locked(m, h);
+    }
+    pthread_mutex_unlock(&m->mu);
+    if (drop)
+        hsession_free(h);
+    return h ? 0 : -1;
+}
+
+/* ---------------------------------------------------------------------- */
+/* A POST                                                                 */
+/* ---------------------------------------------------------------------- */
+
+/* The messages of a request answered in one JSON document: only its
+** response is kept. */
+struct collect {
+    pthread_mutex_t mu;
+    char *response;
+};
+
+static void collect_emit(void *ud, enum mcp_out kind, const char *json,
+                         size_t len)
+{
+    struct collect *c = ud;
+
+    if (kind != MCP_OUT_RESPONSE)
+        return;
+    pthread_mutex_lock(&c->mu);
+    if (!c->response)
+        c->response = strndup(json, len);
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* A slow request answered as events, on a thread of its own. */
+struct slow {
+    struct srv_mcp *m;
+    struct hsession *h;
+    struct mcp_msg *msg;
+    struct srv_stream *out;
+};
+
+static void stream_emit(void *ud, enum mcp_out kind, const char *json,
+                        size_t len)
+{
+    (void)kind;
+    srv_stream_event(ud, "message", json, len);
+}
+
+static void *slow_main(void *arg)
+{
+    struct slow *w = arg;
+
+    mcp_dispatch(w->h->ms, w->msg, stream_emit, w->out);
+    srv_stream_end(w->out);
+    release(w->m, w->h);
+    free(w);
+    return NULL;
+}
+
+/* Whether the body is an initialize request. */
+static int is_initialize(const char *body, size_t len)
+{
+    json_t *o = json_loadb(body, len, 0, NULL);
+    const char *method = json_string_value(json_object_get(o, "method"));
+    int yes = method && strcmp(method, "initialize") == 0 &&
+              json_object_get(o, "id") != NULL;
+
+    json_decref(o);
+    return yes;
+}
+
+struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
+                                  const struct srv_mcp_req *q, int *status,
+                                  const char **why, char *session_out)
+{
+    struct MHD_Response *r = NULL;
+    struct collect col;
+    struct hsession *h;
+    struct mcp_msg *msg;
+    struct slow *w;
+    pthread_t th;
+
+    *status = 200;
+    *why = NULL;
+    session_out[0] = '\0';
+    if (q->session) {
+        h = acquire(m, q->session);
+        if (!h) {
+            *status = 404;
+            *why = "no such MCP session (it ended or was dropped): "
+                   "initialize a new one";
+            return NULL;
+        }
+    } else if (is_initialize(q->body, q->len)) {
+        h = open_session(m);
+        if (!h) {
+            *status = 500;
+            *why = "out of memory";
+            return NULL;
+        }
+    } else {
+        *status = 400;
+        *why = "send the Mcp-Session-Id that initialize returned";
+        return NULL;
+    }
+    snprintf(session_out, 40, "%s", h->id);
+    memset(&col, 0, sizeof col);
+    pthread_mutex_init(&col.mu, NULL);
+    msg = mcp_parse(h->ms, q->body, q->len, collect_emit, &col);
+    if (msg && q->sse && mcp_msg_slow(msg)) {
+        w = calloc(1, sizeof *w);
+        if (w)
+            w->out = srv_stream_new(q->conn_fd, 1, NULL, NULL, &r);
+        if (w && w->out) {
+            w->m = m;
+            w->h = h;
+            w->msg = msg;
+            if (pthread_create(&th, NULL, slow_main, w) == 0) {
+                pthread_detach(th);
+                MHD_add_response_header(r, "Content-Type",
+                                        "text/event-stream");
+                pthread_mutex_destroy(&col.mu);
+                return r;   /* the thread releases h */
+            }
+            srv_stream_end(w->out);
+            MHD_destroy_response(r);
+            r = NULL;
+        }
+        free(w);
+        mcp_reject(h->ms, msg, -32603, "cannot start the call (out of "
+                   "memory or threads)", collect_emit, &col);
+        msg = NULL;
+    }
+    if (msg)
+        mcp_dispatch(h->ms, msg, collect_emit, &col);
+    release(m, h);
+    pthread_mutex_destroy(&col.mu);
+    if (!col.response) {
+        *status = 202;   /* a notification or a response: accepted */
+        return MHD_create_response_from_buffer(0, (void *)"",
+                                               MHD_RESPMEM_PERSISTENT);
+    }
+    r = MHD_create_response_from_buffer(strlen(col.response), col.response,
+                                        MHD_RESPMEM_MUST_FREE);
+    if (r)
+        MHD_add_response_header(r, "Content-Type", "application/json");
+    if (!r) {
+        free(col.response);
+        *status = 500;
+        *why = "out of memory";
+    }
+    return r;
+}

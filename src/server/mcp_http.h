@@ -1,0 +1,38 @@
+/* mcp_http.h - MCP's Streamable HTTP transport at /mcp (mcp_http.c). */
+#ifndef ASKDB_SERVER_MCP_HTTP_H
+#define ASKDB_SERVER_MCP_HTTP_H
+
+#include <stddef.h>
+
+struct mcp_server;
+struct srv_mcp;
+struct MHD_Response;
+
+/* The sessions over srv (borrowed: it must outlive them). NULL when out of
+** memory. */
+struct srv_mcp *srv_mcp_new(struct mcp_server *srv);
+void srv_mcp_free(struct srv_mcp *m);
+
+/* One POST to /mcp. */
+struct srv_mcp_req {
+    const char *body;
+    size_t len;
+    const char *session;     /* the Mcp-Session-Id header, or NULL */
+    int sse;                 /* the client accepts text/event-stream */
+    int conn_fd;
+};
+
+/*
+** The response to a POST (Content-Type set; *status 200 or 202), and in
+** session_out (40 bytes) the session's id for the Mcp-Session-Id header.
+** NULL with *status 400, 404 or 500 and *why when refused.
+*/
+struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
+                                  const struct srv_mcp_req *q, int *status,
+                                  const char **why, char *session_out);
+
+/* End the session id (DELETE /mcp): its calls are cancelled. 0, or -1 when
+** there is no such session. */
+int srv_mcp_delete(struct srv_mcp *m, const char *id);
+
+#endif

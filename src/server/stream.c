@@ -1,0 +1,227 @@
+/* stream.c - a response body that one thread writes while libmicrohttpd's
+** connection thread sends it, watching the client (see stream.h). */
+#define _GNU_SOURCE  /* POLLRDHUP */
+#include <microhttpd.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "server.h"
+#include "stream.h"
+
+#define WATCH_MS 100         /* how often a waiting reader looks at its
+                                client */
+#define KEEPALIVE_MS 15000   /* an SSE comment after this much silence */
+
+struct srv_stream {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    char *out;               /* bytes not yet sent */
+    size_t len, cap, sent;
+    int oom;
+    int ended;               /* the writer is done */
+    int gone;                /* the response was dropped */
+    int sse, conn_fd;
+    double last_out;
+    srv_gone_fn on_gone;
+    void *ud;
+    int refs;                /* the writer's and the response's */
+};
+
+static void unref(struct srv_stream *st)
+{
+    int last;
+
+    pthread_mutex_lock(&st->mu);
+    last = --st->refs == 0;
+    pthread_mutex_unlock(&st->mu);
+    if (!last)
+        return;
+    pthread_mutex_destroy(&st->mu);
+    pthread_cond_destroy(&st->cv);
+    free(st->out);
+    free(st);
+}
+
+/* Append n bytes and wake the reader (st->mu held). */
+static void put_locked(struct srv_stream *st, const char *p, size_t n)
+{
+    char *grown;
+    size_t cap;
+
+    if (st->oom || st->gone)
+        return;
+    if (st->len + n > st->cap) {
+        cap = st->cap ? st->cap : 4096;
+        while (cap < st->len + n)
+            cap *= 2;
+        grown = realloc(st->out, cap);
+        if (!grown) {
+            st->oom = 1;
+            return;
+        }
+        st->out = grown;
+        st->cap = cap;
+    }
+    memcpy(st->out + st->len, p, n);
+    st->len += n;
+    st->last_out = srv_now_ms();
+    pthread_cond_broadcast(&st->cv);
+}
+
+void srv_stream_put(struct srv_stream *st, const char *p, size_t n)
+{
+    pthread_mutex_lock(&st->mu);
+    put_locked(st, p, n);
+    pthread_mutex_unlock(&st->mu);
+}
+
+void srv_stream_event(struct srv_stream *st, const char *name,
+                      const char *json, size_t n)
+{
+    pthread_mutex_lock(&st->mu);
+    if (name) {
+        put_locked(st, "event: ", 7);
+        put_locked(st, name, strlen(name));
+        put_locked(st, "\n", 1);
+    }
+    put_locked(st, "data: ", 6);
+    put_locked(st, json, n);
+    put_locked(st, "\n\n", 2);
+    pthread_mutex_unlock(&st->mu);
+}
+
+void srv_stream_event_json(struct srv_stream *st, const char *name,
+                           json_t *o)
+{
+    char *text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER)
+                   : NULL;
+
+    json_decref(o);
+    if (text)
+        srv_stream_event(st, name, text, strlen(text));
+    free(text);
+}
+
+void srv_stream_json(struct srv_stream *st, json_t *o)
+{
+    char *text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER)
+                   : NULL;
+
+    json_decref(o);
+    pthread_mutex_lock(&st->mu);
+    if (text)
+        put_locked(st, text, strlen(text));
+    else
+        st->oom = 1;
+    pthread_mutex_unlock(&st->mu);
+    free(text);
+}
+
+void srv_stream_end(struct srv_stream *st)
+{
+    pthread_mutex_lock(&st->mu);
+    st->ended = 1;
+    pthread_cond_broadcast(&st->cv);
+    pthread_mutex_unlock(&st->mu);
+    unref(st);
+}
+
+/* Whether the client hung up (its socket's peer closed or failed). */
+static int client_gone(int fd)
+{
+    struct pollfd p = {fd, POLLRDHUP, 0};
+
+    if (fd < 0)
+        return 0;
+    return poll(&p, 1, 0) > 0 &&
+           (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
+}
+
+/* Tell the writer once that its reader is gone (st->mu held). */
+static void gone_locked(struct srv_stream *st)
+{
+    if (!st->gone && !st->ended && st->on_gone)
+        st->on_gone(st->ud);
+    st->gone = 1;
+}
+
+/* libmicrohttpd's content reader: hand out what was written, wait for
+** more, watch the client. */
+static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct srv_stream *st = cls;
+    struct timespec ts;
+    size_t n;
+
+    (void)pos;
+    pthread_mutex_lock(&st->mu);
+    for (;;) {
+        if (st->sent < st->len) {
+            n = st->len - st->sent < max ? st->len - st->sent : max;
+            memcpy(buf, st->out + st->sent, n);
+            st->sent += n;
+            if (st->sent == st->len)
+                st->sent = st->len = 0;
+            pthread_mutex_unlock(&st->mu);
+            return (ssize_t)n;
+        }
+        if (st->ended || st->oom) {
+            pthread_mutex_unlock(&st->mu);
+            return st->oom ? MHD_CONTENT_READER_END_WITH_ERROR
+                           : MHD_CONTENT_READER_END_OF_STREAM;
+        }
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += WATCH_MS * 1000000L;
+        ts.tv_sec += ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&st->cv, &st->mu, &ts);
+        if (st->len == 0 && !st->ended && client_gone(st->conn_fd)) {
+            gone_locked(st);
+            pthread_mutex_unlock(&st->mu);
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        }
+        if (st->sse && st->len == 0 && !st->ended &&
+            srv_now_ms() - st->last_out > KEEPALIVE_MS)
+            put_locked(st, ": keepalive\n\n", 13);
+    }
+}
+
+/* The response is done with the stream: sent, or dropped. */
+static void reader_free(void *cls)
+{
+    struct srv_stream *st = cls;
+
+    pthread_mutex_lock(&st->mu);
+    gone_locked(st);
+    pthread_mutex_unlock(&st->mu);
+    unref(st);
+}
+
+struct srv_stream *srv_stream_new(int conn_fd, int sse, srv_gone_fn on_gone,
+                                  void *ud, struct MHD_Response **resp)
+{
+    struct srv_stream *st = calloc(1, sizeof *st);
+
+    *resp = NULL;
+    if (!st)
+        return NULL;
+    pthread_mutex_init(&st->mu, NULL);
+    pthread_cond_init(&st->cv, NULL);
+    st->conn_fd = conn_fd;
+    st->sse = sse;
+    st->on_gone = on_gone;
+    st->ud = ud;
+    st->last_out = srv_now_ms();
+    st->refs = 2;
+    *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, reader,
+                                              st, reader_free);
+    if (!*resp) {
+        pthread_mutex_destroy(&st->mu);
+        pthread_cond_destroy(&st->cv);
+        free(st);
+        return NULL;
+    }
+    return st;
+}

@@ -1,0 +1,49 @@
+/* stream.h - a response body written by one thread while libmicrohttpd's
+** connection thread sends it (stream.c). */
+#ifndef ASKDB_SERVER_STREAM_H
+#define ASKDB_SERVER_STREAM_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/*
+** The writer (a question's job, an MCP call) appends bytes or SSE events;
+** the connection's thread reads them out as the response body, waiting on
+** a condition variable in 100 ms steps, and each step asks the socket
+** whether the client has gone (poll POLLRDHUP). Then, or when
+** libmicrohttpd drops the response for any other reason before the writer
+** ended, on_gone(ud) is called once, with the stream's lock held (it may
+** take the writer's own locks, but must not call back into the stream).
+** After srv_stream_end() it is never called, so ud may be freed then.
+** An SSE stream gets a ": keepalive" comment after 15 s of silence.
+*/
+struct srv_stream;
+struct MHD_Response;
+
+typedef void (*srv_gone_fn)(void *ud);
+
+/* A stream and the response that sends it (*resp, the caller queues and
+** destroys it). NULL when out of memory. */
+struct srv_stream *srv_stream_new(int conn_fd, int sse, srv_gone_fn on_gone,
+                                  void *ud, struct MHD_Response **resp);
+
+/* Append n bytes (no-op once the client is gone). */
+void srv_stream_put(struct srv_stream *st, const char *p, size_t n);
+
+/* One SSE event: "event: NAME\n" (when name is not NULL), "data: JSON\n\n";
+** the JSON is one line. */
+void srv_stream_event(struct srv_stream *st, const char *name,
+                      const char *json, size_t n);
+
+/* The same with a JSON object (consumed). */
+void srv_stream_event_json(struct srv_stream *st, const char *name,
+                           json_t *o);
+
+/* A JSON object (consumed) as the whole body, compact. */
+void srv_stream_json(struct srv_stream *st, json_t *o);
+
+/* The writer is done: the body ends when it is sent. Drops the writer's
+** hold on st. */
+void srv_stream_end(struct srv_stream *st);
+
+#endif

@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""tests/e2e/mcp_http_test.py - MCP over Streamable HTTP at askdb serve's /mcp.
+
+    ASKDB=build/asan/askdb FAKE_LLM=build/asan/fake_llm \
+        ~/.cache/askdb/venv/bin/python tests/e2e/mcp_http_test.py
+
+The client is the official MCP Python SDK (streamablehttp_client); the
+session, token, Origin and method rules are also checked with raw HTTP.
+Each test starts its own scripted model and server on a free loopback
+port. Output: "ok NAME" / "FAIL NAME: reason", then "N passed, M failed".
+"""
+import hashlib
+import http.client
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+import anyio
+from mcp import ClientSession, types
+from mcp.client.streamable_http import streamablehttp_client
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mcp_test import ENV, FAKE_LLM, ASKDB, SHOP_DB, SANITIZER, TOOLS, fence, rows_of  # noqa: E402
+
+
+def sha(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+class Server:
+    def __init__(self, name, tmp, script=None, args=()):
+        self.dir = os.path.join(tmp, name)
+        os.makedirs(self.dir)
+        self.db = os.path.join(self.dir, "shop.db")
+        shutil.copyfile(SHOP_DB, self.db)
+        self.fake = None
+        self.flog = os.path.join(self.dir, "fake.log")
+        model = []
+        if script is None:
+            script = []   # no model call expected; askdb serve still needs one
+        if script is not None:
+            with open(os.path.join(self.dir, "script.json"), "w") as f:
+                json.dump(script, f)
+            pf = os.path.join(self.dir, "fake.port")
+            self.fake = subprocess.Popen([FAKE_LLM, "--script", os.path.join(self.dir, "script.json"),
+                                          "--log", self.flog, "--port-file", pf],
+                                         stderr=subprocess.DEVNULL, env=ENV)
+            for _ in range(200):
+                if os.path.exists(pf) and os.path.getsize(pf):
+                    break
+                time.sleep(0.05)
+            model = ["--llm-url", "http://127.0.0.1:%s/v1" % open(pf).read().strip(),
+                     "--model", "m", "--no-question-check"]
+        self.err = os.path.join(self.dir, "serve.err")
+        env = dict(ENV, ASKDB_CACHE_DIR=os.path.join(self.dir, "cache"))
+        self.srv = subprocess.Popen([ASKDB, "serve", "--listen", "127.0.0.1:0", "--db",
+                                     "shop=" + self.db, *model, *args],
+                                    stderr=open(self.err, "w"), env=env)
+        for _ in range(400):
+            text = open(self.err).read()
+            if "listening on http://" in text:
+                self.port = int(text.split("listening on http://")[1].split(":")[1].split("/")[0])
+                break
+            assert self.srv.poll() is None, text
+            time.sleep(0.05)
+        self.url = "http://127.0.0.1:%d/mcp" % self.port
+
+    def nreq(self):
+        if not os.path.exists(self.flog):
+            return 0
+        return sum(1 for l in open(self.flog) if l.strip())
+
+    def raw(self, method, body=None, headers=None):
+        h = {"Content-Type": "application/json",
+             "Accept": "application/json, text/event-stream"}
+        h.update(headers or {})
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        c.request(method, "/mcp", body=json.dumps(body) if body is not None else None, headers=h)
+        r = c.getresponse()
+        data = r.read()
+        c.close()
+        return r.status, dict((k.lower(), v) for k, v in r.getheaders()), data
+
+    def stop(self):
+        self.srv.send_signal(signal.SIGTERM)
+        self.srv.wait(20)
+        if self.fake:
+            self.fake.terminate()
+            self.fake.wait(10)
+        text = open(self.err, errors="replace").read()
+        m = SANITIZER.search(text)
+        assert not m, "sanitizer report: " + text[-2000:]
+        assert sha(self.db) == sha(SHOP_DB), "shop.db changed"
+
+
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "0"}}}
+
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+@test
+async def sdk_client_initializes_lists_and_calls_tools(tmp):
+    s = Server("tools", tmp)
+    try:
+        async with streamablehttp_client(s.url) as (r, w, sid):
+            async with ClientSession(r, w) as cs:
+                init = await cs.initialize()
+                assert init.protocolVersion == "2025-06-18", init
+                assert sid(), "no Mcp-Session-Id"
+                tools = {t.name: t for t in (await cs.list_tools()).tools}
+                assert set(tools) == TOOLS, tools.keys()
+                assert all(t.annotations.readOnlyHint for t in tools.values())
+                sql = "SELECT id, name FROM categories ORDER BY id LIMIT 3"
+                res = await cs.call_tool("execute_sql", {"sql": sql})
+                assert not res.isError, res.content
+                assert res.structuredContent["rows"] == rows_of(sql), res.structuredContent
+                res = await cs.call_tool("execute_sql", {"sql": "DELETE FROM categories"})
+                assert res.isError and "refused" in res.content[0].text, res.content
+                res = await cs.call_tool("explain_sql", {"sql": sql})
+                assert not res.isError, res.content
+    finally:
+        s.stop()
+
+
+@test
+async def ask_streams_progress_over_http(tmp):
+    sql = "SELECT id, first_name FROM customers ORDER BY id LIMIT 3"
+    s = Server("ask", tmp, script=[{"content": fence(sql)}])
+    seen = []
+
+    async def progress(p, total, message):
+        seen.append(message)
+
+    try:
+        async with streamablehttp_client(s.url) as (r, w, _):
+            async with ClientSession(r, w) as cs:
+                await cs.initialize()
+                res = await cs.call_tool("ask", {"question": "First three customers?"},
+                                         progress_callback=progress)
+                assert not res.isError, res.content
+                assert res.structuredContent["rows"] == rows_of(sql), res.structuredContent
+        assert "execute: 3 rows" in seen and seen[-1] == "answer: ok", seen
+    finally:
+        s.stop()
+
+
+@test
+async def cancel_notification_stops_a_slow_ask(tmp):
+    s = Server("cancel", tmp, script=[{"delay_ms": 20000, "content": fence("SELECT 1 AS one")},
+                                      {"content": fence("SELECT 2 AS two"), "repeat": True}])
+    got = {}
+    try:
+        async with streamablehttp_client(s.url) as (r, w, _):
+            async with ClientSession(r, w) as cs:
+                await cs.initialize()
+                rid = cs._request_id
+
+                async def first():
+                    got["first"] = await cs.call_tool("ask", {"question": "slow?"})
+
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(first)
+                    with anyio.fail_after(10):
+                        while s.nreq() < 1:
+                            await anyio.sleep(0.02)
+                    t0 = time.monotonic()
+                    await cs.send_notification(types.ClientNotification(types.CancelledNotification(
+                        params=types.CancelledNotificationParams(requestId=rid, reason="test"))))
+                    res = await cs.call_tool("ask", {"question": "fast?"})
+                    elapsed = time.monotonic() - t0
+                    tg.cancel_scope.cancel()
+        assert "first" not in got, got
+        assert res.structuredContent["rows"] == [[2]], res.structuredContent
+        assert elapsed < 5, elapsed
+    finally:
+        s.stop()
+
+
+@test
+async def sessions_tokens_origins_and_methods(tmp):
+    s = Server("rules", tmp, args=["--token", "t0ken"])
+    try:
+        auth = {"Authorization": "Bearer t0ken"}
+        st, _, _ = s.raw("POST", INIT)
+        assert st == 401, st
+        st, h, body = s.raw("POST", INIT, auth)
+        assert st == 200 and h["content-type"] == "application/json", (st, h, body)
+        sid = h["mcp-session-id"]
+        assert json.loads(body)["result"]["protocolVersion"] == "2025-06-18"
+        ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+        st, _, body = s.raw("POST", ping, auth)                     # no session
+        assert st == 400, (st, body)
+        st, _, body = s.raw("POST", ping, dict(auth, **{"Mcp-Session-Id": "nope"}))
+        assert st == 404, (st, body)
+        st, _, body = s.raw("POST", ping, dict(auth, **{"Mcp-Session-Id": sid}))
+        assert st == 200 and json.loads(body)["result"] == {}, (st, body)
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        st, _, body = s.raw("POST", note, dict(auth, **{"Mcp-Session-Id": sid}))
+        assert st == 202 and body == b"", (st, body)
+        st, _, body = s.raw("POST", {"jsonrpc": "2.0", "id": 3, "method": "nope"},
+                            dict(auth, **{"Mcp-Session-Id": sid}))
+        assert st == 200 and json.loads(body)["error"]["code"] == -32601, body
+        st, _, _ = s.raw("POST", ping, dict(auth, **{"Mcp-Session-Id": sid,
+                                                     "Origin": "http://evil.example"}))
+        assert st == 403, st
+        st, _, _ = s.raw("POST", ping, dict(auth, **{"Mcp-Session-Id": sid,
+                                                     "MCP-Protocol-Version": "1999-01-01"}))
+        assert st == 400, st
+        st, h, _ = s.raw("GET", None, auth)
+        assert st == 405, st
+        st, _, _ = s.raw("DELETE", None, dict(auth, **{"Mcp-Session-Id": sid}))
+        assert st == 204, st
+        st, _, _ = s.raw("POST", ping, dict(auth, **{"Mcp-Session-Id": sid}))
+        assert st == 404, st
+    finally:
+        s.stop()
+
+
+def main(argv):
+    tmp = tempfile.mkdtemp(prefix="askdb-mcp-http.")
+    passed = failed = 0
+    try:
+        for fn in TESTS:
+            try:
+                anyio.run(fn, tmp)
+                print("ok", fn.__name__, flush=True)
+                passed += 1
+            except BaseException as e:   # ExceptionGroups from task groups too
+                if isinstance(e, KeyboardInterrupt):
+                    raise
+                failed += 1
+                why = "".join(traceback.format_exception_only(type(e), e)).strip()
+                print("FAIL %s: %s" % (fn.__name__, why.replace("\n", " | ")[:600]), flush=True)
+                if os.environ.get("E2E_VERBOSE"):
+                    traceback.print_exc()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("%d passed, %d failed" % (passed, failed))
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
