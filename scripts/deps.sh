@@ -6,6 +6,8 @@ set -euo pipefail
 pkgs=(build-essential pkg-config cmake git sqlite3 libsqlite3-dev
       libcurl4-openssl-dev libjansson-dev libmicrohttpd-dev libedit-dev
       libcmocka-dev libstemmer-dev libxxhash-dev python3 python3-venv valgrind ca-certificates clang libclang-rt-dev)
+# The man page's check (tests/e2e/install.sh): man and groff.
+pkgs+=(man-db groff-base)
 # The web page's browser tests (tests/web/): Chromium, its driver, selenium.
 pkgs+=(chromium chromium-driver python3-selenium)
 
