@@ -489,8 +489,9 @@ askdb_agent_ask_opts(askdb_agent *ag, const char *question,
 ** handler: it only sets a flag). Model generation stops at the next
 ** token (the local model also inside a prompt evaluation; HTTP requests
 ** within 50 ms) and a running query at its next step; the question ends
-** with ASKDB_ERR_CANCELLED. A cancel that arrives when no question runs
-** is kept for the next one (askdb_agent_ask resets it when it ends).
+** with ASKDB_ERR_CANCELLED. A question starts uncancelled: a cancel that
+** arrives when no question runs has no effect (a caller that may cancel
+** just before asking says it again at the question's first event).
 */
 ASKDB_API void askdb_agent_cancel(askdb_agent *ag);
 
