@@ -380,9 +380,13 @@ fuzz:
 	bash tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 # Benchmarks: per-question overhead on ../shared/bench/spider-train and
-# schema extraction on a generated 2,000-table database (bench/run.sh).
-bench: $(B)/libaskdb.a
+# schema extraction on a generated 2,000-table database (bench/run.sh);
+# askdb serve under load on loopback with the scripted model
+# (bench/serve_load.py). bench/serve_local.py (the local model, minutes)
+# runs by hand.
+bench: $(B)/libaskdb.a $(B)/askdb $(BA)/fake_llm
 	bash bench/run.sh
+	python3 bench/serve_load.py
 
 check-layers: $(B)/layers.ok
 
