@@ -75,9 +75,8 @@ static askdb_status run_task(struct agent_state *st, const struct plan *p,
 
 enum agent_outcome agent_step_plan(struct agent_state *st)
 {
-    struct llm_msg msgs[2];
     struct plan p;
-    struct buf b, notes;
+    struct buf notes;
     char *reply, *done[PLAN_MAX_TASKS] = {0};
     char why[256];
     askdb_status rc, err = ASKDB_OK;
@@ -89,18 +88,7 @@ enum agent_outcome agent_step_plan(struct agent_state *st)
                     json_pack("{s:b}", "needed", 0));
         return OUT_OK;
     }
-    buf_init(&b, 0);
-    buf_puts(&b, st->msgs[1].content);
-    buf_puts(&b, prompt_plan());
-    msgs[0] = st->msgs[0];
-    msgs[1].role = "user";
-    msgs[1].content = b.data;
-    if (buf_err(&b)) {
-        buf_free(&b);
-        return agent_nomem(st);
-    }
-    reply = agent_call(st, "plan", msgs, 2, NULL, 256, &rc);
-    buf_free(&b);
+    reply = agent_call_aside(st, "plan", prompt_plan(), NULL, 256, &rc);
     if (!reply) {
         st->fatal = rc;
         return OUT_FATAL;

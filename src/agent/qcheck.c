@@ -96,8 +96,6 @@ static enum agent_outcome not_a_question(struct agent_state *st,
 enum agent_outcome agent_step_qcheck(struct agent_state *st)
 {
     static const char yes_no[] = "root ::= \"yes\" | \"no\"\n";
-    struct llm_msg msgs[2];
-    struct buf b;
     askdb_status rc;
     const char *p;
     char *reply;
@@ -117,21 +115,10 @@ enum agent_outcome agent_step_qcheck(struct agent_state *st)
                                                : "names or values match"));
         return OUT_OK;
     }
-    buf_init(&b, 0);
-    buf_puts(&b, st->msgs[1].content);
-    buf_puts(&b, prompt_qcheck());
-    msgs[0] = st->msgs[0];
-    msgs[1].role = "user";
-    msgs[1].content = b.data;
-    if (buf_err(&b)) {
-        buf_free(&b);
-        return agent_nomem(st);
-    }
-    reply = agent_call(st, "qcheck", msgs, 2,
-                       llm_supports_grammar(st->ag->model) &&
-                       !st->ag->cfg.no_grammar ? yes_no : NULL,
-                       4, &rc);
-    buf_free(&b);
+    reply = agent_call_aside(st, "qcheck", prompt_qcheck(),
+                             llm_supports_grammar(st->ag->model) &&
+                             !st->ag->cfg.no_grammar ? yes_no : NULL,
+                             4, &rc);
     if (!reply) {
         st->fatal = rc;
         return OUT_FATAL;

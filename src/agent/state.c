@@ -197,6 +197,31 @@ char *agent_call(struct agent_state *st, const char *what,
     return text;
 }
 
+char *agent_call_aside(struct agent_state *st, const char *what,
+                       const char *instruction, const char *grammar,
+                       int max_tokens, askdb_status *rc)
+{
+    struct llm_msg msgs[2];
+    struct buf b;
+    char *reply;
+
+    buf_init(&b, 0);
+    buf_puts(&b, st->msgs[1].content);
+    buf_puts(&b, instruction);
+    if (buf_err(&b)) {
+        buf_free(&b);
+        *rc = ASKDB_ERR_NOMEM;
+        snprintf(st->errbuf, sizeof st->errbuf, "out of memory");
+        return NULL;
+    }
+    msgs[0] = st->msgs[0];
+    msgs[1].role = "user";
+    msgs[1].content = b.data;
+    reply = agent_call(st, what, msgs, 2, grammar, max_tokens, rc);
+    buf_free(&b);
+    return reply;
+}
+
 void agent_rows_text(struct buf *b, const askdb_result *r, long max_rows,
                      size_t max_cell)
 {

@@ -150,6 +150,13 @@ char *agent_call(struct agent_state *st, const char *what,
 */
 void agent_emit(askdb_agent *ag, askdb_event_type type, json_t *ev);
 
+/* agent_call() beside the conversation: the system prompt and the first
+** user message with instruction appended (the question check, the
+** plan), so that the local model reuses the evaluated prefix. */
+char *agent_call_aside(struct agent_state *st, const char *what,
+                       const char *instruction, const char *grammar,
+                       int max_tokens, askdb_status *rc);
+
 /* The first max_rows rows of r as a pipe-separated table for a prompt,
 ** text values cut at max_cell bytes; "(no rows)" when empty. Used by the
 ** plan step (earlier tasks' results) and the answer step. */
