@@ -13,7 +13,8 @@ enum {
     EXIT_NO_SQL = 1,         /* no valid SQL after all attempts, refused */
     EXIT_USAGE = 2,
     EXIT_DB = 3,             /* database cannot be opened */
-    EXIT_MODEL = 4           /* model unreachable or failing */
+    EXIT_MODEL = 4,          /* model unreachable or failing */
+    EXIT_CANCELLED = 130     /* Ctrl-C stopped the question (128 + SIGINT) */
 };
 
 struct cli_opts {

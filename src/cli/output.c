@@ -1,6 +1,8 @@
 /* output.c - what ask, shell and sql print: the answer, the rows, the
 ** verbose log, and the exit code. */
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -19,6 +21,8 @@ int cli_exit_code(askdb_status st)
     case ASKDB_ERR_LLM_UNREACHABLE:
     case ASKDB_ERR_UNSUPPORTED:
         return EXIT_MODEL;
+    case ASKDB_ERR_CANCELLED:
+        return EXIT_CANCELLED;
     default:
         return EXIT_NO_SQL;
     }
@@ -43,6 +47,46 @@ static int effective_format(const struct cli_opts *o)
     return isatty(STDOUT_FILENO) ? FMT_TABLE : FMT_CSV;
 }
 
+/*
+** Ctrl-C while a question runs stops it (askdb_agent_cancel only sets a
+** flag: safe in a signal handler); a second Ctrl-C is the default one.
+** The agent being asked is the one global of the command.
+*/
+static askdb_agent *volatile asking;
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+    if (interrupted) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    interrupted = 1;
+    askdb_agent_cancel(asking);
+}
+
+/* Ask with Ctrl-C turned into a cancel for the time of the question. */
+static askdb_status ask_interruptible(askdb_agent *ag, const char *question,
+                                      askdb_answer **a)
+{
+    struct sigaction sa, old;
+    askdb_status st;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    asking = ag;
+    interrupted = 0;
+    sigaction(SIGINT, &sa, &old);
+    if (old.sa_handler == SIG_IGN)   /* started to ignore it (nohup, &) */
+        sigaction(SIGINT, &old, NULL);
+    st = askdb_agent_ask(ag, question, a);
+    sigaction(SIGINT, &old, NULL);
+    asking = NULL;
+    return st;
+}
+
 int cli_answer(askdb_agent *ag, const struct cli_opts *o,
                const char *question)
 {
@@ -50,7 +94,7 @@ int cli_answer(askdb_agent *ag, const struct cli_opts *o,
     askdb_status st;
     int f = effective_format(o), i;
 
-    st = askdb_agent_ask(ag, question, &a);
+    st = ask_interruptible(ag, question, &a);
     if (o->cfg.stream && o->verbose)
         fputc('\n', stderr);
     if (!a) {

@@ -1543,6 +1543,32 @@ plan_task_model_unreachable_is_reported_as_such() {
 assert "Reply with JSON only" in user(0) and "for step 1 only" in user(1), user(1)[-300:]'
 }
 
+ctrl_c_cancels_the_question() {
+    # Ctrl-C while the model thinks: the question stops at once with its
+    # own exit code (130), not when the model would have answered.
+    copy_db
+    local pid t0 _
+    start_llm '[{"delay_ms": 20000, "content": "SELECT 1 AS one"}]'
+    (cd "$W" && exec env --default-signal=INT "$ASKDB" ask --llm-url "$URL" \
+        --model test --no-question-check shop.db "How many customers?") \
+        >"$T/out" 2>"$T/err" &
+    pid=$!
+    for _ in $(seq 1 200); do
+        [ -s "$LLMLOG" ] && break
+        sleep 0.05
+    done
+    [ -s "$LLMLOG" ] || fail "the model got no request"
+    t0=$(now_us)
+    kill -INT "$pid"
+    wait "$pid"
+    RC=$?
+    ELAPSED_MS=$((($(now_us) - t0) / 1000))
+    expect_rc 130
+    [ "$ELAPSED_MS" -lt 1000 ] || fail "ended $ELAPSED_MS ms after Ctrl-C"
+    expect_err_has "cancelled"
+    [ ! -s "$T/out" ] || fail "stdout not empty: $(head -c 200 "$T/out")"
+}
+
 # --------------------------------------------------------------------------
 # Runner
 # --------------------------------------------------------------------------
@@ -1587,6 +1613,7 @@ TESTS=(
     shell_follows_up_until_new
     plan_rows_with_accents_reach_the_model
     plan_task_model_unreachable_is_reported_as_such
+    ctrl_c_cancels_the_question
 )
 
 # The hardening tests (issue #13) live in a file of their own.
