@@ -256,11 +256,11 @@ man_page_renders_and_lists_every_option() {
     for c in NAME SYNOPSIS DESCRIPTION COMMANDS OPTIONS ENVIRONMENT "EXIT STATUS" FILES EXAMPLES "SEE ALSO"; do
         grep -qx "$c" "$T/man.txt" || fail "no section $c"
     done
-    for c in ask shell schema sql eval learn help version; do
+    for c in ask shell schema sql eval learn serve mcp help version; do
         grep -qE "^ +askdb $c( |$)" "$T/man.txt" || fail "command $c is not in the synopsis"
     done
     # Every option the command's help lists is in the man page.
-    for c in ask shell sql eval learn; do
+    for c in ask shell sql eval learn serve mcp; do
         "$ROOT/build/askdb" help "$c" >"$T/help.txt" 2>&1 || fail "askdb help $c failed"
         for o in $(grep -oE -- '(^|[ ,])--[a-z][a-z-]+' "$T/help.txt" | tr -d ' ,' | sort -u); do
             grep -qE -- "$o([^a-z-]|$)" "$T/man.txt" || fail "option $o (askdb help $c) is not in the man page"
