@@ -311,108 +311,130 @@ out:
     return rc;
 }
 
+/* Settle what the options and the environment leave open, and refuse
+** what may not run. 0, or -1 with the message printed. */
+static int settle(struct serve_opts *o)
+{
+    if (!o->token && getenv("ASKDB_SERVER_TOKEN") &&
+        *getenv("ASKDB_SERVER_TOKEN"))
+        o->token = getenv("ASKDB_SERVER_TOKEN");
+    if (!o->listen)
+        o->listen = "127.0.0.1:8080";
+    if (o->ndbs == 0) {
+        fprintf(stderr, "askdb serve: give at least one database (--db "
+                        "NAME=PATH or PATH)\n");
+        return -1;
+    }
+    if (!o->token && !o->insecure && !srv_is_loopback(o->listen)) {
+        fprintf(stderr, "askdb serve: %s is not a loopback address: set a "
+                        "token (--token or ASKDB_SERVER_TOKEN) so that only "
+                        "its holders can ask, or say --insecure-no-token\n",
+                o->listen);
+        return -1;
+    }
+    return 0;
+}
+
+/* The server's settings and locks from the options (the model loaded). */
+static void setup(struct server *s, const struct serve_opts *o)
+{
+    int local = strcmp(askdb_model_provider(s->model), "local") == 0;
+
+    s->token = o->token;
+    s->cors_origin = o->cors;
+    s->workers = o->workers ? (int)o->workers : local ? 1 : 4;
+    s->queue_max = o->queue ? (int)o->queue - 1 : 64;
+    s->per_client = o->per_client ? (int)o->per_client : 8;
+    s->max_convs = o->convs ? (int)o->convs : local ? 8 : 64;
+    s->max_body = o->max_body ? (size_t)o->max_body : 1048576;
+    s->wait_tail = &s->wait_head;
+    atomic_init(&s->stopping, 0);
+}
+
+/* The access log: stderr, none ("off"), or a file appended to. 0 or the
+** exit code (message printed). */
+static int open_access_log(struct server *s, const char *path)
+{
+    if (!path || strcmp(path, "-") == 0) {
+        s->access_log = stderr;
+        return 0;
+    }
+    if (strcmp(path, "off") == 0)
+        return 0;
+    if (askdb_output_refusal(path)) {
+        fprintf(stderr, "askdb serve: --access-log '%s': %s\n", path,
+                askdb_output_refusal(path));
+        return 2;
+    }
+    s->access_log = fopen(path, "a");
+    if (!s->access_log) {
+        fprintf(stderr, "askdb serve: cannot open --access-log '%s': %s\n",
+                path, strerror(errno));
+        return 2;
+    }
+    return 0;
+}
+
+/* MCP at /mcp: the same databases and the server's model. 0 or the exit
+** code (message printed). */
+static int open_mcp(struct server *s, const struct serve_opts *o,
+                    struct mcp_server **mcp)
+{
+    char err[512];
+    askdb_status st;
+
+    st = mcp_server_new(&s->cfg, o->ndbs, o->names, o->paths, mcp, err,
+                        sizeof err);
+    if (st) {
+        fprintf(stderr, "askdb serve: MCP: %s\n", err);
+        return cli_exit_code(st);
+    }
+    mcp_server_share_model(*mcp, s->model);
+    s->mcp = srv_mcp_new(*mcp);
+    return s->mcp ? 0 : 2;
+}
+
 int cmd_serve(int argc, char **argv)
 {
     struct serve_opts o;
     struct server s;
     struct mcp_server *mcp = NULL;
-    char err[512];
     askdb_status st;
     json_t *conf = NULL;
     char *owned[2 * MAX_DBS + 2];
-    int nowned = 0, rc, i, local;
+    int nowned = 0, rc, i;
 
     memset(&o, 0, sizeof o);
     memset(&s, 0, sizeof s);
     s.cfg = askdb_config_default();
+    pthread_mutex_init(&s.mu, NULL);
+    pthread_cond_init(&s.cv, NULL);
+    pthread_mutex_init(&s.log_mu, NULL);
     rc = parse(argc, argv, &o, &s.cfg, owned, &nowned);
-    if (rc)
-        goto done_parse;
-    if (o.config && read_config(&o, &conf, owned, &nowned)) {
+    if (rc == 0 && o.config && read_config(&o, &conf, owned, &nowned))
         rc = -1;
-        goto done_parse;
+    if (rc == 0) {
+        askdb_config_from_env(&s.cfg);
+        rc = settle(&o);
     }
-    askdb_config_from_env(&s.cfg);
-    if (!o.token && getenv("ASKDB_SERVER_TOKEN") &&
-        *getenv("ASKDB_SERVER_TOKEN"))
-        o.token = getenv("ASKDB_SERVER_TOKEN");
-    if (!o.listen)
-        o.listen = "127.0.0.1:8080";
-    if (o.ndbs == 0) {
-        fprintf(stderr, "askdb serve: give at least one database (--db "
-                        "NAME=PATH or PATH)\n");
-        rc = -1;
-        goto done_parse;
-    }
-    if (!o.token && !o.insecure && !srv_is_loopback(o.listen)) {
-        fprintf(stderr, "askdb serve: %s is not a loopback address: set a "
-                        "token (--token or ASKDB_SERVER_TOKEN) so that only "
-                        "its holders can ask, or say --insecure-no-token\n",
-                o.listen);
-        rc = -1;
-        goto done_parse;
-    }
-done_parse:
     if (rc) {
-        for (i = 0; i < nowned; i++)
-            free(owned[i]);
-        json_decref(conf);
-        return rc > 0 ? 0 : 2;
+        rc = rc > 0 ? 0 : 2;
+        goto out;
     }
-
     st = askdb_model_new(&s.cfg, &s.model);
     if (st) {
         fprintf(stderr, "askdb serve: %s\n", askdb_model_errmsg(s.model));
         rc = cli_exit_code(st);
         goto out;
     }
-    local = strcmp(askdb_model_provider(s.model), "local") == 0;
-    s.token = o.token;
-    s.cors_origin = o.cors;
-    s.workers = o.workers ? (int)o.workers : local ? 1 : 4;
-    s.queue_max = o.queue ? (int)o.queue - 1 : 64;
-    s.per_client = o.per_client ? (int)o.per_client : 8;
-    s.max_convs = o.convs ? (int)o.convs : local ? 8 : 64;
-    s.max_body = o.max_body ? (size_t)o.max_body : 1048576;
-    s.wait_tail = &s.wait_head;
-    atomic_init(&s.stopping, 0);
-    pthread_mutex_init(&s.mu, NULL);
-    pthread_cond_init(&s.cv, NULL);
-    pthread_mutex_init(&s.log_mu, NULL);
-    if (!o.access_log || strcmp(o.access_log, "-") == 0) {
-        s.access_log = stderr;
-    } else if (strcmp(o.access_log, "off") != 0) {
-        if (askdb_output_refusal(o.access_log)) {
-            fprintf(stderr, "askdb serve: --access-log '%s': %s\n",
-                    o.access_log, askdb_output_refusal(o.access_log));
-            rc = 2;
-            goto out;
-        }
-        s.access_log = fopen(o.access_log, "a");
-        if (!s.access_log) {
-            fprintf(stderr, "askdb serve: cannot open --access-log '%s': "
-                            "%s\n", o.access_log, strerror(errno));
-            rc = 2;
-            goto out;
-        }
-    }
-    rc = load_dbs(&s, &o);
-    if (rc)
-        goto out;
-    st = mcp_server_new(&s.cfg, o.ndbs, o.names, o.paths, &mcp, err,
-                        sizeof err);
-    if (st) {
-        fprintf(stderr, "askdb serve: MCP: %s\n", err);
-        rc = cli_exit_code(st);
-        goto out;
-    }
-    mcp_server_share_model(mcp, s.model);
-    s.mcp = srv_mcp_new(mcp);
-    if (!s.mcp) {
-        rc = 2;
-        goto out;
-    }
-    rc = srv_run(&s, o.listen);
+    setup(&s, &o);
+    rc = open_access_log(&s, o.access_log);
+    if (rc == 0)
+        rc = load_dbs(&s, &o);
+    if (rc == 0)
+        rc = open_mcp(&s, &o, &mcp);
+    if (rc == 0)
+        rc = srv_run(&s, o.listen);
 out:
     srv_mcp_free(s.mcp);
     mcp_server_free(mcp);
@@ -421,6 +443,9 @@ out:
     askdb_model_free(s.model);
     if (s.access_log && s.access_log != stderr)
         fclose(s.access_log);
+    pthread_mutex_destroy(&s.mu);
+    pthread_cond_destroy(&s.cv);
+    pthread_mutex_destroy(&s.log_mu);
     for (i = 0; i < nowned; i++)
         free(owned[i]);
     json_decref(conf);
