@@ -126,9 +126,19 @@ json_t *mcp_tools_list(struct mcp_server *srv, int version)
     json_array_foreach(tools, i, t) {
         json_t *os = json_object_get(t, "outputSchema"), *db;
 
-        if (json_object_get(os, "$ref"))
-            json_object_set_new(t, "outputSchema",
-                                json_loads(rows_schema, 0, NULL));
+        if (json_object_get(os, "$ref")) {
+            os = json_loads(rows_schema, 0, NULL);
+            /* ask's own fields beside the rows. */
+            if (os && strcmp(json_string_value(json_object_get(t, "name")),
+                             "ask") == 0) {
+                json_t *more = json_pack("{s:{s:s}, s:{s:s}}", "confidence",
+                                         "type", "number", "attempts",
+                                         "type", "array");
+                json_object_update(json_object_get(os, "properties"), more);
+                json_decref(more);
+            }
+            json_object_set_new(t, "outputSchema", os);
+        }
         props = json_object_get(json_object_get(t, "inputSchema"),
                                 "properties");
         db = json_object_get(props, "database");
