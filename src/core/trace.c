@@ -68,8 +68,6 @@ void trace_close(struct trace *t)
 void trace_write(struct trace *t, const char *step, json_t *ev)
 {
     char *line;
-    size_t n, off = 0;
-    ssize_t w;
 
     if (!t || !ev) {
         json_decref(ev);
@@ -79,23 +77,8 @@ void trace_write(struct trace *t, const char *step, json_t *ev)
     json_object_set_new(ev, "t_ms", json_real(now_ms() - t->t0));
     line = json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(ev);
-    if (!line)
-        return;
-    n = strlen(line);
-    line[n++] = '\n'; /* over json_dumps' NUL: the line and its end */
-    /* One write() for the whole line; more only after a short write
-    ** (a full disk, a signal), when the line is lost as a unit anyway. */
-    while (off < n) {
-        w = write(t->fd, line + off, n - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            if (!t->err)
-                t->err = w < 0 ? errno : EIO;
-            break;
-        }
-        off += (size_t)w;
-    }
+    if (line)
+        (void)trace_put(t, line, strlen(line));
     free(line);
 }
 

@@ -13,7 +13,7 @@ struct trace *trace_open(const char *path, const char **err);
 void trace_close(struct trace *t);
 
 /* Write ev (an object; consumed) with "t_ms" since the trace opened and
-** "step" added, as one line in one write(): nothing is buffered, so a
+** "step" added, as one line through trace_put(): nothing is buffered, so a
 ** crash loses nothing written before, and lines of other handles on the
 ** same file never interleave with it. */
 void trace_write(struct trace *t, const char *step, json_t *ev);
