@@ -105,13 +105,15 @@ askdb_status llm_shared_new(const askdb_config *cfg, struct llm_shared **out,
                             char *err, size_t errlen)
 {
     struct llm_shared *s;
+    const char *name;
     askdb_status rc;
     llm *m = NULL;
 
     *out = NULL;
+    name = cfg ? llm_choose(cfg) : NULL;
     /* local: the weights, loaded once; the others: one provider made and
     ** dropped, so that their settings are checked now. */
-    if (cfg && llm_choose(cfg) && strcmp(llm_choose(cfg), "local") == 0)
+    if (name && strcmp(name, "local") == 0)
         rc = llm_local_load(cfg, &m, err, errlen);
     else
         rc = llm_new(cfg, &m, err, errlen);
@@ -126,7 +128,7 @@ askdb_status llm_shared_new(const askdb_config *cfg, struct llm_shared **out,
         return ASKDB_ERR_NOMEM;
     }
     s->cfg = *cfg;
-    s->name = llm_choose(cfg);
+    s->name = name;
     if (strcmp(s->name, "local") == 0)
         s->loaded = m;
     else
