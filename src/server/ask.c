@@ -1,10 +1,8 @@
 /* ask.c - questions as jobs: the queue, the conversations, and the stream
 ** of events a job writes for its response (see server.h). */
-#define _GNU_SOURCE  /* POLLRDHUP */
 #include <errno.h>
 #include <jansson.h>
 #include <microhttpd.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>

@@ -179,21 +179,11 @@ static void request_id(struct MHD_Connection *c, char *out, size_t n)
 {
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
                                                 "X-Request-Id");
-    size_t i, len = h ? strlen(h) : 0;
 
-    if (len > 0 && len <= 64 && len < n) {
-        for (i = 0; i < len; i++)
-            if (!(h[i] == '-' || h[i] == '_' || h[i] == '.' ||
-                  (h[i] >= '0' && h[i] <= '9') ||
-                  (h[i] >= 'a' && h[i] <= 'z') ||
-                  (h[i] >= 'A' && h[i] <= 'Z')))
-                break;
-        if (i == len) {
-            memcpy(out, h, len + 1);
-            return;
-        }
-    }
-    srv_random_id(out);
+    if (srv_token_ok(h, n - 1 < 64 ? n - 1 : 64, "-_."))
+        memcpy(out, h, strlen(h) + 1);
+    else
+        srv_random_id(out);
 }
 
 static void client_addr(struct MHD_Connection *c, char *out, size_t n)

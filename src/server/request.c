@@ -36,19 +36,23 @@ static json_t *object_of(const char *body, size_t len, char *why, size_t n)
     return o;
 }
 
-/* Letters, digits, '-' and '_', 1 to SRV_MAX_CONV_ID bytes. */
-int srv_good_id(const char *s)
+int srv_token_ok(const char *s, size_t max, const char *extra)
 {
     size_t i;
 
     if (!s || !*s)
         return 0;
     for (i = 0; s[i]; i++)
-        if (i >= SRV_MAX_CONV_ID ||
+        if (i >= max ||
             !((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'z') ||
-              (s[i] >= 'A' && s[i] <= 'Z') || s[i] == '-' || s[i] == '_'))
+              (s[i] >= 'A' && s[i] <= 'Z') || strchr(extra, s[i])))
             return 0;
     return 1;
+}
+
+int srv_good_id(const char *s)
+{
+    return srv_token_ok(s, SRV_MAX_CONV_ID, "-_");
 }
 
 int srv_parse_ask(const char *body, size_t len, struct srv_ask_req *out,

@@ -42,6 +42,11 @@ int srv_parse_sql(const char *body, size_t len, struct srv_sql_req *out,
                   char *why, size_t n);
 void srv_req_free(struct srv_ask_req *r);
 
+/* Whether s is 1 to max bytes of ASCII letters, digits and the characters
+** of extra: the ids and names the API carries (never NUL, never a path's
+** '/'). */
+int srv_token_ok(const char *s, size_t max, const char *extra);
+
 /* Whether s is a good conversation id: letters, digits, '-', '_', 1 to
 ** SRV_MAX_CONV_ID bytes. */
 int srv_good_id(const char *s);

@@ -10,6 +10,7 @@
 #include "../cli/cli.h"
 #include "../mcp/server.h"
 #include "mcp_http.h"
+#include "request.h"
 #include "server.h"
 
 #define MAX_DBS 256
@@ -114,16 +115,7 @@ static int add_db(struct serve_opts *o, const char *arg, int with_name,
 /* A name the API can carry in a path: letters, digits, '-', '_', '.'. */
 static int good_name(const char *s)
 {
-    size_t i;
-
-    if (!*s || strlen(s) > 100)
-        return 0;
-    for (i = 0; s[i]; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'z') ||
-              (s[i] >= 'A' && s[i] <= 'Z') || s[i] == '-' || s[i] == '_' ||
-              s[i] == '.'))
-            return 0;
-    return 1;
+    return srv_token_ok(s, 100, "-_.");
 }
 
 /* Fill what the options left unset from the --config file (kept alive in

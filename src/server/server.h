@@ -18,11 +18,10 @@
 ** - A question is a job on a thread of its own. It first waits for one of
 **   srv.workers slots, in arrival order (a `queued` event tells its place),
 **   then asks the agent of its conversation. Its output (SSE events, or
-**   the one JSON document) is appended to the job's buffer; the
-**   connection's thread reads it out as the response body, waiting on the
-**   job's condition variable, and looks every 100 ms whether the client
-**   has gone (poll POLLRDHUP): then the question is cancelled
-**   (askdb_agent_cancel), generation and query stop.
+**   the one JSON document) goes into a stream (stream.h) that the
+**   connection's thread sends as the response body, looking every 100 ms
+**   whether the client has gone (poll POLLRDHUP): then the question is
+**   cancelled (askdb_agent_cancel), generation and query stop.
 ** - A conversation holds one agent (config.conversation on), so that a
 **   follow-up is read with the earlier questions; one question at a time
 **   runs on it. At most srv.max_convs are kept, the least recently used
