@@ -310,6 +310,16 @@ ASKDB_API void askdb_db_close(askdb_db *db);
 ASKDB_API const char *askdb_db_errmsg(const askdb_db *db);
 
 /*
+** The engine behind a handle ("sqlite", "postgresql", "mariadb", "duckdb"),
+** its version as the engine reports it ("" before it is known), and the
+** database argument fit to print: a URL without its password. All three
+** live as long as the handle.
+*/
+ASKDB_API const char *askdb_db_engine(const askdb_db *db);
+ASKDB_API const char *askdb_db_version(const askdb_db *db);
+ASKDB_API const char *askdb_db_label(const askdb_db *db);
+
+/*
 ** The schema exactly as the model sees it (CREATE TABLE text with foreign
 ** keys and sample values as comments). *out is the caller's (askdb_free).
 */

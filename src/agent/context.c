@@ -191,7 +191,7 @@ static int examples(struct agent_state *st)
         return 0;
     if (!ag->mem) {
         if (!ag->db_key)
-            ag->db_key = memory_db_key(ag->db->path);
+            ag->db_key = memory_db_key(ag->db->label);
         if (!ag->db_key)
             return 0;
         rc = memory_open(ag->cfg.memory_path, 0, &ag->mem, err, sizeof err);
@@ -257,7 +257,7 @@ static int build_first_message(struct agent_state *st)
         st->msgs[1].content = text;
         return 0;
     }
-    if (agent_push_msg(st, "system", strdup(prompt_system()))) {
+    if (agent_push_msg(st, "system", prompt_system(db_dialect(st->ag->db)))) {
         free(text);
         return -1;
     }

@@ -296,7 +296,8 @@ static void hint_syntax(struct buf *b, const char *sql, const char *msg)
 }
 
 void hint_write(struct buf *b, const struct db_schema *s, const char *sql,
-                askdb_error_class ec, const char *msg, int timeout_ms)
+                askdb_error_class ec, const char *msg, int timeout_ms,
+                const char *dialect)
 {
     switch (ec) {
     case ASKDB_EC_UNKNOWN_COLUMN:
@@ -314,8 +315,8 @@ void hint_write(struct buf *b, const struct db_schema *s, const char *sql,
                     "ATTACH, no second statement.\n");
         break;
     case ASKDB_EC_NO_SQL:
-        buf_puts(b, "Hint: answer with one SQLite query in a ```sql code "
-                    "block.\n");
+        buf_printf(b, "Hint: answer with one %s query in a ```sql code "
+                      "block.\n", dialect);
         break;
     case ASKDB_EC_EMPTY:
         buf_puts(b, "Hint: the query ran but returned no rows. Reconsider "
@@ -331,8 +332,8 @@ void hint_write(struct buf *b, const struct db_schema *s, const char *sql,
                    timeout_ms);
         break;
     case ASKDB_EC_RUNTIME:
-        buf_puts(b, "Hint: use only SQLite's built-in functions and check "
-                    "the arguments and types.\n");
+        buf_printf(b, "Hint: use only %s's built-in functions and check "
+                      "the arguments and types.\n", dialect);
         break;
     case ASKDB_EC_NONE:
     case ASKDB_EC_LLM:

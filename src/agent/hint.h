@@ -13,10 +13,12 @@
 **   unknown table  - the real tables, closest first;
 **   syntax         - the line and position of the error;
 **   empty result   - reconsider filters (spelling, case, formats), joins;
-**   and a short fixed hint for the other classes.
+**   and a short fixed hint for the other classes, naming the engine's SQL
+**   dialect ("SQLite", "PostgreSQL", ...).
 */
 void hint_write(struct buf *b, const struct db_schema *s, const char *sql,
-                askdb_error_class ec, const char *msg, int timeout_ms);
+                askdb_error_class ec, const char *msg, int timeout_ms,
+                const char *dialect);
 
 /* Edit distance between a and b, case-insensitive, capped at cap+1. */
 int hint_distance(const char *a, const char *b, int cap);

@@ -434,6 +434,8 @@ char *memory_db_key(const char *db_path)
         errno = ENOENT;
         return NULL;
     }
+    if (strstr(db_path, "://")) /* a server's URL, already without password */
+        return strdup(db_path);
     return realpath(db_path, NULL);
 }
 
@@ -583,10 +585,10 @@ int memory_learn(struct memory *m, askdb_db *db, const char *question,
         *nrows = 0;
     if (clean_pair(question, sql, &q, &s, err, errlen))
         return MEMORY_REJECTED;
-    key = memory_db_key(db->path);
+    key = memory_db_key(db->label);
     if (!key) {
         snprintf(err, errlen, "cannot resolve database path '%s': %s",
-                 db->path, strerror(errno));
+                 db->label, strerror(errno));
         rc = MEMORY_ERROR;
         goto out;
     }

@@ -8,9 +8,9 @@
 ** database (unless linking cut it down), so a provider that caches prompt
 ** prefixes (the local model, or a server) reuses it across questions.
 */
-static const char system_text[] =
-    "You are an expert SQLite analyst. You answer questions about a "
-    "database by writing one SQLite query.\n"
+static const char system_fmt[] =
+    "You are an expert %s analyst. You answer questions about a "
+    "database by writing one %s query.\n"
     "Rules:\n"
     "- Answer with the query only, in a ```sql code block.\n"
     "- Write exactly one read-only statement (SELECT or WITH).\n"
@@ -20,9 +20,13 @@ static const char system_text[] =
     "- Compare text values as they are spelled in the data (see the sample "
     "values in the schema comments).\n";
 
-const char *prompt_system(void)
+char *prompt_system(const char *dialect)
 {
-    return system_text;
+    struct buf b;
+
+    buf_init(&b, 0);
+    buf_printf(&b, system_fmt, dialect, dialect);
+    return buf_steal(&b);
 }
 
 static int set(const char *s)

@@ -5,7 +5,9 @@
 #include "core/buf.h"
 
 /* The system prompt (static text). */
-const char *prompt_system(void);
+/* The system message for a database whose SQL is dialect ("SQLite",
+** "PostgreSQL", ...); malloc()ed, NULL when out of memory. */
+char *prompt_system(const char *dialect);
 
 /*
 ** What goes into the first user message. NULL or "" parts are left out.

@@ -18,7 +18,7 @@ enum agent_outcome agent_step_repair(struct agent_state *st)
                         "unchanged.\n");
     else
         hint_write(&hint, st->schema, st->sql, st->ec, st->errbuf,
-                   db_timeout_ms(ag->db));
+                   db_timeout_ms(ag->db), db_dialect(ag->db));
     buf_init(&msg, 0);
     if (st->ec == ASKDB_EC_CHECK) {
         buf_puts(&msg, "This query ran, but its result looks wrong:\n```sql\n");

@@ -23,7 +23,7 @@ enum agent_outcome agent_step_schema(struct agent_state *st)
     if (st->schema->ntables == 0) {
         snprintf(st->errbuf, sizeof st->errbuf,
                  "database '%s' has no tables or views to ask about",
-                 ag->db->path);
+                 ag->db->label);
         st->fatal = ASKDB_ERR_DB_OPEN;
         return OUT_FATAL;
     }

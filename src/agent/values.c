@@ -814,7 +814,7 @@ static int build(askdb_db *db, const struct db_schema *s,
     return 0;
 sqlerr:
     snprintf(err, errlen, "cannot build the value index of '%s': %s",
-             db->path,
+             db->label,
              buf_err(&bd.fold) ? "out of memory"
              : bd.h           ? sqlite3_errmsg(bd.h)
                               : "out of memory");
@@ -1120,7 +1120,7 @@ int vindex_open(askdb_db *db, const struct vindex_opts *opt,
     }
     if (db_schema(db, &s)) {
         snprintf(err, errlen, "cannot index the values of '%s': %s",
-                 db->path, askdb_db_errmsg(db));
+                 db->label, askdb_db_errmsg(db));
         goto fail;
     }
     if (cache_file_checksum(db->path, sum, why, sizeof why) == 0) {

@@ -4,6 +4,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+static const struct {
+    const char *scheme;
+    const struct db_driver *drv;
+} schemes[] = {
+    {"sqlite", NULL}, /* sqlite:// is not a URL askdb reads: a path is */
+};
+
+const struct db_driver *db_pick(const char *path, char *err, size_t n)
+{
+    size_t k = db_url_scheme(path), i;
+
+    if (!k)
+        return &db_sqlite_driver;
+    for (i = 0; i < sizeof schemes / sizeof schemes[0]; i++)
+        if (strlen(schemes[i].scheme) == k &&
+            strncasecmp(path, schemes[i].scheme, k) == 0 && schemes[i].drv)
+            return schemes[i].drv;
+    snprintf(err, n,
+             "%.*s:// is not a database URL askdb reads (a path is an "
+             "SQLite file)",
+             (int)(k > 32 ? 32 : k), path);
+    return NULL;
+}
 
 askdb_status askdb_db_open(const char *path, const askdb_config *cfg,
                            askdb_db **out)
@@ -34,8 +59,14 @@ askdb_status askdb_db_open(const char *path, const askdb_config *cfg,
         return ASKDB_ERR_USAGE;
     }
     db->path = strdup(path);
-    if (!db->path)
+    db->label = db_redact(path);
+    if (!db->path || !db->label)
         return ASKDB_ERR_NOMEM;
+    db->drv = db_pick(path, db->errmsg, sizeof db->errmsg);
+    if (!db->drv) {
+        db->drv = &db_sqlite_driver; /* nothing opened: close is a no-op */
+        return ASKDB_ERR_USAGE;
+    }
     rc = db->drv->open(db, path);
     return rc;
 }
@@ -48,6 +79,7 @@ void askdb_db_close(askdb_db *db)
         db->drv->close(db);
     schema_free(&db->schema);
     free(db->path);
+    free(db->label);
     free(db);
 }
 
@@ -59,6 +91,26 @@ int db_timeout_ms(const askdb_db *db)
 size_t db_max_bytes(const askdb_db *db)
 {
     return db->max_bytes;
+}
+
+const char *askdb_db_engine(const askdb_db *db)
+{
+    return db ? db->drv->name : "";
+}
+
+const char *askdb_db_version(const askdb_db *db)
+{
+    return db ? db->version : "";
+}
+
+const char *askdb_db_label(const askdb_db *db)
+{
+    return db && db->label ? db->label : "";
+}
+
+const char *db_dialect(const askdb_db *db)
+{
+    return db->drv->dialect;
 }
 
 const char *askdb_db_errmsg(const askdb_db *db)

@@ -28,6 +28,9 @@ askdb_status db_run(askdb_db *db, const char *sql, askdb_result **out,
 ** default when it gave 0 or less (see askdb_db_open()). */
 int db_timeout_ms(const askdb_db *db);
 
+/* How prompts and hints name the engine's SQL ("SQLite", "PostgreSQL"). */
+const char *db_dialect(const askdb_db *db);
+
 /* The byte cap of a result (max_bytes, or its default). */
 size_t db_max_bytes(const askdb_db *db);
 

@@ -1,9 +1,13 @@
 /* driver.c - the helpers every database driver shares: results, errors, time. */
 #include "db/driver.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
+
+#include "core/buf.h"
 
 double db_now_ms(void)
 {
@@ -11,6 +15,54 @@ double db_now_ms(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+size_t db_url_scheme(const char *s)
+{
+    size_t i = 0;
+
+    while ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+           (i > 0 && ((s[i] >= '0' && s[i] <= '9') || s[i] == '+' ||
+                      s[i] == '-' || s[i] == '.')))
+        i++;
+    return i > 1 && strncmp(s + i, "://", 3) == 0 ? i : 0;
+}
+
+char *db_redact(const char *path)
+{
+    struct buf b;
+    const char *p, *at, *colon, *end, *q;
+    size_t k = db_url_scheme(path);
+
+    if (!k)
+        return strdup(path);
+    buf_init(&b, 0);
+    p = path + k + 3;
+    end = p + strcspn(p, "/?#");
+    at = NULL;
+    for (q = p; q < end; q++)
+        if (*q == '@')
+            at = q; /* the last '@' ends the user part */
+    buf_append(&b, path, (size_t)(p - path));
+    if (at) {
+        colon = memchr(p, ':', (size_t)(at - p));
+        buf_append(&b, p, (size_t)((colon ? colon : at) - p));
+        p = at;
+    }
+    /* The rest, with the value of each password= parameter dropped. */
+    while (*p) {
+        size_t pl = strcspn(p, "?&");
+        buf_append(&b, p, pl);
+        p += pl;
+        if (!*p)
+            break;
+        buf_putc(&b, *p++);
+        if (strncasecmp(p, "password=", 9) == 0) {
+            buf_puts(&b, "password=xxx");
+            p += strcspn(p, "&#");
+        }
+    }
+    return buf_steal(&b);
 }
 
 askdb_error_class db_classify(const char *msg)

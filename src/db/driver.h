@@ -21,7 +21,8 @@ struct db_err {
 };
 
 struct db_driver {
-    const char *name;
+    const char *name;    /* "sqlite", "postgresql", "mariadb", "duckdb" */
+    const char *dialect; /* the SQL's name in prompts and hints: "SQLite" */
     askdb_status (*open)(askdb_db *db, const char *path);
     void (*close)(askdb_db *db);
     askdb_status (*schema)(askdb_db *db, struct db_schema *out);
@@ -33,7 +34,10 @@ struct db_driver {
 struct askdb_db {
     const struct db_driver *drv;
     void *impl;
-    char *path;
+    char *path;          /* as given: a URL may hold a password */
+    char *label;         /* path, or URL without its password: the name
+                            for messages, traces, logs and memory keys */
+    char version[64];    /* engine version, filled by open */
     int query_timeout_ms;
     long max_rows;
     size_t max_bytes;
@@ -48,6 +52,24 @@ struct askdb_db {
 };
 
 extern const struct db_driver db_sqlite_driver;
+
+/*
+** (db.c) The engine a database argument names: a URL's scheme
+** (postgresql://, mariadb://, ...) or, for a path, its extension. NULL with
+** a message in err (size n) when the scheme is not one askdb speaks.
+*/
+const struct db_driver *db_pick(const char *path, char *err, size_t n);
+
+/* Length of a URL's scheme before "://" (4 for "http://x"), 0 when s is
+** not a URL. */
+size_t db_url_scheme(const char *s);
+
+/*
+** A copy of a database argument fit to print: a URL loses the password of
+** its user part ("user:secret@" -> "user@") and any password= parameter;
+** a path is kept. malloc()ed; NULL when out of memory.
+*/
+char *db_redact(const char *path);
 
 /* Classify an engine error message (e.g. "no such column: x"). */
 askdb_error_class db_classify(const char *msg);

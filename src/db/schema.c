@@ -21,6 +21,7 @@ void schema_free_table(struct db_table *t)
         for (k = 0; k < c->nsamples; k++)
             free(c->samples[k]);
         free(c->samples);
+        free(c->comment);
     }
     for (j = 0; j < t->nfks; j++) {
         free(t->fks[j].from);
@@ -33,6 +34,7 @@ void schema_free_table(struct db_table *t)
     free(t->fks);
     free(t->cols);
     free(t->name);
+    free(t->comment);
     memset(t, 0, sizeof *t);
 }
 
@@ -98,6 +100,17 @@ static void put_literal(struct buf *b, const char *s)
         buf_putc(b, (*s == '\n' || *s == '\r') ? ' ' : *s);
     }
     buf_putc(b, '\'');
+}
+
+/* A comment's text on one line, at most 200 bytes (cut at a character). */
+static void put_comment(struct buf *b, const char *s)
+{
+    size_t n = 0;
+
+    for (; *s && (n < 200 || ((unsigned char)*s & 0xC0) == 0x80); s++, n++)
+        buf_putc(b, (*s == '\n' || *s == '\r' || *s == '\t') ? ' ' : *s);
+    if (*s)
+        buf_puts(b, "...");
 }
 
 /* Is column j of a table shown? keep NULL = every column is. */
@@ -183,6 +196,11 @@ static void render_table(struct buf *b, const struct db_schema *s,
     int i, j, k, nlines, line = 0, pks = npk(t, NULL), kpks = npk(t, keep);
     int ncols = 0, nuniq = 0, nfk = 0;
 
+    if (t->comment && *t->comment) {
+        buf_puts(b, "-- ");
+        put_comment(b, t->comment);
+        buf_putc(b, '\n');
+    }
     buf_printf(b, "CREATE %s ", t->is_view ? "VIEW" : "TABLE");
     schema_put_ident(b, t->name);
     buf_puts(b, " (\n");
@@ -209,8 +227,12 @@ static void render_table(struct buf *b, const struct db_schema *s,
             buf_printf(b, " DEFAULT %s", c->dflt);
         if (++line < nlines)
             buf_putc(b, ',');
+        if (c->comment && *c->comment) {
+            buf_puts(b, " -- ");
+            put_comment(b, c->comment);
+        }
         if (c->nsamples) {
-            buf_puts(b, " -- e.g. ");
+            buf_puts(b, c->comment && *c->comment ? "; e.g. " : " -- e.g. ");
             for (j = 0; j < c->nsamples; j++) {
                 if (j)
                     buf_puts(b, ", ");
@@ -251,7 +273,10 @@ static void render_table(struct buf *b, const struct db_schema *s,
     }
     buf_puts(b, ");");
     if (t->rows >= 0)
-        buf_printf(b, " -- %s%ld row%s", t->rows_capped ? "over " : "",
+        buf_printf(b, " -- %s%ld row%s",
+                   t->rows_capped     ? "over "
+                   : t->rows_estimated ? "about "
+                                       : "",
                    t->rows, t->rows == 1 ? "" : "s");
     buf_putc(b, '\n');
 }

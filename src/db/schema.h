@@ -16,6 +16,7 @@ struct db_column {
     int pk;              /* 1-based position in the primary key, 0 = not */
     char **samples;      /* distinct sample text values */
     int nsamples;
+    char *comment;       /* the engine's comment on it (COMMENT ON), or NULL */
 };
 
 struct db_fkey {
@@ -35,6 +36,8 @@ struct db_table {
     int nuniques;
     long rows;           /* row count, -1 unknown (views) */
     int rows_capped;     /* rows is a lower bound */
+    int rows_estimated;  /* rows is the engine's statistics estimate */
+    char *comment;       /* the engine's comment on it, or NULL */
 };
 
 struct db_schema {

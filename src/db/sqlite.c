@@ -358,6 +358,7 @@ static askdb_status sq_open(askdb_db *db, const char *path)
     enum wal_state ws;
     int rc, flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX;
 
+    snprintf(db->version, sizeof db->version, "%s", sqlite3_libversion());
     if (stat(path, &st) != 0) {
         snprintf(db->errmsg, sizeof db->errmsg,
                  "cannot open database '%s': %s (askdb never creates "
@@ -1112,5 +1113,5 @@ out:
 }
 
 const struct db_driver db_sqlite_driver = {
-    "sqlite", sq_open, sq_close, sq_schema, sq_check, sq_run
+    "sqlite", "SQLite", sq_open, sq_close, sq_schema, sq_check, sq_run
 };

@@ -82,7 +82,7 @@ static void check_hint(const struct db_schema *s, const char *sql,
     struct buf b;
 
     buf_init(&b, 0);
-    hint_write(&b, s, sql, ec, msg, 5000);
+    hint_write(&b, s, sql, ec, msg, 5000, "SQLite");
     if (buf_err(&b) || (b.data && strlen(b.data) != b.len))
         abort();
     buf_free(&b);

@@ -637,6 +637,41 @@ static void zero_or_negative_limits_mean_the_defaults(void **state)
     askdb_db_close(db);
 }
 
+/* A URL's password never reaches a message: the label drops it, an
+** unknown scheme is a usage error naming only the scheme. */
+static void urls_lose_their_passwords(void **state)
+{
+    static const char *const cases[][2] = {
+        {"postgresql://ann:s3cret@db.example:5432/shop?sslmode=require",
+         "postgresql://ann@db.example:5432/shop?sslmode=require"},
+        {"mariadb://ann:p%40ss@h/shop", "mariadb://ann@h/shop"},
+        {"postgresql://h/shop?user=ann&password=s3cret&sslmode=disable",
+         "postgresql://h/shop?user=ann&password=xxx&sslmode=disable"},
+        {"postgresql://ann:a@b@h/x", "postgresql://ann@h/x"},
+        {"examples/shop.db", "examples/shop.db"},
+        {"/tmp/a:b@c.db", "/tmp/a:b@c.db"},
+    };
+    size_t i;
+    askdb_db *db = NULL;
+
+    (void)state;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *r = db_redact(cases[i][0]);
+        assert_non_null(r);
+        assert_string_equal(r, cases[i][1]);
+        free(r);
+    }
+    assert_int_equal(db_url_scheme("postgresql://x"), 10);
+    assert_int_equal(db_url_scheme("c:/x"), 0);
+    assert_int_equal(db_url_scheme("shop.db"), 0);
+    assert_int_equal(askdb_db_open("gopher://ann:s3cret@h/x", NULL, &db),
+                     ASKDB_ERR_USAGE);
+    assert_non_null(strstr(askdb_db_errmsg(db), "gopher://"));
+    assert_null(strstr(askdb_db_errmsg(db), "s3cret"));
+    assert_null(strstr(askdb_db_label(db), "s3cret"));
+    askdb_db_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -655,6 +690,7 @@ int main(void)
         cmocka_unit_test(huge_values_stop_at_the_byte_cap),
         cmocka_unit_test(rows_bigger_than_the_cap_stay_readable),
         cmocka_unit_test(zero_or_negative_limits_mean_the_defaults),
+        cmocka_unit_test(urls_lose_their_passwords),
     };
     return cmocka_run_group_tests_name("db", tests, setup,
                                        tmpdir_teardown);

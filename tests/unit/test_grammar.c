@@ -20,27 +20,27 @@
 /* A schema of our own: a column with a space, one named like a keyword,
 ** a table that needs quotes, and names shared by two tables. */
 static struct db_column emp_cols[] = {
-    {"id", "INTEGER", 0, NULL, 1, NULL, 0},
-    {"name", "TEXT", 0, NULL, 0, NULL, 0},
-    {"dept_id", "INTEGER", 0, NULL, 0, NULL, 0},
-    {"salary", "REAL", 0, NULL, 0, NULL, 0},
-    {"hired", "DATE", 0, NULL, 0, NULL, 0},
-    {"first name", "TEXT", 0, NULL, 0, NULL, 0},
-    {"order", "INTEGER", 0, NULL, 0, NULL, 0},
+    {"id", "INTEGER", 0, NULL, 1, NULL, 0, NULL},
+    {"name", "TEXT", 0, NULL, 0, NULL, 0, NULL},
+    {"dept_id", "INTEGER", 0, NULL, 0, NULL, 0, NULL},
+    {"salary", "REAL", 0, NULL, 0, NULL, 0, NULL},
+    {"hired", "DATE", 0, NULL, 0, NULL, 0, NULL},
+    {"first name", "TEXT", 0, NULL, 0, NULL, 0, NULL},
+    {"order", "INTEGER", 0, NULL, 0, NULL, 0, NULL},
 };
 static struct db_column dept_cols[] = {
-    {"id", "INTEGER", 0, NULL, 1, NULL, 0},
-    {"name", "TEXT", 0, NULL, 0, NULL, 0},
-    {"budget", "REAL", 0, NULL, 0, NULL, 0},
+    {"id", "INTEGER", 0, NULL, 1, NULL, 0, NULL},
+    {"name", "TEXT", 0, NULL, 0, NULL, 0, NULL},
+    {"budget", "REAL", 0, NULL, 0, NULL, 0, NULL},
 };
 static struct db_column item_cols[] = {
-    {"OrderId", "INTEGER", 0, NULL, 0, NULL, 0},
-    {"qty", "INTEGER", 0, NULL, 0, NULL, 0},
+    {"OrderId", "INTEGER", 0, NULL, 0, NULL, 0, NULL},
+    {"qty", "INTEGER", 0, NULL, 0, NULL, 0, NULL},
 };
 static struct db_table tables[] = {
-    {"employees", 0, emp_cols, 7, NULL, 0, NULL, 0, 10, 0},
-    {"departments", 0, dept_cols, 3, NULL, 0, NULL, 0, 3, 0},
-    {"Order Items", 0, item_cols, 2, NULL, 0, NULL, 0, 5, 0},
+    {"employees", 0, emp_cols, 7, NULL, 0, NULL, 0, 10, 0, 0, NULL},
+    {"departments", 0, dept_cols, 3, NULL, 0, NULL, 0, 3, 0, 0, NULL},
+    {"Order Items", 0, item_cols, 2, NULL, 0, NULL, 0, 5, 0, 0, NULL},
 };
 static const struct db_schema schema = {tables, 3};
 
