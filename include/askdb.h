@@ -719,6 +719,12 @@ typedef struct askdb_eval_options {
     int keep_distinct;       /* official --keep_distinct (default off) */
     askdb_eval_progress_fn progress;
     void *progress_ud;
+    const char *db_url;      /* ask this database instead of the SQLite
+                                file, "{db_id}" replaced by the item's
+                                db_id (the same data loaded into another
+                                engine); the gold SQL still runs on the
+                                SQLite file, so every engine is scored
+                                against one reference. NULL = the file */
 } askdb_eval_options;
 
 typedef struct askdb_eval askdb_eval;

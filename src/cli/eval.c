@@ -30,6 +30,10 @@ static const char usage_eval[] =
     "Suite:\n"
     "      --suite FILE      the questions (required)\n"
     "      --db-root DIR     databases are DIR/<db_id>/<db_id>.sqlite\n"
+    "      --db-url URL      ask this database instead, {db_id} replaced\n"
+    "                        (e.g. postgresql://u@127.0.0.1/{db_id}): the\n"
+    "                        same data in another engine; the gold SQL\n"
+    "                        still runs on the SQLite file\n"
     "      --tables FILE     Spider tables.json: warn about unknown db_ids\n"
     "      --db A,B          only these databases\n"
     "      --sample N        a fixed random sample of N items ...\n"
@@ -83,7 +87,7 @@ static const char usage_eval[] =
 
 enum {
     O_SUITE = 256, O_DB_ROOT, O_TABLES, O_LIMIT, O_SAMPLE, O_SEED, O_DB,
-    O_JOBS, O_OUT, O_REPORT, O_RESUME, O_KEEP_DISTINCT, O_PROVIDER,
+    O_JOBS, O_OUT, O_REPORT, O_RESUME, O_KEEP_DISTINCT, O_DB_URL, O_PROVIDER,
     O_LLM_URL, O_MODEL, O_API_KEY, O_TEMPERATURE, O_MAX_TOKENS, O_MODEL_SEED,
     O_LLM_TIMEOUT, O_RETRIES, O_MAX_ATTEMPTS, O_TIMEOUT, O_MAX_ROWS,
     O_MAX_BYTES, O_TRACE, O_THREADS, O_NO_GRAMMAR, O_SAMPLE_DBS, O_PER_DB,
@@ -105,6 +109,7 @@ static const struct option eval_opts[] = {
     {"report", required_argument, NULL, O_REPORT},
     {"resume", no_argument, NULL, O_RESUME},
     {"keep-distinct", no_argument, NULL, O_KEEP_DISTINCT},
+    {"db-url", required_argument, NULL, O_DB_URL},
     {"provider", required_argument, NULL, O_PROVIDER},
     {"llm-url", required_argument, NULL, O_LLM_URL},
     {"model", required_argument, NULL, O_MODEL},
@@ -182,6 +187,7 @@ static int parse(int argc, char **argv, struct eval_cli *c)
         case O_REPORT: c->report = optarg; break;
         case O_RESUME: c->eo.resume = 1; break;
         case O_KEEP_DISTINCT: c->eo.keep_distinct = 1; break;
+        case O_DB_URL: c->eo.db_url = optarg; break;
         case O_PROVIDER: c->cfg.provider = optarg; break;
         case O_LLM_URL: c->cfg.llm_url = optarg; break;
         case O_MODEL: c->cfg.model = optarg; break;

@@ -61,11 +61,11 @@ static void set_bad(json_t *rec, const char *bad, const char *msg)
     jsonx_set_str(rec, "message", msg);
 }
 
-askdb_status eval_item(askdb_agent *ag, const struct suite_item *it,
-                       int keep_distinct, json_t *rec, char *errmsg,
-                       size_t errlen)
+askdb_status eval_item(askdb_agent *ag, askdb_db *gold_db,
+                       const struct suite_item *it, int keep_distinct,
+                       json_t *rec, char *errmsg, size_t errlen)
 {
-    askdb_db *db = askdb_agent_db(ag);
+    askdb_db *db = gold_db ? gold_db : askdb_agent_db(ag);
     askdb_result *gr = NULL, *own = NULL;
     const askdb_result *pr = NULL;
     askdb_answer *a = NULL;
@@ -250,12 +250,31 @@ static int stopped(askdb_eval *ev)
     return s;
 }
 
-/* All items of one database with one agent. */
+char *eval_db_url(const char *tmpl, const char *db_id)
+{
+    static const char key[] = "{db_id}";
+    struct buf b;
+    const char *p;
+
+    buf_init(&b, 0);
+    while ((p = strstr(tmpl, key)) != NULL) {
+        buf_append(&b, tmpl, (size_t)(p - tmpl));
+        buf_puts(&b, db_id);
+        tmpl = p + sizeof key - 1;
+    }
+    buf_puts(&b, tmpl);
+    return buf_steal(&b);
+}
+
+/* All items of one database with one agent. With --db-url the agent asks
+** the database the URL names (the same data in another engine) and the
+** gold still runs on the SQLite file: one reference for every engine. */
 static void run_group(askdb_eval *ev, const struct eval_group *g)
 {
     askdb_agent *ag = NULL;
+    askdb_db *gold_db = NULL;
     const char *bad = NULL;
-    char msg[1024] = "";
+    char msg[1024] = "", *url = NULL;
     struct stat sb;
     askdb_status st;
     long k;
@@ -263,6 +282,22 @@ static void run_group(askdb_eval *ev, const struct eval_group *g)
     if (g->db_path && (stat(g->db_path, &sb) != 0 || !S_ISREG(sb.st_mode))) {
         bad = REC_BAD_MISSING_DB;
         set_msg(msg, sizeof msg, "no database file '%s'", g->db_path);
+    } else if (g->db_path && ev->opt.db_url && g->n > 0) {
+        url = eval_db_url(ev->opt.db_url,
+                          ev->suite.items[g->items[0]].db_id);
+        st = url ? askdb_db_open(g->db_path, &ev->cfg, &gold_db)
+                 : ASKDB_ERR_NOMEM;
+        if (st == ASKDB_OK)
+            st = askdb_agent_new(&ev->cfg, url, &ag);
+        if (st == ASKDB_ERR_DB_OPEN) {
+            bad = REC_BAD_DB;
+            set_msg(msg, sizeof msg, "%s",
+                    ag ? askdb_agent_errmsg(ag) : askdb_db_errmsg(gold_db));
+        } else if (st) {
+            stop_run(ev, st, ag ? askdb_agent_errmsg(ag)
+                                : askdb_db_errmsg(gold_db));
+            goto out;
+        }
     } else if (g->db_path) {
         st = askdb_agent_new(&ev->cfg, g->db_path, &ag);
         if (st == ASKDB_ERR_DB_OPEN) {
@@ -270,8 +305,7 @@ static void run_group(askdb_eval *ev, const struct eval_group *g)
             set_msg(msg, sizeof msg, "%s", askdb_agent_errmsg(ag));
         } else if (st) {
             stop_run(ev, st, askdb_agent_errmsg(ag));
-            askdb_agent_free(ag);
-            return;
+            goto out;
         }
     }
     for (k = 0; k < g->n && !stopped(ev); k++) {
@@ -288,8 +322,8 @@ static void run_group(askdb_eval *ev, const struct eval_group *g)
             set_bad(rec, bad ? bad : REC_BAD_MALFORMED,
                     bad ? msg : "no database");
         } else {
-            st = eval_item(ag, it, ev->opt.keep_distinct, rec, err,
-                           sizeof err);
+            st = eval_item(ag, gold_db, it, ev->opt.keep_distinct, rec,
+                           err, sizeof err);
             if (st) {
                 json_decref(rec);
                 stop_run(ev, st, err);
@@ -298,7 +332,10 @@ static void run_group(askdb_eval *ev, const struct eval_group *g)
         }
         finish_item(ev, it, rec);
     }
+out:
     askdb_agent_free(ag);
+    askdb_db_close(gold_db);
+    free(url);
 }
 
 static void *worker(void *arg)
@@ -498,7 +535,8 @@ askdb_status askdb_eval_new(const askdb_config *cfg,
         own(ev, &ev->cfg.model) || own(ev, &ev->cfg.api_key) ||
         own(ev, &ev->cfg.trace_path) || own(ev, &ev->opt.suite_path) ||
         own(ev, &ev->opt.db_root) || own(ev, &ev->opt.tables_path) ||
-        own(ev, &ev->opt.dbs) || own(ev, &ev->opt.out_path))
+        own(ev, &ev->opt.dbs) || own(ev, &ev->opt.out_path) ||
+        own(ev, &ev->opt.db_url))
         return ASKDB_ERR_NOMEM;
 
     rc = ASKDB_ERR_USAGE;

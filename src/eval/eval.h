@@ -60,13 +60,18 @@ struct askdb_eval {
 };
 
 /*
-** Score one item with an agent over its database: run the gold SQL, ask
-** the question, compare. Fills rec (from rec_new()). Returns ASKDB_OK
+** Score one item with an agent over its database: run the gold SQL (on
+** gold_db when not NULL, else on the agent's database), ask the question,
+** compare. Fills rec (from rec_new()). Returns ASKDB_OK
 ** (rec complete, possibly a bad item), or a status that must stop the run
 ** (model unreachable, out of memory) with the reason in errmsg.
 */
-askdb_status eval_item(askdb_agent *ag, const struct suite_item *it,
-                       int keep_distinct, json_t *rec, char *errmsg,
-                       size_t errlen);
+askdb_status eval_item(askdb_agent *ag, askdb_db *gold_db,
+                       const struct suite_item *it, int keep_distinct,
+                       json_t *rec, char *errmsg, size_t errlen);
+
+/* The database URL for db_id: tmpl with each "{db_id}" replaced.
+** malloc()ed, NULL when out of memory. */
+char *eval_db_url(const char *tmpl, const char *db_id);
 
 #endif

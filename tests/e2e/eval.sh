@@ -446,6 +446,29 @@ out_report_and_trace_never_write_a_database() {
     [ ! -e "$T/dbs/store.db.tmp" ] || fail "a report .tmp was left"
 }
 
+# --db-url asks another copy of the data (another engine, in real use)
+# while the gold runs on the SQLite file: a copy that lost one customer
+# turns the right count wrong; a URL askdb cannot read stops the run.
+db_url_asks_elsewhere_gold_stays() {
+    make_root
+    mkdir -p "$T/copies"
+    cp "$SHOP_DB" "$T/copies/shop.same"
+    cp "$SHOP_DB" "$T/copies/shop.less"
+    "$PY" -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("PRAGMA foreign_keys=OFF"); c.execute("DELETE FROM customers WHERE id=(SELECT max(id) FROM customers)"); c.commit()' "$T/copies/shop.less"
+    start_llm "$(shop_script)"
+    run eval --suite "$SUITE" --db-root root --db-url 'copies/{db_id}.same' --limit 1 --llm-url "$URL" "${SHOP_ARGS[@]}" -q
+    expect_rc 0
+    grep -q '^EX 1/1 = 100.0%' "$T/out" || fail "same copy: $(head -n1 "$T/out")"
+    start_llm "$(shop_script)"
+    run eval --suite "$SUITE" --db-root root --db-url 'copies/{db_id}.less' --limit 1 --llm-url "$URL" "${SHOP_ARGS[@]}" -q
+    expect_rc 0
+    grep -q '^EX 0/1 = 0.0%' "$T/out" || fail "smaller copy: $(head -n1 "$T/out")"
+    run eval --suite "$SUITE" --db-root root --db-url 'gopher://u:s3cret@h/{db_id}' --limit 1 --llm-url "$URL" "${SHOP_ARGS[@]}" -q
+    [ "$RC" != 0 ] || fail "an unknown URL scheme was accepted"
+    grep -q 'gopher:// is not a database URL' "$T/err" || fail "unknown scheme: $(cat "$T/err")"
+    ! grep -q s3cret "$T/err" "$T/out" || fail "the password was printed"
+}
+
 help_lists_eval() {
     run help
     grep -q '^  eval --suite FILE ' "$T/out" || fail "eval not in help"
@@ -459,7 +482,8 @@ TESTS=(spider_suite_scores_exactly report_is_self_contained_and_escaped
        json_lines_suite_with_paths sample_is_fixed_by_seed jobs_run_databases_in_parallel
        local_model_runs_one_job distinct_removed_unless_keep_distinct
        model_unreachable_stops_with_exit_4 usage_errors_exit_2
-       out_report_and_trace_never_write_a_database help_lists_eval)
+       out_report_and_trace_never_write_a_database db_url_asks_elsewhere_gold_stays
+       help_lists_eval)
 
 PASSED=0
 FAILED=0

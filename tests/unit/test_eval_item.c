@@ -70,7 +70,7 @@ static void answer_without_attempts_is_scored(void **state)
     it.difficulty = "easy";
     rec = rec_new(&it);
     assert_non_null(rec);
-    assert_int_equal(eval_item(ag, &it, 0, rec, err, sizeof err), ASKDB_OK);
+    assert_int_equal(eval_item(ag, NULL, &it, 0, rec, err, sizeof err), ASKDB_OK);
     assert_string_equal(jsonx_str(rec, "class"), REC_NO_SQL);
     assert_non_null(strstr(jsonx_str(rec, "message"), "schema"));
     assert_int_equal(jsonx_int(rec, "attempts", -1), 0);
