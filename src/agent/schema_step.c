@@ -35,7 +35,8 @@ enum agent_outcome agent_step_schema(struct agent_state *st)
     /* Constrained decoding: the model can then only write one read-only
     ** statement over this database's own names. */
     if (llm_supports_grammar(ag->model) && !ag->cfg.no_grammar) {
-        ag->grammar = sqlx_grammar(st->schema);
+        ag->grammar = sqlx_grammar_dialect(
+            st->schema, sqlx_dialect_of(db_dialect(ag->db)));
         if (!ag->grammar)
             return agent_nomem(st);
     }

@@ -163,6 +163,82 @@ static const char *const functions[] = {
     "json_quote", NULL
 };
 
+/* PostgreSQL's common built-ins (aggregate, window, string, number,
+** date). Those with their own syntax inside the parentheses
+** (EXTRACT(f FROM x) aside, which the rules know) are left out. */
+static const char *const functions_pg[] = {
+    "avg", "count", "max", "min", "sum", "string_agg", "array_agg",
+    "bool_and", "bool_or", "every", "stddev", "stddev_pop", "stddev_samp",
+    "variance", "var_pop", "var_samp", "corr",
+    "row_number", "rank", "dense_rank", "percent_rank", "cume_dist",
+    "ntile", "lag", "lead", "first_value", "last_value", "nth_value",
+    "abs", "ceil", "ceiling", "floor", "round", "trunc", "mod", "power",
+    "sqrt", "cbrt", "exp", "ln", "log", "log10", "sign", "random", "pi",
+    "degrees", "radians", "div", "width_bucket",
+    "greatest", "least", "coalesce", "nullif",
+    "length", "char_length", "character_length", "octet_length", "lower",
+    "upper", "initcap", "substr", "trim", "ltrim", "rtrim", "btrim",
+    "replace", "concat", "concat_ws", "left", "right", "strpos", "split_part",
+    "lpad", "rpad", "repeat", "reverse", "format", "md5", "translate",
+    "regexp_replace", "regexp_match", "starts_with", "ascii", "chr",
+    "to_char", "to_date", "to_timestamp", "to_number", "date_part",
+    "date_trunc", "age", "now", "make_date", "make_timestamp",
+    "justify_days", "clock_timestamp", "isfinite", NULL
+};
+
+/* MariaDB's and MySQL's common built-ins. */
+static const char *const functions_my[] = {
+    "avg", "count", "max", "min", "sum", "group_concat", "bit_and",
+    "bit_or", "std", "stddev", "stddev_pop", "stddev_samp", "variance",
+    "var_pop", "var_samp", "json_arrayagg", "json_objectagg",
+    "row_number", "rank", "dense_rank", "percent_rank", "cume_dist",
+    "ntile", "lag", "lead", "first_value", "last_value", "nth_value",
+    "abs", "ceil", "ceiling", "floor", "round", "truncate", "mod", "pow",
+    "power", "sqrt", "exp", "ln", "log", "log10", "log2", "sign", "rand",
+    "pi", "degrees", "radians", "greatest", "least", "coalesce", "ifnull",
+    "nullif", "if", "isnull",
+    "length", "char_length", "character_length", "lower", "upper",
+    "lcase", "ucase", "substr", "substring", "substring_index", "trim",
+    "ltrim", "rtrim", "replace", "concat", "concat_ws", "left", "right",
+    "locate", "instr", "lpad", "rpad", "repeat", "reverse", "format",
+    "md5", "ascii", "char", "field", "find_in_set", "regexp_replace",
+    "date", "time", "year", "month", "day", "dayofmonth", "dayofweek",
+    "dayofyear", "week", "weekday", "quarter", "hour", "minute", "second",
+    "monthname", "dayname", "date_format", "str_to_date", "datediff",
+    "timediff", "to_days", "from_days", "last_day", "makedate", "now",
+    "curdate", "curtime", "current_date", "unix_timestamp",
+    "from_unixtime", NULL
+};
+
+/* DuckDB's common built-ins. */
+static const char *const functions_duck[] = {
+    "avg", "count", "max", "min", "sum", "string_agg", "group_concat",
+    "list", "array_agg", "bool_and", "bool_or", "median", "mode",
+    "quantile_cont", "quantile_disc", "stddev", "stddev_pop",
+    "stddev_samp", "variance", "var_pop", "var_samp", "corr", "arg_max",
+    "arg_min", "max_by", "min_by", "first", "last", "any_value",
+    "count_if", "product", "bit_and", "bit_or",
+    "row_number", "rank", "dense_rank", "percent_rank", "cume_dist",
+    "ntile", "lag", "lead", "first_value", "last_value", "nth_value",
+    "abs", "ceil", "ceiling", "floor", "round", "trunc", "mod", "pow",
+    "power", "sqrt", "cbrt", "exp", "ln", "log", "log10", "log2", "sign",
+    "random", "pi", "degrees", "radians", "greatest", "least", "coalesce",
+    "ifnull", "nullif", "if", "iif",
+    "length", "char_length", "strlen", "lower", "upper", "lcase", "ucase",
+    "substr", "substring", "trim", "ltrim", "rtrim", "replace", "concat",
+    "concat_ws", "left", "right", "instr", "strpos", "position",
+    "contains", "starts_with", "ends_with", "prefix", "suffix",
+    "split_part", "lpad", "rpad", "repeat", "reverse", "format", "printf",
+    "md5", "ascii", "chr", "regexp_matches", "regexp_replace",
+    "regexp_extract", "string_split", "list_contains",
+    "date_part", "datepart", "date_trunc", "datetrunc", "date_diff",
+    "datediff", "date_add", "date_sub", "strftime", "strptime", "year",
+    "month", "day", "dayofweek", "dayofyear", "week", "quarter", "hour",
+    "minute", "second", "monthname", "dayname", "last_day", "make_date",
+    "make_timestamp", "epoch", "to_timestamp", "age", "now", "today",
+    "current_date", "try_cast", NULL
+};
+
 /*
 ** What a word at an operand may go on with; a trie node holds a set of
 ** these. The strings are GBNF, '@' standing for the mode suffix.
@@ -174,14 +250,17 @@ enum {
     W_CASE = 8,
     W_CAST = 16,
     W_EXISTS = 32,
-    W_QUAL = 64     /* a table name: "." and a column */
+    W_QUAL = 64,    /* a table name: "." and a column */
+    W_EXTRACT = 128, /* EXTRACT(field FROM expr) (not SQLite) */
+    W_INTERVAL = 256 /* INTERVAL '1 day' / INTERVAL 3 DAY (not SQLite) */
 };
 
 static const char *const word_tail[] = {
     "", "fn-call@", "not-body@", "sp case-body@", "ws \"(\" cast-body@",
-    "ws \"(\" exists-body@", "\".\" col-or-star"
+    "ws \"(\" exists-body@", "\".\" col-or-star",
+    "ws \"(\" extract-body@", "sp interval-body"
 };
-#define NTAILS 7
+#define NTAILS 9
 
 static const struct {
     const char *word;
@@ -192,6 +271,30 @@ static const struct {
     {"false", W_DONE}, {"current_date", W_DONE}, {"current_time", W_DONE},
     {"current_timestamp", W_DONE}, {NULL, 0}
 };
+
+/* The words the other dialects add at an operand. */
+static const struct {
+    const char *word;
+    int kind;
+} operand_words_ext[] = {
+    {"extract", W_EXTRACT}, {"interval", W_INTERVAL}, {NULL, 0}
+};
+
+/*
+** What the other dialects add to the rules, appended to the SQLite
+** grammar (which stays as it was, byte for byte): EXTRACT and INTERVAL,
+** ILIKE (PostgreSQL, DuckDB) and the postfix cast x::type (PostgreSQL,
+** DuckDB), the latter two through ext-op, an alternative of expr-rest.
+*/
+static const char rules_ext_moded[] =
+    "extract-body@ ::= ws type-word sp kw-from sp expr@ ws \")\"\n";
+static const char rules_ext_shared[] =
+    "interval-body ::= string | number sp type-word\n";
+static const char rules_pg_moded[] =
+    "ext-op@ ::= ws \"::\" ws type-name | sp (kw-not sp)? kw-ilike sp"
+    " value@\n";
+static const char rules_pg_shared[] =
+    "kw-ilike ::= [iI] [lL] [iI] [kK] [eE]\n";
 
 /* ---- the rules ---------------------------------------------------------- */
 
@@ -711,9 +814,15 @@ static void tries_list(struct tries *t, struct trie *all[NTRIES])
     all[7] = &t->words_w;
 }
 
-/* Fill the tries from the schema. Returns -1 when out of memory. */
-static int build_tries(const struct db_schema *s, struct tries *t)
+/* Fill the tries from the schema and the dialect's words. Returns -1
+** when out of memory. */
+static int build_tries(const struct db_schema *s, enum sqlx_dialect d,
+                       struct tries *t)
 {
+    const char *const *fns = d == SQLX_POSTGRES ? functions_pg
+                             : d == SQLX_MARIADB ? functions_my
+                             : d == SQLX_DUCKDB  ? functions_duck
+                                                 : functions;
     static const char *const implicit[] = {"rowid", "oid", "_rowid_",
                                            NULL};
     struct trie *all[NTRIES];
@@ -740,7 +849,7 @@ static int build_tries(const struct db_schema *s, struct tries *t)
     }
     for (k = implicit; *k; k++)
         trie_add(&t->words, 0, *k, 0, 0, W_DONE);
-    for (k = functions; *k; k++) {
+    for (k = fns; *k; k++) {
         trie_add(&t->words, 0, *k, 0, 0, W_FUNC);
         trie_add(&t->words_w, 0, *k, 0, 0, W_FUNC);
     }
@@ -749,6 +858,12 @@ static int build_tries(const struct db_schema *s, struct tries *t)
                  operand_words[i].kind);
         trie_add(&t->words_w, 0, operand_words[i].word, 0, 0,
                  operand_words[i].kind);
+    }
+    for (i = 0; d != SQLX_SQLITE && operand_words_ext[i].word; i++) {
+        trie_add(&t->words, 0, operand_words_ext[i].word, 0, 0,
+                 operand_words_ext[i].kind);
+        trie_add(&t->words_w, 0, operand_words_ext[i].word, 0, 0,
+                 operand_words_ext[i].kind);
     }
     tries_list(t, all);
     for (i = 0; i < NTRIES; i++)
@@ -791,7 +906,52 @@ static void emit_quoted(struct buf *b, const struct tries *t)
     buf_puts(b, have_st ? " | db-table-s \".\" col-or-star\n" : "\n");
 }
 
+enum sqlx_dialect sqlx_dialect_of(const char *name)
+{
+    if (!name)
+        return SQLX_SQLITE;
+    if (strcmp(name, "PostgreSQL") == 0)
+        return SQLX_POSTGRES;
+    if (strcmp(name, "MariaDB") == 0 || strcmp(name, "MySQL") == 0)
+        return SQLX_MARIADB;
+    if (strcmp(name, "DuckDB") == 0)
+        return SQLX_DUCKDB;
+    return SQLX_SQLITE;
+}
+
+/* The moded rules, with the dialect's extra operators (ext-op) as one
+** more alternative of expr-rest for PostgreSQL and DuckDB. */
+static void put_moded(struct buf *b, enum sqlx_dialect d, const char *mode)
+{
+    static const char rest[] = "| sp (sym-op ws value@ | op-word@)";
+    const char *at = strstr(rules_moded, rest);
+    char *head;
+    size_t n;
+
+    if ((d != SQLX_POSTGRES && d != SQLX_DUCKDB) || !at) {
+        put_subst(b, rules_moded, "", mode);
+        return;
+    }
+    n = (size_t)(at - rules_moded) + sizeof rest - 1;
+    head = malloc(n + 1);
+    if (!head) {
+        b->err = BUF_ENOMEM;
+        return;
+    }
+    memcpy(head, rules_moded, n);
+    head[n] = '\0';
+    put_subst(b, head, "", mode);
+    free(head);
+    put_subst(b, " | ext-op@", "", mode);
+    put_subst(b, rules_moded + n, "", mode);
+}
+
 char *sqlx_grammar(const struct db_schema *s)
+{
+    return sqlx_grammar_dialect(s, SQLX_SQLITE);
+}
+
+char *sqlx_grammar_dialect(const struct db_schema *s, enum sqlx_dialect d)
 {
     struct tries t;
     struct trie *all[NTRIES];
@@ -805,11 +965,21 @@ char *sqlx_grammar(const struct db_schema *s)
     for (i = 0; i < NTRIES; i++)
         if (trie_init(all[i]))
             goto out;
-    if (build_tries(s, &t))
+    if (build_tries(s, d, &t))
         goto out;
     buf_puts(&b, rules_shared);
-    put_subst(&b, rules_moded, "", "");
-    put_subst(&b, rules_moded, "", "-w");
+    put_moded(&b, d, "");
+    put_moded(&b, d, "-w");
+    if (d != SQLX_SQLITE) {
+        buf_puts(&b, rules_ext_shared);
+        put_subst(&b, rules_ext_moded, "", "");
+        put_subst(&b, rules_ext_moded, "", "-w");
+    }
+    if (d == SQLX_POSTGRES || d == SQLX_DUCKDB) {
+        buf_puts(&b, rules_pg_shared);
+        put_subst(&b, rules_pg_moded, "", "");
+        put_subst(&b, rules_pg_moded, "", "-w");
+    }
     put_subst(&b, rules_tail, "", "");
     put_subst(&b, rules_tail, "", "-w");
     put_subst(&b, rules_tail, "-a", "");

@@ -23,4 +23,20 @@ struct db_schema;
 */
 char *sqlx_grammar(const struct db_schema *s);
 
+/* The SQL dialects the grammar knows: functions and syntax differ. */
+enum sqlx_dialect { SQLX_SQLITE, SQLX_POSTGRES, SQLX_MARIADB, SQLX_DUCKDB };
+
+/* The dialect a driver names ("SQLite", "PostgreSQL", "MariaDB",
+** "DuckDB"); SQLite for NULL or any other name. */
+enum sqlx_dialect sqlx_dialect_of(const char *name);
+
+/*
+** sqlx_grammar() for a dialect: its built-in functions instead of
+** SQLite's and, beyond SQLite, EXTRACT(field FROM x) and INTERVAL
+** literals; PostgreSQL and DuckDB also x::type and [NOT] ILIKE. Quoting
+** is the same ("name" is standard; MariaDB runs in ANSI mode). The SQLite
+** grammar is exactly sqlx_grammar()'s.
+*/
+char *sqlx_grammar_dialect(const struct db_schema *s, enum sqlx_dialect d);
+
 #endif

@@ -195,6 +195,86 @@ static void expect(struct llama_sampler *g, const char *const *sqls,
     }
 }
 
+/* Each dialect takes its own functions and syntax, and refuses the
+** others' where they differ; SQLite's grammar is the one it always was. */
+static void dialects_take_their_own_sql(void **state)
+{
+    static const char *const pg_ok[] = {
+        "SELECT extract(year FROM hired) AS y, count(*) FROM employees "
+        "GROUP BY 1",
+        "SELECT name FROM employees WHERE name ILIKE 'a%'",
+        "SELECT salary::int FROM employees",
+        "SELECT date_trunc('month', hired), string_agg(name, ', ') FROM "
+        "employees GROUP BY 1",
+        "SELECT name FROM employees WHERE hired > now() - interval '30 days'",
+        NULL
+    };
+    static const char *const pg_no[] = {
+        "SELECT strftime('%Y', hired) FROM employees",
+        "SELECT julianday(hired) FROM employees",
+        NULL
+    };
+    static const char *const my_ok[] = {
+        "SELECT year(hired), group_concat(name) FROM employees GROUP BY 1",
+        "SELECT date_format(hired, '%Y-%m') FROM employees",
+        "SELECT extract(month FROM hired) FROM employees",
+        NULL
+    };
+    static const char *const my_no[] = {
+        "SELECT salary::int FROM employees",
+        "SELECT name FROM employees WHERE name ILIKE 'a%'",
+        NULL
+    };
+    static const char *const sq_no[] = {
+        "SELECT extract(year FROM hired) FROM employees",
+        "SELECT salary::int FROM employees",
+        NULL
+    };
+    static const char *const duck_ok[] = {
+        "SELECT year(hired), median(salary), hired::date FROM employees "
+        "GROUP BY 1, 3",
+        NULL
+    };
+    struct llama_sampler *g;
+    char *a, *b;
+    int d;
+
+    (void)state;
+    a = sqlx_grammar(&schema);
+    b = sqlx_grammar_dialect(&schema, SQLX_SQLITE);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    assert_int_equal(sqlx_dialect_of("PostgreSQL"), SQLX_POSTGRES);
+    assert_int_equal(sqlx_dialect_of("MariaDB"), SQLX_MARIADB);
+    assert_int_equal(sqlx_dialect_of("DuckDB"), SQLX_DUCKDB);
+    assert_int_equal(sqlx_dialect_of("SQLite"), SQLX_SQLITE);
+    assert_int_equal(sqlx_dialect_of(NULL), SQLX_SQLITE);
+    NEED_VOCAB();
+    for (d = SQLX_SQLITE; d <= SQLX_DUCKDB; d++) {
+        a = sqlx_grammar_dialect(&schema, (enum sqlx_dialect)d);
+        assert_non_null(a);
+        g = llama_sampler_init_grammar(vocab, a, "root");
+        free(a);
+        assert_non_null(g);
+        if (d == SQLX_SQLITE)
+            expect(g, sq_no, 0);
+        if (d == SQLX_POSTGRES) {
+            expect(g, pg_ok, 1);
+            expect(g, pg_no, 0);
+        }
+        if (d == SQLX_MARIADB) {
+            expect(g, my_ok, 1);
+            expect(g, my_no, 0);
+        }
+        if (d == SQLX_DUCKDB)
+            expect(g, duck_ok, 1);
+        llama_sampler_free(g);
+    }
+}
+
 static void accepts_what_real_questions_need(void **state)
 {
     static const char *const ok[] = {
@@ -475,6 +555,7 @@ int main(void)
         cmocka_unit_test(empty_schema_still_gives_a_grammar),
 #ifdef ASKDB_HAVE_LLAMA
         cmocka_unit_test(accepts_what_real_questions_need),
+        cmocka_unit_test(dialects_take_their_own_sql),
         cmocka_unit_test(refuses_unknown_columns_and_tables),
         cmocka_unit_test(refuses_writes_and_second_statements),
         cmocka_unit_test(reply_is_exactly_one_fenced_block),
