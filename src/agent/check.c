@@ -410,12 +410,19 @@ static void check_literal(struct findings *fs, askdb_db *db,
                           const struct sqla_literal *l)
 {
     const struct db_table *t = schema_table(s, l->col.table);
+    const struct db_column *c;
     int like = strstr(l->op, "LIKE") != NULL, contains = 0;
+    int sqlite = strcmp(db_dialect(db), "SQLite") == 0;
     askdb_result *r;
     struct buf q, b;
 
     if (!t || !l->col.column || numeric(l->literal) ||
         strlen(l->literal) > 200)
+        return;
+    /* The other engines refuse to compare a number or a date with text,
+    ** and their LIKE wants text: only text columns are looked into. */
+    c = schema_column(t, l->col.column);
+    if (!sqlite && (!c || !db_text_type(c->type)))
         return;
     buf_init(&q, MAX_QUERY);
     buf_puts(&q, "SELECT 1 FROM ");
@@ -439,10 +446,18 @@ static void check_literal(struct findings *fs, askdb_db *db,
         buf_puts(&q, " FROM ");
         text_put_quoted(&q, t->name, '"');
         buf_puts(&q, " WHERE ");
-        text_put_quoted(&q, l->col.column, '"');
-        buf_puts(&q, " = ");
-        text_put_quoted(&q, l->literal, '\'');
-        buf_printf(&q, " COLLATE NOCASE LIMIT %d", MAX_ALTERNATIVES);
+        if (sqlite) {
+            text_put_quoted(&q, l->col.column, '"');
+            buf_puts(&q, " = ");
+            text_put_quoted(&q, l->literal, '\'');
+            buf_printf(&q, " COLLATE NOCASE LIMIT %d", MAX_ALTERNATIVES);
+        } else { /* lower() on both sides: every engine has it */
+            buf_puts(&q, "lower(");
+            text_put_quoted(&q, l->col.column, '"');
+            buf_puts(&q, ") = lower(");
+            text_put_quoted(&q, l->literal, '\'');
+            buf_printf(&q, ") LIMIT %d", MAX_ALTERNATIVES);
+        }
         r = run(db, &q);
     }
     if (put_values(NULL, r, NULL) == 0 && strlen(l->literal) >= 3 &&
@@ -453,12 +468,20 @@ static void check_literal(struct findings *fs, askdb_db *db,
         text_put_quoted(&q, l->col.column, '"');
         buf_puts(&q, " FROM ");
         text_put_quoted(&q, t->name, '"');
-        buf_puts(&q, " WHERE typeof(");
-        text_put_quoted(&q, l->col.column, '"');
-        buf_puts(&q, ") = 'text' AND ");
-        text_put_quoted(&q, l->col.column, '"');
-        buf_puts(&q, " LIKE ");
+        if (sqlite) {
+            buf_puts(&q, " WHERE typeof(");
+            text_put_quoted(&q, l->col.column, '"');
+            buf_puts(&q, ") = 'text' AND ");
+            text_put_quoted(&q, l->col.column, '"');
+            buf_puts(&q, " LIKE ");
+        } else { /* a text column (see below); LIKE by lower case */
+            buf_puts(&q, " WHERE lower(");
+            text_put_quoted(&q, l->col.column, '"');
+            buf_puts(&q, ") LIKE lower(");
+        }
         put_contains(&q, l->literal);
+        if (!sqlite)
+            buf_putc(&q, ')');
         buf_printf(&q, " LIMIT %d", MAX_CANDIDATES);
         r = run(db, &q);
         contains = 1;

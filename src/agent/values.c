@@ -503,6 +503,19 @@ static char *column_sql(const struct builder *bd, const struct db_table *t,
     struct buf b;
 
     buf_init(&b, 0);
+    if (strcmp(db_dialect(bd->db), "SQLite") != 0) {
+        /* Other engines: the column is text by its declared type (see
+        ** worth_reading); a derived table needs a name there. */
+        buf_printf(&b, "SELECT CASE WHEN length(v) <= %d THEN v END FROM "
+                       "(SELECT DISTINCT ", bd->o.max_len);
+        schema_put_ident(&b, c->name);
+        buf_puts(&b, " AS v FROM ");
+        schema_put_ident(&b, t->name);
+        buf_puts(&b, " WHERE ");
+        schema_put_ident(&b, c->name);
+        buf_printf(&b, " <> '' LIMIT %d) AS askdb_v", bd->o.per_column + 1);
+        return buf_steal(&b);
+    }
     buf_printf(&b, "SELECT CASE WHEN length(v) <= %d THEN v END FROM "
                    "(SELECT DISTINCT ", bd->o.max_len);
     schema_put_ident(&b, c->name);
@@ -573,6 +586,9 @@ static int worth_reading(struct builder *bd, const struct db_table *t,
     struct buf b;
     int yes;
 
+    /* Other engines type their columns strictly: text columns only. */
+    if (strcmp(db_dialect(bd->db), "SQLite") != 0)
+        return db_text_type(c->type);
     if (!numeric_type(c->type) || t->rows <= PROBE_ROWS)
         return 1;
     buf_init(&b, 0);

@@ -108,6 +108,20 @@ const char *askdb_db_label(const askdb_db *db)
     return db && db->label ? db->label : "";
 }
 
+int db_text_type(const char *type)
+{
+    static const char *const words[] = {"char", "text", "string", "clob",
+                                        "enum", "name", NULL};
+    const char *const *w;
+    const char *p;
+
+    for (w = words; *w; w++)
+        for (p = type; *p; p++)
+            if (strncasecmp(p, *w, strlen(*w)) == 0)
+                return 1;
+    return 0;
+}
+
 const char *db_dialect(const askdb_db *db)
 {
     return db->drv->dialect;

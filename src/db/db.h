@@ -31,6 +31,10 @@ int db_timeout_ms(const askdb_db *db);
 /* How prompts and hints name the engine's SQL ("SQLite", "PostgreSQL"). */
 const char *db_dialect(const askdb_db *db);
 
+/* Whether a declared column type holds text in the engines with strict
+** types (char, varchar, text, string, clob, enum, citext, ...). */
+int db_text_type(const char *type);
+
 /* The byte cap of a result (max_bytes, or its default). */
 size_t db_max_bytes(const askdb_db *db);
 

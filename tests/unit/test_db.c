@@ -670,6 +670,15 @@ static void urls_lose_their_passwords(void **state)
     assert_null(strstr(askdb_db_errmsg(db), "s3cret"));
     assert_null(strstr(askdb_db_label(db), "s3cret"));
     askdb_db_close(db);
+    /* Text by declared type, as the strict engines declare it. */
+    assert_true(db_text_type("character varying(40)"));
+    assert_true(db_text_type("VARCHAR"));
+    assert_true(db_text_type("text"));
+    assert_true(db_text_type("enum('a','b')"));
+    assert_false(db_text_type("integer"));
+    assert_false(db_text_type("numeric(10,2)"));
+    assert_false(db_text_type("timestamp without time zone"));
+    assert_false(db_text_type(""));
 }
 
 int main(void)
