@@ -122,6 +122,8 @@ typedef void (*askdb_token_fn)(void *ud, const char *piece, size_t len);
 **   check        kind, hint (a check doubted the result)
 **   error        class, message, sql (why an attempt failed)
 **   repair       class, attempt (the model is asked for a fix)
+**   fix          kind ("requalify"), candidate, changes, sql: a
+**                deterministic repair made without asking the model
 **   answer_text  text (the plain-English answer)
 **   answer       status, sql, attempts, candidates, confidence,
 **                timings {schema_ms ... total_ms}, prompt_tokens,
@@ -136,7 +138,7 @@ typedef enum askdb_event_type {
     ASKDB_EVENT_PLAN, ASKDB_EVENT_PROMPT, ASKDB_EVENT_REPLY,
     ASKDB_EVENT_VALIDATE, ASKDB_EVENT_EXECUTE, ASKDB_EVENT_CHECK,
     ASKDB_EVENT_ERROR, ASKDB_EVENT_REPAIR, ASKDB_EVENT_ANSWER_TEXT,
-    ASKDB_EVENT_ANSWER
+    ASKDB_EVENT_ANSWER, ASKDB_EVENT_FIX
 } askdb_event_type;
 
 typedef struct askdb_event {
@@ -201,6 +203,10 @@ typedef struct askdb_config {
                                 them in one batch), 1 with the others */
     double candidate_temperature; /* sampling of candidates 2..N (0.7) */
     int checks;              /* checks before/after execution (default 1) */
+    int requalify;           /* a column under the wrong table (p.amount
+                                where only o has it) is re-qualified by
+                                the query's one table that has it, before
+                                a repair asks the model (default 1) */
     int answer;              /* write a plain-English answer (default 0) */
     int memory;              /* learned question/SQL pairs put into the
                                 prompt (most similar first; default 3,

@@ -1,8 +1,43 @@
 /* validate.c - the validate step: check every candidate without running it. */
 #include <stdio.h>
 
+#include <stdlib.h>
+
 #include "agent/steps.h"
+#include "sql/analyze.h"
 #include "sql/extract.h"
+
+/*
+** A deterministic fix before any repair asks the model: a candidate that
+** names a column under a table that lacks it is re-qualified by the one
+** table of its query level that has it (sqla_requalify). The fix stands
+** only when the engine's prepare then accepts the statement. 1 fixed (c
+** now holds the new SQL), 0 not, -1 out of memory.
+*/
+static int requalify(struct agent_state *st, int i, struct agent_cand *c)
+{
+    askdb_agent *ag = st->ag;
+    struct db_err e;
+    char *fixed = NULL, *what = NULL;
+    int n = sqla_requalify(c->sql, st->schema, &fixed, &what);
+
+    if (n <= 0)
+        return n;
+    if (db_check(ag->db, fixed, &e)) {
+        free(fixed);
+        free(what);
+        return 0;
+    }
+    agent_emit(ag, ASKDB_EVENT_FIX,
+               json_pack("{s:s,s:i,s:s,s:s,s:s}", "kind", "requalify",
+                         "candidate", i, "changes", what, "from", c->sql,
+                         "sql", fixed));
+    agent_log(st, "fix", "requalify: %s", what);
+    free(c->sql);
+    c->sql = fixed;
+    free(what);
+    return 1;
+}
 
 /* Check every candidate without running it: shape, then the engine's own
 ** prepare under the read-only guard. */
@@ -22,7 +57,9 @@ enum agent_outcome agent_step_validate(struct agent_state *st)
         if (sqlx_check_readonly(c->sql, why, sizeof why)) {
             snprintf(msg, sizeof msg, "refused: %s", why);
             agent_cand_fail(c, ASKDB_EC_REFUSED, msg);
-        } else if (db_check(ag->db, c->sql, &e)) {
+        } else if (db_check(ag->db, c->sql, &e) &&
+                   !(e.ec == ASKDB_EC_UNKNOWN_COLUMN && ag->cfg.requalify &&
+                     requalify(st, i, c) > 0)) {
             agent_cand_fail(c, e.ec, e.msg);
         } else if (first_ok < 0) {
             first_ok = i;

@@ -40,6 +40,7 @@ askdb_config askdb_config_default(void)
     c.candidates = 0;        /* auto: 3 with the local model (ablation) */
     c.candidate_temperature = 0.7;
     c.checks = 1;
+    c.requalify = 1;
     c.answer = 0;
     c.memory = 3;
     return c;
@@ -134,7 +135,7 @@ const char *askdb_event_type_str(askdb_event_type t)
     static const char *const names[] = {
         "question", "schema", "values", "link", "examples", "qcheck",
         "plan", "prompt", "reply", "validate", "execute", "check", "error",
-        "repair", "answer_text", "answer"
+        "repair", "answer_text", "answer", "fix"
     };
 
     if ((unsigned)t >= sizeof names / sizeof names[0])

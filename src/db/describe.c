@@ -74,7 +74,8 @@ askdb_status askdb_db_schema_json(askdb_db *db, int flags, char **out)
         return ASKDB_ERR_NOMEM;
     }
     json_object_set_new(o, "engine", json_string(db->drv->name));
-    jsonx_set_str(o, "path", db->path);
+    jsonx_set_str(o, "path", db->label);
+    jsonx_set_str(o, "version", db->version);
     for (i = 0; i < s->ntables; i++)
         json_array_append_new(tables, table_json(&s->tables[i]));
     json_object_set_new(o, "tables", tables);

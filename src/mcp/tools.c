@@ -318,7 +318,9 @@ static json_t *tool_list_databases(struct mcp_call *c)
         if (mcp_db_schema(d, &schema))
             schema = NULL;
         o = json_pack("{s:o,s:o,s:O?,s:o}", "name", mcp_str(d->name),
-                      "path", mcp_str(d->path), "engine",
+                      "path",
+                      mcp_str(d->db ? askdb_db_label(d->db) : d->path),
+                      "engine",
                       json_object_get(schema, "engine"), "tables",
                       schema ? json_integer((json_int_t)json_array_size(
                                    json_object_get(schema, "tables")))

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/buf.h"
+#include "core/text.h"
 #include "db/schema.h"
 #include "sql/extract.h"
 
@@ -99,6 +101,7 @@ struct ref {
     char *qual;
     char *col;
     int tref;            /* resolved FROM item, -1 */
+    int qtok;            /* token of the qualifier, -1 when bare */
     const char *table;   /* resolved (borrowed from the schema) */
     const char *column;
 };
@@ -395,6 +398,7 @@ static void add_ref(struct parser *p, int level, int ctx, int first, int qi,
     r->qual = qual;
     r->col = col;
     r->tref = -1;
+    r->qtok = qi;
     r->table = r->column = NULL;
     p->t[first].ref = p->nrf;
     p->nrf++;
@@ -1385,6 +1389,132 @@ int sqla_analyze(const char *sql, const struct db_schema *s,
         rc = 1;
     parser_free(&p);
     return rc;
+}
+
+/* ---- re-qualification -------------------------------------------------- */
+
+/* The one FROM item of level lv whose schema table has column col, or -1
+** (none, several, or a level with an item of unknown columns). */
+static int sole_owner(const struct parser *p, int lv, const char *col)
+{
+    int k, found = -1;
+
+    if (p->lv[lv].opaque)
+        return -1;
+    for (k = 0; k < p->ntr; k++) {
+        const struct tref *t = &p->tr[k];
+        if (t->level != lv || !t->tb || !schema_column(t->tb, col))
+            continue;
+        if (found >= 0)
+            return -1;
+        found = k;
+    }
+    return found;
+}
+
+/* Append a name as an identifier: bare when a plain word, else quoted. */
+static void put_name(struct buf *b, const char *s)
+{
+    const char *c;
+    int plain = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+                *s == '_';
+
+    for (c = s; *c && plain; c++)
+        plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+                (*c >= '0' && *c <= '9') || *c == '_';
+    if (plain)
+        buf_puts(b, s);
+    else
+        text_put_quoted(b, s, '"');
+}
+
+int sqla_requalify(const char *sql, const struct db_schema *s, char **out,
+                   char **what)
+{
+    struct parser p;
+    struct buf b, w;
+    const char *from;
+    int rc, i, k, lv, owner, n = 0;
+
+    *out = NULL;
+    if (what)
+        *what = NULL;
+    memset(&p, 0, sizeof p);
+    p.s = s;
+    p.top = -1;
+    if (!sql || !s)
+        return 0;
+    rc = tokenize(&p, sql);
+    if (rc || p.nt == 0) {
+        parser_free(&p);
+        return rc < 0 ? -1 : 0;
+    }
+    p_stmt(&p, -1, -1, p.nt);
+    for (k = 0; k < p.nrf && !p.oom; k++)
+        resolve(&p, &p.rf[k]);
+    if (p.oom || p.bad) {
+        parser_free(&p);
+        return p.oom ? -1 : 0;
+    }
+    buf_init(&b, 0);
+    buf_init(&w, 0);
+    from = sql;
+    for (i = 0; i < p.nt; i++) {
+        const struct ref *r;
+        const struct tref *t;
+        if (p.t[i].ref < 0)
+            continue;
+        r = &p.rf[p.t[i].ref];
+        if (!r->qual || r->qtok < 0 || r->table)
+            continue;
+        /* The qualifier names an item of this or an enclosing level
+        ** whose table lacks the column; or names no item at all. Either
+        ** way, the column's one owner in that item's level (else in the
+        ** reference's own level) takes its place. */
+        if (r->tref >= 0) {
+            t = &p.tr[r->tref];
+            if (!t->tb)
+                continue; /* a derived table: its columns are unknown */
+            lv = t->level;
+        } else {
+            lv = r->level;
+        }
+        owner = sole_owner(&p, lv, r->col);
+        if (owner < 0 || owner == r->tref)
+            continue;
+        t = &p.tr[owner];
+        buf_append(&b, from, (size_t)(p.t[r->qtok].p - from));
+        put_name(&b, t->alias ? t->alias : t->written);
+        from = p.t[r->qtok].p + p.t[r->qtok].n;
+        if (what) {
+            buf_printf(&w, "%s%s.%s -> ", n ? ", " : "", r->qual, r->col);
+            put_name(&w, t->alias ? t->alias : t->written);
+            buf_printf(&w, ".%s", r->col);
+        }
+        n++;
+    }
+    parser_free(&p);
+    if (n == 0) {
+        buf_free(&b);
+        buf_free(&w);
+        return 0;
+    }
+    buf_puts(&b, from);
+    *out = buf_steal(&b);
+    if (what)
+        *what = buf_steal(&w);
+    else
+        buf_free(&w);
+    if (!*out || (what && !*what)) {
+        free(*out);
+        *out = NULL;
+        if (what) {
+            free(*what);
+            *what = NULL;
+        }
+        return -1;
+    }
+    return n;
 }
 
 void sqla_free(struct sqla *a)

@@ -74,4 +74,20 @@ int sqla_analyze(const char *sql, const struct db_schema *s,
 /* Free what sqla_analyze() filled in; a no-op on a zeroed struct. */
 void sqla_free(struct sqla *a);
 
+/*
+** Re-qualify columns written under the wrong table: a qualified column
+** (p.amount) whose qualifier names a FROM item whose table lacks it, or
+** names no FROM item at all, is qualified instead by the one FROM item of
+** that item's query level (for an unknown qualifier, of the reference's
+** own level) whose table has the column. Scopes stay apart: a subquery's
+** items never take an outer reference, nor the other way round; a level
+** with a derived table (unknown columns) or two owners changes nothing.
+** Returns how many qualifiers changed: then *out is the new statement
+** and *what (when what is not NULL) says "p.amount -> o.amount, ...",
+** both malloc()ed; 0 with *out NULL when nothing changes; -1 when out of
+** memory.
+*/
+int sqla_requalify(const char *sql, const struct db_schema *s, char **out,
+                   char **what);
+
 #endif

@@ -322,6 +322,62 @@ static void on_event(void *ud, const askdb_event *ev)
     s->n++;
 }
 
+/* A column under the wrong alias is re-qualified without a model call,
+** with a fix event saying what changed; with the switch off, the model
+** is asked to repair it. */
+static void wrong_alias_is_requalified_without_the_model(void **state)
+{
+    static const char *const r[] = {
+        "SELECT o.amount FROM orders o JOIN payments p ON p.order_id = o.id "
+        "WHERE p.id = 1",
+        "SELECT p.amount FROM payments p WHERE p.id = 1", NULL};
+    struct script sc = {.replies = r};
+    askdb_config cfg = scripted_config(&sc);
+    struct seen s = {.rid_ok = 1, .t_ok = 1};
+    askdb_agent *ag = NULL;
+    askdb_answer *a = NULL;
+    int i, fixes = 0;
+
+    (void)state;
+    cfg.event_fn = on_event;
+    cfg.event_ud = &s;
+    assert_int_equal(askdb_agent_new(&cfg, testdb_shop(), &ag), ASKDB_OK);
+    assert_int_equal(askdb_agent_ask(ag, "amount of payment 1", &a),
+                     ASKDB_OK);
+    assert_int_equal(sc.calls, 1);
+    assert_int_equal(a->nattempts, 1);
+    assert_string_equal(a->sql, "SELECT p.amount FROM orders o JOIN payments "
+                                "p ON p.order_id = o.id WHERE p.id = 1");
+    assert_int_equal(a->result->nrows, 1);
+    for (i = 0; i < s.n; i++) {
+        if (s.type[i] == ASKDB_EVENT_FIX) {
+            fixes++;
+            assert_non_null(strstr(s.json[i], "\"o.amount -> p.amount\""));
+            assert_non_null(strstr(s.json[i], "\"kind\":\"requalify\""));
+        }
+        free(s.json[i]);
+    }
+    assert_int_equal(fixes, 1);
+    askdb_answer_free(a);
+    askdb_agent_free(ag);
+
+    /* Off: the model repairs it (a second call). */
+    sc.next = sc.calls = 0;
+    s.n = 0;
+    cfg.requalify = 0;
+    assert_int_equal(askdb_agent_new(&cfg, testdb_shop(), &ag), ASKDB_OK);
+    assert_int_equal(askdb_agent_ask(ag, "amount of payment 1", &a),
+                     ASKDB_OK);
+    assert_int_equal(sc.calls, 2);
+    assert_int_equal(a->nattempts, 2);
+    for (i = 0; i < s.n; i++) {
+        assert_int_not_equal(s.type[i], ASKDB_EVENT_FIX);
+        free(s.json[i]);
+    }
+    askdb_answer_free(a);
+    askdb_agent_free(ag);
+}
+
 /* The event callback gets every step, typed, with one request id (the
 ** caller's when given), and a JSON object whose "step" names the type. */
 static void events_carry_each_step_and_request_id(void **state)
@@ -460,6 +516,7 @@ int main(void)
         cmocka_unit_test(model_failure_stops_at_once),
         cmocka_unit_test(trace_records_each_step),
         cmocka_unit_test(events_carry_each_step_and_request_id),
+        cmocka_unit_test(wrong_alias_is_requalified_without_the_model),
         cmocka_unit_test(timeout_hint_names_the_limit_in_force),
         cmocka_unit_test(missing_database_fails_agent_creation),
     };

@@ -494,6 +494,68 @@ static void survives_garbage(void **state)
     }
 }
 
+/* Re-qualification: each case gives the statement expected, or NULL for
+** "nothing changes". */
+static void requalify_moves_columns_to_their_one_owner(void **state)
+{
+    static const char *const cases[][2] = {
+        /* amount belongs to p, not o */
+        {"SELECT c.first_name, o.amount FROM customers AS c JOIN orders AS "
+         "o ON o.customer_id = c.id JOIN payments AS p ON p.order_id = o.id",
+         "SELECT c.first_name, p.amount FROM customers AS c JOIN orders AS "
+         "o ON o.customer_id = c.id JOIN payments AS p ON p.order_id = o.id"},
+        /* an alias that names no item: T3 */
+        {"SELECT T3.name FROM products AS T1 JOIN categories AS T2 ON "
+         "T1.category_id = T2.id WHERE T2.price > 3",
+         "SELECT T3.name FROM products AS T1 JOIN categories AS T2 ON "
+         "T1.category_id = T2.id WHERE T1.price > 3"},
+        /* a table name as qualifier, quoted owner kept as written */
+        {"SELECT orders.method FROM orders JOIN payments ON "
+         "payments.order_id = orders.id",
+         "SELECT payments.method FROM orders JOIN payments ON "
+         "payments.order_id = orders.id"},
+        /* two owners of status: nothing */
+        {"SELECT c.status FROM customers c JOIN orders o ON o.customer_id "
+         "= c.id JOIN payments p ON p.order_id = o.id", NULL},
+        /* scopes apart: the subquery's o lacks first_name, and the outer
+        ** customers is not its level's item */
+        {"SELECT id FROM customers c WHERE id IN (SELECT o.first_name "
+         "FROM orders o)", NULL},
+        /* right already */
+        {"SELECT p.amount FROM payments p", NULL},
+        /* a derived table: its columns are unknown */
+        {"SELECT d.total FROM (SELECT id FROM orders) AS d", NULL},
+    };
+    size_t i;
+    char *out, *what;
+    int n;
+
+    (void)state;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        n = sqla_requalify(cases[i][0], shop, &out, &what);
+        if (!cases[i][1]) {
+            if (n != 0)
+                fail_msg("changed: %s -> %s", cases[i][0], out);
+            assert_null(out);
+            continue;
+        }
+        if (n <= 0)
+            fail_msg("unchanged (%d): %s", n, cases[i][0]);
+        assert_string_equal(out, cases[i][1]);
+        assert_non_null(what);
+        free(out);
+        free(what);
+    }
+    n = sqla_requalify("SELECT o.amount FROM orders o JOIN payments p ON "
+                       "p.order_id = o.id", shop, &out, &what);
+    assert_int_equal(n, 1);
+    assert_string_equal(what, "o.amount -> p.amount");
+    free(out);
+    free(what);
+    assert_int_equal(sqla_requalify("SELECT ((((", shop, &out, NULL), 0);
+    assert_null(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -507,6 +569,7 @@ int main(void)
         cmocka_unit_test(statements_it_cannot_read),
         cmocka_unit_test(deep_nesting_is_bounded),
         cmocka_unit_test(survives_garbage),
+        cmocka_unit_test(requalify_moves_columns_to_their_one_owner),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
