@@ -1,4 +1,4 @@
-/* outfile.c - refuse to write over SQLite files (see outfile.h). */
+/* outfile.c - refuse to write over SQLite and DuckDB files (see outfile.h). */
 #define _XOPEN_SOURCE 700 /* realpath() */
 #include "core/outfile.h"
 
@@ -27,8 +27,12 @@ static const struct {
     {"\xd9\xd5\x05\xf9\x20\xa1\x63\xd7", 8, "it is an SQLite journal" NEVER},
 };
 
-/* Which of sqlite_files[] the file at path is, by its first bytes; -1
-** for none (or no regular file, or unreadable). */
+/* sqlite_kind() of a DuckDB database. */
+#define DUCKDB_KIND 100
+
+/* Which of sqlite_files[] the file at path is, by its first bytes,
+** DUCKDB_KIND for a DuckDB database; -1 for none (or no regular file, or
+** unreadable). */
 static int sqlite_kind(const char *path)
 {
     unsigned char h[16];
@@ -44,6 +48,9 @@ static int sqlite_kind(const char *path)
         return -1; /* opening it for writing will say why */
     got = pread(fd, h, sizeof h, 0);
     close(fd);
+    /* A DuckDB database: "DUCK" after its 8-byte checksum. */
+    if (got >= 12 && memcmp(h + 8, "DUCK", 4) == 0)
+        return DUCKDB_KIND;
     for (i = 0; i < sizeof sqlite_files / sizeof *sqlite_files; i++)
         if (got >= (ssize_t)sqlite_files[i].len &&
             memcmp(h, sqlite_files[i].magic, sqlite_files[i].len) == 0)
@@ -119,6 +126,7 @@ static const struct {
     {"-wal", "it is the name of an SQLite database's write-ahead log" NEVER},
     {"-shm", "it is the name of an SQLite database's shared-memory index"
              NEVER},
+    {".wal", "it is the name of a DuckDB database's write-ahead log" NEVER},
 };
 
 const char *outfile_companion_refusal(const char *path)
@@ -135,7 +143,8 @@ const char *outfile_companion_refusal(const char *path)
             continue;
         memcpy(db, real, n - k);
         db[n - k] = '\0';
-        if (sqlite_kind(db) == 0)
+        if (sqlite_kind(db) == (companions[i].suffix[0] == '.' ? DUCKDB_KIND
+                                                               : 0))
             return companions[i].why;
     }
     return NULL;
@@ -145,6 +154,8 @@ const char *outfile_refusal(const char *path)
 {
     int kind = sqlite_kind(path);
 
+    if (kind == DUCKDB_KIND)
+        return "it is a DuckDB database" NEVER;
     return kind >= 0 ? sqlite_files[kind].why
                      : outfile_companion_refusal(path);
 }

@@ -23,6 +23,17 @@ trace_refuses_a_databases_companion_names() {
     expect_err_has "it is the name of an SQLite database's rollback journal"
     expect_requests 0
     [ "$before" = "$(snapshot)" ] || fail "files changed: $(diff <(echo "$before") <(snapshot) | head -4)"
+    # A DuckDB database (its header: a checksum, then "DUCK") and its
+    # .wal name are refused the same way.
+    printf '\0\0\0\0\0\0\0\0DUCK\100\0\0\0\0\0\0\0' >"$W/w.duckdb"
+    before=$(snapshot)
+    run ask --llm-url "$URL" --model test --trace w.duckdb shop.db "One?"
+    expect_rc 2
+    expect_err_has "cannot open trace file 'w.duckdb': it is a DuckDB database"
+    run ask --llm-url "$URL" --model test --trace w.duckdb.wal shop.db "One?"
+    expect_rc 2
+    expect_err_has "cannot open trace file 'w.duckdb.wal': it is the name of a DuckDB database's write-ahead log"
+    [ "$before" = "$(snapshot)" ] || fail "files changed beside the DuckDB file"
     # A -wal name with no database beside it is just a file name.
     run ask --llm-url "$URL" --model test --no-question-check --trace x.db-wal shop.db "One?"
     expect_rc 0
