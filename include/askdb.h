@@ -122,8 +122,9 @@ typedef void (*askdb_token_fn)(void *ud, const char *piece, size_t len);
 **   check        kind, hint (a check doubted the result)
 **   error        class, message, sql (why an attempt failed)
 **   repair       class, attempt (the model is asked for a fix)
-**   fix          kind ("requalify"), candidate, changes, sql: a
-**                deterministic repair made without asking the model
+**   fix          kind ("requalify" or "join"), candidate, changes, from,
+**                sql, ok: a deterministic repair made without asking the
+**                model (ok: the engine accepts the result)
 **   answer_text  text (the plain-English answer)
 **   answer       status, sql, attempts, candidates, confidence,
 **                timings {schema_ms ... total_ms}, prompt_tokens,
@@ -207,6 +208,10 @@ typedef struct askdb_config {
                                 where only o has it) is re-qualified by
                                 the query's one table that has it, before
                                 a repair asks the model (default 1) */
+    int join_missing;        /* a column no table of the query has, that
+                                one table has, linked by one foreign key,
+                                brings that table in (JOIN ... ON the key)
+                                before a repair (default 1) */
     int answer;              /* write a plain-English answer (default 0) */
     int memory;              /* learned question/SQL pairs put into the
                                 prompt (most similar first; default 3,

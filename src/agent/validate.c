@@ -8,34 +8,58 @@
 #include "sql/extract.h"
 
 /*
-** A deterministic fix before any repair asks the model: a candidate that
-** names a column under a table that lacks it is re-qualified by the one
-** table of its query level that has it (sqla_requalify). The fix stands
-** only when the engine's prepare then accepts the statement. 1 fixed (c
-** now holds the new SQL), 0 not, -1 out of memory.
+** Deterministic fixes before any repair asks the model, for a candidate
+** that names a column where no table has it:
+**   requalify  the one table of its query level that has it takes it
+**              (sqla_requalify);
+**   join       the one table of the schema that has it, linked by one
+**              foreign key, is joined in (sqla_join_missing).
+** A fix stands only when the engine's prepare then accepts the statement
+** or fails on another unknown column, which the next round may fix (at
+** most 3). Each fix is a "fix" event. 1 fixed (c holds the new SQL), 0
+** not, -1 out of memory.
 */
-static int requalify(struct agent_state *st, int i, struct agent_cand *c)
+static int fix_columns(struct agent_state *st, int i, struct agent_cand *c)
 {
     askdb_agent *ag = st->ag;
     struct db_err e;
-    char *fixed = NULL, *what = NULL;
-    int n = sqla_requalify(c->sql, st->schema, &fixed, &what);
+    char *fixed, *what, *sql = NULL;
+    const char *kind;
+    int round, n, ok = 0;
 
-    if (n <= 0)
-        return n;
-    if (db_check(ag->db, fixed, &e)) {
-        free(fixed);
+    for (round = 0; round < 3 && !ok; round++) {
+        const char *cur = sql ? sql : c->sql;
+        fixed = what = NULL;
+        kind = "requalify";
+        n = ag->cfg.requalify ? sqla_requalify(cur, st->schema, &fixed, &what)
+                              : 0;
+        if (n == 0 && ag->cfg.join_missing) {
+            kind = "join";
+            n = sqla_join_missing(cur, st->schema, &fixed, &what);
+        }
+        if (n <= 0)
+            break;
+        ok = db_check(ag->db, fixed, &e) == ASKDB_OK;
+        if (!ok && e.ec != ASKDB_EC_UNKNOWN_COLUMN) {
+            free(fixed);
+            free(what);
+            break;
+        }
+        agent_emit(ag, ASKDB_EVENT_FIX,
+                   json_pack("{s:s,s:i,s:s,s:s,s:s,s:b}", "kind", kind,
+                             "candidate", i, "changes", what, "from", cur,
+                             "sql", fixed, "ok", ok));
+        agent_log(st, "fix", "%s: %s", kind, what);
         free(what);
+        free(sql);
+        sql = fixed;
+    }
+    if (!ok) {
+        free(sql);
         return 0;
     }
-    agent_emit(ag, ASKDB_EVENT_FIX,
-               json_pack("{s:s,s:i,s:s,s:s,s:s}", "kind", "requalify",
-                         "candidate", i, "changes", what, "from", c->sql,
-                         "sql", fixed));
-    agent_log(st, "fix", "requalify: %s", what);
     free(c->sql);
-    c->sql = fixed;
-    free(what);
+    c->sql = sql;
     return 1;
 }
 
@@ -58,8 +82,8 @@ enum agent_outcome agent_step_validate(struct agent_state *st)
             snprintf(msg, sizeof msg, "refused: %s", why);
             agent_cand_fail(c, ASKDB_EC_REFUSED, msg);
         } else if (db_check(ag->db, c->sql, &e) &&
-                   !(e.ec == ASKDB_EC_UNKNOWN_COLUMN && ag->cfg.requalify &&
-                     requalify(st, i, c) > 0)) {
+                   !(e.ec == ASKDB_EC_UNKNOWN_COLUMN &&
+                     fix_columns(st, i, c) > 0)) {
             agent_cand_fail(c, e.ec, e.msg);
         } else if (first_ok < 0) {
             first_ok = i;

@@ -41,6 +41,7 @@ askdb_config askdb_config_default(void)
     c.candidate_temperature = 0.7;
     c.checks = 1;
     c.requalify = 1;
+    c.join_missing = 1;
     c.answer = 0;
     c.memory = 3;
     return c;

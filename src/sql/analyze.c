@@ -81,6 +81,7 @@ struct level {           /* one SELECT core */
     int star;            /* select list has * or t.* */
     int nagg;
     int minmax_only;     /* every aggregate is a one-argument min/max */
+    int from_end;        /* token after its FROM clause, -1 for none */
     char agg[16];        /* first aggregate's name */
 };
 
@@ -868,9 +869,11 @@ static int p_core(struct parser *p, int parent, int pctx, int end)
         p->i++;
     c = new_ctx(p, level, 0, -1);
     p_expr(p, level, c, end, MODE_SELECT);
+    p->lv[level].from_end = -1;
     if (kw(p, p->i, "from")) {
         p->i++;
         p_from(p, level, end);
+        p->lv[level].from_end = p->i;
     }
     if (kw(p, p->i, "where")) {
         p->i++;
@@ -1515,6 +1518,225 @@ int sqla_requalify(const char *sql, const struct db_schema *s, char **out,
         return -1;
     }
     return n;
+}
+
+/* The one foreign key between schema table tb and the items of level lv
+** (either direction): *item is the item, *near its column, *far tb's.
+** 0 found, -1 none or more than one. */
+static int sole_link(const struct parser *p, int lv, const struct db_table *tb,
+                     int *item, const char **near, const char **far)
+{
+    int k, j, n = 0;
+
+    for (k = 0; k < p->ntr; k++) {
+        const struct tref *t = &p->tr[k];
+        if (t->level != lv || !t->tb)
+            continue;
+        if (t->tb == tb)
+            return -1; /* already in the query: not this fix's case */
+        for (j = 0; j < t->tb->nfks; j++) /* item -> tb */
+            if (strcasecmp(t->tb->fks[j].table, tb->name) == 0) {
+                *item = k;
+                *near = t->tb->fks[j].from;
+                *far = t->tb->fks[j].to;
+                n++;
+            }
+        for (j = 0; j < tb->nfks; j++) /* tb -> item */
+            if (strcasecmp(tb->fks[j].table, t->tb->name) == 0) {
+                *item = k;
+                *near = tb->fks[j].to;
+                *far = tb->fks[j].from;
+                n++;
+            }
+    }
+    return n == 1 ? 0 : -1;
+}
+
+/* A table's one primary-key column, or NULL. */
+static const char *sole_pk(const struct db_table *tb)
+{
+    const char *pk = NULL;
+    int j;
+
+    for (j = 0; j < tb->ncols; j++)
+        if (tb->cols[j].pk) {
+            if (pk)
+                return NULL;
+            pk = tb->cols[j].name;
+        }
+    return pk;
+}
+
+/* A new alias for level lv: T<n+1> when its items are aliased T1, T2, ...,
+** else the table's own name when no item is called so; NULL when
+** neither fits (or out of memory). */
+static char *new_alias(const struct parser *p, int lv, const char *table)
+{
+    char buf[32];
+    int k, max = 0, tn = 0, taken = 0;
+
+    for (k = 0; k < p->ntr; k++) {
+        const struct tref *t = &p->tr[k];
+        const char *nm = t->alias ? t->alias : t->written;
+        if (!nm)
+            continue;
+        if ((nm[0] == 'T' || nm[0] == 't') && nm[1] >= '0' && nm[1] <= '9' &&
+            strspn(nm + 1, "0123456789") == strlen(nm + 1)) {
+            tn++;
+            if (atoi(nm + 1) > max)
+                max = atoi(nm + 1);
+        }
+        if (strcasecmp(nm, table) == 0 && t->level == lv)
+            taken = 1;
+    }
+    if (tn > 0 && max < 1000) {
+        snprintf(buf, sizeof buf, "T%d", max + 1);
+        return strdup(buf);
+    }
+    return taken ? NULL : strdup(table);
+}
+
+int sqla_join_missing(const char *sql, const struct db_schema *s, char **out,
+                      char **what)
+{
+    struct parser p;
+    struct buf b, w;
+    const struct db_table *own = NULL;
+    const struct ref *r0 = NULL;
+    const char *near = NULL, *far = NULL, *from;
+    char *alias = NULL;
+    int rc, i, k, lv = -1, item = -1, n = 0, at;
+
+    *out = NULL;
+    if (what)
+        *what = NULL;
+    memset(&p, 0, sizeof p);
+    p.s = s;
+    p.top = -1;
+    if (!sql || !s)
+        return 0;
+    rc = tokenize(&p, sql);
+    if (rc || p.nt == 0) {
+        parser_free(&p);
+        return rc < 0 ? -1 : 0;
+    }
+    p_stmt(&p, -1, -1, p.nt);
+    for (k = 0; k < p.nrf && !p.oom; k++)
+        resolve(&p, &p.rf[k]);
+    if (p.oom || p.bad) {
+        parser_free(&p);
+        return p.oom ? -1 : 0;
+    }
+    /* The first column no table of its level has, that exactly one schema
+    ** table has, linked to the level by exactly one foreign key. */
+    for (k = 0; k < p.nrf && !own; k++) {
+        const struct ref *r = &p.rf[k];
+        int j, owners = 0;
+        if (r->table || (r->qual && r->tref >= 0 && !p.tr[r->tref].tb))
+            continue;
+        lv = r->qual && r->tref >= 0 ? p.tr[r->tref].level : r->level;
+        if (p.lv[lv].opaque || p.lv[lv].from_end < 1 || sole_owner(&p, lv,
+                                                            r->col) >= 0)
+            continue;
+        for (j = 0; j < s->ntables; j++)
+            if (!s->tables[j].is_view &&
+                schema_column(&s->tables[j], r->col)) {
+                owners++;
+                own = &s->tables[j];
+            }
+        if (owners != 1 || sole_link(&p, lv, own, &item, &near, &far) ||
+            (!far && !(far = sole_pk(own))) ||
+            (!near && !(near = sole_pk(p.tr[item].tb)))) {
+            own = NULL;
+            continue;
+        }
+        r0 = r;
+    }
+    if (!own || !(alias = new_alias(&p, lv, own->name))) {
+        parser_free(&p);
+        return alias || !own ? 0 : -1;
+    }
+    buf_init(&b, 0);
+    buf_init(&w, 0);
+    from = sql;
+    at = p.lv[lv].from_end - 1; /* the FROM clause's last token */
+    for (i = 0; i < p.nt; i++) {
+        const struct ref *r = p.t[i].ref >= 0 ? &p.rf[p.t[i].ref] : NULL;
+        int lvr;
+        if (r && r->table && !r->qual && r->tref >= 0 &&
+            p.tr[r->tref].level == lv && r->level == lv &&
+            schema_column(own, r->col)) {
+            /* A bare column of the level the new table also has: it
+            ** would turn ambiguous, so it keeps its table in words. */
+            const struct tref *t = &p.tr[r->tref];
+            buf_append(&b, from, (size_t)(p.t[i].p - from));
+            put_name(&b, t->alias ? t->alias : t->written);
+            buf_putc(&b, '.');
+            from = p.t[i].p;
+        } else if (r && !r->table && strcasecmp(r->col, r0->col) == 0) {
+            lvr = r->qual && r->tref >= 0 ? p.tr[r->tref].level : r->level;
+            if (lvr == lv) {
+                /* Its qualifier becomes the new alias, or it gets one. */
+                int q = r->qtok >= 0 ? r->qtok : i;
+                buf_append(&b, from, (size_t)(p.t[q].p - from));
+                put_name(&b, alias);
+                if (r->qtok < 0)
+                    buf_putc(&b, '.');
+                from = r->qtok >= 0 ? p.t[q].p + p.t[q].n : p.t[q].p;
+                n++;
+            }
+        }
+        if (i == at) {
+            const struct tref *t = &p.tr[item];
+            buf_append(&b, from, (size_t)(p.t[i].p + p.t[i].n - from));
+            from = p.t[i].p + p.t[i].n;
+            buf_puts(&b, " JOIN ");
+            put_name(&b, own->name);
+            if (strcmp(alias, own->name) != 0) {
+                buf_puts(&b, " AS ");
+                put_name(&b, alias);
+            }
+            buf_puts(&b, " ON ");
+            put_name(&b, alias);
+            buf_putc(&b, '.');
+            put_name(&b, far);
+            buf_puts(&b, " = ");
+            put_name(&b, t->alias ? t->alias : t->written);
+            buf_putc(&b, '.');
+            put_name(&b, near);
+            if (what) {
+                buf_printf(&w, "%s%s%s: JOIN %s", r0->qual ? r0->qual : "",
+                           r0->qual ? "." : "", r0->col, own->name);
+                if (strcmp(alias, own->name) != 0)
+                    buf_printf(&w, " AS %s", alias);
+                buf_printf(&w, " ON %s.%s = %s.%s", alias, far,
+                           t->alias ? t->alias : t->written, near);
+            }
+        }
+    }
+    parser_free(&p);
+    free(alias);
+    buf_puts(&b, from);
+    if (n == 0) {
+        buf_free(&b);
+        buf_free(&w);
+        return 0;
+    }
+    *out = buf_steal(&b);
+    if (what)
+        *what = buf_steal(&w);
+    else
+        buf_free(&w);
+    if (!*out || (what && !*what)) {
+        free(*out);
+        *out = NULL;
+        if (what) {
+            free(*what);
+            *what = NULL;
+        }
+        return -1;
+    }
+    return 1;
 }
 
 void sqla_free(struct sqla *a)

@@ -90,4 +90,18 @@ void sqla_free(struct sqla *a);
 int sqla_requalify(const char *sql, const struct db_schema *s, char **out,
                    char **what);
 
+/*
+** Bring in the table a column lives in: a column (bare, or under a
+** qualifier whose table lacks it) that no table of its query level has,
+** that exactly one table of the schema has, linked to exactly one table of
+** that level by exactly one foreign key, gets that table joined after the
+** level's FROM clause (JOIN t [AS Tn] ON Tn.key = item.key, the alias
+** T<n+1> when the query names its tables T1, T2, ...) and every such
+** reference of the level re-qualified by it. One table per call. Returns
+** 1 with *out (and *what, "x.col: JOIN ...") malloc()ed, 0 with *out NULL
+** when nothing fits, -1 when out of memory.
+*/
+int sqla_join_missing(const char *sql, const struct db_schema *s, char **out,
+                      char **what);
+
 #endif

@@ -556,6 +556,58 @@ static void requalify_moves_columns_to_their_one_owner(void **state)
     assert_null(out);
 }
 
+/* A column that lives in a table the query lacks brings that table in
+** along its one foreign key; anything less certain changes nothing. */
+static void join_missing_brings_in_the_owner(void **state)
+{
+    static const char *const cases[][2] = {
+        {"SELECT country FROM orders WHERE id = 1",
+         "SELECT customers.country FROM orders JOIN customers ON "
+         "customers.id = orders.customer_id WHERE orders.id = 1"},
+        {"SELECT T1.method, count(*) FROM orders AS T1 GROUP BY T1.method",
+         "SELECT T2.method, count(*) FROM orders AS T1 JOIN payments AS T2 "
+         "ON T2.order_id = T1.id GROUP BY T2.method"},
+        {"SELECT o.id FROM orders o WHERE o.method = 'card' ORDER BY o.id",
+         "SELECT o.id FROM orders o JOIN payments ON payments.order_id = "
+         "o.id WHERE payments.method = 'card' ORDER BY o.id"},
+        /* two tables have name: nothing */
+        {"SELECT name FROM order_items", NULL},
+        /* no foreign key between customers and payments */
+        {"SELECT amount FROM customers", NULL},
+        /* a column some table of the level has: requalify's case */
+        {"SELECT o.amount FROM orders o JOIN payments p ON p.order_id = o.id",
+         NULL},
+        /* a derived table: unknown columns */
+        {"SELECT country FROM (SELECT * FROM orders) AS d", NULL},
+    };
+    size_t i;
+    char *out, *what;
+    int n;
+
+    (void)state;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        n = sqla_join_missing(cases[i][0], shop, &out, &what);
+        if (!cases[i][1]) {
+            if (n != 0)
+                fail_msg("changed: %s -> %s", cases[i][0], out);
+            assert_null(out);
+            continue;
+        }
+        if (n <= 0)
+            fail_msg("unchanged (%d): %s", n, cases[i][0]);
+        assert_string_equal(out, cases[i][1]);
+        assert_non_null(what);
+        free(out);
+        free(what);
+    }
+    n = sqla_join_missing("SELECT country FROM orders", shop, &out, &what);
+    assert_int_equal(n, 1);
+    assert_string_equal(what, "country: JOIN customers ON customers.id = "
+                              "orders.customer_id");
+    free(out);
+    free(what);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -570,6 +622,7 @@ int main(void)
         cmocka_unit_test(deep_nesting_is_bounded),
         cmocka_unit_test(survives_garbage),
         cmocka_unit_test(requalify_moves_columns_to_their_one_owner),
+        cmocka_unit_test(join_missing_brings_in_the_owner),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

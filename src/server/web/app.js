@@ -435,7 +435,7 @@ function describeStep(ev, why) {
     case "error": return ["bad", `Attempt failed${ev.class ? ` (${words(ev.class)})` : ""}`, ev.message || ""];
     case "repair": return ["warn", ev.attempt ? `Repairing, attempt ${ev.attempt}` : "Repairing",
         [ev.class && words(ev.class), why].filter(Boolean).join(": ")];
-    case "fix": return ["ok", "Fixed a column's table", ev.changes || ""];
+    case "fix": return ["ok", ev.kind === "join" ? "Joined the table a column lives in" : "Fixed a column's table", ev.changes || ""];
     case "answer_text": return ["ok", "Wrote the answer", ""];
     case "answer": return [ev.status === "ok" || ev.status === "empty" ? "ok" : "bad", "Done",
         ev.timings && ev.timings.total_ms !== undefined ? `total ${fmtMs(ev.timings.total_ms)}` : ""];
