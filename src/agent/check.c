@@ -10,6 +10,7 @@
 #include "core/buf.h"
 #include "core/text.h"
 #include "db/db.h"
+#include "agent/values.h"
 #include "sql/analyze.h"
 
 /*
@@ -496,6 +497,94 @@ static void check_literal(struct findings *fs, askdb_db *db,
         add(fs, CHECK_LITERAL_MISSING, &b);
     }
     askdb_result_free(r);
+}
+
+/* Whether column t.c holds the text v (exactly). */
+static int holds(askdb_db *db, const char *t, const char *c, const char *v)
+{
+    askdb_result *r;
+    struct buf q;
+    int yes;
+
+    buf_init(&q, MAX_QUERY);
+    buf_puts(&q, "SELECT 1 FROM ");
+    text_put_quoted(&q, t, '"');
+    buf_puts(&q, " WHERE ");
+    text_put_quoted(&q, c, '"');
+    buf_puts(&q, " = ");
+    text_put_quoted(&q, v, '\'');
+    buf_puts(&q, " LIMIT 1");
+    r = run(db, &q);
+    yes = !r || r->nrows > 0; /* a failed look is no evidence */
+    askdb_result_free(r);
+    return yes;
+}
+
+int check_value_elsewhere(askdb_db *db, const struct db_schema *s,
+                          struct vindex *vi, const char *sql, struct buf *b)
+{
+    struct sqla a;
+    struct value_match *m = NULL;
+    struct buf q;
+    int i, k, nm = 0, said = 0, rc;
+
+    if (!vi || !sql)
+        return 0;
+    rc = sqla_analyze(sql, s, &a);
+    if (rc < 0) {
+        sqla_free(&a);
+        return -1;
+    }
+    for (i = 0; i < a.nlits && said < 3; i++) {
+        const struct sqla_literal *l = &a.lits[i];
+        int n = 0;
+        if (strcmp(l->op, "=") != 0 && strcmp(l->op, "IN") != 0)
+            continue;
+        if (numeric(l->literal) || strlen(l->literal) > 200 ||
+            strlen(l->literal) < 2)
+            continue;
+        /* The value as a quoted phrase: the index's exact look-up. */
+        buf_init(&q, 0);
+        buf_putc(&q, '"');
+        buf_puts(&q, l->literal);
+        buf_putc(&q, '"');
+        if (buf_err(&q) || vindex_match(vi, q.data, 8, &m, &nm)) {
+            buf_free(&q);
+            continue;
+        }
+        buf_free(&q);
+        for (k = 0; k < nm; k++) {
+            if (!m[k].exact || m[k].partial ||
+                strcmp(m[k].value, l->literal) != 0)
+                continue;
+            if (strcasecmp(m[k].table, l->col.table) == 0 &&
+                strcasecmp(m[k].column, l->col.column) == 0) {
+                n = -1; /* it is there after all: not this note's case */
+                break;
+            }
+            n++;
+        }
+        if (n > 0 && !holds(db, l->col.table, l->col.column, l->literal)) {
+            buf_putc(b, '\'');
+            buf_puts(b, l->literal);
+            buf_printf(b, "' is not a value of %s.%s; it is stored in ",
+                       l->col.table, l->col.column);
+            for (k = 0, n = 0; k < nm; k++) {
+                if (!m[k].exact || m[k].partial ||
+                    strcmp(m[k].value, l->literal) != 0)
+                    continue;
+                buf_printf(b, "%s%s.%s", n++ ? ", " : "", m[k].table,
+                           m[k].column);
+            }
+            buf_puts(b, ". ");
+            said++;
+        }
+        value_matches_free(m, nm);
+        m = NULL;
+        nm = 0;
+    }
+    sqla_free(&a);
+    return buf_err(b) ? -1 : said;
 }
 
 int check_before(askdb_db *db, const struct db_schema *s,

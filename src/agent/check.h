@@ -72,6 +72,20 @@ int check_after(const char *question, const char *sql, const askdb_result *r,
 
 void check_findings_free(struct check_finding *f, int n);
 
+struct vindex;
+
+/*
+** For a query that returned no rows: each text value it compares a column
+** with (= or IN) that the value index finds stored, exactly, in other
+** columns but not in that one, as a sentence for the repair, e.g.
+**   'Houston' is not a value of project.Plocation; it is stored in
+**   dept_locations.Dlocation.
+** Appended to b; nothing when the index (vi) is NULL or nothing fits.
+** Returns how many sentences, -1 when out of memory.
+*/
+int check_value_elsewhere(askdb_db *db, const struct db_schema *s,
+                          struct vindex *vi, const char *sql, struct buf *b);
+
 /* Name of a kind, e.g. "cross_join". Static string. */
 const char *check_kind_str(enum check_kind k);
 

@@ -53,6 +53,36 @@ static int vote(struct agent_state *st, int *nran)
 }
 
 /* Run the candidates with the limits, vote, then check the winner. */
+/* Record an empty result as the attempt's failure. A value compared in
+** the wrong column is its common cause: when the value index finds the
+** value stored elsewhere, the message says where (check "value_elsewhere"). */
+static void empty_result(struct agent_state *st)
+{
+    askdb_agent *ag = st->ag;
+    struct buf notes, why;
+    int n = 0;
+
+    buf_init(&notes, 0);
+    if (ag->cfg.checks && ag->values)
+        n = check_value_elsewhere(ag->db, st->schema, ag->values, st->sql,
+                                  &notes);
+    if (n <= 0 || buf_err(&notes)) {
+        buf_free(&notes);
+        agent_fail_attempt(st, ASKDB_EC_EMPTY, "the query returned no rows");
+        return;
+    }
+    agent_emit(ag, ASKDB_EVENT_CHECK,
+               json_pack("{s:s,s:s}", "kind", "value_elsewhere", "hint",
+                         notes.data));
+    buf_init(&why, 0);
+    buf_printf(&why, "the query returned no rows. %s", notes.data);
+    agent_fail_attempt(st, ASKDB_EC_EMPTY, buf_err(&why)
+                                               ? "the query returned no rows"
+                                               : why.data);
+    buf_free(&why);
+    buf_free(&notes);
+}
+
 enum agent_outcome agent_step_execute(struct agent_state *st)
 {
     askdb_agent *ag = st->ag;
@@ -136,7 +166,7 @@ enum agent_outcome agent_step_execute(struct agent_state *st)
             agent_keep_fallback(st, st->sql, r);
             st->result = NULL;
         }
-        agent_fail_attempt(st, ASKDB_EC_EMPTY, "the query returned no rows");
+        empty_result(st);
         return OUT_EMPTY;
     }
 

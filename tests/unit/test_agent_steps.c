@@ -763,6 +763,30 @@ static void pairs_learned_during_a_session_are_used(void **state)
     assert_non_null(strstr(t->s.last_user, "status = 'cancelled'"));
 }
 
+/* An empty result from a value compared in the wrong column: the repair
+** is told where the value is stored; without the checks it is not. */
+static void empty_result_names_where_the_value_is(void **state)
+{
+    static const char *const r[] = {
+        "SELECT id FROM orders WHERE status = 'gift_card'",
+        "SELECT order_id FROM payments WHERE method = 'gift_card'", NULL};
+    struct steps *t = steps(state, r);
+
+    t->cfg.values = 1;
+    t->cfg.checks = 1;
+    ask(t, "Which orders were paid with a gift card?", ASKDB_OK);
+    assert_int_equal(t->s.calls, 2);
+    assert_non_null(strstr(t->s.last_user,
+                           "'gift_card' is not a value of orders.status; "
+                           "it is stored in payments.method."));
+    askdb_answer_free(t->a);
+    t->a = NULL;
+    t->s.next = t->s.calls = 0;
+    t->cfg.checks = 0;
+    ask(t, "Which orders were paid with a gift card?", ASKDB_OK);
+    assert_null(strstr(t->s.last_user, "is not a value of"));
+}
+
 static void values_found_go_into_the_prompt(void **state)
 {
     static const char *const r[] = {"SELECT 1", NULL};
@@ -981,6 +1005,7 @@ int main(void)
         T(learned_examples_go_into_the_prompt),
         T(pairs_learned_during_a_session_are_used),
         T(values_found_go_into_the_prompt),
+        T(empty_result_names_where_the_value_is),
         T(cut_values_stay_utf8_in_plan_and_answer),
         T(question_not_utf8_is_repaired),
         T(latin1_values_are_left_out_of_the_prompt),
