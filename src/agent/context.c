@@ -240,6 +240,20 @@ static int history(struct agent_state *st)
     return st->part_history ? 0 : -1;
 }
 
+/* The system message, naming the engine's SQL: with its version for the
+** servers and DuckDB ("PostgreSQL 15.18"), whose SQL changes between
+** versions more than SQLite's does (whose prompt stays as it was). */
+static char *system_message(askdb_db *db)
+{
+    const char *d = db_dialect(db), *v = askdb_db_version(db);
+    char name[96];
+
+    if (strcmp(d, "SQLite") == 0 || !*v)
+        return prompt_system(d);
+    snprintf(name, sizeof name, "%s %.40s", d, v);
+    return prompt_system(name);
+}
+
 /* Build (or rebuild) the first user message from the parts. */
 static int build_first_message(struct agent_state *st)
 {
@@ -257,7 +271,7 @@ static int build_first_message(struct agent_state *st)
         st->msgs[1].content = text;
         return 0;
     }
-    if (agent_push_msg(st, "system", prompt_system(db_dialect(st->ag->db)))) {
+    if (agent_push_msg(st, "system", system_message(st->ag->db))) {
         free(text);
         return -1;
     }

@@ -505,14 +505,15 @@ static char *column_sql(const struct builder *bd, const struct db_table *t,
     buf_init(&b, 0);
     if (strcmp(db_dialect(bd->db), "SQLite") != 0) {
         /* Other engines: the column is text by its declared type (see
-        ** worth_reading); a derived table needs a name there. */
+        ** worth_reading); a derived table needs a name there; names are
+        ** always quoted (PostgreSQL folds bare ones to lower case). */
         buf_printf(&b, "SELECT CASE WHEN length(v) <= %d THEN v END FROM "
                        "(SELECT DISTINCT ", bd->o.max_len);
-        schema_put_ident(&b, c->name);
+        text_put_quoted(&b, c->name, '"');
         buf_puts(&b, " AS v FROM ");
-        schema_put_ident(&b, t->name);
+        text_put_quoted(&b, t->name, '"');
         buf_puts(&b, " WHERE ");
-        schema_put_ident(&b, c->name);
+        text_put_quoted(&b, c->name, '"');
         buf_printf(&b, " <> '' LIMIT %d) AS askdb_v", bd->o.per_column + 1);
         return buf_steal(&b);
     }

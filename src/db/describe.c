@@ -102,7 +102,10 @@ askdb_status askdb_db_explain(askdb_db *db, const char *sql,
     if (rc)
         return rc;
     buf_init(&b, 0);
-    buf_puts(&b, "EXPLAIN QUERY PLAN ");
+    /* SQLite's plan, or the other engines' EXPLAIN (it does not run the
+    ** statement there either). */
+    buf_puts(&b, strcmp(db->drv->name, "sqlite") == 0 ? "EXPLAIN QUERY PLAN "
+                                                       : "EXPLAIN ");
     buf_puts(&b, sql);
     if (buf_err(&b)) {
         buf_free(&b);

@@ -73,13 +73,13 @@ const struct db_column *schema_column(const struct db_table *t,
     return NULL;
 }
 
-void schema_put_ident(struct buf *b, const char *s)
+static void put_ident(struct buf *b, const char *s, int fold)
 {
     const char *p;
     int plain = (*s != '\0') && !(*s >= '0' && *s <= '9');
 
     for (p = s; *p && plain; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+        if (!((*p >= 'a' && *p <= 'z') || (!fold && *p >= 'A' && *p <= 'Z') ||
               (*p >= '0' && *p <= '9') || *p == '_'))
             plain = 0;
     if (plain && !sqlite3_keyword_check(s, (int)strlen(s))) {
@@ -87,6 +87,17 @@ void schema_put_ident(struct buf *b, const char *s)
         return;
     }
     text_put_quoted(b, s, '"');
+}
+
+void schema_put_ident(struct buf *b, const char *s)
+{
+    put_ident(b, s, 0);
+}
+
+void schema_put_name(struct buf *b, const struct db_schema *sc,
+                     const char *s)
+{
+    put_ident(b, s, sc->case_folds);
 }
 
 /* A sample value as an SQL string literal, newlines flattened so that the
@@ -202,7 +213,7 @@ static void render_table(struct buf *b, const struct db_schema *s,
         buf_putc(b, '\n');
     }
     buf_printf(b, "CREATE %s ", t->is_view ? "VIEW" : "TABLE");
-    schema_put_ident(b, t->name);
+    schema_put_name(b, s, t->name);
     buf_puts(b, " (\n");
     for (i = 0; i < t->ncols; i++)
         ncols += shown(keep, i);
@@ -216,7 +227,7 @@ static void render_table(struct buf *b, const struct db_schema *s,
         if (!shown(keep, i))
             continue;
         buf_puts(b, "  ");
-        schema_put_ident(b, c->name);
+        schema_put_name(b, s, c->name);
         if (c->type[0])
             buf_printf(b, " %s", c->type);
         if (c->pk && pks == 1)
@@ -248,7 +259,7 @@ static void render_table(struct buf *b, const struct db_schema *s,
                 if (t->cols[i].pk == k && shown(keep, i)) {
                     if (j++)
                         buf_puts(b, ", ");
-                    schema_put_ident(b, t->cols[i].name);
+                    schema_put_name(b, s, t->cols[i].name);
                 }
         buf_puts(b, ++line < nlines ? "),\n" : ")\n");
     }
@@ -261,12 +272,12 @@ static void render_table(struct buf *b, const struct db_schema *s,
         if (!fkey_shown(s, t, f, keep_table, keep))
             continue;
         buf_puts(b, "  FOREIGN KEY (");
-        schema_put_ident(b, f->from);
+        schema_put_name(b, s, f->from);
         buf_puts(b, ") REFERENCES ");
-        schema_put_ident(b, f->table);
+        schema_put_name(b, s, f->table);
         if (f->to) {
             buf_putc(b, '(');
-            schema_put_ident(b, f->to);
+            schema_put_name(b, s, f->to);
             buf_putc(b, ')');
         }
         buf_puts(b, ++line < nlines ? ",\n" : "\n");

@@ -43,6 +43,9 @@ struct db_table {
 struct db_schema {
     struct db_table *tables;
     int ntables;
+    int case_folds;      /* the engine folds bare names to lower case
+                            (PostgreSQL): a name with a capital letter is
+                            rendered quoted, as it must be written */
 };
 
 void schema_free(struct db_schema *s);
@@ -63,6 +66,11 @@ struct buf;
 /* Append an identifier as the model should write it: bare when it is a
 ** plain word, double-quoted (with "" escaping) otherwise. */
 void schema_put_ident(struct buf *b, const char *name);
+
+/* The same for schema s: also quoted when s->case_folds and the name has
+** a capital letter. */
+void schema_put_name(struct buf *b, const struct db_schema *s,
+                     const char *name);
 
 /*
 ** Render the schema for the prompt as compact CREATE TABLE text, foreign

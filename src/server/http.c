@@ -252,7 +252,7 @@ static enum MHD_Result get_databases(struct server *s,
     for (i = 0; i < s->ndbs; i++)
         json_array_append_new(arr, json_pack("{s:s, s:s, s:i}", "name",
                                              s->dbs[i].name, "engine",
-                                             "sqlite", "tables",
+                                             s->dbs[i].engine, "tables",
                                              s->dbs[i].ntables));
     return send_json(s, c, q, 200, json_pack("{s:o}", "databases", arr));
 }

@@ -206,6 +206,8 @@ static int load_dbs(struct server *s, const struct serve_opts *o)
             askdb_db_close(h);
             return cli_exit_code(st);
         }
+        snprintf(s->dbs[i].engine, sizeof s->dbs[i].engine, "%s",
+                 askdb_db_engine(h));
         askdb_db_close(h);
         j = json_loads(s->dbs[i].schema_json, 0, &je);
         s->dbs[i].ntables = (int)json_array_size(json_object_get(j,

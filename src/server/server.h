@@ -33,6 +33,7 @@ struct srv_db {
     char *name;
     char *path;
     char *schema_json;       /* askdb_db_schema_json, read at start */
+    char engine[16];         /* askdb_db_engine */
     int ntables;
 };
 

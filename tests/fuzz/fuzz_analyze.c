@@ -27,37 +27,37 @@ static char c_id[] = "id", c_name[] = "name", c_city[] = "city",
 static char ty_int[] = "INTEGER", ty_text[] = "TEXT", ty_real[] = "REAL";
 
 static struct db_column cols_cust[] = {
-    {c_id, ty_int, 1, NULL, 1, NULL, 0},
-    {c_name, ty_text, 1, NULL, 0, NULL, 0},
-    {c_city, ty_text, 0, NULL, 0, NULL, 0},
+    {c_id, ty_int, 1, NULL, 1, NULL, 0, NULL},
+    {c_name, ty_text, 1, NULL, 0, NULL, 0, NULL},
+    {c_city, ty_text, 0, NULL, 0, NULL, 0, NULL},
 };
 static struct db_column cols_ord[] = {
-    {c_id, ty_int, 1, NULL, 1, NULL, 0},
-    {c_cust_id, ty_int, 1, NULL, 0, NULL, 0},
-    {c_total, ty_real, 0, NULL, 0, NULL, 0},
-    {c_status, ty_text, 0, NULL, 0, NULL, 0},
+    {c_id, ty_int, 1, NULL, 1, NULL, 0, NULL},
+    {c_cust_id, ty_int, 1, NULL, 0, NULL, 0, NULL},
+    {c_total, ty_real, 0, NULL, 0, NULL, 0, NULL},
+    {c_status, ty_text, 0, NULL, 0, NULL, 0, NULL},
 };
 static struct db_column cols_pay[] = {
-    {c_id, ty_int, 1, NULL, 1, NULL, 0},
-    {c_order_id, ty_int, 1, NULL, 0, NULL, 0},
-    {c_status, ty_text, 0, NULL, 0, NULL, 0},
+    {c_id, ty_int, 1, NULL, 1, NULL, 0, NULL},
+    {c_order_id, ty_int, 1, NULL, 0, NULL, 0, NULL},
+    {c_status, ty_text, 0, NULL, 0, NULL, 0, NULL},
 };
 static struct db_column cols_det[] = {
-    {c_id, ty_int, 0, NULL, 0, NULL, 0},
-    {c_unit, ty_real, 0, NULL, 0, NULL, 0},
+    {c_id, ty_int, 0, NULL, 0, NULL, 0, NULL},
+    {c_unit, ty_real, 0, NULL, 0, NULL, 0, NULL},
 };
 static struct db_fkey fk_ord[] = {{c_cust_id, t_cust, c_id}};
 static struct db_fkey fk_pay[] = {{c_order_id, t_ord, NULL}};
 
 static struct db_table tables[] = {
-    {t_cust, 0, cols_cust, 3, NULL, 0, NULL, 0, 10, 0},
+    {t_cust, 0, cols_cust, 3, NULL, 0, NULL, 0, 10, 0, 0, NULL},
     {t_ord, 0, cols_ord, 4, fk_ord, 1, NULL, 0, 100, 0},
     {t_pay, 0, cols_pay, 3, fk_pay, 1, NULL, 0, 100, 0},
-    {t_det, 1, cols_det, 2, NULL, 0, NULL, 0, -1, 0},
+    {t_det, 1, cols_det, 2, NULL, 0, NULL, 0, -1, 0, 0, NULL},
 };
 
-static struct db_schema shop = {tables, 4};
-static struct db_schema empty = {NULL, 0};
+static struct db_schema shop = {tables, 4, 0};
+static struct db_schema empty = {NULL, 0, 0};
 
 static void check(const char *sql, const struct db_schema *s)
 {

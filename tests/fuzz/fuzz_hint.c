@@ -31,39 +31,39 @@ static char c_id[] = "id", c_name[] = "name", c_email[] = "email",
 static char ty_int[] = "INTEGER", ty_text[] = "TEXT", ty_real[] = "REAL";
 
 static struct db_column cols_cust[] = {
-    {c_id, ty_int, 1, NULL, 1, NULL, 0},
-    {c_name, ty_text, 1, NULL, 0, NULL, 0},
-    {c_email, ty_text, 0, NULL, 0, NULL, 0},
-    {c_city, ty_text, 0, NULL, 0, NULL, 0},
+    {c_id, ty_int, 1, NULL, 1, NULL, 0, NULL},
+    {c_name, ty_text, 1, NULL, 0, NULL, 0, NULL},
+    {c_email, ty_text, 0, NULL, 0, NULL, 0, NULL},
+    {c_city, ty_text, 0, NULL, 0, NULL, 0, NULL},
 };
 static struct db_column cols_ord[] = {
-    {c_id, ty_int, 1, NULL, 1, NULL, 0},
-    {c_cust_id, ty_int, 1, NULL, 0, NULL, 0},
-    {c_total, ty_real, 0, NULL, 0, NULL, 0},
-    {c_created, ty_text, 0, NULL, 0, NULL, 0},
+    {c_id, ty_int, 1, NULL, 1, NULL, 0, NULL},
+    {c_cust_id, ty_int, 1, NULL, 0, NULL, 0, NULL},
+    {c_total, ty_real, 0, NULL, 0, NULL, 0, NULL},
+    {c_created, ty_text, 0, NULL, 0, NULL, 0, NULL},
 };
 static struct db_column cols_items[] = {
-    {c_order_id, ty_int, 1, NULL, 1, NULL, 0},
-    {c_qty, ty_int, 0, NULL, 0, NULL, 0},
+    {c_order_id, ty_int, 1, NULL, 1, NULL, 0, NULL},
+    {c_qty, ty_int, 0, NULL, 0, NULL, 0, NULL},
 };
 static struct db_column cols_det[] = {
-    {c_id, ty_int, 0, NULL, 0, NULL, 0},
-    {c_unit, ty_real, 0, NULL, 0, NULL, 0},
+    {c_id, ty_int, 0, NULL, 0, NULL, 0, NULL},
+    {c_unit, ty_real, 0, NULL, 0, NULL, 0, NULL},
 };
 static struct db_column cols_long[] = {
-    {c_long, ty_text, 0, NULL, 0, NULL, 0},
+    {c_long, ty_text, 0, NULL, 0, NULL, 0, NULL},
 };
 
 static struct db_table tables[] = {
-    {t_cust, 0, cols_cust, 4, NULL, 0, NULL, 0, 10, 0},
-    {t_ord, 0, cols_ord, 4, NULL, 0, NULL, 0, 100, 0},
-    {t_items, 0, cols_items, 2, NULL, 0, NULL, 0, 300, 0},
-    {t_det, 1, cols_det, 2, NULL, 0, NULL, 0, -1, 0},
-    {t_long, 0, cols_long, 1, NULL, 0, NULL, 0, 0, 0},
+    {t_cust, 0, cols_cust, 4, NULL, 0, NULL, 0, 10, 0, 0, NULL},
+    {t_ord, 0, cols_ord, 4, NULL, 0, NULL, 0, 100, 0, 0, NULL},
+    {t_items, 0, cols_items, 2, NULL, 0, NULL, 0, 300, 0, 0, NULL},
+    {t_det, 1, cols_det, 2, NULL, 0, NULL, 0, -1, 0, 0, NULL},
+    {t_long, 0, cols_long, 1, NULL, 0, NULL, 0, 0, 0, 0, NULL},
 };
 
-static struct db_schema shop = {tables, 5};
-static struct db_schema empty = {NULL, 0};
+static struct db_schema shop = {tables, 5, 0};
+static struct db_schema empty = {NULL, 0, 0};
 
 static char *copy(const uint8_t *p, size_t n)
 {

@@ -42,7 +42,7 @@ static struct db_table tables[] = {
     {"departments", 0, dept_cols, 3, NULL, 0, NULL, 0, 3, 0, 0, NULL},
     {"Order Items", 0, item_cols, 2, NULL, 0, NULL, 0, 5, 0, 0, NULL},
 };
-static const struct db_schema schema = {tables, 3};
+static const struct db_schema schema = {tables, 3, 0};
 
 static void grammar_starts_with_the_fenced_reply(void **state)
 {
@@ -66,7 +66,7 @@ static void grammar_starts_with_the_fenced_reply(void **state)
 
 static void empty_schema_still_gives_a_grammar(void **state)
 {
-    const struct db_schema none = {NULL, 0};
+    const struct db_schema none = {NULL, 0, 0};
     char *g = sqlx_grammar(&none);
 
     (void)state;
