@@ -311,7 +311,9 @@ int mcp_stdio_main(const askdb_config *cfg, int n, const char *const *names,
     fprintf(stderr, "askdb mcp: serving %d database%s over stdio:",
             srv->ndb, srv->ndb == 1 ? "" : "s");
     for (i = 0; i < srv->ndb; i++)
-        fprintf(stderr, " %s (%s)", srv->dbs[i].name, srv->dbs[i].path);
+        fprintf(stderr, " %s (%s)", srv->dbs[i].name,
+                srv->dbs[i].db ? askdb_db_label(srv->dbs[i].db)
+                               : srv->dbs[i].path);
     fputc('\n', stderr);
 
     serve(&ctx, ROLE_READER);
