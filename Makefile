@@ -15,6 +15,12 @@
 CC      ?= gcc
 # The library's packages; the command adds libedit (the shell's line editor).
 LIB_PKGS := sqlite3 libcurl jansson libxxhash
+# PostgreSQL (src/db/postgres.c) when libpq is there (libpq-dev); without
+# it a postgresql:// URL says so.
+HAVE_LIBPQ := $(shell pkg-config --exists libpq && echo 1)
+ifeq ($(HAVE_LIBPQ),1)
+LIB_PKGS += libpq
+endif
 PKGS    := $(LIB_PKGS) libedit
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
@@ -30,6 +36,9 @@ OPT     ?= -O2 -g
 FE_CPPFLAGS := -D_POSIX_C_SOURCE=200809L -Iinclude $(PKG_CFLAGS) \
                $(shell pkg-config --cflags libmicrohttpd)
 CPPFLAGS := -D_POSIX_C_SOURCE=200809L -DASKDB_BUILD -Iinclude -Isrc $(PKG_CFLAGS)
+ifeq ($(HAVE_LIBPQ),1)
+CPPFLAGS += -DASKDB_HAVE_LIBPQ=1
+endif
 CFLAGS  := $(WARN) $(OPT) -fvisibility=hidden
 LDLIBS  := $(PKG_LIBS) -lstemmer -lm -lpthread
 # What the askdb command links besides the library: the HTTP server.
