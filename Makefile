@@ -261,6 +261,15 @@ examples/shop.db: examples/shop.sql
 
 test: unit e2e security
 
+# askdb against a real PostgreSQL server: a private cluster in a temporary
+# directory on a free loopback port, stopped at the end (tests/e2e/
+# postgres.sh; needs Debian's postgresql, which scripts/deps.sh installs).
+.PHONY: e2e-postgres
+e2e-postgres: $(BA)/askdb $(BA)/fake_llm examples/shop.db
+	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm SHOP_DB=examples/shop.db \
+	    bash tests/e2e/postgres.sh
+test: e2e-postgres
+
 # ASKDB_SMALL_MODEL: the small GGUF for the local-model tests. The tests
 # fetch it first (scripts/models.sh small: checksums verified, cached in
 # ~/.cache/askdb, nothing downloaded once there). SKIP_SMALL_MODEL=1 is the

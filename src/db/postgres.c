@@ -393,7 +393,9 @@ static PGresult *pg_query(askdb_db *db, struct pg *p, const char *sql,
 /*
 ** End the statement's transaction. A cancel request that reached the
 ** server after the statement ended may interrupt the ROLLBACK itself;
-** then it is sent again, until the session is idle.
+** then it is sent again, until the session is idle. Advisory locks taken
+** with pg_advisory_lock() are the one thing a read-only statement leaves
+** in the session past its ROLLBACK: they go too.
 */
 static void pg_rollback(askdb_db *db, struct pg *p)
 {
@@ -403,8 +405,9 @@ static void pg_rollback(askdb_db *db, struct pg *p)
     for (i = 0; i < 3 && !p->lost; i++) {
         if (PQtransactionStatus(p->conn) == PQTRANS_IDLE)
             return;
-        (void)pg_command(db, p, "ROLLBACK", db->query_timeout_ms, msg,
-                         sizeof msg);
+        (void)pg_command(db, p,
+                         "ROLLBACK; SELECT pg_advisory_unlock_all()",
+                         db->query_timeout_ms, msg, sizeof msg);
     }
     if (!p->lost && PQtransactionStatus(p->conn) != PQTRANS_IDLE)
         p->lost = 1; /* start afresh rather than run in a stray transaction */
