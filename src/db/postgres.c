@@ -795,39 +795,43 @@ static char *dup_val(const PGresult *r, int row, int col, int *nomem)
 }
 
 /*
-** The relations askdb shows, as a CTE every schema query starts with:
-** tables, partitioned tables, views, materialized views and foreign
-** tables of the schemas on the search path (current_schemas), that the
-** role may read at least in part. A name found in several of those
-** schemas is the first schema's, as it is for an unqualified name in a
-** query. ord numbers them in the order they are shown.
+** The relations askdb shows: tables, partitioned tables, views,
+** materialized views and foreign tables of the schemas on the search path
+** (current_schemas), that the role may read at least in part. A name
+** found in several of those schemas is the first schema's, as it is for
+** an unqualified name in a query. ord numbers them in the order they are
+** shown; the other queries get their oids in that order as $1 (rels), so
+** that the catalog is searched once, and name columns by number, which
+** the columns already read turn into names.
 */
-#define RELS_CTE                                                             \
-    "WITH sp AS (SELECT n.oid, k.pos FROM unnest(current_schemas(false)) "   \
-    "   WITH ORDINALITY k(name, pos) JOIN pg_namespace n "                   \
-    "   ON n.nspname = k.name "                                              \
-    "   WHERE k.name NOT IN ('pg_catalog', 'information_schema')), "         \
-    "cand AS (SELECT DISTINCT ON (c.relname) c.oid, c.relname, c.relkind, "  \
-    "   c.reltuples, c.relnamespace, sp.pos, "                               \
-    "   has_table_privilege(c.oid, 'SELECT') AS tpriv "                      \
-    "   FROM pg_class c JOIN sp ON sp.oid = c.relnamespace "                 \
-    "   WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') "                       \
-    "   AND NOT c.relispartition "                                           \
-    "   AND (has_table_privilege(c.oid, 'SELECT') "                          \
-    "        OR has_any_column_privilege(c.oid, 'SELECT')) "                 \
-    "   ORDER BY c.relname, sp.pos), "                                       \
-    "rels AS (SELECT cand.*, row_number() OVER (ORDER BY pos, oid) AS ord "  \
-    "   FROM cand) "
-
 static const char q_tables[] =
-    RELS_CTE
+    "WITH sp AS (SELECT n.oid, k.pos FROM unnest(current_schemas(false)) "
+    "   WITH ORDINALITY k(name, pos) JOIN pg_namespace n "
+    "   ON n.nspname = k.name "
+    "   WHERE k.name NOT IN ('pg_catalog', 'information_schema')), "
+    "cand AS (SELECT DISTINCT ON (c.relname) c.oid, c.relname, c.relkind, "
+    "   c.reltuples, c.relnamespace, sp.pos "
+    "   FROM pg_class c JOIN sp ON sp.oid = c.relnamespace "
+    "   WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') "
+    "   AND NOT c.relispartition "
+    "   AND (has_table_privilege(c.oid, 'SELECT') "
+    "        OR has_any_column_privilege(c.oid, 'SELECT')) "
+    "   ORDER BY c.relname, sp.pos), "
+    "rels AS (SELECT cand.*, row_number() OVER (ORDER BY pos, oid) AS ord "
+    "   FROM cand) "
     "SELECT r.ord, r.relname, r.relkind, r.reltuples::float8, d.description, "
-    "  n.nspname "
+    "  n.nspname, r.oid "
     "FROM rels r JOIN pg_namespace n ON n.oid = r.relnamespace "
     "LEFT JOIN pg_description d ON d.objoid = r.oid "
     "  AND d.classoid = 'pg_class'::regclass AND d.objsubid = 0 "
     "ORDER BY r.ord";
 
+#define RELS_CTE                                                             \
+    "WITH rels AS MATERIALIZED (SELECT r.oid, r.ord, "                       \
+    "   has_table_privilege(r.oid, 'SELECT') AS tpriv "                      \
+    "   FROM unnest($1::oid[]) WITH ORDINALITY r(oid, ord)) "
+
+/* Columns the role may read, with their key position and comment. */
 static const char q_columns[] =
     RELS_CTE
     "SELECT r.ord, a.attname, format_type(a.atttypid, a.atttypmod), "
@@ -835,7 +839,7 @@ static const char q_columns[] =
     "  CASE WHEN a.attgenerated = '' "
     "       THEN pg_get_expr(ad.adbin, ad.adrelid) END, "
     "  coalesce(array_position(pk.conkey, a.attnum), 0), d.description, "
-    "  t.typcategory IN ('S', 'E') "
+    "  t.typcategory IN ('S', 'E'), a.attnum "
     "FROM rels r JOIN pg_attribute a ON a.attrelid = r.oid "
     "  AND a.attnum > 0 AND NOT a.attisdropped "
     "JOIN pg_type t ON t.oid = a.atttypid "
@@ -847,29 +851,26 @@ static const char q_columns[] =
     "WHERE r.tpriv OR has_column_privilege(r.oid, a.attnum, 'SELECT') "
     "ORDER BY r.ord, a.attnum";
 
-/* Foreign keys to relations askdb shows (the one a name resolves to). */
+/* Foreign keys between relations askdb shows (to the one a name resolves
+** to), as (table, column number) pairs. */
 static const char q_fkeys[] =
     RELS_CTE
-    "SELECT r.ord, a.attname, r2.relname, fa.attname "
+    "SELECT r.ord, con.oid, k.src, r2.ord, k.dst "
     "FROM rels r JOIN pg_constraint con ON con.conrelid = r.oid "
     "  AND con.contype = 'f' "
     "JOIN rels r2 ON r2.oid = con.confrelid "
     "CROSS JOIN LATERAL unnest(con.conkey, con.confkey) "
     "  WITH ORDINALITY k(src, dst, n) "
-    "JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.src "
-    "JOIN pg_attribute fa ON fa.attrelid = con.confrelid "
-    "  AND fa.attnum = k.dst "
-    "ORDER BY r.ord, con.conname, k.n";
+    "ORDER BY r.ord, con.conname, con.oid, k.n";
 
 /* Unique indexes and constraints over plain columns, whole-table ones
 ** (no expression, no predicate), key columns only. */
 static const char q_uniques[] =
     RELS_CTE
-    "SELECT r.ord, i.indexrelid, a.attname "
+    "SELECT r.ord, i.indexrelid, k.att "
     "FROM rels r JOIN pg_index i ON i.indrelid = r.oid AND i.indisunique "
     "  AND NOT i.indisprimary AND i.indexprs IS NULL AND i.indpred IS NULL "
     "CROSS JOIN LATERAL unnest(i.indkey::int2[]) WITH ORDINALITY k(att, n) "
-    "JOIN pg_attribute a ON a.attrelid = r.oid AND a.attnum = k.att "
     "WHERE k.n <= i.indnkeyatts "
     "ORDER BY r.ord, i.indexrelid, k.n";
 
@@ -878,7 +879,9 @@ struct pg_rel {
     char *nsp;              /* its schema, for a qualified name */
     char kind;              /* pg_class.relkind */
     double reltuples;       /* -1: never analysed */
+    int *attnum;            /* [ncols]: pg_attribute.attnum of each column */
     unsigned char *textual; /* [ncols]: a string or enum column */
+    int ntextual;
 };
 
 /* The schema's transaction: one snapshot for all the catalog queries;
@@ -893,21 +896,38 @@ static int pg_begin_schema(askdb_db *db, struct pg *p, char *msg, size_t n)
     return pg_command(db, p, sql, db->query_timeout_ms, msg, n);
 }
 
-/* Index of the table a row's first column (ord, 1-based) names, or -1. */
-static int ord_index(const PGresult *r, int row, int ntables)
+/* Index of the table a row's column col (ord, 1-based) names, or -1. */
+static int ord_index(const PGresult *r, int row, int col, int ntables)
 {
-    long v = strtol(PQgetvalue(r, row, 0), NULL, 10);
+    long v = strtol(PQgetvalue(r, row, col), NULL, 10);
 
     return v >= 1 && v <= ntables ? (int)v - 1 : -1;
 }
 
+/* Column of table ti with attribute number (row, col) of r, or -1. */
+static int col_index(const struct db_schema *s, const struct pg_rel *rel,
+                     int ti, const PGresult *r, int row, int col)
+{
+    long att = strtol(PQgetvalue(r, row, col), NULL, 10);
+    int j;
+
+    for (j = 0; ti >= 0 && j < s->tables[ti].ncols; j++)
+        if (rel[ti].attnum[j] == att)
+            return j;
+    return -1;
+}
+
+/* The tables of q_tables's rows into out and rel, and their oids as an
+** array literal for the other queries into oids. */
 static int read_tables(const PGresult *r, struct db_schema *out,
-                       struct pg_rel *rel)
+                       struct pg_rel *rel, struct buf *oids)
 {
     int i, nomem = 0;
     struct db_table *t;
 
+    buf_putc(oids, '{');
     for (i = 0; i < PQntuples(r); i++) {
+        buf_printf(oids, "%s%s", i ? "," : "", PQgetvalue(r, i, 6));
         t = push(&out->tables, &out->ntables, sizeof *t);
         if (!t)
             return -1;
@@ -921,28 +941,39 @@ static int read_tables(const PGresult *r, struct db_schema *out,
         if (nomem || !t->name)
             return -1;
     }
-    return 0;
+    buf_putc(oids, '}');
+    return buf_err(oids) ? -1 : 0;
 }
 
 static int read_columns(const PGresult *r, struct db_schema *out,
                         struct pg_rel *rel)
 {
-    int i, ti, nomem = 0;
+    int i, ti, n, nomem = 0;
     struct db_table *t;
     struct db_column *c;
     unsigned char *tx;
+    int *an;
 
     for (i = 0; i < PQntuples(r); i++) {
-        ti = ord_index(r, i, out->ntables);
+        ti = ord_index(r, i, 0, out->ntables);
         if (ti < 0)
             continue;
         t = &out->tables[ti];
         c = push(&t->cols, &t->ncols, sizeof *c);
-        tx = realloc(rel[ti].textual, (size_t)t->ncols);
-        if (!c || !tx)
+        if (!c)
             return -1;
-        rel[ti].textual = tx;
-        tx[t->ncols - 1] = PQgetvalue(r, i, 7)[0] == 't';
+        n = t->ncols;
+        tx = realloc(rel[ti].textual, (size_t)n);
+        if (tx)
+            rel[ti].textual = tx;
+        an = realloc(rel[ti].attnum, (size_t)n * sizeof *an);
+        if (an)
+            rel[ti].attnum = an;
+        if (!tx || !an)
+            return -1;
+        tx[n - 1] = PQgetvalue(r, i, 7)[0] == 't';
+        rel[ti].ntextual += tx[n - 1];
+        an[n - 1] = (int)strtol(PQgetvalue(r, i, 8), NULL, 10);
         c->name = dup_val(r, i, 1, &nomem);
         c->type = dup_val(r, i, 2, &nomem);
         c->notnull = PQgetvalue(r, i, 3)[0] == 't';
@@ -955,47 +986,73 @@ static int read_columns(const PGresult *r, struct db_schema *out,
     return 0;
 }
 
-static int read_fkeys(const PGresult *r, struct db_schema *out)
+/* Foreign keys from q_fkeys's rows; a key with a column the role may not
+** read is left out whole. */
+static int read_fkeys(const PGresult *r, struct db_schema *out,
+                      const struct pg_rel *rel)
 {
-    int i, ti, nomem = 0;
+    int i, j, k, ti, tj, from, to, n = PQntuples(r);
+    struct db_table *t;
     struct db_fkey *f;
 
-    for (i = 0; i < PQntuples(r); i++) {
-        ti = ord_index(r, i, out->ntables);
-        if (ti < 0)
+    for (i = 0; i < n; i = k) {
+        /* Rows i .. k-1: the columns of one constraint. */
+        for (k = i + 1; k < n && strcmp(PQgetvalue(r, k, 1),
+                                        PQgetvalue(r, i, 1)) == 0;
+             k++)
+            ;
+        ti = ord_index(r, i, 0, out->ntables);
+        tj = ord_index(r, i, 3, out->ntables);
+        for (j = i; j < k; j++)
+            if (col_index(out, rel, ti, r, j, 2) < 0 ||
+                col_index(out, rel, tj, r, j, 4) < 0)
+                break;
+        if (ti < 0 || tj < 0 || j < k)
             continue;
-        f = push(&out->tables[ti].fks, &out->tables[ti].nfks, sizeof *f);
-        if (!f)
-            return -1;
-        f->from = dup_val(r, i, 1, &nomem);
-        f->table = dup_val(r, i, 2, &nomem);
-        f->to = dup_val(r, i, 3, &nomem);
-        if (nomem || !f->from || !f->table)
-            return -1;
+        t = &out->tables[ti];
+        for (j = i; j < k; j++) {
+            from = col_index(out, rel, ti, r, j, 2);
+            to = col_index(out, rel, tj, r, j, 4);
+            f = push(&t->fks, &t->nfks, sizeof *f);
+            if (!f)
+                return -1;
+            f->from = strdup(t->cols[from].name);
+            f->table = strdup(out->tables[tj].name);
+            f->to = strdup(out->tables[tj].cols[to].name);
+            if (!f->from || !f->table || !f->to)
+                return -1;
+        }
     }
     return 0;
 }
 
-static int read_uniques(const PGresult *r, struct db_schema *out)
+/* Unique keys from q_uniques's rows as "a, b"; one over a column the role
+** may not read is left out. */
+static int read_uniques(const PGresult *r, struct db_schema *out,
+                        const struct pg_rel *rel)
 {
     struct buf b;
     char **u;
-    int i, ti;
+    int i, j, k, ti, col, n = PQntuples(r);
 
-    i = 0;
-    while (i < PQntuples(r)) {
-        const char *idx = PQgetvalue(r, i, 1);
-        int first = i;
-        ti = ord_index(r, i, out->ntables);
+    for (i = 0; i < n; i = k) {
+        for (k = i + 1; k < n && strcmp(PQgetvalue(r, k, 1),
+                                        PQgetvalue(r, i, 1)) == 0;
+             k++)
+            ;
+        ti = ord_index(r, i, 0, out->ntables);
+        if (ti < 0)
+            continue;
         buf_init(&b, 0);
-        for (; i < PQntuples(r) && ord_index(r, i, out->ntables) == ti &&
-               strcmp(PQgetvalue(r, i, 1), idx) == 0;
-             i++) {
-            if (i > first)
+        for (j = i; j < k; j++) {
+            col = col_index(out, rel, ti, r, j, 2);
+            if (col < 0)
+                break;
+            if (j > i)
                 buf_puts(&b, ", ");
-            schema_put_ident(&b, PQgetvalue(r, i, 2));
+            schema_put_ident(&b, out->tables[ti].cols[col].name);
         }
-        if (ti < 0) {
+        if (j < k) {
             buf_free(&b);
             continue;
         }
@@ -1024,6 +1081,14 @@ static void put_quoted(struct buf *b, const char *s)
     buf_putc(b, '"');
 }
 
+static void put_table(struct buf *b, const struct db_table *t,
+                      const struct pg_rel *rel)
+{
+    put_quoted(b, rel->nsp);
+    buf_putc(b, '.');
+    put_quoted(b, t->name);
+}
+
 static int has_sample(const struct db_column *c, const char *v)
 {
     int i;
@@ -1034,130 +1099,215 @@ static int has_sample(const struct db_column *c, const char *v)
     return 0;
 }
 
-/* Keep up to per_col distinct short values of column c from r's column
-** col. -1 when out of memory. */
-static int take_samples(struct db_column *c, const PGresult *r, int col,
-                        int per_col)
+/* Keep value (row, col) of r as a sample of c when it is short, new and
+** c has fewer than per_col. -1 when out of memory. */
+static int add_sample(struct db_column *c, const PGresult *r, int row,
+                      int col, int per_col)
 {
-    int i, len;
     const char *v;
     char **slot;
+    int len;
 
-    for (i = 0; i < PQntuples(r) && i < SAMPLE_ROWS &&
-                c->nsamples < per_col;
-         i++) {
-        if (PQgetisnull(r, i, col))
-            continue;
-        v = PQgetvalue(r, i, col);
-        len = PQgetlength(r, i, col);
-        if (len == 0 || len > SAMPLE_MAXLEN || has_sample(c, v))
-            continue;
-        slot = push(&c->samples, &c->nsamples, sizeof *slot);
-        if (!slot)
-            return -1;
-        *slot = strdup(v);
-        if (!*slot) {
-            c->nsamples--;
-            return -1;
-        }
+    if (c->nsamples >= per_col || PQgetisnull(r, row, col))
+        return 0;
+    v = PQgetvalue(r, row, col);
+    len = PQgetlength(r, row, col);
+    if (len == 0 || len > SAMPLE_MAXLEN || has_sample(c, v))
+        return 0;
+    slot = push(&c->samples, &c->nsamples, sizeof *slot);
+    if (!slot)
+        return -1;
+    *slot = strdup(v);
+    if (!*slot) {
+        c->nsamples--;
+        return -1;
     }
     return 0;
 }
 
+/* Does table i need reading: for samples, or for its row count (never
+** analysed)? Never a view's query, nor a remote table's. */
+static int wants_sample(const askdb_db *db, const struct pg_rel *rel)
+{
+    if (rel->kind == 'v' || rel->kind == 'f')
+        return 0;
+    return rel->reltuples < 0 ||
+           (db->sample_values > 0 && rel->ntextual > 0);
+}
+
 /*
-** Samples of a table's text columns from its first rows, and its row
-** count: exact when the sample query read the whole table, else the
-** statistics' estimate the caller set, and when there is none (a table
-** never analysed) a count capped at count_cap. A table another session locks, or one the query cannot
-** read, keeps what it has: it is not worth failing the schema for.
-** Returns 0, -1 when out of memory, -2 when the connection broke.
+** Read the first rows of n tables (idx[], indexes into out) in one
+** statement, a UNION ALL of one branch per table: its number in the batch
+** and its text columns, padded with NULLs to the widest. One statement
+** for many tables is what makes thousands of tables cheap: the rows are
+** few, the round trips and statements are what costs. seen[] gets each
+** table's row count up to SAMPLE_ROWS + 1. 0, -1 out of memory, 1 when
+** the statement failed (msg says why; a table locked by another session
+** makes the whole batch fail).
 */
-static int sample_table(askdb_db *db, struct pg *p, struct db_table *t,
-                        const struct pg_rel *rel)
+static int sample_batch(askdb_db *db, struct pg *p, struct db_schema *out,
+                        const struct pg_rel *rel, const int *idx, int n,
+                        long *seen, char *msg, size_t msgn)
 {
     struct buf b;
     PGresult *r;
-    char msg[256];
-    int i, k = 0, ret = 0, *map = NULL;
-    long seen = -1;
-    int need_count = rel->reltuples < 0;
+    int i, j, k, w = 1, row, per = db->sample_values;
 
-    if (rel->kind == 'v' || rel->kind == 'f')
-        return 0; /* running a view's query, or a remote one: no */
+    for (i = 0; i < n; i++)
+        if (per > 0 && rel[idx[i]].ntextual > w)
+            w = rel[idx[i]].ntextual;
     buf_init(&b, 0);
-    if (db->sample_values > 0) {
-        map = calloc((size_t)t->ncols + 1, sizeof *map);
-        if (!map)
-            return -1;
-        buf_puts(&b, "SELECT ");
-        for (i = 0; i < t->ncols; i++) {
-            if (!rel->textual || !rel->textual[i])
+    for (i = 0; i < n; i++) {
+        const struct db_table *t = &out->tables[idx[i]];
+        const struct pg_rel *rl = &rel[idx[i]];
+        buf_printf(&b, "%s(SELECT %d", i ? " UNION ALL " : "", i);
+        k = 0;
+        for (j = 0; per > 0 && j < t->ncols; j++) {
+            if (!rl->textual[j])
                 continue;
-            if (k)
-                buf_puts(&b, ", ");
             /* ::text: enums and bpchar come back as plain text. */
-            put_quoted(&b, t->cols[i].name);
+            buf_puts(&b, ", ");
+            put_quoted(&b, t->cols[j].name);
             buf_puts(&b, "::text");
-            map[k++] = i;
+            k++;
         }
-    }
-    if (k > 0) {
+        for (; k < w; k++)
+            buf_puts(&b, ", NULL::text");
         buf_puts(&b, " FROM ");
-        put_quoted(&b, rel->nsp);
-        buf_putc(&b, '.');
-        put_quoted(&b, t->name);
-        buf_printf(&b, " LIMIT %d", SAMPLE_ROWS + 1);
-        if (buf_err(&b)) {
-            ret = -1;
-            goto out;
-        }
-        r = pg_query(db, p, b.data, 0, NULL, msg, sizeof msg);
-        if (!r)
-            goto failed;
-        seen = PQntuples(r);
-        for (i = 0; i < k && ret == 0; i++)
-            ret = take_samples(&t->cols[map[i]], r, i, db->sample_values);
-        PQclear(r);
+        put_table(&b, t, rl);
+        buf_printf(&b, " LIMIT %d)", SAMPLE_ROWS + 1);
     }
-    if (seen >= 0 && seen <= SAMPLE_ROWS) {
-        /* The whole table was read: exact, whatever the statistics say. */
-        t->rows = seen > db->count_cap ? db->count_cap : seen;
-        t->rows_capped = seen > db->count_cap;
-        t->rows_estimated = 0;
-    } else if (need_count) {
-        buf_reset(&b);
-        buf_puts(&b, "SELECT count(*) FROM (SELECT FROM ");
-        put_quoted(&b, rel->nsp);
-        buf_putc(&b, '.');
-        put_quoted(&b, t->name);
-        buf_printf(&b, " LIMIT %ld) x", db->count_cap + 1);
-        if (buf_err(&b)) {
-            ret = -1;
-            goto out;
-        }
-        r = pg_query(db, p, b.data, 0, NULL, msg, sizeof msg);
-        if (!r)
-            goto failed;
-        seen = strtol(PQgetvalue(r, 0, 0), NULL, 10);
-        PQclear(r);
-        t->rows = seen > db->count_cap ? db->count_cap : seen;
-        t->rows_capped = seen > db->count_cap;
+    if (buf_err(&b)) {
+        buf_free(&b);
+        return -1;
     }
-    goto out;
-failed:
-    /* The failed statement ended the transaction's usefulness: start a
-    ** new one for the tables after this one. */
-    if (p->lost || PQstatus(p->conn) != CONNECTION_OK) {
-        ret = -2;
-        goto out;
-    }
-    pg_rollback(db, p);
-    if (p->lost || pg_begin_schema(db, p, msg, sizeof msg) < 0)
-        ret = -2;
-out:
-    free(map);
+    r = pg_query(db, p, b.data, 0, NULL, msg, msgn);
     buf_free(&b);
-    return ret;
+    if (!r)
+        return 1;
+    for (row = 0; row < PQntuples(r); row++) {
+        struct db_table *t;
+        i = (int)strtol(PQgetvalue(r, row, 0), NULL, 10);
+        if (i < 0 || i >= n || ++seen[i] > SAMPLE_ROWS)
+            continue;
+        t = &out->tables[idx[i]];
+        k = 1;
+        for (j = 0; per > 0 && j < t->ncols; j++) {
+            if (!rel[idx[i]].textual[j])
+                continue;
+            if (add_sample(&t->cols[j], r, row, k++, per) < 0) {
+                PQclear(r);
+                return -1;
+            }
+        }
+    }
+    PQclear(r);
+    return 0;
+}
+
+/* The row count of a table never analysed and larger than the sample,
+** capped at count_cap. 0, or 1 when the statement failed. */
+static int count_table(askdb_db *db, struct pg *p, struct db_table *t,
+                       const struct pg_rel *rel, char *msg, size_t msgn)
+{
+    struct buf b;
+    PGresult *r;
+    long n;
+
+    buf_init(&b, 0);
+    buf_puts(&b, "SELECT count(*) FROM (SELECT FROM ");
+    put_table(&b, t, rel);
+    buf_printf(&b, " LIMIT %ld) x", db->count_cap + 1);
+    if (buf_err(&b)) {
+        buf_free(&b);
+        return -1;
+    }
+    r = pg_query(db, p, b.data, 0, NULL, msg, msgn);
+    buf_free(&b);
+    if (!r)
+        return 1;
+    n = strtol(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    t->rows = n > db->count_cap ? db->count_cap : n;
+    t->rows_capped = n > db->count_cap;
+    t->rows_estimated = 0;
+    return 0;
+}
+
+/* After a failed statement the schema's transaction is over: start the
+** next one. 0, or -2 when the connection is gone. */
+static int schema_resume(askdb_db *db, struct pg *p, char *msg, size_t n)
+{
+    if (p->lost || PQstatus(p->conn) != CONNECTION_OK)
+        return -2;
+    pg_rollback(db, p);
+    if (p->lost || pg_begin_schema(db, p, msg, n) < 0)
+        return -2;
+    return 0;
+}
+
+#define SAMPLE_BATCH 100
+
+/*
+** Samples and row counts, SAMPLE_BATCH tables a statement. A batch that
+** fails (a table locked by another session, a view's broken base) is
+** read again one table at a time, and a table that fails alone keeps no
+** samples: not worth failing the schema for. Row counts: exact when the
+** sample read the whole table, else the statistics' estimate the caller
+** set, and for a table never analysed a count capped at count_cap.
+** 0, -1 out of memory, -2 when the connection broke.
+*/
+static int sample_tables(askdb_db *db, struct pg *p, struct db_schema *out,
+                         const struct pg_rel *rel)
+{
+    int *idx, i, j, n = 0, rc = 0, one;
+    long *seen;
+    char msg[256];
+
+    idx = calloc((size_t)out->ntables + 1, sizeof *idx);
+    seen = calloc((size_t)out->ntables + 1, sizeof *seen);
+    if (!idx || !seen) {
+        free(idx);
+        free(seen);
+        return -1;
+    }
+    for (i = 0; i < out->ntables; i++)
+        if (wants_sample(db, &rel[i]))
+            idx[n++] = i;
+    for (i = 0; i < n && rc >= 0; i += SAMPLE_BATCH) {
+        int m = n - i < SAMPLE_BATCH ? n - i : SAMPLE_BATCH;
+        rc = sample_batch(db, p, out, rel, idx + i, m, seen + i, msg,
+                          sizeof msg);
+        if (rc <= 0)
+            continue;
+        rc = schema_resume(db, p, msg, sizeof msg);
+        for (j = i; j < i + m && rc == 0; j++) {
+            seen[j] = 0;
+            one = sample_batch(db, p, out, rel, idx + j, 1, seen + j, msg,
+                               sizeof msg);
+            if (one > 0) {
+                seen[j] = -1; /* unknown */
+                rc = schema_resume(db, p, msg, sizeof msg);
+            } else {
+                rc = one;
+            }
+        }
+    }
+    for (i = 0; i < n && rc >= 0; i++) {
+        struct db_table *t = &out->tables[idx[i]];
+        if (seen[i] >= 0 && seen[i] <= SAMPLE_ROWS) {
+            t->rows = seen[i] > db->count_cap ? db->count_cap : seen[i];
+            t->rows_capped = seen[i] > db->count_cap;
+            t->rows_estimated = 0;
+        } else if (seen[i] > SAMPLE_ROWS && rel[idx[i]].reltuples < 0 &&
+                   count_table(db, p, t, &rel[idx[i]], msg,
+                               sizeof msg) > 0) {
+            rc = schema_resume(db, p, msg, sizeof msg);
+        }
+    }
+    free(idx);
+    free(seen);
+    return rc;
 }
 
 static void free_rels(struct pg_rel *rel, int n)
@@ -1166,23 +1316,44 @@ static void free_rels(struct pg_rel *rel, int n)
 
     for (i = 0; rel && i < n; i++) {
         free(rel[i].nsp);
+        free(rel[i].attnum);
         free(rel[i].textual);
     }
     free(rel);
 }
 
+/* Run one of the schema queries over the relations of oids ($1). */
+static PGresult *rels_query(askdb_db *db, struct pg *p, const char *sql,
+                            const struct buf *oids, char *msg, size_t n)
+{
+    const char *params[1];
+
+    params[0] = oids->data;
+    return pg_query(db, p, sql, 1, params, msg, n);
+}
+
+/*
+** The schema in four set-based catalog queries whatever the number of
+** tables (relations, columns, foreign keys, unique keys), then the first
+** rows of the tables, many tables a statement, for sample values and the
+** row counts the statistics do not have.
+*/
 static askdb_status pg_schema(askdb_db *db, struct db_schema *out)
 {
     struct pg *p = PG(db);
     struct db_err e;
     struct pg_rel *rel = NULL;
     PGresult *r = NULL;
+    struct buf oids;
     char msg[512] = "";
-    int i, nrels = 0, bad = 0;
+    int i, nrels = 0, bad;
 
     memset(out, 0, sizeof *out);
-    if (pg_ready(db, p, &e) < 0)
+    buf_init(&oids, 0);
+    if (pg_ready(db, p, &e) < 0) {
+        say(db->errmsg, sizeof db->errmsg, "%s", e.msg);
         return ASKDB_ERR_DB;
+    }
     if (pg_begin_schema(db, p, msg, sizeof msg) < 0)
         goto failed;
     r = pg_query(db, p, q_tables, 0, NULL, msg, sizeof msg);
@@ -1190,57 +1361,60 @@ static askdb_status pg_schema(askdb_db *db, struct db_schema *out)
         goto failed;
     nrels = PQntuples(r);
     rel = calloc((size_t)nrels + 1, sizeof *rel);
-    if (!rel || read_tables(r, out, rel) < 0)
+    if (!rel || read_tables(r, out, rel, &oids) < 0)
         goto nomem;
     PQclear(r);
-    r = pg_query(db, p, q_columns, 0, NULL, msg, sizeof msg);
+    r = rels_query(db, p, q_columns, &oids, msg, sizeof msg);
     if (!r)
         goto failed;
     if (read_columns(r, out, rel) < 0)
         goto nomem;
     PQclear(r);
-    r = pg_query(db, p, q_fkeys, 0, NULL, msg, sizeof msg);
+    r = rels_query(db, p, q_fkeys, &oids, msg, sizeof msg);
     if (!r)
         goto failed;
-    if (read_fkeys(r, out) < 0)
+    if (read_fkeys(r, out, rel) < 0)
         goto nomem;
     PQclear(r);
-    r = pg_query(db, p, q_uniques, 0, NULL, msg, sizeof msg);
+    r = rels_query(db, p, q_uniques, &oids, msg, sizeof msg);
     if (!r)
         goto failed;
-    if (read_uniques(r, out) < 0)
+    if (read_uniques(r, out, rel) < 0)
         goto nomem;
     PQclear(r);
     r = NULL;
     for (i = 0; i < out->ntables; i++) {
-        struct db_table *t = &out->tables[i];
-        if (rel[i].kind != 'v' && rel[i].kind != 'f' && rel[i].reltuples >= 0) {
-            t->rows = (long)rel[i].reltuples;
-            t->rows_estimated = 1;
+        if (rel[i].kind != 'v' && rel[i].kind != 'f' &&
+            rel[i].reltuples >= 0) {
+            out->tables[i].rows = (long)rel[i].reltuples;
+            out->tables[i].rows_estimated = 1;
         }
-        bad = sample_table(db, p, t, &rel[i]);
-        if (bad == -1)
-            goto nomem;
-        if (bad == -2) {
-            snprintf(msg, sizeof msg, "the connection broke");
-            goto failed;
-        }
+    }
+    bad = sample_tables(db, p, out, rel);
+    if (bad == -1)
+        goto nomem;
+    if (bad == -2) {
+        snprintf(msg, sizeof msg, "the connection broke");
+        goto failed;
     }
     pg_rollback(db, p);
     free_rels(rel, nrels);
+    buf_free(&oids);
     return ASKDB_OK;
 nomem:
     PQclear(r);
     pg_rollback(db, p);
     free_rels(rel, nrels);
+    buf_free(&oids);
     say(db->errmsg, sizeof db->errmsg,
-             "cannot read the schema of '%s': out of memory", db->label);
+        "cannot read the schema of '%s': out of memory", db->label);
     return ASKDB_ERR_NOMEM;
 failed:
     pg_rollback(db, p);
     free_rels(rel, nrels);
-    say(db->errmsg, sizeof db->errmsg,
-             "cannot read the schema of '%s': %s", db->label, msg);
+    buf_free(&oids);
+    say(db->errmsg, sizeof db->errmsg, "cannot read the schema of '%s': %s",
+        db->label, msg);
     return ASKDB_ERR_DB;
 }
 
