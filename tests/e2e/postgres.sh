@@ -306,6 +306,19 @@ PY
     ) || fail "$msg"
 }
 
+# still_running PATTERN: how many active statements like PATTERN the
+# server has, after up to a second for a cancel to land (without one, the
+# statements of these tests run for many seconds more).
+still_running() {
+    local n i
+    for i in $(seq 1 20); do
+        n=$(su_sql "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%$1%' AND state = 'active' AND pid <> pg_backend_pid()")
+        [ "$n" = 0 ] && break
+        sleep 0.05
+    done
+    echo "$n"
+}
+
 # Everything a statement could change, as the superuser sees it: every
 # table's rows, the sequences, large objects, roles and their settings,
 # the relations of every schema, and the files a COPY could write.
@@ -406,7 +419,7 @@ assert "truncated at the size limit (--max-bytes) after 7 rows" in err, err
 '
     # Nothing of either statement is left running on the server.
     local left
-    left=$(su_sql "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%generate_series(1, %' AND pid <> pg_backend_pid() AND state = 'active'")
+    left=$(still_running "generate_series(1, ")
     [ "$left" = 0 ] || fail "$left statements still run on the server"
 }
 
@@ -417,7 +430,7 @@ timeout_cancels_the_statement_on_the_server() {
     expect_empty_out
     expect_faster 3000
     local left
-    left=$(su_sql "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(30)%' AND pid <> pg_backend_pid()")
+    left=$(still_running "pg_sleep(30)")
     [ "$left" = 0 ] || fail "pg_sleep(30) is still on the server ($left)"
     # The same through ask: every attempt times out, and says so.
     start_llm "$(always "$(fence "SELECT pg_sleep(30)")")"
@@ -428,7 +441,7 @@ timeout_cancels_the_statement_on_the_server() {
 j = json.loads(out)
 assert [a["error"] for a in j["attempts"]] == ["timeout"] * 3, j["attempts"]
 '
-    left=$(su_sql "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(30)%' AND pid <> pg_backend_pid()")
+    left=$(still_running "pg_sleep(30)")
     [ "$left" = 0 ] || fail "pg_sleep(30) is still on the server after ask ($left)"
 }
 
@@ -628,6 +641,31 @@ connection_faults_exit_3_with_a_fix() {
     expect_out 'x\r\n3\r\n'
 }
 
+ctrl_c_cancels_the_statement_on_the_server() {
+    # Ctrl-C while the statement runs: askdb ends at once (130) and the
+    # server stops the statement too (PQcancel), not at its time limit.
+    start_llm "$(always "$(fence "SELECT pg_sleep(25) AS slept")")"
+    (cd "$T" && exec env --default-signal=INT "$ASKDB" ask --llm-url "$URL" \
+        --model test --timeout 20000 --no-question-check "$READER" "Sleep?") \
+        </dev/null >"$T/out" 2>"$T/err" &
+    local pid=$! t0 i left
+    for i in $(seq 1 200); do
+        [ "$(su_sql "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(25)%' AND state = 'active' AND pid <> pg_backend_pid()")" = 1 ] && break
+        sleep 0.05
+    done
+    t0=$(now_ms)
+    kill -INT "$pid"
+    wait "$pid"
+    RC=$?
+    ELAPSED_MS=$(($(now_ms) - t0))
+    expect_rc 130
+    expect_faster 2000
+    expect_err_has "cancelled"
+    expect_empty_out
+    left=$(still_running "pg_sleep(25)")
+    [ "$left" = 0 ] || fail "pg_sleep(25) still runs on the server"
+}
+
 lock_held_by_another_session_ends_by_lock_timeout() {
     psql -X -q -d "$(su_url)" -c "BEGIN; LOCK TABLE orders IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(15); COMMIT" >/dev/null 2>&1 &
     local holder=$! i
@@ -686,6 +724,7 @@ TESTS=(
     sql_converts_types
     sql_limits_rows_and_bytes
     timeout_cancels_the_statement_on_the_server
+    ctrl_c_cancels_the_statement_on_the_server
     ask_answers_and_repairs_with_the_servers_message
     refuses_escapes_and_keeps_data_unchanged
     superuser_is_refused_unless_allowed
