@@ -36,7 +36,7 @@
 ** can make libpq quote its user part).
 */
 
-#if ASKDB_HAVE_LIBPQ
+#ifdef ASKDB_HAVE_LIBPQ
 
 #include <errno.h>
 #include <libpq-fe.h>
@@ -1850,7 +1850,7 @@ const struct db_driver db_postgres_driver = {
 static askdb_status pg_open(askdb_db *db, const char *path)
 {
     (void)path;
-    say(db->errmsg, sizeof db->errmsg,
+    snprintf(db->errmsg, sizeof db->errmsg,
              "cannot open '%s': this askdb was built without PostgreSQL "
              "support (install libpq-dev, then rebuild)", db->label);
     return ASKDB_ERR_DB_OPEN;
@@ -1873,7 +1873,7 @@ static askdb_status pg_check(askdb_db *db, const char *sql, struct db_err *e)
     (void)db;
     (void)sql;
     e->ec = ASKDB_EC_RUNTIME;
-    say(e->msg, sizeof e->msg, "PostgreSQL support is not built in");
+    snprintf(e->msg, sizeof e->msg, "PostgreSQL support is not built in");
     return ASKDB_ERR_UNSUPPORTED;
 }
 
