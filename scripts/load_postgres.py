@@ -37,6 +37,7 @@ empty). Exit status 0 when the tables and data are in (skipped keys and
 views are warnings), 1 otherwise.
 """
 import argparse
+import datetime
 import math
 import re
 import sqlite3
@@ -93,6 +94,15 @@ def text(v):
     return str(v).replace("\x00", "")
 
 
+def valid(v):
+    """Is ISO date or timestamp text a real one ("0000-00-00" is not)?"""
+    try:
+        datetime.datetime.fromisoformat(v.replace(" ", "T", 1))
+        return True
+    except ValueError:
+        return False
+
+
 def pg_type(decl, values):
     """The PostgreSQL type for a column declared decl holding values."""
     vals = [v for v in values if v is not None]
@@ -110,9 +120,11 @@ def pg_type(decl, values):
             return "numeric"
         return "double precision"
     if kinds <= {str}:
-        if DATE_RE.search(decl) and all(ISO_DATE.match(v) for v in vals):
+        if DATE_RE.search(decl) and all(ISO_DATE.match(v) and valid(v)
+                                        for v in vals):
             return "date"
-        if TS_RE.search(decl) and all(ISO_TS.match(v) for v in vals):
+        if TS_RE.search(decl) and all(ISO_TS.match(v) and valid(v)
+                                      for v in vals):
             return "timestamp"
     return "text"
 
