@@ -171,6 +171,10 @@ CREATE TABLE events (id int PRIMARY KEY, kind text NOT NULL);
 INSERT INTO events SELECT g, CASE WHEN g % 2 = 0 THEN 'click' ELSE 'view' END
     FROM generate_series(1, 5000) g;
 GRANT SELECT ON events TO reader, bob;
+-- Never analysed and past count_cap (100000): counted up to the cap.
+CREATE TABLE clicks (id int);
+INSERT INTO clicks SELECT g FROM generate_series(1, 100500) g;
+GRANT SELECT ON clicks TO reader;
 -- A table of the second schema on the search path, and one whose name
 -- the first schema already has.
 CREATE SCHEMA extra;
@@ -371,6 +375,7 @@ assert block("categories")[1] == " -- 10 rows", block("categories")[1]
 assert block("customers")[1] == " -- 60 rows", block("customers")[1]
 # never analysed, larger than the sample: counted
 assert block("events")[1] == " -- 5000 rows", block("events")[1]
+assert block("clicks")[1] == " -- over 100000 rows", block("clicks")[1]
 assert "'"'"'click'"'"'" in block("events")[0], block("events")[0]
 # the second schema of the search path, and the shadowed name
 assert "CREATE TABLE notes (" in out
