@@ -188,6 +188,7 @@ ALTER ROLE reader SET search_path = public, extra;
 CREATE EXTENSION dblink;
 CREATE SEQUENCE order_seq;
 GRANT USAGE ON SEQUENCE order_seq TO reader;
+GRANT ALL ON SEQUENCE order_seq TO writer;
 CREATE FUNCTION wipe_items() RETURNS int LANGUAGE sql SECURITY DEFINER
     AS 'DELETE FROM order_items RETURNING 1';
 CREATE PROCEDURE wipe_payments(INOUT n int) LANGUAGE plpgsql SECURITY DEFINER
@@ -523,6 +524,15 @@ refuses_escapes_and_keeps_data_unchanged() {
         *dblink*|*"'transaction_read_only'"*) ;; # the server's own error
         *) expect_err_has "refused" ;;
         esac
+        # The writer may write: only askdb's guard stands in the way.
+        run sql "$(url writer)" "$stmt"
+        expect_rc 1
+        expect_empty_out
+        case $stmt in
+        *dblink*|*"'transaction_read_only'"*|*pg_read_file*|*pg_ls_dir*|*lo_*|*setval*|*"ROLE reader"*|*GRANT*|*EXTENSION*|*pg_reload_conf*|*"SET ROLE"*|*"'role'"*) ;;
+        *) grep -q "refused: the statement \(returns no rows\|does more than read\)\|refused: more than one" "$T/err" ||
+               fail "the writer's '$stmt' was not stopped by the guard: $(cat "$T/err")" ;;
+        esac
         start_llm "$(always "$(fence "$stmt")")"
         run ask --llm-url "$URL" --model test --no-question-check "$READER" "Please change the data"
         expect_rc 1
@@ -540,9 +550,12 @@ refuses_escapes_and_keeps_data_unchanged() {
         ".sql SELECT current_setting('default_transaction_read_only') AS ro" \
         ".sql SELECT count(*) AS locks FROM pg_locks WHERE locktype = 'advisory'" \
         ".sql WITH d AS (DELETE FROM orders RETURNING id) SELECT count(*) FROM d" >"$T/in"
-    (cd "$T" && exec timeout 30 "$ASKDB" shell --llm-url http://127.0.0.1:9/v1 --model test "$READER") <"$T/in" >"$T/out" 2>"$T/err"
-    pycheck 'assert out.splitlines() == ["s", "off", "l", "", "ro", "on", "locks", "0"], out'
-    expect_err_has "refused: the statement does more than read"
+    local who
+    for who in reader writer; do
+        (cd "$T" && exec timeout 30 "$ASKDB" shell --llm-url http://127.0.0.1:9/v1 --model test "$(url $who)") <"$T/in" >"$T/out" 2>"$T/err"
+        pycheck 'assert out.splitlines() == ["s", "off", "l", "", "ro", "on", "locks", "0"], out'
+        expect_err_has "refused: the statement does more than read (cannot execute"
+    done
     [ "$before" = "$(checksum)" ] || fail "the data changed through the shell"
 }
 
