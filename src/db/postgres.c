@@ -1465,8 +1465,16 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
     if (pg_ready(db, p, e) < 0)
         return ASKDB_ERR_DB;
     if (pg_command(db, p, "BEGIN READ ONLY", db->query_timeout_ms, msg,
-                   sizeof msg) < 0) {
-        rc = pg_fail(db, p, NULL, msg, e);
+                   sizeof msg) < 0 &&
+        (!p->lost || pg_ready(db, p, e) < 0 ||
+         pg_command(db, p, "BEGIN READ ONLY", db->query_timeout_ms, msg,
+                    sizeof msg) < 0)) {
+        /* A connection found broken before anything ran (the server
+        ** restarted while askdb serve sat idle) is made again once. */
+        if (e->ec == ASKDB_EC_NONE)
+            rc = pg_fail(db, p, NULL, msg, e);
+        else
+            rc = ASKDB_ERR_DB;
         goto fail;
     }
     pg_arm(p, db->query_timeout_ms);

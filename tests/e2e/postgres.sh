@@ -735,6 +735,24 @@ server_killed_mid_query_is_reported() {
     run sql -f csv "$READER" "SELECT count(*) AS n FROM categories"
     expect_rc 0
     expect_out 'n\r\n10\r\n'
+
+    # A long-lived handle (the shell; askdb serve) whose server restarted
+    # while it sat idle connects again by itself.
+    mkfifo "$T/fifo"
+    (cd "$T" && exec timeout 30 "$ASKDB" shell --llm-url http://127.0.0.1:9/v1 --model test "$READER") <"$T/fifo" >"$T/out" 2>"$T/err" &
+    pid=$!
+    exec 7>"$T/fifo"
+    echo ".sql SELECT 41 AS a" >&7
+    for i in $(seq 1 100); do
+        grep -q 41 "$T/out" && break
+        sleep 0.05
+    done
+    pg_ctl_ -m fast -w stop >/dev/null && pg_ctl_ -l "$TMP/pg/log" -w -t 30 start >/dev/null || fail "restart failed"
+    echo ".sql SELECT 42 AS b" >&7
+    exec 7>&-
+    wait "$pid"
+    cat "$T/out" "$T/err" >>"$TMP/all_output"
+    pycheck 'assert out.splitlines() == ["a", "41", "b", "42"], (out, err)'
 }
 
 TESTS=(
