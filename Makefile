@@ -182,8 +182,13 @@ $(BA)/askdb: $(CLIA_OBJ) $(BA)/libaskdb.a
 # would fail; libaskdb.a needs only libcurl itself.
 PC_LIBDIR := $(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))
 PC_INCLUDEDIR := $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))
-PC_REQUIRES := $(filter-out libcurl,$(LIB_PKGS))
+PC_REQUIRES := $(filter-out libcurl libpq,$(LIB_PKGS))
 PC_LIBS_PRIVATE := -lcurl -lstemmer -lm -lpthread
+# libpq likewise: Debian's libpq.pc names, for static linking, libpgcommon
+# and libpgport, which libpq-dev does not install.
+ifeq ($(HAVE_LIBPQ),1)
+PC_LIBS_PRIVATE += -lpq
+endif
 ifneq ($(LLAMA_ARCHIVES),)
 PC_LIBS_PRIVATE += -L$${libdir}/askdb \
     $(patsubst lib%.a,-l%,$(notdir $(LLAMA_ARCHIVES))) \
