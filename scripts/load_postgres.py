@@ -3,6 +3,7 @@
 
     scripts/load_postgres.py --dsn URL --sqlite FILE --db NAME
         [--schema NAME] [--replace] [--keep-case] [--no-analyze] [--quiet]
+        [--grant ROLE]
 
 --dsn is a libpq URL of the server with a role that may create databases
 (postgresql://postgres@127.0.0.1:5432/postgres); its database part is
@@ -33,7 +34,8 @@ turn (Spider's databases have messy types and dangling foreign keys):
   - a column's trailing "-- comment" in the CREATE TABLE text becomes
     COMMENT ON COLUMN.
 At the end the tables are ANALYZEd (--no-analyze leaves the statistics
-empty). Exit status 0 when the tables and data are in (skipped keys and
+empty), and --grant ROLE (an existing role, e.g. askdb's read-only one)
+gets USAGE on the schema and SELECT on its tables. Exit status 0 when the tables and data are in (skipped keys and
 views are warnings), 1 otherwise.
 """
 import argparse
@@ -220,6 +222,7 @@ def main():
     ap.add_argument("--keep-case", action="store_true")
     ap.add_argument("--no-analyze", action="store_true")
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--grant", metavar="ROLE")
     a = ap.parse_args()
 
     con, tables, views = read_sqlite(a.sqlite)
@@ -314,6 +317,11 @@ def main():
             "DO $askdb$ BEGIN EXECUTE %s; EXCEPTION WHEN others THEN "
             "RAISE WARNING 'load_postgres: skipped %%: %%', %s, SQLERRM; "
             "END $askdb$;" % (ql(stmt), ql(what)))
+    if a.grant:
+        script.append("GRANT USAGE ON SCHEMA %s TO %s;" % (qi(schema),
+                                                         qi(a.grant)))
+        script.append("GRANT SELECT ON ALL TABLES IN SCHEMA %s TO %s;"
+                      % (qi(schema), qi(a.grant)))
     if not a.no_analyze:
         script.append("ANALYZE;")
     body = ("\n".join(script) + "\n").encode("utf-8")

@@ -151,10 +151,12 @@ su_sql() { psql -X -q -A -t -v ON_ERROR_STOP=1 -d "$(su_url "${2:-shop}")" -c "$
 BOB_PW='Ql8-bob-s3cret'
 
 setup_database() {
+    # The loader grants the reader its SELECTs (--grant); the other roles
+    # get theirs below.
+    su_sql "CREATE ROLE reader LOGIN" postgres || return 1
     python3 "$ROOT/scripts/load_postgres.py" --dsn "$(su_url postgres)" \
-        --sqlite "$SHOP_DB" --db shop --quiet || return 1
+        --sqlite "$SHOP_DB" --db shop --grant reader --quiet || return 1
     psql -X -q -v ON_ERROR_STOP=1 -d "$(su_url)" >"$TMP/pg/setup.log" 2>&1 <<EOF || { cat "$TMP/pg/setup.log" >&2; return 1; }
-CREATE ROLE reader LOGIN;
 CREATE ROLE writer LOGIN;
 CREATE ROLE bob LOGIN PASSWORD '$BOB_PW';
 CREATE ROLE filer LOGIN;
@@ -162,7 +164,7 @@ CREATE ROLE boss LOGIN;
 CREATE ROLE admins SUPERUSER NOLOGIN;
 GRANT admins TO boss;
 GRANT pg_read_server_files TO filer;
-GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader, bob, filer, boss;
+GRANT SELECT ON ALL TABLES IN SCHEMA public TO bob, filer, boss;
 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO writer;
 COMMENT ON TABLE orders IS 'One row per order; total in EUR';
 COMMENT ON COLUMN customers.loyalty_tier IS 'bronze, silver or gold';
