@@ -561,6 +561,15 @@ static askdb_status pg_setup(askdb_db *db, struct pg *p, int warn)
     return ASKDB_OK;
 }
 
+/* Notices and warnings of the server (RAISE NOTICE in a function the
+** statement calls, ...) are dropped: libpq would print them to stderr as
+** they come, control characters and all, past askdb's output. */
+static void drop_notice(void *arg, const char *message)
+{
+    (void)arg;
+    (void)message;
+}
+
 /* The failed connection's message, with what to do, into db->errmsg. */
 static void connect_error(askdb_db *db, struct pg *p, const char *what)
 {
@@ -608,6 +617,7 @@ static askdb_status pg_open(askdb_db *db, const char *path)
     free(url);
     if (!p->conn)
         return ASKDB_ERR_NOMEM;
+    (void)PQsetNoticeProcessor(p->conn, drop_notice, NULL);
     if (PQstatus(p->conn) != CONNECTION_OK) {
         connect_error(db, p, "connect to");
         return ASKDB_ERR_DB_OPEN;

@@ -200,6 +200,8 @@ CREATE TABLE odd (id int PRIMARY KEY, b bytea, ts timestamp, d date,
 INSERT INTO odd VALUES (1, '\x00ff10', '2024-02-29 13:45:00', '2024-03-01',
     12345678901234567890.25, 1.5, true, '{a,b}', '{"k": [1, 2]}');
 GRANT SELECT ON odd TO reader;
+CREATE FUNCTION noisy() RETURNS int LANGUAGE plpgsql
+    AS \$\$BEGIN RAISE NOTICE E'\\x1b[31mnotice from the server'; RETURN 7; END\$\$;
 ANALYZE customers;
 EOF
 }
@@ -409,6 +411,14 @@ exp = [1, {"blob_hex": "00ff10"}, "2024-02-29 13:45:00", "2024-03-01", "12345678
 assert row == exp, row
 assert type(row[0]) is int and type(row[11]) is int and type(row[10]) is float and type(row[12]) is float, row
 '
+}
+
+server_notices_never_reach_the_terminal() {
+    run sql -f csv "$READER" "SELECT noisy() AS n"
+    expect_rc 0
+    expect_out 'n\r\n7\r\n'
+    expect_err_lacks "notice from the server"
+    [ ! -s "$T/err" ] || fail "stderr: $(od -c "$T/err" | head -3)"
 }
 
 sql_limits_rows_and_bytes() {
@@ -760,6 +770,7 @@ server_killed_mid_query_is_reported() {
 TESTS=(
     schema_shows_keys_comments_and_estimates
     sql_converts_types
+    server_notices_never_reach_the_terminal
     sql_limits_rows_and_bytes
     timeout_cancels_the_statement_on_the_server
     ctrl_c_cancels_the_statement_on_the_server
