@@ -571,6 +571,42 @@ refuses_escapes_and_keeps_data_unchanged() {
     [ "$before" = "$(checksum)" ] || fail "the data changed through the shell"
 }
 
+sqlite_corpus_changes_nothing() {
+    # The hardening corpus of the SQLite guard (tests/security/corpus.jsonl)
+    # as the role that may write: most of it is SQLite's own syntax, which
+    # PostgreSQL rejects; what it accepts must be refused or fail, and the
+    # data must not change. "any" entries (time and memory bombs) may
+    # answer, within the time limit.
+    local before after exp stmt n=0
+    before=$(checksum)
+    "$PY" -c '
+import json, sys
+for l in open(sys.argv[1]):
+    d = json.loads(l)
+    sys.stdout.write(d["expect"] + "\t" + d["sql"].replace("\x00", "") + "\x00")
+' "$ROOT/tests/security/corpus.jsonl" >"$T/corpus"
+    while IFS=$'\t' read -r -d '' exp stmt; do
+        n=$((n + 1))
+        run sql --timeout 500 "$(url writer)" "$stmt"
+        if [ "$exp" != any ] && [ "$RC" = 0 ]; then
+            # PostgreSQL's EXPLAIN without ANALYZE shows the plan of a
+            # write without running it: an answer, and nothing written.
+            case $stmt in
+            EXPLAIN\ *ANALYZE*|EXPLAIN\ *analyze*) fail "answered: $stmt" ;;
+            EXPLAIN\ *) expect_out_has "QUERY PLAN" ;;
+            *) fail "answered: $stmt" ;;
+            esac
+        fi
+        [ "$ELAPSED_MS" -lt 5000 ] || fail "took $ELAPSED_MS ms: $stmt"
+        if [ $((n % 40)) = 0 ]; then
+            after=$(checksum)
+            [ "$before" = "$after" ] || fail "the data changed by statement $n or before: $stmt"
+        fi
+    done <"$T/corpus"
+    [ "$n" -gt 250 ] || fail "only $n statements read from the corpus"
+    [ "$before" = "$(checksum)" ] || fail "the data changed"
+}
+
 superuser_is_refused_unless_allowed() {
     run sql "$(url postgres)" "SELECT 1 AS one"
     expect_rc 3
@@ -776,6 +812,7 @@ TESTS=(
     ctrl_c_cancels_the_statement_on_the_server
     ask_answers_and_repairs_with_the_servers_message
     refuses_escapes_and_keeps_data_unchanged
+    sqlite_corpus_changes_nothing
     superuser_is_refused_unless_allowed
     writer_and_file_reader_are_warned
     passwords_work_and_never_show
