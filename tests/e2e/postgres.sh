@@ -1,0 +1,858 @@
+#!/usr/bin/env bash
+# tests/e2e/postgres.sh - askdb against a real PostgreSQL server.
+#
+#   ASKDB=build/asan/askdb FAKE_LLM=build/asan/fake_llm bash tests/e2e/postgres.sh
+#   bash tests/e2e/postgres.sh --filter 'refuse|lock'   (ERE on test names)
+#   E2E_VERBOSE=1  show the last commands and stderr of a failed test
+#   E2E_KEEP=1     keep the temp dir (the server's log is in it)
+#
+# A private cluster in a temporary directory: initdb, a free loopback port,
+# the unix socket in the directory too; as the `postgres` OS user when run
+# as root (the server refuses root), else as the user running the test. It
+# is stopped and removed at the end. examples/shop.db is loaded with
+# scripts/load_postgres.py, then roles are made: reader (SELECT only),
+# writer (may write), bob (SELECT, a password, scram over TCP), filer
+# (pg_read_server_files), boss (a member of a superuser role).
+# Output: "ok NAME" or "FAIL NAME: reason" per test, then "N passed, M
+# failed"; exit 0 only when M is 0.
+set -u
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+abspath() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s/%s\n' "$PWD" "$1" ;; esac; }
+ASKDB=$(abspath "${ASKDB:-$ROOT/build/asan/askdb}")
+FAKE_LLM=$(abspath "${FAKE_LLM:-$ROOT/build/asan/fake_llm}")
+SHOP_DB=$(abspath "${SHOP_DB:-$ROOT/examples/shop.db}")
+
+FILTER=
+while [ $# -gt 0 ]; do
+    case $1 in
+    --filter) FILTER=$2; shift 2 ;;
+    --filter=*) FILTER=${1#--filter=}; shift ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    *) echo "postgres.sh: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+done
+
+# A clean environment: neither askdb's nor libpq's settings of the
+# developer may leak in (~/.pgpass neither: HOME is the test's).
+for _v in $(compgen -e); do
+    case $_v in ASKDB_*|PG*) unset "$_v" ;; esac
+done
+unset OPENAI_API_KEY ANTHROPIC_API_KEY
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
+export no_proxy='127.0.0.1,localhost' NO_PROXY='127.0.0.1,localhost'
+export ASKDB_RETRY_BASE_MS=1 LC_ALL=C
+RUN_LIMIT_S=${E2E_RUN_LIMIT_S:-30}
+PY=$(python3 -c 'import sys; print(sys.executable)')
+
+for _f in "$ASKDB" "$FAKE_LLM"; do
+    [ -x "$_f" ] || { echo "postgres.sh: $_f is not built" >&2; exit 2; }
+done
+[ -f "$SHOP_DB" ] || { echo "postgres.sh: $SHOP_DB is missing (make examples/shop.db)" >&2; exit 2; }
+
+# The server's programs: Debian keeps them out of PATH.
+PGBIN=
+for _d in "$(pg_config --bindir 2>/dev/null)" $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -t/ -k5 -n -r); do
+    if [ -n "$_d" ] && [ -x "$_d/initdb" ] && [ -x "$_d/pg_ctl" ]; then
+        PGBIN=$_d
+        break
+    fi
+done
+[ -n "$PGBIN" ] || { echo "postgres.sh: initdb not found (apt-get install postgresql; scripts/deps.sh does)" >&2; exit 2; }
+command -v psql >/dev/null || { echo "postgres.sh: psql not found (postgresql-client)" >&2; exit 2; }
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/askdb-pg.XXXXXX") || exit 2
+chmod 755 "$TMP" # the server's user must reach its directory inside
+export ASKDB_CACHE_DIR=$TMP/cache XDG_STATE_HOME=$TMP/state HOME=$TMP/home
+mkdir -p "$HOME"
+: >"$TMP/llm.pids"
+
+# The server runs as postgres when we are root, else as ourselves.
+if [ "$(id -u)" -eq 0 ]; then
+    id postgres >/dev/null 2>&1 || { echo "postgres.sh: running as root needs the 'postgres' OS user" >&2; exit 2; }
+    as_srv() { runuser -u postgres -- "$@"; }
+else
+    as_srv() { "$@"; }
+fi
+PGDATA=$TMP/pg/data
+SOCK=$TMP/pg/sock
+PORT=
+
+pg_ctl_() { as_srv "$PGBIN/pg_ctl" -D "$PGDATA" "$@"; }
+
+free_port() {
+    "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# Start the cluster on a free port (a few tries: another program may take
+# the port between the probe and the start).
+start_server() {
+    local i
+    for i in 1 2 3; do
+        PORT=$(free_port)
+        sed -i "/^port = /d" "$PGDATA/postgresql.conf"
+        echo "port = $PORT" >>"$PGDATA/postgresql.conf"
+        if pg_ctl_ -l "$TMP/pg/log" -w -t 30 start >/dev/null; then
+            return 0
+        fi
+    done
+    echo "postgres.sh: the server did not start: $(tail -5 "$TMP/pg/log")" >&2
+    return 1
+}
+
+make_cluster() {
+    mkdir -p "$TMP/pg" "$SOCK"
+    [ "$(id -u)" -eq 0 ] && chown -R postgres "$TMP/pg"
+    as_srv "$PGBIN/initdb" -D "$PGDATA" -U postgres -A trust -E UTF8 \
+        --locale=C --no-sync >"$TMP/pg/initdb.log" 2>&1 ||
+        { echo "postgres.sh: initdb failed: $(tail -5 "$TMP/pg/initdb.log")" >&2; return 1; }
+    cat >>"$PGDATA/postgresql.conf" <<EOF
+listen_addresses = '127.0.0.1'
+unix_socket_directories = '$SOCK'
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+autovacuum = off
+ssl = off
+max_connections = 30
+shared_buffers = 16MB
+EOF
+    # bob proves a password over TCP (scram); everyone else is trusted.
+    cat >"$PGDATA/pg_hba.conf" <<EOF
+local all all trust
+host all bob 127.0.0.1/32 scram-sha-256
+host all all 127.0.0.1/32 trust
+EOF
+    start_server
+}
+
+cleanup() {
+    local pid
+    while read -r pid; do
+        [ -n "$pid" ] && kill "$pid" 2>/dev/null
+    done <"$TMP/llm.pids"
+    [ -f "$PGDATA/postmaster.pid" ] && pg_ctl_ -m immediate -w stop >/dev/null 2>&1
+    if [ -n "${E2E_KEEP:-}" ]; then
+        echo "postgres.sh: kept $TMP" >&2
+    else
+        rm -rf "$TMP"
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+su_url() { echo "postgresql://postgres@127.0.0.1:$PORT/${1:-shop}"; }
+url() { echo "postgresql://$1@127.0.0.1:$PORT/shop"; }
+# psql as the superuser on shop (or $2): quiet, unaligned, no header.
+su_sql() { psql -X -q -A -t -v ON_ERROR_STOP=1 -d "$(su_url "${2:-shop}")" -c "$1"; }
+
+BOB_PW='Ql8-bob-s3cret'
+
+setup_database() {
+    # The loader grants the reader its SELECTs (--grant); the other roles
+    # get theirs below.
+    su_sql "CREATE ROLE reader LOGIN" postgres || return 1
+    python3 "$ROOT/scripts/load_postgres.py" --dsn "$(su_url postgres)" \
+        --sqlite "$SHOP_DB" --db shop --grant reader --quiet || return 1
+    psql -X -q -v ON_ERROR_STOP=1 -d "$(su_url)" >"$TMP/pg/setup.log" 2>&1 <<EOF || { cat "$TMP/pg/setup.log" >&2; return 1; }
+CREATE ROLE writer LOGIN;
+CREATE ROLE bob LOGIN PASSWORD '$BOB_PW';
+CREATE ROLE filer LOGIN;
+CREATE ROLE boss LOGIN;
+CREATE ROLE admins SUPERUSER NOLOGIN;
+GRANT admins TO boss;
+GRANT pg_read_server_files TO filer;
+GRANT SELECT ON ALL TABLES IN SCHEMA public TO bob, filer, boss;
+GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO writer;
+COMMENT ON TABLE orders IS 'One row per order; total in EUR';
+COMMENT ON COLUMN customers.loyalty_tier IS 'bronze, silver or gold';
+-- Never analysed (autovacuum is off): its count comes from count(*).
+CREATE TABLE events (id int PRIMARY KEY, kind text NOT NULL);
+INSERT INTO events SELECT g, CASE WHEN g % 2 = 0 THEN 'click' ELSE 'view' END
+    FROM generate_series(1, 5000) g;
+GRANT SELECT ON events TO reader, bob;
+-- Never analysed and past count_cap (100000): counted up to the cap.
+CREATE TABLE clicks (id int);
+INSERT INTO clicks SELECT g FROM generate_series(1, 100500) g;
+GRANT SELECT ON clicks TO reader;
+-- A table of the second schema on the search path, and one whose name
+-- the first schema already has.
+CREATE SCHEMA extra;
+CREATE TABLE extra.notes (id int PRIMARY KEY, body text);
+CREATE TABLE extra.orders (id int, secret text);
+INSERT INTO extra.orders VALUES (1, 'shadowed');
+GRANT USAGE ON SCHEMA extra TO reader;
+GRANT SELECT ON ALL TABLES IN SCHEMA extra TO reader;
+ALTER ROLE reader SET search_path = public, extra;
+-- What the escapes of the corpus reach for.
+CREATE EXTENSION dblink;
+CREATE SEQUENCE order_seq;
+GRANT USAGE ON SEQUENCE order_seq TO reader;
+GRANT ALL ON SEQUENCE order_seq TO writer;
+CREATE FUNCTION wipe_items() RETURNS int LANGUAGE sql SECURITY DEFINER
+    AS 'DELETE FROM order_items RETURNING 1';
+CREATE PROCEDURE wipe_payments(INOUT n int) LANGUAGE plpgsql SECURITY DEFINER
+    AS \$\$BEGIN DELETE FROM payments; n := 1; END\$\$;
+CREATE TABLE odd (id int PRIMARY KEY, b bytea, ts timestamp, d date,
+    big numeric, f real, ok boolean, tags text[], j jsonb);
+INSERT INTO odd VALUES (1, '\x00ff10', '2024-02-29 13:45:00', '2024-03-01',
+    12345678901234567890.25, 1.5, true, '{a,b}', '{"k": [1, 2]}');
+GRANT SELECT ON odd TO reader;
+CREATE FUNCTION noisy() RETURNS int LANGUAGE plpgsql
+    AS \$\$BEGIN RAISE NOTICE E'\\x1b[31mnotice from the server'; RETURN 7; END\$\$;
+ANALYZE customers;
+EOF
+}
+
+echo "postgres.sh: cluster in $TMP/pg ($PGBIN)" >&2
+make_cluster || exit 2
+setup_database || { echo "postgres.sh: loading the shop failed" >&2; exit 2; }
+READER=$(url reader)
+
+# --------------------------------------------------------------------------
+# Helpers (inside a test's subshell; T is the test's directory)
+# --------------------------------------------------------------------------
+fail() {
+    printf '%s\n' "$(printf '%s' "$*" | tr '\n' '|' | cut -c1-600)" >"$T/.fail"
+    exit 1
+}
+now_ms() { local t=${EPOCHREALTIME/./}; echo $(( ${t#0} / 1000 )); }
+
+# run ARGS...: askdb with stdin from /dev/null; RC, ELAPSED_MS, $T/out,
+# $T/err. Every output is also kept for the password check at the end.
+run() {
+    local t0
+    t0=$(now_ms)
+    (cd "$T" && exec timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" "$@") </dev/null >"$T/out" 2>"$T/err"
+    RC=$?
+    ELAPSED_MS=$(($(now_ms) - t0))
+    {
+        printf '$ askdb'; printf ' %q' "$@"; printf '\n-> exit %s in %s ms\n' "$RC" "$ELAPSED_MS"
+        sed 's/^/  stderr: /' "$T/err" | head -20
+    } >>"$T/.trace"
+    cat "$T/out" "$T/err" >>"$TMP/all_output"
+    [ "$RC" != 124 ] && [ "$RC" != 137 ] || fail "askdb $* did not finish within $RUN_LIMIT_S s"
+    if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:|SUMMARY: (Address|UndefinedBehavior|Leak)Sanitizer' "$T/err"; then
+        fail "sanitizer report from: askdb $* :: $(grep -m3 -E 'Sanitizer|runtime error' "$T/err")"
+    fi
+}
+expect_rc() { [ "$RC" = "$1" ] || fail "exit $RC, expected $1 (stderr: $(head -c 400 "$T/err"))"; }
+expect_err_has() { grep -qF -- "$1" "$T/err" || fail "stderr lacks '$1' (stderr: $(head -c 500 "$T/err"))"; }
+expect_err_lacks() { ! grep -qF -- "$1" "$T/err" || fail "stderr has '$1' (stderr: $(head -c 500 "$T/err"))"; }
+expect_out_has() { grep -qF -- "$1" "$T/out" || fail "stdout lacks '$1' (stdout: $(head -c 500 "$T/out"))"; }
+expect_out_lacks() { ! grep -qF -- "$1" "$T/out" || fail "stdout has '$1'"; }
+expect_out() {
+    # shellcheck disable=SC2059
+    printf -- "$@" >"$T/expected"
+    cmp -s "$T/expected" "$T/out" || fail "stdout differs: expected $(od -c "$T/expected" | head -3) got $(head -c 300 "$T/out")"
+}
+expect_empty_out() { [ ! -s "$T/out" ] || fail "stdout not empty: $(head -c 200 "$T/out")"; }
+expect_faster() { [ "$ELAPSED_MS" -lt "$1" ] || fail "took $ELAPSED_MS ms, expected under $1 ms"; }
+
+LLM_N=0
+start_llm() {
+    local d pid _
+    LLM_N=$((LLM_N + 1))
+    d="$T/llm$LLM_N"
+    mkdir -p "$d"
+    printf '%s' "$1" >"$d/script.json"
+    LLMLOG="$d/log"
+    : >"$LLMLOG"
+    "$FAKE_LLM" --script "$d/script.json" --log "$LLMLOG" --port 0 \
+        --port-file "$d/port" 2>"$d/stderr" &
+    pid=$!
+    echo "$pid" >>"$TMP/llm.pids"
+    echo "$pid" >>"$T/.pids"
+    for _ in $(seq 1 100); do
+        [ -s "$d/port" ] && break
+        sleep 0.05
+    done
+    [ -s "$d/port" ] || fail "fake_llm did not start"
+    URL="http://127.0.0.1:$(cat "$d/port")"
+}
+stop_llms() {
+    local pid
+    [ -s "$T/.pids" ] || return 0
+    while read -r pid; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done <"$T/.pids"
+    : >"$T/.pids"
+}
+replies() { "$PY" -c 'import json,sys; print(json.dumps([{"content": a} for a in sys.argv[1:]]))' "$@"; }
+always() { "$PY" -c 'import json,sys; print(json.dumps([{"content": sys.argv[1], "repeat": True}]))' "$1"; }
+# shellcheck disable=SC2016
+fence() { printf '```sql\n%s\n```' "$1"; }
+nreq() { if [ -s "${LLMLOG:-}" ]; then wc -l <"$LLMLOG" | tr -d ' '; else echo 0; fi; }
+expect_requests() { [ "$(nreq)" = "$1" ] || fail "the model got $(nreq) requests, expected $1"; }
+
+# pycheck CODE [ARGS]: Python assertions over out, err, reqs (the model's
+# request log), args.
+pycheck() {
+    local code=$1 msg
+    shift
+    msg=$("$PY" - "$T" "${LLMLOG:-}" "$code" "$@" <<'PY' 2>&1
+import json, os, sys
+tdir, log, code = sys.argv[1:4]
+args = sys.argv[4:]
+def rd(p):
+    try:
+        return open(p, encoding="utf-8", errors="replace").read()
+    except FileNotFoundError:
+        return ""
+out, err = rd(os.path.join(tdir, "out")), rd(os.path.join(tdir, "err"))
+reqs = [json.loads(l) for l in open(log)] if log and os.path.exists(log) else []
+def msgs(i):
+    return reqs[i]["body"]["messages"]
+def user(i):
+    return [m for m in msgs(i) if m["role"] == "user"][-1]["content"]
+try:
+    exec(code, globals())
+except AssertionError as e:
+    print(str(e) or "assertion failed"); sys.exit(1)
+except Exception as e:
+    print("%s: %s" % (type(e).__name__, e)); sys.exit(1)
+PY
+    ) || fail "$msg"
+}
+
+# still_running PATTERN: how many active statements like PATTERN the
+# server has, after up to a second for a cancel to land (without one, the
+# statements of these tests run for many seconds more).
+still_running() {
+    local n i
+    for i in $(seq 1 20); do
+        n=$(su_sql "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%$1%' AND state = 'active' AND pid <> pg_backend_pid()")
+        [ "$n" = 0 ] && break
+        sleep 0.05
+    done
+    echo "$n"
+}
+
+# Everything a statement could change, as the superuser sees it: every
+# table's rows, the sequences, large objects, roles and their settings,
+# the relations of every schema, and the files a COPY could write.
+checksum() {
+    psql -X -q -A -t -v ON_ERROR_STOP=1 -d "$(su_url)" <<'EOF'
+SELECT string_agg(format(
+    'SELECT %L || '':'' || coalesce(md5(string_agg(t::text, ''|'' ORDER BY t::text)), ''-'') FROM %I.%I t',
+    n.nspname || '.' || c.relname, n.nspname, c.relname), ' UNION ALL ' ORDER BY 1)
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind = 'r' AND n.nspname IN ('public', 'extra') \gexec
+SELECT last_value, is_called FROM order_seq;
+SELECT count(*) FROM pg_largeobject_metadata;
+SELECT string_agg(rolname || rolsuper::text || rolcanlogin::text, ',' ORDER BY rolname) FROM pg_roles;
+SELECT count(*) FROM pg_db_role_setting;
+SELECT string_agg(n.nspname || '.' || c.relname || c.relkind, ',' ORDER BY 1)
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast');
+SELECT string_agg(lanname, ',' ORDER BY 1) FROM pg_language;
+EOF
+    ls "$TMP/pwned"* 2>/dev/null
+}
+
+# --------------------------------------------------------------------------
+# Tests
+# --------------------------------------------------------------------------
+
+schema_shows_keys_comments_and_estimates() {
+    run schema "$READER"
+    expect_rc 0
+    expect_err_lacks "warning"
+    expect_out_has "CREATE TABLE customers ("
+    expect_out_has "  id bigint PRIMARY KEY,"
+    expect_out_has "FOREIGN KEY (customer_id) REFERENCES customers(id)"
+    expect_out_has "UNIQUE (email)"
+    expect_out_has "UNIQUE (order_id, product_id)"
+    expect_out_has "-- One row per order; total in EUR"
+    expect_out_has "loyalty_tier text NOT NULL, -- bronze, silver or gold"
+    expect_out_has "country text NOT NULL, -- ISO 3166 alpha-2"
+    expect_out_has "CREATE VIEW customer_revenue ("
+    pycheck '
+import re
+def block(name):
+    m = re.search(r"(-- [^\n]*\n)?CREATE (TABLE|VIEW) " + name + r" \((.*?)\n\);([^\n]*)", out, re.S)
+    assert m, "no table " + name + " in: " + out[:300]
+    return m.group(3), m.group(4)
+# analysed, more rows than the sample: the statistics estimate
+assert block("orders")[1] == " -- about 250 rows", block("orders")[1]
+# small: the sample read the whole table
+assert block("categories")[1] == " -- 10 rows", block("categories")[1]
+assert block("customers")[1] == " -- 60 rows", block("customers")[1]
+# never analysed, larger than the sample: counted
+assert block("events")[1] == " -- 5000 rows", block("events")[1]
+assert block("clicks")[1] == " -- over 100000 rows", block("clicks")[1]
+assert "'"'"'click'"'"'" in block("events")[0], block("events")[0]
+# the second schema of the search path, and the shadowed name
+assert "CREATE TABLE notes (" in out
+assert "secret" not in out, "extra.orders (shadowed by public.orders) is shown"
+assert out.count("CREATE TABLE orders (") == 1
+# types as PostgreSQL names them
+body = block("odd")[0]
+for t in ("b bytea", "ts timestamp without time zone", "d date", "big numeric", "f real", "ok boolean", "tags text[]", "j jsonb"):
+    assert t in body, t + " not in " + body
+# nothing of another role shows
+assert "writer" not in out
+'
+    # bob may not read events: it is not shown to him.
+    run schema "postgresql://bob:$BOB_PW@127.0.0.1:$PORT/shop"
+    expect_rc 0
+    expect_out_lacks "notes"
+    expect_out_has "CREATE TABLE events"
+}
+
+sql_converts_types() {
+    run sql -f json "$READER" "SELECT id, b, ts, d, big, f, ok, tags, j, 7::int2 AS i2, 2.50::numeric(5,2) AS price, sum(id) OVER () AS s, avg(id) OVER () AS a, NULL::int AS n, 'Zoë'::text AS t FROM odd"
+    expect_rc 0
+    pycheck '
+j = json.loads(out)
+assert j["columns"] == ["id", "b", "ts", "d", "big", "f", "ok", "tags", "j", "i2", "price", "s", "a", "n", "t"], j["columns"]
+row = j["rows"][0]
+exp = [1, {"blob_hex": "00ff10"}, "2024-02-29 13:45:00", "2024-03-01", "12345678901234567890.25", 1.5, 1, "{a,b}", "{\"k\": [1, 2]}", 7, 2.5, 1, 1.0, None, "Zoë"]
+assert row == exp, row
+assert type(row[0]) is int and type(row[11]) is int and type(row[10]) is float and type(row[12]) is float, row
+'
+}
+
+server_notices_never_reach_the_terminal() {
+    run sql -f csv "$READER" "SELECT noisy() AS n"
+    expect_rc 0
+    expect_out 'n\r\n7\r\n'
+    expect_err_lacks "notice from the server"
+    [ ! -s "$T/err" ] || fail "stderr: $(od -c "$T/err" | head -3)"
+}
+
+sql_limits_rows_and_bytes() {
+    run sql --max-rows 3 -f csv "$READER" "SELECT g FROM generate_series(1, 1000000) g"
+    expect_rc 0
+    expect_out 'g\r\n1\r\n2\r\n3\r\n'
+    expect_err_has "truncated at the row limit"
+    expect_faster 5000
+    run sql --max-bytes 1000 -f csv "$READER" "SELECT repeat('x', 100) AS x FROM generate_series(1, 100000)"
+    expect_rc 0
+    pycheck '
+lines = out.splitlines()
+# a cell costs its value (40 bytes) and its 100 bytes: 7 rows fit in 1000
+assert lines == ["x"] + ["x" * 100] * 7, (len(lines), lines[:2])
+assert "truncated at the size limit (--max-bytes) after 7 rows" in err, err
+'
+    # Nothing of either statement is left running on the server.
+    local left
+    left=$(still_running "generate_series(1, ")
+    [ "$left" = 0 ] || fail "$left statements still run on the server"
+}
+
+timeout_cancels_the_statement_on_the_server() {
+    run sql --timeout 300 "$READER" "SELECT pg_sleep(30)"
+    expect_rc 1
+    expect_err_has "300 ms time limit"
+    expect_empty_out
+    expect_faster 3000
+    local left
+    left=$(still_running "pg_sleep(30)")
+    [ "$left" = 0 ] || fail "pg_sleep(30) is still on the server ($left)"
+    # The same through ask: every attempt times out, and says so.
+    start_llm "$(always "$(fence "SELECT pg_sleep(30)")")"
+    run ask --llm-url "$URL" --model test --timeout 300 --no-question-check -f json "$READER" "Sleep?"
+    expect_rc 1
+    expect_faster 8000
+    pycheck '
+j = json.loads(out)
+assert [a["error"] for a in j["attempts"]] == ["timeout"] * 3, j["attempts"]
+'
+    left=$(still_running "pg_sleep(30)")
+    [ "$left" = 0 ] || fail "pg_sleep(30) is still on the server after ask ($left)"
+}
+
+ask_answers_and_repairs_with_the_servers_message() {
+    local bad good
+    bad=$(fence "SELECT id, first_nam FROM customers ORDER BY id LIMIT 3")
+    good=$(fence "SELECT id, first_name FROM customers ORDER BY id LIMIT 3")
+    start_llm "$(replies "$bad" "$good" "$(fence "SELECT 'extra request' AS oops")")"
+    run ask --llm-url "$URL" --model test --no-question-check -f csv "$READER" "First three customers?"
+    expect_rc 0
+    expect_out 'id,first_name\r\n1,Olivia\r\n2,Alejandro\r\n3,Lucía\r\n'
+    expect_requests 2
+    pycheck '
+first = msgs(0)[0]["content"] + msgs(0)[1]["content"]
+assert "PostgreSQL" in first, "the prompt does not name the engine"
+assert "CREATE TABLE customers" in first and "One row per order" in first, first[:400]
+last = user(1)
+assert "column \"first_nam\" does not exist" in last, last
+assert "customers.first_name" in last, last
+'
+}
+
+refuses_escapes_and_keeps_data_unchanged() {
+    local before after stmt
+    local -a stmts=(
+        "DELETE FROM orders"
+        "UPDATE orders SET total = 0"
+        "INSERT INTO categories VALUES (999, 'x', NULL)"
+        "DROP TABLE orders"
+        "TRUNCATE orders"
+        "SELECT 1; DELETE FROM orders"
+        "SELECT 1; COMMIT; DELETE FROM orders"
+        "WITH d AS (DELETE FROM orders RETURNING id) SELECT count(*) FROM d"
+        "EXPLAIN ANALYZE DELETE FROM orders"
+        "SELECT * FROM orders FOR UPDATE"
+        "COPY orders TO PROGRAM 'touch $TMP/pwned1'"
+        "COPY (SELECT 1) TO '$TMP/pwned2'"
+        "COPY orders FROM PROGRAM 'echo 1'"
+        "SELECT pg_read_file('/etc/passwd')"
+        "SELECT pg_ls_dir('.')"
+        "SELECT lo_import('/etc/passwd')"
+        "SELECT lo_export(1, '$TMP/pwned3')"
+        "SELECT dblink_exec('host=127.0.0.1 port=$PORT dbname=shop user=postgres', 'DELETE FROM orders')"
+        "SELECT * FROM dblink('dbname=shop user=writer', 'DELETE FROM orders RETURNING 1') AS t(x int)"
+        "DO \$\$BEGIN DELETE FROM orders; END\$\$"
+        "CALL wipe_payments(0)"
+        "SELECT wipe_items()"
+        "SET ROLE postgres"
+        "SELECT set_config('role', 'postgres', false)"
+        "SELECT set_config('transaction_read_only', 'off', true)"
+        "SELECT nextval('order_seq')"
+        "SELECT setval('order_seq', 100)"
+        "CREATE TEMP TABLE t (x int)"
+        "SELECT * INTO t2 FROM orders"
+        "CREATE TABLE t (x int)"
+        "ALTER ROLE reader SUPERUSER"
+        "ALTER ROLE reader SET default_transaction_read_only = off"
+        "GRANT ALL ON orders TO reader"
+        "CREATE EXTENSION file_fdw"
+        "LOCK TABLE orders"
+        "VACUUM orders"
+        "PREPARE p AS DELETE FROM orders"
+        "BEGIN"
+        "SET default_transaction_read_only = off"
+        "SELECT pg_reload_conf()"
+    )
+    before=$(checksum)
+    [ -n "$before" ] || fail "no checksum"
+    for stmt in "${stmts[@]}"; do
+        run sql "$READER" "$stmt"
+        expect_rc 1
+        expect_empty_out
+        case $stmt in
+        *dblink*|*"'transaction_read_only'"*) ;; # the server's own error
+        *) expect_err_has "refused" ;;
+        esac
+        # The writer may write: only askdb's guard stands in the way.
+        run sql "$(url writer)" "$stmt"
+        expect_rc 1
+        expect_empty_out
+        case $stmt in
+        *dblink*|*"'transaction_read_only'"*|*pg_read_file*|*pg_ls_dir*|*lo_*|*setval*|*"ROLE reader"*|*GRANT*|*EXTENSION*|*pg_reload_conf*|*"SET ROLE"*|*"'role'"*) ;;
+        *) grep -q "refused: the statement \(returns no rows\|does more than read\)\|refused: more than one" "$T/err" ||
+               fail "the writer's '$stmt' was not stopped by the guard: $(cat "$T/err")" ;;
+        esac
+        start_llm "$(always "$(fence "$stmt")")"
+        run ask --llm-url "$URL" --model test --no-question-check "$READER" "Please change the data"
+        expect_rc 1
+        expect_err_has "no valid SQL after 3 attempts"
+        expect_empty_out
+        stop_llms
+        after=$(checksum)
+        [ "$before" = "$after" ] || fail "the data changed after: $stmt: $(diff <(echo "$before") <(echo "$after") | head -4)"
+    done
+    # Settings changed by a statement end with its transaction, and an
+    # advisory lock with it: on the same connection (the shell), the
+    # session is read-only again and holds no lock, and a write is refused.
+    printf '%s\n' ".sql SELECT set_config('default_transaction_read_only', 'off', false) AS s" \
+        ".sql SELECT pg_advisory_lock(42) AS l" \
+        ".sql SELECT current_setting('default_transaction_read_only') AS ro" \
+        ".sql SELECT count(*) AS locks FROM pg_locks WHERE locktype = 'advisory'" \
+        ".sql WITH d AS (DELETE FROM orders RETURNING id) SELECT count(*) FROM d" >"$T/in"
+    local who
+    for who in reader writer; do
+        (cd "$T" && exec timeout 30 "$ASKDB" shell --llm-url http://127.0.0.1:9/v1 --model test "$(url $who)") <"$T/in" >"$T/out" 2>"$T/err"
+        pycheck 'assert out.splitlines() == ["s", "off", "l", "", "ro", "on", "locks", "0"], out'
+        expect_err_has "refused: the statement does more than read (cannot execute"
+    done
+    [ "$before" = "$(checksum)" ] || fail "the data changed through the shell"
+}
+
+sqlite_corpus_changes_nothing() {
+    # The hardening corpus of the SQLite guard (tests/security/corpus.jsonl)
+    # as the role that may write: most of it is SQLite's own syntax, which
+    # PostgreSQL rejects; what it accepts must be refused or fail, and the
+    # data must not change. "any" entries (time and memory bombs) may
+    # answer, within the time limit.
+    local before after exp stmt n=0
+    before=$(checksum)
+    "$PY" -c '
+import json, sys
+for l in open(sys.argv[1]):
+    d = json.loads(l)
+    sys.stdout.write(d["expect"] + "\t" + d["sql"].replace("\x00", "") + "\x00")
+' "$ROOT/tests/security/corpus.jsonl" >"$T/corpus"
+    while IFS=$'\t' read -r -d '' exp stmt; do
+        n=$((n + 1))
+        run sql --timeout 500 "$(url writer)" "$stmt"
+        if [ "$exp" != any ] && [ "$RC" = 0 ]; then
+            # PostgreSQL's EXPLAIN without ANALYZE shows the plan of a
+            # write without running it: an answer, and nothing written.
+            case $stmt in
+            EXPLAIN\ *ANALYZE*|EXPLAIN\ *analyze*) fail "answered: $stmt" ;;
+            EXPLAIN\ *) expect_out_has "QUERY PLAN" ;;
+            *) fail "answered: $stmt" ;;
+            esac
+        fi
+        [ "$ELAPSED_MS" -lt 5000 ] || fail "took $ELAPSED_MS ms: $stmt"
+        if [ $((n % 40)) = 0 ]; then
+            after=$(checksum)
+            [ "$before" = "$after" ] || fail "the data changed by statement $n or before: $stmt"
+        fi
+    done <"$T/corpus"
+    [ "$n" -gt 250 ] || fail "only $n statements read from the corpus"
+    [ "$before" = "$(checksum)" ] || fail "the data changed"
+}
+
+superuser_is_refused_unless_allowed() {
+    run sql "$(url postgres)" "SELECT 1 AS one"
+    expect_rc 3
+    expect_err_has 'role "postgres" is a superuser'
+    expect_err_has "ASKDB_ALLOW_SUPERUSER=1"
+    expect_empty_out
+    run sql "$(url boss)" "SELECT 1 AS one"
+    expect_rc 3
+    expect_err_has "member of a superuser role"
+    start_llm "$(always "$(fence "SELECT 1 AS one")")"
+    run ask --llm-url "$URL" --model test "$(url postgres)" "One?"
+    expect_rc 3
+    expect_requests 0
+    ASKDB_ALLOW_SUPERUSER=1 run sql -f csv "$(url postgres)" "SELECT 1 AS one"
+    expect_rc 0
+    expect_out 'one\r\n1\r\n'
+    expect_err_has "warning: role \"postgres\""
+    expect_err_has "superuser"
+}
+
+writer_and_file_reader_are_warned() {
+    run sql -f csv "$(url writer)" "SELECT count(*) AS n FROM orders"
+    expect_rc 0
+    expect_out 'n\r\n250\r\n'
+    expect_err_has 'askdb: warning: role "writer"'
+    expect_err_has "can write"
+    [ "$(grep -c warning "$T/err")" = 1 ] || fail "warned more than once: $(cat "$T/err")"
+    run sql -f csv "$(url filer)" "SELECT 1 AS x"
+    expect_rc 0
+    expect_err_has "pg_read_server_files"
+    run sql -f csv "$READER" "SELECT 1 AS x"
+    expect_rc 0
+    [ ! -s "$T/err" ] || fail "the reader got: $(cat "$T/err")"
+}
+
+passwords_work_and_never_show() {
+    run sql -f csv "postgresql://bob:$BOB_PW@127.0.0.1:$PORT/shop" "SELECT count(*) AS n FROM customers"
+    expect_rc 0
+    expect_out 'n\r\n60\r\n'
+    # ~/.pgpass, as libpq reads it
+    printf '127.0.0.1:%s:shop:bob:%s\n' "$PORT" "$BOB_PW" >"$HOME/.pgpass"
+    chmod 600 "$HOME/.pgpass"
+    run sql -f csv "postgresql://bob@127.0.0.1:$PORT/shop" "SELECT count(*) AS n FROM customers"
+    rm -f "$HOME/.pgpass"
+    expect_rc 0
+    expect_out 'n\r\n60\r\n'
+    # PGPASSWORD, and password= in the URL
+    PGPASSWORD=$BOB_PW run sql -f csv "postgresql://bob@127.0.0.1:$PORT/shop" "SELECT 1 AS x"
+    expect_rc 0
+    run sql -f csv "postgresql://bob@127.0.0.1:$PORT/shop?password=$BOB_PW" "SELECT 1 AS x"
+    expect_rc 0
+    # A wrong one: exit 3, what failed and what to do, no password.
+    run sql "postgresql://bob:Wr0ng-pw-x@127.0.0.1:$PORT/shop" "SELECT 1"
+    expect_rc 3
+    expect_err_has "password authentication failed for user \"bob\""
+    expect_err_has "check the user name and the password"
+    expect_err_has "postgresql://bob@127.0.0.1:$PORT/shop"
+    expect_err_lacks "Wr0ng-pw-x"
+    # None at all
+    run sql "postgresql://bob@127.0.0.1:$PORT/shop" "SELECT 1"
+    expect_rc 3
+    expect_err_has "no password supplied"
+    # A URL libpq cannot read quotes its user part: the password is masked.
+    run sql "postgresql://bob:pw%zz-secret@127.0.0.1:$PORT/shop" "SELECT 1"
+    expect_rc 3
+    expect_err_has "check the URL's form"
+    expect_err_lacks "zz-secret"
+    # A password in a SQL error (the server's text) is the user's own.
+    run schema "postgresql://bob:$BOB_PW@127.0.0.1:$PORT/shop?sslmode=disable"
+    expect_rc 0
+    expect_err_lacks "$BOB_PW"
+}
+
+connection_faults_exit_3_with_a_fix() {
+    local port
+    port=$(free_port)
+    run sql "postgresql://reader@127.0.0.1:$port/shop" "SELECT 1"
+    expect_rc 3
+    expect_err_has "Connection refused"
+    expect_err_has "check the host and port"
+    expect_faster 5000
+    run sql "postgresql://reader@127.0.0.1:$PORT/shop?sslmode=require" "SELECT 1"
+    expect_rc 3
+    expect_err_has "server does not support SSL, but SSL was required"
+    expect_err_has "enable ssl on the server"
+    run sql "postgresql://reader@127.0.0.1:$PORT/nosuchdb" "SELECT 1"
+    expect_rc 3
+    expect_err_has 'database "nosuchdb" does not exist'
+    run schema "postgresql://nobody@127.0.0.1:$PORT/shop"
+    expect_rc 3
+    expect_err_has 'role "nobody" does not exist'
+    # Both schemes, any case, and the unix socket through host=.
+    run sql -f csv "postgres://reader@127.0.0.1:$PORT/shop" "SELECT 2 AS x"
+    expect_rc 0
+    expect_out 'x\r\n2\r\n'
+    run sql -f csv "PostgreSQL://reader@/shop?host=$SOCK&port=$PORT" "SELECT 3 AS x"
+    expect_rc 0
+    expect_out 'x\r\n3\r\n'
+}
+
+ctrl_c_cancels_the_statement_on_the_server() {
+    # Ctrl-C while the statement runs: askdb ends at once (130) and the
+    # server stops the statement too (PQcancel), not at its time limit.
+    start_llm "$(always "$(fence "SELECT pg_sleep(25) AS slept")")"
+    (cd "$T" && exec env --default-signal=INT "$ASKDB" ask --llm-url "$URL" \
+        --model test --timeout 20000 --no-question-check "$READER" "Sleep?") \
+        </dev/null >"$T/out" 2>"$T/err" &
+    local pid=$! t0 i left
+    for i in $(seq 1 200); do
+        [ "$(su_sql "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(25)%' AND state = 'active' AND pid <> pg_backend_pid()")" = 1 ] && break
+        sleep 0.05
+    done
+    t0=$(now_ms)
+    kill -INT "$pid"
+    wait "$pid"
+    RC=$?
+    ELAPSED_MS=$(($(now_ms) - t0))
+    expect_rc 130
+    expect_faster 2000
+    expect_err_has "cancelled"
+    expect_empty_out
+    left=$(still_running "pg_sleep(25)")
+    [ "$left" = 0 ] || fail "pg_sleep(25) still runs on the server"
+}
+
+lock_held_by_another_session_ends_by_lock_timeout() {
+    psql -X -q -d "$(su_url)" -c "BEGIN; LOCK TABLE orders IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(15); COMMIT" >/dev/null 2>&1 &
+    local holder=$! i
+    for i in $(seq 1 100); do
+        [ "$(su_sql "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'orders' AND l.mode = 'AccessExclusiveLock' AND l.granted")" = 1 ] && break
+        sleep 0.05
+    done
+    run sql --timeout 1000 "$READER" "SELECT count(*) FROM orders"
+    local rc=$RC
+    # The schema does not wait for the locked table either.
+    run schema --timeout 1000 "$READER"
+    local src=$RC selapsed=$ELAPSED_MS
+    kill "$holder" 2>/dev/null
+    su_sql "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%LOCK TABLE orders%' AND pid <> pg_backend_pid()" >/dev/null
+    wait "$holder" 2>/dev/null
+    [ "$src" = 0 ] || fail "schema failed while a table was locked (exit $src)"
+    [ "$selapsed" -lt 5000 ] || fail "schema took $selapsed ms while a table was locked"
+    RC=$rc
+    run sql --timeout 1000 "$READER" "SELECT count(*) FROM orders"
+    expect_rc 0
+    RC=$rc
+    [ "$RC" = 1 ] || fail "exit $RC while the table was locked, expected 1"
+    grep -q "lock another session holds" "$T/.trace" || fail "no lock message: $(grep stderr "$T/.trace" | head -3)"
+}
+
+server_killed_mid_query_is_reported() {
+    (cd "$T" && exec timeout 30 "$ASKDB" sql --timeout 20000 "$READER" "SELECT pg_sleep(15)") </dev/null >"$T/out" 2>"$T/err" &
+    local pid=$! i t0
+    for i in $(seq 1 100); do
+        [ "$(su_sql "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(15)%' AND pid <> pg_backend_pid()")" = 1 ] && break
+        sleep 0.05
+    done
+    t0=$(now_ms)
+    pg_ctl_ -m immediate -w stop >/dev/null || fail "pg_ctl stop failed"
+    wait "$pid"
+    RC=$?
+    ELAPSED_MS=$(($(now_ms) - t0))
+    cat "$T/out" "$T/err" >>"$TMP/all_output"
+    expect_rc 1
+    expect_empty_out
+    expect_err_has "lost the connection to 'postgresql://reader@127.0.0.1:$PORT/shop'"
+    expect_err_has "check that the server runs"
+    expect_faster 5000
+    # While it is down: exit 3, refused.
+    run sql "$READER" "SELECT 1"
+    expect_rc 3
+    expect_err_has "Connection refused"
+    pg_ctl_ -l "$TMP/pg/log" -w -t 30 start >/dev/null || fail "restart failed"
+    run sql -f csv "$READER" "SELECT count(*) AS n FROM categories"
+    expect_rc 0
+    expect_out 'n\r\n10\r\n'
+
+    # A long-lived handle (the shell; askdb serve) whose server restarted
+    # while it sat idle connects again by itself.
+    mkfifo "$T/fifo"
+    (cd "$T" && exec timeout 30 "$ASKDB" shell --llm-url http://127.0.0.1:9/v1 --model test "$READER") <"$T/fifo" >"$T/out" 2>"$T/err" &
+    pid=$!
+    exec 7>"$T/fifo"
+    echo ".sql SELECT 41 AS a" >&7
+    for i in $(seq 1 100); do
+        grep -q 41 "$T/out" && break
+        sleep 0.05
+    done
+    pg_ctl_ -m fast -w stop >/dev/null && pg_ctl_ -l "$TMP/pg/log" -w -t 30 start >/dev/null || fail "restart failed"
+    echo ".sql SELECT 42 AS b" >&7
+    exec 7>&-
+    wait "$pid"
+    cat "$T/out" "$T/err" >>"$TMP/all_output"
+    pycheck 'assert out.splitlines() == ["a", "41", "b", "42"], (out, err)'
+}
+
+TESTS=(
+    schema_shows_keys_comments_and_estimates
+    sql_converts_types
+    server_notices_never_reach_the_terminal
+    sql_limits_rows_and_bytes
+    timeout_cancels_the_statement_on_the_server
+    ctrl_c_cancels_the_statement_on_the_server
+    ask_answers_and_repairs_with_the_servers_message
+    refuses_escapes_and_keeps_data_unchanged
+    sqlite_corpus_changes_nothing
+    superuser_is_refused_unless_allowed
+    writer_and_file_reader_are_warned
+    passwords_work_and_never_show
+    connection_faults_exit_3_with_a_fix
+    lock_held_by_another_session_ends_by_lock_timeout
+    server_killed_mid_query_is_reported
+)
+
+PASSED=0
+FAILED=0
+: >"$TMP/all_output"
+for name in "${TESTS[@]}"; do
+    if [ -n "$FILTER" ] && ! printf '%s\n' "$name" | grep -qE -- "$FILTER"; then
+        continue
+    fi
+    T="$TMP/t/$name"
+    mkdir -p "$T"
+    : >"$T/.pids"
+    ( trap stop_llms EXIT; "$name" ) >>"$T/.trace" 2>&1
+    if [ $? -eq 0 ] && [ ! -s "$T/.fail" ]; then
+        PASSED=$((PASSED + 1))
+        echo "ok $name"
+    else
+        FAILED=$((FAILED + 1))
+        echo "FAIL $name: $( [ -s "$T/.fail" ] && head -n1 "$T/.fail" || echo "exited early")"
+        [ -n "${E2E_VERBOSE:-}" ] && tail -n 12 "$T/.trace" | sed 's/^/    /'
+    fi
+done
+
+# No password ever reached any output.
+name=no_password_in_any_output
+if [ -z "$FILTER" ] || printf '%s\n' "$name" | grep -qE -- "$FILTER"; then
+    if grep -qF -e "$BOB_PW" -e "Wr0ng-pw-x" -e "zz-secret" "$TMP/all_output"; then
+        FAILED=$((FAILED + 1))
+        echo "FAIL $name: $(grep -m1 -F -e "$BOB_PW" -e "Wr0ng-pw-x" -e "zz-secret" "$TMP/all_output" | cut -c1-200)"
+    else
+        PASSED=$((PASSED + 1))
+        echo "ok $name"
+    fi
+fi
+
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]
