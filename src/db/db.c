@@ -6,11 +6,15 @@
 #include <string.h>
 #include <strings.h>
 
+extern const struct db_driver db_mariadb_driver; /* mariadb.c */
+
 static const struct {
     const char *scheme;
     const struct db_driver *drv;
 } schemes[] = {
     {"sqlite", NULL}, /* sqlite:// is not a URL askdb reads: a path is */
+    {"mariadb", &db_mariadb_driver},
+    {"mysql", &db_mariadb_driver},
 };
 
 const struct db_driver *db_pick(const char *path, char *err, size_t n)
