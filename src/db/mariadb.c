@@ -40,19 +40,6 @@ static askdb_status my_check(askdb_db *db, const char *sql, struct db_err *e)
     return ASKDB_ERR_DB;
 }
 
-/* The error of a failed statement call: the statement's, else the
-** connection's (a fetch that meets the server's error packet sets only
-** the latter). */
-static unsigned stmt_errno(MYSQL_STMT *st, MYSQL *h, const char **msg)
-{
-    if (mysql_stmt_errno(st)) {
-        *msg = mysql_stmt_error(st);
-        return mysql_stmt_errno(st);
-    }
-    *msg = mysql_error(h);
-    return mysql_errno(h);
-}
-
 static askdb_status my_run(askdb_db *db, const char *sql, askdb_result **out,
                            struct db_err *e)
 {
@@ -129,7 +116,9 @@ struct mwatch {
     int quit;           /* (mu) */
     int running;        /* (mu) a statement of the main connection runs */
     double deadline;    /* (mu) ms on db_now_ms()'s clock, 0 = none */
-    int fired;          /* (mu) 1 = killed at the deadline, 2 = cancelled */
+    int fired;          /* (mu) 1 = killed at the deadline, 2 = cancelled,
+                           3 = the result was full */
+    char state[64];     /* (mu) what the statement did at the deadline */
 };
 
 struct my {
@@ -632,6 +621,9 @@ static int session_setup(askdb_db *db, struct my *s)
     return 0;
 }
 
+/* How much later than askdb's own deadline the server's comes. */
+#define SERVER_GRACE_MS 250
+
 /* Set the session's time and row limits when they differ from db's. */
 static unsigned session_limits(askdb_db *db, struct my *s)
 {
@@ -639,24 +631,27 @@ static unsigned session_limits(askdb_db *db, struct my *s)
     unsigned rc = 0;
 
     if (s->set_timeout_ms != db->query_timeout_ms) {
+        /* The server's limit comes a little after the watchdog's, which
+        ** looks at what the statement waits for before it kills it; the
+        ** lock waits end after both. */
         if (s->mariadb)
             snprintf(sql, sizeof sql,
                      "SET SESSION max_statement_time = %.3f",
-                     db->query_timeout_ms / 1000.0);
+                     (db->query_timeout_ms + SERVER_GRACE_MS) / 1000.0);
         else
             snprintf(sql, sizeof sql,
                      "SET SESSION max_execution_time = %d",
-                     db->query_timeout_ms);
+                     db->query_timeout_ms + SERVER_GRACE_MS);
         rc = exec(s->h, sql);
         snprintf(sql, sizeof sql, "SET SESSION lock_wait_timeout = %u",
-                 ceil_s(db->query_timeout_ms));
+                 ceil_s(db->query_timeout_ms) + 1);
         if (!rc)
             rc = exec(s->h, sql);
         /* Only with InnoDB; a server without it has no row locks to wait
         ** for. */
         snprintf(sql, sizeof sql,
                  "SET SESSION innodb_lock_wait_timeout = %u",
-                 ceil_s(db->query_timeout_ms));
+                 ceil_s(db->query_timeout_ms) + 1);
         if (!rc)
             (void)exec(s->h, sql);
         if (!rc)
@@ -698,18 +693,54 @@ static int connect_main(askdb_db *db, struct my *s)
 /* The watchdog                                                           */
 /* ---------------------------------------------------------------------- */
 
-/* KILL QUERY the main session's statement from the kill connection; with
-** w.mu held. Returns 0 when the server took the kill. */
-static int kill_query(struct my *s, int timeout_ms)
+/* The kill connection, opened at its first use; with w.mu held. */
+static MYSQL *killer(struct my *s)
 {
-    char sql[64], err[512];
+    char err[512];
 
     if (!s->killer)
-        s->killer = connect_one(&s->url, timeout_ms, "", err, sizeof err);
-    if (!s->killer)
+        s->killer = connect_one(&s->url, 5000, "", err, sizeof err);
+    return s->killer;
+}
+
+/*
+** What the main session's statement is doing (the processlist's STATE,
+** "Waiting for table metadata lock"), into w.state; with w.mu held.
+** Asked at the deadline, before the kill, so that a timeout can say it
+** was a lock another session holds.
+*/
+static void probe_state(struct my *s)
+{
+    char sql[128];
+    MYSQL *k = killer(s);
+    MYSQL_RES *r;
+    MYSQL_ROW row;
+
+    s->w.state[0] = '\0';
+    if (!k)
+        return;
+    snprintf(sql, sizeof sql,
+             "SELECT STATE FROM information_schema.PROCESSLIST WHERE ID = %lu",
+             s->thread_id);
+    if (mysql_real_query(k, sql, (unsigned long)strlen(sql)))
+        return;
+    r = mysql_store_result(k);
+    if (r && (row = mysql_fetch_row(r)) != NULL && row[0])
+        snprintf(s->w.state, sizeof s->w.state, "%s", row[0]);
+    mysql_free_result(r);
+}
+
+/* KILL QUERY the main session's statement from the kill connection; with
+** w.mu held. Returns 0 when the server took the kill. */
+static int kill_query(struct my *s)
+{
+    char sql[64];
+    MYSQL *k = killer(s);
+
+    if (!k)
         return -1;
     snprintf(sql, sizeof sql, "KILL QUERY %lu", s->thread_id);
-    if (exec(s->killer, sql)) {
+    if (exec(k, sql)) {
         /* A broken kill connection is opened anew next time. */
         mysql_close(s->killer);
         s->killer = NULL;
@@ -747,12 +778,13 @@ static void *watch_main(void *arg)
         now = db_now_ms();
         if (s->cancel && atomic_load(s->cancel)) {
             w->fired = 2;
-            kill_query(s, 5000);
+            kill_query(s);
             continue;
         }
         if (w->deadline > 0 && now >= w->deadline) {
             w->fired = 1;
-            kill_query(s, 5000);
+            probe_state(s);
+            kill_query(s);
             continue;
         }
         wake = now + WATCH_TICK_MS;
@@ -798,6 +830,7 @@ static void watch_start(struct my *s, double deadline)
     pthread_mutex_lock(&w->mu);
     w->running = 1;
     w->fired = 0;
+    w->state[0] = '\0';
     w->deadline = deadline;
     pthread_mutex_unlock(&w->mu);
     pthread_cond_signal(&w->cv);
@@ -830,7 +863,7 @@ static void watch_kill(struct my *s)
     pthread_mutex_lock(&w->mu);
     if (w->running && !w->fired) {
         w->fired = 3;
-        kill_query(s, 5000);
+        kill_query(s);
     }
     pthread_mutex_unlock(&w->mu);
 }
@@ -881,9 +914,12 @@ static askdb_status my_open(askdb_db *db, const char *path)
     db->impl = s;
     s->cancel = db->cancel;
     if (murl_parse(path, &s->url, err, sizeof err)) {
+        /* Not the URL itself: a password in a URL that does not parse
+        ** (no '@' before it) is not known to be one. */
         snprintf(db->errmsg, sizeof db->errmsg,
-                 "cannot use '%s': %s (see docs/engines/mariadb.md)",
-                 db->label, err);
+                 "cannot use the %.*s:// URL: %s (see "
+                 "docs/engines/mariadb.md)",
+                 (int)db_url_scheme(path), path, err);
         return ASKDB_ERR_DB_OPEN;
     }
     watch_init(&s->w);
@@ -991,12 +1027,18 @@ static askdb_status server_error(askdb_db *db, struct my *s, unsigned no,
         return ASKDB_ERR_DB;
     }
     if (e->ec == ASKDB_EC_TIMEOUT) {
+        const char *lock = NULL;
         if (no == ER_LOCK_WAIT_TIMEOUT)
+            lock = msg;
+        else if (fired == 1 && strstr(s->w.state, "lock"))
+            lock = s->w.state;
+        if (lock)
             snprintf(e->msg, sizeof e->msg,
                      "query interrupted after the %d ms time limit "
-                     "(--timeout): it waited for a lock another session "
-                     "holds (%s); ask again when that session is done",
-                     db->query_timeout_ms, msg);
+                     "(--timeout): it was waiting for a lock that another "
+                     "session holds (%s); ask again when that session is "
+                     "done, or ask its owner to release it",
+                     db->query_timeout_ms, lock);
         else
             snprintf(e->msg, sizeof e->msg,
                      "query interrupted after the %d ms time limit "
@@ -1027,7 +1069,8 @@ static askdb_status server_error(askdb_db *db, struct my *s, unsigned no,
 /* The guard's text scan                                                  */
 /* ---------------------------------------------------------------------- */
 
-enum tok { T_END, T_WORD, T_STRING, T_IDENT, T_SEMI, T_LPAREN, T_OTHER,
+enum tok { T_END, T_WORD, T_STRING, T_IDENT, T_SEMI, T_LPAREN, T_RPAREN,
+           T_OTHER,
            T_EXEC_COMMENT, T_VAR };
 
 /* Skip blanks and comments from p as the server does with the session's
@@ -1104,6 +1147,8 @@ static enum tok next_tok(const char *p, size_t *len)
         return T_SEMI;
     if (*p == '(')
         return T_LPAREN;
+    if (*p == ')')
+        return T_RPAREN;
     if (*p == '@')
         return T_VAR;
     return T_OTHER;
@@ -1155,7 +1200,7 @@ static int guard_text(const char *sql, size_t *len, struct db_err *e)
     const char *p = sql, *end = NULL;
     const char *prev = NULL, *prev2 = NULL;
     size_t n = 0, pn = 0, p2n = 0;
-    int exec = 0, first = 1;
+    int exec = 0, first = 1, with = 0, depth = 0;
     enum tok t;
 
     for (;;) {
@@ -1187,8 +1232,13 @@ static int guard_text(const char *sql, size_t *len, struct db_err *e)
             }
             break;
         }
+        if (t == T_LPAREN)
+            depth++;
+        if (t == T_RPAREN && depth > 0)
+            depth--;
         if (first) {
             first = 0;
+            with = t == T_WORD && word_is(p, n, "WITH");
             if (t != T_LPAREN &&
                 !(t == T_WORD && in_words(first_words, p, n))) {
                 snprintf(e->msg, sizeof e->msg,
@@ -1209,6 +1259,29 @@ static int guard_text(const char *sql, size_t *len, struct db_err *e)
                      "refused: the function %.*s reaches outside the "
                      "query (files, locks, sequences); askdb runs only "
                      "read-only queries", (int)pn, prev);
+            goto refused;
+        }
+        /* WITH ... DELETE / UPDATE / INSERT (MySQL 8 runs them): the CTE's
+        ** statement is what runs, at the outer level. */
+        if (with && depth == 0 && t == T_WORD &&
+            (word_is(p, n, "DELETE") || word_is(p, n, "UPDATE") ||
+             word_is(p, n, "INSERT")) &&
+            !(prev && word_is(prev, pn, "FOR"))) {
+            snprintf(e->msg, sizeof e->msg,
+                     "refused: WITH ... %.*s is not a query; askdb runs "
+                     "only read-only queries", (int)n, p);
+            goto refused;
+        }
+        /* FOR UPDATE, FOR SHARE, LOCK IN SHARE MODE: row locks that make
+        ** other sessions wait; a question needs none. */
+        if (t == T_WORD && prev &&
+            ((word_is(prev, pn, "FOR") &&
+              (word_is(p, n, "UPDATE") || word_is(p, n, "SHARE"))) ||
+             (word_is(prev, pn, "LOCK") && word_is(p, n, "IN")))) {
+            snprintf(e->msg, sizeof e->msg,
+                     "refused: the query locks rows (%.*s %.*s); askdb runs "
+                     "only plain read-only queries", (int)pn, prev, (int)n,
+                     p);
             goto refused;
         }
         /* NEXT VALUE FOR seq / PREVIOUS VALUE FOR seq */
@@ -1324,8 +1397,11 @@ struct col {
     double d;
     float f;
     MYSQL_TIME t;
-    char *buf;           /* K_DECIMAL, K_BIT, K_TEXT, K_BLOB */
+    char *buf;           /* K_DECIMAL, K_BIT, K_TEXT, K_BLOB: bound */
     unsigned long cap;
+    char *big;           /* a value longer than buf, fetched again */
+    unsigned long bigcap;
+    const char *data;    /* the value fetched: buf or big */
     unsigned long len;
     unsigned decimals;   /* K_TIME: digits of the fraction (0..6) */
     my_bool is_null, error;
@@ -1435,7 +1511,7 @@ static int bind_col(struct col *c, MYSQL_BIND *b, const MYSQL_FIELD *f)
     default:
         /* Texts and blobs start small; a longer value is fetched again
         ** into a buffer of its size (MYSQL_DATA_TRUNCATED). */
-        c->cap = 64;
+        c->cap = 128;
         c->buf = malloc(c->cap);
         if (!c->buf)
             return -1;
@@ -1538,17 +1614,20 @@ static int take_value(struct col *c, askdb_value *v)
         v->type = ASKDB_REAL;
         v->d = float_value(c->f);
         return 0;
-    case K_DECIMAL:
+    case K_DECIMAL: {
+        size_t n = c->len < sizeof tmp ? c->len : sizeof tmp - 1;
+        memcpy(tmp, c->data, n);
+        tmp[n] = '\0';
         v->type = ASKDB_REAL;
-        c->buf[c->len < c->cap ? c->len : c->cap - 1] = '\0';
-        v->d = strtod(c->buf, NULL);
+        v->d = strtod(tmp, NULL);
         return 0;
+    }
     case K_BIT:
         v->type = ASKDB_INTEGER;
         v->i = 0;
         for (i = 0; i < c->len && i < 8; i++)
             v->i = (long long)(((unsigned long long)v->i << 8) |
-                               (unsigned char)c->buf[i]);
+                               (unsigned char)c->data[i]);
         return 0;
     case K_TIME:
         k = time_text(&c->t, c->decimals, tmp, sizeof tmp);
@@ -1568,7 +1647,7 @@ static int take_value(struct col *c, askdb_value *v)
         if (!dst)
             return -1;
         if (c->len)
-            memcpy(dst, c->buf, c->len);
+            memcpy(dst, c->data, c->len);
         dst[c->len] = '\0';
         v->type = c->kind == K_BLOB ? ASKDB_BLOB : ASKDB_TEXT;
         v->s = dst;
@@ -1578,27 +1657,37 @@ static int take_value(struct col *c, askdb_value *v)
     }
 }
 
-/* After a fetch: fetch again each column longer than its buffer. 0, -1
-** out of memory, or 1 with a fetch error. */
+/* After a fetch: fetch again each column longer than its bound buffer,
+** into a buffer of its own (the bound one stays where the statement knows
+** it). 0, -1 out of memory, or 1 with a fetch error. */
 static int fetch_long(MYSQL_STMT *st, struct col *cols, int n)
 {
+    MYSQL_BIND b;
+    unsigned long got;
+    my_bool isnull, err;
     int i;
 
     for (i = 0; i < n; i++) {
         struct col *c = &cols[i];
+        c->data = c->buf;
         if (c->is_null || !c->buf || c->len <= c->cap)
             continue;
-        {
-            char *p = realloc(c->buf, c->len);
+        if (c->len > c->bigcap) {
+            char *p = realloc(c->big, c->len);
             if (!p)
                 return -1;
-            c->buf = p;
-            c->cap = c->len;
+            c->big = p;
+            c->bigcap = c->len;
         }
-        c->b->buffer = c->buf;
-        c->b->buffer_length = c->cap;
-        if (mysql_stmt_fetch_column(st, c->b, (unsigned)i, 0))
+        b = *c->b;
+        b.buffer = c->big;
+        b.buffer_length = c->len;
+        b.length = &got;
+        b.is_null = &isnull;
+        b.error = &err;
+        if (mysql_stmt_fetch_column(st, &b, (unsigned)i, 0))
             return 1;
+        c->data = c->big;
     }
     return 0;
 }
@@ -1766,8 +1855,10 @@ out:
         if (no == CR_SERVER_LOST || no == CR_SERVER_GONE_ERROR)
             s->dead = 1;
     }
-    for (i = 0; cols && i < ncols; i++)
+    for (i = 0; cols && i < ncols; i++) {
         free(cols[i].buf);
+        free(cols[i].big);
+    }
     free(cols);
     free(binds);
     askdb_result_free(r);
@@ -2156,7 +2247,12 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
     mysql_free_result(res);
     res = NULL;
 
-    /* Samples and row counts, table by table (views are not run). */
+    /* Samples and row counts, table by table (views are not run). A
+    ** table another session has locked is not waited for: it goes
+    ** without samples (lock_wait_timeout 0 is NOWAIT; the next statement
+    ** sets the limits again). */
+    if (exec(s->h, "SET SESSION lock_wait_timeout = 0") == 0)
+        s->set_timeout_ms = -1;
     for (i = 0; i < out->ntables; i++) {
         struct db_table *t = &out->tables[i];
         long seen = SAMPLE_ROWS + 1, est = estimates[i];

@@ -13,7 +13,7 @@ mdb_free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
 }
 
-mdb_admin() { mariadb --no-defaults --socket="$MDB_SOCK" -uroot "$@"; }
+mdb_admin() { mariadb --no-defaults --default-character-set=utf8mb4 --socket="$MDB_SOCK" -uroot "$@"; }
 
 mdb_start() {
     MDB_DIR=$1
@@ -52,15 +52,20 @@ mdb_start() {
     return 1
 }
 
-# mdb_stop: stop the server (SIGTERM, then SIGKILL after 20 s).
+# mdb_stop: stop the server (SIGTERM to mariadbd itself, whose pid file
+# says which process it is: runuser stays in between), then SIGKILL after
+# 20 s.
 mdb_stop() {
-    local i
+    local i spid=
     [ -n "${MDB_PID:-}" ] || return 0
+    [ -s "$MDB_DIR/mariadbd.pid" ] && spid=$(cat "$MDB_DIR/mariadbd.pid")
+    [ -n "$spid" ] && kill "$spid" 2>/dev/null
     kill "$MDB_PID" 2>/dev/null
     for i in $(seq 1 200); do
         kill -0 "$MDB_PID" 2>/dev/null || break
         sleep 0.1
     done
+    [ -n "$spid" ] && kill -9 "$spid" 2>/dev/null
     kill -9 "$MDB_PID" 2>/dev/null
     wait "$MDB_PID" 2>/dev/null
     MDB_PID=
