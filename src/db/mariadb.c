@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "core/buf.h"
+#include "core/json.h"
 
 #ifndef ASKDB_HAVE_MARIADB
 
@@ -1899,6 +1900,10 @@ static char *dup_or_null(const char *s)
     return s && *s ? strdup(s) : NULL;
 }
 
+/* No row cap for askdb's own queries: an explicit LIMIT wins over the
+** session's sql_select_limit (max_rows + 1), which is for questions. */
+#define ALL_ROWS "LIMIT 18446744073709551615"
+
 /* Run one of askdb's own queries; the whole result, or NULL with the
 ** error on the handle. */
 static MYSQL_RES *query(MYSQL *h, const char *sql)
@@ -1944,7 +1949,8 @@ static int find_col(const struct db_table *t, const char *name)
 
 #define SAMPLE_ROWS 200
 #define SAMPLE_MAXLEN 40
-#define SMALL_ESTIMATE 1000
+/* Tables per sampling statement (sample_batch()). */
+#define SAMPLE_BATCH 64
 
 static int has_sample(const struct db_column *c, const char *v)
 {
@@ -2021,28 +2027,108 @@ static int read_samples(MYSQL *h, struct db_table *t, int per_col,
     return 0;
 }
 
-/* Exact row count, stopping at cap + 1; -1 when it cannot be read. */
-static long count_capped(MYSQL *h, const struct db_table *t, long cap)
+/* Whether a COLUMN_TYPE holds text worth sampling (not binary). */
+static int is_text_type(const char *type)
+{
+    static const char *const prefixes[] = {
+        "varchar", "char", "tinytext", "text", "mediumtext", "longtext",
+        "enum", "set", NULL
+    };
+    int i;
+
+    for (i = 0; prefixes[i]; i++)
+        if (strncasecmp(type, prefixes[i], strlen(prefixes[i])) == 0)
+            return 1;
+    return 0;
+}
+
+/* Add v to c's samples unless it is there or c has enough. 0 or -1. */
+static int add_sample(struct db_column *c, const char *v, int per_col)
+{
+    char **slot;
+
+    if (c->nsamples >= per_col || !*v || strlen(v) > SAMPLE_MAXLEN ||
+        has_sample(c, v))
+        return 0;
+    slot = push(&c->samples, &c->nsamples, sizeof *slot);
+    if (!slot)
+        return -1;
+    *slot = strdup(v);
+    if (!*slot) {
+        c->nsamples--;
+        return -1;
+    }
+    return 0;
+}
+
+/*
+** Samples and sizes of n tables in one statement: per table its first
+** SAMPLE_ROWS + 1 rows as a JSON array of its short text values,
+**   (SELECT k, JSON_ARRAY(IF(LENGTH("c") <= 40, "c", NULL), ...)
+**      FROM "t" LIMIT 201) UNION ALL ...
+** so that thousands of tables cost tens of round trips, not thousands.
+** seen[k] gets the rows of tabs[k] (SAMPLE_ROWS + 1 meaning "more").
+** Returns 0, -1 out of memory, or 1 when the statement failed (a table
+** not readable, or locked): the caller then reads them one by one.
+*/
+static int sample_batch(MYSQL *h, struct db_table **tabs, int n, int per_col,
+                        long *seen)
 {
     struct buf b;
     MYSQL_RES *res;
     MYSQL_ROW row;
-    long n = -1;
+    unsigned long *lens;
+    int k, i, rc = 0;
 
     buf_init(&b, 0);
-    buf_puts(&b, "SELECT count(*) FROM (SELECT 1 FROM ");
-    put_quoted(&b, t->name);
-    buf_printf(&b, " LIMIT %ld) AS x", cap + 1);
+    for (k = 0; k < n; k++) {
+        struct db_table *t = tabs[k];
+        int any = 0;
+        seen[k] = 0;
+        buf_printf(&b, "%s(SELECT %d, JSON_ARRAY(", k ? " UNION ALL " : "",
+                   k);
+        for (i = 0; i < t->ncols && per_col > 0; i++) {
+            if (any++)
+                buf_puts(&b, ", ");
+            if (!is_text_type(t->cols[i].type)) {
+                buf_puts(&b, "NULL");
+                continue;
+            }
+            buf_puts(&b, "IF(LENGTH(");
+            put_quoted(&b, t->cols[i].name);
+            buf_printf(&b, ") <= %d, ", SAMPLE_MAXLEN);
+            put_quoted(&b, t->cols[i].name);
+            buf_puts(&b, ", NULL)");
+        }
+        buf_puts(&b, ") FROM ");
+        put_quoted(&b, t->name);
+        buf_printf(&b, " LIMIT %d)", SAMPLE_ROWS + 1);
+    }
     if (buf_err(&b)) {
         buf_free(&b);
         return -1;
     }
     res = query(h, b.data);
     buf_free(&b);
-    if (res && (row = mysql_fetch_row(res)) != NULL && row[0])
-        n = strtol(row[0], NULL, 10);
+    if (!res)
+        return 1;
+    while (rc == 0 && (row = mysql_fetch_row(res)) != NULL) {
+        json_t *arr;
+        long kk = row[0] ? strtol(row[0], NULL, 10) : -1;
+        if (kk < 0 || kk >= n || ++seen[kk] > SAMPLE_ROWS || !row[1] ||
+            per_col <= 0)
+            continue;
+        lens = mysql_fetch_lengths(res);
+        arr = json_loadb(row[1], lens[1], 0, NULL);
+        for (i = 0; arr && i < tabs[kk]->ncols; i++) {
+            const char *v = json_string_value(json_array_get(arr, (size_t)i));
+            if (v && add_sample(&tabs[kk]->cols[i], v, per_col))
+                rc = -1;
+        }
+        json_decref(arr);
+    }
     mysql_free_result(res);
-    return n;
+    return rc;
 }
 
 /*
@@ -2077,7 +2163,7 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
                 "SELECT TABLE_NAME, TABLE_TYPE, TABLE_ROWS, TABLE_COMMENT "
                 "FROM information_schema.TABLES "
                 "WHERE TABLE_SCHEMA = DATABASE() "
-                "ORDER BY TABLE_NAME");
+                "ORDER BY TABLE_NAME " ALL_ROWS);
     if (!res)
         goto dberr;
     n = (int)mysql_num_rows(res);
@@ -2115,7 +2201,7 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
                 "COLUMN_DEFAULT, COLUMN_COMMENT "
                 "FROM information_schema.COLUMNS "
                 "WHERE TABLE_SCHEMA = DATABASE() "
-                "ORDER BY TABLE_NAME, ORDINAL_POSITION");
+                "ORDER BY TABLE_NAME, ORDINAL_POSITION " ALL_ROWS);
     if (!res)
         goto dberr;
     while ((row = mysql_fetch_row(res)) != NULL) {
@@ -2156,7 +2242,7 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
                 "FROM information_schema.STATISTICS "
                 "WHERE TABLE_SCHEMA = DATABASE() AND NON_UNIQUE = 0 "
                 "ORDER BY TABLE_NAME, INDEX_NAME = 'PRIMARY' DESC, "
-                "INDEX_NAME, SEQ_IN_INDEX");
+                "INDEX_NAME, SEQ_IN_INDEX " ALL_ROWS);
     if (!res)
         goto dberr;
     {
@@ -2227,7 +2313,7 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
                 "WHERE TABLE_SCHEMA = DATABASE() "
                 "AND REFERENCED_TABLE_SCHEMA = DATABASE() "
                 "AND REFERENCED_TABLE_NAME IS NOT NULL "
-                "ORDER BY TABLE_NAME, CONSTRAINT_NAME, ORDINAL_POSITION");
+                "ORDER BY TABLE_NAME, CONSTRAINT_NAME, ORDINAL_POSITION " ALL_ROWS);
     if (!res)
         goto dberr;
     while ((row = mysql_fetch_row(res)) != NULL) {
@@ -2253,25 +2339,36 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
     ** sets the limits again). */
     if (exec(s->h, "SET SESSION lock_wait_timeout = 0") == 0)
         s->set_timeout_ms = -1;
-    for (i = 0; i < out->ntables; i++) {
-        struct db_table *t = &out->tables[i];
-        long seen = SAMPLE_ROWS + 1, est = estimates[i];
-        if (t->is_view)
+    for (i = 0; i < out->ntables; i += SAMPLE_BATCH) {
+        struct db_table *tabs[SAMPLE_BATCH];
+        long seen[SAMPLE_BATCH];
+        int idx[SAMPLE_BATCH], k, m = 0, brc;
+
+        for (k = i; k < out->ntables && k < i + SAMPLE_BATCH; k++)
+            if (!out->tables[k].is_view && out->tables[k].ncols > 0) {
+                idx[m] = k;
+                tabs[m++] = &out->tables[k];
+            }
+        if (!m)
             continue;
-        if (db->sample_values > 0 && t->ncols > 0 &&
-            read_samples(s->h, t, db->sample_values, &seen))
+        brc = sample_batch(s->h, tabs, m, db->sample_values, seen);
+        if (brc < 0)
             goto out;
-        if (seen <= SAMPLE_ROWS) {
-            t->rows = seen > db->count_cap ? db->count_cap : seen;
-            t->rows_capped = seen > db->count_cap;
-        } else if (db->sample_values <= 0 && est >= 0 &&
-                   est < SMALL_ESTIMATE &&
-                   (seen = count_capped(s->h, t, db->count_cap)) >= 0) {
-            t->rows = seen > db->count_cap ? db->count_cap : seen;
-            t->rows_capped = seen > db->count_cap;
-        } else if (est >= 0) {
-            t->rows = est;
-            t->rows_estimated = 1;
+        for (k = 0; k < m; k++) {
+            struct db_table *t = tabs[k];
+            long est = estimates[idx[k]];
+            if (brc > 0) { /* one by one: the unreadable one goes alone */
+                seen[k] = SAMPLE_ROWS + 1;
+                if (read_samples(s->h, t, db->sample_values, &seen[k]))
+                    goto out;
+            }
+            if (seen[k] <= SAMPLE_ROWS) {
+                t->rows = seen[k] > db->count_cap ? db->count_cap : seen[k];
+                t->rows_capped = seen[k] > db->count_cap;
+            } else if (est >= 0) {
+                t->rows = est;
+                t->rows_estimated = 1;
+            }
         }
     }
     rc = ASKDB_OK;

@@ -65,7 +65,12 @@ cleanup() {
     local pid
     while read -r pid; do [ -n "$pid" ] && kill "$pid" 2>/dev/null; done <"$TMP/pids"
     mdb_stop
-    if [ -n "${E2E_KEEP:-}" ]; then echo "mariadb.sh: kept $TMP" >&2; else rm -rf "$TMP"; fi
+    if [ -n "${E2E_KEEP:-}" ]; then
+        echo "mariadb.sh: kept $TMP ${SRV:-}" >&2
+    else
+        rm -rf "$TMP"
+        case ${SRV:-} in /dev/shm/askdb-mariadb.*) rm -rf "$SRV" ;; esac
+    fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT
@@ -75,7 +80,14 @@ RO_PW='ro-Pass:w0rd@7'     # ':' and '@' must survive the URL
 RW_PW='rw-Secret-8831'
 RO_PW_ENC='ro-Pass%3Aw0rd%407'
 
-mdb_start "$TMP/srv" || exit 1
+# The server's files on tmpfs when there is one: a durable disk makes
+# creating thousands of tables take minutes (fsync), and nothing here
+# needs to survive the run.
+SRV=$TMP/srv
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+    SRV=$(mktemp -d /dev/shm/askdb-mariadb.XXXXXX) || exit 2
+fi
+mdb_start "$SRV" || exit 1
 python3 "$ROOT/scripts/load_mariadb.py" --socket "$MDB_SOCK" --user root \
     --sqlite "$SHOP_DB" --db shop --quiet || { echo "mariadb.sh: loading shop failed" >&2; exit 1; }
 mdb_admin <<SQL || { echo "mariadb.sh: setting up users failed" >&2; exit 1; }
@@ -603,9 +615,10 @@ many_tables_schema_reads_fast() {
     {
         echo "CREATE DATABASE many; USE many;"
         for i in $(seq 1 "$NTABLES"); do
-            echo "CREATE TABLE t$i (id INT PRIMARY KEY, name VARCHAR(20) COMMENT 'name $i', ref INT, UNIQUE (name)) ENGINE=Aria;"
+            echo "CREATE TABLE t$i (id INT PRIMARY KEY, name VARCHAR(20) COMMENT 'name $i', ref INT, UNIQUE (name), FOREIGN KEY (ref) REFERENCES t1 (id)) ENGINE=InnoDB;"
         done
         echo "INSERT INTO t1 VALUES (1, 'one', NULL), (2, 'two', 1);"
+        echo "FLUSH TABLES;"
         echo "GRANT SELECT ON many.* TO 'ro'@'%';"
     } | mdb_admin || fail "creating $NTABLES tables failed"
     run schema "mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/many"
@@ -614,7 +627,11 @@ many_tables_schema_reads_fast() {
     n=$(grep -c '^CREATE TABLE' "$T/out")
     [ "$n" = "$NTABLES" ] || fail "schema has $n tables, expected $NTABLES"
     expect_out_has "name varchar(20), -- name 1; e.g. 'one', 'two'"
-    echo "schema of $NTABLES tables: $ELAPSED_MS ms" >"$T/figure"
+    expect_out_has "FOREIGN KEY (ref) REFERENCES t1(id)"
+    local cold=$ELAPSED_MS
+    run schema "mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/many"
+    expect_rc 0
+    echo "schema of $NTABLES InnoDB tables (asan build): $cold ms cold (after FLUSH TABLES), $ELAPSED_MS ms warm" >"$T/figure"
     cp "$T/figure" "$TMP/figure.many"
     expect_faster 20000
 }

@@ -31,13 +31,16 @@ mdb_start() {
         --auth-root-authentication-method=normal --skip-test-db \
         --lower-case-table-names=1 >"$MDB_DIR/install.log" 2>&1 ||
         { echo "mdb_start: mariadb-install-db failed:" >&2; tail -5 "$MDB_DIR/install.log" >&2; return 1; }
-    "${runas[@]}" mariadbd --no-defaults --datadir="$MDB_DIR/data" \
+    # Thousands of tables need file descriptors: the soft limit goes up to
+    # the hard one (mariadbd alone may not raise it).
+    "${runas[@]}" sh -c 'ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$0" "$@"' mariadbd --no-defaults --datadir="$MDB_DIR/data" \
         --socket="$MDB_SOCK" --port="$MDB_PORT" --bind-address=127.0.0.1 \
         --pid-file="$MDB_DIR/mariadbd.pid" --log-error="$MDB_DIR/error.log" \
         --secure-file-priv="$MDB_DIR/files" --lower-case-table-names=1 \
         --innodb-buffer-pool-size=32M --innodb-log-file-size=16M \
         --skip-log-bin --skip-name-resolve --max-connections=60 \
-        --table-open-cache=4000 --performance-schema=OFF \
+        --open-files-limit=20000 --table-open-cache=4000 \
+        --table-definition-cache=4000 --performance-schema=OFF \
         >"$MDB_DIR/stdout.log" 2>&1 &
     MDB_PID=$!
     for i in $(seq 1 300); do
