@@ -309,6 +309,18 @@ security: $(B)/askdb $(BA)/fake_llm examples/shop.db
 	ASKDB=$(B)/askdb FAKE_LLM=$(BA)/fake_llm SHOP_DB=examples/shop.db \
 	    python3 tests/security/run.py
 
+# The MariaDB/MySQL driver against a private server that the test starts
+# and stops itself (tests/e2e/mariadb.sh; mariadb-server from deps.sh).
+.PHONY: mariadb-test
+mariadb-test: $(BA)/askdb $(BA)/fake_llm examples/shop.db
+ifeq ($(HAVE_MARIADB),1)
+	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm SHOP_DB=examples/shop.db \
+	    bash tests/e2e/mariadb.sh
+else
+	@echo "mariadb-test: skipped: askdb is built without libmariadb-dev"
+endif
+test: mariadb-test
+
 # The web page of `askdb serve` (src/server/web/, README "The web page"):
 # its npm libraries fetched and verified by scripts/web_vendor.sh (pinned
 # in src/server/web/vendor.lock), then all of it made into C by

@@ -211,11 +211,23 @@ fence() { printf '```sql\n%s\n```' "$1"; }
 # and views, and the files under secure_file_priv.
 data_hash() {
     {
-        mdb_admin -N -e "CHECKSUM TABLE shop.categories, shop.products, shop.customers, shop.orders, shop.order_items, shop.payments EXTENDED"
-        mdb_admin -N -e "SELECT TABLE_NAME, TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'shop' ORDER BY 1"
-        mdb_admin -N -e "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA NOT IN ('shop', 'types', 'many', 'mysql', 'information_schema', 'performance_schema', 'sys')"
+        mdb_admin -N -e "CHECKSUM TABLE shop.categories, shop.products, shop.customers, shop.orders, shop.order_items, shop.payments EXTENDED;
+            SELECT TABLE_NAME, TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'shop' ORDER BY 1;
+            SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA NOT IN ('shop', 'types', 'many', 'mysql', 'information_schema', 'performance_schema', 'sys');
+            SELECT COUNT(*) FROM mysql.global_priv"
         find "$MDB_DIR/files" | LC_ALL=C sort
     } | sha256sum | cut -d' ' -f1
+}
+
+# corpus FILE: its statements, NUL-terminated ("expect<TAB>sql"), with
+# @FILES@ made the server's file directory.
+corpus() {
+    python3 -c 'import json, sys
+out = sys.stdout.buffer
+for l in open(sys.argv[1], encoding="utf-8"):
+    d = json.loads(l)
+    if "sql" in d and "\0" not in d["sql"]:  # argv cannot carry a NUL
+        out.write((d["expect"] + "\t" + d["sql"].replace("@FILES@", sys.argv[2])).encode() + b"\0")' "$1" "$MDB_DIR/files"
 }
 
 # Statements running on the server now whose text has $1.
@@ -366,83 +378,25 @@ assert "customers.first_name" in last, "no hint naming the real column: " + last
     cmp -s "$T/want" "$T/out" || fail "MariaDB and SQLite disagree: $(cat "$T/out") vs $(cat "$T/want")"
 }
 
-# Each statement: refused by `askdb sql` (exit 1, "refused") and, as the
-# model's reply, classified refused on every attempt; the writer's data,
-# tables and the server's file directory unchanged.
-REFUSE=(
-    "DELETE FROM orders"
-    "UPDATE orders SET total = 0"
-    "INSERT INTO categories (id, name) VALUES (999, 'x')"
-    "INSERT INTO categories (id, name) VALUES (998, 'y') RETURNING id"
-    "REPLACE INTO categories (id, name) VALUES (1, 'x')"
-    "DROP TABLE orders"
-    "TRUNCATE TABLE payments"
-    "CREATE TABLE t (x INT)"
-    "CREATE TEMPORARY TABLE t (x INT)"
-    "ALTER TABLE orders ADD COLUMN x INT"
-    "RENAME TABLE orders TO o2"
-    "SELECT 1; DROP TABLE orders"
-    "SELECT 1; DELETE FROM orders;"
-    "SELECT * FROM orders INTO OUTFILE '@FILES@/out.txt'"
-    "SELECT 'x' INTO DUMPFILE '@FILES@/dump.bin'"
-    "SELECT id FROM orders LIMIT 1 INTO @x"
-    "SELECT LOAD_FILE('/etc/passwd') AS f"
-    "SELECT LOAD_FILE ('/etc/hostname') AS f"
-    "LOAD DATA INFILE '/etc/passwd' INTO TABLE categories"
-    "LOAD DATA LOCAL INFILE '/etc/passwd' INTO TABLE categories"
-    "HANDLER orders OPEN"
-    "CALL mysql.nothing()"
-    "DO SLEEP(0)"
-    "SET @a = 1"
-    "SET SESSION TRANSACTION READ WRITE"
-    "SET GLOBAL read_only = 0"
-    "GRANT ALL ON *.* TO 'ro'@'%'"
-    "CREATE USER x IDENTIFIED BY 'x'"
-    "LOCK TABLES orders WRITE"
-    "FLUSH TABLES"
-    "KILL 1"
-    "SELECT GET_LOCK('askdb', 0) AS l"
-    "SELECT * FROM orders FOR UPDATE"
-    "SELECT * FROM orders LOCK IN SHARE MODE"
-    "/*!50000 DELETE FROM orders */"
-    "SELECT 1 /*! ; DELETE FROM orders */"
-    "SELECT 1 /*M! , (SELECT LOAD_FILE('/etc/passwd')) */"
-    "WITH x AS (SELECT 1) DELETE FROM orders"
-    "PREPARE s FROM 'DELETE FROM orders'"
-    "EXECUTE IMMEDIATE 'DELETE FROM orders'"
-    "BEGIN NOT ATOMIC DELETE FROM orders; END"
-    "START TRANSACTION"
-    "COMMIT"
-    "XA START 'x'"
-    "INSTALL SONAME 'ha_spider'"
-    "SHUTDOWN"
-    "SELECT NEXT VALUE FOR shop.seq"
-    "SELECT SETVAL(shop.seq, 5)"
-    "ANALYZE TABLE orders"
-    "OPTIMIZE TABLE orders"
-    "CHECKSUM TABLE orders"
-    "CACHE INDEX orders IN hot"
-    "BINLOG 'AAAA'"
-    "SELECT '--'; DELETE FROM orders"
-    "SELECT \"a\"\"\"; DELETE FROM orders"
-    "SELECT 'it''s'; DELETE FROM orders"
-    "SELECT 'a\\'; DELETE FROM orders; -- '"
-)
-
+# tests/security/mariadb_corpus.jsonl: each statement refused by `askdb
+# sql` (exit 1, "refused"), as the writer; the data, the tables and the
+# server's file directory unchanged after each.
 refuses_writes_and_escapes_with_data_unchanged() {
-    local h0 h stmt q n
+    local h0 h q n
     h0=$(data_hash)
-    for stmt in "${REFUSE[@]}"; do
-        q=${stmt//@FILES@/$MDB_DIR/files}
+    corpus "$ROOT/tests/security/mariadb_corpus.jsonl" >"$T/corpus"
+    [ "$(tr -cd '\0' <"$T/corpus" | wc -c)" -gt 60 ] || fail "the corpus is short"
+    while IFS=$'\t' read -r -d '' _ q; do
         run sql -f csv "$RW_URL" "$q"
         [ "$RC" = 1 ] || fail "exit $RC for: $q ($(head -c 200 "$T/out"))"
         grep -q "refused" "$T/err" || echo "$q :: $(head -c 200 "$T/err")" >>"$T/not_refused"
         [ ! -s "$T/out" ] || fail "rows printed for: $q"
         h=$(data_hash)
         [ "$h" = "$h0" ] || fail "the data or the server's files changed after: $q"
-    done
+    done <"$T/corpus"
     [ ! -s "$T/not_refused" ] || fail "failed but not as refused: $(cat "$T/not_refused")"
     # Through ask, a few, as the model's replies.
+    local stmt
     for stmt in "DELETE FROM orders" "SELECT 1; DROP TABLE orders" "SELECT LOAD_FILE('/etc/passwd') AS f" \
                 "SELECT * FROM orders INTO OUTFILE '$MDB_DIR/files/o.txt'" "INSERT INTO categories (id, name) VALUES (997, 'z') RETURNING id"; do
         start_llm "$(always "$(fence "$stmt")")"
@@ -456,6 +410,24 @@ assert [a["error"] for a in j["attempts"]] == ["refused"] * 3, (args[0], j["atte
     done
     n=$(mdb_admin -N -e "SELECT IS_FREE_LOCK('askdb')")
     [ "$n" = 1 ] || fail "a user lock is held after the run"
+}
+
+sqlite_corpus_changes_nothing() {
+    # The SQLite attack corpus (tests/security/corpus.jsonl), as the writer:
+    # in MariaDB's dialect most of it is refused or fails; whatever it
+    # does, nothing changes. A statement the corpus expects to be refused
+    # or to fail must not succeed here either.
+    local h0 q expect
+    h0=$(data_hash)
+    corpus "$ROOT/tests/security/corpus.jsonl" >"$T/corpus"
+    while IFS=$'\t' read -r -d '' expect q; do
+        run sql -f csv --timeout 500 "$RW_URL" "$q"
+        case $expect:$RC in
+        any:0|any:1|refuse:1|fail:1) ;;
+        *) fail "exit $RC (expected $expect) for: $q" ;;
+        esac
+    done <"$T/corpus"
+    [ "$(data_hash)" = "$h0" ] || fail "the SQLite corpus changed the data"
 }
 
 server_layers_hold_without_the_text_guard() {
@@ -672,6 +644,7 @@ TESTS=(
     ctrl_c_kills_the_running_query
     ask_answers_and_repairs_with_the_model
     refuses_writes_and_escapes_with_data_unchanged
+    sqlite_corpus_changes_nothing
     server_layers_hold_without_the_text_guard
     check_validates_without_running
     fault_refused_connection_exits_3
