@@ -276,6 +276,77 @@ def plan(tables, collation):
                 warn("%s: unique key (%s) does not hold; not copied" % (t["name"], ", ".join(u)))
 
 
+NUM_RANK = {"TINYINT": 1, "BIGINT": 2, "DOUBLE": 3}
+INT_TEXT = re.compile(r"^-?(0|[1-9][0-9]{0,17})$")
+
+
+def varchar_len(mtype):
+    m = re.match(r"VARCHAR\((\d+)\)", mtype)
+    return int(m.group(1)) if m else None
+
+
+def fk_pairs(tables):
+    """(child table, child column, parent table, parent column) of every
+    foreign key whose tables and columns exist."""
+    by_name = {t["name"].lower(): t for t in tables}
+    for t in tables:
+        cols = {c.name.lower(): c for c in t["cols"]}
+        for fk in t["fks"]:
+            ref = by_name.get(fk[0][1].lower())
+            if not ref:
+                continue
+            rcols = {c.name.lower(): c for c in ref["cols"]}
+            for i, (f, _, to) in enumerate(fk):
+                if not to:
+                    pk = [c for c in sorted(ref["cols"], key=lambda c: c.pk) if c.pk]
+                    to = pk[i].name if i < len(pk) else None
+                if to and f.lower() in cols and to.lower() in rcols:
+                    yield t, cols[f.lower()], ref, rcols[to.lower()]
+
+
+def values_of(t, col):
+    i = t["cols"].index(col)
+    return [r[i] for r in t["rows"] if r[i] is not None]
+
+
+def unify_fk_types(tables, collation):
+    """Give both ends of a foreign key the same type, as MariaDB requires
+    (SQLite compares 1 and '1' as equal; Spider mixes them): numbers keep
+    the wider numeric type, texts the longer VARCHAR, and a text of plain
+    integers next to a number becomes a number; else both become text."""
+    coll = " COLLATE " + collation
+    for _ in range(4):  # chains of keys settle in a few rounds
+        changed = False
+        for t, c, ref, p in fk_pairs(tables):
+            a, b = c.mtype, p.mtype
+            if a == b:
+                continue
+            if a in NUM_RANK and b in NUM_RANK:
+                new = max(a, b, key=NUM_RANK.get)
+                c.mtype = p.mtype = new
+                changed = True
+                continue
+            for (x, tx), (y, ty) in (((c, t), (p, ref)), ((p, ref), (c, t))):
+                if x.mtype in NUM_RANK and varchar_len(y.mtype) is not None:
+                    vals = values_of(ty, y)
+                    if all(isinstance(v, int) or (isinstance(v, str) and INT_TEXT.match(v))
+                           for v in vals) and x.mtype != "DOUBLE":
+                        y.mtype = x.mtype
+                    else:
+                        n = max([len(str(v)) for v in values_of(tx, x) + vals] + [1])
+                        if n <= KEY_CHARS:
+                            x.mtype = y.mtype = "VARCHAR(%d)%s" % (n, coll)
+                    changed = True
+                    break
+            else:
+                la, lb = varchar_len(a), varchar_len(b)
+                if la is not None and lb is not None:
+                    c.mtype = p.mtype = "VARCHAR(%d)%s" % (max(la, lb), coll)
+                    changed = True
+        if not changed:
+            break
+
+
 def create_sql(t):
     parts = []
     for c in t["cols"]:
@@ -345,10 +416,15 @@ def fk_sql(tables):
                     [ref["cols"][b].name for b in ti] not in ref["ukeys"]:
                 warn("foreign key %s: the referenced columns are not a key; skipped" % desc)
                 continue
-            parent = {tuple(r[b] for b in ti) for r in ref["rows"]}
+            # 1, 1.0 and '1' are one key once the types are one.
+            def norm(v):
+                if isinstance(v, float) and v.is_integer():
+                    v = int(v)
+                return v if isinstance(v, bytes) else str(v)
+            parent = {tuple(norm(r[b]) for b in ti) for r in ref["rows"]}
             dangling = sum(1 for r in t["rows"]
                            if all(r[a] is not None for a in fi)
-                           and tuple(r[a] for a in fi) not in parent)
+                           and tuple(norm(r[a]) for a in fi) not in parent)
             if dangling:
                 warn("foreign key %s: %d rows point at nothing; skipped" % (desc, dangling))
                 continue
@@ -466,6 +542,7 @@ def main():
     if not tables:
         die("%s has no tables" % a.sqlite)
     plan(tables, a.collation)
+    unify_fk_types(tables, a.collation)
     cl = Client(conn)
     try:
         pre = []
@@ -492,7 +569,8 @@ def main():
         if fks:
             rc, _, err = cl.run(fks, db=db, force=True)
             for line in err.splitlines():
-                warn("foreign key not added: " + line)
+                if line.strip("- "):  # the client frames a failed statement
+                    warn("foreign key not added: " + line)
         vs = [v for v in (view_sql(n, s) for n, s in views) if v]
         for n, s in views:
             if not view_sql(n, s):
