@@ -1298,6 +1298,12 @@ static int guard_text(const char *sql, size_t *len, struct db_err *e)
         p2n = pn;
         prev = t == T_WORD ? p : NULL;
         pn = n;
+        /* A quoted name calls the native function all the same:
+        ** `LOAD_FILE`('/etc/passwd'), "GET_LOCK"('x', 0). */
+        if (t == T_IDENT && n >= 2 && p[n - 1] == p[0]) {
+            prev = p + 1;
+            pn = n - 2;
+        }
         p += n;
         end = p;
     }
