@@ -182,8 +182,13 @@ $(BA)/askdb: $(CLIA_OBJ) $(BA)/libaskdb.a
 # would fail; libaskdb.a needs only libcurl itself.
 PC_LIBDIR := $(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))
 PC_INCLUDEDIR := $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))
-PC_REQUIRES := $(filter-out libcurl,$(LIB_PKGS))
+PC_REQUIRES := $(filter-out libcurl libmariadb,$(LIB_PKGS))
 PC_LIBS_PRIVATE := -lcurl -lstemmer -lm -lpthread
+# libmariadb by name as well: its .pc would add its include directory to
+# every program's cflags, and askdb.h needs none of it.
+ifeq ($(HAVE_MARIADB),1)
+PC_LIBS_PRIVATE += -lmariadb
+endif
 ifneq ($(LLAMA_ARCHIVES),)
 PC_LIBS_PRIVATE += -L$${libdir}/askdb \
     $(patsubst lib%.a,-l%,$(notdir $(LLAMA_ARCHIVES))) \
