@@ -486,9 +486,9 @@ static const char *connect_advice(unsigned no, const struct murl *u)
     }
 }
 
-/* Replace each copy of secret in msg (of size n) by "xxx", in case a
-** message ever echoes what the user typed in its place. */
-static void scrub(char *msg, size_t n, const char *secret)
+/* Replace each copy of secret (4 bytes or more) in msg by "xxx", in case
+** a message ever echoes what the user typed in its place. */
+static void scrub(char *msg, const char *secret)
 {
     size_t sl = secret ? strlen(secret) : 0;
     char *p;
@@ -499,7 +499,6 @@ static void scrub(char *msg, size_t n, const char *secret)
         memmove(p + 3, p + sl, strlen(p + sl) + 1);
         memcpy(p, "xxx", 3);
     }
-    (void)n;
 }
 
 /*
@@ -556,7 +555,7 @@ static MYSQL *connect_one(const struct murl *u, int timeout_ms,
         unsigned no_ = mysql_errno(m);
         snprintf(err, en, "cannot connect to %s: %s (error %u); %s", label,
                  mysql_error(m), no_, connect_advice(no_, u));
-        scrub(err, en, u->password);
+        scrub(err, u->password);
         mysql_close(m);
         return NULL;
     }
