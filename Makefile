@@ -21,6 +21,12 @@ HAVE_LIBPQ := $(shell pkg-config --exists libpq && echo 1)
 ifeq ($(HAVE_LIBPQ),1)
 LIB_PKGS += libpq
 endif
+# MariaDB/MySQL (src/db/mariadb.c) when libmariadb-dev is there; without it
+# the driver says what is missing.
+HAVE_MARIADB := $(shell pkg-config --exists libmariadb && echo 1)
+ifeq ($(HAVE_MARIADB),1)
+LIB_PKGS += libmariadb
+endif
 PKGS    := $(LIB_PKGS) libedit
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
@@ -38,6 +44,9 @@ FE_CPPFLAGS := -D_POSIX_C_SOURCE=200809L -Iinclude $(PKG_CFLAGS) \
 CPPFLAGS := -D_POSIX_C_SOURCE=200809L -DASKDB_BUILD -Iinclude -Isrc $(PKG_CFLAGS)
 ifeq ($(HAVE_LIBPQ),1)
 CPPFLAGS += -DASKDB_HAVE_LIBPQ=1
+endif
+ifeq ($(HAVE_MARIADB),1)
+CPPFLAGS += -DASKDB_HAVE_MARIADB=1
 endif
 CFLAGS  := $(WARN) $(OPT) -fvisibility=hidden
 LDLIBS  := $(PKG_LIBS) -lstemmer -lm -lpthread
@@ -182,12 +191,17 @@ $(BA)/askdb: $(CLIA_OBJ) $(BA)/libaskdb.a
 # would fail; libaskdb.a needs only libcurl itself.
 PC_LIBDIR := $(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))
 PC_INCLUDEDIR := $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))
-PC_REQUIRES := $(filter-out libcurl libpq,$(LIB_PKGS))
+PC_REQUIRES := $(filter-out libcurl libpq libmariadb,$(LIB_PKGS))
 PC_LIBS_PRIVATE := -lcurl -lstemmer -lm -lpthread
 # libpq likewise: Debian's libpq.pc names, for static linking, libpgcommon
 # and libpgport, which libpq-dev does not install.
 ifeq ($(HAVE_LIBPQ),1)
 PC_LIBS_PRIVATE += -lpq
+endif
+# libmariadb by name as well: its .pc would add its include directory to
+# every program's cflags, and askdb.h needs none of it.
+ifeq ($(HAVE_MARIADB),1)
+PC_LIBS_PRIVATE += -lmariadb
 endif
 ifneq ($(LLAMA_ARCHIVES),)
 PC_LIBS_PRIVATE += -L$${libdir}/askdb \
@@ -322,6 +336,18 @@ e2e: $(BA)/askdb $(BA)/fake_llm examples/shop.db small-model \
 security: $(B)/askdb $(BA)/fake_llm examples/shop.db
 	ASKDB=$(B)/askdb FAKE_LLM=$(BA)/fake_llm SHOP_DB=examples/shop.db \
 	    python3 tests/security/run.py
+
+# The MariaDB/MySQL driver against a private server that the test starts
+# and stops itself (tests/e2e/mariadb.sh; mariadb-server from deps.sh).
+.PHONY: mariadb-test
+mariadb-test: $(BA)/askdb $(BA)/fake_llm examples/shop.db
+ifeq ($(HAVE_MARIADB),1)
+	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm SHOP_DB=examples/shop.db \
+	    bash tests/e2e/mariadb.sh
+else
+	@echo "mariadb-test: skipped: askdb is built without libmariadb-dev"
+endif
+test: mariadb-test
 
 # The web page of `askdb serve` (src/server/web/, README "The web page"):
 # its npm libraries fetched and verified by scripts/web_vendor.sh (pinned

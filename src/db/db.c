@@ -6,12 +6,16 @@
 #include <string.h>
 #include <strings.h>
 
+extern const struct db_driver db_mariadb_driver; /* mariadb.c */
+
 static const struct {
     const char *scheme;
     const struct db_driver *drv;
 } schemes[] = {
     {"sqlite", NULL}, /* sqlite:// is not a URL askdb reads: a path is */
     {"postgresql", &db_postgres_driver}, {"postgres", &db_postgres_driver},
+    {"mariadb", &db_mariadb_driver},
+    {"mysql", &db_mariadb_driver},
 };
 
 const struct db_driver *db_pick(const char *path, char *err, size_t n)

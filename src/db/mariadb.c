@@ -1,0 +1,2403 @@
+/* mariadb.c - the MariaDB/MySQL driver: URL, read-only session, schema, guard. */
+#include "db/driver.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/buf.h"
+#include "core/json.h"
+
+#ifndef ASKDB_HAVE_MARIADB
+
+/* Built without libmariadb: the scheme is known, and says what is missing. */
+static askdb_status my_open(askdb_db *db, const char *path)
+{
+    (void)path;
+    snprintf(db->errmsg, sizeof db->errmsg,
+             "cannot open '%s': this askdb was built without MariaDB/MySQL "
+             "support (install libmariadb-dev and rebuild)", db->label);
+    return ASKDB_ERR_DB_OPEN;
+}
+
+static void my_close(askdb_db *db)
+{
+    db->impl = NULL;
+}
+
+static askdb_status my_schema(askdb_db *db, struct db_schema *out)
+{
+    (void)db;
+    (void)out;
+    return ASKDB_ERR_DB;
+}
+
+static askdb_status my_check(askdb_db *db, const char *sql, struct db_err *e)
+{
+    (void)db;
+    (void)sql;
+    e->ec = ASKDB_EC_RUNTIME;
+    return ASKDB_ERR_DB;
+}
+
+static askdb_status my_run(askdb_db *db, const char *sql, askdb_result **out,
+                           struct db_err *e)
+{
+    (void)out;
+    return my_check(db, sql, e);
+}
+
+#else /* ASKDB_HAVE_MARIADB */
+
+#include <errmsg.h>
+#include <math.h>
+#include <mysql.h>
+#include <mysqld_error.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+/*
+** Defence in layers, each enough on its own for what it covers:
+**   1. the text: one statement (nothing but blanks, comments and ';' after
+**      it), starting with SELECT, WITH, VALUES, TABLE, SHOW, DESCRIBE,
+**      EXPLAIN or '('; no executable comment (/x! ... x/), no function
+**      that reads server files or holds locks past the statement
+**      (LOAD_FILE, GET_LOCK, ...), no INTO OUTFILE/DUMPFILE, no sequence
+**      step; the scan knows the session's quoting (ANSI_QUOTES,
+**      NO_BACKSLASH_ESCAPES), so nothing hides in what it takes for a
+**      string or a comment;
+**   2. the prepared-statement protocol: it runs exactly one statement,
+**      cannot run LOAD DATA, LOCK, HANDLER and friends, and says how many
+**      columns a statement returns: one that returns none is refused
+**      before it runs (SET, DO, CALL, INTO @var, INTO OUTFILE);
+**   3. the session is READ ONLY and each statement runs inside START
+**      TRANSACTION READ ONLY ... ROLLBACK: the server refuses writes even
+**      for a user that may write;
+**   4. the client never sends a local file: MYSQL_OPT_LOCAL_INFILE is off
+**      (again after the option files were read) and the local-infile
+**      handler refuses; the connection never sets CLIENT_MULTI_STATEMENTS;
+**   5. limits: max_statement_time (MariaDB) or max_execution_time (MySQL)
+**      and lock_wait_timeout on the server, a watchdog thread that sends
+**      KILL QUERY from a second connection at the deadline or on cancel,
+**      socket read timeouts for a server that hangs, sql_select_limit for
+**      rows and a byte count while fetching (then KILL QUERY too).
+*/
+
+/* How the URL asks for TLS. */
+enum ssl_mode { SSL_DEFAULT, SSL_DISABLE, SSL_REQUIRE, SSL_VERIFY };
+
+/* A parsed mariadb:// URL; NULL fields were not given (the option files or
+** the library's defaults apply). Strings are malloc()ed. */
+struct murl {
+    char *user, *password, *host, *database, *socket;
+    char *sslca, *sslcert, *sslkey;
+    unsigned port;
+    unsigned connect_timeout;
+    enum ssl_mode ssl;
+};
+
+/*
+** The watchdog of one handle: while a statement of the main connection
+** runs (running, with mu held), it wakes every WATCH_TICK_MS to look at
+** the cancel flag and the deadline, and sends KILL QUERY from the kill
+** connection when either says stop. The kill is sent with mu held, and
+** the main thread clears running with mu held, so no kill is sent once
+** the statement is over.
+*/
+#define WATCH_TICK_MS 50
+
+struct mwatch {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t th;
+    int ready, started;
+    int quit;           /* (mu) */
+    int running;        /* (mu) a statement of the main connection runs */
+    double deadline;    /* (mu) ms on db_now_ms()'s clock, 0 = none */
+    int fired;          /* (mu) 1 = killed at the deadline, 2 = cancelled,
+                           3 = the result was full */
+    char state[64];     /* (mu) what the statement did at the deadline */
+};
+
+struct my {
+    MYSQL *h;            /* the session questions run in */
+    MYSQL *killer;       /* second connection for KILL QUERY, lazily */
+    struct murl url;
+    int mariadb;         /* MariaDB (else MySQL): which timeout variable */
+    int dead;            /* the connection was lost: reconnect first */
+    int set_timeout_ms;  /* the limits the session holds now */
+    long set_max_rows;
+    unsigned long thread_id;
+    struct mwatch w;
+    const atomic_int *cancel;
+};
+
+static struct my *MY(askdb_db *db)
+{
+    return db->impl;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The URL                                                                */
+/* ---------------------------------------------------------------------- */
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Percent-decode s[0..n) into a new string; NULL when out of memory, and
+** *bad set when an escape is broken or decodes to a NUL byte. */
+static char *pct_decode(const char *s, size_t n, int *bad)
+{
+    char *out = malloc(n + 1), *o = out;
+    size_t i;
+    int hi, lo;
+
+    if (!out)
+        return NULL;
+    for (i = 0; i < n; i++) {
+        if (s[i] != '%') {
+            *o++ = s[i];
+            continue;
+        }
+        hi = i + 2 < n ? hexval((unsigned char)s[i + 1]) : -1;
+        lo = i + 2 < n ? hexval((unsigned char)s[i + 2]) : -1;
+        if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
+            *bad = 1;
+            free(out);
+            return NULL;
+        }
+        *o++ = (char)(hi * 16 + lo);
+        i += 2;
+    }
+    *o = '\0';
+    return out;
+}
+
+static void murl_free(struct murl *u)
+{
+    char **f[] = {&u->user, &u->password, &u->host, &u->database,
+                  &u->socket, &u->sslca, &u->sslcert, &u->sslkey};
+    size_t i;
+
+    for (i = 0; i < sizeof f / sizeof f[0]; i++) {
+        if (*f[i] && f[i] == &u->password)
+            memset(*f[i], 0, strlen(*f[i]));
+        free(*f[i]);
+        *f[i] = NULL;
+    }
+}
+
+/* Decode s[0..n) into *dst (replacing it). 0, or -1 with err set. */
+static int take(char **dst, const char *s, size_t n, const char *what,
+                char *err, size_t en)
+{
+    int bad = 0;
+    char *v = pct_decode(s, n, &bad);
+
+    if (!v) {
+        snprintf(err, en, bad ? "the %s has a broken %%-escape (write %%XX "
+                                "with two hex digits, not %%00)"
+                              : "out of memory reading the %s", what);
+        return -1;
+    }
+    free(*dst);
+    *dst = v;
+    return 0;
+}
+
+static int parse_uint(const char *s, size_t n, unsigned max, unsigned *out)
+{
+    unsigned long v = 0;
+    size_t i;
+
+    if (n == 0 || n > 9)
+        return -1;
+    for (i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        v = v * 10 + (unsigned long)(s[i] - '0');
+    }
+    if (v == 0 || v > max)
+        return -1;
+    *out = (unsigned)v;
+    return 0;
+}
+
+/* One query parameter key=value (value still encoded). */
+static int url_param(struct murl *u, const char *k, size_t kn, const char *v,
+                     size_t vn, char *err, size_t en)
+{
+    char *val = NULL;
+    int rc = 0;
+
+#define KEY(name) (kn == sizeof(name) - 1 && strncmp(k, name, kn) == 0)
+    if (KEY("socket"))
+        return take(&u->socket, v, vn, "socket path", err, en);
+    if (KEY("password"))
+        return take(&u->password, v, vn, "password", err, en);
+    if (KEY("sslca") || KEY("ssl_ca"))
+        return take(&u->sslca, v, vn, "sslca path", err, en);
+    if (KEY("sslcert") || KEY("ssl_cert"))
+        return take(&u->sslcert, v, vn, "sslcert path", err, en);
+    if (KEY("sslkey") || KEY("ssl_key"))
+        return take(&u->sslkey, v, vn, "sslkey path", err, en);
+    if (KEY("connect_timeout")) {
+        if (parse_uint(v, vn, 3600, &u->connect_timeout) == 0)
+            return 0;
+        snprintf(err, en, "connect_timeout must be whole seconds, 1 to 3600");
+        return -1;
+    }
+    if (KEY("ssl") || KEY("sslmode") || KEY("ssl_mode")) {
+        if (take(&val, v, vn, "ssl value", err, en))
+            return -1;
+        if (!strcasecmp(val, "disable") || !strcasecmp(val, "disabled") ||
+            !strcasecmp(val, "false") || !strcmp(val, "0"))
+            u->ssl = SSL_DISABLE;
+        else if (!strcasecmp(val, "require") ||
+                 !strcasecmp(val, "required") || !strcasecmp(val, "true") ||
+                 !strcmp(val, "1"))
+            u->ssl = SSL_REQUIRE;
+        else if (!strcasecmp(val, "verify-ca") ||
+                 !strcasecmp(val, "verify-full") ||
+                 !strcasecmp(val, "verify_identity") ||
+                 !strcasecmp(val, "verify"))
+            u->ssl = SSL_VERIFY;
+        else if (!strcasecmp(val, "prefer") || !strcasecmp(val, "preferred"))
+            u->ssl = SSL_DEFAULT;
+        else {
+            snprintf(err, en, "ssl=%.40s is not one of disable, prefer, "
+                              "require, verify-ca, verify-full", val);
+            rc = -1;
+        }
+        free(val);
+        return rc;
+    }
+#undef KEY
+    snprintf(err, en, "unknown URL parameter '%.*s' (known: socket, ssl, "
+                      "sslca, sslcert, sslkey, connect_timeout)",
+             (int)(kn > 40 ? 40 : kn), k);
+    return -1;
+}
+
+/*
+** Parse mariadb://[user[:password]@][host|[v6]][:port][/database][?k=v&...]
+** (also mysql://) into u. User, password, database and values are
+** percent-decoded; the last '@' before the path ends the user part, so an
+** '@' in a password works even unencoded. A host that decodes to a path
+** (mariadb://%2Frun%2Fmysqld%2Fmysqld.sock/shop) is a socket. Returns 0,
+** or -1 with a message in err that never holds the password.
+*/
+static int murl_parse(const char *url, struct murl *u, char *err, size_t en)
+{
+    size_t k = db_url_scheme(url);
+    const char *p, *end, *at = NULL, *hp, *q, *colon;
+
+    memset(u, 0, sizeof *u);
+    if (!k || !((k == 7 && strncasecmp(url, "mariadb", 7) == 0) ||
+                (k == 5 && strncasecmp(url, "mysql", 5) == 0))) {
+        snprintf(err, en, "not a mariadb:// or mysql:// URL");
+        return -1;
+    }
+    p = url + k + 3;
+    if (strchr(p, '#')) {
+        snprintf(err, en, "the URL has a '#': write it as %%23 (in a "
+                          "password, too)");
+        return -1;
+    }
+    end = p + strcspn(p, "/?");
+    for (q = p; q < end; q++)
+        if (*q == '@')
+            at = q;
+    if (at) {
+        colon = memchr(p, ':', (size_t)(at - p));
+        if (take(&u->user, p, (size_t)((colon ? colon : at) - p), "user",
+                 err, en))
+            goto bad;
+        if (colon && take(&u->password, colon + 1,
+                          (size_t)(at - colon - 1), "password", err, en))
+            goto bad;
+        p = at + 1;
+    }
+    /* host and port */
+    hp = p;
+    if (*hp == '[') {
+        q = memchr(hp, ']', (size_t)(end - hp));
+        if (!q) {
+            snprintf(err, en, "an IPv6 host needs its closing ']'");
+            goto bad;
+        }
+        if (take(&u->host, hp + 1, (size_t)(q - hp - 1), "host", err, en))
+            goto bad;
+        q++;
+    } else {
+        q = hp + strcspn(hp, ":/?");
+        if (q > end)
+            q = end;
+        if (q > hp && take(&u->host, hp, (size_t)(q - hp), "host", err, en))
+            goto bad;
+    }
+    if (q < end && *q == ':') {
+        if (parse_uint(q + 1, (size_t)(end - q - 1), 65535, &u->port)) {
+            snprintf(err, en, "the port must be a number from 1 to 65535");
+            goto bad;
+        }
+    } else if (q != end) {
+        snprintf(err, en, "unexpected text after the host");
+        goto bad;
+    }
+    if (u->host && !u->host[0]) {
+        free(u->host);
+        u->host = NULL;
+    }
+    if (u->host && u->host[0] == '/') { /* a socket given as the host */
+        free(u->socket);
+        u->socket = u->host;
+        u->host = NULL;
+    }
+    if (u->user && !u->user[0]) {
+        free(u->user);
+        u->user = NULL;
+    }
+    p = end;
+    if (*p == '/') {
+        q = p + 1 + strcspn(p + 1, "?");
+        if (memchr(p + 1, '/', (size_t)(q - p - 1))) {
+            snprintf(err, en, "the path must be just the database name");
+            goto bad;
+        }
+        if (q > p + 1 &&
+            take(&u->database, p + 1, (size_t)(q - p - 1), "database", err,
+                 en))
+            goto bad;
+        p = q;
+    }
+    if (*p == '?')
+        p++;
+    while (*p) {
+        size_t n = strcspn(p, "&"), kn;
+        const char *eq = memchr(p, '=', n);
+        if (n) {
+            if (!eq) {
+                snprintf(err, en, "URL parameter '%.*s' needs a value "
+                                  "(key=value)", (int)(n > 40 ? 40 : n), p);
+                goto bad;
+            }
+            kn = (size_t)(eq - p);
+            if (url_param(u, p, kn, eq + 1, n - kn - 1, err, en))
+                goto bad;
+        }
+        p += n;
+        if (*p == '&')
+            p++;
+    }
+    return 0;
+bad:
+    murl_free(u);
+    return -1;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Connecting                                                             */
+/* ---------------------------------------------------------------------- */
+
+/* The client never sends a file, whatever the server asks and whatever an
+** option file says about local-infile. */
+static int li_init(void **ptr, const char *name, void *ud)
+{
+    (void)name;
+    (void)ud;
+    *ptr = NULL;
+    return 1;
+}
+
+static int li_read(void *ptr, char *buf, unsigned int n)
+{
+    (void)ptr;
+    (void)buf;
+    (void)n;
+    return -1;
+}
+
+static void li_end(void *ptr)
+{
+    (void)ptr;
+}
+
+static int li_error(void *ptr, char *msg, unsigned int n)
+{
+    (void)ptr;
+    snprintf(msg, n, "askdb never sends local files (LOAD DATA LOCAL)");
+    return CR_UNKNOWN_ERROR;
+}
+
+/* Seconds, rounded up, at least 1. */
+static unsigned ceil_s(int ms)
+{
+    return ms <= 0 ? 1 : (unsigned)((ms + 999) / 1000);
+}
+
+/* What to do about a failed connection, by its error number. */
+static const char *connect_advice(unsigned no, const struct murl *u)
+{
+    switch (no) {
+    case CR_CONNECTION_ERROR:
+    case CR_CONN_HOST_ERROR:
+        return "is the server running, and are the host and port (or "
+               "?socket=PATH) in the URL right?";
+    case CR_UNKNOWN_HOST:
+        return "check the host name in the URL";
+    case ER_ACCESS_DENIED_ERROR:
+        return "check the user and password (in the URL, or password= in "
+               "the [client] or [askdb] group of ~/.my.cnf)";
+    case ER_DBACCESS_DENIED_ERROR:
+    case ER_BAD_DB_ERROR:
+        return "check the database name at the end of the URL and that "
+               "this user may read it";
+    case ER_HOST_NOT_PRIVILEGED:
+        return "the server does not accept this user from this host: "
+               "connect from an allowed host, or ask its administrator";
+    case ER_CON_COUNT_ERROR:
+    case ER_TOO_MANY_USER_CONNECTIONS:
+        return "the server has too many connections: try again later";
+    case CR_SSL_CONNECTION_ERROR:
+        if (u->ssl == SSL_REQUIRE || u->ssl == SSL_VERIFY)
+            return "the URL asks for TLS (ssl=require or verify): enable "
+                   "TLS on the server (ssl_cert and ssl_key), check "
+                   "sslca=, or connect without ssl=";
+        return "check the TLS settings (ssl=, sslca=) and the server's "
+               "certificate";
+    case CR_SERVER_LOST:
+    case CR_SERVER_GONE_ERROR:
+        return "the server closed the connection while connecting: is "
+               "this a MariaDB or MySQL server, and is it healthy?";
+    default:
+        return "check the URL and that the server is running";
+    }
+}
+
+/* Replace each copy of secret (4 bytes or more) in msg by "xxx", in case
+** a message ever echoes what the user typed in its place. */
+static void scrub(char *msg, const char *secret)
+{
+    size_t sl = secret ? strlen(secret) : 0;
+    char *p;
+
+    if (sl < 4)
+        return;
+    while ((p = strstr(msg, secret)) != NULL) {
+        memmove(p + 3, p + sl, strlen(p + sl) + 1);
+        memcpy(p, "xxx", 3);
+    }
+}
+
+/*
+** Open one connection as the URL says, with the client-side guards (no
+** local files, no multiple statements, timeouts). Returns the handle, or
+** NULL with a message in err (for the label) that never holds the
+** password.
+*/
+static MYSQL *connect_one(const struct murl *u, int timeout_ms,
+                          const char *label, char *err, size_t en)
+{
+    MYSQL *m = mysql_init(NULL);
+    unsigned ct = u->connect_timeout ? u->connect_timeout : 10;
+    unsigned rt = ceil_s(timeout_ms) + 10, zero = 0;
+    unsigned proto;
+    my_bool yes = 1, no = 0;
+
+    if (!m) {
+        snprintf(err, en, "out of memory connecting to %s", label);
+        return NULL;
+    }
+    /* Option files first ([client], [client-mariadb], [askdb]), so that
+    ** what askdb sets below wins over them. */
+    mysql_optionsv(m, MYSQL_READ_DEFAULT_GROUP, "askdb");
+    mysql_optionsv(m, MYSQL_OPT_LOCAL_INFILE, &zero);
+    mysql_optionsv(m, MYSQL_OPT_CONNECT_TIMEOUT, &ct);
+    mysql_optionsv(m, MYSQL_OPT_READ_TIMEOUT, &rt);
+    mysql_optionsv(m, MYSQL_OPT_WRITE_TIMEOUT, &rt);
+    mysql_optionsv(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+    mysql_optionsv(m, MYSQL_OPT_RECONNECT, &no);
+    if (u->socket) {
+        proto = MYSQL_PROTOCOL_SOCKET;
+        mysql_optionsv(m, MYSQL_OPT_PROTOCOL, &proto);
+    } else if (u->host && u->port) {
+        /* "localhost" would mean the default socket to the library; a
+        ** port says TCP. */
+        proto = MYSQL_PROTOCOL_TCP;
+        mysql_optionsv(m, MYSQL_OPT_PROTOCOL, &proto);
+    }
+    if (u->ssl == SSL_DISABLE) {
+        mysql_optionsv(m, MYSQL_OPT_SSL_ENFORCE, &no);
+    } else if (u->ssl != SSL_DEFAULT || u->sslca || u->sslcert) {
+        mysql_ssl_set(m, u->sslkey, u->sslcert, u->sslca, NULL, NULL);
+        if (u->ssl == SSL_REQUIRE || u->ssl == SSL_VERIFY)
+            mysql_optionsv(m, MYSQL_OPT_SSL_ENFORCE, &yes);
+        mysql_optionsv(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT,
+                       u->ssl == SSL_VERIFY ? &yes : &no);
+    }
+    mysql_set_local_infile_handler(m, li_init, li_read, li_end, li_error,
+                                   NULL);
+    /* No CLIENT_MULTI_STATEMENTS: the server itself takes one statement. */
+    if (!mysql_real_connect(m, u->host, u->user, u->password, u->database,
+                            u->port, u->socket, 0)) {
+        unsigned no_ = mysql_errno(m);
+        snprintf(err, en, "cannot connect to %s: %s (error %u); %s", label,
+                 mysql_error(m), no_, connect_advice(no_, u));
+        scrub(err, u->password);
+        mysql_close(m);
+        return NULL;
+    }
+    /* The library may fall back to plain text where the server offers no
+    ** TLS; the URL said it must not. */
+    if ((u->ssl == SSL_REQUIRE || u->ssl == SSL_VERIFY) &&
+        !mysql_get_ssl_cipher(m)) {
+        snprintf(err, en, "cannot connect to %s: the URL asks for TLS "
+                          "(ssl=%s) but the server does not offer it; enable "
+                          "TLS on the server (ssl_cert and ssl_key), or "
+                          "connect without ssl=", label,
+                 u->ssl == SSL_REQUIRE ? "require" : "verify");
+        mysql_close(m);
+        return NULL;
+    }
+    /* Again, after the option files: an option file's local-infile must
+    ** not turn it back on. */
+    mysql_optionsv(m, MYSQL_OPT_LOCAL_INFILE, &zero);
+    mysql_set_local_infile_handler(m, li_init, li_read, li_end, li_error,
+                                   NULL);
+    return m;
+}
+
+/* Run one statement of askdb's own and drop any result. 0 or the error
+** number. */
+static unsigned exec(MYSQL *h, const char *sql)
+{
+    MYSQL_RES *r;
+
+    if (mysql_real_query(h, sql, (unsigned long)strlen(sql)))
+        return mysql_errno(h) ? mysql_errno(h) : 1;
+    r = mysql_store_result(h);
+    mysql_free_result(r);
+    return mysql_errno(h);
+}
+
+/*
+** Make the session askdb's: read-only, ANSI quoting (double quotes name
+** things, || concatenates: the dialect the model writes), standard string
+** literals, and the limits of db. 0, or -1 with db->errmsg set.
+*/
+static int session_setup(askdb_db *db, struct my *s)
+{
+    static const char *const required[] = {
+        "SET SESSION TRANSACTION READ ONLY",
+        "SET SESSION sql_mode = 'ANSI,NO_BACKSLASH_ESCAPES'",
+        "SET SESSION autocommit = 1",
+        NULL
+    };
+    int i;
+
+    for (i = 0; required[i]; i++)
+        if (exec(s->h, required[i])) {
+            snprintf(db->errmsg, sizeof db->errmsg,
+                     "cannot make the session on %s read-only (%s: %s); "
+                     "askdb runs nothing on a session it cannot guard",
+                     db->label, required[i], mysql_error(s->h));
+            return -1;
+        }
+    s->set_timeout_ms = -1;
+    s->set_max_rows = -1;
+    s->thread_id = mysql_thread_id(s->h);
+    return 0;
+}
+
+/* How much later than askdb's own deadline the server's comes. */
+#define SERVER_GRACE_MS 250
+
+/* Set the session's time and row limits when they differ from db's. */
+static unsigned session_limits(askdb_db *db, struct my *s)
+{
+    char sql[160];
+    unsigned rc = 0;
+
+    if (s->set_timeout_ms != db->query_timeout_ms) {
+        /* The server's limit comes a little after the watchdog's, which
+        ** looks at what the statement waits for before it kills it; the
+        ** lock waits end after both. */
+        if (s->mariadb)
+            snprintf(sql, sizeof sql,
+                     "SET SESSION max_statement_time = %.3f",
+                     (db->query_timeout_ms + SERVER_GRACE_MS) / 1000.0);
+        else
+            snprintf(sql, sizeof sql,
+                     "SET SESSION max_execution_time = %d",
+                     db->query_timeout_ms + SERVER_GRACE_MS);
+        rc = exec(s->h, sql);
+        snprintf(sql, sizeof sql, "SET SESSION lock_wait_timeout = %u",
+                 ceil_s(db->query_timeout_ms) + 1);
+        if (!rc)
+            rc = exec(s->h, sql);
+        /* Only with InnoDB; a server without it has no row locks to wait
+        ** for. */
+        snprintf(sql, sizeof sql,
+                 "SET SESSION innodb_lock_wait_timeout = %u",
+                 ceil_s(db->query_timeout_ms) + 1);
+        if (!rc)
+            (void)exec(s->h, sql);
+        if (!rc)
+            s->set_timeout_ms = db->query_timeout_ms;
+    }
+    if (!rc && s->set_max_rows != db->max_rows) {
+        /* One row over the cap, so that a truncated result shows. */
+        snprintf(sql, sizeof sql, "SET SESSION sql_select_limit = %ld",
+                 db->max_rows + 1);
+        rc = exec(s->h, sql);
+        if (!rc)
+            s->set_max_rows = db->max_rows;
+    }
+    return rc;
+}
+
+/* (Re)connect the main session. 0, or -1 with db->errmsg set. */
+static int connect_main(askdb_db *db, struct my *s)
+{
+    const char *v;
+
+    s->h = connect_one(&s->url, db->query_timeout_ms, db->label, db->errmsg,
+                       sizeof db->errmsg);
+    if (!s->h)
+        return -1;
+    v = mysql_get_server_info(s->h);
+    snprintf(db->version, sizeof db->version, "%s", v ? v : "");
+    s->mariadb = v && strstr(v, "MariaDB") != NULL;
+    if (session_setup(db, s)) {
+        mysql_close(s->h);
+        s->h = NULL;
+        return -1;
+    }
+    s->dead = 0;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The watchdog                                                           */
+/* ---------------------------------------------------------------------- */
+
+/* The kill connection, opened at its first use; with w.mu held. */
+static MYSQL *killer(struct my *s)
+{
+    char err[512];
+
+    if (!s->killer)
+        s->killer = connect_one(&s->url, 5000, "", err, sizeof err);
+    return s->killer;
+}
+
+/*
+** What the main session's statement is doing (the processlist's STATE,
+** "Waiting for table metadata lock"), into w.state; with w.mu held.
+** Asked at the deadline, before the kill, so that a timeout can say it
+** was a lock another session holds.
+*/
+static void probe_state(struct my *s)
+{
+    char sql[128];
+    MYSQL *k = killer(s);
+    MYSQL_RES *r;
+    MYSQL_ROW row;
+
+    s->w.state[0] = '\0';
+    if (!k)
+        return;
+    snprintf(sql, sizeof sql,
+             "SELECT STATE FROM information_schema.PROCESSLIST WHERE ID = %lu",
+             s->thread_id);
+    if (mysql_real_query(k, sql, (unsigned long)strlen(sql)))
+        return;
+    r = mysql_store_result(k);
+    if (r && (row = mysql_fetch_row(r)) != NULL && row[0])
+        snprintf(s->w.state, sizeof s->w.state, "%s", row[0]);
+    mysql_free_result(r);
+}
+
+/* KILL QUERY the main session's statement from the kill connection; with
+** w.mu held. Returns 0 when the server took the kill. */
+static int kill_query(struct my *s)
+{
+    char sql[64];
+    MYSQL *k = killer(s);
+
+    if (!k)
+        return -1;
+    snprintf(sql, sizeof sql, "KILL QUERY %lu", s->thread_id);
+    if (exec(k, sql)) {
+        /* A broken kill connection is opened anew next time. */
+        mysql_close(s->killer);
+        s->killer = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static struct timespec ms_timespec(double ms)
+{
+    struct timespec ts;
+
+    ts.tv_sec = (time_t)(ms / 1000);
+    ts.tv_nsec = (long)((ms - (double)ts.tv_sec * 1000) * 1e6);
+    if (ts.tv_nsec < 0)
+        ts.tv_nsec = 0;
+    if (ts.tv_nsec > 999999999L)
+        ts.tv_nsec = 999999999L;
+    return ts;
+}
+
+static void *watch_main(void *arg)
+{
+    struct my *s = arg;
+    struct mwatch *w = &s->w;
+    struct timespec ts;
+    double now, wake;
+
+    pthread_mutex_lock(&w->mu);
+    while (!w->quit) {
+        if (!w->running || w->fired) {
+            pthread_cond_wait(&w->cv, &w->mu);
+            continue;
+        }
+        now = db_now_ms();
+        if (s->cancel && atomic_load(s->cancel)) {
+            w->fired = 2;
+            kill_query(s);
+            continue;
+        }
+        if (w->deadline > 0 && now >= w->deadline) {
+            w->fired = 1;
+            probe_state(s);
+            kill_query(s);
+            continue;
+        }
+        wake = now + WATCH_TICK_MS;
+        if (w->deadline > 0 && w->deadline < wake)
+            wake = w->deadline;
+        ts = ms_timespec(wake);
+        pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+static void watch_init(struct mwatch *w)
+{
+    pthread_condattr_t ca;
+
+    if (pthread_condattr_init(&ca) != 0)
+        return;
+    if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 &&
+        pthread_cond_init(&w->cv, &ca) == 0) {
+        if (pthread_mutex_init(&w->mu, NULL) == 0)
+            w->ready = 1;
+        else
+            pthread_cond_destroy(&w->cv);
+    }
+    pthread_condattr_destroy(&ca);
+}
+
+/* A statement starts (deadline in ms, 0 = none). Without a thread the
+** server's own limit still holds. */
+static void watch_start(struct my *s, double deadline)
+{
+    struct mwatch *w = &s->w;
+    pthread_attr_t at;
+
+    if (!w->ready)
+        return;
+    if (!w->started && pthread_attr_init(&at) == 0) {
+        pthread_attr_setstacksize(&at, 256 * 1024);
+        w->started = pthread_create(&w->th, &at, watch_main, s) == 0;
+        pthread_attr_destroy(&at);
+    }
+    pthread_mutex_lock(&w->mu);
+    w->running = 1;
+    w->fired = 0;
+    w->state[0] = '\0';
+    w->deadline = deadline;
+    pthread_mutex_unlock(&w->mu);
+    pthread_cond_signal(&w->cv);
+}
+
+/* The statement is over; returns why the watchdog killed it (0 = it did
+** not). */
+static int watch_stop(struct my *s)
+{
+    struct mwatch *w = &s->w;
+    int fired;
+
+    if (!w->ready)
+        return 0;
+    pthread_mutex_lock(&w->mu);
+    w->running = 0;
+    fired = w->fired;
+    w->deadline = 0;
+    pthread_mutex_unlock(&w->mu);
+    return fired;
+}
+
+/* Kill the running statement now (the byte cap was reached). */
+static void watch_kill(struct my *s)
+{
+    struct mwatch *w = &s->w;
+
+    if (!w->ready)
+        return;
+    pthread_mutex_lock(&w->mu);
+    if (w->running && !w->fired) {
+        w->fired = 3;
+        kill_query(s);
+    }
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void watch_end(struct mwatch *w)
+{
+    if (!w->ready)
+        return;
+    if (w->started) {
+        pthread_mutex_lock(&w->mu);
+        w->quit = 1;
+        pthread_mutex_unlock(&w->mu);
+        pthread_cond_signal(&w->cv);
+        pthread_join(w->th, NULL);
+        w->started = 0;
+    }
+    pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->mu);
+    w->ready = 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Open and close                                                         */
+/* ---------------------------------------------------------------------- */
+
+static void my_close(askdb_db *db)
+{
+    struct my *s = MY(db);
+
+    watch_end(&s->w);
+    if (s->h)
+        mysql_close(s->h);
+    if (s->killer)
+        mysql_close(s->killer);
+    murl_free(&s->url);
+    free(s);
+    db->impl = NULL;
+}
+
+static askdb_status my_open(askdb_db *db, const char *path)
+{
+    struct my *s;
+    char err[300];
+
+    s = calloc(1, sizeof *s);
+    if (!s)
+        return ASKDB_ERR_NOMEM;
+    db->impl = s;
+    s->cancel = db->cancel;
+    if (murl_parse(path, &s->url, err, sizeof err)) {
+        /* Not the URL itself: a password in a URL that does not parse
+        ** (no '@' before it) is not known to be one. */
+        snprintf(db->errmsg, sizeof db->errmsg,
+                 "cannot use the %.*s:// URL: %s (see "
+                 "docs/engines/mariadb.md)",
+                 (int)db_url_scheme(path), path, err);
+        return ASKDB_ERR_DB_OPEN;
+    }
+    watch_init(&s->w);
+    if (connect_main(db, s))
+        return ASKDB_ERR_DB_OPEN;
+    if (!s->url.database) {
+        /* An option file may name it; without one, nothing to read. */
+        MYSQL_RES *r = NULL;
+        MYSQL_ROW row;
+        int have = 0;
+        if (mysql_real_query(s->h, "SELECT DATABASE()", 17) == 0 &&
+            (r = mysql_store_result(s->h)) != NULL &&
+            (row = mysql_fetch_row(r)) != NULL && row[0])
+            have = 1;
+        mysql_free_result(r);
+        if (!have) {
+            snprintf(db->errmsg, sizeof db->errmsg,
+                     "cannot open %s: no database named; put it at the end "
+                     "of the URL (mariadb://user@host/DATABASE)", db->label);
+            return ASKDB_ERR_DB_OPEN;
+        }
+    }
+    return ASKDB_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Errors                                                                 */
+/* ---------------------------------------------------------------------- */
+
+/* The first '...'-quoted name in msg into out (size n); 0 if none. */
+static int quoted_name(const char *msg, char *out, size_t n)
+{
+    const char *a = strchr(msg, '\''), *b;
+    size_t len;
+
+    if (!a)
+        return 0;
+    b = strchr(a + 1, '\'');
+    if (!b || b == a + 1)
+        return 0;
+    len = (size_t)(b - a - 1);
+    if (len >= n)
+        len = n - 1;
+    memcpy(out, a + 1, len);
+    out[len] = '\0';
+    return 1;
+}
+
+static askdb_error_class classify(unsigned no)
+{
+    switch (no) {
+    case ER_BAD_FIELD_ERROR:       /* 1054 */
+    case ER_NON_UNIQ_ERROR:        /* 1052 */
+        return ASKDB_EC_UNKNOWN_COLUMN;
+    case ER_NO_SUCH_TABLE:         /* 1146 */
+    case ER_BAD_TABLE_ERROR:       /* 1051 */
+    case ER_UNKNOWN_TABLE:         /* 1109 */
+        return ASKDB_EC_UNKNOWN_TABLE;
+    case ER_PARSE_ERROR:           /* 1064 */
+    case ER_SYNTAX_ERROR:          /* 1149 */
+        return ASKDB_EC_SYNTAX;
+    case 1969:                     /* MariaDB max_statement_time */
+    case 3024:                     /* MySQL max_execution_time */
+    case ER_QUERY_INTERRUPTED:     /* 1317, our KILL QUERY */
+    case ER_LOCK_WAIT_TIMEOUT:     /* 1205 */
+        return ASKDB_EC_TIMEOUT;
+    case 1792:                     /* in a READ ONLY transaction */
+    case ER_TABLEACCESS_DENIED_ERROR:  /* 1142 */
+    case ER_COLUMNACCESS_DENIED_ERROR: /* 1143 */
+    case ER_SPECIFIC_ACCESS_DENIED_ERROR: /* 1227 */
+    case ER_PROCACCESS_DENIED_ERROR:   /* 1370 */
+    case ER_DBACCESS_DENIED_ERROR:     /* 1044 */
+    case ER_UNSUPPORTED_PS:            /* 1295 */
+    case ER_OPTION_PREVENTS_STATEMENT: /* 1290 read_only, secure_file_priv */
+        return ASKDB_EC_REFUSED;
+    default:
+        return ASKDB_EC_RUNTIME;
+    }
+}
+
+/*
+** Fill e from the server's error: the class, and a message that starts the
+** way the repair hints read names ("no such column: x") followed by the
+** server's own words. Returns the status for it.
+*/
+static askdb_status server_error(askdb_db *db, struct my *s, unsigned no,
+                                 const char *msg, int fired, struct db_err *e)
+{
+    char name[200];
+
+    e->ec = classify(no);
+    if (fired == 2 || (s->cancel && atomic_load(s->cancel))) {
+        e->ec = ASKDB_EC_RUNTIME;
+        snprintf(e->msg, sizeof e->msg, "cancelled");
+        return ASKDB_ERR_CANCELLED;
+    }
+    if (no == CR_SERVER_LOST || no == CR_SERVER_GONE_ERROR ||
+        no == CR_CONNECTION_ERROR || no == CR_CONN_HOST_ERROR) {
+        s->dead = 1;
+        e->ec = ASKDB_EC_RUNTIME;
+        snprintf(e->msg, sizeof e->msg,
+                 "lost the connection to %s (%s, error %u): the server "
+                 "stopped, restarted or hung; check that it runs, then ask "
+                 "again", db->label, msg, no);
+        return ASKDB_ERR_DB;
+    }
+    if (e->ec == ASKDB_EC_TIMEOUT) {
+        const char *lock = NULL;
+        if (no == ER_LOCK_WAIT_TIMEOUT)
+            lock = msg;
+        else if (fired == 1 && strstr(s->w.state, "lock"))
+            lock = s->w.state;
+        if (lock)
+            snprintf(e->msg, sizeof e->msg,
+                     "query interrupted after the %d ms time limit "
+                     "(--timeout): it was waiting for a lock that another "
+                     "session holds (%s); ask again when that session is "
+                     "done, or ask its owner to release it",
+                     db->query_timeout_ms, lock);
+        else
+            snprintf(e->msg, sizeof e->msg,
+                     "query interrupted after the %d ms time limit "
+                     "(--timeout)", db->query_timeout_ms);
+        return ASKDB_ERR_TIMEOUT;
+    }
+    if ((no == ER_BAD_FIELD_ERROR) && quoted_name(msg, name, sizeof name))
+        snprintf(e->msg, sizeof e->msg, "no such column: %s (error %u: %s)",
+                 name, no, msg);
+    else if (no == ER_NON_UNIQ_ERROR && quoted_name(msg, name, sizeof name))
+        snprintf(e->msg, sizeof e->msg,
+                 "ambiguous column name: %s (error %u: %s)", name, no, msg);
+    else if (no == ER_NO_SUCH_TABLE && quoted_name(msg, name, sizeof name)) {
+        /* "Table 'shop.x' doesn't exist": the model wrote x. */
+        const char *dot = strchr(name, '.');
+        snprintf(e->msg, sizeof e->msg, "no such table: %s (error %u: %s)",
+                 dot ? dot + 1 : name, no, msg);
+    } else if (e->ec == ASKDB_EC_REFUSED)
+        snprintf(e->msg, sizeof e->msg,
+                 "refused: %s (error %u); askdb runs only read-only queries",
+                 msg, no);
+    else
+        snprintf(e->msg, sizeof e->msg, "%s (error %u)", msg, no);
+    return e->ec == ASKDB_EC_REFUSED ? ASKDB_ERR_REFUSED : ASKDB_ERR_DB;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The guard's text scan                                                  */
+/* ---------------------------------------------------------------------- */
+
+enum tok { T_END, T_WORD, T_STRING, T_IDENT, T_SEMI, T_LPAREN, T_RPAREN,
+           T_OTHER,
+           T_EXEC_COMMENT, T_VAR };
+
+/* Skip blanks and comments from p as the server does with the session's
+** sql_mode ("-- " needs a blank or control after it; '#' to the end of
+** the line). An executable comment (slash-star-! or slash-star-M!) is
+** code to the server: *exec is set and p stops at it. */
+static const char *skip_space(const char *p, int *exec)
+{
+    for (;;) {
+        while (*p && (unsigned char)*p <= ' ')
+            p++;
+        if (p[0] == '-' && p[1] == '-' &&
+            (p[2] == '\0' || (unsigned char)p[2] <= ' ')) {
+            while (*p && *p != '\n')
+                p++;
+        } else if (p[0] == '#') {
+            while (*p && *p != '\n')
+                p++;
+        } else if (p[0] == '/' && p[1] == '*') {
+            if (p[2] == '!' || (p[2] == 'M' && p[3] == '!')) {
+                *exec = 1;
+                return p;
+            }
+            {
+                const char *e = strstr(p + 2, "*/");
+                p = e ? e + 2 : p + strlen(p);
+            }
+        } else {
+            return p;
+        }
+    }
+}
+
+/* The token at p: its kind, and *len its length (0 at the end). */
+static enum tok next_tok(const char *p, size_t *len)
+{
+    const char *q = p;
+    char quote;
+
+    *len = 0;
+    if (!*p)
+        return T_END;
+    if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
+        (*p >= '0' && *p <= '9') || *p == '$' || (unsigned char)*p >= 0x80) {
+        while ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') ||
+               *q == '_' || (*q >= '0' && *q <= '9') || *q == '$' ||
+               (unsigned char)*q >= 0x80)
+            q++;
+        *len = (size_t)(q - p);
+        return T_WORD;
+    }
+    if (*p == '\'' || *p == '"' || *p == '`') {
+        /* NO_BACKSLASH_ESCAPES: only a doubled quote escapes one. */
+        quote = *p;
+        q++;
+        for (;;) {
+            if (!*q)
+                break;
+            if (*q == quote) {
+                if (q[1] == quote) {
+                    q += 2;
+                    continue;
+                }
+                q++;
+                break;
+            }
+            q++;
+        }
+        *len = (size_t)(q - p);
+        return quote == '\'' ? T_STRING : T_IDENT;
+    }
+    *len = 1;
+    if (*p == ';')
+        return T_SEMI;
+    if (*p == '(')
+        return T_LPAREN;
+    if (*p == ')')
+        return T_RPAREN;
+    if (*p == '@')
+        return T_VAR;
+    return T_OTHER;
+}
+
+static int word_is(const char *p, size_t n, const char *w)
+{
+    return strlen(w) == n && strncasecmp(p, w, n) == 0;
+}
+
+/* Words that may start a statement askdb runs. */
+static const char *const first_words[] = {
+    "SELECT", "WITH", "VALUES", "TABLE", "SHOW", "DESCRIBE", "DESC",
+    "EXPLAIN", NULL
+};
+
+/* Functions no question needs: they read server files, hold locks past
+** the statement, wait on replication or step sequences. */
+static const char *const denied_functions[] = {
+    "LOAD_FILE", "GET_LOCK", "RELEASE_LOCK", "RELEASE_ALL_LOCKS",
+    "MASTER_POS_WAIT", "MASTER_GTID_WAIT", "SOURCE_POS_WAIT",
+    "WAIT_FOR_EXECUTED_GTID_SET", "WAIT_UNTIL_SQL_THREAD_AFTER_GTIDS",
+    "NEXTVAL", "SETVAL", "LASTVAL", "SYS_EXEC", "SYS_EVAL", NULL
+};
+
+/* Words that, anywhere outside strings and quoted names, make a statement
+** more than a query. */
+static const char *const denied_words[] = {
+    "OUTFILE", "DUMPFILE", NULL
+};
+
+static int in_words(const char *const *list, const char *p, size_t n)
+{
+    int i;
+
+    for (i = 0; list[i]; i++)
+        if (word_is(p, n, list[i]))
+            return 1;
+    return 0;
+}
+
+/*
+** The text checks. On success *len is the length of the one statement
+** (without the blanks, comments and ';' after it). Returns 0, or -1 with
+** e filled (REFUSED, or NO_SQL for an empty text).
+*/
+static int guard_text(const char *sql, size_t *len, struct db_err *e)
+{
+    const char *p = sql, *end = NULL;
+    const char *prev = NULL, *prev2 = NULL;
+    size_t n = 0, pn = 0, p2n = 0;
+    int exec = 0, first = 1, with = 0, depth = 0;
+    enum tok t;
+
+    for (;;) {
+        p = skip_space(p, &exec);
+        if (exec) {
+            snprintf(e->msg, sizeof e->msg,
+                     "refused: executable comments (/*! ... */) are not "
+                     "accepted; write plain SQL");
+            goto refused;
+        }
+        t = next_tok(p, &n);
+        if (t == T_END)
+            break;
+        if (t == T_SEMI) {
+            const char *q = p;
+            while (*q == ';' || (unsigned char)*q <= ' ') {
+                q = skip_space(q, &exec);
+                if (exec || *q != ';')
+                    break;
+                q++;
+            }
+            if (!exec)
+                q = skip_space(q, &exec);
+            if (*q || exec) {
+                snprintf(e->msg, sizeof e->msg,
+                         "refused: more than one statement; askdb runs "
+                         "exactly one read-only statement");
+                goto refused;
+            }
+            break;
+        }
+        if (t == T_LPAREN)
+            depth++;
+        if (t == T_RPAREN && depth > 0)
+            depth--;
+        if (first) {
+            first = 0;
+            with = t == T_WORD && word_is(p, n, "WITH");
+            if (t != T_LPAREN &&
+                !(t == T_WORD && in_words(first_words, p, n))) {
+                snprintf(e->msg, sizeof e->msg,
+                         "refused: '%.*s' is not a query; askdb runs one "
+                         "read-only statement (SELECT, WITH, VALUES, SHOW, "
+                         "DESCRIBE, EXPLAIN)", (int)(n > 30 ? 30 : n), p);
+                goto refused;
+            }
+        }
+        if (t == T_WORD && in_words(denied_words, p, n)) {
+            snprintf(e->msg, sizeof e->msg,
+                     "refused: %.*s writes a file on the server; askdb "
+                     "only reads", (int)n, p);
+            goto refused;
+        }
+        if (t == T_LPAREN && prev && in_words(denied_functions, prev, pn)) {
+            snprintf(e->msg, sizeof e->msg,
+                     "refused: the function %.*s reaches outside the "
+                     "query (files, locks, sequences); askdb runs only "
+                     "read-only queries", (int)pn, prev);
+            goto refused;
+        }
+        /* WITH ... DELETE / UPDATE / INSERT (MySQL 8 runs them): the CTE's
+        ** statement is what runs, at the outer level. */
+        if (with && depth == 0 && t == T_WORD &&
+            (word_is(p, n, "DELETE") || word_is(p, n, "UPDATE") ||
+             word_is(p, n, "INSERT")) &&
+            !(prev && word_is(prev, pn, "FOR"))) {
+            snprintf(e->msg, sizeof e->msg,
+                     "refused: WITH ... %.*s is not a query; askdb runs "
+                     "only read-only queries", (int)n, p);
+            goto refused;
+        }
+        /* FOR UPDATE, FOR SHARE, LOCK IN SHARE MODE: row locks that make
+        ** other sessions wait; a question needs none. */
+        if (t == T_WORD && prev &&
+            ((word_is(prev, pn, "FOR") &&
+              (word_is(p, n, "UPDATE") || word_is(p, n, "SHARE"))) ||
+             (word_is(prev, pn, "LOCK") && word_is(p, n, "IN")))) {
+            snprintf(e->msg, sizeof e->msg,
+                     "refused: the query locks rows (%.*s %.*s); askdb runs "
+                     "only plain read-only queries", (int)pn, prev, (int)n,
+                     p);
+            goto refused;
+        }
+        /* NEXT VALUE FOR seq / PREVIOUS VALUE FOR seq */
+        if (t == T_WORD && word_is(p, n, "FOR") && prev && prev2 &&
+            word_is(prev, pn, "VALUE") &&
+            (word_is(prev2, p2n, "NEXT") || word_is(prev2, p2n, "PREVIOUS"))) {
+            snprintf(e->msg, sizeof e->msg,
+                     "refused: sequences are not stepped; askdb runs only "
+                     "read-only queries");
+            goto refused;
+        }
+        prev2 = prev;
+        p2n = pn;
+        prev = t == T_WORD ? p : NULL;
+        pn = n;
+        /* A quoted name calls the native function all the same:
+        ** `LOAD_FILE`('/etc/passwd'), "GET_LOCK"('x', 0). */
+        if (t == T_IDENT && n >= 2 && p[n - 1] == p[0]) {
+            prev = p + 1;
+            pn = n - 2;
+        }
+        p += n;
+        end = p;
+    }
+    if (!end) {
+        e->ec = ASKDB_EC_NO_SQL;
+        snprintf(e->msg, sizeof e->msg, "no SQL statement (empty text)");
+        return -1;
+    }
+    *len = (size_t)(end - sql);
+    return 0;
+refused:
+    e->ec = ASKDB_EC_REFUSED;
+    return -1;
+}
+
+/*
+** The guard up to execution: the text, then prepare. On success *out is a
+** prepared statement that returns rows (the caller closes it). Returns the
+** status with e filled on failure.
+*/
+static askdb_status prepare_guarded(askdb_db *db, const char *sql,
+                                    MYSQL_STMT **out, struct db_err *e)
+{
+    struct my *s = MY(db);
+    MYSQL_STMT *st;
+    size_t len;
+
+    *out = NULL;
+    if (guard_text(sql, &len, e))
+        return e->ec == ASKDB_EC_REFUSED ? ASKDB_ERR_REFUSED : ASKDB_ERR_DB;
+    if (s->dead || !s->h) {
+        if (s->h)
+            mysql_close(s->h);
+        s->h = NULL;
+        if (connect_main(db, s)) {
+            e->ec = ASKDB_EC_RUNTIME;
+            snprintf(e->msg, sizeof e->msg, "%.500s", db->errmsg);
+            return ASKDB_ERR_DB;
+        }
+    }
+    if (session_limits(db, s))
+        return server_error(db, s, mysql_errno(s->h), mysql_error(s->h), 0,
+                            e);
+    st = mysql_stmt_init(s->h);
+    if (!st) {
+        e->ec = ASKDB_EC_RUNTIME;
+        snprintf(e->msg, sizeof e->msg, "out of memory preparing the query");
+        return ASKDB_ERR_NOMEM;
+    }
+    if (mysql_stmt_prepare(st, sql, (unsigned long)len)) {
+        askdb_status rc = server_error(db, s, mysql_stmt_errno(st),
+                                       mysql_stmt_error(st), 0, e);
+        mysql_stmt_close(st);
+        return rc;
+    }
+    if (mysql_stmt_field_count(st) == 0) {
+        e->ec = ASKDB_EC_REFUSED;
+        snprintf(e->msg, sizeof e->msg,
+                 "refused: the statement returns no rows; askdb runs "
+                 "queries");
+        mysql_stmt_close(st);
+        return ASKDB_ERR_REFUSED;
+    }
+    if (mysql_stmt_param_count(st) > 0) {
+        e->ec = ASKDB_EC_SYNTAX;
+        snprintf(e->msg, sizeof e->msg,
+                 "the query has a ? placeholder; write the values into the "
+                 "SQL");
+        mysql_stmt_close(st);
+        return ASKDB_ERR_DB;
+    }
+    *out = st;
+    return ASKDB_OK;
+}
+
+static askdb_status my_check(askdb_db *db, const char *sql, struct db_err *e)
+{
+    MYSQL_STMT *st;
+    askdb_status rc = prepare_guarded(db, sql, &st, e);
+
+    if (st)
+        mysql_stmt_close(st);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Running a query                                                        */
+/* ---------------------------------------------------------------------- */
+
+/* How a column's values become askdb values. */
+enum kind { K_INT, K_UINT, K_DOUBLE, K_FLOAT, K_DECIMAL, K_BIT, K_TIME,
+            K_TEXT, K_BLOB, K_NULL };
+
+struct col {
+    enum kind kind;
+    MYSQL_BIND *b;
+    long long i;
+    double d;
+    float f;
+    MYSQL_TIME t;
+    char *buf;           /* K_DECIMAL, K_BIT, K_TEXT, K_BLOB: bound */
+    unsigned long cap;
+    char *big;           /* a value longer than buf, fetched again */
+    unsigned long bigcap;
+    const char *data;    /* the value fetched: buf or big */
+    unsigned long len;
+    unsigned decimals;   /* K_TIME: digits of the fraction (0..6) */
+    my_bool is_null, error;
+};
+
+static enum kind kind_of(const MYSQL_FIELD *f)
+{
+    switch (f->type) {
+    case MYSQL_TYPE_TINY:
+    case MYSQL_TYPE_SHORT:
+    case MYSQL_TYPE_INT24:
+    case MYSQL_TYPE_LONG:
+    case MYSQL_TYPE_LONGLONG:
+    case MYSQL_TYPE_YEAR:
+        return f->flags & UNSIGNED_FLAG ? K_UINT : K_INT;
+    case MYSQL_TYPE_DOUBLE:
+        return K_DOUBLE;
+    case MYSQL_TYPE_FLOAT:
+        return K_FLOAT;
+    case MYSQL_TYPE_DECIMAL:
+    case MYSQL_TYPE_NEWDECIMAL:
+        return K_DECIMAL;
+    case MYSQL_TYPE_BIT:
+        return K_BIT;
+    case MYSQL_TYPE_DATE:
+    case MYSQL_TYPE_NEWDATE:
+    case MYSQL_TYPE_DATETIME:
+    case MYSQL_TYPE_TIMESTAMP:
+    case MYSQL_TYPE_TIME:
+        return K_TIME;
+    case MYSQL_TYPE_NULL:
+        return K_NULL;
+    case MYSQL_TYPE_GEOMETRY:
+        return K_BLOB;
+    default:
+        /* Strings and blobs alike: the binary character set (63) makes a
+        ** blob, any other a text. */
+        return f->charsetnr == 63 ? K_BLOB : K_TEXT;
+    }
+}
+
+/* A name for the column's type, as SQLite's declared type. */
+static const char *type_name(const MYSQL_FIELD *f)
+{
+    switch (f->type) {
+    case MYSQL_TYPE_TINY: return "TINYINT";
+    case MYSQL_TYPE_SHORT: return "SMALLINT";
+    case MYSQL_TYPE_INT24: return "MEDIUMINT";
+    case MYSQL_TYPE_LONG: return "INT";
+    case MYSQL_TYPE_LONGLONG: return "BIGINT";
+    case MYSQL_TYPE_YEAR: return "YEAR";
+    case MYSQL_TYPE_DOUBLE: return "DOUBLE";
+    case MYSQL_TYPE_FLOAT: return "FLOAT";
+    case MYSQL_TYPE_DECIMAL:
+    case MYSQL_TYPE_NEWDECIMAL: return "DECIMAL";
+    case MYSQL_TYPE_BIT: return "BIT";
+    case MYSQL_TYPE_DATE:
+    case MYSQL_TYPE_NEWDATE: return "DATE";
+    case MYSQL_TYPE_DATETIME: return "DATETIME";
+    case MYSQL_TYPE_TIMESTAMP: return "TIMESTAMP";
+    case MYSQL_TYPE_TIME: return "TIME";
+    case MYSQL_TYPE_NULL: return "NULL";
+    case MYSQL_TYPE_ENUM: return "ENUM";
+    case MYSQL_TYPE_SET: return "SET";
+    case MYSQL_TYPE_JSON: return "JSON";
+    case MYSQL_TYPE_GEOMETRY: return "GEOMETRY";
+    case MYSQL_TYPE_TINY_BLOB:
+    case MYSQL_TYPE_MEDIUM_BLOB:
+    case MYSQL_TYPE_LONG_BLOB:
+    case MYSQL_TYPE_BLOB: return f->charsetnr == 63 ? "BLOB" : "TEXT";
+    case MYSQL_TYPE_STRING: return f->charsetnr == 63 ? "BINARY" : "CHAR";
+    default: return f->charsetnr == 63 ? "VARBINARY" : "VARCHAR";
+    }
+}
+
+/* Bind column c of field f to its buffer. 0, or -1 out of memory. */
+static int bind_col(struct col *c, MYSQL_BIND *b, const MYSQL_FIELD *f)
+{
+    memset(b, 0, sizeof *b);
+    c->b = b;
+    c->kind = kind_of(f);
+    c->decimals = f->decimals;
+    b->is_null = &c->is_null;
+    b->error = &c->error;
+    b->length = &c->len;
+    switch (c->kind) {
+    case K_INT:
+    case K_UINT:
+        b->buffer_type = MYSQL_TYPE_LONGLONG;
+        b->buffer = &c->i;
+        b->is_unsigned = c->kind == K_UINT;
+        break;
+    case K_DOUBLE:
+        b->buffer_type = MYSQL_TYPE_DOUBLE;
+        b->buffer = &c->d;
+        break;
+    case K_FLOAT:
+        b->buffer_type = MYSQL_TYPE_FLOAT;
+        b->buffer = &c->f;
+        break;
+    case K_TIME:
+        b->buffer_type = f->type == MYSQL_TYPE_NEWDATE ? MYSQL_TYPE_DATE
+                                                       : f->type;
+        b->buffer = &c->t;
+        b->buffer_length = sizeof c->t;
+        break;
+    default:
+        /* Texts and blobs start small; a longer value is fetched again
+        ** into a buffer of its size (MYSQL_DATA_TRUNCATED). */
+        c->cap = 128;
+        c->buf = malloc(c->cap);
+        if (!c->buf)
+            return -1;
+        b->buffer_type = c->kind == K_BLOB || c->kind == K_BIT
+                             ? MYSQL_TYPE_BLOB : MYSQL_TYPE_STRING;
+        b->buffer = c->buf;
+        b->buffer_length = c->cap;
+        break;
+    }
+    return 0;
+}
+
+/* What a cell costs in a result: its askdb_value plus its bytes. */
+static size_t col_cost(const struct col *c)
+{
+    size_t n = sizeof(askdb_value);
+
+    if (!c->is_null && (c->kind == K_TEXT || c->kind == K_BLOB))
+        n += c->len;
+    return n;
+}
+
+/* The shortest text that reads back as the same float: "1.1", not the
+** "1.100000023841858" of its double. */
+static double float_value(float f)
+{
+    char tmp[32];
+    int prec;
+
+    for (prec = 6; prec <= 9; prec++) {
+        snprintf(tmp, sizeof tmp, "%.*g", prec, (double)f);
+        if (strtof(tmp, NULL) == f)
+            break;
+    }
+    return strtod(tmp, NULL);
+}
+
+/* MYSQL_TIME as ISO 8601 text: "2024-05-01", "2024-05-01 12:30:00",
+** "-838:59:59", with as many digits of fraction as the column has
+** (decimals, 0 to 6; more means "not known": all six when there is one). */
+static int time_text(const MYSQL_TIME *t, unsigned decimals, char *out,
+                     size_t n)
+{
+    unsigned long frac = t->second_part;
+    unsigned d;
+    int k;
+
+    switch (t->time_type) {
+    case MYSQL_TIMESTAMP_DATE:
+        return snprintf(out, n, "%04u-%02u-%02u", t->year, t->month, t->day);
+    case MYSQL_TIMESTAMP_TIME:
+        k = snprintf(out, n, "%s%02u:%02u:%02u", t->neg ? "-" : "",
+                     t->hour + t->day * 24, t->minute, t->second);
+        break;
+    default:
+        k = snprintf(out, n, "%04u-%02u-%02u %02u:%02u:%02u", t->year,
+                     t->month, t->day, t->hour, t->minute, t->second);
+        break;
+    }
+    if (decimals > 6)
+        decimals = frac ? 6 : 0;
+    for (d = 6; d > decimals; d--)
+        frac /= 10;
+    if (decimals && k > 0 && (size_t)k < n)
+        k += snprintf(out + k, n - (size_t)k, ".%0*lu", (int)decimals, frac);
+    return k;
+}
+
+/* Store the fetched column into v. 0, or -1 out of memory. */
+static int take_value(struct col *c, askdb_value *v)
+{
+    char tmp[64];
+    unsigned long i;
+    int k;
+
+    if (c->is_null || c->kind == K_NULL) {
+        v->type = ASKDB_NULL;
+        return 0;
+    }
+    switch (c->kind) {
+    case K_INT:
+        v->type = ASKDB_INTEGER;
+        v->i = c->i;
+        return 0;
+    case K_UINT:
+        /* BIGINT UNSIGNED past INT64_MAX: only a real can hold it. */
+        if ((unsigned long long)c->i > (unsigned long long)INT64_MAX) {
+            v->type = ASKDB_REAL;
+            v->d = (double)(unsigned long long)c->i;
+        } else {
+            v->type = ASKDB_INTEGER;
+            v->i = c->i;
+        }
+        return 0;
+    case K_DOUBLE:
+        v->type = ASKDB_REAL;
+        v->d = c->d;
+        return 0;
+    case K_FLOAT:
+        v->type = ASKDB_REAL;
+        v->d = float_value(c->f);
+        return 0;
+    case K_DECIMAL: {
+        size_t n = c->len < sizeof tmp ? c->len : sizeof tmp - 1;
+        memcpy(tmp, c->data, n);
+        tmp[n] = '\0';
+        v->type = ASKDB_REAL;
+        v->d = strtod(tmp, NULL);
+        return 0;
+    }
+    case K_BIT:
+        v->type = ASKDB_INTEGER;
+        v->i = 0;
+        for (i = 0; i < c->len && i < 8; i++)
+            v->i = (long long)(((unsigned long long)v->i << 8) |
+                               (unsigned char)c->data[i]);
+        return 0;
+    case K_TIME:
+        k = time_text(&c->t, c->decimals, tmp, sizeof tmp);
+        if (k < 0)
+            k = 0;
+        if ((size_t)k >= sizeof tmp)
+            k = (int)sizeof tmp - 1;
+        v->s = malloc((size_t)k + 1);
+        if (!v->s)
+            return -1;
+        memcpy((char *)v->s, tmp, (size_t)k + 1);
+        v->len = (size_t)k;
+        v->type = ASKDB_TEXT;
+        return 0;
+    default: {
+        char *dst = malloc((size_t)c->len + 1);
+        if (!dst)
+            return -1;
+        if (c->len)
+            memcpy(dst, c->data, c->len);
+        dst[c->len] = '\0';
+        v->type = c->kind == K_BLOB ? ASKDB_BLOB : ASKDB_TEXT;
+        v->s = dst;
+        v->len = c->len;
+        return 0;
+    }
+    }
+}
+
+/* After a fetch: fetch again each column longer than its bound buffer,
+** into a buffer of its own (the bound one stays where the statement knows
+** it). 0, -1 out of memory, or 1 with a fetch error. */
+static int fetch_long(MYSQL_STMT *st, struct col *cols, int n)
+{
+    MYSQL_BIND b;
+    unsigned long got;
+    my_bool isnull, err;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        struct col *c = &cols[i];
+        c->data = c->buf;
+        if (c->is_null || !c->buf || c->len <= c->cap)
+            continue;
+        if (c->len > c->bigcap) {
+            char *p = realloc(c->big, c->len);
+            if (!p)
+                return -1;
+            c->big = p;
+            c->bigcap = c->len;
+        }
+        b = *c->b;
+        b.buffer = c->big;
+        b.buffer_length = c->len;
+        b.length = &got;
+        b.is_null = &isnull;
+        b.error = &err;
+        if (mysql_stmt_fetch_column(st, &b, (unsigned)i, 0))
+            return 1;
+        c->data = c->big;
+    }
+    return 0;
+}
+
+/* The error of a failed statement call: the statement's, else the
+** connection's (a fetch that meets the server's error packet sets only
+** the latter). */
+static unsigned stmt_errno(MYSQL_STMT *st, MYSQL *h, const char **msg)
+{
+    if (mysql_stmt_errno(st)) {
+        *msg = mysql_stmt_error(st);
+        return mysql_stmt_errno(st);
+    }
+    *msg = mysql_error(h);
+    return mysql_errno(h);
+}
+
+static askdb_status my_run(askdb_db *db, const char *sql, askdb_result **out,
+                           struct db_err *e)
+{
+    struct my *s = MY(db);
+    MYSQL_STMT *st = NULL;
+    MYSQL_RES *meta = NULL;
+    MYSQL_FIELD *fields;
+    MYSQL_BIND *binds = NULL;
+    struct col *cols = NULL;
+    askdb_result *r = NULL;
+    askdb_status ret;
+    long cap_cells = 0;
+    size_t bytes = 0, row_bytes;
+    double t0 = db_now_ms();
+    int i, ncols = 0, frc, fired, in_trx = 0, stopped = 0;
+    unsigned eno = 0;
+    char emsg[512] = "";
+    const char *m;
+
+    *out = NULL;
+    s->cancel = db->cancel;
+    ret = prepare_guarded(db, sql, &st, e);
+    if (ret)
+        return ret;
+    if (exec(s->h, "START TRANSACTION READ ONLY")) {
+        ret = server_error(db, s, mysql_errno(s->h), mysql_error(s->h), 0, e);
+        goto out;
+    }
+    in_trx = 1;
+    ret = ASKDB_ERR_NOMEM;
+    meta = mysql_stmt_result_metadata(st);
+    ncols = (int)mysql_stmt_field_count(st);
+    r = calloc(1, sizeof *r);
+    cols = calloc((size_t)ncols, sizeof *cols);
+    binds = calloc((size_t)ncols, sizeof *binds);
+    if (!meta || !r || !cols || !binds)
+        goto out;
+    fields = mysql_fetch_fields(meta);
+    r->cols = calloc((size_t)ncols, sizeof *r->cols);
+    r->decltypes = calloc((size_t)ncols, sizeof *r->decltypes);
+    if (!r->cols || !r->decltypes)
+        goto out;
+    r->ncols = ncols;
+    for (i = 0; i < ncols; i++) {
+        r->cols[i] = strdup(fields[i].name ? fields[i].name : "");
+        r->decltypes[i] = strdup(type_name(&fields[i]));
+        if (!r->cols[i] || !r->decltypes[i] ||
+            bind_col(&cols[i], &binds[i], &fields[i]))
+            goto out;
+    }
+    watch_start(s, db->query_timeout_ms > 0
+                       ? t0 + db->query_timeout_ms : 0);
+    if (mysql_stmt_execute(st) || mysql_stmt_bind_result(st, binds)) {
+        eno = stmt_errno(st, s->h, &m);
+        snprintf(emsg, sizeof emsg, "%s", m);
+        goto failed;
+    }
+    for (;;) {
+        askdb_value *row;
+        frc = mysql_stmt_fetch(st);
+        /* A statement killed while it sends rows (max_statement_time in
+        ** BENCHMARK()) ends with an error where the end of rows was due:
+        ** the rows so far are not the answer. */
+        if (frc == MYSQL_NO_DATA && !mysql_stmt_errno(st) &&
+            !mysql_errno(s->h))
+            break;
+        if (frc == 1 || frc == MYSQL_NO_DATA) {
+            eno = stmt_errno(st, s->h, &m);
+            snprintf(emsg, sizeof emsg, "%s", m);
+            goto failed;
+        }
+        if (r->nrows >= db->max_rows) {
+            r->truncated = 1;
+            stopped = 1;
+            break;
+        }
+        /* The whole row is measured first: a row that would take the
+        ** result over the byte cap is not copied at all. */
+        row_bytes = 0;
+        for (i = 0; i < ncols; i++)
+            row_bytes += col_cost(&cols[i]);
+        if (db->max_bytes && bytes + row_bytes > db->max_bytes) {
+            r->truncated = 2;
+            stopped = 1;
+            break;
+        }
+        bytes += row_bytes;
+        frc = fetch_long(st, cols, ncols);
+        if (frc < 0)
+            goto out;
+        if (frc > 0) {
+            eno = stmt_errno(st, s->h, &m);
+            snprintf(emsg, sizeof emsg, "%s", m);
+            goto failed;
+        }
+        if ((r->nrows + 1) * ncols > cap_cells) {
+            long nc = cap_cells ? cap_cells * 2 : ncols * 16;
+            askdb_value *p;
+            while (nc < (r->nrows + 1) * ncols)
+                nc *= 2;
+            p = realloc(r->cells, (size_t)nc * sizeof *p);
+            if (!p)
+                goto out;
+            r->cells = p;
+            cap_cells = nc;
+        }
+        row = &r->cells[r->nrows * ncols];
+        memset(row, 0, (size_t)ncols * sizeof *row);
+        r->nrows++;
+        for (i = 0; i < ncols; i++)
+            if (take_value(&cols[i], &row[i]))
+                goto out;
+    }
+    /* Rows the result will not hold are not read: the server stops. */
+    if (stopped)
+        watch_kill(s);
+    fired = watch_stop(s);
+    /* max_statement_time can end a statement early without an error
+    ** (BENCHMARK() over the binary protocol returns 0): a statement that
+    ** used its whole time is taken as cut short. */
+    if (!stopped && (fired == 1 || fired == 2 ||
+                     (db->query_timeout_ms > 0 &&
+                      db_now_ms() - t0 >= db->query_timeout_ms))) {
+        ret = server_error(db, s, ER_QUERY_INTERRUPTED, "", fired, e);
+        goto out;
+    }
+    r->exec_ms = db_now_ms() - t0;
+    *out = r;
+    r = NULL;
+    ret = ASKDB_OK;
+    goto out;
+failed:
+    fired = watch_stop(s);
+    if (fired == 1)
+        eno = ER_QUERY_INTERRUPTED; /* our deadline: a timeout */
+    ret = server_error(db, s, eno, emsg, fired, e);
+out:
+    if (ret == ASKDB_ERR_NOMEM) {
+        watch_stop(s);
+        e->ec = ASKDB_EC_RUNTIME;
+        snprintf(e->msg, sizeof e->msg, "out of memory reading the result");
+    }
+    if (st)
+        mysql_stmt_close(st); /* reads what is left of a killed result */
+    mysql_free_result(meta);
+    if (in_trx && !s->dead && exec(s->h, "ROLLBACK")) {
+        unsigned no = mysql_errno(s->h);
+        if (no == CR_SERVER_LOST || no == CR_SERVER_GONE_ERROR)
+            s->dead = 1;
+    }
+    for (i = 0; cols && i < ncols; i++) {
+        free(cols[i].buf);
+        free(cols[i].big);
+    }
+    free(cols);
+    free(binds);
+    askdb_result_free(r);
+    return ret;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Schema                                                                 */
+/* ---------------------------------------------------------------------- */
+
+/* Grow *arr (of *n elements of size sz) by one zeroed element. */
+static void *push(void *arrp, int *n, size_t sz)
+{
+    void **arr = arrp;
+    char *p = realloc(*arr, (size_t)(*n + 1) * sz);
+
+    if (!p)
+        return NULL;
+    memset(p + (size_t)*n * sz, 0, sz);
+    *arr = p;
+    return p + (size_t)(*n)++ * sz;
+}
+
+/* Append a name quoted for the session (ANSI_QUOTES): "a""b". */
+static void put_quoted(struct buf *b, const char *name)
+{
+    buf_putc(b, '"');
+    for (; *name; name++) {
+        if (*name == '"')
+            buf_putc(b, '"');
+        buf_putc(b, *name);
+    }
+    buf_putc(b, '"');
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s && *s ? strdup(s) : NULL;
+}
+
+/* No row cap for askdb's own queries: an explicit LIMIT wins over the
+** session's sql_select_limit (max_rows + 1), which is for questions. */
+#define ALL_ROWS "LIMIT 18446744073709551615"
+
+/* Run one of askdb's own queries; the whole result, or NULL with the
+** error on the handle. */
+static MYSQL_RES *query(MYSQL *h, const char *sql)
+{
+    if (mysql_real_query(h, sql, (unsigned long)strlen(sql)))
+        return NULL;
+    return mysql_store_result(h);
+}
+
+/* Index of a table by name in a sorted index (strcmp order); -1 if none. */
+struct tix {
+    const char *name;
+    int i;
+};
+
+static int tix_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct tix *)a)->name,
+                  ((const struct tix *)b)->name);
+}
+
+static int find_table(const struct tix *ix, int n, const char *name)
+{
+    struct tix key, *hit;
+
+    if (!name)
+        return -1;
+    key.name = name;
+    key.i = 0;
+    hit = bsearch(&key, ix, (size_t)n, sizeof *ix, tix_cmp);
+    return hit ? hit->i : -1;
+}
+
+static int find_col(const struct db_table *t, const char *name)
+{
+    int i;
+
+    for (i = 0; name && i < t->ncols; i++)
+        if (strcmp(t->cols[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+#define SAMPLE_ROWS 200
+#define SAMPLE_MAXLEN 40
+/* Tables per sampling statement (sample_batch()). */
+#define SAMPLE_BATCH 64
+
+static int has_sample(const struct db_column *c, const char *v)
+{
+    int i;
+
+    for (i = 0; i < c->nsamples; i++)
+        if (strcmp(c->samples[i], v) == 0)
+            return 1;
+    return 0;
+}
+
+/*
+** Samples from the first SAMPLE_ROWS + 1 rows of t, text columns only;
+** *nrows gets how many rows there were (SAMPLE_ROWS + 1 meaning "more").
+** A table that cannot be read (no privilege on it) gets no samples.
+** 0, or -1 out of memory.
+*/
+static int read_samples(MYSQL *h, struct db_table *t, int per_col,
+                        long *nrows)
+{
+    struct buf b;
+    MYSQL_RES *res;
+    MYSQL_ROW row;
+    MYSQL_FIELD *f;
+    unsigned long *lens;
+    int i;
+
+    *nrows = SAMPLE_ROWS + 1;
+    buf_init(&b, 0);
+    buf_puts(&b, "SELECT ");
+    for (i = 0; i < t->ncols; i++) {
+        if (i)
+            buf_puts(&b, ", ");
+        put_quoted(&b, t->cols[i].name);
+    }
+    buf_puts(&b, " FROM ");
+    put_quoted(&b, t->name);
+    buf_printf(&b, " LIMIT %d", SAMPLE_ROWS + 1);
+    if (buf_err(&b)) {
+        buf_free(&b);
+        return -1;
+    }
+    res = query(h, b.data);
+    buf_free(&b);
+    if (!res)
+        return 0;
+    f = mysql_fetch_fields(res);
+    *nrows = 0;
+    while ((row = mysql_fetch_row(res)) != NULL) {
+        if (++*nrows > SAMPLE_ROWS)
+            break;
+        lens = mysql_fetch_lengths(res);
+        for (i = 0; i < t->ncols && i < (int)mysql_num_fields(res); i++) {
+            struct db_column *c = &t->cols[i];
+            char **slot;
+            if (c->nsamples >= per_col || !row[i] || lens[i] == 0 ||
+                lens[i] > SAMPLE_MAXLEN || kind_of(&f[i]) != K_TEXT ||
+                memchr(row[i], '\0', lens[i]) || has_sample(c, row[i]))
+                continue;
+            slot = push(&c->samples, &c->nsamples, sizeof *slot);
+            if (!slot) {
+                mysql_free_result(res);
+                return -1;
+            }
+            *slot = strdup(row[i]);
+            if (!*slot) {
+                c->nsamples--;
+                mysql_free_result(res);
+                return -1;
+            }
+        }
+    }
+    mysql_free_result(res);
+    return 0;
+}
+
+/* Whether a COLUMN_TYPE holds text worth sampling (not binary). */
+static int is_text_type(const char *type)
+{
+    static const char *const prefixes[] = {
+        "varchar", "char", "tinytext", "text", "mediumtext", "longtext",
+        "enum", "set", NULL
+    };
+    int i;
+
+    for (i = 0; prefixes[i]; i++)
+        if (strncasecmp(type, prefixes[i], strlen(prefixes[i])) == 0)
+            return 1;
+    return 0;
+}
+
+/* Add v to c's samples unless it is there or c has enough. 0 or -1. */
+static int add_sample(struct db_column *c, const char *v, int per_col)
+{
+    char **slot;
+
+    if (c->nsamples >= per_col || !*v || strlen(v) > SAMPLE_MAXLEN ||
+        has_sample(c, v))
+        return 0;
+    slot = push(&c->samples, &c->nsamples, sizeof *slot);
+    if (!slot)
+        return -1;
+    *slot = strdup(v);
+    if (!*slot) {
+        c->nsamples--;
+        return -1;
+    }
+    return 0;
+}
+
+/*
+** Samples and sizes of n tables in one statement: per table its first
+** SAMPLE_ROWS + 1 rows as a JSON array of its short text values,
+**   (SELECT k, JSON_ARRAY(IF(LENGTH("c") <= 40, "c", NULL), ...)
+**      FROM "t" LIMIT 201) UNION ALL ...
+** so that thousands of tables cost tens of round trips, not thousands.
+** seen[k] gets the rows of tabs[k] (SAMPLE_ROWS + 1 meaning "more").
+** Returns 0, -1 out of memory, or 1 when the statement failed (a table
+** not readable, or locked): the caller then reads them one by one.
+*/
+static int sample_batch(MYSQL *h, struct db_table **tabs, int n, int per_col,
+                        long *seen)
+{
+    struct buf b;
+    MYSQL_RES *res;
+    MYSQL_ROW row;
+    unsigned long *lens;
+    int k, i, rc = 0;
+
+    buf_init(&b, 0);
+    for (k = 0; k < n; k++) {
+        struct db_table *t = tabs[k];
+        int any = 0;
+        seen[k] = 0;
+        buf_printf(&b, "%s(SELECT %d, JSON_ARRAY(", k ? " UNION ALL " : "",
+                   k);
+        for (i = 0; i < t->ncols && per_col > 0; i++) {
+            if (any++)
+                buf_puts(&b, ", ");
+            if (!is_text_type(t->cols[i].type)) {
+                buf_puts(&b, "NULL");
+                continue;
+            }
+            buf_puts(&b, "IF(LENGTH(");
+            put_quoted(&b, t->cols[i].name);
+            buf_printf(&b, ") <= %d, ", SAMPLE_MAXLEN);
+            put_quoted(&b, t->cols[i].name);
+            buf_puts(&b, ", NULL)");
+        }
+        buf_puts(&b, ") FROM ");
+        put_quoted(&b, t->name);
+        buf_printf(&b, " LIMIT %d)", SAMPLE_ROWS + 1);
+    }
+    if (buf_err(&b)) {
+        buf_free(&b);
+        return -1;
+    }
+    res = query(h, b.data);
+    buf_free(&b);
+    if (!res)
+        return 1;
+    while (rc == 0 && (row = mysql_fetch_row(res)) != NULL) {
+        json_t *arr;
+        long kk = row[0] ? strtol(row[0], NULL, 10) : -1;
+        if (kk < 0 || kk >= n || ++seen[kk] > SAMPLE_ROWS || !row[1] ||
+            per_col <= 0)
+            continue;
+        lens = mysql_fetch_lengths(res);
+        arr = json_loadb(row[1], lens[1], 0, NULL);
+        for (i = 0; arr && i < tabs[kk]->ncols; i++) {
+            const char *v = json_string_value(json_array_get(arr, (size_t)i));
+            if (v && add_sample(&tabs[kk]->cols[i], v, per_col))
+                rc = -1;
+        }
+        json_decref(arr);
+    }
+    mysql_free_result(res);
+    return rc;
+}
+
+/*
+** The tables and views of the current database, in four set-based
+** queries over information_schema (tables, columns, unique keys, foreign
+** keys), then per table the sample values. Row counts: the whole table
+** when the samples read it all (at most SAMPLE_ROWS), else the engine's
+** statistics (TABLE_ROWS, an estimate for InnoDB: rows_estimated).
+*/
+static askdb_status my_schema(askdb_db *db, struct db_schema *out)
+{
+    struct my *s = MY(db);
+    MYSQL_RES *res = NULL;
+    MYSQL_ROW row;
+    struct tix *ix = NULL;
+    long *estimates = NULL;
+    const char *what = "tables";
+    int i, n, ti, ci;
+    askdb_status rc = ASKDB_ERR_NOMEM;
+
+    memset(out, 0, sizeof *out);
+    if (s->dead || !s->h) {
+        if (s->h)
+            mysql_close(s->h);
+        s->h = NULL;
+        if (connect_main(db, s))
+            return ASKDB_ERR_DB;
+    }
+    if (session_limits(db, s))
+        goto dberr;
+    res = query(s->h,
+                "SELECT TABLE_NAME, TABLE_TYPE, TABLE_ROWS, TABLE_COMMENT "
+                "FROM information_schema.TABLES "
+                "WHERE TABLE_SCHEMA = DATABASE() "
+                "ORDER BY TABLE_NAME " ALL_ROWS);
+    if (!res)
+        goto dberr;
+    n = (int)mysql_num_rows(res);
+    ix = calloc((size_t)n + 1, sizeof *ix);
+    estimates = calloc((size_t)n + 1, sizeof *estimates);
+    if (!ix || !estimates)
+        goto out;
+    while ((row = mysql_fetch_row(res)) != NULL) {
+        struct db_table *t = push(&out->tables, &out->ntables, sizeof *t);
+        if (!t)
+            goto out;
+        t->name = strdup(row[0] ? row[0] : "");
+        t->is_view = row[1] && strcmp(row[1], "VIEW") == 0;
+        t->rows = -1;
+        estimates[out->ntables - 1] = row[2] ? strtol(row[2], NULL, 10) : -1;
+        if (!t->is_view && row[3] && *row[3]) {
+            t->comment = strdup(row[3]);
+            if (!t->comment)
+                goto out;
+        }
+        if (!t->name)
+            goto out;
+    }
+    mysql_free_result(res);
+    res = NULL;
+    for (i = 0; i < out->ntables; i++) {
+        ix[i].name = out->tables[i].name;
+        ix[i].i = i;
+    }
+    qsort(ix, (size_t)out->ntables, sizeof *ix, tix_cmp);
+
+    what = "columns";
+    res = query(s->h,
+                "SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, "
+                "COLUMN_DEFAULT, COLUMN_COMMENT "
+                "FROM information_schema.COLUMNS "
+                "WHERE TABLE_SCHEMA = DATABASE() "
+                "ORDER BY TABLE_NAME, ORDINAL_POSITION " ALL_ROWS);
+    if (!res)
+        goto dberr;
+    while ((row = mysql_fetch_row(res)) != NULL) {
+        struct db_column *c;
+        ti = find_table(ix, out->ntables, row[0]);
+        if (ti < 0)
+            continue;
+        c = push(&out->tables[ti].cols, &out->tables[ti].ncols, sizeof *c);
+        if (!c)
+            goto out;
+        c->name = strdup(row[1] ? row[1] : "");
+        c->type = strdup(row[2] ? row[2] : "");
+        c->notnull = row[3] && strcmp(row[3], "NO") == 0;
+        /* MariaDB writes no default as NULL and a NULL default as
+        ** "NULL": neither is worth a word in the prompt; nor are the
+        ** defaults a view's columns report. */
+        if (row[4] && strcmp(row[4], "NULL") != 0 &&
+            !out->tables[ti].is_view) {
+            c->dflt = strdup(row[4]);
+            if (!c->dflt)
+                goto out;
+        }
+        if (row[5] && *row[5]) {
+            c->comment = strdup(row[5]);
+            if (!c->comment)
+                goto out;
+        }
+        if (!c->name || !c->type)
+            goto out;
+    }
+    mysql_free_result(res);
+    res = NULL;
+
+    /* Primary and unique keys: one row per key column, in key order. */
+    what = "keys";
+    res = query(s->h,
+                "SELECT TABLE_NAME, INDEX_NAME, COLUMN_NAME, SEQ_IN_INDEX "
+                "FROM information_schema.STATISTICS "
+                "WHERE TABLE_SCHEMA = DATABASE() AND NON_UNIQUE = 0 "
+                "ORDER BY TABLE_NAME, INDEX_NAME = 'PRIMARY' DESC, "
+                "INDEX_NAME, SEQ_IN_INDEX " ALL_ROWS);
+    if (!res)
+        goto dberr;
+    {
+        struct buf u;
+        char *cur_index = NULL;
+        int cur_table = -1, bad = 0;
+
+        buf_init(&u, 0);
+        for (;;) {
+            row = mysql_fetch_row(res);
+            /* A finished unique key goes to its table. */
+            if (cur_table >= 0 && cur_index &&
+                (!row || find_table(ix, out->ntables, row[0]) != cur_table ||
+                 !row[1] || strcmp(row[1], cur_index) != 0)) {
+                if (strcmp(cur_index, "PRIMARY") != 0 && !bad && u.len) {
+                    struct db_table *t = &out->tables[cur_table];
+                    char **slot = push(&t->uniques, &t->nuniques,
+                                       sizeof *slot);
+                    if (!slot || !(*slot = buf_steal(&u))) {
+                        free(cur_index);
+                        buf_free(&u);
+                        goto out;
+                    }
+                }
+                buf_free(&u);
+                buf_init(&u, 0);
+                free(cur_index);
+                cur_index = NULL;
+                bad = 0;
+            }
+            if (!row)
+                break;
+            ti = find_table(ix, out->ntables, row[0]);
+            if (ti < 0 || !row[1])
+                continue;
+            if (!cur_index) {
+                cur_index = strdup(row[1]);
+                cur_table = ti;
+                if (!cur_index) {
+                    buf_free(&u);
+                    goto out;
+                }
+            }
+            ci = find_col(&out->tables[ti], row[2]);
+            if (ci < 0) { /* an expression key: not a column list */
+                bad = 1;
+                continue;
+            }
+            if (strcmp(row[1], "PRIMARY") == 0) {
+                out->tables[ti].cols[ci].pk =
+                    row[3] ? (int)strtol(row[3], NULL, 10) : 1;
+                continue;
+            }
+            if (u.len)
+                buf_puts(&u, ", ");
+            schema_put_ident(&u, row[2]);
+        }
+        buf_free(&u);
+    }
+    mysql_free_result(res);
+    res = NULL;
+
+    what = "foreign keys";
+    res = query(s->h,
+                "SELECT TABLE_NAME, COLUMN_NAME, REFERENCED_TABLE_NAME, "
+                "REFERENCED_COLUMN_NAME "
+                "FROM information_schema.KEY_COLUMN_USAGE "
+                "WHERE TABLE_SCHEMA = DATABASE() "
+                "AND REFERENCED_TABLE_SCHEMA = DATABASE() "
+                "AND REFERENCED_TABLE_NAME IS NOT NULL "
+                "ORDER BY TABLE_NAME, CONSTRAINT_NAME, ORDINAL_POSITION " ALL_ROWS);
+    if (!res)
+        goto dberr;
+    while ((row = mysql_fetch_row(res)) != NULL) {
+        struct db_fkey *f;
+        ti = find_table(ix, out->ntables, row[0]);
+        if (ti < 0 || !row[1] || !row[2])
+            continue;
+        f = push(&out->tables[ti].fks, &out->tables[ti].nfks, sizeof *f);
+        if (!f)
+            goto out;
+        f->from = strdup(row[1]);
+        f->table = strdup(row[2]);
+        f->to = dup_or_null(row[3]);
+        if (!f->from || !f->table || (row[3] && *row[3] && !f->to))
+            goto out;
+    }
+    mysql_free_result(res);
+    res = NULL;
+
+    /* Samples and row counts, table by table (views are not run). A
+    ** table another session has locked is not waited for: it goes
+    ** without samples (lock_wait_timeout 0 is NOWAIT; the next statement
+    ** sets the limits again). */
+    if (exec(s->h, "SET SESSION lock_wait_timeout = 0") == 0)
+        s->set_timeout_ms = -1;
+    for (i = 0; i < out->ntables; i += SAMPLE_BATCH) {
+        struct db_table *tabs[SAMPLE_BATCH];
+        long seen[SAMPLE_BATCH];
+        int idx[SAMPLE_BATCH], k, m = 0, brc;
+
+        for (k = i; k < out->ntables && k < i + SAMPLE_BATCH; k++)
+            if (!out->tables[k].is_view && out->tables[k].ncols > 0) {
+                idx[m] = k;
+                tabs[m++] = &out->tables[k];
+            }
+        if (!m)
+            continue;
+        brc = sample_batch(s->h, tabs, m, db->sample_values, seen);
+        if (brc < 0)
+            goto out;
+        for (k = 0; k < m; k++) {
+            struct db_table *t = tabs[k];
+            long est = estimates[idx[k]];
+            if (brc > 0) { /* one by one: the unreadable one goes alone */
+                seen[k] = SAMPLE_ROWS + 1;
+                if (read_samples(s->h, t, db->sample_values, &seen[k]))
+                    goto out;
+            }
+            if (seen[k] <= SAMPLE_ROWS) {
+                t->rows = seen[k] > db->count_cap ? db->count_cap : seen[k];
+                t->rows_capped = seen[k] > db->count_cap;
+            } else if (est >= 0) {
+                t->rows = est;
+                t->rows_estimated = 1;
+            }
+        }
+    }
+    rc = ASKDB_OK;
+    goto out;
+dberr:
+    snprintf(db->errmsg, sizeof db->errmsg,
+             "cannot read the schema (%s) of %s: %s (error %u)", what,
+             db->label, mysql_error(s->h), mysql_errno(s->h));
+    if (mysql_errno(s->h) == CR_SERVER_LOST ||
+        mysql_errno(s->h) == CR_SERVER_GONE_ERROR)
+        s->dead = 1;
+    rc = ASKDB_ERR_DB;
+out:
+    if (rc == ASKDB_ERR_NOMEM)
+        snprintf(db->errmsg, sizeof db->errmsg,
+                 "out of memory reading the schema of %s", db->label);
+    mysql_free_result(res);
+    free(ix);
+    free(estimates);
+    return rc;
+}
+
+#endif /* ASKDB_HAVE_MARIADB */
+
+const struct db_driver db_mariadb_driver = {
+    "mariadb", "MariaDB", my_open, my_close, my_schema, my_check, my_run
+};

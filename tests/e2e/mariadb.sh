@@ -1,0 +1,681 @@
+#!/usr/bin/env bash
+# tests/e2e/mariadb.sh - askdb against a real, private MariaDB server.
+#
+#   ASKDB=build/asan/askdb FAKE_LLM=build/asan/fake_llm bash tests/e2e/mariadb.sh
+#   bash tests/e2e/mariadb.sh --filter 'refuse|fault'   (ERE on test names)
+#   E2E_VERBOSE=1  show the last commands of a failed test
+#   E2E_KEEP=1     keep the temp dir (server logs in srv/, tests in t/)
+#   MARIADB_TABLES=N  tables of the many-tables test (default 2000)
+#
+# The run starts its own server (tests/e2e/mariadb_server.sh: a mktemp
+# dir, a free loopback port, the `mysql` OS user when root), loads
+# examples/shop.db into it with scripts/load_mariadb.py, and creates a
+# read-only user (SELECT only) and a writer (every privilege on the
+# database, and FILE): askdb's own layers must hold even for the writer.
+# The server is stopped on exit. Output: "ok NAME" or "FAIL NAME: reason"
+# per test, then "N passed, M failed"; exit 0 only when M is 0. Every askdb
+# run is checked for sanitizer reports and for a password in its output.
+set -u
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+abspath() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s/%s\n' "$PWD" "$1" ;; esac; }
+ASKDB=$(abspath "${ASKDB:-$ROOT/build/asan/askdb}")
+FAKE_LLM=$(abspath "${FAKE_LLM:-$ROOT/build/asan/fake_llm}")
+SHOP_DB=$(abspath "${SHOP_DB:-$ROOT/examples/shop.db}")
+NTABLES=${MARIADB_TABLES:-2000}
+
+FILTER=
+while [ $# -gt 0 ]; do
+    case $1 in
+    --filter) FILTER=$2; shift 2 ;;
+    --filter=*) FILTER=${1#--filter=}; shift ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    *) echo "mariadb.sh: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+done
+
+for _v in $(compgen -e); do
+    case $_v in ASKDB_*|MYSQL_*|MARIADB_*) unset "$_v" ;; esac
+done
+unset OPENAI_API_KEY ANTHROPIC_API_KEY http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
+export no_proxy='127.0.0.1,localhost' NO_PROXY='127.0.0.1,localhost'
+export ASKDB_RETRY_BASE_MS=1 LC_ALL=C PYTHONUTF8=1
+RUN_LIMIT_S=${E2E_RUN_LIMIT_S:-60}
+
+for _f in "$ASKDB" "$FAKE_LLM"; do
+    [ -x "$_f" ] || { echo "mariadb.sh: $_f is not built" >&2; exit 2; }
+done
+[ -f "$SHOP_DB" ] || { echo "mariadb.sh: $SHOP_DB is missing (make examples/shop.db)" >&2; exit 2; }
+for _c in mariadbd mariadb-install-db mariadb; do
+    command -v "$_c" >/dev/null || { echo "mariadb.sh: $_c is missing (scripts/deps.sh installs mariadb-server)" >&2; exit 2; }
+done
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/askdb-mariadb.XXXXXX") || exit 2
+chmod 755 "$TMP"
+# askdb's own files, and ~/.my.cnf: nothing of the developer's is read.
+export ASKDB_CACHE_DIR=$TMP/cache XDG_STATE_HOME=$TMP/state HOME=$TMP/home
+mkdir -p "$HOME"
+: >"$TMP/pids"
+
+# shellcheck source=tests/e2e/mariadb_server.sh
+. "$HERE/mariadb_server.sh"
+
+cleanup() {
+    local pid
+    while read -r pid; do [ -n "$pid" ] && kill "$pid" 2>/dev/null; done <"$TMP/pids"
+    mdb_stop
+    if [ -n "${E2E_KEEP:-}" ]; then
+        echo "mariadb.sh: kept $TMP ${SRV:-}" >&2
+    else
+        rm -rf "$TMP"
+        case ${SRV:-} in /dev/shm/askdb-mariadb.*) rm -rf "$SRV" ;; esac
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+RO_PW='ro-Pass:w0rd@7'     # ':' and '@' must survive the URL
+RW_PW='rw-Secret-8831'
+RO_PW_ENC='ro-Pass%3Aw0rd%407'
+
+# The server's files on tmpfs when there is one: a durable disk makes
+# creating thousands of tables take minutes (fsync), and nothing here
+# needs to survive the run.
+SRV=$TMP/srv
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+    SRV=$(mktemp -d /dev/shm/askdb-mariadb.XXXXXX) || exit 2
+fi
+mdb_start "$SRV" || exit 1
+python3 "$ROOT/scripts/load_mariadb.py" --socket "$MDB_SOCK" --user root \
+    --sqlite "$SHOP_DB" --db shop --quiet || { echo "mariadb.sh: loading shop failed" >&2; exit 1; }
+mdb_admin <<SQL || { echo "mariadb.sh: setting up users failed" >&2; exit 1; }
+CREATE USER 'ro'@'%' IDENTIFIED BY '$RO_PW';
+GRANT SELECT ON shop.* TO 'ro'@'%';
+CREATE USER 'rw'@'%' IDENTIFIED BY '$RW_PW';
+GRANT ALL PRIVILEGES ON shop.* TO 'rw'@'%';
+GRANT FILE ON *.* TO 'rw'@'%';
+ALTER TABLE shop.orders COMMENT = 'One row per checkout';
+CREATE DATABASE types;
+CREATE TABLE types.t (
+  i INT, u BIGINT UNSIGNED, d DECIMAL(10,2), f FLOAT, g DOUBLE, b BIT(8),
+  ok BOOL, dt DATE, ts DATETIME(3), tm TIME, c CHAR(3), v VARCHAR(20),
+  tx TEXT, bl BLOB, vb VARBINARY(4), e ENUM('red','green'), n INT
+);
+INSERT INTO types.t VALUES (-7, 18446744073709551615, 12.34, 1.1, 2.5,
+  b'00000101', TRUE, '2024-02-29', '2024-02-29 13:14:15.125', '-25:00:01',
+  'abc', 'Zoë', 'long text', X'00FF', X'0102', 'green', NULL);
+GRANT SELECT ON types.* TO 'ro'@'%';
+SQL
+
+RO_URL="mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/shop"
+RW_URL="mariadb://rw:$RW_PW@127.0.0.1:$MDB_PORT/shop"
+
+# --------------------------------------------------------------------------
+# Helpers (inside a test's subshell; T is the test's directory)
+# --------------------------------------------------------------------------
+fail() {
+    printf '%s\n' "$(printf '%s' "$*" | tr '\n' '|' | cut -c1-700)" >"$T/.fail"
+    exit 1
+}
+now_ms() { local t=${EPOCHREALTIME/./}; t=${t#0}; echo $((t / 1000)); }
+
+# run ARGS...: askdb with stdout in $T/out, stderr in $T/err; RC, ELAPSED_MS.
+run() {
+    local t0
+    t0=$(now_ms)
+    timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" "$@" </dev/null >"$T/out" 2>"$T/err"
+    RC=$?
+    ELAPSED_MS=$(($(now_ms) - t0))
+    { printf '$ askdb'; printf ' %q' "$@"; printf '\n-> exit %s in %s ms\n' "$RC" "$ELAPSED_MS"
+      sed 's/^/  stderr: /' "$T/err" | head -20; } >>"$T/.trace"
+    [ "$RC" != 124 ] && [ "$RC" != 137 ] || fail "askdb $* did not finish within $RUN_LIMIT_S s"
+    after_run "$*"
+}
+after_run() {
+    if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:|SUMMARY: (Address|UndefinedBehavior|Leak)Sanitizer' "$T/err"; then
+        fail "sanitizer report from: askdb $1 :: $(grep -m3 -E 'Sanitizer|runtime error' "$T/err")"
+    fi
+    if grep -qF -e "$RO_PW" -e "$RO_PW_ENC" -e "$RW_PW" "$T/out" "$T/err"; then
+        fail "a password was printed by: askdb $1"
+    fi
+}
+expect_rc() { [ "$RC" = "$1" ] || fail "exit $RC, expected $1 (stderr: $(head -c 400 "$T/err"))"; }
+expect_err_has() { grep -qF -- "$1" "$T/err" || fail "stderr lacks '$1' (stderr: $(head -c 500 "$T/err"))"; }
+expect_out_has() { grep -qF -- "$1" "$T/out" || fail "stdout lacks '$1' (stdout: $(head -c 500 "$T/out"))"; }
+expect_out() {
+    # shellcheck disable=SC2059
+    printf -- "$@" >"$T/expected"
+    cmp -s "$T/expected" "$T/out" || fail "stdout differs: expected $(head -c 300 "$T/expected" | od -c | head -5) got $(head -c 300 "$T/out")"
+}
+expect_faster() { [ "$ELAPSED_MS" -lt "$1" ] || fail "took $ELAPSED_MS ms, expected under $1 ms"; }
+
+# pycheck CODE [ARGS]: Python assertions with out, err (text), reqs (the
+# model's request log), args.
+pycheck() {
+    local code=$1 msg
+    shift
+    msg=$(python3 - "$T" "${LLMLOG:-}" "$code" "$@" <<'PY' 2>&1
+import json, os, sys
+tdir, log, code = sys.argv[1:4]
+args = sys.argv[4:]
+rd = lambda p: open(p, encoding="utf-8", errors="replace", newline="").read() if os.path.exists(p) else ""
+out, err = rd(os.path.join(tdir, "out")), rd(os.path.join(tdir, "err"))
+reqs = [json.loads(l) for l in open(log, encoding="utf-8") if l.strip()] if log and os.path.exists(log) else []
+def msgs(i): return reqs[i]["body"]["messages"]
+def user(i): return [m for m in msgs(i) if m["role"] == "user"][-1]["content"]
+try:
+    exec(code, globals())
+except AssertionError as e:
+    print(str(e) or "assertion failed"); sys.exit(1)
+except Exception as e:
+    print("%s: %s" % (type(e).__name__, e)); sys.exit(1)
+PY
+    ) || fail "$msg"
+}
+
+# The scripted model (tests/fake_llm): start_llm SCRIPT_JSON sets URL, LLMLOG.
+LLM_N=0
+start_llm() {
+    local d pid _
+    stop_llm
+    LLM_N=$((LLM_N + 1))
+    d="$T/llm$LLM_N"
+    mkdir -p "$d"
+    printf '%s' "$1" >"$d/script.json"
+    LLMLOG="$d/log"
+    : >"$LLMLOG"
+    "$FAKE_LLM" --script "$d/script.json" --log "$LLMLOG" --port 0 --port-file "$d/port" 2>"$d/stderr" &
+    pid=$!
+    echo "$pid" >"$T/.llm"
+    echo "$pid" >>"$TMP/pids"
+    for _ in $(seq 1 100); do
+        [ -s "$d/port" ] && break
+        sleep 0.05
+    done
+    [ -s "$d/port" ] || fail "fake_llm did not start"
+    URL="http://127.0.0.1:$(cat "$d/port")"
+}
+stop_llm() {
+    [ -s "$T/.llm" ] || return 0
+    kill "$(cat "$T/.llm")" 2>/dev/null
+    wait "$(cat "$T/.llm")" 2>/dev/null
+    : >"$T/.llm"
+}
+replies() { python3 -c 'import json,sys; print(json.dumps([{"content": a} for a in sys.argv[1:]]))' "$@"; }
+always() { python3 -c 'import json,sys; print(json.dumps([{"content": sys.argv[1], "repeat": True}]))' "$1"; }
+fence() { printf '```sql\n%s\n```' "$1"; }
+
+# The data of shop as one hash: every table's CHECKSUM, the list of tables
+# and views, and the files under secure_file_priv.
+data_hash() {
+    {
+        mdb_admin -N -e "CHECKSUM TABLE shop.categories, shop.products, shop.customers, shop.orders, shop.order_items, shop.payments EXTENDED;
+            SELECT TABLE_NAME, TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'shop' ORDER BY 1;
+            SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA NOT IN ('shop', 'types', 'many', 'mysql', 'information_schema', 'performance_schema', 'sys');
+            SELECT COUNT(*) FROM mysql.global_priv"
+        find "$MDB_DIR/files" | LC_ALL=C sort
+    } | sha256sum | cut -d' ' -f1
+}
+
+# corpus FILE: its statements, NUL-terminated ("expect<TAB>sql"), with
+# @FILES@ made the server's file directory.
+corpus() {
+    python3 -c 'import json, sys
+out = sys.stdout.buffer
+for l in open(sys.argv[1], encoding="utf-8"):
+    d = json.loads(l)
+    if "sql" in d and "\0" not in d["sql"]:  # argv cannot carry a NUL
+        out.write((d["expect"] + "\t" + d["sql"].replace("@FILES@", sys.argv[2])).encode() + b"\0")' "$1" "$MDB_DIR/files"
+}
+
+# Statements running on the server now whose text has $1.
+running_like() {
+    mdb_admin -N -e "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE '%$1%' AND ID <> CONNECTION_ID()"
+}
+
+# --------------------------------------------------------------------------
+# Tests
+# --------------------------------------------------------------------------
+
+schema_shows_keys_comments_and_estimates() {
+    run schema "$RO_URL"
+    expect_rc 0
+    pycheck '
+s = out
+for x in ("CREATE TABLE categories", "CREATE TABLE orders (", "CREATE VIEW customer_revenue",
+          "FOREIGN KEY (customer_id) REFERENCES customers(id)", "UNIQUE (order_id, product_id)",
+          "-- EUR, = SUM(quantity * unit_price) of its items", "One row per checkout",
+          "id bigint(20) PRIMARY KEY", "); -- 10 rows", "); -- 40 rows"):
+    assert x in s, "schema lacks %r:\n%s" % (x, s[:1500])
+o = s[s.index("CREATE TABLE orders ("):]
+o = o[:o.index("\n);") + 40]
+assert "about 250 rows" in o, "orders (250 rows, over the sample) has no estimate: " + o
+assert "e.g. " in s and "Olivia" in s, "no sample values"
+assert "types" not in s.split("CREATE")[0], s[:200]
+'
+    # The same over the socket, with mysql:// and the database in the URL.
+    run schema "mysql://ro:$RO_PW_ENC@localhost/shop?socket=$MDB_SOCK"
+    expect_rc 0
+    expect_out_has "CREATE TABLE payments"
+}
+
+sql_converts_every_type() {
+    run sql -f json "mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/types" "SELECT * FROM t"
+    expect_rc 0
+    pycheck '
+j = json.loads(out)
+assert j["columns"] == ["i","u","d","f","g","b","ok","dt","ts","tm","c","v","tx","bl","vb","e","n"], j["columns"]
+r = j["rows"][0]
+assert abs(r[1] - 18446744073709551615) < 1e5, r[1]
+r[1] = 1.8446744073709552e19
+want = [-7, 1.8446744073709552e19, 12.34, 1.1, 2.5, 5, 1, "2024-02-29",
+        "2024-02-29 13:14:15.125", "-25:00:01", "abc", "Zo\u00eb", "long text",
+        {"blob_hex": "00ff"}, {"blob_hex": "0102"}, "green", None]
+assert r == want, "\n%r\n%r" % (r, want)
+'
+    # ANSI: double quotes name columns, || concatenates; standard strings.
+    run sql -f csv "$RO_URL" "SELECT \"first_name\" || ' ' || last_name AS n, 'a\\b' AS bs FROM customers WHERE id = 1"
+    expect_rc 0
+    expect_out 'n,bs\r\nOlivia Brown,a\\b\r\n'
+}
+
+sql_limits_rows_and_bytes() {
+    run sql -f json --max-rows 3 "$RO_URL" "SELECT id FROM orders ORDER BY id"
+    expect_rc 0
+    pycheck '
+j = json.loads(out)
+assert j["rows"] == [[1], [2], [3]] and j["truncated"] == "rows", j
+'
+    run sql -f json --max-rows 3 "$RO_URL" "SELECT id FROM orders ORDER BY id LIMIT 3"
+    expect_rc 0
+    pycheck 'assert json.loads(out)["truncated"] is False, out'
+    run sql -f json --max-bytes 100000 "$RO_URL" "SELECT id, REPEAT('0123456789', 3000) AS pad FROM orders ORDER BY id"
+    expect_rc 0
+    pycheck '
+j = json.loads(out)
+assert j["truncated"] == "bytes" and j["row_count"] == 3, (j["truncated"], j["row_count"])
+assert all(len(r[1]) == 30000 for r in j["rows"])
+'
+    # A huge result stops at once: the rest is not read (KILL QUERY).
+    run sql -f csv --max-bytes 100000 --timeout 20000 "$RO_URL" \
+        "SELECT REPEAT('x', 50000) FROM orders a, orders b, orders c"
+    expect_rc 0
+    expect_faster 5000
+    [ "$(running_like "orders a, orders b, orders c")" = 0 ] || fail "the big query still runs on the server"
+}
+
+sql_timeout_kills_the_query_on_the_server() {
+    run sql --timeout 500 "$RO_URL" "SELECT SLEEP(30)"
+    expect_rc 1
+    expect_err_has "500 ms time limit"
+    expect_faster 3000
+    sleep 0.2
+    [ "$(running_like 'SLEEP(30)')" = 0 ] || fail "SLEEP(30) still runs on the server"
+    run sql --timeout 500 "$RO_URL" "SELECT BENCHMARK(2000000000, MD5('x'))"
+    expect_rc 1
+    expect_err_has "500 ms time limit"
+    expect_faster 3000
+    [ "$(running_like 'BENCHMARK(2000000000')" = 0 ] || fail "BENCHMARK still runs on the server"
+    # The same through ask: each attempt is a timeout, and the model hears it.
+    start_llm "$(always "$(fence "SELECT SLEEP(30) AS s")")"
+    run ask --llm-url "$URL" --model test --timeout 400 -f json --no-question-check "$RO_URL" "Sleep"
+    expect_rc 1
+    pycheck '
+j = json.loads(out)
+assert [a["error"] for a in j["attempts"]] == ["timeout"] * 3, j["attempts"]
+'
+}
+
+ctrl_c_kills_the_running_query() {
+    # Only askdb's own KILL QUERY can stop this in time: the server's limit
+    # is the 30 s --timeout.
+    local pid t0 _
+    start_llm "$(always "$(fence "SELECT SLEEP(25) AS s")")"
+    env --default-signal=INT "$ASKDB" ask --llm-url "$URL" --model test --timeout 30000 \
+        --no-question-check "$RO_URL" "Sleep a while" >"$T/out" 2>"$T/err" &
+    pid=$!
+    for _ in $(seq 1 100); do
+        [ "$(running_like 'SLEEP(25)')" = 1 ] && break
+        sleep 0.1
+    done
+    [ "$(running_like 'SLEEP(25)')" = 1 ] || fail "the query never started on the server"
+    t0=$(now_ms)
+    kill -INT "$pid"
+    wait "$pid"
+    RC=$?
+    ELAPSED_MS=$(($(now_ms) - t0))
+    after_run "ask (Ctrl-C)"
+    expect_rc 130
+    expect_faster 3000
+    expect_err_has "cancelled"
+    sleep 0.3
+    [ "$(running_like 'SLEEP(25)')" = 0 ] || fail "SLEEP(25) still runs on the server after Ctrl-C"
+}
+
+ask_answers_and_repairs_with_the_model() {
+    local bad good
+    bad=$(fence 'SELECT id, first_nam FROM customers ORDER BY id LIMIT 3')
+    good=$(fence 'SELECT id, first_name FROM customers ORDER BY id LIMIT 3')
+    start_llm "$(replies "$bad" "$good" "$(fence "SELECT 'extra' AS oops")")"
+    run ask --llm-url "$URL" --model test -f csv --no-question-check "$RO_URL" "First three customers?"
+    expect_rc 0
+    expect_out 'id,first_name\r\n1,Olivia\r\n2,Alejandro\r\n3,Luc\303\255a\r\n'
+    pycheck '
+assert len(reqs) == 2, len(reqs)
+sys0 = msgs(0)[0]["content"] + msgs(0)[1]["content"]
+assert "MariaDB" in sys0, "the prompt does not name the dialect"
+assert "One row per checkout" in sys0 and "EUR, = SUM(quantity" in sys0, "comments missing from the prompt"
+last = user(1)
+assert "no such column: first_nam" in last, last
+assert "customers.first_name" in last, "no hint naming the real column: " + last
+'
+    start_llm "$(replies "$(fence "SELECT status, COUNT(*) AS n FROM orders GROUP BY status ORDER BY status")")"
+    run ask --llm-url "$URL" --model test -f csv --no-question-check "$RO_URL" "Orders per status?"
+    expect_rc 0
+    sqlite3 -csv -header "$SHOP_DB" "SELECT status, COUNT(*) AS n FROM orders GROUP BY status ORDER BY status" | sed 's/$/\r/' >"$T/want"
+    cmp -s "$T/want" "$T/out" || fail "MariaDB and SQLite disagree: $(cat "$T/out") vs $(cat "$T/want")"
+}
+
+# tests/security/mariadb_corpus.jsonl: each statement refused by `askdb
+# sql` (exit 1, "refused"), as the writer; the data, the tables and the
+# server's file directory unchanged after each.
+refuses_writes_and_escapes_with_data_unchanged() {
+    local h0 h q n
+    h0=$(data_hash)
+    corpus "$ROOT/tests/security/mariadb_corpus.jsonl" >"$T/corpus"
+    [ "$(tr -cd '\0' <"$T/corpus" | wc -c)" -gt 60 ] || fail "the corpus is short"
+    while IFS=$'\t' read -r -d '' _ q; do
+        run sql -f csv "$RW_URL" "$q"
+        [ "$RC" = 1 ] || fail "exit $RC for: $q ($(head -c 200 "$T/out"))"
+        grep -q "refused" "$T/err" || echo "$q :: $(head -c 200 "$T/err")" >>"$T/not_refused"
+        [ ! -s "$T/out" ] || fail "rows printed for: $q"
+        h=$(data_hash)
+        [ "$h" = "$h0" ] || fail "the data or the server's files changed after: $q"
+    done <"$T/corpus"
+    [ ! -s "$T/not_refused" ] || fail "failed but not as refused: $(cat "$T/not_refused")"
+    # Through ask, a few, as the model's replies.
+    local stmt
+    for stmt in "DELETE FROM orders" "SELECT 1; DROP TABLE orders" "SELECT LOAD_FILE('/etc/passwd') AS f" \
+                "SELECT * FROM orders INTO OUTFILE '$MDB_DIR/files/o.txt'" "INSERT INTO categories (id, name) VALUES (997, 'z') RETURNING id"; do
+        start_llm "$(always "$(fence "$stmt")")"
+        run ask --llm-url "$URL" --model test -f json --no-question-check "$RW_URL" "Please change the data"
+        expect_rc 1
+        pycheck '
+j = json.loads(out)
+assert [a["error"] for a in j["attempts"]] == ["refused"] * 3, (args[0], j["attempts"])
+' "$stmt"
+        [ "$(data_hash)" = "$h0" ] || fail "ask changed the data with: $stmt"
+    done
+    n=$(mdb_admin -N -e "SELECT IS_FREE_LOCK('askdb')")
+    [ "$n" = 1 ] || fail "a user lock is held after the run"
+}
+
+sqlite_corpus_changes_nothing() {
+    # The SQLite attack corpus (tests/security/corpus.jsonl), as the writer:
+    # in MariaDB's dialect most of it is refused or fails; whatever it
+    # does, nothing changes. A statement the corpus expects to be refused
+    # or to fail must not succeed here either.
+    local h0 q expect
+    h0=$(data_hash)
+    corpus "$ROOT/tests/security/corpus.jsonl" >"$T/corpus"
+    while IFS=$'\t' read -r -d '' expect q; do
+        run sql -f csv --timeout 500 "$RW_URL" "$q"
+        case $expect:$RC in
+        any:0|any:1|refuse:1|fail:1) ;;
+        *) fail "exit $RC (expected $expect) for: $q" ;;
+        esac
+    done <"$T/corpus"
+    [ "$(data_hash)" = "$h0" ] || fail "the SQLite corpus changed the data"
+}
+
+server_layers_hold_without_the_text_guard() {
+    # What askdb's session does, statement by statement, for the writer:
+    # the server itself refuses the writes the text scan catches first.
+    local out
+    out=$(mariadb --no-defaults -h127.0.0.1 -P"$MDB_PORT" -urw -p"$RW_PW" shop 2>&1 <<'SQL'
+SET SESSION TRANSACTION READ ONLY;
+START TRANSACTION READ ONLY;
+DELETE FROM orders;
+SQL
+)
+    case $out in *1792*) ;; *) fail "a READ ONLY transaction let DELETE through: $out" ;; esac
+    out=$(mariadb --no-defaults -h127.0.0.1 -P"$MDB_PORT" -urw -p"$RW_PW" shop 2>&1 <<'SQL'
+SET SESSION TRANSACTION READ ONLY;
+INSERT INTO categories (id, name) VALUES (996, 'w') RETURNING id;
+SQL
+)
+    case $out in *1792*) ;; *) fail "a read-only session let INSERT ... RETURNING through: $out" ;; esac
+    out=$(mariadb --no-defaults -h127.0.0.1 -P"$MDB_PORT" -urw -p"$RW_PW" shop 2>&1 <<'SQL'
+PREPARE s FROM 'SELECT 1; DELETE FROM orders';
+SQL
+)
+    case $out in *1064*) ;; *) fail "prepare took two statements: $out" ;; esac
+    [ "$(mdb_admin -N -e 'SELECT COUNT(*) FROM shop.orders')" = 250 ] || fail "orders changed"
+}
+
+check_validates_without_running() {
+    # askdb sql runs check's prepare first: a bad name fails without
+    # running anything; a good one runs.
+    run sql "$RO_URL" "SELECT nope FROM orders"
+    expect_rc 1
+    expect_err_has "no such column: nope"
+    run sql "$RO_URL" "SELECT * FROM custmers"
+    expect_rc 1
+    expect_err_has "no such table: custmers"
+    run sql "$RO_URL" "SELECT id FROM orders o JOIN customers c ON c.id = o.customer_id"
+    expect_rc 1
+    expect_err_has "ambiguous column name: id"
+    run sql "$RO_URL" "SELECT FROM WHERE"
+    expect_rc 1
+    expect_err_has "error 1064"
+    run sql "$RO_URL" "SELECT ? AS p"
+    expect_rc 1
+    expect_err_has "placeholder"
+}
+
+fault_refused_connection_exits_3() {
+    local port
+    port=$(mdb_free_port)
+    run sql "mariadb://ro:$RO_PW_ENC@127.0.0.1:$port/shop" "SELECT 1"
+    expect_rc 3
+    expect_err_has "cannot connect to mariadb://ro@127.0.0.1:$port/shop"
+    expect_err_has "is the server running"
+    expect_faster 5000
+    run ask --llm-url http://127.0.0.1:9/v1 --model test "mariadb://ro:$RO_PW_ENC@127.0.0.1:$port/shop" "Anything?"
+    expect_rc 3
+    run schema "mariadb://ro:$RO_PW_ENC@localhost/shop?socket=$TMP/no.sock"
+    expect_rc 3
+    expect_err_has "socket"
+}
+
+fault_bad_password_exits_3() {
+    run sql "mariadb://ro:Wrong-Pass-123@127.0.0.1:$MDB_PORT/shop" "SELECT 1"
+    expect_rc 3
+    expect_err_has "Access denied for user 'ro'"
+    expect_err_has "check the user and password"
+    grep -qF "Wrong-Pass-123" "$T/err" && fail "the wrong password was printed"
+    run sql "mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/nodb" "SELECT 1"
+    expect_rc 3
+    expect_err_has "check the database name"
+    run sql "mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT" "SELECT 1"
+    expect_rc 3
+    expect_err_has "no database named"
+}
+
+fault_tls_required_but_not_offered() {
+    run sql "mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/shop?ssl=require" "SELECT 1"
+    expect_rc 3
+    expect_err_has "asks for TLS (ssl=require) but the server does not offer it"
+    expect_err_has "enable TLS on the server"
+    run sql "mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/shop?ssl=disable" "SELECT 1 AS one"
+    expect_rc 0
+}
+
+fault_lock_held_by_another_session() {
+    local pid
+    mdb_admin shop -e "LOCK TABLES orders WRITE; SELECT SLEEP(20);" >/dev/null 2>&1 &
+    pid=$!
+    echo "$pid" >>"$TMP/pids"
+    for _ in $(seq 1 50); do
+        [ "$(running_like 'SLEEP(20)')" = 1 ] && break
+        sleep 0.1
+    done
+    run sql --timeout 1500 "$RO_URL" "SELECT COUNT(*) FROM orders"
+    expect_rc 1
+    expect_faster 4000
+    expect_err_has "waiting for a lock that another session holds"
+    # The schema does not wait for it either: no samples for that table.
+    run schema --timeout 1500 "$RO_URL"
+    expect_rc 0
+    expect_faster 4000
+    expect_out_has "CREATE TABLE orders"
+    mdb_admin -e "KILL $(mdb_admin -N -e "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE '%SLEEP(20)%' AND ID <> CONNECTION_ID()")" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    return 0
+}
+
+url_parsing_is_strict_and_never_echoes_passwords() {
+    local u
+    for u in "mariadb://ro:$RO_PW_ENC@127.0.0.1:0/shop" "mariadb://ro:$RO_PW_ENC@127.0.0.1:99999/shop" \
+             "mariadb://ro:$RO_PW_ENC@127.0.0.1:12x/shop" "mariadb://ro:$RO_PW_ENC@[::1/shop" \
+             "mariadb://ro:ro-Pass%zz@127.0.0.1/shop" "mariadb://ro:$RO_PW_ENC@127.0.0.1/shop?ssl=maybe" \
+             "mariadb://ro:$RO_PW_ENC@127.0.0.1/shop?bogus=1" "mariadb://ro:$RO_PW_ENC@127.0.0.1/a/b" \
+             "mariadb://ro:$RO_PW_ENC@127.0.0.1/shop#frag" "mariadb://ro:%00x@127.0.0.1/shop" \
+             "mariadb://ro:$RO_PW_ENC@127.0.0.1/shop?connect_timeout=0" "mariadb://ro:$RO_PW_ENC@127.0.0.1/shop?ssl"; do
+        run sql "$u" "SELECT 1"
+        [ "$RC" = 3 ] || fail "exit $RC for $u"
+        grep -q "cannot use the mariadb:// URL\|cannot connect" "$T/err" || fail "no clear message for $u: $(cat "$T/err")"
+    done
+    # Random mutations: askdb never crashes, never prints a password.
+    python3 - "$MDB_PORT" >"$T/urls" <<'PY'
+import random, sys
+random.seed(16)
+# The scheme stays: a text that is no URL is a path, printed as given.
+base = "ro:ro-Pass%%3Aw0rd%%407@127.0.0.1:%s/shop?socket=/x&ssl=disable" % sys.argv[1]
+alpha = "%:@/?&=[]#.-_aZ09\\ \x01\xff"
+for _ in range(60):
+    s = list(base)
+    for _ in range(random.randint(1, 6)):
+        i = random.randrange(len(s))
+        op = random.random()
+        if op < 0.4: s[i] = random.choice(alpha)
+        elif op < 0.7: del s[i]
+        else: s.insert(i, random.choice(alpha))
+    print("mariadb://" + "".join(s).replace("\n", ""))
+PY
+    while IFS= read -r u; do
+        run sql --timeout 2000 "$u" "SELECT 1"
+        # 2: a scheme that is no longer mariadb:// is a usage error.
+        case $RC in 0|1|2|3) ;; *) fail "exit $RC for $u" ;; esac
+    done <"$T/urls"
+}
+
+option_file_gives_the_password() {
+    # ~/.my.cnf's [askdb] group: no password in the URL.
+    printf '[askdb]\npassword=%s\nlocal-infile=1\n' "$RO_PW" >"$HOME/.my.cnf"
+    chmod 600 "$HOME/.my.cnf"
+    run sql -f csv "mariadb://ro@127.0.0.1:$MDB_PORT/shop" "SELECT COUNT(*) AS n FROM customers"
+    rm -f "$HOME/.my.cnf"
+    expect_rc 0
+    expect_out 'n\r\n60\r\n'
+}
+
+many_tables_schema_reads_fast() {
+    local i
+    {
+        echo "CREATE DATABASE many; USE many;"
+        for i in $(seq 1 "$NTABLES"); do
+            echo "CREATE TABLE t$i (id INT PRIMARY KEY, name VARCHAR(20) COMMENT 'name $i', ref INT, UNIQUE (name), FOREIGN KEY (ref) REFERENCES t1 (id)) ENGINE=InnoDB;"
+        done
+        echo "INSERT INTO t1 VALUES (1, 'one', NULL), (2, 'two', 1);"
+        echo "FLUSH TABLES;"
+        echo "GRANT SELECT ON many.* TO 'ro'@'%';"
+    } | mdb_admin || fail "creating $NTABLES tables failed"
+    run schema "mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/many"
+    expect_rc 0
+    local n
+    n=$(grep -c '^CREATE TABLE' "$T/out")
+    [ "$n" = "$NTABLES" ] || fail "schema has $n tables, expected $NTABLES"
+    expect_out_has "name varchar(20), -- name 1; e.g. 'one', 'two'"
+    expect_out_has "FOREIGN KEY (ref) REFERENCES t1(id)"
+    local cold=$ELAPSED_MS
+    run schema "mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/many"
+    expect_rc 0
+    echo "schema of $NTABLES InnoDB tables (asan build): $cold ms cold (after FLUSH TABLES), $ELAPSED_MS ms warm" >"$T/figure"
+    cp "$T/figure" "$TMP/figure.many"
+    expect_faster 20000
+}
+
+# Last: it kills the server.
+fault_server_killed_mid_query() {
+    local pid spid
+    run sql "$RO_URL" "SELECT 1"
+    expect_rc 0
+    timeout -k 5 30 "$ASKDB" sql --timeout 30000 "$RO_URL" "SELECT SLEEP(25)" >"$T/out" 2>"$T/err" &
+    pid=$!
+    for _ in $(seq 1 100); do
+        [ "$(running_like 'SLEEP(25)')" = 1 ] && break
+        sleep 0.1
+    done
+    spid=$(cat "$MDB_DIR/mariadbd.pid")
+    kill -9 "$spid"
+    local t0
+    t0=$(now_ms)
+    wait "$pid"
+    RC=$?
+    ELAPSED_MS=$(($(now_ms) - t0))
+    after_run "sql (server killed)"
+    expect_rc 1
+    expect_faster 5000
+    expect_err_has "lost the connection to mariadb://ro@127.0.0.1:$MDB_PORT/shop"
+    expect_err_has "check that it runs"
+    run sql "$RO_URL" "SELECT 1"
+    expect_rc 3
+    expect_err_has "is the server running"
+}
+
+TESTS=(
+    schema_shows_keys_comments_and_estimates
+    sql_converts_every_type
+    sql_limits_rows_and_bytes
+    sql_timeout_kills_the_query_on_the_server
+    ctrl_c_kills_the_running_query
+    ask_answers_and_repairs_with_the_model
+    refuses_writes_and_escapes_with_data_unchanged
+    sqlite_corpus_changes_nothing
+    server_layers_hold_without_the_text_guard
+    check_validates_without_running
+    fault_refused_connection_exits_3
+    fault_bad_password_exits_3
+    fault_tls_required_but_not_offered
+    fault_lock_held_by_another_session
+    url_parsing_is_strict_and_never_echoes_passwords
+    option_file_gives_the_password
+    many_tables_schema_reads_fast
+    fault_server_killed_mid_query
+)
+
+PASSED=0
+FAILED=0
+for t in "${TESTS[@]}"; do
+    if [ -n "$FILTER" ] && ! printf '%s\n' "$t" | grep -qE -- "$FILTER"; then
+        continue
+    fi
+    T="$TMP/t/$t"
+    mkdir -p "$T"
+    ( trap stop_llm EXIT; cd "$T" && "$t" ) >>"$T/.trace" 2>&1
+    rc=$?
+    if [ "$rc" -eq 0 ] && [ ! -s "$T/.fail" ]; then
+        PASSED=$((PASSED + 1))
+        echo "ok $t"
+    else
+        FAILED=$((FAILED + 1))
+        if [ -s "$T/.fail" ]; then echo "FAIL $t: $(head -n1 "$T/.fail")"; else echo "FAIL $t: exited $rc"; fi
+        [ -n "${E2E_VERBOSE:-}" ] && tail -n 12 "$T/.trace" | sed 's/^/    /'
+    fi
+done
+[ -s "$TMP/figure.many" ] && sed 's/^/mariadb.sh: /' "$TMP/figure.many"
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]
