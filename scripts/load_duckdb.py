@@ -185,6 +185,14 @@ def plan_keys(tables):
                 continue
             if to != parent.pk and to not in parent.uniques:
                 continue
+            if any(c not in parent.cols or f not in t.cols for c, f in
+                   zip(to, frm)):
+                continue
+            if [t.types[t.cols.index(c)] for c in frm] != \
+                    [parent.types[parent.cols.index(c)] for c in to]:
+                note("%s: foreign key (%s) -> %s dropped: the types differ"
+                     % (t.name, ", ".join(frm), parent.name))
+                continue
             have = set(parent.values(to))
             if any(None not in v and v not in have for v in t.values(frm)):
                 note("%s: foreign key (%s) -> %s dropped: dangling values"
