@@ -499,12 +499,39 @@ sanitized_view_name_for_odd_file_names() {
     expect_out 'n\r\n250\r\n'
 }
 
+ctrl_c_stops_a_running_query() {
+    # Ctrl-C while DuckDB runs the statement: the watchdog sees the
+    # cancel flag and interrupts it; askdb exits 130 at once.
+    copy_data
+    local pid t0 _
+    start_llm "$(always "$(fence "SELECT count(*) FROM range(100000000000) a(x) WHERE x % 7 = 3")")"
+    (cd "$W" && exec env --default-signal=INT "$ASKDB" ask --llm-url "$URL" \
+        --model test --no-question-check --timeout 30000 shop.duckdb "Count forever") \
+        >"$T/out" 2>"$T/err" &
+    pid=$!
+    for _ in $(seq 1 200); do
+        [ -s "$LLMLOG" ] && break
+        sleep 0.05
+    done
+    [ -s "$LLMLOG" ] || fail "the model got no request"
+    sleep 1
+    t0=$(now_ms)
+    kill -INT "$pid"
+    wait "$pid"
+    RC=$?
+    ELAPSED_MS=$(( $(now_ms) - t0 ))
+    expect_rc 130
+    [ "$ELAPSED_MS" -lt 1000 ] || fail "ended $ELAPSED_MS ms after Ctrl-C"
+    expect_err_has "cancelled"
+}
+
 TESTS=(schema_shows_keys_comments_samples_and_estimates sql_reads_the_same_rows_from_every_form
        values_convert_to_askdb_types ask_names_duckdb_and_repairs_from_its_error
        ask_answers_over_csv_and_parquet_in_place refuses_duckdb_escapes_and_changes_no_file
        harmless_selects_change_nothing interrupts_a_long_query_at_the_time_limit
        caps_rows_and_bytes_while_streaming explain_is_only_for_plans
-       open_faults_exit_3_with_the_reason sanitized_view_name_for_odd_file_names)
+       open_faults_exit_3_with_the_reason sanitized_view_name_for_odd_file_names
+       ctrl_c_stops_a_running_query)
 
 PASSED=0
 FAILED=0
