@@ -139,7 +139,8 @@ $(LIB_OBJ): $(LIB_STAMP)
 $(LIB_OBJ): CFLAGS += $(LIB_CFLAGS)
 
 .PHONY: all test unit e2e security demo bench fuzz grammar-accept clean lint check-banned \
-        check-layers llama model small-model install uninstall duckdb e2e-duckdb
+        check-layers llama model small-model install uninstall duckdb e2e-duckdb \
+        security-duckdb
 all: $(B)/askdb $(B)/libaskdb.a $(B)/libaskdb.so $(B)/askdb.pc \
      $(B)/examples/embed examples/shop.db
 
@@ -287,7 +288,7 @@ examples/shop.db: examples/shop.sql
 	sqlite3 $@.tmp < $<
 	mv $@.tmp $@
 
-test: unit e2e security e2e-duckdb
+test: unit e2e security e2e-duckdb security-duckdb
 
 # ASKDB_SMALL_MODEL: the small GGUF for the local-model tests. The tests
 # fetch it first (scripts/models.sh small: checksums verified, cached in
@@ -371,6 +372,14 @@ test: web-test
 e2e-duckdb: $(BA)/askdb $(BA)/fake_llm examples/shop.db
 	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm SHOP_DB=examples/shop.db \
 	    DUCKDB_PREFIX=$(DUCKDB_PREFIX) bash tests/e2e/duckdb.sh
+
+# The attack corpora on DuckDB (tests/security/duckdb_run.py): DuckDB's own
+# escapes on shop.duckdb, orders.csv and orders.parquet, and SQLite's
+# corpus, every file's sha256 checked after every run. Release build, as
+# for `security`; SKIP without DuckDB.
+security-duckdb: $(B)/askdb $(BA)/fake_llm examples/shop.db
+	ASKDB=$(B)/askdb FAKE_LLM=$(BA)/fake_llm SHOP_DB=examples/shop.db \
+	    python3 tests/security/duckdb_run.py
 
 duckdb:
 	scripts/duckdb.sh
