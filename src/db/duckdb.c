@@ -104,7 +104,9 @@ static askdb_status dk_run(askdb_db *db, const char *sql, askdb_result **out,
 /* The watchdog of one handle; the same discipline as sqlite.c's: fields
 ** marked (mu) are used with mu held, and the interrupt is sent with it
 ** held, so that once a query has disarmed the watchdog no interrupt can
-** reach the next one. */
+** reach the next one. One sent just before (the query was ending) is
+** harmless: DuckDB clears the flag when the next statement starts
+** (ClientContext::InitialCleanup). */
 struct watchdog {
     pthread_mutex_t mu;
     pthread_cond_t cv;
