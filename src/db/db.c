@@ -18,12 +18,28 @@ static const struct {
     {"mysql", &db_mariadb_driver},
 };
 
+/* A path DuckDB reads: its database files, and CSV and Parquet files
+** (asked in place through an in-memory database). */
+static int is_duckdb_path(const char *path)
+{
+    static const char *const ends[] = {".duckdb", ".ddb", ".csv", ".tsv",
+                                       ".csv.gz", ".tsv.gz", ".parquet"};
+    size_t n = strlen(path), i, k;
+
+    for (i = 0; i < sizeof ends / sizeof ends[0]; i++) {
+        k = strlen(ends[i]);
+        if (n > k && strcasecmp(path + n - k, ends[i]) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 const struct db_driver *db_pick(const char *path, char *err, size_t n)
 {
     size_t k = db_url_scheme(path), i;
 
     if (!k)
-        return &db_sqlite_driver;
+        return is_duckdb_path(path) ? &db_duckdb_driver : &db_sqlite_driver;
     for (i = 0; i < sizeof schemes / sizeof schemes[0]; i++)
         if (strlen(schemes[i].scheme) == k &&
             strncasecmp(path, schemes[i].scheme, k) == 0 && schemes[i].drv)

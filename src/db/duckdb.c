@@ -1,0 +1,1772 @@
+/* duckdb.c - the DuckDB driver: a .duckdb file read-only, or CSV and Parquet
+** files asked in place, through DuckDB's C API. */
+#define _XOPEN_SOURCE 700 /* realpath() */
+#include "db/driver.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef ASKDB_HAVE_DUCKDB
+
+/*
+** A build without DuckDB (scripts/duckdb.sh had not fetched it): the
+** driver is still picked for .duckdb, .csv and .parquet paths, so that
+** the user learns what is missing instead of seeing an SQLite error.
+*/
+static askdb_status dk_open(askdb_db *db, const char *path)
+{
+    snprintf(db->errmsg, sizeof db->errmsg,
+             "cannot open '%s': this askdb was built without DuckDB, which "
+             "reads .duckdb, .csv and .parquet files; run scripts/duckdb.sh "
+             "(it fetches DuckDB's C library into ~/.cache/askdb) and "
+             "rebuild askdb (make)", path);
+    return ASKDB_ERR_DB_OPEN;
+}
+
+static void dk_close(askdb_db *db)
+{
+    db->impl = NULL;
+}
+
+static askdb_status dk_schema(askdb_db *db, struct db_schema *out)
+{
+    (void)out;
+    snprintf(db->errmsg, sizeof db->errmsg, "askdb was built without DuckDB");
+    return ASKDB_ERR_DB;
+}
+
+static askdb_status dk_check(askdb_db *db, const char *sql, struct db_err *e)
+{
+    (void)db;
+    (void)sql;
+    e->ec = ASKDB_EC_RUNTIME;
+    snprintf(e->msg, sizeof e->msg, "askdb was built without DuckDB");
+    return ASKDB_ERR_DB;
+}
+
+static askdb_status dk_run(askdb_db *db, const char *sql, askdb_result **out,
+                           struct db_err *e)
+{
+    *out = NULL;
+    return dk_check(db, sql, e);
+}
+
+#else /* ASKDB_HAVE_DUCKDB */
+
+#include <duckdb.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "core/buf.h"
+
+/*
+** Defence in layers, each enough on its own for what it covers:
+**   1. a .duckdb file is opened with access_mode=READ_ONLY: DuckDB refuses
+**      every write to it (and so creates no ".wal" beside it); CSV and
+**      Parquet files are read through views of an in-memory database,
+**      which has no file of its own to write;
+**   2. no external access: enable_external_access=false, except for the
+**      exact files asked about (allowed_paths, set before access is
+**      switched off), so read_csv(), read_text(), glob(), COPY ... TO,
+**      ATTACH, INSTALL and LOAD cannot reach any other file; extensions
+**      are neither installed nor loaded automatically; temp_directory is
+**      empty, so nothing spills to disk beside the database;
+**   3. the configuration is locked (lock_configuration=true) once it is
+**      set: SET, RESET and PRAGMA cannot undo layers 1 and 2;
+**   4. exactly one statement (duckdb_extract_statements() must find one)
+**      and its prepared type must be SELECT; EXPLAIN only as askdb's own
+**      plan request (askdb_db_explain, which checks the statement first);
+**   5. a watchdog thread calls duckdb_interrupt() at the time limit or
+**      when the handle's cancel flag is raised, and rows and bytes are
+**      capped while the result streams in, chunk by chunk, so a huge
+**      result is never held whole.
+** DuckDB's allowed_paths does not tell reading from writing: for a CSV or
+** Parquet file, what keeps COPY ... TO that very file out is layer 4.
+*/
+
+/* How much of the machine one query may take: DuckDB's defaults are 80%
+** of the memory and every core, too much for a server answering several
+** questions at once. */
+#define DK_MEMORY_LIMIT "1GB"
+#define DK_MAX_THREADS 4
+
+/* How often the watchdog looks at the cancel flag while a query runs. */
+#define DK_POLL_MS 50
+
+/* The watchdog of one handle; the same discipline as sqlite.c's: fields
+** marked (mu) are used with mu held, and the interrupt is sent with it
+** held, so that once a query has disarmed the watchdog no interrupt can
+** reach the next one. One sent just before (the query was ending) is
+** harmless: DuckDB clears the flag when the next statement starts
+** (ClientContext::InitialCleanup). */
+struct watchdog {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t th;
+    int ready;
+    int started;
+    int quit;                 /* (mu) */
+    double deadline;          /* (mu) ms on db_now_ms()'s clock, 0 = none */
+    int armed;                /* (mu) a query runs: watch cancel */
+    int timed_out;            /* (mu) the deadline passed */
+    int cancelled;            /* (mu) the cancel flag was seen */
+    const atomic_int *cancel; /* (mu) */
+};
+
+struct dk {
+    duckdb_database db;
+    duckdb_connection con;
+    int files;                /* CSV/Parquet views in an in-memory db */
+    struct watchdog wd;
+};
+
+static struct dk *DK(askdb_db *db)
+{
+    return db->impl;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Watchdog                                                               */
+/* ---------------------------------------------------------------------- */
+
+static struct timespec ms_timespec(double ms)
+{
+    struct timespec ts;
+
+    ts.tv_sec = (time_t)(ms / 1000);
+    ts.tv_nsec = (long)((ms - (double)ts.tv_sec * 1000) * 1e6);
+    if (ts.tv_nsec < 0)
+        ts.tv_nsec = 0;
+    if (ts.tv_nsec > 999999999L)
+        ts.tv_nsec = 999999999L;
+    return ts;
+}
+
+static void *watchdog_main(void *arg)
+{
+    struct dk *d = arg;
+    struct watchdog *w = &d->wd;
+    struct timespec ts;
+    double now, wake;
+
+    pthread_mutex_lock(&w->mu);
+    while (!w->quit) {
+        if (!w->armed) {
+            pthread_cond_wait(&w->cv, &w->mu);
+            continue;
+        }
+        now = db_now_ms();
+        if (w->cancel && atomic_load(w->cancel)) {
+            w->cancelled = 1;
+            w->armed = 0;
+            duckdb_interrupt(d->con);
+            continue;
+        }
+        if (w->deadline > 0 && now >= w->deadline) {
+            w->timed_out = 1;
+            w->armed = 0;
+            duckdb_interrupt(d->con);
+            continue;
+        }
+        wake = now + DK_POLL_MS;
+        if (w->deadline > 0 && w->deadline < wake)
+            wake = w->deadline;
+        ts = ms_timespec(wake);
+        pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+static void watchdog_init(struct watchdog *w)
+{
+    pthread_condattr_t ca;
+
+    if (pthread_condattr_init(&ca) != 0)
+        return;
+    if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 &&
+        pthread_cond_init(&w->cv, &ca) == 0) {
+        if (pthread_mutex_init(&w->mu, NULL) == 0)
+            w->ready = 1;
+        else
+            pthread_cond_destroy(&w->cv);
+    }
+    pthread_condattr_destroy(&ca);
+}
+
+/*
+** Watch the query about to run: interrupt it timeout_ms from now (0 = no
+** limit) or when *cancel becomes non-zero. Returns 0 when no thread could
+** be started (the query then runs unwatched; rows and bytes are still
+** capped, and the fetch loop looks at the clock between chunks).
+*/
+static int watchdog_arm(struct dk *d, int timeout_ms, const atomic_int *cancel)
+{
+    struct watchdog *w = &d->wd;
+    pthread_attr_t at;
+
+    if (!w->ready)
+        return 0;
+    if (!w->started && pthread_attr_init(&at) == 0) {
+        pthread_attr_setstacksize(&at, 128 * 1024);
+        w->started = pthread_create(&w->th, &at, watchdog_main, d) == 0;
+        pthread_attr_destroy(&at);
+    }
+    if (!w->started)
+        return 0;
+    pthread_mutex_lock(&w->mu);
+    w->deadline = timeout_ms > 0 ? db_now_ms() + timeout_ms : 0;
+    w->cancel = cancel;
+    w->timed_out = 0;
+    w->cancelled = 0;
+    w->armed = 1;
+    pthread_mutex_unlock(&w->mu);
+    pthread_cond_signal(&w->cv);
+    return 1;
+}
+
+/* Stop watching; *timed_out and *cancelled say whether the watchdog
+** interrupted the query, and why. */
+static void watchdog_disarm(struct dk *d, int *timed_out, int *cancelled)
+{
+    struct watchdog *w = &d->wd;
+
+    *timed_out = *cancelled = 0;
+    if (!w->started)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->armed = 0;
+    *timed_out = w->timed_out;
+    *cancelled = w->cancelled;
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void watchdog_stop(struct watchdog *w)
+{
+    if (!w->ready)
+        return;
+    if (w->started) {
+        pthread_mutex_lock(&w->mu);
+        w->quit = 1;
+        pthread_mutex_unlock(&w->mu);
+        pthread_cond_signal(&w->cv);
+        pthread_join(w->th, NULL);
+        w->started = 0;
+    }
+    pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->mu);
+    w->ready = 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Errors                                                                 */
+/* ---------------------------------------------------------------------- */
+
+/*
+** DuckDB's message without its source excerpt: "Catalog Error: Table with
+** name x does not exist!\nDid you mean "y"?\n\nLINE 1: ...". The part
+** before "LINE" says what is wrong and suggests a name; newlines become
+** spaces so that it prints on one line.
+*/
+static void put_message(char *dst, size_t n, const char *m)
+{
+    size_t i = 0;
+    const char *p;
+
+    if (!m)
+        m = "unknown DuckDB error";
+    for (p = m; *p && i + 1 < n; p++) {
+        if (*p == '\n' && strncmp(p + 1, "LINE ", 5) == 0)
+            break;
+        if (*p == '\n' && p[1] == '\n' && strncmp(p + 2, "LINE ", 5) == 0)
+            break;
+        dst[i++] = (*p == '\n' || *p == '\r') ? ' ' : *p;
+    }
+    while (i > 0 && dst[i - 1] == ' ')
+        i--;
+    dst[i] = '\0';
+}
+
+/* The class of an error DuckDB reported, from its type and message. */
+static askdb_error_class classify(duckdb_error_type t, const char *m)
+{
+    if (!m)
+        m = "";
+    if (t == DUCKDB_ERROR_INTERRUPT || strstr(m, "INTERRUPT Error"))
+        return ASKDB_EC_TIMEOUT;
+    if (t == DUCKDB_ERROR_PERMISSION || strncmp(m, "Permission Error", 16) == 0 ||
+        strstr(m, "read-only mode") || strstr(m, "configuration has been locked"))
+        return ASKDB_EC_REFUSED;
+    if (t == DUCKDB_ERROR_PARSER || t == DUCKDB_ERROR_SYNTAX ||
+        strncmp(m, "Parser Error", 12) == 0)
+        return ASKDB_EC_SYNTAX;
+    if (strncmp(m, "Binder Error", 12) == 0 &&
+        (strstr(m, "Referenced column") || strstr(m, "Ambiguous reference") ||
+         strstr(m, "does not have a column")))
+        return ASKDB_EC_UNKNOWN_COLUMN;
+    if (strstr(m, "Referenced table") && strstr(m, "not found"))
+        return ASKDB_EC_UNKNOWN_TABLE;
+    if (strncmp(m, "Catalog Error: Table with name", 30) == 0 ||
+        strncmp(m, "Catalog Error: Table Function with name", 39) == 0 ||
+        (strncmp(m, "Catalog Error", 13) == 0 && strstr(m, "Table with name")))
+        return ASKDB_EC_UNKNOWN_TABLE;
+    return ASKDB_EC_RUNTIME;
+}
+
+/* Fill e from an error DuckDB reported (type t, message m). */
+static void set_error(struct db_err *e, duckdb_error_type t, const char *m)
+{
+    e->ec = classify(t, m);
+    if (e->ec == ASKDB_EC_REFUSED) {
+        char tmp[sizeof e->msg - 64];
+        put_message(tmp, sizeof tmp, m);
+        snprintf(e->msg, sizeof e->msg, "refused: %s; askdb reads only the "
+                 "database it was given", tmp);
+    } else {
+        put_message(e->msg, sizeof e->msg, m);
+    }
+}
+
+/* The status for an error class. */
+static askdb_status status_of(askdb_error_class ec)
+{
+    return ec == ASKDB_EC_REFUSED ? ASKDB_ERR_REFUSED : ASKDB_ERR_DB;
+}
+
+/* ---------------------------------------------------------------------- */
+/* askdb's own statements                                                 */
+/* ---------------------------------------------------------------------- */
+
+/*
+** A materialized result of askdb's own statements (schema reading): every
+** column cast to VARCHAR by the statement itself, as strings the grid
+** owns (NULL for SQL NULL).
+*/
+struct grid {
+    long nrows;
+    int ncols;
+    char **cell;              /* nrows * ncols */
+};
+
+static void grid_free(struct grid *g)
+{
+    long i;
+
+    for (i = 0; i < g->nrows * g->ncols; i++)
+        free(g->cell[i]);
+    free(g->cell);
+    memset(g, 0, sizeof *g);
+}
+
+static const char *grid_at(const struct grid *g, long r, int c)
+{
+    return g->cell[r * g->ncols + c];
+}
+
+/* A VARCHAR or BLOB cell of a chunk's vector as pointer and length. */
+static const char *str_at(void *data, idx_t row, uint32_t *len)
+{
+    duckdb_string_t *s = (duckdb_string_t *)data + row;
+
+    *len = duckdb_string_t_length(*s);
+    return duckdb_string_t_data(s);
+}
+
+/*
+** Run sql (askdb's own, every column VARCHAR) and keep all its rows in g.
+** Returns ASKDB_OK, or ASKDB_ERR_DB with the message in err.
+*/
+static askdb_status grid_query(struct dk *d, const char *sql, struct grid *g,
+                               char *err, size_t errn)
+{
+    duckdb_result res;
+    duckdb_data_chunk ch;
+    askdb_status rc = ASKDB_OK;
+    long cap = 0;
+    idx_t n, r;
+    int c;
+
+    memset(g, 0, sizeof *g);
+    if (duckdb_query(d->con, sql, &res) == DuckDBError) {
+        put_message(err, errn, duckdb_result_error(&res));
+        duckdb_destroy_result(&res);
+        return ASKDB_ERR_DB;
+    }
+    g->ncols = (int)duckdb_column_count(&res);
+    while (rc == ASKDB_OK && (ch = duckdb_fetch_chunk(res)) != NULL) {
+        n = duckdb_data_chunk_get_size(ch);
+        if (g->nrows + (long)n > cap) {
+            long nc = cap ? cap * 2 : 256;
+            char **p;
+            while (nc < g->nrows + (long)n)
+                nc *= 2;
+            p = realloc(g->cell, (size_t)nc * (size_t)g->ncols * sizeof *p);
+            if (!p) {
+                rc = ASKDB_ERR_NOMEM;
+                duckdb_destroy_data_chunk(&ch);
+                break;
+            }
+            g->cell = p;
+            cap = nc;
+        }
+        for (r = 0; r < n && rc == ASKDB_OK; r++) {
+            for (c = 0; c < g->ncols; c++) {
+                duckdb_vector v = duckdb_data_chunk_get_vector(ch, (idx_t)c);
+                uint64_t *valid = duckdb_vector_get_validity(v);
+                char **slot = &g->cell[(g->nrows + (long)r) * g->ncols + c];
+                uint32_t len;
+                const char *s;
+                *slot = NULL;
+                if (valid && !duckdb_validity_row_is_valid(valid, r))
+                    continue;
+                s = str_at(duckdb_vector_get_data(v), r, &len);
+                *slot = malloc((size_t)len + 1);
+                if (!*slot) {
+                    rc = ASKDB_ERR_NOMEM;
+                    break;
+                }
+                memcpy(*slot, s, len);
+                (*slot)[len] = '\0';
+            }
+            if (rc == ASKDB_OK)
+                continue;
+            /* free the cells of the partial row: nrows does not count it */
+            while (c-- > 0)
+                free(g->cell[(g->nrows + (long)r) * g->ncols + c]);
+        }
+        g->nrows += (long)r - (rc != ASKDB_OK);
+        duckdb_destroy_data_chunk(&ch);
+    }
+    if (rc == ASKDB_OK && duckdb_result_error(&res)) {
+        put_message(err, errn, duckdb_result_error(&res));
+        rc = ASKDB_ERR_DB;
+    }
+    if (rc == ASKDB_ERR_NOMEM)
+        snprintf(err, errn, "out of memory");
+    duckdb_destroy_result(&res);
+    if (rc)
+        grid_free(g);
+    return rc;
+}
+
+/* Run one statement of askdb's own setup; ASKDB_OK or ASKDB_ERR_DB with
+** DuckDB's message in err. */
+static askdb_status exec(struct dk *d, const char *sql, char *err, size_t n)
+{
+    duckdb_result res;
+    askdb_status rc = ASKDB_OK;
+
+    if (duckdb_query(d->con, sql, &res) == DuckDBError) {
+        put_message(err, n, duckdb_result_error(&res));
+        rc = ASKDB_ERR_DB;
+    }
+    duckdb_destroy_result(&res);
+    return rc;
+}
+
+/* Append s as an SQL string literal. */
+static void put_string(struct buf *b, const char *s)
+{
+    buf_putc(b, '\'');
+    for (; *s; s++) {
+        if (*s == '\'')
+            buf_putc(b, '\'');
+        buf_putc(b, *s);
+    }
+    buf_putc(b, '\'');
+}
+
+/* Append s as a double-quoted identifier. */
+static void put_quoted(struct buf *b, const char *s)
+{
+    buf_putc(b, '"');
+    for (; *s; s++) {
+        if (*s == '"')
+            buf_putc(b, '"');
+        buf_putc(b, *s);
+    }
+    buf_putc(b, '"');
+}
+
+/* ---------------------------------------------------------------------- */
+/* Open                                                                   */
+/* ---------------------------------------------------------------------- */
+
+/* Does path end with suffix, ignoring case? */
+static int ends_with(const char *path, const char *suffix)
+{
+    size_t n = strlen(path), k = strlen(suffix);
+
+    return n > k && strcasecmp(path + n - k, suffix) == 0;
+}
+
+/* The file kinds read through a view, and the DuckDB reader of each. */
+static const struct {
+    const char *suffix;
+    const char *reader;
+} file_kinds[] = {
+    {".csv.gz", "read_csv"}, {".tsv.gz", "read_csv"}, {".csv", "read_csv"},
+    {".tsv", "read_csv"},    {".parquet", "read_parquet"},
+};
+
+/* The reader for a CSV or Parquet path, or NULL for a database file. */
+static const char *file_reader(const char *path, size_t *suffix_len)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof file_kinds / sizeof file_kinds[0]; i++)
+        if (ends_with(path, file_kinds[i].suffix)) {
+            *suffix_len = strlen(file_kinds[i].suffix);
+            return file_kinds[i].reader;
+        }
+    return NULL;
+}
+
+/*
+** The view's name for a file: its name without directory and ending,
+** lower-cased, every character but letters, digits and '_' made '_', and
+** a leading digit prefixed with "t_" ("Sales 2024.csv" -> sales_2024), so
+** that the model can write it unquoted. malloc()ed; NULL when out of
+** memory.
+*/
+static char *view_name(const char *path, size_t suffix_len)
+{
+    const char *base = strrchr(path, '/');
+    size_t n, i, j = 0;
+    char *out;
+
+    base = base ? base + 1 : path;
+    n = strlen(base);
+    n = n > suffix_len ? n - suffix_len : 0;
+    out = malloc(n + 8);
+    if (!out)
+        return NULL;
+    if (n == 0 || (base[0] >= '0' && base[0] <= '9')) {
+        memcpy(out, n ? "t_" : "data", n ? 2 : 4);
+        j = n ? 2 : 4;
+    }
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)base[i];
+        if (c >= 'A' && c <= 'Z')
+            c = (unsigned char)(c - 'A' + 'a');
+        else if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
+            c = '_';
+        out[j++] = (char)c;
+    }
+    out[j] = '\0';
+    return out;
+}
+
+/*
+** The configuration every handle starts with. A database file is opened
+** read-only with no external access and the configuration locked at
+** once; the in-memory database of a CSV or Parquet file gets those after
+** its view exists (open_files()).
+*/
+static duckdb_config make_config(int file_db)
+{
+    duckdb_config cfg = NULL;
+    char threads[16];
+    long ncpu = 1;
+
+#ifdef _SC_NPROCESSORS_ONLN
+    ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+#endif
+    if (ncpu < 1)
+        ncpu = 1;
+    if (ncpu > DK_MAX_THREADS)
+        ncpu = DK_MAX_THREADS;
+    snprintf(threads, sizeof threads, "%ld", ncpu);
+    if (duckdb_create_config(&cfg) == DuckDBError)
+        return NULL;
+    if (file_db) {
+        duckdb_set_config(cfg, "access_mode", "READ_ONLY");
+        duckdb_set_config(cfg, "enable_external_access", "false");
+        duckdb_set_config(cfg, "lock_configuration", "true");
+    }
+    duckdb_set_config(cfg, "autoinstall_known_extensions", "false");
+    duckdb_set_config(cfg, "autoload_known_extensions", "false");
+    duckdb_set_config(cfg, "allow_community_extensions", "false");
+    duckdb_set_config(cfg, "allow_unsigned_extensions", "false");
+    /* Empty: larger-than-memory work fails instead of spilling to a
+    ** "<database>.tmp" directory beside the user's file. */
+    duckdb_set_config(cfg, "temp_directory", "");
+    duckdb_set_config(cfg, "memory_limit", DK_MEMORY_LIMIT);
+    duckdb_set_config(cfg, "threads", threads);
+    return cfg;
+}
+
+/*
+** The CSV or Parquet file at real (an absolute path) as one view named
+** after the file, then external access limited to that file and the
+** configuration locked.
+*/
+static askdb_status open_files(askdb_db *db, struct dk *d, const char *path,
+                               const char *real, const char *reader,
+                               size_t suffix_len)
+{
+    struct buf b;
+    char err[512];
+    char *name = view_name(path, suffix_len);
+    askdb_status rc = ASKDB_ERR_NOMEM;
+
+    buf_init(&b, 0);
+    if (!name)
+        goto out;
+    buf_puts(&b, "CREATE VIEW ");
+    put_quoted(&b, name);
+    buf_printf(&b, " AS SELECT * FROM %s(", reader);
+    put_string(&b, real);
+    buf_puts(&b, ")");
+    if (buf_err(&b))
+        goto out;
+    rc = exec(d, b.data, err, sizeof err);
+    if (rc) {
+        snprintf(db->errmsg, sizeof db->errmsg,
+                 "cannot read '%s' as %s: %s", path,
+                 strcmp(reader, "read_parquet") == 0 ? "Parquet" : "CSV",
+                 err);
+        rc = ASKDB_ERR_DB_OPEN;
+        goto out;
+    }
+    buf_reset(&b);
+    buf_puts(&b, "SET allowed_paths = [");
+    put_string(&b, real);
+    buf_puts(&b, "]");
+    rc = ASKDB_ERR_NOMEM;
+    if (buf_err(&b))
+        goto out;
+    /* The order matters: allowed_paths can be set only while external
+    ** access is on, and nothing can be set once the lock is on. */
+    rc = exec(d, b.data, err, sizeof err);
+    if (!rc)
+        rc = exec(d, "SET enable_external_access = false", err, sizeof err);
+    if (!rc)
+        rc = exec(d, "SET lock_configuration = true", err, sizeof err);
+    if (rc) {
+        snprintf(db->errmsg, sizeof db->errmsg,
+                 "cannot set up the guard for '%s': %s", path, err);
+        rc = ASKDB_ERR_DB_OPEN;
+    }
+out:
+    free(name);
+    buf_free(&b);
+    return rc;
+}
+
+static askdb_status dk_open(askdb_db *db, const char *path)
+{
+    struct stat st;
+    struct dk *d;
+    duckdb_config cfg;
+    const char *reader, *v;
+    char *real = NULL, *err = NULL;
+    size_t suffix_len = 0;
+    askdb_status rc;
+
+    v = duckdb_library_version();
+    snprintf(db->version, sizeof db->version, "%s",
+             v && v[0] == 'v' ? v + 1 : v ? v : "");
+    if (stat(path, &st) != 0) {
+        snprintf(db->errmsg, sizeof db->errmsg,
+                 "cannot open database '%s': %s (askdb never creates "
+                 "databases)", path, strerror(errno));
+        return ASKDB_ERR_DB_OPEN;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(db->errmsg, sizeof db->errmsg,
+                 "cannot open database '%s': %s", path,
+                 S_ISDIR(st.st_mode) ? "it is a directory (askdb reads one "
+                                       "file: a .duckdb database, or one "
+                                       ".csv or .parquet file)"
+                                     : "not a regular file");
+        return ASKDB_ERR_DB_OPEN;
+    }
+    real = realpath(path, NULL);
+    if (!real)
+        return ASKDB_ERR_NOMEM;
+    d = calloc(1, sizeof *d);
+    if (!d) {
+        free(real);
+        return ASKDB_ERR_NOMEM;
+    }
+    db->impl = d;
+    watchdog_init(&d->wd);
+    reader = file_reader(path, &suffix_len);
+    d->files = reader != NULL;
+    cfg = make_config(!d->files);
+    if (!cfg) {
+        free(real);
+        return ASKDB_ERR_NOMEM;
+    }
+    if (duckdb_open_ext(d->files ? NULL : real, &d->db, cfg, &err) ==
+        DuckDBError) {
+        char tmp[512];
+        put_message(tmp, sizeof tmp, err ? err : "unknown error");
+        snprintf(db->errmsg, sizeof db->errmsg,
+                 "cannot open database '%s': %s%s", path, tmp,
+                 strstr(tmp, "lock") ? " (another program has it open for "
+                                       "writing; close it, or ask a copy)"
+                                     : "");
+        duckdb_free(err);
+        duckdb_destroy_config(&cfg);
+        free(real);
+        d->db = NULL;
+        return ASKDB_ERR_DB_OPEN;
+    }
+    duckdb_destroy_config(&cfg);
+    if (duckdb_connect(d->db, &d->con) == DuckDBError) {
+        snprintf(db->errmsg, sizeof db->errmsg,
+                 "cannot open database '%s': no connection", path);
+        free(real);
+        return ASKDB_ERR_DB_OPEN;
+    }
+    rc = ASKDB_OK;
+    if (d->files)
+        rc = open_files(db, d, path, real, reader, suffix_len);
+    free(real);
+    return rc;
+}
+
+static void dk_close(askdb_db *db)
+{
+    struct dk *d = DK(db);
+
+    watchdog_stop(&d->wd);
+    if (d->con)
+        duckdb_disconnect(&d->con);
+    if (d->db)
+        duckdb_close(&d->db);
+    free(d);
+    db->impl = NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Schema                                                                 */
+/* ---------------------------------------------------------------------- */
+
+/* Grow *arr (of *n elements of size sz) by one zeroed element. */
+static void *push(void *arrp, int *n, size_t sz)
+{
+    void **arr = arrp;
+    char *p = realloc(*arr, (size_t)(*n + 1) * sz);
+
+    if (!p)
+        return NULL;
+    memset(p + (size_t)*n * sz, 0, sz);
+    *arr = p;
+    return p + (size_t)(*n)++ * sz;
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+/* The objects askdb shows: the tables and views of the current database's
+** default schema (unqualified names reach them), in creation order. */
+static const char q_tables[] =
+    "SELECT oid::VARCHAR, name, kind, est::VARCHAR, comment FROM ("
+    " SELECT table_oid AS oid, table_name AS name, 'table' AS kind, "
+    "   estimated_size AS est, comment "
+    " FROM duckdb_tables() WHERE NOT internal AND NOT temporary "
+    "   AND database_name = current_database() "
+    "   AND schema_name = current_schema() "
+    " UNION ALL "
+    " SELECT view_oid, view_name, 'view', NULL, comment "
+    " FROM duckdb_views() WHERE NOT internal AND NOT temporary "
+    "   AND database_name = current_database() "
+    "   AND schema_name = current_schema()) "
+    "ORDER BY oid";
+
+static const char q_columns[] =
+    "SELECT table_oid::VARCHAR, column_name, data_type, "
+    "  (NOT is_nullable)::INTEGER::VARCHAR, column_default, comment "
+    "FROM duckdb_columns() WHERE NOT internal "
+    "  AND database_name = current_database() "
+    "  AND schema_name = current_schema() "
+    "ORDER BY table_oid, column_index";
+
+/* Keys, one row per column of each: the columns of a key or foreign key
+** are unnested side by side with their position. */
+static const char q_keys[] =
+    "SELECT table_oid::VARCHAR, constraint_index::VARCHAR, "
+    "  constraint_type, unnest(constraint_column_names), "
+    "  referenced_table, unnest(referenced_column_names), "
+    "  generate_subscripts(constraint_column_names, 1)::VARCHAR AS pos "
+    "FROM duckdb_constraints() "
+    "WHERE database_name = current_database() "
+    "  AND schema_name = current_schema() "
+    "  AND constraint_type IN ('PRIMARY KEY', 'UNIQUE', 'FOREIGN KEY') "
+    "ORDER BY table_oid, constraint_index, pos::INTEGER";
+
+/* The index of the table with oid in s (its tables are in oid order). */
+static int table_by_oid(const struct db_schema *s, const long long *oids,
+                        long long oid)
+{
+    int lo = 0, hi = s->ntables - 1;
+
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (oids[mid] == oid)
+            return mid;
+        if (oids[mid] < oid)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+static long long to_ll(const char *s)
+{
+    return s ? strtoll(s, NULL, 10) : -1;
+}
+
+static askdb_status read_columns(struct dk *d, struct db_schema *out,
+                                 const long long *oids, char *err, size_t n)
+{
+    struct grid g;
+    askdb_status rc = grid_query(d, q_columns, &g, err, n);
+    long r;
+
+    for (r = 0; rc == ASKDB_OK && r < g.nrows; r++) {
+        int ti = table_by_oid(out, oids, to_ll(grid_at(&g, r, 0)));
+        struct db_table *t;
+        struct db_column *c;
+        if (ti < 0)
+            continue;
+        t = &out->tables[ti];
+        c = push(&t->cols, &t->ncols, sizeof *c);
+        if (!c)
+            break;
+        c->name = dup_or_null(grid_at(&g, r, 1));
+        c->type = strdup(grid_at(&g, r, 2) ? grid_at(&g, r, 2) : "");
+        c->notnull = grid_at(&g, r, 3) && strcmp(grid_at(&g, r, 3), "1") == 0;
+        c->dflt = dup_or_null(grid_at(&g, r, 4));
+        c->comment = grid_at(&g, r, 5) && *grid_at(&g, r, 5)
+                         ? strdup(grid_at(&g, r, 5)) : NULL;
+        if (!c->name || !c->type)
+            break;
+    }
+    if (rc == ASKDB_OK && r < g.nrows)
+        rc = ASKDB_ERR_NOMEM;
+    grid_free(&g);
+    return rc;
+}
+
+/* Add the key rows [from, to) of g, one constraint, to t. */
+static askdb_status add_key(struct db_table *t, const struct grid *g,
+                            long from, long to)
+{
+    const char *type = grid_at(g, from, 2);
+    struct buf b;
+    long r;
+    int k;
+
+    if (strcmp(type, "PRIMARY KEY") == 0) {
+        for (r = from, k = 1; r < to; r++, k++) {
+            int j;
+            for (j = 0; j < t->ncols; j++)
+                if (grid_at(g, r, 3) && strcmp(t->cols[j].name,
+                                               grid_at(g, r, 3)) == 0)
+                    t->cols[j].pk = k;
+        }
+        return ASKDB_OK;
+    }
+    if (strcmp(type, "FOREIGN KEY") == 0) {
+        for (r = from; r < to; r++) {
+            struct db_fkey *f = push(&t->fks, &t->nfks, sizeof *f);
+            if (!f)
+                return ASKDB_ERR_NOMEM;
+            f->from = dup_or_null(grid_at(g, r, 3));
+            f->table = dup_or_null(grid_at(g, r, 4));
+            f->to = dup_or_null(grid_at(g, r, 5));
+            if (!f->from || !f->table)
+                return ASKDB_ERR_NOMEM;
+        }
+        return ASKDB_OK;
+    }
+    buf_init(&b, 0);
+    for (r = from; r < to; r++) {
+        if (r > from)
+            buf_puts(&b, ", ");
+        schema_put_ident(&b, grid_at(g, r, 3) ? grid_at(g, r, 3) : "");
+    }
+    {
+        char **u = push(&t->uniques, &t->nuniques, sizeof *u);
+        if (!u) {
+            buf_free(&b);
+            return ASKDB_ERR_NOMEM;
+        }
+        *u = buf_steal(&b);
+        return *u ? ASKDB_OK : ASKDB_ERR_NOMEM;
+    }
+}
+
+static askdb_status read_keys(struct dk *d, struct db_schema *out,
+                              const long long *oids, char *err, size_t n)
+{
+    struct grid g;
+    askdb_status rc = grid_query(d, q_keys, &g, err, n);
+    long r = 0, e;
+
+    while (rc == ASKDB_OK && r < g.nrows) {
+        int ti = table_by_oid(out, oids, to_ll(grid_at(&g, r, 0)));
+        for (e = r + 1; e < g.nrows; e++)
+            if (strcmp(grid_at(&g, e, 0), grid_at(&g, r, 0)) != 0 ||
+                strcmp(grid_at(&g, e, 1), grid_at(&g, r, 1)) != 0)
+                break;
+        if (ti >= 0 && !out->tables[ti].is_view && grid_at(&g, r, 2))
+            rc = add_key(&out->tables[ti], &g, r, e);
+        r = e;
+    }
+    grid_free(&g);
+    return rc;
+}
+
+/* Samples from the first rows only, as sqlite.c takes them. */
+#define SAMPLE_ROWS 200
+#define SAMPLE_MAXLEN 40
+
+static int has_sample(const struct db_column *c, const char *v)
+{
+    int i;
+
+    for (i = 0; i < c->nsamples; i++)
+        if (strcmp(c->samples[i], v) == 0)
+            return 1;
+    return 0;
+}
+
+static int is_text_type(const char *type)
+{
+    return strcmp(type, "VARCHAR") == 0;
+}
+
+/*
+** A few distinct values of each text column from the first SAMPLE_ROWS + 1
+** rows of t; *nrows gets how many rows there were (SAMPLE_ROWS + 1 meaning
+** "more"). A failure (a view over a missing file) leaves no samples.
+*/
+static askdb_status read_samples(struct dk *d, struct db_table *t,
+                                 int per_col, long *nrows)
+{
+    struct buf b;
+    struct grid g;
+    char err[256];
+    int i, k = 0;
+    long r;
+
+    *nrows = SAMPLE_ROWS + 1;
+    buf_init(&b, 0);
+    buf_puts(&b, "SELECT 'x'");
+    for (i = 0; i < t->ncols; i++) {
+        if (per_col <= 0 || !is_text_type(t->cols[i].type))
+            continue;
+        buf_puts(&b, ", ");
+        put_quoted(&b, t->cols[i].name);
+    }
+    buf_puts(&b, " FROM ");
+    put_quoted(&b, t->name);
+    buf_printf(&b, " LIMIT %d", SAMPLE_ROWS + 1);
+    if (buf_err(&b)) {
+        buf_free(&b);
+        return ASKDB_ERR_NOMEM;
+    }
+    if (grid_query(d, b.data, &g, err, sizeof err)) {
+        buf_free(&b);
+        return ASKDB_OK;
+    }
+    buf_free(&b);
+    *nrows = g.nrows;
+    for (i = 0; i < t->ncols; i++) {
+        struct db_column *c = &t->cols[i];
+        if (per_col <= 0 || !is_text_type(c->type))
+            continue;
+        k++;
+        for (r = 0; r < g.nrows && r < SAMPLE_ROWS; r++) {
+            const char *v = grid_at(&g, r, k);
+            char **slot;
+            if (c->nsamples >= per_col)
+                break;
+            if (!v || !*v || strlen(v) > SAMPLE_MAXLEN || has_sample(c, v))
+                continue;
+            slot = push(&c->samples, &c->nsamples, sizeof *slot);
+            if (!slot)
+                break;
+            *slot = strdup(v);
+            if (!*slot) {
+                c->nsamples--;
+                break;
+            }
+        }
+    }
+    grid_free(&g);
+    return ASKDB_OK;
+}
+
+/* Rows of a file's view, counted up to cap + 1 (a CSV is read to count
+** it; Parquet answers from its metadata). */
+static void read_count(struct dk *d, struct db_table *t, long cap)
+{
+    struct buf b;
+    struct grid g;
+    char err[256];
+
+    buf_init(&b, 0);
+    buf_puts(&b, "SELECT count(*)::VARCHAR FROM (SELECT 1 FROM ");
+    put_quoted(&b, t->name);
+    buf_printf(&b, " LIMIT %ld)", cap + 1);
+    if (!buf_err(&b) && grid_query(d, b.data, &g, err, sizeof err) == 0) {
+        long long n = g.nrows == 1 ? to_ll(grid_at(&g, 0, 0)) : -1;
+        if (n >= 0) {
+            t->rows = (long)(n > cap ? cap : n);
+            t->rows_capped = n > cap;
+        }
+        grid_free(&g);
+    }
+    buf_free(&b);
+}
+
+static askdb_status dk_schema(askdb_db *db, struct db_schema *out)
+{
+    struct dk *d = DK(db);
+    struct grid g;
+    long long *oids = NULL;
+    char err[512] = "";
+    askdb_status rc;
+    int i, tmo, cnl;
+    long r;
+
+    memset(out, 0, sizeof *out);
+    rc = grid_query(d, q_tables, &g, err, sizeof err);
+    if (rc == ASKDB_OK && g.nrows > 0) {
+        oids = calloc((size_t)g.nrows, sizeof *oids);
+        out->tables = calloc((size_t)g.nrows, sizeof *out->tables);
+        if (!oids || !out->tables)
+            rc = ASKDB_ERR_NOMEM;
+    }
+    for (r = 0; rc == ASKDB_OK && r < g.nrows; r++) {
+        struct db_table *t = &out->tables[out->ntables++];
+        const char *est = grid_at(&g, r, 3), *cm = grid_at(&g, r, 4);
+        oids[r] = to_ll(grid_at(&g, r, 0));
+        t->name = dup_or_null(grid_at(&g, r, 1));
+        /* A file's view stands for the file's table. */
+        t->is_view = strcmp(grid_at(&g, r, 2), "view") == 0 && !d->files;
+        t->rows = -1;
+        if (est && !d->files) {
+            t->rows = (long)to_ll(est);
+            t->rows_estimated = 1;
+        }
+        t->comment = cm && *cm ? strdup(cm) : NULL;
+        if (!t->name || (cm && *cm && !t->comment))
+            rc = ASKDB_ERR_NOMEM;
+    }
+    if (rc == ASKDB_OK)
+        grid_free(&g);
+    if (rc == ASKDB_OK)
+        rc = read_columns(d, out, oids, err, sizeof err);
+    if (rc == ASKDB_OK)
+        rc = read_keys(d, out, oids, err, sizeof err);
+    /* Samples and counts read data: under the time limit, each. */
+    for (i = 0; rc == ASKDB_OK && i < out->ntables; i++) {
+        struct db_table *t = &out->tables[i];
+        long seen;
+        if (t->is_view)
+            continue;
+        watchdog_arm(d, db->query_timeout_ms, db->cancel);
+        rc = read_samples(d, t, db->sample_values, &seen);
+        if (rc == ASKDB_OK && seen <= SAMPLE_ROWS) {
+            t->rows = seen; /* the whole table was read */
+            t->rows_estimated = 0;
+        } else if (rc == ASKDB_OK && d->files) {
+            read_count(d, t, db->count_cap);
+        }
+        watchdog_disarm(d, &tmo, &cnl);
+        if (cnl) {
+            snprintf(err, sizeof err, "cancelled");
+            rc = ASKDB_ERR_CANCELLED;
+        }
+    }
+    free(oids);
+    if (rc == ASKDB_ERR_NOMEM)
+        snprintf(err, sizeof err, "out of memory");
+    if (rc) {
+        grid_free(&g);
+        snprintf(db->errmsg, sizeof db->errmsg,
+                 "cannot read the schema of '%s': %s", db->label, err);
+        return rc == ASKDB_ERR_DB ? ASKDB_ERR_DB : rc;
+    }
+    return ASKDB_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The guard                                                              */
+/* ---------------------------------------------------------------------- */
+
+/* Skip blanks and comments. */
+static const char *skip_blank(const char *p)
+{
+    for (;;) {
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' ||
+               *p == '\f' || *p == '\v')
+            p++;
+        if (p[0] == '-' && p[1] == '-') {
+            while (*p && *p != '\n')
+                p++;
+        } else if (p[0] == '/' && p[1] == '*') {
+            const char *e = strstr(p + 2, "*/");
+            p = e ? e + 2 : p + strlen(p);
+        } else {
+            return p;
+        }
+    }
+}
+
+/* If sql starts with the word w (case-insensitive) followed by a blank,
+** the text after it; else NULL. */
+static const char *after_word(const char *sql, const char *w)
+{
+    size_t n = strlen(w);
+    const char *p = skip_blank(sql);
+
+    if (strncasecmp(p, w, n) != 0)
+        return NULL;
+    p += n;
+    if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
+        return NULL;
+    return skip_blank(p);
+}
+
+/*
+** askdb_db_explain() asks for a plan as SQLite writes it, "EXPLAIN QUERY
+** PLAN <statement>", after the statement itself passed check(). The
+** statement after those words, or NULL when sql is not such a request.
+*/
+static const char *plan_request(const char *sql)
+{
+    const char *p = after_word(sql, "EXPLAIN");
+
+    if (p)
+        p = after_word(p, "QUERY");
+    if (p)
+        p = after_word(p, "PLAN");
+    return p;
+}
+
+/*
+** Prepare sql and apply every check that needs no execution: one
+** statement, of type SELECT (or the EXPLAIN of one, for a plan request).
+** On success *out is the prepared statement, which the caller destroys.
+*/
+static askdb_status prepare_guarded(askdb_db *db, const char *sql,
+                                    duckdb_prepared_statement *out,
+                                    struct db_err *e)
+{
+    struct dk *d = DK(db);
+    duckdb_extracted_statements ex = NULL;
+    duckdb_prepared_statement ps = NULL;
+    duckdb_statement_type want = DUCKDB_STATEMENT_TYPE_SELECT;
+    const char *inner = plan_request(sql);
+    struct buf b;
+    askdb_status rc;
+    idx_t n;
+
+    *out = NULL;
+    buf_init(&b, 0);
+    if (inner) {
+        /* The statement must pass on its own first; then DuckDB's EXPLAIN
+        ** (the plan, never EXPLAIN ANALYZE: that runs it) is prepared. */
+        rc = prepare_guarded(db, inner, &ps, e);
+        duckdb_destroy_prepare(&ps);
+        if (rc)
+            return rc;
+        buf_puts(&b, "EXPLAIN ");
+        buf_puts(&b, inner);
+        if (buf_err(&b))
+            return ASKDB_ERR_NOMEM;
+        sql = b.data;
+        want = DUCKDB_STATEMENT_TYPE_EXPLAIN;
+    }
+    if (!*skip_blank(sql)) {
+        e->ec = ASKDB_EC_NO_SQL;
+        snprintf(e->msg, sizeof e->msg, "no SQL statement (empty text)");
+        rc = ASKDB_ERR_DB;
+        goto out;
+    }
+    n = duckdb_extract_statements(d->con, sql, &ex);
+    if (n == 0) {
+        const char *m = duckdb_extract_statements_error(ex);
+        if (!m || !*m) {
+            e->ec = ASKDB_EC_NO_SQL;
+            snprintf(e->msg, sizeof e->msg, "no SQL statement (empty text)");
+            rc = ASKDB_ERR_DB;
+        } else {
+            set_error(e, DUCKDB_ERROR_PARSER, m);
+            rc = status_of(e->ec);
+        }
+        goto out;
+    }
+    if (n > 1) {
+        e->ec = ASKDB_EC_REFUSED;
+        snprintf(e->msg, sizeof e->msg,
+                 "refused: more than one statement; askdb runs exactly one "
+                 "read-only statement");
+        rc = ASKDB_ERR_REFUSED;
+        goto out;
+    }
+    if (duckdb_prepare_extracted_statement(d->con, ex, 0, &ps) ==
+        DuckDBError) {
+        set_error(e, DUCKDB_ERROR_INVALID, duckdb_prepare_error(ps));
+        rc = status_of(e->ec);
+        goto out;
+    }
+    if (duckdb_prepared_statement_type(ps) != want) {
+        e->ec = ASKDB_EC_REFUSED;
+        snprintf(e->msg, sizeof e->msg,
+                 "refused: the statement is not a query (DuckDB statement "
+                 "type %d); askdb runs only read-only SELECT statements",
+                 (int)duckdb_prepared_statement_type(ps));
+        rc = ASKDB_ERR_REFUSED;
+        goto out;
+    }
+    if (duckdb_nparams(ps) > 0) {
+        e->ec = ASKDB_EC_RUNTIME;
+        snprintf(e->msg, sizeof e->msg,
+                 "the statement has parameters ($1, ?); write the values "
+                 "into it");
+        rc = ASKDB_ERR_DB;
+        goto out;
+    }
+    *out = ps;
+    ps = NULL;
+    rc = ASKDB_OK;
+out:
+    duckdb_destroy_prepare(&ps);
+    duckdb_destroy_extracted(&ex);
+    buf_free(&b);
+    return rc;
+}
+
+static askdb_status dk_check(askdb_db *db, const char *sql, struct db_err *e)
+{
+    duckdb_prepared_statement ps = NULL;
+    askdb_status rc = prepare_guarded(db, sql, &ps, e);
+
+    duckdb_destroy_prepare(&ps);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Running                                                                */
+/* ---------------------------------------------------------------------- */
+
+/* How a result column is read from a chunk. */
+enum kind {
+    K_NULL,                   /* SQLNULL */
+    K_INT,                    /* the integer types that fit int64 */
+    K_UBIG,                   /* UBIGINT: int64 when it fits, else text */
+    K_HUGE,                   /* HUGEINT */
+    K_UHUGE,                  /* UHUGEINT */
+    K_REAL,                   /* FLOAT, DOUBLE */
+    K_TEXT,                   /* VARCHAR */
+    K_BLOB,
+    K_CAST                    /* everything else: the query casts it */
+};
+
+static enum kind kind_of(duckdb_type t)
+{
+    switch (t) {
+    case DUCKDB_TYPE_BOOLEAN:
+    case DUCKDB_TYPE_TINYINT:
+    case DUCKDB_TYPE_SMALLINT:
+    case DUCKDB_TYPE_INTEGER:
+    case DUCKDB_TYPE_BIGINT:
+    case DUCKDB_TYPE_UTINYINT:
+    case DUCKDB_TYPE_USMALLINT:
+    case DUCKDB_TYPE_UINTEGER:
+        return K_INT;
+    case DUCKDB_TYPE_UBIGINT:
+        return K_UBIG;
+    case DUCKDB_TYPE_HUGEINT:
+        return K_HUGE;
+    case DUCKDB_TYPE_UHUGEINT:
+        return K_UHUGE;
+    case DUCKDB_TYPE_FLOAT:
+    case DUCKDB_TYPE_DOUBLE:
+        return K_REAL;
+    case DUCKDB_TYPE_VARCHAR:
+        return K_TEXT;
+    case DUCKDB_TYPE_BLOB:
+        return K_BLOB;
+    case DUCKDB_TYPE_SQLNULL:
+        return K_NULL;
+    default:
+        return K_CAST;
+    }
+}
+
+/* The SQL type a K_CAST column is cast to: DECIMAL becomes a real number,
+** the rest (dates, times, intervals, UUIDs, lists, structs, maps, enums)
+** DuckDB's text for them. */
+static const char *cast_to(duckdb_type t)
+{
+    return t == DUCKDB_TYPE_DECIMAL ? "DOUBLE" : "VARCHAR";
+}
+
+/* Unsigned 128-bit integer as decimal text into out (>= 41 bytes). */
+static void u128_text(uint64_t hi, uint64_t lo, int neg, char *out)
+{
+    char tmp[48];
+    int n = 0, i = 0;
+
+    do {
+        /* Divide (hi, lo) by 10, keeping the remainder, 32 bits a step. */
+        uint64_t parts[4] = {hi >> 32, hi & 0xffffffffu, lo >> 32,
+                             lo & 0xffffffffu};
+        uint64_t rem = 0;
+        int k;
+        for (k = 0; k < 4; k++) {
+            uint64_t cur = (rem << 32) | parts[k];
+            parts[k] = cur / 10;
+            rem = cur % 10;
+        }
+        hi = (parts[0] << 32) | parts[1];
+        lo = (parts[2] << 32) | parts[3];
+        tmp[n++] = (char)('0' + rem);
+    } while (hi || lo);
+    if (neg)
+        out[i++] = '-';
+    while (n)
+        out[i++] = tmp[--n];
+    out[i] = '\0';
+}
+
+/* A text cell holding a copy of s[0..len). 0, or -1 when out of memory. */
+static int set_text(askdb_value *v, askdb_type type, const char *s,
+                    size_t len)
+{
+    char *p = malloc(len + 1);
+
+    if (!p)
+        return -1;
+    if (len)
+        memcpy(p, s, len);
+    p[len] = '\0';
+    v->type = type;
+    v->s = p;
+    v->len = len;
+    return 0;
+}
+
+/* Read row r of vector data (kind k) into v; 0, or -1 when out of memory. */
+static int read_cell(duckdb_type t, enum kind k, void *data, idx_t r,
+                     askdb_value *v)
+{
+    char num[48];
+    uint32_t len;
+    const char *s;
+
+    switch (k) {
+    case K_INT:
+        v->type = ASKDB_INTEGER;
+        switch (t) {
+        case DUCKDB_TYPE_BOOLEAN: v->i = ((bool *)data)[r]; break;
+        case DUCKDB_TYPE_TINYINT: v->i = ((int8_t *)data)[r]; break;
+        case DUCKDB_TYPE_SMALLINT: v->i = ((int16_t *)data)[r]; break;
+        case DUCKDB_TYPE_INTEGER: v->i = ((int32_t *)data)[r]; break;
+        case DUCKDB_TYPE_BIGINT: v->i = ((int64_t *)data)[r]; break;
+        case DUCKDB_TYPE_UTINYINT: v->i = ((uint8_t *)data)[r]; break;
+        case DUCKDB_TYPE_USMALLINT: v->i = ((uint16_t *)data)[r]; break;
+        default: v->i = ((uint32_t *)data)[r]; break;
+        }
+        return 0;
+    case K_UBIG: {
+        uint64_t u = ((uint64_t *)data)[r];
+        if (u <= INT64_MAX) {
+            v->type = ASKDB_INTEGER;
+            v->i = (int64_t)u;
+            return 0;
+        }
+        u128_text(0, u, 0, num);
+        return set_text(v, ASKDB_TEXT, num, strlen(num));
+    }
+    case K_HUGE: {
+        duckdb_hugeint h = ((duckdb_hugeint *)data)[r];
+        /* It fits int64 when the upper half is the sign extension of the
+        ** lower half. */
+        if ((h.upper == 0 && h.lower <= INT64_MAX) ||
+            (h.upper == -1 && h.lower > (uint64_t)INT64_MAX)) {
+            v->type = ASKDB_INTEGER;
+            v->i = (int64_t)h.lower;
+            return 0;
+        }
+        if (h.upper < 0) { /* two's complement negation of (upper, lower) */
+            uint64_t lo = ~h.lower + 1, hi = ~(uint64_t)h.upper + (lo == 0);
+            u128_text(hi, lo, 1, num);
+        } else {
+            u128_text((uint64_t)h.upper, h.lower, 0, num);
+        }
+        return set_text(v, ASKDB_TEXT, num, strlen(num));
+    }
+    case K_UHUGE: {
+        duckdb_uhugeint h = ((duckdb_uhugeint *)data)[r];
+        if (h.upper == 0 && h.lower <= INT64_MAX) {
+            v->type = ASKDB_INTEGER;
+            v->i = (int64_t)h.lower;
+            return 0;
+        }
+        u128_text(h.upper, h.lower, 0, num);
+        return set_text(v, ASKDB_TEXT, num, strlen(num));
+    }
+    case K_REAL:
+        v->type = ASKDB_REAL;
+        v->d = t == DUCKDB_TYPE_FLOAT ? (double)((float *)data)[r]
+                                      : ((double *)data)[r];
+        return 0;
+    case K_TEXT:
+    case K_BLOB:
+    case K_CAST: /* cast to VARCHAR by the query */
+        s = str_at(data, r, &len);
+        return set_text(v, k == K_BLOB ? ASKDB_BLOB : ASKDB_TEXT, s, len);
+    default:
+        v->type = ASKDB_NULL;
+        return 0;
+    }
+}
+
+/* What one cell of row r costs in a result: its askdb_value plus the bytes
+** of a text or blob (a number's text is small; counted as a value). */
+static size_t cell_cost(enum kind k, void *data, uint64_t *valid, idx_t r)
+{
+    size_t n = sizeof(askdb_value);
+    uint32_t len;
+
+    if ((k == K_TEXT || k == K_BLOB || k == K_CAST) &&
+        (!valid || duckdb_validity_row_is_valid(valid, r))) {
+        str_at(data, r, &len);
+        n += len;
+    }
+    return n;
+}
+
+/*
+** The statement that produces what askdb keeps: ps itself when every
+** column reads directly, else a wrapper over the query text that casts
+** the others (SELECT #1, CAST(#2 AS VARCHAR) AS "when", ... FROM
+** query('<sql>')), prepared into *wrapped. query() takes exactly one
+** SELECT, as the guard already made sure of. On success kinds[] and
+** types[] describe the columns of what runs.
+*/
+static askdb_status wrap_casts(askdb_db *db, const char *sql,
+                               duckdb_prepared_statement ps,
+                               duckdb_prepared_statement *wrapped,
+                               enum kind *kinds, duckdb_type *types,
+                               int ncols, struct db_err *e)
+{
+    struct dk *d = DK(db);
+    struct buf b;
+    int i, need = 0;
+
+    *wrapped = NULL;
+    for (i = 0; i < ncols; i++) {
+        types[i] = duckdb_prepared_statement_column_type(ps, (idx_t)i);
+        kinds[i] = kind_of(types[i]);
+        need |= kinds[i] == K_CAST;
+    }
+    if (!need)
+        return ASKDB_OK;
+    buf_init(&b, 0);
+    buf_puts(&b, "SELECT ");
+    for (i = 0; i < ncols; i++) {
+        const char *name =
+            duckdb_prepared_statement_column_name(ps, (idx_t)i);
+        if (i)
+            buf_puts(&b, ", ");
+        if (kinds[i] == K_CAST)
+            buf_printf(&b, "CAST(#%d AS %s)", i + 1, cast_to(types[i]));
+        else
+            buf_printf(&b, "#%d", i + 1);
+        buf_puts(&b, " AS ");
+        put_quoted(&b, name ? name : "");
+        duckdb_free((void *)name);
+    }
+    buf_puts(&b, " FROM query(");
+    put_string(&b, sql);
+    buf_puts(&b, ")");
+    if (buf_err(&b)) {
+        buf_free(&b);
+        return ASKDB_ERR_NOMEM;
+    }
+    if (duckdb_prepare(d->con, b.data, wrapped) == DuckDBError) {
+        set_error(e, DUCKDB_ERROR_INVALID, duckdb_prepare_error(*wrapped));
+        duckdb_destroy_prepare(wrapped);
+        buf_free(&b);
+        return status_of(e->ec);
+    }
+    buf_free(&b);
+    for (i = 0; i < ncols; i++) {
+        types[i] = duckdb_prepared_statement_column_type(*wrapped, (idx_t)i);
+        kinds[i] = kind_of(types[i]);
+        if (kinds[i] == K_CAST) /* DOUBLE and VARCHAR never are */
+            kinds[i] = K_NULL;
+        else if (types[i] == DUCKDB_TYPE_VARCHAR)
+            kinds[i] = K_TEXT;
+    }
+    return ASKDB_OK;
+}
+
+/* Make room in r for one more row of ncols cells. */
+static int grow_rows(askdb_result *r, long *cap_cells, int ncols)
+{
+    long need = (r->nrows + 1) * ncols, nc;
+    askdb_value *p;
+
+    if (need <= *cap_cells)
+        return 0;
+    nc = *cap_cells ? *cap_cells * 2 : (long)ncols * 64;
+    while (nc < need)
+        nc *= 2;
+    p = realloc(r->cells, (size_t)nc * sizeof *p);
+    if (!p)
+        return -1;
+    r->cells = p;
+    *cap_cells = nc;
+    return 0;
+}
+
+/*
+** Copy the rows of chunk ch into r until a cap is reached: max_rows
+** (truncated = 1) or max_bytes (2), each row measured whole before it is
+** copied. Returns 1 when a cap stopped it, 0 when the chunk was taken
+** whole, -1 when out of memory.
+*/
+struct columns {
+    enum kind *kinds;
+    duckdb_type *types;
+    void **data;              /* of the chunk being read */
+    uint64_t **valid;
+};
+
+static int take_chunk(askdb_db *db, askdb_result *r, duckdb_data_chunk ch,
+                      struct columns *c, long *cap_cells, size_t *bytes)
+{
+    idx_t n = duckdb_data_chunk_get_size(ch), row;
+    int i, ncols = r->ncols;
+    const enum kind *kinds = c->kinds;
+    const duckdb_type *types = c->types;
+    void **data = c->data;
+    uint64_t **valid = c->valid;
+
+    for (i = 0; i < ncols; i++) {
+        duckdb_vector v = duckdb_data_chunk_get_vector(ch, (idx_t)i);
+        data[i] = duckdb_vector_get_data(v);
+        valid[i] = duckdb_vector_get_validity(v);
+    }
+    for (row = 0; row < n; row++) {
+        askdb_value *cells;
+        size_t cost = 0;
+        if (r->nrows >= db->max_rows) {
+            r->truncated = 1;
+            return 1;
+        }
+        for (i = 0; i < ncols; i++)
+            cost += cell_cost(kinds[i], data[i], valid[i], row);
+        if (db->max_bytes && *bytes + cost > db->max_bytes) {
+            r->truncated = 2;
+            return 1;
+        }
+        *bytes += cost;
+        if (grow_rows(r, cap_cells, ncols))
+            return -1;
+        cells = &r->cells[r->nrows * ncols];
+        memset(cells, 0, (size_t)ncols * sizeof *cells);
+        r->nrows++;
+        for (i = 0; i < ncols; i++) {
+            if (valid[i] && !duckdb_validity_row_is_valid(valid[i], row))
+                continue;
+            if (read_cell(types[i], kinds[i], data[i], row, &cells[i]))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* DuckDB's name of a column type, for askdb_result's decltypes; NULL for
+** the nested and rarer ones. */
+static const char *type_name(duckdb_type t)
+{
+    switch (t) {
+    case DUCKDB_TYPE_BOOLEAN: return "BOOLEAN";
+    case DUCKDB_TYPE_TINYINT: return "TINYINT";
+    case DUCKDB_TYPE_SMALLINT: return "SMALLINT";
+    case DUCKDB_TYPE_INTEGER: return "INTEGER";
+    case DUCKDB_TYPE_BIGINT: return "BIGINT";
+    case DUCKDB_TYPE_UTINYINT: return "UTINYINT";
+    case DUCKDB_TYPE_USMALLINT: return "USMALLINT";
+    case DUCKDB_TYPE_UINTEGER: return "UINTEGER";
+    case DUCKDB_TYPE_UBIGINT: return "UBIGINT";
+    case DUCKDB_TYPE_HUGEINT: return "HUGEINT";
+    case DUCKDB_TYPE_UHUGEINT: return "UHUGEINT";
+    case DUCKDB_TYPE_FLOAT: return "FLOAT";
+    case DUCKDB_TYPE_DOUBLE: return "DOUBLE";
+    case DUCKDB_TYPE_DECIMAL: return "DECIMAL";
+    case DUCKDB_TYPE_VARCHAR: return "VARCHAR";
+    case DUCKDB_TYPE_BLOB: return "BLOB";
+    case DUCKDB_TYPE_DATE: return "DATE";
+    case DUCKDB_TYPE_TIME: return "TIME";
+    case DUCKDB_TYPE_TIMESTAMP: return "TIMESTAMP";
+    case DUCKDB_TYPE_TIMESTAMP_TZ: return "TIMESTAMP WITH TIME ZONE";
+    case DUCKDB_TYPE_INTERVAL: return "INTERVAL";
+    case DUCKDB_TYPE_UUID: return "UUID";
+    default: return NULL;
+    }
+}
+
+/* The column names and types of the user's statement ps into r. */
+static int set_columns(askdb_result *r, duckdb_prepared_statement ps)
+{
+    int i;
+
+    r->cols = calloc((size_t)r->ncols, sizeof *r->cols);
+    r->decltypes = calloc((size_t)r->ncols, sizeof *r->decltypes);
+    if (!r->cols || !r->decltypes)
+        return -1;
+    for (i = 0; i < r->ncols; i++) {
+        const char *name = duckdb_prepared_statement_column_name(ps, (idx_t)i);
+        const char *tn =
+            type_name(duckdb_prepared_statement_column_type(ps, (idx_t)i));
+        r->cols[i] = strdup(name ? name : "");
+        duckdb_free((void *)name);
+        r->decltypes[i] = tn ? strdup(tn) : NULL;
+        if (!r->cols[i] || (tn && !r->decltypes[i]))
+            return -1;
+    }
+    return 0;
+}
+
+static askdb_status dk_run(askdb_db *db, const char *sql, askdb_result **out,
+                           struct db_err *e)
+{
+    struct dk *d = DK(db);
+    duckdb_prepared_statement ps = NULL, wrapped = NULL, run;
+    duckdb_pending_result pending = NULL;
+    duckdb_result res;
+    duckdb_data_chunk ch;
+    askdb_result *r = NULL;
+    askdb_status ret;
+    struct columns c = {0};
+    long cap_cells = 0;
+    size_t bytes = 0;
+    double t0 = db_now_ms();
+    int ncols, have_res = 0, tmo = 0, cnl = 0, stop = 0;
+    const char *m = NULL;
+    duckdb_error_type et = DUCKDB_ERROR_INVALID;
+
+    *out = NULL;
+    memset(&res, 0, sizeof res);
+    ret = prepare_guarded(db, sql, &ps, e);
+    if (ret)
+        return ret;
+    ret = ASKDB_ERR_NOMEM;
+    ncols = (int)duckdb_prepared_statement_column_count(ps);
+    c.kinds = calloc((size_t)(ncols ? ncols : 1), sizeof *c.kinds);
+    c.types = calloc((size_t)(ncols ? ncols : 1), sizeof *c.types);
+    c.data = calloc((size_t)(ncols ? ncols : 1), sizeof *c.data);
+    c.valid = calloc((size_t)(ncols ? ncols : 1), sizeof *c.valid);
+    r = calloc(1, sizeof *r);
+    if (!c.kinds || !c.types || !c.data || !c.valid || !r)
+        goto out;
+    r->ncols = ncols;
+    if (set_columns(r, ps))
+        goto out;
+    ret = wrap_casts(db, plan_request(sql) ? "" : sql, ps, &wrapped, c.kinds,
+                     c.types, ncols, e);
+    if (ret)
+        goto out;
+    run = wrapped ? wrapped : ps;
+    watchdog_arm(d, db->query_timeout_ms, db->cancel);
+    /* The streaming form (deprecated in DuckDB's C API, but the only one
+    ** that streams): chunks arrive as the query makes them, so a result
+    ** over the caps is stopped early instead of being built whole. */
+    if (duckdb_pending_prepared_streaming(run, &pending) == DuckDBError) {
+        m = duckdb_pending_error(pending);
+        goto failed;
+    }
+    if (duckdb_execute_pending(pending, &res) == DuckDBError) {
+        have_res = 1;
+        m = duckdb_result_error(&res);
+        et = duckdb_result_error_type(&res);
+        goto failed;
+    }
+    have_res = 1;
+    while (!stop && (ch = duckdb_fetch_chunk(res)) != NULL) {
+        int t = take_chunk(db, r, ch, &c, &cap_cells, &bytes);
+        duckdb_destroy_data_chunk(&ch);
+        if (t < 0)
+            goto out; /* ASKDB_ERR_NOMEM */
+        stop = t > 0;
+    }
+    if (!stop && duckdb_result_error(&res)) {
+        m = duckdb_result_error(&res);
+        et = duckdb_result_error_type(&res);
+        goto failed;
+    }
+    watchdog_disarm(d, &tmo, &cnl);
+    r->exec_ms = db_now_ms() - t0;
+    *out = r;
+    r = NULL;
+    ret = ASKDB_OK;
+    goto out;
+failed:
+    watchdog_disarm(d, &tmo, &cnl);
+    if (cnl) {
+        e->ec = ASKDB_EC_RUNTIME;
+        snprintf(e->msg, sizeof e->msg, "cancelled");
+        ret = ASKDB_ERR_CANCELLED;
+    } else if (tmo || classify(et, m) == ASKDB_EC_TIMEOUT) {
+        e->ec = ASKDB_EC_TIMEOUT;
+        snprintf(e->msg, sizeof e->msg,
+                 "query interrupted after the %d ms time limit (--timeout)",
+                 db->query_timeout_ms);
+        ret = ASKDB_ERR_TIMEOUT;
+    } else {
+        set_error(e, et, m);
+        if (e->ec == ASKDB_EC_NONE)
+            e->ec = ASKDB_EC_RUNTIME;
+        ret = status_of(e->ec);
+    }
+out:
+    if (ret == ASKDB_ERR_NOMEM) {
+        e->ec = ASKDB_EC_RUNTIME;
+        snprintf(e->msg, sizeof e->msg, "out of memory reading the result");
+    }
+    watchdog_disarm(d, &tmo, &cnl);
+    if (have_res)
+        duckdb_destroy_result(&res);
+    if (pending)
+        duckdb_destroy_pending(&pending);
+    duckdb_destroy_prepare(&wrapped);
+    duckdb_destroy_prepare(&ps);
+    askdb_result_free(r);
+    free(c.kinds);
+    free(c.types);
+    free(c.data);
+    free(c.valid);
+    return ret;
+}
+
+#endif /* ASKDB_HAVE_DUCKDB */
+
+const struct db_driver db_duckdb_driver = {
+    "duckdb", "DuckDB", dk_open, dk_close, dk_schema, dk_check, dk_run
+};

@@ -1,0 +1,556 @@
+#!/usr/bin/env bash
+# tests/e2e/duckdb.sh - askdb on DuckDB: a .duckdb file, a CSV and a Parquet
+# file, through the real binary.
+#
+#   ASKDB=build/asan/askdb FAKE_LLM=build/asan/fake_llm bash tests/e2e/duckdb.sh
+#   bash tests/e2e/duckdb.sh --filter 'refuses'      (ERE on test names)
+#   E2E_VERBOSE=1  show the last commands of a failed test
+#   E2E_KEEP=1     keep the temp dir
+#
+# The sample shop database (examples/shop.db) is copied into DuckDB by
+# scripts/load_duckdb.py, and its orders table exported to orders.csv and
+# orders.parquet. The tests run schema, sql and ask (with the scripted
+# model, tests/fake_llm) on each, DuckDB's own escapes (COPY ... TO,
+# ATTACH, INSTALL, LOAD, read_text() and friends on other files, SET,
+# PRAGMA, ...) with every file's sha256 and the directory's listing
+# compared before and after, the time limit, the row and byte caps, and
+# the faults of opening (missing, not a database, held by a writer).
+# When this askdb was built without DuckDB (scripts/duckdb.sh not run)
+# the script prints one SKIP line and exits 0.
+# Output: "ok NAME" / "FAIL NAME: reason", then "N passed, M failed".
+set -u
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+abspath() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s/%s\n' "$PWD" "$1" ;; esac; }
+ASKDB=$(abspath "${ASKDB:-$ROOT/build/asan/askdb}")
+FAKE_LLM=$(abspath "${FAKE_LLM:-$ROOT/build/asan/fake_llm}")
+SHOP_DB=$(abspath "${SHOP_DB:-$ROOT/examples/shop.db}")
+
+FILTER=
+while [ $# -gt 0 ]; do
+    case $1 in
+    --filter) FILTER=${2:-}; shift 2 ;;
+    --filter=*) FILTER=${1#--filter=}; shift ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    *) echo "duckdb.sh: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+done
+
+for _v in $(compgen -e); do case $_v in ASKDB_*) unset "$_v" ;; esac; done
+unset OPENAI_API_KEY ANTHROPIC_API_KEY
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
+export no_proxy='127.0.0.1,localhost' NO_PROXY='127.0.0.1,localhost'
+export ASKDB_RETRY_BASE_MS=1 LC_ALL=C PYTHONIOENCODING=utf-8 PYTHONUTF8=1
+RUN_LIMIT_S=${E2E_RUN_LIMIT_S:-60}
+
+PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+[ -n "$PY" ] || { echo "duckdb.sh: python3 is needed" >&2; exit 2; }
+for _f in "$ASKDB" "$FAKE_LLM"; do
+    [ -x "$_f" ] || { echo "duckdb.sh: $_f is not built" >&2; exit 2; }
+done
+[ -f "$SHOP_DB" ] || { echo "duckdb.sh: $SHOP_DB is missing (make examples/shop.db)" >&2; exit 2; }
+
+# A build without DuckDB says so for a .duckdb path (exit 3): then skip.
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/askdb-duckdb-e2e.XXXXXX") || exit 2
+: >"$TMP/none.duckdb"
+if "$ASKDB" schema "$TMP/none.duckdb" 2>&1 | grep -q "built without DuckDB"; then
+    rm -rf "$TMP"
+    echo "SKIP duckdb.sh: this askdb was built without DuckDB (run scripts/duckdb.sh, then make)"
+    exit 0
+fi
+rm -f "$TMP/none.duckdb"
+: >"$TMP/llm.pids"
+
+cleanup() {
+    local pid
+    while read -r pid; do [ -n "$pid" ] && kill "$pid" 2>/dev/null; done <"$TMP/llm.pids"
+    if [ -n "${E2E_KEEP:-}" ]; then echo "duckdb.sh: kept $TMP" >&2; else rm -rf "$TMP"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# The data, once: shop.duckdb (with comments, as people write them for
+# exactly this), orders.csv and orders.parquet. The loader's own venv
+# lives in the user's cache, not the test's.
+DATA=$TMP/data
+mkdir -p "$DATA"
+"$ROOT/scripts/load_duckdb.py" --sqlite "$SHOP_DB" --out "$DATA/shop.duckdb" \
+    --export orders --csv "$DATA/orders.csv" --parquet "$DATA/orders.parquet" \
+    >"$TMP/load.log" 2>&1 || { echo "duckdb.sh: load_duckdb.py failed: $(tail -5 "$TMP/load.log")" >&2; exit 2; }
+DPY=$("$ROOT/scripts/load_duckdb.py" --print-python 2>>"$TMP/load.log")
+"$DPY" - "$DATA/shop.duckdb" <<'EOF' || { echo "duckdb.sh: cannot add comments" >&2; exit 2; }
+import duckdb, sys
+c = duckdb.connect(sys.argv[1])
+c.execute("COMMENT ON TABLE orders IS 'One row per order placed in the shop'")
+c.execute("COMMENT ON COLUMN orders.total IS 'EUR, the sum of the order''s items'")
+c.execute("CHECKPOINT")
+c.close()
+EOF
+export ASKDB_CACHE_DIR=$TMP/cache
+
+# --------------------------------------------------------------------------
+# Helpers (inside a test's subshell; T = the test's dir, W = T/w, askdb's
+# working directory with fresh copies of the data)
+# --------------------------------------------------------------------------
+fail() {
+    printf '%s\n' "$*" | tr '\n' '|' | cut -c1-700 >"$T/.fail"
+    exit 1
+}
+now_ms() { local t=${EPOCHREALTIME/./}; echo $(( ${t#0} / 1000 )); }
+
+run() {
+    local t0
+    t0=$(now_ms)
+    (cd "$W" && exec timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" "$@") \
+        </dev/null >"$T/out" 2>"$T/err"
+    RC=$?
+    ELAPSED_MS=$(( $(now_ms) - t0 ))
+    { printf '$ askdb'; printf ' %q' "$@"; printf '\n-> exit %s in %s ms\n' "$RC" "$ELAPSED_MS"
+      sed 's/^/  stderr: /' "$T/err" | head -20; } >>"$T/.trace"
+    [ "$RC" != 124 ] && [ "$RC" != 137 ] || fail "askdb $* did not finish within $RUN_LIMIT_S s"
+    if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:|SUMMARY: (Address|UndefinedBehavior|Leak)Sanitizer' "$T/err"; then
+        fail "sanitizer report from askdb $* :: $(grep -m3 -E 'Sanitizer|runtime error' "$T/err")"
+    fi
+}
+
+start_llm() {
+    local d=$T/llm pid _
+    stop_llm
+    mkdir -p "$d"
+    printf '%s' "$1" >"$d/script.json"
+    LLMLOG=$d/log
+    : >"$LLMLOG"
+    rm -f "$d/port"
+    "$FAKE_LLM" --script "$d/script.json" --log "$LLMLOG" --port 0 --port-file "$d/port" 2>"$d/stderr" &
+    pid=$!
+    echo "$pid" >"$T/.llm"
+    echo "$pid" >>"$TMP/llm.pids"
+    for _ in $(seq 1 100); do
+        [ -s "$d/port" ] && break
+        kill -0 "$pid" 2>/dev/null || fail "fake_llm exited: $(cat "$d/stderr")"
+        sleep 0.05
+    done
+    [ -s "$d/port" ] || fail "fake_llm did not start"
+    URL="http://127.0.0.1:$(cat "$d/port")"
+}
+stop_llm() {
+    [ -s "$T/.llm" ] || return 0
+    kill "$(cat "$T/.llm")" 2>/dev/null
+    wait "$(cat "$T/.llm")" 2>/dev/null
+    : >"$T/.llm"
+}
+replies() { "$PY" -c 'import json,sys; print(json.dumps([{"content": a} for a in sys.argv[1:]]))' "$@"; }
+always() { "$PY" -c 'import json,sys; print(json.dumps([{"content": sys.argv[1], "repeat": True}]))' "$1"; }
+fence() { printf '```sql\n%s\n```' "$1"; }
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+# The sandbox's listing with checksums: a new, removed or changed file
+# (a .wal, a .tmp directory, an exported file) shows up as a difference.
+snapshot() { (cd "$W" && find . | LC_ALL=C sort && find . -type f -exec sha256sum {} + | LC_ALL=C sort); }
+nreq() { if [ -s "${LLMLOG:-}" ]; then wc -l <"$LLMLOG" | tr -d ' '; else echo 0; fi; }
+
+expect_rc() { [ "$RC" = "$1" ] || fail "exit $RC, expected $1 (stderr: $(head -c 300 "$T/err"))"; }
+expect_err_has() { grep -qF -- "$1" "$T/err" || fail "stderr lacks '$1' (stderr: $(head -c 400 "$T/err"))"; }
+expect_out_has() { grep -qF -- "$1" "$T/out" || fail "stdout lacks '$1' (stdout: $(head -c 600 "$T/out"))"; }
+expect_out() {
+    local fmt=$1
+    shift
+    # shellcheck disable=SC2059
+    printf -- "$fmt" "$@" >"$T/expected"
+    cmp -s "$T/expected" "$T/out" || fail "stdout differs: expected $(head -c 300 "$T/expected" | od -c | head -5) got $(head -c 300 "$T/out" | od -c | head -5)"
+}
+# pycheck CODE [ARGS]: Python assertions over out, err, reqs (the model's
+# requests) and user(i) (the last user message of request i).
+pycheck() {
+    local code=$1 msg
+    shift
+    msg=$("$PY" - "$T" "${LLMLOG:-}" "$code" "$@" <<'PY' 2>&1
+import json, os, sys
+tdir, log, code = sys.argv[1:4]
+args = sys.argv[4:]
+def rd(p):
+    try:
+        return open(p, encoding="utf-8", errors="replace", newline="").read()
+    except FileNotFoundError:
+        return ""
+out, err = rd(os.path.join(tdir, "out")), rd(os.path.join(tdir, "err"))
+reqs = [json.loads(l) for l in open(log)] if log and os.path.exists(log) else []
+def msgs(i):
+    return reqs[i]["body"]["messages"]
+def user(i):
+    return [m for m in msgs(i) if m["role"] == "user"][-1]["content"]
+exec(code)
+PY
+    ) || fail "check failed: $msg"
+}
+copy_data() { cp "$DATA/shop.duckdb" "$DATA/orders.csv" "$DATA/orders.parquet" "$W/"; }
+
+# --------------------------------------------------------------------------
+# Tests
+# --------------------------------------------------------------------------
+
+schema_shows_keys_comments_samples_and_estimates() {
+    copy_data
+    run schema shop.duckdb
+    expect_rc 0
+    expect_out_has "-- One row per order placed in the shop"
+    expect_out_has "CREATE TABLE orders ("
+    expect_out_has "  id BIGINT PRIMARY KEY,"
+    expect_out_has "  total DOUBLE NOT NULL, -- EUR, the sum of the order's items"
+    expect_out_has "  FOREIGN KEY (customer_id) REFERENCES customers(id)"
+    expect_out_has "  UNIQUE (order_id, product_id),"
+    expect_out_has "  FOREIGN KEY (parent_id) REFERENCES categories(id)"
+    expect_out_has "); -- about 250 rows"
+    expect_out_has "); -- 60 rows"
+    expect_out_has "status VARCHAR NOT NULL, -- e.g. 'delivered', 'refunded', 'cancelled'"
+    expect_out_has "CREATE VIEW customer_revenue ("
+    pycheck '
+tables = [l.split()[2] for l in out.splitlines() if l.startswith("CREATE ")]
+assert sorted(tables) == sorted(["categories", "customers", "orders", "payments",
+    "products", "order_items", "customer_revenue"]), tables
+'
+    run schema orders.csv
+    expect_rc 0
+    expect_out_has "CREATE TABLE orders ("
+    expect_out_has "  order_date TIMESTAMP,"
+    expect_out_has "); -- 250 rows"
+    run schema orders.parquet
+    expect_rc 0
+    expect_out_has "CREATE TABLE orders ("
+    expect_out_has "  shipping_country VARCHAR, -- e.g. "
+    expect_out_has "); -- 250 rows"
+}
+
+sql_reads_the_same_rows_from_every_form() {
+    copy_data
+    local f q="SELECT id, customer_id, status, total FROM orders WHERE id <= 3 ORDER BY id"
+    cp "$SHOP_DB" "$W/shop.db"
+    run sql -f csv shop.db "$q"
+    expect_rc 0
+    cp "$T/out" "$T/sqlite.csv"
+    grep -q '^1,' "$T/sqlite.csv" || fail "sqlite gave no rows: $(cat "$T/sqlite.csv")"
+    for f in shop.duckdb orders.csv orders.parquet; do
+        run sql -f csv "$f" "$q"
+        expect_rc 0
+        cmp -s "$T/out" "$T/sqlite.csv" || fail "$f: $(cat "$T/out") differs from SQLite's $(cat "$T/sqlite.csv")"
+    done
+}
+
+values_convert_to_askdb_types() {
+    copy_data
+    run sql -f json shop.duckdb "SELECT 42::TINYINT AS i, 170141183460469231731687303715884105727::HUGEINT AS big, -5::HUGEINT AS small_huge, 18446744073709551615::UBIGINT AS ubig, 12.34::DECIMAL(10,2) AS dec, 1.5::FLOAT AS f, true AS b, DATE '2024-01-02' AS d, TIMESTAMP '2024-01-02 03:04:05' AS ts, [1, 2] AS l, {'x': 1} AS s, '\\xAA'::BLOB AS bl, NULL AS n, 'Lucía' AS t"
+    expect_rc 0
+    pycheck '
+j = json.loads(out)
+assert j["columns"] == ["i", "big", "small_huge", "ubig", "dec", "f", "b", "d", "ts", "l", "s", "bl", "n", "t"], j["columns"]
+r = j["rows"][0]
+assert r[0] == 42 and r[1] == "170141183460469231731687303715884105727" and r[2] == -5, r
+assert r[3] == "18446744073709551615" and r[4] == 12.34 and r[5] == 1.5 and r[6] == 1, r
+assert r[7] == "2024-01-02" and r[8] == "2024-01-02 03:04:05", r
+assert r[9] == "[1, 2]" and r[10] == "{'"'"'x'"'"': 1}" and r[12] is None and r[13] == "Lucía", r
+'
+}
+
+ask_names_duckdb_and_repairs_from_its_error() {
+    copy_data
+    local bad good
+    bad=$(fence "SELECT id, first_nam FROM customers ORDER BY id LIMIT 3")
+    good=$(fence "SELECT id, first_name FROM customers ORDER BY id LIMIT 3")
+    start_llm "$(replies "$bad" "$good" "$(fence "SELECT 'extra request' AS oops")")"
+    run ask --llm-url "$URL" --model test -f csv shop.duckdb "First three customers?"
+    expect_rc 0
+    expect_out 'id,first_name\r\n1,Olivia\r\n2,Alejandro\r\n3,Lucía\r\n'
+    [ "$(nreq)" = 2 ] || fail "the model got $(nreq) requests, expected 2"
+    pycheck '
+sysmsg = msgs(0)[0]["content"] + msgs(0)[1]["content"]
+assert "DuckDB" in sysmsg, sysmsg[:400]
+assert "CREATE TABLE customers" in sysmsg
+last = user(1)
+assert "Referenced column \"first_nam\" not found" in last, last
+'
+}
+
+ask_answers_over_csv_and_parquet_in_place() {
+    copy_data
+    local f q
+    q=$(fence "SELECT status, count(*) AS n FROM orders GROUP BY status ORDER BY n DESC, status LIMIT 2")
+    cp "$SHOP_DB" "$W/shop.db"
+    start_llm "$(always "$q")"
+    run ask --llm-url "$URL" --model test -f csv --no-question-check shop.db "Top two statuses?"
+    expect_rc 0
+    cp "$T/out" "$T/want"
+    [ "$(wc -l <"$T/want")" = 3 ] || fail "sqlite: $(cat "$T/want")"
+    for f in orders.csv orders.parquet; do
+        start_llm "$(always "$q")"
+        run ask --llm-url "$URL" --model test -f csv --no-question-check "$f" "Top two statuses?"
+        expect_rc 0
+        cmp -s "$T/out" "$T/want" || fail "$f: $(cat "$T/out") want $(cat "$T/want")"
+        pycheck 'assert "CREATE TABLE orders" in msgs(0)[0]["content"] + msgs(0)[1]["content"]'
+    done
+}
+
+# What stderr must say for statement $2 on file $1: refused, or an error of
+# DuckDB's own that comes first (a write to a file's view fails to bind; a
+# path without a reader is a table name that does not exist).
+why() {
+    case $1:$2 in
+    orders.*:INSERT*|orders.*:UPDATE*|orders.*:DELETE*)
+        echo "^askdb: (refused|Binder Error: Can only (update|delete from) base table|Catalog Error: orders is not an table)" ;;
+    *:"SELECT * FROM '/etc/passwd'")
+        echo "^askdb: (refused|Catalog Error: Table with name /etc/passwd does not exist)" ;;
+    *:"SELECT * FROM query("*)
+        echo "^askdb: (refused|Parser Error: Expected a single SELECT statement)" ;;
+    *) echo "^askdb: refused" ;;
+    esac
+}
+
+# DuckDB's ways out of a read-only query. Each must be refused (exit 1,
+# "refused" on stderr) by sql and by ask, on the .duckdb file and on the
+# CSV and Parquet views, leaving every file as it was and no new one.
+refuses_duckdb_escapes_and_changes_no_file() {
+    copy_data
+    echo "secret" >"$W/other.csv"
+    local f stmt before
+    local -a stmts=(
+        "COPY orders TO '$W/out.csv'"
+        "COPY (SELECT 1 AS x) TO '$W/orders.csv' (USE_TMP_FILE false)"
+        "COPY (SELECT 1 AS x) TO '$W/orders.parquet' (FORMAT parquet)"
+        "EXPORT DATABASE '$W/exp'"
+        "ATTACH '$W/new.duckdb' AS x"
+        "ATTACH '$W/orders.csv' AS x"
+        "ATTACH ':memory:' AS m"
+        "DETACH memory"
+        "INSTALL httpfs"
+        "LOAD httpfs"
+        "LOAD '$W/ext.duckdb_extension'"
+        "FORCE INSTALL parquet"
+        "UPDATE EXTENSIONS"
+        "SELECT * FROM read_text('/etc/passwd')"
+        "SELECT * FROM read_csv('/etc/passwd', sep = ':')"
+        "SELECT * FROM read_csv('$W/other.csv')"
+        "SELECT * FROM read_blob('/etc/hostname')"
+        "SELECT * FROM read_json('/etc/os-release')"
+        "SELECT * FROM read_parquet('/etc/passwd')"
+        "SELECT * FROM '/etc/passwd'"
+        "SELECT * FROM glob('/etc/*')"
+        "SELECT * FROM glob('$W/*')"
+        "SELECT * FROM sniff_csv('/etc/passwd')"
+        "SELECT * FROM duckdb_secrets()"
+        "SET enable_external_access = true"
+        "SET allowed_directories = ['/']"
+        "SET threads = 1"
+        "RESET memory_limit"
+        "SET VARIABLE v = 1"
+        "PRAGMA enable_profiling"
+        "PRAGMA profiling_output = '$W/prof.txt'"
+        "CALL enable_logging()"
+        "CREATE TABLE t AS SELECT 1 AS x"
+        "CREATE TEMP TABLE t (x INTEGER)"
+        "CREATE MACRO m(x) AS x + 1"
+        "CREATE VIEW v AS SELECT 1"
+        "INSERT INTO orders (id) VALUES (99999)"
+        "UPDATE orders SET total = 0"
+        "DELETE FROM orders"
+        "DROP VIEW orders"
+        "ALTER TABLE orders ADD COLUMN z INTEGER"
+        "CHECKPOINT"
+        "VACUUM"
+        "BEGIN TRANSACTION"
+        "USE memory"
+        "SELECT 1; DROP TABLE orders"
+        "SELECT 1; COPY orders TO '$W/out2.csv'"
+        "EXPLAIN ANALYZE SELECT count(*) FROM orders"
+        "SELECT * FROM query('COPY orders TO ''$W/out3.csv''')"
+    )
+    before=$(snapshot)
+    for f in shop.duckdb orders.csv orders.parquet; do
+        for stmt in "${stmts[@]}"; do
+            run sql "$f" "$stmt"
+            [ "$RC" = 1 ] || fail "$f: sql exit $RC for: $stmt"
+            grep -qE "$(why "$f" "$stmt")" "$T/err" ||
+                echo "$f: $stmt -> $(head -c 160 "$T/err")" >>"$T/not_refused"
+            [ ! -s "$T/out" ] || fail "$f: rows printed for: $stmt"
+            [ "$(snapshot)" = "$before" ] ||
+                fail "$f: files changed after: $stmt: $(diff <(echo "$before") <(snapshot) | head -4)"
+        done
+    done
+    [ ! -s "$T/not_refused" ] || fail "not reported as refused: $(cat "$T/not_refused")"
+    # As the model's reply: three refused attempts, and nothing changed.
+    for stmt in "COPY orders TO '$W/out.csv'" "SELECT * FROM read_text('/etc/passwd')" "ATTACH '$W/orders.csv' AS x"; do
+        for f in shop.duckdb orders.csv; do
+            start_llm "$(always "$(fence "$stmt")")"
+            run ask --llm-url "$URL" --model test --no-question-check "$f" "Please do it"
+            expect_rc 1
+            [ "$(nreq)" = 3 ] || fail "$f: the model got $(nreq) requests for: $stmt"
+            pycheck '
+import re
+classes = re.findall(r"attempt \d: (\w+):", err)
+assert classes == ["refused"] * 3, (classes, err[:300])
+'
+            [ "$(snapshot)" = "$before" ] || fail "$f: files changed after ask: $stmt"
+        done
+    done
+}
+
+# Statements that run, read only, and must leave the files as they were:
+# DuckDB's checkpoint() table function is a SELECT.
+harmless_selects_change_nothing() {
+    copy_data
+    local f before
+    before=$(snapshot)
+    for f in shop.duckdb orders.csv orders.parquet; do
+        run sql "$f" "SELECT * FROM checkpoint()"
+        [ "$RC" = 0 ] || [ "$RC" = 1 ] || fail "exit $RC"
+        run sql "$f" "SELECT * FROM force_checkpoint()"
+        [ "$(snapshot)" = "$before" ] || fail "$f: files changed: $(diff <(echo "$before") <(snapshot) | head -4)"
+        run sql -f csv "$f" "SELECT count(*) AS n FROM orders"
+        expect_rc 0
+        expect_out 'n\r\n250\r\n'
+    done
+}
+
+interrupts_a_long_query_at_the_time_limit() {
+    copy_data
+    local f q="SELECT count(*) FROM range(100000000000) a(x) WHERE x % 7 = 3"
+    for f in shop.duckdb orders.parquet; do
+        run sql --timeout 1000 "$f" "$q"
+        expect_rc 1
+        expect_err_has "query interrupted after the 1000 ms time limit"
+        # Interrupted within twice the limit, start-up included.
+        [ "$ELAPSED_MS" -lt 2000 ] || fail "$f: took $ELAPSED_MS ms for a 1000 ms limit"
+    done
+    start_llm "$(always "$(fence "$q")")"
+    run ask --llm-url "$URL" --model test --timeout 500 -f json --no-question-check shop.duckdb "Count forever"
+    expect_rc 1
+    pycheck '
+j = json.loads(out)
+assert [a["error"] for a in j["attempts"]] == ["timeout"] * 3, j["attempts"]
+'
+}
+
+caps_rows_and_bytes_while_streaming() {
+    copy_data
+    # A result far too large to build: the cap stops it early.
+    run sql -f csv --max-rows 3 --timeout 5000 shop.duckdb "SELECT x FROM range(1000000000000) t(x)"
+    expect_rc 0
+    expect_out 'x\r\n0\r\n1\r\n2\r\n'
+    expect_err_has "truncated at the row limit (--max-rows) after 3 rows"
+    [ "$ELAPSED_MS" -lt 4000 ] || fail "took $ELAPSED_MS ms: the result was not streamed"
+    run sql -f json --max-bytes 2000 --timeout 5000 orders.parquet "SELECT repeat('x', 100) AS pad, id FROM orders ORDER BY id"
+    expect_rc 0
+    pycheck '
+j = json.loads(out)
+assert j["truncated"] == "bytes", j["truncated"]
+assert 1 <= j["row_count"] < 20, j["row_count"]
+assert [r[1] for r in j["rows"]] == list(range(1, j["row_count"] + 1)), j["rows"]
+'
+}
+
+explain_is_only_for_plans() {
+    copy_data
+    run sql shop.duckdb "EXPLAIN SELECT * FROM orders"
+    expect_rc 1
+    expect_err_has "refused"
+}
+
+open_faults_exit_3_with_the_reason() {
+    copy_data
+    run schema missing.duckdb
+    expect_rc 3
+    expect_err_has "cannot open database 'missing.duckdb'"
+    [ ! -e "$W/missing.duckdb" ] || fail "askdb created missing.duckdb"
+    echo "not a database at all" >"$W/junk.duckdb"
+    run schema junk.duckdb
+    expect_rc 3
+    expect_err_has "cannot open database 'junk.duckdb'"
+    echo "a,b" >"$W/empty.csv"
+    run sql -f csv empty.csv "SELECT count(*) AS n FROM empty"
+    expect_rc 0
+    expect_out 'n\r\n0\r\n'
+    mkdir "$W/dir.parquet"
+    run schema dir.parquet
+    expect_rc 3
+    expect_err_has "it is a directory"
+    # A writer holds the file: DuckDB's lock refuses a second process.
+    "$DPY" - "$W/shop.duckdb" "$T/held" <<'EOF' &
+import duckdb, os, sys, time
+c = duckdb.connect(sys.argv[1])
+open(sys.argv[2], "w").close()
+time.sleep(20)
+EOF
+    local holder=$! _
+    for _ in $(seq 1 100); do [ -e "$T/held" ] && break; sleep 0.1; done
+    run schema shop.duckdb
+    kill "$holder" 2>/dev/null
+    wait "$holder" 2>/dev/null
+    expect_rc 3
+    expect_err_has "another program has it open for writing"
+}
+
+sanitized_view_name_for_odd_file_names() {
+    cp "$DATA/orders.csv" "$W/2024 Orders-EU.csv"
+    run sql -f csv "2024 Orders-EU.csv" "SELECT count(*) AS n FROM t_2024_orders_eu"
+    expect_rc 0
+    expect_out 'n\r\n250\r\n'
+    gzip -c "$DATA/orders.csv" >"$W/orders.csv.gz"
+    run sql -f csv orders.csv.gz "SELECT count(*) AS n FROM orders"
+    expect_rc 0
+    expect_out 'n\r\n250\r\n'
+}
+
+ctrl_c_stops_a_running_query() {
+    # Ctrl-C while DuckDB runs the statement: the watchdog sees the
+    # cancel flag and interrupts it; askdb exits 130 at once.
+    copy_data
+    local pid t0 _
+    start_llm "$(always "$(fence "SELECT count(*) FROM range(100000000000) a(x) WHERE x % 7 = 3")")"
+    (cd "$W" && exec env --default-signal=INT "$ASKDB" ask --llm-url "$URL" \
+        --model test --no-question-check --timeout 30000 shop.duckdb "Count forever") \
+        >"$T/out" 2>"$T/err" &
+    pid=$!
+    for _ in $(seq 1 200); do
+        [ -s "$LLMLOG" ] && break
+        sleep 0.05
+    done
+    [ -s "$LLMLOG" ] || fail "the model got no request"
+    sleep 1
+    t0=$(now_ms)
+    kill -INT "$pid"
+    wait "$pid"
+    RC=$?
+    ELAPSED_MS=$(( $(now_ms) - t0 ))
+    expect_rc 130
+    [ "$ELAPSED_MS" -lt 1000 ] || fail "ended $ELAPSED_MS ms after Ctrl-C"
+    expect_err_has "cancelled"
+}
+
+TESTS=(schema_shows_keys_comments_samples_and_estimates sql_reads_the_same_rows_from_every_form
+       values_convert_to_askdb_types ask_names_duckdb_and_repairs_from_its_error
+       ask_answers_over_csv_and_parquet_in_place refuses_duckdb_escapes_and_changes_no_file
+       harmless_selects_change_nothing interrupts_a_long_query_at_the_time_limit
+       caps_rows_and_bytes_while_streaming explain_is_only_for_plans
+       open_faults_exit_3_with_the_reason sanitized_view_name_for_odd_file_names
+       ctrl_c_stops_a_running_query)
+
+PASSED=0
+FAILED=0
+for name in "${TESTS[@]}"; do
+    if [ -n "$FILTER" ] && ! printf '%s\n' "$name" | grep -qE -- "$FILTER"; then
+        continue
+    fi
+    T=$TMP/t/$name
+    W=$T/w
+    mkdir -p "$W"
+    ( trap stop_llm EXIT; cd "$W" && "$name" ) >>"$T/.trace" 2>&1
+    rc=$?
+    if [ "$rc" -eq 0 ] && [ ! -s "$T/.fail" ]; then
+        PASSED=$((PASSED + 1)); echo "ok $name"
+    else
+        FAILED=$((FAILED + 1))
+        echo "FAIL $name: $(head -n1 "$T/.fail" 2>/dev/null || echo "exit $rc")"
+        [ -n "${E2E_VERBOSE:-}" ] && tail -n 12 "$T/.trace" | sed 's/^/    /'
+    fi
+done
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]
