@@ -1060,7 +1060,7 @@ static int read_uniques(const PGresult *r, struct db_schema *out,
                 break;
             if (j > i)
                 buf_puts(&b, ", ");
-            schema_put_ident(&b, out->tables[ti].cols[col].name);
+            schema_put_name(&b, out, out->tables[ti].cols[col].name);
         }
         if (j < k) {
             buf_free(&b);
@@ -1359,6 +1359,9 @@ static askdb_status pg_schema(askdb_db *db, struct db_schema *out)
     int i, nrels = 0, bad;
 
     memset(out, 0, sizeof *out);
+    /* Bare names fold to lower case here: CustomerId must be written
+    ** "CustomerId", so the rendering shows it so. */
+    out->case_folds = 1;
     buf_init(&oids, 0);
     if (pg_ready(db, p, &e) < 0) {
         say(db->errmsg, sizeof db->errmsg, "%s", e.msg);
