@@ -170,6 +170,10 @@ typedef struct askdb_config {
     int stream;              /* use streaming (SSE) replies */
     int seed;                /* -1 = provider default */
     int threads;             /* local model: CPU threads, 0 = all cores */
+    int parallel;            /* local model loaded once (askdb_model):
+                                questions decoded at once, as sequences of
+                                one batch over one context; more wait for
+                                a turn. 0 = 1 (askdb serve: --workers) */
     int no_grammar;          /* local model: no SQL-constrained decoding */
     int no_prompt_cache;     /* local model: do not keep the evaluated
                                 system prompt and schema in the cache
