@@ -535,22 +535,32 @@ static int common(const llama_token *a, int na, const llama_token *b,
     return k;
 }
 
-/* The free lane whose conversation shares most of toks[0..n) (the least
-** recently used among equals), or NULL when every lane is busy. */
+/*
+** The free lane for a call whose prompt is toks[0..n), or NULL when every
+** lane is busy. Whichever free lane it takes, the call gets the longest
+** prefix any lane holds (keep_prefix() copies it from another lane when
+** needed), so the choice only decides which conversation is cut: the
+** lane that loses the fewest tokens of its own (an empty lane loses
+** none), then the one that holds most of the prompt itself, then the
+** least recently used.
+*/
 static struct lane *pick_lane(struct llm_dec *d, const llama_token *toks,
                               int n)
 {
     struct lane *best = NULL, *ln;
-    int i, k, bk = -1;
+    int i, k, loss, bk = 0, bloss = 0;
 
     for (i = 0; i < d->nlanes; i++) {
         ln = &d->lanes[i];
         if (ln->busy)
             continue;
         k = common(ln->cache, ln->ncache, toks, n - 1);
-        if (k > bk || (k == bk && ln->used < best->used)) {
+        loss = ln->ncache - k;
+        if (!best || loss < bloss || (loss == bloss && k > bk) ||
+            (loss == bloss && k == bk && ln->used < best->used)) {
             best = ln;
             bk = k;
+            bloss = loss;
         }
     }
     return best;

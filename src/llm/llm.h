@@ -43,8 +43,9 @@ struct llm_shared;
 askdb_status llm_shared_new(const askdb_config *cfg, struct llm_shared **out,
                             char *err, size_t errlen);
 
-/* A provider of its own over s (local: a context over the shared
-** weights). Safe to call from several threads at once. */
+/* A provider of its own over s (local: over the shared weights and
+** decoder, whose batch it joins for each call). Safe to call from several
+** threads at once. */
 askdb_status llm_new_shared(struct llm_shared *s, llm **out, char *err,
                             size_t errlen);
 

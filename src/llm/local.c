@@ -13,19 +13,26 @@
 **
 ** Design invariants of the llama.cpp provider:
 **
-** - One provider owns one model (memory-mapped, loaded once in
-**   llm_local_new), one context and the list of tokens that are in that
-**   context's KV cache, in order (l->cache). Calls are serialised by the
-**   caller (one agent, one thread at a time).
+** - The model (memory-mapped) and its decoder (decoder.h: one context,
+**   the thread that decodes it, and lanes of LOCAL_SEQ_MAX sequences) are
+**   owned by the provider llm_local_new() or llm_local_load() made;
+**   providers attached to a loaded model borrow both. Calls on one
+**   provider are serialised by the caller (one agent, one thread at a
+**   time); calls on different providers of one loaded model run at once,
+**   each in a lane of its own, and the decoder decodes the tokens of all
+**   of them in one batch per step. llm_local_new() is the one-lane case.
 ** - Prefix reuse: each call formats the whole conversation with the
-**   model's chat template and tokenizes it. The longest common prefix with
-**   l->cache stays in the KV cache; everything after it is removed
-**   (llama_memory_seq_rm) and only the rest of the prompt is evaluated. At
-**   least the last prompt token is always evaluated again so that logits
-**   for the first sampled token exist. The agent sends system prompt and
-**   schema first and the question last, so a second question on the same
-**   database evaluates little more than itself, and a repair turn reuses
-**   the whole previous conversation up to the tokens of the old reply.
+**   model's chat template and tokenizes it. The decoder gives it the lane
+**   whose conversation (sequence 0) shares the longest prefix with it, or
+**   copies a longer one from another lane's conversation (the cells are
+**   shared, not evaluated again); everything after it is removed and only
+**   the rest of the prompt is evaluated. At least the last prompt token
+**   is always evaluated again so that logits for the first sampled token
+**   exist. The agent sends system prompt and schema first and the
+**   question last, so a second question on the same database - from the
+**   same agent or another one - evaluates little more than itself, and a
+**   repair turn reuses the whole previous conversation up to the tokens of
+**   the old reply.
 ** - The formatted prompt is tokenized with special tokens parsed (the
 **   template's role markers must become control tokens), so message
 **   contents - the question, the schema's sample values, the model's own
@@ -38,19 +45,20 @@
 **   prefix alone and keeping what it has in common with the prompt. When
 **   the KV cache does not already hold them, sequence 0's state for them
 **   is loaded from ${cache}/prompts/<XXH3-128 of model identity and
-**   tokens>.kv (llama_state_seq_load_file; the file's tokens must equal
-**   them, else it is removed), or evaluated and then written there
+**   tokens>.kv (llama_state_seq_load_file into the lane's sequence 0; the
+**   file's tokens must equal them, else it is removed), or evaluated and
+**   then written there
 **   (written to a temporary name and renamed, so a reader never sees half
 **   a file). So the first question of a later process on the same
 **   database skips the schema's evaluation. The directory is kept under
 **   ASKDB_PROMPT_CACHE_MB (default 1024; 0 turns the files off), the
 **   least recently used files go first; askdb_config.no_prompt_cache
 **   turns them off too. Any failure there only costs the evaluation.
-** - The context starts at LOCAL_CTX tokens (or the model's training
-**   context when that is smaller) and is recreated larger, up to the
-**   training context, when a prompt plus its reply budget does not fit;
-**   that drops the cache once. A prompt longer than the largest context is
-**   an error that says so.
+** - The context starts at LOCAL_CTX tokens a lane (or the model's
+**   training context when that is smaller) and is recreated larger, up to
+**   the training context, when a prompt plus its reply budget does not
+**   fit (once no other call runs); that drops every conversation once. A
+**   prompt longer than the largest context is an error that says so.
 ** - Generation stops at an end-of-generation token, after max_tokens, when
 **   the context is full (its share of it, see Candidates), at the first
 **   of req->stop (not included in the text) and at the closing ``` of a
@@ -59,29 +67,33 @@
 **   complete only end-of-generation tokens are allowed, so the model stops
 **   there.
 ** - Candidates (llm_complete_n): the KV cache is one unified buffer of
-**   n_ctx cells shared by up to LOCAL_SEQ_MAX sequences. Sequence 0 is
-**   the conversation (l->cache lists its tokens) and is the only one the
-**   prefix reuse looks at. The prompt is evaluated once in sequence 0 and
-**   shared with sequences 1.. by llama_memory_seq_cp, which only tags the
-**   prompt's cells with more sequence ids (no copy). Then every step
-**   decodes one token per live sequence in one llama_batch; each sequence
-**   has its own sampler chain and grammar state and stops on its own.
+**   n_ctx cells shared by every lane's sequences. Sequence 0 of the lane
+**   is the conversation and is the only one the prefix reuse looks at.
+**   The prompt is evaluated once in sequence 0 and shared with sequences
+**   1.. by llama_memory_seq_cp, which only tags the prompt's cells with
+**   more sequence ids (no copy). Then every step decodes one token per
+**   live sequence (in one llama_batch with the other calls' tokens); each
+**   sequence samples from its own copy of its row of logits with its own
+**   sampler chain and grammar state, and stops on its own.
 **   Replies beyond LOCAL_SEQ_MAX run in later rounds in sequences 1.. .
 **   Sequences 1.. are removed when the call ends, whatever happened, so
 **   the next call finds sequence 0 alone. One call with n = 1 is exactly
 **   the single-sequence case of the same code. The reply budget is split:
-**   each sequence gets at most (n_ctx - prompt) / sequences tokens.
+**   each sequence gets at most (reservation - prompt) / sequences tokens,
+**   where the reservation is prompt + max_tokens a sequence, cut to the
+**   context.
 ** - Streaming: req->on_token gets the text as it is generated, except for
 **   a tail that could still turn out to be the start of a stop string or
 **   an incomplete UTF-8 sequence; that tail follows once it is decided.
 **   Only sequence 0 (reply 0) streams.
-** - Process-wide state: llama_backend_init() and llama_log_set() act on
-**   the whole process, so they run once (pthread_once) and are never
-**   undone; llama_backend_free() only frees quantization tables, which
-**   stay reachable until exit. llama.cpp's log is dropped unless
-**   ASKDB_LLAMA_LOG=1; its first error line is kept per thread so that
-**   load failures can say why. (llama.cpp's GBNF parser prints its own
-**   parse errors on stderr directly, bypassing the log.)
+** - Process-wide state (decoder.c): llama_backend_init() and
+**   llama_log_set() run once per process. llama.cpp's log is dropped
+**   unless ASKDB_LLAMA_LOG=1; its first error line is kept per thread so
+**   that load failures can say why. (llama.cpp's GBNF parser prints its
+**   own parse errors on stderr directly, bypassing the log.)
+** - Cancellation (llm_request.cancel): a call stops at its next step; a
+**   decode in progress is aborted only when every call in its batch is
+**   cancelled, so one cancelled question never costs another its tokens.
 */
 
 #ifdef ASKDB_HAVE_LLAMA
