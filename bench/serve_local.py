@@ -5,10 +5,12 @@ another against the same 4 at once.
     python3 bench/serve_local.py [--askdb build/askdb] [--model PATH.gguf]
                                  [--db examples/shop.db]
                                  [--settings 1x2,4x2] [--rounds N]
+                                 [--warm N]
 
 For each setting WORKERSxTHREADS (the server's --workers and --threads), a
-fresh server loads the model once, answers the 4 questions once to warm
-up (the weights paged in, the schema's prompt-cache file), then, N rounds
+fresh server loads the model once, answers the first --warm questions
+(default all 4) once to warm up (the weights paged in, the schema's
+prompt-cache file), then, N rounds
 (default 1):
   - one after another: the 4 questions, each waiting for the last (each
     question alone: its latency is the single-question figure);
@@ -88,6 +90,7 @@ def main():
         "ASKDB_CACHE_DIR", os.path.expanduser("~/.cache/askdb")))
     ap.add_argument("--settings", default="1x2,4x2")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--warm", type=int, default=4)
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="askdb-local-")
     rows = []
@@ -100,7 +103,7 @@ def main():
             # written, each question asked once (their answers are the
             # same every time: greedy decoding).
             warm = [None] * 4
-            for i, q in enumerate(QUESTIONS):
+            for i, q in enumerate(QUESTIONS[:args.warm]):
                 ask(port, q, warm, i)
             for r in range(args.rounds):
                 seq = [None] * 4
