@@ -49,6 +49,13 @@
 **   idle conversations are dropped, least recently used first, to make
 **   room. A call that needs a larger context waits until no call runs,
 **   then the context is made again, larger (every conversation is lost).
+** - Same logits as alone: a token's row does not depend on what else is
+**   in its batch (one thread; the tests check it), but attention sums a
+**   sequence's cells in cache order, and llama.cpp gives new tokens the
+**   lowest free cells. While no cells are freed a sequence's cells stay
+**   in position order; once another call ends (its candidates removed)
+**   or begins (its lane's old conversation cut), later tokens may land in
+**   the holes, and the rounding - rarely a near tie - can change.
 ** - The thread is started with every signal blocked (and so are the
 **   OpenMP threads llama.cpp starts from it): signals stay with the
 **   threads that wait for them (askdb serve's sigwait).
