@@ -173,6 +173,10 @@ typedef struct askdb_config {
     int stream;              /* use streaming (SSE) replies */
     int seed;                /* -1 = provider default */
     int threads;             /* local model: CPU threads, 0 = all cores */
+    int parallel;            /* local model loaded once (askdb_model):
+                                questions decoded at once, as sequences of
+                                one batch over one context; more wait for
+                                a turn. 0 = 1 (askdb serve: --workers) */
     int no_grammar;          /* local model: no SQL-constrained decoding */
     int no_prompt_cache;     /* local model: do not keep the evaluated
                                 system prompt and schema in the cache
@@ -428,9 +432,11 @@ typedef struct askdb_agent askdb_agent;
 
 /*
 ** A model, loaded once per process and shared by many agents. For the
-** local model the weights are memory-mapped once; each agent has its own
-** context (its KV cache and prompt-cache reuse), so agents on different
-** threads decode at the same time. For HTTP providers the model holds the
+** local model the weights are memory-mapped once and one context serves
+** every agent: up to cfg->parallel questions (agents on different
+** threads) are decoded together as sequences of one batch, the others
+** wait for a turn; a prefix one question evaluated (system prompt and
+** schema) is reused by the next, whichever agent asks it. For HTTP providers the model holds the
 ** settings; each agent has its own connection. A custom llm_fn is called
 ** from whichever thread asks: it must be thread-safe when agents share it.
 ** cfg is copied; its strings must outlive the model. On failure *out may
@@ -523,8 +529,8 @@ ASKDB_API void askdb_agent_cancel(askdb_agent *ag);
 /*
 ** What may run at the same time:
 **   - different askdb_agent handles on different threads, also when they
-**     share one askdb_model (the local model decodes for each agent in
-**     its own context), and different askdb_db handles;
+**     share one askdb_model (the local model decodes their questions
+**     together, see askdb_model), and different askdb_db handles;
 **   - askdb_agent_cancel() on any thread, at any time while ag lives;
 **   - askdb_model_new() on several threads (loading is serialised inside);
 **   - askdb_memory handles, one per thread (several handles, also in

@@ -112,6 +112,9 @@ json_t *agent_reply_event(const struct llm_reply *rep, const char *text)
                             json_integer(rep->file_tokens));
     if (rep->file_saved)
         json_object_set_new(ev, "file_saved", json_true());
+    if (rep->shared_steps > 0)
+        json_object_set_new(ev, "shared_steps",
+                            json_integer(rep->shared_steps));
     return ev;
 }
 

@@ -68,6 +68,9 @@ struct llm_reply {
                                 the prompt-cache file of the stable prefix */
     int file_saved;          /* 1: the stable prefix was evaluated and its
                                 file written by this call */
+    long shared_steps;       /* decode steps that also carried other
+                                calls' tokens (concurrent questions on one
+                                loaded model) */
 };
 
 typedef struct llm llm;

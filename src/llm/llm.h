@@ -43,8 +43,9 @@ struct llm_shared;
 askdb_status llm_shared_new(const askdb_config *cfg, struct llm_shared **out,
                             char *err, size_t errlen);
 
-/* A provider of its own over s (local: a context over the shared
-** weights). Safe to call from several threads at once. */
+/* A provider of its own over s (local: over the shared weights and
+** decoder, whose batch it joins for each call). Safe to call from several
+** threads at once. */
 askdb_status llm_new_shared(struct llm_shared *s, llm **out, char *err,
                             size_t errlen);
 
@@ -79,7 +80,10 @@ const char *llm_errmsg(const llm *m);
 ** evaluated for each reply (0 for out[1..3], 1 for each reply of a later
 ** batch), and load_ms is on out[0] only. Reply 0 is greedy as in
 ** llm_complete, but with more than one thread its text can differ from
-** llm_complete's at a near tie (llama.cpp rounds a batch differently).
+** llm_complete's at a near tie (llama.cpp rounds a batch differently);
+** so can any reply decoded together with other calls on the same loaded
+** model, once their sequences' cells are reused out of order (see
+** decoder.c). shared_steps counts the steps a call shared with others.
 ** out must have n elements; the caller frees each with llm_reply_free().
 ** All or nothing: on failure every out[i].text is NULL and llm_errmsg()
 ** says why (as llm_complete); ASKDB_ERR_USAGE when n < 1.

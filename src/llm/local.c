@@ -13,19 +13,26 @@
 **
 ** Design invariants of the llama.cpp provider:
 **
-** - One provider owns one model (memory-mapped, loaded once in
-**   llm_local_new), one context and the list of tokens that are in that
-**   context's KV cache, in order (l->cache). Calls are serialised by the
-**   caller (one agent, one thread at a time).
+** - The model (memory-mapped) and its decoder (decoder.h: one context,
+**   the thread that decodes it, and lanes of LOCAL_SEQ_MAX sequences) are
+**   owned by the provider llm_local_new() or llm_local_load() made;
+**   providers attached to a loaded model borrow both. Calls on one
+**   provider are serialised by the caller (one agent, one thread at a
+**   time); calls on different providers of one loaded model run at once,
+**   each in a lane of its own, and the decoder decodes the tokens of all
+**   of them in one batch per step. llm_local_new() is the one-lane case.
 ** - Prefix reuse: each call formats the whole conversation with the
-**   model's chat template and tokenizes it. The longest common prefix with
-**   l->cache stays in the KV cache; everything after it is removed
-**   (llama_memory_seq_rm) and only the rest of the prompt is evaluated. At
-**   least the last prompt token is always evaluated again so that logits
-**   for the first sampled token exist. The agent sends system prompt and
-**   schema first and the question last, so a second question on the same
-**   database evaluates little more than itself, and a repair turn reuses
-**   the whole previous conversation up to the tokens of the old reply.
+**   model's chat template and tokenizes it. The decoder gives it the lane
+**   whose conversation (sequence 0) shares the longest prefix with it, or
+**   copies a longer one from another lane's conversation (the cells are
+**   shared, not evaluated again); everything after it is removed and only
+**   the rest of the prompt is evaluated. At least the last prompt token
+**   is always evaluated again so that logits for the first sampled token
+**   exist. The agent sends system prompt and schema first and the
+**   question last, so a second question on the same database - from the
+**   same agent or another one - evaluates little more than itself, and a
+**   repair turn reuses the whole previous conversation up to the tokens of
+**   the old reply.
 ** - The formatted prompt is tokenized with special tokens parsed (the
 **   template's role markers must become control tokens), so message
 **   contents - the question, the schema's sample values, the model's own
@@ -38,19 +45,20 @@
 **   prefix alone and keeping what it has in common with the prompt. When
 **   the KV cache does not already hold them, sequence 0's state for them
 **   is loaded from ${cache}/prompts/<XXH3-128 of model identity and
-**   tokens>.kv (llama_state_seq_load_file; the file's tokens must equal
-**   them, else it is removed), or evaluated and then written there
+**   tokens>.kv (llama_state_seq_load_file into the lane's sequence 0; the
+**   file's tokens must equal them, else it is removed), or evaluated and
+**   then written there
 **   (written to a temporary name and renamed, so a reader never sees half
 **   a file). So the first question of a later process on the same
 **   database skips the schema's evaluation. The directory is kept under
 **   ASKDB_PROMPT_CACHE_MB (default 1024; 0 turns the files off), the
 **   least recently used files go first; askdb_config.no_prompt_cache
 **   turns them off too. Any failure there only costs the evaluation.
-** - The context starts at LOCAL_CTX tokens (or the model's training
-**   context when that is smaller) and is recreated larger, up to the
-**   training context, when a prompt plus its reply budget does not fit;
-**   that drops the cache once. A prompt longer than the largest context is
-**   an error that says so.
+** - The context starts at LOCAL_CTX tokens a lane (or the model's
+**   training context when that is smaller) and is recreated larger, up to
+**   the training context, when a prompt plus its reply budget does not
+**   fit (once no other call runs); that drops every conversation once. A
+**   prompt longer than the largest context is an error that says so.
 ** - Generation stops at an end-of-generation token, after max_tokens, when
 **   the context is full (its share of it, see Candidates), at the first
 **   of req->stop (not included in the text) and at the closing ``` of a
@@ -59,29 +67,33 @@
 **   complete only end-of-generation tokens are allowed, so the model stops
 **   there.
 ** - Candidates (llm_complete_n): the KV cache is one unified buffer of
-**   n_ctx cells shared by up to LOCAL_SEQ_MAX sequences. Sequence 0 is
-**   the conversation (l->cache lists its tokens) and is the only one the
-**   prefix reuse looks at. The prompt is evaluated once in sequence 0 and
-**   shared with sequences 1.. by llama_memory_seq_cp, which only tags the
-**   prompt's cells with more sequence ids (no copy). Then every step
-**   decodes one token per live sequence in one llama_batch; each sequence
-**   has its own sampler chain and grammar state and stops on its own.
+**   n_ctx cells shared by every lane's sequences. Sequence 0 of the lane
+**   is the conversation and is the only one the prefix reuse looks at.
+**   The prompt is evaluated once in sequence 0 and shared with sequences
+**   1.. by llama_memory_seq_cp, which only tags the prompt's cells with
+**   more sequence ids (no copy). Then every step decodes one token per
+**   live sequence (in one llama_batch with the other calls' tokens); each
+**   sequence samples from its own copy of its row of logits with its own
+**   sampler chain and grammar state, and stops on its own.
 **   Replies beyond LOCAL_SEQ_MAX run in later rounds in sequences 1.. .
 **   Sequences 1.. are removed when the call ends, whatever happened, so
 **   the next call finds sequence 0 alone. One call with n = 1 is exactly
 **   the single-sequence case of the same code. The reply budget is split:
-**   each sequence gets at most (n_ctx - prompt) / sequences tokens.
+**   each sequence gets at most (reservation - prompt) / sequences tokens,
+**   where the reservation is prompt + max_tokens a sequence, cut to the
+**   context.
 ** - Streaming: req->on_token gets the text as it is generated, except for
 **   a tail that could still turn out to be the start of a stop string or
 **   an incomplete UTF-8 sequence; that tail follows once it is decided.
 **   Only sequence 0 (reply 0) streams.
-** - Process-wide state: llama_backend_init() and llama_log_set() act on
-**   the whole process, so they run once (pthread_once) and are never
-**   undone; llama_backend_free() only frees quantization tables, which
-**   stay reachable until exit. llama.cpp's log is dropped unless
-**   ASKDB_LLAMA_LOG=1; its first error line is kept per thread so that
-**   load failures can say why. (llama.cpp's GBNF parser prints its own
-**   parse errors on stderr directly, bypassing the log.)
+** - Process-wide state (decoder.c): llama_backend_init() and
+**   llama_log_set() run once per process. llama.cpp's log is dropped
+**   unless ASKDB_LLAMA_LOG=1; its first error line is kept per thread so
+**   that load failures can say why. (llama.cpp's GBNF parser prints its
+**   own parse errors on stderr directly, bypassing the log.)
+** - Cancellation (llm_request.cancel): a call stops at its next step; a
+**   decode in progress is aborted only when every call in its batch is
+**   cancelled, so one cancelled question never costs another its tokens.
 */
 
 #ifdef ASKDB_HAVE_LLAMA
@@ -106,6 +118,7 @@
 #include <xxhash.h>
 
 #include "core/cache.h"
+#include "llm/decoder.h"
 
 /* File name of the default model; models/README.md and scripts/models.sh
 ** fetch it into the cache. */
@@ -203,12 +216,12 @@ static askdb_status check_model_file(const char *path, int given, char *err,
     return ASKDB_OK;
 }
 
-#define LOCAL_CTX 8192         /* first context size, in tokens */
-#define LOCAL_CTX_STEP 1024    /* a grown context is a multiple of this */
+#define LOCAL_CTX 8192         /* first context size, in tokens (a
+                                  lane's share of a shared one) */
 #define LOCAL_CTX_MAX 32768    /* never larger, whatever the model says */
-#define LOCAL_BATCH 512        /* tokens per llama_decode() */
 #define LOCAL_MAX_TOKENS 512   /* reply cap when the request gives none */
-#define LOCAL_SEQ_MAX 4        /* sequences decoded together (candidates) */
+#define LOCAL_SEQ_MAX LLM_DEC_SEQS   /* sequences decoded together
+                                        (candidates) */
 #define LOCAL_KV_MIN 64        /* shorter stable prefixes get no file */
 #define LOCAL_KV_MB 1024       /* prompt-cache files, default cap in MiB */
 
@@ -216,67 +229,24 @@ struct local {
     llm base;                  /* first: llm_free() frees through it */
     struct llama_model *model;
     const struct llama_vocab *vocab;
-    struct llama_context *ctx;
-    struct llama_batch batch;  /* LOCAL_BATCH tokens, one sequence id
-                                  each */
+    struct llm_dec *dec;       /* the context and its thread */
     const char *tmpl;          /* the model's chat template (borrowed from
                                   the model), or "chatml" */
-    llama_token *cache;        /* tokens in the KV cache, n_ctx slots */
-    int ncache;
-    int n_ctx;                 /* current context size */
-    int n_ctx_max;             /* training context, capped */
-    int threads;
-    char *path;
+    int n_vocab;
+    llama_token_data *cand;    /* n_vocab candidates, for sampling */
     double load_ms;            /* reported once, on the first reply */
+    char *path;
     char **special;            /* texts of the control tokens (see
                                   defuse()), nspecial of them */
     int nspecial;
     int kv_on;                 /* prompt-cache files in use */
     long long kv_cap;          /* their directory's cap in bytes */
     XXH128_hash_t model_id;    /* model file path, size and mtime */
-    const atomic_int *cancel;  /* the running call's (llm_request.cancel) */
-    int owner;                 /* 1: model, path and special are ours; 0:
-                                  borrowed from the loaded model this one
-                                  was attached to (llm_local_attach) */
+    int owner;                 /* 1: model, decoder, path and special are
+                                  ours; 0: borrowed from the loaded model
+                                  this one was attached to
+                                  (llm_local_attach) */
 };
-
-/* ------------------------------------------------------------------ */
-/* Process-wide llama.cpp setup                                        */
-/* ------------------------------------------------------------------ */
-
-static pthread_once_t backend_once = PTHREAD_ONCE_INIT;
-static int log_on;                        /* ASKDB_LLAMA_LOG=1, set once */
-static _Thread_local char first_error[256]; /* see on_log() */
-
-/* llama.cpp's log callback: keep this thread's first error line since
-** first_error was last emptied (the first is the cause, later ones say
-** what failed because of it), print everything only when
-** ASKDB_LLAMA_LOG=1. */
-static void on_log(enum ggml_log_level level, const char *text, void *ud)
-{
-    size_t n;
-
-    (void)ud;
-    if (level == GGML_LOG_LEVEL_ERROR && text && !first_error[0]) {
-        snprintf(first_error, sizeof first_error, "%s", text);
-        n = strlen(first_error);
-        while (n > 0 &&
-               (first_error[n - 1] == '\n' || first_error[n - 1] == ' '))
-            first_error[--n] = '\0';
-    }
-    if (log_on && text)
-        fputs(text, stderr);
-}
-
-/* Run once per process (see the design notes above). */
-static void backend_init_once(void)
-{
-    const char *v = getenv("ASKDB_LLAMA_LOG");
-
-    log_on = v && strcmp(v, "1") == 0;
-    llama_log_set(on_log, NULL);
-    llama_backend_init();
-}
 
 static double now_ms(void)
 {
@@ -284,183 +254,6 @@ static double now_ms(void)
 
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-/* ------------------------------------------------------------------ */
-/* Context and KV cache                                                */
-/* ------------------------------------------------------------------ */
-
-/* The running call was cancelled. */
-static int is_cancelled(const struct local *l)
-{
-    return l->cancel && atomic_load(l->cancel);
-}
-
-/* llama.cpp's abort callback: asked between the graph's nodes during a
-** decode, so a cancel stops a long prompt evaluation too. */
-static bool on_abort(void *ud)
-{
-    return is_cancelled(ud);
-}
-
-/*
-** (Re)create the context with n_ctx tokens and an empty cache. On failure
-** the provider has no context (l->ctx NULL) and m->errmsg says why.
-*/
-static askdb_status make_context(struct local *l, int n_ctx, char *err,
-                                 size_t errlen)
-{
-    struct llama_context_params cp = llama_context_default_params();
-    llama_token *cache;
-
-    if (l->ctx)
-        llama_free(l->ctx);
-    l->ctx = NULL;
-    l->ncache = 0;
-    cp.n_ctx = (uint32_t)n_ctx;
-    cp.n_batch = LOCAL_BATCH;
-    cp.n_ubatch = LOCAL_BATCH;
-    /* Unified: all sequences share the n_ctx cells (and the prompt's);
-    ** split per sequence, each would get only n_ctx / n_seq_max. */
-    cp.n_seq_max = LOCAL_SEQ_MAX;
-    cp.kv_unified = true;
-    cp.n_threads = l->threads;
-    cp.n_threads_batch = l->threads;
-    cp.no_perf = true;
-    first_error[0] = '\0';
-    l->ctx = llama_init_from_model(l->model, cp);
-    if (!l->ctx) {
-        snprintf(err, errlen, "cannot create a %d-token context for the "
-                              "local model '%s'%s%s", n_ctx, l->path,
-                 first_error[0] ? ": " : " (out of memory?)", first_error);
-        return ASKDB_ERR_LLM;
-    }
-    llama_set_abort_callback(l->ctx, on_abort, l);
-    /* llama.cpp may round n_ctx up: the token list follows what it made. */
-    l->n_ctx = (int)llama_n_ctx(l->ctx);
-    cache = realloc(l->cache, (size_t)l->n_ctx * sizeof *cache);
-    if (!cache) {
-        llama_free(l->ctx);
-        l->ctx = NULL;
-        snprintf(err, errlen, "out of memory");
-        return ASKDB_ERR_NOMEM;
-    }
-    l->cache = cache;
-    return ASKDB_OK;
-}
-
-/*
-** Make the context hold a prompt of n_prompt tokens plus a reply of up to
-** n_reply: grow it (dropping the cache) when it is too small and the model
-** allows more. ASKDB_ERR_LLM when the prompt alone does not fit into the
-** largest context; a reply that does not fit is cut at the context's end.
-*/
-static askdb_status fit_context(struct local *l, int n_prompt, long n_reply)
-{
-    long need = (long)n_prompt + n_reply;
-    long want;
-    askdb_status rc;
-
-    if (need > l->n_ctx && l->n_ctx < l->n_ctx_max) {
-        want = (need + LOCAL_CTX_STEP - 1) / LOCAL_CTX_STEP * LOCAL_CTX_STEP;
-        if (want > l->n_ctx_max)
-            want = l->n_ctx_max;
-        rc = make_context(l, (int)want, l->base.errmsg,
-                          sizeof l->base.errmsg);
-        if (rc)
-            return rc;
-    }
-    if (n_prompt >= l->n_ctx) {
-        snprintf(l->base.errmsg, sizeof l->base.errmsg,
-                 "the prompt is %d tokens but the local model '%s' holds at "
-                 "most %d (its context): the schema is too large for this "
-                 "model; use a model with a longer context (--model) or a "
-                 "remote one (--llm-url)", n_prompt, l->path, l->n_ctx);
-        return ASKDB_ERR_LLM;
-    }
-    return ASKDB_OK;
-}
-
-/* Forget the KV cache entirely (after a failed decode its state is not
-** known). */
-static void drop_cache(struct local *l)
-{
-    llama_memory_clear(llama_get_memory(l->ctx), true);
-    l->ncache = 0;
-}
-
-/*
-** Keep the longest common prefix of the cache and toks (but at most
-** n - 1 tokens, so that the last prompt token is evaluated again) and
-** remove the rest from the KV cache. Returns how many tokens are reused.
-*/
-static int reuse_prefix(struct local *l, const llama_token *toks, int n)
-{
-    int k = 0;
-
-    while (k < l->ncache && k < n - 1 && l->cache[k] == toks[k])
-        k++;
-    if (k < l->ncache &&
-        !llama_memory_seq_rm(llama_get_memory(l->ctx), 0, k, -1)) {
-        /* Some memory kinds cannot drop a partial sequence. */
-        drop_cache(l);
-        return 0;
-    }
-    l->ncache = k;
-    return k;
-}
-
-/*
-** Decode l->batch (its n_tokens set), which starts at position pos. On
-** failure the KV cache is dropped (its state is not known) and m->errmsg
-** says what failed.
-*/
-static askdb_status decode_batch(struct local *l, int pos)
-{
-    int r = llama_decode(l->ctx, l->batch);
-
-    if (r == 0)
-        return ASKDB_OK;
-    drop_cache(l);
-    if (is_cancelled(l)) {
-        snprintf(l->base.errmsg, sizeof l->base.errmsg, "cancelled");
-        return ASKDB_ERR_CANCELLED;
-    }
-    snprintf(l->base.errmsg, sizeof l->base.errmsg,
-             "the local model failed to evaluate %d tokens at position %d "
-             "(llama_decode returned %d)", l->batch.n_tokens, pos, r);
-    return ASKDB_ERR_LLM;
-}
-
-/*
-** Evaluate toks[0..n) after the cached tokens of sequence 0, in batches,
-** asking for logits of the last one only. The cache grows as batches
-** succeed.
-*/
-static askdb_status eval_tokens(struct local *l, const llama_token *toks,
-                                int n)
-{
-    askdb_status rc;
-    int done = 0, i, k;
-
-    while (done < n) {
-        k = n - done < LOCAL_BATCH ? n - done : LOCAL_BATCH;
-        for (i = 0; i < k; i++) {
-            l->batch.token[i] = toks[done + i];
-            l->batch.pos[i] = l->ncache + i;
-            l->batch.n_seq_id[i] = 1;
-            l->batch.seq_id[i][0] = 0;
-            l->batch.logits[i] = done + i == n - 1;
-        }
-        l->batch.n_tokens = k;
-        rc = decode_batch(l, l->ncache);
-        if (rc)
-            return rc;
-        memcpy(l->cache + l->ncache, toks + done, (size_t)k * sizeof *toks);
-        l->ncache += k;
-        done += k;
-    }
-    return ASKDB_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -801,28 +594,20 @@ static char *kv_path(struct local *l, const llama_token *toks, int n,
 }
 
 /*
-** Load the prefix toks[0..n) into sequence 0 from path. 1 when done (the
-** cache lists its tokens); 0 when there is no usable file: the KV cache is
-** then dropped if the load got under way, and a damaged or foreign file
-** (other tokens, another llama.cpp) is removed.
+** Load the prefix toks[0..n) into the call's conversation from path. 1
+** when done; 0 when there is no usable file: the conversation is then
+** empty if the load got under way, and a damaged or foreign file (other
+** tokens, another llama.cpp) is removed.
 */
-static int kv_load(struct local *l, const char *path, const llama_token *toks,
-                   int n)
+static int kv_load(struct llm_dec_call *c, const char *path,
+                   const llama_token *toks, int n)
 {
-    size_t got = 0;
-
     if (access(path, R_OK) != 0)
         return 0;
-    l->ncache = 0;   /* the load replaces sequence 0 */
-    if (llama_state_seq_load_file(l->ctx, path, 0, l->cache, (size_t)n,
-                                  &got) == 0 ||
-        got != (size_t)n ||
-        memcmp(l->cache, toks, (size_t)n * sizeof *toks) != 0) {
-        drop_cache(l);
+    if (!llm_dec_load(c, path, toks, n)) {
         unlink(path);
         return 0;
     }
-    l->ncache = n;
     (void)utimensat(AT_FDCWD, path, NULL, 0);   /* recently used */
     return 1;
 }
@@ -903,11 +688,11 @@ static void kv_prune(const char *dir, long long cap)
     free(f);
 }
 
-/* Write sequence 0's state, which holds exactly toks[0..n), to path
-** through a temporary file that is renamed, then keep dir under the cap.
-** 1 when the file was written. */
-static int kv_save(struct local *l, const char *dir, const char *path,
-                   const llama_token *toks, int n)
+/* Write the conversation's state, which holds exactly toks[0..n), to
+** path through a temporary file that is renamed, then keep dir under the
+** cap. 1 when the file was written. */
+static int kv_save(struct local *l, struct llm_dec_call *c, const char *dir,
+                   const char *path, const llama_token *toks, int n)
 {
     size_t len = strlen(path) + 16;
     char *tmp = malloc(len);
@@ -924,8 +709,7 @@ static int kv_save(struct local *l, const char *dir, const char *path,
         return 0;
     }
     close(fd);
-    ok = llama_state_seq_save_file(l->ctx, tmp, 0, toks, (size_t)n) > 0 &&
-         rename(tmp, path) == 0;
+    ok = llm_dec_save(c, tmp, toks, n) && rename(tmp, path) == 0;
     if (!ok)
         unlink(tmp);
     free(tmp);
@@ -934,32 +718,34 @@ static int kv_save(struct local *l, const char *dir, const char *path,
 }
 
 /*
-** Make sequence 0 hold the request's stable prefix when the KV cache
+** Make the call's conversation hold the request's stable prefix when it
 ** holds less of the prompt: from the prefix's file, or evaluated and then
 ** written to it. *file is how many tokens came from the file, *saved 1
 ** when the file was written. Only a failed evaluation is an error; the
 ** files are a help, never a cause of failure.
 */
 static askdb_status use_stable_prefix(struct local *l,
+                                      struct llm_dec_call *c,
                                       const struct llm_request *req,
                                       const llama_token *toks, int n,
                                       long *file, int *saved)
 {
-    int k = stable_tokens(l, req, toks, n);
+    int k = stable_tokens(l, req, toks, n), have = llm_dec_cached(c);
     askdb_status rc = ASKDB_OK;
     char *dir = NULL, *path;
 
     *file = 0;
     *saved = 0;
-    if (k <= l->ncache)
+    if (k <= have)
         return ASKDB_OK;
     path = kv_path(l, toks, k, &dir);
-    if (path && kv_load(l, path, toks, k)) {
+    if (path && kv_load(c, path, toks, k)) {
         *file = k;
     } else {
-        rc = eval_tokens(l, toks + l->ncache, k - l->ncache);
+        have = llm_dec_cached(c);   /* a failed load empties it */
+        rc = llm_dec_eval(c, toks + have, k - have, 0);
         if (!rc && path)
-            *saved = kv_save(l, dir, path, toks, k);
+            *saved = kv_save(l, c, dir, path, toks, k);
     }
     free(path);
     free(dir);
@@ -978,13 +764,13 @@ static askdb_status make_grammar(struct local *l,
     *grammar = NULL;
     if (!req->grammar || !*req->grammar)
         return ASKDB_OK;
-    first_error[0] = '\0';
+    llm_dec_clear_error();
     *grammar = llama_sampler_init_grammar(l->vocab, req->grammar, "root");
     if (!*grammar) {
         snprintf(l->base.errmsg, sizeof l->base.errmsg,
                  "the grammar for the local model does not parse as GBNF "
                  "with a rule 'root'%s%s",
-                 first_error[0] ? ": " : "", first_error);
+                 llm_dec_error()[0] ? ": " : "", llm_dec_error());
         return ASKDB_ERR_LLM;
     }
     return ASKDB_OK;
@@ -1016,25 +802,47 @@ static struct llama_sampler *make_chain(struct local *l, double temperature,
     return chain;
 }
 
+/* All of the vocabulary with the logits of one row, in l->cand (as
+** llama_sampler_sample() builds it). */
+static llama_token_data_array candidates(struct local *l, const float *row)
+{
+    llama_token_data_array arr;
+    int i;
+
+    for (i = 0; i < l->n_vocab; i++) {
+        l->cand[i].id = i;
+        l->cand[i].logit = row[i];
+        l->cand[i].p = 0.0f;
+    }
+    arr.data = l->cand;
+    arr.size = (size_t)l->n_vocab;
+    arr.selected = -1;
+    arr.sorted = false;
+    return arr;
+}
+
 /*
-** One token. Filtering the whole vocabulary through the grammar costs
-** 40-200 ms a token (152k tokens for Qwen); asking it about one token
-** costs well under a millisecond. So: sample without the grammar, ask the
-** grammar about the chosen token only, and only when it refuses filter the
-** whole vocabulary and sample again - what llama.cpp's own common sampler
-** does. The result is the same token the grammar-first chain would pick
-** for greedy decoding. idx is the row of the logits in the last batch
-** (-1 = the last row). -1 when out of memory.
+** One token from a row of logits. Filtering the whole vocabulary through
+** the grammar costs 40-200 ms a token (152k tokens for Qwen); asking it
+** about one token costs well under a millisecond. So: sample without the
+** grammar, ask the grammar about the chosen token only, and only when it
+** refuses filter the whole vocabulary and sample again - what llama.cpp's
+** own common sampler does. The result is the same token the grammar-first
+** chain would pick for greedy decoding.
 */
 static llama_token sample_one(struct local *l, struct llama_sampler *chain,
-                              struct llama_sampler *grammar, int idx)
+                              struct llama_sampler *grammar,
+                              const float *row)
 {
-    llama_token t = llama_sampler_sample(chain, l->ctx, idx);
-    llama_token_data one, *all;
-    llama_token_data_array arr;
-    const float *logits;
-    int i, nv;
+    llama_token_data_array arr = candidates(l, row);
+    llama_token_data one;
+    llama_token t;
 
+    llama_sampler_apply(chain, &arr);
+    if (arr.selected < 0)
+        return -1;
+    t = arr.data[arr.selected].id;
+    llama_sampler_accept(chain, t);
     if (!grammar)
         return t;
     one.id = t;
@@ -1049,24 +857,10 @@ static llama_token sample_one(struct local *l, struct llama_sampler *chain,
         llama_sampler_accept(grammar, t);
         return t;
     }
-    nv = llama_vocab_n_tokens(l->vocab);
-    logits = llama_get_logits_ith(l->ctx, idx);
-    all = malloc((size_t)nv * sizeof *all);
-    if (!all)
-        return -1;
-    for (i = 0; i < nv; i++) {
-        all[i].id = i;
-        all[i].logit = logits[i];
-        all[i].p = 0.0f;
-    }
-    arr.data = all;
-    arr.size = (size_t)nv;
-    arr.selected = -1;
-    arr.sorted = false;
+    arr = candidates(l, row);
     llama_sampler_apply(grammar, &arr);
     llama_sampler_apply(chain, &arr);
     t = arr.selected >= 0 ? arr.data[arr.selected].id : t;
-    free(all);
     llama_sampler_accept(grammar, t);
     llama_sampler_accept(chain, t);
     return t;
@@ -1190,15 +984,15 @@ static int append_piece(struct local *l, llama_token t, char **text,
     return 0;
 }
 
-/* One reply being generated in one sequence of the KV cache. */
+/* One reply being generated in one sequence of the call's lane. */
 struct seq {
-    llama_seq_id id;             /* 0 = the conversation (l->cache) */
+    int id;                      /* lane sequence; 0 = the conversation */
     struct llama_sampler *chain;
     struct llama_sampler *grammar;   /* NULL without a grammar */
     int own_grammar;             /* grammar is a clone, freed with s */
     struct llm_reply *out;
     int stream;                  /* pass the text on to req->on_token */
-    int idx;                     /* its logits' row in the last batch */
+    int row;                     /* its row of logits from the last step */
     int max;                     /* token cap */
     int n;                       /* tokens sampled */
     int done;
@@ -1212,10 +1006,12 @@ struct seq {
 ** condition), -1 when out of memory. A token nobody samples after (the
 ** one that reaches the cap or a stop) is not evaluated.
 */
-static int seq_step(struct local *l, const struct llm_request *req,
-                    struct seq *s, double t0, llama_token *tok)
+static int seq_step(struct local *l, struct llm_dec_call *c,
+                    const struct llm_request *req, struct seq *s, double t0,
+                    llama_token *tok)
 {
-    llama_token t = sample_one(l, s->chain, s->grammar, s->idx);
+    llama_token t = sample_one(l, s->chain, s->grammar,
+                               llm_dec_logits(c, s->row));
     long keep;
 
     if (t < 0)
@@ -1244,19 +1040,22 @@ static int seq_step(struct local *l, const struct llm_request *req,
 
 /*
 ** Generate the replies of seqs[0..ns), whose sequences all hold the
-** prompt (pos tokens) and whose first logits are at their idx: each step
-** samples one token per live sequence and evaluates them in one batch,
-** until every sequence has ended. Sequence 0's tokens join l->cache.
+** prompt (pos tokens) and whose first logits are at their rows: each step
+** samples one token per live sequence and evaluates them in one step of
+** the shared batch, until every sequence has ended. Sequence 0's tokens
+** join the conversation.
 */
-static askdb_status generate(struct local *l, const struct llm_request *req,
-                             struct seq *seqs, int ns, int pos, double t0)
+static askdb_status generate(struct local *l, struct llm_dec_call *c,
+                             const struct llm_request *req, struct seq *seqs,
+                             int ns, int pos, double t0)
 {
-    llama_token t = 0;
+    llama_token tok[LOCAL_SEQ_MAX];
+    int sid[LOCAL_SEQ_MAX], at[LOCAL_SEQ_MAX];
     askdb_status rc;
     int i, nb, r;
 
     for (;;) {
-        if (is_cancelled(l)) {
+        if (req->cancel && atomic_load(req->cancel)) {
             snprintf(l->base.errmsg, sizeof l->base.errmsg, "cancelled");
             return ASKDB_ERR_CANCELLED;
         }
@@ -1264,7 +1063,7 @@ static askdb_status generate(struct local *l, const struct llm_request *req,
         for (i = 0; i < ns; i++) {
             if (seqs[i].done)
                 continue;
-            r = seq_step(l, req, &seqs[i], t0, &t);
+            r = seq_step(l, c, req, &seqs[i], t0, &tok[nb]);
             if (r < 0) {
                 snprintf(l->base.errmsg, sizeof l->base.errmsg,
                          "out of memory");
@@ -1274,24 +1073,15 @@ static askdb_status generate(struct local *l, const struct llm_request *req,
                 seqs[i].done = 1;
                 continue;
             }
-            l->batch.token[nb] = t;
-            l->batch.pos[nb] = pos;
-            l->batch.n_seq_id[nb] = 1;
-            l->batch.seq_id[nb][0] = seqs[i].id;
-            l->batch.logits[nb] = 1;
-            seqs[i].idx = nb++;
+            sid[nb] = seqs[i].id;
+            at[nb] = pos;
+            seqs[i].row = nb++;
         }
         if (nb == 0)
             return ASKDB_OK;
-        l->batch.n_tokens = nb;
-        rc = decode_batch(l, pos);
+        rc = llm_dec_step(c, tok, sid, at, nb);
         if (rc)
             return rc;
-        for (i = 0; i < ns; i++)
-            if (!seqs[i].done && seqs[i].id == 0) {
-                assert(l->ncache == pos);
-                l->cache[l->ncache++] = l->batch.token[seqs[i].idx];
-            }
         pos++;
     }
 }
@@ -1299,33 +1089,30 @@ static askdb_status generate(struct local *l, const struct llm_request *req,
 /*
 ** Give the sequences of seqs[0..ns) other than 0 the prompt toks[0..n)
 ** that sequence 0 holds. In the first round (right after the prompt was
-** evaluated) they share all its cells and its last row of logits. In
-** later rounds those logits have moved on, so they share all but the
-** last prompt token and evaluate that again, each, in one batch.
+** evaluated) they share all its cells and its row of logits. In later
+** rounds those logits have moved on, so they share all but the last
+** prompt token and evaluate that again, each, in one step.
 */
-static askdb_status share_prompt(struct local *l, const llama_token *toks,
-                                 int n, struct seq *seqs, int ns,
-                                 int first_round)
+static askdb_status share_prompt(struct llm_dec_call *c,
+                                 const llama_token *toks, int n,
+                                 struct seq *seqs, int ns, int first_round)
 {
-    llama_memory_t mem = llama_get_memory(l->ctx);
+    llama_token tok[LOCAL_SEQ_MAX];
+    int sid[LOCAL_SEQ_MAX], at[LOCAL_SEQ_MAX];
     int i;
 
     for (i = 0; i < ns; i++)
         if (seqs[i].id != 0)
-            llama_memory_seq_cp(mem, 0, seqs[i].id, 0,
-                                first_round ? n : n - 1);
+            llm_dec_share(c, seqs[i].id, first_round ? n : n - 1);
     if (first_round)
         return ASKDB_OK;
     for (i = 0; i < ns; i++) {
-        l->batch.token[i] = toks[n - 1];
-        l->batch.pos[i] = n - 1;
-        l->batch.n_seq_id[i] = 1;
-        l->batch.seq_id[i][0] = seqs[i].id;
-        l->batch.logits[i] = 1;
-        seqs[i].idx = i;
+        tok[i] = toks[n - 1];
+        sid[i] = seqs[i].id;
+        at[i] = n - 1;
+        seqs[i].row = i;
     }
-    l->batch.n_tokens = ns;
-    return decode_batch(l, n - 1);
+    return llm_dec_step(c, tok, sid, at, ns);
 }
 
 /*
@@ -1338,10 +1125,11 @@ static askdb_status share_prompt(struct local *l, const llama_token *toks,
 ** grammar itself; at most room tokens each. Sequences 1.. are emptied on
 ** the way out.
 */
-static askdb_status run_round(struct local *l, const struct llm_request *req,
+static askdb_status run_round(struct local *l, struct llm_dec_call *c,
+                              const struct llm_request *req,
                               struct llama_sampler *grammar,
                               const llama_token *toks, int n, int first,
-                              int ns, int room, double t0,
+                              int ns, long room, double t0,
                               struct llm_reply *out)
 {
     int max = req->max_tokens > 0 ? req->max_tokens : LOCAL_MAX_TOKENS;
@@ -1358,8 +1146,8 @@ static askdb_status run_round(struct local *l, const struct llm_request *req,
         s->id = first == 0 ? i : i + 1;
         s->out = &out[reply];
         s->stream = reply == 0;
-        s->idx = -1;
-        s->max = max < room ? max : room;
+        s->row = 0;
+        s->max = max < room ? max : (int)room;
         s->done = s->max <= 0;
         s->chain = make_chain(l, llm_candidate_temperature(req, reply),
                               llm_candidate_seed(req, reply));
@@ -1379,10 +1167,10 @@ static askdb_status run_round(struct local *l, const struct llm_request *req,
             goto nomem;
         s->text[0] = '\0';
     }
-    rc = share_prompt(l, toks, n, seqs, ns, first == 0);
+    rc = share_prompt(c, toks, n, seqs, ns, first == 0);
     if (rc)
         goto out;
-    rc = generate(l, req, seqs, ns, n, t0);
+    rc = generate(l, c, req, seqs, ns, n, t0);
     if (rc)
         goto out;
     for (i = 0; i < ns; i++) {
@@ -1399,8 +1187,7 @@ nomem:
 out:
     for (i = 0; i < ns; i++) {
         if (seqs[i].id != 0)
-            llama_memory_seq_rm(llama_get_memory(l->ctx), seqs[i].id, -1,
-                                -1);
+            llm_dec_drop(c, seqs[i].id);
         llama_sampler_free(seqs[i].chain);
         if (seqs[i].own_grammar)
             llama_sampler_free(seqs[i].grammar);
@@ -1410,9 +1197,10 @@ out:
 }
 
 /*
-** n replies (llm.h: llm_complete_n; n = 1 is llm_complete): format,
-** reuse the cached prefix, evaluate the rest of the prompt once in
-** sequence 0, then generate in rounds of up to LOCAL_SEQ_MAX sequences.
+** n replies (llm.h: llm_complete_n; n = 1 is llm_complete): format and
+** tokenize, take a lane of the decoder (which keeps the longest prefix
+** any lane holds), evaluate the rest of the prompt once in its sequence
+** 0, then generate in rounds of up to LOCAL_SEQ_MAX sequences.
 */
 static askdb_status local_run(struct local *l, const struct llm_request *req,
                               int n, struct llm_reply *out)
@@ -1420,6 +1208,7 @@ static askdb_status local_run(struct local *l, const struct llm_request *req,
     int max = req->max_tokens > 0 ? req->max_tokens : LOCAL_MAX_TOKENS;
     int ns = n < LOCAL_SEQ_MAX ? n : LOCAL_SEQ_MAX;
     struct llama_sampler *grammar = NULL;
+    struct llm_dec_call *c = NULL;
     llama_token *toks = NULL;
     double t0 = now_ms();
     char *prompt = NULL;
@@ -1427,13 +1216,13 @@ static askdb_status local_run(struct local *l, const struct llm_request *req,
     int ntok, reused, first, k, i, saved;
     long file;
 
-    l->cancel = req->cancel;
-    if (!l->ctx) {   /* an earlier resize failed: start afresh */
-        rc = make_context(l, l->n_ctx_max < LOCAL_CTX ? l->n_ctx_max
-                                                      : LOCAL_CTX,
-                          l->base.errmsg, sizeof l->base.errmsg);
-        if (rc)
-            goto out;
+    if (!l->cand) {
+        l->cand = malloc((size_t)l->n_vocab * sizeof *l->cand);
+        if (!l->cand) {
+            snprintf(l->base.errmsg, sizeof l->base.errmsg,
+                     "out of memory");
+            return ASKDB_ERR_NOMEM;
+        }
     }
     prompt = format_prompt(l, req, &rc);
     if (!prompt)
@@ -1446,22 +1235,24 @@ static askdb_status local_run(struct local *l, const struct llm_request *req,
     rc = make_grammar(l, req, &grammar);
     if (rc)
         goto out;
-    rc = fit_context(l, ntok, (long)max * ns);
+    rc = llm_dec_begin(l->dec, toks, ntok, (long)max * ns, req->cancel, &c,
+                       l->base.errmsg, sizeof l->base.errmsg);
     if (rc)
         goto out;
-    reused = reuse_prefix(l, toks, ntok);
-    rc = use_stable_prefix(l, req, toks, ntok, &file, &saved);
+    reused = llm_dec_cached(c);
+    rc = use_stable_prefix(l, c, req, toks, ntok, &file, &saved);
     if (rc)
         goto out;
     if (file)
-        reused = l->ncache;
-    rc = eval_tokens(l, toks + l->ncache, ntok - l->ncache);
+        reused = llm_dec_cached(c);
+    rc = llm_dec_eval(c, toks + llm_dec_cached(c),
+                      ntok - llm_dec_cached(c), 1);
     if (rc)
         goto out;
     for (first = 0; first < n; first += k) {
         k = first == 0 ? ns : n - first < ns - 1 ? n - first : ns - 1;
-        rc = run_round(l, req, grammar, toks, ntok, first, k,
-                       (l->n_ctx - ntok) / ns, t0, out);
+        rc = run_round(l, c, req, grammar, toks, ntok, first, k,
+                       (llm_dec_room(c) - ntok) / ns, t0, out);
         if (rc)
             goto out;
     }
@@ -1471,13 +1262,14 @@ static askdb_status local_run(struct local *l, const struct llm_request *req,
     for (i = 0; i < n; i++) {
         out[i].prompt_tokens = ntok;
         out[i].cached_tokens = i == 0 ? reused : i < ns ? ntok : ntok - 1;
+        out[i].shared_steps = llm_dec_shared_steps(c);
     }
     out[0].load_ms = l->load_ms;
     out[0].file_tokens = file;
     out[0].file_saved = saved;
     l->load_ms = 0;
 out:
-    l->cancel = NULL;
+    llm_dec_end(c);
     llama_sampler_free(grammar);
     free(toks);
     free(prompt);
@@ -1504,12 +1296,9 @@ static void local_destroy(llm *m)
     struct local *l = (struct local *)m;
     int i;
 
-    if (l->ctx)
-        llama_free(l->ctx);
-    if (l->batch.token)
-        llama_batch_free(l->batch);
-    free(l->cache);
+    free(l->cand);
     if (l->owner) {
+        llm_dec_free(l->dec);
         if (l->model)
             llama_model_free(l->model);
         for (i = 0; i < l->nspecial; i++)
@@ -1543,17 +1332,20 @@ static int thread_count(const askdb_config *cfg)
 }
 
 /*
-** Load the model (memory-mapped), without a context yet (local_run makes
-** one on first use). ASKDB_ERR_USAGE when the file is missing or not a
-** model llama.cpp can load, with the reason in err.
+** Load the model (memory-mapped) and make its decoder with `lanes` lanes:
+** one context of LOCAL_CTX tokens a lane (at most the model's training
+** context) and the thread that decodes it. ASKDB_ERR_USAGE when the file
+** is missing or not a model llama.cpp can load, with the reason in err;
+** ASKDB_ERR_LLM when the context cannot be made.
 */
-static askdb_status load(const askdb_config *cfg, struct local **out,
-                         char *err, size_t errlen)
+static askdb_status load(const askdb_config *cfg, int lanes,
+                         struct local **out, char *err, size_t errlen)
 {
     struct llama_model_params mp;
     struct local *l;
     askdb_status rc;
     double t0;
+    long n_ctx;
     int train;
 
     *out = NULL;
@@ -1564,7 +1356,6 @@ static askdb_status load(const askdb_config *cfg, struct local **out,
     }
     l->base.vt = &local_vtab;
     l->owner = 1;
-    l->threads = thread_count(cfg);
     l->path = model_path(cfg, err, errlen);
     rc = ASKDB_ERR_NOMEM;
     if (!l->path)
@@ -1576,21 +1367,22 @@ static askdb_status load(const askdb_config *cfg, struct local **out,
     if (rc)
         goto fail;
 
-    pthread_once(&backend_once, backend_init_once);
+    llm_dec_init_backend();
     t0 = now_ms();
     mp = llama_model_default_params();
     mp.load_mode = LLAMA_LOAD_MODE_MMAP;
-    first_error[0] = '\0';
+    llm_dec_clear_error();
     l->model = llama_model_load_from_file(l->path, mp);
     if (!l->model) {
         snprintf(err, errlen, "cannot load model file '%s'%s%s (is it a "
                               "GGUF model? set ASKDB_LLAMA_LOG=1 to see "
                               "llama.cpp's log)", l->path,
-                 first_error[0] ? ": " : "", first_error);
+                 llm_dec_error()[0] ? ": " : "", llm_dec_error());
         rc = ASKDB_ERR_USAGE;
         goto fail;
     }
     l->vocab = llama_model_get_vocab(l->model);
+    l->n_vocab = llama_vocab_n_tokens(l->vocab);
     if (collect_special(l) != 0) {
         snprintf(err, errlen, "out of memory");
         rc = ASKDB_ERR_NOMEM;
@@ -1600,30 +1392,19 @@ static askdb_status load(const askdb_config *cfg, struct local **out,
     if (!l->tmpl)
         l->tmpl = "chatml";   /* what llama.cpp itself assumes */
     train = llama_model_n_ctx_train(l->model);
-    l->n_ctx_max = train > 0 && train < LOCAL_CTX_MAX ? train : LOCAL_CTX_MAX;
-    l->batch = llama_batch_init(LOCAL_BATCH, 0, 1);
-    if (!l->batch.token) {
-        snprintf(err, errlen, "out of memory");
-        rc = ASKDB_ERR_NOMEM;
+    if (train <= 0 || train > LOCAL_CTX_MAX)
+        train = LOCAL_CTX_MAX;
+    n_ctx = (long)LOCAL_CTX * lanes;
+    rc = llm_dec_new(l->model, l->path, lanes, thread_count(cfg),
+                     n_ctx < train ? (int)n_ctx : train, train, &l->dec, err,
+                     errlen);
+    if (rc)
         goto fail;
-    }
     l->load_ms = now_ms() - t0;
     *out = l;
     return ASKDB_OK;
 fail:
     local_destroy(&l->base);
-    return rc;
-}
-
-/* A context for l (its first size), timed into l->load_ms. */
-static askdb_status first_context(struct local *l, char *err, size_t errlen)
-{
-    double t0 = now_ms();
-    askdb_status rc;
-
-    rc = make_context(l, LOCAL_CTX < l->n_ctx_max ? LOCAL_CTX : l->n_ctx_max,
-                      err, errlen);
-    l->load_ms += now_ms() - t0;
     return rc;
 }
 
@@ -1634,7 +1415,7 @@ askdb_status llm_local_load(const askdb_config *cfg, llm **out, char *err,
     askdb_status rc;
 
     *out = NULL;
-    rc = load(cfg, &l, err, errlen);
+    rc = load(cfg, cfg->parallel > 0 ? cfg->parallel : 1, &l, err, errlen);
     if (rc == ASKDB_OK)
         *out = &l->base;
     return rc;
@@ -1643,14 +1424,13 @@ askdb_status llm_local_load(const askdb_config *cfg, llm **out, char *err,
 askdb_status llm_local_new(const askdb_config *cfg, llm **out, char *err,
                            size_t errlen)
 {
-    askdb_status rc = llm_local_load(cfg, out, err, errlen);
+    struct local *l = NULL;
+    askdb_status rc;
 
+    *out = NULL;
+    rc = load(cfg, 1, &l, err, errlen);
     if (rc == ASKDB_OK)
-        rc = first_context((struct local *)*out, err, errlen);
-    if (rc && *out) {
-        local_destroy(*out);
-        *out = NULL;
-    }
+        *out = &l->base;
     return rc;
 }
 
@@ -1659,7 +1439,6 @@ askdb_status llm_local_attach(llm *loaded, llm **out, char *err,
 {
     const struct local *w = (const struct local *)loaded;
     struct local *l;
-    askdb_status rc;
 
     *out = NULL;
     l = calloc(1, sizeof *l);
@@ -1671,26 +1450,15 @@ askdb_status llm_local_attach(llm *loaded, llm **out, char *err,
     l->owner = 0;
     l->model = w->model;
     l->vocab = w->vocab;
+    l->n_vocab = w->n_vocab;
+    l->dec = w->dec;
     l->tmpl = w->tmpl;
-    l->n_ctx_max = w->n_ctx_max;
-    l->threads = w->threads;
     l->path = w->path;
     l->special = w->special;
     l->nspecial = w->nspecial;
     l->kv_on = w->kv_on;
     l->kv_cap = w->kv_cap;
     l->model_id = w->model_id;
-    l->batch = llama_batch_init(LOCAL_BATCH, 0, 1);
-    if (!l->batch.token) {
-        snprintf(err, errlen, "out of memory");
-        free(l);
-        return ASKDB_ERR_NOMEM;
-    }
-    rc = first_context(l, err, errlen);
-    if (rc) {
-        local_destroy(&l->base);
-        return rc;
-    }
     *out = &l->base;
     return ASKDB_OK;
 }

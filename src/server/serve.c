@@ -36,7 +36,8 @@ static const char usage_serve[] =
     "                        token (refused otherwise)\n"
     "      --cors-origin ORIGIN  let pages of this origin call the API\n"
     "      --workers N       questions answered at once (default 1 with the\n"
-    "                        local model, 4 otherwise)\n"
+    "                        local model, 4 otherwise); the local model\n"
+    "                        decodes them together, in one batch\n"
     "      --queue N         questions waiting past that; more get 503\n"
     "                        (default 64)\n"
     "      --per-client N    questions of one client address at once; more\n"
@@ -415,6 +416,9 @@ int cmd_serve(int argc, char **argv)
         rc = rc > 0 ? 0 : 2;
         goto out;
     }
+    /* The local model decodes as many questions at once as there are
+    ** workers (one lane of its batch each); HTTP models ignore it. */
+    s.cfg.parallel = (int)o.workers;
     st = askdb_model_new(&s.cfg, &s.model);
     if (st) {
         fprintf(stderr, "askdb serve: %s\n", askdb_model_errmsg(s.model));

@@ -154,6 +154,73 @@ PY
         fail "$(cat "$TMP/py.err" 2>/dev/null || echo "trace check failed")"
 }
 
+# askdb serve --workers 2: two questions sent at once are decoded in one
+# batch (their reply events count the steps shared with the other) and
+# both end with an answer (ok or no SQL, as the small model goes).
+serve_decodes_two_questions_in_one_batch() {
+    cp "$SHOP_DB" "$TMP/shop.db"
+    python3 - "$ASKDB" "$SMALL" "$TMP" "$LIMIT" "$TMP/py.err" "${PIN[@]}" <<'PY' ||
+import json, http.client, os, subprocess, sys, threading, time
+askdb, small, tmp, limit, errf = sys.argv[1:6]
+pin = sys.argv[6:]
+def check(cond, msg):
+    if not cond:
+        open(errf, "w").write(msg)
+        sys.exit(1)
+err = open(os.path.join(tmp, "err"), "w")
+srv = subprocess.Popen(pin + [askdb, "serve", "--listen", "127.0.0.1:0", "--db",
+                       "shop=" + os.path.join(tmp, "shop.db"), "--model", small,
+                       "--workers", "2", "--threads", "1", "--max-tokens", "48",
+                       "--access-log", "off"], cwd=tmp, stderr=err)
+port = None
+for _ in range(600):
+    text = open(os.path.join(tmp, "err")).read()
+    if "listening on http://" in text:
+        port = int(text.split("listening on http://")[1].split(":")[1].split("/")[0])
+        break
+    if srv.poll() is not None:
+        break
+    time.sleep(0.1)
+check(port, "server did not start: %s" % open(os.path.join(tmp, "err")).read()[:400])
+res = {}
+def ask(q):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=float(limit))
+    c.request("POST", "/api/ask", body=json.dumps({"database": "shop", "question": q}),
+              headers={"Content-Type": "application/json", "Accept": "text/event-stream"})
+    event, replies, done = None, [], None
+    for line in c.getresponse():
+        line = line.decode().rstrip("\n")
+        if line.startswith("event: "):
+            event = line[7:]
+        elif line.startswith("data: "):
+            d = json.loads(line[6:])
+            if event == "step" and d.get("step") == "reply":
+                replies.append(d)
+            if event == "done":
+                done = d
+                break
+    res[q] = (replies, done)
+qs = ["How many customers are there?", "Which products cost more than 20?"]
+ts = [threading.Thread(target=ask, args=(q,)) for q in qs]
+try:
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+finally:
+    srv.terminate()
+    srv.wait(60)
+for q in qs:
+    replies, done = res.get(q, ([], None))
+    check(done and done.get("status") in ("ok", "no valid SQL"), "%r: done %r" % (q, done))
+    check(replies, "%r: no reply step" % q)
+    check(replies[0].get("shared_steps", 0) > 0,
+          "%r: its first model call shared no step with the other: %r" % (q, replies[0]))
+PY
+        fail "$(cat "$TMP/py.err" 2>/dev/null || echo "serve check failed")"
+    sanitizer_clean
+}
+
 missing_model_file_is_a_usage_error() {
     cp "$SHOP_DB" "$TMP/shop.db"
     run ask --model /nonexistent/m.gguf shop.db "How many customers are there?"
@@ -189,6 +256,7 @@ fi
 passed=0 failed=0
 for t in small_model_answers_or_lists_every_attempt \
          second_run_loads_the_schema_prompt_from_its_file \
+         serve_decodes_two_questions_in_one_batch \
          missing_model_file_is_a_usage_error missing_default_model_says_make_model; do
     rm -f "$TMP/.fail" "$TMP/py.err"
     if (set -u; "$t"); then

@@ -3,6 +3,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -682,6 +684,402 @@ static void local_more_candidates_than_sequences_run_in_rounds(void **ts)
     free_replies(four, 4);
 }
 
+/* ------------------------------------------------------------------ */
+/* Concurrent calls on one loaded model (decoder.c)                    */
+/* ------------------------------------------------------------------ */
+
+/*
+** A call on a provider attached to a shared model, run on a thread of its
+** own. Its streamed pieces are counted under the scene's lock; at_piece,
+** when set, runs after each piece on the calling thread (so it can hold
+** this call back while the others go on); cancel_at cancels the call at
+** that piece.
+*/
+struct scene;
+
+struct job {
+    struct scene *sc;
+    llm *m;
+    struct llm_msg msgs[2];
+    struct llm_request req;
+    int n;
+    struct llm_reply r[3];
+    askdb_status rc;
+    atomic_int cancel;
+    int cancel_at;
+    void (*at_piece)(struct job *j, int piece);
+    int pieces, finished;
+    pthread_t th;
+};
+
+struct scene {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct llm_shared *shared;
+    struct job job[3];
+};
+
+static void job_piece(void *ud, const char *piece, size_t len)
+{
+    struct job *j = ud;
+    int n;
+
+    (void)piece, (void)len;
+    pthread_mutex_lock(&j->sc->mu);
+    n = ++j->pieces;
+    pthread_cond_broadcast(&j->sc->cv);
+    pthread_mutex_unlock(&j->sc->mu);
+    if (j->cancel_at && n == j->cancel_at)
+        atomic_store(&j->cancel, 1);
+    if (j->at_piece)
+        j->at_piece(j, n);
+}
+
+/* Set up job i over the scene's shared model: system and user messages,
+** n replies of at most max tokens. */
+static struct job *job_init(struct scene *sc, int i, const char *sys,
+                            const char *user, int n, int max)
+{
+    struct job *j = &sc->job[i];
+    char err[512];
+
+    memset(j, 0, sizeof *j);
+    j->sc = sc;
+    if (llm_new_shared(sc->shared, &j->m, err, sizeof err) != ASKDB_OK)
+        fail_msg("llm_new_shared: %s", err);
+    j->msgs[0].role = "system";
+    j->msgs[0].content = sys;
+    j->msgs[1].role = "user";
+    j->msgs[1].content = user;
+    j->req = request(j->msgs, 2, max);
+    j->req.on_token = job_piece;
+    j->req.token_ud = j;
+    j->req.cancel = &j->cancel;
+    atomic_init(&j->cancel, 0);
+    j->n = n;
+    return j;
+}
+
+/* Run the job on the calling thread: its replies replace the last ones. */
+static void job_run(struct job *j)
+{
+    free_replies(j->r, j->n);
+    j->pieces = 0;
+    j->finished = 0;
+    j->rc = llm_complete_n(j->m, &j->req, j->n, j->r);
+    pthread_mutex_lock(&j->sc->mu);
+    j->finished = 1;
+    pthread_cond_broadcast(&j->sc->cv);
+    pthread_mutex_unlock(&j->sc->mu);
+}
+
+static void *job_main(void *ud)
+{
+    job_run(ud);
+    return NULL;
+}
+
+static void job_start(struct job *j)
+{
+    j->pieces = 0;
+    j->finished = 0;
+    assert_int_equal(pthread_create(&j->th, NULL, job_main, j), 0);
+}
+
+static void job_join(struct job *j)
+{
+    assert_int_equal(pthread_join(j->th, NULL), 0);
+}
+
+/* Wait until job j has streamed `pieces` pieces (0: until it finished). */
+static void job_await(struct job *j, int pieces)
+{
+    pthread_mutex_lock(&j->sc->mu);
+    while (!j->finished && (pieces == 0 || j->pieces < pieces))
+        pthread_cond_wait(&j->sc->cv, &j->sc->mu);
+    pthread_mutex_unlock(&j->sc->mu);
+}
+
+static void job_ok(const struct job *j)
+{
+    if (j->rc != ASKDB_OK)
+        fail_msg("llm_complete_n: %s: %s", askdb_status_str(j->rc),
+                 llm_errmsg(j->m));
+}
+
+/* The job's reply texts, kept to compare with. */
+static void job_texts(const struct job *j, char text[3][1024])
+{
+    int i;
+
+    job_ok(j);
+    for (i = 0; i < j->n; i++)
+        snprintf(text[i], 1024, "%s", j->r[i].text);
+}
+
+/* Fail unless job j ran without error and gave exactly the texts. */
+static void job_same(const struct job *j, char text[3][1024])
+{
+    int i;
+
+    job_ok(j);
+    for (i = 0; i < j->n; i++)
+        if (strcmp(j->r[i].text, text[i]) != 0)
+            fail_msg("reply %d of a concurrent call differs from the same "
+                     "call alone:\n  alone:    '%s'\n  together: '%s'", i,
+                     text[i], j->r[i].text);
+}
+
+/* A shared model with `parallel` lanes, one thread, the small model. */
+static void scene_open(struct scene *sc, struct state *s, int parallel)
+{
+    askdb_status rc;
+
+    memset(sc, 0, sizeof *sc);
+    pthread_mutex_init(&sc->mu, NULL);
+    pthread_cond_init(&sc->cv, NULL);
+    s->cfg.parallel = parallel;
+    rc = llm_shared_new(&s->cfg, &sc->shared, s->err, sizeof s->err);
+    if (rc != ASKDB_OK)
+        fail_msg("llm_shared_new: %s: %s", askdb_status_str(rc), s->err);
+}
+
+static void scene_close(struct scene *sc)
+{
+    int i;
+
+    for (i = 0; i < 3; i++) {
+        free_replies(sc->job[i].r, 3);
+        llm_free(sc->job[i].m);
+    }
+    llm_shared_free(sc->shared);
+    pthread_mutex_destroy(&sc->mu);
+    pthread_cond_destroy(&sc->cv);
+}
+
+static const char count_prompt[] =
+    "Write a long story about a dragon who learns to count.";
+
+/*
+** Three calls: a long plain reply, a grammatical one, and a short one on
+** the same schema as the grammatical one; each with `cands` replies (the
+** second) or one. Greedy replies decoded together are the same as alone
+** exactly as long as each sequence's KV cells stay in the order of its
+** positions (attention sums the cells in cache order, and rounding
+** follows the order). That holds while no sequence loses cells, so the
+** exact comparisons use one greedy reply a call (a call with candidates
+** removes their sequences when it ends, and the cells they leave are
+** reused); a call that begins also cuts its lane's old conversation,
+** which greedy decoding of these prompts has shown to survive.
+*/
+static void three_jobs(struct scene *sc, int cands)
+{
+    struct job *b;
+
+    job_init(sc, 0, "You are a helpful assistant.", count_prompt, 1, 64);
+    b = job_init(sc, 1, system_prompt, "Which products cost more than 20?",
+                 cands, 40);
+    b->req.grammar = candidate_grammar;
+    b->req.alt_temperature = 1.0;
+    b->req.seed = 7;
+    job_init(sc, 2, system_prompt, "How many categories are there?", 1, 16);
+}
+
+/* Each job alone, one after the other, twice: the second time each finds
+** its whole prompt but the last token in the KV cache, as it will when
+** they run together. Keeps the second replies' texts. */
+static void run_alone(struct scene *sc, char text[3][3][1024])
+{
+    int pass, i;
+
+    for (pass = 0; pass < 2; pass++)
+        for (i = 0; i < 3; i++) {
+            job_run(&sc->job[i]);
+            job_ok(&sc->job[i]);
+            if (pass == 0 && i == 2)
+                /* A new agent's first question on a schema another one
+                ** asked about: the system prompt came from job 1's lane. */
+                assert_true(sc->job[2].r[0].cached_tokens > 150);
+            if (pass == 1) {
+                job_texts(&sc->job[i], text[i]);
+                assert_int_equal(sc->job[i].r[0].cached_tokens,
+                                 sc->job[i].r[0].prompt_tokens - 1);
+                assert_int_equal(sc->job[i].r[0].shared_steps, 0);
+            }
+        }
+    if (sc->job[0].r[0].completion_tokens < 40)
+        fail_msg("job 0 is too short to be joined: '%s'",
+                 sc->job[0].r[0].text);
+}
+
+static void local_concurrent_calls_decode_together_as_each_alone(void **ts)
+{
+    struct state *s = *ts;
+    static char text[3][3][1024];
+    struct scene sc;
+    int i;
+
+    need_model();
+    scene_open(&sc, s, 3);
+    three_jobs(&sc, 1);
+    run_alone(&sc, text);
+    for (i = 0; i < 3; i++)
+        job_start(&sc.job[i]);
+    for (i = 0; i < 3; i++)
+        job_join(&sc.job[i]);
+    for (i = 0; i < 3; i++) {
+        job_same(&sc.job[i], text[i]);
+        /* They were decoded together, not one after another. */
+        assert_true(sc.job[i].r[0].shared_steps > 0);
+    }
+    scene_close(&sc);
+}
+
+/* Job 0's hold points: at piece 8 it waits until job 1 has streamed two
+** pieces, at piece 24 until job 1 has ended and job 2 has streamed two;
+** job 1 and job 2 each start while job 0 runs (see the test). */
+static void hold_for_joiners(struct job *j, int piece)
+{
+    if (piece == 8)
+        job_await(&j->sc->job[1], 2);
+    if (piece == 24) {
+        job_await(&j->sc->job[1], 0);
+        job_await(&j->sc->job[2], 2);
+    }
+}
+
+static void local_calls_join_and_leave_a_running_batch(void **ts)
+{
+    struct state *s = *ts;
+    static char text[3][3][1024];
+    struct scene sc;
+    int i;
+
+    need_model();
+    scene_open(&sc, s, 3);
+    three_jobs(&sc, 1);
+    run_alone(&sc, text);
+    /* Job 1 joins while job 0 generates and leaves before it ends; then
+    ** job 2 joins; job 0 holds back at set pieces so that each overlaps
+    ** it for some steps whatever the timing. */
+    sc.job[0].at_piece = hold_for_joiners;
+    job_start(&sc.job[0]);
+    job_await(&sc.job[0], 3);
+    job_start(&sc.job[1]);
+    job_join(&sc.job[1]);
+    pthread_mutex_lock(&sc.mu);
+    assert_false(sc.job[0].finished);
+    pthread_mutex_unlock(&sc.mu);
+    job_start(&sc.job[2]);
+    job_join(&sc.job[2]);
+    job_join(&sc.job[0]);
+    for (i = 0; i < 3; i++) {
+        job_same(&sc.job[i], text[i]);
+        assert_true(sc.job[i].r[0].shared_steps > 0);
+    }
+    scene_close(&sc);
+}
+
+/* Job 0 waits at piece 6 until job 1 has ended (cancelled). */
+static void hold_for_cancel(struct job *j, int piece)
+{
+    if (piece == 6)
+        job_await(&j->sc->job[1], 0);
+}
+
+static void local_cancel_stops_one_call_and_spares_the_others(void **ts)
+{
+    struct state *s = *ts;
+    static char text[3][3][1024];
+    struct scene sc;
+
+    need_model();
+    scene_open(&sc, s, 3);
+    three_jobs(&sc, 1);
+    run_alone(&sc, text);
+    sc.job[0].at_piece = hold_for_cancel;
+    sc.job[1].cancel_at = 3;
+    job_start(&sc.job[0]);
+    job_start(&sc.job[1]);
+    job_join(&sc.job[1]);
+    job_join(&sc.job[0]);
+    assert_int_equal(sc.job[1].rc, ASKDB_ERR_CANCELLED);
+    assert_string_equal(llm_errmsg(sc.job[1].m), "cancelled");
+    assert_null(sc.job[1].r[0].text);
+    job_same(&sc.job[0], text[0]);
+    assert_true(sc.job[0].r[0].shared_steps > 0);
+
+    /* The cancelled call's lane is intact: asked again, it evaluates only
+    ** the last prompt token and replies as before. */
+    atomic_store(&sc.job[1].cancel, 0);
+    sc.job[1].cancel_at = 0;
+    job_run(&sc.job[1]);
+    job_same(&sc.job[1], text[1]);
+    assert_int_equal(sc.job[1].r[0].cached_tokens,
+                     sc.job[1].r[0].prompt_tokens - 1);
+    scene_close(&sc);
+}
+
+static void local_candidates_decode_together_with_other_calls(void **ts)
+{
+    struct state *s = *ts;
+    static char text[3][3][1024];
+    struct scene sc;
+    int i;
+
+    need_model();
+    scene_open(&sc, s, 3);
+    three_jobs(&sc, 3);
+    run_alone(&sc, text);
+    for (i = 0; i < 3; i++)
+        job_start(&sc.job[i]);
+    for (i = 0; i < 3; i++)
+        job_join(&sc.job[i]);
+    /* The three candidates share the batch with the other two calls. Only
+    ** whole, grammatical replies are required here: the candidates'
+    ** sequences are removed when their call ends (and a call that begins
+    ** cuts its lane's old conversation), so cells are reused out of
+    ** order and sampled replies may move (see three_jobs()). */
+    (void)text;
+    for (i = 0; i < 3; i++) {
+        assert_grammatical(sc.job[1].r[i].text);
+        assert_true(sc.job[1].r[i].shared_steps > 0);
+    }
+    for (i = 0; i < 3; i += 2) {
+        job_ok(&sc.job[i]);
+        assert_true(sc.job[i].r[0].completion_tokens > 0);
+        assert_true(sc.job[i].r[0].shared_steps > 0);
+    }
+    scene_close(&sc);
+}
+
+static void local_one_lane_runs_concurrent_calls_in_turn(void **ts)
+{
+    struct state *s = *ts;
+    static char text[3][3][1024];
+    struct scene sc;
+    int i;
+
+    need_model();
+    scene_open(&sc, s, 1);
+    three_jobs(&sc, 1);
+    for (i = 0; i < 3; i++) {
+        job_run(&sc.job[i]);
+        job_texts(&sc.job[i], text[i]);
+    }
+    /* One lane: the calls wait for it in turn, each evaluating its own
+    ** prompt after the others' (as alone, one after another). */
+    for (i = 0; i < 3; i++)
+        job_start(&sc.job[i]);
+    for (i = 0; i < 3; i++)
+        job_join(&sc.job[i]);
+    for (i = 0; i < 3; i++) {
+        job_ok(&sc.job[i]);
+        assert_int_equal(sc.job[i].r[0].shared_steps, 0);
+    }
+    scene_close(&sc);
+}
+
 static void bad_grammar_is_a_clear_error(void **ts)
 {
     struct state *s = *ts;
@@ -860,6 +1258,11 @@ int main(void)
         T(local_stops_at_stop_strings_and_the_closing_fence),
         T(local_candidates_are_grammatical_and_reply_0_is_greedy),
         T(local_more_candidates_than_sequences_run_in_rounds),
+        T(local_concurrent_calls_decode_together_as_each_alone),
+        T(local_calls_join_and_leave_a_running_batch),
+        T(local_cancel_stops_one_call_and_spares_the_others),
+        T(local_candidates_decode_together_with_other_calls),
+        T(local_one_lane_runs_concurrent_calls_in_turn),
         T(bad_grammar_is_a_clear_error),
         T(long_prompt_is_a_clear_error),
         T(missing_model_file_is_a_clear_error),
