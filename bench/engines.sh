@@ -149,7 +149,7 @@ recs = [json.loads(l) for l in open(sys.argv[2])]
 recs = [r for r in recs if not r.get("bad")]
 def ex(rs):
     return "%d/%d" % (sum(1 for r in rs if r["correct"]), len(rs))
-ms = sorted(r.get("ms", 0) for r in recs)
+ms = sorted((r.get("ms") or {}).get("total", 0) for r in recs)
 pct = lambda p: ms[min(len(ms) - 1, int(p * len(ms)))] / 1000 if ms else 0
 ok = sum(1 for r in recs if r["correct"])
 cols = [ex([r for r in recs if r.get("difficulty") == d])

@@ -72,6 +72,11 @@ askdb_status mcp_server_new(const askdb_config *cfg, int n,
     if (!s)
         return ASKDB_ERR_NOMEM;
     s->cfg = *cfg;
+    /* Each database has its own agent, and calls on different databases
+    ** run at once: the local model gets a lane for each (up to 4), so
+    ** they decode together instead of waiting for one lane. */
+    if (s->cfg.parallel < 1)
+        s->cfg.parallel = n < 4 ? n : 4;
     pthread_mutex_init(&s->model_lock, NULL);
     s->dbs = calloc((size_t)n, sizeof *s->dbs);
     if (!s->dbs)
