@@ -1582,9 +1582,10 @@ static char *new_alias(const struct parser *p, int lv, const char *table)
             continue;
         if ((nm[0] == 'T' || nm[0] == 't') && nm[1] >= '0' && nm[1] <= '9' &&
             strspn(nm + 1, "0123456789") == strlen(nm + 1)) {
+            long v = strlen(nm + 1) < 6 ? strtol(nm + 1, NULL, 10) : 100000;
             tn++;
-            if (atoi(nm + 1) > max)
-                max = atoi(nm + 1);
+            if (v > max)
+                max = (int)v;
         }
         if (strcasecmp(nm, table) == 0 && t->level == lv)
             taken = 1;
