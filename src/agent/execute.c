@@ -52,7 +52,6 @@ static int vote(struct agent_state *st, int *nran)
     return best;
 }
 
-/* Run the candidates with the limits, vote, then check the winner. */
 /* Record an empty result as the attempt's failure. A value compared in
 ** the wrong column is its common cause: when the value index finds the
 ** value stored elsewhere, the message says where (check "value_elsewhere"). */
@@ -83,6 +82,7 @@ static void empty_result(struct agent_state *st)
     buf_free(&notes);
 }
 
+/* Run the candidates with the limits, vote, then check the winner. */
 enum agent_outcome agent_step_execute(struct agent_state *st)
 {
     askdb_agent *ag = st->ag;

@@ -1,6 +1,5 @@
 /* validate.c - the validate step: check every candidate without running it. */
 #include <stdio.h>
-
 #include <stdlib.h>
 
 #include "agent/steps.h"
