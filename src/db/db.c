@@ -6,8 +6,6 @@
 #include <string.h>
 #include <strings.h>
 
-extern const struct db_driver db_mariadb_driver; /* mariadb.c */
-
 static const struct {
     const char *scheme;
     const struct db_driver *drv;

@@ -53,6 +53,7 @@ struct askdb_db {
 
 extern const struct db_driver db_sqlite_driver;
 extern const struct db_driver db_postgres_driver; /* postgres.c */
+extern const struct db_driver db_mariadb_driver;  /* mariadb.c */
 extern const struct db_driver db_duckdb_driver;
 
 /*
