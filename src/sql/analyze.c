@@ -1431,34 +1431,77 @@ static void put_name(struct buf *b, const char *s)
         text_put_quoted(b, s, '"');
 }
 
+/* Parse and resolve sql for a rewrite: 1 readable (p is the caller's to
+** parser_free()), 0 not (nothing to free), -1 out of memory. */
+static int parse_resolved(struct parser *p, const char *sql,
+                          const struct db_schema *s)
+{
+    int rc, k;
+
+    memset(p, 0, sizeof *p);
+    p->s = s;
+    p->top = -1;
+    if (!sql || !s)
+        return 0;
+    rc = tokenize(p, sql);
+    if (rc || p->nt == 0) {
+        parser_free(p);
+        return rc < 0 ? -1 : 0;
+    }
+    p_stmt(p, -1, -1, p->nt);
+    for (k = 0; k < p->nrf && !p->oom; k++)
+        resolve(p, &p->rf[k]);
+    if (p->oom || p->bad) {
+        rc = p->oom ? -1 : 0;
+        parser_free(p);
+        return rc;
+    }
+    return 1;
+}
+
+/* Finish a rewrite: b holds the text up to from, w what changed. With n
+** changes, *out and *what (when asked for) get them: n; else 0; -1 when
+** out of memory. b and w are freed either way. */
+static int take_rewrite(struct buf *b, struct buf *w, const char *from,
+                        int n, char **out, char **what)
+{
+    if (n == 0) {
+        buf_free(b);
+        buf_free(w);
+        return 0;
+    }
+    buf_puts(b, from);
+    *out = buf_steal(b);
+    if (what)
+        *what = buf_steal(w);
+    else
+        buf_free(w);
+    if (!*out || (what && !*what)) {
+        free(*out);
+        *out = NULL;
+        if (what) {
+            free(*what);
+            *what = NULL;
+        }
+        return -1;
+    }
+    return n;
+}
+
 int sqla_requalify(const char *sql, const struct db_schema *s, char **out,
                    char **what)
 {
     struct parser p;
     struct buf b, w;
     const char *from;
-    int rc, i, k, lv, owner, n = 0;
+    int rc, i, lv, owner, n = 0;
 
     *out = NULL;
     if (what)
         *what = NULL;
-    memset(&p, 0, sizeof p);
-    p.s = s;
-    p.top = -1;
-    if (!sql || !s)
-        return 0;
-    rc = tokenize(&p, sql);
-    if (rc || p.nt == 0) {
-        parser_free(&p);
-        return rc < 0 ? -1 : 0;
-    }
-    p_stmt(&p, -1, -1, p.nt);
-    for (k = 0; k < p.nrf && !p.oom; k++)
-        resolve(&p, &p.rf[k]);
-    if (p.oom || p.bad) {
-        parser_free(&p);
-        return p.oom ? -1 : 0;
-    }
+    rc = parse_resolved(&p, sql, s);
+    if (rc <= 0)
+        return rc;
     buf_init(&b, 0);
     buf_init(&w, 0);
     from = sql;
@@ -1497,27 +1540,7 @@ int sqla_requalify(const char *sql, const struct db_schema *s, char **out,
         n++;
     }
     parser_free(&p);
-    if (n == 0) {
-        buf_free(&b);
-        buf_free(&w);
-        return 0;
-    }
-    buf_puts(&b, from);
-    *out = buf_steal(&b);
-    if (what)
-        *what = buf_steal(&w);
-    else
-        buf_free(&w);
-    if (!*out || (what && !*what)) {
-        free(*out);
-        *out = NULL;
-        if (what) {
-            free(*what);
-            *what = NULL;
-        }
-        return -1;
-    }
-    return n;
+    return take_rewrite(&b, &w, from, n, out, what);
 }
 
 /* The one foreign key between schema table tb and the items of level lv
@@ -1611,23 +1634,9 @@ int sqla_join_missing(const char *sql, const struct db_schema *s, char **out,
     *out = NULL;
     if (what)
         *what = NULL;
-    memset(&p, 0, sizeof p);
-    p.s = s;
-    p.top = -1;
-    if (!sql || !s)
-        return 0;
-    rc = tokenize(&p, sql);
-    if (rc || p.nt == 0) {
-        parser_free(&p);
-        return rc < 0 ? -1 : 0;
-    }
-    p_stmt(&p, -1, -1, p.nt);
-    for (k = 0; k < p.nrf && !p.oom; k++)
-        resolve(&p, &p.rf[k]);
-    if (p.oom || p.bad) {
-        parser_free(&p);
-        return p.oom ? -1 : 0;
-    }
+    rc = parse_resolved(&p, sql, s);
+    if (rc <= 0)
+        return rc;
     /* The first column no table of its level has, that exactly one schema
     ** table has, linked to the level by exactly one foreign key. */
     for (k = 0; k < p.nrf && !own; k++) {
@@ -1717,27 +1726,7 @@ int sqla_join_missing(const char *sql, const struct db_schema *s, char **out,
     }
     parser_free(&p);
     free(alias);
-    buf_puts(&b, from);
-    if (n == 0) {
-        buf_free(&b);
-        buf_free(&w);
-        return 0;
-    }
-    *out = buf_steal(&b);
-    if (what)
-        *what = buf_steal(&w);
-    else
-        buf_free(&w);
-    if (!*out || (what && !*what)) {
-        free(*out);
-        *out = NULL;
-        if (what) {
-            free(*what);
-            *what = NULL;
-        }
-        return -1;
-    }
-    return 1;
+    return take_rewrite(&b, &w, from, n, out, what) < 0 ? -1 : n > 0;
 }
 
 void sqla_free(struct sqla *a)

@@ -10,6 +10,7 @@
 ** The input is a query as a model might write it. sqla_analyze() runs on
 ** an exact-size copy (so ASan catches reads past its end) against a small
 ** schema with foreign keys, against an empty schema and without one.
+** The rewrites (sqla_requalify, sqla_join_missing) run on it too.
 ** Whatever the input: the return code is -1, 0 or 1; every join and every
 ** literal names a table and a column; a cross pair reads "a x b"; an
 ** aggregate finding names its function and column; nothing is found
@@ -85,6 +86,26 @@ static void check(const char *sql, const struct db_schema *s)
     sqla_free(&a);
 }
 
+/* The rewrites: 0 with nothing, or n > 0 with a statement and what
+** changed, or -1 (out of memory); a rewrite's result is readable again. */
+static void rewrite(const char *sql, const struct db_schema *s)
+{
+    char *out, *what;
+    int n = sqla_requalify(sql, s, &out, &what);
+
+    if (n < -1 || (n > 0) != (out != NULL) || (n > 0) != (what != NULL))
+        abort();
+    free(out);
+    free(what);
+    n = sqla_join_missing(sql, s, &out, &what);
+    if (n < -1 || n > 1 || (n > 0) != (out != NULL))
+        abort();
+    if (out)
+        check(out, s);
+    free(out);
+    free(what);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *sql = malloc(size + 1);
@@ -96,6 +117,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check(sql, &shop);
     check(sql, &empty);
     check(sql, NULL);
+    rewrite(sql, &shop);
+    rewrite(sql, NULL);
     free(sql);
     return 0;
 }
