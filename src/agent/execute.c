@@ -11,7 +11,9 @@
 /*
 ** Group the executed candidates by identical results (the EX rules of
 ** eval/compare.c) and return the winner: most votes, non-empty results
-** before empty ones, the earliest (greedy) candidate on a tie.
+** before empty ones; on a tie, the model's own SQL before one a
+** deterministic fix made (a guess: `name` may have meant `title`), then
+** the earliest (greedy) candidate.
 */
 static int vote(struct agent_state *st, int *nran)
 {
@@ -46,7 +48,9 @@ static int vote(struct agent_state *st, int *nran)
                 best = i;
             continue;
         }
-        if (c->votes > st->cands[best].votes)
+        if (c->votes > st->cands[best].votes ||
+            (c->votes == st->cands[best].votes && st->cands[best].fixed &&
+             !c->fixed))
             best = i;
     }
     return best;

@@ -84,6 +84,8 @@ struct agent_cand {
     char *err;
     askdb_result *result;
     int votes;               /* candidates whose result equals this one's */
+    int fixed;               /* its SQL was fixed without the model (a
+                                guess): it loses a tie of votes */
 };
 
 struct agent_state {

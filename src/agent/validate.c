@@ -59,6 +59,7 @@ static int fix_columns(struct agent_state *st, int i, struct agent_cand *c)
     }
     free(c->sql);
     c->sql = sql;
+    c->fixed = 1;
     return 1;
 }
 

@@ -276,6 +276,30 @@ static void candidates_are_voted_on_by_results(void **state)
     assert_int_equal(a->llm_calls, 3); /* the callback is called 3 times */
 }
 
+/* A fixed candidate (re-qualified without the model) loses a tie of
+** votes to one the model wrote right: the fix is a guess. Without the
+** tie rule the greedy (fixed) one would win. */
+static void fixed_candidate_loses_a_tie(void **state)
+{
+    static const char *const r[] = {
+        "SELECT o.amount FROM orders o JOIN payments p ON p.order_id = o.id "
+        "WHERE p.id = 1",
+        "SELECT total FROM orders WHERE id = (SELECT order_id FROM payments "
+        "WHERE id = 1)",
+        "SELECT nope FROM orders", NULL};
+    struct steps *t = steps(state, r);
+    askdb_answer *a;
+
+    t->cfg.candidates = 3;
+    a = ask(t, "What did payment 1 pay?", ASKDB_OK);
+    assert_int_equal(a->nattempts, 1);
+    assert_string_equal(a->sql, r[1]);
+    t->cfg.requalify = 0; /* then the greedy one fails, the same one wins */
+    t->s.next = t->s.calls = 0;
+    a = ask(t, "What did payment 1 pay?", ASKDB_OK);
+    assert_string_equal(a->sql, r[1]);
+}
+
 static void failing_candidates_do_not_vote(void **state)
 {
     static const char *const r[] = {
@@ -983,6 +1007,7 @@ int main(void)
         T(matching_question_skips_the_model_check),
         T(candidates_are_voted_on_by_results),
         T(failing_candidates_do_not_vote),
+        T(fixed_candidate_loses_a_tie),
         T(attempt_pairs_each_error_with_its_sql),
         T(first_row_over_the_cap_is_not_an_empty_result),
         T(repaired_result_has_the_confidence_of_one_candidate),
