@@ -207,6 +207,13 @@ typedef struct askdb_config {
                                 auto: 3 with the local model (it decodes
                                 them in one batch), 1 with the others */
     double candidate_temperature; /* sampling of candidates 2..N (0.7) */
+    double candidate_gate;   /* with candidates > 1 and the local model:
+                                the greedy reply is asked for alone first,
+                                and when the model gave every token it
+                                chose at least this probability it is the
+                                only candidate; below it, candidates 2..N
+                                follow. 0 = always all N at once
+                                (default: see askdb_config_default) */
     int checks;              /* checks before/after execution (default 1) */
     int requalify;           /* a column under the wrong table (p.amount
                                 where only o has it) is re-qualified by

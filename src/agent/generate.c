@@ -7,9 +7,91 @@
 #include "sql/extract.h"
 
 /*
+** Whether the first attempt asks for the greedy reply alone and the other
+** candidates only when it is unsure (cfg.candidate_gate). A provider that
+** cannot say how sure its tokens were (min_p -1: all but the local model)
+** always gets the others asked too, one call each as without the gate.
+*/
+static int gated(const askdb_agent *ag)
+{
+    return ag->cfg.candidate_gate > 0;
+}
+
+/* How sure the model was of a reply: the least probability of a token it
+** chose, white space aside; -1 when the provider cannot say. */
+static double sure(const struct llm_reply *r)
+{
+    return r->min_p_words;
+}
+
+/*
+** One call of the model for candidates first .. first + n - 1 of the
+** current attempt (req->first_reply says the same): the prompt event, the
+** call, its time, tokens and calls added to the answer, and a reply event
+** for each. On failure the replies hold no text and the first reply
+** event says why.
+*/
+static askdb_status ask_model(struct agent_state *st,
+                              const struct llm_request *req, int first,
+                              int n, struct llm_reply *reps)
+{
+    askdb_agent *ag = st->ag;
+    askdb_answer *a = st->ans;
+    askdb_attempt *at = &a->attempts[a->nattempts - 1];
+    int i, total = first + n, gate = gated(ag) && ag->cfg.candidates > 1;
+    askdb_status rc;
+    json_t *ev;
+
+    ev = json_object();
+    json_object_set_new(ev, "attempt", json_integer(a->nattempts));
+    json_object_set_new(ev, "provider", json_string(llm_name(ag->model)));
+    json_object_set_new(ev, "candidates", json_integer(n));
+    if (first > 0)
+        json_object_set_new(ev, "first_candidate", json_integer(first + 1));
+    else
+        json_object_set_new(ev, "messages",
+                            agent_msgs_json(st->msgs, st->nmsgs));
+    if (gate && a->nattempts == 1)
+        json_object_set_new(ev, "gate", json_real(ag->cfg.candidate_gate));
+    agent_emit(ag, ASKDB_EVENT_PROMPT, ev);
+    if (first == 0)
+        agent_log(st, "generate", "attempt %d: asking %s (%d messages, %d "
+                  "candidate%s)", a->nattempts, llm_name(ag->model),
+                  st->nmsgs, n, n == 1 ? "" : "s");
+
+    if (n == 1 && first == 0)
+        rc = llm_complete(ag->model, req, reps);
+    else
+        rc = llm_complete_n(ag->model, req, n, reps);
+    /* Its time once, its tokens summed over the candidates; the calls as
+    ** the provider made them (one batch, or one call a reply). */
+    a->llm_calls += n > 1 && !llm_batches_replies(ag->model) ? n : 1;
+    a->t.llm_ms += reps[0].ms;
+    at->llm_ms += reps[0].ms;
+    for (i = 0; i < n; i++) {
+        if (reps[i].prompt_tokens > 0)
+            a->prompt_tokens += reps[i].prompt_tokens -
+                                (i + first > 0 ? reps[i].cached_tokens : 0);
+        if (reps[i].completion_tokens > 0)
+            a->completion_tokens += reps[i].completion_tokens;
+    }
+    for (i = 0; i < n; i++) {
+        ev = agent_reply_event(&reps[i], reps[i].text);
+        json_object_set_new(ev, "attempt", json_integer(a->nattempts));
+        if (total > 1 || gate)
+            json_object_set_new(ev, "candidate", json_integer(first + i + 1));
+        if (rc && i == 0)
+            jsonx_set_str(ev, "error", llm_errmsg(ag->model));
+        agent_emit(ag, ASKDB_EVENT_REPLY, ev);
+    }
+    return rc;
+}
+
+/*
 ** Ask the model and take the statements out of its replies: one greedy
 ** candidate, plus cfg.candidates - 1 sampled ones on the first attempt
-** (decoded together in one batch by the local model).
+** (decoded together in one batch by the local model; with a gate, after
+** the greedy one and only when it was unsure).
 */
 enum agent_outcome agent_step_generate(struct agent_state *st)
 {
@@ -20,7 +102,6 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
     askdb_attempt *at;
     const char *why;
     askdb_status rc;
-    json_t *ev;
     int i, n = 1, nsql = 0;
 
     at = realloc(a->attempts, (size_t)(a->nattempts + 1) * sizeof *at);
@@ -46,41 +127,28 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
     req.token_ud = ag->cfg.token_ud;
     agent_mark_stable(st, &req);
 
-    ev = json_object();
-    json_object_set_new(ev, "attempt", json_integer(a->nattempts));
-    json_object_set_new(ev, "provider", json_string(llm_name(ag->model)));
-    json_object_set_new(ev, "candidates", json_integer(n));
-    json_object_set_new(ev, "messages", agent_msgs_json(st->msgs, st->nmsgs));
-    agent_emit(ag, ASKDB_EVENT_PROMPT, ev);
-    agent_log(st, "generate", "attempt %d: asking %s (%d messages, %d "
-              "candidate%s)", a->nattempts, llm_name(ag->model), st->nmsgs,
-              n, n == 1 ? "" : "s");
-
     memset(reps, 0, sizeof reps);
-    if (n == 1)
-        rc = llm_complete(ag->model, &req, &reps[0]);
-    else
-        rc = llm_complete_n(ag->model, &req, n, reps);
-    /* Its time once, its tokens summed over the candidates; the calls as
-    ** the provider made them (one batch, or one call a reply). */
-    a->llm_calls += n > 1 && !llm_batches_replies(ag->model) ? n : 1;
-    a->t.llm_ms += reps[0].ms;
-    at->llm_ms = reps[0].ms;
-    for (i = 0; i < n; i++) {
-        if (reps[i].prompt_tokens > 0)
-            a->prompt_tokens += reps[i].prompt_tokens -
-                                (i > 0 ? reps[i].cached_tokens : 0);
-        if (reps[i].completion_tokens > 0)
-            a->completion_tokens += reps[i].completion_tokens;
-    }
-    for (i = 0; i < n; i++) {
-        ev = agent_reply_event(&reps[i], reps[i].text);
-        json_object_set_new(ev, "attempt", json_integer(a->nattempts));
-        if (n > 1)
-            json_object_set_new(ev, "candidate", json_integer(i + 1));
-        if (rc && i == 0)
-            jsonx_set_str(ev, "error", llm_errmsg(ag->model));
-        agent_emit(ag, ASKDB_EVENT_REPLY, ev);
+    if (n > 1 && gated(ag)) {
+        /* The greedy reply alone first; the others only when it was
+        ** unsure of some token (cfg.candidate_gate). */
+        rc = ask_model(st, &req, 0, 1, reps);
+        if (rc == ASKDB_OK && sure(&reps[0]) >= ag->cfg.candidate_gate) {
+            agent_log(st, "generate", "the greedy reply is sure of its "
+                      "tokens (least p %.3f >= %.3f): one candidate",
+                      sure(&reps[0]), ag->cfg.candidate_gate);
+            n = 1;
+        } else if (rc == ASKDB_OK) {
+            agent_log(st, "generate", "the greedy reply is unsure (least "
+                      "p %.3f < %.3f): %d more candidate%s",
+                      sure(&reps[0]), ag->cfg.candidate_gate, n - 1,
+                      n == 2 ? "" : "s");
+            req.first_reply = 1;
+            rc = ask_model(st, &req, 1, n - 1, &reps[1]);
+            if (rc) /* all or nothing, as one call of n would be */
+                llm_reply_free(&reps[0]);
+        }
+    } else {
+        rc = ask_model(st, &req, 0, n, reps);
     }
     if (rc) {
         at->error = ASKDB_EC_LLM;

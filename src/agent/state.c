@@ -102,6 +102,10 @@ json_t *agent_reply_event(const struct llm_reply *rep, const char *text)
     json_object_set_new(ev, "retries", json_integer(rep->retries));
     if (rep->ttft_ms > 0)
         json_object_set_new(ev, "ttft_ms", json_real(rep->ttft_ms));
+    if (rep->min_p >= 0)
+        json_object_set_new(ev, "min_p", json_real(rep->min_p));
+    if (rep->min_p_words >= 0)
+        json_object_set_new(ev, "min_p_words", json_real(rep->min_p_words));
     if (rep->cached_tokens > 0)
         json_object_set_new(ev, "cached_tokens",
                             json_integer(rep->cached_tokens));

@@ -8,7 +8,8 @@
 
 enum {
     A_NO_LINKING = CLI_AGENT_OPT_BASE, A_NO_VALUES, A_NO_QCHECK, A_PLAN,
-    A_CANDIDATES, A_CAND_TEMP, A_NO_CHECKS, A_NO_REQUALIFY, A_NO_JOIN_MISSING, A_ANSWER, A_EXAMPLES, A_MEMORY,
+    A_CANDIDATES, A_CAND_TEMP, A_CAND_GATE, A_NO_CHECKS, A_NO_REQUALIFY,
+    A_NO_JOIN_MISSING, A_ANSWER, A_EXAMPLES, A_MEMORY,
     A_LINKING, A_VALUES, A_QCHECK, A_NO_PLAN, A_CHECKS,
     OPT_TRACE, OPT_MAX_ATTEMPTS, OPT_TIMEOUT, OPT_MAX_ROWS, OPT_MAX_BYTES,
     OPT_PROVIDER, OPT_LLM_URL, OPT_MODEL, OPT_API_KEY, OPT_TEMPERATURE,
@@ -27,6 +28,7 @@ const struct option cli_agent_opts[] = {
     {"no-plan", no_argument, NULL, A_NO_PLAN},
     {"candidates", required_argument, NULL, A_CANDIDATES},
     {"candidate-temperature", required_argument, NULL, A_CAND_TEMP},
+    {"candidate-gate", required_argument, NULL, A_CAND_GATE},
     {"no-checks", no_argument, NULL, A_NO_CHECKS},
     {"no-requalify", no_argument, NULL, A_NO_REQUALIFY},
     {"no-join-missing", no_argument, NULL, A_NO_JOIN_MISSING},
@@ -74,6 +76,10 @@ const char cli_agent_help[] =
     "                        (default: 3 with the local model, which\n"
     "                        decodes them in one batch; 1 otherwise)\n"
     "      --candidate-temperature T  sampling of candidates 2..N (0.7)\n"
+    "      --candidate-gate P  local model: the greedy SQL first, alone;\n"
+    "                        candidates 2..N only when some token of it\n"
+    "                        had probability below P (0 = all N at once;\n"
+    "                        default 0)\n"
     "      --no-checks       no checks of joins, aggregates, literals and\n"
     "                        result shape\n"
     "      --no-requalify    no re-qualifying of a column written under a\n"
@@ -142,6 +148,16 @@ int cli_agent_opt(int c, const char *arg, askdb_config *cfg, const char *prog)
             return -1;
         }
         cfg->candidate_temperature = d;
+        return 1;
+    case A_CAND_GATE:
+        errno = 0;
+        d = strtod(arg, &end);
+        if (errno || end == arg || *end || !(d >= 0 && d <= 1)) {
+            fprintf(stderr, "%s: --candidate-gate takes a probability "
+                            "from 0 to 1, not '%s'\n", prog, arg);
+            return -1;
+        }
+        cfg->candidate_gate = d;
         return 1;
     default:
         return 0;

@@ -5,6 +5,7 @@
 
 double llm_candidate_temperature(const struct llm_request *req, int i)
 {
+    i += req->first_reply;
     if (i == 0)
         return req->temperature;
     return req->alt_temperature > 0 ? req->alt_temperature
@@ -13,6 +14,7 @@ double llm_candidate_temperature(const struct llm_request *req, int i)
 
 int llm_candidate_seed(const struct llm_request *req, int i)
 {
+    i += req->first_reply;
     if (i == 0)
         return req->seed;
     if (req->seed < 0)

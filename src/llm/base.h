@@ -45,6 +45,12 @@ struct llm_request {
     ** local model: a KV file in the cache, see local.c). 0 and 0: none. */
     int stable_msgs;
     size_t stable_bytes;
+    /* llm_complete_n: the replies are candidates first_reply ..
+    ** first_reply + n - 1 (temperature and seed as llm_candidate_*()
+    ** give them; with first_reply > 0 none is greedy and none streams):
+    ** the later candidates of a question whose greedy reply came first.
+    ** 0 = the usual 0 .. n - 1. */
+    int first_reply;
     /* Set (non-zero) by another thread to stop the call: the provider
     ** returns ASKDB_ERR_CANCELLED soon after (local: at the next token or
     ** inside a prompt evaluation; HTTP: within 50 ms). NULL = never. */
@@ -68,6 +74,13 @@ struct llm_reply {
                                 the prompt-cache file of the stable prefix */
     int file_saved;          /* 1: the stable prefix was evaluated and its
                                 file written by this call */
+    double min_p;            /* the least probability the model gave a
+                                token it chose (temperature 1, before the
+                                grammar); -1 when the provider cannot say
+                                (every provider but the local model) */
+    double min_p_words;      /* the same over the tokens that are not only
+                                white space (a line break or a space is
+                                seldom what the answer turns on) */
     long shared_steps;       /* decode steps that also carried other
                                 calls' tokens (concurrent questions on one
                                 loaded model) */
@@ -98,9 +111,10 @@ struct llm {
 ** alt_temperature is not set. */
 #define LLM_ALT_TEMPERATURE 0.7
 
-/* The temperature and seed of reply i of llm_complete_n: for i = 0 the
-** request's own; else alt_temperature (LLM_ALT_TEMPERATURE when <= 0)
-** and seed req->seed + i (i when req->seed is -1), kept non-negative. */
+/* The temperature and seed of reply i of llm_complete_n, which is
+** candidate k = req->first_reply + i: for k = 0 the request's own; else
+** alt_temperature (LLM_ALT_TEMPERATURE when <= 0) and seed req->seed + k
+** (k when req->seed is -1), kept non-negative. */
 double llm_candidate_temperature(const struct llm_request *req, int i);
 int llm_candidate_seed(const struct llm_request *req, int i);
 

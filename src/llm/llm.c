@@ -195,6 +195,8 @@ static askdb_status begin(llm *m, const struct llm_request *req,
         memset(&out[i], 0, sizeof out[i]);
         out[i].prompt_tokens = -1;
         out[i].completion_tokens = -1;
+        out[i].min_p = -1;
+        out[i].min_p_words = -1;
     }
     if (!m)
         return ASKDB_ERR_USAGE;
@@ -250,7 +252,8 @@ static askdb_status complete_each(llm *m, const struct llm_request *req,
 
     for (i = 0; i < n; i++) {
         r = *req;
-        if (i > 0) {
+        r.first_reply = 0;
+        if (i > 0 || req->first_reply > 0) {
             r.temperature = llm_candidate_temperature(req, i);
             r.seed = llm_candidate_seed(req, i);
             r.on_token = NULL;
@@ -279,7 +282,7 @@ askdb_status llm_complete_n(llm *m, const struct llm_request *req, int n,
                                                   "(at least 1)", n);
         return ASKDB_ERR_USAGE;
     }
-    if (n == 1)
+    if (n == 1 && (!req || req->first_reply == 0))
         return llm_complete(m, req, out);
     rc = begin(m, req, out, n);
     if (rc)

@@ -99,6 +99,7 @@
 #ifdef ASKDB_HAVE_LLAMA
 
 #include <assert.h>
+#include <ctype.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <errno.h>
@@ -984,6 +985,22 @@ static int append_piece(struct local *l, llama_token t, char **text,
     return 0;
 }
 
+/* The probability of token t in a row of logits (softmax at temperature
+** 1 over the whole vocabulary). */
+static double token_p(const struct local *l, const float *row, llama_token t)
+{
+    float max = row[0];
+    double sum = 0;
+    int i;
+
+    for (i = 1; i < l->n_vocab; i++)
+        if (row[i] > max)
+            max = row[i];
+    for (i = 0; i < l->n_vocab; i++)
+        sum += exp((double)(row[i] - max));
+    return exp((double)(row[t] - max)) / sum;
+}
+
 /* One reply being generated in one sequence of the call's lane. */
 struct seq {
     int id;                      /* lane sequence; 0 = the conversation */
@@ -995,6 +1012,8 @@ struct seq {
     int row;                     /* its row of logits from the last step */
     int max;                     /* token cap */
     int n;                       /* tokens sampled */
+    double min_p;                /* least token_p() of a chosen token */
+    double min_p_words;          /* the same without white-space tokens */
     int done;
     char *text;
     size_t len, cap, sent;
@@ -1010,19 +1029,29 @@ static int seq_step(struct local *l, struct llm_dec_call *c,
                     const struct llm_request *req, struct seq *s, double t0,
                     llama_token *tok)
 {
-    llama_token t = sample_one(l, s->chain, s->grammar,
-                               llm_dec_logits(c, s->row));
+    const float *row = llm_dec_logits(c, s->row);
+    llama_token t = sample_one(l, s->chain, s->grammar, row);
+    double p;
+    size_t at;
     long keep;
 
     if (t < 0)
         return -1;
+    p = token_p(l, row, t);
     if (s->n == 0)
         s->out->ttft_ms = now_ms() - t0;
     if (llama_vocab_is_eog(l->vocab, t))
         return 0;
     s->n++;
+    at = s->len;
     if (append_piece(l, t, &s->text, &s->len, &s->cap) != 0)
         return -1;
+    if (p < s->min_p)
+        s->min_p = p;
+    while (at < s->len && isspace((unsigned char)s->text[at]))
+        at++;
+    if (at < s->len && p < s->min_p_words)
+        s->min_p_words = p;
     keep = reply_end(s->text, s->len, req->stop);
     if (keep >= 0) {
         s->len = (size_t)keep;
@@ -1145,7 +1174,9 @@ static askdb_status run_round(struct local *l, struct llm_dec_call *c,
         reply = first + i;
         s->id = first == 0 ? i : i + 1;
         s->out = &out[reply];
-        s->stream = reply == 0;
+        s->stream = reply == 0 && req->first_reply == 0;
+        s->min_p = 1;
+        s->min_p_words = 1;
         s->row = 0;
         s->max = max < room ? max : (int)room;
         s->done = s->max <= 0;
@@ -1178,6 +1209,8 @@ static askdb_status run_round(struct local *l, struct llm_dec_call *c,
             stream_to(req, seqs[i].text, &seqs[i].sent, seqs[i].len);
         seqs[i].out->text = seqs[i].text;
         seqs[i].out->completion_tokens = seqs[i].n;
+        seqs[i].out->min_p = seqs[i].min_p;
+        seqs[i].out->min_p_words = seqs[i].min_p_words;
         seqs[i].text = NULL;
     }
     goto out;

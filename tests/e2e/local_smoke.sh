@@ -157,6 +157,49 @@ PY
 # askdb serve --workers 2: two questions sent at once are decoded in one
 # batch (their reply events count the steps shared with the other) and
 # both end with an answer (ok or no SQL, as the small model goes).
+# --candidate-gate: the greedy reply is asked for alone; the other two
+# candidates follow only when some token of it had a probability below the
+# gate. A gate no reply can miss (1e-9) leaves one candidate; a gate of 1
+# (every chosen token below certainty) brings the other two, in a second
+# call marked first_candidate 2.
+candidate_gate_asks_the_others_only_when_unsure() {
+    cp "$SHOP_DB" "$TMP/shop.db"
+    local g
+    for g in 0.000000001 1; do
+        run ask --model "$SMALL" --max-attempts 1 --max-tokens 48 \
+            --candidate-gate "$g" --trace "gate$g.jsonl" shop.db \
+            "How many customers are there?"
+        sanitizer_clean
+        [ "$RC" = 0 ] || [ "$RC" = 1 ] || fail "gate $g: exit $RC: $(head -c 300 "$TMP/err")"
+    done
+    python3 - "$TMP" "$TMP/py.err" <<'PY' ||
+import json, os, sys
+tmp = sys.argv[1]
+def check(cond, msg):
+    if not cond:
+        open(sys.argv[2], "w").write(msg)
+        sys.exit(1)
+def events(g):
+    return [json.loads(l) for l in open(os.path.join(tmp, "gate%s.jsonl" % g), encoding="utf-8")]
+low = events("0.000000001")
+prompts = [e for e in low if e["step"] == "prompt"]
+replies = [e for e in low if e["step"] == "reply"]
+check(len(prompts) == 1 and prompts[0]["candidates"] == 1 and prompts[0].get("gate") == 1e-9,
+      "gate 1e-9 prompts: %r" % [(p.get("candidates"), p.get("gate")) for p in prompts])
+check(len(replies) == 1 and 0 < replies[0].get("min_p_words", 0) <= 1, "gate 1e-9 replies: %r" % replies)
+high = events("1")
+prompts = [e for e in high if e["step"] == "prompt"]
+replies = [e for e in high if e["step"] == "reply"]
+check([p["candidates"] for p in prompts] == [1, 2], "gate 1 prompts: %r" % [p.get("candidates") for p in prompts])
+check(prompts[1].get("first_candidate") == 2 and "messages" not in prompts[1], "second prompt: %r" % prompts[1])
+check([r.get("candidate") for r in replies] == [1, 2, 3], "gate 1 replies: %r" % [r.get("candidate") for r in replies])
+check(all(r.get("cached_tokens", 0) > 0 for r in replies[1:]), "later candidates without the prompt reused: %r" % replies[1:])
+check([e for e in high if e["step"] == "answer"][0].get("candidates") == 3, "gate 1 answer: %r" % high[-1])
+check([e for e in low if e["step"] == "answer"][0].get("candidates") == 1, "gate 1e-9 answer: %r" % low[-1])
+PY
+        fail "$(cat "$TMP/py.err" 2>/dev/null || echo "trace check failed")"
+}
+
 serve_decodes_two_questions_in_one_batch() {
     cp "$SHOP_DB" "$TMP/shop.db"
     python3 - "$ASKDB" "$SMALL" "$TMP" "$LIMIT" "$TMP/py.err" "${PIN[@]}" <<'PY' ||
@@ -256,6 +299,7 @@ fi
 passed=0 failed=0
 for t in small_model_answers_or_lists_every_attempt \
          second_run_loads_the_schema_prompt_from_its_file \
+         candidate_gate_asks_the_others_only_when_unsure \
          serve_decodes_two_questions_in_one_batch \
          missing_model_file_is_a_usage_error missing_default_model_says_make_model; do
     rm -f "$TMP/.fail" "$TMP/py.err"

@@ -276,6 +276,26 @@ static void candidates_are_voted_on_by_results(void **state)
     assert_int_equal(a->llm_calls, 3); /* the callback is called 3 times */
 }
 
+/* With a gate, a provider that cannot say how sure it was (the callback
+** here, HTTP servers) gets every candidate asked, as without one. */
+static void gate_without_confidence_asks_every_candidate(void **state)
+{
+    static const char *const r[] = {
+        "SELECT 1 AS n",
+        "SELECT count(*) AS n FROM customers",
+        "SELECT count(id) AS n FROM customers", NULL};
+    struct steps *t = steps(state, r);
+    askdb_answer *a;
+
+    t->cfg.candidates = 3;
+    t->cfg.candidate_gate = 0.01;
+    a = ask(t, "How many customers?", ASKDB_OK);
+    assert_int_equal(t->s.calls, 3);
+    assert_int_equal(a->ncandidates, 3);
+    assert_string_equal(a->sql, "SELECT count(*) AS n FROM customers");
+    assert_int_equal(a->llm_calls, 3);
+}
+
 /* A fixed candidate (re-qualified without the model) loses a tie of
 ** votes to one the model wrote right: the fix is a guess. Without the
 ** tie rule the greedy (fixed) one would win. */
@@ -1006,6 +1026,7 @@ int main(void)
         T(unsure_question_goes_on_when_the_model_says_yes),
         T(matching_question_skips_the_model_check),
         T(candidates_are_voted_on_by_results),
+        T(gate_without_confidence_asks_every_candidate),
         T(failing_candidates_do_not_vote),
         T(fixed_candidate_loses_a_tie),
         T(attempt_pairs_each_error_with_its_sql),

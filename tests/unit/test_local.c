@@ -645,6 +645,57 @@ static void local_candidates_are_grammatical_and_reply_0_is_greedy(void **ts)
     free(greedy);
 }
 
+/*
+** The gated candidates (askdb_config.candidate_gate): the greedy reply
+** alone says how sure it was (min_p), and the later candidates asked for
+** afterwards (first_reply = 1) are the very replies 1.. of one batch of
+** all: the same temperature, the same seeds, nothing streamed.
+*/
+static void local_later_candidates_match_the_batch(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_msg q1[] = {{"system", system_prompt},
+                           {"user", "Which products cost more than 20?"}};
+    struct llm_request req = request(q1, 2, 48), one;
+    struct llm_reply all[3], later[2], alone;
+    struct pieces p = {"", 0, 0};
+    int i;
+
+    need_model();
+    open_model(s);
+    req.grammar = candidate_grammar;
+    req.alt_temperature = 1.0;
+    req.seed = 11;
+    complete_ok(s, &req);
+    assert_true(s->r.min_p > 0 && s->r.min_p <= 1);
+    complete_n_ok(s, &req, 3, all);
+    for (i = 0; i < 3; i++)
+        assert_true(all[i].min_p > 0 && all[i].min_p <= 1);
+
+    req.first_reply = 1;
+    req.on_token = collect;
+    req.token_ud = &p;
+    complete_n_ok(s, &req, 2, later);
+    assert_int_equal(p.len, 0);   /* none of them streams */
+    for (i = 0; i < 2; i++) {
+        assert_string_equal(later[i].text, all[i + 1].text);
+        assert_true(later[i].min_p == all[i + 1].min_p);
+    }
+
+    /* One later candidate is one sampled call with candidate 1's seed. */
+    complete_n_ok(s, &req, 1, &alone);
+    one = req;
+    one.first_reply = 0;
+    one.on_token = NULL;
+    one.temperature = 1.0;
+    one.seed = 12;
+    complete_ok(s, &one);
+    assert_string_equal(alone.text, s->r.text);
+    llm_reply_free(&alone);
+    free_replies(later, 2);
+    free_replies(all, 3);
+}
+
 static void local_more_candidates_than_sequences_run_in_rounds(void **ts)
 {
     struct state *s = *ts;
@@ -1257,7 +1308,8 @@ int main(void)
         T(local_grammar_constrains_output),
         T(local_stops_at_stop_strings_and_the_closing_fence),
         T(local_candidates_are_grammatical_and_reply_0_is_greedy),
-        T(local_more_candidates_than_sequences_run_in_rounds),
+        T(local_later_candidates_match_the_batch),
+    T(local_more_candidates_than_sequences_run_in_rounds),
         T(local_concurrent_calls_decode_together_as_each_alone),
         T(local_calls_join_and_leave_a_running_batch),
         T(local_cancel_stops_one_call_and_spares_the_others),
