@@ -497,6 +497,17 @@ ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_agent_ask(askdb_agent *ag, const char *question, askdb_answer **out);
 
 /*
+** Get ready for the first question, e.g. while a person types it: read
+** the schema and have the local model evaluate the part of the prompt
+** every question shares (system prompt and schema; from its prompt-cache
+** file when one exists, else evaluated and the file written), so the
+** first question costs what a later one does. Optional; with a remote
+** model it only reads the schema. Not at the same time as a question on
+** the same agent; askdb_agent_cancel() stops it (ASKDB_ERR_CANCELLED).
+*/
+ASKDB_API askdb_status askdb_agent_warm(askdb_agent *ag);
+
+/*
 ** Forget the conversation so far (config.conversation): the next question
 ** is read on its own.
 */

@@ -386,6 +386,49 @@ static json_t *answer_event(const askdb_answer *a)
     return ev;
 }
 
+askdb_status askdb_agent_warm(askdb_agent *ag)
+{
+    struct agent_state st;
+    struct llm_request req;
+    askdb_answer a;
+    askdb_status rc = ASKDB_OK;
+    double t0 = db_now_ms();
+
+    if (!ag)
+        return ASKDB_ERR_USAGE;
+    atomic_store(&ag->cancel, 0);
+    memset(&a, 0, sizeof a);
+    memset(&st, 0, sizeof st);
+    st.ag = ag;
+    st.question = "";
+    st.ans = &a;
+    /* The first message as a question would have it, up to the question:
+    ** system prompt and schema (linking keeps a schema of up to 8 KiB
+    ** whole; a cut one depends on the question and has no stable part). */
+    if (agent_step_schema(&st) != OUT_OK ||
+        agent_step_context(&st) != OUT_OK) {
+        rc = st.fatal ? st.fatal : ASKDB_ERR_NOMEM;
+        snprintf(ag->errmsg, sizeof ag->errmsg, "%s", st.errbuf);
+    } else {
+        memset(&req, 0, sizeof req);
+        req.msgs = st.msgs;
+        req.nmsgs = st.nmsgs;
+        req.cancel = &ag->cancel;
+        agent_mark_stable(&st, &req);
+        rc = llm_warm(ag->model, &req);
+        if (rc)
+            snprintf(ag->errmsg, sizeof ag->errmsg, "%s",
+                     llm_errmsg(ag->model));
+        agent_log(&st, "warm", "%s in %.0f ms",
+                  req.stable_msgs ? "schema prompt ready"
+                                  : "nothing to keep (schema cut per "
+                                    "question)",
+                  db_now_ms() - t0);
+    }
+    state_free(&st);
+    return rc;
+}
+
 askdb_status askdb_agent_ask_opts(askdb_agent *ag, const char *question,
                                   const askdb_ask_options *opts,
                                   askdb_answer **out)

@@ -1,6 +1,7 @@
 /* shell.c - askdb shell: questions line by line, with history (libedit). */
 #include <editline/readline.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,8 +77,45 @@ static char *trim(char *s)
     return s;
 }
 
+/*
+** The schema prompt is made ready (askdb_agent_warm) in a thread of its own
+** while the person types the first line; every command but .help waits
+** for it first, since the agent is not shared between threads. Quitting
+** cancels it.
+*/
+struct warm {
+    pthread_t thread;
+    askdb_agent *ag;
+    int running;
+};
+
+static void *warm_main(void *ud)
+{
+    struct warm *w = ud;
+
+    askdb_agent_warm(w->ag);   /* a failure shows on the first question */
+    return NULL;
+}
+
+static void warm_start(struct warm *w, askdb_agent *ag)
+{
+    w->ag = ag;
+    w->running = pthread_create(&w->thread, NULL, warm_main, w) == 0;
+}
+
+static void warm_wait(struct warm *w, int cancel)
+{
+    if (!w->running)
+        return;
+    if (cancel)
+        askdb_agent_cancel(w->ag);
+    pthread_join(w->thread, NULL);
+    w->running = 0;
+}
+
 int cli_shell(const struct cli_opts *o, const char *db_path)
 {
+    struct warm warm = {0};
     askdb_agent *ag = NULL;
     askdb_status st;
     int tty = isatty(STDIN_FILENO), rc = EXIT_ANSWERED;
@@ -102,6 +140,7 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
             read_history(hist);
         format_printf(stdout, "askdb %s - asking %s. Type .help for "
                               "commands.\n", askdb_version(), db_path);
+        warm_start(&warm, ag);
     }
     for (;;) {
         line = tty ? readline("askdb> ") : plain_line();
@@ -120,7 +159,10 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
         if (strcmp(q, ".quit") == 0 || strcmp(q, ".exit") == 0) {
             free(line);
             break;
-        } else if (strcmp(q, ".new") == 0) {
+        }
+        if (strcmp(q, ".help") != 0)
+            warm_wait(&warm, 0);
+        if (strcmp(q, ".new") == 0) {
             askdb_agent_forget(ag);
             if (tty)
                 puts("(a new conversation)");
@@ -148,6 +190,7 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
         fflush(stdout);
         free(line);
     }
+    warm_wait(&warm, 1);
     free(hist);
     askdb_agent_free(ag);
     /* Like a script interpreter: the last line's result is the exit code

@@ -100,6 +100,9 @@ struct llm_vtab {
     ** llm_complete_n describes; NULL = n calls of complete. */
     askdb_status (*complete_n)(llm *m, const struct llm_request *req, int n,
                                struct llm_reply *out);
+    /* Evaluate the request's stable prefix and keep it for the calls to
+    ** come, generating nothing (llm_warm); NULL = nothing to keep. */
+    askdb_status (*warm)(llm *m, const struct llm_request *req);
 };
 
 struct llm {

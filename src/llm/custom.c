@@ -65,7 +65,7 @@ static void custom_destroy(llm *m)
 }
 
 static const struct llm_vtab custom_vtab = {"custom", custom_complete,
-                                            custom_destroy, 0, NULL};
+                                            custom_destroy, 0, NULL, NULL};
 
 /* Create the custom provider; needs cfg->llm_fn (ASKDB_ERR_USAGE without). */
 askdb_status llm_custom_new(const askdb_config *cfg, llm **out, char *err,

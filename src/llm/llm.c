@@ -300,6 +300,20 @@ askdb_status llm_complete_n(llm *m, const struct llm_request *req, int n,
     return rc;
 }
 
+askdb_status llm_warm(llm *m, const struct llm_request *req)
+{
+    struct llm_reply r;
+    askdb_status rc = begin(m, req, &r, 1);
+
+    if (rc || !m->vt->warm || req->stable_msgs + req->stable_bytes == 0)
+        return rc;
+    rc = m->vt->warm(m, req);
+    if (rc != ASKDB_OK && !m->errmsg[0])
+        snprintf(m->errmsg, sizeof m->errmsg, "model provider %s failed (%s)",
+                 m->vt->name, askdb_status_str(rc));
+    return rc;
+}
+
 const char *llm_errmsg(const llm *m)
 {
     return m ? m->errmsg : "no model provider";

@@ -91,6 +91,16 @@ const char *llm_errmsg(const llm *m);
 askdb_status llm_complete_n(llm *m, const struct llm_request *req, int n,
                             struct llm_reply *out);
 
+/*
+** Get ready for requests that start with req's stable prefix (stable_msgs,
+** stable_bytes; nothing happens without one): the local model evaluates
+** it into its KV cache, or loads it from its prompt-cache file, and writes
+** that file, so the next call evaluates only what follows the prefix.
+** Generates nothing; req->cancel stops it. A no-op (ASKDB_OK) for
+** providers that keep nothing between calls.
+*/
+askdb_status llm_warm(llm *m, const struct llm_request *req);
+
 /* Whether the provider applies llm_request.grammar (the local model). */
 int llm_supports_grammar(const llm *m);
 /* Whether llm_complete_n decodes its replies in one batch (the local

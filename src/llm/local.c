@@ -1323,6 +1323,37 @@ static askdb_status local_complete_n(llm *m, const struct llm_request *req,
     return local_run((struct local *)m, req, n, out);
 }
 
+/* llm_vtab.warm: the stable prefix into the lane's sequence 0, from its
+** file or evaluated and then written to it; nothing else. */
+static askdb_status local_warm(llm *m, const struct llm_request *req)
+{
+    struct local *l = (struct local *)m;
+    struct llm_dec_call *c = NULL;
+    llama_token *toks = NULL;
+    char *prompt;
+    askdb_status rc;
+    int ntok, saved;
+    long file;
+
+    prompt = format_prompt(l, req, &rc);
+    if (!prompt)
+        return rc;
+    rc = ASKDB_ERR_LLM;
+    ntok = tokenize(l, prompt, &toks);
+    if (ntok < 0)
+        goto out;
+    rc = llm_dec_begin(l->dec, toks, ntok, 1, req->cancel, &c,
+                       l->base.errmsg, sizeof l->base.errmsg);
+    if (rc)
+        goto out;
+    rc = use_stable_prefix(l, c, req, toks, ntok, &file, &saved);
+out:
+    llm_dec_end(c);
+    free(toks);
+    free(prompt);
+    return rc;
+}
+
 /* llm_vtab.destroy */
 static void local_destroy(llm *m)
 {
@@ -1344,7 +1375,7 @@ static void local_destroy(llm *m)
 
 static const struct llm_vtab local_vtab = {"local", local_complete,
                                            local_destroy, 1,
-                                           local_complete_n};
+                                           local_complete_n, local_warm};
 
 /* Threads for generation and prompt batches: cfg->threads, or every core
 ** this process may run on (its affinity mask, so that taskset and cpusets

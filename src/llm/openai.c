@@ -117,7 +117,7 @@ static void read_body(struct llm_acc *a, const json_t *root)
 
 /* The API for llm_http_new(): all that makes this provider differ. */
 static const struct llm_http_api api = {
-    {"openai", llm_http_complete, llm_http_destroy, 0, NULL},
+    {"openai", llm_http_complete, llm_http_destroy, 0, NULL, NULL},
     "OpenAI-compatible", "https://api.openai.com/v1", "/chat/completions",
     "--api-key, ASKDB_API_KEY or OPENAI_API_KEY",
     "Authorization: Bearer ", NULL, "choices[0].message.content",

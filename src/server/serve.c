@@ -47,6 +47,11 @@ static const char usage_serve[] =
     "      --max-body BYTES  request body cap (default 1048576)\n"
     "      --access-log FILE  JSON lines, one per request (default stderr;\n"
     "                        'off' for none)\n"
+    "      --no-warm         the local model: do not get each database's\n"
+    "                        schema prompt ready at start (by default a\n"
+    "                        background thread evaluates it, or checks its\n"
+    "                        prompt-cache file, one database after the\n"
+    "                        other, so no first question pays for it)\n"
     "Model and limits: as for askdb ask (--provider, --llm-url, --model,\n"
     "--threads, --timeout, --max-rows, --trace, ...; askdb help ask).\n"
     "Endpoints: GET /health, GET /api/databases, GET /api/databases/NAME/\n"
@@ -56,7 +61,8 @@ static const char usage_serve[] =
     "then stops.\n";
 
 enum { S_LISTEN = 300, S_DB, S_CONFIG, S_TOKEN, S_INSECURE, S_CORS,
-       S_WORKERS, S_QUEUE, S_PER_CLIENT, S_CONVS, S_MAX_BODY, S_ACCESS_LOG };
+       S_WORKERS, S_QUEUE, S_PER_CLIENT, S_CONVS, S_MAX_BODY, S_ACCESS_LOG,
+       S_NO_WARM };
 
 static const struct option serve_opts[] = {
     {"listen", required_argument, NULL, S_LISTEN},
@@ -71,6 +77,7 @@ static const struct option serve_opts[] = {
     {"conversations", required_argument, NULL, S_CONVS},
     {"max-body", required_argument, NULL, S_MAX_BODY},
     {"access-log", required_argument, NULL, S_ACCESS_LOG},
+    {"no-warm", no_argument, NULL, S_NO_WARM},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}
 };
@@ -78,7 +85,7 @@ static const struct option serve_opts[] = {
 struct serve_opts {
     const char *listen, *config, *token, *cors, *access_log;
     const char *names[MAX_DBS], *paths[MAX_DBS];
-    int ndbs, insecure;
+    int ndbs, insecure, no_warm;
     long workers, queue, per_client, convs, max_body;
 };
 
@@ -259,6 +266,7 @@ static int parse(int argc, char **argv, struct serve_opts *o,
         case S_CONFIG: o->config = optarg; break;
         case S_TOKEN: o->token = optarg; break;
         case S_INSECURE: o->insecure = 1; break;
+        case S_NO_WARM: o->no_warm = 1; break;
         case S_CORS: o->cors = optarg; break;
         case S_ACCESS_LOG: o->access_log = optarg; break;
         case S_DB:
@@ -389,9 +397,87 @@ static int open_mcp(struct server *s, const struct serve_opts *o,
     return s->mcp ? 0 : 2;
 }
 
+/*
+** The warm-up (the local model): a thread gets each database's schema
+** prompt ready, one database after the other, with an agent of its own on
+** the shared model (askdb_agent_warm): found in its prompt-cache file or
+** evaluated and written there, so no first question pays for it. A
+** question that arrives meanwhile takes its turn in the decoder like any
+** other call; stopping the server cancels the warm-up.
+*/
+struct warmer {
+    struct server *s;
+    pthread_t th;
+    pthread_mutex_t mu;
+    askdb_agent *ag;         /* the agent warming now, or NULL */
+    int stop, running;
+};
+
+static void *warm_main(void *ud)
+{
+    struct warmer *w = ud;
+    struct server *s = w->s;
+    askdb_config cfg = s->cfg;
+    askdb_agent *ag;
+    int i, stop;
+
+    cfg.event_fn = NULL;
+    cfg.log_fn = NULL;
+    cfg.token_fn = NULL;
+    cfg.trace_path = NULL;
+    for (i = 0; i < s->ndbs; i++) {
+        ag = NULL;
+        if (askdb_agent_new_with_model(&cfg, s->model, s->dbs[i].path,
+                                       &ag) != ASKDB_OK) {
+            askdb_agent_free(ag);
+            continue;
+        }
+        pthread_mutex_lock(&w->mu);
+        stop = w->stop;
+        if (!stop)
+            w->ag = ag;
+        pthread_mutex_unlock(&w->mu);
+        if (!stop && askdb_agent_warm(ag) != ASKDB_OK)
+            fprintf(stderr, "askdb serve: %s: schema prompt not made ready: "
+                            "%s\n", s->dbs[i].name, askdb_agent_errmsg(ag));
+        pthread_mutex_lock(&w->mu);
+        w->ag = NULL;
+        stop = w->stop;
+        pthread_mutex_unlock(&w->mu);
+        askdb_agent_free(ag);
+        if (stop)
+            break;
+    }
+    return NULL;
+}
+
+static void warm_start(struct warmer *w, struct server *s)
+{
+    memset(w, 0, sizeof *w);
+    w->s = s;
+    pthread_mutex_init(&w->mu, NULL);
+    w->running = pthread_create(&w->th, NULL, warm_main, w) == 0;
+}
+
+static void warm_stop(struct warmer *w)
+{
+    if (!w->s)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->stop = 1;
+    if (w->ag)
+        askdb_agent_cancel(w->ag);
+    pthread_mutex_unlock(&w->mu);
+    if (w->running)
+        pthread_join(w->th, NULL);
+    pthread_mutex_destroy(&w->mu);
+    w->s = NULL;
+}
+
 int cmd_serve(int argc, char **argv)
 {
     struct serve_opts o;
+    struct warmer warm = {0};
     struct server s;
     struct mcp_server *mcp = NULL;
     askdb_status st;
@@ -431,8 +517,12 @@ int cmd_serve(int argc, char **argv)
         rc = load_dbs(&s, &o);
     if (rc == 0)
         rc = open_mcp(&s, &o, &mcp);
+    if (rc == 0 && !o.no_warm &&
+        strcmp(askdb_model_provider(s.model), "local") == 0)
+        warm_start(&warm, &s);
     if (rc == 0)
         rc = srv_run(&s, o.listen);
+    warm_stop(&warm);
 out:
     srv_mcp_free(s.mcp);
     mcp_server_free(mcp);

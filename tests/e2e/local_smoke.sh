@@ -214,7 +214,7 @@ err = open(os.path.join(tmp, "err"), "w")
 srv = subprocess.Popen(pin + [askdb, "serve", "--listen", "127.0.0.1:0", "--db",
                        "shop=" + os.path.join(tmp, "shop.db"), "--model", small,
                        "--workers", "2", "--threads", "1", "--max-tokens", "48",
-                       "--access-log", "off"], cwd=tmp, stderr=err)
+                       "--access-log", "off", "--no-warm"], cwd=tmp, stderr=err)
 port = None
 for _ in range(600):
     text = open(os.path.join(tmp, "err")).read()
@@ -264,6 +264,134 @@ PY
     sanitizer_clean
 }
 
+# askdb serve gets the schema prompt ready before any question: the
+# prompt-cache file appears with no question asked, and the first question
+# finds its prefix evaluated. Stopping the server during the warm-up stops
+# it at once.
+serve_warms_the_schema_prompt_at_start() {
+    cp "$SHOP_DB" "$TMP/shop.db"
+    python3 - "$ASKDB" "$SMALL" "$TMP" "$LIMIT" "$TMP/py.err" "${PIN[@]}" <<'PY' ||
+import glob, json, http.client, os, signal, subprocess, sys, time
+askdb, small, tmp, limit, errf = sys.argv[1:6]
+pin = sys.argv[6:]
+def check(cond, msg):
+    if not cond:
+        open(errf, "w").write(msg)
+        sys.exit(1)
+def start(cache):
+    err = open(os.path.join(tmp, "err"), "w")
+    env = dict(os.environ, ASKDB_CACHE_DIR=cache)
+    srv = subprocess.Popen(pin + [askdb, "serve", "--listen", "127.0.0.1:0", "--db",
+                           "shop=" + os.path.join(tmp, "shop.db"), "--model", small,
+                           "--threads", "1", "--max-tokens", "32", "--access-log", "off"],
+                           cwd=tmp, stderr=err, env=env)
+    for _ in range(600):
+        text = open(os.path.join(tmp, "err")).read()
+        if "listening on http://" in text:
+            return srv, int(text.split("listening on http://")[1].split(":")[1].split("/")[0])
+        if srv.poll() is not None:
+            break
+        time.sleep(0.1)
+    srv.kill()
+    check(False, "server did not start: %s" % open(os.path.join(tmp, "err")).read()[:400])
+cache = os.path.join(tmp, "cache-warm")
+srv, port = start(cache)
+try:
+    t0 = time.time()
+    while not glob.glob(os.path.join(cache, "prompts", "*.kv")) and time.time() - t0 < float(limit):
+        check(srv.poll() is None, "server died: %s" % open(os.path.join(tmp, "err")).read()[:400])
+        time.sleep(0.2)
+    check(glob.glob(os.path.join(cache, "prompts", "*.kv")), "no prompt-cache file without a question")
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=float(limit))
+    c.request("POST", "/api/ask", body=json.dumps({"database": "shop", "question": "How many customers are there?"}),
+              headers={"Content-Type": "application/json", "Accept": "text/event-stream"})
+    event, first = None, None
+    for line in c.getresponse():
+        line = line.decode().rstrip("\n")
+        if line.startswith("event: "):
+            event = line[7:]
+        elif line.startswith("data: "):
+            d = json.loads(line[6:])
+            if event == "step" and d.get("step") == "reply" and first is None:
+                first = d
+            if event == "done":
+                break
+    check(first and first.get("cached_tokens", 0) > 100,
+          "the first question evaluated its schema again: %r" % first)
+finally:
+    srv.terminate()
+    srv.wait(60)
+# Stopped during the warm-up (a fresh cache: it has to evaluate).
+srv, port = start(os.path.join(tmp, "cache-stop"))
+t0 = time.time()
+srv.send_signal(signal.SIGTERM)
+try:
+    rc = srv.wait(30)
+except subprocess.TimeoutExpired:
+    srv.kill()
+    check(False, "the server did not stop within 30 s of SIGTERM during the warm-up")
+check(rc == 0, "exit %r after SIGTERM: %s" % (rc, open(os.path.join(tmp, "err")).read()[:400]))
+PY
+        fail "$(cat "$TMP/py.err" 2>/dev/null || echo "serve check failed")"
+    sanitizer_clean
+}
+
+# askdb shell on a terminal gets the schema prompt ready while the first
+# line is typed: the prompt-cache file appears before any question, and
+# .quit during the warm-up ends the shell at once.
+shell_warms_the_schema_prompt_while_you_type() {
+    cp "$SHOP_DB" "$TMP/shop.db"
+    python3 - "$ASKDB" "$SMALL" "$TMP" "$LIMIT" "$TMP/py.err" "${PIN[@]}" <<'PY' ||
+import glob, os, pty, select, subprocess, sys, time
+askdb, small, tmp, limit, errf = sys.argv[1:6]
+pin = sys.argv[6:]
+def check(cond, msg):
+    if not cond:
+        open(errf, "w").write(msg)
+        sys.exit(1)
+def shell(cache):
+    m, s = pty.openpty()
+    env = dict(os.environ, ASKDB_CACHE_DIR=cache, HOME=tmp, TERM="dumb")
+    p = subprocess.Popen(pin + [askdb, "shell", "--model", small, "--threads", "1",
+                         os.path.join(tmp, "shop.db")], stdin=s, stdout=s,
+                         stderr=s, env=env, cwd=tmp)
+    os.close(s)
+    return p, m
+def read_until(m, text, secs):
+    got, t0 = b"", time.time()
+    while text not in got and time.time() - t0 < secs:
+        r, _, _ = select.select([m], [], [], 0.2)
+        if r:
+            try:
+                got += os.read(m, 4096)
+            except OSError:
+                break
+    return got
+cache = os.path.join(tmp, "cache-shell")
+p, m = shell(cache)
+out = read_until(m, b"askdb> ", 60)
+check(b"askdb> " in out, "no prompt: %r" % out[-300:])
+t0 = time.time()
+while not glob.glob(os.path.join(cache, "prompts", "*.kv")) and time.time() - t0 < float(limit):
+    check(p.poll() is None, "shell died")
+    time.sleep(0.2)
+check(glob.glob(os.path.join(cache, "prompts", "*.kv")), "no prompt-cache file before a question")
+os.write(m, b".quit\n")
+check(p.wait(60) == 0, "exit %r" % p.returncode)
+# .quit at once, while a fresh cache is still being evaluated
+p, m = shell(os.path.join(tmp, "cache-shell-quit"))
+check(b"askdb> " in read_until(m, b"askdb> ", 60), "no prompt")
+os.write(m, b".quit\n")
+try:
+    rc = p.wait(30)
+except subprocess.TimeoutExpired:
+    p.kill()
+    check(False, ".quit during the warm-up took over 30 s")
+check(rc == 0, "exit %r after .quit" % rc)
+PY
+        fail "$(cat "$TMP/py.err" 2>/dev/null || echo "shell check failed")"
+}
+
 missing_model_file_is_a_usage_error() {
     cp "$SHOP_DB" "$TMP/shop.db"
     run ask --model /nonexistent/m.gguf shop.db "How many customers are there?"
@@ -301,6 +429,8 @@ for t in small_model_answers_or_lists_every_attempt \
          second_run_loads_the_schema_prompt_from_its_file \
          candidate_gate_asks_the_others_only_when_unsure \
          serve_decodes_two_questions_in_one_batch \
+         serve_warms_the_schema_prompt_at_start \
+         shell_warms_the_schema_prompt_while_you_type \
          missing_model_file_is_a_usage_error missing_default_model_says_make_model; do
     rm -f "$TMP/.fail" "$TMP/py.err"
     if (set -u; "$t"); then

@@ -296,6 +296,28 @@ static void gate_without_confidence_asks_every_candidate(void **state)
     assert_int_equal(a->llm_calls, 3);
 }
 
+/* askdb_agent_warm reads the schema and asks the model nothing; the
+** questions after it are answered as without it. A database that cannot
+** be read fails the warm-up with the reason. */
+static void warm_asks_nothing_and_changes_nothing(void **state)
+{
+    static const char *const r[] = {"SELECT count(*) AS n FROM customers",
+                                    NULL};
+    struct steps *t = steps(state, r);
+    askdb_answer *a;
+
+    agent_open(t, testdb_shop());
+    assert_int_equal(askdb_agent_warm(t->ag), ASKDB_OK);
+    assert_int_equal(t->s.calls, 0);
+    a = ask_agent(t, "How many customers?", ASKDB_OK);
+    assert_int_equal(t->s.calls, 1);
+    assert_int_equal(askdb_result_cell(a->result, 0, 0)->i, 60);
+    agent_open(t, make_db("empty.db", "PRAGMA user_version = 1"));
+    assert_int_equal(askdb_agent_warm(t->ag), ASKDB_ERR_DB_OPEN);
+    assert_non_null(strstr(askdb_agent_errmsg(t->ag), "no tables"));
+    assert_int_equal(askdb_agent_warm(NULL), ASKDB_ERR_USAGE);
+}
+
 /* A fixed candidate (re-qualified without the model) loses a tie of
 ** votes to one the model wrote right: the fix is a guess. Without the
 ** tie rule the greedy (fixed) one would win. */
@@ -1027,6 +1049,7 @@ int main(void)
         T(matching_question_skips_the_model_check),
         T(candidates_are_voted_on_by_results),
         T(gate_without_confidence_asks_every_candidate),
+        T(warm_asks_nothing_and_changes_nothing),
         T(failing_candidates_do_not_vote),
         T(fixed_candidate_loses_a_tie),
         T(attempt_pairs_each_error_with_its_sql),

@@ -408,6 +408,43 @@ static void local_keeps_the_stable_prefix_in_a_file(void **ts)
 ** same conversation with the markers parsed as control tokens (one token
 ** each); askdb's prompt must have more tokens, and the same count as the
 ** conversation with the markers' first byte spelled apart. */
+/* llm_warm: the stable prefix evaluated (and its file written) before
+** any question; the question then evaluates only itself, and the reply
+** is the one a call without the warm-up gives. */
+static void local_warm_evaluates_the_stable_prefix_alone(void **ts)
+{
+    struct state *s = *ts;
+    static const char head[] = "Database schema:\n";
+    char dir[128], file[600], cold[512], u1[2048];
+    struct llm_msg q1[] = {{"system", "You write SQLite queries."},
+                           {"user", u1}};
+    struct llm_request req = request(q1, 2, 8);
+
+    need_model();
+    assert_int_equal(tmpdir_as_cache(dir, sizeof dir, "warm"), 0);
+    snprintf(u1, sizeof u1, "%s%s\nQuestion: How many customers are "
+             "there?\n", head, system_prompt);
+    open_model(s);
+    /* Without a stable prefix there is nothing to keep. */
+    assert_int_equal(llm_warm(s->m, &req), ASKDB_OK);
+    assert_int_equal(kv_files(dir, file, sizeof file), 0);
+    complete_ok(s, &req);
+    snprintf(cold, sizeof cold, "%s", s->r.text);
+    llm_free(s->m);
+    s->m = NULL;
+
+    req.stable_msgs = 1;
+    req.stable_bytes = strlen(head) + strlen(system_prompt);
+    open_model(s);
+    assert_int_equal(llm_warm(s->m, &req), ASKDB_OK);
+    assert_int_equal(kv_files(dir, file, sizeof file), 1);
+    complete_ok(s, &req);
+    assert_true(s->r.cached_tokens > 150);
+    assert_true(s->r.prompt_tokens - s->r.cached_tokens < 24);
+    assert_int_equal(s->r.file_tokens, 0);   /* in the KV cache already */
+    assert_string_equal(s->r.text, cold);
+}
+
 static void local_control_token_text_stays_text(void **ts)
 {
     struct state *s = *ts;
@@ -1304,12 +1341,13 @@ int main(void)
         T(local_reuses_the_prompt_prefix),
         T(local_reuses_the_conversation_on_a_repair_turn),
         T(local_keeps_the_stable_prefix_in_a_file),
+        T(local_warm_evaluates_the_stable_prefix_alone),
         T(local_control_token_text_stays_text),
         T(local_grammar_constrains_output),
         T(local_stops_at_stop_strings_and_the_closing_fence),
         T(local_candidates_are_grammatical_and_reply_0_is_greedy),
         T(local_later_candidates_match_the_batch),
-    T(local_more_candidates_than_sequences_run_in_rounds),
+        T(local_more_candidates_than_sequences_run_in_rounds),
         T(local_concurrent_calls_decode_together_as_each_alone),
         T(local_calls_join_and_leave_a_running_batch),
         T(local_cancel_stops_one_call_and_spares_the_others),
