@@ -760,6 +760,11 @@ typedef struct askdb_eval_options {
                                 engine); the gold SQL still runs on the
                                 SQLite file, so every engine is scored
                                 against one reference. NULL = the file */
+    int warm;                /* before the first question of a database,
+                                askdb_agent_warm() (not counted in any
+                                question's time): the latency a user of
+                                askdb serve or shell sees, whose schema
+                                prompt is made ready before they ask */
 } askdb_eval_options;
 
 typedef struct askdb_eval askdb_eval;

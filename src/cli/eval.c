@@ -53,6 +53,9 @@ static const char usage_eval[] =
     "      --jobs J          databases in parallel (HTTP models; the local\n"
     "                        model runs one at a time)\n"
     "      --report FILE     write a self-contained HTML report\n"
+    "      --warm            make each database's schema prompt ready\n"
+    "                        before its first question, untimed (what\n"
+    "                        askdb serve and shell do before you ask)\n"
     "  -q, --quiet           no progress on stderr\n"
     "Model (flags override the environment; as for ask):\n"
     "      --provider NAME   openai, anthropic or local (ASKDB_PROVIDER)\n"
@@ -87,7 +90,7 @@ static const char usage_eval[] =
 
 enum {
     O_SUITE = 256, O_DB_ROOT, O_TABLES, O_LIMIT, O_SAMPLE, O_SEED, O_DB,
-    O_JOBS, O_OUT, O_REPORT, O_RESUME, O_KEEP_DISTINCT, O_DB_URL, O_PROVIDER,
+    O_JOBS, O_OUT, O_REPORT, O_RESUME, O_KEEP_DISTINCT, O_WARM, O_DB_URL, O_PROVIDER,
     O_LLM_URL, O_MODEL, O_API_KEY, O_TEMPERATURE, O_MAX_TOKENS, O_MODEL_SEED,
     O_LLM_TIMEOUT, O_RETRIES, O_MAX_ATTEMPTS, O_TIMEOUT, O_MAX_ROWS,
     O_MAX_BYTES, O_TRACE, O_THREADS, O_NO_GRAMMAR, O_SAMPLE_DBS, O_PER_DB,
@@ -109,6 +112,7 @@ static const struct option eval_opts[] = {
     {"report", required_argument, NULL, O_REPORT},
     {"resume", no_argument, NULL, O_RESUME},
     {"keep-distinct", no_argument, NULL, O_KEEP_DISTINCT},
+    {"warm", no_argument, NULL, O_WARM},
     {"db-url", required_argument, NULL, O_DB_URL},
     {"provider", required_argument, NULL, O_PROVIDER},
     {"llm-url", required_argument, NULL, O_LLM_URL},
@@ -187,6 +191,7 @@ static int parse(int argc, char **argv, struct eval_cli *c)
         case O_REPORT: c->report = optarg; break;
         case O_RESUME: c->eo.resume = 1; break;
         case O_KEEP_DISTINCT: c->eo.keep_distinct = 1; break;
+        case O_WARM: c->eo.warm = 1; break;
         case O_DB_URL: c->eo.db_url = optarg; break;
         case O_PROVIDER: c->cfg.provider = optarg; break;
         case O_LLM_URL: c->cfg.llm_url = optarg; break;

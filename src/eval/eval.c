@@ -308,6 +308,9 @@ static void run_group(askdb_eval *ev, const struct eval_group *g)
             goto out;
         }
     }
+    /* A failed warm-up shows again, and is recorded, on the question. */
+    if (ag && !bad && ev->opt.warm && g->n > 0 && !stopped(ev))
+        askdb_agent_warm(ag);
     for (k = 0; k < g->n && !stopped(ev); k++) {
         const struct suite_item *it = &ev->suite.items[g->items[k]];
         json_t *rec = rec_new(it);

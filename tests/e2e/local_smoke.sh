@@ -392,6 +392,32 @@ PY
         fail "$(cat "$TMP/py.err" 2>/dev/null || echo "shell check failed")"
 }
 
+# askdb eval --warm: the schema prompt is ready before the database's first
+# question, so that question evaluates little more than itself.
+eval_warm_readies_the_first_question() {
+    cp "$SHOP_DB" "$TMP/shop.db"
+    printf '{"db": "shop.db", "question": "How many customers are there?", "gold": "SELECT count(*) FROM customers"}\n' >"$TMP/suite.jsonl"
+    ASKDB_CACHE_DIR="$TMP/cache-eval" run eval --suite suite.jsonl --model "$SMALL" \
+        --threads 1 --max-tokens 32 --max-attempts 1 --candidates 1 --warm -q \
+        --trace evalwarm.jsonl
+    sanitizer_clean
+    [ "$RC" = 0 ] || [ "$RC" = 1 ] || fail "exit $RC: $(head -c 300 "$TMP/err")"
+    python3 - "$TMP/evalwarm.jsonl" "$TMP/py.err" <<'PY' ||
+import json, sys
+def check(cond, msg):
+    if not cond:
+        open(sys.argv[2], "w").write(msg)
+        sys.exit(1)
+replies = [json.loads(l) for l in open(sys.argv[1]) if '"reply"' in l]
+replies = [r for r in replies if r.get("step") == "reply"]
+check(replies, "no reply")
+r = replies[0]
+check(r.get("cached_tokens", 0) > 100 and r["prompt_tokens"] - r["cached_tokens"] < 40,
+      "the first question evaluated the schema: %r" % r)
+PY
+        fail "$(cat "$TMP/py.err" 2>/dev/null || echo "eval check failed")"
+}
+
 missing_model_file_is_a_usage_error() {
     cp "$SHOP_DB" "$TMP/shop.db"
     run ask --model /nonexistent/m.gguf shop.db "How many customers are there?"
@@ -431,6 +457,7 @@ for t in small_model_answers_or_lists_every_attempt \
          serve_decodes_two_questions_in_one_batch \
          serve_warms_the_schema_prompt_at_start \
          shell_warms_the_schema_prompt_while_you_type \
+         eval_warm_readies_the_first_question \
          missing_model_file_is_a_usage_error missing_default_model_says_make_model; do
     rm -f "$TMP/.fail" "$TMP/py.err"
     if (set -u; "$t"); then
