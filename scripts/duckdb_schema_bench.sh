@@ -35,10 +35,12 @@ cleanup() {
 }
 trap cleanup EXIT
 lib=build/libaskdb.a
+inc=include
 if [ -n "$REV" ]; then
     git worktree add -q --detach "$tmp/rev" "$REV"
     make -s -C "$tmp/rev" -j2 build/libaskdb.a
     lib=$tmp/rev/build/libaskdb.a
+    inc=$tmp/rev/include
     echo "== the library of $(git rev-parse --short "$REV")"
 else
     make -s -j2 build/libaskdb.a
@@ -46,7 +48,7 @@ fi
 
 LLAMA_LIBS=$(scripts/llama.sh --print-libs 2>/dev/null || true)
 # shellcheck disable=SC2046,SC2086
-cc -O2 -Iinclude $(pkg-config --cflags $PKGS) bench/schema_large.c \
+cc -O2 -I"$inc" $(pkg-config --cflags $PKGS) bench/schema_large.c \
     -o "$tmp/schema_large" "$lib" $(pkg-config --libs $PKGS) \
     -lstemmer -lm -lpthread $LLAMA_LIBS -L"$prefix/lib" -lduckdb \
     -Wl,-rpath,"$prefix/lib"
