@@ -38,9 +38,12 @@ static struct db_column item_cols[] = {
     {"qty", "INTEGER", 0, NULL, 0, NULL, 0, NULL},
 };
 static struct db_table tables[] = {
-    {"employees", 0, emp_cols, 7, NULL, 0, NULL, 0, 10, 0, 0, NULL},
-    {"departments", 0, dept_cols, 3, NULL, 0, NULL, 0, 3, 0, 0, NULL},
-    {"Order Items", 0, item_cols, 2, NULL, 0, NULL, 0, 5, 0, 0, NULL},
+    {"employees", 0, emp_cols, 7, NULL, 0, NULL, 0, 10, 0, 0, NULL, NULL,
+     NULL},
+    {"departments", 0, dept_cols, 3, NULL, 0, NULL, 0, 3, 0, 0, NULL, NULL,
+     NULL},
+    {"Order Items", 0, item_cols, 2, NULL, 0, NULL, 0, 5, 0, 0, NULL, NULL,
+     NULL},
 };
 static const struct db_schema schema = {tables, 3, 0};
 
