@@ -130,11 +130,21 @@ static int name_between(const char *msg, const char *pre, const char *post,
 ** 'column "x" does not exist' (or 'column t.x ...', and 'column
 ** reference "x" is ambiguous'), DuckDB's 'Referenced column "x" not
 ** found', 'Table "t" does not have a column named "x"' (as t.x) and
-** 'reference to column name "x"'. 0 when the message names none.
+** 'reference to column name "x"'; never from PostgreSQL's " (HINT: ...)"
+** that the PostgreSQL driver appends. 0 when the message names none.
 */
-static int message_name(const char *msg, int column, char *out, size_t n)
+static int message_name(const char *full, int column, char *out, size_t n)
 {
-    char t[120], c[120];
+    char t[120], c[120], msg[600];
+    const char *h = strstr(full, " (HINT: ");
+    size_t len = h ? (size_t)(h - full) : strlen(full);
+
+    /* PostgreSQL's hint names the column it guesses: read the message
+    ** before it. */
+    if (len >= sizeof msg)
+        len = sizeof msg - 1;
+    memcpy(msg, full, len);
+    msg[len] = '\0';
 
     if (!column)
         return name_after(msg, "table:", out, n) ||

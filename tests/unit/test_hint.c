@@ -84,7 +84,8 @@ static void unknown_table_read_from_each_engine(void **state)
 static void unknown_column_of_a_qualified_table(void **state)
 {
     static const char *const msgs[] = {
-        "column r.lable does not exist",
+        "column r.lable does not exist (HINT: Perhaps you meant to "
+        "reference the column \"r.label\".)",
         "Binder Error: Table \"r\" does not have a column named \"lable\"",
         "no such column: r.lable",
     };
@@ -95,8 +96,8 @@ static void unknown_column_of_a_qualified_table(void **state)
     (void)state;
     for (i = 0; i < sizeof msgs / sizeof msgs[0]; i++) {
         expect_hint(ASKDB_EC_UNKNOWN_COLUMN, sql, msgs[i],
-                    "r is table sales.regions, which has columns: id, "
-                    "label");
+                    "there is no column 'r.lable'; r is table sales.regions, "
+                    "which has columns: id, label");
         expect_hint(ASKDB_EC_UNKNOWN_COLUMN, sql, msgs[i],
                     "Closest real columns: sales.regions.label");
     }
