@@ -771,32 +771,42 @@ static char *dup_or_null(const char *s)
     return s ? strdup(s) : NULL;
 }
 
-/* The objects askdb shows: the tables and views of the current database's
-** default schema (unqualified names reach them), in creation order. */
+/*
+** The objects askdb shows: the tables and views of every schema of the
+** current database (information_schema and pg_catalog live in the
+** system catalog; listed here in case). Those of the default schema
+** (main: what unqualified names reach) come first, in creation order,
+** and have no namespace (NULL in the last column); then the other
+** schemas' by schema, shown qualified.
+*/
 static const char q_tables[] =
-    "SELECT oid::VARCHAR, name, kind, est::VARCHAR, comment FROM ("
+    "SELECT oid::VARCHAR, name, kind, est::VARCHAR, comment, "
+    "  CASE WHEN nsp <> current_schema() THEN nsp END FROM ("
     " SELECT table_oid AS oid, table_name AS name, 'table' AS kind, "
-    "   estimated_size AS est, comment "
+    "   estimated_size AS est, comment, schema_name AS nsp "
     " FROM duckdb_tables() WHERE NOT internal AND NOT temporary "
     "   AND database_name = current_database() "
-    "   AND schema_name = current_schema() "
+    "   AND schema_name NOT IN ('information_schema', 'pg_catalog') "
     " UNION ALL "
-    " SELECT view_oid, view_name, 'view', NULL, comment "
+    " SELECT view_oid, view_name, 'view', NULL, comment, schema_name "
     " FROM duckdb_views() WHERE NOT internal AND NOT temporary "
     "   AND database_name = current_database() "
-    "   AND schema_name = current_schema()) "
-    "ORDER BY oid";
+    "   AND schema_name NOT IN ('information_schema', 'pg_catalog')) "
+    "ORDER BY nsp <> current_schema(), nsp, oid";
 
+/* The columns of every table and view of the current database; those of
+** the objects not shown are skipped by oid. */
 static const char q_columns[] =
     "SELECT table_oid::VARCHAR, column_name, data_type, "
     "  (NOT is_nullable)::INTEGER::VARCHAR, column_default, comment "
     "FROM duckdb_columns() WHERE NOT internal "
     "  AND database_name = current_database() "
-    "  AND schema_name = current_schema() "
     "ORDER BY table_oid, column_index";
 
 /* Keys, one row per column of each: the columns of a key or foreign key
-** are unnested side by side with their position. */
+** are unnested side by side with their position. A foreign key's table
+** is in the schema of the table that has it (DuckDB has none across
+** schemas). */
 static const char q_keys[] =
     "SELECT table_oid::VARCHAR, constraint_index::VARCHAR, "
     "  constraint_type, unnest(constraint_column_names), "
@@ -804,26 +814,31 @@ static const char q_keys[] =
     "  generate_subscripts(constraint_column_names, 1)::VARCHAR AS pos "
     "FROM duckdb_constraints() "
     "WHERE database_name = current_database() "
-    "  AND schema_name = current_schema() "
     "  AND constraint_type IN ('PRIMARY KEY', 'UNIQUE', 'FOREIGN KEY') "
     "ORDER BY table_oid, constraint_index, pos::INTEGER";
 
-/* The index of the table with oid in s (its tables are in oid order). */
-static int table_by_oid(const struct db_schema *s, const long long *oids,
-                        long long oid)
-{
-    int lo = 0, hi = s->ntables - 1;
+/* A table's oid and its index in the schema, for the lookups by oid. */
+struct oid_ix {
+    long long oid;
+    int i;
+};
 
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2;
-        if (oids[mid] == oid)
-            return mid;
-        if (oids[mid] < oid)
-            lo = mid + 1;
-        else
-            hi = mid - 1;
-    }
-    return -1;
+static int oid_cmp(const void *a, const void *b)
+{
+    const struct oid_ix *x = a, *y = b;
+
+    return x->oid < y->oid ? -1 : x->oid > y->oid;
+}
+
+/* The index of the table with oid in s; oids (n of them) sorted by oid. */
+static int table_by_oid(const struct oid_ix *oids, int n, long long oid)
+{
+    struct oid_ix key, *hit;
+
+    key.oid = oid;
+    key.i = -1;
+    hit = bsearch(&key, oids, (size_t)n, sizeof *oids, oid_cmp);
+    return hit ? hit->i : -1;
 }
 
 static long long to_ll(const char *s)
@@ -832,14 +847,16 @@ static long long to_ll(const char *s)
 }
 
 static askdb_status read_columns(struct dk *d, struct db_schema *out,
-                                 const long long *oids, char *err, size_t n)
+                                 const struct oid_ix *oids, char *err,
+                                 size_t n)
 {
     struct grid g;
     askdb_status rc = grid_query(d, q_columns, &g, err, n);
     long r;
 
     for (r = 0; rc == ASKDB_OK && r < g.nrows; r++) {
-        int ti = table_by_oid(out, oids, to_ll(grid_at(&g, r, 0)));
+        int ti = table_by_oid(oids, out->ntables,
+                              to_ll(grid_at(&g, r, 0)));
         struct db_table *t;
         struct db_column *c;
         if (ti < 0)
@@ -861,6 +878,22 @@ static askdb_status read_columns(struct dk *d, struct db_schema *out,
         rc = ASKDB_ERR_NOMEM;
     grid_free(&g);
     return rc;
+}
+
+/* The name askdb calls table `name` of t's schema by (schema_qname()):
+** qualified with t's namespace when it has one. malloc()ed; NULL when
+** name is NULL or out of memory. */
+static char *in_namespace(const struct db_table *t, const char *name)
+{
+    struct buf b;
+
+    if (!name)
+        return NULL;
+    if (!t->namespace)
+        return strdup(name);
+    buf_init(&b, 0);
+    buf_printf(&b, "%s.%s", t->namespace, name);
+    return buf_steal(&b);
 }
 
 /* Add the key rows [from, to) of g, one constraint, to t. */
@@ -888,7 +921,7 @@ static askdb_status add_key(struct db_table *t, const struct grid *g,
             if (!f)
                 return ASKDB_ERR_NOMEM;
             f->from = dup_or_null(grid_at(g, r, 3));
-            f->table = dup_or_null(grid_at(g, r, 4));
+            f->table = in_namespace(t, grid_at(g, r, 4));
             f->to = dup_or_null(grid_at(g, r, 5));
             if (!f->from || !f->table)
                 return ASKDB_ERR_NOMEM;
@@ -913,14 +946,15 @@ static askdb_status add_key(struct db_table *t, const struct grid *g,
 }
 
 static askdb_status read_keys(struct dk *d, struct db_schema *out,
-                              const long long *oids, char *err, size_t n)
+                              const struct oid_ix *oids, char *err, size_t n)
 {
     struct grid g;
     askdb_status rc = grid_query(d, q_keys, &g, err, n);
     long r = 0, e;
 
     while (rc == ASKDB_OK && r < g.nrows) {
-        int ti = table_by_oid(out, oids, to_ll(grid_at(&g, r, 0)));
+        int ti = table_by_oid(oids, out->ntables,
+                              to_ll(grid_at(&g, r, 0)));
         for (e = r + 1; e < g.nrows; e++)
             if (strcmp(grid_at(&g, e, 0), grid_at(&g, r, 0)) != 0 ||
                 strcmp(grid_at(&g, e, 1), grid_at(&g, r, 1)) != 0)
@@ -1030,7 +1064,7 @@ static int sample_batch(struct dk *d, struct db_table **tabs, int n,
         for (; j < w; j++)
             buf_puts(&b, ", NULL::VARCHAR");
         buf_puts(&b, " FROM ");
-        put_quoted(&b, t->name);
+        schema_put_quoted_table(&b, t);
         buf_printf(&b, " LIMIT %d)", SAMPLE_ROWS + 1);
     }
     if (buf_err(&b)) {
@@ -1067,7 +1101,7 @@ static void read_count(struct dk *d, struct db_table *t, long cap)
 
     buf_init(&b, 0);
     buf_puts(&b, "SELECT count(*)::VARCHAR FROM (SELECT 1 FROM ");
-    put_quoted(&b, t->name);
+    schema_put_quoted_table(&b, t);
     buf_printf(&b, " LIMIT %ld)", cap + 1);
     if (!buf_err(&b) && grid_query(d, b.data, &g, err, sizeof err) == 0) {
         long long n = g.nrows == 1 ? to_ll(grid_at(&g, 0, 0)) : -1;
@@ -1147,7 +1181,7 @@ static askdb_status dk_schema(askdb_db *db, struct db_schema *out)
 {
     struct dk *d = DK(db);
     struct grid g;
-    long long *oids = NULL;
+    struct oid_ix *oids = NULL;
     char err[512] = "";
     askdb_status rc;
     long r;
@@ -1163,7 +1197,9 @@ static askdb_status dk_schema(askdb_db *db, struct db_schema *out)
     for (r = 0; rc == ASKDB_OK && r < g.nrows; r++) {
         struct db_table *t = &out->tables[out->ntables++];
         const char *est = grid_at(&g, r, 3), *cm = grid_at(&g, r, 4);
-        oids[r] = to_ll(grid_at(&g, r, 0));
+        const char *nsp = grid_at(&g, r, 5);
+        oids[r].oid = to_ll(grid_at(&g, r, 0));
+        oids[r].i = (int)r;
         t->name = dup_or_null(grid_at(&g, r, 1));
         /* A file's view stands for the file's table. */
         t->is_view = strcmp(grid_at(&g, r, 2), "view") == 0 && !d->files;
@@ -1173,11 +1209,14 @@ static askdb_status dk_schema(askdb_db *db, struct db_schema *out)
             t->rows_estimated = 1;
         }
         t->comment = cm && *cm ? strdup(cm) : NULL;
-        if (!t->name || (cm && *cm && !t->comment))
+        if (!t->name || (cm && *cm && !t->comment) ||
+            (nsp && schema_set_namespace(t, nsp) < 0))
             rc = ASKDB_ERR_NOMEM;
     }
     if (rc == ASKDB_OK)
         grid_free(&g);
+    if (rc == ASKDB_OK && out->ntables > 1)
+        qsort(oids, (size_t)out->ntables, sizeof *oids, oid_cmp);
     if (rc == ASKDB_OK)
         rc = read_columns(d, out, oids, err, sizeof err);
     if (rc == ASKDB_OK)
