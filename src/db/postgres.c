@@ -445,20 +445,31 @@ static int pg_session(askdb_db *db, struct pg *p, char *msg, size_t n)
     return pg_command(db, p, sql, t, msg, n);
 }
 
-/* Privileges of the session's role that the guard cares about. */
+/* The schemas askdb reads beside those of the search path (pg_namespace
+** row n): every one the role may use, but the system's. */
+#define OTHER_NSP(n)                                                         \
+    "(" n ".nspname NOT IN ('pg_catalog', 'information_schema') "            \
+    "AND " n ".nspname !~ '^pg_(toast|temp_)' "                              \
+    "AND has_schema_privilege(" n ".oid, 'USAGE'))"
+
+/* Privileges of the session's role that the guard cares about, over the
+** schemas askdb reads. */
 static const char role_sql[] =
     "SELECT current_user, r.rolsuper, "
     "  EXISTS (SELECT 1 FROM pg_roles s WHERE s.rolsuper "
     "          AND s.oid <> r.oid AND pg_has_role(r.oid, s.oid, 'MEMBER')), "
     "  EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n "
     "            ON n.oid = c.relnamespace "
-    "          WHERE n.nspname = ANY (current_schemas(false)) "
+    "          WHERE (n.nspname = ANY (current_schemas(false)) "
+    "                 OR " OTHER_NSP("n") ") "
     "          AND c.relkind IN ('r', 'p', 'v', 'm', 'f') "
     "          AND has_table_privilege(c.oid, "
     "                'INSERT, UPDATE, DELETE, TRUNCATE')), "
     "  EXISTS (SELECT 1 FROM unnest(current_schemas(false)) s(name) "
     "          WHERE s.name <> 'pg_catalog' "
     "          AND has_schema_privilege(s.name, 'CREATE')) "
+    "  OR EXISTS (SELECT 1 FROM pg_namespace n WHERE " OTHER_NSP("n")
+    "             AND has_schema_privilege(n.oid, 'CREATE')) "
     "  OR has_database_privilege(current_database(), 'CREATE'), "
     "  pg_has_role(r.oid, 'pg_read_server_files', 'MEMBER') "
     "  OR pg_has_role(r.oid, 'pg_write_server_files', 'MEMBER') "
@@ -825,10 +836,7 @@ static const char q_tables[] =
     "   WHERE k.name NOT IN ('pg_catalog', 'information_schema')), "
     "ns AS (SELECT n.oid, n.nspname, sp.pos FROM pg_namespace n "
     "   LEFT JOIN sp ON sp.oid = n.oid "
-    "   WHERE sp.oid IS NOT NULL "
-    "   OR (n.nspname NOT IN ('pg_catalog', 'information_schema') "
-    "       AND n.nspname !~ '^pg_(toast|temp_)' "
-    "       AND has_schema_privilege(n.oid, 'USAGE'))), "
+    "   WHERE sp.oid IS NOT NULL OR " OTHER_NSP("n") "), "
     "cand AS (SELECT c.oid, c.relname, c.relkind, c.reltuples, "
     "   ns.nspname, ns.pos "
     "   FROM pg_class c JOIN ns ON ns.oid = c.relnamespace "

@@ -199,6 +199,10 @@ INSERT INTO sales.orders VALUES (1, 1, 10.50, 'web'), (2, 2, 20.00, 'shop'),
 COMMENT ON TABLE sales.orders IS 'Orders taken by the sales team';
 GRANT USAGE ON SCHEMA sales TO reader;
 GRANT SELECT ON ALL TABLES IN SCHEMA sales TO reader;
+-- clerk may write only there, off its search path.
+CREATE ROLE clerk LOGIN;
+GRANT USAGE ON SCHEMA sales TO clerk;
+GRANT SELECT, INSERT ON sales.orders TO clerk;
 CREATE SCHEMA vault;
 CREATE TABLE vault.keys (id int, k text);
 GRANT SELECT ON vault.keys TO reader;
@@ -714,6 +718,12 @@ writer_and_file_reader_are_warned() {
     run sql -f csv "$(url filer)" "SELECT 1 AS x"
     expect_rc 0
     expect_err_has "pg_read_server_files"
+    # a table it can write in a schema off its search path counts too
+    run sql -f csv "$(url clerk)" "SELECT count(*) AS n FROM sales.orders"
+    expect_rc 0
+    expect_out 'n\r\n4\r\n'
+    expect_err_has 'askdb: warning: role "clerk"'
+    expect_err_has "can write"
     run sql -f csv "$READER" "SELECT 1 AS x"
     expect_rc 0
     [ ! -s "$T/err" ] || fail "the reader got: $(cat "$T/err")"
