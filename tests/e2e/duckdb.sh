@@ -263,6 +263,22 @@ assert t["sales.orders"]["foreign_keys"] == [{"from": "region_id", "table": "sal
     run sql -f csv shop.duckdb "SELECT (SELECT count(*) FROM orders) AS bare, (SELECT count(*) FROM sales.orders) AS sales"
     expect_rc 0
     expect_out 'bare,sales\r\n250,4\r\n'
+    # MCP: the table resource and search_objects name it qualified.
+    printf '%s\n' \
+        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}' \
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+        '{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"askdb://shop/table/sales.orders"}}' \
+        '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search_objects","arguments":{"pattern":"orders"}}}' \
+        >"$T/mcp.in"
+    (cd "$W" && exec timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" mcp shop.duckdb) <"$T/mcp.in" >"$T/out" 2>"$T/err"
+    ! grep -qE 'Sanitizer|runtime error:' "$T/err" || fail "sanitizer report from askdb mcp: $(head -c 300 "$T/err")"
+    pycheck '
+got = {r["id"]: r for r in map(json.loads, out.splitlines())}
+t = json.loads(got[2]["result"]["contents"][0]["text"])
+assert t["name"] == "sales.orders" and t["schema"] == "sales", t
+names = [o["table"] for o in got[3]["result"]["structuredContent"]["objects"]]
+assert "orders" in names and "sales.orders" in names, names
+'
 }
 
 # ask over a table of another schema: qualified in the prompt, in the
