@@ -169,11 +169,14 @@ void schema_put_quoted_table(struct buf *b, const struct db_table *t)
 }
 
 /* Append the table a foreign key references: as schema_put_table() when
-** it is a table of s with a namespace, else as the key spells it. */
+** it is a table of s with a namespace, else as the key spells it. Only a
+** name with a dot can be a qualified name: the others are not looked up
+** (a schema of thousands of tables has as many keys). */
 static void put_fkey_table(struct buf *b, const struct db_schema *s,
                            const char *table)
 {
-    const struct db_table *to = schema_table(s, table);
+    const struct db_table *to = strchr(table, '.') ? schema_table(s, table)
+                                                   : NULL;
 
     if (to && to->namespace)
         schema_put_table(b, s, to);

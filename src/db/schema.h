@@ -85,8 +85,8 @@ const struct db_table *schema_table_in(const struct db_schema *s,
 ** it has a namespace, else its name (borrowed from t). */
 const char *schema_qname(const struct db_table *t);
 
-/* Give t the namespace nsp (copied), and its qualified name. 0, or -1
-** when out of memory. */
+/* Give t (its name set) the namespace nsp (copied), and its qualified
+** name. 0, or -1 when out of memory. */
 int schema_set_namespace(struct db_table *t, const char *nsp);
 
 /* Column of t by name (case-insensitive) or NULL. */
