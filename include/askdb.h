@@ -361,7 +361,10 @@ askdb_db_query(askdb_db *db, const char *sql, askdb_result **out);
 ** [{name, kind ("table" or "view"), rows (null when unknown), rows_capped,
 ** columns [{name, type, notnull, default, pk (1-based position in the
 ** primary key, 0 = not), samples}], foreign_keys [{from, table, to}],
-** unique ["col, col"]}], and text (what askdb_db_schema_text gives).
+** unique ["col, col"]}], and text (what askdb_db_schema_text gives). A
+** table its name alone does not reach (PostgreSQL: not on the search
+** path; DuckDB: not in main) is named "schema.name" and has "schema"
+** too; foreign keys name tables the same way.
 ** flags: ASKDB_JSON_PRETTY or 0. *out is the caller's (askdb_free).
 */
 ASKDB_API ASKDB_NODISCARD askdb_status

@@ -18,6 +18,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-7}
 PKGS="sqlite3 libcurl jansson libxxhash libpq"
+# The library links whatever other engines this build has.
+pkg-config --exists libmariadb && PKGS="$PKGS libmariadb"
+DUCKDB_PREFIX=$(scripts/duckdb.sh --print-prefix 2>/dev/null || true)
+DUCKDB_LIBS=
+[ -n "$DUCKDB_PREFIX" ] && DUCKDB_LIBS="-L$DUCKDB_PREFIX/lib -lduckdb -Wl,-rpath,$DUCKDB_PREFIX/lib"
 
 make -s build/libaskdb.a
 tmp=$(mktemp -d)
@@ -34,7 +39,7 @@ LLAMA_LIBS=$(scripts/llama.sh --print-libs 2>/dev/null || true)
 # shellcheck disable=SC2046,SC2086
 cc -O2 -Iinclude $(pkg-config --cflags $PKGS) bench/schema_large.c \
     -o "$tmp/schema_large" build/libaskdb.a $(pkg-config --libs $PKGS) \
-    -lstemmer -lm -lpthread $LLAMA_LIBS
+    -lstemmer -lm -lpthread $LLAMA_LIBS $DUCKDB_LIBS
 # shellcheck disable=SC2046
 cc -O2 bench/gen_tables.c -o "$tmp/gen_tables" $(pkg-config --cflags --libs sqlite3)
 

@@ -124,7 +124,7 @@ static int fk_is(const struct db_schema *s, const struct db_table *from,
     for (k = 0; k < from->nfks; k++) {
         const struct db_fkey *fk = &from->fks[k];
         if (strcasecmp(fk->from, fcol) != 0 ||
-            strcasecmp(fk->table, to->name) != 0)
+            strcasecmp(fk->table, schema_qname(to)) != 0)
             continue;
         target = fk_target(s, fk);
         if (target ? strcasecmp(target, tcol) == 0 : is_pk(to, tcol))
@@ -149,13 +149,14 @@ static int put_fks(struct buf *b, const struct db_schema *s,
             break;
         for (k = 0; k < from->nfks; k++) {
             const struct db_fkey *fk = &from->fks[k];
-            if (strcasecmp(fk->table, to->name) != 0)
+            if (strcasecmp(fk->table, schema_qname(to)) != 0)
                 continue;
             target = fk_target(s, fk);
             if (!target)
                 continue;
-            buf_printf(b, "%s%s.%s = %s.%s", n ? ", " : "", from->name,
-                       fk->from, to->name, target);
+            buf_printf(b, "%s%s.%s = %s.%s", n ? ", " : "",
+                       schema_qname(from), fk->from, schema_qname(to),
+                       target);
             n++;
         }
     }
@@ -167,10 +168,10 @@ static int fk_between(const struct db_table *x, const struct db_table *y)
     int k;
 
     for (k = 0; k < x->nfks; k++)
-        if (strcasecmp(x->fks[k].table, y->name) == 0)
+        if (strcasecmp(x->fks[k].table, schema_qname(y)) == 0)
             return 1;
     for (k = 0; k < y->nfks; k++)
-        if (strcasecmp(y->fks[k].table, x->name) == 0)
+        if (strcasecmp(y->fks[k].table, schema_qname(x)) == 0)
             return 1;
     return 0;
 }
@@ -210,10 +211,10 @@ static void check_joins(struct findings *fs, const struct db_schema *s,
             continue;
         for (m = 0; m < a->njoins; m++) {
             const struct sqla_join *o = &a->joins[m];
-            if (((strcasecmp(o->a.table, x->name) == 0 &&
-                  strcasecmp(o->b.table, y->name) == 0) ||
-                 (strcasecmp(o->a.table, y->name) == 0 &&
-                  strcasecmp(o->b.table, x->name) == 0)) &&
+            if (((strcasecmp(o->a.table, schema_qname(x)) == 0 &&
+                  strcasecmp(o->b.table, schema_qname(y)) == 0) ||
+                 (strcasecmp(o->a.table, schema_qname(y)) == 0 &&
+                  strcasecmp(o->b.table, schema_qname(x)) == 0)) &&
                 join_on_fk(s, o))
                 break;
         }
@@ -222,8 +223,8 @@ static void check_joins(struct findings *fs, const struct db_schema *s,
         buf_init(&b, 0);
         buf_printf(&b, "The join condition %s.%s = %s.%s does not follow a "
                        "foreign key. %s and %s are linked by: ",
-                   x->name, j->a.column, y->name, j->b.column, x->name,
-                   y->name);
+                   schema_qname(x), j->a.column, schema_qname(y), j->b.column,
+                   schema_qname(x), schema_qname(y));
         put_fks(&b, s, x, y);
         buf_puts(&b, ". Join on that key unless the question really "
                      "relates these two columns.");
@@ -258,7 +259,7 @@ static void check_cross(struct findings *fs, const struct db_schema *s,
         buf_printf(&b, "%s and %s are in the same FROM with no condition "
                        "linking them, so every row of one is paired with "
                        "every row of the other (a cross join). ",
-                   x->name, y->name);
+                   schema_qname(x), schema_qname(y));
         if (fk_between(x, y)) {
             buf_puts(&b, "Join them on their foreign key: ");
             put_fks(&b, s, x, y);
@@ -427,7 +428,7 @@ static void check_literal(struct findings *fs, askdb_db *db,
         return;
     buf_init(&q, MAX_QUERY);
     buf_puts(&q, "SELECT 1 FROM ");
-    text_put_quoted(&q, t->name, '"');
+    schema_put_quoted_table(&q, t);
     buf_puts(&q, " WHERE ");
     text_put_quoted(&q, l->col.column, '"');
     buf_puts(&q, like ? " LIKE " : " = ");
@@ -445,7 +446,7 @@ static void check_literal(struct findings *fs, askdb_db *db,
         buf_puts(&q, "SELECT DISTINCT ");
         text_put_quoted(&q, l->col.column, '"');
         buf_puts(&q, " FROM ");
-        text_put_quoted(&q, t->name, '"');
+        schema_put_quoted_table(&q, t);
         buf_puts(&q, " WHERE ");
         if (sqlite) {
             text_put_quoted(&q, l->col.column, '"');
@@ -468,7 +469,7 @@ static void check_literal(struct findings *fs, askdb_db *db,
         buf_puts(&q, "SELECT DISTINCT ");
         text_put_quoted(&q, l->col.column, '"');
         buf_puts(&q, " FROM ");
-        text_put_quoted(&q, t->name, '"');
+        schema_put_quoted_table(&q, t);
         if (sqlite) {
             buf_puts(&q, " WHERE typeof(");
             text_put_quoted(&q, l->col.column, '"');
@@ -489,7 +490,8 @@ static void check_literal(struct findings *fs, askdb_db *db,
     }
     if (put_values(NULL, r, contains ? l->literal : NULL) > 0) {
         buf_init(&b, 0);
-        buf_printf(&b, "%s.%s has no value ", t->name, l->col.column);
+        buf_printf(&b, "%s.%s has no value ", schema_qname(t),
+                   l->col.column);
         text_put_quoted(&b, l->literal, '\'');
         buf_puts(&b, contains ? "; values containing it: " : "; it has ");
         put_values(&b, r, contains ? l->literal : NULL);
@@ -499,16 +501,21 @@ static void check_literal(struct findings *fs, askdb_db *db,
     askdb_result_free(r);
 }
 
-/* Whether column t.c holds the text v (exactly). */
-static int holds(askdb_db *db, const char *t, const char *c, const char *v)
+/* Whether column c of table `table` (schema_qname()) holds the text v
+** (exactly). */
+static int holds(askdb_db *db, const struct db_schema *s, const char *table,
+                 const char *c, const char *v)
 {
+    const struct db_table *t = schema_table(s, table);
     askdb_result *r;
     struct buf q;
     int yes;
 
+    if (!t)
+        return 1; /* no table to look in: no evidence either */
     buf_init(&q, MAX_QUERY);
     buf_puts(&q, "SELECT 1 FROM ");
-    text_put_quoted(&q, t, '"');
+    schema_put_quoted_table(&q, t);
     buf_puts(&q, " WHERE ");
     text_put_quoted(&q, c, '"');
     buf_puts(&q, " = ");
@@ -564,7 +571,8 @@ int check_value_elsewhere(askdb_db *db, const struct db_schema *s,
             }
             n++;
         }
-        if (n > 0 && !holds(db, l->col.table, l->col.column, l->literal)) {
+        if (n > 0 &&
+            !holds(db, s, l->col.table, l->col.column, l->literal)) {
             buf_putc(b, '\'');
             buf_puts(b, l->literal);
             buf_printf(b, "' is not a value of %s.%s; it is stored in ",

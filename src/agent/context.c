@@ -288,7 +288,7 @@ enum agent_outcome agent_step_context(struct agent_state *st)
     find_values(st, &m, &n);
     if (n > 0) {
         buf_init(&b, 0);
-        values_render(&b, m, n);
+        values_render(&b, st->schema, m, n);
         st->part_values = buf_steal(&b);
         rc = st->part_values ? 0 : -1;
     }

@@ -2,6 +2,7 @@
 #include "agent/hint.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -101,6 +102,71 @@ static int name_after(const char *msg, const char *prefix, char *out,
     return i > 0;
 }
 
+/* The text between pre and the next post in msg, copied into out; 0 if
+** absent or empty. */
+static int name_between(const char *msg, const char *pre, const char *post,
+                        char *out, size_t n)
+{
+    const char *p = strstr(msg, pre), *e;
+    size_t len;
+
+    if (!p)
+        return 0;
+    p += strlen(pre);
+    e = strstr(p, post);
+    len = e ? (size_t)(e - p) : 0;
+    if (len == 0 || len >= n || memchr(p, '\n', len))
+        return 0;
+    memcpy(out, p, len);
+    out[len] = '\0';
+    return 1;
+}
+
+/*
+** The unknown name an engine's message gives, into out (n bytes): for a
+** table SQLite's (and the MariaDB driver's) "no such table: x",
+** PostgreSQL's 'relation "x" does not exist', DuckDB's 'Table with name
+** x does not exist'; for a column "no such column: x", PostgreSQL's
+** 'column "x" does not exist' (or 'column t.x ...', and 'column
+** reference "x" is ambiguous'), DuckDB's 'Referenced column "x" not
+** found', 'Table "t" does not have a column named "x"' (as t.x) and
+** 'reference to column name "x"'; never from PostgreSQL's " (HINT: ...)"
+** that the PostgreSQL driver appends. 0 when the message names none.
+*/
+static int message_name(const char *full, int column, char *out, size_t n)
+{
+    char t[120], c[120], msg[600];
+    const char *h = strstr(full, " (HINT: ");
+    size_t len = h ? (size_t)(h - full) : strlen(full);
+
+    /* PostgreSQL's hint names the column it guesses: read the message
+    ** before it. */
+    if (len >= sizeof msg)
+        len = sizeof msg - 1;
+    memcpy(msg, full, len);
+    msg[len] = '\0';
+
+    if (!column)
+        return name_after(msg, "table:", out, n) ||
+               name_between(msg, "relation \"", "\"", out, n) ||
+               name_between(msg, "Table with name ", " does not exist",
+                            out, n);
+    if (name_after(msg, "column:", out, n) ||
+        name_after(msg, "column name:", out, n) ||
+        name_between(msg, "column \"", "\"", out, n) ||
+        name_between(msg, "column reference \"", "\"", out, n) ||
+        name_between(msg, "column name \"", "\"", out, n) ||
+        name_between(msg, "Referenced column \"", "\"", out, n))
+        return 1;
+    if (name_between(msg, "Table \"", "\" does not have", t, sizeof t) &&
+        name_between(msg, "a column named \"", "\"", c, sizeof c)) {
+        snprintf(out, n, "%s.%s", t, c);
+        return 1;
+    }
+    return name_between(msg, "column ", " does not exist", out, n) &&
+           !strchr(out, ' ');
+}
+
 /* Copy a name token (bare or quoted) without its quotes. */
 static void unquote(const char *p, size_t n, int kind, char *out, size_t cap)
 {
@@ -116,15 +182,15 @@ static void unquote(const char *p, size_t n, int kind, char *out, size_t cap)
 }
 
 /* The table that alias stands for in sql ("FROM orders o", "JOIN orders
-** AS o"), or NULL. */
+** AS o", "FROM sales.orders o"), or NULL. */
 static const struct db_table *alias_table(const struct db_schema *s,
                                           const char *sql, const char *alias)
 {
     const struct db_table *last = NULL;
     const char *p = sql;
-    char word[256];
+    char word[256], prev[256] = "";
     size_t n;
-    int kind;
+    int kind, dot = 0;
 
     if (!sql)
         return NULL;
@@ -137,9 +203,18 @@ static const struct db_table *alias_table(const struct db_schema *s,
                 p += n;
                 continue;
             }
-            last = schema_table(s, word);
+            /* After "schema." the word is a table of that schema. */
+            last = dot ? schema_table_in(s, prev, word)
+                       : schema_table(s, word);
+            memcpy(prev, word, strlen(word) + 1);
+            dot = 0;
+        } else if (kind == SQLX_PUNCT && *p == '.' && prev[0]) {
+            last = NULL;
+            dot = 1;
         } else if (kind != SQLX_SPACE && kind != SQLX_COMMENT) {
             last = NULL;
+            prev[0] = '\0';
+            dot = 0;
         }
         p += n;
     }
@@ -154,8 +229,7 @@ static void hint_column(struct buf *b, const struct db_schema *s,
     struct cand *c;
     int i, j, n = 0, total = 0, shown = 0;
 
-    if (!name_after(msg, "column:", name, sizeof name) &&
-        !name_after(msg, "column name:", name, sizeof name))
+    if (!message_name(msg, 1, name, sizeof name))
         return;
     dot = strrchr(name, '.');
     col = dot ? dot + 1 : name;
@@ -166,7 +240,7 @@ static void hint_column(struct buf *b, const struct db_schema *s,
         return;
     for (i = 0; i < s->ntables; i++)
         for (j = 0; j < s->tables[i].ncols; j++) {
-            c[n].table = s->tables[i].name;
+            c[n].table = schema_qname(&s->tables[i]);
             c[n].col = s->tables[i].cols[j].name;
             c[n].score = score(col, c[n].col);
             n++;
@@ -196,14 +270,14 @@ static void hint_column(struct buf *b, const struct db_schema *s,
                 t = alias_table(s, sql, tname);
         }
         if (t) {
+            const char *tn = schema_qname(t);
             buf_printf(b, "; %s%s%s, which has columns: ",
-                       strcasecmp(tname, t->name) ? tname : "",
-                       strcasecmp(tname, t->name) ? " is table " : "table ",
-                       t->name);
+                       strcasecmp(tname, tn) ? tname : "",
+                       strcasecmp(tname, tn) ? " is table " : "table ", tn);
             for (i = 0; i < t->ncols && i < MAX_LIST; i++)
                 buf_printf(b, "%s%s", i ? ", " : "", t->cols[i].name);
             for (i = 0; i < n; i++)
-                if (c[i].table != t->name)
+                if (c[i].table != tn)
                     c[i].score += 3;
             qsort(c, (size_t)n, sizeof *c, cand_cmp);
         }
@@ -228,13 +302,13 @@ static void hint_table(struct buf *b, const struct db_schema *s,
     struct cand *c;
     int i, n = s->ntables;
 
-    if (!name_after(msg, "table:", name, sizeof name))
+    if (!message_name(msg, 0, name, sizeof name))
         name[0] = '\0';
     c = calloc((size_t)n + 1, sizeof *c);
     if (!c)
         return;
     for (i = 0; i < n; i++) {
-        c[i].table = s->tables[i].name;
+        c[i].table = schema_qname(&s->tables[i]);
         c[i].score = name[0] ? score(name, c[i].table) : 0;
     }
     if (name[0])

@@ -15,6 +15,8 @@
 **   empty result   - reconsider filters (spelling, case, formats), joins;
 **   and a short fixed hint for the other classes, naming the engine's SQL
 **   dialect ("SQLite", "PostgreSQL", ...).
+** The unknown name is read from SQLite's, PostgreSQL's and DuckDB's
+** messages; tables are named as schema_qname() names them.
 */
 void hint_write(struct buf *b, const struct db_schema *s, const char *sql,
                 askdb_error_class ec, const char *msg, int timeout_ms,

@@ -60,7 +60,7 @@ static void list_tables(struct buf *b, const struct db_schema *s)
     int i;
 
     for (i = 0; i < s->ntables && i < 12; i++)
-        buf_printf(b, "%s%s", i ? ", " : "", s->tables[i].name);
+        buf_printf(b, "%s%s", i ? ", " : "", schema_qname(&s->tables[i]));
     if (s->ntables > 12)
         buf_printf(b, " and %d more", s->ntables - 12);
 }

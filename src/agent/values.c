@@ -68,7 +68,9 @@
 **     counts half.
 */
 
-#define FORMAT "askdb-values-1"
+/* 2: tables are named by schema_qname() ("sales.orders"), and a DuckDB
+** file's other schemas are indexed too. */
+#define FORMAT "askdb-values-2"
 /* The two must say the same: the index's tokenizer and the one that folds
 ** question words. */
 #define TOKENIZE "unicode61 remove_diacritics 2"
@@ -511,7 +513,7 @@ static char *column_sql(const struct builder *bd, const struct db_table *t,
                        "(SELECT DISTINCT ", bd->o.max_len);
         text_put_quoted(&b, c->name, '"');
         buf_puts(&b, " AS v FROM ");
-        text_put_quoted(&b, t->name, '"');
+        schema_put_quoted_table(&b, t);
         buf_puts(&b, " WHERE ");
         text_put_quoted(&b, c->name, '"');
         buf_printf(&b, " <> '' LIMIT %d) AS askdb_v", bd->o.per_column + 1);
@@ -677,7 +679,8 @@ static int index_column(struct builder *bd, const struct db_table *t,
     if (ret >= 0 && added) {
         int capped = r->nrows > bd->o.per_column;
         sqlite3_bind_int(bd->ins_col, 1, colid);
-        sqlite3_bind_text(bd->ins_col, 2, t->name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(bd->ins_col, 2, schema_qname(t), -1,
+                          SQLITE_STATIC);
         sqlite3_bind_text(bd->ins_col, 3, c->name, -1, SQLITE_STATIC);
         sqlite3_bind_int64(bd->ins_col, 4, added);
         sqlite3_bind_int(bd->ins_col, 5, capped);
@@ -1891,8 +1894,10 @@ void value_matches_free(struct value_match *m, int n)
 /* The prompt                                                             */
 /* ---------------------------------------------------------------------- */
 
-void values_render(struct buf *b, const struct value_match *m, int n)
+void values_render(struct buf *b, const struct db_schema *s,
+                   const struct value_match *m, int n)
 {
+    const struct db_table *t;
     int i, shown = 0;
 
     for (i = 0; i < n; i++) {
@@ -1903,7 +1908,11 @@ void values_render(struct buf *b, const struct value_match *m, int n)
         if (!shown++)
             buf_puts(b, "Values the question mentions, as stored:\n");
         buf_puts(b, "- ");
-        schema_put_ident(b, m[i].table);
+        t = schema_table(s, m[i].table);
+        if (t && t->namespace)
+            schema_put_table(b, s, t);
+        else
+            schema_put_ident(b, m[i].table);
         buf_putc(b, '.');
         schema_put_ident(b, m[i].column);
         buf_puts(b, " = ");

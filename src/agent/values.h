@@ -28,6 +28,7 @@
 */
 
 struct vindex;
+struct db_schema;
 
 /* Bounds of the index; vindex_opts_default() gives the values below. */
 struct vindex_opts {
@@ -121,10 +122,12 @@ void value_matches_free(struct value_match *m, int n);
 **   - circuits.country = 'France' (question: "Frnace", close spelling)
 **   - people."Home Town" = 'Los Angeles, CA' (question: "los angeles",
 **     part of the value)          <- one line
-** Names are quoted as SQL needs them. Values that are not valid UTF-8
-** are left out (the model could not write them). Nothing when none is
-** left.
+** Names are quoted as SQL needs them; a table of s with a namespace is
+** written qualified (schema_put_table()). Values that are not valid
+** UTF-8 are left out (the model could not write them). Nothing when none
+** is left.
 */
-void values_render(struct buf *b, const struct value_match *m, int n);
+void values_render(struct buf *b, const struct db_schema *s,
+                   const struct value_match *m, int n);
 
 #endif

@@ -115,9 +115,11 @@ static int help(const char *cmd)
         fputs(help_model, stdout);
         fputs(cli_agent_help, stdout);
     } else if (strcmp(cmd, "schema") == 0) {
-        fputs("usage: askdb schema DB\n\n"
+        fputs("usage: askdb schema [-f json] DB\n\n"
               "Print the schema exactly as the model sees it: CREATE TABLE\n"
-              "text with keys, foreign keys, row counts and sample values.\n",
+              "text with keys, foreign keys, row counts and sample values.\n"
+              "With -f json, the schema for a program: every table with its\n"
+              "columns, keys, row count and samples, and that text.\n",
               stdout);
     } else if (strcmp(cmd, "sql") == 0) {
         fputs("usage: askdb sql [options] DB STATEMENT\n\n"
@@ -310,11 +312,16 @@ static int cmd_db(const struct cli_opts *o, const char *path,
     if (sql) {
         rc = cli_run_sql(db, o, sql);
     } else {
-        st = askdb_db_schema_text(db, &text);
-        if (st)
+        st = o->format == FMT_JSON
+                 ? askdb_db_schema_json(db, ASKDB_JSON_PRETTY, &text)
+                 : askdb_db_schema_text(db, &text);
+        if (st) {
             format_printf(stderr, "askdb: %s\n", askdb_db_errmsg(db));
-        else
+        } else {
             format_puts(stdout, text);
+            if (o->format == FMT_JSON)
+                fputc('\n', stdout);
+        }
         askdb_free(text);
         rc = st ? EXIT_DB : EXIT_ANSWERED;
     }

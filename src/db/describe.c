@@ -30,7 +30,9 @@ static json_t *table_json(const struct db_table *t)
            *uq = json_array();
     int i;
 
-    jsonx_set_str(o, "name", t->name);
+    jsonx_set_str(o, "name", schema_qname(t));
+    if (t->namespace)
+        jsonx_set_str(o, "schema", t->namespace);
     json_object_set_new(o, "kind", json_string(t->is_view ? "view"
                                                           : "table"));
     json_object_set_new(o, "rows", t->rows < 0 ? json_null()

@@ -771,32 +771,42 @@ static char *dup_or_null(const char *s)
     return s ? strdup(s) : NULL;
 }
 
-/* The objects askdb shows: the tables and views of the current database's
-** default schema (unqualified names reach them), in creation order. */
+/*
+** The objects askdb shows: the tables and views of every schema of the
+** current database (information_schema and pg_catalog live in the
+** system catalog; listed here in case). Those of the default schema
+** (main: what unqualified names reach) come first, in creation order,
+** and have no namespace (NULL in the last column); then the other
+** schemas' by schema, shown qualified.
+*/
 static const char q_tables[] =
-    "SELECT oid::VARCHAR, name, kind, est::VARCHAR, comment FROM ("
+    "SELECT oid::VARCHAR, name, kind, est::VARCHAR, comment, "
+    "  CASE WHEN nsp <> current_schema() THEN nsp END FROM ("
     " SELECT table_oid AS oid, table_name AS name, 'table' AS kind, "
-    "   estimated_size AS est, comment "
+    "   estimated_size AS est, comment, schema_name AS nsp "
     " FROM duckdb_tables() WHERE NOT internal AND NOT temporary "
     "   AND database_name = current_database() "
-    "   AND schema_name = current_schema() "
+    "   AND schema_name NOT IN ('information_schema', 'pg_catalog') "
     " UNION ALL "
-    " SELECT view_oid, view_name, 'view', NULL, comment "
+    " SELECT view_oid, view_name, 'view', NULL, comment, schema_name "
     " FROM duckdb_views() WHERE NOT internal AND NOT temporary "
     "   AND database_name = current_database() "
-    "   AND schema_name = current_schema()) "
-    "ORDER BY oid";
+    "   AND schema_name NOT IN ('information_schema', 'pg_catalog')) "
+    "ORDER BY nsp <> current_schema(), nsp, oid";
 
+/* The columns of every table and view of the current database; those of
+** the objects not shown are skipped by oid. */
 static const char q_columns[] =
     "SELECT table_oid::VARCHAR, column_name, data_type, "
     "  (NOT is_nullable)::INTEGER::VARCHAR, column_default, comment "
     "FROM duckdb_columns() WHERE NOT internal "
     "  AND database_name = current_database() "
-    "  AND schema_name = current_schema() "
     "ORDER BY table_oid, column_index";
 
 /* Keys, one row per column of each: the columns of a key or foreign key
-** are unnested side by side with their position. */
+** are unnested side by side with their position. A foreign key's table
+** is in the schema of the table that has it (DuckDB has none across
+** schemas). */
 static const char q_keys[] =
     "SELECT table_oid::VARCHAR, constraint_index::VARCHAR, "
     "  constraint_type, unnest(constraint_column_names), "
@@ -804,26 +814,31 @@ static const char q_keys[] =
     "  generate_subscripts(constraint_column_names, 1)::VARCHAR AS pos "
     "FROM duckdb_constraints() "
     "WHERE database_name = current_database() "
-    "  AND schema_name = current_schema() "
     "  AND constraint_type IN ('PRIMARY KEY', 'UNIQUE', 'FOREIGN KEY') "
     "ORDER BY table_oid, constraint_index, pos::INTEGER";
 
-/* The index of the table with oid in s (its tables are in oid order). */
-static int table_by_oid(const struct db_schema *s, const long long *oids,
-                        long long oid)
-{
-    int lo = 0, hi = s->ntables - 1;
+/* A table's oid and its index in the schema, for the lookups by oid. */
+struct oid_ix {
+    long long oid;
+    int i;
+};
 
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2;
-        if (oids[mid] == oid)
-            return mid;
-        if (oids[mid] < oid)
-            lo = mid + 1;
-        else
-            hi = mid - 1;
-    }
-    return -1;
+static int oid_cmp(const void *a, const void *b)
+{
+    const struct oid_ix *x = a, *y = b;
+
+    return x->oid < y->oid ? -1 : x->oid > y->oid;
+}
+
+/* The index of the table with oid in s; oids (n of them) sorted by oid. */
+static int table_by_oid(const struct oid_ix *oids, int n, long long oid)
+{
+    struct oid_ix key, *hit;
+
+    key.oid = oid;
+    key.i = -1;
+    hit = bsearch(&key, oids, (size_t)n, sizeof *oids, oid_cmp);
+    return hit ? hit->i : -1;
 }
 
 static long long to_ll(const char *s)
@@ -832,14 +847,16 @@ static long long to_ll(const char *s)
 }
 
 static askdb_status read_columns(struct dk *d, struct db_schema *out,
-                                 const long long *oids, char *err, size_t n)
+                                 const struct oid_ix *oids, char *err,
+                                 size_t n)
 {
     struct grid g;
     askdb_status rc = grid_query(d, q_columns, &g, err, n);
     long r;
 
     for (r = 0; rc == ASKDB_OK && r < g.nrows; r++) {
-        int ti = table_by_oid(out, oids, to_ll(grid_at(&g, r, 0)));
+        int ti = table_by_oid(oids, out->ntables,
+                              to_ll(grid_at(&g, r, 0)));
         struct db_table *t;
         struct db_column *c;
         if (ti < 0)
@@ -861,6 +878,22 @@ static askdb_status read_columns(struct dk *d, struct db_schema *out,
         rc = ASKDB_ERR_NOMEM;
     grid_free(&g);
     return rc;
+}
+
+/* The name askdb calls table `name` of t's schema by (schema_qname()):
+** qualified with t's namespace when it has one. malloc()ed; NULL when
+** name is NULL or out of memory. */
+static char *in_namespace(const struct db_table *t, const char *name)
+{
+    struct buf b;
+
+    if (!name)
+        return NULL;
+    if (!t->namespace)
+        return strdup(name);
+    buf_init(&b, 0);
+    buf_printf(&b, "%s.%s", t->namespace, name);
+    return buf_steal(&b);
 }
 
 /* Add the key rows [from, to) of g, one constraint, to t. */
@@ -888,7 +921,7 @@ static askdb_status add_key(struct db_table *t, const struct grid *g,
             if (!f)
                 return ASKDB_ERR_NOMEM;
             f->from = dup_or_null(grid_at(g, r, 3));
-            f->table = dup_or_null(grid_at(g, r, 4));
+            f->table = in_namespace(t, grid_at(g, r, 4));
             f->to = dup_or_null(grid_at(g, r, 5));
             if (!f->from || !f->table)
                 return ASKDB_ERR_NOMEM;
@@ -913,14 +946,15 @@ static askdb_status add_key(struct db_table *t, const struct grid *g,
 }
 
 static askdb_status read_keys(struct dk *d, struct db_schema *out,
-                              const long long *oids, char *err, size_t n)
+                              const struct oid_ix *oids, char *err, size_t n)
 {
     struct grid g;
     askdb_status rc = grid_query(d, q_keys, &g, err, n);
     long r = 0, e;
 
     while (rc == ASKDB_OK && r < g.nrows) {
-        int ti = table_by_oid(out, oids, to_ll(grid_at(&g, r, 0)));
+        int ti = table_by_oid(oids, out->ntables,
+                              to_ll(grid_at(&g, r, 0)));
         for (e = r + 1; e < g.nrows; e++)
             if (strcmp(grid_at(&g, e, 0), grid_at(&g, r, 0)) != 0 ||
                 strcmp(grid_at(&g, e, 1), grid_at(&g, r, 1)) != 0)
@@ -953,65 +987,108 @@ static int is_text_type(const char *type)
 }
 
 /*
-** A few distinct values of each text column from the first SAMPLE_ROWS + 1
-** rows of t; *nrows gets how many rows there were (SAMPLE_ROWS + 1 meaning
-** "more"). A failure (a view over a missing file) leaves no samples.
+** Tables per sampling statement (sample_batch()). DuckDB plans a long
+** UNION ALL in time that grows faster than its length: on 2,000 small
+** tables (scripts/duckdb_schema_bench.sh) batches of 16 to 25 were the
+** quickest, 64 took 15% longer, 500 twice as long as one table a
+** statement.
 */
-static askdb_status read_samples(struct dk *d, struct db_table *t,
-                                 int per_col, long *nrows)
+#define SAMPLE_BATCH 20
+
+/* Keep v as a sample of c when it is short, new and c has fewer than
+** per_col. -1 when out of memory. */
+static int add_sample(struct db_column *c, const char *v, int per_col)
+{
+    char **slot;
+
+    if (c->nsamples >= per_col || !v || !*v || strlen(v) > SAMPLE_MAXLEN ||
+        has_sample(c, v))
+        return 0;
+    slot = push(&c->samples, &c->nsamples, sizeof *slot);
+    if (!slot)
+        return -1;
+    *slot = strdup(v);
+    if (!*slot) {
+        c->nsamples--;
+        return -1;
+    }
+    return 0;
+}
+
+/*
+** The first SAMPLE_ROWS + 1 rows of n tables in one statement, a UNION
+** ALL of one branch per table: its number in the batch and its text
+** columns, padded with NULLs to the widest:
+**   (SELECT '0', "a", "b" FROM "t" LIMIT 201) UNION ALL
+**   (SELECT '1', "c", NULL::VARCHAR FROM "u" LIMIT 201) ...
+** Fewer statements is what batching saves: most of what is left is
+** DuckDB loading each table's storage on its first read. Each branch's
+** rows come in the order one table's statement gives them, so the
+** samples are those it would give. The rows of a batch are held whole,
+** as one table's were (a long value is dropped only here: filtering it
+** in the statement costs more than it saves); DuckDB's memory_limit
+** bounds them, and a batch over it fails. seen[k] gets the rows of
+** tabs[k] (SAMPLE_ROWS + 1 meaning "more"). 0, -1 out of memory, 1
+** when the statement failed (the time limit, memory, a view over a
+** missing file): the caller then reads the tables one by one.
+*/
+static int sample_batch(struct dk *d, struct db_table **tabs, int n,
+                        int per_col, long *seen)
 {
     struct buf b;
     struct grid g;
     char err[256];
-    int i, k = 0;
+    int i, j, k, w = 0, rc = 0;
     long r;
 
-    *nrows = SAMPLE_ROWS + 1;
-    buf_init(&b, 0);
-    buf_puts(&b, "SELECT 'x'");
-    for (i = 0; i < t->ncols; i++) {
-        if (per_col <= 0 || !is_text_type(t->cols[i].type))
-            continue;
-        buf_puts(&b, ", ");
-        put_quoted(&b, t->cols[i].name);
+    for (k = 0; k < n; k++) {
+        int m = 0;
+        for (i = 0; per_col > 0 && i < tabs[k]->ncols; i++)
+            m += is_text_type(tabs[k]->cols[i].type);
+        if (m > w)
+            w = m;
     }
-    buf_puts(&b, " FROM ");
-    put_quoted(&b, t->name);
-    buf_printf(&b, " LIMIT %d", SAMPLE_ROWS + 1);
+    buf_init(&b, 0);
+    for (k = 0; k < n; k++) {
+        const struct db_table *t = tabs[k];
+        seen[k] = 0;
+        buf_printf(&b, "%s(SELECT '%d'", k ? " UNION ALL " : "", k);
+        j = 0;
+        for (i = 0; per_col > 0 && i < t->ncols; i++) {
+            if (!is_text_type(t->cols[i].type))
+                continue;
+            buf_puts(&b, ", ");
+            put_quoted(&b, t->cols[i].name);
+            j++;
+        }
+        for (; j < w; j++)
+            buf_puts(&b, ", NULL::VARCHAR");
+        buf_puts(&b, " FROM ");
+        schema_put_quoted_table(&b, t);
+        buf_printf(&b, " LIMIT %d)", SAMPLE_ROWS + 1);
+    }
     if (buf_err(&b)) {
         buf_free(&b);
-        return ASKDB_ERR_NOMEM;
+        return -1;
     }
     if (grid_query(d, b.data, &g, err, sizeof err)) {
         buf_free(&b);
-        return ASKDB_OK;
+        return 1;
     }
     buf_free(&b);
-    *nrows = g.nrows;
-    for (i = 0; i < t->ncols; i++) {
-        struct db_column *c = &t->cols[i];
-        if (per_col <= 0 || !is_text_type(c->type))
+    for (r = 0; r < g.nrows && rc == 0; r++) {
+        long kk = grid_at(&g, r, 0) ? strtol(grid_at(&g, r, 0), NULL, 10)
+                                    : -1;
+        struct db_table *t;
+        if (kk < 0 || kk >= n || ++seen[kk] > SAMPLE_ROWS)
             continue;
-        k++;
-        for (r = 0; r < g.nrows && r < SAMPLE_ROWS; r++) {
-            const char *v = grid_at(&g, r, k);
-            char **slot;
-            if (c->nsamples >= per_col)
-                break;
-            if (!v || !*v || strlen(v) > SAMPLE_MAXLEN || has_sample(c, v))
-                continue;
-            slot = push(&c->samples, &c->nsamples, sizeof *slot);
-            if (!slot)
-                break;
-            *slot = strdup(v);
-            if (!*slot) {
-                c->nsamples--;
-                break;
-            }
-        }
+        t = tabs[kk];
+        for (i = 0, j = 1; per_col > 0 && i < t->ncols && rc == 0; i++)
+            if (is_text_type(t->cols[i].type))
+                rc = add_sample(&t->cols[i], grid_at(&g, r, j++), per_col);
     }
     grid_free(&g);
-    return ASKDB_OK;
+    return rc;
 }
 
 /* Rows of a file's view, counted up to cap + 1 (a CSV is read to count
@@ -1024,7 +1101,7 @@ static void read_count(struct dk *d, struct db_table *t, long cap)
 
     buf_init(&b, 0);
     buf_puts(&b, "SELECT count(*)::VARCHAR FROM (SELECT 1 FROM ");
-    put_quoted(&b, t->name);
+    schema_put_quoted_table(&b, t);
     buf_printf(&b, " LIMIT %ld)", cap + 1);
     if (!buf_err(&b) && grid_query(d, b.data, &g, err, sizeof err) == 0) {
         long long n = g.nrows == 1 ? to_ll(grid_at(&g, 0, 0)) : -1;
@@ -1037,14 +1114,76 @@ static void read_count(struct dk *d, struct db_table *t, long cap)
     buf_free(&b);
 }
 
+/*
+** Samples and row counts of the tables (never a view's: that would run
+** it), SAMPLE_BATCH tables a statement, each statement under the time
+** limit. A batch that fails is read again one table at a time, and a
+** table that fails alone keeps no samples: not worth failing the schema
+** for. A table whose first rows are all it has is counted exactly; a
+** larger one keeps its estimate, and a file's view (no estimate) is
+** counted up to count_cap. ASKDB_OK, ASKDB_ERR_NOMEM, or
+** ASKDB_ERR_CANCELLED when the handle was cancelled.
+*/
+static askdb_status sample_tables(askdb_db *db, struct dk *d,
+                                  struct db_schema *out)
+{
+    struct db_table **tabs;
+    long *seen;
+    int i, j, n = 0, rc = 0, tmo, cnl = 0;
+
+    tabs = calloc((size_t)out->ntables + 1, sizeof *tabs);
+    seen = calloc((size_t)out->ntables + 1, sizeof *seen);
+    if (!tabs || !seen) {
+        free(tabs);
+        free(seen);
+        return ASKDB_ERR_NOMEM;
+    }
+    for (i = 0; i < out->ntables; i++)
+        if (!out->tables[i].is_view)
+            tabs[n++] = &out->tables[i];
+    for (i = 0; i < n && rc >= 0 && !cnl; i += SAMPLE_BATCH) {
+        int m = n - i < SAMPLE_BATCH ? n - i : SAMPLE_BATCH;
+        watchdog_arm(d, db->query_timeout_ms, db->cancel);
+        rc = sample_batch(d, tabs + i, m, db->sample_values, seen + i);
+        watchdog_disarm(d, &tmo, &cnl);
+        for (j = i; rc > 0 && j < i + m && !cnl; j++) {
+            int one;
+            watchdog_arm(d, db->query_timeout_ms, db->cancel);
+            one = sample_batch(d, tabs + j, 1, db->sample_values, seen + j);
+            watchdog_disarm(d, &tmo, &cnl);
+            if (one < 0)
+                rc = -1;
+            else if (one > 0)
+                seen[j] = SAMPLE_ROWS + 1; /* unknown: keep the estimate */
+        }
+        if (rc > 0)
+            rc = 0;
+    }
+    for (i = 0; i < n && rc == 0 && !cnl; i++) {
+        struct db_table *t = tabs[i];
+        if (seen[i] <= SAMPLE_ROWS) {
+            t->rows = seen[i]; /* the whole table was read */
+            t->rows_estimated = 0;
+        } else if (d->files) {
+            watchdog_arm(d, db->query_timeout_ms, db->cancel);
+            read_count(d, t, db->count_cap);
+            watchdog_disarm(d, &tmo, &cnl);
+        }
+    }
+    free(tabs);
+    free(seen);
+    if (cnl)
+        return ASKDB_ERR_CANCELLED;
+    return rc < 0 ? ASKDB_ERR_NOMEM : ASKDB_OK;
+}
+
 static askdb_status dk_schema(askdb_db *db, struct db_schema *out)
 {
     struct dk *d = DK(db);
     struct grid g;
-    long long *oids = NULL;
+    struct oid_ix *oids = NULL;
     char err[512] = "";
     askdb_status rc;
-    int i, tmo, cnl;
     long r;
 
     memset(out, 0, sizeof *out);
@@ -1058,7 +1197,9 @@ static askdb_status dk_schema(askdb_db *db, struct db_schema *out)
     for (r = 0; rc == ASKDB_OK && r < g.nrows; r++) {
         struct db_table *t = &out->tables[out->ntables++];
         const char *est = grid_at(&g, r, 3), *cm = grid_at(&g, r, 4);
-        oids[r] = to_ll(grid_at(&g, r, 0));
+        const char *nsp = grid_at(&g, r, 5);
+        oids[r].oid = to_ll(grid_at(&g, r, 0));
+        oids[r].i = (int)r;
         t->name = dup_or_null(grid_at(&g, r, 1));
         /* A file's view stands for the file's table. */
         t->is_view = strcmp(grid_at(&g, r, 2), "view") == 0 && !d->files;
@@ -1068,35 +1209,22 @@ static askdb_status dk_schema(askdb_db *db, struct db_schema *out)
             t->rows_estimated = 1;
         }
         t->comment = cm && *cm ? strdup(cm) : NULL;
-        if (!t->name || (cm && *cm && !t->comment))
+        if (!t->name || (cm && *cm && !t->comment) ||
+            (nsp && schema_set_namespace(t, nsp) < 0))
             rc = ASKDB_ERR_NOMEM;
     }
     if (rc == ASKDB_OK)
         grid_free(&g);
+    if (rc == ASKDB_OK && out->ntables > 1)
+        qsort(oids, (size_t)out->ntables, sizeof *oids, oid_cmp);
     if (rc == ASKDB_OK)
         rc = read_columns(d, out, oids, err, sizeof err);
     if (rc == ASKDB_OK)
         rc = read_keys(d, out, oids, err, sizeof err);
-    /* Samples and counts read data: under the time limit, each. */
-    for (i = 0; rc == ASKDB_OK && i < out->ntables; i++) {
-        struct db_table *t = &out->tables[i];
-        long seen;
-        if (t->is_view)
-            continue;
-        watchdog_arm(d, db->query_timeout_ms, db->cancel);
-        rc = read_samples(d, t, db->sample_values, &seen);
-        if (rc == ASKDB_OK && seen <= SAMPLE_ROWS) {
-            t->rows = seen; /* the whole table was read */
-            t->rows_estimated = 0;
-        } else if (rc == ASKDB_OK && d->files) {
-            read_count(d, t, db->count_cap);
-        }
-        watchdog_disarm(d, &tmo, &cnl);
-        if (cnl) {
-            snprintf(err, sizeof err, "cancelled");
-            rc = ASKDB_ERR_CANCELLED;
-        }
-    }
+    if (rc == ASKDB_OK)
+        rc = sample_tables(db, d, out);
+    if (rc == ASKDB_ERR_CANCELLED)
+        snprintf(err, sizeof err, "cancelled");
     free(oids);
     if (rc == ASKDB_ERR_NOMEM)
         snprintf(err, sizeof err, "out of memory");

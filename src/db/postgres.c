@@ -445,20 +445,31 @@ static int pg_session(askdb_db *db, struct pg *p, char *msg, size_t n)
     return pg_command(db, p, sql, t, msg, n);
 }
 
-/* Privileges of the session's role that the guard cares about. */
+/* The schemas askdb reads beside those of the search path (pg_namespace
+** row n): every one the role may use, but the system's. */
+#define OTHER_NSP(n)                                                         \
+    "(" n ".nspname NOT IN ('pg_catalog', 'information_schema') "            \
+    "AND " n ".nspname !~ '^pg_(toast|temp_)' "                              \
+    "AND has_schema_privilege(" n ".oid, 'USAGE'))"
+
+/* Privileges of the session's role that the guard cares about, over the
+** schemas askdb reads. */
 static const char role_sql[] =
     "SELECT current_user, r.rolsuper, "
     "  EXISTS (SELECT 1 FROM pg_roles s WHERE s.rolsuper "
     "          AND s.oid <> r.oid AND pg_has_role(r.oid, s.oid, 'MEMBER')), "
     "  EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n "
     "            ON n.oid = c.relnamespace "
-    "          WHERE n.nspname = ANY (current_schemas(false)) "
+    "          WHERE (n.nspname = ANY (current_schemas(false)) "
+    "                 OR " OTHER_NSP("n") ") "
     "          AND c.relkind IN ('r', 'p', 'v', 'm', 'f') "
     "          AND has_table_privilege(c.oid, "
     "                'INSERT, UPDATE, DELETE, TRUNCATE')), "
     "  EXISTS (SELECT 1 FROM unnest(current_schemas(false)) s(name) "
     "          WHERE s.name <> 'pg_catalog' "
     "          AND has_schema_privilege(s.name, 'CREATE')) "
+    "  OR EXISTS (SELECT 1 FROM pg_namespace n WHERE " OTHER_NSP("n")
+    "             AND has_schema_privilege(n.oid, 'CREATE')) "
     "  OR has_database_privilege(current_database(), 'CREATE'), "
     "  pg_has_role(r.oid, 'pg_read_server_files', 'MEMBER') "
     "  OR pg_has_role(r.oid, 'pg_write_server_files', 'MEMBER') "
@@ -806,32 +817,42 @@ static char *dup_val(const PGresult *r, int row, int col, int *nomem)
 
 /*
 ** The relations askdb shows: tables, partitioned tables, views,
-** materialized views and foreign tables of the schemas on the search path
-** (current_schemas), that the role may read at least in part. A name
-** found in several of those schemas is the first schema's, as it is for
-** an unqualified name in a query. ord numbers them in the order they are
-** shown; the other queries get their oids in that order as $1 (rels), so
-** that the catalog is searched once, and name columns by number, which
-** the columns already read turn into names.
+** materialized views and foreign tables that the role may read at least
+** in part, of the schemas on the search path (current_schemas) and of
+** every other schema it has USAGE on, but the system's (pg_catalog,
+** information_schema, pg_toast*, pg_temp*). bare says whether the name
+** alone reaches a relation: it is in a schema of the search path and no
+** schema before it there has the name, as for an unqualified name in a
+** query; the others are shown qualified (a namespace). ord numbers them
+** in the order they are shown: those of the search path in its order,
+** then the others by schema. The other queries get their oids in that
+** order as $1 (rels), so that the catalog is searched once, and name
+** columns by number, which the columns already read turn into names.
 */
 static const char q_tables[] =
     "WITH sp AS (SELECT n.oid, k.pos FROM unnest(current_schemas(false)) "
     "   WITH ORDINALITY k(name, pos) JOIN pg_namespace n "
     "   ON n.nspname = k.name "
     "   WHERE k.name NOT IN ('pg_catalog', 'information_schema')), "
-    "cand AS (SELECT DISTINCT ON (c.relname) c.oid, c.relname, c.relkind, "
-    "   c.reltuples, c.relnamespace, sp.pos "
-    "   FROM pg_class c JOIN sp ON sp.oid = c.relnamespace "
+    "ns AS (SELECT n.oid, n.nspname, sp.pos FROM pg_namespace n "
+    "   LEFT JOIN sp ON sp.oid = n.oid "
+    "   WHERE sp.oid IS NOT NULL OR " OTHER_NSP("n") "), "
+    "cand AS (SELECT c.oid, c.relname, c.relkind, c.reltuples, "
+    "   ns.nspname, ns.pos "
+    "   FROM pg_class c JOIN ns ON ns.oid = c.relnamespace "
     "   WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') "
     "   AND NOT c.relispartition "
     "   AND (has_table_privilege(c.oid, 'SELECT') "
-    "        OR has_any_column_privilege(c.oid, 'SELECT')) "
-    "   ORDER BY c.relname, sp.pos), "
-    "rels AS (SELECT cand.*, row_number() OVER (ORDER BY pos, oid) AS ord "
-    "   FROM cand) "
+    "        OR has_any_column_privilege(c.oid, 'SELECT'))), "
+    "bare AS (SELECT DISTINCT ON (relname) oid FROM cand "
+    "   WHERE pos IS NOT NULL ORDER BY relname, pos), "
+    "rels AS (SELECT cand.*, bare.oid IS NOT NULL AS bare, "
+    "   row_number() OVER (ORDER BY bare.oid IS NULL, cand.pos, "
+    "     cand.nspname, cand.oid) AS ord "
+    "   FROM cand LEFT JOIN bare ON bare.oid = cand.oid) "
     "SELECT r.ord, r.relname, r.relkind, r.reltuples::float8, d.description, "
-    "  n.nspname, r.oid "
-    "FROM rels r JOIN pg_namespace n ON n.oid = r.relnamespace "
+    "  r.nspname, r.oid, r.bare "
+    "FROM rels r "
     "LEFT JOIN pg_description d ON d.objoid = r.oid "
     "  AND d.classoid = 'pg_class'::regclass AND d.objsubid = 0 "
     "ORDER BY r.ord";
@@ -861,8 +882,8 @@ static const char q_columns[] =
     "WHERE r.tpriv OR has_column_privilege(r.oid, a.attnum, 'SELECT') "
     "ORDER BY r.ord, a.attnum";
 
-/* Foreign keys between relations askdb shows (to the one a name resolves
-** to), as (table, column number) pairs. */
+/* Foreign keys between relations askdb shows, as (table, column number)
+** pairs. */
 static const char q_fkeys[] =
     RELS_CTE
     "SELECT r.ord, con.oid, k.src, r2.ord, k.dst "
@@ -948,7 +969,10 @@ static int read_tables(const PGresult *r, struct db_schema *out,
         rel[i].nsp = dup_val(r, i, 5, &nomem);
         t->is_view = rel[i].kind == 'v';
         t->rows = -1;
-        if (nomem || !t->name)
+        if (nomem || !t->name || !rel[i].nsp)
+            return -1;
+        if (PQgetvalue(r, i, 7)[0] != 't' &&
+            schema_set_namespace(t, rel[i].nsp) < 0)
             return -1;
     }
     buf_putc(oids, '}');
@@ -1027,7 +1051,7 @@ static int read_fkeys(const PGresult *r, struct db_schema *out,
             if (!f)
                 return -1;
             f->from = strdup(t->cols[from].name);
-            f->table = strdup(out->tables[tj].name);
+            f->table = strdup(schema_qname(&out->tables[tj]));
             f->to = strdup(out->tables[tj].cols[to].name);
             if (!f->from || !f->table || !f->to)
                 return -1;

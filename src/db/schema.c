@@ -35,6 +35,8 @@ void schema_free_table(struct db_table *t)
     free(t->cols);
     free(t->name);
     free(t->comment);
+    free(t->namespace);
+    free(t->qname);
     memset(t, 0, sizeof *t);
 }
 
@@ -57,9 +59,56 @@ const struct db_table *schema_table(const struct db_schema *s,
     int i;
 
     for (i = 0; i < s->ntables; i++)
-        if (strcasecmp(s->tables[i].name, name) == 0)
+        if (!s->tables[i].namespace &&
+            strcasecmp(s->tables[i].name, name) == 0)
+            return &s->tables[i];
+    for (i = 0; i < s->ntables; i++)
+        if (s->tables[i].qname && strcasecmp(s->tables[i].qname, name) == 0)
             return &s->tables[i];
     return NULL;
+}
+
+const struct db_table *schema_table_in(const struct db_schema *s,
+                                       const char *nsp, const char *name)
+{
+    int i;
+
+    for (i = 0; nsp && i < s->ntables; i++) {
+        const struct db_table *t = &s->tables[i];
+        if (t->namespace && strcasecmp(t->namespace, nsp) == 0 &&
+            strcasecmp(t->name, name) == 0)
+            return t;
+    }
+    for (i = 0; i < s->ntables; i++)
+        if (!s->tables[i].namespace &&
+            strcasecmp(s->tables[i].name, name) == 0)
+            return &s->tables[i];
+    return NULL;
+}
+
+const char *schema_qname(const struct db_table *t)
+{
+    return t->qname ? t->qname : t->name;
+}
+
+int schema_set_namespace(struct db_table *t, const char *nsp)
+{
+    size_t n = strlen(nsp), k = strlen(t->name);
+
+    free(t->namespace);
+    free(t->qname);
+    t->namespace = strdup(nsp);
+    t->qname = malloc(n + k + 2);
+    if (!t->namespace || !t->qname) {
+        free(t->namespace);
+        free(t->qname);
+        t->namespace = t->qname = NULL;
+        return -1;
+    }
+    memcpy(t->qname, nsp, n);
+    t->qname[n] = '.';
+    memcpy(t->qname + n + 1, t->name, k + 1);
+    return 0;
 }
 
 const struct db_column *schema_column(const struct db_table *t,
@@ -98,6 +147,41 @@ void schema_put_name(struct buf *b, const struct db_schema *sc,
                      const char *s)
 {
     put_ident(b, s, sc->case_folds);
+}
+
+void schema_put_table(struct buf *b, const struct db_schema *s,
+                      const struct db_table *t)
+{
+    if (t->namespace) {
+        schema_put_name(b, s, t->namespace);
+        buf_putc(b, '.');
+    }
+    schema_put_name(b, s, t->name);
+}
+
+void schema_put_quoted_table(struct buf *b, const struct db_table *t)
+{
+    if (t->namespace) {
+        text_put_quoted(b, t->namespace, '"');
+        buf_putc(b, '.');
+    }
+    text_put_quoted(b, t->name, '"');
+}
+
+/* Append the table a foreign key references: as schema_put_table() when
+** it is a table of s with a namespace, else as the key spells it. Only a
+** name with a dot can be a qualified name: the others are not looked up
+** (a schema of thousands of tables has as many keys). */
+static void put_fkey_table(struct buf *b, const struct db_schema *s,
+                           const char *table)
+{
+    const struct db_table *to = strchr(table, '.') ? schema_table(s, table)
+                                                   : NULL;
+
+    if (to && to->namespace)
+        schema_put_table(b, s, to);
+    else
+        schema_put_name(b, s, table);
 }
 
 /* A sample value as an SQL string literal, newlines flattened so that the
@@ -213,7 +297,7 @@ static void render_table(struct buf *b, const struct db_schema *s,
         buf_putc(b, '\n');
     }
     buf_printf(b, "CREATE %s ", t->is_view ? "VIEW" : "TABLE");
-    schema_put_name(b, s, t->name);
+    schema_put_table(b, s, t);
     buf_puts(b, " (\n");
     for (i = 0; i < t->ncols; i++)
         ncols += shown(keep, i);
@@ -274,7 +358,7 @@ static void render_table(struct buf *b, const struct db_schema *s,
         buf_puts(b, "  FOREIGN KEY (");
         schema_put_name(b, s, f->from);
         buf_puts(b, ") REFERENCES ");
-        schema_put_name(b, s, f->table);
+        put_fkey_table(b, s, f->table);
         if (f->to) {
             buf_putc(b, '(');
             schema_put_name(b, s, f->to);

@@ -6,6 +6,15 @@
 ** A schema is read once per database handle by the driver and owned by it.
 ** Names keep the database's own spelling; lookups are case-insensitive,
 ** as SQL identifiers are.
+**
+** Namespaces (PostgreSQL's and DuckDB's schemas): a table that its name
+** alone reaches (on the search path, DuckDB's main) has no namespace; a
+** table of another schema, or one that a table of the same name earlier
+** on the search path hides, has one, and askdb calls it by its qualified
+** name "namespace.name" (qname) wherever it names tables as strings: the
+** lists of sqla_analyze(), foreign keys' table, hints, the value index,
+** the JSON schema. schema_table() takes either kind of name. SQLite's
+** tables never have one.
 */
 
 struct db_column {
@@ -21,7 +30,7 @@ struct db_column {
 
 struct db_fkey {
     char *from;          /* column in this table */
-    char *table;         /* referenced table */
+    char *table;         /* referenced table, as schema_qname() names it */
     char *to;            /* referenced column, NULL = its primary key */
 };
 
@@ -38,6 +47,10 @@ struct db_table {
     int rows_capped;     /* rows is a lower bound */
     int rows_estimated;  /* rows is the engine's statistics estimate */
     char *comment;       /* the engine's comment on it, or NULL */
+    char *namespace;     /* its schema when the name alone does not reach
+                            it, else NULL (see above) */
+    char *qname;         /* "namespace.name" when namespace is set, else
+                            NULL (schema_set_namespace() sets both) */
 };
 
 struct db_schema {
@@ -53,9 +66,28 @@ void schema_free(struct db_schema *s);
 /* Free what t holds and zero it (t itself belongs to its schema). */
 void schema_free_table(struct db_table *t);
 
-/* Table by name (case-insensitive) or NULL. */
+/* Table by name (case-insensitive) or NULL: a table without a namespace
+** by its name, else one with a namespace by its qualified name. */
 const struct db_table *schema_table(const struct db_schema *s,
                                     const char *name);
+
+/*
+** The table a query's FROM item nsp.name (nsp NULL when unqualified)
+** reaches: the table of namespace nsp and that name when s has one, else
+** the table without a namespace of that name (public.orders, main.orders:
+** the schema of the tables the name alone reaches is not recorded). NULL
+** when there is none.
+*/
+const struct db_table *schema_table_in(const struct db_schema *s,
+                                       const char *nsp, const char *name);
+
+/* What askdb calls t in lists, hints and lookups: its qualified name when
+** it has a namespace, else its name (borrowed from t). */
+const char *schema_qname(const struct db_table *t);
+
+/* Give t (its name set) the namespace nsp (copied), and its qualified
+** name. 0, or -1 when out of memory. */
+int schema_set_namespace(struct db_table *t, const char *nsp);
 
 /* Column of t by name (case-insensitive) or NULL. */
 const struct db_column *schema_column(const struct db_table *t,
@@ -71,6 +103,16 @@ void schema_put_ident(struct buf *b, const char *name);
 ** a capital letter. */
 void schema_put_name(struct buf *b, const struct db_schema *s,
                      const char *name);
+
+/* Append t's name as the model should write it in a query on s: its
+** namespace (when it has one), a dot and its name, each as
+** schema_put_name() writes it ("sales.orders", "\"Sales\".orders"). */
+void schema_put_table(struct buf *b, const struct db_schema *s,
+                      const struct db_table *t);
+
+/* Append t's name for a statement askdb writes itself: each part always
+** double-quoted ("orders", "sales"."orders"). */
+void schema_put_quoted_table(struct buf *b, const struct db_table *t);
 
 /*
 ** Render the schema for the prompt as compact CREATE TABLE text, foreign

@@ -26,9 +26,11 @@
 ** comparisons and subqueries.
 **
 ** Each SELECT core is a level. Its FROM items (tref) carry their alias
-** and, for a schema table, the schema's spelling of its name; a derived
-** table, a CTE or a table-valued function is opaque (its columns are not
-** known). Column references (ref) are collected with their level and
+** and, for a schema table, the schema's spelling of its name (a qualified
+** sales.orders is the table of that namespace, or the one its name alone
+** reaches: schema_table_in()); a derived table, a CTE or a table-valued
+** function is opaque (its columns are not known). Tables are reported by
+** schema_qname(), so two tables of one name in two schemas stay apart. Column references (ref) are collected with their level and
 ** their context (ctx): one per comparison group of WHERE and HAVING
 ** (split at each AND that does not close a BETWEEN and at each OR, outside
 ** function calls), one per ON clause, one for the select list and one for
@@ -68,7 +70,8 @@ struct tok {
 struct tref {            /* one FROM item */
     int level;
     const struct db_table *tb; /* schema table (borrowed), NULL: opaque */
-    char *written;       /* name as written, NULL for a subquery */
+    char *written;       /* name as written without its schema, NULL for
+                            a subquery */
     char *alias;
     int uf;              /* union-find parent */
 };
@@ -747,7 +750,7 @@ static int p_from_item(struct parser *p, int level, int end)
 {
     const struct db_table *tb;
     int i = p->i, close, ti;
-    char *name;
+    char *name, *nsp = NULL;
 
     if (punct(p, i, '(')) {
         close = p->t[i].match;
@@ -782,20 +785,32 @@ static int p_from_item(struct parser *p, int level, int end)
     }
     if (!is_name(p, i) || in_list(&p->t[i], from_words))
         return -1;
-    if (punct(p, i + 1, '.') && is_name(p, i + 2)) /* schema.table */
+    if (punct(p, i + 1, '.') && is_name(p, i + 2)) { /* schema.table */
+        nsp = tok_text(p, &p->t[i]);
         i += 2;
+        if (!nsp) {
+            p->i = i + 1;
+            return -1;
+        }
+    }
     name = tok_text(p, &p->t[i]);
     p->i = i + 1;
-    if (!name)
+    if (!name) {
+        free(nsp);
         return -1;
+    }
     if (punct(p, p->i, '(')) { /* table-valued function */
         close = p->t[p->i].match;
         p->i = close > p->i && close < end ? close + 1 : end;
         p->lv[level].opaque = 1;
         free(name);
+        free(nsp);
         return new_tref(p, level, NULL, NULL, p_alias(p, end));
     }
-    tb = is_cte(p, name) ? NULL : schema_table(p->s, name);
+    /* A qualified name is never a CTE; its schema picks among the tables
+    ** of that name (schema_table_in()). */
+    tb = !nsp && is_cte(p, name) ? NULL : schema_table_in(p->s, nsp, name);
+    free(nsp);
     if (!tb)
         p->lv[level].opaque = 1;
     ti = new_tref(p, level, tb, name, p_alias(p, end));
@@ -1022,7 +1037,7 @@ static void resolve(struct parser *p, struct ref *r)
             r->tref = k;
             c = p->tr[k].tb ? schema_column(p->tr[k].tb, r->col) : NULL;
             if (c) {
-                r->table = p->tr[k].tb->name;
+                r->table = schema_qname(p->tr[k].tb);
                 r->column = c->name;
             }
             return;
@@ -1044,7 +1059,7 @@ static void resolve(struct parser *p, struct ref *r)
         }
         if (n == 1) {
             r->tref = found;
-            r->table = p->tr[found].tb->name;
+            r->table = schema_qname(p->tr[found].tb);
             r->column = c->name;
             return;
         }
@@ -1125,13 +1140,14 @@ static int out_tables(struct parser *p, struct sqla *out)
     int k, j;
 
     for (k = 0; k < p->ntr; k++) {
+        const char *name;
         if (!p->tr[k].tb)
             continue;
+        name = schema_qname(p->tr[k].tb);
         for (j = 0; j < out->ntables; j++)
-            if (strcmp(out->tables[j], p->tr[k].tb->name) == 0)
+            if (strcmp(out->tables[j], name) == 0)
                 break;
-        if (j == out->ntables &&
-            push_str(&out->tables, &out->ntables, p->tr[k].tb->name))
+        if (j == out->ntables && push_str(&out->tables, &out->ntables, name))
             return -1;
     }
     return 0;
@@ -1241,7 +1257,7 @@ static int out_compare(struct parser *p, struct sqla *out)
 static int out_cross(struct parser *p, struct sqla *out)
 {
     int lv, k, j, first, root;
-    char pair[2 * MAX_NAME + 8];
+    char pair[4 * MAX_NAME + 8];
 
     for (lv = 0; lv < p->nlv; lv++) {
         for (k = 0; k < p->ncx; k++)
@@ -1264,8 +1280,8 @@ static int out_cross(struct parser *p, struct sqla *out)
                 first = k;
                 continue;
             }
-            snprintf(pair, sizeof pair, "%s x %s", p->tr[first].tb->name,
-                     p->tr[k].tb->name);
+            snprintf(pair, sizeof pair, "%s x %s",
+                     schema_qname(p->tr[first].tb), schema_qname(p->tr[k].tb));
             for (j = 0; j < out->ncross; j++)
                 if (strcmp(out->cross_pairs[j], pair) == 0)
                     break;
@@ -1309,7 +1325,7 @@ static int out_agg(struct parser *p, struct sqla *out)
 {
     const struct level *l;
     const struct ref *r;
-    char col[2 * MAX_NAME + 2];
+    char col[3 * MAX_NAME + 3];
     int k;
 
     for (k = 0; k < p->nrf; k++) {
@@ -1511,8 +1527,9 @@ int sqla_requalify(const char *sql, const struct db_schema *s, char **out,
         if (p.t[i].ref < 0)
             continue;
         r = &p.rf[p.t[i].ref];
-        if (!r->qual || r->qtok < 0 || r->table)
-            continue;
+        if (!r->qual || r->qtok < 0 || r->table ||
+            punct(&p, r->qtok - 1, '.'))
+            continue; /* resolved, bare, or schema.table.column */
         /* The qualifier names an item of this or an enclosing level
         ** whose table lacks the column; or names no item at all. Either
         ** way, the column's one owner in that item's level (else in the
@@ -1558,14 +1575,14 @@ static int sole_link(const struct parser *p, int lv, const struct db_table *tb,
         if (t->tb == tb)
             return -1; /* already in the query: not this fix's case */
         for (j = 0; j < t->tb->nfks; j++) /* item -> tb */
-            if (strcasecmp(t->tb->fks[j].table, tb->name) == 0) {
+            if (strcasecmp(t->tb->fks[j].table, schema_qname(tb)) == 0) {
                 *item = k;
                 *near = t->tb->fks[j].from;
                 *far = t->tb->fks[j].to;
                 n++;
             }
         for (j = 0; j < tb->nfks; j++) /* tb -> item */
-            if (strcasecmp(tb->fks[j].table, t->tb->name) == 0) {
+            if (strcasecmp(tb->fks[j].table, schema_qname(t->tb)) == 0) {
                 *item = k;
                 *near = tb->fks[j].to;
                 *far = tb->fks[j].from;
@@ -1642,7 +1659,8 @@ int sqla_join_missing(const char *sql, const struct db_schema *s, char **out,
     for (k = 0; k < p.nrf && !own; k++) {
         const struct ref *r = &p.rf[k];
         int j, owners = 0;
-        if (r->table || (r->qual && r->tref >= 0 && !p.tr[r->tref].tb))
+        if (r->table || (r->qual && r->tref >= 0 && !p.tr[r->tref].tb) ||
+            (r->qtok > 0 && punct(&p, r->qtok - 1, '.')))
             continue;
         lv = r->qual && r->tref >= 0 ? p.tr[r->tref].level : r->level;
         if (p.lv[lv].opaque || p.lv[lv].from_end < 1 || sole_owner(&p, lv,
@@ -1701,6 +1719,10 @@ int sqla_join_missing(const char *sql, const struct db_schema *s, char **out,
             buf_append(&b, from, (size_t)(p.t[i].p + p.t[i].n - from));
             from = p.t[i].p + p.t[i].n;
             buf_puts(&b, " JOIN ");
+            if (own->namespace) {
+                put_name(&b, own->namespace);
+                buf_putc(&b, '.');
+            }
             put_name(&b, own->name);
             if (strcmp(alias, own->name) != 0) {
                 buf_puts(&b, " AS ");
@@ -1716,7 +1738,7 @@ int sqla_join_missing(const char *sql, const struct db_schema *s, char **out,
             put_name(&b, near);
             if (what) {
                 buf_printf(&w, "%s%s%s: JOIN %s", r0->qual ? r0->qual : "",
-                           r0->qual ? "." : "", r0->col, own->name);
+                           r0->qual ? "." : "", r0->col, schema_qname(own));
                 if (strcmp(alias, own->name) != 0)
                     buf_printf(&w, " AS %s", alias);
                 buf_printf(&w, " ON %s.%s = %s.%s", alias, far,

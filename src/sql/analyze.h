@@ -21,7 +21,8 @@ struct db_schema;
 */
 
 /* A column reference, resolved: table and column as the schema spells
-** them; table is NULL when it could not be resolved. */
+** them (the table as schema_qname() names it: "sales.orders" for a table
+** with a namespace); table is NULL when it could not be resolved. */
 struct sqla_ref {
     char *table;
     char *column;
@@ -45,7 +46,8 @@ struct sqla_literal {
 };
 
 struct sqla {
-    char **tables;          /* schema tables read, once each */
+    char **tables;          /* schema tables read, once each (by
+                               schema_qname()) */
     int ntables;
     struct sqla_join *joins;
     int njoins;

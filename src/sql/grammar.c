@@ -67,7 +67,10 @@
 **   precedence; "x BETWEEN a AND b" reads as two operators), functions
 **   are SQLite's built-ins with any number of arguments, CAST type names
 **   are free words. Not covered: table-valued functions (json_each),
-**   schema-qualified names (main.t), bound parameters, VALUES, comments.
+**   schema-qualified names of the tables the name alone reaches (main.t),
+**   bound parameters, VALUES, comments. A table of another schema (a
+**   namespace, schema.h) is taken only qualified, sales.t or "sales"."t",
+**   and sales.t and t serve as its qualifiers.
 ** - String literals take single quotes. A double-quoted "text" is also
 **   taken where a value is expected - right of an operator and in IN
 **   lists - because models trained on Spider write literals that way and
@@ -636,6 +639,34 @@ static void names_add(struct names *n, const char *name)
         trie_add(&n->s, '[', name, ']', 0, W_DONE);
 }
 
+/*
+** A table with a namespace (schema.h) only as the query must write it:
+** nsp.name when both are bare words, and "nsp"."name" (the standard
+** quotes, which PostgreSQL and DuckDB take) when neither has a double
+** quote; its name alone does not reach it.
+*/
+static void names_add_qualified(struct names *n, const char *nsp,
+                                const char *name)
+{
+    struct buf b;
+
+    buf_init(&b, 0);
+    if (bare_ok(nsp) && bare_ok(name)) {
+        buf_printf(&b, "%s.%s", nsp, name);
+        if (!buf_err(&b))
+            trie_add(&n->b, 0, b.data, 0, 0, W_DONE);
+    }
+    if (*nsp && *name && !strchr(nsp, '"') && !strchr(name, '"')) {
+        buf_reset(&b);
+        buf_printf(&b, "%s\".\"%s", nsp, name);
+        if (!buf_err(&b))
+            trie_add(&n->s, '"', b.data, '"', 0, W_DONE);
+    }
+    if (buf_err(&b))
+        n->b.oom = 1;
+    buf_free(&b);
+}
+
 /* ---- writing GBNF ------------------------------------------------------- */
 
 /* Append s with every '@' replaced by mode and every '#' by amode. */
@@ -832,7 +863,10 @@ static int build_tries(const struct db_schema *s, enum sqlx_dialect d,
     for (i = 0; i < s->ntables; i++) {
         const struct db_table *tab = &s->tables[i];
 
-        names_add(&t->tabs, tab->name);
+        if (tab->namespace)
+            names_add_qualified(&t->tabs, tab->namespace, tab->name);
+        else
+            names_add(&t->tabs, tab->name);
         for (j = 0; j < tab->ncols; j++)
             names_add(&t->cols, tab->cols[j].name);
     }
@@ -841,8 +875,20 @@ static int build_tries(const struct db_schema *s, enum sqlx_dialect d,
     for (i = 0; i < s->ntables; i++) {
         const struct db_table *tab = &s->tables[i];
 
+        /* A qualifier: the table's name (also of one with a namespace,
+        ** FROM sales.orders ... orders.id), or schema.table. */
         if (bare_ok(tab->name))
             trie_add(&t->words, 0, tab->name, 0, 0, W_QUAL);
+        if (tab->namespace && bare_ok(tab->namespace) && bare_ok(tab->name)) {
+            struct buf q;
+            buf_init(&q, 0);
+            buf_printf(&q, "%s.%s", tab->namespace, tab->name);
+            if (buf_err(&q))
+                t->words.oom = 1;
+            else
+                trie_add(&t->words, 0, q.data, 0, 0, W_QUAL);
+            buf_free(&q);
+        }
         for (j = 0; j < tab->ncols; j++)
             if (bare_ok(tab->cols[j].name))
                 trie_add(&t->words, 0, tab->cols[j].name, 0, 0, W_DONE);

@@ -85,6 +85,16 @@ import duckdb, sys
 c = duckdb.connect(sys.argv[1])
 c.execute("COMMENT ON TABLE orders IS 'One row per order placed in the shop'")
 c.execute("COMMENT ON COLUMN orders.total IS 'EUR, the sum of the order''s items'")
+# A second schema: a table only there, and one named like main's orders.
+c.execute("CREATE SCHEMA sales")
+c.execute("CREATE TABLE sales.regions (id INTEGER PRIMARY KEY, name VARCHAR NOT NULL)")
+c.execute("INSERT INTO sales.regions VALUES (1, 'North'), (2, 'South'), (3, 'Lakeside')")
+c.execute("CREATE TABLE sales.orders (id INTEGER PRIMARY KEY, "
+          "region_id INTEGER NOT NULL REFERENCES sales.regions (id), "
+          "amount DOUBLE NOT NULL, channel VARCHAR NOT NULL)")
+c.execute("INSERT INTO sales.orders VALUES (1, 1, 10.5, 'web'), (2, 2, 20.0, 'shop'), "
+          "(3, 1, 5.25, 'web'), (4, 3, 7.0, 'phone')")
+c.execute("COMMENT ON TABLE sales.orders IS 'Orders taken by the sales team'")
 c.execute("CHECKPOINT")
 c.close()
 EOF
@@ -207,8 +217,10 @@ schema_shows_keys_comments_samples_and_estimates() {
     expect_out_has "CREATE VIEW customer_revenue ("
     pycheck '
 tables = [l.split()[2] for l in out.splitlines() if l.startswith("CREATE ")]
-assert sorted(tables) == sorted(["categories", "customers", "orders", "payments",
+assert sorted(tables[:7]) == sorted(["categories", "customers", "orders", "payments",
     "products", "order_items", "customer_revenue"]), tables
+# main first, then the other schema, qualified
+assert tables[7:] == ["sales.regions", "sales.orders"], tables
 '
     run schema orders.csv
     expect_rc 0
@@ -220,6 +232,74 @@ assert sorted(tables) == sorted(["categories", "customers", "orders", "payments"
     expect_out_has "CREATE TABLE orders ("
     expect_out_has "  shipping_country VARCHAR, -- e.g. "
     expect_out_has "); -- 250 rows"
+}
+
+# The tables of another schema of the file are shown qualified; main's
+# keep their bare names, even the one named like another schema's.
+other_schemas_show_qualified() {
+    copy_data
+    run schema shop.duckdb
+    expect_rc 0
+    pycheck '
+import re
+assert "CREATE TABLE sales.regions (\n  id INTEGER PRIMARY KEY,\n  name VARCHAR NOT NULL -- e.g. '"'"'North'"'"', '"'"'South'"'"', '"'"'Lakeside'"'"'\n); -- 3 rows\n" in out, out
+assert "-- Orders taken by the sales team\nCREATE TABLE sales.orders (\n" in out, out
+assert "  FOREIGN KEY (region_id) REFERENCES sales.regions(id)\n); -- 4 rows" in out, out
+bare = re.search(r"\nCREATE TABLE orders \((.*?)\n\);", out, re.S).group(1)
+assert "customer_id" in bare and "channel" not in bare, bare
+'
+    run schema -f json shop.duckdb
+    expect_rc 0
+    pycheck '
+j = json.loads(out)
+t = {x["name"]: x for x in j["tables"]}
+assert t["sales.orders"]["schema"] == "sales" and t["sales.orders"]["rows"] == 4, t["sales.orders"]
+assert "schema" not in t["orders"], t["orders"]
+assert t["sales.orders"]["foreign_keys"] == [{"from": "region_id", "table": "sales.regions", "to": "id"}]
+'
+    run sql -f csv shop.duckdb "SELECT r.name, count(*) AS n FROM sales.orders o JOIN sales.regions r ON r.id = o.region_id GROUP BY r.name ORDER BY r.name"
+    expect_rc 0
+    expect_out 'name,n\r\nLakeside,1\r\nNorth,2\r\nSouth,1\r\n'
+    run sql -f csv shop.duckdb "SELECT (SELECT count(*) FROM orders) AS bare, (SELECT count(*) FROM sales.orders) AS sales"
+    expect_rc 0
+    expect_out 'bare,sales\r\n250,4\r\n'
+    # MCP: the table resource and search_objects name it qualified.
+    printf '%s\n' \
+        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}' \
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+        '{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"askdb://shop/table/sales.orders"}}' \
+        '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search_objects","arguments":{"pattern":"orders"}}}' \
+        >"$T/mcp.in"
+    (cd "$W" && exec timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" mcp shop.duckdb) <"$T/mcp.in" >"$T/out" 2>"$T/err"
+    ! grep -qE 'Sanitizer|runtime error:' "$T/err" || fail "sanitizer report from askdb mcp: $(head -c 300 "$T/err")"
+    pycheck '
+got = {r["id"]: r for r in map(json.loads, out.splitlines())}
+t = json.loads(got[2]["result"]["contents"][0]["text"])
+assert t["name"] == "sales.orders" and t["schema"] == "sales", t
+names = [o["table"] for o in got[3]["result"]["structuredContent"]["objects"]]
+assert "orders" in names and "sales.orders" in names, names
+'
+}
+
+# ask over a table of another schema: qualified in the prompt, in the
+# value the question names and in the repair hint; the answer is its.
+ask_answers_from_another_schema() {
+    copy_data
+    local bad good
+    bad=$(fence "SELECT count(*) AS n FROM sales.orders o JOIN sales.regions r ON r.id = o.region_id WHERE r.nme = 'Lakeside'")
+    good=$(fence "SELECT count(*) AS n FROM sales.orders o JOIN sales.regions r ON r.id = o.region_id WHERE r.name = 'Lakeside'")
+    start_llm "$(replies "$bad" "$good" "$(fence "SELECT 'extra request' AS oops")")"
+    run ask --llm-url "$URL" --model test --no-question-check --values -f csv shop.duckdb "How many sales orders came from the Lakeside region?"
+    expect_rc 0
+    expect_out 'n\r\n1\r\n'
+    [ "$(nreq)" = 2 ] || fail "the model got $(nreq) requests, expected 2"
+    pycheck '
+first = msgs(0)[0]["content"] + msgs(0)[1]["content"]
+assert "CREATE TABLE sales.regions (" in first and "CREATE TABLE sales.orders (" in first, first[:600]
+assert "sales.regions.name = '"'"'Lakeside'"'"'" in first, first
+last = user(1)
+assert "there is no column '"'"'r.nme'"'"'; r is table sales.regions, which has columns: id, name" in last, last
+'
 }
 
 sql_reads_the_same_rows_from_every_form() {
@@ -525,7 +605,8 @@ ctrl_c_stops_a_running_query() {
     expect_err_has "cancelled"
 }
 
-TESTS=(schema_shows_keys_comments_samples_and_estimates sql_reads_the_same_rows_from_every_form
+TESTS=(schema_shows_keys_comments_samples_and_estimates other_schemas_show_qualified
+       ask_answers_from_another_schema sql_reads_the_same_rows_from_every_form
        values_convert_to_askdb_types ask_names_duckdb_and_repairs_from_its_error
        ask_answers_over_csv_and_parquet_in_place refuses_duckdb_escapes_and_changes_no_file
        harmless_selects_change_nothing interrupts_a_long_query_at_the_time_limit

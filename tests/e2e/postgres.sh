@@ -186,6 +186,26 @@ INSERT INTO extra.orders VALUES (1, 'shadowed');
 GRANT USAGE ON SCHEMA extra TO reader;
 GRANT SELECT ON ALL TABLES IN SCHEMA extra TO reader;
 ALTER ROLE reader SET search_path = public, extra;
+-- A schema off the search path that the reader may use: a table only
+-- there, and one named like public's orders. And one it has no USAGE on.
+CREATE SCHEMA sales;
+CREATE TABLE sales.regions (id int PRIMARY KEY, name text NOT NULL);
+INSERT INTO sales.regions VALUES (1, 'North'), (2, 'South'), (3, 'Lakeside');
+CREATE TABLE sales.orders (id int PRIMARY KEY,
+    region_id int NOT NULL REFERENCES sales.regions (id),
+    amount numeric(10,2) NOT NULL, channel text NOT NULL);
+INSERT INTO sales.orders VALUES (1, 1, 10.50, 'web'), (2, 2, 20.00, 'shop'),
+    (3, 1, 5.25, 'web'), (4, 3, 7.00, 'phone');
+COMMENT ON TABLE sales.orders IS 'Orders taken by the sales team';
+GRANT USAGE ON SCHEMA sales TO reader;
+GRANT SELECT ON ALL TABLES IN SCHEMA sales TO reader;
+-- clerk may write only there, off its search path.
+CREATE ROLE clerk LOGIN;
+GRANT USAGE ON SCHEMA sales TO clerk;
+GRANT SELECT, INSERT ON sales.orders TO clerk;
+CREATE SCHEMA vault;
+CREATE TABLE vault.keys (id int, k text);
+GRANT SELECT ON vault.keys TO reader;
 -- What the escapes of the corpus reach for.
 CREATE EXTENSION dblink;
 CREATE SEQUENCE order_seq;
@@ -337,7 +357,7 @@ SELECT string_agg(format(
     'SELECT %L || '':'' || coalesce(md5(string_agg(t::text, ''|'' ORDER BY t::text)), ''-'') FROM %I.%I t',
     n.nspname || '.' || c.relname, n.nspname, c.relname), ' UNION ALL ' ORDER BY 1)
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-WHERE c.relkind = 'r' AND n.nspname IN ('public', 'extra') \gexec
+WHERE c.relkind = 'r' AND n.nspname IN ('public', 'extra', 'sales') \gexec
 SELECT last_value, is_called FROM order_seq;
 SELECT count(*) FROM pg_largeobject_metadata;
 SELECT string_agg(rolname || rolsuper::text || rolcanlogin::text, ',' ORDER BY rolname) FROM pg_roles;
@@ -382,10 +402,11 @@ assert block("customers")[1] == " -- 60 rows", block("customers")[1]
 assert block("events")[1] == " -- 5000 rows", block("events")[1]
 assert block("clicks")[1] == " -- over 100000 rows", block("clicks")[1]
 assert "'"'"'click'"'"'" in block("events")[0], block("events")[0]
-# the second schema of the search path, and the shadowed name
+# the second schema of the search path; its orders, which public.orders
+# hides from the bare name, only qualified
 assert "CREATE TABLE notes (" in out
-assert "secret" not in out, "extra.orders (shadowed by public.orders) is shown"
 assert out.count("CREATE TABLE orders (") == 1
+assert "CREATE TABLE extra.orders (\n  id integer,\n  secret text" in out, out
 # types as PostgreSQL names them
 body = block("odd")[0]
 for t in ("b bytea", "ts timestamp without time zone", "d date", "big numeric", "f real", "ok boolean", "tags text[]", "j jsonb"):
@@ -398,6 +419,66 @@ assert "writer" not in out
     expect_rc 0
     expect_out_lacks "notes"
     expect_out_has "CREATE TABLE events"
+}
+
+# Tables of schemas off the search path are shown qualified; the bare
+# name stays the search path's table; a schema without USAGE is not shown.
+other_schemas_show_qualified() {
+    run schema "$READER"
+    expect_rc 0
+    expect_out_has "  name text NOT NULL -- e.g. 'North', 'South', 'Lakeside'"
+    expect_out_has "FOREIGN KEY (region_id) REFERENCES sales.regions(id)"
+    expect_out_has "CREATE TABLE sales.regions ("
+    expect_out_lacks "vault"
+    pycheck '
+import re
+assert "-- Orders taken by the sales team\nCREATE TABLE sales.orders (\n" in out, out
+bare = re.search(r"\nCREATE TABLE orders \((.*?)\n\);", out, re.S).group(1)
+assert "customer_id" in bare and "channel" not in bare, bare
+assert out.index("CREATE TABLE sales.orders") > out.index("CREATE TABLE orders ("), out
+'
+    run schema -f json "$READER"
+    expect_rc 0
+    pycheck '
+j = json.loads(out)
+t = {x["name"]: x for x in j["tables"]}
+assert t["sales.orders"]["schema"] == "sales", t["sales.orders"]
+assert t["sales.orders"]["rows"] == 4, t["sales.orders"]
+assert "schema" not in t["orders"] and "schema" not in t["customers"], t["orders"]
+assert t["extra.orders"]["schema"] == "extra", list(t)
+fk = t["sales.orders"]["foreign_keys"]
+assert fk == [{"from": "region_id", "table": "sales.regions", "to": "id"}], fk
+assert [c["name"] for c in t["sales.regions"]["columns"]] == ["id", "name"]
+assert "CREATE TABLE sales.regions (" in j["text"]
+'
+    run sql -f csv "$READER" "SELECT r.name, count(*) AS n FROM sales.orders o JOIN sales.regions r ON r.id = o.region_id GROUP BY r.name ORDER BY r.name"
+    expect_rc 0
+    expect_out 'name,n\r\nLakeside,1\r\nNorth,2\r\nSouth,1\r\n'
+    run sql -f csv "$READER" "SELECT (SELECT count(*) FROM orders) AS bare, (SELECT count(*) FROM sales.orders) AS sales"
+    expect_rc 0
+    expect_out 'bare,sales\r\n250,4\r\n'
+}
+
+# ask over a table of another schema: the prompt shows it qualified, the
+# repair hint names it so, the value the question names is found in it,
+# and the answer comes from it, not from the search path's orders.
+ask_answers_from_another_schema() {
+    local bad good
+    bad=$(fence "SELECT count(*) AS n FROM sales.orders o JOIN sales.regions r ON r.id = o.region_id WHERE r.nme = 'Lakeside'")
+    good=$(fence "SELECT count(*) AS n FROM sales.orders o JOIN sales.regions r ON r.id = o.region_id WHERE r.name = 'Lakeside'")
+    start_llm "$(replies "$bad" "$good" "$(fence "SELECT 'extra request' AS oops")")"
+    run ask --llm-url "$URL" --model test --no-question-check --values -f csv "$READER" "How many sales orders came from the Lakeside region?"
+    expect_rc 0
+    expect_out 'n\r\n1\r\n'
+    expect_requests 2
+    pycheck '
+first = msgs(0)[0]["content"] + msgs(0)[1]["content"]
+assert "CREATE TABLE sales.regions (" in first and "CREATE TABLE sales.orders (" in first, first[:600]
+assert "sales.regions.name = '"'"'Lakeside'"'"'" in first, first
+last = user(1)
+assert "column r.nme does not exist" in last, last
+assert "there is no column '"'"'r.nme'"'"'; r is table sales.regions, which has columns: id, name" in last, last
+'
 }
 
 sql_converts_types() {
@@ -637,6 +718,12 @@ writer_and_file_reader_are_warned() {
     run sql -f csv "$(url filer)" "SELECT 1 AS x"
     expect_rc 0
     expect_err_has "pg_read_server_files"
+    # a table it can write in a schema off its search path counts too
+    run sql -f csv "$(url clerk)" "SELECT count(*) AS n FROM sales.orders"
+    expect_rc 0
+    expect_out 'n\r\n4\r\n'
+    expect_err_has 'askdb: warning: role "clerk"'
+    expect_err_has "can write"
     run sql -f csv "$READER" "SELECT 1 AS x"
     expect_rc 0
     [ ! -s "$T/err" ] || fail "the reader got: $(cat "$T/err")"
@@ -805,6 +892,8 @@ server_killed_mid_query_is_reported() {
 
 TESTS=(
     schema_shows_keys_comments_and_estimates
+    other_schemas_show_qualified
+    ask_answers_from_another_schema
     sql_converts_types
     server_notices_never_reach_the_terminal
     sql_limits_rows_and_bytes

@@ -20,7 +20,9 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char t_cust[] = "customers", t_ord[] = "orders",
-            t_pay[] = "payments", t_det[] = "Order Details";
+            t_pay[] = "payments", t_det[] = "Order Details",
+            n_sales[] = "sales", q_ord[] = "sales.orders",
+            q_cust[] = "sales.customers";
 static char c_id[] = "id", c_name[] = "name", c_city[] = "city",
             c_cust_id[] = "customer_id", c_total[] = "total",
             c_order_id[] = "order_id", c_status[] = "status",
@@ -49,15 +51,22 @@ static struct db_column cols_det[] = {
 };
 static struct db_fkey fk_ord[] = {{c_cust_id, t_cust, c_id}};
 static struct db_fkey fk_pay[] = {{c_order_id, t_ord, NULL}};
+static struct db_fkey fk_sales[] = {{c_cust_id, q_cust, c_id}};
 
+/* The last two are of another schema (a namespace): sales.orders shares
+** its name with orders, sales.customers with customers. */
 static struct db_table tables[] = {
-    {t_cust, 0, cols_cust, 3, NULL, 0, NULL, 0, 10, 0, 0, NULL},
-    {t_ord, 0, cols_ord, 4, fk_ord, 1, NULL, 0, 100, 0},
-    {t_pay, 0, cols_pay, 3, fk_pay, 1, NULL, 0, 100, 0},
-    {t_det, 1, cols_det, 2, NULL, 0, NULL, 0, -1, 0, 0, NULL},
+    {t_cust, 0, cols_cust, 3, NULL, 0, NULL, 0, 10, 0, 0, NULL, NULL, NULL},
+    {t_ord, 0, cols_ord, 4, fk_ord, 1, NULL, 0, 100, 0, 0, NULL, NULL, NULL},
+    {t_pay, 0, cols_pay, 3, fk_pay, 1, NULL, 0, 100, 0, 0, NULL, NULL, NULL},
+    {t_det, 1, cols_det, 2, NULL, 0, NULL, 0, -1, 0, 0, NULL, NULL, NULL},
+    {t_ord, 0, cols_ord, 4, fk_sales, 1, NULL, 0, 5, 0, 0, NULL, n_sales,
+     q_ord},
+    {t_cust, 0, cols_cust, 3, NULL, 0, NULL, 0, 5, 0, 0, NULL, n_sales,
+     q_cust},
 };
 
-static struct db_schema shop = {tables, 4, 0};
+static struct db_schema shop = {tables, 6, 0};
 static struct db_schema empty = {NULL, 0, 0};
 
 static void check(const char *sql, const struct db_schema *s)

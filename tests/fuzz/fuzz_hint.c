@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 ** 256-byte name buffers and a column that several tables share. */
 static char t_cust[] = "customers", t_ord[] = "orders",
             t_items[] = "order_items", t_det[] = "Order Details",
-            t_long[300];
+            t_long[300], n_sales[] = "sales", q_ord[] = "sales.orders";
 static char c_id[] = "id", c_name[] = "name", c_email[] = "email",
             c_city[] = "city", c_cust_id[] = "customer_id",
             c_total[] = "total", c_created[] = "created_at",
@@ -54,15 +54,19 @@ static struct db_column cols_long[] = {
     {c_long, ty_text, 0, NULL, 0, NULL, 0, NULL},
 };
 
+/* The last is of another schema (a namespace) and shares its name with
+** orders. */
 static struct db_table tables[] = {
-    {t_cust, 0, cols_cust, 4, NULL, 0, NULL, 0, 10, 0, 0, NULL},
-    {t_ord, 0, cols_ord, 4, NULL, 0, NULL, 0, 100, 0, 0, NULL},
-    {t_items, 0, cols_items, 2, NULL, 0, NULL, 0, 300, 0, 0, NULL},
-    {t_det, 1, cols_det, 2, NULL, 0, NULL, 0, -1, 0, 0, NULL},
-    {t_long, 0, cols_long, 1, NULL, 0, NULL, 0, 0, 0, 0, NULL},
+    {t_cust, 0, cols_cust, 4, NULL, 0, NULL, 0, 10, 0, 0, NULL, NULL, NULL},
+    {t_ord, 0, cols_ord, 4, NULL, 0, NULL, 0, 100, 0, 0, NULL, NULL, NULL},
+    {t_items, 0, cols_items, 2, NULL, 0, NULL, 0, 300, 0, 0, NULL, NULL,
+     NULL},
+    {t_det, 1, cols_det, 2, NULL, 0, NULL, 0, -1, 0, 0, NULL, NULL, NULL},
+    {t_long, 0, cols_long, 1, NULL, 0, NULL, 0, 0, 0, 0, NULL, NULL, NULL},
+    {t_ord, 0, cols_ord, 4, NULL, 0, NULL, 0, 5, 0, 0, NULL, n_sales, q_ord},
 };
 
-static struct db_schema shop = {tables, 5, 0};
+static struct db_schema shop = {tables, 6, 0};
 static struct db_schema empty = {NULL, 0, 0};
 
 static char *copy(const uint8_t *p, size_t n)

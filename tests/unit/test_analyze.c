@@ -608,6 +608,169 @@ static void join_missing_brings_in_the_owner(void **state)
     free(what);
 }
 
+/*
+** A schema with namespaces, as the PostgreSQL and DuckDB drivers read it:
+** customers and orders reached by their names; sales.orders (same name)
+** and sales.regions only qualified; a foreign key within sales.
+*/
+static struct db_column ns_cust[] = {
+    {"id", "integer", 1, NULL, 1, NULL, 0, NULL},
+    {"name", "text", 0, NULL, 0, NULL, 0, NULL},
+};
+static struct db_column ns_ord[] = {
+    {"id", "integer", 1, NULL, 1, NULL, 0, NULL},
+    {"customer_id", "integer", 0, NULL, 0, NULL, 0, NULL},
+    {"total", "numeric", 0, NULL, 0, NULL, 0, NULL},
+};
+static struct db_column ns_sord[] = {
+    {"id", "integer", 1, NULL, 1, NULL, 0, NULL},
+    {"region_id", "integer", 0, NULL, 0, NULL, 0, NULL},
+    {"amount", "numeric", 0, NULL, 0, NULL, 0, NULL},
+    {"channel", "text", 0, NULL, 0, NULL, 0, NULL},
+};
+static struct db_column ns_reg[] = {
+    {"id", "integer", 1, NULL, 1, NULL, 0, NULL},
+    {"label", "text", 0, NULL, 0, NULL, 0, NULL},
+};
+static struct db_fkey ns_ord_fk[] = {{"customer_id", "customers", "id"}};
+static struct db_fkey ns_sord_fk[] = {{"region_id", "sales.regions", "id"}};
+static struct db_table ns_tables[] = {
+    {"customers", 0, ns_cust, 2, NULL, 0, NULL, 0, 10, 0, 0, NULL, NULL,
+     NULL},
+    {"orders", 0, ns_ord, 3, ns_ord_fk, 1, NULL, 0, 10, 0, 0, NULL, NULL,
+     NULL},
+    {"orders", 0, ns_sord, 4, ns_sord_fk, 1, NULL, 0, 10, 0, 0, NULL,
+     "sales", "sales.orders"},
+    {"regions", 0, ns_reg, 2, NULL, 0, NULL, 0, 3, 0, 0, NULL, "sales",
+     "sales.regions"},
+};
+static const struct db_schema ns = {ns_tables, 4, 1};
+
+static void analyze_ns(const char *sql, struct sqla *a)
+{
+    int rc = sqla_analyze(sql, &ns, a);
+
+    if (rc != 0)
+        fail_msg("sqla_analyze returned %d on: %s", rc, sql);
+}
+
+/* A qualified FROM item is the table of its schema, reported by its
+** qualified name; columns, joins and literals resolve through it. */
+static void qualified_tables_resolve_in_their_schema(void **state)
+{
+    struct sqla a;
+
+    (void)state;
+    analyze_ns("SELECT r.label, sum(o.amount) FROM sales.orders o JOIN "
+               "sales.regions AS r ON r.id = o.region_id WHERE r.label = "
+               "'North' GROUP BY r.label", &a);
+    assert_int_equal(a.ntables, 2);
+    assert_true(has_table(&a, "sales.orders"));
+    assert_true(has_table(&a, "sales.regions"));
+    assert_true(has_join(&a, "sales.regions", "id", "sales.orders",
+                         "region_id"));
+    assert_true(has_lit(&a, "sales.regions", "label", "=", "North"));
+    assert_int_equal(a.ncross, 0);
+    sqla_free(&a);
+
+    /* quoted parts, a bare column only the schema's table has, and the
+    ** table's own name and schema.table.column as qualifiers */
+    analyze_ns("SELECT channel, orders.id, sales.orders.region_id FROM "
+               "\"sales\".\"orders\" WHERE channel = 'web'", &a);
+    assert_int_equal(a.ntables, 1);
+    assert_true(has_table(&a, "sales.orders"));
+    assert_true(has_lit(&a, "sales.orders", "channel", "=", "web"));
+    sqla_free(&a);
+
+    /* a qualifier that is no namespace (the search path's own schema)
+    ** reaches the table the name alone reaches */
+    analyze_ns("SELECT o.total FROM public.orders o WHERE o.total > 1", &a);
+    assert_true(has_table(&a, "orders"));
+    assert_int_equal(a.ntables, 1);
+    sqla_free(&a);
+}
+
+/* The same name in two schemas stays two tables: the bare name is the
+** one it reaches, the qualified one the other. A name only another
+** schema has is no table unqualified. */
+static void same_name_in_two_schemas_stays_apart(void **state)
+{
+    struct sqla a;
+
+    (void)state;
+    analyze_ns("SELECT c.name, s.amount FROM orders o JOIN customers c ON "
+               "c.id = o.customer_id JOIN sales.orders s ON s.id = o.id "
+               "WHERE s.channel = 'web'", &a);
+    assert_int_equal(a.ntables, 3);
+    assert_true(has_table(&a, "orders"));
+    assert_true(has_table(&a, "sales.orders"));
+    assert_true(has_join(&a, "customers", "id", "orders", "customer_id"));
+    assert_true(has_join(&a, "sales.orders", "id", "orders", "id"));
+    assert_true(has_lit(&a, "sales.orders", "channel", "=", "web"));
+    sqla_free(&a);
+
+    analyze_ns("SELECT amount FROM orders", &a);
+    assert_true(has_table(&a, "orders"));
+    assert_false(has_table(&a, "sales.orders"));
+    assert_int_equal(a.nlits, 0);
+    sqla_free(&a);
+
+    analyze_ns("SELECT label FROM regions WHERE label = 'North'", &a);
+    assert_int_equal(a.ntables, 0);
+    assert_int_equal(a.nlits, 0);
+    sqla_free(&a);
+
+    /* cross joins name tables the same way */
+    analyze_ns("SELECT * FROM sales.orders, customers", &a);
+    assert_int_equal(a.ncross, 1);
+    assert_string_equal(a.cross_pairs[0], "sales.orders x customers");
+    sqla_free(&a);
+
+    assert_ptr_equal(schema_table(&ns, "orders"), &ns_tables[1]);
+    assert_ptr_equal(schema_table(&ns, "SALES.Orders"), &ns_tables[2]);
+    assert_null(schema_table(&ns, "regions"));
+    assert_ptr_equal(schema_table_in(&ns, "sales", "regions"),
+                     &ns_tables[3]);
+    assert_ptr_equal(schema_table_in(&ns, "public", "orders"),
+                     &ns_tables[1]);
+    assert_ptr_equal(schema_table_in(&ns, NULL, "orders"), &ns_tables[1]);
+    assert_null(schema_table_in(&ns, "hr", "regions"));
+}
+
+/* The rewrites keep the schema of a table: a column moves to the one
+** table of its level that has it, a missing table is joined qualified. */
+static void rewrites_keep_the_schema_of_a_table(void **state)
+{
+    char *out, *what;
+    int n;
+
+    (void)state;
+    n = sqla_requalify("SELECT o.label FROM sales.orders o JOIN "
+                       "sales.regions r ON r.id = o.region_id", &ns, &out,
+                       &what);
+    assert_int_equal(n, 1);
+    assert_string_equal(out, "SELECT r.label FROM sales.orders o JOIN "
+                             "sales.regions r ON r.id = o.region_id");
+    free(out);
+    free(what);
+    n = sqla_join_missing("SELECT label FROM sales.orders WHERE id = 1",
+                          &ns, &out, &what);
+    assert_int_equal(n, 1);
+    assert_string_equal(out, "SELECT regions.label FROM sales.orders JOIN "
+                             "sales.regions ON regions.id = "
+                             "orders.region_id WHERE orders.id = 1");
+    assert_string_equal(what, "label: JOIN sales.regions ON regions.id = "
+                              "orders.region_id");
+    free(out);
+    free(what);
+    /* schema.table.column is left as written */
+    assert_int_equal(sqla_requalify("SELECT sales.orders.label FROM "
+                                    "sales.orders JOIN sales.regions ON "
+                                    "regions.id = orders.region_id", &ns,
+                                    &out, NULL), 0);
+    assert_null(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -623,6 +786,9 @@ int main(void)
         cmocka_unit_test(survives_garbage),
         cmocka_unit_test(requalify_moves_columns_to_their_one_owner),
         cmocka_unit_test(join_missing_brings_in_the_owner),
+        cmocka_unit_test(qualified_tables_resolve_in_their_schema),
+        cmocka_unit_test(same_name_in_two_schemas_stays_apart),
+        cmocka_unit_test(rewrites_keep_the_schema_of_a_table),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

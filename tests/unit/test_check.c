@@ -342,6 +342,52 @@ static void spider_chinook(void **state)
     askdb_db_close(d);
 }
 
+/* Tables of another schema (a namespace): the joins and cross joins are
+** judged by their own foreign keys, and the hints name them qualified.
+** No database: the checks before running need only the schema. */
+static void checks_name_tables_of_other_schemas(void **state)
+{
+    static struct db_column ord_cols[] = {
+        {"id", "integer", 1, NULL, 1, NULL, 0, NULL},
+        {"customer_id", "integer", 0, NULL, 0, NULL, 0, NULL},
+    };
+    static struct db_column sord_cols[] = {
+        {"id", "integer", 1, NULL, 1, NULL, 0, NULL},
+        {"region_id", "integer", 0, NULL, 0, NULL, 0, NULL},
+        {"amount", "numeric", 0, NULL, 0, NULL, 0, NULL},
+    };
+    static struct db_column reg_cols[] = {
+        {"id", "integer", 1, NULL, 1, NULL, 0, NULL},
+        {"label", "text", 0, NULL, 0, NULL, 0, NULL},
+    };
+    static struct db_fkey sord_fk[] = {{"region_id", "sales.regions", "id"}};
+    static struct db_table tables[] = {
+        {"orders", 0, ord_cols, 2, NULL, 0, NULL, 0, 10, 0, 0, NULL, NULL,
+         NULL},
+        {"orders", 0, sord_cols, 3, sord_fk, 1, NULL, 0, 10, 0, 0, NULL,
+         "sales", "sales.orders"},
+        {"regions", 0, reg_cols, 2, NULL, 0, NULL, 0, 3, 0, 0, NULL, "sales",
+         "sales.regions"},
+    };
+    static const struct db_schema ns = {tables, 3, 1};
+
+    (void)state;
+    before_on(NULL, &ns, "q", "SELECT r.label FROM sales.orders o JOIN "
+              "sales.regions r ON r.id = o.id", CHECK_JOIN_NOT_FK,
+              "sales.regions and sales.orders are linked by: "
+              "sales.orders.region_id = sales.regions.id");
+    before_on(NULL, &ns, "q", "SELECT r.label FROM sales.orders o JOIN "
+              "sales.regions r ON r.id = o.region_id", CHECK_JOIN_NOT_FK,
+              NULL);
+    before_on(NULL, &ns, "q", "SELECT r.label FROM sales.orders o, "
+              "sales.regions r", CHECK_CROSS_JOIN,
+              "Join them on their foreign key: sales.orders.region_id = "
+              "sales.regions.id");
+    /* orders (no key to regions) and sales.orders stay two tables */
+    before_on(NULL, &ns, "q", "SELECT o.id FROM orders o JOIN sales.orders "
+              "s ON s.id = o.id", CHECK_JOIN_NOT_FK, NULL);
+}
+
 static void kinds_have_names(void **state)
 {
     (void)state;
@@ -362,6 +408,7 @@ int main(void)
         cmocka_unit_test(result_column_all_null),
         cmocka_unit_test(result_shape_against_the_question),
         cmocka_unit_test(spider_chinook),
+        cmocka_unit_test(checks_name_tables_of_other_schemas),
         cmocka_unit_test(kinds_have_names),
     };
 

@@ -236,6 +236,69 @@ static void schema_text_is_compact_create_table(void **state)
     askdb_db_close(db);
 }
 
+/* A table of another schema is rendered qualified, each part quoted as
+** the engine needs it, and so is a foreign key to it; one that its name
+** reaches is rendered as before, whatever other schema has its name. */
+static void namespaced_tables_render_qualified(void **state)
+{
+    static struct db_column ord_cols[] = {
+        {"id", "integer", 1, NULL, 1, NULL, 0, NULL},
+    };
+    static struct db_column sord_cols[] = {
+        {"id", "integer", 1, NULL, 1, NULL, 0, NULL},
+        {"region_id", "integer", 0, NULL, 0, NULL, 0, NULL},
+    };
+    static struct db_column reg_cols[] = {
+        {"id", "integer", 1, NULL, 1, NULL, 0, NULL},
+    };
+    static struct db_fkey sord_fk[] = {{"region_id", "Sales.Regions", "id"}};
+    static struct db_table tables[] = {
+        {"orders", 0, ord_cols, 1, NULL, 0, NULL, 0, 10, 0, 0, NULL, NULL,
+         NULL},
+        {"orders", 0, sord_cols, 2, sord_fk, 1, NULL, 0, 10, 0, 0, NULL,
+         "sales", "sales.orders"},
+        {"Regions", 0, reg_cols, 1, NULL, 0, NULL, 0, -1, 0, 0, NULL,
+         "Sales", "Sales.Regions"},
+    };
+    struct db_schema s = {tables, 3, 1};
+    char *text;
+    struct buf b;
+
+    (void)state;
+    text = schema_render(&s);
+    assert_non_null(text);
+    assert_string_equal(text,
+                        "CREATE TABLE orders (\n"
+                        "  id integer PRIMARY KEY\n"
+                        "); -- 10 rows\n"
+                        "\n"
+                        "CREATE TABLE sales.orders (\n"
+                        "  id integer PRIMARY KEY,\n"
+                        "  region_id integer,\n"
+                        "  FOREIGN KEY (region_id) REFERENCES "
+                        "\"Sales\".\"Regions\"(id)\n"
+                        "); -- 10 rows\n"
+                        "\n"
+                        "CREATE TABLE \"Sales\".\"Regions\" (\n"
+                        "  id integer PRIMARY KEY\n"
+                        ");\n");
+    free(text);
+    /* Where bare names keep their case (SQLite, DuckDB), only what is no
+    ** plain word is quoted. */
+    s.case_folds = 0;
+    text = schema_render(&s);
+    assert_non_null(strstr(text, "REFERENCES Sales.Regions(id)\n"));
+    free(text);
+    buf_init(&b, 0);
+    schema_put_quoted_table(&b, &tables[1]);
+    buf_putc(&b, ' ');
+    schema_put_quoted_table(&b, &tables[0]);
+    assert_string_equal(b.data, "\"sales\".\"orders\" \"orders\"");
+    buf_free(&b);
+    assert_string_equal(schema_qname(&tables[0]), "orders");
+    assert_string_equal(schema_qname(&tables[2]), "Sales.Regions");
+}
+
 static void query_keeps_value_types(void **state)
 {
     askdb_db *db = open_ok();
@@ -688,6 +751,7 @@ int main(void)
         cmocka_unit_test(directory_and_junk_file_are_refused),
         cmocka_unit_test(schema_reads_keys_samples_and_counts),
         cmocka_unit_test(schema_text_is_compact_create_table),
+        cmocka_unit_test(namespaced_tables_render_qualified),
         cmocka_unit_test(broken_views_and_unknown_modules_are_left_out),
         cmocka_unit_test(query_keeps_value_types),
         cmocka_unit_test(writes_and_escapes_are_refused),

@@ -38,9 +38,12 @@ static struct db_column item_cols[] = {
     {"qty", "INTEGER", 0, NULL, 0, NULL, 0, NULL},
 };
 static struct db_table tables[] = {
-    {"employees", 0, emp_cols, 7, NULL, 0, NULL, 0, 10, 0, 0, NULL},
-    {"departments", 0, dept_cols, 3, NULL, 0, NULL, 0, 3, 0, 0, NULL},
-    {"Order Items", 0, item_cols, 2, NULL, 0, NULL, 0, 5, 0, 0, NULL},
+    {"employees", 0, emp_cols, 7, NULL, 0, NULL, 0, 10, 0, 0, NULL, NULL,
+     NULL},
+    {"departments", 0, dept_cols, 3, NULL, 0, NULL, 0, 3, 0, 0, NULL, NULL,
+     NULL},
+    {"Order Items", 0, item_cols, 2, NULL, 0, NULL, 0, 5, 0, 0, NULL, NULL,
+     NULL},
 };
 static const struct db_schema schema = {tables, 3, 0};
 
@@ -365,6 +368,61 @@ static void refuses_unknown_columns_and_tables(void **state)
     llama_sampler_free(g);
 }
 
+/* A table of another schema (a namespace) is written qualified, bare or
+** in double quotes; its name alone reaches nothing, but qualifies its
+** columns. */
+static void namespaced_table_is_written_qualified(void **state)
+{
+    static struct db_column ord_cols[] = {
+        {"id", "integer", 0, NULL, 1, NULL, 0, NULL},
+        {"amount", "numeric", 0, NULL, 0, NULL, 0, NULL},
+        {"emp_id", "integer", 0, NULL, 0, NULL, 0, NULL},
+    };
+    static struct db_table ns_tables[] = {
+        {"employees", 0, emp_cols, 7, NULL, 0, NULL, 0, 10, 0, 0, NULL,
+         NULL, NULL},
+        {"orders", 0, ord_cols, 3, NULL, 0, NULL, 0, 4, 0, 0, NULL, "sales",
+         "sales.orders"},
+    };
+    static const struct db_schema ns = {ns_tables, 2, 1};
+    static const char *const ok[] = {
+        "SELECT amount FROM sales.orders",
+        "SELECT o.amount FROM sales.orders o",
+        "SELECT orders.amount FROM sales.orders",
+        "SELECT sales.orders.amount FROM sales.orders",
+        "SELECT amount FROM \"sales\".\"orders\"",
+        "SELECT e.name, sum(o.amount) FROM employees e JOIN sales.orders o "
+        "ON o.emp_id = e.id GROUP BY e.name",
+        NULL
+    };
+    static const char *const bad[] = {
+        "SELECT amount FROM orders",
+        "SELECT amount FROM sales.order",
+        "SELECT amount FROM hr.orders",
+        "SELECT name FROM sales.employees",
+        NULL
+    };
+    struct llama_sampler *g;
+    char *a;
+
+    (void)state;
+    a = sqlx_grammar_dialect(&ns, SQLX_POSTGRES);
+    assert_non_null(a);
+    assert_non_null(strstr(a, "\ndb-table-b ::= [sS] [aA] [lL] [eE] [sS] "
+                              "\".\" [oO] [rR]"));
+    assert_non_null(strstr(a, "\ndb-table-q ::= [eE] [mM] [pP] [lL] [oO] "
+                              "[yY] [eE] [eE] [sS]\n"));
+    assert_non_null(strstr(a, "\ndb-table-s ::= \"\\\"\" [sS] [aA] [lL] "
+                              "[eE] [sS] \"\\\"\" \".\" \"\\\"\" [oO]"));
+    NEED_VOCAB();
+    g = llama_sampler_init_grammar(vocab, a, "root");
+    assert_non_null(g);
+    expect(g, ok, 1);
+    expect(g, bad, 0);
+    llama_sampler_free(g);
+    free(a);
+}
+
 static void refuses_writes_and_second_statements(void **state)
 {
     static const char *const bad[] = {
@@ -557,6 +615,7 @@ int main(void)
         cmocka_unit_test(accepts_what_real_questions_need),
         cmocka_unit_test(dialects_take_their_own_sql),
         cmocka_unit_test(refuses_unknown_columns_and_tables),
+        cmocka_unit_test(namespaced_table_is_written_qualified),
         cmocka_unit_test(refuses_writes_and_second_statements),
         cmocka_unit_test(reply_is_exactly_one_fenced_block),
         cmocka_unit_test(aliases_are_free_only_where_defined),

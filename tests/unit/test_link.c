@@ -440,12 +440,68 @@ static void spider_bridges_join_named_tables(void **state)
     askdb_db_close(db);
 }
 
+/* Tables of another schema (namespaces): a hint names one by its
+** qualified name, a column of another is found by the question, and the
+** cut schema renders them qualified with the foreign key between them. */
+static void links_tables_of_other_schemas(void **state)
+{
+    static struct db_column ord_cols[] = {
+        {"id", "integer", 1, NULL, 1, NULL, 0, NULL},
+        {"customer_id", "integer", 0, NULL, 0, NULL, 0, NULL},
+        {"total", "numeric", 0, NULL, 0, NULL, 0, NULL},
+    };
+    static struct db_column cust_cols[] = {
+        {"id", "integer", 1, NULL, 1, NULL, 0, NULL},
+        {"name", "text", 0, NULL, 0, NULL, 0, NULL},
+    };
+    static struct db_column sord_cols[] = {
+        {"id", "integer", 1, NULL, 1, NULL, 0, NULL},
+        {"region_id", "integer", 0, NULL, 0, NULL, 0, NULL},
+        {"amount", "numeric", 0, NULL, 0, NULL, 0, NULL},
+    };
+    static struct db_column reg_cols[] = {
+        {"id", "integer", 1, NULL, 1, NULL, 0, NULL},
+        {"label", "text", 0, NULL, 0, NULL, 0, NULL},
+    };
+    static struct db_fkey ord_fk[] = {{"customer_id", "customers", "id"}};
+    static struct db_fkey sord_fk[] = {{"region_id", "sales.regions", "id"}};
+    static struct db_table tables[] = {
+        {"customers", 0, cust_cols, 2, NULL, 0, NULL, 0, 10, 0, 0, NULL, NULL,
+         NULL},
+        {"orders", 0, ord_cols, 3, ord_fk, 1, NULL, 0, 10, 0, 0, NULL, NULL,
+         NULL},
+        {"orders", 0, sord_cols, 3, sord_fk, 1, NULL, 0, 10, 0, 0, NULL,
+         "sales", "sales.orders"},
+        {"regions", 0, reg_cols, 2, NULL, 0, NULL, 0, 3, 0, 0, NULL, "sales",
+         "sales.regions"},
+    };
+    static const struct db_schema ns = {tables, 4, 1};
+    struct link_opts o = always_prune();
+    struct link_hint h = {"sales.regions", "label", 2.0};
+    struct link_result r;
+    char *text;
+
+    (void)state;
+    link_ok(&ns, "What amount did the Lakeside label sell?", &h, 1, &o, &r);
+    assert_true(r.keep_table[3]);
+    assert_true(r.keep_table[2]);
+    assert_false(r.keep_table[0]);
+    text = schema_render_subset(&ns, r.keep_table, r.keep_col);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "CREATE TABLE sales.regions ("));
+    assert_non_null(strstr(text, "REFERENCES sales.regions(id)"));
+    assert_null(strstr(text, "CREATE TABLE customers"));
+    free(text);
+    link_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(small_schema_is_kept_whole),
         cmocka_unit_test(bridging_table_on_the_fk_path_is_added),
         cmocka_unit_test(hint_adds_its_table),
+        cmocka_unit_test(links_tables_of_other_schemas),
         cmocka_unit_test(never_empty_when_nothing_matches),
         cmocka_unit_test(same_input_same_result),
         cmocka_unit_test(wide_tables_keep_keys_and_matched_columns),

@@ -265,6 +265,7 @@ static void spider_accents_and_parts_of_values(void **state)
 {
     char path[600], note[512];
     askdb_db *db;
+    const struct db_schema *s;
     struct vindex *vi;
     struct value_match *m = NULL;
     const struct value_match *x;
@@ -294,7 +295,7 @@ static void spider_accents_and_parts_of_values(void **state)
     askdb_db_close(db);
 
     testdb_spider("perpetrator", path, sizeof path);
-    db = testdb_open(path, NULL, NULL);
+    db = testdb_open(path, NULL, &s);
     vi = open_index(db, NULL, note, sizeof note);
     assert_int_equal(vindex_match(vi, "How many people are from los angeles?",
                                   0, &m, &n), 0);
@@ -303,7 +304,7 @@ static void spider_accents_and_parts_of_values(void **state)
     assert_int_equal(x->exact, 1);
     assert_int_equal(x->partial, 1);
     buf_init(&b, 0);
-    values_render(&b, x, 1);
+    values_render(&b, s, x, 1);
     assert_string_equal(b.data,
                         "Values the question mentions, as stored:\n"
                         "- people.\"Home Town\" = 'Los Angeles, CA' "
@@ -671,23 +672,35 @@ static void free_text_and_numbers_are_not_indexed(void **state)
 
 static void render_says_column_and_spelling(void **state)
 {
-    struct value_match m[2] = {
+    struct value_match m[3] = {
         {"singer", "Country", "France", "Frnace", 0, 0, 1.0},
         {"order items", "status", "Chef's", "chef's", 1, 0, 2.0},
+        {"Sales.regions", "name", "North", "north", 1, 0, 2.0},
     };
+    /* A table of another schema is written qualified, its names as the
+    ** schema's engine needs them (capitals quoted where names fold). */
+    static char t_regions[] = "regions", n_sales[] = "Sales",
+                q_regions[] = "Sales.regions";
+    struct db_table tables[] = {
+        {t_regions, 0, NULL, 0, NULL, 0, NULL, 0, 2, 0, 0, NULL, n_sales,
+         q_regions},
+    };
+    const struct db_schema s = {tables, 1, 1};
     struct buf b;
 
     (void)state;
     buf_init(&b, 0);
-    values_render(&b, m, 0);
+    values_render(&b, &s, m, 0);
     assert_int_equal(b.len, 0);
-    values_render(&b, m, 2);
+    values_render(&b, &s, m, 3);
     assert_string_equal(b.data,
                         "Values the question mentions, as stored:\n"
                         "- singer.Country = 'France' (question: \"Frnace\", "
                         "close spelling)\n"
                         "- \"order items\".status = 'Chef''s' (question: "
-                        "\"chef's\")\n");
+                        "\"chef's\")\n"
+                        "- \"Sales\".regions.name = 'North' (question: "
+                        "\"north\")\n");
     buf_free(&b);
     vindex_free(NULL);
     value_matches_free(NULL, 0);
