@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/buf.h"
@@ -62,7 +63,7 @@
 **   decodes it strictly within the request's caps; anything else kills
 **   the helper and is an error, never rows.
 ** - No zombie: every helper started is reaped, after SIGKILL when it must
-**   be. An embedder whose SIGCHLD handler reaps every child first (or
+**   be (an idle one at close gets a second to end by itself first). An embedder whose SIGCHLD handler reaps every child first (or
 **   SIGCHLD ignored) makes waitpid() fail with ECHILD, which is taken as
 **   reaped. A helper whose parent died (Ctrl-C on askdb sql, which has no
 **   handler) sees its socket close and ends at once, busy or not
@@ -75,6 +76,8 @@
 #define POLL_MS 50
 /* The margin after the time limit before the helper is killed. */
 #define MARGIN_MIN_MS 250
+/* How long an idle helper has to end by itself when the handle closes. */
+#define GRACE_MS 1000
 
 #ifndef ASKDB_LIBEXECDIR
 #define ASKDB_LIBEXECDIR "/usr/local/libexec/askdb"
@@ -192,6 +195,28 @@ static void stop(struct db_iso *iso, int *status)
     iso->pid = 0;
     if (status)
         *status = st;
+}
+
+/* Let an idle helper end by itself (its input closes: it closes the
+** database and exits, and a sanitizer build checks itself for leaks),
+** within GRACE_MS; then kill it. Reaped either way. */
+static void finish(struct db_iso *iso)
+{
+    struct timespec ms = {0, 1000000};
+    pid_t r;
+    int i;
+
+    if (iso->fd >= 0)
+        close(iso->fd);
+    iso->fd = -1;
+    for (i = 0; iso->pid > 0 && i < GRACE_MS; i++) {
+        r = waitpid(iso->pid, NULL, WNOHANG);
+        if (r == iso->pid || (r < 0 && errno != EINTR))
+            iso->pid = 0;
+        else
+            nanosleep(&ms, NULL);
+    }
+    stop(iso, NULL);
 }
 
 /* Start the helper on a new socket; 0, or an errno value. */
@@ -512,7 +537,7 @@ void db_iso_free(struct db_iso *iso)
 {
     if (!iso)
         return;
-    stop(iso, NULL);
+    finish(iso);
     free(iso->helper);
     free(iso);
 }

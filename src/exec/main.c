@@ -4,10 +4,13 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/buf.h"
@@ -56,10 +59,20 @@
 /* Rows are written in pieces of about this much. */
 #define FLUSH_AT ((size_t)64 << 10)
 
-/* End at once when libaskdb's end of the socket closes. A request never
-** arrives while a statement runs, so only the hang-up wakes this up. */
+/* Set by the main thread, read by watch_parent(): a statement runs; the
+** thread is to return. */
+static atomic_int busy, quit;
+
+/*
+** End at once when libaskdb's end of the socket closes while a statement
+** runs. A request never arrives while one runs, so only the hang-up wakes
+** this up; when idle, the main thread reads the end of its input and
+** exits the ordinary way (closing the database; a sanitizer build checks
+** for leaks), and this thread only waits.
+*/
 static void *watch_parent(void *arg)
 {
+    struct timespec ms10 = {0, 10000000};
     struct pollfd pf;
 
     (void)arg;
@@ -67,9 +80,14 @@ static void *watch_parent(void *arg)
         pf.fd = 0;
         pf.events = POLLRDHUP;
         pf.revents = 0;
-        if (poll(&pf, 1, -1) > 0 &&
-            (pf.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)))
+        if (poll(&pf, 1, -1) <= 0 ||
+            !(pf.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)))
+            continue;
+        if (atomic_load(&quit))
+            break;
+        if (atomic_load(&busy))
             _exit(0);
+        nanosleep(&ms10, NULL);
     }
     return NULL;
 }
@@ -171,6 +189,7 @@ static void serve(askdb_db *db, struct buf *b, int type, const char *sql,
     askdb_status rc;
     long i;
 
+    atomic_store(&busy, 1);
     alarm((unsigned)(timeout_ms / 1000) * 2 + 2);
     if (type == WIRE_CHECK)
         rc = db_check(db, sql, &e);
@@ -192,13 +211,14 @@ static void serve(askdb_db *db, struct buf *b, int type, const char *sql,
     }
     askdb_result_free(r);
     flush(b);
+    atomic_store(&busy, 0);
 }
 
 int main(int argc, char **argv)
 {
     struct sigaction sa;
-    pthread_attr_t at;
     pthread_t th;
+    int watching;
     askdb_db *db = NULL;
     unsigned char *p;
     const char *sql;
@@ -215,12 +235,7 @@ int main(int argc, char **argv)
     sa.sa_handler = SIG_IGN;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
-    if (pthread_attr_init(&at) == 0) {
-        pthread_attr_setstacksize(&at, 64 * 1024);
-        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-        pthread_create(&th, &at, watch_parent, NULL);
-        pthread_attr_destroy(&at);
-    }
+    watching = pthread_create(&th, NULL, watch_parent, NULL) == 0;
     buf_init(&b, 0);
     for (;;) {
         r = wire_read_frame(0, &type, &p, &n, REQUEST_MAX);
@@ -241,5 +256,11 @@ int main(int argc, char **argv)
     }
     buf_free(&b);
     askdb_db_close(db);
+    /* Shutting the socket down wakes the thread's poll(). */
+    if (watching) {
+        atomic_store(&quit, 1);
+        shutdown(0, SHUT_RDWR);
+        pthread_join(th, NULL);
+    }
     return r < 0 ? 1 : 0;
 }
