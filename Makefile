@@ -494,6 +494,11 @@ demo:
 $(B)/local_ttft: bench/local_ttft.c $(B)/libaskdb.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+# What a statement costs in askdb-exec against in-process (bench/
+# exec_overhead.c); built beside askdb-exec, which it finds there.
+$(B)/exec_overhead: bench/exec_overhead.c $(B)/libaskdb.a $(B)/askdb-exec
+	$(CC) -Iinclude $(CFLAGS) -o $@ $< $(B)/libaskdb.a $(LDLIBS)
+
 # Grammar acceptance of Spider's gold SQL (needs llama.cpp and the small
 # model for its vocabulary).
 $(B)/grammar_accept: bench/grammar_accept.c $(B)/libaskdb.a
