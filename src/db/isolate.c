@@ -469,8 +469,12 @@ static askdb_status start(askdb_db *db, struct db_iso *iso, double kill_at,
     if (x != X_DONE) {
         rc = failed(db, iso, x, &d, e);
     } else if (d.status != ASKDB_OK) {
+        /* The file cannot be opened any more (it was replaced, removed,
+        ** or locked by a writer since this handle opened it). */
         stop(iso, NULL);
         *e = d.err;
+        if (e->ec == ASKDB_EC_NONE)
+            e->ec = ASKDB_EC_RUNTIME;
         rc = d.status;
     } else {
         rc = ASKDB_OK;
