@@ -3,7 +3,8 @@
 #   make            build/askdb, build/libaskdb.a and build/libaskdb.so
 #   make test       sanitizer build, unit tests, end-to-end tests
 #   make install    PREFIX=/usr/local (and DESTDIR): askdb.h, libaskdb.a,
-#                   libaskdb.so*, askdb.pc, the askdb command, its man page;
+#                   libaskdb.so*, askdb.pc, the askdb command, its man page,
+#                   askdb-exec (LIBEXECDIR) that runs the statements;
 #                   make uninstall removes them
 #   make demo       sample database + a question answered end to end
 #   make bench      overhead and large-schema benchmarks
@@ -73,6 +74,10 @@ LIBDIR  ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR  ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+# askdb-exec, the helper that runs each statement of an SQLite or DuckDB
+# file in a process libaskdb can kill (src/db/isolate.c); libaskdb knows
+# this path, and also looks beside the running program (the build tree).
+LIBEXECDIR ?= $(PREFIX)/libexec/askdb
 
 SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all \
            -fno-omit-frame-pointer
@@ -122,6 +127,8 @@ LIB_SRC := $(wildcard src/core/*.c src/db/*.c src/llm/*.c src/sql/*.c \
 # The askdb command: its front ends (cli, serve, mcp), plus the server's
 # OpenAPI document made into C (build/gen/openapi.c).
 CLI_SRC := $(wildcard src/cli/*.c src/server/*.c src/mcp/*.c)
+# askdb-exec: the statements' process (src/exec/main.c).
+EXEC_SRC := src/exec/main.c
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 
 # Release objects in build/, sanitizer objects in build/asan/.
@@ -131,6 +138,8 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(B)/%.o) $(B)/gen/openapi.o
 LIBA_OBJ := $(LIB_SRC:%.c=$(BA)/%.o)
 CLIA_OBJ := $(CLI_SRC:%.c=$(BA)/%.o) $(BA)/gen/openapi.o
+EXEC_OBJ := $(EXEC_SRC:%.c=$(B)/%.o)
+EXECA_OBJ := $(EXEC_SRC:%.c=$(BA)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BA)/tests/%)
 
 # Objects are rebuilt when llama.cpp comes or goes: build/llama.flags holds
@@ -138,7 +147,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BA)/tests/%)
 LLAMA_STAMP := $(B)/llama.flags
 $(shell mkdir -p $(B) && (echo '$(LLAMA_PREFIX)' | cmp -s - $(LLAMA_STAMP) \
     || echo '$(LLAMA_PREFIX)' > $(LLAMA_STAMP)))
-$(LIB_OBJ) $(CLI_OBJ) $(LIBA_OBJ) $(CLIA_OBJ): $(LLAMA_STAMP)
+$(LIB_OBJ) $(CLI_OBJ) $(LIBA_OBJ) $(CLIA_OBJ) $(EXEC_OBJ) $(EXECA_OBJ): $(LLAMA_STAMP)
 $(CLI_OBJ) $(CLIA_OBJ): CPPFLAGS := $(FE_CPPFLAGS)
 
 # The DuckDB driver is rebuilt when DuckDB comes or goes (build/duckdb.flags
@@ -156,11 +165,20 @@ $(shell echo '$(LIB_CFLAGS)' | cmp -s - $(LIB_STAMP) \
 $(LIB_OBJ): $(LIB_STAMP)
 $(LIB_OBJ): CFLAGS += $(LIB_CFLAGS)
 
+# Where libaskdb looks for an installed askdb-exec (build/libexec.flags
+# changes only with it).
+LIBEXEC_STAMP := $(B)/libexec.flags
+$(shell echo '$(LIBEXECDIR)' | cmp -s - $(LIBEXEC_STAMP) \
+    || echo '$(LIBEXECDIR)' > $(LIBEXEC_STAMP))
+$(B)/src/db/isolate.o $(BA)/src/db/isolate.o: $(LIBEXEC_STAMP)
+$(B)/src/db/isolate.o $(BA)/src/db/isolate.o: \
+    CPPFLAGS += -DASKDB_LIBEXECDIR='"$(LIBEXECDIR)"'
+
 .PHONY: all test unit e2e security demo bench fuzz grammar-accept clean lint check-banned \
         check-layers llama model small-model install uninstall duckdb e2e-duckdb \
         security-duckdb
-all: $(B)/askdb $(B)/libaskdb.a $(B)/libaskdb.so $(B)/askdb.pc \
-     $(B)/examples/embed examples/shop.db
+all: $(B)/askdb $(B)/askdb-exec $(B)/libaskdb.a $(B)/libaskdb.so \
+     $(B)/askdb.pc $(B)/examples/embed examples/shop.db
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -192,8 +210,21 @@ $(BA)/libaskdb.a: $(LIBA_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(B)/askdb: $(CLI_OBJ) $(B)/libaskdb.a $(B)/layers.ok
-	$(CC) $(CFLAGS) -o $@ $(filter-out %.ok,$^) $(LDLIBS) $(FE_LIBS)
+# The askdb command runs its statements in askdb-exec beside it: building
+# one builds both.
+$(B)/askdb: $(CLI_OBJ) $(B)/libaskdb.a $(B)/layers.ok $(B)/askdb-exec
+	$(CC) $(CFLAGS) -o $@ $(filter-out %.ok %askdb-exec,$^) $(LDLIBS) \
+	    $(FE_LIBS)
+
+# askdb-exec links only what it uses of the library (the drivers); it
+# finds libduckdb.so beside an installed askdb too (LIBEXECDIR is two
+# levels below PREFIX).
+EXEC_LDFLAGS := -Wl,--as-needed -Wl,-rpath,'$$ORIGIN/../../lib/askdb'
+$(B)/askdb-exec: $(EXEC_OBJ) $(B)/libaskdb.a
+	$(CC) $(CFLAGS) -o $@ $^ $(EXEC_LDFLAGS) $(LDLIBS)
+
+$(BA)/askdb-exec: $(EXECA_OBJ) $(BA)/libaskdb.a
+	$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(EXEC_LDFLAGS) $(LDLIBS)
 
 $(B)/gen/openapi.c: src/server/openapi.json scripts/c_string.py
 	@mkdir -p $(dir $@)
@@ -208,12 +239,13 @@ $(BA)/gen/openapi.o: $(B)/gen/openapi.c
 
 # The tree's shape (scripts/check_layers.py): layers, no include or symbol
 # cycle, front ends on askdb.h alone. The build fails when it breaks.
-$(B)/layers.ok: scripts/check_layers.py $(LIB_OBJ) $(CLI_OBJ)
+$(B)/layers.ok: scripts/check_layers.py $(LIB_OBJ) $(CLI_OBJ) $(EXEC_OBJ)
 	python3 scripts/check_layers.py --objects $(B)
 	@touch $@
 
-$(BA)/askdb: $(CLIA_OBJ) $(BA)/libaskdb.a
-	$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS) $(FE_LIBS)
+$(BA)/askdb: $(CLIA_OBJ) $(BA)/libaskdb.a $(BA)/askdb-exec
+	$(CC) $(CFLAGS) $(SAN) -o $@ $(filter-out %askdb-exec,$^) $(LDLIBS) \
+	    $(FE_LIBS)
 
 # pkg-config's file, for the install prefix: build/pc.flags holds what it
 # says and changes only with it. libcurl is linked by name, not required:
@@ -260,10 +292,13 @@ $(B)/examples/embed: examples/embed.c include/askdb.h $(B)/libaskdb.so
 	$(CC) $(WARN) $(OPT) -Iinclude -o $@ $< -L$(B) -laskdb \
 	    -Wl,-rpath,$(abspath $(B))
 
-install: $(B)/askdb $(B)/libaskdb.a $(B)/libaskdb.so $(B)/askdb.pc
+install: $(B)/askdb $(B)/askdb-exec $(B)/libaskdb.a $(B)/libaskdb.so \
+    $(B)/askdb.pc
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR) \
-	    $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1
+	    $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 \
+	    $(DESTDIR)$(LIBEXECDIR)
 	install -m 755 $(B)/askdb $(DESTDIR)$(BINDIR)/askdb
+	install -m 755 $(B)/askdb-exec $(DESTDIR)$(LIBEXECDIR)/askdb-exec
 	install -m 644 include/askdb.h $(DESTDIR)$(INCLUDEDIR)/askdb.h
 	install -m 644 $(B)/libaskdb.a $(DESTDIR)$(LIBDIR)/libaskdb.a
 	install -m 755 $(B)/$(SOFILE) $(DESTDIR)$(LIBDIR)/$(SOFILE)
@@ -286,6 +321,8 @@ uninstall:
 	    $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/$(SOFILE) \
 	    $(DESTDIR)$(PKGCONFIGDIR)/askdb.pc $(DESTDIR)$(MANDIR)/man1/askdb.1
 	rm -rf $(DESTDIR)$(LIBDIR)/askdb
+	rm -f $(DESTDIR)$(LIBEXECDIR)/askdb-exec
+	-rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null
 
 # Test tools: the scripted model server.
 $(BA)/fake_llm: tests/fake_llm/fake_llm.c
@@ -457,6 +494,11 @@ demo:
 $(B)/local_ttft: bench/local_ttft.c $(B)/libaskdb.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+# What a statement costs in askdb-exec against in-process (bench/
+# exec_overhead.c); built beside askdb-exec, which it finds there.
+$(B)/exec_overhead: bench/exec_overhead.c $(B)/libaskdb.a $(B)/askdb-exec
+	$(CC) -Iinclude $(CFLAGS) -o $@ $< $(B)/libaskdb.a $(LDLIBS)
+
 # Grammar acceptance of Spider's gold SQL (needs llama.cpp and the small
 # model for its vocabulary).
 $(B)/grammar_accept: bench/grammar_accept.c $(B)/libaskdb.a
@@ -498,10 +540,11 @@ check-layers: $(B)/layers.ok
 
 check-banned:
 	@! grep -nE '\b(strcpy|sprintf|strtok|atoi|gets)\s*\(' \
-	    $(LIB_SRC) $(CLI_SRC) tests/fake_llm/*.c || \
+	    $(LIB_SRC) $(CLI_SRC) $(EXEC_SRC) tests/fake_llm/*.c || \
 	    (echo "banned call found" >&2; exit 1)
 
 clean:
 	rm -rf $(B) examples/shop.db
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(LIBA_OBJ:.o=.d) $(CLIA_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(LIBA_OBJ:.o=.d) $(CLIA_OBJ:.o=.d) \
+    $(EXEC_OBJ:.o=.d) $(EXECA_OBJ:.o=.d)

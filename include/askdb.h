@@ -237,6 +237,12 @@ typedef struct askdb_config {
     int query_timeout_ms;    /* default 10000 */
     long max_rows;           /* default 1000 */
     size_t max_bytes;        /* result size cap, default 4 MiB */
+    int in_process;          /* 1 = run the statements of SQLite and DuckDB
+                                files in this process, as before askdb-exec
+                                existed: one long function call can then
+                                outlast query_timeout_ms. Default 0: in
+                                askdb-exec, a helper process killed at the
+                                deadline (docs/security.md, promise 3) */
 
     /* Schema extraction */
     int sample_values;       /* distinct samples per text column, def 3

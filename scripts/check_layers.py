@@ -5,7 +5,8 @@
 
 Rules (README, "Source layout"):
   1. Layers, lowest first: core; db; sql; llm; agent; eval; the front ends
-     (cli, server, mcp). A file includes headers of its own layer or lower
+     (cli, server, mcp) and askdb-exec (exec: not a front end, it runs the
+     db layer's drivers for libaskdb). A file includes headers of its own layer or lower
      ones, never of a higher one. llm and sql do not include each other.
   2. A front end includes nothing of the library but "askdb.h" (and the
      front ends' own headers and system headers: they are all parts of the
@@ -26,7 +27,7 @@ import subprocess
 import sys
 
 LAYERS = {"core": 0, "db": 1, "sql": 2, "llm": 2, "agent": 3, "eval": 4,
-          "cli": 5, "server": 5, "mcp": 5}
+          "cli": 5, "server": 5, "mcp": 5, "exec": 5}
 FRONT_ENDS = {"cli", "server", "mcp"}
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

@@ -14,7 +14,7 @@ enum {
     OPT_TRACE, OPT_MAX_ATTEMPTS, OPT_TIMEOUT, OPT_MAX_ROWS, OPT_MAX_BYTES,
     OPT_PROVIDER, OPT_LLM_URL, OPT_MODEL, OPT_API_KEY, OPT_TEMPERATURE,
     OPT_MAX_TOKENS, OPT_LLM_TIMEOUT, OPT_RETRIES, OPT_STREAM, OPT_SEED,
-    OPT_THREADS, OPT_NO_GRAMMAR, OPT_NO_PROMPT_CACHE
+    OPT_THREADS, OPT_NO_GRAMMAR, OPT_NO_PROMPT_CACHE, OPT_IN_PROCESS
 };
 
 const struct option cli_agent_opts[] = {
@@ -45,6 +45,7 @@ const struct option cli_model_opts[] = {
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"max-rows", required_argument, NULL, OPT_MAX_ROWS},
     {"max-bytes", required_argument, NULL, OPT_MAX_BYTES},
+    {"in-process", no_argument, NULL, OPT_IN_PROCESS},
     {"provider", required_argument, NULL, OPT_PROVIDER},
     {"llm-url", required_argument, NULL, OPT_LLM_URL},
     {"model", required_argument, NULL, OPT_MODEL},
@@ -193,6 +194,9 @@ int cli_model_opt(int c, const char *arg, askdb_config *cfg, const char *prog)
         if (cli_number(prog, "--max-bytes", arg, 1, 1L << 40, &v))
             return -1;
         cfg->max_bytes = (size_t)v;
+        return 1;
+    case OPT_IN_PROCESS:
+        cfg->in_process = 1;
         return 1;
     case OPT_PROVIDER:
         cfg->provider = arg;

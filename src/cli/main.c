@@ -54,7 +54,11 @@ static const char help_output[] =
     "                        cost per cell (default 4194304); while a query\n"
     "                        runs no value or table row may be larger than\n"
     "                        N or 16 MiB, whichever is more (the query then\n"
-    "                        fails and says so)\n";
+    "                        fails and says so)\n"
+    "      --in-process      run the statements of SQLite and DuckDB files\n"
+    "                        in askdb's own process, not in askdb-exec (a\n"
+    "                        helper killed at the time limit): one long\n"
+    "                        function call can then outlast --timeout\n";
 
 static const char help_model[] =
     "Model (flags override the environment):\n"

@@ -6,6 +6,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "db/isolate.h"
+#include "db/wire.h"
+
 static const struct {
     const char *scheme;
     const struct db_driver *drv;
@@ -87,6 +90,12 @@ askdb_status askdb_db_open(const char *path, const askdb_config *cfg,
         return ASKDB_ERR_USAGE;
     }
     rc = db->drv->open(db, path);
+    /* The model's statements on a file run in askdb-exec, which can be
+    ** killed at the deadline; a server engine has its own time limit
+    ** (statement_timeout, max_statement_time) and a client to cancel. */
+    if (!rc && !cfg->in_process &&
+        (db->drv == &db_sqlite_driver || db->drv == &db_duckdb_driver))
+        db->iso = db_iso_new(db, cfg->log_fn, cfg->log_ud);
     return rc;
 }
 
@@ -94,6 +103,7 @@ void askdb_db_close(askdb_db *db)
 {
     if (!db)
         return;
+    db_iso_free(db->iso);
     if (db->impl)
         db->drv->close(db);
     schema_free(&db->schema);
@@ -190,7 +200,12 @@ askdb_status db_check(askdb_db *db, const char *sql, struct db_err *e)
 
     e->ec = ASKDB_EC_NONE;
     e->msg[0] = '\0';
-    rc = db->drv->check(db, sql, e);
+    if (db->iso) {
+        askdb_result *none;
+        rc = db_iso_call(db, db->iso, WIRE_CHECK, sql, &none, e);
+    } else {
+        rc = db->drv->check(db, sql, e);
+    }
     if (rc)
         snprintf(db->errmsg, sizeof db->errmsg, "%s", e->msg);
     return rc;
@@ -204,7 +219,8 @@ askdb_status db_run(askdb_db *db, const char *sql, askdb_result **out,
     *out = NULL;
     e->ec = ASKDB_EC_NONE;
     e->msg[0] = '\0';
-    rc = db->drv->run(db, sql, out, e);
+    rc = db->iso ? db_iso_call(db, db->iso, WIRE_RUN, sql, out, e)
+                 : db->drv->run(db, sql, out, e);
     if (rc)
         snprintf(db->errmsg, sizeof db->errmsg, "%s", e->msg);
     return rc;

@@ -48,6 +48,8 @@ struct askdb_db {
     double schema_ms;
     const atomic_int *cancel; /* non-zero stops the running statement
                                  (ASKDB_ERR_CANCELLED), or NULL */
+    struct db_iso *iso;  /* askdb-exec runs the statements (isolate.h),
+                            or NULL: they run in this process */
     char errmsg[1024];
 };
 

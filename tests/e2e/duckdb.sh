@@ -509,6 +509,35 @@ assert [a["error"] for a in j["attempts"]] == ["timeout"] * 3, j["attempts"]
 '
 }
 
+single_calls_that_build_gigabytes_end_within_twice_the_limit() {
+    # DuckDB never looks for an interrupt inside one function call: these
+    # ran 4 to 20 s past a 1000 ms limit while they ran in askdb's own
+    # process. In askdb-exec they are killed at the deadline (this
+    # sanitizer build has no memory cap, so the kill is what stops them)
+    # or fail at once for memory (the release build's cap); either way
+    # within twice the limit, and nothing written.
+    copy_data
+    local before q
+    before=$(snapshot)
+    for q in "SELECT repeat('x', 2000000000)" \
+             "SELECT length(repeat('x', 900000000))" \
+             "SELECT sum(x) FROM (SELECT unnest(range(1000000000)) AS x)" \
+             "SELECT printf('%2147483647d', 1)"; do
+        run sql --timeout 1000 shop.duckdb "$q"
+        expect_rc 1
+        [ "$ELAPSED_MS" -lt 2500 ] || fail "$q: took $ELAPSED_MS ms for a 1000 ms limit"
+        grep -qE "query interrupted after the 1000 ms time limit|Out of Memory" "$T/err" ||
+            fail "$q: neither the time limit nor memory: $(head -c 300 "$T/err")"
+    done
+    # The check before a run (askdb ask --dry-run) folds constants in
+    # DuckDB's planner: it runs in the helper too.
+    start_llm "$(always "$(fence "SELECT length(repeat('x', 900000000)) AS n")")"
+    run ask --llm-url "$URL" --model test --no-question-check --max-attempts 1 \
+        --dry-run --timeout 1000 shop.duckdb "Long?"
+    [ "$ELAPSED_MS" -lt 3000 ] || fail "the dry run took $ELAPSED_MS ms"
+    [ "$before" = "$(snapshot)" ] || fail "files changed: $(diff <(echo "$before") <(snapshot) | head -4)"
+}
+
 caps_rows_and_bytes_while_streaming() {
     copy_data
     # A result far too large to build: the cap stops it early.
@@ -610,6 +639,7 @@ TESTS=(schema_shows_keys_comments_samples_and_estimates other_schemas_show_quali
        values_convert_to_askdb_types ask_names_duckdb_and_repairs_from_its_error
        ask_answers_over_csv_and_parquet_in_place refuses_duckdb_escapes_and_changes_no_file
        harmless_selects_change_nothing interrupts_a_long_query_at_the_time_limit
+       single_calls_that_build_gigabytes_end_within_twice_the_limit
        caps_rows_and_bytes_while_streaming explain_is_only_for_plans
        open_faults_exit_3_with_the_reason sanitized_view_name_for_odd_file_names
        ctrl_c_stops_a_running_query)

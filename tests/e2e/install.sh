@@ -184,7 +184,7 @@ install_puts_every_file_under_the_prefix() {
     files=$(cd "$p" && find . \( -type f -o -type l \) ! -path './lib/askdb/*' | LC_ALL=C sort)
     want=$(printf '%s\n' ./bin/askdb ./include/askdb.h ./lib/libaskdb.a ./lib/libaskdb.so \
         ./lib/libaskdb.so.0 "./lib/libaskdb.so.$v" ./lib/pkgconfig/askdb.pc \
-        ./share/man/man1/askdb.1 | LC_ALL=C sort)
+        ./libexec/askdb/askdb-exec ./share/man/man1/askdb.1 | LC_ALL=C sort)
     [ "$files" = "$want" ] || fail "installed files: $(echo $files), want $(echo $want)"
     [ "$(readlink "$p/lib/libaskdb.so")" = libaskdb.so.0 ] || fail "libaskdb.so -> $(readlink "$p/lib/libaskdb.so")"
     [ "$(readlink "$p/lib/libaskdb.so.0")" = "libaskdb.so.$v" ] || fail "libaskdb.so.0 -> $(readlink "$p/lib/libaskdb.so.0")"
@@ -200,6 +200,25 @@ install_puts_every_file_under_the_prefix() {
     fi
     [ "$(MANPATH="$p/share/man" man -w askdb)" = "$p/share/man/man1/askdb.1" ] ||
         fail "man -w askdb: $(MANPATH="$p/share/man" man -w askdb 2>&1)"
+}
+
+installed_programs_run_statements_in_the_installed_helper() {
+    # askdb and a program linking libaskdb find askdb-exec where make
+    # install put it (LIBEXECDIR, compiled in), and it finds its libraries
+    # there too.
+    local p=$TMP/prefix h=$TMP/prefix/libexec/askdb/askdb-exec
+    [ -x "$h" ] || fail "no $h"
+    (cd "$T" && "$p/bin/askdb" sql -v -f csv "$SHOP_DB" "SELECT count(*) AS n FROM customers") \
+        >"$T/out" 2>"$T/err" || fail "askdb sql: $(head -c 300 "$T/err")"
+    [ "$(tr -d '\r' <"$T/out")" = "$(printf 'n\n60')" ] || fail "rows: $(cat "$T/out")"
+    grep -qF "statements run in $h, killed after the time limit" "$T/err" ||
+        fail "not run in the installed helper: $(head -c 300 "$T/err")"
+    local d
+    d=$(ldd "$h" | awk '$1 == "libduckdb.so" {print $3}')
+    if [ -n "$d" ]; then
+        [ "$(readlink -f "$d")" = "$(readlink -f "$p/lib/askdb/libduckdb.so")" ] ||
+            fail "the helper loads another DuckDB: $d"
+    fi
 }
 
 embed_links_the_installed_shared_library() {
@@ -267,12 +286,14 @@ man_page_renders_and_lists_every_option() {
         done
     done
     for o in ASKDB_PROVIDER ASKDB_LLM_URL ASKDB_MODEL ASKDB_API_KEY OPENAI_API_KEY \
-             ANTHROPIC_API_KEY ASKDB_CACHE_DIR ASKDB_PROMPT_CACHE_MB XDG_CACHE_HOME XDG_STATE_HOME; do
+             ANTHROPIC_API_KEY ASKDB_CACHE_DIR ASKDB_PROMPT_CACHE_MB ASKDB_EXEC_HELPER \
+             XDG_CACHE_HOME XDG_STATE_HOME; do
         grep -qF "$o" "$T/man.txt" || fail "environment variable $o is not in the man page"
     done
 }
 
 TESTS=(shared_library_exports_only_the_public_api install_puts_every_file_under_the_prefix
+       installed_programs_run_statements_in_the_installed_helper
        embed_links_the_installed_shared_library embed_links_the_installed_static_library
        destdir_stages_the_install_and_uninstall_removes_it man_page_renders_and_lists_every_option)
 

@@ -1620,6 +1620,10 @@ TESTS=(
 # shellcheck source=tests/e2e/hardening.sh
 . "$HERE/hardening.sh"
 TESTS+=("${HARDEN_TESTS[@]}")
+# The statements' process (askdb-exec), likewise.
+# shellcheck source=tests/e2e/isolation.sh
+. "$HERE/isolation.sh"
+TESTS+=("${ISOLATION_TESTS[@]}")
 
 if [ "$LIST" = 1 ]; then
     printf '%s\n' "${TESTS[@]}"

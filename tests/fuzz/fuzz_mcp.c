@@ -89,6 +89,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     sqlite3_close(db);
     cfg.llm_fn = stub_model;
     cfg.query_timeout_ms = 200;
+    cfg.in_process = 1; /* no askdb-exec beside the harness */
     cfg.max_rows = 50;
     cfg.max_attempts = 1;
     if (mcp_server_new(&cfg, 1, names, paths, &srv, err, sizeof err))

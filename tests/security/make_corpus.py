@@ -244,6 +244,14 @@ bombs = [
 ]
 for s in bombs:
     add("bomb", s, "any")
+# Operators, not functions, on values near the length limit, hundreds of
+# times in one row: no interrupt reaches them (docs/security.md, promise
+# 3); askdb kills the statement's process at the deadline, so they fail
+# with the time limit, never answer.
+add("bomb", "WITH t(s) AS (SELECT printf('%.*c', 16000000, 'x')) SELECT " +
+    ", ".join(["s = s"] * 1900) + " FROM t", "fail")
+add("bomb", "WITH t(s) AS (SELECT printf('%.*c', 8000000, 'x')) SELECT " +
+    ", ".join(["length(s || s)"] * 300) + " FROM t", "fail")
 
 # Homoglyphs, invisible characters and NUL bytes.
 add("homoglyph", "D\u0415LETE FROM orders", "fail")          # Cyrillic E
