@@ -213,7 +213,7 @@ typedef struct askdb_config {
                                 chose at least this probability it is the
                                 only candidate; below it, candidates 2..N
                                 follow. 0 = always all N at once
-                                (default: see askdb_config_default) */
+                                (default 0.5) */
     int checks;              /* checks before/after execution (default 1) */
     int requalify;           /* a column under the wrong table (p.amount
                                 where only o has it) is re-qualified by

@@ -80,7 +80,7 @@ const char cli_agent_help[] =
     "      --candidate-gate P  local model: the greedy SQL first, alone;\n"
     "                        candidates 2..N only when some token of it\n"
     "                        had probability below P (0 = all N at once;\n"
-    "                        default 0)\n"
+    "                        default 0.5)\n"
     "      --no-checks       no checks of joins, aggregates, literals and\n"
     "                        result shape\n"
     "      --no-requalify    no re-qualifying of a column written under a\n"

@@ -526,7 +526,7 @@ static XXH128_hash_t model_identity(const char *path)
 ** none, the files are off, or it is shorter than LOCAL_KV_MIN.
 */
 static int stable_tokens(struct local *l, const struct llm_request *req,
-                         const llama_token *toks, int n)
+                         const llama_token *toks, int n, int files_off_too)
 {
     const struct llm_msg *m = req->msgs;
     int nm = req->stable_msgs, k = 0, np;
@@ -534,7 +534,7 @@ static int stable_tokens(struct local *l, const struct llm_request *req,
     char *cut = NULL, *text;
     askdb_status rc;
 
-    if (!l->kv_on || nm < 0 || nm > req->nmsgs ||
+    if ((!l->kv_on && !files_off_too) || nm < 0 || nm > req->nmsgs ||
         (nm == req->nmsgs && req->stable_bytes > 0) ||
         (nm == 0 && req->stable_bytes == 0))
         return 0;
@@ -731,7 +731,7 @@ static askdb_status use_stable_prefix(struct local *l,
                                       const llama_token *toks, int n,
                                       long *file, int *saved)
 {
-    int k = stable_tokens(l, req, toks, n), have = llm_dec_cached(c);
+    int k = stable_tokens(l, req, toks, n, 0), have = llm_dec_cached(c);
     askdb_status rc = ASKDB_OK;
     char *dir = NULL, *path;
 
@@ -1324,7 +1324,8 @@ static askdb_status local_complete_n(llm *m, const struct llm_request *req,
 }
 
 /* llm_vtab.warm: the stable prefix into the lane's sequence 0, from its
-** file or evaluated and then written to it; nothing else. */
+** file or evaluated and then written to it (with the files off, evaluated
+** alone); nothing else. */
 static askdb_status local_warm(llm *m, const struct llm_request *req)
 {
     struct local *l = (struct local *)m;
@@ -1332,7 +1333,7 @@ static askdb_status local_warm(llm *m, const struct llm_request *req)
     llama_token *toks = NULL;
     char *prompt;
     askdb_status rc;
-    int ntok, saved;
+    int ntok, saved, k, have;
     long file;
 
     prompt = format_prompt(l, req, &rc);
@@ -1346,7 +1347,14 @@ static askdb_status local_warm(llm *m, const struct llm_request *req)
                        l->base.errmsg, sizeof l->base.errmsg);
     if (rc)
         goto out;
-    rc = use_stable_prefix(l, c, req, toks, ntok, &file, &saved);
+    if (l->kv_on) {
+        rc = use_stable_prefix(l, c, req, toks, ntok, &file, &saved);
+    } else {   /* no files: into the KV cache alone */
+        k = stable_tokens(l, req, toks, ntok, 1);
+        have = llm_dec_cached(c);
+        if (k > have)
+            rc = llm_dec_eval(c, toks + have, k - have, 0);
+    }
 out:
     llm_dec_end(c);
     free(toks);

@@ -85,9 +85,15 @@ steps = [l["step"] for l in lines]
 prompts = [l for l in lines if l["step"] == "prompt"]
 replies = [l for l in lines if l["step"] == "reply"]
 check(prompts and replies, "no prompt or reply step in %r" % steps)
-check(len(prompts) <= 3, "prompts: %r" % steps)
-# by default the local model makes 3 candidates on the first attempt
-check(prompts[0].get("candidates") == 3, "first attempt: %r" % prompts[0].get("candidates"))
+attempts = [p for p in prompts if not p.get("first_candidate")]
+check(len(attempts) <= 3, "prompts: %r" % steps)
+# by default the local model asks for the greedy candidate alone first
+# (the gate, 0.5), then for candidates 2 and 3 when it was unsure
+check(prompts[0].get("candidates") == 1 and prompts[0].get("gate") == 0.5,
+      "first attempt: %r" % {k: prompts[0].get(k) for k in ("candidates", "gate")})
+later = [p for p in prompts if p.get("first_candidate")]
+check(all(p["candidates"] == 2 and p["first_candidate"] == 2 and p["attempt"] == 1 for p in later),
+      "later candidates: %r" % later)
 check(len(replies) == sum(p.get("candidates", 1) for p in prompts), "prompts/replies: %r" % steps)
 check(all(p.get("provider") == "local" for p in prompts), "provider: %r" % [p.get("provider") for p in prompts])
 for r in replies:
@@ -108,7 +114,7 @@ if rc == 0:
     check(out.strip() != "", "no rows on stdout")
 else:
     check("no valid SQL after" in err, "stderr: %r" % err[:300])
-    for i in range(1, len(prompts) + 1):
+    for i in range(1, len(attempts) + 1):
         check("attempt %d:" % i in err, "attempt %d not listed: %r" % (i, err[:600]))
 PY
         fail "$(cat "$TMP/py.err" 2>/dev/null || echo "trace check failed")"

@@ -443,6 +443,19 @@ static void local_warm_evaluates_the_stable_prefix_alone(void **ts)
     assert_true(s->r.prompt_tokens - s->r.cached_tokens < 24);
     assert_int_equal(s->r.file_tokens, 0);   /* in the KV cache already */
     assert_string_equal(s->r.text, cold);
+    llm_free(s->m);
+    s->m = NULL;
+
+    /* With the files off, into the KV cache alone. */
+    setenv("ASKDB_PROMPT_CACHE_MB", "0", 1);
+    open_model(s);
+    unsetenv("ASKDB_PROMPT_CACHE_MB");
+    assert_int_equal(llm_warm(s->m, &req), ASKDB_OK);
+    complete_ok(s, &req);
+    assert_true(s->r.cached_tokens > 150);
+    assert_true(s->r.prompt_tokens - s->r.cached_tokens < 24);
+    assert_int_equal(s->r.file_tokens, 0);
+    assert_string_equal(s->r.text, cold);
 }
 
 static void local_control_token_text_stays_text(void **ts)
