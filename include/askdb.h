@@ -112,10 +112,13 @@ typedef void (*askdb_token_fn)(void *ud, const char *piece, size_t len);
 **   qcheck       question (true/false), why
 **   plan         tasks, or error
 **   prompt       for ("sql" or the step asking), attempt, candidates,
-**                provider, messages [{role, content}]
+**                provider, messages [{role, content}]; with the
+**                candidate gate: gate, and for the later candidates
+**                first_candidate and why ("unsure", "no confidence")
+**                instead of messages
 **   reply        reply, ms, prompt_tokens, completion_tokens, retries,
 **                attempt, candidate, error; local model: ttft_ms,
-**                cached_tokens, load_ms
+**                cached_tokens, load_ms, min_p, min_p_words
 **   validate     ok, candidates [error class of each]
 **   execute      rows, truncated, ms; with candidates: candidate, votes,
 **                ran, confidence

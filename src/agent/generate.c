@@ -28,12 +28,13 @@ static double sure(const struct llm_reply *r)
 ** One call of the model for candidates first .. first + n - 1 of the
 ** current attempt (req->first_reply says the same): the prompt event, the
 ** call, its time, tokens and calls added to the answer, and a reply event
-** for each. On failure the replies hold no text and the first reply
-** event says why.
+** for each; why (or NULL) says why later candidates are asked for ("unsure",
+** "no confidence": the provider cannot say). On failure the replies hold
+** no text and the first reply event says why.
 */
 static askdb_status ask_model(struct agent_state *st,
                               const struct llm_request *req, int first,
-                              int n, struct llm_reply *reps)
+                              int n, struct llm_reply *reps, const char *why)
 {
     askdb_agent *ag = st->ag;
     askdb_answer *a = st->ans;
@@ -48,6 +49,8 @@ static askdb_status ask_model(struct agent_state *st,
     json_object_set_new(ev, "candidates", json_integer(n));
     if (first > 0)
         json_object_set_new(ev, "first_candidate", json_integer(first + 1));
+    if (why)
+        json_object_set_new(ev, "why", json_string(why));
     else
         json_object_set_new(ev, "messages",
                             agent_msgs_json(st->msgs, st->nmsgs));
@@ -131,24 +134,30 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
     if (n > 1 && gated(ag)) {
         /* The greedy reply alone first; the others only when it was
         ** unsure of some token (cfg.candidate_gate). */
-        rc = ask_model(st, &req, 0, 1, reps);
+        rc = ask_model(st, &req, 0, 1, reps, NULL);
         if (rc == ASKDB_OK && sure(&reps[0]) >= ag->cfg.candidate_gate) {
             agent_log(st, "generate", "the greedy reply is sure of its "
                       "tokens (least p %.3f >= %.3f): one candidate",
                       sure(&reps[0]), ag->cfg.candidate_gate);
             n = 1;
         } else if (rc == ASKDB_OK) {
-            agent_log(st, "generate", "the greedy reply is unsure (least "
-                      "p %.3f < %.3f): %d more candidate%s",
-                      sure(&reps[0]), ag->cfg.candidate_gate, n - 1,
-                      n == 2 ? "" : "s");
+            if (sure(&reps[0]) < 0)
+                agent_log(st, "generate", "%s cannot say how sure it was: %d "
+                          "more candidate%s", llm_name(ag->model), n - 1,
+                          n == 2 ? "" : "s");
+            else
+                agent_log(st, "generate", "the greedy reply is unsure (least "
+                          "p %.3f < %.3f): %d more candidate%s",
+                          sure(&reps[0]), ag->cfg.candidate_gate, n - 1,
+                          n == 2 ? "" : "s");
             req.first_reply = 1;
-            rc = ask_model(st, &req, 1, n - 1, &reps[1]);
+            rc = ask_model(st, &req, 1, n - 1, &reps[1],
+                           sure(&reps[0]) < 0 ? "no confidence" : "unsure");
             if (rc) /* all or nothing, as one call of n would be */
                 llm_reply_free(&reps[0]);
         }
     } else {
-        rc = ask_model(st, &req, 0, n, reps);
+        rc = ask_model(st, &req, 0, n, reps, NULL);
     }
     if (rc) {
         at->error = ASKDB_EC_LLM;

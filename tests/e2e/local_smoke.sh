@@ -197,7 +197,8 @@ high = events("1")
 prompts = [e for e in high if e["step"] == "prompt"]
 replies = [e for e in high if e["step"] == "reply"]
 check([p["candidates"] for p in prompts] == [1, 2], "gate 1 prompts: %r" % [p.get("candidates") for p in prompts])
-check(prompts[1].get("first_candidate") == 2 and "messages" not in prompts[1], "second prompt: %r" % prompts[1])
+check(prompts[1].get("first_candidate") == 2 and prompts[1].get("why") == "unsure" and "messages" not in prompts[1],
+      "second prompt: %r" % prompts[1])
 check([r.get("candidate") for r in replies] == [1, 2, 3], "gate 1 replies: %r" % [r.get("candidate") for r in replies])
 check(all(r.get("cached_tokens", 0) > 0 for r in replies[1:]), "later candidates without the prompt reused: %r" % replies[1:])
 check([e for e in high if e["step"] == "answer"][0].get("candidates") == 3, "gate 1 answer: %r" % high[-1])

@@ -791,6 +791,10 @@ def shows_the_vote_of_the_candidates(t):
           "vote step %r" % vote)
     check(sum("The model replied (candidate" in s for s in steps) == 3, "candidate replies %r" % steps)
     check(any("3 of 3 valid" in s for s in steps), "validation of the candidates %r" % steps)
+    # An HTTP model cannot say how sure it was: the gate asks for the other
+    # two after the first, and the timeline does not call it unsure.
+    check(any(s.startswith("Generating more candidates") or "Generating more candidates" in s for s in steps)
+          and not any("Not sure" in s for s in steps), "later candidates step %r" % steps)
     check("confidence 67%" in turn.find_element(By.CSS_SELECTOR, ".summary").text, "no confidence in the summary")
     check(turn.find_element(By.CSS_SELECTOR, ".sql-box code").text.strip() == SQL_COUNTRY, "the winner's SQL")
     turn.find_element(By.CSS_SELECTOR, ".steps-toggle").click()

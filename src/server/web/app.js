@@ -401,7 +401,8 @@ function describeStep(ev, why) {
     case "prompt": {
         const what = ev.for === "answer" ? "Writing the answer in words" :
             ev.for && ev.for !== "sql" ? `Asking the model (${ev.for})` :
-            ev.first_candidate ? "Not sure: generating more candidates" :
+            ev.first_candidate ? (ev.why === "unsure" ? "Not sure: generating more candidates"
+                                                      : "Generating more candidates") :
             ev.attempt > 1 ? `Generating SQL, attempt ${ev.attempt}` : "Generating SQL";
         if (ev.first_candidate)
             return ["run", what, `candidates ${ev.first_candidate}-${ev.first_candidate + ev.candidates - 1}`];
