@@ -81,7 +81,7 @@ static askdb_status ask_model(struct agent_state *st,
     for (i = 0; i < n; i++) {
         ev = agent_reply_event(&reps[i], reps[i].text);
         json_object_set_new(ev, "attempt", json_integer(a->nattempts));
-        if (total > 1 || gate)
+        if (total > 1 || (gate && a->nattempts == 1))
             json_object_set_new(ev, "candidate", json_integer(first + i + 1));
         if (rc && i == 0)
             jsonx_set_str(ev, "error", llm_errmsg(ag->model));
