@@ -211,11 +211,12 @@ typedef struct askdb_config {
                                 them in one batch), 1 with the others */
     double candidate_temperature; /* sampling of candidates 2..N (0.7) */
     double candidate_gate;   /* with candidates > 1 and the local model:
-                                the greedy reply is asked for alone first,
-                                and when the model gave every token it
-                                chose at least this probability it is the
-                                only candidate; below it, candidates 2..N
-                                follow. 0 = always all N at once
+                                the greedy reply starts alone, and when
+                                the model gives every token it chooses
+                                at least this probability it is the only
+                                candidate; at the first below it,
+                                candidates 2..N start in the same batch.
+                                0 = always all N at once
                                 (default 0.5) */
     int checks;              /* checks before/after execution (default 1) */
     int requalify;           /* a column under the wrong table (p.amount

@@ -7,43 +7,26 @@
 #include "sql/extract.h"
 
 /*
-** Whether the first attempt asks for the greedy reply alone and the other
-** candidates only when it is unsure (cfg.candidate_gate). A provider that
-** cannot say how sure its tokens were (min_p -1: all but the local model)
-** always gets the others asked too, one call each as without the gate.
+** Whether the first attempt makes candidates 2.. only when the greedy one
+** is unsure (cfg.candidate_gate, llm_request.gate). A provider that
+** cannot say how sure its tokens were (all but the local model) always
+** makes them all, one call each as without the gate.
 */
 static int gated(const askdb_agent *ag)
 {
     return ag->cfg.candidate_gate > 0;
 }
 
-/* How sure the model was of a reply: the least probability of a token it
-** chose, white space aside; -1 when the provider cannot say. */
-static double sure(const struct llm_reply *r)
-{
-    return r->min_p_words;
-}
-
-/*
-** One call of the model for candidates first .. first + n - 1 of the
-** current attempt (req->first_reply says the same): the prompt event, the
-** call, its time, tokens and calls added to the answer, and a reply event
-** for each; why (or NULL) says why later candidates are asked for ("unsure",
-** "no confidence": the provider cannot say). On failure the replies hold
-** no text and the first reply event says why.
-*/
-static askdb_status ask_model(struct agent_state *st,
-                              const struct llm_request *req, int first,
-                              int n, struct llm_reply *reps, const char *why)
+/* The prompt event of candidates first .. first + n - 1 of the current
+** attempt: with the messages for the first, with why more candidates came
+** ("unsure", "no confidence": the provider cannot say) for later ones. */
+static void prompt_event(struct agent_state *st, int first, int n,
+                         const char *why)
 {
     askdb_agent *ag = st->ag;
     askdb_answer *a = st->ans;
-    askdb_attempt *at = &a->attempts[a->nattempts - 1];
-    int i, total = first + n, gate = gated(ag) && ag->cfg.candidates > 1;
-    askdb_status rc;
-    json_t *ev;
+    json_t *ev = json_object();
 
-    ev = json_object();
     json_object_set_new(ev, "attempt", json_integer(a->nattempts));
     json_object_set_new(ev, "provider", json_string(llm_name(ag->model)));
     json_object_set_new(ev, "candidates", json_integer(n));
@@ -54,39 +37,92 @@ static askdb_status ask_model(struct agent_state *st,
     else
         json_object_set_new(ev, "messages",
                             agent_msgs_json(st->msgs, st->nmsgs));
-    if (gate && a->nattempts == 1)
+    if (first == 0 && gated(ag) && ag->cfg.candidates > 1 &&
+        a->nattempts == 1)
         json_object_set_new(ev, "gate", json_real(ag->cfg.candidate_gate));
     agent_emit(ag, ASKDB_EVENT_PROMPT, ev);
-    if (first == 0)
-        agent_log(st, "generate", "attempt %d: asking %s (%d messages, %d "
-                  "candidate%s)", a->nattempts, llm_name(ag->model),
-                  st->nmsgs, n, n == 1 ? "" : "s");
+}
 
-    if (n == 1 && first == 0)
+/* The reply event of candidate k (numbered when several were asked). */
+static void reply_event(struct agent_state *st, const struct llm_reply *r,
+                        int k, int numbered, askdb_status rc)
+{
+    askdb_agent *ag = st->ag;
+    json_t *ev = agent_reply_event(r, r->text);
+
+    json_object_set_new(ev, "attempt", json_integer(st->ans->nattempts));
+    if (numbered)
+        json_object_set_new(ev, "candidate", json_integer(k + 1));
+    if (rc && k == 0)
+        jsonx_set_str(ev, "error", llm_errmsg(ag->model));
+    agent_emit(ag, ASKDB_EVENT_REPLY, ev);
+}
+
+/*
+** One call of the model for the n candidates of the current attempt (with
+** req->gate, candidates 2.. only when the greedy one was unsure): the
+** events, the call, its time, tokens and calls added to the answer.
+** Returns how many candidates were made in *made. With a gate the first
+** prompt event says 1 candidate, and when more were made a second prompt
+** event (first_candidate 2, why) comes after the greedy reply's event, as
+** if they had been asked after it; the local model in fact starts them in
+** the same batch as soon as the greedy reply is unsure of a token. On
+** failure the replies hold no text and the first reply event says why.
+*/
+static askdb_status ask_model(struct agent_state *st,
+                              const struct llm_request *req, int n,
+                              struct llm_reply *reps, int *made)
+{
+    askdb_agent *ag = st->ag;
+    askdb_answer *a = st->ans;
+    askdb_attempt *at = &a->attempts[a->nattempts - 1];
+    int i, gate = req->gate > 0 && n > 1;
+    askdb_status rc;
+    double p;
+
+    prompt_event(st, 0, gate ? 1 : n, NULL);
+    agent_log(st, "generate", "attempt %d: asking %s (%d messages, %d "
+              "candidate%s%s)", a->nattempts, llm_name(ag->model),
+              st->nmsgs, n, n == 1 ? "" : "s",
+              gate ? ", the others if the first is unsure" : "");
+    if (n == 1)
         rc = llm_complete(ag->model, req, reps);
     else
         rc = llm_complete_n(ag->model, req, n, reps);
+    *made = 1;
+    if (rc == ASKDB_OK)
+        while (*made < n && !reps[*made].gated)
+            (*made)++;
     /* Its time once, its tokens summed over the candidates; the calls as
     ** the provider made them (one batch, or one call a reply). */
-    a->llm_calls += n > 1 && !llm_batches_replies(ag->model) ? n : 1;
+    a->llm_calls += *made > 1 && !llm_batches_replies(ag->model) ? *made : 1;
     a->t.llm_ms += reps[0].ms;
     at->llm_ms += reps[0].ms;
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < *made; i++) {
         if (reps[i].prompt_tokens > 0)
             a->prompt_tokens += reps[i].prompt_tokens -
-                                (i + first > 0 ? reps[i].cached_tokens : 0);
+                                (i > 0 ? reps[i].cached_tokens : 0);
         if (reps[i].completion_tokens > 0)
             a->completion_tokens += reps[i].completion_tokens;
     }
-    for (i = 0; i < n; i++) {
-        ev = agent_reply_event(&reps[i], reps[i].text);
-        json_object_set_new(ev, "attempt", json_integer(a->nattempts));
-        if (total > 1 || (gate && a->nattempts == 1))
-            json_object_set_new(ev, "candidate", json_integer(first + i + 1));
-        if (rc && i == 0)
-            jsonx_set_str(ev, "error", llm_errmsg(ag->model));
-        agent_emit(ag, ASKDB_EVENT_REPLY, ev);
+    reply_event(st, &reps[0], 0, n > 1, rc);
+    p = reps[0].min_p_words;
+    if (gate && rc == ASKDB_OK && *made == 1) {
+        agent_log(st, "generate", "the greedy reply is sure of its tokens "
+                  "(least p %.3f >= %.3f): one candidate", p, req->gate);
+    } else if (gate && rc == ASKDB_OK) {
+        if (p < 0)
+            agent_log(st, "generate", "%s cannot say how sure it was: %d "
+                      "more candidate%s", llm_name(ag->model), *made - 1,
+                      *made == 2 ? "" : "s");
+        else
+            agent_log(st, "generate", "the greedy reply is unsure (least p "
+                      "%.3f < %.3f): %d more candidate%s", p, req->gate,
+                      *made - 1, *made == 2 ? "" : "s");
+        prompt_event(st, 1, *made - 1, p < 0 ? "no confidence" : "unsure");
     }
+    for (i = 1; i < (rc == ASKDB_OK ? *made : n); i++)
+        reply_event(st, &reps[i], i, 1, rc);
     return rc;
 }
 
@@ -105,7 +141,7 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
     askdb_attempt *at;
     const char *why;
     askdb_status rc;
-    int i, n = 1, nsql = 0;
+    int i, n = 1, made, nsql = 0;
 
     at = realloc(a->attempts, (size_t)(a->nattempts + 1) * sizeof *at);
     if (!at)
@@ -131,34 +167,9 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
     agent_mark_stable(st, &req);
 
     memset(reps, 0, sizeof reps);
-    if (n > 1 && gated(ag)) {
-        /* The greedy reply alone first; the others only when it was
-        ** unsure of some token (cfg.candidate_gate). */
-        rc = ask_model(st, &req, 0, 1, reps, NULL);
-        if (rc == ASKDB_OK && sure(&reps[0]) >= ag->cfg.candidate_gate) {
-            agent_log(st, "generate", "the greedy reply is sure of its "
-                      "tokens (least p %.3f >= %.3f): one candidate",
-                      sure(&reps[0]), ag->cfg.candidate_gate);
-            n = 1;
-        } else if (rc == ASKDB_OK) {
-            if (sure(&reps[0]) < 0)
-                agent_log(st, "generate", "%s cannot say how sure it was: %d "
-                          "more candidate%s", llm_name(ag->model), n - 1,
-                          n == 2 ? "" : "s");
-            else
-                agent_log(st, "generate", "the greedy reply is unsure (least "
-                          "p %.3f < %.3f): %d more candidate%s",
-                          sure(&reps[0]), ag->cfg.candidate_gate, n - 1,
-                          n == 2 ? "" : "s");
-            req.first_reply = 1;
-            rc = ask_model(st, &req, 1, n - 1, &reps[1],
-                           sure(&reps[0]) < 0 ? "no confidence" : "unsure");
-            if (rc) /* all or nothing, as one call of n would be */
-                llm_reply_free(&reps[0]);
-        }
-    } else {
-        rc = ask_model(st, &req, 0, n, reps, NULL);
-    }
+    if (n > 1 && gated(ag))
+        req.gate = ag->cfg.candidate_gate;
+    rc = ask_model(st, &req, n, reps, &made);
     if (rc) {
         at->error = ASKDB_EC_LLM;
         at->message = strdup(llm_errmsg(ag->model));
@@ -168,6 +179,9 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
             llm_reply_free(&reps[i]);
         return OUT_FATAL;
     }
+    for (i = made; i < n; i++)   /* the gate's: never made */
+        llm_reply_free(&reps[i]);
+    n = made;
     agent_log(st, "generate", "reply in %.0f ms (%ld+%ld tokens)", reps[0].ms,
               reps[0].prompt_tokens, reps[0].completion_tokens);
 

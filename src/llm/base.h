@@ -51,6 +51,13 @@ struct llm_request {
     ** the later candidates of a question whose greedy reply came first.
     ** 0 = the usual 0 .. n - 1. */
     int first_reply;
+    /* llm_complete_n with first_reply 0: replies 1 .. n - 1 only when
+    ** reply 0 (the greedy one) is unsure, i.e. chose some token that is
+    ** not only white space with probability below gate (its min_p_words
+    ** < gate). The local model starts them in the same batch the moment
+    ** that happens; a reply not made has text NULL and gated set. A
+    ** provider that cannot say how sure it was makes them all. 0 = off. */
+    double gate;
     /* Set (non-zero) by another thread to stop the call: the provider
     ** returns ASKDB_ERR_CANCELLED soon after (local: at the next token or
     ** inside a prompt evaluation; HTTP: within 50 ms). NULL = never. */
@@ -81,6 +88,8 @@ struct llm_reply {
     double min_p_words;      /* the same over the tokens that are not only
                                 white space (a line break or a space is
                                 seldom what the answer turns on) */
+    int gated;               /* 1: not made, reply 0 was sure
+                                (llm_request.gate) */
     long shared_steps;       /* decode steps that also carried other
                                 calls' tokens (concurrent questions on one
                                 loaded model) */

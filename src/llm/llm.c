@@ -170,6 +170,8 @@ static const char *bad_request(const struct llm_request *req)
     for (i = 0; i < req->nmsgs; i++)
         if (!req->msgs[i].role || !req->msgs[i].content)
             return "a message has no role or no content";
+    if (req->gate > 0 && req->first_reply > 0)
+        return "a gate is on the greedy reply: first_reply must be 0";
     return NULL;
 }
 
@@ -253,6 +255,7 @@ static askdb_status complete_each(llm *m, const struct llm_request *req,
     for (i = 0; i < n; i++) {
         r = *req;
         r.first_reply = 0;
+        r.gate = 0;   /* without confidence: every reply */
         if (i > 0 || req->first_reply > 0) {
             r.temperature = llm_candidate_temperature(req, i);
             r.seed = llm_candidate_seed(req, i);

@@ -1009,7 +1009,9 @@ struct seq {
     int own_grammar;             /* grammar is a clone, freed with s */
     struct llm_reply *out;
     int stream;                  /* pass the text on to req->on_token */
+    int waiting;                 /* not started: waits for the gate */
     int row;                     /* its row of logits from the last step */
+    int pos;                     /* where its next token goes */
     int max;                     /* token cap */
     int n;                       /* tokens sampled */
     double min_p;                /* least token_p() of a chosen token */
@@ -1068,20 +1070,24 @@ static int seq_step(struct local *l, struct llm_dec_call *c,
 }
 
 /*
-** Generate the replies of seqs[0..ns), whose sequences all hold the
-** prompt (pos tokens) and whose first logits are at their rows: each step
-** samples one token per live sequence and evaluates them in one step of
-** the shared batch, until every sequence has ended. Sequence 0's tokens
-** join the conversation.
+** Generate the replies of seqs[0..ns), whose first logits are at their
+** rows: each step samples one token per live sequence and evaluates them
+** in one step of the shared batch, until every sequence has ended.
+** Sequence 0's tokens join the conversation. Waiting sequences (the gate,
+** llm_request.gate) start in the step after the one where sequence 0
+** first chose a token with less than req->gate probability: they share
+** the prompt toks[0..n) but its last token, which each evaluates again in
+** that step (as a later round does); if sequence 0 ends sure, they never
+** start.
 */
 static askdb_status generate(struct local *l, struct llm_dec_call *c,
                              const struct llm_request *req, struct seq *seqs,
-                             int ns, int pos, double t0)
+                             int ns, const llama_token *toks, int n, double t0)
 {
     llama_token tok[LOCAL_SEQ_MAX];
     int sid[LOCAL_SEQ_MAX], at[LOCAL_SEQ_MAX];
     askdb_status rc;
-    int i, nb, r;
+    int i, nb, r, unsure;
 
     for (;;) {
         if (req->cancel && atomic_load(req->cancel)) {
@@ -1090,7 +1096,7 @@ static askdb_status generate(struct local *l, struct llm_dec_call *c,
         }
         nb = 0;
         for (i = 0; i < ns; i++) {
-            if (seqs[i].done)
+            if (seqs[i].done || seqs[i].waiting)
                 continue;
             r = seq_step(l, c, req, &seqs[i], t0, &tok[nb]);
             if (r < 0) {
@@ -1103,7 +1109,23 @@ static askdb_status generate(struct local *l, struct llm_dec_call *c,
                 continue;
             }
             sid[nb] = seqs[i].id;
-            at[nb] = pos;
+            at[nb] = seqs[i].pos++;
+            seqs[i].row = nb++;
+        }
+        unsure = seqs[0].min_p_words < req->gate;
+        for (i = 1; i < ns; i++) {
+            if (!seqs[i].waiting)
+                continue;
+            if (!unsure) {
+                seqs[i].done = seqs[0].done;   /* sure to the end */
+                continue;
+            }
+            seqs[i].waiting = 0;
+            llm_dec_share(c, seqs[i].id, n - 1);
+            tok[nb] = toks[n - 1];
+            sid[nb] = seqs[i].id;
+            at[nb] = n - 1;
+            seqs[i].pos = n;
             seqs[i].row = nb++;
         }
         if (nb == 0)
@@ -1111,7 +1133,6 @@ static askdb_status generate(struct local *l, struct llm_dec_call *c,
         rc = llm_dec_step(c, tok, sid, at, nb);
         if (rc)
             return rc;
-        pos++;
     }
 }
 
@@ -1130,9 +1151,11 @@ static askdb_status share_prompt(struct llm_dec_call *c,
     int sid[LOCAL_SEQ_MAX], at[LOCAL_SEQ_MAX];
     int i;
 
-    for (i = 0; i < ns; i++)
-        if (seqs[i].id != 0)
+    for (i = 0; i < ns; i++) {
+        seqs[i].pos = n;
+        if (seqs[i].id != 0 && !seqs[i].waiting)
             llm_dec_share(c, seqs[i].id, first_round ? n : n - 1);
+    }
     if (first_round)
         return ASKDB_OK;
     for (i = 0; i < ns; i++) {
@@ -1164,7 +1187,7 @@ static askdb_status run_round(struct local *l, struct llm_dec_call *c,
     int max = req->max_tokens > 0 ? req->max_tokens : LOCAL_MAX_TOKENS;
     struct seq seqs[LOCAL_SEQ_MAX];
     askdb_status rc = ASKDB_ERR_NOMEM;
-    int i, reply;
+    int i, reply, gated = first == 0 && req->gate > 0;
 
     assert(ns >= 1 && ns <= LOCAL_SEQ_MAX);
     memset(seqs, 0, sizeof seqs);
@@ -1180,6 +1203,7 @@ static askdb_status run_round(struct local *l, struct llm_dec_call *c,
         s->row = 0;
         s->max = max < room ? max : (int)room;
         s->done = s->max <= 0;
+        s->waiting = !s->done && gated && i > 0;
         s->chain = make_chain(l, llm_candidate_temperature(req, reply),
                               llm_candidate_seed(req, reply));
         if (!s->chain)
@@ -1201,10 +1225,14 @@ static askdb_status run_round(struct local *l, struct llm_dec_call *c,
     rc = share_prompt(c, toks, n, seqs, ns, first == 0);
     if (rc)
         goto out;
-    rc = generate(l, c, req, seqs, ns, n, t0);
+    rc = generate(l, c, req, seqs, ns, toks, n, t0);
     if (rc)
         goto out;
     for (i = 0; i < ns; i++) {
+        if (seqs[i].waiting) {
+            seqs[i].out->gated = 1;
+            continue;
+        }
         if (seqs[i].stream)
             stream_to(req, seqs[i].text, &seqs[i].sent, seqs[i].len);
         seqs[i].out->text = seqs[i].text;
@@ -1219,7 +1247,7 @@ nomem:
     snprintf(l->base.errmsg, sizeof l->base.errmsg, "out of memory");
 out:
     for (i = 0; i < ns; i++) {
-        if (seqs[i].id != 0)
+        if (seqs[i].id != 0 && !seqs[i].waiting)
             llm_dec_drop(c, seqs[i].id);
         llama_sampler_free(seqs[i].chain);
         if (seqs[i].own_grammar)
@@ -1284,6 +1312,11 @@ static askdb_status local_run(struct local *l, const struct llm_request *req,
         goto out;
     for (first = 0; first < n; first += k) {
         k = first == 0 ? ns : n - first < ns - 1 ? n - first : ns - 1;
+        if (first > 0 && req->gate > 0 && out[0].min_p_words >= req->gate) {
+            out[first].gated = 1;   /* sure: no later rounds either */
+            k = 1;
+            continue;
+        }
         rc = run_round(l, c, req, grammar, toks, ntok, first, k,
                        (llm_dec_room(c) - ntok) / ns, t0, out);
         if (rc)
@@ -1291,10 +1324,12 @@ static askdb_status local_run(struct local *l, const struct llm_request *req,
     }
     /* What was evaluated for each reply: reply 0 the prompt after the
     ** reused prefix; the others of the first round nothing (they share
-    ** sequence 0's prompt); later rounds the last prompt token each. */
+    ** sequence 0's prompt); later rounds and the gate's replies the last
+    ** prompt token each. */
     for (i = 0; i < n; i++) {
         out[i].prompt_tokens = ntok;
-        out[i].cached_tokens = i == 0 ? reused : i < ns ? ntok : ntok - 1;
+        out[i].cached_tokens = i == 0 ? reused
+                               : i < ns && req->gate <= 0 ? ntok : ntok - 1;
         out[i].shared_steps = llm_dec_shared_steps(c);
     }
     out[0].load_ms = l->load_ms;

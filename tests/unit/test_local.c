@@ -746,6 +746,99 @@ static void local_later_candidates_match_the_batch(void **ts)
     free_replies(all, 3);
 }
 
+/*
+** The gate in one call (llm_request.gate): candidates 2.. start in the
+** greedy reply's batch at its first token below the gate, or never. They
+** are the replies the later candidates of a second call would be, and
+** only the greedy reply streams.
+*/
+static void local_gate_starts_the_candidates_when_unsure(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_msg q1[] = {{"system", system_prompt},
+                           {"user", "Which products are there?"},
+                           {"assistant",
+                            "```sql\nSELECT name FROM products;\n```"},
+                           {"user", "Which products cost more than 20?"}};
+    struct llm_request req = request(q1, 4, 48);
+    struct llm_reply later[2], g[3];
+    struct pieces p = {"", 0, 0};
+    char *greedy;
+    double least;
+    int i, k;
+
+    need_model();
+    open_model(s);
+    req.grammar = candidate_grammar;
+    req.alt_temperature = 1.0;
+    req.seed = 11;
+    /* Twice, so that this reply reuses the prompt as the calls below do
+    ** (evaluated whole, the prompt gives slightly other probabilities). */
+    complete_ok(s, &req);
+    complete_ok(s, &req);
+    greedy = strdup(s->r.text);
+    assert_non_null(greedy);
+    least = s->r.min_p_words;
+    /* The example makes the model sure of its first tokens, so that a
+    ** gate just above the least p starts the others late. */
+    req.max_tokens = 1;
+    complete_ok(s, &req);
+    assert_true(s->r.min_p_words > least * 1.000001);
+    req.max_tokens = 48;
+    assert_true(least > 0 && least < 1);
+    req.first_reply = 1;
+    complete_n_ok(s, &req, 2, later);
+    req.first_reply = 0;
+
+    /* Unsure from its first token on (every p < 1.01), and unsure only at
+    ** its least sure token, a later one: the same replies. */
+    for (k = 0; k < 2; k++) {
+        req.gate = k == 0 ? 1.01 : least * 1.000001;
+        req.on_token = collect;
+        req.token_ud = &p;
+        p.len = 0;
+        complete_n_ok(s, &req, 3, g);
+        assert_string_equal(g[0].text, greedy);
+        assert_string_equal(p.text, greedy);   /* reply 0 alone streams */
+        for (i = 1; i < 3; i++) {
+            assert_int_equal(g[i].gated, 0);
+            assert_string_equal(g[i].text, later[i - 1].text);
+            assert_true(g[i].min_p == later[i - 1].min_p);
+            /* each evaluated the last prompt token again */
+            assert_int_equal(g[i].cached_tokens, g[i].prompt_tokens - 1);
+        }
+        free_replies(g, 3);
+    }
+
+    /* Sure (no token below the gate): the greedy reply alone. */
+    req.gate = least;
+    complete_n_ok(s, &req, 3, g);
+    assert_string_equal(g[0].text, greedy);
+    assert_int_equal(g[0].gated, 0);
+    for (i = 1; i < 3; i++) {
+        assert_int_equal(g[i].gated, 1);
+        assert_null(g[i].text);
+    }
+    free_replies(g, 3);
+    /* Nor when more replies than sequences would need later rounds. */
+    {
+        struct llm_reply r[7];
+
+        complete_n_ok(s, &req, 7, r);
+        assert_string_equal(r[0].text, greedy);
+        for (i = 1; i < 7; i++)
+            assert_int_equal(r[i].gated, 1);
+        free_replies(r, 7);
+    }
+
+    /* The gate is on the greedy reply: not with later candidates. */
+    req.first_reply = 1;
+    assert_int_equal(llm_complete_n(s->m, &req, 2, g), ASKDB_ERR_USAGE);
+    assert_non_null(strstr(llm_errmsg(s->m), "first_reply"));
+    free_replies(later, 2);
+    free(greedy);
+}
+
 static void local_more_candidates_than_sequences_run_in_rounds(void **ts)
 {
     struct state *s = *ts;
@@ -1360,6 +1453,7 @@ int main(void)
         T(local_stops_at_stop_strings_and_the_closing_fence),
         T(local_candidates_are_grammatical_and_reply_0_is_greedy),
         T(local_later_candidates_match_the_batch),
+        T(local_gate_starts_the_candidates_when_unsure),
         T(local_more_candidates_than_sequences_run_in_rounds),
         T(local_concurrent_calls_decode_together_as_each_alone),
         T(local_calls_join_and_leave_a_running_batch),
