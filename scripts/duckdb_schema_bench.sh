@@ -11,7 +11,9 @@
 # askdb}/bench/ and reused while the generator and the loader are
 # unchanged), then bench/schema_large.c times askdb_db_schema_text()
 # (fresh handle each run): with samples, then without (the first rows of
-# each table are still read, for the exact count of a small one). The SQLite figure of the same database is printed for
+# each table are still read, for the exact count of a small one), then
+# --read (what a question reads: the samples the read has no time for
+# wait until a prompt shows their tables). The SQLite figure of the same database is printed for
 # comparison. --rev REV times the library of another commit instead (built
 # in a temporary git worktree), for a before/after figure on one machine.
 # Needs DuckDB fetched (scripts/duckdb.sh).
@@ -48,7 +50,7 @@ fi
 
 LLAMA_LIBS=$(scripts/llama.sh --print-libs 2>/dev/null || true)
 # shellcheck disable=SC2046,SC2086
-cc -O2 -I"$inc" $(pkg-config --cflags $PKGS) bench/schema_large.c \
+cc -O2 -I"$inc" -I"${inc%include}src" $(pkg-config --cflags $PKGS) bench/schema_large.c \
     -o "$tmp/schema_large" "$lib" $(pkg-config --libs $PKGS) \
     -lstemmer -lm -lpthread $LLAMA_LIBS -L"$prefix/lib" -lduckdb \
     -Wl,-rpath,"$prefix/lib"
@@ -76,5 +78,9 @@ echo "== DuckDB, 2,000 tables in one file"
 "$tmp/schema_large" "$duck" --runs "$RUNS"
 echo "== DuckDB, --samples 0"
 "$tmp/schema_large" "$duck" --runs "$RUNS" --samples 0
+echo "== DuckDB, --read: what a question reads (samples within the budget)"
+"$tmp/schema_large" "$duck" --runs "$RUNS" --read
 echo "== SQLite, the same generator, 2,000 tables in one file"
 "$tmp/schema_large" "$tmp/all.db" --runs "$RUNS"
+echo "== SQLite, --read"
+"$tmp/schema_large" "$tmp/all.db" --runs "$RUNS" --read

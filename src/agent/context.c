@@ -112,7 +112,7 @@ static int link(struct agent_state *st, const struct value_match *m, int n)
     struct buf text;
     double t0 = db_now_ms(), best = 0;
     json_t *ev;
-    int i, nh = 0, nsa = 0, rc;
+    int i, nh = 0, nsa = 0, rc, read;
 
     for (i = 0; i < n && i < VALUE_MATCHES; i++) {
         hints[nh].table = m[i].table;
@@ -134,10 +134,25 @@ static int link(struct agent_state *st, const struct value_match *m, int n)
         if (lr.table_score[i] > best)
             best = lr.table_score[i];
     st->relevance = best + n;
+    /* A large DuckDB schema's read leaves samples pending: those of the
+    ** tables the prompt shows are read now. */
     if (ag->cfg.linking && !lr.whole) {
-        st->part_schema = schema_render_subset(st->schema, lr.keep_table,
-                                               lr.keep_col);
+        if (db_fill_samples(ag->db, lr.keep_table, NULL) == ASKDB_ERR_NOMEM)
+            st->part_schema = NULL;
+        else
+            st->part_schema = schema_render_subset(st->schema,
+                                                   lr.keep_table, lr.keep_col);
         if (!st->part_schema) {
+            link_result_free(&lr);
+            return -1;
+        }
+    } else {
+        rc = db_fill_samples(ag->db, NULL, &read);
+        if (rc == ASKDB_OK && read) {
+            free(ag->schema_text);
+            ag->schema_text = schema_render(st->schema);
+        }
+        if (rc == ASKDB_ERR_NOMEM || !ag->schema_text) {
             link_result_free(&lr);
             return -1;
         }

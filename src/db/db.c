@@ -181,6 +181,36 @@ askdb_status db_schema(askdb_db *db, const struct db_schema **out)
     return ASKDB_OK;
 }
 
+askdb_status db_fill_samples(askdb_db *db, const unsigned char *keep,
+                             int *read)
+{
+    struct db_table **tabs;
+    askdb_status rc;
+    int i, n = 0;
+
+    if (read)
+        *read = 0;
+    if (!db->have_schema || !db->drv->samples)
+        return ASKDB_OK;
+    for (i = 0; i < db->schema.ntables; i++)
+        if (db->schema.tables[i].samples_pending && (!keep || keep[i]))
+            n++;
+    if (n == 0)
+        return ASKDB_OK;
+    tabs = malloc((size_t)n * sizeof *tabs);
+    if (!tabs)
+        return ASKDB_ERR_NOMEM;
+    n = 0;
+    for (i = 0; i < db->schema.ntables; i++)
+        if (db->schema.tables[i].samples_pending && (!keep || keep[i]))
+            tabs[n++] = &db->schema.tables[i];
+    rc = db->drv->samples(db, tabs, n);
+    free(tabs);
+    if (read)
+        *read = rc == ASKDB_OK;
+    return rc;
+}
+
 askdb_status askdb_db_schema_text(askdb_db *db, char **out)
 {
     const struct db_schema *s;
@@ -188,6 +218,9 @@ askdb_status askdb_db_schema_text(askdb_db *db, char **out)
 
     *out = NULL;
     rc = db_schema(db, &s);
+    if (rc)
+        return rc;
+    rc = db_fill_samples(db, NULL, NULL);
     if (rc)
         return rc;
     *out = schema_render(s);

@@ -17,6 +17,17 @@
 /* The schema, read on first use and kept (borrowed, lives with db). */
 askdb_status db_schema(askdb_db *db, const struct db_schema **out);
 
+/*
+** Read the samples that the schema read left pending
+** (db_table.samples_pending: a large DuckDB schema) of the tables keep[i]
+** marks, or of every table when keep is NULL; *read (when not NULL) is
+** set to whether any were (a rendering of those tables then changes).
+** Samples help, they are not needed: a table the engine fails to sample
+** keeps none. ASKDB_OK, ASKDB_ERR_NOMEM or ASKDB_ERR_CANCELLED.
+*/
+askdb_status db_fill_samples(askdb_db *db, const unsigned char *keep,
+                             int *read);
+
 /* Prepare without running: one read-only statement? Fills e on failure. */
 askdb_status db_check(askdb_db *db, const char *sql, struct db_err *e);
 

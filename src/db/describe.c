@@ -64,6 +64,8 @@ askdb_status askdb_db_schema_json(askdb_db *db, int flags, char **out)
 
     *out = NULL;
     rc = db_schema(db, &s);
+    if (rc == ASKDB_OK)
+        rc = db_fill_samples(db, NULL, NULL);
     if (rc)
         return rc;
     text = schema_render(s);

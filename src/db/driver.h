@@ -29,6 +29,10 @@ struct db_driver {
     askdb_status (*check)(askdb_db *db, const char *sql, struct db_err *e);
     askdb_status (*run)(askdb_db *db, const char *sql, askdb_result **out,
                         struct db_err *e);
+    /* Read the samples of tables[0..n) that the schema read left pending
+    ** (db_table.samples_pending) and clear the mark; NULL for a driver
+    ** that samples every table in schema(). */
+    askdb_status (*samples)(askdb_db *db, struct db_table **tables, int n);
 };
 
 struct askdb_db {

@@ -57,6 +57,8 @@ static askdb_status dk_run(askdb_db *db, const char *sql, askdb_result **out,
     return dk_check(db, sql, e);
 }
 
+#define dk_samples NULL
+
 #else /* ASKDB_HAVE_DUCKDB */
 
 #include <duckdb.h>
@@ -1115,34 +1117,54 @@ static void read_count(struct dk *d, struct db_table *t, long cap)
 }
 
 /*
-** Samples and row counts of the tables (never a view's: that would run
-** it), SAMPLE_BATCH tables a statement, each statement under the time
-** limit. A batch that fails is read again one table at a time, and a
-** table that fails alone keeps no samples: not worth failing the schema
-** for. A table whose first rows are all it has is counted exactly; a
-** larger one keeps its estimate, and a file's view (no estimate) is
-** counted up to count_cap. ASKDB_OK, ASKDB_ERR_NOMEM, or
-** ASKDB_ERR_CANCELLED when the handle was cancelled.
+** Time the schema read spends on samples (ms). DuckDB loads a table's
+** storage on its first read, a few column blocks a table: on 2,000 small
+** tables that took 2 s where SQLite reads its whole schema in 0.1-0.2 s
+** (scripts/duckdb_schema_bench.sh). So the read samples tables until this
+** is spent and leaves the rest pending (db_table.samples_pending):
+** db_fill_samples() reads them when a prompt or a listing shows them.
+** ASKDB_DUCKDB_SAMPLE_MS sets another budget (0: the first batch only).
+*/
+#define SAMPLE_BUDGET_MS 100
+
+static double sample_budget(void)
+{
+    const char *v = getenv("ASKDB_DUCKDB_SAMPLE_MS");
+    char *end;
+    double ms;
+
+    if (!v || !*v)
+        return SAMPLE_BUDGET_MS;
+    ms = strtod(v, &end);
+    return *end || ms < 0 ? SAMPLE_BUDGET_MS : ms;
+}
+
+/*
+** Samples and row counts of tabs[0..n) (tables, never a view: that would
+** run it), SAMPLE_BATCH tables a statement, each statement under the time
+** limit; with budget_ms >= 0, no new statement once that much time has
+** gone, the tables left marked pending. A batch that fails is read again
+** one table at a time, and a table that fails alone keeps no samples:
+** not worth failing the schema for. A table whose first rows are all it
+** has is counted exactly; a larger one keeps its estimate, and a file's
+** view (no estimate) is counted up to count_cap. ASKDB_OK,
+** ASKDB_ERR_NOMEM, or ASKDB_ERR_CANCELLED when the handle was cancelled.
 */
 static askdb_status sample_tables(askdb_db *db, struct dk *d,
-                                  struct db_schema *out)
+                                  struct db_table **tabs, int n,
+                                  double budget_ms)
 {
-    struct db_table **tabs;
+    double t0 = db_now_ms();
     long *seen;
-    int i, j, n = 0, rc = 0, tmo, cnl = 0;
+    int i, j, done, rc = 0, tmo, cnl = 0;
 
-    tabs = calloc((size_t)out->ntables + 1, sizeof *tabs);
-    seen = calloc((size_t)out->ntables + 1, sizeof *seen);
-    if (!tabs || !seen) {
-        free(tabs);
-        free(seen);
+    seen = calloc((size_t)n + 1, sizeof *seen);
+    if (!seen)
         return ASKDB_ERR_NOMEM;
-    }
-    for (i = 0; i < out->ntables; i++)
-        if (!out->tables[i].is_view)
-            tabs[n++] = &out->tables[i];
     for (i = 0; i < n && rc >= 0 && !cnl; i += SAMPLE_BATCH) {
         int m = n - i < SAMPLE_BATCH ? n - i : SAMPLE_BATCH;
+        if (budget_ms >= 0 && i > 0 && db_now_ms() - t0 > budget_ms)
+            break;
         watchdog_arm(d, db->query_timeout_ms, db->cancel);
         rc = sample_batch(d, tabs + i, m, db->sample_values, seen + i);
         watchdog_disarm(d, &tmo, &cnl);
@@ -1159,7 +1181,10 @@ static askdb_status sample_tables(askdb_db *db, struct dk *d,
         if (rc > 0)
             rc = 0;
     }
-    for (i = 0; i < n && rc == 0 && !cnl; i++) {
+    done = i < n ? i : n;
+    for (i = 0; i < n; i++)
+        tabs[i]->samples_pending = i >= done;
+    for (i = 0; i < done && rc == 0 && !cnl; i++) {
         struct db_table *t = tabs[i];
         if (seen[i] <= SAMPLE_ROWS) {
             t->rows = seen[i]; /* the whole table was read */
@@ -1170,11 +1195,30 @@ static askdb_status sample_tables(askdb_db *db, struct dk *d,
             watchdog_disarm(d, &tmo, &cnl);
         }
     }
-    free(tabs);
     free(seen);
     if (cnl)
         return ASKDB_ERR_CANCELLED;
     return rc < 0 ? ASKDB_ERR_NOMEM : ASKDB_OK;
+}
+
+/* The tables (not views) of a schema, for sample_tables(); NULL when out
+** of memory. */
+static struct db_table **tables_of(struct db_schema *s, int *n)
+{
+    struct db_table **tabs = calloc((size_t)s->ntables + 1, sizeof *tabs);
+    int i;
+
+    *n = 0;
+    for (i = 0; tabs && i < s->ntables; i++)
+        if (!s->tables[i].is_view)
+            tabs[(*n)++] = &s->tables[i];
+    return tabs;
+}
+
+/* driver.samples: the pending samples of tabs[0..n), all of them. */
+static askdb_status dk_samples(askdb_db *db, struct db_table **tabs, int n)
+{
+    return sample_tables(db, DK(db), tabs, n, -1);
 }
 
 static askdb_status dk_schema(askdb_db *db, struct db_schema *out)
@@ -1221,8 +1265,13 @@ static askdb_status dk_schema(askdb_db *db, struct db_schema *out)
         rc = read_columns(d, out, oids, err, sizeof err);
     if (rc == ASKDB_OK)
         rc = read_keys(d, out, oids, err, sizeof err);
-    if (rc == ASKDB_OK)
-        rc = sample_tables(db, d, out);
+    if (rc == ASKDB_OK) {
+        int n;
+        struct db_table **tabs = tables_of(out, &n);
+        rc = tabs ? sample_tables(db, d, tabs, n, sample_budget())
+                  : ASKDB_ERR_NOMEM;
+        free(tabs);
+    }
     if (rc == ASKDB_ERR_CANCELLED)
         snprintf(err, sizeof err, "cancelled");
     free(oids);
@@ -1896,5 +1945,6 @@ out:
 #endif /* ASKDB_HAVE_DUCKDB */
 
 const struct db_driver db_duckdb_driver = {
-    "duckdb", "DuckDB", dk_open, dk_close, dk_schema, dk_check, dk_run
+    "duckdb", "DuckDB", dk_open, dk_close, dk_schema, dk_check, dk_run,
+    dk_samples
 };

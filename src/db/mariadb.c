@@ -2399,5 +2399,6 @@ out:
 #endif /* ASKDB_HAVE_MARIADB */
 
 const struct db_driver db_mariadb_driver = {
-    "mariadb", "MariaDB", my_open, my_close, my_schema, my_check, my_run
+    "mariadb", "MariaDB", my_open, my_close, my_schema, my_check, my_run,
+    NULL
 };

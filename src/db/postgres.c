@@ -1886,7 +1886,7 @@ out:
 
 const struct db_driver db_postgres_driver = {
     "postgresql", "PostgreSQL", pg_open, pg_close, pg_schema, pg_check,
-    pg_run
+    pg_run, NULL
 };
 
 #else /* !ASKDB_HAVE_LIBPQ */
@@ -1931,7 +1931,7 @@ static askdb_status pg_run(askdb_db *db, const char *sql, askdb_result **out,
 
 const struct db_driver db_postgres_driver = {
     "postgresql", "PostgreSQL", pg_open, pg_close, pg_schema, pg_check,
-    pg_run
+    pg_run, NULL
 };
 
 #endif

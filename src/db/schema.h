@@ -51,6 +51,10 @@ struct db_table {
                             it, else NULL (see above) */
     char *qname;         /* "namespace.name" when namespace is set, else
                             NULL (schema_set_namespace() sets both) */
+    int samples_pending; /* its samples (and exact small count) are not
+                            read yet: a large schema whose driver stopped
+                            sampling at its time budget; db_fill_samples()
+                            reads them */
 };
 
 struct db_schema {

@@ -1113,5 +1113,6 @@ out:
 }
 
 const struct db_driver db_sqlite_driver = {
-    "sqlite", "SQLite", sq_open, sq_close, sq_schema, sq_check, sq_run
+    "sqlite", "SQLite", sq_open, sq_close, sq_schema, sq_check, sq_run,
+    NULL
 };

@@ -98,6 +98,19 @@ c.execute("COMMENT ON TABLE sales.orders IS 'Orders taken by the sales team'")
 c.execute("CHECKPOINT")
 c.close()
 EOF
+# Many tables: more than the schema read samples in its time budget.
+"$DPY" - "$DATA/many.duckdb" <<'EOF' || { echo "duckdb.sh: cannot make many.duckdb" >&2; exit 2; }
+import duckdb, sys
+c = duckdb.connect(sys.argv[1])
+C, V = "bdfgklmnprstvz", "aeiou"
+for i in range(150):
+    # a word a question can name: 1 dabor, 136 sudor
+    t = C[i % 14] + V[i // 14 % 5] + C[i // 70] + "or"
+    c.execute(f"CREATE TABLE {t} (id INTEGER PRIMARY KEY, label VARCHAR NOT NULL, note VARCHAR)")
+    c.execute(f"INSERT INTO {t} VALUES (1, 'label_{i:03d}', 'note_{i:03d}'), (2, 'other_{i:03d}', NULL)")
+c.execute("CHECKPOINT")
+c.close()
+EOF
 export ASKDB_CACHE_DIR=$TMP/cache
 
 # --------------------------------------------------------------------------
@@ -232,6 +245,35 @@ assert tables[7:] == ["sales.regions", "sales.orders"], tables
     expect_out_has "CREATE TABLE orders ("
     expect_out_has "  shipping_country VARCHAR, -- e.g. "
     expect_out_has "); -- 250 rows"
+}
+
+# A schema read that leaves samples for later (ASKDB_DUCKDB_SAMPLE_MS=0:
+# only the first 20 tables) still shows every sample where it shows the
+# table: the listing, the prompt cut to the linked tables, the whole one.
+samples_read_later_are_shown_where_their_tables_are() {
+    cp "$DATA/many.duckdb" "$W/"
+    run schema many.duckdb
+    expect_rc 0
+    cp "$T/out" "$T/all.txt"
+    expect_out_has "  label VARCHAR NOT NULL, -- e.g. 'label_137', 'other_137'"
+    ASKDB_DUCKDB_SAMPLE_MS=0 run schema many.duckdb
+    expect_rc 0
+    cmp -s "$T/out" "$T/all.txt" || fail "the listing differs when samples are read later"
+    start_llm "$(always "$(fence "SELECT count(*) AS n FROM sudor")")"
+    ASKDB_DUCKDB_SAMPLE_MS=0 run ask --llm-url "$URL" --model test --no-question-check -f csv many.duckdb "How many sudors are there?"
+    expect_rc 0
+    expect_out 'n\r\n2\r\n'
+    ASKDB_DUCKDB_SAMPLE_MS=0 run ask --llm-url "$URL" --model test --no-question-check --no-linking -f csv many.duckdb "How many sudors are there?"
+    expect_rc 0
+    pycheck '
+cut = msgs(0)[0]["content"] + msgs(0)[1]["content"]
+assert "CREATE TABLE sudor (" in cut and "CREATE TABLE dabor (" not in cut, cut[:800]
+assert "'"'"'label_136'"'"'" in cut and "'"'"'note_136'"'"'" in cut, cut
+whole = msgs(1)[0]["content"] + msgs(1)[1]["content"]
+for t in ("001", "137", "149"):
+    assert "'"'"'label_%s'"'"'" % t in whole, t
+assert "); -- 2 rows" in whole, whole[:600]
+'
 }
 
 # The tables of another schema of the file are shown qualified; main's
@@ -635,7 +677,8 @@ ctrl_c_stops_a_running_query() {
 }
 
 TESTS=(schema_shows_keys_comments_samples_and_estimates other_schemas_show_qualified
-       ask_answers_from_another_schema sql_reads_the_same_rows_from_every_form
+       ask_answers_from_another_schema samples_read_later_are_shown_where_their_tables_are
+       sql_reads_the_same_rows_from_every_form
        values_convert_to_askdb_types ask_names_duckdb_and_repairs_from_its_error
        ask_answers_over_csv_and_parquet_in_place refuses_duckdb_escapes_and_changes_no_file
        harmless_selects_change_nothing interrupts_a_long_query_at_the_time_limit

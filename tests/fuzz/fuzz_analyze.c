@@ -56,14 +56,14 @@ static struct db_fkey fk_sales[] = {{c_cust_id, q_cust, c_id}};
 /* The last two are of another schema (a namespace): sales.orders shares
 ** its name with orders, sales.customers with customers. */
 static struct db_table tables[] = {
-    {t_cust, 0, cols_cust, 3, NULL, 0, NULL, 0, 10, 0, 0, NULL, NULL, NULL},
-    {t_ord, 0, cols_ord, 4, fk_ord, 1, NULL, 0, 100, 0, 0, NULL, NULL, NULL},
-    {t_pay, 0, cols_pay, 3, fk_pay, 1, NULL, 0, 100, 0, 0, NULL, NULL, NULL},
-    {t_det, 1, cols_det, 2, NULL, 0, NULL, 0, -1, 0, 0, NULL, NULL, NULL},
+    {t_cust, 0, cols_cust, 3, NULL, 0, NULL, 0, 10, 0, 0, NULL, NULL, NULL, 0},
+    {t_ord, 0, cols_ord, 4, fk_ord, 1, NULL, 0, 100, 0, 0, NULL, NULL, NULL, 0},
+    {t_pay, 0, cols_pay, 3, fk_pay, 1, NULL, 0, 100, 0, 0, NULL, NULL, NULL, 0},
+    {t_det, 1, cols_det, 2, NULL, 0, NULL, 0, -1, 0, 0, NULL, NULL, NULL, 0},
     {t_ord, 0, cols_ord, 4, fk_sales, 1, NULL, 0, 5, 0, 0, NULL, n_sales,
-     q_ord},
+     q_ord, 0},
     {t_cust, 0, cols_cust, 3, NULL, 0, NULL, 0, 5, 0, 0, NULL, n_sales,
-     q_cust},
+     q_cust, 0},
 };
 
 static struct db_schema shop = {tables, 6, 0};

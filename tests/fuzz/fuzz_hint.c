@@ -57,13 +57,13 @@ static struct db_column cols_long[] = {
 /* The last is of another schema (a namespace) and shares its name with
 ** orders. */
 static struct db_table tables[] = {
-    {t_cust, 0, cols_cust, 4, NULL, 0, NULL, 0, 10, 0, 0, NULL, NULL, NULL},
-    {t_ord, 0, cols_ord, 4, NULL, 0, NULL, 0, 100, 0, 0, NULL, NULL, NULL},
+    {t_cust, 0, cols_cust, 4, NULL, 0, NULL, 0, 10, 0, 0, NULL, NULL, NULL, 0},
+    {t_ord, 0, cols_ord, 4, NULL, 0, NULL, 0, 100, 0, 0, NULL, NULL, NULL, 0},
     {t_items, 0, cols_items, 2, NULL, 0, NULL, 0, 300, 0, 0, NULL, NULL,
-     NULL},
-    {t_det, 1, cols_det, 2, NULL, 0, NULL, 0, -1, 0, 0, NULL, NULL, NULL},
-    {t_long, 0, cols_long, 1, NULL, 0, NULL, 0, 0, 0, 0, NULL, NULL, NULL},
-    {t_ord, 0, cols_ord, 4, NULL, 0, NULL, 0, 5, 0, 0, NULL, n_sales, q_ord},
+     NULL, 0},
+    {t_det, 1, cols_det, 2, NULL, 0, NULL, 0, -1, 0, 0, NULL, NULL, NULL, 0},
+    {t_long, 0, cols_long, 1, NULL, 0, NULL, 0, 0, 0, 0, NULL, NULL, NULL, 0},
+    {t_ord, 0, cols_ord, 4, NULL, 0, NULL, 0, 5, 0, 0, NULL, n_sales, q_ord, 0},
 };
 
 static struct db_schema shop = {tables, 6, 0};

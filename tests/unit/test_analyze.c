@@ -636,13 +636,13 @@ static struct db_fkey ns_ord_fk[] = {{"customer_id", "customers", "id"}};
 static struct db_fkey ns_sord_fk[] = {{"region_id", "sales.regions", "id"}};
 static struct db_table ns_tables[] = {
     {"customers", 0, ns_cust, 2, NULL, 0, NULL, 0, 10, 0, 0, NULL, NULL,
-     NULL},
+     NULL, 0},
     {"orders", 0, ns_ord, 3, ns_ord_fk, 1, NULL, 0, 10, 0, 0, NULL, NULL,
-     NULL},
+     NULL, 0},
     {"orders", 0, ns_sord, 4, ns_sord_fk, 1, NULL, 0, 10, 0, 0, NULL,
-     "sales", "sales.orders"},
+     "sales", "sales.orders", 0},
     {"regions", 0, ns_reg, 2, NULL, 0, NULL, 0, 3, 0, 0, NULL, "sales",
-     "sales.regions"},
+     "sales.regions", 0},
 };
 static const struct db_schema ns = {ns_tables, 4, 1};
 

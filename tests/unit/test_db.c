@@ -254,11 +254,11 @@ static void namespaced_tables_render_qualified(void **state)
     static struct db_fkey sord_fk[] = {{"region_id", "Sales.Regions", "id"}};
     static struct db_table tables[] = {
         {"orders", 0, ord_cols, 1, NULL, 0, NULL, 0, 10, 0, 0, NULL, NULL,
-         NULL},
+         NULL, 0},
         {"orders", 0, sord_cols, 2, sord_fk, 1, NULL, 0, 10, 0, 0, NULL,
-         "sales", "sales.orders"},
+         "sales", "sales.orders", 0},
         {"Regions", 0, reg_cols, 1, NULL, 0, NULL, 0, -1, 0, 0, NULL,
-         "Sales", "Sales.Regions"},
+         "Sales", "Sales.Regions", 0},
     };
     struct db_schema s = {tables, 3, 1};
     char *text;

@@ -39,11 +39,11 @@ static struct db_column item_cols[] = {
 };
 static struct db_table tables[] = {
     {"employees", 0, emp_cols, 7, NULL, 0, NULL, 0, 10, 0, 0, NULL, NULL,
-     NULL},
+     NULL, 0},
     {"departments", 0, dept_cols, 3, NULL, 0, NULL, 0, 3, 0, 0, NULL, NULL,
-     NULL},
+     NULL, 0},
     {"Order Items", 0, item_cols, 2, NULL, 0, NULL, 0, 5, 0, 0, NULL, NULL,
-     NULL},
+     NULL, 0},
 };
 static const struct db_schema schema = {tables, 3, 0};
 
@@ -380,9 +380,9 @@ static void namespaced_table_is_written_qualified(void **state)
     };
     static struct db_table ns_tables[] = {
         {"employees", 0, emp_cols, 7, NULL, 0, NULL, 0, 10, 0, 0, NULL,
-         NULL, NULL},
+         NULL, NULL, 0},
         {"orders", 0, ord_cols, 3, NULL, 0, NULL, 0, 4, 0, 0, NULL, "sales",
-         "sales.orders"},
+         "sales.orders", 0},
     };
     static const struct db_schema ns = {ns_tables, 2, 1};
     static const char *const ok[] = {

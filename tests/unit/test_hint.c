@@ -31,12 +31,12 @@ static struct db_column reg_cols[] = {
 };
 static struct db_table tables[] = {
     {"customers", 0, cust_cols, 2, NULL, 0, NULL, 0, 10, 0, 0, NULL, NULL,
-     NULL},
-    {"orders", 0, ord_cols, 2, NULL, 0, NULL, 0, 10, 0, 0, NULL, NULL, NULL},
+     NULL, 0},
+    {"orders", 0, ord_cols, 2, NULL, 0, NULL, 0, 10, 0, 0, NULL, NULL, NULL, 0},
     {"orders", 0, sord_cols, 3, NULL, 0, NULL, 0, 10, 0, 0, NULL, "sales",
-     "sales.orders"},
+     "sales.orders", 0},
     {"regions", 0, reg_cols, 2, NULL, 0, NULL, 0, 3, 0, 0, NULL, "sales",
-     "sales.regions"},
+     "sales.regions", 0},
 };
 static const struct db_schema ns = {tables, 4, 1};
 

@@ -467,13 +467,13 @@ static void links_tables_of_other_schemas(void **state)
     static struct db_fkey sord_fk[] = {{"region_id", "sales.regions", "id"}};
     static struct db_table tables[] = {
         {"customers", 0, cust_cols, 2, NULL, 0, NULL, 0, 10, 0, 0, NULL, NULL,
-         NULL},
+         NULL, 0},
         {"orders", 0, ord_cols, 3, ord_fk, 1, NULL, 0, 10, 0, 0, NULL, NULL,
-         NULL},
+         NULL, 0},
         {"orders", 0, sord_cols, 3, sord_fk, 1, NULL, 0, 10, 0, 0, NULL,
-         "sales", "sales.orders"},
+         "sales", "sales.orders", 0},
         {"regions", 0, reg_cols, 2, NULL, 0, NULL, 0, 3, 0, 0, NULL, "sales",
-         "sales.regions"},
+         "sales.regions", 0},
     };
     static const struct db_schema ns = {tables, 4, 1};
     struct link_opts o = always_prune();

@@ -683,7 +683,7 @@ static void render_says_column_and_spelling(void **state)
                 q_regions[] = "Sales.regions";
     struct db_table tables[] = {
         {t_regions, 0, NULL, 0, NULL, 0, NULL, 0, 2, 0, 0, NULL, n_sales,
-         q_regions},
+         q_regions, 0},
     };
     const struct db_schema s = {tables, 1, 1};
     struct buf b;
