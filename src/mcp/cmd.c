@@ -29,6 +29,10 @@ static const char usage_mcp[] =
     "                        dashes; flags on the command line win;\n"
     "                        relative paths are from the file's folder)\n"
     "  -v, --verbose         print the agent's steps on stderr\n"
+    "      --no-warm         do not load the model and get each database's\n"
+    "                        schema prompt ready at start (the local model;\n"
+    "                        by default a thread does, so that no first\n"
+    "                        question waits for it)\n"
     "Limits (every execute_sql and every query of ask):\n"
     "      --timeout MS      query time limit in ms (default 10000)\n"
     "      --max-rows N      row cap (default 1000); execute_sql's max_rows\n"
@@ -39,11 +43,12 @@ static const char usage_mcp[] =
     "(--provider, --llm-url, --model, --api-key, --threads, --trace, ...;\n"
     "askdb help ask).\n";
 
-enum { M_DB = 300, M_CONFIG };
+enum { M_DB = 300, M_CONFIG, M_NO_WARM };
 
 static const struct option mcp_opts[] = {
     {"db", required_argument, NULL, M_DB},
     {"config", required_argument, NULL, M_CONFIG},
+    {"no-warm", no_argument, NULL, M_NO_WARM},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}
@@ -67,7 +72,7 @@ static const char *config_arg(int argc, char **argv)
 struct mcp_opts {
     askdb_config cfg;
     const char **names, **paths;
-    int n, verbose;
+    int n, verbose, no_warm;
 };
 
 /* Parse argv into o (names and paths have room for argc); 0, 1 (help
@@ -104,6 +109,9 @@ static int parse(int argc, char **argv, struct mcp_opts *o)
             *eq = '\0';
             o->names[o->n] = optarg;
             o->paths[o->n++] = eq + 1;
+            break;
+        case M_NO_WARM:
+            o->no_warm = 1;
             break;
         case 'v':
             o->verbose = 1;
@@ -166,7 +174,7 @@ int cmd_mcp(int argc, char **argv)
     askdb_config_from_env(&o.cfg);
     if (o.verbose)
         o.cfg.log_fn = cli_log_step;
-    rc = mcp_stdio_main(&o.cfg, o.n, o.names, o.paths);
+    rc = mcp_stdio_main(&o.cfg, o.n, o.names, o.paths, !o.no_warm);
 out:
     for (i = 0; i < xargc; i++)
         free(xargv[i]);

@@ -43,6 +43,11 @@ struct mcp_server {
     pthread_mutex_t model_lock;
     askdb_model *model;      /* NULL until the first question */
     int model_borrowed;      /* the model is the embedder's (serve's) */
+    /* The warm-up (mcp_server_warm_start) */
+    pthread_mutex_t warm_lock;
+    pthread_t warm_thread;
+    int warm_running, warm_stop;
+    askdb_agent *warm_agent; /* the agent warming now, or NULL */
 };
 
 /*
@@ -57,6 +62,17 @@ askdb_status mcp_server_new(const askdb_config *cfg, int n,
                             struct mcp_server **out, char *err,
                             size_t errlen);
 void mcp_server_free(struct mcp_server *s);
+
+/*
+** The warm-up of askdb mcp (askdb serve warms its own): a thread loads
+** the model now rather than at the first question, and with the local
+** model gets each database's schema prompt ready, one after the other,
+** with an agent of its own (askdb_agent_warm), so that no first question
+** pays for it. A question that arrives meanwhile takes its turn in the
+** decoder. A model that fails to load is said on stderr and tried again
+** by the first question, which reports it. mcp_server_free() stops it.
+*/
+void mcp_server_warm_start(struct mcp_server *s);
 
 /* Use m (loaded by the caller, e.g. askdb serve's, and outliving s)
 ** instead of loading a model of its own. */

@@ -263,7 +263,7 @@ static long read_line(char **buf, size_t *cap, int *over)
 }
 
 int mcp_stdio_main(const askdb_config *cfg, int n, const char *const *names,
-                   const char *const *paths)
+                   const char *const *paths, int warm)
 {
     struct mcp_server *srv = NULL;
     struct stdio_ctx ctx;
@@ -315,6 +315,8 @@ int mcp_stdio_main(const askdb_config *cfg, int n, const char *const *names,
                 srv->dbs[i].db ? askdb_db_label(srv->dbs[i].db)
                                : srv->dbs[i].path);
     fputc('\n', stderr);
+    if (warm)
+        mcp_server_warm_start(srv);
 
     serve(&ctx, ROLE_READER);
     /* End of input (seen by whichever thread read last): the calls still

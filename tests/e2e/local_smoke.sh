@@ -343,6 +343,83 @@ PY
     sanitizer_clean
 }
 
+# askdb mcp loads the model and gets each database's schema prompt ready
+# at start, before any message: the prompt-cache file appears, and the
+# first ask then reuses it; stdin closed during the warm-up ends it.
+mcp_warms_the_schema_prompt_at_start() {
+    cp "$SHOP_DB" "$TMP/shop.db"
+    python3 - "$ASKDB" "$SMALL" "$TMP" "$LIMIT" "$TMP/py.err" "${PIN[@]}" <<'PY' ||
+import glob, json, os, subprocess, sys, time
+askdb, small, tmp, limit, errf = sys.argv[1:6]
+pin = sys.argv[6:]
+def check(cond, msg):
+    if not cond:
+        open(errf, "w").write(msg)
+        sys.exit(1)
+def start(cache, *extra):
+    err = open(os.path.join(tmp, "err"), "w")
+    env = dict(os.environ, ASKDB_CACHE_DIR=cache)
+    return subprocess.Popen(pin + [askdb, "mcp", "--db", "shop=" + os.path.join(tmp, "shop.db"),
+                            "--model", small, "--threads", "1", "--max-tokens", "32",
+                            "--trace", os.path.join(tmp, "mcp.trace")] + list(extra),
+                            cwd=tmp, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=err, env=env)
+def send(p, msg):
+    p.stdin.write((json.dumps(msg) + "\n").encode())
+    p.stdin.flush()
+def reply(p, rid):
+    for line in p.stdout:
+        m = json.loads(line)
+        if m.get("id") == rid:
+            return m
+    check(False, "no reply to %r: %s" % (rid, open(os.path.join(tmp, "err")).read()[:400]))
+cache = os.path.join(tmp, "cache-mcp")
+p = start(cache)
+try:
+    t0 = time.time()
+    while not glob.glob(os.path.join(cache, "prompts", "*.kv")) and time.time() - t0 < float(limit):
+        check(p.poll() is None, "askdb mcp died: %s" % open(os.path.join(tmp, "err")).read()[:400])
+        time.sleep(0.2)
+    check(glob.glob(os.path.join(cache, "prompts", "*.kv")), "no prompt-cache file without a message")
+    send(p, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "local_smoke", "version": "1"}}})
+    reply(p, 1)
+    send(p, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    send(p, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "ask", "arguments": {"database": "shop", "question": "How many customers are there?"}}})
+    r = reply(p, 2)
+    check("result" in r, "ask failed: %r" % r)
+    p.stdin.close()
+    check(p.wait(60) == 0, "exit %r" % p.returncode)
+finally:
+    if p.poll() is None:
+        p.kill()
+ev = [json.loads(l) for l in open(os.path.join(tmp, "mcp.trace"))]
+first = [e for e in ev if e.get("step") == "reply"]
+check(first and first[0].get("cached_tokens", 0) > 100,
+      "the first question evaluated its schema again: %r" % (first[:1],))
+# stdin closed during the warm-up (a fresh cache: it has to evaluate)
+p = start(os.path.join(tmp, "cache-stop"))
+time.sleep(1.0)
+p.stdin.close()
+try:
+    rc = p.wait(30)
+except subprocess.TimeoutExpired:
+    p.kill()
+    check(False, "askdb mcp did not end within 30 s of its stdin's end during the warm-up")
+check(rc == 0, "exit %r: %s" % (rc, open(os.path.join(tmp, "err")).read()[:400]))
+# --no-warm: nothing made ready before a question
+p = start(os.path.join(tmp, "cache-cold"), "--no-warm")
+time.sleep(3.0)
+p.stdin.close()
+p.wait(30)
+check(not glob.glob(os.path.join(tmp, "cache-cold", "prompts", "*.kv")), "--no-warm made a prompt-cache file")
+PY
+        fail "$(cat "$TMP/py.err" 2>/dev/null || echo "mcp check failed")"
+    sanitizer_clean
+}
+
 # askdb shell on a terminal gets the schema prompt ready while the first
 # line is typed: the prompt-cache file appears before any question, and
 # .quit during the warm-up ends the shell at once.
@@ -463,6 +540,7 @@ for t in small_model_answers_or_lists_every_attempt \
          candidate_gate_asks_the_others_only_when_unsure \
          serve_decodes_two_questions_in_one_batch \
          serve_warms_the_schema_prompt_at_start \
+         mcp_warms_the_schema_prompt_at_start \
          shell_warms_the_schema_prompt_while_you_type \
          eval_warm_readies_the_first_question \
          missing_model_file_is_a_usage_error missing_default_model_says_make_model; do
