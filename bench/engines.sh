@@ -3,7 +3,7 @@
 # engine: SQLite, PostgreSQL, MariaDB and DuckDB (issue #16).
 #
 #   bash bench/engines.sh [--per-db K] [--seed S] [--engines LIST] [--out DIR]
-#                         [-- EXTRA askdb eval OPTIONS]
+#                         [--resume] [-- EXTRA askdb eval OPTIONS]
 #
 # The questions are K of each database of the validation split
 # (bench/validation_dbs.txt; 20 databases, so --per-db 15 gives 300), drawn
@@ -14,7 +14,11 @@
 # then asks each engine (--db-url), while the gold SQL runs on the SQLite
 # file: one reference for every engine (docs/eval.md). Records and
 # summaries land in --out (default bench/results/engines/), one
-# <engine>.jsonl and <engine>.txt each, and a table on stdout.
+# <engine>.jsonl and <engine>.txt each, and a table on stdout. --resume
+# goes on with the records already in --out (askdb eval --resume) instead
+# of starting them again: a long run can be stopped and continued.
+# The table's last column is the time per question outside the model
+# (schema, validation, execution, comparison: what the engine costs).
 #
 # The model is askdb's default (the local model) unless EXTRA options say
 # otherwise. SPIDER_DIR defaults to ../shared/bench/spider-train.
@@ -28,12 +32,14 @@ SEED=17
 ENGINES="sqlite postgresql mariadb duckdb"
 OUT=$ROOT/bench/results/engines
 EXTRA=()
+RESUME=
 while [ $# -gt 0 ]; do
     case $1 in
     --per-db) PER_DB=$2; shift 2 ;;
     --seed) SEED=$2; shift 2 ;;
     --engines) ENGINES=${2//,/ }; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
+    --resume) RESUME=--resume; shift ;;
     --) shift; EXTRA=("$@"); break ;;
     *) echo "engines.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
@@ -123,8 +129,8 @@ url_of() {
     esac
 }
 
-printf '| engine | EX | easy | medium | hard | extra | p50 | p90 |\n'
-printf '| --- | --- | --- | --- | --- | --- | --- | --- |\n'
+printf '| engine | EX | easy | medium | hard | extra | p50 | p90 | outside the model p50 / p90 |\n'
+printf '| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n'
 for e in $ENGINES; do
     case $e in
     postgresql) [ -n "$PG_UP" ] || start_postgres ;;
@@ -138,10 +144,10 @@ for e in $ENGINES; do
         done
     fi
     url=$(url_of "$e")
-    rm -f "$OUT/$e.jsonl"
+    [ -n "$RESUME" ] || rm -f "$OUT/$e.jsonl"
     "$ASKDB" eval --suite "$SPIDER_DIR/train.json" --db-root "$DBROOT" \
         --db "$DBS" --per-db "$PER_DB" --seed "$SEED" \
-        ${url:+--db-url "$url"} --out "$OUT/$e.jsonl" -q "${EXTRA[@]}" \
+        ${url:+--db-url "$url"} --out "$OUT/$e.jsonl" $RESUME -q "${EXTRA[@]}" \
         >"$OUT/$e.txt"
     python3 - "$e" "$OUT/$e.jsonl" <<'EOF'
 import json, sys
@@ -149,13 +155,17 @@ recs = [json.loads(l) for l in open(sys.argv[2])]
 recs = [r for r in recs if not r.get("bad")]
 def ex(rs):
     return "%d/%d" % (sum(1 for r in rs if r["correct"]), len(rs))
-ms = sorted((r.get("ms") or {}).get("total", 0) for r in recs)
-pct = lambda p: ms[min(len(ms) - 1, int(p * len(ms)))] / 1000 if ms else 0
+def pct(v, p):
+    v = sorted(v)
+    return v[min(len(v) - 1, int(p * len(v)))] if v else 0
+ms = [(r.get("ms") or {}).get("total", 0) / 1000 for r in recs]
+rest = [(r.get("ms") or {}).get("total", 0) - (r.get("ms") or {}).get("model", 0)
+        for r in recs]
 ok = sum(1 for r in recs if r["correct"])
 cols = [ex([r for r in recs if r.get("difficulty") == d])
         for d in ("easy", "medium", "hard", "extra")]
-print("| %s | %.1f%% (%s) | %s | %.1f s | %.1f s |" % (
+print("| %s | %.1f%% (%s) | %s | %.1f s | %.1f s | %.1f / %.1f ms |" % (
     sys.argv[1], 100.0 * ok / max(1, len(recs)), ex(recs), " | ".join(cols),
-    pct(0.5), pct(0.9)))
+    pct(ms, 0.5), pct(ms, 0.9), pct(rest, 0.5), pct(rest, 0.9)))
 EOF
 done
