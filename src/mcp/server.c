@@ -78,7 +78,6 @@ askdb_status mcp_server_new(const askdb_config *cfg, int n,
     if (s->cfg.parallel < 1)
         s->cfg.parallel = n < 4 ? n : 4;
     pthread_mutex_init(&s->model_lock, NULL);
-    pthread_mutex_init(&s->warm_lock, NULL);
     s->dbs = calloc((size_t)n, sizeof *s->dbs);
     if (!s->dbs)
         goto fail;
@@ -121,14 +120,13 @@ fail:
     return st;
 }
 
-static void *warm_main(void *ud)
+/* The warm-up's model (warm.h): loaded now unless a question did. A
+** model that fails to load is said, and the first question, which tries
+** again, reports it. */
+static askdb_model *mcp_model(void *ud)
 {
     struct mcp_server *s = ud;
-    askdb_config cfg = s->cfg;
     askdb_model *m;
-    askdb_agent *ag;
-    askdb_status st;
-    int i, stop;
 
     pthread_mutex_lock(&s->model_lock);
     if (!s->model && askdb_model_new(&s->cfg, &s->model) != ASKDB_OK) {
@@ -140,60 +138,28 @@ static void *warm_main(void *ud)
     }
     m = s->model;
     pthread_mutex_unlock(&s->model_lock);
-    if (!m || strcmp(askdb_model_provider(m), "local") != 0)
-        return NULL;   /* nothing kept between questions to make ready */
-    cfg.event_fn = NULL;
-    cfg.log_fn = NULL;
-    cfg.token_fn = NULL;
-    cfg.trace_path = NULL;
-    for (i = 0; i < s->ndb; i++) {
-        ag = NULL;
-        if (askdb_agent_new_with_model(&cfg, m, s->dbs[i].path, &ag)) {
-            askdb_agent_free(ag);
-            continue;
-        }
-        pthread_mutex_lock(&s->warm_lock);
-        stop = s->warm_stop;
-        if (!stop)
-            s->warm_agent = ag;
-        pthread_mutex_unlock(&s->warm_lock);
-        st = stop ? ASKDB_OK : askdb_agent_warm(ag);
-        pthread_mutex_lock(&s->warm_lock);
-        s->warm_agent = NULL;
-        stop = s->warm_stop;
-        pthread_mutex_unlock(&s->warm_lock);
-        if (st && !stop)
-            fprintf(stderr, "askdb mcp: %s: schema prompt not made ready: "
-                            "%s\n", s->dbs[i].name, askdb_agent_errmsg(ag));
-        askdb_agent_free(ag);
-        if (stop)
-            break;
-    }
-    return NULL;
+    return m;
 }
 
 void mcp_server_warm_start(struct mcp_server *s)
 {
-    if (s->warm_running || s->model_borrowed)
-        return;
-    s->warm_stop = 0;
-    s->warm_running = pthread_create(&s->warm_thread, NULL, warm_main, s)
-                      == 0;
-}
+    const char **paths, **names;
+    int i;
 
-/* Stop the warm-up and wait for its thread (a model still loading is
-** waited for: llama.cpp's load cannot be cancelled). */
-static void warm_stop(struct mcp_server *s)
-{
-    if (!s->warm_running)
+    if (s->warm.running || s->model_borrowed)
         return;
-    pthread_mutex_lock(&s->warm_lock);
-    s->warm_stop = 1;
-    if (s->warm_agent)
-        askdb_agent_cancel(s->warm_agent);
-    pthread_mutex_unlock(&s->warm_lock);
-    pthread_join(s->warm_thread, NULL);
-    s->warm_running = 0;
+    paths = calloc((size_t)s->ndb + 1, sizeof *paths);
+    names = calloc((size_t)s->ndb + 1, sizeof *names);
+    if (paths && names) {
+        for (i = 0; i < s->ndb; i++) {
+            paths[i] = s->dbs[i].path;
+            names[i] = s->dbs[i].name;
+        }
+        warm_start(&s->warm, &s->cfg, s->ndb, paths, names, mcp_model, s,
+                   "askdb mcp");
+    }
+    free(paths);
+    free(names);
 }
 
 void mcp_server_free(struct mcp_server *s)
@@ -202,7 +168,7 @@ void mcp_server_free(struct mcp_server *s)
 
     if (!s)
         return;
-    warm_stop(s);
+    warm_stop(&s->warm);
     for (i = 0; i < s->ndb; i++) {
         struct mcp_db *d = &s->dbs[i];
 
@@ -217,7 +183,6 @@ void mcp_server_free(struct mcp_server *s)
     if (!s->model_borrowed)
         askdb_model_free(s->model);
     pthread_mutex_destroy(&s->model_lock);
-    pthread_mutex_destroy(&s->warm_lock);
     free(s->dbs);
     free(s);
 }

@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include "askdb.h"
+#include "../cli/warm.h"
 
 /*
 ** One server serves many sessions (stdio has one; the HTTP transport will
@@ -43,11 +44,7 @@ struct mcp_server {
     pthread_mutex_t model_lock;
     askdb_model *model;      /* NULL until the first question */
     int model_borrowed;      /* the model is the embedder's (serve's) */
-    /* The warm-up (mcp_server_warm_start) */
-    pthread_mutex_t warm_lock;
-    pthread_t warm_thread;
-    int warm_running, warm_stop;
-    askdb_agent *warm_agent; /* the agent warming now, or NULL */
+    struct warm warm;        /* mcp_server_warm_start() */
 };
 
 /*

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../cli/cli.h"
+#include "../cli/warm.h"
 #include "../mcp/server.h"
 #include "mcp_http.h"
 #include "request.h"
@@ -397,87 +398,36 @@ static int open_mcp(struct server *s, const struct serve_opts *o,
     return s->mcp ? 0 : 2;
 }
 
-/*
-** The warm-up (the local model): a thread gets each database's schema
-** prompt ready, one database after the other, with an agent of its own on
-** the shared model (askdb_agent_warm): found in its prompt-cache file or
-** evaluated and written there, so no first question pays for it. A
-** question that arrives meanwhile takes its turn in the decoder like any
-** other call; stopping the server cancels the warm-up.
-*/
-struct warmer {
-    struct server *s;
-    pthread_t th;
-    pthread_mutex_t mu;
-    askdb_agent *ag;         /* the agent warming now, or NULL */
-    int stop, running;
-};
-
-static void *warm_main(void *ud)
+/* The warm-up's model (warm.h): the server's, loaded at start. */
+static askdb_model *serve_model(void *ud)
 {
-    struct warmer *w = ud;
-    struct server *s = w->s;
-    askdb_config cfg = s->cfg;
-    askdb_agent *ag;
-    int i, stop;
+    return ((struct server *)ud)->model;
+}
 
-    cfg.event_fn = NULL;
-    cfg.log_fn = NULL;
-    cfg.token_fn = NULL;
-    cfg.trace_path = NULL;
-    for (i = 0; i < s->ndbs; i++) {
-        ag = NULL;
-        if (askdb_agent_new_with_model(&cfg, s->model, s->dbs[i].path,
-                                       &ag) != ASKDB_OK) {
-            askdb_agent_free(ag);
-            continue;
+/* Start the warm-up of every database (warm.h); 0 or -1. */
+static int serve_warm(struct warm *w, struct server *s)
+{
+    const char **paths = calloc((size_t)s->ndbs + 1, sizeof *paths);
+    const char **names = calloc((size_t)s->ndbs + 1, sizeof *names);
+    int i, rc = -1;
+
+    if (paths && names) {
+        for (i = 0; i < s->ndbs; i++) {
+            paths[i] = s->dbs[i].path;
+            names[i] = s->dbs[i].name;
         }
-        pthread_mutex_lock(&w->mu);
-        stop = w->stop;
-        if (!stop)
-            w->ag = ag;
-        pthread_mutex_unlock(&w->mu);
-        if (!stop && askdb_agent_warm(ag) != ASKDB_OK)
-            fprintf(stderr, "askdb serve: %s: schema prompt not made ready: "
-                            "%s\n", s->dbs[i].name, askdb_agent_errmsg(ag));
-        pthread_mutex_lock(&w->mu);
-        w->ag = NULL;
-        stop = w->stop;
-        pthread_mutex_unlock(&w->mu);
-        askdb_agent_free(ag);
-        if (stop)
-            break;
+        rc = warm_start(w, &s->cfg, s->ndbs, paths, names, serve_model, s,
+                        "askdb serve");
     }
-    return NULL;
-}
-
-static void warm_start(struct warmer *w, struct server *s)
-{
-    memset(w, 0, sizeof *w);
-    w->s = s;
-    pthread_mutex_init(&w->mu, NULL);
-    w->running = pthread_create(&w->th, NULL, warm_main, w) == 0;
-}
-
-static void warm_stop(struct warmer *w)
-{
-    if (!w->s)
-        return;
-    pthread_mutex_lock(&w->mu);
-    w->stop = 1;
-    if (w->ag)
-        askdb_agent_cancel(w->ag);
-    pthread_mutex_unlock(&w->mu);
-    if (w->running)
-        pthread_join(w->th, NULL);
-    pthread_mutex_destroy(&w->mu);
-    w->s = NULL;
+    free(paths);
+    free(names);
+    return rc;
 }
 
 int cmd_serve(int argc, char **argv)
 {
     struct serve_opts o;
-    struct warmer warm = {0};
+    struct warm warm = {0};
     struct server s;
     struct mcp_server *mcp = NULL;
     askdb_status st;
@@ -519,7 +469,7 @@ int cmd_serve(int argc, char **argv)
         rc = open_mcp(&s, &o, &mcp);
     if (rc == 0 && !o.no_warm &&
         strcmp(askdb_model_provider(s.model), "local") == 0)
-        warm_start(&warm, &s);
+        serve_warm(&warm, &s);
     if (rc == 0)
         rc = srv_run(&s, o.listen);
     warm_stop(&warm);
