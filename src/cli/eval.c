@@ -72,7 +72,11 @@ static const char usage_eval[] =
     "      --no-grammar      local model: no SQL-constrained decoding\n"
     "      --no-prompt-cache local model: do not keep the evaluated schema\n"
     "                        prompt in the cache directory for the next\n"
-    "                        run (see ASKDB_PROMPT_CACHE_MB)\n"
+    "                        run (see ASKDB_PROMPT_CACHE_MB)\n";
+
+/* The rest of the help (one string would outgrow what C compilers must
+** take). */
+static const char usage_eval_limits[] =
     "Agent and limits:\n"
     "      --max-attempts N  SQL generations per question (default 3)\n"
     "      --timeout MS      time limit of every query, gold ones too\n"
@@ -80,6 +84,9 @@ static const char usage_eval[] =
     "                        is wrong)\n"
     "      --max-rows N      row cap (default 100000 for eval)\n"
     "      --max-bytes N     byte cap (default 67108864 for eval)\n"
+    "      --in-process      run the statements of SQLite and DuckDB files\n"
+    "                        in this process, not in askdb-exec (as for\n"
+    "                        ask; gold ones too)\n"
     "      --trace FILE      append every agent step as JSON lines\n"
     "  -v, --verbose         print the agent's steps on stderr\n"
     "\n"
@@ -94,7 +101,7 @@ enum {
     O_LLM_URL, O_MODEL, O_API_KEY, O_TEMPERATURE, O_MAX_TOKENS, O_MODEL_SEED,
     O_LLM_TIMEOUT, O_RETRIES, O_MAX_ATTEMPTS, O_TIMEOUT, O_MAX_ROWS,
     O_MAX_BYTES, O_TRACE, O_THREADS, O_NO_GRAMMAR, O_SAMPLE_DBS, O_PER_DB,
-    O_NO_PROMPT_CACHE
+    O_NO_PROMPT_CACHE, O_IN_PROCESS
 };
 
 static const struct option eval_opts[] = {
@@ -131,6 +138,7 @@ static const struct option eval_opts[] = {
     {"threads", required_argument, NULL, O_THREADS},
     {"no-grammar", no_argument, NULL, O_NO_GRAMMAR},
     {"no-prompt-cache", no_argument, NULL, O_NO_PROMPT_CACHE},
+    {"in-process", no_argument, NULL, O_IN_PROCESS},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
@@ -202,6 +210,7 @@ static int parse(int argc, char **argv, struct eval_cli *c)
         case 'v': c->verbose = 1; break;
         case 'h':
             fputs(usage_eval, stdout);
+            fputs(usage_eval_limits, stdout);
             fputs(cli_agent_help, stdout);
             free(opts);
             return 1;
@@ -280,6 +289,9 @@ static int parse(int argc, char **argv, struct eval_cli *c)
             if (num("--max-attempts", optarg, 1, 20, &v))
                 goto bad;
             c->cfg.max_attempts = (int)v;
+            break;
+        case O_IN_PROCESS:
+            c->cfg.in_process = 1;
             break;
         case O_TIMEOUT:
             if (num("--timeout", optarg, 1, 86400000LL, &v))

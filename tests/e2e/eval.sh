@@ -198,6 +198,16 @@ assert recs[6]["pred"] == "SELECT sum(total FROM orders"
 EOF
 }
 
+# --in-process: every statement, gold ones too, runs in askdb itself, so a
+# helper that would fail every statement is never started.
+in_process_scores_the_same() {
+    make_root
+    start_llm "$(shop_script)"
+    ASKDB_EXEC_HELPER=/bin/false run eval --suite "$SUITE" --db-root root --llm-url "$URL" "${SHOP_ARGS[@]}" --in-process
+    expect_rc 0
+    [ "$(stable "$T/out")" = "$EXPECTED_SUMMARY" ] || fail "summary differs: $(stable "$T/out" | diff - <(printf '%s\n' "$EXPECTED_SUMMARY") | head -8)"
+}
+
 report_is_self_contained_and_escaped() {
     make_root
     start_llm "$(shop_script)"
@@ -481,6 +491,7 @@ TESTS=(spider_suite_scores_exactly report_is_self_contained_and_escaped
        resume_after_kill_matches_uninterrupted bird_evidence_goes_to_the_model_as_hint
        json_lines_suite_with_paths sample_is_fixed_by_seed jobs_run_databases_in_parallel
        local_model_runs_one_job distinct_removed_unless_keep_distinct
+       in_process_scores_the_same
        model_unreachable_stops_with_exit_4 usage_errors_exit_2
        out_report_and_trace_never_write_a_database db_url_asks_elsewhere_gold_stays
        help_lists_eval)
