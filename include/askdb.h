@@ -115,7 +115,8 @@ typedef void (*askdb_token_fn)(void *ud, const char *piece, size_t len);
 **                provider, messages [{role, content}]; with the
 **                candidate gate: gate, and for the later candidates
 **                first_candidate and why ("unsure", "no confidence")
-**                instead of messages
+**                instead of messages; a repair asked again because it
+**                repeated a failed statement: why "repeat"
 **   reply        reply, ms, prompt_tokens, completion_tokens, retries,
 **                attempt, candidate, error; local model: ttft_ms,
 **                cached_tokens, load_ms, min_p, min_p_words
@@ -227,6 +228,13 @@ typedef struct askdb_config {
                                 one table has, linked by one foreign key,
                                 brings that table in (JOIN ... ON the key)
                                 before a repair (default 1) */
+    int resample;            /* a repair whose reply repeats a statement
+                                that already failed for this question is
+                                asked once more, sampled (temperature
+                                candidate_temperature): greedy decoding
+                                that is stuck gives the same reply to the
+                                same prompt (default 0: not measured yet;
+                                docs/agent.md) */
     int answer;              /* write a plain-English answer (default 0) */
     int memory;              /* learned question/SQL pairs put into the
                                 prompt (most similar first; default 3,

@@ -66,12 +66,15 @@ static void reply_event(struct agent_state *st, const struct llm_reply *r,
 ** prompt event says 1 candidate, and when more were made a second prompt
 ** event (first_candidate 2, why) comes after the greedy reply's event, as
 ** if they had been asked after it; the local model in fact starts them in
-** the same batch as soon as the greedy reply is unsure of a token. On
-** failure the replies hold no text and the first reply event says why.
+** the same batch as soon as the greedy reply is unsure of a token. why
+** (or NULL) says why this call is made again ("repeat"): its prompt
+** event then has why instead of the messages. On failure the replies
+** hold no text and the first reply event says why.
 */
 static askdb_status ask_model(struct agent_state *st,
                               const struct llm_request *req, int n,
-                              struct llm_reply *reps, int *made)
+                              struct llm_reply *reps, int *made,
+                              const char *why)
 {
     askdb_agent *ag = st->ag;
     askdb_answer *a = st->ans;
@@ -80,7 +83,7 @@ static askdb_status ask_model(struct agent_state *st,
     askdb_status rc;
     double p;
 
-    prompt_event(st, 0, gate ? 1 : n, NULL);
+    prompt_event(st, 0, gate ? 1 : n, why);
     agent_log(st, "generate", "attempt %d: asking %s (%d messages, %d "
               "candidate%s%s)", a->nattempts, llm_name(ag->model),
               st->nmsgs, n, n == 1 ? "" : "s",
@@ -126,6 +129,55 @@ static askdb_status ask_model(struct agent_state *st,
     return rc;
 }
 
+/* The earlier attempt (1-based) of this question whose statement failed
+** and is the SQL of reply r, or 0. */
+static int repeats_failure(const askdb_answer *a, const struct llm_reply *r)
+{
+    const char *why;
+    char *sql = r->text ? sqlx_extract(r->text, &why) : NULL;
+    int i, k = 0;
+
+    for (i = 0; sql && i < a->nattempts - 1 && !k; i++)
+        if (a->attempts[i].sql && a->attempts[i].error != ASKDB_EC_NONE &&
+            strcmp(a->attempts[i].sql, sql) == 0)
+            k = i + 1;
+    free(sql);
+    return k;
+}
+
+/*
+** A repair whose reply repeats a statement that already failed
+** (cfg.resample): greedy decoding that is stuck gives the same reply to
+** the same prompt, so ask once more, sampled at the candidates'
+** temperature with a seed of this attempt's own. The prompt event says
+** why ("repeat"); the new reply replaces the old. ASKDB_OK also when
+** nothing was asked.
+*/
+static askdb_status resample(struct agent_state *st, struct llm_request *req,
+                             struct llm_reply *rep)
+{
+    askdb_agent *ag = st->ag;
+    askdb_answer *a = st->ans;
+    struct llm_request r = *req;
+    struct llm_reply again;
+    int k = repeats_failure(a, rep), made;
+    askdb_status rc;
+
+    if (!ag->cfg.resample || a->nattempts < 2 || !k)
+        return ASKDB_OK;
+    agent_log(st, "generate", "the reply repeats the failed SQL of attempt "
+              "%d: asking again, sampled", k);
+    r.temperature = llm_candidate_temperature(req, 1);
+    r.seed = llm_candidate_seed(req, a->nattempts);
+    memset(&again, 0, sizeof again);
+    rc = ask_model(st, &r, 1, &again, &made, "repeat");
+    if (rc)
+        return rc;
+    llm_reply_free(rep);
+    *rep = again;
+    return ASKDB_OK;
+}
+
 /*
 ** Ask the model and take the statements out of its replies: one greedy
 ** candidate, plus cfg.candidates - 1 sampled ones on the first attempt
@@ -169,7 +221,9 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
     memset(reps, 0, sizeof reps);
     if (n > 1 && gated(ag))
         req.gate = ag->cfg.candidate_gate;
-    rc = ask_model(st, &req, n, reps, &made);
+    rc = ask_model(st, &req, n, reps, &made, NULL);
+    if (rc == ASKDB_OK && n == 1)
+        rc = resample(st, &req, &reps[0]);
     if (rc) {
         at->error = ASKDB_EC_LLM;
         at->message = strdup(llm_errmsg(ag->model));

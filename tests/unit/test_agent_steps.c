@@ -296,6 +296,36 @@ static void gate_without_confidence_asks_every_candidate(void **state)
     assert_int_equal(a->llm_calls, 3);
 }
 
+/* With cfg.resample, a repair that repeats the statement that failed is
+** asked once more (sampled) within the same attempt; without it (the
+** default) the repeat costs an attempt. */
+static void repeated_failure_is_asked_again(void **state)
+{
+    static const char *const r[] = {
+        "SELECT nope FROM customers",
+        "SELECT nope FROM customers",
+        "SELECT count(*) AS n FROM customers", NULL};
+    struct steps *t = steps(state, r);
+    askdb_answer *a;
+
+    t->cfg.resample = 1;
+    a = ask(t, "How many customers?", ASKDB_OK);
+    assert_int_equal(t->s.calls, 3);
+    assert_int_equal(a->nattempts, 2);
+    assert_int_equal(a->llm_calls, 3);
+    assert_string_equal(a->sql, "SELECT count(*) AS n FROM customers");
+    assert_string_equal(a->attempts[1].sql,
+                        "SELECT count(*) AS n FROM customers");
+
+    t = steps(state, r);
+    t->s.next = t->s.calls = 0;
+    t->cfg.resample = 0;
+    a = ask(t, "How many customers?", ASKDB_OK);
+    assert_int_equal(t->s.calls, 3);
+    assert_int_equal(a->nattempts, 3);
+    assert_string_equal(a->attempts[1].sql, "SELECT nope FROM customers");
+}
+
 /* askdb_agent_warm reads the schema and asks the model nothing; the
 ** questions after it are answered as without it. A database that cannot
 ** be read fails the warm-up with the reason. */
@@ -1049,6 +1079,7 @@ int main(void)
         T(matching_question_skips_the_model_check),
         T(candidates_are_voted_on_by_results),
         T(gate_without_confidence_asks_every_candidate),
+        T(repeated_failure_is_asked_again),
         T(warm_asks_nothing_and_changes_nothing),
         T(failing_candidates_do_not_vote),
         T(fixed_candidate_loses_a_tie),

@@ -403,6 +403,7 @@ function describeStep(ev, why) {
             ev.for && ev.for !== "sql" ? `Asking the model (${ev.for})` :
             ev.first_candidate ? (ev.why === "unsure" ? "Not sure: generating more candidates"
                                                       : "Generating more candidates") :
+            ev.why === "repeat" ? "Same query again: asking once more" :
             ev.attempt > 1 ? `Generating SQL, attempt ${ev.attempt}` : "Generating SQL";
         if (ev.first_candidate)
             return ["run", what, `candidates ${ev.first_candidate}-${ev.first_candidate + ev.candidates - 1}`];
