@@ -76,6 +76,9 @@
 **   sequence samples from its own copy of its row of logits with its own
 **   sampler chain and grammar state, and stops on its own.
 **   Replies beyond LOCAL_SEQ_MAX run in later rounds in sequences 1.. .
+**   With llm_request.gate, sequences 1.. wait until reply 0 chooses a
+**   token it is unsure of and then join the batch (generate()); when it
+**   never does they never start, nor do later rounds.
 **   Sequences 1.. are removed when the call ends, whatever happened, so
 **   the next call finds sequence 0 alone. One call with n = 1 is exactly
 **   the single-sequence case of the same code. The reply budget is split:
@@ -1074,11 +1077,10 @@ static int seq_step(struct local *l, struct llm_dec_call *c,
 ** rows: each step samples one token per live sequence and evaluates them
 ** in one step of the shared batch, until every sequence has ended.
 ** Sequence 0's tokens join the conversation. Waiting sequences (the gate,
-** llm_request.gate) start in the step after the one where sequence 0
-** first chose a token with less than req->gate probability: they share
-** the prompt toks[0..n) but its last token, which each evaluates again in
-** that step (as a later round does); if sequence 0 ends sure, they never
-** start.
+** llm_request.gate) join the step that evaluates the first token sequence
+** 0 chose with less than req->gate probability: they share the prompt
+** toks[0..n) but its last token, which each evaluates again in that step
+** (as a later round does); if sequence 0 ends sure, they never start.
 */
 static askdb_status generate(struct local *l, struct llm_dec_call *c,
                              const struct llm_request *req, struct seq *seqs,
