@@ -129,8 +129,18 @@ static askdb_status ask_model(struct agent_state *st,
     return rc;
 }
 
-/* The earlier attempt (1-based) of this question whose statement failed
-** and is the SQL of reply r, or 0. */
+/* Whether an attempt that ended in ec could not be right as it was: the
+** statement was refused or did not run. An empty result or a check's
+** doubt may be right, and their repair says to repeat the query then. */
+static int cannot_stand(askdb_error_class ec)
+{
+    return ec == ASKDB_EC_REFUSED || ec == ASKDB_EC_SYNTAX ||
+           ec == ASKDB_EC_UNKNOWN_TABLE || ec == ASKDB_EC_UNKNOWN_COLUMN ||
+           ec == ASKDB_EC_RUNTIME || ec == ASKDB_EC_TIMEOUT;
+}
+
+/* The earlier attempt (1-based) of this question whose statement could not
+** stand (cannot_stand()) and is the SQL of reply r, or 0. */
 static int repeats_failure(const askdb_answer *a, const struct llm_reply *r)
 {
     const char *why;
@@ -138,7 +148,7 @@ static int repeats_failure(const askdb_answer *a, const struct llm_reply *r)
     int i, k = 0;
 
     for (i = 0; sql && i < a->nattempts - 1 && !k; i++)
-        if (a->attempts[i].sql && a->attempts[i].error != ASKDB_EC_NONE &&
+        if (a->attempts[i].sql && cannot_stand(a->attempts[i].error) &&
             strcmp(a->attempts[i].sql, sql) == 0)
             k = i + 1;
     free(sql);
