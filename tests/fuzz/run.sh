@@ -56,7 +56,8 @@ src_guard="src/db/db.c src/db/driver.c src/db/sqlite.c src/db/sqlite_fn.c src/db
 # The MCP handler runs real tools: the library below it, built without
 # llama.cpp (the harness's model is a stub).
 src_mcp="$(ls src/core/*.c src/db/*.c src/llm/*.c src/sql/*.c src/agent/*.c)
-    src/mcp/mcp.c src/mcp/tools.c src/mcp/resources.c src/mcp/server.c"
+    src/mcp/mcp.c src/mcp/tools.c src/mcp/resources.c src/mcp/server.c
+    src/cli/warm.c"
 pkgs_mcp="sqlite3 libcurl jansson libxxhash"; libs_mcp="-lstemmer -lm"
 
 mkdir -p "$OUT"
