@@ -338,10 +338,11 @@ $(BA)/tests/%: tests/unit/%.c $(BA)/libaskdb.a $(UNIT_HDR)
 	    $(filter-out %.h,$^) \
 	    $(shell pkg-config --cflags --libs cmocka) $(LDLIBS)
 
-# The MCP handler's test links the MCP front end's objects too (before
-# the library, which they need).
+# The MCP handler's test links the MCP front end's objects too, and the
+# warm-up they use (before the library, which they need).
 $(BA)/tests/test_mcp: tests/unit/test_mcp.c \
     $(filter-out $(BA)/src/mcp/cmd.o,$(filter $(BA)/src/mcp/%,$(CLIA_OBJ))) \
+    $(BA)/src/cli/warm.o \
     $(BA)/libaskdb.a $(UNIT_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -O1 -Itests -o $@ \

@@ -170,10 +170,13 @@ static askdb_status resample(struct agent_state *st, struct llm_request *req,
     askdb_answer *a = st->ans;
     struct llm_request r = *req;
     struct llm_reply again;
-    int k = repeats_failure(a, rep), made;
+    int k, made;
     askdb_status rc;
 
-    if (!ag->cfg.resample || a->nattempts < 2 || !k)
+    if (!ag->cfg.resample || a->nattempts < 2)
+        return ASKDB_OK;
+    k = repeats_failure(a, rep);
+    if (!k)
         return ASKDB_OK;
     agent_log(st, "generate", "the reply repeats the failed SQL of attempt "
               "%d: asking again, sampled", k);
