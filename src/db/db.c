@@ -192,22 +192,16 @@ askdb_status db_fill_samples(askdb_db *db, const unsigned char *keep,
         *read = 0;
     if (!db->have_schema || !db->drv->samples)
         return ASKDB_OK;
-    for (i = 0; i < db->schema.ntables; i++)
-        if (db->schema.tables[i].samples_pending && (!keep || keep[i]))
-            n++;
-    if (n == 0)
-        return ASKDB_OK;
-    tabs = malloc((size_t)n * sizeof *tabs);
+    tabs = malloc((size_t)db->schema.ntables * sizeof *tabs + 1);
     if (!tabs)
         return ASKDB_ERR_NOMEM;
-    n = 0;
     for (i = 0; i < db->schema.ntables; i++)
         if (db->schema.tables[i].samples_pending && (!keep || keep[i]))
             tabs[n++] = &db->schema.tables[i];
-    rc = db->drv->samples(db, tabs, n);
+    rc = n ? db->drv->samples(db, tabs, n) : ASKDB_OK;
     free(tabs);
     if (read)
-        *read = rc == ASKDB_OK;
+        *read = n > 0 && rc == ASKDB_OK;
     return rc;
 }
 

@@ -1315,9 +1315,9 @@ static askdb_status local_run(struct local *l, const struct llm_request *req,
     for (first = 0; first < n; first += k) {
         k = first == 0 ? ns : n - first < ns - 1 ? n - first : ns - 1;
         if (first > 0 && req->gate > 0 && out[0].min_p_words >= req->gate) {
-            out[first].gated = 1;   /* sure: no later rounds either */
-            k = 1;
-            continue;
+            for (i = first; i < n; i++)
+                out[i].gated = 1;   /* sure: no later rounds either */
+            break;
         }
         rc = run_round(l, c, req, grammar, toks, ntok, first, k,
                        (llm_dec_room(c) - ntok) / ns, t0, out);
