@@ -495,6 +495,11 @@ demo:
 $(B)/local_ttft: bench/local_ttft.c $(B)/libaskdb.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+# What one decode step costs by the rows in its batch (bench/batch_rows.c;
+# llama.cpp alone).
+$(B)/batch_rows: bench/batch_rows.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
 # What a statement costs in askdb-exec against in-process (bench/
 # exec_overhead.c); built beside askdb-exec, which it finds there.
 $(B)/exec_overhead: bench/exec_overhead.c $(B)/libaskdb.a $(B)/askdb-exec
