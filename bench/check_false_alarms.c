@@ -22,6 +22,10 @@
 ** LIKE, a GROUP BY over a key of a one-row result), so the detection rates
 ** are lower bounds.
 **
+** The databases of the validation split (bench/validation_dbs.txt, read
+** from --validation FILE, default that file relative to the working
+** directory) are skipped: no threshold may be set on them.
+**
 ** Exit status: 0 when every kind fires on less than 2% of the gold
 ** queries, 1 otherwise, 2 on usage errors.
 **
@@ -65,7 +69,7 @@ struct stats {
 static void usage(void)
 {
     fprintf(stderr, "usage: check_false_alarms [--spider DIR] [--from K] "
-                    "[--limit N] [-v]\n");
+                    "[--limit N] [--validation FILE] [-v]\n");
     exit(2);
 }
 
@@ -73,6 +77,44 @@ static void nomem(void)
 {
     fprintf(stderr, "check_false_alarms: out of memory\n");
     exit(2);
+}
+
+/* The db_ids of the validation split, one a line ('#' comments), as one
+** string "\nid1\nid2\n...\n" for lookups; exits when it cannot be read. */
+static char *held_out(const char *path)
+{
+    char line[512];
+    struct buf b;
+    FILE *f = fopen(path, "r");
+    size_t n;
+
+    if (!f) {
+        fprintf(stderr, "check_false_alarms: %s: cannot read the validation "
+                        "split (--validation FILE)\n", path);
+        exit(2);
+    }
+    buf_init(&b, 0);
+    buf_putc(&b, '\n');
+    while (fgets(line, sizeof line, f)) {
+        n = strcspn(line, "\r\n");
+        line[n] = '\0';
+        if (n == 0 || line[0] == '#')
+            continue;
+        buf_puts(&b, line);
+        buf_putc(&b, '\n');
+    }
+    fclose(f);
+    if (buf_err(&b))
+        nomem();
+    return buf_steal(&b);
+}
+
+static int is_held_out(const char *split, const char *id)
+{
+    char key[520];
+
+    snprintf(key, sizeof key, "\n%s\n", id);
+    return strstr(split, key) != NULL;
 }
 
 static long num(const char *s)
@@ -255,7 +297,9 @@ static void one(askdb_db *db, const struct db_schema *s, long item,
 int main(int argc, char **argv)
 {
     const char *dir = getenv("SPIDER_DIR");
-    long from = 0, limit = 1000, i, n;
+    const char *vpath = "bench/validation_dbs.txt";
+    char *split;
+    long from = 0, limit = 1000, i, n, skipped = 0;
     int verbose = 0, a, k, bad = 0;
     char err[512], cur[512] = "";
     askdb_db *db = NULL;
@@ -273,11 +317,14 @@ int main(int argc, char **argv)
             from = num(argv[++a]);
         else if (strcmp(argv[a], "--limit") == 0 && a + 1 < argc)
             limit = num(argv[++a]);
+        else if (strcmp(argv[a], "--validation") == 0 && a + 1 < argc)
+            vpath = argv[++a];
         else if (strcmp(argv[a], "-v") == 0)
             verbose = 1;
         else
             usage();
     }
+    split = held_out(vpath);
     if (suite_load_spider(dir, &suite, err, sizeof err) != ASKDB_OK) {
         fprintf(stderr, "check_false_alarms: %s\n", err);
         return 2;
@@ -289,6 +336,10 @@ int main(int argc, char **argv)
 
         if (it->malformed)
             continue;
+        if (is_held_out(split, id)) {
+            skipped++;
+            continue;
+        }
         if (strcmp(id, cur) != 0) {
             askdb_db_close(db);
             db = NULL;
@@ -309,10 +360,12 @@ int main(int argc, char **argv)
     }
     askdb_db_close(db);
     suite_free(&suite);
+    free(split);
 
     printf("gold queries checked: %ld (items %ld..%ld of %s/train.json); "
            "database not opened: %ld; gold did not run: %ld\n", st.ran,
            from, i - 1, dir, st.noopen, st.noexec);
+    printf("validation split skipped: %ld items (%s)\n", skipped, vpath);
     printf("analysis: %ld readable, %ld not; joins %ld (in %ld queries), "
            "text comparisons %ld (in %ld queries)\n", st.readable,
            st.unreadable, st.joins, st.with_joins, st.lits, st.with_lits);

@@ -228,6 +228,12 @@ typedef struct askdb_config {
                                 one table has, linked by one foreign key,
                                 brings that table in (JOIN ... ON the key)
                                 before a repair (default 1) */
+    int idle_join;           /* among the checks: a table joined on its
+                                foreign key to another of the query and
+                                used nowhere else, which only multiplies
+                                or drops the other's rows, is a finding
+                                unless the question names it (default 1;
+                                docs/agent.md) */
     int resample;            /* a repair whose reply repeats a statement
                                 that already failed for this question is
                                 asked once more, sampled (temperature

@@ -10,6 +10,7 @@
 #include "core/buf.h"
 #include "core/text.h"
 #include "db/db.h"
+#include "agent/link.h"
 #include "agent/values.h"
 #include "sql/analyze.h"
 
@@ -290,6 +291,50 @@ static void check_agg(struct findings *fs, const struct sqla *a)
                a->agg_func, a->bare_col, dot ? dot + 1 : a->bare_col,
                dot ? dot + 1 : a->bare_col, dot ? dot + 1 : a->bare_col);
     add(fs, CHECK_AGG_NO_GROUP, &b);
+}
+
+/*
+** An idle join (sqla.idle): a table joined on its foreign key to another
+** table of the query, and named nowhere else in it. Each row of the other
+** table then comes once per matching row of this one, and rows without
+** one are dropped: the model's way of answering "all allergies and their
+** types" through has_allergy. Silent when the key points the other way
+** (joining the table a key points at keeps the rows as they are), and
+** when the question names a word of the joined table's name that the
+** other table's name lacks ("students who have an allergy" joins
+** has_allergy on purpose).
+*/
+static void check_idle(struct findings *fs, const struct db_schema *s,
+                       const struct sqla *a, const char *question)
+{
+    const struct db_table *x, *y;
+    struct buf b;
+    int k, named;
+
+    for (k = 0; k < a->nidle; k++) {
+        const struct sqla_join *j = &a->idle[k];
+        x = schema_table(s, j->a.table);
+        y = schema_table(s, j->b.table);
+        if (!x || !y || x == y || !fk_is(s, x, j->a.column, y, j->b.column))
+            continue;
+        named = link_names(question, x->name, y->name);
+        if (named != 0) {
+            if (named < 0)
+                fs->oom = 1;
+            continue;
+        }
+        buf_init(&b, 0);
+        buf_printf(&b, "The query joins %s (on %s.%s = %s.%s) but uses none "
+                       "of its columns, so each %s row appears once per "
+                       "matching %s row, and %s rows without one are left "
+                       "out. Unless the question asks only for %s rows that "
+                       "have a %s row, remove the join to %s.",
+                   schema_qname(x), schema_qname(x), j->a.column,
+                   schema_qname(y), j->b.column, schema_qname(y),
+                   schema_qname(x), schema_qname(y), schema_qname(y),
+                   schema_qname(x), schema_qname(x));
+        add(fs, CHECK_IDLE_JOIN, &b);
+    }
 }
 
 /* ---- text values -------------------------------------------------------- */
@@ -603,7 +648,6 @@ int check_before(askdb_db *db, const struct db_schema *s,
     struct sqla a;
     int rc, k;
 
-    (void)question;
     *out = NULL;
     *n = 0;
     rc = sqla_analyze(sql, s, &a);
@@ -615,6 +659,7 @@ int check_before(askdb_db *db, const struct db_schema *s,
         check_joins(&fs, s, &a);
         check_cross(&fs, s, &a);
         check_agg(&fs, &a);
+        check_idle(&fs, s, &a, question);
         for (k = 0; db && k < a.nlits && k < MAX_LIT_CHECKS; k++)
             check_literal(&fs, db, s, &a.lits[k]);
     }
@@ -900,6 +945,20 @@ void check_findings_free(struct check_finding *f, int n)
     free(f);
 }
 
+void check_drop_kind(struct check_finding *f, int *n, enum check_kind k)
+{
+    int i, m = 0;
+
+    for (i = 0; i < *n; i++) {
+        if (f[i].kind == k) {
+            free(f[i].hint);
+            continue;
+        }
+        f[m++] = f[i];
+    }
+    *n = m;
+}
+
 const char *check_kind_str(enum check_kind k)
 {
     switch (k) {
@@ -909,6 +968,7 @@ const char *check_kind_str(enum check_kind k)
     case CHECK_LITERAL_MISSING: return "literal_missing";
     case CHECK_ALL_NULL: return "all_null";
     case CHECK_SHAPE: return "shape";
+    case CHECK_IDLE_JOIN: return "idle_join";
     }
     return "unknown";
 }

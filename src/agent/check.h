@@ -24,6 +24,11 @@
 **   CHECK_AGG_NO_GROUP    an aggregate and a bare column in one select
 **                         list, without GROUP BY (not SQLite's one min()
 **                         or max() query, not a column fixed by WHERE)
+**   CHECK_IDLE_JOIN       a table joined on its foreign key to another
+**                         table of the query and used nowhere else
+**                         (its rows only multiply or drop the other's),
+**                         when the question names no word of its name
+**                         that the other table's name lacks
 **   CHECK_LITERAL_MISSING a column compared with a text value it never
 **                         holds, while similar values exist (other case,
 **                         or containing it from a word start): "has no
@@ -46,9 +51,10 @@ enum check_kind {
     CHECK_AGG_NO_GROUP,
     CHECK_LITERAL_MISSING,
     CHECK_ALL_NULL,
-    CHECK_SHAPE
+    CHECK_SHAPE,
+    CHECK_IDLE_JOIN
 };
-#define CHECK_NKINDS 6
+#define CHECK_NKINDS 7
 
 struct check_finding {
     enum check_kind kind;
@@ -71,6 +77,10 @@ int check_after(const char *question, const char *sql, const askdb_result *r,
                 struct check_finding **out, int *n);
 
 void check_findings_free(struct check_finding *f, int n);
+
+/* Remove the findings of kind k from f[0..*n) (a check switched off),
+** keeping the order of the others. */
+void check_drop_kind(struct check_finding *f, int *n, enum check_kind k);
 
 struct vindex;
 

@@ -353,6 +353,36 @@ static int match_name(struct sb_stemmer *st, const char *name,
            (tmp->n > 0 && (full == tmp->n || last) ? MATCH_NAMED : 0);
 }
 
+int link_names(const char *question, const char *name, const char *other)
+{
+    struct sb_stemmer *st = sb_stemmer_new("english", NULL);
+    struct words q = {0}, n = {0}, o = {0};
+    int i, j, k, rc = -1;
+
+    if (!st)
+        return -1;
+    if (split_words(st, question ? question : "", 0, 1, &q) ||
+        split_words(st, name, 1, 1, &n) ||
+        (other && split_words(st, other, 1, 1, &o)))
+        goto out;
+    rc = 0;
+    for (i = 0; i < n.n && !rc; i++) {
+        for (k = 0; k < o.n; k++)
+            if (strcmp(n.v[i].stem, o.v[k].stem) == 0)
+                break;
+        if (k < o.n)
+            continue;   /* the other table's word too */
+        for (j = 0; j < q.n && !rc; j++)
+            rc = word_match(&n.v[i], &q.v[j]) >= 1.0;
+    }
+out:
+    words_free(&q);
+    words_free(&n);
+    words_free(&o);
+    sb_stemmer_delete(st);
+    return rc;
+}
+
 /* Does value v (at least 3 bytes) occur in text as a whole word or phrase,
 ** ignoring case? */
 static int value_in(const char *text, const char *v)

@@ -57,6 +57,15 @@ askdb_status link_schema(const struct db_schema *s, const char *question,
                          const struct link_hint *hints, int nhints,
                          const struct link_opts *o, struct link_result *out);
 
+/*
+** Whether the question names a word of name (a table's, split as linking
+** splits names: snake_case, camelCase) that is not also a word of other
+** (NULL: none), by the same stem or spelling; stop words never count.
+** "Show all allergies and their types" names nothing of Has_Allergy
+** beyond Allergy_Type's words. Returns 1, 0, or -1 when out of memory.
+*/
+int link_names(const char *question, const char *name, const char *other);
+
 /* Free what link_schema() allocated; NULL or zeroed is a no-op. */
 void link_result_free(struct link_result *r);
 

@@ -9,7 +9,7 @@
 enum {
     A_NO_LINKING = CLI_AGENT_OPT_BASE, A_NO_VALUES, A_NO_QCHECK, A_PLAN,
     A_CANDIDATES, A_CAND_TEMP, A_CAND_GATE, A_NO_CHECKS, A_NO_REQUALIFY,
-    A_NO_JOIN_MISSING, A_RESAMPLE, A_ANSWER, A_EXAMPLES, A_MEMORY,
+    A_NO_JOIN_MISSING, A_NO_IDLE_JOIN, A_IDLE_JOIN, A_RESAMPLE, A_ANSWER, A_EXAMPLES, A_MEMORY,
     A_LINKING, A_VALUES, A_QCHECK, A_NO_PLAN, A_CHECKS,
     OPT_TRACE, OPT_MAX_ATTEMPTS, OPT_TIMEOUT, OPT_MAX_ROWS, OPT_MAX_BYTES,
     OPT_PROVIDER, OPT_LLM_URL, OPT_MODEL, OPT_API_KEY, OPT_TEMPERATURE,
@@ -32,6 +32,8 @@ const struct option cli_agent_opts[] = {
     {"no-checks", no_argument, NULL, A_NO_CHECKS},
     {"no-requalify", no_argument, NULL, A_NO_REQUALIFY},
     {"no-join-missing", no_argument, NULL, A_NO_JOIN_MISSING},
+    {"no-idle-join", no_argument, NULL, A_NO_IDLE_JOIN},
+    {"idle-join", no_argument, NULL, A_IDLE_JOIN},
     {"resample", no_argument, NULL, A_RESAMPLE},
     {"checks", no_argument, NULL, A_CHECKS},
     {"answer", no_argument, NULL, A_ANSWER},
@@ -88,6 +90,9 @@ const char cli_agent_help[] =
     "                        table that lacks it (before a repair)\n"
     "      --no-join-missing no joining in of the one table a missing\n"
     "                        column lives in (by its foreign key)\n"
+    "      --no-idle-join    among the checks, not the one of a table\n"
+    "                        joined on its foreign key and used nowhere\n"
+    "                        else (--idle-join: on)\n"
     "      --resample        a repair that repeats a failed statement is\n"
     "                        asked once more, sampled (off: not measured\n"
     "                        yet)\n"
@@ -131,6 +136,8 @@ int cli_agent_opt(int c, const char *arg, askdb_config *cfg, const char *prog)
     case A_NO_CHECKS: cfg->checks = 0; return 1;
     case A_NO_REQUALIFY: cfg->requalify = 0; return 1;
     case A_NO_JOIN_MISSING: cfg->join_missing = 0; return 1;
+    case A_NO_IDLE_JOIN: cfg->idle_join = 0; return 1;
+    case A_IDLE_JOIN: cfg->idle_join = 1; return 1;
     case A_RESAMPLE: cfg->resample = 1; return 1;
     case A_CHECKS: cfg->checks = 1; return 1;
     case A_ANSWER: cfg->answer = 1; return 1;

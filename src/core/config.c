@@ -43,6 +43,7 @@ askdb_config askdb_config_default(void)
     c.checks = 1;
     c.requalify = 1;
     c.join_missing = 1;
+    c.idle_join = 1;
     c.answer = 0;
     c.memory = 3;
     return c;

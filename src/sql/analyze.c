@@ -1161,27 +1161,29 @@ static const struct ref *ref_at(const struct parser *p, int tok)
     return k >= 0 && p->rf[k].table ? &p->rf[k] : NULL;
 }
 
-static int out_join(struct sqla *out, const struct ref *a,
+/* Add the pair a = b to (*arr)[0..*n) unless it is there, either way
+** round. */
+static int out_pair(struct sqla_join **arr, int *n, const struct ref *a,
                     const struct ref *b)
 {
     struct sqla_join *j;
     int k;
 
-    for (k = 0; k < out->njoins; k++) {
-        j = &out->joins[k];
+    for (k = 0; k < *n; k++) {
+        j = &(*arr)[k];
         if ((same(j->a.table, a->table) && same(j->a.column, a->column) &&
              same(j->b.table, b->table) && same(j->b.column, b->column)) ||
             (same(j->a.table, b->table) && same(j->a.column, b->column) &&
              same(j->b.table, a->table) && same(j->b.column, a->column)))
             return 0;
     }
-    j = realloc(out->joins, (size_t)(out->njoins + 1) * sizeof *j);
+    j = realloc(*arr, (size_t)(*n + 1) * sizeof *j);
     if (!j)
         return -1;
-    out->joins = j;
-    j = &out->joins[out->njoins];
+    *arr = j;
+    j = &(*arr)[*n];
     memset(j, 0, sizeof *j);
-    out->njoins++;
+    (*n)++;
     if (out_strdup(&j->a.table, a->table) ||
         out_strdup(&j->a.column, a->column) ||
         out_strdup(&j->b.table, b->table) ||
@@ -1241,12 +1243,71 @@ static int out_compare(struct parser *p, struct sqla *out)
         if (rk >= 0 && (p->rf[rk].tref >= 0 || !(p->rf[rk].flags & REF_DQ))) {
             b = ref_at(p, c->right);
             if (b && strcmp(c->op, "=") == 0 && b->tref != a->tref &&
-                out_join(out, a, b))
+                out_pair(&out->joins, &out->njoins, a, b))
                 return -1;
             continue;
         }
         if (str_at(p, c->right) && out_literal(p, out, a, c->right, c->op))
             return -1;
+    }
+    return 0;
+}
+
+/*
+** Idle joins: a FROM item (a schema table) whose one and only column
+** reference is one side of an equality in an ON clause of its own level,
+** the other side a column of another item of that level: the item adds
+** nothing to the result but what the join does to its rows. Levels with
+** an item of unknown columns, a name that did not resolve, a * in the
+** select list, an aggregate or a GROUP BY (where the join's rows are
+** what is counted) are skipped; so is an item that a subquery names.
+*/
+static int out_idle(struct parser *p, struct sqla *out)
+{
+    const struct ref *a, *b;
+    int k, r, c, lv, n, only, other;
+
+    for (k = 0; k < p->ntr; k++) {
+        lv = p->tr[k].level;
+        if (!p->tr[k].tb || p->lv[lv].opaque || p->lv[lv].star ||
+            p->lv[lv].nagg || p->lv[lv].has_group)
+            continue;
+        for (c = 0; c < p->ncx; c++)
+            if (p->cx[c].level == lv && p->cx[c].unresolved)
+                break;
+        if (c < p->ncx)
+            continue;
+        n = 0;
+        only = -1;
+        for (r = 0; r < p->nrf; r++) {
+            if (p->rf[r].tref != k)
+                continue;
+            n++;
+            only = r;
+        }
+        if (n != 1 || p->rf[only].level != lv ||
+            p->cx[p->rf[only].ctx].anchor < 0)
+            continue;
+        for (c = 0; c < p->ncm; c++) {
+            if (strcmp(p->cm[c].op, "=") != 0)
+                continue;
+            if (p->t[p->cm[c].left].ref == only)
+                other = p->t[p->cm[c].right].ref;
+            else if (p->t[p->cm[c].right].ref == only)
+                other = p->t[p->cm[c].left].ref;
+            else
+                continue;
+            if (other < 0 || p->rf[other].tref < 0 ||
+                p->rf[other].tref == k ||
+                p->tr[p->rf[other].tref].level != lv)
+                break;
+            a = ref_at(p, p->t[p->cm[c].left].ref == only ? p->cm[c].left
+                                                           : p->cm[c].right);
+            b = &p->rf[other];
+            if (a && b->table && out_pair(&out->idle, &out->nidle, a, b))
+                return -1;
+            break;
+        }
     }
     return 0;
 }
@@ -1403,7 +1464,8 @@ int sqla_analyze(const char *sql, const struct db_schema *s,
     if (p.top >= 0)
         out->select_star = p.lv[p.top].star;
     rc = out_tables(&p, out) || out_compare(&p, out) ||
-         out_cross(&p, out) || out_agg(&p, out) ? -1 : 0;
+         out_cross(&p, out) || out_agg(&p, out) || out_idle(&p, out) ? -1
+                                                                     : 0;
     if (rc == 0 && p.bad)
         rc = 1;
     parser_free(&p);
@@ -1765,6 +1827,12 @@ void sqla_free(struct sqla *a)
         free(a->joins[k].b.table);
         free(a->joins[k].b.column);
     }
+    for (k = 0; k < a->nidle; k++) {
+        free(a->idle[k].a.table);
+        free(a->idle[k].a.column);
+        free(a->idle[k].b.table);
+        free(a->idle[k].b.column);
+    }
     for (k = 0; k < a->ncross; k++)
         free(a->cross_pairs[k]);
     for (k = 0; k < a->nlits; k++) {
@@ -1774,6 +1842,7 @@ void sqla_free(struct sqla *a)
     }
     free(a->tables);
     free(a->joins);
+    free(a->idle);
     free(a->cross_pairs);
     free(a->lits);
     free(a->agg_func);

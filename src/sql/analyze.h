@@ -51,6 +51,13 @@ struct sqla {
     int ntables;
     struct sqla_join *joins;
     int njoins;
+    struct sqla_join *idle; /* idle joins: a is the one column of its FROM
+                               item that the query names, in ON a = b
+                               with b another item's; the item adds
+                               nothing but what the join does to the rows
+                               (same level; no *, aggregate or GROUP BY,
+                               nothing unresolved) */
+    int nidle;
     char **cross_pairs;     /* "a x b": FROM items with nothing linking
                                them (schema tables only) */
     int ncross;

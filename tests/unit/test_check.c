@@ -115,7 +115,7 @@ static void join_off_the_foreign_key(void **state)
     before("SELECT * FROM payments p, orders o WHERE p.id = o.id",
            CHECK_JOIN_NOT_FK, "payments.order_id = orders.id");
     /* the key, in either direction and either order */
-    before("SELECT c.first_name FROM customers c JOIN orders o "
+    before("SELECT c.first_name, o.total FROM customers c JOIN orders o "
            "ON o.customer_id = c.id", 0, NULL);
     before("SELECT * FROM orders o, customers c WHERE c.id = o.customer_id",
            0, NULL);
@@ -376,9 +376,14 @@ static void checks_name_tables_of_other_schemas(void **state)
               "sales.regions r ON r.id = o.id", CHECK_JOIN_NOT_FK,
               "sales.regions and sales.orders are linked by: "
               "sales.orders.region_id = sales.regions.id");
+    before_on(NULL, &ns, "q", "SELECT r.label, o.amount FROM sales.orders "
+              "o JOIN sales.regions r ON r.id = o.region_id",
+              CHECK_JOIN_NOT_FK, NULL);
+    /* the idle join names the table of the other schema qualified */
     before_on(NULL, &ns, "q", "SELECT r.label FROM sales.orders o JOIN "
-              "sales.regions r ON r.id = o.region_id", CHECK_JOIN_NOT_FK,
-              NULL);
+              "sales.regions r ON r.id = o.region_id", CHECK_IDLE_JOIN,
+              "The query joins sales.orders (on sales.orders.region_id = "
+              "sales.regions.id)");
     before_on(NULL, &ns, "q", "SELECT r.label FROM sales.orders o, "
               "sales.regions r", CHECK_CROSS_JOIN,
               "Join them on their foreign key: sales.orders.region_id = "
@@ -388,11 +393,62 @@ static void checks_name_tables_of_other_schemas(void **state)
               "s ON s.id = o.id", CHECK_JOIN_NOT_FK, NULL);
 }
 
+static void joined_table_used_nowhere_else(void **state)
+{
+    (void)state;
+    /* orders references customers and adds only its join: customers
+    ** multiply per order, and those without one drop out */
+    before_on(db, shop, "Show the names of all customers.",
+              "SELECT c.first_name FROM customers c JOIN orders o "
+              "ON o.customer_id = c.id", CHECK_IDLE_JOIN,
+              "The query joins orders (on orders.customer_id = customers.id)"
+              " but uses none of its columns, so each customers row appears "
+              "once per matching orders row");
+    /* either order of the FROM items, either side of the equality */
+    before_on(db, shop, "Which customers are there?",
+              "SELECT c.first_name FROM orders o JOIN customers c "
+              "ON c.id = o.customer_id", CHECK_IDLE_JOIN,
+              "remove the join to orders");
+    /* the question names the joined table: joined on purpose */
+    before_on(db, shop, "Names of customers who placed orders",
+              "SELECT DISTINCT c.first_name FROM customers c JOIN orders o "
+              "ON o.customer_id = c.id", 0, NULL);
+    /* a column of it is used: in the select list, WHERE or ORDER BY */
+    before_on(db, shop, "q", "SELECT c.first_name, o.total FROM customers c "
+              "JOIN orders o ON o.customer_id = c.id", 0, NULL);
+    before_on(db, shop, "q", "SELECT c.first_name FROM customers c JOIN "
+              "orders o ON o.customer_id = c.id WHERE o.total > 10", 0,
+              NULL);
+    before_on(db, shop, "q", "SELECT c.first_name FROM customers c JOIN "
+              "orders o ON o.customer_id = c.id AND o.status = 'paid'", 0,
+              NULL);
+    /* counting the joined rows is what the join is for */
+    before_on(db, shop, "q", "SELECT c.first_name, count(*) FROM customers c "
+              "JOIN orders o ON o.customer_id = c.id GROUP BY c.id", 0, NULL);
+    before_on(db, shop, "q", "SELECT count(*) FROM customers c JOIN orders o "
+              "ON o.customer_id = c.id", 0, NULL);
+    /* the key points from the used table to the idle one: one row each */
+    before_on(db, shop, "q", "SELECT o.total FROM orders o JOIN customers c "
+              "ON o.customer_id = c.id", 0, NULL);
+    /* a bridge between two used tables is used twice */
+    before_on(db, shop, "q", "SELECT c.first_name, p.amount FROM customers c "
+              "JOIN orders o ON o.customer_id = c.id JOIN payments p ON "
+              "p.order_id = o.id", 0, NULL);
+    /* a subquery that names it uses it */
+    before_on(db, shop, "q", "SELECT c.first_name FROM customers c JOIN "
+              "orders o ON o.customer_id = c.id WHERE EXISTS (SELECT 1 FROM "
+              "payments p WHERE p.order_id = o.id)", 0, NULL);
+    /* SELECT * shows its columns */
+    before_on(db, shop, "q", "SELECT * FROM customers c JOIN orders o "
+              "ON o.customer_id = c.id", 0, NULL);
+}
+
 static void kinds_have_names(void **state)
 {
     (void)state;
     assert_string_equal(check_kind_str(CHECK_JOIN_NOT_FK), "join_not_fk");
     assert_string_equal(check_kind_str(CHECK_SHAPE), "shape");
+    assert_string_equal(check_kind_str(CHECK_IDLE_JOIN), "idle_join");
     check_findings_free(NULL, 0);
 }
 
@@ -409,6 +465,7 @@ int main(void)
         cmocka_unit_test(result_shape_against_the_question),
         cmocka_unit_test(spider_chinook),
         cmocka_unit_test(checks_name_tables_of_other_schemas),
+        cmocka_unit_test(joined_table_used_nowhere_else),
         cmocka_unit_test(kinds_have_names),
     };
 

@@ -443,6 +443,22 @@ static void spider_bridges_join_named_tables(void **state)
 /* Tables of another schema (namespaces): a hint names one by its
 ** qualified name, a column of another is found by the question, and the
 ** cut schema renders them qualified with the foreign key between them. */
+static void question_names_a_table_beyond_another(void **state)
+{
+    (void)state;
+    /* has_allergy's words beyond allergy_type's: "has", a stop word */
+    assert_int_equal(link_names("Show all allergies and their types.",
+                                "Has_Allergy", "Allergy_Type"), 0);
+    /* by stem, and camelCase splits */
+    assert_int_equal(link_names("Which customers placed orders?",
+                                "CustomerOrders", "customers"), 1);
+    assert_int_equal(link_names("Names of the customers", "CustomerOrders",
+                                "customers"), 0);
+    /* without another name every word counts */
+    assert_int_equal(link_names("List the customers", "customers", NULL), 1);
+    assert_int_equal(link_names(NULL, "customers", NULL), 0);
+}
+
 static void links_tables_of_other_schemas(void **state)
 {
     static struct db_column ord_cols[] = {
@@ -510,6 +526,7 @@ int main(void)
         cmocka_unit_test(large_schema_keeps_tables_named_by_stem),
         cmocka_unit_test(plural_finds_singular_table),
         cmocka_unit_test(spider_bridges_join_named_tables),
+        cmocka_unit_test(question_names_a_table_beyond_another),
     };
     return cmocka_run_group_tests_name("link", tests, setup,
                                        tmpdir_teardown);
