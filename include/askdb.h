@@ -143,7 +143,7 @@ typedef enum askdb_event_type {
     ASKDB_EVENT_PLAN, ASKDB_EVENT_PROMPT, ASKDB_EVENT_REPLY,
     ASKDB_EVENT_VALIDATE, ASKDB_EVENT_EXECUTE, ASKDB_EVENT_CHECK,
     ASKDB_EVENT_ERROR, ASKDB_EVENT_REPAIR, ASKDB_EVENT_ANSWER_TEXT,
-    ASKDB_EVENT_ANSWER, ASKDB_EVENT_FIX
+    ASKDB_EVENT_ANSWER, ASKDB_EVENT_FIX, ASKDB_EVENT_SELECT
 } askdb_event_type;
 
 typedef struct askdb_event {
@@ -234,6 +234,12 @@ typedef struct askdb_config {
                                 or drops the other's rows, is a finding
                                 unless the question names it (default 1;
                                 docs/agent.md) */
+    int select;              /* when the candidates' vote ties between
+                                different results, the model is shown
+                                one query of each with its first rows
+                                and picks the one that answers the
+                                question (default 0: docs/agent.md,
+                                "Selection") */
     int resample;            /* a repair whose reply repeats a statement
                                 that already failed for this question is
                                 asked once more, sampled (temperature

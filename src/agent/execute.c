@@ -56,6 +56,95 @@ static int vote(struct agent_state *st, int *nran)
     return best;
 }
 
+#define SELECT_MAX 4      /* queries shown to the selection step */
+#define SELECT_ROWS 3     /* first rows shown of each */
+#define SELECT_CELL 60    /* bytes of a cell shown */
+
+/*
+** The selection step (cfg.select). When the winner's votes are matched
+** by candidates with other non-empty results, the vote is a tie decided
+** by the order of the candidates. Then the model is shown one query of
+** each tied result, in candidate order, with its first rows, and picks
+** the one that answers the question (one token: the local model's
+** grammar allows only the numbers; the prompt reuses the cached schema
+** and question). Returns the chosen candidate; when the model fails or
+** says nothing usable the vote's winner stands, and the "select" event
+** says why.
+*/
+static int select_tied(struct agent_state *st, int win)
+{
+    const struct agent_cand *w = &st->cands[win];
+    int opt[SELECT_MAX], n = 0, i, j, t, pick = -1;
+    char grammar[64], *reply;
+    askdb_status rc;
+    json_t *ev, *opts;
+    struct buf b;
+
+    if (!w->result || w->result->nrows == 0)
+        return win;
+    for (i = 0; i < st->ncands && n < SELECT_MAX; i++) {
+        const struct agent_cand *c = &st->cands[i];
+        if (!c->result || c->result->nrows == 0 || c->votes != w->votes)
+            continue;
+        for (j = 0; j < n; j++)
+            if (rescmp_equal(c->result, st->cands[opt[j]].result,
+                             rescmp_order_matters(c->sql)) == 1)
+                break;
+        if (j == n)
+            opt[n++] = i;
+    }
+    if (n < 2)
+        return win;
+    buf_init(&b, 0);
+    buf_puts(&b, "\nDifferent queries were written for this question, and "
+                 "they give different results:\n");
+    for (j = 0; j < n; j++) {
+        const struct agent_cand *c = &st->cands[opt[j]];
+        buf_printf(&b, "\nQuery %d:\n```sql\n%s\n```\nResult, %ld row%s%s:"
+                       "\n", j + 1, c->sql, c->result->nrows,
+                   c->result->nrows == 1 ? "" : "s",
+                   c->result->nrows > SELECT_ROWS ? ", the first ones" : "");
+        agent_rows_text(&b, c->result, SELECT_ROWS, SELECT_CELL);
+    }
+    buf_puts(&b, "\nWhich query answers the question exactly as asked? "
+                 "Reply with its number only.\n");
+    t = snprintf(grammar, sizeof grammar, "root ::= [1-%d]\n", n);
+    reply = NULL;
+    rc = ASKDB_ERR_NOMEM;
+    if (!buf_err(&b) && t > 0 && (size_t)t < sizeof grammar)
+        reply = agent_call_aside(st, "select", b.data,
+                                 llm_supports_grammar(st->ag->model) &&
+                                 !st->ag->cfg.no_grammar ? grammar : NULL,
+                                 4, &rc);
+    buf_free(&b);
+    if (reply) {
+        for (i = 0; reply[i] && !(reply[i] >= '0' && reply[i] <= '9'); i++)
+            ;
+        if (reply[i] >= '1' && reply[i] - '1' < n &&
+            !(reply[i + 1] >= '0' && reply[i + 1] <= '9'))
+            pick = opt[reply[i] - '1'];
+    }
+    ev = json_object();
+    opts = json_array();
+    for (j = 0; j < n; j++)
+        json_array_append_new(opts, json_integer(opt[j] + 1));
+    json_object_set_new(ev, "options", opts);
+    json_object_set_new(ev, "voted", json_integer(win + 1));
+    json_object_set_new(ev, "chosen", json_integer((pick >= 0 ? pick : win) +
+                                                   1));
+    if (pick < 0)
+        json_object_set_new(ev, "error",
+                            json_string(reply ? "no query number in the reply"
+                                        : rc == ASKDB_ERR_NOMEM
+                                            ? "out of memory"
+                                            : st->errbuf));
+    agent_emit(st->ag, ASKDB_EVENT_SELECT, ev);
+    agent_log(st, "select", "%d tied results: candidate %d%s", n,
+              (pick >= 0 ? pick : win) + 1, pick >= 0 ? "" : " (the vote's)");
+    free(reply);
+    return pick >= 0 ? pick : win;
+}
+
 /* Record an empty result as the attempt's failure. A value compared in
 ** the wrong column is its common cause: when the value index finds the
 ** value stored elsewhere, the message says where (check "value_elsewhere"). */
@@ -124,6 +213,8 @@ enum agent_outcome agent_step_execute(struct agent_state *st)
     }
     st->ans->t.exec_ms += db_now_ms() - t0;
     win = vote(st, &nran);
+    if (win >= 0 && st->ag->cfg.select && st->ncands > 1)
+        win = select_tied(st, win);
     if (win < 0) {
         /* None ran: repair the first that failed running; the attempt
         ** records its SQL with its error. */

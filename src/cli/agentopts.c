@@ -9,7 +9,8 @@
 enum {
     A_NO_LINKING = CLI_AGENT_OPT_BASE, A_NO_VALUES, A_NO_QCHECK, A_PLAN,
     A_CANDIDATES, A_CAND_TEMP, A_CAND_GATE, A_NO_CHECKS, A_NO_REQUALIFY,
-    A_NO_JOIN_MISSING, A_NO_IDLE_JOIN, A_IDLE_JOIN, A_RESAMPLE, A_ANSWER, A_EXAMPLES, A_MEMORY,
+    A_NO_JOIN_MISSING, A_NO_IDLE_JOIN, A_IDLE_JOIN, A_RESAMPLE, A_SELECT,
+    A_NO_SELECT, A_ANSWER, A_EXAMPLES, A_MEMORY,
     A_LINKING, A_VALUES, A_QCHECK, A_NO_PLAN, A_CHECKS,
     OPT_TRACE, OPT_MAX_ATTEMPTS, OPT_TIMEOUT, OPT_MAX_ROWS, OPT_MAX_BYTES,
     OPT_PROVIDER, OPT_LLM_URL, OPT_MODEL, OPT_API_KEY, OPT_TEMPERATURE,
@@ -35,6 +36,8 @@ const struct option cli_agent_opts[] = {
     {"no-idle-join", no_argument, NULL, A_NO_IDLE_JOIN},
     {"idle-join", no_argument, NULL, A_IDLE_JOIN},
     {"resample", no_argument, NULL, A_RESAMPLE},
+    {"select", no_argument, NULL, A_SELECT},
+    {"no-select", no_argument, NULL, A_NO_SELECT},
     {"checks", no_argument, NULL, A_CHECKS},
     {"answer", no_argument, NULL, A_ANSWER},
     {"examples", required_argument, NULL, A_EXAMPLES},
@@ -93,6 +96,9 @@ const char cli_agent_help[] =
     "      --no-idle-join    among the checks, not the one of a table\n"
     "                        joined on its foreign key and used nowhere\n"
     "                        else (--idle-join: on)\n"
+    "      --select          when the candidates' vote ties between\n"
+    "                        different results, the model picks one\n"
+    "                        (off: see docs/agent.md; --no-select)\n"
     "      --resample        a repair that repeats a failed statement is\n"
     "                        asked once more, sampled (off: not measured\n"
     "                        yet)\n"
@@ -139,6 +145,8 @@ int cli_agent_opt(int c, const char *arg, askdb_config *cfg, const char *prog)
     case A_NO_IDLE_JOIN: cfg->idle_join = 0; return 1;
     case A_IDLE_JOIN: cfg->idle_join = 1; return 1;
     case A_RESAMPLE: cfg->resample = 1; return 1;
+    case A_SELECT: cfg->select = 1; return 1;
+    case A_NO_SELECT: cfg->select = 0; return 1;
     case A_CHECKS: cfg->checks = 1; return 1;
     case A_ANSWER: cfg->answer = 1; return 1;
     case A_MEMORY: cfg->memory_path = arg; return 1;

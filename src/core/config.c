@@ -138,7 +138,7 @@ const char *askdb_event_type_str(askdb_event_type t)
     static const char *const names[] = {
         "question", "schema", "values", "link", "examples", "qcheck",
         "plan", "prompt", "reply", "validate", "execute", "check", "error",
-        "repair", "answer_text", "answer", "fix"
+        "repair", "answer_text", "answer", "fix", "select"
     };
 
     if ((unsigned)t >= sizeof names / sizeof names[0])

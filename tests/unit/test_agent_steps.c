@@ -276,6 +276,74 @@ static void candidates_are_voted_on_by_results(void **state)
     assert_int_equal(a->llm_calls, 3); /* the callback is called 3 times */
 }
 
+/* With cfg.select, a tie between different results is put to the model:
+** one query of each tied result, numbered in candidate order, with its
+** first rows; its number picks the winner. Without it (and when the model
+** says no number) the vote's order stands. */
+static void tied_results_are_put_to_the_model(void **state)
+{
+    static const char *const r[] = {
+        "SELECT 1 AS n",
+        "SELECT count(*) AS n FROM customers",
+        "SELECT count(*) AS n FROM orders",
+        "3", NULL};
+    static const char *const bad[] = {
+        "SELECT 1 AS n",
+        "SELECT count(*) AS n FROM customers",
+        "SELECT count(*) AS n FROM orders",
+        "the second one", NULL};
+    static const char *const agree[] = {
+        "SELECT count(id) AS n FROM customers",
+        "SELECT count(*) AS n FROM customers",
+        "SELECT 2 AS n", NULL};
+    struct steps *t = steps(state, r);
+    char path[4200], trace[8192];
+    askdb_answer *a;
+
+    t->cfg.candidates = 3;
+    t->cfg.select = 1;
+    snprintf(path, sizeof path, "%s/select.trace", tmpdir);
+    t->cfg.trace_path = path;
+    unlink(path);
+    a = ask(t, "How many orders?", ASKDB_OK);
+    assert_int_equal(t->s.calls, 4);
+    assert_string_equal(a->sql, r[2]);
+    assert_int_equal(a->llm_calls, 4);
+    assert_non_null(strstr(t->s.last_user, "Question: How many orders?"));
+    assert_non_null(strstr(t->s.last_user, "Query 1:\n```sql\nSELECT 1 AS "
+                                           "n\n```\nResult, 1 row:\nn\n1\n"));
+    assert_non_null(strstr(t->s.last_user, "Query 3:\n```sql\nSELECT "
+                                           "count(*) AS n FROM orders"));
+    assert_non_null(strstr(t->s.last_user, "Reply with its number only."));
+    trace_steps(path, "select", trace, sizeof trace);
+    assert_non_null(strstr(trace, "\"options\":[1,2,3]"));
+    assert_non_null(strstr(trace, "\"chosen\":3"));
+
+    /* no number: the vote's winner (the greedy one) stands, and says so */
+    t->s.replies = bad;
+    t->s.next = t->s.calls = 0;
+    unlink(path);
+    a = ask(t, "How many orders?", ASKDB_OK);
+    assert_string_equal(a->sql, bad[0]);
+    trace_steps(path, "select", trace, sizeof trace);
+    assert_non_null(strstr(trace, "no query number in the reply"));
+
+    /* a majority is no tie: the model is not asked */
+    t->s.replies = agree;
+    t->s.next = t->s.calls = 0;
+    a = ask(t, "How many customers?", ASKDB_OK);
+    assert_int_equal(t->s.calls, 3);
+    assert_string_equal(a->sql, agree[0]);
+
+    /* off: the greedy one wins the three-way tie */
+    t->cfg.select = 0;
+    t->s.replies = r;
+    t->s.next = t->s.calls = 0;
+    a = ask(t, "How many orders?", ASKDB_OK);
+    assert_int_equal(t->s.calls, 3);
+    assert_string_equal(a->sql, r[0]);
+}
+
 /* With a gate, a provider that cannot say how sure it was (the callback
 ** here, HTTP servers) gets every candidate asked, as without one. */
 static void gate_without_confidence_asks_every_candidate(void **state)
@@ -1079,6 +1147,7 @@ int main(void)
         T(matching_question_skips_the_model_check),
         T(candidates_are_voted_on_by_results),
         T(gate_without_confidence_asks_every_candidate),
+        T(tied_results_are_put_to_the_model),
         T(repeated_failure_is_asked_again),
         T(warm_asks_nothing_and_changes_nothing),
         T(failing_candidates_do_not_vote),

@@ -441,6 +441,8 @@ function describeStep(ev, why) {
     case "repair": return ["warn", ev.attempt ? `Repairing, attempt ${ev.attempt}` : "Repairing",
         [ev.class && words(ev.class), why].filter(Boolean).join(": ")];
     case "fix": return ["ok", ev.kind === "join" ? "Joined the table a column lives in" : "Fixed a column's table", ev.changes || ""];
+    case "select": return [ev.error ? "warn" : "ok", "Compared the tied candidates",
+        ev.error ? `kept candidate ${ev.chosen}: ${ev.error}` : `candidate ${ev.chosen} of ${(ev.options || []).join(", ")}`];
     case "answer_text": return ["ok", "Wrote the answer", ""];
     case "answer": return [ev.status === "ok" || ev.status === "empty" ? "ok" : "bad", "Done",
         ev.timings && ev.timings.total_ms !== undefined ? `total ${fmtMs(ev.timings.total_ms)}` : ""];
