@@ -21,15 +21,16 @@
 # Network: only `npm pack` (the npm registry), and only when the tarball is not cached.
 #
 # Build choices: static libs, Release, no curl/openssl/common/tools/tests/examples/server.
-# GGML_NATIVE=OFF: ggml then enables SSE4.2+AVX+AVX2+BMI2+FMA+F16C (x86-64-v3). On an
-# x86-64 CPU that reports AVX-512 (avx512f, avx512bw, avx512vl, avx512dq, avx512cd in
-# /proc/cpuinfo), the build also turns on AVX-512 and those of its extensions the CPU
-# has (VNNI, VBMI, BF16; AVX-VNNI): prompt evaluation is about 1.3 times as fast then
-# (bench/batch_rows.c, 87 against 66 tokens/s on 2 cores). AMX stays off: ggml's AMX
-# kernels crashed in the first matrix product on such a machine (models/README.md).
-# The instruction sets are part of the stamp, so the cache is rebuilt on a CPU that
-# lacks one of them. ASKDB_LLAMA_ISA=base keeps x86-64-v3 only; ASKDB_LLAMA_NATIVE=1
-# builds with GGML_NATIVE=ON (-march=native, AMX included) instead.
+# GGML_NATIVE=OFF: ggml then enables SSE4.2+AVX+AVX2+BMI2+FMA+F16C (x86-64-v3).
+# ASKDB_LLAMA_ISA=avx512 also turns on AVX-512 and those of its extensions the CPU
+# reports in /proc/cpuinfo (VNNI, VBMI, BF16; AVX-VNNI), when it has avx512f, avx512bw,
+# avx512vl, avx512dq and avx512cd: prompt evaluation is about 1.3 times as fast then
+# (bench/batch_rows.c, 87 against 66 tokens/s on 2 cores). It is not the default: with
+# it, a warmed-up prompt no longer gives the small test model's cold reply token for
+# token (tests/unit/test_local.c; models/README.md). The instruction sets are part of
+# the stamp. AMX stays off: ggml's AMX kernels crashed in the first matrix product on
+# such a machine. ASKDB_LLAMA_NATIVE=1 builds with GGML_NATIVE=ON (-march=native, AMX
+# included) instead.
 # OpenMP is on (ggml default; faster thread sync) -> link with -fopenmp.
 #
 # Linking a C program against the install (static; order matters):
@@ -80,10 +81,10 @@ SYS_LIBS="-lstdc++ -lm -lpthread -fopenmp"
 NATIVE=OFF
 [ "${ASKDB_LLAMA_NATIVE:-0}" = 1 ] && NATIVE=ON
 
-# isa_flags: the GGML_* switches for the AVX-512 family this CPU reports (none on
-# another architecture, with GGML_NATIVE=ON, or with ASKDB_LLAMA_ISA=base).
+# isa_flags: with ASKDB_LLAMA_ISA=avx512, the GGML_* switches for the AVX-512 family
+# this CPU reports (none on another architecture or with GGML_NATIVE=ON).
 isa_flags() {
-    [ "$NATIVE" = OFF ] && [ "${ASKDB_LLAMA_ISA:-auto}" != base ] || return 0
+    [ "$NATIVE" = OFF ] && [ "${ASKDB_LLAMA_ISA:-base}" = avx512 ] || return 0
     [ "$(uname -m)" = x86_64 ] && [ -r /proc/cpuinfo ] || return 0
     local have f
     have=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
@@ -208,6 +209,10 @@ fi
 # --- 3. build + install -----------------------------------------------------
 log "configuring (GGML_NATIVE=$NATIVE${ISA[*]:+ ${ISA[*]}}) in $BUILD"
 start=$(date +%s)
+# A fresh configure: CMake keeps the options of an earlier one in its cache
+# (GGML_AVX512=ON would outlive a build without it), and the stamp must
+# describe what is built.
+rm -f "$BUILD/CMakeCache.txt"
 cmake -S "$SRC" -B "$BUILD" "${CMAKE_ARGS[@]}" -DCMAKE_INSTALL_PREFIX="$PREFIX" >"$BASE/cmake-configure.log" 2>&1 \
     || { tail -n 40 "$BASE/cmake-configure.log" >&2; die "cmake configure failed (full log: $BASE/cmake-configure.log)"; }
 log "building with -j$JOBS (about 5-10 minutes on 2 cores; log: $BASE/cmake-build.log)"
