@@ -1253,6 +1253,18 @@ static int out_compare(struct parser *p, struct sqla *out)
     return 0;
 }
 
+/* Whether a linking context of level lv names a column that did not
+** resolve (then what links its items cannot be fully read). */
+static int level_unresolved(const struct parser *p, int lv)
+{
+    int c;
+
+    for (c = 0; c < p->ncx; c++)
+        if (p->cx[c].level == lv && p->cx[c].unresolved)
+            return 1;
+    return 0;
+}
+
 /*
 ** Idle joins: a FROM item (a schema table) whose one and only column
 ** reference is one side of an equality in an ON clause of its own level,
@@ -1270,12 +1282,7 @@ static int out_idle(struct parser *p, struct sqla *out)
     for (k = 0; k < p->ntr; k++) {
         lv = p->tr[k].level;
         if (!p->tr[k].tb || p->lv[lv].opaque || p->lv[lv].star ||
-            p->lv[lv].nagg || p->lv[lv].has_group)
-            continue;
-        for (c = 0; c < p->ncx; c++)
-            if (p->cx[c].level == lv && p->cx[c].unresolved)
-                break;
-        if (c < p->ncx)
+            p->lv[lv].nagg || p->lv[lv].has_group || level_unresolved(p, lv))
             continue;
         n = 0;
         only = -1;
@@ -1301,10 +1308,10 @@ static int out_idle(struct parser *p, struct sqla *out)
                 p->rf[other].tref == k ||
                 p->tr[p->rf[other].tref].level != lv)
                 break;
-            a = ref_at(p, p->t[p->cm[c].left].ref == only ? p->cm[c].left
-                                                           : p->cm[c].right);
+            a = &p->rf[only];
             b = &p->rf[other];
-            if (a && b->table && out_pair(&out->idle, &out->nidle, a, b))
+            if (a->table && b->table &&
+                out_pair(&out->idle, &out->nidle, a, b))
                 return -1;
             break;
         }
@@ -1321,10 +1328,7 @@ static int out_cross(struct parser *p, struct sqla *out)
     char pair[4 * MAX_NAME + 8];
 
     for (lv = 0; lv < p->nlv; lv++) {
-        for (k = 0; k < p->ncx; k++)
-            if (p->cx[k].level == lv && p->cx[k].unresolved)
-                break;
-        if (k < p->ncx)
+        if (level_unresolved(p, lv))
             continue;
         first = -1;
         for (k = 0; k < p->ntr; k++) {
@@ -1813,6 +1817,20 @@ int sqla_join_missing(const char *sql, const struct db_schema *s, char **out,
     return take_rewrite(&b, &w, from, n, out, what) < 0 ? -1 : n > 0;
 }
 
+/* Free the strings of pairs j[0..n) and the array. */
+static void free_pairs(struct sqla_join *j, int n)
+{
+    int k;
+
+    for (k = 0; k < n; k++) {
+        free(j[k].a.table);
+        free(j[k].a.column);
+        free(j[k].b.table);
+        free(j[k].b.column);
+    }
+    free(j);
+}
+
 void sqla_free(struct sqla *a)
 {
     int k;
@@ -1821,18 +1839,8 @@ void sqla_free(struct sqla *a)
         return;
     for (k = 0; k < a->ntables; k++)
         free(a->tables[k]);
-    for (k = 0; k < a->njoins; k++) {
-        free(a->joins[k].a.table);
-        free(a->joins[k].a.column);
-        free(a->joins[k].b.table);
-        free(a->joins[k].b.column);
-    }
-    for (k = 0; k < a->nidle; k++) {
-        free(a->idle[k].a.table);
-        free(a->idle[k].a.column);
-        free(a->idle[k].b.table);
-        free(a->idle[k].b.column);
-    }
+    free_pairs(a->joins, a->njoins);
+    free_pairs(a->idle, a->nidle);
     for (k = 0; k < a->ncross; k++)
         free(a->cross_pairs[k]);
     for (k = 0; k < a->nlits; k++) {
@@ -1841,8 +1849,6 @@ void sqla_free(struct sqla *a)
         free(a->lits[k].literal);
     }
     free(a->tables);
-    free(a->joins);
-    free(a->idle);
     free(a->cross_pairs);
     free(a->lits);
     free(a->agg_func);
