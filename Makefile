@@ -141,6 +141,9 @@ CLIA_OBJ := $(CLI_SRC:%.c=$(BA)/%.o) $(BA)/gen/openapi.o
 EXEC_OBJ := $(EXEC_SRC:%.c=$(B)/%.o)
 EXECA_OBJ := $(EXEC_SRC:%.c=$(BA)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BA)/tests/%)
+# The example bank (data/bank.tsv, src/agent/bank.c) made into C.
+LIB_OBJ  += $(B)/gen/bank.o
+LIBA_OBJ += $(BA)/gen/bank.o
 
 # Objects are rebuilt when llama.cpp comes or goes: build/llama.flags holds
 # the prefix in use and changes only with it.
@@ -229,6 +232,17 @@ $(BA)/askdb-exec: $(EXECA_OBJ) $(BA)/libaskdb.a
 $(B)/gen/openapi.c: src/server/openapi.json scripts/c_string.py
 	@mkdir -p $(dir $@)
 	python3 scripts/c_string.py srv_openapi_json $< $@
+
+$(B)/gen/bank.c: data/bank.tsv scripts/c_string.py
+	@mkdir -p $(dir $@)
+	python3 scripts/c_string.py askdb_bank_tsv $< $@
+
+$(B)/gen/bank.o: $(B)/gen/bank.c
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BA)/gen/bank.o: $(B)/gen/bank.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
 
 $(B)/gen/openapi.o: $(B)/gen/openapi.c
 	$(CC) $(FE_CPPFLAGS) $(CFLAGS) -c $< -o $@

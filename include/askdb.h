@@ -251,6 +251,13 @@ typedef struct askdb_config {
     int memory;              /* learned question/SQL pairs put into the
                                 prompt (most similar first; default 3,
                                 0 = none) */
+    int bank;                /* examples from the built-in bank of other
+                                databases' question/SQL pairs (Spider's
+                                training split, CC BY-SA 4.0), chosen by
+                                how alike the questions are with names
+                                and values masked; put after the schema
+                                (default 0, 0 = none: docs/agent.md,
+                                "The example bank") */
     const char *memory_path; /* learned pairs store, NULL = the default in
                                 the cache directory (askdb learn) */
     int conversation;        /* follow-up questions are read in the

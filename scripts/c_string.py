@@ -18,7 +18,10 @@ def main(argv):
     lines = []
     # An array, not a string literal: ISO C caps literals at 4095 bytes.
     for i in range(0, len(data), 16):
-        lines.append("    " + " ".join("%d," % b for b in data[i:i + 16]))
+        # bytes above 127 as character constants: a plain char may be
+        # signed, and 226 does not fit one (-Woverflow)
+        lines.append("    " + " ".join(("'\\x%02x'," if b > 127 else "%d,") % b
+                                       for b in data[i:i + 16]))
     with open(out + ".tmp", "w") as f:
         f.write("/* Generated from %s by scripts/c_string.py. */\n" % src)
         f.write("extern const char %s[];\n" % name)

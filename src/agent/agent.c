@@ -194,6 +194,7 @@ static void state_free(struct agent_state *st)
     free(st->fallback_sql);
     free(st->plan_notes);
     free(st->part_schema);
+    free(st->part_bank);
     free(st->part_examples);
     free(st->part_history);
     free(st->part_values);

@@ -1,11 +1,13 @@
 /* context.c - the context step: what the model is told besides the
 ** question: value retrieval, schema linking, learned examples and the
 ** conversation so far. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent/steps.h"
+#include "agent/bank.h"
 #include "agent/link.h"
 #include "agent/memory.h"
 #include "agent/values.h"
@@ -235,6 +237,54 @@ static int examples(struct agent_state *st)
     return st->part_examples || n == 0 ? 0 : -1;
 }
 
+/* The name a database goes by in the bank: its file's name without the
+** directory and the extension ("concert_singer" for
+** .../concert_singer.sqlite), or the last path part of a URL. */
+static void db_name(const char *label, char *out, size_t len)
+{
+    const char *s = strrchr(label, '/'), *dot;
+
+    s = s ? s + 1 : label;
+    dot = strrchr(s, '.');
+    snprintf(out, len, "%.*s", (int)(dot && dot > s ? dot - s
+                                                    : (ptrdiff_t)strlen(s)),
+             s);
+}
+
+/* Few-shot from the built-in bank: other databases' pairs whose questions
+** read alike once names and values are masked (bank.h). Only helps, so a
+** failure (out of memory) costs the question its examples, not itself. */
+static int bank_examples(struct agent_state *st)
+{
+    askdb_agent *ag = st->ag;
+    struct bank_pick p[BANK_MAX];
+    char name[256];
+    double t0 = db_now_ms();
+    struct buf b;
+    int n = 0;
+
+    if (ag->cfg.bank <= 0)
+        return 0;
+    db_name(ag->db->label, name, sizeof name);
+    if (bank_similar(st->schema, name, st->question, ag->cfg.bank, p, &n)) {
+        agent_log(st, "bank", "the example bank could not be searched");
+        return 0;
+    }
+    if (n > 0) {
+        buf_init(&b, 0);
+        bank_render(&b, p, n);
+        st->part_bank = buf_steal(&b);
+        if (!st->part_bank)
+            return -1;
+    }
+    agent_emit(ag, ASKDB_EVENT_EXAMPLES,
+               json_pack("{s:s, s:i, s:s?, s:s?, s:f, s:f}", "source", "bank",
+                         "pairs", n, "best", n ? p[0].question : NULL,
+                         "from", n ? p[0].db : NULL, "score",
+                         n ? p[0].score : 0.0, "ms", db_now_ms() - t0));
+    return 0;
+}
+
 /* The conversation so far, for a follow-up question. */
 static int history(struct agent_state *st)
 {
@@ -311,11 +361,14 @@ enum agent_outcome agent_step_context(struct agent_state *st)
         rc = link(st, m, n);
     value_matches_free(m, n);
     if (!rc)
+        rc = bank_examples(st);
+    if (!rc)
         rc = examples(st);
     if (!rc)
         rc = history(st);
     st->parts.schema = st->part_schema ? st->part_schema
                                        : st->ag->schema_text;
+    st->parts.bank = st->part_bank;
     st->parts.examples = st->part_examples;
     st->parts.history = st->part_history;
     st->parts.values = st->part_values;

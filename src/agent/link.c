@@ -148,11 +148,12 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static int is_stop(const char *w)
+int link_stop_word(const char *w)
 {
     return bsearch(&w, stop_words, sizeof stop_words / sizeof *stop_words,
                    sizeof *stop_words, cmp_str) != NULL;
 }
+
 
 struct word {
     char *raw;
@@ -209,7 +210,7 @@ static int push_word(struct sb_stemmer *st, struct words *out, const char *w,
     for (i = 0; i < len; i++)
         if (!is_digit((unsigned char)w[i]))
             digits = 0;
-    if (digits || is_stop(w))
+    if (digits || link_stop_word(w))
         return 0;
     w = base_form(w);
     len = strlen(w);

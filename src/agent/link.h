@@ -66,6 +66,10 @@ askdb_status link_schema(const struct db_schema *s, const char *question,
 */
 int link_names(const char *question, const char *name, const char *other);
 
+/* Whether w (lower case) is a word a question uses for its own grammar
+** ("how", "many", "of", "show"), never a name of data. */
+int link_stop_word(const char *w);
+
 /* Free what link_schema() allocated; NULL or zeroed is a no-op. */
 void link_result_free(struct link_result *r);
 

@@ -38,6 +38,10 @@ void prompt_question(struct buf *b, const struct prompt_parts *p)
 {
     buf_puts(b, "Database schema:\n");
     buf_puts(b, p->schema);
+    if (set(p->bank)) {
+        buf_putc(b, '\n');
+        buf_puts(b, p->bank);
+    }
     if (set(p->examples)) {
         buf_putc(b, '\n');
         buf_puts(b, p->examples);

@@ -17,6 +17,7 @@ char *prompt_system(const char *dialect);
 */
 struct prompt_parts {
     const char *schema;      /* rendered schema (whole or linked subset) */
+    const char *bank;        /* other databases' question/SQL pairs */
     const char *examples;    /* learned question/SQL pairs */
     const char *history;     /* earlier questions of the conversation */
     const char *values;      /* values the question mentions, as stored */

@@ -120,6 +120,7 @@ struct agent_state {
     char *plan_notes;        /* results of earlier plan tasks, or NULL */
     struct prompt_parts parts; /* the first message's parts (context) */
     char *part_schema;       /* owned parts: linked schema subset, */
+    char *part_bank;         /* examples from other databases, */
     char *part_examples;     /* learned pairs, */
     char *part_history;      /* earlier turns, */
     char *part_values;       /* values the question mentions */

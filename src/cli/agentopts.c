@@ -10,7 +10,7 @@ enum {
     A_NO_LINKING = CLI_AGENT_OPT_BASE, A_NO_VALUES, A_NO_QCHECK, A_PLAN,
     A_CANDIDATES, A_CAND_TEMP, A_CAND_GATE, A_NO_CHECKS, A_NO_REQUALIFY,
     A_NO_JOIN_MISSING, A_NO_IDLE_JOIN, A_IDLE_JOIN, A_RESAMPLE, A_SELECT,
-    A_NO_SELECT, A_ANSWER, A_EXAMPLES, A_MEMORY,
+    A_NO_SELECT, A_ANSWER, A_EXAMPLES, A_MEMORY, A_BANK,
     A_LINKING, A_VALUES, A_QCHECK, A_NO_PLAN, A_CHECKS,
     OPT_TRACE, OPT_MAX_ATTEMPTS, OPT_TIMEOUT, OPT_MAX_ROWS, OPT_MAX_BYTES,
     OPT_PROVIDER, OPT_LLM_URL, OPT_MODEL, OPT_API_KEY, OPT_TEMPERATURE,
@@ -42,6 +42,7 @@ const struct option cli_agent_opts[] = {
     {"answer", no_argument, NULL, A_ANSWER},
     {"examples", required_argument, NULL, A_EXAMPLES},
     {"memory", required_argument, NULL, A_MEMORY},
+    {"bank", required_argument, NULL, A_BANK},
     {NULL, 0, NULL, 0}
 };
 
@@ -105,7 +106,9 @@ const char cli_agent_help[] =
     "      --answer          add a plain-English answer\n"
     "      --examples K      learned pairs in the prompt (default 3, 0 =\n"
     "                        none; see askdb learn)\n"
-    "      --memory FILE     learned pairs store (default: in the cache)\n";
+    "      --memory FILE     learned pairs store (default: in the cache)\n"
+    "      --bank K          K examples from other databases (the built-in\n"
+    "                        bank, default 0 = none)\n";
 
 int cli_number(const char *prog, const char *opt, const char *s, long lo,
                long hi, long *out)
@@ -159,6 +162,11 @@ int cli_agent_opt(int c, const char *arg, askdb_config *cfg, const char *prog)
         if (cli_number(prog, "--examples", arg, 0, 20, &v))
             return -1;
         cfg->memory = (int)v;
+        return 1;
+    case A_BANK:
+        if (cli_number(prog, "--bank", arg, 0, 8, &v))
+            return -1;
+        cfg->bank = (int)v;
         return 1;
     case A_CAND_TEMP:
         errno = 0;

@@ -46,6 +46,7 @@ askdb_config askdb_config_default(void)
     c.idle_join = 1;
     c.answer = 0;
     c.memory = 3;
+    c.bank = 0;              /* docs/agent.md, "The example bank" */
     return c;
 }
 

@@ -1089,6 +1089,34 @@ static void failed_value_lookup_is_not_a_failed_question(void **state)
     unlink(file); /* the next test builds a sound one */
 }
 
+/* --bank K: K pairs of other databases between the schema and the
+** question, their SQL as the bank has it; none with 0 (the default). */
+static void bank_examples_come_after_the_schema(void **state)
+{
+    static const char *const r[] = {"SELECT count(*) FROM customers",
+                                    "SELECT count(*) FROM customers", NULL};
+    struct steps *t = steps(state, r);
+    const char *schema, *ex, *q, *p;
+    int n = 0;
+
+    t->cfg.bank = 2;
+    ask(t, "How many customers are there?", ASKDB_OK);
+    schema = strstr(t->s.last_user, "Database schema:");
+    ex = strstr(t->s.last_user, "Examples from other databases");
+    q = strstr(t->s.last_user, "\nQuestion: How many customers");
+    assert_non_null(schema);
+    assert_non_null(ex);
+    assert_non_null(q);
+    assert_true(schema < ex && ex < q);
+    for (p = ex; (p = strstr(p, "\nSQL: SELECT")) != NULL && p < q; p++)
+        n++;
+    assert_int_equal(n, 2);
+    assert_non_null(strstr(ex, "count(*)"));
+    t->cfg.bank = 0;
+    ask(t, "How many customers are there?", ASKDB_OK);
+    assert_null(strstr(t->s.last_user, "Examples from other databases"));
+}
+
 /* A learned-pairs store whose search fails: no examples, no failure. */
 static void failed_examples_lookup_is_not_a_failed_question(void **state)
 {
@@ -1148,6 +1176,7 @@ int main(void)
         T(candidates_are_voted_on_by_results),
         T(gate_without_confidence_asks_every_candidate),
         T(tied_results_are_put_to_the_model),
+        T(bank_examples_come_after_the_schema),
         T(repeated_failure_is_asked_again),
         T(warm_asks_nothing_and_changes_nothing),
         T(failing_candidates_do_not_vote),

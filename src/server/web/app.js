@@ -393,7 +393,13 @@ function describeStep(ev, why) {
         if (ev.whole || n === ev.of_tables) return ["ok", "Kept the whole schema", n !== undefined ? plural(n, "table", "tables") : ""];
         return ["ok", "Picked the tables", n !== undefined ? `${n} of ${ev.of_tables ?? "?"} tables` : ""];
     }
-    case "examples": return ["ok", "Added learned examples", Array.isArray(ev.examples) ? `${ev.examples.length}` : ""];
+    case "examples": {
+        // Learned pairs (askdb learn) or the bank's (source "bank").
+        const bank = ev.source === "bank";
+        if (ev.error) return ["warn", "Learned examples unavailable", ev.error];
+        return ["ok", bank ? "Added examples from other databases" : "Added learned examples",
+            ev.pairs !== undefined ? [plural(ev.pairs, "pair", "pairs"), ev.best && `closest: ${ev.best}`].filter(Boolean).join(", ") : ""];
+    }
     case "qcheck": return [ev.question === false ? "warn" : "ok",
         ev.question === false ? "Not a question about the data" : "Checked the question", ev.why || ""];
     case "plan": return ev.error ? ["warn", "Planning failed", ev.error] :
