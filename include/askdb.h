@@ -238,8 +238,9 @@ typedef struct askdb_config {
                                 different results, the model is shown
                                 one query of each with its first rows
                                 and picks the one that answers the
-                                question (default 0: docs/agent.md,
-                                "Selection") */
+                                question, asked in both orders; a pick
+                                counts when both agree (default 0:
+                                docs/agent.md, "Selection") */
     int resample;            /* a repair whose reply repeats a statement
                                 that already failed for this question is
                                 asked once more, sampled (temperature

@@ -60,25 +60,71 @@ static int vote(struct agent_state *st, int *nran)
 #define SELECT_ROWS 3     /* first rows shown of each */
 #define SELECT_CELL 60    /* bytes of a cell shown */
 
+/* Ask the model which of the n candidates opt[] (in that order) answers
+** the question. Returns the chosen candidate, or -1 with *why set (a
+** static text, or st->errbuf). */
+static int select_ask(struct agent_state *st, const int *opt, int n,
+                      const char **why)
+{
+    int i, j, t, pick = -1;
+    char grammar[64], *reply = NULL;
+    askdb_status rc = ASKDB_ERR_NOMEM;
+    struct buf b;
+
+    buf_init(&b, 0);
+    buf_puts(&b, "\nDifferent queries were written for this question, and "
+                 "they give different results:\n");
+    for (j = 0; j < n; j++) {
+        const struct agent_cand *c = &st->cands[opt[j]];
+        buf_printf(&b, "\nQuery %d:\n```sql\n%s\n```\nResult, %ld row%s%s:"
+                       "\n", j + 1, c->sql, c->result->nrows,
+                   c->result->nrows == 1 ? "" : "s",
+                   c->result->nrows > SELECT_ROWS ? ", the first ones" : "");
+        agent_rows_text(&b, c->result, SELECT_ROWS, SELECT_CELL);
+    }
+    buf_puts(&b, "\nWhich query answers the question exactly as asked? "
+                 "Reply with its number only.\n");
+    t = snprintf(grammar, sizeof grammar, "root ::= [1-%d]\n", n);
+    if (!buf_err(&b) && t > 0 && (size_t)t < sizeof grammar)
+        reply = agent_call_aside(st, "select", b.data,
+                                 llm_supports_grammar(st->ag->model) &&
+                                 !st->ag->cfg.no_grammar ? grammar : NULL,
+                                 4, &rc);
+    buf_free(&b);
+    if (reply) {
+        for (i = 0; reply[i] && !(reply[i] >= '0' && reply[i] <= '9'); i++)
+            ;
+        if (reply[i] >= '1' && reply[i] - '1' < n &&
+            !(reply[i + 1] >= '0' && reply[i + 1] <= '9'))
+            pick = opt[reply[i] - '1'];
+    }
+    *why = pick >= 0 ? NULL
+           : reply ? "no query number in the reply"
+           : rc == ASKDB_ERR_NOMEM ? "out of memory" : st->errbuf;
+    free(reply);
+    return pick;
+}
+
 /*
 ** The selection step (cfg.select). When the winner's votes are matched
 ** by candidates with other non-empty results, the vote is a tie decided
 ** by the order of the candidates. Then the model is shown one query of
-** each tied result, in candidate order, with its first rows, and picks
-** the one that answers the question (one token: the local model's
-** grammar allows only the numbers; the prompt reuses the cached schema
-** and question). Returns the chosen candidate; when the model fails or
-** says nothing usable the vote's winner stands, and the "select" event
-** says why.
+** each tied result with its first rows and picks the one that answers
+** the question (one token: the local model's grammar allows only the
+** numbers; the prompt reuses the cached schema and question). A small
+** model tends to pick a position (the last query shown) rather than a
+** query, so it is asked twice, the queries in candidate order and in
+** reverse, and its pick counts only when both name the same query.
+** Returns the chosen candidate; when the two disagree, or the model fails
+** or says nothing usable, the vote's winner stands, and the "select"
+** event says why.
 */
 static int select_tied(struct agent_state *st, int win)
 {
     const struct agent_cand *w = &st->cands[win];
-    int opt[SELECT_MAX], n = 0, i, j, t, pick = -1;
-    char grammar[64], *reply;
-    askdb_status rc;
+    int opt[SELECT_MAX], rev[SELECT_MAX], n = 0, i, j, pick = -1, p1, p2;
+    const char *why = NULL;
     json_t *ev, *opts;
-    struct buf b;
 
     if (!w->result || w->result->nrows == 0)
         return win;
@@ -95,34 +141,15 @@ static int select_tied(struct agent_state *st, int win)
     }
     if (n < 2)
         return win;
-    buf_init(&b, 0);
-    buf_puts(&b, "\nDifferent queries were written for this question, and "
-                 "they give different results:\n");
-    for (j = 0; j < n; j++) {
-        const struct agent_cand *c = &st->cands[opt[j]];
-        buf_printf(&b, "\nQuery %d:\n```sql\n%s\n```\nResult, %ld row%s%s:"
-                       "\n", j + 1, c->sql, c->result->nrows,
-                   c->result->nrows == 1 ? "" : "s",
-                   c->result->nrows > SELECT_ROWS ? ", the first ones" : "");
-        agent_rows_text(&b, c->result, SELECT_ROWS, SELECT_CELL);
-    }
-    buf_puts(&b, "\nWhich query answers the question exactly as asked? "
-                 "Reply with its number only.\n");
-    t = snprintf(grammar, sizeof grammar, "root ::= [1-%d]\n", n);
-    reply = NULL;
-    rc = ASKDB_ERR_NOMEM;
-    if (!buf_err(&b) && t > 0 && (size_t)t < sizeof grammar)
-        reply = agent_call_aside(st, "select", b.data,
-                                 llm_supports_grammar(st->ag->model) &&
-                                 !st->ag->cfg.no_grammar ? grammar : NULL,
-                                 4, &rc);
-    buf_free(&b);
-    if (reply) {
-        for (i = 0; reply[i] && !(reply[i] >= '0' && reply[i] <= '9'); i++)
-            ;
-        if (reply[i] >= '1' && reply[i] - '1' < n &&
-            !(reply[i + 1] >= '0' && reply[i + 1] <= '9'))
-            pick = opt[reply[i] - '1'];
+    for (j = 0; j < n; j++)
+        rev[j] = opt[n - 1 - j];
+    p1 = select_ask(st, opt, n, &why);
+    p2 = p1 >= 0 ? select_ask(st, rev, n, &why) : -1;
+    if (p1 >= 0 && p2 >= 0) {
+        if (p1 == p2)
+            pick = p1;
+        else
+            why = "the two orders picked different queries";
     }
     ev = json_object();
     opts = json_array();
@@ -130,18 +157,16 @@ static int select_tied(struct agent_state *st, int win)
         json_array_append_new(opts, json_integer(opt[j] + 1));
     json_object_set_new(ev, "options", opts);
     json_object_set_new(ev, "voted", json_integer(win + 1));
+    if (p1 >= 0)
+        json_object_set_new(ev, "picks", json_pack("[i,i]", p1 + 1,
+                                                   p2 >= 0 ? p2 + 1 : 0));
     json_object_set_new(ev, "chosen", json_integer((pick >= 0 ? pick : win) +
                                                    1));
     if (pick < 0)
-        json_object_set_new(ev, "error",
-                            json_string(reply ? "no query number in the reply"
-                                        : rc == ASKDB_ERR_NOMEM
-                                            ? "out of memory"
-                                            : st->errbuf));
+        json_object_set_new(ev, "error", json_string(why ? why : "?"));
     agent_emit(st->ag, ASKDB_EVENT_SELECT, ev);
     agent_log(st, "select", "%d tied results: candidate %d%s", n,
               (pick >= 0 ? pick : win) + 1, pick >= 0 ? "" : " (the vote's)");
-    free(reply);
     return pick >= 0 ? pick : win;
 }
 

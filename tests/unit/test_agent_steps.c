@@ -286,7 +286,12 @@ static void tied_results_are_put_to_the_model(void **state)
         "SELECT 1 AS n",
         "SELECT count(*) AS n FROM customers",
         "SELECT count(*) AS n FROM orders",
-        "3", NULL};
+        "3", "1", NULL};
+    static const char *const position[] = {
+        "SELECT 1 AS n",
+        "SELECT count(*) AS n FROM customers",
+        "SELECT count(*) AS n FROM orders",
+        "3", "3", NULL};
     static const char *const bad[] = {
         "SELECT 1 AS n",
         "SELECT count(*) AS n FROM customers",
@@ -306,24 +311,39 @@ static void tied_results_are_put_to_the_model(void **state)
     t->cfg.trace_path = path;
     unlink(path);
     a = ask(t, "How many orders?", ASKDB_OK);
-    assert_int_equal(t->s.calls, 4);
+    assert_int_equal(t->s.calls, 5);
     assert_string_equal(a->sql, r[2]);
-    assert_int_equal(a->llm_calls, 4);
+    assert_int_equal(a->llm_calls, 5);
+    /* the second time the queries come in reverse order */
     assert_non_null(strstr(t->s.last_user, "Question: How many orders?"));
-    assert_non_null(strstr(t->s.last_user, "Query 1:\n```sql\nSELECT 1 AS "
+    assert_non_null(strstr(t->s.last_user, "Query 3:\n```sql\nSELECT 1 AS "
                                            "n\n```\nResult, 1 row:\nn\n1\n"));
-    assert_non_null(strstr(t->s.last_user, "Query 3:\n```sql\nSELECT "
+    assert_non_null(strstr(t->s.last_user, "Query 1:\n```sql\nSELECT "
                                            "count(*) AS n FROM orders"));
     assert_non_null(strstr(t->s.last_user, "Reply with its number only."));
     trace_steps(path, "select", trace, sizeof trace);
     assert_non_null(strstr(trace, "\"options\":[1,2,3]"));
+    assert_non_null(strstr(trace, "\"picks\":[3,3]"));
     assert_non_null(strstr(trace, "\"chosen\":3"));
 
-    /* no number: the vote's winner (the greedy one) stands, and says so */
+    /* the same position twice is no choice: the vote's winner stands */
+    t->s.replies = position;
+    t->s.next = t->s.calls = 0;
+    unlink(path);
+    a = ask(t, "How many orders?", ASKDB_OK);
+    assert_int_equal(t->s.calls, 5);
+    assert_string_equal(a->sql, position[0]);
+    trace_steps(path, "select", trace, sizeof trace);
+    assert_non_null(strstr(trace, "\"picks\":[3,1]"));
+    assert_non_null(strstr(trace, "the two orders picked different"));
+
+    /* no number: the vote's winner (the greedy one) stands, and says so;
+    ** the second order is not asked */
     t->s.replies = bad;
     t->s.next = t->s.calls = 0;
     unlink(path);
     a = ask(t, "How many orders?", ASKDB_OK);
+    assert_int_equal(t->s.calls, 4);
     assert_string_equal(a->sql, bad[0]);
     trace_steps(path, "select", trace, sizeof trace);
     assert_non_null(strstr(trace, "no query number in the reply"));
