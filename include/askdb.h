@@ -126,7 +126,7 @@ typedef void (*askdb_token_fn)(void *ud, const char *piece, size_t len);
 **   check        kind, hint (a check doubted the result)
 **   error        class, message, sql (why an attempt failed)
 **   repair       class, attempt (the model is asked for a fix)
-**   fix          kind ("requalify" or "join"), candidate, changes, from,
+**   fix          kind ("requalify", "join" or "cast"), candidate, changes, from,
 **                sql, ok: a deterministic repair made without asking the
 **                model (ok: the engine accepts the result)
 **   answer_text  text (the plain-English answer)
@@ -220,6 +220,12 @@ typedef struct askdb_config {
                                 0 = always all N at once
                                 (default 0.5) */
     int checks;              /* checks before/after execution (default 1) */
+    int cast_compare;        /* a comparison the engine refuses between
+                                a number and text (PostgreSQL's
+                                "operator does not exist: bigint =
+                                text") is made again with both sides
+                                cast to text before any repair (default
+                                1) */
     int requalify;           /* a column under the wrong table (p.amount
                                 where only o has it) is re-qualified by
                                 the query's one table that has it, before

@@ -1,6 +1,7 @@
 /* validate.c - the validate step: check every candidate without running it. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "agent/steps.h"
 #include "sql/analyze.h"
@@ -13,6 +14,8 @@
 **              (sqla_requalify);
 **   join       the one table of the schema that has it, linked by one
 **              foreign key, is joined in (sqla_join_missing).
+** (And, below, the comparison of a number with text that the engine
+** refuses: fix_cast.)
 ** A fix stands only when the engine's prepare then accepts the statement
 ** or fails on another unknown column, which the next round may fix (at
 ** most 3). Each fix is a "fix" event. 1 fixed (c holds the new SQL), 0
@@ -63,6 +66,52 @@ static int fix_columns(struct agent_state *st, int i, struct agent_cand *c)
     return 1;
 }
 
+/*
+** A comparison the engine refuses between a number and text (PostgreSQL:
+** "operator does not exist: bigint = text", with the operator's position):
+** both sides compared as text (sqla_cast_compare), since Spider-style
+** schemas key a table by an INTEGER column and another by a TEXT one that
+** SQLite compares freely. Up to 3 such comparisons, one a round; the fix
+** stands only when the engine's prepare then accepts the statement (a
+** "fix" event of kind "cast" each). *e is the failure that led here; 1
+** fixed (c holds the new SQL), 0 not, -1 out of memory.
+*/
+static int fix_cast(struct agent_state *st, int i, struct agent_cand *c,
+                    const struct db_err *first)
+{
+    askdb_agent *ag = st->ag;
+    struct db_err e = *first;
+    char *fixed, *what, *sql = NULL;
+    int round, n, ok = 0;
+
+    for (round = 0; round < 3 && !ok; round++) {
+        const char *cur = sql ? sql : c->sql;
+        if (e.pos < 0 || !strstr(e.msg, "operator does not exist"))
+            break;
+        fixed = what = NULL;
+        n = sqla_cast_compare(cur, e.pos, &fixed, &what);
+        if (n <= 0)
+            break;
+        ok = db_check(ag->db, fixed, &e) == ASKDB_OK;
+        agent_emit(ag, ASKDB_EVENT_FIX,
+                   json_pack("{s:s,s:i,s:s,s:s,s:s,s:b}", "kind", "cast",
+                             "candidate", i, "changes", what, "from", cur,
+                             "sql", fixed, "ok", ok));
+        agent_log(st, "fix", "cast: %s", what);
+        free(what);
+        free(sql);
+        sql = fixed;
+    }
+    if (!ok) {
+        free(sql);
+        return 0;
+    }
+    free(c->sql);
+    c->sql = sql;
+    c->fixed = 1;
+    return 1;
+}
+
 /* Check every candidate without running it: shape, then the engine's own
 ** prepare under the read-only guard. */
 enum agent_outcome agent_step_validate(struct agent_state *st)
@@ -83,7 +132,9 @@ enum agent_outcome agent_step_validate(struct agent_state *st)
             agent_cand_fail(c, ASKDB_EC_REFUSED, msg);
         } else if (db_check(ag->db, c->sql, &e) &&
                    !(e.ec == ASKDB_EC_UNKNOWN_COLUMN &&
-                     fix_columns(st, i, c) > 0)) {
+                     fix_columns(st, i, c) > 0) &&
+                   !(ag->cfg.cast_compare && e.pos >= 0 &&
+                     fix_cast(st, i, c, &e) > 0)) {
             agent_cand_fail(c, e.ec, e.msg);
         } else if (first_ok < 0) {
             first_ok = i;

@@ -9,6 +9,7 @@
 enum {
     A_NO_LINKING = CLI_AGENT_OPT_BASE, A_NO_VALUES, A_NO_QCHECK, A_PLAN,
     A_CANDIDATES, A_CAND_TEMP, A_CAND_GATE, A_NO_CHECKS, A_NO_REQUALIFY,
+    A_NO_CAST,
     A_NO_JOIN_MISSING, A_NO_IDLE_JOIN, A_IDLE_JOIN, A_RESAMPLE, A_SELECT,
     A_NO_SELECT, A_ANSWER, A_EXAMPLES, A_MEMORY, A_BANK,
     A_LINKING, A_VALUES, A_QCHECK, A_NO_PLAN, A_CHECKS,
@@ -32,6 +33,7 @@ const struct option cli_agent_opts[] = {
     {"candidate-gate", required_argument, NULL, A_CAND_GATE},
     {"no-checks", no_argument, NULL, A_NO_CHECKS},
     {"no-requalify", no_argument, NULL, A_NO_REQUALIFY},
+    {"no-cast", no_argument, NULL, A_NO_CAST},
     {"no-join-missing", no_argument, NULL, A_NO_JOIN_MISSING},
     {"no-idle-join", no_argument, NULL, A_NO_IDLE_JOIN},
     {"idle-join", no_argument, NULL, A_IDLE_JOIN},
@@ -94,6 +96,8 @@ const char cli_agent_help[] =
     "                        table that lacks it (before a repair)\n"
     "      --no-join-missing no joining in of the one table a missing\n"
     "                        column lives in (by its foreign key)\n"
+    "      --no-cast         no comparing as text of a number and text the\n"
+    "                        engine refuses to compare (PostgreSQL)\n"
     "      --no-idle-join    among the checks, not the one of a table\n"
     "                        joined on its foreign key and used nowhere\n"
     "                        else (--idle-join: on)\n"
@@ -144,6 +148,7 @@ int cli_agent_opt(int c, const char *arg, askdb_config *cfg, const char *prog)
     case A_NO_PLAN: cfg->plan = 0; return 1;
     case A_NO_CHECKS: cfg->checks = 0; return 1;
     case A_NO_REQUALIFY: cfg->requalify = 0; return 1;
+    case A_NO_CAST: cfg->cast_compare = 0; return 1;
     case A_NO_JOIN_MISSING: cfg->join_missing = 0; return 1;
     case A_NO_IDLE_JOIN: cfg->idle_join = 0; return 1;
     case A_IDLE_JOIN: cfg->idle_join = 1; return 1;

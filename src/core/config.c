@@ -42,6 +42,7 @@ askdb_config askdb_config_default(void)
     c.candidate_gate = 0.5;  /* the validation split: +3/-1, docs/agent.md */
     c.checks = 1;
     c.requalify = 1;
+    c.cast_compare = 1;
     c.join_missing = 1;
     c.idle_join = 1;
     c.answer = 0;

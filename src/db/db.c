@@ -227,6 +227,7 @@ askdb_status db_check(askdb_db *db, const char *sql, struct db_err *e)
 
     e->ec = ASKDB_EC_NONE;
     e->msg[0] = '\0';
+    e->pos = -1;
     if (db->iso) {
         askdb_result *none;
         rc = db_iso_call(db, db->iso, WIRE_CHECK, sql, &none, e);
@@ -246,6 +247,7 @@ askdb_status db_run(askdb_db *db, const char *sql, askdb_result **out,
     *out = NULL;
     e->ec = ASKDB_EC_NONE;
     e->msg[0] = '\0';
+    e->pos = -1;
     rc = db->iso ? db_iso_call(db, db->iso, WIRE_RUN, sql, out, e)
                  : db->drv->run(db, sql, out, e);
     if (rc)

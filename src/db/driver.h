@@ -18,6 +18,9 @@
 struct db_err {
     askdb_error_class ec;
     char msg[512];
+    int pos;             /* byte offset in the statement where the engine
+                            places the error, -1 when it does not say
+                            (only PostgreSQL does) */
 };
 
 struct db_driver {

@@ -39,6 +39,7 @@
 #ifdef ASKDB_HAVE_LIBPQ
 
 #include <errno.h>
+#include <limits.h>
 #include <libpq-fe.h>
 #include <poll.h>
 #include <stdatomic.h>
@@ -708,6 +709,26 @@ static int state_lost(const char *state)
 {
     return state && (strncmp(state, "08", 2) == 0 ||
                      strncmp(state, "57P", 3) == 0);
+}
+
+/* The byte offset in sql of the error position PostgreSQL gives (a 1-based
+** count of characters), or -1. */
+static int stmt_pos(const PGresult *r, const char *sql)
+{
+    const char *s = r ? PQresultErrorField(r, PG_DIAG_STATEMENT_POSITION)
+                      : NULL;
+    const unsigned char *p = (const unsigned char *)sql;
+    long chars = s ? strtol(s, NULL, 10) : 0;
+
+    if (chars < 1)
+        return -1;
+    while (*p && --chars > 0) {
+        p++;
+        while ((*p & 0xC0) == 0x80)
+            p++;
+    }
+    return *p && p - (const unsigned char *)sql < INT_MAX
+               ? (int)(p - (const unsigned char *)sql) : -1;
 }
 
 /*
@@ -1522,6 +1543,7 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
     r = pg_collect(db, p, msg, sizeof msg);
     if (!r || PQresultStatus(r) != PGRES_COMMAND_OK) {
         rc = pg_fail(db, p, r, msg, e);
+        e->pos = stmt_pos(r, sql);
         PQclear(r);
         goto fail;
     }

@@ -113,4 +113,17 @@ int sqla_requalify(const char *sql, const struct db_schema *s, char **out,
 int sqla_join_missing(const char *sql, const struct db_schema *s, char **out,
                       char **what);
 
+/*
+** Compare as text: the comparison whose operator (=, <>, !=, <, <=, >, >=)
+** starts at byte pos of sql, between two operands that are each a column
+** ([schema.][table.]column) or a literal, gets both operands wrapped in
+** CAST(... AS TEXT). For an engine that refuses to compare a number with
+** text (PostgreSQL: "operator does not exist: bigint = text", at pos),
+** where Spider-style schemas key one table by an INTEGER column and
+** another by a TEXT one. Returns 1 with *out (and *what, "T1.id = T2.id
+** compared as text") malloc()ed, 0 with *out NULL when pos starts no such
+** comparison, -1 when out of memory.
+*/
+int sqla_cast_compare(const char *sql, int pos, char **out, char **what);
+
 #endif

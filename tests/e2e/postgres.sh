@@ -224,6 +224,16 @@ CREATE FUNCTION noisy() RETURNS int LANGUAGE plpgsql
     AS \$\$BEGIN RAISE NOTICE E'\\x1b[31mnotice from the server'; RETURN 7; END\$\$;
 ANALYZE customers;
 EOF
+    # A second database whose tables key the same thing with an integer
+    # and with text, as Spider's SQLite schemas do.
+    su_sql "CREATE DATABASE league" postgres || return 1
+    psql -X -q -v ON_ERROR_STOP=1 -d "$(su_url league)" >>"$TMP/pg/setup.log" 2>&1 <<EOF || { cat "$TMP/pg/setup.log" >&2; return 1; }
+CREATE TABLE teams (id bigint PRIMARY KEY, name text NOT NULL);
+CREATE TABLE players (name text NOT NULL, team_id text);
+INSERT INTO teams VALUES (1, 'Red'), (2, 'Blue');
+INSERT INTO players VALUES ('Ann', '1'), ('Bo', '2'), ('Cy', '2');
+GRANT SELECT ON teams, players TO reader;
+EOF
 }
 
 echo "postgres.sh: cluster in $TMP/pg ($PGBIN)" >&2
@@ -479,6 +489,24 @@ last = user(1)
 assert "column r.nme does not exist" in last, last
 assert "there is no column '"'"'r.nme'"'"'; r is table sales.regions, which has columns: id, name" in last, last
 '
+}
+
+ask_compares_a_number_with_text_as_text() {
+    local league="postgresql://reader@127.0.0.1:$PORT/league" q
+    q="SELECT t.name, count(*) AS n FROM players p JOIN teams t ON t.id = p.team_id GROUP BY t.name ORDER BY t.name"
+    start_llm "$(replies "$(fence "$q")" "$(fence "SELECT 'extra request' AS oops")")"
+    run ask --llm-url "$URL" --model test --no-question-check --candidates 1 -v -f csv "$league" "How many players does each team have?"
+    expect_rc 0
+    expect_out 'name,n\r\nBlue,2\r\nRed,1\r\n'
+    expect_requests 1
+    expect_err_has "t.id = p.team_id compared as text"
+    # off: the engine's refusal goes to the model, as before
+    start_llm "$(replies "$(fence "$q")" "$(fence "SELECT 'repaired' AS r")")"
+    run ask --llm-url "$URL" --model test --no-question-check --candidates 1 --no-cast -f csv "$league" "How many players does each team have?"
+    expect_rc 0
+    expect_out 'r\r\nrepaired\r\n'
+    expect_requests 2
+    pycheck 'assert "operator does not exist: bigint = text" in user(1), user(1)'
 }
 
 sql_converts_types() {
@@ -894,6 +922,7 @@ TESTS=(
     schema_shows_keys_comments_and_estimates
     other_schemas_show_qualified
     ask_answers_from_another_schema
+    ask_compares_a_number_with_text_as_text
     sql_converts_types
     server_notices_never_reach_the_terminal
     sql_limits_rows_and_bytes

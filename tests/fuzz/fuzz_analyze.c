@@ -10,7 +10,8 @@
 ** The input is a query as a model might write it. sqla_analyze() runs on
 ** an exact-size copy (so ASan catches reads past its end) against a small
 ** schema with foreign keys, against an empty schema and without one.
-** The rewrites (sqla_requalify, sqla_join_missing) run on it too.
+** The rewrites (sqla_requalify, sqla_join_missing, sqla_cast_compare at
+** each operator) run on it too.
 ** Whatever the input: the return code is -1, 0 or 1; every join and every
 ** literal names a table and a column; a cross pair reads "a x b"; an
 ** aggregate finding names its function and column; nothing is found
@@ -115,6 +116,29 @@ static void rewrite(const char *sql, const struct db_schema *s)
     free(what);
 }
 
+/* sqla_cast_compare at every '=', '<', '>' and '!' of the text (and at
+** -1 and past the end): a rewrite only adds the two CASTs. */
+static void cast_every_operator(const char *sql)
+{
+    size_t len = strlen(sql), i;
+    char *out, *what;
+    int n;
+
+    for (i = 0; i <= len + 1; i++) {
+        int pos = i == len + 1 ? -1 : (int)i;
+        if (pos >= 0 && (size_t)pos < len && !strchr("=<>!", sql[pos]))
+            continue;
+        n = sqla_cast_compare(sql, pos, &out, &what);
+        if (n < -1 || n > 1 || (n > 0) != (out != NULL) ||
+            (n > 0) != (what != NULL))
+            abort();
+        if (out && strlen(out) != len + 2 * strlen("CAST( AS TEXT)"))
+            abort();
+        free(out);
+        free(what);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *sql = malloc(size + 1);
@@ -128,6 +152,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check(sql, NULL);
     rewrite(sql, &shop);
     rewrite(sql, NULL);
+    cast_every_operator(sql);
     free(sql);
     return 0;
 }

@@ -771,6 +771,65 @@ static void rewrites_keep_the_schema_of_a_table(void **state)
     assert_null(out);
 }
 
+/* The comparison at a byte position, both sides cast to text; nothing
+** when the position starts no comparison of two plain operands. */
+static void cast_compare_at(const char *sql, const char *op_at,
+                            const char *want, const char *want_what)
+{
+    char *out = NULL, *what = NULL;
+    const char *at = op_at ? strstr(sql, op_at) : NULL;
+    int pos = at ? (int)(at - sql) : 0;
+    int rc = sqla_cast_compare(sql, op_at ? pos : -1, &out, &what);
+
+    if (!want) {
+        assert_int_equal(rc, 0);
+        assert_null(out);
+        assert_null(what);
+        return;
+    }
+    assert_int_equal(rc, 1);
+    assert_string_equal(out, want);
+    assert_string_equal(what, want_what);
+    free(out);
+    free(what);
+}
+
+static void cast_compare_casts_both_sides(void **state)
+{
+    (void)state;
+    cast_compare_at("SELECT t.name FROM t JOIN p ON t.id = p.team_id",
+                    "= p.",
+                    "SELECT t.name FROM t JOIN p ON CAST(t.id AS TEXT) = "
+                    "CAST(p.team_id AS TEXT)",
+                    "t.id = p.team_id compared as text");
+    cast_compare_at("SELECT 1 FROM a WHERE s.a.x<>\"B\".y AND z = 1", "<>",
+                    "SELECT 1 FROM a WHERE CAST(s.a.x AS TEXT)<>"
+                    "CAST(\"B\".y AS TEXT) AND z = 1",
+                    "s.a.x <> \"B\".y compared as text");
+    cast_compare_at("SELECT 1 FROM a WHERE code >= '10'", ">=",
+                    "SELECT 1 FROM a WHERE CAST(code AS TEXT) >= "
+                    "CAST('10' AS TEXT)",
+                    "code >= '10' compared as text");
+    /* not at an operator, or sides that are more than a name */
+    cast_compare_at("SELECT a FROM t WHERE a = b", "a FROM", NULL, NULL);
+    cast_compare_at("SELECT a FROM t WHERE a = b", NULL, NULL, NULL);
+    cast_compare_at("SELECT a FROM t WHERE f(a) = b", "= b", NULL, NULL);
+    cast_compare_at("SELECT a FROM t WHERE a = f(b)", "= f", NULL, NULL);
+    cast_compare_at("SELECT a FROM t WHERE a + 1 = b", "= b", NULL, NULL);
+    cast_compare_at("SELECT a FROM t WHERE a = b || c", "= b", NULL, NULL);
+    cast_compare_at("SELECT a FROM t WHERE a = (SELECT 1)", "= (", NULL,
+                    NULL);
+    cast_compare_at("SELECT CASE WHEN a THEN 1 END = 2", "= 2", NULL, NULL);
+    cast_compare_at("=", "=", NULL, NULL);
+    cast_compare_at("SELECT a FROM t WHERE a =", "=", NULL, NULL);
+    {
+        char *out = (char *)1, *what = (char *)1;
+        assert_int_equal(sqla_cast_compare("SELECT 1", 99, &out, &what), 0);
+        assert_null(out);
+        assert_null(what);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -789,6 +848,7 @@ int main(void)
         cmocka_unit_test(qualified_tables_resolve_in_their_schema),
         cmocka_unit_test(same_name_in_two_schemas_stays_apart),
         cmocka_unit_test(rewrites_keep_the_schema_of_a_table),
+        cmocka_unit_test(cast_compare_casts_both_sides),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
