@@ -279,6 +279,14 @@ assert r == want, "\n%r\n%r" % (r, want)
     run sql -f csv "$RO_URL" "SELECT \"first_name\" || ' ' || last_name AS n, 'a\\b' AS bs FROM customers WHERE id = 1"
     expect_rc 0
     expect_out 'n,bs\r\nOlivia Brown,a\\b\r\n'
+    # Averages and divisions to a double's precision, not MariaDB's 4
+    # decimals (div_precision_increment): as SQLite gives them.
+    run sql -f json "$RO_URL" "SELECT AVG(x) AS a, 1 / 3 AS d FROM (SELECT 1 AS x UNION ALL SELECT 1 UNION ALL SELECT 2) q"
+    expect_rc 0
+    pycheck '
+r = json.loads(out)["rows"][0]
+assert abs(r[0] - 4 / 3) < 1e-12 and abs(r[1] - 1 / 3) < 1e-12, r
+'
 }
 
 sql_limits_rows_and_bytes() {
