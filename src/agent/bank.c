@@ -66,13 +66,15 @@ static pthread_once_t bank_once = PTHREAD_ONCE_INIT;
 /* Words and masks                                                        */
 /* ---------------------------------------------------------------------- */
 
-/* A sorted set of stems: the name words of one database. */
-struct stems {
+/* A list of strings, each malloc()ed: the stems of a database's names
+** (sorted by stems_seal for bsearch), or a question's tokens ("<n>",
+** "<v>" or a stem). */
+struct strs {
     char **v;
     int n, cap;
 };
 
-static void stems_free(struct stems *s)
+static void strs_free(struct strs *s)
 {
     int i;
 
@@ -82,12 +84,31 @@ static void stems_free(struct stems *s)
     memset(s, 0, sizeof *s);
 }
 
+/* Append str (taken over; NULL = out of memory). Returns 0 or -1. */
+static int strs_push(struct strs *s, char *str)
+{
+    if (!str)
+        return -1;
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 32;
+        char **v = realloc(s->v, (size_t)cap * sizeof *v);
+        if (!v) {
+            free(str);
+            return -1;
+        }
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = str;
+    return 0;
+}
+
 static int cmp_strp(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int stems_has(const struct stems *s, const char *w)
+static int stems_has(const struct strs *s, const char *w)
 {
     return s->n > 0 &&
            bsearch(&w, s->v, (size_t)s->n, sizeof *s->v, cmp_strp) != NULL;
@@ -123,7 +144,7 @@ static char *stem(struct sb_stemmer *st, const char *w)
 /* Add the words of name (split at non-word bytes, camelCase humps and
 ** letter/digit changes; grammar words and single letters left out) to s,
 ** unsorted. Returns 0 or -1 (out of memory). */
-static int stems_add_name(struct sb_stemmer *st, struct stems *s,
+static int stems_add_name(struct sb_stemmer *st, struct strs *s,
                           const char *name)
 {
     const unsigned char *p = (const unsigned char *)name;
@@ -142,22 +163,8 @@ static int stems_add_name(struct sb_stemmer *st, struct stems *s,
         if (cut && len > 0) {
             w[len] = '\0';
             if (len >= 2 && !is_digit((unsigned char)w[0]) &&
-                !link_stop_word(w)) {
-                char *t = stem(st, w);
-                if (!t)
-                    return -1;
-                if (s->n == s->cap) {
-                    int cap = s->cap ? 2 * s->cap : 32;
-                    char **v = realloc(s->v, (size_t)cap * sizeof *v);
-                    if (!v) {
-                        free(t);
-                        return -1;
-                    }
-                    s->v = v;
-                    s->cap = cap;
-                }
-                s->v[s->n++] = t;
-            }
+                !link_stop_word(w) && strs_push(s, stem(st, w)))
+                return -1;
             len = 0;
         }
         if (c == '\0')
@@ -168,7 +175,7 @@ static int stems_add_name(struct sb_stemmer *st, struct stems *s,
 }
 
 /* Sort s and drop repeats. */
-static void stems_seal(struct stems *s)
+static void stems_seal(struct strs *s)
 {
     int i, j = 0;
 
@@ -184,44 +191,15 @@ static void stems_seal(struct stems *s)
     s->n = j;
 }
 
-/* A token list: "<n>", "<v>" or a stem each. */
-struct toks {
-    char **v;
-    int n, cap;
-};
-
-static void toks_free(struct toks *t)
+/* Append tok (taken over; NULL = out of memory) to a question's tokens,
+** one mark for a run of the same mark. Returns 0 or -1. */
+static int toks_push(struct strs *t, char *tok)
 {
-    int i;
-
-    for (i = 0; i < t->n; i++)
-        free(t->v[i]);
-    free(t->v);
-    memset(t, 0, sizeof *t);
-}
-
-/* Append tok (taken over; NULL = out of memory), one mark for a run of the
-** same mark. Returns 0 or -1. */
-static int toks_push(struct toks *t, char *tok)
-{
-    if (!tok)
-        return -1;
-    if (tok[0] == '<' && t->n > 0 && strcmp(t->v[t->n - 1], tok) == 0) {
+    if (tok && tok[0] == '<' && t->n > 0 && strcmp(t->v[t->n - 1], tok) == 0) {
         free(tok);
         return 0;
     }
-    if (t->n == t->cap) {
-        int cap = t->cap ? 2 * t->cap : 32;
-        char **v = realloc(t->v, (size_t)cap * sizeof *v);
-        if (!v) {
-            free(tok);
-            return -1;
-        }
-        t->v = v;
-        t->cap = cap;
-    }
-    t->v[t->n++] = tok;
-    return 0;
+    return strs_push(t, tok);
 }
 
 /* A quote that opens a value: ' or " not inside a word (an apostrophe is
@@ -242,7 +220,7 @@ static const unsigned char *quoted(const unsigned char *q,
 
 /* Mask question against the name stems of its database (see bank.h). */
 static int mask(struct sb_stemmer *st, const char *question,
-                const struct stems *names, struct toks *out)
+                const struct strs *names, struct strs *out)
 {
     const unsigned char *start = (const unsigned char *)question, *p, *e;
     char w[MAX_WORD + 1];
@@ -349,7 +327,7 @@ static uint64_t hash2(char tag, const char *a, const char *b)
 
 /* The words (not the marks) and the pairs of adjacent tokens, the first
 ** token paired with the start ("^"). */
-static int question_feats(const struct toks *t, struct feats *f)
+static int question_feats(const struct strs *t, struct feats *f)
 {
     int i;
 
@@ -480,8 +458,8 @@ static int fields(char *line, char **f)
 
 static int load_text(struct sb_stemmer *st)
 {
-    struct stems names = {0};
-    struct toks t = {0};
+    struct strs names = {0};
+    struct strs t = {0};
     struct feats all = {0};
     char *line, *next, *f[3], *name, *save;
     int cap = 0, dcap = 0, i, j, rc = -1;
@@ -505,7 +483,7 @@ static int load_text(struct sb_stemmer *st)
                 bank.dbs = v;
             }
             bank.dbs[bank.ndbs++] = f[1];
-            stems_free(&names);
+            strs_free(&names);
             for (name = strtok_r(f[2], " ", &save); name;
                  name = strtok_r(NULL, " ", &save))
                 if (stems_add_name(st, &names, name))
@@ -523,7 +501,7 @@ static int load_text(struct sb_stemmer *st)
                     goto out;
                 bank.e = v;
             }
-            toks_free(&t);
+            strs_free(&t);
             if (mask(st, f[1], &names, &t) || question_feats(&t, &qf)) {
                 free(qf.v);
                 goto out;
@@ -563,8 +541,8 @@ static int load_text(struct sb_stemmer *st)
     }
     rc = 0;
 out:
-    stems_free(&names);
-    toks_free(&t);
+    strs_free(&names);
+    strs_free(&t);
     free(all.v);
     return rc;
 }
@@ -589,7 +567,7 @@ int bank_size(void)
 /* ---------------------------------------------------------------------- */
 
 static int schema_stems(struct sb_stemmer *st, const struct db_schema *s,
-                        struct stems *out)
+                        struct strs *out)
 {
     int i, j;
 
@@ -608,8 +586,8 @@ static int schema_stems(struct sb_stemmer *st, const struct db_schema *s,
 char *bank_mask(const char *question, const char *const *names)
 {
     struct sb_stemmer *st = sb_stemmer_new("english", NULL);
-    struct stems ns = {0};
-    struct toks t = {0};
+    struct strs ns = {0};
+    struct strs t = {0};
     struct buf b;
     char *res = NULL;
     int i;
@@ -631,8 +609,8 @@ char *bank_mask(const char *question, const char *const *names)
     }
     res = buf_steal(&b);
 out:
-    toks_free(&t);
-    stems_free(&ns);
+    strs_free(&t);
+    strs_free(&ns);
     sb_stemmer_delete(st);
     return res;
 }
@@ -656,8 +634,8 @@ int bank_similar(const struct db_schema *s, const char *db_name,
                  const char *question, int k, struct bank_pick *out, int *n)
 {
     struct sb_stemmer *st;
-    struct stems ns = {0};
-    struct toks t = {0};
+    struct strs ns = {0};
+    struct strs t = {0};
     struct feats qf = {0};
     struct cand c[NEIGHBOURS];
     double *w = NULL, qnorm = 0;
@@ -744,8 +722,8 @@ out:
         free(c[i].sk.v);
     free(w);
     free(qf.v);
-    toks_free(&t);
-    stems_free(&ns);
+    strs_free(&t);
+    strs_free(&ns);
     sb_stemmer_delete(st);
     return rc;
 }

@@ -7,6 +7,32 @@
 #include "sql/analyze.h"
 #include "sql/extract.h"
 
+/* Say one fix of candidate i: a "fix" event and the log. */
+static void fix_said(struct agent_state *st, int i, const char *kind,
+                     const char *what, const char *from, const char *sql,
+                     int ok)
+{
+    agent_emit(st->ag, ASKDB_EVENT_FIX,
+               json_pack("{s:s,s:i,s:s,s:s,s:s,s:b}", "kind", kind,
+                         "candidate", i, "changes", what, "from", from,
+                         "sql", sql, "ok", ok));
+    agent_log(st, "fix", "%s: %s", kind, what);
+}
+
+/* The end of a chain of fixes: sql (owned, may be NULL) becomes c's when
+** the last fix was accepted (ok), else it is dropped. Returns ok. */
+static int fix_take(struct agent_cand *c, char *sql, int ok)
+{
+    if (!ok || !sql) {
+        free(sql);
+        return 0;
+    }
+    free(c->sql);
+    c->sql = sql;
+    c->fixed = 1;
+    return 1;
+}
+
 /*
 ** Deterministic fixes before any repair asks the model, for a candidate
 ** that names a column where no table has it:
@@ -47,23 +73,12 @@ static int fix_columns(struct agent_state *st, int i, struct agent_cand *c)
             free(what);
             break;
         }
-        agent_emit(ag, ASKDB_EVENT_FIX,
-                   json_pack("{s:s,s:i,s:s,s:s,s:s,s:b}", "kind", kind,
-                             "candidate", i, "changes", what, "from", cur,
-                             "sql", fixed, "ok", ok));
-        agent_log(st, "fix", "%s: %s", kind, what);
+        fix_said(st, i, kind, what, cur, fixed, ok);
         free(what);
         free(sql);
         sql = fixed;
     }
-    if (!ok) {
-        free(sql);
-        return 0;
-    }
-    free(c->sql);
-    c->sql = sql;
-    c->fixed = 1;
-    return 1;
+    return fix_take(c, sql, ok);
 }
 
 /*
@@ -93,23 +108,12 @@ static int fix_cast(struct agent_state *st, int i, struct agent_cand *c,
         if (n <= 0)
             break;
         ok = db_check(ag->db, fixed, &e) == ASKDB_OK;
-        agent_emit(ag, ASKDB_EVENT_FIX,
-                   json_pack("{s:s,s:i,s:s,s:s,s:s,s:b}", "kind", "cast",
-                             "candidate", i, "changes", what, "from", cur,
-                             "sql", fixed, "ok", ok));
-        agent_log(st, "fix", "cast: %s", what);
+        fix_said(st, i, "cast", what, cur, fixed, ok);
         free(what);
         free(sql);
         sql = fixed;
     }
-    if (!ok) {
-        free(sql);
-        return 0;
-    }
-    free(c->sql);
-    c->sql = sql;
-    c->fixed = 1;
-    return 1;
+    return fix_take(c, sql, ok);
 }
 
 /* Check every candidate without running it: shape, then the engine's own
