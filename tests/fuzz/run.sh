@@ -57,10 +57,12 @@ src_guard="src/db/db.c src/db/driver.c src/db/sqlite.c src/db/sqlite_fn.c src/db
 # llama.cpp (the harness's model is a stub).
 src_mcp="$(ls src/core/*.c src/db/*.c src/llm/*.c src/sql/*.c src/agent/*.c)
     src/mcp/mcp.c src/mcp/tools.c src/mcp/resources.c src/mcp/server.c
-    src/cli/warm.c"
+    src/cli/warm.c $OUT/bank.c"
 pkgs_mcp="sqlite3 libcurl jansson libxxhash"; libs_mcp="-lstemmer -lm"
 
 mkdir -p "$OUT"
+# The example bank the agent's sources read (the Makefile's build/gen/bank.c).
+python3 scripts/c_string.py askdb_bank_tsv data/bank.tsv "$OUT/bank.c" || exit 2
 for n in $NAMES; do
     eval "src=\$src_$n pkgs=\$pkgs_$n libs=\${libs_$n:-}"
     pc_cflags="" pc_libs=""
