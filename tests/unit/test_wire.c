@@ -131,7 +131,7 @@ static void run_reply_round_trips_every_value_type(void **state)
 
 static void errors_and_checks_round_trip(void **state)
 {
-    struct db_err e = {ASKDB_EC_UNKNOWN_COLUMN, "no such column: nme"};
+    struct db_err e = {ASKDB_EC_UNKNOWN_COLUMN, "no such column: nme", -1};
     struct wire_dec d;
     struct buf b;
 
@@ -229,7 +229,7 @@ static void expect_bad(const struct buf *b, enum wire_reply kind,
 static void malformed_replies_are_refused(void **state)
 {
     askdb_result *r = sample_result();
-    struct db_err e = {ASKDB_EC_RUNTIME, "x"};
+    struct db_err e = {ASKDB_EC_RUNTIME, "x", -1};
     struct buf b;
     unsigned char p[64];
     long i;
