@@ -1860,138 +1860,86 @@ void sqla_free(struct sqla *a)
 /* Comparing as text                                                      */
 /* ---------------------------------------------------------------------- */
 
-#define CAST_TOKENS 4096  /* tokens read at most (the statement is longer
-                             than any the model writes) */
-
-struct span {
-    int start, len, kind;
-};
-
-static int span_punct(const struct span *t, const char *sql, char c)
+/* A token that may stand on one side of the comparison: a name, a
+** string or a number. */
+static int operand(const struct parser *p, int i)
 {
-    return t->kind == SQLX_PUNCT && sql[t->start] == c;
-}
-
-static int span_name(const struct span *t, const char *sql)
-{
-    static const char *const not_names[] = {
-        "and", "case", "else", "end", "false", "from", "in", "is", "like",
-        "not", "null", "on", "or", "select", "then", "true", "when",
-        "where",
-    };
-    size_t i;
-
-    if (t->kind == SQLX_IDENT)
-        return 1;
-    if (t->kind != SQLX_WORD)
-        return 0;
-    for (i = 0; i < sizeof not_names / sizeof *not_names; i++)
-        if ((size_t)t->len == strlen(not_names[i]) &&
-            strncasecmp(sql + t->start, not_names[i], (size_t)t->len) == 0)
-            return 0;
-    return 1;
-}
-
-static int span_operand(const struct span *t, const char *sql)
-{
-    return span_name(t, sql) || t->kind == SQLX_STRING ||
-           t->kind == SQLX_NUMBER;
+    return is_name(p, i) ||
+           (i >= 0 && i < p->nt && (p->t[i].kind == SQLX_STRING ||
+                                    p->t[i].kind == SQLX_NUMBER));
 }
 
 /* An arithmetic or concatenation operator: the operand next to it is only
 ** part of the comparison's side. */
-static int span_arith(const struct span *t, const char *sql)
+static int arith(const struct parser *p, int i)
 {
-    return t->kind == SQLX_PUNCT && strchr("+-*/%|", sql[t->start]);
+    return i >= 0 && i < p->nt && p->t[i].kind == SQLX_PUNCT &&
+           strchr("+-*/%|", p->t[i].p[0]);
 }
 
 int sqla_cast_compare(const char *sql, int pos, char **out, char **what)
 {
-    struct span *t;
+    struct parser p;
     struct buf b, w;
-    int n = 0, k, op, ope, ls, le, rs, re, oe, kind;
-    size_t len;
-    const char *p;
+    const char *at, *oe, *ls, *le, *rs, *re;
+    int op, ope, k, rc;
 
     *out = NULL;
     if (what)
         *what = NULL;
     if (!sql || pos < 0 || (size_t)pos >= strlen(sql))
         return 0;
-    t = malloc(CAST_TOKENS * sizeof *t);
-    if (!t)
-        return -1;
-    for (p = sql; *p && n < CAST_TOKENS; p += len) {
-        len = sqlx_token(p, &kind);
-        if (len == 0)
-            break;
-        if (kind == SQLX_SPACE || kind == SQLX_COMMENT)
-            continue;
-        t[n].start = (int)(p - sql);
-        t[n].len = (int)len;
-        t[n].kind = kind;
-        n++;
+    memset(&p, 0, sizeof p);
+    rc = tokenize(&p, sql);
+    if (rc) {
+        parser_free(&p);
+        return rc < 0 ? -1 : 0;
     }
-    for (op = 0; op < n && t[op].start < pos; op++)
+    at = sql + pos;
+    for (op = 0; op < p.nt && p.t[op].p < at; op++)
         ;
     /* the operator: one or two of = < > ! written together */
-    if (op >= n || t[op].start != pos || op == 0 ||
-        !(span_punct(&t[op], sql, '=') || span_punct(&t[op], sql, '<') ||
-          span_punct(&t[op], sql, '>') || span_punct(&t[op], sql, '!')))
+    if (op >= p.nt || p.t[op].p != at ||
+        !(punct(&p, op, '=') || punct(&p, op, '<') || punct(&p, op, '>') ||
+          punct(&p, op, '!')))
         goto none;
     ope = op + 1;
-    if (ope < n && t[ope].start == t[op].start + 1 &&
-        (span_punct(&t[ope], sql, '=') || span_punct(&t[ope], sql, '>')))
+    if (ope < p.nt && p.t[ope].p == at + 1 &&
+        (punct(&p, ope, '=') || punct(&p, ope, '>')))
         ope++;
-    oe = t[ope - 1].start + t[ope - 1].len;
+    oe = p.t[ope - 1].p + p.t[ope - 1].n;
     /* the left operand: a literal, or name(.name)* right before it */
     k = op - 1;
-    if (!span_operand(&t[k], sql))
+    if (!operand(&p, k))
         goto none;
-    if (span_name(&t[k], sql))
-        while (k >= 2 && span_punct(&t[k - 1], sql, '.') &&
-               span_name(&t[k - 2], sql))
+    if (is_name(&p, k))
+        while (punct(&p, k - 1, '.') && is_name(&p, k - 2))
             k -= 2;
-    if (k > 0 && (span_punct(&t[k - 1], sql, '.') ||
-                  span_arith(&t[k - 1], sql)))
+    if (punct(&p, k - 1, '.') || arith(&p, k - 1))
         goto none;
-    ls = t[k].start;
-    le = t[op - 1].start + t[op - 1].len;
+    ls = p.t[k].p;
+    le = p.t[op - 1].p + p.t[op - 1].n;
     /* the right operand, likewise */
     k = ope;
-    if (k >= n || !span_operand(&t[k], sql))
+    if (!operand(&p, k))
         goto none;
-    if (span_name(&t[k], sql))
-        while (k + 2 < n && span_punct(&t[k + 1], sql, '.') &&
-               span_name(&t[k + 2], sql))
+    if (is_name(&p, k))
+        while (punct(&p, k + 1, '.') && is_name(&p, k + 2))
             k += 2;
-    if (k + 1 < n && (span_punct(&t[k + 1], sql, '(') ||
-                      span_punct(&t[k + 1], sql, '.') ||
-                      span_arith(&t[k + 1], sql)))
+    if (punct(&p, k + 1, '(') || punct(&p, k + 1, '.') || arith(&p, k + 1))
         goto none; /* a function call, a longer name, arithmetic */
-    rs = t[ope].start;
-    re = t[k].start + t[k].len;
-    free(t);
+    rs = p.t[ope].p;
+    re = p.t[k].p + p.t[k].n;
+    parser_free(&p);
     buf_init(&b, 0);
-    buf_printf(&b, "%.*sCAST(%.*s AS TEXT)%.*sCAST(%.*s AS TEXT)%s", ls, sql,
-               le - ls, sql + ls, rs - le, sql + le, re - rs, sql + rs,
-               sql + re);
     buf_init(&w, 0);
-    if (what)
-        buf_printf(&w, "%.*s %.*s %.*s compared as text", le - ls, sql + ls,
-                   oe - pos, sql + pos, re - rs, sql + rs);
-    if (buf_err(&b) || buf_err(&w)) {
-        buf_free(&b);
-        buf_free(&w);
-        return -1;
-    }
-    if (what)
-        *what = buf_steal(&w);
-    else
-        buf_free(&w);
-    *out = buf_steal(&b);
-    return 1;
+    buf_printf(&b, "%.*sCAST(%.*s AS TEXT)%.*sCAST(%.*s AS TEXT)",
+               (int)(ls - sql), sql, (int)(le - ls), ls, (int)(rs - le), le,
+               (int)(re - rs), rs);
+    buf_printf(&w, "%.*s %.*s %.*s compared as text", (int)(le - ls), ls,
+               (int)(oe - at), at, (int)(re - rs), rs);
+    return take_rewrite(&b, &w, re, 1, out, what);
 none:
-    free(t);
+    parser_free(&p);
     return 0;
 }

@@ -122,7 +122,9 @@ int sqla_join_missing(const char *sql, const struct db_schema *s, char **out,
 ** where Spider-style schemas key one table by an INTEGER column and
 ** another by a TEXT one. Returns 1 with *out (and *what, "T1.id = T2.id
 ** compared as text") malloc()ed, 0 with *out NULL when pos starts no such
-** comparison, -1 when out of memory.
+** comparison (or the text is not one sqla_analyze() can read: over a
+** bound, an unterminated token, unbalanced parentheses), -1 when out of
+** memory.
 */
 int sqla_cast_compare(const char *sql, int pos, char **out, char **what);
 
