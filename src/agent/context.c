@@ -1,7 +1,6 @@
 /* context.c - the context step: what the model is told besides the
 ** question: value retrieval, schema linking, learned examples and the
 ** conversation so far. */
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,20 +236,6 @@ static int examples(struct agent_state *st)
     return st->part_examples || n == 0 ? 0 : -1;
 }
 
-/* The name a database goes by in the bank: its file's name without the
-** directory and the extension ("concert_singer" for
-** .../concert_singer.sqlite), or the last path part of a URL. */
-static void db_name(const char *label, char *out, size_t len)
-{
-    const char *s = strrchr(label, '/'), *dot;
-
-    s = s ? s + 1 : label;
-    dot = strrchr(s, '.');
-    snprintf(out, len, "%.*s", (int)(dot && dot > s ? dot - s
-                                                    : (ptrdiff_t)strlen(s)),
-             s);
-}
-
 /* Few-shot from the built-in bank: other databases' pairs whose questions
 ** read alike once names and values are masked (bank.h). Only helps, so a
 ** failure (out of memory) costs the question its examples, not itself. */
@@ -258,15 +243,22 @@ static int bank_examples(struct agent_state *st)
 {
     askdb_agent *ag = st->ag;
     struct bank_pick p[BANK_MAX];
-    char name[256];
+    char *name;
     double t0 = db_now_ms();
     struct buf b;
-    int n = 0;
+    int n = 0, rc;
 
     if (ag->cfg.bank <= 0)
         return 0;
-    db_name(ag->db->label, name, sizeof name);
-    if (bank_similar(st->schema, name, st->question, ag->cfg.bank, p, &n)) {
+    /* the name the database goes by in the bank: its file's name without
+    ** the extension ("concert_singer" for .../concert_singer.sqlite), or
+    ** the last path part of a URL */
+    name = text_file_stem(ag->db->label);
+    rc = name ? bank_similar(st->schema, name, st->question, ag->cfg.bank,
+                             p, &n)
+              : -1;
+    free(name);
+    if (rc) {
         agent_log(st, "bank", "the example bank could not be searched");
         return 0;
     }

@@ -9,6 +9,7 @@
 #include "agent/memory.h"
 #include "core/buf.h"
 #include "core/json.h"
+#include "core/text.h"
 #include "db/db.h"
 
 /*
@@ -302,17 +303,6 @@ static askdb_status import_lines(struct import *im, char *text)
     return ASKDB_OK;
 }
 
-/* The file name of path without directory and extension, malloc()ed. */
-static char *stem_of(const char *path)
-{
-    const char *base = strrchr(path, '/'), *dot;
-
-    base = base ? base + 1 : path;
-    dot = strrchr(base, '.');
-    return strndup(base, dot && dot > base ? (size_t)(dot - base)
-                                           : strlen(base));
-}
-
 askdb_status askdb_memory_import(askdb_memory *h, askdb_db *db,
                                  const char *file, askdb_reject_fn on_reject,
                                  void *ud, askdb_import_counts *counts)
@@ -334,7 +324,7 @@ askdb_status askdb_memory_import(askdb_memory *h, askdb_db *db,
     im.on_reject = on_reject;
     im.ud = ud;
     im.n = counts;
-    im.stem = stem_of(db->path);
+    im.stem = text_file_stem(db->path);
     if (!im.stem)
         return fail(h, ASKDB_ERR_NOMEM, "out of memory");
     text = slurp(&im, &st);

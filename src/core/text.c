@@ -110,6 +110,16 @@ char *text_repair(char *s)
     return buf_steal(&b);
 }
 
+char *text_file_stem(const char *path)
+{
+    const char *base = strrchr(path, '/'), *dot;
+
+    base = base ? base + 1 : path;
+    dot = strrchr(base, '.');
+    return strndup(base, dot && dot > base ? (size_t)(dot - base)
+                                           : strlen(base));
+}
+
 /* The public name (askdb.h). */
 size_t askdb_utf8_len(const char *s, size_t n)
 {

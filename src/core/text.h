@@ -48,6 +48,10 @@ void text_put(struct buf *b, const char *s, size_t len, size_t max);
 ** it for every name in SQL we build, so no name can end the quote. */
 void text_put_quoted(struct buf *b, const char *s, char q);
 
+/* The file name of path without its directories and its extension
+** ("shop" for "data/shop.db"), malloc()ed; NULL when out of memory. */
+char *text_file_stem(const char *path);
+
 /* s itself when it is valid UTF-8, else a repaired copy (s is freed).
 ** Takes s over; NULL when s is NULL or out of memory. */
 char *text_repair(char *s);
