@@ -46,8 +46,9 @@
 **   the KV cache does not already hold them, sequence 0's state for them
 **   is loaded from ${cache}/prompts/<XXH3-128 of model identity and
 **   tokens>.kv (llama_state_seq_load_file into the lane's sequence 0; the
-**   file's tokens must equal them, else it is removed), or evaluated and
-**   then written there
+**   file's tokens must equal them, else it is removed), or evaluated
+**   alone (files or not: every path to a prompt evaluates it in the same
+**   batches, see use_stable_prefix()) and then written there
 **   (written to a temporary name and renamed, so a reader never sees half
 **   a file). So the first question of a later process on the same
 **   database skips the schema's evaluation. The directory is kept under
@@ -526,10 +527,10 @@ static XXH128_hash_t model_identity(const char *path)
 ** prefix (llm.h): the prefix is rendered and tokenized alone and compared
 ** with the prompt token by token (the tokens at the cut may differ, so
 ** only the common part counts), at most n - 1. 0 when the request marks
-** none, the files are off, or it is shorter than LOCAL_KV_MIN.
+** none or it is shorter than LOCAL_KV_MIN.
 */
 static int stable_tokens(struct local *l, const struct llm_request *req,
-                         const llama_token *toks, int n, int files_off_too)
+                         const llama_token *toks, int n)
 {
     const struct llm_msg *m = req->msgs;
     int nm = req->stable_msgs, k = 0, np;
@@ -537,7 +538,7 @@ static int stable_tokens(struct local *l, const struct llm_request *req,
     char *cut = NULL, *text;
     askdb_status rc;
 
-    if ((!l->kv_on && !files_off_too) || nm < 0 || nm > req->nmsgs ||
+    if (nm < 0 || nm > req->nmsgs ||
         (nm == req->nmsgs && req->stable_bytes > 0) ||
         (nm == 0 && req->stable_bytes == 0))
         return 0;
@@ -723,10 +724,17 @@ static int kv_save(struct local *l, struct llm_dec_call *c, const char *dir,
 
 /*
 ** Make the call's conversation hold the request's stable prefix when it
-** holds less of the prompt: from the prefix's file, or evaluated and then
-** written to it. *file is how many tokens came from the file, *saved 1
-** when the file was written. Only a failed evaluation is an error; the
-** files are a help, never a cause of failure.
+** holds less of the prompt: from the prefix's file, or evaluated alone
+** and then written to it (with the files off, evaluated alone). *file is
+** how many tokens came from the file, *saved 1 when the file was written.
+** Only a failed evaluation is an error; the files are a help, never a
+** cause of failure.
+**
+** The prefix is a decode of its own even when nothing is kept, so that
+** every path to a prompt - cold, warmed up, from a file - evaluates it in
+** the same batches: llama.cpp's kernels need not give a row the same
+** bits in a batch of another shape (the AVX-512 ones do not), and a near
+** tie of the greedy choice would then move with the warm-up.
 */
 static askdb_status use_stable_prefix(struct local *l,
                                       struct llm_dec_call *c,
@@ -734,15 +742,16 @@ static askdb_status use_stable_prefix(struct local *l,
                                       const llama_token *toks, int n,
                                       long *file, int *saved)
 {
-    int k = stable_tokens(l, req, toks, n, 0), have = llm_dec_cached(c);
+    int k = stable_tokens(l, req, toks, n), have = llm_dec_cached(c);
     askdb_status rc = ASKDB_OK;
-    char *dir = NULL, *path;
+    char *dir = NULL, *path = NULL;
 
     *file = 0;
     *saved = 0;
     if (k <= have)
         return ASKDB_OK;
-    path = kv_path(l, toks, k, &dir);
+    if (l->kv_on)
+        path = kv_path(l, toks, k, &dir);
     if (path && kv_load(c, path, toks, k)) {
         *file = k;
     } else {
@@ -1360,9 +1369,8 @@ static askdb_status local_complete_n(llm *m, const struct llm_request *req,
     return local_run((struct local *)m, req, n, out);
 }
 
-/* llm_vtab.warm: the stable prefix into the lane's sequence 0, from its
-** file or evaluated and then written to it (with the files off, evaluated
-** alone); nothing else. */
+/* llm_vtab.warm: the stable prefix into the lane's sequence 0, as a
+** call would put it there (use_stable_prefix()); nothing else. */
 static askdb_status local_warm(llm *m, const struct llm_request *req)
 {
     struct local *l = (struct local *)m;
@@ -1370,7 +1378,7 @@ static askdb_status local_warm(llm *m, const struct llm_request *req)
     llama_token *toks = NULL;
     char *prompt;
     askdb_status rc;
-    int ntok, saved, k, have;
+    int ntok, saved;
     long file;
 
     prompt = format_prompt(l, req, &rc);
@@ -1384,14 +1392,7 @@ static askdb_status local_warm(llm *m, const struct llm_request *req)
                        l->base.errmsg, sizeof l->base.errmsg);
     if (rc)
         goto out;
-    if (l->kv_on) {
-        rc = use_stable_prefix(l, c, req, toks, ntok, &file, &saved);
-    } else {   /* no files: into the KV cache alone */
-        k = stable_tokens(l, req, toks, ntok, 1);
-        have = llm_dec_cached(c);
-        if (k > have)
-            rc = llm_dec_eval(c, toks + have, k - have, 0);
-    }
+    rc = use_stable_prefix(l, c, req, toks, ntok, &file, &saved);
 out:
     llm_dec_end(c);
     free(toks);
