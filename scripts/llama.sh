@@ -22,13 +22,14 @@
 #
 # Build choices: static libs, Release, no curl/openssl/common/tools/tests/examples/server.
 # GGML_NATIVE=OFF: ggml then enables SSE4.2+AVX+AVX2+BMI2+FMA+F16C (x86-64-v3).
-# ASKDB_LLAMA_ISA=avx512 also turns on AVX-512 and those of its extensions the CPU
-# reports in /proc/cpuinfo (VNNI, VBMI, BF16; AVX-VNNI), when it has avx512f, avx512bw,
-# avx512vl, avx512dq and avx512cd: prompt evaluation is about 1.3 times as fast then
-# (bench/batch_rows.c, 87 against 66 tokens/s on 2 cores). It is not the default: with
-# it, a warmed-up prompt no longer gives the small test model's cold reply token for
-# token (tests/unit/test_local.c; models/README.md). The instruction sets are part of
-# the stamp. AMX stays off: ggml's AMX kernels crashed in the first matrix product on
+# On a CPU whose /proc/cpuinfo reports avx512f, avx512bw, avx512vl, avx512dq and
+# avx512cd, AVX-512 is turned on too, with those of its extensions it reports (VNNI,
+# VBMI, BF16; AVX-VNNI): prompt evaluation is about 1.3 times as fast then
+# (bench/batch_rows.c, 87 against 66 tokens/s on 2 cores). ASKDB_LLAMA_ISA=base keeps
+# x86-64-v3 (for a cache shared with older CPUs); ASKDB_LLAMA_ISA=auto (the default)
+# or avx512 choose by the CPU. The library then runs only on such a CPU: the cache is
+# the machine's own. The instruction sets are part of the stamp, so switching
+# rebuilds. AMX stays off: ggml's AMX kernels crashed in the first matrix product on
 # such a machine. ASKDB_LLAMA_NATIVE=1 builds with GGML_NATIVE=ON (-march=native, AMX
 # included) instead.
 # OpenMP is on (ggml default; faster thread sync) -> link with -fopenmp.
@@ -81,10 +82,14 @@ SYS_LIBS="-lstdc++ -lm -lpthread -fopenmp"
 NATIVE=OFF
 [ "${ASKDB_LLAMA_NATIVE:-0}" = 1 ] && NATIVE=ON
 
-# isa_flags: with ASKDB_LLAMA_ISA=avx512, the GGML_* switches for the AVX-512 family
-# this CPU reports (none on another architecture or with GGML_NATIVE=ON).
+# isa_flags: the GGML_* switches for the AVX-512 family this CPU reports (none with
+# ASKDB_LLAMA_ISA=base, on another architecture or with GGML_NATIVE=ON).
+case ${ASKDB_LLAMA_ISA:-auto} in
+    auto|avx512|base) ;;
+    *) die "ASKDB_LLAMA_ISA must be auto, avx512 or base, not '$ASKDB_LLAMA_ISA'" ;;
+esac
 isa_flags() {
-    [ "$NATIVE" = OFF ] && [ "${ASKDB_LLAMA_ISA:-base}" = avx512 ] || return 0
+    [ "$NATIVE" = OFF ] && [ "${ASKDB_LLAMA_ISA:-auto}" != base ] || return 0
     [ "$(uname -m)" = x86_64 ] && [ -r /proc/cpuinfo ] || return 0
     local have f
     have=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
