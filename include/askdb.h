@@ -219,6 +219,12 @@ typedef struct askdb_config {
                                 candidates 2..N start in the same batch.
                                 0 = always all N at once
                                 (default 0.5) */
+    double candidate_cap;    /* with candidates > 1 and the local model:
+                                once the greedy reply has ended with L
+                                tokens, a candidate still being written
+                                stops at candidate_cap * L tokens (and
+                                at least L + 24) and is dropped from the
+                                vote; 0 = no cap (default 2) */
     int checks;              /* checks before/after execution (default 1) */
     int cast_compare;        /* a comparison the engine refuses between
                                 a number and text (PostgreSQL's

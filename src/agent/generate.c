@@ -234,6 +234,8 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
     memset(reps, 0, sizeof reps);
     if (n > 1 && gated(ag))
         req.gate = ag->cfg.candidate_gate;
+    if (n > 1)
+        req.follow_cap = ag->cfg.candidate_cap;
     rc = ask_model(st, &req, n, reps, &made, NULL);
     if (rc == ASKDB_OK && n == 1)
         rc = resample(st, &req, &reps[0]);
@@ -258,12 +260,16 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
 
         c->reply = reps[i].text;
         reps[i].text = NULL;
-        llm_reply_free(&reps[i]);
-        c->sql = c->reply ? sqlx_extract(c->reply, &why) : NULL;
+        c->sql = c->reply && !reps[i].cut ? sqlx_extract(c->reply, &why)
+                                          : NULL;
         if (!c->sql)
-            agent_cand_fail(c, ASKDB_EC_NO_SQL, c->reply ? why : "empty reply");
+            agent_cand_fail(c, ASKDB_EC_NO_SQL,
+                            reps[i].cut ? "cut: still being written at the "
+                                          "cap of the greedy reply's length"
+                            : c->reply ? why : "empty reply");
         else
             nsql++;
+        llm_reply_free(&reps[i]);
     }
     if (n > a->ncandidates)
         a->ncandidates = n;

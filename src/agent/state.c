@@ -119,6 +119,8 @@ json_t *agent_reply_event(const struct llm_reply *rep, const char *text)
     if (rep->shared_steps > 0)
         json_object_set_new(ev, "shared_steps",
                             json_integer(rep->shared_steps));
+    if (rep->cut)
+        json_object_set_new(ev, "cut", json_true());
     return ev;
 }
 

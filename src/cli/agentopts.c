@@ -8,7 +8,8 @@
 
 enum {
     A_NO_LINKING = CLI_AGENT_OPT_BASE, A_NO_VALUES, A_NO_QCHECK, A_PLAN,
-    A_CANDIDATES, A_CAND_TEMP, A_CAND_GATE, A_NO_CHECKS, A_NO_REQUALIFY,
+    A_CANDIDATES, A_CAND_TEMP, A_CAND_GATE, A_CAND_CAP, A_NO_CHECKS,
+    A_NO_REQUALIFY,
     A_NO_CAST,
     A_NO_JOIN_MISSING, A_NO_IDLE_JOIN, A_IDLE_JOIN, A_RESAMPLE, A_SELECT,
     A_NO_SELECT, A_ANSWER, A_EXAMPLES, A_MEMORY, A_BANK,
@@ -31,6 +32,7 @@ const struct option cli_agent_opts[] = {
     {"candidates", required_argument, NULL, A_CANDIDATES},
     {"candidate-temperature", required_argument, NULL, A_CAND_TEMP},
     {"candidate-gate", required_argument, NULL, A_CAND_GATE},
+    {"candidate-cap", required_argument, NULL, A_CAND_CAP},
     {"no-checks", no_argument, NULL, A_NO_CHECKS},
     {"no-requalify", no_argument, NULL, A_NO_REQUALIFY},
     {"no-cast", no_argument, NULL, A_NO_CAST},
@@ -90,6 +92,10 @@ const char cli_agent_help[] =
     "                        candidates 2..N join it only when some token\n"
     "                        of it has probability below P (0 = all N at\n"
     "                        once; default 0.5)\n"
+    "      --candidate-cap X local model: once the greedy SQL has ended,\n"
+    "                        a candidate still being written stops at X\n"
+    "                        times its length (at least 24 tokens more)\n"
+    "                        and is dropped (0 = no cap; default 2)\n"
     "      --no-checks       no checks of joins, aggregates, literals and\n"
     "                        result shape\n"
     "      --no-requalify    no re-qualifying of a column written under a\n"
@@ -192,6 +198,16 @@ int cli_agent_opt(int c, const char *arg, askdb_config *cfg, const char *prog)
             return -1;
         }
         cfg->candidate_gate = d;
+        return 1;
+    case A_CAND_CAP:
+        errno = 0;
+        d = strtod(arg, &end);
+        if (errno || end == arg || *end || !(d == 0 || (d >= 1 && d <= 100))) {
+            fprintf(stderr, "%s: --candidate-cap takes 0 (no cap) or a "
+                            "factor from 1 to 100, not '%s'\n", prog, arg);
+            return -1;
+        }
+        cfg->candidate_cap = d;
         return 1;
     default:
         return 0;

@@ -21,3 +21,15 @@ int llm_candidate_seed(const struct llm_request *req, int i)
         return i;
     return (int)(((unsigned)req->seed + (unsigned)i) & (unsigned)INT_MAX);
 }
+
+long llm_follow_limit(const struct llm_request *req, long n0)
+{
+    double cap;
+
+    if (!(req->follow_cap > 0) || n0 < 0)
+        return LONG_MAX;
+    cap = req->follow_cap * (double)n0;
+    if (cap < (double)(n0 + LLM_FOLLOW_SLACK))
+        cap = (double)(n0 + LLM_FOLLOW_SLACK);
+    return cap < (double)LONG_MAX / 2 ? (long)cap : LONG_MAX;
+}

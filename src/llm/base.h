@@ -58,6 +58,14 @@ struct llm_request {
     ** that happens; a reply not made has text NULL and gated set. A
     ** provider that cannot say how sure it was makes them all. 0 = off. */
     double gate;
+    /* llm_complete_n with first_reply 0: once reply 0 has ended with L
+    ** tokens, a reply 1 .. n - 1 still being written stops when it has
+    ** follow_cap * L tokens (and at least L + LLM_FOLLOW_SLACK) and comes
+    ** back unfinished, with cut set. A sampled candidate twice as long as
+    ** the greedy one is seldom the answer, and the call waits for its
+    ** slowest reply. The local model only (other providers' replies come
+    ** whole). 0 = off. */
+    double follow_cap;
     /* Set (non-zero) by another thread to stop the call: the provider
     ** returns ASKDB_ERR_CANCELLED soon after (local: at the next token or
     ** inside a prompt evaluation; HTTP: within 50 ms). NULL = never. */
@@ -90,6 +98,9 @@ struct llm_reply {
                                 seldom what the answer turns on) */
     int gated;               /* 1: not made, reply 0 was sure
                                 (llm_request.gate) */
+    int cut;                 /* 1: stopped unfinished at
+                                llm_request.follow_cap; text holds what
+                                was written */
     long shared_steps;       /* decode steps that also carried other
                                 calls' tokens (concurrent questions on one
                                 loaded model) */
@@ -122,6 +133,14 @@ struct llm {
 /* Temperature of llm_complete_n's sampled replies when the request's
 ** alt_temperature is not set. */
 #define LLM_ALT_TEMPERATURE 0.7
+
+/* llm_request.follow_cap lets a reply run at least this many tokens
+** past reply 0's length (a short greedy reply leaves room for a join). */
+#define LLM_FOLLOW_SLACK 24
+
+/* The length at which llm_request.follow_cap stops a reply, when reply 0
+** had n0 tokens; LONG_MAX when it is off. */
+long llm_follow_limit(const struct llm_request *req, long n0);
 
 /* The temperature and seed of reply i of llm_complete_n, which is
 ** candidate k = req->first_reply + i: for k = 0 the request's own; else

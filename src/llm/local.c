@@ -79,7 +79,9 @@
 **   Replies beyond LOCAL_SEQ_MAX run in later rounds in sequences 1.. .
 **   With llm_request.gate, sequences 1.. wait until reply 0 chooses a
 **   token it is unsure of and then join the batch (generate()); when it
-**   never does they never start, nor do later rounds.
+**   never does they never start, nor do later rounds. With
+**   llm_request.follow_cap, once reply 0 has ended, a sequence that
+**   reaches the cap's length stops and its reply comes back cut.
 **   Sequences 1.. are removed when the call ends, whatever happened, so
 **   the next call finds sequence 0 alone. One call with n = 1 is exactly
 **   the single-sequence case of the same code. The reply budget is split:
@@ -1029,6 +1031,7 @@ struct seq {
     double min_p;                /* least token_p() of a chosen token */
     double min_p_words;          /* the same without white-space tokens */
     int done;
+    int cut;                     /* stopped at the follow cap */
     char *text;
     size_t len, cap, sent;
 };
@@ -1090,10 +1093,14 @@ static int seq_step(struct local *l, struct llm_dec_call *c,
 ** 0 chose with less than req->gate probability: they share the prompt
 ** toks[0..n) but its last token, which each evaluates again in that step
 ** (as a later round does); if sequence 0 ends sure, they never start.
+** A sequence other than reply 0 that reaches lim tokens stops, cut (the
+** follow cap, llm_request.follow_cap); lim < 0: from reply 0's length
+** once it has ended (the first round, where seqs[0] is reply 0).
 */
 static askdb_status generate(struct local *l, struct llm_dec_call *c,
                              const struct llm_request *req, struct seq *seqs,
-                             int ns, const llama_token *toks, int n, double t0)
+                             int ns, const llama_token *toks, int n, double t0,
+                             long lim)
 {
     llama_token tok[LOCAL_SEQ_MAX];
     int sid[LOCAL_SEQ_MAX], at[LOCAL_SEQ_MAX];
@@ -1107,6 +1114,8 @@ static askdb_status generate(struct local *l, struct llm_dec_call *c,
         }
         nb = 0;
         for (i = 0; i < ns; i++) {
+            if (i > 0 && lim < 0 && seqs[0].done)
+                lim = llm_follow_limit(req, seqs[0].n);
             if (seqs[i].done || seqs[i].waiting)
                 continue;
             r = seq_step(l, c, req, &seqs[i], t0, &tok[nb]);
@@ -1117,6 +1126,10 @@ static askdb_status generate(struct local *l, struct llm_dec_call *c,
             }
             if (r == 0) {
                 seqs[i].done = 1;
+                continue;
+            }
+            if (seqs[i].id != 0 && lim >= 0 && seqs[i].n >= lim) {
+                seqs[i].done = seqs[i].cut = 1;
                 continue;
             }
             sid[nb] = seqs[i].id;
@@ -1236,7 +1249,9 @@ static askdb_status run_round(struct local *l, struct llm_dec_call *c,
     rc = share_prompt(c, toks, n, seqs, ns, first == 0);
     if (rc)
         goto out;
-    rc = generate(l, c, req, seqs, ns, toks, n, t0);
+    rc = generate(l, c, req, seqs, ns, toks, n, t0,
+                  first == 0 ? -1 : llm_follow_limit(req,
+                                                     out[0].completion_tokens));
     if (rc)
         goto out;
     for (i = 0; i < ns; i++) {
@@ -1250,6 +1265,7 @@ static askdb_status run_round(struct local *l, struct llm_dec_call *c,
         seqs[i].out->completion_tokens = seqs[i].n;
         seqs[i].out->min_p = seqs[i].min_p;
         seqs[i].out->min_p_words = seqs[i].min_p_words;
+        seqs[i].out->cut = seqs[i].cut;
         seqs[i].text = NULL;
     }
     goto out;

@@ -758,6 +758,57 @@ static void local_later_candidates_match_the_batch(void **ts)
 }
 
 /*
+** The follow cap (llm_request.follow_cap): once the greedy reply has
+** ended with L tokens, a sampled one still going stops at the cap's
+** length, cut, with the text it had then; one that ended sooner is as
+** without the cap. At temperature 2 the small model rambles to
+** max_tokens while its greedy reply to "Say yes." is a few tokens.
+*/
+static void local_follow_cap_cuts_the_long_candidates(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_msg q1[] = {{"system", "Answer in one word."},
+                           {"user", "Say yes."}};
+    struct llm_request req = request(q1, 2, 64);
+    struct llm_reply free_run[3], capped[3];
+    long lim;
+    int i, cut = 0, longer = 0;
+
+    need_model();
+    open_model(s);
+    req.alt_temperature = 2.0;
+    req.seed = 5;
+    complete_n_ok(s, &req, 3, free_run);
+    lim = llm_follow_limit(&(struct llm_request){.follow_cap = 1},
+                           free_run[0].completion_tokens);
+    assert_int_equal(lim, free_run[0].completion_tokens + LLM_FOLLOW_SLACK);
+    for (i = 1; i < 3; i++)
+        longer += free_run[i].completion_tokens > lim;
+    assert_true(longer > 0);   /* else the case tests nothing */
+
+    req.follow_cap = 1;
+    complete_n_ok(s, &req, 3, capped);
+    assert_string_equal(capped[0].text, free_run[0].text);
+    assert_int_equal(capped[0].cut, 0);
+    for (i = 1; i < 3; i++) {
+        assert_true(capped[i].completion_tokens <= lim);
+        if (free_run[i].completion_tokens > lim) {
+            cut++;
+            assert_int_equal(capped[i].cut, 1);
+            assert_int_equal(capped[i].completion_tokens, lim);
+            assert_true(strncmp(free_run[i].text, capped[i].text,
+                                strlen(capped[i].text)) == 0);
+        } else {
+            assert_int_equal(capped[i].cut, 0);
+            assert_string_equal(capped[i].text, free_run[i].text);
+        }
+    }
+    assert_int_equal(cut, longer);
+    free_replies(capped, 3);
+    free_replies(free_run, 3);
+}
+
+/*
 ** The gate in one call (llm_request.gate): candidates 2.. start in the
 ** greedy reply's batch at its first token below the gate, or never. They
 ** are the replies the later candidates of a second call would be, and
@@ -1465,6 +1516,7 @@ int main(void)
         T(local_candidates_are_grammatical_and_reply_0_is_greedy),
         T(local_later_candidates_match_the_batch),
         T(local_gate_starts_the_candidates_when_unsure),
+        T(local_follow_cap_cuts_the_long_candidates),
         T(local_more_candidates_than_sequences_run_in_rounds),
         T(local_concurrent_calls_decode_together_as_each_alone),
         T(local_calls_join_and_leave_a_running_batch),
