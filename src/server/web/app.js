@@ -416,8 +416,9 @@ function describeStep(ev, why) {
         return ["run", what, ev.candidates > 1 ? `${ev.candidates} candidates` : ""];
     }
     case "reply": return ev.error ? ["bad", "The model failed", ev.error] :
-        ["ok", ev.candidate ? `The model replied (candidate ${ev.candidate})` : "The model replied", [fmtMs(ev.ms),
+        [ev.cut ? "warn" : "ok", ev.candidate ? `The model replied (candidate ${ev.candidate})` : "The model replied", [fmtMs(ev.ms),
             ev.completion_tokens !== undefined && `${ev.completion_tokens} tokens`,
+            ev.cut ? "cut: ran past the cap on the greedy reply's length, left out of the vote" : "",
             ev.retries ? `${ev.retries} retries` : ""].filter(Boolean).join(", ")];
     case "validate": {
         // candidates: the error class of each ("none" when valid).
