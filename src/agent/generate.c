@@ -5,7 +5,6 @@
 
 #include "agent/steps.h"
 #include "sql/extract.h"
-#include "sql/grammar.h"
 
 /*
 ** Whether the first attempt makes candidates 2.. only when the greedy one
@@ -228,10 +227,6 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
     req.seed = ag->cfg.seed;
     req.cancel = &ag->cancel;
     req.grammar = ag->grammar;
-    /* The grammar's reply starts with the fence: the local model then
-    ** spends no step on it (without the grammar the model is free). */
-    if (ag->grammar)
-        req.reply_prefix = SQL_GRAMMAR_PREFIX;
     req.on_token = ag->cfg.token_fn;
     req.token_ud = ag->cfg.token_ud;
     agent_mark_stable(st, &req);

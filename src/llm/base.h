@@ -66,13 +66,6 @@ struct llm_request {
     ** slowest reply. The local model only (other providers' replies come
     ** whole). 0 = off. */
     double follow_cap;
-    /* The text every reply starts with, e.g. "```sql\n" when the prompt
-    ** asks for a fenced block (and req->grammar, if any, begins with it),
-    ** or NULL. The local model puts it after the assistant's turn marker
-    ** and evaluates it with the prompt, so no decode step is spent on
-    ** it; the reply's text includes it, completion_tokens does not.
-    ** Other providers let the model write it. */
-    const char *reply_prefix;
     /* Set (non-zero) by another thread to stop the call: the provider
     ** returns ASKDB_ERR_CANCELLED soon after (local: at the next token or
     ** inside a prompt evaluation; HTTP: within 50 ms). NULL = never. */

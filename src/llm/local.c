@@ -88,12 +88,6 @@
 **   each sequence gets at most (reservation - prompt) / sequences tokens,
 **   where the reservation is prompt + max_tokens a sequence, cut to the
 **   context.
-** - Reply prefix (llm_request.reply_prefix, the agent's "```sql\n" that
-**   its grammar starts with): its tokens (tokenized alone, as plain text)
-**   follow the prompt's and are evaluated with it, the grammar accepts
-**   them first (a token it refuses is an error), and every reply's text
-**   starts with it: the model spends no decode step on text it has no
-**   choice about.
 ** - Streaming: req->on_token gets the text as it is generated, except for
 **   a tail that could still turn out to be the start of a stop string or
 **   an incomplete UTF-8 sequence; that tail follows once it is decided.
@@ -449,57 +443,6 @@ static char *format_prompt(struct local *l, const struct llm_request *req,
                            askdb_status *rc)
 {
     return render(l, req->msgs, req->nmsgs, NULL, 1, rc);
-}
-
-/*
-** Append the tokens of the request's reply prefix (llm.h) to the prompt's
-** toks[0..n): the prefix tokenized alone, as plain text (a control
-** token's text in it stays text), so the boundary with the turn marker is
-** the same in every call. Each token must be one req's grammar allows
-** there; the grammar accepts them. Returns the new count (n when there is
-** no prefix), or -1 with m->errmsg set.
-*/
-static int add_reply_prefix(struct local *l, const struct llm_request *req,
-                            struct llama_sampler *grammar, llama_token **toks,
-                            int n)
-{
-    const char *pre = req->reply_prefix;
-    int len = pre ? (int)strlen(pre) : 0, k, i;
-    llama_token *t;
-    llama_token_data one;
-    llama_token_data_array arr;
-
-    if (len == 0)
-        return n;
-    t = realloc(*toks, ((size_t)n + (size_t)len + 8) * sizeof *t);
-    if (!t) {
-        snprintf(l->base.errmsg, sizeof l->base.errmsg, "out of memory");
-        return -1;
-    }
-    *toks = t;
-    k = llama_tokenize(l->vocab, pre, len, t + n, len + 8, false, false);
-    if (k <= 0) {
-        snprintf(l->base.errmsg, sizeof l->base.errmsg,
-                 "the local model could not tokenize the reply prefix");
-        return -1;
-    }
-    for (i = 0; grammar && i < k; i++) {
-        one.id = t[n + i];
-        one.logit = 1.0f;
-        one.p = 0.0f;
-        arr.data = &one;
-        arr.size = 1;
-        arr.selected = -1;
-        arr.sorted = false;
-        llama_sampler_apply(grammar, &arr);
-        if (one.logit == -INFINITY) {
-            snprintf(l->base.errmsg, sizeof l->base.errmsg,
-                     "the reply prefix does not fit the grammar");
-            return -1;
-        }
-        llama_sampler_accept(grammar, t[n + i]);
-    }
-    return n + k;
 }
 
 /* Tokens of text (special tokens parsed) into *out (malloc()ed); returns
@@ -1297,12 +1240,11 @@ static askdb_status run_round(struct local *l, struct llm_dec_call *c,
             if (!s->grammar)
                 goto nomem;
         }
-        s->len = req->reply_prefix ? strlen(req->reply_prefix) : 0;
-        s->cap = 256 + s->len;
+        s->cap = 256;
         s->text = malloc(s->cap);
         if (!s->text)
             goto nomem;
-        memcpy(s->text, s->len ? req->reply_prefix : "", s->len + 1);
+        s->text[0] = '\0';
     }
     rc = share_prompt(c, toks, n, seqs, ns, first == 0);
     if (rc)
@@ -1380,10 +1322,6 @@ static askdb_status local_run(struct local *l, const struct llm_request *req,
     /* The grammar first: a bad one should fail before any work. */
     rc = make_grammar(l, req, &grammar);
     if (rc)
-        goto out;
-    rc = ASKDB_ERR_LLM;
-    ntok = add_reply_prefix(l, req, grammar, &toks, ntok);
-    if (ntok < 0)
         goto out;
     rc = llm_dec_begin(l->dec, toks, ntok, (long)max * ns, req->cancel, &c,
                        l->base.errmsg, sizeof l->base.errmsg);

@@ -23,10 +23,6 @@ struct db_schema;
 */
 char *sqlx_grammar(const struct db_schema *s);
 
-/* What every reply the grammar admits starts with (the opening fence):
-** llm_request.reply_prefix, so that the model spends no step on it. */
-#define SQL_GRAMMAR_PREFIX "```sql\n"
-
 /* The SQL dialects the grammar knows: functions and syntax differ. */
 enum sqlx_dialect { SQLX_SQLITE, SQLX_POSTGRES, SQLX_MARIADB, SQLX_DUCKDB };
 

@@ -639,60 +639,6 @@ static void complete_n_ok(struct state *s, const struct llm_request *req,
                  llm_errmsg(s->m));
 }
 
-/*
-** The reply prefix (llm_request.reply_prefix): the fence the grammar
-** starts with is evaluated with the prompt; the reply is the one the model
-** writes without it, fewer tokens generated, the prefix streamed first.
-** The grammar must allow it.
-*/
-static void local_reply_prefix_spends_no_step_on_the_fence(void **ts)
-{
-    struct state *s = *ts;
-    struct llm_msg q1[] = {{"system", system_prompt},
-                           {"user", "Which products cost more than 20?"}};
-    struct llm_request req = request(q1, 2, 48);
-    struct pieces p = {"", 0, 0};
-    struct llm_reply r[3];
-    char *whole;
-    long n;
-    int i;
-
-    need_model();
-    open_model(s);
-    req.grammar = candidate_grammar;
-    complete_ok(s, &req);
-    whole = strdup(s->r.text);
-    assert_non_null(whole);
-    n = s->r.completion_tokens;
-
-    req.reply_prefix = "```sql\n";
-    req.on_token = collect;
-    req.token_ud = &p;
-    complete_ok(s, &req);
-    assert_string_equal(s->r.text, whole);
-    assert_string_equal(p.text, whole);
-    assert_true(s->r.completion_tokens >= 1 &&
-                s->r.completion_tokens < n);
-    req.on_token = NULL;
-
-    req.seed = 3;
-    req.alt_temperature = 1.0;
-    complete_n_ok(s, &req, 3, r);
-    for (i = 0; i < 3; i++)
-        assert_grammatical(r[i].text);
-    assert_string_equal(r[0].text, whole);
-    free_replies(r, 3);
-
-    req.reply_prefix = "SELECT ";
-    llm_reply_free(&s->r);
-    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
-    assert_non_null(strstr(llm_errmsg(s->m), "does not fit the grammar"));
-    req.grammar = NULL;
-    complete_ok(s, &req);
-    assert_true(strncmp(s->r.text, "SELECT ", 7) == 0);
-    free(whole);
-}
-
 static void local_candidates_are_grammatical_and_reply_0_is_greedy(void **ts)
 {
     struct state *s = *ts;
@@ -1570,7 +1516,6 @@ int main(void)
         T(local_candidates_are_grammatical_and_reply_0_is_greedy),
         T(local_later_candidates_match_the_batch),
         T(local_gate_starts_the_candidates_when_unsure),
-        T(local_reply_prefix_spends_no_step_on_the_fence),
         T(local_follow_cap_cuts_the_long_candidates),
         T(local_more_candidates_than_sequences_run_in_rounds),
         T(local_concurrent_calls_decode_together_as_each_alone),
