@@ -40,7 +40,7 @@ askdb_config askdb_config_default(void)
     c.candidates = 0;        /* auto: 3 with the local model (ablation) */
     c.candidate_temperature = 0.7;
     c.candidate_gate = 0.5;  /* the validation split: +3/-1, docs/agent.md */
-    c.candidate_cap = 2;     /* docs/agent.md, "The follow cap" */
+    c.candidate_cap = 2;     /* p90 -2.6 s: docs/agent.md, "Sooner" */
     c.checks = 1;
     c.requalify = 1;
     c.cast_compare = 1;

@@ -26,8 +26,8 @@ long llm_follow_limit(const struct llm_request *req, long n0)
 {
     double cap;
 
-    if (!(req->follow_cap > 0) || n0 < 0)
-        return LONG_MAX;
+    if (!(req->follow_cap > 0) || n0 < 0 || req->first_reply > 0)
+        return LONG_MAX;   /* off, or no greedy reply to measure by */
     cap = req->follow_cap * (double)n0;
     if (cap < (double)(n0 + LLM_FOLLOW_SLACK))
         cap = (double)(n0 + LLM_FOLLOW_SLACK);

@@ -139,7 +139,7 @@ struct llm {
 #define LLM_FOLLOW_SLACK 24
 
 /* The length at which llm_request.follow_cap stops a reply, when reply 0
-** had n0 tokens; LONG_MAX when it is off. */
+** had n0 tokens; LONG_MAX when it is off (or first_reply > 0). */
 long llm_follow_limit(const struct llm_request *req, long n0);
 
 /* The temperature and seed of reply i of llm_complete_n, which is
