@@ -141,37 +141,30 @@ static char *stem(struct sb_stemmer *st, const char *w)
     return s;
 }
 
-/* Add the words of name (split at non-word bytes, camelCase humps and
-** letter/digit changes; grammar words and single letters left out) to s,
-** unsorted. Returns 0 or -1 (out of memory). */
+struct stems_to {
+    struct sb_stemmer *st;
+    struct strs *s;
+};
+
+/* link_split()'s callback for stems_add_name(). */
+static int stems_push_word(const char *w, size_t len, void *ud)
+{
+    struct stems_to *t = ud;
+
+    if (len < 2 || is_digit((unsigned char)w[0]) || link_stop_word(w))
+        return 0;
+    return strs_push(t->s, stem(t->st, w));
+}
+
+/* Add the words of name (split as link_split() splits names; grammar
+** words, single letters and words that start with a digit left out) to
+** s, unsorted. Returns 0 or -1 (out of memory). */
 static int stems_add_name(struct sb_stemmer *st, struct strs *s,
                           const char *name)
 {
-    const unsigned char *p = (const unsigned char *)name;
-    char w[MAX_WORD + 1];
-    size_t len = 0;
+    struct stems_to t = {st, s};
 
-    for (;; p++) {
-        int c = *p, cut = !is_wordc(c);
-
-        if (!cut && len > 0) {
-            int prev = p[-1];
-            cut = (is_lower(prev) && is_upper(c)) ||
-                  (is_upper(prev) && is_upper(c) && is_lower(p[1])) ||
-                  (is_digit(prev) != is_digit(c));
-        }
-        if (cut && len > 0) {
-            w[len] = '\0';
-            if (len >= 2 && !is_digit((unsigned char)w[0]) &&
-                !link_stop_word(w) && strs_push(s, stem(st, w)))
-                return -1;
-            len = 0;
-        }
-        if (c == '\0')
-            return 0;
-        if (is_wordc(c) && len < MAX_WORD)
-            w[len++] = (char)(is_upper(c) ? c - 'A' + 'a' : c);
-    }
+    return link_split(name, 1, stems_push_word, &t);
 }
 
 /* Sort s and drop repeats. */

@@ -246,11 +246,7 @@ static int push_word(struct sb_stemmer *st, struct words *out, const char *w,
     return 0;
 }
 
-/* Split s into words appended to out (see the design note). name = 1 also
-** splits at camelCase humps and letter/digit changes; dedup = 1 skips
-** words whose stem is already in out. Returns 0 or -1 (out of memory). */
-static int split_words(struct sb_stemmer *st, const char *s, int name,
-                       int dedup, struct words *out)
+int link_split(const char *s, int name, link_word_fn fn, void *ud)
 {
     char w[MAX_WORD + 1];
     size_t len = 0;
@@ -267,7 +263,7 @@ static int split_words(struct sb_stemmer *st, const char *s, int name,
         }
         if (cut && len > 0) {
             w[len] = '\0';
-            if (push_word(st, out, w, len, dedup))
+            if (fn(w, len, ud))
                 return -1;
             len = 0;
         }
@@ -276,6 +272,30 @@ static int split_words(struct sb_stemmer *st, const char *s, int name,
         if (is_wordc(c) && len < MAX_WORD)
             w[len++] = (char)(is_upper(c) ? c - 'A' + 'a' : c);
     }
+}
+
+struct split_to {
+    struct sb_stemmer *st;
+    struct words *out;
+    int dedup;
+};
+
+static int split_push(const char *w, size_t len, void *ud)
+{
+    struct split_to *t = ud;
+
+    return push_word(t->st, t->out, w, len, t->dedup);
+}
+
+/* Split s into words appended to out (see the design note and
+** link_split()); dedup = 1 skips words whose stem is already in out.
+** Returns 0 or -1 (out of memory). */
+static int split_words(struct sb_stemmer *st, const char *s, int name,
+                       int dedup, struct words *out)
+{
+    struct split_to t = {st, out, dedup};
+
+    return link_split(s, name, split_push, &t);
 }
 
 /* Is a (shorter) a subsequence of b? */

@@ -66,6 +66,17 @@ askdb_status link_schema(const struct db_schema *s, const char *question,
 */
 int link_names(const char *question, const char *name, const char *other);
 
+/*
+** Call fn(w, len, ud) for each word of s, in order: w lower case (ASCII),
+** NUL-terminated, len bytes (at most 63; a longer word is cut there).
+** Words are runs of letters and digits (bytes of UTF-8 sequences count as
+** letters); name = 1 also splits at camelCase humps (orderId, HTTPCode)
+** and letter/digit changes, as names are split. A non-zero return of fn
+** stops the walk. Returns 0, or -1 when fn stopped it.
+*/
+typedef int (*link_word_fn)(const char *w, size_t len, void *ud);
+int link_split(const char *s, int name, link_word_fn fn, void *ud);
+
 /* Whether w (lower case) is a word a question uses for its own grammar
 ** ("how", "many", "of", "show"), never a name of data. */
 int link_stop_word(const char *w);
