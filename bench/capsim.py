@@ -9,34 +9,10 @@ left out. Prints, for each cap rule, the questions right and the candidate
 tokens the cap would have saved. Fixes and repairs are not replayed, so
 "right" counts the first attempt's vote only. docs/agent.md, "Sooner".
 """
-import json, sys, re, sqlite3, collections, os, gzip
-trace, evalf = sys.argv[1:3]
-root = sys.argv[3] if len(sys.argv) > 3 else '../shared/bench/spider-train/database'
-recs = {}
-for l in open(evalf):
-    r = json.loads(l); recs[r['question']] = r
-byreq = collections.defaultdict(list)
-for l in (gzip.open(trace, 'rt') if trace.endswith('.gz') else open(trace)):
-    e = json.loads(l); byreq[e.get('request_id')].append(e)
-def sql_of(text):
-    m = re.search(r'```sql\s*(.*?)```', text or '', re.S)
-    return m.group(1).strip().rstrip(';') if m else None
-def run(db, sql):
-    if not sql: return None
-    try:
-        c = sqlite3.connect('file:%s?mode=ro' % db, uri=True)
-        c.text_factory = lambda b: b.decode('utf-8', 'replace')
-        rows = c.execute(sql).fetchmany(5000); c.close(); return rows
-    except Exception:
-        return None
-def norm(v):
-    if isinstance(v, float) and v == int(v): return int(v)
-    if isinstance(v, float): return round(v, 6)
-    return v
-def key(rows, ordered):
-    if rows is None: return None
-    a = [tuple(map(norm, r)) for r in rows]
-    return tuple(a) if ordered else tuple(sorted(a, key=repr))
+import collections, os, sys
+from tracesql import load, sql_of, run, key
+
+recs, byreq, root = load(sys.argv)
 def vote(keys):
     best = None; bv = -1
     for i, k in enumerate(keys):
@@ -57,7 +33,8 @@ for rid, evs in byreq.items():
     r = recs[q]; db = os.path.join(root, r['db'], r['db'] + '.sqlite')
     ordered = 'order by' in r['gold'].lower()
     gold = key(run(db, r['gold']), ordered)
-    keys = [key(run(db, sql_of(e['reply'])), ordered) for e in reps]
+    sqls = [sql_of(e['reply']) for e in reps]
+    keys = [key(run(db, q), ordered) if q else None for q in sqls]
     L = reps[0]['completion_tokens']
     for name, cap in caps.items():
         c = cap(L)

@@ -8,34 +8,10 @@ time is estimated as the greedy reply's time to first token plus 73 ms a
 token (one row a step on the 2-core Xeon). The others keep the run's answer
 and time. docs/agent.md, "Sooner".
 """
-import json, sys, re, sqlite3, collections, os, gzip
-trace, evalf = sys.argv[1:3]
-root = sys.argv[3] if len(sys.argv) > 3 else '../shared/bench/spider-train/database'
-recs = {}
-for l in open(evalf):
-    r = json.loads(l); recs[r['question']] = r
-byreq = collections.defaultdict(list)
-for l in (gzip.open(trace, 'rt') if trace.endswith('.gz') else open(trace)):
-    e = json.loads(l); byreq[e.get('request_id')].append(e)
-def sql_of(text):
-    m = re.search(r'```sql\s*(.*?)```', text or '', re.S)
-    s = m.group(1) if m else (text or '')
-    return s.strip().rstrip(';')
-def run(db, sql):
-    try:
-        c = sqlite3.connect('file:%s?mode=ro' % db, uri=True)
-        c.text_factory = lambda b: b.decode('utf-8', 'replace')
-        rows = c.execute(sql).fetchmany(5000); c.close(); return rows
-    except Exception:
-        return None
-def norm(v):
-    if isinstance(v, float) and v == int(v): return int(v)
-    if isinstance(v, float): return round(v, 6)
-    return v
-def same(a, b, ordered):
-    if a is None or b is None: return False
-    a = [tuple(map(norm, r)) for r in a]; b = [tuple(map(norm, r)) for r in b]
-    return a == b if ordered else collections.Counter(a) == collections.Counter(b)
+import os, sys
+from tracesql import load, sql_of, run, same
+
+recs, byreq, root = load(sys.argv)
 rows = []
 for rid, evs in byreq.items():
     q = next((e['question'] for e in evs if e.get('step') == 'question'), None)
@@ -47,7 +23,7 @@ for rid, evs in byreq.items():
     g = g[0]
     db = os.path.join(root, r['db'], r['db'] + '.sqlite')
     gold = run(db, r['gold']); ordered = 'order by' in r['gold'].lower()
-    gok = same(run(db, sql_of(g['reply'])), gold, ordered)
+    gok = same(run(db, sql_of(g['reply'], whole=True)), gold, ordered)
     n = len(reps)
     est = g['ttft_ms'] + g['completion_tokens'] * 73.0
     rows.append((g.get('min_p_words', 1), n, r['correct'], gok, r['ms']['total'], est))
