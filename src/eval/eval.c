@@ -266,6 +266,38 @@ char *eval_db_url(const char *tmpl, const char *db_id)
     return buf_steal(&b);
 }
 
+/*
+** The model every group's agent borrows: loaded by the first group that
+** needs it, once for the run, as askdb serve and askdb mcp do. The local
+** model's weights are then mapped once and a prefix one database's
+** prompts share with the next (the system prompt) is evaluated once, so
+** a database's first question no longer pays the model's load. NULL
+** after stop_run() when it cannot be loaded.
+*/
+static askdb_model *run_model(askdb_eval *ev)
+{
+    askdb_status st = ASKDB_OK;
+    askdb_model *m = NULL;
+    char msg[512] = "";
+
+    pthread_mutex_lock(&ev->mu);
+    if (!ev->model && !ev->model_st) {
+        st = askdb_model_new(&ev->cfg, &ev->model);
+        if (st) {
+            ev->model_st = st;
+            set_msg(msg, sizeof msg, "%s", askdb_model_errmsg(ev->model));
+            askdb_model_free(ev->model);
+            ev->model = NULL;
+        }
+    }
+    m = ev->model;
+    st = ev->model_st;
+    pthread_mutex_unlock(&ev->mu);
+    if (!m)
+        stop_run(ev, st, msg);
+    return m;
+}
+
 /* All items of one database with one agent. With --db-url the agent asks
 ** the database the URL names (the same data in another engine) and the
 ** gold still runs on the SQLite file: one reference for every engine. */
@@ -273,6 +305,7 @@ static void run_group(askdb_eval *ev, const struct eval_group *g)
 {
     askdb_agent *ag = NULL;
     askdb_db *gold_db = NULL;
+    askdb_model *m = NULL;
     const char *bad = NULL;
     char msg[1024] = "", *url = NULL;
     struct stat sb;
@@ -287,8 +320,10 @@ static void run_group(askdb_eval *ev, const struct eval_group *g)
                           ev->suite.items[g->items[0]].db_id);
         st = url ? askdb_db_open(g->db_path, &ev->cfg, &gold_db)
                  : ASKDB_ERR_NOMEM;
+        if (st == ASKDB_OK && !(m = run_model(ev)))
+            goto out;
         if (st == ASKDB_OK)
-            st = askdb_agent_new(&ev->cfg, url, &ag);
+            st = askdb_agent_new_with_model(&ev->cfg, m, url, &ag);
         if (st == ASKDB_ERR_DB_OPEN) {
             bad = REC_BAD_DB;
             set_msg(msg, sizeof msg, "%s",
@@ -299,7 +334,9 @@ static void run_group(askdb_eval *ev, const struct eval_group *g)
             goto out;
         }
     } else if (g->db_path) {
-        st = askdb_agent_new(&ev->cfg, g->db_path, &ag);
+        if (!(m = run_model(ev)))
+            goto out;
+        st = askdb_agent_new_with_model(&ev->cfg, m, g->db_path, &ag);
         if (st == ASKDB_ERR_DB_OPEN) {
             bad = REC_BAD_DB;
             set_msg(msg, sizeof msg, "%s", askdb_agent_errmsg(ag));
@@ -690,6 +727,7 @@ void askdb_eval_free(askdb_eval *ev)
     for (k = 0; k < ev->nowned; k++)
         free(ev->owned[k]);
     buf_free(&ev->notes);
+    askdb_model_free(ev->model);
     pthread_mutex_destroy(&ev->mu);
     free(ev);
 }

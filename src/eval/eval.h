@@ -52,6 +52,8 @@ struct askdb_eval {
     int stop;                /* set under mu: workers finish and leave */
     askdb_status fatal;
     int model_errors;        /* model_error records in a row */
+    askdb_model *model;      /* every agent's, loaded once (run_model()) */
+    askdb_status model_st;   /* why it could not be loaded */
     double t0;
     askdb_eval_progress prog;
 

@@ -502,6 +502,41 @@ PY
         fail "$(cat "$TMP/py.err" 2>/dev/null || echo "eval check failed")"
 }
 
+# askdb eval loads the model once for the run, as serve and mcp do: only
+# the first reply reports a load, and the second database's first question
+# finds the system prompt the first one evaluated (no prompt-cache files).
+eval_loads_the_model_once_for_every_database() {
+    cp "$SHOP_DB" "$TMP/shop.db"
+    cp "$SHOP_DB" "$TMP/shop2.db"
+    { printf '{"db": "shop.db", "question": "How many customers are there?", "gold": "SELECT count(*) FROM customers"}\n'
+      printf '{"db": "shop2.db", "question": "How many products are there?", "gold": "SELECT count(*) FROM products"}\n'
+    } >"$TMP/suite2.jsonl"
+    ASKDB_CACHE_DIR="$TMP/cache-eval2" run eval --suite suite2.jsonl --model "$SMALL" \
+        --threads 1 --max-tokens 16 --max-attempts 1 --candidates 1 --no-prompt-cache -q \
+        --trace evalonce.jsonl
+    sanitizer_clean
+    [ "$RC" = 0 ] || [ "$RC" = 1 ] || fail "exit $RC: $(head -c 300 "$TMP/err")"
+    python3 - "$TMP/evalonce.jsonl" "$TMP/py.err" <<'PY' ||
+import json, sys
+def check(cond, msg):
+    if not cond:
+        open(sys.argv[2], "w").write(msg)
+        sys.exit(1)
+events = [json.loads(l) for l in open(sys.argv[1])]
+firsts = {}
+for e in events:
+    if e.get("step") == "reply":
+        firsts.setdefault(e["request_id"], e)
+replies = list(firsts.values())
+check(len(replies) == 2, "want one first reply per question: %r" % replies)
+check(replies[0].get("load_ms", 0) > 0, "the first reply reports no load: %r" % replies[0])
+check("load_ms" not in replies[1], "the model was loaded again: %r" % replies[1])
+check(replies[0].get("cached_tokens", 0) == 0, "nothing to reuse before: %r" % replies[0])
+check(replies[1].get("cached_tokens", 0) > 20, "the system prompt was evaluated again: %r" % replies[1])
+PY
+        fail "$(cat "$TMP/py.err" 2>/dev/null || echo "eval check failed")"
+}
+
 missing_model_file_is_a_usage_error() {
     cp "$SHOP_DB" "$TMP/shop.db"
     run ask --model /nonexistent/m.gguf shop.db "How many customers are there?"
@@ -543,6 +578,7 @@ for t in small_model_answers_or_lists_every_attempt \
          mcp_warms_the_schema_prompt_at_start \
          shell_warms_the_schema_prompt_while_you_type \
          eval_warm_readies_the_first_question \
+         eval_loads_the_model_once_for_every_database \
          missing_model_file_is_a_usage_error missing_default_model_says_make_model; do
     rm -f "$TMP/.fail" "$TMP/py.err"
     if (set -u; "$t"); then
