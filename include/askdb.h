@@ -119,7 +119,9 @@ typedef void (*askdb_token_fn)(void *ud, const char *piece, size_t len);
 **                repeated a failed statement: why "repeat"
 **   reply        reply, ms, prompt_tokens, completion_tokens, retries,
 **                attempt, candidate, error; local model: ttft_ms,
-**                cached_tokens, load_ms, min_p, min_p_words
+**                cached_tokens, load_ms, min_p, min_p_words, cut, and
+**                branch_tokens (a gated candidate: its first tokens,
+**                taken from the greedy reply it branched off)
 **   validate     ok, candidates [error class of each]
 **   execute      rows, truncated, ms; with candidates: candidate, votes,
 **                ran, confidence

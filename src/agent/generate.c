@@ -106,7 +106,8 @@ static askdb_status ask_model(struct agent_state *st,
             a->prompt_tokens += reps[i].prompt_tokens -
                                 (i > 0 ? reps[i].cached_tokens : 0);
         if (reps[i].completion_tokens > 0)
-            a->completion_tokens += reps[i].completion_tokens;
+            a->completion_tokens += reps[i].completion_tokens -
+                                    reps[i].branch_tokens;
     }
     reply_event(st, &reps[0], 0, n > 1, rc);
     p = reps[0].min_p_words;

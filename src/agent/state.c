@@ -121,6 +121,9 @@ json_t *agent_reply_event(const struct llm_reply *rep, const char *text)
                             json_integer(rep->shared_steps));
     if (rep->cut)
         json_object_set_new(ev, "cut", json_true());
+    if (rep->branch_tokens > 0)
+        json_object_set_new(ev, "branch_tokens",
+                            json_integer(rep->branch_tokens));
     return ev;
 }
 

@@ -55,9 +55,15 @@ struct llm_request {
     ** reply 0 (the greedy one) is unsure, i.e. chose some token that is
     ** not only white space with probability below gate (its min_p_words
     ** < gate). The local model starts them in the same batch the moment
-    ** that happens; a reply not made has text NULL and gated set. A
+    ** that happens, as branches of reply 0 at that token: its text
+    ** before it is theirs too, and each samples its own in its place. A
+    ** reply not made has text NULL and gated set. A
     ** provider that cannot say how sure it was makes them all. 0 = off. */
     double gate;
+    /* With gate: the candidates branch off reply 0 at its first token
+    ** (white space aside) below max(branch_p, gate), that token or an
+    ** earlier one. 0 = at the unsure token itself (the agent's way). */
+    double branch_p;
     /* llm_complete_n with first_reply 0: once reply 0 has ended with L
     ** tokens, a reply 1 .. n - 1 still being written stops when it has
     ** follow_cap * L tokens (and at least L + LLM_FOLLOW_SLACK) and comes
@@ -101,6 +107,9 @@ struct llm_reply {
     int cut;                 /* 1: stopped unfinished at
                                 llm_request.follow_cap; text holds what
                                 was written */
+    long branch_tokens;      /* of completion_tokens, the first ones it
+                                took from reply 0 when it branched off it
+                                (llm_request.gate): not decoded again */
     long shared_steps;       /* decode steps that also carried other
                                 calls' tokens (concurrent questions on one
                                 loaded model) */

@@ -78,8 +78,10 @@
 **   sampler chain and grammar state, and stops on its own.
 **   Replies beyond LOCAL_SEQ_MAX run in later rounds in sequences 1.. .
 **   With llm_request.gate, sequences 1.. wait until reply 0 chooses a
-**   token it is unsure of and then join the batch (generate()); when it
-**   never does they never start, nor do later rounds. With
+**   token it is unsure of and then branch off it there: they share its
+**   cells and tokens up to that one and sample their own in its place
+**   (generate(), seq_branch()); when it never is unsure they never
+**   start, nor do later rounds. With
 **   llm_request.follow_cap, once reply 0 has ended, a sequence that
 **   reaches the cap's length stops and its reply comes back cut.
 **   Sequences 1.. are removed when the call ends, whatever happened, so
@@ -241,6 +243,7 @@ struct local {
                                   the model), or "chatml" */
     int n_vocab;
     llama_token_data *cand;    /* n_vocab candidates, for sampling */
+    float *branch_row;         /* the row a gated candidate branches at */
     double load_ms;            /* reported once, on the first reply */
     char *path;
     char **special;            /* texts of the control tokens (see
@@ -1025,6 +1028,7 @@ struct seq {
     int stream;                  /* pass the text on to req->on_token */
     int waiting;                 /* not started: waits for the gate */
     int row;                     /* its row of logits from the last step */
+    const float *first_row;      /* instead, once: a branch's saved row */
     int pos;                     /* where its next token goes */
     int max;                     /* token cap */
     int n;                       /* tokens sampled */
@@ -1032,9 +1036,37 @@ struct seq {
     double min_p_words;          /* the same without white-space tokens */
     int done;
     int cut;                     /* stopped at the follow cap */
+    int branched;                /* tokens taken from sequence 0 */
     char *text;
     size_t len, cap, sent;
+    llama_token *toks;           /* the tokens sampled, in order */
+    int tcap;
 };
+
+/* A sequence's state before the step that sampled its token n + 1: what a
+** candidate branching off it there starts from (see generate()); row:
+** the logits that token was sampled from. */
+struct seq_mark {
+    int pos, n;
+    const float *row;
+    double min_p, min_p_words;
+};
+
+/* Append t to s->toks and count it. -1 when out of memory. */
+static int push_token(struct seq *s, llama_token t)
+{
+    if (s->n == s->tcap) {
+        int c = s->tcap ? s->tcap * 2 : 64;
+        llama_token *bigger = realloc(s->toks, (size_t)c * sizeof *bigger);
+
+        if (!bigger)
+            return -1;
+        s->toks = bigger;
+        s->tcap = c;
+    }
+    s->toks[s->n++] = t;
+    return 0;
+}
 
 /*
 ** Sample the next token of s. Returns 1 with the token in *tok when it
@@ -1046,12 +1078,14 @@ static int seq_step(struct local *l, struct llm_dec_call *c,
                     const struct llm_request *req, struct seq *s, double t0,
                     llama_token *tok)
 {
-    const float *row = llm_dec_logits(c, s->row);
+    const float *row = s->first_row ? s->first_row
+                                    : llm_dec_logits(c, s->row);
     llama_token t = sample_one(l, s->chain, s->grammar, row);
     double p;
     size_t at;
     long keep;
 
+    s->first_row = NULL;
     if (t < 0)
         return -1;
     p = token_p(l, row, t);
@@ -1059,7 +1093,8 @@ static int seq_step(struct local *l, struct llm_dec_call *c,
         s->out->ttft_ms = now_ms() - t0;
     if (llama_vocab_is_eog(l->vocab, t))
         return 0;
-    s->n++;
+    if (push_token(s, t) != 0)
+        return -1;
     at = s->len;
     if (append_piece(l, t, &s->text, &s->len, &s->cap) != 0)
         return -1;
@@ -1085,44 +1120,102 @@ static int seq_step(struct local *l, struct llm_dec_call *c,
 }
 
 /*
+** Start the waiting sequence s as a branch of g at mark m (g's state
+** before the step that sampled its token m->n + 1): s shares g's cells
+** before m->pos (the prompt and g's first m->n tokens), takes those tokens
+** as its own (text, sampler and grammar state, least probabilities) and
+** its next token comes from g's row of logits m->row, the one g sampled
+** that token from. -1 when out of memory.
+*/
+static int seq_branch(struct local *l, struct llm_dec_call *c, struct seq *s,
+                      const struct seq *g, const struct seq_mark *m)
+{
+    int i;
+
+    for (i = 0; i < m->n; i++) {
+        llama_token t = g->toks[i];
+
+        if (push_token(s, t) != 0 ||
+            append_piece(l, t, &s->text, &s->len, &s->cap) != 0)
+            return -1;
+        llama_sampler_accept(s->chain, t);
+        if (s->grammar)
+            llama_sampler_accept(s->grammar, t);
+    }
+    s->branched = m->n;
+    s->min_p = m->min_p;
+    s->min_p_words = m->min_p_words;
+    s->pos = m->pos;
+    s->first_row = m->row;
+    s->waiting = 0;
+    llm_dec_share(c, s->id, m->pos);
+    return 0;
+}
+
+/*
 ** Generate the replies of seqs[0..ns), whose first logits are at their
 ** rows: each step samples one token per live sequence and evaluates them
 ** in one step of the shared batch, until every sequence has ended.
 ** Sequence 0's tokens join the conversation. Waiting sequences (the gate,
-** llm_request.gate) join the step that evaluates the first token sequence
-** 0 chose with less than req->gate probability: they share the prompt
-** toks[0..n) but its last token, which each evaluates again in that step
-** (as a later round does); if sequence 0 ends sure, they never start.
-** A sequence other than reply 0 that reaches lim tokens stops, cut (the
-** follow cap, llm_request.follow_cap); lim < 0: from reply 0's length
-** once it has ended (the first round, where seqs[0] is reply 0).
+** llm_request.gate) start when sequence 0 chooses a token with less than
+** req->gate probability, as branches of it (seq_branch()) at that token,
+** or at an earlier one below req->branch_p when that is higher: they
+** take its tokens before the branch point as their own and sample their
+** own token in its place from the same logits, kept since; if sequence 0
+** ends sure, they never start. A sequence other than reply 0 that
+** reaches lim tokens stops, cut (the follow cap, llm_request.follow_cap);
+** lim < 0: from reply 0's length once it has ended (the first round,
+** where seqs[0] is reply 0).
 */
 static askdb_status generate(struct local *l, struct llm_dec_call *c,
                              const struct llm_request *req, struct seq *seqs,
-                             int ns, const llama_token *toks, int n, double t0,
-                             long lim)
+                             int ns, double t0, long lim)
 {
     llama_token tok[LOCAL_SEQ_MAX];
     int sid[LOCAL_SEQ_MAX], at[LOCAL_SEQ_MAX];
+    double bp = req->branch_p;
+    struct seq_mark pre, mark;
     askdb_status rc;
-    int i, nb, r, unsure;
+    int i, nb, r, row0, marked = 0;
 
+    memset(&mark, 0, sizeof mark);
+    if (bp < req->gate)
+        bp = req->gate;
     for (;;) {
         if (req->cancel && atomic_load(req->cancel)) {
             snprintf(l->base.errmsg, sizeof l->base.errmsg, "cancelled");
             return ASKDB_ERR_CANCELLED;
         }
+        pre.pos = seqs[0].pos;
+        pre.n = seqs[0].n;
+        pre.row = l->branch_row;
+        pre.min_p = seqs[0].min_p;
+        pre.min_p_words = seqs[0].min_p_words;
+        row0 = seqs[0].row;
         nb = 0;
         for (i = 0; i < ns; i++) {
             if (i > 0 && lim < 0 && seqs[0].done)
                 lim = llm_follow_limit(req, seqs[0].n);
-            if (seqs[i].done || seqs[i].waiting)
+            if (seqs[i].waiting) {   /* sequence 0 has just sampled */
+                if (seqs[0].min_p_words >= req->gate) {
+                    seqs[i].done = seqs[0].done;   /* sure to the end */
+                    continue;
+                }
+                if (seq_branch(l, c, &seqs[i], &seqs[0], &mark) != 0)
+                    goto nomem;
+            }
+            if (seqs[i].done)
                 continue;
             r = seq_step(l, c, req, &seqs[i], t0, &tok[nb]);
-            if (r < 0) {
-                snprintf(l->base.errmsg, sizeof l->base.errmsg,
-                         "out of memory");
-                return ASKDB_ERR_NOMEM;
+            if (r < 0)
+                goto nomem;
+            if (i == 0 && ns > 1 && seqs[1].waiting && !marked &&
+                seqs[0].min_p_words < bp) {
+                /* the branch point: keep the row it was sampled from */
+                memcpy(l->branch_row, llm_dec_logits(c, row0),
+                       (size_t)l->n_vocab * sizeof *l->branch_row);
+                mark = pre;
+                marked = 1;
             }
             if (r == 0) {
                 seqs[i].done = 1;
@@ -1136,28 +1229,15 @@ static askdb_status generate(struct local *l, struct llm_dec_call *c,
             at[nb] = seqs[i].pos++;
             seqs[i].row = nb++;
         }
-        unsure = seqs[0].min_p_words < req->gate;
-        for (i = 1; i < ns; i++) {
-            if (!seqs[i].waiting)
-                continue;
-            if (!unsure) {
-                seqs[i].done = seqs[0].done;   /* sure to the end */
-                continue;
-            }
-            seqs[i].waiting = 0;
-            llm_dec_share(c, seqs[i].id, n - 1);
-            tok[nb] = toks[n - 1];
-            sid[nb] = seqs[i].id;
-            at[nb] = n - 1;
-            seqs[i].pos = n;
-            seqs[i].row = nb++;
-        }
         if (nb == 0)
             return ASKDB_OK;
         rc = llm_dec_step(c, tok, sid, at, nb);
         if (rc)
             return rc;
     }
+nomem:
+    snprintf(l->base.errmsg, sizeof l->base.errmsg, "out of memory");
+    return ASKDB_ERR_NOMEM;
 }
 
 /*
@@ -1249,7 +1329,7 @@ static askdb_status run_round(struct local *l, struct llm_dec_call *c,
     rc = share_prompt(c, toks, n, seqs, ns, first == 0);
     if (rc)
         goto out;
-    rc = generate(l, c, req, seqs, ns, toks, n, t0,
+    rc = generate(l, c, req, seqs, ns, t0,
                   first == 0 ? -1 : llm_follow_limit(req,
                                                      out[0].completion_tokens));
     if (rc)
@@ -1266,6 +1346,7 @@ static askdb_status run_round(struct local *l, struct llm_dec_call *c,
         seqs[i].out->min_p = seqs[i].min_p;
         seqs[i].out->min_p_words = seqs[i].min_p_words;
         seqs[i].out->cut = seqs[i].cut;
+        seqs[i].out->branch_tokens = seqs[i].branched;
         seqs[i].text = NULL;
     }
     goto out;
@@ -1280,6 +1361,7 @@ out:
         if (seqs[i].own_grammar)
             llama_sampler_free(seqs[i].grammar);
         free(seqs[i].text);
+        free(seqs[i].toks);
     }
     return rc;
 }
@@ -1306,7 +1388,8 @@ static askdb_status local_run(struct local *l, const struct llm_request *req,
 
     if (!l->cand) {
         l->cand = malloc((size_t)l->n_vocab * sizeof *l->cand);
-        if (!l->cand) {
+        l->branch_row = malloc((size_t)l->n_vocab * sizeof *l->branch_row);
+        if (!l->cand || !l->branch_row) {
             snprintf(l->base.errmsg, sizeof l->base.errmsg,
                      "out of memory");
             return ASKDB_ERR_NOMEM;
@@ -1351,12 +1434,11 @@ static askdb_status local_run(struct local *l, const struct llm_request *req,
     }
     /* What was evaluated for each reply: reply 0 the prompt after the
     ** reused prefix; the others of the first round nothing (they share
-    ** sequence 0's prompt); later rounds and the gate's replies the last
-    ** prompt token each. */
+    ** sequence 0's prompt, the gate's replies its first tokens too);
+    ** later rounds the last prompt token each. */
     for (i = 0; i < n; i++) {
         out[i].prompt_tokens = ntok;
-        out[i].cached_tokens = i == 0 ? reused
-                               : i < ns && req->gate <= 0 ? ntok : ntok - 1;
+        out[i].cached_tokens = i == 0 ? reused : i < ns ? ntok : ntok - 1;
         out[i].shared_steps = llm_dec_shared_steps(c);
     }
     out[0].load_ms = l->load_ms;
@@ -1423,6 +1505,7 @@ static void local_destroy(llm *m)
     int i;
 
     free(l->cand);
+    free(l->branch_row);
     if (l->owner) {
         llm_dec_free(l->dec);
         if (l->model)

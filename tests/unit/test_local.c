@@ -810,9 +810,11 @@ static void local_follow_cap_cuts_the_long_candidates(void **ts)
 
 /*
 ** The gate in one call (llm_request.gate): candidates 2.. start in the
-** greedy reply's batch at its first token below the gate, or never. They
-** are the replies the later candidates of a second call would be, and
-** only the greedy reply streams.
+** greedy reply's batch at its first token below the gate, or never, as
+** branches of it there (or at an earlier token below branch_p): the
+** greedy tokens before that one are theirs too, and each samples its own
+** in its place from the logits the greedy one was sampled from. Only the
+** greedy reply streams.
 */
 static void local_gate_starts_the_candidates_when_unsure(void **ts)
 {
@@ -823,16 +825,16 @@ static void local_gate_starts_the_candidates_when_unsure(void **ts)
                             "```sql\nSELECT name FROM products;\n```"},
                            {"user", "Which products cost more than 20?"}};
     struct llm_request req = request(q1, 4, 48);
-    struct llm_reply later[2], g[3];
+    struct llm_reply all[3], g[3];
     struct pieces p = {"", 0, 0};
-    char *greedy;
+    char *greedy, *prefix = NULL;
     double least;
-    int i, k;
+    int i, k, u, restarted = 0;
 
     need_model();
     open_model(s);
     req.grammar = candidate_grammar;
-    req.alt_temperature = 1.0;
+    req.alt_temperature = 8.0;
     req.seed = 11;
     /* Twice, so that this reply reuses the prompt as the calls below do
     ** (evaluated whole, the prompt gives slightly other probabilities). */
@@ -841,21 +843,40 @@ static void local_gate_starts_the_candidates_when_unsure(void **ts)
     greedy = strdup(s->r.text);
     assert_non_null(greedy);
     least = s->r.min_p_words;
-    /* The example makes the model sure of its first tokens, so that a
-    ** gate just above the least p starts the others late. */
-    req.max_tokens = 1;
-    complete_ok(s, &req);
-    assert_true(s->r.min_p_words > least * 1.000001);
-    req.max_tokens = 48;
     assert_true(least > 0 && least < 1);
-    req.first_reply = 1;
-    complete_n_ok(s, &req, 2, later);
-    req.first_reply = 0;
+    /* Token by token (greedy prefixes of 1, 2, ... tokens): u, the tokens
+    ** before the least sure one (white space aside); prefix: their text.
+    ** The example makes the model sure of its first tokens, so u is well
+    ** past the fence. */
+    for (u = 0; u < 48; u++) {
+        req.max_tokens = u + 1;
+        complete_ok(s, &req);
+        if (s->r.min_p_words <= least)
+            break;
+        free(prefix);
+        prefix = strdup(s->r.text);
+        assert_non_null(prefix);
+    }
+    assert_true(u > 0 && u < 48);
+    assert_int_equal(strncmp(greedy, prefix, strlen(prefix)), 0);
+    req.max_tokens = 48;
+    /* All three from the first token on, ungated: two sampled replies at
+    ** temperature 8 that start over from the prompt, and leave the greedy
+    ** prefix a branch keeps. */
+    complete_n_ok(s, &req, 3, all);
+    for (i = 1; i < 3; i++)
+        restarted += strncmp(all[i].text, prefix, strlen(prefix)) != 0;
+    assert_true(restarted > 0);   /* else the branch test tests nothing */
 
-    /* Unsure from its first token on (every p < 1.01), and unsure only at
-    ** its least sure token, a later one: the same replies. */
-    for (k = 0; k < 2; k++) {
+    /* k = 0: unsure from its first token on (every p < 1.01): they branch
+    ** at the first token, and are the ungated call's replies. k = 1:
+    ** unsure only at its least sure token (token u), but the branch point
+    ** the first token below 1.01, the first token: the same replies, from
+    ** the first token's logits kept until token u. k = 2: the branch at
+    ** the unsure token u (as the agent asks), with the greedy prefix. */
+    for (k = 0; k < 3; k++) {
         req.gate = k == 0 ? 1.01 : least * 1.000001;
+        req.branch_p = k == 1 ? 1.01 : 0;
         req.on_token = collect;
         req.token_ud = &p;
         p.len = 0;
@@ -864,13 +885,24 @@ static void local_gate_starts_the_candidates_when_unsure(void **ts)
         assert_string_equal(p.text, greedy);   /* reply 0 alone streams */
         for (i = 1; i < 3; i++) {
             assert_int_equal(g[i].gated, 0);
-            assert_string_equal(g[i].text, later[i - 1].text);
-            assert_true(g[i].min_p == later[i - 1].min_p);
-            /* each evaluated the last prompt token again */
-            assert_int_equal(g[i].cached_tokens, g[i].prompt_tokens - 1);
+            /* none evaluated any of the prompt */
+            assert_int_equal(g[i].cached_tokens, g[i].prompt_tokens);
+            assert_int_equal(g[i].branch_tokens, k < 2 ? 0 : u);
+            if (k < 2) {
+                assert_string_equal(g[i].text, all[i].text);
+                assert_true(g[i].min_p == all[i].min_p);
+            } else {
+                assert_int_equal(strncmp(g[i].text, prefix,
+                                         strlen(prefix)), 0);
+                assert_true(g[i].completion_tokens >= u);
+            }
         }
         free_replies(g, 3);
     }
+    req.branch_p = 0;
+    req.on_token = NULL;
+    free_replies(all, 3);
+    free(prefix);
 
     /* Sure (no token below the gate): the greedy reply alone. */
     req.gate = least;
@@ -897,7 +929,6 @@ static void local_gate_starts_the_candidates_when_unsure(void **ts)
     req.first_reply = 1;
     assert_int_equal(llm_complete_n(s->m, &req, 2, g), ASKDB_ERR_USAGE);
     assert_non_null(strstr(llm_errmsg(s->m), "first_reply"));
-    free_replies(later, 2);
     free(greedy);
 }
 
