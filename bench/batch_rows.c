@@ -11,7 +11,10 @@
 ** KV cache again. Two layouts: "seq" puts the R tokens into sequence 0 at
 ** R consecutive positions (a draft being verified: speculative decoding),
 ** "par" puts one token into each of R sequences that share the prompt
-** (candidates decoded side by side). Prints the median step time and the
+** (candidates decoded side by side), "pad" is "par" with one more row
+** that asks for no logits, in a sequence of its own at position 0 (what
+** the decoder adds to a batch of 3 rows on AVX-512, src/llm/decoder.c).
+** Prints the median step time and the
 ** time per row, after the prompt's own rate (tokens/s, one decode).
 **
 ** Why: the agent's candidates decode as parallel sequences, and on CPU
@@ -85,10 +88,10 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (!model_path || nprompt < 8 || max_rows < 1 || max_rows > 16 ||
+    if (!model_path || nprompt < 8 || max_rows < 1 || max_rows > 14 ||
         reps < 1) {
         fprintf(stderr, "batch_rows: --model is required; --prompt >= 8, "
-                        "--max-rows 1..16, --reps >= 1\n");
+                        "--max-rows 1..14, --reps >= 1\n");
         return 2;
     }
     f = fopen("/proc/loadavg", "r");
@@ -143,14 +146,14 @@ int main(int argc, char **argv)
         return 1;
     }
     pt = now_ms() - pt;
-    for (i = 1; i < 16; i++)
+    for (i = 1; i < 15; i++)
         llama_memory_seq_cp(mem, 0, i, -1, -1);
 
     printf("model %s, %d threads, prompt %d tokens in %.0f ms (%.1f tok/s)\n",
            model_path, threads, nprompt, pt, nprompt * 1e3 / pt);
     printf("%-6s %4s %10s %10s %10s\n", "layout", "rows", "step ms",
            "ms/row", "vs 1 row");
-    for (layout = 0; layout < 2; layout++) {
+    for (layout = 0; layout < 3; layout++) {
         double one = 0;
 
         for (r = 1; r <= max_rows; r++) {
@@ -164,7 +167,14 @@ int main(int argc, char **argv)
                     batch.seq_id[i][0] = layout == 0 ? 0 : i;
                     batch.logits[i] = 1;
                 }
-                batch.n_tokens = r;
+                if (layout == 2) {   /* the pad row */
+                    batch.token[r] = prompt[0];
+                    batch.pos[r] = 0;
+                    batch.n_seq_id[r] = 1;
+                    batch.seq_id[r][0] = 15;
+                    batch.logits[r] = 0;
+                }
+                batch.n_tokens = r + (layout == 2);
                 t0 = now_ms();
                 if (llama_decode(ctx, batch) != 0) {
                     fprintf(stderr, "batch_rows: decode failed\n");
@@ -175,12 +185,15 @@ int main(int argc, char **argv)
                     t[k] = now_ms() - t0;
                 for (i = 0; i < (layout == 0 ? 1 : r); i++)
                     llama_memory_seq_rm(mem, i, nprompt, -1);
+                if (layout == 2)
+                    llama_memory_seq_rm(mem, 15, -1, -1);
             }
             qsort(t, (size_t)reps, sizeof *t, cmp_d);
             if (r == 1)
                 one = t[reps / 2];
             printf("%-6s %4d %10.1f %10.1f %10.2f\n",
-                   layout == 0 ? "seq" : "par", r, t[reps / 2],
+                   layout == 0 ? "seq" : layout == 1 ? "par" : "pad", r,
+                   t[reps / 2],
                    t[reps / 2] / r, t[reps / 2] / one);
         }
     }
