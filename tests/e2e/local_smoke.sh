@@ -59,6 +59,19 @@ sanitizer_clean() {
     fi
 }
 
+# eval_small CACHE SUITE TRACE [OPTION...]: askdb eval of SUITE in $TMP with
+# the small model (one thread, one attempt, one candidate, quiet), its cache
+# in $TMP/CACHE and its trace in $TMP/TRACE; answered or not, it must end
+# well and sanitizer-clean.
+eval_small() {
+    local cache=$1 suite=$2 trace=$3
+    shift 3
+    ASKDB_CACHE_DIR="$TMP/$cache" run eval --suite "$suite" --model "$SMALL" \
+        --threads 1 --max-attempts 1 --candidates 1 -q --trace "$trace" "$@"
+    sanitizer_clean
+    [ "$RC" = 0 ] || [ "$RC" = 1 ] || fail "exit $RC: $(head -c 300 "$TMP/err")"
+}
+
 # ---------------------------------------------------------------------------
 
 small_model_answers_or_lists_every_attempt() {
@@ -481,11 +494,7 @@ PY
 eval_warm_readies_the_first_question() {
     cp "$SHOP_DB" "$TMP/shop.db"
     printf '{"db": "shop.db", "question": "How many customers are there?", "gold": "SELECT count(*) FROM customers"}\n' >"$TMP/suite.jsonl"
-    ASKDB_CACHE_DIR="$TMP/cache-eval" run eval --suite suite.jsonl --model "$SMALL" \
-        --threads 1 --max-tokens 32 --max-attempts 1 --candidates 1 --warm -q \
-        --trace evalwarm.jsonl
-    sanitizer_clean
-    [ "$RC" = 0 ] || [ "$RC" = 1 ] || fail "exit $RC: $(head -c 300 "$TMP/err")"
+    eval_small cache-eval suite.jsonl evalwarm.jsonl --max-tokens 32 --warm
     python3 - "$TMP/evalwarm.jsonl" "$TMP/py.err" <<'PY' ||
 import json, sys
 def check(cond, msg):
@@ -502,20 +511,16 @@ PY
         fail "$(cat "$TMP/py.err" 2>/dev/null || echo "eval check failed")"
 }
 
-# askdb eval loads the model once for the run, as serve and mcp do: only
-# the first reply reports a load, and the second database's first question
-# finds the system prompt the first one evaluated (no prompt-cache files).
+# askdb eval loads the model once for the run, as serve and mcp do: no
+# question reports a load, and the second database's first question finds
+# the system prompt the first one evaluated (no prompt-cache files).
 eval_loads_the_model_once_for_every_database() {
     cp "$SHOP_DB" "$TMP/shop.db"
     cp "$SHOP_DB" "$TMP/shop2.db"
     { printf '{"db": "shop.db", "question": "How many customers are there?", "gold": "SELECT count(*) FROM customers"}\n'
       printf '{"db": "shop2.db", "question": "How many products are there?", "gold": "SELECT count(*) FROM products"}\n'
     } >"$TMP/suite2.jsonl"
-    ASKDB_CACHE_DIR="$TMP/cache-eval2" run eval --suite suite2.jsonl --model "$SMALL" \
-        --threads 1 --max-tokens 16 --max-attempts 1 --candidates 1 --no-prompt-cache -q \
-        --trace evalonce.jsonl
-    sanitizer_clean
-    [ "$RC" = 0 ] || [ "$RC" = 1 ] || fail "exit $RC: $(head -c 300 "$TMP/err")"
+    eval_small cache-eval2 suite2.jsonl evalonce.jsonl --max-tokens 16 --no-prompt-cache
     python3 - "$TMP/evalonce.jsonl" "$TMP/py.err" <<'PY' ||
 import json, sys
 def check(cond, msg):
@@ -529,8 +534,9 @@ for e in events:
         firsts.setdefault(e["request_id"], e)
 replies = list(firsts.values())
 check(len(replies) == 2, "want one first reply per question: %r" % replies)
-check(replies[0].get("load_ms", 0) > 0, "the first reply reports no load: %r" % replies[0])
-check("load_ms" not in replies[1], "the model was loaded again: %r" % replies[1])
+# The model is loaded before the first question, not by an agent: no
+# question pays for it (each database's agent loaded its own before).
+check(not [r for r in replies if "load_ms" in r], "a question loaded the model: %r" % replies)
 check(replies[0].get("cached_tokens", 0) == 0, "nothing to reuse before: %r" % replies[0])
 check(replies[1].get("cached_tokens", 0) > 20, "the system prompt was evaluated again: %r" % replies[1])
 PY
