@@ -137,11 +137,19 @@ int cli_number(const char *prog, const char *opt, const char *s, long lo,
     return 0;
 }
 
+int cli_real(const char *s, double *out)
+{
+    char *end;
+
+    errno = 0;
+    *out = strtod(s, &end);
+    return errno || end == s || *end ? -1 : 0;
+}
+
 int cli_agent_opt(int c, const char *arg, askdb_config *cfg, const char *prog)
 {
     long v;
     double d;
-    char *end;
 
     switch (c) {
     case A_NO_LINKING: cfg->linking = 0; return 1;
@@ -180,9 +188,7 @@ int cli_agent_opt(int c, const char *arg, askdb_config *cfg, const char *prog)
         cfg->bank = (int)v;
         return 1;
     case A_CAND_TEMP:
-        errno = 0;
-        d = strtod(arg, &end);
-        if (errno || end == arg || *end || d < 0 || d > 2) {
+        if (cli_real(arg, &d) || d < 0 || d > 2) {
             fprintf(stderr, "%s: --candidate-temperature takes a number "
                             "from 0 to 2, not '%s'\n", prog, arg);
             return -1;
@@ -190,9 +196,7 @@ int cli_agent_opt(int c, const char *arg, askdb_config *cfg, const char *prog)
         cfg->candidate_temperature = d;
         return 1;
     case A_CAND_GATE:
-        errno = 0;
-        d = strtod(arg, &end);
-        if (errno || end == arg || *end || !(d >= 0 && d <= 1)) {
+        if (cli_real(arg, &d) || !(d >= 0 && d <= 1)) {
             fprintf(stderr, "%s: --candidate-gate takes a probability "
                             "from 0 to 1, not '%s'\n", prog, arg);
             return -1;
@@ -200,9 +204,7 @@ int cli_agent_opt(int c, const char *arg, askdb_config *cfg, const char *prog)
         cfg->candidate_gate = d;
         return 1;
     case A_CAND_CAP:
-        errno = 0;
-        d = strtod(arg, &end);
-        if (errno || end == arg || *end || !(d == 0 || (d >= 1 && d <= 100))) {
+        if (cli_real(arg, &d) || !(d == 0 || (d >= 1 && d <= 100))) {
             fprintf(stderr, "%s: --candidate-cap takes 0 (no cap) or a "
                             "factor from 1 to 100, not '%s'\n", prog, arg);
             return -1;
@@ -218,7 +220,6 @@ int cli_model_opt(int c, const char *arg, askdb_config *cfg, const char *prog)
 {
     long v;
     double d;
-    char *end;
 
     switch (c) {
     case OPT_TRACE:
@@ -260,9 +261,7 @@ int cli_model_opt(int c, const char *arg, askdb_config *cfg, const char *prog)
         cfg->api_key = arg;
         return 1;
     case OPT_TEMPERATURE:
-        errno = 0;
-        d = strtod(arg, &end);
-        if (errno || end == arg || *end || d < 0 || d > 2) {
+        if (cli_real(arg, &d) || d < 0 || d > 2) {
             fprintf(stderr, "%s: --temperature takes a number from 0 "
                             "to 2, not '%s'\n", prog, arg);
             return -1;

@@ -64,6 +64,11 @@ int cli_agent_opt(int c, const char *arg, askdb_config *cfg,
 int cli_number(const char *prog, const char *opt, const char *s, long lo,
                long hi, long *out);
 
+/* A number (strtod's syntax, the whole of s) from an option argument into
+** *out: 0, or -1 when s is not one. Nothing is printed: each option says
+** what range it takes. */
+int cli_real(const char *s, double *out);
+
 /* The model and limit options of ask, shell, sql, schema, serve and mcp
 ** (--provider, --llm-url, --model, --api-key, --temperature, --max-tokens,
 ** --llm-timeout, --retries, --stream, --seed, --threads, --no-grammar,

@@ -176,7 +176,6 @@ static int parse(int argc, char **argv, struct eval_cli *c)
     struct option *opts = cli_merge_opts(eval_opts, 0);
     long long v;
     double d;
-    char *end;
     int ch, r;
 
     if (!opts) {
@@ -256,9 +255,7 @@ static int parse(int argc, char **argv, struct eval_cli *c)
             c->eo.jobs = (int)v;
             break;
         case O_TEMPERATURE:
-            errno = 0;
-            d = strtod(optarg, &end);
-            if (errno || end == optarg || *end || d < 0 || d > 2) {
+            if (cli_real(optarg, &d) || d < 0 || d > 2) {
                 fprintf(stderr, "askdb eval: --temperature takes a number "
                                 "from 0 to 2, not '%s'\n", optarg);
                 goto bad;
