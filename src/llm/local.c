@@ -243,7 +243,8 @@ struct local {
                                   the model), or "chatml" */
     int n_vocab;
     llama_token_data *cand;    /* n_vocab candidates, for sampling */
-    float *branch_row;         /* the row a gated candidate branches at */
+    float *branch_row;         /* the row gated candidates branch at, kept
+                                  from an earlier step (keep_row()) */
     double load_ms;            /* reported once, on the first reply */
     char *path;
     char **special;            /* texts of the control tokens (see
@@ -1152,6 +1153,19 @@ static int seq_branch(struct local *l, struct llm_dec_call *c, struct seq *s,
     return 0;
 }
 
+/* A copy of a row of logits in l->branch_row (made on first use). -1
+** when out of memory. */
+static int keep_row(struct local *l, const float *row)
+{
+    if (!l->branch_row) {
+        l->branch_row = malloc((size_t)l->n_vocab * sizeof *l->branch_row);
+        if (!l->branch_row)
+            return -1;
+    }
+    memcpy(l->branch_row, row, (size_t)l->n_vocab * sizeof *l->branch_row);
+    return 0;
+}
+
 /*
 ** Generate the replies of seqs[0..ns), whose first logits are at their
 ** rows: each step samples one token per live sequence and evaluates them
@@ -1188,7 +1202,6 @@ static askdb_status generate(struct local *l, struct llm_dec_call *c,
         }
         pre.pos = seqs[0].pos;
         pre.n = seqs[0].n;
-        pre.row = l->branch_row;
         pre.min_p = seqs[0].min_p;
         pre.min_p_words = seqs[0].min_p_words;
         row0 = seqs[0].row;
@@ -1211,10 +1224,15 @@ static askdb_status generate(struct local *l, struct llm_dec_call *c,
                 goto nomem;
             if (i == 0 && ns > 1 && seqs[1].waiting && !marked &&
                 seqs[0].min_p_words < bp) {
-                /* the branch point: keep the row it was sampled from */
-                memcpy(l->branch_row, llm_dec_logits(c, row0),
-                       (size_t)l->n_vocab * sizeof *l->branch_row);
+                /* the branch point, and the row it was sampled from: a
+                ** copy when the branches start at a later step */
                 mark = pre;
+                mark.row = llm_dec_logits(c, row0);
+                if (seqs[0].min_p_words >= req->gate) {
+                    if (keep_row(l, mark.row) != 0)
+                        goto nomem;
+                    mark.row = l->branch_row;
+                }
                 marked = 1;
             }
             if (r == 0) {
@@ -1388,8 +1406,7 @@ static askdb_status local_run(struct local *l, const struct llm_request *req,
 
     if (!l->cand) {
         l->cand = malloc((size_t)l->n_vocab * sizeof *l->cand);
-        l->branch_row = malloc((size_t)l->n_vocab * sizeof *l->branch_row);
-        if (!l->cand || !l->branch_row) {
+        if (!l->cand) {
             snprintf(l->base.errmsg, sizeof l->base.errmsg,
                      "out of memory");
             return ASKDB_ERR_NOMEM;
