@@ -188,7 +188,7 @@ int cli_agent_opt(int c, const char *arg, askdb_config *cfg, const char *prog)
         cfg->bank = (int)v;
         return 1;
     case A_CAND_TEMP:
-        if (cli_real(arg, &d) || d < 0 || d > 2) {
+        if (cli_real(arg, &d) || !(d >= 0 && d <= 2)) {
             fprintf(stderr, "%s: --candidate-temperature takes a number "
                             "from 0 to 2, not '%s'\n", prog, arg);
             return -1;
@@ -261,7 +261,7 @@ int cli_model_opt(int c, const char *arg, askdb_config *cfg, const char *prog)
         cfg->api_key = arg;
         return 1;
     case OPT_TEMPERATURE:
-        if (cli_real(arg, &d) || d < 0 || d > 2) {
+        if (cli_real(arg, &d) || !(d >= 0 && d <= 2)) {
             fprintf(stderr, "%s: --temperature takes a number from 0 "
                             "to 2, not '%s'\n", prog, arg);
             return -1;

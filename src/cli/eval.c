@@ -255,7 +255,7 @@ static int parse(int argc, char **argv, struct eval_cli *c)
             c->eo.jobs = (int)v;
             break;
         case O_TEMPERATURE:
-            if (cli_real(optarg, &d) || d < 0 || d > 2) {
+            if (cli_real(optarg, &d) || !(d >= 0 && d <= 2)) {
                 fprintf(stderr, "askdb eval: --temperature takes a number "
                                 "from 0 to 2, not '%s'\n", optarg);
                 goto bad;

@@ -423,6 +423,9 @@ usage_errors_exit_2() {
     grep -q "is not valid JSON" "$T/err" || fail "bad JSON: $(cat "$T/err")"
     run eval --suite "$SUITE" --db-root root --frobnicate
     expect_rc 2
+    run eval --suite "$SUITE" --db-root root --temperature nan
+    expect_rc 2
+    grep -qF -- "--temperature takes a number from 0 to 2, not 'nan'" "$T/err" || fail "nan temperature: $(cat "$T/err")"
     run eval --suite "$SUITE" --db-root root --db nothere
     expect_rc 2
     grep -q "no item of .* is selected (check --db)" "$T/err" || fail "empty selection"

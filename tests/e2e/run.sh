@@ -1017,6 +1017,15 @@ usage_errors_exit_2() {
     expect_err_has "--max-attempts"
     run sql --timeout abc shop.db "SELECT 1"
     expect_rc 2
+    local o
+    for o in --temperature --candidate-temperature; do
+        run ask "$o" nan --llm-url "$URL" --model test shop.db "q?"
+        expect_rc 2
+        expect_err_has "$o takes a number from 0 to 2, not 'nan'"
+    done
+    run ask --candidate-cap 0.5 --llm-url "$URL" --model test shop.db "q?"
+    expect_rc 2
+    expect_err_has "--candidate-cap takes 0 (no cap) or a factor"
     run sql shop.db
     expect_rc 2
     run schema
