@@ -228,6 +228,7 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
     req.seed = ag->cfg.seed;
     req.cancel = &ag->cancel;
     req.grammar = ag->grammar;
+    req.sql_end = ag->grammar != NULL;
     req.on_token = ag->cfg.token_fn;
     req.token_ud = ag->cfg.token_ud;
     agent_mark_stable(st, &req);

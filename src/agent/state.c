@@ -179,6 +179,7 @@ char *agent_call(struct agent_state *st, const char *what,
     req.seed = ag->cfg.seed;
     req.cancel = &ag->cancel;
     req.grammar = grammar;
+    req.sql_end = grammar && grammar == ag->grammar;
     agent_mark_stable(st, &req);
     ev = json_object();
     json_object_set_new(ev, "for", json_string(what));

@@ -36,6 +36,12 @@ struct llm_request {
     const char *grammar;     /* GBNF the reply must match (root rule
                                 "root"), or NULL; only providers that say
                                 so in llm_supports_grammar() honour it */
+    /* With grammar: the reply is one ```sql block whose grammar lets
+    ** only white space and the closing fence follow a ';' outside quotes
+    ** (src/sql/grammar.c). The local model then ends the reply at that
+    ** ';' and closes the block itself, the decode steps of what the
+    ** grammar would force anyway saved. 0 = the reply ends on its own. */
+    int sql_end;
     askdb_token_fn on_token; /* streamed pieces (stream only), or NULL */
     void *token_ud;
     /* The stable prefix: messages [0, stable_msgs) and the first

@@ -934,6 +934,39 @@ static long reply_end(const char *text, size_t len, const char *const *stop)
 }
 
 /*
+** With llm_request.sql_end: the length of text[0..len) up to and with the
+** ';' that ends the statement of its ```sql block (the first one outside
+** '...', "...", `...` and [...]; a doubled quote inside a string closes
+** and reopens it), or -1 while there is none. The SQL grammar has no
+** comments and no second statement, so nothing but white space and the
+** closing fence can follow that ';'.
+*/
+static long sql_end(const char *text, size_t len)
+{
+    const char *open = find(text, len, "```sql", 1);
+    size_t i;
+    char q = 0;
+
+    if (!open)
+        return -1;
+    for (i = (size_t)(open - text) + 6; i < len; i++) {
+        char ch = text[i];
+
+        if (q) {
+            if (ch == q)
+                q = 0;
+        } else if (ch == '\'' || ch == '"' || ch == '`') {
+            q = ch;
+        } else if (ch == '[') {
+            q = ']';
+        } else if (ch == ';') {
+            return (long)i + 1;
+        }
+    }
+    return -1;
+}
+
+/*
 ** How many bytes at the end of text[0..len) must wait before they are
 ** streamed: the longest tail that starts a stop string, or an incomplete
 ** UTF-8 sequence, whichever is longer.
@@ -981,26 +1014,34 @@ static void stream_to(const struct llm_request *req, const char *text,
 
 /* The text of one token (special tokens render as nothing) appended to b;
 ** returns 0, or -1 when out of memory. */
-static int append_piece(struct local *l, llama_token t, char **text,
-                        size_t *len, size_t *cap)
+static int append_bytes(const char *p, size_t n, char **text, size_t *len,
+                        size_t *cap)
 {
-    char piece[256], *bigger;
-    int n = llama_token_to_piece(l->vocab, t, piece, sizeof piece, 0, false);
+    char *bigger;
 
-    if (n < 0)   /* longer than any real token; drop it rather than fail */
-        n = 0;
-    if (*len + (size_t)n + 1 > *cap) {
-        size_t c = (*cap ? *cap * 2 : 1024) + (size_t)n;
+    if (*len + n + 1 > *cap) {
+        size_t c = (*cap ? *cap * 2 : 1024) + n;
         bigger = realloc(*text, c);
         if (!bigger)
             return -1;
         *text = bigger;
         *cap = c;
     }
-    memcpy(*text + *len, piece, (size_t)n);
-    *len += (size_t)n;
+    memcpy(*text + *len, p, n);
+    *len += n;
     (*text)[*len] = '\0';
     return 0;
+}
+
+static int append_piece(struct local *l, llama_token t, char **text,
+                        size_t *len, size_t *cap)
+{
+    char piece[256];
+    int n = llama_token_to_piece(l->vocab, t, piece, sizeof piece, 0, false);
+
+    if (n < 0)   /* longer than any real token; drop it rather than fail */
+        n = 0;
+    return append_bytes(piece, (size_t)n, text, len, cap);
 }
 
 /* The probability of token t in a row of logits (softmax at temperature
@@ -1110,6 +1151,12 @@ static int seq_step(struct local *l, struct llm_dec_call *c,
         s->len = (size_t)keep;
         s->text[s->len] = '\0';
         return 0;
+    }
+    if (req->sql_end && req->grammar &&
+        (keep = sql_end(s->text, s->len)) >= 0) {
+        /* What follows is the grammar's: close the block, decode no more. */
+        s->len = (size_t)keep;
+        return append_bytes("\n```", 4, &s->text, &s->len, &s->cap) ? -1 : 0;
     }
     if (s->stream)
         stream_to(req, s->text, &s->sent,

@@ -578,6 +578,41 @@ static void local_stops_at_stop_strings_and_the_closing_fence(void **ts)
     assert_string_equal(p.text, s->r.text);
 }
 
+/* sql_end: the reply ends at the ';' that ends the statement (not at one
+** inside quotes or brackets), closed by the fence the grammar would have
+** made it write, in fewer decode steps and with the same text. */
+static void local_sql_end_stops_at_the_statement_end(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_msg msgs[] = {{"user", "Count the customers."}};
+    struct llm_request req = request(msgs, 1, 80);
+    struct pieces p = {"", 0, 0};
+    static const char want[] =
+        "```sql\nSELECT 'a;b', \"c;d\", `e;f`, [g;h], 'it''s;' "
+        "FROM customers;\n```";
+    char *whole;
+    long whole_tokens;
+
+    need_model();
+    open_model(s);
+    req.grammar = "root ::= \"```sql\\nSELECT 'a;b', \\\"c;d\\\", "
+                  "`e;f`, [g;h], 'it''s;' FROM customers;\" "
+                  "[ ]{0,3} \"\\n```\"";
+    complete_ok(s, &req);
+    assert_string_equal(s->r.text, want);
+    whole = strdup(s->r.text);
+    whole_tokens = s->r.completion_tokens;
+
+    req.sql_end = 1;
+    req.on_token = collect;
+    req.token_ud = &p;
+    complete_ok(s, &req);
+    assert_string_equal(s->r.text, whole);
+    assert_string_equal(p.text, s->r.text);   /* the fence streamed too */
+    assert_true(s->r.completion_tokens < whole_tokens);
+    free(whole);
+}
+
 /* ------------------------------------------------------------------ */
 /* Several replies (llm_complete_n)                                    */
 /* ------------------------------------------------------------------ */
@@ -1544,6 +1579,7 @@ int main(void)
         T(local_control_token_text_stays_text),
         T(local_grammar_constrains_output),
         T(local_stops_at_stop_strings_and_the_closing_fence),
+    T(local_sql_end_stops_at_the_statement_end),
         T(local_candidates_are_grammatical_and_reply_0_is_greedy),
         T(local_later_candidates_match_the_batch),
         T(local_gate_starts_the_candidates_when_unsure),
