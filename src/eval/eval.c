@@ -282,7 +282,10 @@ static askdb_model *run_model(askdb_eval *ev)
 
     pthread_mutex_lock(&ev->mu);
     if (!ev->model && !ev->model_st) {
+        double t0 = db_now_ms();
+
         st = askdb_model_new(&ev->cfg, &ev->model);
+        ev->model_ms = db_now_ms() - t0;
         if (st) {
             ev->model_st = st;
             set_msg(msg, sizeof msg, "%s", askdb_model_errmsg(ev->model));
@@ -768,6 +771,13 @@ askdb_status askdb_eval_summary(askdb_eval *ev, char **out)
     if (!recs || summary_compute(recs, ev->nsel, &s)) {
         free(recs);
         return ASKDB_ERR_NOMEM;
+    }
+    /* The local model's load (HTTP providers load nothing). */
+    {
+        const char *p = llm_choose(&ev->cfg);
+
+        s.model_ms = ev->model && p && strcmp(p, "local") == 0
+                         ? ev->model_ms : 0;
     }
     buf_init(&b, 0);
     summary_text(&b, &s);

@@ -54,6 +54,8 @@ struct askdb_eval {
     int model_errors;        /* model_error records in a row */
     askdb_model *model;      /* every agent's, loaded once (run_model()) */
     askdb_status model_st;   /* why it could not be loaded */
+    double model_ms;         /* what loading it took (in no question's
+                                latency) */
     double t0;
     askdb_eval_progress prog;
 

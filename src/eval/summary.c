@@ -241,6 +241,9 @@ void summary_text(struct buf *b, const struct summary *s)
     }
     buf_printf(b, "latency: p50 %.0f ms, p90 %.0f ms, max %.0f ms\n", s->p50,
                s->p90, s->max);
+    if (s->model_ms > 0)
+        buf_printf(b, "model load: %.0f ms, once for the run (in no "
+                   "question's latency)\n", s->model_ms);
     buf_printf(b, "time per question: schema %.1f ms, prompt %.1f ms, model "
                "%.1f ms, validation %.1f ms, execution %.1f ms\n",
                s->stage_ms[0], s->stage_ms[1], s->stage_ms[2], s->stage_ms[3],

@@ -39,6 +39,8 @@ struct summary {
     double tokens, prompt_tokens, completion_tokens, calls; /* per q. */
     double stage_ms[5];      /* schema, prompt, model, validate, exec */
     long repaired, repaired_correct;
+    double model_ms;         /* the run's model load, once (0: none;
+                                set by the caller, not from the records) */
 };
 
 /* Compute from recs[0..n-1] (NULL entries are items not done).

@@ -88,7 +88,7 @@ expect_rc() { [ "$RC" = "$1" ] || fail "exit $RC, want $1: $(head -c 300 "$T/err
 nreq() { if [ -s "$1" ]; then wc -l <"$1" | tr -d ' '; else echo 0; fi; }
 
 # The summary without its timing lines (they differ from run to run).
-stable() { grep -vE '^(latency|time per question):' "$1"; }
+stable() { grep -vE '^(latency|time per question|model load):' "$1"; }
 
 # A db-root with shop/shop.sqlite -> the sample database.
 make_root() { mkdir -p "$T/root/shop" && ln -sf "$SHOP_DB" "$T/root/shop/shop.sqlite"; }

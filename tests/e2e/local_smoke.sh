@@ -541,6 +541,9 @@ check(replies[0].get("cached_tokens", 0) == 0, "nothing to reuse before: %r" % r
 check(replies[1].get("cached_tokens", 0) > 20, "the system prompt was evaluated again: %r" % replies[1])
 PY
         fail "$(cat "$TMP/py.err" 2>/dev/null || echo "eval check failed")"
+    # The summary says what the load took instead.
+    grep -qE '^model load: [0-9]+ ms, once for the run' "$TMP/out" "$TMP/err" ||
+        fail "no model load line in the summary: $(tail -5 "$TMP/out")"
 }
 
 missing_model_file_is_a_usage_error() {
