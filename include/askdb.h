@@ -227,6 +227,15 @@ typedef struct askdb_config {
                                 stops at candidate_cap * L tokens (and
                                 at least L + 24) and is dropped from the
                                 vote; 0 = no cap (default 2) */
+    int settle;              /* with candidates > 1: a candidate is run as
+                                soon as its reply ends, and when the
+                                greedy candidate's result has more votes
+                                than any other result could reach with
+                                the candidates still being written, those
+                                stop and are left out (the answer is the
+                                same; confidence counts them as not
+                                agreeing). 0 = every candidate is made
+                                (default 1) */
     int checks;              /* checks before/after execution (default 1) */
     int cast_compare;        /* a comparison the engine refuses between
                                 a number and text (PostgreSQL's

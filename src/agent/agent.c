@@ -188,6 +188,7 @@ static void state_free(struct agent_state *st)
     for (i = 0; i < st->nmsgs; i++)
         free(st->owned[i]);
     agent_cands_clear(st);
+    agent_early_clear(st);
     free(st->reply);
     free(st->sql);
     free(st->check_hint);

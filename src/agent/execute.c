@@ -7,6 +7,7 @@
 #include "agent/check.h"
 #include "agent/steps.h"
 #include "db/rescmp.h"
+#include "sql/extract.h"
 
 /*
 ** Group the executed candidates by identical results (the EX rules of
@@ -200,6 +201,86 @@ static void empty_result(struct agent_state *st)
     buf_free(&notes);
 }
 
+/* Run the statement of ended reply text early, as validate and execute
+** would when it needs no fix; e->sql and e->result stay NULL otherwise. */
+static void run_early(struct agent_state *st, struct agent_early *e,
+                      const char *text)
+{
+    askdb_agent *ag = st->ag;
+    askdb_result *r = NULL;
+    struct db_err err;
+    const char *why;
+    char buf[256];
+    char *sql = text ? sqlx_extract(text, &why) : NULL;
+    int ok = sql && !sqlx_check_readonly(sql, buf, sizeof buf) &&
+             !db_check(ag->db, sql, &err);
+
+    /* Its time is inside the model call's (llm_ms), not counted again. */
+    if (!ok) {
+        free(sql);
+        return;
+    }
+    if (db_run(ag->db, sql, &r, &err) != 0 ||
+        (r->nrows == 0 && r->truncated == 2)) {
+        /* The execute step runs it again and says why. */
+        askdb_result_free(r);
+        free(sql);
+        sql = NULL;
+        r = NULL;
+    }
+    e->sql = sql;
+    e->result = r;
+}
+
+/* How many of the ended candidates have a result equal to that of e
+** (compared as vote() compares, with e's statement's order rule). */
+static int early_votes(const struct agent_state *st,
+                       const struct agent_early *e)
+{
+    int j, v = 0;
+
+    for (j = 0; j < AGENT_MAX_CANDS; j++)
+        if (st->early[j].result &&
+            rescmp_equal(e->result, st->early[j].result,
+                         rescmp_order_matters(e->sql)) == 1)
+            v++;
+    return v;
+}
+
+int agent_settle(void *ud, int i, const char *text, int pending)
+{
+    struct agent_state *st = ud;
+    const struct agent_early *g = &st->early[0];
+    int j, v, other = 0, open = pending;
+
+    if (i < 0 || i >= AGENT_MAX_CANDS || st->early[i].ended)
+        return 0;
+    st->early[i].ended = 1;
+    run_early(st, &st->early[i], text);
+    if (!g->result || g->result->nrows == 0)
+        return 0;
+    v = early_votes(st, g);
+    for (j = 1; j < AGENT_MAX_CANDS; j++) {
+        const struct agent_early *e = &st->early[j];
+
+        if (!e->ended)
+            continue;
+        if (!e->result)
+            open++;    /* a fix may still make it run, with any result */
+        else if (e->result->nrows > 0 &&
+                 rescmp_equal(g->result, e->result,
+                              rescmp_order_matters(g->sql)) != 1 &&
+                 early_votes(st, e) > other)
+            other = early_votes(st, e);
+    }
+    if (v <= other + open)
+        return 0;
+    agent_log(st, "generate", "settled: %d candidates agree on the greedy "
+              "candidate's result, which the %d still being written "
+              "cannot outvote", v, pending);
+    return 1;
+}
+
 /* Run the candidates with the limits, vote, then check the winner. */
 enum agent_outcome agent_step_execute(struct agent_state *st)
 {
@@ -216,6 +297,12 @@ enum agent_outcome agent_step_execute(struct agent_state *st)
 
         if (!c->sql || c->ec != ASKDB_EC_NONE)
             continue;
+        if (st->early[i].result && strcmp(st->early[i].sql, c->sql) == 0) {
+            /* run while the others were being written (agent_settle()) */
+            c->result = st->early[i].result;
+            st->early[i].result = NULL;
+            continue;
+        }
         r = NULL;
         if (db_run(ag->db, c->sql, &r, &e) == 0 && r->nrows == 0 &&
             r->truncated == 2) {

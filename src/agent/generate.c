@@ -79,7 +79,7 @@ static askdb_status ask_model(struct agent_state *st,
     askdb_agent *ag = st->ag;
     askdb_answer *a = st->ans;
     askdb_attempt *at = &a->attempts[a->nattempts - 1];
-    int i, gate = req->gate > 0 && n > 1;
+    int i, asked, gate = req->gate > 0 && n > 1;
     askdb_status rc;
     double p;
 
@@ -97,8 +97,11 @@ static askdb_status ask_model(struct agent_state *st,
         while (*made < n && !reps[*made].gated)
             (*made)++;
     /* Its time once, its tokens summed over the candidates; the calls as
-    ** the provider made them (one batch, or one call a reply). */
-    a->llm_calls += *made > 1 && !llm_batches_replies(ag->model) ? *made : 1;
+    ** the provider made them (one batch, or one call a reply: not those
+    ** settled before they were asked). */
+    for (i = asked = 1; i < *made; i++)
+        asked += !(reps[i].settled && !reps[i].text);
+    a->llm_calls += asked > 1 && !llm_batches_replies(ag->model) ? asked : 1;
     a->t.llm_ms += reps[0].ms;
     at->llm_ms += reps[0].ms;
     for (i = 0; i < *made; i++) {
@@ -238,6 +241,11 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
         req.gate = ag->cfg.candidate_gate;
     if (n > 1)
         req.follow_cap = ag->cfg.candidate_cap;
+    agent_early_clear(st);
+    if (n > 1 && ag->cfg.settle) {
+        req.on_end = agent_settle;
+        req.end_ud = st;
+    }
     rc = ask_model(st, &req, n, reps, &made, NULL);
     if (rc == ASKDB_OK && n == 1)
         rc = resample(st, &req, &reps[0]);
@@ -262,12 +270,14 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
 
         c->reply = reps[i].text;
         reps[i].text = NULL;
-        c->sql = c->reply && !reps[i].cut ? sqlx_extract(c->reply, &why)
-                                          : NULL;
+        c->sql = c->reply && !reps[i].cut && !reps[i].settled
+                     ? sqlx_extract(c->reply, &why) : NULL;
         if (!c->sql)
             agent_cand_fail(c, ASKDB_EC_NO_SQL,
                             reps[i].cut ? "cut: still being written at the "
                                           "cap of the greedy reply's length"
+                            : reps[i].settled ? "settled: not needed, the "
+                                                "vote was decided without it"
                             : c->reply ? why : "empty reply");
         else
             nsql++;

@@ -121,6 +121,8 @@ json_t *agent_reply_event(const struct llm_reply *rep, const char *text)
                             json_integer(rep->shared_steps));
     if (rep->cut)
         json_object_set_new(ev, "cut", json_true());
+    if (rep->settled)
+        json_object_set_new(ev, "settled", json_true());
     if (rep->branch_tokens > 0)
         json_object_set_new(ev, "branch_tokens",
                             json_integer(rep->branch_tokens));
@@ -320,6 +322,17 @@ void agent_fail_attempt(struct agent_state *st, askdb_error_class ec,
     jsonx_set_str(ev, "message", msg);
     jsonx_set_str(ev, "sql", st->sql);
     agent_emit(st->ag, ASKDB_EVENT_ERROR, ev);
+}
+
+void agent_early_clear(struct agent_state *st)
+{
+    int i;
+
+    for (i = 0; i < AGENT_MAX_CANDS; i++) {
+        free(st->early[i].sql);
+        askdb_result_free(st->early[i].result);
+    }
+    memset(st->early, 0, sizeof st->early);
 }
 
 void agent_cands_clear(struct agent_state *st)

@@ -88,6 +88,15 @@ struct agent_cand {
                                 guess): it loses a tie of votes */
 };
 
+/* A candidate run while the others were still being written (execute.c,
+** agent_settle()): its statement and result, for the execute step. */
+struct agent_early {
+    int ended;               /* its reply has ended */
+    char *sql;               /* what ran, NULL when it could not run as
+                                written (no SQL, refused, or invalid) */
+    askdb_result *result;
+};
+
 struct agent_state {
     askdb_agent *ag;
     const char *question;
@@ -117,6 +126,7 @@ struct agent_state {
 
     struct agent_cand cands[AGENT_MAX_CANDS];
     int ncands;
+    struct agent_early early[AGENT_MAX_CANDS];
     char *plan_notes;        /* results of earlier plan tasks, or NULL */
     struct prompt_parts parts; /* the first message's parts (context) */
     char *part_schema;       /* owned parts: linked schema subset, */
@@ -194,6 +204,9 @@ void agent_fail_attempt(struct agent_state *st, askdb_error_class ec,
 
 /* Free every candidate of the current attempt. */
 void agent_cands_clear(struct agent_state *st);
+
+/* Free the early runs (st->early). */
+void agent_early_clear(struct agent_state *st);
 
 /* Mark candidate c failed with ec and a copy of msg. */
 void agent_cand_fail(struct agent_cand *c, askdb_error_class ec,

@@ -50,6 +50,19 @@ enum agent_outcome agent_step_execute(struct agent_state *st);
 enum agent_outcome agent_step_repair(struct agent_state *st);
 enum agent_outcome agent_step_answer(struct agent_state *st);
 
+/*
+** The settle callback of the first attempt's model call (execute.c;
+** llm_request.on_end, ud the state): runs candidate i's statement as the
+** validate and execute steps would, as soon as its reply has ended, when
+** it needs no fix (the guard, then the engine's check, unchanged); the
+** execute step takes that result instead of running it again. Returns 1
+** when the vote is decided whatever the pending replies hold: the greedy
+** candidate's non-empty result has more votes than any other result
+** could reach with every pending or not-yet-valid candidate added
+** (cfg.settle).
+*/
+int agent_settle(void *ud, int i, const char *text, int pending);
+
 /* Rebuild the first user message with st->plan_notes (context.c; the
 ** plan step calls it). */
 int agent_rebuild_first_message(struct agent_state *st);

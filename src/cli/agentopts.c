@@ -8,7 +8,8 @@
 
 enum {
     A_NO_LINKING = CLI_AGENT_OPT_BASE, A_NO_VALUES, A_NO_QCHECK, A_PLAN,
-    A_CANDIDATES, A_CAND_TEMP, A_CAND_GATE, A_CAND_CAP, A_NO_CHECKS,
+    A_CANDIDATES, A_CAND_TEMP, A_CAND_GATE, A_CAND_CAP, A_NO_SETTLE,
+    A_SETTLE, A_NO_CHECKS,
     A_NO_REQUALIFY,
     A_NO_CAST,
     A_NO_JOIN_MISSING, A_NO_IDLE_JOIN, A_IDLE_JOIN, A_RESAMPLE, A_SELECT,
@@ -33,6 +34,8 @@ const struct option cli_agent_opts[] = {
     {"candidate-temperature", required_argument, NULL, A_CAND_TEMP},
     {"candidate-gate", required_argument, NULL, A_CAND_GATE},
     {"candidate-cap", required_argument, NULL, A_CAND_CAP},
+    {"no-settle", no_argument, NULL, A_NO_SETTLE},
+    {"settle", no_argument, NULL, A_SETTLE},
     {"no-checks", no_argument, NULL, A_NO_CHECKS},
     {"no-requalify", no_argument, NULL, A_NO_REQUALIFY},
     {"no-cast", no_argument, NULL, A_NO_CAST},
@@ -96,6 +99,9 @@ const char cli_agent_help[] =
     "                        a candidate still being written stops at X\n"
     "                        times its length (at least 24 tokens more)\n"
     "                        and is dropped (0 = no cap; default 2)\n"
+    "      --no-settle       make every candidate, even when two have\n"
+    "                        agreed on a result the rest cannot outvote\n"
+    "                        (--settle: stop them then, the default)\n"
     "      --no-checks       no checks of joins, aggregates, literals and\n"
     "                        result shape\n"
     "      --no-requalify    no re-qualifying of a column written under a\n"
@@ -164,6 +170,8 @@ int cli_agent_opt(int c, const char *arg, askdb_config *cfg, const char *prog)
     case A_NO_REQUALIFY: cfg->requalify = 0; return 1;
     case A_NO_CAST: cfg->cast_compare = 0; return 1;
     case A_NO_JOIN_MISSING: cfg->join_missing = 0; return 1;
+    case A_NO_SETTLE: cfg->settle = 0; return 1;
+    case A_SETTLE: cfg->settle = 1; return 1;
     case A_NO_IDLE_JOIN: cfg->idle_join = 0; return 1;
     case A_IDLE_JOIN: cfg->idle_join = 1; return 1;
     case A_RESAMPLE: cfg->resample = 1; return 1;

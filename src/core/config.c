@@ -41,6 +41,7 @@ askdb_config askdb_config_default(void)
     c.candidate_temperature = 0.7;
     c.candidate_gate = 0.5;  /* the validation split: +3/-1, docs/agent.md */
     c.candidate_cap = 2;     /* p90 -2.6 s: docs/agent.md, "Sooner" */
+    c.settle = 1;            /* the same answers, sooner: docs/agent.md */
     c.checks = 1;
     c.requalify = 1;
     c.cast_compare = 1;

@@ -78,6 +78,15 @@ struct llm_request {
     ** slowest reply. The local model only (other providers' replies come
     ** whole). 0 = off. */
     double follow_cap;
+    /* llm_complete_n with first_reply 0: told of each reply i (0-based)
+    ** as it ends (not when cut or gated), in the order they end, from
+    ** the call's thread between two decode steps (or two calls), with its
+    ** text and how many replies are still being written or not begun.
+    ** Non-zero means those are not needed (the caller's vote is decided
+    ** without them): they stop and come back settled, with what they had
+    ** written (NULL when not begun). NULL = every reply is made. */
+    int (*on_end)(void *ud, int i, const char *text, int pending);
+    void *end_ud;
     /* Set (non-zero) by another thread to stop the call: the provider
     ** returns ASKDB_ERR_CANCELLED soon after (local: at the next token or
     ** inside a prompt evaluation; HTTP: within 50 ms). NULL = never. */
@@ -113,6 +122,10 @@ struct llm_reply {
     int cut;                 /* 1: stopped unfinished at
                                 llm_request.follow_cap; text holds what
                                 was written */
+    int settled;             /* 1: stopped unfinished (or never begun)
+                                because llm_request.on_end said the
+                                replies still being written were not
+                                needed; text holds what was written */
     long branch_tokens;      /* of completion_tokens, the first ones it
                                 took from reply 0 when it branched off it
                                 (llm_request.gate): not decoded again */

@@ -265,6 +265,12 @@ static askdb_status complete_each(llm *m, const struct llm_request *req,
         rc = m->vt->complete(m, &r, &out[i]);
         if (rc)
             return rc;
+        if (req->on_end && req->first_reply == 0 &&
+            req->on_end(req->end_ud, i, out[i].text, n - 1 - i)) {
+            while (++i < n)
+                out[i].settled = 1;
+            break;
+        }
     }
     return ASKDB_OK;
 }

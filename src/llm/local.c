@@ -1078,6 +1078,9 @@ struct seq {
     double min_p_words;          /* the same without white-space tokens */
     int done;
     int cut;                     /* stopped at the follow cap */
+    int settled;                 /* stopped: llm_request.on_end said so */
+    int told;                    /* its end was passed to on_end */
+    int reply;                   /* its index among the call's replies */
     int branched;                /* tokens taken from sequence 0 */
     char *text;
     size_t len, cap, sent;
@@ -1214,6 +1217,37 @@ static int keep_row(struct local *l, const float *row)
 }
 
 /*
+** Pass the replies of seqs[0..ns) that have ended since the last step
+** (not cut, not gated) to req->on_end, in sequence order, with how many
+** are still being written or waiting to branch, plus later, the replies
+** of later rounds. Returns 1 when on_end said the rest are not needed:
+** every sequence not done has then ended, settled.
+*/
+static int tell_ends(const struct llm_request *req, struct seq *seqs, int ns,
+                     int later)
+{
+    int i, pending = later;
+
+    if (!req->on_end || req->first_reply != 0)
+        return 0;
+    for (i = 0; i < ns; i++)
+        pending += !seqs[i].done;
+    for (i = 0; i < ns; i++) {
+        if (!seqs[i].done || seqs[i].told || seqs[i].cut ||
+            seqs[i].waiting)
+            continue;
+        seqs[i].told = 1;
+        if (req->on_end(req->end_ud, seqs[i].reply, seqs[i].text, pending)) {
+            for (i = 0; i < ns; i++)
+                if (!seqs[i].done)
+                    seqs[i].done = seqs[i].settled = 1;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/*
 ** Generate the replies of seqs[0..ns), whose first logits are at their
 ** rows: each step samples one token per live sequence and evaluates them
 ** in one step of the shared batch, until every sequence has ended.
@@ -1226,11 +1260,14 @@ static int keep_row(struct local *l, const float *row)
 ** ends sure, they never start. A sequence other than reply 0 that
 ** reaches lim tokens stops, cut (the follow cap, llm_request.follow_cap);
 ** lim < 0: from reply 0's length once it has ended (the first round,
-** where seqs[0] is reply 0).
+** where seqs[0] is reply 0). Ended replies go to req->on_end
+** (tell_ends()); later: how many replies later rounds will make. Returns
+** ASKDB_OK with *settled 1 when on_end ended the rest.
 */
 static askdb_status generate(struct local *l, struct llm_dec_call *c,
                              const struct llm_request *req, struct seq *seqs,
-                             int ns, double t0, long lim)
+                             int ns, double t0, long lim, int later,
+                             int *settled)
 {
     llama_token tok[LOCAL_SEQ_MAX];
     int sid[LOCAL_SEQ_MAX], at[LOCAL_SEQ_MAX];
@@ -1294,6 +1331,11 @@ static askdb_status generate(struct local *l, struct llm_dec_call *c,
             at[nb] = seqs[i].pos++;
             seqs[i].row = nb++;
         }
+        /* Settled: every sequence left has ended, its row not evaluated. */
+        if (tell_ends(req, seqs, ns, later)) {
+            *settled = 1;
+            nb = 0;
+        }
         if (nb == 0)
             return ASKDB_OK;
         rc = llm_dec_step(c, tok, sid, at, nb);
@@ -1350,8 +1392,8 @@ static askdb_status run_round(struct local *l, struct llm_dec_call *c,
                               const struct llm_request *req,
                               struct llama_sampler *grammar,
                               const llama_token *toks, int n, int first,
-                              int ns, long room, double t0,
-                              struct llm_reply *out)
+                              int ns, long room, double t0, int later,
+                              int *settled, struct llm_reply *out)
 {
     int max = req->max_tokens > 0 ? req->max_tokens : LOCAL_MAX_TOKENS;
     struct seq seqs[LOCAL_SEQ_MAX];
@@ -1365,6 +1407,7 @@ static askdb_status run_round(struct local *l, struct llm_dec_call *c,
 
         reply = first + i;
         s->id = first == 0 ? i : i + 1;
+        s->reply = reply;
         s->out = &out[reply];
         s->stream = reply == 0 && req->first_reply == 0;
         s->min_p = 1;
@@ -1396,11 +1439,12 @@ static askdb_status run_round(struct local *l, struct llm_dec_call *c,
         goto out;
     rc = generate(l, c, req, seqs, ns, t0,
                   first == 0 ? -1 : llm_follow_limit(req,
-                                                     out[0].completion_tokens));
+                                                     out[0].completion_tokens),
+                  later, settled);
     if (rc)
         goto out;
     for (i = 0; i < ns; i++) {
-        if (seqs[i].waiting) {
+        if (seqs[i].waiting && !seqs[i].settled) {
             seqs[i].out->gated = 1;
             continue;
         }
@@ -1411,6 +1455,7 @@ static askdb_status run_round(struct local *l, struct llm_dec_call *c,
         seqs[i].out->min_p = seqs[i].min_p;
         seqs[i].out->min_p_words = seqs[i].min_p_words;
         seqs[i].out->cut = seqs[i].cut;
+        seqs[i].out->settled = seqs[i].settled;
         seqs[i].out->branch_tokens = seqs[i].branched;
         seqs[i].text = NULL;
     }
@@ -1448,7 +1493,7 @@ static askdb_status local_run(struct local *l, const struct llm_request *req,
     double t0 = now_ms();
     char *prompt = NULL;
     askdb_status rc;
-    int ntok, reused, first, k, i, saved;
+    int ntok, reused, first, k, i, saved, settled = 0;
     long file;
 
     if (!l->cand) {
@@ -1492,9 +1537,15 @@ static askdb_status local_run(struct local *l, const struct llm_request *req,
             break;
         }
         rc = run_round(l, c, req, grammar, toks, ntok, first, k,
-                       (llm_dec_room(c) - ntok) / ns, t0, out);
+                       (llm_dec_room(c) - ntok) / ns, t0, n - first - k,
+                       &settled, out);
         if (rc)
             goto out;
+        if (settled) {
+            for (i = first + k; i < n; i++)
+                out[i].settled = 1;   /* not begun */
+            break;
+        }
     }
     /* What was evaluated for each reply: reply 0 the prompt after the
     ** reused prefix; the others of the first round nothing (they share

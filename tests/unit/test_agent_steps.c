@@ -276,6 +276,83 @@ static void candidates_are_voted_on_by_results(void **state)
     assert_int_equal(a->llm_calls, 3); /* the callback is called 3 times */
 }
 
+/*
+** cfg.settle: each candidate runs as its reply ends; once the greedy
+** candidate's non-empty result has more votes than any other result could
+** reach with the candidates not yet made, those are not made (a provider
+** without a batch: not asked; the local model: stopped). The answer is
+** the one the whole vote gives.
+*/
+static void settled_votes_make_no_more_candidates(void **state)
+{
+    static const char *const agree[] = {
+        "SELECT count(*) AS n FROM customers",
+        "SELECT count(id) AS n FROM customers",
+        "SELECT 1 AS n", NULL};
+    static const char *const outvoted[] = {
+        "SELECT 1 AS n",
+        "SELECT count(*) AS n FROM customers",
+        "SELECT count(id) AS n FROM customers", NULL};
+    static const char *const empty[] = {
+        "SELECT id FROM customers WHERE id < 0",
+        "SELECT id FROM customers WHERE id < -1",
+        "SELECT count(*) AS n FROM customers", NULL};
+    static const char *const invalid[] = {
+        "SELECT count(*) AS n FROM customers",
+        "SELECT count(*) AS n FROM customerz",
+        "SELECT 2 AS n", NULL};
+    struct steps *t = steps(state, agree);
+    char path[4200], trace[16384];
+    askdb_answer *a;
+
+    t->cfg.candidates = 3;
+    snprintf(path, sizeof path, "%s/settle.trace", tmpdir);
+    t->cfg.trace_path = path;
+    unlink(path);
+    a = ask(t, "How many customers?", ASKDB_OK);
+    assert_int_equal(t->s.calls, 2);
+    assert_int_equal(a->llm_calls, 2);
+    assert_int_equal(a->ncandidates, 3);
+    assert_string_equal(a->sql, agree[0]);
+    assert_int_equal(askdb_result_cell(a->result, 0, 0)->i, 60);
+    assert_true(a->confidence > 0.66 && a->confidence < 0.67);
+    trace_steps(path, "reply", trace, sizeof trace);
+    assert_non_null(strstr(trace, "\"settled\":true"));
+    trace_steps(path, "validate", trace, sizeof trace);
+    assert_non_null(strstr(trace, "[\"none\",\"none\",\"no_sql\"]"));
+
+    /* off: every candidate is asked, the same answer */
+    t->cfg.settle = 0;
+    t->s.next = t->s.calls = 0;
+    a = ask(t, "How many customers?", ASKDB_OK);
+    assert_int_equal(t->s.calls, 3);
+    assert_string_equal(a->sql, agree[0]);
+    assert_true(a->confidence > 0.66 && a->confidence < 0.67);
+    t->cfg.settle = 1;
+
+    /* the greedy one disagrees: the last may still side with either */
+    t->s.replies = outvoted;
+    t->s.next = t->s.calls = 0;
+    a = ask(t, "How many customers?", ASKDB_OK);
+    assert_int_equal(t->s.calls, 3);
+    assert_string_equal(a->sql, outvoted[1]);
+
+    /* two empty results agree, but a non-empty one outranks them */
+    t->s.replies = empty;
+    t->s.next = t->s.calls = 0;
+    a = ask(t, "How many customers?", ASKDB_OK);
+    assert_int_equal(t->s.calls, 3);
+    assert_string_equal(a->sql, empty[2]);
+
+    /* one that does not run as written may yet run (a fix): it counts as
+    ** undecided, so one vote is no majority over it and the third */
+    t->s.replies = invalid;
+    t->s.next = t->s.calls = 0;
+    a = ask(t, "How many customers?", ASKDB_OK);
+    assert_int_equal(t->s.calls, 3);
+    assert_string_equal(a->sql, invalid[0]);
+}
+
 /* With cfg.select, a tie between different results is put to the model:
 ** one query of each tied result, numbered in candidate order, with its
 ** first rows; its number picks the winner. Without it (and when the model
@@ -348,11 +425,12 @@ static void tied_results_are_put_to_the_model(void **state)
     trace_steps(path, "select", trace, sizeof trace);
     assert_non_null(strstr(trace, "no query number in the reply"));
 
-    /* a majority is no tie: the model is not asked */
+    /* a majority is no tie: the model is not asked (and the first two
+    ** agree, so the third candidate is not asked either: cfg.settle) */
     t->s.replies = agree;
     t->s.next = t->s.calls = 0;
     a = ask(t, "How many customers?", ASKDB_OK);
-    assert_int_equal(t->s.calls, 3);
+    assert_int_equal(t->s.calls, 2);
     assert_string_equal(a->sql, agree[0]);
 
     /* off: the greedy one wins the three-way tie */
@@ -1194,6 +1272,7 @@ int main(void)
         T(unsure_question_goes_on_when_the_model_says_yes),
         T(matching_question_skips_the_model_check),
         T(candidates_are_voted_on_by_results),
+        T(settled_votes_make_no_more_candidates),
         T(gate_without_confidence_asks_every_candidate),
         T(tied_results_are_put_to_the_model),
         T(bank_examples_come_after_the_schema),

@@ -851,6 +851,78 @@ static void local_follow_cap_cuts_the_long_candidates(void **ts)
 ** in its place from the logits the greedy one was sampled from. Only the
 ** greedy reply streams.
 */
+/* on_end that settles at the second reply to end while others are still
+** being written, recording every call. */
+struct ends {
+    int n, at[8], pending[8];
+    char *text[8];
+};
+
+static int settle_at_second(void *ud, int i, const char *text, int pending)
+{
+    struct ends *e = ud;
+
+    assert_true(e->n < 8);
+    e->at[e->n] = i;
+    e->pending[e->n] = pending;
+    e->text[e->n] = strdup(text ? text : "");
+    e->n++;
+    return e->n == 2 && pending > 0;
+}
+
+static void local_on_end_settles_the_replies_still_written(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_msg q1[] = {{"system", "Answer in one word."},
+                           {"user", "Say yes."}};
+    struct llm_request req = request(q1, 2, 64);
+    struct llm_reply free_run[3], settled[3];
+    struct ends e;
+    long len[3];
+    int i, k, nsettled = 0;
+
+    need_model();
+    open_model(s);
+    req.alt_temperature = 2.0;
+    req.grammar = candidate_grammar;
+    req.seed = 5;
+    complete_n_ok(s, &req, 3, free_run);
+    for (i = 0; i < 3; i++)
+        len[i] = free_run[i].completion_tokens;
+    /* Replies end at the step of their length: one must outlast two. */
+    for (i = 0, k = 0; i < 3; i++)
+        k += len[i] > len[(i + 1) % 3] && len[i] > len[(i + 2) % 3];
+    if (k != 1)   /* else the case tests nothing */
+        fail_msg("no reply outlasts both others: %ld %ld %ld tokens",
+                 len[0], len[1], len[2]);
+
+    memset(&e, 0, sizeof e);
+    req.on_end = settle_at_second;
+    req.end_ud = &e;
+    complete_n_ok(s, &req, 3, settled);
+    assert_int_equal(e.n, 2);
+    assert_int_equal(e.pending[1], 1);
+    for (k = 0; k < e.n; k++) {   /* told the reply it returns */
+        i = e.at[k];
+        assert_int_equal(settled[i].settled, 0);
+        assert_string_equal(e.text[k], settled[i].text);
+        assert_string_equal(settled[i].text, free_run[i].text);
+        free(e.text[k]);
+    }
+    for (i = 0; i < 3; i++) {
+        if (!settled[i].settled)
+            continue;
+        nsettled++;
+        assert_true(e.at[0] != i && e.at[1] != i);
+        assert_true(settled[i].completion_tokens < len[i]);
+        assert_true(strncmp(free_run[i].text, settled[i].text,
+                            strlen(settled[i].text)) == 0);
+    }
+    assert_int_equal(nsettled, 1);
+    free_replies(settled, 3);
+    free_replies(free_run, 3);
+}
+
 static void local_gate_starts_the_candidates_when_unsure(void **ts)
 {
     struct state *s = *ts;
@@ -1580,6 +1652,7 @@ int main(void)
         T(local_grammar_constrains_output),
         T(local_stops_at_stop_strings_and_the_closing_fence),
     T(local_sql_end_stops_at_the_statement_end),
+    T(local_on_end_settles_the_replies_still_written),
         T(local_candidates_are_grammatical_and_reply_0_is_greedy),
         T(local_later_candidates_match_the_batch),
         T(local_gate_starts_the_candidates_when_unsure),

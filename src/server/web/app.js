@@ -419,6 +419,7 @@ function describeStep(ev, why) {
         [ev.cut ? "warn" : "ok", ev.candidate ? `The model replied (candidate ${ev.candidate})` : "The model replied", [fmtMs(ev.ms),
             ev.completion_tokens !== undefined && `${ev.completion_tokens} tokens`,
             ev.cut ? "cut: ran past the cap on the greedy reply's length, left out of the vote" : "",
+            ev.settled ? "settled: stopped, the vote was decided without it" : "",
             ev.retries ? `${ev.retries} retries` : ""].filter(Boolean).join(", ")];
     case "validate": {
         // candidates: the error class of each ("none" when valid).
