@@ -514,6 +514,10 @@ $(B)/local_ttft: bench/local_ttft.c $(B)/libaskdb.a
 $(B)/batch_rows: bench/batch_rows.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+# Token ids of text lines (bench/tokenize_lines.c, for bench/specsim.py).
+$(B)/tokenize_lines: bench/tokenize_lines.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
 # What a statement costs in askdb-exec against in-process (bench/
 # exec_overhead.c); built beside askdb-exec, which it finds there.
 $(B)/exec_overhead: bench/exec_overhead.c $(B)/libaskdb.a $(B)/askdb-exec
