@@ -118,13 +118,16 @@ typedef void (*askdb_token_fn)(void *ud, const char *piece, size_t len);
 **                instead of messages; a repair asked again because it
 **                repeated a failed statement: why "repeat"
 **   reply        reply, ms, prompt_tokens, completion_tokens, retries,
-**                attempt, candidate, error; local model: ttft_ms,
-**                cached_tokens, load_ms, min_p, min_p_words, cut, and
-**                branch_tokens (a gated candidate: its first tokens,
-**                taken from the greedy reply it branched off)
-**   validate     ok, candidates [error class of each]
+**                attempt, candidate, error, settled (stopped or not
+**                asked: the vote was decided without it, config
+**                settle); local model: ttft_ms, cached_tokens,
+**                load_ms, min_p, min_p_words, cut, and branch_tokens
+**                (a gated candidate: its first tokens, taken from the
+**                greedy reply it branched off)
+**   validate     ok, candidates [error class of each], settled (how
+**                many of the no_sql ones were not needed)
 **   execute      rows, truncated, ms; with candidates: candidate, votes,
-**                ran, confidence
+**                ran, confidence, settled (how many were not needed)
 **   check        kind, hint (a check doubted the result)
 **   error        class, message, sql (why an attempt failed)
 **   repair       class, attempt (the model is asked for a fix)

@@ -290,7 +290,7 @@ enum agent_outcome agent_step_execute(struct agent_state *st)
     double t0 = db_now_ms();
     askdb_result *r;
     json_t *ev;
-    int i, win, nran, rc, nf = 0, first_err = -1;
+    int i, win, nran, rc, nf = 0, first_err = -1, nsettled = 0;
 
     for (i = 0; i < st->ncands; i++) {
         struct agent_cand *c = &st->cands[i];
@@ -358,6 +358,10 @@ enum agent_outcome agent_step_execute(struct agent_state *st)
         json_object_set_new(ev, "candidate", json_integer(win + 1));
         json_object_set_new(ev, "votes", votes);
         json_object_set_new(ev, "ran", json_integer(nran));
+        for (i = 0; i < st->ncands; i++)
+            nsettled += st->cands[i].settled;
+        if (nsettled)
+            json_object_set_new(ev, "settled", json_integer(nsettled));
         json_object_set_new(ev, "confidence",
                             json_real(st->ans->confidence));
     }

@@ -269,6 +269,7 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
         struct agent_cand *c = &st->cands[st->ncands++];
 
         c->reply = reps[i].text;
+        c->settled = reps[i].settled;
         reps[i].text = NULL;
         c->sql = c->reply && !reps[i].cut && !reps[i].settled
                      ? sqlx_extract(c->reply, &why) : NULL;

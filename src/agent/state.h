@@ -86,6 +86,8 @@ struct agent_cand {
     int votes;               /* candidates whose result equals this one's */
     int fixed;               /* its SQL was fixed without the model (a
                                 guess): it loses a tie of votes */
+    int settled;             /* stopped or not asked: the vote was
+                                decided without it (cfg.settle) */
 };
 
 /* A candidate run while the others were still being written (execute.c,

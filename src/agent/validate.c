@@ -158,11 +158,17 @@ enum agent_outcome agent_step_validate(struct agent_state *st)
     }
     if (st->ncands > 1 || first_ok > 0) {
         json_t *ev = json_object(), *arr = json_array();
-        for (i = 0; i < st->ncands; i++)
+        int nsettled = 0;
+
+        for (i = 0; i < st->ncands; i++) {
             json_array_append_new(
                 arr, json_string(askdb_error_class_str(st->cands[i].ec)));
+            nsettled += st->cands[i].settled;
+        }
         json_object_set_new(ev, "ok", json_true());
         json_object_set_new(ev, "candidates", arr);
+        if (nsettled)   /* among the no_sql ones: not needed, not bad */
+            json_object_set_new(ev, "settled", json_integer(nsettled));
         agent_emit(ag, ASKDB_EVENT_VALIDATE, ev);
     } else {
         agent_emit(ag, ASKDB_EVENT_VALIDATE, json_pack("{s:b}", "ok", 1));

@@ -320,6 +320,9 @@ static void settled_votes_make_no_more_candidates(void **state)
     assert_non_null(strstr(trace, "\"settled\":true"));
     trace_steps(path, "validate", trace, sizeof trace);
     assert_non_null(strstr(trace, "[\"none\",\"none\",\"no_sql\"]"));
+    assert_non_null(strstr(trace, "\"settled\":1"));
+    trace_steps(path, "execute", trace, sizeof trace);
+    assert_non_null(strstr(trace, "\"settled\":1"));
 
     /* off: every candidate is asked, the same answer */
     t->cfg.settle = 0;

@@ -416,6 +416,7 @@ function describeStep(ev, why) {
         return ["run", what, ev.candidates > 1 ? `${ev.candidates} candidates` : ""];
     }
     case "reply": return ev.error ? ["bad", "The model failed", ev.error] :
+        ev.settled && ev.reply == null ? ["ok", `Candidate ${ev.candidate} not asked`, "the vote was decided without it"] :
         [ev.cut ? "warn" : "ok", ev.candidate ? `The model replied (candidate ${ev.candidate})` : "The model replied", [fmtMs(ev.ms),
             ev.completion_tokens !== undefined && `${ev.completion_tokens} tokens`,
             ev.cut ? "cut: ran past the cap on the greedy reply's length, left out of the vote" : "",
@@ -426,8 +427,10 @@ function describeStep(ev, why) {
         const cands = Array.isArray(ev.candidates) ? ev.candidates : [];
         const bad = cands.filter((c) => c && c !== "none");
         if (ev.ok) {
+            // settled: candidates not needed (no SQL, but not bad).
+            const made = cands.length - (ev.settled || 0);
             return ["ok", cands.length > 1 ? "Validated the candidates" : "Validated the SQL",
-                cands.length > 1 ? `${cands.length - bad.length} of ${cands.length} valid` : ""];
+                cands.length > 1 ? `${cands.length - bad.length} of ${made} valid` : ""];
         }
         return ["bad", "Validation failed", bad.join(", ")];
     }
@@ -440,6 +443,7 @@ function describeStep(ev, why) {
             return ["ok", "Voted on the candidates",
                 [`confidence ${Math.round(ev.confidence * 100)}%`,
                     agree !== undefined ? `${agree} of ${ev.ran ?? "?"} agree` : "",
+                    ev.settled ? `${ev.settled} not needed` : "",
                     ev.candidate ? `candidate ${ev.candidate} wins` : "", ...parts].filter(Boolean).join(", ")];
         }
         return ["ok", "Ran the query", parts.filter(Boolean).join(", ")];
