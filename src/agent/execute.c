@@ -251,7 +251,7 @@ int agent_settle(void *ud, int i, const char *text, int pending)
 {
     struct agent_state *st = ud;
     const struct agent_early *g = &st->early[0];
-    int j, v, other = 0, open = pending;
+    int j, v, w, other = 0, open = pending;
 
     if (i < 0 || i >= AGENT_MAX_CANDS || st->early[i].ended)
         return 0;
@@ -265,13 +265,15 @@ int agent_settle(void *ud, int i, const char *text, int pending)
 
         if (!e->ended)
             continue;
-        if (!e->result)
+        if (!e->result) {
             open++;    /* a fix may still make it run, with any result */
-        else if (e->result->nrows > 0 &&
-                 rescmp_equal(g->result, e->result,
-                              rescmp_order_matters(g->sql)) != 1 &&
-                 early_votes(st, e) > other)
-            other = early_votes(st, e);
+            continue;
+        }
+        if (e->result->nrows > 0 &&
+            rescmp_equal(g->result, e->result,
+                         rescmp_order_matters(g->sql)) != 1 &&
+            (w = early_votes(st, e)) > other)
+            other = w;
     }
     if (v <= other + open)
         return 0;

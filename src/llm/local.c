@@ -1012,7 +1012,7 @@ static void stream_to(const struct llm_request *req, const char *text,
 /* The provider                                                        */
 /* ------------------------------------------------------------------ */
 
-/* The text of one token (special tokens render as nothing) appended to b;
+/* p[0..n) appended to *text (*len bytes of *cap, kept NUL-terminated);
 ** returns 0, or -1 when out of memory. */
 static int append_bytes(const char *p, size_t n, char **text, size_t *len,
                         size_t *cap)
@@ -1033,6 +1033,8 @@ static int append_bytes(const char *p, size_t n, char **text, size_t *len,
     return 0;
 }
 
+/* The text of one token (special tokens render as nothing) appended the
+** same way. */
 static int append_piece(struct local *l, llama_token t, char **text,
                         size_t *len, size_t *cap)
 {
