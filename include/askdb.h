@@ -498,6 +498,10 @@ typedef struct askdb_answer {
                                 1/ncandidates when a repair gave it) */
     char *question;          /* the question as asked (valid UTF-8) */
     char *request_id;        /* the id its events carried */
+    int nsettled;            /* of ncandidates, how many were not needed:
+                                the vote was decided before they were
+                                made (askdb_config.settle); confidence
+                                counts them as not agreeing */
 } askdb_answer;
 
 ASKDB_API void askdb_answer_free(askdb_answer *a);
@@ -636,10 +640,11 @@ ASKDB_API void askdb_agent_cancel(askdb_agent *ag);
 ** columns, rows (values keep their types: integers, reals, text, null,
 ** blobs as {"blob_hex": ...}; NaN and infinities as strings), row_count,
 ** truncated (false, "rows" or "bytes"), error, attempts [{sql, error,
-** message, llm_ms}], timings, llm_calls, candidates, confidence, answer,
-** not_a_question, tokens {prompt, completion}. Text that is not UTF-8
-** becomes U+FFFD, so the document is always valid. *out is the caller's
-** (askdb_free), without a final newline.
+** message, llm_ms}], timings, llm_calls, candidates, confidence,
+** settled (candidates not needed), answer, not_a_question, tokens
+** {prompt, completion}. Text that is not UTF-8 becomes U+FFFD, so the
+** document is always valid. *out is the caller's (askdb_free), without a
+** final newline.
 */
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_answer_json(const askdb_answer *a, int flags, char **out);

@@ -367,6 +367,7 @@ enum agent_outcome agent_step_execute(struct agent_state *st)
         json_object_set_new(ev, "confidence",
                             json_real(st->ans->confidence));
     }
+    st->ans->nsettled = nsettled;   /* 0 for a repair's one candidate */
     agent_emit(ag, ASKDB_EVENT_EXECUTE, ev);
     agent_log(st, "execute", "%ld rows in %.2f ms%s", r->nrows, r->exec_ms,
               r->truncated ? " (truncated)" : "");

@@ -176,6 +176,7 @@ askdb_status askdb_answer_json(const askdb_answer *a, int flags, char **out)
     err |= json_object_set_new(o, "llm_calls", json_integer(a->llm_calls));
     err |= json_object_set_new(o, "candidates", json_integer(a->ncandidates));
     err |= json_object_set_new(o, "confidence", json_real(a->confidence));
+    err |= json_object_set_new(o, "settled", json_integer(a->nsettled));
     err |= json_object_set_new(o, "answer", str_json(a->text));
     err |= json_object_set_new(o, "not_a_question",
                                json_boolean(a->not_a_question));

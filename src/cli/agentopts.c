@@ -13,7 +13,7 @@ enum {
     A_NO_REQUALIFY,
     A_NO_CAST,
     A_NO_JOIN_MISSING, A_NO_IDLE_JOIN, A_IDLE_JOIN, A_RESAMPLE, A_SELECT,
-    A_NO_SELECT, A_ANSWER, A_EXAMPLES, A_MEMORY, A_BANK,
+    A_NO_SELECT, A_ANSWER, A_EXAMPLES, A_MEMORY, A_BANK, A_SAMPLE_VALUES,
     A_LINKING, A_VALUES, A_QCHECK, A_NO_PLAN, A_CHECKS,
     OPT_TRACE, OPT_MAX_ATTEMPTS, OPT_TIMEOUT, OPT_MAX_ROWS, OPT_MAX_BYTES,
     OPT_PROVIDER, OPT_LLM_URL, OPT_MODEL, OPT_API_KEY, OPT_TEMPERATURE,
@@ -50,6 +50,7 @@ const struct option cli_agent_opts[] = {
     {"examples", required_argument, NULL, A_EXAMPLES},
     {"memory", required_argument, NULL, A_MEMORY},
     {"bank", required_argument, NULL, A_BANK},
+    {"sample-values", required_argument, NULL, A_SAMPLE_VALUES},
     {NULL, 0, NULL, 0}
 };
 
@@ -124,7 +125,10 @@ const char cli_agent_help[] =
     "                        none; see askdb learn)\n"
     "      --memory FILE     learned pairs store (default: in the cache)\n"
     "      --bank K          K examples from other databases (the built-in\n"
-    "                        bank, default 0 = none)\n";
+    "                        bank, default 0 = none)\n"
+    "      --sample-values N distinct values shown per text column in the\n"
+    "                        schema (default 3; 0 = the schema tells the\n"
+    "                        model no data values)\n";
 
 int cli_number(const char *prog, const char *opt, const char *s, long lo,
                long hi, long *out)
@@ -194,6 +198,11 @@ int cli_agent_opt(int c, const char *arg, askdb_config *cfg, const char *prog)
         if (cli_number(prog, "--bank", arg, 0, 8, &v))
             return -1;
         cfg->bank = (int)v;
+        return 1;
+    case A_SAMPLE_VALUES:
+        if (cli_number(prog, "--sample-values", arg, 0, 10, &v))
+            return -1;
+        cfg->sample_values = (int)v;
         return 1;
     case A_CAND_TEMP:
         if (cli_real(arg, &d) || !(d >= 0 && d <= 2)) {

@@ -87,6 +87,19 @@ static askdb_status ask_interruptible(askdb_agent *ag, const char *question,
     return st;
 }
 
+/* "confidence: 67% (2 of 3 candidate queries agree, 1 not needed)": the
+** candidates not needed were never made (the vote was decided without
+** them), so they are not said to disagree. */
+static void print_confidence(FILE *out, int markdown, const askdb_answer *a)
+{
+    fprintf(out, "%sconfidence: %.0f%% (%.0f of %d candidate queries agree",
+            markdown ? "\n" : "", a->confidence * 100,
+            a->confidence * a->ncandidates, a->ncandidates);
+    if (a->nsettled > 0)
+        fprintf(out, ", %d not needed", a->nsettled);
+    fputs(")\n", out);
+}
+
 int cli_answer(askdb_agent *ag, const struct cli_opts *o,
                const char *question)
 {
@@ -121,11 +134,8 @@ int cli_answer(askdb_agent *ag, const struct cli_opts *o,
         if (a->result)
             format_result(stdout, stderr, f, a->result);
         if (a->ncandidates > 1)
-            fprintf(f == FMT_CSV ? stderr : stdout,
-                    "%sconfidence: %.0f%% (%.0f of %d candidate queries "
-                    "agree)\n", f == FMT_MARKDOWN ? "\n" : "",
-                    a->confidence * 100, a->confidence * a->ncandidates,
-                    a->ncandidates);
+            print_confidence(f == FMT_CSV ? stderr : stdout,
+                             f == FMT_MARKDOWN, a);
     }
     if (st != ASKDB_OK) {
         format_printf(stderr, "askdb: %s\n", a->error ? a->error : "failed");

@@ -140,6 +140,7 @@ void rec_set_answer(json_t *rec, const askdb_answer *a)
     json_object_set_new(rec, "llm_calls", json_integer(a->llm_calls));
     json_object_set_new(rec, "candidates", json_integer(a->ncandidates));
     json_object_set_new(rec, "confidence", json_real(a->confidence));
+    json_object_set_new(rec, "settled", json_integer(a->nsettled));
     if (a->not_a_question)
         json_object_set_new(rec, "not_a_question", json_true());
     json_object_set_new(rec, "prompt_tokens",

@@ -726,7 +726,8 @@ static json_t *answer_result(struct mcp_call *c, struct mcp_db *d,
 {
     static const char *const keep[] = {
         "question", "sql", "columns", "rows", "row_count", "truncated",
-        "confidence", "candidates", "attempts", "answer", "not_a_question"};
+        "confidence", "candidates", "settled", "attempts", "answer",
+        "not_a_question"};
     json_t *all, *o, *v, *att;
     char *text = NULL;
     size_t i;

@@ -1499,6 +1499,37 @@ candidates_confidence_and_answer_in_every_format() {
     pycheck 'assert "Question: How many customers are there?" in user(3) and "60" in user(3), user(3)'
 }
 
+# The first two candidates agree on a result the third could not outvote:
+# it is never asked, and the confidence line says it was not needed
+# rather than counting it as disagreeing in silence.
+settled_candidate_is_not_needed() {
+    copy_db
+    start_llm "$(replies "$(fence "SELECT count(*) AS n FROM customers")" \
+        "$(fence "SELECT count(id) AS n FROM customers")" \
+        "$(fence "SELECT 1 AS n")")"
+    run ask --llm-url "$URL" --model test --candidates 3 -f table shop.db \
+        "How many customers are there?"
+    expect_rc 0
+    expect_requests 2
+    expect_out_has "confidence: 67% (2 of 3 candidate queries agree, 1 not needed)"
+    start_llm "$(replies "$(fence "SELECT count(*) AS n FROM customers")" \
+        "$(fence "SELECT count(id) AS n FROM customers")")"
+    run ask --llm-url "$URL" --model test --candidates 3 -f json shop.db \
+        "How many customers are there?"
+    expect_rc 0
+    pycheck 'd = json.loads(out); assert d["candidates"] == 3 and d["settled"] == 1 and d["llm_calls"] == 2, d'
+    start_llm "$(replies "$(fence "SELECT count(*) AS n FROM customers")" \
+        "$(fence "SELECT count(id) AS n FROM customers")" \
+        "$(fence "SELECT 1 AS n")")"
+    run ask --llm-url "$URL" --model test --candidates 3 --no-settle -f table \
+        shop.db \
+        "How many customers are there?"
+    expect_rc 0
+    expect_requests 3
+    expect_out_has "confidence: 67% (2 of 3 candidate queries agree)"
+    expect_out_lacks "not needed"
+}
+
 greeting_is_answered_without_sql() {
     copy_db
     start_llm "$(always "$(fence "SELECT 1")")"
@@ -1618,6 +1649,7 @@ TESTS=(
     markdown_rule_has_three_dashes_in_every_column
     terminal_never_gets_control_characters
     candidates_confidence_and_answer_in_every_format
+    settled_candidate_is_not_needed
     greeting_is_answered_without_sql
     shell_follows_up_until_new
     plan_rows_with_accents_reach_the_model

@@ -316,6 +316,14 @@ static void settled_votes_make_no_more_candidates(void **state)
     assert_string_equal(a->sql, agree[0]);
     assert_int_equal(askdb_result_cell(a->result, 0, 0)->i, 60);
     assert_true(a->confidence > 0.66 && a->confidence < 0.67);
+    assert_int_equal(a->nsettled, 1);
+    {
+        char *json = NULL;
+
+        assert_int_equal(askdb_answer_json(a, 0, &json), ASKDB_OK);
+        assert_non_null(strstr(json, "\"settled\":1"));
+        askdb_free(json);
+    }
     trace_steps(path, "reply", trace, sizeof trace);
     assert_non_null(strstr(trace, "\"settled\":true"));
     trace_steps(path, "validate", trace, sizeof trace);
@@ -331,6 +339,7 @@ static void settled_votes_make_no_more_candidates(void **state)
     assert_int_equal(t->s.calls, 3);
     assert_string_equal(a->sql, agree[0]);
     assert_true(a->confidence > 0.66 && a->confidence < 0.67);
+    assert_int_equal(a->nsettled, 0);
     t->cfg.settle = 1;
 
     /* the greedy one disagrees: the last may still side with either */
@@ -339,6 +348,7 @@ static void settled_votes_make_no_more_candidates(void **state)
     a = ask(t, "How many customers?", ASKDB_OK);
     assert_int_equal(t->s.calls, 3);
     assert_string_equal(a->sql, outvoted[1]);
+    assert_int_equal(a->nsettled, 0);
 
     /* two empty results agree, but a non-empty one outranks them */
     t->s.replies = empty;
