@@ -1530,6 +1530,24 @@ settled_candidate_is_not_needed() {
     expect_out_lacks "not needed"
 }
 
+# --sample-values N: the schema the model reads shows N values per text
+# column; 0 shows none.
+sample_values_set_what_the_schema_shows() {
+    copy_db
+    start_llm "$(always "$(fence "SELECT count(*) AS n FROM customers")")"
+    run ask --llm-url "$URL" --model test --sample-values 1 shop.db \
+        "How many customers are there?"
+    expect_rc 0
+    pycheck 'import re; u = user(0); assert "  name TEXT NOT NULL, -- e.g. '"'"'Electronics'"'"'\n" in u, u[:400]; assert not re.search(r"e\.g\. [^\n]*, '"'"'", u), u'
+    run ask --llm-url "$URL" --model test --sample-values 0 shop.db \
+        "How many customers are there?"
+    expect_rc 0
+    pycheck 'assert "CREATE TABLE customers" in user(1) and "e.g." not in user(1), user(1)[:400]'
+    run ask --llm-url "$URL" --model test --sample-values 11 shop.db "x"
+    expect_rc 2
+    expect_err_has "--sample-values takes a whole number from 0 to 10, not '11'"
+}
+
 greeting_is_answered_without_sql() {
     copy_db
     start_llm "$(always "$(fence "SELECT 1")")"
@@ -1650,6 +1668,7 @@ TESTS=(
     terminal_never_gets_control_characters
     candidates_confidence_and_answer_in_every_format
     settled_candidate_is_not_needed
+    sample_values_set_what_the_schema_shows
     greeting_is_answered_without_sql
     shell_follows_up_until_new
     plan_rows_with_accents_reach_the_model
