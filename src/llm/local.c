@@ -48,7 +48,8 @@
 **   tokens>.kv (llama_state_seq_load_file into the lane's sequence 0; the
 **   file's tokens must equal them, else it is removed), or evaluated
 **   alone (files or not: every path to a prompt evaluates it in the same
-**   batches, see use_stable_prefix()) and then written there
+**   batches, see use_stable_prefix(); the system message first, with a
+**   file of its own that every database shares) and then written there
 **   (written to a temporary name and renamed, so a reader never sees half
 **   a file). So the first question of a later process on the same
 **   database skips the schema's evaluation. The directory is kept under
@@ -535,23 +536,22 @@ static XXH128_hash_t model_identity(const char *path)
 ** only the common part counts), at most n - 1. 0 when the request marks
 ** none or it is shorter than LOCAL_KV_MIN.
 */
-static int stable_tokens(struct local *l, const struct llm_request *req,
-                         const llama_token *toks, int n)
+static int prefix_tokens(struct local *l, const struct llm_request *req,
+                         int nm, size_t bytes, const llama_token *toks, int n)
 {
     const struct llm_msg *m = req->msgs;
-    int nm = req->stable_msgs, k = 0, np;
+    int k = 0, np;
     llama_token *pt = NULL;
     char *cut = NULL, *text;
     askdb_status rc;
 
-    if (nm < 0 || nm > req->nmsgs ||
-        (nm == req->nmsgs && req->stable_bytes > 0) ||
-        (nm == 0 && req->stable_bytes == 0))
+    if (nm < 0 || nm > req->nmsgs || (nm == req->nmsgs && bytes > 0) ||
+        (nm == 0 && bytes == 0))
         return 0;
-    if (req->stable_bytes > 0) {
-        if (req->stable_bytes > strlen(m[nm].content))
+    if (bytes > 0) {
+        if (bytes > strlen(m[nm].content))
             return 0;
-        cut = strndup(m[nm].content, req->stable_bytes);
+        cut = strndup(m[nm].content, bytes);
         if (!cut)
             return 0;
         nm++;
@@ -565,6 +565,32 @@ static int stable_tokens(struct local *l, const struct llm_request *req,
     free(text);
     free(cut);
     return k >= LOCAL_KV_MIN ? k : 0;
+}
+
+static int stable_tokens(struct local *l, const struct llm_request *req,
+                         const llama_token *toks, int n)
+{
+    return prefix_tokens(l, req, req->stable_msgs, req->stable_bytes, toks,
+                         n);
+}
+
+/*
+** How many of the stable prefix's k tokens are its system message, the
+** part every database's prompt shares: 0 when the request has no system
+** message before the rest of its stable prefix, or it is shorter than
+** LOCAL_KV_MIN.
+*/
+static int system_tokens(struct local *l, const struct llm_request *req,
+                         const llama_token *toks, int k)
+{
+    int s;
+
+    if (req->nmsgs < 1 || strcmp(req->msgs[0].role, "system") != 0 ||
+        req->stable_msgs < 1 ||
+        (req->stable_msgs == 1 && req->stable_bytes == 0))
+        return 0;
+    s = prefix_tokens(l, req, 1, 0, toks, k);
+    return s < k ? s : 0;
 }
 
 /*
@@ -740,7 +766,12 @@ static int kv_save(struct local *l, struct llm_dec_call *c, const char *dir,
 ** every path to a prompt - cold, warmed up, from a file - evaluates it in
 ** the same batches: llama.cpp's kernels need not give a row the same
 ** bits in a batch of another shape (the AVX-512 ones do not), and a near
-** tie of the greedy choice would then move with the warm-up.
+** tie of the greedy choice would then move with the warm-up. For the
+** same reason its system message (system_tokens()), which every
+** database's prompt shares, is a decode of its own before the rest, with
+** a file of its own: a process's first question on a database without
+** a file then evaluates only the schema, as a later database's first
+** question in a long-running process does.
 */
 static askdb_status use_stable_prefix(struct local *l,
                                       struct llm_dec_call *c,
@@ -748,7 +779,7 @@ static askdb_status use_stable_prefix(struct local *l,
                                       const llama_token *toks, int n,
                                       long *file, int *saved)
 {
-    int k = stable_tokens(l, req, toks, n), have = llm_dec_cached(c);
+    int k = stable_tokens(l, req, toks, n), have = llm_dec_cached(c), sys;
     askdb_status rc = ASKDB_OK;
     char *dir = NULL, *path = NULL;
 
@@ -760,12 +791,34 @@ static askdb_status use_stable_prefix(struct local *l,
         path = kv_path(l, toks, k, &dir);
     if (path && kv_load(c, path, toks, k)) {
         *file = k;
-    } else {
-        have = llm_dec_cached(c);   /* a failed load empties it */
-        rc = llm_dec_eval(c, toks + have, k - have, 0);
-        if (!rc && path)
-            *saved = kv_save(l, c, dir, path, toks, k);
+        goto done;
     }
+    /* The system message first, alone, from its own file or into it: a
+    ** new database's first question then evaluates only its schema. */
+    have = llm_dec_cached(c);   /* a failed load empties it */
+    sys = system_tokens(l, req, toks, k);
+    if (sys > have) {
+        char *sdir = NULL, *spath = l->kv_on ? kv_path(l, toks, sys, &sdir)
+                                             : NULL;
+
+        if (spath && kv_load(c, spath, toks, sys)) {
+            *file = sys;
+        } else {
+            have = llm_dec_cached(c);
+            rc = llm_dec_eval(c, toks + have, sys - have, 0);
+            if (!rc && spath)
+                kv_save(l, c, sdir, spath, toks, sys);
+        }
+        free(spath);
+        free(sdir);
+        if (rc)
+            goto done;
+        have = llm_dec_cached(c);
+    }
+    rc = llm_dec_eval(c, toks + have, k - have, 0);
+    if (!rc && path)
+        *saved = kv_save(l, c, dir, path, toks, k);
+done:
     free(path);
     free(dir);
     return rc;
@@ -1526,7 +1579,7 @@ static askdb_status local_run(struct local *l, const struct llm_request *req,
     if (rc)
         goto out;
     if (file)
-        reused = llm_dec_cached(c);
+        reused = (int)file;   /* the rest of the prefix was evaluated */
     rc = llm_dec_eval(c, toks + llm_dec_cached(c),
                       ntok - llm_dec_cached(c), 1);
     if (rc)

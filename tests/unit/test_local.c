@@ -403,6 +403,83 @@ static void local_keeps_the_stable_prefix_in_a_file(void **ts)
     unsetenv("ASKDB_CACHE_DIR");
 }
 
+/*
+** A system message long enough for a file of its own (LOCAL_KV_MIN
+** tokens) gets one, beside the stable prefix's: a new process's first
+** question on another database loads it and evaluates only that
+** database's schema, and replies as a run without files does (both
+** evaluate the system message and the schema as two decodes).
+*/
+static void local_shares_the_system_message_file(void **ts)
+{
+    struct state *s = *ts;
+    static const char head[] = "Database schema:\n";
+    static const char other[] =
+        "CREATE TABLE singer (id INTEGER PRIMARY KEY, name TEXT, "
+        "country TEXT, age INTEGER);\n";
+    char dir[128], cold[512], ua[2048], ub[2048];
+    struct llm_msg qa[] = {{"system", system_prompt}, {"user", ua}};
+    struct llm_msg qb[] = {{"system", system_prompt}, {"user", ub}};
+    struct llm_request req = request(qa, 2, 8);
+    int sys;
+
+    need_model();
+    assert_int_equal(tmpdir_as_cache(dir, sizeof dir, "kvsys"), 0);
+    snprintf(ua, sizeof ua, "%s%s\nQuestion: How many customers are "
+             "there?\n", head, system_prompt);
+    snprintf(ub, sizeof ub, "%s%s\nQuestion: How many singers are there?\n",
+             head, other);
+    req.stable_msgs = 1;
+
+    /* Files off: the reply to qb from nothing. */
+    setenv("ASKDB_PROMPT_CACHE_MB", "0", 1);
+    open_model(s);
+    req.msgs = qb;
+    req.stable_bytes = strlen(head) + strlen(other);
+    complete_ok(s, &req);
+    assert_int_equal(s->r.file_saved, 0);
+    snprintf(cold, sizeof cold, "%s", s->r.text);
+    llm_free(s->m);
+    s->m = NULL;
+    unsetenv("ASKDB_PROMPT_CACHE_MB");
+
+    /* qa writes two files: the system message's and its whole prefix. */
+    open_model(s);
+    req.msgs = qa;
+    req.stable_bytes = strlen(head) + strlen(system_prompt);
+    complete_ok(s, &req);
+    assert_int_equal(s->r.file_saved, 1);
+    assert_int_equal(kv_files(dir, NULL, 0), 2);
+    llm_free(s->m);
+    s->m = NULL;
+
+    /* A new process asks qb: the system message comes from its file,
+    ** the schema is evaluated and written, the reply is the cold one. */
+    open_model(s);
+    req.msgs = qb;
+    req.stable_bytes = strlen(head) + strlen(other);
+    complete_ok(s, &req);
+    sys = (int)s->r.file_tokens;
+    assert_true(sys >= 64);
+    assert_int_equal(s->r.cached_tokens, sys);
+    assert_true(s->r.prompt_tokens - sys > 30);
+    assert_int_equal(s->r.file_saved, 1);
+    assert_int_equal(kv_files(dir, NULL, 0), 3);
+    assert_string_equal(s->r.text, cold);
+    llm_free(s->m);
+    s->m = NULL;
+
+    /* And again: now the whole prefix has its file. */
+    open_model(s);
+    complete_ok(s, &req);
+    assert_true(s->r.file_tokens > sys);
+    assert_int_equal(s->r.file_saved, 0);
+    assert_string_equal(s->r.text, cold);
+
+    assert_int_equal(tmpdir_remove(dir), 0);
+    unsetenv("ASKDB_CACHE_DIR");
+}
+
 /* Text in a message that spells a control token stays text: nobody can
 ** close the user's turn and open a forged one. The oracle tokenizes the
 ** same conversation with the markers parsed as control tokens (one token
@@ -1647,6 +1724,7 @@ int main(void)
         T(local_reuses_the_prompt_prefix),
         T(local_reuses_the_conversation_on_a_repair_turn),
         T(local_keeps_the_stable_prefix_in_a_file),
+        T(local_shares_the_system_message_file),
         T(local_warm_evaluates_the_stable_prefix_alone),
         T(local_control_token_text_stays_text),
         T(local_grammar_constrains_output),
