@@ -146,6 +146,13 @@ second_run_loads_the_schema_prompt_from_its_file() {
         sanitizer_clean
         [ "$RC" = 0 ] || [ "$RC" = 1 ] || fail "run $i: exit $RC: $(head -c 300 "$TMP/err")"
     done
+    # another database: only the instructions' file is of use to it
+    python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("CREATE TABLE singer (id INTEGER PRIMARY KEY, name TEXT, age INTEGER)"); c.commit()' "$TMP/other.db"
+    ASKDB_CACHE_DIR="$TMP/cache-kv" run ask --model "$SMALL" \
+        --max-attempts 1 --max-tokens 16 --trace kv4.jsonl \
+        other.db "How many singers are there?"
+    sanitizer_clean
+    [ "$RC" = 0 ] || [ "$RC" = 1 ] || fail "run 4: exit $RC: $(head -c 300 "$TMP/err")"
     python3 - "$TMP" "$TMP/py.err" <<'PY' ||
 import glob, json, os, sys
 tmp = sys.argv[1]
@@ -159,9 +166,10 @@ def first_reply(i):
         if e["step"] == "reply":
             return e
     check(False, "run %d: no reply" % i)
-r1, r2, r3 = first_reply(1), first_reply(2), first_reply(3)
+r1, r2, r3, r4 = first_reply(1), first_reply(2), first_reply(3), first_reply(4)
 files = glob.glob(os.path.join(tmp, "cache-kv", "prompts", "*.kv"))
-check(len(files) == 1, "prompt-cache files: %r" % files)
+# the instructions' file, shop.db's whole prefix, other.db's
+check(len(files) == 3, "prompt-cache files: %r" % files)
 check(r1.get("file_saved") is True and "file_tokens" not in r1, "run 1: %r" % r1)
 # a new process: the schema prompt comes from the file, the question is evaluated
 check(r2.get("file_tokens", 0) > 500, "run 2 did not load the file: %r" % r2)
@@ -169,6 +177,9 @@ check(r2.get("cached_tokens") == r2["file_tokens"], "run 2: %r" % r2)
 check(r2["prompt_tokens"] - r2["file_tokens"] < 40, "run 2 evaluated too much: %r" % r2)
 check(r2.get("reply") == r1.get("reply"), "replies differ: %r vs %r" % (r1.get("reply"), r2.get("reply")))
 check("file_tokens" not in r3 and "file_saved" not in r3, "--no-prompt-cache: %r" % r3)
+# another database: the instructions come from their file, its schema is evaluated
+check(64 <= r4.get("file_tokens", 0) < r2["file_tokens"], "run 4: %r" % r4)
+check(r4.get("cached_tokens") == r4["file_tokens"] and r4.get("file_saved") is True, "run 4: %r" % r4)
 PY
         fail "$(cat "$TMP/py.err" 2>/dev/null || echo "trace check failed")"
 }
