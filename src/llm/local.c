@@ -754,6 +754,20 @@ static int kv_save(struct local *l, struct llm_dec_call *c, const char *dir,
     return ok;
 }
 
+/* Evaluate what the call's conversation lacks of toks[0..n) and, with a
+** path, write the file of the prefix (*saved 1 when written). */
+static askdb_status eval_and_keep(struct local *l, struct llm_dec_call *c,
+                                  const llama_token *toks, int n,
+                                  const char *dir, const char *path,
+                                  int *saved)
+{
+    int have = llm_dec_cached(c);
+    askdb_status rc = llm_dec_eval(c, toks + have, n - have, 0);
+
+    *saved = !rc && path && kv_save(l, c, dir, path, toks, n);
+    return rc;
+}
+
 /*
 ** Make the call's conversation hold the request's stable prefix when it
 ** holds less of the prompt: from the prefix's file, or evaluated alone
@@ -779,13 +793,13 @@ static askdb_status use_stable_prefix(struct local *l,
                                       const llama_token *toks, int n,
                                       long *file, int *saved)
 {
-    int k = stable_tokens(l, req, toks, n), have = llm_dec_cached(c), sys;
+    int k = stable_tokens(l, req, toks, n), sys, sys_saved;
     askdb_status rc = ASKDB_OK;
     char *dir = NULL, *path = NULL;
 
     *file = 0;
     *saved = 0;
-    if (k <= have)
+    if (k <= llm_dec_cached(c))
         return ASKDB_OK;
     if (l->kv_on)
         path = kv_path(l, toks, k, &dir);
@@ -794,30 +808,23 @@ static askdb_status use_stable_prefix(struct local *l,
         goto done;
     }
     /* The system message first, alone, from its own file or into it: a
-    ** new database's first question then evaluates only its schema. */
-    have = llm_dec_cached(c);   /* a failed load empties it */
+    ** new database's first question then evaluates only its schema. (A
+    ** failed load above has emptied the conversation.) */
     sys = system_tokens(l, req, toks, k);
-    if (sys > have) {
-        char *sdir = NULL, *spath = l->kv_on ? kv_path(l, toks, sys, &sdir)
-                                             : NULL;
+    if (sys > llm_dec_cached(c)) {
+        char *sdir = NULL, *spath = NULL;
 
-        if (spath && kv_load(c, spath, toks, sys)) {
+        if (l->kv_on)
+            spath = kv_path(l, toks, sys, &sdir);
+        if (spath && kv_load(c, spath, toks, sys))
             *file = sys;
-        } else {
-            have = llm_dec_cached(c);
-            rc = llm_dec_eval(c, toks + have, sys - have, 0);
-            if (!rc && spath)
-                kv_save(l, c, sdir, spath, toks, sys);
-        }
+        else
+            rc = eval_and_keep(l, c, toks, sys, sdir, spath, &sys_saved);
         free(spath);
         free(sdir);
-        if (rc)
-            goto done;
-        have = llm_dec_cached(c);
     }
-    rc = llm_dec_eval(c, toks + have, k - have, 0);
-    if (!rc && path)
-        *saved = kv_save(l, c, dir, path, toks, k);
+    if (!rc)
+        rc = eval_and_keep(l, c, toks, k, dir, path, saved);
 done:
     free(path);
     free(dir);
