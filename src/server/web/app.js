@@ -876,7 +876,8 @@ function finishTurn(turn, a) {
     if (typeof a.row_count === "number" && !turn.failed) bits.push(plural(a.row_count, "row", "rows"));
     if (a.timings && typeof a.timings.total_ms === "number") bits.push(fmtMs(a.timings.total_ms));
     if (typeof a.llm_calls === "number") bits.push(plural(a.llm_calls, "model call", "model calls"));
-    if (typeof a.confidence === "number" && a.candidates > 1) bits.push(`confidence ${Math.round(a.confidence * 100)}%`);
+    if (typeof a.confidence === "number" && a.candidates > 1)
+        bits.push(`confidence ${Math.round(a.confidence * 100)}%` + (a.settled > 0 ? ` (${a.settled} not needed)` : ""));
     if (Array.isArray(a.attempts) && a.attempts.length > 1) bits.push(`${a.attempts.length} attempts`);
     if (bits.length) turn.out.append(el("p", { class: "summary muted", text: bits.join(" · ") }));
     addStep(turn, turn.failed ? "bad" : "ok", turn.failed ? "Gave up" : "Answered", "",
