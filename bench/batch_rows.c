@@ -2,7 +2,7 @@
 **
 **   make build/batch_rows
 **   build/batch_rows [--model PATH.gguf] [--threads N] [--prompt N]
-**                    [--max-rows R] [--reps K]
+**                    [--max-rows R] [--reps K] [--weights REGEX=BUFFER ...]
 **
 ** Defaults: the default local model, 2 threads, a 400-token prompt, rows
 ** 1..8, 12 repetitions. The prompt (token ids of a repeated text) is
@@ -17,6 +17,12 @@
 ** Prints the median step time and the
 ** time per row, after the prompt's own rate (tokens/s, one decode).
 **
+** --weights puts the weight tensors whose names match REGEX into the
+** CPU buffer type BUFFER: CPU (plain, no repacking), CPU_REPACK, or AMX
+** where llama.cpp was built with it (ASKDB_LLAMA_ISA=amx scripts/llama.sh);
+** the first match wins (llama_model_params.tensor_buft_overrides). Without
+** it llama.cpp chooses, as askdb does.
+**
 ** Why: the agent's candidates decode as parallel sequences, and on CPU
 ** llama.cpp multiplies fewer than 4 rows one row at a time (gemv) and 4 or
 ** more together (gemm), so a step's cost is not linear in its rows. This
@@ -30,7 +36,10 @@
 #include <string.h>
 #include <time.h>
 
+#include <ggml-backend.h>
 #include <llama.h>
+
+#define MAX_WEIGHTS 8
 
 static double now_ms(void)
 {
@@ -45,6 +54,30 @@ static int cmp_d(const void *a, const void *b)
     double x = *(const double *)a, y = *(const double *)b;
 
     return (x > y) - (x < y);
+}
+
+/* The CPU buffer type called name: the plain one or an extra one (repacked,
+** AMX), as the CPU backend lists them. */
+static ggml_backend_buffer_type_t cpu_buffer(const char *name)
+{
+    typedef ggml_backend_buffer_type_t *(*extra_fn)(ggml_backend_dev_t);
+    ggml_backend_dev_t dev;
+    ggml_backend_buffer_type_t *b;
+    extra_fn extra;
+    void *fp;
+
+    if (!strcmp(name, "CPU"))
+        return ggml_backend_cpu_buffer_type();
+    dev = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
+    if (!dev)
+        return NULL;
+    fp = ggml_backend_reg_get_proc_address(ggml_backend_dev_backend_reg(dev),
+                                           "ggml_backend_dev_get_extra_bufts");
+    memcpy(&extra, &fp, sizeof extra); /* (ISO C has no object-to-function cast) */
+    for (b = extra ? extra(dev) : NULL; b && *b; b++)
+        if (!strcmp(ggml_backend_buft_name(*b), name))
+            return *b;
+    return NULL;
 }
 
 static void quiet(enum ggml_log_level level, const char *text, void *ud)
@@ -66,8 +99,10 @@ int main(int argc, char **argv)
     llama_memory_t mem;
     struct llama_batch batch;
     llama_token *prompt;
+    struct llama_model_tensor_buft_override weights[MAX_WEIGHTS + 1];
+    char *weight_arg[MAX_WEIGHTS];
     double *t, la[3], pt;
-    int i, r, k, layout, n_vocab;
+    int i, r, k, layout, n_vocab, nweights = 0;
     FILE *f;
 
     for (i = 1; i < argc; i++) {
@@ -81,9 +116,13 @@ int main(int argc, char **argv)
             max_rows = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--weights") && i + 1 < argc &&
+                 nweights < MAX_WEIGHTS && strchr(argv[i + 1], '='))
+            weight_arg[nweights++] = argv[++i];
         else {
             fprintf(stderr, "usage: %s --model PATH.gguf [--threads N] "
-                            "[--prompt N] [--max-rows R] [--reps K]\n",
+                            "[--prompt N] [--max-rows R] [--reps K] "
+                            "[--weights REGEX=BUFFER ...]\n",
                     argv[0]);
             return 2;
         }
@@ -104,6 +143,23 @@ int main(int argc, char **argv)
         llama_log_set(quiet, NULL);
     llama_backend_init();
     mp = llama_model_default_params();
+    for (i = 0; i < nweights; i++) {
+        char *eq = strrchr(weight_arg[i], '=');
+
+        *eq = '\0';
+        weights[i].pattern = weight_arg[i];
+        weights[i].buft = cpu_buffer(eq + 1);
+        if (!weights[i].buft) {
+            fprintf(stderr, "batch_rows: no CPU buffer type '%s' in this "
+                            "build\n", eq + 1);
+            return 2;
+        }
+        printf("weights %s in %s\n", weights[i].pattern, eq + 1);
+    }
+    weights[nweights].pattern = NULL;
+    weights[nweights].buft = NULL;
+    if (nweights)
+        mp.tensor_buft_overrides = weights;
     model = llama_model_load_from_file(model_path, mp);
     if (!model) {
         fprintf(stderr, "batch_rows: cannot load %s\n", model_path);

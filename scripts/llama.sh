@@ -29,9 +29,12 @@
 # x86-64-v3 (for a cache shared with older CPUs); ASKDB_LLAMA_ISA=auto (the default)
 # or avx512 choose by the CPU. The library then runs only on such a CPU: the cache is
 # the machine's own. The instruction sets are part of the stamp, so switching
-# rebuilds. AMX stays off: ggml's AMX kernels crashed in the first matrix product on
-# such a machine. ASKDB_LLAMA_NATIVE=1 builds with GGML_NATIVE=ON (-march=native, AMX
-# included) instead.
+# rebuilds. AMX stays off by default: it makes the prompt faster and a decode step
+# slower (models/README.md), and ggml's AMX kernels are reported to crash on some
+# such machines. ASKDB_LLAMA_ISA=amx adds AMX (tile, int8, bf16) to the AVX-512 set
+# where the CPU reports amx_tile and amx_int8, to measure it (use its own
+# ASKDB_CACHE_DIR). ASKDB_LLAMA_NATIVE=1 builds with GGML_NATIVE=ON (-march=native,
+# AMX included) instead.
 # OpenMP is on (ggml default; faster thread sync) -> link with -fopenmp.
 #
 # Linking a C program against the install (static; order matters):
@@ -85,8 +88,8 @@ NATIVE=OFF
 # isa_flags: the GGML_* switches for the AVX-512 family this CPU reports (none with
 # ASKDB_LLAMA_ISA=base, on another architecture or with GGML_NATIVE=ON).
 case ${ASKDB_LLAMA_ISA:-auto} in
-    auto|avx512|base) ;;
-    *) die "ASKDB_LLAMA_ISA must be auto, avx512 or base, not '$ASKDB_LLAMA_ISA'" ;;
+    auto|avx512|amx|base) ;;
+    *) die "ASKDB_LLAMA_ISA must be auto, avx512, amx or base, not '$ASKDB_LLAMA_ISA'" ;;
 esac
 isa_flags() {
     [ "$NATIVE" = OFF ] && [ "${ASKDB_LLAMA_ISA:-auto}" != base ] || return 0
@@ -101,8 +104,21 @@ isa_flags() {
     case $have in *" avx512vbmi "*) echo -DGGML_AVX512_VBMI=ON ;; esac
     case $have in *" avx512_bf16 "*) echo -DGGML_AVX512_BF16=ON ;; esac
     case $have in *" avx_vnni "*) echo -DGGML_AVX_VNNI=ON ;; esac
+    [ "${ASKDB_LLAMA_ISA:-auto}" = amx ] || return 0
+    case $have in *" amx_tile "*) ;; *) die "ASKDB_LLAMA_ISA=amx: this CPU has no amx_tile" ;; esac
+    case $have in *" amx_int8 "*) ;; *) die "ASKDB_LLAMA_ISA=amx: this CPU has no amx_int8" ;; esac
+    echo -DGGML_AMX_TILE=ON
+    echo -DGGML_AMX_INT8=ON
+    case $have in *" amx_bf16 "*) echo -DGGML_AMX_BF16=ON ;; esac
+    # At -O3 Debian 12's g++ 12 drops the stores that fill ggml's tile
+    # configuration before _tile_loadconfig() (ggml_tile_config_init() in
+    # amx/mmq.cpp: the config is loaded all zero but the palette), and the
+    # first tile instruction raises SIGILL; -O2 keeps them.
+    echo "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG"
 }
-mapfile -t ISA < <(isa_flags)
+ISA_TEXT=$(isa_flags)     # (not a process substitution: isa_flags may die)
+mapfile -t ISA <<<"$ISA_TEXT"
+[ -n "$ISA_TEXT" ] || ISA=()
 CMAKE_ARGS=(
     -DCMAKE_BUILD_TYPE=Release
     -DCMAKE_INSTALL_LIBDIR=lib
