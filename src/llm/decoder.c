@@ -930,6 +930,23 @@ int llm_dec_cached(const struct llm_dec_call *c)
     return c->lane->ncache;
 }
 
+void llm_dec_trim(struct llm_dec_call *c, int n)
+{
+    struct llm_dec *d = c->d;
+    struct lane *L = c->lane;
+
+    if (n < 0 || n >= L->ncache)
+        return;
+    pthread_mutex_lock(&d->ctx_mu);
+    if (!llama_memory_seq_rm(llama_get_memory(d->ctx), L->base, n, -1)) {
+        /* Some memory kinds cannot drop a partial sequence. */
+        llama_memory_seq_rm(llama_get_memory(d->ctx), L->base, -1, -1);
+        n = 0;
+    }
+    L->ncache = n;
+    pthread_mutex_unlock(&d->ctx_mu);
+}
+
 long llm_dec_room(const struct llm_dec_call *c)
 {
     return c->lane->res;

@@ -83,6 +83,10 @@ askdb_status llm_dec_begin(struct llm_dec *d, const llama_token *toks, int n,
 /* Tokens of the prompt that the lane's conversation holds (evaluated). */
 int llm_dec_cached(const struct llm_dec_call *c);
 
+/* Make the conversation hold at most its first n tokens (the rest of its
+** cells dropped), so that what follows is evaluated from token n on. */
+void llm_dec_trim(struct llm_dec_call *c, int n);
+
 /* Tokens the call may add after its prompt, all sequences together: its
 ** reply budget, cut to what the context holds. */
 long llm_dec_room(const struct llm_dec_call *c);

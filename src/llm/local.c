@@ -772,7 +772,8 @@ static askdb_status eval_and_keep(struct local *l, struct llm_dec_call *c,
 ** Make the call's conversation hold the request's stable prefix when it
 ** holds less of the prompt: from the prefix's file, or evaluated alone
 ** and then written to it (with the files off, evaluated alone). *file is
-** how many tokens came from the file, *saved 1 when the file was written.
+** how many tokens came from the file, *saved 1 when the file was written,
+** *kept how many of the tokens the conversation held it kept.
 ** Only a failed evaluation is an error; the files are a help, never a
 ** cause of failure.
 **
@@ -785,13 +786,16 @@ static askdb_status eval_and_keep(struct local *l, struct llm_dec_call *c,
 ** database's prompt shares, is a decode of its own before the rest, with
 ** a file of its own: a process's first question on a database without
 ** a file then evaluates only the schema, as a later database's first
-** question in a long-running process does.
+** question in a long-running process does. And that question evaluates
+** the schema from the same token on: a conversation that holds the
+** system message and a few tokens more (another database's, whose
+** prompt begins as this one's) keeps only the system message.
 */
 static askdb_status use_stable_prefix(struct local *l,
                                       struct llm_dec_call *c,
                                       const struct llm_request *req,
                                       const llama_token *toks, int n,
-                                      long *file, int *saved)
+                                      long *file, int *saved, int *kept)
 {
     int k = stable_tokens(l, req, toks, n), sys, sys_saved;
     askdb_status rc = ASKDB_OK;
@@ -799,7 +803,8 @@ static askdb_status use_stable_prefix(struct local *l,
 
     *file = 0;
     *saved = 0;
-    if (k <= llm_dec_cached(c))
+    *kept = llm_dec_cached(c);
+    if (k <= *kept)
         return ASKDB_OK;
     if (l->kv_on)
         path = kv_path(l, toks, k, &dir);
@@ -811,6 +816,9 @@ static askdb_status use_stable_prefix(struct local *l,
     ** new database's first question then evaluates only its schema. (A
     ** failed load above has emptied the conversation.) */
     sys = system_tokens(l, req, toks, k);
+    if (sys > 0 && sys < llm_dec_cached(c))
+        llm_dec_trim(c, sys);
+    *kept = llm_dec_cached(c);   /* (a failed load above kept nothing) */
     if (sys > llm_dec_cached(c)) {
         char *sdir = NULL, *spath = NULL;
 
@@ -1581,8 +1589,7 @@ static askdb_status local_run(struct local *l, const struct llm_request *req,
                        l->base.errmsg, sizeof l->base.errmsg);
     if (rc)
         goto out;
-    reused = llm_dec_cached(c);
-    rc = use_stable_prefix(l, c, req, toks, ntok, &file, &saved);
+    rc = use_stable_prefix(l, c, req, toks, ntok, &file, &saved, &reused);
     if (rc)
         goto out;
     if (file)
@@ -1653,7 +1660,7 @@ static askdb_status local_warm(llm *m, const struct llm_request *req)
     llama_token *toks = NULL;
     char *prompt;
     askdb_status rc;
-    int ntok, saved;
+    int ntok, saved, kept;
     long file;
 
     prompt = format_prompt(l, req, &rc);
@@ -1667,7 +1674,7 @@ static askdb_status local_warm(llm *m, const struct llm_request *req)
                        l->base.errmsg, sizeof l->base.errmsg);
     if (rc)
         goto out;
-    rc = use_stable_prefix(l, c, req, toks, ntok, &file, &saved);
+    rc = use_stable_prefix(l, c, req, toks, ntok, &file, &saved, &kept);
 out:
     llm_dec_end(c);
     free(toks);

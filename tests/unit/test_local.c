@@ -475,6 +475,25 @@ static void local_shares_the_system_message_file(void **ts)
     assert_true(s->r.file_tokens > sys);
     assert_int_equal(s->r.file_saved, 0);
     assert_string_equal(s->r.text, cold);
+    llm_free(s->m);
+    s->m = NULL;
+
+    /* One process, files off, qa then qb: the prompts share the system
+    ** message and the user turn's first tokens, but qb keeps only the
+    ** system message and evaluates its schema from there, as the new
+    ** process above did (the same batches: the same reply). */
+    setenv("ASKDB_PROMPT_CACHE_MB", "0", 1);
+    open_model(s);
+    req.msgs = qa;
+    req.stable_bytes = strlen(head) + strlen(system_prompt);
+    complete_ok(s, &req);
+    req.msgs = qb;
+    req.stable_bytes = strlen(head) + strlen(other);
+    complete_ok(s, &req);
+    assert_int_equal(s->r.cached_tokens, sys);
+    assert_int_equal(s->r.file_tokens, 0);
+    assert_string_equal(s->r.text, cold);
+    unsetenv("ASKDB_PROMPT_CACHE_MB");
 
     assert_int_equal(tmpdir_remove(dir), 0);
     unsetenv("ASKDB_CACHE_DIR");
