@@ -594,20 +594,6 @@ static int system_tokens(struct local *l, const struct llm_request *req,
 }
 
 /*
-** Where the request's last message begins among its n tokens toks (0 when
-** it cannot be told): what a conversation may keep of an earlier call
-** ends there, so that a question's own tokens are always evaluated in one
-** batch from its message's start, whatever was asked before it.
-*/
-static int last_message_start(struct local *l, const struct llm_request *req,
-                              const llama_token *toks, int n)
-{
-    if (req->nmsgs < 2)
-        return 0;
-    return prefix_tokens(l, req, req->nmsgs - 1, 0, toks, n);
-}
-
-/*
 ** The file of the prefix toks[0..n), ${cache}/prompts/<32 hex>.kv, and in
 ** *dir its directory (both malloc()ed); NULL when the cache directory
 ** cannot be made.
@@ -787,8 +773,7 @@ static askdb_status eval_and_keep(struct local *l, struct llm_dec_call *c,
 ** holds less of the prompt: from the prefix's file, or evaluated alone
 ** and then written to it (with the files off, evaluated alone). *file is
 ** how many tokens came from the file, *saved 1 when the file was written,
-** *kept how many of the tokens the conversation held it kept; kept is
-** NULL when no question follows (a warm-up), which keeps what is there.
+** *kept how many of the tokens the conversation held it kept.
 ** Only a failed evaluation is an error; the files are a help, never a
 ** cause of failure.
 **
@@ -804,11 +789,7 @@ static askdb_status eval_and_keep(struct local *l, struct llm_dec_call *c,
 ** question in a long-running process does. And that question evaluates
 ** the schema from the same token on: a conversation that holds the
 ** system message and a few tokens more (another database's, whose
-** prompt begins as this one's) keeps only the system message. Likewise
-** a question's own message is evaluated from its start even when the
-** conversation holds its first words (last_message_start()): every
-** question is evaluated in the same batches as in a new process that
-** finds the prefix's file, whatever was asked before it.
+** prompt begins as this one's) keeps only the system message.
 */
 static askdb_status use_stable_prefix(struct local *l,
                                       struct llm_dec_call *c,
@@ -816,28 +797,14 @@ static askdb_status use_stable_prefix(struct local *l,
                                       const llama_token *toks, int n,
                                       long *file, int *saved, int *kept)
 {
-    int k = stable_tokens(l, req, toks, n), sys, sys_saved, held;
+    int k = stable_tokens(l, req, toks, n), sys, sys_saved;
     askdb_status rc = ASKDB_OK;
     char *dir = NULL, *path = NULL;
 
     *file = 0;
     *saved = 0;
-    held = llm_dec_cached(c);
-    if (kept)
-        *kept = held;
-    if (kept && k > 0 && k <= held) {
-        /* The prefix is there, and perhaps the first words of a question
-        ** asked before; those are evaluated again with the rest. */
-        int from = last_message_start(l, req, toks, n);
-
-        if (from < k)
-            from = k;
-        if (from < held) {
-            llm_dec_trim(c, from);
-            *kept = llm_dec_cached(c);
-        }
-    }
-    if (k <= held)
+    *kept = llm_dec_cached(c);
+    if (k <= *kept)
         return ASKDB_OK;
     if (l->kv_on)
         path = kv_path(l, toks, k, &dir);
@@ -851,8 +818,7 @@ static askdb_status use_stable_prefix(struct local *l,
     sys = system_tokens(l, req, toks, k);
     if (sys > 0 && sys < llm_dec_cached(c))
         llm_dec_trim(c, sys);
-    if (kept)
-        *kept = llm_dec_cached(c);   /* (a failed load above kept nothing) */
+    *kept = llm_dec_cached(c);   /* (a failed load above kept nothing) */
     if (sys > llm_dec_cached(c)) {
         char *sdir = NULL, *spath = NULL;
 
@@ -1694,7 +1660,7 @@ static askdb_status local_warm(llm *m, const struct llm_request *req)
     llama_token *toks = NULL;
     char *prompt;
     askdb_status rc;
-    int ntok, saved;
+    int ntok, saved, kept;
     long file;
 
     prompt = format_prompt(l, req, &rc);
@@ -1708,7 +1674,7 @@ static askdb_status local_warm(llm *m, const struct llm_request *req)
                        l->base.errmsg, sizeof l->base.errmsg);
     if (rc)
         goto out;
-    rc = use_stable_prefix(l, c, req, toks, ntok, &file, &saved, NULL);
+    rc = use_stable_prefix(l, c, req, toks, ntok, &file, &saved, &kept);
 out:
     llm_dec_end(c);
     free(toks);
