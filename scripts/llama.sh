@@ -30,8 +30,8 @@
 # or avx512 choose by the CPU. The library then runs only on such a CPU: the cache is
 # the machine's own. The instruction sets are part of the stamp, so switching
 # rebuilds. AMX stays off by default: it makes the prompt faster and a decode step
-# slower (models/README.md), and ggml's AMX kernels are reported to crash on some
-# such machines. ASKDB_LLAMA_ISA=amx adds AMX (tile, int8, bf16) to the AVX-512 set
+# slower (models/README.md), and g++ 12 at -O3 builds ggml's AMX kernels so that
+# they die (SIGILL) in the first tile product. ASKDB_LLAMA_ISA=amx adds AMX (tile, int8, bf16) to the AVX-512 set
 # where the CPU reports amx_tile and amx_int8, to measure it (use its own
 # ASKDB_CACHE_DIR). ASKDB_LLAMA_NATIVE=1 builds with GGML_NATIVE=ON (-march=native,
 # AMX included) instead.
@@ -97,7 +97,11 @@ isa_flags() {
     local have f
     have=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
     for f in avx512f avx512bw avx512vl avx512dq avx512cd; do
-        case $have in *" $f "*) ;; *) return 0 ;; esac
+        case $have in
+            *" $f "*) ;;
+            *) [ "${ASKDB_LLAMA_ISA:-auto}" != amx ] || die "ASKDB_LLAMA_ISA=amx: this CPU has no $f"
+               return 0 ;;
+        esac
     done
     echo -DGGML_AVX512=ON
     case $have in *" avx512_vnni "*) echo -DGGML_AVX512_VNNI=ON ;; esac
