@@ -661,6 +661,21 @@ static int make_room(struct llm_dec *d, struct lane *L, long res)
 }
 
 /*
+** L's conversation keeps its first k cells, or none where the memory
+** cannot drop a partial sequence (ctx_mu held).
+*/
+static void cut_conversation(struct llm_dec *d, struct lane *L, int k)
+{
+    llama_memory_t mem = llama_get_memory(d->ctx);
+
+    if (!llama_memory_seq_rm(mem, L->base, k, -1)) {
+        llama_memory_seq_rm(mem, L->base, -1, -1);
+        k = 0;
+    }
+    L->ncache = k;
+}
+
+/*
 ** L's conversation keeps the longest prefix of toks[0..n - 1) it shares,
 ** or takes a longer one from another lane's conversation (ctx_mu and mu
 ** held).
@@ -686,12 +701,10 @@ static void keep_prefix(struct llm_dec *d, struct lane *L,
         llama_memory_seq_rm(mem, L->base, -1, -1);
         llama_memory_seq_cp(mem, donor->base, L->base, 0, k);
         memcpy(L->cache, toks, (size_t)k * sizeof *toks);
-    } else if (!llama_memory_seq_rm(mem, L->base, k, -1)) {
-        /* Some memory kinds cannot drop a partial sequence. */
-        llama_memory_seq_rm(mem, L->base, -1, -1);
-        k = 0;
+        L->ncache = k;
+    } else {
+        cut_conversation(d, L, k);
     }
-    L->ncache = k;
 }
 
 /*
@@ -938,12 +951,7 @@ void llm_dec_trim(struct llm_dec_call *c, int n)
     if (n < 0 || n >= L->ncache)
         return;
     pthread_mutex_lock(&d->ctx_mu);
-    if (!llama_memory_seq_rm(llama_get_memory(d->ctx), L->base, n, -1)) {
-        /* Some memory kinds cannot drop a partial sequence. */
-        llama_memory_seq_rm(llama_get_memory(d->ctx), L->base, -1, -1);
-        n = 0;
-    }
-    L->ncache = n;
+    cut_conversation(d, L, n);
     pthread_mutex_unlock(&d->ctx_mu);
 }
 
