@@ -408,7 +408,9 @@ static void local_keeps_the_stable_prefix_in_a_file(void **ts)
 ** tokens) gets one, beside the stable prefix's: a new process's first
 ** question on another database loads it and evaluates only that
 ** database's schema, and replies as a run without files does (both
-** evaluate the system message and the schema as two decodes).
+** evaluate the system message and the schema as two decodes). In one
+** process, a question on another database keeps only the system message
+** of the first database's cells and replies the same.
 */
 static void local_shares_the_system_message_file(void **ts)
 {
