@@ -35,6 +35,7 @@ struct state {
     llm *m;
     struct llm_reply r;
     char err[512];
+    char dir[128];      /* a test's cache directory; teardown removes it */
 };
 
 /* Streamed pieces, concatenated. */
@@ -79,6 +80,12 @@ static int teardown(void **ts)
 
     llm_reply_free(&s->r);
     llm_free(s->m);
+    unsetenv("ASKDB_PROMPT_CACHE_MB");
+    if (s->dir[0]) {
+        unsetenv("ASKDB_CACHE_DIR");
+        if (tmpdir_remove(s->dir))
+            print_error("cannot remove %s\n", s->dir);
+    }
     free(s);
     return 0;
 }
@@ -300,7 +307,8 @@ static void local_keeps_the_stable_prefix_in_a_file(void **ts)
 {
     struct state *s = *ts;
     static const char head[] = "Database schema:\n";
-    char dir[128], file[600], first[512];
+    const char *dir = s->dir;
+    char file[600], first[512];
     char u1[2048], u2[2048], u3[2048];
     struct llm_msg q1[] = {{"system", "You write SQLite queries."},
                            {"user", u1}};
@@ -314,7 +322,7 @@ static void local_keeps_the_stable_prefix_in_a_file(void **ts)
     char cap[32];
 
     need_model();
-    assert_int_equal(tmpdir_as_cache(dir, sizeof dir, "kv"), 0);
+    assert_int_equal(tmpdir_as_cache(s->dir, sizeof s->dir, "kv"), 0);
     snprintf(u1, sizeof u1, "%s%s\nQuestion: How many customers are "
              "there?\n", head, system_prompt);
     snprintf(u2, sizeof u2, "%s%s\nQuestion: Which products never "
@@ -399,8 +407,6 @@ static void local_keeps_the_stable_prefix_in_a_file(void **ts)
     assert_int_equal(s->r.file_saved, 0);
     assert_int_equal(kv_files(dir, NULL, 0), 1);
 
-    assert_int_equal(tmpdir_remove(dir), 0);
-    unsetenv("ASKDB_CACHE_DIR");
 }
 
 /*
@@ -419,14 +425,15 @@ static void local_shares_the_system_message_file(void **ts)
     static const char other[] =
         "CREATE TABLE singer (id INTEGER PRIMARY KEY, name TEXT, "
         "country TEXT, age INTEGER);\n";
-    char dir[128], cold[512], ua[2048], ub[2048];
+    const char *dir = s->dir;
+    char cold[512], ua[2048], ub[2048];
     struct llm_msg qa[] = {{"system", system_prompt}, {"user", ua}};
     struct llm_msg qb[] = {{"system", system_prompt}, {"user", ub}};
     struct llm_request req = request(qa, 2, 8);
     int sys;
 
     need_model();
-    assert_int_equal(tmpdir_as_cache(dir, sizeof dir, "kvsys"), 0);
+    assert_int_equal(tmpdir_as_cache(s->dir, sizeof s->dir, "kvsys"), 0);
     snprintf(ua, sizeof ua, "%s%s\nQuestion: How many customers are "
              "there?\n", head, system_prompt);
     snprintf(ub, sizeof ub, "%s%s\nQuestion: How many singers are there?\n",
@@ -497,8 +504,6 @@ static void local_shares_the_system_message_file(void **ts)
     assert_string_equal(s->r.text, cold);
     unsetenv("ASKDB_PROMPT_CACHE_MB");
 
-    assert_int_equal(tmpdir_remove(dir), 0);
-    unsetenv("ASKDB_CACHE_DIR");
 }
 
 /* Text in a message that spells a control token stays text: nobody can
@@ -513,13 +518,14 @@ static void local_warm_evaluates_the_stable_prefix_alone(void **ts)
 {
     struct state *s = *ts;
     static const char head[] = "Database schema:\n";
-    char dir[128], file[600], cold[512], u1[2048];
+    const char *dir = s->dir;
+    char file[600], cold[512], u1[2048];
     struct llm_msg q1[] = {{"system", "You write SQLite queries."},
                            {"user", u1}};
     struct llm_request req = request(q1, 2, 8);
 
     need_model();
-    assert_int_equal(tmpdir_as_cache(dir, sizeof dir, "warm"), 0);
+    assert_int_equal(tmpdir_as_cache(s->dir, sizeof s->dir, "warm"), 0);
     snprintf(u1, sizeof u1, "%s%s\nQuestion: How many customers are "
              "there?\n", head, system_prompt);
     open_model(s);
@@ -565,6 +571,7 @@ static void local_warm_evaluates_the_stable_prefix_alone(void **ts)
     assert_true(s->r.prompt_tokens - s->r.cached_tokens < 24);
     assert_int_equal(s->r.file_tokens, 0);
     assert_string_equal(s->r.text, cold);
+
 }
 
 static void local_control_token_text_stays_text(void **ts)
@@ -1625,7 +1632,8 @@ static void long_prompt_is_a_clear_error(void **ts)
 static void missing_model_file_is_a_clear_error(void **ts)
 {
     struct state *s = *ts;
-    char dir[128], path[256], want[512];
+    const char *dir = s->dir;
+    char path[256], want[512];
 
 #ifndef ASKDB_HAVE_LLAMA
     print_message("skipped: askdb was built without llama.cpp\n");
@@ -1641,7 +1649,7 @@ static void missing_model_file_is_a_clear_error(void **ts)
                                 "fetches the default model)");
 
     /* The default model, looked for in ASKDB_CACHE_DIR. */
-    assert_int_equal(tmpdir_as_cache(dir, sizeof dir, "local"), 0);
+    assert_int_equal(tmpdir_as_cache(s->dir, sizeof s->dir, "local"), 0);
     s->cfg.model = NULL;
     s->cfg.provider = "local";
     assert_int_equal(llm_new(&s->cfg, &s->m, s->err, sizeof s->err),
@@ -1664,7 +1672,6 @@ static void missing_model_file_is_a_clear_error(void **ts)
     snprintf(want, sizeof want, "cannot load model file '%s'", path);
     assert_true(strncmp(s->err, want, strlen(want)) == 0);
     assert_non_null(strstr(s->err, "set ASKDB_LLAMA_LOG=1"));
-    assert_int_equal(tmpdir_remove(dir), 0);
 }
 
 static int never_called(void *ud, int n, const char *const *roles,
