@@ -207,6 +207,10 @@ static void state_free(struct agent_state *st)
 /* Public API                                                             */
 /* ---------------------------------------------------------------------- */
 
+/* The next question's or conversation's scope (llm_request.scope), unique
+** in the process: agents share a loaded model. 0 is no scope. */
+static atomic_ulong next_scope = 1;
+
 /* An agent over db_path with its own provider, or one over the shared
 ** model sm when it is not NULL. */
 static askdb_status agent_create(const askdb_config *cfg,
@@ -452,6 +456,11 @@ askdb_status askdb_agent_ask_opts(askdb_agent *ag, const char *question,
     *out = a;
     ag->q_t0 = t0;
     atomic_store(&ag->cancel, 0);
+    /* The model may reuse what it evaluated for this question's calls,
+    ** or this conversation's, but not another question's: the answer
+    ** then does not depend on what was asked before (llm_request.scope). */
+    if (!ag->cfg.conversation || ag->nturns == 0)
+        ag->scope = atomic_fetch_add(&next_scope, 1);
     set_request_id(ag, opts ? opts->request_id : NULL);
     /* Valid UTF-8 from here on: the question reaches every prompt, the
     ** trace and the conversation (a terminal may send Latin-1). */

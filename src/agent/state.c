@@ -161,6 +161,7 @@ void agent_mark_stable(const struct agent_state *st, struct llm_request *req)
         return;
     req->stable_msgs = 1;
     req->stable_bytes = n;
+    req->scope = st->ag->scope;
 }
 
 char *agent_call(struct agent_state *st, const char *what,

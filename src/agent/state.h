@@ -46,6 +46,8 @@ struct askdb_agent {
     char *db_key;            /* the database's key in the memory store */
     struct agent_turn turns[AGENT_MAX_TURNS]; /* oldest first */
     int nturns;
+    unsigned long scope;     /* the model calls' llm_request.scope: new
+                                for each question, or each conversation */
     char errmsg[1024];
     /* The question being answered: its id and start (agent_emit). */
     char request_id[72];

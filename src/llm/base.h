@@ -51,6 +51,14 @@ struct llm_request {
     ** local model: a KV file in the cache, see local.c). 0 and 0: none. */
     int stable_msgs;
     size_t stable_bytes;
+    /* With a stable prefix: the calls that may reuse each other's
+    ** evaluation of what follows it (the agent: one question's calls, or
+    ** one conversation's). A call of another scope evaluates everything
+    ** after the prefix itself, in the batches a new process would, so
+    ** its reply does not depend on what was asked before it (the local
+    ** model; the AVX-512 kernels round a row by its batch). 0 = none:
+    ** any call's cells are reused. */
+    unsigned long scope;
     /* llm_complete_n: the replies are candidates first_reply ..
     ** first_reply + n - 1 (temperature and seed as llm_candidate_*()
     ** give them; with first_reply > 0 none is greedy and none streams):

@@ -153,6 +153,7 @@ struct lane {
     int busy;                  /* a call runs in it */
     long res;                  /* that call's reservation, in cells */
     unsigned long used;        /* when a call last began in it */
+    unsigned long scope;       /* llm_dec_set_scope() of its last call */
 };
 
 struct llm_dec_call {
@@ -702,6 +703,7 @@ static void keep_prefix(struct llm_dec *d, struct lane *L,
         llama_memory_seq_cp(mem, donor->base, L->base, 0, k);
         memcpy(L->cache, toks, (size_t)k * sizeof *toks);
         L->ncache = k;
+        L->scope = donor->scope;
     } else {
         cut_conversation(d, L, k);
     }
@@ -953,6 +955,16 @@ void llm_dec_trim(struct llm_dec_call *c, int n)
     pthread_mutex_lock(&d->ctx_mu);
     cut_conversation(d, L, n);
     pthread_mutex_unlock(&d->ctx_mu);
+}
+
+unsigned long llm_dec_scope(const struct llm_dec_call *c)
+{
+    return c->lane->scope;
+}
+
+void llm_dec_set_scope(struct llm_dec_call *c, unsigned long scope)
+{
+    c->lane->scope = scope;
 }
 
 long llm_dec_room(const struct llm_dec_call *c)

@@ -87,6 +87,12 @@ int llm_dec_cached(const struct llm_dec_call *c);
 ** cells dropped), so that what follows is evaluated from token n on. */
 void llm_dec_trim(struct llm_dec_call *c, int n);
 
+/* The scope (llm_request.scope) of the call that last ran in the lane
+** whose conversation this call continues, and the call's own, set before
+** it evaluates anything. */
+unsigned long llm_dec_scope(const struct llm_dec_call *c);
+void llm_dec_set_scope(struct llm_dec_call *c, unsigned long scope);
+
 /* Tokens the call may add after its prompt, all sequences together: its
 ** reply budget, cut to what the context holds. */
 long llm_dec_room(const struct llm_dec_call *c);

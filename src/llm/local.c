@@ -789,7 +789,12 @@ static askdb_status eval_and_keep(struct local *l, struct llm_dec_call *c,
 ** question in a long-running process does. And that question evaluates
 ** the schema from the same token on: a conversation that holds the
 ** system message and a few tokens more (another database's, whose
-** prompt begins as this one's) keeps only the system message.
+** prompt begins as this one's) keeps only the system message. Past the
+** prefix the same holds for a question: a conversation whose cells after
+** the prefix were evaluated for another scope (req->scope: another
+** question) keeps only the prefix, so that the question is evaluated
+** from there as in a new process, not from wherever the question before
+** it parted from it ("Question: How many" shared, the rest not).
 */
 static askdb_status use_stable_prefix(struct local *l,
                                       struct llm_dec_call *c,
@@ -803,6 +808,10 @@ static askdb_status use_stable_prefix(struct local *l,
 
     *file = 0;
     *saved = 0;
+    if (req->scope && k > 0 && k < llm_dec_cached(c) &&
+        llm_dec_scope(c) != req->scope)
+        llm_dec_trim(c, k);
+    llm_dec_set_scope(c, req->scope);
     *kept = llm_dec_cached(c);
     if (k <= *kept)
         return ASKDB_OK;

@@ -501,10 +501,15 @@ PY
 }
 
 # askdb eval --warm: the schema prompt is ready before the database's first
-# question, so that question evaluates little more than itself.
+# question, so that question evaluates little more than itself. The second
+# question is evaluated from the schema's end too, not from where the first
+# one's words part from it ("How many"): what was asked before does not
+# change how a question is read.
 eval_warm_readies_the_first_question() {
     cp "$SHOP_DB" "$TMP/shop.db"
-    printf '{"db": "shop.db", "question": "How many customers are there?", "gold": "SELECT count(*) FROM customers"}\n' >"$TMP/suite.jsonl"
+    { printf '{"db": "shop.db", "question": "How many customers are there?", "gold": "SELECT count(*) FROM customers"}\n'
+      printf '{"db": "shop.db", "question": "How many orders are there?", "gold": "SELECT count(*) FROM orders"}\n'
+    } >"$TMP/suite.jsonl"
     eval_small cache-eval suite.jsonl evalwarm.jsonl --max-tokens 32 --warm
     python3 - "$TMP/evalwarm.jsonl" "$TMP/py.err" <<'PY' ||
 import json, sys
@@ -513,11 +518,17 @@ def check(cond, msg):
         open(sys.argv[2], "w").write(msg)
         sys.exit(1)
 replies = [json.loads(l) for l in open(sys.argv[1]) if '"reply"' in l]
-replies = [r for r in replies if r.get("step") == "reply"]
-check(replies, "no reply")
+firsts = {}
+for r in replies:
+    if r.get("step") == "reply":
+        firsts.setdefault(r["request_id"], r)
+replies = list(firsts.values())
+check(len(replies) == 2, "want one first reply per question: %r" % replies)
 r = replies[0]
 check(r.get("cached_tokens", 0) > 100 and r["prompt_tokens"] - r["cached_tokens"] < 40,
       "the first question evaluated the schema: %r" % r)
+check(replies[1].get("cached_tokens") == r["cached_tokens"],
+      "the second question did not start at the schema's end: %r" % replies)
 PY
         fail "$(cat "$TMP/py.err" 2>/dev/null || echo "eval check failed")"
 }

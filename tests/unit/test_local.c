@@ -506,6 +506,74 @@ static void local_shares_the_system_message_file(void **ts)
 
 }
 
+/* A question of another scope (llm_request.scope) is evaluated from the
+** end of the stable prefix, as in a new process, not from where the
+** question before it parted from it ("Question: How many" shared); a
+** call of the same scope reuses all it can, and without a scope (0) any
+** call's cells are reused, as before scopes. */
+static void local_another_scope_evaluates_after_the_prefix(void **ts)
+{
+    struct state *s = *ts;
+    static const char head[] = "Database schema:\n";
+    char fresh[512], u1[2048], u2[2048];
+    struct llm_msg q1[] = {{"system", "You write SQLite queries."},
+                           {"user", u1}};
+    struct llm_msg q2[] = {{"system", "You write SQLite queries."},
+                           {"user", u2}};
+    struct llm_request req = request(q1, 2, 8);
+    long k, n2;
+
+    need_model();
+    snprintf(u1, sizeof u1, "%s%s\nQuestion: How many customers are "
+             "there?\n", head, system_prompt);
+    snprintf(u2, sizeof u2, "%s%s\nQuestion: How many orders are "
+             "there?\n", head, system_prompt);
+    req.stable_msgs = 1;
+    req.stable_bytes = strlen(head) + strlen(system_prompt);
+    setenv("ASKDB_PROMPT_CACHE_MB", "0", 1);
+
+    /* q2 in a new process. */
+    open_model(s);
+    req.msgs = q2;
+    req.scope = 7;
+    complete_ok(s, &req);
+    assert_int_equal(s->r.cached_tokens, 0);
+    n2 = s->r.prompt_tokens;
+    snprintf(fresh, sizeof fresh, "%s", s->r.text);
+    llm_free(s->m);
+    s->m = NULL;
+
+    /* q1 after a warm-up: it evaluates only itself, k tokens kept. */
+    open_model(s);
+    req.msgs = q1;
+    req.scope = 1;
+    assert_int_equal(llm_warm(s->m, &req), ASKDB_OK);
+    complete_ok(s, &req);
+    k = s->r.cached_tokens;
+    assert_true(k > 150);
+    assert_true(s->r.prompt_tokens - k < 24);
+
+    /* q2, another question: from the prefix's end, the new process's
+    ** reply. */
+    req.msgs = q2;
+    req.scope = 2;
+    complete_ok(s, &req);
+    assert_int_equal(s->r.cached_tokens, k);
+    assert_int_equal(s->r.prompt_tokens, n2);
+    assert_string_equal(s->r.text, fresh);
+
+    /* q2 again in its scope (a repair turn would be): all but the last
+    ** prompt token reused. */
+    complete_ok(s, &req);
+    assert_int_equal(s->r.cached_tokens, n2 - 1);
+
+    /* q1 without a scope reuses what q2 left past the prefix. */
+    req.msgs = q1;
+    req.scope = 0;
+    complete_ok(s, &req);
+    assert_true(s->r.cached_tokens > k);
+}
+
 /* Text in a message that spells a control token stays text: nobody can
 ** close the user's turn and open a forged one. The oracle tokenizes the
 ** same conversation with the markers parsed as control tokens (one token
@@ -1754,6 +1822,7 @@ int main(void)
         T(local_keeps_the_stable_prefix_in_a_file),
         T(local_shares_the_system_message_file),
         T(local_warm_evaluates_the_stable_prefix_alone),
+        T(local_another_scope_evaluates_after_the_prefix),
         T(local_control_token_text_stays_text),
         T(local_grammar_constrains_output),
         T(local_stops_at_stop_strings_and_the_closing_fence),
