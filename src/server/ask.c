@@ -61,6 +61,17 @@ static void fail(struct srv_job *j, const char *code, const char *fmt, ...)
     }
 }
 
+/* The job was cancelled before its question was asked: say so (a client
+** that went away reads nothing; one the shutdown turned away reads why). */
+static void not_asked(struct srv_job *j)
+{
+    if (atomic_load(&j->s->stopping))
+        fail(j, "cancelled", "the server stopped before the question's "
+             "turn came; ask again once it runs");
+    else
+        fail(j, "cancelled", "cancelled before the question was asked");
+}
+
 /* ---------------------------------------------------------------------- */
 /* The job's life                                                         */
 /* ---------------------------------------------------------------------- */
@@ -391,16 +402,21 @@ static void *job_main(void *ud)
             pthread_mutex_lock(&c->mu);
             if (!atomic_load(&j->cancelled))
                 ask_on(j, c);
+            else
+                not_asked(j);
             pthread_mutex_unlock(&c->mu);
             conv_release(s, c);
-        } else if (!atomic_load(&j->cancelled)) {
-            if (clash)
-                fail(j, "usage", "conversation '%s' belongs to another "
-                     "database", j->conv_id);
-            else
-                fail(j, "out of memory", "out of memory");
+        } else if (atomic_load(&j->cancelled)) {
+            not_asked(j);
+        } else if (clash) {
+            fail(j, "usage", "conversation '%s' belongs to another "
+                 "database", j->conv_id);
+        } else {
+            fail(j, "out of memory", "out of memory");
         }
         release_slot(s);
+    } else {
+        not_asked(j);
     }
     jobs_remove(s, j);
     srv_stream_end(j->out);   /* after this the stream never calls back */
@@ -510,6 +526,14 @@ void srv_jobs_stop(struct server *s, int grace_ms)
     double t0 = srv_now_ms();
     struct timespec ts = {0, 20 * 1000000L};
 
+    /* The questions still waiting for a worker are not in flight: they
+    ** are turned away at once (each gets its error and done). */
+    pthread_mutex_lock(&s->mu);
+    for (j = s->jobs; j; j = j->next)
+        if (j->waiting)
+            job_cancel(j);
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
     for (;;) {
         pthread_mutex_lock(&s->mu);
         j = s->jobs;

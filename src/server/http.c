@@ -100,6 +100,16 @@ static enum MHD_Result send_json(struct server *s, struct MHD_Connection *c,
     return ret;
 }
 
+/* The methods a path takes, for Allow. */
+static const char *allowed(const char *path)
+{
+    if (strcmp(path, "/api/ask") == 0 || strcmp(path, "/api/sql") == 0)
+        return "POST, OPTIONS";
+    if (strcmp(path, "/mcp") == 0)
+        return "POST, DELETE, OPTIONS";
+    return "GET, HEAD, OPTIONS";
+}
+
 /* {"error": {"code", "message"}} with the status; extra headers after. */
 static enum MHD_Result send_error(struct server *s, struct MHD_Connection *c,
                                   struct req *q, int status, const char *code,
@@ -136,10 +146,7 @@ static enum MHD_Result send_error(struct server *s, struct MHD_Connection *c,
     if (status == 503 || status == 429)
         MHD_add_response_header(r, "Retry-After", "1");
     if (status == 405)
-        MHD_add_response_header(r, "Allow",
-                                strncmp(q->path, "/api/ask", 8) == 0 ||
-                                strncmp(q->path, "/api/sql", 8) == 0
-                                    ? "POST, OPTIONS" : "GET, OPTIONS");
+        MHD_add_response_header(r, "Allow", allowed(q->path));
     q->status = status;
     ret = MHD_queue_response(c, (unsigned)status, r);
     MHD_destroy_response(r);
@@ -416,9 +423,51 @@ static enum MHD_Result send_asset(struct server *s, struct MHD_Connection *c,
     return ret;
 }
 
+/*
+** Whether the request is addressed to this server by a name that only
+** this machine gives it. Without a token the server listens on loopback
+** alone, and the only thing between a web page of another site and the
+** databases is the browser's same-origin rule: a site whose name the
+** attacker re-points at 127.0.0.1 (DNS rebinding) is, to the browser, the
+** page's own origin, and its requests carry that name in Host. So without
+** a token the Host must be localhost or a loopback address (any port);
+** with one, any name (behind a proxy, say): a rebinding page does not
+** have the token. No Host at all (HTTP/1.0) is not a browser.
+*/
+static int host_ok(struct server *s, struct MHD_Connection *c)
+{
+    const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                   "Host");
+    char name[256];
+    const char *end;
+    struct in_addr a4;
+    size_t n;
+
+    if (s->token || !host)
+        return 1;
+    if (host[0] == '[') {
+        end = strchr(host, ']');
+        if (!end || (end[1] && end[1] != ':'))
+            return 0;
+        return (size_t)(end - host) == 4 && strncmp(host, "[::1", 4) == 0;
+    }
+    end = strchr(host, ':');
+    n = end ? (size_t)(end - host) : strlen(host);
+    if (n == 0 || n >= sizeof name)
+        return 0;
+    memcpy(name, host, n);
+    name[n] = '\0';
+    if (n > 0 && name[n - 1] == '.')
+        name[--n] = '\0';   /* "localhost." is localhost */
+    if (strcasecmp(name, "localhost") == 0)
+        return 1;
+    return inet_pton(AF_INET, name, &a4) == 1 &&
+           (ntohl(a4.s_addr) >> 24) == 127;
+}
+
 /* Whether a browser's Origin may talk to /mcp: none (not a browser), the
-** server's own, or --cors-origin. Against DNS rebinding: a page of
-** another origin that resolves to this address is refused. */
+** server's own (http://, the name in Host, which host_ok() has checked),
+** or --cors-origin. */
 static int origin_ok(struct server *s, struct MHD_Connection *c)
 {
     const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
@@ -431,8 +480,8 @@ static int origin_ok(struct server *s, struct MHD_Connection *c)
         return 1;
     if (s->cors_origin && strcmp(origin, s->cors_origin) == 0)
         return 1;
-    o = strstr(origin, "://");
-    return o && host && strcmp(o + 3, host) == 0;
+    o = strncmp(origin, "http://", 7) == 0 ? origin + 7 : NULL;
+    return o && host && strcmp(o, host) == 0;
 }
 
 /* /mcp: MCP's Streamable HTTP transport (mcp_http.c). */
@@ -488,7 +537,8 @@ static enum MHD_Result route_mcp(struct server *s, struct MHD_Connection *c,
     r = srv_mcp_post(s->mcp, &mq, &status, &why, sid);
     if (!r)
         return send_error(s, c, q, status, status == 404 ? "not_found"
-                          : status == 400 ? "bad_request" : "internal",
+                          : status == 400 ? "bad_request"
+                          : status == 503 ? "unavailable" : "internal",
                           "%s", why);
     if (sid[0])
         MHD_add_response_header(r, "Mcp-Session-Id", sid);
@@ -507,6 +557,15 @@ static enum MHD_Result route(struct server *s, struct MHD_Connection *c,
     const char *p = q->path;
     size_t n;
 
+    if (!host_ok(s, c))
+        return send_error(s, c, q, 403, "forbidden", "this server answers "
+                          "requests addressed to localhost or a loopback "
+                          "address only, not to '%s': a web page of "
+                          "another site could reach it under such a name "
+                          "(DNS rebinding); use http://127.0.0.1:PORT/, or "
+                          "set a token (--token) to allow any name",
+                          MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                      "Host"));
     if (strcmp(q->method, "OPTIONS") == 0) {
         struct MHD_Response *r = MHD_create_response_from_buffer(
             0, (void *)"", MHD_RESPMEM_PERSISTENT);
@@ -514,10 +573,10 @@ static enum MHD_Result route(struct server *s, struct MHD_Connection *c,
         if (!r)
             return MHD_NO;
         add_common(s, c, r, q);
-        MHD_add_response_header(r, "Allow", "GET, POST, OPTIONS");
+        MHD_add_response_header(r, "Allow", allowed(p));
         if (s->cors_origin) {
             MHD_add_response_header(r, "Access-Control-Allow-Methods",
-                                    "GET, POST, OPTIONS");
+                                    allowed(p));
             MHD_add_response_header(r, "Access-Control-Allow-Headers",
                                     "Authorization, Content-Type, "
                                     "X-Request-Id, Accept, Mcp-Session-Id, "
@@ -743,7 +802,9 @@ int srv_run(struct server *s, const char *listen)
     sigset_t set;
     socklen_t len;
     unsigned flags;
-    int sig;
+    MHD_socket lfd;
+    double t0;
+    int sig, grace;
 
     if (parse_listen(listen, &ss, &len)) {
         fprintf(stderr, "askdb serve: --listen takes HOST:PORT (e.g. "
@@ -800,8 +861,15 @@ int srv_run(struct server *s, const char *listen)
     fprintf(stderr, "askdb serve: %s: finishing the questions in flight\n",
             sig == SIGINT ? "interrupt" : "terminate");
     atomic_store(&s->stopping, 1);
-    (void)MHD_quiesce_daemon(d);
+    /* No new connections: the listening socket closes, so a client is
+    ** refused at once rather than left waiting in its backlog. */
+    lfd = MHD_quiesce_daemon(d);
+    if (lfd != MHD_INVALID_SOCKET)
+        close(lfd);
+    t0 = srv_now_ms();
     srv_jobs_stop(s, 10000);
+    grace = 10000 - (int)(srv_now_ms() - t0);
+    srv_mcp_stop(s->mcp, grace > 0 ? grace : 0);
     MHD_stop_daemon(d);
     fprintf(stderr, "askdb serve: stopped\n");
     return 0;

@@ -5,6 +5,7 @@
 #include <microhttpd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../mcp/mcp.h"
 #include "mcp_http.h"
@@ -42,6 +43,8 @@ struct srv_mcp {
     pthread_mutex_t mu;
     struct hsession *list;
     int n;
+    int active;              /* POSTs being answered (srv_mcp_stop()) */
+    int stopping;            /* srv_mcp_stop() began: new POSTs get 503 */
 };
 
 struct srv_mcp *srv_mcp_new(struct mcp_server *srv)
@@ -86,6 +89,7 @@ static struct hsession *acquire(struct srv_mcp *m, const char *id)
         if (!h->dead && strcmp(h->id, id) == 0) {
             h->users++;
             h->last_used = srv_now_ms();
+            m->active++;
             break;
         }
     pthread_mutex_unlock(&m->mu);
@@ -105,6 +109,8 @@ static void unlink_locked(struct srv_mcp *m, struct hsession *h)
         }
 }
 
+/* One user of h less; the POST that acquired it is answered (the last
+** use of m and h by its thread, see srv_mcp_stop()). */
 static void release(struct srv_mcp *m, struct hsession *h)
 {
     int drop;
@@ -118,6 +124,9 @@ static void release(struct srv_mcp *m, struct hsession *h)
     pthread_mutex_unlock(&m->mu);
     if (drop)
         hsession_free(h);
+    pthread_mutex_lock(&m->mu);
+    m->active--;
+    pthread_mutex_unlock(&m->mu);
 }
 
 /* A new session with one user; past MCP_SESSIONS the least recently used
@@ -147,10 +156,36 @@ static struct hsession *open_session(struct srv_mcp *m)
     h->next = m->list;
     m->list = h;
     m->n++;
+    m->active++;
     pthread_mutex_unlock(&m->mu);
     if (old)
         hsession_free(old);
     return h;
+}
+
+void srv_mcp_stop(struct srv_mcp *m, int grace_ms)
+{
+    struct timespec ts = {0, 20 * 1000000L};
+    double t0 = srv_now_ms();
+    struct hsession *h;
+    int n, cancelled = 0;
+
+    if (!m)
+        return;
+    for (;;) {
+        pthread_mutex_lock(&m->mu);
+        m->stopping = 1;
+        n = m->active;
+        if (n && !cancelled && srv_now_ms() - t0 > grace_ms) {
+            for (h = m->list; h; h = h->next)
+                mcp_session_cancel_all(h->ms);
+            cancelled = 1;
+        }
+        pthread_mutex_unlock(&m->mu);
+        if (!n)
+            return;
+        nanosleep(&ts, NULL);
+    }
 }
 
 int srv_mcp_delete(struct srv_mcp *m, const char *id)
@@ -217,11 +252,13 @@ static void stream_emit(void *ud, enum mcp_out kind, const char *json,
 static void *slow_main(void *arg)
 {
     struct slow *w = arg;
+    struct srv_mcp *m = w->m;
+    struct hsession *h = w->h;
 
-    mcp_dispatch(w->h->ms, w->msg, stream_emit, w->out);
+    mcp_dispatch(h->ms, w->msg, stream_emit, w->out);
     srv_stream_end(w->out);
-    release(w->m, w->h);
     free(w);
+    release(m, h);
     return NULL;
 }
 
@@ -251,6 +288,14 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
     *status = 200;
     *why = NULL;
     session_out[0] = '\0';
+    pthread_mutex_lock(&m->mu);
+    if (m->stopping) {
+        pthread_mutex_unlock(&m->mu);
+        *status = 503;
+        *why = "the server is stopping";
+        return NULL;
+    }
+    pthread_mutex_unlock(&m->mu);
     if (q->session) {
         h = acquire(m, q->session);
         if (!h) {

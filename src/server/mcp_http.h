@@ -31,6 +31,13 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
                                   const struct srv_mcp_req *q, int *status,
                                   const char **why, char *session_out);
 
+/*
+** Shutdown: new POSTs get 503; the calls being answered may finish for
+** grace_ms, then every session's calls are cancelled; returns once none
+** is left, so that the sessions and what they use can be freed.
+*/
+void srv_mcp_stop(struct srv_mcp *m, int grace_ms);
+
 /* End the session id (DELETE /mcp): its calls are cancelled. 0, or -1 when
 ** there is no such session. */
 int srv_mcp_delete(struct srv_mcp *m, const char *id);

@@ -486,6 +486,144 @@ def test_failed_question_streams_error_then_done(env):
     assert evs[-1][1]["status"] == "no valid SQL", evs[-1][1]
 
 
+def test_rebinding_names_are_refused_without_a_token(env):
+    # A page of another site whose name now resolves to 127.0.0.1 sends
+    # its own name in Host (and Origin): refused everywhere, /mcp too.
+    env.start(script=[])
+    evil = {"Host": "attacker.example:%d" % env.port,
+            "Origin": "http://attacker.example:%d" % env.port}
+    status, _, body = env.request("POST", "/api/sql",
+                                  {"database": "shop", "sql": "SELECT email FROM customers"},
+                                  headers=evil)
+    assert status == 403 and b"email" not in body, (status, body[:200])
+    assert json.loads(body)["error"]["code"] == "forbidden", body
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "0"}}}
+    status, hdrs, body = env.request("POST", "/mcp", init, headers=dict(
+        evil, Accept="application/json, text/event-stream"))
+    assert status == 403 and "mcp-session-id" not in hdrs, (status, body[:200])
+    for host in ("localhost:%d" % env.port, "LOCALHOST", "127.0.0.1:%d" % env.port,
+                 "127.1.2.3", "[::1]:%d" % env.port):
+        status, _, body = env.request("GET", "/api/databases", headers={"Host": host})
+        assert status == 200, (host, status, body[:200])
+    for host in ("attacker.example", "127.0.0.1.attacker.example", "localhost.attacker.example",
+                 "[::2]:%d" % env.port, "0x7f000001"):
+        status, _, body = env.request("GET", "/", headers={"Host": host})
+        assert status == 403, (host, status, body[:200])
+    # An Origin of another scheme is not the server's own.
+    status, _, _ = env.request("POST", "/mcp", init, headers={
+        "Origin": "https://127.0.0.1:%d" % env.port, "Accept": "application/json"})
+    assert status == 403, status
+
+
+def test_a_token_allows_any_name(env):
+    env.start("--token", "s3cret-token", script=[])
+    status, _, body = env.request("GET", "/api/databases", headers={
+        "Host": "askdb.internal.example", "Authorization": "Bearer s3cret-token"})
+    assert status == 200, (status, body[:200])
+
+
+def test_allow_names_each_paths_methods(env):
+    env.start("--cors-origin", "http://app.example", script=[])
+    for method, path, allow in (("GET", "/mcp", "POST, DELETE, OPTIONS"),
+                                ("GET", "/api/sql", "POST, OPTIONS"),
+                                ("POST", "/health", "GET, HEAD, OPTIONS")):
+        status, hdrs, _ = env.request(method, path, headers={"Accept": "application/json"})
+        assert status == 405 and hdrs.get("allow") == allow, (method, path, status, hdrs)
+    status, hdrs, _ = env.request("OPTIONS", "/mcp", headers={
+        "Origin": "http://app.example", "Access-Control-Request-Method": "DELETE"})
+    assert status == 204 and "DELETE" in hdrs["access-control-allow-methods"], hdrs
+
+
+def test_shutdown_turns_away_the_queued_question(env):
+    # One worker: the second question waits. SIGTERM lets the first
+    # finish, and tells the second at once why it will not be asked
+    # (error, then done), as JSON to a client that wants JSON.
+    env.start("--workers", "1", "--queue", "2",
+              script=[reply(COUNTRY_SQL, delay_ms=2500), reply(COUNTRY_SQL), reply(COUNTRY_SQL)])
+    c1, r1 = ask_stream(env, {"database": "shop", "question": "first"})
+    next(sse_events(r1))
+    c2, r2 = ask_stream(env, {"database": "shop", "question": "second"})
+    assert next(sse_events(r2)) == ("queued", {"position": 1})
+    c3 = env.conn()
+    c3.request("POST", "/api/ask", body=json.dumps({"database": "shop", "question": "third"}),
+               headers={"Content-Type": "application/json", "Accept": "application/json"})
+    time.sleep(0.3)
+    t0 = time.time()
+    env.srv.send_signal(signal.SIGTERM)
+    evs2 = list(sse_events(r2))
+    assert time.time() - t0 < 2, time.time() - t0
+    assert [e for e, _ in evs2[-2:]] == ["error", "done"], evs2
+    assert evs2[-1][1]["status"] == "cancelled" and "stopped" in evs2[-1][1]["error"]["message"], evs2
+    r3 = c3.getresponse()
+    doc = json.loads(r3.read())
+    assert doc["status"] == "cancelled", doc
+    evs1 = list(sse_events(r1))
+    assert evs1[-1][0] == "done" and evs1[-1][1]["status"] == "ok", evs1[-2:]
+    for c in (c1, c2, c3):
+        c.close()
+    assert env.srv.wait(15) == 0
+    assert len(env.requests_seen()) == 1, env.requests_seen()
+
+
+def mcp_call(env, sid, body, sse):
+    c = env.conn(30)
+    c.request("POST", "/mcp", body=json.dumps(body), headers={
+        "Content-Type": "application/json", "Mcp-Session-Id": sid,
+        "Accept": "application/json, text/event-stream" if sse else "application/json"})
+    return c
+
+
+def test_shutdown_finishes_the_mcp_calls_in_flight(env):
+    # MCP tools/call ask, streamed and not, in flight at SIGTERM: each gets
+    # its result, new MCP posts get 503, and the server frees nothing they
+    # still use (a sanitizer build saw a use after free here).
+    env.start(script=[reply(COUNTRY_SQL, delay_ms=1500), reply(COUNTRY_SQL, delay_ms=1500)])
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "0"}}}
+    status, hdrs, _ = env.request("POST", "/mcp", init, headers={"Accept": "application/json"})
+    assert status == 200, status
+    sid = hdrs["mcp-session-id"]
+    calls = []
+    for i, sse in ((2, True), (3, False)):
+        calls.append((mcp_call(env, sid, {"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                                          "params": {"name": "ask", "arguments": {
+                                              "database": "shop", "question": "q%d" % i}}},
+                              sse), sse))
+    time.sleep(0.5)
+    keep = env.conn()
+    keep.request("GET", "/health")
+    keep.getresponse().read()
+    env.srv.send_signal(signal.SIGTERM)
+    time.sleep(0.3)
+    keep.request("POST", "/mcp", body=json.dumps({"jsonrpc": "2.0", "id": 9, "method": "ping"}),
+                 headers={"Content-Type": "application/json", "Mcp-Session-Id": sid,
+                          "Accept": "application/json"})
+    r = keep.getresponse()
+    assert r.status == 503, (r.status, r.read()[:200])
+    r.read()
+    keep.close()
+    for c, sse in calls:
+        r = c.getresponse()
+        if sse:
+            msgs = [d for e, d in sse_events(r)]
+        else:
+            msgs = [json.loads(r.read())]
+        c.close()
+        res = msgs[-1].get("result")
+        assert res and not res.get("isError") and res["structuredContent"]["rows"] == COUNTRY_ROWS, msgs[-1]
+    assert env.srv.wait(15) == 0
+    # New connections are refused once the server stops listening.
+    try:
+        socket.create_connection(("127.0.0.1", env.port), timeout=2).close()
+        refused = False
+    except OSError:
+        refused = True
+    assert refused
+
+
 TESTS = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
 
 
