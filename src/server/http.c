@@ -785,6 +785,14 @@ static int is_loopback(const struct sockaddr_storage *ss)
     return 0;
 }
 
+int srv_listen_ok(const char *listen)
+{
+    struct sockaddr_storage ss;
+    socklen_t len;
+
+    return parse_listen(listen, &ss, &len) == 0;
+}
+
 int srv_is_loopback(const char *listen)
 {
     struct sockaddr_storage ss;

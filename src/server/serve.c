@@ -29,8 +29,11 @@ static const char usage_serve[] =
     "      --db NAME=PATH    a database and its name in the API (repeat);\n"
     "                        a bare PATH is named after its file\n"
     "      --config FILE     JSON: {\"listen\", \"token\", \"cors_origin\",\n"
-    "                        \"databases\": {NAME: PATH}, \"workers\",\n"
-    "                        \"queue\"}; options given here win\n"
+    "                        \"access_log\", \"databases\": {NAME: PATH},\n"
+    "                        \"workers\", \"queue\", \"per_client\",\n"
+    "                        \"conversations\", \"max_body\"}, as the\n"
+    "                        options (relative paths from the file's\n"
+    "                        folder); options given here win\n"
     "      --token TOKEN     require 'Authorization: Bearer TOKEN' on\n"
     "                        /api/ (default: $ASKDB_SERVER_TOKEN)\n"
     "      --insecure-no-token  listen on a non-loopback address without a\n"
@@ -127,15 +130,64 @@ static int good_name(const char *s)
     return srv_token_ok(s, 100, "-_.");
 }
 
-/* Fill what the options left unset from the --config file (kept alive in
-** *root: its strings are used). 0 or -1 (message printed). */
+/* The range of each number option: the command line's and the config's. */
+static void number_range(int c, long *lo, long *hi)
+{
+    *lo = c == S_QUEUE ? 0 : 1;
+    *hi = c == S_MAX_BODY ? 1L << 30 : 100000;
+}
+
+/* Set number option c to v (in range). */
+static void set_number(struct serve_opts *o, int c, long v)
+{
+    if (c == S_WORKERS) o->workers = v;
+    if (c == S_QUEUE) o->queue = v + 1;   /* 0 is "unset" */
+    if (c == S_PER_CLIENT) o->per_client = v;
+    if (c == S_CONVS) o->convs = v;
+    if (c == S_MAX_BODY) o->max_body = v;
+}
+
+/* The option a number key of the config file sets, or 0. */
+static int number_key(const char *key)
+{
+    static const struct { const char *key; int opt; } keys[] = {
+        {"workers", S_WORKERS}, {"queue", S_QUEUE},
+        {"per_client", S_PER_CLIENT}, {"conversations", S_CONVS},
+        {"max_body", S_MAX_BODY}};
+    size_t i;
+
+    for (i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (strcmp(keys[i].key, key) == 0)
+            return keys[i].opt;
+    return 0;
+}
+
+/*
+** Fill what the options left unset from the --config file (kept alive in
+** *root: its strings are used). Every key must be one of the options'
+** with the right type and range; a relative database path is taken from
+** the file's folder (as askdb mcp --config does). 0 or -1 (message
+** printed).
+*/
 static int read_config(struct serve_opts *o, json_t **root, char **owned,
                        int *nowned)
 {
+    static const char *const strs[] = {"listen", "token", "cors_origin",
+                                       "access_log"};
+    const char **fields[] = {&o->listen, &o->token, &o->cors,
+                             &o->access_log};
+    const char *key, *slash, *path;
+    long set[S_NO_WARM + 1] = {0}, lo, hi;
     json_error_t je;
-    const char *key;
-    json_t *v, *dbs;
+    json_t *v, *dbs = NULL;
+    size_t i;
+    int c;
 
+    set[S_WORKERS] = o->workers;
+    set[S_QUEUE] = o->queue;
+    set[S_PER_CLIENT] = o->per_client;
+    set[S_CONVS] = o->convs;
+    set[S_MAX_BODY] = o->max_body;
     *root = json_load_file(o->config, JSON_REJECT_DUPLICATES, &je);
     if (!*root || !json_is_object(*root)) {
         fprintf(stderr, "askdb serve: cannot read --config '%s': %s (line "
@@ -143,38 +195,70 @@ static int read_config(struct serve_opts *o, json_t **root, char **owned,
                                                   : je.text, je.line);
         return -1;
     }
-#define STR(field, name)                                                 \
-    if (!o->field && json_is_string(json_object_get(*root, name)))       \
-        o->field = json_string_value(json_object_get(*root, name));
-#define NUM(field, name)                                                 \
-    if (!o->field && json_is_integer(json_object_get(*root, name)))      \
-        o->field = (long)json_integer_value(json_object_get(*root, name));
-    STR(listen, "listen")
-    STR(token, "token")
-    STR(cors, "cors_origin")
-    STR(access_log, "access_log")
-    NUM(workers, "workers")
-    NUM(queue, "queue")
-    NUM(per_client, "per_client")
-    NUM(convs, "conversations")
-    NUM(max_body, "max_body")
-#undef STR
-#undef NUM
-    dbs = json_object_get(*root, "databases");
+    json_object_foreach(*root, key, v) {
+        for (i = 0; i < sizeof strs / sizeof strs[0]; i++)
+            if (strcmp(strs[i], key) == 0)
+                break;
+        if (i < sizeof strs / sizeof strs[0]) {
+            if (!json_is_string(v)) {
+                fprintf(stderr, "askdb serve: --config: \"%s\" is a "
+                                "string\n", key);
+                return -1;
+            }
+            if (!*fields[i])
+                *fields[i] = json_string_value(v);
+        } else if ((c = number_key(key)) != 0) {
+            number_range(c, &lo, &hi);
+            if (!json_is_integer(v) || json_integer_value(v) < lo ||
+                json_integer_value(v) > hi) {
+                fprintf(stderr, "askdb serve: --config: \"%s\" takes a "
+                                "whole number from %ld to %ld\n", key, lo,
+                        hi);
+                return -1;
+            }
+            if (!set[c])
+                set_number(o, c, (long)json_integer_value(v));
+        } else if (strcmp(key, "databases") == 0) {
+            dbs = v;
+        } else {
+            fprintf(stderr, "askdb serve: --config: unknown key \"%s\" "
+                            "(listen, token, cors_origin, access_log, "
+                            "databases, workers, queue, per_client, "
+                            "conversations, max_body)\n", key);
+            return -1;
+        }
+    }
     if (dbs && !json_is_object(dbs)) {
         fprintf(stderr, "askdb serve: --config: \"databases\" is an object "
                         "of NAME: PATH\n");
         return -1;
     }
+    slash = strrchr(o->config, '/');
     json_object_foreach(dbs, key, v) {
-        if (!json_is_string(v) || o->ndbs >= MAX_DBS) {
+        if (!json_is_string(v) || !*json_string_value(v)) {
             fprintf(stderr, "askdb serve: --config: database '%s' needs a "
                             "path string\n", key);
             return -1;
         }
-        owned[(*nowned)++] = NULL;
+        if (o->ndbs >= MAX_DBS) {
+            fprintf(stderr, "askdb serve: at most %d databases\n", MAX_DBS);
+            return -1;
+        }
+        path = json_string_value(v);
+        owned[*nowned] = NULL;
+        if (slash && path[0] != '/') {
+            size_t n = (size_t)(slash - o->config) + 1;
+            char *full = malloc(n + strlen(path) + 1);
+            if (!full)
+                return -1;
+            memcpy(full, o->config, n);
+            strcpy(full + n, path);
+            owned[*nowned] = full;
+            path = full;
+        }
+        (*nowned)++;
         o->names[o->ndbs] = key;
-        o->paths[o->ndbs] = json_string_value(v);
+        o->paths[o->ndbs] = path;
         o->ndbs++;
     }
     return 0;
@@ -248,7 +332,7 @@ static int parse(int argc, char **argv, struct serve_opts *o,
                  askdb_config *cfg, char **owned, int *nowned)
 {
     struct option *opts = cli_merge_opts(serve_opts, 1);
-    long v;
+    long v, lo, hi;
     int c, r, rc = 0;
 
     if (!opts)
@@ -284,14 +368,10 @@ static int parse(int argc, char **argv, struct serve_opts *o,
         case S_PER_CLIENT:
         case S_CONVS:
         case S_MAX_BODY:
-            if (cli_number("askdb serve", "this option", optarg, c == S_QUEUE
-                           ? 0 : 1, c == S_MAX_BODY ? 1L << 30 : 100000, &v))
+            number_range(c, &lo, &hi);
+            if (cli_number("askdb serve", "this option", optarg, lo, hi, &v))
                 goto bad;
-            if (c == S_WORKERS) o->workers = v;
-            if (c == S_QUEUE) o->queue = v + 1; /* 0 is "unset" */
-            if (c == S_PER_CLIENT) o->per_client = v;
-            if (c == S_CONVS) o->convs = v;
-            if (c == S_MAX_BODY) o->max_body = v;
+            set_number(o, c, v);
             break;
         case 'h':
             fputs(usage_serve, stdout);
@@ -327,6 +407,12 @@ static int settle(struct serve_opts *o)
     if (o->ndbs == 0) {
         fprintf(stderr, "askdb serve: give at least one database (--db "
                         "NAME=PATH or PATH)\n");
+        return -1;
+    }
+    if (!srv_listen_ok(o->listen)) {
+        fprintf(stderr, "askdb serve: --listen takes HOST:PORT (e.g. "
+                        "127.0.0.1:8080 or [::1]:8080), not '%s'\n",
+                o->listen);
         return -1;
     }
     if (!o->token && !o->insecure && !srv_is_loopback(o->listen)) {

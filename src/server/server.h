@@ -124,6 +124,9 @@ extern const char srv_openapi_json[];
 ** the exit code. */
 int srv_run(struct server *s, const char *listen);
 
+/* Whether "HOST:PORT" parses as an address to listen on. */
+int srv_listen_ok(const char *listen);
+
 /* Whether "HOST:PORT" names a loopback address (127.0.0.0/8, ::1). */
 int srv_is_loopback(const char *listen);
 

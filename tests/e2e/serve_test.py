@@ -624,6 +624,45 @@ def test_shutdown_finishes_the_mcp_calls_in_flight(env):
     assert refused
 
 
+def test_config_file_is_checked_and_read_as_the_options(env):
+    # Paths from the file's folder, "queue" as --queue means it (1: one
+    # question may wait), and a wrong key, type or range is an error.
+    sub = os.path.join(env.dir, "conf")
+    os.makedirs(sub)
+    shutil.copyfile(SHOP, os.path.join(env.dir, "shop.db"))
+    conf = os.path.join(sub, "askdb.json")
+    with open(conf, "w") as f:
+        json.dump({"databases": {"shop": "../shop.db"}, "workers": 1, "queue": 1}, f)
+    env.start("--config", conf, dbs=(),
+              script=[reply(COUNTRY_SQL, delay_ms=1500), reply(COUNTRY_SQL), reply(COUNTRY_SQL)])
+    c1, r1 = ask_stream(env, {"database": "shop", "question": "first"})
+    next(sse_events(r1))
+    c2, r2 = ask_stream(env, {"database": "shop", "question": "second"})
+    assert next(sse_events(r2)) == ("queued", {"position": 1})
+    status, _, body = env.request("POST", "/api/ask", {"database": "shop", "question": "third"})
+    assert status == 503, (status, body[:200])
+    assert list(sse_events(r1))[-1][1]["status"] == "ok"
+    assert list(sse_events(r2))[-1][1]["status"] == "ok"
+    c1.close()
+    c2.close()
+    for bad, want in (({"workers": -1}, '"workers" takes a whole number from 1'),
+                      ({"queue": -1}, '"queue" takes a whole number from 0'),
+                      ({"max_body": 0}, '"max_body" takes a whole number from 1'),
+                      ({"listen": 8080}, '"listen" is a string'),
+                      ({"lisen": "127.0.0.1:0"}, 'unknown key "lisen"'),
+                      ({"databases": {"x": 5}}, "database 'x' needs a path")):
+        with open(conf, "w") as f:
+            json.dump(bad, f)
+        p = subprocess.run([ASKDB, "serve", "--config", conf, SHOP, "--llm-url",
+                            "http://127.0.0.1:9/v1", "--model", "m"],
+                           capture_output=True, text=True, timeout=20)
+        assert p.returncode == 2 and want in p.stderr, (bad, p.returncode, p.stderr)
+    p = subprocess.run([ASKDB, "serve", "--listen", "127.0.0.1", SHOP, "--llm-url",
+                        "http://127.0.0.1:9/v1", "--model", "m"],
+                       capture_output=True, text=True, timeout=20)
+    assert p.returncode == 2 and "--listen takes HOST:PORT" in p.stderr, p.stderr
+
+
 TESTS = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
 
 
