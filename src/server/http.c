@@ -276,6 +276,45 @@ static enum MHD_Result get_schema(struct server *s, struct MHD_Connection *c,
                      strlen(db->schema_json));
 }
 
+/* Count a statement of client in (slot: the caller's, until sql_end()):
+** 0, or 429 / 503 when it may not run now. */
+static int sql_begin(struct server *s, struct srv_sql *slot,
+                     const char *client)
+{
+    const struct srv_sql *it;
+    int mine = 0, rc = 0;
+
+    pthread_mutex_lock(&s->mu);
+    for (it = s->sqls; it; it = it->next)
+        mine += strcmp(it->client, client) == 0;
+    if (mine >= s->per_client) {
+        rc = 429;
+    } else if (s->nsql >= SRV_SQL_MAX) {
+        rc = 503;
+    } else {
+        slot->client = client;
+        slot->next = s->sqls;
+        s->sqls = slot;
+        s->nsql++;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+static void sql_end(struct server *s, struct srv_sql *slot)
+{
+    struct srv_sql **pp;
+
+    pthread_mutex_lock(&s->mu);
+    for (pp = &s->sqls; *pp; pp = &(*pp)->next)
+        if (*pp == slot) {
+            *pp = slot->next;
+            break;
+        }
+    s->nsql--;
+    pthread_mutex_unlock(&s->mu);
+}
+
 static enum MHD_Result post_sql(struct server *s, struct MHD_Connection *c,
                                 struct req *q)
 {
@@ -283,10 +322,11 @@ static enum MHD_Result post_sql(struct server *s, struct MHD_Connection *c,
     struct srv_sql_req rq;
     askdb_result *r = NULL;
     askdb_db *h = NULL;
+    struct srv_sql slot;
     struct srv_db *db;
     askdb_status st;
     char *text = NULL, why[512];
-    int rc;
+    int rc, running = 0;
 
     if (!json_typed(s, c, q, &ret))
         return ret;
@@ -300,6 +340,17 @@ static enum MHD_Result post_sql(struct server *s, struct MHD_Connection *c,
                          rq.database);
         goto out;
     }
+    rc = sql_begin(s, &slot, q->client);
+    if (rc) {
+        ret = rc == 429
+            ? send_error(s, c, q, 429, "too_many_requests", "too many "
+                         "statements from this client at once; wait for "
+                         "one to finish")
+            : send_error(s, c, q, 503, "unavailable", "%d statements are "
+                         "running; try again shortly", SRV_SQL_MAX);
+        goto out;
+    }
+    running = 1;
     st = askdb_db_open(db->path, &s->cfg, &h);
     if (st) {
         ret = send_error(s, c, q, 503, "database", "%s", askdb_db_errmsg(h));
@@ -320,6 +371,8 @@ out:
     askdb_result_free(r);
     askdb_db_close(h);
     json_decref(rq.root);
+    if (running)
+        sql_end(s, &slot);
     return ret;
 }
 

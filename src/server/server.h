@@ -50,6 +50,16 @@ struct srv_conv {
 
 struct srv_job;
 
+/* A statement of POST /api/sql while it runs (http.c). */
+struct srv_sql {
+    const char *client;
+    struct srv_sql *next;
+};
+
+/* Statements of /api/sql at once, each in a process of its own: more get
+** 503 (and one client's past --per-client, 429). */
+#define SRV_SQL_MAX 16
+
 struct server {
     askdb_config cfg;        /* model, limits and techniques */
     askdb_model *model;
@@ -74,6 +84,8 @@ struct server {
     struct srv_conv *convs;
     int nconvs;
     struct srv_job *jobs;    /* live jobs (shutdown cancels them) */
+    struct srv_sql *sqls;    /* statements of /api/sql running */
+    int nsql;
     struct srv_job *wait_head; /* the queue, oldest first */
     struct srv_job **wait_tail;
     atomic_int stopping;

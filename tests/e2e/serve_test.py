@@ -663,6 +663,35 @@ def test_config_file_is_checked_and_read_as_the_options(env):
     assert p.returncode == 2 and "--listen takes HOST:PORT" in p.stderr, p.stderr
 
 
+def test_statements_are_capped_per_client(env):
+    # /api/sql runs each statement in a process of its own: one client
+    # has --per-client at once (429 past that); a statement holds its
+    # place until it ends (--timeout at most).
+    env.start("--per-client", "2", "--timeout", "2000", script=[])
+    long_sql = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+                "WHERE x < 2000000000) SELECT count(*) AS n FROM c")
+    conns = []
+    for _ in range(2):
+        c = env.conn()
+        c.request("POST", "/api/sql", body=json.dumps({"database": "shop", "sql": long_sql}),
+                  headers={"Content-Type": "application/json"})
+        conns.append(c)
+    time.sleep(0.5)
+    status, hdrs, body = env.request("POST", "/api/sql", {"database": "shop", "sql": "SELECT 1 AS x"})
+    assert status == 429 and hdrs.get("retry-after"), (status, body[:200])
+    assert json.loads(body)["error"]["code"] == "too_many_requests", body
+    for c in conns:
+        r = c.getresponse()
+        assert r.status == 400 and b"interrupted" in r.read(), r.status
+        c.close()
+    for _ in range(50):
+        status, _, body = env.request("POST", "/api/sql", {"database": "shop", "sql": "SELECT 1 AS x"})
+        if status == 200:
+            break
+        time.sleep(0.1)
+    assert status == 200, (status, body[:200])
+
+
 TESTS = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
 
 
