@@ -47,10 +47,11 @@ static void fail(struct srv_job *j, const char *code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    done = json_pack("{s:s, s:s, s:s, s:s, s:{s:s, s:s}}", "question",
-                     j->question, "request_id", j->request_id, "status",
-                     code, "conversation_id", j->conv_id, "error", "code",
-                     code, "message", msg);
+    /* The Answer document of api/openapi.json: sql and attempts too. */
+    done = json_pack("{s:s, s:s, s:s, s:s, s:n, s:[], s:{s:s, s:s}}",
+                     "question", j->question, "request_id", j->request_id,
+                     "status", code, "conversation_id", j->conv_id, "sql",
+                     "attempts", "error", "code", code, "message", msg);
     if (j->sse) {
         srv_stream_event_json(j->out, "error",
                               json_pack("{s:{s:s, s:s}}", "error", "code",

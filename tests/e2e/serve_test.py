@@ -559,6 +559,7 @@ def test_shutdown_turns_away_the_queued_question(env):
     r3 = c3.getresponse()
     doc = json.loads(r3.read())
     assert doc["status"] == "cancelled", doc
+    assert doc["sql"] is None and doc["attempts"] == [], doc   # the Answer schema
     evs1 = list(sse_events(r1))
     assert evs1[-1][0] == "done" and evs1[-1][1]["status"] == "ok", evs1[-2:]
     for c in (c1, c2, c3):
