@@ -262,6 +262,18 @@ static void *slow_main(void *arg)
     return NULL;
 }
 
+/* Whether a response is an error without an id: what mcp_parse() says
+** to a body it could not read as a message (its id unknown). */
+static int unanswerable(const char *response)
+{
+    json_t *o = json_loads(response, 0, NULL);
+    int yes = o && json_is_null(json_object_get(o, "id")) &&
+              json_object_get(o, "error") != NULL;
+
+    json_decref(o);
+    return yes;
+}
+
 /* Whether the body is an initialize request. */
 static int is_initialize(const char *body, size_t len)
 {
@@ -353,6 +365,10 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
         return MHD_create_response_from_buffer(0, (void *)"",
                                                MHD_RESPMEM_PERSISTENT);
     }
+    /* What was not a message at all (not JSON, not a request, a batch)
+    ** is answered with its error and 400, as the transport asks. */
+    if (!msg && unanswerable(col.response))
+        *status = 400;
     r = MHD_create_response_from_buffer(strlen(col.response), col.response,
                                         MHD_RESPMEM_MUST_FREE);
     if (r)

@@ -693,6 +693,27 @@ def test_statements_are_capped_per_client(env):
     assert status == 200, (status, body[:200])
 
 
+def test_mcp_input_that_is_no_message_gets_400(env):
+    # Streamable HTTP: what is not a JSON-RPC message gets an HTTP error
+    # (with the JSON-RPC error, id null), a notification 202.
+    env.start(script=[])
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "0"}}}
+    status, hdrs, _ = env.request("POST", "/mcp", init, headers={"Accept": "application/json"})
+    assert status == 200, status
+    h = {"Accept": "application/json", "Mcp-Session-Id": hdrs["mcp-session-id"]}
+    for body in ("{not json", "[]", '[{"jsonrpc": "2.0", "id": 2, "method": "ping"}]'):
+        status, _, data = env.request("POST", "/mcp", body, headers=h)
+        e = json.loads(data)
+        assert status == 400 and e["id"] is None and e["error"]["code"] < 0, (body, status, data)
+    status, _, data = env.request("POST", "/mcp", {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                                  headers=h)
+    assert status == 202 and data == b"", (status, data)
+    status, _, data = env.request("POST", "/mcp", {"jsonrpc": "2.0", "id": 3, "method": "nope"}, headers=h)
+    assert status == 200 and json.loads(data)["error"]["code"] == -32601, (status, data)
+
+
 TESTS = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
 
 
