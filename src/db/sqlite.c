@@ -530,6 +530,17 @@ static int read_fkeys(struct schema_stmts *q, struct db_table *t)
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
+/* Whether t has the unique column list u already. */
+static int has_unique(const struct db_table *t, const char *u)
+{
+    int i;
+
+    for (i = 0; i < t->nuniques; i++)
+        if (strcmp(t->uniques[i], u) == 0)
+            return 1;
+    return 0;
+}
+
 static int read_uniques(struct schema_stmts *q, struct db_table *t)
 {
     int rc, rc2, k;
@@ -559,8 +570,8 @@ static int read_uniques(struct schema_stmts *q, struct db_table *t)
             buf_free(&b);
             return rc2;
         }
-        if (k <= 0) {
-            buf_free(&b);
+        if (k <= 0 || (b.data && has_unique(t, b.data))) {
+            buf_free(&b);   /* an expression, or twice (another collation) */
             continue;
         }
         u = push(&t->uniques, &t->nuniques, sizeof *u);

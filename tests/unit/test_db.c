@@ -24,6 +24,9 @@ static const char fixture_sql[] =
     "CREATE TABLE proj_emp (proj TEXT, emp_id INTEGER REFERENCES emp,"
     "  PRIMARY KEY (proj, emp_id));"
     "CREATE UNIQUE INDEX emp_name ON emp(name, dept_id);"
+    /* The same columns again, another collation: shown once. */
+    "CREATE UNIQUE INDEX emp_name_nocase ON emp(name COLLATE NOCASE, "
+    "dept_id);"
     "CREATE VIEW big AS SELECT name FROM dept WHERE budget > 100;"
     "INSERT INTO dept VALUES (1, 'Sales', 150.5), (2, 'R&D', 90),"
     "  (3, 'Ops', NULL);"
