@@ -252,7 +252,7 @@ static int read_config(struct serve_opts *o, json_t **root, char **owned,
             if (!full)
                 return -1;
             memcpy(full, o->config, n);
-            strcpy(full + n, path);
+            memcpy(full + n, path, strlen(path) + 1);
             owned[*nowned] = full;
             path = full;
         }
