@@ -287,6 +287,22 @@ static json_t *arg_db(struct mcp_call *c, json_t *args, struct mcp_db **d)
     return NULL;
 }
 
+/* text (askdb_result_json's or askdb_answer_json's, askdb_free()d here)
+** read back: the object, or NULL and *err an error result. Text values
+** may hold NUL ("\u0000"), which jansson reads only when told. */
+static json_t *load_json(char *text, json_t **err)
+{
+    json_error_t jerr;
+    json_t *o = json_loads(text, JSON_ALLOW_NUL, &jerr);
+
+    askdb_free(text);
+    *err = NULL;
+    if (!o)
+        *err = tool_error("cannot read the result's JSON back: %s (a bug "
+                          "in askdb: please report it)", jerr.text);
+    return o;
+}
+
 /* What to do after a failed statement, by status. */
 static const char *sql_advice(askdb_status st)
 {
@@ -549,11 +565,11 @@ static json_t *run_sql(struct mcp_call *c, json_t *args, int explain,
     st = askdb_result_json(r, sql, NULL, 0, &text);
     askdb_result_free(r);
     if (st)
-        return tool_error("out of memory");
-    *out = json_loads(text, 0, NULL);
-    askdb_free(text);
+        return tool_error("cannot write the result as JSON: %s",
+                          askdb_status_str(st));
+    *out = load_json(text, &err);
     if (!*out)
-        return tool_error("out of memory");
+        return err;
     *dp = d;
     *sqlp = sql;
     return NULL;
@@ -660,7 +676,7 @@ static json_t *tool_explain_sql(struct mcp_call *c, json_t *args)
 
 static void notify_step(struct mcp_call *c, const askdb_event *ev)
 {
-    json_t *e = json_loadb(ev->json, ev->json_len, 0, NULL);
+    json_t *e = json_loadb(ev->json, ev->json_len, JSON_ALLOW_NUL, NULL);
     const char *s;
     char msg[300];
 
@@ -728,16 +744,18 @@ static json_t *answer_result(struct mcp_call *c, struct mcp_db *d,
         "question", "sql", "columns", "rows", "row_count", "truncated",
         "confidence", "candidates", "settled", "attempts", "answer",
         "not_a_question"};
-    json_t *all, *o, *v, *att;
+    json_t *all, *o, *v, *att, *err;
+    askdb_status st;
     char *text = NULL;
     size_t i;
 
-    if (askdb_answer_json(a, 0, &text))
-        return tool_error("out of memory");
-    all = json_loads(text, 0, NULL);
-    askdb_free(text);
+    st = askdb_answer_json(a, 0, &text);
+    if (st)
+        return tool_error("cannot write the answer as JSON: %s",
+                          askdb_status_str(st));
+    all = load_json(text, &err);
     if (!all)
-        return tool_error("out of memory");
+        return err;
     o = json_object();
     json_object_set_new(o, "database", mcp_str(d->name));
     for (i = 0; i < sizeof keep / sizeof keep[0]; i++) {

@@ -17,7 +17,7 @@ static void capture(void *ud, enum mcp_out kind, const char *json,
                     size_t len)
 {
     struct out *o = ud;
-    json_t *j = json_loadb(json, len, 0, NULL);
+    json_t *j = json_loadb(json, len, JSON_ALLOW_NUL, NULL);
 
     assert_non_null(j);
     assert_null(memchr(json, '\n', len));
@@ -72,6 +72,44 @@ static json_t *last(struct fixture *f)
 
     assert_true(n > 0);
     return json_array_get(f->out.msgs, n - 1);
+}
+
+/* The result of the last response (a tools/call's). */
+static json_t *last_result(struct fixture *f)
+{
+    json_t *r = json_object_get(last(f), "result");
+
+    assert_non_null(r);
+    return r;
+}
+
+/* The text of a tool result's first content block. */
+static const char *result_text(json_t *r)
+{
+    return json_string_value(json_object_get(
+        json_array_get(json_object_get(r, "content"), 0), "text"));
+}
+
+/* Call tool with args (a JSON object's text) as request id 1. */
+static void call_tool(struct fixture *f, const char *tool, const char *args)
+{
+    char *line;
+    size_t n = strlen(tool) + strlen(args) + 200;
+
+    line = malloc(n);
+    assert_non_null(line);
+    snprintf(line, n, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+             "\"tools/call\",\"params\":{\"name\":\"%s\",\"arguments\":"
+             "%s}}", tool, args);
+    send_line(f, line);
+    free(line);
+}
+
+/* Cell [row][col] of a rows result's structuredContent. */
+static json_t *cell(json_t *result, size_t row, size_t col)
+{
+    return json_array_get(json_array_get(json_object_get(json_object_get(
+        result, "structuredContent"), "rows"), row), col);
 }
 
 static int error_code(json_t *m)
@@ -195,6 +233,31 @@ static void a_call_cancelled_before_it_runs_gets_no_response(void **st)
     fixture_free(f);
 }
 
+/* A NUL inside a text value is data: it comes back as "\u0000" in the
+** rows, from execute_sql and from ask. */
+static void text_with_a_nul_comes_back_whole(void **st)
+{
+    static const char *const replies[] = {
+        "```sql\nSELECT 'a' || char(0) || 'b' AS x\n```", NULL};
+    struct fixture *f = fixture_new(replies);
+    json_t *r;
+
+    (void)st;
+    call_tool(f, "execute_sql",
+              "{\"sql\":\"SELECT 'a' || char(0) || 'b' AS x\"}");
+    r = last_result(f);
+    assert_false(json_is_true(json_object_get(r, "isError")));
+    assert_int_equal(json_string_length(cell(r, 0, 0)), 3);
+    assert_memory_equal(json_string_value(cell(r, 0, 0)), "a\0b", 3);
+    assert_non_null(strstr(result_text(r), "\"a\\u0000b\""));
+    call_tool(f, "ask", "{\"question\":\"x?\"}");
+    r = last_result(f);
+    assert_false(json_is_true(json_object_get(r, "isError")));
+    assert_int_equal(json_string_length(cell(r, 0, 0)), 3);
+    assert_memory_equal(json_string_value(cell(r, 0, 0)), "a\0b", 3);
+    fixture_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -202,6 +265,7 @@ int main(void)
         cmocka_unit_test(initialize_negotiates_the_version),
         cmocka_unit_test(ask_reports_progress_then_answers),
         cmocka_unit_test(a_call_cancelled_before_it_runs_gets_no_response),
+        cmocka_unit_test(text_with_a_nul_comes_back_whole),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
