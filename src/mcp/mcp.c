@@ -223,7 +223,9 @@ struct mcp_msg *mcp_parse(struct mcp_session *s, const char *text,
         mcp_error_null_id(emit, ud, -32600, msg);
         return NULL;
     }
-    root = json_loadb(text, len, 0, &jerr);
+    /* Any string may hold a NUL ("\u0000"): those read as C strings are
+    ** taken through mcp_cstr(), which refuses them rather than cut them. */
+    root = json_loadb(text, len, JSON_ALLOW_NUL, &jerr);
     if (!root) {
         snprintf(msg, sizeof msg, "parse error: %s (line %d, column %d)",
                  jerr.text, jerr.line, jerr.column);
@@ -247,10 +249,11 @@ struct mcp_msg *mcp_parse(struct mcp_session *s, const char *text,
     }
     method = json_object_get(root, "method");
     v = json_object_get(root, "jsonrpc");
-    if (!json_is_string(v) || strcmp(json_string_value(v), "2.0") != 0 ||
-        (method && !json_is_string(method))) {
+    if (!mcp_cstr(v) || strcmp(json_string_value(v), "2.0") != 0 ||
+        (method && !mcp_cstr(method))) {
         reply_error(emit, ud, id, -32600, "not a JSON-RPC 2.0 message: it "
-                    "needs \"jsonrpc\": \"2.0\" and a string \"method\"");
+                    "needs \"jsonrpc\": \"2.0\" and a string \"method\" "
+                    "(without NUL characters)");
         json_decref(root);
         return NULL;
     }
@@ -326,7 +329,7 @@ void mcp_reject(struct mcp_session *s, struct mcp_msg *m, int code,
 static json_t *do_initialize(struct mcp_session *s, json_t *params)
 {
     const char *want =
-        json_string_value(json_object_get(params, "protocolVersion"));
+        mcp_cstr(json_object_get(params, "protocolVersion"));
     int v = MCP_V2025_06_18, i;
     json_t *r;
 
@@ -373,7 +376,8 @@ static void do_tools_call(struct mcp_session *s, struct mcp_msg *m,
     struct notify_ctx nc = {emit, ud};
     struct mcp_call c;
     json_t *args = json_object_get(m->params, "arguments"), *tok, *r = NULL;
-    const char *name = json_string_value(json_object_get(m->params, "name"));
+    json_t *jname = json_object_get(m->params, "name");
+    const char *name = mcp_cstr(jname);
     char msg[300];
     int code = 0;
 
@@ -381,6 +385,10 @@ static void do_tools_call(struct mcp_session *s, struct mcp_msg *m,
     if (args && !json_is_object(args) && !json_is_null(args)) {
         code = -32602;
         snprintf(msg, sizeof msg, "'arguments' must be an object");
+    } else if (json_is_string(jname) && !name) {
+        code = -32602;
+        snprintf(msg, sizeof msg, "unknown tool: its name holds a NUL "
+                 "character");
     } else {
         tok = json_object_get(json_object_get(m->params, "_meta"),
                               "progressToken");
@@ -437,17 +445,18 @@ void mcp_dispatch(struct mcp_session *s, struct mcp_msg *m,
     } else if (strcmp(method, "resources/templates/list") == 0) {
         r = mcp_resource_templates(s->srv);
     } else if (strcmp(method, "resources/read") == 0) {
-        str = json_string_value(json_object_get(m->params, "uri"));
+        str = mcp_cstr(json_object_get(m->params, "uri"));
         if (!str) {
             code = -32602;
-            snprintf(msg, sizeof msg, "resources/read needs params.uri");
+            snprintf(msg, sizeof msg, "resources/read needs params.uri, a "
+                     "string without NUL characters");
         } else {
             r = mcp_resource_read(s->srv, str, &code, msg, sizeof msg);
             if (r)
                 code = 0;
         }
     } else if (strcmp(method, "logging/setLevel") == 0) {
-        str = json_string_value(json_object_get(m->params, "level"));
+        str = mcp_cstr(json_object_get(m->params, "level"));
         for (i = 0; str && i < (int)(sizeof levels / sizeof levels[0]); i++)
             if (strcmp(str, levels[i]) == 0)
                 break;

@@ -114,6 +114,13 @@ json_t *mcp_str(const char *s)
     return j;
 }
 
+const char *mcp_cstr(json_t *v)
+{
+    const char *s = json_string_value(v);
+
+    return s && strlen(s) == json_string_length(v) ? s : NULL;
+}
+
 json_t *mcp_tools_list(struct mcp_server *srv, int version)
 {
     json_t *tools = json_loads(tool_defs, 0, NULL), *names, *t, *props;
@@ -236,8 +243,8 @@ out:
 /* Arguments                                                              */
 /* ---------------------------------------------------------------------- */
 
-/* String argument key of args: 0 and *out (borrowed, NULL when absent), or
-** -1 when it is not a string. */
+/* String argument key of args: 0 and *out (borrowed, NULL when absent), -1
+** when it is not a string, -2 when it holds a NUL (nul_error() says so). */
 static int arg_str(json_t *args, const char *key, const char **out)
 {
     json_t *v = json_object_get(args, key);
@@ -247,8 +254,20 @@ static int arg_str(json_t *args, const char *key, const char **out)
         return 0;
     if (!json_is_string(v))
         return -1;
+    if (!mcp_cstr(v))
+        return -2;
     *out = json_string_value(v);
     return 0;
+}
+
+/* The error of a string argument that holds a NUL: C reads it only up to
+** there, so a statement, question or name with one would be taken for
+** another, shorter one. It is refused whole instead. */
+static json_t *nul_error(const char *key)
+{
+    return tool_error("'%s' holds a NUL character (\\u0000): send it "
+                      "without one (askdb would read only the text before "
+                      "it)", key);
 }
 
 /* The names of the databases, comma-separated, into buf. */
@@ -269,9 +288,13 @@ static json_t *arg_db(struct mcp_call *c, json_t *args, struct mcp_db **d)
 {
     const char *name;
     char names[1024];
+    int rc;
 
     *d = NULL;
-    if (arg_str(args, "database", &name))
+    rc = arg_str(args, "database", &name);
+    if (rc == -2)
+        return nul_error("database");
+    if (rc)
         return tool_error("'database' must be a string");
     if (!name && c->srv->ndb == 1) {
         *d = &c->srv->dbs[0];
@@ -451,7 +474,7 @@ static json_t *tool_search_objects(struct mcp_call *c, json_t *args)
     const char *pattern, *detail_s;
     json_t *err, *objects, *schema, *t, *col, *v;
     struct mcp_db *only = NULL;
-    int detail = 0, glob, truncated = 0, i;
+    int detail = 0, glob, truncated = 0, i, rc;
     long limit = 50;
     size_t k, m;
 
@@ -461,8 +484,14 @@ static json_t *tool_search_objects(struct mcp_call *c, json_t *args)
         if (err)
             return err;
     }
-    if (arg_str(args, "pattern", &pattern) ||
-        arg_str(args, "detail", &detail_s))
+    rc = arg_str(args, "pattern", &pattern);
+    if (rc == -2)
+        return nul_error("pattern");
+    if (!rc)
+        rc = arg_str(args, "detail", &detail_s);
+    if (rc == -2)
+        return nul_error("detail");
+    if (rc)
         return tool_error("'pattern' and 'detail' must be strings");
     if (!pattern)
         pattern = "";
@@ -542,12 +571,16 @@ static json_t *run_sql(struct mcp_call *c, json_t *args, int explain,
     const char *sql;
     char *text = NULL;
     json_t *err;
+    int rc;
 
     *out = NULL;
     err = arg_db(c, args, &d);
     if (err)
         return err;
-    if (arg_str(args, "sql", &sql) || !sql || !*sql)
+    rc = arg_str(args, "sql", &sql);
+    if (rc == -2)
+        return nul_error("sql");
+    if (rc || !sql || !*sql)
         return tool_error("'sql' is needed: one read-only statement");
     pthread_mutex_lock(&d->db_lock);
     st = explain ? askdb_db_explain(d->db, sql, &r)
@@ -789,15 +822,21 @@ static json_t *tool_ask(struct mcp_call *c, json_t *args)
     struct mcp_db *d;
     json_t *r;
     char err[1024];
-    int cancelled;
+    int cancelled, rc;
 
     r = arg_db(c, args, &d);
     if (r)
         return r;
-    if (arg_str(args, "question", &question) || !question || !*question)
+    rc = arg_str(args, "question", &question);
+    if (rc == -2)
+        return nul_error("question");
+    if (rc || !question || !*question)
         return tool_error("'question' is needed: a question in plain "
                           "English");
-    if (arg_str(args, "hint", &hint))
+    rc = arg_str(args, "hint", &hint);
+    if (rc == -2)
+        return nul_error("hint");
+    if (rc)
         return tool_error("'hint' must be a string");
     pthread_mutex_lock(&d->agent_lock);
     st = mcp_db_agent(c->srv, d, &ag, err, sizeof err);

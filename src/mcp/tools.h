@@ -45,6 +45,11 @@ json_t *mcp_tools_list(struct mcp_server *srv, int version);
 json_t *mcp_tool_call(struct mcp_call *c, const char *name, json_t *args,
                       int *code, char *msg, size_t msglen);
 
+/* The text of v when it is a string without a NUL ("\u0000" in JSON),
+** else NULL: C would read such a string only up to the NUL, as another
+** one (borrowed from v). */
+const char *mcp_cstr(json_t *v);
+
 /* json_string() that never fails on bad UTF-8: such bytes become '?'. */
 json_t *mcp_str(const char *s);
 

@@ -46,7 +46,7 @@ static void check_emit(void *ud, enum mcp_out kind, const char *json,
                        size_t len)
 {
     struct seen *s = ud;
-    json_t *j = json_loadb(json, len, 0, NULL), *v;
+    json_t *j = json_loadb(json, len, JSON_ALLOW_NUL, NULL), *v;
 
     if (!json_is_object(j) || memchr(json, '\n', len))
         abort();
@@ -106,7 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_t *in, *id = NULL;
 
     mcp_handle(sess, (const char *)data, size, check_emit, &s);
-    in = json_loadb((const char *)data, size, 0, NULL);
+    in = json_loadb((const char *)data, size, JSON_ALLOW_NUL, NULL);
     if (json_is_object(in))
         id = json_object_get(in, "id");
     /* A request with a valid id and a method gets its own id back. */

@@ -258,6 +258,65 @@ static void text_with_a_nul_comes_back_whole(void **st)
     fixture_free(f);
 }
 
+/* The tool result's first text starts with prefix. */
+static void assert_tool_error(struct fixture *f, const char *prefix)
+{
+    json_t *r = last_result(f);
+
+    assert_true(json_is_true(json_object_get(r, "isError")));
+    assert_true(strncmp(result_text(r), prefix, strlen(prefix)) == 0);
+}
+
+/* A request may hold "\u0000" anywhere: it is read (not a parse error
+** with a null id, which leaves the client waiting), and a string that
+** would be read as C text is refused whole rather than cut at the NUL
+** into another statement, question, name or method. */
+static void a_nul_in_a_request_is_read_and_never_cuts_text(void **st)
+{
+    static const char *const replies[] = {"```sql\nSELECT 1\n```", NULL};
+    struct fixture *f = fixture_new(replies);
+    json_t *id;
+
+    (void)st;
+    send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":\"a\\u0000b\",\"method\":"
+                 "\"ping\",\"params\":{\"pad\":\"\\u0000\"}}");
+    id = json_object_get(last(f), "id");
+    assert_int_equal(json_string_length(id), 3);
+    assert_memory_equal(json_string_value(id), "a\0b", 3);
+    assert_true(json_is_object(json_object_get(last(f), "result")));
+    call_tool(f, "execute_sql", "{\"sql\":\"SELECT 1\\u0000; DELETE FROM "
+                                "customers\"}");
+    assert_tool_error(f, "'sql' holds a NUL character");
+    call_tool(f, "explain_sql", "{\"sql\":\"SELECT 1\\u0000x\"}");
+    assert_tool_error(f, "'sql' holds a NUL character");
+    call_tool(f, "execute_sql", "{\"sql\":\"SELECT 1\",\"database\":"
+                                "\"shop\\u0000x\"}");
+    assert_tool_error(f, "'database' holds a NUL character");
+    call_tool(f, "search_objects", "{\"pattern\":\"cust\\u0000x\"}");
+    assert_tool_error(f, "'pattern' holds a NUL character");
+    call_tool(f, "ask", "{\"question\":\"how many\\u0000?\"}");
+    assert_tool_error(f, "'question' holds a NUL character");
+    call_tool(f, "ask", "{\"question\":\"q?\",\"hint\":\"\\u0000\"}");
+    assert_tool_error(f, "'hint' holds a NUL character");
+    assert_int_equal(f->script.calls, 0);
+    call_tool(f, "execute_sql\\u0000x", "{\"sql\":\"SELECT 1\"}");
+    assert_int_equal(error_code(last(f)), -32602);
+    send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\\u0000x\"}");
+    assert_int_equal(error_code(last(f)), -32600);
+    send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"logging/"
+                 "setLevel\",\"params\":{\"level\":\"debug\\u0000x\"}}");
+    assert_int_equal(error_code(last(f)), -32602);
+    send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/"
+                 "read\",\"params\":{\"uri\":\"askdb://shop/schema\\u0000"
+                 "x\"}}");
+    assert_int_equal(error_code(last(f)), -32602);
+    /* A NUL where nothing reads it as C text is no matter. */
+    call_tool(f, "execute_sql", "{\"sql\":\"SELECT 1 AS one\",\"x\":"
+                                "\"\\u0000\"}");
+    assert_int_equal(json_integer_value(cell(last_result(f), 0, 0)), 1);
+    fixture_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -266,6 +325,7 @@ int main(void)
         cmocka_unit_test(ask_reports_progress_then_answers),
         cmocka_unit_test(a_call_cancelled_before_it_runs_gets_no_response),
         cmocka_unit_test(text_with_a_nul_comes_back_whole),
+        cmocka_unit_test(a_nul_in_a_request_is_read_and_never_cuts_text),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
