@@ -224,8 +224,10 @@ struct mcp_msg *mcp_parse(struct mcp_session *s, const char *text,
         return NULL;
     }
     /* Any string may hold a NUL ("\u0000"): those read as C strings are
-    ** taken through mcp_cstr(), which refuses them rather than cut them. */
-    root = json_loadb(text, len, JSON_ALLOW_NUL, &jerr);
+    ** taken through mcp_cstr(), which refuses them rather than cut them.
+    ** Any JSON value is read, so that a bare 42 is valid JSON but not a
+    ** request (-32600), as JSON-RPC says, rather than a parse error. */
+    root = json_loadb(text, len, JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
     if (!root) {
         snprintf(msg, sizeof msg, "parse error: %s (line %d, column %d)",
                  jerr.text, jerr.line, jerr.column);

@@ -130,6 +130,16 @@ static void malformed_messages_get_errors_and_notifications_nothing(void **st)
     assert_int_equal(error_code(last(f)), -32600);
     send_line(f, "[]");
     assert_int_equal(error_code(last(f)), -32600);
+    /* Valid JSON that is not an object: not a request, not a parse error. */
+    send_line(f, "42");
+    assert_int_equal(error_code(last(f)), -32600);
+    send_line(f, "\"str\"");
+    assert_int_equal(error_code(last(f)), -32600);
+    send_line(f, "null");
+    assert_int_equal(error_code(last(f)), -32600);
+    assert_true(json_is_null(json_object_get(last(f), "id")));
+    send_line(f, "42 43");
+    assert_int_equal(error_code(last(f)), -32700);
     send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}");
     assert_int_equal(error_code(last(f)), -32600);
     send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"x/y\"}");
@@ -139,13 +149,13 @@ static void malformed_messages_get_errors_and_notifications_nothing(void **st)
     send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
                  "\"params\":{\"name\":\"drop_everything\"}}");
     assert_int_equal(error_code(last(f)), -32602);
-    assert_int_equal(f->out.responses, 6);
+    assert_int_equal(f->out.responses, 10);
     /* Notifications, known or not, and a stray response: no reply. */
     send_line(f, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
                  "initialized\"}");
     send_line(f, "{\"jsonrpc\":\"2.0\",\"method\":\"x/y\"}");
     send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{}}");
-    assert_int_equal(json_array_size(f->out.msgs), 6);
+    assert_int_equal(json_array_size(f->out.msgs), 10);
     send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}");
     assert_true(json_is_object(json_object_get(last(f), "result")));
     assert_int_equal(json_object_size(json_object_get(last(f), "result")), 0);
