@@ -23,9 +23,6 @@
 
 static const char *const versions[] = {"2024-11-05", "2025-03-26",
                                        "2025-06-18"};
-static const char *const levels[] = {"debug", "info", "notice", "warning",
-                                     "error", "critical", "alert",
-                                     "emergency"};
 
 struct inflight {
     struct inflight *next;
@@ -38,7 +35,7 @@ struct mcp_session {
     struct mcp_server *srv;
     pthread_mutex_t lock;
     int version;             /* MCP_V..., the latest until initialize */
-    int log_level;           /* index into levels, -1 = no log messages */
+    int log_level;           /* MCP_LOG_..., -1 = no log messages */
     struct inflight *inflight;
 };
 
@@ -404,7 +401,7 @@ static void do_tools_call(struct mcp_session *s, struct mcp_msg *m,
         c.running = &m->fl->running;
         pthread_mutex_lock(&s->lock);
         c.version = s->version;
-        c.log_steps = s->log_level == 0;
+        c.log_level = s->log_level;
         pthread_mutex_unlock(&s->lock);
         r = mcp_tool_call(&c, name, json_is_object(args) ? args : NULL,
                           &code, msg, sizeof msg);
@@ -459,10 +456,10 @@ void mcp_dispatch(struct mcp_session *s, struct mcp_msg *m,
         }
     } else if (strcmp(method, "logging/setLevel") == 0) {
         str = mcp_cstr(json_object_get(m->params, "level"));
-        for (i = 0; str && i < (int)(sizeof levels / sizeof levels[0]); i++)
-            if (strcmp(str, levels[i]) == 0)
+        for (i = 0; str && i < MCP_LOG_NLEVELS; i++)
+            if (strcmp(str, mcp_log_levels[i]) == 0)
                 break;
-        if (!str || i == (int)(sizeof levels / sizeof levels[0])) {
+        if (!str || i == MCP_LOG_NLEVELS) {
             code = -32602;
             snprintf(msg, sizeof msg, "'level' is one of debug, info, "
                      "notice, warning, error, critical, alert, emergency");

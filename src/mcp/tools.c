@@ -96,6 +96,10 @@ static const char rows_schema[] =
 "\"required\":[\"database\",\"sql\",\"columns\",\"rows\",\"row_count\","
 "\"truncated\"]}";
 
+const char *const mcp_log_levels[MCP_LOG_NLEVELS] = {
+    "debug", "info", "notice", "warning", "error", "critical", "alert",
+    "emergency"};
+
 json_t *mcp_str(const char *s)
 {
     json_t *j = json_string(s ? s : "");
@@ -707,11 +711,26 @@ static json_t *tool_explain_sql(struct mcp_call *c, json_t *args)
 /* ask                                                                    */
 /* ---------------------------------------------------------------------- */
 
+/* The level of a step's log message: a failed attempt is a warning (the
+** agent repairs it), the answer is info, the steps on the way debug. */
+static int step_level(askdb_event_type t)
+{
+    switch (t) {
+    case ASKDB_EVENT_ERROR:
+        return MCP_LOG_WARNING;
+    case ASKDB_EVENT_ANSWER:
+        return MCP_LOG_INFO;
+    default:
+        return MCP_LOG_DEBUG;
+    }
+}
+
 static void notify_step(struct mcp_call *c, const askdb_event *ev)
 {
     json_t *e = json_loadb(ev->json, ev->json_len, JSON_ALLOW_NUL, NULL);
     const char *s;
     char msg[300];
+    int level = step_level(ev->type);
 
     switch (ev->type) {
     case ASKDB_EVENT_PROMPT:
@@ -753,13 +772,12 @@ static void notify_step(struct mcp_call *c, const askdb_event *ev)
                             c->progress_token, "progress", c->progress,
                             "message", mcp_str(msg)));
     }
-    if (c->log_steps)
+    if (c->log_level >= 0 && level >= c->log_level)
         c->notify(c->ud, "notifications/message",
                   json_pack("{s:s,s:s,s:{s:s,s:o}}", "level",
-                            ev->type == ASKDB_EVENT_ERROR ? "warning"
-                                                          : "debug",
-                            "logger", "askdb", "data", "step", ev->name,
-                            "message", mcp_str(msg)));
+                            mcp_log_levels[level], "logger", "askdb",
+                            "data", "step", ev->name, "message",
+                            mcp_str(msg)));
 }
 
 /* askdb_config.event_fn through the database (server.c). */

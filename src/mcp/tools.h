@@ -10,6 +10,14 @@
 /* Protocol revisions, oldest first: what a session negotiated. */
 enum { MCP_V2024_11_05 = 0, MCP_V2025_03_26, MCP_V2025_06_18 };
 
+/* The levels of notifications/message (RFC 5424's, least severe first):
+** logging/setLevel L has the messages at L and above sent. */
+enum { MCP_LOG_DEBUG = 0, MCP_LOG_INFO, MCP_LOG_NOTICE, MCP_LOG_WARNING,
+       MCP_LOG_ERROR, MCP_LOG_CRITICAL, MCP_LOG_ALERT, MCP_LOG_EMERGENCY,
+       MCP_LOG_NLEVELS };
+/* Their names, by level. */
+extern const char *const mcp_log_levels[MCP_LOG_NLEVELS];
+
 /* A tool result's JSON is cut (rows dropped from the end) to stay under
 ** this many bytes, and says so. */
 #define MCP_RESULT_CAP ((size_t)1 << 20)
@@ -24,7 +32,8 @@ struct mcp_call {
     struct mcp_server *srv;
     int version;             /* MCP_V... */
     json_t *progress_token;  /* params._meta.progressToken, or NULL */
-    int log_steps;           /* send each step as notifications/message */
+    int log_level;           /* send each step at or above this MCP_LOG_
+                                level as notifications/message; -1: none */
     void (*notify)(void *ud, const char *method, json_t *params);
     void *ud;                /* notify's; params are stolen */
     pthread_mutex_t *lock;

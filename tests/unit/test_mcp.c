@@ -327,6 +327,69 @@ static void a_nul_in_a_request_is_read_and_never_cuts_text(void **st)
     fixture_free(f);
 }
 
+/* Ask a question at log level `level` and list the levels of the log
+** messages it sent, in order, comma-separated, into got. */
+static void levels_logged(struct fixture *f, const char *level, char *got,
+                          size_t n)
+{
+    char line[200];
+    size_t i, from, used = 0;
+    json_t *m;
+
+    snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":"
+             "\"logging/setLevel\",\"params\":{\"level\":\"%s\"}}", level);
+    send_line(f, line);
+    assert_true(json_is_object(json_object_get(last(f), "result")));
+    from = json_array_size(f->out.msgs);
+    call_tool(f, "ask", "{\"question\":\"How many customers?\"}");
+    assert_false(json_is_true(json_object_get(last_result(f), "isError")));
+    got[0] = '\0';
+    for (i = from; i < json_array_size(f->out.msgs); i++) {
+        m = json_array_get(f->out.msgs, i);
+        if (strcmp(json_string_value(json_object_get(m, "method")) ?
+                       json_string_value(json_object_get(m, "method")) : "",
+                   "notifications/message") == 0)
+            used += (size_t)snprintf(got + used, n - used, "%s%s",
+                                     used ? "," : "",
+                                     json_string_value(json_object_get(
+                                         json_object_get(m, "params"),
+                                         "level")));
+    }
+}
+
+/* logging/setLevel L sends the messages at L and above (RFC 5424's
+** order), not only at debug: a failed attempt is a warning, the answer
+** info, the steps between debug. */
+static void log_messages_at_and_above_the_set_level_are_sent(void **st)
+{
+    static const char *const replies[] = {
+        "```sql\nSELECT nope FROM customers\n```",
+        "```sql\nSELECT count(*) FROM customers\n```",
+        "```sql\nSELECT nope FROM customers\n```",
+        "```sql\nSELECT count(*) FROM customers\n```",
+        "```sql\nSELECT nope FROM customers\n```",
+        "```sql\nSELECT count(*) FROM customers\n```",
+        "```sql\nSELECT nope FROM customers\n```",
+        "```sql\nSELECT count(*) FROM customers\n```", NULL};
+    struct fixture *f = fixture_new(replies);
+    char got[2048];
+
+    (void)st;
+    levels_logged(f, "warning", got, sizeof got);
+    assert_string_equal(got, "warning");
+    levels_logged(f, "info", got, sizeof got);
+    assert_string_equal(got, "warning,info");
+    levels_logged(f, "error", got, sizeof got);
+    assert_string_equal(got, "");
+    levels_logged(f, "debug", got, sizeof got);
+    assert_non_null(strstr(got, "debug,"));
+    assert_non_null(strstr(got, ",warning,"));
+    assert_true(strlen(got) > 5 &&
+                strcmp(got + strlen(got) - 5, ",info") == 0);
+    assert_int_equal(f->script.calls, 8);
+    fixture_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -336,6 +399,7 @@ int main(void)
         cmocka_unit_test(a_call_cancelled_before_it_runs_gets_no_response),
         cmocka_unit_test(text_with_a_nul_comes_back_whole),
         cmocka_unit_test(a_nul_in_a_request_is_read_and_never_cuts_text),
+        cmocka_unit_test(log_messages_at_and_above_the_set_level_are_sent),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
