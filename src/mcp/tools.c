@@ -379,27 +379,33 @@ static json_t *tool_list_databases(struct mcp_call *c)
 /* ---------------------------------------------------------------------- */
 
 /* LIKE-ish glob, whole name, ASCII case folded: % and * any run, _ and ?
-** one character. */
+** one character. At most strlen(p) x strlen(s) steps, never exponential:
+** on a mismatch it goes back only to the last run, which takes one more
+** character; what the runs before it matched can stay, since the last
+** run can take anything they would have. */
 static int glob_match(const char *p, const char *s)
 {
-    for (; *p; p++, s++) {
+    const char *run = NULL, *from = NULL;
+
+    while (*s) {
         if (*p == '%' || *p == '*') {
-            while (p[1] == '%' || p[1] == '*')
-                p++;
-            if (!p[1])
-                return 1;
-            for (; *s; s++)
-                if (glob_match(p + 1, s))
-                    return 1;
+            run = ++p;       /* the pattern after the run */
+            from = s;        /* the run ends here so far */
+        } else if (*p && (*p == '_' || *p == '?' ||
+                          tolower((unsigned char)*p) ==
+                              tolower((unsigned char)*s))) {
+            p++;
+            s++;
+        } else if (run) {
+            p = run;
+            s = ++from;
+        } else {
             return 0;
         }
-        if (!*s)
-            return 0;
-        if (*p != '_' && *p != '?' &&
-            tolower((unsigned char)*p) != tolower((unsigned char)*s))
-            return 0;
     }
-    return !*s;
+    while (*p == '%' || *p == '*')
+        p++;
+    return !*p;
 }
 
 static int substr_match(const char *p, const char *s)

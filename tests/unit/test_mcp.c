@@ -2,6 +2,8 @@
 ** transport: JSON-RPC errors, version negotiation, a tool call with
 ** progress, cancellation before a call starts. */
 #include <jansson.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "mcp/mcp.h"
 #include "scripted.h"
@@ -32,11 +34,13 @@ struct fixture {
     struct out out;
 };
 
-static struct fixture *fixture_new(const char *const *replies)
+/* A session over the database at path, the model scripted with replies. */
+static struct fixture *fixture_at(const char *path,
+                                  const char *const *replies)
 {
     struct fixture *f = calloc(1, sizeof *f);
     askdb_config cfg = askdb_config_default();
-    const char *paths[1] = {testdb_shop()}, *names[1] = {NULL};
+    const char *paths[1] = {path}, *names[1] = {NULL};
     char err[512];
 
     assert_non_null(f);
@@ -50,6 +54,12 @@ static struct fixture *fixture_new(const char *const *replies)
     assert_non_null(f->s);
     f->out.msgs = json_array();
     return f;
+}
+
+/* A session over examples/shop.db (named "shop"). */
+static struct fixture *fixture_new(const char *const *replies)
+{
+    return fixture_at(testdb_shop(), replies);
 }
 
 static void fixture_free(struct fixture *f)
@@ -390,6 +400,83 @@ static void log_messages_at_and_above_the_set_level_are_sent(void **st)
     fixture_free(f);
 }
 
+/* The tables search_objects found, comma-separated, into got. */
+static void tables_found(struct fixture *f, const char *pattern, char *got,
+                         size_t n)
+{
+    char args[4096];
+    json_t *o;
+    size_t i, used = 0;
+
+    snprintf(args, sizeof args, "{\"pattern\":\"%s\"}", pattern);
+    call_tool(f, "search_objects", args);
+    got[0] = '\0';
+    json_array_foreach(json_object_get(json_object_get(last_result(f),
+                                                       "structuredContent"),
+                                       "objects"), i, o)
+        used += (size_t)snprintf(got + used, n - used, "%s%s",
+                                 used ? "," : "",
+                                 json_string_value(
+                                     json_object_get(o, "table")));
+}
+
+/* search_objects' globs: % and * any run, _ and ? one character, the
+** whole name, case folded; and a pattern of many runs over a long name
+** is answered at once (it used to backtrack exponentially, 20 s of CPU
+** and more under the database's lock). */
+static void search_globs_match_whole_names_in_linear_time(void **st)
+{
+    char dir[] = "/tmp/test_mcp.XXXXXX", path[64], name[61], sql[100];
+    char pat[50], got[2048];
+    struct fixture *f;
+    struct timespec t0, t1;
+    sqlite3 *db;
+    int i;
+
+    (void)st;
+    f = fixture_new(NULL);
+    tables_found(f, "ORDER%ITEMS", got, sizeof got);
+    assert_string_equal(got, "order_items");
+    tables_found(f, "cust?mers", got, sizeof got);
+    assert_string_equal(got, "customers");
+    tables_found(f, "*_items", got, sizeof got);
+    assert_string_equal(got, "order_items");
+    tables_found(f, "cust%", got, sizeof got);     /* customer_id too */
+    assert_string_equal(got, "customers,orders,customer_revenue");
+    tables_found(f, "o_d_r%", got, sizeof got);
+    assert_string_equal(got, "orders,order_items,payments,customer_revenue");
+    tables_found(f, "%tomer", got, sizeof got);
+    assert_string_equal(got, "");
+    tables_found(f, "c%s%s", got, sizeof got);
+    assert_string_equal(got, "customers");
+    fixture_free(f);
+
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/long.db", dir);
+    memset(name, 'a', 60);
+    name[60] = '\0';
+    snprintf(sql, sizeof sql, "CREATE TABLE %s (x)", name);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    f = fixture_at(path, NULL);
+    /* "%a" 20 times, then "%b": no match, after C(60, 20) tries before. */
+    for (i = 0; i < 20; i++)
+        memcpy(pat + 2 * i, "%a", 2);
+    snprintf(pat + 40, sizeof pat - 40, "%%b");
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    tables_found(f, pat, got, sizeof got);
+    assert_string_equal(got, "");
+    pat[41] = 'a';
+    tables_found(f, pat, got, sizeof got);
+    assert_string_equal(got, name);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    assert_true(t1.tv_sec - t0.tv_sec < 2);
+    fixture_free(f);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -400,6 +487,7 @@ int main(void)
         cmocka_unit_test(text_with_a_nul_comes_back_whole),
         cmocka_unit_test(a_nul_in_a_request_is_read_and_never_cuts_text),
         cmocka_unit_test(log_messages_at_and_above_the_set_level_are_sent),
+        cmocka_unit_test(search_globs_match_whole_names_in_linear_time),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
