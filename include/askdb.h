@@ -466,6 +466,11 @@ typedef enum askdb_error_class {
 
 ASKDB_API const char *askdb_error_class_str(askdb_error_class ec);
 
+/* The kind of the last failure of askdb_db_query() or askdb_db_explain()
+** on db, e.g. ASKDB_EC_UNKNOWN_TABLE or ASKDB_EC_UNKNOWN_COLUMN for a
+** name the database does not have; ASKDB_EC_NONE after a success. */
+ASKDB_API askdb_error_class askdb_db_errclass(const askdb_db *db);
+
 typedef struct askdb_attempt {
     char *sql;               /* extracted SQL, or NULL if none */
     askdb_error_class error; /* ASKDB_EC_NONE for the accepted attempt */

@@ -161,6 +161,11 @@ const char *askdb_db_errmsg(const askdb_db *db)
     return db ? db->errmsg : "out of memory";
 }
 
+askdb_error_class askdb_db_errclass(const askdb_db *db)
+{
+    return db ? db->errclass : ASKDB_EC_NONE;
+}
+
 askdb_status db_schema(askdb_db *db, const struct db_schema **out)
 {
     askdb_status rc;
@@ -234,6 +239,7 @@ askdb_status db_check(askdb_db *db, const char *sql, struct db_err *e)
     } else {
         rc = db->drv->check(db, sql, e);
     }
+    db->errclass = e->ec;
     if (rc)
         snprintf(db->errmsg, sizeof db->errmsg, "%s", e->msg);
     return rc;
@@ -250,6 +256,7 @@ askdb_status db_run(askdb_db *db, const char *sql, askdb_result **out,
     e->pos = -1;
     rc = db->iso ? db_iso_call(db, db->iso, WIRE_RUN, sql, out, e)
                  : db->drv->run(db, sql, out, e);
+    db->errclass = e->ec;
     if (rc)
         snprintf(db->errmsg, sizeof db->errmsg, "%s", e->msg);
     return rc;

@@ -55,6 +55,7 @@ struct askdb_db {
     double schema_ms;
     const atomic_int *cancel; /* non-zero stops the running statement
                                  (ASKDB_ERR_CANCELLED), or NULL */
+    askdb_error_class errclass; /* of the last db_check() or db_run() */
     struct db_iso *iso;  /* askdb-exec runs the statements (isolate.h),
                             or NULL: they run in this process */
     char errmsg[1024];

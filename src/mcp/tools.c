@@ -330,18 +330,17 @@ static json_t *load_json(char *text, json_t **err)
     return o;
 }
 
-/* What to do after a failed statement, by status. */
-static const char *sql_advice(askdb_status st)
+/* What to do after a failed statement, by its status and the kind of
+** error (askdb_db_errclass): NULL when the message says it (a refusal
+** does) or there is nothing better to say than the database's message. */
+static const char *sql_advice(askdb_status st, askdb_error_class ec)
 {
-    switch (st) {
-    case ASKDB_ERR_TIMEOUT:
+    if (st == ASKDB_ERR_TIMEOUT)
         return "narrow the query (WHERE, LIMIT, fewer joins) to finish "
                "within the time limit";
-    case ASKDB_ERR_DB:
+    if (ec == ASKDB_EC_UNKNOWN_TABLE || ec == ASKDB_EC_UNKNOWN_COLUMN)
         return "check table and column names with search_objects";
-    default:
-        return NULL;         /* the message says it (a refusal does) */
-    }
+    return NULL;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -578,7 +577,7 @@ static json_t *run_sql(struct mcp_call *c, json_t *args, int explain,
     askdb_result *r = NULL;
     askdb_status st;
     struct mcp_db *d;
-    const char *sql;
+    const char *sql, *advice;
     char *text = NULL;
     json_t *err;
     int rc;
@@ -596,10 +595,10 @@ static json_t *run_sql(struct mcp_call *c, json_t *args, int explain,
     st = explain ? askdb_db_explain(d->db, sql, &r)
                  : askdb_db_query(d->db, sql, &r);
     if (st) {
+        advice = sql_advice(st, askdb_db_errclass(d->db));
         err = tool_error("%s%s%s%s", askdb_db_errmsg(d->db),
-                         sql_advice(st) ? " (" : "",
-                         sql_advice(st) ? sql_advice(st) : "",
-                         sql_advice(st) ? ")" : "");
+                         advice ? " (" : "", advice ? advice : "",
+                         advice ? ")" : "");
         pthread_mutex_unlock(&d->db_lock);
         askdb_result_free(r);
         return err;

@@ -477,6 +477,55 @@ static void search_globs_match_whole_names_in_linear_time(void **st)
     assert_int_equal(rmdir(dir), 0);
 }
 
+/* A failed statement is advised to check names with search_objects only
+** when a name is unknown; other errors say what the database said. */
+static void only_unknown_names_are_sent_to_search_objects(void **st)
+{
+    static const char advice[] =
+        " (check table and column names with search_objects)";
+    static const struct {
+        const char *tool, *sql, *text;
+        int unknown_name;
+    } cases[] = {
+        {"execute_sql", "SELECT nope FROM customers",
+         "no such column: nope", 1},
+        {"explain_sql", "SELECT * FROM nope", "no such table: nope", 1},
+        {"execute_sql", "SELEC 1", "near \"SELEC\": syntax error", 0},
+        {"execute_sql", "SELECT abs(1, 2)",
+         "wrong number of arguments to function abs()", 0},
+    };
+    struct fixture *f = fixture_new(NULL);
+    size_t i, n = (size_t)3 << 20;
+    char want[300], *args, *big;
+
+    (void)st;
+    big = malloc(n + 20);
+    assert_non_null(big);
+    memcpy(big, "SELECT '", 8);
+    memset(big + 8, 'x', n);
+    memcpy(big + 8 + n, "'", 2);
+    for (i = 0; i <= sizeof cases / sizeof cases[0]; i++) {
+        /* Last, a statement too big for SQLite (3 MiB): no name is
+        ** wrong in it. */
+        int last_case = i == sizeof cases / sizeof cases[0];
+        json_t *a = json_pack("{s:s}", "sql",
+                              last_case ? big : cases[i].sql);
+
+        args = json_dumps(a, JSON_COMPACT);
+        json_decref(a);
+        call_tool(f, last_case ? "execute_sql" : cases[i].tool, args);
+        free(args);
+        snprintf(want, sizeof want, "%s%s",
+                 last_case ? "string or blob too big" : cases[i].text,
+                 !last_case && cases[i].unknown_name ? advice : "");
+        assert_true(json_is_true(json_object_get(last_result(f),
+                                                 "isError")));
+        assert_string_equal(result_text(last_result(f)), want);
+    }
+    free(big);
+    fixture_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -488,6 +537,7 @@ int main(void)
         cmocka_unit_test(a_nul_in_a_request_is_read_and_never_cuts_text),
         cmocka_unit_test(log_messages_at_and_above_the_set_level_are_sent),
         cmocka_unit_test(search_globs_match_whole_names_in_linear_time),
+        cmocka_unit_test(only_unknown_names_are_sent_to_search_objects),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
