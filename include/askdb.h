@@ -444,6 +444,19 @@ askdb_db_schema_json(askdb_db *db, int flags, char **out);
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_db_explain(askdb_db *db, const char *sql, askdb_result **out);
 
+/*
+** Stop the statement running on db, from any thread (or a signal handler:
+** it only sets a flag): it ends at its next step with ASKDB_ERR_CANCELLED,
+** and so does every statement started on db until askdb_db_uncancel(db),
+** so that a cancel that comes just before a statement starts is not lost.
+** For a handle of askdb_db_open(): an agent's (askdb_agent_db) is stopped
+** with askdb_agent_cancel().
+*/
+ASKDB_API void askdb_db_cancel(askdb_db *db);
+
+/* Let statements run on db again after askdb_db_cancel(). */
+ASKDB_API void askdb_db_uncancel(askdb_db *db);
+
 /* ---------------------------------------------------------------------- */
 /* The agent                                                              */
 /* ---------------------------------------------------------------------- */
@@ -625,7 +638,8 @@ ASKDB_API void askdb_agent_cancel(askdb_agent *ag);
 **   - different askdb_agent handles on different threads, also when they
 **     share one askdb_model (the local model decodes their questions
 **     together, see askdb_model), and different askdb_db handles;
-**   - askdb_agent_cancel() on any thread, at any time while ag lives;
+**   - askdb_agent_cancel() on any thread, at any time while ag lives, and
+**     askdb_db_cancel() and askdb_db_uncancel() while db lives;
 **   - askdb_model_new() on several threads (loading is serialised inside);
 **   - askdb_memory handles, one per thread (several handles, also in
 **     several processes, may share one store file).

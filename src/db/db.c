@@ -67,6 +67,8 @@ askdb_status askdb_db_open(const char *path, const askdb_config *cfg,
         return ASKDB_ERR_NOMEM;
     *out = db;
     db->drv = &db_sqlite_driver;
+    atomic_init(&db->own_cancel, 0);
+    db->cancel = &db->own_cancel;
     /* A limit of 0 or less means the default, never "no limit": a config
     ** that was zeroed instead of taken from askdb_config_default() keeps
     ** every guard. */
@@ -166,6 +168,18 @@ askdb_error_class askdb_db_errclass(const askdb_db *db)
     return db ? db->errclass : ASKDB_EC_NONE;
 }
 
+void askdb_db_cancel(askdb_db *db)
+{
+    if (db)
+        atomic_store(&db->own_cancel, 1);
+}
+
+void askdb_db_uncancel(askdb_db *db)
+{
+    if (db)
+        atomic_store(&db->own_cancel, 0);
+}
+
 askdb_status db_schema(askdb_db *db, const struct db_schema **out)
 {
     askdb_status rc;
@@ -254,8 +268,16 @@ askdb_status db_run(askdb_db *db, const char *sql, askdb_result **out,
     e->ec = ASKDB_EC_NONE;
     e->msg[0] = '\0';
     e->pos = -1;
-    rc = db->iso ? db_iso_call(db, db->iso, WIRE_RUN, sql, out, e)
-                 : db->drv->run(db, sql, out, e);
+    /* Cancelled before it starts: an engine may look at the flag only
+    ** after some work, or a short statement never. */
+    if (db->cancel && atomic_load(db->cancel)) {
+        e->ec = ASKDB_EC_RUNTIME;
+        snprintf(e->msg, sizeof e->msg, "cancelled");
+        rc = ASKDB_ERR_CANCELLED;
+    } else {
+        rc = db->iso ? db_iso_call(db, db->iso, WIRE_RUN, sql, out, e)
+                     : db->drv->run(db, sql, out, e);
+    }
     db->errclass = e->ec;
     if (rc)
         snprintf(db->errmsg, sizeof db->errmsg, "%s", e->msg);

@@ -54,7 +54,9 @@ struct askdb_db {
     int have_schema;
     double schema_ms;
     const atomic_int *cancel; /* non-zero stops the running statement
-                                 (ASKDB_ERR_CANCELLED), or NULL */
+                                 (ASKDB_ERR_CANCELLED), or NULL: an
+                                 agent's flag, else own_cancel */
+    atomic_int own_cancel;    /* askdb_db_cancel() */
     askdb_error_class errclass; /* of the last db_check() or db_run() */
     struct db_iso *iso;  /* askdb-exec runs the statements (isolate.h),
                             or NULL: they run in this process */

@@ -28,7 +28,8 @@ struct inflight {
     struct inflight *next;
     json_t *id;
     int cancelled;
-    askdb_agent *running;
+    askdb_agent *running;    /* the question running, or NULL */
+    askdb_db *running_db;    /* the statement's database, or NULL */
 };
 
 struct mcp_session {
@@ -133,18 +134,25 @@ static void msg_free(struct mcp_msg *m)
     free(m);
 }
 
-/* Mark the tool call with this id cancelled and stop its question. */
+/* Mark f cancelled and stop its question or statement; s->lock held. */
+static void cancel_call(struct inflight *f)
+{
+    f->cancelled = 1;
+    if (f->running)
+        askdb_agent_cancel(f->running);
+    if (f->running_db)
+        askdb_db_cancel(f->running_db);
+}
+
+/* Cancel the tool call with this id. */
 static void cancel_request(struct mcp_session *s, json_t *id)
 {
     struct inflight *f;
 
     pthread_mutex_lock(&s->lock);
     for (f = s->inflight; f; f = f->next)
-        if (json_equal(f->id, id)) {
-            f->cancelled = 1;
-            if (f->running)
-                askdb_agent_cancel(f->running);
-        }
+        if (json_equal(f->id, id))
+            cancel_call(f);
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -153,11 +161,8 @@ void mcp_session_cancel_all(struct mcp_session *s)
     struct inflight *f;
 
     pthread_mutex_lock(&s->lock);
-    for (f = s->inflight; f; f = f->next) {
-        f->cancelled = 1;
-        if (f->running)
-            askdb_agent_cancel(f->running);
-    }
+    for (f = s->inflight; f; f = f->next)
+        cancel_call(f);
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -399,6 +404,7 @@ static void do_tools_call(struct mcp_session *s, struct mcp_msg *m,
         c.lock = &s->lock;
         c.cancelled = &m->fl->cancelled;
         c.running = &m->fl->running;
+        c.running_db = &m->fl->running_db;
         pthread_mutex_lock(&s->lock);
         c.version = s->version;
         c.log_level = s->log_level;

@@ -43,7 +43,8 @@ void mcp_session_free(struct mcp_session *s);
 ** Read one message. Returns it for mcp_dispatch(), or NULL when nothing is
 ** left to do: a malformed one was answered with its error, or it needed no
 ** work (a response, an unknown notification, notifications/cancelled,
-** which stops the request it names at once). A tools/call request is
+** which stops the tool call it names at once: its question or statement
+** at the next step, or before it starts). A tools/call request is
 ** registered here, so a cancel that follows it is seen.
 */
 struct mcp_msg *mcp_parse(struct mcp_session *s, const char *text,

@@ -330,6 +330,37 @@ static json_t *load_json(char *text, json_t **err)
     return o;
 }
 
+/*
+** Make the statement about to run on db (the caller holds its db_lock)
+** one that a cancel of the call stops. Returns 0 when the call is
+** cancelled already: then run nothing.
+*/
+static int sql_start(struct mcp_call *c, askdb_db *db)
+{
+    int ok;
+
+    pthread_mutex_lock(c->lock);
+    ok = !*c->cancelled;
+    if (ok)
+        *c->running_db = db;
+    pthread_mutex_unlock(c->lock);
+    return ok;
+}
+
+/*
+** The statement on db has ended, before the caller lets go of db_lock:
+** a cancel that came for it is dropped under the session's lock, after
+** which no cancel of this call reaches db, so the next statement there
+** (another call's) runs.
+*/
+static void sql_end(struct mcp_call *c, askdb_db *db)
+{
+    pthread_mutex_lock(c->lock);
+    *c->running_db = NULL;
+    askdb_db_uncancel(db);
+    pthread_mutex_unlock(c->lock);
+}
+
 /* What to do after a failed statement, by its status and the kind of
 ** error (askdb_db_errclass): NULL when the message says it (a refusal
 ** does) or there is nothing better to say than the database's message. */
@@ -592,8 +623,13 @@ static json_t *run_sql(struct mcp_call *c, json_t *args, int explain,
     if (rc || !sql || !*sql)
         return tool_error("'sql' is needed: one read-only statement");
     pthread_mutex_lock(&d->db_lock);
+    if (!sql_start(c, d->db)) {
+        pthread_mutex_unlock(&d->db_lock);
+        return tool_error("cancelled");
+    }
     st = explain ? askdb_db_explain(d->db, sql, &r)
                  : askdb_db_query(d->db, sql, &r);
+    sql_end(c, d->db);
     if (st) {
         advice = sql_advice(st, askdb_db_errclass(d->db));
         err = tool_error("%s%s%s%s", askdb_db_errmsg(d->db),

@@ -403,6 +403,35 @@ async def cancelled_ask_stops_and_the_database_is_free_again(t):
 
 
 @test
+async def cancelled_execute_sql_stops_and_the_database_is_free_again(t):
+    endless = ("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) "
+               "SELECT count(*) FROM r")
+    got = {}
+    async with t.session("--timeout", "30000", "shop.db") as (s, _):
+        rid = s._request_id          # the id the SDK gives the next request
+
+        async def first():
+            got["first"] = await s.call_tool("execute_sql", {"sql": endless})
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(first)
+            await anyio.sleep(0.5)
+            t0 = time.monotonic()
+            await s.send_notification(types.ClientNotification(types.CancelledNotification(
+                params=types.CancelledNotificationParams(requestId=rid, reason="test"))))
+            # One statement at a time per database: this one can only run
+            # once the cancelled one has stopped.
+            r = await s.call_tool("execute_sql", {"sql": "SELECT 'fast' AS which"},
+                                  read_timeout_seconds=timedelta(seconds=40))
+            elapsed = time.monotonic() - t0
+            await anyio.sleep(0.3)
+            tg.cancel_scope.cancel()
+    assert "first" not in got, "a cancelled request got a response: %r" % got
+    assert not r.isError and r.structuredContent["rows"] == [["fast"]], r
+    assert elapsed < 5, "the cancelled statement held the database for %.1f s" % elapsed
+
+
+@test
 async def parallel_calls_all_get_their_own_rows(t):
     async with t.session("shop.db") as (s, _):
         got = {}

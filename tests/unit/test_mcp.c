@@ -2,6 +2,7 @@
 ** transport: JSON-RPC errors, version negotiation, a tool call with
 ** progress, cancellation before a call starts. */
 #include <jansson.h>
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,9 +35,11 @@ struct fixture {
     struct out out;
 };
 
-/* A session over the database at path, the model scripted with replies. */
+/* A session over the database at path, the model scripted with replies,
+** statements stopped after timeout_ms (0: the default). */
 static struct fixture *fixture_at(const char *path,
-                                  const char *const *replies)
+                                  const char *const *replies,
+                                  int timeout_ms)
 {
     struct fixture *f = calloc(1, sizeof *f);
     askdb_config cfg = askdb_config_default();
@@ -48,6 +51,8 @@ static struct fixture *fixture_at(const char *path,
     cfg.llm_fn = scripted;
     cfg.llm_ud = &f->script;
     cfg.question_check = 0;
+    if (timeout_ms)
+        cfg.query_timeout_ms = timeout_ms;
     assert_int_equal(mcp_server_new(&cfg, 1, names, paths, &f->srv, err,
                                     sizeof err), ASKDB_OK);
     f->s = mcp_session_new(f->srv);
@@ -59,7 +64,7 @@ static struct fixture *fixture_at(const char *path,
 /* A session over examples/shop.db (named "shop"). */
 static struct fixture *fixture_new(const char *const *replies)
 {
-    return fixture_at(testdb_shop(), replies);
+    return fixture_at(testdb_shop(), replies, 0);
 }
 
 static void fixture_free(struct fixture *f)
@@ -459,7 +464,7 @@ static void search_globs_match_whole_names_in_linear_time(void **st)
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
-    f = fixture_at(path, NULL);
+    f = fixture_at(path, NULL, 0);
     /* "%a" 20 times, then "%b": no match, after C(60, 20) tries before. */
     for (i = 0; i < 20; i++)
         memcpy(pat + 2 * i, "%a", 2);
@@ -526,6 +531,80 @@ static void only_unknown_names_are_sent_to_search_objects(void **st)
     fixture_free(f);
 }
 
+struct dispatch {
+    struct fixture *f;
+    struct mcp_msg *m;
+};
+
+/* mcp_dispatch() on a thread of its own, as a transport runs a slow call. */
+static void *dispatch_main(void *ud)
+{
+    struct dispatch *d = ud;
+
+    mcp_dispatch(d->f->s, d->m, capture, &d->f->out);
+    return NULL;
+}
+
+static double since_ms(const struct timespec *t0)
+{
+    struct timespec t1;
+
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) * 1000.0 +
+           (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* notifications/cancelled stops a running execute_sql at once, not at the
+** time limit (30 s here), and one cancelled before it starts runs
+** nothing; either way no response, and the database runs the next
+** statement as usual. */
+static void a_cancelled_statement_stops_at_once(void **st)
+{
+    static const char endless[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":\"long\",\"method\":\"tools/call\","
+        "\"params\":{\"name\":\"execute_sql\",\"arguments\":{\"sql\":"
+        "\"WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) "
+        "SELECT count(*) FROM r\"}}}";
+    static const char cancel[] =
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+        "\"params\":{\"requestId\":\"long\"}}";
+    static const char *const tools[] = {"execute_sql", "explain_sql"};
+    struct fixture *f = fixture_at(testdb_shop(), NULL, 30000);
+    struct timespec t0, pause = {0, 300 * 1000 * 1000};
+    struct dispatch d;
+    pthread_t th;
+    char line[300];
+    size_t i;
+
+    (void)st;
+    d.f = f;
+    d.m = mcp_parse(f->s, endless, strlen(endless), capture, &f->out);
+    assert_non_null(d.m);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(pthread_create(&th, NULL, dispatch_main, &d), 0);
+    nanosleep(&pause, NULL);
+    send_line(f, cancel);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_true(since_ms(&t0) < 3000);
+    assert_int_equal(json_array_size(f->out.msgs), 0);
+    call_tool(f, "execute_sql", "{\"sql\":\"SELECT 1\"}");
+    assert_int_equal(json_integer_value(cell(last_result(f), 0, 0)), 1);
+    /* Cancelled before it starts, whichever SQL tool. */
+    for (i = 0; i < sizeof tools / sizeof tools[0]; i++) {
+        snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"id\":\"long\","
+                 "\"method\":\"tools/call\",\"params\":{\"name\":\"%s\","
+                 "\"arguments\":{\"sql\":\"SELECT 2\"}}}", tools[i]);
+        d.m = mcp_parse(f->s, line, strlen(line), capture, &f->out);
+        assert_non_null(d.m);
+        send_line(f, cancel);
+        mcp_dispatch(f->s, d.m, capture, &f->out);
+        assert_int_equal(json_array_size(f->out.msgs), 1);
+    }
+    call_tool(f, "execute_sql", "{\"sql\":\"SELECT 3\"}");
+    assert_int_equal(json_integer_value(cell(last_result(f), 0, 0)), 3);
+    fixture_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -538,6 +617,7 @@ int main(void)
         cmocka_unit_test(log_messages_at_and_above_the_set_level_are_sent),
         cmocka_unit_test(search_globs_match_whole_names_in_linear_time),
         cmocka_unit_test(only_unknown_names_are_sent_to_search_objects),
+        cmocka_unit_test(a_cancelled_statement_stops_at_once),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
