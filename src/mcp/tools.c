@@ -188,14 +188,14 @@ static json_t *tool_error(const char *fmt, ...)
                      "text", mcp_str(msg), "isError", 1);
 }
 
-/* A successful call: structuredContent (stolen) and a text block, the
-** given text (stolen, may be NULL) or else the JSON itself. */
-static json_t *tool_ok(struct mcp_call *c, json_t *sc, char *text)
+/* A successful call: structuredContent (stolen) and the same JSON as a
+** text block, which is all a client of an older revision gets (the spec
+** asks for both). */
+static json_t *tool_ok(struct mcp_call *c, json_t *sc)
 {
+    char *text = sc ? json_dumps(sc, JSON_COMPACT) : NULL;
     json_t *r;
 
-    if (!text)
-        text = json_dumps(sc, JSON_COMPACT);
     if (!sc || !text) {
         json_decref(sc);
         free(text);
@@ -401,7 +401,7 @@ static json_t *tool_list_databases(struct mcp_call *c)
         pthread_mutex_unlock(&d->db_lock);
         json_array_append_new(arr, o);
     }
-    return tool_ok(c, json_pack("{s:o}", "databases", arr), NULL);
+    return tool_ok(c, json_pack("{s:o}", "databases", arr));
 }
 
 /* ---------------------------------------------------------------------- */
@@ -593,7 +593,7 @@ static json_t *tool_search_objects(struct mcp_call *c, json_t *args)
         pthread_mutex_unlock(&d->db_lock);
     }
     return tool_ok(c, json_pack("{s:o,s:b}", "objects", objects,
-                                "truncated", truncated), NULL);
+                                "truncated", truncated));
 }
 
 /* ---------------------------------------------------------------------- */
@@ -673,52 +673,7 @@ static json_t *tool_execute_sql(struct mcp_call *c, json_t *args)
         return err;
     json_object_set_new(o, "database", mcp_str(d->name));
     cap_rows(o, max);
-    return tool_ok(c, o, NULL);
-}
-
-/* The plan as indented lines of detail, as the sqlite3 shell shows it. */
-static char *plan_text(json_t *plan)
-{
-    size_t i, j, n = json_array_size(plan), used = 0, cap = 256;
-    char *out = malloc(cap), *grown;
-    int *depth;
-
-    depth = calloc(n + 1, sizeof *depth);
-    if (!out || !depth) {
-        free(out);
-        free(depth);
-        return NULL;
-    }
-    out[0] = '\0';
-    for (i = 0; i < n; i++) {
-        json_t *p = json_array_get(plan, i);
-        json_int_t parent = json_integer_value(json_object_get(p, "parent"));
-        const char *detail =
-            json_string_value(json_object_get(p, "detail"));
-        size_t need;
-
-        depth[i] = 0;
-        for (j = 0; j < i; j++)
-            if (json_integer_value(json_object_get(json_array_get(plan, j),
-                                                   "id")) == parent)
-                depth[i] = depth[j] + 1;
-        need = used + (size_t)depth[i] * 2 + strlen(detail ? detail : "")
-               + 2;
-        if (need > cap) {
-            cap = need * 2;
-            grown = realloc(out, cap);
-            if (!grown) {
-                free(out);
-                free(depth);
-                return NULL;
-            }
-            out = grown;
-        }
-        used += (size_t)snprintf(out + used, cap - used, "%*s%s\n",
-                                 depth[i] * 2, "", detail ? detail : "");
-    }
-    free(depth);
-    return out;
+    return tool_ok(c, o);
 }
 
 static json_t *tool_explain_sql(struct mcp_call *c, json_t *args)
@@ -745,7 +700,7 @@ static json_t *tool_explain_sql(struct mcp_call *c, json_t *args)
     json_decref(o);
     o = json_pack("{s:o,s:o,s:o}", "database", mcp_str(d->name), "sql",
                   mcp_str(sql), "plan", plan);
-    return tool_ok(c, o, plan_text(plan));
+    return tool_ok(c, o);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -868,7 +823,7 @@ static json_t *answer_result(struct mcp_call *c, struct mcp_db *d,
         json_object_set_new(o, "truncated", json_false());
     json_decref(all);
     cap_rows(o, 0);
-    return tool_ok(c, o, NULL);
+    return tool_ok(c, o);
 }
 
 static json_t *tool_ask(struct mcp_call *c, json_t *args)

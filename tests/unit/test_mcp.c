@@ -605,6 +605,41 @@ static void a_cancelled_statement_stops_at_once(void **st)
     fixture_free(f);
 }
 
+/* Every tool's text block is its structuredContent as JSON, as the spec
+** asks and the README says: explain_sql's was the plan as indented
+** lines. */
+static void every_result_text_is_the_structured_content(void **st)
+{
+    static const char *const replies[] = {"```sql\nSELECT 1 AS one\n```",
+                                          NULL};
+    static const struct {
+        const char *tool, *args;
+    } calls[] = {
+        {"list_databases", "{}"},
+        {"search_objects", "{\"pattern\":\"cust\"}"},
+        {"execute_sql", "{\"sql\":\"SELECT id FROM customers LIMIT 2\"}"},
+        {"explain_sql",
+         "{\"sql\":\"SELECT * FROM orders WHERE customer_id = 3\"}"},
+        {"ask", "{\"question\":\"One?\"}"},
+    };
+    struct fixture *f = fixture_new(replies);
+    json_t *r, *text;
+    size_t i;
+
+    (void)st;
+    for (i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+        call_tool(f, calls[i].tool, calls[i].args);
+        r = last_result(f);
+        assert_false(json_is_true(json_object_get(r, "isError")));
+        text = json_loads(result_text(r), 0, NULL);
+        assert_non_null(text);
+        assert_true(json_equal(text, json_object_get(r,
+                                                     "structuredContent")));
+        json_decref(text);
+    }
+    fixture_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -618,6 +653,7 @@ int main(void)
         cmocka_unit_test(search_globs_match_whole_names_in_linear_time),
         cmocka_unit_test(only_unknown_names_are_sent_to_search_objects),
         cmocka_unit_test(a_cancelled_statement_stops_at_once),
+        cmocka_unit_test(every_result_text_is_the_structured_content),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
