@@ -17,9 +17,11 @@
 ** then called from several threads and the transport serialises its
 ** writes.
 **
-** JSON-RPC errors: -32700 not JSON, -32600 not a request (also batches and
-** over-long messages), -32601 unknown method, -32602 bad params (also an
-** unknown tool), -32002 unknown resource, -32603 internal.
+** JSON-RPC errors: -32700 not JSON, -32600 not a request (also JSON that
+** is not an object, batches and over-long messages), -32601 unknown
+** method, -32602 bad params (also an unknown tool or a name with a NUL),
+** -32002 unknown resource, -32603 internal. Any string may hold "\u0000";
+** one read as C text is refused whole (mcp_cstr()), never cut there.
 */
 
 /* Longest message read (bytes, without the newline). */
