@@ -189,7 +189,7 @@ static json_t *tool_error(const char *fmt, ...)
 }
 
 /* A successful call: structuredContent (stolen) and the same JSON as a
-** text block, which is all a client of an older revision gets (the spec
+** text block, all that a client of an older revision reads (the spec
 ** asks for both). */
 static json_t *tool_ok(struct mcp_call *c, json_t *sc)
 {
