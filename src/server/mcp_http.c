@@ -266,7 +266,7 @@ static void *slow_main(void *arg)
 ** to a body it could not read as a message (its id unknown). */
 static int unanswerable(const char *response)
 {
-    json_t *o = json_loads(response, 0, NULL);
+    json_t *o = json_loads(response, JSON_ALLOW_NUL, NULL);
     int yes = o && json_is_null(json_object_get(o, "id")) &&
               json_object_get(o, "error") != NULL;
 
@@ -277,7 +277,7 @@ static int unanswerable(const char *response)
 /* Whether the body is an initialize request. */
 static int is_initialize(const char *body, size_t len)
 {
-    json_t *o = json_loadb(body, len, 0, NULL);
+    json_t *o = json_loadb(body, len, JSON_ALLOW_NUL, NULL);
     const char *method = json_string_value(json_object_get(o, "method"));
     int yes = method && strcmp(method, "initialize") == 0 &&
               json_object_get(o, "id") != NULL;
