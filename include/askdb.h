@@ -573,7 +573,10 @@ ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_agent_new_with_model(const askdb_config *cfg, askdb_model *model,
                            const char *db_path, askdb_agent **out);
 
-/* The agent's database handle (borrowed, lives as long as the agent). */
+/* The agent's database handle (borrowed, lives as long as the agent).
+** askdb_agent_cancel() also stops a statement run on it (askdb_db_query,
+** askdb_db_explain) or a schema read, each of which starts uncancelled
+** as a question does. */
 ASKDB_API askdb_db *askdb_agent_db(askdb_agent *ag);
 
 /*
@@ -625,7 +628,8 @@ askdb_agent_ask_opts(askdb_agent *ag, const char *question,
 ** within 50 ms) and a running query at its next step; the question ends
 ** with ASKDB_ERR_CANCELLED. A question starts uncancelled: a cancel that
 ** arrives when no question runs has no effect (a caller that may cancel
-** just before asking says it again at the question's first event).
+** just before asking says it again at the question's first event). The
+** same holds for a statement on askdb_agent_db(ag).
 */
 ASKDB_API void askdb_agent_cancel(askdb_agent *ag);
 

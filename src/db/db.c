@@ -224,12 +224,19 @@ askdb_status db_fill_samples(askdb_db *db, const unsigned char *keep,
     return rc;
 }
 
+void db_uncancel(askdb_db *db)
+{
+    if (db->cancel && db->cancel != &db->own_cancel)
+        atomic_store(db->cancel, 0);
+}
+
 askdb_status askdb_db_schema_text(askdb_db *db, char **out)
 {
     const struct db_schema *s;
     askdb_status rc;
 
     *out = NULL;
+    db_uncancel(db);
     rc = db_schema(db, &s);
     if (rc)
         return rc;
@@ -289,5 +296,6 @@ askdb_status askdb_db_query(askdb_db *db, const char *sql,
 {
     struct db_err e;
 
+    db_uncancel(db);
     return db_run(db, sql, out, &e);
 }

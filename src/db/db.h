@@ -35,6 +35,16 @@ askdb_status db_check(askdb_db *db, const char *sql, struct db_err *e);
 askdb_status db_run(askdb_db *db, const char *sql, askdb_result **out,
                     struct db_err *e);
 
+/*
+** Clear the cancel flag (db->cancel) before work asked for through the
+** API (askdb_db_query, askdb_db_explain, the schema): it starts
+** uncancelled, as a question does, so that a cancel that stopped an
+** earlier question of the agent owning db does not stop it; a cancel
+** while it runs still does. A handle of its own (askdb_db_open) keeps
+** askdb_db_cancel()'s flag until askdb_db_uncancel().
+*/
+void db_uncancel(askdb_db *db);
+
 /* The time limit each statement runs under, in ms: the config's, or the
 ** default when it gave 0 or less (see askdb_db_open()). */
 int db_timeout_ms(const askdb_db *db);

@@ -63,6 +63,7 @@ askdb_status askdb_db_schema_json(askdb_db *db, int flags, char **out)
     int i;
 
     *out = NULL;
+    db_uncancel(db);
     rc = db_schema(db, &s);
     if (rc == ASKDB_OK)
         rc = db_fill_samples(db, NULL, NULL);
@@ -100,6 +101,7 @@ askdb_status askdb_db_explain(askdb_db *db, const char *sql,
     askdb_status rc;
 
     *out = NULL;
+    db_uncancel(db);
     /* The statement itself passes the guard first, exactly as it would
     ** run; only then its plan is asked for. */
     rc = db_check(db, sql, &e);

@@ -53,9 +53,10 @@ struct askdb_db {
     struct db_schema schema;
     int have_schema;
     double schema_ms;
-    const atomic_int *cancel; /* non-zero stops the running statement
-                                 (ASKDB_ERR_CANCELLED), or NULL: an
-                                 agent's flag, else own_cancel */
+    atomic_int *cancel;       /* non-zero stops the running statement
+                                 (ASKDB_ERR_CANCELLED), or NULL: the
+                                 owning agent's flag (askdb_agent_cancel),
+                                 else own_cancel */
     atomic_int own_cancel;    /* askdb_db_cancel() */
     askdb_error_class errclass; /* of the last db_check() or db_run() */
     struct db_iso *iso;  /* askdb-exec runs the statements (isolate.h),

@@ -100,6 +100,76 @@ static void cancel_between_questions_is_forgotten(void **state)
     askdb_agent_cancel(NULL);   /* a no-op */
 }
 
+/* A statement that takes more than a few steps of SQLite's (the cancel
+** flag is looked at every 1000): counting to 10000. */
+static const char count_query[] =
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+    "WHERE x < 10000) SELECT count(*) AS n FROM c";
+
+/* A statement on the agent's database after a cancelled question runs
+** (the shell's .sql after Ctrl-C): the cancel was the question's. */
+static void statement_after_a_cancelled_question_runs(void **state)
+{
+    struct script s = {.replies = long_query};
+    askdb_config cfg = scripted_config(&s);
+    struct canceller c = {.delay_ms = 200};
+    askdb_agent *ag = NULL;
+    askdb_answer *a = NULL;
+    askdb_result *r = NULL;
+
+    (void)state;
+    cfg.query_timeout_ms = 60000;
+    assert_int_equal(askdb_agent_new(&cfg, testdb_shop(), &ag), ASKDB_OK);
+    c.ag = ag;
+    assert_int_equal(pthread_create(&c.th, NULL, cancel_later, &c), 0);
+    assert_int_equal(askdb_agent_ask(ag, "count to a billion", &a),
+                     ASKDB_ERR_CANCELLED);
+    pthread_join(c.th, NULL);
+    askdb_answer_free(a);
+    assert_int_equal(askdb_db_query(askdb_agent_db(ag), count_query, &r),
+                     ASKDB_OK);
+    assert_int_equal(askdb_result_cell(r, 0, 0)->i, 10000);
+    askdb_result_free(r);
+    /* A cancel while nothing runs is forgotten as well. */
+    askdb_agent_cancel(ag);
+    r = NULL;
+    assert_int_equal(askdb_db_query(askdb_agent_db(ag), count_query, &r),
+                     ASKDB_OK);
+    assert_int_equal(askdb_result_cell(r, 0, 0)->i, 10000);
+    askdb_result_free(r);
+    askdb_agent_free(ag);
+}
+
+/* askdb_agent_cancel() stops a statement running on the agent's database
+** (Ctrl-C on the shell's .sql) within 100 ms. */
+static void cancel_stops_a_statement_on_the_agents_database(void **state)
+{
+    struct script s = {.replies = long_query};
+    askdb_config cfg = scripted_config(&s);
+    struct canceller c = {.delay_ms = 300};
+    askdb_agent *ag = NULL;
+    askdb_result *r = NULL;
+    askdb_db *db;
+    double ms;
+
+    (void)state;
+    cfg.query_timeout_ms = 60000;
+    assert_int_equal(askdb_agent_new(&cfg, testdb_shop(), &ag), ASKDB_OK);
+    db = askdb_agent_db(ag);
+    c.ag = ag;
+    assert_int_equal(pthread_create(&c.th, NULL, cancel_later, &c), 0);
+    assert_int_equal(askdb_db_query(db, long_query[0], &r),
+                     ASKDB_ERR_CANCELLED);
+    ms = now_ms() - c.at;
+    pthread_join(c.th, NULL);
+    if (ms > 100)
+        fail_msg("stopped %.0f ms after the cancel, want 100 at most", ms);
+    assert_null(r);
+    assert_string_equal(askdb_db_errmsg(db), "cancelled");
+    assert_int_equal(s.calls, 0);
+    askdb_agent_free(ag);
+}
+
 /* ---------------------------------------------------------------------- */
 /* A shared model                                                         */
 /* ---------------------------------------------------------------------- */
@@ -504,6 +574,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cancel_stops_a_running_query),
         cmocka_unit_test(cancel_between_questions_is_forgotten),
+        cmocka_unit_test(statement_after_a_cancelled_question_runs),
+        cmocka_unit_test(cancel_stops_a_statement_on_the_agents_database),
         cmocka_unit_test(failed_model_makes_no_agent),
         cmocka_unit_test(shared_model_serves_agents_on_two_threads),
         cmocka_unit_test(cancel_stops_the_local_model),
