@@ -39,6 +39,16 @@ void cli_log_token(void *ud, const char *piece, size_t len);
 int cli_answer(askdb_agent *ag, const struct cli_opts *o,
                const char *question);
 
+/*
+** Until cli_interrupt_end(), Ctrl-C (SIGINT) calls askdb_agent_cancel(ag)
+** (nothing when ag is NULL) and interrupts a blocking read (readline
+** returns NULL); a second Ctrl-C ends askdb as usual. Nothing changes when
+** askdb was started with SIGINT ignored (nohup, &). cli_interrupt_end()
+** puts the former handler back and returns 1 when Ctrl-C came.
+*/
+void cli_interrupt_begin(askdb_agent *ag);
+int cli_interrupt_end(void);
+
 /* Run one statement through the guard and print it (`sql`, `.sql`). */
 int cli_run_sql(askdb_db *db, const struct cli_opts *o, const char *sql);
 

@@ -112,6 +112,8 @@ static int help(const char *cmd)
               "                   question is not a follow-up\n"
               "  .help            list the commands\n"
               "  .quit            leave (also Ctrl-D)\n"
+              "Ctrl-C stops the question or .sql that runs, or drops the\n"
+              "line being typed.\n"
               "Follow-up questions (\"and only for 2023?\") are read in\n"
               "the context of the earlier ones.\n\n",
               stdout);

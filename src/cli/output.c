@@ -48,12 +48,15 @@ static int effective_format(const struct cli_opts *o)
 }
 
 /*
-** Ctrl-C while a question runs stops it (askdb_agent_cancel only sets a
-** flag: safe in a signal handler); a second Ctrl-C is the default one.
-** The agent being asked is the one global of the command.
+** Ctrl-C while a question or the shell's .sql runs stops it
+** (askdb_agent_cancel only sets a flag: safe in a signal handler); a
+** second Ctrl-C is the default one. At the shell's prompt it only makes
+** readline return (EINTR). The agent being asked and the handler it
+** replaced are the globals of the command.
 */
 static askdb_agent *volatile asking;
 static volatile sig_atomic_t interrupted;
+static struct sigaction before;
 
 static void on_sigint(int sig)
 {
@@ -66,24 +69,36 @@ static void on_sigint(int sig)
     askdb_agent_cancel(asking);
 }
 
+void cli_interrupt_begin(askdb_agent *ag)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;   /* no SA_RESTART: a read returns EINTR */
+    sigemptyset(&sa.sa_mask);
+    asking = ag;
+    interrupted = 0;
+    sigaction(SIGINT, &sa, &before);
+    if (before.sa_handler == SIG_IGN)   /* started to ignore it (nohup, &) */
+        sigaction(SIGINT, &before, NULL);
+}
+
+int cli_interrupt_end(void)
+{
+    sigaction(SIGINT, &before, NULL);
+    asking = NULL;
+    return interrupted;
+}
+
 /* Ask with Ctrl-C turned into a cancel for the time of the question. */
 static askdb_status ask_interruptible(askdb_agent *ag, const char *question,
                                       askdb_answer **a)
 {
-    struct sigaction sa, old;
     askdb_status st;
 
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint;
-    sigemptyset(&sa.sa_mask);
-    asking = ag;
-    interrupted = 0;
-    sigaction(SIGINT, &sa, &old);
-    if (old.sa_handler == SIG_IGN)   /* started to ignore it (nohup, &) */
-        sigaction(SIGINT, &old, NULL);
+    cli_interrupt_begin(ag);
     st = askdb_agent_ask(ag, question, a);
-    sigaction(SIGINT, &old, NULL);
-    asking = NULL;
+    (void)cli_interrupt_end();
     return st;
 }
 
@@ -170,5 +185,7 @@ int cli_run_sql(askdb_db *db, const struct cli_opts *o, const char *sql)
     if (st)
         format_printf(stderr, "askdb: %s\n", askdb_db_errmsg(db));
     askdb_result_free(r);
-    return st == ASKDB_OK ? EXIT_ANSWERED : EXIT_NO_SQL;
+    return st == ASKDB_OK              ? EXIT_ANSWERED
+           : st == ASKDB_ERR_CANCELLED ? EXIT_CANCELLED
+                                       : EXIT_NO_SQL;
 }

@@ -2,6 +2,7 @@
 #include <editline/readline.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,25 @@ static char *plain_line(void)
     return line;
 }
 
+/*
+** One line from the terminal, with editing and history (malloc()ed), or
+** NULL at Ctrl-D. Ctrl-C drops what was typed and gives a new prompt, as
+** bash, psql and sqlite3 do: it interrupts readline, which then returns
+** NULL as at the end of the input.
+*/
+static char *prompt_line(void)
+{
+    char *line;
+
+    for (;;) {
+        cli_interrupt_begin(NULL);
+        line = readline("askdb> ");
+        if (!cli_interrupt_end() || line)
+            return line;
+        fputc('\n', stdout);
+    }
+}
+
 static char *trim(char *s)
 {
     char *e;
@@ -97,10 +117,18 @@ static void *warm_main(void *ud)
     return NULL;
 }
 
+/* The thread blocks SIGINT: Ctrl-C is for the main thread, where it
+** interrupts readline (prompt_line). */
 static void warm_start(struct warm *w, askdb_agent *ag)
 {
+    sigset_t block, old;
+
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
     w->ag = ag;
     w->running = pthread_create(&w->thread, NULL, warm_main, w) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 static void warm_wait(struct warm *w, int cancel)
@@ -111,6 +139,18 @@ static void warm_wait(struct warm *w, int cancel)
         askdb_agent_cancel(w->ag);
     pthread_join(w->thread, NULL);
     w->running = 0;
+}
+
+/* .sql: the statement on the agent's database, which Ctrl-C cancels. */
+static int sql_interruptible(askdb_agent *ag, const struct cli_opts *o,
+                             const char *sql)
+{
+    int rc;
+
+    cli_interrupt_begin(ag);
+    rc = cli_run_sql(askdb_agent_db(ag), o, sql);
+    (void)cli_interrupt_end();
+    return rc;
 }
 
 int cli_shell(const struct cli_opts *o, const char *db_path)
@@ -143,7 +183,7 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
         warm_start(&warm, ag);
     }
     for (;;) {
-        line = tty ? readline("askdb> ") : plain_line();
+        line = tty ? prompt_line() : plain_line();
         if (!line)
             break;
         q = trim(line);
@@ -180,7 +220,7 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
             if (!*trim(q + 4))
                 fprintf(stderr, "askdb: .sql needs a statement\n");
             else
-                rc = cli_run_sql(askdb_agent_db(ag), o, trim(q + 4));
+                rc = sql_interruptible(ag, o, trim(q + 4));
         } else if (q[0] == '.') {
             format_printf(stderr, "askdb: unknown command '%s' (.help "
                                   "lists them)\n", q);

@@ -187,6 +187,83 @@ PY
     fi
 }
 
+# run_pty STEPS ARGS...: run askdb in $W on a terminal of its own (stdin,
+# stdout and stderr; Ctrl-C typed there reaches it as at a keyboard) and
+# play STEPS, a JSON list of ["send", TEXT], ["wait", REGEX] (for what
+# askdb writes, after the previous match), ["file", PATH] (until PATH is
+# not empty) or ["sleep", S]; then wait for it to end. Sets RC; the whole
+# terminal output is in $T/out. A wait that times out fails the test.
+run_pty() {
+    local steps=$1
+    shift
+    (cd "$W" && exec "$PY" - "$RUN_LIMIT_S" "$steps" "$ASKDB" "$@" <<'PY'
+import json, os, pty, re, select, signal, sys, time
+limit, steps, args = float(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3:]
+pid, fd = pty.fork()
+if pid == 0:
+    # A test runs in the background, where SIGINT is ignored.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.execv(args[0], args)
+buf, pos, eof = b"", 0, False
+def more(t):
+    global buf, eof
+    r, _, _ = select.select([fd], [], [], t)
+    if r:
+        try:
+            d = os.read(fd, 65536)
+        except OSError:
+            d = b""
+        buf += d
+        eof = not d
+def give_up(why):
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    sys.stdout.buffer.write(buf)
+    sys.stderr.write(why + "\n")
+    sys.exit(124)
+for kind, arg in steps:
+    end = time.time() + limit
+    if kind == "send":
+        os.write(fd, arg.encode())
+    elif kind == "sleep":
+        time.sleep(arg)
+    elif kind == "file":
+        while not (os.path.exists(arg) and os.path.getsize(arg) > 0):
+            if time.time() > end:
+                give_up("%s stayed empty" % arg)
+            more(0.05)
+    elif kind == "wait":
+        pat = re.compile(arg.encode())
+        while not pat.search(buf, pos):
+            if eof or time.time() > end:
+                give_up("no %r in the output" % arg)
+            more(0.1)
+        pos = pat.search(buf, pos).end()
+end = time.time() + limit
+while not eof and time.time() < end:
+    more(0.1)
+try:
+    _, st = os.waitpid(pid, 0) if eof else (0, None)
+except ChildProcessError:
+    st = None
+if st is None:
+    give_up("askdb did not end")
+sys.stdout.buffer.write(buf)
+sys.exit(os.WEXITSTATUS(st) if os.WIFEXITED(st) else 128 + os.WTERMSIG(st))
+PY
+    ) >"$T/out" 2>"$T/err"
+    RC=$?
+    {
+        printf '$ (pty) askdb'; printf ' %q' "$@"; printf '\n-> exit %s\n' "$RC"
+        sed 's/^/  err: /' "$T/err" | head -5
+        sed 's/^/  tty: /' "$T/out" | tail -40
+    } >>"$T/.trace"
+    [ "$RC" != 124 ] || fail "askdb $*: $(cat "$T/err") (terminal: $(tail -c 300 "$T/out" | tr -d '\r'))"
+    if grep -qaE 'ERROR: (Address|Leak)Sanitizer|runtime error:|SUMMARY: (Address|UndefinedBehavior|Leak)Sanitizer' "$T/out"; then
+        fail "sanitizer report from: askdb $* :: $(grep -a -m3 -E 'Sanitizer|runtime error' "$T/out")"
+    fi
+}
+
 # expect_no_controls FILE: no ESC, BEL, CR or C1 control (UTF-8) in FILE.
 expect_no_controls() {
     "$PY" - "$1" <<'PY' || fail "control characters reached a terminal: $(show_bytes "$1")"
@@ -1627,7 +1704,34 @@ ctrl_c_cancels_the_question() {
     [ ! -s "$T/out" ] || fail "stdout not empty: $(head -c 200 "$T/out")"
 }
 
+shell_ctrl_c_returns_to_the_prompt() {
+    # In askdb shell on a terminal, Ctrl-C stops what runs and the prompt
+    # comes back: a question (and the .sql after it runs: the cancel was
+    # the question's), a line being typed (dropped, not run), a long .sql;
+    # Ctrl-D then ends the shell with 0.
+    copy_db
+    local long steps
+    start_llm '[{"delay_ms": 20000, "content": "SELECT 1 AS one"}]'
+    long="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000000) SELECT count(*) AS n FROM c"
+    steps=$("$PY" -c 'import json, sys; log, long = sys.argv[1:]; print(json.dumps([
+        ["wait", "askdb> "], ["send", "How many orders?\r"], ["file", log],
+        ["send", "\x03"], ["wait", "cancelled"], ["wait", "askdb> "],
+        ["send", ".sql SELECT 41 AS x\r"], ["wait", r"\| +41 \|"], ["wait", "askdb> "],
+        ["send", ".sql SELECT 99 AS dropped"], ["sleep", 0.3], ["send", "\x03"],
+        ["wait", "askdb> "], ["send", ".sql SELECT 42 AS y\r"], ["wait", r"\| +42 \|"],
+        ["wait", "askdb> "], ["send", ".sql " + long + "\r"], ["sleep", 1],
+        ["send", "\x03"], ["wait", "cancelled"], ["wait", "askdb> "],
+        ["send", ".sql SELECT 43 AS z\r"], ["wait", r"\| +43 \|"], ["wait", "askdb> "],
+        ["send", "\x04"]]))' "$LLMLOG" "$long")
+    run_pty "$steps" shell --llm-url "$URL" --model test --no-question-check \
+        --timeout 60000 shop.db
+    expect_rc 0
+    expect_requests 1
+    ! grep -qa '| *99 |' "$T/out" || fail "the line dropped with Ctrl-C ran"
+}
+
 # --------------------------------------------------------------------------
+# Runner# --------------------------------------------------------------------------
 # Runner
 # --------------------------------------------------------------------------
 
@@ -1674,6 +1778,7 @@ TESTS=(
     plan_rows_with_accents_reach_the_model
     plan_task_model_unreachable_is_reported_as_such
     ctrl_c_cancels_the_question
+    shell_ctrl_c_returns_to_the_prompt
 )
 
 # The hardening tests (issue #13) live in a file of their own.
