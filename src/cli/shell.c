@@ -1,6 +1,7 @@
 /* shell.c - askdb shell: questions line by line, with history (libedit). */
 #include <editline/readline.h>
 #include <errno.h>
+#include <locale.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -67,6 +68,30 @@ static char *plain_line(void)
 }
 
 /*
+** libedit decodes what is typed, and the history file, with the LC_CTYPE
+** locale: in "C" (nothing calls setlocale) it drops every non-ASCII
+** character. The terminal's locale (LANG, LC_ALL, LC_CTYPE) is set for
+** the main thread only while libedit runs (uselocale), not for the whole
+** process with setlocale(): the SQL analysis, the checks and the stemmer
+** use ctype and strcasecmp, which follow LC_CTYPE (in a Turkish locale
+** tolower('I') is not 'i'), and the output is bytes askdb checks itself.
+** (locale_t)0 when the environment names no locale there is.
+*/
+static locale_t editor_locale;
+
+static void editor_begin(void)
+{
+    if (editor_locale)
+        uselocale(editor_locale);
+}
+
+static void editor_end(void)
+{
+    if (editor_locale)
+        uselocale(LC_GLOBAL_LOCALE);
+}
+
+/*
 ** One line from the terminal, with editing and history (malloc()ed), or
 ** NULL at Ctrl-D. Ctrl-C drops what was typed and gives a new prompt, as
 ** bash, psql and sqlite3 do: it interrupts readline, which then returns
@@ -78,7 +103,9 @@ static char *prompt_line(void)
 
     for (;;) {
         cli_interrupt_begin(NULL);
+        editor_begin();
         line = readline("askdb> ");
+        editor_end();
         if (!cli_interrupt_end() || line)
             return line;
         fputc('\n', stdout);
@@ -175,9 +202,12 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
     }
     if (tty) {
         hist = history_path();
+        editor_locale = newlocale(LC_CTYPE_MASK, "", (locale_t)0);
+        editor_begin();
         using_history();
         if (hist)
             read_history(hist);
+        editor_end();
         format_printf(stdout, "askdb %s - asking %s. Type .help for "
                               "commands.\n", askdb_version(), db_path);
         warm_start(&warm, ag);
@@ -192,9 +222,11 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
             continue;
         }
         if (tty) {
+            editor_begin();
             add_history(q);
             if (hist)
                 write_history(hist);
+            editor_end();
         }
         if (strcmp(q, ".quit") == 0 || strcmp(q, ".exit") == 0) {
             free(line);
@@ -232,6 +264,8 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
     }
     warm_wait(&warm, 1);
     free(hist);
+    if (editor_locale)
+        freelocale(editor_locale);
     askdb_agent_free(ag);
     /* Like a script interpreter: the last line's result is the exit code
     ** when not interactive; an interactive session ends with 0. */

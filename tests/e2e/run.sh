@@ -189,15 +189,18 @@ PY
 
 # run_pty STEPS ARGS...: run askdb in $W on a terminal of its own (stdin,
 # stdout and stderr; Ctrl-C typed there reaches it as at a keyboard) and
-# play STEPS, a JSON list of ["send", TEXT], ["wait", REGEX] (for what
-# askdb writes, after the previous match), ["file", PATH] (until PATH is
-# not empty) or ["sleep", S]; then wait for it to end. Sets RC; the whole
-# terminal output is in $T/out. A wait that times out fails the test.
+# play STEPS, a JSON list of ["type", TEXT] (once the line editor reads:
+# the terminal is out of canonical mode, else Ctrl-D would be lost and
+# the line echoed twice), ["send", TEXT] (at once: Ctrl-C while a
+# command runs), ["wait", REGEX] (for what askdb writes, after the
+# previous match), ["file", PATH] (until PATH is not empty) or
+# ["sleep", S]; then wait for it to end. Sets RC; the whole terminal
+# output is in $T/out. A wait that times out fails the test.
 run_pty() {
     local steps=$1
     shift
     (cd "$W" && exec "$PY" - "$RUN_LIMIT_S" "$steps" "$ASKDB" "$@" <<'PY'
-import json, os, pty, re, select, signal, sys, time
+import json, os, pty, re, select, signal, sys, termios, time
 limit, steps, args = float(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3:]
 pid, fd = pty.fork()
 if pid == 0:
@@ -223,7 +226,12 @@ def give_up(why):
     sys.exit(124)
 for kind, arg in steps:
     end = time.time() + limit
-    if kind == "send":
+    if kind == "type":
+        while termios.tcgetattr(fd)[3] & termios.ICANON:
+            if eof or time.time() > end:
+                give_up("the line editor did not read %r" % arg)
+            more(0.02)
+    if kind in ("type", "send"):
         os.write(fd, arg.encode())
     elif kind == "sleep":
         time.sleep(arg)
@@ -1714,15 +1722,15 @@ shell_ctrl_c_returns_to_the_prompt() {
     start_llm '[{"delay_ms": 20000, "content": "SELECT 1 AS one"}]'
     long="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000000) SELECT count(*) AS n FROM c"
     steps=$("$PY" -c 'import json, sys; log, long = sys.argv[1:]; print(json.dumps([
-        ["wait", "askdb> "], ["send", "How many orders?\r"], ["file", log],
+        ["wait", "askdb> "], ["type", "How many orders?\r"], ["file", log],
         ["send", "\x03"], ["wait", "cancelled"], ["wait", "askdb> "],
-        ["send", ".sql SELECT 41 AS x\r"], ["wait", r"\| +41 \|"], ["wait", "askdb> "],
-        ["send", ".sql SELECT 99 AS dropped"], ["sleep", 0.3], ["send", "\x03"],
-        ["wait", "askdb> "], ["send", ".sql SELECT 42 AS y\r"], ["wait", r"\| +42 \|"],
-        ["wait", "askdb> "], ["send", ".sql " + long + "\r"], ["sleep", 1],
+        ["type", ".sql SELECT 41 AS x\r"], ["wait", r"\| +41 \|"], ["wait", "askdb> "],
+        ["type", ".sql SELECT 99 AS dropped"], ["sleep", 0.3], ["type", "\x03"],
+        ["wait", "askdb> "], ["type", ".sql SELECT 42 AS y\r"], ["wait", r"\| +42 \|"],
+        ["wait", "askdb> "], ["type", ".sql " + long + "\r"], ["sleep", 1],
         ["send", "\x03"], ["wait", "cancelled"], ["wait", "askdb> "],
-        ["send", ".sql SELECT 43 AS z\r"], ["wait", r"\| +43 \|"], ["wait", "askdb> "],
-        ["send", "\x04"]]))' "$LLMLOG" "$long")
+        ["type", ".sql SELECT 43 AS z\r"], ["wait", r"\| +43 \|"], ["wait", "askdb> "],
+        ["type", "\x04"]]))' "$LLMLOG" "$long")
     run_pty "$steps" shell --llm-url "$URL" --model test --no-question-check \
         --timeout 60000 shop.db
     expect_rc 0
@@ -1730,7 +1738,29 @@ shell_ctrl_c_returns_to_the_prompt() {
     ! grep -qa '| *99 |' "$T/out" || fail "the line dropped with Ctrl-C ran"
 }
 
+shell_keeps_what_is_typed_in_utf8() {
+    # A UTF-8 terminal: what is typed at the prompt keeps its non-ASCII
+    # characters, in a .sql, a question to the model and the history.
+    copy_db
+    local steps
+    start_llm "$(replies "$(fence "SELECT count(*) AS n FROM customers WHERE last_name = 'Müller'")")"
+    steps=$("$PY" -c 'import json; print(json.dumps([
+        ["wait", "askdb> "], ["type", ".sql SELECT \u0027Müller\u0027 AS name\r"],
+        ["wait", r"\| Müller \|"], ["wait", "askdb> "],
+        ["type", "Wie viele Kunden heißen Müller?\r"], ["wait", r"\| +\d+ \|"],
+        ["wait", "askdb> "], ["type", "\x04"]]))')
+    LC_ALL=C.UTF-8 run_pty "$steps" shell --llm-url "$URL" --model test \
+        --no-question-check shop.db
+    expect_rc 0
+    expect_requests 1
+    pycheck 'assert user(0).endswith("Question: Wie viele Kunden heißen Müller?\n"), user(0)[-100:]'
+    # (libedit writes a space as \040)
+    grep -qF 'Kunden\040heißen\040Müller?' "$XDG_STATE_HOME/askdb/history" ||
+        fail "history lacks the question: $(cat "$XDG_STATE_HOME/askdb/history")"
+}
+
 # --------------------------------------------------------------------------
+# Runner# --------------------------------------------------------------------------
 # Runner# --------------------------------------------------------------------------
 # Runner
 # --------------------------------------------------------------------------
@@ -1779,6 +1809,7 @@ TESTS=(
     plan_task_model_unreachable_is_reported_as_such
     ctrl_c_cancels_the_question
     shell_ctrl_c_returns_to_the_prompt
+    shell_keeps_what_is_typed_in_utf8
 )
 
 # The hardening tests (issue #13) live in a file of their own.
