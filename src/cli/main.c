@@ -377,6 +377,15 @@ int main(int argc, char **argv)
         return EXIT_ANSWERED;
     if (first < 0)
         return EXIT_USAGE;
+    /* sql and schema ask no model: a trace would stay empty, and sql
+    ** runs the statement it is given, so a "dry run" of it would run. */
+    if ((strcmp(cmd, "sql") == 0 || strcmp(cmd, "schema") == 0) &&
+        (o.cfg.dry_run || o.cfg.trace_path)) {
+        fprintf(stderr, "askdb %s: %s is for ask and shell (see 'askdb "
+                        "help %s')\n", cmd,
+                o.cfg.dry_run ? "--dry-run" : "--trace", cmd);
+        return EXIT_USAGE;
+    }
     first += 1; /* parse_opts saw argv shifted by one */
     nargs = argc - first;
     askdb_config_from_env(&o.cfg);

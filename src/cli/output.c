@@ -115,6 +115,18 @@ static void print_confidence(FILE *out, int markdown, const askdb_answer *a)
     fputs(")\n", out);
 }
 
+/* The SQL before the rows (--show-sql, --dry-run) in format f (not
+** JSON, which holds it). A dry run's SQL is its whole output: always
+** stdout. Shown next to CSV rows it goes to stderr to keep the CSV
+** clean. */
+static void print_sql(int f, int dry_run, const char *sql)
+{
+    format_printf(f == FMT_CSV && !dry_run ? stderr : stdout, "%s%s\n",
+                  f == FMT_MARKDOWN ? "```sql\n" : "", sql);
+    if (f == FMT_MARKDOWN)
+        fputs("```\n", stdout);
+}
+
 int cli_answer(askdb_agent *ag, const struct cli_opts *o,
                const char *question)
 {
@@ -135,14 +147,8 @@ int cli_answer(askdb_agent *ag, const struct cli_opts *o,
         /* Answered without SQL: the words are the whole answer. */
         format_printf(f == FMT_CSV ? stderr : stdout, "%s\n", a->text);
     } else if (st == ASKDB_OK) {
-        /* A dry run's SQL is its whole output: always stdout. Shown
-        ** next to CSV rows it goes to stderr to keep the CSV clean. */
         if (o->show_sql || o->cfg.dry_run)
-            format_printf(f == FMT_CSV && !o->cfg.dry_run ? stderr : stdout,
-                          "%s%s\n", f == FMT_MARKDOWN ? "```sql\n" : "",
-                          a->sql);
-        if (f == FMT_MARKDOWN && (o->show_sql || o->cfg.dry_run))
-            fputs("```\n", stdout);
+            print_sql(f, o->cfg.dry_run, a->sql);
         /* The answer in words first; CSV keeps stdout for the rows. */
         if (a->text)
             format_printf(f == FMT_CSV ? stderr : stdout, "%s\n\n", a->text);
@@ -178,10 +184,13 @@ int cli_run_sql(askdb_db *db, const struct cli_opts *o, const char *sql)
     askdb_status st = askdb_db_query(db, sql, &r);
     int f = effective_format(o);
 
-    if (f == FMT_JSON)
+    if (f == FMT_JSON) {
         format_result_json(stdout, sql, r, st ? askdb_db_errmsg(db) : NULL);
-    else if (st == ASKDB_OK)
+    } else if (st == ASKDB_OK) {
+        if (o->show_sql)
+            print_sql(f, 0, sql);
         format_result(stdout, stderr, f, r);
+    }
     if (st)
         format_printf(stderr, "askdb: %s\n", askdb_db_errmsg(db));
     askdb_result_free(r);

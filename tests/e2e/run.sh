@@ -1409,6 +1409,36 @@ sql_command_reports_errors_with_exit_1() {
     expect_out 'name\r\nElectronics\r\nHome & Kitchen\r\n'
 }
 
+sql_show_sql_prints_the_statement_and_refuses_ask_only_options() {
+    # --show-sql prints the statement before the rows as ask does (on
+    # stderr beside CSV, fenced in Markdown); --dry-run and --trace, which
+    # sql cannot honour (the statement would run; nothing is traced), are
+    # usage errors that run nothing and create no file.
+    copy_db
+    local before
+    run sql --show-sql -f table shop.db "SELECT 1 AS x"
+    expect_rc 0
+    expect_out 'SELECT 1 AS x\n+---+\n| x |\n+---+\n| 1 |\n+---+\n(1 row)\n'
+    run sql --show-sql -f csv shop.db "SELECT 1 AS x"
+    expect_rc 0
+    expect_out 'x\r\n1\r\n'
+    [ "$(cat "$T/err")" = "SELECT 1 AS x" ] || fail "stderr: $(cat "$T/err")"
+    run sql --show-sql -f markdown shop.db "SELECT 1 AS x"
+    expect_rc 0
+    expect_out '```sql\nSELECT 1 AS x\n```\n| x   |\n| --- |\n| 1   |\n'
+    before=$(snapshot)
+    run sql --dry-run shop.db "SELECT 1 AS x"
+    expect_rc 2
+    expect_err_has "askdb sql: --dry-run is for ask and shell"
+    [ ! -s "$T/out" ] || fail "stdout not empty: $(head -c 200 "$T/out")"
+    run sql --trace t.jsonl shop.db "SELECT 1 AS x"
+    expect_rc 2
+    expect_err_has "askdb sql: --trace is for ask and shell"
+    run schema --trace t.jsonl shop.db
+    expect_rc 2
+    [ "$before" = "$(snapshot)" ] || fail "files changed: $(diff <(echo "$before") <(snapshot) | head -4)"
+}
+
 json_output_stays_valid_for_any_value() {
     # -f json must always be one parseable document whose rows have one
     # value per column: text that is not UTF-8 (SQLite does not check it),
@@ -1796,6 +1826,7 @@ TESTS=(
     finds_sql_after_quoted_prose_and_in_other_fences
     environment_configures_model_and_flags_override_it
     sql_command_reports_errors_with_exit_1
+    sql_show_sql_prints_the_statement_and_refuses_ask_only_options
     json_output_stays_valid_for_any_value
     latin1_text_reaches_the_model_and_the_trace
     markdown_rule_has_three_dashes_in_every_column
