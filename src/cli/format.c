@@ -93,27 +93,31 @@ int format_is_tty(FILE *out)
     return isatty(fileno(out));
 }
 
-/* s with every control character but keep[] (NUL-terminated list) as one
+/* The len bytes at s (a NUL among them included; a NUL follows them)
+** with every control character but keep[] (NUL-terminated list) as one
 ** space. */
-static void put_safe(FILE *out, const char *s, const char *keep)
+static void put_safe(FILE *out, const char *s, size_t len, const char *keep)
 {
     const char *with;
     size_t n;
 
-    while (*s) {
+    while (len > 0) {
         n = next_char(s, &with);
-        if (with && !(n == 1 && strchr(keep, *s)))
+        if (n > len)
+            n = len;
+        if (with && !(n == 1 && *s && strchr(keep, *s)))
             fputs(with, out);
         else
             fwrite(s, 1, n, out);
         s += n;
+        len -= n;
     }
 }
 
 void format_puts(FILE *out, const char *s)
 {
     if (format_is_tty(out))
-        put_safe(out, s, "\n\t");
+        put_safe(out, s, strlen(s), "\n\t");
     else
         fputs(s, out);
 }
@@ -122,6 +126,7 @@ void format_printf(FILE *out, const char *fmt, ...)
 {
     va_list ap, ap2;
     char *text = NULL;
+    const char *shown;
     int n;
 
     va_start(ap, fmt);
@@ -138,7 +143,8 @@ void format_printf(FILE *out, const char *fmt, ...)
         vsnprintf(text, (size_t)n + 1, fmt, ap2);
     va_end(ap2);
     va_end(ap);
-    put_safe(out, text ? text : "(out of memory)\n", "\n\t");
+    shown = text ? text : "(out of memory)\n";
+    put_safe(out, shown, strlen(shown), "\n\t");
     free(text);
 }
 
@@ -333,60 +339,91 @@ static void print_table(FILE *out, const askdb_result *r, int md)
     free(w);
 }
 
+/* The len bytes at s as they are, or on a terminal (tty) with control
+** characters but keep[] as spaces. */
+static void put_bytes(FILE *out, const char *s, size_t len, int tty,
+                      const char *keep)
+{
+    if (tty)
+        put_safe(out, s, len, keep);
+    else
+        fwrite(s, 1, len, out);
+}
+
 /* RFC 4180: quote fields with separators, quotes or line breaks. On a
 ** terminal (tty), control characters but line breaks and tabs are shown
-** as spaces, as everywhere else; in a file or pipe every byte stays. */
-static void csv_field(FILE *out, const char *s, int tty)
+** as spaces, as everywhere else; in a file or pipe every byte stays, a
+** NUL too: the field is the len bytes at s (a NUL follows them). */
+static void csv_field(FILE *out, const char *s, size_t len, int tty)
 {
-    char *q, *p;
+    const char *q;
+    size_t i, k;
 
-    if (!strpbrk(s, ",\"\r\n")) {
-        if (tty)
-            put_safe(out, s, "\t");
-        else
-            fputs(s, out);
+    for (i = 0; i < len; i++)
+        if (s[i] && strchr(",\"\r\n", s[i]))
+            break;
+    if (i == len) {
+        put_bytes(out, s, len, tty, "\t");
         return;
     }
-    q = malloc(2 * strlen(s) + 3);
-    if (!q) {
-        fputs("(out of memory)", out);
-        return;
+    fputc('"', out);
+    while (len > 0) {
+        /* Up to and with the next quote, which is then doubled. */
+        q = memchr(s, '"', len);
+        k = q ? (size_t)(q - s) + 1 : len;
+        put_bytes(out, s, k, tty, "\r\n\t");
+        if (q)
+            fputc('"', out);
+        s += k;
+        len -= k;
     }
-    p = q;
-    *p++ = '"';
-    for (; *s; s++) {
-        if (*s == '"')
-            *p++ = '"';
-        *p++ = *s;
+    fputc('"', out);
+}
+
+/* One value as a CSV field: all of it (a table shows a long blob cut). */
+static void csv_value(FILE *out, const askdb_value *v, int tty)
+{
+    char tmp[64], *hex;
+    const char *t;
+    size_t i;
+
+    if (v->type == ASKDB_TEXT) {
+        csv_field(out, v->s, v->len, tty);
+    } else if (v->type == ASKDB_BLOB) {
+        hex = malloc(2 * v->len + 4);
+        if (!hex) {
+            fputs("(out of memory)", out);
+            return;
+        }
+        memcpy(hex, "X'", 2);
+        for (i = 0; i < v->len; i++)
+            snprintf(hex + 2 + 2 * i, 3, "%02X", (unsigned char)v->s[i]);
+        memcpy(hex + 2 + 2 * v->len, "'", 2);
+        csv_field(out, hex, 2 * v->len + 3, tty);
+        free(hex);
+    } else {
+        t = cell_text(v, tmp, sizeof tmp, FMT_CSV);
+        csv_field(out, t, strlen(t), tty);
     }
-    *p++ = '"';
-    *p = '\0';
-    if (tty)
-        put_safe(out, q, "\r\n\t");
-    else
-        fputs(q, out);
-    free(q);
 }
 
 static void print_csv(FILE *out, const askdb_result *r)
 {
     int tty = format_is_tty(out);
-    char tmp[256];
     long i;
     int c;
 
     for (c = 0; c < r->ncols; c++) {
         if (c)
             fputc(',', out);
-        csv_field(out, r->cols[c], tty);
+        csv_field(out, r->cols[c], strlen(r->cols[c]), tty);
     }
     fputs("\r\n", out);
     for (i = 0; i < r->nrows; i++) {
         for (c = 0; c < r->ncols; c++) {
             if (c)
                 fputc(',', out);
-            csv_field(out, cell_text(askdb_result_cell(r, i, c), tmp,
-                                     sizeof tmp, FMT_CSV), tty);
+            csv_value(out, askdb_result_cell(r, i, c), tty);
         }
         fputs("\r\n", out);
     }

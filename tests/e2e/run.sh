@@ -1439,6 +1439,19 @@ sql_show_sql_prints_the_statement_and_refuses_ask_only_options() {
     [ "$before" = "$(snapshot)" ] || fail "files changed: $(diff <(echo "$before") <(snapshot) | head -4)"
 }
 
+csv_keeps_every_byte_of_text_and_blobs() {
+    # CSV to a file or a pipe is exact: text past a NUL and the whole of
+    # a long blob (a table shows it cut); on a terminal the NUL is a space.
+    copy_db
+    run sql -f csv shop.db "SELECT 'a' || char(0) || 'b' AS t, 'q' || char(0) || ',\"' AS u, X'' AS e, CAST(X'00FF10' || zeroblob(300) AS BLOB) AS b"
+    expect_rc 0
+    "$PY" -c 'import sys; sys.stdout.buffer.write(b"t,u,e,b\r\na\0b,\"q\0,\"\"\",X\x27\x27,X\x2700FF10" + b"00" * 300 + b"\x27\r\n")' >"$T/csv.expected"
+    expect_out_file "$T/csv.expected"
+    run_tty sql -f csv shop.db "SELECT 'a' || char(0) || 'b' AS t"
+    expect_rc 0
+    expect_out 't\r\na b\r\n'
+}
+
 json_output_stays_valid_for_any_value() {
     # -f json must always be one parseable document whose rows have one
     # value per column: text that is not UTF-8 (SQLite does not check it),
@@ -1827,6 +1840,7 @@ TESTS=(
     environment_configures_model_and_flags_override_it
     sql_command_reports_errors_with_exit_1
     sql_show_sql_prints_the_statement_and_refuses_ask_only_options
+    csv_keeps_every_byte_of_text_and_blobs
     json_output_stays_valid_for_any_value
     latin1_text_reaches_the_model_and_the_trace
     markdown_rule_has_three_dashes_in_every_column
