@@ -1,5 +1,6 @@
 /* main.c - the askdb command: ask, shell, schema, sql, and the dispatch to
 ** eval, learn, serve and mcp. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,8 +38,9 @@ static const char usage_main[] =
     "  version             print the version\n"
     "\n"
     "Exit codes: 0 answered, 1 no valid SQL after all attempts (or a\n"
-    "statement refused or failed), 2 usage error, 3 database cannot be\n"
-    "opened, 4 model unreachable or failing.\n"
+    "statement refused or failed), 2 usage error (or the output cannot\n"
+    "be written), 3 database cannot be opened, 4 model unreachable or\n"
+    "failing.\n"
     "\n"
     "Run 'askdb help COMMAND' for the options of a command.\n";
 
@@ -335,17 +337,38 @@ static int cmd_db(const struct cli_opts *o, const char *path,
     return rc;
 }
 
-int main(int argc, char **argv)
+/*
+** The exit code once what stdout holds is written out: a full disk or a
+** failing device shows only at a flush, often the last one, and exit 0
+** with the rows lost would say they were printed. A write error is
+** reported and turns 0 into EXIT_USAGE, the code of a trace file that
+** cannot be written; an earlier failure keeps its own code.
+*/
+static int output_written(int rc)
+{
+    int bad, err;
+
+    errno = 0;
+    bad = fflush(stdout) != 0 || ferror(stdout);
+    err = errno;
+    if (fclose(stdout) != 0 && !bad) {
+        bad = 1;
+        err = errno;
+    }
+    if (!bad)
+        return rc;
+    fprintf(stderr, "askdb: cannot write the output%s%s\n", err ? ": " : "",
+            err ? strerror(err) : "");
+    return rc ? rc : EXIT_USAGE;
+}
+
+static int run(int argc, char **argv)
 {
     struct format_stream tokens = {0};
     struct cli_opts o;
     const char *cmd;
     int first, nargs;
 
-    if (argc < 2) {
-        fputs(usage_main, stderr);
-        return EXIT_USAGE;
-    }
     cmd = argv[1];
     if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 ||
         strcmp(cmd, "help") == 0) {
@@ -359,10 +382,6 @@ int main(int argc, char **argv)
         return cli_eval(argc - 1, argv + 1);
     if (strcmp(cmd, "learn") == 0)
         return cmd_learn(argc - 1, argv + 1);
-    if (strcmp(cmd, "serve") == 0)
-        return cmd_serve(argc - 1, argv + 1);
-    if (strcmp(cmd, "mcp") == 0)
-        return cmd_mcp(argc - 1, argv + 1);
     if (strcmp(cmd, "ask") && strcmp(cmd, "shell") && strcmp(cmd, "schema") &&
         strcmp(cmd, "sql")) {
         fprintf(stderr, "askdb: unknown command '%s'\n\n", cmd);
@@ -408,4 +427,18 @@ int main(int argc, char **argv)
     fprintf(stderr, "askdb %s: wrong number of arguments (see 'askdb help "
                     "%s')\n", cmd, cmd);
     return EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage_main, stderr);
+        return EXIT_USAGE;
+    }
+    /* The servers speak their protocols and end their own way. */
+    if (strcmp(argv[1], "serve") == 0)
+        return cmd_serve(argc - 1, argv + 1);
+    if (strcmp(argv[1], "mcp") == 0)
+        return cmd_mcp(argc - 1, argv + 1);
+    return output_written(run(argc, argv));
 }

@@ -1452,6 +1452,31 @@ csv_keeps_every_byte_of_text_and_blobs() {
     expect_out 't\r\na b\r\n'
 }
 
+# full_stdout ARGS...: askdb with stdout on a full device (/dev/full);
+# it must say so and exit 2.
+full_stdout() {
+    (cd "$W" && exec timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" "$@") >/dev/full 2>"$T/err"
+    RC=$?
+    expect_rc 2
+    expect_err_has "askdb: cannot write the output: No space left on device"
+}
+
+failed_writes_to_stdout_exit_2() {
+    # Rows that never reached the disk are not "answered": a write error on
+    # stdout is reported, and the exit code is 2.
+    [ -w /dev/full ] || { echo "skipped: no /dev/full"; return 0; }
+    copy_db
+    start_llm "$(always "$(fence "SELECT count(*) AS n FROM orders")")"
+    run learn shop.db --question "How many orders?" --sql "SELECT count(*) AS n FROM orders"
+    expect_rc 0
+    full_stdout sql shop.db "SELECT * FROM orders"
+    full_stdout sql shop.db "SELECT 1"
+    full_stdout schema shop.db
+    full_stdout ask --llm-url "$URL" --model test --no-question-check shop.db "How many orders?"
+    full_stdout learn shop.db --list
+    full_stdout help sql
+}
+
 json_output_stays_valid_for_any_value() {
     # -f json must always be one parseable document whose rows have one
     # value per column: text that is not UTF-8 (SQLite does not check it),
@@ -1841,6 +1866,7 @@ TESTS=(
     sql_command_reports_errors_with_exit_1
     sql_show_sql_prints_the_statement_and_refuses_ask_only_options
     csv_keeps_every_byte_of_text_and_blobs
+    failed_writes_to_stdout_exit_2
     json_output_stays_valid_for_any_value
     latin1_text_reaches_the_model_and_the_trace
     markdown_rule_has_three_dashes_in_every_column
