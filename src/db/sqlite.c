@@ -436,6 +436,19 @@ static askdb_status sq_open(askdb_db *db, const char *path)
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st_probe);
     sqlite3_finalize(st_probe);
+    if (rc == SQLITE_READONLY_ROLLBACK) {
+        /* A hot journal: a writer stopped in the middle of a transaction.
+        ** Reading needs it rolled back first, which writes; a read-only
+        ** connection cannot, and askdb never writes. */
+        snprintf(db->errmsg, sizeof db->errmsg,
+                 "cannot open database '%s': it has a hot rollback journal "
+                 "('%s-journal'), left by a program that stopped in the "
+                 "middle of a write; reading it needs that write undone, "
+                 "which askdb never does (it never writes to a database); "
+                 "let SQLite roll it back first, e.g. sqlite3 '%s' "
+                 "'PRAGMA quick_check', then ask again", path, path, path);
+        return ASKDB_ERR_DB_OPEN;
+    }
     if (rc != SQLITE_ROW) {
         snprintf(db->errmsg, sizeof db->errmsg,
                  "cannot open database '%s': %s", path,

@@ -882,6 +882,35 @@ PY
     expect_out 'n\r\n2\r\n'
 }
 
+hot_journal_is_refused_with_what_to_do() {
+    # A writer killed in the middle of a transaction leaves a hot rollback
+    # journal; reading the database needs it rolled back, which is a
+    # write. askdb says so and what to do, exits 3 and changes nothing.
+    copy_db h.db
+    "$PY" - "$W/h.db" <<'PY' || fail "could not make a hot journal"
+import os, sqlite3, sys
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("PRAGMA cache_size=1")
+c.execute("BEGIN")
+c.execute("UPDATE orders SET total = total + 1")
+c.execute("CREATE TABLE big(x)")
+c.execute("INSERT INTO big SELECT randomblob(1000) FROM (WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 2000) SELECT i FROM c)")
+os._exit(0)   # no rollback, no unlock: as if killed
+PY
+    [ -s "$W/h.db-journal" ] || fail "no journal was left"
+    local before
+    before=$(snapshot)
+    run sql h.db "SELECT count(*) FROM orders"
+    expect_rc 3
+    expect_err_has "cannot open database 'h.db': it has a hot rollback journal ('h.db-journal')"
+    expect_err_has "sqlite3 'h.db' 'PRAGMA quick_check', then ask again"
+    start_llm "$(always "$(fence "SELECT 1")")"
+    run ask --llm-url "$URL" --model test h.db "How many orders?"
+    expect_rc 3
+    expect_requests 0
+    [ "$before" = "$(snapshot)" ] || fail "files changed: $(diff <(echo "$before") <(snapshot) | head -4)"
+}
+
 wal_database_at_rest_gets_no_wal_files() {
     # A WAL-mode database closed cleanly has no -wal file; reading it must
     # not create -wal or -shm files next to it (a read-only handle could
@@ -1839,6 +1868,7 @@ TESTS=(
     refuses_writes_and_keeps_db_unchanged
     missing_database_exits_3_and_creates_nothing
     wal_database_at_rest_gets_no_wal_files
+    hot_journal_is_refused_with_what_to_do
     slow_query_is_interrupted
     retries_429_and_500_but_not_401
     model_timeout_exits_4
