@@ -1,4 +1,5 @@
 /* db.c - the engine-independent half of askdb_db: open, limits, guard API. */
+#define _XOPEN_SOURCE 700 /* realpath() */
 #include "db/db.h"
 
 #include <stdio.h>
@@ -96,8 +97,13 @@ askdb_status askdb_db_open(const char *path, const askdb_config *cfg,
     ** killed at the deadline; a server engine has its own time limit
     ** (statement_timeout, max_statement_time) and a client to cancel. */
     if (!rc && !cfg->in_process &&
-        (db->drv == &db_sqlite_driver || db->drv == &db_duckdb_driver))
+        (db->drv == &db_sqlite_driver || db->drv == &db_duckdb_driver)) {
+        /* Not for DuckDB: a CSV file's view is named after the path as
+        ** given, and no such path names a process's own file. */
+        if (db->drv == &db_sqlite_driver)
+            db->iso_path = realpath(path, NULL);
         db->iso = db_iso_new(db, cfg->log_fn, cfg->log_ud);
+    }
     return rc;
 }
 
@@ -110,6 +116,7 @@ void askdb_db_close(askdb_db *db)
         db->drv->close(db);
     schema_free(&db->schema);
     free(db->path);
+    free(db->iso_path);
     free(db->label);
     free(db);
 }

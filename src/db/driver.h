@@ -61,6 +61,10 @@ struct askdb_db {
     askdb_error_class errclass; /* of the last db_check() or db_run() */
     struct db_iso *iso;  /* askdb-exec runs the statements (isolate.h),
                             or NULL: they run in this process */
+    char *iso_path;      /* what askdb-exec opens: an SQLite path with its
+                            links resolved, as SQLite resolves them, since
+                            /dev/stdin or /proc/self/fd/3 name another
+                            file in another process; NULL: path */
     char errmsg[1024];
 };
 

@@ -453,7 +453,7 @@ static askdb_status start(askdb_db *db, struct db_iso *iso, double kill_at,
     o.max_rows = db->max_rows;
     o.max_bytes = db->max_bytes;
     o.count_cap = db->count_cap;
-    o.path = db->path;
+    o.path = db->iso_path ? db->iso_path : db->path;
     buf_init(&req, 0);
     wire_put_open(&req, &o);
     if (buf_err(&req)) {

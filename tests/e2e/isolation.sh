@@ -204,6 +204,34 @@ a_helper_that_crashes_or_lies_is_a_clear_error() {
     [ ! -s "$T/out" ] || fail "rows from a broken helper: $(cat "$T/out")"
 }
 
+helper_opens_the_file_a_process_relative_path_names() {
+    # /dev/stdin and /dev/fd/N name this process's file, which askdb-exec
+    # (with other descriptors) would not see: it gets the path resolved.
+    # A pipe is no file and is refused before anything runs.
+    copy_db
+    local before
+    before=$(snapshot)
+    STDIN="$W/shop.db" run sql -f csv /dev/stdin "SELECT count(*) AS n FROM orders"
+    expect_rc 0
+    expect_out 'n\r\n250\r\n'
+    (cd "$W" && exec "$ASKDB" sql -f csv /dev/fd/3 "SELECT count(*) AS n FROM customers") \
+        3<"$W/shop.db" >"$T/out" 2>"$T/err"
+    RC=$?
+    expect_rc 0
+    expect_out 'n\r\n60\r\n'
+    start_llm "$(always "$(fence "SELECT count(*) AS n FROM orders")")"
+    STDIN="$W/shop.db" run ask -f csv --llm-url "$URL" --model test --no-question-check \
+        /dev/stdin "How many orders?"
+    expect_rc 0
+    expect_requests 1
+    expect_out 'n\r\n250\r\n'
+    (cd "$W" && cat shop.db | exec "$ASKDB" sql /dev/stdin "SELECT 1") >"$T/out" 2>"$T/err"
+    RC=$?
+    expect_rc 3
+    expect_err_has "cannot open database '/dev/stdin': not a regular file"
+    [ "$before" = "$(snapshot)" ] || fail "files changed: $(diff <(echo "$before") <(snapshot) | head -4)"
+}
+
 ISOLATION_TESTS=(
     time_bombs_inside_one_row_end_within_twice_the_limit
     helper_killed_at_the_deadline_leaves_no_process_and_no_file
@@ -211,4 +239,5 @@ ISOLATION_TESTS=(
     same_rows_and_errors_in_process_and_in_the_helper
     without_the_helper_statements_run_in_process_and_say_so
     a_helper_that_crashes_or_lies_is_a_clear_error
+    helper_opens_the_file_a_process_relative_path_names
 )
