@@ -303,12 +303,41 @@ static int cmd_ask(const struct cli_opts *o, const char *db,
     return rc;
 }
 
+/* askdb schema: the schema as text or JSON; a database with no tables
+** or views is an error, exit 3, as it is for ask (nothing to ask about). */
+static int print_schema(askdb_db *db, const struct cli_opts *o)
+{
+    askdb_status st;
+    char *text = NULL;
+
+    st = askdb_db_schema_text(db, &text);
+    if (!st && !*text) {
+        format_printf(stderr, "askdb: database '%s' has no tables or views "
+                              "to ask about\n", askdb_db_label(db));
+        askdb_free(text);
+        return EXIT_DB;
+    }
+    if (!st && o->format == FMT_JSON) {
+        askdb_free(text);
+        text = NULL;
+        st = askdb_db_schema_json(db, ASKDB_JSON_PRETTY, &text);
+    }
+    if (st) {
+        format_printf(stderr, "askdb: %s\n", askdb_db_errmsg(db));
+    } else {
+        format_puts(stdout, text);
+        if (o->format == FMT_JSON)
+            fputc('\n', stdout);
+    }
+    askdb_free(text);
+    return st ? EXIT_DB : EXIT_ANSWERED;
+}
+
 static int cmd_db(const struct cli_opts *o, const char *path,
                   const char *sql)
 {
     askdb_db *db = NULL;
     askdb_status st;
-    char *text = NULL;
     int rc;
 
     st = askdb_db_open(path, &o->cfg, &db);
@@ -317,22 +346,7 @@ static int cmd_db(const struct cli_opts *o, const char *path,
         askdb_db_close(db);
         return cli_exit_code(st);
     }
-    if (sql) {
-        rc = cli_run_sql(db, o, sql);
-    } else {
-        st = o->format == FMT_JSON
-                 ? askdb_db_schema_json(db, ASKDB_JSON_PRETTY, &text)
-                 : askdb_db_schema_text(db, &text);
-        if (st) {
-            format_printf(stderr, "askdb: %s\n", askdb_db_errmsg(db));
-        } else {
-            format_puts(stdout, text);
-            if (o->format == FMT_JSON)
-                fputc('\n', stdout);
-        }
-        askdb_free(text);
-        rc = st ? EXIT_DB : EXIT_ANSWERED;
-    }
+    rc = sql ? cli_run_sql(db, o, sql) : print_schema(db, o);
     askdb_db_close(db);
     return rc;
 }

@@ -595,6 +595,13 @@ missing_database_exits_3_and_creates_nothing() {
     run ask --llm-url "$URL" --model test empty.db "How many orders?"
     expect_rc 3
     expect_err_has "no tables"
+    # schema says the same, in either format (it printed nothing, exit 0).
+    for f in table json; do
+        run schema -f "$f" empty.db
+        expect_rc 3
+        expect_err_has "askdb: database 'empty.db' has no tables or views to ask about"
+        [ ! -s "$T/out" ] || fail "schema -f $f printed: $(head -c 200 "$T/out")"
+    done
     [ ! -s "$W/empty.db" ] || fail "ask wrote into empty.db"
     [ "$before" = "$(snapshot)" ] || fail "files changed in the sandbox: $(diff <(echo "$before") <(snapshot) | head -4)"
     expect_requests 0
