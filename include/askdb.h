@@ -329,10 +329,11 @@ ASKDB_API askdb_config askdb_config_default(void);
 ** URL's host is anthropic.com (or a subdomain), OPENAI_API_KEY when it is
 ** openai.com; with no URL, when the provider names that vendor (any
 ** case). A key is never sent to another server (a gateway, a local one).
-** Values set by the caller (flags) are never overwritten, nor overruled: a
-** .gguf ASKDB_MODEL (which would select the local model) is not taken
-** when the caller set llm_url, unless the provider is "local". The
-** strings stay owned by the environment.
+** Values set by the caller (flags) are never overwritten, nor overruled:
+** when the caller set llm_url, ASKDB_PROVIDER=local is not taken, nor a
+** .gguf ASKDB_MODEL (either would select the local model) unless the
+** caller's provider is "local". The strings stay owned by the
+** environment.
 */
 ASKDB_API void askdb_config_from_env(askdb_config *cfg);
 

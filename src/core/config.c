@@ -117,8 +117,13 @@ void askdb_config_from_env(askdb_config *cfg)
     int url_given = cfg->llm_url && *cfg->llm_url;
     const char *model;
 
-    if (!cfg->provider)
-        cfg->provider = env("ASKDB_PROVIDER");
+    /* Nor may the local model from the environment beat a URL the caller
+    ** gave (ASKDB_PROVIDER=local and --llm-url: the URL). */
+    if (!cfg->provider) {
+        const char *p = env("ASKDB_PROVIDER");
+        if (!(url_given && p && strcasecmp(p, "local") == 0))
+            cfg->provider = p;
+    }
     if (!cfg->llm_url)
         cfg->llm_url = env("ASKDB_LLM_URL");
     /* A .gguf model selects the local model before any URL (llm_choose);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/json.h"
 #include "core/text.h"
@@ -42,9 +43,14 @@ static askdb_status http_open(const askdb_config *cfg,
         goto out;
     }
     if (!cfg->model || !*cfg->model) {
+        const char *em = getenv("ASKDB_MODEL");
+        size_t n = em ? strlen(em) : 0;
+        int gguf = n >= 5 && strcasecmp(em + n - 5, ".gguf") == 0;
         snprintf(err, errlen, "no model name given for the %s endpoint %s: "
-                              "pass --model NAME or set ASKDB_MODEL",
-                 s->what, shown);
+                              "pass --model NAME or set ASKDB_MODEL%s",
+                 s->what, shown, gguf ? " (it names a .gguf file, the "
+                 "local model's, which a URL given as a flag overrules)"
+                 : "");
         goto out;
     }
     if (key && strpbrk(key, "\r\n")) {

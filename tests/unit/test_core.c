@@ -148,7 +148,8 @@ static void vendor_keys_go_only_to_their_own_host(void **state)
 
 /*
 ** Flags override the environment: a .gguf ASKDB_MODEL (which selects the
-** local model before any URL) does not beat a URL the caller gave.
+** local model before any URL) does not beat a URL the caller gave, nor
+** does ASKDB_PROVIDER=local.
 */
 static void env_gguf_model_does_not_beat_a_given_url(void **state)
 {
@@ -179,6 +180,24 @@ static void env_gguf_model_does_not_beat_a_given_url(void **state)
     askdb_config_from_env(&c);
     assert_string_equal(c.model, "/models/m.GGUF");
     unsetenv("ASKDB_LLM_URL");
+
+    /* Nor does ASKDB_PROVIDER=local (any case); another provider does
+    ** (Anthropic through a gateway's URL, say). */
+    setenv("ASKDB_PROVIDER", "LOCAL", 1);
+    c = askdb_config_default();
+    c.llm_url = "http://gateway.example/v1";
+    askdb_config_from_env(&c);
+    assert_null(c.provider);
+    assert_null(c.model);
+    c = askdb_config_default();
+    askdb_config_from_env(&c);
+    assert_string_equal(c.provider, "LOCAL");
+    setenv("ASKDB_PROVIDER", "anthropic", 1);
+    c = askdb_config_default();
+    c.llm_url = "http://gateway.example/v1";
+    askdb_config_from_env(&c);
+    assert_string_equal(c.provider, "anthropic");
+    unsetenv("ASKDB_PROVIDER");
 
     /* A model name (not a file) from the environment still serves a
     ** given URL. */
