@@ -128,8 +128,7 @@ void srv_stream_end(struct srv_stream *st)
     unref(st);
 }
 
-/* Whether the client hung up (its socket's peer closed or failed). */
-static int client_gone(int fd)
+int srv_client_gone(int fd)
 {
     struct pollfd p = {fd, POLLRDHUP, 0};
 
@@ -177,7 +176,7 @@ static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
         ts.tv_sec += ts.tv_nsec / 1000000000L;
         ts.tv_nsec %= 1000000000L;
         pthread_cond_timedwait(&st->cv, &st->mu, &ts);
-        if (st->len == 0 && !st->ended && client_gone(st->conn_fd)) {
+        if (st->len == 0 && !st->ended && srv_client_gone(st->conn_fd)) {
             gone_locked(st);
             pthread_mutex_unlock(&st->mu);
             return MHD_CONTENT_READER_END_WITH_ERROR;

@@ -46,4 +46,8 @@ void srv_stream_json(struct srv_stream *st, json_t *o);
 ** hold on st. */
 void srv_stream_end(struct srv_stream *st);
 
+/* Whether the client of the connection fd hung up (its socket's peer
+** closed or failed); 0 for fd < 0. */
+int srv_client_gone(int fd);
+
 #endif

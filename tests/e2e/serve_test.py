@@ -666,9 +666,9 @@ def test_config_file_is_checked_and_read_as_the_options(env):
 
 def test_statements_are_capped_per_client(env):
     # /api/sql runs each statement in a process of its own: one client
-    # has --per-client at once (429 past that); a statement holds its
-    # place until it ends (--timeout at most).
-    env.start("--per-client", "2", "--timeout", "2000", script=[])
+    # has --per-client at once (429 past that); a hang-up stops the
+    # statement and frees its place at once (not at --timeout).
+    env.start("--per-client", "2", "--timeout", "60000", script=[])
     long_sql = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
                 "WHERE x < 2000000000) SELECT count(*) AS n FROM c")
     conns = []
@@ -682,15 +682,15 @@ def test_statements_are_capped_per_client(env):
     assert status == 429 and hdrs.get("retry-after"), (status, body[:200])
     assert json.loads(body)["error"]["code"] == "too_many_requests", body
     for c in conns:
-        r = c.getresponse()
-        assert r.status == 400 and b"interrupted" in r.read(), r.status
+        c.sock.shutdown(socket.SHUT_RDWR)
         c.close()
+    t0 = time.time()
     for _ in range(50):
         status, _, body = env.request("POST", "/api/sql", {"database": "shop", "sql": "SELECT 1 AS x"})
         if status == 200:
             break
         time.sleep(0.1)
-    assert status == 200, (status, body[:200])
+    assert status == 200 and time.time() - t0 < 3, (status, body[:200], time.time() - t0)
 
 
 def test_mcp_input_that_is_no_message_gets_400(env):
