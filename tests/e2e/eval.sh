@@ -141,7 +141,7 @@ by difficulty:
   extra        1/1     100.0%
 by database:
   shop         6/11     54.5%
-tokens per question: 1289.7 (prompt 1265.0, completion 24.7); model calls per question: 1.45
+tokens per question: 1282.6 (prompt 1257.9, completion 24.7); model calls per question: 1.45
 repair rate: 45.5% (5 of 11 needed a repair, 2 of them correct)
 error classes:
   wrong_result     2
