@@ -4,6 +4,7 @@
 #include <strings.h>
 
 #include "askdb.h"
+#include "core/text.h"
 
 #define ASKDB_VERSION "0.1.0"
 
@@ -103,14 +104,6 @@ static int vendor_host(const askdb_config *cfg, const char *name,
     return cfg->provider && strcasecmp(cfg->provider, name) == 0;
 }
 
-/* 1 when s ends in ".gguf", ignoring ASCII case. */
-static int is_gguf(const char *s)
-{
-    size_t n = strlen(s);
-
-    return n >= 5 && strcasecmp(s + n - 5, ".gguf") == 0;
-}
-
 void askdb_config_from_env(askdb_config *cfg)
 {
     /* A URL the caller (a flag) gave, before the environment adds one. */
@@ -131,7 +124,7 @@ void askdb_config_from_env(askdb_config *cfg)
     ** unless the provider asks for the local model anyway. */
     model = env("ASKDB_MODEL");
     if (!cfg->model && model &&
-        !(url_given && is_gguf(model) &&
+        !(url_given && text_ends_nocase(model, ".gguf") &&
           !(cfg->provider && strcasecmp(cfg->provider, "local") == 0)))
         cfg->model = model;
     if (!cfg->api_key)

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "askdb.h"
 
@@ -124,4 +125,11 @@ char *text_file_stem(const char *path)
 size_t askdb_utf8_len(const char *s, size_t n)
 {
     return n ? text_char_len(s, n, 1) : 0;
+}
+
+int text_ends_nocase(const char *s, const char *suffix)
+{
+    size_t n = s ? strlen(s) : 0, k = strlen(suffix);
+
+    return s && n >= k && strcasecmp(s + n - k, suffix) == 0;
 }

@@ -29,6 +29,10 @@
 ** keep_nul (JSON can carry it as "\u0000"; a C string cannot). */
 size_t text_char_len(const char *s, size_t n, int keep_nul);
 
+/* Whether s ends in suffix, ignoring ASCII case (0 when s is NULL): a
+** model file's ".gguf". */
+int text_ends_nocase(const char *s, const char *suffix);
+
 /* Whether s[0..len) is valid UTF-8 without NUL bytes. */
 int text_valid(const char *s, size_t len);
 

@@ -7,6 +7,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "core/text.h"
 #include "llm/anthropic.h"
 #include "llm/custom.h"
 #include "llm/local.h"
@@ -32,14 +33,6 @@ static int contains_nocase(const char *hay, const char *needle)
     return 0;
 }
 
-/* 1 when s ends in suffix, ignoring ASCII case. */
-static int ends_nocase(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-
-    return n >= k && strcasecmp(s + n - k, suffix) == 0;
-}
-
 const char *llm_choose(const askdb_config *cfg)
 {
     size_t i;
@@ -54,7 +47,7 @@ const char *llm_choose(const askdb_config *cfg)
         return "custom";
     /* A .gguf path names a file on this machine, which only the local
     ** provider can load; HTTP servers take model names. */
-    if (is_set(cfg->model) && ends_nocase(cfg->model, ".gguf"))
+    if (is_set(cfg->model) && text_ends_nocase(cfg->model, ".gguf"))
         return "local";
     if (is_set(cfg->llm_url) || is_set(cfg->api_key)) {
         /* An explicit URL decides; the key's prefix only without one, so

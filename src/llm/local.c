@@ -117,7 +117,6 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -128,19 +127,12 @@
 #include <xxhash.h>
 
 #include "core/cache.h"
+#include "core/text.h"
 #include "llm/decoder.h"
 
 /* File name of the default model; models/README.md and scripts/models.sh
 ** fetch it into the cache. */
 #define LOCAL_DEFAULT_MODEL "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
-
-/* 1 when s ends in ".gguf", ignoring ASCII case. */
-static int is_gguf_path(const char *s)
-{
-    size_t n = s ? strlen(s) : 0;
-
-    return n >= 5 && strcasecmp(s + n - 5, ".gguf") == 0;
-}
 
 /*
 ** The model file the config selects: cfg->model when it is a .gguf path,
@@ -155,7 +147,7 @@ static char *model_path(const askdb_config *cfg, char *err, size_t errlen)
     size_t n;
     char *p;
 
-    if (is_gguf_path(cfg->model)) {
+    if (text_ends_nocase(cfg->model, ".gguf")) {
         p = strdup(cfg->model);
         if (!p)
             snprintf(err, errlen, "out of memory");
@@ -1765,7 +1757,7 @@ static askdb_status load(const askdb_config *cfg, int lanes,
     l->kv_cap = kv_cap();
     l->kv_on = !cfg->no_prompt_cache && l->kv_cap > 0;
     l->model_id = model_identity(l->path);
-    rc = check_model_file(l->path, is_gguf_path(cfg->model), err, errlen);
+    rc = check_model_file(l->path, text_ends_nocase(cfg->model, ".gguf"), err, errlen);
     if (rc)
         goto fail;
 

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "core/json.h"
 #include "core/text.h"
@@ -43,9 +42,7 @@ static askdb_status http_open(const askdb_config *cfg,
         goto out;
     }
     if (!cfg->model || !*cfg->model) {
-        const char *em = getenv("ASKDB_MODEL");
-        size_t n = em ? strlen(em) : 0;
-        int gguf = n >= 5 && strcasecmp(em + n - 5, ".gguf") == 0;
+        int gguf = text_ends_nocase(getenv("ASKDB_MODEL"), ".gguf");
         snprintf(err, errlen, "no model name given for the %s endpoint %s: "
                               "pass --model NAME or set ASKDB_MODEL%s",
                  s->what, shown, gguf ? " (it names a .gguf file, the "
