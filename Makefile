@@ -511,8 +511,9 @@ $(B)/local_ttft: bench/local_ttft.c $(B)/libaskdb.a
 
 # What one decode step costs by the rows in its batch (bench/batch_rows.c;
 # llama.cpp alone).
-$(B)/batch_rows: bench/batch_rows.c
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
+$(B)/batch_rows: bench/batch_rows.c src/llm/hugepage.c src/llm/hugepage.h
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ bench/batch_rows.c src/llm/hugepage.c \
+	    $(LDLIBS)
 
 # Token ids of text lines (bench/tokenize_lines.c, for bench/specsim.py).
 $(B)/tokenize_lines: bench/tokenize_lines.c

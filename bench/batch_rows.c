@@ -2,7 +2,8 @@
 **
 **   make build/batch_rows
 **   build/batch_rows [--model PATH.gguf] [--threads N] [--prompt N]
-**                    [--max-rows R] [--reps K] [--weights REGEX=BUFFER ...]
+**                    [--max-rows R] [--reps K] [--hugepages 0|1] [--no-mmap]
+**                    [--weights REGEX=BUFFER ...]
 **
 ** Defaults: the default local model, 2 threads, a 400-token prompt, rows
 ** 1..8, 12 repetitions. The prompt (token ids of a repeated text) is
@@ -14,6 +15,9 @@
 ** (candidates decoded side by side), "pad" is "par" with one more row
 ** that asks for no logits, in a sequence of its own at position 0 (what
 ** the decoder adds to a batch of 3 rows on AVX-512, src/llm/decoder.c).
+** --hugepages 0 leaves the buffers on the kernel's default pages (1,
+** the default: as askdb does, src/llm/hugepage.h); --no-mmap reads the
+** weights into memory instead of mapping the file.
 ** Prints the median step time and the
 ** time per row, after the prompt's own rate (tokens/s, one decode).
 **
@@ -38,6 +42,8 @@
 
 #include <ggml-backend.h>
 #include <llama.h>
+
+#include "llm/hugepage.h"
 
 #define MAX_WEIGHTS 8
 
@@ -102,7 +108,8 @@ int main(int argc, char **argv)
     struct llama_model_tensor_buft_override weights[MAX_WEIGHTS + 1];
     char *weight_arg[MAX_WEIGHTS];
     double *t, la[3], pt;
-    int i, r, k, layout, n_vocab, nweights = 0;
+    int i, r, k, layout, n_vocab, nweights = 0, huge = 1, no_mmap = 0;
+    struct hp_snap before;
     FILE *f;
 
     for (i = 1; i < argc; i++) {
@@ -116,12 +123,17 @@ int main(int argc, char **argv)
             max_rows = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--hugepages") && i + 1 < argc)
+            huge = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--no-mmap"))
+            no_mmap = 1;
         else if (!strcmp(argv[i], "--weights") && i + 1 < argc &&
                  nweights < MAX_WEIGHTS && strchr(argv[i + 1], '='))
             weight_arg[nweights++] = argv[++i];
         else {
             fprintf(stderr, "usage: %s --model PATH.gguf [--threads N] "
                             "[--prompt N] [--max-rows R] [--reps K] "
+                            "[--hugepages 0|1] [--no-mmap] "
                             "[--weights REGEX=BUFFER ...]\n",
                     argv[0]);
             return 2;
@@ -142,7 +154,11 @@ int main(int argc, char **argv)
     if (!getenv("BATCH_ROWS_LOG"))
         llama_log_set(quiet, NULL);
     llama_backend_init();
+    if (huge)
+        hp_snapshot(&before);
     mp = llama_model_default_params();
+    if (no_mmap)
+        mp.load_mode = LLAMA_LOAD_MODE_NONE;
     for (i = 0; i < nweights; i++) {
         char *eq = strrchr(weight_arg[i], '=');
 
@@ -180,6 +196,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "batch_rows: cannot create a context\n");
         return 1;
     }
+    if (huge)
+        printf("huge pages %.0f MiB (askdb's way, src/llm/hugepage.c)\n",
+               (double)hp_advise_new(&before) / (1 << 20));
+    else
+        printf("huge pages: not asked for\n");
     mem = llama_get_memory(ctx);
     prompt = malloc((size_t)nprompt * sizeof *prompt);
     t = malloc((size_t)reps * sizeof *t);

@@ -121,7 +121,9 @@ typedef void (*askdb_token_fn)(void *ud, const char *piece, size_t len);
 **                attempt, candidate, error, settled (stopped or not
 **                asked: the vote was decided without it, config
 **                settle); local model: ttft_ms, cached_tokens,
-**                load_ms, min_p, min_p_words, cut, and branch_tokens
+**                load_ms, huge_mb (with load_ms: MiB of the model's
+**                buffers on 2 MiB pages), min_p, min_p_words, cut, and
+**                branch_tokens
 **                (a gated candidate: its first tokens, taken from the
 **                greedy reply it branched off)
 **   validate     ok, candidates [error class of each], settled (how

@@ -111,6 +111,8 @@ json_t *agent_reply_event(const struct llm_reply *rep, const char *text)
                             json_integer(rep->cached_tokens));
     if (rep->load_ms > 0)
         json_object_set_new(ev, "load_ms", json_real(rep->load_ms));
+    if (rep->huge_mb > 0)
+        json_object_set_new(ev, "huge_mb", json_real(rep->huge_mb));
     if (rep->file_tokens > 0)
         json_object_set_new(ev, "file_tokens",
                             json_integer(rep->file_tokens));

@@ -114,6 +114,8 @@ struct llm_reply {
                                 prompt_tokens - cached_tokens were evaluated */
     double load_ms;          /* model load + context creation, reported on
                                 the provider's first reply only */
+    double huge_mb;          /* with load_ms: MiB of the model's buffers on
+                                2 MiB pages (llm/hugepage.h) */
     long file_tokens;        /* of cached_tokens, how many were loaded from
                                 the prompt-cache file of the stable prefix */
     int file_saved;          /* 1: the stable prefix was evaluated and its

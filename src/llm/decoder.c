@@ -78,6 +78,8 @@
 
 #include <ggml-cpu.h>
 
+#include "llm/hugepage.h"
+
 #define DEC_BATCH 512          /* tokens per llama_decode() */
 #define DEC_CHUNK 64           /* a prompt chunk while others run */
 #define DEC_GATHER_MS 10       /* longest wait for late calls */
@@ -239,11 +241,16 @@ static askdb_status make_context(struct llm_dec *d, int n_ctx, char *err,
                                  size_t errlen)
 {
     struct llama_context_params cp = llama_context_default_params();
+    struct hp_snap before = {NULL, 0, 1};
     llama_token *cache;
     int i, got;
 
-    if (d->ctx)
+    /* The first context's buffers are advised with the model's (local.c);
+    ** a larger one made later gets its own advice here. */
+    if (d->ctx) {
         llama_free(d->ctx);
+        hp_snapshot(&before);
+    }
     d->ctx = NULL;
     for (i = 0; i < d->nlanes; i++)
         d->lanes[i].ncache = 0;
@@ -260,11 +267,13 @@ static askdb_status make_context(struct llm_dec *d, int n_ctx, char *err,
     llm_dec_clear_error();
     d->ctx = llama_init_from_model(d->model, cp);
     if (!d->ctx) {
+        free(before.r);
         snprintf(err, errlen, "cannot create a %d-token context for the "
                               "local model '%s'%s%s", n_ctx, d->name,
                  first_error[0] ? ": " : " (out of memory?)", first_error);
         return ASKDB_ERR_LLM;
     }
+    (void)hp_advise_new(&before);
     llama_set_abort_callback(d->ctx, on_abort, d);
     /* llama.cpp may round n_ctx up: the lists follow what it made. */
     got = (int)llama_n_ctx(d->ctx);

@@ -129,6 +129,7 @@
 #include "core/cache.h"
 #include "core/text.h"
 #include "llm/decoder.h"
+#include "llm/hugepage.h"
 
 /* File name of the default model; models/README.md and scripts/models.sh
 ** fetch it into the cache. */
@@ -239,6 +240,7 @@ struct local {
     float *branch_row;         /* the row gated candidates branch at, kept
                                   from an earlier step (keep_row()) */
     double load_ms;            /* reported once, on the first reply */
+    double huge_mb;            /* with it (hp_advise_new()) */
     char *path;
     char **special;            /* texts of the control tokens (see
                                   defuse()), nspecial of them */
@@ -1627,6 +1629,7 @@ static askdb_status local_run(struct local *l, const struct llm_request *req,
         out[i].shared_steps = llm_dec_shared_steps(c);
     }
     out[0].load_ms = l->load_ms;
+    out[0].huge_mb = l->load_ms > 0 ? l->huge_mb : 0;
     out[0].file_tokens = file;
     out[0].file_saved = saved;
     l->load_ms = 0;
@@ -1736,6 +1739,7 @@ static askdb_status load(const askdb_config *cfg, int lanes,
                          struct local **out, char *err, size_t errlen)
 {
     struct llama_model_params mp;
+    struct hp_snap before = {NULL, 0, 1};
     struct local *l;
     askdb_status rc;
     double t0;
@@ -1763,6 +1767,7 @@ static askdb_status load(const askdb_config *cfg, int lanes,
 
     llm_dec_init_backend();
     t0 = now_ms();
+    hp_snapshot(&before);
     mp = llama_model_default_params();
     mp.load_mode = LLAMA_LOAD_MODE_MMAP;
     llm_dec_clear_error();
@@ -1794,10 +1799,12 @@ static askdb_status load(const askdb_config *cfg, int lanes,
                      errlen);
     if (rc)
         goto fail;
+    l->huge_mb = (double)hp_advise_new(&before) / (1 << 20);
     l->load_ms = now_ms() - t0;
     *out = l;
     return ASKDB_OK;
 fail:
+    free(before.r);
     local_destroy(&l->base);
     return rc;
 }

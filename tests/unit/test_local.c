@@ -81,6 +81,7 @@ static int teardown(void **ts)
     llm_reply_free(&s->r);
     llm_free(s->m);
     unsetenv("ASKDB_PROMPT_CACHE_MB");
+    unsetenv("ASKDB_HUGEPAGES");
     if (s->dir[0]) {
         unsetenv("ASKDB_CACHE_DIR");
         if (tmpdir_remove(s->dir))
@@ -233,6 +234,62 @@ static void local_generates_text_and_counts_tokens(void **ts)
         assert_true(s->r.load_ms == 0);
         free(first);
     }
+}
+
+/* The transparent-huge-page mode in [brackets], or "" when none. */
+static void thp_mode(char *out, size_t n)
+{
+    char line[128], *a, *b;
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+
+    out[0] = '\0';
+    if (!f)
+        return;
+    if (fgets(line, sizeof line, f) && (a = strchr(line, '[')) &&
+        (b = strchr(a, ']')) && (size_t)(b - a) < n) {
+        memcpy(out, a + 1, (size_t)(b - a - 1));
+        out[b - a - 1] = '\0';
+    }
+    fclose(f);
+}
+
+/*
+** llm/hugepage.h: the model's buffers (its repacked weights, the KV
+** cache) are put on 2 MiB pages, and the first reply says how much;
+** ASKDB_HUGEPAGES=0 leaves them alone. Skipped where the kernel has no
+** transparent huge pages or they are off.
+*/
+static void local_puts_its_buffers_on_huge_pages(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_msg msgs[] = {{"user", "Say yes."}};
+    struct llm_request req = request(msgs, 1, 2);
+    char mode[16];
+
+    need_model();
+    thp_mode(mode, sizeof mode);
+    if (!mode[0] || strcmp(mode, "never") == 0) {
+        print_message("skipped: no transparent huge pages here (%s)\n",
+                      mode[0] ? mode : "no /sys/kernel/mm/"
+                                       "transparent_hugepage");
+        skip();
+    }
+    open_model(s);
+    complete_ok(s, &req);
+    assert_true(s->r.load_ms > 0);
+    if (!(s->r.huge_mb >= 2))
+        fail_msg("%.1f MiB on huge pages (THP mode %s)", s->r.huge_mb, mode);
+    complete_ok(s, &req);
+    assert_true(s->r.huge_mb == 0);   /* said once, with load_ms */
+    llm_free(s->m);
+    s->m = NULL;
+
+    setenv("ASKDB_HUGEPAGES", "0", 1);
+    open_model(s);
+    complete_ok(s, &req);
+    unsetenv("ASKDB_HUGEPAGES");
+    assert_true(s->r.load_ms > 0);
+    assert_true(s->r.huge_mb == 0);
 }
 
 static void local_reuses_the_prompt_prefix(void **ts)
@@ -1817,6 +1874,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         T(local_generates_text_and_counts_tokens),
+        T(local_puts_its_buffers_on_huge_pages),
         T(local_reuses_the_prompt_prefix),
         T(local_reuses_the_conversation_on_a_repair_turn),
         T(local_keeps_the_stable_prefix_in_a_file),
