@@ -154,8 +154,7 @@ int main(int argc, char **argv)
     if (!getenv("BATCH_ROWS_LOG"))
         llama_log_set(quiet, NULL);
     llama_backend_init();
-    if (huge)
-        hp_snapshot(&before);
+    hp_snapshot(&before, huge);
     mp = llama_model_default_params();
     if (no_mmap)
         mp.load_mode = LLAMA_LOAD_MODE_NONE;
@@ -196,9 +195,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "batch_rows: cannot create a context\n");
         return 1;
     }
-    if (huge)
-        printf("huge pages %.0f MiB (askdb's way, src/llm/hugepage.c)\n",
-               (double)hp_advise_new(&before) / (1 << 20));
+    if (huge) {
+        double t0 = now_ms();
+        size_t got = hp_advise_new(&before);
+
+        printf("huge pages %.0f MiB in %.0f ms (askdb's way, "
+               "src/llm/hugepage.c)\n", (double)got / (1 << 20),
+               now_ms() - t0);
+    }
     else
         printf("huge pages: not asked for\n");
     mem = llama_get_memory(ctx);

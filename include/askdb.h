@@ -193,6 +193,12 @@ typedef struct askdb_config {
                                 system prompt and schema in the cache
                                 directory (prompts/, capped at
                                 ASKDB_PROMPT_CACHE_MB, default 1024) */
+    int huge_pages;          /* local model, Linux: its buffers on 2 MiB
+                                pages, a decode step about 12% sooner for
+                                1-2 s more at load (docs/agent.md). Default
+                                1; askdb ask sets 0 (one question does not
+                                pay the load back). ASKDB_HUGEPAGES=0 or 1
+                                sets it (askdb_config_from_env) */
     askdb_llm_fn llm_fn;     /* custom model (overrides the above) */
     void *llm_ud;
 

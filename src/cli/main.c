@@ -421,6 +421,10 @@ static int run(int argc, char **argv)
     }
     first += 1; /* parse_opts saw argv shifted by one */
     nargs = argc - first;
+    /* One question does not pay back what 2 MiB pages cost at load
+    ** (docs/agent.md, "Huge pages"); ASKDB_HUGEPAGES=1 still asks. */
+    if (strcmp(cmd, "ask") == 0)
+        o.cfg.huge_pages = 0;
     askdb_config_from_env(&o.cfg);
     if (o.verbose) {
         o.cfg.log_fn = cli_log_step;

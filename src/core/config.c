@@ -51,6 +51,7 @@ askdb_config askdb_config_default(void)
     c.answer = 0;
     c.memory = 3;
     c.bank = 0;              /* docs/agent.md, "The example bank" */
+    c.huge_pages = 1;        /* docs/agent.md, "Huge pages" */
     return c;
 }
 
@@ -108,7 +109,7 @@ void askdb_config_from_env(askdb_config *cfg)
 {
     /* A URL the caller (a flag) gave, before the environment adds one. */
     int url_given = cfg->llm_url && *cfg->llm_url;
-    const char *model;
+    const char *model, *v;
 
     /* Nor may the local model from the environment beat a URL the caller
     ** gave (ASKDB_PROVIDER=local and --llm-url: the URL). */
@@ -127,6 +128,8 @@ void askdb_config_from_env(askdb_config *cfg)
         !(url_given && text_ends_nocase(model, ".gguf") &&
           !(cfg->provider && strcasecmp(cfg->provider, "local") == 0)))
         cfg->model = model;
+    if ((v = env("ASKDB_HUGEPAGES")))
+        cfg->huge_pages = strcmp(v, "0") != 0;
     if (!cfg->api_key)
         cfg->api_key = env("ASKDB_API_KEY");
     if (!cfg->api_key && vendor_host(cfg, "anthropic", "anthropic.com"))

@@ -187,6 +187,7 @@ struct llm_dec {
     struct llama_context *ctx; /* NULL after a failed resize */
     struct llama_batch batch;  /* DEC_BATCH tokens, one sequence id each */
     int n_ctx, n_ctx_first, n_ctx_max, threads;
+    int huge;                  /* llm_dec_new()'s huge */
     int nlanes;
     int pad;                   /* pad 4k+3 rows to 4k+4 (pad_batch()) */
     int padded;                /* the batch being decoded has the pad */
@@ -249,7 +250,7 @@ static askdb_status make_context(struct llm_dec *d, int n_ctx, char *err,
     ** a larger one made later gets its own advice here. */
     if (d->ctx) {
         llama_free(d->ctx);
-        hp_snapshot(&before);
+        hp_snapshot(&before, d->huge);
     }
     d->ctx = NULL;
     for (i = 0; i < d->nlanes; i++)
@@ -508,7 +509,8 @@ static void *dec_main(void *ud)
 
 askdb_status llm_dec_new(struct llama_model *model, const char *name,
                          int lanes, int threads, int n_ctx, int n_ctx_max,
-                         struct llm_dec **out, char *err, size_t errlen)
+                         int huge, struct llm_dec **out, char *err,
+                         size_t errlen)
 {
     struct llm_dec *d;
     sigset_t all, old;
@@ -527,6 +529,7 @@ askdb_status llm_dec_new(struct llama_model *model, const char *name,
     /* one more sequence for the pad row, within llama.cpp's 256 */
     d->pad = ggml_cpu_has_avx512() && d->nlanes < LLM_DEC_LANES;
     d->threads = threads;
+    d->huge = huge;
     d->n_ctx_first = n_ctx < n_ctx_max ? n_ctx : n_ctx_max;
     d->n_ctx_max = n_ctx_max;
     d->n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(model));

@@ -50,12 +50,15 @@ void llm_dec_clear_error(void);
 ** A decoder over model (borrowed: it must outlive the decoder) with
 ** `lanes` lanes (1..LLM_DEC_LANES), a context of n_ctx tokens that may be
 ** recreated up to n_ctx_max when a call needs more, and `threads` CPU
-** threads. name names the model in messages. On failure returns
+** threads. name names the model in messages. huge: a context made again
+** later gets its buffers on 2 MiB pages (llm/hugepage.h; the first one's
+** are the caller's to advise, with the model's). On failure returns
 ** ASKDB_ERR_LLM or ASKDB_ERR_NOMEM with the reason in err.
 */
 askdb_status llm_dec_new(struct llama_model *model, const char *name,
                          int lanes, int threads, int n_ctx, int n_ctx_max,
-                         struct llm_dec **out, char *err, size_t errlen);
+                         int huge, struct llm_dec **out, char *err,
+                         size_t errlen);
 
 /* Stop the thread and free everything; no call may be running. */
 void llm_dec_free(struct llm_dec *d);

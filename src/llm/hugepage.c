@@ -41,14 +41,7 @@ static int anon_rw(const char *line, struct hp_range *out)
     return 1;
 }
 
-static int off_by_env(void)
-{
-    const char *v = getenv("ASKDB_HUGEPAGES");
-
-    return v && strcmp(v, "0") == 0;
-}
-
-void hp_snapshot(struct hp_snap *s)
+void hp_snapshot(struct hp_snap *s, int on)
 {
     char line[512];
     FILE *f;
@@ -59,7 +52,7 @@ void hp_snapshot(struct hp_snap *s)
     s->n = 0;
     s->off = 1;
 #ifdef __linux__
-    if (off_by_env())
+    if (!on)
         return;
     f = fopen("/proc/self/maps", "r");
     if (!f)
@@ -91,6 +84,7 @@ void hp_snapshot(struct hp_snap *s)
     fclose(f);
     s->off = 0;
 #else
+    (void)on;
     (void)line;
     (void)f;
     (void)r;
@@ -157,7 +151,7 @@ size_t hp_advise_new(struct hp_snap *before)
 
     if (before->off)
         goto out;
-    hp_snapshot(&now);
+    hp_snapshot(&now, 1);
     if (now.off)
         goto out;
     adv = calloc(now.n + before->n + 1, sizeof *adv);   /* pieces */

@@ -18,8 +18,10 @@
 ** that appeared since, of at least HP_MIN_BYTES, MADV_HUGEPAGE (for pages
 ** faulted later) and MADV_COLLAPSE (Linux 6.1: the pages already there
 ** become huge pages now). Nothing else in the process is touched; the
-** numbers computed are the same bits, only sooner. ASKDB_HUGEPAGES=0
-** turns it off. Elsewhere than Linux both are no-ops.
+** numbers computed are the same bits, only sooner. The price is at load:
+** 1-2 s here for 656 MiB (the kernel finding and filling 2 MiB pages),
+** so askdb_config.huge_pages chooses (askdb ask does without). Elsewhere
+** than Linux both are no-ops.
 **
 ** Any failure (no /proc, a kernel without THP or MADV_COLLAPSE, no huge
 ** page free) costs only the speed; it is never an error.
@@ -34,12 +36,13 @@ struct hp_range {
 struct hp_snap {
     struct hp_range *r;   /* sorted by start */
     size_t n;
-    int off;              /* ASKDB_HUGEPAGES=0, or no /proc/self/maps */
+    int off;              /* not asked for, or no /proc/self/maps */
 };
 
-/* Record the anonymous writable mappings now. Never fails: on any error
-** the snapshot is marked off and hp_advise_new() does nothing. */
-void hp_snapshot(struct hp_snap *s);
+/* Record the anonymous writable mappings now (when on). Never fails: on
+** any error, or when off, the snapshot is marked off and hp_advise_new()
+** does nothing. */
+void hp_snapshot(struct hp_snap *s, int on);
 
 /* Advise the parts of new anonymous writable mappings (not in `before`)
 ** of at least HP_MIN_BYTES; returns the bytes now on huge pages in them

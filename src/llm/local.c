@@ -1767,7 +1767,7 @@ static askdb_status load(const askdb_config *cfg, int lanes,
 
     llm_dec_init_backend();
     t0 = now_ms();
-    hp_snapshot(&before);
+    hp_snapshot(&before, cfg->huge_pages);
     mp = llama_model_default_params();
     mp.load_mode = LLAMA_LOAD_MODE_MMAP;
     llm_dec_clear_error();
@@ -1795,8 +1795,8 @@ static askdb_status load(const askdb_config *cfg, int lanes,
         train = LOCAL_CTX_MAX;
     n_ctx = (long)LOCAL_CTX * lanes;
     rc = llm_dec_new(l->model, l->path, lanes, thread_count(cfg),
-                     n_ctx < train ? (int)n_ctx : train, train, &l->dec, err,
-                     errlen);
+                     n_ctx < train ? (int)n_ctx : train, train,
+                     cfg->huge_pages, &l->dec, err, errlen);
     if (rc)
         goto fail;
     l->huge_mb = (double)hp_advise_new(&before) / (1 << 20);

@@ -209,6 +209,31 @@ static void env_gguf_model_does_not_beat_a_given_url(void **state)
     unsetenv("ASKDB_MODEL");
 }
 
+/* Huge pages are asked for by default; ASKDB_HUGEPAGES=0 or 1 decides
+** over the caller's choice (askdb ask's 0), empty leaves it. */
+static void env_hugepages_sets_the_choice(void **state)
+{
+    askdb_config c = askdb_config_default();
+
+    (void)state;
+    assert_int_equal(c.huge_pages, 1);
+    unsetenv("ASKDB_HUGEPAGES");
+    askdb_config_from_env(&c);
+    assert_int_equal(c.huge_pages, 1);
+    setenv("ASKDB_HUGEPAGES", "0", 1);
+    askdb_config_from_env(&c);
+    assert_int_equal(c.huge_pages, 0);
+    c.huge_pages = 0;
+    setenv("ASKDB_HUGEPAGES", "1", 1);
+    askdb_config_from_env(&c);
+    assert_int_equal(c.huge_pages, 1);
+    c.huge_pages = 0;
+    setenv("ASKDB_HUGEPAGES", "", 1);
+    askdb_config_from_env(&c);
+    assert_int_equal(c.huge_pages, 0);
+    unsetenv("ASKDB_HUGEPAGES");
+}
+
 /*
 ** A trace path that is an SQLite database (the one being asked, say), or
 ** its write-ahead log or journal, is refused before anything is written.
@@ -348,6 +373,7 @@ int main(void)
         cmocka_unit_test(string_repairs_and_maps_null),
         cmocka_unit_test(vendor_keys_go_only_to_their_own_host),
         cmocka_unit_test(env_gguf_model_does_not_beat_a_given_url),
+        cmocka_unit_test(env_hugepages_sets_the_choice),
         cmocka_unit_test(trace_refuses_sqlite_files),
         cmocka_unit_test(parallel_trace_lines_never_interleave),
     };

@@ -81,7 +81,6 @@ static int teardown(void **ts)
     llm_reply_free(&s->r);
     llm_free(s->m);
     unsetenv("ASKDB_PROMPT_CACHE_MB");
-    unsetenv("ASKDB_HUGEPAGES");
     if (s->dir[0]) {
         unsetenv("ASKDB_CACHE_DIR");
         if (tmpdir_remove(s->dir))
@@ -256,8 +255,8 @@ static void thp_mode(char *out, size_t n)
 /*
 ** llm/hugepage.h: the model's buffers (its repacked weights, the KV
 ** cache) are put on 2 MiB pages, and the first reply says how much;
-** ASKDB_HUGEPAGES=0 leaves them alone. Skipped where the kernel has no
-** transparent huge pages or they are off.
+** askdb_config.huge_pages = 0 leaves them alone. Skipped where the
+** kernel has no transparent huge pages or they are off.
 */
 static void local_puts_its_buffers_on_huge_pages(void **ts)
 {
@@ -284,10 +283,9 @@ static void local_puts_its_buffers_on_huge_pages(void **ts)
     llm_free(s->m);
     s->m = NULL;
 
-    setenv("ASKDB_HUGEPAGES", "0", 1);
+    s->cfg.huge_pages = 0;
     open_model(s);
     complete_ok(s, &req);
-    unsetenv("ASKDB_HUGEPAGES");
     assert_true(s->r.load_ms > 0);
     assert_true(s->r.huge_mb == 0);
 }
