@@ -1,12 +1,16 @@
 /* format.c - output formats of the askdb command (see format.h). */
+#define _XOPEN_SOURCE 700   /* wcwidth() */
 #include "format.h"
 
+#include <locale.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#include <wchar.h>
 
 
 /* U+FFFD, shown for a byte that starts no valid UTF-8 character. */
@@ -198,17 +202,48 @@ void format_stream_piece(struct format_stream *fs, FILE *out,
     }
 }
 
-/* Display width: code points, not bytes (UTF-8 continuation bytes do not
-** count). Control characters are printed as one space (put_clean). */
+/* C.UTF-8's character classes, for wcwidth() whatever the process's
+** locale (askdb never calls setlocale(): "C" knows no width of "界"). */
+static pthread_once_t utf8_once = PTHREAD_ONCE_INIT;
+static locale_t utf8_locale;
+
+static void utf8_init(void)
+{
+    utf8_locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+}
+
+/*
+** Display width: the columns a terminal gives the text, by wcwidth() in
+** C.UTF-8: 2 for an East Asian wide character (CJK, most emoji), 0 for
+** a combining mark or a zero-width one, 1 for the rest. A control
+** character or a byte that starts no valid UTF-8 character is printed as
+** one column (put_clean). Without C.UTF-8: one column a code point.
+*/
 static size_t width(const char *s)
 {
     const char *with;
-    size_t w = 0;
+    size_t w = 0, n;
+    locale_t old = (locale_t)0;
+    mbstate_t st;
+    wchar_t wc;
+    int cw;
 
+    pthread_once(&utf8_once, utf8_init);
+    if (utf8_locale)
+        old = uselocale(utf8_locale);
     while (*s) {
-        s += next_char(s, &with);
-        w++;
+        n = next_char(s, &with);
+        cw = 1;
+        if (!with && n > 1 && utf8_locale) {
+            memset(&st, 0, sizeof st);
+            if (mbrtowc(&wc, s, n, &st) == n && (cw = wcwidth(wc)) < 0)
+                cw = 1;
+        }
+        w += (size_t)cw;
+        s += n;
     }
+    if (utf8_locale)
+        uselocale(old);
     return w;
 }
 

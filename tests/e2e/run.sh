@@ -1659,6 +1659,23 @@ markdown_rule_has_three_dashes_in_every_column() {
 }
 
 
+table_columns_line_up_with_wide_and_combining_characters() {
+    # A terminal gives a CJK character two columns and a combining accent
+    # none (format.c: wcwidth() in C.UTF-8); counting code points misaligned
+    # the bars.
+    copy_db
+    local sql="SELECT '界界' AS w, 'e' || char(769) AS c, 'x' AS n UNION ALL SELECT 'ab', 'ee', 'y'"
+    run sql -f table shop.db "$sql"
+    expect_rc 0
+    expect_out '%s\n' '+------+----+---+' '| w    | c  | n |' '+------+----+---+' \
+        $'| 界界 | e\xcc\x81  | x |' '| ab   | ee | y |' '+------+----+---+' \
+        '(2 rows)'
+    run sql -f markdown shop.db "$sql"
+    expect_rc 0
+    expect_out '%s\n' '| w    | c   | n   |' '| ---- | --- | --- |' \
+        $'| 界界 | e\xcc\x81   | x   |' '| ab   | ee  | y   |'
+}
+
 candidates_confidence_and_answer_in_every_format() {
     copy_db
     local f
@@ -1907,6 +1924,7 @@ TESTS=(
     json_output_stays_valid_for_any_value
     latin1_text_reaches_the_model_and_the_trace
     markdown_rule_has_three_dashes_in_every_column
+    table_columns_line_up_with_wide_and_combining_characters
     terminal_never_gets_control_characters
     candidates_confidence_and_answer_in_every_format
     settled_candidate_is_not_needed
