@@ -285,6 +285,14 @@ bad:
     return -1;
 }
 
+/* Nothing but white space (a question that asks nothing). */
+static int blank(const char *s)
+{
+    while (*s == ' ' || (*s >= '\t' && *s <= '\r'))
+        s++;
+    return *s == '\0';
+}
+
 static int cmd_ask(const struct cli_opts *o, const char *db,
                    const char *question)
 {
@@ -434,6 +442,11 @@ static int run(int argc, char **argv)
         }
     }
 
+    if (strcmp(cmd, "ask") == 0 && nargs == 2 && blank(argv[first + 1])) {
+        fprintf(stderr, "askdb ask: the question is empty (give it as the "
+                        "second argument, in quotes)\n");
+        return EXIT_USAGE;
+    }
     if (strcmp(cmd, "ask") == 0 && nargs == 2)
         return cmd_ask(&o, argv[first], argv[first + 1]);
     if (strcmp(cmd, "shell") == 0 && nargs == 1)

@@ -245,6 +245,10 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
             if (askdb_db_schema_text(askdb_agent_db(ag), &text))
                 format_printf(stderr, "askdb: %s\n",
                               askdb_db_errmsg(askdb_agent_db(ag)));
+            else if (!*text)
+                format_printf(stderr, "askdb: database '%s' has no tables "
+                                      "or views\n",
+                              askdb_db_label(askdb_agent_db(ag)));
             else
                 format_puts(stdout, text);
             askdb_free(text);

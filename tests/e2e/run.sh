@@ -602,6 +602,11 @@ missing_database_exits_3_and_creates_nothing() {
         expect_err_has "askdb: database 'empty.db' has no tables or views to ask about"
         [ ! -s "$T/out" ] || fail "schema -f $f printed: $(head -c 200 "$T/out")"
     done
+    # The shell opens it (tables may come later) and its .schema says why
+    # it shows nothing (it printed nothing at all).
+    printf '.schema\n' >"$T/in"
+    STDIN="$T/in" run shell --llm-url "$URL" --model test empty.db
+    expect_err_has "askdb: database 'empty.db' has no tables or views"
     [ ! -s "$W/empty.db" ] || fail "ask wrote into empty.db"
     [ "$before" = "$(snapshot)" ] || fail "files changed in the sandbox: $(diff <(echo "$before") <(snapshot) | head -4)"
     expect_requests 0
@@ -1154,6 +1159,12 @@ usage_errors_exit_2() {
     run ask --provider nonsense --model test shop.db "q?"
     expect_rc 2
     expect_err_has "nonsense"
+    # A question that asks nothing is a usage error, not an answer.
+    run ask --llm-url "$URL" --model test shop.db ""
+    expect_rc 2
+    expect_err_has "the question is empty"
+    run ask --llm-url "$URL" --model test shop.db $' \t\n'
+    expect_rc 2
     expect_requests 0
 
     run --help
