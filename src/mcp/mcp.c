@@ -317,6 +317,13 @@ int mcp_msg_slow(const struct mcp_msg *m)
            strcmp(m->method, "resources/read") == 0;
 }
 
+void mcp_cancelled_reply(const struct mcp_msg *m, mcp_emit_fn emit,
+                         void *ud)
+{
+    if (m->id)
+        reply_error(emit, ud, m->id, 0, "Request cancelled");
+}
+
 void mcp_reject(struct mcp_session *s, struct mcp_msg *m, int code,
                 const char *message, mcp_emit_fn emit, void *ud)
 {

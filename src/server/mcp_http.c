@@ -17,7 +17,10 @@
 **   202 and no body. A request gets its response: as one JSON document, or,
 **   when the client accepts text/event-stream and the request may take
 **   long (a tool call, a resource read), as events: the notifications it
-**   makes on the way (progress, log lines), then the response.
+**   makes on the way (progress, log lines), then the response. One the
+**   client cancelled (notifications/cancelled) gets the error the MCP
+**   SDK sends, code 0 "Request cancelled", where askdb mcp on stdio sends
+**   nothing (a POST must be answered).
 ** - `initialize` without a session header opens a session; its id comes
 **   back in Mcp-Session-Id and every later message carries it (400
 **   without, 404 for one the server does not know, e.g. after DELETE or
@@ -240,13 +243,17 @@ struct slow {
     struct hsession *h;
     struct mcp_msg *msg;
     struct srv_stream *out;
+    int answered;            /* the response was sent */
 };
 
 static void stream_emit(void *ud, enum mcp_out kind, const char *json,
                         size_t len)
 {
-    (void)kind;
-    srv_stream_event(ud, "message", json, len);
+    struct slow *w = ud;
+
+    if (kind == MCP_OUT_RESPONSE)
+        w->answered = 1;
+    srv_stream_event(w->out, "message", json, len);
 }
 
 static void *slow_main(void *arg)
@@ -254,8 +261,19 @@ static void *slow_main(void *arg)
     struct slow *w = arg;
     struct srv_mcp *m = w->m;
     struct hsession *h = w->h;
+    struct collect gone;
 
-    mcp_dispatch(h->ms, w->msg, stream_emit, w->out);
+    /* Cancelled, the session answers nothing; the stream ends with what
+    ** the SDK sends (see srv_mcp_post()). */
+    memset(&gone, 0, sizeof gone);
+    pthread_mutex_init(&gone.mu, NULL);
+    mcp_cancelled_reply(w->msg, collect_emit, &gone);
+    mcp_dispatch(h->ms, w->msg, stream_emit, w);
+    if (!w->answered && gone.response)
+        srv_stream_event(w->out, "message", gone.response,
+                         strlen(gone.response));
+    pthread_mutex_destroy(&gone.mu);
+    free(gone.response);
     srv_stream_end(w->out);
     free(w);
     release(m, h);
@@ -291,7 +309,7 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
                                   const char **why, char *session_out)
 {
     struct MHD_Response *r = NULL;
-    struct collect col;
+    struct collect col, gone;
     struct hsession *h;
     struct mcp_msg *msg;
     struct slow *w;
@@ -356,10 +374,23 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
                    "memory or threads)", collect_emit, &col);
         msg = NULL;
     }
+    /* A request cancelled while it ran gets no response from the session;
+    ** its POST still needs one (the transport: a request is answered
+    ** with JSON or a stream, never 202), so it gets what the SDK sends. */
+    memset(&gone, 0, sizeof gone);
+    pthread_mutex_init(&gone.mu, NULL);
+    if (msg)
+        mcp_cancelled_reply(msg, collect_emit, &gone);
     if (msg)
         mcp_dispatch(h->ms, msg, collect_emit, &col);
     release(m, h);
     pthread_mutex_destroy(&col.mu);
+    pthread_mutex_destroy(&gone.mu);
+    if (!col.response && gone.response) {
+        col.response = gone.response;
+        gone.response = NULL;
+    }
+    free(gone.response);
     if (!col.response) {
         *status = 202;   /* a notification or a response: accepted */
         return MHD_create_response_from_buffer(0, (void *)"",

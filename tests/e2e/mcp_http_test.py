@@ -18,11 +18,13 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 
 import anyio
 from mcp import ClientSession, types
+from mcp.shared.exceptions import McpError
 from mcp.client.streamable_http import streamablehttp_client
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -170,7 +172,10 @@ async def cancel_notification_stops_a_slow_ask(tmp):
                 rid = cs._request_id
 
                 async def first():
-                    got["first"] = await cs.call_tool("ask", {"question": "slow?"})
+                    try:
+                        got["first"] = await cs.call_tool("ask", {"question": "slow?"})
+                    except McpError as e:   # what the SDK's own server answers
+                        got["error"] = e.error
 
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(first)
@@ -182,10 +187,51 @@ async def cancel_notification_stops_a_slow_ask(tmp):
                         params=types.CancelledNotificationParams(requestId=rid, reason="test"))))
                     res = await cs.call_tool("ask", {"question": "fast?"})
                     elapsed = time.monotonic() - t0
+                    with anyio.fail_after(10):
+                        while "error" not in got and "first" not in got:
+                            await anyio.sleep(0.02)
                     tg.cancel_scope.cancel()
         assert "first" not in got, got
+        assert got["error"].code == 0 and got["error"].message == "Request cancelled", got
         assert res.structuredContent["rows"] == [[2]], res.structuredContent
         assert elapsed < 5, elapsed
+    finally:
+        s.stop()
+
+
+@test
+async def a_cancelled_request_is_still_answered(tmp):
+    # The session sends nothing for a request the client cancelled (as on
+    # stdio), but a POST must be answered: JSON or a stream, never 202 and
+    # no body. It gets the error the SDK itself sends, code 0.
+    s = Server("cancelled", tmp, script=[{"delay_ms": 20000, "content": fence("SELECT 1 AS one")},
+                                         {"delay_ms": 20000, "content": fence("SELECT 1 AS one")}])
+    try:
+        st, h, body = s.raw("POST", INIT)
+        assert st == 200, (st, body)
+        sid = {"Mcp-Session-Id": h["mcp-session-id"]}
+        for n, accept in ((2, "application/json"), (3, "application/json, text/event-stream")):
+            call = {"jsonrpc": "2.0", "id": n, "method": "tools/call",
+                    "params": {"name": "ask", "arguments": {"question": "slow?"}}}
+            got = {}
+            th = threading.Thread(target=lambda: got.update(
+                r=s.raw("POST", call, dict(sid, Accept=accept))))
+            th.start()
+            t0 = time.monotonic()
+            while s.nreq() < n - 1 and time.monotonic() - t0 < 10:
+                time.sleep(0.02)
+            note = {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": n, "reason": "test"}}
+            st, _, body = s.raw("POST", note, sid)
+            assert st == 202 and body == b"", (st, body)
+            th.join(10)
+            assert not th.is_alive() and time.monotonic() - t0 < 10, "the cancelled call went on"
+            st, h, body = got["r"]
+            assert st == 200, (st, body)
+            if h["content-type"] == "text/event-stream":
+                body = [l[5:].strip() for l in body.decode().splitlines() if l.startswith("data:")][-1]
+            doc = json.loads(body)
+            assert doc["id"] == n and doc["error"] == {"code": 0, "message": "Request cancelled"}, doc
     finally:
         s.stop()
 
