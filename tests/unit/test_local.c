@@ -235,6 +235,14 @@ static void local_generates_text_and_counts_tokens(void **ts)
     }
 }
 
+/* Running under valgrind (its preload library is in LD_PRELOAD). */
+static int under_valgrind(void)
+{
+    const char *p = getenv("LD_PRELOAD");
+
+    return p && strstr(p, "vgpreload") != NULL;
+}
+
 /* The transparent-huge-page mode in [brackets], or "" when none. */
 static void thp_mode(char *out, size_t n)
 {
@@ -276,8 +284,14 @@ static void local_puts_its_buffers_on_huge_pages(void **ts)
     open_model(s);
     complete_ok(s, &req);
     assert_true(s->r.load_ms > 0);
-    if (!(s->r.huge_mb >= 2))
+    if (under_valgrind()) {
+        /* The code ran (and valgrind watched it); the pages are valgrind's
+        ** own, which the kernel is not asked to collapse. */
+        print_message("under valgrind: %.1f MiB on huge pages, not "
+                      "checked\n", s->r.huge_mb);
+    } else if (!(s->r.huge_mb >= 2)) {
         fail_msg("%.1f MiB on huge pages (THP mode %s)", s->r.huge_mb, mode);
+    }
     complete_ok(s, &req);
     assert_true(s->r.huge_mb == 0);   /* said once, with load_ms */
     llm_free(s->m);
