@@ -94,13 +94,17 @@ static void send_json(mcp_emit_fn emit, void *ud, enum mcp_out kind,
     json_decref(o);
 }
 
+/* The error response of id (NULL: null); NULL when out of memory. */
+static json_t *error_response(json_t *id, int code, const char *message)
+{
+    return json_pack("{s:s,s:O?,s:{s:i,s:o}}", "jsonrpc", "2.0", "id", id,
+                     "error", "code", code, "message", mcp_str(message));
+}
+
 static void reply_error(mcp_emit_fn emit, void *ud, json_t *id, int code,
                         const char *message)
 {
-    send_json(emit, ud, MCP_OUT_RESPONSE,
-              json_pack("{s:s,s:O?,s:{s:i,s:o}}", "jsonrpc", "2.0", "id",
-                        id, "error", "code", code, "message",
-                        mcp_str(message)));
+    send_json(emit, ud, MCP_OUT_RESPONSE, error_response(id, code, message));
 }
 
 /* The response of id with result (stolen; NULL: out of memory). */
@@ -317,11 +321,17 @@ int mcp_msg_slow(const struct mcp_msg *m)
            strcmp(m->method, "resources/read") == 0;
 }
 
-void mcp_cancelled_reply(const struct mcp_msg *m, mcp_emit_fn emit,
-                         void *ud)
+char *mcp_cancelled_reply(const struct mcp_msg *m)
 {
-    if (m->id)
-        reply_error(emit, ud, m->id, 0, "Request cancelled");
+    json_t *o;
+    char *text;
+
+    if (!m->id)
+        return NULL;
+    o = error_response(m->id, 0, "Request cancelled");
+    text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    return text;
 }
 
 void mcp_reject(struct mcp_session *s, struct mcp_msg *m, int code,

@@ -61,14 +61,13 @@ void mcp_dispatch(struct mcp_session *s, struct mcp_msg *m,
                   mcp_emit_fn emit, void *ud);
 
 /*
-** What m's response is when the client cancels it, emitted now (m is
-** kept): the error the official SDK sends, code 0, "Request cancelled";
-** nothing for a notification. The session sends no response to a
-** cancelled request; a transport that must answer every request (HTTP's
-** JSON replies) sends this one instead.
+** What m's response is when the client cancels it, as JSON text (free()
+** it): the error the official SDK sends, code 0, "Request cancelled";
+** NULL for a notification or when out of memory. The session sends no
+** response to a cancelled request; a transport that must answer every
+** request (HTTP: a POST's JSON or stream) sends this one instead.
 */
-void mcp_cancelled_reply(const struct mcp_msg *m, mcp_emit_fn emit,
-                         void *ud);
+char *mcp_cancelled_reply(const struct mcp_msg *m);
 
 /* Answer m with a JSON-RPC error instead of handling it; frees m. */
 void mcp_reject(struct mcp_session *s, struct mcp_msg *m, int code,

@@ -261,19 +261,15 @@ static void *slow_main(void *arg)
     struct slow *w = arg;
     struct srv_mcp *m = w->m;
     struct hsession *h = w->h;
-    struct collect gone;
+    char *gone;
 
     /* Cancelled, the session answers nothing; the stream ends with what
     ** the SDK sends (see srv_mcp_post()). */
-    memset(&gone, 0, sizeof gone);
-    pthread_mutex_init(&gone.mu, NULL);
-    mcp_cancelled_reply(w->msg, collect_emit, &gone);
+    gone = mcp_cancelled_reply(w->msg);
     mcp_dispatch(h->ms, w->msg, stream_emit, w);
-    if (!w->answered && gone.response)
-        srv_stream_event(w->out, "message", gone.response,
-                         strlen(gone.response));
-    pthread_mutex_destroy(&gone.mu);
-    free(gone.response);
+    if (!w->answered && gone)
+        srv_stream_event(w->out, "message", gone, strlen(gone));
+    free(gone);
     srv_stream_end(w->out);
     free(w);
     release(m, h);
@@ -309,8 +305,9 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
                                   const char **why, char *session_out)
 {
     struct MHD_Response *r = NULL;
-    struct collect col, gone;
+    struct collect col;
     struct hsession *h;
+    char *gone;
     struct mcp_msg *msg;
     struct slow *w;
     pthread_t th;
@@ -377,20 +374,16 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
     /* A request cancelled while it ran gets no response from the session;
     ** its POST still needs one (the transport: a request is answered
     ** with JSON or a stream, never 202), so it gets what the SDK sends. */
-    memset(&gone, 0, sizeof gone);
-    pthread_mutex_init(&gone.mu, NULL);
-    if (msg)
-        mcp_cancelled_reply(msg, collect_emit, &gone);
+    gone = msg ? mcp_cancelled_reply(msg) : NULL;
     if (msg)
         mcp_dispatch(h->ms, msg, collect_emit, &col);
     release(m, h);
     pthread_mutex_destroy(&col.mu);
-    pthread_mutex_destroy(&gone.mu);
-    if (!col.response && gone.response) {
-        col.response = gone.response;
-        gone.response = NULL;
+    if (!col.response) {
+        col.response = gone;
+        gone = NULL;
     }
-    free(gone.response);
+    free(gone);
     if (!col.response) {
         *status = 202;   /* a notification or a response: accepted */
         return MHD_create_response_from_buffer(0, (void *)"",
