@@ -592,7 +592,9 @@ ASKDB_API askdb_db *askdb_agent_db(askdb_agent *ag);
 ** Answer one question. *out is always set (unless out of memory) and is the
 ** caller's (askdb_answer_free): on failure it lists every attempt. Returns
 ** the same status as (*out)->status: ASKDB_OK, ASKDB_ERR_NO_SQL (no valid
-** SQL after all attempts), ASKDB_ERR_LLM / ASKDB_ERR_LLM_UNREACHABLE.
+** SQL after all attempts), ASKDB_ERR_LLM / ASKDB_ERR_LLM_UNREACHABLE,
+** ASKDB_ERR_USAGE for a question of nothing but white space (asked of
+** nobody: no event, no model call, no conversation turn).
 */
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_agent_ask(askdb_agent *ag, const char *question, askdb_answer **out);

@@ -342,6 +342,14 @@ askdb_status askdb_agent_ask_hint(askdb_agent *ag, const char *question,
     return askdb_agent_ask_opts(ag, question, &o, out);
 }
 
+/* Nothing but white space. */
+static int blank(const char *s)
+{
+    while (*s == ' ' || (*s >= '\t' && *s <= '\r'))
+        s++;
+    return *s == '\0';
+}
+
 /* The question's request id: the caller's (cut to fit, as valid UTF-8),
 ** else 16 random hex digits. */
 static void set_request_id(askdb_agent *ag, const char *id)
@@ -477,6 +485,15 @@ askdb_status askdb_agent_ask_opts(askdb_agent *ag, const char *question,
         snprintf(ag->errmsg, sizeof ag->errmsg, "out of memory");
         a->status = ASKDB_ERR_NOMEM;
         a->error = strdup("out of memory");
+        return a->status;
+    }
+    if (blank(question)) {
+        /* Nothing to ask: no model call, no turn of the conversation. */
+        free(q);
+        free(h);
+        snprintf(ag->errmsg, sizeof ag->errmsg, "the question is empty");
+        a->status = ASKDB_ERR_USAGE;
+        a->error = strdup(ag->errmsg);
         return a->status;
     }
     memset(&st, 0, sizeof st);

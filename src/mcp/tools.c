@@ -844,7 +844,7 @@ static json_t *tool_ask(struct mcp_call *c, json_t *args)
     rc = arg_str(args, "question", &question);
     if (rc == -2)
         return nul_error("question");
-    if (rc || !question || !*question)
+    if (rc || !question || !question[strspn(question, " \t\n\v\f\r")])
         return tool_error("'question' is needed: a question in plain "
                           "English");
     rc = arg_str(args, "hint", &hint);

@@ -80,9 +80,10 @@ int srv_parse_ask(const char *body, size_t len, struct srv_ask_req *out,
     }
     if (out->conversation_id && !srv_good_id(out->conversation_id))
         bad = 1;
-    if (bad || !out->database || !out->question || !*out->question) {
+    if (bad || !out->database || !out->question ||
+        !out->question[strspn(out->question, " \t\n\v\f\r")]) {
         snprintf(why, n, "give \"database\" and \"question\" as strings "
-                 "(the question at most %d bytes), and optionally "
+                 "(the question not blank, at most %d bytes), and optionally "
                  "\"conversation_id\" (letters, digits, '-', '_', at most "
                  "%d) and \"options\": {\"answer\": true}", SRV_MAX_QUESTION,
                  SRV_MAX_CONV_ID);

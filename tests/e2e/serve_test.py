@@ -281,6 +281,8 @@ def test_errors_have_their_status(env):
         ("POST", "/api/ask", "{not json", {"Content-Type": "application/json"}, 400, "bad_json"),
         ("POST", "/api/ask", json.dumps({"database": "shop"}), {"Content-Type": "application/json"}, 400, "bad_request"),
         ("POST", "/api/ask", json.dumps({"database": "shop", "question": 5}), {"Content-Type": "application/json"}, 400, "bad_request"),
+        ("POST", "/api/ask", json.dumps({"database": "shop", "question": ""}), {"Content-Type": "application/json"}, 400, "bad_request"),
+        ("POST", "/api/ask", json.dumps({"database": "shop", "question": " \t\n "}), {"Content-Type": "application/json"}, 400, "bad_request"),
         ("POST", "/api/ask", json.dumps({"database": "shop", "question": "q", "conversation_id": "../x"}), {"Content-Type": "application/json"}, 400, "bad_request"),
         ("POST", "/api/ask", json.dumps({"database": "nope", "question": "q"}), {"Content-Type": "application/json"}, 404, "not_found"),
         ("POST", "/api/ask", json.dumps({"database": "shop", "question": "q"}), {"Content-Type": "text/plain"}, 415, "unsupported_media_type"),

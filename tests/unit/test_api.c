@@ -100,6 +100,51 @@ static void cancel_between_questions_is_forgotten(void **state)
     askdb_agent_cancel(NULL);   /* a no-op */
 }
 
+/* A question of nothing but white space is a usage error, asked of
+** nobody: no model call, no event, no turn of the conversation. */
+static int nevents;
+
+static void count_event(void *ud, const askdb_event *ev)
+{
+    (void)ud;
+    (void)ev;
+    nevents++;
+}
+
+static void blank_question_is_a_usage_error(void **state)
+{
+    static const char *const r[] = {"SELECT 1 AS one", NULL};
+    static const char *const blanks[] = {"", " ", "\t\n \r\v\f"};
+    struct script s = {.replies = r};
+    askdb_config cfg = scripted_config(&s);
+    askdb_agent *ag = NULL;
+    askdb_answer *a = NULL;
+    size_t i;
+
+    (void)state;
+    cfg.conversation = 1;
+    cfg.event_fn = count_event;
+    assert_int_equal(askdb_agent_new(&cfg, testdb_shop(), &ag), ASKDB_OK);
+    nevents = 0;
+    for (i = 0; i < sizeof blanks / sizeof *blanks; i++) {
+        assert_int_equal(askdb_agent_ask(ag, blanks[i], &a), ASKDB_ERR_USAGE);
+        assert_int_equal(a->status, ASKDB_ERR_USAGE);
+        assert_string_equal(a->error, "the question is empty");
+        assert_null(a->sql);
+        askdb_answer_free(a);
+    }
+    assert_int_equal(askdb_agent_ask(ag, NULL, &a), ASKDB_ERR_USAGE);
+    askdb_answer_free(a);
+    assert_int_equal(s.calls, 0);
+    assert_int_equal(nevents, 0);
+    /* The next real question is the conversation's first. */
+    assert_int_equal(askdb_agent_ask(ag, "one", &a), ASKDB_OK);
+    assert_string_equal(a->sql, "SELECT 1 AS one");
+    assert_int_equal(s.last_n, 2);
+    askdb_answer_free(a);
+    askdb_agent_free(ag);
+}
+
 /* A statement that takes more than a few steps of SQLite's (the cancel
 ** flag is looked at every 1000): counting to 10000. */
 static const char count_query[] =
@@ -574,6 +619,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cancel_stops_a_running_query),
         cmocka_unit_test(cancel_between_questions_is_forgotten),
+        cmocka_unit_test(blank_question_is_a_usage_error),
         cmocka_unit_test(statement_after_a_cancelled_question_runs),
         cmocka_unit_test(cancel_stops_a_statement_on_the_agents_database),
         cmocka_unit_test(failed_model_makes_no_agent),

@@ -292,6 +292,22 @@ static void assert_tool_error(struct fixture *f, const char *prefix)
     assert_true(strncmp(result_text(r), prefix, strlen(prefix)) == 0);
 }
 
+/* A question of nothing but white space is refused before any model
+** call, as an empty one is. */
+static void a_blank_question_is_refused(void **st)
+{
+    static const char *const replies[] = {"```sql\nSELECT 1\n```", NULL};
+    struct fixture *f = fixture_new(replies);
+
+    (void)st;
+    call_tool(f, "ask", "{\"question\":\"\"}");
+    assert_tool_error(f, "'question' is needed");
+    call_tool(f, "ask", "{\"question\":\" \\t\\n \"}");
+    assert_tool_error(f, "'question' is needed");
+    assert_int_equal(f->script.calls, 0);
+    fixture_free(f);
+}
+
 /* A request may hold "\u0000" anywhere: it is read (not a parse error
 ** with a null id, which leaves the client waiting), and a string that
 ** would be read as C text is refused whole rather than cut at the NUL
@@ -649,6 +665,7 @@ int main(void)
         cmocka_unit_test(a_call_cancelled_before_it_runs_gets_no_response),
         cmocka_unit_test(text_with_a_nul_comes_back_whole),
         cmocka_unit_test(a_nul_in_a_request_is_read_and_never_cuts_text),
+        cmocka_unit_test(a_blank_question_is_refused),
         cmocka_unit_test(log_messages_at_and_above_the_set_level_are_sent),
         cmocka_unit_test(search_globs_match_whole_names_in_linear_time),
         cmocka_unit_test(only_unknown_names_are_sent_to_search_objects),
