@@ -74,6 +74,28 @@ static struct sq *SQ(askdb_db *db)
     return db->impl;
 }
 
+/*
+** What SQLite's last error on s means, for a person: its own message, but
+** for a hot rollback journal (a writer stopped in the middle of a
+** transaction, before askdb opened the file or since) what to do about
+** it: reading needs the write undone, which a read-only connection cannot
+** and askdb never does. SQLite's own words, "attempt to write a readonly
+** database", read as if the statement had tried to write.
+*/
+static const char *sq_errmsg(struct sq *s, const char *path, const char *it,
+                             char *buf, size_t n)
+{
+    if (sqlite3_extended_errcode(s->h) != SQLITE_READONLY_ROLLBACK)
+        return sqlite3_errmsg(s->h);
+    snprintf(buf, n, "%s has a hot rollback journal ('%s-journal'), left "
+             "by a program that stopped in the middle of a write; reading "
+             "it needs that write undone, which askdb never does (it never "
+             "writes to a database); let SQLite roll it back first, e.g. "
+             "sqlite3 '%s' 'PRAGMA quick_check', then ask again", it, path,
+             path);
+    return buf;
+}
+
 /* Introspection pragmas that only read; anything else is refused. */
 static const char *const read_pragmas[] = {
     "table_info", "table_xinfo", "index_list", "index_info", "index_xinfo",
@@ -354,7 +376,7 @@ static askdb_status sq_open(askdb_db *db, const char *path)
     struct stat st;
     struct sq *s;
     sqlite3_stmt *st_probe = NULL;
-    char *p = NULL, *real;
+    char *p = NULL, *real, why[768];
     enum wal_state ws;
     int rc, flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX;
 
@@ -436,25 +458,12 @@ static askdb_status sq_open(askdb_db *db, const char *path)
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st_probe);
     sqlite3_finalize(st_probe);
-    if (rc == SQLITE_READONLY_ROLLBACK) {
-        /* A hot journal: a writer stopped in the middle of a transaction.
-        ** Reading needs it rolled back first, which writes; a read-only
-        ** connection cannot, and askdb never writes. */
-        snprintf(db->errmsg, sizeof db->errmsg,
-                 "cannot open database '%s': it has a hot rollback journal "
-                 "('%s-journal'), left by a program that stopped in the "
-                 "middle of a write; reading it needs that write undone, "
-                 "which askdb never does (it never writes to a database); "
-                 "let SQLite roll it back first, e.g. sqlite3 '%s' "
-                 "'PRAGMA quick_check', then ask again", path, path, path);
-        return ASKDB_ERR_DB_OPEN;
-    }
     if (rc != SQLITE_ROW) {
         snprintf(db->errmsg, sizeof db->errmsg,
                  "cannot open database '%s': %s", path,
                  (rc & 0xff) == SQLITE_NOTADB
                      ? "not an SQLite database"
-                     : sqlite3_errmsg(s->h));
+                     : sq_errmsg(s, path, "it", why, sizeof why));
         return ASKDB_ERR_DB_OPEN;
     }
     return ASKDB_OK;
@@ -748,6 +757,7 @@ static askdb_status sq_schema(askdb_db *db, struct db_schema *out)
     struct schema_stmts q = {0};
     sqlite3_stmt *list = NULL;
     struct db_table *t;
+    char why[512];
     int rc;
 
     memset(out, 0, sizeof *out);
@@ -840,7 +850,9 @@ static askdb_status sq_schema(askdb_db *db, struct db_schema *out)
     if (rc != SQLITE_OK)
         snprintf(db->errmsg, sizeof db->errmsg,
                  "cannot read the schema of '%s': %s", db->path,
-                 rc == SQLITE_NOMEM ? "out of memory" : sqlite3_errmsg(s->h));
+                 rc == SQLITE_NOMEM
+                     ? "out of memory"
+                     : sq_errmsg(s, db->path, "the database", why, sizeof why));
     sqlite3_finalize(list);
     sqlite3_finalize(q.cols);
     sqlite3_finalize(q.fks);
@@ -884,6 +896,7 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
     struct sq *s = SQ(db);
     sqlite3_stmt *st = NULL;
     const char *tail = NULL;
+    char why[512];
     int rc;
 
     *out = NULL;
@@ -891,7 +904,8 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
     arm(s, db->query_timeout_ms);
     rc = sqlite3_prepare_v3(s->h, sql, -1, 0, &st, &tail);
     if (rc != SQLITE_OK) {
-        const char *m = sqlite3_errmsg(s->h);
+        const char *m = sq_errmsg(s, db->path, "the database", why,
+                                  sizeof why);
         e->ec = db_classify(m);
         if (strncmp(m, "vtable constructor failed: ", 27) == 0) {
             /* dbstat, sqlite_stmt, ...: modules the guard does not let
@@ -903,8 +917,8 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
                      m + 27);
         } else if (e->ec == ASKDB_EC_REFUSED)
             snprintf(e->msg, sizeof e->msg,
-                     "refused: the statement does more than read (%s); askdb "
-                     "runs only read-only queries", m);
+                     "refused: the statement does more than read (%.400s); "
+                     "askdb runs only read-only queries", m);
         else
             snprintf(e->msg, sizeof e->msg, "%s", m);
         return e->ec == ASKDB_EC_REFUSED ? ASKDB_ERR_REFUSED : ASKDB_ERR_DB;
@@ -994,6 +1008,7 @@ static askdb_status sq_run(askdb_db *db, const char *sql, askdb_result **out,
     long cap_cells = 0;
     size_t bytes = 0, row_bytes;
     double t0 = db_now_ms();
+    char why[512];
     int rc, i, ncols, old_len;
 
     ret = prepare_guarded(db, sql, &st, e);
@@ -1109,7 +1124,8 @@ static askdb_status sq_run(askdb_db *db, const char *sql, askdb_result **out,
                      "(--timeout)", db->query_timeout_ms);
             ret = ASKDB_ERR_TIMEOUT;
         } else {
-            const char *m = sqlite3_errmsg(s->h);
+            const char *m = sq_errmsg(s, db->path, "the database", why,
+                                      sizeof why);
             e->ec = db_classify(m);
             if (e->ec == ASKDB_EC_NONE || e->ec == ASKDB_EC_TIMEOUT)
                 e->ec = ASKDB_EC_RUNTIME;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/buf.h"
@@ -416,6 +417,73 @@ static void errors_are_classified(void **state)
     askdb_db_close(db);
 }
 
+/* Leave a hot rollback journal beside path: a child begins a write
+** that spills pages into the file and dies before it commits. */
+static void die_in_a_write(const char *path)
+{
+    pid_t pid = fork();
+    int status = 0;
+
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        sqlite3 *h = NULL;
+        int rc = sqlite3_open(path, &h);
+
+        rc |= sqlite3_exec(h, "PRAGMA cache_size=1; BEGIN; "
+                              "UPDATE emp SET name = name || 'x'; "
+                              "CREATE TABLE spill(x); INSERT INTO spill SELECT "
+                              "randomblob(1000) FROM (WITH RECURSIVE c(i) AS "
+                              "(SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE "
+                              "i < 2000) SELECT i FROM c)",
+                           NULL, NULL, NULL);
+        if (rc != SQLITE_OK)
+            fprintf(stderr, "die_in_a_write: %s\n", sqlite3_errmsg(h));
+        _exit(rc == SQLITE_OK ? 0 : 1);   /* no rollback, no unlock */
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* A writer that dies mid-write while askdb has the file open leaves a
+** hot journal: the next statement says so and what to do, not SQLite's
+** "attempt to write a readonly database" (which reads as if the
+** statement had tried to write), and nothing is written. */
+static void hot_journal_after_opening_is_explained(void **state)
+{
+    char path[300], journal[320];
+    askdb_config cfg = askdb_config_default();
+    askdb_db *db;
+    askdb_result *r = NULL;
+    unsigned long long before;
+    struct stat sb;
+
+    (void)state;
+    snprintf(path, sizeof path, "%s/hot.db", tmpdir);
+    snprintf(journal, sizeof journal, "%s-journal", path);
+    assert_int_equal(sqlfile_exec(path, fixture_sql), 0);
+    db = testdb_open(path, &cfg, NULL);
+    assert_int_equal(askdb_db_query(db, "SELECT count(*) FROM emp", &r),
+                     ASKDB_OK);
+    askdb_result_free(r);
+    r = NULL;
+    die_in_a_write(path);
+    assert_int_equal(stat(journal, &sb), 0);
+    before = file_sum(path);
+    assert_int_equal(askdb_db_query(db, "SELECT count(*) FROM emp", &r),
+                     ASKDB_ERR_DB);
+    assert_null(r);
+    assert_non_null(strstr(askdb_db_errmsg(db),
+                           "the database has a hot rollback journal ("));
+    assert_non_null(strstr(askdb_db_errmsg(db), "PRAGMA quick_check"));
+    assert_null(strstr(askdb_db_errmsg(db), "readonly"));
+    assert_int_equal(askdb_db_errclass(db), ASKDB_EC_RUNTIME);
+    assert_true(file_sum(path) == before);
+    assert_int_equal(stat(journal, &sb), 0);
+    askdb_db_close(db);
+    unlink(journal);
+    unlink(path);
+}
+
 static void slow_query_is_interrupted_at_the_limit(void **state)
 {
     askdb_db *db = open_ok(); /* 300 ms */
@@ -760,6 +828,7 @@ int main(void)
         cmocka_unit_test(writes_and_escapes_are_refused),
         cmocka_unit_test(introspection_pragmas_are_allowed),
         cmocka_unit_test(errors_are_classified),
+        cmocka_unit_test(hot_journal_after_opening_is_explained),
         cmocka_unit_test(slow_query_is_interrupted_at_the_limit),
         cmocka_unit_test(count_over_a_big_table_stops_at_the_limit),
         cmocka_unit_test(rows_and_bytes_are_capped),
