@@ -41,22 +41,20 @@ static int anon_rw(const char *line, struct hp_range *out)
     return 1;
 }
 
-void hp_snapshot(struct hp_snap *s, int on)
+#ifdef __linux__
+/* The anonymous writable mappings of the process into s (by address, as
+** the kernel lists them). Returns 0, or -1 (s empty) when they cannot be
+** read. */
+static int read_maps(struct hp_snap *s)
 {
     char line[512];
     FILE *f;
     struct hp_range r, *grown;
     size_t cap = 0;
 
-    s->r = NULL;
-    s->n = 0;
-    s->off = 1;
-#ifdef __linux__
-    if (!on)
-        return;
     f = fopen("/proc/self/maps", "r");
     if (!f)
-        return;
+        return -1;
     while (fgets(line, sizeof line, f)) {
         if (!strchr(line, '\n')) {     /* a path longer than the line */
             int ch;
@@ -75,21 +73,27 @@ void hp_snapshot(struct hp_snap *s, int on)
                 free(s->r);
                 s->r = NULL;
                 s->n = 0;
-                return;
+                return -1;
             }
             s->r = grown;
         }
-        s->r[s->n++] = r;   /* the kernel lists mappings by address */
+        s->r[s->n++] = r;
     }
     fclose(f);
-    s->off = 0;
+    return 0;
+}
+#endif
+
+void hp_snapshot(struct hp_snap *s, int on)
+{
+    s->r = NULL;
+    s->n = 0;
+    s->off = 1;
+#ifdef __linux__
+    if (on && read_maps(s) == 0)
+        s->off = 0;
 #else
     (void)on;
-    (void)line;
-    (void)f;
-    (void)r;
-    (void)grown;
-    (void)cap;
 #endif
 }
 
