@@ -183,6 +183,10 @@ $(B)/src/db/isolate.o $(BA)/src/db/isolate.o: \
 all: $(B)/askdb $(B)/askdb-exec $(B)/libaskdb.a $(B)/libaskdb.so \
      $(B)/askdb.pc $(B)/examples/embed examples/shop.db
 
+# decoder.c multiplies the output layer's text rows on OpenMP threads, as
+# llama.cpp's kernels run (libgomp comes with llama.cpp's link flags).
+$(B)/src/llm/decoder.o $(BA)/src/llm/decoder.o: CFLAGS += -fopenmp
+
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@

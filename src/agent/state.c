@@ -121,6 +121,9 @@ json_t *agent_reply_event(const struct llm_reply *rep, const char *text)
     if (rep->shared_steps > 0)
         json_object_set_new(ev, "shared_steps",
                             json_integer(rep->shared_steps));
+    if (rep->text_steps > 0)
+        json_object_set_new(ev, "text_steps",
+                            json_integer(rep->text_steps));
     if (rep->cut)
         json_object_set_new(ev, "cut", json_true());
     if (rep->settled)

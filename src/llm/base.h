@@ -142,6 +142,8 @@ struct llm_reply {
     long shared_steps;       /* decode steps that also carried other
                                 calls' tokens (concurrent questions on one
                                 loaded model) */
+    long text_steps;         /* decode steps whose logits were only the
+                                text tokens' (llm_dec_text_only()) */
 };
 
 typedef struct llm llm;

@@ -60,6 +60,21 @@
 **   asks for no logits in a sequence of its own, removed after the step,
 **   because 4 rows multiply faster together than 3 one at a time
 **   (pad_batch()).
+** - Text logits: a call that writes SQL (llm_dec_text_only()) needs the
+**   logits of the tokens SQL is written with: the printable-ASCII ones
+**   (62% of Qwen's 151,936), the control ones, the single bytes, and its
+**   prompt's (a value copied from the question or the schema). When every
+**   call of a batch is such a call, llama.cpp's graph stops after the
+**   final norm (the eval callback on_node() keeps that tensor's rows and
+**   ends the computation there) and own_rows() multiplies those tokens'
+**   rows of the output layer with ggml's own vec_dot, on the same threads;
+**   every other logit is -INFINITY. The output layer is 151,936 rows of
+**   1,536 (Q6_K): a fifth of a one-row step. The first decode with logits
+**   of every context runs the whole graph and compares ggml's logits of
+**   its first row with own_rows()' for the whole vocabulary, bit for bit
+**   (the same kernel, the same quantized row); any difference, or a
+**   weight layout vec_dot cannot read (a repacked type), and the context
+**   keeps llama.cpp's logits. ASKDB_LOGITS=all turns it off.
 ** - The thread is started with every signal blocked (and so are the
 **   OpenMP threads llama.cpp starts from it): signals stay with the
 **   threads that wait for them (askdb serve's sigwait).
@@ -68,6 +83,7 @@
 #ifdef ASKDB_HAVE_LLAMA
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -76,7 +92,9 @@
 #include <string.h>
 #include <time.h>
 
+#include <ggml-backend.h>
 #include <ggml-cpu.h>
+#include <ggml.h>
 
 #include "llm/hugepage.h"
 
@@ -176,7 +194,12 @@ struct llm_dec_call {
     int rc;                    /* the step's llama_decode() result */
     int others;                /* the step decoded other calls' tokens */
     long shared;               /* steps with others, so far */
+    long own;                  /* steps with text logits, so far */
     float *rows;               /* LLM_DEC_SEQS rows of n_vocab logits */
+    int text_only;             /* llm_dec_text_only(): its logits may be
+                                  the text ones */
+    llama_token *extra;        /* its prompt's tokens not in d->text */
+    int nextra;
     struct llm_dec_call *next; /* d->calls */
 };
 
@@ -191,6 +214,22 @@ struct llm_dec {
     int nlanes;
     int pad;                   /* pad 4k+3 rows to 4k+4 (pad_batch()) */
     int padded;                /* the batch being decoded has the pad */
+    /* Text logits (see the design notes): out is 0 until the context's
+    ** first decode with logits has compared them, then 1 (ours) or -1
+    ** (llama.cpp's, also with ASKDB_LOGITS=all or no text list). */
+    int out, out_off;
+    int own;                   /* this batch's logits are own_rows()' */
+    const struct ggml_tensor *out_w;   /* the output layer's weights */
+    int n_embd;
+    float *norm;               /* the batch's final-norm rows, in order */
+    size_t nnorm, norm_cap;    /* rows */
+    int norm_bad;              /* a final norm on_node() could not keep */
+    void *q8;                  /* norm's rows quantized for vec_dot */
+    llama_token *text;         /* the text tokens, ascending */
+    int ntext;
+    unsigned char *in_text;    /* n_vocab flags */
+    float **dst;               /* own_rows(): the rows, norm_cap */
+    int *qix;                  /* and their quantized norm rows */
     struct lane *lanes;
     pthread_mutex_t ctx_mu;
     pthread_mutex_t mu;
@@ -233,6 +272,187 @@ static void deadline_in(struct timespec *ts, int ms)
     ts->tv_nsec %= 1000000000L;
 }
 
+/* ------------------------------------------------------------------ */
+/* Text logits (see the design notes)                                  */
+/* ------------------------------------------------------------------ */
+
+/* llama.cpp's eval callback, asked about every node of the graph before
+** it is computed (ask) and told of the nodes it asked for after: keep
+** the rows of the final norm ("result_norm", one per output of the
+** ubatch, in batch order) and, when the batch's logits are ours, stop
+** the graph there; note the output layer's weights ("result_output"'s
+** first source) while they are unknown. */
+static bool on_node(struct ggml_tensor *t, bool ask, void *ud)
+{
+    struct llm_dec *d = ud;
+    size_t rows;
+
+    if (d->out < 0 || (d->out > 0 && !d->own))
+        return !ask;
+    if (ask && d->out == 0 && strcmp(t->name, "result_output") == 0)
+        d->out_w = t->src[0];
+    if (strcmp(t->name, "result_norm") != 0)
+        return !ask;
+    if (ask)
+        return true;
+    rows = (size_t)t->ne[1];
+    if (t->type != GGML_TYPE_F32 || !ggml_is_contiguous(t) ||
+        t->ne[0] != d->n_embd || d->nnorm + rows > d->norm_cap) {
+        d->norm_bad = 1;
+    } else {
+        memcpy(d->norm + d->nnorm * (size_t)d->n_embd, t->data,
+               rows * (size_t)d->n_embd * sizeof *d->norm);
+        d->nnorm += rows;
+    }
+    return !d->own;
+}
+
+/* Whether vec_dot can read the output layer as llama.cpp found it: plain
+** rows of a type ggml's CPU code multiplies, in memory. */
+static int out_usable(const struct llm_dec *d)
+{
+    const struct ggml_tensor *w = d->out_w;
+    const struct ggml_type_traits_cpu *tt;
+
+    if (!w || !w->data || !w->buffer ||
+        !ggml_backend_buffer_is_host(w->buffer) || w->ne[0] != d->n_embd ||
+        w->ne[1] != d->n_vocab || w->ne[2] != 1 || w->ne[3] != 1 ||
+        w->nb[1] != ggml_row_size(w->type, w->ne[0]))
+        return 0;
+    tt = ggml_get_type_traits_cpu(w->type);
+    return tt && tt->vec_dot && tt->nrows == 1 &&
+           ggml_get_type_traits_cpu(tt->vec_dot_type)->from_float;
+}
+
+/* Rows [0, n) of d->norm quantized into d->q8, as mul_mat quantizes its
+** second operand. Returns the size of one quantized row. */
+static size_t quantize_norm(struct llm_dec *d, size_t n)
+{
+    enum ggml_type vt = ggml_get_type_traits_cpu(d->out_w->type)->vec_dot_type;
+    ggml_from_float_t q = ggml_get_type_traits_cpu(vt)->from_float;
+    size_t qrow = ggml_row_size(vt, d->n_embd), i;
+
+    for (i = 0; i < n; i++)
+        q((const float *)d->norm + i * (size_t)d->n_embd,
+          (char *)d->q8 + i * qrow, d->n_embd);
+    return qrow;
+}
+
+/* dst[r][id] for each token id of ids[0..nids) (0..nids-1 when ids is
+** NULL) and each row r < nrows: the output layer's row id times
+** quantized norm row q[r], with ggml's vec_dot, on d->threads threads. */
+static void dot_rows(struct llm_dec *d, const llama_token *ids, int nids,
+                     float *const *dst, const int *q, int nrows, size_t qrow)
+{
+    ggml_vec_dot_t dot = ggml_get_type_traits_cpu(d->out_w->type)->vec_dot;
+    const char *w = d->out_w->data;
+    size_t wrow = d->out_w->nb[1];
+    int j;
+
+#pragma omp parallel for num_threads(d->threads) schedule(static)
+    for (j = 0; j < nids; j++) {
+        int id = ids ? ids[j] : j, r;
+
+        for (r = 0; r < nrows; r++)
+            dot(d->n_embd, dst[r] + id, 0, w + (size_t)id * wrow, 0,
+                (const char *)d->q8 + (size_t)q[r] * qrow, 0, 1);
+    }
+}
+
+/* After the context's first decode with logits, the whole graph run:
+** whether own_rows() gives its first output row bit for bit. */
+static void compare_out(struct llm_dec *d, int b0)
+{
+    const float *ref = llama_get_logits_ith(d->ctx, b0);
+    float *mine = malloc((size_t)d->n_vocab * sizeof *mine);
+    int q0 = 0;
+
+    d->out = -1;
+    if (!d->q8 && out_usable(d))
+        d->q8 = malloc(d->norm_cap *
+                       ggml_row_size(ggml_get_type_traits_cpu(d->out_w->type)
+                                         ->vec_dot_type,
+                                     d->n_embd));
+    if (mine && ref && d->q8 && !d->norm_bad && d->nnorm > 0 &&
+        out_usable(d)) {
+        dot_rows(d, NULL, d->n_vocab, &mine, &q0, 1, quantize_norm(d, 1));
+        if (memcmp(mine, ref, (size_t)d->n_vocab * sizeof *mine) == 0)
+            d->out = 1;
+    }
+    free(mine);
+}
+
+/* The batch's logits (ctx_mu held, after a decode that stopped at the
+** final norm): each RUN call's rows -INFINITY but for the text tokens
+** and its own extra ones. Returns -1 when the norm rows are not the
+** batch's outputs (no logits then). */
+static int own_rows(struct llm_dec *d)
+{
+    struct llm_dec_call *c;
+    size_t qrow;
+    int i, j, r, k = 0, first;
+
+    for (j = 0; j < d->nrun; j++) {
+        c = d->run[j];
+        for (i = 0, r = 0; i < c->taken; i++) {
+            if (!c->want[i])
+                continue;
+            if (r >= LLM_DEC_SEQS || (size_t)k >= d->nnorm)
+                return -1;
+            d->dst[k] = c->rows + (size_t)r++ * (size_t)d->n_vocab;
+            d->qix[k] = k;
+            k++;
+        }
+    }
+    if (d->norm_bad || (size_t)k != d->nnorm)
+        return -1;
+    qrow = quantize_norm(d, d->nnorm);
+    for (i = 0; i < k; i++)
+        for (j = 0; j < d->n_vocab; j++)
+            d->dst[i][j] = -INFINITY;
+    dot_rows(d, d->text, d->ntext, d->dst, d->qix, k, qrow);
+    for (j = 0, first = 0; j < d->nrun; j++) {
+        c = d->run[j];
+        for (i = 0, r = 0; i < c->taken; i++)
+            r += c->want[i] != 0;
+        if (c->nextra > 0 && r > 0)
+            dot_rows(d, c->extra, c->nextra, d->dst + first, d->qix + first,
+                     r, qrow);
+        first += r;
+    }
+    return 0;
+}
+
+/* The text tokens of the model's vocabulary into d->text and d->in_text:
+** pieces of printable ASCII, tab, newline and carriage return; single
+** bytes; control tokens. Returns -1 when out of memory. */
+static int text_tokens(struct llm_dec *d)
+{
+    const struct llama_vocab *v = llama_model_get_vocab(d->model);
+    char piece[512];
+    int id, n, i, ok;
+
+    d->text = malloc((size_t)d->n_vocab * sizeof *d->text);
+    d->in_text = calloc((size_t)d->n_vocab, 1);
+    if (!d->text || !d->in_text)
+        return -1;
+    for (id = 0; id < d->n_vocab; id++) {
+        n = llama_token_to_piece(v, id, piece, sizeof piece, 0, true);
+        ok = n < 0 || n == 1 || llama_vocab_is_control(v, id) ||
+             llama_vocab_is_eog(v, id);
+        if (!ok)
+            for (ok = n > 0, i = 0; ok && i < n; i++)
+                ok = (piece[i] >= ' ' && piece[i] <= '~') ||
+                     piece[i] == '\t' || piece[i] == '\n' ||
+                     piece[i] == '\r';
+        if (ok) {
+            d->in_text[id] = 1;
+            d->text[d->ntext++] = id;
+        }
+    }
+    return 0;
+}
+
 /*
 ** (Re)create the context with n_ctx cells; every conversation is lost.
 ** ctx_mu and mu held (or the decoder not shared yet). On failure there
@@ -265,6 +485,10 @@ static askdb_status make_context(struct llm_dec *d, int n_ctx, char *err,
     cp.n_threads = d->threads;
     cp.n_threads_batch = d->threads;
     cp.no_perf = true;
+    cp.cb_eval = on_node;
+    cp.cb_eval_user_data = d;
+    d->out = d->out_off ? -1 : 0;   /* compared again: a new graph */
+    d->out_w = NULL;
     llm_dec_clear_error();
     d->ctx = llama_init_from_model(d->model, cp);
     if (!d->ctx) {
@@ -396,15 +620,42 @@ static int gather(struct llm_dec *d)
     return nb;
 }
 
+/* Every call of the batch may have text logits (mu held). */
+static int all_text(const struct llm_dec *d)
+{
+    int j;
+
+    for (j = 0; j < d->nrun; j++)
+        if (!d->run[j]->text_only)
+            return 0;
+    return d->nrun > 0;
+}
+
 /* After a successful decode (ctx_mu held): each RUN call's logits rows
-** into its buffer. */
+** into its buffer (own_rows() when the graph stopped at the final norm;
+** the context's first rows compared first). */
 static void copy_rows(struct llm_dec *d)
 {
     size_t row = (size_t)d->n_vocab * sizeof(float);
     struct llm_dec_call *c;
     const float *src;
-    int i, j, r;
+    int i, j, r, b0 = -1;
 
+    if (d->own) {
+        if (own_rows(d) == 0)
+            return;
+        d->out = -1;   /* never again: llama.cpp's logits from now on */
+        for (j = 0; j < d->nrun; j++)
+            d->run[j]->rc = -1;
+        return;
+    }
+    for (i = 0; d->out == 0 && i < d->batch.n_tokens; i++)
+        if (d->batch.logits[i]) {
+            b0 = i;
+            break;
+        }
+    if (b0 >= 0)
+        compare_out(d, b0);
     for (j = 0; j < d->nrun; j++) {
         c = d->run[j];
         for (i = 0, r = 0; i < c->taken; i++) {
@@ -458,6 +709,7 @@ static void finish(struct llm_dec *d, int r)
                 if (c->seq[i] == 0 && c->pos[i] == ln->ncache)
                     ln->cache[ln->ncache++] = c->tok[i];
             c->shared += c->others;
+            c->own += d->own;
         } else if (c->rc == 0) {
             c->rc = r;
         }
@@ -486,6 +738,9 @@ static void *dec_main(void *ud)
             pthread_cond_broadcast(&d->done);   /* cancelled ones */
             continue;
         }
+        d->own = d->out > 0 && all_text(d);
+        d->nnorm = 0;
+        d->norm_bad = 0;
         pthread_mutex_unlock(&d->mu);
         pthread_mutex_lock(&d->ctx_mu);
         r = llama_decode(d->ctx, d->batch);
@@ -515,6 +770,7 @@ askdb_status llm_dec_new(struct llama_model *model, const char *name,
     struct llm_dec *d;
     sigset_t all, old;
     askdb_status rc = ASKDB_ERR_NOMEM;
+    const char *v;
     int i;
 
     *out = NULL;
@@ -533,6 +789,15 @@ askdb_status llm_dec_new(struct llama_model *model, const char *name,
     d->n_ctx_first = n_ctx < n_ctx_max ? n_ctx : n_ctx_max;
     d->n_ctx_max = n_ctx_max;
     d->n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(model));
+    d->n_embd = llama_model_n_embd(model);
+    d->norm_cap = DEC_BATCH;
+    v = getenv("ASKDB_LOGITS");
+    d->out_off = (v && strcmp(v, "all") == 0) || text_tokens(d) != 0;
+    d->norm = malloc(d->norm_cap * (size_t)d->n_embd * sizeof *d->norm);
+    d->dst = malloc(d->norm_cap * sizeof *d->dst);
+    d->qix = malloc(d->norm_cap * sizeof *d->qix);
+    if (!d->norm || !d->dst || !d->qix)
+        d->out_off = 1;
     pthread_mutex_init(&d->ctx_mu, NULL);
     pthread_mutex_init(&d->mu, NULL);
     pthread_cond_init(&d->work, NULL);
@@ -585,6 +850,12 @@ void llm_dec_free(struct llm_dec *d)
     for (i = 0; d->lanes && i < d->nlanes; i++)
         free(d->lanes[i].cache);
     free(d->lanes);
+    free(d->text);
+    free(d->in_text);
+    free(d->norm);
+    free(d->q8);
+    free(d->dst);
+    free(d->qix);
     pthread_mutex_destroy(&d->ctx_mu);
     pthread_mutex_destroy(&d->mu);
     pthread_cond_destroy(&d->work);
@@ -859,7 +1130,36 @@ void llm_dec_end(struct llm_dec_call *c)
     pthread_mutex_unlock(&d->mu);
     pthread_mutex_unlock(&d->ctx_mu);
     free(c->rows);
+    free(c->extra);
     free(c);
+}
+
+static int cmp_token(const void *a, const void *b)
+{
+    llama_token x = *(const llama_token *)a, y = *(const llama_token *)b;
+
+    return (x > y) - (x < y);
+}
+
+void llm_dec_text_only(struct llm_dec_call *c, const llama_token *toks,
+                       int n)
+{
+    struct llm_dec *d = c->d;
+    int i, k = 0;
+
+    if (!d->in_text || c->text_only)
+        return;
+    c->extra = malloc((size_t)(n > 0 ? n : 1) * sizeof *c->extra);
+    if (!c->extra)
+        return;   /* all of the logits, then */
+    for (i = 0; i < n; i++)
+        if (toks[i] >= 0 && toks[i] < d->n_vocab && !d->in_text[toks[i]])
+            c->extra[k++] = toks[i];
+    qsort(c->extra, (size_t)k, sizeof *c->extra, cmp_token);
+    for (i = 0, c->nextra = 0; i < k; i++)
+        if (i == 0 || c->extra[i] != c->extra[i - 1])
+            c->extra[c->nextra++] = c->extra[i];
+    c->text_only = 1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -982,6 +1282,11 @@ void llm_dec_set_scope(struct llm_dec_call *c, unsigned long scope)
 long llm_dec_room(const struct llm_dec_call *c)
 {
     return c->lane->res;
+}
+
+long llm_dec_text_steps(const struct llm_dec_call *c)
+{
+    return c->own;
 }
 
 long llm_dec_shared_steps(const struct llm_dec_call *c)

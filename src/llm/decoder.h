@@ -83,6 +83,16 @@ askdb_status llm_dec_begin(struct llm_dec *d, const llama_token *toks, int n,
                            struct llm_dec_call **out, char *err,
                            size_t errlen);
 
+/*
+** The call writes SQL (a reply of text): its logits may be only those of
+** the text tokens (printable ASCII, single bytes, control tokens) and of
+** its prompt toks[0..n), every other one -INFINITY; the decoder then
+** skips most of the output layer (see decoder.c). Call it before the
+** call evaluates anything. Out of memory it does nothing (all logits).
+*/
+void llm_dec_text_only(struct llm_dec_call *c, const llama_token *toks,
+                       int n);
+
 /* Tokens of the prompt that the lane's conversation holds (evaluated). */
 int llm_dec_cached(const struct llm_dec_call *c);
 
@@ -125,6 +135,9 @@ const float *llm_dec_logits(const struct llm_dec_call *c, int row);
 
 /* Steps of this call so far that also decoded another call's tokens. */
 long llm_dec_shared_steps(const struct llm_dec_call *c);
+
+/* Steps of this call so far whose logits were the text tokens' only. */
+long llm_dec_text_steps(const struct llm_dec_call *c);
 
 /* Lane sequence s (1..) holds the conversation's first n tokens too
 ** (their cells are shared, nothing is copied). */

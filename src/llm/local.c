@@ -1592,6 +1592,8 @@ static askdb_status local_run(struct local *l, const struct llm_request *req,
                        l->base.errmsg, sizeof l->base.errmsg);
     if (rc)
         goto out;
+    if (grammar && req->sql_end)   /* one ```sql block: text */
+        llm_dec_text_only(c, toks, ntok);
     rc = use_stable_prefix(l, c, req, toks, ntok, &file, &saved, &reused);
     if (rc)
         goto out;
@@ -1627,6 +1629,7 @@ static askdb_status local_run(struct local *l, const struct llm_request *req,
         out[i].prompt_tokens = ntok;
         out[i].cached_tokens = i == 0 ? reused : i < ns ? ntok : ntok - 1;
         out[i].shared_steps = llm_dec_shared_steps(c);
+        out[i].text_steps = llm_dec_text_steps(c);
     }
     out[0].load_ms = l->load_ms;
     out[0].huge_mb = l->load_ms > 0 ? l->huge_mb : 0;

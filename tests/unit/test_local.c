@@ -81,6 +81,7 @@ static int teardown(void **ts)
     llm_reply_free(&s->r);
     llm_free(s->m);
     unsetenv("ASKDB_PROMPT_CACHE_MB");
+    unsetenv("ASKDB_LOGITS");
     if (s->dir[0]) {
         unsetenv("ASKDB_CACHE_DIR");
         if (tmpdir_remove(s->dir))
@@ -981,6 +982,51 @@ static void local_candidates_are_grammatical_and_reply_0_is_greedy(void **ts)
     free_replies(again, 1);
     free_replies(r, 3);
     free(greedy);
+}
+
+/*
+** A reply that is one ```sql block (grammar and sql_end, as the agent asks
+** for SQL) gets only the text tokens' logits, ggml's own arithmetic on
+** them after llama.cpp's graph stopped at the final norm: the greedy
+** reply is the one every logit gives, token for token, also while three
+** replies are decoded as rows of one batch. Any other reply gets all of
+** llama.cpp's logits, and so does every reply with ASKDB_LOGITS=all.
+*/
+static void local_sql_replies_use_the_text_logits(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_msg q[] = {{"system", system_prompt},
+                          {"user", "Which products cost more than 20 "
+                                   "\u20ac at the caf\u00e9?"}};
+    struct llm_request req = request(q, 2, 48);
+    struct llm_reply r[3], all[3];
+    int i;
+
+    need_model();
+    open_model(s);
+    complete_ok(s, &req);   /* no grammar: not SQL */
+    assert_true(s->r.completion_tokens > 0);
+    assert_int_equal(s->r.text_steps, 0);
+    req.grammar = candidate_grammar;
+    req.sql_end = 1;
+    req.alt_temperature = 1.0;
+    req.seed = 7;
+    complete_n_ok(s, &req, 3, r);
+    for (i = 0; i < 3; i++)
+        assert_grammatical(r[i].text);
+    assert_true(r[0].text_steps >= r[0].completion_tokens - 1);
+
+    llm_free(s->m);
+    s->m = NULL;
+    setenv("ASKDB_LOGITS", "all", 1);
+    open_model(s);
+    complete_n_ok(s, &req, 3, all);
+    unsetenv("ASKDB_LOGITS");
+    assert_int_equal(all[0].text_steps, 0);
+    assert_string_equal(all[0].text, r[0].text);
+    assert_int_equal(all[0].completion_tokens, r[0].completion_tokens);
+    free_replies(all, 3);
+    free_replies(r, 3);
 }
 
 /*
@@ -1899,6 +1945,7 @@ int main(void)
     T(local_sql_end_stops_at_the_statement_end),
     T(local_on_end_settles_the_replies_still_written),
         T(local_candidates_are_grammatical_and_reply_0_is_greedy),
+        T(local_sql_replies_use_the_text_logits),
         T(local_later_candidates_match_the_batch),
         T(local_gate_starts_the_candidates_when_unsure),
         T(local_follow_cap_cuts_the_long_candidates),
