@@ -69,12 +69,14 @@
 **   ends the computation there) and own_rows() multiplies those tokens'
 **   rows of the output layer with ggml's own vec_dot, on the same threads;
 **   every other logit is -INFINITY. The output layer is 151,936 rows of
-**   1,536 (Q6_K): a fifth of a one-row step. The first decode with logits
-**   of every context runs the whole graph and compares ggml's logits of
-**   its first row with own_rows()' for the whole vocabulary, bit for bit
-**   (the same kernel, the same quantized row); any difference, or a
-**   weight layout vec_dot cannot read (a repacked type), and the context
-**   keeps llama.cpp's logits. ASKDB_LOGITS=all turns it off.
+**   1,536 (Q6_K): a fifth of a one-row step. The first decode of every
+**   context with k output rows (for each k) runs the whole graph and
+**   compares llama.cpp's logits of its rows with the decoder's for the
+**   whole vocabulary, bit for bit (the same kernel, the same quantized
+**   rows); any difference (ggml multiplies several rows of some types
+**   with llamafile's kernel) or a weight layout vec_dot cannot read (a
+**   repacked type), and the context keeps llama.cpp's logits.
+**   ASKDB_LOGITS=all turns it off.
 ** - The thread is started with every signal blocked (and so are the
 **   OpenMP threads llama.cpp starts from it): signals stay with the
 **   threads that wait for them (askdb serve's sigwait).
@@ -214,11 +216,14 @@ struct llm_dec {
     int nlanes;
     int pad;                   /* pad 4k+3 rows to 4k+4 (pad_batch()) */
     int padded;                /* the batch being decoded has the pad */
-    /* Text logits (see the design notes): out is 0 until the context's
-    ** first decode with logits has compared them, then 1 (ours) or -1
-    ** (llama.cpp's, also with ASKDB_LOGITS=all or no text list). */
+    /* Text logits (see the design notes): out is -1 once they are off
+    ** for the context (ASKDB_LOGITS=all, no text list, a comparison that
+    ** differed), else 0; seen[k] is 1 once a batch of k output rows has
+    ** been compared. */
     int out, out_off;
+    signed char *seen;         /* norm_cap + 1 flags */
     int own;                   /* this batch's logits are own_rows()' */
+    int check;                 /* this batch's are compared with them */
     const struct ggml_tensor *out_w;   /* the output layer's weights */
     int n_embd;
     float *norm;               /* the batch's final-norm rows, in order */
@@ -287,9 +292,9 @@ static bool on_node(struct ggml_tensor *t, bool ask, void *ud)
     struct llm_dec *d = ud;
     size_t rows;
 
-    if (d->out < 0 || (d->out > 0 && !d->own))
+    if (!d->own && !d->check)
         return !ask;
-    if (ask && d->out == 0 && strcmp(t->name, "result_output") == 0)
+    if (ask && d->check && strcmp(t->name, "result_output") == 0)
         d->out_w = t->src[0];
     if (strcmp(t->name, "result_norm") != 0)
         return !ask;
@@ -359,26 +364,43 @@ static void dot_rows(struct llm_dec *d, const llama_token *ids, int nids,
     }
 }
 
-/* After the context's first decode with logits, the whole graph run:
-** whether own_rows() gives its first output row bit for bit. */
-static void compare_out(struct llm_dec *d, int b0)
+/* After the context's first decode with k output rows, the whole graph
+** run: whether the decoder's arithmetic gives every one of them bit for
+** bit (ggml may multiply k rows with another kernel than one: llamafile's
+** for Q8_0 with AVX2). seen[k] then, else text logits off for good. */
+static void compare_out(struct llm_dec *d, int k)
 {
-    const float *ref = llama_get_logits_ith(d->ctx, b0);
-    float *mine = malloc((size_t)d->n_vocab * sizeof *mine);
-    int q0 = 0;
+    size_t row = (size_t)d->n_vocab;
+    float *mine = malloc((size_t)k * row * sizeof *mine);
+    const float *ref;
+    size_t qrow;
+    int i, b, ok = 0;
 
-    d->out = -1;
     if (!d->q8 && out_usable(d))
         d->q8 = malloc(d->norm_cap *
                        ggml_row_size(ggml_get_type_traits_cpu(d->out_w->type)
                                          ->vec_dot_type,
                                      d->n_embd));
-    if (mine && ref && d->q8 && !d->norm_bad && d->nnorm > 0 &&
+    if (mine && d->q8 && !d->norm_bad && d->nnorm == (size_t)k &&
         out_usable(d)) {
-        dot_rows(d, NULL, d->n_vocab, &mine, &q0, 1, quantize_norm(d, 1));
-        if (memcmp(mine, ref, (size_t)d->n_vocab * sizeof *mine) == 0)
-            d->out = 1;
+        qrow = quantize_norm(d, d->nnorm);
+        for (i = 0; i < k; i++) {
+            d->dst[i] = mine + (size_t)i * row;
+            d->qix[i] = i;
+        }
+        dot_rows(d, NULL, d->n_vocab, d->dst, d->qix, k, qrow);
+        for (i = 0, b = 0, ok = 1; ok && i < k; i++, b++) {
+            while (b < d->batch.n_tokens && !d->batch.logits[b])
+                b++;
+            ref = b < d->batch.n_tokens ? llama_get_logits_ith(d->ctx, b)
+                                        : NULL;
+            ok = ref && memcmp(d->dst[i], ref, row * sizeof *mine) == 0;
+        }
     }
+    if (ok)
+        d->seen[k] = 1;
+    else
+        d->out = -1;
     free(mine);
 }
 
@@ -489,6 +511,8 @@ static askdb_status make_context(struct llm_dec *d, int n_ctx, char *err,
     cp.cb_eval_user_data = d;
     d->out = d->out_off ? -1 : 0;   /* compared again: a new graph */
     d->out_w = NULL;
+    if (d->seen)
+        memset(d->seen, 0, d->norm_cap + 1);
     llm_dec_clear_error();
     d->ctx = llama_init_from_model(d->model, cp);
     if (!d->ctx) {
@@ -631,6 +655,28 @@ static int all_text(const struct llm_dec *d)
     return d->nrun > 0;
 }
 
+/* Before a decode (mu held): whose logits the batch gets. d->own: the
+** decoder's (the graph stops at the final norm); d->check (its output
+** rows): llama.cpp's, compared with the decoder's, the first time a
+** batch has that many; neither: llama.cpp's. */
+static void plan_logits(struct llm_dec *d)
+{
+    int i, k = 0;
+
+    for (i = 0; i < d->batch.n_tokens; i++)
+        k += d->batch.logits[i] != 0;
+    d->own = 0;
+    d->check = 0;
+    d->nnorm = 0;
+    d->norm_bad = 0;
+    if (d->out < 0 || k == 0 || (size_t)k > d->norm_cap)
+        return;
+    if (d->seen[k])
+        d->own = all_text(d);
+    else
+        d->check = k;
+}
+
 /* After a successful decode (ctx_mu held): each RUN call's logits rows
 ** into its buffer (own_rows() when the graph stopped at the final norm;
 ** the context's first rows compared first). */
@@ -639,7 +685,7 @@ static void copy_rows(struct llm_dec *d)
     size_t row = (size_t)d->n_vocab * sizeof(float);
     struct llm_dec_call *c;
     const float *src;
-    int i, j, r, b0 = -1;
+    int i, j, r;
 
     if (d->own) {
         if (own_rows(d) == 0)
@@ -649,13 +695,8 @@ static void copy_rows(struct llm_dec *d)
             d->run[j]->rc = -1;
         return;
     }
-    for (i = 0; d->out == 0 && i < d->batch.n_tokens; i++)
-        if (d->batch.logits[i]) {
-            b0 = i;
-            break;
-        }
-    if (b0 >= 0)
-        compare_out(d, b0);
+    if (d->check)
+        compare_out(d, d->check);
     for (j = 0; j < d->nrun; j++) {
         c = d->run[j];
         for (i = 0, r = 0; i < c->taken; i++) {
@@ -738,9 +779,7 @@ static void *dec_main(void *ud)
             pthread_cond_broadcast(&d->done);   /* cancelled ones */
             continue;
         }
-        d->own = d->out > 0 && all_text(d);
-        d->nnorm = 0;
-        d->norm_bad = 0;
+        plan_logits(d);
         pthread_mutex_unlock(&d->mu);
         pthread_mutex_lock(&d->ctx_mu);
         r = llama_decode(d->ctx, d->batch);
@@ -796,7 +835,8 @@ askdb_status llm_dec_new(struct llama_model *model, const char *name,
     d->norm = malloc(d->norm_cap * (size_t)d->n_embd * sizeof *d->norm);
     d->dst = malloc(d->norm_cap * sizeof *d->dst);
     d->qix = malloc(d->norm_cap * sizeof *d->qix);
-    if (!d->norm || !d->dst || !d->qix)
+    d->seen = calloc(d->norm_cap + 1, 1);
+    if (!d->norm || !d->dst || !d->qix || !d->seen)
         d->out_off = 1;
     pthread_mutex_init(&d->ctx_mu, NULL);
     pthread_mutex_init(&d->mu, NULL);
@@ -856,6 +896,7 @@ void llm_dec_free(struct llm_dec *d)
     free(d->q8);
     free(d->dst);
     free(d->qix);
+    free(d->seen);
     pthread_mutex_destroy(&d->ctx_mu);
     pthread_mutex_destroy(&d->mu);
     pthread_cond_destroy(&d->work);
