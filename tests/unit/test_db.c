@@ -436,9 +436,14 @@ static void die_in_a_write(const char *path)
                               "(SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE "
                               "i < 2000) SELECT i FROM c)",
                            NULL, NULL, NULL);
-        if (rc != SQLITE_OK)
+        if (rc != SQLITE_OK) {
             fprintf(stderr, "die_in_a_write: %s\n", sqlite3_errmsg(h));
-        _exit(rc == SQLITE_OK ? 0 : 1);   /* no rollback, no unlock */
+            _exit(1);
+        }
+        /* No rollback, no unlock: the process ends as true(1), so that
+        ** under valgrind no leak check of this image runs at its exit. */
+        execl("/bin/true", "true", (char *)NULL);
+        _exit(0);
     }
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
