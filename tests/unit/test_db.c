@@ -417,38 +417,6 @@ static void errors_are_classified(void **state)
     askdb_db_close(db);
 }
 
-/* Leave a hot rollback journal beside path: a child begins a write
-** that spills pages into the file and dies before it commits. */
-static void die_in_a_write(const char *path)
-{
-    pid_t pid = fork();
-    int status = 0;
-
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        sqlite3 *h = NULL;
-        int rc = sqlite3_open(path, &h);
-
-        rc |= sqlite3_exec(h, "PRAGMA cache_size=1; BEGIN; "
-                              "UPDATE emp SET name = name || 'x'; "
-                              "CREATE TABLE spill(x); INSERT INTO spill SELECT "
-                              "randomblob(1000) FROM (WITH RECURSIVE c(i) AS "
-                              "(SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE "
-                              "i < 2000) SELECT i FROM c)",
-                           NULL, NULL, NULL);
-        if (rc != SQLITE_OK) {
-            fprintf(stderr, "die_in_a_write: %s\n", sqlite3_errmsg(h));
-            _exit(1);
-        }
-        /* No rollback, no unlock: the process ends as true(1), so that
-        ** under valgrind no leak check of this image runs at its exit. */
-        execl("/bin/true", "true", (char *)NULL);
-        _exit(0);
-    }
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-}
-
 /* A writer that dies mid-write while askdb has the file open leaves a
 ** hot journal: the next statement says so and what to do, not SQLite's
 ** "attempt to write a readonly database" (which reads as if the
@@ -471,7 +439,7 @@ static void hot_journal_after_opening_is_explained(void **state)
                      ASKDB_OK);
     askdb_result_free(r);
     r = NULL;
-    die_in_a_write(path);
+    sqlfile_die_in_a_write(path);
     assert_int_equal(stat(journal, &sb), 0);
     before = file_sum(path);
     assert_int_equal(askdb_db_query(db, "SELECT count(*) FROM emp", &r),

@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "askdb.h"
@@ -178,6 +180,35 @@ static inline int sqlfile_exec(const char *path, const char *sql)
     sqlite3_free(err);
     sqlite3_close(h);
     return rc == SQLITE_OK ? 0 : -1;
+}
+
+/* Leave a hot rollback journal beside the SQLite file at path: another
+** process (python3's sqlite3, spawned: a process forked from one whose
+** other threads may hold an allocator lock can hang in its first
+** malloc()) begins a write that spills pages into the file and dies
+** before it commits. Fails the test when it cannot. */
+static inline void sqlfile_die_in_a_write(const char *path)
+{
+    static const char script[] =
+        "import os, sqlite3, sys\n"
+        "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+        "c.execute('PRAGMA cache_size=1')\n"
+        "c.execute('BEGIN')\n"
+        "c.execute('CREATE TABLE spill(x)')\n"
+        "c.execute('INSERT INTO spill SELECT randomblob(1000) FROM (WITH "
+        "RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE "
+        "i < 2000) SELECT i FROM n)')\n"
+        "os._exit(0)  # no rollback, no unlock\n";
+    char *const argv[] = {"python3", "-c", (char *)script, (char *)path,
+                          NULL};
+    extern char **environ;
+    pid_t pid;
+    int status = 0;
+
+    assert_int_equal(posix_spawnp(&pid, "python3", NULL, NULL, argv,
+                                  environ), 0);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 /* The sample database (examples/shop.db, or $SHOP_DB). */
