@@ -482,8 +482,11 @@ typedef enum askdb_error_class {
     ASKDB_EC_TIMEOUT,
     ASKDB_EC_EMPTY,          /* ran, returned no rows */
     ASKDB_EC_LLM,            /* the model call itself failed */
-    ASKDB_EC_CHECK           /* ran, but a check doubted the result (e.g.
+    ASKDB_EC_CHECK,          /* ran, but a check doubted the result (e.g.
                                 one number asked, many rows returned) */
+    ASKDB_EC_DATABASE        /* the database failed, not the statement
+                                (locked, unreadable, damaged, a hot
+                                journal): no repair is asked for */
 } askdb_error_class;
 
 ASKDB_API const char *askdb_error_class_str(askdb_error_class ec);

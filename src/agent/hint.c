@@ -412,6 +412,7 @@ void hint_write(struct buf *b, const struct db_schema *s, const char *sql,
     case ASKDB_EC_NONE:
     case ASKDB_EC_LLM:
     case ASKDB_EC_CHECK:     /* the check's own hint is in the message */
+    case ASKDB_EC_DATABASE:  /* never repaired */
         break;
     }
 }

@@ -363,6 +363,27 @@ void agent_cand_fail(struct agent_cand *c, askdb_error_class ec,
     c->err = strdup(msg);
 }
 
+enum agent_outcome agent_db_failed(struct agent_state *st, int i)
+{
+    agent_take_cand(st, i);
+    agent_record_sql(st);
+    agent_fail_attempt(st, ASKDB_EC_DATABASE,
+                       st->cands[i].err ? st->cands[i].err
+                                        : "the database failed");
+    st->fatal = ASKDB_ERR_DB;
+    return OUT_FATAL;
+}
+
+int agent_db_failure(const struct agent_state *st)
+{
+    int i;
+
+    for (i = 0; i < st->ncands; i++)
+        if (st->cands[i].ec == ASKDB_EC_DATABASE)
+            return i;
+    return -1;
+}
+
 /* Make candidate i the current statement (st->sql, st->reply). */
 void agent_take_cand(struct agent_state *st, int i)
 {

@@ -206,6 +206,15 @@ void agent_record_sql(struct agent_state *st);
 void agent_fail_attempt(struct agent_state *st, askdb_error_class ec,
                         const char *msg);
 
+/* The current attempt failed because the database did (candidate i's
+** ASKDB_EC_DATABASE error): no repair can help, so the question ends with
+** ASKDB_ERR_DB and the message, the attempt recorded with its SQL. */
+enum agent_outcome agent_db_failed(struct agent_state *st, int i);
+
+/* The first candidate whose statement failed because the database did,
+** or -1. */
+int agent_db_failure(const struct agent_state *st);
+
 /* Free every candidate of the current attempt. */
 void agent_cands_clear(struct agent_state *st);
 

@@ -151,6 +151,8 @@ enum agent_outcome agent_step_validate(struct agent_state *st)
             ;
         if (i == st->ncands)
             i = 0;
+        if (agent_db_failure(st) >= 0)
+            return agent_db_failed(st, agent_db_failure(st));
         agent_take_cand(st, i);
         agent_fail_attempt(st, st->cands[i].ec,
                      st->cands[i].err ? st->cands[i].err : "invalid");

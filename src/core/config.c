@@ -185,6 +185,7 @@ const char *askdb_error_class_str(askdb_error_class ec)
     case ASKDB_EC_EMPTY: return "empty";
     case ASKDB_EC_LLM: return "llm";
     case ASKDB_EC_CHECK: return "check";
+    case ASKDB_EC_DATABASE: return "database";
     }
     return "unknown";
 }

@@ -67,6 +67,8 @@ struct sq {
     struct watchdog wd;
     const atomic_int *cancel; /* db->cancel (askdb_agent_cancel) */
     struct sqlfn *fn;        /* checked printf(), instr(), ... */
+    double busy_since;       /* busy_wait(): when the lock was met */
+    double busy_ms;          /* and how long it has been waited for */
 };
 
 static struct sq *SQ(askdb_db *db)
@@ -85,6 +87,12 @@ static struct sq *SQ(askdb_db *db)
 static const char *sq_errmsg(struct sq *s, const char *path, const char *it,
                              char *buf, size_t n)
 {
+    if ((sqlite3_extended_errcode(s->h) & 0xff) == SQLITE_BUSY) {
+        snprintf(buf, n, "%s is locked: another program is writing to it "
+                 "and did not finish within %.0f ms; ask again when it "
+                 "has", it, s->busy_ms);
+        return buf;
+    }
     if (sqlite3_extended_errcode(s->h) != SQLITE_READONLY_ROLLBACK)
         return sqlite3_errmsg(s->h);
     snprintf(buf, n, "%s has a hot rollback journal ('%s-journal'), left "
@@ -94,6 +102,29 @@ static const char *sq_errmsg(struct sq *s, const char *path, const char *it,
              "sqlite3 '%s' 'PRAGMA quick_check', then ask again", it, path,
              path);
     return buf;
+}
+
+/*
+** The class of SQLite's last error on s, whose message is m: what fails
+** because of the database itself (locked by a writer, unreadable,
+** damaged, not a database, a hot journal or a WAL it may not recover) is
+** ASKDB_EC_DATABASE, whatever the statement; a repair cannot help.
+*/
+static askdb_error_class sq_class(struct sq *s, const char *m)
+{
+    switch (sqlite3_extended_errcode(s->h) & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_READONLY:   /* a read-only connection's reads: the files */
+    case SQLITE_IOERR:
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+    case SQLITE_CANTOPEN:
+    case SQLITE_PROTOCOL:
+    case SQLITE_NOLFS:
+        return ASKDB_EC_DATABASE;
+    default:
+        return db_classify(m);
+    }
 }
 
 /* Introspection pragmas that only read; anything else is refused. */
@@ -181,6 +212,30 @@ static int progress(void *ud)
         return 1;
     }
     return s->cancel && atomic_load(s->cancel);
+}
+
+#define BUSY_MAX_MS 5000   /* a lock waited for with no time limit */
+
+/*
+** SQLite's busy handler, called the n-th time (from 0) that a lock is
+** taken (a writer commits): wait for it in short sleeps while the
+** statement's time limit (with none, BUSY_MAX_MS) lasts and it is not
+** cancelled; then SQLite gives up with SQLITE_BUSY (sq_errmsg()).
+*/
+static int busy_wait(void *ud, int n)
+{
+    struct sq *s = ud;
+    struct timespec ts = {0, 10 * 1000000L};
+    double now = db_now_ms(), end;
+
+    if (n == 0)
+        s->busy_since = now;
+    s->busy_ms = now - s->busy_since;
+    end = s->deadline > 0 ? s->deadline : s->busy_since + BUSY_MAX_MS;
+    if (now >= end || (s->cancel && atomic_load(s->cancel)))
+        return 0;
+    nanosleep(&ts, NULL);
+    return 1;
 }
 
 static void arm(struct sq *s, int timeout_ms)
@@ -446,6 +501,7 @@ static askdb_status sq_open(askdb_db *db, const char *path)
     sqlite3_limit(s->h, SQLITE_LIMIT_SQL_LENGTH, 1 << 20);
     sqlite3_set_authorizer(s->h, authorize, s);
     sqlite3_progress_handler(s->h, 1000, progress, s);
+    sqlite3_busy_handler(s->h, busy_wait, s);
     init_pragma_functions(s);
     s->fn = sqlfn_install(s->h, &s->deadline, &s->timed_out);
 
@@ -906,7 +962,7 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
     if (rc != SQLITE_OK) {
         const char *m = sq_errmsg(s, db->path, "the database", why,
                                   sizeof why);
-        e->ec = db_classify(m);
+        e->ec = sq_class(s, m);
         if (strncmp(m, "vtable constructor failed: ", 27) == 0) {
             /* dbstat, sqlite_stmt, ...: modules the guard does not let
             ** set themselves up. */
@@ -1126,7 +1182,7 @@ static askdb_status sq_run(askdb_db *db, const char *sql, askdb_result **out,
         } else {
             const char *m = sq_errmsg(s, db->path, "the database", why,
                                       sizeof why);
-            e->ec = db_classify(m);
+            e->ec = sq_class(s, m);
             if (e->ec == ASKDB_EC_NONE || e->ec == ASKDB_EC_TIMEOUT)
                 e->ec = ASKDB_EC_RUNTIME;
             snprintf(e->msg, sizeof e->msg, "%s", m);

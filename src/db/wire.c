@@ -459,7 +459,7 @@ static int take_error(struct wire_dec *d, struct cur *c)
 
     if (c->bad || c->n)
         return bad(d, "an error frame of the wrong size");
-    if (st == ASKDB_OK || st > ASKDB_ERR_CANCELLED || ec > ASKDB_EC_CHECK)
+    if (st == ASKDB_OK || st > ASKDB_ERR_CANCELLED || ec > ASKDB_EC_DATABASE)
         return bad(d, "an error with an unknown status or class");
     if (n > MSG_MAX || memchr(m, '\0', n))
         return bad(d, "an error message too long or with a NUL byte");

@@ -104,6 +104,7 @@ const char *rec_class_of(askdb_error_class ec)
     case ASKDB_EC_EMPTY: return REC_EMPTY;
     case ASKDB_EC_LLM: return REC_MODEL;
     case ASKDB_EC_CHECK: return REC_WRONG;
+    case ASKDB_EC_DATABASE: return REC_RUNTIME;
     }
     return REC_RUNTIME;
 }

@@ -107,7 +107,7 @@ static void decode(enum wire_reply kind, const uint8_t *p, size_t n,
         g->err = d.err;
         memcpy(g->version, d.version, sizeof g->version);
         if (d.status != ASKDB_OK &&
-            (d.err.ec > ASKDB_EC_CHECK ||
+            (d.err.ec > ASKDB_EC_DATABASE ||
              strnlen(d.err.msg, sizeof d.err.msg) >= sizeof d.err.msg))
             abort();
         r = wire_dec_take(&d);

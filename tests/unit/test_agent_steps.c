@@ -505,6 +505,41 @@ static void repeated_failure_is_asked_again(void **state)
     assert_string_equal(a->attempts[1].sql, "SELECT nope FROM customers");
 }
 
+/* The database failing, not the statement (a writer died in the middle
+** of a write and left a hot journal): the question ends at once with the
+** database's message and what to do; the model is not asked to repair
+** what it did not break. */
+static void a_failing_database_is_not_repaired(void **state)
+{
+    static const char *const r[] = {
+        "SELECT count(*) AS n FROM t",
+        "SELECT count(*) AS n FROM t",
+        "SELECT count(*) AS n FROM t",
+        "SELECT count(*) AS n FROM t", NULL};
+    struct steps *t = steps(state, r);
+    const char *db = make_db("hot.db", "CREATE TABLE t(x); "
+                                       "INSERT INTO t VALUES (1), (2);");
+    char journal[4300];
+    askdb_answer *a;
+
+    agent_open(t, db);
+    turn(t, "How many rows are there?");
+    assert_int_equal(t->s.calls, 1);
+    sqlfile_die_in_a_write(db);
+    a = ask_agent(t, "How many rows are there now?", ASKDB_ERR_DB);
+    assert_int_equal(t->s.calls, 2);
+    assert_int_equal(a->nattempts, 1);
+    assert_int_equal(a->attempts[0].error, ASKDB_EC_DATABASE);
+    assert_string_equal(a->attempts[0].sql, "SELECT count(*) AS n FROM t");
+    assert_non_null(strstr(a->error, "hot rollback journal"));
+    assert_null(a->result);
+    askdb_agent_free(t->ag);
+    t->ag = NULL;
+    snprintf(journal, sizeof journal, "%s-journal", db);
+    unlink(journal);
+    unlink(db);
+}
+
 /* askdb_agent_warm reads the schema and asks the model nothing; the
 ** questions after it are answered as without it. A database that cannot
 ** be read fails the warm-up with the reason. */
@@ -1290,6 +1325,7 @@ int main(void)
         T(tied_results_are_put_to_the_model),
         T(bank_examples_come_after_the_schema),
         T(repeated_failure_is_asked_again),
+        T(a_failing_database_is_not_repaired),
         T(warm_asks_nothing_and_changes_nothing),
         T(failing_candidates_do_not_vote),
         T(fixed_candidate_loses_a_tie),

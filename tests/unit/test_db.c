@@ -449,12 +449,49 @@ static void hot_journal_after_opening_is_explained(void **state)
                            "the database has a hot rollback journal ("));
     assert_non_null(strstr(askdb_db_errmsg(db), "PRAGMA quick_check"));
     assert_null(strstr(askdb_db_errmsg(db), "readonly"));
-    assert_int_equal(askdb_db_errclass(db), ASKDB_EC_RUNTIME);
+    assert_int_equal(askdb_db_errclass(db), ASKDB_EC_DATABASE);
     assert_true(file_sum(path) == before);
     assert_int_equal(stat(journal, &sb), 0);
     askdb_db_close(db);
     unlink(journal);
     unlink(path);
+}
+
+/* A writer's lock (its commit) is waited for while the statement's time
+** limit lasts (SQLite alone says "database is locked" at once): a lock
+** that ends within it costs only the wait; one that outlasts it fails the
+** statement as the database's failure, saying so, at the limit. */
+static void locks_are_waited_for_within_the_limit(void **state)
+{
+    askdb_db *db = open_ok(); /* 300 ms */
+    askdb_result *r = NULL;
+    struct sqlfile_locker l;
+    double t0, ms;
+
+    (void)state;
+    sqlfile_lock(&l, dbpath, 150);
+    assert_int_equal(askdb_db_query(db, "SELECT count(*) FROM emp", &r),
+                     ASKDB_OK);
+    assert_int_equal(r->nrows, 1);
+    askdb_result_free(r);
+    r = NULL;
+    sqlfile_lock_end(&l);
+    sqlfile_lock(&l, dbpath, 2000);
+    t0 = db_now_ms();
+    assert_int_equal(askdb_db_query(db, "SELECT count(*) FROM emp", &r),
+                     ASKDB_ERR_DB);
+    ms = db_now_ms() - t0;
+    assert_null(r);
+    assert_int_equal(askdb_db_errclass(db), ASKDB_EC_DATABASE);
+    assert_non_null(strstr(askdb_db_errmsg(db), "the database is locked: "
+                                                "another program is writing"));
+    assert_true(ms >= 250 && ms < 1800);
+    sqlfile_lock_end(&l);
+    /* And afterwards it reads again. */
+    assert_int_equal(askdb_db_query(db, "SELECT count(*) FROM emp", &r),
+                     ASKDB_OK);
+    askdb_result_free(r);
+    askdb_db_close(db);
 }
 
 static void slow_query_is_interrupted_at_the_limit(void **state)
@@ -802,6 +839,7 @@ int main(void)
         cmocka_unit_test(introspection_pragmas_are_allowed),
         cmocka_unit_test(errors_are_classified),
         cmocka_unit_test(hot_journal_after_opening_is_explained),
+        cmocka_unit_test(locks_are_waited_for_within_the_limit),
         cmocka_unit_test(slow_query_is_interrupted_at_the_limit),
         cmocka_unit_test(count_over_a_big_table_stops_at_the_limit),
         cmocka_unit_test(rows_and_bytes_are_capped),

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "askdb.h"
@@ -209,6 +211,71 @@ static inline void sqlfile_die_in_a_write(const char *path)
                                   environ), 0);
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* A writer of its own (a thread with its own connection) that holds an
+** exclusive lock on an SQLite file for a while, as a commit does. A
+** thread, not a child process: a process forked while another of its
+** threads holds an allocator lock may hang in its first malloc(). */
+struct sqlfile_locker {
+    pthread_t th;
+    const char *path;
+    int ms;
+    int fd[2];               /* one byte once the lock is held */
+    int ok;
+};
+
+static inline void *sqlfile_locker_main(void *ud)
+{
+    struct sqlfile_locker *l = ud;
+    sqlite3 *h = NULL;
+    struct timespec ts;
+    char c = 'x';
+
+    if (sqlite3_open(l->path, &h) == SQLITE_OK &&
+        sqlite3_exec(h, "BEGIN EXCLUSIVE", NULL, NULL, NULL) == SQLITE_OK) {
+        l->ok = 1;
+        if (write(l->fd[1], &c, 1) != 1)
+            l->ok = 0;
+        ts.tv_sec = l->ms / 1000;
+        ts.tv_nsec = (long)(l->ms % 1000) * 1000000L;
+        nanosleep(&ts, NULL);
+        if (sqlite3_exec(h, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+            l->ok = 0;
+    } else {
+        c = 'e';
+        if (write(l->fd[1], &c, 1) != 1)
+            l->ok = 0;
+    }
+    sqlite3_close(h);
+    return NULL;
+}
+
+/* Hold an exclusive lock on the SQLite file at path for ms milliseconds;
+** returns once it is held. sqlfile_lock_end() waits for its end. */
+static inline void sqlfile_lock(struct sqlfile_locker *l, const char *path,
+                                int ms)
+{
+    char c = 0;
+
+    memset(l, 0, sizeof *l);
+    l->path = path;
+    l->ms = ms;
+    assert_int_equal(pipe(l->fd), 0);
+    assert_int_equal(pthread_create(&l->th, NULL, sqlfile_locker_main, l),
+                     0);
+    assert_int_equal(read(l->fd[0], &c, 1), 1);
+    assert_int_equal(c, 'x');
+}
+
+/* Wait for sqlfile_lock()'s writer to commit; fails the test unless it
+** held the lock and committed. */
+static inline void sqlfile_lock_end(struct sqlfile_locker *l)
+{
+    assert_int_equal(pthread_join(l->th, NULL), 0);
+    close(l->fd[0]);
+    close(l->fd[1]);
+    assert_true(l->ok);
 }
 
 /* The sample database (examples/shop.db, or $SHOP_DB). */
