@@ -1000,6 +1000,13 @@ static askdb_error_class classify(unsigned no)
     case ER_UNSUPPORTED_PS:            /* 1295 */
     case ER_OPTION_PREVENTS_STATEMENT: /* 1290 read_only, secure_file_priv */
         return ASKDB_EC_REFUSED;
+    case ER_DISK_FULL:             /* 1021 */
+    case ER_GET_ERRNO:             /* 1030, from the storage engine */
+    case ER_NOT_KEYFILE:           /* 1034 */
+    case ER_CRASHED_ON_USAGE:      /* 1194 */
+    case ER_CRASHED_ON_REPAIR:     /* 1195 */
+    case ER_CON_COUNT_ERROR:       /* 1040 */
+        return ASKDB_EC_DATABASE;  /* the database's: no repair helps */
     default:
         return ASKDB_EC_RUNTIME;
     }
@@ -1024,7 +1031,7 @@ static askdb_status server_error(askdb_db *db, struct my *s, unsigned no,
     if (no == CR_SERVER_LOST || no == CR_SERVER_GONE_ERROR ||
         no == CR_CONNECTION_ERROR || no == CR_CONN_HOST_ERROR) {
         s->dead = 1;
-        e->ec = ASKDB_EC_RUNTIME;
+        e->ec = ASKDB_EC_DATABASE;
         snprintf(e->msg, sizeof e->msg,
                  "lost the connection to %s (%s, error %u): the server "
                  "stopped, restarted or hung; check that it runs, then ask "
@@ -1037,14 +1044,15 @@ static askdb_status server_error(askdb_db *db, struct my *s, unsigned no,
             lock = msg;
         else if (fired == 1 && strstr(s->w.state, "lock"))
             lock = s->w.state;
-        if (lock)
+        if (lock) {
+            e->ec = ASKDB_EC_DATABASE;   /* another session's lock */
             snprintf(e->msg, sizeof e->msg,
                      "query interrupted after the %d ms time limit "
                      "(--timeout): it was waiting for a lock that another "
                      "session holds (%s); ask again when that session is "
                      "done, or ask its owner to release it",
                      db->query_timeout_ms, lock);
-        else
+        } else
             snprintf(e->msg, sizeof e->msg,
                      "query interrupted after the %d ms time limit "
                      "(--timeout)", db->query_timeout_ms);

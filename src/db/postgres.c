@@ -662,13 +662,13 @@ static int pg_ready(askdb_db *db, struct pg *p, struct db_err *e)
     PQreset(p->conn);
     if (PQstatus(p->conn) != CONNECTION_OK) {
         connect_error(db, p, "reconnect to");
-        e->ec = ASKDB_EC_RUNTIME;
+        e->ec = ASKDB_EC_DATABASE;
         say(e->msg, sizeof e->msg, "%s", db->errmsg);
         p->lost = 1;
         return -1;
     }
     if (pg_setup(db, p, 0) != ASKDB_OK) {
-        e->ec = ASKDB_EC_RUNTIME;
+        e->ec = ASKDB_EC_DATABASE;
         say(e->msg, sizeof e->msg, "%s", db->errmsg);
         p->lost = 1;
         return -1;
@@ -691,7 +691,13 @@ static askdb_error_class class_of(const char *state)
         {"42P01", ASKDB_EC_UNKNOWN_TABLE},  /* undefined_table */
         {"42601", ASKDB_EC_SYNTAX},         /* syntax_error */
         {"57014", ASKDB_EC_TIMEOUT},        /* query_canceled */
-        {"55P03", ASKDB_EC_TIMEOUT},        /* lock_not_available */
+        /* The database, not the statement: no repair helps. */
+        {"55P03", ASKDB_EC_DATABASE},       /* lock_not_available */
+        {"53100", ASKDB_EC_DATABASE},       /* disk_full */
+        {"53300", ASKDB_EC_DATABASE},       /* too_many_connections */
+        {"58030", ASKDB_EC_DATABASE},       /* io_error */
+        {"XX001", ASKDB_EC_DATABASE},       /* data_corrupted */
+        {"XX002", ASKDB_EC_DATABASE},       /* index_corrupted */
         {"25006", ASKDB_EC_REFUSED},        /* read_only_sql_transaction */
         {"42501", ASKDB_EC_REFUSED},        /* insufficient_privilege */
     };
@@ -753,7 +759,7 @@ static askdb_status pg_fail(askdb_db *db, struct pg *p, const PGresult *r,
     if (!r || state_lost(state) || PQstatus(p->conn) == CONNECTION_BAD) {
         p->lost = 1;
         one_line(p, r ? PQresultErrorMessage(r) : connmsg, m, sizeof m);
-        e->ec = ASKDB_EC_RUNTIME;
+        e->ec = ASKDB_EC_DATABASE;
         say(e->msg, sizeof e->msg,
                  "lost the connection to '%s' during the statement (%s); "
                  "check that the server runs, then ask again (askdb "

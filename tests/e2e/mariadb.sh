@@ -539,6 +539,17 @@ fault_lock_held_by_another_session() {
     expect_rc 0
     expect_faster 4000
     expect_out_has "CREATE TABLE orders"
+    # Asked through the agent: the lock is the database's, not the SQL's:
+    # one attempt, class "database", no repair asked of the model.
+    start_llm "$(always "$(fence "SELECT COUNT(*) AS n FROM orders")")"
+    run ask --llm-url "$URL" --model test --timeout 1500 --no-question-check --candidates 1 -f json "$RO_URL" "How many orders?"
+    expect_rc 1
+    pycheck '
+assert len(reqs) == 1, len(reqs)
+j = json.loads(out)
+assert [a["error"] for a in j["attempts"]] == ["database"], j["attempts"]
+assert "waiting for a lock that another session holds" in j["error"], j["error"]
+'
     mdb_admin -e "KILL $(mdb_admin -N -e "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE '%SLEEP(20)%' AND ID <> CONNECTION_ID()")" 2>/dev/null
     wait "$pid" 2>/dev/null
     return 0

@@ -859,6 +859,17 @@ lock_held_by_another_session_ends_by_lock_timeout() {
     # The schema does not wait for the locked table either.
     run schema --timeout 1000 "$READER"
     local src=$RC selapsed=$ELAPSED_MS
+    # Asked through the agent: the lock is the database's, not the SQL's:
+    # one attempt, class "database", no repair asked of the model.
+    start_llm "$(always "$(fence "SELECT count(*) AS n FROM orders")")"
+    run ask --llm-url "$URL" --model test --timeout 1000 --no-question-check --candidates 1 -f json "$READER" "How many orders?"
+    [ "$RC" = 1 ] || fail "ask: exit $RC while the table was locked, expected 1"
+    expect_requests 1
+    pycheck '
+j = json.loads(out)
+assert [a["error"] for a in j["attempts"]] == ["database"], j["attempts"]
+assert "lock another session holds" in j["error"], j["error"]
+'
     kill "$holder" 2>/dev/null
     su_sql "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%LOCK TABLE orders%' AND pid <> pg_backend_pid()" >/dev/null
     wait "$holder" 2>/dev/null
