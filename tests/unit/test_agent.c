@@ -520,5 +520,6 @@ int main(void)
         cmocka_unit_test(timeout_hint_names_the_limit_in_force),
         cmocka_unit_test(missing_database_fails_agent_creation),
     };
+    test_filter_from_env();
     return cmocka_run_group_tests_name("agent", tests, NULL, NULL);
 }

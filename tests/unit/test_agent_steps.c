@@ -1360,6 +1360,7 @@ int main(void)
         T(failed_examples_lookup_is_not_a_failed_question),
         T(locked_store_is_tried_again_next_question),
     };
+    test_filter_from_env();
     return cmocka_run_group_tests_name("agent_steps", tests,
                                        tmpdir_cache_setup, tmpdir_teardown);
 }

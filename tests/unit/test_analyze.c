@@ -850,6 +850,7 @@ int main(void)
         cmocka_unit_test(rewrites_keep_the_schema_of_a_table),
         cmocka_unit_test(cast_compare_casts_both_sides),
     };
+    test_filter_from_env();
 
     return cmocka_run_group_tests(tests, setup, teardown);
 }

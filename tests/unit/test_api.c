@@ -630,6 +630,7 @@ int main(void)
         cmocka_unit_test(output_refusal_names_databases),
         cmocka_unit_test(schema_json_and_explain),
     };
+    test_filter_from_env();
 
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

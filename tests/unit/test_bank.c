@@ -172,6 +172,7 @@ int main(void)
         cmocka_unit_test(similar_questions_share_their_form),
         cmocka_unit_test(render_lists_question_and_sql),
     };
+    test_filter_from_env();
 
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

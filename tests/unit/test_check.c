@@ -468,6 +468,7 @@ int main(void)
         cmocka_unit_test(joined_table_used_nowhere_else),
         cmocka_unit_test(kinds_have_names),
     };
+    test_filter_from_env();
 
     return cmocka_run_group_tests(tests, setup, teardown);
 }

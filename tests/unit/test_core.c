@@ -377,6 +377,7 @@ int main(void)
         cmocka_unit_test(trace_refuses_sqlite_files),
         cmocka_unit_test(parallel_trace_lines_never_interleave),
     };
+    test_filter_from_env();
     return cmocka_run_group_tests_name("core", tests, tmpdir_setup,
                                        tmpdir_teardown);
 }

@@ -848,6 +848,7 @@ int main(void)
         cmocka_unit_test(zero_or_negative_limits_mean_the_defaults),
         cmocka_unit_test(urls_lose_their_passwords),
     };
+    test_filter_from_env();
     return cmocka_run_group_tests_name("db", tests, setup,
                                        tmpdir_teardown);
 }

@@ -302,6 +302,7 @@ int main(void)
         cmocka_unit_test(python_keys_match_str_and_type),
         cmocka_unit_test(sql_prepared_like_the_official_evaluation),
     };
+    test_filter_from_env();
 
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -128,6 +128,7 @@ int main(void)
         cmocka_unit_test(extra_queries),
         cmocka_unit_test(unparsable_text_still_gets_a_level),
     };
+    test_filter_from_env();
 
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

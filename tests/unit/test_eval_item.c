@@ -83,6 +83,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(answer_without_attempts_is_scored),
     };
+    test_filter_from_env();
     return cmocka_run_group_tests_name("eval_item", tests, setup,
                                        tmpdir_teardown);
 }

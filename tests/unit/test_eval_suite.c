@@ -376,6 +376,7 @@ int main(void)
         cmocka_unit_test(percentiles_by_nearest_rank),
         cmocka_unit_test(summary_counts_bad_items_apart),
     };
+    test_filter_from_env();
 
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -196,5 +196,6 @@ int main(void)
         cmocka_unit_test(check_accepts_queries_only),
         cmocka_unit_test(tokenizer_handles_quotes_and_comments),
     };
+    test_filter_from_env();
     return cmocka_run_group_tests_name("extract", tests, NULL, NULL);
 }

@@ -624,6 +624,7 @@ int main(void)
         cmocka_unit_test(spider_gold_accepted_renamed_columns_refused),
 #endif
     };
+    test_filter_from_env();
 
 #ifdef ASKDB_HAVE_LLAMA
     return cmocka_run_group_tests(tests, load_vocab, free_vocab);

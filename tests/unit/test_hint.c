@@ -127,6 +127,7 @@ int main(void)
         cmocka_unit_test(unknown_table_read_from_each_engine),
         cmocka_unit_test(unknown_column_of_a_qualified_table),
     };
+    test_filter_from_env();
 
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -528,6 +528,7 @@ int main(void)
         cmocka_unit_test(spider_bridges_join_named_tables),
         cmocka_unit_test(question_names_a_table_beyond_another),
     };
+    test_filter_from_env();
     return cmocka_run_group_tests_name("link", tests, setup,
                                        tmpdir_teardown);
 }

@@ -1523,6 +1523,7 @@ int main(void)
         T(candidate_seeds_and_temperatures),
         cmocka_unit_test(snippet_is_cut_between_characters),
     };
+    test_filter_from_env();
 
     /* Fast backoff; local servers only (no proxy in between). */
     setenv("ASKDB_RETRY_BASE_MS", "1", 1);

@@ -1985,8 +1985,6 @@ int main(void)
     };
 
     unsetenv("ASKDB_CACHE_DIR");
-    /* e.g. TEST_FILTER='*error*' for a quicker run under valgrind */
-    if (getenv("TEST_FILTER"))
-        cmocka_set_test_filter(getenv("TEST_FILTER"));
+    test_filter_from_env();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

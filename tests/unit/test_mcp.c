@@ -672,6 +672,7 @@ int main(void)
         cmocka_unit_test(a_cancelled_statement_stops_at_once),
         cmocka_unit_test(every_result_text_is_the_structured_content),
     };
+    test_filter_from_env();
 
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

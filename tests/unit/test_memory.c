@@ -589,6 +589,7 @@ int main(void)
         cmocka_unit_test(batch_rolls_back_when_not_committed),
         cmocka_unit_test(renders_pairs_for_the_prompt),
     };
+    test_filter_from_env();
 
     unsetenv("ASKDB_CACHE_DIR");
     return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);

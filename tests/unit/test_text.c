@@ -175,5 +175,6 @@ int main(void)
         cmocka_unit_test(quoting_doubles_the_quote_and_nothing_else),
         cmocka_unit_test(quoted_names_round_trip_through_sqlite),
     };
+    test_filter_from_env();
     return cmocka_run_group_tests_name("text", tests, NULL, NULL);
 }

@@ -725,6 +725,7 @@ int main(void)
         cmocka_unit_test(free_text_and_numbers_are_not_indexed),
         cmocka_unit_test(render_says_column_and_spelling),
     };
+    test_filter_from_env();
     return cmocka_run_group_tests_name("values", tests, tmpdir_setup,
                                        tmpdir_teardown);
 }

@@ -352,5 +352,6 @@ int main(void)
         cmocka_unit_test(malformed_replies_are_refused),
         cmocka_unit_test(a_cut_reply_is_never_done),
     };
+    test_filter_from_env();
     return cmocka_run_group_tests_name("wire", tests, NULL, NULL);
 }
