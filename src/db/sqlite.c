@@ -89,8 +89,8 @@ static const char *sq_errmsg(struct sq *s, const char *path, const char *it,
 {
     if ((sqlite3_extended_errcode(s->h) & 0xff) == SQLITE_BUSY) {
         snprintf(buf, n, "%s is locked: another program is writing to it "
-                 "and did not finish within %.0f ms; ask again when it "
-                 "has", it, s->busy_ms);
+                 "(waited %.0f ms, as long as the statement's time allows); "
+                 "ask again when it has finished", it, s->busy_ms);
         return buf;
     }
     if (sqlite3_extended_errcode(s->h) != SQLITE_READONLY_ROLLBACK)
