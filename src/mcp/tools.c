@@ -366,6 +366,8 @@ static void sql_end(struct mcp_call *c, askdb_db *db)
 ** does) or there is nothing better to say than the database's message. */
 static const char *sql_advice(askdb_status st, askdb_error_class ec)
 {
+    if (ec == ASKDB_EC_DATABASE)   /* a lock, a lost server: not the SQL */
+        return NULL;
     if (st == ASKDB_ERR_TIMEOUT)
         return "narrow the query (WHERE, LIMIT, fewer joins) to finish "
                "within the time limit";

@@ -870,6 +870,17 @@ j = json.loads(out)
 assert [a["error"] for a in j["attempts"]] == ["database"], j["attempts"]
 assert "lock another session holds" in j["error"], j["error"]
 '
+    # And through MCP: the lock named, no advice to narrow the query.
+    printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+        '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"execute_sql","arguments":{"sql":"SELECT count(*) FROM orders"}}}' >"$T/mcp_in"
+    (cd "$T" && exec timeout 30 "$ASKDB" mcp --timeout 1000 --llm-url http://127.0.0.1:9/v1 --model test "$READER") <"$T/mcp_in" >"$T/out" 2>"$T/err"
+    pycheck '
+r = [json.loads(l) for l in out.splitlines() if l.strip()][-1]["result"]
+t = r["content"][0]["text"]
+assert r["isError"] is True, r
+assert "lock another session holds" in t and "narrow the query" not in t, t
+'
     kill "$holder" 2>/dev/null
     su_sql "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%LOCK TABLE orders%' AND pid <> pg_backend_pid()" >/dev/null
     wait "$holder" 2>/dev/null
