@@ -332,8 +332,8 @@ enum agent_outcome agent_step_execute(struct agent_state *st)
     if (win < 0) {
         /* None ran: repair the first that failed running; the attempt
         ** records its SQL with its error. */
-        if (agent_db_failure(st) >= 0)
-            return agent_db_failed(st, agent_db_failure(st));
+        if ((i = agent_db_failure(st)) >= 0)
+            return agent_db_failed(st, i);
         i = first_err >= 0 ? first_err : 0;
         agent_take_cand(st, i);
         agent_record_sql(st);

@@ -146,13 +146,13 @@ enum agent_outcome agent_step_validate(struct agent_state *st)
     }
     st->ans->t.validate_ms += db_now_ms() - t0;
     if (first_ok < 0) {
+        if ((i = agent_db_failure(st)) >= 0)
+            return agent_db_failed(st, i);
         /* Repair the greedy candidate (or the first with SQL). */
         for (i = 0; i < st->ncands && !st->cands[i].sql; i++)
             ;
         if (i == st->ncands)
             i = 0;
-        if (agent_db_failure(st) >= 0)
-            return agent_db_failed(st, agent_db_failure(st));
         agent_take_cand(st, i);
         agent_fail_attempt(st, st->cands[i].ec,
                      st->cands[i].err ? st->cands[i].err : "invalid");
