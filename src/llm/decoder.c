@@ -411,11 +411,13 @@ static void compare_out(struct llm_dec *d, int k)
 static int own_rows(struct llm_dec *d)
 {
     struct llm_dec_call *c;
+    int first[LLM_DEC_LANES], nrows[LLM_DEC_LANES];
     size_t qrow;
-    int i, j, r, k = 0, first;
+    int i, j, r, k = 0;
 
     for (j = 0; j < d->nrun; j++) {
         c = d->run[j];
+        first[j] = k;
         for (i = 0, r = 0; i < c->taken; i++) {
             if (!c->want[i])
                 continue;
@@ -425,6 +427,7 @@ static int own_rows(struct llm_dec *d)
             d->qix[k] = k;
             k++;
         }
+        nrows[j] = r;
     }
     if (d->norm_bad || (size_t)k != d->nnorm)
         return -1;
@@ -433,15 +436,10 @@ static int own_rows(struct llm_dec *d)
         for (j = 0; j < d->n_vocab; j++)
             d->dst[i][j] = -INFINITY;
     dot_rows(d, d->text, d->ntext, d->dst, d->qix, k, qrow);
-    for (j = 0, first = 0; j < d->nrun; j++) {
-        c = d->run[j];
-        for (i = 0, r = 0; i < c->taken; i++)
-            r += c->want[i] != 0;
-        if (c->nextra > 0 && r > 0)
-            dot_rows(d, c->extra, c->nextra, d->dst + first, d->qix + first,
-                     r, qrow);
-        first += r;
-    }
+    for (j = 0; j < d->nrun; j++)
+        if (d->run[j]->nextra > 0 && nrows[j] > 0)
+            dot_rows(d, d->run[j]->extra, d->run[j]->nextra,
+                     d->dst + first[j], d->qix + first[j], nrows[j], qrow);
     return 0;
 }
 
