@@ -708,6 +708,23 @@ static MYSQL *killer(struct my *s)
     return s->killer;
 }
 
+/* Did the server close the connection (or go away)? */
+static int gone(unsigned no)
+{
+    return no == CR_SERVER_LOST || no == CR_SERVER_GONE_ERROR;
+}
+
+/*
+** A kill connection the server closed while it sat idle (wait_timeout, a
+** KILL, a restart): closed here, so that killer() opens it anew, at once
+** for the caller's one retry; with w.mu held.
+*/
+static void drop_killer(struct my *s)
+{
+    mysql_close(s->killer);
+    s->killer = NULL;
+}
+
 /*
 ** What the main session's statement is doing (the processlist's STATE,
 ** "Waiting for table metadata lock"), into w.state; with w.mu held.
@@ -717,17 +734,25 @@ static MYSQL *killer(struct my *s)
 static void probe_state(struct my *s)
 {
     char sql[128];
-    MYSQL *k = killer(s);
+    MYSQL *k = NULL;
     MYSQL_RES *r;
     MYSQL_ROW row;
+    int tries;
 
     s->w.state[0] = '\0';
-    if (!k)
-        return;
     snprintf(sql, sizeof sql,
              "SELECT STATE FROM information_schema.PROCESSLIST WHERE ID = %lu",
              s->thread_id);
-    if (mysql_real_query(k, sql, (unsigned long)strlen(sql)))
+    for (tries = 0; tries < 2; tries++) {
+        if ((k = killer(s)) == NULL)
+            return;
+        if (!mysql_real_query(k, sql, (unsigned long)strlen(sql)))
+            break;
+        if (!gone(mysql_errno(k)))
+            return;
+        drop_killer(s);
+    }
+    if (tries == 2)
         return;
     r = mysql_store_result(k);
     if (r && (row = mysql_fetch_row(r)) != NULL && row[0])
@@ -740,18 +765,24 @@ static void probe_state(struct my *s)
 static int kill_query(struct my *s)
 {
     char sql[64];
-    MYSQL *k = killer(s);
+    MYSQL *k;
+    int tries;
 
-    if (!k)
-        return -1;
     snprintf(sql, sizeof sql, "KILL QUERY %lu", s->thread_id);
-    if (exec(k, sql)) {
-        /* A broken kill connection is opened anew next time. */
-        mysql_close(s->killer);
-        s->killer = NULL;
-        return -1;
+    for (tries = 0; tries < 2; tries++) {
+        unsigned no;
+
+        if ((k = killer(s)) == NULL)
+            return -1;
+        if ((no = exec(k, sql)) == 0)
+            return 0;
+        /* Any failure closes it (opened anew next time); only a closed
+        ** one is worth a second try now. */
+        drop_killer(s);
+        if (!gone(no))
+            return -1;
     }
-    return 0;
+    return -1;
 }
 
 static struct timespec ms_timespec(double ms)
@@ -1340,35 +1371,57 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
                                     MYSQL_STMT **out, struct db_err *e)
 {
     struct my *s = MY(db);
-    MYSQL_STMT *st;
+    MYSQL_STMT *st = NULL;
+    askdb_status rc;
     size_t len;
+    unsigned no;
+    int again = 1;
 
     *out = NULL;
     if (guard_text(sql, &len, e))
         return e->ec == ASKDB_EC_REFUSED ? ASKDB_ERR_REFUSED : ASKDB_ERR_DB;
-    if (s->dead || !s->h) {
-        if (s->h)
-            mysql_close(s->h);
-        s->h = NULL;
-        if (connect_main(db, s)) {
-            e->ec = ASKDB_EC_RUNTIME;
-            snprintf(e->msg, sizeof e->msg, "%.500s", db->errmsg);
-            return ASKDB_ERR_DB;
+    for (;;) {
+        if (s->dead || !s->h) {
+            if (s->h)
+                mysql_close(s->h);
+            s->h = NULL;
+            if (connect_main(db, s)) {
+                /* The server, not the statement: no repair helps. */
+                e->ec = ASKDB_EC_DATABASE;
+                snprintf(e->msg, sizeof e->msg, "%.500s", db->errmsg);
+                return ASKDB_ERR_DB;
+            }
         }
+        no = session_limits(db, s);
+        if (!no) {
+            st = mysql_stmt_init(s->h);
+            if (!st) {
+                e->ec = ASKDB_EC_RUNTIME;
+                snprintf(e->msg, sizeof e->msg,
+                         "out of memory preparing the query");
+                return ASKDB_ERR_NOMEM;
+            }
+            if (!mysql_stmt_prepare(st, sql, (unsigned long)len))
+                break;
+            no = mysql_stmt_errno(st);
+        }
+        /* A session the server closed while askdb sat idle (wait_timeout,
+        ** a KILL, a restart) fails its first round trip. Nothing has run
+        ** on it: connect again once and go on. */
+        if (!again || !gone(no))
+            break;
+        again = 0;
+        if (st)
+            mysql_stmt_close(st);
+        st = NULL;
+        s->dead = 1;
     }
-    if (session_limits(db, s))
-        return server_error(db, s, mysql_errno(s->h), mysql_error(s->h), 0,
-                            e);
-    st = mysql_stmt_init(s->h);
-    if (!st) {
-        e->ec = ASKDB_EC_RUNTIME;
-        snprintf(e->msg, sizeof e->msg, "out of memory preparing the query");
-        return ASKDB_ERR_NOMEM;
-    }
-    if (mysql_stmt_prepare(st, sql, (unsigned long)len)) {
-        askdb_status rc = server_error(db, s, mysql_stmt_errno(st),
-                                       mysql_stmt_error(st), 0, e);
-        mysql_stmt_close(st);
+    if (no) {
+        rc = server_error(db, s, no,
+                          st ? mysql_stmt_error(st) : mysql_error(s->h), 0,
+                          e);
+        if (st)
+            mysql_stmt_close(st);
         return rc;
     }
     if (mysql_stmt_field_count(st) == 0) {
@@ -1871,7 +1924,7 @@ out:
     mysql_free_result(meta);
     if (in_trx && !s->dead && exec(s->h, "ROLLBACK")) {
         unsigned no = mysql_errno(s->h);
-        if (no == CR_SERVER_LOST || no == CR_SERVER_GONE_ERROR)
+        if (gone(no))
             s->dead = 1;
     }
     for (i = 0; cols && i < ncols; i++) {
@@ -2164,26 +2217,30 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
     struct tix *ix = NULL;
     long *estimates = NULL;
     const char *what = "tables";
-    int i, n, ti, ci;
+    int i, n, ti, ci, again;
     askdb_status rc = ASKDB_ERR_NOMEM;
 
     memset(out, 0, sizeof *out);
-    if (s->dead || !s->h) {
-        if (s->h)
-            mysql_close(s->h);
-        s->h = NULL;
-        if (connect_main(db, s))
-            return ASKDB_ERR_DB;
+    for (again = 1;; again = 0) {
+        if (s->dead || !s->h) {
+            if (s->h)
+                mysql_close(s->h);
+            s->h = NULL;
+            if (connect_main(db, s))
+                return ASKDB_ERR_DB;
+        }
+        if (!session_limits(db, s) &&
+            (res = query(s->h,
+                         "SELECT TABLE_NAME, TABLE_TYPE, TABLE_ROWS, "
+                         "TABLE_COMMENT FROM information_schema.TABLES "
+                         "WHERE TABLE_SCHEMA = DATABASE() "
+                         "ORDER BY TABLE_NAME " ALL_ROWS)) != NULL)
+            break;
+        /* A session the server closed while idle: connect again once. */
+        if (!again || !gone(mysql_errno(s->h)))
+            goto dberr;
+        s->dead = 1;
     }
-    if (session_limits(db, s))
-        goto dberr;
-    res = query(s->h,
-                "SELECT TABLE_NAME, TABLE_TYPE, TABLE_ROWS, TABLE_COMMENT "
-                "FROM information_schema.TABLES "
-                "WHERE TABLE_SCHEMA = DATABASE() "
-                "ORDER BY TABLE_NAME " ALL_ROWS);
-    if (!res)
-        goto dberr;
     n = (int)mysql_num_rows(res);
     ix = calloc((size_t)n + 1, sizeof *ix);
     estimates = calloc((size_t)n + 1, sizeof *estimates);
@@ -2395,8 +2452,7 @@ dberr:
     snprintf(db->errmsg, sizeof db->errmsg,
              "cannot read the schema (%s) of %s: %s (error %u)", what,
              db->label, mysql_error(s->h), mysql_errno(s->h));
-    if (mysql_errno(s->h) == CR_SERVER_LOST ||
-        mysql_errno(s->h) == CR_SERVER_GONE_ERROR)
+    if (gone(mysql_errno(s->h)))
         s->dead = 1;
     rc = ASKDB_ERR_DB;
 out:

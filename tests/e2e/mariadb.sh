@@ -235,6 +235,29 @@ running_like() {
     mdb_admin -N -e "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE '%$1%' AND ID <> CONNECTION_ID()"
 }
 
+# Close every session of the user ro on the server, as wait_timeout does
+# to an idle one.
+kill_ro() {
+    local id
+    for id in $(mdb_admin -N -e "SELECT ID FROM information_schema.PROCESSLIST WHERE USER = 'ro'"); do
+        mdb_admin -e "KILL CONNECTION $id" 2>/dev/null
+    done
+    for _ in $(seq 1 50); do
+        [ "$(mdb_admin -N -e "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = 'ro'")" = 0 ] && return 0
+        sleep 0.05
+    done
+    fail "the sessions of ro were not closed"
+}
+
+# wait_out TEXT: wait up to 5 s for TEXT in $T/out.
+wait_out() {
+    for _ in $(seq 1 100); do
+        grep -qF -- "$1" "$T/out" && return 0
+        sleep 0.05
+    done
+    fail "no '$1' in stdout: $(head -c 300 "$T/out") $(head -c 300 "$T/err")"
+}
+
 # --------------------------------------------------------------------------
 # Tests
 # --------------------------------------------------------------------------
@@ -627,11 +650,95 @@ many_tables_schema_reads_fast() {
     expect_faster 20000
 }
 
+# A long-lived handle (the shell; askdb serve) whose session the server
+# closed while it sat idle (wait_timeout, a KILL, a proxy) connects again
+# by itself before its next statement, for a statement typed and for one
+# the model wrote: nothing had run on the dead session.
+fault_idle_session_closed_by_the_server() {
+    local pid
+    start_llm "$(always "$(fence "SELECT COUNT(*) AS n FROM orders")")"
+    mkfifo "$T/fifo"
+    (exec timeout -k 5 60 "$ASKDB" shell --llm-url "$URL" --model test --no-question-check --candidates 1 "$RO_URL") <"$T/fifo" >"$T/out" 2>"$T/err" &
+    pid=$!
+    echo "$pid" >>"$TMP/pids"
+    exec 7>"$T/fifo"
+    echo ".sql SELECT 41 AS a" >&7
+    wait_out 41
+    kill_ro
+    echo ".sql SELECT 42 AS b" >&7
+    wait_out 42
+    kill_ro
+    echo "How many orders are there?" >&7
+    exec 7>&-
+    wait "$pid"
+    RC=$?
+    after_run "shell (idle session killed)"
+    expect_rc 0
+    pycheck '
+assert "42" in out, (out, err)
+assert len(reqs) == 1, len(reqs)
+n = [l for l in out.splitlines() if l.strip(" |").isdigit()]
+assert n, (out, err)
+assert "lost the connection" not in err, err
+'
+}
+
+# The same for the second session, the one that kills a statement at its
+# deadline: closed while idle, it is opened again at once, so the kill
+# still comes from askdb and the message still says a lock held it.
+fault_idle_kill_session_closed_by_the_server() {
+    local pid holder
+    mkfifo "$T/fifo"
+    (exec timeout -k 5 60 "$ASKDB" shell --llm-url http://127.0.0.1:9/v1 --model test --timeout 1500 "$RO_URL") <"$T/fifo" >"$T/out" 2>"$T/err" &
+    pid=$!
+    echo "$pid" >>"$TMP/pids"
+    exec 7>"$T/fifo"
+    # A statement past its deadline opens the kill session.
+    echo ".sql SELECT SLEEP(3) AS s" >&7
+    for _ in $(seq 1 100); do
+        grep -q "time limit" "$T/err" && break
+        sleep 0.05
+    done
+    grep -q "time limit" "$T/err" || fail "no timeout: $(head -c 300 "$T/err")"
+    kill_ro
+    mdb_admin shop -e "LOCK TABLES orders WRITE; SELECT SLEEP(20);" >/dev/null 2>&1 &
+    holder=$!
+    echo "$holder" >>"$TMP/pids"
+    for _ in $(seq 1 50); do
+        [ "$(running_like 'SLEEP(20)')" = 1 ] && break
+        sleep 0.1
+    done
+    echo ".sql SELECT COUNT(*) AS n FROM orders" >&7
+    exec 7>&-
+    wait "$pid"
+    RC=$?
+    mdb_admin -e "KILL $(mdb_admin -N -e "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE '%SLEEP(20)%' AND ID <> CONNECTION_ID()")" 2>/dev/null
+    wait "$holder" 2>/dev/null
+    after_run "shell (idle kill session closed)"
+    expect_err_has "waiting for a lock that another session holds"
+    pycheck '
+assert "lost the connection" not in err, err
+assert err.count("time limit") == 2, err
+'
+}
+
 # Last: it kills the server.
 fault_server_killed_mid_query() {
-    local pid spid
+    local pid spid shell
     run sql "$RO_URL" "SELECT 1"
     expect_rc 0
+    # A shell open on it, to ask once the server is gone.
+    start_llm "$(always "$(fence "SELECT COUNT(*) AS n FROM orders")")"
+    mkfifo "$T/fifo"
+    (exec timeout -k 5 60 "$ASKDB" shell --llm-url "$URL" --model test --no-question-check --candidates 1 "$RO_URL") <"$T/fifo" >"$T/shell.out" 2>"$T/shell.err" &
+    shell=$!
+    echo "$shell" >>"$TMP/pids"
+    exec 7>"$T/fifo"
+    echo ".sql SELECT 41 AS a" >&7
+    for _ in $(seq 1 100); do
+        grep -q 41 "$T/shell.out" && break
+        sleep 0.05
+    done
     timeout -k 5 30 "$ASKDB" sql --timeout 30000 "$RO_URL" "SELECT SLEEP(25)" >"$T/out" 2>"$T/err" &
     pid=$!
     for _ in $(seq 1 100); do
@@ -653,6 +760,18 @@ fault_server_killed_mid_query() {
     run sql "$RO_URL" "SELECT 1"
     expect_rc 3
     expect_err_has "is the server running"
+    # The question fails for the server, not its SQL: no repair asked.
+    echo "How many orders are there?" >&7
+    exec 7>&-
+    wait "$shell"
+    cp "$T/shell.out" "$T/out"
+    cp "$T/shell.err" "$T/err"
+    after_run "shell (server gone)"
+    pycheck '
+assert len(reqs) <= 1, len(reqs)
+assert "is the server running" in err, err
+assert "attempts" not in err, err
+'
 }
 
 TESTS=(
@@ -673,6 +792,8 @@ TESTS=(
     url_parsing_is_strict_and_never_echoes_passwords
     option_file_gives_the_password
     many_tables_schema_reads_fast
+    fault_idle_session_closed_by_the_server
+    fault_idle_kill_session_closed_by_the_server
     fault_server_killed_mid_query
 )
 
