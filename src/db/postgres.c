@@ -1418,8 +1418,19 @@ static askdb_status pg_schema(askdb_db *db, struct db_schema *out)
         say(db->errmsg, sizeof db->errmsg, "%s", e.msg);
         return ASKDB_ERR_DB;
     }
-    if (pg_begin_schema(db, p, msg, sizeof msg) < 0)
-        goto failed;
+    if (pg_begin_schema(db, p, msg, sizeof msg) < 0) {
+        /* A connection the server ended while askdb sat idle (a restart,
+        ** idle_session_timeout, pg_terminate_backend) is found broken
+        ** here, before anything ran: connect again once. */
+        if (!p->lost)
+            goto failed;
+        if (pg_ready(db, p, &e) < 0) {
+            say(db->errmsg, sizeof db->errmsg, "%s", e.msg);
+            return ASKDB_ERR_DB;
+        }
+        if (pg_begin_schema(db, p, msg, sizeof msg) < 0)
+            goto failed;
+    }
     r = pg_query(db, p, q_tables, 0, NULL, msg, sizeof msg);
     if (!r)
         goto failed;

@@ -894,6 +894,50 @@ assert "lock another session holds" in t and "narrow the query" not in t, t
     grep -q "lock another session holds" "$T/.trace" || fail "no lock message: $(grep stderr "$T/.trace" | head -3)"
 }
 
+# A session the server ended while the shell sat idle (idle_session_timeout,
+# pg_terminate_backend, a pooler) is made again before the next statement,
+# one typed or one the model wrote: nothing had run on it.
+idle_session_ended_by_the_server_reconnects() {
+    local pid
+    terminate_reader() {
+        su_sql "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = 'reader'" >/dev/null
+        for _ in $(seq 1 50); do
+            [ "$(su_sql "SELECT count(*) FROM pg_stat_activity WHERE usename = 'reader'")" = 0 ] && return 0
+            sleep 0.05
+        done
+        fail "the sessions of reader were not ended"
+    }
+    start_llm "$(always "$(fence "SELECT count(*) AS n FROM orders")")"
+    mkfifo "$T/fifo"
+    (cd "$T" && exec timeout 30 "$ASKDB" shell --llm-url "$URL" --model test --no-question-check --candidates 1 "$READER") <"$T/fifo" >"$T/out" 2>"$T/err" &
+    pid=$!
+    exec 7>"$T/fifo"
+    echo ".sql SELECT 41 AS a" >&7
+    for _ in $(seq 1 100); do
+        grep -q 41 "$T/out" && break
+        sleep 0.05
+    done
+    terminate_reader
+    echo ".sql SELECT 42 AS b" >&7
+    for _ in $(seq 1 100); do
+        grep -q 42 "$T/out" && break
+        sleep 0.05
+    done
+    terminate_reader
+    echo "How many orders are there?" >&7
+    exec 7>&-
+    wait "$pid"
+    RC=$?
+    cat "$T/out" "$T/err" >>"$TMP/all_output"
+    expect_rc 0
+    pycheck '
+lines = out.splitlines()
+assert lines[:4] == ["a", "41", "b", "42"], (out, err)
+assert len(reqs) == 1, len(reqs)
+assert "lost the connection" not in err, err
+'
+}
+
 server_killed_mid_query_is_reported() {
     (cd "$T" && exec timeout 30 "$ASKDB" sql --timeout 20000 "$READER" "SELECT pg_sleep(15)") </dev/null >"$T/out" 2>"$T/err" &
     local pid=$! i t0
@@ -958,6 +1002,7 @@ TESTS=(
     passwords_work_and_never_show
     connection_faults_exit_3_with_a_fix
     lock_held_by_another_session_ends_by_lock_timeout
+    idle_session_ended_by_the_server_reconnects
     server_killed_mid_query_is_reported
 )
 
