@@ -1206,6 +1206,10 @@ help_lists_every_command() {
         for w in ask shell schema sql eval learn help version; do
             grep -qE "^  $w( |$)" "$T/out" || fail "'askdb $c' does not list $w: $(cat "$T/out")"
         done
+        # What DB may be: every engine's form.
+        for w in shop.db .duckdb .parquet .csv postgresql:// mariadb:// mysql://; do
+            grep -qF -- "$w" "$T/out" || fail "'askdb $c' does not say DB may be $w"
+        done
     done
     run help learn
     expect_rc 0
