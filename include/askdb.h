@@ -700,11 +700,22 @@ askdb_result_json(const askdb_result *r, const char *sql, const char *error,
 /*
 ** NULL when askdb may write to path (a trace, an eval output or report):
 ** else a static reason. Refused: an SQLite database, write-ahead log or
-** journal (by its first bytes), and a name that is a database's companion
+** journal, a DuckDB database, a Parquet file (by its first bytes), and a
+** name that is a database's companion
 ** (X-journal, X-wal, X-shm beside a database X, links resolved), whether
 ** or not it exists yet. Front ends check every path they write.
 */
 ASKDB_API const char *askdb_output_refusal(const char *path);
+
+/*
+** askdb_output_refusal(path), and also refused when path is the file that
+** db (a path given to askdb_db_open(); NULL or a URL checks nothing more)
+** names, under any name: a CSV or TSV file asked in place has no first
+** bytes to tell it by. The agent checks its trace against its database;
+** a front end that writes a file while serving databases checks each.
+*/
+ASKDB_API const char *askdb_output_refusal_for(const char *path,
+                                               const char *db);
 
 /* ---------------------------------------------------------------------- */
 /* Questions with a hint                                                  */

@@ -252,7 +252,7 @@ static askdb_status agent_create(const askdb_config *cfg,
         ag->cfg.candidates = llm_batches_replies(ag->model) ? AGENT_AUTO_CANDS
                                                             : 1;
     if (ag->cfg.trace_path) {
-        ag->trace = trace_open(ag->cfg.trace_path, &err);
+        ag->trace = trace_open(ag->cfg.trace_path, db_path, &err);
         if (!ag->trace) {
             snprintf(ag->errmsg, sizeof ag->errmsg,
                      "cannot open trace file '%s': %s", ag->cfg.trace_path,

@@ -27,11 +27,13 @@ static const struct {
     {"\xd9\xd5\x05\xf9\x20\xa1\x63\xd7", 8, "it is an SQLite journal" NEVER},
 };
 
-/* sqlite_kind() of a DuckDB database. */
+/* sqlite_kind() of a DuckDB database and of a Parquet file. */
 #define DUCKDB_KIND 100
+#define PARQUET_KIND 101
 
 /* Which of sqlite_files[] the file at path is, by its first bytes,
-** DUCKDB_KIND for a DuckDB database; -1 for none (or no regular file, or
+** DUCKDB_KIND for a DuckDB database, PARQUET_KIND for a Parquet file
+** (DuckDB asks those in place); -1 for none (or no regular file, or
 ** unreadable). */
 static int sqlite_kind(const char *path)
 {
@@ -51,6 +53,8 @@ static int sqlite_kind(const char *path)
     /* A DuckDB database: "DUCK" after its 8-byte checksum. */
     if (got >= 12 && memcmp(h + 8, "DUCK", 4) == 0)
         return DUCKDB_KIND;
+    if (got >= 4 && memcmp(h, "PAR1", 4) == 0)
+        return PARQUET_KIND;
     for (i = 0; i < sizeof sqlite_files / sizeof *sqlite_files; i++)
         if (got >= (ssize_t)sqlite_files[i].len &&
             memcmp(h, sqlite_files[i].magic, sqlite_files[i].len) == 0)
@@ -156,12 +160,34 @@ const char *outfile_refusal(const char *path)
 
     if (kind == DUCKDB_KIND)
         return "it is a DuckDB database" NEVER;
+    if (kind == PARQUET_KIND)
+        return "it is a Parquet file, which askdb reads as a database" NEVER;
     return kind >= 0 ? sqlite_files[kind].why
                      : outfile_companion_refusal(path);
 }
 
-/* The public name (askdb.h). */
+const char *outfile_refusal_for(const char *path, const char *db)
+{
+    const char *why = outfile_refusal(path);
+    struct stat a, b;
+
+    if (why)
+        return why;
+    /* The same file under any name (links, "./x.csv", a hard link): a CSV
+    ** or TSV file has no first bytes of its own to tell it by. */
+    if (db && stat(path, &a) == 0 && stat(db, &b) == 0 &&
+        a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+        return "it is the database being asked" NEVER;
+    return NULL;
+}
+
+/* The public names (askdb.h). */
 const char *askdb_output_refusal(const char *path)
 {
     return outfile_refusal(path);
+}
+
+const char *askdb_output_refusal_for(const char *path, const char *db)
+{
+    return outfile_refusal_for(path, db);
 }

@@ -24,6 +24,11 @@
 */
 const char *outfile_refusal(const char *path);
 
+/* outfile_refusal(), and refused too when path is the very file db names
+** (any name of it: links resolved, hard links), which a CSV file's first
+** bytes cannot tell. db may be NULL or a URL (then only the first). */
+const char *outfile_refusal_for(const char *path, const char *db);
+
 /* The companion-name half of outfile_refusal() alone, for files that are
 ** SQLite databases of askdb's own (the memory store): NULL, or why not. */
 const char *outfile_companion_refusal(const char *path);

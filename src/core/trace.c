@@ -32,14 +32,14 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-struct trace *trace_open(const char *path, const char **err)
+struct trace *trace_open(const char *path, const char *db, const char **err)
 {
     struct trace *t;
 
     *err = NULL;
     if (!path)
         return NULL;
-    *err = outfile_refusal(path);
+    *err = outfile_refusal_for(path, db);
     if (*err)
         return NULL;
     t = calloc(1, sizeof *t);

@@ -8,8 +8,9 @@ struct trace;
 
 /* Open (append) the trace file; NULL path gives NULL, which every other
 ** function accepts and ignores. *err set on failure (static string),
-** also when path is an SQLite file (outfile.h): it is never written. */
-struct trace *trace_open(const char *path, const char **err);
+** also when path is a database file or the file db (the database being
+** asked, a path or a URL) names (outfile.h): it is never written. */
+struct trace *trace_open(const char *path, const char *db, const char **err);
 void trace_close(struct trace *t);
 
 /* Write ev (an object; consumed) with "t_ms" since the trace opened and

@@ -441,19 +441,24 @@ static void setup(struct server *s, const struct serve_opts *o)
     atomic_init(&s->stopping, 0);
 }
 
-/* The access log: stderr, none ("off"), or a file appended to. 0 or the
-** exit code (message printed). */
-static int open_access_log(struct server *s, const char *path)
+/* The access log: stderr, none ("off"), or a file appended to, never
+** one of the databases served. 0 or the exit code (message printed). */
+static int open_access_log(struct server *s, const struct serve_opts *o,
+                           const char *path)
 {
+    const char *why = NULL;
+    int i;
+
     if (!path || strcmp(path, "-") == 0) {
         s->access_log = stderr;
         return 0;
     }
     if (strcmp(path, "off") == 0)
         return 0;
-    if (askdb_output_refusal(path)) {
-        fprintf(stderr, "askdb serve: --access-log '%s': %s\n", path,
-                askdb_output_refusal(path));
+    for (i = 0; i < o->ndbs && !why; i++)
+        why = askdb_output_refusal_for(path, o->paths[i]);
+    if (why || (why = askdb_output_refusal(path)) != NULL) {
+        fprintf(stderr, "askdb serve: --access-log '%s': %s\n", path, why);
         return 2;
     }
     s->access_log = fopen(path, "a");
@@ -548,7 +553,7 @@ int cmd_serve(int argc, char **argv)
         goto out;
     }
     setup(&s, &o);
-    rc = open_access_log(&s, o.access_log);
+    rc = open_access_log(&s, &o, o.access_log);
     if (rc == 0)
         rc = load_dbs(&s, &o);
     if (rc == 0)

@@ -650,6 +650,39 @@ sanitized_view_name_for_odd_file_names() {
     expect_out 'n\r\n250\r\n'
 }
 
+trace_never_writes_a_file_asked_or_read() {
+    # --trace naming the CSV or Parquet file being asked (under any name),
+    # or a Parquet or DuckDB file, is refused before anything is written.
+    copy_data
+    ln -s orders.csv link.csv
+    ln orders.csv hard.csv
+    local before t
+    before=$(snapshot)
+    start_llm "$(always "$(fence "SELECT count(*) AS n FROM orders")")"
+    for t in orders.csv ./orders.csv link.csv hard.csv "$W/orders.csv"; do
+        run ask --llm-url "$URL" --model test --trace "$t" orders.csv "How many orders?"
+        expect_rc 2
+        expect_err_has "cannot open trace file '$t': it is the database being asked (askdb never writes to databases; choose another file)"
+    done
+    run ask --llm-url "$URL" --model test --trace orders.parquet orders.csv "How many orders?"
+    expect_rc 2
+    expect_err_has "it is a Parquet file, which askdb reads as a database"
+    run ask --llm-url "$URL" --model test --trace shop.duckdb orders.csv "How many orders?"
+    expect_rc 2
+    expect_err_has "it is a DuckDB database"
+    # The server's access log, against every database it serves.
+    run serve --llm-url "$URL" --model test --listen 127.0.0.1:0 --db s=shop.duckdb --db o=orders.csv --access-log link.csv
+    expect_rc 2
+    expect_err_has "--access-log 'link.csv': it is the database being asked"
+    [ "$(nreq)" = 0 ] || fail "the model was asked $(nreq) times"
+    [ "$before" = "$(snapshot)" ] || fail "files changed: $(diff <(echo "$before") <(snapshot) | head -4)"
+    # A trace beside it is written, and the answer is the file's.
+    run ask --llm-url "$URL" --model test -f csv --no-question-check --trace t.jsonl orders.csv "How many orders?"
+    expect_rc 0
+    expect_out 'n\r\n250\r\n'
+    [ -s t.jsonl ] || fail "no trace written"
+}
+
 ctrl_c_stops_a_running_query() {
     # Ctrl-C while DuckDB runs the statement: the watchdog sees the
     # cancel flag and interrupts it; askdb exits 130 at once.
@@ -685,7 +718,7 @@ TESTS=(schema_shows_keys_comments_samples_and_estimates other_schemas_show_quali
        single_calls_that_build_gigabytes_end_within_twice_the_limit
        caps_rows_and_bytes_while_streaming explain_is_only_for_plans
        open_faults_exit_3_with_the_reason sanitized_view_name_for_odd_file_names
-       ctrl_c_stops_a_running_query)
+       trace_never_writes_a_file_asked_or_read ctrl_c_stops_a_running_query)
 
 PASSED=0
 FAILED=0

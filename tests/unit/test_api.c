@@ -550,19 +550,39 @@ static void answer_json_is_one_document_and_escapes_c1_on_request(void **st)
     askdb_agent_free(ag);
 }
 
-/* Output paths: a database is refused, a new file is fine. */
+/* Output paths: a database is refused, a new file is fine; so is the
+** file being asked under any name, and a Parquet file by its bytes. */
 static void output_refusal_names_databases(void **state)
 {
-    char dir[128], db[256], fresh[256];
+    char dir[128], db[256], fresh[256], csv[256], alias[256], pq[256];
+    FILE *f;
 
     (void)state;
     assert_int_equal(tmpdir_make(dir, sizeof dir, "out"), 0);
     snprintf(db, sizeof db, "%s/x.db", dir);
     snprintf(fresh, sizeof fresh, "%s/trace.jsonl", dir);
+    snprintf(csv, sizeof csv, "%s/t.csv", dir);
+    snprintf(alias, sizeof alias, "%s/./t.csv", dir);
+    snprintf(pq, sizeof pq, "%s/t.parquet", dir);
     assert_int_equal(sqlfile_exec(db, "CREATE TABLE t(x);"), 0);
     assert_non_null(askdb_output_refusal(db));
     assert_null(askdb_output_refusal(fresh));
     assert_null(askdb_output_refusal("/dev/null"));
+    assert_non_null(f = fopen(csv, "w"));
+    fputs("a,b\n1,2\n", f);
+    fclose(f);
+    assert_non_null(f = fopen(pq, "w"));
+    fputs("PAR1 and the rest", f);
+    fclose(f);
+    assert_null(askdb_output_refusal(csv));
+    assert_null(askdb_output_refusal_for(csv, NULL));
+    assert_null(askdb_output_refusal_for(csv, db));
+    assert_null(askdb_output_refusal_for(fresh, csv));
+    assert_null(askdb_output_refusal_for(csv, "postgresql://u@h/db"));
+    assert_non_null(strstr(askdb_output_refusal_for(alias, csv),
+                           "the database being asked"));
+    assert_non_null(askdb_output_refusal_for(db, csv));
+    assert_non_null(strstr(askdb_output_refusal(pq), "Parquet"));
     assert_int_equal(tmpdir_remove(dir), 0);
 }
 

@@ -259,7 +259,7 @@ static void trace_refuses_sqlite_files(void **state)
     for (i = 0; i < sizeof files / sizeof *files; i++) {
         snprintf(p, sizeof p, "%s/%s", tmpdir, files[i].name);
         assert_int_equal(file_write(p, files[i].bytes, files[i].n), 0);
-        t = trace_open(p, &err);
+        t = trace_open(p, NULL, &err);
         assert_null(t);
         assert_non_null(err);
         assert_non_null(strstr(err, files[i].why));
@@ -273,7 +273,7 @@ static void trace_refuses_sqlite_files(void **state)
     /* Text, or nothing yet: a trace. */
     snprintf(p, sizeof p, "%s/run.jsonl", tmpdir);
     assert_int_equal(file_write(p, "{}\n", 3), 0);
-    t = trace_open(p, &err);
+    t = trace_open(p, NULL, &err);
     assert_non_null(t);
     trace_write(t, "x", json_object());
     trace_close(t);
@@ -294,7 +294,7 @@ static void *write_many(void *arg)
 {
     const struct writer *w = arg;
     const char *err;
-    struct trace *t = trace_open(w->path, &err);
+    struct trace *t = trace_open(w->path, NULL, &err);
     char *big = malloc(20000 + 1);
     json_t *ev;
     int i;
