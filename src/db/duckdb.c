@@ -486,6 +486,32 @@ static void put_string(struct buf *b, const char *s)
     buf_putc(b, '\'');
 }
 
+/*
+** The path DuckDB's readers glob to exactly the file at path: every glob
+** character made a bracket of its own ("[s]ales.csv" -> "[[]s]ales.csv",
+** "a*b.csv" -> "a[*]b.csv"); without it the pattern reads whatever file
+** it matches instead. malloc()ed, NULL when out of memory.
+*/
+static char *glob_literal(const char *path)
+{
+    size_t n = strlen(path), i, j = 0;
+    char *out = malloc(3 * n + 1);
+
+    if (!out)
+        return NULL;
+    for (i = 0; i < n; i++) {
+        if (strchr("*?[", path[i])) {
+            out[j++] = '[';
+            out[j++] = path[i];
+            out[j++] = ']';
+        } else {
+            out[j++] = path[i];
+        }
+    }
+    out[j] = '\0';
+    return out;
+}
+
 /* Append s as a double-quoted identifier. */
 static void put_quoted(struct buf *b, const char *s)
 {
@@ -618,15 +644,16 @@ static askdb_status open_files(askdb_db *db, struct dk *d, const char *path,
     struct buf b;
     char err[512];
     char *name = view_name(path, suffix_len);
+    char *pattern = glob_literal(real);
     askdb_status rc = ASKDB_ERR_NOMEM;
 
     buf_init(&b, 0);
-    if (!name)
+    if (!name || !pattern)
         goto out;
     buf_puts(&b, "CREATE VIEW ");
     put_quoted(&b, name);
     buf_printf(&b, " AS SELECT * FROM %s(", reader);
-    put_string(&b, real);
+    put_string(&b, pattern);
     buf_puts(&b, ")");
     if (buf_err(&b))
         goto out;
@@ -639,9 +666,15 @@ static askdb_status open_files(askdb_db *db, struct dk *d, const char *path,
         rc = ASKDB_ERR_DB_OPEN;
         goto out;
     }
+    /* The pattern is checked as a path of its own before it is globbed,
+    ** and then the file it matches: both are allowed, nothing else. */
     buf_reset(&b);
     buf_puts(&b, "SET allowed_paths = [");
     put_string(&b, real);
+    if (strcmp(pattern, real) != 0) {
+        buf_puts(&b, ", ");
+        put_string(&b, pattern);
+    }
     buf_puts(&b, "]");
     rc = ASKDB_ERR_NOMEM;
     if (buf_err(&b))
@@ -660,6 +693,7 @@ static askdb_status open_files(askdb_db *db, struct dk *d, const char *path,
     }
 out:
     free(name);
+    free(pattern);
     buf_free(&b);
     return rc;
 }

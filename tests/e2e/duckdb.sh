@@ -650,6 +650,29 @@ sanitized_view_name_for_odd_file_names() {
     expect_out 'n\r\n250\r\n'
 }
 
+glob_characters_in_a_file_name_name_that_file_only() {
+    # DuckDB's readers take a path as a glob pattern: "[s]ecret.csv" would
+    # read secret.csv, "a*b.csv" any a...b.csv. The file asked is the one
+    # read, and the others stay out of reach.
+    printf 'mine\n1\n' >"$W/[s]ecret.csv"
+    printf 'password\nhunter2\n' >"$W/secret.csv"
+    printf 'star\n7\n' >"$W/a*b.csv"
+    printf 'other\n8\n' >"$W/aXb.csv"
+    run schema "[s]ecret.csv"
+    expect_rc 0
+    expect_out_has "mine BIGINT"
+    grep -q password "$T/out" && fail "another file's header: $(cat "$T/out")"
+    run sql -f csv "[s]ecret.csv" "SELECT * FROM _s_ecret"
+    expect_rc 0
+    expect_out 'mine\r\n1\r\n'
+    run sql -f csv "[s]ecret.csv" "SELECT * FROM read_csv('$W/secret.csv')"
+    expect_rc 1
+    expect_err_has "Permission Error"
+    run sql -f csv "$W/a*b.csv" "SELECT * FROM a_b"
+    expect_rc 0
+    expect_out 'star\r\n7\r\n'
+}
+
 trace_never_writes_a_file_asked_or_read() {
     # --trace naming the CSV or Parquet file being asked (under any name),
     # or a Parquet or DuckDB file, is refused before anything is written.
@@ -718,6 +741,7 @@ TESTS=(schema_shows_keys_comments_samples_and_estimates other_schemas_show_quali
        single_calls_that_build_gigabytes_end_within_twice_the_limit
        caps_rows_and_bytes_while_streaming explain_is_only_for_plans
        open_faults_exit_3_with_the_reason sanitized_view_name_for_odd_file_names
+       glob_characters_in_a_file_name_name_that_file_only
        trace_never_writes_a_file_asked_or_read ctrl_c_stops_a_running_query)
 
 PASSED=0
