@@ -830,10 +830,13 @@ static askdb_status sq_schema(askdb_db *db, struct db_schema *out)
         "WHERE s.type IN ('table', 'view') AND l.type <> 'shadow' "
         "AND s.name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY s.rowid",
         -1, &list, NULL);
+    /* table_xinfo, not table_info: generated columns (hidden 2 and 3) are
+    ** columns a query may name; a virtual table's hidden ones (1) not. */
     if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v2(s->h,
                                 "SELECT name, type, \"notnull\", dflt_value, pk "
-                                "FROM pragma_table_info(?1)", -1, &q.cols,
+                                "FROM pragma_table_xinfo(?1) "
+                                "WHERE hidden IN (0, 2, 3)", -1, &q.cols,
                                 NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v2(s->h,

@@ -199,6 +199,36 @@ static void broken_views_and_unknown_modules_are_left_out(void **state)
     askdb_db_close(db);
 }
 
+/* Generated columns are columns a query may name: in the schema, with
+** samples, and read back (pragma_table_info leaves them out). */
+static void generated_columns_are_in_the_schema(void **state)
+{
+    askdb_db *db = NULL;
+    askdb_result *r = NULL;
+    char p[400], *text = NULL;
+
+    (void)state;
+    snprintf(p, sizeof p, "%s/generated.db", tmpdir);
+    assert_int_equal(sqlfile_exec(p,
+        "CREATE TABLE g (a INT, b INT GENERATED ALWAYS AS (a * 2) VIRTUAL,"
+        " c TEXT GENERATED ALWAYS AS (a || 'x') STORED, d TEXT);"
+        "INSERT INTO g (a, d) VALUES (1, 'one'), (2, 'two');"), 0);
+    assert_int_equal(askdb_db_open(p, NULL, &db), ASKDB_OK);
+    assert_int_equal(askdb_db_schema_text(db, &text), ASKDB_OK);
+    assert_string_equal(text, "CREATE TABLE g (\n"
+                              "  a INT,\n"
+                              "  b INT,\n"
+                              "  c TEXT, -- e.g. '1x', '2x'\n"
+                              "  d TEXT -- e.g. 'one', 'two'\n"
+                              "); -- 2 rows\n");
+    askdb_free(text);
+    assert_int_equal(askdb_db_query(db, "SELECT b, c FROM g WHERE a = 2",
+                                    &r), ASKDB_OK);
+    assert_int_equal(askdb_result_cell(r, 0, 0)->i, 4);
+    askdb_result_free(r);
+    askdb_db_close(db);
+}
+
 static void schema_text_is_compact_create_table(void **state)
 {
     askdb_db *db = open_ok();
@@ -832,6 +862,7 @@ int main(void)
         cmocka_unit_test(directory_and_junk_file_are_refused),
         cmocka_unit_test(schema_reads_keys_samples_and_counts),
         cmocka_unit_test(schema_text_is_compact_create_table),
+        cmocka_unit_test(generated_columns_are_in_the_schema),
         cmocka_unit_test(namespaced_tables_render_qualified),
         cmocka_unit_test(broken_views_and_unknown_modules_are_left_out),
         cmocka_unit_test(query_keeps_value_types),
