@@ -64,34 +64,6 @@ static const char *env(const char *name)
 }
 
 /*
-** 1 when the host of url (scheme://[user@]host[:port]/...) is domain or
-** one of its subdomains, ignoring ASCII case. Anything else, a URL that
-** merely contains the domain elsewhere included, gives 0.
-*/
-static int host_is(const char *url, const char *domain)
-{
-    const char *h = strstr(url, "://"), *end, *p;
-    size_t n, d = strlen(domain);
-
-    if (!h)
-        return 0;
-    h += 3;
-    end = h + strcspn(h, "/?#");
-    for (p = h; p < end; p++)
-        if (*p == '@')
-            h = p + 1;
-    for (p = h; p < end && *p != ':'; p++)
-        ;
-    n = (size_t)(p - h);
-    if (n && h[n - 1] == '.') /* "api.openai.com." is the same host */
-        n--;
-    if (n == d)
-        return strncasecmp(h, domain, d) == 0;
-    return n > d && h[n - d - 1] == '.' &&
-           strncasecmp(h + n - d, domain, d) == 0;
-}
-
-/*
 ** Whether a vendor's own key variable may be used: only for that vendor's
 ** host - the URL's, or with no URL the vendor's default one, which its
 ** provider name selects. So a key exported for one service is never sent
@@ -101,7 +73,7 @@ static int vendor_host(const askdb_config *cfg, const char *name,
                        const char *domain)
 {
     if (cfg->llm_url && *cfg->llm_url)
-        return host_is(cfg->llm_url, domain);
+        return text_url_host_is(cfg->llm_url, domain);
     return cfg->provider && strcasecmp(cfg->provider, name) == 0;
 }
 

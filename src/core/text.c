@@ -133,3 +133,31 @@ int text_ends_nocase(const char *s, const char *suffix)
 
     return s && n >= k && strcasecmp(s + n - k, suffix) == 0;
 }
+
+/*
+** 1 when the host of url (scheme://[user@]host[:port]/...) is domain or
+** one of its subdomains, ignoring ASCII case. Anything else, a URL that
+** merely contains the domain elsewhere included, gives 0.
+*/
+int text_url_host_is(const char *url, const char *domain)
+{
+    const char *h = strstr(url, "://"), *end, *p;
+    size_t n, d = strlen(domain);
+
+    if (!h)
+        return 0;
+    h += 3;
+    end = h + strcspn(h, "/?#");
+    for (p = h; p < end; p++)
+        if (*p == '@')
+            h = p + 1;
+    for (p = h; p < end && *p != ':'; p++)
+        ;
+    n = (size_t)(p - h);
+    if (n && h[n - 1] == '.') /* "api.openai.com." is the same host */
+        n--;
+    if (n == d)
+        return strncasecmp(h, domain, d) == 0;
+    return n > d && h[n - d - 1] == '.' &&
+           strncasecmp(h + n - d, domain, d) == 0;
+}

@@ -60,4 +60,8 @@ char *text_file_stem(const char *path);
 ** Takes s over; NULL when s is NULL or out of memory. */
 char *text_repair(char *s);
 
+/* 1 when the host of url (scheme://[user@]host[:port]/...) is domain or
+** one of its subdomains, ignoring ASCII case; else 0. */
+int text_url_host_is(const char *url, const char *domain);
+
 #endif

@@ -173,7 +173,7 @@ static void read_body(struct llm_acc *a, const json_t *root)
 static const struct llm_http_api api = {
     {"anthropic", llm_http_complete, llm_http_destroy, 0, NULL, NULL},
     "Anthropic", "https://api.anthropic.com/v1", "/messages",
-    "--api-key, ASKDB_API_KEY or ANTHROPIC_API_KEY",
+    "--api-key, ASKDB_API_KEY or ANTHROPIC_API_KEY", "anthropic.com",
     "x-api-key: ", "anthropic-version: " ANTHROPIC_VERSION, "content[].text",
     make_body, on_event, read_body};
 

@@ -119,7 +119,7 @@ static void read_body(struct llm_acc *a, const json_t *root)
 static const struct llm_http_api api = {
     {"openai", llm_http_complete, llm_http_destroy, 0, NULL, NULL},
     "OpenAI-compatible", "https://api.openai.com/v1", "/chat/completions",
-    "--api-key, ASKDB_API_KEY or OPENAI_API_KEY",
+    "--api-key, ASKDB_API_KEY or OPENAI_API_KEY", "openai.com",
     "Authorization: Bearer ", NULL, "choices[0].message.content",
     make_body, on_event, read_body};
 

@@ -25,6 +25,7 @@ static askdb_status http_open(const askdb_config *cfg,
     struct http_config hc;
     char *url = NULL, *shown = NULL;
     const char *key = cfg->api_key && *cfg->api_key ? cfg->api_key : NULL;
+    const char *hint;
     askdb_status rc = ASKDB_ERR_USAGE;
 
     *out = NULL;
@@ -50,16 +51,21 @@ static askdb_status http_open(const askdb_config *cfg,
                  : "");
         goto out;
     }
+    /* The vendor's own variable is read only for its hosts (config.c):
+    ** elsewhere, naming it would send the user to a key never sent. */
+    hint = !s->key_domain || text_url_host_is(url, s->key_domain)
+               ? s->key_hint
+               : "--api-key or ASKDB_API_KEY";
     if (key && strpbrk(key, "\r\n")) {
         snprintf(err, errlen, "the API key contains a line break (check %s)",
-                 s->key_hint);
+                 hint);
         goto out;
     }
     memset(&hc, 0, sizeof hc);
     hc.url = url;
     hc.model = cfg->model;
     hc.key = key;
-    hc.key_hint = s->key_hint;
+    hc.key_hint = hint;
     hc.timeout_ms = cfg->llm_timeout_ms;
     hc.retries = cfg->llm_retries;
     hc.log_fn = cfg->log_fn;

@@ -41,6 +41,8 @@ struct llm_http_api {
     const char *default_base;  /* e.g. "https://api.openai.com/v1" */
     const char *suffix;        /* e.g. "/chat/completions" */
     const char *key_hint;      /* where the key comes from, for messages */
+    const char *key_domain;    /* the vendor's domain, whose hosts alone
+                                  get its key variable ("openai.com") */
     const char *key_header;    /* the key's header line up to the key:
                                   "Authorization: Bearer " */
     const char *fixed_header;  /* header line sent with every request (the

@@ -558,13 +558,51 @@ static void does_not_retry_401_and_message_names_url_and_key_hint(void **ts)
     assert_int_equal(s->r.retries, 0);
     snprintf(want, sizeof want,
              "model endpoint %s answered 401 Unauthorized: Incorrect API key "
-             "provided: [redacted]. (check the API key: --api-key, "
-             "ASKDB_API_KEY or OPENAI_API_KEY)", s->url);
+             "provided: [redacted]. (check the API key: --api-key or "
+             "ASKDB_API_KEY)", s->url);
     assert_string_equal(llm_errmsg(s->m), want);
     assert_null(strstr(llm_errmsg(s->m), "sk-bad-key-99"));
     log = fake_log(&s->f);
     assert_int_equal(json_array_size(log), 1);
     json_decref(log);
+}
+
+/* The vendor's key variable is named only for the vendor's hosts, the only
+** ones it is read for (askdb_config_from_env); elsewhere the advice would
+** send the user to a key askdb never sends. */
+static void key_hint_names_the_vendor_variable_only_for_its_host(void **ts)
+{
+    static const struct {
+        const char *provider, *url, *hint;
+    } cases[] = {
+        {"openai", "https://api.openai.com/v1",
+         "(check --api-key, ASKDB_API_KEY or OPENAI_API_KEY)"},
+        {"openai", "http://127.0.0.1:1/v1", "(check --api-key or ASKDB_API_KEY)"},
+        {"openai", "https://openai.com.example.net/v1",
+         "(check --api-key or ASKDB_API_KEY)"},
+        {"anthropic", "https://api.anthropic.com",
+         "(check --api-key, ASKDB_API_KEY or ANTHROPIC_API_KEY)"},
+        {"anthropic", "http://localhost:9/",
+         "(check --api-key or ASKDB_API_KEY)"},
+    };
+    struct state *s = *ts;
+    char err[512];
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        s->cfg.provider = cases[i].provider;
+        s->cfg.llm_url = cases[i].url;
+        s->cfg.model = "m";
+        s->cfg.api_key = "sk-one\ntwo";
+        err[0] = '\0';
+        assert_int_equal(llm_new(&s->cfg, &s->m, err, sizeof err),
+                         ASKDB_ERR_USAGE);
+        assert_non_null(strstr(err, "line break"));
+        if (!strstr(err, cases[i].hint))
+            fail_msg("%s: %s", cases[i].url, err);
+        llm_free(s->m);
+        s->m = NULL;
+    }
 }
 
 /* No 8-byte piece of key appears in msg. */
@@ -642,7 +680,7 @@ static void url_credentials_are_never_shown(void **ts)
     assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
     snprintf(want, sizeof want, "model endpoint %s/chat/completions answered "
              "401 Unauthorized: user [redacted] denied (no API key was sent: "
-             "set one with --api-key, ASKDB_API_KEY or OPENAI_API_KEY)",
+             "set one with --api-key or ASKDB_API_KEY)",
              s->f.base);
     assert_string_equal(llm_errmsg(s->m), want);
     llm_free(s->m);
@@ -1498,6 +1536,7 @@ int main(void)
         T(openai_null_content_or_non_json_is_an_error),
         T(retries_429_then_succeeds_honouring_retry_after),
         T(retries_500_then_succeeds),
+        T(key_hint_names_the_vendor_variable_only_for_its_host),
         T(does_not_retry_401_and_message_names_url_and_key_hint),
         T(key_is_redacted_before_any_cut),
         T(url_credentials_are_never_shown),
