@@ -94,6 +94,16 @@ char *db_redact(const char *path);
 /* Classify an engine error message (e.g. "no such column: x"). */
 askdb_error_class db_classify(const char *msg);
 
+/*
+** The engine picks a file's driver by its name's ending (db_pick); when a
+** file's first bytes say it is another engine's, what to write instead:
+** "it is a DuckDB database: askdb picks the engine by the file's ending,
+** so give it the ending .duckdb (a link will do)". not_engine is the
+** engine the name picked ("sqlite", "duckdb"). NULL when the bytes say
+** nothing (or the file cannot be read).
+*/
+const char *db_file_misnamed(const char *path, const char *not_engine);
+
 /* Milliseconds from a monotonic clock. */
 double db_now_ms(void);
 

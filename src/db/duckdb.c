@@ -68,6 +68,7 @@ static askdb_status dk_run(askdb_db *db, const char *sql, askdb_result **out,
 #include <time.h>
 
 #include "core/buf.h"
+#include "core/text.h"
 
 /*
 ** Defence in layers, each enough on its own for what it covers:
@@ -559,16 +560,46 @@ static const char *file_reader(const char *path, size_t *suffix_len)
 }
 
 /*
+** The length of the letter that starts s[0..n) when it is one of a
+** script's letters askdb keeps in a view's name (Latin with accents,
+** Greek, Cyrillic, Hebrew, Arabic, kana, CJK, Hangul; valid UTF-8 of 2
+** or more bytes), else 0: symbols, spaces and invisible characters are
+** not kept.
+*/
+static size_t name_letter(const unsigned char *s, size_t n)
+{
+    static const unsigned long keep[][2] = {
+        {0xC0, 0xD6}, {0xD8, 0xF6}, {0xF8, 0x24F},  /* Latin */
+        {0x370, 0x3FF}, {0x400, 0x4FF},             /* Greek, Cyrillic */
+        {0x5D0, 0x5EA}, {0x620, 0x64A},             /* Hebrew, Arabic */
+        {0x3041, 0x30FF}, {0x4E00, 0x9FFF},         /* kana, CJK */
+        {0xAC00, 0xD7A3},                           /* Hangul */
+    };
+    size_t len = text_char_len((const char *)s, n, 0), i;
+    unsigned long cp;
+
+    if (len < 2)
+        return 0;
+    cp = s[0] & (0x7F >> len);
+    for (i = 1; i < len; i++)
+        cp = cp << 6 | (s[i] & 0x3F);
+    for (i = 0; i < sizeof keep / sizeof keep[0]; i++)
+        if (cp >= keep[i][0] && cp <= keep[i][1])
+            return len;
+    return 0;
+}
+
+/*
 ** The view's name for a file: its name without directory and ending,
-** lower-cased, every character but letters, digits and '_' made '_', and
-** a leading digit prefixed with "t_" ("Sales 2024.csv" -> sales_2024), so
-** that the model can write it unquoted. malloc()ed; NULL when out of
-** memory.
+** lower-cased, every character but letters, digits and '_' made '_' (the
+** letters of other scripts kept: "données.csv" -> données), and a leading
+** digit prefixed with "t_" ("Sales 2024.csv" -> sales_2024), so that the
+** model can write it unquoted. malloc()ed; NULL when out of memory.
 */
 static char *view_name(const char *path, size_t suffix_len)
 {
     const char *base = strrchr(path, '/');
-    size_t n, i, j = 0;
+    size_t n, i, j = 0, k;
     char *out;
 
     base = base ? base + 1 : path;
@@ -583,6 +614,13 @@ static char *view_name(const char *path, size_t suffix_len)
     }
     for (i = 0; i < n; i++) {
         unsigned char c = (unsigned char)base[i];
+        if (c >= 0x80 && (k = name_letter((const unsigned char *)base + i,
+                                          n - i)) > 0) {
+            memcpy(out + j, base + i, k);
+            j += k;
+            i += k - 1;
+            continue;
+        }
         if (c >= 'A' && c <= 'Z')
             c = (unsigned char)(c - 'A' + 'a');
         else if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
@@ -724,6 +762,14 @@ static askdb_status dk_open(askdb_db *db, const char *path)
                                        "file: a .duckdb database, or one "
                                        ".csv or .parquet file)"
                                      : "not a regular file");
+        return ASKDB_ERR_DB_OPEN;
+    }
+    /* DuckDB would try to read another engine's file through an extension
+    ** (refused here) and say only that. */
+    if (!file_reader(path, &suffix_len) &&
+        (v = db_file_misnamed(path, "duckdb")) != NULL) {
+        snprintf(db->errmsg, sizeof db->errmsg,
+                 "cannot open database '%s': %s", path, v);
         return ASKDB_ERR_DB_OPEN;
     }
     real = realpath(path, NULL);

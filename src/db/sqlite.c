@@ -515,11 +515,14 @@ static askdb_status sq_open(askdb_db *db, const char *path)
         rc = sqlite3_step(st_probe);
     sqlite3_finalize(st_probe);
     if (rc != SQLITE_ROW) {
+        const char *other = (rc & 0xff) == SQLITE_NOTADB
+                                ? db_file_misnamed(path, "sqlite") : NULL;
         snprintf(db->errmsg, sizeof db->errmsg,
-                 "cannot open database '%s': %s", path,
+                 "cannot open database '%s': %s%s%s", path,
                  (rc & 0xff) == SQLITE_NOTADB
                      ? "not an SQLite database"
-                     : sq_errmsg(s, path, "it", why, sizeof why));
+                     : sq_errmsg(s, path, "it", why, sizeof why),
+                 other ? "; " : "", other ? other : "");
         return ASKDB_ERR_DB_OPEN;
     }
     return ASKDB_OK;

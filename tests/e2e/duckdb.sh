@@ -615,6 +615,19 @@ open_faults_exit_3_with_the_reason() {
     run schema junk.duckdb
     expect_rc 3
     expect_err_has "cannot open database 'junk.duckdb'"
+    # Another engine's file under this one's ending says what to do.
+    cp "$SHOP_DB" "$W/sqlite.duckdb"
+    run schema sqlite.duckdb
+    expect_rc 3
+    expect_err_has "it is an SQLite database: askdb picks the engine by the file's ending"
+    cp "$W/shop.duckdb" "$W/duck.db"
+    cp "$W/orders.parquet" "$W/orders.db"
+    run schema duck.db
+    expect_rc 3
+    expect_err_has "not an SQLite database; it is a DuckDB database: askdb picks the engine by the file's ending, so give it the ending .duckdb"
+    run schema orders.db
+    expect_rc 3
+    expect_err_has "it is a Parquet file"
     echo "a,b" >"$W/empty.csv"
     run sql -f csv empty.csv "SELECT count(*) AS n FROM empty"
     expect_rc 0
@@ -648,6 +661,19 @@ sanitized_view_name_for_odd_file_names() {
     run sql -f csv orders.csv.gz "SELECT count(*) AS n FROM orders"
     expect_rc 0
     expect_out 'n\r\n250\r\n'
+    # Letters of other scripts are kept; symbols and invisible ones not.
+    cp "$DATA/orders.csv" "$W/Données 2024.csv"
+    cp "$DATA/orders.csv" "$W/日本.csv"
+    cp "$DATA/orders.csv" "$W/a€b"$'\xe2\x80\x8b'"c.csv"
+    run sql -f csv "Données 2024.csv" "SELECT count(*) AS n FROM \"Données_2024\""
+    expect_rc 0
+    expect_out 'n\r\n250\r\n'
+    run schema "日本.csv"
+    expect_rc 0
+    expect_out_has 'CREATE TABLE "日本" ('
+    run schema "a€b"$'\xe2\x80\x8b'"c.csv"
+    expect_rc 0
+    expect_out_has 'CREATE TABLE a___b___c ('
 }
 
 glob_characters_in_a_file_name_name_that_file_only() {
