@@ -308,6 +308,25 @@ static const char *trunc_note(const askdb_result *r)
                              : "size limit (--max-bytes)";
 }
 
+/* cell_text() for a table: a text with NUL bytes whole, each NUL shown
+** as the space a control character is (*owned is the copy to free). */
+static const char *table_text(const askdb_value *v, char *buf, size_t n,
+                              char **owned)
+{
+    size_t i;
+
+    *owned = NULL;
+    if (v->type != ASKDB_TEXT || !memchr(v->s, '\0', v->len))
+        return cell_text(v, buf, n, FMT_TABLE);
+    *owned = malloc(v->len + 1);
+    if (!*owned)
+        return "(out of memory)";
+    for (i = 0; i < v->len; i++)
+        (*owned)[i] = v->s[i] ? v->s[i] : ' ';
+    (*owned)[v->len] = '\0';
+    return *owned;
+}
+
 static void print_table(FILE *out, const askdb_result *r, int md)
 {
     size_t *w = calloc((size_t)r->ncols + 1, sizeof *w);
@@ -321,8 +340,10 @@ static void print_table(FILE *out, const askdb_result *r, int md)
         w[c] = md_width(r->cols[c], md);
     for (i = 0; i < r->nrows; i++)
         for (c = 0; c < r->ncols; c++) {
-            size_t x = md_width(cell_text(askdb_result_cell(r, i, c), tmp,
-                                          sizeof tmp, FMT_TABLE), md);
+            char *owned;
+            size_t x = md_width(table_text(askdb_result_cell(r, i, c), tmp,
+                                           sizeof tmp, &owned), md);
+            free(owned);
             if (x > w[c])
                 w[c] = x;
         }
@@ -357,12 +378,14 @@ static void print_table(FILE *out, const askdb_result *r, int md)
         fputc('|', out);
         for (c = 0; c < r->ncols; c++) {
             const askdb_value *v = askdb_result_cell(r, i, c);
-            const char *t = cell_text(v, tmp, sizeof tmp, FMT_TABLE);
+            char *owned;
+            const char *t = table_text(v, tmp, sizeof tmp, &owned);
             size_t gap = w[c] - md_width(t, md);
             fputc(' ', out);
             if (numeric(v) && !md)
                 pad(out, gap);
             put_clean(out, t, md);
+            free(owned);
             if (!numeric(v) || md)
                 pad(out, gap);
             fputs(" |", out);

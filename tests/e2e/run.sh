@@ -1501,6 +1501,13 @@ csv_keeps_every_byte_of_text_and_blobs() {
     run_tty sql -f csv shop.db "SELECT 'a' || char(0) || 'b' AS t"
     expect_rc 0
     expect_out 't\r\na b\r\n'
+    # A table and Markdown show the whole text too, the NUL as a space.
+    run sql -f table shop.db "SELECT 'a' || char(0) || 'b' AS t"
+    expect_rc 0
+    expect_out '+-----+\n| t   |\n+-----+\n| a b |\n+-----+\n(1 row)\n'
+    run sql -f markdown shop.db "SELECT 'zero' || char(0) || 'byte' AS t"
+    expect_rc 0
+    expect_out_has '| zero byte |'
 }
 
 # full_stdout ARGS...: askdb with stdout on a full device (/dev/full);
