@@ -371,7 +371,8 @@ enum agent_outcome agent_step_execute(struct agent_state *st)
     }
     st->ans->nsettled = nsettled;   /* 0 for a repair's one candidate */
     agent_emit(ag, ASKDB_EVENT_EXECUTE, ev);
-    agent_log(st, "execute", "%ld rows in %.2f ms%s", r->nrows, r->exec_ms,
+    agent_log(st, "execute", "%ld row%s in %.2f ms%s", r->nrows,
+              r->nrows == 1 ? "" : "s", r->exec_ms,
               r->truncated ? " (truncated)" : "");
     agent_record_sql(st);
 

@@ -508,8 +508,8 @@ void format_result(FILE *out, FILE *err, enum out_format f,
         return;
     }
     if (r->truncated)
-        fprintf(err, "askdb: result truncated at the %s after %ld rows\n",
-                trunc_note(r), r->nrows);
+        fprintf(err, "askdb: result truncated at the %s after %ld row%s\n",
+                trunc_note(r), r->nrows, r->nrows == 1 ? "" : "s");
 }
 
 /* ---------------------------------------------------------------------- */
