@@ -433,6 +433,12 @@ static int run(int argc, char **argv)
                 o.cfg.dry_run ? "--dry-run" : "--trace", cmd);
         return EXIT_USAGE;
     }
+    /* The schema is CREATE TABLE text or JSON: no table of it to draw. */
+    if (strcmp(cmd, "schema") == 0 && o.format >= 0 && o.format != FMT_JSON) {
+        fprintf(stderr, "askdb schema: -f takes only json here (the default "
+                        "is the schema's CREATE TABLE text)\n");
+        return EXIT_USAGE;
+    }
     first += 1; /* parse_opts saw argv shifted by one */
     nargs = argc - first;
     /* One question does not pay back what 2 MiB pages cost at load

@@ -596,8 +596,8 @@ missing_database_exits_3_and_creates_nothing() {
     expect_rc 3
     expect_err_has "no tables"
     # schema says the same, in either format (it printed nothing, exit 0).
-    for f in table json; do
-        run schema -f "$f" empty.db
+    for f in text json; do
+        if [ "$f" = json ]; then run schema -f json empty.db; else run schema empty.db; fi
         expect_rc 3
         expect_err_has "askdb: database 'empty.db' has no tables or views to ask about"
         [ ! -s "$T/out" ] || fail "schema -f $f printed: $(head -c 200 "$T/out")"
@@ -1156,6 +1156,9 @@ usage_errors_exit_2() {
     expect_rc 2
     run schema
     expect_rc 2
+    run schema -f csv shop.db
+    expect_rc 2
+    expect_err_has "-f takes only json here"
     run ask --provider nonsense --model test shop.db "q?"
     expect_rc 2
     expect_err_has "nonsense"
