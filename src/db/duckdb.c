@@ -696,6 +696,15 @@ static askdb_status open_files(askdb_db *db, struct dk *d, const char *path,
     if (buf_err(&b))
         goto out;
     rc = exec(d, b.data, err, sizeof err);
+    if (rc && strstr(err, "not utf-8 encoded")) {
+        /* DuckDB's advice names read_csv() options askdb does not take. */
+        snprintf(db->errmsg, sizeof db->errmsg,
+                 "cannot read '%s' as CSV: it is not UTF-8, which askdb "
+                 "reads CSV files as; convert it first, e.g. iconv -f "
+                 "latin1 -t utf-8 (or the file's encoding)", path);
+        rc = ASKDB_ERR_DB_OPEN;
+        goto out;
+    }
     if (rc) {
         snprintf(db->errmsg, sizeof db->errmsg,
                  "cannot read '%s' as %s: %s", path,

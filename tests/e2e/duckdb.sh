@@ -636,6 +636,10 @@ open_faults_exit_3_with_the_reason() {
     run schema dir.parquet
     expect_rc 3
     expect_err_has "it is a directory"
+    printf 'name,city\nJos\351,M\374nchen\n' >"$W/latin1.csv"
+    run schema latin1.csv
+    expect_rc 3
+    expect_err_has "cannot read 'latin1.csv' as CSV: it is not UTF-8, which askdb reads CSV files as; convert it first"
     # A writer holds the file: DuckDB's lock refuses a second process.
     "$DPY" - "$W/shop.duckdb" "$T/held" <<'EOF' &
 import duckdb, os, sys, time
