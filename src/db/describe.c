@@ -108,10 +108,13 @@ askdb_status askdb_db_explain(askdb_db *db, const char *sql,
     if (rc)
         return rc;
     buf_init(&b, 0);
-    /* SQLite's plan, or the other engines' EXPLAIN (it does not run the
-    ** statement there either). */
-    buf_puts(&b, strcmp(db->drv->name, "sqlite") == 0 ? "EXPLAIN QUERY PLAN "
-                                                       : "EXPLAIN ");
+    /* SQLite's plan; DuckDB's driver takes the same words as its plan
+    ** request (a plain EXPLAIN is refused there, as from the model); the
+    ** servers' EXPLAIN (it does not run the statement there either). */
+    buf_puts(&b, strcmp(db->drv->name, "sqlite") == 0 ||
+                         strcmp(db->drv->name, "duckdb") == 0
+                     ? "EXPLAIN QUERY PLAN "
+                     : "EXPLAIN ");
     buf_puts(&b, sql);
     if (buf_err(&b)) {
         buf_free(&b);

@@ -603,6 +603,31 @@ explain_is_only_for_plans() {
     run sql shop.duckdb "EXPLAIN SELECT * FROM orders"
     expect_rc 1
     expect_err_has "refused"
+    # The plan askdb asks for itself (MCP's explain_sql) is given, for a
+    # database file and a CSV file alike; a write is still refused.
+    local f
+    for f in shop.duckdb orders.csv; do
+        {
+            printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+            printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+            printf '%s\n' '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"explain_sql","arguments":{"sql":"SELECT status, count(*) FROM orders GROUP BY status"}}}'
+            printf '%s\n' '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"explain_sql","arguments":{"sql":"DELETE FROM orders"}}}'
+        } >"$T/mcp.in"
+        (cd "$W" && timeout -k 5 60 "$ASKDB" mcp "$f") <"$T/mcp.in" >"$T/out" 2>"$T/err"
+        RC=$?
+        expect_rc 0
+        pycheck '
+msgs = {m.get("id"): m for m in map(json.loads, out.splitlines())}
+r = msgs[2]["result"]
+assert not r.get("isError"), r
+t = r["content"][0]["text"]
+assert "GROUP" in t.upper() or "AGGREGATE" in t.upper(), t[:300]
+r = msgs[3]["result"]
+# A view cannot be written to at all: DuckDB says so before the guard.
+assert r.get("isError") and ("refused" in r["content"][0]["text"] or
+                             "Can only delete from base table" in r["content"][0]["text"]), r
+'
+    done
 }
 
 open_faults_exit_3_with_the_reason() {
