@@ -12,7 +12,7 @@
 
 #define WATCH_MS 100         /* how often a waiting reader looks at its
                                 client */
-#define KEEPALIVE_MS 15000   /* an SSE comment after this much silence */
+#define KEEPALIVE_MS 15000   /* a keepalive after this much silence */
 
 struct srv_stream {
     pthread_mutex_t mu;
@@ -23,6 +23,7 @@ struct srv_stream {
     int ended;               /* the writer is done */
     int gone;                /* the response was dropped */
     int sse, conn_fd;
+    int body_begun;          /* the writer put something: no more blanks */
     double last_out;
     srv_gone_fn on_gone;
     void *ud;
@@ -73,6 +74,7 @@ static void put_locked(struct srv_stream *st, const char *p, size_t n)
 void srv_stream_put(struct srv_stream *st, const char *p, size_t n)
 {
     pthread_mutex_lock(&st->mu);
+    st->body_begun = 1;
     put_locked(st, p, n);
     pthread_mutex_unlock(&st->mu);
 }
@@ -111,6 +113,7 @@ void srv_stream_json(struct srv_stream *st, json_t *o)
 
     json_decref(o);
     pthread_mutex_lock(&st->mu);
+    st->body_begun = 1;
     if (text)
         put_locked(st, text, strlen(text));
     else
@@ -181,9 +184,16 @@ static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
             pthread_mutex_unlock(&st->mu);
             return MHD_CONTENT_READER_END_WITH_ERROR;
         }
-        if (st->sse && st->len == 0 && !st->ended &&
-            srv_now_ms() - st->last_out > KEEPALIVE_MS)
-            put_locked(st, ": keepalive\n\n", 13);
+        /* Silence closes the connection (libmicrohttpd's idle timeout,
+        ** a proxy's): an SSE comment, or for a JSON document a line
+        ** break before it, which JSON reads as the blank it is. */
+        if (st->len == 0 && !st->ended &&
+            srv_now_ms() - st->last_out > KEEPALIVE_MS) {
+            if (st->sse)
+                put_locked(st, ": keepalive\n\n", 13);
+            else if (!st->body_begun)
+                put_locked(st, "\n", 1);
+        }
     }
 }
 

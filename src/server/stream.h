@@ -15,7 +15,9 @@
 ** ended, on_gone(ud) is called once, with the stream's lock held (it may
 ** take the writer's own locks, but must not call back into the stream).
 ** After srv_stream_end() it is never called, so ud may be freed then.
-** An SSE stream gets a ": keepalive" comment after 15 s of silence.
+** After 15 s of silence an SSE stream gets a ": keepalive" comment, and
+** a JSON one that has no byte of its document yet a line break (blank to
+** JSON), so that no idle timeout closes a connection that waits.
 */
 struct srv_stream;
 struct MHD_Response;

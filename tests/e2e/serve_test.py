@@ -235,6 +235,22 @@ def test_ask_json_returns_the_answer(env):
                for l in log), log
 
 
+def test_ask_json_keeps_a_slow_answers_connection_alive(env):
+    # A JSON answer sends nothing until it is done: after 15 s of waiting
+    # a line break goes first (blank to JSON), so that no idle timeout
+    # (libmicrohttpd's 60 s, a proxy's) closes the connection and loses
+    # the answer. The document after it is whole and parses.
+    env.start(script=[reply(COUNTRY_SQL, delay_ms=16500)])
+    status, hdrs, data = env.request("POST", "/api/ask",
+                                     {"database": "shop", "question": "Customers per country?"},
+                                     timeout=60)
+    assert status == 200, (status, data[:200])
+    assert data.startswith(b"\n") and data.lstrip().startswith(b"{"), data[:40]
+    assert data.count(b"\n") >= 1 and b"\n" not in data.strip(), data[:200]
+    a = json.loads(data)
+    assert a["status"] == "ok" and a["rows"] == COUNTRY_ROWS, a
+
+
 def test_ask_streams_steps_then_done(env):
     env.start(script=[reply("SELECT nope FROM customers"), reply(COUNTRY_SQL)])
     c, r = ask_stream(env, {"database": "shop", "question": "Customers per country?"},
