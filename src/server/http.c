@@ -863,10 +863,16 @@ static int parse_listen(const char *listen, struct sockaddr_storage *ss,
 {
     struct addrinfo hints, *res = NULL;
     char host[256];
-    const char *colon = strrchr(listen, ':');
+    const char *colon = strrchr(listen, ':'), *d;
     size_t n;
 
     if (!colon || colon == listen || !colon[1])
+        return -1;
+    /* 0 to 65535 in decimal digits: getaddrinfo() takes 99999 modulo
+    ** 65536 without a word. */
+    for (d = colon + 1; *d >= '0' && *d <= '9'; d++)
+        ;
+    if (*d || d - (colon + 1) > 5 || strtol(colon + 1, NULL, 10) > 65535)
         return -1;
     n = (size_t)(colon - listen);
     if (listen[0] == '[' && n >= 2 && listen[n - 1] == ']') {

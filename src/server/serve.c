@@ -94,7 +94,9 @@ struct serve_opts {
 };
 
 /* Add NAME=PATH (with_name), or PATH named after its file without its
-** extension. The name is malloc()ed into *owned. 0 or -1. */
+** extension, each character a name may not hold made '_' (as askdb mcp
+** names it: "my data.v2.db" -> my_data.v2). The name is malloc()ed into
+** *owned. 0 or -1. */
 static int add_db(struct serve_opts *o, const char *arg, int with_name,
                   char **owned)
 {
@@ -115,9 +117,17 @@ static int add_db(struct serve_opts *o, const char *arg, int with_name,
         dot = strrchr(arg, '.');
         n = dot && dot > arg ? (size_t)(dot - arg) : strlen(arg);
     }
-    *owned = strndup(arg, n);
+    *owned = strndup(arg, n > 100 ? 100 : n);
     if (!*owned)
         return -1;
+    if (!with_name) {
+        char *p;
+        for (p = *owned; *p; p++)
+            if (!strchr("-_.", *p) && !((*p >= 'a' && *p <= 'z') ||
+                                        (*p >= 'A' && *p <= 'Z') ||
+                                        (*p >= '0' && *p <= '9')))
+                *p = '_';
+    }
     o->names[o->ndbs] = *owned;
     o->paths[o->ndbs] = path;
     o->ndbs++;
@@ -280,7 +290,8 @@ static int load_dbs(struct server *s, const struct serve_opts *o)
     for (i = 0; i < o->ndbs; i++) {
         if (!good_name(o->names[i])) {
             fprintf(stderr, "askdb serve: database name '%s': use letters, "
-                            "digits, '-', '_' and '.'\n", o->names[i]);
+                            "digits, '-', '_' and '.' (--db NAME=PATH)\n",
+                    o->names[i]);
             return 2;
         }
         for (k = 0; k < i; k++)

@@ -676,10 +676,24 @@ def test_config_file_is_checked_and_read_as_the_options(env):
                             "http://127.0.0.1:9/v1", "--model", "m"],
                            capture_output=True, text=True, timeout=20)
         assert p.returncode == 2 and want in p.stderr, (bad, p.returncode, p.stderr)
-    p = subprocess.run([ASKDB, "serve", "--listen", "127.0.0.1", SHOP, "--llm-url",
-                        "http://127.0.0.1:9/v1", "--model", "m"],
-                       capture_output=True, text=True, timeout=20)
-    assert p.returncode == 2 and "--listen takes HOST:PORT" in p.stderr, p.stderr
+    # A port past 65535 is refused, not taken modulo 65536.
+    for listen in ("127.0.0.1", "127.0.0.1:65536", "127.0.0.1:99999", "127.0.0.1:4294967296",
+                   "127.0.0.1:-1", "127.0.0.1:80x"):
+        p = subprocess.run([ASKDB, "serve", "--listen", listen, SHOP, "--llm-url",
+                            "http://127.0.0.1:9/v1", "--model", "m"],
+                           capture_output=True, text=True, timeout=20)
+        assert p.returncode == 2 and "--listen takes HOST:PORT" in p.stderr, (listen, p.stderr)
+
+
+def test_a_bare_path_is_named_as_the_api_can_carry_it(env):
+    # "my data.v2.db" is served as my_data.v2 (askdb mcp names it so too).
+    odd = os.path.join(env.dir, "my data.v2.db")
+    shutil.copyfile(SHOP, odd)
+    env.start(odd, dbs=(), script=[reply(COUNTRY_SQL)])
+    d, _ = env.json("GET", "/api/databases")
+    assert [x["name"] for x in d["databases"]] == ["my_data.v2"], d
+    a, _ = env.json("POST", "/api/ask", {"database": "my_data.v2", "question": "Customers per country?"})
+    assert a["status"] == "ok" and a["rows"] == COUNTRY_ROWS, a
 
 
 def test_statements_are_capped_per_client(env):
