@@ -29,6 +29,8 @@ struct srv_job {
 
     atomic_int cancelled;
     int waiting;             /* in the queue (srv.mu) */
+    int conv_wait;           /* waiting, with no slot, for its busy
+                                conversation (srv.mu) */
     struct srv_job *next_wait;
     struct srv_job *next;    /* srv.jobs (srv.mu) */
     pthread_t th;
@@ -390,18 +392,56 @@ static void jobs_remove(struct server *s, struct srv_job *j)
     pthread_mutex_unlock(&s->mu);
 }
 
+/*
+** The job holds a slot and its conversation is answering an earlier
+** question: give the slot to the next waiter, wait for the conversation
+** (c->mu, taken on return), then queue for a slot again, so that
+** follow-ups to one busy conversation do not hold every worker idle. 0
+** with a slot again, -1 when cancelled meanwhile (no slot).
+*/
+static int wait_conversation(struct srv_job *j, struct srv_conv *c)
+{
+    struct server *s = j->s;
+
+    pthread_mutex_lock(&s->mu);
+    j->conv_wait = 1;
+    pthread_mutex_unlock(&s->mu);
+    release_slot(s);
+    pthread_mutex_lock(&c->mu);
+    pthread_mutex_lock(&s->mu);
+    j->conv_wait = 0;
+    if (atomic_load(&j->cancelled) || atomic_load(&s->stopping)) {
+        pthread_mutex_unlock(&s->mu);
+        return -1;
+    }
+    if (s->running < s->workers && !s->wait_head) {
+        s->running++;
+    } else {
+        j->waiting = 1;
+        j->next_wait = NULL;
+        *s->wait_tail = j;
+        s->wait_tail = &j->next_wait;
+        s->waiting++;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return wait_slot(j);
+}
+
 static void *job_main(void *ud)
 {
     struct srv_job *j = ud;
     struct server *s = j->s;
     struct srv_conv *c;
-    int clash = 0;
+    int clash = 0, slot;
 
     if (wait_slot(j) == 0) {
+        slot = 1;
         c = atomic_load(&j->cancelled) ? NULL : conv_acquire(j, &clash);
         if (c) {
-            pthread_mutex_lock(&c->mu);
-            if (!atomic_load(&j->cancelled))
+            if (pthread_mutex_trylock(&c->mu) != 0 &&
+                wait_conversation(j, c) != 0)
+                slot = 0;
+            if (slot && !atomic_load(&j->cancelled))
                 ask_on(j, c);
             else
                 not_asked(j);
@@ -415,7 +455,8 @@ static void *job_main(void *ud)
         } else {
             fail(j, "out of memory", "out of memory");
         }
-        release_slot(s);
+        if (slot)
+            release_slot(s);
     } else {
         not_asked(j);
     }
@@ -531,7 +572,7 @@ void srv_jobs_stop(struct server *s, int grace_ms)
     ** are turned away at once (each gets its error and done). */
     pthread_mutex_lock(&s->mu);
     for (j = s->jobs; j; j = j->next)
-        if (j->waiting)
+        if (j->waiting || j->conv_wait)
             job_cancel(j);
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);

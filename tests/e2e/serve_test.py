@@ -423,6 +423,30 @@ def test_hang_up_stops_a_long_query(env):
     assert a["status"] == "ok" and time.time() - t0 < 3, (a["status"], time.time() - t0)
 
 
+def test_a_follow_up_waiting_for_its_conversation_holds_no_worker(env):
+    # Two workers; two questions on one conversation, then another one:
+    # the follow-up waits for its conversation without a worker, so the
+    # third is answered at once, not after the first.
+    env.start("--workers", "2", script=[reply(COUNTRY_SQL, delay_ms=2500)] * 3)
+    c1, r1 = ask_stream(env, {"database": "shop", "question": "first", "conversation_id": "conv-z"})
+    next(sse_events(r1))
+    c2, r2 = ask_stream(env, {"database": "shop", "question": "second", "conversation_id": "conv-z"})
+    time.sleep(0.3)
+    t0 = time.time()
+    c3, r3 = ask_stream(env, {"database": "shop", "question": "third"})
+    ev3 = list(sse_events(r3))
+    took = time.time() - t0
+    assert not [e for e, _ in ev3 if e == "queued"], ev3[:3]
+    assert ev3[-1][1]["status"] == "ok" and took < 4.5, (ev3[-1][1]["status"], took)
+    ev1, ev2 = list(sse_events(r1)), list(sse_events(r2))
+    assert ev1[-1][1]["status"] == "ok" and ev2[-1][1]["status"] == "ok", (ev1[-1], ev2[-1])
+    # The follow-up saw the first question: it ran after it, in order.
+    q2 = [d for e, d in ev2 if e == "step" and d["step"] == "prompt"][0]
+    assert "first" in json.dumps(q2), q2
+    for c in (c1, c2, c3):
+        c.close()
+
+
 def test_busy_server_queues_then_refuses(env):
     # One worker, one place in the queue: the second question waits (and
     # is told its place), the third is refused with 503 and Retry-After.
