@@ -212,6 +212,39 @@ static void client_addr(struct MHD_Connection *c, char *out, size_t n)
                   out, (socklen_t)n);
 }
 
+/*
+** Whether an Accept header lists text/event-stream (its media type
+** exactly, in any case) with a q above 0: "text/event-stream;q=0" and
+** "text/event-streamx" do not ask for a stream.
+*/
+static int accepts_sse(const char *accept)
+{
+    static const char want[] = "text/event-stream";
+    const char *p = accept, *end, *q;
+    size_t n;
+
+    while (p && *p) {
+        p += strspn(p, " \t,");
+        end = p + strcspn(p, ",");
+        n = strcspn(p, ";,");
+        while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+            n--;
+        if (n == sizeof want - 1 && strncasecmp(p, want, n) == 0) {
+            double qv = 1;
+            for (q = p + n; q < end; q++)
+                if (*q == ';') {
+                    const char *v = q + 1 + strspn(q + 1, " \t");
+                    if ((v[0] == 'q' || v[0] == 'Q') && v[1] == '=')
+                        qv = strtod(v + 2, NULL);
+                }
+            if (qv > 0)
+                return 1;
+        }
+        p = end;
+    }
+    return 0;
+}
+
 /* A POST body must be JSON: 415 otherwise (queued, returns 0). */
 static int json_typed(struct server *s, struct MHD_Connection *c,
                       struct req *q, enum MHD_Result *ret)
@@ -465,7 +498,7 @@ static enum MHD_Result post_ask(struct server *s, struct MHD_Connection *c,
         goto out;
     }
     accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
-    a.sse = accept && strstr(accept, "text/event-stream") != NULL;
+    a.sse = accepts_sse(accept);
     a.question = rq.question;
     a.conversation_id = rq.conversation_id;
     a.answer = rq.answer;
@@ -645,7 +678,7 @@ static enum MHD_Result route_mcp(struct server *s, struct MHD_Connection *c,
     if (!json_typed(s, c, q, &ret))
         return ret;
     accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
-    mq.sse = accept && strstr(accept, "text/event-stream") != NULL;
+    mq.sse = accepts_sse(accept);
     mq.body = q->body ? q->body : "";
     mq.len = q->len;
     ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);

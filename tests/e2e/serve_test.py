@@ -251,6 +251,25 @@ def test_ask_json_keeps_a_slow_answers_connection_alive(env):
     assert a["status"] == "ok" and a["rows"] == COUNTRY_ROWS, a
 
 
+def test_accept_header_is_read_as_media_types(env):
+    # A stream only when text/event-stream itself is accepted (any case,
+    # with parameters), not at q=0 nor as part of another type's name.
+    env.start(script=[dict(reply(COUNTRY_SQL), repeat=True)])
+    for accept, sse in (("text/event-stream", True), ("TEXT/Event-Stream", True),
+                        ("application/json, text/event-stream", True),
+                        ("text/event-stream; charset=utf-8", True),
+                        ("text/event-stream;q=0, application/json", False),
+                        ("text/event-stream ; q=0.0", False),
+                        ("text/event-streamx", False), ("application/json", False)):
+        status, hdrs, data = env.request("POST", "/api/ask", {"database": "shop", "question": "q"},
+                                         headers={"Accept": accept})
+        assert status == 200, (accept, status, data[:200])
+        ctype = hdrs["content-type"]
+        assert ctype.startswith("text/event-stream") == sse, (accept, ctype)
+        if not sse:
+            assert json.loads(data)["status"] == "ok", (accept, data[:200])
+
+
 def test_ask_streams_steps_then_done(env):
     env.start(script=[reply("SELECT nope FROM customers"), reply(COUNTRY_SQL)])
     c, r = ask_stream(env, {"database": "shop", "question": "Customers per country?"},
