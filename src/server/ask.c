@@ -19,6 +19,7 @@ struct srv_job {
     struct srv_db *db;
     char *question;
     char conv_id[40];
+    int conv_new;            /* this question began its conversation */
     char request_id[72];
     char client[64];
     int sse, answer;
@@ -297,7 +298,12 @@ static void put_answer(struct srv_job *j, const askdb_answer *a)
     json_error_t je;
     json_t *o = NULL, *ev;
     char *text = NULL, *rows = NULL;
+    const char *why = a->error ? a->error : "failed";
 
+    /* Cancelled by the server's shutdown, not by the client. */
+    if (a->status == ASKDB_ERR_CANCELLED && atomic_load(&j->s->stopping))
+        why = "cancelled: the server shut down before the answer was "
+              "complete; ask again when it runs";
     if (askdb_answer_json(a, 0, &text) == ASKDB_OK)
         o = json_loads(text, 0, &je);
     askdb_free(text);
@@ -305,7 +311,13 @@ static void put_answer(struct srv_job *j, const askdb_answer *a)
         fail(j, "out of memory", "the answer could not be written as JSON");
         return;
     }
+    if (a->status != ASKDB_OK && json_is_string(json_object_get(o, "error")))
+        json_object_set_new(o, "error", json_string(why));
     json_object_set_new(o, "conversation_id", json_string(j->conv_id));
+    /* True also when the request named a conversation the server no
+    ** longer has (it restarted, or dropped it past --conversations): the
+    ** client can tell that the question was asked without its history. */
+    json_object_set_new(o, "conversation_started", json_boolean(j->conv_new));
     if (!j->sse) {
         srv_stream_json(j->out, o);
         return;
@@ -323,9 +335,8 @@ static void put_answer(struct srv_job *j, const askdb_answer *a)
                                                           a->text));
     if (a->status != ASKDB_OK) {
         ev = json_pack("{s:{s:s, s:s}, s:O}", "error", "code",
-                       askdb_status_str(a->status), "message",
-                       a->error ? a->error : "failed", "attempts",
-                       json_object_get(o, "attempts"));
+                       askdb_status_str(a->status), "message", why,
+                       "attempts", json_object_get(o, "attempts"));
         srv_stream_event_json(j->out, "error", ev);
     }
     srv_stream_event_json(j->out, "done", o);
@@ -340,6 +351,7 @@ static void ask_on(struct srv_job *j, struct srv_conv *c)
     askdb_config cfg;
     askdb_status st;
 
+    j->conv_new = c->ag == NULL;
     if (!c->ag) {
         cfg = s->cfg;
         cfg.conversation = 1;

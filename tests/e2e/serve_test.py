@@ -296,18 +296,26 @@ def test_ask_streams_steps_then_done(env):
 
 
 def test_follow_up_reads_the_conversation(env):
-    env.start(script=[reply(COUNTRY_SQL), reply("SELECT count(*) AS n FROM customers")])
+    env.start(script=[reply(COUNTRY_SQL), reply("SELECT count(*) AS n FROM customers"),
+                      reply("SELECT count(*) AS n FROM customers"), reply("SELECT count(*) AS n FROM customers")])
     a, _ = env.json("POST", "/api/ask", {"database": "shop", "question": "Customers per country?"})
     cid = a["conversation_id"]
+    assert a["conversation_started"] is True, a
     b, _ = env.json("POST", "/api/ask", {"database": "shop", "question": "and in total?",
                                          "conversation_id": cid})
     assert b["conversation_id"] == cid and b["rows"] == [[60]], b
+    assert b["conversation_started"] is False, b
     reqs = env.requests_seen()
     last_user = [m for m in reqs[-1]["body"]["messages"] if m["role"] == "user"][-1]["content"]
     assert "Customers per country?" in last_user, last_user
     # Another conversation does not see it.
     c, _ = env.json("POST", "/api/ask", {"database": "shop", "question": "anything"})
     assert c["conversation_id"] != cid, c
+    # An id the server does not know (it restarted, or dropped it): the
+    # question starts that conversation, and says so.
+    g, _ = env.json("POST", "/api/ask", {"database": "shop", "question": "and in total?",
+                                         "conversation_id": "gone-1"})
+    assert g["conversation_id"] == "gone-1" and g["conversation_started"] is True, g
 
 
 def test_errors_have_their_status(env):

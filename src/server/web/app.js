@@ -17,6 +17,7 @@ hljs.registerLanguage("sql", hljsSql);
 
 const PAGE_ROWS = 25;
 const HISTORY_MAX = 100;
+const QUESTION_MAX = 8192;   // bytes: the server refuses a longer question
 const $ = (sel, root = document) => root.querySelector(sel);
 
 const state = {
@@ -68,6 +69,9 @@ function loadHistory() {
 }
 
 function remember(question) {
+    // The server takes 8 KiB a question: a longer one is refused, and kept
+    // it would only eat the browser's few MB of storage.
+    if (new TextEncoder().encode(question).length > QUESTION_MAX) return;
     const h = state.history.filter((q) => q !== question);
     h.push(question);
     state.history = h.slice(-HISTORY_MAX);
@@ -165,9 +169,28 @@ async function api(path, opts = {}) {
     }
 }
 
+// JSON.parse, but an integer past 2^53 keeps every digit: a BigInt (from
+// the number's own text) instead of the double JSON.parse rounds it to
+// (9007199254740993 read as ...992). Browsers without the reviver's
+// source text keep the rounding.
+function parseJson(text) {
+    return JSON.parse(text, (key, v, ctx) =>
+        typeof v === "number" && !Number.isSafeInteger(v) && ctx && typeof ctx.source === "string" &&
+            /^-?\d+$/.test(ctx.source) ? BigInt(ctx.source) : v);
+}
+
+// JSON.stringify that writes a BigInt as the number it is.
+function toJson(value, space) {
+    return JSON.stringify(value, (key, v) => typeof v !== "bigint" ? v :
+        JSON.rawJSON ? JSON.rawJSON(v.toString()) : v.toString(), space);
+}
+
+// A number of a result: a double or an exact big integer.
+function isNum(v) { return typeof v === "number" || typeof v === "bigint"; }
+
 async function apiJson(path, opts) {
     const res = await api(path, opts);
-    return res.json();
+    return parseJson(await res.text());
 }
 
 // Read a text/event-stream body and call onEvent(name, data) for each
@@ -182,7 +205,7 @@ async function readSse(res, onEvent) {
         if (data.length) {
             const text = data.join("\n");
             let obj;
-            try { obj = JSON.parse(text); } catch { obj = { text }; }
+            try { obj = parseJson(text); } catch { obj = { text }; }
             onEvent(name, obj);
         }
         name = "message";
@@ -294,7 +317,7 @@ function renderSchema(schema) {
     tree.replaceChildren(...tables.map((t) => {
         const fks = new Map((t.foreign_keys || []).map((fk) => [fk.from, fk]));
         const rows = typeof t.rows === "number" ?
-            `${t.rows_capped ? "≥ " : ""}${t.rows.toLocaleString()} rows` : "";
+            `${t.rows_capped ? "≥ " : ""}${plural(t.rows, "row", "rows")}` : "";
         const cols = (t.columns || []).map((c) => {
             const fk = fks.get(c.name);
             return el("li", { "data-name": c.name.toLowerCase() },
@@ -455,7 +478,8 @@ function describeStep(ev, why) {
     case "fix": return ["ok", ev.kind === "join" ? "Joined the table a column lives in" : "Fixed a column's table", ev.changes || ""];
     case "select": return [ev.error ? "warn" : "ok", "Compared the tied candidates",
         ev.error ? `kept candidate ${ev.chosen}: ${ev.error}` : `candidate ${ev.chosen} of ${(ev.options || []).join(", ")}`];
-    case "answer_text": return ["ok", "Wrote the answer", ""];
+    case "answer_text": return ev.error ? ["warn", "Could not write the answer in words", ev.error] :
+        ["ok", "Wrote the answer", ""];
     case "answer": return [ev.status === "ok" || ev.status === "empty" ? "ok" : "bad", "Done",
         ev.timings && ev.timings.total_ms !== undefined ? `total ${fmtMs(ev.timings.total_ms)}` : ""];
     default: return ["ok", ev.step || "step", ""];
@@ -513,10 +537,10 @@ function cellNode(v) {
 
 // Values sort: NULL first ascending, numbers by value, text by locale.
 function compareValues(a, b) {
-    const rank = (v) => v === null || v === undefined ? 0 : typeof v === "number" ? 1 : isBlob(v) ? 3 : 2;
+    const rank = (v) => v === null || v === undefined ? 0 : isNum(v) ? 1 : isBlob(v) ? 3 : 2;
     const ra = rank(a), rb = rank(b);
     if (ra !== rb) return ra - rb;
-    if (ra === 1) return a - b;
+    if (ra === 1) return a < b ? -1 : a > b ? 1 : 0;   /* a double and a BigInt too */
     if (ra === 2) return String(a).localeCompare(String(b), undefined, { numeric: true });
     if (ra === 3) return a.blob_hex < b.blob_hex ? -1 : a.blob_hex > b.blob_hex ? 1 : 0;
     return 0;
@@ -550,7 +574,7 @@ function sqlBox(sql) {
 function rowsTable(columns, rows) {
     const view = { sortCol: -1, dir: 1, page: 0, order: rows.map((_, i) => i) };
     const numeric = columns.map((_, c) => rows.length > 0 &&
-        rows.every((r) => r[c] === null || typeof r[c] === "number") && rows.some((r) => typeof r[c] === "number"));
+        rows.every((r) => r[c] === null || isNum(r[c])) && rows.some((r) => isNum(r[c])));
     const thead = el("thead");
     const tbody = el("tbody");
     const info = el("span", { class: "muted", "aria-live": "polite" });
@@ -613,7 +637,7 @@ function chartPlan(columns, rows) {
         for (const r of rows) {
             const v = r[c];
             if (v === null) nulls++;
-            else if (typeof v === "number") num++;
+            else if (isNum(v)) num++;
             else if (typeof v === "string") { text++; if (DATE_RE.test(v)) date++; }
             else return "other";
         }
@@ -627,7 +651,7 @@ function chartPlan(columns, rows) {
     if (label < 0) {
         // Numbers only: a leading year/month-like integer column is the axis.
         if (kind[0] === "number" && DATE_NAME_RE.test(columns[0]) &&
-            rows.every((r) => Number.isInteger(r[0]))) {
+            rows.every((r) => Number.isInteger(r[0]) || typeof r[0] === "bigint")) {
             label = 0;
             dates = true;
         } else {
@@ -677,7 +701,7 @@ function makeChart(canvas, plan, columns, rows) {
             labels: order.map((i) => rows[i][plan.label] === null ? "NULL" : String(rows[i][plan.label])),
             datasets: plan.values.map((col, k) => ({
                 label: columns[col],
-                data: order.map((i) => rows[i][col]),
+                data: order.map((i) => typeof rows[i][col] === "bigint" ? Number(rows[i][col]) : rows[i][col]),
                 borderColor: c.series[k % 4],
                 backgroundColor: plan.type === "bar" ? c.series[k % 4] + "cc" : c.series[k % 4],
                 tension: 0, pointRadius: rows.length > 60 ? 0 : 3,
@@ -761,8 +785,8 @@ function resultView(columns, rows, meta) {
             onclick: () => download(`${base}.csv`, "text/csv", toCsv(columns, rows)) }),
         el("button", { type: "button", class: "dl-json", text: "JSON", "aria-label": "Download the rows as JSON",
             onclick: () => download(`${base}.json`, "application/json",
-                JSON.stringify({ sql: meta.sql, columns, rows, row_count: meta.row_count ?? rows.length,
-                    truncated: meta.truncated ?? false }, null, 2) + "\n") }));
+                toJson({ sql: meta.sql, columns, rows, row_count: meta.row_count ?? rows.length,
+                    truncated: meta.truncated ?? false }, 2) + "\n") }));
     box.append(bar, tableView);
     if (plan && window.Chart) show("chart");
     return box;
@@ -812,6 +836,9 @@ function onEvent(turn, name, data) {
     case "step": {
         // `done` says all that "answer" says; "question" repeats the page.
         if (data.step === "answer" || data.step === "question") break;
+        // The rows stand; say where the words should be that they failed.
+        if (data.step === "answer_text" && data.error)
+            turn.out.prepend(el("p", { class: "notice", text: `The answer in words could not be written: ${data.error}` }));
         const [kind, what, detail] = describeStep(data, turn.why);
         if (data.step === "error") turn.why = data.message;
         else if (data.step === "check") turn.why = data.hint;
@@ -852,6 +879,9 @@ function onEvent(turn, name, data) {
 // show (a server that sent only `done`, or JSON), then a summary line.
 function finishTurn(turn, a) {
     turn.done = true;
+    if (turn.followUp && a.conversation_started === true)
+        turn.out.prepend(el("p", { class: "notice", text: "The server no longer had this conversation " +
+            "(it restarted, or dropped it for newer ones): this question was asked without the earlier ones." }));
     if (a.conversation_id) state.conversation = a.conversation_id;
     if (a.request_id) turn.requestId = a.request_id;
     if (a.sql && !turn.sql && !turn.failed) {
@@ -917,6 +947,7 @@ async function ask(question) {
     addStep(turn, "run", "Asking", `database ${state.db}`, 0);
     const body = { database: state.db, question, options: { answer: $("#want-answer").checked } };
     if (state.conversation) body.conversation_id = state.conversation;
+    turn.followUp = !!state.conversation;
     try {
         const res = await api("/api/ask", {
             method: "POST", signal: controller.signal,
@@ -930,11 +961,16 @@ async function ask(question) {
         if ((res.headers.get("Content-Type") || "").startsWith("text/event-stream")) {
             await readSse(res, (name, data) => onEvent(turn, name, data));
         } else {
-            finishTurn(turn, await res.json());
+            finishTurn(turn, parseJson(await res.text()));
         }
         if (!turn.done) throw new ApiError(0, "stream", "the server closed the stream before the answer was complete");
         setStatus(turn.failed ? "No answer" : "Answered");
     } catch (e) {
+        if (e.name === "TypeError" && e.status === undefined) {
+            // fetch's reader failed mid-stream: the connection broke.
+            e = new ApiError(0, "network", "the connection to the askdb server broke before the answer " +
+                "was complete; is `askdb serve` still running?");
+        }
         if (e.name === "AbortError") {
             settleSteps(turn, "warn");
             addStep(turn, "warn", "Cancelled", "you stopped this question");
@@ -970,7 +1006,15 @@ function initQuestionBox() {
     $("#ask").addEventListener("submit", (ev) => {
         ev.preventDefault();
         const text = q.value.trim();
-        if (!text || state.controller) return;
+        if (state.controller) { setStatus("A question is running: wait for it, or cancel it (Escape)"); return; }
+        if (!text) { setStatus("Type a question first"); return; }
+        if (!state.db) {
+            // No database yet (the token was not given, the list failed):
+            // the question stays in the box, and the list is asked again.
+            setStatus("No database to ask yet: reading the list again");
+            loadDatabases();
+            return;
+        }
         q.value = "";
         ask(text);
     });
@@ -1016,6 +1060,19 @@ function newConversation() {
     $("#question").focus();
 }
 
+// Another database: a new conversation, but the answers so far stay on the
+// page, under a line that says where the new one begins.
+function switchDatabase(name) {
+    state.conversation = null;
+    if ($("#log").querySelector(".turn")) {
+        $("#empty-hint")?.remove();
+        $("#log").append(el("p", { class: "muted conv-divider", role: "separator",
+            text: `Now asking ${name}: a new conversation starts here.` }));
+        scrollToEnd();
+    }
+    setStatus(`Database ${name}`);
+}
+
 // ---------------------------------------------------------------------------
 
 function init() {
@@ -1026,7 +1083,7 @@ function init() {
         if (/token=/.test(location.hash)) { takeTokenFromUrl(); loadDatabases(); }
     });
     $("#db").addEventListener("change", (ev) => {
-        newConversation();
+        switchDatabase(ev.target.value);
         selectDatabase(ev.target.value);
     });
     $("#schema-search").addEventListener("input", filterSchema);
