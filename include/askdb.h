@@ -885,6 +885,10 @@ typedef struct askdb_eval_options {
                                 question's time): the latency a user of
                                 askdb serve or shell sees, whose schema
                                 prompt is made ready before they ask */
+    const char *report_path; /* the report askdb_eval_write_report() is
+                                to write, checked up front (not a database,
+                                the suite, out_path or a device, and its
+                                folder writable); NULL = none */
 } askdb_eval_options;
 
 typedef struct askdb_eval askdb_eval;

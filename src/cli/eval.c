@@ -421,13 +421,9 @@ int cli_eval(int argc, char **argv)
         c.eo.progress_ud = &pr;
     }
 
-    /* The report is written at the end: refuse a database now, not
-    ** after the whole run. */
-    if (c.report && askdb_output_refusal(c.report)) {
-        format_printf(stderr, "askdb eval: cannot write report '%s': %s\n",
-                      c.report, askdb_output_refusal(c.report));
-        return EXIT_USAGE;
-    }
+    /* The report is written at the end: askdb_eval_new() checks its path
+    ** now, not after the whole run. */
+    c.eo.report_path = c.report;
     st = askdb_eval_new(&c.cfg, &c.eo, &ev);
     if (st) {
         format_printf(stderr, "askdb eval: %s\n", askdb_eval_errmsg(ev));

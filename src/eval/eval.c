@@ -1,4 +1,5 @@
 /* eval.c - askdb eval: run a suite through agents, score, record, resume. */
+#define _XOPEN_SOURCE 700 /* realpath() */
 #include "eval/eval.h"
 
 #include <errno.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "core/outfile.h"
 #include "db/db.h"
@@ -31,6 +33,55 @@ static void set_msg(char *dst, size_t len, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(dst, len, fmt, ap);
     va_end(ap);
+}
+
+/* Do a and b name one file (both exist)? */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+
+    return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+           sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/*
+** Why the run may not write path (its --out or its report), or NULL: a
+** database (outfile.h), the suite itself, the run's other output, or
+** something that is not a regular file (a device or a FIFO: the report
+** would replace it, --resume would read it without end), or a folder
+** that does not exist or cannot be written. other is the other output
+** (or NULL).
+*/
+static const char *out_refusal(const askdb_eval *ev, const char *path,
+                               const char *other)
+{
+    const char *why = outfile_refusal(path), *slash;
+    char dir[4096];
+    struct stat st;
+
+    if (why)
+        return why;
+    if (stat(path, &st) == 0) {
+        if (!S_ISREG(st.st_mode))
+            return "it is not a regular file (askdb eval writes its "
+                   "records and its report to files)";
+        if (same_file(path, ev->opt.suite_path))
+            return "it is the suite being run";
+        if (same_file(path, other))
+            return "--out and --report name the same file";
+        return NULL;
+    }
+    if (other && strcmp(path, other) == 0)
+        return "--out and --report name the same file";
+    slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path),
+                 path);
+    if (access(dir, W_OK | X_OK) != 0)
+        return "its folder does not exist or cannot be written";
+    return NULL;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -469,6 +520,8 @@ static askdb_status load_out(askdb_eval *ev, int *ends_nl)
     size_t cap = 0;
     ssize_t len;
     long lineno = 0, bad_lines = 0;
+    off_t off = 0, whole = 0; /* bytes read; up to the last full line */
+    int cut_bad = 0;          /* the last line is cut short and unreadable */
     askdb_status rc = ASKDB_OK;
 
     *ends_nl = 1;
@@ -484,8 +537,12 @@ static askdb_status load_out(askdb_eval *ev, int *ends_nl)
         long long idx;
         const char *q, *cls;
         lineno++;
+        off += len;
         *ends_nl = line[len - 1] == '\n';
+        if (*ends_nl)
+            whole = off;
         o = json_loads(line, 0, NULL);
+        cut_bad = !*ends_nl && !json_is_object(o);
         if (!json_is_object(o)) {
             bad_lines++;
             json_decref(o);
@@ -514,6 +571,17 @@ static askdb_status load_out(askdb_eval *ev, int *ends_nl)
     }
     free(line);
     fclose(f);
+    /* A run killed in the middle of a line left half a record: it goes,
+    ** so that the file stays valid JSON lines (its item runs again). */
+    if (rc == ASKDB_OK && cut_bad) {
+        if (truncate(ev->opt.out_path, whole) != 0) {
+            set_msg(ev->errmsg, sizeof ev->errmsg, "cannot cut the "
+                    "unfinished last line of '%s': %s", ev->opt.out_path,
+                    strerror(errno));
+            return ASKDB_ERR_IO;
+        }
+        *ends_nl = 1;
+    }
     if (bad_lines)
         buf_printf(&ev->notes, "%ld unreadable line%s in '%s' ignored (an "
                    "interrupted write?); those items run again\n", bad_lines,
@@ -659,8 +727,20 @@ askdb_status askdb_eval_new(const askdb_config *cfg,
     if (!ev->recs)
         return ASKDB_ERR_NOMEM;
 
+    /* The report is written at the end: what would keep it from being
+    ** written is said now, not after the whole run. */
+    if (ev->opt.report_path) {
+        const char *why = out_refusal(ev, ev->opt.report_path,
+                                      ev->opt.out_path);
+        if (why) {
+            set_msg(ev->errmsg, sizeof ev->errmsg, "cannot write report "
+                    "'%s': %s", ev->opt.report_path, why);
+            return ASKDB_ERR_USAGE;
+        }
+    }
     if (ev->opt.out_path) {
-        const char *why = outfile_refusal(ev->opt.out_path);
+        const char *why = out_refusal(ev, ev->opt.out_path,
+                                      ev->opt.report_path);
         if (why) {
             set_msg(ev->errmsg, sizeof ev->errmsg, "cannot write '%s': %s",
                     ev->opt.out_path, why);
@@ -794,17 +874,22 @@ askdb_status askdb_eval_write_report(askdb_eval *ev, const char *path)
     struct buf b, title, sub, tmp;
     const char *base = strrchr(ev->opt.suite_path, '/');
     askdb_status rc = ASKDB_ERR_NOMEM;
-    const char *why;
+    const char *why, *given = path;
+    char *real = NULL;
     FILE *f = NULL;
 
     /* The report replaces path (through path.tmp): neither may be a
-    ** database. */
-    why = outfile_refusal(path);
+    ** database, the suite, the records or a device. */
+    why = out_refusal(ev, path, ev->opt.out_path);
     if (why) {
         set_msg(ev->errmsg, sizeof ev->errmsg, "cannot write report '%s': "
                 "%s", path, why);
         return ASKDB_ERR_USAGE;
     }
+    /* A link is followed: the file it names is replaced, not the link. */
+    real = realpath(path, NULL);
+    if (real)
+        path = real;
     buf_init(&b, REPORT_MAX_BYTES);
     buf_init(&title, 0);
     buf_init(&sub, 0);
@@ -835,32 +920,32 @@ askdb_status askdb_eval_write_report(askdb_eval *ev, const char *path)
     if (why) {
         rc = ASKDB_ERR_USAGE;
         set_msg(ev->errmsg, sizeof ev->errmsg, "cannot write report '%s' "
-                "through '%s': %s", path, tmp.data, why);
+                "through '%s': %s", given, tmp.data, why);
         goto out;
     }
     rc = ASKDB_ERR_IO;
     f = fopen(tmp.data, "w");
     if (!f) {
         set_msg(ev->errmsg, sizeof ev->errmsg, "cannot write report '%s': "
-                "%s", path, strerror(errno));
+                "%s", given, strerror(errno));
         goto out;
     }
     if (fwrite(b.data, 1, b.len, f) != b.len || fflush(f) != 0) {
         set_msg(ev->errmsg, sizeof ev->errmsg, "cannot write report '%s': "
-                "%s", path, strerror(errno));
+                "%s", given, strerror(errno));
         fclose(f);
         remove(tmp.data);
         goto out;
     }
     if (fclose(f) != 0) {
         set_msg(ev->errmsg, sizeof ev->errmsg, "cannot write report '%s': "
-                "%s", path, strerror(errno));
+                "%s", given, strerror(errno));
         remove(tmp.data);
         goto out;
     }
     if (rename(tmp.data, path) != 0) {
         set_msg(ev->errmsg, sizeof ev->errmsg, "cannot write report '%s': "
-                "%s", path, strerror(errno));
+                "%s", given, strerror(errno));
         remove(tmp.data);
         goto out;
     }
@@ -873,5 +958,6 @@ out:
     buf_free(&title);
     buf_free(&sub);
     buf_free(&tmp);
+    free(real);
     return rc;
 }

@@ -109,6 +109,8 @@ static int fill_item(struct suite_item *it, const json_t *o,
         it->malformed = "entry has no \"db_id\" or \"db\"";
     else if (!it->question)
         it->malformed = "entry has no \"question\"";
+    else if (!it->question[strspn(it->question, " \t\n\v\f\r")])
+        it->malformed = "entry's \"question\" is blank";
     else if (!it->gold)
         it->malformed = "entry has no gold SQL (\"query\", \"SQL\" or "
                         "\"gold\")";

@@ -325,6 +325,18 @@ EOF
     grep -q '^EX 1/2 = 50.0% (3 selected, 1 bad item)$' "$T/out" || fail "EX line: $(head -1 "$T/out")"
     grep -qE '^  store +1/2 ' "$T/out" || fail "database named after the file"
     grep -qE '^  malformed_item +1$' "$T/out" || fail "malformed item not reported"
+    # A blank question is a bad item too: the run goes on (it stopped
+    # the whole run with "the question is empty").
+    cat >"$T/blank.jsonl" <<'EOF'
+{"db": "dbs/store.db", "question": "How many categories?", "gold": "SELECT count(*) FROM categories"}
+{"db": "dbs/store.db", "question": "   ", "gold": "SELECT 1"}
+{"db": "dbs/store.db", "question": "", "gold": "SELECT 1"}
+{"db": "dbs/store.db", "question": "How many categories again?", "gold": "SELECT count(*) FROM categories"}
+EOF
+    start_llm "[$(fence "SELECT count(*) FROM categories"), $(fence "SELECT count(*) FROM categories")]" blank
+    run eval --suite blank.jsonl --llm-url "$URL" --model fake
+    expect_rc 0
+    grep -q '^EX 2/2 = 100.0% (4 selected, 2 bad items)$' "$T/out" || fail "blank questions: $(head -3 "$T/out") $(head -c 300 "$T/err")"
 }
 
 sample_is_fixed_by_seed() {
@@ -459,6 +471,57 @@ out_report_and_trace_never_write_a_database() {
     [ ! -e "$T/dbs/store.db.tmp" ] || fail "a report .tmp was left"
 }
 
+out_and_report_never_replace_the_suite_each_other_or_a_device() {
+    # Refused before anything is asked: the suite itself, --out and
+    # --report naming one file, a device (the report replaced /dev/full
+    # with a regular file when run as root), a folder that is not there.
+    mkdir -p "$T/dbs" && cp "$SHOP_DB" "$T/dbs/store.db"
+    printf '%s\n' '{"db": "dbs/store.db", "question": "How many categories?", "gold": "SELECT count(*) FROM categories"}' >"$T/suite.jsonl"
+    local sum o
+    sum=$(sha256sum "$T/suite.jsonl" | cut -d' ' -f1)
+    start_llm "[$(fence "SELECT count(*) FROM categories")]"
+    for o in "--report suite.jsonl" "--out suite.jsonl --resume" "--out same.x --report same.x" \
+             "--report /dev/null" "--out /dev/zero --resume" "--report nodir/x.html"; do
+        # shellcheck disable=SC2086
+        run eval --suite suite.jsonl --llm-url "$URL" --model fake $o
+        expect_rc 2
+        grep -qE "it is the suite being run|name the same file|not a regular file|folder does not exist" "$T/err" ||
+            fail "$o: $(head -c 300 "$T/err")"
+    done
+    [ "$(nreq "$LLMLOG")" = 0 ] || fail "the model was asked before a refusal"
+    [ "$(sha256sum "$T/suite.jsonl" | cut -d' ' -f1)" = "$sum" ] || fail "the suite was written"
+    [ -c /dev/null ] || fail "/dev/null is no longer a device"
+    # A report through a link replaces the file the link names.
+    : >"$T/target.html"
+    ln -s target.html "$T/link.html"
+    run eval --suite suite.jsonl --llm-url "$URL" --model fake --report link.html -q
+    expect_rc 0
+    [ -L "$T/link.html" ] && grep -q '<html' "$T/target.html" || fail "the link was replaced, or the target not written"
+}
+
+resume_drops_a_half_written_line() {
+    # A run killed in the middle of a line: resuming drops that half (its
+    # item runs again) and the file stays valid JSON lines.
+    mkdir -p "$T/dbs" && cp "$SHOP_DB" "$T/dbs/store.db"
+    cat >"$T/suite.jsonl" <<'EOF'
+{"db": "dbs/store.db", "question": "How many categories?", "gold": "SELECT count(*) FROM categories"}
+{"db": "dbs/store.db", "question": "How many products?", "gold": "SELECT count(*) FROM products"}
+EOF
+    start_llm "[$(fence "SELECT count(*) FROM categories"), $(fence "SELECT count(*) FROM products")]" first
+    run eval --suite suite.jsonl --llm-url "$URL" --model fake --out o.jsonl -q
+    expect_rc 0
+    truncate -s -40 "$T/o.jsonl"
+    start_llm "[$(fence "SELECT count(*) FROM products")]" again
+    run eval --suite suite.jsonl --llm-url "$URL" --model fake --out o.jsonl --resume -q
+    expect_rc 0
+    [ "$(nreq "$LLMLOG")" = 1 ] || fail "asked $(nreq "$LLMLOG") times, want 1"
+    "$PY" - "$T/o.jsonl" <<'EOF' || fail "o.jsonl is not JSON lines: $(head -c 400 "$T/o.jsonl")"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+assert sorted(r["index"] for r in recs) == [0, 1], [r["index"] for r in recs]
+EOF
+}
+
 # --db-url asks another copy of the data (another engine, in real use)
 # while the gold runs on the SQLite file: a copy that lost one customer
 # turns the right count wrong; a URL askdb cannot read stops the run.
@@ -496,7 +559,8 @@ TESTS=(spider_suite_scores_exactly report_is_self_contained_and_escaped
        local_model_runs_one_job distinct_removed_unless_keep_distinct
        in_process_scores_the_same
        model_unreachable_stops_with_exit_4 usage_errors_exit_2
-       out_report_and_trace_never_write_a_database db_url_asks_elsewhere_gold_stays
+       out_report_and_trace_never_write_a_database out_and_report_never_replace_the_suite_each_other_or_a_device
+       resume_drops_a_half_written_line db_url_asks_elsewhere_gold_stays
        help_lists_eval)
 
 PASSED=0
