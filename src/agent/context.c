@@ -1,6 +1,7 @@
 /* context.c - the context step: what the model is told besides the
 ** question: value retrieval, schema linking, learned examples and the
 ** conversation so far. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,6 +191,24 @@ static void examples_failed(struct agent_state *st, const char *err)
     agent_log(st, "examples", "learned pairs unavailable: %s", err);
 }
 
+/* Whether a and b are the same question but for case and the blanks
+** around and between the words. */
+static int blank_eq(const char *a, const char *b)
+{
+    for (;;) {
+        while (*a == ' ' || *a == '\t' || *a == '\n' || *a == '\r')
+            a++;
+        while (*b == ' ' || *b == '\t' || *b == '\n' || *b == '\r')
+            b++;
+        if (!*a || !*b)
+            return !*a && !*b;
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+            return 0;
+        a++;
+        b++;
+    }
+}
+
 /* Few-shot from memory: the learned pairs most like the question. The
 ** store is only read here; a missing store is not an error, and a store
 ** that fails (not a store, locked by a long `askdb learn`, damaged) costs
@@ -218,10 +237,32 @@ static int examples(struct agent_state *st)
             return 0;
         }
     }
-    if (memory_similar(ag->mem, ag->db_key, st->question, ag->cfg.memory, &p,
+    if (memory_similar(ag->mem, ag->db_key, st->question,
+                       ag->cfg.memory + (ag->mem_skip_same ? 1 : 0), &p,
                        &n)) {
         examples_failed(st, "the lookup in the learned pairs failed");
         return 0;
+    }
+    if (ag->mem_skip_same) {
+        /* The pair of this very question would hand the model its
+        ** answer: an eval scoring it would measure the store, not the
+        ** model. The rest keep their order, k at most. */
+        int i, j = 0;
+        for (i = 0; i < n; i++) {
+            if (blank_eq(p[i].question, st->question)) {
+                free(p[i].question);
+                free(p[i].sql);
+                free(p[i].added_at);
+                continue;
+            }
+            p[j++] = p[i];
+        }
+        n = j;
+        for (; n > ag->cfg.memory; n--) {
+            free(p[n - 1].question);
+            free(p[n - 1].sql);
+            free(p[n - 1].added_at);
+        }
     }
     ag->mem_said[0] = '\0';
     if (n > 0) {

@@ -42,6 +42,8 @@ struct askdb_agent {
     struct vindex *values;   /* value index (cfg.values), opened lazily */
     int values_failed;       /* 1 = could not be built: do not retry */
     struct memory *mem;      /* learned pairs (cfg.memory), lazily */
+    int mem_skip_same;       /* a learned pair of the very question asked
+                                is left out (eval: it is the gold) */
     char mem_said[512];      /* the store's last failure, said once */
     char *db_key;            /* the database's key in the memory store */
     struct agent_turn turns[AGENT_MAX_TURNS]; /* oldest first */

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "agent/state.h"
 #include "core/outfile.h"
 #include "db/db.h"
 #include "db/rescmp.h"
@@ -399,6 +400,9 @@ static void run_group(askdb_eval *ev, const struct eval_group *g)
             goto out;
         }
     }
+    /* A learned pair of the very question being scored is its gold. */
+    if (ag)
+        ag->mem_skip_same = 1;
     /* A failed warm-up shows again, and is recorded, on the question. */
     if (ag && !bad && ev->opt.warm && g->n > 0 && !stopped(ev))
         askdb_agent_warm(ag);

@@ -499,6 +499,29 @@ out_and_report_never_replace_the_suite_each_other_or_a_device() {
     [ -L "$T/link.html" ] && grep -q '<html' "$T/target.html" || fail "the link was replaced, or the target not written"
 }
 
+learned_pair_of_the_question_scored_is_left_out() {
+    # A learned pair of the very question the eval scores is its gold: it
+    # never reaches the prompt; another question still gets it.
+    mkdir -p "$T/dbs" && cp "$SHOP_DB" "$T/dbs/store.db"
+    cat >"$T/suite.jsonl" <<'EOF'
+{"db": "dbs/store.db", "question": "How many orders are there?", "gold": "SELECT count(*) FROM orders"}
+{"db": "dbs/store.db", "question": "How many orders were shipped?", "gold": "SELECT count(*) FROM orders WHERE status = 'shipped'"}
+EOF
+    run learn dbs/store.db --memory mem.db --question "How many orders are there?" --sql "SELECT count(*) AS learned_n FROM orders"
+    expect_rc 0
+    start_llm "[$(fence "SELECT count(*) FROM orders"), $(fence "SELECT count(*) FROM orders WHERE status = 'shipped'")]"
+    run eval --suite suite.jsonl --llm-url "$URL" --model fake --memory mem.db -q
+    expect_rc 0
+    "$PY" - "$LLMLOG" <<'EOF' || fail "examples in the prompts: $(head -c 600 "$LLMLOG")"
+import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1])]
+texts = [" ".join(m["content"] for m in r["body"]["messages"]) for r in reqs]
+assert len(texts) == 2, len(texts)
+assert "learned_n" not in texts[0], texts[0][-400:]
+assert "learned_n" in texts[1], texts[1][-400:]
+EOF
+}
+
 resume_drops_a_half_written_line() {
     # A run killed in the middle of a line: resuming drops that half (its
     # item runs again) and the file stays valid JSON lines.
@@ -560,7 +583,8 @@ TESTS=(spider_suite_scores_exactly report_is_self_contained_and_escaped
        in_process_scores_the_same
        model_unreachable_stops_with_exit_4 usage_errors_exit_2
        out_report_and_trace_never_write_a_database out_and_report_never_replace_the_suite_each_other_or_a_device
-       resume_drops_a_half_written_line db_url_asks_elsewhere_gold_stays
+       resume_drops_a_half_written_line learned_pair_of_the_question_scored_is_left_out
+       db_url_asks_elsewhere_gold_stays
        help_lists_eval)
 
 PASSED=0
