@@ -224,8 +224,12 @@ static void counts(struct buf *b, const struct sum_count *c, int n)
 
 void summary_text(struct buf *b, const struct summary *s)
 {
-    buf_printf(b, "EX %ld/%ld = %.1f%%", s->correct, s->evaluated,
-               pct(s->correct, s->evaluated));
+    /* Nothing scored (the model unreachable, every item bad) is no 0%. */
+    if (s->evaluated == 0)
+        buf_puts(b, "EX 0/0 = n/a");
+    else
+        buf_printf(b, "EX %ld/%ld = %.1f%%", s->correct, s->evaluated,
+                   pct(s->correct, s->evaluated));
     buf_printf(b, " (%ld selected, %ld bad item%s", s->selected, s->bad,
                s->bad == 1 ? "" : "s");
     if (s->done < s->selected)

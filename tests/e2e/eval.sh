@@ -409,7 +409,7 @@ model_unreachable_stops_with_exit_4() {
     run eval --suite "$SUITE" --db-root root --llm-url http://127.0.0.1:9/v1 --model fake --retries 0 --out run.jsonl -q
     expect_rc 4
     grep -q '^askdb eval: stopped: ' "$T/err" || fail "no stop message"
-    grep -q '^EX 0/0 = 0.0% (13 selected, 0 bad items, 13 not run)$' "$T/out" || fail "summary: $(head -1 "$T/out")"
+    grep -q '^EX 0/0 = n/a (13 selected, 0 bad items, 13 not run)$' "$T/out" || fail "summary: $(head -1 "$T/out")"
     [ "$(nreq "$T/run.jsonl")" = 0 ] || fail "an unanswered item was recorded"
 }
 
