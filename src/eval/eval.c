@@ -632,7 +632,7 @@ askdb_status askdb_eval_new(const askdb_config *cfg,
 {
     askdb_eval *ev;
     askdb_status rc;
-    const char *provider;
+    const char *provider, *p;
     struct stat sb;
     long unknown, i;
     int ends_nl = 1;
@@ -651,7 +651,7 @@ askdb_status askdb_eval_new(const askdb_config *cfg,
         own(ev, &ev->cfg.trace_path) || own(ev, &ev->opt.suite_path) ||
         own(ev, &ev->opt.db_root) || own(ev, &ev->opt.tables_path) ||
         own(ev, &ev->opt.dbs) || own(ev, &ev->opt.out_path) ||
-        own(ev, &ev->opt.db_url))
+        own(ev, &ev->opt.db_url) || own(ev, &ev->opt.report_path))
         return ASKDB_ERR_NOMEM;
 
     rc = ASKDB_ERR_USAGE;
@@ -720,6 +720,20 @@ askdb_status askdb_eval_new(const askdb_config *cfg,
         pick.seed = ev->opt.seed;
         if (suite_pick(&ev->suite, &pick, &ev->sel, &ev->nsel))
             return ASKDB_ERR_NOMEM;
+    }
+    /* A name in --db that no item has (a slip: "shpo") is said. */
+    for (p = ev->opt.dbs; p && *p; p += *p == ',') {
+        size_t len = strcspn(p, ",");
+        long k;
+        for (k = 0; k < ev->suite.n; k++) {
+            const char *id = ev->suite.items[k].db_id;
+            if (id && strlen(id) == len && strncmp(id, p, len) == 0)
+                break;
+        }
+        if (len && k == ev->suite.n)
+            buf_printf(&ev->notes, "--db names '%.*s', which no item of "
+                       "'%s' has\n", (int)len, p, ev->opt.suite_path);
+        p += len;
     }
     if (ev->nsel == 0) {
         set_msg(ev->errmsg, sizeof ev->errmsg, "no item of '%s' is "
