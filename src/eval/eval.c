@@ -154,8 +154,11 @@ askdb_status eval_item(askdb_agent *ag, askdb_db *gold_db,
     if (!a)
         goto out;
     rec_set_answer(rec, a);
+    /* ASKDB_ERR_IO: the trace (--trace) could not be written; the run
+    ** stops rather than go on with a trace that misses steps. */
     if (st == ASKDB_ERR_LLM_UNREACHABLE || st == ASKDB_ERR_NOMEM ||
-        st == ASKDB_ERR_UNSUPPORTED || st == ASKDB_ERR_USAGE) {
+        st == ASKDB_ERR_UNSUPPORTED || st == ASKDB_ERR_USAGE ||
+        st == ASKDB_ERR_IO) {
         set_msg(errmsg, errlen, "%s", a->error ? a->error : "model failed");
         rc = st;
         goto out;

@@ -496,6 +496,14 @@ out_and_report_never_replace_the_suite_each_other_or_a_device() {
     [ "$(nreq "$LLMLOG")" = 0 ] || fail "the model was asked before a refusal"
     [ "$(sha256sum "$T/suite.jsonl" | cut -d' ' -f1)" = "$sum" ] || fail "the suite was written"
     [ -c /dev/null ] || fail "/dev/null is no longer a device"
+    # A trace that cannot be written stops the run and says so (exit 0
+    # before, the trace silently empty).
+    if [ -w /dev/full ]; then
+        run eval --suite suite.jsonl --llm-url "$URL" --model fake --trace /dev/full -q
+        expect_rc 2
+        grep -q "cannot write trace file '/dev/full'" "$T/err" || fail "--trace /dev/full: $(head -c 300 "$T/err")"
+        start_llm "[$(fence "SELECT count(*) FROM categories")]" after
+    fi
     # A report through a link replaces the file the link names.
     : >"$T/target.html"
     ln -s target.html "$T/link.html"
