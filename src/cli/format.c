@@ -68,7 +68,10 @@ static const char *cell_text(const askdb_value *v, char *buf, size_t n,
 ** terminal as they are, ESC, BEL and CSI start sequences that move the
 ** cursor, retitle the window, plant links or set the clipboard (OSC 52),
 ** and a lone byte 0x9B, 0x9D or 0x9C is itself CSI, OSC or ST to a
-** terminal that reads 8-bit controls.
+** terminal that reads 8-bit controls. The bidirectional overrides and
+** isolates (U+202A..U+202E, U+2066..U+2069) are a space too: invisible,
+** they reorder what follows them, so a value could show other text than
+** it holds ("Trojan Source").
 */
 static size_t next_char(const char *s, const char **with)
 {
@@ -88,6 +91,10 @@ static size_t next_char(const char *s, const char **with)
         return 1;
     }
     if (u[0] == 0xc2 && u[1] <= 0x9f)
+        *with = " ";
+    if (k == 3 && u[0] == 0xe2 &&
+        ((u[1] == 0x80 && u[2] >= 0xaa && u[2] <= 0xae) ||
+         (u[1] == 0x81 && u[2] >= 0xa6 && u[2] <= 0xa9)))
         *with = " ";
     return k;
 }

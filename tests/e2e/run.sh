@@ -272,12 +272,13 @@ PY
     fi
 }
 
-# expect_no_controls FILE: no ESC, BEL, CR or C1 control (UTF-8) in FILE.
+# expect_no_controls FILE: no ESC, BEL, CR, C1 control or bidirectional
+# override or isolate (UTF-8) in FILE.
 expect_no_controls() {
     "$PY" - "$1" <<'PY' || fail "control characters reached a terminal: $(show_bytes "$1")"
 import re, sys
 b = open(sys.argv[1], "rb").read()
-sys.exit(1 if re.search(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]", b) else 0)
+sys.exit(1 if re.search(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]|\xe2\x81[\xa6-\xa9]", b) else 0)
 PY
 }
 
@@ -1646,6 +1647,16 @@ terminal_never_gets_control_characters() {
     expect_no_controls "$T/out"
     expect_no_controls "$T/err"
     expect_err_has "]52;c;ZWNobyBoaQ=="
+
+    # A bidirectional override would show "abcfed" for what holds
+    # "abc<RLO>def": a space in a table on a terminal or in a file.
+    run_tty sql -f table shop.db "SELECT 'abc' || char(8238) || 'def' || char(8294) || 'g' AS x"
+    expect_rc 0
+    expect_no_controls "$T/out"
+    expect_out_has "| abc def g |"
+    run sql -f markdown shop.db "SELECT 'abc' || char(8238) || 'def' AS x"
+    expect_rc 0
+    expect_no_controls "$T/out"
 
     # An error that quotes the SQL.
     run_tty sql shop.db "$(printf 'SELECT * FROM "\033]0;x\007"')"
