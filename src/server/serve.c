@@ -426,6 +426,15 @@ static int settle(struct serve_opts *o)
                 o->listen);
         return -1;
     }
+    /* One origin, as the browser sends it: "*" would let every page of
+    ** every site ask (it matched none: a page's Origin is never "*"). */
+    if (o->cors && (strncmp(o->cors, "http://", 7) != 0 &&
+                    strncmp(o->cors, "https://", 8) != 0)) {
+        fprintf(stderr, "askdb serve: --cors-origin takes one origin, "
+                        "scheme and host as a browser sends it (e.g. "
+                        "https://app.example.com), not '%s'\n", o->cors);
+        return -1;
+    }
     if (!o->token && !o->insecure && !srv_is_loopback(o->listen)) {
         fprintf(stderr, "askdb serve: %s is not a loopback address: set a "
                         "token (--token or ASKDB_SERVER_TOKEN) so that only "

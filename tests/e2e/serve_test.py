@@ -727,6 +727,12 @@ def test_config_file_is_checked_and_read_as_the_options(env):
                             "http://127.0.0.1:9/v1", "--model", "m"],
                            capture_output=True, text=True, timeout=20)
         assert p.returncode == 2 and want in p.stderr, (bad, p.returncode, p.stderr)
+    # --cors-origin is one origin, never "*".
+    for bad in ("*", "app.example.com"):
+        p = subprocess.run([ASKDB, "serve", "--cors-origin", bad, SHOP, "--llm-url",
+                            "http://127.0.0.1:9/v1", "--model", "m"],
+                           capture_output=True, text=True, timeout=20)
+        assert p.returncode == 2 and "--cors-origin takes one origin" in p.stderr, (bad, p.stderr)
     # A port past 65535 is refused, not taken modulo 65536.
     for listen in ("127.0.0.1", "127.0.0.1:65536", "127.0.0.1:99999", "127.0.0.1:4294967296",
                    "127.0.0.1:-1", "127.0.0.1:80x"):
