@@ -706,7 +706,27 @@ def up_arrow_recalls_earlier_questions(t):
     check(box.get_attribute("value") == "", "Down Down gives %r" % box.get_attribute("value"))
 
 
+CONTROL_CONTRAST_JS = """
+const lum = (c) => { const m = c.match(/[\\d.]+/g).slice(0, 3).map(Number).map((v) => v / 255)
+    .map((v) => v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4));
+    return 0.2126 * m[0] + 0.7152 * m[1] + 0.0722 * m[2]; };
+const ratio = (a, b) => { const x = lum(a), y = lum(b); return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05); };
+const bg = getComputedStyle(document.body).backgroundColor;
+return ['#question', '#db', '#ask-btn', '#schema-search', '#new-conv'].map((s) => {
+    const e = document.querySelector(s);
+    return [s, ratio(getComputedStyle(e).borderTopColor, bg)]; });
+"""
+
+
+def control_edges_contrast(page, theme):
+    # WCAG 1.4.11: a control's edge 3:1 against the page around it (the
+    # primary button is filled with the accent; its edge is that fill).
+    for sel, r in page.js(CONTROL_CONTRAST_JS):
+        check(r >= 3.0, "%s: the edge of %s contrasts %.2f:1 with the page" % (theme, sel, r))
+
+
 def switches_to_dark_and_back(t):
+    control_edges_contrast(t.page, "light")
     light_bg = t.page.js("return getComputedStyle(document.body).backgroundColor")
     t.page.q("#theme").click()
     check(t.page.js("return document.documentElement.dataset.theme") == "dark", "not dark")
@@ -716,6 +736,7 @@ def switches_to_dark_and_back(t):
                       return (m[0] + m[1] + m[2]) / 3;""")
     check(lum < 60, "dark background is light: %s" % dark_bg)
     check(t.page.q("#theme").get_attribute("aria-pressed") == "true", "theme button not pressed")
+    control_edges_contrast(t.page, "dark")
     # The chart follows the theme.
     t.page.js("document.querySelector('#log .turn:nth-child(3)').scrollIntoView()")
     t.page.shot("dark")
