@@ -681,6 +681,14 @@ def cancels_a_running_question(t):
     before = len(t.servers.requests())
     turn = t.page.ask(Q_SLOW, wait=False)
     t.page.wait_model_asked(turn, t.servers, before)
+    # A slow model: the running step says how long it has taken so far.
+    wait_for(lambda: "so far" in t.page.js(
+        "const e = arguments[0].querySelector('.steps li.run .elapsed'); return e ? e.textContent : ''", turn),
+        "the running step's time so far", 5)
+    # A reader who scrolled up to an earlier answer is not pulled down by
+    # the steps that follow.
+    scrollable = t.page.js("const l = document.querySelector('#log'); l.scrollTop = 0;"
+                           "return l.scrollHeight - l.clientHeight > 400")
     t0 = time.time()
     t.page.q("#cancel").click()
     wait_for(lambda: turn.get_attribute("data-state"), "the cancel", timeout=3)
@@ -688,6 +696,9 @@ def cancels_a_running_question(t):
     check(time.time() - t0 < 2, "cancel took %.1f s" % (time.time() - t0))
     check(any("Cancelled" in s for s in t.page.steps(turn)), "no Cancelled step")
     check(not t.page.q("#cancel").is_displayed(), "Cancel still shown")
+    check(not turn.find_elements(By.CSS_SELECTOR, ".elapsed"), "the time so far stays after the cancel")
+    check(scrollable, "the log is too short to test its scrolling")
+    check(t.page.js("return document.querySelector('#log').scrollTop") == 0, "the log scrolled to the end")
     check(t.page.q("#ask-btn").is_enabled(), "Ask disabled after the cancel")
     rid = turn.get_attribute("data-request-id")
     check(rid, "no request id on the question")

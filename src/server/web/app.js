@@ -494,6 +494,7 @@ function addStep(turn, kind, what, detail, tMs) {
     for (const li of steps.querySelectorAll("li.run")) {
         li.classList.replace("run", "ok");
         li.querySelector(".icon").textContent = ICONS.ok;
+        li.querySelector(".elapsed")?.remove();
     }
     const li = el("li", { class: kind },
         el("span", { class: "t", text: fmtMs(tMs ?? performance.now() - turn.t0) }),
@@ -510,12 +511,29 @@ function settleSteps(turn, kind) {
     for (const li of turn.steps.querySelectorAll("li.run")) {
         li.classList.replace("run", kind);
         li.querySelector(".icon").textContent = ICONS[kind];
+        li.querySelector(".elapsed")?.remove();
     }
 }
 
-function scrollToEnd() {
+// The running step says how long the question has taken so far: a slow
+// model shows it is still working, not stuck.
+function tickRunning(turn) {
+    const li = turn.steps.querySelector("li.run:last-child");
+    if (!li) return;
+    let e = li.querySelector(".elapsed");
+    if (!e) {
+        e = el("span", { class: "elapsed muted" });
+        li.lastElementChild.append(e);
+    }
+    e.textContent = ` (${fmtMs(performance.now() - turn.t0)} so far)`;
+}
+
+// Follow the newest step only when the log is at its end: a reader who
+// scrolled up to an earlier answer stays where they are.
+function scrollToEnd(force) {
     const log = $("#log");
-    log.scrollTop = log.scrollHeight;
+    if (force || log.scrollHeight - log.scrollTop - log.clientHeight < 120)
+        log.scrollTop = log.scrollHeight;
 }
 
 // ---------------------------------------------------------------------------
@@ -944,6 +962,8 @@ async function ask(question) {
     const controller = new AbortController();
     state.controller = controller;
     setBusy(true);
+    scrollToEnd(true);
+    const ticker = setInterval(() => tickRunning(turn), 1000);
     addStep(turn, "run", "Asking", `database ${state.db}`, 0);
     const body = { database: state.db, question, options: { answer: $("#want-answer").checked } };
     if (state.conversation) body.conversation_id = state.conversation;
@@ -983,6 +1003,8 @@ async function ask(question) {
             setStatus("Failed");
         }
     } finally {
+        clearInterval(ticker);
+        turn.steps.querySelector(".elapsed")?.remove();
         state.controller = null;
         setBusy(false);
         turn.node.dataset.state = turn.node.classList.contains("cancelled") ? "cancelled" :
