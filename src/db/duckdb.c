@@ -688,6 +688,16 @@ static askdb_status open_files(askdb_db *db, struct dk *d, const char *path,
     buf_init(&b, 0);
     if (!name || !pattern)
         goto out;
+    /* DuckDB's glob takes a backslash as a separator and an escape: with
+    ** a glob character beside it no pattern names the file alone. */
+    if (strchr(real, '\\') && strpbrk(real, "*?[")) {
+        snprintf(db->errmsg, sizeof db->errmsg,
+                 "cannot read '%s': its path has a backslash and a glob "
+                 "character (*, ? or [), which DuckDB cannot read as one "
+                 "file; link it under another name", path);
+        rc = ASKDB_ERR_DB_OPEN;
+        goto out;
+    }
     buf_puts(&b, "CREATE VIEW ");
     put_quoted(&b, name);
     buf_printf(&b, " AS SELECT * FROM %s(", reader);

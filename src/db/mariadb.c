@@ -1404,6 +1404,8 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
             if (!mysql_stmt_prepare(st, sql, (unsigned long)len))
                 break;
             no = mysql_stmt_errno(st);
+            if (!no)
+                no = CR_UNKNOWN_ERROR; /* failed all the same */
         }
         /* A session the server closed while askdb sat idle (wait_timeout,
         ** a KILL, a restart) fails its first round trip. Nothing has run

@@ -748,6 +748,20 @@ askdb_status askdb_eval_new(const askdb_config *cfg,
     if (!ev->recs)
         return ASKDB_ERR_NOMEM;
 
+    /* Each agent checks the trace against its own database; one that
+    ** names the database of another group of the suite is refused now. */
+    for (i = 0; ev->cfg.trace_path && i < ev->suite.n; i++) {
+        const char *dbp = ev->suite.items[i].db_path, *why;
+        if (!dbp || (i > 0 && ev->suite.items[i - 1].db_path &&
+                     strcmp(dbp, ev->suite.items[i - 1].db_path) == 0))
+            continue;
+        why = outfile_refusal_for(ev->cfg.trace_path, dbp);
+        if (why) {
+            set_msg(ev->errmsg, sizeof ev->errmsg, "cannot open trace file "
+                    "'%s': %s", ev->cfg.trace_path, why);
+            return ASKDB_ERR_USAGE;
+        }
+    }
     /* The report is written at the end: what would keep it from being
     ** written is said now, not after the whole run. */
     if (ev->opt.report_path) {
@@ -907,10 +921,6 @@ askdb_status askdb_eval_write_report(askdb_eval *ev, const char *path)
                 "%s", path, why);
         return ASKDB_ERR_USAGE;
     }
-    /* A link is followed: the file it names is replaced, not the link. */
-    real = realpath(path, NULL);
-    if (real)
-        path = real;
     buf_init(&b, REPORT_MAX_BYTES);
     buf_init(&title, 0);
     buf_init(&sub, 0);
@@ -934,6 +944,10 @@ askdb_status askdb_eval_write_report(askdb_eval *ev, const char *path)
     free(recs);
     if (buf_err(&b))
         goto out;
+    /* A link is followed: the file it names is replaced, not the link. */
+    real = realpath(path, NULL);
+    if (real)
+        path = real;
     buf_printf(&tmp, "%s.tmp", path);
     if (buf_err(&tmp))
         goto out;

@@ -117,7 +117,7 @@ static int add_db(struct serve_opts *o, const char *arg, int with_name,
         dot = strrchr(arg, '.');
         n = dot && dot > arg ? (size_t)(dot - arg) : strlen(arg);
     }
-    *owned = strndup(arg, n > 100 ? 100 : n);
+    *owned = strndup(arg, !with_name && n > 64 ? 64 : n);
     if (!*owned)
         return -1;
     if (!with_name) {
@@ -132,6 +132,22 @@ static int add_db(struct serve_opts *o, const char *arg, int with_name,
     o->paths[o->ndbs] = path;
     o->ndbs++;
     return 0;
+}
+
+/* An origin as a browser sends it in Origin: "http://" or "https://",
+** then a lower-case host (and port), nothing after it (no path, no "/"). */
+static int origin_form(const char *s)
+{
+    const char *h = strncmp(s, "https://", 8) == 0 ? s + 8
+                    : strncmp(s, "http://", 7) == 0 ? s + 7 : NULL;
+
+    if (!h || !*h)
+        return 0;
+    for (; *h; h++)
+        if (!((*h >= 'a' && *h <= 'z') || (*h >= '0' && *h <= '9') ||
+              strchr("-.:[]", *h)))
+            return 0;
+    return 1;
 }
 
 /* A name the API can carry in a path: letters, digits, '-', '_', '.'. */
@@ -428,8 +444,7 @@ static int settle(struct serve_opts *o)
     }
     /* One origin, as the browser sends it: "*" would let every page of
     ** every site ask (it matched none: a page's Origin is never "*"). */
-    if (o->cors && (strncmp(o->cors, "http://", 7) != 0 &&
-                    strncmp(o->cors, "https://", 8) != 0)) {
+    if (o->cors && !origin_form(o->cors)) {
         fprintf(stderr, "askdb serve: --cors-origin takes one origin, "
                         "scheme and host as a browser sends it (e.g. "
                         "https://app.example.com), not '%s'\n", o->cors);
@@ -574,6 +589,17 @@ int cmd_serve(int argc, char **argv)
     }
     setup(&s, &o);
     rc = open_access_log(&s, &o, o.access_log);
+    /* Each agent checks the trace against its own database; a trace that
+    ** names another database served is refused here. */
+    for (i = 0; !rc && s.cfg.trace_path && i < o.ndbs; i++) {
+        const char *why = askdb_output_refusal_for(s.cfg.trace_path,
+                                                   o.paths[i]);
+        if (why) {
+            fprintf(stderr, "askdb serve: cannot open trace file '%s': "
+                            "%s\n", s.cfg.trace_path, why);
+            rc = 2;
+        }
+    }
     if (rc == 0)
         rc = load_dbs(&s, &o);
     if (rc == 0)

@@ -726,6 +726,12 @@ glob_characters_in_a_file_name_name_that_file_only() {
     run sql -f csv "$W/a*b.csv" "SELECT * FROM a_b"
     expect_rc 0
     expect_out 'star\r\n7\r\n'
+    # A backslash beside a glob character: no pattern names the file
+    # alone, so it is refused with what to do.
+    printf 'x\n1\n' >"$W/a\\b[1].csv"
+    run schema 'a\b[1].csv'
+    expect_rc 3
+    expect_err_has "has a backslash and a glob character"
 }
 
 trace_never_writes_a_file_asked_or_read() {
@@ -752,6 +758,14 @@ trace_never_writes_a_file_asked_or_read() {
     run serve --llm-url "$URL" --model test --listen 127.0.0.1:0 --db s=shop.duckdb --db o=orders.csv --access-log link.csv
     expect_rc 2
     expect_err_has "--access-log 'link.csv': it is the database being asked"
+    # A trace naming another database served (each agent knows only its
+    # own): serve and mcp refuse it at the start.
+    run serve --llm-url "$URL" --model test --listen 127.0.0.1:0 --db s=shop.duckdb --db o=orders.csv --trace link.csv
+    expect_rc 2
+    expect_err_has "cannot open trace file 'link.csv': it is the database being asked"
+    run mcp --llm-url "$URL" --model test --trace hard.csv shop.duckdb orders.csv
+    expect_rc 2
+    expect_err_has "cannot open trace file 'hard.csv': it is the database being asked"
     [ "$(nreq)" = 0 ] || fail "the model was asked $(nreq) times"
     [ "$before" = "$(snapshot)" ] || fail "files changed: $(diff <(echo "$before") <(snapshot) | head -4)"
     # A trace beside it is written, and the answer is the file's.

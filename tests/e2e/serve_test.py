@@ -728,7 +728,7 @@ def test_config_file_is_checked_and_read_as_the_options(env):
                            capture_output=True, text=True, timeout=20)
         assert p.returncode == 2 and want in p.stderr, (bad, p.returncode, p.stderr)
     # --cors-origin is one origin, never "*".
-    for bad in ("*", "app.example.com"):
+    for bad in ("*", "app.example.com", "https://app.example.com/", "https://App.example.com"):
         p = subprocess.run([ASKDB, "serve", "--cors-origin", bad, SHOP, "--llm-url",
                             "http://127.0.0.1:9/v1", "--model", "m"],
                            capture_output=True, text=True, timeout=20)

@@ -193,6 +193,18 @@ async function apiJson(path, opts) {
     return parseJson(await res.text());
 }
 
+// A read of a response body; the connection breaking under it (the
+// server stopped) is said as such, not as the browser's "network error".
+async function readBody(read) {
+    try {
+        return await read();
+    } catch (e) {
+        if (e.name === "AbortError") throw e;
+        throw new ApiError(0, "network", "the connection to the askdb server broke before the answer " +
+            "was complete; is `askdb serve` still running?");
+    }
+}
+
 // Read a text/event-stream body and call onEvent(name, data) for each
 // event (data parsed as JSON). Resolves when the stream ends.
 async function readSse(res, onEvent) {
@@ -212,7 +224,7 @@ async function readSse(res, onEvent) {
         data = [];
     };
     for (;;) {
-        const { value, done } = await reader.read();
+        const { value, done } = await readBody(() => reader.read());
         if (done) break;
         buf += dec.decode(value, { stream: true });
         let nl;
@@ -981,16 +993,11 @@ async function ask(question) {
         if ((res.headers.get("Content-Type") || "").startsWith("text/event-stream")) {
             await readSse(res, (name, data) => onEvent(turn, name, data));
         } else {
-            finishTurn(turn, parseJson(await res.text()));
+            finishTurn(turn, parseJson(await readBody(() => res.text())));
         }
         if (!turn.done) throw new ApiError(0, "stream", "the server closed the stream before the answer was complete");
         setStatus(turn.failed ? "No answer" : "Answered");
     } catch (e) {
-        if (e.name === "TypeError" && e.status === undefined) {
-            // fetch's reader failed mid-stream: the connection broke.
-            e = new ApiError(0, "network", "the connection to the askdb server broke before the answer " +
-                "was complete; is `askdb serve` still running?");
-        }
         if (e.name === "AbortError") {
             settleSteps(turn, "warn");
             addStep(turn, "warn", "Cancelled", "you stopped this question");
