@@ -924,6 +924,14 @@ ASKDB_API ASKDB_NODISCARD askdb_status askdb_eval_run(askdb_eval *ev);
 ASKDB_API ASKDB_NODISCARD askdb_status askdb_eval_summary(askdb_eval *ev,
                                                           char **out);
 
+/*
+** Stop the run after the questions being asked now (safe to call from a
+** signal handler or another thread): askdb_eval_run() then returns
+** ASKDB_ERR_CANCELLED, and the summary and the report cover the items
+** done (the rest count as not run; --resume continues with them).
+*/
+ASKDB_API void askdb_eval_interrupt(askdb_eval *ev);
+
 /* Write the self-contained HTML report (inline CSS and SVG, no network)
 ** to path, through path.tmp. ASKDB_ERR_USAGE when either is an SQLite
 ** file (never written), ASKDB_ERR_IO when writing fails. */

@@ -1,6 +1,7 @@
 /* eval.c - the `askdb eval` command: options, progress line, summary, report. */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -387,6 +388,49 @@ static void print_notes(const char *notes)
     }
 }
 
+/*
+** Ctrl-C during a run: the questions being asked finish, the rest are not
+** asked, and the summary (and report) cover what was done; a second
+** Ctrl-C is the default one.
+*/
+static askdb_eval *volatile interrupting;
+static volatile sig_atomic_t interrupts;
+static struct sigaction before_int;
+
+static void on_int(int sig)
+{
+    static const char msg[] = "\naskdb eval: stopping after the questions "
+                              "being asked (Ctrl-C again to quit now)\n";
+
+    if (interrupts++) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
+    askdb_eval_interrupt(interrupting);
+}
+
+static void interrupt_begin(askdb_eval *ev)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_int;
+    sigemptyset(&sa.sa_mask);
+    interrupting = ev;
+    interrupts = 0;
+    sigaction(SIGINT, &sa, &before_int);
+    if (before_int.sa_handler == SIG_IGN)   /* started to ignore it */
+        sigaction(SIGINT, &before_int, NULL);
+}
+
+static void interrupt_end(void)
+{
+    sigaction(SIGINT, &before_int, NULL);
+    interrupting = NULL;
+}
+
 int cli_eval(int argc, char **argv)
 {
     struct eval_cli c;
@@ -431,7 +475,9 @@ int cli_eval(int argc, char **argv)
         return cli_exit_code(st);
     }
     print_notes(askdb_eval_notes(ev));
+    interrupt_begin(ev);
     run_st = askdb_eval_run(ev);
+    interrupt_end();
     if (pr.shown)
         fputc('\n', stderr);
     if (run_st)

@@ -299,6 +299,8 @@ static int stopped(askdb_eval *ev)
 {
     int s;
 
+    if (atomic_load(&ev->interrupted))
+        return 1;
     pthread_mutex_lock(&ev->mu);
     s = ev->stop;
     pthread_mutex_unlock(&ev->mu);
@@ -456,6 +458,24 @@ static void *worker(void *arg)
     return NULL;
 }
 
+void askdb_eval_interrupt(askdb_eval *ev)
+{
+    if (ev)
+        atomic_store(&ev->interrupted, 1);
+}
+
+/* The run's status: the first fatal failure, or an interrupt. */
+static askdb_status run_status(askdb_eval *ev)
+{
+    if (!ev->fatal && atomic_load(&ev->interrupted)) {
+        set_msg(ev->errmsg, sizeof ev->errmsg, "interrupted: the questions "
+                "not asked yet are not run%s", ev->opt.out_path
+                ? " (--resume continues the run)" : "");
+        return ASKDB_ERR_CANCELLED;
+    }
+    return ev->fatal;
+}
+
 askdb_status askdb_eval_run(askdb_eval *ev)
 {
     pthread_t *th;
@@ -467,7 +487,7 @@ askdb_status askdb_eval_run(askdb_eval *ev)
         n = (int)ev->ngroups;
     if (n <= 1) {
         worker(ev);
-        return ev->fatal;
+        return run_status(ev);
     }
     th = calloc((size_t)n, sizeof *th);
     if (!th)
@@ -482,7 +502,7 @@ askdb_status askdb_eval_run(askdb_eval *ev)
     for (i = 0; i < started; i++)
         pthread_join(th[i], NULL);
     free(th);
-    return ev->fatal;
+    return run_status(ev);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -644,6 +664,7 @@ askdb_status askdb_eval_new(const askdb_config *cfg,
     ev = calloc(1, sizeof *ev);
     if (!ev)
         return ASKDB_ERR_NOMEM;
+    atomic_init(&ev->interrupted, 0);
     *out = ev;
     pthread_mutex_init(&ev->mu, NULL);
     buf_init(&ev->notes, 1 << 16);

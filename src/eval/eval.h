@@ -2,6 +2,7 @@
 #ifndef ASKDB_EVAL_EVAL_H
 #define ASKDB_EVAL_EVAL_H
 
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdio.h>
 
@@ -50,6 +51,8 @@ struct askdb_eval {
     FILE *out;
     pthread_mutex_t mu;
     int stop;                /* set under mu: workers finish and leave */
+    atomic_int interrupted;  /* askdb_eval_interrupt(): stop after the
+                                questions being asked */
     askdb_status fatal;
     int model_errors;        /* model_error records in a row */
     askdb_model *model;      /* every agent's, loaded once (run_model()) */

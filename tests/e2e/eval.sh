@@ -512,6 +512,36 @@ out_and_report_never_replace_the_suite_each_other_or_a_device() {
     [ -L "$T/link.html" ] && grep -q '<html' "$T/target.html" || fail "the link was replaced, or the target not written"
 }
 
+ctrl_c_finishes_the_question_and_reports_what_was_done() {
+    # The first Ctrl-C lets the question being asked finish, asks no more,
+    # and prints the summary and writes the report of what was done.
+    mkdir -p "$T/dbs" && cp "$SHOP_DB" "$T/dbs/store.db"
+    cat >"$T/suite.jsonl" <<'EOF'
+{"db": "dbs/store.db", "question": "How many categories?", "gold": "SELECT count(*) FROM categories"}
+{"db": "dbs/store.db", "question": "How many products?", "gold": "SELECT count(*) FROM products"}
+{"db": "dbs/store.db", "question": "How many orders?", "gold": "SELECT count(*) FROM orders"}
+EOF
+    local slow pid i
+    slow=$("$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); d["delay_ms"]=2500; print(json.dumps(d))' "$(fence "SELECT count(*) FROM products")")
+    start_llm "[$(fence "SELECT count(*) FROM categories"), $slow, $(fence "SELECT count(*) FROM orders")]"
+    (cd "$T" && exec "$ASKDB" eval --suite suite.jsonl --llm-url "$URL" --model fake --out o.jsonl --report r.html -q) </dev/null >"$T/out" 2>"$T/err" &
+    pid=$!
+    for i in $(seq 200); do
+        [ "$(nreq "$LLMLOG")" -ge 2 ] && break
+        sleep 0.05
+    done
+    [ "$(nreq "$LLMLOG")" = 2 ] || fail "the slow request never came"
+    kill -INT "$pid"
+    wait "$pid"
+    RC=$?
+    expect_rc 130
+    grep -q "stopping after the questions being asked" "$T/err" || fail "no word of the stop: $(head -c 300 "$T/err")"
+    grep -q '^EX 2/2 = 100.0% (3 selected, 0 bad items, 1 not run)$' "$T/out" || fail "summary: $(head -3 "$T/out")"
+    [ "$(nreq "$LLMLOG")" = 2 ] || fail "asked $(nreq "$LLMLOG") times after the stop"
+    grep -q '<html' "$T/r.html" || fail "no report"
+    [ "$(wc -l <"$T/o.jsonl")" = 2 ] || fail "records: $(wc -l <"$T/o.jsonl")"
+}
+
 learned_pair_of_the_question_scored_is_left_out() {
     # A learned pair of the very question the eval scores is its gold: it
     # never reaches the prompt; another question still gets it.
@@ -597,6 +627,7 @@ TESTS=(spider_suite_scores_exactly report_is_self_contained_and_escaped
        model_unreachable_stops_with_exit_4 usage_errors_exit_2
        out_report_and_trace_never_write_a_database out_and_report_never_replace_the_suite_each_other_or_a_device
        resume_drops_a_half_written_line learned_pair_of_the_question_scored_is_left_out
+       ctrl_c_finishes_the_question_and_reports_what_was_done
        db_url_asks_elsewhere_gold_stays
        help_lists_eval)
 
