@@ -18,9 +18,7 @@ static int name_ok(const char *s)
     return 1;
 }
 
-/* The file's stem ("data/shop.db" -> "shop"), characters a name may not
-** hold replaced by '_'. malloc()ed, or NULL. */
-static char *stem(const char *path)
+char *mcp_name_of_path(const char *path)
 {
     const char *b = strrchr(path, '/');
     char *s, *dot, *p;
@@ -87,7 +85,7 @@ askdb_status mcp_server_new(const askdb_config *cfg, int n,
         pthread_mutex_init(&d->db_lock, NULL);
         pthread_mutex_init(&d->agent_lock, NULL);
         s->ndb++;
-        d->name = names[i] ? strdup(names[i]) : stem(paths[i]);
+        d->name = names[i] ? strdup(names[i]) : mcp_name_of_path(paths[i]);
         d->path = strdup(paths[i]);
         if (!d->name || !d->path)
             goto fail;

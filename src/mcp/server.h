@@ -53,6 +53,11 @@ struct mcp_server {
 ** On failure returns the status with a message in err (errlen bytes) and
 ** *out is NULL. ASKDB_ERR_USAGE: a bad or repeated name, no database.
 */
+/* The name a database given as a bare path goes by (askdb mcp, askdb
+** serve): the file's stem ("data/shop.db" -> "shop"), each character a
+** name may not hold made '_', at most 64 bytes. malloc()ed, or NULL. */
+char *mcp_name_of_path(const char *path);
+
 askdb_status mcp_server_new(const askdb_config *cfg, int n,
                             const char *const *names,
                             const char *const *paths,

@@ -93,15 +93,13 @@ struct serve_opts {
     long workers, queue, per_client, convs, max_body;
 };
 
-/* Add NAME=PATH (with_name), or PATH named after its file without its
-** extension, each character a name may not hold made '_' (as askdb mcp
-** names it: "my data.v2.db" -> my_data.v2). The name is malloc()ed into
-** *owned. 0 or -1. */
+/* Add NAME=PATH (with_name), or PATH named as askdb mcp names it
+** (mcp_name_of_path(): "my data.v2.db" -> my_data.v2). The name is
+** malloc()ed into *owned. 0 or -1. */
 static int add_db(struct serve_opts *o, const char *arg, int with_name,
                   char **owned)
 {
-    const char *eq = strchr(arg, '='), *base, *dot, *path = arg;
-    size_t n;
+    const char *eq = strchr(arg, '='), *path = arg;
 
     *owned = NULL;
     if (o->ndbs >= MAX_DBS) {
@@ -109,25 +107,13 @@ static int add_db(struct serve_opts *o, const char *arg, int with_name,
         return -1;
     }
     if (with_name) {
-        n = (size_t)(eq - arg);
+        *owned = strndup(arg, (size_t)(eq - arg));
         path = eq + 1;
     } else {
-        base = strrchr(arg, '/');
-        arg = base ? base + 1 : arg;
-        dot = strrchr(arg, '.');
-        n = dot && dot > arg ? (size_t)(dot - arg) : strlen(arg);
+        *owned = mcp_name_of_path(arg);
     }
-    *owned = strndup(arg, !with_name && n > 64 ? 64 : n);
     if (!*owned)
         return -1;
-    if (!with_name) {
-        char *p;
-        for (p = *owned; *p; p++)
-            if (!strchr("-_.", *p) && !((*p >= 'a' && *p <= 'z') ||
-                                        (*p >= 'A' && *p <= 'Z') ||
-                                        (*p >= '0' && *p <= '9')))
-                *p = '_';
-    }
     o->names[o->ndbs] = *owned;
     o->paths[o->ndbs] = path;
     o->ndbs++;
