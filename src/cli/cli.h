@@ -27,6 +27,12 @@ struct cli_opts {
 /* Map a library status to the command's exit code. */
 int cli_exit_code(askdb_status st);
 
+/* A command serving the databases paths[0..n) with cfg: 0, or EXIT_USAGE
+** with why on stderr ("PROG: cannot open trace file ...") when cfg's
+** trace names one of them. Each agent checks its own database only. */
+int cli_trace_check(const char *prog, const askdb_config *cfg, int n,
+                    const char *const *paths);
+
 /* askdb_config.log_fn of -v: "askdb: [step] msg" on stderr. */
 void cli_log_step(void *ud, const char *step, const char *msg);
 

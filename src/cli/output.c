@@ -7,6 +7,21 @@
 
 #include "cli.h"
 
+int cli_trace_check(const char *prog, const askdb_config *cfg, int n,
+                    const char *const *paths)
+{
+    const char *why;
+    int i;
+
+    for (i = 0; cfg->trace_path && i < n; i++)
+        if ((why = askdb_output_refusal_for(cfg->trace_path, paths[i]))) {
+            fprintf(stderr, "%s: cannot open trace file '%s': %s\n", prog,
+                    cfg->trace_path, why);
+            return EXIT_USAGE;
+        }
+    return 0;
+}
+
 int cli_exit_code(askdb_status st)
 {
     switch (st) {

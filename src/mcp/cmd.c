@@ -174,19 +174,9 @@ int cmd_mcp(int argc, char **argv)
     askdb_config_from_env(&o.cfg);
     if (o.verbose)
         o.cfg.log_fn = cli_log_step;
-    /* Each database's agent checks the trace against its own file; a
-    ** trace naming another database served is refused here. */
-    for (i = 0; o.cfg.trace_path && i < o.n; i++) {
-        const char *why = askdb_output_refusal_for(o.cfg.trace_path,
-                                                   o.paths[i]);
-        if (why) {
-            fprintf(stderr, "askdb mcp: cannot open trace file '%s': %s\n",
-                    o.cfg.trace_path, why);
-            rc = EXIT_USAGE;
-            goto out;
-        }
-    }
-    rc = mcp_stdio_main(&o.cfg, o.n, o.names, o.paths, !o.no_warm);
+    rc = cli_trace_check("askdb mcp", &o.cfg, o.n, o.paths);
+    if (rc == 0)
+        rc = mcp_stdio_main(&o.cfg, o.n, o.names, o.paths, !o.no_warm);
 out:
     for (i = 0; i < xargc; i++)
         free(xargv[i]);

@@ -575,17 +575,8 @@ int cmd_serve(int argc, char **argv)
     }
     setup(&s, &o);
     rc = open_access_log(&s, &o, o.access_log);
-    /* Each agent checks the trace against its own database; a trace that
-    ** names another database served is refused here. */
-    for (i = 0; !rc && s.cfg.trace_path && i < o.ndbs; i++) {
-        const char *why = askdb_output_refusal_for(s.cfg.trace_path,
-                                                   o.paths[i]);
-        if (why) {
-            fprintf(stderr, "askdb serve: cannot open trace file '%s': "
-                            "%s\n", s.cfg.trace_path, why);
-            rc = 2;
-        }
-    }
+    if (rc == 0)
+        rc = cli_trace_check("askdb serve", &s.cfg, o.ndbs, o.paths);
     if (rc == 0)
         rc = load_dbs(&s, &o);
     if (rc == 0)
