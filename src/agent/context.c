@@ -250,19 +250,13 @@ static int examples(struct agent_state *st)
         int i, j = 0;
         for (i = 0; i < n; i++) {
             if (blank_eq(p[i].question, st->question)) {
-                free(p[i].question);
-                free(p[i].sql);
-                free(p[i].added_at);
+                memory_pair_clear(&p[i]);
                 continue;
             }
             p[j++] = p[i];
         }
-        n = j;
-        for (; n > ag->cfg.memory; n--) {
-            free(p[n - 1].question);
-            free(p[n - 1].sql);
-            free(p[n - 1].added_at);
-        }
+        for (n = j; n > ag->cfg.memory; n--)
+            memory_pair_clear(&p[n - 1]);
     }
     ag->mem_said[0] = '\0';
     if (n > 0) {

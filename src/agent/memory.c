@@ -681,17 +681,21 @@ int memory_forget(struct memory *m, const char *db_key,
 /* Reading                                                                */
 /* ---------------------------------------------------------------------- */
 
+void memory_pair_clear(struct memory_pair *p)
+{
+    free(p->question);
+    free(p->sql);
+    free(p->added_at);
+}
+
 void memory_pairs_free(struct memory_pair *p, int n)
 {
     int i;
 
     if (!p)
         return;
-    for (i = 0; i < n; i++) {
-        free(p[i].question);
-        free(p[i].sql);
-        free(p[i].added_at);
-    }
+    for (i = 0; i < n; i++)
+        memory_pair_clear(&p[i]);
     free(p);
 }
 

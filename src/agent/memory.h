@@ -122,6 +122,9 @@ int memory_forget(struct memory *m, const char *db_key,
 
 void memory_pairs_free(struct memory_pair *p, int n);
 
+/* Free what one pair holds (not the pair itself). */
+void memory_pair_clear(struct memory_pair *p);
+
 /*
 ** The words part of the FTS5 query memory_similar() uses for question:
 ** its words (runs of letters, digits, '_' and non-ASCII bytes; at most 32
