@@ -157,6 +157,16 @@ static int wait_slot(struct srv_job *j)
     return 0;
 }
 
+/* Put j at the end of the queue for a slot (srv.mu held). */
+static void enqueue_locked(struct server *s, struct srv_job *j)
+{
+    j->waiting = 1;
+    j->next_wait = NULL;
+    *s->wait_tail = j;
+    s->wait_tail = &j->next_wait;
+    s->waiting++;
+}
+
 /* Give the slot back: to the oldest waiter, if any. */
 static void release_slot(struct server *s)
 {
@@ -426,15 +436,10 @@ static int wait_conversation(struct srv_job *j, struct srv_conv *c)
         pthread_mutex_unlock(&s->mu);
         return -1;
     }
-    if (s->running < s->workers && !s->wait_head) {
+    if (s->running < s->workers && !s->wait_head)
         s->running++;
-    } else {
-        j->waiting = 1;
-        j->next_wait = NULL;
-        *s->wait_tail = j;
-        s->wait_tail = &j->next_wait;
-        s->waiting++;
-    }
+    else
+        enqueue_locked(s, j);
     pthread_mutex_unlock(&s->mu);
     return wait_slot(j);
 }
@@ -545,10 +550,7 @@ struct MHD_Response *srv_ask_response(struct server *s,
         *why = "every worker is busy and the queue is full; try again "
                "shortly";
     } else {
-        j->waiting = 1;
-        *s->wait_tail = j;
-        s->wait_tail = &j->next_wait;
-        s->waiting++;
+        enqueue_locked(s, j);
     }
     if (*status == 200) {
         j->next = s->jobs;
