@@ -166,6 +166,18 @@ const char *outfile_refusal(const char *path)
                      : outfile_companion_refusal(path);
 }
 
+enum file_kind outfile_kind(const char *path)
+{
+    int kind = sqlite_kind(path);
+
+    return kind == DUCKDB_KIND    ? FILE_DUCKDB
+           : kind == PARQUET_KIND ? FILE_PARQUET
+           : kind == 0            ? FILE_SQLITE
+           : kind == 1 || kind == 2 ? FILE_SQLITE_WAL
+           : kind == 3            ? FILE_SQLITE_JOURNAL
+                                  : FILE_OTHER;
+}
+
 const char *outfile_refusal_for(const char *path, const char *db)
 {
     const char *why = outfile_refusal(path);

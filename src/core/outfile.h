@@ -29,6 +29,15 @@ const char *outfile_refusal(const char *path);
 ** bytes cannot tell. db may be NULL or a URL (then only the first). */
 const char *outfile_refusal_for(const char *path, const char *db);
 
+/* What a regular file is by its first bytes (the same test as
+** outfile_refusal()'s): FILE_OTHER for none, for anything but a regular
+** file, or when it cannot be read. */
+enum file_kind {
+    FILE_OTHER, FILE_SQLITE, FILE_SQLITE_WAL, FILE_SQLITE_JOURNAL,
+    FILE_DUCKDB, FILE_PARQUET
+};
+enum file_kind outfile_kind(const char *path);
+
 /* The companion-name half of outfile_refusal() alone, for files that are
 ** SQLite databases of askdb's own (the memory store): NULL, or why not. */
 const char *outfile_companion_refusal(const char *path);

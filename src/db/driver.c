@@ -1,46 +1,34 @@
 /* driver.c - the helpers every database driver shares: results, errors, time. */
 #include "db/driver.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "core/buf.h"
+#include "core/outfile.h"
 
 const char *db_file_misnamed(const char *path, const char *not_engine)
 {
-    static const struct {
-        size_t at, len;
-        const char *magic, *engine, *why;
-    } kinds[] = {
-        {0, 16, "SQLite format 3", "sqlite",
-         "it is an SQLite database: askdb picks the engine by the file's "
-         "ending, so give it another ending, e.g. .db (a link will do)"},
-        {8, 4, "DUCK", "duckdb",
-         "it is a DuckDB database: askdb picks the engine by the file's "
-         "ending, so give it the ending .duckdb (a link will do)"},
-        {0, 4, "PAR1", "parquet",
-         "it is a Parquet file: askdb picks the engine by the file's "
-         "ending, so give it the ending .parquet (a link will do)"},
-    };
-    unsigned char h[16];
-    ssize_t got;
-    size_t i;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-    if (fd < 0)
+    switch (outfile_kind(path)) {
+    case FILE_SQLITE:
+        return strcmp(not_engine, "sqlite") == 0 ? NULL :
+               "it is an SQLite database: askdb picks the engine by the "
+               "file's ending, so give it another ending, e.g. .db (a link "
+               "will do)";
+    case FILE_DUCKDB:
+        return strcmp(not_engine, "duckdb") == 0 ? NULL :
+               "it is a DuckDB database: askdb picks the engine by the "
+               "file's ending, so give it the ending .duckdb (a link will "
+               "do)";
+    case FILE_PARQUET:
+        return "it is a Parquet file: askdb picks the engine by the file's "
+               "ending, so give it the ending .parquet (a link will do)";
+    default:
         return NULL;
-    got = pread(fd, h, sizeof h, 0);
-    close(fd);
-    for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        if (got >= (ssize_t)(kinds[i].at + kinds[i].len) &&
-            memcmp(h + kinds[i].at, kinds[i].magic, kinds[i].len) == 0)
-            return strcmp(kinds[i].engine, not_engine) ? kinds[i].why : NULL;
-    return NULL;
+    }
 }
 
 double db_now_ms(void)
