@@ -181,16 +181,22 @@ enum file_kind outfile_kind(const char *path)
 const char *outfile_refusal_for(const char *path, const char *db)
 {
     const char *why = outfile_refusal(path);
-    struct stat a, b;
 
     if (why)
         return why;
     /* The same file under any name (links, "./x.csv", a hard link): a CSV
     ** or TSV file has no first bytes of its own to tell it by. */
-    if (db && stat(path, &a) == 0 && stat(db, &b) == 0 &&
-        a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+    if (outfile_same_file(path, db))
         return "it is the database being asked" NEVER;
     return NULL;
+}
+
+int outfile_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+
+    return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+           sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 /* The public names (askdb.h). */

@@ -29,6 +29,10 @@ const char *outfile_refusal(const char *path);
 ** bytes cannot tell. db may be NULL or a URL (then only the first). */
 const char *outfile_refusal_for(const char *path, const char *db);
 
+/* Whether a and b (either may be NULL) name one existing file, under any
+** names: links resolved, hard links. */
+int outfile_same_file(const char *a, const char *b);
+
 /* What a regular file is by its first bytes (the same test as
 ** outfile_refusal()'s): FILE_OTHER for none, for anything but a regular
 ** file, or when it cannot be read. */

@@ -36,15 +36,6 @@ static void set_msg(char *dst, size_t len, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Do a and b name one file (both exist)? */
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-
-    return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
-           sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 /*
 ** Why the run may not write path (its --out or its report), or NULL: a
 ** database (outfile.h), the suite itself, the run's other output, or
@@ -66,9 +57,9 @@ static const char *out_refusal(const askdb_eval *ev, const char *path,
         if (!S_ISREG(st.st_mode))
             return "it is not a regular file (askdb eval writes its "
                    "records and its report to files)";
-        if (same_file(path, ev->opt.suite_path))
+        if (outfile_same_file(path, ev->opt.suite_path))
             return "it is the suite being run";
-        if (same_file(path, other))
+        if (outfile_same_file(path, other))
             return "--out and --report name the same file";
         return NULL;
     }
