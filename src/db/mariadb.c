@@ -708,6 +708,18 @@ static MYSQL *killer(struct my *s)
     return s->killer;
 }
 
+/* The main session usable: connected again when it was lost (dead) or
+** never made. 0, or -1 with db->errmsg set. */
+static int revive(askdb_db *db, struct my *s)
+{
+    if (!s->dead && s->h)
+        return 0;
+    if (s->h)
+        mysql_close(s->h);
+    s->h = NULL;
+    return connect_main(db, s);
+}
+
 /* Did the server close the connection (or go away)? */
 static int gone(unsigned no)
 {
@@ -1381,16 +1393,11 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
     if (guard_text(sql, &len, e))
         return e->ec == ASKDB_EC_REFUSED ? ASKDB_ERR_REFUSED : ASKDB_ERR_DB;
     for (;;) {
-        if (s->dead || !s->h) {
-            if (s->h)
-                mysql_close(s->h);
-            s->h = NULL;
-            if (connect_main(db, s)) {
-                /* The server, not the statement: no repair helps. */
-                e->ec = ASKDB_EC_DATABASE;
-                snprintf(e->msg, sizeof e->msg, "%.500s", db->errmsg);
-                return ASKDB_ERR_DB;
-            }
+        if (revive(db, s)) {
+            /* The server, not the statement: no repair helps. */
+            e->ec = ASKDB_EC_DATABASE;
+            snprintf(e->msg, sizeof e->msg, "%.500s", db->errmsg);
+            return ASKDB_ERR_DB;
         }
         no = session_limits(db, s);
         if (!no) {
@@ -2224,13 +2231,8 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
 
     memset(out, 0, sizeof *out);
     for (again = 1;; again = 0) {
-        if (s->dead || !s->h) {
-            if (s->h)
-                mysql_close(s->h);
-            s->h = NULL;
-            if (connect_main(db, s))
-                return ASKDB_ERR_DB;
-        }
+        if (revive(db, s))
+            return ASKDB_ERR_DB;
         if (!session_limits(db, s) &&
             (res = query(s->h,
                          "SELECT TABLE_NAME, TABLE_TYPE, TABLE_ROWS, "
