@@ -445,14 +445,19 @@ static void csv_field(FILE *out, const char *s, size_t len, int tty)
     fputc('"', out);
 }
 
-/* One value as a CSV field: all of it (a table shows a long blob cut). */
+/* One value as a CSV field: all of it (a table shows a long blob cut).
+** NULL is an empty field and empty text a quoted one (`""`), as
+** PostgreSQL's COPY and the web page's download write them, so the two
+** stay apart for a reader that tells them apart. */
 static void csv_value(FILE *out, const askdb_value *v, int tty)
 {
     char tmp[64], *hex;
     const char *t;
     size_t i;
 
-    if (v->type == ASKDB_TEXT) {
+    if (v->type == ASKDB_TEXT && v->len == 0) {
+        fputs("\"\"", out);
+    } else if (v->type == ASKDB_TEXT) {
         csv_field(out, v->s, v->len, tty);
     } else if (v->type == ASKDB_BLOB) {
         hex = malloc(2 * v->len + 4);

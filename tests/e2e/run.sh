@@ -718,6 +718,11 @@ output_formats_are_exact() {
     expect_rc 0
     expect_out 'id,name,price\r\n1,Ann,9.5\r\n2,"Smith, ""Jo""",\r\n3,Zoë,12\r\n'
 
+    # NULL is an empty field, empty text a quoted one
+    run sql -f csv shop.db "SELECT NULL AS a, '' AS b, 'x' AS c"
+    expect_rc 0
+    expect_out 'a,b,c\r\n,"",x\r\n'
+
     # csv is the default when stdout is not a terminal
     run sql shop.db "$FMT_SQL"
     expect_rc 0
