@@ -128,6 +128,11 @@ struct dk {
     duckdb_database db;
     duckdb_connection con;
     int files;                /* CSV/Parquet views in an in-memory db */
+    char *file;               /* that file's real path */
+    char *csv_view;           /* a CSV file's view, NULL otherwise */
+    char *csv_pattern;        /* the path read_csv() reads it by */
+    int csv_retyped;          /* its types come from the whole file */
+    long csv_rows;            /* rows csv_check() counted, -1 unknown */
     struct watchdog wd;
 };
 
@@ -305,6 +310,11 @@ static askdb_error_class classify(duckdb_error_type t, const char *m)
         m = "";
     if (t == DUCKDB_ERROR_INTERRUPT || strstr(m, "INTERRUPT Error"))
         return ASKDB_EC_TIMEOUT;
+    /* The file, not the statement: a repair cannot help. */
+    if (t == DUCKDB_ERROR_IO || t == DUCKDB_ERROR_FATAL ||
+        strncmp(m, "IO Error", 8) == 0 || strncmp(m, "FATAL Error", 11) == 0 ||
+        strstr(m, "database has been invalidated"))
+        return ASKDB_EC_DATABASE;
     if (t == DUCKDB_ERROR_PERMISSION || strncmp(m, "Permission Error", 16) == 0 ||
         strstr(m, "read-only mode") || strstr(m, "configuration has been locked"))
         return ASKDB_EC_REFUSED;
@@ -748,6 +758,11 @@ static askdb_status open_files(askdb_db *db, struct dk *d, const char *path,
                  "cannot set up the guard for '%s': %s", path, err);
         rc = ASKDB_ERR_DB_OPEN;
     }
+    if (!rc && strcmp(reader, "read_csv") == 0) {
+        d->csv_view = name;
+        d->csv_pattern = pattern;
+        name = pattern = NULL;
+    }
 out:
     free(name);
     free(pattern);
@@ -800,6 +815,7 @@ static askdb_status dk_open(askdb_db *db, const char *path)
         return ASKDB_ERR_NOMEM;
     }
     db->impl = d;
+    d->csv_rows = -1;
     watchdog_init(&d->wd);
     reader = file_reader(path, &suffix_len);
     d->files = reader != NULL;
@@ -833,7 +849,10 @@ static askdb_status dk_open(askdb_db *db, const char *path)
     rc = ASKDB_OK;
     if (d->files)
         rc = open_files(db, d, path, real, reader, suffix_len);
-    free(real);
+    if (d->files && !rc)
+        d->file = real;
+    else
+        free(real);
     return rc;
 }
 
@@ -846,6 +865,9 @@ static void dk_close(askdb_db *db)
         duckdb_disconnect(&d->con);
     if (d->db)
         duckdb_close(&d->db);
+    free(d->csv_view);
+    free(d->csv_pattern);
+    free(d->file);
     free(d);
     db->impl = NULL;
 }
@@ -1192,6 +1214,138 @@ static int sample_batch(struct dk *d, struct db_table **tabs, int n,
     return rc;
 }
 
+/*
+** A CSV file's column types, as DuckDB guesses them from its first 20,480
+** rows: a later value of another kind ("n/a" in a column of numbers)
+** then fails every statement that reads the column ("Conversion Error:
+** CSV Error on Line: ..."), with advice to pass read_csv() options a user
+** of askdb cannot pass. Is m such an error?
+*/
+static int csv_type_error(const char *m)
+{
+    return m && strstr(m, "CSV Error on Line") &&
+           (strstr(m, "Error when converting column") ||
+            strstr(m, "Could not convert"));
+}
+
+/*
+** The CSV file's view made again with the types (and date formats)
+** DuckDB finds reading the whole file once (sniff_csv(), sample_size -1),
+** so that no value of the file fails them. Each statement on the view
+** still finds the dialect from the first rows, as before, but takes
+** these types. Run once (csv_retyped), under the caller's time limit.
+*/
+static askdb_status csv_retype(struct dk *d, char *err, size_t n)
+{
+    struct buf b;
+    struct grid g, f;
+    askdb_status rc;
+    long r;
+
+    d->csv_retyped = 1;
+    buf_init(&b, 0);
+    buf_puts(&b, "SELECT c.name::VARCHAR, c.type::VARCHAR FROM (SELECT "
+                 "unnest(Columns) AS c FROM sniff_csv(");
+    put_string(&b, d->csv_pattern);
+    buf_puts(&b, ", sample_size = -1))");
+    if (buf_err(&b)) {
+        buf_free(&b);
+        return ASKDB_ERR_NOMEM;
+    }
+    rc = grid_query(d, b.data, &g, err, n);
+    if (rc) {
+        buf_free(&b);
+        return rc;
+    }
+    buf_reset(&b);
+    buf_puts(&b, "SELECT DateFormat::VARCHAR, TimestampFormat::VARCHAR "
+                 "FROM sniff_csv(");
+    put_string(&b, d->csv_pattern);
+    buf_puts(&b, ", sample_size = -1)");
+    rc = buf_err(&b) ? ASKDB_ERR_NOMEM : grid_query(d, b.data, &f, err, n);
+    if (rc) {
+        grid_free(&g);
+        buf_free(&b);
+        return rc;
+    }
+    buf_reset(&b);
+    buf_puts(&b, "CREATE OR REPLACE VIEW ");
+    put_quoted(&b, d->csv_view);
+    buf_puts(&b, " AS SELECT * FROM read_csv(");
+    put_string(&b, d->csv_pattern);
+    buf_puts(&b, ", types = {");
+    for (r = 0; r < g.nrows; r++) {
+        if (!grid_at(&g, r, 0) || !grid_at(&g, r, 1))
+            continue;
+        buf_puts(&b, r ? ", " : "");
+        put_string(&b, grid_at(&g, r, 0));
+        buf_puts(&b, ": ");
+        put_string(&b, grid_at(&g, r, 1));
+    }
+    buf_puts(&b, "}");
+    if (f.nrows == 1 && grid_at(&f, 0, 0) && *grid_at(&f, 0, 0)) {
+        buf_puts(&b, ", dateformat = ");
+        put_string(&b, grid_at(&f, 0, 0));
+    }
+    if (f.nrows == 1 && grid_at(&f, 0, 1) && *grid_at(&f, 0, 1)) {
+        buf_puts(&b, ", timestampformat = ");
+        put_string(&b, grid_at(&f, 0, 1));
+    }
+    buf_puts(&b, ")");
+    rc = buf_err(&b) ? ASKDB_ERR_NOMEM : exec(d, b.data, err, n);
+    grid_free(&g);
+    grid_free(&f);
+    buf_free(&b);
+    return rc;
+}
+
+/*
+** A CSV file's first count_cap + 1 rows read with every column converted
+** (a count of each), before the schema is read: a value its guessed type
+** cannot hold makes the view be made again (csv_retype()), so the schema
+** shows the types every statement will read. The count is kept for the
+** schema (csv_rows). ASKDB_OK (also when the file still fails: the
+** statements then say why) or ASKDB_ERR_CANCELLED.
+*/
+static askdb_status csv_check(askdb_db *db, struct dk *d)
+{
+    struct buf b;
+    struct grid g;
+    char err[512];
+    int tmo, cnl = 0, pass;
+
+    buf_init(&b, 0);
+    buf_puts(&b, "SELECT count(*)::VARCHAR, count(COLUMNS(*))::VARCHAR "
+                 "FROM (SELECT * FROM ");
+    put_quoted(&b, d->csv_view);
+    buf_printf(&b, " LIMIT %ld)", db->count_cap + 1);
+    if (buf_err(&b)) {
+        buf_free(&b);
+        return ASKDB_OK;
+    }
+    for (pass = 0; pass < 2 && !cnl; pass++) {
+        askdb_status rc;
+        watchdog_arm(d, db->query_timeout_ms, db->cancel);
+        rc = grid_query(d, b.data, &g, err, sizeof err);
+        watchdog_disarm(d, &tmo, &cnl);
+        if (rc == ASKDB_OK) {
+            long long k = g.nrows == 1 ? to_ll(grid_at(&g, 0, 0)) : -1;
+            d->csv_rows = k < 0 ? -1 : (long)k;
+            grid_free(&g);
+            break;
+        }
+        if (cnl || pass > 0 || d->csv_retyped || !csv_type_error(err))
+            break;
+        watchdog_arm(d, db->query_timeout_ms, db->cancel);
+        rc = csv_retype(d, err, sizeof err);
+        watchdog_disarm(d, &tmo, &cnl);
+        if (rc)
+            break;
+    }
+    buf_free(&b);
+    return cnl ? ASKDB_ERR_CANCELLED : ASKDB_OK;
+}
+
 /* Rows of a file's view, counted up to cap + 1 (a CSV is read to count
 ** it; Parquet answers from its metadata). */
 static void read_count(struct dk *d, struct db_table *t, long cap)
@@ -1288,6 +1442,10 @@ static askdb_status sample_tables(askdb_db *db, struct dk *d,
         if (seen[i] <= SAMPLE_ROWS) {
             t->rows = seen[i]; /* the whole table was read */
             t->rows_estimated = 0;
+        } else if (d->files && d->csv_rows >= 0) {
+            t->rows = d->csv_rows > db->count_cap ? db->count_cap
+                                                  : d->csv_rows;
+            t->rows_capped = d->csv_rows > db->count_cap;
         } else if (d->files) {
             watchdog_arm(d, db->query_timeout_ms, db->cancel);
             read_count(d, t, db->count_cap);
@@ -1330,7 +1488,10 @@ static askdb_status dk_schema(askdb_db *db, struct db_schema *out)
     long r;
 
     memset(out, 0, sizeof *out);
-    rc = grid_query(d, q_tables, &g, err, sizeof err);
+    memset(&g, 0, sizeof g);
+    rc = d->csv_view ? csv_check(db, d) : ASKDB_OK;
+    if (rc == ASKDB_OK)
+        rc = grid_query(d, q_tables, &g, err, sizeof err);
     if (rc == ASKDB_OK && g.nrows > 0) {
         oids = calloc((size_t)g.nrows, sizeof *oids);
         out->tables = calloc((size_t)g.nrows, sizeof *out->tables);
@@ -1533,13 +1694,36 @@ out:
     return rc;
 }
 
+/*
+** A CSV or Parquet file deleted or moved since it was opened reads as a
+** directory DuckDB may not glob ("Cannot access file .../orders.csv/...":
+** refused): a failed statement (status rc, error e) is then said to fail
+** for that, class database. Returns the status to give.
+*/
+static askdb_status file_gone(askdb_db *db, askdb_status rc,
+                              struct db_err *e)
+{
+    struct dk *d = DK(db);
+    struct stat st;
+
+    if ((rc == ASKDB_ERR_DB || rc == ASKDB_ERR_REFUSED) && d->file &&
+        stat(d->file, &st) != 0) {
+        e->ec = ASKDB_EC_DATABASE;
+        snprintf(e->msg, sizeof e->msg, "cannot read '%s': %s (the file "
+                 "was moved or deleted since askdb opened it)", db->label,
+                 strerror(errno));
+        rc = ASKDB_ERR_DB;
+    }
+    return rc;
+}
+
 static askdb_status dk_check(askdb_db *db, const char *sql, struct db_err *e)
 {
     duckdb_prepared_statement ps = NULL;
     askdb_status rc = prepare_guarded(db, sql, &ps, e);
 
     duckdb_destroy_prepare(&ps);
-    return rc;
+    return file_gone(db, rc, e);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1930,8 +2114,8 @@ static int set_columns(askdb_result *r, duckdb_prepared_statement ps)
     return 0;
 }
 
-static askdb_status dk_run(askdb_db *db, const char *sql, askdb_result **out,
-                           struct db_err *e)
+static askdb_status run_once(askdb_db *db, const char *sql,
+                             askdb_result **out, struct db_err *e)
 {
     struct dk *d = DK(db);
     duckdb_prepared_statement ps = NULL, wrapped = NULL, run;
@@ -2039,6 +2223,36 @@ out:
     free(c.data);
     free(c.valid);
     return ret;
+}
+
+/*
+** A statement, run again once when it failed on a value of a CSV file
+** that its guessed column type cannot hold past the rows the schema read
+** checked: the view then takes the types of the whole file
+** (csv_retype()); the schema shown before keeps the first guess. When it
+** still fails, DuckDB's advice (read_csv() options) is left out.
+*/
+static askdb_status dk_run(askdb_db *db, const char *sql, askdb_result **out,
+                           struct db_err *e)
+{
+    struct dk *d = DK(db);
+    askdb_status rc = run_once(db, sql, out, e);
+    char err[512], *cut;
+    int tmo, cnl = 0;
+
+    if (rc == ASKDB_ERR_DB && d->csv_view && !d->csv_retyped &&
+        csv_type_error(e->msg)) {
+        watchdog_arm(d, db->query_timeout_ms, db->cancel);
+        rc = csv_retype(d, err, sizeof err);
+        watchdog_disarm(d, &tmo, &cnl);
+        rc = rc == ASKDB_OK && !cnl ? run_once(db, sql, out, e)
+                                    : ASKDB_ERR_DB;
+    }
+    if (rc == ASKDB_ERR_DB && csv_type_error(e->msg) &&
+        (cut = strstr(e->msg, " Possible solutions:")) != NULL)
+        snprintf(cut, sizeof e->msg - (size_t)(cut - e->msg),
+                 " (the file holds values of other kinds in this column)");
+    return file_gone(db, rc, e);
 }
 
 #endif /* ASKDB_HAVE_DUCKDB */

@@ -801,6 +801,63 @@ ctrl_c_stops_a_running_query() {
     expect_err_has "cancelled"
 }
 
+csv_values_past_the_guessed_rows_are_read() {
+    # DuckDB guesses a CSV's column types from its first 20,480 rows: a
+    # later "abc" in a column of numbers failed every statement that read
+    # it, advising read_csv() options no askdb user can pass. The schema
+    # read checks the first 100,001 rows and the types come from the
+    # whole file then; a value further on makes the first statement that
+    # meets it take them and run again.
+    "$PY" - "$W" <<'PYEOF'
+import sys
+w = sys.argv[1]
+with open(w + "/late.csv", "w") as f:
+    f.write("id,v,d\n")
+    f.writelines("%d,%d,2024-01-%02d\n" % (i, i, i % 28 + 1) for i in range(30000))
+    f.write("30000,abc,n/a\n")
+with open(w + "/later.csv", "w") as f:
+    f.write("id,v\n")
+    f.writelines("%d,%d\n" % (i, i) for i in range(150000))
+    f.write("150000,abc\n")
+PYEOF
+    run schema late.csv
+    expect_rc 0
+    expect_out_has "v VARCHAR"
+    expect_out_has "d VARCHAR"
+    expect_out_has "30001 rows"
+    run sql -f csv late.csv "SELECT count(*) AS n, max(v) AS v, max(d) AS d FROM late"
+    expect_rc 0
+    expect_out 'n,v,d\r\n30001,abc,n/a\r\n'
+    run sql -f csv later.csv "SELECT count(*) AS n, max(v) AS v FROM later"
+    expect_rc 0
+    expect_out 'n,v\r\n150001,abc\r\n'
+    # The model's statement too, in ask: one model call, no repair.
+    start_llm "$(replies "$(fence 'SELECT max(v) AS v FROM later')")"
+    run ask --llm-url "$URL" --model test --no-question-check -f csv later.csv "Largest v?"
+    expect_rc 0
+    expect_out 'v\r\nabc\r\n'
+    [ "$(nreq)" = 1 ] || fail "$(nreq) model requests, expected 1"
+    stop_llm
+}
+
+a_file_gone_since_it_was_opened_is_said() {
+    # A CSV deleted while a shell has it open read as a directory DuckDB
+    # may not glob: "refused: Permission Error: Cannot access file
+    # .../t.csv/**/*.csv ... askdb reads only the database it was given",
+    # and the agent asked the model to repair. Now the file is named as
+    # gone, class database, with no repair.
+    cp "$DATA/orders.csv" "$W/gone.csv"
+    start_llm "$(always "$(fence 'SELECT count(*) AS n FROM gone')")"
+    (printf 'How many orders?\n'; sleep 3; rm -f "$W/gone.csv"
+     printf 'How many orders now?\n'; sleep 2) |
+        (cd "$W" && timeout 30 "$ASKDB" shell --llm-url "$URL" --model test \
+            --no-question-check -f csv gone.csv) >"$T/out" 2>"$T/err"
+    expect_out_has '250'
+    expect_err_has "cannot read 'gone.csv': No such file or directory (the file was moved or deleted since askdb opened it)"
+    [ "$(nreq)" = 2 ] || fail "$(nreq) model requests, expected 2 (no repair)"
+    stop_llm
+}
+
 TESTS=(schema_shows_keys_comments_samples_and_estimates other_schemas_show_qualified
        ask_answers_from_another_schema samples_read_later_are_shown_where_their_tables_are
        sql_reads_the_same_rows_from_every_form
@@ -811,7 +868,8 @@ TESTS=(schema_shows_keys_comments_samples_and_estimates other_schemas_show_quali
        caps_rows_and_bytes_while_streaming explain_is_only_for_plans
        open_faults_exit_3_with_the_reason sanitized_view_name_for_odd_file_names
        glob_characters_in_a_file_name_name_that_file_only
-       trace_never_writes_a_file_asked_or_read ctrl_c_stops_a_running_query)
+       trace_never_writes_a_file_asked_or_read ctrl_c_stops_a_running_query
+       csv_values_past_the_guessed_rows_are_read a_file_gone_since_it_was_opened_is_said)
 
 PASSED=0
 FAILED=0
