@@ -236,34 +236,49 @@ class Handler(BaseHTTPRequestHandler):
             emit("answer", {"text": answer["answer"]})
 
     def vote(self, db, body, answer, step, emit):
-        """Candidates: N entries at once, run each, the most common rows win."""
+        """Candidates as the agent asks an HTTP model for them: the greedy
+        one, then the others one at a time until a majority of the N agree
+        (the rest are settled: not asked); each is run, and the most common
+        rows win with their share of the N as the confidence."""
         n = self.mock.candidates
-        entries = [self.mock.take() for _ in range(n)]
-        answer["llm_calls"] += n
         answer["candidates"] = n
-        step("prompt", **{"for": "sql", "attempt": 1, "candidates": n, "provider": "mock"})
-        ran = []
-        for k, e in enumerate(entries, 1):
+        step("prompt", **{"for": "sql", "attempt": 1, "candidates": 1, "provider": "mock"})
+        ran, keys = [], []
+        for k in range(1, n + 1):
+            if k == 2:
+                step("prompt", **{"for": "sql", "attempt": 1, "candidates": n - 1,
+                                  "first_candidate": 2, "provider": "mock"})
+            agreed = max((keys.count(x) for x in keys if x), default=0)
+            if agreed > n // 2:
+                step("reply", reply=None, attempt=1, candidate=k, settled=True)
+                ran.append((None, None))
+                keys.append(None)
+                continue
+            e = self.mock.take()
+            answer["llm_calls"] += 1
             m = FENCE_RE.search(e.get("content", ""))
             sql = (m.group(1) if m else e.get("content", "")).strip()
             step("reply", reply=e.get("content", ""), ms=40, attempt=1, candidate=k,
                  completion_tokens=len(sql) // 4 + 1)
             try:
-                ran.append((sql, run_sql(db, sql, self.mock.max_rows)))
+                r = run_sql(db, sql, self.mock.max_rows)
             except sqlite3.Error:
-                ran.append((sql, None))
-        step("validate", ok=any(r for _, r in ran), candidates=["none" if r else "db" for _, r in ran])
-        keys = [json.dumps(sorted(json.dumps(row) for row in r[1])) if r else None for _, r in ran]
+                r = None
+            ran.append((sql, r))
+            keys.append(json.dumps(sorted(json.dumps(row) for row in r[1])) if r else None)
+        settled = sum(1 for s_, _ in ran if s_ is None)
+        step("validate", ok=any(r for _, r in ran), settled=settled,
+             candidates=["no_sql" if s_ is None else "none" if r else "db" for s_, r in ran])
         votes = [keys.count(k) if k else 0 for k in keys]
         win = votes.index(max(votes))
         sql, (cols, rows, ems, cut) = ran[win]
         nran = sum(1 for k in keys if k)
-        conf = votes[win] / nran
+        conf = votes[win] / n
         step("execute", rows=len(rows), truncated=0, ms=round(ems, 2), candidate=win + 1,
-             votes=votes, ran=nran, confidence=conf)
+             votes=votes, ran=nran, settled=settled, confidence=conf)
         answer["attempts"].append({"sql": sql, "error": None, "message": None, "llm_ms": 40})
         answer.update(status="ok", sql=sql, columns=cols, rows=rows, row_count=len(rows),
-                      confidence=conf, truncated=cut)
+                      confidence=conf, truncated=cut, settled=settled)
         self.results(body, answer, step, emit)
 
     def ask(self, db, body):
