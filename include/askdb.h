@@ -308,7 +308,9 @@ typedef struct askdb_config {
                                 existed: one long function call can then
                                 outlast query_timeout_ms. Default 0: in
                                 askdb-exec, a helper process killed at the
-                                deadline (docs/security.md, promise 3) */
+                                deadline (docs/security.md, promise 3),
+                                or ASKDB_ERR_DB_OPEN when the environment's
+                                ASKDB_EXEC_HELPER names no executable */
 
     /* Schema extraction */
     int sample_values;       /* distinct samples per text column, def 3

@@ -102,7 +102,10 @@ askdb_status askdb_db_open(const char *path, const askdb_config *cfg,
         ** given, and no such path names a process's own file. */
         if (db->drv == &db_sqlite_driver)
             db->iso_path = realpath(path, NULL);
-        db->iso = db_iso_new(db, cfg->log_fn, cfg->log_ud);
+        int refused;
+        db->iso = db_iso_new(db, cfg->log_fn, cfg->log_ud, &refused);
+        if (refused)
+            rc = ASKDB_ERR_DB_OPEN;
     }
     return rc;
 }

@@ -121,8 +121,9 @@ static char *beside_program(void)
     return buf_steal(&b);
 }
 
-/* The helper's path (malloc()ed), or NULL with why. */
-static char *find_helper(char *why, size_t n)
+/* The helper's path (malloc()ed), or NULL with why (and *named set when
+** ASKDB_EXEC_HELPER named it). */
+static char *find_helper(char *why, size_t n, int *named)
 {
     const char *env = getenv("ASKDB_EXEC_HELPER");
     char *p;
@@ -132,6 +133,7 @@ static char *find_helper(char *why, size_t n)
             return strdup(env);
         snprintf(why, n, "ASKDB_EXEC_HELPER='%s' is not an executable file",
                  env);
+        *named = 1;
         return NULL;
     }
     p = beside_program();
@@ -147,12 +149,22 @@ static char *find_helper(char *why, size_t n)
     return NULL;
 }
 
-struct db_iso *db_iso_new(askdb_db *db, askdb_log_fn log, void *log_ud)
+struct db_iso *db_iso_new(askdb_db *db, askdb_log_fn log, void *log_ud,
+                          int *refused)
 {
     struct db_iso *iso;
     char why[512], msg[768];
-    char *helper = find_helper(why, sizeof why);
+    int named = 0;
+    char *helper = find_helper(why, sizeof why, &named);
 
+    *refused = 0;
+    if (!helper && named) {
+        snprintf(db->errmsg, sizeof db->errmsg,
+                 "cannot open '%s' for statements: %s (unset it to use the "
+                 "askdb-exec installed with askdb)", db->label, why);
+        *refused = 1;
+        return NULL;
+    }
     if (!helper) {
         if (log) {
             snprintf(msg, sizeof msg,

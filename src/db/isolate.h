@@ -21,10 +21,14 @@ struct db_iso;
 ** ASKDB_EXEC_HELPER names it, else askdb-exec beside the running program,
 ** else the installed one (ASKDB_LIBEXECDIR). NULL when none is found or
 ** out of memory: then db's statements run in this process, and log (when
-** not NULL) says so once, with why. Nothing is started yet: the helper
-** starts at the first statement. Free with db_iso_free().
+** not NULL) says so once, with why. NULL with *refused set and why in
+** db->errmsg when ASKDB_EXEC_HELPER names a file that cannot run: a
+** helper named on purpose and mistyped must not leave the statements in
+** this process unsaid. Nothing is started yet: the helper starts at the
+** first statement. Free with db_iso_free().
 */
-struct db_iso *db_iso_new(askdb_db *db, askdb_log_fn log, void *log_ud);
+struct db_iso *db_iso_new(askdb_db *db, askdb_log_fn log, void *log_ud,
+                          int *refused);
 
 /*
 ** Check (WIRE_CHECK) or run (WIRE_RUN) sql in the helper, with db's

@@ -169,14 +169,25 @@ assert "no such column: nme" in user(1), user(1)
 }
 
 without_the_helper_statements_run_in_process_and_say_so() {
-    # No askdb-exec where ASKDB_EXEC_HELPER points: the statement still
+    # No askdb-exec beside the program nor installed: the statement still
     # runs, in askdb's own process, and -v says so once, with why.
     copy_db
-    ASKDB_EXEC_HELPER=/nonexistent/askdb-exec run sql -v -f csv shop.db "SELECT count(*) AS n FROM customers"
+    mkdir -p "$T/bin"
+    cp "$ASKDB" "$T/bin/askdb"
+    "$T/bin/askdb" sql -v -f csv "$W/shop.db" "SELECT count(*) AS n FROM customers" >"$T/out" 2>"$T/err"
+    RC=$?
     expect_rc 0
     expect_out 'n\r\n60\r\n'
-    expect_err_has "warning: ASKDB_EXEC_HELPER='/nonexistent/askdb-exec' is not an executable file; the statements on 'shop.db' run inside this process"
-    [ "$(grep -c "warning: ASKDB_EXEC_HELPER" "$T/err")" = 1 ] || fail "warned more than once"
+    expect_err_has "warning: askdb-exec was found neither beside this program nor in "
+    expect_err_has "the statements on '$W/shop.db' run inside this process"
+    [ "$(grep -c "warning: askdb-exec" "$T/err")" = 1 ] || fail "warned more than once"
+    # A helper named on purpose and mistyped is an error, not a silent
+    # fall-back that leaves the time limit to an interrupt.
+    ASKDB_EXEC_HELPER=/nonexistent/askdb-exec run sql -f csv shop.db "SELECT count(*) AS n FROM customers"
+    expect_rc 3
+    expect_err_has "cannot open 'shop.db' for statements: ASKDB_EXEC_HELPER='/nonexistent/askdb-exec' is not an executable file"
+    ASKDB_EXEC_HELPER=/nonexistent/askdb-exec run sql --in-process -f csv shop.db "SELECT count(*) AS n FROM customers"
+    expect_rc 0
     run sql -v -f csv shop.db "SELECT count(*) AS n FROM customers"
     expect_rc 0
     expect_err_has "statements run in "
