@@ -55,6 +55,10 @@ int cli_answer(askdb_agent *ag, const struct cli_opts *o,
 void cli_interrupt_begin(askdb_agent *ag);
 int cli_interrupt_end(void);
 
+/* The same for a database handle of its own (`sql`, `schema`): Ctrl-C
+** calls askdb_db_cancel(db). End with cli_interrupt_end(). */
+void cli_interrupt_begin_db(askdb_db *db);
+
 /* Run one statement through the guard and print it (`sql`, `.sql`). */
 int cli_run_sql(askdb_db *db, const struct cli_opts *o, const char *sql);
 

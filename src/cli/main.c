@@ -344,7 +344,9 @@ static int print_schema(askdb_db *db, const struct cli_opts *o)
             fputc('\n', stdout);
     }
     askdb_free(text);
-    return st ? EXIT_DB : EXIT_ANSWERED;
+    return st == ASKDB_ERR_CANCELLED ? EXIT_CANCELLED
+           : st                      ? EXIT_DB
+                                     : EXIT_ANSWERED;
 }
 
 static int cmd_db(const struct cli_opts *o, const char *path,
@@ -360,7 +362,12 @@ static int cmd_db(const struct cli_opts *o, const char *path,
         askdb_db_close(db);
         return cli_exit_code(st);
     }
+    /* Ctrl-C cancels the statement or the schema read (on a server too:
+    ** PostgreSQL and MariaDB are sent a cancel) instead of leaving it to
+    ** run there until its time limit. */
+    cli_interrupt_begin_db(db);
     rc = sql ? cli_run_sql(db, o, sql) : print_schema(db, o);
+    (void)cli_interrupt_end();
     askdb_db_close(db);
     return rc;
 }

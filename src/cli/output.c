@@ -70,6 +70,7 @@ static int effective_format(const struct cli_opts *o)
 ** replaced are the globals of the command.
 */
 static askdb_agent *volatile asking;
+static askdb_db *volatile asking_db;
 static volatile sig_atomic_t interrupted;
 static struct sigaction before;
 
@@ -82,6 +83,8 @@ static void on_sigint(int sig)
     }
     interrupted = 1;
     askdb_agent_cancel(asking);
+    if (asking_db)
+        askdb_db_cancel(asking_db);
 }
 
 void cli_interrupt_begin(askdb_agent *ag)
@@ -98,10 +101,17 @@ void cli_interrupt_begin(askdb_agent *ag)
         sigaction(SIGINT, &before, NULL);
 }
 
+void cli_interrupt_begin_db(askdb_db *db)
+{
+    asking_db = db;
+    cli_interrupt_begin(NULL);
+}
+
 int cli_interrupt_end(void)
 {
     sigaction(SIGINT, &before, NULL);
     asking = NULL;
+    asking_db = NULL;
     return interrupted;
 }
 

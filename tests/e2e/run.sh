@@ -1848,6 +1848,34 @@ plan_task_model_unreachable_is_reported_as_such() {
 assert "Reply with JSON only" in user(0) and "for step 1 only" in user(1), user(1)[-300:]'
 }
 
+sql_ctrl_c_cancels_the_statement() {
+    # `askdb sql` died of Ctrl-C with no word, leaving a server's statement
+    # to run until its time limit; now the statement is cancelled (its
+    # askdb-exec killed here; a server is sent a cancel) and askdb says so.
+    copy_db
+    local pid t0 h _
+    (cd "$W" && exec env --default-signal=INT "$ASKDB" sql --timeout 30000 shop.db \
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c") \
+        >"$T/out" 2>"$T/err" &
+    pid=$!
+    for _ in $(seq 1 200); do
+        h=$(helpers_of "$pid")
+        [ -n "$h" ] && break
+        sleep 0.05
+    done
+    [ -n "$h" ] || fail "no askdb-exec ran the statement"
+    sleep 0.3
+    t0=$(now_us)
+    kill -INT "$pid"
+    wait "$pid"
+    RC=$?
+    ELAPSED_MS=$((($(now_us) - t0) / 1000))
+    expect_rc 130
+    [ "$ELAPSED_MS" -lt 1000 ] || fail "ended $ELAPSED_MS ms after Ctrl-C"
+    expect_err_has "askdb: cancelled"
+    ! kill -0 "$h" 2>/dev/null || fail "askdb-exec $h still runs"
+}
+
 ctrl_c_cancels_the_question() {
     # Ctrl-C while the model thinks: the question stops at once with its
     # own exit code (130), not when the model would have answered.
@@ -1975,6 +2003,7 @@ TESTS=(
     plan_rows_with_accents_reach_the_model
     plan_task_model_unreachable_is_reported_as_such
     ctrl_c_cancels_the_question
+    sql_ctrl_c_cancels_the_statement
     shell_ctrl_c_returns_to_the_prompt
     shell_keeps_what_is_typed_in_utf8
 )
