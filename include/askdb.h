@@ -205,7 +205,8 @@ typedef struct askdb_config {
     /* Agent */
     int max_attempts;        /* SQL generations per question, default 3,
                                 at most 32 */
-    int dry_run;             /* generate and validate, never execute */
+    int dry_run;             /* generate and validate, never execute (one
+                                candidate: no vote without results) */
 
     /* Agent techniques (docs/agent.md has what each does and measured
     ** gains; the defaults follow those measurements). */

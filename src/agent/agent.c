@@ -251,6 +251,11 @@ static askdb_status agent_create(const askdb_config *cfg,
     if (ag->cfg.candidates < 1)
         ag->cfg.candidates = llm_batches_replies(ag->model) ? AGENT_AUTO_CANDS
                                                             : 1;
+    /* A dry run runs nothing, so no vote could pick among candidates: it
+    ** makes one (the greedy reply, which a vote's tie goes to), and its
+    ** answer does not claim a confidence of 0 of N. */
+    if (ag->cfg.dry_run)
+        ag->cfg.candidates = 1;
     if (ag->cfg.trace_path) {
         ag->trace = trace_open(ag->cfg.trace_path, db_path, &err);
         if (!ag->trace) {

@@ -1000,6 +1000,20 @@ assert j["status"] == "ok" and j["sql"] == args[0], j
 assert "rows" not in j, "dry run has rows"
 ' "$SLOW_SQL"
 
+    # Several candidates: nothing runs, so there is no vote; one is made
+    # and no "confidence: 0% (0 of 3 ...)" is claimed.
+    start_llm "$(always "$(fence "$SLOW_SQL")")"
+    run ask --llm-url "$URL" --model test --dry-run --candidates 3 --timeout 100 -f json shop.db "Count forever"
+    expect_rc 0
+    expect_requests 1
+    pycheck '
+j = json.loads(out)
+assert j["status"] == "ok" and j["candidates"] == 1 and j["confidence"] == 1, j
+'
+    run ask --llm-url "$URL" --model test --dry-run --candidates 3 --timeout 100 -f table shop.db "Count forever"
+    expect_rc 0
+    expect_out '%s\n' "$SLOW_SQL"
+
     # A statement the guard refuses is not "checked SQL", even in a dry run.
     start_llm "$(always "$(fence "SELECT 1; DELETE FROM orders")")"
     run ask --llm-url "$URL" --model test --dry-run -f table shop.db "Delete"
