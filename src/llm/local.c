@@ -137,22 +137,35 @@
 
 /*
 ** The model file the config selects: cfg->model when it is a .gguf path,
-** else the default model in the cache directory the scripts use,
-** ${ASKDB_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/askdb}/models/. The
-** result is malloc()ed; NULL when out of memory or when no cache
-** directory can be named (then err says so).
+** else (no model named) the default model in the cache directory the
+** scripts use, ${ASKDB_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/askdb}/
+** models/. The result is malloc()ed; NULL when out of memory, when no
+** cache directory can be named, or when cfg->model names something else
+** (a remote model's name: answering with the default model instead would
+** leave the user thinking the model named had answered); err says why.
 */
-static char *model_path(const askdb_config *cfg, char *err, size_t errlen)
+static char *model_path(const askdb_config *cfg, askdb_status *rc,
+                        char *err, size_t errlen)
 {
     const char *dir = getenv("ASKDB_CACHE_DIR"), *sub = "";
     size_t n;
     char *p;
 
+    *rc = ASKDB_ERR_NOMEM;
     if (text_ends_nocase(cfg->model, ".gguf")) {
         p = strdup(cfg->model);
         if (!p)
             snprintf(err, errlen, "out of memory");
         return p;
+    }
+    if (cfg->model && *cfg->model) {
+        snprintf(err, errlen, "--model '%s' is not a .gguf file, and with no "
+                              "--llm-url the model runs here (local), from "
+                              "a .gguf file; for a remote model give "
+                              "--provider openai or anthropic, or --llm-url "
+                              "URL", cfg->model);
+        *rc = ASKDB_ERR_USAGE;
+        return NULL;
     }
     if (!dir || !*dir) {
         dir = getenv("XDG_CACHE_HOME");
@@ -166,6 +179,7 @@ static char *model_path(const askdb_config *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "cannot find the default local model: HOME "
                               "is not set (pass --model PATH.gguf or set "
                               "ASKDB_CACHE_DIR)");
+        *rc = ASKDB_ERR_USAGE;
         return NULL;
     }
     n = strlen(dir) + strlen(sub) + sizeof "/models/" +
@@ -1757,8 +1771,7 @@ static askdb_status load(const askdb_config *cfg, int lanes,
     }
     l->base.vt = &local_vtab;
     l->owner = 1;
-    l->path = model_path(cfg, err, errlen);
-    rc = ASKDB_ERR_NOMEM;
+    l->path = model_path(cfg, &rc, err, errlen);
     if (!l->path)
         goto fail;
     l->kv_cap = kv_cap();

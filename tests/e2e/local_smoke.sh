@@ -586,6 +586,18 @@ missing_default_model_says_make_model() {
         fail "stderr: $(cat "$TMP/err")"
 }
 
+a_remote_model_name_without_a_url_is_a_usage_error() {
+    # With only a vendor's key in the environment (read for its host
+    # only), `--model claude-sonnet-4-5` was dropped and the default local
+    # model answered, with nothing said.
+    cp "$SHOP_DB" "$TMP/shop.db"
+    ANTHROPIC_API_KEY=sk-ant-test run ask --model claude-sonnet-4-5 shop.db "How many customers are there?"
+    sanitizer_clean
+    [ "$RC" = 2 ] || fail "exit $RC, want 2: $(head -c 300 "$TMP/err")"
+    grep -qF -- "--model 'claude-sonnet-4-5' is not a .gguf file" "$TMP/err" || fail "stderr: $(cat "$TMP/err")"
+    grep -qF -- "--provider openai or anthropic" "$TMP/err" || fail "stderr: $(cat "$TMP/err")"
+}
+
 # ---------------------------------------------------------------------------
 
 if [ -z "$SMALL" ]; then
@@ -610,7 +622,8 @@ for t in small_model_answers_or_lists_every_attempt \
          shell_warms_the_schema_prompt_while_you_type \
          eval_warm_readies_the_first_question \
          eval_loads_the_model_once_for_every_database \
-         missing_model_file_is_a_usage_error missing_default_model_says_make_model; do
+         missing_model_file_is_a_usage_error missing_default_model_says_make_model \
+         a_remote_model_name_without_a_url_is_a_usage_error; do
     rm -f "$TMP/.fail" "$TMP/py.err"
     if (set -u; "$t"); then
         echo "ok $t"; passed=$((passed + 1))
