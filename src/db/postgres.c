@@ -30,7 +30,10 @@
 **      sends a cancel request (PQcancel) itself shortly after, or at once
 **      when db->cancel is set, so a statement never outlives its limit on
 **      the server; rows and bytes are capped while rows arrive (libpq's
-**      single-row mode) and the rest of the statement is cancelled.
+**      single-row mode) and the rest of the statement is cancelled;
+**   6. functions whose effect no ROLLBACK takes back (a WAL message, a
+**      transaction ID, a replication slot: denied_fns) are refused by
+**      name before the statement reaches the server.
 ** The password of the URL is never part of a message: db->label names the
 ** database, and libpq's own messages are scrubbed of it (a malformed URL
 ** can make libpq quote its user part).
@@ -1517,6 +1520,127 @@ static const char *skip_filler(const char *s)
 }
 
 /*
+** Functions whose effect no read-only transaction stops and no ROLLBACK
+** takes back: they write the server's log (WAL) or state that lives
+** outside the transaction. PUBLIC may execute each (some then check a
+** role attribute or ownership: a REPLICATION role, an index's owner
+** passes), but those marked superuser, which a role may have been
+** granted. The ones that run a statement given as text are here because
+** that text is out of this list's sight. A name ending in '*' is a
+** prefix. The rest of what a statement can call is the read-only
+** transaction's to stop (nextval, setval, lo_create, ...) or ends with it
+** (set_config, pg_notify, advisory locks: see pg_rollback).
+*/
+static const struct {
+    const char *name;
+    const char *why;
+} denied_fns[] = {
+#define WAL "writes the server's log (WAL) outside the statement's transaction"
+#define SLOT "changes a replication slot, which no rollback takes back"
+#define TEXT "runs a statement given as text, which askdb's guard cannot read"
+    {"pg_logical_emit_message", WAL},
+    {"txid_current", "gives the statement a transaction ID, which outlives "
+                     "its rollback"},
+    {"pg_current_xact_id", "gives the statement a transaction ID, which "
+                           "outlives its rollback"},
+    {"pg_create_physical_replication_slot", SLOT},
+    {"pg_create_logical_replication_slot", SLOT},
+    {"pg_copy_physical_replication_slot", SLOT},
+    {"pg_copy_logical_replication_slot", SLOT},
+    {"pg_drop_replication_slot", SLOT},
+    {"pg_replication_slot_advance", SLOT},
+    {"pg_logical_slot_get_*", SLOT}, /* consumes changes; peek only reads */
+    {"brin_summarize_*", "changes an index outside the transaction"},
+    {"brin_desummarize_range", "changes an index outside the transaction"},
+    {"gin_clean_pending_list", "changes an index outside the transaction"},
+    {"query_to_xml*", TEXT},
+    {"ts_stat", TEXT},
+    {"ts_rewrite", TEXT},
+    /* superuser, unless granted */
+    {"pg_replication_origin_*", "changes replication progress outside the "
+                                "transaction"},
+    {"pg_stat_reset*", "resets the server's statistics outside the "
+                       "transaction"},
+    {"pg_switch_wal", WAL},
+    {"pg_create_restore_point", WAL},
+#undef WAL
+#undef SLOT
+#undef TEXT
+};
+
+/* Can c continue an identifier (a letter, digit, '_', '$', or a byte of a
+** multibyte character)? */
+static int ident_char(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9') || c == '_' || c == '$' || c >= 0x80;
+}
+
+/* Does a denied name start at s (case-insensitive, whole identifier, or a
+** prefix for a name ending in '*')? Its entry, or -1. */
+static int denied_at(const char *s)
+{
+    size_t i, n;
+
+    for (i = 0; i < sizeof denied_fns / sizeof denied_fns[0]; i++) {
+        n = strlen(denied_fns[i].name);
+        if (denied_fns[i].name[n - 1] == '*') {
+            if (strncasecmp(s, denied_fns[i].name, n - 1) == 0)
+                return (int)i;
+        } else if (strncasecmp(s, denied_fns[i].name, n) == 0 &&
+                   !ident_char((unsigned char)s[n])) {
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+/*
+** Refuse a statement that names a function of denied_fns, before anything
+** reaches the server. The name is looked for anywhere in the text, in
+** strings and comments too, so that no quoting, comment or case hides it
+** (a string that merely holds the name is refused too, which costs no
+** real question). A quoted identifier with Unicode escapes (U&"...") can
+** spell any name, so it is refused as such. 0, or -1 with e set.
+*/
+static int refuse_denied(const char *sql, struct db_err *e)
+{
+    const unsigned char *s = (const unsigned char *)sql;
+    size_t i, k;
+    int d;
+    char name[64];
+
+    for (i = 0; s[i]; i++) {
+        if ((s[i] == 'u' || s[i] == 'U') && s[i + 1] == '&' &&
+            s[i + 2] == '"') {
+            e->ec = ASKDB_EC_REFUSED;
+            say(e->msg, sizeof e->msg,
+                "refused: a name written with Unicode escapes (U&\"...\"); "
+                "write it plainly");
+            return -1;
+        }
+        /* Inside a longer name: not the function. A digit or '$' before
+        ** counts as a start (more refusals, never fewer). */
+        if (i > 0 && ident_char(s[i - 1]) &&
+            !(s[i - 1] >= '0' && s[i - 1] <= '9') && s[i - 1] != '$')
+            continue;
+        d = denied_at(sql + i);
+        if (d < 0)
+            continue;
+        for (k = 0; k + 1 < sizeof name && ident_char(s[i + k]); k++)
+            name[k] = (char)(s[i + k] >= 'A' && s[i + k] <= 'Z'
+                                 ? s[i + k] - 'A' + 'a' : s[i + k]);
+        name[k] = '\0';
+        e->ec = ASKDB_EC_REFUSED;
+        say(e->msg, sizeof e->msg,
+            "refused: the statement calls %s(), which %s; askdb runs only "
+            "read-only queries", name, denied_fns[d].why);
+        return -1;
+    }
+    return 0;
+}
+
+/*
 ** Open the statement's read-only transaction and prepare sql in it as the
 ** unnamed statement, then describe it: exactly one statement (Parse
 ** refuses more) with result columns. On success *desc holds the
@@ -1537,6 +1661,8 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
         say(e->msg, sizeof e->msg, "no SQL statement (empty text)");
         return ASKDB_ERR_DB;
     }
+    if (refuse_denied(sql, e) < 0)
+        return ASKDB_ERR_REFUSED;
     if (pg_ready(db, p, e) < 0)
         return ASKDB_ERR_DB;
     if (pg_command(db, p, "BEGIN READ ONLY", db->query_timeout_ms, msg,

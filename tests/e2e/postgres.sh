@@ -681,6 +681,56 @@ refuses_escapes_and_keeps_data_unchanged() {
     [ "$before" = "$(checksum)" ] || fail "the data changed through the shell"
 }
 
+# What the read-only transaction does not stop and the ROLLBACK does not
+# take back: a message written to the WAL, a transaction ID, a replication
+# slot, an index changed in place, statistics reset, and the functions that
+# would run any of them from a string. Refused by name before the server
+# sees the statement, however it is written; no transaction ID is taken.
+refuses_calls_that_outlive_the_transaction() {
+    local stmt next
+    local -a stmts=(
+        "SELECT pg_logical_emit_message(false, 'askdb', 'hello')"
+        "SELECT pg_logical_emit_message(true, 'askdb', 'hello'::bytea)"
+        "SELECT * FROM PG_CATALOG.\"pg_logical_emit_message\"(false, 'a', 'b')"
+        "SELECT txid_current()"
+        "SELECT pg_current_xact_id()"
+        "SELECT 1 AS x WHERE Txid_Current /* a comment */ () > 0"
+        "SELECT pg_replication_origin_create('askdb')"
+        "SELECT pg_replication_origin_session_setup('askdb')"
+        "SELECT pg_create_physical_replication_slot('askdb')"
+        "SELECT pg_logical_slot_get_changes('askdb', NULL, NULL)"
+        "SELECT pg_stat_reset()"
+        "SELECT brin_summarize_new_values('orders_pkey')"
+        "SELECT query_to_xml('SELECT txid_current()', false, false, '')"
+        "SELECT ts_stat('SELECT to_tsvector(''a'')')"
+        "SELECT U&\"\\0074xid_current\"()"
+    )
+    next=$(su_sql "SELECT txid_snapshot_xmax(txid_current_snapshot())")
+    for stmt in "${stmts[@]}"; do
+        # The writer: only askdb's guard stands in the way.
+        run sql "$(url writer)" "$stmt"
+        expect_rc 1
+        expect_empty_out
+        expect_err_has "refused: "
+    done
+    run sql "$READER" "SELECT pg_logical_emit_message(false, 'askdb', 'hello')"
+    expect_rc 1
+    expect_err_has "refused: the statement calls pg_logical_emit_message(), which writes the server's log (WAL)"
+    run sql "$READER" "SELECT U&\"\\0070g_current_xact_id\"()"
+    expect_err_has 'refused: a name written with Unicode escapes (U&"...")'
+    start_llm "$(always "$(fence "SELECT txid_current() AS t")")"
+    run ask --llm-url "$URL" --model test --no-question-check "$READER" "Which transaction is this?"
+    expect_rc 1
+    expect_err_has "no valid SQL after 3 attempts"
+    expect_empty_out
+    [ "$(su_sql "SELECT txid_snapshot_xmax(txid_current_snapshot())")" = "$next" ] ||
+        fail "a transaction ID was assigned"
+    # Longer names that only start alike read, and are not refused.
+    run sql -f csv "$READER" "SELECT txid_current_if_assigned() IS NULL AS none, pg_current_xact_id_if_assigned() IS NULL AS none2"
+    expect_rc 0
+    expect_out 'none,none2\r\n1,1\r\n'
+}
+
 sqlite_corpus_changes_nothing() {
     # The hardening corpus of the SQLite guard (tests/security/corpus.jsonl)
     # as the role that may write: most of it is SQLite's own syntax, which
@@ -997,6 +1047,7 @@ TESTS=(
     ctrl_c_cancels_the_statement_on_the_server
     ask_answers_and_repairs_with_the_servers_message
     refuses_escapes_and_keeps_data_unchanged
+    refuses_calls_that_outlive_the_transaction
     sqlite_corpus_changes_nothing
     superuser_is_refused_unless_allowed
     writer_and_file_reader_are_warned
