@@ -60,11 +60,14 @@ char *db_redact(const char *path)
         return strdup(path);
     buf_init(&b, 0);
     p = path + k + 3;
-    end = p + strcspn(p, "/?#");
+    /* The user part ends at the last '@' before the path or the query,
+    ** as both drivers read it: a '#' there is the password's (libpq
+    ** knows no fragment), not the end of the authority. */
+    end = p + strcspn(p, "/?");
     at = NULL;
     for (q = p; q < end; q++)
         if (*q == '@')
-            at = q; /* the last '@' ends the user part */
+            at = q;
     buf_append(&b, path, (size_t)(p - path));
     if (at) {
         colon = memchr(p, ':', (size_t)(at - p));

@@ -145,6 +145,39 @@ static void one_line(const struct pg *p, const char *msg, char *out,
 }
 
 /*
+** The URL as libpq is to read it: the scheme in lower case (libpq knows
+** it so only), and every '@' of the user part but the last written %40.
+** askdb's label (db_redact) and the MariaDB driver end the user part at
+** its last '@', so that a password holding an unencoded '@' works; libpq
+** ends it at the first, and would read the rest of the password as the
+** host and quote it in its message. malloc()ed; NULL when out of memory.
+*/
+static char *libpq_url(const char *path)
+{
+    struct buf b;
+    size_t k = db_url_scheme(path), i;
+    const char *p = path + k + 3, *end, *last = NULL, *q;
+
+    buf_init(&b, 0);
+    for (i = 0; i < k; i++)
+        buf_putc(&b, path[i] >= 'A' && path[i] <= 'Z'
+                         ? (char)(path[i] - 'A' + 'a') : path[i]);
+    buf_puts(&b, "://");
+    end = p + strcspn(p, "/?");
+    for (q = p; q < end; q++)
+        if (*q == '@')
+            last = q;
+    for (q = p; q < end; q++) {
+        if (*q == '@' && q != last)
+            buf_puts(&b, "%40");
+        else
+            buf_putc(&b, *q);
+    }
+    buf_puts(&b, end);
+    return buf_steal(&b);
+}
+
+/*
 ** The password of a URL as written ("pa%20ss" of "u:pa%20ss@h"), and of
 ** its password= parameter: malloc()ed, NULL when there is none. libpq
 ** decodes it; both forms are scrubbed from messages.
@@ -157,7 +190,7 @@ static char *raw_password(const char *url)
     if (!k)
         return NULL;
     p = url + k + 3;
-    end = p + strcspn(p, "/?#");
+    end = p + strcspn(p, "/?");
     for (q = p; q < end; q++)
         if (*q == '@')
             at = q;
@@ -600,22 +633,18 @@ static askdb_status pg_open(askdb_db *db, const char *path)
     const char *keys[4], *vals[4];
     char *url;
     struct pg *p;
-    size_t k;
     int i = 0;
 
     p = calloc(1, sizeof *p);
     if (!p)
         return ASKDB_ERR_NOMEM;
     db->impl = p;
-    p->pw_raw = raw_password(path);
-    p->pw = parsed_password(path);
-    /* libpq knows its URL schemes in lower case only. */
-    url = strdup(path);
+    url = libpq_url(path);
     if (!url)
         return ASKDB_ERR_NOMEM;
-    for (k = db_url_scheme(url); k > 0; k--)
-        if (url[k - 1] >= 'A' && url[k - 1] <= 'Z')
-            url[k - 1] = (char)(url[k - 1] - 'A' + 'a');
+    /* What libpq may quote: the password as libpq got it, and decoded. */
+    p->pw_raw = raw_password(url);
+    p->pw = parsed_password(url);
     /* Defaults first: the URL's own parameters (and PG* variables, for
     ** what they set) override them. */
     if (!getenv("PGCONNECT_TIMEOUT")) {

@@ -122,6 +122,7 @@ EOF
     cat >"$PGDATA/pg_hba.conf" <<EOF
 local all all trust
 host all bob 127.0.0.1/32 scram-sha-256
+host all carol 127.0.0.1/32 scram-sha-256
 host all all 127.0.0.1/32 trust
 EOF
     start_server
@@ -149,6 +150,10 @@ url() { echo "postgresql://$1@127.0.0.1:$PORT/shop"; }
 su_sql() { psql -X -q -A -t -v ON_ERROR_STOP=1 -d "$(su_url "${2:-shop}")" -c "$1"; }
 
 BOB_PW='Ql8-bob-s3cret'
+# Every character a URL's user part may hold unencoded but ':' first: in
+# the URL as CAROL_URL_PW ('/', '?' and '%' must be encoded).
+CAROL_PW='p@ss:w/rd?#&%x@s3cr3t-carol'
+CAROL_URL_PW='p@ss:w%2Frd%3F#&%25x@s3cr3t-carol'
 
 setup_database() {
     # The loader grants the reader its SELECTs (--grant); the other roles
@@ -159,6 +164,7 @@ setup_database() {
     psql -X -q -v ON_ERROR_STOP=1 -d "$(su_url)" >"$TMP/pg/setup.log" 2>&1 <<EOF || { cat "$TMP/pg/setup.log" >&2; return 1; }
 CREATE ROLE writer LOGIN;
 CREATE ROLE bob LOGIN PASSWORD '$BOB_PW';
+CREATE ROLE carol LOGIN PASSWORD '$CAROL_PW';
 CREATE ROLE filer LOGIN;
 CREATE ROLE boss LOGIN;
 CREATE ROLE admins SUPERUSER NOLOGIN;
@@ -846,6 +852,29 @@ passwords_work_and_never_show() {
     expect_err_lacks "$BOB_PW"
 }
 
+# An '@' (or a '#') in the password needs no encoding: the user part ends
+# at the last '@' before the path, for askdb's label as for the MariaDB
+# driver, and libpq is given the others encoded (it ends the user part at
+# the first '@', and quoted the rest of the password as a host name).
+passwords_with_at_signs_work_and_never_show() {
+    run sql -f csv "postgresql://carol:$CAROL_URL_PW@127.0.0.1:$PORT/shop" "SELECT current_user AS u"
+    expect_rc 0
+    expect_out 'u\r\ncarol\r\n'
+    run sql "postgresql://carol:hunter@s3cr3t-carol@127.0.0.1:$PORT/shop" "SELECT 1"
+    expect_rc 3
+    expect_err_has "cannot connect to 'postgresql://carol@127.0.0.1:$PORT/shop'"
+    expect_err_has "password authentication failed for user \"carol\""
+    expect_err_has "check the user name and the password"
+    expect_err_lacks "s3cr3t"
+    expect_err_lacks "hunter"
+    run sql "postgresql://carol:p@ss:w%2Frd%3F#&%zz@s3cr3t-carol@127.0.0.1:$PORT/shop" "SELECT 1"
+    expect_rc 3
+    expect_err_has "check the URL's form"
+    expect_err_lacks "s3cr3t"
+    expect_err_lacks "w/rd"
+    expect_err_lacks "w%2Frd"
+}
+
 connection_faults_exit_3_with_a_fix() {
     local port
     port=$(free_port)
@@ -1052,6 +1081,7 @@ TESTS=(
     superuser_is_refused_unless_allowed
     writer_and_file_reader_are_warned
     passwords_work_and_never_show
+    passwords_with_at_signs_work_and_never_show
     connection_faults_exit_3_with_a_fix
     lock_held_by_another_session_ends_by_lock_timeout
     idle_session_ended_by_the_server_reconnects
@@ -1082,9 +1112,9 @@ done
 # No password ever reached any output.
 name=no_password_in_any_output
 if [ -z "$FILTER" ] || printf '%s\n' "$name" | grep -qE -- "$FILTER"; then
-    if grep -qF -e "$BOB_PW" -e "Wr0ng-pw-x" -e "zz-secret" "$TMP/all_output"; then
+    if grep -qF -e "$BOB_PW" -e "Wr0ng-pw-x" -e "zz-secret" -e "s3cr3t-carol" -e "w%2Frd" "$TMP/all_output"; then
         FAILED=$((FAILED + 1))
-        echo "FAIL $name: $(grep -m1 -F -e "$BOB_PW" -e "Wr0ng-pw-x" -e "zz-secret" "$TMP/all_output" | cut -c1-200)"
+        echo "FAIL $name: $(grep -m1 -F -e "$BOB_PW" -e "Wr0ng-pw-x" -e "zz-secret" -e "s3cr3t-carol" -e "w%2Frd" "$TMP/all_output" | cut -c1-200)"
     else
         PASSED=$((PASSED + 1))
         echo "ok $name"

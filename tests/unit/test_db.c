@@ -822,6 +822,9 @@ static void urls_lose_their_passwords(void **state)
         {"postgresql://h/shop?user=ann&password=s3cret&sslmode=disable",
          "postgresql://h/shop?user=ann&password=xxx&sslmode=disable"},
         {"postgresql://ann:a@b@h/x", "postgresql://ann@h/x"},
+        {"postgresql://ann:a#b@h/x", "postgresql://ann@h/x"},
+        {"postgresql://ann:p@ss:w#r%3Fd@h:5/x?password=y",
+         "postgresql://ann@h:5/x?password=xxx"},
         {"examples/shop.db", "examples/shop.db"},
         {"/tmp/a:b@c.db", "/tmp/a:b@c.db"},
     };
