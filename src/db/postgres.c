@@ -105,19 +105,29 @@ static void say(char *out, size_t n, const char *fmt, ...)
 /* Messages                                                               */
 /* ---------------------------------------------------------------------- */
 
-/* Overwrite every occurrence of secret in s with as many 'x' (the length
-** stays, so the buffer never grows). */
+/*
+** Overwrite with as many 'x' (the length stays) each occurrence of secret
+** in s that stands where libpq quotes a password: as a whole quoted token
+** ("invalid percent-encoded token: \"...\"") or as a value of the URL it
+** echoes (":secret@", "=secret&"). The server never sends a password
+** back, so it can be nowhere else; overwriting it everywhere garbled the
+** text around it ("paxxword authentication failed" for the password
+** "ss", "xxxxxxxxxx to server" for "connection").
+*/
 static void scrub(char *s, const char *secret)
 {
     size_t n;
-    char *p = s;
+    char *p = s, after;
 
     if (!secret || !*secret)
         return;
     n = strlen(secret);
     while ((p = strstr(p, secret)) != NULL) {
-        memset(p, 'x', n);
-        p += n;
+        after = p[n];
+        if (p > s && strchr("\":=", p[-1]) &&
+            (after == '\0' || strchr("\"@&", after)))
+            memset(p, 'x', n);
+        p++;
     }
 }
 
@@ -618,14 +628,16 @@ static void drop_notice(void *arg, const char *message)
     (void)message;
 }
 
-/* The failed connection's message, with what to do, into db->errmsg. */
+/* The failed connection's message, with what to do, into db->errmsg.
+** The advice reads libpq's text before the password is masked in it. */
 static void connect_error(askdb_db *db, struct pg *p, const char *what)
 {
+    const char *raw = PQerrorMessage(p->conn);
     char m[640];
 
-    one_line(p, PQerrorMessage(p->conn), m, sizeof m);
+    one_line(p, raw, m, sizeof m);
     say(db->errmsg, sizeof db->errmsg, "cannot %s '%s': %s (%s)", what,
-             db->label, *m ? m : "out of memory", connect_advice(m));
+             db->label, *m ? m : "out of memory", connect_advice(raw));
 }
 
 static askdb_status pg_open(askdb_db *db, const char *path)

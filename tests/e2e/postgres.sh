@@ -875,6 +875,32 @@ passwords_with_at_signs_work_and_never_show() {
     expect_err_lacks "w%2Frd"
 }
 
+# The password is masked only where libpq can quote it (a token of the
+# URL it could not read), never in the words around: passwords that are
+# words of the message leave it whole, advice included.
+wrong_passwords_leave_the_message_whole() {
+    local pw
+    for pw in pw ss connection password authentication server failed FATAL; do
+        run sql "postgresql://bob:$pw@127.0.0.1:$PORT/shop" "SELECT 1"
+        expect_rc 3
+        pycheck '
+want = ("askdb: cannot connect to \x27postgresql://bob@127.0.0.1:%s/shop\x27: "
+        "connection to server at \"127.0.0.1\", port %s failed: FATAL:  "
+        "password authentication failed for user \"bob\" (check the user "
+        "name and the password (in the URL, PGPASSWORD or ~/.pgpass))\n"
+        % (args[0], args[0]))
+assert err == want, (args[1], err)
+' "$PORT" "$pw"
+    done
+    run sql "postgresql://bob:connection%zz@127.0.0.1:$PORT/shop" "SELECT 1"
+    expect_rc 3
+    expect_err_has 'invalid percent-encoded token: "xxxxxxxxxxxxx"'
+    run sql "postgresql://127.0.0.1:$PORT/shop?user=bob&password=connection%zz" "SELECT 1"
+    expect_rc 3
+    expect_err_has 'invalid percent-encoded token: "xxxxxxxxxxxxx"'
+    expect_err_has "password=xxx"
+}
+
 connection_faults_exit_3_with_a_fix() {
     local port
     port=$(free_port)
@@ -1082,6 +1108,7 @@ TESTS=(
     writer_and_file_reader_are_warned
     passwords_work_and_never_show
     passwords_with_at_signs_work_and_never_show
+    wrong_passwords_leave_the_message_whole
     connection_faults_exit_3_with_a_fix
     lock_held_by_another_session_ends_by_lock_timeout
     idle_session_ended_by_the_server_reconnects
