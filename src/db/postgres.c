@@ -782,6 +782,34 @@ static int stmt_pos(const PGresult *r, const char *sql)
 }
 
 /*
+** A statement with parameters ($1) cannot run: askdb has no values to
+** bind, and the server answers the Bind without them with a protocol
+** error that ends the connection. A syntax error, so that the model
+** writes the values in; the same words as MariaDB's for its '?'.
+*/
+static askdb_status placeholder_error(struct db_err *e)
+{
+    e->ec = ASKDB_EC_SYNTAX;
+    say(e->msg, sizeof e->msg,
+        "the query has a $1 placeholder; write the values into the SQL");
+    return ASKDB_ERR_DB;
+}
+
+/* Does this error say that the type of a parameter ($n) is unknown? (The
+** SQLSTATE alone is also that of an empty ARRAY[].) */
+static int param_type_error(const char *state, const char *msg)
+{
+    const char *d;
+
+    if (!state || strcmp(state, "42P18") != 0)
+        return 0;
+    for (d = strchr(msg, '$'); d; d = strchr(d + 1, '$'))
+        if (d[1] >= '0' && d[1] <= '9')
+            return 1;
+    return 0;
+}
+
+/*
 ** Turn a failed statement's result (r, or NULL when the connection broke
 ** with connmsg) into e and a status, telling a timeout, a cancel, a lock
 ** wait, a refusal and a lost connection apart.
@@ -813,6 +841,8 @@ static askdb_status pg_fail(askdb_db *db, struct pg *p, const PGresult *r,
     one_line(p, prim ? prim : PQresultErrorMessage(r), m, sizeof m);
     one_line(p, hint, h, sizeof h);
     e->ec = class_of(state);
+    if (param_type_error(state, m))
+        return placeholder_error(e);
     if (p->stop == STOP_TIMEOUT ||
         (state && strcmp(state, "57014") == 0)) {
         e->ec = ASKDB_EC_TIMEOUT;
@@ -1750,6 +1780,11 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
                  "refused: the statement returns no rows; askdb runs "
                  "queries");
         rc = ASKDB_ERR_REFUSED;
+        goto fail;
+    }
+    if (PQnparams(r) > 0) {
+        PQclear(r);
+        rc = placeholder_error(e);
         goto fail;
     }
     *desc = r;

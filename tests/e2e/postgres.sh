@@ -597,6 +597,30 @@ assert "customers.first_name" in last, last
 '
 }
 
+# A parameter ($1) has no value to bind: a syntax error the model repairs,
+# not a Bind that the server answers by ending the connection.
+placeholders_are_a_syntax_error_to_repair() {
+    local q
+    for q in 'SELECT $1' 'SELECT id FROM customers WHERE id = $1' 'SELECT $1 IS NULL'; do
+        run sql "$READER" "$q"
+        expect_rc 1
+        expect_empty_out
+        expect_err_has 'the query has a $1 placeholder; write the values into the SQL'
+        expect_err_lacks "lost the connection"
+    done
+    start_llm "$(replies "$(fence 'SELECT first_name FROM customers WHERE id = $1')" \
+        "$(fence "SELECT first_name FROM customers WHERE id = 1")")"
+    run ask --llm-url "$URL" --model test --no-question-check --candidates 1 -f json "$READER" "Name of customer 1?"
+    expect_rc 0
+    expect_requests 2
+    pycheck '
+j = json.loads(out)
+assert [a["error"] for a in j["attempts"]] == ["syntax", "none"], j["attempts"]
+assert j["rows"] == [["Olivia"]], j["rows"]
+assert "the query has a $1 placeholder" in user(1), user(1)
+'
+}
+
 refuses_escapes_and_keeps_data_unchanged() {
     local before after stmt
     local -a stmts=(
@@ -1101,6 +1125,7 @@ TESTS=(
     timeout_cancels_the_statement_on_the_server
     ctrl_c_cancels_the_statement_on_the_server
     ask_answers_and_repairs_with_the_servers_message
+    placeholders_are_a_syntax_error_to_repair
     refuses_escapes_and_keeps_data_unchanged
     refuses_calls_that_outlive_the_transaction
     sqlite_corpus_changes_nothing
