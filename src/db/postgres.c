@@ -61,6 +61,7 @@ enum pg_stop {
 struct pg {
     PGconn *conn;
     PGcancel *cancel;       /* PQgetCancel() of conn, for PQcancel() */
+    double started;         /* when the statement was sent, db_now_ms() */
     double deadline;        /* client-side limit, ms on db_now_ms() */
     double stop_at;         /* when the cancel request went out */
     enum pg_stop stop;
@@ -293,7 +294,8 @@ static void send_cancel(struct pg *p, enum pg_stop why)
 static void pg_arm(struct pg *p, int timeout_ms)
 {
     p->stop = STOP_NONE;
-    p->deadline = timeout_ms > 0 ? db_now_ms() + timeout_ms + CLIENT_GRACE_MS
+    p->started = db_now_ms();
+    p->deadline = timeout_ms > 0 ? p->started + timeout_ms + CLIENT_GRACE_MS
                                  : 0;
 }
 
@@ -843,6 +845,18 @@ static askdb_status pg_fail(askdb_db *db, struct pg *p, const PGresult *r,
     e->ec = class_of(state);
     if (param_type_error(state, m))
         return placeholder_error(e);
+    if (state && strcmp(state, "57014") == 0 && p->stop == STOP_NONE &&
+        db_now_ms() - p->started < db->query_timeout_ms) {
+        /* Neither askdb's cancel nor statement_timeout, which cannot
+        ** have passed: pg_cancel_backend() from another session, or the
+        ** statement's own. Running it again would meet the same. */
+        e->ec = ASKDB_EC_DATABASE;
+        say(e->msg, sizeof e->msg,
+            "the statement was cancelled by another session (an "
+            "administrator?), not by askdb: its %d ms time limit had not "
+            "passed", db->query_timeout_ms);
+        return ASKDB_ERR_DB;
+    }
     if (p->stop == STOP_TIMEOUT ||
         (state && strcmp(state, "57014") == 0)) {
         e->ec = ASKDB_EC_TIMEOUT;

@@ -952,6 +952,39 @@ connection_faults_exit_3_with_a_fix() {
     expect_out 'x\r\n3\r\n'
 }
 
+# A cancel askdb did not send before the time limit (another session's
+# pg_cancel_backend(), or the statement's own) is said so, class database:
+# the agent ends the question instead of running it again.
+foreign_cancel_is_not_a_timeout() {
+    local pid i
+    run sql "$READER" "SELECT pg_cancel_backend(pg_backend_pid())"
+    expect_rc 1
+    expect_empty_out
+    expect_err_has "the statement was cancelled by another session (an administrator?), not by askdb: its 10000 ms time limit had not passed"
+    expect_err_lacks "--timeout"
+    (cd "$T" && exec timeout 30 "$ASKDB" sql --timeout 20000 "$READER" "SELECT pg_sleep(14) AS slept") </dev/null >"$T/out" 2>"$T/err" &
+    pid=$!
+    for i in $(seq 1 100); do
+        [ "$(su_sql "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(14)%' AND state = 'active' AND pid <> pg_backend_pid()")" = 1 ] && break
+        sleep 0.05
+    done
+    su_sql "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(14)%' AND pid <> pg_backend_pid()" >/dev/null
+    wait "$pid"
+    RC=$?
+    cat "$T/out" "$T/err" >>"$TMP/all_output"
+    expect_rc 1
+    expect_err_has "cancelled by another session (an administrator?)"
+    start_llm "$(always "$(fence "SELECT pg_cancel_backend(pg_backend_pid()) AS c")")"
+    run ask --llm-url "$URL" --model test --no-question-check --candidates 1 -f json "$READER" "Cancel yourself?"
+    expect_rc 1
+    expect_requests 1
+    pycheck '
+j = json.loads(out)
+assert [a["error"] for a in j["attempts"]] == ["database"], j["attempts"]
+assert "cancelled by another session" in j["error"], j["error"]
+'
+}
+
 ctrl_c_cancels_the_statement_on_the_server() {
     # Ctrl-C while the statement runs: askdb ends at once (130) and the
     # server stops the statement too (PQcancel), not at its time limit.
@@ -1124,6 +1157,7 @@ TESTS=(
     sql_limits_rows_and_bytes
     timeout_cancels_the_statement_on_the_server
     ctrl_c_cancels_the_statement_on_the_server
+    foreign_cancel_is_not_a_timeout
     ask_answers_and_repairs_with_the_servers_message
     placeholders_are_a_syntax_error_to_repair
     refuses_escapes_and_keeps_data_unchanged
