@@ -812,6 +812,46 @@ static int param_type_error(const char *state, const char *msg)
 }
 
 /*
+** A permission error on what a query reads (m is the server's "permission
+** denied for table orders"): the role may not read that relation, or
+** some column of it that the statement names, or may not use that
+** schema. Said so into e, since "askdb runs only read-only queries" does
+** not fit a plain SELECT. 0 when m names something else (a function, a
+** sequence) or is in another language: the caller says it generally.
+*/
+static int read_refusal(const char *m, struct db_err *e)
+{
+    static const char *const rels[] = {
+        "table ", "view ", "materialized view ", "foreign table "
+    };
+    static const char pre[] = "permission denied for ";
+    size_t i, n;
+
+    if (strncmp(m, pre, sizeof pre - 1) != 0)
+        return 0;
+    m += sizeof pre - 1;
+    if (strncmp(m, "schema ", 7) == 0) {
+        say(e->msg, sizeof e->msg,
+            "refused: the role may not use schema %s (permission denied "
+            "for schema %s); ask about the tables the schema shows",
+            m + 7, m + 7);
+        return 1;
+    }
+    for (i = 0; i < sizeof rels / sizeof rels[0]; i++) {
+        n = strlen(rels[i]);
+        if (strncmp(m, rels[i], n) == 0) {
+            say(e->msg, sizeof e->msg,
+                "refused: the role may not read %.*s%s, or not every "
+                "column of it that the statement names (permission denied "
+                "for %s); the schema shows only the tables and columns it "
+                "may read", (int)n, m, m + n, m);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/*
 ** Turn a failed statement's result (r, or NULL when the connection broke
 ** with connmsg) into e and a status, telling a timeout, a cancel, a lock
 ** wait, a refusal and a lost connection apart.
@@ -884,6 +924,8 @@ static askdb_status pg_fail(askdb_db *db, struct pg *p, const PGresult *r,
         return ASKDB_ERR_REFUSED;
     }
     if (e->ec == ASKDB_EC_REFUSED) {
+        if (strcmp(state, "42501") == 0 && read_refusal(m, e))
+            return ASKDB_ERR_REFUSED;
         say(e->msg, sizeof e->msg,
                  "refused: %s (%s); askdb runs only read-only queries",
                  state && strcmp(state, "25006") == 0

@@ -209,6 +209,10 @@ GRANT SELECT ON ALL TABLES IN SCHEMA sales TO reader;
 CREATE ROLE clerk LOGIN;
 GRANT USAGE ON SCHEMA sales TO clerk;
 GRANT SELECT, INSERT ON sales.orders TO clerk;
+-- The reader may read some columns only.
+CREATE TABLE staff (id int PRIMARY KEY, name text NOT NULL, salary int);
+INSERT INTO staff VALUES (1, 'Ada', 5000);
+GRANT SELECT (id, name) ON staff TO reader;
 CREATE SCHEMA vault;
 CREATE TABLE vault.keys (id int, k text);
 GRANT SELECT ON vault.keys TO reader;
@@ -619,6 +623,28 @@ assert [a["error"] for a in j["attempts"]] == ["syntax", "none"], j["attempts"]
 assert j["rows"] == [["Olivia"]], j["rows"]
 assert "the query has a $1 placeholder" in user(1), user(1)
 '
+}
+
+# A SELECT on what the role may not read says so; the read-only advice is
+# for what writes or reaches the server.
+permission_errors_say_what_the_role_may_not_read() {
+    run sql "$READER" "SELECT salary FROM staff"
+    expect_rc 1
+    expect_err_has "refused: the role may not read table staff, or not every column of it that the statement names (permission denied for table staff); the schema shows only the tables and columns it may read"
+    expect_err_lacks "read-only queries"
+    run sql -f csv "$READER" "SELECT name FROM staff"
+    expect_rc 0
+    expect_out 'name\r\nAda\r\n'
+    run schema "$READER"
+    expect_out_has "CREATE TABLE staff ("
+    expect_out_lacks "salary"
+    run sql "$READER" "SELECT * FROM vault.keys"
+    expect_rc 1
+    expect_err_has "refused: the role may not use schema vault (permission denied for schema vault)"
+    expect_err_lacks "read-only queries"
+    run sql "$READER" "SELECT pg_read_file('/etc/passwd')"
+    expect_rc 1
+    expect_err_has "refused: the role may not do this (permission denied for function pg_read_file); askdb runs only read-only queries"
 }
 
 refuses_escapes_and_keeps_data_unchanged() {
@@ -1160,6 +1186,7 @@ TESTS=(
     foreign_cancel_is_not_a_timeout
     ask_answers_and_repairs_with_the_servers_message
     placeholders_are_a_syntax_error_to_repair
+    permission_errors_say_what_the_role_may_not_read
     refuses_escapes_and_keeps_data_unchanged
     refuses_calls_that_outlive_the_transaction
     sqlite_corpus_changes_nothing
