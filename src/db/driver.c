@@ -50,6 +50,91 @@ size_t db_url_scheme(const char *s)
     return i > 1 && strncmp(s + i, "://", 3) == 0 ? i : 0;
 }
 
+/* Does a keyword of a conninfo string ("host=", "dbname = ") start at s? Its
+** length up to the '=' included, else 0. */
+static size_t conninfo_key(const char *s, const char *key)
+{
+    size_t n = strlen(key), i;
+
+    if (strncasecmp(s, key, n) != 0)
+        return 0;
+    for (i = n; s[i] == ' ' || s[i] == '\t'; i++)
+        ;
+    return s[i] == '=' ? i + 1 : 0;
+}
+
+/* Is there a word (at the start, or after a blank) that opens one of
+** keys at s[i]? The length of the key and its '=', else 0. */
+static size_t conninfo_word(const char *s, size_t i,
+                            const char *const *keys, size_t nkeys)
+{
+    size_t j, n;
+
+    if (i > 0 && s[i - 1] != ' ' && s[i - 1] != '\t')
+        return 0;
+    for (j = 0; j < nkeys; j++) {
+        n = conninfo_key(s + i, keys[j]);
+        if (n)
+            return n;
+    }
+    return 0;
+}
+
+/* Does path look like a keyword/value connection string of PostgreSQL? */
+static int looks_like_conninfo(const char *path)
+{
+    static const char *const keys[] = {"host", "hostaddr", "dbname",
+                                       "service"};
+    size_t i;
+
+    for (i = 0; path[i]; i++)
+        if (conninfo_word(path, i, keys, sizeof keys / sizeof keys[0]))
+            return 1;
+    return 0;
+}
+
+const char *db_conninfo_hint(const char *path)
+{
+    return looks_like_conninfo(path)
+               ? "it looks like a PostgreSQL connection string: give askdb "
+                 "a postgresql:// URL instead, e.g. "
+                 "postgresql://user@host:5432/dbname"
+               : NULL;
+}
+
+/* A conninfo string with the value of its password= (bare or quoted)
+** written xxx; malloc()ed, NULL when out of memory. */
+static char *redact_conninfo(const char *s)
+{
+    static const char *const pw[] = {"password"};
+    struct buf b;
+    size_t i = 0, n;
+
+    buf_init(&b, 0);
+    while (s[i]) {
+        n = conninfo_word(s, i, pw, 1);
+        if (!n) {
+            buf_putc(&b, s[i++]);
+            continue;
+        }
+        buf_append(&b, s + i, n);
+        for (i += n; s[i] == ' ' || s[i] == '\t'; i++)
+            buf_putc(&b, s[i]);
+        buf_puts(&b, "xxx");
+        if (s[i] == '\'') {
+            for (i++; s[i] && s[i] != '\''; i++)
+                if (s[i] == '\\' && s[i + 1])
+                    i++;
+            if (s[i])
+                i++;
+        } else {
+            while (s[i] && s[i] != ' ' && s[i] != '\t')
+                i++;
+        }
+    }
+    return buf_steal(&b);
+}
+
 char *db_redact(const char *path)
 {
     struct buf b;
@@ -57,7 +142,8 @@ char *db_redact(const char *path)
     size_t k = db_url_scheme(path);
 
     if (!k)
-        return strdup(path);
+        return looks_like_conninfo(path) ? redact_conninfo(path)
+                                         : strdup(path);
     buf_init(&b, 0);
     p = path + k + 3;
     /* The user part ends at the last '@' before the path or the query,

@@ -87,9 +87,19 @@ size_t db_url_scheme(const char *s);
 /*
 ** A copy of a database argument fit to print: a URL loses the password of
 ** its user part ("user:secret@" -> "user@") and any password= parameter;
-** a path is kept. malloc()ed; NULL when out of memory.
+** so does a PostgreSQL keyword/value string given as a path
+** ("host=h password=xxx"); a path is kept. malloc()ed; NULL when out of
+** memory.
 */
 char *db_redact(const char *path);
+
+/*
+** What to write instead of a database path that looks like PostgreSQL's
+** keyword/value connection string ("host=db dbname=shop user=ann": a word
+** host=, hostaddr=, dbname= or service=), which askdb would take for an
+** SQLite file: a static sentence, or NULL when it does not look like one.
+*/
+const char *db_conninfo_hint(const char *path);
 
 /* Classify an engine error message (e.g. "no such column: x"). */
 askdb_error_class db_classify(const char *msg);

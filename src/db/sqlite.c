@@ -437,9 +437,12 @@ static askdb_status sq_open(askdb_db *db, const char *path)
 
     snprintf(db->version, sizeof db->version, "%s", sqlite3_libversion());
     if (stat(path, &st) != 0) {
+        const char *hint = db_conninfo_hint(path);
+        /* The label: a connection string's password is left out. */
         snprintf(db->errmsg, sizeof db->errmsg,
                  "cannot open database '%s': %s (askdb never creates "
-                 "databases)", path, strerror(errno));
+                 "databases)%s%s", db->label, strerror(errno),
+                 hint ? "; " : "", hint ? hint : "");
         return ASKDB_ERR_DB_OPEN;
     }
     if (!S_ISREG(st.st_mode)) {

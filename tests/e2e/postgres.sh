@@ -969,6 +969,11 @@ connection_faults_exit_3_with_a_fix() {
     run schema "postgresql://nobody@127.0.0.1:$PORT/shop"
     expect_rc 3
     expect_err_has 'role "nobody" does not exist'
+    # libpq's keyword/value string is no file: askdb says to give a URL.
+    run sql "host=127.0.0.1 port=$PORT dbname=shop user=bob password=$BOB_PW" "SELECT 1"
+    expect_rc 3
+    expect_err_has "it looks like a PostgreSQL connection string: give askdb a postgresql:// URL"
+    expect_err_has "password=xxx"
     # Both schemes, any case, and the unix socket through host=.
     run sql -f csv "postgres://reader@127.0.0.1:$PORT/shop" "SELECT 2 AS x"
     expect_rc 0

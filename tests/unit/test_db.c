@@ -78,8 +78,36 @@ static void missing_path_is_an_error_and_creates_nothing(void **state)
     assert_int_equal(askdb_db_open(p, NULL, &db), ASKDB_ERR_DB_OPEN);
     assert_non_null(strstr(askdb_db_errmsg(db), "No such file"));
     assert_non_null(strstr(askdb_db_errmsg(db), "never creates"));
+    assert_null(strstr(askdb_db_errmsg(db), "postgresql://"));
     askdb_db_close(db);
     assert_int_equal(stat(p, &st), -1);
+}
+
+/* PostgreSQL's keyword/value string is no file: the message says to give
+** a URL, and leaves its password out. */
+static void conninfo_path_is_told_to_use_a_url(void **state)
+{
+    static const char *const paths[] = {
+        "host=127.0.0.1 port=5432 dbname=lab user=rd password=s3cret",
+        "dbname = lab password = 'a s3cret \\' too'",
+        "service=lab password=s3cret",
+    };
+    askdb_db *db;
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        db = NULL;
+        assert_int_equal(askdb_db_open(paths[i], NULL, &db),
+                         ASKDB_ERR_DB_OPEN);
+        assert_non_null(strstr(askdb_db_errmsg(db),
+                               "it looks like a PostgreSQL connection "
+                               "string: give askdb a postgresql:// URL"));
+        assert_non_null(strstr(askdb_db_errmsg(db), "password"));
+        assert_null(strstr(askdb_db_errmsg(db), "s3cret"));
+        assert_null(strstr(askdb_db_label(db), "s3cret"));
+        askdb_db_close(db);
+    }
 }
 
 static void directory_and_junk_file_are_refused(void **state)
@@ -827,6 +855,9 @@ static void urls_lose_their_passwords(void **state)
          "postgresql://ann@h:5/x?password=xxx"},
         {"examples/shop.db", "examples/shop.db"},
         {"/tmp/a:b@c.db", "/tmp/a:b@c.db"},
+        {"host=h password=s3cret user=u", "host=h password=xxx user=u"},
+        {"dbname=d password = 'a \\' b' x=1", "dbname=d password = xxx x=1"},
+        {"my password=x.db", "my password=x.db"},
     };
     size_t i;
     askdb_db *db = NULL;
@@ -881,6 +912,7 @@ int main(void)
         cmocka_unit_test(rows_bigger_than_the_cap_stay_readable),
         cmocka_unit_test(zero_or_negative_limits_mean_the_defaults),
         cmocka_unit_test(urls_lose_their_passwords),
+        cmocka_unit_test(conninfo_path_is_told_to_use_a_url),
     };
     test_filter_from_env();
     return cmocka_run_group_tests_name("db", tests, setup,
