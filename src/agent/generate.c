@@ -44,6 +44,10 @@ static void prompt_event(struct agent_state *st, int first, int n,
 }
 
 /* The reply event of candidate k (numbered when several were asked). */
+/* A candidate a provider without a batch did not ask for, once an earlier
+** candidate's own request had failed (llm_reply.failed 2). */
+#define NOT_ASKED "not asked: an earlier candidate's request failed"
+
 static void reply_event(struct agent_state *st, const struct llm_reply *r,
                         int k, int numbered, askdb_status rc)
 {
@@ -55,6 +59,9 @@ static void reply_event(struct agent_state *st, const struct llm_reply *r,
         json_object_set_new(ev, "candidate", json_integer(k + 1));
     if (rc && k == 0)
         jsonx_set_str(ev, "error", llm_errmsg(ag->model));
+    else if (r->failed)
+        jsonx_set_str(ev, "error", r->failed == 1 ? llm_errmsg(ag->model)
+                                   : NOT_ASKED);
     agent_emit(ag, ASKDB_EVENT_REPLY, ev);
 }
 
@@ -100,7 +107,7 @@ static askdb_status ask_model(struct agent_state *st,
     ** the provider made them (one batch, or one call a reply: not those
     ** settled before they were asked). */
     for (i = asked = 1; i < *made; i++)
-        asked += !(reps[i].settled && !reps[i].text);
+        asked += !(reps[i].settled && !reps[i].text) && reps[i].failed != 2;
     a->llm_calls += asked > 1 && !llm_batches_replies(ag->model) ? asked : 1;
     a->t.llm_ms += reps[0].ms;
     at->llm_ms += reps[0].ms;
@@ -273,7 +280,13 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
         reps[i].text = NULL;
         c->sql = c->reply && !reps[i].cut && !reps[i].settled
                      ? sqlx_extract(c->reply, &why) : NULL;
-        if (!c->sql)
+        if (!c->sql && reps[i].failed) {
+            agent_cand_fail(c, ASKDB_EC_LLM, reps[i].failed == 1
+                                                 ? llm_errmsg(ag->model)
+                                                 : NOT_ASKED);
+            agent_log(st, "generate", "candidate %d: %s", i + 1, c->err);
+        }
+        else if (!c->sql)
             agent_cand_fail(c, ASKDB_EC_NO_SQL,
                             reps[i].cut ? "cut: still being written at the "
                                           "cap of the greedy reply's length"

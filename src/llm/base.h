@@ -136,6 +136,10 @@ struct llm_reply {
                                 because llm_request.on_end said the
                                 replies still being written were not
                                 needed; text holds what was written */
+    int failed;              /* providers without a batch: 1 = its own
+                                call failed after reply 0 was made (the
+                                reason in llm_errmsg()), 2 = not asked
+                                after that; text is NULL */
     long branch_tokens;      /* of completion_tokens, the first ones it
                                 took from reply 0 when it branched off it
                                 (llm_request.gate): not decoded again */

@@ -256,6 +256,20 @@ static askdb_status complete_each(llm *m, const struct llm_request *req,
             r.token_ud = NULL;
         }
         rc = m->vt->complete(m, &r, &out[i]);
+        /* Reply 0 is made: a later candidate's own failure (a rate limit,
+        ** a server error after its retries) costs the candidates from it
+        ** on, not the question. */
+        if (rc && rc != ASKDB_ERR_CANCELLED && i > 0) {
+            free(out[i].text);
+            out[i].text = NULL;
+            out[i].failed = 1;
+            while (++i < n)
+                out[i].failed = 2;
+            if (!m->errmsg[0])
+                snprintf(m->errmsg, sizeof m->errmsg, "model provider %s "
+                         "failed (%s)", m->vt->name, askdb_status_str(rc));
+            return ASKDB_OK;
+        }
         if (rc)
             return rc;
         if (req->on_end && req->first_reply == 0 &&

@@ -1731,6 +1731,27 @@ table_columns_line_up_with_wide_and_combining_characters() {
         $'| 界界 | e\xcc\x81   | x   |' '| ab   | ee  | y   |'
 }
 
+a_failed_candidate_request_costs_the_candidate_only() {
+    # An HTTP model answers the greedy candidate, then rate-limits the
+    # next one: the question used to end with the 429 (exit 4) though a
+    # statement was in hand. Now the candidates from the failed one on
+    # are out of the vote (class llm), and the greedy one answers.
+    copy_db
+    start_llm "$("$PY" -c 'import json,sys; print(json.dumps([{"content": sys.argv[1]}, {"status": 429, "repeat": True}]))' "$(fence "SELECT count(*) AS n FROM customers")")"
+    run ask --llm-url "$URL" --model test --candidates 3 --retries 0 --no-settle \
+        --no-question-check -v -f json shop.db "How many customers are there?"
+    expect_rc 0
+    expect_requests 2
+    expect_err_has "candidate 2: "
+    expect_err_has "candidate 3: not asked: an earlier candidate's request failed"
+    pycheck 'd = json.loads(out); assert d["status"] == "ok" and d["rows"] == [[60]], d; assert d["candidates"] == 3 and abs(d["confidence"] - 1/3) < 1e-9, d; assert d["llm_calls"] == 2, d["llm_calls"]'
+    # The greedy one failing still ends the question: nothing is in hand.
+    start_llm '[{"status": 429, "repeat": true}]'
+    run ask --llm-url "$URL" --model test --candidates 3 --retries 0 --no-settle \
+        --no-question-check shop.db "How many customers are there?"
+    expect_rc 4
+}
+
 candidates_confidence_and_answer_in_every_format() {
     copy_db
     local f
@@ -2010,6 +2031,7 @@ TESTS=(
     table_columns_line_up_with_wide_and_combining_characters
     terminal_never_gets_control_characters
     candidates_confidence_and_answer_in_every_format
+    a_failed_candidate_request_costs_the_candidate_only
     settled_candidate_is_not_needed
     sample_values_set_what_the_schema_shows
     greeting_is_answered_without_sql
