@@ -277,12 +277,41 @@ static void trim(char *s)
     memmove(s, s + i, n - i + 1);
 }
 
+/*
+** The reply after a reasoning model's thoughts: "<think>...</think>" at
+** its start (or a lone "</think>", where the chat template opened the
+** block), whose drafts are not the answer. NULL when the thoughts never
+** end (the reply was cut while thinking).
+*/
+static const char *after_thoughts(const char *text)
+{
+    const char *p = text, *end;
+
+    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+        p++;
+    end = strstr(text, "</think>");
+    if (strncmp(p, "<think>", 7) == 0)
+        return end ? end + 8 : NULL;
+    if (end) {
+        const char *open = strstr(text, "<think>");
+        if (!open || open > end)
+            return end + 8;
+    }
+    return text;
+}
+
 char *sqlx_extract(const char *text, const char **why)
 {
     char *s;
     const char *start;
 
     *why = NULL;
+    text = after_thoughts(text);
+    if (!text) {
+        *why = "the reply is only the model's reasoning (<think> never "
+               "closed: raise --max-tokens)";
+        return NULL;
+    }
     s = json_sql(text, strlen(text));
     if (!s)
         s = fenced(text, "```");

@@ -6,7 +6,9 @@
 
 /*
 ** The model's reply is untrusted text. sqlx_extract() finds the statement
-** in it: the "sql" string of a reply that is a JSON object, else the first
+** in it, after a reasoning model's "<think>...</think>" at its start (a
+** draft there is not the answer; thoughts that never end give none): the
+** "sql" string of a reply that is a JSON object, else the first
 ** ```sql (or ~~~sql) fenced block (or the first fenced block of any tag
 ** that starts with a statement word, or the "sql" of a ```json block),
 ** else the text from the first

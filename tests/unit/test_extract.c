@@ -139,6 +139,23 @@ static void second_statement_in_fence_is_kept_for_the_guard(void **state)
     free(s);
 }
 
+static void skips_a_reasoning_models_thoughts(void **state)
+{
+    (void)state;
+    /* The draft inside <think> is not the answer: the block after it is. */
+    expect_sql("<think>\nDraft:\n```sql\nSELECT * FROM customer\n```\n"
+               "no, it is customers\n</think>\n\n```sql\n"
+               "SELECT count(*) FROM customers;\n```",
+               "SELECT count(*) FROM customers");
+    /* The template opened the block: only its end is in the reply. */
+    expect_sql("SELECT wrong FROM t is a draft\n</think>\nSELECT 1",
+               "SELECT 1");
+    /* Thoughts that never end: no statement, and why. */
+    expect_none("<think>\n```sql\nSELECT * FROM customer\n```\n");
+    /* The words inside a statement are not thoughts. */
+    expect_sql("SELECT '<think>' AS a", "SELECT '<think>' AS a");
+}
+
 static void check_accepts_queries_only(void **state)
 {
     char why[256];
@@ -183,6 +200,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(takes_sql_fenced_block),
+        cmocka_unit_test(skips_a_reasoning_models_thoughts),
         cmocka_unit_test(takes_tilde_fences_and_json_objects),
         cmocka_unit_test(unicode_separator_does_not_hide_a_second_statement),
         cmocka_unit_test(skips_fenced_blocks_without_a_query),
