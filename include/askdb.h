@@ -77,6 +77,14 @@ ASKDB_API void askdb_free(void *p);
 ** NUL is a valid character of one byte. For showing untrusted text. */
 ASKDB_API size_t askdb_utf8_len(const char *s, size_t n);
 
+/* The shortest decimal text that reads back as d (at most 17 significant
+** digits, printf's %g form, '.' whatever the locale: 0.1 is "0.1", 0.1 +
+** 0.2 is "0.30000000000000004", 60.0 is "60"; "inf", "-inf", "nan") into
+** buf, which is n bytes long (32 hold any); returns buf. The JSON of
+** askdb_result_json() and askdb_answer_json() writes reals so, with ".0"
+** after a whole number. */
+ASKDB_API char *askdb_real_text(double d, char *buf, size_t n);
+
 /* ---------------------------------------------------------------------- */
 /* Configuration                                                          */
 /* ---------------------------------------------------------------------- */

@@ -120,16 +120,74 @@ static char *escape_c1(char *text)
     return buf_steal(&b);
 }
 
+/*
+** Every real of the JSON text t in its shortest form (askdb_real_text(),
+** ".0" kept after a whole number), in place: jansson writes each with
+** one precision for all, and 17 digits make 0.1 "0.10000000000000001"
+** where 15 lost digits of others ("123456789.12345678" came out
+** "123456789.123457"). A number is what starts with '-' or a digit
+** outside a string; those without '.' or 'e' (integers) stay as written.
+*/
+static char *shorten_reals(char *t)
+{
+    char *r = t, *w = t, *end, tmp[32];
+    int in_str = 0;
+    size_t k, m;
+
+    while (*r) {
+        if (in_str) {
+            if (*r == '\\' && r[1])
+                *w++ = *r++;
+            else if (*r == '"')
+                in_str = 0;
+            *w++ = *r++;
+            continue;
+        }
+        if (*r == '"')
+            in_str = 1;
+        if (*r != '-' && !(*r >= '0' && *r <= '9')) {
+            *w++ = *r++;
+            continue;
+        }
+        k = strspn(r, "-+0123456789.eE");
+        memcpy(tmp, r, k < sizeof tmp ? k : 0);
+        if (k < sizeof tmp - 2 && strcspn(r, ".eE") < k) {
+            double d;
+            tmp[k] = '\0';
+            d = strtod(tmp, &end);
+            if (*end == '\0') {
+                askdb_real_text(d, tmp, sizeof tmp);
+                m = strlen(tmp);
+                if (!strpbrk(tmp, ".en"))
+                    memcpy(tmp + m, ".0", 3), m += 2;
+                if (m <= k) {
+                    memmove(w, tmp, m);
+                    w += m;
+                    r += k;
+                    continue;
+                }
+            }
+        }
+        memmove(w, r, k);
+        w += k;
+        r += k;
+    }
+    *w = '\0';
+    return t;
+}
+
 /* Serialize o (consumed) into *out. */
 static askdb_status dump(json_t *o, int err, int flags, char **out)
 {
-    size_t jf = JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15);
+    size_t jf = JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17);
     char *text;
 
     *out = NULL;
     jf |= flags & ASKDB_JSON_PRETTY ? JSON_INDENT(2) : JSON_COMPACT;
     text = o && !err ? json_dumps(o, jf) : NULL;
     json_decref(o);
+    if (text)
+        text = shorten_reals(text);
     if (text && flags & ASKDB_JSON_TERMINAL)
         text = escape_c1(text);
     if (!text)

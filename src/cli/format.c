@@ -30,7 +30,8 @@ int format_parse(const char *s)
 }
 
 /* A cell as text into buf (for table, csv and markdown). NULL gives
-** "NULL" except in CSV, where it is an empty field. */
+** "NULL" except in CSV, where it is an empty field; a real has 15
+** significant digits, in CSV as many as it takes to read back. */
 static const char *cell_text(const askdb_value *v, char *buf, size_t n,
                              enum out_format f)
 {
@@ -41,6 +42,10 @@ static const char *cell_text(const askdb_value *v, char *buf, size_t n,
         snprintf(buf, n, "%lld", (long long)v->i);
         return buf;
     case ASKDB_REAL:
+        /* For reading, 15 digits as sqlite3 shows them (183.925, not
+        ** 183.92499999999987); for programs, all it takes to read back. */
+        if (f == FMT_CSV)
+            return askdb_real_text(v->d, buf, n);
         snprintf(buf, n, "%.15g", v->d);
         return buf;
     case ASKDB_TEXT:

@@ -1,6 +1,7 @@
 /* text.c - valid UTF-8: validation, cutting, repair; quoting (see text.h). */
 #include "core/text.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -122,6 +123,26 @@ char *text_file_stem(const char *path)
 }
 
 /* The public name (askdb.h). */
+char *askdb_real_text(double d, char *buf, size_t n)
+{
+    char *end, *p;
+    int prec;
+
+    if (!buf || n == 0)
+        return buf;
+    /* 15 digits read back as d for most values written with few; 17 for
+    ** every double. strtod() and snprintf() share the locale's point. */
+    for (prec = 15; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, d);
+        if (d != d || strtod(buf, &end) == d)
+            break;
+    }
+    for (p = buf; *p; p++)
+        if (*p == ',')   /* a locale's decimal comma */
+            *p = '.';
+    return buf;
+}
+
 size_t askdb_utf8_len(const char *s, size_t n)
 {
     return n ? text_char_len(s, n, 1) : 0;

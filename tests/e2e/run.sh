@@ -718,6 +718,18 @@ output_formats_are_exact() {
     expect_rc 0
     expect_out 'id,name,price\r\n1,Ann,9.5\r\n2,"Smith, ""Jo""",\r\n3,Zoë,12\r\n'
 
+    # Reals: 15 digits in a table, as sqlite3 shows them; in CSV and JSON
+    # as many as it takes to read the same double back, and no more.
+    run sql -f table shop.db "SELECT 0.1 + 0.2 AS a, 123456789.12345678 AS b, 0.1 AS c, 60.0 AS d"
+    expect_rc 0
+    expect_out_has '| 0.3 | 123456789.123457 | 0.1 | 60 |'
+    run sql -f csv shop.db "SELECT 0.1 + 0.2 AS a, 123456789.12345678 AS b, 0.1 AS c, 60.0 AS d"
+    expect_rc 0
+    expect_out 'a,b,c,d\r\n0.30000000000000004,123456789.12345678,0.1,60\r\n'
+    run sql -f json shop.db "SELECT 0.1 + 0.2 AS a, 123456789.12345678 AS b, 0.1 AS c, 60.0 AS d, '-1.25' AS e"
+    expect_rc 0
+    pycheck 'import re; t = re.sub(r"\s+", "", out); assert "\"rows\":[[0.30000000000000004,123456789.12345678,0.1,60.0,\"-1.25\"]]" in t, t'
+
     # NULL is an empty field, empty text a quoted one
     run sql -f csv shop.db "SELECT NULL AS a, '' AS b, 'x' AS c"
     expect_rc 0

@@ -365,10 +365,34 @@ static void parallel_trace_lines_never_interleave(void **state)
     free(all);
 }
 
+/* The shortest text that reads back as the double: no digit lost (15
+** lost them), none added (17 gave 0.1 as 0.10000000000000001). */
+static void real_text_is_the_shortest_that_reads_back(void **state)
+{
+    static const double v[] = {0.1, 0.1 + 0.2, 123456789.12345678, 60.0,
+                               -1.5e300, 1e-7, 5e-324, 1.7976931348623157e308,
+                               9007199254740993.0, 183.92499999999987};
+    char buf[32];
+    size_t i;
+
+    (void)state;
+    assert_string_equal(askdb_real_text(0.1, buf, sizeof buf), "0.1");
+    assert_string_equal(askdb_real_text(0.1 + 0.2, buf, sizeof buf),
+                        "0.30000000000000004");
+    assert_string_equal(askdb_real_text(123456789.12345678, buf, sizeof buf),
+                        "123456789.12345678");
+    assert_string_equal(askdb_real_text(60.0, buf, sizeof buf), "60");
+    for (i = 0; i < sizeof v / sizeof v[0]; i++) {
+        askdb_real_text(v[i], buf, sizeof buf);
+        assert_true(strtod(buf, NULL) == v[i]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(set_str_repairs_invalid_utf8),
+        cmocka_unit_test(real_text_is_the_shortest_that_reads_back),
         cmocka_unit_test(text_keeps_valid_bytes_and_nul_on_request),
         cmocka_unit_test(string_repairs_and_maps_null),
         cmocka_unit_test(vendor_keys_go_only_to_their_own_host),
