@@ -85,8 +85,11 @@ const char *llm_errmsg(const llm *m);
 ** model, once their sequences' cells are reused out of order (see
 ** decoder.c). shared_steps counts the steps a call shared with others.
 ** out must have n elements; the caller frees each with llm_reply_free().
-** All or nothing: on failure every out[i].text is NULL and llm_errmsg()
-** says why (as llm_complete); ASKDB_ERR_USAGE when n < 1.
+** On failure every out[i].text is NULL and llm_errmsg() says why (as
+** llm_complete); ASKDB_ERR_USAGE when n < 1. But once out[0] is made, a
+** provider without a batch that fails a later call returns ASKDB_OK with
+** that reply's failed = 1 and the ones after it failed = 2 (not asked),
+** their text NULL, llm_errmsg() saying why: the replies made are kept.
 */
 askdb_status llm_complete_n(llm *m, const struct llm_request *req, int n,
                             struct llm_reply *out);

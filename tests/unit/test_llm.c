@@ -1386,15 +1386,28 @@ static void complete_n_custom_calls_the_callback_once_per_reply(void **ts)
     assert_string_equal(s->r.text, "SELECT 5;");
     llm_reply_free(&r[0]);
 
-    /* All or nothing: the second call fails, no reply is left. */
+    /* The second call fails: the first reply is kept, the second says
+    ** it failed and the third was not asked. */
     c.calls = 0;
     c.fail_at = 2;
-    assert_int_equal(llm_complete_n(s->m, &req, 3, r), ASKDB_ERR_LLM);
+    assert_int_equal(llm_complete_n(s->m, &req, 3, r), ASKDB_OK);
     assert_int_equal(c.calls, 2);
-    for (i = 0; i < 3; i++)
-        assert_null(r[i].text);
+    assert_non_null(r[0].text);
+    assert_int_equal(r[0].failed, 0);
+    assert_null(r[1].text);
+    assert_int_equal(r[1].failed, 1);
+    assert_null(r[2].text);
+    assert_int_equal(r[2].failed, 2);
     assert_string_equal(llm_errmsg(s->m),
                         "custom model callback failed (it returned 5)");
+    llm_reply_free(&r[0]);
+    /* The first call fails: nothing is kept, the call fails. */
+    c.calls = 0;
+    c.fail_at = 1;
+    assert_int_equal(llm_complete_n(s->m, &req, 3, r), ASKDB_ERR_LLM);
+    assert_int_equal(c.calls, 1);
+    for (i = 0; i < 3; i++)
+        assert_null(r[i].text);
 
     assert_int_equal(llm_complete_n(s->m, &req, 0, r), ASKDB_ERR_USAGE);
     assert_string_equal(llm_errmsg(s->m), "asked for 0 replies (at least 1)");
@@ -1455,11 +1468,13 @@ static void complete_n_openai_sends_one_request_per_seed(void **ts)
     assert_string_equal(r[0].text, "single");
     llm_reply_free(&r[0]);
 
-    /* A failing request fails the whole call. */
-    assert_int_equal(llm_complete_n(s->m, &req, 2, r), ASKDB_ERR_LLM);
-    assert_null(r[0].text);
+    /* A later request failing costs its reply only. */
+    assert_int_equal(llm_complete_n(s->m, &req, 2, r), ASKDB_OK);
+    assert_string_equal(r[0].text, "ok");
     assert_null(r[1].text);
+    assert_int_equal(r[1].failed, 1);
     assert_int_equal(r[1].http_status, 400);
+    llm_reply_free(&r[0]);
 
     log = fake_log(&s->f);
     assert_int_equal(json_array_size(log), 8);
