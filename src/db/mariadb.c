@@ -74,8 +74,11 @@ static askdb_status my_run(askdb_db *db, const char *sql, askdb_result **out,
 **      columns a statement returns: one that returns none is refused
 **      before it runs (SET, DO, CALL, INTO @var, INTO OUTFILE);
 **   3. the session is READ ONLY and each statement runs inside START
-**      TRANSACTION READ ONLY ... ROLLBACK: the server refuses writes even
-**      for a user that may write;
+**      TRANSACTION READ ONLY: the server refuses writes even for a user
+**      that may write; after it COM_RESET_CONNECTION rolls back and
+**      clears what the statement left in the session (named locks a
+**      DEFINER view took, user and session variables), and askdb's
+**      settings go again before the next one (session_ready);
 **   4. the client never sends a local file: MYSQL_OPT_LOCAL_INFILE is off
 **      (again after the option files were read) and the local-infile
 **      handler refuses; the connection never sets CLIENT_MULTI_STATEMENTS;
@@ -127,9 +130,13 @@ struct my {
     MYSQL *killer;       /* second connection for KILL QUERY, lazily */
     struct murl url;
     int mariadb;         /* MariaDB (else MySQL): which timeout variable */
+    unsigned long server_version; /* 101119 for 10.11.19 */
     int dead;            /* the connection was lost: reconnect first */
-    int set_timeout_ms;  /* the limits the session holds now */
+    int setup;           /* the session holds askdb's settings (read-only,
+                            sql_mode, ...): session_ready() */
+    int set_timeout_ms;  /* the limits the session holds now, -1 none */
     long set_max_rows;
+    unsigned lacks;      /* LACKS_ bits: optional settings refused */
     unsigned long thread_id;
     struct mwatch w;
     const atomic_int *cancel;
@@ -579,6 +586,12 @@ static MYSQL *connect_one(const struct murl *u, int timeout_ms,
     return m;
 }
 
+/* Did the server close the connection (or go away)? */
+static int gone(unsigned no)
+{
+    return no == CR_SERVER_LOST || no == CR_SERVER_GONE_ERROR;
+}
+
 /* Run one statement of askdb's own and drop any result. 0 or the error
 ** number. */
 static unsigned exec(MYSQL *h, const char *sql)
@@ -592,85 +605,153 @@ static unsigned exec(MYSQL *h, const char *sql)
     return mysql_errno(h);
 }
 
-/*
-** Make the session askdb's: read-only, ANSI quoting (double quotes name
-** things, || concatenates: the dialect the model writes), standard string
-** literals, and the limits of db. 0, or -1 with db->errmsg set.
-*/
-static int session_setup(askdb_db *db, struct my *s)
-{
-    static const char *const required[] = {
-        "SET SESSION TRANSACTION READ ONLY",
-        "SET SESSION sql_mode = 'ANSI,NO_BACKSLASH_ESCAPES'",
-        "SET SESSION autocommit = 1",
-        NULL
-    };
-    int i;
-
-    for (i = 0; required[i]; i++)
-        if (exec(s->h, required[i])) {
-            snprintf(db->errmsg, sizeof db->errmsg,
-                     "cannot make the session on %s read-only (%s: %s); "
-                     "askdb runs nothing on a session it cannot guard",
-                     db->label, required[i], mysql_error(s->h));
-            return -1;
-        }
-    /* Division and AVG to 30 decimals, not the default 4: AVG(x) of 1, 1
-    ** and 2 is then 1.333333333333333 as a double, as on the other
-    ** engines, not 1.3333. Not required: a server that refuses it still
-    ** answers, to 4 decimals. */
-    (void)exec(s->h, "SET SESSION div_precision_increment = 30");
-    s->set_timeout_ms = -1;
-    s->set_max_rows = -1;
-    s->thread_id = mysql_thread_id(s->h);
-    return 0;
-}
-
 /* How much later than askdb's own deadline the server's comes. */
 #define SERVER_GRACE_MS 250
 
-/* Set the session's time and row limits when they differ from db's. */
-static unsigned session_limits(askdb_db *db, struct my *s)
-{
-    char sql[160];
-    unsigned rc = 0;
+/* The settings a server may lack (s->lacks): left out once refused. */
+#define LACKS_DIV_PRECISION 1u
+#define LACKS_INNODB 2u
 
+/* One setting of askdb's session ("SESSION name = value"), and the
+** LACKS_ bit of one the session can do without (0: required). */
+struct setting {
+    char text[80];
+    unsigned optional;
+};
+
+/* The most settings_due() gives. */
+#define MAX_SETTINGS 8
+
+/* The settings the session lacks now, into set[MAX_SETTINGS]; how many. */
+static int settings_due(const askdb_db *db, const struct my *s,
+                        struct setting *set)
+{
+    int n = 0;
+
+    memset(set, 0, MAX_SETTINGS * sizeof *set);
+    if (!s->setup) {
+        /* Read-only, ANSI quoting (double quotes name things, ||
+        ** concatenates: the dialect the model writes), standard string
+        ** literals. tx_read_only is transaction_read_only since MySQL
+        ** 5.7.20 (the only name in 8.0) and MariaDB 11.1. */
+        snprintf(set[n++].text, sizeof set->text, "SESSION %s = 1",
+                 s->server_version >= (s->mariadb ? 110100ul : 50720ul)
+                     ? "transaction_read_only" : "tx_read_only");
+        snprintf(set[n++].text, sizeof set->text,
+                 "SESSION sql_mode = 'ANSI,NO_BACKSLASH_ESCAPES'");
+        snprintf(set[n++].text, sizeof set->text, "SESSION autocommit = 1");
+        /* Division and AVG to 30 decimals, not the default 4: AVG(x) of
+        ** 1, 1 and 2 is then 1.333333333333333 as a double, as on the
+        ** other engines, not 1.3333. Not required: a server that refuses
+        ** it still answers, to 4 decimals. */
+        if (!(s->lacks & LACKS_DIV_PRECISION)) {
+            set[n].optional = LACKS_DIV_PRECISION;
+            snprintf(set[n++].text, sizeof set->text,
+                     "SESSION div_precision_increment = 30");
+        }
+    }
     if (s->set_timeout_ms != db->query_timeout_ms) {
         /* The server's limit comes a little after the watchdog's, which
         ** looks at what the statement waits for before it kills it; the
         ** lock waits end after both. */
         if (s->mariadb)
-            snprintf(sql, sizeof sql,
-                     "SET SESSION max_statement_time = %.3f",
+            snprintf(set[n++].text, sizeof set->text,
+                     "SESSION max_statement_time = %.3f",
                      (db->query_timeout_ms + SERVER_GRACE_MS) / 1000.0);
         else
-            snprintf(sql, sizeof sql,
-                     "SET SESSION max_execution_time = %d",
+            snprintf(set[n++].text, sizeof set->text,
+                     "SESSION max_execution_time = %d",
                      db->query_timeout_ms + SERVER_GRACE_MS);
-        rc = exec(s->h, sql);
-        snprintf(sql, sizeof sql, "SET SESSION lock_wait_timeout = %u",
+        snprintf(set[n++].text, sizeof set->text,
+                 "SESSION lock_wait_timeout = %u",
                  ceil_s(db->query_timeout_ms) + 1);
-        if (!rc)
-            rc = exec(s->h, sql);
         /* Only with InnoDB; a server without it has no row locks to wait
         ** for. */
-        snprintf(sql, sizeof sql,
-                 "SET SESSION innodb_lock_wait_timeout = %u",
-                 ceil_s(db->query_timeout_ms) + 1);
-        if (!rc)
-            (void)exec(s->h, sql);
-        if (!rc)
-            s->set_timeout_ms = db->query_timeout_ms;
+        if (!(s->lacks & LACKS_INNODB)) {
+            set[n].optional = LACKS_INNODB;
+            snprintf(set[n++].text, sizeof set->text,
+                     "SESSION innodb_lock_wait_timeout = %u",
+                     ceil_s(db->query_timeout_ms) + 1);
+        }
     }
-    if (!rc && s->set_max_rows != db->max_rows) {
+    if (s->set_max_rows != db->max_rows)
         /* One row over the cap, so that a truncated result shows. */
-        snprintf(sql, sizeof sql, "SET SESSION sql_select_limit = %ld",
-                 db->max_rows + 1);
-        rc = exec(s->h, sql);
-        if (!rc)
-            s->set_max_rows = db->max_rows;
+        snprintf(set[n++].text, sizeof set->text,
+                 "SESSION sql_select_limit = %ld", db->max_rows + 1);
+    return n;
+}
+
+/*
+** Make the session askdb's (read-only, ANSI quoting, the limits of db)
+** where it is not: after the connect, after each statement (session_reset
+** put the server's defaults back) and when db's limits changed. One
+** round trip, a single SET; when the server refuses it, the settings one
+** by one, and an optional one refused is left out from then on. Returns
+** 0, or the error number with db->errmsg set.
+*/
+static unsigned session_ready(askdb_db *db, struct my *s)
+{
+    struct setting set[MAX_SETTINGS];
+    char sql[MAX_SETTINGS * (sizeof set->text + 2) + 8];
+    char one[sizeof set->text + 8];
+    const char *what = sql;
+    size_t k = 0;
+    int i, n = settings_due(db, s, set);
+    unsigned no;
+
+    if (n == 0)
+        return 0;
+    k += (size_t)snprintf(sql, sizeof sql, "SET");
+    for (i = 0; i < n && k < sizeof sql; i++)
+        k += (size_t)snprintf(sql + k, sizeof sql - k, "%s %s",
+                              i ? "," : "", set[i].text);
+    no = exec(s->h, sql);
+    if (no && !gone(no)) {
+        /* One by one, to find the one the server refuses. */
+        what = one;
+        for (i = 0, no = 0; i < n && !no; i++) {
+            snprintf(one, sizeof one, "SET %.*s", (int)sizeof set->text,
+                     set[i].text);
+            no = exec(s->h, one);
+            if (no && !gone(no) && set[i].optional) {
+                s->lacks |= set[i].optional;
+                no = 0;
+            }
+        }
     }
-    return rc;
+    if (no) {
+        snprintf(db->errmsg, sizeof db->errmsg,
+                 "cannot make the session on %s read-only (%.200s: %s); "
+                 "askdb runs nothing on a session it cannot guard",
+                 db->label, what, mysql_error(s->h));
+        return no;
+    }
+    s->setup = 1;
+    s->set_timeout_ms = db->query_timeout_ms;
+    s->set_max_rows = db->max_rows;
+    return 0;
+}
+
+/*
+** After a statement: the session as askdb made it, whatever the statement
+** did. COM_RESET_CONNECTION ends the transaction (the ROLLBACK), releases
+** named locks (GET_LOCK in a view or a DEFINER function), drops user
+** variables, temporary tables and prepared statements, and puts every
+** session variable back to the server's default, so that what a DEFINER
+** function set (max_statement_time = 0, sql_select_limit) is gone too;
+** askdb's own settings go again before the next statement (session_ready,
+** one SET). A session that cannot be reset (MySQL before 5.7.3) is closed
+** and opened anew before the next statement.
+*/
+static void session_reset(struct my *s)
+{
+    if (mysql_reset_connection(s->h) == 0) {
+        s->setup = 0;
+        s->set_timeout_ms = -1;
+        s->set_max_rows = -1;
+        return;
+    }
+    s->dead = 1;
 }
 
 /* (Re)connect the main session. 0, or -1 with db->errmsg set. */
@@ -685,7 +766,12 @@ static int connect_main(askdb_db *db, struct my *s)
     v = mysql_get_server_info(s->h);
     snprintf(db->version, sizeof db->version, "%s", v ? v : "");
     s->mariadb = v && strstr(v, "MariaDB") != NULL;
-    if (session_setup(db, s)) {
+    s->server_version = mysql_get_server_version(s->h);
+    s->thread_id = mysql_thread_id(s->h);
+    s->setup = 0;
+    s->set_timeout_ms = -1;
+    s->set_max_rows = -1;
+    if (session_ready(db, s)) {
         mysql_close(s->h);
         s->h = NULL;
         return -1;
@@ -718,12 +804,6 @@ static int revive(askdb_db *db, struct my *s)
         mysql_close(s->h);
     s->h = NULL;
     return connect_main(db, s);
-}
-
-/* Did the server close the connection (or go away)? */
-static int gone(unsigned no)
-{
-    return no == CR_SERVER_LOST || no == CR_SERVER_GONE_ERROR;
 }
 
 /*
@@ -1399,7 +1479,13 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
             snprintf(e->msg, sizeof e->msg, "%.500s", db->errmsg);
             return ASKDB_ERR_DB;
         }
-        no = session_limits(db, s);
+        no = session_ready(db, s);
+        if (no && !gone(no)) {
+            /* The session, not the statement: no repair helps. */
+            e->ec = ASKDB_EC_DATABASE;
+            snprintf(e->msg, sizeof e->msg, "%.500s", db->errmsg);
+            return ASKDB_ERR_DB;
+        }
         if (!no) {
             st = mysql_stmt_init(s->h);
             if (!st) {
@@ -1931,11 +2017,8 @@ out:
     if (st)
         mysql_stmt_close(st); /* reads what is left of a killed result */
     mysql_free_result(meta);
-    if (in_trx && !s->dead && exec(s->h, "ROLLBACK")) {
-        unsigned no = mysql_errno(s->h);
-        if (gone(no))
-            s->dead = 1;
-    }
+    if (in_trx && !s->dead)
+        session_reset(s);
     for (i = 0; cols && i < ncols; i++) {
         free(cols[i].buf);
         free(cols[i].big);
@@ -2233,7 +2316,7 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
     for (again = 1;; again = 0) {
         if (revive(db, s))
             return ASKDB_ERR_DB;
-        if (!session_limits(db, s) &&
+        if (!session_ready(db, s) &&
             (res = query(s->h,
                          "SELECT TABLE_NAME, TABLE_TYPE, TABLE_ROWS, "
                          "TABLE_COMMENT FROM information_schema.TABLES "

@@ -722,6 +722,53 @@ assert err.count("time limit") == 2, err
 '
 }
 
+# Nothing a statement leaves in its session reaches the next one, on a
+# handle that lives long (the shell; serve and MCP alike): a named lock
+# taken by a DBA's DEFINER view (the text has no GET_LOCK to refuse), a
+# user variable, session variables a DEFINER function changed. Each
+# statement starts with askdb's settings again, in utf8mb4.
+each_statement_starts_from_a_clean_session() {
+    local pid
+    mdb_admin types <<'SQL' || fail "creating the view and the function failed"
+CREATE DEFINER=root@localhost SQL SECURITY DEFINER VIEW v_lock AS SELECT GET_LOCK('via_view', 0) AS l;
+DELIMITER //
+CREATE DEFINER=root@localhost FUNCTION f_state() RETURNS INT SQL SECURITY DEFINER
+  BEGIN SET @y = 'two'; SET @@session.max_statement_time = 0; SET @@session.sql_select_limit = 1; RETURN 1; END//
+DELIMITER ;
+GRANT EXECUTE ON FUNCTION types.f_state TO 'ro'@'%';
+SQL
+    mkfifo "$T/fifo"
+    (exec timeout -k 5 60 "$ASKDB" shell --llm-url http://127.0.0.1:9/v1 --model test --max-rows 50 --timeout 7000 \
+        "mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/types") <"$T/fifo" >"$T/out" 2>"$T/err" &
+    pid=$!
+    echo "$pid" >>"$TMP/pids"
+    exec 7>"$T/fifo"
+    echo ".sql SELECT l AS got_lock FROM v_lock" >&7
+    wait_out got_lock
+    wait_out 1
+    [ "$(mdb_admin -N -e "SELECT IS_USED_LOCK('via_view')")" = NULL ] ||
+        fail "askdb's session still holds the view's lock after the statement"
+    echo ".sql SELECT @x := 'one' AS a" >&7
+    wait_out one
+    echo ".sql SELECT f_state() AS f" >&7
+    echo ".sql SELECT @x AS x, @y AS y, @@max_statement_time AS mst, @@sql_select_limit AS sl, @@tx_read_only AS ro, @@sql_mode AS mode, 'a' || 'b' AS ab, v FROM t" >&7
+    exec 7>&-
+    wait "$pid"
+    RC=$?
+    after_run "shell (session state)"
+    expect_rc 0
+    pycheck '
+import csv, io
+rows = list(csv.reader(io.StringIO(out)))
+i = rows.index(["x", "y", "mst", "sl", "ro", "mode", "ab", "v"])
+r = dict(zip(rows[i], rows[i + 1]))
+assert r["x"] == "" and r["y"] == "", ("user variables survived", r)
+assert r["mst"] == "7.25" and r["sl"] == "51" and r["ro"] == "1", ("session settings", r)
+assert "ANSI_QUOTES" in r["mode"] and "NO_BACKSLASH_ESCAPES" in r["mode"], r
+assert r["ab"] == "ab" and r["v"] == "Zo\u00eb", r
+'
+}
+
 # Last: it kills the server.
 fault_server_killed_mid_query() {
     local pid spid shell
@@ -794,6 +841,7 @@ TESTS=(
     many_tables_schema_reads_fast
     fault_idle_session_closed_by_the_server
     fault_idle_kill_session_closed_by_the_server
+    each_statement_starts_from_a_clean_session
     fault_server_killed_mid_query
 )
 
