@@ -1161,6 +1161,20 @@ static askdb_status server_error(askdb_db *db, struct my *s, unsigned no,
                  "again", db->label, msg, no);
         return ASKDB_ERR_DB;
     }
+    /* A KILL QUERY askdb did not send (fired 0), before its time limit
+    ** (the caller says 1969 past it): another session stopped the
+    ** statement, an administrator most likely. Not a timeout: running it
+    ** again, repaired or not, would go against that. */
+    if (no == ER_QUERY_INTERRUPTED && fired == 0) {
+        e->ec = ASKDB_EC_DATABASE;
+        snprintf(e->msg, sizeof e->msg,
+                 "the statement was cancelled by another session (%s, "
+                 "error %u), not by askdb's %d ms time limit: an "
+                 "administrator may have stopped it (KILL QUERY); ask "
+                 "again, or ask the server's administrator why", msg, no,
+                 db->query_timeout_ms);
+        return ASKDB_ERR_DB;
+    }
     if (e->ec == ASKDB_EC_TIMEOUT) {
         const char *lock = NULL;
         if (no == ER_LOCK_WAIT_TIMEOUT)
@@ -1995,7 +2009,9 @@ static askdb_status my_run(askdb_db *db, const char *sql, askdb_result **out,
     if (!stopped && (fired == 1 || fired == 2 ||
                      (db->query_timeout_ms > 0 &&
                       db_now_ms() - t0 >= db->query_timeout_ms))) {
-        ret = server_error(db, s, ER_QUERY_INTERRUPTED, "", fired, e);
+        /* 1969: the server's own limit, when askdb killed nothing. */
+        ret = server_error(db, s, fired ? ER_QUERY_INTERRUPTED : 1969, "",
+                           fired, e);
         goto out;
     }
     r->exec_ms = db_now_ms() - t0;
@@ -2007,6 +2023,10 @@ failed:
     fired = watch_stop(s);
     if (fired == 1)
         eno = ER_QUERY_INTERRUPTED; /* our deadline: a timeout */
+    else if (!fired && eno == ER_QUERY_INTERRUPTED &&
+             db->query_timeout_ms > 0 &&
+             db_now_ms() - t0 >= db->query_timeout_ms)
+        eno = 1969; /* another's kill, but past the limit: a timeout */
     ret = server_error(db, s, eno, emsg, fired, e);
 out:
     if (ret == ASKDB_ERR_NOMEM) {

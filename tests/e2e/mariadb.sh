@@ -385,6 +385,51 @@ ctrl_c_kills_the_running_query() {
     [ "$(running_like 'SLEEP(25)')" = 0 ] || fail "SLEEP(25) still runs on the server after Ctrl-C"
 }
 
+# kill_query_like TEXT: wait for a statement of ro whose text has TEXT,
+# then KILL QUERY it from the admin's session, as a DBA would.
+kill_query_like() {
+    local id=
+    for _ in $(seq 1 100); do
+        id=$(mdb_admin -N -e "SELECT ID FROM information_schema.PROCESSLIST WHERE USER = 'ro' AND INFO LIKE '%$1%'")
+        [ -n "$id" ] && break
+        sleep 0.1
+    done
+    [ -n "$id" ] || fail "the query '$1' never started on the server"
+    mdb_admin -e "KILL QUERY $id" || fail "KILL QUERY $id failed"
+}
+
+# A statement another session stopped (a DBA's KILL QUERY) long before
+# askdb's limit is said so, class database: ask neither calls it a
+# timeout nor repairs and runs it again.
+killed_by_another_session_is_not_a_timeout() {
+    local pid
+    timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" sql --timeout 30000 "$RO_URL" "SELECT SLEEP(19) AS s" >"$T/out" 2>"$T/err" &
+    pid=$!
+    kill_query_like 'SLEEP(19)'
+    wait "$pid"
+    RC=$?
+    after_run "sql (KILL QUERY by another session)"
+    expect_rc 1
+    expect_err_has "cancelled by another session"
+    grep -q "time limit (--timeout)" "$T/err" && fail "called a timeout: $(cat "$T/err")"
+    start_llm "$(always "$(fence "SELECT SLEEP(18) AS s")")"
+    timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" ask --llm-url "$URL" --model test --timeout 30000 --no-question-check \
+        --candidates 1 -f json "$RO_URL" "Sleep a while" >"$T/out" 2>"$T/err" &
+    pid=$!
+    kill_query_like 'SLEEP(18)'
+    wait "$pid"
+    RC=$?
+    after_run "ask (KILL QUERY by another session)"
+    expect_rc 1
+    pycheck '
+assert len(reqs) == 1, ("the model was asked for a repair", len(reqs))
+j = json.loads(out)
+assert [a["error"] for a in j["attempts"]] == ["database"], j["attempts"]
+assert "cancelled by another session" in j["error"], j["error"]
+'
+    [ "$(running_like 'SLEEP(18)')" = 0 ] || fail "the statement ran again"
+}
+
 ask_answers_and_repairs_with_the_model() {
     local bad good
     bad=$(fence 'SELECT id, first_nam FROM customers ORDER BY id LIMIT 3')
@@ -827,6 +872,7 @@ TESTS=(
     sql_limits_rows_and_bytes
     sql_timeout_kills_the_query_on_the_server
     ctrl_c_kills_the_running_query
+    killed_by_another_session_is_not_a_timeout
     ask_answers_and_repairs_with_the_model
     refuses_writes_and_escapes_with_data_unchanged
     sqlite_corpus_changes_nothing
