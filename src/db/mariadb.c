@@ -1761,6 +1761,23 @@ static int time_text(const MYSQL_TIME *t, unsigned decimals, char *out,
     return k;
 }
 
+/* v becomes a text holding a copy of s[0..k), k being what snprintf()
+** into s (of size n) returned: cut at n - 1. 0, or -1 out of memory. */
+static int text_value(askdb_value *v, const char *s, int k, size_t n)
+{
+    size_t len = k < 0 ? 0 : (size_t)k < n ? (size_t)k : n - 1;
+    char *p = malloc(len + 1);
+
+    if (!p)
+        return -1;
+    memcpy(p, s, len);
+    p[len] = '\0';
+    v->s = p;
+    v->len = len;
+    v->type = ASKDB_TEXT;
+    return 0;
+}
+
 /* Store the fetched column into v. 0, or -1 out of memory. */
 static int take_value(struct col *c, askdb_value *v)
 {
@@ -1803,26 +1820,24 @@ static int take_value(struct col *c, askdb_value *v)
         v->d = strtod(tmp, NULL);
         return 0;
     }
-    case K_BIT:
-        v->type = ASKDB_INTEGER;
-        v->i = 0;
+    case K_BIT: {
+        /* Unsigned, big-endian: BIT(64) with every bit set is
+        ** 18446744073709551615, past INT64_MAX, so its digits as text (as
+        ** DuckDB's UBIGINT), not -1. */
+        unsigned long long u = 0;
         for (i = 0; i < c->len && i < 8; i++)
-            v->i = (long long)(((unsigned long long)v->i << 8) |
-                               (unsigned char)c->data[i]);
-        return 0;
+            u = u << 8 | (unsigned char)c->data[i];
+        if (u <= (unsigned long long)INT64_MAX) {
+            v->type = ASKDB_INTEGER;
+            v->i = (long long)u;
+            return 0;
+        }
+        k = snprintf(tmp, sizeof tmp, "%llu", u);
+        return text_value(v, tmp, k, sizeof tmp);
+    }
     case K_TIME:
         k = time_text(&c->t, c->decimals, tmp, sizeof tmp);
-        if (k < 0)
-            k = 0;
-        if ((size_t)k >= sizeof tmp)
-            k = (int)sizeof tmp - 1;
-        v->s = malloc((size_t)k + 1);
-        if (!v->s)
-            return -1;
-        memcpy((char *)v->s, tmp, (size_t)k + 1);
-        v->len = (size_t)k;
-        v->type = ASKDB_TEXT;
-        return 0;
+        return text_value(v, tmp, k, sizeof tmp);
     default: {
         char *dst = malloc((size_t)c->len + 1);
         if (!dst)

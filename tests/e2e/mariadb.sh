@@ -312,6 +312,20 @@ assert abs(r[0] - 4 / 3) < 1e-12 and abs(r[1] - 1 / 3) < 1e-12, r
 '
 }
 
+# BIT is unsigned: BIT(64) with every bit set is 18446744073709551615
+# (was -1); past INT64_MAX its digits come as text, as DuckDB's UBIGINT.
+bit_64_reads_as_unsigned() {
+    mdb_admin types -e "CREATE TABLE bits (k INT, b BIT(64));
+        INSERT INTO bits VALUES (1, 0), (2, 5), (3, 9223372036854775807), (4, 9223372036854775808),
+        (5, b'1111111111111111111111111111111111111111111111111111111111111111');" || fail "creating bits failed"
+    run sql -f json "mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/types" "SELECT b FROM bits ORDER BY k"
+    expect_rc 0
+    pycheck '
+r = [x[0] for x in json.loads(out)["rows"]]
+assert r == [0, 5, 9223372036854775807, "9223372036854775808", "18446744073709551615"], r
+'
+}
+
 sql_limits_rows_and_bytes() {
     run sql -f json --max-rows 3 "$RO_URL" "SELECT id FROM orders ORDER BY id"
     expect_rc 0
@@ -869,6 +883,7 @@ assert "attempts" not in err, err
 TESTS=(
     schema_shows_keys_comments_and_estimates
     sql_converts_every_type
+    bit_64_reads_as_unsigned
     sql_limits_rows_and_bytes
     sql_timeout_kills_the_query_on_the_server
     ctrl_c_kills_the_running_query
