@@ -1585,6 +1585,7 @@ struct col {
     const char *data;    /* the value fetched: buf or big */
     unsigned long len;
     unsigned decimals;   /* K_TIME: digits of the fraction (0..6) */
+    enum enum_field_types ftype; /* K_TIME: DATE, TIME, DATETIME, ... */
     my_bool is_null, error;
 };
 
@@ -1665,6 +1666,7 @@ static int bind_col(struct col *c, MYSQL_BIND *b, const MYSQL_FIELD *f)
     c->b = b;
     c->kind = kind_of(f);
     c->decimals = f->decimals;
+    c->ftype = f->type;
     b->is_null = &c->is_null;
     b->error = &c->error;
     b->length = &c->len;
@@ -1730,20 +1732,24 @@ static double float_value(float f)
     return strtod(tmp, NULL);
 }
 
-/* MYSQL_TIME as ISO 8601 text: "2024-05-01", "2024-05-01 12:30:00",
-** "-838:59:59", with as many digits of fraction as the column has
-** (decimals, 0 to 6; more means "not known": all six when there is one). */
-static int time_text(const MYSQL_TIME *t, unsigned decimals, char *out,
-                     size_t n)
+/* MYSQL_TIME of a column of type ftype as ISO 8601 text: "2024-05-01",
+** "2024-05-01 12:30:00", "-838:59:59", with as many digits of fraction as
+** the column has (decimals, 0 to 6; more means "not known": all six when
+** there is one). The form is the column's: a zero value comes with no
+** time_type (the protocol sends it as no bytes), and a zero DATETIME(6) is
+** "0000-00-00 00:00:00.000000", a zero TIME "00:00:00". */
+static int time_text(const MYSQL_TIME *t, enum enum_field_types ftype,
+                     unsigned decimals, char *out, size_t n)
 {
     unsigned long frac = t->second_part;
     unsigned d;
     int k;
 
-    switch (t->time_type) {
-    case MYSQL_TIMESTAMP_DATE:
+    switch (ftype) {
+    case MYSQL_TYPE_DATE:
+    case MYSQL_TYPE_NEWDATE:
         return snprintf(out, n, "%04u-%02u-%02u", t->year, t->month, t->day);
-    case MYSQL_TIMESTAMP_TIME:
+    case MYSQL_TYPE_TIME:
         k = snprintf(out, n, "%s%02u:%02u:%02u", t->neg ? "-" : "",
                      t->hour + t->day * 24, t->minute, t->second);
         break;
@@ -1836,7 +1842,7 @@ static int take_value(struct col *c, askdb_value *v)
         return text_value(v, tmp, k, sizeof tmp);
     }
     case K_TIME:
-        k = time_text(&c->t, c->decimals, tmp, sizeof tmp);
+        k = time_text(&c->t, c->ftype, c->decimals, tmp, sizeof tmp);
         return text_value(v, tmp, k, sizeof tmp);
     default: {
         char *dst = malloc((size_t)c->len + 1);

@@ -326,6 +326,21 @@ assert r == [0, 5, 9223372036854775807, "9223372036854775808", "1844674407370955
 '
 }
 
+# A zero value comes in the form of its column: the time part of a zero
+# DATETIME(6) (was '0000-00-00') and a zero TIME (was '0000-00-00' too).
+zero_dates_keep_their_time_part() {
+    mdb_admin types -e "CREATE TABLE zero (k INT, dt DATETIME(6), d0 DATETIME, tm TIME, t3 TIME(3), d DATE);
+        INSERT INTO zero VALUES (1, '0000-00-00 00:00:00', '0000-00-00 00:00:00', '00:00:00', '00:00:00', '0000-00-00'),
+        (2, '2024-02-29 00:00:00.000001', '2024-02-29 00:00:00', '-00:00:01', '838:59:59', '2024-02-29');" || fail "creating zero failed"
+    run sql -f json "mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/types" "SELECT dt, d0, tm, t3, d FROM zero ORDER BY k"
+    expect_rc 0
+    pycheck '
+r = json.loads(out)["rows"]
+assert r == [["0000-00-00 00:00:00.000000", "0000-00-00 00:00:00", "00:00:00", "00:00:00.000", "0000-00-00"],
+             ["2024-02-29 00:00:00.000001", "2024-02-29 00:00:00", "-00:00:01", "838:59:59.000", "2024-02-29"]], r
+'
+}
+
 sql_limits_rows_and_bytes() {
     run sql -f json --max-rows 3 "$RO_URL" "SELECT id FROM orders ORDER BY id"
     expect_rc 0
@@ -884,6 +899,7 @@ TESTS=(
     schema_shows_keys_comments_and_estimates
     sql_converts_every_type
     bit_64_reads_as_unsigned
+    zero_dates_keep_their_time_part
     sql_limits_rows_and_bytes
     sql_timeout_kills_the_query_on_the_server
     ctrl_c_kills_the_running_query
