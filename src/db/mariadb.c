@@ -2336,11 +2336,44 @@ static int sample_batch(MYSQL *h, struct db_table **tabs, int n, int per_col,
 }
 
 /*
-** The tables and views of the current database, in four set-based
-** queries over information_schema (tables, columns, unique keys, foreign
-** keys), then per table the sample values. Row counts: the whole table
-** when the samples read it all (at most SAMPLE_ROWS), else the engine's
-** statistics (TABLE_ROWS, an estimate for InnoDB: rows_estimated).
+** The column a CHECK clause says holds JSON: the clause is exactly
+** json_valid("name") (or with backquotes), as MariaDB writes the check
+** of a JSON column. The name, unquoted, into out (size n); 1, or 0 when
+** the clause is anything else.
+*/
+static int json_check_column(const char *clause, char *out, size_t n)
+{
+    const char *p;
+    char q;
+    size_t k = 0;
+
+    if (!clause || strncasecmp(clause, "json_valid(", 11) != 0)
+        return 0;
+    p = clause + 11;
+    q = *p++;
+    if (q != '"' && q != '`')
+        return 0;
+    for (;; p++) {
+        if (!*p || k + 1 >= n)
+            return 0;
+        if (*p == q) {
+            if (p[1] != q)
+                break;
+            p++; /* a doubled quote is one */
+        }
+        out[k++] = *p;
+    }
+    out[k] = '\0';
+    return k > 0 && strcmp(p + 1, ")") == 0; /* p: the closing quote */
+}
+
+/*
+** The tables and views of the current database, in five set-based
+** queries over information_schema (tables, columns, JSON checks, unique
+** keys, foreign keys), then per table the sample values. Row counts: the
+** whole table when the samples read it all (at most SAMPLE_ROWS), else
+** the engine's statistics (TABLE_ROWS, an estimate for InnoDB:
+** rows_estimated).
 */
 static askdb_status my_schema(askdb_db *db, struct db_schema *out)
 {
@@ -2437,6 +2470,39 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
     }
     mysql_free_result(res);
     res = NULL;
+
+    /* MariaDB's JSON is a LONGTEXT with CHECK (json_valid(col)), and
+    ** COLUMN_TYPE says longtext: such a column is named json, so that
+    ** the model knows what it holds. MySQL's JSON is a type of its own;
+    ** a server without CHECK_CONSTRAINTS (MariaDB before 10.2) just
+    ** keeps longtext. */
+    if (s->mariadb &&
+        (res = query(s->h,
+                     "SELECT TABLE_NAME, CHECK_CLAUSE "
+                     "FROM information_schema.CHECK_CONSTRAINTS "
+                     "WHERE CONSTRAINT_SCHEMA = DATABASE() "
+                     "AND LEFT(CHECK_CLAUSE, 11) = 'json_valid(' "
+                     ALL_ROWS)) != NULL) {
+        char name[200];
+        while ((row = mysql_fetch_row(res)) != NULL) {
+            struct db_column *c;
+            char *json;
+            ti = find_table(ix, out->ntables, row[0]);
+            if (ti < 0 || !json_check_column(row[1], name, sizeof name) ||
+                (ci = find_col(&out->tables[ti], name)) < 0)
+                continue;
+            c = &out->tables[ti].cols[ci];
+            if (strncasecmp(c->type, "longtext", 8) != 0)
+                continue;
+            json = strdup("json");
+            if (!json)
+                goto out;
+            free(c->type);
+            c->type = json;
+        }
+        mysql_free_result(res);
+        res = NULL;
+    }
 
     /* Primary and unique keys: one row per key column, in key order. */
     what = "keys";

@@ -284,6 +284,21 @@ assert "types" not in s.split("CREATE")[0], s[:200]
     expect_out_has "CREATE TABLE payments"
 }
 
+# A JSON column (MariaDB: LONGTEXT with CHECK (json_valid(doc))) is json
+# in the schema, not longtext; a plain LONGTEXT stays longtext.
+schema_names_json_columns() {
+    mdb_admin types <<'SQL' || fail "creating docs failed"
+CREATE TABLE docs (id INT, doc JSON, plain LONGTEXT, `od``d` JSON);
+SQL
+    run schema "mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/types"
+    expect_rc 0
+    pycheck '
+d = out[out.index("CREATE TABLE docs ("):]
+d = d[:d.index(");")]
+assert "  doc json,\n" in d and "  plain longtext,\n" in d and "\"od`d\" json" in d, d
+'
+}
+
 sql_converts_every_type() {
     run sql -f json "mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/types" "SELECT * FROM t"
     expect_rc 0
@@ -897,6 +912,7 @@ assert "attempts" not in err, err
 
 TESTS=(
     schema_shows_keys_comments_and_estimates
+    schema_names_json_columns
     sql_converts_every_type
     bit_64_reads_as_unsigned
     zero_dates_keep_their_time_part
