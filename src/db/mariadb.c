@@ -265,6 +265,8 @@ static int url_param(struct murl *u, const char *k, size_t kn, const char *v,
         snprintf(err, en, "connect_timeout must be whole seconds, 1 to 3600");
         return -1;
     }
+    /* sslmode as PostgreSQL's URLs write it, ssl_mode as MySQL's
+    ** options: the same values in either spelling. */
     if (KEY("ssl") || KEY("sslmode") || KEY("ssl_mode")) {
         if (take(&val, v, vn, "ssl value", err, en))
             return -1;
@@ -276,6 +278,7 @@ static int url_param(struct murl *u, const char *k, size_t kn, const char *v,
                  !strcmp(val, "1"))
             u->ssl = SSL_REQUIRE;
         else if (!strcasecmp(val, "verify-ca") ||
+                 !strcasecmp(val, "verify_ca") ||
                  !strcasecmp(val, "verify-full") ||
                  !strcasecmp(val, "verify_identity") ||
                  !strcasecmp(val, "verify"))
@@ -283,17 +286,19 @@ static int url_param(struct murl *u, const char *k, size_t kn, const char *v,
         else if (!strcasecmp(val, "prefer") || !strcasecmp(val, "preferred"))
             u->ssl = SSL_DEFAULT;
         else {
-            snprintf(err, en, "ssl=%.40s is not one of disable, prefer, "
-                              "require, verify-ca, verify-full", val);
+            snprintf(err, en, "%.*s=%.40s is not one of disable, prefer, "
+                              "require, verify-ca, verify-full", (int)kn, k,
+                     val);
             rc = -1;
         }
         free(val);
         return rc;
     }
 #undef KEY
-    snprintf(err, en, "unknown URL parameter '%.*s' (known: socket, ssl, "
-                      "sslca, sslcert, sslkey, connect_timeout)",
-             (int)(kn > 40 ? 40 : kn), k);
+    snprintf(err, en, "unknown URL parameter '%.*s' (known: socket, "
+                      "password, ssl (or sslmode, ssl_mode), sslca (ssl_ca), "
+                      "sslcert (ssl_cert), sslkey (ssl_key), "
+                      "connect_timeout)", (int)(kn > 40 ? 40 : kn), k);
     return -1;
 }
 

@@ -679,6 +679,18 @@ url_parsing_is_strict_and_never_echoes_passwords() {
         [ "$RC" = 3 ] || fail "exit $RC for $u"
         grep -q "cannot use the mariadb:// URL\|cannot connect" "$T/err" || fail "no clear message for $u: $(cat "$T/err")"
     done
+    # The message lists every parameter the docs do, aliases too.
+    run sql "mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/shop?bogus=1" "SELECT 1"
+    expect_rc 3
+    expect_err_has "known: socket, password, ssl (or sslmode, ssl_mode), sslca (ssl_ca), sslcert (ssl_cert), sslkey (ssl_key), connect_timeout"
+    # sslmode (PostgreSQL's spelling) and ssl_mode (MySQL's, with its
+    # values) are ssl; the password may be a parameter.
+    run sql -f csv "mariadb://ro@127.0.0.1:$MDB_PORT/shop?password=$RO_PW_ENC&sslmode=disable" "SELECT 1 AS one"
+    expect_rc 0
+    expect_out 'one\r\n1\r\n'
+    run sql "mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/shop?ssl_mode=VERIFY_CA" "SELECT 1"
+    expect_rc 3
+    expect_err_has "the URL asks for TLS"
     # Random mutations: askdb never crashes, never prints a password.
     python3 - "$MDB_PORT" >"$T/urls" <<'PY'
 import random, sys
