@@ -1140,6 +1140,29 @@ static askdb_error_class classify(unsigned no)
     }
 }
 
+/* Why the server refused a statement, after its own words: a privilege
+** the user lacks is not a write that askdb stops. */
+static const char *refused_why(unsigned no)
+{
+    switch (no) {
+    case ER_TABLEACCESS_DENIED_ERROR:
+        return "the database user may not read that table (or it does "
+               "not exist: the server does not tell such a user which); "
+               "ask about tables it may read, or grant it SELECT on this "
+               "one";
+    case ER_COLUMNACCESS_DENIED_ERROR:
+        return "the database user may not read that column; ask about "
+               "columns it may read, or grant it SELECT on this one";
+    case ER_PROCACCESS_DENIED_ERROR:
+        return "the database user may not run that routine";
+    case ER_SPECIFIC_ACCESS_DENIED_ERROR:
+    case ER_DBACCESS_DENIED_ERROR:
+        return "the database user lacks that privilege";
+    default:
+        return "askdb runs only read-only queries";
+    }
+}
+
 /*
 ** Fill e from the server's error: the class, and a message that starts the
 ** way the repair hints read names ("no such column: x") followed by the
@@ -1212,9 +1235,8 @@ static askdb_status server_error(askdb_db *db, struct my *s, unsigned no,
         snprintf(e->msg, sizeof e->msg, "no such table: %s (error %u: %s)",
                  dot ? dot + 1 : name, no, msg);
     } else if (e->ec == ASKDB_EC_REFUSED)
-        snprintf(e->msg, sizeof e->msg,
-                 "refused: %s (error %u); askdb runs only read-only queries",
-                 msg, no);
+        snprintf(e->msg, sizeof e->msg, "refused: %s (error %u); %s", msg,
+                 no, refused_why(no));
     else
         snprintf(e->msg, sizeof e->msg, "%s (error %u)", msg, no);
     return e->ec == ASKDB_EC_REFUSED ? ASKDB_ERR_REFUSED : ASKDB_ERR_DB;

@@ -595,6 +595,30 @@ check_validates_without_running() {
     expect_err_has "placeholder"
 }
 
+# A table or column the user may not read is said so (error 1142, 1143),
+# not "askdb runs only read-only queries", which is for writes.
+permission_errors_say_the_user_may_not_read() {
+    mdb_admin <<'SQL' || fail "creating priv failed"
+CREATE DATABASE priv;
+CREATE TABLE priv.open (id INT, name TEXT);
+CREATE TABLE priv.secret (id INT, pw TEXT);
+CREATE TABLE priv.cols (id INT, pw TEXT);
+GRANT SELECT ON priv.open TO 'ro'@'%';
+GRANT SELECT (id) ON priv.cols TO 'ro'@'%';
+SQL
+    local u="mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/priv"
+    run sql "$u" "SELECT * FROM secret"
+    expect_rc 1
+    expect_err_has "refused: SELECT command denied to user 'ro'"
+    expect_err_has "(error 1142); the database user may not read that table"
+    grep -q "read-only" "$T/err" && fail "a denied SELECT is called a write: $(cat "$T/err")"
+    run sql "$u" "SELECT pw FROM cols"
+    expect_rc 1
+    expect_err_has "(error 1143); the database user may not read that column"
+    run sql -f csv "$u" "SELECT id FROM cols"
+    expect_rc 0
+}
+
 fault_refused_connection_exits_3() {
     local port
     port=$(mdb_free_port)
@@ -937,6 +961,7 @@ TESTS=(
     sqlite_corpus_changes_nothing
     server_layers_hold_without_the_text_guard
     check_validates_without_running
+    permission_errors_say_the_user_may_not_read
     fault_refused_connection_exits_3
     fault_bad_password_exits_3
     fault_tls_required_but_not_offered
