@@ -56,6 +56,7 @@ enum agent_outcome agent_step_answer(struct agent_state *st)
     buf_free(&rows);
     if (!reply) {
         /* No sentences is no reason to lose the rows. */
+        agent_log(st, "answer", "no answer in words: %s", st->errbuf);
         agent_emit(st->ag, ASKDB_EVENT_ANSWER_TEXT,
                     json_pack("{s:o}", "error", jsonx_string(st->errbuf)));
         buf_free(&notes);

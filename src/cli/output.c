@@ -179,6 +179,11 @@ int cli_answer(askdb_agent *ag, const struct cli_opts *o,
             format_printf(f == FMT_CSV ? stderr : stdout, "%s\n\n", a->text);
         if (a->result)
             format_result(stdout, stderr, f, a->result);
+        if (o->cfg.answer && !a->text && a->result && !o->cfg.dry_run)
+            fprintf(stderr, "askdb: the answer in words could not be "
+                            "written (the model failed%s); the rows are "
+                            "the answer\n",
+                    o->verbose ? ": see above" : "; -v says why");
         if (a->ncandidates > 1)
             print_confidence(f == FMT_CSV ? stderr : stdout,
                              f == FMT_MARKDOWN, a);

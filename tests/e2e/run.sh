@@ -1764,6 +1764,23 @@ a_failed_candidate_request_costs_the_candidate_only() {
     expect_rc 4
 }
 
+a_failed_answer_in_words_is_said() {
+    # --answer with a model that fails the words: the rows are printed and
+    # a line says the words could not be written (it said nothing).
+    copy_db
+    start_llm "$("$PY" -c 'import json,sys; print(json.dumps([{"content": sys.argv[1]}, {"status": 500, "repeat": True}]))' "$(fence "SELECT count(*) AS n FROM customers")")"
+    run ask --llm-url "$URL" --model test --answer --retries 0 --no-question-check -f csv \
+        shop.db "How many customers are there?"
+    expect_rc 0
+    expect_out $'n\r\n60\r\n'
+    expect_err_has "askdb: the answer in words could not be written (the model failed; -v says why); the rows are the answer"
+    start_llm "$("$PY" -c 'import json,sys; print(json.dumps([{"content": sys.argv[1]}, {"status": 500, "repeat": True}]))' "$(fence "SELECT count(*) AS n FROM customers")")"
+    run ask --llm-url "$URL" --model test --answer --retries 0 --no-question-check -v -f csv \
+        shop.db "How many customers are there?"
+    expect_rc 0
+    expect_err_has "no answer in words: "
+}
+
 candidates_confidence_and_answer_in_every_format() {
     copy_db
     local f
@@ -2044,6 +2061,7 @@ TESTS=(
     terminal_never_gets_control_characters
     candidates_confidence_and_answer_in_every_format
     a_failed_candidate_request_costs_the_candidate_only
+    a_failed_answer_in_words_is_said
     settled_candidate_is_not_needed
     sample_values_set_what_the_schema_shows
     greeting_is_answered_without_sql
