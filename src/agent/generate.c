@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "agent/steps.h"
+#include "core/text.h"
 #include "sql/extract.h"
 
 /*
@@ -44,6 +45,38 @@ static void prompt_event(struct agent_state *st, int first, int n,
 }
 
 /* The reply event of candidate k (numbered when several were asked). */
+/*
+** Why a reply gave no statement, with how it began (a refusal, a question
+** back, prose: what the user would want to see), in buf; "empty reply"
+** for nothing or blanks. why is sqlx_extract()'s.
+*/
+static const char *no_sql_why(const char *reply, const char *why, char *buf,
+                              size_t n)
+{
+    size_t i, k = 0, len;
+
+    if (!reply)
+        return "empty reply";
+    reply += strspn(reply, " \t\r\n");
+    if (!*reply)
+        return "empty reply";
+    len = strlen(reply);
+    /* Up to 80 bytes, ending on a whole UTF-8 character. */
+    for (i = 0; i < len; i += k) {
+        k = text_char_len(reply + i, len - i, 1);
+        if (!k)
+            k = 1;
+        if (i + k > 80)
+            break;
+    }
+    snprintf(buf, n, "%s; the reply began: \"%.*s%s\"", why, (int)i, reply,
+             i < len ? "..." : "");
+    for (k = 0; buf[k]; k++)
+        if (buf[k] == '\n' || buf[k] == '\r' || buf[k] == '\t')
+            buf[k] = ' ';
+    return buf;
+}
+
 /* A candidate a provider without a batch did not ask for, once an earlier
 ** candidate's own request had failed (llm_reply.failed 2). */
 #define NOT_ASKED "not asked: an earlier candidate's request failed"
@@ -215,6 +248,7 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
     struct llm_request req;
     struct llm_reply reps[AGENT_MAX_CANDS];
     askdb_attempt *at;
+    char buf[256];
     const char *why;
     askdb_status rc;
     int i, n = 1, made, nsql = 0;
@@ -285,15 +319,14 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
                                                  ? llm_errmsg(ag->model)
                                                  : NOT_ASKED);
             agent_log(st, "generate", "candidate %d: %s", i + 1, c->err);
-        }
-        else if (!c->sql)
+        } else if (!c->sql) {
             agent_cand_fail(c, ASKDB_EC_NO_SQL,
                             reps[i].cut ? "cut: still being written at the "
                                           "cap of the greedy reply's length"
                             : reps[i].settled ? "settled: not needed, the "
                                                 "vote was decided without it"
-                            : c->reply ? why : "empty reply");
-        else
+                            : no_sql_why(c->reply, why, buf, sizeof buf));
+        } else
             nsql++;
         llm_reply_free(&reps[i]);
     }

@@ -1416,10 +1416,21 @@ j = json.loads(out)
 assert j["rows"] == [[32]], j
 a = j["attempts"][0]
 ok = (a["error"], a["sql"]) == ("no_sql", None) and "Your reply could not be used." in user(1)
-open(args[1], "a").write("" if ok else "reply %r taken as SQL %r (class %s); " % (args[0], a["sql"], a["error"]))
+# The message shows how the reply began: what the model said instead.
+ok = ok and a["message"] == "the reply contains no SELECT or WITH statement; the reply began: \"%s\"" % args[0]
+open(args[1], "a").write("" if ok else "reply %r taken as SQL %r (class %s, message %r); " % (args[0], a["sql"], a["error"], a["message"]))
 ' "$r" "$T/wrong"
     done
     [ ! -s "$T/wrong" ] || fail "$(cat "$T/wrong")"
+    # An empty or blank reply says so; a long one is cut at 80 bytes.
+    start_llm "$(replies "  " "$("$PY" -c 'print("No: " + "é" * 60)')" "$(fence "SELECT 1 AS one")")"
+    run ask --llm-url "$URL" --model test --no-question-check -f json shop.db "One?"
+    expect_rc 0
+    pycheck '
+j = json.loads(out)
+assert j["attempts"][0]["message"] == "empty reply", j["attempts"][0]
+assert j["attempts"][1]["message"].endswith("the reply began: \"No: " + "é" * 38 + "...\""), j["attempts"][1]
+'
 }
 
 finds_sql_after_quoted_prose_and_in_other_fences() {
