@@ -154,6 +154,13 @@ static int help(const char *cmd)
     } else if (strcmp(cmd, "mcp") == 0) {
         const char *hargv[] = {"mcp", "--help", NULL};
         return cmd_mcp(2, (char **)hargv);
+    } else if (strcmp(cmd, "help") == 0) {
+        fputs("usage: askdb help [COMMAND]\n\n"
+              "The commands and what they do, or one command's options.\n",
+              stdout);
+    } else if (strcmp(cmd, "version") == 0) {
+        fputs("usage: askdb version\n\n"
+              "Print askdb's version (also --version).\n", stdout);
     } else {
         fprintf(stderr, "askdb: no command '%s' (see 'askdb help')\n", cmd);
         return -1;
@@ -410,6 +417,9 @@ static int run(int argc, char **argv)
         return help(argc > 2 ? argv[2] : NULL) ? EXIT_USAGE : EXIT_ANSWERED;
     }
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+        if (argc > 2 && (strcmp(argv[2], "-h") == 0 ||
+                         strcmp(argv[2], "--help") == 0))
+            return help("version") ? EXIT_USAGE : EXIT_ANSWERED;
         printf("askdb %s\n", askdb_version());
         return EXIT_ANSWERED;
     }
@@ -435,9 +445,10 @@ static int run(int argc, char **argv)
     ** runs the statement it is given, so a "dry run" of it would run. */
     if ((strcmp(cmd, "sql") == 0 || strcmp(cmd, "schema") == 0) &&
         (o.cfg.dry_run || o.cfg.trace_path)) {
-        fprintf(stderr, "askdb %s: %s is for ask and shell (see 'askdb "
+        fprintf(stderr, "askdb %s: %s is for ask and shell%s (see 'askdb "
                         "help %s')\n", cmd,
-                o.cfg.dry_run ? "--dry-run" : "--trace", cmd);
+                o.cfg.dry_run ? "--dry-run" : "--trace",
+                o.cfg.dry_run ? "" : " (and eval, mcp, serve)", cmd);
         return EXIT_USAGE;
     }
     /* The schema is CREATE TABLE text or JSON: no table of it to draw. */

@@ -720,8 +720,9 @@ askdb_status askdb_eval_new(const askdb_config *cfg,
                                ev->errmsg, sizeof ev->errmsg))
             return ASKDB_ERR_USAGE;
         if (unknown)
-            buf_printf(&ev->notes, "%ld item%s name a db_id that '%s' does "
-                       "not describe\n", unknown, unknown == 1 ? "" : "s",
+            buf_printf(&ev->notes, "%ld item%s a db_id that '%s' does "
+                       "not describe\n", unknown,
+                       unknown == 1 ? " names" : "s name",
                        ev->opt.tables_path);
     }
     {

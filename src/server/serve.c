@@ -35,7 +35,7 @@ static const char usage_serve[] =
     "                        options (relative paths from the file's\n"
     "                        folder); options given here win\n"
     "      --token TOKEN     require 'Authorization: Bearer TOKEN' on\n"
-    "                        /api/ (default: $ASKDB_SERVER_TOKEN)\n"
+    "                        /api/ and /mcp (default: $ASKDB_SERVER_TOKEN)\n"
     "      --insecure-no-token  listen on a non-loopback address without a\n"
     "                        token (refused otherwise)\n"
     "      --cors-origin ORIGIN  let pages of this origin call the API\n"
