@@ -883,11 +883,22 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 /* ---------------------------------------------------------------------- */
 
 /* libmicrohttpd's own error log goes to stderr with our prefix. */
+/*
+** libmicrohttpd's messages, on stderr. One is left out: "Closing
+** connection (application error generating response)" is what it says
+** when a streamed body ends because its client went away (stream.c ends
+** the body so, and the access log has the request): every closed browser
+** tab or cancelled curl printed it.
+*/
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
+    char msg[512];
+
     (void)cls;
-    fputs("askdb serve: ", stderr);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    if (strstr(msg, "application error generating response"))
+        return;
+    fprintf(stderr, "askdb serve: %s", msg);
 }
 
 /* Parse "HOST:PORT" ("[::1]:8080" for IPv6) into an address. */

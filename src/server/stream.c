@@ -171,6 +171,10 @@ static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
         }
         if (st->ended || st->oom) {
             pthread_mutex_unlock(&st->mu);
+            /* libmicrohttpd's own note of it is left out (http.c). */
+            if (st->oom)
+                fputs("askdb serve: out of memory writing a response; its "
+                      "connection was closed\n", stderr);
             return st->oom ? MHD_CONTENT_READER_END_WITH_ERROR
                            : MHD_CONTENT_READER_END_OF_STREAM;
         }
