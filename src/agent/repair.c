@@ -4,6 +4,43 @@
 
 #include "agent/hint.h"
 #include "agent/steps.h"
+#include "core/buf.h"
+#include "core/text.h"
+
+/* The most of a bad reply the repair turn sends back (bytes). */
+#define REPAIR_REPLY_MAX 8192
+
+/*
+** The model's reply as the repair turn's assistant message: whole up to
+** REPAIR_REPLY_MAX, else cut there (on a whole UTF-8 character) with a
+** note of what was left out. A model that wrote megabytes of prose would
+** otherwise be sent them again with every repair, each request larger
+** than the one before. malloc()ed; NULL when out of memory.
+*/
+static char *reply_kept(const char *reply)
+{
+    struct buf b;
+    size_t len, i = 0, k;
+
+    if (!reply)
+        reply = "";
+    len = strlen(reply);
+    if (len <= REPAIR_REPLY_MAX)
+        return strdup(reply);
+    while (i < len) {
+        k = text_char_len(reply + i, len - i, 1);
+        if (!k)
+            k = 1;
+        if (i + k > REPAIR_REPLY_MAX)
+            break;
+        i += k;
+    }
+    buf_init(&b, 0);
+    buf_append(&b, reply, i);
+    buf_printf(&b, "\n[... %zu more bytes of this reply left out]",
+               len - i);
+    return buf_steal(&b);
+}
 
 /* Tell the model what went wrong and how to fix it. */
 enum agent_outcome agent_step_repair(struct agent_state *st)
@@ -33,7 +70,7 @@ enum agent_outcome agent_step_repair(struct agent_state *st)
         prompt_repair(&msg, st->sql, st->errbuf, hint.data);
     }
     buf_free(&hint);
-    if (agent_push_msg(st, "assistant", strdup(st->reply ? st->reply : "")) ||
+    if (agent_push_msg(st, "assistant", reply_kept(st->reply)) ||
         agent_push_msg(st, "user", buf_steal(&msg)))
         return agent_nomem(st);
     st->ans->t.prompt_ms += db_now_ms() - t0;

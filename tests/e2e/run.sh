@@ -1792,6 +1792,21 @@ a_failed_answer_in_words_is_said() {
     expect_err_has "no answer in words: "
 }
 
+a_huge_bad_reply_is_sent_back_cut() {
+    # A 2 MB reply with no statement: the repair turn sent it back whole,
+    # and each later request was larger than the one before.
+    copy_db
+    start_llm "$("$PY" -c 'import json,sys; print(json.dumps([{"content": "x" * 2000000}, {"content": sys.argv[1]}]))' "$(fence "SELECT 1 AS one")")"
+    run ask --llm-url "$URL" --model test --no-question-check -f csv shop.db "One?"
+    expect_rc 0
+    expect_requests 2
+    pycheck '
+m = [x for x in msgs(1) if x["role"] == "assistant"]
+assert len(m) == 1 and len(m[0]["content"]) < 9000, [len(x["content"]) for x in m]
+assert m[0]["content"].endswith("[... 1991808 more bytes of this reply left out]"), m[0]["content"][-80:]
+'
+}
+
 candidates_confidence_and_answer_in_every_format() {
     copy_db
     local f
@@ -2073,6 +2088,7 @@ TESTS=(
     candidates_confidence_and_answer_in_every_format
     a_failed_candidate_request_costs_the_candidate_only
     a_failed_answer_in_words_is_said
+    a_huge_bad_reply_is_sent_back_cut
     settled_candidate_is_not_needed
     sample_values_set_what_the_schema_shows
     greeting_is_answered_without_sql
