@@ -20,7 +20,12 @@
 ** Conventions: every fallible function returns askdb_status (ASKDB_OK == 0).
 ** A returned `const char *` is borrowed from the object it came from; a
 ** returned `char *` is the caller's to free with askdb_free(). Every
-** *_free(NULL) is a no-op. The library keeps no global mutable state: one
+** *_free(NULL) is a no-op. A NULL handle, NULL for a required argument
+** or for a required output (`out`) is ASKDB_ERR_USAGE; a function that
+** returns a pointer or a number gives NULL, "" or 0 for a NULL handle
+** (the *_errmsg() functions "out of memory": the handle could not be
+** made). Outputs said to be optional ("if not NULL") may be NULL. The
+** library keeps no global mutable state: one
 ** agent may be used by one thread at a time, different agents in parallel.
 **
 ** Safety: askdb never writes to a database and never creates a database
@@ -604,7 +609,8 @@ ASKDB_API askdb_db *askdb_agent_db(askdb_agent *ag);
 
 /*
 ** Answer one question. *out is always set (unless out of memory) and is the
-** caller's (askdb_answer_free): on failure it lists every attempt. Returns
+** caller's (askdb_answer_free): on failure it lists every attempt; a NULL
+** ag gives one that says so (ASKDB_ERR_USAGE). Returns
 ** the same status as (*out)->status: ASKDB_OK, ASKDB_ERR_NO_SQL (no valid
 ** SQL after all attempts), ASKDB_ERR_LLM / ASKDB_ERR_LLM_UNREACHABLE,
 ** ASKDB_ERR_USAGE for a question of nothing but white space (asked of
@@ -710,9 +716,9 @@ askdb_result_json(const askdb_result *r, const char *sql, const char *error,
 
 /*
 ** NULL when askdb may write to path (a trace, an eval output or report):
-** else a static reason. Refused: an SQLite database, write-ahead log or
-** journal, a DuckDB database, a Parquet file (by its first bytes), and a
-** name that is a database's companion
+** else a static reason. Refused: NULL or "" (no file named), an SQLite
+** database, write-ahead log or journal, a DuckDB database, a Parquet file
+** (by its first bytes), and a name that is a database's companion
 ** (X-journal, X-wal, X-shm beside a database X, links resolved), whether
 ** or not it exists yet. Front ends check every path they write.
 */
@@ -805,10 +811,11 @@ typedef struct askdb_import_counts {
 ** {"question": ..., "sql": ...} or a JSON array of such objects (Spider's
 ** "query" and BIRD's "SQL" are read as "sql"; items whose "db_id" is not
 ** db's file name without its extension are skipped). A rejected item is
-** reported to on_reject and skipped. ASKDB_OK when the file was read
-** (counts say what happened); ASKDB_ERR_USAGE when it is not valid JSON
-** (an array) or too large, ASKDB_ERR_IO when it cannot be read or the
-** store fails: then nothing of the file is stored.
+** reported to on_reject (if not NULL) and skipped. ASKDB_OK when the
+** file was read (*counts, if not NULL, says what happened);
+** ASKDB_ERR_USAGE when it is not valid JSON (an array) or too large,
+** ASKDB_ERR_IO when it cannot be read or the store fails: then nothing of
+** the file is stored.
 */
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_memory_import(askdb_memory *m, askdb_db *db, const char *file,
@@ -824,7 +831,8 @@ askdb_memory_list(askdb_memory *m, const char *db_path, askdb_pair **out,
 ASKDB_API void askdb_pairs_free(askdb_pair *p, int n);
 
 /* Remove the pair of db_path with this question, or every pair of
-** db_path when question is NULL; *removed gets how many (0: none). */
+** db_path when question is NULL; *removed (if not NULL) gets how many
+** (0: none). */
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_memory_forget(askdb_memory *m, const char *db_path,
                     const char *question, long *removed);

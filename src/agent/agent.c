@@ -221,6 +221,8 @@ static askdb_status agent_create(const askdb_config *cfg,
     askdb_status rc;
     const char *err;
 
+    if (!out)
+        return ASKDB_ERR_USAGE;
     *out = NULL;
     ag = calloc(1, sizeof *ag);
     if (!ag)
@@ -279,6 +281,8 @@ askdb_status askdb_agent_new_with_model(const askdb_config *cfg,
                                         const char *db_path,
                                         askdb_agent **out)
 {
+    if (!out)
+        return ASKDB_ERR_USAGE;
     if (!model || !agent_model_shared(model)) {
         *out = NULL;   /* a model whose askdb_model_new() failed */
         return ASKDB_ERR_USAGE;
@@ -328,7 +332,7 @@ const char *askdb_agent_errmsg(const askdb_agent *ag)
 
 askdb_db *askdb_agent_db(askdb_agent *ag)
 {
-    return ag->db;
+    return ag ? ag->db : NULL;
 }
 
 askdb_status askdb_agent_ask(askdb_agent *ag, const char *question,
@@ -462,11 +466,18 @@ askdb_status askdb_agent_ask_opts(askdb_agent *ag, const char *question,
     int bad_hint = hint && !text_valid(hint, strlen(hint));
     json_t *ev;
 
+    if (!out)
+        return ASKDB_ERR_USAGE;
     *out = NULL;
     a = calloc(1, sizeof *a);
     if (!a)
         return ASKDB_ERR_NOMEM;
     *out = a;
+    if (!ag) {
+        a->status = ASKDB_ERR_USAGE;
+        a->error = strdup("no agent (did askdb_agent_new() fail?)");
+        return a->status;
+    }
     ag->q_t0 = t0;
     atomic_store(&ag->cancel, 0);
     /* The model may reuse what it evaluated for this question's calls,

@@ -46,6 +46,8 @@ askdb_status askdb_memory_open(const char *path, int create,
     askdb_memory *h;
     int rc;
 
+    if (!out)
+        return ASKDB_ERR_USAGE;
     *out = NULL;
     h = calloc(1, sizeof *h);
     if (!h)
@@ -104,9 +106,15 @@ askdb_status askdb_memory_learn(askdb_memory *h, askdb_db *db,
 
     if (replaced)
         *replaced = 0;
+    if (nrows)
+        *nrows = 0;
+    if (!h)
+        return ASKDB_ERR_USAGE;
     if (!h->m)
         return fail(h, ASKDB_ERR_USAGE, "the memory store was opened "
                     "without create and does not exist");
+    if (!db)
+        return fail(h, ASKDB_ERR_USAGE, "no database given");
     if (!question || !sql)
         return fail(h, ASKDB_ERR_USAGE, "a pair needs a question and SQL");
     rc = memory_learn(h->m, db, question, sql, nrows, h->errmsg,
@@ -308,15 +316,23 @@ askdb_status askdb_memory_import(askdb_memory *h, askdb_db *db,
                                  void *ud, askdb_import_counts *counts)
 {
     struct import im;
+    askdb_import_counts none;
     askdb_status st = ASKDB_OK;
     char err[1024], *text;
     const char *p;
     long line = 1;
 
+    if (!counts)
+        counts = &none;
     memset(counts, 0, sizeof *counts);
+    if (!h)
+        return ASKDB_ERR_USAGE;
     if (!h->m)
         return fail(h, ASKDB_ERR_USAGE, "the memory store was opened "
                     "without create and does not exist");
+    if (!db || !file)
+        return fail(h, ASKDB_ERR_USAGE, "an import needs a database and "
+                    "a file");
     memset(&im, 0, sizeof im);
     im.h = h;
     im.db = db;
@@ -364,10 +380,15 @@ askdb_status askdb_memory_import(askdb_memory *h, askdb_db *db,
 /*
 ** The db_key of db_path into *key (malloc()ed): 1. 0 when there is no
 ** store yet (*key NULL: nothing to list or forget), -1 when db_path does
-** not resolve (errmsg set).
+** not resolve, -2 when it is NULL (errmsg set).
 */
 static int key_of(askdb_memory *h, const char *db_path, char **key)
 {
+    *key = NULL;
+    if (!db_path) {
+        fail(h, ASKDB_ERR_USAGE, "no database path given");
+        return -2;
+    }
     *key = memory_db_key(db_path);
     if (!*key) {
         fail(h, ASKDB_ERR_DB_OPEN, "cannot open database '%s': %s", db_path,
@@ -382,6 +403,12 @@ static int key_of(askdb_memory *h, const char *db_path, char **key)
     return 1;
 }
 
+/* The status of a key_of() result of 0 or less. */
+static askdb_status key_status(int rc)
+{
+    return rc == -2 ? ASKDB_ERR_USAGE : rc < 0 ? ASKDB_ERR_DB_OPEN : ASKDB_OK;
+}
+
 askdb_status askdb_memory_list(askdb_memory *h, const char *db_path,
                                askdb_pair **out, int *n)
 {
@@ -390,11 +417,13 @@ askdb_status askdb_memory_list(askdb_memory *h, const char *db_path,
     char *key;
     int i, rc;
 
+    if (!h || !out || !n)
+        return ASKDB_ERR_USAGE;
     *out = NULL;
     *n = 0;
     rc = key_of(h, db_path, &key);
     if (rc <= 0)
-        return rc < 0 ? ASKDB_ERR_DB_OPEN : ASKDB_OK;
+        return key_status(rc);
     rc = memory_list(h->m, key, &p, n);
     free(key);
     if (rc)
@@ -437,14 +466,18 @@ askdb_status askdb_memory_forget(askdb_memory *h, const char *db_path,
     char *key;
     int n;
 
-    *removed = 0;
+    if (removed)
+        *removed = 0;
+    if (!h)
+        return ASKDB_ERR_USAGE;
     n = key_of(h, db_path, &key);
     if (n <= 0)
-        return n < 0 ? ASKDB_ERR_DB_OPEN : ASKDB_OK;
+        return key_status(n);
     n = memory_forget(h->m, key, question, h->errmsg, sizeof h->errmsg);
     free(key);
     if (n < 0)
         return ASKDB_ERR_IO;
-    *removed = n;
+    if (removed)
+        *removed = n;
     return ASKDB_OK;
 }

@@ -22,6 +22,8 @@ askdb_status askdb_model_new(const askdb_config *cfg, askdb_model **out)
     askdb_model *m;
     askdb_status rc;
 
+    if (!out)
+        return ASKDB_ERR_USAGE;
     *out = NULL;
     m = calloc(1, sizeof *m);
     if (!m)

@@ -201,10 +201,11 @@ askdb_status askdb_answer_json(const askdb_answer *a, int flags, char **out)
     json_t *o = json_object(), *atts = json_array(), *t;
     int i, err = !o || !atts;
 
-    if (!a) {
+    if (!a || !out) {
         json_decref(o);
         json_decref(atts);
-        *out = NULL;
+        if (out)
+            *out = NULL;
         return ASKDB_ERR_USAGE;
     }
     err |= json_object_set_new(o, "question", str_json(a->question));
@@ -248,9 +249,14 @@ askdb_status askdb_answer_json(const askdb_answer *a, int flags, char **out)
 askdb_status askdb_result_json(const askdb_result *r, const char *sql,
                                const char *error, int flags, char **out)
 {
-    json_t *o = json_object();
-    int err = !o;
+    json_t *o;
+    int err;
 
+    if (!out)
+        return ASKDB_ERR_USAGE;
+    *out = NULL;
+    o = json_object();
+    err = !o;
     if (!err)
         err = json_object_set_new(o, "sql", str_json(sql));
     if (r && !err) {

@@ -79,10 +79,13 @@ static int vendor_host(const askdb_config *cfg, const char *name,
 
 void askdb_config_from_env(askdb_config *cfg)
 {
-    /* A URL the caller (a flag) gave, before the environment adds one. */
-    int url_given = cfg->llm_url && *cfg->llm_url;
+    int url_given;
     const char *model, *v;
 
+    if (!cfg)
+        return;
+    /* A URL the caller (a flag) gave, before the environment adds one. */
+    url_given = cfg->llm_url && *cfg->llm_url;
     /* Nor may the local model from the environment beat a URL the caller
     ** gave (ASKDB_PROVIDER=local and --llm-url: the URL). */
     if (!cfg->provider) {

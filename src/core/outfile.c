@@ -202,10 +202,12 @@ int outfile_same_file(const char *a, const char *b)
 /* The public names (askdb.h). */
 const char *askdb_output_refusal(const char *path)
 {
-    return outfile_refusal(path);
+    return askdb_output_refusal_for(path, NULL);
 }
 
 const char *askdb_output_refusal_for(const char *path, const char *db)
 {
+    if (!path || !*path)
+        return "no file named";
     return outfile_refusal_for(path, db);
 }

@@ -145,7 +145,7 @@ char *askdb_real_text(double d, char *buf, size_t n)
 
 size_t askdb_utf8_len(const char *s, size_t n)
 {
-    return n ? text_char_len(s, n, 1) : 0;
+    return s && n ? text_char_len(s, n, 1) : 0;
 }
 
 int text_ends_nocase(const char *s, const char *suffix)

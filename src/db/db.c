@@ -60,6 +60,8 @@ askdb_status askdb_db_open(const char *path, const askdb_config *cfg,
     askdb_db *db;
     askdb_status rc;
 
+    if (!out)
+        return ASKDB_ERR_USAGE;
     *out = NULL;
     if (!cfg)
         cfg = &dflt;
@@ -245,7 +247,11 @@ askdb_status askdb_db_schema_text(askdb_db *db, char **out)
     const struct db_schema *s;
     askdb_status rc;
 
+    if (!out)
+        return ASKDB_ERR_USAGE;
     *out = NULL;
+    if (!db)
+        return ASKDB_ERR_USAGE;
     db_uncancel(db);
     rc = db_schema(db, &s);
     if (rc)
@@ -306,6 +312,11 @@ askdb_status askdb_db_query(askdb_db *db, const char *sql,
 {
     struct db_err e;
 
+    if (!out)
+        return ASKDB_ERR_USAGE;
+    *out = NULL;
+    if (!db)
+        return ASKDB_ERR_USAGE;
     db_uncancel(db);
     return db_run(db, sql, out, &e);
 }

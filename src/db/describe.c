@@ -62,7 +62,11 @@ askdb_status askdb_db_schema_json(askdb_db *db, int flags, char **out)
     char *text;
     int i;
 
+    if (!out)
+        return ASKDB_ERR_USAGE;
     *out = NULL;
+    if (!db)
+        return ASKDB_ERR_USAGE;
     db_uncancel(db);
     rc = db_schema(db, &s);
     if (rc == ASKDB_OK)
@@ -100,7 +104,11 @@ askdb_status askdb_db_explain(askdb_db *db, const char *sql,
     struct buf b;
     askdb_status rc;
 
+    if (!out)
+        return ASKDB_ERR_USAGE;
     *out = NULL;
+    if (!db)
+        return ASKDB_ERR_USAGE;
     db_uncancel(db);
     /* The statement itself passes the guard first, exactly as it would
     ** run; only then its plan is asked for. */

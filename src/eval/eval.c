@@ -470,8 +470,11 @@ static askdb_status run_status(askdb_eval *ev)
 askdb_status askdb_eval_run(askdb_eval *ev)
 {
     pthread_t *th;
-    int i, n = ev->opt.jobs, started = 0;
+    int i, n, started = 0;
 
+    if (!ev)
+        return ASKDB_ERR_USAGE;
+    n = ev->opt.jobs;
     ev->t0 = db_now_ms();
     ev->next_group = 0;
     if (n > ev->ngroups)
@@ -651,6 +654,8 @@ askdb_status askdb_eval_new(const askdb_config *cfg,
     long unknown, i;
     int ends_nl = 1;
 
+    if (!out)
+        return ASKDB_ERR_USAGE;
     *out = NULL;
     ev = calloc(1, sizeof *ev);
     if (!ev)
@@ -891,11 +896,16 @@ static json_t **selected_recs(askdb_eval *ev)
 
 askdb_status askdb_eval_summary(askdb_eval *ev, char **out)
 {
-    json_t **recs = selected_recs(ev);
+    json_t **recs;
     struct summary s;
     struct buf b;
 
+    if (!out)
+        return ASKDB_ERR_USAGE;
     *out = NULL;
+    if (!ev)
+        return ASKDB_ERR_USAGE;
+    recs = selected_recs(ev);
     if (!recs || summary_compute(recs, ev->nsel, &s)) {
         free(recs);
         return ASKDB_ERR_NOMEM;

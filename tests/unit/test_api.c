@@ -503,6 +503,187 @@ static void memory_learns_lists_imports_and_forgets(void **state)
 }
 
 /* ---------------------------------------------------------------------- */
+/* NULL arguments                                                         */
+/* ---------------------------------------------------------------------- */
+
+/*
+** Every function of askdb.h given NULL for its handle, a required
+** argument or a required output: ASKDB_ERR_USAGE, or for one returning a
+** pointer or a number its NULL, "" or 0, never a crash. Optional outputs
+** (counts, rows, "replaced") may be NULL.
+*/
+static void null_arguments_are_usage_errors(void **state)
+{
+    static const char *const r1[] = {"SELECT 1 AS one", NULL};
+    struct script s = {.replies = r1};
+    askdb_config cfg = scripted_config(&s);
+    char dir[128], store[256], file[256], *text = NULL;
+    askdb_eval_options eo = askdb_eval_options_default();
+    askdb_ask_options o = {.request_id = "x"};
+    askdb_answer a0, *a = NULL;
+    askdb_memory *m = NULL;
+    askdb_eval *ev = NULL;
+    askdb_result *r = NULL;
+    askdb_agent *ag = NULL;
+    askdb_pair *p = NULL;
+    askdb_db *db = NULL;
+    int np = -1;
+    FILE *f;
+
+    (void)state;
+    memset(&a0, 0, sizeof a0);
+    assert_int_equal(tmpdir_make(dir, sizeof dir, "null"), 0);
+    snprintf(store, sizeof store, "%s/memory.sqlite", dir);
+    snprintf(file, sizeof file, "%s/pairs.jsonl", dir);
+
+    /* Plain functions and the free functions. */
+    askdb_free(NULL);
+    askdb_config_from_env(NULL);
+    assert_int_equal(askdb_utf8_len(NULL, 4), 0);
+    assert_string_equal(askdb_status_str((askdb_status)99), "unknown");
+    assert_string_equal(askdb_event_type_str((askdb_event_type)99),
+                        "unknown");
+    assert_null(askdb_result_cell(NULL, 0, 0));
+    askdb_result_free(NULL);
+    askdb_answer_free(NULL);
+    askdb_pairs_free(NULL, 3);
+    assert_non_null(askdb_output_refusal(NULL));
+    assert_non_null(askdb_output_refusal_for(NULL, NULL));
+
+    /* Databases. */
+    assert_int_equal(askdb_db_open(testdb_shop(), NULL, NULL),
+                     ASKDB_ERR_USAGE);
+    assert_int_equal(askdb_db_open(NULL, NULL, &db), ASKDB_ERR_USAGE);
+    assert_string_equal(askdb_db_errmsg(db), "no database path given");
+    askdb_db_close(db);
+    askdb_db_close(NULL);
+    assert_int_equal(askdb_db_open(testdb_shop(), NULL, &db), ASKDB_OK);
+    assert_int_equal(askdb_db_schema_text(NULL, &text), ASKDB_ERR_USAGE);
+    assert_null(text);
+    assert_int_equal(askdb_db_schema_text(db, NULL), ASKDB_ERR_USAGE);
+    assert_int_equal(askdb_db_schema_json(NULL, 0, &text), ASKDB_ERR_USAGE);
+    assert_null(text);
+    assert_int_equal(askdb_db_schema_json(db, 0, NULL), ASKDB_ERR_USAGE);
+    assert_int_equal(askdb_db_query(NULL, "SELECT 1", &r), ASKDB_ERR_USAGE);
+    assert_null(r);
+    assert_int_equal(askdb_db_query(db, "SELECT 1", NULL), ASKDB_ERR_USAGE);
+    assert_int_equal(askdb_db_explain(NULL, "SELECT 1", &r),
+                     ASKDB_ERR_USAGE);
+    assert_null(r);
+    assert_int_equal(askdb_db_explain(db, "SELECT 1", NULL),
+                     ASKDB_ERR_USAGE);
+    assert_string_equal(askdb_db_engine(NULL), "");
+    assert_string_equal(askdb_db_version(NULL), "");
+    assert_string_equal(askdb_db_label(NULL), "");
+    assert_int_equal(askdb_db_errclass(NULL), ASKDB_EC_NONE);
+    askdb_db_cancel(NULL);
+    askdb_db_uncancel(NULL);
+
+    /* JSON. */
+    assert_int_equal(askdb_answer_json(NULL, 0, &text), ASKDB_ERR_USAGE);
+    assert_null(text);
+    assert_int_equal(askdb_answer_json(&a0, 0, NULL), ASKDB_ERR_USAGE);
+    assert_int_equal(askdb_result_json(NULL, "x", "e", 0, NULL),
+                     ASKDB_ERR_USAGE);
+
+    /* Models and agents: no handle, or nowhere to put one. */
+    assert_int_equal(askdb_model_new(&cfg, NULL), ASKDB_ERR_USAGE);
+    assert_string_equal(askdb_model_provider(NULL), "none");
+    askdb_model_free(NULL);
+    assert_int_equal(askdb_agent_new(&cfg, testdb_shop(), NULL),
+                     ASKDB_ERR_USAGE);
+    assert_int_equal(askdb_agent_new_with_model(&cfg, NULL, testdb_shop(),
+                                                NULL), ASKDB_ERR_USAGE);
+    assert_null(askdb_agent_db(NULL));
+    assert_int_equal(askdb_agent_warm(NULL), ASKDB_ERR_USAGE);
+    askdb_agent_cancel(NULL);
+    askdb_agent_forget(NULL);
+    askdb_agent_free(NULL);
+    /* No agent: an answer that says so, as for every failed question. */
+    assert_int_equal(askdb_agent_ask(NULL, "one", &a), ASKDB_ERR_USAGE);
+    assert_int_equal(a->status, ASKDB_ERR_USAGE);
+    assert_non_null(strstr(a->error, "no agent"));
+    askdb_answer_free(a);
+    a = NULL;
+    assert_int_equal(askdb_agent_ask_hint(NULL, "one", "h", &a),
+                     ASKDB_ERR_USAGE);
+    askdb_answer_free(a);
+    a = NULL;
+    assert_int_equal(askdb_agent_ask_opts(NULL, "one", &o, &a),
+                     ASKDB_ERR_USAGE);
+    askdb_answer_free(a);
+    assert_int_equal(askdb_agent_new(&cfg, testdb_shop(), &ag), ASKDB_OK);
+    assert_int_equal(askdb_agent_ask(ag, "one", NULL), ASKDB_ERR_USAGE);
+    assert_int_equal(askdb_agent_ask_hint(ag, "one", NULL, NULL),
+                     ASKDB_ERR_USAGE);
+    assert_int_equal(askdb_agent_ask_opts(ag, "one", NULL, NULL),
+                     ASKDB_ERR_USAGE);
+    assert_int_equal(s.calls, 0);
+    askdb_agent_free(ag);
+
+    /* Learned pairs; the counts are optional outputs. */
+    assert_int_equal(askdb_memory_open(store, 1, NULL), ASKDB_ERR_USAGE);
+    assert_int_equal(askdb_memory_learn(NULL, db, "q", "SELECT 1", NULL,
+                                        NULL), ASKDB_ERR_USAGE);
+    assert_int_equal(askdb_memory_import(NULL, db, file, NULL, NULL, NULL),
+                     ASKDB_ERR_USAGE);
+    assert_int_equal(askdb_memory_list(NULL, testdb_shop(), &p, &np),
+                     ASKDB_ERR_USAGE);
+    assert_int_equal(askdb_memory_forget(NULL, testdb_shop(), NULL, NULL),
+                     ASKDB_ERR_USAGE);
+    assert_string_equal(askdb_memory_path(NULL), "");
+    assert_non_null(askdb_memory_errmsg(NULL));
+    assert_int_equal(askdb_memory_open(store, 1, &m), ASKDB_OK);
+    assert_int_equal(askdb_memory_learn(m, NULL, "q", "SELECT 1", NULL,
+                                        NULL), ASKDB_ERR_USAGE);
+    assert_string_equal(askdb_memory_errmsg(m), "no database given");
+    assert_int_equal(askdb_memory_import(m, NULL, file, NULL, NULL, NULL),
+                     ASKDB_ERR_USAGE);
+    assert_int_equal(askdb_memory_import(m, db, NULL, NULL, NULL, NULL),
+                     ASKDB_ERR_USAGE);
+    assert_non_null(f = fopen(file, "w"));
+    fputs("{\"question\": \"Products?\", \"sql\": \"SELECT name FROM "
+          "products\"}\n", f);
+    fclose(f);
+    assert_int_equal(askdb_memory_import(m, db, file, NULL, NULL, NULL),
+                     ASKDB_OK);
+    assert_int_equal(askdb_memory_list(m, NULL, &p, &np), ASKDB_ERR_USAGE);
+    assert_string_equal(askdb_memory_errmsg(m), "no database path given");
+    assert_int_equal(askdb_memory_list(m, testdb_shop(), NULL, &np),
+                     ASKDB_ERR_USAGE);
+    assert_int_equal(askdb_memory_list(m, testdb_shop(), &p, NULL),
+                     ASKDB_ERR_USAGE);
+    assert_int_equal(askdb_memory_list(m, testdb_shop(), &p, &np), ASKDB_OK);
+    assert_int_equal(np, 1);
+    askdb_pairs_free(p, np);
+    assert_int_equal(askdb_memory_forget(m, NULL, NULL, NULL),
+                     ASKDB_ERR_USAGE);
+    assert_int_equal(askdb_memory_forget(m, testdb_shop(), NULL, NULL),
+                     ASKDB_OK);
+    assert_int_equal(askdb_memory_list(m, testdb_shop(), &p, &np), ASKDB_OK);
+    assert_int_equal(np, 0);
+    askdb_pairs_free(p, np);
+    askdb_memory_close(m);
+
+    /* Evaluation. */
+    assert_int_equal(askdb_eval_new(&cfg, &eo, NULL), ASKDB_ERR_USAGE);
+    assert_int_equal(askdb_eval_run(NULL), ASKDB_ERR_USAGE);
+    assert_int_equal(askdb_eval_summary(NULL, &text), ASKDB_ERR_USAGE);
+    assert_null(text);
+    assert_int_equal(askdb_eval_new(&cfg, &eo, &ev), ASKDB_ERR_USAGE);
+    assert_non_null(strstr(askdb_eval_errmsg(ev), "no suite"));
+    assert_int_equal(askdb_eval_summary(ev, NULL), ASKDB_ERR_USAGE);
+    askdb_eval_free(ev);
+    askdb_eval_interrupt(NULL);
+    assert_string_equal(askdb_eval_notes(NULL), "");
+    assert_non_null(askdb_eval_errmsg(NULL));
+    askdb_eval_free(NULL);
+
+    askdb_db_close(db);
+    assert_int_equal(tmpdir_remove(dir), 0);
+}
+
+/* ---------------------------------------------------------------------- */
 /* JSON and output paths                                                  */
 /* ---------------------------------------------------------------------- */
 
@@ -649,6 +830,7 @@ int main(void)
         cmocka_unit_test(answer_json_is_one_document_and_escapes_c1_on_request),
         cmocka_unit_test(output_refusal_names_databases),
         cmocka_unit_test(schema_json_and_explain),
+        cmocka_unit_test(null_arguments_are_usage_errors),
     };
     test_filter_from_env();
 
