@@ -952,8 +952,10 @@ ASKDB_API ASKDB_NODISCARD askdb_status askdb_eval_summary(askdb_eval *ev,
 ASKDB_API void askdb_eval_interrupt(askdb_eval *ev);
 
 /* Write the self-contained HTML report (inline CSS and SVG, no network)
-** to path, through path.tmp. ASKDB_ERR_USAGE when either is an SQLite
-** file (never written), ASKDB_ERR_IO when writing fails. */
+** to path, through path.tmp. ASKDB_ERR_USAGE when path is NULL or either
+** is refused as report_path is (a database, never written; the suite,
+** out_path, a device, a missing folder), ASKDB_ERR_IO when writing
+** fails. */
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_eval_write_report(askdb_eval *ev, const char *path);
 

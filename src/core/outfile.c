@@ -156,8 +156,11 @@ const char *outfile_companion_refusal(const char *path)
 
 const char *outfile_refusal(const char *path)
 {
-    int kind = sqlite_kind(path);
+    int kind;
 
+    if (!path || !*path)
+        return "no file named";
+    kind = sqlite_kind(path);
     if (kind == DUCKDB_KIND)
         return "it is a DuckDB database" NEVER;
     if (kind == PARQUET_KIND)
@@ -202,12 +205,10 @@ int outfile_same_file(const char *a, const char *b)
 /* The public names (askdb.h). */
 const char *askdb_output_refusal(const char *path)
 {
-    return askdb_output_refusal_for(path, NULL);
+    return outfile_refusal(path);
 }
 
 const char *askdb_output_refusal_for(const char *path, const char *db)
 {
-    if (!path || !*path)
-        return "no file named";
     return outfile_refusal_for(path, db);
 }

@@ -20,7 +20,7 @@
 ** would take a trace there for the database's own, delete it, or find
 ** the database locked. Otherwise a static reason, e.g.
 ** "it is an SQLite database (askdb never writes to databases; choose
-** another file)".
+** another file)". NULL or "" is refused too: "no file named".
 */
 const char *outfile_refusal(const char *path);
 

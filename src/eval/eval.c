@@ -927,15 +927,21 @@ askdb_status askdb_eval_summary(askdb_eval *ev, char **out)
 
 askdb_status askdb_eval_write_report(askdb_eval *ev, const char *path)
 {
-    json_t **recs = selected_recs(ev);
+    json_t **recs;
     struct summary s;
     struct buf b, title, sub, tmp;
-    const char *base = strrchr(ev->opt.suite_path, '/');
+    const char *base;
     askdb_status rc = ASKDB_ERR_NOMEM;
     const char *why, *given = path;
     char *real = NULL;
     FILE *f = NULL;
 
+    if (!ev)
+        return ASKDB_ERR_USAGE;
+    if (!path) {
+        set_msg(ev->errmsg, sizeof ev->errmsg, "no report file given");
+        return ASKDB_ERR_USAGE;
+    }
     /* The report replaces path (through path.tmp): neither may be a
     ** database, the suite, the records or a device. */
     why = out_refusal(ev, path, ev->opt.out_path);
@@ -944,6 +950,8 @@ askdb_status askdb_eval_write_report(askdb_eval *ev, const char *path)
                 "%s", path, why);
         return ASKDB_ERR_USAGE;
     }
+    base = strrchr(ev->opt.suite_path, '/');
+    recs = selected_recs(ev);
     buf_init(&b, REPORT_MAX_BYTES);
     buf_init(&title, 0);
     buf_init(&sub, 0);

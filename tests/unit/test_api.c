@@ -1,5 +1,6 @@
 /* test_api.c - the public API as an embedder uses it: cancel, a shared
 ** model on threads, learned pairs, the JSON writers, output paths. */
+#define _XOPEN_SOURCE 700 /* realpath() */
 #include "testutil.h"
 
 #include <pthread.h>
@@ -683,6 +684,44 @@ static void null_arguments_are_usage_errors(void **state)
     assert_int_equal(tmpdir_remove(dir), 0);
 }
 
+/* The report is not written over a database, nor to no file: a usage
+** error that says why, with nothing of the report's making left behind
+** (LeakSanitizer checks); a fresh file is written. */
+static void eval_report_refuses_a_database_and_no_file(void **state)
+{
+    static const char *const r[] = {NULL};
+    struct script s = {.replies = r};
+    askdb_config cfg = scripted_config(&s);
+    askdb_eval_options eo = askdb_eval_options_default();
+    char dir[128], suite[256], report[256], shop[4096];
+    askdb_eval *ev = NULL;
+    FILE *f;
+
+    (void)state;
+    assert_int_equal(tmpdir_make(dir, sizeof dir, "report"), 0);
+    snprintf(suite, sizeof suite, "%s/suite.jsonl", dir);
+    snprintf(report, sizeof report, "%s/report.html", dir);
+    assert_non_null(realpath(testdb_shop(), shop));
+    assert_non_null(f = fopen(suite, "w"));
+    fprintf(f, "{\"db\": \"%s\", \"question\": \"How many customers?\", "
+               "\"gold\": \"SELECT count(*) FROM customers\"}\n", shop);
+    fclose(f);
+    eo.suite_path = suite;
+    assert_int_equal(askdb_eval_new(&cfg, &eo, &ev), ASKDB_OK);
+    assert_int_equal(askdb_eval_write_report(ev, shop), ASKDB_ERR_USAGE);
+    assert_non_null(strstr(askdb_eval_errmsg(ev), "SQLite database"));
+    assert_int_equal(askdb_eval_write_report(ev, NULL), ASKDB_ERR_USAGE);
+    assert_string_equal(askdb_eval_errmsg(ev), "no report file given");
+    assert_int_equal(askdb_eval_write_report(ev, ""), ASKDB_ERR_USAGE);
+    assert_non_null(strstr(askdb_eval_errmsg(ev), "no file named"));
+    assert_int_equal(askdb_eval_write_report(ev, report), ASKDB_OK);
+    assert_int_equal(access(report, R_OK), 0);
+    assert_int_equal(askdb_eval_write_report(NULL, report), ASKDB_ERR_USAGE);
+    askdb_eval_free(ev);
+    assert_int_equal(s.calls, 0);
+    assert_int_equal(tmpdir_remove(dir), 0);
+}
+
 /* ---------------------------------------------------------------------- */
 /* JSON and output paths                                                  */
 /* ---------------------------------------------------------------------- */
@@ -831,6 +870,7 @@ int main(void)
         cmocka_unit_test(output_refusal_names_databases),
         cmocka_unit_test(schema_json_and_explain),
         cmocka_unit_test(null_arguments_are_usage_errors),
+        cmocka_unit_test(eval_report_refuses_a_database_and_no_file),
     };
     test_filter_from_env();
 
