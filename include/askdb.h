@@ -775,8 +775,8 @@ typedef struct askdb_pair {
 ** store opens as an empty one that lists nothing and forgets nothing (and
 ** learns nothing: ASKDB_ERR_USAGE). Any other SQLite file is refused and
 ** left untouched. On failure *out may be set for askdb_memory_errmsg();
-** free it with askdb_memory_close(). Returns ASKDB_ERR_USAGE (not a
-** store, newer format, a database's companion file), ASKDB_ERR_IO.
+** free it with askdb_memory_close(). Returns ASKDB_ERR_USAGE (path "",
+** not a store, newer format, a database's companion file), ASKDB_ERR_IO.
 */
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_memory_open(const char *path, int create, askdb_memory **out);

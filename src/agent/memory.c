@@ -373,6 +373,13 @@ int memory_open(const char *path, int create, struct memory **out,
     int flags = SQLITE_OPEN_READWRITE;
 
     *out = NULL;
+    /* SQLite would open "" as a private temporary database, gone with
+    ** the handle: every pair learned into it would be lost. */
+    if (path && !*path) {
+        snprintf(err, errlen, "the memory store's path is empty (NULL "
+                              "names the default store)");
+        return -1;
+    }
     m = calloc(1, sizeof *m);
     if (!m) {
         snprintf(err, errlen, "out of memory");

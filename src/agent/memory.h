@@ -49,8 +49,9 @@ struct memory_pair {
 ** a missing file (and the default cache directory) is created and the
 ** schema set up. Returns 0 and *out, or 1 when the store does not exist
 ** and create is 0 (*out NULL: "nothing learned yet"), or -1 with the
-** reason in err: not an askdb memory store (any other SQLite database is
-** refused and left untouched), not a database, newer format, I/O.
+** reason in err: an empty path, not an askdb memory store (any other
+** SQLite database is refused and left untouched), not a database, newer
+** format, I/O.
 */
 int memory_open(const char *path, int create, struct memory **out,
                 char *err, size_t errlen);

@@ -493,6 +493,14 @@ static void memory_learns_lists_imports_and_forgets(void **state)
                      ASKDB_ERR_DB_OPEN);
     askdb_memory_close(m);
 
+    /* "" is no store (SQLite would open a temporary one, lost at
+    ** close), with or without create. */
+    assert_int_equal(askdb_memory_open("", 1, &m), ASKDB_ERR_USAGE);
+    assert_non_null(strstr(askdb_memory_errmsg(m), "path is empty"));
+    askdb_memory_close(m);
+    assert_int_equal(askdb_memory_open("", 0, &m), ASKDB_ERR_USAGE);
+    askdb_memory_close(m);
+
     /* Another SQLite database is not a store: refused, left alone. */
     assert_int_equal(sqlfile_exec(other, "CREATE TABLE t(x);"), 0);
     assert_int_equal(askdb_memory_open(other, 1, &m), ASKDB_ERR_USAGE);
