@@ -596,6 +596,8 @@ ASKDB_API const char *askdb_agent_errmsg(const askdb_agent *ag);
 ** The same over a model loaded once with askdb_model_new() (above):
 ** the agent borrows model, which must outlive it. cfg's model settings
 ** (provider, URL, model, key, threads) are ignored; the model's own hold.
+** A NULL model, or one whose askdb_model_new() failed, is ASKDB_ERR_USAGE
+** with *out set as on any failure (askdb_agent_errmsg says which).
 */
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_agent_new_with_model(const askdb_config *cfg, askdb_model *model,

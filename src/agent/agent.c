@@ -281,13 +281,26 @@ askdb_status askdb_agent_new_with_model(const askdb_config *cfg,
                                         const char *db_path,
                                         askdb_agent **out)
 {
+    askdb_agent *ag;
+
     if (!out)
         return ASKDB_ERR_USAGE;
-    if (!model || !agent_model_shared(model)) {
-        *out = NULL;   /* a model whose askdb_model_new() failed */
-        return ASKDB_ERR_USAGE;
-    }
-    return agent_create(cfg, agent_model_shared(model), db_path, out);
+    if (model && agent_model_shared(model))
+        return agent_create(cfg, agent_model_shared(model), db_path, out);
+    /* No model, or one whose askdb_model_new() failed: a handle that
+    ** says so, as every constructor leaves one on failure. */
+    *out = NULL;
+    ag = calloc(1, sizeof *ag);
+    if (!ag)
+        return ASKDB_ERR_NOMEM;
+    *out = ag;
+    if (model)
+        snprintf(ag->errmsg, sizeof ag->errmsg, "the model was not "
+                 "loaded: %s", askdb_model_errmsg(model));
+    else
+        snprintf(ag->errmsg, sizeof ag->errmsg, "no model given (NULL; "
+                 "askdb_model_new() makes one)");
+    return ASKDB_ERR_USAGE;
 }
 
 void askdb_agent_cancel(askdb_agent *ag)

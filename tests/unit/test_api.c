@@ -345,7 +345,8 @@ static void shared_model_serves_agents_on_two_threads(void **state)
     askdb_model_free(m);
 }
 
-/* A model whose loading failed makes no agents; its errmsg says why. */
+/* A model whose loading failed, or none, makes no working agent: the
+** handle left, as by every constructor, says why. */
 static void failed_model_makes_no_agent(void **state)
 {
     askdb_config cfg = askdb_config_default();
@@ -358,7 +359,18 @@ static void failed_model_makes_no_agent(void **state)
     assert_non_null(strstr(askdb_model_errmsg(m), "unknown model provider"));
     assert_int_equal(askdb_agent_new_with_model(&cfg, m, testdb_shop(), &ag),
                      ASKDB_ERR_USAGE);
-    assert_null(ag);
+    assert_non_null(ag);
+    assert_non_null(strstr(askdb_agent_errmsg(ag), "the model was not "
+                                                   "loaded: unknown model "
+                                                   "provider"));
+    assert_null(askdb_agent_db(ag));
+    askdb_agent_free(ag);
+    ag = NULL;
+    assert_int_equal(askdb_agent_new_with_model(&cfg, NULL, testdb_shop(),
+                                                &ag), ASKDB_ERR_USAGE);
+    assert_non_null(ag);
+    assert_non_null(strstr(askdb_agent_errmsg(ag), "no model given"));
+    askdb_agent_free(ag);
     askdb_model_free(m);
     askdb_model_free(NULL);
 }
