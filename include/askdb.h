@@ -417,7 +417,8 @@ ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_db_open(const char *path, const askdb_config *cfg, askdb_db **out);
 ASKDB_API void askdb_db_close(askdb_db *db);
 
-/* Last error on this handle; borrowed until the next call on it. */
+/* Last error on this handle ("" after a success); borrowed until the
+** next call on it. */
 ASKDB_API const char *askdb_db_errmsg(const askdb_db *db);
 
 /*
@@ -439,8 +440,10 @@ ASKDB_API ASKDB_NODISCARD askdb_status askdb_db_schema_text(askdb_db *db,
 
 /*
 ** Run one statement through the read-only guard with the configured limits.
-** Refuses (ASKDB_ERR_REFUSED) anything but exactly one read-only statement.
-** On success *out is the caller's (askdb_result_free).
+** Refuses (ASKDB_ERR_REFUSED) anything but exactly one read-only statement,
+** text that is empty or only comments too (its errclass ASKDB_EC_NO_SQL);
+** a NULL sql is ASKDB_ERR_USAGE. On success *out is the caller's
+** (askdb_result_free).
 */
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_db_query(askdb_db *db, const char *sql, askdb_result **out);

@@ -586,6 +586,7 @@ int memory_learn(struct memory *m, askdb_db *db, const char *question,
     char *q = NULL, *s = NULL, *key = NULL, *self = NULL;
     askdb_result *r = NULL;
     struct db_err e;
+    askdb_status st;
     int rc = MEMORY_REJECTED;
 
     if (nrows)
@@ -608,8 +609,11 @@ int memory_learn(struct memory *m, askdb_db *db, const char *question,
     }
     /* db_run checks again; checking first refuses a write without
     ** running anything. A refusal's message says "refused: ..." itself. */
-    if (db_check(db, s, &e) || db_run(db, s, &r, &e)) {
-        if (e.ec == ASKDB_EC_REFUSED)
+    st = db_check(db, s, &e);
+    if (st == ASKDB_OK)
+        st = db_run(db, s, &r, &e);
+    if (st) {
+        if (st == ASKDB_ERR_REFUSED)
             snprintf(err, errlen, "%s", e.msg);
         else
             snprintf(err, errlen, "the SQL fails on the database: %s",

@@ -260,7 +260,10 @@ askdb_status askdb_db_schema_text(askdb_db *db, char **out)
     if (rc)
         return rc;
     *out = schema_render(s);
-    return *out ? ASKDB_OK : ASKDB_ERR_NOMEM;
+    if (!*out)
+        return ASKDB_ERR_NOMEM;
+    db->errmsg[0] = '\0';
+    return ASKDB_OK;
 }
 
 askdb_status db_check(askdb_db *db, const char *sql, struct db_err *e)
@@ -279,6 +282,8 @@ askdb_status db_check(askdb_db *db, const char *sql, struct db_err *e)
     db->errclass = e->ec;
     if (rc)
         snprintf(db->errmsg, sizeof db->errmsg, "%s", e->msg);
+    else
+        db->errmsg[0] = '\0';
     return rc;
 }
 
@@ -304,7 +309,16 @@ askdb_status db_run(askdb_db *db, const char *sql, askdb_result **out,
     db->errclass = e->ec;
     if (rc)
         snprintf(db->errmsg, sizeof db->errmsg, "%s", e->msg);
+    else
+        db->errmsg[0] = '\0';
     return rc;
+}
+
+askdb_status db_no_statement(askdb_db *db)
+{
+    snprintf(db->errmsg, sizeof db->errmsg, "no statement given (NULL)");
+    db->errclass = ASKDB_EC_NO_SQL;
+    return ASKDB_ERR_USAGE;
 }
 
 askdb_status askdb_db_query(askdb_db *db, const char *sql,
@@ -317,6 +331,8 @@ askdb_status askdb_db_query(askdb_db *db, const char *sql,
     *out = NULL;
     if (!db)
         return ASKDB_ERR_USAGE;
+    if (!sql)
+        return db_no_statement(db);
     db_uncancel(db);
     return db_run(db, sql, out, &e);
 }

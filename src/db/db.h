@@ -28,12 +28,16 @@ askdb_status db_schema(askdb_db *db, const struct db_schema **out);
 askdb_status db_fill_samples(askdb_db *db, const unsigned char *keep,
                              int *read);
 
-/* Prepare without running: one read-only statement? Fills e on failure. */
+/* Prepare without running: one read-only statement? Fills e on failure.
+** Both set the handle's errclass, and its errmsg (cleared on success). */
 askdb_status db_check(askdb_db *db, const char *sql, struct db_err *e);
 
 /* Check and run with the limits. On success *out is the caller's. */
 askdb_status db_run(askdb_db *db, const char *sql, askdb_result **out,
                     struct db_err *e);
+
+/* A NULL statement given to the API: ASKDB_ERR_USAGE, said on db. */
+askdb_status db_no_statement(askdb_db *db);
 
 /*
 ** Clear the cancel flag (db->cancel) before work asked for through the

@@ -94,7 +94,10 @@ askdb_status askdb_db_schema_json(askdb_db *db, int flags, char **out)
                              (flags & ASKDB_JSON_PRETTY ? JSON_INDENT(2)
                                                         : JSON_COMPACT));
     json_decref(o);
-    return *out ? ASKDB_OK : ASKDB_ERR_NOMEM;
+    if (!*out)
+        return ASKDB_ERR_NOMEM;
+    db->errmsg[0] = '\0';
+    return ASKDB_OK;
 }
 
 askdb_status askdb_db_explain(askdb_db *db, const char *sql,
@@ -109,6 +112,8 @@ askdb_status askdb_db_explain(askdb_db *db, const char *sql,
     *out = NULL;
     if (!db)
         return ASKDB_ERR_USAGE;
+    if (!sql)
+        return db_no_statement(db);
     db_uncancel(db);
     /* The statement itself passes the guard first, exactly as it would
     ** run; only then its plan is asked for. */

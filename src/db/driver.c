@@ -192,6 +192,15 @@ askdb_error_class db_classify(const char *msg)
     return ASKDB_EC_RUNTIME;
 }
 
+askdb_status db_no_sql(struct db_err *e)
+{
+    e->ec = ASKDB_EC_NO_SQL;
+    snprintf(e->msg, sizeof e->msg, "refused: no SQL statement (the text "
+             "is empty or only comments); askdb runs exactly one read-only "
+             "statement");
+    return ASKDB_ERR_REFUSED;
+}
+
 void askdb_result_free(askdb_result *r)
 {
     long i, n;

@@ -101,6 +101,13 @@ char *db_redact(const char *path);
 */
 const char *db_conninfo_hint(const char *path);
 
+/*
+** Text that holds no statement (empty, white space or only comments):
+** not exactly one statement, so ASKDB_ERR_REFUSED, with class
+** ASKDB_EC_NO_SQL and the message in e. Every driver says it this way.
+*/
+askdb_status db_no_sql(struct db_err *e);
+
 /* Classify an engine error message (e.g. "no such column: x"). */
 askdb_error_class db_classify(const char *msg);
 

@@ -1635,18 +1635,14 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
         want = DUCKDB_STATEMENT_TYPE_EXPLAIN;
     }
     if (!*skip_blank(sql)) {
-        e->ec = ASKDB_EC_NO_SQL;
-        snprintf(e->msg, sizeof e->msg, "no SQL statement (empty text)");
-        rc = ASKDB_ERR_DB;
+        rc = db_no_sql(e);
         goto out;
     }
     n = duckdb_extract_statements(d->con, sql, &ex);
     if (n == 0) {
         const char *m = duckdb_extract_statements_error(ex);
         if (!m || !*m) {
-            e->ec = ASKDB_EC_NO_SQL;
-            snprintf(e->msg, sizeof e->msg, "no SQL statement (empty text)");
-            rc = ASKDB_ERR_DB;
+            rc = db_no_sql(e);
         } else {
             set_error(e, DUCKDB_ERROR_PARSER, m);
             rc = status_of(e->ec);

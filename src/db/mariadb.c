@@ -1484,8 +1484,7 @@ static int guard_text(const char *sql, size_t *len, struct db_err *e)
         end = p;
     }
     if (!end) {
-        e->ec = ASKDB_EC_NO_SQL;
-        snprintf(e->msg, sizeof e->msg, "no SQL statement (empty text)");
+        (void)db_no_sql(e);
         return -1;
     }
     *len = (size_t)(end - sql);
@@ -1512,7 +1511,9 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
 
     *out = NULL;
     if (guard_text(sql, &len, e))
-        return e->ec == ASKDB_EC_REFUSED ? ASKDB_ERR_REFUSED : ASKDB_ERR_DB;
+        return e->ec == ASKDB_EC_REFUSED || e->ec == ASKDB_EC_NO_SQL
+                   ? ASKDB_ERR_REFUSED
+                   : ASKDB_ERR_DB;
     for (;;) {
         if (revive(db, s)) {
             /* The server, not the statement: no repair helps. */

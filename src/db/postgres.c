@@ -1783,11 +1783,8 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
     askdb_status rc;
 
     *desc = NULL;
-    if (!*skip_filler(sql)) {
-        e->ec = ASKDB_EC_NO_SQL;
-        say(e->msg, sizeof e->msg, "no SQL statement (empty text)");
-        return ASKDB_ERR_DB;
-    }
+    if (!*skip_filler(sql))
+        return db_no_sql(e);
     if (refuse_denied(sql, e) < 0)
         return ASKDB_ERR_REFUSED;
     if (pg_ready(db, p, e) < 0)

@@ -988,11 +988,8 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
             snprintf(e->msg, sizeof e->msg, "%s", m);
         return e->ec == ASKDB_EC_REFUSED ? ASKDB_ERR_REFUSED : ASKDB_ERR_DB;
     }
-    if (!st) {
-        e->ec = ASKDB_EC_NO_SQL;
-        snprintf(e->msg, sizeof e->msg, "no SQL statement (empty text)");
-        return ASKDB_ERR_DB;
-    }
+    if (!st)
+        return db_no_sql(e);
     if (*skip_filler(tail)) {
         e->ec = ASKDB_EC_REFUSED;
         snprintf(e->msg, sizeof e->msg,

@@ -874,6 +874,57 @@ static void schema_json_and_explain(void **state)
     askdb_db_close(db);
 }
 
+/*
+** A statement that is not there: NULL is a usage error; empty text,
+** blanks or only comments are not exactly one statement, so refused (as
+** the header says), class no_sql, in askdb-exec and in process alike. A
+** success leaves no earlier error in askdb_db_errmsg().
+*/
+static void query_refuses_no_statement_and_clears_its_error(void **state)
+{
+    static const char *const none[] = {"", "   ", "-- c", "/* c */ ;"};
+    askdb_config cfg = askdb_config_default();
+    askdb_result *r = NULL;
+    askdb_db *db = NULL;
+    size_t i;
+    int k;
+
+    (void)state;
+    for (k = 0; k < 2; k++) {
+        cfg.in_process = k;
+        assert_int_equal(askdb_db_open(testdb_shop(), &cfg, &db), ASKDB_OK);
+        assert_int_equal(askdb_db_query(db, NULL, &r), ASKDB_ERR_USAGE);
+        assert_null(r);
+        assert_string_equal(askdb_db_errmsg(db), "no statement given (NULL)");
+        assert_int_equal(askdb_db_explain(db, NULL, &r), ASKDB_ERR_USAGE);
+        for (i = 0; i < sizeof none / sizeof *none; i++) {
+            assert_int_equal(askdb_db_query(db, none[i], &r),
+                             ASKDB_ERR_REFUSED);
+            assert_null(r);
+            assert_int_equal(askdb_db_errclass(db), ASKDB_EC_NO_SQL);
+            assert_non_null(strstr(askdb_db_errmsg(db),
+                                   "refused: no SQL statement"));
+            assert_int_equal(askdb_db_explain(db, none[i], &r),
+                             ASKDB_ERR_REFUSED);
+        }
+        assert_int_equal(askdb_db_query(db, "SELECT nope FROM customers",
+                                        &r), ASKDB_ERR_DB);
+        assert_non_null(strstr(askdb_db_errmsg(db), "nope"));
+        assert_int_equal(askdb_db_query(db, "SELECT 1", &r), ASKDB_OK);
+        assert_string_equal(askdb_db_errmsg(db), "");
+        assert_int_equal(askdb_db_errclass(db), ASKDB_EC_NONE);
+        askdb_result_free(r);
+        r = NULL;
+        assert_int_equal(askdb_db_query(db, "", &r), ASKDB_ERR_REFUSED);
+        assert_int_equal(askdb_db_explain(db, "SELECT 1", &r), ASKDB_OK);
+        assert_string_equal(askdb_db_errmsg(db), "");
+        askdb_result_free(r);
+        r = NULL;
+        askdb_db_close(db);
+        db = NULL;
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -889,6 +940,7 @@ int main(void)
         cmocka_unit_test(answer_json_is_one_document_and_escapes_c1_on_request),
         cmocka_unit_test(output_refusal_names_databases),
         cmocka_unit_test(schema_json_and_explain),
+        cmocka_unit_test(query_refuses_no_statement_and_clears_its_error),
         cmocka_unit_test(null_arguments_are_usage_errors),
         cmocka_unit_test(eval_report_refuses_a_database_and_no_file),
     };

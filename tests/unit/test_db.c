@@ -469,7 +469,8 @@ static void errors_are_classified(void **state)
     assert_int_equal(e.ec, ASKDB_EC_RUNTIME);
     db_check(db, "SELECT id FROM emp, dept", &e);
     assert_int_equal(e.ec, ASKDB_EC_UNKNOWN_COLUMN); /* ambiguous */
-    assert_int_equal(db_check(db, "  -- only a comment", &e), ASKDB_ERR_DB);
+    assert_int_equal(db_check(db, "  -- only a comment", &e),
+                     ASKDB_ERR_REFUSED);
     assert_int_equal(e.ec, ASKDB_EC_NO_SQL);
     assert_int_equal(db_check(db, "SELECT 1; -- trailing\n;", &e), ASKDB_OK);
     askdb_db_close(db);
