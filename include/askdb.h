@@ -216,8 +216,8 @@ typedef struct askdb_config {
     void *llm_ud;
 
     /* Agent */
-    int max_attempts;        /* SQL generations per question, default 3,
-                                at most 32 */
+    int max_attempts;        /* SQL generations per question, default 3
+                                (also for 0 or less), at most 32 */
     int dry_run;             /* generate and validate, never execute (one
                                 candidate: no vote without results) */
 

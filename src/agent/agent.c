@@ -229,10 +229,7 @@ static askdb_status agent_create(const askdb_config *cfg,
         return ASKDB_ERR_NOMEM;
     *out = ag;
     ag->cfg = cfg ? *cfg : askdb_config_default();
-    if (ag->cfg.max_attempts < 1)
-        ag->cfg.max_attempts = 1;
-    if (ag->cfg.max_attempts > AGENT_MAX_ATTEMPTS)
-        ag->cfg.max_attempts = AGENT_MAX_ATTEMPTS;
+    ag->cfg.max_attempts = agent_max_attempts(&ag->cfg);
     atomic_init(&ag->cancel, 0);
     rc = askdb_db_open(db_path, &ag->cfg, &ag->db);
     if (rc) {

@@ -8,6 +8,14 @@
 
 #include "core/text.h"
 
+int agent_max_attempts(const askdb_config *cfg)
+{
+    if (cfg->max_attempts < 1)
+        return askdb_config_default().max_attempts;
+    return cfg->max_attempts > AGENT_MAX_ATTEMPTS ? AGENT_MAX_ATTEMPTS
+                                                  : cfg->max_attempts;
+}
+
 void agent_emit(askdb_agent *ag, askdb_event_type type, json_t *ev)
 {
     askdb_event e;

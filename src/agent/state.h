@@ -144,6 +144,9 @@ struct agent_state {
                                 values of the database (context), 0 = none */
 };
 
+/* The attempts per question cfg asks for: max_attempts, 0 or less the
+** default (3), at most AGENT_MAX_ATTEMPTS. */
+int agent_max_attempts(const askdb_config *cfg);
 
 void agent_log(struct agent_state *st, const char *step, const char *fmt,
                ...) __attribute__((format(printf, 3, 4)));

@@ -967,7 +967,7 @@ askdb_status askdb_eval_write_report(askdb_eval *ev, const char *path)
                "execution evaluation decides it%s", ev->nsel,
                ev->opt.suite_path, ev->cfg.model ? ev->cfg.model : "default",
                llm_choose(&ev->cfg) ? llm_choose(&ev->cfg) : "?",
-               ev->cfg.max_attempts,
+               agent_max_attempts(&ev->cfg),
                ev->opt.keep_distinct ? " (DISTINCT kept)" : "");
     report_html(&b, title.data ? title.data : "askdb eval",
                 sub.data ? sub.data : "", recs, ev->nsel, &s);

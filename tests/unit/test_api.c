@@ -146,6 +146,34 @@ static void blank_question_is_a_usage_error(void **state)
     askdb_agent_free(ag);
 }
 
+/* max_attempts of 0 or less is the default, 3, as for the limits: a
+** zeroed setting does not take away the repairs. */
+static void zero_max_attempts_means_the_default(void **state)
+{
+    static const char *const bad[] = {
+        "SELECT nope FROM customers", "SELECT nope FROM customers",
+        "SELECT nope FROM customers", "SELECT nope FROM customers", NULL};
+    static const int asked[] = {0, -1, 1};
+    static const int want[] = {3, 3, 1};
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof asked / sizeof *asked; i++) {
+        struct script s = {.replies = bad};
+        askdb_config cfg = scripted_config(&s);
+        askdb_agent *ag = NULL;
+        askdb_answer *a = NULL;
+
+        cfg.max_attempts = asked[i];
+        assert_int_equal(askdb_agent_new(&cfg, testdb_shop(), &ag), ASKDB_OK);
+        assert_int_equal(askdb_agent_ask(ag, "nope?", &a), ASKDB_ERR_NO_SQL);
+        assert_int_equal(a->nattempts, want[i]);
+        assert_int_equal(s.calls, want[i]);
+        askdb_answer_free(a);
+        askdb_agent_free(ag);
+    }
+}
+
 /* A statement that takes more than a few steps of SQLite's (the cancel
 ** flag is looked at every 1000): counting to 10000. */
 static const char count_query[] =
@@ -931,6 +959,7 @@ int main(void)
         cmocka_unit_test(cancel_stops_a_running_query),
         cmocka_unit_test(cancel_between_questions_is_forgotten),
         cmocka_unit_test(blank_question_is_a_usage_error),
+        cmocka_unit_test(zero_max_attempts_means_the_default),
         cmocka_unit_test(statement_after_a_cancelled_question_runs),
         cmocka_unit_test(cancel_stops_a_statement_on_the_agents_database),
         cmocka_unit_test(failed_model_makes_no_agent),
