@@ -710,7 +710,8 @@ askdb_answer_json(const askdb_answer *a, int flags, char **out);
 
 /* One statement's result as a JSON object: sql, columns, rows, row_count,
 ** truncated, exec_ms; error instead of the rows when error is not NULL
-** (r may be NULL then). *out is the caller's (askdb_free). */
+** (r may be NULL then; both NULL is ASKDB_ERR_USAGE). *out is the
+** caller's (askdb_free). */
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_result_json(const askdb_result *r, const char *sql, const char *error,
                   int flags, char **out);

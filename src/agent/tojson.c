@@ -255,6 +255,8 @@ askdb_status askdb_result_json(const askdb_result *r, const char *sql,
     if (!out)
         return ASKDB_ERR_USAGE;
     *out = NULL;
+    if (!r && !error)
+        return ASKDB_ERR_USAGE; /* neither rows nor why there are none */
     o = json_object();
     err = !o;
     if (!err)

@@ -806,6 +806,10 @@ static void answer_json_is_one_document_and_escapes_c1_on_request(void **st)
     assert_null(strstr(term, "\xc2\x9b"));
     assert_null(strchr(plain, '\n'));
     assert_non_null(strstr(pretty, "\n  \"question\": \"odd values\""));
+    /* No rows and no error: nothing to say. */
+    assert_int_equal(askdb_result_json(NULL, "SELECT x", NULL, 0, &res),
+                     ASKDB_ERR_USAGE);
+    assert_null(res);
     assert_int_equal(askdb_result_json(NULL, "SELECT x", "no such column: x",
                                        0, &res), ASKDB_OK);
     assert_string_equal(res, "{\"sql\":\"SELECT x\",\"error\":"
