@@ -149,10 +149,14 @@ typedef void (*askdb_token_fn)(void *ud, const char *piece, size_t len);
 **   fix          kind ("requalify", "join" or "cast"), candidate, changes, from,
 **                sql, ok: a deterministic repair made without asking the
 **                model (ok: the engine accepts the result)
-**   answer_text  text (the plain-English answer)
-**   answer       status, sql, attempts, candidates, confidence,
-**                timings {schema_ms ... total_ms}, prompt_tokens,
-**                completion_tokens, llm_calls, text (always last)
+**   select       options, voted, picks, chosen, error (a tie between
+**                candidates' results put to the model: config select)
+**   answer_text  error: only when the plain-English answer (config
+**                answer) could not be had; the rows still stand
+**   answer       (always last) status, sql, attempts, candidates,
+**                confidence, timings {schema_ms ... total_ms},
+**                prompt_tokens, completion_tokens, llm_calls, error,
+**                text (the plain-English answer, when there is one)
 **
 ** The callback runs on the asking thread, between steps: keep it short.
 ** ev and its strings are borrowed for the duration of the call.

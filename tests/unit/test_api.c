@@ -174,6 +174,64 @@ static void zero_max_attempts_means_the_default(void **state)
     }
 }
 
+/* The events of one question, as "name json" lines. */
+static char events_seen[16384];
+
+static void keep_event(void *ud, const askdb_event *ev)
+{
+    size_t n = strlen(events_seen);
+
+    (void)ud;
+    snprintf(events_seen + n, sizeof events_seen - n, "%s %s\n", ev->name,
+             ev->json);
+}
+
+/* As the header says: the plain-English answer is the answer event's
+** text; answer_text comes only when it could not be had, with the error,
+** and the rows stand. */
+static void plain_answer_is_in_the_answer_event(void **state)
+{
+    static const char *const ok[] = {"SELECT count(*) AS n FROM customers",
+                                     "There are 60 customers.", NULL};
+    static const char *const no_words[] = {
+        "SELECT count(*) AS n FROM customers", NULL};
+    const char *const *replies[] = {ok, no_words};
+    int i;
+
+    (void)state;
+    for (i = 0; i < 2; i++) {
+        struct script s = {.replies = replies[i]};
+        askdb_config cfg = scripted_config(&s);
+        askdb_agent *ag = NULL;
+        askdb_answer *a = NULL;
+        const char *ans;
+
+        cfg.answer = 1;
+        cfg.event_fn = keep_event;
+        events_seen[0] = '\0';
+        assert_int_equal(askdb_agent_new(&cfg, testdb_shop(), &ag), ASKDB_OK);
+        assert_int_equal(askdb_agent_ask(ag, "How many customers?", &a),
+                         ASKDB_OK);
+        assert_int_equal(askdb_result_cell(a->result, 0, 0)->i, 60);
+        ans = strstr(events_seen, "\nanswer {");
+        assert_non_null(ans);
+        assert_int_equal(strchr(ans + 1, '\n')[1], '\0'); /* the last */
+        if (i == 0) {
+            assert_string_equal(a->text, "There are 60 customers.");
+            assert_non_null(strstr(ans, "\"text\":\"There are 60 "
+                                        "customers.\""));
+            assert_null(strstr(events_seen, "answer_text "));
+        } else {
+            assert_null(a->text);
+            assert_non_null(strstr(events_seen, "answer_text {"));
+            assert_non_null(strstr(strstr(events_seen, "answer_text {"),
+                                   "\"error\":"));
+        }
+        askdb_answer_free(a);
+        askdb_agent_free(ag);
+    }
+}
+
 /* A statement that takes more than a few steps of SQLite's (the cancel
 ** flag is looked at every 1000): counting to 10000. */
 static const char count_query[] =
@@ -964,6 +1022,7 @@ int main(void)
         cmocka_unit_test(cancel_between_questions_is_forgotten),
         cmocka_unit_test(blank_question_is_a_usage_error),
         cmocka_unit_test(zero_max_attempts_means_the_default),
+        cmocka_unit_test(plain_answer_is_in_the_answer_event),
         cmocka_unit_test(statement_after_a_cancelled_question_runs),
         cmocka_unit_test(cancel_stops_a_statement_on_the_agents_database),
         cmocka_unit_test(failed_model_makes_no_agent),
