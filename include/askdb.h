@@ -590,8 +590,11 @@ ASKDB_API void askdb_model_free(askdb_model *m);
 ** read once) and the configured model. cfg is copied; its strings must
 ** outlive the agent. On failure *out may still be set so that
 ** askdb_agent_errmsg() can say why; free it with askdb_agent_free().
-** Returns ASKDB_ERR_DB_OPEN, ASKDB_ERR_USAGE (bad provider settings) or
-** ASKDB_ERR_UNSUPPORTED (provider not built in).
+** Returns ASKDB_ERR_DB_OPEN, ASKDB_ERR_USAGE (bad provider settings, no
+** db_path or a URL askdb does not read), ASKDB_ERR_UNSUPPORTED (provider
+** not built in), ASKDB_ERR_IO (cfg->trace_path cannot be opened for
+** appending, or is refused: askdb_output_refusal_for()) or
+** ASKDB_ERR_NOMEM.
 */
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_agent_new(const askdb_config *cfg, const char *db_path,
@@ -623,7 +626,12 @@ ASKDB_API askdb_db *askdb_agent_db(askdb_agent *ag);
 ** the same status as (*out)->status: ASKDB_OK, ASKDB_ERR_NO_SQL (no valid
 ** SQL after all attempts), ASKDB_ERR_LLM / ASKDB_ERR_LLM_UNREACHABLE,
 ** ASKDB_ERR_USAGE for a question of nothing but white space (asked of
-** nobody: no event, no model call, no conversation turn).
+** nobody: no event, no model call, no conversation turn),
+** ASKDB_ERR_DB_OPEN / ASKDB_ERR_DB / ASKDB_ERR_TIMEOUT when the database
+** failed (its schema could not be read; locked, damaged: no repair is
+** asked), ASKDB_ERR_CANCELLED (askdb_agent_cancel), ASKDB_ERR_IO when the
+** answer is complete but its trace lines could not be written,
+** ASKDB_ERR_NOMEM.
 */
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_agent_ask(askdb_agent *ag, const char *question, askdb_answer **out);
@@ -786,7 +794,9 @@ typedef struct askdb_pair {
 ** learns nothing: ASKDB_ERR_USAGE). Any other SQLite file is refused and
 ** left untouched. On failure *out may be set for askdb_memory_errmsg();
 ** free it with askdb_memory_close(). Returns ASKDB_ERR_USAGE (path "",
-** not a store, newer format, a database's companion file), ASKDB_ERR_IO.
+** not a store, newer format, a database's companion file), ASKDB_ERR_IO
+** (the file or its folder cannot be opened, read or created: a missing
+** folder, permissions, a store locked past the busy timeout).
 */
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_memory_open(const char *path, int create, askdb_memory **out);

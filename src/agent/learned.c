@@ -60,7 +60,7 @@ askdb_status askdb_memory_open(const char *path, int create,
     }
     rc = memory_open(path, create, &h->m, h->errmsg, sizeof h->errmsg);
     if (rc < 0)
-        return ASKDB_ERR_USAGE;
+        return rc == MEMORY_OPEN_REFUSED ? ASKDB_ERR_USAGE : ASKDB_ERR_IO;
     h->errmsg[0] = '\0';
     return ASKDB_OK;
 }

@@ -230,7 +230,8 @@ enum file_state { F_MISSING, F_EMPTY, F_OURS };
 /*
 ** Look at path before SQLite opens it: missing, empty, or an SQLite file
 ** with our application_id (header bytes 68..71, big-endian). Anything else
-** is refused with the reason in err (-1).
+** is refused (MEMORY_OPEN_REFUSED), a file that cannot be looked at is
+** MEMORY_OPEN_FAILED, with the reason in err.
 */
 static int peek(const char *path, enum file_state *st, char *err,
                 size_t errlen)
@@ -248,12 +249,12 @@ static int peek(const char *path, enum file_state *st, char *err,
         }
         snprintf(err, errlen, "cannot open memory store '%s': %s", path,
                  strerror(errno));
-        return -1;
+        return MEMORY_OPEN_FAILED;
     }
     if (!S_ISREG(sb.st_mode)) {
         snprintf(err, errlen, "memory store '%s' is not a regular file",
                  path);
-        return -1;
+        return MEMORY_OPEN_REFUSED;
     }
     if (sb.st_size == 0) {
         *st = F_EMPTY;
@@ -263,7 +264,7 @@ static int peek(const char *path, enum file_state *st, char *err,
     if (!f) {
         snprintf(err, errlen, "cannot open memory store '%s': %s", path,
                  strerror(errno));
-        return -1;
+        return MEMORY_OPEN_FAILED;
     }
     got = fread(h, 1, sizeof h, f);
     fclose(f);
@@ -271,7 +272,7 @@ static int peek(const char *path, enum file_state *st, char *err,
         snprintf(err, errlen, "'%s' is not an askdb memory store (not an "
                               "SQLite file); askdb leaves it untouched",
                  path);
-        return -1;
+        return MEMORY_OPEN_REFUSED;
     }
     id = (unsigned long)h[68] << 24 | (unsigned long)h[69] << 16 |
          (unsigned long)h[70] << 8 | (unsigned long)h[71];
@@ -279,7 +280,7 @@ static int peek(const char *path, enum file_state *st, char *err,
         snprintf(err, errlen, "'%s' is another SQLite database, not an "
                               "askdb memory store; askdb leaves it untouched",
                  path);
-        return -1;
+        return MEMORY_OPEN_REFUSED;
     }
     *st = F_OURS;
     return 0;
@@ -300,17 +301,19 @@ static long long query_int(sqlite3 *h, const char *sql)
 
 /*
 ** Inside one write transaction: set up the schema on a fresh file (another
-** process may have done it meanwhile), or check the format of ours.
+** process may have done it meanwhile), or check the format of ours. 0,
+** MEMORY_OPEN_REFUSED (not ours, another format) or MEMORY_OPEN_FAILED
+** (SQLite failed: locked, read-only, I/O), with the reason in err.
 */
 static int setup(struct memory *m, int create, char *err, size_t errlen)
 {
     long long id, ver, ntab;
-    int rc = -1;
+    int rc = MEMORY_OPEN_FAILED;
 
     if (create && sqlite3_exec(m->h, "BEGIN IMMEDIATE", NULL, NULL, NULL)) {
         snprintf(err, errlen, "memory store '%s': %s", m->path,
                  sqlite3_errmsg(m->h));
-        return -1;
+        return MEMORY_OPEN_FAILED;
     }
     /* Stop at the first failure: a store locked by a writer would make
     ** each query wait out the busy timeout. */
@@ -328,10 +331,12 @@ static int setup(struct memory *m, int create, char *err, size_t errlen)
             rc = 0;
     } else if (id != MEMORY_APP_ID) {
         snprintf(err, errlen, "'%s' is not an askdb memory store", m->path);
+        rc = MEMORY_OPEN_REFUSED;
     } else if (ver != MEMORY_FORMAT) {
         snprintf(err, errlen, "memory store '%s' has format %lld; this "
                               "askdb reads format %d (a newer askdb made it?)",
                  m->path, ver, MEMORY_FORMAT);
+        rc = MEMORY_OPEN_REFUSED;
     } else {
         rc = 0;
     }
@@ -339,7 +344,7 @@ static int setup(struct memory *m, int create, char *err, size_t errlen)
         if (rc == 0 && sqlite3_exec(m->h, "COMMIT", NULL, NULL, NULL)) {
             snprintf(err, errlen, "cannot set up memory store '%s': %s",
                      m->path, sqlite3_errmsg(m->h));
-            rc = -1;
+            rc = MEMORY_OPEN_FAILED;
         }
         if (rc)
             sqlite3_exec(m->h, "ROLLBACK", NULL, NULL, NULL);
@@ -370,7 +375,7 @@ int memory_open(const char *path, int create, struct memory **out,
 {
     struct memory *m;
     enum file_state fs;
-    int flags = SQLITE_OPEN_READWRITE;
+    int flags = SQLITE_OPEN_READWRITE, rc = MEMORY_OPEN_FAILED;
 
     *out = NULL;
     /* SQLite would open "" as a private temporary database, gone with
@@ -378,12 +383,12 @@ int memory_open(const char *path, int create, struct memory **out,
     if (path && !*path) {
         snprintf(err, errlen, "the memory store's path is empty (NULL "
                               "names the default store)");
-        return -1;
+        return MEMORY_OPEN_REFUSED;
     }
     m = calloc(1, sizeof *m);
     if (!m) {
         snprintf(err, errlen, "out of memory");
-        return -1;
+        return MEMORY_OPEN_FAILED;
     }
     m->path = path ? strdup(path) : default_path(create, err, errlen);
     if (!m->path) {
@@ -394,10 +399,13 @@ int memory_open(const char *path, int create, struct memory **out,
     if (outfile_companion_refusal(m->path)) {
         snprintf(err, errlen, "cannot use memory store '%s': %s", m->path,
                  outfile_companion_refusal(m->path));
+        rc = MEMORY_OPEN_REFUSED;
         goto fail;
     }
-    if (peek(m->path, &fs, err, errlen))
+    rc = peek(m->path, &fs, err, errlen);
+    if (rc)
         goto fail;
+    rc = MEMORY_OPEN_FAILED;
     if (fs != F_OURS && !create) {
         memory_close(m);
         return 1;
@@ -412,13 +420,14 @@ int memory_open(const char *path, int create, struct memory **out,
     sqlite3_extended_result_codes(m->h, 1);
     sqlite3_busy_timeout(m->h, MEMORY_BUSY_MS);
     sqlite3_db_config(m->h, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
-    if (setup(m, create, err, errlen))
+    rc = setup(m, create, err, errlen);
+    if (rc)
         goto fail;
     *out = m;
     return 0;
 fail:
     memory_close(m);
-    return -1;
+    return rc;
 }
 
 void memory_close(struct memory *m)

@@ -48,11 +48,15 @@ struct memory_pair {
 ** Open the store at path (NULL = ${cache}/memory.sqlite). With create set,
 ** a missing file (and the default cache directory) is created and the
 ** schema set up. Returns 0 and *out, or 1 when the store does not exist
-** and create is 0 (*out NULL: "nothing learned yet"), or -1 with the
-** reason in err: an empty path, not an askdb memory store (any other
-** SQLite database is refused and left untouched), not a database, newer
-** format, I/O.
+** and create is 0 (*out NULL: "nothing learned yet"), or with the reason
+** in err MEMORY_OPEN_REFUSED: an empty path, a database's companion file,
+** not an askdb memory store (any other SQLite database is refused and
+** left untouched), a newer format; MEMORY_OPEN_FAILED: the
+** file or its folder cannot be opened, read or created (I/O, a missing
+** folder, permissions, locked, out of memory).
 */
+#define MEMORY_OPEN_REFUSED (-1)
+#define MEMORY_OPEN_FAILED (-2)
 int memory_open(const char *path, int create, struct memory **out,
                 char *err, size_t errlen);
 void memory_close(struct memory *m);

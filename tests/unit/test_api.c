@@ -828,6 +828,41 @@ static void eval_report_refuses_a_database_and_no_file(void **state)
     assert_int_equal(tmpdir_remove(dir), 0);
 }
 
+/* A store or a trace that cannot be opened is an I/O error, as the header
+** says; a store that is not one to use is a usage error. */
+static void files_that_cannot_be_opened_are_io_errors(void **state)
+{
+    static const char *const r[] = {NULL};
+    struct script s = {.replies = r};
+    askdb_config cfg = scripted_config(&s);
+    askdb_memory *m = NULL;
+    askdb_agent *ag = NULL;
+    char shop[4096];
+
+    (void)state;
+    assert_int_equal(askdb_memory_open("/no/such/dir/memory.sqlite", 1, &m),
+                     ASKDB_ERR_IO);
+    assert_non_null(strstr(askdb_memory_errmsg(m), "cannot open memory "
+                                                   "store"));
+    askdb_memory_close(m);
+    assert_non_null(realpath(testdb_shop(), shop));
+    assert_int_equal(askdb_memory_open(shop, 1, &m), ASKDB_ERR_USAGE);
+    assert_non_null(strstr(askdb_memory_errmsg(m), "not an askdb memory"));
+    askdb_memory_close(m);
+
+    cfg.trace_path = "/no/such/dir/trace.jsonl";
+    assert_int_equal(askdb_agent_new(&cfg, testdb_shop(), &ag),
+                     ASKDB_ERR_IO);
+    assert_non_null(strstr(askdb_agent_errmsg(ag), "cannot open trace file"));
+    askdb_agent_free(ag);
+    ag = NULL;
+    cfg.trace_path = shop;
+    assert_int_equal(askdb_agent_new(&cfg, testdb_shop(), &ag),
+                     ASKDB_ERR_IO);
+    assert_non_null(strstr(askdb_agent_errmsg(ag), "SQLite database"));
+    askdb_agent_free(ag);
+}
+
 /* ---------------------------------------------------------------------- */
 /* JSON and output paths                                                  */
 /* ---------------------------------------------------------------------- */
@@ -1029,6 +1064,7 @@ int main(void)
         cmocka_unit_test(shared_model_serves_agents_on_two_threads),
         cmocka_unit_test(cancel_stops_the_local_model),
         cmocka_unit_test(memory_learns_lists_imports_and_forgets),
+        cmocka_unit_test(files_that_cannot_be_opened_are_io_errors),
         cmocka_unit_test(answer_json_is_one_document_and_escapes_c1_on_request),
         cmocka_unit_test(output_refusal_names_databases),
         cmocka_unit_test(schema_json_and_explain),
