@@ -1,6 +1,7 @@
 # Makefile - builds libaskdb, the askdb command, the tests and benchmarks.
 #
-#   make            build/askdb, build/libaskdb.a and build/libaskdb.so
+#   make            build/askdb, build/libaskdb.a and build/libaskdb.so,
+#                   build/api/libaskdb.a (the archive installed)
 #   make test       sanitizer build, unit tests, end-to-end tests
 #   make install    PREFIX=/usr/local (and DESTDIR): askdb.h, libaskdb.a,
 #                   libaskdb.so*, askdb.pc, the askdb command, its man page,
@@ -180,8 +181,8 @@ $(B)/src/db/isolate.o $(BA)/src/db/isolate.o: \
 .PHONY: all test unit e2e security demo bench fuzz grammar-accept clean lint check-banned \
         check-layers llama model small-model install uninstall duckdb e2e-duckdb \
         security-duckdb
-all: $(B)/askdb $(B)/askdb-exec $(B)/libaskdb.a $(B)/libaskdb.so \
-     $(B)/askdb.pc $(B)/examples/embed examples/shop.db
+all: $(B)/askdb $(B)/askdb-exec $(B)/libaskdb.a $(B)/api/libaskdb.a \
+     $(B)/libaskdb.so $(B)/askdb.pc $(B)/examples/embed examples/shop.db
 
 # decoder.c multiplies the output layer's text rows on OpenMP threads, as
 # llama.cpp's kernels run (libgomp comes with llama.cpp's link flags).
@@ -195,9 +196,28 @@ $(BA)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -O1 -MMD -MP -c $< -o $@
 
+# The tree's own archive: every object with its internal names, for the
+# programs of this tree that use them (askdb-exec, the benchmarks).
 $(B)/libaskdb.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
+
+# The archive make install installs exports only the API, as libaskdb.so
+# does: the objects linked into one (ld -r), in which every global name
+# but those of default visibility (ASKDB_API: the names libaskdb.so
+# exports, build/api/api.syms) is made local, so that a program linking
+# it statically may have its own buf_init or trace_open. What the library
+# needs of other libraries (SQLite, curl, llama.cpp, ...) stays undefined
+# for the program's link (tests/e2e/install.sh checks both).
+$(B)/api/libaskdb.a: $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	$(LD) -r -o $(B)/api/libaskdb.o $^
+	readelf -Ws --wide $(B)/api/libaskdb.o | awk '$$5 == "GLOBAL" && \
+	    $$6 == "DEFAULT" && $$7 != "UND" { print $$8 }' | LC_ALL=C sort -u \
+	    > $(B)/api/api.syms
+	objcopy --keep-global-symbols=$(B)/api/api.syms $(B)/api/libaskdb.o
+	ar rcs $@ $(B)/api/libaskdb.o
 
 # The shared library exports exactly the ASKDB_API functions: our objects
 # are compiled with -fvisibility=hidden, and --exclude-libs keeps the
@@ -218,8 +238,8 @@ $(BA)/libaskdb.a: $(LIBA_OBJ)
 	ar rcs $@ $^
 
 # The askdb command runs its statements in askdb-exec beside it: building
-# one builds both.
-$(B)/askdb: $(CLI_OBJ) $(B)/libaskdb.a $(B)/layers.ok $(B)/askdb-exec
+# one builds both. It links the archive an embedder gets: the API alone.
+$(B)/askdb: $(CLI_OBJ) $(B)/api/libaskdb.a $(B)/layers.ok $(B)/askdb-exec
 	$(CC) $(CFLAGS) -o $@ $(filter-out %.ok %askdb-exec,$^) $(LDLIBS) \
 	    $(FE_LIBS)
 
@@ -310,7 +330,7 @@ $(B)/examples/embed: examples/embed.c include/askdb.h $(B)/libaskdb.so
 	$(CC) $(WARN) $(OPT) -Iinclude -o $@ $< -L$(B) -laskdb \
 	    -Wl,-rpath,$(abspath $(B))
 
-install: $(B)/askdb $(B)/askdb-exec $(B)/libaskdb.a $(B)/libaskdb.so \
+install: $(B)/askdb $(B)/askdb-exec $(B)/api/libaskdb.a $(B)/libaskdb.so \
     $(B)/askdb.pc
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR) \
 	    $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 \
@@ -318,7 +338,7 @@ install: $(B)/askdb $(B)/askdb-exec $(B)/libaskdb.a $(B)/libaskdb.so \
 	install -m 755 $(B)/askdb $(DESTDIR)$(BINDIR)/askdb
 	install -m 755 $(B)/askdb-exec $(DESTDIR)$(LIBEXECDIR)/askdb-exec
 	install -m 644 include/askdb.h $(DESTDIR)$(INCLUDEDIR)/askdb.h
-	install -m 644 $(B)/libaskdb.a $(DESTDIR)$(LIBDIR)/libaskdb.a
+	install -m 644 $(B)/api/libaskdb.a $(DESTDIR)$(LIBDIR)/libaskdb.a
 	install -m 755 $(B)/$(SOFILE) $(DESTDIR)$(LIBDIR)/$(SOFILE)
 	ln -sf $(SOFILE) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libaskdb.so
@@ -411,7 +431,7 @@ unit: $(UNIT_BIN) $(BA)/fake_llm examples/shop.db small-model
 # install.sh installs the release build into a temporary prefix (the
 # sub-make finds it built) and builds examples/embed.c against that copy.
 e2e: $(BA)/askdb $(BA)/fake_llm examples/shop.db small-model \
-     $(B)/askdb $(B)/libaskdb.a $(B)/libaskdb.so $(B)/askdb.pc
+     $(B)/askdb $(B)/api/libaskdb.a $(B)/libaskdb.so $(B)/askdb.pc
 	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm bash tests/e2e/run.sh
 	ASKDB=$(BA)/askdb FAKE_LLM=$(BA)/fake_llm bash tests/e2e/eval.sh
 	ASKDB=$(BA)/askdb bash tests/e2e/learn.sh

@@ -10,8 +10,9 @@
 # install PREFIX=...`, then builds examples/embed.c against that copy alone,
 # through `pkg-config askdb` (shared, and static with --static), and runs it
 # on examples/shop.db with the scripted model (tests/fake_llm) as the model.
-# Also: the shared library exports exactly the ASKDB_API functions of
-# include/askdb.h, DESTDIR stages an install that `make uninstall` removes
+# Also: the shared library and the static archive export exactly the
+# ASKDB_API functions of include/askdb.h (a program may have its own
+# buf_init and still link libaskdb.a), DESTDIR stages an install that `make uninstall` removes
 # whole, and the man page renders without warnings, names the version
 # `askdb --version` prints and documents every option the command's help
 # lists.
@@ -235,6 +236,59 @@ embed_links_the_installed_shared_library() {
     expect_embed_output
 }
 
+static_library_exports_only_the_public_api() {
+    local p=$TMP/prefix got want
+    want=$(api_names)
+    # Defined global names (nm -g --defined-only: NAME is the third field).
+    got=$(nm -g --defined-only "$p/lib/libaskdb.a" 2>/dev/null |
+        awk 'NF == 3 {print $3}' | LC_ALL=C sort -u)
+    [ "$got" = "$want" ] ||
+        fail "libaskdb.a's global names differ from askdb.h's ASKDB_API names: $(diff <(echo "$want") <(echo "$got") | grep '^[<>]' | head -8)"
+    # What it needs of other libraries is left to the program's link.
+    nm -u "$p/lib/libaskdb.a" | grep -qw sqlite3_open_v2 ||
+        fail "libaskdb.a does not leave sqlite3_open_v2 to the program's link"
+    if [ -f "$p/lib/askdb/libllama.a" ]; then
+        nm -u "$p/lib/libaskdb.a" | grep -q ' llama_' ||
+            fail "libaskdb.a does not leave llama.cpp's names to lib/askdb/libllama.a"
+    fi
+}
+
+static_program_may_have_the_librarys_internal_names() {
+    # buf_init and trace_open are names of libaskdb's own functions: a
+    # program's own ones must not clash with them ('multiple definition').
+    local p=$TMP/prefix flags
+    cat >"$T/clash.c" <<'EOF'
+#include <stdio.h>
+#include <askdb.h>
+int buf_init(void);
+int trace_open(void);
+int buf_init(void) { return 40; }
+int trace_open(void) { return 2; }
+int main(int argc, char **argv)
+{
+    askdb_db *db = NULL;
+    askdb_result *r = NULL;
+    int ok = argc == 2 && askdb_db_open(argv[1], NULL, &db) == ASKDB_OK &&
+             askdb_db_query(db, "SELECT count(*) FROM customers", &r) ==
+                 ASKDB_OK;
+    printf("%d %lld\n", buf_init() + trace_open(),
+           ok ? (long long)askdb_result_cell(r, 0, 0)->i : -1LL);
+    askdb_result_free(r);
+    askdb_db_close(db);
+    return !ok;
+}
+EOF
+    flags=$(pc "$p" --cflags --libs --static) || fail "pkg-config --static askdb failed"
+    flags=${flags/ -laskdb / -l:libaskdb.a }
+    # shellcheck disable=SC2086
+    (cd "$T" && "$CC" -std=c11 -Wall -Wextra -Werror clash.c -o clash $flags) \
+        >"$T/cc.log" 2>&1 || fail "cc clash.c $flags: $(head -c 400 "$T/cc.log")"
+    ! readelf -d "$T/clash" | grep -q 'libaskdb' || fail "the static build needs a libaskdb.so"
+    (cd "$T" && timeout -k 5 60 ./clash "$SHOP_DB") >"$T/out" 2>"$T/err" ||
+        fail "clash exited $?: $(head -c 300 "$T/err")"
+    [ "$(cat "$T/out")" = "42 60" ] || fail "clash printed '$(cat "$T/out")', want '42 60'"
+}
+
 embed_links_the_installed_static_library() {
     local p=$TMP/prefix flags
     cp "$ROOT/examples/embed.c" "$T/embed.c"
@@ -295,6 +349,8 @@ man_page_renders_and_lists_every_option() {
 TESTS=(shared_library_exports_only_the_public_api install_puts_every_file_under_the_prefix
        installed_programs_run_statements_in_the_installed_helper
        embed_links_the_installed_shared_library embed_links_the_installed_static_library
+       static_library_exports_only_the_public_api
+       static_program_may_have_the_librarys_internal_names
        destdir_stages_the_install_and_uninstall_removes_it man_page_renders_and_lists_every_option)
 
 # One install, into $TMP/prefix, for the tests that use it.
