@@ -105,10 +105,12 @@ LLAMA_ARCHIVES := $(filter %.a,$(LLAMA_LIBS))
 # has fetched its C library into the cache (DUCKDB=auto; `make duckdb`
 # fetches it); without it askdb still builds, and such a path says how to
 # get it. DUCKDB=0 forces a build without it. The library is shared (DuckDB
-# ships no archive): the build tree finds it in the cache through an rpath,
-# and `make install` copies it to LIBDIR/askdb/, which the installed
-# libaskdb.so ($ORIGIN/askdb) and askdb ($ORIGIN/../lib/askdb, and
-# LIBDIR/askdb) look in first.
+# ships no archive): the build tree finds it in the cache through an rpath
+# (TREE_RPATH), and `make install` copies it to LIBDIR/askdb/, where what
+# it installs looks, and nowhere else: libaskdb.so in $ORIGIN/askdb, askdb
+# in $ORIGIN/../lib/askdb and LIBDIR/askdb, askdb-exec in
+# $ORIGIN/../../lib/askdb and LIBDIR/askdb (INST_RPATH_*; those three are
+# linked again for the install, build/inst/).
 DUCKDB ?= auto
 ifneq ($(DUCKDB),0)
 DUCKDB_PREFIX := $(shell scripts/duckdb.sh --print-prefix 2>/dev/null)
@@ -117,10 +119,13 @@ ifneq ($(DUCKDB_PREFIX),)
 DUCKDB_CPPFLAGS := -DASKDB_HAVE_DUCKDB=1 -isystem $(DUCKDB_PREFIX)/include
 DUCKDB_LIBS := -L$(DUCKDB_PREFIX)/lib -lduckdb
 DUCKDB_SO := $(DUCKDB_PREFIX)/lib/libduckdb.so
-LDLIBS  += $(DUCKDB_LIBS) -Wl,-rpath,'$$ORIGIN/../lib/askdb' \
-           -Wl,-rpath,$(LIBDIR)/askdb -Wl,-rpath,$(DUCKDB_PREFIX)/lib
-LIB_LDLIBS += $(DUCKDB_LIBS) -Wl,-rpath,'$$ORIGIN/askdb' \
-              -Wl,-rpath,$(DUCKDB_PREFIX)/lib
+TREE_RPATH := -Wl,-rpath,$(DUCKDB_PREFIX)/lib
+INST_RPATH_LIB := -Wl,-rpath,'$$ORIGIN/askdb'
+INST_RPATH_BIN := -Wl,-rpath,'$$ORIGIN/../lib/askdb' -Wl,-rpath,$(LIBDIR)/askdb
+INST_RPATH_EXEC := -Wl,-rpath,'$$ORIGIN/../../lib/askdb' \
+                   -Wl,-rpath,$(LIBDIR)/askdb
+LDLIBS  += $(DUCKDB_LIBS) $(TREE_RPATH)
+LIB_LDLIBS += $(DUCKDB_LIBS) $(TREE_RPATH)
 endif
 
 LIB_SRC := $(wildcard src/core/*.c src/db/*.c src/llm/*.c src/sql/*.c \
@@ -223,9 +228,10 @@ $(B)/api/libaskdb.a: $(LIB_OBJ)
 # are compiled with -fvisibility=hidden, and --exclude-libs keeps the
 # symbols of the static llama.cpp libraries inside it. --no-undefined: every
 # dependency is linked in (tests/e2e/install.sh checks both).
+SO_LINK = $(CC) $(CFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined \
+          -Wl,--exclude-libs,ALL
 $(B)/$(SOFILE): $(LIB_OBJ)
-	$(CC) $(CFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined \
-	    -Wl,--exclude-libs,ALL -o $@ $^ $(LIB_LDLIBS)
+	$(SO_LINK) -o $@ $^ $(LIB_LDLIBS)
 
 $(B)/$(SONAME): $(B)/$(SOFILE)
 	ln -sf $(SOFILE) $@
@@ -243,12 +249,36 @@ $(B)/askdb: $(CLI_OBJ) $(B)/api/libaskdb.a $(B)/layers.ok $(B)/askdb-exec
 	$(CC) $(CFLAGS) -o $@ $(filter-out %.ok %askdb-exec,$^) $(LDLIBS) \
 	    $(FE_LIBS)
 
-# askdb-exec links only what it uses of the library (the drivers); it
-# finds libduckdb.so beside an installed askdb too (LIBEXECDIR is two
-# levels below PREFIX).
-EXEC_LDFLAGS := -Wl,--as-needed -Wl,-rpath,'$$ORIGIN/../../lib/askdb'
+# askdb-exec links only what it uses of the library (the drivers).
+EXEC_LDFLAGS := -Wl,--as-needed
 $(B)/askdb-exec: $(EXEC_OBJ) $(B)/libaskdb.a
 	$(CC) $(CFLAGS) -o $@ $^ $(EXEC_LDFLAGS) $(LDLIBS)
+
+# What make install installs that finds libraries at run time, linked
+# again without the build tree's run path into the cache and with the
+# install's own (INST_RPATH_*, above): build/inst.flags holds them and
+# changes with LIBDIR. The same objects and archives as the tree's.
+INST_BIN := $(B)/inst/$(SOFILE) $(B)/inst/askdb $(B)/inst/askdb-exec
+all: $(INST_BIN)
+INST_STAMP := $(B)/inst.flags
+INST_TEXT := $(INST_RPATH_LIB)|$(INST_RPATH_BIN)|$(INST_RPATH_EXEC)
+$(shell echo '$(INST_TEXT)' | cmp -s - $(INST_STAMP) \
+    || echo '$(INST_TEXT)' > $(INST_STAMP))
+$(B)/inst/$(SOFILE): $(LIB_OBJ) $(INST_STAMP)
+	@mkdir -p $(dir $@)
+	$(SO_LINK) -o $@ $(LIB_OBJ) $(filter-out $(TREE_RPATH),$(LIB_LDLIBS)) \
+	    $(INST_RPATH_LIB)
+
+$(B)/inst/askdb: $(CLI_OBJ) $(B)/web_assets.o $(B)/api/libaskdb.a \
+    $(B)/layers.ok $(INST_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $(filter-out %.ok %.flags,$^) \
+	    $(filter-out $(TREE_RPATH),$(LDLIBS)) $(FE_LIBS) $(INST_RPATH_BIN)
+
+$(B)/inst/askdb-exec: $(EXEC_OBJ) $(B)/libaskdb.a $(INST_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $(filter-out %.flags,$^) $(EXEC_LDFLAGS) \
+	    $(filter-out $(TREE_RPATH),$(LDLIBS)) $(INST_RPATH_EXEC)
 
 $(BA)/askdb-exec: $(EXECA_OBJ) $(BA)/libaskdb.a
 	$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(EXEC_LDFLAGS) $(LDLIBS)
@@ -330,16 +360,15 @@ $(B)/examples/embed: examples/embed.c include/askdb.h $(B)/libaskdb.so
 	$(CC) $(WARN) $(OPT) -Iinclude -o $@ $< -L$(B) -laskdb \
 	    -Wl,-rpath,$(abspath $(B))
 
-install: $(B)/askdb $(B)/askdb-exec $(B)/api/libaskdb.a $(B)/libaskdb.so \
-    $(B)/askdb.pc
+install: $(INST_BIN) $(B)/api/libaskdb.a $(B)/askdb.pc
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR) \
 	    $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 \
 	    $(DESTDIR)$(LIBEXECDIR)
-	install -m 755 $(B)/askdb $(DESTDIR)$(BINDIR)/askdb
-	install -m 755 $(B)/askdb-exec $(DESTDIR)$(LIBEXECDIR)/askdb-exec
+	install -m 755 $(B)/inst/askdb $(DESTDIR)$(BINDIR)/askdb
+	install -m 755 $(B)/inst/askdb-exec $(DESTDIR)$(LIBEXECDIR)/askdb-exec
 	install -m 644 include/askdb.h $(DESTDIR)$(INCLUDEDIR)/askdb.h
 	install -m 644 $(B)/api/libaskdb.a $(DESTDIR)$(LIBDIR)/libaskdb.a
-	install -m 755 $(B)/$(SOFILE) $(DESTDIR)$(LIBDIR)/$(SOFILE)
+	install -m 755 $(B)/inst/$(SOFILE) $(DESTDIR)$(LIBDIR)/$(SOFILE)
 	ln -sf $(SOFILE) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libaskdb.so
 	install -m 644 $(B)/askdb.pc $(DESTDIR)$(PKGCONFIGDIR)/askdb.pc

@@ -12,7 +12,9 @@
 # on examples/shop.db with the scripted model (tests/fake_llm) as the model.
 # Also: the shared library and the static archive export exactly the
 # ASKDB_API functions of include/askdb.h (a program may have its own
-# buf_init and still link libaskdb.a), DESTDIR stages an install that `make uninstall` removes
+# buf_init and still link libaskdb.a), what is installed looks for its
+# libraries in the prefix alone (no run path into the build machine's
+# cache), DESTDIR stages an install that `make uninstall` removes
 # whole, and the man page renders without warnings, names the version
 # `askdb --version` prints and documents every option the command's help
 # lists.
@@ -222,6 +224,32 @@ installed_programs_run_statements_in_the_installed_helper() {
     fi
 }
 
+# runpath FILE: FILE's RUNPATH (or RPATH) entries, one a line.
+runpath() {
+    readelf -d "$1" | sed -n 's/.*(R[UN]*PATH).*\[\(.*\)\]$/\1/p' | tr ':' '\n'
+}
+
+installed_files_find_their_libraries_in_the_prefix() {
+    # The library, the command and the helper look for libduckdb.so only
+    # where make install put it (via $ORIGIN, or the prefix), never in the
+    # cache of the machine that built them.
+    local p=$TMP/prefix v f e d
+    v=$(pc "$p" --modversion)
+    for f in "$p/lib/libaskdb.so.$v" "$p/bin/askdb" "$p/libexec/askdb/askdb-exec"; do
+        [ -f "$f" ] || fail "no $f"
+        for e in $(runpath "$f"); do
+            case $e in
+            '$ORIGIN'/*|"$p"/*) ;;
+            *) fail "$f looks for libraries in $e (RUNPATH $(runpath "$f" | paste -sd:))" ;;
+            esac
+        done
+        readelf -d "$f" | grep -qF '[libduckdb.so]' || continue
+        d=$(ldd "$f" | awk '$1 == "libduckdb.so" {print $3}')
+        [ "$(readlink -f "$d")" = "$(readlink -f "$p/lib/askdb/libduckdb.so")" ] ||
+            fail "$f loads libduckdb.so from '$d', not $p/lib/askdb"
+    done
+}
+
 embed_links_the_installed_shared_library() {
     local p=$TMP/prefix flags
     cp "$ROOT/examples/embed.c" "$T/embed.c"
@@ -312,6 +340,7 @@ destdir_stages_the_install_and_uninstall_removes_it() {
     grep -qx 'prefix=/opt/askdb-test' "$s/opt/askdb-test/lib/pkgconfig/askdb.pc" ||
         fail "askdb.pc: $(grep '^prefix' "$s/opt/askdb-test/lib/pkgconfig/askdb.pc")"
     ! grep -qF "$s" "$s/opt/askdb-test/lib/pkgconfig/askdb.pc" || fail "askdb.pc records DESTDIR"
+    ! runpath "$s/opt/askdb-test/bin/askdb" | grep -qF "$s" || fail "askdb's RUNPATH records DESTDIR"
     mk uninstall DESTDIR="$s" PREFIX=/opt/askdb-test
     left=$(cd "$s" && find . \( -type f -o -type l \))
     [ -z "$left" ] || fail "left after uninstall: $(echo $left)"
@@ -348,6 +377,7 @@ man_page_renders_and_lists_every_option() {
 
 TESTS=(shared_library_exports_only_the_public_api install_puts_every_file_under_the_prefix
        installed_programs_run_statements_in_the_installed_helper
+       installed_files_find_their_libraries_in_the_prefix
        embed_links_the_installed_shared_library embed_links_the_installed_static_library
        static_library_exports_only_the_public_api
        static_program_may_have_the_librarys_internal_names
