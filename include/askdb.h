@@ -133,7 +133,9 @@ typedef void (*askdb_token_fn)(void *ud, const char *piece, size_t len);
 **   reply        reply, ms, prompt_tokens, completion_tokens, retries,
 **                attempt, candidate, error, settled (stopped or not
 **                asked: the vote was decided without it, config
-**                settle); local model: ttft_ms, cached_tokens,
+**                settle), cut and max_tokens_hit (the reply stopped at
+**                max_tokens: left out of the vote, no statement of it
+**                runs); local model: ttft_ms, cached_tokens,
 **                load_ms, huge_mb (with load_ms: MiB of the model's
 **                buffers on 2 MiB pages), min_p, min_p_words, cut, and
 **                branch_tokens

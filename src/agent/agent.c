@@ -178,6 +178,9 @@ static void finish(struct agent_state *st, enum agent_step last)
         buf_printf(&b, "\n  attempt %d: %s: %s", i + 1,
                    askdb_error_class_str(a->attempts[i].error),
                    a->attempts[i].message ? a->attempts[i].message : "");
+    if (!st->fatal && st->max_cut)
+        buf_puts(&b, "\n(a reply hit --max-tokens before it ended: raise "
+                     "--max-tokens)");
     a->error = buf_steal(&b);
 }
 

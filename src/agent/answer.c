@@ -51,7 +51,7 @@ enum agent_outcome agent_step_answer(struct agent_state *st)
     msgs[1].content = user.data;
     reply = buf_err(&user) || buf_err(&rows)
                 ? NULL
-                : agent_call(st, "answer", msgs, 2, NULL, 160, &rc);
+                : agent_call(st, "answer", msgs, 2, NULL, 160, NULL, &rc);
     buf_free(&user);
     buf_free(&rows);
     if (!reply) {

@@ -250,6 +250,7 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
     askdb_attempt *at;
     char buf[256];
     const char *why;
+    char cutbuf[128];
     askdb_status rc;
     int i, n = 1, made, nsql = 0;
 
@@ -312,8 +313,12 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
         c->reply = reps[i].text;
         c->settled = reps[i].settled;
         reps[i].text = NULL;
+        /* A cut reply is left out: its statement may be cut short too
+        ** (a LIMIT or a condition missing) and still run. */
         c->sql = c->reply && !reps[i].cut && !reps[i].settled
                      ? sqlx_extract(c->reply, &why) : NULL;
+        if (reps[i].cut == LLM_CUT_MAX_TOKENS)
+            st->max_cut = 1;
         if (!c->sql && reps[i].failed) {
             agent_cand_fail(c, ASKDB_EC_LLM, reps[i].failed == 1
                                                  ? llm_errmsg(ag->model)
@@ -321,13 +326,16 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
             agent_log(st, "generate", "candidate %d: %s", i + 1, c->err);
         } else if (!c->sql) {
             agent_cand_fail(c, ASKDB_EC_NO_SQL,
-                            reps[i].cut ? "cut: still being written at the "
-                                          "cap of the greedy reply's length"
+                            reps[i].cut == LLM_CUT_MAX_TOKENS
+                                ? agent_cut_why(st, cutbuf, sizeof cutbuf)
+                            : reps[i].cut ? "cut: still being written at the "
+                                            "cap of the greedy reply's length"
                             : reps[i].settled ? "settled: not needed, the "
                                                 "vote was decided without it"
                             : no_sql_why(c->reply, why, buf, sizeof buf));
-        } else
+        } else {
             nsql++;
+        }
         llm_reply_free(&reps[i]);
     }
     if (n > a->ncandidates)

@@ -30,8 +30,8 @@ static askdb_status run_task(struct agent_state *st, const struct plan *p,
     askdb_result *r = NULL;
     askdb_status rc;
     const char *why;
-    char *reply, *sql;
-    int k;
+    char *reply, *sql, cutbuf[128];
+    int k, cut = 0;
 
     buf_init(&b, 0);
     buf_puts(&b, st->msgs[1].content);
@@ -48,11 +48,16 @@ static askdb_status run_task(struct agent_state *st, const struct plan *p,
         return ASKDB_ERR_NOMEM;
     }
     reply = agent_call(st, "plan_task", msgs, 2, ag->grammar,
-                       ag->cfg.max_tokens, &rc);
+                       ag->cfg.max_tokens, &cut, &rc);
     buf_free(&b);
     if (!reply)
         return rc;
-    sql = sqlx_extract(reply, &why);
+    /* A reply cut at max_tokens may end in a statement cut short. */
+    sql = NULL;
+    if (cut)
+        why = agent_cut_why(st, cutbuf, sizeof cutbuf);
+    else
+        sql = sqlx_extract(reply, &why);
     free(reply);
     buf_init(&b, 0);
     buf_printf(&b, "Step %d (%s):\n", t->id, t->text);

@@ -134,6 +134,8 @@ json_t *agent_reply_event(const struct llm_reply *rep, const char *text)
                             json_integer(rep->text_steps));
     if (rep->cut)
         json_object_set_new(ev, "cut", json_true());
+    if (rep->cut == LLM_CUT_MAX_TOKENS)
+        json_object_set_new(ev, "max_tokens_hit", json_true());
     if (rep->settled)
         json_object_set_new(ev, "settled", json_true());
     if (rep->branch_tokens > 0)
@@ -177,9 +179,22 @@ void agent_mark_stable(const struct agent_state *st, struct llm_request *req)
     req->scope = st->ag->scope;
 }
 
+const char *agent_cut_why(const struct agent_state *st, char *buf, size_t n)
+{
+    int max = st->ag->cfg.max_tokens;
+
+    if (max > 0)
+        snprintf(buf, n, "cut: the reply hit --max-tokens (%d) before it "
+                         "ended", max);
+    else
+        snprintf(buf, n, "cut: the reply hit the provider's token limit "
+                         "before it ended");
+    return buf;
+}
+
 char *agent_call(struct agent_state *st, const char *what,
                  const struct llm_msg *msgs, int nmsgs, const char *grammar,
-                 int max_tokens, askdb_status *rc)
+                 int max_tokens, int *cut, askdb_status *rc)
 {
     askdb_agent *ag = st->ag;
     struct llm_request req;
@@ -218,6 +233,8 @@ char *agent_call(struct agent_state *st, const char *what,
     }
     text = rep.text;
     rep.text = NULL;
+    if (cut)
+        *cut = rep.cut;
     llm_reply_free(&rep);
     if (!text) {
         *rc = ASKDB_ERR_NOMEM;
@@ -246,7 +263,7 @@ char *agent_call_aside(struct agent_state *st, const char *what,
     msgs[0] = st->msgs[0];
     msgs[1].role = "user";
     msgs[1].content = b.data;
-    reply = agent_call(st, what, msgs, 2, grammar, max_tokens, rc);
+    reply = agent_call(st, what, msgs, 2, grammar, max_tokens, NULL, rc);
     buf_free(&b);
     return reply;
 }

@@ -128,6 +128,9 @@ struct agent_state {
     char *fallback_sql;
     double fallback_conf;    /* its confidence */
     askdb_status fatal;      /* status when OUT_FATAL */
+    int max_cut;             /* a reply stopped at max_tokens was left
+                                out: with no answer, the message says to
+                                raise --max-tokens */
     askdb_answer *ans;
 
     struct agent_cand cands[AGENT_MAX_CANDS];
@@ -159,11 +162,16 @@ enum agent_outcome agent_nomem(struct agent_state *st);
 ** One model call outside the main conversation (question check, plan,
 ** plan tasks, answer): counted in the answer's calls, tokens and model
 ** time, traced as step `what`. Returns the reply text (malloc()ed) or NULL
-** with st->errbuf set; *rc gets the provider's status.
+** with st->errbuf set; *rc gets the provider's status. cut (or NULL) gets
+** llm_reply.cut: whether the reply stopped unfinished, at max_tokens.
 */
 char *agent_call(struct agent_state *st, const char *what,
                  const struct llm_msg *msgs, int nmsgs, const char *grammar,
-                 int max_tokens, askdb_status *rc);
+                 int max_tokens, int *cut, askdb_status *rc);
+
+/* Why a reply cut at max_tokens is of no use, for messages: "cut: the
+** reply hit --max-tokens (N) before it ended", into buf (n bytes). */
+const char *agent_cut_why(const struct agent_state *st, char *buf, size_t n);
 
 /*
 ** Report a step: ev (a JSON object, consumed; NULL is ignored) gets

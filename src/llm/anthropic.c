@@ -15,7 +15,9 @@
 ** and there is no seed. The reply text is the concatenation of the "text"
 ** blocks of content[]; streamed, of the text_delta events. Usage is
 ** input_tokens/output_tokens (message_start and message_delta events when
-** streamed).
+** streamed). stop_reason "max_tokens" (in message_delta when streamed)
+** means the reply stopped at max_tokens: it comes back cut
+** (llm_reply.cut).
 */
 
 #define ANTHROPIC_VERSION "2023-06-01"
@@ -111,6 +113,18 @@ static void take_usage(struct llm_acc *a, const json_t *usage)
         a->completion_tokens = (long)out;
 }
 
+/* The usage of root, and whether the reply was cut at max_tokens (the
+** stop_reason of where: the message, or a message_delta's delta). */
+static void take_end(struct llm_acc *a, const json_t *root,
+                     const json_t *where)
+{
+    const char *stop = jsonx_str(where, "stop_reason");
+
+    if (stop && strcmp(stop, "max_tokens") == 0)
+        a->cut = 1;
+    take_usage(a, json_object_get(root, "usage"));
+}
+
 /* Append the text of a content block or text delta ({"type":"text",
 ** "text":...} / {"type":"text_delta","text":...}); other types are
 ** skipped (tool use, thinking). */
@@ -145,7 +159,7 @@ static void on_event(void *ud, const char *event, const char *data,
         take_usage(a, json_object_get(json_object_get(root, "message"),
                                       "usage"));
     else if (strcmp(type, "message_delta") == 0)
-        take_usage(a, json_object_get(root, "usage"));
+        take_end(a, root, json_object_get(root, "delta"));
     else if (strcmp(type, "error") == 0)
         llm_acc_error(a, json_object_get(root, "error"));
     else if (strcmp(type, "message_stop") == 0)
@@ -166,7 +180,7 @@ static void read_body(struct llm_acc *a, const json_t *root)
     }
     for (i = 0; i < json_array_size(content); i++)
         take_text(a, json_array_get(content, i), "text");
-    take_usage(a, json_object_get(root, "usage"));
+    take_end(a, root, root);
 }
 
 /* The API for llm_http_new(): all that makes this provider differ. */

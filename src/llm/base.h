@@ -129,9 +129,13 @@ struct llm_reply {
                                 seldom what the answer turns on) */
     int gated;               /* 1: not made, reply 0 was sure
                                 (llm_request.gate) */
-    int cut;                 /* 1: stopped unfinished at
-                                llm_request.follow_cap; text holds what
-                                was written */
+    int cut;                 /* stopped unfinished, text holds what was
+                                written: LLM_CUT_FOLLOW at
+                                llm_request.follow_cap (local model),
+                                LLM_CUT_MAX_TOKENS at max_tokens (the
+                                provider said so: OpenAI's finish_reason
+                                "length", Anthropic's stop_reason
+                                "max_tokens"); 0: it ended */
     int settled;             /* 1: stopped unfinished (or never begun)
                                 because llm_request.on_end said the
                                 replies still being written were not
@@ -149,6 +153,9 @@ struct llm_reply {
     long text_steps;         /* decode steps whose logits were only the
                                 text tokens' (llm_dec_text_only()) */
 };
+
+/* Why a reply came back cut (llm_reply.cut). */
+enum { LLM_CUT_NONE, LLM_CUT_FOLLOW, LLM_CUT_MAX_TOKENS };
 
 typedef struct llm llm;
 

@@ -272,7 +272,9 @@ static askdb_status complete_each(llm *m, const struct llm_request *req,
         }
         if (rc)
             return rc;
-        if (req->on_end && req->first_reply == 0 &&
+        /* A cut reply is not told: it has not ended (its SQL may be cut
+        ** short and must not run). */
+        if (req->on_end && req->first_reply == 0 && !out[i].cut &&
             req->on_end(req->end_ud, i, out[i].text, n - 1 - i)) {
             while (++i < n)
                 out[i].settled = 1;

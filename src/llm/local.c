@@ -1164,7 +1164,8 @@ struct seq {
     double min_p;                /* least token_p() of a chosen token */
     double min_p_words;          /* the same without white-space tokens */
     int done;
-    int cut;                     /* stopped at the follow cap */
+    int cut;                     /* LLM_CUT_FOLLOW: stopped at the follow
+                                    cap */
     int settled;                 /* stopped: llm_request.on_end said so */
     int told;                    /* its end was passed to on_end */
     int reply;                   /* its index among the call's replies */
@@ -1411,7 +1412,8 @@ static askdb_status generate(struct local *l, struct llm_dec_call *c,
                 continue;
             }
             if (seqs[i].id != 0 && lim >= 0 && seqs[i].n >= lim) {
-                seqs[i].done = seqs[i].cut = 1;
+                seqs[i].done = 1;
+                seqs[i].cut = LLM_CUT_FOLLOW;
                 continue;
             }
             sid[nb] = seqs[i].id;

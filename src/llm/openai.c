@@ -11,7 +11,9 @@
 ** max_tokens, seed, stop and stream. The reply text is
 ** choices[0].message.content, or, streamed, the concatenation of
 ** choices[0].delta.content over the chunks; usage comes from the body or
-** (with stream_options.include_usage) from the last chunk. Works with
+** (with stream_options.include_usage) from the last chunk.
+** finish_reason "length" means the reply stopped at max_tokens: it comes
+** back cut (llm_reply.cut). Works with
 ** OpenAI and with local servers (llama.cpp server, Ollama, vLLM, ...),
 ** which usually need no key: the Authorization header is sent only when
 ** a key is set.
@@ -66,11 +68,13 @@ static void take_usage(struct llm_acc *a, const json_t *usage)
 
 /* A body or a streamed chunk: the error object when there is one, else
 ** the text of choices[0].<part>.content ("message" in a body, "delta" in
-** a chunk) and the usage. */
+** a chunk), the usage, and whether the reply was cut at max_tokens
+** (finish_reason "length"). */
 static void take_reply(struct llm_acc *a, const json_t *root,
                        const char *part)
 {
     json_t *choice, *content;
+    const char *finish;
 
     if (json_object_get(root, "error")) {
         llm_acc_error(a, json_object_get(root, "error"));
@@ -81,6 +85,9 @@ static void take_reply(struct llm_acc *a, const json_t *root,
     if (json_is_string(content))
         llm_acc_text(a, json_string_value(content),
                      json_string_length(content));
+    finish = jsonx_str(choice, "finish_reason");
+    if (finish && strcmp(finish, "length") == 0)
+        a->cut = 1;
     take_usage(a, json_object_get(root, "usage"));
 }
 

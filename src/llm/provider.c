@@ -153,10 +153,11 @@ static void acc_free(struct llm_acc *a)
 
 /*
 ** Finish: on success move the text into out (out->text is the caller's)
-** with the token counts. Fails with ASKDB_ERR_LLM when an in-band error
-** was noted or no text arrived (`where` names the field, for the
-** message), ASKDB_ERR_NOMEM when the text did not fit. The message goes
-** to err, the key redacted. Frees a's buffers either way.
+** with the token counts and whether it was cut at max_tokens. Fails with
+** ASKDB_ERR_LLM when an in-band error was noted or no text arrived
+** (`where` names the field, for the message), ASKDB_ERR_NOMEM when the
+** text did not fit. The message goes to err, the key redacted. Frees a's
+** buffers either way.
 */
 static askdb_status acc_finish(struct llm_acc *a, struct http_client *h,
                                const char *where, struct llm_reply *out,
@@ -195,6 +196,7 @@ static askdb_status acc_finish(struct llm_acc *a, struct http_client *h,
     }
     out->prompt_tokens = a->prompt_tokens;
     out->completion_tokens = a->completion_tokens;
+    out->cut = a->cut ? LLM_CUT_MAX_TOKENS : LLM_CUT_NONE;
     rc = ASKDB_OK;
 out:
     acc_free(a);

@@ -26,6 +26,8 @@ struct llm_acc {
     long completion_tokens;
     int got_text;              /* a text field was present (maybe empty) */
     int ended;                 /* the stream's end marker came */
+    int cut;                   /* the provider stopped the reply at
+                                  max_tokens (llm_reply.cut) */
     struct buf error;          /* error the provider reported in-band */
 };
 

@@ -1433,6 +1433,43 @@ assert j["attempts"][1]["message"].endswith("the reply began: \"No: " + "é" * 3
 '
 }
 
+reply_cut_at_max_tokens_is_repaired_not_run() {
+    # A reply the provider stopped at --max-tokens (OpenAI finish_reason
+    # "length", Anthropic stop_reason "max_tokens") may end in a statement
+    # cut short that still runs: here the LIMIT 5 is missing and 55 rows
+    # would come back. It is left out and repaired like a reply with no SQL.
+    copy_db
+    local q cut whole s
+    q="SELECT c.first_name, c.last_name, sum(oi.quantity * oi.unit_price) AS spent FROM customers c JOIN orders o ON o.customer_id = c.id JOIN order_items oi ON oi.order_id = o.id GROUP BY c.id ORDER BY spent DESC"
+    cut=$(printf '```sql\n%s' "$q")
+    whole=$(fence "$q LIMIT 5;")
+    s=$("$PY" -c 'import json,sys; print(json.dumps([{"content": sys.argv[1], "finish_reason": "length", "stop_reason": "max_tokens"}, {"content": sys.argv[2]}]))' "$cut" "$whole")
+    start_llm "$s"
+    run ask --llm-url "$URL" --model test --max-tokens 64 --no-question-check -f csv shop.db "Top 5 customers by spending"
+    expect_rc 0
+    expect_requests 2
+    [ "$(wc -l <"$T/out")" = 6 ] || fail "expected 5 rows: $(head -c 300 "$T/out")"
+    expect_out_has "Alejandro,López,9901.56"
+    pycheck 'assert "Error: cut: the reply hit --max-tokens (64) before it ended" in user(1), user(1)'
+
+    start_llm "$s"
+    run ask --provider anthropic --llm-url "$URL/v1" --api-key k --model m --stream --max-tokens 64 --no-question-check -f csv shop.db "Top 5 customers by spending"
+    expect_rc 0
+    expect_requests 2
+    [ "$(wc -l <"$T/out")" = 6 ] || fail "expected 5 rows (anthropic, streamed): $(head -c 300 "$T/out")"
+
+    # Every reply cut: nothing usable remains, and the message says why.
+    s=$("$PY" -c 'import json,sys; print(json.dumps([{"content": sys.argv[1], "finish_reason": "length", "repeat": True}]))' "$cut")
+    start_llm "$s"
+    run ask --llm-url "$URL" --model test --stream --max-tokens 64 --no-question-check shop.db "Top 5 customers by spending"
+    expect_rc 1
+    expect_requests 3
+    expect_err_has "attempt 1: no_sql: cut: the reply hit --max-tokens (64) before it ended"
+    expect_err_has "attempt 3: no_sql: cut: the reply hit --max-tokens (64)"
+    expect_err_has "(a reply hit --max-tokens before it ended: raise --max-tokens)"
+    [ ! -s "$T/out" ] || fail "stdout not empty: $(head -c 200 "$T/out")"
+}
+
 finds_sql_after_quoted_prose_and_in_other_fences() {
     # extract.h: the first ```sql block, or the first fenced block of any
     # kind that starts with SELECT/WITH, else the text from the first
@@ -2074,6 +2111,7 @@ TESTS=(
     shell_answers_questions_and_dot_commands
     extracts_sql_from_prose_and_bare_replies
     reply_without_sql_is_repaired_as_no_sql
+    reply_cut_at_max_tokens_is_repaired_not_run
     finds_sql_after_quoted_prose_and_in_other_fences
     environment_configures_model_and_flags_override_it
     sql_command_reports_errors_with_exit_1

@@ -367,6 +367,8 @@ struct completion {
     size_t content_len;
     json_int_t prompt_tokens;
     json_int_t completion_tokens;
+    const char *finish_reason; /* OpenAI's, "stop" unless scripted */
+    const char *stop_reason;   /* Anthropic's, "end_turn" unless scripted */
 };
 
 static void token_counts(const json_t *entry, size_t body_len, struct completion *c)
@@ -390,7 +392,7 @@ static json_t *openai_message(const struct completion *c, const char *id)
     return json_pack("{s:s, s:s, s:i, s:s, s:[{s:i, s:{s:s, s:s%}, s:s}], s:{s:I, s:I, s:I}}",
                      "id", id, "object", "chat.completion", "created", 0, "model", c->model,
                      "choices", "index", 0, "message", "role", "assistant",
-                     "content", c->content, c->content_len, "finish_reason", "stop",
+                     "content", c->content, c->content_len, "finish_reason", c->finish_reason,
                      "usage", "prompt_tokens", c->prompt_tokens,
                      "completion_tokens", c->completion_tokens,
                      "total_tokens", c->prompt_tokens + c->completion_tokens);
@@ -401,7 +403,7 @@ static json_t *anthropic_message(const struct completion *c, const char *id)
     return json_pack("{s:s, s:s, s:s, s:s, s:[{s:s, s:s%}], s:s, s:n, s:{s:I, s:I}}",
                      "id", id, "type", "message", "role", "assistant", "model", c->model,
                      "content", "type", "text", "text", c->content, c->content_len,
-                     "stop_reason", "end_turn", "stop_sequence",
+                     "stop_reason", c->stop_reason, "stop_sequence",
                      "usage", "input_tokens", c->prompt_tokens,
                      "output_tokens", c->completion_tokens);
 }
@@ -431,7 +433,7 @@ static void openai_stream(struct strbuf *sb, const struct completion *c, const c
            json_pack("{s:s, s:s, s:i, s:s, s:[{s:i, s:{}, s:s}], s:{s:I, s:I, s:I}}",
                      "id", id, "object", "chat.completion.chunk", "created", 0,
                      "model", c->model, "choices", "index", 0, "delta",
-                     "finish_reason", "stop",
+                     "finish_reason", c->finish_reason,
                      "usage", "prompt_tokens", c->prompt_tokens,
                      "completion_tokens", c->completion_tokens,
                      "total_tokens", c->prompt_tokens + c->completion_tokens));
@@ -461,7 +463,7 @@ static void anthropic_stream(struct strbuf *sb, const struct completion *c, cons
            json_pack("{s:s, s:i}", "type", "content_block_stop", "index", 0));
     sb_sse(sb, "message_delta",
            json_pack("{s:s, s:{s:s, s:n}, s:{s:I}}", "type", "message_delta",
-                     "delta", "stop_reason", "end_turn", "stop_sequence",
+                     "delta", "stop_reason", c->stop_reason, "stop_sequence",
                      "usage", "output_tokens", c->completion_tokens));
     sb_sse(sb, "message_stop", json_pack("{s:s}", "type", "message_stop"));
 }
@@ -479,7 +481,11 @@ static enum MHD_Result send_completion(struct MHD_Connection *conn, const json_t
         .model = json_is_string(model) ? json_string_value(model) : "fake-model",
         .content = json_is_string(content) ? json_string_value(content) : "",
         .content_len = json_is_string(content) ? json_string_length(content) : 0,
+        .finish_reason = "stop",
+        .stop_reason = "end_turn",
     };
+    const json_t *fr = json_object_get(entry, "finish_reason");
+    const json_t *sr = json_object_get(entry, "stop_reason");
     char id[64];
     char *big = NULL;
     const json_t *rep = json_object_get(entry, "content_repeat");
@@ -497,6 +503,10 @@ static enum MHD_Result send_completion(struct MHD_Connection *conn, const json_t
         big[c.content_len] = '\0';
         c.content = big;
     }
+    if (json_is_string(fr))
+        c.finish_reason = json_string_value(fr);
+    if (json_is_string(sr))
+        c.stop_reason = json_string_value(sr);
     token_counts(entry, body_len, &c);
     snprintf(id, sizeof id, api == API_OPENAI ? "fake-%lu" : "msg_fake_%lu", n);
 
@@ -734,6 +744,12 @@ static const char *fault_fields_error(const json_t *e)
     if (rep && (!json_is_integer(rep) || json_integer_value(rep) < 1 ||
                 json_integer_value(rep) > 1000000))
         return "\"content_repeat\" must be an integer 1..1000000";
+    if (json_object_get(e, "finish_reason") &&
+        !json_is_string(json_object_get(e, "finish_reason")))
+        return "\"finish_reason\" must be a string";
+    if (json_object_get(e, "stop_reason") &&
+        !json_is_string(json_object_get(e, "stop_reason")))
+        return "\"stop_reason\" must be a string";
     return NULL;
 }
 

@@ -1082,6 +1082,49 @@ static void body_shorter_than_content_length_is_an_error(void **ts)
     assert_non_null(strstr(llm_errmsg(s->m), "cut its reply short"));
 }
 
+/* Ask once per streaming mode (plain, then streamed) on the fake's
+** script: reply i's text and cut flag must be want[i] and cut[i]. */
+static void expect_cuts(struct state *s, const char *const *want,
+                        const int *cut, int n)
+{
+    struct llm_request req = basic_request(s);
+    int i;
+
+    for (i = 0; i < n; i++) {
+        if (i == n / 2) {
+            llm_free(s->m);
+            s->cfg.stream = 1;
+            open_model(s);
+        }
+        llm_reply_free(&s->r);
+        assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+        assert_string_equal(s->r.text, want[i]);
+        if (s->r.cut != cut[i])
+            fail_msg("reply %d: cut %d, expected %d", i, s->r.cut, cut[i]);
+    }
+}
+
+/* finish_reason "length": the reply stopped at max_tokens, streamed or
+** not; it comes back cut, never as a whole reply. */
+static void openai_reply_stopped_at_max_tokens_comes_back_cut(void **ts)
+{
+    struct state *s = *ts;
+    static const char *const want[] = {"SELECT a FROM t GROUP BY",
+                                       "SELECT 1;", "SELECT a FROM",
+                                       "SELECT 2;"};
+    static const int cut[] = {LLM_CUT_MAX_TOKENS, 0, LLM_CUT_MAX_TOKENS, 0};
+
+    fake_start(&s->f,
+               "[{\"content\":\"SELECT a FROM t GROUP BY\","
+               "\"finish_reason\":\"length\"},"
+               "{\"content\":\"SELECT 1;\"},"
+               "{\"content\":\"SELECT a FROM\",\"finish_reason\":\"length\"},"
+               "{\"content\":\"SELECT 2;\"}]");
+    openai_cfg(s, s->f.base, NULL);
+    open_model(s);
+    expect_cuts(s, want, cut, 4);
+}
+
 /* ------------------------------------------------------------------ */
 /* Anthropic                                                           */
 /* ------------------------------------------------------------------ */
@@ -1166,6 +1209,26 @@ static void anthropic_streams(void **ts)
     assert_json(json_object_get(json_object_get(json_array_get(log, 0),
                                                 "body"), "stream"), "true");
     json_decref(log);
+}
+
+/* stop_reason "max_tokens" (in message_delta when streamed): cut. */
+static void anthropic_reply_stopped_at_max_tokens_comes_back_cut(void **ts)
+{
+    struct state *s = *ts;
+    static const char *const want[] = {"SELECT a FROM t GROUP BY",
+                                       "SELECT 1;", "SELECT a FROM",
+                                       "SELECT 2;"};
+    static const int cut[] = {LLM_CUT_MAX_TOKENS, 0, LLM_CUT_MAX_TOKENS, 0};
+
+    fake_start(&s->f,
+               "[{\"content\":\"SELECT a FROM t GROUP BY\","
+               "\"stop_reason\":\"max_tokens\"},"
+               "{\"content\":\"SELECT 1;\"},"
+               "{\"content\":\"SELECT a FROM\",\"stop_reason\":\"max_tokens\"},"
+               "{\"content\":\"SELECT 2;\"}]");
+    anthropic_cfg(s, s->f.base);
+    open_model(s);
+    expect_cuts(s, want, cut, 4);
 }
 
 static const char anthropic_error_stream[] =
@@ -1496,6 +1559,41 @@ static void complete_n_openai_sends_one_request_per_seed(void **ts)
     json_decref(log);
 }
 
+/* on_end for complete_n: which replies it was told of. */
+static int told_of(void *ud, int i, const char *text, int pending)
+{
+    int *told = ud;
+
+    (void)text;
+    (void)pending;
+    *told |= 1 << i;
+    return 0;
+}
+
+/* One call a reply (HTTP): a reply cut at max_tokens is not told to
+** on_end as ended, as the local model's cut ones are not. */
+static void complete_n_does_not_tell_a_cut_reply_as_ended(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    struct llm_reply r[2];
+    int told = 0, i;
+
+    fake_start(&s->f, "[{\"content\":\"SELECT a FROM t ORDER BY a\","
+                      "\"finish_reason\":\"length\"},"
+                      "{\"content\":\"SELECT 2;\"}]");
+    openai_cfg(s, s->f.base, NULL);
+    open_model(s);
+    req.on_end = told_of;
+    req.end_ud = &told;
+    assert_int_equal(llm_complete_n(s->m, &req, 2, r), ASKDB_OK);
+    assert_int_equal(r[0].cut, LLM_CUT_MAX_TOKENS);
+    assert_int_equal(r[1].cut, 0);
+    assert_int_equal(told, 2);
+    for (i = 0; i < 2; i++)
+        llm_reply_free(&r[i]);
+}
+
 static void candidate_seeds_and_temperatures(void **ts)
 {
     struct llm_request req;
@@ -1568,12 +1666,15 @@ int main(void)
         T(anthropic_sends_system_separately_and_reads_text),
         T(anthropic_streams),
         T(anthropic_stream_error_event_is_reported),
+        T(openai_reply_stopped_at_max_tokens_comes_back_cut),
+        T(anthropic_reply_stopped_at_max_tokens_comes_back_cut),
         T(provider_choice_rules),
         T(http_providers_require_a_model_and_http_url),
         T(endpoint_urls_are_built_from_the_base),
         T(custom_callback_reply_and_failure),
         T(complete_n_custom_calls_the_callback_once_per_reply),
         T(complete_n_openai_sends_one_request_per_seed),
+        T(complete_n_does_not_tell_a_cut_reply_as_ended),
         T(candidate_seeds_and_temperatures),
         cmocka_unit_test(snippet_is_cut_between_characters),
     };

@@ -454,6 +454,7 @@ function describeStep(ev, why) {
         ev.settled && ev.reply == null ? ["ok", `Candidate ${ev.candidate} not asked`, "the vote was decided without it"] :
         [ev.cut ? "warn" : "ok", ev.candidate ? `The model replied (candidate ${ev.candidate})` : "The model replied", [fmtMs(ev.ms),
             ev.completion_tokens !== undefined && `${ev.completion_tokens} tokens`,
+            ev.max_tokens_hit ? "cut: hit --max-tokens before it ended, left out" :
             ev.cut ? "cut: ran past the cap on the greedy reply's length, left out of the vote" : "",
             ev.settled ? "settled: stopped, the vote was decided without it" : "",
             ev.retries ? `${ev.retries} retries` : ""].filter(Boolean).join(", ")];
