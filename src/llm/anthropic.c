@@ -139,17 +139,39 @@ static void take_text(struct llm_acc *a, const json_t *block, const char *kind)
         llm_acc_text(a, json_string_value(text), json_string_length(text));
 }
 
+/* Whether name is the name of an event of the Messages stream: one that
+** must be read (unknown ones, say a proxy's, carry nothing of ours). */
+static int known_event(const char *name)
+{
+    static const char *const names[] = {
+        "message", "message_start", "content_block_start",
+        "content_block_delta", "content_block_stop", "message_delta",
+        "message_stop", "error"};
+    size_t i;
+
+    for (i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcmp(name, names[i]) == 0)
+            return 1;
+    return 0;
+}
+
 /* One streamed event. The JSON "type" names it (the SSE event name is the
-** fallback). Malformed events are skipped. */
-static void on_event(void *ud, const char *event, const char *data,
-                     size_t len)
+** fallback). Data that is not a JSON object under a known event name (or
+** none) is HTTP_EVENT_BAD: skipped, the reply would lose a piece. */
+static int on_event(void *ud, const char *event, const char *data,
+                    size_t len)
 {
     struct llm_acc *a = ud;
-    json_t *root = json_loadb(data, len, JSON_ALLOW_NUL, NULL);
+    json_t *root;
     const char *type;
 
-    if (!json_is_object(root))
-        goto out;
+    if (llm_blank(data, len))
+        return HTTP_EVENT_OK;
+    root = json_loadb(data, len, JSON_ALLOW_NUL, NULL);
+    if (!json_is_object(root)) {
+        json_decref(root);
+        return known_event(event) ? HTTP_EVENT_BAD : HTTP_EVENT_OK;
+    }
     type = jsonx_str(root, "type");
     if (!type)
         type = event;
@@ -164,8 +186,8 @@ static void on_event(void *ud, const char *event, const char *data,
         llm_acc_error(a, json_object_get(root, "error"));
     else if (strcmp(type, "message_stop") == 0)
         a->ended = 1;
-out:
     json_decref(root);
+    return HTTP_EVENT_OK;
 }
 
 /* A whole (non-streamed) message body. */

@@ -74,6 +74,9 @@ struct http_client {
     long events;
     long retry_after_ms;             /* -1: the server sent none */
     int cut;                         /* the stream lacked its end marker */
+    int stop;                        /* what on_event said when it stopped
+                                        the stream (HTTP_EVENT_BAD), else 0 */
+    struct buf stopped_at;           /* that event's data, for messages */
 };
 
 static size_t userinfo_len(const char *url);
@@ -143,25 +146,36 @@ static void sse_reset(struct sse *s)
     s->cr = 0;
 }
 
-/* Hand the assembled event (if it had data) to the caller; start anew. */
-static void sse_dispatch(struct http_client *c)
+/* Hand the assembled event (if it had data) to the caller; start anew.
+** Returns -1 when the caller stopped the stream (c->stop says why, and
+** c->stopped_at holds the event's data), else 0. */
+static int sse_dispatch(struct http_client *c)
 {
     struct sse *s = &c->sse;
+    int r = HTTP_EVENT_OK;
 
     if (s->has_data && !buf_err(&s->data)) {
-        c->events++;
-        c->req->on_event(c->req->ud, s->event[0] ? s->event : "message",
-                         s->data.data ? s->data.data : "", s->data.len);
+        r = c->req->on_event(c->req->ud, s->event[0] ? s->event : "message",
+                             s->data.data ? s->data.data : "", s->data.len);
+        if (r == HTTP_EVENT_OK) {
+            c->events++;
+        } else {
+            c->stop = r;
+            buf_reset(&c->stopped_at);
+            buf_append(&c->stopped_at, s->data.data, s->data.len);
+        }
     }
     buf_reset(&s->data);
     s->has_data = 0;
     s->event[0] = '\0';
+    return r == HTTP_EVENT_OK ? 0 : -1;
 }
 
 /*
 ** Process the complete line in s->line: a blank line ends an event, ':'
 ** starts a comment, "data" and "event" fields are kept, other fields (id,
-** retry, unknown) are ignored. Returns -1 when a buffer overflowed.
+** retry, unknown) are ignored. Returns -1 when a buffer overflowed or the
+** caller stopped the stream (c->stop).
 */
 static int sse_line(struct http_client *c)
 {
@@ -173,7 +187,8 @@ static int sse_line(struct http_client *c)
     if (buf_err(&s->line))
         return -1;
     if (n == 0) {
-        sse_dispatch(c);
+        buf_reset(&s->line);
+        return sse_dispatch(c);
     } else if (l[0] != ':') {
         colon = memchr(l, ':', n);
         flen = colon ? (size_t)(colon - l) : n;
@@ -200,7 +215,8 @@ static int sse_line(struct http_client *c)
 }
 
 /* Feed n bytes of the stream; lines end in \n, \r\n or \r and may be split
-** anywhere across calls. Returns -1 when a buffer overflowed. */
+** anywhere across calls. Returns -1 when a buffer overflowed or the caller
+** stopped the stream (c->stop). */
 static int sse_feed(struct http_client *c, const char *p, size_t n)
 {
     struct sse *s = &c->sse;
@@ -227,13 +243,20 @@ static int sse_feed(struct http_client *c, const char *p, size_t n)
     return buf_err(&s->line) ? -1 : 0;
 }
 
+/* Whether an event has begun that no blank line has ended yet. */
+static int sse_open(const struct http_client *c)
+{
+    return c->sse.line.len > 0 || c->sse.has_data;
+}
+
 /* End of stream: finish a last line and event even without the blank line
-** the protocol asks for (lenient: some servers omit it). */
-static void sse_finish(struct http_client *c)
+** the protocol asks for (lenient: some servers omit it). Returns -1 as
+** sse_feed() does. */
+static int sse_finish(struct http_client *c)
 {
     if (c->sse.line.len && sse_line(c))
-        return;
-    sse_dispatch(c);
+        return -1;
+    return sse_dispatch(c);
 }
 
 int http_sse_parse(const char *data, size_t len, const size_t *cuts,
@@ -253,6 +276,7 @@ int http_sse_parse(const char *data, size_t len, const size_t *cuts,
     c.req = &req;
     buf_init(&c.sse.line, HTTP_MAX_REPLY);
     buf_init(&c.sse.data, HTTP_MAX_REPLY);
+    buf_init(&c.stopped_at, HTTP_MAX_REPLY);
     for (i = 0; rc == 0 && off < len; i++) {
         n = len - off;
         if (i < ncuts && cuts[i] < n)
@@ -260,10 +284,20 @@ int http_sse_parse(const char *data, size_t len, const size_t *cuts,
         rc = sse_feed(&c, data + off, n);
         off += n;
     }
-    if (rc == 0)
-        sse_finish(&c);
+    if (rc == 0) {
+        int open = sse_open(&c);
+
+        rc = sse_finish(&c);
+        if (rc && open && c.stop == HTTP_EVENT_BAD) {
+            c.stop = 0;   /* cut, not garbled: a reader sees no end */
+            rc = 0;
+        }
+    }
+    if (c.stop)
+        rc = c.stop;
     buf_free(&c.sse.line);
     buf_free(&c.sse.data);
+    buf_free(&c.stopped_at);
     return rc;
 }
 
@@ -349,6 +383,8 @@ static size_t on_write(char *p, size_t size, size_t n, void *ud)
     c->received += len;
     if (c->mode == MODE_SSE) {
         if (sse_feed(c, p, len)) {
+            if (c->stop)
+                return 0;
             c->oom = buf_err(&c->sse.line) == BUF_ENOMEM ||
                      buf_err(&c->sse.data) == BUF_ENOMEM;
             c->too_big = !c->oom;
@@ -391,6 +427,7 @@ askdb_status http_client_new(const struct http_config *cfg,
     buf_init(&c->body, HTTP_MAX_REPLY);
     buf_init(&c->sse.line, HTTP_MAX_REPLY);
     buf_init(&c->sse.data, HTTP_MAX_REPLY);
+    buf_init(&c->stopped_at, HTTP_MAX_REPLY);
     c->url = strdup(cfg->url);
     c->shown = http_url_shown(cfg->url);
     c->userinfo = userinfo_of(cfg->url);
@@ -465,6 +502,7 @@ void http_client_free(struct http_client *c)
     buf_free(&c->body);
     buf_free(&c->sse.line);
     buf_free(&c->sse.data);
+    buf_free(&c->stopped_at);
     free(c);
 }
 
@@ -796,6 +834,19 @@ static askdb_status describe(struct http_client *c, CURLcode cc, long code,
 {
     long sent = 0;
 
+    if (c->stop == HTTP_EVENT_BAD) {
+        buf_printf(m, "model at %s sent a streamed event that is not valid "
+                      "JSON", c->shown);
+        if (c->stopped_at.len) {
+            buf_puts(m, " (");
+            http_put_message(c, m, c->stopped_at.data, c->stopped_at.len);
+            buf_puts(m, ")");
+        }
+        put_retries(m, attempt);
+        buf_puts(m, " (the server or a proxy between garbled the stream; "
+                    "check its logs)");
+        return ASKDB_ERR_LLM_UNREACHABLE;
+    }
     if (c->cut) {
         buf_printf(m, "model at %s ended its streamed reply without the "
                       "end marker (the reply was cut off)", c->shown);
@@ -916,6 +967,8 @@ static int classify(struct http_client *c, CURLcode cc, long code)
     case CURLE_HTTP2:
     case CURLE_HTTP2_STREAM:
         return c->too_big || c->oom ? OUT_FAIL : OUT_RETRY;
+    case CURLE_WRITE_ERROR:   /* on_write stopped it */
+        return c->stop ? OUT_RETRY : OUT_FAIL;
     case CURLE_OPERATION_TIMEDOUT:
         curl_easy_getinfo(c->curl, CURLINFO_REQUEST_SIZE, &sent);
         return sent == 0 ? OUT_RETRY : OUT_FAIL;
@@ -939,7 +992,9 @@ static void log_wait(struct http_client *c, long ms, int attempt, long code)
     else
         snprintf(msg, sizeof msg, "waiting %ld ms before retry %d of %d "
                                   "(backoff after %s)", ms, attempt + 1,
-                 c->retries, code ? "an HTTP error" : "a failed connection");
+                 c->retries, c->stop ? "a stream it could not read"
+                             : code >= 400 ? "an HTTP error"
+                                           : "a failed connection");
     c->log_fn(c->log_ud, "llm", msg);
 }
 
@@ -953,6 +1008,15 @@ static long next_delay_ms(struct http_client *c, int attempt)
     if (attempt < 16 && (c->base_ms << attempt) < cap)
         cap = c->base_ms << attempt;
     return (long)(xorshift64(&c->rng) % (uint64_t)(cap + 1));
+}
+
+/* Whether some of the reply reached the caller in this try, so that it
+** cannot be tried again. */
+static int delivered(const struct http_client *c, const struct http_post *req)
+{
+    if (!req->on_event)
+        return 0;
+    return req->delivered ? req->delivered(req->ud) != 0 : c->events > 0;
 }
 
 #define CANCEL_POLL_MS 50     /* how often a request looks at its cancel */
@@ -1041,6 +1105,8 @@ static CURLcode try_once(struct http_client *c, const struct http_post *req,
     c->events = 0;
     c->retry_after_ms = -1;
     c->cut = 0;
+    c->stop = 0;
+    buf_reset(&c->stopped_at);
     c->curl_err[0] = '\0';
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, req->body);
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE,
@@ -1048,10 +1114,17 @@ static CURLcode try_once(struct http_client *c, const struct http_post *req,
     curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, hdrs);
     cc = perform(c, req);
     if (cc == CURLE_OK && c->mode == MODE_SSE) {
-        /* The last event may lack its blank line; then the marker. */
+        /* The last event may lack its blank line; then the marker. An
+        ** unended last event that cannot be read was cut, not garbled. */
         long whole = c->events;
+        int open = sse_open(c);
+
         sse_finish(c);
-        if (req->ended && !req->ended(req->ud)) {
+        if (open && c->stop == HTTP_EVENT_BAD)
+            c->stop = 0;
+        if (c->stop) {
+            cc = CURLE_WRITE_ERROR;   /* as if on_write had stopped it */
+        } else if (req->ended && !req->ended(req->ud)) {
             /* Cut off: the unfinished last line counts as no event, so
             ** a stream cut before its first whole event is retried. */
             c->cut = 1;
@@ -1129,7 +1202,7 @@ askdb_status http_post_json(struct http_client *c, const struct http_post *req,
         o = classify(c, cc, code);
         if (o == OUT_OK)
             break;
-        if (o == OUT_RETRY && attempt < c->retries && c->events == 0) {
+        if (o == OUT_RETRY && attempt < c->retries && !delivered(c, req)) {
             /* All waits of one request together stay within its time
             ** limit: a server that asks for more is not waited for. */
             delay = next_delay_ms(c, attempt);
@@ -1141,6 +1214,8 @@ askdb_status http_post_json(struct http_client *c, const struct http_post *req,
                 log_wait(c, delay, attempt, code);
                 sleep_ms(req, delay);
                 waited += delay;
+                if (req->on_event && req->restart)
+                    req->restart(req->ud);
                 continue;   /* a cancel in the sleep is reported above */
             }
         }

@@ -19,15 +19,17 @@
 **   retried     HTTP 429, 500, 502, 503, 504, 529; connection reset, send
 **               or receive errors, an empty reply (CURLE_GOT_NOTHING), a
 **               short body (CURLE_PARTIAL_FILE), an HTTP/2 stream or
-**               connection reset, and a timeout *before* the request was
+**               connection reset, a streamed event that cannot be read
+**               (HTTP_EVENT_BAD), and a timeout *before* the request was
 **               sent (the connect phase).
 **   not retried other HTTP statuses (400, 401, 403, 404, ...), connection
 **               refused and DNS failures (ASKDB_ERR_LLM_UNREACHABLE at
 **               once: nothing is listening, waiting will not help), TLS
 **               errors, a timeout *after* the request was sent (the model
 **               is slow; another try would multiply the wait), and any
-**               failure after a streamed event was delivered (its tokens
-**               have already reached the caller).
+**               failure after some of a streamed reply was delivered
+**               (http_post.delivered: its text has already reached the
+**               caller).
 ** Backoff: full jitter, a random wait in [0, min(8 s, base * 2^n)] with
 ** base 250 ms, or the server's Retry-After (seconds or HTTP-date, capped at
 ** 60 s) when it sends one. The environment variable ASKDB_RETRY_BASE_MS
@@ -43,11 +45,20 @@
 
 #define HTTP_MAX_REPLY (8u << 20)
 
+/* What an http_event_fn says of the event it was given. */
+enum {
+    HTTP_EVENT_OK,   /* read, or rightly ignored (a keep-alive): go on */
+    HTTP_EVENT_BAD   /* cannot be read: the stream is broken, and the
+                        transfer stops (retried as a dropped connection
+                        while nothing was delivered) */
+};
+
 /* Called for each complete server-sent event: `event` is the event name
 ** ("message" when none was given), `data` its data lines joined by "\n"
-** (NUL-terminated, len bytes). Both are borrowed for the call only. */
-typedef void (*http_event_fn)(void *ud, const char *event, const char *data,
-                              size_t len);
+** (NUL-terminated, len bytes). Both are borrowed for the call only.
+** Returns HTTP_EVENT_OK or HTTP_EVENT_BAD. */
+typedef int (*http_event_fn)(void *ud, const char *event, const char *data,
+                             size_t len);
 
 struct http_config {
     const char *url;       /* full endpoint URL */
@@ -73,6 +84,14 @@ struct http_post {
     ** was cut off and fails like a dropped connection, never an answer.
     ** NULL: any end of the stream is its end. */
     int (*ended)(void *ud);
+    /* With on_event: nonzero once some of the reply reached the caller
+    ** (its text was passed on): a stream that fails after that is not
+    ** tried again. NULL: once any event came. */
+    int (*delivered)(void *ud);
+    /* With on_event: called before a stream is tried again, to forget
+    ** what the failed try's events left (usage, an in-band error). NULL:
+    ** nothing to forget. */
+    void (*restart)(void *ud);
 };
 
 struct http_reply {
@@ -139,9 +158,11 @@ char *http_url_shown(const char *url);
 ** Parse data (len bytes) as a whole server-sent-events stream, the way a
 ** streamed reply is parsed: fed in pieces of cuts[0], cuts[1], ... bytes
 ** (clipped to what is left; the rest goes as one last piece), then ended,
-** with each complete event handed to on_event(ud, ...). Returns 0, or -1
+** with each complete event handed to on_event(ud, ...). Returns 0; -1
 ** when a line or an event outgrew HTTP_MAX_REPLY or memory ran out (where
-** a transfer would be aborted). For the tests and fuzzers.
+** a transfer would be aborted); or what on_event returned when it was not
+** HTTP_EVENT_OK (parsing stops there, as a transfer would). For the
+** tests and fuzzers.
 */
 int http_sse_parse(const char *data, size_t len, const size_t *cuts,
                    size_t ncuts, http_event_fn on_event, void *ud);

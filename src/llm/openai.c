@@ -92,28 +92,36 @@ static void take_reply(struct llm_acc *a, const json_t *root,
 }
 
 /* One streamed chunk: {"choices":[{"delta":{"content":"..."}}],
-** "usage":...} or {"error":{...}}. Malformed chunks are skipped. */
-static void on_event(void *ud, const char *event, const char *data,
-                     size_t len)
+** "usage":...} or {"error":{...}}. A chunk that is not a JSON object
+** (cut, garbled, invalid UTF-8) is HTTP_EVENT_BAD: skipped, the reply
+** would lose its piece of the SQL. Blank data (a keep-alive) and events
+** named otherwise than "message" that are not JSON carry nothing. */
+static int on_event(void *ud, const char *event, const char *data,
+                    size_t len)
 {
     struct llm_acc *a = ud;
     json_t *root, *choice;
 
-    (void)event;
     if (len == 6 && memcmp(data, "[DONE]", 6) == 0) {
         a->ended = 1;
-        return;
+        return HTTP_EVENT_OK;
     }
+    if (llm_blank(data, len))
+        return HTTP_EVENT_OK;
     root = json_loadb(data, len, JSON_ALLOW_NUL, NULL);
-    if (json_is_object(root)) {
-        take_reply(a, root, "delta");
-        /* A finish_reason ends the reply too (not every server sends
-        ** [DONE] after it). */
-        choice = json_array_get(json_object_get(root, "choices"), 0);
-        if (json_is_string(json_object_get(choice, "finish_reason")))
-            a->ended = 1;
+    if (!json_is_object(root)) {
+        json_decref(root);
+        return strcmp(event, "message") == 0 ? HTTP_EVENT_BAD
+                                             : HTTP_EVENT_OK;
     }
+    take_reply(a, root, "delta");
+    /* A finish_reason ends the reply too (not every server sends [DONE]
+    ** after it). */
+    choice = json_array_get(json_object_get(root, "choices"), 0);
+    if (json_is_string(json_object_get(choice, "finish_reason")))
+        a->ended = 1;
     json_decref(root);
+    return HTTP_EVENT_OK;
 }
 
 /* A whole (non-streamed) completion body. */

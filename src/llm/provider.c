@@ -92,6 +92,38 @@ static void acc_init(struct llm_acc *a, const struct llm_request *req,
     a->completion_tokens = -1;
 }
 
+int llm_blank(const char *data, size_t len)
+{
+    size_t i;
+
+    for (i = 0; i < len; i++)
+        if (data[i] != ' ' && data[i] != '\t' && data[i] != '\n' &&
+            data[i] != '\r')
+            return 0;
+    return 1;
+}
+
+int llm_acc_delivered(void *acc)
+{
+    const struct llm_acc *a = acc;
+
+    /* Text goes to on_token as it comes: with any, it has been shown. */
+    return a->text.len > 0;
+}
+
+void llm_acc_restart(void *acc)
+{
+    struct llm_acc *a = acc;
+
+    buf_reset(&a->text);
+    buf_reset(&a->error);
+    a->prompt_tokens = -1;
+    a->completion_tokens = -1;
+    a->got_text = 0;
+    a->ended = 0;
+    a->cut = 0;
+}
+
 int llm_acc_ended(void *acc)
 {
     const struct llm_acc *a = acc;
@@ -244,7 +276,15 @@ askdb_status llm_http_parse_reply(const struct llm_http_api *api,
     memset(&req, 0, sizeof req);
     acc_init(&acc, &req, stream, h);
     if (stream) {
-        if (http_sse_parse(body, len, NULL, 0, api->on_event, &acc)) {
+        int r = http_sse_parse(body, len, NULL, 0, api->on_event, &acc);
+
+        if (r == HTTP_EVENT_BAD) {
+            http_set_error(h, err, errlen, "model at %s sent a streamed "
+                                           "event that is not valid JSON",
+                           http_url(h));
+            goto out;
+        }
+        if (r) {
             http_set_error(h, err, errlen, "the streamed reply from %s has "
                                            "a line or event larger than %u "
                                            "MiB (or memory ran out)",
@@ -304,6 +344,8 @@ askdb_status llm_http_complete(llm *m, const struct llm_request *req,
     post.headers = headers;
     post.on_event = p->stream ? api->on_event : NULL;
     post.ended = llm_acc_ended;
+    post.delivered = llm_acc_delivered;
+    post.restart = llm_acc_restart;
     post.ud = &acc;
     post.cancel = req->cancel;
     rc = http_post_json(p->http, &post, &hr, m->errmsg, sizeof m->errmsg);

@@ -54,8 +54,10 @@ struct llm_http_api {
     ** out of memory. */
     json_t *(*make_body)(const struct llm_http *p,
                          const struct llm_request *req);
-    /* One streamed event; ud is the struct llm_acc. Malformed events are
-    ** skipped. */
+    /* One streamed event; ud is the struct llm_acc. HTTP_EVENT_BAD for
+    ** an event that should carry part of the reply and cannot be read
+    ** (it is never skipped: the reply would lose a piece); keep-alives
+    ** and events of unknown kinds that are not JSON are HTTP_EVENT_OK. */
     http_event_fn on_event;
     /* A whole (non-streamed) reply body, a JSON object, into a. */
     void (*read_body)(struct llm_acc *a, const json_t *root);
@@ -125,5 +127,15 @@ void llm_acc_error(struct llm_acc *a, const json_t *err);
 /* http_post.ended for an llm_acc: its ended flag (or an in-band error,
 ** which ends a stream too). */
 int llm_acc_ended(void *acc);
+
+/* http_post.delivered for an llm_acc: some text was passed on. */
+int llm_acc_delivered(void *acc);
+
+/* http_post.restart for an llm_acc: back to an empty reply. */
+void llm_acc_restart(void *acc);
+
+/* 1 when data (len bytes) is only white space: an event that carries
+** nothing (a keep-alive), for on_event. */
+int llm_blank(const char *data, size_t len);
 
 #endif

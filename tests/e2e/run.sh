@@ -1282,6 +1282,27 @@ streaming_gives_the_same_rows() {
     expect_out_file "$T/plain.out"
 }
 
+garbled_stream_is_retried_or_fails_never_run() {
+    # A streamed event that is not JSON (cut, invalid UTF-8) was skipped:
+    # the SQL lost its WHERE and counted every customer. Before any text
+    # it is retried; after some, the reply fails (exit 4), nothing runs.
+    copy_db
+    local r
+    r=$(fence "SELECT count(*) AS n FROM customers WHERE last_name = 'López'")
+    start_llm "$("$PY" -c 'import json,sys; print(json.dumps([{"content": sys.argv[1], "bad_event_at": 0}, {"content": sys.argv[1]}]))' "$r")"
+    run ask --llm-url "$URL" --model test --stream --no-question-check -f csv shop.db "How many customers are named López?"
+    expect_rc 0
+    expect_requests 2
+    expect_out 'n\r\n1\r\n'
+
+    start_llm "$("$PY" -c 'import json,sys; print(json.dumps([{"content": sys.argv[1], "bad_event_at": 12, "repeat": True}]))' "$r")"
+    run ask --llm-url "$URL" --model test --stream --no-question-check -f csv shop.db "How many customers are named López?"
+    expect_rc 4
+    expect_requests 1
+    expect_err_has "sent a streamed event that is not valid JSON"
+    [ ! -s "$T/out" ] || fail "stdout not empty: $(head -c 200 "$T/out")"
+}
+
 anthropic_provider_uses_messages_api() {
     copy_db
     local r1 r2
@@ -2107,6 +2128,7 @@ TESTS=(
     no_command_prints_usage_on_stderr_and_exits_2
     help_lists_every_command
     streaming_gives_the_same_rows
+    garbled_stream_is_retried_or_fails_never_run
     anthropic_provider_uses_messages_api
     shell_answers_questions_and_dot_commands
     extracts_sql_from_prose_and_bare_replies

@@ -369,6 +369,8 @@ struct completion {
     json_int_t completion_tokens;
     const char *finish_reason; /* OpenAI's, "stop" unless scripted */
     const char *stop_reason;   /* Anthropic's, "end_turn" unless scripted */
+    long bad_at;               /* stream: a garbled event before content
+                                  piece bad_at (-1: none) */
 };
 
 static void token_counts(const json_t *entry, size_t body_len, struct completion *c)
@@ -418,10 +420,29 @@ static size_t piece_end(const char *s, size_t len, size_t start)
     return e > start ? e : end;
 }
 
+/* The data of a chunk cut inside its JSON, as a garbled stream has it. */
+#define OPENAI_BAD_DATA "{\"choices\":[{\"delta\":{\"content\":\""
+#define ANTHROPIC_BAD_DATA \
+    "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"text\":\""
+
+/* The garbled event of c->bad_at, when piece k (of the content, or the
+ * end when k is past it) is next. */
+static void bad_event(struct strbuf *sb, const struct completion *c, long k, bool last)
+{
+    if (c->bad_at < 0 || (k != c->bad_at && !(last && c->bad_at > k)))
+        return;
+    if (c->api == API_ANTHROPIC)
+        sb_puts(sb, "event: content_block_delta\ndata: " ANTHROPIC_BAD_DATA "\n\n");
+    else
+        sb_puts(sb, "data: " OPENAI_BAD_DATA "\n\n");
+}
+
 static void openai_stream(struct strbuf *sb, const struct completion *c, const char *id)
 {
-    for (size_t i = 0; i < c->content_len;) {
+    long k = 0;
+    for (size_t i = 0; i < c->content_len; k++) {
         size_t e = piece_end(c->content, c->content_len, i);
+        bad_event(sb, c, k, false);
         sb_sse(sb, NULL,
                json_pack("{s:s, s:s, s:i, s:s, s:[{s:i, s:{s:s%}, s:n}]}",
                          "id", id, "object", "chat.completion.chunk", "created", 0,
@@ -429,6 +450,7 @@ static void openai_stream(struct strbuf *sb, const struct completion *c, const c
                          "delta", "content", c->content + i, e - i, "finish_reason"));
         i = e;
     }
+    bad_event(sb, c, k, true);
     sb_sse(sb, NULL,
            json_pack("{s:s, s:s, s:i, s:s, s:[{s:i, s:{}, s:s}], s:{s:I, s:I, s:I}}",
                      "id", id, "object", "chat.completion.chunk", "created", 0,
@@ -451,14 +473,17 @@ static void anthropic_stream(struct strbuf *sb, const struct completion *c, cons
     sb_sse(sb, "content_block_start",
            json_pack("{s:s, s:i, s:{s:s, s:s}}", "type", "content_block_start",
                      "index", 0, "content_block", "type", "text", "text", ""));
-    for (size_t i = 0; i < c->content_len;) {
+    long k = 0;
+    for (size_t i = 0; i < c->content_len; k++) {
         size_t e = piece_end(c->content, c->content_len, i);
+        bad_event(sb, c, k, false);
         sb_sse(sb, "content_block_delta",
                json_pack("{s:s, s:i, s:{s:s, s:s%}}", "type", "content_block_delta",
                          "index", 0, "delta", "type", "text_delta",
                          "text", c->content + i, e - i));
         i = e;
     }
+    bad_event(sb, c, k, true);
     sb_sse(sb, "content_block_stop",
            json_pack("{s:s, s:i}", "type", "content_block_stop", "index", 0));
     sb_sse(sb, "message_delta",
@@ -483,7 +508,9 @@ static enum MHD_Result send_completion(struct MHD_Connection *conn, const json_t
         .content_len = json_is_string(content) ? json_string_length(content) : 0,
         .finish_reason = "stop",
         .stop_reason = "end_turn",
+        .bad_at = -1,
     };
+    const json_t *bad = json_object_get(entry, "bad_event_at");
     const json_t *fr = json_object_get(entry, "finish_reason");
     const json_t *sr = json_object_get(entry, "stop_reason");
     char id[64];
@@ -507,6 +534,8 @@ static enum MHD_Result send_completion(struct MHD_Connection *conn, const json_t
         c.finish_reason = json_string_value(fr);
     if (json_is_string(sr))
         c.stop_reason = json_string_value(sr);
+    if (json_is_integer(bad))
+        c.bad_at = (long)json_integer_value(bad);
     token_counts(entry, body_len, &c);
     snprintf(id, sizeof id, api == API_OPENAI ? "fake-%lu" : "msg_fake_%lu", n);
 
@@ -750,6 +779,10 @@ static const char *fault_fields_error(const json_t *e)
     if (json_object_get(e, "stop_reason") &&
         !json_is_string(json_object_get(e, "stop_reason")))
         return "\"stop_reason\" must be a string";
+    const json_t *bad = json_object_get(e, "bad_event_at");
+    if (bad && (!json_is_integer(bad) || json_integer_value(bad) < 0 ||
+                json_integer_value(bad) > 1000000000))
+        return "\"bad_event_at\" must be a non-negative integer";
     return NULL;
 }
 

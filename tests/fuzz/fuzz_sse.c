@@ -45,7 +45,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 }
 
 /* Each event, checked, appended to a buf as name NUL length data. */
-static void record(void *ud, const char *event, const char *data, size_t len)
+static int record(void *ud, const char *event, const char *data, size_t len)
 {
     struct buf *b = ud;
     size_t elen;
@@ -58,6 +58,7 @@ static void record(void *ud, const char *event, const char *data, size_t len)
     buf_append(b, event, elen + 1);
     buf_append(b, &len, sizeof len);
     buf_append(b, data, len);
+    return HTTP_EVENT_OK;
 }
 
 /* One field line of the reference reading. */

@@ -925,8 +925,8 @@ static const char messy_stream[] =
     "\r\n"
     "data: {\"choices\":[]}\n\n"
     "data: {\"choices\":[{\"delta\":{\"content\":42}}]}\n\n"
-    "data: [1,2\n\n"
-    "data: \"just a string\"\n\n"
+    "data: \n\n"
+    "data:  \r\n\r\n"
     "data: {\"choices\":[{\"delta\":\r\n"
     "data: {\"content\":\"ECT\"}}]}\r\n\r\n"
     "id: 7\nretry: 10\nnocolon\n\n"
@@ -935,7 +935,9 @@ static const char messy_stream[] =
     "\"finish_reason\":\"stop\"}],"
     "\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}";
 
-static void stream_skips_malformed_events_and_split_lines(void **ts)
+/* Split lines, comments, blank data (keep-alives) and an event of
+** another name that is not JSON: read, or carry nothing. */
+static void stream_reads_split_lines_and_skips_keepalives(void **ts)
 {
     struct state *s = *ts;
     struct llm_request req = basic_request(s);
@@ -951,6 +953,44 @@ static void stream_skips_malformed_events_and_split_lines(void **ts)
     assert_int_equal(s->r.prompt_tokens, 3);
     assert_int_equal(s->r.completion_tokens, 2);
     assert_non_null(strstr(s->raw.req, "Accept: text/event-stream"));
+}
+
+/* The tester's stream: 'ó' split across two chunks, each then invalid
+** UTF-8, so neither is JSON. Skipped, the WHERE was lost and the rest
+** ran; it must fail the reply (not retried: text was shown). */
+static void stream_event_that_is_not_json_fails_the_reply(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    static const char resp[] =
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+        "Connection: close\r\n\r\n"
+        "data: {\"choices\":[{\"delta\":{\"content\":\"SELECT count(*) "
+        "FROM customers\"}}]}\n\n"
+        "data: {\"choices\":[{\"delta\":{\"content\":\" WHERE last_name = "
+        "'L\xc3\"}}]}\n\n"
+        "data: {\"choices\":[{\"delta\":{\"content\":\"\xb3pez'\"}}]}\n\n"
+        "data: {\"choices\":[{\"delta\":{\"content\":\";\"},"
+        "\"finish_reason\":\"stop\"}]}\n\n"
+        "data: [DONE]\n\n";
+    const char *msg;
+
+    raw_start(&s->raw, resp, sizeof resp - 1, 4096);
+    openai_cfg(s, s->raw.base, NULL);
+    s->cfg.stream = 1;
+    s->cfg.llm_retries = 3;
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r),
+                     ASKDB_ERR_LLM_UNREACHABLE);
+    assert_null(s->r.text);
+    assert_int_equal(s->r.retries, 0);
+    assert_string_equal(s->tok.text, "SELECT count(*) FROM customers");
+    msg = llm_errmsg(s->m);
+    if (!strstr(msg, "sent a streamed event that is not valid JSON ("
+                     "{\"choices\":[{\"delta\":{\"content\":\" WHERE "
+                     "last_name = 'L\xEF\xBF\xBD\"}}]}) (the server or a "
+                     "proxy between garbled the stream"))
+        fail_msg("message: %s", msg);
 }
 
 static void stream_cut_mid_reply_is_not_retried(void **ts)
@@ -1229,6 +1269,45 @@ static void anthropic_reply_stopped_at_max_tokens_comes_back_cut(void **ts)
     anthropic_cfg(s, s->f.base);
     open_model(s);
     expect_cuts(s, want, cut, 4);
+}
+
+/* A garbled event before any text: tried again, as a dropped connection
+** would be (for Anthropic after message_start, whose usage is dropped
+** with the failed try). */
+static void stream_garbled_before_any_text_is_retried(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    json_t *log;
+
+    fake_start(&s->f, "[{\"content\":\"SELECT 1;\",\"bad_event_at\":0,"
+                      "\"usage\":{\"input_tokens\":70}},"
+                      "{\"content\":\"SELECT 2;\",\"usage\":"
+                      "{\"input_tokens\":20,\"output_tokens\":3}},"
+                      "{\"content\":\"SELECT 3;\",\"bad_event_at\":1}]");
+    anthropic_cfg(s, s->f.base);
+    s->cfg.stream = 1;
+    s->cfg.llm_retries = 2;
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+    assert_string_equal(s->r.text, "SELECT 2;");
+    assert_string_equal(s->tok.text, "SELECT 2;");
+    assert_int_equal(s->r.retries, 1);
+    assert_int_equal(s->r.prompt_tokens, 20);
+    assert_int_equal(s->r.completion_tokens, 3);
+    llm_reply_free(&s->r);
+    /* After a piece of text: an error, not another try. */
+    s->tok.len = 0;
+    assert_int_equal(llm_complete(s->m, &req, &s->r),
+                     ASKDB_ERR_LLM_UNREACHABLE);
+    assert_null(s->r.text);
+    assert_int_equal(s->r.retries, 0);
+    assert_string_equal(s->tok.text, "SELE");
+    assert_non_null(strstr(llm_errmsg(s->m), "sent a streamed event that is "
+                                             "not valid JSON"));
+    log = fake_log(&s->f);
+    assert_int_equal(json_array_size(log), 3);
+    json_decref(log);
 }
 
 static const char anthropic_error_stream[] =
@@ -1661,7 +1740,9 @@ int main(void)
         T(connection_reset_without_retries_is_unreachable),
         T(timeout_is_reported),
         T(cancel_stops_a_slow_request_at_once),
-        T(stream_skips_malformed_events_and_split_lines),
+        T(stream_reads_split_lines_and_skips_keepalives),
+        T(stream_event_that_is_not_json_fails_the_reply),
+        T(stream_garbled_before_any_text_is_retried),
         T(stream_cut_mid_reply_is_not_retried),
         T(anthropic_sends_system_separately_and_reads_text),
         T(anthropic_streams),
