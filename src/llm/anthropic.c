@@ -155,6 +155,23 @@ static int known_event(const char *name)
     return 0;
 }
 
+/* Note a streamed error event's error. Those of the kinds that come as
+** 529, 500 and 429 without a stream (overloaded_error, api_error,
+** rate_limit_error) are HTTP_EVENT_BUSY: tried again as those are. */
+static int in_band_error(struct llm_acc *a, const json_t *err)
+{
+    static const char *const busy[] = {"overloaded_error", "api_error",
+                                       "rate_limit_error"};
+    const char *type = jsonx_str(err, "type");
+    size_t i;
+
+    llm_acc_error(a, err);
+    for (i = 0; type && i < sizeof busy / sizeof *busy; i++)
+        if (strcmp(type, busy[i]) == 0)
+            return HTTP_EVENT_BUSY;
+    return HTTP_EVENT_OK;
+}
+
 /* One streamed event. The JSON "type" names it (the SSE event name is the
 ** fallback). Data that is not a JSON object under a known event name (or
 ** none) is HTTP_EVENT_BAD: skipped, the reply would lose a piece. */
@@ -164,6 +181,7 @@ static int on_event(void *ud, const char *event, const char *data,
     struct llm_acc *a = ud;
     json_t *root;
     const char *type;
+    int r = HTTP_EVENT_OK;
 
     if (llm_blank(data, len))
         return HTTP_EVENT_OK;
@@ -183,11 +201,11 @@ static int on_event(void *ud, const char *event, const char *data,
     else if (strcmp(type, "message_delta") == 0)
         take_end(a, root, json_object_get(root, "delta"));
     else if (strcmp(type, "error") == 0)
-        llm_acc_error(a, json_object_get(root, "error"));
+        r = in_band_error(a, json_object_get(root, "error"));
     else if (strcmp(type, "message_stop") == 0)
         a->ended = 1;
     json_decref(root);
-    return HTTP_EVENT_OK;
+    return r;
 }
 
 /* A whole (non-streamed) message body. */

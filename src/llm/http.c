@@ -75,7 +75,8 @@ struct http_client {
     long retry_after_ms;             /* -1: the server sent none */
     int cut;                         /* the stream lacked its end marker */
     int stop;                        /* what on_event said when it stopped
-                                        the stream (HTTP_EVENT_BAD), else 0 */
+                                        the stream (HTTP_EVENT_BAD or
+                                        HTTP_EVENT_BUSY), else 0 */
     struct buf stopped_at;           /* that event's data, for messages */
 };
 
@@ -992,7 +993,9 @@ static void log_wait(struct http_client *c, long ms, int attempt, long code)
     else
         snprintf(msg, sizeof msg, "waiting %ld ms before retry %d of %d "
                                   "(backoff after %s)", ms, attempt + 1,
-                 c->retries, c->stop ? "a stream it could not read"
+                 c->retries, c->stop == HTTP_EVENT_BUSY
+                                 ? "an error in the stream: the server is busy"
+                             : c->stop ? "a stream it could not read"
                              : code >= 400 ? "an HTTP error"
                                            : "a failed connection");
     c->log_fn(c->log_ud, "llm", msg);
@@ -1219,6 +1222,8 @@ askdb_status http_post_json(struct http_client *c, const struct http_post *req,
                 continue;   /* a cancel in the sleep is reported above */
             }
         }
+        if (c->stop == HTTP_EVENT_BUSY)
+            break;   /* no retry left: the error it read is the answer */
         rc = describe(c, cc, code, attempt, &m);
         if (too_long >= 0)
             buf_printf(&m, " (it asked to wait %ld s before trying again, "

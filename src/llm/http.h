@@ -20,8 +20,10 @@
 **               or receive errors, an empty reply (CURLE_GOT_NOTHING), a
 **               short body (CURLE_PARTIAL_FILE), an HTTP/2 stream or
 **               connection reset, a streamed event that cannot be read
-**               (HTTP_EVENT_BAD), and a timeout *before* the request was
-**               sent (the connect phase).
+**               (HTTP_EVENT_BAD) or that says the server is busy
+**               (HTTP_EVENT_BUSY: Anthropic's in-stream overloaded_error),
+**               and a timeout *before* the request was sent (the connect
+**               phase).
 **   not retried other HTTP statuses (400, 401, 403, 404, ...), connection
 **               refused and DNS failures (ASKDB_ERR_LLM_UNREACHABLE at
 **               once: nothing is listening, waiting will not help), TLS
@@ -48,15 +50,21 @@
 /* What an http_event_fn says of the event it was given. */
 enum {
     HTTP_EVENT_OK,   /* read, or rightly ignored (a keep-alive): go on */
-    HTTP_EVENT_BAD   /* cannot be read: the stream is broken, and the
+    HTTP_EVENT_BAD,  /* cannot be read: the stream is broken, and the
                         transfer stops (retried as a dropped connection
                         while nothing was delivered) */
+    HTTP_EVENT_BUSY  /* read: an in-band error that an HTTP status would
+                        have said is worth another try (overloaded, rate
+                        limited). The transfer stops and is retried as a
+                        529 is while nothing was delivered; with no retry
+                        left it ends as read, and the caller reports the
+                        error */
 };
 
 /* Called for each complete server-sent event: `event` is the event name
 ** ("message" when none was given), `data` its data lines joined by "\n"
 ** (NUL-terminated, len bytes). Both are borrowed for the call only.
-** Returns HTTP_EVENT_OK or HTTP_EVENT_BAD. */
+** Returns HTTP_EVENT_OK, HTTP_EVENT_BAD or HTTP_EVENT_BUSY. */
 typedef int (*http_event_fn)(void *ud, const char *event, const char *data,
                              size_t len);
 

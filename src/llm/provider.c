@@ -196,10 +196,15 @@ static askdb_status acc_finish(struct llm_acc *a, struct http_client *h,
                                char *err, size_t errlen)
 {
     askdb_status rc = ASKDB_ERR_LLM;
+    char after[32] = "";
 
     if (a->error.len) {
-        http_set_error(h, err, errlen, "model endpoint %s reported an error: "
-                                       "%s", http_url(h), a->error.data);
+        if (out->retries > 0)
+            snprintf(after, sizeof after, " after %d %s", out->retries,
+                     out->retries == 1 ? "retry" : "retries");
+        http_set_error(h, err, errlen, "model endpoint %s reported an "
+                                       "error%s: %s", http_url(h), after,
+                       a->error.data);
         goto out;
     }
     if (buf_err(&a->text) == BUF_ENOMEM) {
@@ -274,6 +279,7 @@ askdb_status llm_http_parse_reply(const struct llm_http_api *api,
     askdb_status rc = ASKDB_ERR_LLM;
 
     memset(&req, 0, sizeof req);
+    out->retries = 0;
     acc_init(&acc, &req, stream, h);
     if (stream) {
         int r = http_sse_parse(body, len, NULL, 0, api->on_event, &acc);

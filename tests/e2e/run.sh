@@ -1346,6 +1346,18 @@ assert "syntax error" in text(reqs[1]["body"]["messages"][-1]), text(reqs[1]["bo
     expect_requests 1
     expect_err_has "401"
     expect_err_has "invalid x-api-key"
+
+    # An overloaded_error in the stream before any text: retried as a 529.
+    start_llm "$("$PY" -c 'import json,sys; print(json.dumps([{"error_event": {"type": "overloaded_error", "message": "Overloaded"}}, {"content": sys.argv[1]}]))' "$r2")"
+    run ask --provider anthropic --llm-url "$URL/v1" --api-key k --model m --stream -f csv shop.db "How many orders were shipped to Germany?"
+    expect_rc 0
+    expect_requests 2
+    expect_out 'orders_to_germany\r\n32\r\n'
+    start_llm '[{"error_event": {"type": "overloaded_error", "message": "Overloaded"}, "repeat": true}]'
+    run ask --provider anthropic --llm-url "$URL/v1" --api-key k --model m --stream --retries 2 shop.db "How many orders?"
+    expect_rc 4
+    expect_requests 3
+    expect_err_has "reported an error after 2 retries: overloaded_error: Overloaded"
 }
 
 shell_answers_questions_and_dot_commands() {

@@ -371,6 +371,9 @@ struct completion {
     const char *stop_reason;   /* Anthropic's, "end_turn" unless scripted */
     long bad_at;               /* stream: a garbled event before content
                                   piece bad_at (-1: none) */
+    const json_t *error_event; /* stream: an error event instead of the
+                                  rest, before piece error_at; or NULL */
+    long error_at;
 };
 
 static void token_counts(const json_t *entry, size_t body_len, struct completion *c)
@@ -437,12 +440,28 @@ static void bad_event(struct strbuf *sb, const struct completion *c, long k, boo
         sb_puts(sb, "data: " OPENAI_BAD_DATA "\n\n");
 }
 
+/* The error event of c->error_event when piece k is next (the end when
+ * last): true when it was sent, and the stream ends there. */
+static bool error_event(struct strbuf *sb, const struct completion *c, long k, bool last)
+{
+    if (!c->error_event || (k != c->error_at && !(last && c->error_at > k)))
+        return false;
+    if (c->api == API_ANTHROPIC)
+        sb_sse(sb, "error", json_pack("{s:s, s:O}", "type", "error", "error",
+                                      (json_t *)c->error_event));
+    else
+        sb_sse(sb, NULL, json_pack("{s:O}", "error", (json_t *)c->error_event));
+    return true;
+}
+
 static void openai_stream(struct strbuf *sb, const struct completion *c, const char *id)
 {
     long k = 0;
     for (size_t i = 0; i < c->content_len; k++) {
         size_t e = piece_end(c->content, c->content_len, i);
         bad_event(sb, c, k, false);
+        if (error_event(sb, c, k, false))
+            return;
         sb_sse(sb, NULL,
                json_pack("{s:s, s:s, s:i, s:s, s:[{s:i, s:{s:s%}, s:n}]}",
                          "id", id, "object", "chat.completion.chunk", "created", 0,
@@ -451,6 +470,8 @@ static void openai_stream(struct strbuf *sb, const struct completion *c, const c
         i = e;
     }
     bad_event(sb, c, k, true);
+    if (error_event(sb, c, k, true))
+        return;
     sb_sse(sb, NULL,
            json_pack("{s:s, s:s, s:i, s:s, s:[{s:i, s:{}, s:s}], s:{s:I, s:I, s:I}}",
                      "id", id, "object", "chat.completion.chunk", "created", 0,
@@ -477,6 +498,8 @@ static void anthropic_stream(struct strbuf *sb, const struct completion *c, cons
     for (size_t i = 0; i < c->content_len; k++) {
         size_t e = piece_end(c->content, c->content_len, i);
         bad_event(sb, c, k, false);
+        if (error_event(sb, c, k, false))
+            return;
         sb_sse(sb, "content_block_delta",
                json_pack("{s:s, s:i, s:{s:s, s:s%}}", "type", "content_block_delta",
                          "index", 0, "delta", "type", "text_delta",
@@ -484,6 +507,8 @@ static void anthropic_stream(struct strbuf *sb, const struct completion *c, cons
         i = e;
     }
     bad_event(sb, c, k, true);
+    if (error_event(sb, c, k, true))
+        return;
     sb_sse(sb, "content_block_stop",
            json_pack("{s:s, s:i}", "type", "content_block_stop", "index", 0));
     sb_sse(sb, "message_delta",
@@ -509,7 +534,10 @@ static enum MHD_Result send_completion(struct MHD_Connection *conn, const json_t
         .finish_reason = "stop",
         .stop_reason = "end_turn",
         .bad_at = -1,
+        .error_event = json_object_get(entry, "error_event"),
+        .error_at = 0,
     };
+    const json_t *err_at = json_object_get(entry, "error_event_at");
     const json_t *bad = json_object_get(entry, "bad_event_at");
     const json_t *fr = json_object_get(entry, "finish_reason");
     const json_t *sr = json_object_get(entry, "stop_reason");
@@ -536,6 +564,8 @@ static enum MHD_Result send_completion(struct MHD_Connection *conn, const json_t
         c.stop_reason = json_string_value(sr);
     if (json_is_integer(bad))
         c.bad_at = (long)json_integer_value(bad);
+    if (json_is_integer(err_at))
+        c.error_at = (long)json_integer_value(err_at);
     token_counts(entry, body_len, &c);
     snprintf(id, sizeof id, api == API_OPENAI ? "fake-%lu" : "msg_fake_%lu", n);
 
@@ -783,6 +813,13 @@ static const char *fault_fields_error(const json_t *e)
     if (bad && (!json_is_integer(bad) || json_integer_value(bad) < 0 ||
                 json_integer_value(bad) > 1000000000))
         return "\"bad_event_at\" must be a non-negative integer";
+    const json_t *ee = json_object_get(e, "error_event");
+    const json_t *ea = json_object_get(e, "error_event_at");
+    if (ee && !json_is_object(ee))
+        return "\"error_event\" must be an object";
+    if (ea && (!json_is_integer(ea) || json_integer_value(ea) < 0 ||
+               json_integer_value(ea) > 1000000000))
+        return "\"error_event_at\" must be a non-negative integer";
     return NULL;
 }
 

@@ -1310,6 +1310,40 @@ static void stream_garbled_before_any_text_is_retried(void **ts)
     json_decref(log);
 }
 
+/* An in-stream overloaded_error before any text is retried as a 529
+** would be; with no retry left it is reported, saying after how many. */
+static void anthropic_stream_overloaded_before_text_is_retried(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    char want[512];
+    json_t *log;
+
+    fake_start(&s->f, "[{\"error_event\":{\"type\":\"overloaded_error\","
+                      "\"message\":\"Overloaded\"}},"
+                      "{\"content\":\"SELECT 1;\"},"
+                      "{\"error_event\":{\"type\":\"overloaded_error\","
+                      "\"message\":\"Overloaded\"},\"repeat\":true}]");
+    anthropic_cfg(s, s->f.base);
+    s->cfg.stream = 1;
+    s->cfg.llm_retries = 2;
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+    assert_string_equal(s->r.text, "SELECT 1;");
+    assert_int_equal(s->r.retries, 1);
+    llm_reply_free(&s->r);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
+    assert_null(s->r.text);
+    assert_int_equal(s->r.retries, 2);
+    snprintf(want, sizeof want,
+             "model endpoint %s reported an error after 2 retries: "
+             "overloaded_error: Overloaded", s->url);
+    assert_string_equal(llm_errmsg(s->m), want);
+    log = fake_log(&s->f);
+    assert_int_equal(json_array_size(log), 5);
+    json_decref(log);
+}
+
 static const char anthropic_error_stream[] =
     "HTTP/1.1 200 OK\r\n"
     "Content-Type: text/event-stream\r\n"
@@ -1335,6 +1369,7 @@ static void anthropic_stream_error_event_is_reported(void **ts)
               sizeof anthropic_error_stream - 1, 4096);
     anthropic_cfg(s, s->raw.base);
     s->cfg.stream = 1;
+    s->cfg.llm_retries = 3;   /* not used: text came before the error */
     open_model(s);
     assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
     assert_null(s->r.text);
@@ -1747,6 +1782,7 @@ int main(void)
         T(anthropic_sends_system_separately_and_reads_text),
         T(anthropic_streams),
         T(anthropic_stream_error_event_is_reported),
+        T(anthropic_stream_overloaded_before_text_is_retried),
         T(openai_reply_stopped_at_max_tokens_comes_back_cut),
         T(anthropic_reply_stopped_at_max_tokens_comes_back_cut),
         T(provider_choice_rules),
