@@ -514,13 +514,16 @@ char *http_endpoint(const char *base, const char *dflt, const char *suffix)
 
     if (!base || !*base)
         base = dflt;
-    n = strlen(base);
+    /* The path ends where a query or fragment starts (Azure's
+    ** "?api-version=..."): the suffix goes before them. */
+    n = strcspn(base, "?#");
     while (n && base[n - 1] == '/')
         n--;
     buf_init(&b, 0);
     buf_append(&b, base, n);
     if (n < slen || memcmp(base + n - slen, suffix, slen) != 0)
         buf_puts(&b, suffix);
+    buf_puts(&b, base + strcspn(base, "?#"));
     return buf_steal(&b);
 }
 

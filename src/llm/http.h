@@ -135,8 +135,10 @@ askdb_status http_post_json(struct http_client *c, const struct http_post *req,
 /*
 ** The endpoint URL for a base URL: base (or dflt when base is NULL or
 ** empty) without trailing slashes, plus suffix (e.g. "/chat/completions")
-** unless it already ends in it. malloc()ed, the caller frees it; NULL when
-** out of memory.
+** unless it already ends in it; a query or fragment of base stays at the
+** end ("https://h/v1?api-version=1" -> "https://h/v1/chat/completions?
+** api-version=1"). malloc()ed, the caller frees it; NULL when out of
+** memory.
 */
 char *http_endpoint(const char *base, const char *dflt, const char *suffix);
 

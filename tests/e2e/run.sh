@@ -1303,6 +1303,16 @@ garbled_stream_is_retried_or_fails_never_run() {
     [ ! -s "$T/out" ] || fail "stdout not empty: $(head -c 200 "$T/out")"
 }
 
+base_url_query_stays_after_the_path() {
+    # Azure's base URLs carry ?api-version=...: the path goes before it.
+    copy_db
+    start_llm "$(replies "$(fence "SELECT count(*) AS n FROM customers")")"
+    run ask --llm-url "$URL/v1?api-version=2024-06-01" --model test --no-question-check -f csv shop.db "How many customers?"
+    expect_rc 0
+    expect_out 'n\r\n60\r\n'
+    pycheck 'assert (reqs[0]["path"], reqs[0].get("query")) == ("/v1/chat/completions", {"api-version": "2024-06-01"}), reqs[0]'
+}
+
 anthropic_provider_uses_messages_api() {
     copy_db
     local r1 r2
@@ -2141,6 +2151,7 @@ TESTS=(
     help_lists_every_command
     streaming_gives_the_same_rows
     garbled_stream_is_retried_or_fails_never_run
+    base_url_query_stays_after_the_path
     anthropic_provider_uses_messages_api
     shell_answers_questions_and_dot_commands
     extracts_sql_from_prose_and_bare_replies

@@ -312,6 +312,24 @@ static json_t *collect_headers(struct MHD_Connection *conn)
     return h;
 }
 
+static enum MHD_Result add_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                               const char *value)
+{
+    (void)kind;
+    json_object_set_new(cls, key, value ? json_string(value) : json_null());
+    return MHD_YES;
+}
+
+/* The URL's query arguments as an object (NULL when there are none). */
+static json_t *collect_query(struct MHD_Connection *conn)
+{
+    json_t *q = json_object();
+    if (q && MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, add_arg, q) > 0)
+        return q;
+    json_decref(q);
+    return NULL;
+}
+
 /*
  * Numbering, script selection and the log line happen under one lock so the
  * log order, "n" and script_index always agree even with concurrent clients.
@@ -340,6 +358,9 @@ static const json_t *record_request(struct server *srv, struct MHD_Connection *c
                              "headers", collect_headers(conn),
                              "body", body ? body : json_null(),
                              "script_index", (json_int_t)idx);
+    json_t *query = line ? collect_query(conn) : NULL;
+    if (query)
+        json_object_set_new(line, "query", query);
     if (line) {
         json_dumpf(line, srv->log, JSON_COMPACT);
         fputc('\n', srv->log);

@@ -1482,6 +1482,24 @@ static void endpoint_urls_are_built_from_the_base(void **ts)
     u = http_endpoint("", "https://api.anthropic.com/v1", "/messages");
     assert_string_equal(u, "https://api.anthropic.com/v1/messages");
     free(u);
+    /* A query (Azure's api-version) stays after the path. */
+    u = http_endpoint("http://h:1/v1?api-version=2024-06-01", "x",
+                      "/chat/completions");
+    assert_string_equal(u, "http://h:1/v1/chat/completions?"
+                           "api-version=2024-06-01");
+    free(u);
+    u = http_endpoint("https://r.openai.azure.com/openai/deployments/d/"
+                      "?api-version=1&x=/a/", "x", "/chat/completions");
+    assert_string_equal(u, "https://r.openai.azure.com/openai/deployments/d/"
+                           "chat/completions?api-version=1&x=/a/");
+    free(u);
+    u = http_endpoint("http://h:1/v1/chat/completions?k=1", "x",
+                      "/chat/completions");
+    assert_string_equal(u, "http://h:1/v1/chat/completions?k=1");
+    free(u);
+    u = http_endpoint("http://h:1/v1#frag", "x", "/messages");
+    assert_string_equal(u, "http://h:1/v1/messages#frag");
+    free(u);
 }
 
 static void custom_callback_reply_and_failure(void **ts)
