@@ -8,12 +8,14 @@
 #include "llm/provider.h"
 
 /*
-** POST {base}/messages. The Messages API differs from Chat Completions:
-** system text goes in a top-level "system" field (several system messages
-** are joined), user and assistant turns must alternate (consecutive turns
-** of one role are merged, joined by a blank line), max_tokens is required,
-** and there is no seed. The reply text is the concatenation of the "text"
-** blocks of content[]; streamed, of the text_delta events. Usage is
+** POST {base}/messages; a base URL with no path gets /v1 first, as
+** Anthropic's SDKs take it (https://api.anthropic.com). The Messages API
+** differs from Chat Completions: system text goes in a top-level "system"
+** field (several system messages are joined), user and assistant turns
+** must alternate (consecutive turns of one role are merged, joined by a
+** blank line), max_tokens is required, and there is no seed. The reply
+** text is the concatenation of the "text" blocks of content[]; streamed,
+** of the text_delta events. Usage is
 ** input_tokens/output_tokens (message_start and message_delta events when
 ** streamed). stop_reason "max_tokens" (in message_delta when streamed)
 ** means the reply stopped at max_tokens: it comes back cut
@@ -226,7 +228,9 @@ static void read_body(struct llm_acc *a, const json_t *root)
 /* The API for llm_http_new(): all that makes this provider differ. */
 static const struct llm_http_api api = {
     {"anthropic", llm_http_complete, llm_http_destroy, 0, NULL, NULL},
-    "Anthropic", "https://api.anthropic.com/v1", "/messages",
+    "Anthropic", "https://api.anthropic.com/v1", "/v1", "/messages",
+    "askdb posts to the base URL plus /messages, Anthropic's is "
+    "https://api.anthropic.com/v1/messages",
     "--api-key, ASKDB_API_KEY or ANTHROPIC_API_KEY", "anthropic.com",
     "x-api-key: ", "anthropic-version: " ANTHROPIC_VERSION, "content[].text",
     make_body, on_event, read_body};

@@ -55,6 +55,7 @@ struct http_client {
     char *model;
     char *key;
     char *key_hint;
+    char *not_found_hint;
     long timeout_ms;
     int retries;
     askdb_log_fn log_fn;
@@ -435,8 +436,11 @@ askdb_status http_client_new(const struct http_config *cfg,
     c->model = strdup(cfg->model ? cfg->model : "");
     c->key = cfg->key ? strdup(cfg->key) : NULL;
     c->key_hint = strdup(cfg->key_hint ? cfg->key_hint : "--api-key");
+    c->not_found_hint = cfg->not_found_hint ? strdup(cfg->not_found_hint)
+                                            : NULL;
     if (!c->url || !c->shown || !c->model || (cfg->key && !c->key) ||
-        !c->key_hint || (userinfo_len(cfg->url) && !c->userinfo))
+        !c->key_hint || (userinfo_len(cfg->url) && !c->userinfo) ||
+        (cfg->not_found_hint && !c->not_found_hint))
         goto out;
     c->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : DEFAULT_TIMEOUT_MS;
     c->retries = cfg->retries > 0 ? cfg->retries : 0;
@@ -500,6 +504,7 @@ void http_client_free(struct http_client *c)
     free(c->model);
     free(c->key);
     free(c->key_hint);
+    free(c->not_found_hint);
     buf_free(&c->body);
     buf_free(&c->sse.line);
     buf_free(&c->sse.data);
@@ -507,9 +512,11 @@ void http_client_free(struct http_client *c)
     free(c);
 }
 
-char *http_endpoint(const char *base, const char *dflt, const char *suffix)
+char *http_endpoint(const char *base, const char *dflt, const char *root,
+                    const char *suffix)
 {
     struct buf b;
+    const char *a;
     size_t n, slen = strlen(suffix);
 
     if (!base || !*base)
@@ -521,6 +528,9 @@ char *http_endpoint(const char *base, const char *dflt, const char *suffix)
         n--;
     buf_init(&b, 0);
     buf_append(&b, base, n);
+    a = strstr(base, "://");
+    if (root && a && !memchr(a + 3, '/', n - (size_t)(a + 3 - base)))
+        buf_puts(&b, root);   /* no path at all */
     if (n < slen || memcmp(base + n - slen, suffix, slen) != 0)
         buf_puts(&b, suffix);
     buf_puts(&b, base + strcspn(base, "?#"));
@@ -803,9 +813,9 @@ static void describe_status(struct http_client *c, long code, int attempt,
                       "check %s)", c->model, c->key_hint);
     else if (code == 404)
         buf_printf(m, " (check the URL path and the model name '%s' "
-                      "(--model or ASKDB_MODEL); the base URL of an "
-                      "OpenAI-compatible server usually ends in /v1)",
-                   c->model);
+                      "(--model or ASKDB_MODEL)%s%s)", c->model,
+                   c->not_found_hint ? "; " : "",
+                   c->not_found_hint ? c->not_found_hint : "");
     else if (code == 429)
         buf_puts(m, " (wait a little and try again, raise --retries, "
                     "or check the account's rate limits)");

@@ -73,6 +73,8 @@ struct http_config {
     const char *model;     /* model name, for error messages */
     const char *key;       /* API key, only to redact it; may be NULL */
     const char *key_hint;  /* where keys come from, e.g. "--api-key, ..." */
+    const char *not_found_hint; /* what a 404's message adds about the
+                                   URL, or NULL */
     int timeout_ms;        /* whole request; <= 0 means 120000 */
     int retries;           /* retries after the first try; < 0 means 0 */
     askdb_log_fn log_fn;   /* where a wait before a retry is told, or NULL */
@@ -134,13 +136,15 @@ askdb_status http_post_json(struct http_client *c, const struct http_post *req,
 
 /*
 ** The endpoint URL for a base URL: base (or dflt when base is NULL or
-** empty) without trailing slashes, plus suffix (e.g. "/chat/completions")
-** unless it already ends in it; a query or fragment of base stays at the
-** end ("https://h/v1?api-version=1" -> "https://h/v1/chat/completions?
+** empty) without trailing slashes, plus root (e.g. "/v1", or NULL) when
+** base has no path at all, plus suffix (e.g. "/chat/completions") unless
+** it already ends in it; a query or fragment of base stays at the end
+** ("https://h/v1?api-version=1" -> "https://h/v1/chat/completions?
 ** api-version=1"). malloc()ed, the caller frees it; NULL when out of
 ** memory.
 */
-char *http_endpoint(const char *base, const char *dflt, const char *suffix);
+char *http_endpoint(const char *base, const char *dflt, const char *root,
+                    const char *suffix);
 
 /* 1 when url starts with http:// or https:// (any case), else 0. */
 int http_url_ok(const char *url);

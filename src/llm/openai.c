@@ -133,7 +133,9 @@ static void read_body(struct llm_acc *a, const json_t *root)
 /* The API for llm_http_new(): all that makes this provider differ. */
 static const struct llm_http_api api = {
     {"openai", llm_http_complete, llm_http_destroy, 0, NULL, NULL},
-    "OpenAI-compatible", "https://api.openai.com/v1", "/chat/completions",
+    "OpenAI-compatible", "https://api.openai.com/v1", NULL,
+    "/chat/completions",
+    "the base URL of an OpenAI-compatible server usually ends in /v1",
     "--api-key, ASKDB_API_KEY or OPENAI_API_KEY", "openai.com",
     "Authorization: Bearer ", NULL, "choices[0].message.content",
     make_body, on_event, read_body};

@@ -29,7 +29,7 @@ static askdb_status http_open(const askdb_config *cfg,
     askdb_status rc = ASKDB_ERR_USAGE;
 
     *out = NULL;
-    url = http_endpoint(cfg->llm_url, s->default_base, s->suffix);
+    url = http_endpoint(cfg->llm_url, s->default_base, s->root, s->suffix);
     shown = url ? http_url_shown(url) : NULL;
     if (!shown) {
         rc = ASKDB_ERR_NOMEM;
@@ -66,6 +66,7 @@ static askdb_status http_open(const askdb_config *cfg,
     hc.model = cfg->model;
     hc.key = key;
     hc.key_hint = hint;
+    hc.not_found_hint = s->not_found_hint;
     hc.timeout_ms = cfg->llm_timeout_ms;
     hc.retries = cfg->llm_retries;
     hc.log_fn = cfg->log_fn;

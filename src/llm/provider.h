@@ -41,7 +41,10 @@ struct llm_http_api {
     struct llm_vtab vt;        /* name, llm_http_complete, llm_http_destroy */
     const char *what;          /* "OpenAI-compatible", for messages */
     const char *default_base;  /* e.g. "https://api.openai.com/v1" */
+    const char *root;          /* added to a base URL with no path (the
+                                  vendor SDK's form: "/v1"), or NULL */
     const char *suffix;        /* e.g. "/chat/completions" */
+    const char *not_found_hint; /* what a 404 says about the base URL */
     const char *key_hint;      /* where the key comes from, for messages */
     const char *key_domain;    /* the vendor's domain, whose hosts alone
                                   get its key variable ("openai.com") */
@@ -76,7 +79,8 @@ struct llm_http {
 
 /*
 ** Create the provider of api for cfg: a model name is required, the URL
-** (cfg->llm_url, else api->default_base, plus api->suffix) must be
+** (cfg->llm_url, else api->default_base, plus api->root when it has no
+** path, plus api->suffix; see http_endpoint()) must be
 ** http(s), the key must not contain line breaks; the key header is sent
 ** only when a key is set. Returns ASKDB_OK with *out the caller's
 ** (llm_free), else ASKDB_ERR_USAGE, ASKDB_ERR_NOMEM or

@@ -1350,6 +1350,18 @@ assert "syntax error" in text(reqs[1]["body"]["messages"][-1]), text(reqs[1]["bo
     expect_out 'orders_to_germany\r\n32\r\n'
     pycheck 'assert reqs[0]["body"].get("stream") is True and reqs[0]["path"] == "/v1/messages", reqs[0]'
 
+    # A URL with no path, as Anthropic's SDKs take it, gets /v1.
+    start_llm "$(replies "$r2")"
+    run ask --provider anthropic --llm-url "$URL" --api-key k --model m -f csv shop.db "How many orders were shipped to Germany?"
+    expect_rc 0
+    pycheck 'assert reqs[0]["path"] == "/v1/messages", reqs[0]["path"]'
+    start_llm '[{"status": 404}]'
+    run ask --provider anthropic --llm-url "$URL/" --api-key k --model m shop.db "How many orders?"
+    expect_rc 4
+    expect_err_has "$URL/v1/messages answered 404"
+    expect_err_has "Anthropic's is https://api.anthropic.com/v1/messages"
+    expect_err_lacks "OpenAI"
+
     start_llm '[{"status": 401, "body": {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}}]'
     run ask --provider anthropic --llm-url "$URL/v1" --api-key k --model m shop.db "How many orders?"
     expect_rc 4

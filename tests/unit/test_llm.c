@@ -1344,6 +1344,37 @@ static void anthropic_stream_overloaded_before_text_is_retried(void **ts)
     json_decref(log);
 }
 
+/* A base URL with no path, as Anthropic's SDKs take it, gets /v1; a 404
+** names Anthropic's URL, not an OpenAI-compatible server's. */
+static void anthropic_base_without_a_path_gets_v1(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    char base[64], want[512];
+    json_t *log;
+
+    fake_start(&s->f, "[{\"content\":\"SELECT 1;\"},{\"status\":404}]");
+    snprintf(base, sizeof base, "http://127.0.0.1:%d", s->f.port);
+    anthropic_cfg(s, base);
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+    assert_string_equal(s->r.text, "SELECT 1;");
+    llm_reply_free(&s->r);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
+    snprintf(want, sizeof want,
+             "model endpoint %s/v1/messages answered 404 Not Found: fake_llm "
+             "status 404 (check the URL path and the model name "
+             "'claude-test' (--model or ASKDB_MODEL); askdb posts to the "
+             "base URL plus /messages, Anthropic's is "
+             "https://api.anthropic.com/v1/messages)", base);
+    assert_string_equal(llm_errmsg(s->m), want);
+    log = fake_log(&s->f);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(log, 0), "path")),
+                        "/v1/messages");
+    json_decref(log);
+}
+
 static const char anthropic_error_stream[] =
     "HTTP/1.1 200 OK\r\n"
     "Content-Type: text/event-stream\r\n"
@@ -1469,36 +1500,50 @@ static void endpoint_urls_are_built_from_the_base(void **ts)
     char *u;
 
     (void)ts;
-    u = http_endpoint(NULL, "https://api.openai.com/v1", "/chat/completions");
+    u = http_endpoint(NULL, "https://api.openai.com/v1", NULL,
+                      "/chat/completions");
     assert_string_equal(u, "https://api.openai.com/v1/chat/completions");
     free(u);
-    u = http_endpoint("http://h:1/v1//", "x", "/chat/completions");
+    u = http_endpoint("http://h:1/v1//", "x", NULL, "/chat/completions");
     assert_string_equal(u, "http://h:1/v1/chat/completions");
     free(u);
-    u = http_endpoint("http://h:1/v1/chat/completions/", "x",
+    u = http_endpoint("http://h:1/v1/chat/completions/", "x", NULL,
                       "/chat/completions");
     assert_string_equal(u, "http://h:1/v1/chat/completions");
     free(u);
-    u = http_endpoint("", "https://api.anthropic.com/v1", "/messages");
+    u = http_endpoint("", "https://api.anthropic.com/v1", "/v1", "/messages");
     assert_string_equal(u, "https://api.anthropic.com/v1/messages");
     free(u);
     /* A query (Azure's api-version) stays after the path. */
-    u = http_endpoint("http://h:1/v1?api-version=2024-06-01", "x",
+    u = http_endpoint("http://h:1/v1?api-version=2024-06-01", "x", NULL,
                       "/chat/completions");
     assert_string_equal(u, "http://h:1/v1/chat/completions?"
                            "api-version=2024-06-01");
     free(u);
     u = http_endpoint("https://r.openai.azure.com/openai/deployments/d/"
-                      "?api-version=1&x=/a/", "x", "/chat/completions");
+                      "?api-version=1&x=/a/", "x", NULL, "/chat/completions");
     assert_string_equal(u, "https://r.openai.azure.com/openai/deployments/d/"
                            "chat/completions?api-version=1&x=/a/");
     free(u);
-    u = http_endpoint("http://h:1/v1/chat/completions?k=1", "x",
+    u = http_endpoint("http://h:1/v1/chat/completions?k=1", "x", NULL,
                       "/chat/completions");
     assert_string_equal(u, "http://h:1/v1/chat/completions?k=1");
     free(u);
-    u = http_endpoint("http://h:1/v1#frag", "x", "/messages");
+    u = http_endpoint("http://h:1/v1#frag", "x", NULL, "/messages");
     assert_string_equal(u, "http://h:1/v1/messages#frag");
+    free(u);
+    /* Anthropic's SDK form, with no path: /v1 comes first. */
+    u = http_endpoint("https://api.anthropic.com", "x", "/v1", "/messages");
+    assert_string_equal(u, "https://api.anthropic.com/v1/messages");
+    free(u);
+    u = http_endpoint("http://u:p@h:1/?k=/a", "x", "/v1", "/messages");
+    assert_string_equal(u, "http://u:p@h:1/v1/messages?k=/a");
+    free(u);
+    u = http_endpoint("http://h:1/anthropic", "x", "/v1", "/messages");
+    assert_string_equal(u, "http://h:1/anthropic/messages");
+    free(u);
+    u = http_endpoint("http://h:1", "x", NULL, "/chat/completions");
+    assert_string_equal(u, "http://h:1/chat/completions");
     free(u);
 }
 
@@ -1799,6 +1844,7 @@ int main(void)
         T(stream_cut_mid_reply_is_not_retried),
         T(anthropic_sends_system_separately_and_reads_text),
         T(anthropic_streams),
+        T(anthropic_base_without_a_path_gets_v1),
         T(anthropic_stream_error_event_is_reported),
         T(anthropic_stream_overloaded_before_text_is_retried),
         T(openai_reply_stopped_at_max_tokens_comes_back_cut),
