@@ -173,6 +173,16 @@ static askdb_status ask_model(struct agent_state *st,
     return rc;
 }
 
+/* A token count for the log: the number, or "?" when the provider did not
+** say (-1). */
+static const char *count(long n, char *buf, size_t size)
+{
+    if (n < 0)
+        return "?";
+    snprintf(buf, size, "%ld", n);
+    return buf;
+}
+
 /* Whether an attempt that ended in ec could not be right as it was: the
 ** statement was refused or did not run. An empty result or a check's
 ** doubt may be right, and their repair says to repeat the query then. */
@@ -250,7 +260,7 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
     askdb_attempt *at;
     char buf[256];
     const char *why;
-    char cutbuf[128];
+    char cutbuf[128], ptok[24], ctok[24];
     askdb_status rc;
     int i, n = 1, made, nsql = 0;
 
@@ -303,8 +313,13 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
     for (i = made; i < n; i++)   /* the gate's: never made */
         llm_reply_free(&reps[i]);
     n = made;
-    agent_log(st, "generate", "reply in %.0f ms (%ld+%ld tokens)", reps[0].ms,
-              reps[0].prompt_tokens, reps[0].completion_tokens);
+    if (reps[0].prompt_tokens < 0 && reps[0].completion_tokens < 0)
+        agent_log(st, "generate", "reply in %.0f ms (tokens unknown)",
+                  reps[0].ms);
+    else
+        agent_log(st, "generate", "reply in %.0f ms (%s+%s tokens)",
+                  reps[0].ms, count(reps[0].prompt_tokens, ptok, sizeof ptok),
+                  count(reps[0].completion_tokens, ctok, sizeof ctok));
 
     agent_cands_clear(st);
     for (i = 0; i < n; i++) {

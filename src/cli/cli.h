@@ -33,7 +33,9 @@ int cli_exit_code(askdb_status st);
 int cli_trace_check(const char *prog, const askdb_config *cfg, int n,
                     const char *const *paths);
 
-/* askdb_config.log_fn of -v: "askdb: [step] msg" on stderr. */
+/* askdb_config.log_fn of -v: "askdb: [step] msg" on stderr. ud: NULL,
+** or the struct format_stream of cli_log_token, whose streamed text gets
+** a line break first when it did not end its line. */
 void cli_log_step(void *ud, const char *step, const char *msg);
 
 /* askdb_config.token_fn of -v --stream; ud: a zeroed struct

@@ -172,6 +172,8 @@ void format_stream_piece(struct format_stream *fs, FILE *out,
     char ch[5];
     size_t i;
 
+    if (len)
+        fs->open = piece[len - 1] != '\n';
     if (!format_is_tty(out)) {
         fwrite(piece, 1, len, out);
         return;

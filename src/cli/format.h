@@ -35,6 +35,7 @@ void format_printf(FILE *out, const char *fmt, ...)
 struct format_stream {
     unsigned char pend[4];  /* the first bytes of a split character */
     int npend;
+    int open;               /* the text so far does not end its line */
 };
 void format_stream_piece(struct format_stream *fs, FILE *out,
                          const char *piece, size_t len);

@@ -469,6 +469,7 @@ static int run(int argc, char **argv)
         if (o.cfg.stream) {
             o.cfg.token_fn = cli_log_token;
             o.cfg.token_ud = &tokens;
+            o.cfg.log_ud = &tokens;
         }
     }
 

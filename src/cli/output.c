@@ -45,7 +45,14 @@ int cli_exit_code(askdb_status st)
 
 void cli_log_step(void *ud, const char *step, const char *msg)
 {
-    (void)ud;
+    struct format_stream *tokens = ud;
+
+    /* Streamed text that did not end its line ends it first: the log
+    ** line starts on a line of its own. */
+    if (tokens && tokens->open) {
+        fputc('\n', stderr);
+        tokens->open = 0;
+    }
     format_printf(stderr, "askdb: [%s] %s\n", step, msg);
 }
 

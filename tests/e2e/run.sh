@@ -1274,6 +1274,18 @@ streaming_gives_the_same_rows() {
     expect_err_has "'Müller', 'López', 'Wójcik'"
     pycheck 'assert reqs[0]["body"]["stream"] is True, reqs[0]["body"]'
 
+    # The streamed text ends its line before the next log line, and counts
+    # the server did not give are said to be unknown, not -1+-1.
+    start_llm "$("$PY" -c 'import json,sys; print(json.dumps([{"content": sys.argv[1], "usage": None}]))' "$r")"
+    run ask --llm-url "$URL" --model test --stream -v -f csv shop.db "Customers named Müller, López, Wójcik?"
+    expect_rc 0
+    expect_out_file "$T/plain.out"
+    pycheck '
+import re
+assert re.search(r"\n```\naskdb: \[generate\] reply in \d+ ms \(tokens unknown\)\n", err), err
+assert "-1" not in err, err
+'
+
     # Streaming through a repair too.
     start_llm "$(replies "$(fence "SELECT first_name, last_nam, city FROM customers")" "$r")"
     run ask --llm-url "$URL" --model test --stream -f csv shop.db "Customers named Müller, López, Wójcik?"

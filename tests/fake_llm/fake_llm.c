@@ -395,6 +395,7 @@ struct completion {
     const json_t *error_event; /* stream: an error event instead of the
                                   rest, before piece error_at; or NULL */
     long error_at;
+    bool no_usage;             /* "usage": null: no usage is sent */
 };
 
 static void token_counts(const json_t *entry, size_t body_len, struct completion *c)
@@ -413,25 +414,34 @@ static void token_counts(const json_t *entry, size_t body_len, struct completion
                                               : (json_int_t)(c->content_len / 4 + 1);
 }
 
+/* o without its usage object (o[key]'s, when key is given) when the
+ * script said "usage": null. Returns o. */
+static json_t *usage_of(const struct completion *c, json_t *o, const char *key)
+{
+    if (c->no_usage && o)
+        json_object_del(key ? json_object_get(o, key) : o, "usage");
+    return o;
+}
+
 static json_t *openai_message(const struct completion *c, const char *id)
 {
-    return json_pack("{s:s, s:s, s:i, s:s, s:[{s:i, s:{s:s, s:s%}, s:s}], s:{s:I, s:I, s:I}}",
+    return usage_of(c, json_pack("{s:s, s:s, s:i, s:s, s:[{s:i, s:{s:s, s:s%}, s:s}], s:{s:I, s:I, s:I}}",
                      "id", id, "object", "chat.completion", "created", 0, "model", c->model,
                      "choices", "index", 0, "message", "role", "assistant",
                      "content", c->content, c->content_len, "finish_reason", c->finish_reason,
                      "usage", "prompt_tokens", c->prompt_tokens,
                      "completion_tokens", c->completion_tokens,
-                     "total_tokens", c->prompt_tokens + c->completion_tokens);
+                     "total_tokens", c->prompt_tokens + c->completion_tokens), NULL);
 }
 
 static json_t *anthropic_message(const struct completion *c, const char *id)
 {
-    return json_pack("{s:s, s:s, s:s, s:s, s:[{s:s, s:s%}], s:s, s:n, s:{s:I, s:I}}",
+    return usage_of(c, json_pack("{s:s, s:s, s:s, s:s, s:[{s:s, s:s%}], s:s, s:n, s:{s:I, s:I}}",
                      "id", id, "type", "message", "role", "assistant", "model", c->model,
                      "content", "type", "text", "text", c->content, c->content_len,
                      "stop_reason", c->stop_reason, "stop_sequence",
                      "usage", "input_tokens", c->prompt_tokens,
-                     "output_tokens", c->completion_tokens);
+                     "output_tokens", c->completion_tokens), NULL);
 }
 
 /* Next piece end: at most SSE_PIECE_MAX bytes, never inside a UTF-8 sequence. */
@@ -494,24 +504,25 @@ static void openai_stream(struct strbuf *sb, const struct completion *c, const c
     if (error_event(sb, c, k, true))
         return;
     sb_sse(sb, NULL,
-           json_pack("{s:s, s:s, s:i, s:s, s:[{s:i, s:{}, s:s}], s:{s:I, s:I, s:I}}",
+           usage_of(c, json_pack("{s:s, s:s, s:i, s:s, s:[{s:i, s:{}, s:s}], s:{s:I, s:I, s:I}}",
                      "id", id, "object", "chat.completion.chunk", "created", 0,
                      "model", c->model, "choices", "index", 0, "delta",
                      "finish_reason", c->finish_reason,
                      "usage", "prompt_tokens", c->prompt_tokens,
                      "completion_tokens", c->completion_tokens,
-                     "total_tokens", c->prompt_tokens + c->completion_tokens));
+                     "total_tokens", c->prompt_tokens + c->completion_tokens), NULL));
     sb_puts(sb, "data: [DONE]\n\n");
 }
 
 static void anthropic_stream(struct strbuf *sb, const struct completion *c, const char *id)
 {
     sb_sse(sb, "message_start",
-           json_pack("{s:s, s:{s:s, s:s, s:s, s:s, s:[], s:n, s:n, s:{s:I, s:i}}}",
+           usage_of(c, json_pack("{s:s, s:{s:s, s:s, s:s, s:s, s:[], s:n, s:n, s:{s:I, s:i}}}",
                      "type", "message_start", "message", "id", id, "type", "message",
                      "role", "assistant", "model", c->model, "content",
                      "stop_reason", "stop_sequence",
-                     "usage", "input_tokens", c->prompt_tokens, "output_tokens", 1));
+                     "usage", "input_tokens", c->prompt_tokens, "output_tokens", 1),
+                    "message"));
     sb_sse(sb, "content_block_start",
            json_pack("{s:s, s:i, s:{s:s, s:s}}", "type", "content_block_start",
                      "index", 0, "content_block", "type", "text", "text", ""));
@@ -533,9 +544,9 @@ static void anthropic_stream(struct strbuf *sb, const struct completion *c, cons
     sb_sse(sb, "content_block_stop",
            json_pack("{s:s, s:i}", "type", "content_block_stop", "index", 0));
     sb_sse(sb, "message_delta",
-           json_pack("{s:s, s:{s:s, s:n}, s:{s:I}}", "type", "message_delta",
+           usage_of(c, json_pack("{s:s, s:{s:s, s:n}, s:{s:I}}", "type", "message_delta",
                      "delta", "stop_reason", c->stop_reason, "stop_sequence",
-                     "usage", "output_tokens", c->completion_tokens));
+                     "usage", "output_tokens", c->completion_tokens), NULL));
     sb_sse(sb, "message_stop", json_pack("{s:s}", "type", "message_stop"));
 }
 
@@ -557,6 +568,7 @@ static enum MHD_Result send_completion(struct MHD_Connection *conn, const json_t
         .bad_at = -1,
         .error_event = json_object_get(entry, "error_event"),
         .error_at = 0,
+        .no_usage = json_is_null(json_object_get(entry, "usage")),
     };
     const json_t *err_at = json_object_get(entry, "error_event_at");
     const json_t *bad = json_object_get(entry, "bad_event_at");
