@@ -190,8 +190,8 @@ typedef struct askdb_config {
     /* Model provider: "openai", "anthropic", "local", or NULL to choose:
     ** a custom llm_fn wins, then a model that is a .gguf file path selects
     ** the local model, then an explicit URL or key selects HTTP (anthropic
-    ** when the URL contains "anthropic.com" or the key starts with
-    ** "sk-ant-"), else the default local model. */
+    ** when the URL's host is anthropic.com or a subdomain, or, with no
+    ** URL, the key starts with "sk-ant-"), else the default local model. */
     const char *provider;
     const char *llm_url;     /* base URL, e.g. http://localhost:11434/v1 */
     const char *model;       /* model name, or a .gguf path for "local" */

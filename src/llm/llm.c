@@ -22,17 +22,6 @@ static int is_set(const char *s)
     return s && *s;
 }
 
-/* 1 when needle occurs in hay, ignoring ASCII case. */
-static int contains_nocase(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-
-    for (; *hay; hay++)
-        if (strncasecmp(hay, needle, n) == 0)
-            return 1;
-    return 0;
-}
-
 const char *llm_choose(const askdb_config *cfg)
 {
     size_t i;
@@ -50,10 +39,12 @@ const char *llm_choose(const askdb_config *cfg)
     if (is_set(cfg->model) && text_ends_nocase(cfg->model, ".gguf"))
         return "local";
     if (is_set(cfg->llm_url) || is_set(cfg->api_key)) {
-        /* An explicit URL decides; the key's prefix only without one, so
-        ** that a local server is never sent Anthropic's protocol. */
+        /* An explicit URL decides, by its host as the key's choice does
+        ** (a proxy's path or query naming anthropic.com is no Anthropic
+        ** host); the key's prefix only without one, so that a local
+        ** server is never sent Anthropic's protocol. */
         if (is_set(cfg->llm_url))
-            return contains_nocase(cfg->llm_url, "anthropic.com")
+            return text_url_host_is(cfg->llm_url, "anthropic.com")
                        ? "anthropic" : "openai";
         return strncmp(cfg->api_key, "sk-ant-", 7) == 0 ? "anthropic"
                                                          : "openai";

@@ -27,8 +27,9 @@ askdb_status llm_new(const askdb_config *cfg, llm **out, char *err,
 ** "local" or "custom" (static strings), or NULL when cfg->provider names
 ** none of them. An explicit provider wins; else an llm_fn means custom;
 ** else a model that is a .gguf file path (any case) means local; else a
-** URL or key means anthropic (URL contains "anthropic.com" or key starts
-** with "sk-ant-") or openai; else local (the default model). Empty strings
+** URL or key means anthropic (the URL's host is anthropic.com or a
+** subdomain, text_url_host_is(); with no URL, a key that starts with
+** "sk-ant-") or openai; else local (the default model). Empty strings
 ** count as unset.
 */
 const char *llm_choose(const askdb_config *cfg);

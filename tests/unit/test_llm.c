@@ -1443,6 +1443,18 @@ static void provider_choice_rules(void **ts)
     assert_string_equal(llm_choose(&c), "openai");
     c.llm_url = "https://api.Anthropic.com/v1";
     assert_string_equal(llm_choose(&c), "anthropic");
+    c.llm_url = "https://anthropic.com./v1";
+    assert_string_equal(llm_choose(&c), "anthropic");
+    /* The host decides, not the text: a gateway that names it elsewhere
+    ** speaks OpenAI's protocol. */
+    c.llm_url = "https://gateway.example/anthropic.com/v1";
+    assert_string_equal(llm_choose(&c), "openai");
+    c.llm_url = "https://api.anthropic.com.evil.example/v1";
+    assert_string_equal(llm_choose(&c), "openai");
+    c.llm_url = "http://localhost:4000/v1?upstream=api.anthropic.com";
+    assert_string_equal(llm_choose(&c), "openai");
+    c.llm_url = "https://notanthropic.com/v1";
+    assert_string_equal(llm_choose(&c), "openai");
     c.llm_url = NULL;
     c.api_key = "sk-proj-abc";
     assert_string_equal(llm_choose(&c), "openai");
