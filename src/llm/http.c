@@ -1105,6 +1105,40 @@ static CURLcode perform(struct http_client *c, const struct http_post *req)
     return cc;
 }
 
+/*
+** Whether the body of a 2xx reply is JSON that was cut short: it starts
+** as JSON ('{' or '['), and the parse fails at its very end (input ended
+** early, or a token or UTF-8 character there is half there). The
+** connection closed before the rest, with no length to tell HTTP so.
+*/
+static int body_cut(struct http_client *c)
+{
+    const char *p = c->body.data;
+    size_t i = 0, n = c->body.len;
+    long code = 0;
+    json_error_t e;
+    json_t *j;
+    int bad;
+
+    curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &code);
+    if (code < 200 || code >= 300 || !p)
+        return 0;
+    while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' ||
+                     p[i] == '\n'))
+        i++;
+    if (i == n || (p[i] != '{' && p[i] != '['))
+        return 0;
+    j = json_loadb(p, n, JSON_ALLOW_NUL, &e);
+    if (j) {
+        json_decref(j);
+        return 0;
+    }
+    bad = json_error_code(&e) == json_error_invalid_syntax ||
+          json_error_code(&e) == json_error_invalid_utf8;
+    return json_error_code(&e) == json_error_premature_end_of_input ||
+           (bad && e.position >= 0 && (size_t)e.position + 4 >= n);
+}
+
 /* One try: reset the per-try state and perform. */
 static CURLcode try_once(struct http_client *c, const struct http_post *req,
                          struct curl_slist *hdrs)
@@ -1147,6 +1181,8 @@ static CURLcode try_once(struct http_client *c, const struct http_post *req,
             c->events = whole;
             cc = CURLE_PARTIAL_FILE;
         }
+    } else if (cc == CURLE_OK && c->mode == MODE_BODY && body_cut(c)) {
+        cc = CURLE_PARTIAL_FILE;   /* HTTP saw its end, the JSON did not */
     }
     curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, (struct curl_slist *)NULL);
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, (char *)NULL);

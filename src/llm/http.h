@@ -18,7 +18,9 @@
 ** Retry policy (up to `retries` retries after the first try):
 **   retried     HTTP 429, 500, 502, 503, 504, 529; connection reset, send
 **               or receive errors, an empty reply (CURLE_GOT_NOTHING), a
-**               short body (CURLE_PARTIAL_FILE), an HTTP/2 stream or
+**               short body (CURLE_PARTIAL_FILE, or a 2xx JSON body that
+**               ends before its JSON does: closed early with no length
+**               to tell), an HTTP/2 stream or
 **               connection reset, a streamed event that cannot be read
 **               (HTTP_EVENT_BAD) or that says the server is busy
 **               (HTTP_EVENT_BUSY: Anthropic's in-stream overloaded_error),

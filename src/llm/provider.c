@@ -242,30 +242,104 @@ out:
 }
 
 /*
-** Parse a non-streamed reply body. Returns the JSON object (the caller's,
-** json_decref) or NULL with "reply is not JSON" in err.
+** Read a whole stream of server-sent events (body, len bytes) into a, as
+** a streamed reply is read. Returns ASKDB_OK, or ASKDB_ERR_LLM with the
+** message in err: an event that cannot be read, a line too long, no end
+** marker.
 */
-static json_t *parse_body(struct http_client *h, const char *body,
-                          size_t len, char *err, size_t errlen)
+static askdb_status read_events(const struct llm_http_api *api,
+                                struct http_client *h, struct llm_acc *a,
+                                const char *body, size_t len, char *err,
+                                size_t errlen)
 {
-    json_t *root = json_loadb(body, len, JSON_ALLOW_NUL, NULL);
+    int r = http_sse_parse(body, len, NULL, 0, api->on_event, a);
+
+    if (r == HTTP_EVENT_BAD) {
+        http_set_error(h, err, errlen, "model at %s sent a streamed event "
+                                       "that is not valid JSON", http_url(h));
+        return ASKDB_ERR_LLM;
+    }
+    if (r < 0) {
+        http_set_error(h, err, errlen, "the streamed reply from %s has a "
+                                       "line or event larger than %u MiB (or "
+                                       "memory ran out)",
+                       http_url(h), HTTP_MAX_REPLY >> 20);
+        return ASKDB_ERR_LLM;
+    }
+    if (!a->ended && !a->error.len) {
+        http_set_error(h, err, errlen, "model at %s ended its streamed reply "
+                                       "without the end marker (the reply "
+                                       "was cut off)", http_url(h));
+        return ASKDB_ERR_LLM;
+    }
+    return ASKDB_OK;
+}
+
+/* Whether body (len bytes) begins with what, after white space. */
+static int starts_with(const char *body, size_t len, const char *what)
+{
+    size_t i = 0, k = strlen(what);
+
+    while (i < len && llm_blank(body + i, 1))
+        i++;
+    return len - i >= k && memcmp(body + i, what, k) == 0;
+}
+
+/* Whether a body is server-sent events: its first line is a field or a
+** comment (a server that streams, labelled application/json). */
+static int looks_like_sse(const char *body, size_t len)
+{
+    return starts_with(body, len, "data:") ||
+           starts_with(body, len, "event:") || starts_with(body, len, ":");
+}
+
+/*
+** Read a whole (non-streamed) reply body into a: a JSON object, or the
+** server-sent events of a server that streamed it under an
+** application/json label (read as a stream is, end marker included).
+** Returns ASKDB_OK, or ASKDB_ERR_LLM with the message in err. Only a body
+** that is not JSON at all (an HTML page) is told to check --llm-url;
+** JSON that does not parse (invalid UTF-8) or is not an object says so.
+*/
+static askdb_status read_whole(const struct llm_http_api *api,
+                               struct http_client *h, struct llm_acc *a,
+                               const char *body, size_t len, char *err,
+                               size_t errlen)
+{
+    json_error_t e;
+    json_t *root;
     struct buf m;
 
-    if (json_is_object(root))
-        return root;
-    json_decref(root);
+    if (looks_like_sse(body, len))
+        return read_events(api, h, a, body, len, err, errlen);
+    root = json_loadb(body, len, JSON_ALLOW_NUL, &e);
+    if (json_is_object(root)) {
+        api->read_body(a, root);
+        json_decref(root);
+        return ASKDB_OK;
+    }
     buf_init(&m, 1024);
-    buf_printf(&m, "model endpoint %s: reply is not a JSON object",
-               http_url(h));
+    buf_printf(&m, "model endpoint %s: reply is ", http_url(h));
+    if (root) {
+        buf_puts(&m, "JSON but not an object");
+    } else if (starts_with(body, len, "{") || starts_with(body, len, "[")) {
+        buf_puts(&m, "not valid JSON (");
+        http_put_message(h, &m, e.text, strlen(e.text));
+        buf_printf(&m, ", at byte %d)", e.position);
+    } else {
+        buf_puts(&m, "not a JSON object");
+    }
     if (len) {
         buf_puts(&m, ": ");
         http_put_message(h, &m, body, len);
     }
-    buf_puts(&m, " (is --llm-url the model API's base URL?)");
+    if (!root && !starts_with(body, len, "{") && !starts_with(body, len, "["))
+        buf_puts(&m, " (is --llm-url the model API's base URL?)");
     http_set_error(h, err, errlen, "%s",
                    m.data && !buf_err(&m) ? m.data : "bad reply");
     buf_free(&m);
-    return NULL;
+    json_decref(root);
+    return ASKDB_ERR_LLM;
 }
 
 askdb_status llm_http_parse_reply(const struct llm_http_api *api,
@@ -276,45 +350,18 @@ askdb_status llm_http_parse_reply(const struct llm_http_api *api,
 {
     struct llm_request req;
     struct llm_acc acc;
-    json_t *root = NULL;
-    askdb_status rc = ASKDB_ERR_LLM;
+    askdb_status rc;
 
     memset(&req, 0, sizeof req);
     out->retries = 0;
     acc_init(&acc, &req, stream, h);
-    if (stream) {
-        int r = http_sse_parse(body, len, NULL, 0, api->on_event, &acc);
-
-        if (r == HTTP_EVENT_BAD) {
-            http_set_error(h, err, errlen, "model at %s sent a streamed "
-                                           "event that is not valid JSON",
-                           http_url(h));
-            goto out;
-        }
-        if (r) {
-            http_set_error(h, err, errlen, "the streamed reply from %s has "
-                                           "a line or event larger than %u "
-                                           "MiB (or memory ran out)",
-                           http_url(h), HTTP_MAX_REPLY >> 20);
-            goto out;
-        }
-        if (!acc.ended) {
-            http_set_error(h, err, errlen, "model at %s ended its streamed "
-                                           "reply without the end marker "
-                                           "(the reply was cut off)",
-                           http_url(h));
-            goto out;
-        }
-    } else {
-        root = parse_body(h, body, len, err, errlen);
-        if (!root)
-            goto out;
-        api->read_body(&acc, root);
-    }
-    rc = acc_finish(&acc, h, api->where, out, err, errlen);
-out:
+    if (stream)
+        rc = read_events(api, h, &acc, body, len, err, errlen);
+    else
+        rc = read_whole(api, h, &acc, body, len, err, errlen);
+    if (rc == ASKDB_OK)
+        rc = acc_finish(&acc, h, api->where, out, err, errlen);
     acc_free(&acc);
-    json_decref(root);
     return rc;
 }
 
@@ -327,7 +374,7 @@ askdb_status llm_http_complete(llm *m, const struct llm_request *req,
     struct http_post post;
     struct http_reply hr;
     struct llm_acc acc;
-    json_t *body = NULL, *root = NULL;
+    json_t *body = NULL;
     char *text = NULL;
     askdb_status rc = ASKDB_ERR_NOMEM;
     int nh = 0;
@@ -361,19 +408,15 @@ askdb_status llm_http_complete(llm *m, const struct llm_request *req,
     if (rc)
         goto out;
     if (!hr.streamed) {
-        root = parse_body(p->http, hr.body, hr.len, m->errmsg,
-                          sizeof m->errmsg);
-        if (!root) {
-            rc = ASKDB_ERR_LLM;
+        rc = read_whole(api, p->http, &acc, hr.body, hr.len, m->errmsg,
+                        sizeof m->errmsg);
+        if (rc)
             goto out;
-        }
-        api->read_body(&acc, root);
     }
     rc = acc_finish(&acc, p->http, api->where, out, m->errmsg,
                     sizeof m->errmsg);
 out:
     acc_free(&acc);
-    json_decref(root);
     json_decref(body);
     free(text);
     return rc;

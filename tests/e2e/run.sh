@@ -1315,6 +1315,39 @@ garbled_stream_is_retried_or_fails_never_run() {
     [ ! -s "$T/out" ] || fail "stdout not empty: $(head -c 200 "$T/out")"
 }
 
+json_reply_cut_short_is_retried_and_events_are_read() {
+    # A JSON body cut short with nothing to tell HTTP (the connection's end
+    # ends it) is a dropped connection: retried, not "is --llm-url the
+    # base URL?". A server that streams unasked is read as a stream.
+    copy_db
+    local r s
+    r=$(fence "SELECT count(*) AS n FROM customers")
+    s=$("$PY" -c 'import json,sys; print(json.dumps([{"content": sys.argv[1], "cut": 60, "framing": "close"}, {"content": sys.argv[1]}]))' "$r")
+    start_llm "$s"
+    run ask --llm-url "$URL" --model test --no-question-check -f csv shop.db "How many customers?"
+    expect_rc 0
+    expect_requests 2
+    expect_out 'n\r\n60\r\n'
+
+    s=$("$PY" -c 'import json,sys; print(json.dumps([{"content": sys.argv[1], "cut": 60, "framing": "close", "repeat": True}]))' "$r")
+    start_llm "$s"
+    run ask --llm-url "$URL" --model test --retries 1 --no-question-check shop.db "How many customers?"
+    expect_rc 4
+    expect_requests 2
+    expect_err_has "cut its reply short after 1 retry"
+    expect_err_lacks "--llm-url"
+
+    s=$("$PY" -c '
+import json,sys
+ev = lambda d: "data: " + json.dumps(d) + "\n\n"
+body = ev({"choices": [{"delta": {"content": sys.argv[1]}}]}) + ev({"choices": [{"delta": {}, "finish_reason": "stop"}]}) + "data: [DONE]\n\n"
+print(json.dumps([{"status": 200, "body": body}]))' "$r")
+    start_llm "$s"
+    run ask --llm-url "$URL" --model test --no-question-check -f csv shop.db "How many customers?"
+    expect_rc 0
+    expect_out 'n\r\n60\r\n'
+}
+
 base_url_query_stays_after_the_path() {
     # Azure's base URLs carry ?api-version=...: the path goes before it.
     copy_db
@@ -2175,6 +2208,7 @@ TESTS=(
     help_lists_every_command
     streaming_gives_the_same_rows
     garbled_stream_is_retried_or_fails_never_run
+    json_reply_cut_short_is_retried_and_events_are_read
     base_url_query_stays_after_the_path
     anthropic_provider_uses_messages_api
     shell_answers_questions_and_dot_commands

@@ -1165,6 +1165,83 @@ static void openai_reply_stopped_at_max_tokens_comes_back_cut(void **ts)
     expect_cuts(s, want, cut, 4);
 }
 
+/* A JSON body cut short where HTTP cannot tell (no length: the
+** connection's end ends it) is a dropped connection: retried, never
+** "is --llm-url the base URL?". */
+static void json_body_cut_short_is_retried(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    const char *msg;
+
+    fake_start(&s->f, "[{\"content\":\"SELECT 1;\",\"cut\":30,"
+                      "\"framing\":\"close\"},{\"content\":\"SELECT 2;\"},"
+                      "{\"content\":\"SELECT 3;\",\"cut\":90,"
+                      "\"framing\":\"close\",\"repeat\":true}]");
+    openai_cfg(s, s->f.base, NULL);
+    s->cfg.llm_retries = 1;
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+    assert_string_equal(s->r.text, "SELECT 2;");
+    assert_int_equal(s->r.retries, 1);
+    llm_reply_free(&s->r);
+    assert_int_equal(llm_complete(s->m, &req, &s->r),
+                     ASKDB_ERR_LLM_UNREACHABLE);
+    assert_int_equal(s->r.retries, 1);
+    msg = llm_errmsg(s->m);
+    if (!strstr(msg, "cut its reply short after 1 retry") ||
+        strstr(msg, "--llm-url"))
+        fail_msg("message: %s", msg);
+}
+
+/* JSON with invalid UTF-8 is said to be invalid JSON, with where; the
+** base-URL hint is for bodies that are not JSON at all. */
+static void invalid_json_body_is_not_blamed_on_the_url(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    static const char resp[] =
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        "Content-Length: 51\r\nConnection: close\r\n\r\n"
+        "{\"choices\":[{\"message\":{\"content\":\"\xff\xfe "
+        "SELECT 1\"}}]}";
+    char want[512];
+
+    raw_start(&s->raw, resp, sizeof resp - 1, 4096);
+    openai_cfg(s, s->raw.base, NULL);
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
+    snprintf(want, sizeof want,
+             "model endpoint %s: reply is not valid JSON (unable to decode "
+             "byte 0xff near '\"', at byte 35): {\"choices\":[{\"message\":"
+             "{\"content\":\"\xEF\xBF\xBD\xEF\xBF\xBD SELECT 1\"}}]}",
+             s->url);
+    assert_string_equal(llm_errmsg(s->m), want);
+}
+
+/* Server-sent events labelled application/json are read as a stream,
+** asked for or not. */
+static void events_labelled_json_are_read_as_a_stream(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    static const char resp[] =
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        "Connection: close\r\n\r\n"
+        "data: {\"choices\":[{\"delta\":{\"content\":\"SELECT\"}}]}\n\n"
+        "data: {\"choices\":[{\"delta\":{\"content\":\" 1;\"},"
+        "\"finish_reason\":\"stop\"}]}\n\n"
+        "data: [DONE]\n\n";
+
+    raw_start(&s->raw, resp, sizeof resp - 1, 4096);
+    openai_cfg(s, s->raw.base, NULL);
+    s->cfg.stream = 1;
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+    assert_string_equal(s->r.text, "SELECT 1;");
+    assert_string_equal(s->tok.text, "SELECT 1;");
+}
+
 /* ------------------------------------------------------------------ */
 /* Anthropic                                                           */
 /* ------------------------------------------------------------------ */
@@ -1834,6 +1911,9 @@ int main(void)
         T(stream_ending_without_its_marker_is_an_error),
         T(anthropic_stream_without_message_stop_is_an_error),
         T(body_shorter_than_content_length_is_an_error),
+        T(json_body_cut_short_is_retried),
+        T(invalid_json_body_is_not_blamed_on_the_url),
+        T(events_labelled_json_are_read_as_a_stream),
         T(nul_in_reply_text_is_kept_as_a_replacement),
         T(openai_null_content_or_non_json_is_an_error),
         T(retries_429_then_succeeds_honouring_retry_after),
