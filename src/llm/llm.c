@@ -66,8 +66,10 @@ askdb_status llm_new(const askdb_config *cfg, llm **out, char *err,
     }
     name = llm_choose(cfg);
     if (!name) {
-        snprintf(err, errlen, "unknown model provider '%s' (valid: openai, "
-                              "anthropic, local, custom)", cfg->provider);
+        snprintf(err, errlen, "unknown model provider '%s' (valid: openai "
+                              "(any OpenAI-compatible server: Ollama, vLLM, "
+                              "llama.cpp's), anthropic, local; custom for a "
+                              "program's own llm_fn)", cfg->provider);
         return ASKDB_ERR_USAGE;
     }
     if (strcmp(name, "openai") == 0)

@@ -1554,8 +1554,10 @@ static void provider_choice_rules(void **ts)
     assert_null(llm_choose(&c));
     assert_int_equal(llm_new(&c, &m, err, sizeof err), ASKDB_ERR_USAGE);
     assert_null(m);
-    assert_string_equal(err, "unknown model provider 'gpt' (valid: openai, "
-                             "anthropic, local, custom)");
+    assert_string_equal(err, "unknown model provider 'gpt' (valid: openai "
+                             "(any OpenAI-compatible server: Ollama, vLLM, "
+                             "llama.cpp's), anthropic, local; custom for a "
+                             "program's own llm_fn)");
 }
 
 static void http_providers_require_a_model_and_http_url(void **ts)
