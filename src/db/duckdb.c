@@ -132,6 +132,7 @@ struct dk {
     char *csv_view;           /* a CSV file's view, NULL otherwise */
     char *csv_pattern;        /* the path read_csv() reads it by */
     int csv_retyped;          /* its types come from the whole file */
+    int csv_checked;          /* csv_check() ran on this handle */
     long csv_rows;            /* rows csv_check() counted, -1 unknown */
     struct watchdog wd;
 };
@@ -1238,33 +1239,21 @@ static int csv_type_error(const char *m)
 static askdb_status csv_retype(struct dk *d, char *err, size_t n)
 {
     struct buf b;
-    struct grid g, f;
+    struct grid g;
     askdb_status rc;
+    const char *df, *tf;
     long r;
+    int first = 1;
 
     d->csv_retyped = 1;
     buf_init(&b, 0);
-    buf_puts(&b, "SELECT c.name::VARCHAR, c.type::VARCHAR FROM (SELECT "
-                 "unnest(Columns) AS c FROM sniff_csv(");
+    buf_puts(&b, "SELECT c.name::VARCHAR, c.type::VARCHAR, DateFormat::VARCHAR, "
+                 "TimestampFormat::VARCHAR FROM (SELECT unnest(Columns) AS c, "
+                 "DateFormat, TimestampFormat FROM sniff_csv(");
     put_string(&b, d->csv_pattern);
     buf_puts(&b, ", sample_size = -1))");
-    if (buf_err(&b)) {
-        buf_free(&b);
-        return ASKDB_ERR_NOMEM;
-    }
-    rc = grid_query(d, b.data, &g, err, n);
+    rc = buf_err(&b) ? ASKDB_ERR_NOMEM : grid_query(d, b.data, &g, err, n);
     if (rc) {
-        buf_free(&b);
-        return rc;
-    }
-    buf_reset(&b);
-    buf_puts(&b, "SELECT DateFormat::VARCHAR, TimestampFormat::VARCHAR "
-                 "FROM sniff_csv(");
-    put_string(&b, d->csv_pattern);
-    buf_puts(&b, ", sample_size = -1)");
-    rc = buf_err(&b) ? ASKDB_ERR_NOMEM : grid_query(d, b.data, &f, err, n);
-    if (rc) {
-        grid_free(&g);
         buf_free(&b);
         return rc;
     }
@@ -1277,33 +1266,54 @@ static askdb_status csv_retype(struct dk *d, char *err, size_t n)
     for (r = 0; r < g.nrows; r++) {
         if (!grid_at(&g, r, 0) || !grid_at(&g, r, 1))
             continue;
-        buf_puts(&b, r ? ", " : "");
+        buf_puts(&b, first ? "" : ", ");
+        first = 0;
         put_string(&b, grid_at(&g, r, 0));
         buf_puts(&b, ": ");
         put_string(&b, grid_at(&g, r, 1));
     }
     buf_puts(&b, "}");
-    if (f.nrows == 1 && grid_at(&f, 0, 0) && *grid_at(&f, 0, 0)) {
+    df = g.nrows > 0 ? grid_at(&g, 0, 2) : NULL;
+    tf = g.nrows > 0 ? grid_at(&g, 0, 3) : NULL;
+    if (df && *df) {
         buf_puts(&b, ", dateformat = ");
-        put_string(&b, grid_at(&f, 0, 0));
+        put_string(&b, df);
     }
-    if (f.nrows == 1 && grid_at(&f, 0, 1) && *grid_at(&f, 0, 1)) {
+    if (tf && *tf) {
         buf_puts(&b, ", timestampformat = ");
-        put_string(&b, grid_at(&f, 0, 1));
+        put_string(&b, tf);
     }
     buf_puts(&b, ")");
     rc = buf_err(&b) ? ASKDB_ERR_NOMEM : exec(d, b.data, err, n);
     grid_free(&g);
-    grid_free(&f);
     buf_free(&b);
     return rc;
 }
 
 /*
+** csv_retype() under db's time limit and cancel: ASKDB_OK,
+** ASKDB_ERR_CANCELLED, ASKDB_ERR_TIMEOUT, or another status when DuckDB
+** failed it (the message in err).
+*/
+static askdb_status csv_retype_guarded(askdb_db *db, struct dk *d, char *err,
+                                       size_t n)
+{
+    askdb_status rc;
+    int tmo, cnl;
+
+    watchdog_arm(d, db->query_timeout_ms, db->cancel);
+    rc = csv_retype(d, err, n);
+    watchdog_disarm(d, &tmo, &cnl);
+    return cnl ? ASKDB_ERR_CANCELLED : tmo ? ASKDB_ERR_TIMEOUT : rc;
+}
+
+/*
 ** A CSV file's first count_cap + 1 rows read with every column converted
-** (a count of each), before the schema is read: a value its guessed type
+** (a count of each), once a handle, before its schema is read or its
+** first statement checked or run (the statements run in askdb-exec, whose
+** handle is another: both take the same types): a value its guessed type
 ** cannot hold makes the view be made again (csv_retype()), so the schema
-** shows the types every statement will read. The count is kept for the
+** shows the types every statement reads. The count is kept for the
 ** schema (csv_rows). ASKDB_OK (also when the file still fails: the
 ** statements then say why) or ASKDB_ERR_CANCELLED.
 */
@@ -1314,6 +1324,9 @@ static askdb_status csv_check(askdb_db *db, struct dk *d)
     char err[512];
     int tmo, cnl = 0, pass;
 
+    if (!d->csv_view || d->csv_checked)
+        return ASKDB_OK;
+    d->csv_checked = 1;
     buf_init(&b, 0);
     buf_puts(&b, "SELECT count(*)::VARCHAR, count(COLUMNS(*))::VARCHAR "
                  "FROM (SELECT * FROM ");
@@ -1336,9 +1349,8 @@ static askdb_status csv_check(askdb_db *db, struct dk *d)
         }
         if (cnl || pass > 0 || d->csv_retyped || !csv_type_error(err))
             break;
-        watchdog_arm(d, db->query_timeout_ms, db->cancel);
-        rc = csv_retype(d, err, sizeof err);
-        watchdog_disarm(d, &tmo, &cnl);
+        rc = csv_retype_guarded(db, d, err, sizeof err);
+        cnl = rc == ASKDB_ERR_CANCELLED;
         if (rc)
             break;
     }
@@ -1489,7 +1501,7 @@ static askdb_status dk_schema(askdb_db *db, struct db_schema *out)
 
     memset(out, 0, sizeof *out);
     memset(&g, 0, sizeof g);
-    rc = d->csv_view ? csv_check(db, d) : ASKDB_OK;
+    rc = csv_check(db, d);
     if (rc == ASKDB_OK)
         rc = grid_query(d, q_tables, &g, err, sizeof err);
     if (rc == ASKDB_OK && g.nrows > 0) {
@@ -1713,11 +1725,22 @@ static askdb_status file_gone(askdb_db *db, askdb_status rc,
     return rc;
 }
 
+/* A cancel that came while a CSV file was checked, as a statement's. */
+static askdb_status check_cancelled(struct db_err *e)
+{
+    e->ec = ASKDB_EC_RUNTIME;
+    snprintf(e->msg, sizeof e->msg, "cancelled");
+    return ASKDB_ERR_CANCELLED;
+}
+
 static askdb_status dk_check(askdb_db *db, const char *sql, struct db_err *e)
 {
     duckdb_prepared_statement ps = NULL;
-    askdb_status rc = prepare_guarded(db, sql, &ps, e);
+    askdb_status rc;
 
+    if (csv_check(db, DK(db)) == ASKDB_ERR_CANCELLED)
+        return check_cancelled(e);
+    rc = prepare_guarded(db, sql, &ps, e);
     duckdb_destroy_prepare(&ps);
     return file_gone(db, rc, e);
 }
@@ -2232,17 +2255,27 @@ static askdb_status dk_run(askdb_db *db, const char *sql, askdb_result **out,
                            struct db_err *e)
 {
     struct dk *d = DK(db);
-    askdb_status rc = run_once(db, sql, out, e);
+    askdb_status rc, r2;
     char err[512], *cut;
-    int tmo, cnl = 0;
 
+    *out = NULL;
+    if (csv_check(db, d) == ASKDB_ERR_CANCELLED)
+        return check_cancelled(e);
+    rc = run_once(db, sql, out, e);
     if (rc == ASKDB_ERR_DB && d->csv_view && !d->csv_retyped &&
         csv_type_error(e->msg)) {
-        watchdog_arm(d, db->query_timeout_ms, db->cancel);
-        rc = csv_retype(d, err, sizeof err);
-        watchdog_disarm(d, &tmo, &cnl);
-        rc = rc == ASKDB_OK && !cnl ? run_once(db, sql, out, e)
-                                    : ASKDB_ERR_DB;
+        r2 = csv_retype_guarded(db, d, err, sizeof err);
+        if (r2 == ASKDB_ERR_CANCELLED)
+            return check_cancelled(e);
+        if (r2 == ASKDB_ERR_TIMEOUT) {
+            e->ec = ASKDB_EC_TIMEOUT;
+            snprintf(e->msg, sizeof e->msg, "query interrupted after the %d "
+                     "ms time limit (--timeout), reading the whole CSV file "
+                     "for its column types", db->query_timeout_ms);
+            return ASKDB_ERR_TIMEOUT;
+        }
+        if (r2 == ASKDB_OK)
+            rc = run_once(db, sql, out, e);
     }
     if (rc == ASKDB_ERR_DB && csv_type_error(e->msg) &&
         (cut = strstr(e->msg, " Possible solutions:")) != NULL)

@@ -831,6 +831,18 @@ PYEOF
     run sql -f csv later.csv "SELECT count(*) AS n, max(v) AS v FROM later"
     expect_rc 0
     expect_out 'n,v\r\n150001,abc\r\n'
+    # The statements run in askdb-exec, whose view is another: it takes
+    # the whole file's types too, so a comparison with the text the schema
+    # shows is not a conversion error there.
+    run sql -f csv late.csv "SELECT count(*) AS n FROM late WHERE v = 'abc'"
+    expect_rc 0
+    expect_out 'n\r\n1\r\n'
+    start_llm "$(replies "$(fence "SELECT count(*) AS n FROM late WHERE v = 'abc'")")"
+    run ask --llm-url "$URL" --model test --no-question-check -f csv late.csv "How many abc?"
+    expect_rc 0
+    expect_out 'n\r\n1\r\n'
+    [ "$(nreq)" = 1 ] || fail "$(nreq) model requests, expected 1"
+    stop_llm
     # The model's statement too, in ask: one model call, no repair.
     start_llm "$(replies "$(fence 'SELECT max(v) AS v FROM later')")"
     run ask --llm-url "$URL" --model test --no-question-check -f csv later.csv "Largest v?"
