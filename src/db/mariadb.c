@@ -625,7 +625,7 @@ struct setting {
 };
 
 /* The most settings_due() gives. */
-#define MAX_SETTINGS 8
+#define MAX_SETTINGS 12
 
 /* The settings the session lacks now, into set[MAX_SETTINGS]; how many. */
 static int settings_due(const askdb_db *db, const struct my *s,
@@ -645,6 +645,15 @@ static int settings_due(const askdb_db *db, const struct my *s,
         snprintf(set[n++].text, sizeof set->text,
                  "SESSION sql_mode = 'ANSI,NO_BACKSLASH_ESCAPES'");
         snprintf(set[n++].text, sizeof set->text, "SESSION autocommit = 1");
+        /* The connection's character set, as the handshake asked it
+        ** (MYSQL_SET_CHARSET_NAME): MariaDB's reset keeps it, MySQL's
+        ** puts the server's default back (latin1 on 5.7). */
+        snprintf(set[n++].text, sizeof set->text,
+                 "SESSION character_set_client = utf8mb4");
+        snprintf(set[n++].text, sizeof set->text,
+                 "SESSION character_set_connection = utf8mb4");
+        snprintf(set[n++].text, sizeof set->text,
+                 "SESSION character_set_results = utf8mb4");
         /* Division and AVG to 30 decimals, not the default 4: AVG(x) of
         ** 1, 1 and 2 is then 1.333333333333333 as a double, as on the
         ** other engines, not 1.3333. Not required: a server that refuses
