@@ -529,7 +529,8 @@ char *http_endpoint(const char *base, const char *dflt, const char *root,
     buf_init(&b, 0);
     buf_append(&b, base, n);
     a = strstr(base, "://");
-    if (root && a && !memchr(a + 3, '/', n - (size_t)(a + 3 - base)))
+    if (root && a && a + 3 <= base + n &&
+        !memchr(a + 3, '/', n - (size_t)(a + 3 - base)))
         buf_puts(&b, root);   /* no path at all */
     if (n < slen || memcmp(base + n - slen, suffix, slen) != 0)
         buf_puts(&b, suffix);

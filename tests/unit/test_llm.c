@@ -1623,6 +1623,14 @@ static void endpoint_urls_are_built_from_the_base(void **ts)
     u = http_endpoint("http://h:1/v1#frag", "x", NULL, "/messages");
     assert_string_equal(u, "http://h:1/v1/messages#frag");
     free(u);
+    /* "://" at the end or after the query: no read past the base (the
+    ** URL is then refused by http_url_ok()). */
+    u = http_endpoint("https://", "x", "/v1", "/messages");
+    assert_string_equal(u, "https:/messages");
+    free(u);
+    u = http_endpoint("h?x=://", "x", "/v1", "/messages");
+    assert_string_equal(u, "h/messages?x=://");
+    free(u);
     /* Anthropic's SDK form, with no path: /v1 comes first. */
     u = http_endpoint("https://api.anthropic.com", "x", "/v1", "/messages");
     assert_string_equal(u, "https://api.anthropic.com/v1/messages");
