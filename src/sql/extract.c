@@ -279,9 +279,10 @@ static void trim(char *s)
 
 /*
 ** The reply after a reasoning model's thoughts: "<think>...</think>" at
-** its start (or a lone "</think>", where the chat template opened the
-** block), whose drafts are not the answer. NULL when the thoughts never
-** end (the reply was cut while thinking).
+** its start (or a lone "</think>" that starts a line, where the chat
+** template opened the block), whose drafts are not the answer. NULL when
+** the thoughts never end (the reply was cut while thinking). A
+** "</think>" inside a line ("... LIKE '%</think>%'") is not one.
 */
 static const char *after_thoughts(const char *text)
 {
@@ -289,13 +290,17 @@ static const char *after_thoughts(const char *text)
 
     while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
         p++;
-    end = strstr(text, "</think>");
-    if (strncmp(p, "<think>", 7) == 0)
+    if (strncmp(p, "<think>", 7) == 0) {
+        end = strstr(p, "</think>");
         return end ? end + 8 : NULL;
-    if (end) {
-        const char *open = strstr(text, "<think>");
-        if (!open || open > end)
-            return end + 8;
+    }
+    for (end = strstr(text, "</think>"); end; end = strstr(end + 1,
+                                                           "</think>")) {
+        const char *q = end;
+        while (q > text && (q[-1] == ' ' || q[-1] == '\t'))
+            q--;
+        if (q == text || q[-1] == '\n')
+            return strstr(text, "<think>") ? text : end + 8;
     }
     return text;
 }

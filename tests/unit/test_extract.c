@@ -154,6 +154,8 @@ static void skips_a_reasoning_models_thoughts(void **state)
     expect_none("<think>\n```sql\nSELECT * FROM customer\n```\n");
     /* The words inside a statement are not thoughts. */
     expect_sql("SELECT '<think>' AS a", "SELECT '<think>' AS a");
+    expect_sql("SELECT * FROM logs WHERE reply LIKE '%</think>%'",
+               "SELECT * FROM logs WHERE reply LIKE '%</think>%'");
 }
 
 static void check_accepts_queries_only(void **state)
