@@ -84,10 +84,10 @@ ASKDB_API size_t askdb_utf8_len(const char *s, size_t n);
 
 /* The shortest decimal text that reads back as d (at most 17 significant
 ** digits, printf's %g form, '.' whatever the locale: 0.1 is "0.1", 0.1 +
-** 0.2 is "0.30000000000000004", 60.0 is "60"; "inf", "-inf", "nan") into
-** buf, which is n bytes long (32 hold any); returns buf. The JSON of
-** askdb_result_json() and askdb_answer_json() writes reals so, with ".0"
-** after a whole number. */
+** 0.2 is "0.30000000000000004", 60.0 is "60"; "inf", "-inf", "nan" or
+** "-nan") into buf, which is n bytes long (32 hold any); returns buf. The
+** JSON of askdb_result_json() and askdb_answer_json() writes reals so,
+** with ".0" after a whole number. */
 ASKDB_API char *askdb_real_text(double d, char *buf, size_t n);
 
 /* ---------------------------------------------------------------------- */
@@ -198,7 +198,9 @@ typedef struct askdb_config {
     const char *api_key;     /* never logged */
     double temperature;      /* default 0 */
     int max_tokens;          /* reply cap, default 512 */
-    int llm_timeout_ms;      /* per request, default 120000 */
+    int llm_timeout_ms;      /* each try of a request, and the waits
+                                between its tries together, default
+                                120000 */
     int llm_retries;         /* retries on 429/5xx/reset, default 4 */
     int stream;              /* use streaming (SSE) replies */
     int seed;                /* -1 = provider default */

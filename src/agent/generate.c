@@ -44,7 +44,6 @@ static void prompt_event(struct agent_state *st, int first, int n,
     agent_emit(ag, ASKDB_EVENT_PROMPT, ev);
 }
 
-/* The reply event of candidate k (numbered when several were asked). */
 /*
 ** Why a reply gave no statement, with how it began (a refusal, a question
 ** back, prose: what the user would want to see), in buf; "empty reply"
@@ -53,7 +52,7 @@ static void prompt_event(struct agent_state *st, int first, int n,
 static const char *no_sql_why(const char *reply, const char *why, char *buf,
                               size_t n)
 {
-    size_t i, k = 0, len;
+    size_t i, k, len;
 
     if (!reply)
         return "empty reply";
@@ -61,14 +60,7 @@ static const char *no_sql_why(const char *reply, const char *why, char *buf,
     if (!*reply)
         return "empty reply";
     len = strlen(reply);
-    /* Up to 80 bytes, ending on a whole UTF-8 character. */
-    for (i = 0; i < len; i += k) {
-        k = text_char_len(reply + i, len - i, 1);
-        if (!k)
-            k = 1;
-        if (i + k > 80)
-            break;
-    }
+    i = text_cut(reply, len, 80);   /* on a whole UTF-8 character */
     snprintf(buf, n, "%s; the reply began: \"%.*s%s\"", why, (int)i, reply,
              i < len ? "..." : "");
     for (k = 0; buf[k]; k++)
@@ -81,6 +73,7 @@ static const char *no_sql_why(const char *reply, const char *why, char *buf,
 ** candidate's own request had failed (llm_reply.failed 2). */
 #define NOT_ASKED "not asked: an earlier candidate's request failed"
 
+/* The reply event of candidate k (numbered when several were asked). */
 static void reply_event(struct agent_state *st, const struct llm_reply *r,
                         int k, int numbered, askdb_status rc)
 {

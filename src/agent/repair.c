@@ -20,21 +20,14 @@
 static char *reply_kept(const char *reply)
 {
     struct buf b;
-    size_t len, i = 0, k;
+    size_t len, i;
 
     if (!reply)
         reply = "";
     len = strlen(reply);
     if (len <= REPAIR_REPLY_MAX)
         return strdup(reply);
-    while (i < len) {
-        k = text_char_len(reply + i, len - i, 1);
-        if (!k)
-            k = 1;
-        if (i + k > REPAIR_REPLY_MAX)
-            break;
-        i += k;
-    }
+    i = text_cut(reply, len, REPAIR_REPLY_MAX);
     buf_init(&b, 0);
     buf_append(&b, reply, i);
     buf_printf(&b, "\n[... %zu more bytes of this reply left out]",

@@ -1,4 +1,5 @@
 /* tojson.c - the answer and a result as JSON documents (askdb.h). */
+#include <locale.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,10 +151,16 @@ static char *shorten_reals(char *t)
             continue;
         }
         k = strspn(r, "-+0123456789.eE");
-        memcpy(tmp, r, k < sizeof tmp ? k : 0);
-        if (k < sizeof tmp - 2 && strcspn(r, ".eE") < k) {
+        if (k < sizeof tmp - 2 && (memchr(r, '.', k) || memchr(r, 'e', k) ||
+                                   memchr(r, 'E', k))) {
+            const char *point = localeconv()->decimal_point;
             double d;
+            memcpy(tmp, r, k);
             tmp[k] = '\0';
+            /* strtod() reads the locale's point; jansson writes '.'. */
+            if (point && point[0] && point[0] != '.' && !point[1] &&
+                (end = strchr(tmp, '.')) != NULL)
+                *end = point[0];
             d = strtod(tmp, &end);
             if (*end == '\0') {
                 askdb_real_text(d, tmp, sizeof tmp);

@@ -77,7 +77,8 @@ struct http_config {
     const char *key_hint;  /* where keys come from, e.g. "--api-key, ..." */
     const char *not_found_hint; /* what a 404's message adds about the
                                    URL, or NULL */
-    int timeout_ms;        /* whole request; <= 0 means 120000 */
+    int timeout_ms;        /* each try, and the waits between tries
+                              together; <= 0 means 120000 */
     int retries;           /* retries after the first try; < 0 means 0 */
     askdb_log_fn log_fn;   /* where a wait before a retry is told, or NULL */
     void *log_ud;

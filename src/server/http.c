@@ -882,9 +882,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 /* Running                                                                */
 /* ---------------------------------------------------------------------- */
 
-/* libmicrohttpd's own error log goes to stderr with our prefix. */
 /*
-** libmicrohttpd's messages, on stderr. One is left out: "Closing
+** libmicrohttpd's messages, on stderr with askdb's prefix. One is left out: "Closing
 ** connection (application error generating response)" is what it says
 ** when a streamed body ends because its client went away (stream.c ends
 ** the body so, and the access log has the request): every closed browser
