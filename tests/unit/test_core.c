@@ -253,7 +253,7 @@ static void trace_refuses_sqlite_files(void **state)
     char p[400], *got;
     const char *err;
     struct trace *t;
-    size_t i, n;
+    size_t i, n = 0;
 
     (void)state;
     for (i = 0; i < sizeof files / sizeof *files; i++) {
