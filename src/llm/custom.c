@@ -1,4 +1,5 @@
 /* custom.c - the embedder's askdb_llm_fn as a model provider. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -16,7 +17,15 @@ struct custom {
     void *ud;
 };
 
-/* llm_vtab.complete: call the callback once. */
+/* Was the request cancelled (llm_request.cancel)? */
+static int cancelled(const struct llm_request *req)
+{
+    return req->cancel && atomic_load(req->cancel);
+}
+
+/* llm_vtab.complete: call the callback once. A cancel before the call
+** makes none, and one during it drops its reply: the callback cannot be
+** interrupted, but the question ends as cancelled, not as if answered. */
 static askdb_status custom_complete(llm *m, const struct llm_request *req,
                                     struct llm_reply *out)
 {
@@ -36,7 +45,16 @@ static askdb_status custom_complete(llm *m, const struct llm_request *req,
         roles[i] = req->msgs[i].role;
         contents[i] = req->msgs[i].content;
     }
+    rc = ASKDB_ERR_CANCELLED;
+    if (cancelled(req)) {
+        snprintf(m->errmsg, sizeof m->errmsg, "cancelled");
+        goto out;
+    }
     r = c->fn(c->ud, req->nmsgs, roles, contents, &reply);
+    if (cancelled(req)) {
+        snprintf(m->errmsg, sizeof m->errmsg, "cancelled");
+        goto out;
+    }
     rc = ASKDB_ERR_LLM;
     if (r != 0) {
         snprintf(m->errmsg, sizeof m->errmsg, "custom model callback failed "

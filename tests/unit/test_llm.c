@@ -1667,6 +1667,17 @@ static void custom_callback_reply_and_failure(void **ts)
     assert_null(s->r.text);
     assert_string_equal(llm_errmsg(s->m),
                         "custom model callback failed (it returned 3)");
+    /* Cancelled: the request says so, and no reply is kept. */
+    {
+        atomic_int stop;
+        atomic_init(&stop, 1);
+        fail = 0;
+        req.cancel = &stop;
+        assert_int_equal(llm_complete(s->m, &req, &s->r),
+                         ASKDB_ERR_CANCELLED);
+        assert_null(s->r.text);
+        assert_string_equal(llm_errmsg(s->m), "cancelled");
+    }
 }
 
 /* ------------------------------------------------------------------ */
