@@ -253,14 +253,10 @@ static askdb_status complete_each(llm *m, const struct llm_request *req,
         ** a server error after its retries) costs the candidates from it
         ** on, not the question. */
         if (rc && rc != ASKDB_ERR_CANCELLED && i > 0) {
-            free(out[i].text);
-            out[i].text = NULL;
+            failed(m, rc, &out[i], 1);
             out[i].failed = 1;
             while (++i < n)
                 out[i].failed = 2;
-            if (!m->errmsg[0])
-                snprintf(m->errmsg, sizeof m->errmsg, "model provider %s "
-                         "failed (%s)", m->vt->name, askdb_status_str(rc));
             return ASKDB_OK;
         }
         if (rc)
