@@ -1725,8 +1725,9 @@ static askdb_status file_gone(askdb_db *db, askdb_status rc,
     return rc;
 }
 
-/* A cancel that came while a CSV file was checked, as a statement's. */
-static askdb_status check_cancelled(struct db_err *e)
+/* A statement's cancel (while it ran, or while its CSV file was checked
+** or re-typed) into e. */
+static askdb_status cancelled_error(struct db_err *e)
 {
     e->ec = ASKDB_EC_RUNTIME;
     snprintf(e->msg, sizeof e->msg, "cancelled");
@@ -1739,7 +1740,7 @@ static askdb_status dk_check(askdb_db *db, const char *sql, struct db_err *e)
     askdb_status rc;
 
     if (csv_check(db, DK(db)) == ASKDB_ERR_CANCELLED)
-        return check_cancelled(e);
+        return cancelled_error(e);
     rc = prepare_guarded(db, sql, &ps, e);
     duckdb_destroy_prepare(&ps);
     return file_gone(db, rc, e);
@@ -2209,9 +2210,7 @@ static askdb_status run_once(askdb_db *db, const char *sql,
 failed:
     watchdog_disarm(d, &tmo, &cnl);
     if (cnl) {
-        e->ec = ASKDB_EC_RUNTIME;
-        snprintf(e->msg, sizeof e->msg, "cancelled");
-        ret = ASKDB_ERR_CANCELLED;
+        ret = cancelled_error(e);
     } else if (tmo || classify(et, m) == ASKDB_EC_TIMEOUT) {
         e->ec = ASKDB_EC_TIMEOUT;
         snprintf(e->msg, sizeof e->msg,
@@ -2260,13 +2259,13 @@ static askdb_status dk_run(askdb_db *db, const char *sql, askdb_result **out,
 
     *out = NULL;
     if (csv_check(db, d) == ASKDB_ERR_CANCELLED)
-        return check_cancelled(e);
+        return cancelled_error(e);
     rc = run_once(db, sql, out, e);
     if (rc == ASKDB_ERR_DB && d->csv_view && !d->csv_retyped &&
         csv_type_error(e->msg)) {
         r2 = csv_retype_guarded(db, d, err, sizeof err);
         if (r2 == ASKDB_ERR_CANCELLED)
-            return check_cancelled(e);
+            return cancelled_error(e);
         if (r2 == ASKDB_ERR_TIMEOUT) {
             e->ec = ASKDB_EC_TIMEOUT;
             snprintf(e->msg, sizeof e->msg, "query interrupted after the %d "
