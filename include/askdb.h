@@ -90,6 +90,14 @@ ASKDB_API size_t askdb_utf8_len(const char *s, size_t n);
 ** with ".0" after a whole number. */
 ASKDB_API char *askdb_real_text(double d, char *buf, size_t n);
 
+/* Every real number of the JSON text json rewritten in place in that
+** shortest form (".0" after a whole number; integers and the text inside
+** strings as they are), for JSON a program of its own writes with
+** jansson's json_dumps(), which gives every real 17 digits (0.1 as
+** 0.10000000000000001) unless told fewer, and fewer lose digits of
+** others. Never makes the text longer. Returns json (NULL for NULL). */
+ASKDB_API char *askdb_json_shorten_reals(char *json);
+
 /* ---------------------------------------------------------------------- */
 /* Configuration                                                          */
 /* ---------------------------------------------------------------------- */
@@ -409,8 +417,10 @@ ASKDB_API const askdb_value *askdb_result_cell(const askdb_result *r,
 
 /* Flags of the JSON writers. */
 #define ASKDB_JSON_PRETTY 1      /* indented by 2, one field a line */
-#define ASKDB_JSON_TERMINAL 2    /* also escape DEL and the C1 controls
-                                    (U+0080..U+009F) as \u escapes, for a
+#define ASKDB_JSON_TERMINAL 2    /* also escape DEL, the C1 controls
+                                    (U+0080..U+009F) and the bidi
+                                    overrides and isolates (U+202A..U+202E,
+                                    U+2066..U+2069) as \u escapes, for a
                                     terminal: JSON escapes C0 always */
 
 typedef struct askdb_db askdb_db;

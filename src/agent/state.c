@@ -34,7 +34,8 @@ void agent_emit(askdb_agent *ag, askdb_event_type type, json_t *ev)
     json_object_set_new(ev, "step", json_string(e.name));
     jsonx_set_str(ev, "request_id", ag->request_id);
     json_object_set_new(ev, "t_ms", json_real(e.t_ms));
-    text = json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    text = askdb_json_shorten_reals(
+        json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER));
     json_decref(ev);
     if (!text)
         return;

@@ -1,5 +1,4 @@
 /* tojson.c - the answer and a result as JSON documents (askdb.h). */
-#include <locale.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,9 +96,11 @@ static int add_result(json_t *o, const askdb_result *r)
 }
 
 /*
-** DEL and the C1 controls (U+0080..U+009F: 0xC2 0x80..0x9F) as \u escapes.
-** The JSON text outside strings is ASCII, so every such sequence is inside
-** a string, where the escape means the same character.
+** DEL, the C1 controls (U+0080..U+009F: 0xC2 0x80..0x9F) and the
+** bidirectional overrides and isolates (U+202A..U+202E, U+2066..U+2069:
+** invisible, they reorder what a terminal shows after them) as \u
+** escapes. The JSON text outside strings is ASCII, so every such sequence
+** is inside a string, where the escape means the same character.
 */
 static char *escape_c1(char *text)
 {
@@ -113,74 +114,19 @@ static char *escape_c1(char *text)
         } else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
             buf_printf(&b, "\\u%04x", p[1]);
             p++;
+        } else if (p[0] == 0xe2 && ((p[1] == 0x80 && p[2] >= 0xaa &&
+                                     p[2] <= 0xae) ||
+                                    (p[1] == 0x81 && p[2] >= 0xa6 &&
+                                     p[2] <= 0xa9))) {
+            buf_printf(&b, "\\u%04x",
+                       ((p[1] & 0x3f) << 6 | (p[2] & 0x3f)) + 0x2000);
+            p += 2;
         } else {
             buf_putc(&b, (char)*p);
         }
     }
     free(text);
     return buf_steal(&b);
-}
-
-/*
-** Every real of the JSON text t in its shortest form (askdb_real_text(),
-** ".0" kept after a whole number), in place: jansson writes each with
-** one precision for all, and 17 digits make 0.1 "0.10000000000000001"
-** where 15 lost digits of others ("123456789.12345678" came out
-** "123456789.123457"). A number is what starts with '-' or a digit
-** outside a string; those without '.' or 'e' (integers) stay as written.
-*/
-static char *shorten_reals(char *t)
-{
-    char *r = t, *w = t, *end, tmp[32];
-    int in_str = 0;
-    size_t k, m;
-
-    while (*r) {
-        if (in_str) {
-            if (*r == '\\' && r[1])
-                *w++ = *r++;
-            else if (*r == '"')
-                in_str = 0;
-            *w++ = *r++;
-            continue;
-        }
-        if (*r == '"')
-            in_str = 1;
-        if (*r != '-' && !(*r >= '0' && *r <= '9')) {
-            *w++ = *r++;
-            continue;
-        }
-        k = strspn(r, "-+0123456789.eE");
-        if (k < sizeof tmp - 2 && (memchr(r, '.', k) || memchr(r, 'e', k) ||
-                                   memchr(r, 'E', k))) {
-            const char *point = localeconv()->decimal_point;
-            double d;
-            memcpy(tmp, r, k);
-            tmp[k] = '\0';
-            /* strtod() reads the locale's point; jansson writes '.'. */
-            if (point && point[0] && point[0] != '.' && !point[1] &&
-                (end = strchr(tmp, '.')) != NULL)
-                *end = point[0];
-            d = strtod(tmp, &end);
-            if (*end == '\0') {
-                askdb_real_text(d, tmp, sizeof tmp);
-                m = strlen(tmp);
-                if (!strpbrk(tmp, ".en"))
-                    memcpy(tmp + m, ".0", 3), m += 2;
-                if (m <= k) {
-                    memmove(w, tmp, m);
-                    w += m;
-                    r += k;
-                    continue;
-                }
-            }
-        }
-        memmove(w, r, k);
-        w += k;
-        r += k;
-    }
-    *w = '\0';
-    return t;
 }
 
 /* Serialize o (consumed) into *out. */
@@ -194,7 +140,7 @@ static askdb_status dump(json_t *o, int err, int flags, char **out)
     text = o && !err ? json_dumps(o, jf) : NULL;
     json_decref(o);
     if (text)
-        text = shorten_reals(text);
+        text = askdb_json_shorten_reals(text);
     if (text && flags & ASKDB_JSON_TERMINAL)
         text = escape_c1(text);
     if (!text)

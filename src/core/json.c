@@ -1,8 +1,11 @@
 /* json.c - small helpers over jansson (see json.h). */
 #include "json.h"
 
+#include <locale.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "askdb.h"
 #include "core/buf.h"
 #include "core/text.h"
 
@@ -77,4 +80,67 @@ json_t *jsonx_string(const char *s)
 int jsonx_set_str(json_t *o, const char *key, const char *s)
 {
     return json_object_set_new(o, key, jsonx_string(s));
+}
+
+/*
+** The public name (askdb.h). jansson writes every real with one precision for all, and 17
+** digits make 0.1 "0.10000000000000001" where 15 lost digits of others
+** ("123456789.12345678" came out "123456789.123457"). A number is what
+** starts with '-' or a digit outside a string; those without '.' or 'e'
+** (integers) stay as written.
+*/
+char *askdb_json_shorten_reals(char *t)
+{
+    char *r = t, *w = t, *end, tmp[32];
+    int in_str = 0;
+    size_t k, m;
+
+    if (!t)
+        return NULL;
+    while (*r) {
+        if (in_str) {
+            if (*r == '\\' && r[1])
+                *w++ = *r++;
+            else if (*r == '"')
+                in_str = 0;
+            *w++ = *r++;
+            continue;
+        }
+        if (*r == '"')
+            in_str = 1;
+        if (*r != '-' && !(*r >= '0' && *r <= '9')) {
+            *w++ = *r++;
+            continue;
+        }
+        k = strspn(r, "-+0123456789.eE");
+        if (k < sizeof tmp - 2 && (memchr(r, '.', k) || memchr(r, 'e', k) ||
+                                   memchr(r, 'E', k))) {
+            const char *point = localeconv()->decimal_point;
+            double d;
+            memcpy(tmp, r, k);
+            tmp[k] = '\0';
+            /* strtod() reads the locale's point; jansson writes '.'. */
+            if (point && point[0] && point[0] != '.' && !point[1] &&
+                (end = strchr(tmp, '.')) != NULL)
+                *end = point[0];
+            d = strtod(tmp, &end);
+            if (*end == '\0') {
+                askdb_real_text(d, tmp, sizeof tmp);
+                m = strlen(tmp);
+                if (!strpbrk(tmp, ".en"))
+                    memcpy(tmp + m, ".0", 3), m += 2;
+                if (m <= k) {
+                    memmove(w, tmp, m);
+                    w += m;
+                    r += k;
+                    continue;
+                }
+            }
+        }
+        memmove(w, r, k);
+        w += k;
+        r += k;
+    }
+    *w = '\0';
+    return t;
 }

@@ -10,6 +10,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "askdb.h"
 #include "core/outfile.h"
 
 /*
@@ -75,7 +76,8 @@ void trace_write(struct trace *t, const char *step, json_t *ev)
     }
     json_object_set_new(ev, "step", json_string(step));
     json_object_set_new(ev, "t_ms", json_real(now_ms() - t->t0));
-    line = json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    line = askdb_json_shorten_reals(
+        json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER));
     json_decref(ev);
     if (line)
         (void)trace_put(t, line, strlen(line));

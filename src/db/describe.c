@@ -90,9 +90,9 @@ askdb_status askdb_db_schema_json(askdb_db *db, int flags, char **out)
     json_object_set_new(o, "tables", tables);
     jsonx_set_str(o, "text", text);
     free(text);
-    *out = json_dumps(o, JSON_PRESERVE_ORDER |
-                             (flags & ASKDB_JSON_PRETTY ? JSON_INDENT(2)
-                                                        : JSON_COMPACT));
+    *out = askdb_json_shorten_reals(json_dumps(
+        o, JSON_PRESERVE_ORDER |
+               (flags & ASKDB_JSON_PRETTY ? JSON_INDENT(2) : JSON_COMPACT)));
     json_decref(o);
     if (!*out)
         return ASKDB_ERR_NOMEM;

@@ -84,7 +84,8 @@ void mcp_session_free(struct mcp_session *s)
 static void send_json(mcp_emit_fn emit, void *ud, enum mcp_out kind,
                       json_t *o)
 {
-    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    char *text = askdb_json_shorten_reals(o ? json_dumps(o, JSON_COMPACT)
+                                            : NULL);
 
     if (text)
         emit(ud, kind, text, strlen(text));

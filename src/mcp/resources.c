@@ -146,7 +146,7 @@ json_t *mcp_resource_read(struct mcp_server *srv, const char *uri,
                 json_t *o = json_deep_copy(t);
 
                 json_object_set_new(o, "database", mcp_str(d->name));
-                text = json_dumps(o, JSON_COMPACT);
+                text = askdb_json_shorten_reals(json_dumps(o, JSON_COMPACT));
                 json_decref(o);
                 if (text)
                     r = contents(uri, "application/json", text);

@@ -193,7 +193,8 @@ static json_t *tool_error(const char *fmt, ...)
 ** asks for both). */
 static json_t *tool_ok(struct mcp_call *c, json_t *sc)
 {
-    char *text = sc ? json_dumps(sc, JSON_COMPACT) : NULL;
+    char *text = askdb_json_shorten_reals(sc ? json_dumps(sc, JSON_COMPACT)
+                                             : NULL);
     json_t *r;
 
     if (!sc || !text) {

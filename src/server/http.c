@@ -92,6 +92,7 @@ static enum MHD_Result send_json(struct server *s, struct MHD_Connection *c,
     enum MHD_Result ret;
 
     json_decref(o);
+    askdb_json_shorten_reals(text);
     if (!text)
         return send_text(s, c, q, 500, "application/json",
                          "{\"error\":{\"code\":\"internal\",\"message\":"
@@ -865,6 +866,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                                 json_string(q->conv_id));
         line = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
         json_decref(o);
+        askdb_json_shorten_reals(line);
         if (line) {
             pthread_mutex_lock(&s->log_mu);
             fprintf(s->access_log, "%s\n", line);

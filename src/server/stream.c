@@ -101,6 +101,7 @@ void srv_stream_event_json(struct srv_stream *st, const char *name,
                    : NULL;
 
     json_decref(o);
+    askdb_json_shorten_reals(text);
     if (text)
         srv_stream_event(st, name, text, strlen(text));
     free(text);
@@ -112,6 +113,7 @@ void srv_stream_json(struct srv_stream *st, json_t *o)
                    : NULL;
 
     json_decref(o);
+    askdb_json_shorten_reals(text);
     pthread_mutex_lock(&st->mu);
     st->body_begun = 1;
     if (text)

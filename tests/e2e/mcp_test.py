@@ -135,7 +135,8 @@ class Test:
         self.errlogs.append(errpath)
         with open(errpath, "wb") as f:
             f.write(p.stderr)
-        out = [json.loads(l) for l in p.stdout.decode().splitlines()]
+        self.stdout = p.stdout.decode()
+        out = [json.loads(l) for l in self.stdout.splitlines()]
         return p.returncode, out, p.stderr.decode(errors="replace")
 
     def finish(self):
@@ -496,6 +497,8 @@ async def malformed_input_gets_errors_and_the_server_goes_on(t):
         "",
         '{"jsonrpc":"2.0","id":12,"method":"ping"}',
         '{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"execute_sql","arguments":{"sql":"SELECT 42"}}}',
+        '{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"execute_sql","arguments":'
+        '{"sql":"SELECT 0.1 AS a, 123456789.12345678 AS b"}}}',
     ]
     rc, out, err = t.raw(["shop.db"], lines)
     assert rc == 0, err
@@ -515,9 +518,13 @@ async def malformed_input_gets_errors_and_the_server_goes_on(t):
     assert got[9]["error"]["code"] == -32602
     assert got[12]["result"] == {}
     assert got[13]["result"]["structuredContent"]["rows"] == [[42]]
+    # Reals as the shortest text that reads back, in the message and in
+    # the text block inside it (jansson alone writes 0.10000000000000001).
+    assert '"rows":[[0.1,123456789.12345678]]' in t.stdout, t.stdout
+    assert '\\"rows\\":[[0.1,123456789.12345678]]' in t.stdout, t.stdout
     assert 6 not in got and 10 not in got and 11 not in got
-    # Notifications are never answered: 5 null ids + 10 requests.
-    assert len(out) == 15, out
+    # Notifications are never answered: 5 null ids + 11 requests.
+    assert len(out) == 16, out
 
 
 @test

@@ -12,6 +12,7 @@ import hashlib
 import http.client
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -233,6 +234,45 @@ def test_ask_json_returns_the_answer(env):
         time.sleep(0.1)
     assert any(l["request_id"] == "req-1" and l["status"] == 200 and l["path"] == "/api/ask"
                for l in log), log
+
+
+def shortest_reals(text):
+    """The JSON text parsed, asserting every real in it is written with no
+    more significant digits than the shortest text that reads back."""
+    def sig(t):
+        return len(re.split("[eE]", t)[0].lstrip("-").replace(".", "").strip("0"))
+
+    def check(t):
+        assert sig(t) <= sig(repr(float(t))), "%s: not the shortest" % t
+        return float(t)
+    return json.loads(text, parse_float=check)
+
+
+def test_reals_are_the_shortest_text_that_reads_back(env):
+    # jansson alone writes every real with 17 digits (0.1 as
+    # 0.10000000000000001): the answer, the stream's events and the
+    # access log give each the shortest that reads back as the same double.
+    sql = "SELECT 0.1 AS a, 123456789.12345678 AS b"
+    env.start(script=[dict(reply(sql), repeat=True)])
+    status, _, data = env.request("POST", "/api/ask", {"database": "shop", "question": "q"},
+                                  headers={"Accept": "application/json"})
+    assert status == 200 and b'"rows":[[0.1,123456789.12345678]]' in data, data[:300]
+    shortest_reals(data)
+    c, r = ask_stream(env, {"database": "shop", "question": "q"})
+    raw = r.read().decode()
+    c.close()
+    assert raw.count('"rows":[[0.1,123456789.12345678]]') == 2, raw[-600:]
+    for line in raw.splitlines():
+        if line.startswith("data: "):
+            shortest_reals(line[6:])
+    for _ in range(50):
+        log = [l for l in env.stderr().splitlines() if l.startswith("{")]
+        if len(log) >= 2:
+            break
+        time.sleep(0.1)
+    assert len(log) >= 2, log
+    for line in log:
+        shortest_reals(line)
 
 
 def test_ask_json_keeps_a_slow_answers_connection_alive(env):

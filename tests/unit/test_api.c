@@ -868,12 +868,13 @@ static void files_that_cannot_be_opened_are_io_errors(void **state)
 /* ---------------------------------------------------------------------- */
 
 /* The answer as JSON: the same fields for every front end; the C1
-** control U+009B (an 8-bit CSI) stays a character in a file and becomes
-** an escape for a terminal; compact unless asked to indent. */
+** control U+009B (an 8-bit CSI) and the bidi override U+202E stay
+** characters in a file and become escapes for a terminal; compact unless
+** asked to indent. */
 static void answer_json_is_one_document_and_escapes_c1_on_request(void **st)
 {
     static const char *const r[] = {
-        "SELECT CAST(x'41c29b42' AS TEXT) AS t, 1.5 AS r, NULL AS n, "
+        "SELECT CAST(x'41c29b42e280ae43' AS TEXT) AS t, 1.5 AS r, NULL AS n, "
         "x'00ff' AS b", NULL};
     struct script s = {.replies = r};
     askdb_config cfg = scripted_config(&s);
@@ -893,10 +894,11 @@ static void answer_json_is_one_document_and_escapes_c1_on_request(void **st)
                      ASKDB_OK);
     assert_non_null(strstr(plain, "\"question\":\"odd values\","
                                   "\"request_id\":\"r1\",\"status\":\"ok\""));
-    assert_non_null(strstr(plain, "\"rows\":[[\"A\xc2\x9b" "B\",1.5,null,"
-                                  "{\"blob_hex\":\"00ff\"}]]"));
-    assert_non_null(strstr(term, "\"A\\u009bB\""));
+    assert_non_null(strstr(plain, "\"rows\":[[\"A\xc2\x9b" "B\xe2\x80\xae"
+                                  "C\",1.5,null,{\"blob_hex\":\"00ff\"}]]"));
+    assert_non_null(strstr(term, "\"A\\u009bB\\u202eC\""));
     assert_null(strstr(term, "\xc2\x9b"));
+    assert_null(strstr(term, "\xe2\x80\xae"));
     assert_null(strchr(plain, '\n'));
     assert_non_null(strstr(pretty, "\n  \"question\": \"odd values\""));
     /* No rows and no error: nothing to say. */
@@ -913,6 +915,25 @@ static void answer_json_is_one_document_and_escapes_c1_on_request(void **st)
     askdb_free(res);
     askdb_answer_free(a);
     askdb_agent_free(ag);
+}
+
+/* JSON a front end writes with jansson gets the reals askdb's own JSON
+** has: the shortest that reads back, strings and integers untouched. */
+static void json_shorten_reals_rewrites_numbers_only(void **st)
+{
+    char t[] = "{\"a\":0.10000000000000001,\"b\":[1.0,-2.5e-300,"
+               "123456789.12345678,17],\"s\":\"0.10000000000000001\","
+               "\"e\":\"\\\"0.20000000000000001\",\"c\":"
+               "0.30000000000000004}";
+
+    (void)st;
+    assert_null(askdb_json_shorten_reals(NULL));
+    assert_ptr_equal(askdb_json_shorten_reals(t), t);
+    assert_string_equal(t, "{\"a\":0.1,\"b\":[1.0,-2.5e-300,"
+                           "123456789.12345678,17],\"s\":"
+                           "\"0.10000000000000001\",\"e\":"
+                           "\"\\\"0.20000000000000001\",\"c\":"
+                           "0.30000000000000004}");
 }
 
 /* Output paths: a database is refused, a new file is fine; so is the
@@ -1066,6 +1087,7 @@ int main(void)
         cmocka_unit_test(memory_learns_lists_imports_and_forgets),
         cmocka_unit_test(files_that_cannot_be_opened_are_io_errors),
         cmocka_unit_test(answer_json_is_one_document_and_escapes_c1_on_request),
+        cmocka_unit_test(json_shorten_reals_rewrites_numbers_only),
         cmocka_unit_test(output_refusal_names_databases),
         cmocka_unit_test(schema_json_and_explain),
         cmocka_unit_test(query_refuses_no_statement_and_clears_its_error),
