@@ -977,10 +977,13 @@ static char *dup_val(const PGresult *r, int row, int col, int *nomem)
 ** materialized views and foreign tables that the role may read at least
 ** in part, of the schemas on the search path (current_schemas) and of
 ** every other schema it has USAGE on, but the system's (pg_catalog,
-** information_schema, pg_toast*, pg_temp*). bare says whether the name
-** alone reaches a relation: it is in a schema of the search path and no
-** schema before it there has the name, as for an unqualified name in a
-** query; the others are shown qualified (a namespace). ord numbers them
+** information_schema, pg_toast*, pg_temp*). A partition is shown only
+** when none of its ancestors is (the role may read it but not its
+** parent): a parent shown stands for its partitions, whose rows it
+** reads. bare says whether the name alone reaches a relation: it is in
+** a schema of the search path and no schema before it there has the
+** name, as for an unqualified name in a query; the others are shown
+** qualified (a namespace). ord numbers them
 ** in the order they are shown: those of the search path in its order,
 ** then the others by schema. The other queries get their oids in that
 ** order as $1 (rels), so that the catalog is searched once, and name
@@ -994,13 +997,15 @@ static const char q_tables[] =
     "ns AS (SELECT n.oid, n.nspname, sp.pos FROM pg_namespace n "
     "   LEFT JOIN sp ON sp.oid = n.oid "
     "   WHERE sp.oid IS NOT NULL OR " OTHER_NSP("n") "), "
-    "cand AS (SELECT c.oid, c.relname, c.relkind, c.reltuples, "
-    "   ns.nspname, ns.pos "
+    "readable AS (SELECT c.oid, c.relname, c.relkind, c.reltuples, "
+    "   c.relispartition, ns.nspname, ns.pos "
     "   FROM pg_class c JOIN ns ON ns.oid = c.relnamespace "
     "   WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') "
-    "   AND NOT c.relispartition "
     "   AND (has_table_privilege(c.oid, 'SELECT') "
     "        OR has_any_column_privilege(c.oid, 'SELECT'))), "
+    "cand AS (SELECT * FROM readable x WHERE NOT x.relispartition "
+    "   OR NOT EXISTS (SELECT 1 FROM pg_partition_ancestors(x.oid) a "
+    "     JOIN readable y ON y.oid = a.relid WHERE a.relid <> x.oid)), "
     "bare AS (SELECT DISTINCT ON (relname) oid FROM cand "
     "   WHERE pos IS NOT NULL ORDER BY relname, pos), "
     "rels AS (SELECT cand.*, bare.oid IS NOT NULL AS bare, "

@@ -232,6 +232,22 @@ INSERT INTO odd VALUES (1, '\x00ff10', '2024-02-29 13:45:00', '2024-03-01',
 GRANT SELECT ON odd TO reader;
 CREATE FUNCTION noisy() RETURNS int LANGUAGE plpgsql
     AS \$\$BEGIN RAISE NOTICE E'\\x1b[31mnotice from the server'; RETURN 7; END\$\$;
+-- A partition the reader may read whose parent it may not, and a parent
+-- it may read with its partition.
+CREATE TABLE readings (id int, city text NOT NULL, at date NOT NULL)
+    PARTITION BY RANGE (at);
+CREATE TABLE readings_2023 PARTITION OF readings
+    FOR VALUES FROM ('2023-01-01') TO ('2024-01-01');
+CREATE TABLE readings_2024 PARTITION OF readings
+    FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');
+INSERT INTO readings VALUES (1, 'Oslo', '2023-05-01'),
+    (2, 'Rome', '2024-05-01'), (3, 'Lima', '2024-06-01');
+GRANT SELECT ON readings_2024 TO reader;
+CREATE TABLE visits (id int, at date NOT NULL) PARTITION BY RANGE (at);
+CREATE TABLE visits_2024 PARTITION OF visits
+    FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');
+INSERT INTO visits VALUES (1, '2024-02-02');
+GRANT SELECT ON visits, visits_2024 TO reader;
 ANALYZE customers;
 EOF
     # A second database whose tables key the same thing with an integer
@@ -443,6 +459,38 @@ assert "writer" not in out
 
 # Tables of schemas off the search path are shown qualified; the bare
 # name stays the search path's table; a schema without USAGE is not shown.
+# A partition the role may read whose parent it may not is a table of its
+# own in the schema (sql and ask reach it); a parent the role may read
+# stands for its partitions, which are not listed again.
+partitions_show_when_their_parent_is_not_readable() {
+    run schema "$READER"
+    expect_rc 0
+    expect_out_has "CREATE TABLE readings_2024 ("
+    expect_out_has "CREATE TABLE visits ("
+    expect_out_lacks "CREATE TABLE readings ("
+    expect_out_lacks "readings_2023"
+    expect_out_lacks "visits_2024"
+    run schema -f json "$READER"
+    expect_rc 0
+    pycheck '
+t = {x["name"]: x for x in json.loads(out)["tables"]}
+assert [c["name"] for c in t["readings_2024"]["columns"]] == ["id", "city", "at"], t.get("readings_2024")
+assert "visits_2024" not in t and "readings" not in t, sorted(t)
+'
+    run sql -f csv "$READER" "SELECT city FROM readings_2024 ORDER BY id"
+    expect_rc 0
+    expect_out 'city\r\nRome\r\nLima\r\n'
+    start_llm "$(replies "$(fence "SELECT count(*) AS n FROM readings_2024 WHERE city = 'Lima'")" "$(fence "SELECT 'extra request' AS oops")")"
+    run ask --llm-url "$URL" --model test --no-question-check --candidates 1 -f csv "$READER" "How many 2024 readings are from Lima?"
+    expect_rc 0
+    expect_out 'n\r\n1\r\n'
+    expect_requests 1
+    pycheck '
+first = msgs(0)[0]["content"] + msgs(0)[1]["content"]
+assert "CREATE TABLE readings_2024 (" in first, first[:600]
+'
+}
+
 other_schemas_show_qualified() {
     run schema "$READER"
     expect_rc 0
@@ -1181,6 +1229,7 @@ server_killed_mid_query_is_reported() {
 TESTS=(
     schema_shows_keys_comments_and_estimates
     other_schemas_show_qualified
+    partitions_show_when_their_parent_is_not_readable
     ask_answers_from_another_schema
     ask_compares_a_number_with_text_as_text
     sql_converts_types
