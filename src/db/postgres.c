@@ -31,9 +31,10 @@
 **      when db->cancel is set, so a statement never outlives its limit on
 **      the server; rows and bytes are capped while rows arrive (libpq's
 **      single-row mode) and the rest of the statement is cancelled;
-**   6. functions whose effect no ROLLBACK takes back (a WAL message, a
-**      transaction ID, a replication slot: denied_fns) are refused by
-**      name before the statement reaches the server.
+**   6. a call of a function whose effect no ROLLBACK takes back (a WAL
+**      message, a transaction ID, a replication slot: denied_fns) is
+**      refused before the statement reaches the server; the name alone
+**      (a column named txid_current) is not.
 ** The password of the URL is never part of a message: db->label names the
 ** database, and libpq's own messages are scrubbed of it (a malformed URL
 ** can make libpq quote its user part).
@@ -1728,12 +1729,50 @@ static int denied_at(const char *s)
 }
 
 /*
-** Refuse a statement that names a function of denied_fns, before anything
-** reaches the server. The name is looked for anywhere in the text, in
-** strings and comments too, so that no quoting, comment or case hides it
-** (a string that merely holds the name is refused too, which costs no
-** real question). A quoted identifier with Unicode escapes (U&"...") can
-** spell any name, so it is refused as such. 0, or -1 with e set.
+** Skip blanks and comments (no ';': a call's name and its '(' have only
+** these between them). Block comments nest, as PostgreSQL reads them: a
+** comment inside a comment does not end the outer one at its own end.
+** Returns where a token starts.
+*/
+static const char *skip_blanks(const char *s)
+{
+    int depth;
+
+    for (;;) {
+        while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' ||
+               *s == '\f' || *s == '\v')
+            s++;
+        if (s[0] == '-' && s[1] == '-') {
+            while (*s && *s != '\n')
+                s++;
+        } else if (s[0] == '/' && s[1] == '*') {
+            for (depth = 1, s += 2; *s && depth > 0; s++) {
+                if (s[0] == '/' && s[1] == '*') {
+                    depth++;
+                    s++;
+                } else if (s[0] == '*' && s[1] == '/') {
+                    depth--;
+                    s++;
+                }
+            }
+        } else {
+            return s;
+        }
+    }
+}
+
+/*
+** Refuse a statement that calls a function of denied_fns, before anything
+** reaches the server: the name (any case, quoted or not, schema-qualified
+** or not) followed by '(' after optional blanks and comments, wherever it
+** stands, in strings and comments too, so that no quoting or comment
+** hides a call (a string that holds "txid_current()" is refused too,
+** which costs no real question). The name alone is no call: a column or
+** a table named txid_current reads as any other (PostgreSQL calls a
+** function only with its parentheses; none of these takes the one
+** composite argument that would let "x.f" call f(x)). A quoted
+** identifier with Unicode escapes (U&"...") can spell any name, so it is
+** refused as such. 0, or -1 with e set.
 */
 static int refuse_denied(const char *sql, struct db_err *e)
 {
@@ -1759,10 +1798,16 @@ static int refuse_denied(const char *sql, struct db_err *e)
         d = denied_at(sql + i);
         if (d < 0)
             continue;
-        for (k = 0; k + 1 < sizeof name && ident_char(s[i + k]); k++)
-            name[k] = (char)(s[i + k] >= 'A' && s[i + k] <= 'Z'
-                                 ? s[i + k] - 'A' + 'a' : s[i + k]);
-        name[k] = '\0';
+        for (k = 0; ident_char(s[i + k]); k++)
+            if (k + 1 < sizeof name)
+                name[k] = (char)(s[i + k] >= 'A' && s[i + k] <= 'Z'
+                                     ? s[i + k] - 'A' + 'a' : s[i + k]);
+        name[k + 1 < sizeof name ? k : sizeof name - 1] = '\0';
+        /* "txid_current" (...): past the closing quote of a quoted name. */
+        if (i > 0 && s[i - 1] == '"' && s[i + k] == '"')
+            k++;
+        if (*skip_blanks(sql + i + k) != '(')
+            continue;
         e->ec = ASKDB_EC_REFUSED;
         say(e->msg, sizeof e->msg,
             "refused: the statement calls %s(), which %s; askdb runs only "

@@ -232,6 +232,13 @@ INSERT INTO odd VALUES (1, '\x00ff10', '2024-02-29 13:45:00', '2024-03-01',
 GRANT SELECT ON odd TO reader;
 CREATE FUNCTION noisy() RETURNS int LANGUAGE plpgsql
     AS \$\$BEGIN RAISE NOTICE E'\\x1b[31mnotice from the server'; RETURN 7; END\$\$;
+-- Columns and a table named like functions the guard refuses to call.
+CREATE TABLE xact_log (id int PRIMARY KEY, txid_current bigint,
+    pg_current_xact_id text);
+INSERT INTO xact_log VALUES (1, 42, 'a'), (2, 43, 'b');
+CREATE TABLE ts_stat (word text, n int);
+INSERT INTO ts_stat VALUES ('cat', 3);
+GRANT SELECT ON xact_log, ts_stat TO reader;
 -- A partition the reader may read whose parent it may not, and a parent
 -- it may read with its partition.
 CREATE TABLE readings (id int, city text NOT NULL, at date NOT NULL)
@@ -835,6 +842,47 @@ refuses_calls_that_outlive_the_transaction() {
     expect_out 'none,none2\r\n1,1\r\n'
 }
 
+# The guard refuses a call, not a name: a column or a table named like a
+# refused function reads as any other, through sql and ask; the call is
+# refused however it is written.
+denied_names_refuse_only_calls() {
+    local stmt next
+    next=$(su_sql "SELECT txid_snapshot_xmax(txid_current_snapshot())")
+    run sql -f csv "$READER" "SELECT id, txid_current, x.pg_current_xact_id FROM xact_log x WHERE txid_current > 42 ORDER BY id"
+    expect_rc 0
+    expect_out 'id,txid_current,pg_current_xact_id\r\n2,43,b\r\n'
+    run sql -f csv "$READER" "SELECT \"txid_current\" AS t, 'txid_current' AS s FROM public.xact_log WHERE id = 1"
+    expect_rc 0
+    expect_out 't,s\r\n42,txid_current\r\n'
+    run sql -f csv "$READER" "SELECT word, n FROM ts_stat"
+    expect_rc 0
+    expect_out 'word,n\r\ncat,3\r\n'
+    start_llm "$(replies "$(fence "SELECT max(txid_current) AS m FROM xact_log")" "$(fence "SELECT 'extra request' AS oops")")"
+    run ask --llm-url "$URL" --model test --no-question-check --candidates 1 -f csv "$READER" "What is the largest txid_current in the log?"
+    expect_rc 0
+    expect_out 'm\r\n43\r\n'
+    expect_requests 1
+    local -a stmts=(
+        'SELECT "txid_current" (...)'
+        'SELECT "txid_current" ()'
+        'SELECT pg_catalog.txid_current()'
+        'SELECT "pg_catalog"."txid_current"  ()'
+        'SELECT txid_current/**/()'
+        'SELECT txid_current /* a /* nested */ comment */ ()'
+        $'SELECT txid_current -- a comment\n ()'
+        'SELECT txid_current FROM xact_log WHERE txid_current() > 0'
+        "SELECT * FROM ts_stat('SELECT to_tsvector(''a'')')"
+    )
+    for stmt in "${stmts[@]}"; do
+        run sql "$(url writer)" "$stmt"
+        expect_rc 1
+        expect_empty_out
+        expect_err_has "refused: the statement calls "
+    done
+    [ "$(su_sql "SELECT txid_snapshot_xmax(txid_current_snapshot())")" = "$next" ] ||
+        fail "a transaction ID was assigned"
+}
+
 sqlite_corpus_changes_nothing() {
     # The hardening corpus of the SQLite guard (tests/security/corpus.jsonl)
     # as the role that may write: most of it is SQLite's own syntax, which
@@ -1243,6 +1291,7 @@ TESTS=(
     permission_errors_say_what_the_role_may_not_read
     refuses_escapes_and_keeps_data_unchanged
     refuses_calls_that_outlive_the_transaction
+    denied_names_refuse_only_calls
     sqlite_corpus_changes_nothing
     superuser_is_refused_unless_allowed
     writer_and_file_reader_are_warned
