@@ -38,6 +38,17 @@
 ** The password of the URL is never part of a message: db->label names the
 ** database, and libpq's own messages are scrubbed of it (a malformed URL
 ** can make libpq quote its user part).
+**
+** Text: askdb asks the server for UTF-8 (client_encoding), which it
+** converts to and checks. A database of encoding SQL_ASCII has no
+** encoding to convert from: the server checks each byte it sends against
+** UTF-8 and fails the statement on one that is not ("invalid byte
+** sequence"), so a Latin-1 name or value made the schema and the rows
+** unreadable. There askdb asks for the bytes as stored (client_encoding
+** SQL_ASCII) and makes them valid UTF-8 itself as they arrive: valid
+** UTF-8 stays, each other byte becomes U+FFFD (text_repair()), in names,
+** comments, samples, values and messages. The statement is sent as it
+** was checked, byte for byte.
 */
 
 #ifdef ASKDB_HAVE_LIBPQ
@@ -50,6 +61,7 @@
 #include <strings.h>
 
 #include "core/buf.h"
+#include "core/text.h"
 
 /* Why a running statement was asked to stop. */
 enum pg_stop {
@@ -67,6 +79,7 @@ struct pg {
     double stop_at;         /* when the cancel request went out */
     enum pg_stop stop;
     int lost;               /* the connection broke: reset before use */
+    int raw;                /* SQL_ASCII: bytes as stored, repaired */
     char *pw_raw;           /* the password as written in the URL */
     char *pw;               /* the password libpq would send, decoded */
 };
@@ -134,16 +147,22 @@ static void scrub(char *s, const char *secret)
 }
 
 /*
-** Copy a libpq message into out (size n) as one line: newlines and tabs
-** become blanks, a trailing newline goes, and the password is scrubbed.
+** Copy a libpq message into out (size n) as one line of valid UTF-8:
+** newlines and tabs become blanks, a trailing newline goes, and the
+** password is scrubbed.
 */
 static void one_line(const struct pg *p, const char *msg, char *out,
                      size_t n)
 {
     char *c;
     size_t len;
+    struct buf b;
 
-    snprintf(out, n, "%s", msg ? msg : "");
+    /* A SQL_ASCII server quotes the statement's or the data's bytes. */
+    buf_init(&b, 0);
+    text_put(&b, msg ? msg : "", msg ? strlen(msg) : 0, 0);
+    snprintf(out, n, "%s", b.data && !buf_err(&b) ? b.data : "");
+    buf_free(&b);
     for (c = out; *c; c++)
         if (*c == '\n' || *c == '\t' || *c == '\r')
             *c = ' ';
@@ -469,7 +488,8 @@ static void pg_rollback(askdb_db *db, struct pg *p)
 
 /*
 ** The session's settings: read-only by default, the time limits, and
-** output formats askdb reads (UTF-8, ISO dates, shortest exact floats).
+** output formats askdb reads (UTF-8, or the bytes as stored in a
+** SQL_ASCII database; ISO dates; shortest exact floats).
 ** statement_timeout is the limit itself; a lock wait ends at half of it,
 ** so that a lock held by another session is named as the cause;
 ** idle_in_transaction_session_timeout ends a session that askdb left in
@@ -487,11 +507,11 @@ static int pg_session(askdb_db *db, struct pg *p, char *msg, size_t n)
              "SET statement_timeout = %d; "
              "SET lock_timeout = %d; "
              "SET idle_in_transaction_session_timeout = %d; "
-             "SET client_encoding = 'UTF8'; "
+             "SET client_encoding = '%s'; "
              "SET DateStyle = 'ISO'; "
              "SET IntervalStyle = 'postgres'; "
              "SET extra_float_digits = 1",
-             t, lock, t + 10000);
+             t, lock, t + 10000, p->raw ? "SQL_ASCII" : "UTF8");
     return pg_command(db, p, sql, t, msg, n);
 }
 
@@ -611,6 +631,8 @@ static askdb_status pg_setup(askdb_db *db, struct pg *p, int warn)
     v = PQparameterStatus(p->conn, "server_version");
     snprintf(db->version, sizeof db->version, "%.*s",
              v ? (int)strcspn(v, " ") : 0, v ? v : "");
+    v = PQparameterStatus(p->conn, "server_encoding");
+    p->raw = v && strcmp(v, "SQL_ASCII") == 0;
     if (pg_session(db, p, msg, sizeof msg) < 0) {
         say(db->errmsg, sizeof db->errmsg,
                  "cannot set up a read-only session on '%s': %s", db->label,
@@ -765,8 +787,9 @@ static int state_lost(const char *state)
 }
 
 /* The byte offset in sql of the error position PostgreSQL gives (a 1-based
-** count of characters), or -1. */
-static int stmt_pos(const PGresult *r, const char *sql)
+** count of characters; of bytes when raw: SQL_ASCII has one a byte),
+** or -1. */
+static int stmt_pos(const PGresult *r, const char *sql, int raw)
 {
     const char *s = r ? PQresultErrorField(r, PG_DIAG_STATEMENT_POSITION)
                       : NULL;
@@ -777,7 +800,7 @@ static int stmt_pos(const PGresult *r, const char *sql)
         return -1;
     while (*p && --chars > 0) {
         p++;
-        while ((*p & 0xC0) == 0x80)
+        while (!raw && (*p & 0xC0) == 0x80)
             p++;
     }
     return *p && p - (const unsigned char *)sql < INT_MAX
@@ -959,15 +982,15 @@ static void *push(void *arrp, int *n, size_t sz)
     return q + (size_t)(*n)++ * sz;
 }
 
-/* Value (row, col) copied, NULL for SQL NULL; *nomem set when the copy
-** failed. */
+/* Value (row, col) copied as valid UTF-8, NULL for SQL NULL; *nomem set
+** when the copy failed. */
 static char *dup_val(const PGresult *r, int row, int col, int *nomem)
 {
     char *s;
 
     if (PQgetisnull(r, row, col))
         return NULL;
-    s = strdup(PQgetvalue(r, row, col));
+    s = text_repair(strdup(PQgetvalue(r, row, col)));
     if (!s)
         *nomem = 1;
     return s;
@@ -1301,24 +1324,27 @@ static int has_sample(const struct db_column *c, const char *v)
 static int add_sample(struct db_column *c, const PGresult *r, int row,
                       int col, int per_col)
 {
-    const char *v;
-    char **slot;
+    char *v, **slot;
     int len;
 
     if (c->nsamples >= per_col || PQgetisnull(r, row, col))
         return 0;
-    v = PQgetvalue(r, row, col);
     len = PQgetlength(r, row, col);
-    if (len == 0 || len > SAMPLE_MAXLEN || has_sample(c, v))
+    if (len == 0 || len > SAMPLE_MAXLEN)
         return 0;
-    slot = push(&c->samples, &c->nsamples, sizeof *slot);
-    if (!slot)
+    v = text_repair(strdup(PQgetvalue(r, row, col)));
+    if (!v)
         return -1;
-    *slot = strdup(v);
-    if (!*slot) {
-        c->nsamples--;
+    if (has_sample(c, v)) {
+        free(v);
+        return 0;
+    }
+    slot = push(&c->samples, &c->nsamples, sizeof *slot);
+    if (!slot) {
+        free(v);
         return -1;
     }
+    *slot = v;
     return 0;
 }
 
@@ -1860,7 +1886,7 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
     r = pg_collect(db, p, msg, sizeof msg);
     if (!r || PQresultStatus(r) != PGRES_COMMAND_OK) {
         rc = pg_fail(db, p, r, msg, e);
-        e->pos = stmt_pos(r, sql);
+        e->pos = stmt_pos(r, sql, p->raw);
         PQclear(r);
         goto fail;
     }
@@ -2000,7 +2026,8 @@ static size_t cell_cost(const PGresult *r, int row, int col)
     return n + len;
 }
 
-/* Fill v from cell (row, col) of r; -1 when out of memory. */
+/* Fill v from cell (row, col) of r, text as valid UTF-8; -1 when out of
+** memory. */
 static int convert(const PGresult *r, int row, int col, askdb_value *v)
 {
     const char *s = PQgetvalue(r, row, col);
@@ -2062,6 +2089,13 @@ static int convert(const PGresult *r, int row, int col, askdb_value *v)
         return -1;
     memcpy(dst, s, len);
     dst[len] = '\0';
+    if (!text_valid(dst, len)) {
+        /* Only a SQL_ASCII database sends bytes that are not UTF-8. */
+        dst = text_repair(dst);
+        if (!dst)
+            return -1;
+        len = strlen(dst);
+    }
     v->type = ASKDB_TEXT;
     v->s = dst;
     v->len = len;
@@ -2087,7 +2121,7 @@ static askdb_result *new_result(const PGresult *desc)
     r->ncols = n;
     for (i = 0; i < n; i++) {
         const char *tn = type_name(PQftype(desc, i));
-        r->cols[i] = strdup(PQfname(desc, i));
+        r->cols[i] = text_repair(strdup(PQfname(desc, i)));
         r->decltypes[i] = tn ? strdup(tn) : NULL;
         if (!r->cols[i] || (tn && !r->decltypes[i])) {
             askdb_result_free(r);

@@ -267,6 +267,16 @@ INSERT INTO teams VALUES (1, 'Red'), (2, 'Blue');
 INSERT INTO players VALUES ('Ann', '1'), ('Bo', '2'), ('Cy', '2');
 GRANT SELECT ON teams, players TO reader;
 EOF
+    # A SQL_ASCII database holding Latin-1 bytes (0xe9: é) beside UTF-8
+    # (Zöe) and a stray 0xff, in values, a comment and a name.
+    createdb -h 127.0.0.1 -p "$PORT" -U postgres -E SQL_ASCII -T template0 \
+        --locale=C legacy || return 1
+    psql -X -q -v ON_ERROR_STOP=1 -d "$(su_url legacy)" >>"$TMP/pg/setup.log" 2>&1 <<<$'
+CREATE TABLE people (id int PRIMARY KEY, name text NOT NULL, note text);
+COMMENT ON TABLE people IS \'Caf\xe9 regulars\';
+INSERT INTO people VALUES (1, \'Caf\xe9 de Flore\', \'Z\xc3\xb6e\'), (2, \'x\xff\', NULL);
+CREATE TABLE "caf\xe9" (id int);
+GRANT SELECT ON people, "caf\xe9" TO reader;' || { cat "$TMP/pg/setup.log" >&2; return 1; }
 }
 
 echo "postgres.sh: cluster in $TMP/pg ($PGBIN)" >&2
@@ -572,6 +582,37 @@ ask_compares_a_number_with_text_as_text() {
     expect_out 'r\r\nrepaired\r\n'
     expect_requests 2
     pycheck 'assert "operator does not exist: bigint = text" in user(1), user(1)'
+}
+
+# A SQL_ASCII database's bytes come through as valid UTF-8: UTF-8 as it
+# is, any other byte as U+FFFD, in the schema, the rows and the server's
+# messages; the statement is sent as written (its UTF-8 matches the same
+# bytes stored).
+sql_ascii_database_reads_as_utf8() {
+    local legacy="postgresql://reader@127.0.0.1:$PORT/legacy"
+    run schema "$legacy"
+    expect_rc 0
+    pycheck '
+assert "-- Caf\ufffd regulars\nCREATE TABLE people (\n" in out, out
+assert "name text NOT NULL, -- e.g. \x27Caf\ufffd de Flore\x27, \x27x\ufffd\x27" in out, out
+assert "note text -- e.g. \x27Z\u00f6e\x27" in out, out
+assert "CREATE TABLE \"caf\ufffd\" (" in out, out
+'
+    run schema -f json "$legacy"
+    expect_rc 0
+    pycheck 'assert "caf\ufffd" in [t["name"] for t in json.loads(out)["tables"]], out'
+    run sql -f json "$legacy" "SELECT id, name, note, name AS \"nom\" FROM people ORDER BY id"
+    expect_rc 0
+    pycheck '
+j = json.loads(out)
+assert j["rows"] == [[1, "Caf\ufffd de Flore", "Z\u00f6e", "Caf\ufffd de Flore"], [2, "x\ufffd", None, "x\ufffd"]], j["rows"]
+'
+    run sql -f csv "$legacy" "SELECT id FROM people WHERE note = 'Zöe'"
+    expect_rc 0
+    expect_out 'id\r\n1\r\n'
+    run sql "$legacy" "SELECT name::int FROM people WHERE id = 1"
+    expect_rc 1
+    pycheck 'assert "invalid input syntax for type integer: \"Caf\ufffd de Flore\"" in err, err'
 }
 
 sql_converts_types() {
@@ -1281,6 +1322,7 @@ TESTS=(
     ask_answers_from_another_schema
     ask_compares_a_number_with_text_as_text
     sql_converts_types
+    sql_ascii_database_reads_as_utf8
     server_notices_never_reach_the_terminal
     sql_limits_rows_and_bytes
     timeout_cancels_the_statement_on_the_server
