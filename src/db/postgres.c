@@ -80,6 +80,11 @@ struct pg {
     enum pg_stop stop;
     int lost;               /* the connection broke: reset before use */
     int raw;                /* SQL_ASCII: bytes as stored, repaired */
+    /* A cancel the server left unanswered: what its session waited on
+    ** (pg_stat_activity), seen from a second connection. */
+    int stuck;              /* 1: seen (wait_type may be empty) */
+    int stuck_ended;        /* pg_terminate_backend() was accepted */
+    char wait_type[32], wait_event[64];
     char *pw_raw;           /* the password as written in the URL */
     char *pw;               /* the password libpq would send, decoded */
 };
@@ -298,6 +303,8 @@ static const char *connect_advice(const char *m)
 /* Waiting for the server                                                 */
 /* ---------------------------------------------------------------------- */
 
+static void drop_notice(void *arg, const char *message);
+
 static void send_cancel(struct pg *p, enum pg_stop why)
 {
     char err[256];
@@ -314,9 +321,71 @@ static void send_cancel(struct pg *p, enum pg_stop why)
 static void pg_arm(struct pg *p, int timeout_ms)
 {
     p->stop = STOP_NONE;
+    p->stuck = 0;
     p->started = db_now_ms();
     p->deadline = timeout_ms > 0 ? p->started + timeout_ms + CLIENT_GRACE_MS
                                  : 0;
+}
+
+/*
+** The server runs but did not end a statement askdb cancelled: its
+** session waits where a cancel does not reach (postgres_fdw or dblink
+** waiting on a foreign server that hangs: PostgreSQL waits for the
+** remote's answer to its own cancel, up to 30 s, before it ends the
+** statement). Look at that session from a second connection with the
+** same settings, note what it waits on (p->stuck, wait_type,
+** wait_event) and ask the server to end it (the role may end its own
+** sessions), so that it does not go on after askdb has given up on it.
+** When no second connection can be made (the server is gone), nothing is
+** noted: the connection is lost.
+*/
+static void stuck_session(struct pg *p)
+{
+    PQconninfoOption *opts, *o;
+    const char *keys[64], *vals[64], *params[1];
+    char pid[16];
+    PGconn *c;
+    PGresult *r;
+    int i = 0;
+
+    opts = PQconninfo(p->conn);
+    if (!opts)
+        return;
+    for (o = opts; o->keyword && i < 62; o++) {
+        if (!o->val || !*o->val || strcmp(o->keyword, "connect_timeout") == 0)
+            continue;
+        keys[i] = o->keyword;
+        vals[i++] = o->val;
+    }
+    keys[i] = "connect_timeout";
+    vals[i++] = "3";
+    keys[i] = NULL;
+    vals[i] = NULL;
+    c = PQconnectdbParams(keys, vals, 0);
+    PQconninfoFree(opts);
+    if (!c)
+        return;
+    (void)PQsetNoticeProcessor(c, drop_notice, NULL);
+    snprintf(pid, sizeof pid, "%d", PQbackendPID(p->conn));
+    params[0] = pid;
+    r = PQstatus(c) == CONNECTION_OK
+            ? PQexecParams(c,
+                           "SELECT coalesce(wait_event_type, ''), "
+                           "  coalesce(wait_event, ''), "
+                           "  pg_terminate_backend(pid) "
+                           "FROM pg_stat_activity WHERE pid = $1::int",
+                           1, NULL, params, NULL, NULL, 0)
+            : NULL;
+    if (r && PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
+        p->stuck = 1;
+        snprintf(p->wait_type, sizeof p->wait_type, "%s",
+                 PQgetvalue(r, 0, 0));
+        snprintf(p->wait_event, sizeof p->wait_event, "%s",
+                 PQgetvalue(r, 0, 1));
+        p->stuck_ended = PQgetvalue(r, 0, 2)[0] == 't';
+    }
+    PQclear(r);
+    PQfinish(c);
 }
 
 /*
@@ -340,6 +409,7 @@ static int pg_wait(askdb_db *db, struct pg *p, char *msg, size_t n)
             else if (p->deadline > 0 && now >= p->deadline)
                 send_cancel(p, STOP_TIMEOUT);
         } else if (now - p->stop_at > CANCEL_GRACE_MS) {
+            stuck_session(p);
             snprintf(msg, n,
                      "the server did not end the statement within %d ms of "
                      "a cancel request; the connection to '%s' was closed",
@@ -876,6 +946,40 @@ static int read_refusal(const char *m, struct db_err *e)
 }
 
 /*
+** The time limit passed and the server, running, did not end the
+** statement at askdb's cancel (stuck_session() saw its session): what it
+** waited on, and that the session was ended. Class database, as for a
+** lock another session holds: no rewrite of the statement helps while
+** the foreign server does not answer.
+*/
+static askdb_status stuck_error(askdb_db *db, struct pg *p,
+                                struct db_err *e)
+{
+    char what[160];
+
+    p->lost = 1;
+    if (strcmp(p->wait_type, "Extension") == 0)
+        say(what, sizeof what, "waited on a foreign server or an extension "
+            "(wait event Extension: postgres_fdw, dblink)");
+    else if (*p->wait_type)
+        say(what, sizeof what, "waited (wait event %s/%s)", p->wait_type,
+            p->wait_event);
+    else
+        say(what, sizeof what, "was busy without a wait event (a foreign "
+            "server's connection being made, an extension's loop)");
+    e->ec = ASKDB_EC_DATABASE;
+    say(e->msg, sizeof e->msg,
+        "query interrupted: the %d ms time limit (--timeout) ran out while "
+        "the server %s, and the server did not end the statement within "
+        "%d ms of askdb's cancel; askdb %s and connects again at the next "
+        "statement; ask again when the foreign server answers",
+        db->query_timeout_ms, what, CANCEL_GRACE_MS,
+        p->stuck_ended ? "ended the session (pg_terminate_backend)"
+                       : "closed its connection");
+    return ASKDB_ERR_TIMEOUT;
+}
+
+/*
 ** Turn a failed statement's result (r, or NULL when the connection broke
 ** with connmsg) into e and a status, telling a timeout, a cancel, a lock
 ** wait, a refusal and a lost connection apart.
@@ -894,6 +998,8 @@ static askdb_status pg_fail(askdb_db *db, struct pg *p, const PGresult *r,
         say(e->msg, sizeof e->msg, "cancelled");
         return ASKDB_ERR_CANCELLED;
     }
+    if (!r && p->stuck && p->stop == STOP_TIMEOUT)
+        return stuck_error(db, p, e);
     if (!r || state_lost(state) || PQstatus(p->conn) == CONNECTION_BAD) {
         p->lost = 1;
         one_line(p, r ? PQresultErrorMessage(r) : connmsg, m, sizeof m);

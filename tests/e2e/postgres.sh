@@ -267,6 +267,23 @@ INSERT INTO teams VALUES (1, 'Red'), (2, 'Blue');
 INSERT INTO players VALUES ('Ann', '1'), ('Bo', '2'), ('Cy', '2');
 GRANT SELECT ON teams, players TO reader;
 EOF
+    # A foreign table (postgres_fdw) whose remote view sleeps: the test
+    # stops the remote session to make a foreign server that hangs.
+    su_sql "CREATE DATABASE remote" postgres || return 1
+    psql -X -q -v ON_ERROR_STOP=1 -d "$(su_url remote)" >>"$TMP/pg/setup.log" 2>&1 <<EOF || { cat "$TMP/pg/setup.log" >&2; return 1; }
+CREATE ROLE farside LOGIN;
+CREATE VIEW slow AS SELECT 1 AS x FROM pg_sleep(60);
+GRANT SELECT ON slow TO farside;
+EOF
+    psql -X -q -v ON_ERROR_STOP=1 -d "$(su_url)" >>"$TMP/pg/setup.log" 2>&1 <<EOF || { cat "$TMP/pg/setup.log" >&2; return 1; }
+CREATE EXTENSION postgres_fdw;
+CREATE SERVER far FOREIGN DATA WRAPPER postgres_fdw
+    OPTIONS (host '127.0.0.1', port '$PORT', dbname 'remote');
+CREATE USER MAPPING FOR reader SERVER far
+    OPTIONS (user 'farside', password_required 'false');
+CREATE FOREIGN TABLE far_slow (x int) SERVER far OPTIONS (table_name 'slow');
+GRANT SELECT ON far_slow TO reader;
+EOF
     # A SQL_ASCII database holding Latin-1 bytes (0xe9: é) beside UTF-8
     # (Zöe) and a stray 0xff, in values, a comment and a name.
     createdb -h 127.0.0.1 -p "$PORT" -U postgres -E SQL_ASCII -T template0 \
@@ -1153,6 +1170,48 @@ assert "cancelled by another session" in j["error"], j["error"]
 '
 }
 
+# A statement whose server waits on a foreign server that hangs (its
+# session stopped) outlives askdb's cancel: the message says that the
+# time limit ran out while the server waited on a foreign server and
+# that askdb ended the session, class database (one attempt), not a lost
+# connection; the session ends on the server once the wait does.
+foreign_server_that_hangs_is_said_so() {
+    local pid rpid i
+    stuck_run() {
+        (cd "$T" && exec timeout 30 "$ASKDB" "$@") </dev/null >"$T/out" 2>"$T/err" &
+        pid=$!
+        rpid=
+        for i in $(seq 1 100); do
+            rpid=$(su_sql "SELECT pid FROM pg_stat_activity WHERE usename = 'farside' AND state = 'active'")
+            [ -n "$rpid" ] && break
+            sleep 0.05
+        done
+        [ -n "$rpid" ] && as_srv kill -STOP "$rpid"
+        wait "$pid"
+        RC=$?
+        [ -n "$rpid" ] && as_srv kill -CONT "$rpid"
+        cat "$T/out" "$T/err" >>"$TMP/all_output"
+        [ -n "$rpid" ] || fail "the foreign server's session did not start: $(cat "$T/err")"
+    }
+    stuck_run sql --timeout 1000 "$READER" "SELECT x FROM far_slow"
+    expect_rc 1
+    expect_empty_out
+    expect_err_has "query interrupted: the 1000 ms time limit (--timeout) ran out while the server waited on a foreign server or an extension (wait event Extension: postgres_fdw, dblink), and the server did not end the statement within 3000 ms of askdb's cancel; askdb ended the session (pg_terminate_backend)"
+    expect_err_lacks "lost the connection"
+    local left
+    left=$(still_running "far_slow")
+    [ "$left" = 0 ] || fail "the statement still runs on the server ($left)"
+    start_llm "$(always "$(fence "SELECT x FROM far_slow")")"
+    stuck_run ask --llm-url "$URL" --model test --timeout 1000 --no-question-check --candidates 1 -f json "$READER" "Anything far away?"
+    expect_rc 1
+    expect_requests 1
+    pycheck '
+j = json.loads(out)
+assert [a["error"] for a in j["attempts"]] == ["database"], j["attempts"]
+assert "waited on a foreign server" in j["error"], j["error"]
+'
+}
+
 ctrl_c_cancels_the_statement_on_the_server() {
     # Ctrl-C while the statement runs: askdb ends at once (130) and the
     # server stops the statement too (PQcancel), not at its time limit.
@@ -1328,6 +1387,7 @@ TESTS=(
     timeout_cancels_the_statement_on_the_server
     ctrl_c_cancels_the_statement_on_the_server
     foreign_cancel_is_not_a_timeout
+    foreign_server_that_hangs_is_said_so
     ask_answers_and_repairs_with_the_servers_message
     placeholders_are_a_syntax_error_to_repair
     permission_errors_say_what_the_role_may_not_read
