@@ -2093,9 +2093,10 @@ static int parse_int(const char *s, int64_t *out)
 /*
 ** A numeric as askdb shows it: an integer when it has no fraction and
 ** fits 64 bits (sum() of bigint is numeric), a real when a double keeps
-** its whole integer part (up to 15 digits before the point: avg(), money
-** sums), else text, so that no digit of a large value is lost. NaN and
-** the infinities are reals, as in float8.
+** its whole integer part (up to 15 digits before the point: avg()), else
+** text, so that no digit of a large value is lost. NaN and the
+** infinities are reals, as in float8 (JSON output writes them as
+** strings). money is no numeric: it stays text ("$12.50").
 */
 static void numeric_value(const char *s, askdb_value *v)
 {

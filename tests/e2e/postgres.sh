@@ -645,6 +645,22 @@ assert type(row[0]) is int and type(row[11]) is int and type(row[10]) is float a
 '
 }
 
+# What docs/engines/postgresql.md says of money, NaN and the infinities:
+# money is text in the server's format; NaN and the infinities, of float8
+# and of numeric, are reals: strings in JSON, nan/inf in CSV.
+sql_shows_money_as_text_and_nan_as_strings() {
+    local q="SELECT 12.5::money AS m, sum(2::money) AS sm, 'NaN'::float8 AS n, 'Infinity'::float8 AS i, '-Infinity'::numeric AS ni, 'NaN'::numeric AS nn"
+    run sql -f json "$READER" "$q"
+    expect_rc 0
+    pycheck '
+j = json.loads(out)
+assert j["rows"] == [["$12.50", "$2.00", "NaN", "Infinity", "-Infinity", "NaN"]], j["rows"]
+'
+    run sql -f csv "$READER" "$q"
+    expect_rc 0
+    expect_out 'm,sm,n,i,ni,nn\r\n$12.50,$2.00,nan,inf,-inf,nan\r\n'
+}
+
 server_notices_never_reach_the_terminal() {
     run sql -f csv "$READER" "SELECT noisy() AS n"
     expect_rc 0
@@ -1382,6 +1398,7 @@ TESTS=(
     ask_compares_a_number_with_text_as_text
     sql_converts_types
     sql_ascii_database_reads_as_utf8
+    sql_shows_money_as_text_and_nan_as_strings
     server_notices_never_reach_the_terminal
     sql_limits_rows_and_bytes
     timeout_cancels_the_statement_on_the_server
