@@ -605,7 +605,9 @@ ASKDB_API void askdb_model_free(askdb_model *m);
 ** outlive the agent. On failure *out may still be set so that
 ** askdb_agent_errmsg() can say why; free it with askdb_agent_free().
 ** Returns ASKDB_ERR_DB_OPEN, ASKDB_ERR_USAGE (bad provider settings, no
-** db_path or a URL askdb does not read), ASKDB_ERR_UNSUPPORTED (provider
+** db_path or a URL askdb does not read; an unknown provider or a model
+** URL that is not an http(s) URL with a host is found before the
+** database is opened), ASKDB_ERR_UNSUPPORTED (provider
 ** not built in), ASKDB_ERR_IO (cfg->trace_path cannot be opened for
 ** appending, or is refused: askdb_output_refusal_for()) or
 ** ASKDB_ERR_NOMEM.

@@ -538,10 +538,44 @@ char *http_endpoint(const char *base, const char *dflt, const char *root,
     return buf_steal(&b);
 }
 
-int http_url_ok(const char *url)
+int http_url_check(const char *url, char *err, size_t errlen)
 {
-    return strncasecmp(url, "http://", 7) == 0 ||
-           strncasecmp(url, "https://", 8) == 0;
+    const char *why = NULL;
+    char *shown = NULL;
+    CURLUcode uc = CURLUE_OK;
+    CURLU *u;
+    size_t k;
+
+    if (strncasecmp(url, "http://", 7) != 0 &&
+        strncasecmp(url, "https://", 8) != 0) {
+        why = "must start with http:// or https://";
+    } else {
+        /* libcurl takes "http:///v1" as the host "v1"; a user means a
+        ** host there. */
+        k = strcspn(url + 8 - (url[4] == ':'), "/?#");
+        if (k == 0)
+            why = "names no host";
+    }
+    if (!why) {
+        u = curl_url();
+        uc = u ? curl_url_set(u, CURLUPART_URL, url, 0) : CURLUE_OUT_OF_MEMORY;
+        curl_url_cleanup(u);
+        if (uc == CURLUE_NO_HOST)
+            why = "names no host";
+        else if (uc)
+            why = "is not a valid URL";
+    }
+    if (!why)
+        return 1;
+    shown = http_url_shown(url);
+    snprintf(err, errlen, "the model URL '%s' %s%s%s%s (give the server's "
+             "base URL, e.g. http://localhost:11434/v1, with --llm-url or "
+             "ASKDB_LLM_URL)", shown ? shown : "(withheld)", why,
+             uc && uc != CURLUE_NO_HOST ? " (" : "",
+             uc && uc != CURLUE_NO_HOST ? curl_url_strerror(uc) : "",
+             uc && uc != CURLUE_NO_HOST ? ")" : "");
+    free(shown);
+    return 0;
 }
 
 const char *http_url(const struct http_client *c)

@@ -149,8 +149,13 @@ askdb_status http_post_json(struct http_client *c, const struct http_post *req,
 char *http_endpoint(const char *base, const char *dflt, const char *root,
                     const char *suffix);
 
-/* 1 when url starts with http:// or https:// (any case), else 0. */
-int http_url_ok(const char *url);
+/*
+** Whether url (a base URL as the user gave it) can be posted to: it starts
+** with http:// or https:// (any case), names a host, and libcurl can parse
+** it (no spaces, a port from 0 to 65535). Returns 1, or 0 with what is
+** wrong in err ("the model URL '...' ...", credentials not shown).
+*/
+int http_url_check(const char *url, char *err, size_t errlen);
 
 /* Append s (n bytes, untrusted) to m as printable text of at most 200
 ** bytes, cut on a UTF-8 character boundary, with "..." when cut. */

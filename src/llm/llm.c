@@ -10,6 +10,7 @@
 #include "core/text.h"
 #include "llm/anthropic.h"
 #include "llm/custom.h"
+#include "llm/http.h"
 #include "llm/local.h"
 #include "llm/openai.h"
 
@@ -52,14 +53,12 @@ const char *llm_choose(const askdb_config *cfg)
     return "local";
 }
 
-askdb_status llm_new(const askdb_config *cfg, llm **out, char *err,
-                     size_t errlen)
+askdb_status llm_check(const askdb_config *cfg, char *err, size_t errlen)
 {
     const char *name;
 
     if (errlen)
         err[0] = '\0';
-    *out = NULL;
     if (!cfg) {
         snprintf(err, errlen, "no configuration given");
         return ASKDB_ERR_USAGE;
@@ -72,6 +71,23 @@ askdb_status llm_new(const askdb_config *cfg, llm **out, char *err,
                               "program's own llm_fn)", cfg->provider);
         return ASKDB_ERR_USAGE;
     }
+    if ((strcmp(name, "openai") == 0 || strcmp(name, "anthropic") == 0) &&
+        is_set(cfg->llm_url) && !http_url_check(cfg->llm_url, err, errlen))
+        return ASKDB_ERR_USAGE;
+    return ASKDB_OK;
+}
+
+askdb_status llm_new(const askdb_config *cfg, llm **out, char *err,
+                     size_t errlen)
+{
+    const char *name;
+    askdb_status rc;
+
+    *out = NULL;
+    rc = llm_check(cfg, err, errlen);
+    if (rc)
+        return rc;
+    name = llm_choose(cfg);
     if (strcmp(name, "openai") == 0)
         return llm_openai_new(cfg, out, err, errlen);
     if (strcmp(name, "anthropic") == 0)

@@ -35,6 +35,15 @@ askdb_status llm_new(const askdb_config *cfg, llm **out, char *err,
 const char *llm_choose(const askdb_config *cfg);
 
 /*
+** The checks of cfg that need no model, file or network, so that a usage
+** error is said before any other work (a database opened, weights
+** loaded): the provider is known, and an HTTP provider's URL is one
+** (http_url_check). Returns ASKDB_OK or ASKDB_ERR_USAGE with the reason
+** in err, as llm_new() would.
+*/
+askdb_status llm_check(const askdb_config *cfg, char *err, size_t errlen);
+
+/*
 ** A model loaded once and shared by many providers (askdb_model): the
 ** chosen provider and a copy of cfg (its strings borrowed), and for the
 ** local model the loaded weights. Its settings are checked here, so that

@@ -29,17 +29,14 @@ static askdb_status http_open(const askdb_config *cfg,
     askdb_status rc = ASKDB_ERR_USAGE;
 
     *out = NULL;
+    if (cfg->llm_url && *cfg->llm_url &&
+        !http_url_check(cfg->llm_url, err, errlen))
+        goto out;
     url = http_endpoint(cfg->llm_url, s->default_base, s->root, s->suffix);
     shown = url ? http_url_shown(url) : NULL;
     if (!shown) {
         rc = ASKDB_ERR_NOMEM;
         snprintf(err, errlen, "out of memory");
-        goto out;
-    }
-    if (!http_url_ok(url)) {
-        snprintf(err, errlen, "the model URL '%s' must start with http:// "
-                              "or https:// (check --llm-url or "
-                              "ASKDB_LLM_URL)", shown);
         goto out;
     }
     if (!cfg->model || !*cfg->model) {

@@ -1225,6 +1225,25 @@ usage_errors_exit_2() {
     done
 }
 
+# A --llm-url that is no URL is a usage error, said before the database is
+# opened (a missing one would say exit 3) and before any request.
+malformed_llm_url_exits_2_before_any_work() {
+    start_llm "$(always "$(fence "SELECT 1")")"
+    local u
+    for u in 'htp:/x' 'http://' 'http:// /v1' "http://exa mple.com:${URL##*:}/v1"; do
+        run ask --llm-url "$u" --model test --no-question-check missing.db "One?"
+        expect_rc 2
+        expect_err_has "askdb: the model URL '$u' "
+        expect_err_has "with --llm-url or ASKDB_LLM_URL)"
+        expect_err_lacks "missing.db"
+        expect_requests 0
+    done
+    # From the environment too.
+    ASKDB_LLM_URL='http:// /v1' run ask --model test --no-question-check missing.db "One?"
+    expect_rc 2
+    expect_err_has "is not a valid URL"
+}
+
 no_command_prints_usage_on_stderr_and_exits_2() {
     run
     expect_rc 2
@@ -2204,6 +2223,7 @@ TESTS=(
     trace_file_records_every_step
     trace_never_writes_a_database
     usage_errors_exit_2
+    malformed_llm_url_exits_2_before_any_work
     no_command_prints_usage_on_stderr_and_exits_2
     help_lists_every_command
     streaming_gives_the_same_rows

@@ -1577,13 +1577,54 @@ static void http_providers_require_a_model_and_http_url(void **ts)
     c.model = "m";
     c.llm_url = "ftp://example.com/v1";
     assert_int_equal(llm_new(&c, &m, err, sizeof err), ASKDB_ERR_USAGE);
-    assert_string_equal(err, "the model URL 'ftp://example.com/v1/chat/"
-                             "completions' must start with http:// or "
-                             "https:// (check --llm-url or ASKDB_LLM_URL)");
+    assert_string_equal(err, "the model URL 'ftp://example.com/v1' must "
+                             "start with http:// or https:// (give the "
+                             "server's base URL, e.g. http://localhost:"
+                             "11434/v1, with --llm-url or ASKDB_LLM_URL)");
     c.llm_url = "http://127.0.0.1:8080/v1";
     c.api_key = "sk-x\r\nX-Evil: 1";
     assert_int_equal(llm_new(&c, &m, err, sizeof err), ASKDB_ERR_USAGE);
     assert_null(m);
+}
+
+static void malformed_url_is_a_usage_error(void **ts)
+{
+    static const char *const bad[][2] = {
+        {"htp:/x", "must start with http:// or https://"},
+        {"http://", "names no host"},
+        {"https:///v1", "names no host"},
+        {"http:// /v1", "is not a valid URL (Bad hostname)"},
+        {"http://exa mple.com/v1", "is not a valid URL (Bad hostname)"},
+        {"http://h:99999/v1", "is not a valid URL (Port number was not a "
+                              "decimal number between 0 and 65535)"},
+        {"http://u:secret@h/v 1", "is not a valid URL (Bad path)"},
+    };
+    askdb_config c = askdb_config_default();
+    const char *shown;
+    char err[512], want[512];
+    llm *m = NULL;
+    size_t i;
+
+    (void)ts;
+    c.model = "m";
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        c.llm_url = bad[i][0];
+        shown = i == 6 ? "http://h/v 1" : bad[i][0];
+        snprintf(want, sizeof want, "the model URL '%s' %s (give the "
+                 "server's base URL, e.g. http://localhost:11434/v1, with "
+                 "--llm-url or ASKDB_LLM_URL)", shown, bad[i][1]);
+        c.provider = NULL;
+        assert_int_equal(llm_new(&c, &m, err, sizeof err), ASKDB_ERR_USAGE);
+        assert_null(m);
+        assert_string_equal(err, want);
+        c.provider = "anthropic";
+        assert_int_equal(llm_new(&c, &m, err, sizeof err), ASKDB_ERR_USAGE);
+        assert_string_equal(err, want);
+    }
+    c.provider = NULL;
+    c.llm_url = "http://h/v1";
+    assert_int_equal(llm_new(&c, &m, err, sizeof err), ASKDB_OK);
+    llm_free(m);
 }
 
 static void endpoint_urls_are_built_from_the_base(void **ts)
@@ -1624,7 +1665,7 @@ static void endpoint_urls_are_built_from_the_base(void **ts)
     assert_string_equal(u, "http://h:1/v1/messages#frag");
     free(u);
     /* "://" at the end or after the query: no read past the base (the
-    ** URL is then refused by http_url_ok()). */
+    ** URL is then refused by http_url_check()). */
     u = http_endpoint("https://", "x", "/v1", "/messages");
     assert_string_equal(u, "https:/messages");
     free(u);
@@ -1964,6 +2005,7 @@ int main(void)
         T(anthropic_reply_stopped_at_max_tokens_comes_back_cut),
         T(provider_choice_rules),
         T(http_providers_require_a_model_and_http_url),
+        T(malformed_url_is_a_usage_error),
         T(endpoint_urls_are_built_from_the_base),
         T(custom_callback_reply_and_failure),
         T(complete_n_custom_calls_the_callback_once_per_reply),
