@@ -740,6 +740,11 @@ void http_set_error(const struct http_client *c, char *err, size_t errlen,
 static const char *reason_phrase(long code)
 {
     switch (code) {
+    case 301: return "Moved Permanently";
+    case 302: return "Found";
+    case 303: return "See Other";
+    case 307: return "Temporary Redirect";
+    case 308: return "Permanent Redirect";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
     case 402: return "Payment Required";
@@ -828,7 +833,20 @@ static void describe_status(struct http_client *c, long code, int attempt,
 {
     const char *reason = reason_phrase(code);
     const char *sp = *reason ? " " : "";
+    char *to = NULL;
 
+    if (code >= 300 && code < 400 &&
+        curl_easy_getinfo(c->curl, CURLINFO_REDIRECT_URL, &to) == CURLE_OK &&
+        to && *to) {
+        /* Never followed: the API key would go wherever it points. */
+        buf_printf(m, "model endpoint %s answered %ld%s%s: the endpoint "
+                      "redirected to ", c->shown, code, sp, reason);
+        http_put_message(c, m, to, strlen(to));
+        buf_puts(m, "; give that URL as --llm-url (askdb does not follow "
+                    "redirects, which could take the API key to another "
+                    "host)");
+        return;
+    }
     if (code == 429) {
         buf_printf(m, "model endpoint %s rate limited the request (429 %s)",
                    c->shown, reason);
@@ -858,8 +876,8 @@ static void describe_status(struct http_client *c, long code, int attempt,
         buf_puts(m, " (the server is failing or overloaded; try again "
                     "later)");
     else if (code >= 300 && code < 400)
-        buf_puts(m, " (redirects are not followed; set --llm-url to the "
-                    "final URL)");
+        buf_puts(m, " (it redirected without saying where to: redirects "
+                    "are not followed; set --llm-url to the final URL)");
 }
 
 /* The reason a connection failed, e.g. "connection refused". */

@@ -26,7 +26,9 @@
 **               (HTTP_EVENT_BUSY: Anthropic's in-stream overloaded_error),
 **               and a timeout *before* the request was sent (the connect
 **               phase).
-**   not retried other HTTP statuses (400, 401, 403, 404, ...), connection
+**   not retried other HTTP statuses (400, 401, 403, 404, ...; a redirect
+**               is never followed, the key must not go to another
+**               host: its message names the Location), connection
 **               refused and DNS failures (ASKDB_ERR_LLM_UNREACHABLE at
 **               once: nothing is listening, waiting will not help), TLS
 **               errors, a timeout *after* the request was sent (the model

@@ -726,6 +726,49 @@ static void not_found_names_path_and_model(void **ts)
     assert_int_equal(s->r.retries, 0);
 }
 
+static void redirect_names_its_location_and_is_not_followed(void **ts)
+{
+    static const int codes[] = {301, 302, 307, 308};
+    static const char *const reasons[] = {"Moved Permanently", "Found",
+                                          "Temporary Redirect",
+                                          "Permanent Redirect"};
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    char script[256], want[768];
+    json_t *log;
+    size_t i;
+
+    for (i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+        /* To this very server: a redirect followed would show as a
+        ** second request, with the key. */
+        snprintf(script, sizeof script,
+                 "[{\"status\":%d,\"headers\":{\"Location\":"
+                 "\"/v2/chat/completions\"},\"body\":\"<p>moved</p>\"},"
+                 "{\"content\":\"never\",\"repeat\":true}]", codes[i]);
+        fake_start(&s->f, script);
+        openai_cfg(s, s->f.base, "sk-redirect-key");
+        s->cfg.llm_retries = 2;
+        open_model(s);
+        assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
+        assert_int_equal(s->r.http_status, codes[i]);
+        assert_int_equal(s->r.retries, 0);
+        snprintf(want, sizeof want,
+                 "model endpoint %s answered %d %s: the endpoint redirected "
+                 "to http://127.0.0.1:%d/v2/chat/completions; give that URL "
+                 "as --llm-url (askdb does not follow redirects, which could "
+                 "take the API key to another host)", s->url, codes[i],
+                 reasons[i], s->f.port);
+        assert_string_equal(llm_errmsg(s->m), want);
+        log = fake_log(&s->f);
+        assert_int_equal(json_array_size(log), 1);
+        json_decref(log);
+        llm_reply_free(&s->r);
+        llm_free(s->m);
+        s->m = NULL;
+        fake_stop(&s->f);
+    }
+}
+
 static void gives_up_after_n_retries_on_503(void **ts)
 {
     struct state *s = *ts;
@@ -1985,6 +2028,7 @@ int main(void)
         T(key_is_redacted_before_any_cut),
         T(url_credentials_are_never_shown),
         T(not_found_names_path_and_model),
+        T(redirect_names_its_location_and_is_not_followed),
         T(gives_up_after_n_retries_on_503),
         T(gives_up_after_n_retries_on_429_saying_rate_limited),
         T(connection_refused_is_unreachable),
