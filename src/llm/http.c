@@ -74,6 +74,10 @@ struct http_client {
     int oom;
     long events;
     long retry_after_ms;             /* -1: the server sent none */
+    long refused_ms;                 /* a Retry-After wait not made, as it
+                                        was longer than the time left of
+                                        the request's limit; -1: none */
+    long left_ms;                    /* that time left */
     int cut;                         /* the stream lacked its end marker */
     int stop;                        /* what on_event said when it stopped
                                         the stream (HTTP_EVENT_BAD or
@@ -449,6 +453,7 @@ askdb_status http_client_new(const struct http_config *cfg,
     c->base_ms = retry_base_ms();
     c->rng = seed_for(c);
     c->retry_after_ms = -1;
+    c->refused_ms = -1;
     c->curl = curl_easy_init();
     if (!c->curl) {
         rc = ASKDB_ERR_UNSUPPORTED;
@@ -827,6 +832,24 @@ static void put_retries(struct buf *m, int n)
         buf_printf(m, " after %d %s", n, n == 1 ? "retry" : "retries");
 }
 
+/* Why a server's Retry-After was not waited for: it asked for longer than
+** the request's time limit had left. Not for want of retries: a longer
+** --llm-timeout would have waited for it. */
+static void put_refused_wait(const struct http_client *c, struct buf *m)
+{
+    long waited = c->timeout_ms - c->left_ms;
+
+    buf_printf(m, " (its Retry-After asked for a wait of %ld s, more than ",
+               (c->refused_ms + 999) / 1000);
+    if (waited > 0)
+        buf_printf(m, "the %ld ms left of --llm-timeout %ld after waiting "
+                      "%ld ms", c->left_ms, c->timeout_ms, waited);
+    else
+        buf_printf(m, "--llm-timeout %ld allows", c->timeout_ms);
+    buf_printf(m, ": try again later, or raise --llm-timeout to %ld or "
+                  "more)", waited + c->refused_ms);
+}
+
 /* The message for an HTTP error status. */
 static void describe_status(struct http_client *c, long code, int attempt,
                             struct buf *m)
@@ -857,7 +880,9 @@ static void describe_status(struct http_client *c, long code, int attempt,
         put_retries(m, attempt);
     }
     put_body_message(c, m, c->body.data, c->body.len);
-    if (code == 401 && c->key)
+    if (c->refused_ms >= 0)
+        put_refused_wait(c, m);
+    else if (code == 401 && c->key)
         buf_printf(m, " (check the API key: %s)", c->key_hint);
     else if (code == 401)
         buf_printf(m, " (no API key was sent: set one with %s)", c->key_hint);
@@ -1280,11 +1305,12 @@ askdb_status http_post_json(struct http_client *c, const struct http_post *req,
     struct buf m;
     askdb_status rc = ASKDB_OK;
     CURLcode cc;
-    long code, waited = 0, delay, too_long = -1;
+    long code, waited = 0, delay;
     int attempt, o;
 
     memset(out, 0, sizeof *out);
     out->body = "";
+    c->refused_ms = -1;
     buf_init(&m, 4096);
     hdrs = make_headers(req);
     if (!hdrs) {
@@ -1312,7 +1338,8 @@ askdb_status http_post_json(struct http_client *c, const struct http_post *req,
             ** limit: a server that asks for more is not waited for. */
             delay = next_delay_ms(c, attempt);
             if (delay > c->timeout_ms - waited && c->retry_after_ms >= 0) {
-                too_long = delay;
+                c->refused_ms = delay;
+                c->left_ms = c->timeout_ms - waited;
             } else {
                 if (delay > c->timeout_ms - waited)
                     delay = c->timeout_ms - waited;
@@ -1327,10 +1354,6 @@ askdb_status http_post_json(struct http_client *c, const struct http_post *req,
         if (c->stop == HTTP_EVENT_BUSY)
             break;   /* no retry left: the error it read is the answer */
         rc = describe(c, cc, code, attempt, &m);
-        if (too_long >= 0)
-            buf_printf(&m, " (it asked to wait %ld s before trying again, "
-                           "more than the %ld ms of --llm-timeout allow)",
-                       too_long / 1000, c->timeout_ms);
         goto out;
     }
     if (c->mode == MODE_SSE) {

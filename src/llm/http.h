@@ -37,8 +37,10 @@
 **               (http_post.delivered: its text has already reached the
 **               caller).
 ** Backoff: full jitter, a random wait in [0, min(8 s, base * 2^n)] with
-** base 250 ms, or the server's Retry-After (seconds or HTTP-date, capped at
-** 60 s) when it sends one. The environment variable ASKDB_RETRY_BASE_MS
+** base 250 ms, or the server's Retry-After (seconds or HTTP-date) when it
+** sends one. All waits of a request together stay within timeout_ms: a
+** Retry-After longer than what is left ends the request, and its message
+** says so (not "raise --retries"). The environment variable ASKDB_RETRY_BASE_MS
 ** (0..10000) overrides the base; the test suite sets it to 1 to stay fast.
 ** The jitter comes from a per-client xorshift state, never shared state.
 **

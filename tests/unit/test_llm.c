@@ -519,6 +519,37 @@ static void retries_429_then_succeeds_honouring_retry_after(void **ts)
     json_decref(log);
 }
 
+static void retry_after_longer_than_the_time_left_is_said_as_such(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    char want[768];
+    json_t *log;
+
+    /* After a wait of 1 s, 2 s of the 3 s are left: 3 s is too long,
+    ** though 3 retries are left. */
+    fake_start(&s->f, "[{\"status\":429,\"headers\":{\"Retry-After\":\"1\"}},"
+                      "{\"status\":429,\"headers\":{\"Retry-After\":\"3\"},"
+                      "\"body\":{\"error\":{\"message\":\"slow down\"}}},"
+                      "{\"content\":\"SELECT 1;\"}]");
+    openai_cfg(s, s->f.base, NULL);
+    s->cfg.llm_retries = 4;
+    s->cfg.llm_timeout_ms = 3000;
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
+    assert_int_equal(s->r.retries, 1);
+    snprintf(want, sizeof want,
+             "model endpoint %s rate limited the request (429 Too Many "
+             "Requests) after 1 retry: slow down (its Retry-After asked for "
+             "a wait of 3 s, more than the 2000 ms left of --llm-timeout "
+             "3000 after waiting 1000 ms: try again later, or raise "
+             "--llm-timeout to 4000 or more)", s->url);
+    assert_string_equal(llm_errmsg(s->m), want);
+    log = fake_log(&s->f);
+    assert_int_equal(json_array_size(log), 2);
+    json_decref(log);
+}
+
 static void retries_500_then_succeeds(void **ts)
 {
     struct state *s = *ts;
@@ -2023,6 +2054,7 @@ int main(void)
         T(openai_null_content_or_non_json_is_an_error),
         T(retries_429_then_succeeds_honouring_retry_after),
         T(retries_500_then_succeeds),
+        T(retry_after_longer_than_the_time_left_is_said_as_such),
         T(key_hint_names_the_vendor_variable_only_for_its_host),
         T(does_not_retry_401_and_message_names_url_and_key_hint),
         T(key_is_redacted_before_any_cut),
