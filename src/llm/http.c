@@ -756,6 +756,7 @@ static const char *reason_phrase(long code)
     case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
+    case 407: return "Proxy Authentication Required";
     case 408: return "Request Timeout";
     case 413: return "Payload Too Large";
     case 422: return "Unprocessable Entity";
@@ -920,11 +921,101 @@ static void put_os_error(struct http_client *c, struct buf *m, CURLcode cc)
         buf_puts(m, c->curl_err[0] ? c->curl_err : curl_easy_strerror(cc));
 }
 
+/*
+** The proxy libcurl takes from the environment for c's URL (askdb sets
+** none of its own): the variable's name in *var and its value, or NULL
+** when none is set. no_proxy is not looked at: this names the proxy of a
+** failure libcurl has already put on a proxy.
+*/
+static const char *proxy_env(const struct http_client *c, const char **var)
+{
+    static const char *const http[] = {"http_proxy", "all_proxy",
+                                       "ALL_PROXY", NULL};
+    static const char *const https[] = {"https_proxy", "HTTPS_PROXY",
+                                        "all_proxy", "ALL_PROXY", NULL};
+    const char *const *v;
+    const char *val;
+
+    for (v = strncasecmp(c->url, "https:", 6) == 0 ? https : http; *v; v++) {
+        val = getenv(*v);
+        if (val && *val) {
+            *var = *v;
+            return val;
+        }
+    }
+    return NULL;
+}
+
+/* Append the proxy as "the proxy HOST:PORT (https_proxy)", without the
+** "user:password@" its variable may hold. */
+static void put_proxy(const struct http_client *c, struct buf *m)
+{
+    const char *var = NULL, *p = proxy_env(c, &var), *a, *at, *end;
+
+    if (!p) {
+        buf_puts(m, "the proxy");
+        return;
+    }
+    a = strstr(p, "://");
+    a = a ? a + 3 : p;
+    end = a + strcspn(a, "/?#");
+    for (at = end; at > a && at[-1] != '@'; at--)
+        ;
+    buf_puts(m, "the proxy ");
+    http_put_snippet(m, p, (size_t)(a - p));
+    http_put_snippet(m, at, (size_t)(end - at));
+    buf_printf(m, " (%s)", var);
+}
+
+/*
+** A failure that is the proxy's, not the model's: the proxy refused the
+** tunnel (CONNECT answered with an error status: 403, 407), asked for
+** credentials (a 407 to a plain http:// request goes through it) or its
+** handshake failed (CURLE_PROXY, SOCKS). Writes the message and returns
+** 1; 0 when the failure is not one of those.
+*/
+static int describe_proxy(struct http_client *c, CURLcode cc, long code,
+                          struct buf *m)
+{
+    const char *var = NULL;
+    long tunnel = 0;
+
+    curl_easy_getinfo(c->curl, CURLINFO_HTTP_CONNECTCODE, &tunnel);
+    if (cc != CURLE_OK && tunnel >= 300)
+        code = tunnel;
+    else if (!(cc == CURLE_OK && code == 407) && cc != CURLE_PROXY)
+        return 0;
+    put_proxy(c, m);
+    if (cc == CURLE_PROXY) {
+        buf_printf(m, " failed to connect to the model at %s: %s (check "
+                      "the proxy's address and that it is running, or set "
+                      "no_proxy to go around it)", c->shown,
+                   c->curl_err[0] ? c->curl_err : curl_easy_strerror(cc));
+    } else if (code == 407) {
+        buf_printf(m, " refused to connect to the model at %s: it answered "
+                      "407 Proxy Authentication Required (%s)", c->shown,
+                   proxy_env(c, &var) && strchr(proxy_env(c, &var), '@')
+                       ? "check the user and password in the proxy's URL"
+                       : "give the proxy's user and password in its URL: "
+                         "http://user:password@host:port");
+    } else {
+        buf_printf(m, " refused to connect to the model at %s: it answered "
+                      "%ld%s%s (the proxy does not let this host through: "
+                      "ask its administrator, or set no_proxy to go around "
+                      "it)", c->shown, code, *reason_phrase(code) ? " " : "",
+                   reason_phrase(code));
+    }
+    return 1;
+}
+
 /* Build the message for a failed request; returns its status. */
 static askdb_status describe(struct http_client *c, CURLcode cc, long code,
                              int attempt, struct buf *m)
 {
     long sent = 0;
+
+    if (describe_proxy(c, cc, code, m))
+        return ASKDB_ERR_LLM_UNREACHABLE;
 
     if (c->stop == HTTP_EVENT_BAD) {
         buf_printf(m, "model at %s sent a streamed event that is not valid "
@@ -1045,8 +1136,12 @@ static int retry_status(long code)
 /* OUT_OK, OUT_RETRY or OUT_FAIL for the outcome of one try. */
 static int classify(struct http_client *c, CURLcode cc, long code)
 {
-    long sent = 0;
+    long sent = 0, tunnel = 0;
 
+    /* A proxy that refused the tunnel (403, 407) will refuse it again. */
+    curl_easy_getinfo(c->curl, CURLINFO_HTTP_CONNECTCODE, &tunnel);
+    if (cc != CURLE_OK && tunnel >= 300)
+        return OUT_FAIL;
     switch (cc) {
     case CURLE_OK:
         if (code >= 200 && code < 300)

@@ -28,7 +28,10 @@
 **               phase).
 **   not retried other HTTP statuses (400, 401, 403, 404, ...; a redirect
 **               is never followed, the key must not go to another
-**               host: its message names the Location), connection
+**               host: its message names the Location), a proxy's
+**               refusal (its CONNECT answered 403, 407, ..., a 407, a
+**               SOCKS failure: ASKDB_ERR_LLM_UNREACHABLE, the message
+**               names the proxy and its variable), connection
 **               refused and DNS failures (ASKDB_ERR_LLM_UNREACHABLE at
 **               once: nothing is listening, waiting will not help), TLS
 **               errors, a timeout *after* the request was sent (the model

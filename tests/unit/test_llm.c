@@ -359,6 +359,8 @@ static int teardown(void **ts)
 {
     struct state *s = *ts;
 
+    unsetenv("http_proxy");   /* set by the proxy tests */
+    unsetenv("https_proxy");
     llm_reply_free(&s->r);
     llm_free(s->m);
     fake_stop(&s->f);
@@ -869,6 +871,69 @@ static void connection_refused_is_unreachable(void **ts)
              "cannot reach model at %s: connection refused (is the server "
              "running? set --llm-url or ASKDB_LLM_URL)", s->url);
     assert_string_equal(llm_errmsg(s->m), want);
+}
+
+/* A proxy that answers every request (or CONNECT) with `status`. */
+static void proxy_refusing(struct state *s, const char *status)
+{
+    static char resp[256];
+
+    snprintf(resp, sizeof resp, "HTTP/1.1 %s\r\nProxy-Authenticate: Basic "
+             "realm=\"p\"\r\nContent-Length: 0\r\nConnection: close\r\n"
+             "\r\n", status);
+    raw_start(&s->raw, resp, strlen(resp), sizeof resp);
+}
+
+static void proxy_refusal_is_the_proxys_and_not_retried(void **ts)
+{
+    static const struct {
+        const char *var, *url, *status, *user, *want;
+    } cases[] = {
+        {"https_proxy", "https://api.example.invalid/v1",
+         "407 Proxy Authentication Required", "",
+         "407 Proxy Authentication Required (give the proxy's user and "
+         "password in its URL: http://user:password@host:port)"},
+        {"https_proxy", "https://api.example.invalid/v1", "403 Forbidden",
+         "", "403 Forbidden (the proxy does not let this host through: ask "
+         "its administrator, or set no_proxy to go around it)"},
+        {"http_proxy", "http://model.example.invalid/v1",
+         "407 Proxy Authentication Required", "me:s3cret-pw@",
+         "407 Proxy Authentication Required (check the user and password "
+         "in the proxy's URL)"},
+    };
+    struct state *s = *ts;
+    struct llm_request req;
+    char proxy[128], want[768];
+    double t0;
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        req = basic_request(s);
+        proxy_refusing(s, cases[i].status);
+        snprintf(proxy, sizeof proxy, "http://%s127.0.0.1:%d",
+                 cases[i].user, s->raw.port);
+        assert_int_equal(setenv(cases[i].var, proxy, 1), 0);
+        openai_cfg(s, cases[i].url, "sk-proxy-test-key");
+        s->cfg.llm_retries = 3;
+        s->cfg.llm_timeout_ms = 3000;
+        open_model(s);
+        t0 = now_ms();
+        assert_int_equal(llm_complete(s->m, &req, &s->r),
+                         ASKDB_ERR_LLM_UNREACHABLE);
+        /* The one-shot proxy answers once: a retry would wait out the
+        ** time limit for an answer that never comes. */
+        assert_true(now_ms() - t0 < 2000);
+        assert_int_equal(s->r.retries, 0);
+        snprintf(want, sizeof want, "the proxy http://127.0.0.1:%d (%s) "
+                 "refused to connect to the model at %s: it answered %s",
+                 s->raw.port, cases[i].var, s->url, cases[i].want);
+        assert_string_equal(llm_errmsg(s->m), want);
+        unsetenv(cases[i].var);
+        llm_reply_free(&s->r);
+        llm_free(s->m);
+        s->m = NULL;
+        raw_stop(&s->raw);
+    }
 }
 
 static void connection_reset_is_retried(void **ts)
@@ -2064,6 +2129,7 @@ int main(void)
         T(gives_up_after_n_retries_on_503),
         T(gives_up_after_n_retries_on_429_saying_rate_limited),
         T(connection_refused_is_unreachable),
+        T(proxy_refusal_is_the_proxys_and_not_retried),
         T(connection_reset_is_retried),
         T(connection_reset_without_retries_is_unreachable),
         T(timeout_is_reported),
