@@ -135,7 +135,10 @@ struct llm_reply {
                                 LLM_CUT_MAX_TOKENS at max_tokens (the
                                 provider said so: OpenAI's finish_reason
                                 "length", Anthropic's stop_reason
-                                "max_tokens"); 0: it ended */
+                                "max_tokens"; the local model: its last
+                                token was the cap's, and neither the
+                                end of its turn nor a stop); 0: it
+                                ended */
     int settled;             /* 1: stopped unfinished (or never begun)
                                 because llm_request.on_end said the
                                 replies still being written were not

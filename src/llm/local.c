@@ -1165,7 +1165,9 @@ struct seq {
     double min_p_words;          /* the same without white-space tokens */
     int done;
     int cut;                     /* LLM_CUT_FOLLOW: stopped at the follow
-                                    cap */
+                                    cap; LLM_CUT_MAX_TOKENS: at its token
+                                    cap (max_tokens, or the context's
+                                    room) before its end */
     int settled;                 /* stopped: llm_request.on_end said so */
     int told;                    /* its end was passed to on_end */
     int reply;                   /* its index among the call's replies */
@@ -1252,8 +1254,13 @@ static int seq_step(struct local *l, struct llm_dec_call *c,
     if (s->stream)
         stream_to(req, s->text, &s->sent,
                   s->len - held_tail(s->text, s->len, req->stop));
-    if (s->n >= s->max)
+    if (s->n >= s->max) {
+        /* Out of tokens, not at an end: the end-of-turn token and the
+        ** stop and fence ends were looked for above, on this token too,
+        ** so a reply whose last token ends it is whole. */
+        s->cut = LLM_CUT_MAX_TOKENS;
         return 0;
+    }
     *tok = t;
     return 1;
 }

@@ -821,6 +821,42 @@ static void local_stops_at_stop_strings_and_the_closing_fence(void **ts)
     assert_string_equal(p.text, s->r.text);
 }
 
+/* A reply stopped by max_tokens before its end comes back cut
+** (LLM_CUT_MAX_TOKENS), as a remote one does; one whose last token is
+** the budget's and closes its fence ended, and is whole. */
+static void local_reply_stopped_at_max_tokens_comes_back_cut(void **ts)
+{
+    static const char whole_text[] =
+        "```sql\nSELECT count(*) FROM customers LIMIT 5\n```";
+    struct state *s = *ts;
+    struct llm_msg msgs[] = {{"user", "Count the customers."}};
+    struct llm_request req = request(msgs, 1, 40);
+    long whole;
+
+    need_model();
+    open_model(s);
+    req.grammar = "root ::= \"```sql\\nSELECT count(*) FROM customers "
+                  "LIMIT 5\\n```\"";
+    complete_ok(s, &req);
+    assert_string_equal(s->r.text, whole_text);
+    assert_int_equal(s->r.cut, LLM_CUT_NONE);
+    whole = s->r.completion_tokens;
+    assert_true(whole > 6);
+
+    req.max_tokens = (int)whole;   /* the fence is the budget's last */
+    complete_ok(s, &req);
+    assert_string_equal(s->r.text, whole_text);
+    assert_int_equal(s->r.completion_tokens, whole);
+    assert_int_equal(s->r.cut, LLM_CUT_NONE);
+
+    req.max_tokens = (int)whole - 3;   /* stops before LIMIT 5 ends */
+    complete_ok(s, &req);
+    assert_int_equal(s->r.completion_tokens, whole - 3);
+    assert_int_equal(s->r.cut, LLM_CUT_MAX_TOKENS);
+    assert_true(strlen(s->r.text) < strlen(whole_text));
+    assert_memory_equal(s->r.text, whole_text, strlen(s->r.text));
+}
+
 /* sql_end: the reply ends at the ';' that ends the statement (not at one
 ** inside quotes or brackets), closed by the fence the grammar would have
 ** made it write, in fewer decode steps and with the same text. */
@@ -1965,6 +2001,7 @@ int main(void)
         T(local_grammar_constrains_output),
         T(local_stops_at_stop_strings_and_the_closing_fence),
     T(local_sql_end_stops_at_the_statement_end),
+    T(local_reply_stopped_at_max_tokens_comes_back_cut),
     T(local_on_end_settles_the_replies_still_written),
         T(local_candidates_are_grammatical_and_reply_0_is_greedy),
         T(local_sql_replies_use_the_text_logits),
