@@ -51,6 +51,7 @@ static askdb_status my_run(askdb_db *db, const char *sql, askdb_result **out,
 #else /* ASKDB_HAVE_MARIADB */
 
 #include <errmsg.h>
+#include <errno.h>
 #include <math.h>
 #include <mysql.h>
 #include <mysqld_error.h>
@@ -1821,6 +1822,46 @@ static int text_value(askdb_value *v, const char *s, int k, size_t n)
     return 0;
 }
 
+/*
+** A DECIMAL (the server's text s of len bytes) as askdb shows it: a real
+** while a double keeps its whole integer part (up to 15 digits before the
+** point: money, AVG()); past that an integer when it has no fraction and
+** fits 64 bits, else its text, every digit kept (SUM() of a BIGINT
+** UNSIGNED near 2^64, DECIMAL(65,0)), as PostgreSQL's numeric. 0, or -1
+** out of memory.
+*/
+static int decimal_value(const char *s, unsigned long len, askdb_value *v)
+{
+    char tmp[64], *end;
+    unsigned long i = 0;
+    int digits = 0;
+    long long n;
+
+    if (i < len && (s[i] == '-' || s[i] == '+'))
+        i++;
+    while (i < len && s[i] == '0')
+        i++;
+    for (; i < len && s[i] >= '0' && s[i] <= '9'; i++)
+        digits++;
+    if (len < sizeof tmp) {
+        memcpy(tmp, s, len);
+        tmp[len] = '\0';
+        if (digits <= 15) {
+            v->type = ASKDB_REAL;
+            v->d = strtod(tmp, NULL);
+            return 0;
+        }
+        errno = 0;
+        n = strtoll(tmp, &end, 10);
+        if (!errno && end != tmp && *end == '\0') {
+            v->type = ASKDB_INTEGER;
+            v->i = n;
+            return 0;
+        }
+    }
+    return text_value(v, s, (int)len, (size_t)len + 1);
+}
+
 /* Store the fetched column into v. 0, or -1 out of memory. */
 static int take_value(struct col *c, askdb_value *v)
 {
@@ -1838,14 +1879,15 @@ static int take_value(struct col *c, askdb_value *v)
         v->i = c->i;
         return 0;
     case K_UINT:
-        /* BIGINT UNSIGNED past INT64_MAX: only a real can hold it. */
+        /* BIGINT UNSIGNED past INT64_MAX: its digits as text, as BIT(64)
+        ** below (a real lost them: 18446744073709551615 was
+        ** 1.84467440737096e+19). */
         if ((unsigned long long)c->i > (unsigned long long)INT64_MAX) {
-            v->type = ASKDB_REAL;
-            v->d = (double)(unsigned long long)c->i;
-        } else {
-            v->type = ASKDB_INTEGER;
-            v->i = c->i;
+            k = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)c->i);
+            return text_value(v, tmp, k, sizeof tmp);
         }
+        v->type = ASKDB_INTEGER;
+        v->i = c->i;
         return 0;
     case K_DOUBLE:
         v->type = ASKDB_REAL;
@@ -1855,14 +1897,8 @@ static int take_value(struct col *c, askdb_value *v)
         v->type = ASKDB_REAL;
         v->d = float_value(c->f);
         return 0;
-    case K_DECIMAL: {
-        size_t n = c->len < sizeof tmp ? c->len : sizeof tmp - 1;
-        memcpy(tmp, c->data, n);
-        tmp[n] = '\0';
-        v->type = ASKDB_REAL;
-        v->d = strtod(tmp, NULL);
-        return 0;
-    }
+    case K_DECIMAL:
+        return decimal_value(c->data, c->len, v);
     case K_BIT: {
         /* Unsigned, big-endian: BIT(64) with every bit set is
         ** 18446744073709551615, past INT64_MAX, so its digits as text (as
