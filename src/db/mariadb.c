@@ -66,10 +66,11 @@ static askdb_status my_run(askdb_db *db, const char *sql, askdb_result **out,
 **      it), starting with SELECT, WITH, VALUES, TABLE, SHOW, DESCRIBE,
 **      EXPLAIN or '('; no executable comment (/x! ... x/), no function
 **      that reads server files or holds locks past the statement
-**      (LOAD_FILE, GET_LOCK, ...), no INTO OUTFILE/DUMPFILE, no sequence
-**      step; the scan knows the session's quoting (ANSI_QUOTES,
-**      NO_BACKSLASH_ESCAPES), so nothing hides in what it takes for a
-**      string or a comment;
+**      (LOAD_FILE, GET_LOCK, ...), no BENCHMARK() (a KILL QUERY of it
+**      from another session cannot be told from its end), no INTO
+**      OUTFILE/DUMPFILE, no sequence step; the scan knows the session's
+**      quoting (ANSI_QUOTES, NO_BACKSLASH_ESCAPES), so nothing hides in
+**      what it takes for a string or a comment;
 **   2. the prepared-statement protocol: it runs exactly one statement,
 **      cannot run LOAD DATA, LOCK, HANDLER and friends, and says how many
 **      columns a statement returns: one that returns none is refused
@@ -1439,6 +1440,20 @@ static int guard_text(const char *sql, size_t *len, struct db_err *e)
             snprintf(e->msg, sizeof e->msg,
                      "refused: %.*s writes a file on the server; askdb "
                      "only reads", (int)n, p);
+            goto refused;
+        }
+        /* BENCHMARK() only spends time, and one that another session
+        ** stops (KILL QUERY) returns the same 0 as one that ran to its
+        ** end, with no error, warning or status to tell (MariaDB 10.11,
+        ** text and binary protocol alike): its rows could be a statement
+        ** cut short taken for the answer. */
+        if (t == T_LPAREN && prev && word_is(prev, pn, "BENCHMARK")) {
+            snprintf(e->msg, sizeof e->msg,
+                     "refused: BENCHMARK() only measures time (its value "
+                     "is always 0), and one cancelled by another session "
+                     "(KILL QUERY) returns that same 0 without an error, "
+                     "so its result could not be told from an answer; "
+                     "ask without it");
             goto refused;
         }
         if (t == T_LPAREN && prev && in_words(denied_functions, prev, pn)) {

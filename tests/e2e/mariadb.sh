@@ -420,11 +420,12 @@ sql_timeout_kills_the_query_on_the_server() {
     expect_faster 3000
     sleep 0.2
     [ "$(running_like 'SLEEP(30)')" = 0 ] || fail "SLEEP(30) still runs on the server"
-    run sql --timeout 500 "$RO_URL" "SELECT BENCHMARK(2000000000, MD5('x'))"
+    # SLEEP() in an expression: the time limit, not its 1 or 0 as a value.
+    run sql --timeout 500 -f csv "$RO_URL" "SELECT SLEEP(30) = 0 AS s"
     expect_rc 1
     expect_err_has "500 ms time limit"
     expect_faster 3000
-    [ "$(running_like 'BENCHMARK(2000000000')" = 0 ] || fail "BENCHMARK still runs on the server"
+    [ ! -s "$T/out" ] || fail "rows printed: $(cat "$T/out")"
     # The same through ask: each attempt is a timeout, and the model hears it.
     start_llm "$(always "$(fence "SELECT SLEEP(30) AS s")")"
     run ask --llm-url "$URL" --model test --timeout 400 -f json --no-question-check "$RO_URL" "Sleep"
@@ -488,6 +489,16 @@ killed_by_another_session_is_not_a_timeout() {
     expect_rc 1
     expect_err_has "cancelled by another session"
     grep -q "time limit (--timeout)" "$T/err" && fail "called a timeout: $(cat "$T/err")"
+    # SLEEP() in an expression: not its 1 or 0 as the answer.
+    timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" sql -f csv --timeout 30000 "$RO_URL" "SELECT SLEEP(17) = 0 AS s" >"$T/out" 2>"$T/err" &
+    pid=$!
+    kill_query_like 'SLEEP(17)'
+    wait "$pid"
+    RC=$?
+    after_run "sql (SLEEP in an expression, KILL QUERY by another session)"
+    expect_rc 1
+    expect_err_has "cancelled by another session"
+    [ ! -s "$T/out" ] || fail "rows printed: $(cat "$T/out")"
     start_llm "$(always "$(fence "SELECT SLEEP(18) AS s")")"
     timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" ask --llm-url "$URL" --model test --timeout 30000 --no-question-check \
         --candidates 1 -f json "$RO_URL" "Sleep a while" >"$T/out" 2>"$T/err" &
@@ -504,6 +515,50 @@ assert [a["error"] for a in j["attempts"]] == ["database"], j["attempts"]
 assert "cancelled by another session" in j["error"], j["error"]
 '
     [ "$(running_like 'SLEEP(18)')" = 0 ] || fail "the statement ran again"
+}
+
+# BENCHMARK() cut short by another session's KILL QUERY returns the 0 of
+# one that ran to its end, with no error, warning or status to tell
+# (MariaDB 10.11; SLEEP() ends with error 1317): it is refused before it
+# runs, so no such 0 is ever taken as the answer (it was: exit 0, "0").
+benchmark_is_refused_as_its_kill_cannot_be_told() {
+    local pid id
+    timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" sql -f csv --timeout 30000 "$RO_URL" \
+        "SELECT BENCHMARK(2000000000, MD5('x')) AS b" >"$T/out" 2>"$T/err" &
+    pid=$!
+    # As a DBA would: KILL QUERY it while it runs, if it ever does.
+    for _ in $(seq 1 30); do
+        kill -0 "$pid" 2>/dev/null || break
+        id=$(mdb_admin -N -e "SELECT ID FROM information_schema.PROCESSLIST WHERE USER = 'ro' AND INFO LIKE '%BENCHMARK(2000000000%'")
+        if [ -n "$id" ]; then
+            sleep 0.3
+            mdb_admin -e "KILL QUERY $id"
+            break
+        fi
+        sleep 0.1
+    done
+    wait "$pid"
+    RC=$?
+    after_run "sql (BENCHMARK, KILL QUERY by another session)"
+    expect_rc 1
+    expect_err_has "refused: BENCHMARK() only measures time"
+    [ ! -s "$T/out" ] || fail "rows printed: $(cat "$T/out")"
+    # A quoted name is the same function; a column or a string so named is not.
+    run sql "$RO_URL" "SELECT \`benchmark\`(1, 1)"
+    expect_rc 1
+    expect_err_has "refused: BENCHMARK()"
+    run sql -f csv "$RO_URL" "SELECT 'benchmark(' AS benchmark"
+    expect_rc 0
+    expect_out 'benchmark\r\nbenchmark(\r\n'
+    # Through ask: the model hears why, and its repair answers.
+    start_llm "$(replies "$(fence "SELECT BENCHMARK(1000, MD5('x')) AS b")" "$(fence "SELECT COUNT(*) AS n FROM customers")")"
+    run ask --llm-url "$URL" --model test --candidates 1 --no-question-check -f json "$RO_URL" "How many customers?"
+    expect_rc 0
+    pycheck '
+j = json.loads(out)
+assert j["rows"] == [[60]] and [a["error"] for a in j["attempts"]] == ["refused", "none"], (j["rows"], j["attempts"])
+assert "BENCHMARK()" in user(1), user(1)
+'
 }
 
 ask_answers_and_repairs_with_the_model() {
@@ -989,6 +1044,7 @@ TESTS=(
     sql_timeout_kills_the_query_on_the_server
     ctrl_c_kills_the_running_query
     killed_by_another_session_is_not_a_timeout
+    benchmark_is_refused_as_its_kill_cannot_be_told
     ask_answers_and_repairs_with_the_model
     refuses_writes_and_escapes_with_data_unchanged
     sqlite_corpus_changes_nothing
