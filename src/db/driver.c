@@ -135,6 +135,14 @@ static char *redact_conninfo(const char *s)
     return buf_steal(&b);
 }
 
+int db_url_ambiguous(const char *url)
+{
+    size_t k = db_url_scheme(url);
+    const char *p = url + k + 3;
+
+    return k && strchr(p + strcspn(p, "/?"), '@') != NULL;
+}
+
 char *db_redact(const char *path)
 {
     struct buf b;
@@ -155,7 +163,16 @@ char *db_redact(const char *path)
         if (*q == '@')
             at = q;
     buf_append(&b, path, (size_t)(p - path));
-    if (at) {
+    /* An '@' after the path or the query starts: a password holding an
+    ** unencoded '/' or '?' (user:pa/ss@host) cannot be told from a
+    ** database or a value holding '@' (host:3306/a@b), so everything from
+    ** the first ':' to the last '@' may be the password's, and goes. */
+    colon = db_url_ambiguous(path) ? strchr(p, ':') : NULL;
+    if (colon && colon < strrchr(p, '@')) {
+        buf_append(&b, p, (size_t)(colon - p));
+        buf_puts(&b, ":xxx");
+        p = strrchr(p, '@');
+    } else if (at) {
         colon = memchr(p, ':', (size_t)(at - p));
         buf_append(&b, p, (size_t)((colon ? colon : at) - p));
         p = at;

@@ -85,11 +85,24 @@ const struct db_driver *db_pick(const char *path, char *err, size_t n);
 size_t db_url_scheme(const char *s);
 
 /*
+** Whether url (a URL with a scheme) has an '@' after its path or query
+** starts: its password may hold an unencoded '/' or '?' that ended the
+** user part early (mariadb://user:pa/ss@host/db reads as host "user",
+** database "ss@host/db"), or its database or a value may hold an '@'
+** (mariadb://host:3306/a@b); nothing tells which. Messages then quote no
+** part of it but the redacted label, and ask for the password's '/', '?'
+** and '@' to be percent-encoded (%2F, %3F, %40).
+*/
+int db_url_ambiguous(const char *url);
+
+/*
 ** A copy of a database argument fit to print: a URL loses the password of
 ** its user part ("user:secret@" -> "user@") and any password= parameter;
-** so does a PostgreSQL keyword/value string given as a path
-** ("host=h password=xxx"); a path is kept. malloc()ed; NULL when out of
-** memory.
+** one that db_url_ambiguous() loses all from its first ':' to its last
+** '@' ("user:pa/ss@host/db" -> "user:xxx@host/db", "host:3306/a@b" ->
+** "host:xxx@b"); so does a PostgreSQL keyword/value string given as a
+** path ("host=h password=xxx"); a path is kept. malloc()ed; NULL when out
+** of memory.
 */
 char *db_redact(const char *path);
 

@@ -1047,6 +1047,13 @@ static void my_close(askdb_db *db)
     db->impl = NULL;
 }
 
+/* Said of a URL with an '@' after a '/' or '?' (db_url_ambiguous()). */
+#define AMBIGUOUS_URL                                                       \
+    "it has an '@' after a '/' or '?', so askdb cannot tell a password "   \
+    "holding '/' or '?' from a database or parameter holding '@'; "        \
+    "percent-encode the password's '/', '?', '@' and ':' (%2F, %3F, %40, " \
+    "%3A), or the '@' of a database or parameter (%40)"
+
 static askdb_status my_open(askdb_db *db, const char *path)
 {
     struct my *s;
@@ -1059,16 +1066,24 @@ static askdb_status my_open(askdb_db *db, const char *path)
     s->cancel = db->cancel;
     if (murl_parse(path, &s->url, err, sizeof err)) {
         /* Not the URL itself: a password in a URL that does not parse
-        ** (no '@' before it) is not known to be one. */
+        ** (no '@' before it) is not known to be one. Nor, when an '@'
+        ** comes after a '/' or '?', what the parser quotes of it
+        ** ("URL parameter 'ss@host' needs a value"). */
         snprintf(db->errmsg, sizeof db->errmsg,
                  "cannot use the %.*s:// URL: %s (see "
-                 "docs/engines/mariadb.md)",
-                 (int)db_url_scheme(path), path, err);
+                 "docs/engines/mariadb.md)", (int)db_url_scheme(path), path,
+                 db_url_ambiguous(path) ? AMBIGUOUS_URL : err);
         return ASKDB_ERR_DB_OPEN;
     }
     watch_init(&s->w);
-    if (connect_main(db, s))
+    if (connect_main(db, s)) {
+        /* The server's words may quote the host, port or database,
+        ** which may be parts of the password there. */
+        if (db_url_ambiguous(path))
+            snprintf(db->errmsg, sizeof db->errmsg,
+                     "cannot connect to %s: %s", db->label, AMBIGUOUS_URL);
         return ASKDB_ERR_DB_OPEN;
+    }
     if (!s->url.database) {
         /* An option file may name it; without one, nothing to read. */
         MYSQL_RES *r = NULL;

@@ -826,6 +826,42 @@ PY
     done <"$T/urls"
 }
 
+# A password with an unencoded '/' or '?' cannot be told from a database
+# or parameter with '@': no message quotes any part of it (one quoted
+# "ss@127.0.0.1" or the whole URL), and each says to percent-encode it.
+ambiguous_url_never_shows_part_of_the_password() {
+    local u pw c piece
+    start_llm "$(always "$(fence "SELECT 1 AS one")")"
+    for pw in "9311/Sl4shPw" "9312?Qm4rkPw" "Ab:9313/x7Yz" "9314?sslmode=Qz8w" "w@9315/Tk5v"; do
+        for u in "mariadb://ro:$pw@127.0.0.1" "mariadb://ro:$pw@127.0.0.1:$MDB_PORT/shop" "mysql://ro:$pw@localhost/shop?socket=$MDB_SOCK"; do
+            for c in sql schema ask; do
+                case $c in
+                sql) run sql -v "$u" "SELECT 1" ;;
+                schema) run schema -v "$u" ;;
+                ask) run ask -v --llm-url "$URL" --model test --no-question-check "$u" "One?" ;;
+                esac
+                [ "$RC" = 3 ] || fail "exit $RC for $c $u"
+                # Every piece of the password between its '/', '?', ':', '@', '='.
+                for piece in $(printf '%s\n' "$pw" | tr '/?:@=' '     '); do
+                    [ ${#piece} -ge 4 ] || continue
+                    grep -qF -- "$piece" "$T/out" "$T/err" && fail "'$piece' of the password printed by $c $u: $(cat "$T/err")"
+                done
+                expect_err_has "percent-encode the password's '/', '?', '@' and ':'"
+            done
+        done
+    done
+    # The label hides all from the first ':' to the last '@'; the same URL
+    # with the password encoded works.
+    run sql "mariadb://ro:9311/Sl4shPw@127.0.0.1" "SELECT 1"
+    expect_err_has "cannot connect to mariadb://ro:xxx@127.0.0.1: "
+    run sql -f csv "mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/shop?socket=$MDB_SOCK" "SELECT 1 AS one"
+    expect_rc 0
+    # A database with '@' is said the same way: it may be a password's.
+    run sql "mariadb://127.0.0.1:$MDB_PORT/a@b" "SELECT 1"
+    expect_rc 3
+    expect_err_has "cannot connect to mariadb://127.0.0.1:xxx@b: it has an '@' after a '/' or '?'"
+}
+
 option_file_gives_the_password() {
     # ~/.my.cnf's [askdb] group: no password in the URL.
     printf '[askdb]\npassword=%s\nlocal-infile=1\n' "$RO_PW" >"$HOME/.my.cnf"
@@ -1056,6 +1092,7 @@ TESTS=(
     fault_tls_required_but_not_offered
     fault_lock_held_by_another_session
     url_parsing_is_strict_and_never_echoes_passwords
+    ambiguous_url_never_shows_part_of_the_password
     option_file_gives_the_password
     many_tables_schema_reads_fast
     fault_idle_session_closed_by_the_server

@@ -854,6 +854,15 @@ static void urls_lose_their_passwords(void **state)
         {"postgresql://ann:a#b@h/x", "postgresql://ann@h/x"},
         {"postgresql://ann:p@ss:w#r%3Fd@h:5/x?password=y",
          "postgresql://ann@h:5/x?password=xxx"},
+        /* An '@' after a '/' or '?': all from the first ':' to the last
+        ** '@' may be the password's. */
+        {"mariadb://ann:pa/ss@h/shop", "mariadb://ann:xxx@h/shop"},
+        {"mariadb://ann:pa?ss@h:5/shop", "mariadb://ann:xxx@h:5/shop"},
+        {"mariadb://ann:p@a/s?s@h/x?ssl=require",
+         "mariadb://ann:xxx@h/x?ssl=require"},
+        {"mariadb://h:3306/a@b", "mariadb://h:xxx@b"},
+        {"mariadb://ann@h/x?password=a/b@c", "mariadb://ann@h/x?password=xxx"},
+        {"mariadb://h/a@b", "mariadb://h/a@b"},
         {"examples/shop.db", "examples/shop.db"},
         {"/tmp/a:b@c.db", "/tmp/a:b@c.db"},
         {"host=h password=s3cret user=u", "host=h password=xxx user=u"},
