@@ -95,6 +95,14 @@ size_t db_url_scheme(const char *s);
 */
 int db_url_ambiguous(const char *url);
 
+/* What a message says of such a URL instead of what the parser or the
+** server quoted of it. */
+#define DB_AMBIGUOUS_URL                                                    \
+    "it has an '@' after a '/' or '?', so askdb cannot tell a password "   \
+    "holding '/' or '?' from a database or parameter holding '@'; "        \
+    "percent-encode the password's '/', '?', '@' and ':' (%2F, %3F, %40, " \
+    "%3A), or the '@' of a database or parameter (%40)"
+
 /*
 ** A copy of a database argument fit to print: a URL loses the password of
 ** its user part ("user:secret@" -> "user@") and any password= parameter;

@@ -1047,13 +1047,6 @@ static void my_close(askdb_db *db)
     db->impl = NULL;
 }
 
-/* Said of a URL with an '@' after a '/' or '?' (db_url_ambiguous()). */
-#define AMBIGUOUS_URL                                                       \
-    "it has an '@' after a '/' or '?', so askdb cannot tell a password "   \
-    "holding '/' or '?' from a database or parameter holding '@'; "        \
-    "percent-encode the password's '/', '?', '@' and ':' (%2F, %3F, %40, " \
-    "%3A), or the '@' of a database or parameter (%40)"
-
 static askdb_status my_open(askdb_db *db, const char *path)
 {
     struct my *s;
@@ -1072,7 +1065,7 @@ static askdb_status my_open(askdb_db *db, const char *path)
         snprintf(db->errmsg, sizeof db->errmsg,
                  "cannot use the %.*s:// URL: %s (see "
                  "docs/engines/mariadb.md)", (int)db_url_scheme(path), path,
-                 db_url_ambiguous(path) ? AMBIGUOUS_URL : err);
+                 db_url_ambiguous(path) ? DB_AMBIGUOUS_URL : err);
         return ASKDB_ERR_DB_OPEN;
     }
     watch_init(&s->w);
@@ -1081,7 +1074,7 @@ static askdb_status my_open(askdb_db *db, const char *path)
         ** which may be parts of the password there. */
         if (db_url_ambiguous(path))
             snprintf(db->errmsg, sizeof db->errmsg,
-                     "cannot connect to %s: %s", db->label, AMBIGUOUS_URL);
+                     "cannot connect to %s: %s", db->label, DB_AMBIGUOUS_URL);
         return ASKDB_ERR_DB_OPEN;
     }
     if (!s->url.database) {

@@ -80,6 +80,8 @@ struct pg {
     enum pg_stop stop;
     int lost;               /* the connection broke: reset before use */
     int raw;                /* SQL_ASCII: bytes as stored, repaired */
+    int ambiguous;          /* db_url_ambiguous(): quote no libpq message
+                               of a connection */
     /* A cancel the server left unanswered: what its session waited on
     ** (pg_stat_activity), seen from a second connection. */
     int stuck;              /* 1: seen (wait_type may be empty) */
@@ -730,6 +732,14 @@ static void connect_error(askdb_db *db, struct pg *p, const char *what)
     const char *raw = PQerrorMessage(p->conn);
     char m[640];
 
+    /* libpq may quote the host, port, database or a parameter, which may
+    ** be parts of the password there ("missing key/value separator in
+    ** URI query parameter: \"ef@host/db\""). */
+    if (p->ambiguous) {
+        say(db->errmsg, sizeof db->errmsg, "cannot %s '%s': %s", what,
+            db->label, DB_AMBIGUOUS_URL);
+        return;
+    }
     one_line(p, raw, m, sizeof m);
     say(db->errmsg, sizeof db->errmsg, "cannot %s '%s': %s (%s)", what,
              db->label, *m ? m : "out of memory", connect_advice(raw));
@@ -746,6 +756,7 @@ static askdb_status pg_open(askdb_db *db, const char *path)
     if (!p)
         return ASKDB_ERR_NOMEM;
     db->impl = p;
+    p->ambiguous = db_url_ambiguous(path);
     url = libpq_url(path);
     if (!url)
         return ASKDB_ERR_NOMEM;

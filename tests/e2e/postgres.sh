@@ -1095,6 +1095,37 @@ passwords_with_at_signs_work_and_never_show() {
     expect_err_lacks "w%2Frd"
 }
 
+# A password with an unencoded '/' or '?' cannot be told from a database
+# or parameter holding '@' (postgresql://carol:ab/cd?ef@host/db reads as
+# host carol, database "cd", parameter "ef@host/db"): no message quotes
+# libpq's words of it, and each says to percent-encode (libpq quoted
+# "ef@127.0.0.1:PORT/shop" as a query parameter, a piece of the password).
+ambiguous_url_never_shows_part_of_the_password() {
+    local u pw c piece
+    start_llm "$(always "$(fence "SELECT 1 AS one")")"
+    for pw in "9311/Sl4shPw" "9312?Qm4rkPw" "Ab:9313/x7Yz" "Kd7w/9314?sslmode=Qz8w" "w@9315/Tk5v"; do
+        u="postgresql://carol:$pw@127.0.0.1:$PORT/shop"
+        for c in sql schema ask; do
+            case $c in
+            sql) run sql -v "$u" "SELECT 1" ;;
+            schema) run schema -v "$u" ;;
+            ask) run ask -v --llm-url "$URL" --model test --no-question-check "$u" "One?" ;;
+            esac
+            [ "$RC" = 3 ] || fail "exit $RC for $c $u"
+            # Every piece of the password between its '/', '?', ':', '@', '='.
+            for piece in $(printf '%s\n' "$pw" | tr '/?:@=' '     '); do
+                [ ${#piece} -ge 4 ] || continue
+                grep -qF -- "$piece" "$T/out" "$T/err" && fail "'$piece' of the password printed by $c $u: $(cat "$T/err")"
+            done
+            expect_err_has "cannot connect to 'postgresql://carol:xxx@127.0.0.1:$PORT/shop'"
+            expect_err_has "percent-encode the password's '/', '?', '@' and ':'"
+        done
+    done
+    # The same password encoded works.
+    run sql -f csv "postgresql://carol:$CAROL_URL_PW@127.0.0.1:$PORT/shop" "SELECT 1 AS one"
+    expect_rc 0
+}
+
 # The password is masked only where libpq can quote it (a token of the
 # URL it could not read), never in the words around: passwords that are
 # words of the message leave it whole, advice included.
@@ -1391,6 +1422,7 @@ server_killed_mid_query_is_reported() {
 }
 
 TESTS=(
+    ambiguous_url_never_shows_part_of_the_password
     schema_shows_keys_comments_and_estimates
     other_schemas_show_qualified
     partitions_show_when_their_parent_is_not_readable
