@@ -1776,19 +1776,34 @@ failed:
 /* The guard                                                              */
 /* ---------------------------------------------------------------------- */
 
-/* Skip blanks, comments and semicolons; return where real text starts. */
-static const char *skip_filler(const char *s)
+/*
+** Skip blanks and comments, and semicolons too when semis; return where a
+** token starts. Comments as PostgreSQL's lexer reads them: "--" to the end
+** of its line, which '\r' ends as well as '\n' (ended at '\n' only, a
+** denied call "txid_current --\r()" went past refuse_denied()); block
+** comments nest (a comment inside one does not end it at its own end).
+*/
+static const char *skip_filler(const char *s, int semis)
 {
+    int depth;
+
     for (;;) {
         while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' ||
-               *s == '\f' || *s == '\v' || *s == ';')
+               *s == '\f' || *s == '\v' || (semis && *s == ';'))
             s++;
         if (s[0] == '-' && s[1] == '-') {
-            while (*s && *s != '\n')
+            while (*s && *s != '\n' && *s != '\r')
                 s++;
         } else if (s[0] == '/' && s[1] == '*') {
-            const char *end = strstr(s + 2, "*/");
-            s = end ? end + 2 : s + strlen(s);
+            for (depth = 1, s += 2; *s && depth > 0; s++) {
+                if (s[0] == '/' && s[1] == '*') {
+                    depth++;
+                    s++;
+                } else if (s[0] == '*' && s[1] == '/') {
+                    depth--;
+                    s++;
+                }
+            }
         } else {
             return s;
         }
@@ -1872,39 +1887,6 @@ static int denied_at(const char *s)
 }
 
 /*
-** Skip blanks and comments (no ';': a call's name and its '(' have only
-** these between them). Block comments nest, as PostgreSQL reads them: a
-** comment inside a comment does not end the outer one at its own end.
-** Returns where a token starts.
-*/
-static const char *skip_blanks(const char *s)
-{
-    int depth;
-
-    for (;;) {
-        while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' ||
-               *s == '\f' || *s == '\v')
-            s++;
-        if (s[0] == '-' && s[1] == '-') {
-            while (*s && *s != '\n')
-                s++;
-        } else if (s[0] == '/' && s[1] == '*') {
-            for (depth = 1, s += 2; *s && depth > 0; s++) {
-                if (s[0] == '/' && s[1] == '*') {
-                    depth++;
-                    s++;
-                } else if (s[0] == '*' && s[1] == '/') {
-                    depth--;
-                    s++;
-                }
-            }
-        } else {
-            return s;
-        }
-    }
-}
-
-/*
 ** Refuse a statement that calls a function of denied_fns, before anything
 ** reaches the server: the name (any case, quoted or not, schema-qualified
 ** or not) followed by '(' after optional blanks and comments, wherever it
@@ -1920,6 +1902,7 @@ static const char *skip_blanks(const char *s)
 static int refuse_denied(const char *sql, struct db_err *e)
 {
     const unsigned char *s = (const unsigned char *)sql;
+    const char *after;
     size_t i, k;
     int d;
     char name[64];
@@ -1949,7 +1932,12 @@ static int refuse_denied(const char *sql, struct db_err *e)
         /* "txid_current" (...): past the closing quote of a quoted name. */
         if (i > 0 && s[i - 1] == '"' && s[i + k] == '"')
             k++;
-        if (*skip_blanks(sql + i + k) != '(')
+        /* The '(' of a call, or comments that run to the end of the text:
+        ** refused too, in case the server reads one of them otherwise. */
+        after = skip_filler(sql + i + k, 0);
+        if (*after != '(' &&
+            !(!*after && (strstr(sql + i + k, "--") ||
+                          strstr(sql + i + k, "/*"))))
             continue;
         e->ec = ASKDB_EC_REFUSED;
         say(e->msg, sizeof e->msg,
@@ -1976,7 +1964,7 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
     askdb_status rc;
 
     *desc = NULL;
-    if (!*skip_filler(sql))
+    if (!*skip_filler(sql, 1))
         return db_no_sql(e);
     if (refuse_denied(sql, e) < 0)
         return ASKDB_ERR_REFUSED;

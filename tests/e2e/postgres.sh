@@ -944,6 +944,10 @@ denied_names_refuse_only_calls() {
         'SELECT txid_current/**/()'
         'SELECT txid_current /* a /* nested */ comment */ ()'
         $'SELECT txid_current -- a comment\n ()'
+        $'SELECT txid_current --\r() AS x'
+        $'SELECT txid_current -- a comment\r ()'
+        $'SELECT pg_logical_emit_message --\r(false, \'p\', \'m\')'
+        'SELECT txid_current /* a comment never ended'
         'SELECT txid_current FROM xact_log WHERE txid_current() > 0'
         "SELECT * FROM ts_stat('SELECT to_tsvector(''a'')')"
     )
