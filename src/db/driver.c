@@ -138,9 +138,12 @@ static char *redact_conninfo(const char *s)
 int db_url_ambiguous(const char *url)
 {
     size_t k = db_url_scheme(url);
-    const char *p = url + k + 3;
+    const char *p;
 
-    return k && strchr(p + strcspn(p, "/?"), '@') != NULL;
+    if (!k)
+        return 0;
+    p = url + k + 3;
+    return strchr(p + strcspn(p, "/?"), '@') != NULL;
 }
 
 char *db_redact(const char *path)
@@ -171,7 +174,14 @@ char *db_redact(const char *path)
     if (colon && colon < strrchr(p, '@')) {
         buf_append(&b, p, (size_t)(colon - p));
         buf_puts(&b, ":xxx");
-        p = strrchr(p, '@');
+        /* That '@' may be inside a password= value whose parameter starts
+        ** in what went (host:5432/db?password=Summer@2024): then its
+        ** tail, to the next '&' or '#', goes too. */
+        for (q = colon, at = strrchr(p, '@'); q < at; q++)
+            if ((*q == '?' || *q == '&') &&
+                strncasecmp(q + 1, "password=", 9) == 0)
+                break;
+        p = q < at ? at + strcspn(at, "&#") : at;
     } else if (at) {
         colon = memchr(p, ':', (size_t)(at - p));
         buf_append(&b, p, (size_t)((colon ? colon : at) - p));

@@ -862,6 +862,13 @@ static void urls_lose_their_passwords(void **state)
          "mariadb://ann:xxx@h/x?ssl=require"},
         {"mariadb://h:3306/a@b", "mariadb://h:xxx@b"},
         {"mariadb://ann@h/x?password=a/b@c", "mariadb://ann@h/x?password=xxx"},
+        /* ... with a port: that ':' is the first, and the last '@' is
+        ** inside the password= value, whose tail goes too. */
+        {"postgresql://app@db:5432/prod?password=Summer@2024",
+         "postgresql://app@db:xxx"},
+        {"mariadb://ann@h:3306/x?password=a/b@c&ssl=require",
+         "mariadb://ann@h:xxx&ssl=require"},
+        {"mariadb://ann@h:3306/x?Password=a@c#f", "mariadb://ann@h:xxx#f"},
         {"mariadb://h/a@b", "mariadb://h/a@b"},
         {"examples/shop.db", "examples/shop.db"},
         {"/tmp/a:b@c.db", "/tmp/a:b@c.db"},
