@@ -634,8 +634,21 @@ static char *userinfo_of(const char *url)
 char *http_url_shown(const char *url)
 {
     size_t n = userinfo_len(url), head;
+    const char *a = authority(url), *colon, *last;
     struct buf b;
 
+    /* An '@' after the authority ends: a password with an unencoded '/',
+    ** '?' or '#' (http://u:pa/ss@host/v1) ended it early, so all from the
+    ** first ':' to the last '@' may be the password's. */
+    last = a ? strrchr(a + strcspn(a, "/?#"), '@') : NULL;
+    colon = last ? strchr(a, ':') : NULL;
+    if (colon && colon < last) {
+        buf_init(&b, 0);
+        buf_append(&b, url, (size_t)(colon - url));
+        buf_puts(&b, ":xxx");
+        buf_puts(&b, last);
+        return buf_steal(&b);
+    }
     if (!n)
         return strdup(url);
     head = (size_t)(authority(url) - url);

@@ -1737,6 +1737,11 @@ static void malformed_url_is_a_usage_error(void **ts)
         {"http://h:99999/v1", "is not a valid URL (Port number was not a "
                               "decimal number between 0 and 65535)"},
         {"http://u:secret@h/v 1", "is not a valid URL (Bad path)"},
+        /* A password's unencoded '/' ends the authority early: all from
+        ** the first ':' to the last '@' is hidden. */
+        {"http://u:pa/Secr3t@h/v1", "is not a valid URL (Port number was "
+                                    "not a decimal number between 0 and "
+                                    "65535)"},
     };
     askdb_config c = askdb_config_default();
     const char *shown;
@@ -1748,7 +1753,8 @@ static void malformed_url_is_a_usage_error(void **ts)
     c.model = "m";
     for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         c.llm_url = bad[i][0];
-        shown = i == 6 ? "http://h/v 1" : bad[i][0];
+        shown = i == 6 ? "http://h/v 1"
+                : i == 7 ? "http://u:xxx@h/v1" : bad[i][0];
         snprintf(want, sizeof want, "the model URL '%s' %s (give the "
                  "server's base URL, e.g. http://localhost:11434/v1, with "
                  "--llm-url or ASKDB_LLM_URL)", shown, bad[i][1]);
