@@ -156,19 +156,35 @@ static void scrub(char *s, const char *secret)
 /*
 ** Copy a libpq message into out (size n) as one line of valid UTF-8:
 ** newlines and tabs become blanks, a trailing newline goes, and the
-** password is scrubbed.
+** password is scrubbed - in the bytes as libpq wrote them, before any is
+** repaired (a password with a byte that is not UTF-8 would no longer
+** match once that byte is U+FFFD) - and out is cut on a whole character.
 */
 static void one_line(const struct pg *p, const char *msg, char *out,
                      size_t n)
 {
-    char *c;
+    char *c, *raw = strdup(msg ? msg : "");
     size_t len;
     struct buf b;
 
+    if (!n)
+        return;
+    out[0] = '\0';
+    if (!raw)
+        return;
+    if (p) {
+        scrub(raw, p->pw_raw);
+        scrub(raw, p->pw);
+    }
     /* A SQL_ASCII server quotes the statement's or the data's bytes. */
     buf_init(&b, 0);
-    text_put(&b, msg ? msg : "", msg ? strlen(msg) : 0, 0);
-    snprintf(out, n, "%s", b.data && !buf_err(&b) ? b.data : "");
+    text_put(&b, raw, strlen(raw), 0);
+    free(raw);
+    if (b.data && !buf_err(&b)) {
+        len = text_cut(b.data, b.len, n - 1);
+        memcpy(out, b.data, len);
+        out[len] = '\0';
+    }
     buf_free(&b);
     for (c = out; *c; c++)
         if (*c == '\n' || *c == '\t' || *c == '\r')
@@ -176,10 +192,6 @@ static void one_line(const struct pg *p, const char *msg, char *out,
     len = strlen(out);
     while (len && out[len - 1] == ' ')
         out[--len] = '\0';
-    if (p) {
-        scrub(out, p->pw_raw);
-        scrub(out, p->pw);
-    }
 }
 
 /*

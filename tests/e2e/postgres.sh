@@ -1097,6 +1097,13 @@ passwords_with_at_signs_work_and_never_show() {
     expect_err_lacks "s3cr3t"
     expect_err_lacks "w/rd"
     expect_err_lacks "w%2Frd"
+    # A byte that is not UTF-8 in the password: scrubbed before libpq's
+    # message is made valid UTF-8 (after, it no longer matched).
+    run sql "postgresql://carol:s3cr"$'\xe9'"tpw%zz@127.0.0.1:$PORT/shop" "SELECT 1"
+    expect_rc 3
+    expect_err_has "check the URL's form"
+    expect_err_lacks "s3cr"
+    expect_err_lacks "tpw"
 }
 
 # A password with an unencoded '/' or '?' cannot be told from a database
