@@ -87,6 +87,9 @@ struct pg {
     int stuck;              /* 1: seen (wait_type may be empty) */
     int stuck_ended;        /* pg_terminate_backend() was accepted */
     char wait_type[32], wait_event[64];
+    const char *sent;       /* the statement being run (pg_arm), while it
+                               runs: stuck_session() knows its session by
+                               it */
     char *pw_raw;           /* the password as written in the URL */
     char *pw;               /* the password libpq would send, decoded */
 };
@@ -331,9 +334,11 @@ static void send_cancel(struct pg *p, enum pg_stop why)
         (void)PQcancel(p->cancel, err, (int)sizeof err);
 }
 
-/* Arm the client-side clock for one statement (timeout_ms <= 0: none). */
-static void pg_arm(struct pg *p, int timeout_ms)
+/* Arm the client-side clock for the statement sql, about to be sent
+** (timeout_ms <= 0: no limit). */
+static void pg_arm(struct pg *p, const char *sql, int timeout_ms)
 {
+    p->sent = sql;
     p->stop = STOP_NONE;
     p->stuck = 0;
     p->started = db_now_ms();
@@ -355,21 +360,43 @@ static void pg_arm(struct pg *p, int timeout_ms)
 */
 static void stuck_session(struct pg *p)
 {
+    /* The second connection goes to the server the first one reached,
+    ** not to the URL's list of hosts, which may hold others. */
+    static const char *const pinned[] = {"host", "hostaddr", "port",
+                                         "connect_timeout",
+                                         "load_balance_hosts",
+                                         "target_session_attrs", NULL};
     PQconninfoOption *opts, *o;
-    const char *keys[64], *vals[64], *params[1];
+    const char *keys[64], *vals[64], *params[2], *const *k, *v;
     char pid[16];
     PGconn *c;
     PGresult *r;
     int i = 0;
 
+    if (!p->sent)
+        return;
     opts = PQconninfo(p->conn);
     if (!opts)
         return;
-    for (o = opts; o->keyword && i < 62; o++) {
-        if (!o->val || !*o->val || strcmp(o->keyword, "connect_timeout") == 0)
+    for (o = opts; o->keyword && i < 58; o++) {
+        for (k = pinned; *k && strcmp(o->keyword, *k) != 0; k++)
+            ;
+        if (*k || !o->val || !*o->val)
             continue;
         keys[i] = o->keyword;
         vals[i++] = o->val;
+    }
+    if ((v = PQhost(p->conn)) != NULL && *v) {
+        keys[i] = "host";
+        vals[i++] = v;
+    }
+    if ((v = PQhostaddr(p->conn)) != NULL && *v) {
+        keys[i] = "hostaddr";
+        vals[i++] = v;
+    }
+    if ((v = PQport(p->conn)) != NULL && *v) {
+        keys[i] = "port";
+        vals[i++] = v;
     }
     keys[i] = "connect_timeout";
     vals[i++] = "3";
@@ -380,15 +407,21 @@ static void stuck_session(struct pg *p)
     if (!c)
         return;
     (void)PQsetNoticeProcessor(c, drop_notice, NULL);
+    /* The session is the one of that process id running this very
+    ** statement (its text, as far as the server keeps it): behind a
+    ** connection pooler the id may be another session's. */
     snprintf(pid, sizeof pid, "%d", PQbackendPID(p->conn));
     params[0] = pid;
+    params[1] = p->sent;
     r = PQstatus(c) == CONNECTION_OK
             ? PQexecParams(c,
                            "SELECT coalesce(wait_event_type, ''), "
                            "  coalesce(wait_event, ''), "
                            "  pg_terminate_backend(pid) "
-                           "FROM pg_stat_activity WHERE pid = $1::int",
-                           1, NULL, params, NULL, NULL, 0)
+                           "FROM pg_stat_activity WHERE pid = $1::int "
+                           "AND query <> '' "
+                           "AND left($2::text, length(query)) = query",
+                           2, NULL, params, NULL, NULL, 0)
             : NULL;
     if (r && PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
         p->stuck = 1;
@@ -499,7 +532,7 @@ static int pg_command(askdb_db *db, struct pg *p, const char *sql,
     PGresult *r;
     ExecStatusType st;
 
-    pg_arm(p, timeout_ms);
+    pg_arm(p, sql, timeout_ms);
     if (!PQsendQuery(p->conn, sql)) {
         one_line(p, PQerrorMessage(p->conn), msg, n);
         if (PQstatus(p->conn) == CONNECTION_BAD)
@@ -526,7 +559,7 @@ static PGresult *pg_query(askdb_db *db, struct pg *p, const char *sql,
 {
     PGresult *r;
 
-    pg_arm(p, db->query_timeout_ms);
+    pg_arm(p, sql, db->query_timeout_ms);
     if (!PQsendQueryParams(p->conn, sql, nparams, NULL, params, NULL, NULL,
                            0)) {
         one_line(p, PQerrorMessage(p->conn), msg, n);
@@ -1995,7 +2028,7 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
             rc = ASKDB_ERR_DB;
         goto fail;
     }
-    pg_arm(p, db->query_timeout_ms);
+    pg_arm(p, sql, db->query_timeout_ms);
     if (!PQsendPrepare(p->conn, "", sql, 0, NULL)) {
         rc = pg_fail(db, p, NULL, PQerrorMessage(p->conn), e);
         goto fail;
@@ -2309,7 +2342,7 @@ static askdb_status pg_run(askdb_db *db, const char *sql, askdb_result **out,
         ret = ASKDB_ERR_NOMEM;
         goto out;
     }
-    pg_arm(p, db->query_timeout_ms);
+    pg_arm(p, sql, db->query_timeout_ms);
     if (!PQsendQueryPrepared(p->conn, "", 0, NULL, NULL, NULL, 0)) {
         ret = pg_fail(db, p, NULL, PQerrorMessage(p->conn), e);
         goto out;
