@@ -29,9 +29,7 @@ static askdb_status http_open(const askdb_config *cfg,
     askdb_status rc = ASKDB_ERR_USAGE;
 
     *out = NULL;
-    if (cfg->llm_url && *cfg->llm_url &&
-        !http_url_check(cfg->llm_url, err, errlen))
-        goto out;
+    /* The URL was checked by llm_new() (llm_check()). */
     url = http_endpoint(cfg->llm_url, s->default_base, s->root, s->suffix);
     shown = url ? http_url_shown(url) : NULL;
     if (!shown) {
