@@ -85,10 +85,9 @@ int jsonx_set_str(json_t *o, const char *key, const char *s)
 /*
 ** The public name (askdb.h). jansson writes every real with one
 ** precision for all, and 17 digits make 0.1 "0.10000000000000001" where
-** 15 lost digits of others
-** ("123456789.12345678" came out "123456789.123457"). A number is what
-** starts with '-' or a digit outside a string; those without '.' or 'e'
-** (integers) stay as written.
+** 15 lost digits of others ("123456789.12345678" came out
+** "123456789.123457"). A number is what starts with '-' or a digit
+** outside a string; those without '.' or 'e' (integers) stay as written.
 */
 char *askdb_json_shorten_reals(char *t)
 {
