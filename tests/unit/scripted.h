@@ -41,7 +41,8 @@ static inline int scripted(void *ud, int n, const char *const *roles,
     size_t len;
     int i;
 
-    s->calls++;
+    /* Atomic: a test's other thread may wait for the first call. */
+    __atomic_fetch_add(&s->calls, 1, __ATOMIC_SEQ_CST);
     s->last_n = n;
     for (i = 0; i < n; i++)
         s->invalid += !scripted_json_ok(contents[i]);
