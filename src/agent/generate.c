@@ -253,7 +253,7 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
     askdb_attempt *at;
     char buf[256];
     const char *why;
-    char cutbuf[128], ptok[24], ctok[24];
+    char cutbuf[256], ptok[24], ctok[24];
     askdb_status rc;
     int i, n = 1, made, nsql = 0;
 
@@ -334,8 +334,10 @@ enum agent_outcome agent_step_generate(struct agent_state *st)
             agent_log(st, "generate", "candidate %d: %s", i + 1, c->err);
         } else if (!c->sql) {
             agent_cand_fail(c, ASKDB_EC_NO_SQL,
-                            reps[i].cut == LLM_CUT_MAX_TOKENS
-                                ? agent_cut_why(st, cutbuf, sizeof cutbuf)
+                            reps[i].cut == LLM_CUT_MAX_TOKENS ||
+                                    reps[i].cut == LLM_CUT_CONTEXT
+                                ? agent_cut_why(st, reps[i].cut, cutbuf,
+                                                sizeof cutbuf)
                             : reps[i].cut ? "cut: still being written at the "
                                             "cap of the greedy reply's length"
                             : reps[i].settled ? "settled: not needed, the "

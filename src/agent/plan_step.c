@@ -30,7 +30,7 @@ static askdb_status run_task(struct agent_state *st, const struct plan *p,
     askdb_result *r = NULL;
     askdb_status rc;
     const char *why;
-    char *reply, *sql, cutbuf[128];
+    char *reply, *sql, cutbuf[256];
     int k, cut = 0;
 
     buf_init(&b, 0);
@@ -55,7 +55,7 @@ static askdb_status run_task(struct agent_state *st, const struct plan *p,
     /* A reply cut at max_tokens may end in a statement cut short. */
     sql = NULL;
     if (cut)
-        why = agent_cut_why(st, cutbuf, sizeof cutbuf);
+        why = agent_cut_why(st, cut, cutbuf, sizeof cutbuf);
     else
         sql = sqlx_extract(reply, &why);
     free(reply);

@@ -137,6 +137,8 @@ json_t *agent_reply_event(const struct llm_reply *rep, const char *text)
         json_object_set_new(ev, "cut", json_true());
     if (rep->cut == LLM_CUT_MAX_TOKENS)
         json_object_set_new(ev, "max_tokens_hit", json_true());
+    if (rep->cut == LLM_CUT_CONTEXT)
+        json_object_set_new(ev, "context_full", json_true());
     if (rep->settled)
         json_object_set_new(ev, "settled", json_true());
     if (rep->branch_tokens > 0)
@@ -180,11 +182,17 @@ void agent_mark_stable(const struct agent_state *st, struct llm_request *req)
     req->scope = st->ag->scope;
 }
 
-const char *agent_cut_why(const struct agent_state *st, char *buf, size_t n)
+const char *agent_cut_why(const struct agent_state *st, int cut, char *buf,
+                          size_t n)
 {
     int max = st->ag->cfg.max_tokens;
 
-    if (max > 0)
+    if (cut == LLM_CUT_CONTEXT)
+        snprintf(buf, n, "cut: the reply filled the local model's context "
+                         "before it ended (the prompt left too little room: "
+                         "a shorter question, or a database with fewer "
+                         "tables and columns, leaves more)");
+    else if (max > 0)
         snprintf(buf, n, "cut: the reply hit --max-tokens (%d) before it "
                          "ended", max);
     else

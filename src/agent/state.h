@@ -169,9 +169,12 @@ char *agent_call(struct agent_state *st, const char *what,
                  const struct llm_msg *msgs, int nmsgs, const char *grammar,
                  int max_tokens, int *cut, askdb_status *rc);
 
-/* Why a reply cut at max_tokens is of no use, for messages: "cut: the
-** reply hit --max-tokens (N) before it ended", into buf (n bytes). */
-const char *agent_cut_why(const struct agent_state *st, char *buf, size_t n);
+/* Why a reply cut (cut: LLM_CUT_MAX_TOKENS or LLM_CUT_CONTEXT) is of no
+** use, for messages: "cut: the reply hit --max-tokens (N) before it
+** ended", or that the local model's context had no more room, into buf
+** (n bytes). */
+const char *agent_cut_why(const struct agent_state *st, int cut, char *buf,
+                          size_t n);
 
 /*
 ** Report a step: ev (a JSON object, consumed; NULL is ignored) gets

@@ -137,7 +137,10 @@ struct llm_reply {
                                 "length", Anthropic's stop_reason
                                 "max_tokens"; the local model: its last
                                 token was the cap's, and neither the
-                                end of its turn nor a stop); 0: it
+                                end of its turn nor a stop),
+                                LLM_CUT_CONTEXT where the local model's
+                                context had no room left, before
+                                max_tokens; 0: it
                                 ended */
     int settled;             /* 1: stopped unfinished (or never begun)
                                 because llm_request.on_end said the
@@ -158,7 +161,7 @@ struct llm_reply {
 };
 
 /* Why a reply came back cut (llm_reply.cut). */
-enum { LLM_CUT_NONE, LLM_CUT_FOLLOW, LLM_CUT_MAX_TOKENS };
+enum { LLM_CUT_NONE, LLM_CUT_FOLLOW, LLM_CUT_MAX_TOKENS, LLM_CUT_CONTEXT };
 
 typedef struct llm llm;
 

@@ -1165,9 +1165,11 @@ struct seq {
     double min_p_words;          /* the same without white-space tokens */
     int done;
     int cut;                     /* LLM_CUT_FOLLOW: stopped at the follow
-                                    cap; LLM_CUT_MAX_TOKENS: at its token
-                                    cap (max_tokens, or the context's
-                                    room) before its end */
+                                    cap; LLM_CUT_MAX_TOKENS: at
+                                    max_tokens before its end;
+                                    LLM_CUT_CONTEXT: at the context's
+                                    room, which was less */
+    int max_tokens;              /* the request's cap (max: it or less) */
     int settled;                 /* stopped: llm_request.on_end said so */
     int told;                    /* its end was passed to on_end */
     int reply;                   /* its index among the call's replies */
@@ -1258,7 +1260,8 @@ static int seq_step(struct local *l, struct llm_dec_call *c,
         /* Out of tokens, not at an end: the end-of-turn token and the
         ** stop and fence ends were looked for above, on this token too,
         ** so a reply whose last token ends it is whole. */
-        s->cut = LLM_CUT_MAX_TOKENS;
+        s->cut = s->max < s->max_tokens ? LLM_CUT_CONTEXT
+                                         : LLM_CUT_MAX_TOKENS;
         return 0;
     }
     *tok = t;
@@ -1509,6 +1512,7 @@ static askdb_status run_round(struct local *l, struct llm_dec_call *c,
         s->min_p = 1;
         s->min_p_words = 1;
         s->row = 0;
+        s->max_tokens = max;
         s->max = max < room ? max : (int)room;
         s->done = s->max <= 0;
         s->waiting = !s->done && gated && i > 0;

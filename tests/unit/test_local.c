@@ -857,6 +857,67 @@ static void local_reply_stopped_at_max_tokens_comes_back_cut(void **ts)
     assert_memory_equal(s->r.text, whole_text, strlen(s->r.text));
 }
 
+/* A user message of k words " x" (malloc()ed). */
+static char *words(long k)
+{
+    char *t = malloc((size_t)k * 2 + 1);
+    long i;
+
+    assert_non_null(t);
+    for (i = 0; i < k; i++)
+        memcpy(t + 2 * i, " x", 2);
+    t[2 * k] = '\0';
+    return t;
+}
+
+/* A reply stopped because the context had no more room, with max_tokens
+** left, is cut as such (LLM_CUT_CONTEXT: raising --max-tokens would not
+** help), not as one at max_tokens. */
+static void local_reply_stopped_by_a_full_context_says_so(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_msg msgs[] = {{"user", NULL}};
+    struct llm_request req = request(msgs, 1, 1);
+    const char *at;
+    char *text;
+    long p1, p2, n_ctx, k;
+    askdb_status rc;
+
+    need_model();
+    open_model(s);
+    /* The context's size, from the message of a prompt over it. */
+    msgs[0].content = text = words(40000);
+    llm_reply_free(&s->r);
+    rc = llm_complete(s->m, &req, &s->r);
+    free(text);
+    assert_int_equal(rc, ASKDB_ERR_LLM);
+    at = strstr(llm_errmsg(s->m), "holds at most ");
+    assert_non_null(at);
+    n_ctx = strtol(at + 14, NULL, 10);
+    assert_true(n_ctx > 1000);
+    /* Tokens besides the words: " x" is one token each. */
+    msgs[0].content = text = words(100);
+    complete_ok(s, &req);
+    free(text);
+    p1 = s->r.prompt_tokens;
+    msgs[0].content = text = words(200);
+    complete_ok(s, &req);
+    free(text);
+    p2 = s->r.prompt_tokens;
+    assert_int_equal(p2 - p1, 100);
+    /* Room for 4 tokens of the reply; the grammar's needs more. */
+    k = n_ctx - (p1 - 100) - 4;
+    msgs[0].content = text = words(k);
+    req.max_tokens = 40;
+    req.grammar = "root ::= \"```sql\\nSELECT count(*) FROM customers "
+                  "LIMIT 5\\n```\"";
+    complete_ok(s, &req);
+    free(text);
+    assert_int_equal(s->r.prompt_tokens, n_ctx - 4);
+    assert_int_equal(s->r.completion_tokens, 4);
+    assert_int_equal(s->r.cut, LLM_CUT_CONTEXT);
+}
+
 /* sql_end: the reply ends at the ';' that ends the statement (not at one
 ** inside quotes or brackets), closed by the fence the grammar would have
 ** made it write, in fewer decode steps and with the same text. */
@@ -2002,6 +2063,7 @@ int main(void)
         T(local_stops_at_stop_strings_and_the_closing_fence),
     T(local_sql_end_stops_at_the_statement_end),
     T(local_reply_stopped_at_max_tokens_comes_back_cut),
+    T(local_reply_stopped_by_a_full_context_says_so),
     T(local_on_end_settles_the_replies_still_written),
         T(local_candidates_are_grammatical_and_reply_0_is_greedy),
         T(local_sql_replies_use_the_text_logits),
