@@ -2164,17 +2164,25 @@ static void numeric_value(const char *s, askdb_value *v)
     v->d = strtod(s, NULL);
 }
 
-/* What one cell costs in a result: its askdb_value plus its bytes. */
-static size_t cell_cost(const PGresult *r, int row, int col)
+/* What one cell costs in a result: its askdb_value plus its bytes, as
+** askdb keeps them (raw: SQL_ASCII text, each byte that starts no UTF-8
+** character becomes U+FFFD, three bytes). */
+static size_t cell_cost(const PGresult *r, int row, int col, int raw)
 {
-    size_t n = sizeof(askdb_value);
+    size_t n = sizeof(askdb_value), i, k;
     size_t len = (size_t)PQgetlength(r, row, col);
+    const char *s;
 
     if (PQgetisnull(r, row, col))
         return n;
     if (PQftype(r, col) == OID_BYTEA && len >= 2)
         return n + (len - 2) / 2; /* "\x" and two hex digits a byte */
-    return n + len;
+    if (!raw)
+        return n + len;
+    s = PQgetvalue(r, row, col);
+    for (i = 0; i < len; i += k ? k : 1)
+        n += (k = text_char_len(s + i, len - i, 1)) ? k : 3;
+    return n;
 }
 
 /* Fill v from cell (row, col) of r, text as valid UTF-8; -1 when out of
@@ -2296,7 +2304,7 @@ static int add_row(askdb_db *db, askdb_result *r, const PGresult *pr,
     if (r->nrows >= db->max_rows)
         return 1;
     for (i = 0; i < n && i < PQnfields(pr); i++)
-        row_bytes += cell_cost(pr, 0, i);
+        row_bytes += cell_cost(pr, 0, i, PG(db)->raw);
     if (db->max_bytes && *bytes + row_bytes > db->max_bytes)
         return 2;
     *bytes += row_bytes;

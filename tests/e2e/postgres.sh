@@ -630,6 +630,16 @@ assert j["rows"] == [[1, "Caf\ufffd de Flore", "Z\u00f6e", "Caf\ufffd de Flore"]
     run sql "$legacy" "SELECT name::int FROM people WHERE id = 1"
     expect_rc 1
     pycheck 'assert "invalid input syntax for type integer: \"Caf\ufffd de Flore\"" in err, err'
+    # --max-bytes counts the text as askdb keeps it: 'x' and U+FFFD (3
+    # bytes) for each of the 50 "x\xe9", 200 bytes a cell and its value's
+    # 40: 4 rows in 1000 (counted as the server's 100 bytes, 7 rows).
+    run sql --max-bytes 1000 -f csv "$legacy" "SELECT repeat(name, 50) AS x FROM people, generate_series(1, 100) WHERE id = 2"
+    expect_rc 0
+    pycheck '
+lines = out.splitlines()
+assert len(lines) == 5 and lines[1] == "x\ufffd" * 50, (len(lines), lines[:2])
+assert "truncated at the size limit (--max-bytes) after 4 rows" in err, err
+'
 }
 
 sql_converts_types() {
