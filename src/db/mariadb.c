@@ -1850,8 +1850,9 @@ static int text_value(askdb_value *v, const char *s, int k, size_t n)
 ** while a double keeps its whole integer part (up to 15 digits before the
 ** point: money, AVG()); past that an integer when it has no fraction and
 ** fits 64 bits, else its text, every digit kept (SUM() of a BIGINT
-** UNSIGNED near 2^64, DECIMAL(65,0)), as PostgreSQL's numeric. 0, or -1
-** out of memory.
+** UNSIGNED near 2^64, DECIMAL(65,0)), as PostgreSQL's large numeric (a
+** small one stays a real here, where PostgreSQL's numeric of 42 is the
+** integer 42). 0, or -1 out of memory.
 */
 static int decimal_value(const char *s, unsigned long len, askdb_value *v)
 {
