@@ -314,25 +314,27 @@ askdb_status db_run(askdb_db *db, const char *sql, askdb_result **out,
     return rc;
 }
 
-askdb_status db_no_statement(askdb_db *db)
+askdb_status db_api_begin(askdb_db *db, const char *sql, askdb_result **out)
 {
-    snprintf(db->errmsg, sizeof db->errmsg, "no statement given (NULL)");
-    db->errclass = ASKDB_EC_NO_SQL;
-    return ASKDB_ERR_USAGE;
+    if (!out)
+        return ASKDB_ERR_USAGE;
+    *out = NULL;
+    if (!db)
+        return ASKDB_ERR_USAGE;
+    if (!sql) {
+        snprintf(db->errmsg, sizeof db->errmsg, "no statement given (NULL)");
+        db->errclass = ASKDB_EC_NO_SQL;
+        return ASKDB_ERR_USAGE;
+    }
+    db_uncancel(db);
+    return ASKDB_OK;
 }
 
 askdb_status askdb_db_query(askdb_db *db, const char *sql,
                             askdb_result **out)
 {
     struct db_err e;
+    askdb_status rc = db_api_begin(db, sql, out);
 
-    if (!out)
-        return ASKDB_ERR_USAGE;
-    *out = NULL;
-    if (!db)
-        return ASKDB_ERR_USAGE;
-    if (!sql)
-        return db_no_statement(db);
-    db_uncancel(db);
-    return db_run(db, sql, out, &e);
+    return rc ? rc : db_run(db, sql, out, &e);
 }

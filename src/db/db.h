@@ -36,8 +36,11 @@ askdb_status db_check(askdb_db *db, const char *sql, struct db_err *e);
 askdb_status db_run(askdb_db *db, const char *sql, askdb_result **out,
                     struct db_err *e);
 
-/* A NULL statement given to the API: ASKDB_ERR_USAGE, said on db. */
-askdb_status db_no_statement(askdb_db *db);
+/* The start of an API call that runs sql on db into *out
+** (askdb_db_query, askdb_db_explain): *out cleared, the arguments checked
+** (NULL out or db: ASKDB_ERR_USAGE; NULL sql: ASKDB_ERR_USAGE said on db)
+** and db uncancelled (db_uncancel). ASKDB_OK to go on. */
+askdb_status db_api_begin(askdb_db *db, const char *sql, askdb_result **out);
 
 /*
 ** Clear the cancel flag (db->cancel) before work asked for through the

@@ -107,14 +107,9 @@ askdb_status askdb_db_explain(askdb_db *db, const char *sql,
     struct buf b;
     askdb_status rc;
 
-    if (!out)
-        return ASKDB_ERR_USAGE;
-    *out = NULL;
-    if (!db)
-        return ASKDB_ERR_USAGE;
-    if (!sql)
-        return db_no_statement(db);
-    db_uncancel(db);
+    rc = db_api_begin(db, sql, out);
+    if (rc)
+        return rc;
     /* The statement itself passes the guard first, exactly as it would
     ** run; only then its plan is asked for. */
     rc = db_check(db, sql, &e);
