@@ -1362,13 +1362,41 @@ static const char *const first_words[] = {
 };
 
 /* Functions no question needs: they read server files, hold locks past
-** the statement, wait on replication or step sequences. */
-static const char *const denied_functions[] = {
-    "LOAD_FILE", "GET_LOCK", "RELEASE_LOCK", "RELEASE_ALL_LOCKS",
-    "MASTER_POS_WAIT", "MASTER_GTID_WAIT", "SOURCE_POS_WAIT",
-    "WAIT_FOR_EXECUTED_GTID_SET", "WAIT_UNTIL_SQL_THREAD_AFTER_GTIDS",
-    "NEXTVAL", "SETVAL", "LASTVAL", "SYS_EXEC", "SYS_EVAL", NULL
+** the statement, wait on replication or step sequences (why NULL: said
+** so). BENCHMARK() only spends time, and one that another session stops
+** (KILL QUERY) returns the same 0 as one that ran to its end, with no
+** error, warning or status to tell (MariaDB 10.11, text and binary
+** protocol alike): its rows could be a statement cut short taken for the
+** answer. */
+static const struct denied_fn {
+    const char *name;
+    const char *why;         /* the refusal, or NULL for the common one */
+} denied_functions[] = {
+    {"LOAD_FILE", NULL}, {"GET_LOCK", NULL}, {"RELEASE_LOCK", NULL},
+    {"RELEASE_ALL_LOCKS", NULL}, {"MASTER_POS_WAIT", NULL},
+    {"MASTER_GTID_WAIT", NULL}, {"SOURCE_POS_WAIT", NULL},
+    {"WAIT_FOR_EXECUTED_GTID_SET", NULL},
+    {"WAIT_UNTIL_SQL_THREAD_AFTER_GTIDS", NULL}, {"NEXTVAL", NULL},
+    {"SETVAL", NULL}, {"LASTVAL", NULL}, {"SYS_EXEC", NULL},
+    {"SYS_EVAL", NULL},
+    {"BENCHMARK", "refused: BENCHMARK() only measures time (its value is "
+                  "always 0), and one cancelled by another session (KILL "
+                  "QUERY) returns that same 0 without an error, so its "
+                  "result could not be told from an answer; ask without "
+                  "it"},
+    {NULL, NULL}
 };
+
+/* The entry of denied_functions named p (n bytes), or NULL. */
+static const struct denied_fn *denied_function(const char *p, size_t n)
+{
+    const struct denied_fn *f;
+
+    for (f = denied_functions; f->name; f++)
+        if (word_is(p, n, f->name))
+            return f;
+    return NULL;
+}
 
 /* Words that, anywhere outside strings and quoted names, make a statement
 ** more than a query. */
@@ -1395,6 +1423,7 @@ static int guard_text(const char *sql, size_t *len, struct db_err *e)
 {
     const char *p = sql, *end = NULL;
     const char *prev = NULL, *prev2 = NULL;
+    const struct denied_fn *fn;
     size_t n = 0, pn = 0, p2n = 0;
     int exec = 0, first = 1, with = 0, depth = 0;
     enum tok t;
@@ -1450,25 +1479,14 @@ static int guard_text(const char *sql, size_t *len, struct db_err *e)
                      "only reads", (int)n, p);
             goto refused;
         }
-        /* BENCHMARK() only spends time, and one that another session
-        ** stops (KILL QUERY) returns the same 0 as one that ran to its
-        ** end, with no error, warning or status to tell (MariaDB 10.11,
-        ** text and binary protocol alike): its rows could be a statement
-        ** cut short taken for the answer. */
-        if (t == T_LPAREN && prev && word_is(prev, pn, "BENCHMARK")) {
-            snprintf(e->msg, sizeof e->msg,
-                     "refused: BENCHMARK() only measures time (its value "
-                     "is always 0), and one cancelled by another session "
-                     "(KILL QUERY) returns that same 0 without an error, "
-                     "so its result could not be told from an answer; "
-                     "ask without it");
-            goto refused;
-        }
-        if (t == T_LPAREN && prev && in_words(denied_functions, prev, pn)) {
-            snprintf(e->msg, sizeof e->msg,
-                     "refused: the function %.*s reaches outside the "
-                     "query (files, locks, sequences); askdb runs only "
-                     "read-only queries", (int)pn, prev);
+        if (t == T_LPAREN && prev && (fn = denied_function(prev, pn))) {
+            if (fn->why)
+                snprintf(e->msg, sizeof e->msg, "%s", fn->why);
+            else
+                snprintf(e->msg, sizeof e->msg,
+                         "refused: the function %.*s reaches outside the "
+                         "query (files, locks, sequences); askdb runs only "
+                         "read-only queries", (int)pn, prev);
             goto refused;
         }
         /* WITH ... DELETE / UPDATE / INSERT (MySQL 8 runs them): the CTE's
