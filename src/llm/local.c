@@ -1169,7 +1169,6 @@ struct seq {
                                     max_tokens before its end;
                                     LLM_CUT_CONTEXT: at the context's
                                     room, which was less */
-    int max_tokens;              /* the request's cap (max: it or less) */
     int settled;                 /* stopped: llm_request.on_end said so */
     int told;                    /* its end was passed to on_end */
     int reply;                   /* its index among the call's replies */
@@ -1203,6 +1202,12 @@ static int push_token(struct seq *s, llama_token t)
     }
     s->toks[s->n++] = t;
     return 0;
+}
+
+/* A reply's token cap: the request's, or LOCAL_MAX_TOKENS. */
+static int req_max_tokens(const struct llm_request *req)
+{
+    return req->max_tokens > 0 ? req->max_tokens : LOCAL_MAX_TOKENS;
 }
 
 /*
@@ -1260,8 +1265,8 @@ static int seq_step(struct local *l, struct llm_dec_call *c,
         /* Out of tokens, not at an end: the end-of-turn token and the
         ** stop and fence ends were looked for above, on this token too,
         ** so a reply whose last token ends it is whole. */
-        s->cut = s->max < s->max_tokens ? LLM_CUT_CONTEXT
-                                         : LLM_CUT_MAX_TOKENS;
+        s->cut = s->max < req_max_tokens(req) ? LLM_CUT_CONTEXT
+                                              : LLM_CUT_MAX_TOKENS;
         return 0;
     }
     *tok = t;
@@ -1494,7 +1499,7 @@ static askdb_status run_round(struct local *l, struct llm_dec_call *c,
                               int ns, long room, double t0, int later,
                               int *settled, struct llm_reply *out)
 {
-    int max = req->max_tokens > 0 ? req->max_tokens : LOCAL_MAX_TOKENS;
+    int max = req_max_tokens(req);
     struct seq seqs[LOCAL_SEQ_MAX];
     askdb_status rc = ASKDB_ERR_NOMEM;
     int i, reply, gated = first == 0 && req->gate > 0;
@@ -1512,7 +1517,6 @@ static askdb_status run_round(struct local *l, struct llm_dec_call *c,
         s->min_p = 1;
         s->min_p_words = 1;
         s->row = 0;
-        s->max_tokens = max;
         s->max = max < room ? max : (int)room;
         s->done = s->max <= 0;
         s->waiting = !s->done && gated && i > 0;
@@ -1585,7 +1589,7 @@ out:
 static askdb_status local_run(struct local *l, const struct llm_request *req,
                               int n, struct llm_reply *out)
 {
-    int max = req->max_tokens > 0 ? req->max_tokens : LOCAL_MAX_TOKENS;
+    int max = req_max_tokens(req);
     int ns = n < LOCAL_SEQ_MAX ? n : LOCAL_SEQ_MAX;
     struct llama_sampler *grammar = NULL;
     struct llm_dec_call *c = NULL;
