@@ -959,11 +959,11 @@ static const char *proxy_env(const struct http_client *c, const char **var)
     return NULL;
 }
 
-/* Append the proxy as "the proxy HOST:PORT (https_proxy)", without the
-** "user:password@" its variable may hold. */
-static void put_proxy(const struct http_client *c, struct buf *m)
+/* Append the proxy p (proxy_env()'s, from the variable var) as "the proxy
+** HOST:PORT (https_proxy)", without the "user:password@" it may hold. */
+static void put_proxy(struct buf *m, const char *p, const char *var)
 {
-    const char *var = NULL, *p = proxy_env(c, &var), *a, *at, *end;
+    const char *a, *at, *end;
 
     if (!p) {
         buf_puts(m, "the proxy");
@@ -990,7 +990,7 @@ static void put_proxy(const struct http_client *c, struct buf *m)
 static int describe_proxy(struct http_client *c, CURLcode cc, long code,
                           struct buf *m)
 {
-    const char *var = NULL;
+    const char *var = NULL, *proxy;
     long tunnel = 0;
 
     curl_easy_getinfo(c->curl, CURLINFO_HTTP_CONNECTCODE, &tunnel);
@@ -998,7 +998,8 @@ static int describe_proxy(struct http_client *c, CURLcode cc, long code,
         code = tunnel;
     else if (!(cc == CURLE_OK && code == 407) && cc != CURLE_PROXY)
         return 0;
-    put_proxy(c, m);
+    proxy = proxy_env(c, &var);
+    put_proxy(m, proxy, var);
     if (cc == CURLE_PROXY) {
         buf_printf(m, " failed to connect to the model at %s: %s (check "
                       "the proxy's address and that it is running, or set "
@@ -1007,7 +1008,7 @@ static int describe_proxy(struct http_client *c, CURLcode cc, long code,
     } else if (code == 407) {
         buf_printf(m, " refused to connect to the model at %s: it answered "
                       "407 Proxy Authentication Required (%s)", c->shown,
-                   proxy_env(c, &var) && strchr(proxy_env(c, &var), '@')
+                   proxy && strchr(proxy, '@')
                        ? "check the user and password in the proxy's URL"
                        : "give the proxy's user and password in its URL: "
                          "http://user:password@host:port");
