@@ -158,9 +158,11 @@ void rec_set_answer(json_t *rec, const askdb_answer *a)
 
 int rec_write(FILE *f, const json_t *rec)
 {
-    /* 15 digits: timings and result values read as written, without
-    ** %.17g noise (values are compared before, never from the file). */
-    char *line = json_dumps(rec, JSON_COMPACT | JSON_REAL_PRECISION(15));
+    /* Every real the shortest text that reads back (0.1, not
+    ** 0.10000000000000001; 2/3 with all its digits, which 15 digits
+    ** cut), as askdb writes JSON everywhere else. */
+    char *line = askdb_json_shorten_reals(
+        json_dumps(rec, JSON_COMPACT | JSON_REAL_PRECISION(17)));
     size_t n;
     int rc = -1;
 

@@ -344,6 +344,30 @@ EOF
     grep -q '^EX 2/2 = 100.0% (4 selected, 2 bad items)$' "$T/out" || fail "blank questions: $(head -3 "$T/out") $(head -c 300 "$T/err")"
 }
 
+# The records' reals are the shortest text that reads back, as everywhere
+# else askdb writes JSON: a result's 0.1 + 0.2 keeps its last digits
+# (15 digits printed 0.3, the gold's value, for a result that is not).
+records_keep_every_digit_of_their_reals() {
+    mkdir -p "$T/dbs" && cp "$SHOP_DB" "$T/dbs/store.db"
+    cat >"$T/suite.jsonl" <<'EOF'
+{"db": "dbs/store.db", "question": "Three tenths?", "gold": "SELECT 0.3 AS x"}
+EOF
+    start_llm "[$(fence "SELECT 0.1 + 0.2 AS x")]"
+    run eval --suite suite.jsonl --llm-url "$URL" --model fake --no-question-check --no-checks --no-values --examples 0 --out run.jsonl
+    expect_rc 0
+    "$PY" - "$T/run.jsonl" <<'EOF' || fail "record: $(head -c 400 "$T/run.jsonl")"
+import json, re, sys
+line = open(sys.argv[1]).read()
+r = json.loads(line)
+assert r["correct"] is False, r
+assert r["pred_result"]["rows"] == [[0.30000000000000004]], r["pred_result"]
+assert '[[0.30000000000000004]]' in line and '[[0.3]]' in line, line
+for num in re.findall(r'-?[0-9][0-9.eE+-]*', line):
+    if '.' in num or 'e' in num.lower():
+        assert repr(float(num)) == num or float(num) == int(float(num)), num
+EOF
+}
+
 sample_is_fixed_by_seed() {
     "$PY" - "$T/suite.jsonl" "$SHOP_DB" <<'EOF'
 import json, sys
@@ -621,7 +645,7 @@ help_lists_eval() {
 
 TESTS=(spider_suite_scores_exactly report_is_self_contained_and_escaped
        resume_after_kill_matches_uninterrupted bird_evidence_goes_to_the_model_as_hint
-       json_lines_suite_with_paths sample_is_fixed_by_seed jobs_run_databases_in_parallel
+       json_lines_suite_with_paths records_keep_every_digit_of_their_reals sample_is_fixed_by_seed jobs_run_databases_in_parallel
        local_model_runs_one_job distinct_removed_unless_keep_distinct
        in_process_scores_the_same
        model_unreachable_stops_with_exit_4 usage_errors_exit_2
