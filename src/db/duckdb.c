@@ -62,13 +62,12 @@ static askdb_status dk_run(askdb_db *db, const char *sql, askdb_result **out,
 #else /* ASKDB_HAVE_DUCKDB */
 
 #include <duckdb.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <time.h>
 
 #include "core/buf.h"
 #include "core/text.h"
+#include "db/watch.h"
 
 /*
 ** Defence in layers, each enough on its own for what it covers:
@@ -104,26 +103,6 @@ static askdb_status dk_run(askdb_db *db, const char *sql, askdb_result **out,
 /* How often the watchdog looks at the cancel flag while a query runs. */
 #define DK_POLL_MS 50
 
-/* The watchdog of one handle; the same discipline as sqlite.c's: fields
-** marked (mu) are used with mu held, and the interrupt is sent with it
-** held, so that once a query has disarmed the watchdog no interrupt can
-** reach the next one. One sent just before (the query was ending) is
-** harmless: DuckDB clears the flag when the next statement starts
-** (ClientContext::InitialCleanup). */
-struct watchdog {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    pthread_t th;
-    int ready;
-    int started;
-    int quit;                 /* (mu) */
-    double deadline;          /* (mu) ms on db_now_ms()'s clock, 0 = none */
-    int armed;                /* (mu) a query runs: watch cancel */
-    int timed_out;            /* (mu) the deadline passed */
-    int cancelled;            /* (mu) the cancel flag was seen */
-    const atomic_int *cancel; /* (mu) */
-};
-
 struct dk {
     duckdb_database db;
     duckdb_connection con;
@@ -134,7 +113,8 @@ struct dk {
     int csv_retyped;          /* its types come from the whole file */
     int csv_checked;          /* csv_check() ran on this handle */
     long csv_rows;            /* rows csv_check() counted, -1 unknown */
-    struct watchdog wd;
+    struct db_watch wd;       /* duckdb_interrupt() at the time limit or
+                                 on cancel */
 };
 
 static struct dk *DK(askdb_db *db)
@@ -146,69 +126,15 @@ static struct dk *DK(askdb_db *db)
 /* Watchdog                                                               */
 /* ---------------------------------------------------------------------- */
 
-static struct timespec ms_timespec(double ms)
+/*
+** The watchdog's stop: duckdb_interrupt(). One sent just as the query
+** ends is harmless: DuckDB clears the flag when the next statement starts
+** (ClientContext::InitialCleanup).
+*/
+static void interrupt(void *ud, int why)
 {
-    struct timespec ts;
-
-    ts.tv_sec = (time_t)(ms / 1000);
-    ts.tv_nsec = (long)((ms - (double)ts.tv_sec * 1000) * 1e6);
-    if (ts.tv_nsec < 0)
-        ts.tv_nsec = 0;
-    if (ts.tv_nsec > 999999999L)
-        ts.tv_nsec = 999999999L;
-    return ts;
-}
-
-static void *watchdog_main(void *arg)
-{
-    struct dk *d = arg;
-    struct watchdog *w = &d->wd;
-    struct timespec ts;
-    double now, wake;
-
-    pthread_mutex_lock(&w->mu);
-    while (!w->quit) {
-        if (!w->armed) {
-            pthread_cond_wait(&w->cv, &w->mu);
-            continue;
-        }
-        now = db_now_ms();
-        if (w->cancel && atomic_load(w->cancel)) {
-            w->cancelled = 1;
-            w->armed = 0;
-            duckdb_interrupt(d->con);
-            continue;
-        }
-        if (w->deadline > 0 && now >= w->deadline) {
-            w->timed_out = 1;
-            w->armed = 0;
-            duckdb_interrupt(d->con);
-            continue;
-        }
-        wake = now + DK_POLL_MS;
-        if (w->deadline > 0 && w->deadline < wake)
-            wake = w->deadline;
-        ts = ms_timespec(wake);
-        pthread_cond_timedwait(&w->cv, &w->mu, &ts);
-    }
-    pthread_mutex_unlock(&w->mu);
-    return NULL;
-}
-
-static void watchdog_init(struct watchdog *w)
-{
-    pthread_condattr_t ca;
-
-    if (pthread_condattr_init(&ca) != 0)
-        return;
-    if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 &&
-        pthread_cond_init(&w->cv, &ca) == 0) {
-        if (pthread_mutex_init(&w->mu, NULL) == 0)
-            w->ready = 1;
-        else
-            pthread_cond_destroy(&w->cv);
-    }
-    pthread_condattr_destroy(&ca);
+    (void)why;
+    duckdb_interrupt(((struct dk *)ud)->con);
 }
 
 /*
@@ -219,60 +145,19 @@ static void watchdog_init(struct watchdog *w)
 */
 static int watchdog_arm(struct dk *d, int timeout_ms, const atomic_int *cancel)
 {
-    struct watchdog *w = &d->wd;
-    pthread_attr_t at;
-
-    if (!w->ready)
-        return 0;
-    if (!w->started && pthread_attr_init(&at) == 0) {
-        pthread_attr_setstacksize(&at, 128 * 1024);
-        w->started = pthread_create(&w->th, &at, watchdog_main, d) == 0;
-        pthread_attr_destroy(&at);
-    }
-    if (!w->started)
-        return 0;
-    pthread_mutex_lock(&w->mu);
-    w->deadline = timeout_ms > 0 ? db_now_ms() + timeout_ms : 0;
-    w->cancel = cancel;
-    w->timed_out = 0;
-    w->cancelled = 0;
-    w->armed = 1;
-    pthread_mutex_unlock(&w->mu);
-    pthread_cond_signal(&w->cv);
-    return 1;
+    return db_watch_arm(&d->wd,
+                        timeout_ms > 0 ? db_now_ms() + timeout_ms : 0,
+                        cancel);
 }
 
 /* Stop watching; *timed_out and *cancelled say whether the watchdog
 ** interrupted the query, and why. */
 static void watchdog_disarm(struct dk *d, int *timed_out, int *cancelled)
 {
-    struct watchdog *w = &d->wd;
+    int why = db_watch_disarm(&d->wd);
 
-    *timed_out = *cancelled = 0;
-    if (!w->started)
-        return;
-    pthread_mutex_lock(&w->mu);
-    w->armed = 0;
-    *timed_out = w->timed_out;
-    *cancelled = w->cancelled;
-    pthread_mutex_unlock(&w->mu);
-}
-
-static void watchdog_stop(struct watchdog *w)
-{
-    if (!w->ready)
-        return;
-    if (w->started) {
-        pthread_mutex_lock(&w->mu);
-        w->quit = 1;
-        pthread_mutex_unlock(&w->mu);
-        pthread_cond_signal(&w->cv);
-        pthread_join(w->th, NULL);
-        w->started = 0;
-    }
-    pthread_cond_destroy(&w->cv);
-    pthread_mutex_destroy(&w->mu);
-    w->ready = 0;
+    *timed_out = why == DB_WATCH_DEADLINE;
+    *cancelled = why == DB_WATCH_CANCEL;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -817,7 +702,7 @@ static askdb_status dk_open(askdb_db *db, const char *path)
     }
     db->impl = d;
     d->csv_rows = -1;
-    watchdog_init(&d->wd);
+    db_watch_init(&d->wd, interrupt, d, DK_POLL_MS, 128 * 1024);
     reader = file_reader(path, &suffix_len);
     d->files = reader != NULL;
     cfg = make_config(!d->files);
@@ -861,7 +746,7 @@ static void dk_close(askdb_db *db)
 {
     struct dk *d = DK(db);
 
-    watchdog_stop(&d->wd);
+    db_watch_end(&d->wd);
     if (d->con)
         duckdb_disconnect(&d->con);
     if (d->db)

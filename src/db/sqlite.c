@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -17,6 +16,7 @@
 
 #include "core/buf.h"
 #include "db/sqlite_fn.h"
+#include "db/watch.h"
 
 /*
 ** Defence in layers, each enough on its own for what it covers:
@@ -39,32 +39,14 @@
 ** Extensions stay disabled, defensive mode is on, ATTACH is limited to 0.
 */
 
-/*
-** The watchdog of one handle: a thread, started at the first timed query,
-** that sleeps until wd_deadline and then calls sqlite3_interrupt(). The
-** fields marked (mu) are read and written with wd_mu held, and the
-** interrupt is sent with it held too, so once a query has disarmed the
-** watchdog no interrupt can follow. One that came just before (the query
-** was ending) is harmless: SQLite forgets an interrupt once no statement
-** of the connection runs, and sq_run() finalizes its statement before
-** the handle runs anything else.
-*/
-struct watchdog {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    pthread_t th;
-    int ready;               /* mu and cv exist */
-    int started;             /* th runs (the query's thread only) */
-    int quit;                /* (mu) leave at once */
-    double deadline;         /* (mu) ms on db_now_ms()'s clock, 0 = none */
-};
-
 struct sq {
     sqlite3 *h;
     double deadline;         /* ms on db_now_ms()'s clock, 0 = none */
     int timed_out;
     int internal;            /* preparing askdb's own schema statements */
-    struct watchdog wd;
+    struct db_watch wd;      /* sqlite3_interrupt() at the deadline, for
+                                long single steps the progress handler
+                                never sees (count(*) walking a table) */
     const atomic_int *cancel; /* db->cancel (askdb_agent_cancel) */
     struct sqlfn *fn;        /* checked printf(), instr(), ... */
     double busy_since;       /* busy_wait(): when the lock was met */
@@ -244,102 +226,16 @@ static void arm(struct sq *s, int timeout_ms)
     s->deadline = timeout_ms > 0 ? db_now_ms() + timeout_ms : 0;
 }
 
-/* Milliseconds on db_now_ms()'s clock (CLOCK_MONOTONIC) as a timespec. */
-static struct timespec ms_timespec(double ms)
-{
-    struct timespec ts;
-
-    ts.tv_sec = (time_t)(ms / 1000);
-    ts.tv_nsec = (long)((ms - (double)ts.tv_sec * 1000) * 1e6);
-    if (ts.tv_nsec < 0)
-        ts.tv_nsec = 0;
-    if (ts.tv_nsec > 999999999L)
-        ts.tv_nsec = 999999999L;
-    return ts;
-}
-
-static void *watchdog_main(void *arg)
-{
-    struct sq *s = arg;
-    struct watchdog *w = &s->wd;
-    struct timespec ts;
-
-    pthread_mutex_lock(&w->mu);
-    while (!w->quit) {
-        if (w->deadline <= 0) {
-            pthread_cond_wait(&w->cv, &w->mu);
-        } else if (db_now_ms() >= w->deadline) {
-            sqlite3_interrupt(s->h);
-            w->deadline = 0;
-        } else {
-            ts = ms_timespec(w->deadline);
-            pthread_cond_timedwait(&w->cv, &w->mu, &ts);
-        }
-    }
-    pthread_mutex_unlock(&w->mu);
-    return NULL;
-}
-
-static void watchdog_init(struct watchdog *w)
-{
-    pthread_condattr_t ca;
-
-    if (pthread_condattr_init(&ca) != 0)
-        return;
-    if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 &&
-        pthread_cond_init(&w->cv, &ca) == 0) {
-        if (pthread_mutex_init(&w->mu, NULL) == 0)
-            w->ready = 1;
-        else
-            pthread_cond_destroy(&w->cv);
-    }
-    pthread_condattr_destroy(&ca);
-}
-
 /*
-** Interrupt the running statement at deadline (0 = disarm). Without a
-** watchdog (no thread could be started) the progress handler alone keeps
-** the time limit, as it does for most statements anyway.
+** The watchdog's stop: sqlite3_interrupt(). One that comes just as the
+** statement ends is harmless: SQLite forgets an interrupt once no
+** statement of the connection runs, and sq_run() finalizes its statement
+** before the handle runs anything else.
 */
-static void watchdog_arm(struct sq *s, double deadline)
+static void interrupt(void *ud, int why)
 {
-    struct watchdog *w = &s->wd;
-    pthread_attr_t at;
-
-    if (!w->ready)
-        return;
-    if (!w->started && deadline > 0 && pthread_attr_init(&at) == 0) {
-        pthread_attr_setstacksize(&at, 128 * 1024);
-        w->started = pthread_create(&w->th, &at, watchdog_main, s) == 0;
-        pthread_attr_destroy(&at);
-    }
-    if (!w->started)
-        return;
-    pthread_mutex_lock(&w->mu);
-    w->deadline = deadline;
-    pthread_mutex_unlock(&w->mu);
-    /* Disarming needs no wake-up: the thread wakes at the old deadline,
-    ** finds none, and sleeps again. */
-    if (deadline > 0)
-        pthread_cond_signal(&w->cv);
-}
-
-/* Stop the thread; before sqlite3_close(), which it must not outlive. */
-static void watchdog_stop(struct watchdog *w)
-{
-    if (!w->ready)
-        return;
-    if (w->started) {
-        pthread_mutex_lock(&w->mu);
-        w->quit = 1;
-        pthread_mutex_unlock(&w->mu);
-        pthread_cond_signal(&w->cv);
-        pthread_join(w->th, NULL);
-        w->started = 0;
-    }
-    pthread_cond_destroy(&w->cv);
-    pthread_mutex_destroy(&w->mu);
-    w->ready = 0;
+    (void)why;
+    sqlite3_interrupt(((struct sq *)ud)->h);
 }
 
 /* How a database's write-ahead log stands (wal_state()). */
@@ -469,7 +365,7 @@ static askdb_status sq_open(askdb_db *db, const char *path)
     if (!s)
         return ASKDB_ERR_NOMEM;
     db->impl = s;
-    watchdog_init(&s->wd);
+    db_watch_init(&s->wd, interrupt, s, 0, 128 * 1024);
     if (ws == WAL_AT_REST) {
         /* Immutable: read the file as it is, with no locks and no "-wal"
         ** or "-shm" files. A program that starts writing to it while
@@ -535,7 +431,7 @@ static void sq_close(askdb_db *db)
 {
     struct sq *s = SQ(db);
 
-    watchdog_stop(&s->wd);
+    db_watch_end(&s->wd);
     sqlite3_close_v2(s->h);
     sqlfn_free(s->fn);
     free(s);
@@ -1081,7 +977,8 @@ static askdb_status sq_run(askdb_db *db, const char *sql, askdb_result **out,
     ** zeroblob(1e9), randomblob(), printf('%.*c', ...). Prepare and the
     ** schema reading keep the default. */
     old_len = sqlite3_limit(s->h, SQLITE_LIMIT_LENGTH, value_cap(db));
-    watchdog_arm(s, s->deadline);
+    /* The cancel flag is the progress handler's to watch. */
+    db_watch_arm(&s->wd, s->deadline, NULL);
     ret = ASKDB_ERR_NOMEM;
     r = calloc(1, sizeof *r);
     if (!r)
@@ -1205,7 +1102,7 @@ out:
         e->ec = ASKDB_EC_RUNTIME;
         snprintf(e->msg, sizeof e->msg, "out of memory reading the result");
     }
-    watchdog_arm(s, 0);
+    db_watch_disarm(&s->wd);
     askdb_result_free(r);
     sqlite3_finalize(st);
     sqlite3_limit(s->h, SQLITE_LIMIT_LENGTH, old_len);

@@ -1,16 +1,20 @@
 /* test_db.c - read-only open, schema extraction, and the statement guard. */
 #include "testutil.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/buf.h"
 #include "db/db.h"
+#include "db/driver.h"
+#include "db/watch.h"
 
 static char dbpath[300];
 
@@ -906,6 +910,95 @@ static void urls_lose_their_passwords(void **state)
     assert_false(db_text_type(""));
 }
 
+/* ---- the watchdog (db/watch.c) ---------------------------------------- */
+
+struct stops {
+    atomic_int n;
+    atomic_int why;
+};
+
+static void count_stop(void *ud, int why)
+{
+    struct stops *st = ud;
+
+    atomic_store(&st->why, why);
+    atomic_fetch_add(&st->n, 1);
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+    nanosleep(&ts, NULL);
+}
+
+/* Wait up to ms for st->n to reach n. */
+static int stops_reach(struct stops *st, int n, int ms)
+{
+    double end = db_now_ms() + ms;
+
+    while (atomic_load(&st->n) < n && db_now_ms() < end)
+        sleep_ms(2);
+    return atomic_load(&st->n) >= n;
+}
+
+static void watchdog_stops_once_and_never_after_disarm(void **state)
+{
+    struct db_watch w;
+    struct stops st;
+    atomic_int flag;
+    (void)state;
+
+    atomic_init(&st.n, 0);
+    atomic_init(&st.why, 0);
+    atomic_init(&flag, 0);
+    db_watch_init(&w, count_stop, &st, 10, 128 * 1024);
+    assert_true(w.ready);
+
+    /* Nothing to watch: no thread; the statement's own thread may still
+    ** fire, once, and not after the disarm. */
+    assert_int_equal(db_watch_arm(&w, 0, NULL), 0);
+    assert_int_equal(db_watch_fire(&w, 3), 1);
+    assert_int_equal(db_watch_fire(&w, 3), 0);
+    assert_int_equal(atomic_load(&st.n), 1);
+    assert_int_equal(atomic_load(&st.why), 3);
+    assert_int_equal(db_watch_disarm(&w), 3);
+    assert_int_equal(db_watch_fire(&w, 3), 0);
+
+    /* A deadline: stopped once, however long the statement goes on. */
+    assert_int_equal(db_watch_arm(&w, db_now_ms() + 30, NULL), 1);
+    assert_true(stops_reach(&st, 2, 5000));
+    sleep_ms(100);
+    assert_int_equal(atomic_load(&st.n), 2);
+    assert_int_equal(atomic_load(&st.why), DB_WATCH_DEADLINE);
+    assert_int_equal(db_watch_disarm(&w), DB_WATCH_DEADLINE);
+
+    /* Disarmed before its deadline: never stopped, and the next
+    ** statement starts clean. */
+    db_watch_arm(&w, db_now_ms() + 60, NULL);
+    assert_int_equal(db_watch_disarm(&w), 0);
+    sleep_ms(150);
+    assert_int_equal(atomic_load(&st.n), 2);
+
+    /* The cancel flag, looked at every tick, before a far deadline. */
+    db_watch_arm(&w, db_now_ms() + 60000, &flag);
+    sleep_ms(30);
+    assert_int_equal(atomic_load(&st.n), 2);
+    atomic_store(&flag, 1);
+    assert_true(stops_reach(&st, 3, 5000));
+    assert_int_equal(atomic_load(&st.why), DB_WATCH_CANCEL);
+    assert_int_equal(db_watch_disarm(&w), DB_WATCH_CANCEL);
+
+    /* The flag lowered again: the next statement runs on. */
+    atomic_store(&flag, 0);
+    db_watch_arm(&w, 0, &flag);
+    sleep_ms(50);
+    assert_int_equal(db_watch_disarm(&w), 0);
+    assert_int_equal(atomic_load(&st.n), 3);
+    db_watch_end(&w);
+    assert_false(w.ready);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -930,6 +1023,7 @@ int main(void)
         cmocka_unit_test(zero_or_negative_limits_mean_the_defaults),
         cmocka_unit_test(urls_lose_their_passwords),
         cmocka_unit_test(conninfo_path_is_told_to_use_a_url),
+        cmocka_unit_test(watchdog_stops_once_and_never_after_disarm),
     };
     test_filter_from_env();
     return cmocka_run_group_tests_name("db", tests, setup,
