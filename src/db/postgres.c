@@ -78,6 +78,8 @@ struct pg {
     double deadline;        /* client-side limit, ms on db_now_ms() */
     double stop_at;         /* when the cancel request went out */
     enum pg_stop stop;
+    char gone[96];          /* why the cancel request found no server
+                               (send_cancel), "" when it did */
     int lost;               /* the connection broke: reset before use */
     int raw;                /* SQL_ASCII: bytes as stored, repaired */
     int ambiguous;          /* db_url_ambiguous(): quote no libpq message
@@ -322,16 +324,39 @@ static const char *connect_advice(const char *m)
 
 static void drop_notice(void *arg, const char *message);
 
+/*
+** Ask the server to cancel the running statement (a second connection,
+** to the address of the session's). A request that cannot even connect
+** found no server there: it stopped, or its host or the network to it
+** went away, and the statement with it - though the session's own
+** socket may say nothing of it for minutes (a host that is gone sends no
+** FIN). p->gone then says why, and pg_wait() reports the connection lost
+** at once. Any other failure shows up as the statement not ending:
+** CANCEL_GRACE_MS then gives up on it.
+*/
 static void send_cancel(struct pg *p, enum pg_stop why)
 {
+    static const char failed[] = "connect() failed: ";
     char err[256];
+    const char *c;
+    long no;
 
     p->stop = why;
     p->stop_at = db_now_ms();
-    /* A failed request (e.g. the server is gone) shows up as the
-    ** statement not ending: CANCEL_GRACE_MS then gives up on it. */
-    if (p->cancel)
-        (void)PQcancel(p->cancel, err, (int)sizeof err);
+    if (!p->cancel || PQcancel(p->cancel, err, (int)sizeof err))
+        return;
+    /* libpq's words, never translated: "PQcancel() -- connect() failed:
+    ** error 111" (the errno: PQcancel() is safe in a signal handler, so
+    ** it calls neither gettext nor strerror). */
+    c = strstr(err, failed);
+    if (!c)
+        return;
+    c += sizeof failed - 1;
+    no = strncmp(c, "error ", 6) == 0 ? strtol(c + 6, NULL, 10) : 0;
+    one_line(p, no > 0 && no < INT_MAX ? strerror((int)no) : c, p->gone,
+             sizeof p->gone);
+    if (!*p->gone) /* what pg_wait() looks at */
+        say(p->gone, sizeof p->gone, "connect() failed");
 }
 
 /* Arm the client-side clock for the statement sql, about to be sent
@@ -340,6 +365,7 @@ static void pg_arm(struct pg *p, const char *sql, int timeout_ms)
 {
     p->sent = sql;
     p->stop = STOP_NONE;
+    p->gone[0] = '\0';
     p->stuck = 0;
     p->started = db_now_ms();
     p->deadline = timeout_ms > 0 ? p->started + timeout_ms + CLIENT_GRACE_MS
@@ -461,6 +487,12 @@ static int pg_wait(askdb_db *db, struct pg *p, char *msg, size_t n)
                      "the server did not end the statement within %d ms of "
                      "a cancel request; the connection to '%s' was closed",
                      CANCEL_GRACE_MS, db->label);
+            p->lost = 1;
+            return -1;
+        }
+        if (*p->gone) {
+            say(msg, n, "askdb's cancel request found no server at the "
+                "session's address: %s", p->gone);
             p->lost = 1;
             return -1;
         }

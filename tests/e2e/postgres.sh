@@ -418,6 +418,40 @@ still_running() {
     echo "$n"
 }
 
+# start_relay: a relay to the server (tests/e2e/silent_relay.py) that
+# stands for the network; RELAY_PORT, RELAY_PID. relay_silent: the server
+# as seen through it goes away without a word.
+start_relay() {
+    rm -f "$T/relay.port"
+    "$PY" "$HERE/silent_relay.py" 127.0.0.1 "$PORT" "$T/relay.port" &
+    RELAY_PID=$!
+    echo "$RELAY_PID" >>"$T/.pids"
+    echo "$RELAY_PID" >>"$TMP/llm.pids"
+    for _ in $(seq 1 100); do
+        [ -s "$T/relay.port" ] && break
+        sleep 0.05
+    done
+    [ -s "$T/relay.port" ] || fail "the relay did not start"
+    RELAY_PORT=$(cat "$T/relay.port")
+}
+relay_silent() {
+    kill -USR1 "$RELAY_PID"
+    for _ in $(seq 1 100); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$RELAY_PORT") 2>/dev/null || return 0
+        sleep 0.05
+    done
+    fail "the relay still takes connections"
+}
+
+# wait_active TEXT: wait up to 10 s for an active statement like TEXT.
+wait_active() {
+    for _ in $(seq 1 200); do
+        [ "$(su_sql "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%$1%' AND state = 'active' AND pid <> pg_backend_pid()")" = 1 ] && return 0
+        sleep 0.05
+    done
+    fail "the statement '$1' never ran on the server"
+}
+
 # Everything a statement could change, as the superuser sees it: every
 # table's rows, the sequences, large objects, roles and their settings,
 # the relations of every schema, and the files a COPY could write.
@@ -1442,6 +1476,50 @@ server_killed_mid_query_is_reported() {
     pycheck 'assert out.splitlines() == ["a", "41", "b", "42"], (out, err)'
 }
 
+# A server gone without a word (its host down, the network cut: the
+# session's socket hears nothing) is found out by askdb's cancel at the
+# time limit, whose connection is refused: the connection is reported
+# lost then, not after the 3 s a cancelled statement has to end (it took
+# 4.3 s with --timeout 1000); on Ctrl-C the same (it took 3 s).
+server_gone_silently_is_reported_at_the_cancel() {
+    local url pid t0
+    start_relay
+    url="postgresql://reader@127.0.0.1:$RELAY_PORT/shop"
+    t0=$(now_ms)
+    (cd "$T" && exec timeout 30 "$ASKDB" sql --timeout 1000 "$url" "SELECT pg_sleep(15)") </dev/null >"$T/out" 2>"$T/err" &
+    pid=$!
+    wait_active "pg_sleep(15)"
+    relay_silent
+    wait "$pid"
+    RC=$?
+    ELAPSED_MS=$(($(now_ms) - t0))
+    cat "$T/out" "$T/err" >>"$TMP/all_output"
+    echo "silent server, --timeout 1000: exit $RC in $ELAPSED_MS ms" >>"$T/.trace"
+    expect_rc 1
+    expect_empty_out
+    expect_err_has "lost the connection to '$url' during the statement (askdb's cancel request found no server at the session's address: Connection refused); check that the server runs"
+    expect_faster 3000
+    kill "$RELAY_PID"
+    start_relay
+    url="postgresql://reader@127.0.0.1:$RELAY_PORT/shop"
+    start_llm "$(always "$(fence "SELECT pg_sleep(16) AS slept")")"
+    (cd "$T" && exec timeout 30 env --default-signal=INT "$ASKDB" ask --llm-url "$URL" \
+        --model test --timeout 20000 --no-question-check "$url" "Sleep?") </dev/null >"$T/out" 2>"$T/err" &
+    pid=$!
+    wait_active "pg_sleep(16)"
+    relay_silent
+    t0=$(now_ms)
+    kill -INT "$pid"
+    wait "$pid"
+    RC=$?
+    ELAPSED_MS=$(($(now_ms) - t0))
+    cat "$T/out" "$T/err" >>"$TMP/all_output"
+    echo "silent server, Ctrl-C: exit $RC in $ELAPSED_MS ms" >>"$T/.trace"
+    expect_rc 130
+    expect_err_has "cancelled"
+    expect_faster 2000
+}
+
 TESTS=(
     ambiguous_url_never_shows_part_of_the_password
     schema_shows_keys_comments_and_estimates
@@ -1473,6 +1551,7 @@ TESTS=(
     connection_faults_exit_3_with_a_fix
     lock_held_by_another_session_ends_by_lock_timeout
     idle_session_ended_by_the_server_reconnects
+    server_gone_silently_is_reported_at_the_cancel
     server_killed_mid_query_is_reported
 )
 
