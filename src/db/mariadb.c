@@ -58,6 +58,7 @@ static askdb_status my_run(askdb_db *db, const char *sql, askdb_result **out,
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <time.h>
 
 /*
@@ -125,6 +126,9 @@ struct mwatch {
     int fired;          /* (mu) 1 = killed at the deadline, 2 = cancelled,
                            3 = the result was full */
     char state[64];     /* (mu) what the statement did at the deadline */
+    char gone[200];     /* (mu) why the kill connection found no server
+                           (cut_off), "" when it did */
+    unsigned gone_no;   /* (mu) its error number */
 };
 
 struct my {
@@ -518,11 +522,11 @@ static void scrub(char *msg, const char *secret)
 /*
 ** Open one connection as the URL says, with the client-side guards (no
 ** local files, no multiple statements, timeouts). Returns the handle, or
-** NULL with a message in err (for the label) that never holds the
-** password.
+** NULL with what failed in err - the library's words, with its error
+** number in *eno, or askdb's (*eno 0) - which never holds the password.
 */
-static MYSQL *connect_one(const struct murl *u, int timeout_ms,
-                          const char *label, char *err, size_t en)
+static MYSQL *connect_one(const struct murl *u, int timeout_ms, char *err,
+                          size_t en, unsigned *eno)
 {
     MYSQL *m = mysql_init(NULL);
     unsigned ct = u->connect_timeout ? u->connect_timeout : 10;
@@ -530,8 +534,9 @@ static MYSQL *connect_one(const struct murl *u, int timeout_ms,
     unsigned proto;
     my_bool yes = 1, no = 0;
 
+    *eno = 0;
     if (!m) {
-        snprintf(err, en, "out of memory connecting to %s", label);
+        snprintf(err, en, "out of memory");
         return NULL;
     }
     /* Option files first ([client], [client-mariadb], [askdb]), so that
@@ -566,9 +571,8 @@ static MYSQL *connect_one(const struct murl *u, int timeout_ms,
     /* No CLIENT_MULTI_STATEMENTS: the server itself takes one statement. */
     if (!mysql_real_connect(m, u->host, u->user, u->password, u->database,
                             u->port, u->socket, 0)) {
-        unsigned no_ = mysql_errno(m);
-        snprintf(err, en, "cannot connect to %s: %s (error %u); %s", label,
-                 mysql_error(m), no_, connect_advice(no_, u));
+        *eno = mysql_errno(m);
+        snprintf(err, en, "%s", mysql_error(m));
         scrub(err, u->password);
         mysql_close(m);
         return NULL;
@@ -577,10 +581,9 @@ static MYSQL *connect_one(const struct murl *u, int timeout_ms,
     ** TLS; the URL said it must not. */
     if ((u->ssl == SSL_REQUIRE || u->ssl == SSL_VERIFY) &&
         !mysql_get_ssl_cipher(m)) {
-        snprintf(err, en, "cannot connect to %s: the URL asks for TLS "
-                          "(ssl=%s) but the server does not offer it; enable "
-                          "TLS on the server (ssl_cert and ssl_key), or "
-                          "connect without ssl=", label,
+        snprintf(err, en, "the URL asks for TLS (ssl=%s) but the server "
+                          "does not offer it; enable TLS on the server "
+                          "(ssl_cert and ssl_key), or connect without ssl=",
                  u->ssl == SSL_REQUIRE ? "require" : "verify");
         mysql_close(m);
         return NULL;
@@ -773,12 +776,21 @@ static void session_reset(struct my *s)
 /* (Re)connect the main session. 0, or -1 with db->errmsg set. */
 static int connect_main(askdb_db *db, struct my *s)
 {
+    char why[400];
     const char *v;
+    unsigned no;
 
-    s->h = connect_one(&s->url, db->query_timeout_ms, db->label, db->errmsg,
-                       sizeof db->errmsg);
-    if (!s->h)
+    s->h = connect_one(&s->url, db->query_timeout_ms, why, sizeof why, &no);
+    if (!s->h) {
+        if (no)
+            snprintf(db->errmsg, sizeof db->errmsg,
+                     "cannot connect to %s: %s (error %u); %s", db->label,
+                     why, no, connect_advice(no, &s->url));
+        else
+            snprintf(db->errmsg, sizeof db->errmsg,
+                     "cannot connect to %s: %s", db->label, why);
         return -1;
+    }
     v = mysql_get_server_info(s->h);
     snprintf(db->version, sizeof db->version, "%s", v ? v : "");
     s->mariadb = v && strstr(v, "MariaDB") != NULL;
@@ -800,13 +812,37 @@ static int connect_main(askdb_db *db, struct my *s)
 /* The watchdog                                                           */
 /* ---------------------------------------------------------------------- */
 
-/* The kill connection, opened at its first use; with w.mu held. */
+/*
+** The kill connection could not connect (no): nothing listens where the
+** session's server was, or its host does not answer. The server stopped,
+** or its host or the network to it went away, and the statement with it,
+** though the session's socket may not hear of it before its read timeout
+** (the time limit and 10 s more; a host that is gone sends no FIN). The
+** session's socket is shut, so that the statement ends now, its
+** connection lost, and w.gone says why. With w.mu held, while a
+** statement runs (s->h is the main thread's, and in use).
+*/
+static void cut_off(struct my *s, const char *why, unsigned no)
+{
+    snprintf(s->w.gone, sizeof s->w.gone, "%s", why);
+    s->w.gone_no = no;
+    shutdown(mysql_get_socket(s->h), SHUT_RDWR);
+}
+
+/* The kill connection, opened at its first use; with w.mu held, while a
+** statement runs. NULL when it cannot be opened, and from then on for
+** the statement when it found no server (cut_off). */
 static MYSQL *killer(struct my *s)
 {
-    char err[512];
+    char err[200];
+    unsigned no;
 
-    if (!s->killer)
-        s->killer = connect_one(&s->url, 5000, "", err, sizeof err);
+    if (!s->killer && !*s->w.gone) {
+        s->killer = connect_one(&s->url, 5000, err, sizeof err, &no);
+        if (!s->killer &&
+            (no == CR_CONNECTION_ERROR || no == CR_CONN_HOST_ERROR))
+            cut_off(s, err, no);
+    }
     return s->killer;
 }
 
@@ -975,6 +1011,7 @@ static void watch_start(struct my *s, double deadline)
     w->running = 1;
     w->fired = 0;
     w->state[0] = '\0';
+    w->gone[0] = '\0';
     w->deadline = deadline;
     pthread_mutex_unlock(&w->mu);
     pthread_cond_signal(&w->cv);
@@ -2157,7 +2194,12 @@ static askdb_status my_run(askdb_db *db, const char *sql, askdb_result **out,
     goto out;
 failed:
     fired = watch_stop(s);
-    if (fired == 1)
+    if (*s->w.gone) {
+        /* The kill found no server, and cut the session off. */
+        eno = s->w.gone_no;
+        snprintf(emsg, sizeof emsg, "askdb's KILL QUERY found no server "
+                 "at the session's address: %s", s->w.gone);
+    } else if (fired == 1)
         eno = ER_QUERY_INTERRUPTED; /* our deadline: a timeout */
     else if (!fired && eno == ER_QUERY_INTERRUPTED &&
              db->query_timeout_ms > 0 &&

@@ -249,6 +249,30 @@ kill_ro() {
     fail "the sessions of ro were not closed"
 }
 
+# start_relay: a relay to the server (tests/e2e/silent_relay.py) that
+# stands for the network; RELAY_PORT, RELAY_PID. relay_silent: the server
+# as seen through it goes away without a word.
+start_relay() {
+    rm -f "$T/relay.port"
+    python3 "$HERE/silent_relay.py" 127.0.0.1 "$MDB_PORT" "$T/relay.port" &
+    RELAY_PID=$!
+    echo "$RELAY_PID" >>"$TMP/pids"
+    for _ in $(seq 1 100); do
+        [ -s "$T/relay.port" ] && break
+        sleep 0.05
+    done
+    [ -s "$T/relay.port" ] || fail "the relay did not start"
+    RELAY_PORT=$(cat "$T/relay.port")
+}
+relay_silent() {
+    kill -USR1 "$RELAY_PID"
+    for _ in $(seq 1 100); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$RELAY_PORT") 2>/dev/null || return 0
+        sleep 0.05
+    done
+    fail "the relay still takes connections"
+}
+
 # wait_out TEXT: wait up to 5 s for TEXT in $T/out.
 wait_out() {
     for _ in $(seq 1 100); do
@@ -1017,6 +1041,57 @@ assert r["ab"] == "ab" and r["v"] == "Zo\u00eb", r
 '
 }
 
+# A server gone without a word (its host down, the network cut: the
+# session's socket hears nothing) is found out by askdb's KILL QUERY at
+# the time limit, whose connection is refused: the session is cut off and
+# reported lost then, not at its read timeout (the limit and 10 s more:
+# it took 11 s with --timeout 1000, and said 'time limit'); on Ctrl-C
+# the same (it took 30 s with --timeout 20000).
+fault_server_gone_silently_is_found_by_the_kill() {
+    local pid t0
+    start_relay
+    t0=$(now_ms)
+    timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" sql --timeout 1000 "mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop" \
+        "SELECT SLEEP(15)" </dev/null >"$T/out" 2>"$T/err" &
+    pid=$!
+    for _ in $(seq 1 100); do
+        [ "$(running_like 'SLEEP(15)')" = 1 ] && break
+        sleep 0.05
+    done
+    relay_silent
+    wait "$pid"
+    RC=$?
+    ELAPSED_MS=$(($(now_ms) - t0))
+    echo "silent server, --timeout 1000: exit $RC in $ELAPSED_MS ms" >>"$T/.trace"
+    after_run "sql (server gone silently)"
+    expect_rc 1
+    expect_err_has "lost the connection to mariadb://ro@127.0.0.1:$RELAY_PORT/shop (askdb's KILL QUERY found no server at the session's address: Can't connect to server on '127.0.0.1'"
+    expect_err_has "check that it runs"
+    expect_faster 3000
+    kill "$RELAY_PID"
+    start_relay
+    start_llm "$(always "$(fence "SELECT SLEEP(16) AS s")")"
+    timeout -k 5 "$RUN_LIMIT_S" env --default-signal=INT "$ASKDB" ask --llm-url "$URL" --model test --timeout 20000 \
+        --no-question-check "mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop" "Sleep a while" </dev/null >"$T/out" 2>"$T/err" &
+    pid=$!
+    for _ in $(seq 1 100); do
+        [ "$(running_like 'SLEEP(16)')" = 1 ] && break
+        sleep 0.05
+    done
+    relay_silent
+    t0=$(now_ms)
+    kill -INT "$pid"
+    wait "$pid"
+    RC=$?
+    ELAPSED_MS=$(($(now_ms) - t0))
+    echo "silent server, Ctrl-C: exit $RC in $ELAPSED_MS ms" >>"$T/.trace"
+    after_run "ask (server gone silently, Ctrl-C)"
+    expect_rc 130
+    expect_err_has "cancelled"
+    expect_faster 2000
+    kill "$RELAY_PID"
+}
+
 # Last: it kills the server.
 fault_server_killed_mid_query() {
     local pid spid shell
@@ -1098,6 +1173,7 @@ TESTS=(
     fault_idle_session_closed_by_the_server
     fault_idle_kill_session_closed_by_the_server
     each_statement_starts_from_a_clean_session
+    fault_server_gone_silently_is_found_by_the_kill
     fault_server_killed_mid_query
 )
 
