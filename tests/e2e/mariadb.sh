@@ -499,9 +499,9 @@ kill_query_like() {
     mdb_admin -e "KILL QUERY $id" || fail "KILL QUERY $id failed"
 }
 
-# A statement another session stopped (a DBA's KILL QUERY) long before
-# askdb's limit is said so, class database: ask neither calls it a
-# timeout nor repairs and runs it again.
+# A statement another session stopped (a DBA's KILL QUERY: error 1317)
+# long before askdb's limit is said so, class database: ask neither calls
+# it a timeout nor repairs and runs it again.
 killed_by_another_session_is_not_a_timeout() {
     local pid
     timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" sql --timeout 30000 "$RO_URL" "SELECT SLEEP(19) AS s" >"$T/out" 2>"$T/err" &
@@ -513,6 +513,19 @@ killed_by_another_session_is_not_a_timeout() {
     expect_rc 1
     expect_err_has "cancelled by another session"
     grep -q "time limit (--timeout)" "$T/err" && fail "called a timeout: $(cat "$T/err")"
+    # A slow query, not SLEEP(): a join of billions of rows the server
+    # works through until the KILL QUERY.
+    timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" sql -f csv --timeout 30000 "$RO_URL" \
+        "SELECT COUNT(*) AS n FROM order_items a, order_items b, order_items c, order_items d WHERE a.id + b.id + c.id + d.id > 7" >"$T/out" 2>"$T/err" &
+    pid=$!
+    kill_query_like 'order_items d WHERE'
+    wait "$pid"
+    RC=$?
+    after_run "sql (slow join, KILL QUERY by another session)"
+    expect_rc 1
+    expect_err_has "askdb: the statement was cancelled by another session (Query execution was interrupted, error 1317), not by askdb's 30000 ms time limit: an administrator may have stopped it (KILL QUERY); ask again, or ask the server's administrator why"
+    [ ! -s "$T/out" ] || fail "rows printed: $(cat "$T/out")"
+    [ "$(running_like 'order_items d WHERE')" = 0 ] || fail "the join still runs on the server"
     # SLEEP() in an expression: not its 1 or 0 as the answer.
     timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" sql -f csv --timeout 30000 "$RO_URL" "SELECT SLEEP(17) = 0 AS s" >"$T/out" 2>"$T/err" &
     pid=$!
