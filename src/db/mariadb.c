@@ -313,8 +313,9 @@ static int url_param(struct murl *u, const char *k, size_t kn, const char *v,
 ** (also mysql://) into u. User, password, database and values are
 ** percent-decoded; the last '@' before the path ends the user part, so an
 ** '@' in a password works even unencoded. A host that decodes to a path
-** (mariadb://%2Frun%2Fmysqld%2Fmysqld.sock/shop) is a socket. Returns 0,
-** or -1 with a message in err that never holds the password.
+** (mariadb://%2Frun%2Fmysqld%2Fmysqld.sock/shop) is a socket; a socket
+** goes with no host but localhost and no port. Returns 0, or -1 with a
+** message in err that never holds the password.
 */
 static int murl_parse(const char *url, struct murl *u, char *err, size_t en)
 {
@@ -418,6 +419,25 @@ static int murl_parse(const char *url, struct murl *u, char *err, size_t en)
         p += n;
         if (*p == '&')
             p++;
+    }
+    /* A socket reaches a server on this machine. Given another host too,
+    ** the library connects to that host over TCP and never looks at the
+    ** socket; given a port, it takes the socket and ignores the port. So
+    ** a URL with both is refused, not read as one of them. */
+    if (u->socket && u->host && strcmp(u->host, "localhost") != 0) {
+        snprintf(err, en, "it names a host (%.60s) and a socket (%.80s), "
+                          "and one would be ignored: drop ?socket= to "
+                          "connect to the host over TCP, or write the host "
+                          "as localhost to use the socket", u->host,
+                 u->socket);
+        goto bad;
+    }
+    if (u->socket && u->port) {
+        snprintf(err, en, "it names a port (%u) and a socket (%.80s), and "
+                          "the port would be ignored: drop the port to use "
+                          "the socket, or drop ?socket= to connect over TCP",
+                 u->port, u->socket);
+        goto bad;
     }
     return 0;
 bad:

@@ -827,6 +827,21 @@ url_parsing_is_strict_and_never_echoes_passwords() {
         [ "$RC" = 3 ] || fail "exit $RC for $u"
         grep -q "cannot use the mariadb:// URL\|cannot connect" "$T/err" || fail "no clear message for $u: $(cat "$T/err")"
     done
+    # A socket with a host other than localhost, or with a port: the
+    # library would use one and ignore the other without a word (the
+    # host over TCP; the socket), so askdb says which to drop.
+    run sql "mariadb://ro:$RO_PW_ENC@127.0.0.1/shop?socket=$MDB_SOCK" "SELECT 1"
+    expect_rc 3
+    expect_err_has "cannot use the mariadb:// URL: it names a host (127.0.0.1) and a socket ($MDB_SOCK), and one would be ignored: drop ?socket= to connect to the host over TCP, or write the host as localhost to use the socket (see docs/engines/mariadb.md)"
+    run sql "mysql://ro:$RO_PW_ENC@db.example.com:3306/shop?socket=/run/mysqld/mysqld.sock" "SELECT 1"
+    expect_rc 3
+    expect_err_has "cannot use the mysql:// URL: it names a host (db.example.com) and a socket (/run/mysqld/mysqld.sock), and one would be ignored"
+    run sql "mariadb://ro:$RO_PW_ENC@localhost:1/shop?socket=$MDB_SOCK" "SELECT 1"
+    expect_rc 3
+    expect_err_has "cannot use the mariadb:// URL: it names a port (1) and a socket ($MDB_SOCK), and the port would be ignored: drop the port to use the socket, or drop ?socket= to connect over TCP"
+    run sql -f csv "mariadb://ro:$RO_PW_ENC@localhost/shop?socket=$MDB_SOCK" "SELECT 1 AS one"
+    expect_rc 0
+    expect_out 'one\r\n1\r\n'
     # The message lists every parameter the docs do, aliases too.
     run sql "mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/shop?bogus=1" "SELECT 1"
     expect_rc 3
@@ -891,7 +906,7 @@ ambiguous_url_never_shows_part_of_the_password() {
     # with the password encoded works.
     run sql "mariadb://ro:9311/Sl4shPw@127.0.0.1" "SELECT 1"
     expect_err_has "cannot connect to mariadb://ro:xxx@127.0.0.1: "
-    run sql -f csv "mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/shop?socket=$MDB_SOCK" "SELECT 1 AS one"
+    run sql -f csv "mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/shop" "SELECT 1 AS one"
     expect_rc 0
     # A database with '@' is said the same way: it may be a password's.
     run sql "mariadb://127.0.0.1:$MDB_PORT/a@b" "SELECT 1"
