@@ -945,7 +945,7 @@ many_tables_schema_reads_fast() {
     local cold=$ELAPSED_MS
     run schema "mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/many"
     expect_rc 0
-    echo "schema of $NTABLES InnoDB tables (asan build): $cold ms cold (after FLUSH TABLES), $ELAPSED_MS ms warm" >"$T/figure"
+    echo "schema of $NTABLES InnoDB tables (${ASKDB#"$ROOT"/}): $cold ms cold (after FLUSH TABLES), $ELAPSED_MS ms warm" >"$T/figure"
     cp "$T/figure" "$TMP/figure.many"
     expect_faster 20000
 }
