@@ -1,4 +1,5 @@
-/* text.c - valid UTF-8: validation, cutting, repair; quoting (see text.h). */
+/* text.c - valid UTF-8: validation, cutting, repair; quoting; URLs (see
+** text.h). */
 #include "core/text.h"
 
 #include <stdio.h>
@@ -181,4 +182,15 @@ int text_url_host_is(const char *url, const char *domain)
         return strncasecmp(h, domain, d) == 0;
     return n > d && h[n - d - 1] == '.' &&
            strncasecmp(h + n - d, domain, d) == 0;
+}
+
+const char *text_url_ambiguous(const char *auth, const char *ends,
+                               const char **colon)
+{
+    const char *last = strrchr(auth + strcspn(auth, ends), '@');
+
+    *colon = last ? strchr(auth, ':') : NULL;
+    if (*colon && *colon > last)
+        *colon = NULL;
+    return last;
 }

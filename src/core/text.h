@@ -1,6 +1,6 @@
 /* text.h - valid UTF-8: characters told from invalid bytes, text cut on
 ** character boundaries, invalid bytes repaired; SQL's quoting of names and
-** strings. */
+** strings; a URL's host, and what of a URL may be its password. */
 #ifndef ASKDB_TEXT_H
 #define ASKDB_TEXT_H
 
@@ -63,5 +63,22 @@ char *text_repair(char *s);
 /* 1 when the host of url (scheme://[user@]host[:port]/...) is domain or
 ** one of its subdomains, ignoring ASCII case; else 0. */
 int text_url_host_is(const char *url, const char *domain);
+
+/*
+** The one rule for a URL whose password cannot be told where it ends.
+** auth is what follows the URL's "scheme://"; the authority ends at the
+** first of the characters in ends, as the program that reads the URL
+** sees it (libcurl: "/?#"; libpq and MariaDB's driver take a '#' for part
+** of the password: "/?"). An '@' after that end means either a password
+** holding one of them unencoded ("u:pa/ss@host/db") or a path, query or
+** fragment holding an '@' ("host:3306/a@b"), and nothing tells which: all
+** from the first ':' of auth to its last '@' may be the password's.
+** Returns that last '@', or NULL when no '@' follows the authority's end
+** (a password then ends at the last '@' inside it). *colon is set to that
+** first ':' when it comes before the returned '@' (what to hide, up to
+** the '@'), else to NULL (nothing to hide). Both point into auth.
+*/
+const char *text_url_ambiguous(const char *auth, const char *ends,
+                               const char **colon);
 
 #endif

@@ -9,6 +9,12 @@
 
 #include "core/buf.h"
 #include "core/outfile.h"
+#include "core/text.h"
+
+/* Where a URL's authority ends, as both drivers read it: at the path or
+** the query. A '#' there is the password's (libpq knows no fragment), not
+** the end of the authority. */
+#define AUTHORITY_END "/?"
 
 const char *db_file_misnamed(const char *path, const char *not_engine)
 {
@@ -138,18 +144,15 @@ static char *redact_conninfo(const char *s)
 int db_url_ambiguous(const char *url)
 {
     size_t k = db_url_scheme(url);
-    const char *p;
+    const char *colon;
 
-    if (!k)
-        return 0;
-    p = url + k + 3;
-    return strchr(p + strcspn(p, "/?"), '@') != NULL;
+    return k && text_url_ambiguous(url + k + 3, AUTHORITY_END, &colon);
 }
 
 char *db_redact(const char *path)
 {
     struct buf b;
-    const char *p, *at, *colon, *end, *q;
+    const char *p, *at, *colon, *end, *q, *last;
     size_t k = db_url_scheme(path);
 
     if (!k)
@@ -157,31 +160,27 @@ char *db_redact(const char *path)
                                          : strdup(path);
     buf_init(&b, 0);
     p = path + k + 3;
-    /* The user part ends at the last '@' before the path or the query,
-    ** as both drivers read it: a '#' there is the password's (libpq
-    ** knows no fragment), not the end of the authority. */
-    end = p + strcspn(p, "/?");
+    /* The user part ends at the last '@' of the authority. */
+    end = p + strcspn(p, AUTHORITY_END);
     at = NULL;
     for (q = p; q < end; q++)
         if (*q == '@')
             at = q;
     buf_append(&b, path, (size_t)(p - path));
-    /* An '@' after the path or the query starts: a password holding an
-    ** unencoded '/' or '?' (user:pa/ss@host) cannot be told from a
-    ** database or a value holding '@' (host:3306/a@b), so everything from
-    ** the first ':' to the last '@' may be the password's, and goes. */
-    colon = db_url_ambiguous(path) ? strchr(p, ':') : NULL;
-    if (colon && colon < strrchr(p, '@')) {
+    /* An '@' after the path or the query starts: everything from the
+    ** first ':' to the last '@' may be the password's, and goes. */
+    last = text_url_ambiguous(p, AUTHORITY_END, &colon);
+    if (colon) {
         buf_append(&b, p, (size_t)(colon - p));
         buf_puts(&b, ":xxx");
         /* That '@' may be inside a password= value whose parameter starts
         ** in what went (host:5432/db?password=Summer@2024): then its
         ** tail, to the next '&' or '#', goes too. */
-        for (q = colon, at = strrchr(p, '@'); q < at; q++)
+        for (q = colon; q < last; q++)
             if ((*q == '?' || *q == '&') &&
                 strncasecmp(q + 1, "password=", 9) == 0)
                 break;
-        p = q < at ? at + strcspn(at, "&#") : at;
+        p = q < last ? last + strcspn(last, "&#") : last;
     } else if (at) {
         colon = memchr(p, ':', (size_t)(at - p));
         buf_append(&b, p, (size_t)((colon ? colon : at) - p));

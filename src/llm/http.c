@@ -592,6 +592,10 @@ const char *http_url(const struct http_client *c)
 /* Secrets in messages                                                 */
 /* ------------------------------------------------------------------ */
 
+/* Where a URL's authority ends, as libcurl reads it: at the path, the
+** query or the fragment. */
+#define AUTHORITY_END "/?#"
+
 /* Where the authority of url starts ("scheme://"), or NULL. */
 static const char *authority(const char *url)
 {
@@ -608,7 +612,7 @@ static size_t userinfo_len(const char *url)
 
     if (!a)
         return 0;
-    end = a + strcspn(a, "/?#");
+    end = a + strcspn(a, AUTHORITY_END);
     for (p = a; p < end; p++)
         if (*p == '@')
             at = p;
@@ -634,15 +638,14 @@ static char *userinfo_of(const char *url)
 char *http_url_shown(const char *url)
 {
     size_t n = userinfo_len(url), head;
-    const char *a = authority(url), *colon, *last;
+    const char *a = authority(url), *colon = NULL, *last = NULL;
     struct buf b;
 
-    /* An '@' after the authority ends: a password with an unencoded '/',
-    ** '?' or '#' (http://u:pa/ss@host/v1) ended it early, so all from the
-    ** first ':' to the last '@' may be the password's. */
-    last = a ? strrchr(a + strcspn(a, "/?#"), '@') : NULL;
-    colon = last ? strchr(a, ':') : NULL;
-    if (colon && colon < last) {
+    /* An '@' after the authority ends (http://u:pa/ss@host/v1): all from
+    ** the first ':' to the last '@' may be the password's. */
+    if (a)
+        last = text_url_ambiguous(a, AUTHORITY_END, &colon);
+    if (colon) {
         buf_init(&b, 0);
         buf_append(&b, url, (size_t)(colon - url));
         buf_puts(&b, ":xxx");

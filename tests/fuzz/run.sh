@@ -48,7 +48,8 @@ src_hint="src/agent/hint.c src/sql/extract.c src/db/schema.c
 src_analyze="src/sql/analyze.c src/sql/extract.c src/db/schema.c
     src/core/buf.c src/core/text.c";               pkgs_analyze="sqlite3 jansson"
 src_plan="src/agent/plan.c";       pkgs_plan="jansson"
-src_wire="src/db/wire.c src/db/driver.c src/core/buf.c src/core/outfile.c"; pkgs_wire=""
+src_wire="src/db/wire.c src/db/driver.c src/core/buf.c src/core/outfile.c
+    src/core/text.c"; pkgs_wire=""
 src_request="src/server/request.c"; pkgs_request="jansson"
 src_guard="src/db/db.c src/db/driver.c src/db/sqlite.c src/db/sqlite_fn.c src/db/schema.c
     src/db/postgres.c src/db/mariadb.c src/db/duckdb.c src/db/isolate.c src/db/wire.c

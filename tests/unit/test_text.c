@@ -1,4 +1,4 @@
-/* test_text.c - valid UTF-8: validation, cutting, repair; quoting
+/* test_text.c - valid UTF-8: validation, cutting, repair; quoting; URLs
 ** (core/text.c). */
 #include "testutil.h"
 
@@ -164,6 +164,48 @@ static void quoted_names_round_trip_through_sqlite(void **state)
     sqlite3_close(db);
 }
 
+/*
+** What follows "scheme://" with an '@' past the authority's end: the last
+** '@' and the first ':' before it, the span that may be the password's.
+** The characters that end the authority are the caller's: a '#' ends it
+** for libcurl, not for libpq.
+*/
+static void url_password_runs_to_the_last_at_past_the_authority(void **state)
+{
+    static const struct {
+        const char *auth, *ends;
+        int at, colon;   /* offsets into auth; -1: NULL */
+    } cases[] = {
+        {"u:pa/ss@host/v1", "/?#", 7, 1},
+        {"u:pa?ss@host/v1", "/?#", 7, 1},
+        {"u:pa#ss@host/v1", "/?#", 7, 1},
+        {"u:pa#ss@host/v1", "/?", -1, -1},   /* the password's '#' */
+        {"u:p@a/s?s@h/x?ssl=1", "/?", 9, 1}, /* the last '@' */
+        {"h:3306/a@b", "/?", 8, 1},          /* a database's '@' */
+        {"app@db:5432/prod?password=Summer@2024", "/?", 32, 6},
+        {"h/a@b", "/?", 3, -1},              /* no ':' to hide from */
+        {"h/a@b:1", "/?#", 3, -1},           /* its ':' comes after */
+        {"u:pw@host/db", "/?", -1, -1},      /* the '@' is the user's */
+        {"u:a@b@host/db", "/?#", -1, -1},
+        {"host:5/db?x#y", "/?#", -1, -1},
+        {"", "/?", -1, -1},
+    };
+    const char *at, *colon;
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        colon = "unset";
+        at = text_url_ambiguous(cases[i].auth, cases[i].ends, &colon);
+        if ((at ? at - cases[i].auth : -1) != cases[i].at ||
+            (colon ? colon - cases[i].auth : -1) != cases[i].colon)
+            fail_msg("case %zu (%s, ends \"%s\"): at %td, colon %td", i,
+                     cases[i].auth, cases[i].ends,
+                     at ? at - cases[i].auth : -1,
+                     colon ? colon - cases[i].auth : -1);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -174,6 +216,7 @@ int main(void)
         cmocka_unit_test(repair_keeps_valid_text_and_fixes_the_rest),
         cmocka_unit_test(quoting_doubles_the_quote_and_nothing_else),
         cmocka_unit_test(quoted_names_round_trip_through_sqlite),
+        cmocka_unit_test(url_password_runs_to_the_last_at_past_the_authority),
     };
     test_filter_from_env();
     return cmocka_run_group_tests_name("text", tests, NULL, NULL);
