@@ -1,6 +1,7 @@
 /* http.c - libcurl wrapper for the HTTP model providers (policy in http.h). */
 #include "llm/http.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <pthread.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "core/buf.h"
@@ -941,7 +943,8 @@ static void put_os_error(struct http_client *c, struct buf *m, CURLcode cc)
 ** The proxy libcurl takes from the environment for c's URL (askdb sets
 ** none of its own): the variable's name in *var and its value, or NULL
 ** when none is set. no_proxy is not looked at: this names the proxy of a
-** failure libcurl has already put on a proxy.
+** failure libcurl has already put on a proxy (no_proxy_for() tells one
+** that may not be).
 */
 static const char *proxy_env(const struct http_client *c, const char **var)
 {
@@ -960,6 +963,109 @@ static const char *proxy_env(const struct http_client *c, const char **var)
         }
     }
     return NULL;
+}
+
+/* Whether the IP address ip (af's: 4 or 16 bytes) is in t[0..len): an
+** address, or one with "/bits" (none or 0: that address alone). */
+static int ip_in_range(int af, const unsigned char *ip, const char *t,
+                       size_t len)
+{
+    unsigned char net[16];
+    char a[64], *slash;
+    long bits = 0, all = af == AF_INET ? 32 : 128;
+
+    if (len >= sizeof a)
+        return 0;
+    memcpy(a, t, len);
+    a[len] = '\0';
+    slash = strchr(a, '/');
+    if (slash) {
+        *slash = '\0';
+        bits = strtol(slash + 1, NULL, 10);
+    }
+    if (bits <= 0)
+        bits = all;
+    if (bits > all || inet_pton(af, a, net) != 1 ||
+        memcmp(ip, net, (size_t)bits / 8) != 0)
+        return 0;
+    return bits % 8 == 0 ||
+           ((ip[bits / 8] ^ net[bits / 8]) & (0xFF00 >> bits % 8) & 0xFF) == 0;
+}
+
+/*
+** Whether the no_proxy list names host (n bytes), as libcurl reads it:
+** "*" names every host; else entries between commas or blanks, each a
+** name that covers itself and its subdomains (a leading and a trailing
+** '.' ignored, and ASCII case) or, when host is an IP address, an address
+** or a range of them ("10.0.0.0/8"). Where libcurl's versions differ
+** (7.88 never matches an IPv6 range) this says named: a failure is then
+** left the model's, never wrongly put on a proxy that was not used.
+*/
+static int no_proxy_names(const char *list, const char *host, size_t n)
+{
+    unsigned char ip[16];
+    char h[64];
+    size_t len;
+    int af = 0;
+
+    if (strcmp(list, "*") == 0)
+        return 1;
+    if (n > 2 && host[0] == '[' && host[n - 1] == ']' && n - 2 < sizeof h) {
+        memcpy(h, host + 1, n - 2);
+        h[n - 2] = '\0';
+        af = inet_pton(AF_INET6, h, ip) == 1 ? AF_INET6 : 0;
+    } else if (inet_pton(AF_INET, host, ip) == 1) {
+        af = AF_INET;
+    } else if (n && host[n - 1] == '.') {
+        n--;
+    }
+    for (;; list += len) {
+        list += strspn(list, " \t,");
+        len = strcspn(list, " \t,");
+        if (!len)
+            return 0;
+        if (af) {
+            if (ip_in_range(af, ip, list, len))
+                return 1;
+            continue;
+        }
+        if (list[len - 1] == '.' && len > 1)
+            len--;
+        if (list[0] == '.' && len > 1) {
+            list++;
+            len--;
+        }
+        if ((len == n || (len < n && host[n - len - 1] == '.')) &&
+            strncasecmp(host + n - len, list, len) == 0)
+            return 1;
+    }
+}
+
+/*
+** Whether no_proxy (NO_PROXY when that is unset or empty, as libcurl
+** reads them) names the host of c's URL, so that libcurl goes there
+** directly whatever proxy_env() says. libcurl does not say where it
+** connected when the connection failed: a refused one is told the
+** proxy's or the model's by this.
+*/
+static int no_proxy_for(const struct http_client *c)
+{
+    const char *np = getenv("no_proxy");
+    char *host = NULL;
+    CURLU *u;
+    int named = 0;
+
+    if (!np || !*np)
+        np = getenv("NO_PROXY");
+    if (!np || !*np)
+        return 0;
+    u = curl_url();
+    if (u && curl_url_set(u, CURLUPART_URL, c->url, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK)
+        named = no_proxy_names(np, host, strlen(host));
+    curl_free(host);
+    curl_url_cleanup(u);
+    return named;
 }
 
 /* Append the proxy p (proxy_env()'s, from the variable var) as "the proxy
@@ -983,12 +1089,32 @@ static void put_proxy(struct buf *m, const char *p, const char *var)
     buf_printf(m, " (%s)", var);
 }
 
+/* The message for the proxy p (from the variable var) that did not
+** answer (cc CURLE_COULDNT_CONNECT) or whose name did not resolve. */
+static void describe_proxy_down(struct http_client *c, CURLcode cc,
+                                const char *p, const char *var,
+                                struct buf *m)
+{
+    buf_puts(m, "cannot reach ");
+    put_proxy(m, p, var);
+    buf_printf(m, " on the way to the model at %s: ", c->shown);
+    if (cc == CURLE_COULDNT_CONNECT)
+        put_os_error(c, m, cc);
+    else
+        buf_puts(m, "cannot resolve the proxy's host name");
+    buf_printf(m, " (check the proxy's address%s%s and that it is running, "
+                  "or set no_proxy to go around it)", var ? " in " : "",
+               var ? var : "");
+}
+
 /*
 ** A failure that is the proxy's, not the model's: the proxy refused the
 ** tunnel (CONNECT answered with an error status: 403, 407), asked for
-** credentials (a 407 to a plain http:// request goes through it) or its
-** handshake failed (CURLE_PROXY, SOCKS). Writes the message and returns
-** 1; 0 when the failure is not one of those.
+** credentials (a 407 to a plain http:// request goes through it), its
+** handshake failed (CURLE_PROXY, SOCKS), it did not answer (a refused
+** connection while the request went to a proxy: one that is up answers
+** for the model, with a status) or its name did not resolve. Writes the
+** message and returns 1; 0 when the failure is not one of those.
 */
 static int describe_proxy(struct http_client *c, CURLcode cc, long code,
                           struct buf *m)
@@ -997,11 +1123,16 @@ static int describe_proxy(struct http_client *c, CURLcode cc, long code,
     long tunnel = 0;
 
     curl_easy_getinfo(c->curl, CURLINFO_HTTP_CONNECTCODE, &tunnel);
-    if (cc != CURLE_OK && tunnel >= 300)
-        code = tunnel;
-    else if (!(cc == CURLE_OK && code == 407) && cc != CURLE_PROXY)
-        return 0;
     proxy = proxy_env(c, &var);
+    if (cc != CURLE_OK && tunnel >= 300) {
+        code = tunnel;
+    } else if (cc == CURLE_COULDNT_RESOLVE_PROXY ||
+               (cc == CURLE_COULDNT_CONNECT && proxy && !no_proxy_for(c))) {
+        describe_proxy_down(c, cc, proxy, var, m);
+        return 1;
+    } else if (!(cc == CURLE_OK && code == 407) && cc != CURLE_PROXY) {
+        return 0;
+    }
     put_proxy(m, proxy, var);
     if (cc == CURLE_PROXY) {
         buf_printf(m, " failed to connect to the model at %s: %s (check "
@@ -1087,10 +1218,6 @@ static askdb_status describe(struct http_client *c, CURLcode cc, long code,
                       "name (check the host in --llm-url or ASKDB_LLM_URL, "
                       "and the network)", c->shown);
         break;
-    case CURLE_COULDNT_RESOLVE_PROXY:
-        buf_printf(m, "cannot reach model at %s: cannot resolve the proxy "
-                      "(check http_proxy / https_proxy)", c->shown);
-        break;
     case CURLE_OPERATION_TIMEDOUT:
         curl_easy_getinfo(c->curl, CURLINFO_REQUEST_SIZE, &sent);
         if (sent > 0) {
@@ -1155,7 +1282,12 @@ static int classify(struct http_client *c, CURLcode cc, long code)
 {
     long sent = 0, tunnel = 0;
 
-    /* A proxy that refused the tunnel (403, 407) will refuse it again. */
+    /* A proxy that refused the tunnel (403, 407) will refuse it again.
+    ** One that did not answer, or whose name did not resolve, fails as a
+    ** model server's own refused connection or unknown name does (the
+    ** default below), not retried: a proxy that is down now is down a
+    ** second later too, and the backoff would only delay the message
+    ** that names it. */
     curl_easy_getinfo(c->curl, CURLINFO_HTTP_CONNECTCODE, &tunnel);
     if (cc != CURLE_OK && tunnel >= 300)
         return OUT_FAIL;

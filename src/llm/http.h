@@ -30,8 +30,10 @@
 **               is never followed, the key must not go to another
 **               host: its message names the Location), a proxy's
 **               refusal (its CONNECT answered 403, 407, ..., a 407, a
-**               SOCKS failure: ASKDB_ERR_LLM_UNREACHABLE, the message
-**               names the proxy and its variable), connection
+**               SOCKS failure) and a proxy that does not answer or whose
+**               name does not resolve (ASKDB_ERR_LLM_UNREACHABLE, the
+**               message names the proxy and its variable; a host that
+**               no_proxy names is not the proxy's), connection
 **               refused and DNS failures (ASKDB_ERR_LLM_UNREACHABLE at
 **               once: nothing is listening, waiting will not help), TLS
 **               errors, a timeout *after* the request was sent (the model

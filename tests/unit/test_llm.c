@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -341,6 +342,22 @@ static void openai_cfg(struct state *s, const char *base, const char *key)
     snprintf(s->url, sizeof s->url, "%s/chat/completions", base);
 }
 
+/* The tests' own environment: no proxy, and none for loopback hosts
+** (main() sets it; the proxy tests change it and teardown() restores
+** it). */
+static void clear_proxies(void)
+{
+    static const char *const vars[] = {"http_proxy", "https_proxy",
+                                       "HTTPS_PROXY", "all_proxy",
+                                       "ALL_PROXY"};
+    size_t i;
+
+    for (i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        unsetenv(vars[i]);
+    setenv("NO_PROXY", "127.0.0.1,localhost", 1);
+    setenv("no_proxy", "127.0.0.1,localhost", 1);
+}
+
 static int setup(void **ts)
 {
     struct state *s = calloc(1, sizeof *s);
@@ -359,8 +376,7 @@ static int teardown(void **ts)
 {
     struct state *s = *ts;
 
-    unsetenv("http_proxy");   /* set by the proxy tests */
-    unsetenv("https_proxy");
+    clear_proxies();   /* set by the proxy tests */
     llm_reply_free(&s->r);
     llm_free(s->m);
     fake_stop(&s->f);
@@ -933,6 +949,105 @@ static void proxy_refusal_is_the_proxys_and_not_retried(void **ts)
         llm_free(s->m);
         s->m = NULL;
         raw_stop(&s->raw);
+    }
+}
+
+/* Whether name resolves here (a resolver that answers for .invalid
+** names would make a test of one that does not meaningless). */
+static int resolves(const char *name)
+{
+    struct addrinfo *ai = NULL;
+    int r = getaddrinfo(name, NULL, NULL, &ai);
+
+    if (ai)
+        freeaddrinfo(ai);
+    return r == 0;
+}
+
+/*
+** A proxy that does not answer (a closed loopback port) or whose name
+** does not resolve is the proxy's failure: the message names it (without
+** its credentials) and its variable, not the model, and it is not
+** retried (down now, down a second later too). With the model's host in
+** no_proxy (or NO_PROXY, when no_proxy is unset or empty; an address
+** range too) libcurl goes to the model directly, and the message stays
+** the model's; a no_proxy that does not name the host changes nothing.
+*/
+static void proxy_down_or_unresolvable_is_the_proxys(void **ts)
+{
+    static const char refused[] = "connection refused";
+    static const char unresolved[] = "cannot resolve the proxy's host name";
+    static const struct {
+        const char *var, *user, *host;
+        const char *url;        /* NULL: http://127.0.0.1:(closed)/v1 */
+        const char *no_proxy, *no_proxy_uc;
+        const char *why;        /* NULL: the model's failure */
+    } cases[] = {
+        {"http_proxy", "", "127.0.0.1", "http://model.example.invalid/v1",
+         NULL, NULL, refused},
+        {"HTTPS_PROXY", "me:s3cret-pw@", "127.0.0.1",
+         "https://api.example.invalid/v1", NULL, NULL, refused},
+        {"https_proxy", "", "proxy.invalid",
+         "https://api.example.invalid/v1", NULL, NULL, unresolved},
+        {"ALL_PROXY", "", "127.0.0.1", NULL, "127.0.0.10,localhost", NULL,
+         refused},
+        /* The model's host in no_proxy: the model's failure. */
+        {"http_proxy", "", "127.0.0.1", NULL, "127.0.0.1,localhost", NULL,
+         NULL},
+        {"http_proxy", "", "127.0.0.1", NULL, "", "example.invalid "
+         "127.0.0.0/8", NULL},
+        {"all_proxy", "", "proxy.invalid", NULL, "*", NULL, NULL},
+    };
+    struct state *s = *ts;
+    struct llm_request req;
+    char proxy[128], url[128], want[768];
+    int port;
+    double t0;
+    size_t i;
+
+    if (resolves("proxy.invalid")) {
+        print_message("this machine resolves proxy.invalid (.invalid is "
+                      "reserved never to resolve): skipped\n");
+        skip();
+    }
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        clear_proxies();
+        req = basic_request(s);
+        port = free_port();
+        snprintf(proxy, sizeof proxy, "http://%s%s:%d", cases[i].user,
+                 cases[i].host, port);
+        assert_int_equal(setenv(cases[i].var, proxy, 1), 0);
+        if (cases[i].no_proxy)
+            setenv("no_proxy", cases[i].no_proxy, 1);
+        if (cases[i].no_proxy_uc)
+            setenv("NO_PROXY", cases[i].no_proxy_uc, 1);
+        snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", free_port());
+        openai_cfg(s, cases[i].url ? cases[i].url : url, NULL);
+        s->cfg.llm_retries = 3;
+        s->cfg.llm_timeout_ms = 3000;
+        open_model(s);
+        t0 = now_ms();
+        assert_int_equal(llm_complete(s->m, &req, &s->r),
+                         ASKDB_ERR_LLM_UNREACHABLE);
+        assert_true(now_ms() - t0 < 2000);
+        assert_int_equal(s->r.retries, 0);
+        if (cases[i].why)
+            snprintf(want, sizeof want, "cannot reach the proxy "
+                     "http://%s:%d (%s) on the way to the model at %s: %s "
+                     "(check the proxy's address in %s and that it is "
+                     "running, or set no_proxy to go around it)",
+                     cases[i].host, port, cases[i].var, s->url,
+                     cases[i].why, cases[i].var);
+        else
+            snprintf(want, sizeof want, "cannot reach model at %s: "
+                     "connection refused (is the server running? set "
+                     "--llm-url or ASKDB_LLM_URL)", s->url);
+        if (strcmp(llm_errmsg(s->m), want) != 0)
+            fail_msg("case %zu:\n got  %s\n want %s", i, llm_errmsg(s->m),
+                     want);
+        llm_reply_free(&s->r);
+        llm_free(s->m);
+        s->m = NULL;
     }
 }
 
@@ -2136,6 +2251,7 @@ int main(void)
         T(gives_up_after_n_retries_on_429_saying_rate_limited),
         T(connection_refused_is_unreachable),
         T(proxy_refusal_is_the_proxys_and_not_retried),
+        T(proxy_down_or_unresolvable_is_the_proxys),
         T(connection_reset_is_retried),
         T(connection_reset_without_retries_is_unreachable),
         T(timeout_is_reported),
@@ -2166,8 +2282,7 @@ int main(void)
 
     /* Fast backoff; local servers only (no proxy in between). */
     setenv("ASKDB_RETRY_BASE_MS", "1", 1);
-    setenv("NO_PROXY", "127.0.0.1,localhost", 1);
-    setenv("no_proxy", "127.0.0.1,localhost", 1);
+    clear_proxies();
     signal(SIGPIPE, SIG_IGN);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
