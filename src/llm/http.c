@@ -21,9 +21,10 @@
 /*
 ** One try of a request runs curl_easy_perform() with two callbacks:
 ** on_header watches for Retry-After, on_write decides on the first body
-** bytes whether the reply is a stream (2xx to a request that asked for one
-** and not labelled application/json) and then either parses SSE lines as
-** they arrive or appends to the capped body buffer. The loop in
+** bytes whether the reply is a stream (a 2xx to a request that asked for
+** one, unless labelled application/json; any other 2xx that begins as
+** events do) and then either parses SSE lines as they arrive or appends
+** to the capped body buffer. The loop in
 ** http_post_json() classifies the outcome (ok / retry / fail), sleeps and
 ** tries again, or turns the failure into a message.
 */
@@ -37,7 +38,7 @@
 #define SNIPPET_MAX 200
 #define REDACT_MIN_KEY 6   /* shorter "keys" are placeholders, not secrets */
 
-enum { MODE_UNKNOWN, MODE_BODY, MODE_SSE };
+enum { MODE_UNKNOWN, MODE_PEEK, MODE_BODY, MODE_SSE };
 enum { OUT_OK, OUT_RETRY, OUT_FAIL };
 
 /* Incremental server-sent-events parser state. */
@@ -362,7 +363,15 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
     return len;
 }
 
-/* Decide, at the first body bytes, whether this reply is a stream. */
+/*
+** Decide, at the first body bytes, whether this reply is a stream: a 2xx
+** to a request that asked for one is, unless labelled application/json;
+** any other 2xx is when its first bytes say so (MODE_PEEK, see
+** peek_mode()). Some servers label their events application/json, or
+** stream when not asked to: read as they come, such events get what a
+** labelled stream gets, an unreadable or cut one tried again while no
+** text has been delivered.
+*/
 static void pick_mode(struct http_client *c)
 {
     long code = 0;
@@ -371,9 +380,58 @@ static void pick_mode(struct http_client *c)
     curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &code);
     curl_easy_getinfo(c->curl, CURLINFO_CONTENT_TYPE, &ct);
     c->mode = MODE_BODY;
-    if (c->req->on_event && code >= 200 && code < 300 &&
+    if (!c->req->on_event || code < 200 || code >= 300)
+        return;
+    if (c->req->stream &&
         !(ct && strncasecmp(ct, "application/json", 16) == 0))
         c->mode = MODE_SSE;
+    else
+        c->mode = MODE_PEEK;
+}
+
+/*
+** MODE_PEEK: the body's first bytes so far are in c->body. The reply is a
+** stream (MODE_SSE) when, after white space, they begin as events do - a
+** "data:" or "event:" field or a ':' comment, never JSON's first byte -
+** and a body (MODE_BODY) when they cannot; MODE_PEEK while too few have
+** come to tell.
+*/
+static int peek_mode(const struct http_client *c)
+{
+    static const char *const starts[] = {"data:", "event:", ":"};
+    const char *p = c->body.data;
+    size_t i = 0, n = c->body.len, k, j;
+    int more = 0;
+
+    while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' ||
+                     p[i] == '\n'))
+        i++;
+    if (i == n)
+        return MODE_PEEK;
+    for (j = 0; j < sizeof starts / sizeof *starts; j++) {
+        k = strlen(starts[j]);
+        if (memcmp(p + i, starts[j], n - i < k ? n - i : k) != 0)
+            continue;
+        if (n - i >= k)
+            return MODE_SSE;
+        more = 1;
+    }
+    return more ? MODE_PEEK : MODE_BODY;
+}
+
+/* Parse n bytes of a stream. Returns 0, or -1 when the transfer must
+** stop: on_event stopped it (c->stop) or a buffer failed (c->oom, or
+** c->too_big for a line or event over the cap). */
+static int stream_bytes(struct http_client *c, const char *p, size_t n)
+{
+    if (sse_feed(c, p, n) == 0)
+        return 0;
+    if (!c->stop) {
+        c->oom = buf_err(&c->sse.line) == BUF_ENOMEM ||
+                 buf_err(&c->sse.data) == BUF_ENOMEM;
+        c->too_big = !c->oom;
+    }
+    return -1;
 }
 
 /* CURLOPT_WRITEFUNCTION: returning less than given aborts the transfer. */
@@ -381,6 +439,7 @@ static size_t on_write(char *p, size_t size, size_t n, void *ud)
 {
     struct http_client *c = ud;
     size_t len = size * n;
+    int rc;
 
     if (c->mode == MODE_UNKNOWN)
         pick_mode(c);
@@ -389,22 +448,22 @@ static size_t on_write(char *p, size_t size, size_t n, void *ud)
         return 0;
     }
     c->received += len;
-    if (c->mode == MODE_SSE) {
-        if (sse_feed(c, p, len)) {
-            if (c->stop)
-                return 0;
-            c->oom = buf_err(&c->sse.line) == BUF_ENOMEM ||
-                     buf_err(&c->sse.data) == BUF_ENOMEM;
-            c->too_big = !c->oom;
-            return 0;
-        }
-        return len;
-    }
+    if (c->mode == MODE_SSE)
+        return stream_bytes(c, p, len) ? 0 : len;
     buf_append(&c->body, p, len);
     if (buf_err(&c->body)) {
         c->oom = buf_err(&c->body) == BUF_ENOMEM;
         c->too_big = !c->oom;
         return 0;
+    }
+    if (c->mode == MODE_PEEK) {
+        c->mode = peek_mode(c);
+        if (c->mode == MODE_SSE) {
+            /* What was peeked at is the stream's start. */
+            rc = stream_bytes(c, c->body.data, c->body.len);
+            buf_reset(&c->body);
+            return rc ? 0 : len;
+        }
     }
     return len;
 }
@@ -1304,6 +1363,10 @@ static int classify(struct http_client *c, CURLcode cc, long code)
     case CURLE_HTTP2_STREAM:
         return c->too_big || c->oom ? OUT_FAIL : OUT_RETRY;
     case CURLE_WRITE_ERROR:   /* on_write stopped it */
+        /* An event that cannot be read is what a proxy or a load
+        ** balancer that cuts or mangles a stream leaves behind: a fault
+        ** of the way, as passing as a dropped connection, and retried as
+        ** one (while nothing was delivered: see http_post_json()). */
         return c->stop ? OUT_RETRY : OUT_FAIL;
     case CURLE_OPERATION_TIMEDOUT:
         curl_easy_getinfo(c->curl, CURLINFO_REQUEST_SIZE, &sent);
@@ -1485,6 +1548,8 @@ static CURLcode try_once(struct http_client *c, const struct http_post *req,
                      (curl_off_t)req->len);
     curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, hdrs);
     cc = perform(c, req);
+    if (c->mode == MODE_PEEK)
+        c->mode = MODE_BODY;   /* too short to tell: it is what came */
     if (cc == CURLE_OK && c->mode == MODE_SSE) {
         /* The last event may lack its blank line; then the marker. An
         ** unended last event that cannot be read was cut, not garbled. */
@@ -1520,8 +1585,8 @@ static struct curl_slist *make_headers(const struct http_post *req)
     int i;
 
     fixed[0] = "Content-Type: application/json";
-    fixed[1] = req->on_event ? "Accept: text/event-stream"
-                             : "Accept: application/json";
+    fixed[1] = req->stream ? "Accept: text/event-stream"
+                           : "Accept: application/json";
     fixed[2] = "Expect:";   /* no 100-continue round trip */
     fixed[3] = NULL;
     for (i = 0; fixed[i]; i++) {
@@ -1577,6 +1642,12 @@ askdb_status http_post_json(struct http_client *c, const struct http_post *req,
         o = classify(c, cc, code);
         if (o == OUT_OK)
             break;
+        /* Text the caller has had cannot be taken back: another try
+        ** would follow half of one reply with all of another, so a
+        ** stream that fails after it is reported instead. Nothing of a
+        ** failed try is used either way: restart() forgets it before the
+        ** next, and a failure leaves the caller no reply text, so no
+        ** half-read text ever becomes SQL. */
         if (o == OUT_RETRY && attempt < c->retries && !delivered(c, req)) {
             /* All waits of one request together stay within its time
             ** limit: a server that asks for more is not waited for. */

@@ -97,7 +97,14 @@ struct http_post {
     const char *body;           /* JSON request body */
     size_t len;
     const char *const *headers; /* "Name: value" lines, NULL-terminated */
-    http_event_fn on_event;     /* non-NULL: ask for and parse an SSE reply */
+    int stream;                 /* ask for a stream of server-sent events */
+    /* Non-NULL: how to read the events of a stream. A 2xx reply is one
+    ** when the request set stream and the reply is not labelled
+    ** application/json, or when its first bytes are those of events
+    ** ("data:", "event:", ':'), whatever its label and whether asked for
+    ** or not; its events go here as they come, and the reply is
+    ** http_reply.streamed. NULL: every reply is a body. */
+    http_event_fn on_event;
     void *ud;
     const atomic_int *cancel;   /* non-zero stops the request within 50 ms
                                    (ASKDB_ERR_CANCELLED), or NULL */
@@ -119,7 +126,8 @@ struct http_post {
 struct http_reply {
     int status;            /* HTTP status of the last try, 0 if none */
     int retries;           /* retries made */
-    int streamed;          /* 1: the body went to on_event as SSE */
+    int streamed;          /* 1: the body went to on_event as SSE (see
+                              http_post.on_event) */
     const char *body;      /* non-streamed body, borrowed until next call */
     size_t len;
 };

@@ -291,7 +291,9 @@ static int looks_like_sse(const char *body, size_t len)
 /*
 ** Read a whole (non-streamed) reply body into a: a JSON object, or the
 ** server-sent events of a server that streamed it under an
-** application/json label (read as a stream is, end marker included).
+** application/json label (read as a stream is, end marker included; a
+** request reads such events as they come, http_post.on_event, so only
+** llm_http_parse_reply() finds them here).
 ** Returns ASKDB_OK, or ASKDB_ERR_LLM with the message in err. Only a body
 ** that is not JSON at all (an HTML page) is told to check --llm-url;
 ** JSON that does not parse (invalid UTF-8) or is not an object says so.
@@ -391,7 +393,8 @@ askdb_status llm_http_complete(llm *m, const struct llm_request *req,
     post.body = text;
     post.len = strlen(text);
     post.headers = headers;
-    post.on_event = p->stream ? api->on_event : NULL;
+    post.stream = p->stream;
+    post.on_event = api->on_event;   /* events come unasked, too */
     post.ended = llm_acc_ended;
     post.delivered = llm_acc_delivered;
     post.restart = llm_acc_restart;

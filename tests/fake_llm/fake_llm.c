@@ -213,6 +213,8 @@ static void delivery_free(void *cls)
 ** "close" (no length, no chunks: the end of the connection ends the
 ** body, so a cut looks complete to HTTP); "drip_ms": M sends one byte
 ** every M ms. Streams default to "chunked", other bodies to "length".
+** "content_type" labels the body instead of ctype (a stream labelled
+** application/json, as some servers send one).
 */
 static enum MHD_Result send_faulty(struct MHD_Connection *conn, unsigned status,
                                    const char *ctype, const char *body, size_t len,
@@ -222,7 +224,10 @@ static enum MHD_Result send_faulty(struct MHD_Connection *conn, unsigned status,
     const json_t *cut = json_object_get(entry, "cut");
     const json_t *framing = json_object_get(entry, "framing");
     const json_t *drip = json_object_get(entry, "drip_ms");
+    const json_t *label = json_object_get(entry, "content_type");
 
+    if (json_is_string(label))
+        ctype = json_string_value(label);
     if (!cut && !framing && !drip)
         return send_buf(conn, status, ctype, body, len, extra_headers);
     const char *f = json_is_string(framing) ? json_string_value(framing)
@@ -842,6 +847,9 @@ static const char *fault_fields_error(const json_t *e)
     if (json_object_get(e, "stop_reason") &&
         !json_is_string(json_object_get(e, "stop_reason")))
         return "\"stop_reason\" must be a string";
+    if (json_object_get(e, "content_type") &&
+        !json_is_string(json_object_get(e, "content_type")))
+        return "\"content_type\" must be a string";
     const json_t *bad = json_object_get(e, "bad_event_at");
     if (bad && (!json_is_integer(bad) || json_integer_value(bad) < 0 ||
                 json_integer_value(bad) > 1000000000))

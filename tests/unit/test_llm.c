@@ -1641,6 +1641,63 @@ static void stream_garbled_before_any_text_is_retried(void **ts)
     json_decref(log);
 }
 
+/*
+** Events in a reply not labelled as a stream - application/json to a
+** request that asked for one, or a 2xx to one that did not - are read as
+** they come too, so what a labelled stream gets they get: one that
+** cannot be read, or that ends without its end marker, before any text
+** is tried again, not reported at once.
+*/
+static void unlabelled_stream_cut_or_garbled_before_text_is_retried(
+    void **ts)
+{
+    static const char cut[] =
+        "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\n";
+    static const char garbled[] =
+        "data: {\"choices\":[{\"delta\":{\"content\":\"SEL\n\n";
+    static const char json[] = "application/json";
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    json_t *script, *log;
+    char *text;
+
+    script = json_pack("[{s:s,s:i,s:s},{s:i,s:s,s:s},{s:s,s:s},{s:i,s:s},"
+                       "{s:s}]",
+                       "content", "SELECT 1;", "bad_event_at", 0,
+                       "content_type", json,
+                       "status", 200, "body", cut, "content_type", json,
+                       "content", "SELECT 2;", "content_type", json,
+                       "status", 200, "body", garbled,
+                       "content", "SELECT 3;");
+    text = json_dumps(script, 0);
+    assert_non_null(text);
+    fake_start(&s->f, text);
+    free(text);
+    json_decref(script);
+    openai_cfg(s, s->f.base, NULL);
+    s->cfg.stream = 1;
+    s->cfg.llm_retries = 2;
+    open_model(s);
+    if (llm_complete(s->m, &req, &s->r) != ASKDB_OK)
+        fail_msg("streamed: %s", llm_errmsg(s->m));
+    assert_string_equal(s->r.text, "SELECT 2;");
+    assert_string_equal(s->tok.text, "SELECT 2;");
+    assert_int_equal(s->r.retries, 2);
+    llm_reply_free(&s->r);
+    llm_free(s->m);
+    s->m = NULL;
+    /* Asked for no stream, the server streams all the same. */
+    s->cfg.stream = 0;
+    open_model(s);
+    if (llm_complete(s->m, &req, &s->r) != ASKDB_OK)
+        fail_msg("not streamed: %s", llm_errmsg(s->m));
+    assert_string_equal(s->r.text, "SELECT 3;");
+    assert_int_equal(s->r.retries, 1);
+    log = fake_log(&s->f);
+    assert_int_equal(json_array_size(log), 5);
+    json_decref(log);
+}
+
 /* An in-stream overloaded_error before any text is retried as a 529
 ** would be; with no retry left it is reported, saying after how many. */
 static void anthropic_stream_overloaded_before_text_is_retried(void **ts)
@@ -2259,6 +2316,7 @@ int main(void)
         T(stream_reads_split_lines_and_skips_keepalives),
         T(stream_event_that_is_not_json_fails_the_reply),
         T(stream_garbled_before_any_text_is_retried),
+        T(unlabelled_stream_cut_or_garbled_before_text_is_retried),
         T(stream_cut_mid_reply_is_not_retried),
         T(anthropic_sends_system_separately_and_reads_text),
         T(anthropic_streams),
