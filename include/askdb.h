@@ -115,7 +115,9 @@ typedef int (*askdb_llm_fn)(void *ud, int n, const char *const *roles,
 /* Called for each step the agent takes when verbose logging is on. */
 typedef void (*askdb_log_fn)(void *ud, const char *step, const char *msg);
 
-/* Called with each piece of model text as it streams in (if streaming). */
+/* Called with each piece of model text as it streams in (if streaming).
+** A streamed reply that fails after a piece was passed here is not tried
+** again (its pieces cannot be taken back); with no token_fn it is. */
 typedef void (*askdb_token_fn)(void *ud, const char *piece, size_t len);
 
 /*

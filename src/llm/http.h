@@ -40,7 +40,8 @@
 **               is slow; another try would multiply the wait), and any
 **               failure after some of a streamed reply was delivered
 **               (http_post.delivered: its text has already reached the
-**               caller).
+**               caller; text that reached no callback was not
+**               delivered, and such a failure is retried).
 ** Backoff: full jitter, a random wait in [0, min(8 s, base * 2^n)] with
 ** base 250 ms, or the server's Retry-After (seconds or HTTP-date) when it
 ** sends one. All waits of a request together stay within timeout_ms: a

@@ -103,8 +103,11 @@ int llm_acc_delivered(void *acc)
 {
     const struct llm_acc *a = acc;
 
-    /* Text goes to on_token as it comes: with any, it has been shown. */
-    return a->text.len > 0;
+    /* Text goes to on_token as it comes: with any, it has been shown.
+    ** With no on_token (none given, or no stream asked for: the server
+    ** streamed unasked) it has reached no one, and another try is as
+    ** safe as before any text came. */
+    return a->on_token && a->text.len > 0;
 }
 
 void llm_acc_restart(void *acc)

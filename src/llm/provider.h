@@ -132,7 +132,8 @@ void llm_acc_error(struct llm_acc *a, const json_t *err);
 ** which ends a stream too). */
 int llm_acc_ended(void *acc);
 
-/* http_post.delivered for an llm_acc: some text was passed on. */
+/* http_post.delivered for an llm_acc: some text was passed on to its
+** on_token (text that reached no callback was not delivered). */
 int llm_acc_delivered(void *acc);
 
 /* http_post.restart for an llm_acc: back to an empty reply. */

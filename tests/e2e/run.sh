@@ -1316,7 +1316,8 @@ assert "-1" not in err, err
 garbled_stream_is_retried_or_fails_never_run() {
     # A streamed event that is not JSON (cut, invalid UTF-8) was skipped:
     # the SQL lost its WHERE and counted every customer. Before any text
-    # it is retried; after some, the reply fails (exit 4), nothing runs.
+    # it is retried; after some that -v showed, the reply fails (exit 4),
+    # nothing runs; after some that no one saw, it is retried.
     copy_db
     local r
     r=$(fence "SELECT count(*) AS n FROM customers WHERE last_name = 'López'")
@@ -1327,11 +1328,17 @@ garbled_stream_is_retried_or_fails_never_run() {
     expect_out 'n\r\n1\r\n'
 
     start_llm "$("$PY" -c 'import json,sys; print(json.dumps([{"content": sys.argv[1], "bad_event_at": 12, "repeat": True}]))' "$r")"
-    run ask --llm-url "$URL" --model test --stream --no-question-check -f csv shop.db "How many customers are named López?"
+    run ask --llm-url "$URL" --model test --stream -v --no-question-check -f csv shop.db "How many customers are named López?"
     expect_rc 4
     expect_requests 1
     expect_err_has "sent a streamed event that is not valid JSON"
     [ ! -s "$T/out" ] || fail "stdout not empty: $(head -c 200 "$T/out")"
+
+    start_llm "$("$PY" -c 'import json,sys; print(json.dumps([{"content": sys.argv[1], "bad_event_at": 12}, {"content": sys.argv[1]}]))' "$r")"
+    run ask --llm-url "$URL" --model test --stream --no-question-check -f csv shop.db "How many customers are named López?"
+    expect_rc 0
+    expect_requests 2
+    expect_out 'n\r\n1\r\n'
 }
 
 json_reply_cut_short_is_retried_and_events_are_read() {

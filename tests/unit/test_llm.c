@@ -1698,6 +1698,57 @@ static void unlabelled_stream_cut_or_garbled_before_text_is_retried(
     json_decref(log);
 }
 
+/*
+** Text of a stream that reached no one - no token callback, or no stream
+** asked for - was not delivered: a garbled event after it is retried
+** like one before any text, and only the new try's text is the reply.
+*/
+static void stream_garbled_after_text_no_one_saw_is_retried(void **ts)
+{
+    static const char garbled[] =
+        "data: {\"choices\":[{\"delta\":{\"content\":\"SELE\"}}]}\n\n"
+        "data: {\"choices\":[{\"delta\":{\"content\":\"CT\n\n";
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    json_t *script, *log;
+    char *text;
+
+    script = json_pack("[{s:s,s:i},{s:s},{s:i,s:s},{s:s}]",
+                       "content", "SELECT 1;", "bad_event_at", 1,
+                       "content", "SELECT 2;",
+                       "status", 200, "body", garbled,
+                       "content", "SELECT 3;");
+    text = json_dumps(script, 0);
+    assert_non_null(text);
+    fake_start(&s->f, text);
+    free(text);
+    json_decref(script);
+    openai_cfg(s, s->f.base, NULL);
+    s->cfg.stream = 1;
+    s->cfg.llm_retries = 1;
+    open_model(s);
+    req.on_token = NULL;
+    if (llm_complete(s->m, &req, &s->r) != ASKDB_OK)
+        fail_msg("no token callback: %s", llm_errmsg(s->m));
+    assert_string_equal(s->r.text, "SELECT 2;");
+    assert_int_equal(s->r.retries, 1);
+    llm_reply_free(&s->r);
+    llm_free(s->m);
+    s->m = NULL;
+    /* Asked for no stream, the server streams all the same. */
+    s->cfg.stream = 0;
+    open_model(s);
+    req = basic_request(s);
+    if (llm_complete(s->m, &req, &s->r) != ASKDB_OK)
+        fail_msg("not streamed: %s", llm_errmsg(s->m));
+    assert_string_equal(s->r.text, "SELECT 3;");
+    assert_int_equal(s->r.retries, 1);
+    assert_int_equal(s->tok.calls, 0);
+    log = fake_log(&s->f);
+    assert_int_equal(json_array_size(log), 4);
+    json_decref(log);
+}
+
 /* An in-stream overloaded_error before any text is retried as a 529
 ** would be; with no retry left it is reported, saying after how many. */
 static void anthropic_stream_overloaded_before_text_is_retried(void **ts)
@@ -2317,6 +2368,7 @@ int main(void)
         T(stream_event_that_is_not_json_fails_the_reply),
         T(stream_garbled_before_any_text_is_retried),
         T(unlabelled_stream_cut_or_garbled_before_text_is_retried),
+        T(stream_garbled_after_text_no_one_saw_is_retried),
         T(stream_cut_mid_reply_is_not_retried),
         T(anthropic_sends_system_separately_and_reads_text),
         T(anthropic_streams),
