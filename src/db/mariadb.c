@@ -55,11 +55,11 @@ static askdb_status my_run(askdb_db *db, const char *sql, askdb_result **out,
 #include <math.h>
 #include <mysql.h>
 #include <mysqld_error.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/socket.h>
-#include <time.h>
+
+#include "db/watch.h"
 
 /*
 ** Defence in layers, each enough on its own for what it covers:
@@ -106,30 +106,14 @@ struct murl {
 };
 
 /*
-** The watchdog of one handle: while a statement of the main connection
-** runs (running, with mu held), it wakes every WATCH_TICK_MS to look at
-** the cancel flag and the deadline, and sends KILL QUERY from the kill
-** connection when either says stop. The kill is sent with mu held, and
-** the main thread clears running with mu held, so no kill is sent once
-** the statement is over.
+** The watchdog (db/watch.h) stops a statement of the main connection with
+** KILL QUERY from the kill connection, at the deadline (asking first what
+** the statement was doing, for the message) or when the cancel flag is
+** raised, looked at every WATCH_TICK_MS; the statement's own thread kills
+** it too when its result is full (WATCH_FULL).
 */
 #define WATCH_TICK_MS 50
-
-struct mwatch {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    pthread_t th;
-    int ready, started;
-    int quit;           /* (mu) */
-    int running;        /* (mu) a statement of the main connection runs */
-    double deadline;    /* (mu) ms on db_now_ms()'s clock, 0 = none */
-    int fired;          /* (mu) 1 = killed at the deadline, 2 = cancelled,
-                           3 = the result was full */
-    char state[64];     /* (mu) what the statement did at the deadline */
-    char gone[200];     /* (mu) why the kill connection found no server
-                           (cut_off), "" when it did */
-    unsigned gone_no;   /* (mu) its error number */
-};
+#define WATCH_FULL 3
 
 struct my {
     MYSQL *h;            /* the session questions run in */
@@ -144,7 +128,11 @@ struct my {
     long set_max_rows;
     unsigned lacks;      /* LACKS_ bits: optional settings refused */
     unsigned long thread_id;
-    struct mwatch w;
+    struct db_watch w;
+    char state[64];      /* (w.mu) what the statement did at the deadline */
+    char gone[200];      /* (w.mu) why the kill connection found no server
+                            (cut_off), "" when it did */
+    unsigned gone_no;    /* (w.mu) its error number */
     const atomic_int *cancel;
 };
 
@@ -839,13 +827,13 @@ static int connect_main(askdb_db *db, struct my *s)
 ** though the session's socket may not hear of it before its read timeout
 ** (the time limit and 10 s more; a host that is gone sends no FIN). The
 ** session's socket is shut, so that the statement ends now, its
-** connection lost, and w.gone says why. With w.mu held, while a
+** connection lost, and s->gone says why. With w.mu held, while a
 ** statement runs (s->h is the main thread's, and in use).
 */
 static void cut_off(struct my *s, const char *why, unsigned no)
 {
-    snprintf(s->w.gone, sizeof s->w.gone, "%s", why);
-    s->w.gone_no = no;
+    snprintf(s->gone, sizeof s->gone, "%s", why);
+    s->gone_no = no;
     shutdown(mysql_get_socket(s->h), SHUT_RDWR);
 }
 
@@ -857,7 +845,7 @@ static MYSQL *killer(struct my *s)
     char err[200];
     unsigned no;
 
-    if (!s->killer && !*s->w.gone) {
+    if (!s->killer && !*s->gone) {
         s->killer = connect_one(&s->url, 5000, err, sizeof err, &no);
         if (!s->killer &&
             (no == CR_CONNECTION_ERROR || no == CR_CONN_HOST_ERROR))
@@ -891,7 +879,7 @@ static void drop_killer(struct my *s)
 
 /*
 ** What the main session's statement is doing (the processlist's STATE,
-** "Waiting for table metadata lock"), into w.state; with w.mu held.
+** "Waiting for table metadata lock"), into s->state; with w.mu held.
 ** Asked at the deadline, before the kill, so that a timeout can say it
 ** was a lock another session holds.
 */
@@ -903,7 +891,7 @@ static void probe_state(struct my *s)
     MYSQL_ROW row;
     int tries;
 
-    s->w.state[0] = '\0';
+    s->state[0] = '\0';
     snprintf(sql, sizeof sql,
              "SELECT STATE FROM information_schema.PROCESSLIST WHERE ID = %lu",
              s->thread_id);
@@ -920,7 +908,7 @@ static void probe_state(struct my *s)
         return;
     r = mysql_store_result(k);
     if (r && (row = mysql_fetch_row(r)) != NULL && row[0])
-        snprintf(s->w.state, sizeof s->w.state, "%s", row[0]);
+        snprintf(s->state, sizeof s->state, "%s", row[0]);
     mysql_free_result(r);
 }
 
@@ -949,141 +937,26 @@ static int kill_query(struct my *s)
     return -1;
 }
 
-static struct timespec ms_timespec(double ms)
+/* The watchdog's stop (w.mu held): KILL QUERY, after asking, at the
+** deadline, what the statement was doing. */
+static void stop_statement(void *ud, int why)
 {
-    struct timespec ts;
+    struct my *s = ud;
 
-    ts.tv_sec = (time_t)(ms / 1000);
-    ts.tv_nsec = (long)((ms - (double)ts.tv_sec * 1000) * 1e6);
-    if (ts.tv_nsec < 0)
-        ts.tv_nsec = 0;
-    if (ts.tv_nsec > 999999999L)
-        ts.tv_nsec = 999999999L;
-    return ts;
-}
-
-static void *watch_main(void *arg)
-{
-    struct my *s = arg;
-    struct mwatch *w = &s->w;
-    struct timespec ts;
-    double now, wake;
-
-    pthread_mutex_lock(&w->mu);
-    while (!w->quit) {
-        if (!w->running || w->fired) {
-            pthread_cond_wait(&w->cv, &w->mu);
-            continue;
-        }
-        now = db_now_ms();
-        if (s->cancel && atomic_load(s->cancel)) {
-            w->fired = 2;
-            kill_query(s);
-            continue;
-        }
-        if (w->deadline > 0 && now >= w->deadline) {
-            w->fired = 1;
-            probe_state(s);
-            kill_query(s);
-            continue;
-        }
-        wake = now + WATCH_TICK_MS;
-        if (w->deadline > 0 && w->deadline < wake)
-            wake = w->deadline;
-        ts = ms_timespec(wake);
-        pthread_cond_timedwait(&w->cv, &w->mu, &ts);
-    }
-    pthread_mutex_unlock(&w->mu);
-    return NULL;
-}
-
-static void watch_init(struct mwatch *w)
-{
-    pthread_condattr_t ca;
-
-    if (pthread_condattr_init(&ca) != 0)
-        return;
-    if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 &&
-        pthread_cond_init(&w->cv, &ca) == 0) {
-        if (pthread_mutex_init(&w->mu, NULL) == 0)
-            w->ready = 1;
-        else
-            pthread_cond_destroy(&w->cv);
-    }
-    pthread_condattr_destroy(&ca);
+    if (why == DB_WATCH_DEADLINE)
+        probe_state(s);
+    kill_query(s);
 }
 
 /* A statement starts (deadline in ms, 0 = none). Without a thread the
 ** server's own limit still holds. */
 static void watch_start(struct my *s, double deadline)
 {
-    struct mwatch *w = &s->w;
-    pthread_attr_t at;
-
-    if (!w->ready)
-        return;
-    if (!w->started && pthread_attr_init(&at) == 0) {
-        pthread_attr_setstacksize(&at, 256 * 1024);
-        w->started = pthread_create(&w->th, &at, watch_main, s) == 0;
-        pthread_attr_destroy(&at);
-    }
-    pthread_mutex_lock(&w->mu);
-    w->running = 1;
-    w->fired = 0;
-    w->state[0] = '\0';
-    w->gone[0] = '\0';
-    w->deadline = deadline;
-    pthread_mutex_unlock(&w->mu);
-    pthread_cond_signal(&w->cv);
-}
-
-/* The statement is over; returns why the watchdog killed it (0 = it did
-** not). */
-static int watch_stop(struct my *s)
-{
-    struct mwatch *w = &s->w;
-    int fired;
-
-    if (!w->ready)
-        return 0;
-    pthread_mutex_lock(&w->mu);
-    w->running = 0;
-    fired = w->fired;
-    w->deadline = 0;
-    pthread_mutex_unlock(&w->mu);
-    return fired;
-}
-
-/* Kill the running statement now (the byte cap was reached). */
-static void watch_kill(struct my *s)
-{
-    struct mwatch *w = &s->w;
-
-    if (!w->ready)
-        return;
-    pthread_mutex_lock(&w->mu);
-    if (w->running && !w->fired) {
-        w->fired = 3;
-        kill_query(s);
-    }
-    pthread_mutex_unlock(&w->mu);
-}
-
-static void watch_end(struct mwatch *w)
-{
-    if (!w->ready)
-        return;
-    if (w->started) {
-        pthread_mutex_lock(&w->mu);
-        w->quit = 1;
-        pthread_mutex_unlock(&w->mu);
-        pthread_cond_signal(&w->cv);
-        pthread_join(w->th, NULL);
-        w->started = 0;
-    }
-    pthread_cond_destroy(&w->cv);
-    pthread_mutex_destroy(&w->mu);
-    w->ready = 0;
+    /* No stop() runs between a disarm and the next arm: these are the
+    ** main thread's now. */
+    s->state[0] = '\0';
+    s->gone[0] = '\0';
+    db_watch_arm(&s->w, deadline, s->cancel);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1094,7 +967,7 @@ static void my_close(askdb_db *db)
 {
     struct my *s = MY(db);
 
-    watch_end(&s->w);
+    db_watch_end(&s->w);
     if (s->h)
         mysql_close(s->h);
     if (s->killer)
@@ -1125,7 +998,7 @@ static askdb_status my_open(askdb_db *db, const char *path)
                  db_url_ambiguous(path) ? DB_AMBIGUOUS_URL : err);
         return ASKDB_ERR_DB_OPEN;
     }
-    watch_init(&s->w);
+    db_watch_init(&s->w, stop_statement, s, WATCH_TICK_MS, 256 * 1024);
     if (connect_main(db, s)) {
         /* The server's words may quote the host, port or database,
         ** which may be parts of the password there. */
@@ -1250,7 +1123,8 @@ static askdb_status server_error(askdb_db *db, struct my *s, unsigned no,
     char name[200];
 
     e->ec = classify(no);
-    if (fired == 2 || (s->cancel && atomic_load(s->cancel))) {
+    if (fired == DB_WATCH_CANCEL ||
+        (s->cancel && atomic_load(s->cancel))) {
         e->ec = ASKDB_EC_RUNTIME;
         snprintf(e->msg, sizeof e->msg, "cancelled");
         return ASKDB_ERR_CANCELLED;
@@ -1283,8 +1157,8 @@ static askdb_status server_error(askdb_db *db, struct my *s, unsigned no,
         const char *lock = NULL;
         if (no == ER_LOCK_WAIT_TIMEOUT)
             lock = msg;
-        else if (fired == 1 && strstr(s->w.state, "lock"))
-            lock = s->w.state;
+        else if (fired == DB_WATCH_DEADLINE && strstr(s->state, "lock"))
+            lock = s->state;
         if (lock) {
             e->ec = ASKDB_EC_DATABASE;   /* another session's lock */
             snprintf(e->msg, sizeof e->msg,
@@ -2194,12 +2068,13 @@ static askdb_status my_run(askdb_db *db, const char *sql, askdb_result **out,
     }
     /* Rows the result will not hold are not read: the server stops. */
     if (stopped)
-        watch_kill(s);
-    fired = watch_stop(s);
+        db_watch_fire(&s->w, WATCH_FULL);
+    fired = db_watch_disarm(&s->w);
     /* max_statement_time can end a statement early without an error
     ** (BENCHMARK() over the binary protocol returns 0): a statement that
     ** used its whole time is taken as cut short. */
-    if (!stopped && (fired == 1 || fired == 2 ||
+    if (!stopped && (fired == DB_WATCH_DEADLINE ||
+                     fired == DB_WATCH_CANCEL ||
                      (db->query_timeout_ms > 0 &&
                       db_now_ms() - t0 >= db->query_timeout_ms))) {
         /* 1969: the server's own limit, when askdb killed nothing. */
@@ -2213,13 +2088,13 @@ static askdb_status my_run(askdb_db *db, const char *sql, askdb_result **out,
     ret = ASKDB_OK;
     goto out;
 failed:
-    fired = watch_stop(s);
-    if (*s->w.gone) {
+    fired = db_watch_disarm(&s->w);
+    if (*s->gone) {
         /* The kill found no server, and cut the session off. */
-        eno = s->w.gone_no;
+        eno = s->gone_no;
         snprintf(emsg, sizeof emsg, "askdb's KILL QUERY found no server "
-                 "at the session's address: %s", s->w.gone);
-    } else if (fired == 1)
+                 "at the session's address: %s", s->gone);
+    } else if (fired == DB_WATCH_DEADLINE)
         eno = ER_QUERY_INTERRUPTED; /* our deadline: a timeout */
     else if (!fired && eno == ER_QUERY_INTERRUPTED &&
              db->query_timeout_ms > 0 &&
@@ -2228,7 +2103,7 @@ failed:
     ret = server_error(db, s, eno, emsg, fired, e);
 out:
     if (ret == ASKDB_ERR_NOMEM) {
-        watch_stop(s);
+        db_watch_disarm(&s->w);
         e->ec = ASKDB_EC_RUNTIME;
         snprintf(e->msg, sizeof e->msg, "out of memory reading the result");
     }
