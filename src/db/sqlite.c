@@ -401,11 +401,14 @@ static askdb_status sq_open(askdb_db *db, const char *path)
     sqlite3_set_authorizer(s->h, authorize, s);
     sqlite3_progress_handler(s->h, 1000, progress, s);
     sqlite3_busy_handler(s->h, busy_wait, s);
-    init_pragma_functions(s);
     s->fn = sqlfn_install(s->h, &s->deadline, &s->timed_out);
 
     /* Opening is lazy: read the schema table now so that a file that is
-    ** not a database is reported here, not at the first question. */
+    ** not a database is reported here, not at the first question. A
+    ** writer's lock met here is waited for as long as one statement may,
+    ** once: the statements of init_pragma_functions() come after, when
+    ** the schema is read and they need no lock (before, each waited up to
+    ** BUSY_MAX_MS of its own, 35 s in all). */
     s->cancel = db->cancel;
     arm(s, db->query_timeout_ms);
     rc = sqlite3_prepare_v2(s->h, "SELECT count(*) FROM sqlite_schema", -1,
@@ -424,6 +427,7 @@ static askdb_status sq_open(askdb_db *db, const char *path)
                  other ? "; " : "", other ? other : "");
         return ASKDB_ERR_DB_OPEN;
     }
+    init_pragma_functions(s);
     return ASKDB_OK;
 }
 

@@ -557,6 +557,37 @@ static void locks_are_waited_for_within_the_limit(void **state)
     askdb_db_close(db);
 }
 
+/*
+** A writer's lock met while the database is opened: the open waits as
+** long as one statement may (--timeout), in all, then says how long it
+** waited. Each of the statements the open makes waited up to 5 s of its
+** own (35 s for --timeout 500).
+*/
+static void lock_at_open_is_waited_for_within_the_limit(void **state)
+{
+    askdb_config cfg = askdb_config_default();
+    askdb_db *db = NULL;
+    struct sqlfile_locker l;
+    double t0, ms;
+    const char *m;
+
+    (void)state;
+    cfg.query_timeout_ms = 300;
+    sqlfile_lock(&l, dbpath, 4000);
+    t0 = db_now_ms();
+    assert_int_equal(askdb_db_open(dbpath, &cfg, &db), ASKDB_ERR_DB_OPEN);
+    ms = db_now_ms() - t0;
+    m = askdb_db_errmsg(db);
+    assert_non_null(strstr(m, "is locked: another program is writing"));
+    assert_non_null(strstr(m, "(waited 3"));   /* about 300 ms */
+    assert_true(ms >= 250 && ms < 2000);
+    askdb_db_close(db);
+    sqlfile_lock_end(&l);
+    /* Once the writer is done it opens. */
+    db = open_ok();
+    askdb_db_close(db);
+}
+
 static void slow_query_is_interrupted_at_the_limit(void **state)
 {
     askdb_db *db = open_ok(); /* 300 ms */
@@ -1015,6 +1046,7 @@ int main(void)
         cmocka_unit_test(errors_are_classified),
         cmocka_unit_test(hot_journal_after_opening_is_explained),
         cmocka_unit_test(locks_are_waited_for_within_the_limit),
+        cmocka_unit_test(lock_at_open_is_waited_for_within_the_limit),
         cmocka_unit_test(slow_query_is_interrupted_at_the_limit),
         cmocka_unit_test(count_over_a_big_table_stops_at_the_limit),
         cmocka_unit_test(rows_and_bytes_are_capped),
