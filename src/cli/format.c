@@ -29,9 +29,33 @@ int format_parse(const char *s)
     return -1;
 }
 
+/*
+** A real for reading, as sqlite3 shows one: 15 significant digits
+** (183.925, not 183.92499999999987) and always a point, so that a real
+** never reads as an integer (100.0, 1.0e+301). The infinities and NaN
+** (PostgreSQL, DuckDB) are inf, -inf and nan, as in CSV.
+*/
+static const char *real_for_reading(double d, char *buf, size_t n)
+{
+    size_t k;
+    char *e;
+
+    k = (size_t)snprintf(buf, n, "%.15g", d);
+    if (k + 3 > n || !isfinite(d) || strchr(buf, '.'))
+        return buf;
+    e = strchr(buf, 'e');
+    if (!e) {
+        memcpy(buf + k, ".0", 3);
+    } else {
+        memmove(e + 2, e, strlen(e) + 1);
+        memcpy(e, ".0", 2);
+    }
+    return buf;
+}
+
 /* A cell as text into buf (for table, csv and markdown). NULL gives
-** "NULL" except in CSV, where it is an empty field; a real has 15
-** significant digits, in CSV as many as it takes to read back. */
+** "NULL" except in CSV, where it is an empty field; a real is
+** real_for_reading(), in CSV as many digits as it takes to read back. */
 static const char *cell_text(const askdb_value *v, char *buf, size_t n,
                              enum out_format f)
 {
@@ -42,12 +66,9 @@ static const char *cell_text(const askdb_value *v, char *buf, size_t n,
         snprintf(buf, n, "%lld", (long long)v->i);
         return buf;
     case ASKDB_REAL:
-        /* For reading, 15 digits as sqlite3 shows them (183.925, not
-        ** 183.92499999999987); for programs, all it takes to read back. */
         if (f == FMT_CSV)
             return askdb_real_text(v->d, buf, n);
-        snprintf(buf, n, "%.15g", v->d);
-        return buf;
+        return real_for_reading(v->d, buf, n);
     case ASKDB_TEXT:
         return v->s;
     case ASKDB_BLOB:

@@ -709,7 +709,7 @@ output_formats_are_exact() {
         '+----+-------------+-------+' \
         '|  1 | Ann         |   9.5 |' \
         '|  2 | Smith, "Jo" | NULL  |' \
-        '|  3 | Zoë         |    12 |' \
+        '|  3 | Zoë         |  12.0 |' \
         '+----+-------------+-------+' \
         '(3 rows)'
     [ ! -s "$T/err" ] || fail "stderr not empty: $(cat "$T/err")"
@@ -718,11 +718,15 @@ output_formats_are_exact() {
     expect_rc 0
     expect_out 'id,name,price\r\n1,Ann,9.5\r\n2,"Smith, ""Jo""",\r\n3,Zoë,12\r\n'
 
-    # Reals: 15 digits in a table, as sqlite3 shows them; in CSV and JSON
-    # as many as it takes to read the same double back, and no more.
+    # Reals: 15 digits and always a point in a table, as sqlite3 shows
+    # them (60.0 never reads as an integer); in CSV and JSON as many as it
+    # takes to read the same double back, and no more.
     run sql -f table shop.db "SELECT 0.1 + 0.2 AS a, 123456789.12345678 AS b, 0.1 AS c, 60.0 AS d"
     expect_rc 0
-    expect_out_has '| 0.3 | 123456789.123457 | 0.1 | 60 |'
+    expect_out_has '| 0.3 | 123456789.123457 | 0.1 | 60.0 |'
+    run sql -f table shop.db "SELECT 1e300 * 10 AS a, 1e-7 AS b, 2.0 AS c"
+    expect_rc 0
+    expect_out_has '| 1.0e+301 | 1.0e-07 | 2.0 |'
     run sql -f csv shop.db "SELECT 0.1 + 0.2 AS a, 123456789.12345678 AS b, 0.1 AS c, 60.0 AS d"
     expect_rc 0
     expect_out 'a,b,c,d\r\n0.30000000000000004,123456789.12345678,0.1,60\r\n'
@@ -747,7 +751,7 @@ output_formats_are_exact() {
         '| --- | ----------- | ----- |' \
         '| 1   | Ann         | 9.5   |' \
         '| 2   | Smith, "Jo" | NULL  |' \
-        '| 3   | Zoë         | 12    |'
+        '| 3   | Zoë         | 12.0  |'
 
     run sql --format json shop.db "$FMT_SQL"
     expect_rc 0
