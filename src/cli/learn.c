@@ -53,6 +53,7 @@ static const char usage_learn[] =
     "Options:\n"
     "      --memory FILE     the store to use (default:\n"
     "                        $ASKDB_CACHE_DIR/memory.sqlite, else\n"
+    "                        $XDG_CACHE_HOME/askdb/memory.sqlite, else\n"
     "                        ~/.cache/askdb/memory.sqlite); only an askdb\n"
     "                        store or a new file is accepted\n"
     "      --timeout MS      time limit of each verifying query (default\n"
