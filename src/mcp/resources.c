@@ -20,8 +20,10 @@ json_t *mcp_resources_list(struct mcp_server *srv)
         snprintf(buf, sizeof buf, URI_PREFIX "%s/schema", name);
         json_array_append_new(arr, json_pack(
             "{s:s,s:s+,s:s,s:s}", "uri", buf, "name", name, " schema",
-            "description", "The schema as askdb's model sees it: CREATE "
-            "TABLE text with keys, row counts and sample values.",
+            "description", "The whole schema as askdb's model reads it: "
+            "CREATE TABLE text with keys, row counts and sample values "
+            "(of a large schema, the model is given only the tables a "
+            "question needs).",
             "mimeType", "text/plain"));
     }
     return json_pack("{s:o}", "resources", arr);
