@@ -807,9 +807,11 @@ typedef struct askdb_pair {
 
 /*
 ** Open the store at path (NULL = the default). With create, a missing
-** store (and the default cache directory) is created; without, a missing
-** store opens as an empty one that lists nothing and forgets nothing (and
-** learns nothing: ASKDB_ERR_USAGE). Any other SQLite file is refused and
+** store is made by the first pair stored (a refused pair, or an import
+** that stores nothing, leaves no file; the default cache directory is
+** created at once); without, a missing store opens as an empty one that
+** lists nothing and forgets nothing (and learns nothing:
+** ASKDB_ERR_USAGE). Any other SQLite file is refused and
 ** left untouched. On failure *out may be set for askdb_memory_errmsg();
 ** free it with askdb_memory_close(). Returns ASKDB_ERR_USAGE (path "",
 ** not a store, newer format, a database's companion file), ASKDB_ERR_IO
@@ -851,9 +853,9 @@ typedef struct askdb_import_counts {
 ** db's file name without its extension are skipped). A rejected item is
 ** reported to on_reject (if not NULL) and skipped. ASKDB_OK when the
 ** file was read (*counts, if not NULL, says what happened);
-** ASKDB_ERR_USAGE when it is not valid JSON (an array) or too large,
-** ASKDB_ERR_IO when it cannot be read or the store fails: then nothing of
-** the file is stored.
+** ASKDB_ERR_USAGE when it is not valid JSON (an array: found before any
+** item is verified) or too large, ASKDB_ERR_IO when it cannot be read or
+** the store fails: then nothing of the file is stored.
 */
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_memory_import(askdb_memory *m, askdb_db *db, const char *file,

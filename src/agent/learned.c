@@ -230,12 +230,13 @@ static void skip_ws(const char **p, const char *end, long *line)
 }
 
 /*
-** A JSON array, read one item at a time so that every item has its line.
-** p points at '['. ASKDB_OK, ASKDB_ERR_USAGE (malformed array) or
-** ASKDB_ERR_IO (store failure), with errmsg set.
+** A JSON array, read one item at a time so that every item has its line,
+** and each item learned when learn is set (else only the syntax is
+** checked). p points at '['. ASKDB_OK, ASKDB_ERR_USAGE (malformed array)
+** or ASKDB_ERR_IO (store failure), with errmsg set.
 */
 static askdb_status import_array(struct import *im, const char *p,
-                                 const char *end, long line)
+                                 const char *end, long line, int learn)
 {
     json_error_t je;
     json_t *o;
@@ -257,7 +258,7 @@ static askdb_status import_array(struct import *im, const char *p,
         for (s = p; s < p + je.position; s++)
             line += *s == '\n';
         p += je.position;
-        rc = import_item(im, o, at);
+        rc = learn ? import_item(im, o, at) : 0;
         json_decref(o);
         if (rc)
             return ASKDB_ERR_IO;
@@ -319,7 +320,7 @@ askdb_status askdb_memory_import(askdb_memory *h, askdb_db *db,
     askdb_import_counts none;
     askdb_status st = ASKDB_OK;
     char err[1024], *text;
-    const char *p;
+    const char *p, *end;
     long line = 1;
 
     if (!counts)
@@ -348,29 +349,31 @@ askdb_status askdb_memory_import(askdb_memory *h, askdb_db *db,
         free(im.stem);
         return st;
     }
-    if (memory_batch_begin(h->m, h->errmsg, sizeof h->errmsg)) {
-        free(text);
-        free(im.stem);
-        return ASKDB_ERR_IO;
-    }
     p = text;
-    skip_ws(&p, text + strlen(text), &line);
+    end = text + strlen(text);
+    skip_ws(&p, end, &line);
+    /* A broken array stores nothing: it is found before any item is
+    ** verified, so a new store is not even made. */
     if (*p == '[')
-        st = import_array(&im, p, text + strlen(text), line);
-    else
-        st = import_lines(&im, text);
+        st = import_array(&im, p, end, line, 0);
+    if (st)
+        goto out;
+    if (memory_batch_begin(h->m, h->errmsg, sizeof h->errmsg)) {
+        st = ASKDB_ERR_IO;
+        goto out;
+    }
+    st = *p == '[' ? import_array(&im, p, end, line, 1)
+                   : import_lines(&im, text);
+    if (st)
+        (void)memory_batch_end(h->m, 0, err, sizeof err);
+    else if (memory_batch_end(h->m, 1, h->errmsg, sizeof h->errmsg))
+        st = ASKDB_ERR_IO;
+out:
     free(text);
     free(im.stem);
-    if (st) {
-        (void)memory_batch_end(h->m, 0, err, sizeof err);
+    if (st)
         memset(counts, 0, sizeof *counts);
-        return st;
-    }
-    if (memory_batch_end(h->m, 1, h->errmsg, sizeof h->errmsg)) {
-        memset(counts, 0, sizeof *counts);
-        return ASKDB_ERR_IO;
-    }
-    return ASKDB_OK;
+    return st;
 }
 
 /* ---------------------------------------------------------------------- */

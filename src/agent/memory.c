@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/cache.h"
 #include "core/outfile.h"
@@ -34,6 +35,10 @@
 **     same question again replaces its SQL.
 **   - every statement binds its values; the FTS5 query string is built
 **     from words only (memory_fts_query), so any question is valid syntax.
+**   - a new store (a missing or empty file opened with create) is made by
+**     the first pair stored, not by memory_open: a refused pair, or a
+**     batch that stores nothing, leaves no file behind. Until then the
+**     handle has no SQLite connection (h NULL) and reads find nothing.
 */
 
 #define MEMORY_APP_ID 0x61736b6dL    /* "askm" */
@@ -44,8 +49,9 @@
 #define MEMORY_MAX_K 100
 
 struct memory {
-    sqlite3 *h;
+    sqlite3 *h;              /* NULL: a new store, not made yet */
     char *path;
+    int batch;               /* a batch was begun before the store was made */
 };
 
 static const char schema_sql[] =
@@ -370,12 +376,76 @@ static char *default_path(int create, char *err, size_t errlen)
     return p;
 }
 
+/*
+** Open the store file with SQLite and set it up (create: a fresh file gets
+** the schema) or check it. 0 or MEMORY_OPEN_*, with the reason in err;
+** on failure m->h is NULL again.
+*/
+static int connect(struct memory *m, int create, char *err, size_t errlen)
+{
+    int flags = SQLITE_OPEN_READWRITE, rc;
+
+    if (create)
+        flags |= SQLITE_OPEN_CREATE;
+    if (sqlite3_open_v2(m->path, &m->h, flags, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "cannot open memory store '%s': %s", m->path,
+                 m->h ? sqlite3_errmsg(m->h) : "out of memory");
+        rc = MEMORY_OPEN_FAILED;
+        goto out;
+    }
+    sqlite3_extended_result_codes(m->h, 1);
+    sqlite3_busy_timeout(m->h, MEMORY_BUSY_MS);
+    sqlite3_db_config(m->h, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+    rc = setup(m, create, err, errlen);
+out:
+    if (rc) {
+        sqlite3_close(m->h);
+        m->h = NULL;
+    }
+    return rc;
+}
+
+/*
+** Whether the store at path (missing or empty: fs) can be made later:
+** an empty file must be readable and writable, a missing one's folder
+** must exist and be writable. 0, or MEMORY_OPEN_FAILED with the reason.
+*/
+static int creatable(const char *path, enum file_state fs, char *err,
+                     size_t errlen)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir;
+    int rc = 0;
+
+    if (fs == F_EMPTY) {
+        if (access(path, R_OK | W_OK) == 0)
+            return 0;
+        snprintf(err, errlen, "cannot open memory store '%s': %s", path,
+                 strerror(errno));
+        return MEMORY_OPEN_FAILED;
+    }
+    dir = !slash ? strdup(".")
+          : slash == path ? strdup("/")
+                          : strndup(path, (size_t)(slash - path));
+    if (!dir) {
+        snprintf(err, errlen, "out of memory");
+        return MEMORY_OPEN_FAILED;
+    }
+    if (access(dir, W_OK | X_OK)) {
+        snprintf(err, errlen, "cannot open memory store '%s': %s", path,
+                 strerror(errno));
+        rc = MEMORY_OPEN_FAILED;
+    }
+    free(dir);
+    return rc;
+}
+
 int memory_open(const char *path, int create, struct memory **out,
                 char *err, size_t errlen)
 {
     struct memory *m;
     enum file_state fs;
-    int flags = SQLITE_OPEN_READWRITE, rc = MEMORY_OPEN_FAILED;
+    int rc = MEMORY_OPEN_FAILED;
 
     *out = NULL;
     /* SQLite would open "" as a private temporary database, gone with
@@ -405,22 +475,13 @@ int memory_open(const char *path, int create, struct memory **out,
     rc = peek(m->path, &fs, err, errlen);
     if (rc)
         goto fail;
-    rc = MEMORY_OPEN_FAILED;
     if (fs != F_OURS && !create) {
         memory_close(m);
         return 1;
     }
-    if (create)
-        flags |= SQLITE_OPEN_CREATE;
-    if (sqlite3_open_v2(m->path, &m->h, flags, NULL) != SQLITE_OK) {
-        snprintf(err, errlen, "cannot open memory store '%s': %s", m->path,
-                 m->h ? sqlite3_errmsg(m->h) : "out of memory");
-        goto fail;
-    }
-    sqlite3_extended_result_codes(m->h, 1);
-    sqlite3_busy_timeout(m->h, MEMORY_BUSY_MS);
-    sqlite3_db_config(m->h, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
-    rc = setup(m, create, err, errlen);
+    /* A new store waits for its first pair (make_store). */
+    rc = fs == F_OURS ? connect(m, create, err, errlen)
+                      : creatable(m->path, fs, err, errlen);
     if (rc)
         goto fail;
     *out = m;
@@ -465,6 +526,23 @@ static int store_err(struct memory *m, const char *what, char *err,
     snprintf(err, errlen, "memory store '%s': %s: %s", m->path, what,
              sqlite3_errmsg(m->h));
     return -1;
+}
+
+/*
+** Make the new store of a handle opened with create (its first pair is
+** being stored): the file is looked at again, as it may have changed
+** since memory_open, then created and set up; a batch begun meanwhile
+** starts now. 0, or -1 with the reason in err (m stays without a store).
+*/
+static int make_store(struct memory *m, char *err, size_t errlen)
+{
+    enum file_state fs;
+
+    if (peek(m->path, &fs, err, errlen) || connect(m, 1, err, errlen))
+        return -1;
+    if (m->batch && sqlite3_exec(m->h, "BEGIN IMMEDIATE", NULL, NULL, NULL))
+        return store_err(m, "starting a write", err, errlen);
+    return 0;
 }
 
 /* Trimmed copies of question and sql, checked for emptiness and size.
@@ -567,6 +645,8 @@ int memory_add(struct memory *m, const char *db_key, const char *question,
         snprintf(err, errlen, "out of memory");
         goto out;
     }
+    if (!m->h && make_store(m, err, errlen))
+        goto out;
     /* Outside a batch the add is its own transaction. */
     if (sqlite3_get_autocommit(m->h)) {
         if (sqlite3_exec(m->h, "BEGIN IMMEDIATE", NULL, NULL, NULL)) {
@@ -645,6 +725,10 @@ out:
 
 int memory_batch_begin(struct memory *m, char *err, size_t errlen)
 {
+    if (!m->h) {             /* begins with the store (make_store) */
+        m->batch = 1;
+        return 0;
+    }
     if (sqlite3_exec(m->h, "BEGIN IMMEDIATE", NULL, NULL, NULL))
         return store_err(m, "starting a write", err, errlen);
     return 0;
@@ -652,6 +736,9 @@ int memory_batch_begin(struct memory *m, char *err, size_t errlen)
 
 int memory_batch_end(struct memory *m, int commit, char *err, size_t errlen)
 {
+    m->batch = 0;
+    if (!m->h)               /* nothing was stored, no store was made */
+        return 0;
     if (commit && sqlite3_exec(m->h, "COMMIT", NULL, NULL, NULL)) {
         store_err(m, "committing", err, errlen);
         sqlite3_exec(m->h, "ROLLBACK", NULL, NULL, NULL);
@@ -669,6 +756,8 @@ int memory_forget(struct memory *m, const char *db_key,
     char *q = NULL, *qkey = NULL;
     int rc;
 
+    if (!m->h)
+        return 0;
     if (question) {
         q = trim_dup(question);
         qkey = q ? fold(q) : NULL;
@@ -795,7 +884,7 @@ int memory_similar(struct memory *m, const char *db_key,
 
     *out = NULL;
     *n = 0;
-    if (k <= 0)
+    if (k <= 0 || !m->h)
         return 0;
     if (k > MEMORY_MAX_K)
         k = MEMORY_MAX_K;
@@ -845,6 +934,8 @@ int memory_list(struct memory *m, const char *db_key,
 
     *out = NULL;
     *n = 0;
+    if (!m->h)
+        return 0;
     if (sqlite3_prepare_v2(m->h,
                            "SELECT question, sql, added_at, 0.0 FROM pairs"
                            " WHERE db_key = ?1 ORDER BY id",

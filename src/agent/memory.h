@@ -46,12 +46,15 @@ struct memory_pair {
 
 /*
 ** Open the store at path (NULL = ${cache}/memory.sqlite). With create set,
-** a missing file (and the default cache directory) is created and the
-** schema set up. Returns 0 and *out, or 1 when the store does not exist
-** and create is 0 (*out NULL: "nothing learned yet"), or with the reason
-** in err MEMORY_OPEN_REFUSED: an empty path, a database's companion file,
-** not an askdb memory store (any other SQLite database is refused and
-** left untouched), a newer format; MEMORY_OPEN_FAILED: the
+** a missing or empty file is accepted when it can be made (its folder
+** exists and is writable; the default cache directory is created) and is
+** made, with its schema, by the first pair stored: a refused pair or a
+** batch that stores nothing leaves no file, and until then the handle
+** reads as an empty store. Returns 0 and *out, or 1 when the store does
+** not exist and create is 0 (*out NULL: "nothing learned yet"), or with
+** the reason in err MEMORY_OPEN_REFUSED: an empty path, a database's
+** companion file, not an askdb memory store (any other SQLite database is
+** refused and left untouched), a newer format; MEMORY_OPEN_FAILED: the
 ** file or its folder cannot be opened, read or created (I/O, a missing
 ** folder, permissions, locked, out of memory).
 */
@@ -97,7 +100,8 @@ int memory_learn(struct memory *m, askdb_db *db, const char *question,
 /*
 ** Group many adds into one transaction (much faster on disk): begin, then
 ** memory_add()/memory_learn() as usual, then end with commit set (keep
-** them) or not (drop them). Returns 0 or -1 with the reason in err.
+** them) or not (drop them). Returns 0 or -1 with the reason in err. A new
+** store's batch begins when its first pair makes the store.
 */
 int memory_batch_begin(struct memory *m, char *err, size_t errlen);
 int memory_batch_end(struct memory *m, int commit, char *err, size_t errlen);

@@ -326,6 +326,48 @@ nothing_learned_yet_lists_nothing() {
     [ ! -e "$T/cache/memory.sqlite" ] || fail "listing created a store"
 }
 
+refused_pairs_and_broken_files_create_no_store() {
+    # A new store is made by the first pair stored: a refused or failing
+    # pair, a file with nothing to store or a broken one leaves no file.
+    run learn shop.db --memory "$T/new.sqlite" --question x --sql "DELETE FROM orders"
+    expect_rc 1
+    expect_err_has "askdb learn: not stored: refused"
+    [ ! -e "$T/new.sqlite" ] || fail "a refused pair left a store behind"
+    run learn shop.db --question "Names?" --sql "SELECT nope FROM customers"
+    expect_rc 1
+    [ ! -e "$T/cache/memory.sqlite" ] || fail "a failing pair made the default store"
+    printf '{"question": "Wipe", "sql": "DELETE FROM orders"}\nnot json\n' >"$W/bad.jsonl"
+    run learn shop.db --memory "$T/new.sqlite" --file bad.jsonl
+    expect_rc 1
+    expect_out "0 stored, 0 replaced, 2 rejected"
+    [ ! -e "$T/new.sqlite" ] || fail "a file of rejected pairs left a store behind"
+    # Broken after an item that would be stored: found before any is.
+    printf '[{"question": "Q1?", "sql": "SELECT 1"},\n {"question": "Q2?" "sql": "SELECT 2"}]\n' >"$W/broken.json"
+    run learn shop.db --memory "$T/new.sqlite" --file broken.json
+    expect_rc 2
+    expect_err_has "broken.json:2: not valid JSON"
+    expect_err_has "nothing from 'broken.json' was stored"
+    [ ! -e "$T/new.sqlite" ] || fail "a broken file left a store behind"
+    # An empty file given as the store stays empty until a pair is stored.
+    : >"$T/empty.sqlite"
+    run learn shop.db --memory "$T/empty.sqlite" --question x --sql "DROP TABLE orders"
+    expect_rc 1
+    [ ! -s "$T/empty.sqlite" ] || fail "a refused pair wrote to an empty store file"
+    # A folder that is not there is a store error at once.
+    run learn shop.db --memory "$T/nodir/s.sqlite" --question "One?" --sql "SELECT 1"
+    expect_rc 2
+    expect_err_has "cannot open memory store '$T/nodir/s.sqlite'"
+    [ ! -e "$T/nodir" ] || fail "a folder was made for the store"
+    # The first stored pair makes the store.
+    run learn shop.db --memory "$T/new.sqlite" --question "One?" --sql "SELECT 1"
+    expect_rc 0
+    [ -s "$T/new.sqlite" ] || fail "the first pair made no store"
+    expect_listed shop.db
+    run learn shop.db --memory "$T/new.sqlite" --list
+    expect_rc 0
+    expect_out_has '"question":"One?"'
+}
+
 usage_errors_exit_2_and_missing_db_exits_3() {
     run learn
     expect_rc 2
@@ -367,7 +409,8 @@ TESTS=(stores_a_verified_pair_and_replaces_it rejects_writes_and_failing_sql
        imports_a_json_lines_file_with_counts imports_a_spider_array_for_its_db_id
        list_round_trips_and_forget_removes pairs_belong_to_the_canonical_path
        memory_option_uses_another_store_and_refuses_databases
-       nothing_learned_yet_lists_nothing usage_errors_exit_2_and_missing_db_exits_3)
+       nothing_learned_yet_lists_nothing refused_pairs_and_broken_files_create_no_store
+       usage_errors_exit_2_and_missing_db_exits_3)
 
 PASSED=0
 FAILED=0

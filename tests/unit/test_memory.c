@@ -422,11 +422,65 @@ static void default_store_lives_in_the_cache_dir(void **state)
     assert_int_equal(memory_open(NULL, 0, &m, err, sizeof err), 1);
     assert_int_equal(memory_open(NULL, 1, &m, err, sizeof err), 0);
     assert_string_equal(memory_file(m), tmp("cache/memory.sqlite"));
+    assert_int_equal(stat(tmp("cache"), &sb), 0);
+    add(m, "/db/a", "Q?", "SELECT 1", 0);
     memory_close(m);
     assert_int_equal(stat(tmp("cache/memory.sqlite"), &sb), 0);
     assert_int_equal(memory_open(NULL, 0, &m, err, sizeof err), 0);
     memory_close(m);
     unsetenv("ASKDB_CACHE_DIR");
+}
+
+static void a_new_store_is_made_by_its_first_pair(void **state)
+{
+    struct memory *m = open_new("late.sqlite");
+    struct memory_pair *p = NULL;
+    char err[512];
+    askdb_db *db = NULL;
+    struct stat sb;
+    int n = -1;
+
+    (void)state;
+    /* Reads, forgetting, refused pairs and an empty batch make nothing. */
+    assert_int_equal(memory_list(m, "/db/a", &p, &n), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(memory_similar(m, "/db/a", "anything", 3, &p, &n), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(memory_forget(m, "/db/a", NULL, err, sizeof err), 0);
+    assert_int_equal(memory_add(m, "/db/a", " ", "SELECT 1", err,
+                                sizeof err), -1);
+    assert_int_equal(askdb_db_open(testdb_shop(), NULL, &db), ASKDB_OK);
+    assert_int_equal(memory_learn(m, db, "Wipe?", "DELETE FROM orders", NULL,
+                                  err, sizeof err), MEMORY_REJECTED);
+    assert_int_equal(memory_batch_begin(m, err, sizeof err), 0);
+    assert_int_equal(memory_learn(m, db, "Names?", "SELECT nope FROM "
+                                  "customers", NULL, err, sizeof err),
+                     MEMORY_REJECTED);
+    assert_int_equal(memory_batch_end(m, 1, err, sizeof err), 0);
+    assert_int_equal(stat(tmp("late.sqlite"), &sb), -1);
+
+    /* The first pair of a batch makes the store inside the batch. */
+    assert_int_equal(memory_batch_begin(m, err, sizeof err), 0);
+    assert_int_equal(memory_learn(m, db, "Categories?", "SELECT name FROM "
+                                  "categories", NULL, err, sizeof err), 0);
+    add(m, "/db/a", "Q?", "SELECT 1", 0);
+    assert_int_equal(memory_batch_end(m, 1, err, sizeof err), 0);
+    assert_int_equal(stat(tmp("late.sqlite"), &sb), 0);
+    assert_int_equal(memory_list(m, "/db/a", &p, &n), 0);
+    assert_int_equal(n, 1);
+    memory_pairs_free(p, n);
+    askdb_db_close(db);
+    memory_close(m);
+
+    /* An empty file stays empty; a folder that is not there fails now. */
+    assert_int_equal(file_write(tmp("empty.sqlite"), "", 0), 0);
+    memory_close(open_new("empty.sqlite"));
+    assert_int_equal(stat(tmp("empty.sqlite"), &sb), 0);
+    assert_int_equal(sb.st_size, 0);
+    assert_int_equal(memory_open(tmp("nodir/x.sqlite"), 1, &m, err,
+                                 sizeof err), MEMORY_OPEN_FAILED);
+    assert_null(m);
+    assert_non_null(strstr(err, "cannot open memory store"));
 }
 
 static void db_key_is_the_canonical_path(void **state)
@@ -584,6 +638,7 @@ int main(void)
         cmocka_unit_test(missing_store_without_create_is_nothing_learned),
         cmocka_unit_test(refuses_files_that_are_not_stores),
         cmocka_unit_test(default_store_lives_in_the_cache_dir),
+        cmocka_unit_test(a_new_store_is_made_by_its_first_pair),
         cmocka_unit_test(db_key_is_the_canonical_path),
         cmocka_unit_test(learn_verifies_sql_on_the_database),
         cmocka_unit_test(batch_rolls_back_when_not_committed),
