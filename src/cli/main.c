@@ -185,6 +185,61 @@ static const struct option long_opts[] = {
     {NULL, 0, NULL, 0}
 };
 
+/*
+** Which options sql and schema take, by long name: the output options, -v
+** and the limits of the database handle (askdb_db_open reads them), and
+** for schema the sample values it shows. Every other option sets up the
+** model or the agent, which only ask and shell have: for sql and schema
+** it is a usage error (refuse_option), never silently ignored.
+*/
+enum { FOR_SQL = 1, FOR_SCHEMA = 2 };
+
+static const struct {
+    const char *name;
+    int cmds;
+} db_cmd_opts[] = {
+    {"format", FOR_SQL | FOR_SCHEMA},
+    {"verbose", FOR_SQL | FOR_SCHEMA},
+    {"help", FOR_SQL | FOR_SCHEMA},
+    {"show-sql", FOR_SQL},
+    {"timeout", FOR_SQL | FOR_SCHEMA},
+    {"max-rows", FOR_SQL | FOR_SCHEMA},
+    {"max-bytes", FOR_SQL | FOR_SCHEMA},
+    {"in-process", FOR_SQL | FOR_SCHEMA},
+    {"sample-values", FOR_SCHEMA},
+};
+
+/*
+** 0 when cmd takes option c (getopt's code of an entry of opts; ask and
+** shell take them all), else -1 with the usage error printed: "askdb sql:
+** --answer is for ask and shell (see 'askdb help sql')".
+*/
+static int refuse_option(const char *cmd, const struct option *opts, int c)
+{
+    int bit = strcmp(cmd, "sql") == 0      ? FOR_SQL
+              : strcmp(cmd, "schema") == 0 ? FOR_SCHEMA
+                                           : 0;
+    int cmds = 0;
+    size_t i;
+
+    while (opts->name && opts->val != c)
+        opts++;
+    if (!bit || !opts->name) /* not an option: getopt's '?' */
+        return 0;
+    for (i = 0; i < sizeof db_cmd_opts / sizeof db_cmd_opts[0]; i++)
+        if (strcmp(db_cmd_opts[i].name, opts->name) == 0)
+            cmds = db_cmd_opts[i].cmds;
+    if (cmds & bit)
+        return 0;
+    fprintf(stderr, "askdb %s: --%s is for ask%s (see 'askdb help %s')\n",
+            cmd, opts->name,
+            cmds & FOR_SQL      ? ", shell and sql"
+            : cmds & FOR_SCHEMA ? ", shell and schema"
+                                : " and shell",
+            cmd);
+    return -1;
+}
+
 /* Whether a that starts with '-' has white space before any '=': no
 ** option does, a statement that starts with a comment ("-- why\n...")
 ** does. */
@@ -258,6 +313,8 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o,
     argc -= statements_last(argc, argv, opts);
     optind = 1;
     while ((c = getopt_long(argc, argv, "f:vh", opts, NULL)) != -1) {
+        if (refuse_option(cmd, opts, c))
+            goto bad;
         r = cli_agent_opt(c, optarg, &o->cfg, "askdb");
         if (!r)
             r = cli_model_opt(c, optarg, &o->cfg, "askdb");
@@ -443,16 +500,6 @@ static int run(int argc, char **argv)
         return EXIT_ANSWERED;
     if (first < 0)
         return EXIT_USAGE;
-    /* sql and schema ask no model: a trace would stay empty, and sql
-    ** runs the statement it is given, so a "dry run" of it would run. */
-    if ((strcmp(cmd, "sql") == 0 || strcmp(cmd, "schema") == 0) &&
-        (o.cfg.dry_run || o.cfg.trace_path)) {
-        fprintf(stderr, "askdb %s: %s is for ask and shell%s (see 'askdb "
-                        "help %s')\n", cmd,
-                o.cfg.dry_run ? "--dry-run" : "--trace",
-                o.cfg.dry_run ? "" : " (and eval, mcp, serve)", cmd);
-        return EXIT_USAGE;
-    }
     /* The schema is CREATE TABLE text or JSON: no table of it to draw. */
     if (strcmp(cmd, "schema") == 0 && o.format >= 0 && o.format != FMT_JSON) {
         fprintf(stderr, "askdb schema: -f takes only json here (the default "

@@ -367,6 +367,9 @@ expect_out_has() {
 expect_out_lacks() {
     ! grep -qF -- "$1" "$T/out" || fail "stdout has '$1'"
 }
+expect_no_out() {
+    [ ! -s "$T/out" ] || fail "stdout not empty: $(head -c 200 "$T/out")"
+}
 # expect_out FORMAT [ARGS]: stdout is exactly the printf expansion.
 expect_out() {
     local fmt=$1
@@ -1703,6 +1706,64 @@ sql_show_sql_prints_the_statement_and_refuses_ask_only_options() {
     [ "$before" = "$(snapshot)" ] || fail "files changed: $(diff <(echo "$before") <(snapshot) | head -4)"
 }
 
+sql_and_schema_refuse_every_option_of_ask_and_shell() {
+    # Every option 'askdb help ask' lists and 'askdb help sql' does not
+    # sets up the model or the agent: sql and schema refuse it (exit 2,
+    # nothing run, no file made) instead of ignoring it. Only -v (where
+    # the statements run) and, for schema, --sample-values are theirs too.
+    copy_db
+    local before opt arg n=0
+    run help sql
+    expect_rc 0
+    cp "$T/out" "$T/help_sql"
+    run help ask
+    expect_rc 0
+    "$PY" - "$T/out" >"$T/opts" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+valued = set(re.findall(r"(?m)^ +(?:-\w, )?(--[a-z][a-z-]*) [A-Z]", text))
+for o in sorted(set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", text))):
+    print(o, "V" if o in valued else "")
+PY
+    before=$(snapshot)
+    while read -r opt arg; do
+        case $opt in --verbose) continue ;; esac
+        ! grep -qE -- "(^|[^a-z-])$opt([^a-z-]|$)" "$T/help_sql" || continue
+        n=$((n + 1))
+        run sql "$opt" ${arg:+1} shop.db "SELECT 1 AS x"
+        expect_rc 2
+        expect_err_has "askdb sql: $opt is for ask"
+        expect_no_out
+        [ "$opt" != --sample-values ] || continue
+        run schema "$opt" ${arg:+1} shop.db
+        expect_rc 2
+        expect_err_has "askdb schema: $opt is for ask and shell (see 'askdb help schema')"
+        expect_no_out
+    done <"$T/opts"
+    [ "$n" -ge 40 ] || fail "only $n options of ask that sql lacks: $(tr '\n' ' ' <"$T/opts")"
+    [ "$before" = "$(snapshot)" ] || fail "files changed: $(diff <(echo "$before") <(snapshot) | head -4)"
+    run sql --answer shop.db "SELECT 1 AS x"
+    expect_err_has "askdb sql: --answer is for ask and shell (see 'askdb help sql')"
+    run sql --sample-values 1 shop.db "SELECT 1 AS x"
+    expect_err_has "askdb sql: --sample-values is for ask, shell and schema"
+    run schema --show-sql shop.db
+    expect_rc 2
+    expect_err_has "askdb schema: --show-sql is for ask, shell and sql"
+
+    # What they do take still works; the model's variables stay ignored.
+    ASKDB_LLM_URL=http://127.0.0.1:9/v1 ASKDB_MODEL=m ASKDB_PROVIDER=openai \
+        run sql -v --show-sql --timeout 5000 --max-rows 1 --max-bytes 100000 \
+        --in-process -f csv shop.db "SELECT id FROM customers ORDER BY id"
+    expect_rc 0
+    expect_out 'id\r\n1\r\n'
+    expect_err_has "SELECT id FROM customers ORDER BY id"
+    ASKDB_LLM_URL=http://127.0.0.1:9/v1 \
+        run schema -v --sample-values 0 --timeout 5000 --max-rows 5 shop.db
+    expect_rc 0
+    expect_out_has "CREATE TABLE customers"
+    expect_out_lacks "e.g."
+}
+
 csv_keeps_every_byte_of_text_and_blobs() {
     # CSV to a file or a pipe is exact: text past a NUL and the whole of
     # a long blob (a table shows it cut); on a terminal the NUL is a space.
@@ -2250,6 +2311,7 @@ TESTS=(
     environment_configures_model_and_flags_override_it
     sql_command_reports_errors_with_exit_1
     sql_show_sql_prints_the_statement_and_refuses_ask_only_options
+    sql_and_schema_refuse_every_option_of_ask_and_shell
     csv_keeps_every_byte_of_text_and_blobs
     failed_writes_to_stdout_exit_2
     json_output_stays_valid_for_any_value
