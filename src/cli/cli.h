@@ -67,7 +67,8 @@ int cli_run_sql(askdb_db *db, const struct cli_opts *o, const char *sql);
 /* The interactive shell (shell.c). */
 int cli_shell(const struct cli_opts *o, const char *db_path);
 
-/* askdb eval (eval.c): argv[0] is "eval"; returns the exit code. */
+/* askdb eval (eval.c): argv[0] is "askdb eval" (getopt starts its
+** messages with it); returns the exit code. */
 int cli_eval(int argc, char **argv);
 
 /* The agent technique options shared by ask, shell and eval

@@ -9,8 +9,8 @@
 
 #include "cli.h"
 
-/* Called by main() for `askdb eval`; argv[0] is "eval". (Belongs in
-** cli.h next to cli_shell.) */
+/* Called by main() for `askdb eval`; argv[0] is "askdb eval". (Belongs
+** in cli.h next to cli_shell.) */
 
 /* Eval keeps whole results to compare them: larger caps than `ask`. */
 #define EVAL_MAX_ROWS 100000L

@@ -3,8 +3,9 @@
 #define ASKDB_LEARN_H
 
 /*
-** Called by main() for `askdb learn`; argv[0] is "learn". Prints on
-** stdout/stderr and returns the exit code: 0 done, 1 a pair was rejected
+** Called by main() for `askdb learn`; argv[0] is "askdb learn" (getopt
+** starts its messages with it). Prints on stdout/stderr and returns the
+** exit code: 0 done, 1 a pair was rejected
 ** (or --forget found nothing), 2 usage or memory-store error, 3 the
 ** database cannot be opened.
 */

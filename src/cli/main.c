@@ -145,16 +145,16 @@ static int help(const char *cmd)
               stdout);
         fputs(help_output, stdout);
     } else if (strcmp(cmd, "eval") == 0) {
-        const char *hargv[] = {"eval", "--help", NULL};
+        const char *hargv[] = {"askdb eval", "--help", NULL};
         return cli_eval(2, (char **)hargv);
     } else if (strcmp(cmd, "learn") == 0) {
-        const char *hargv[] = {"learn", "--help", NULL};
+        const char *hargv[] = {"askdb learn", "--help", NULL};
         return cmd_learn(2, (char **)hargv);
     } else if (strcmp(cmd, "serve") == 0) {
-        const char *hargv[] = {"serve", "--help", NULL};
+        const char *hargv[] = {"askdb serve", "--help", NULL};
         return cmd_serve(2, (char **)hargv);
     } else if (strcmp(cmd, "mcp") == 0) {
-        const char *hargv[] = {"mcp", "--help", NULL};
+        const char *hargv[] = {"askdb mcp", "--help", NULL};
         return cmd_mcp(2, (char **)hargv);
     } else if (strcmp(cmd, "help") == 0) {
         fputs("usage: askdb help [COMMAND]\n\n"
@@ -297,16 +297,18 @@ static int statements_last(int argc, char **argv, const struct option *opts)
     return n;
 }
 
-/* Parse options into o; returns the index of the first operand, or -1
-** (usage error, message printed), or -2 (help printed). */
+/* Parse options into o (argv[0] is "askdb CMD", which starts every
+** message); returns the index of the first operand, or -1 (usage error,
+** message printed), or -2 (help printed). */
 static int parse_opts(int argc, char **argv, struct cli_opts *o,
                       const char *cmd)
 {
     struct option *opts = cli_merge_opts(long_opts, 1);
+    const char *prog = argv[0];
     int c, r;
 
     if (!opts) {
-        fprintf(stderr, "askdb: out of memory\n");
+        fprintf(stderr, "%s: out of memory\n", prog);
         return -1;
     }
     /* getopt sees all but those; they follow its operands. */
@@ -315,9 +317,9 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o,
     while ((c = getopt_long(argc, argv, "f:vh", opts, NULL)) != -1) {
         if (refuse_option(cmd, opts, c))
             goto bad;
-        r = cli_agent_opt(c, optarg, &o->cfg, "askdb");
+        r = cli_agent_opt(c, optarg, &o->cfg, prog);
         if (!r)
-            r = cli_model_opt(c, optarg, &o->cfg, "askdb");
+            r = cli_model_opt(c, optarg, &o->cfg, prog);
         if (r) {
             if (r < 0)
                 goto bad;
@@ -327,8 +329,8 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o,
         case 'f':
             o->format = format_parse(optarg);
             if (o->format < 0) {
-                fprintf(stderr, "askdb: unknown format '%s' (table, csv, "
-                                "json, markdown)\n", optarg);
+                fprintf(stderr, "%s: unknown format '%s' (table, csv, "
+                                "json, markdown)\n", prog, optarg);
                 goto bad;
             }
             break;
@@ -346,7 +348,7 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o,
             o->cfg.dry_run = 1;
             break;
         default:
-            fprintf(stderr, "askdb: see 'askdb help %s'\n", cmd);
+            fprintf(stderr, "%s: see 'askdb help %s'\n", prog, cmd);
             goto bad;
         }
     }
@@ -463,14 +465,13 @@ static int output_written(int rc)
     return rc ? rc : EXIT_USAGE;
 }
 
-static int run(int argc, char **argv)
+/* askdb CMD ...: argv[1] is "askdb CMD" (see main). */
+static int run(const char *cmd, int argc, char **argv)
 {
     struct format_stream tokens = {0};
     struct cli_opts o;
-    const char *cmd;
     int first, nargs;
 
-    cmd = argv[1];
     if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 ||
         strcmp(cmd, "help") == 0) {
         return help(argc > 2 ? argv[2] : NULL) ? EXIT_USAGE : EXIT_ANSWERED;
@@ -542,14 +543,23 @@ static int run(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    char prog[64];
+    const char *cmd;
+
     if (argc < 2) {
         fputs(usage_main, stderr);
         return EXIT_USAGE;
     }
+    /* Each command parses argv + 1, and getopt starts its own messages
+    ** with that argv[0]: make it "askdb CMD", as askdb's messages start
+    ** ("askdb ask: unrecognized option '--bogus'", not "ask: ..."). */
+    cmd = argv[1];
+    snprintf(prog, sizeof prog, "askdb %s", cmd);
+    argv[1] = prog;
     /* The servers speak their protocols and end their own way. */
-    if (strcmp(argv[1], "serve") == 0)
+    if (strcmp(cmd, "serve") == 0)
         return cmd_serve(argc - 1, argv + 1);
-    if (strcmp(argv[1], "mcp") == 0)
+    if (strcmp(cmd, "mcp") == 0)
         return cmd_mcp(argc - 1, argv + 1);
-    return output_written(run(argc, argv));
+    return output_written(run(cmd, argc, argv));
 }

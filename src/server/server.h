@@ -142,7 +142,8 @@ int srv_listen_ok(const char *listen);
 /* Whether "HOST:PORT" names a loopback address (127.0.0.0/8, ::1). */
 int srv_is_loopback(const char *listen);
 
-/* `askdb serve` (serve.c): argv[0] is "serve"; returns the exit code. */
+/* `askdb serve` (serve.c): argv[0] is "askdb serve" (getopt starts its
+** messages with it); returns the exit code. */
 int cmd_serve(int argc, char **argv);
 
 #endif

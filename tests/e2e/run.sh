@@ -1251,6 +1251,34 @@ malformed_llm_url_exits_2_before_any_work() {
     expect_err_has "is not a valid URL"
 }
 
+getopt_messages_name_the_command() {
+    # getopt's own messages start as askdb's do, "askdb CMD: ...", for
+    # every command (not "ask: unrecognized option ...").
+    copy_db
+    local c
+    for c in ask sql schema shell serve mcp eval learn; do
+        run "$c" --bogus shop.db
+        expect_rc 2
+        [ "$(head -n1 "$T/err")" = "askdb $c: unrecognized option '--bogus'" ] ||
+            fail "askdb $c --bogus said: $(head -c 300 "$T/err")"
+        ! grep -v "^askdb $c: " "$T/err" | grep -q . ||
+            fail "askdb $c --bogus: a line not starting 'askdb $c: ': $(head -c 300 "$T/err")"
+    done
+    run sql -x shop.db "SELECT 1"
+    expect_rc 2
+    expect_err_has "askdb sql: invalid option -- 'x'"
+    run learn shop.db --timeout
+    expect_rc 2
+    expect_err_has "askdb learn: option '--timeout' requires an argument"
+    run ask --c 3 shop.db "q?"
+    expect_rc 2
+    expect_err_has "askdb ask: option '--c' is ambiguous"
+    expect_err_has "askdb ask: see 'askdb help ask'"
+    run eval --suite
+    expect_rc 2
+    expect_err_has "askdb eval: option '--suite' requires an argument"
+}
+
 no_command_prints_usage_on_stderr_and_exits_2() {
     run
     expect_rc 2
@@ -2296,6 +2324,7 @@ TESTS=(
     trace_never_writes_a_database
     usage_errors_exit_2
     malformed_llm_url_exits_2_before_any_work
+    getopt_messages_name_the_command
     no_command_prints_usage_on_stderr_and_exits_2
     help_lists_every_command
     streaming_gives_the_same_rows
