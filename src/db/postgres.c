@@ -27,10 +27,12 @@
 **      PROGRAM and the server's files, which no read-only transaction
 **      stops; a role that can write gets a warning on stderr at connect;
 **   5. the clock: the server cancels at statement_timeout, and the client
-**      sends a cancel request (PQcancel) itself shortly after, or at once
-**      when db->cancel is set, so a statement never outlives its limit on
-**      the server; rows and bytes are capped while rows arrive (libpq's
-**      single-row mode) and the rest of the statement is cancelled;
+**      sends a cancel request (PQcancel, from a thread of its own: it
+**      waits for the server's answer without a limit) itself shortly
+**      after, or at once when db->cancel is set, so a statement never
+**      outlives its limit on the server; rows and bytes are capped while
+**      rows arrive (libpq's single-row mode) and the rest of the
+**      statement is cancelled;
 **   6. a call of a function whose effect no ROLLBACK takes back (a WAL
 **      message, a transaction ID, a replication slot: denied_fns) is
 **      refused before the statement reaches the server; the name alone
@@ -57,6 +59,8 @@
 #include <limits.h>
 #include <libpq-fe.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <strings.h>
 
@@ -71,9 +75,32 @@ enum pg_stop {
     STOP_ENOUGH    /* max_rows or max_bytes reached: cancel sent */
 };
 
+/*
+** One cancel request, sent by a thread of its own (cancel_main). libpq
+** before 17 has no bounded way to send one (no PQcancelPoll(); this one
+** is 15): PQcancel() connects to the session's address and waits for the
+** server to close that connection, without a limit, so a server that
+** takes the connection and never answers (stopped with SIGSTOP: its
+** kernel still completes the handshake; a proxy or firewall that holds
+** connections) held the statement's thread there for good, past the
+** time limit and Ctrl-C alike. The thread owns its PGcancel, a copy
+** made for the request, so it needs nothing of the session; the request
+** is freed by the last of the thread and the session to let go of it.
+** A request that never returns costs one parked thread, never the
+** user's wait: pg_wait() gives up on it after CANCEL_GRACE_MS.
+*/
+struct cancel_req {
+    PGcancel *cancel;       /* the thread's, freed by it */
+    atomic_int refs;        /* the thread's and the session's */
+    atomic_int done;        /* PQcancel() returned: ok and err are set */
+    int ok;                 /* it returned 1: the server took it */
+    char err[256];          /* else libpq's words */
+};
+
 struct pg {
     PGconn *conn;
-    PGcancel *cancel;       /* PQgetCancel() of conn, for PQcancel() */
+    struct cancel_req *req; /* the cancel request not yet answered, or
+                               NULL (cancel_pending) */
     double started;         /* when the statement was sent, db_now_ms() */
     double deadline;        /* client-side limit, ms on db_now_ms() */
     double stop_at;         /* when the cancel request went out */
@@ -117,11 +144,19 @@ static void say(char *out, size_t n, const char *fmt, ...)
 
 /* How long after the time limit the client cancels a statement itself
 ** (the server's statement_timeout normally comes first), and how long a
-** cancelled statement may take to end before the connection is given up. */
+** cancelled statement, or a cancel request, may take to end before the
+** connection is given up. */
 #define CLIENT_GRACE_MS 250
 #define CANCEL_GRACE_MS 3000
-/* How often the wait loop looks at db->cancel. */
+/* How often the wait loop looks at db->cancel; and, while a cancel
+** request is out, at its answer (a live server's comes in a millisecond
+** or two). */
 #define POLL_SLICE_MS 50
+#define CANCEL_SLICE_MS 5
+/* The stack of a cancel request's thread (PQcancel() needs little). */
+#define CANCEL_STACK (128 * 1024)
+/* How long stuck_session() may take, its connection and query together. */
+#define STUCK_LOOK_MS 3000
 /* Schema sampling waits this long at most for a table another session
 ** has locked; the table then goes without samples. */
 #define SAMPLE_LOCK_MS 200
@@ -324,39 +359,118 @@ static const char *connect_advice(const char *m)
 
 static void drop_notice(void *arg, const char *message);
 
+/* Let go of a cancel request: the last of its two holders frees it. */
+static void cancel_release(struct cancel_req *q)
+{
+    if (q && atomic_fetch_sub(&q->refs, 1) == 1) {
+        PQfreeCancel(q->cancel);
+        free(q);
+    }
+}
+
+/* The request's thread: send it, wait for the server's answer (without a
+** limit), say how it went, let go. */
+static void *cancel_main(void *arg)
+{
+    struct cancel_req *q = arg;
+
+    q->ok = PQcancel(q->cancel, q->err, (int)sizeof q->err);
+    PQfreeCancel(q->cancel);
+    q->cancel = NULL;
+    atomic_store(&q->done, 1);
+    cancel_release(q);
+    return NULL;
+}
+
+/*
+** Send a cancel request for conn's running statement from a thread of
+** its own (detached; every signal blocked there: Ctrl-C is the
+** statement's thread's). When no thread can start it is sent from here,
+** as before, and may wait. Returns the request, held by the caller
+** (cancel_release()), or NULL when none could be made (out of memory, a
+** connection libpq knows no cancel key for).
+*/
+static struct cancel_req *cancel_start(PGconn *conn)
+{
+    struct cancel_req *q = calloc(1, sizeof *q);
+    pthread_attr_t at;
+    pthread_t th;
+    sigset_t all, old;
+    int started = 0;
+
+    if (!q)
+        return NULL;
+    q->cancel = PQgetCancel(conn);
+    if (!q->cancel) {
+        free(q);
+        return NULL;
+    }
+    atomic_init(&q->refs, 2);
+    atomic_init(&q->done, 0);
+    if (pthread_attr_init(&at) == 0) {
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&at, CANCEL_STACK);
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        started = pthread_create(&th, &at, cancel_main, q) == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        pthread_attr_destroy(&at);
+    }
+    if (!started)
+        cancel_main(q);
+    return q;
+}
+
 /*
 ** Ask the server to cancel the running statement (a second connection,
-** to the address of the session's). A request that cannot even connect
-** found no server there: it stopped, or its host or the network to it
-** went away, and the statement with it - though the session's own
-** socket may say nothing of it for minutes (a host that is gone sends no
-** FIN). p->gone then says why, and pg_wait() reports the connection lost
-** at once. Any other failure shows up as the statement not ending:
-** CANCEL_GRACE_MS then gives up on it.
+** to the address of the session's), from a thread of its own:
+** cancel_pending() reads its answer.
 */
 static void send_cancel(struct pg *p, enum pg_stop why)
 {
+    p->stop = why;
+    p->stop_at = db_now_ms();
+    cancel_release(p->req);
+    p->req = cancel_start(p->conn);
+}
+
+/*
+** Is the statement's cancel request still out, unanswered? Once it is
+** answered, it is let go of, and what it found is noted. A request that
+** cannot even connect found no server there: it stopped, or its host or
+** the network to it went away, and the statement with it - though the
+** session's own socket may say nothing of it for minutes (a host that is
+** gone sends no FIN). p->gone then says why, and pg_wait() reports the
+** connection lost at once. Any other failure shows up as the statement
+** not ending: CANCEL_GRACE_MS then gives up on it; as it does on a
+** request that gets no answer at all.
+*/
+static int cancel_pending(struct pg *p)
+{
     static const char failed[] = "connect() failed: ";
-    char err[256];
+    struct cancel_req *q = p->req;
     const char *c;
     long no;
 
-    p->stop = why;
-    p->stop_at = db_now_ms();
-    if (!p->cancel || PQcancel(p->cancel, err, (int)sizeof err))
-        return;
+    if (!q)
+        return 0;
+    if (!atomic_load(&q->done))
+        return 1;
+    p->req = NULL;
     /* libpq's words, never translated: "PQcancel() -- connect() failed:
     ** error 111" (the errno: PQcancel() is safe in a signal handler, so
     ** it calls neither gettext nor strerror). */
-    c = strstr(err, failed);
-    if (!c)
-        return;
-    c += sizeof failed - 1;
-    no = strncmp(c, "error ", 6) == 0 ? strtol(c + 6, NULL, 10) : 0;
-    one_line(p, no > 0 && no < INT_MAX ? strerror((int)no) : c, p->gone,
-             sizeof p->gone);
-    if (!*p->gone) /* what pg_wait() looks at */
-        say(p->gone, sizeof p->gone, "connect() failed");
+    c = q->ok ? NULL : strstr(q->err, failed);
+    if (c) {
+        c += sizeof failed - 1;
+        no = strncmp(c, "error ", 6) == 0 ? strtol(c + 6, NULL, 10) : 0;
+        one_line(p, no > 0 && no < INT_MAX ? strerror((int)no) : c,
+                 p->gone, sizeof p->gone);
+        if (!*p->gone) /* what pg_wait() looks at */
+            say(p->gone, sizeof p->gone, "connect() failed");
+    }
+    cancel_release(q);
+    return 0;
 }
 
 /* Arm the client-side clock for the statement sql, about to be sent
@@ -365,11 +479,84 @@ static void pg_arm(struct pg *p, const char *sql, int timeout_ms)
 {
     p->sent = sql;
     p->stop = STOP_NONE;
+    cancel_release(p->req); /* left out by pg_wait(): p->lost is set */
+    p->req = NULL;
     p->gone[0] = '\0';
     p->stuck = 0;
     p->started = db_now_ms();
     p->deadline = timeout_ms > 0 ? p->started + timeout_ms + CLIENT_GRACE_MS
                                  : 0;
+}
+
+/* Wait until fd is ready for events or the time is deadline (on
+** db_now_ms()'s clock); 1 when it is ready, else 0. */
+static int ready_by(int fd, short events, double deadline)
+{
+    struct pollfd pfd;
+    double left;
+    int k;
+
+    for (;;) {
+        left = deadline - db_now_ms();
+        if (fd < 0 || left <= 0)
+            return 0;
+        pfd.fd = fd;
+        pfd.events = events;
+        pfd.revents = 0;
+        k = poll(&pfd, 1, (int)left + 1);
+        if (k > 0)
+            return 1;
+        if (k < 0 && errno != EINTR)
+            return 0;
+    }
+}
+
+/* A connection made by deadline (libpq's nonblocking connect: its
+** connect_timeout bounds only the blocking one, and in whole seconds), or
+** NULL. */
+static PGconn *connect_by(const char *const *keys, const char *const *vals,
+                          double deadline)
+{
+    PGconn *c = PQconnectStartParams(keys, vals, 0);
+    PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+
+    if (!c)
+        return NULL;
+    while (PQstatus(c) != CONNECTION_BAD && st != PGRES_POLLING_FAILED) {
+        if (st == PGRES_POLLING_OK)
+            return c;
+        if (!ready_by(PQsocket(c),
+                      st == PGRES_POLLING_READING ? POLLIN : POLLOUT,
+                      deadline))
+            break;
+        st = PQconnectPoll(c);
+    }
+    PQfinish(c);
+    return NULL;
+}
+
+/* PQexecParams() that gives up at deadline: the last result (the caller
+** PQclear()s it), or NULL. */
+static PGresult *query_by(PGconn *c, const char *sql, int n,
+                          const char *const *params, double deadline)
+{
+    PGresult *r, *last = NULL;
+
+    if (!PQsendQueryParams(c, sql, n, NULL, params, NULL, NULL, 0))
+        return NULL;
+    for (;;) {
+        while (PQisBusy(c))
+            if (!ready_by(PQsocket(c), POLLIN, deadline) ||
+                !PQconsumeInput(c)) {
+                PQclear(last);
+                return NULL;
+            }
+        r = PQgetResult(c);
+        if (!r)
+            return last;
+        PQclear(last);
+        last = r;
+    }
 }
 
 /*
@@ -381,20 +568,21 @@ static void pg_arm(struct pg *p, const char *sql, int timeout_ms)
 ** same settings, note what it waits on (p->stuck, wait_type,
 ** wait_event) and ask the server to end it (the role may end its own
 ** sessions), so that it does not go on after askdb has given up on it.
-** When no second connection can be made (the server is gone), nothing is
-** noted: the connection is lost.
+** When no second connection can be made (the server is gone), or it
+** does not answer within STUCK_LOOK_MS, nothing is noted: the connection
+** is lost.
 */
 static void stuck_session(struct pg *p)
 {
     /* The second connection goes to the server the first one reached,
     ** not to the URL's list of hosts, which may hold others. */
     static const char *const pinned[] = {"host", "hostaddr", "port",
-                                         "connect_timeout",
                                          "load_balance_hosts",
                                          "target_session_attrs", NULL};
     PQconninfoOption *opts, *o;
     const char *keys[64], *vals[64], *params[2], *const *k, *v;
     char pid[16];
+    double deadline = db_now_ms() + STUCK_LOOK_MS;
     PGconn *c;
     PGresult *r;
     int i = 0;
@@ -424,11 +612,9 @@ static void stuck_session(struct pg *p)
         keys[i] = "port";
         vals[i++] = v;
     }
-    keys[i] = "connect_timeout";
-    vals[i++] = "3";
     keys[i] = NULL;
     vals[i] = NULL;
-    c = PQconnectdbParams(keys, vals, 0);
+    c = connect_by(keys, vals, deadline);
     PQconninfoFree(opts);
     if (!c)
         return;
@@ -439,16 +625,14 @@ static void stuck_session(struct pg *p)
     snprintf(pid, sizeof pid, "%d", PQbackendPID(p->conn));
     params[0] = pid;
     params[1] = p->sent;
-    r = PQstatus(c) == CONNECTION_OK
-            ? PQexecParams(c,
-                           "SELECT coalesce(wait_event_type, ''), "
-                           "  coalesce(wait_event, ''), "
-                           "  pg_terminate_backend(pid) "
-                           "FROM pg_stat_activity WHERE pid = $1::int "
-                           "AND query <> '' "
-                           "AND left($2::text, length(query)) = query",
-                           2, NULL, params, NULL, NULL, 0)
-            : NULL;
+    r = query_by(c,
+                 "SELECT coalesce(wait_event_type, ''), "
+                 "  coalesce(wait_event, ''), "
+                 "  pg_terminate_backend(pid) "
+                 "FROM pg_stat_activity WHERE pid = $1::int "
+                 "AND query <> '' "
+                 "AND left($2::text, length(query)) = query",
+                 2, params, deadline);
     if (r && PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
         p->stuck = 1;
         snprintf(p->wait_type, sizeof p->wait_type, "%s",
@@ -464,35 +648,51 @@ static void stuck_session(struct pg *p)
 /*
 ** Wait until libpq holds a whole result (PQgetResult will not block),
 ** cancelling the statement on the server at the deadline or when
-** db->cancel is set. Returns 0, or -1 when the connection broke or the
-** server did not end a cancelled statement in time (p->lost is set then
-** and msg says which).
+** db->cancel is set, and until the server answered the cancel request,
+** if one went out (so that it lands on nothing askdb sends next).
+** Returns 0, or -1 when the connection broke, or the server did not end
+** a cancelled statement in time, or did not answer the request (p->lost
+** is set then and msg says which). A statement that ended while the
+** request got no answer keeps its result; p->lost is set, so that the
+** session, which the request may yet reach, is made anew before the
+** next statement.
 */
 static int pg_wait(askdb_db *db, struct pg *p, char *msg, size_t n)
 {
     struct pollfd pfd;
     double now;
-    int fd = PQsocket(p->conn);
+    int fd = PQsocket(p->conn), busy, pending;
 
-    while (PQisBusy(p->conn)) {
+    for (;;) {
+        busy = PQisBusy(p->conn);
+        pending = cancel_pending(p);
+        if (*p->gone) {
+            say(msg, n, "askdb's cancel request found no server at the "
+                "session's address: %s", p->gone);
+            p->lost = 1;
+            return -1;
+        }
+        if (!busy && !pending)
+            return 0;
         now = db_now_ms();
         if (p->stop == STOP_NONE) {
             if (db->cancel && atomic_load(db->cancel))
                 send_cancel(p, STOP_CANCEL);
             else if (p->deadline > 0 && now >= p->deadline)
                 send_cancel(p, STOP_TIMEOUT);
+        } else if (now - p->stop_at > CANCEL_GRACE_MS && pending) {
+            p->lost = 1;
+            if (!busy)
+                return 0;
+            snprintf(msg, n, "the server did not answer askdb's cancel "
+                     "request within %d ms", CANCEL_GRACE_MS);
+            return -1;
         } else if (now - p->stop_at > CANCEL_GRACE_MS) {
             stuck_session(p);
             snprintf(msg, n,
                      "the server did not end the statement within %d ms of "
                      "a cancel request; the connection to '%s' was closed",
                      CANCEL_GRACE_MS, db->label);
-            p->lost = 1;
-            return -1;
-        }
-        if (*p->gone) {
-            say(msg, n, "askdb's cancel request found no server at the "
-                "session's address: %s", p->gone);
             p->lost = 1;
             return -1;
         }
@@ -504,7 +704,8 @@ static int pg_wait(askdb_db *db, struct pg *p, char *msg, size_t n)
         pfd.fd = fd;
         pfd.events = POLLIN;
         pfd.revents = 0;
-        if (poll(&pfd, 1, POLL_SLICE_MS) < 0 && errno != EINTR) {
+        if (poll(&pfd, 1, p->req ? CANCEL_SLICE_MS : POLL_SLICE_MS) < 0 &&
+            errno != EINTR) {
             snprintf(msg, n, "waiting for the server: %s", strerror(errno));
             p->lost = 1;
             return -1;
@@ -515,7 +716,6 @@ static int pg_wait(askdb_db *db, struct pg *p, char *msg, size_t n)
             return -1;
         }
     }
-    return 0;
 }
 
 /*
@@ -774,8 +974,6 @@ static askdb_status pg_setup(askdb_db *db, struct pg *p, int warn)
     char msg[512];
     const char *v;
 
-    PQfreeCancel(p->cancel);
-    p->cancel = PQgetCancel(p->conn);
     p->lost = 0;
     v = PQparameterStatus(p->conn, "server_version");
     snprintf(db->version, sizeof db->version, "%.*s",
@@ -868,7 +1066,7 @@ static void pg_close(askdb_db *db)
 {
     struct pg *p = PG(db);
 
-    PQfreeCancel(p->cancel);
+    cancel_release(p->req);
     PQfinish(p->conn);
     free(p->pw_raw);
     free(p->pw);

@@ -339,6 +339,10 @@ expect_out() {
     cmp -s "$T/expected" "$T/out" || fail "stdout differs: expected $(od -c "$T/expected" | head -3) got $(head -c 300 "$T/out")"
 }
 expect_empty_out() { [ ! -s "$T/out" ] || fail "stdout not empty: $(head -c 200 "$T/out")"; }
+expect_no_sanitizer() {
+    ! grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:|SUMMARY: (Address|UndefinedBehavior|Leak)Sanitizer' "$T/err" ||
+        fail "sanitizer report: $(grep -m3 -E 'Sanitizer|runtime error' "$T/err")"
+}
 expect_faster() { [ "$ELAPSED_MS" -lt "$1" ] || fail "took $ELAPSED_MS ms, expected under $1 ms"; }
 
 LLM_N=0
@@ -420,9 +424,10 @@ still_running() {
 
 # start_relay: a relay to the server (tests/e2e/silent_relay.py) that
 # stands for the network; RELAY_PORT, RELAY_PID. relay_silent: the server
-# as seen through it goes away without a word.
+# as seen through it goes away without a word. relay_deaf: it says no
+# more, yet still takes connections, answering none.
 start_relay() {
-    rm -f "$T/relay.port"
+    rm -f "$T/relay.port" "$T/relay.port.quiet"
     "$PY" "$HERE/silent_relay.py" 127.0.0.1 "$PORT" "$T/relay.port" &
     RELAY_PID=$!
     echo "$RELAY_PID" >>"$T/.pids"
@@ -441,6 +446,14 @@ relay_silent() {
         sleep 0.05
     done
     fail "the relay still takes connections"
+}
+relay_deaf() {
+    kill -USR2 "$RELAY_PID"
+    for _ in $(seq 1 100); do
+        [ -e "$T/relay.port.quiet" ] && return 0
+        sleep 0.05
+    done
+    fail "the relay did not go deaf"
 }
 
 # wait_active TEXT: wait up to 10 s for an active statement like TEXT.
@@ -1520,6 +1533,56 @@ server_gone_silently_is_reported_at_the_cancel() {
     expect_faster 2000
 }
 
+# A server that takes connections but answers none (stopped with SIGSTOP,
+# whose kernel still completes the handshake; a proxy or firewall that
+# holds them) leaves askdb's cancel request unanswered, and PQcancel()
+# waits for an answer without a limit: askdb waited for good, at the time
+# limit and at Ctrl-C alike. The request is sent from a thread of its own
+# now, and the statement's wait ends as for a cancel the server did not
+# act on: 3 s after it, the connection reported lost (--timeout 1000: in
+# about 4.3 s).
+server_that_answers_no_connection_ends_at_the_cancel_grace() {
+    local url pid t0
+    start_relay
+    url="postgresql://reader@127.0.0.1:$RELAY_PORT/shop"
+    t0=$(now_ms)
+    (cd "$T" && exec timeout 20 "$ASKDB" sql --timeout 1000 "$url" "SELECT pg_sleep(30)") </dev/null >"$T/out" 2>"$T/err" &
+    pid=$!
+    wait_active "pg_sleep(30)"
+    relay_deaf
+    wait "$pid"
+    RC=$?
+    ELAPSED_MS=$(($(now_ms) - t0))
+    cat "$T/out" "$T/err" >>"$TMP/all_output"
+    echo "deaf server, --timeout 1000: exit $RC in $ELAPSED_MS ms" >>"$T/.trace"
+    expect_rc 1
+    expect_empty_out
+    expect_no_sanitizer
+    expect_err_has "lost the connection to '$url' during the statement (the server did not answer askdb's cancel request within 3000 ms); check that the server runs"
+    expect_faster 6500
+    kill "$RELAY_PID"
+    start_relay
+    url="postgresql://reader@127.0.0.1:$RELAY_PORT/shop"
+    start_llm "$(always "$(fence "SELECT pg_sleep(31) AS slept")")"
+    (cd "$T" && exec timeout 20 env --default-signal=INT "$ASKDB" ask --llm-url "$URL" \
+        --model test --timeout 20000 --no-question-check "$url" "Sleep?") </dev/null >"$T/out" 2>"$T/err" &
+    pid=$!
+    wait_active "pg_sleep(31)"
+    relay_deaf
+    t0=$(now_ms)
+    kill -INT "$pid"
+    wait "$pid"
+    RC=$?
+    ELAPSED_MS=$(($(now_ms) - t0))
+    cat "$T/out" "$T/err" >>"$TMP/all_output"
+    echo "deaf server, Ctrl-C: exit $RC in $ELAPSED_MS ms" >>"$T/.trace"
+    expect_rc 130
+    expect_no_sanitizer
+    expect_err_has "cancelled"
+    expect_faster 5000
+    kill "$RELAY_PID"
+}
+
 TESTS=(
     ambiguous_url_never_shows_part_of_the_password
     schema_shows_keys_comments_and_estimates
@@ -1552,6 +1615,7 @@ TESTS=(
     lock_held_by_another_session_ends_by_lock_timeout
     idle_session_ended_by_the_server_reconnects
     server_gone_silently_is_reported_at_the_cancel
+    server_that_answers_no_connection_ends_at_the_cancel_grace
     server_killed_mid_query_is_reported
 )
 
