@@ -114,6 +114,9 @@ struct murl {
 */
 #define WATCH_TICK_MS 50
 #define WATCH_FULL 3
+/* The kill connection's read and write timeout (killer()), in seconds:
+** the library's unit. */
+#define KILL_IO_S 2
 
 struct my {
     MYSQL *h;            /* the session questions run in */
@@ -529,16 +532,18 @@ static void scrub(char *msg, const char *secret)
 
 /*
 ** Open one connection as the URL says, with the client-side guards (no
-** local files, no multiple statements, timeouts). Returns the handle, or
-** NULL with what failed in err - the library's words, with its error
-** number in *eno, or askdb's (*eno 0) - which never holds the password.
+** local files, no multiple statements, timeouts: io_s seconds for each
+** read or write once connected - the library applies them only then, the
+** connect timeout before). Returns the handle, or NULL with what failed
+** in err - the library's words, with its error number in *eno, or
+** askdb's (*eno 0) - which never holds the password.
 */
-static MYSQL *connect_one(const struct murl *u, int timeout_ms, char *err,
+static MYSQL *connect_one(const struct murl *u, unsigned io_s, char *err,
                           size_t en, unsigned *eno)
 {
     MYSQL *m = mysql_init(NULL);
     unsigned ct = u->connect_timeout ? u->connect_timeout : 10;
-    unsigned rt = ceil_s(timeout_ms) + 10, zero = 0;
+    unsigned rt = io_s, zero = 0;
     unsigned proto;
     my_bool yes = 1, no = 0;
 
@@ -788,7 +793,10 @@ static int connect_main(askdb_db *db, struct my *s)
     const char *v;
     unsigned no;
 
-    s->h = connect_one(&s->url, db->query_timeout_ms, why, sizeof why, &no);
+    /* A read waits for a statement's answer, which its time limit
+    ** bounds: the limit and 10 s more. */
+    s->h = connect_one(&s->url, ceil_s(db->query_timeout_ms) + 10, why,
+                       sizeof why, &no);
     if (!s->h) {
         if (no)
             snprintf(db->errmsg, sizeof db->errmsg,
@@ -837,16 +845,23 @@ static void cut_off(struct my *s, const char *why, unsigned no)
     shutdown(mysql_get_socket(s->h), SHUT_RDWR);
 }
 
-/* The kill connection, opened at its first use; with w.mu held, while a
+/*
+** The kill connection, opened at its first use; with w.mu held, while a
 ** statement runs. NULL when it cannot be opened, and from then on for
-** the statement when it found no server (cut_off). */
+** the statement when it found no server (cut_off). It waits KILL_IO_S
+** for an answer: a kill or a processlist row comes at once from a
+** server that runs, however slow its statements, while a connection kept
+** from an earlier statement over a network since gone silent hears
+** nothing at all, and only its read timeout sends askdb on to connect
+** anew, be refused and cut the session off (it was 15 s).
+*/
 static MYSQL *killer(struct my *s)
 {
     char err[200];
     unsigned no;
 
     if (!s->killer && !*s->gone) {
-        s->killer = connect_one(&s->url, 5000, err, sizeof err, &no);
+        s->killer = connect_one(&s->url, KILL_IO_S, err, sizeof err, &no);
         if (!s->killer &&
             (no == CR_CONNECTION_ERROR || no == CR_CONN_HOST_ERROR))
             cut_off(s, err, no);

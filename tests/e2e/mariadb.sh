@@ -1120,6 +1120,51 @@ fault_server_gone_silently_is_found_by_the_kill() {
     kill "$RELAY_PID"
 }
 
+# A session whose earlier statement ran out of time keeps its kill
+# connection. When the network then goes silent, the next statement's
+# deadline asks on that connection (what the statement does, then KILL
+# QUERY), which hears nothing: askdb waited for its read timeout (15 s:
+# 16 s in all with --timeout 1000) before it connected anew, was refused
+# and cut the session off. The kill connection waits 2 s for an answer.
+fault_server_gone_silently_is_found_by_an_open_kill_connection() {
+    local pid t0 url last_id
+    start_relay
+    url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
+    last_id=$(mdb_admin -N -e "SELECT CONNECTION_ID()")
+    mkfifo "$T/fifo"
+    (exec timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" shell --llm-url http://127.0.0.1:9/v1 --model test --timeout 1000 "$url") \
+        <"$T/fifo" >"$T/out" 2>"$T/err" &
+    pid=$!
+    echo "$pid" >>"$TMP/pids"
+    exec 7>"$T/fifo"
+    echo ".sql SELECT SLEEP(5) AS first" >&7
+    for _ in $(seq 1 100); do
+        grep -qF "1000 ms time limit" "$T/err" && break
+        sleep 0.05
+    done
+    grep -qF "1000 ms time limit" "$T/err" || fail "the first statement did not run out of time: $(head -c 300 "$T/err")"
+    # Its session and kill connection: ro's sessions that were not there
+    # before (an earlier test's SLEEP may still run).
+    [ "$(mdb_admin -N -e "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = 'ro' AND ID > $last_id")" = 2 ] ||
+        fail "no kill connection beside the session"
+    echo ".sql SELECT SLEEP(17) AS second" >&7
+    for _ in $(seq 1 100); do
+        [ "$(running_like 'SLEEP(17)')" = 1 ] && break
+        sleep 0.05
+    done
+    relay_silent
+    t0=$(now_ms)
+    exec 7>&-
+    wait "$pid"
+    RC=$?
+    ELAPSED_MS=$(($(now_ms) - t0))
+    echo "silent server, kill connection open: exit $RC in $ELAPSED_MS ms" >>"$T/.trace"
+    after_run "shell (server gone silently, kill connection open)"
+    expect_err_has "lost the connection to mariadb://ro@127.0.0.1:$RELAY_PORT/shop (askdb's KILL QUERY found no server at the session's address: Can't connect to server on '127.0.0.1'"
+    expect_faster 5000
+    kill "$RELAY_PID"
+}
+
 # Last: it kills the server.
 fault_server_killed_mid_query() {
     local pid spid shell
@@ -1202,6 +1247,7 @@ TESTS=(
     fault_idle_kill_session_closed_by_the_server
     each_statement_starts_from_a_clean_session
     fault_server_gone_silently_is_found_by_the_kill
+    fault_server_gone_silently_is_found_by_an_open_kill_connection
     fault_server_killed_mid_query
 )
 
