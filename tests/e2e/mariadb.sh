@@ -249,6 +249,11 @@ kill_ro() {
     fail "the sessions of ro were not closed"
 }
 
+# A Ctrl-C sent to timeout(1) reaches its command once only with
+# --foreground: without it, timeout sends it to the command and then to
+# its process group, and a second SIGINT that comes after the first was
+# handled is askdb's second Ctrl-C, which ends it at once, silently.
+#
 # start_relay: a relay to the server (tests/e2e/silent_relay.py) that
 # stands for the network; RELAY_PORT, RELAY_PID. relay_silent: the server
 # as seen through it goes away without a word.
@@ -1099,7 +1104,7 @@ fault_server_gone_silently_is_found_by_the_kill() {
     kill "$RELAY_PID"
     start_relay
     start_llm "$(always "$(fence "SELECT SLEEP(16) AS s")")"
-    timeout -k 5 "$RUN_LIMIT_S" env --default-signal=INT "$ASKDB" ask --llm-url "$URL" --model test --timeout 20000 \
+    timeout --foreground -k 5 "$RUN_LIMIT_S" env --default-signal=INT "$ASKDB" ask --llm-url "$URL" --model test --timeout 20000 \
         --no-question-check "mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop" "Sleep a while" </dev/null >"$T/out" 2>"$T/err" &
     pid=$!
     for _ in $(seq 1 100); do

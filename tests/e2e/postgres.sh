@@ -422,6 +422,11 @@ still_running() {
     echo "$n"
 }
 
+# A Ctrl-C sent to timeout(1) reaches its command once only with
+# --foreground: without it, timeout sends it to the command and then to
+# its process group, and a second SIGINT that comes after the first was
+# handled is askdb's second Ctrl-C, which ends it at once, silently.
+#
 # start_relay: a relay to the server (tests/e2e/silent_relay.py) that
 # stands for the network; RELAY_PORT, RELAY_PID. relay_silent: the server
 # as seen through it goes away without a word. relay_deaf: it says no
@@ -1516,7 +1521,7 @@ server_gone_silently_is_reported_at_the_cancel() {
     start_relay
     url="postgresql://reader@127.0.0.1:$RELAY_PORT/shop"
     start_llm "$(always "$(fence "SELECT pg_sleep(16) AS slept")")"
-    (cd "$T" && exec timeout 30 env --default-signal=INT "$ASKDB" ask --llm-url "$URL" \
+    (cd "$T" && exec timeout --foreground 30 env --default-signal=INT "$ASKDB" ask --llm-url "$URL" \
         --model test --timeout 20000 --no-question-check "$url" "Sleep?") </dev/null >"$T/out" 2>"$T/err" &
     pid=$!
     wait_active "pg_sleep(16)"
@@ -1564,7 +1569,7 @@ server_that_answers_no_connection_ends_at_the_cancel_grace() {
     start_relay
     url="postgresql://reader@127.0.0.1:$RELAY_PORT/shop"
     start_llm "$(always "$(fence "SELECT pg_sleep(31) AS slept")")"
-    (cd "$T" && exec timeout 20 env --default-signal=INT "$ASKDB" ask --llm-url "$URL" \
+    (cd "$T" && exec timeout --foreground 20 env --default-signal=INT "$ASKDB" ask --llm-url "$URL" \
         --model test --timeout 20000 --no-question-check "$url" "Sleep?") </dev/null >"$T/out" 2>"$T/err" &
     pid=$!
     wait_active "pg_sleep(31)"
