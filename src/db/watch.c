@@ -1,6 +1,7 @@
 /* watch.c - a handle's watchdog (watch.h). */
 #include "db/watch.h"
 
+#include <signal.h>
 #include <time.h>
 
 #include "db/driver.h"
@@ -90,13 +91,20 @@ int db_watch_arm(struct db_watch *w, double deadline,
                  const atomic_int *cancel)
 {
     pthread_attr_t at;
+    sigset_t all, old;
 
     if (!w->ready)
         return 0;
     if (!w->started && (deadline > 0 || cancel) &&
         pthread_attr_init(&at) == 0) {
+        /* Every signal blocked, as the thread inherits the mask: a
+        ** Ctrl-C goes to a thread of the program's own, where a blocking
+        ** call it interrupts can notice it. */
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
         pthread_attr_setstacksize(&at, w->stack);
         w->started = pthread_create(&w->th, &at, watch_main, w) == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
         pthread_attr_destroy(&at);
     }
     pthread_mutex_lock(&w->mu);
