@@ -1131,7 +1131,7 @@ static int no_proxy_for(const struct http_client *c)
 ** HOST:PORT (https_proxy)", without the "user:password@" it may hold. */
 static void put_proxy(struct buf *m, const char *p, const char *var)
 {
-    const char *a, *at, *end;
+    const char *a, *at, *end, *colon;
 
     if (!p) {
         buf_puts(m, "the proxy");
@@ -1139,9 +1139,18 @@ static void put_proxy(struct buf *m, const char *p, const char *var)
     }
     a = strstr(p, "://");
     a = a ? a + 3 : p;
-    end = a + strcspn(a, "/?#");
-    for (at = end; at > a && at[-1] != '@'; at--)
-        ;
+    /* A password with an unencoded '/', '?' or '#' ends the authority
+    ** early (http://u:pa/ss@proxy:3128): then all to the last '@' may be
+    ** the password's, and goes, as in http_url_shown(). */
+    at = text_url_ambiguous(a, AUTHORITY_END, &colon);
+    if (at) {
+        at++;
+        end = at + strcspn(at, AUTHORITY_END);
+    } else {
+        end = a + strcspn(a, AUTHORITY_END);
+        for (at = end; at > a && at[-1] != '@'; at--)
+            ;
+    }
     buf_puts(m, "the proxy ");
     http_put_snippet(m, p, (size_t)(a - p));
     http_put_snippet(m, at, (size_t)(end - at));

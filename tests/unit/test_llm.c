@@ -973,6 +973,44 @@ static int resolves(const char *name)
 ** range too) libcurl goes to the model directly, and the message stays
 ** the model's; a no_proxy that does not name the host changes nothing.
 */
+/*
+** A proxy whose password holds an unencoded '/', '?' or '#' cannot be
+** told where its user part ends: whatever libcurl then fails with, the
+** message shows no piece of the user or the password (it showed
+** "http://me:pa" for http://me:pa/ss@...).
+*/
+static void ambiguous_proxy_password_never_shows(void **ts)
+{
+    static const char *const pws[] = {"pa/ss", "p?ss", "pa#ss", "12/3x"};
+    struct state *s = *ts;
+    struct llm_request req;
+    char proxy[160];
+    const char *e;
+    size_t i;
+
+    for (i = 0; i < sizeof pws / sizeof pws[0]; i++) {
+        clear_proxies();
+        req = basic_request(s);
+        snprintf(proxy, sizeof proxy, "http://meuser:%s@127.0.0.1:%d",
+                 pws[i], free_port());
+        assert_int_equal(setenv("https_proxy", proxy, 1), 0);
+        assert_int_equal(setenv("http_proxy", proxy, 1), 0);
+        openai_cfg(s, "http://model.example.invalid/v1", NULL);
+        s->cfg.llm_retries = 0;
+        s->cfg.llm_timeout_ms = 3000;
+        open_model(s);
+        assert_int_not_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+        e = llm_errmsg(s->m);
+        if (strstr(e, "meuser") || strstr(e, pws[i]) || strstr(e, ":p") ||
+            strstr(e, ":12") || strstr(e, "ss@") || strstr(e, "3x@"))
+            fail_msg("case %zu shows the user or the password: %s", i, e);
+        llm_reply_free(&s->r);
+        llm_free(s->m);
+        s->m = NULL;
+    }
+    clear_proxies();
+}
+
 static void proxy_down_or_unresolvable_is_the_proxys(void **ts)
 {
     static const char refused[] = "connection refused";
@@ -2360,6 +2398,7 @@ int main(void)
         T(connection_refused_is_unreachable),
         T(proxy_refusal_is_the_proxys_and_not_retried),
         T(proxy_down_or_unresolvable_is_the_proxys),
+        T(ambiguous_proxy_password_never_shows),
         T(connection_reset_is_retried),
         T(connection_reset_without_retries_is_unreachable),
         T(timeout_is_reported),
