@@ -133,7 +133,8 @@ static int help(const char *cmd)
               "Print the whole schema as the model reads it: CREATE TABLE\n"
               "text with keys, foreign keys, row counts and sample values\n"
               "(of a schema over 6 tables and 8 KiB, schema linking gives the\n"
-              "model only the tables a question needs; --no-linking all).\n"
+              "model only the tables a question needs, unless ask is given\n"
+              "--no-linking).\n"
               "With -f json, the schema for a program: every table with its\n"
               "columns, keys, row count and samples, and that text.\n",
               stdout);
