@@ -749,6 +749,16 @@ static PGresult *pg_collect(askdb_db *db, struct pg *p, char *msg, size_t n)
             snprintf(msg, n, "no answer from the server");
         if (PQstatus(p->conn) == CONNECTION_BAD)
             p->lost = 1;
+    } else if (p->lost) {
+        /* The command ended while askdb's cancel request went unanswered
+        ** (pg_wait()): the request may yet reach whatever is sent next on
+        ** this session, so the operation ends here, and nothing more is
+        ** sent (the statement's own rows, read by their own loop, are
+        ** the one result kept in that case). */
+        PQclear(keep);
+        keep = NULL;
+        snprintf(msg, n, "the server did not answer askdb's cancel "
+                 "request within %d ms", CANCEL_GRACE_MS);
     }
     return keep;
 }
