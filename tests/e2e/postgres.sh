@@ -1494,44 +1494,62 @@ server_killed_mid_query_is_reported() {
     pycheck 'assert out.splitlines() == ["a", "41", "b", "42"], (out, err)'
 }
 
-# A server gone without a word (its host down, the network cut: the
-# session's socket hears nothing) is found out by askdb's cancel at the
-# time limit, whose connection is refused: the connection is reported
-# lost then, not after the 3 s a cancelled statement has to end (it took
-# 4.3 s with --timeout 1000); on Ctrl-C the same (it took 3 s).
-server_gone_silently_is_reported_at_the_cancel() {
-    local url pid t0
+# relay_sql SECONDS BREAK LIMIT: `askdb sql --timeout 1000` of
+# pg_sleep(SECONDS) through a new relay, which BREAK (relay_silent or
+# relay_deaf) breaks once the statement runs; timeout(1) stops askdb after
+# LIMIT s. Sets RC, ELAPSED_MS (from askdb's start) and url; the relay is
+# left for the caller.
+relay_sql() {
+    local pid t0
     start_relay
     url="postgresql://reader@127.0.0.1:$RELAY_PORT/shop"
     t0=$(now_ms)
-    (cd "$T" && exec timeout 30 "$ASKDB" sql --timeout 1000 "$url" "SELECT pg_sleep(15)") </dev/null >"$T/out" 2>"$T/err" &
+    (cd "$T" && exec timeout "$3" "$ASKDB" sql --timeout 1000 "$url" "SELECT pg_sleep($1)") </dev/null >"$T/out" 2>"$T/err" &
     pid=$!
-    wait_active "pg_sleep(15)"
-    relay_silent
+    wait_active "pg_sleep($1)"
+    "$2"
     wait "$pid"
     RC=$?
     ELAPSED_MS=$(($(now_ms) - t0))
     cat "$T/out" "$T/err" >>"$TMP/all_output"
-    echo "silent server, --timeout 1000: exit $RC in $ELAPSED_MS ms" >>"$T/.trace"
-    expect_rc 1
-    expect_empty_out
-    expect_err_has "lost the connection to '$url' during the statement (askdb's cancel request found no server at the session's address: Connection refused); check that the server runs"
-    expect_faster 3000
-    kill "$RELAY_PID"
+}
+
+# relay_ctrl_c SECONDS BREAK LIMIT: `askdb ask` whose model answers
+# pg_sleep(SECONDS), through a new relay that BREAK breaks once the
+# statement runs, then Ctrl-C. Sets RC and ELAPSED_MS (from the Ctrl-C).
+relay_ctrl_c() {
+    local pid t0
     start_relay
     url="postgresql://reader@127.0.0.1:$RELAY_PORT/shop"
-    start_llm "$(always "$(fence "SELECT pg_sleep(16) AS slept")")"
-    (cd "$T" && exec timeout --foreground 30 env --default-signal=INT "$ASKDB" ask --llm-url "$URL" \
+    start_llm "$(always "$(fence "SELECT pg_sleep($1) AS slept")")"
+    (cd "$T" && exec timeout --foreground "$3" env --default-signal=INT "$ASKDB" ask --llm-url "$URL" \
         --model test --timeout 20000 --no-question-check "$url" "Sleep?") </dev/null >"$T/out" 2>"$T/err" &
     pid=$!
-    wait_active "pg_sleep(16)"
-    relay_silent
+    wait_active "pg_sleep($1)"
+    "$2"
     t0=$(now_ms)
     kill -INT "$pid"
     wait "$pid"
     RC=$?
     ELAPSED_MS=$(($(now_ms) - t0))
     cat "$T/out" "$T/err" >>"$TMP/all_output"
+}
+
+# A server gone without a word (its host down, the network cut: the
+# session's socket hears nothing) is found out by askdb's cancel at the
+# time limit, whose connection is refused: the connection is reported
+# lost then, not after the 3 s a cancelled statement has to end (it took
+# 4.3 s with --timeout 1000); on Ctrl-C the same (it took 3 s).
+server_gone_silently_is_reported_at_the_cancel() {
+    local url
+    relay_sql 15 relay_silent 30
+    echo "silent server, --timeout 1000: exit $RC in $ELAPSED_MS ms" >>"$T/.trace"
+    expect_rc 1
+    expect_empty_out
+    expect_err_has "lost the connection to '$url' during the statement (askdb's cancel request found no server at the session's address: Connection refused); check that the server runs"
+    expect_faster 3000
+    kill "$RELAY_PID"
+    relay_ctrl_c 16 relay_silent 30
     echo "silent server, Ctrl-C: exit $RC in $ELAPSED_MS ms" >>"$T/.trace"
     expect_rc 130
     expect_err_has "cancelled"
@@ -1547,18 +1565,8 @@ server_gone_silently_is_reported_at_the_cancel() {
 # act on: 3 s after it, the connection reported lost (--timeout 1000: in
 # about 4.3 s).
 server_that_answers_no_connection_ends_at_the_cancel_grace() {
-    local url pid t0
-    start_relay
-    url="postgresql://reader@127.0.0.1:$RELAY_PORT/shop"
-    t0=$(now_ms)
-    (cd "$T" && exec timeout 20 "$ASKDB" sql --timeout 1000 "$url" "SELECT pg_sleep(30)") </dev/null >"$T/out" 2>"$T/err" &
-    pid=$!
-    wait_active "pg_sleep(30)"
-    relay_deaf
-    wait "$pid"
-    RC=$?
-    ELAPSED_MS=$(($(now_ms) - t0))
-    cat "$T/out" "$T/err" >>"$TMP/all_output"
+    local url
+    relay_sql 30 relay_deaf 20
     echo "deaf server, --timeout 1000: exit $RC in $ELAPSED_MS ms" >>"$T/.trace"
     expect_rc 1
     expect_empty_out
@@ -1566,20 +1574,7 @@ server_that_answers_no_connection_ends_at_the_cancel_grace() {
     expect_err_has "lost the connection to '$url' during the statement (the server did not answer askdb's cancel request within 3000 ms); check that the server runs"
     expect_faster 6500
     kill "$RELAY_PID"
-    start_relay
-    url="postgresql://reader@127.0.0.1:$RELAY_PORT/shop"
-    start_llm "$(always "$(fence "SELECT pg_sleep(31) AS slept")")"
-    (cd "$T" && exec timeout --foreground 20 env --default-signal=INT "$ASKDB" ask --llm-url "$URL" \
-        --model test --timeout 20000 --no-question-check "$url" "Sleep?") </dev/null >"$T/out" 2>"$T/err" &
-    pid=$!
-    wait_active "pg_sleep(31)"
-    relay_deaf
-    t0=$(now_ms)
-    kill -INT "$pid"
-    wait "$pid"
-    RC=$?
-    ELAPSED_MS=$(($(now_ms) - t0))
-    cat "$T/out" "$T/err" >>"$TMP/all_output"
+    relay_ctrl_c 31 relay_deaf 20
     echo "deaf server, Ctrl-C: exit $RC in $ELAPSED_MS ms" >>"$T/.trace"
     expect_rc 130
     expect_no_sanitizer
