@@ -21,8 +21,12 @@
 **    the client changes (protocol revision, log level).
 */
 
+/* By MCP_V... (tools.h), oldest first. */
 static const char *const versions[] = {"2024-11-05", "2025-03-26",
-                                       "2025-06-18"};
+                                       "2025-06-18", "2025-11-25"};
+#define NVERSIONS ((int)(sizeof versions / sizeof versions[0]))
+_Static_assert(NVERSIONS == MCP_V_LATEST + 1,
+               "versions[] and the MCP_V_ enum (tools.h) disagree");
 
 struct inflight {
     struct inflight *next;
@@ -55,7 +59,7 @@ struct mcp_session *mcp_session_new(struct mcp_server *srv)
     if (!s)
         return NULL;
     s->srv = srv;
-    s->version = MCP_V2025_06_18;
+    s->version = MCP_V_LATEST;
     s->log_level = -1;
     pthread_mutex_init(&s->lock, NULL);
     return s;
@@ -348,17 +352,48 @@ void mcp_reject(struct mcp_session *s, struct mcp_msg *m, int code,
 /* Methods                                                                */
 /* ---------------------------------------------------------------------- */
 
+/* The MCP_V... of revision v, or -1 when askdb does not speak it. */
+static int version_of(const char *v)
+{
+    int i;
+
+    for (i = 0; v && i < NVERSIONS; i++)
+        if (strcmp(v, versions[i]) == 0)
+            return i;
+    return -1;
+}
+
+int mcp_version_known(const char *v)
+{
+    return version_of(v) >= 0;
+}
+
+void mcp_versions_text(char *buf, size_t len)
+{
+    size_t used = 0;
+    int i;
+
+    buf[0] = '\0';
+    for (i = NVERSIONS - 1; i >= 0 && used < len; i--)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s",
+                                 i < NVERSIONS - 1 ? ", " : "", versions[i]);
+}
+
+/*
+** The capabilities are the same in every revision: tools, resources and
+** log messages. Prompts, completions, sampling, elicitation, roots and
+** tasks are neither offered nor used, so a request for a task (2025-11-25:
+** params.task of tools/call) is run as an ordinary call, as that revision
+** has a server without the tasks capability do.
+*/
 static json_t *do_initialize(struct mcp_session *s, json_t *params)
 {
-    const char *want =
-        mcp_cstr(json_object_get(params, "protocolVersion"));
-    int v = MCP_V2025_06_18, i;
+    int v = version_of(mcp_cstr(json_object_get(params, "protocolVersion")));
     json_t *r;
 
     /* The client's revision when we speak it, else our latest. */
-    for (i = 0; want && i < (int)(sizeof versions / sizeof versions[0]); i++)
-        if (strcmp(want, versions[i]) == 0)
-            v = i;
+    if (v < 0)
+        v = MCP_V_LATEST;
     pthread_mutex_lock(&s->lock);
     s->version = v;
     pthread_mutex_unlock(&s->lock);
@@ -367,6 +402,12 @@ static json_t *do_initialize(struct mcp_session *s, json_t *params)
                   "listChanged", 0, "resources", "listChanged", 0,
                   "subscribe", 0, "logging", "serverInfo", "name", "askdb",
                   "version", askdb_version());
+    /* 2025-11-25 gave Implementation a description, for the user. */
+    if (v >= MCP_V2025_11_25)
+        json_object_set_new(json_object_get(r, "serverInfo"), "description",
+                            json_string("Read-only SQL databases for "
+                                        "assistants: search tables, run "
+                                        "SQL, or ask in plain English"));
     if (v >= MCP_V2025_03_26)
         json_object_set_new(r, "instructions", json_string(
             "Read-only access to SQL databases. Find tables with "

@@ -82,6 +82,14 @@ void mcp_handle(struct mcp_session *s, const char *text, size_t len,
 void mcp_error_null_id(mcp_emit_fn emit, void *ud, int code,
                        const char *message);
 
+/* Whether v (e.g. an MCP-Protocol-Version header) names a protocol
+** revision askdb speaks. */
+int mcp_version_known(const char *v);
+
+/* Those revisions, newest first, as "2025-11-25, 2025-06-18, ..." in buf
+** (len bytes, cut to fit): for messages. */
+void mcp_versions_text(char *buf, size_t len);
+
 /* Stop every running tool call of the session (the client went away);
 ** their responses are not sent. */
 void mcp_session_cancel_all(struct mcp_session *s);

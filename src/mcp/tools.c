@@ -11,9 +11,14 @@
 /*
 ** Every tool only reads: statements pass askdb's guard (askdb_db_query),
 ** questions go through the agent, which runs its SQL through the same
-** guard. A result carries structuredContent (2025-06-18) and the same JSON
-** as a text block for older clients; failures are results with isError and
-** a message that says what to do next, so that a model can correct itself.
+** guard. A result carries structuredContent (2025-06-18 on) and the same
+** JSON as a text block for older clients; failures, a bad argument
+** included, are results with isError and a message that says what to do
+** next, so that a model can correct itself (as 2025-11-25 asks of every
+** input validation error; only a call that is not one - no name, an
+** unknown tool, arguments that are not an object - is a JSON-RPC error).
+** The schemas name no $schema: they are JSON Schema 2020-12, 2025-11-25's
+** default, and read the same under draft-07.
 **
 ** The definitions are one JSON text, kept short: tools/list is read into
 ** every conversation of an assistant, and each token there is paid again

@@ -7,8 +7,10 @@
 
 #include "server.h"
 
-/* Protocol revisions, oldest first: what a session negotiated. */
-enum { MCP_V2024_11_05 = 0, MCP_V2025_03_26, MCP_V2025_06_18 };
+/* Protocol revisions, oldest first: what a session negotiated.
+** MCP_V_LATEST is the one a client that asks for another gets. */
+enum { MCP_V2024_11_05 = 0, MCP_V2025_03_26, MCP_V2025_06_18,
+       MCP_V2025_11_25, MCP_V_LATEST = MCP_V2025_11_25 };
 
 /* The levels of notifications/message (RFC 5424's, least severe first):
 ** logging/setLevel L has the messages at L and above sent. */

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../mcp/mcp.h"
 #include "mcp_http.h"
 #include "request.h"
 #include "server.h"
@@ -643,7 +644,7 @@ static enum MHD_Result route_mcp(struct server *s, struct MHD_Connection *c,
     struct MHD_Response *r;
     enum MHD_Result ret = MHD_NO;
     const char *accept, *why, *ver;
-    char sid[40];
+    char sid[40], known[100];
     int status;
 
     if (!origin_ok(s, c))
@@ -655,11 +656,11 @@ static enum MHD_Result route_mcp(struct server *s, struct MHD_Connection *c,
                           "Bearer TOKEN'");
     ver = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
                                       "MCP-Protocol-Version");
-    if (ver && strcmp(ver, "2025-06-18") && strcmp(ver, "2025-03-26") &&
-        strcmp(ver, "2024-11-05"))
+    if (ver && !mcp_version_known(ver)) {
+        mcp_versions_text(known, sizeof known);
         return send_error(s, c, q, 400, "bad_request", "unsupported "
-                          "MCP-Protocol-Version '%s' (2025-06-18, "
-                          "2025-03-26, 2024-11-05)", ver);
+                          "MCP-Protocol-Version '%s' (%s)", ver, known);
+    }
     memset(&mq, 0, sizeof mq);
     mq.session = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
                                              "Mcp-Session-Id");

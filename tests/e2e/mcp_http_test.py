@@ -28,7 +28,7 @@ from mcp.shared.exceptions import McpError
 from mcp.client.streamable_http import streamablehttp_client
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mcp_test import ENV, FAKE_LLM, ASKDB, SHOP_DB, SANITIZER, TOOLS, fence, rows_of  # noqa: E402
+from mcp_test import ENV, FAKE_LLM, ASKDB, LATEST, SHOP_DB, SANITIZER, TOOLS, fence, rows_of  # noqa: E402
 
 
 def sha(path):
@@ -121,7 +121,9 @@ async def sdk_client_initializes_lists_and_calls_tools(tmp):
         async with streamablehttp_client(s.url) as (r, w, sid):
             async with ClientSession(r, w) as cs:
                 init = await cs.initialize()
-                assert init.protocolVersion == "2025-06-18", init
+                # Every later request carries MCP-Protocol-Version: 2025-11-25.
+                assert init.protocolVersion == LATEST, init
+                assert init.serverInfo.description, init.serverInfo
                 assert sid(), "no Mcp-Session-Id"
                 tools = {t.name: t for t in (await cs.list_tools()).tools}
                 assert set(tools) == TOOLS, tools.keys()
@@ -272,6 +274,42 @@ async def sessions_tokens_origins_and_methods(tmp):
         assert st == 204, st
         st, _, _ = s.raw("POST", ping, dict(auth, **{"Mcp-Session-Id": sid}))
         assert st == 404, st
+    finally:
+        s.stop()
+
+
+@test
+async def each_revision_over_http(tmp):
+    # The revision a session negotiated is the MCP-Protocol-Version its
+    # requests carry; one askdb does not speak is refused with 400 and the
+    # list of those it does. An Origin of another site gets 403 (2025-11-25
+    # says so; askdb did already).
+    s = Server("revisions", tmp)
+    try:
+        for version in ("2025-06-18", "2025-11-25"):
+            st, h, body = s.raw("POST", dict(INIT, params=dict(INIT["params"],
+                                                               protocolVersion=version)))
+            res = json.loads(body)["result"]
+            assert st == 200 and res["protocolVersion"] == version, (st, body)
+            assert ("description" in res["serverInfo"]) == (version == "2025-11-25"), res
+            hdr = {"Mcp-Session-Id": h["mcp-session-id"], "MCP-Protocol-Version": version}
+            call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                    "params": {"name": "execute_sql", "arguments": {"sql": 5}}}
+            st, _, body = s.raw("POST", call, dict(hdr, Accept="application/json"))
+            res = json.loads(body)["result"]
+            assert st == 200 and res["isError"] is True, (st, body)
+            st, _, body = s.raw("POST", {"jsonrpc": "2.0", "id": 3, "method": "ping"},
+                                dict(hdr, Origin="http://evil.example"))
+            assert st == 403, (st, body)
+        st, _, body = s.raw("POST", {"jsonrpc": "2.0", "id": 4, "method": "ping"},
+                            dict(hdr, **{"MCP-Protocol-Version": "2026-07-28"}))
+        assert st == 400, (st, body)
+        assert "2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05" in body.decode(), body
+        # The 2.x SDK's first message, server/discover (2026-07-28) without
+        # a session: a 400 it falls back from to initialize.
+        probe = {"jsonrpc": "2.0", "id": 5, "method": "server/discover", "params": {}}
+        st, _, body = s.raw("POST", probe)
+        assert st == 400, (st, body)
     finally:
         s.stop()
 

@@ -28,6 +28,7 @@ import traceback
 from datetime import timedelta
 
 import anyio
+from jsonschema import Draft202012Validator
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import McpError
@@ -39,6 +40,9 @@ SHOP_DB = os.path.abspath(os.environ.get("SHOP_DB", os.path.join(ROOT, "examples
 SANITIZER = re.compile(r"ERROR: (Address|Leak)Sanitizer|runtime error:|"
                        r"SUMMARY: (Address|UndefinedBehavior|Leak)Sanitizer")
 TOOLS = {"list_databases", "search_objects", "execute_sql", "ask", "explain_sql"}
+# The protocol revision askdb answers a client that asks for it or for one
+# askdb does not speak.
+LATEST = "2025-11-25"
 
 # A clean environment: nothing of the developer's setup leaks in.
 ENV = {k: v for k, v in os.environ.items()
@@ -170,15 +174,25 @@ def by_id(replies):
 async def initializes_and_lists_read_only_tools(t):
     async with t.session("shop.db") as (s, init):
         assert init.serverInfo.name == "askdb", init.serverInfo
-        # The SDK asks for a newer revision: askdb answers its latest.
-        assert init.protocolVersion == "2025-06-18", init.protocolVersion
+        # The SDK (1.30.0) asks for 2025-11-25, which askdb speaks.
+        assert init.protocolVersion == LATEST, init.protocolVersion
+        assert init.serverInfo.description, init.serverInfo
         assert init.capabilities.tools is not None
         assert init.capabilities.resources is not None
+        assert init.capabilities.prompts is None and init.capabilities.completions is None
         tools = (await s.list_tools()).tools
         assert {x.name for x in tools} == TOOLS, [x.name for x in tools]
         for x in tools:
+            # 2025-11-25's guidance on names (SEP-986).
+            assert re.fullmatch(r"[A-Za-z0-9_.-]{1,128}", x.name), x.name
             assert x.inputSchema.get("type") == "object", x.name
             assert x.outputSchema and x.outputSchema.get("type") == "object", x.name
+            # Schemas without $schema are JSON Schema 2020-12 (2025-11-25):
+            # valid as such, and the SDK checks each result against its
+            # output schema with the same dialect.
+            assert "$schema" not in x.inputSchema and "$schema" not in x.outputSchema
+            Draft202012Validator.check_schema(x.inputSchema)
+            Draft202012Validator.check_schema(x.outputSchema)
             assert x.annotations and x.annotations.readOnlyHint is True, x.name
             assert x.description, x.name
         ex = next(x for x in tools if x.name == "execute_sql")
@@ -187,26 +201,85 @@ async def initializes_and_lists_read_only_tools(t):
         assert (await s.send_ping()) is not None
 
 
+def init_line(i, version):
+    return json.dumps({"jsonrpc": "2.0", "id": i, "method": "initialize",
+                       "params": {"protocolVersion": version, "capabilities": {},
+                                  "clientInfo": {"name": "t", "version": "1"}}})
+
+
 @test
 async def negotiates_older_protocol_versions(t):
     lines = []
-    for i, v in enumerate(["2024-11-05", "2025-03-26", "1999-01-01"]):
-        lines.append(json.dumps({"jsonrpc": "2.0", "id": i, "method": "initialize",
-                                 "params": {"protocolVersion": v, "capabilities": {},
-                                            "clientInfo": {"name": "t", "version": "1"}}}))
+    asked = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "1999-01-01",
+             "2026-07-28"]
+    for i, v in enumerate(asked):
+        lines.append(init_line(i, v))
         lines.append(json.dumps({"jsonrpc": "2.0", "id": 10 + i, "method": "tools/list"}))
     rc, out, err = t.raw(["shop.db"], lines)
     got = by_id(out)
     assert rc == 0, err
-    assert got[0]["result"]["protocolVersion"] == "2024-11-05"
-    assert got[1]["result"]["protocolVersion"] == "2025-03-26"
-    assert got[2]["result"]["protocolVersion"] == "2025-06-18"
+    answered = [got[i]["result"]["protocolVersion"] for i in range(len(asked))]
+    assert answered == asked[:4] + [LATEST, LATEST], answered
+    # serverInfo.description is 2025-11-25's; the older revisions' clients
+    # get what they got before.
+    assert [got[i]["result"]["serverInfo"].get("description") is not None
+            for i in range(len(asked))] == [False, False, False, True, True, True]
+    assert "instructions" not in got[0]["result"] and got[1]["result"]["instructions"]
     old = got[10]["result"]["tools"]
     assert all("outputSchema" not in x and "annotations" not in x for x in old)
     mid = got[11]["result"]["tools"]
     assert all("outputSchema" not in x and x["annotations"]["readOnlyHint"] for x in mid)
     new = got[12]["result"]["tools"]
-    assert all("outputSchema" in x for x in new)
+    assert all("outputSchema" in x and x["title"] for x in new)
+    # 2025-11-25 changed nothing in the tools themselves.
+    assert got[13]["result"]["tools"] == new == got[14]["result"]["tools"]
+
+
+@test
+async def each_revision_reports_bad_calls_as_it_says(t):
+    # 2025-11-25 (SEP-1303) says what askdb did under every revision
+    # already: a bad argument is the tool's error (isError, a message the
+    # model can act on), a call that is not one (no name, an unknown tool,
+    # arguments that are not an object) a JSON-RPC error. So every revision
+    # answers alike. A task-augmented call (2025-11-25's tasks, which askdb
+    # does not offer) runs as an ordinary call, as that revision asks;
+    # server/discover (2026-07-28's probe) is an unknown method, which the
+    # 2.x SDK's client takes as its cue to send initialize.
+    for version in ["2024-11-05", "2025-06-18", "2025-11-25"]:
+        calls = [
+            {"name": "execute_sql", "arguments": {"sql": 5}},
+            {"name": "execute_sql", "arguments": {"sql": "SELECT 1", "max_rows": 0}},
+            {"name": "search_objects", "arguments": {"limit": "ten"}},
+            {"name": "execute_sql", "arguments": {"sql": "SELECT 1", "database": "nope"}},
+            {"name": "execute_sql", "arguments": [1]},
+            {"name": "no_such_tool", "arguments": {}},
+            {"arguments": {}},
+            {"name": "execute_sql", "arguments": {"sql": "SELECT 7 AS n"},
+             "task": {"ttl": 60000}},
+        ]
+        lines = [init_line(0, version)]
+        lines += [json.dumps({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+                              "params": p}) for i, p in enumerate(calls)]
+        lines.append('{"jsonrpc":"2.0","id":99,"method":"server/discover","params":{}}')
+        rc, out, err = t.raw(["shop.db"], lines)
+        got = by_id(out)
+        assert rc == 0, err
+        assert got[0]["result"]["protocolVersion"] == version
+        for i in (1, 2, 3, 4):
+            r = got[i].get("result")
+            assert r and r["isError"] is True, (version, i, got[i])
+        assert "'sql' is needed" in got[1]["result"]["content"][0]["text"]
+        assert "'max_rows' is a whole number" in got[2]["result"]["content"][0]["text"]
+        assert "'limit' is a whole number" in got[3]["result"]["content"][0]["text"]
+        assert "no database 'nope'" in got[4]["result"]["content"][0]["text"]
+        for i in (5, 6, 7):
+            assert got[i]["error"]["code"] == -32602, (version, i, got[i])
+        assert "unknown tool 'no_such_tool'" in got[6]["error"]["message"]
+        r = got[8]["result"]
+        assert r["isError"] is False and "task" not in r, r
+        assert json.loads(r["content"][0]["text"])["rows"] == [[7]]
+        assert ("structuredContent" in r) == (version != "2024-11-05"), r
+        assert got[99]["error"]["code"] == -32601, got[99]
 
 
 @test

@@ -182,9 +182,11 @@ static void initialize_negotiates_the_version(void **st)
     static const struct {
         const char *asked, *answered;
     } cases[] = {{"2024-11-05", "2024-11-05"}, {"2025-03-26", "2025-03-26"},
-                 {"2025-06-18", "2025-06-18"}, {"2099-01-01", "2025-06-18"}};
+                 {"2025-06-18", "2025-06-18"}, {"2025-11-25", "2025-11-25"},
+                 {"2026-07-28", "2025-11-25"}, {"2099-01-01", "2025-11-25"}};
     struct fixture *f = fixture_new(NULL);
-    char line[300];
+    char line[300], known[100];
+    json_t *r, *info;
     size_t i;
 
     (void)st;
@@ -193,10 +195,27 @@ static void initialize_negotiates_the_version(void **st)
                  "\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
                  "\"%s\"}}", i, cases[i].asked);
         send_line(f, line);
-        assert_string_equal(json_string_value(json_object_get(json_object_get(
-                                last(f), "result"), "protocolVersion")),
-                            cases[i].answered);
+        r = json_object_get(last(f), "result");
+        assert_string_equal(json_string_value(json_object_get(
+                                r, "protocolVersion")), cases[i].answered);
+        /* serverInfo.description is 2025-11-25's: older revisions' clients
+        ** get the serverInfo they know. */
+        info = json_object_get(r, "serverInfo");
+        assert_string_equal(json_string_value(json_object_get(info, "name")),
+                            "askdb");
+        assert_int_equal(json_object_get(info, "description") != NULL,
+                         strcmp(cases[i].answered, "2025-11-25") == 0);
     }
+    /* What the HTTP transport checks MCP-Protocol-Version against. */
+    assert_true(mcp_version_known("2025-11-25"));
+    assert_true(mcp_version_known("2024-11-05"));
+    assert_false(mcp_version_known("2026-07-28"));
+    assert_false(mcp_version_known(NULL));
+    mcp_versions_text(known, sizeof known);
+    assert_string_equal(known,
+                        "2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05");
+    mcp_versions_text(known, 12);
+    assert_string_equal(known, "2025-11-25,");
     fixture_free(f);
 }
 
