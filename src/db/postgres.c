@@ -88,6 +88,13 @@ enum pg_stop {
 ** is freed by the last of the thread and the session to let go of it.
 ** A request that never returns costs one parked thread, never the
 ** user's wait: pg_wait() gives up on it after CANCEL_GRACE_MS.
+**
+** Those threads are counted across the process (cancels_out), as threads
+** and sockets are the process's: askdb serve opens a session per request,
+** and behind a proxy that holds cancel requests each statement cut short
+** parked one more, without end. Past CANCEL_MAX_OUT unanswered, no
+** request is sent: the statement's session is given up at once instead
+** (p->unsent says why), as it is when a request goes unanswered.
 */
 struct cancel_req {
     PGcancel *cancel;       /* the thread's, freed by it */
@@ -96,6 +103,12 @@ struct cancel_req {
     int ok;                 /* it returned 1: the server took it */
     char err[256];          /* else libpq's words */
 };
+
+/* Cancel requests sent and not yet answered in this process, at most
+** (cancel_start()). A server answers one in a millisecond or two, so only
+** requests that went unanswered add up to this. */
+#define CANCEL_MAX_OUT 32
+static atomic_int cancels_out;
 
 struct pg {
     PGconn *conn;
@@ -107,6 +120,8 @@ struct pg {
     enum pg_stop stop;
     char gone[96];          /* why the cancel request found no server
                                (send_cancel), "" when it did */
+    char unsent[160];       /* why no cancel request was sent (too many
+                               unanswered), "" when one was */
     int lost;               /* the connection broke: reset before use */
     int raw;                /* SQL_ASCII: bytes as stored, repaired */
     int ambiguous;          /* db_url_ambiguous(): quote no libpq message
@@ -375,6 +390,7 @@ static void *cancel_main(void *arg)
     struct cancel_req *q = arg;
 
     q->ok = PQcancel(q->cancel, q->err, (int)sizeof q->err);
+    atomic_fetch_sub(&cancels_out, 1);
     PQfreeCancel(q->cancel);
     q->cancel = NULL;
     atomic_store(&q->done, 1);
@@ -388,20 +404,28 @@ static void *cancel_main(void *arg)
 ** statement's thread's). When no thread can start it is sent from here,
 ** as before, and may wait. Returns the request, held by the caller
 ** (cancel_release()), or NULL when none could be made (out of memory, a
-** connection libpq knows no cancel key for).
+** connection libpq knows no cancel key for) or may be: *full is then 1,
+** CANCEL_MAX_OUT requests of the process being unanswered.
 */
-static struct cancel_req *cancel_start(PGconn *conn)
+static struct cancel_req *cancel_start(PGconn *conn, int *full)
 {
-    struct cancel_req *q = calloc(1, sizeof *q);
+    struct cancel_req *q;
     pthread_attr_t at;
     pthread_t th;
     sigset_t all, old;
     int started = 0;
 
-    if (!q)
+    *full = 0;
+    if (atomic_fetch_add(&cancels_out, 1) >= CANCEL_MAX_OUT) {
+        atomic_fetch_sub(&cancels_out, 1);
+        *full = 1;
         return NULL;
-    q->cancel = PQgetCancel(conn);
-    if (!q->cancel) {
+    }
+    q = calloc(1, sizeof *q);
+    if (q)
+        q->cancel = PQgetCancel(conn);
+    if (!q || !q->cancel) {
+        atomic_fetch_sub(&cancels_out, 1);
         free(q);
         return NULL;
     }
@@ -424,14 +448,23 @@ static struct cancel_req *cancel_start(PGconn *conn)
 /*
 ** Ask the server to cancel the running statement (a second connection,
 ** to the address of the session's), from a thread of its own:
-** cancel_pending() reads its answer.
+** cancel_pending() reads its answer. When too many requests are out
+** unanswered, none is sent and p->unsent says so: the caller gives the
+** session up (p->lost) rather than wait on a statement nothing stops.
 */
 static void send_cancel(struct pg *p, enum pg_stop why)
 {
+    int full;
+
     p->stop = why;
     p->stop_at = db_now_ms();
     cancel_release(p->req);
-    p->req = cancel_start(p->conn);
+    p->req = cancel_start(p->conn, &full);
+    if (full)
+        say(p->unsent, sizeof p->unsent,
+            "askdb sent no cancel request: %d it sent earlier are still "
+            "unanswered (a server or proxy that holds cancel requests?)",
+            CANCEL_MAX_OUT);
 }
 
 /*
@@ -482,6 +515,7 @@ static void pg_arm(struct pg *p, const char *sql, int timeout_ms)
     cancel_release(p->req); /* left out by pg_wait(): p->lost is set */
     p->req = NULL;
     p->gone[0] = '\0';
+    p->unsent[0] = '\0';
     p->stuck = 0;
     p->started = db_now_ms();
     p->deadline = timeout_ms > 0 ? p->started + timeout_ms + CLIENT_GRACE_MS
@@ -669,6 +703,11 @@ static int pg_wait(askdb_db *db, struct pg *p, char *msg, size_t n)
         if (*p->gone) {
             say(msg, n, "askdb's cancel request found no server at the "
                 "session's address: %s", p->gone);
+            p->lost = 1;
+            return -1;
+        }
+        if (*p->unsent) {
+            say(msg, n, "%s", p->unsent);
             p->lost = 1;
             return -1;
         }
@@ -2630,6 +2669,12 @@ static askdb_status pg_run(askdb_db *db, const char *sql, askdb_result **out,
             break;
         }
         PQclear(pr);
+        if (*p->unsent) {
+            /* No cancel went out for the rows past the cap: they are
+            ** not waited for, and the session goes with them. */
+            p->lost = 1;
+            break;
+        }
     }
     if (nomem) {
         ret = ASKDB_ERR_NOMEM;

@@ -430,10 +430,11 @@ still_running() {
 # start_relay: a relay to the server (tests/e2e/silent_relay.py) that
 # stands for the network; RELAY_PORT, RELAY_PID. relay_silent: the server
 # as seen through it goes away without a word. relay_deaf: it says no
-# more, yet still takes connections, answering none.
+# more, yet still takes connections, answering none. start_relay
+# --hold-cancels: a relay that holds every cancel request unanswered.
 start_relay() {
     rm -f "$T/relay.port" "$T/relay.port.quiet"
-    "$PY" "$HERE/silent_relay.py" 127.0.0.1 "$PORT" "$T/relay.port" &
+    "$PY" "$HERE/silent_relay.py" 127.0.0.1 "$PORT" "$T/relay.port" "$@" &
     RELAY_PID=$!
     echo "$RELAY_PID" >>"$T/.pids"
     echo "$RELAY_PID" >>"$TMP/llm.pids"
@@ -1535,6 +1536,83 @@ relay_ctrl_c() {
     cat "$T/out" "$T/err" >>"$TMP/all_output"
 }
 
+# post_sql PORT N SQL [CUT]: N requests of SQL at once to askdb serve's
+# /api/sql (database shop); each must answer 200 with 5 rows, cut short
+# (--max-rows 5) unless CUT is 0. Prints how long they took in all, in
+# ms, or what went wrong.
+post_sql() {
+    "$PY" - "$@" <<'PY'
+import json, sys, threading, time, urllib.request
+port, n, sql = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+cut = sys.argv[4:] != ["0"]
+bad = []
+def one():
+    req = urllib.request.Request(
+        "http://127.0.0.1:%s/api/sql" % port,
+        json.dumps({"database": "shop", "sql": sql}).encode(),
+        {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=20) as r:
+            doc = json.load(r)
+        if len(doc["rows"]) != 5 or bool(doc.get("truncated")) != cut:
+            bad.append(json.dumps(doc)[:300])
+    except Exception as e:
+        bad.append("%s: %s" % (type(e).__name__, e))
+t0 = time.monotonic()
+ts = [threading.Thread(target=one) for _ in range(n)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+if bad:
+    print("%d of %d failed: %s" % (len(bad), n, bad[0]))
+    sys.exit(1)
+print(int((time.monotonic() - t0) * 1000))
+PY
+}
+
+# A proxy before the server that takes cancel requests and forwards none
+# leaves each unanswered, and PQcancel() waits for an answer without a
+# limit: the thread that sent it stays parked for good, with its socket
+# (the statement itself gives up on it after 3 s). askdb serve opens a
+# session per request, so each statement cut short through such a proxy
+# (at --max-rows here) left one thread more in the server's process: 48
+# statements, 48 threads. At most 32 requests are left unanswered now;
+# past them none is sent, and the statement's session is given up at once
+# (its rows kept) rather than waited on.
+serve_bounds_the_cancel_requests_left_unanswered() {
+    local pid port base tasks held ms round
+    start_relay --hold-cancels
+    url="postgresql://reader@127.0.0.1:$RELAY_PORT/shop"
+    (cd "$T" && exec "$ASKDB" serve --listen 127.0.0.1:0 --llm-url http://127.0.0.1:9/v1 \
+        --model test --max-rows 5 --per-client 16 --access-log off --db "shop=$url") \
+        </dev/null >"$T/out" 2>"$T/err" &
+    pid=$!
+    echo "$pid" >>"$T/.pids"
+    for _ in $(seq 1 200); do
+        grep -q 'listening on' "$T/err" && break
+        sleep 0.05
+    done
+    port=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$T/err" | sed 's/.*://')
+    [ -n "$port" ] || fail "askdb serve did not start: $(head -c 300 "$T/err")"
+    ms=$(post_sql "$port" 1 "SELECT g FROM generate_series(1, 5) g" 0) || fail "$ms"
+    sleep 0.5
+    base=$(ls "/proc/$pid/task" | wc -l)
+    for round in 1 2 3; do
+        ms=$(post_sql "$port" 16 "SELECT g FROM generate_series(1, 1000) g") || fail "round $round: $ms"
+        echo "round $round: 16 statements in $ms ms" >>"$T/.trace"
+    done
+    sleep 0.5
+    tasks=$(ls "/proc/$pid/task" | wc -l)
+    held=$(cat "$T/relay.port.held" 2>/dev/null || echo 0)
+    echo "threads: $base, then $tasks; cancel requests held: $held" >>"$T/.trace"
+    [ "$held" = 32 ] || fail "$held cancel requests were left unanswered, expected 32 (the cap)"
+    [ $((tasks - base)) -le 32 ] || fail "askdb serve went from $base to $tasks threads"
+    # The last round sent none: it did not wait for an answer.
+    [ "$ms" -lt 2000 ] || fail "the statements past the cap took $ms ms"
+    expect_no_sanitizer
+}
+
 # A server gone without a word (its host down, the network cut: the
 # session's socket hears nothing) is found out by askdb's cancel at the
 # time limit, whose connection is refused: the connection is reported
@@ -1614,6 +1692,7 @@ TESTS=(
     connection_faults_exit_3_with_a_fix
     lock_held_by_another_session_ends_by_lock_timeout
     idle_session_ended_by_the_server_reconnects
+    serve_bounds_the_cancel_requests_left_unanswered
     server_gone_silently_is_reported_at_the_cancel
     server_that_answers_no_connection_ends_at_the_cancel_grace
     server_killed_mid_query_is_reported

@@ -2,7 +2,7 @@
 """silent_relay.py - a TCP relay that can fall silent, as a server does
 whose host went down or whose network was cut.
 
-    python3 tests/e2e/silent_relay.py HOST PORT PORT_FILE
+    python3 tests/e2e/silent_relay.py HOST PORT PORT_FILE [--hold-cancels]
 
 Listens on a free loopback port (written to PORT_FILE once it listens)
 and relays each connection to HOST:PORT. On SIGUSR1 it goes silent: the
@@ -15,6 +15,11 @@ open without a byte, relaying it nowhere, as a host whose server was
 stopped (SIGSTOP) still completes the TCP handshake, or as a firewall or
 proxy in front of it that takes connections and forwards none. Either
 way PORT_FILE.quiet is made once it went quiet. SIGTERM ends it.
+
+With --hold-cancels it relays every connection but a PostgreSQL cancel
+request (its first 16 bytes say so), which it holds open without a byte,
+as a proxy does that takes cancel requests and forwards none; it writes
+how many it holds to PORT_FILE.held.
 """
 import os
 import selectors
@@ -23,6 +28,8 @@ import socket
 import sys
 
 host, port, port_file = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+hold_cancels = sys.argv[4:] == ["--hold-cancels"]
+CANCEL_REQUEST = (16).to_bytes(4, "big") + (80877102).to_bytes(4, "big")
 requested = None   # "refuse" (SIGUSR1) or "hold" (SIGUSR2)
 quiet = False
 
@@ -48,6 +55,24 @@ muted = []         # clients' sockets kept open after going quiet
 with open(port_file + ".tmp", "w") as f:
     f.write(str(listener.getsockname()[1]))
 os.rename(port_file + ".tmp", port_file)
+
+
+def is_cancel(client):
+    """Does the connection open with a cancel request? (Its client sends
+    first: a cancel request, an SSL request or a startup packet.)"""
+    client.settimeout(2)
+    try:
+        head = client.recv(8, socket.MSG_PEEK | socket.MSG_WAITALL)
+    except OSError:
+        head = b""
+    client.settimeout(None)
+    return head == CANCEL_REQUEST
+
+
+def write_held():
+    with open(port_file + ".held.tmp", "w") as f:
+        f.write(str(len(muted)))
+    os.rename(port_file + ".held.tmp", port_file + ".held")
 
 
 def close_pair(s):
@@ -81,6 +106,10 @@ while True:
             client, _ = listener.accept()
             if quiet:
                 muted.append(client)
+                continue
+            if hold_cancels and is_cancel(client):
+                muted.append(client)
+                write_held()
                 continue
             server = socket.create_connection((host, port))
             peer[client], peer[server] = server, client
