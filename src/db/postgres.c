@@ -1049,9 +1049,11 @@ static void drop_notice(void *arg, const char *message)
     (void)message;
 }
 
-/* The failed connection's message, with what to do, into db->errmsg.
-** The advice reads libpq's text before the password is masked in it. */
-static void connect_error(askdb_db *db, struct pg *p, const char *what)
+/* The failed connection's message, with what to do, into db->errmsg
+** ("cannot WHAT 'label'NOTE: ..."). The advice reads libpq's text before
+** the password is masked in it. */
+static void connect_error(askdb_db *db, struct pg *p, const char *what,
+                          const char *note)
 {
     const char *raw = PQerrorMessage(p->conn);
     char m[640];
@@ -1060,13 +1062,13 @@ static void connect_error(askdb_db *db, struct pg *p, const char *what)
     ** be parts of the password there ("missing key/value separator in
     ** URI query parameter: \"ef@host/db\""). */
     if (p->ambiguous) {
-        say(db->errmsg, sizeof db->errmsg, "cannot %s '%s': %s", what,
-            db->label, DB_AMBIGUOUS_URL);
+        say(db->errmsg, sizeof db->errmsg, "cannot %s '%s'%s: %s", what,
+            db->label, note, DB_AMBIGUOUS_URL);
         return;
     }
     one_line(p, raw, m, sizeof m);
-    say(db->errmsg, sizeof db->errmsg, "cannot %s '%s': %s (%s)", what,
-             db->label, *m ? m : "out of memory", connect_advice(raw));
+    say(db->errmsg, sizeof db->errmsg, "cannot %s '%s'%s: %s (%s)", what,
+             db->label, note, *m ? m : "out of memory", connect_advice(raw));
 }
 
 static askdb_status pg_open(askdb_db *db, const char *path)
@@ -1105,7 +1107,7 @@ static askdb_status pg_open(askdb_db *db, const char *path)
         return ASKDB_ERR_NOMEM;
     (void)PQsetNoticeProcessor(p->conn, drop_notice, NULL);
     if (PQstatus(p->conn) != CONNECTION_OK) {
-        connect_error(db, p, "connect to");
+        connect_error(db, p, "connect to", "");
         return ASKDB_ERR_DB_OPEN;
     }
     return pg_setup(db, p, 1);
@@ -1124,18 +1126,78 @@ static void pg_close(askdb_db *db)
 }
 
 /*
+** Connect again with the settings of p->conn, each host given the
+** statement's time limit at most (connect_timeout, whole seconds, 2 at
+** least as libpq counts them; a shorter one of the URL or PGCONNECT_TIMEOUT
+** stays): the reconnect is part of the statement the user waits for.
+** PQreset() kept the first connection's 10 s, and blocking still, since
+** libpq moves on to the URL's next host only in its blocking connect.
+** The new connection replaces p->conn, failed or not (its message is the
+** one to show); where none can be made (out of memory) PQreset() does.
+** Returns 1 when the time limit was the bound, 0 when the settings' own
+** connect_timeout was.
+*/
+static int pg_reconnect(askdb_db *db, struct pg *p)
+{
+    PQconninfoOption *opts, *o;
+    const char *keys[64], *vals[64], *ct = NULL;
+    char limit[16];
+    long s = (db->query_timeout_ms + 999) / 1000, v;
+    PGconn *c = NULL;
+    int i = 0;
+
+    if (s < 2)
+        s = 2;
+    snprintf(limit, sizeof limit, "%ld", s);
+    opts = PQconninfo(p->conn);
+    for (o = opts; o && o->keyword && i < 62; o++) {
+        if (!o->val || !*o->val)
+            continue;
+        if (strcmp(o->keyword, "connect_timeout") == 0) {
+            v = strtol(o->val, NULL, 10);
+            if (v > 0 && v < s)
+                ct = o->val;
+            continue;
+        }
+        keys[i] = o->keyword;
+        vals[i++] = o->val;
+    }
+    keys[i] = "connect_timeout";
+    vals[i++] = ct ? ct : limit;
+    keys[i] = NULL;
+    vals[i] = NULL;
+    if (opts)
+        c = PQconnectdbParams(keys, vals, 0);
+    PQconninfoFree(opts);
+    if (!c) {
+        PQreset(p->conn);
+        return 0;
+    }
+    PQfinish(p->conn);
+    p->conn = c;
+    (void)PQsetNoticeProcessor(c, drop_notice, NULL);
+    return !ct;
+}
+
+/*
 ** Make the connection usable: after a lost connection (the server
 ** restarted, a cancel went unanswered) connect again with the same
-** settings. 0, or -1 with the reason in e.
+** settings, within the statement's time limit (pg_reconnect()). 0, or -1
+** with the reason in e.
 */
 static int pg_ready(askdb_db *db, struct pg *p, struct db_err *e)
 {
+    char within[96] = "";
+
     if (!p->lost && PQstatus(p->conn) == CONNECTION_OK &&
         PQtransactionStatus(p->conn) == PQTRANS_IDLE)
         return 0;
-    PQreset(p->conn);
+    if (pg_reconnect(db, p) &&
+        strstr(PQerrorMessage(p->conn), "timeout expired"))
+        say(within, sizeof within, " within the statement's %d ms time "
+            "limit (--timeout; 2 s at least)", db->query_timeout_ms);
     if (PQstatus(p->conn) != CONNECTION_OK) {
-        connect_error(db, p, "reconnect to");
+        connect_error(db, p, "reconnect to", within);
         e->ec = ASKDB_EC_DATABASE;
         say(e->msg, sizeof e->msg, "%s", db->errmsg);
         p->lost = 1;

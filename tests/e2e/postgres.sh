@@ -1661,6 +1661,47 @@ server_that_answers_no_connection_ends_at_the_cancel_grace() {
     kill "$RELAY_PID"
 }
 
+# After a lost connection the next statement connects again first, and
+# libpq's PQreset() gave that the 10 s of connect_timeout, whatever the
+# time limit: the shell's next .sql, with --timeout 1000, waited 10.1 s
+# for a server that takes connections and answers none (Ctrl-C or not).
+# Each host now gets the statement's time limit at most (whole seconds,
+# 2 at least, as libpq counts them).
+reconnect_after_a_loss_keeps_to_the_time_limit() {
+    local pid t0
+    start_relay
+    url="postgresql://reader@127.0.0.1:$RELAY_PORT/shop"
+    mkfifo "$T/fifo"
+    (cd "$T" && exec timeout 40 "$ASKDB" shell --llm-url http://127.0.0.1:9/v1 --model test \
+        --timeout 1000 "$url") <"$T/fifo" >"$T/out" 2>"$T/err" &
+    pid=$!
+    exec 7>"$T/fifo"
+    echo ".sql SELECT pg_sleep(32)" >&7
+    wait_active "pg_sleep(32)"
+    relay_deaf
+    for _ in $(seq 1 200); do
+        grep -qF "lost the connection" "$T/err" && break
+        sleep 0.05
+    done
+    grep -qF "lost the connection" "$T/err" || fail "the first statement was not lost: $(head -c 300 "$T/err")"
+    t0=$(now_ms)
+    echo ".sql SELECT 1 AS x" >&7
+    for _ in $(seq 1 300); do
+        grep -qF "cannot reconnect" "$T/err" && break
+        sleep 0.05
+    done
+    ELAPSED_MS=$(($(now_ms) - t0))
+    exec 7>&-
+    wait "$pid"
+    RC=$?
+    echo "reconnect to a deaf server, --timeout 1000: $ELAPSED_MS ms" >>"$T/.trace"
+    cat "$T/out" "$T/err" >>"$TMP/all_output"
+    expect_no_sanitizer
+    expect_err_has "askdb: cannot reconnect to '$url' within the statement's 1000 ms time limit (--timeout; 2 s at least): connection to server at \"127.0.0.1\", port $RELAY_PORT failed: timeout expired"
+    expect_faster 4000
+    kill "$RELAY_PID"
+}
+
 TESTS=(
     ambiguous_url_never_shows_part_of_the_password
     schema_shows_keys_comments_and_estimates
@@ -1695,6 +1736,7 @@ TESTS=(
     serve_bounds_the_cancel_requests_left_unanswered
     server_gone_silently_is_reported_at_the_cancel
     server_that_answers_no_connection_ends_at_the_cancel_grace
+    reconnect_after_a_loss_keeps_to_the_time_limit
     server_killed_mid_query_is_reported
 )
 
