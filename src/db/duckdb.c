@@ -127,14 +127,21 @@ static struct dk *DK(askdb_db *db)
 /* ---------------------------------------------------------------------- */
 
 /*
-** The watchdog's stop: duckdb_interrupt(). One sent just as the query
-** ends is harmless: DuckDB clears the flag when the next statement starts
-** (ClientContext::InitialCleanup).
+** The watchdog's stop: duckdb_interrupt(), holding the watchdog while
+** the query runs (db_watch_hold()), as an interrupt that came while the
+** connection ran its next query would stop that one. One sent just as
+** the query ends is harmless: DuckDB clears the flag when the next
+** statement starts (ClientContext::InitialCleanup).
 */
 static void interrupt(void *ud, int why)
 {
+    struct dk *d = ud;
+
     (void)why;
-    duckdb_interrupt(((struct dk *)ud)->con);
+    if (db_watch_hold(&d->wd)) {
+        duckdb_interrupt(d->con);
+        db_watch_release(&d->wd);
+    }
 }
 
 /*

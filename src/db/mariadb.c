@@ -132,6 +132,10 @@ struct my {
     unsigned lacks;      /* LACKS_ bits: optional settings refused */
     unsigned long thread_id;
     struct db_watch w;
+    unsigned long watched_id; /* thread_id of the statement watched: what
+                            stops kill (a reconnect rewrites thread_id
+                            while a stop may still run) */
+    int no_server;       /* a stop's: the kill connection was refused */
     char state[64];      /* (w.mu) what the statement did at the deadline */
     char gone[200];      /* (w.mu) why the kill connection found no server
                             (cut_off), "" when it did */
@@ -829,42 +833,61 @@ static int connect_main(askdb_db *db, struct my *s)
 /* ---------------------------------------------------------------------- */
 
 /*
+** The stops run without w.mu (db/watch.h), so that the statement's thread
+** never waits for a kill connection being made, or a question being
+** asked on it: on a slow server that takes seconds, while the statement
+** may end meanwhile (the server's own limit ends it at the same
+** deadline). What they share with the statement's thread: the kill
+** connection and no_server (theirs alone: one stop runs at a time, and
+** my_close() comes after db_watch_end()), watched_id (set before the arm),
+** and what reaches the statement - its socket shut, the KILL QUERY sent,
+** state and gone written - which goes holding w.mu, while the statement
+** runs (db_watch_hold()); its thread reads state and gone once it
+** disarmed.
+*/
+
+/*
 ** The kill connection could not connect (no): nothing listens where the
 ** session's server was, or its host does not answer. The server stopped,
 ** or its host or the network to it went away, and the statement with it,
 ** though the session's socket may not hear of it before its read timeout
 ** (the time limit and 10 s more; a host that is gone sends no FIN). The
 ** session's socket is shut, so that the statement ends now, its
-** connection lost, and s->gone says why. With w.mu held, while a
-** statement runs (s->h is the main thread's, and in use).
+** connection lost, and s->gone says why - while the statement runs (s->h
+** is its thread's, and in use).
 */
 static void cut_off(struct my *s, const char *why, unsigned no)
 {
+    if (!db_watch_hold(&s->w))
+        return;
     snprintf(s->gone, sizeof s->gone, "%s", why);
     s->gone_no = no;
     shutdown(mysql_get_socket(s->h), SHUT_RDWR);
+    db_watch_release(&s->w);
 }
 
 /*
-** The kill connection, opened at its first use; with w.mu held, while a
-** statement runs. NULL when it cannot be opened, and from then on for
-** the statement when it found no server (cut_off). It waits KILL_IO_S
-** for an answer: a kill or a processlist row comes at once from a
-** server that runs, however slow its statements, while a connection kept
-** from an earlier statement over a network since gone silent hears
-** nothing at all, and only its read timeout sends askdb on to connect
-** anew, be refused and cut the session off (it was 15 s).
+** The kill connection, opened at its first use, by a stop. NULL when it
+** cannot be opened, and from then on for the statement when it found no
+** server (cut_off). It waits KILL_IO_S for an answer: a kill or a
+** processlist row comes at once from a server that runs, however slow
+** its statements, while a connection kept from an earlier statement over
+** a network since gone silent hears nothing at all, and only its read
+** timeout sends askdb on to connect anew, be refused and cut the session
+** off (it was 15 s).
 */
 static MYSQL *killer(struct my *s)
 {
     char err[200];
     unsigned no;
 
-    if (!s->killer && !*s->gone) {
+    if (!s->killer && !s->no_server) {
         s->killer = connect_one(&s->url, KILL_IO_S, err, sizeof err, &no);
         if (!s->killer &&
-            (no == CR_CONNECTION_ERROR || no == CR_CONN_HOST_ERROR))
+            (no == CR_CONNECTION_ERROR || no == CR_CONN_HOST_ERROR)) {
+            s->no_server = 1;
             cut_off(s, err, no);
+        }
     }
     return s->killer;
 }
@@ -884,7 +907,7 @@ static int revive(askdb_db *db, struct my *s)
 /*
 ** A kill connection the server closed while it sat idle (wait_timeout, a
 ** KILL, a restart): closed here, so that killer() opens it anew, at once
-** for the caller's one retry; with w.mu held.
+** for the caller's one retry.
 */
 static void drop_killer(struct my *s)
 {
@@ -894,7 +917,7 @@ static void drop_killer(struct my *s)
 
 /*
 ** What the main session's statement is doing (the processlist's STATE,
-** "Waiting for table metadata lock"), into s->state; with w.mu held.
+** "Waiting for table metadata lock"), into s->state while it runs.
 ** Asked at the deadline, before the kill, so that a timeout can say it
 ** was a lock another session holds.
 */
@@ -906,10 +929,9 @@ static void probe_state(struct my *s)
     MYSQL_ROW row;
     int tries;
 
-    s->state[0] = '\0';
     snprintf(sql, sizeof sql,
              "SELECT STATE FROM information_schema.PROCESSLIST WHERE ID = %lu",
-             s->thread_id);
+             s->watched_id);
     for (tries = 0; tries < 2; tries++) {
         if ((k = killer(s)) == NULL)
             return;
@@ -922,26 +944,37 @@ static void probe_state(struct my *s)
     if (tries == 2)
         return;
     r = mysql_store_result(k);
-    if (r && (row = mysql_fetch_row(r)) != NULL && row[0])
+    if (r && (row = mysql_fetch_row(r)) != NULL && row[0] &&
+        db_watch_hold(&s->w)) {
         snprintf(s->state, sizeof s->state, "%s", row[0]);
+        db_watch_release(&s->w);
+    }
     mysql_free_result(r);
 }
 
-/* KILL QUERY the main session's statement from the kill connection; with
-** w.mu held. Returns 0 when the server took the kill. */
+/* KILL QUERY the main session's statement from the kill connection, if
+** it still runs. Returns 0 when the server took the kill, or there was
+** nothing left to kill. */
 static int kill_query(struct my *s)
 {
     char sql[64];
     MYSQL *k;
     int tries;
 
-    snprintf(sql, sizeof sql, "KILL QUERY %lu", s->thread_id);
+    snprintf(sql, sizeof sql, "KILL QUERY %lu", s->watched_id);
     for (tries = 0; tries < 2; tries++) {
         unsigned no;
 
         if ((k = killer(s)) == NULL)
             return -1;
-        if ((no = exec(k, sql)) == 0)
+        /* Sent while the statement runs, and answered before its thread
+        ** goes on: a kill on its way still would reach what the session
+        ** runs next. */
+        if (!db_watch_hold(&s->w))
+            return 0;
+        no = exec(k, sql);
+        db_watch_release(&s->w);
+        if (no == 0)
             return 0;
         /* Any failure closes it (opened anew next time); only a closed
         ** one is worth a second try now. */
@@ -952,7 +985,7 @@ static int kill_query(struct my *s)
     return -1;
 }
 
-/* The watchdog's stop (w.mu held): KILL QUERY, after asking, at the
+/* The watchdog's stop (without w.mu): KILL QUERY, after asking, at the
 ** deadline, what the statement was doing. */
 static void stop_statement(void *ud, int why)
 {
@@ -967,10 +1000,13 @@ static void stop_statement(void *ud, int why)
 ** server's own limit still holds. */
 static void watch_start(struct my *s, double deadline)
 {
-    /* No stop() runs between a disarm and the next arm: these are the
-    ** main thread's now. */
+    /* The last statement's stop may still be under way: what the stops
+    ** share is the main thread's once it is over. */
+    db_watch_settle(&s->w);
     s->state[0] = '\0';
     s->gone[0] = '\0';
+    s->no_server = 0;
+    s->watched_id = s->thread_id;
     db_watch_arm(&s->w, deadline, s->cancel);
 }
 

@@ -227,15 +227,22 @@ static void arm(struct sq *s, int timeout_ms)
 }
 
 /*
-** The watchdog's stop: sqlite3_interrupt(). One that comes just as the
-** statement ends is harmless: SQLite forgets an interrupt once no
-** statement of the connection runs, and sq_run() finalizes its statement
-** before the handle runs anything else.
+** The watchdog's stop: sqlite3_interrupt(), holding the watchdog while
+** the statement runs (db_watch_hold()), as an interrupt that came while
+** the handle ran its next statement would stop that one. One that comes
+** just as the statement ends is harmless: SQLite forgets an interrupt
+** once no statement of the connection runs, and sq_run() finalizes its
+** statement before the handle runs anything else.
 */
 static void interrupt(void *ud, int why)
 {
+    struct sq *s = ud;
+
     (void)why;
-    sqlite3_interrupt(((struct sq *)ud)->h);
+    if (db_watch_hold(&s->wd)) {
+        sqlite3_interrupt(s->h);
+        db_watch_release(&s->wd);
+    }
 }
 
 /* How a database's write-ahead log stands (wal_state()). */

@@ -21,11 +21,18 @@ static struct timespec ms_timespec(double ms)
     return ts;
 }
 
-/* Call stop() for why, once per statement (mu held). */
+/* Call stop() for why, once per statement: mu held on entry and on
+** return, let go of meanwhile (stop() takes it for what reaches the
+** statement, db_watch_hold()). */
 static void fire(struct db_watch *w, int why)
 {
     w->fired = why;
+    w->stopping = 1;
+    pthread_mutex_unlock(&w->mu);
     w->stop(w->ud, why);
+    pthread_mutex_lock(&w->mu);
+    w->stopping = 0;
+    pthread_cond_broadcast(&w->cv);
 }
 
 static void *watch_main(void *arg)
@@ -69,6 +76,7 @@ void db_watch_init(struct db_watch *w, db_watch_fn stop, void *ud,
     pthread_condattr_t ca;
 
     w->ready = w->started = w->quit = w->armed = w->fired = 0;
+    w->stopping = 0;
     w->deadline = 0;
     w->cancel = NULL;
     w->tick_ms = tick_ms > 0 ? tick_ms : 50;
@@ -108,6 +116,8 @@ int db_watch_arm(struct db_watch *w, double deadline,
         pthread_attr_destroy(&at);
     }
     pthread_mutex_lock(&w->mu);
+    while (w->stopping)
+        pthread_cond_wait(&w->cv, &w->mu);
     w->armed = 1;
     w->fired = 0;
     w->deadline = deadline;
@@ -131,6 +141,30 @@ int db_watch_disarm(struct db_watch *w)
     w->cancel = NULL;
     pthread_mutex_unlock(&w->mu);
     return fired;
+}
+
+void db_watch_settle(struct db_watch *w)
+{
+    if (!w->ready)
+        return;
+    pthread_mutex_lock(&w->mu);
+    while (w->stopping)
+        pthread_cond_wait(&w->cv, &w->mu);
+    pthread_mutex_unlock(&w->mu);
+}
+
+int db_watch_hold(struct db_watch *w)
+{
+    pthread_mutex_lock(&w->mu);
+    if (w->armed)
+        return 1;
+    pthread_mutex_unlock(&w->mu);
+    return 0;
+}
+
+void db_watch_release(struct db_watch *w)
+{
+    pthread_mutex_unlock(&w->mu);
 }
 
 int db_watch_fire(struct db_watch *w, int why)

@@ -12,12 +12,19 @@
 ** duckdb_interrupt(), KILL QUERY from a second connection) and tells the
 ** watchdog how with its stop function; the watching is the same for all.
 **
-** Discipline: the fields marked (mu) are read and written with mu held,
-** and stop() is called with it held, so once db_watch_disarm() has
-** returned no stop() can reach the statement, nor the next one. A stop()
-** that came just before (the statement was ending) is the engine's to
-** make harmless, and each is (see the drivers). stop() is called at most
-** once between an arm and its disarm.
+** Discipline: the fields marked (mu) are read and written with mu held.
+** stop() is called without it, so that a stop that takes its time (a
+** second connection to make, a question to ask on it first) never holds
+** the statement's thread: db_watch_disarm() returns at once. What
+** reaches the statement (a kill sent, a socket shut) a stop does
+** between db_watch_hold() and db_watch_release(), which hold mu and
+** succeed only while the statement runs; so once db_watch_disarm() has
+** returned, no stop() reaches the statement, nor the next one, whose
+** db_watch_arm() waits for the stop still under way (db_watch_settle()
+** waits for it too). A stop() that came just before (the statement was
+** ending) is the engine's to make harmless, and each is (see the
+** drivers). stop() is called at most once between an arm and its
+** disarm, and never twice at once.
 **
 ** The thread starts at the first arm that has something to watch (a
 ** deadline or a cancel flag). When it cannot start, the statement runs
@@ -33,7 +40,9 @@ enum {
     /* an engine's own reasons for db_watch_fire() follow */
 };
 
-/* Stop the running statement (called with the watchdog's mu held). */
+/* Stop the running statement (called without the watchdog's mu; what
+** reaches the statement goes between db_watch_hold() and
+** db_watch_release()). */
 typedef void (*db_watch_fn)(void *ud, int why);
 
 struct db_watch {
@@ -45,6 +54,7 @@ struct db_watch {
     int quit;                 /* (mu) leave at once */
     int armed;                /* (mu) a statement runs */
     int fired;                /* (mu) why it was stopped, 0 = it was not */
+    int stopping;             /* (mu) a stop() is under way */
     double deadline;          /* (mu) ms on db_now_ms()'s clock, 0 = none */
     const atomic_int *cancel; /* (mu) looked at every tick_ms; NULL none */
     int tick_ms;
@@ -60,12 +70,25 @@ void db_watch_init(struct db_watch *w, db_watch_fn stop, void *ud,
 
 /* A statement starts: stop it at deadline (ms on db_now_ms()'s clock, 0 =
 ** none) or when *cancel becomes non-zero (cancel NULL: not watched).
-** Returns 1 when a thread watches, 0 when none does. */
+** Waits first for a stop of the last statement still under way. Returns
+** 1 when a thread watches, 0 when none does. */
 int db_watch_arm(struct db_watch *w, double deadline,
                  const atomic_int *cancel);
 
-/* The statement is over: returns why it was stopped (0 = it was not). */
+/* The statement is over: returns why it was stopped (0 = it was not).
+** Does not wait for a stop under way: that one no longer reaches the
+** statement (db_watch_hold() fails). */
 int db_watch_disarm(struct db_watch *w);
+
+/* Wait until no stop() is under way, so that what stops share with the
+** statement's thread is the statement's thread's again. */
+void db_watch_settle(struct db_watch *w);
+
+/* In stop(): hold the watchdog (mu) and return 1 while the statement it
+** stops still runs; else 0, holding nothing. After 1, reach the
+** statement, then db_watch_release(). */
+int db_watch_hold(struct db_watch *w);
+void db_watch_release(struct db_watch *w);
 
 /* Stop the running statement now, for the engine's own reason why (e.g.
 ** its result grew past a cap), unless it is over or was stopped already.

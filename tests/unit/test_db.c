@@ -976,6 +976,100 @@ static int stops_reach(struct stops *st, int n, int ms)
     return atomic_load(&st->n) >= n;
 }
 
+/* A stop that takes its time (a kill connection being made on a slow
+** server), then reaches the statement only while it runs. */
+struct slow {
+    struct db_watch *w;
+    atomic_int started, acted, done;
+};
+
+static void slow_stop(void *ud, int why)
+{
+    struct slow *sl = ud;
+    (void)why;
+
+    atomic_store(&sl->started, 1);
+    sleep_ms(400);
+    if (sl->w && db_watch_hold(sl->w)) {
+        atomic_fetch_add(&sl->acted, 1);
+        db_watch_release(sl->w);
+    }
+    atomic_fetch_add(&sl->done, 1);
+}
+
+static void slow_init(struct slow *sl)
+{
+    atomic_init(&sl->started, 0);
+    atomic_init(&sl->acted, 0);
+    atomic_init(&sl->done, 0);
+}
+
+/* The statement ended while its stop was still making its connection:
+** its thread goes on at once (it waited out the stop: MariaDB's KILL
+** QUERY, made from a second connection, can take seconds), and the next
+** statement starts once the stop is over. */
+static void watchdog_disarm_does_not_wait_for_a_stop_under_way(void **state)
+{
+    struct db_watch w;
+    struct slow sl = {0};
+    double t;
+    (void)state;
+
+    slow_init(&sl);
+    db_watch_init(&w, slow_stop, &sl, 10, 128 * 1024);
+    assert_true(w.ready);
+    assert_int_equal(db_watch_arm(&w, db_now_ms() + 20, NULL), 1);
+    while (!atomic_load(&sl.started))
+        sleep_ms(2);
+    t = db_now_ms();
+    assert_int_equal(db_watch_disarm(&w), DB_WATCH_DEADLINE);
+    assert_true(db_now_ms() - t < 200);
+    assert_int_equal(atomic_load(&sl.done), 0);
+    db_watch_arm(&w, 0, NULL);
+    assert_int_equal(atomic_load(&sl.done), 1);
+    assert_int_equal(db_watch_disarm(&w), 0);
+    db_watch_end(&w);
+}
+
+/* What a stop under way does to the statement it does only while the
+** statement runs: never once it was disarmed, nor to the next one. */
+static void watchdog_stop_reaches_no_statement_after_disarm(void **state)
+{
+    struct db_watch w;
+    struct slow sl = {0};
+    (void)state;
+
+    slow_init(&sl);
+    sl.w = &w;
+    db_watch_init(&w, slow_stop, &sl, 10, 128 * 1024);
+    assert_true(w.ready);
+
+    /* Disarmed while the stop gets ready: it reaches nothing. */
+    db_watch_arm(&w, db_now_ms() + 20, NULL);
+    while (!atomic_load(&sl.started))
+        sleep_ms(2);
+    assert_int_equal(db_watch_disarm(&w), DB_WATCH_DEADLINE);
+    db_watch_settle(&w);
+    assert_int_equal(atomic_load(&sl.done), 1);
+    assert_int_equal(atomic_load(&sl.acted), 0);
+
+    /* Still running: it does. */
+    atomic_store(&sl.started, 0);
+    db_watch_arm(&w, db_now_ms() + 20, NULL);
+    while (atomic_load(&sl.done) < 2)
+        sleep_ms(2);
+    assert_int_equal(atomic_load(&sl.acted), 1);
+    assert_int_equal(db_watch_disarm(&w), DB_WATCH_DEADLINE);
+
+    /* The statement's own thread stops it (a full result): the same
+    ** stop, at once, holding the watchdog as it reaches the statement. */
+    db_watch_arm(&w, 0, NULL);
+    assert_int_equal(db_watch_fire(&w, 3), 1);
+    assert_int_equal(atomic_load(&sl.acted), 2);
+    assert_int_equal(db_watch_disarm(&w), 3);
+    db_watch_end(&w);
+}
+
 static void watchdog_stops_once_and_never_after_disarm(void **state)
 {
     struct db_watch w;
@@ -1059,6 +1153,8 @@ int main(void)
         cmocka_unit_test(urls_lose_their_passwords),
         cmocka_unit_test(conninfo_path_is_told_to_use_a_url),
         cmocka_unit_test(watchdog_stops_once_and_never_after_disarm),
+        cmocka_unit_test(watchdog_disarm_does_not_wait_for_a_stop_under_way),
+        cmocka_unit_test(watchdog_stop_reaches_no_statement_after_disarm),
     };
     test_filter_from_env();
     return cmocka_run_group_tests_name("db", tests, setup,
