@@ -96,8 +96,12 @@ int cli_real(const char *s, double *out);
 ** (--provider, --llm-url, --model, --api-key, --temperature, --max-tokens,
 ** --llm-timeout, --retries, --stream, --seed, --threads, --no-grammar,
 ** --no-prompt-cache, --trace, --max-attempts, --timeout, --max-rows,
-** --max-bytes), and their parser: as cli_agent_opt. */
+** --max-bytes, --in-process), and their parser: as cli_agent_opt. */
 extern const struct option cli_model_opts[];
+/* Their help: the limits (--timeout, --max-rows, --max-bytes,
+** --in-process), and the rest (model, --max-attempts, --trace). */
+extern const char cli_limits_help[];
+extern const char cli_model_help[];
 int cli_model_opt(int c, const char *arg, askdb_config *cfg,
                   const char *prog);
 

@@ -58,6 +58,7 @@ static const char usage_eval[] =
     "                        before its first question, untimed (what\n"
     "                        askdb serve and shell do before you ask)\n"
     "  -q, --quiet           no progress on stderr\n"
+    "  -h, --help            this text\n"
     "Model (flags override the environment; as for ask):\n"
     "      --provider NAME   openai, anthropic or local (ASKDB_PROVIDER)\n"
     "      --llm-url URL     OpenAI-compatible base URL (ASKDB_LLM_URL)\n"

@@ -54,47 +54,24 @@ static const char help_output[] =
     "Output:\n"
     "  -f, --format FMT      table, csv, json or markdown (default: table on\n"
     "                        a terminal, csv otherwise)\n"
-    "      --show-sql        print the SQL before the rows\n"
-    "Limits:\n"
-    "      --timeout MS      query time limit in ms (default 10000)\n"
-    "      --max-rows N      stop after N rows (default 1000)\n"
-    "      --max-bytes N     result size cap: the values' bytes plus a fixed\n"
-    "                        cost per cell (default 4194304); while a query\n"
-    "                        runs no value or table row may be larger than\n"
-    "                        N or 16 MiB, whichever is more (the query then\n"
-    "                        fails and says so)\n"
-    "      --in-process      run the statements of SQLite and DuckDB files\n"
-    "                        in askdb's own process, not in askdb-exec (a\n"
-    "                        helper killed at the time limit): one long\n"
-    "                        function call can then outlast --timeout\n";
+    "      --show-sql        print the SQL before the rows\n";
 
-static const char help_model[] =
-    "Model (flags override the environment):\n"
-    "      --provider NAME   openai, anthropic or local (ASKDB_PROVIDER);\n"
-    "                        default: HTTP when a URL or key is set, else\n"
-    "                        the local model\n"
-    "      --llm-url URL     OpenAI-compatible base URL, e.g.\n"
-    "                        http://localhost:11434/v1 (ASKDB_LLM_URL)\n"
-    "      --model NAME      model name (ASKDB_MODEL)\n"
-    "      --api-key KEY     API key (ASKDB_API_KEY; OPENAI_API_KEY and\n"
-    "                        ANTHROPIC_API_KEY only for that vendor's host)\n"
-    "      --temperature T   sampling temperature (default 0)\n"
-    "      --max-tokens N    reply length cap (default 512)\n"
-    "      --llm-timeout MS  per request (default 120000)\n"
-    "      --retries N       retries on 429/5xx/reset (default 4)\n"
-    "      --stream          stream the reply (shown with -v)\n"
-    "      --seed N          sampling seed\n"
-    "      --threads N       local model: CPU threads (default: all cores)\n"
-    "      --no-grammar      local model: no SQL-constrained decoding\n"
-    "      --no-prompt-cache local model: do not keep the evaluated schema\n"
-    "                        prompt in the cache directory for the next\n"
-    "                        run (see ASKDB_PROMPT_CACHE_MB)\n"
-    "Agent:\n"
-    "      --max-attempts N  SQL generations per question (default 3)\n"
+/* The options of ask and shell that follow cli_model_help's "Agent:". */
+static const char help_agent[] =
     "      --dry-run         print the checked SQL, do not run it\n"
-    "      --trace FILE      append every step as JSON lines to FILE (never\n"
-    "                        an SQLite file)\n"
     "  -v, --verbose         print the steps on stderr\n";
+
+/* The last of ask and shell, after cli_agent_help. */
+static const char help_other[] =
+    "Other:\n"
+    "  -h, --help            this text\n";
+
+/* The last options of sql and schema. */
+static const char help_db_cmd[] =
+    "Other:\n"
+    "  -v, --verbose         say on stderr where the statements run (the\n"
+    "                        askdb-exec helper or this process)\n"
+    "  -h, --help            this text\n";
 
 /* Print help for cmd (NULL: the overview); -1 if there is no such
 ** command. */
@@ -108,8 +85,11 @@ static int help(const char *cmd)
               "-> read-only execution -> repair on failure -> rows.\n\n",
               stdout);
         fputs(help_output, stdout);
-        fputs(help_model, stdout);
+        fputs(cli_limits_help, stdout);
+        fputs(cli_model_help, stdout);
+        fputs(help_agent, stdout);
         fputs(cli_agent_help, stdout);
+        fputs(help_other, stdout);
     } else if (strcmp(cmd, "shell") == 0) {
         fputs("usage: askdb shell [options] DB\n\n"
               "Interactive prompt with history. Each line is a question;\n"
@@ -126,18 +106,27 @@ static int help(const char *cmd)
               "the context of the earlier ones.\n\n",
               stdout);
         fputs(help_output, stdout);
-        fputs(help_model, stdout);
+        fputs(cli_limits_help, stdout);
+        fputs(cli_model_help, stdout);
+        fputs(help_agent, stdout);
         fputs(cli_agent_help, stdout);
+        fputs(help_other, stdout);
     } else if (strcmp(cmd, "schema") == 0) {
-        fputs("usage: askdb schema [-f json] DB\n\n"
+        fputs("usage: askdb schema [options] DB\n\n"
               "Print the whole schema as the model reads it: CREATE TABLE\n"
               "text with keys, foreign keys, row counts and sample values\n"
               "(of a schema over 6 tables and 8 KiB, schema linking gives the\n"
               "model only the tables a question needs, unless ask is given\n"
-              "--no-linking).\n"
-              "With -f json, the schema for a program: every table with its\n"
-              "columns, keys, row count and samples, and that text.\n",
+              "--no-linking).\n\n"
+              "Output:\n"
+              "  -f, --format json     the schema for a program: every table\n"
+              "                        with its columns, keys, row count and\n"
+              "                        samples, and that text\n"
+              "      --sample-values N distinct values shown per text column\n"
+              "                        (default 3; 0 = none)\n",
               stdout);
+        fputs(cli_limits_help, stdout);
+        fputs(help_db_cmd, stdout);
     } else if (strcmp(cmd, "sql") == 0) {
         fputs("usage: askdb sql [options] DB STATEMENT\n\n"
               "Run one statement through the same read-only guard the\n"
@@ -145,6 +134,8 @@ static int help(const char *cmd)
               "time/row/byte limits.\n\n",
               stdout);
         fputs(help_output, stdout);
+        fputs(cli_limits_help, stdout);
+        fputs(help_db_cmd, stdout);
     } else if (strcmp(cmd, "eval") == 0) {
         const char *hargv[] = {"askdb eval", "--help", NULL};
         return cli_eval(2, (char **)hargv);

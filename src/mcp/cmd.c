@@ -40,9 +40,12 @@ static const char usage_mcp[] =
     "                        may only lower it\n"
     "      --max-bytes N     result size cap (default 4194304); a tool\n"
     "                        result is also cut to 1 MiB and says so\n"
-    "Model (for the ask tool) and the other limits: as for askdb ask\n"
-    "(--provider, --llm-url, --model, --api-key, --threads, --trace, ...;\n"
-    "askdb help ask).\n";
+    "      --in-process      run the statements of SQLite and DuckDB files\n"
+    "                        in askdb's own process, not in askdb-exec (a\n"
+    "                        helper killed at the time limit): one long\n"
+    "                        function call can then outlast --timeout\n"
+    "Other:\n"
+    "  -h, --help            this text\n";
 
 enum { M_DB = 300, M_CONFIG, M_NO_WARM };
 
@@ -119,7 +122,7 @@ static int parse(int argc, char **argv, struct mcp_opts *o)
             break;
         case 'h':
             fputs(usage_mcp, stdout);
-            fputs("\n", stdout);
+            fputs(cli_model_help, stdout);
             fputs(cli_agent_help, stdout);
             rc = 1;
             goto out;

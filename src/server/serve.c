@@ -56,8 +56,11 @@ static const char usage_serve[] =
     "                        background thread evaluates it, or checks its\n"
     "                        prompt-cache file, one database after the\n"
     "                        other, so no first question pays for it)\n"
-    "Model and limits: as for askdb ask (--provider, --llm-url, --model,\n"
-    "--threads, --timeout, --max-rows, --trace, ...; askdb help ask).\n"
+    "  -h, --help            this text\n";
+
+/* After the options (cli.h's help of the model, limits and techniques). */
+static const char serve_notes[] =
+    "\n"
     "Endpoints: GET /health, GET /api/databases, GET /api/databases/NAME/\n"
     "schema, POST /api/ask, POST /api/sql, GET /api/openapi.json, GET /,\n"
     "and /mcp: the MCP tools of askdb mcp over Streamable HTTP.\n"
@@ -388,8 +391,10 @@ static int parse(int argc, char **argv, struct serve_opts *o,
             break;
         case 'h':
             fputs(usage_serve, stdout);
-            fputs("\n", stdout);
+            fputs(cli_limits_help, stdout);
+            fputs(cli_model_help, stdout);
             fputs(cli_agent_help, stdout);
+            fputs(serve_notes, stdout);
             rc = 1;
             goto out;
         default:

@@ -1310,6 +1310,99 @@ help_lists_every_command() {
     expect_err_has "no command 'frobnicate'"
 }
 
+every_help_lists_exactly_the_options_its_command_takes() {
+    # For each command: the options it takes are those of its getopt
+    # table (glibc lists them all for the ambiguous '--=') that it does
+    # not refuse when tried one at a time before --help. Every one of
+    # them must be in 'askdb help CMD' (in its list or beside an entry:
+    # "(--no-values)"), and every entry of that list must be taken; the
+    # same for the short forms ("-v, --verbose"; the letters tried are
+    # those of the sources' getopt_long() calls). 'askdb CMD --help'
+    # prints the same text.
+    local before
+    before=$(snapshot)
+    "$PY" - "$ASKDB" "$RUN_LIMIT_S" "$ROOT/src" >"$T/problems" <<'PY' || fail "the check did not run: $(tail -c 300 "$T/problems")"
+import glob, re, subprocess, sys
+askdb, limit, src = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+# The short options: the letters of every getopt_long() optstring.
+shorts = set()
+for f in glob.glob(src + "/**/*.c", recursive=True):
+    for s in re.findall(r'getopt_long\([^,]*,[^,]*, *"([^"]*)"', open(f).read()):
+        shorts |= set(s.replace(":", ""))
+cmds = "ask shell schema sql eval learn serve mcp".split()
+bad = []
+
+def run(args):
+    p = subprocess.run([askdb] + args, stdin=subprocess.DEVNULL,
+                       capture_output=True, timeout=limit)
+    out = p.stdout.decode("utf-8", "replace")
+    err = p.stderr.decode("utf-8", "replace")
+    if "Sanitizer" in err or "runtime error:" in err:
+        bad.append("askdb %s: sanitizer report: %s" % (" ".join(args), err[:300]))
+    return p.returncode, out, err
+
+def refused(cmd, shown, err):
+    # getopt's own words, or askdb's refusal of an option of another command
+    return ("unrecognized option '%s" % shown.split("=")[0] in err or
+            "invalid option -- '%s'" % shown[1:] in err or
+            err.startswith("askdb %s: %s is for " % (cmd, shown.split("=")[0])))
+
+no_arg = set()          # long names that take no value
+
+def takes(cmd, name):
+    """Whether cmd takes --name (or -x): tried before --help, it is not
+    refused, and nothing runs (help printed, or its value refused)."""
+    opt = "--" + name if len(name) > 1 else "-" + name
+    if len(name) == 1 or name in no_arg:
+        rc, out, err = run([cmd, opt, "--help"])
+        if "requires an argument" in err:
+            rc, out, err = run([cmd, opt, "1", "--help"])
+    else:
+        rc, out, err = run([cmd, opt + "=1", "--help"])
+        if "doesn't allow an argument" in err:
+            no_arg.add(name)
+            rc, out, err = run([cmd, opt, "--help"])
+    if refused(cmd, opt, err):
+        return False
+    if rc not in (0, 2) or (rc == 0 and not out.startswith("usage: askdb")):
+        bad.append("askdb %s %s --help: exit %d, %s" % (cmd, opt, rc, err[:200]))
+    return True
+
+for cmd in cmds:
+    rc, text, err = run(["help", cmd])
+    rc2, text2, _ = run([cmd, "--help"])
+    if rc or rc2 or text != text2 or not text.startswith("usage: askdb " + cmd):
+        bad.append("askdb help %s (exit %d) and askdb %s --help (exit %d) differ"
+                   % (cmd, rc, cmd, rc2))
+    rc, _, err = run([cmd, "--="])
+    m = re.search(r"possibilities:((?: '--[a-z-]+')+)", err)
+    if not m:
+        bad.append("askdb %s --= lists no options: %s" % (cmd, err[:200]))
+        continue
+    table = re.findall(r"'--([a-z-]+)'", m.group(1))
+    taken = {n for n in table if takes(cmd, n)}
+    mentioned = set(re.findall(r"(?<![\w-])--([a-z][a-z-]*)", text))
+    listed = set(re.findall(r"(?m)^ +(?:-\w, )?--([a-z][a-z-]*)", text))
+    pairs = dict(re.findall(r"(?m)^ +-(\w), --([a-z][a-z-]*)", text))
+    for n in sorted(taken - mentioned):
+        bad.append("askdb %s takes --%s; its help does not say so" % (cmd, n))
+    for n in sorted(listed - taken):
+        bad.append("askdb help %s lists --%s; the command refuses it" % (cmd, n))
+    for x in sorted(shorts | set(pairs)):
+        t = takes(cmd, x)
+        if t and x not in pairs:
+            bad.append("askdb %s takes -%s; its help does not list it" % (cmd, x))
+        elif not t and x in pairs:
+            bad.append("askdb help %s lists -%s; the command refuses it" % (cmd, x))
+        elif t and pairs[x] not in taken:
+            bad.append("askdb help %s: -%s, --%s: --%s is refused" % (cmd, x, pairs[x], pairs[x]))
+if bad:
+    print("\n".join(bad))
+PY
+    [ ! -s "$T/problems" ] || fail "$(wc -l <"$T/problems") problems: $(head -c 500 "$T/problems")"
+    [ "$before" = "$(snapshot)" ] || fail "files changed: $(diff <(echo "$before") <(snapshot) | head -4)"
+}
+
 streaming_gives_the_same_rows() {
     copy_db
     local r
@@ -2327,6 +2420,7 @@ TESTS=(
     getopt_messages_name_the_command
     no_command_prints_usage_on_stderr_and_exits_2
     help_lists_every_command
+    every_help_lists_exactly_the_options_its_command_takes
     streaming_gives_the_same_rows
     garbled_stream_is_retried_or_fails_never_run
     json_reply_cut_short_is_retried_and_events_are_read
