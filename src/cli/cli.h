@@ -70,6 +70,8 @@ int cli_shell(const struct cli_opts *o, const char *db_path);
 /* askdb eval (eval.c): argv[0] is "askdb eval" (getopt starts its
 ** messages with it); returns the exit code. */
 int cli_eval(int argc, char **argv);
+/* Its own options, before the agent's (cli_agent_opts). */
+extern const struct option cli_eval_opts[];
 
 /* The agent technique options shared by ask, shell and eval
 ** (agentopts.c). Their getopt codes start at CLI_AGENT_OPT_BASE. */

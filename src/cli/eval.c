@@ -106,7 +106,7 @@ enum {
     O_NO_PROMPT_CACHE, O_IN_PROCESS
 };
 
-static const struct option eval_opts[] = {
+const struct option cli_eval_opts[] = {
     {"suite", required_argument, NULL, O_SUITE},
     {"db-root", required_argument, NULL, O_DB_ROOT},
     {"tables", required_argument, NULL, O_TABLES},
@@ -175,7 +175,7 @@ struct eval_cli {
 /* Parse argv into c; returns 0, 1 (help printed) or -1 (usage error). */
 static int parse(int argc, char **argv, struct eval_cli *c)
 {
-    struct option *opts = cli_merge_opts(eval_opts, 0);
+    struct option *opts = cli_merge_opts(cli_eval_opts, 0);
     long long v;
     double d;
     int ch, r;

@@ -66,7 +66,7 @@ static const char usage_learn[] =
 enum { O_QUESTION = 256, O_SQL, O_FILE, O_LIST, O_FORGET, O_FORGET_ALL,
        O_MEMORY, O_TIMEOUT };
 
-static const struct option learn_opts[] = {
+const struct option cli_learn_opts[] = {
     {"question", required_argument, NULL, O_QUESTION},
     {"sql", required_argument, NULL, O_SQL},
     {"file", required_argument, NULL, O_FILE},
@@ -92,7 +92,7 @@ static int parse(int argc, char **argv, struct learn_cli *c)
     int ch, actions;
 
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "h", learn_opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "h", cli_learn_opts, NULL)) != -1) {
         switch (ch) {
         case O_QUESTION: c->question = optarg; break;
         case O_SQL: c->sql = optarg; break;

@@ -2,6 +2,8 @@
 #ifndef ASKDB_LEARN_H
 #define ASKDB_LEARN_H
 
+#include <getopt.h>
+
 /*
 ** Called by main() for `askdb learn`; argv[0] is "askdb learn" (getopt
 ** starts its messages with it). Prints on stdout/stderr and returns the
@@ -10,5 +12,8 @@
 ** database cannot be opened.
 */
 int cmd_learn(int argc, char **argv);
+
+/* Its options (for main.c's message of an option sql refuses). */
+extern const struct option cli_learn_opts[];
 
 #endif

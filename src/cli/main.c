@@ -181,8 +181,9 @@ static const struct option long_opts[] = {
 ** Which options sql and schema take, by long name: the output options, -v
 ** and the limits of the database handle (askdb_db_open reads them), and
 ** for schema the sample values it shows. Every other option sets up the
-** model or the agent, which only ask and shell have: for sql and schema
-** it is a usage error (refuse_option), never silently ignored.
+** model or the agent, which sql and schema do not have: for them it is a
+** usage error (refuse_option) that names the commands taking it, never
+** silently ignored.
 */
 enum { FOR_SQL = 1, FOR_SCHEMA = 2 };
 
@@ -201,10 +202,55 @@ static const struct {
     {"sample-values", FOR_SCHEMA},
 };
 
+/* Whether the getopt table opts has an option called name. */
+static int in_table(const struct option *opts, const char *name)
+{
+    for (; opts->name; opts++)
+        if (strcmp(opts->name, name) == 0)
+            return 1;
+    return 0;
+}
+
+/*
+** The commands that take option name (one of ask's), as "ask, shell and
+** sql" into out: ask and shell take all of them, sql and schema those of
+** cmds (FOR_SQL, FOR_SCHEMA), eval its own and the agent's, learn its own,
+** serve and mcp the model's and the agent's (their own options are none
+** of ask's).
+*/
+static void commands_taking(const char *name, int cmds, char *out,
+                            size_t size)
+{
+    const char *list[8];
+    int n = 0, i;
+    size_t len = 0;
+
+    list[n++] = "ask";
+    list[n++] = "shell";
+    if (cmds & FOR_SQL)
+        list[n++] = "sql";
+    if (cmds & FOR_SCHEMA)
+        list[n++] = "schema";
+    if (in_table(cli_eval_opts, name) || in_table(cli_agent_opts, name))
+        list[n++] = "eval";
+    if (in_table(cli_learn_opts, name))
+        list[n++] = "learn";
+    if (in_table(cli_model_opts, name) || in_table(cli_agent_opts, name)) {
+        list[n++] = "serve";
+        list[n++] = "mcp";
+    }
+    out[0] = '\0';
+    for (i = 0; i < n && len < size; i++) {
+        snprintf(out + len, size - len, "%s%s",
+                 i == 0 ? "" : i == n - 1 ? " and " : ", ", list[i]);
+        len += strlen(out + len);
+    }
+}
+
 /*
 ** 0 when cmd takes option c (getopt's code of an entry of opts; ask and
 ** shell take them all), else -1 with the usage error printed: "askdb sql:
-** --answer is for ask and shell (see 'askdb help sql')".
+** --answer is for ask, shell, eval, serve and mcp (see 'askdb help sql')".
 */
 static int refuse_option(const char *cmd, const struct option *opts, int c)
 {
@@ -212,6 +258,7 @@ static int refuse_option(const char *cmd, const struct option *opts, int c)
               : strcmp(cmd, "schema") == 0 ? FOR_SCHEMA
                                            : 0;
     int cmds = 0;
+    char takers[96];
     size_t i;
 
     while (opts->name && opts->val != c)
@@ -219,16 +266,15 @@ static int refuse_option(const char *cmd, const struct option *opts, int c)
     if (!bit || !opts->name) /* not an option: getopt's '?' */
         return 0;
     for (i = 0; i < sizeof db_cmd_opts / sizeof db_cmd_opts[0]; i++)
-        if (strcmp(db_cmd_opts[i].name, opts->name) == 0)
+        if (strcmp(db_cmd_opts[i].name, opts->name) == 0) {
             cmds = db_cmd_opts[i].cmds;
+            break;
+        }
     if (cmds & bit)
         return 0;
-    fprintf(stderr, "askdb %s: --%s is for ask%s (see 'askdb help %s')\n",
-            cmd, opts->name,
-            cmds & FOR_SQL      ? ", shell and sql"
-            : cmds & FOR_SCHEMA ? ", shell and schema"
-                                : " and shell",
-            cmd);
+    commands_taking(opts->name, cmds, takers, sizeof takers);
+    fprintf(stderr, "askdb %s: --%s is for %s (see 'askdb help %s')\n",
+            cmd, opts->name, takers, cmd);
     return -1;
 }
 

@@ -1318,7 +1318,9 @@ every_help_lists_exactly_the_options_its_command_takes() {
     # "(--no-values)"), and every entry of that list must be taken; the
     # same for the short forms ("-v, --verbose"; the letters tried are
     # those of the sources' getopt_long() calls). 'askdb CMD --help'
-    # prints the same text.
+    # prints the same text. An option refused ("askdb sql: --trace is
+    # for ask, shell, eval, serve and mcp") names exactly the commands
+    # that take it.
     local before
     before=$(snapshot)
     "$PY" - "$ASKDB" "$RUN_LIMIT_S" "$ROOT/src" >"$T/problems" <<'PY' || fail "the check did not run: $(tail -c 300 "$T/problems")"
@@ -1348,6 +1350,8 @@ def refused(cmd, shown, err):
             err.startswith("askdb %s: %s is for " % (cmd, shown.split("=")[0])))
 
 no_arg = set()          # long names that take no value
+taken_by = {}           # command: the long names it takes
+refusals = {}           # command: {long name: the first line it said}
 
 def takes(cmd, name):
     """Whether cmd takes --name (or -x): tried before --help, it is not
@@ -1363,6 +1367,7 @@ def takes(cmd, name):
             no_arg.add(name)
             rc, out, err = run([cmd, opt, "--help"])
     if refused(cmd, opt, err):
+        refusals.setdefault(cmd, {})[name] = err.split("\n")[0]
         return False
     if rc not in (0, 2) or (rc == 0 and not out.startswith("usage: askdb")):
         bad.append("askdb %s %s --help: exit %d, %s" % (cmd, opt, rc, err[:200]))
@@ -1380,7 +1385,7 @@ for cmd in cmds:
         bad.append("askdb %s --= lists no options: %s" % (cmd, err[:200]))
         continue
     table = re.findall(r"'--([a-z-]+)'", m.group(1))
-    taken = {n for n in table if takes(cmd, n)}
+    taken = taken_by[cmd] = {n for n in table if takes(cmd, n)}
     mentioned = set(re.findall(r"(?<![\w-])--([a-z][a-z-]*)", text))
     listed = set(re.findall(r"(?m)^ +(?:-\w, )?--([a-z][a-z-]*)", text))
     pairs = dict(re.findall(r"(?m)^ +-(\w), --([a-z][a-z-]*)", text))
@@ -1396,6 +1401,19 @@ for cmd in cmds:
             bad.append("askdb help %s lists -%s; the command refuses it" % (cmd, x))
         elif t and pairs[x] not in taken:
             bad.append("askdb help %s: -%s, --%s: --%s is refused" % (cmd, x, pairs[x], pairs[x]))
+# "askdb sql: --trace is for ask, shell, eval, serve and mcp (see ...)":
+# exactly the commands that take it.
+for cmd, refused_here in refusals.items():
+    for n, line in sorted(refused_here.items()):
+        if len(n) == 1:
+            continue
+        m = re.fullmatch(r"askdb %s: --%s is for (.*) \(see 'askdb help %s'\)"
+                         % (cmd, n, cmd), line)
+        said = set(re.split(r", | and ", m.group(1))) if m else None
+        truth = {c for c in cmds if n in taken_by.get(c, ())}
+        if said != truth:
+            bad.append("%s: the commands that take --%s are %s"
+                       % (line, n, ", ".join(c for c in cmds if c in truth)))
 if bad:
     print("\n".join(bad))
 PY
@@ -1821,7 +1839,7 @@ sql_show_sql_prints_the_statement_and_refuses_ask_only_options() {
     [ ! -s "$T/out" ] || fail "stdout not empty: $(head -c 200 "$T/out")"
     run sql --trace t.jsonl shop.db "SELECT 1 AS x"
     expect_rc 2
-    expect_err_has "askdb sql: --trace is for ask and shell"
+    expect_err_has "askdb sql: --trace is for ask, shell, eval, serve and mcp"
     run schema --trace t.jsonl shop.db
     expect_rc 2
     [ "$before" = "$(snapshot)" ] || fail "files changed: $(diff <(echo "$before") <(snapshot) | head -4)"
@@ -1858,15 +1876,16 @@ PY
         [ "$opt" != --sample-values ] || continue
         run schema "$opt" ${arg:+1} shop.db
         expect_rc 2
-        expect_err_has "askdb schema: $opt is for ask and shell (see 'askdb help schema')"
+        expect_err_has "askdb schema: $opt is for ask"
+        expect_err_has " (see 'askdb help schema')"
         expect_no_out
     done <"$T/opts"
     [ "$n" -ge 40 ] || fail "only $n options of ask that sql lacks: $(tr '\n' ' ' <"$T/opts")"
     [ "$before" = "$(snapshot)" ] || fail "files changed: $(diff <(echo "$before") <(snapshot) | head -4)"
     run sql --answer shop.db "SELECT 1 AS x"
-    expect_err_has "askdb sql: --answer is for ask and shell (see 'askdb help sql')"
+    expect_err_has "askdb sql: --answer is for ask, shell, eval, serve and mcp (see 'askdb help sql')"
     run sql --sample-values 1 shop.db "SELECT 1 AS x"
-    expect_err_has "askdb sql: --sample-values is for ask, shell and schema"
+    expect_err_has "askdb sql: --sample-values is for ask, shell, schema, eval, serve and mcp"
     run schema --show-sql shop.db
     expect_rc 2
     expect_err_has "askdb schema: --show-sql is for ask, shell and sql"
