@@ -928,6 +928,8 @@ static void put_refused_wait(const struct http_client *c, struct buf *m)
                   "more)", waited + c->refused_ms);
 }
 
+static int put_relay(const struct http_client *c, struct buf *m);
+
 /* The message for an HTTP error status. */
 static void describe_status(struct http_client *c, long code, int attempt,
                             struct buf *m)
@@ -935,6 +937,7 @@ static void describe_status(struct http_client *c, long code, int attempt,
     const char *reason = reason_phrase(code);
     const char *sp = *reason ? " " : "";
     char *to = NULL;
+    int relayed = 0;
 
     if (code >= 300 && code < 400 &&
         curl_easy_getinfo(c->curl, CURLINFO_REDIRECT_URL, &to) == CURLE_OK &&
@@ -955,11 +958,16 @@ static void describe_status(struct http_client *c, long code, int attempt,
     } else {
         buf_printf(m, "model endpoint %s answered %ld%s%s", c->shown, code,
                    sp, reason);
+        relayed = put_relay(c, m);
         put_retries(m, attempt);
     }
     put_body_message(c, m, c->body.data, c->body.len);
     if (c->refused_ms >= 0)
         put_refused_wait(c, m);
+    else if (relayed && (code == 502 || code == 504))
+        buf_puts(m, " (the proxy answers so itself when it cannot reach the "
+                    "server: check that the server is up and that the proxy "
+                    "may reach it, or set no_proxy to go around the proxy)");
     else if (code == 401 && c->key)
         buf_printf(m, " (check the API key: %s)", c->key_hint);
     else if (code == 401)
@@ -1175,28 +1183,120 @@ static void describe_proxy_down(struct http_client *c, CURLcode cc,
                var ? var : "");
 }
 
+/* The proxy c's request went through, as proxy_env() (NULL: none, or
+** no_proxy names the model's host). */
+static const char *proxy_used(const struct http_client *c, const char **var)
+{
+    const char *p = proxy_env(c, var);
+
+    return p && !no_proxy_for(c) ? p : NULL;
+}
+
+/* Whether c's URL is https://: through a proxy, a CONNECT tunnel that
+** carries the TLS with the model; else the proxy relays each request. */
+static int tunnelled(const struct http_client *c)
+{
+    return strncasecmp(c->url, "https:", 6) == 0;
+}
+
+/* Whether cc is a failure of TLS (the handshake or the certificate). */
+static int tls_failure(CURLcode cc)
+{
+    switch (cc) {
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Whether cc is a connection that ended with no answer. */
+static int dropped(CURLcode cc)
+{
+    return cc == CURLE_RECV_ERROR || cc == CURLE_SEND_ERROR ||
+           cc == CURLE_GOT_NOTHING;
+}
+
+/* The hint after "it answered CODE" to CONNECT. */
+static const char *tunnel_hint(long code, const char *proxy)
+{
+    if (code == 407)
+        return proxy && strchr(proxy, '@')
+                   ? "check the user and password in the proxy's URL"
+                   : "give the proxy's user and password in its URL: "
+                     "http://user:password@host:port";
+    if (code == 502 || code == 504)
+        return "the proxy cannot reach the model's host: check the host in "
+               "--llm-url or ASKDB_LLM_URL and that the proxy may reach "
+               "it, or set no_proxy to go around the proxy";
+    if (code == 503)
+        return "the proxy is unavailable or overloaded: try again later, "
+               "or set no_proxy to go around the proxy";
+    return "the proxy does not let this host through: ask its "
+           "administrator, or set no_proxy to go around it";
+}
+
 /*
 ** A failure that is the proxy's, not the model's: the proxy refused the
-** tunnel (CONNECT answered with an error status: 403, 407), asked for
-** credentials (a 407 to a plain http:// request goes through it), its
-** handshake failed (CURLE_PROXY, SOCKS), it did not answer (a refused
-** connection while the request went to a proxy: one that is up answers
-** for the model, with a status) or its name did not resolve. Writes the
-** message and returns 1; 0 when the failure is not one of those.
+** tunnel (CONNECT answered with an error status: 403, 407) or could not
+** open it (502, 503, 504), asked for credentials (a 407 to a plain
+** http:// request goes through it), its handshake failed (CURLE_PROXY,
+** SOCKS), it did not answer (a refused connection while the request went
+** to a proxy: one that is up answers for the model, with a status), its
+** name did not resolve, it closed a new connection before answering
+** CONNECT (the model's TLS starts only after that answer), or TLS with
+** an https:// proxy failed (on a new connection before the tunnel's
+** answer, or anywhere for an http:// model, which has no TLS of its
+** own). Writes the message and returns 1; 0 when the failure is not one
+** of those. The proxy of a relayed request (http:// model) is only named
+** beside the model (describe_status, describe): its own 502 or silent
+** close cannot be told from the model's.
 */
 static int describe_proxy(struct http_client *c, CURLcode cc, long code,
-                          struct buf *m)
+                          int attempt, struct buf *m)
 {
     const char *var = NULL, *proxy;
-    long tunnel = 0;
+    long tunnel = 0, fresh = 0;
+    int before_tunnel;
 
     curl_easy_getinfo(c->curl, CURLINFO_HTTP_CONNECTCODE, &tunnel);
+    curl_easy_getinfo(c->curl, CURLINFO_NUM_CONNECTS, &fresh);
     proxy = proxy_env(c, &var);
+    /* A reused connection was a tunnel that worked: its CONNECT was in
+    ** an earlier transfer (the code is reset for each one). */
+    before_tunnel = tunnelled(c) && fresh > 0 && tunnel == 0;
     if (cc != CURLE_OK && tunnel >= 300) {
         code = tunnel;
     } else if (cc == CURLE_COULDNT_RESOLVE_PROXY ||
                (cc == CURLE_COULDNT_CONNECT && proxy && !no_proxy_for(c))) {
         describe_proxy_down(c, cc, proxy, var, m);
+        return 1;
+    } else if (tls_failure(cc) && proxy_used(c, &var) &&
+               strncasecmp(proxy, "https:", 6) == 0 &&
+               (!tunnelled(c) || before_tunnel)) {
+        buf_puts(m, "TLS with ");
+        put_proxy(m, proxy, var);
+        buf_printf(m, " failed on the way to the model at %s: %s (check "
+                      "that the proxy speaks TLS, else give it as http://, "
+                      "and its certificate, or set no_proxy to go around "
+                      "the proxy)", c->shown,
+                   c->curl_err[0] ? c->curl_err : curl_easy_strerror(cc));
+        return 1;
+    } else if (dropped(cc) && before_tunnel && proxy_used(c, &var)) {
+        put_proxy(m, proxy, var);
+        buf_printf(m, " closed the connection without answering the "
+                      "CONNECT to the model at %s", c->shown);
+        put_retries(m, attempt);
+        buf_puts(m, " (check the proxy's logs, or set no_proxy to go "
+                    "around the proxy)");
         return 1;
     } else if (!(cc == CURLE_OK && code == 407) && cc != CURLE_PROXY) {
         return 0;
@@ -1207,20 +1307,28 @@ static int describe_proxy(struct http_client *c, CURLcode cc, long code,
                       "the proxy's address and that it is running, or set "
                       "no_proxy to go around it)", c->shown,
                    c->curl_err[0] ? c->curl_err : curl_easy_strerror(cc));
-    } else if (code == 407) {
-        buf_printf(m, " refused to connect to the model at %s: it answered "
-                      "407 Proxy Authentication Required (%s)", c->shown,
-                   proxy && strchr(proxy, '@')
-                       ? "check the user and password in the proxy's URL"
-                       : "give the proxy's user and password in its URL: "
-                         "http://user:password@host:port");
-    } else {
-        buf_printf(m, " refused to connect to the model at %s: it answered "
-                      "%ld%s%s (the proxy does not let this host through: "
-                      "ask its administrator, or set no_proxy to go around "
-                      "it)", c->shown, code, *reason_phrase(code) ? " " : "",
-                   reason_phrase(code));
+        return 1;
     }
+    buf_printf(m, " %s to the model at %s: it answered %ld%s%s (%s)",
+               code == 502 || code == 503 || code == 504
+                   ? "could not connect"
+                   : "refused to connect",
+               c->shown, code, *reason_phrase(code) ? " " : "",
+               reason_phrase(code), tunnel_hint(code, proxy));
+    return 1;
+}
+
+/* " through the proxy URL (VAR)" when c's request was relayed by a proxy
+** (http:// model); 1 when it was. */
+static int put_relay(const struct http_client *c, struct buf *m)
+{
+    const char *var = NULL, *proxy = tunnelled(c) ? NULL
+                                                  : proxy_used(c, &var);
+
+    if (!proxy)
+        return 0;
+    buf_puts(m, " through ");
+    put_proxy(m, proxy, var);
     return 1;
 }
 
@@ -1230,7 +1338,7 @@ static askdb_status describe(struct http_client *c, CURLcode cc, long code,
 {
     long sent = 0;
 
-    if (describe_proxy(c, cc, code, m))
+    if (describe_proxy(c, cc, code, attempt, m))
         return ASKDB_ERR_LLM_UNREACHABLE;
 
     if (c->stop == HTTP_EVENT_BAD) {
@@ -1320,6 +1428,13 @@ static askdb_status describe(struct http_client *c, CURLcode cc, long code,
                        c->shown,
                        cc == CURLE_SEND_ERROR ? "sending" : "receiving",
                        c->curl_err[0] ? c->curl_err : curl_easy_strerror(cc));
+        if (put_relay(c, m)) {
+            put_retries(m, attempt);
+            buf_puts(m, " (the proxy, or the server behind it, may be "
+                        "crashing or overloaded: check their logs, or set "
+                        "no_proxy to go around the proxy)");
+            break;
+        }
         put_retries(m, attempt);
         buf_puts(m, " (the server may be crashing or overloaded; check its "
                     "logs)");

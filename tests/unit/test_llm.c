@@ -44,11 +44,13 @@ struct fake {
 };
 
 /* A one-shot raw HTTP responder: accepts one connection, reads the
-** request, writes `resp` in `chunk`-byte pieces, closes. */
+** request (unless write_first), writes `resp` in `chunk`-byte pieces,
+** closes. */
 struct raw {
     int fd;
     int port;
     int started;
+    int write_first;         /* answer without reading: for a TLS client */
     pthread_t th;
     const char *resp;
     size_t resp_len;
@@ -209,7 +211,7 @@ static void *raw_main(void *arg)
     c = accept(r->fd, NULL, NULL);
     if (c < 0)
         return NULL;
-    for (;;) {
+    while (!r->write_first) {
         n = read(c, r->req + r->req_len, sizeof r->req - 1 - r->req_len);
         if (n <= 0)
             break;
@@ -945,6 +947,116 @@ static void proxy_refusal_is_the_proxys_and_not_retried(void **ts)
                  s->raw.port, cases[i].var, s->url, cases[i].want);
         assert_string_equal(llm_errmsg(s->m), want);
         unsetenv(cases[i].var);
+        llm_reply_free(&s->r);
+        llm_free(s->m);
+        s->m = NULL;
+        raw_stop(&s->raw);
+    }
+}
+
+/*
+** The failures on the way through a proxy that libcurl tells apart from
+** the model's: a 502, 503 or 504 answer to CONNECT (the proxy could not
+** reach the model: not "does not let this host through"), a proxy that
+** closes the connection before answering CONNECT, and TLS with an
+** https:// proxy that fails (here a proxy that speaks plain HTTP); each
+** names the proxy, not the model. A plain http:// request is relayed:
+** the proxy's own 502 and its silent close cannot be told from the
+** model's, and the message names the proxy beside the model.
+*/
+static void proxy_failures_on_the_way_name_the_proxy(void **ts)
+{
+    static const char bad_gateway[] = "HTTP/1.1 502 Bad Gateway\r\n"
+        "Content-Length: 0\r\nConnection: close\r\n\r\n";
+    static const char unavailable[] = "HTTP/1.1 503 Service Unavailable"
+        "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    static const char not_tls[] = "HTTP/1.1 400 Bad Request\r\n\r\n";
+    static const char https_url[] = "https://api.example.invalid/v1";
+    static const char http_url[] = "http://model.example.invalid/v1";
+    static const char tls_tail[] = " (check that the proxy speaks TLS, "
+        "else give it as http://, and its certificate, or set no_proxy to "
+        "go around the proxy)";
+    static const struct {
+        const char *var, *scheme, *url, *resp;
+        int write_first;
+        askdb_status st;
+        const char *want;   /* {P}: "the proxy URL (VAR)", {U}: the model */
+        const char *tail;   /* NULL: want is the whole message */
+    } cases[] = {
+        {"https_proxy", "http", https_url, bad_gateway, 0, ASKDB_ERR_LLM_UNREACHABLE,
+         "{P} could not connect to the model at {U}: it answered 502 Bad "
+         "Gateway (the proxy cannot reach the model's host: check the host "
+         "in --llm-url or ASKDB_LLM_URL and that the proxy may reach it, "
+         "or set no_proxy to go around the proxy)", NULL},
+        {"https_proxy", "http", https_url, unavailable, 0, ASKDB_ERR_LLM_UNREACHABLE,
+         "{P} could not connect to the model at {U}: it answered 503 "
+         "Service Unavailable (the proxy is unavailable or overloaded: try "
+         "again later, or set no_proxy to go around the proxy)", NULL},
+        {"https_proxy", "http", https_url, "", 0, ASKDB_ERR_LLM_UNREACHABLE,
+         "{P} closed the connection without answering the CONNECT to the "
+         "model at {U} (check the proxy's logs, or set no_proxy to go "
+         "around the proxy)", NULL},
+        {"http_proxy", "https", http_url, not_tls, 1, ASKDB_ERR_LLM_UNREACHABLE,
+         "TLS with {P} failed on the way to the model at {U}: ", tls_tail},
+        {"https_proxy", "https", https_url, not_tls, 1, ASKDB_ERR_LLM_UNREACHABLE,
+         "TLS with {P} failed on the way to the model at {U}: ", tls_tail},
+        {"http_proxy", "http", http_url, bad_gateway, 0, ASKDB_ERR_LLM,
+         "model endpoint {U} answered 502 Bad Gateway through {P} (the "
+         "proxy answers so itself when it cannot reach the server: check "
+         "that the server is up and that the proxy may reach it, or set "
+         "no_proxy to go around the proxy)", NULL},
+        {"http_proxy", "http", http_url, "", 0, ASKDB_ERR_LLM_UNREACHABLE,
+         "model at {U} closed the connection without replying through {P} "
+         "(the proxy, or the server behind it, may be crashing or "
+         "overloaded: check their logs, or set no_proxy to go around the "
+         "proxy)", NULL},
+    };
+    struct state *s = *ts;
+    struct llm_request req;
+    char proxy[128], shown[160], want[768];
+    const char *e, *t;
+    size_t i, n, k;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        clear_proxies();
+        req = basic_request(s);
+        s->raw.write_first = cases[i].write_first;
+        raw_start(&s->raw, cases[i].resp, strlen(cases[i].resp), 4096);
+        snprintf(proxy, sizeof proxy, "%s://127.0.0.1:%d", cases[i].scheme,
+                 s->raw.port);
+        assert_int_equal(setenv(cases[i].var, proxy, 1), 0);
+        openai_cfg(s, cases[i].url, "sk-proxy-test-key");
+        s->cfg.llm_retries = 0;
+        s->cfg.llm_timeout_ms = 3000;
+        open_model(s);
+        assert_int_equal(llm_complete(s->m, &req, &s->r), cases[i].st);
+        snprintf(shown, sizeof shown, "the proxy %s (%s)", proxy,
+                 cases[i].var);
+        /* want: the case's text with {P} and {U} filled in */
+        for (t = cases[i].want, n = 0; *t && n + 1 < sizeof want;) {
+            const char *v = strncmp(t, "{P}", 3) == 0   ? shown
+                            : strncmp(t, "{U}", 3) == 0 ? s->url
+                                                        : NULL;
+
+            if (!v) {
+                want[n++] = *t++;
+                continue;
+            }
+            k = strlen(v) < sizeof want - 1 - n ? strlen(v)
+                                                : sizeof want - 1 - n;
+            memcpy(want + n, v, k);
+            n += k;
+            t += 3;
+        }
+        want[n] = '\0';
+        e = llm_errmsg(s->m);
+        k = cases[i].tail ? strlen(cases[i].tail) : 0;
+        if (cases[i].tail ? strncmp(e, want, n) != 0 ||
+                                strlen(e) < n + k ||
+                                strcmp(e + strlen(e) - k, cases[i].tail) != 0
+                          : strcmp(e, want) != 0)
+            fail_msg("case %zu:\n got  %s\n want %s...%s", i, e, want,
+                     cases[i].tail ? cases[i].tail : "");
         llm_reply_free(&s->r);
         llm_free(s->m);
         s->m = NULL;
@@ -2398,6 +2510,7 @@ int main(void)
         T(connection_refused_is_unreachable),
         T(proxy_refusal_is_the_proxys_and_not_retried),
         T(proxy_down_or_unresolvable_is_the_proxys),
+        T(proxy_failures_on_the_way_name_the_proxy),
         T(ambiguous_proxy_password_never_shows),
         T(connection_reset_is_retried),
         T(connection_reset_without_retries_is_unreachable),
