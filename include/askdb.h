@@ -808,11 +808,10 @@ typedef struct askdb_pair {
 /*
 ** Open the store at path (NULL = the default). With create, a missing
 ** store is made by the first pair stored (a refused pair, or an import
-** that stores nothing, leaves no file; the default cache directory is
-** created at once); without, a missing store opens as an empty one that
-** lists nothing and forgets nothing (and learns nothing:
-** ASKDB_ERR_USAGE). Any other SQLite file is refused and
-** left untouched. On failure *out may be set for askdb_memory_errmsg();
+** that stores nothing, leaves no file, nor the default store's cache
+** directory, made with it); without, a missing store opens as an empty
+** one that lists nothing and forgets nothing (and learns nothing:
+** ASKDB_ERR_USAGE). Any other SQLite file is refused and left untouched. On failure *out may be set for askdb_memory_errmsg();
 ** free it with askdb_memory_close(). Returns ASKDB_ERR_USAGE (path "",
 ** not a store, newer format, a database's companion file), ASKDB_ERR_IO
 ** (the file or its folder cannot be opened, read or created: a missing

@@ -37,8 +37,10 @@
 **     from words only (memory_fts_query), so any question is valid syntax.
 **   - a new store (a missing or empty file opened with create) is made by
 **     the first pair stored, not by memory_open: a refused pair, or a
-**     batch that stores nothing, leaves no file behind. Until then the
-**     handle has no SQLite connection (h NULL) and reads find nothing.
+**     batch that stores nothing, leaves no file behind, and no cache
+**     directory for the default store either (it is made with the store).
+**     Until then the handle has no SQLite connection (h NULL) and reads
+**     find nothing.
 */
 
 #define MEMORY_APP_ID 0x61736b6dL    /* "askm" */
@@ -52,6 +54,8 @@ struct memory {
     sqlite3 *h;              /* NULL: a new store, not made yet */
     char *path;
     int batch;               /* a batch was begun before the store was made */
+    int in_cache;            /* path is the default store's, in the cache
+                                directory, which make_store may make */
 };
 
 static const char schema_sql[] =
@@ -358,10 +362,11 @@ static int setup(struct memory *m, int create, char *err, size_t errlen)
     return rc;
 }
 
-/* The default store file, malloc()ed; its directory made when create. */
-static char *default_path(int create, char *err, size_t errlen)
+/* The default store file, malloc()ed; its directory is not made here
+** (make_store makes it with the store). */
+static char *default_path(char *err, size_t errlen)
 {
-    char *dir = cache_path("", create, err, errlen), *p;
+    char *dir = cache_path("", 0, err, errlen), *p;
     size_t n;
 
     if (!dir)
@@ -408,13 +413,15 @@ out:
 /*
 ** Whether the store at path (missing or empty: fs) can be made later:
 ** an empty file must be readable and writable, a missing one's folder
-** must exist and be writable. 0, or MEMORY_OPEN_FAILED with the reason.
+** must exist and be writable, or, in_cache, the nearest of its folders
+** that exists (make_store makes the rest). 0, or MEMORY_OPEN_FAILED with
+** the reason.
 */
-static int creatable(const char *path, enum file_state fs, char *err,
-                     size_t errlen)
+static int creatable(const char *path, enum file_state fs, int in_cache,
+                     char *err, size_t errlen)
 {
     const char *slash = strrchr(path, '/');
-    char *dir;
+    char *dir, *cut;
     int rc = 0;
 
     if (fs == F_EMPTY) {
@@ -430,6 +437,12 @@ static int creatable(const char *path, enum file_state fs, char *err,
     if (!dir) {
         snprintf(err, errlen, "out of memory");
         return MEMORY_OPEN_FAILED;
+    }
+    while (in_cache && access(dir, F_OK) != 0 && errno == ENOENT) {
+        cut = strrchr(dir, '/');
+        if (!cut || cut == dir)
+            break;
+        *cut = '\0';
     }
     if (access(dir, W_OK | X_OK)) {
         snprintf(err, errlen, "cannot open memory store '%s': %s", path,
@@ -460,7 +473,8 @@ int memory_open(const char *path, int create, struct memory **out,
         snprintf(err, errlen, "out of memory");
         return MEMORY_OPEN_FAILED;
     }
-    m->path = path ? strdup(path) : default_path(create, err, errlen);
+    m->path = path ? strdup(path) : default_path(err, errlen);
+    m->in_cache = !path;
     if (!m->path) {
         if (path)
             snprintf(err, errlen, "out of memory");
@@ -481,7 +495,7 @@ int memory_open(const char *path, int create, struct memory **out,
     }
     /* A new store waits for its first pair (make_store). */
     rc = fs == F_OURS ? connect(m, create, err, errlen)
-                      : creatable(m->path, fs, err, errlen);
+                      : creatable(m->path, fs, m->in_cache, err, errlen);
     if (rc)
         goto fail;
     *out = m;
@@ -530,14 +544,22 @@ static int store_err(struct memory *m, const char *what, char *err,
 
 /*
 ** Make the new store of a handle opened with create (its first pair is
-** being stored): the file is looked at again, as it may have changed
-** since memory_open, then created and set up; a batch begun meanwhile
-** starts now. 0, or -1 with the reason in err (m stays without a store).
+** being stored): the default store's cache directory is made, the file
+** is looked at again, as it may have changed since memory_open, then
+** created and set up; a batch begun meanwhile starts now. 0, or -1 with
+** the reason in err (m stays without a store).
 */
 static int make_store(struct memory *m, char *err, size_t errlen)
 {
     enum file_state fs;
+    char *dir = NULL;
 
+    if (m->in_cache) {
+        dir = cache_path("", 1, err, errlen);
+        if (!dir)
+            return -1;
+        free(dir);
+    }
     if (peek(m->path, &fs, err, errlen) || connect(m, 1, err, errlen))
         return -1;
     if (m->batch && sqlite3_exec(m->h, "BEGIN IMMEDIATE", NULL, NULL, NULL))

@@ -47,7 +47,8 @@ struct memory_pair {
 /*
 ** Open the store at path (NULL = ${cache}/memory.sqlite). With create set,
 ** a missing or empty file is accepted when it can be made (its folder
-** exists and is writable; the default cache directory is created) and is
+** exists and is writable; for the default store, the nearest folder of
+** the cache directory that exists, the rest made with the store) and is
 ** made, with its schema, by the first pair stored: a refused pair or a
 ** batch that stores nothing leaves no file, and until then the handle
 ** reads as an empty store. Returns 0 and *out, or 1 when the store does

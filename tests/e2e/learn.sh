@@ -368,6 +368,36 @@ refused_pairs_and_broken_files_create_no_store() {
     expect_out_has '"question":"One?"'
 }
 
+nothing_stored_makes_no_cache_directory() {
+    # The default store's folder (the cache directory) is made with the
+    # store, by the first pair stored: a refused or failing pair, a file
+    # of rejected pairs, a listing or a forget leaves nothing on disk.
+    export ASKDB_CACHE_DIR="$T/fresh/cache"
+    run learn shop.db --question x --sql "DELETE FROM orders"
+    expect_rc 1
+    run learn shop.db --question "Names?" --sql "SELECT nope FROM customers"
+    expect_rc 1
+    printf '{"question": "Wipe", "sql": "DELETE FROM orders"}\n' >"$W/bad.jsonl"
+    run learn shop.db --file bad.jsonl
+    expect_rc 1
+    expect_out "0 stored, 0 replaced, 1 rejected"
+    run learn shop.db --list
+    expect_rc 0
+    run learn shop.db --forget-all
+    expect_rc 0
+    [ ! -e "$T/fresh" ] || fail "made without a pair stored: $(cd "$T" && find fresh | tr '\n' ' ')"
+    # A cache directory that cannot be made is said at once, as before.
+    : >"$T/file"
+    ASKDB_CACHE_DIR="$T/file/cache" run learn shop.db --question "One?" --sql "SELECT 1"
+    expect_rc 2
+    expect_err_has "$T/file/cache"
+    # The first stored pair makes the folder and the store.
+    run learn shop.db --question "One?" --sql "SELECT 1"
+    expect_rc 0
+    [ -s "$T/fresh/cache/memory.sqlite" ] || fail "the first pair made no store"
+    [ "$(stat -c %a "$T/fresh/cache")" = 700 ] || fail "the cache folder is not private: $(stat -c %a "$T/fresh/cache")"
+}
+
 usage_errors_exit_2_and_missing_db_exits_3() {
     run learn
     expect_rc 2
@@ -410,6 +440,7 @@ TESTS=(stores_a_verified_pair_and_replaces_it rejects_writes_and_failing_sql
        list_round_trips_and_forget_removes pairs_belong_to_the_canonical_path
        memory_option_uses_another_store_and_refuses_databases
        nothing_learned_yet_lists_nothing refused_pairs_and_broken_files_create_no_store
+       nothing_stored_makes_no_cache_directory
        usage_errors_exit_2_and_missing_db_exits_3)
 
 PASSED=0

@@ -422,9 +422,12 @@ static void default_store_lives_in_the_cache_dir(void **state)
     assert_int_equal(memory_open(NULL, 0, &m, err, sizeof err), 1);
     assert_int_equal(memory_open(NULL, 1, &m, err, sizeof err), 0);
     assert_string_equal(memory_file(m), tmp("cache/memory.sqlite"));
-    assert_int_equal(stat(tmp("cache"), &sb), 0);
+    /* The directory is made with the store, by the first pair. */
+    assert_int_equal(stat(tmp("cache"), &sb), -1);
     add(m, "/db/a", "Q?", "SELECT 1", 0);
     memory_close(m);
+    assert_int_equal(stat(tmp("cache"), &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0700);
     assert_int_equal(stat(tmp("cache/memory.sqlite"), &sb), 0);
     assert_int_equal(memory_open(NULL, 0, &m, err, sizeof err), 0);
     memory_close(m);
