@@ -657,68 +657,82 @@ const char *http_url(const struct http_client *c)
 ** query or the fragment. */
 #define AUTHORITY_END "/?#"
 
-/* Where the authority of url starts ("scheme://"), or NULL. */
-static const char *authority(const char *url)
-{
-    const char *p = strstr(url, "://");
+/* Where url's user part may be, as url_auth() finds it. */
+struct url_auth {
+    const char *auth;    /* after "scheme://", or url itself when it has no
+                            scheme ("user:pass@host:port", as a proxy
+                            variable may be given) */
+    const char *at;      /* the last '@' before the authority ends, or
+                            NULL: "user:password" is [auth, at) */
+    const char *last;    /* the last '@' after the authority ends (an
+                            unencoded '/', '?' or '#' of a password ended
+                            it early), or NULL */
+    const char *colon;   /* with last: the first ':' before it (all from
+                            there to last may be the password), else NULL */
+};
 
-    return p ? p + 3 : NULL;
+/* The one reading of url's user part for secrets and messages: the
+** model's URL and a proxy's. */
+static void url_auth(const char *url, struct url_auth *u)
+{
+    const char *s = strstr(url, "://"), *end, *p;
+
+    u->auth = s ? s + 3 : url;
+    end = u->auth + strcspn(u->auth, AUTHORITY_END);
+    u->at = NULL;
+    for (p = u->auth; p < end; p++)
+        if (*p == '@')
+            u->at = p;
+    u->last = text_url_ambiguous(u->auth, AUTHORITY_END, &u->colon);
 }
 
 /* Length of url's "user:password" (before an '@' of the authority), or
 ** 0 when it has none. */
 static size_t userinfo_len(const char *url)
 {
-    const char *a = authority(url), *end, *at = NULL, *p;
+    struct url_auth u;
 
-    if (!a)
-        return 0;
-    end = a + strcspn(a, AUTHORITY_END);
-    for (p = a; p < end; p++)
-        if (*p == '@')
-            at = p;
-    return at ? (size_t)(at - a) : 0;
+    url_auth(url, &u);
+    return u.at ? (size_t)(u.at - u.auth) : 0;
 }
 
 /* url's "user:password", malloc()ed; NULL when none (or out of memory). */
 static char *userinfo_of(const char *url)
 {
     size_t n = userinfo_len(url);
-    char *u;
+    struct url_auth u;
+    char *r;
 
     if (!n)
         return NULL;
-    u = malloc(n + 1);
-    if (u) {
-        memcpy(u, authority(url), n);
-        u[n] = '\0';
+    url_auth(url, &u);
+    r = malloc(n + 1);
+    if (r) {
+        memcpy(r, u.auth, n);
+        r[n] = '\0';
     }
-    return u;
+    return r;
 }
 
 char *http_url_shown(const char *url)
 {
-    size_t n = userinfo_len(url), head;
-    const char *a = authority(url), *colon = NULL, *last = NULL;
+    struct url_auth u;
     struct buf b;
 
-    /* An '@' after the authority ends (http://u:pa/ss@host/v1): all from
-    ** the first ':' to the last '@' may be the password's. */
-    if (a)
-        last = text_url_ambiguous(a, AUTHORITY_END, &colon);
-    if (colon) {
-        buf_init(&b, 0);
-        buf_append(&b, url, (size_t)(colon - url));
-        buf_puts(&b, ":xxx");
-        buf_puts(&b, last);
-        return buf_steal(&b);
-    }
-    if (!n)
-        return strdup(url);
-    head = (size_t)(authority(url) - url);
+    url_auth(url, &u);
     buf_init(&b, 0);
-    buf_append(&b, url, head);
-    buf_puts(&b, url + head + n + 1);
+    if (u.colon) {
+        /* An '@' after the authority ends (http://u:pa/ss@host/v1): all
+        ** from the first ':' to the last '@' may be the password's. */
+        buf_append(&b, url, (size_t)(u.colon - url));
+        buf_puts(&b, ":xxx");
+        buf_puts(&b, u.last);
+    } else if (u.at) {
+        buf_append(&b, url, (size_t)(u.auth - url));
+        buf_puts(&b, u.at + 1);
+    } else {
+        buf_puts(&b, url);
+    }
     return buf_steal(&b);
 }
 
@@ -1067,6 +1081,8 @@ static int ip_in_range(int af, const unsigned char *ip, const char *t,
 ** or a range of them ("10.0.0.0/8"). Where libcurl's versions differ
 ** (7.88 never matches an IPv6 range) this says named: a failure is then
 ** left the model's, never wrongly put on a proxy that was not used.
+** list and host are C strings (a variable's value, libcurl's host part)
+** and n is strlen(host): inet_pton() reads host to its NUL.
 */
 static int no_proxy_names(const char *list, const char *host, size_t n)
 {
@@ -1136,32 +1152,24 @@ static int no_proxy_for(const struct http_client *c)
 }
 
 /* Append the proxy p (proxy_env()'s, from the variable var) as "the proxy
-** HOST:PORT (https_proxy)", without the "user:password@" it may hold. */
+** HOST:PORT (https_proxy)": its scheme and host, without the
+** "user:password@" it may hold (url_auth()) and without any path. */
 static void put_proxy(struct buf *m, const char *p, const char *var)
 {
-    const char *a, *at, *end, *colon;
+    struct url_auth u;
+    const char *host;
 
     if (!p) {
         buf_puts(m, "the proxy");
         return;
     }
-    a = strstr(p, "://");
-    a = a ? a + 3 : p;
-    /* A password with an unencoded '/', '?' or '#' ends the authority
-    ** early (http://u:pa/ss@proxy:3128): then all to the last '@' may be
-    ** the password's, and goes, as in http_url_shown(). */
-    at = text_url_ambiguous(a, AUTHORITY_END, &colon);
-    if (at) {
-        at++;
-        end = at + strcspn(at, AUTHORITY_END);
-    } else {
-        end = a + strcspn(a, AUTHORITY_END);
-        for (at = end; at > a && at[-1] != '@'; at--)
-            ;
-    }
+    url_auth(p, &u);
+    /* With an '@' after the authority's end (http://u:pa/ss@proxy:3128)
+    ** all to that last '@' may be the password's, and goes. */
+    host = u.last ? u.last + 1 : u.at ? u.at + 1 : u.auth;
     buf_puts(m, "the proxy ");
-    http_put_snippet(m, p, (size_t)(a - p));
-    http_put_snippet(m, at, (size_t)(end - at));
+    http_put_snippet(m, p, (size_t)(u.auth - p));
+    http_put_snippet(m, host, strcspn(host, AUTHORITY_END));
     buf_printf(m, " (%s)", var);
 }
 

@@ -191,9 +191,10 @@ void http_set_error(const struct http_client *c, char *err, size_t errlen,
     __attribute__((format(printf, 4, 5)));
 
 /* url without a "user:password@" (malloc()ed, NULL when out of memory):
-** the form every message shows. With an '@' after the authority's end
-** (a password's unencoded '/', '?' or '#' ended it early) all from the
-** first ':' to the last '@' is "xxx". */
+** the form every message shows; a url without "scheme://" is read as
+** "user:password@host:port/..." (as a proxy variable may be given). With
+** an '@' after the authority's end (a password's unencoded '/', '?' or
+** '#' ended it early) all from the first ':' to the last '@' is "xxx". */
 char *http_url_shown(const char *url);
 
 /*

@@ -2115,6 +2115,10 @@ static void malformed_url_is_a_usage_error(void **ts)
         {"http://u:pa/Secr3t@h/v1", "is not a valid URL (Port number was "
                                     "not a decimal number between 0 and "
                                     "65535)"},
+        /* No scheme: still a user and a password before the '@' (the
+        ** form a proxy variable may take), never shown. */
+        {"me:s3cretpw@h:8080/v1", "must start with http:// or https://"},
+        {"me:pa/Secr3t@h/v1", "must start with http:// or https://"},
     };
     askdb_config c = askdb_config_default();
     const char *shown;
@@ -2126,8 +2130,11 @@ static void malformed_url_is_a_usage_error(void **ts)
     c.model = "m";
     for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         c.llm_url = bad[i][0];
-        shown = i == 6 ? "http://h/v 1"
-                : i == 7 ? "http://u:xxx@h/v1" : bad[i][0];
+        shown = i == 6   ? "http://h/v 1"
+                : i == 7 ? "http://u:xxx@h/v1"
+                : i == 8 ? "h:8080/v1"
+                : i == 9 ? "me:xxx@h/v1"
+                         : bad[i][0];
         snprintf(want, sizeof want, "the model URL '%s' %s (give the "
                  "server's base URL, e.g. http://localhost:11434/v1, with "
                  "--llm-url or ASKDB_LLM_URL)", shown, bad[i][1]);
