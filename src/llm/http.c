@@ -2,6 +2,7 @@
 #include "llm/http.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <pthread.h>
@@ -675,9 +676,17 @@ struct url_auth {
 ** model's URL and a proxy's. */
 static void url_auth(const char *url, struct url_auth *u)
 {
-    const char *s = strstr(url, "://"), *end, *p;
+    const char *end, *p;
+    size_t n;
 
-    u->auth = s ? s + 3 : url;
+    /* A scheme is a letter, then letters, digits, '+', '-' or '.'
+    ** (RFC 3986), right before "://": a "://" later on, in a password
+    ** or a query ("me:pw@h/?next=http://x"), starts no authority. */
+    n = isalpha((unsigned char)url[0])
+            ? strspn(url, "abcdefghijklmnopqrstuvwxyz"
+                          "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-.")
+            : 0;
+    u->auth = n && strncmp(url + n, "://", 3) == 0 ? url + n + 3 : url;
     end = u->auth + strcspn(u->auth, AUTHORITY_END);
     u->at = NULL;
     for (p = u->auth; p < end; p++)

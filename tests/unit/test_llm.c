@@ -1094,6 +1094,11 @@ static int resolves(const char *name)
 static void ambiguous_proxy_password_never_shows(void **ts)
 {
     static const char *const pws[] = {"pa/ss", "p?ss", "pa#ss", "12/3x"};
+    /* Without a scheme, and a "://" further on that starts nothing. */
+    static const char *const forms[][2] = {
+        {"meuser:pass@127.0.0.1:", "/?x=http://y"},
+        {"meuser:p://ss@127.0.0.1:", ""},
+    };
     struct state *s = *ts;
     struct llm_request req;
     char proxy[160];
@@ -1116,6 +1121,24 @@ static void ambiguous_proxy_password_never_shows(void **ts)
         if (strstr(e, "meuser") || strstr(e, pws[i]) || strstr(e, ":p") ||
             strstr(e, ":12") || strstr(e, "ss@") || strstr(e, "3x@"))
             fail_msg("case %zu shows the user or the password: %s", i, e);
+        llm_reply_free(&s->r);
+        llm_free(s->m);
+        s->m = NULL;
+    }
+    for (i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        clear_proxies();
+        req = basic_request(s);
+        snprintf(proxy, sizeof proxy, "%s%d%s", forms[i][0], free_port(),
+                 forms[i][1]);
+        assert_int_equal(setenv("http_proxy", proxy, 1), 0);
+        openai_cfg(s, "http://model.example.invalid/v1", NULL);
+        s->cfg.llm_retries = 0;
+        s->cfg.llm_timeout_ms = 3000;
+        open_model(s);
+        assert_int_not_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+        e = llm_errmsg(s->m);
+        if (strstr(e, "meuser") || strstr(e, "pass") || strstr(e, ":p"))
+            fail_msg("form %zu shows the user or the password: %s", i, e);
         llm_reply_free(&s->r);
         llm_free(s->m);
         s->m = NULL;
@@ -2119,6 +2142,10 @@ static void malformed_url_is_a_usage_error(void **ts)
         ** form a proxy variable may take), never shown. */
         {"me:s3cretpw@h:8080/v1", "must start with http:// or https://"},
         {"me:pa/Secr3t@h/v1", "must start with http:// or https://"},
+        /* A "://" past the start is no scheme's end. */
+        {"me:s3cretpw@h:8080/v1?next=http://x", "must start with http:// "
+                                                "or https://"},
+        {"me:s3c://pw@h/v1", "must start with http:// or https://"},
     };
     askdb_config c = askdb_config_default();
     const char *shown;
@@ -2134,7 +2161,9 @@ static void malformed_url_is_a_usage_error(void **ts)
                 : i == 7 ? "http://u:xxx@h/v1"
                 : i == 8 ? "h:8080/v1"
                 : i == 9 ? "me:xxx@h/v1"
-                         : bad[i][0];
+                : i == 10 ? "h:8080/v1?next=http://x"
+                : i == 11 ? "me:xxx@h/v1"
+                          : bad[i][0];
         snprintf(want, sizeof want, "the model URL '%s' %s (give the "
                  "server's base URL, e.g. http://localhost:11434/v1, with "
                  "--llm-url or ASKDB_LLM_URL)", shown, bad[i][1]);
