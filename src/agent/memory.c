@@ -440,9 +440,13 @@ static int creatable(const char *path, enum file_state fs, int in_cache,
     }
     while (in_cache && access(dir, F_OK) != 0 && errno == ENOENT) {
         cut = strrchr(dir, '/');
-        if (!cut || cut == dir)
+        if (!cut) {             /* "relcache": the working directory */
+            strcpy(dir, ".");
             break;
-        *cut = '\0';
+        }
+        cut[cut == dir] = '\0';  /* "/askdbcache": the root */
+        if (cut == dir)
+            break;
     }
     if (access(dir, W_OK | X_OK)) {
         snprintf(err, errlen, "cannot open memory store '%s': %s", path,

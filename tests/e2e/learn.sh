@@ -396,6 +396,14 @@ nothing_stored_makes_no_cache_directory() {
     expect_rc 0
     [ -s "$T/fresh/cache/memory.sqlite" ] || fail "the first pair made no store"
     [ "$(stat -c %a "$T/fresh/cache")" = 700 ] || fail "the cache folder is not private: $(stat -c %a "$T/fresh/cache")"
+    # A relative cache directory, one level and two, made in the working
+    # directory by the first pair as well.
+    for rel in relcache rel/cache; do
+        ASKDB_CACHE_DIR=$rel run learn shop.db --question "One?" --sql "SELECT 1"
+        expect_rc 0
+        [ -s "$W/$rel/memory.sqlite" ] || fail "a relative $rel made no store"
+    done
+    rm -rf "$W/relcache" "$W/rel"
 }
 
 usage_errors_exit_2_and_missing_db_exits_3() {
