@@ -1142,7 +1142,7 @@ static int pg_reconnect(askdb_db *db, struct pg *p)
     PQconninfoOption *opts, *o;
     const char *keys[64], *vals[64], *ct = NULL;
     char limit[16];
-    long s = (db->query_timeout_ms + 999) / 1000, v;
+    long s = ((long)db->query_timeout_ms + 999) / 1000, v;
     PGconn *c = NULL;
     int i = 0;
 
@@ -1397,6 +1397,17 @@ static askdb_status pg_fail(askdb_db *db, struct pg *p, const PGresult *r,
     }
     if (!r && p->stuck && p->stop == STOP_TIMEOUT)
         return stuck_error(db, p, e);
+    if (!r && *p->unsent && p->stop == STOP_TIMEOUT) {
+        /* The time limit passed and askdb gave the session up itself:
+        ** a timeout, not a server gone (p->lost is set: the next
+        ** statement reconnects). */
+        e->ec = ASKDB_EC_TIMEOUT;
+        say(e->msg, sizeof e->msg,
+            "query interrupted after the %d ms time limit (--timeout); "
+            "the session was given up instead of cancelled (%s)",
+            db->query_timeout_ms, p->unsent);
+        return ASKDB_ERR_TIMEOUT;
+    }
     if (!r || state_lost(state) || PQstatus(p->conn) == CONNECTION_BAD) {
         p->lost = 1;
         one_line(p, r ? PQresultErrorMessage(r) : connmsg, m, sizeof m);

@@ -977,19 +977,23 @@ static int stops_reach(struct stops *st, int n, int ms)
 }
 
 /* A stop that takes its time (a kill connection being made on a slow
-** server), then reaches the statement only while it runs. */
+** server) until the test opens its gate (or 2 s have passed, so that a
+** watchdog that waits for it fails the test instead of hanging it),
+** then reaches the statement only while it runs. */
 struct slow {
     struct db_watch *w;
-    atomic_int started, acted, done;
+    atomic_int started, acted, done, gate;
 };
 
 static void slow_stop(void *ud, int why)
 {
     struct slow *sl = ud;
+    double t0 = db_now_ms();
     (void)why;
 
     atomic_store(&sl->started, 1);
-    sleep_ms(400);
+    while (!atomic_load(&sl->gate) && db_now_ms() - t0 < 2000)
+        sleep_ms(2);
     if (sl->w && db_watch_hold(sl->w)) {
         atomic_fetch_add(&sl->acted, 1);
         db_watch_release(sl->w);
@@ -1002,6 +1006,7 @@ static void slow_init(struct slow *sl)
     atomic_init(&sl->started, 0);
     atomic_init(&sl->acted, 0);
     atomic_init(&sl->done, 0);
+    atomic_init(&sl->gate, 0);
 }
 
 /* The statement ended while its stop was still making its connection:
@@ -1025,6 +1030,7 @@ static void watchdog_disarm_does_not_wait_for_a_stop_under_way(void **state)
     assert_int_equal(db_watch_disarm(&w), DB_WATCH_DEADLINE);
     assert_true(db_now_ms() - t < 200);
     assert_int_equal(atomic_load(&sl.done), 0);
+    atomic_store(&sl.gate, 1);
     db_watch_arm(&w, 0, NULL);
     assert_int_equal(atomic_load(&sl.done), 1);
     assert_int_equal(db_watch_disarm(&w), 0);
@@ -1049,6 +1055,7 @@ static void watchdog_stop_reaches_no_statement_after_disarm(void **state)
     while (!atomic_load(&sl.started))
         sleep_ms(2);
     assert_int_equal(db_watch_disarm(&w), DB_WATCH_DEADLINE);
+    atomic_store(&sl.gate, 1);
     db_watch_settle(&w);
     assert_int_equal(atomic_load(&sl.done), 1);
     assert_int_equal(atomic_load(&sl.acted), 0);
