@@ -231,7 +231,10 @@ static void commands_taking(const char *name, int cmds, char *out,
         list[n++] = "sql";
     if (cmds & FOR_SCHEMA)
         list[n++] = "schema";
-    if (in_table(cli_eval_opts, name) || in_table(cli_agent_opts, name))
+    /* eval's own --seed seeds its sample of questions; the model's seed
+    ** is its --model-seed there. */
+    if ((in_table(cli_eval_opts, name) && strcmp(name, "seed") != 0) ||
+        in_table(cli_agent_opts, name))
         list[n++] = "eval";
     if (in_table(cli_learn_opts, name))
         list[n++] = "learn";

@@ -43,9 +43,7 @@ static const char usage_mcp[] =
     "      --in-process      run the statements of SQLite and DuckDB files\n"
     "                        in askdb's own process, not in askdb-exec (a\n"
     "                        helper killed at the time limit): one long\n"
-    "                        function call can then outlast --timeout\n"
-    "Other:\n"
-    "  -h, --help            this text\n";
+    "                        function call can then outlast --timeout\n";
 
 enum { M_DB = 300, M_CONFIG, M_NO_WARM };
 
@@ -124,6 +122,8 @@ static int parse(int argc, char **argv, struct mcp_opts *o)
             fputs(usage_mcp, stdout);
             fputs(cli_model_help, stdout);
             fputs(cli_agent_help, stdout);
+            fputs("Other:\n"
+                  "  -h, --help            this text\n", stdout);
             rc = 1;
             goto out;
         default:
