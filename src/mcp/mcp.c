@@ -23,10 +23,24 @@
 
 /* By MCP_V... (tools.h), oldest first. */
 static const char *const versions[] = {"2024-11-05", "2025-03-26",
-                                       "2025-06-18", "2025-11-25"};
+                                       "2025-06-18", "2025-11-25",
+                                       "2026-07-28"};
 #define NVERSIONS ((int)(sizeof versions / sizeof versions[0]))
-_Static_assert(NVERSIONS == MCP_V_LATEST + 1,
+_Static_assert(NVERSIONS == MCP_V2026_07_28 + 1,
                "versions[] and the MCP_V_ enum (tools.h) disagree");
+
+/* The reserved _meta keys of a stateless request and of its result. */
+#define META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define META_CAPS "io.modelcontextprotocol/clientCapabilities"
+#define META_LOG "io.modelcontextprotocol/logLevel"
+#define META_SERVER "io.modelcontextprotocol/serverInfo"
+
+/* How long a stateless client may keep a result (ttlMs): the lists and
+** server/discover hold for the server's life (a restart may serve other
+** databases: a few minutes), a resource never (the database may change
+** under askdb, which only reads it). */
+#define TTL_LISTS_MS 300000
+#define TTL_READ_MS 0
 
 struct inflight {
     struct inflight *next;
@@ -50,6 +64,11 @@ struct mcp_msg {
     const char *method;      /* borrowed from root */
     json_t *params;          /* borrowed from root, may be NULL */
     struct inflight *fl;     /* tools/call: its registration */
+    int stateless;           /* a 2026-07-28 request: its own _meta says
+                                the revision and log level, not the
+                                session */
+    int version;             /* MCP_V..., when stateless */
+    int log_level;           /* MCP_LOG_... or -1, when stateless */
 };
 
 struct mcp_session *mcp_session_new(struct mcp_server *srv)
@@ -104,6 +123,19 @@ static json_t *error_response(json_t *id, int code, const char *message)
 {
     return json_pack("{s:s,s:O?,s:{s:i,s:o}}", "jsonrpc", "2.0", "id", id,
                      "error", "code", code, "message", mcp_str(message));
+}
+
+/* The same with error.data (stolen). */
+static json_t *error_response_data(json_t *id, int code,
+                                   const char *message, json_t *data)
+{
+    json_t *o = error_response(id, code, message);
+
+    if (o && data)
+        json_object_set_new(json_object_get(o, "error"), "data", data);
+    else
+        json_decref(data);
+    return o;
 }
 
 static void reply_error(mcp_emit_fn emit, void *ud, json_t *id, int code,
@@ -219,8 +251,234 @@ static int unregister_call(struct mcp_session *s, struct inflight *fl)
     return cancelled;
 }
 
+/* ---------------------------------------------------------------------- */
+/* Stateless requests (2026-07-28)                                        */
+/* ---------------------------------------------------------------------- */
+
+/*
+** A request of revision 2026-07-28 has no session behind it: its params'
+** _meta names the revision and the client's capabilities (and may name
+** its log level), and it is answered by what it says alone, whatever came
+** before on the connection. A session that opened with initialize keeps
+** its revision for the requests without that _meta, so both eras share a
+** stdin or /mcp (the revision calls such a server dual-era). What tells
+** the eras apart is that _meta alone, as the revision says: server/discover
+** without it is an unknown method, as it was for the handshake's clients.
+*/
+
+static int version_of(const char *v);
+
+/* The MCP_LOG_ level called name, or -1. */
+static int level_of(const char *name)
+{
+    int i;
+
+    for (i = 0; name && i < MCP_LOG_NLEVELS; i++)
+        if (strcmp(name, mcp_log_levels[i]) == 0)
+            return i;
+    return -1;
+}
+
+/* Whether root (a request object) is of the stateless era. */
+static int is_stateless(json_t *root)
+{
+    json_t *meta = json_object_get(json_object_get(root, "params"), "_meta");
+
+    return json_object_get(meta, META_VERSION) != NULL;
+}
+
+int mcp_text_stateless(const char *text, size_t len)
+{
+    json_t *root = json_loadb(text, len, JSON_ALLOW_NUL, NULL);
+    int yes = json_is_object(root) && json_object_get(root, "id") &&
+              is_stateless(root);
+
+    json_decref(root);
+    return yes;
+}
+
+static int b64val(char c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+/*
+** What a mirrored header says: h itself, or the text of a value the
+** client had to encode as "=?base64?...?=" (not header-safe ASCII).
+** malloc()ed; NULL when the encoding is malformed, decodes to a NUL, or
+** out of memory.
+*/
+static char *header_text(const char *h)
+{
+    size_t n = strlen(h), i, o = 0;
+    unsigned acc = 0;
+    int bits = 0, v;
+    char *out;
+
+    if (n < 11 || strncmp(h, "=?base64?", 9) != 0 ||
+        strcmp(h + n - 2, "?=") != 0)
+        return strdup(h);
+    h += 9;
+    n -= 11;
+    out = n % 4 == 0 ? malloc(n / 4 * 3 + 1) : NULL;
+    for (i = 0; out && i < n; i++) {
+        if (h[i] == '=') {
+            /* Padding: the last one or two characters, nothing after. */
+            if (i + 2 < n || (i + 1 < n && h[i + 1] != '='))
+                goto bad;
+            break;
+        }
+        v = b64val(h[i]);
+        if (v < 0)
+            goto bad;
+        acc = acc << 6 | (unsigned)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out[o++] = (char)(acc >> bits & 0xff);
+        }
+    }
+    if (!out)
+        return NULL;
+    out[o] = '\0';
+    if (strlen(out) == o)
+        return out;
+bad:
+    free(out);
+    return NULL;
+}
+
+/*
+** Over HTTP the revision, method and name of a request are also in its
+** headers, for the proxies on the way, which route by them: they must say
+** what the body says (the body is what askdb runs). 1 with msg set when
+** they do not.
+*/
+static int route_mismatch(const struct mcp_route *r, const struct mcp_msg *m,
+                          const char *version, char *msg, size_t len)
+{
+    const char *key = NULL;
+    json_t *body;
+    char *h;
+    int bad;
+
+    if (r->duplicate) {
+        snprintf(msg, len, "header mismatch: %s is sent more than once",
+                 r->duplicate);
+        return 1;
+    }
+    if (!r->version || !version || strcmp(r->version, version) != 0) {
+        snprintf(msg, len, "header mismatch: MCP-Protocol-Version '%.40s' "
+                 "is not the protocol version of params._meta ('%.40s')",
+                 r->version ? r->version : "", version ? version : "");
+        return 1;
+    }
+    if (!r->method || strcmp(r->method, m->method) != 0) {
+        snprintf(msg, len, "header mismatch: Mcp-Method '%.60s' is not the "
+                 "request's method '%.60s'", r->method ? r->method : "",
+                 m->method);
+        return 1;
+    }
+    if (strcmp(m->method, "tools/call") == 0 ||
+        strcmp(m->method, "prompts/get") == 0)
+        key = "name";
+    else if (strcmp(m->method, "resources/read") == 0)
+        key = "uri";
+    body = key ? json_object_get(m->params, key) : NULL;
+    if (!body || json_is_null(body))
+        return 0;
+    h = r->name ? header_text(r->name) : NULL;
+    bad = !h || !mcp_cstr(body) || strcmp(h, json_string_value(body)) != 0;
+    free(h);
+    if (bad)
+        snprintf(msg, len, "header mismatch: Mcp-Name '%.60s' is not the "
+                 "request's params.%s", r->name ? r->name : "", key);
+    return bad;
+}
+
+/* Every revision askdb speaks, newest first (new reference). */
+static json_t *versions_array(void)
+{
+    json_t *a = json_array();
+    int i;
+
+    for (i = NVERSIONS - 1; a && i >= 0; i--)
+        json_array_append_new(a, json_string(versions[i]));
+    return a;
+}
+
+/*
+** Check a stateless request before it runs, in the order of the SDK's own
+** server: the _meta it needs (-32602), the headers that mirror it over
+** HTTP (-32020), its revision (-32022, naming those askdb speaks: a client
+** takes a stateless one of them and asks again, or, finding only the
+** handshake's, falls back to initialize). On failure it is answered here
+** and 0 returned.
+*/
+static int stateless_ok(struct mcp_msg *m, const struct mcp_route *route,
+                        mcp_emit_fn emit, void *ud)
+{
+    json_t *meta = json_object_get(m->params, "_meta"), *lv;
+    const char *v;
+    char msg[300], known[120];
+
+    if (!json_is_object(meta) || !json_object_get(meta, META_VERSION) ||
+        !json_object_get(meta, META_CAPS)) {
+        reply_error(emit, ud, m->id, -32602, "params._meta needs \""
+                    META_VERSION "\" and \"" META_CAPS "\": a request of "
+                    "revision 2026-07-28 carries them (it has no "
+                    "initialize)");
+        return 0;
+    }
+    v = mcp_cstr(json_object_get(meta, META_VERSION));
+    if (route && route_mismatch(route, m, v, msg, sizeof msg)) {
+        reply_error(emit, ud, m->id, -32020, msg);
+        return 0;
+    }
+    if (!v) {
+        reply_error(emit, ud, m->id, -32602, "\"" META_VERSION "\" must be "
+                    "a string without NUL characters");
+        return 0;
+    }
+    m->version = version_of(v);
+    if (m->version < MCP_V_STATELESS) {
+        mcp_versions_text(known, sizeof known);
+        snprintf(msg, sizeof msg, "Unsupported protocol version '%.40s' in "
+                 "params._meta (askdb speaks 2026-07-28 there, and %s "
+                 "through initialize)", v, known);
+        send_json(emit, ud, MCP_OUT_RESPONSE, error_response_data(
+            m->id, -32022, msg, json_pack("{s:o,s:s}", "supported",
+                                          versions_array(), "requested",
+                                          v)));
+        return 0;
+    }
+    m->log_level = -1;
+    lv = json_object_get(meta, META_LOG);
+    if (lv && (m->log_level = level_of(mcp_cstr(lv))) < 0) {
+        reply_error(emit, ud, m->id, -32602, "\"" META_LOG "\" is one of "
+                    "debug, info, notice, warning, error, critical, alert, "
+                    "emergency");
+        return 0;
+    }
+    m->stateless = 1;
+    return 1;
+}
+
 struct mcp_msg *mcp_parse(struct mcp_session *s, const char *text,
                           size_t len, mcp_emit_fn emit, void *ud)
+{
+    return mcp_parse_route(s, text, len, NULL, emit, ud);
+}
+
+struct mcp_msg *mcp_parse_route(struct mcp_session *s, const char *text,
+                                size_t len, const struct mcp_route *route,
+                                mcp_emit_fn emit, void *ud)
 {
     json_t *root, *id, *method, *params, *v;
     struct mcp_msg *m;
@@ -307,6 +565,10 @@ struct mcp_msg *mcp_parse(struct mcp_session *s, const char *text,
     m->id = id;
     m->method = json_string_value(method);
     m->params = params;
+    if (is_stateless(root) && !stateless_ok(m, route, emit, ud)) {
+        msg_free(m);
+        return NULL;
+    }
     if (strcmp(m->method, "tools/call") == 0) {
         m->fl = register_call(s, id, &dup);
         if (!m->fl) {
@@ -365,7 +627,24 @@ static int version_of(const char *v)
 
 int mcp_version_known(const char *v)
 {
-    return version_of(v) >= 0;
+    int i = version_of(v);
+
+    return i >= 0 && i <= MCP_V_LATEST;
+}
+
+int mcp_version_stateless(const char *v)
+{
+    return version_of(v) >= MCP_V_STATELESS;
+}
+
+int mcp_msg_stateless(const struct mcp_msg *m)
+{
+    return m->stateless;
+}
+
+int mcp_msg_is(const struct mcp_msg *m, const char *method)
+{
+    return strcmp(m->method, method) == 0;
 }
 
 void mcp_versions_text(char *buf, size_t len)
@@ -374,9 +653,9 @@ void mcp_versions_text(char *buf, size_t len)
     int i;
 
     buf[0] = '\0';
-    for (i = NVERSIONS - 1; i >= 0 && used < len; i--)
+    for (i = MCP_V_LATEST; i >= 0 && used < len; i--)
         used += (size_t)snprintf(buf + used, len - used, "%s%s",
-                                 i < NVERSIONS - 1 ? ", " : "", versions[i]);
+                                 i < MCP_V_LATEST ? ", " : "", versions[i]);
 }
 
 /*
@@ -386,33 +665,85 @@ void mcp_versions_text(char *buf, size_t len)
 ** params.task of tools/call) is run as an ordinary call, as that revision
 ** has a server without the tasks capability do.
 */
+static json_t *capabilities(void)
+{
+    return json_pack("{s:{s:b},s:{s:b,s:b},s:{}}", "tools", "listChanged", 0,
+                     "resources", "listChanged", 0, "subscribe", 0,
+                     "logging");
+}
+
+/* The server's Implementation for revision v (new reference). */
+static json_t *server_info(int v)
+{
+    json_t *o = json_pack("{s:s,s:s}", "name", "askdb", "version",
+                          askdb_version());
+
+    /* 2025-11-25 gave Implementation a description, for the user. */
+    if (o && v >= MCP_V2025_11_25)
+        json_object_set_new(o, "description", json_string(
+            "Read-only SQL databases for assistants: search tables, run "
+            "SQL, or ask in plain English"));
+    return o;
+}
+
+#define INSTRUCTIONS                                                        \
+    "Read-only access to SQL databases. Find tables with search_objects, " \
+    "run SQL you write with execute_sql, or let askdb's own model answer " \
+    "a plain-English question with ask."
+
 static json_t *do_initialize(struct mcp_session *s, json_t *params)
 {
     int v = version_of(mcp_cstr(json_object_get(params, "protocolVersion")));
     json_t *r;
 
-    /* The client's revision when we speak it, else our latest. */
-    if (v < 0)
+    /* The client's revision when we speak it through initialize, else
+    ** our latest of those. */
+    if (v < 0 || v >= MCP_V_STATELESS)
         v = MCP_V_LATEST;
     pthread_mutex_lock(&s->lock);
     s->version = v;
     pthread_mutex_unlock(&s->lock);
-    r = json_pack("{s:s,s:{s:{s:b},s:{s:b,s:b},s:{}},s:{s:s,s:s}}",
-                  "protocolVersion", versions[v], "capabilities", "tools",
-                  "listChanged", 0, "resources", "listChanged", 0,
-                  "subscribe", 0, "logging", "serverInfo", "name", "askdb",
-                  "version", askdb_version());
-    /* 2025-11-25 gave Implementation a description, for the user. */
-    if (v >= MCP_V2025_11_25)
-        json_object_set_new(json_object_get(r, "serverInfo"), "description",
-                            json_string("Read-only SQL databases for "
-                                        "assistants: search tables, run "
-                                        "SQL, or ask in plain English"));
-    if (v >= MCP_V2025_03_26)
-        json_object_set_new(r, "instructions", json_string(
-            "Read-only access to SQL databases. Find tables with "
-            "search_objects, run SQL you write with execute_sql, or let "
-            "askdb's own model answer a plain-English question with ask."));
+    r = json_pack("{s:s,s:o,s:o}", "protocolVersion", versions[v],
+                  "capabilities", capabilities(), "serverInfo",
+                  server_info(v));
+    if (r && v >= MCP_V2025_03_26)
+        json_object_set_new(r, "instructions", json_string(INSTRUCTIONS));
+    return r;
+}
+
+/* server/discover: what initialize told, for the stateless era, and every
+** revision askdb speaks. */
+static json_t *do_discover(void)
+{
+    return json_pack("{s:o,s:o,s:s}", "supportedVersions", versions_array(),
+                     "capabilities", capabilities(), "instructions",
+                     INSTRUCTIONS);
+}
+
+/*
+** A stateless request's result (r, returned): resultType, which 2026-07-28
+** asks of every result (askdb's are all complete), the server in _meta (a
+** result is all that tells a stateless client who answered) and, with
+** ttl >= 0, how long it may be kept. The scope is private: askdb may sit
+** behind a token, and its lists name the databases it serves.
+*/
+static json_t *stamp(json_t *r, int ttl)
+{
+    json_t *meta;
+
+    if (!r)
+        return NULL;
+    json_object_set_new(r, "resultType", json_string("complete"));
+    meta = json_object_get(r, "_meta");
+    if (!json_is_object(meta)) {
+        meta = json_object();
+        json_object_set_new(r, "_meta", meta);
+    }
+    json_object_set_new(meta, META_SERVER, server_info(MCP_V_STATELESS));
+    if (ttl >= 0) {
+        json_object_set_new(r, "ttlMs", json_integer(ttl));
+        json_object_set_new(r, "cacheScope", json_string("private"));
+    }
     return r;
 }
 
@@ -465,8 +796,8 @@ static void do_tools_call(struct mcp_session *s, struct mcp_msg *m,
         c.running = &m->fl->running;
         c.running_db = &m->fl->running_db;
         pthread_mutex_lock(&s->lock);
-        c.version = s->version;
-        c.log_level = s->log_level;
+        c.version = m->stateless ? m->version : s->version;
+        c.log_level = m->stateless ? m->log_level : s->log_level;
         pthread_mutex_unlock(&s->lock);
         r = mcp_tool_call(&c, name, json_is_object(args) ? args : NULL,
                           &code, msg, sizeof msg);
@@ -477,7 +808,7 @@ static void do_tools_call(struct mcp_session *s, struct mcp_msg *m,
         return;
     }
     if (r)
-        reply_result(emit, ud, m->id, r);
+        reply_result(emit, ud, m->id, m->stateless ? stamp(r, -1) : r);
     else
         reply_error(emit, ud, m->id, code, msg);
 }
@@ -488,20 +819,23 @@ void mcp_dispatch(struct mcp_session *s, struct mcp_msg *m,
     const char *method = m->method, *str;
     json_t *r = NULL;
     char msg[300];
-    int code = 0, i;
+    int code = 0, i, ttl = TTL_LISTS_MS;
+    int old = !m->stateless;  /* a method of the handshake era alone */
 
     if (strcmp(method, "tools/call") == 0) {
         do_tools_call(s, m, emit, ud);
         msg_free(m);
         return;
     }
-    if (strcmp(method, "initialize") == 0) {
+    if (old && strcmp(method, "initialize") == 0) {
         r = do_initialize(s, m->params);
-    } else if (strcmp(method, "ping") == 0) {
+    } else if (old && strcmp(method, "ping") == 0) {
         r = json_object();
+    } else if (!old && strcmp(method, "server/discover") == 0) {
+        r = do_discover();
     } else if (strcmp(method, "tools/list") == 0) {
         pthread_mutex_lock(&s->lock);
-        i = s->version;
+        i = m->stateless ? m->version : s->version;
         pthread_mutex_unlock(&s->lock);
         r = mcp_tools_list(s->srv, i);
     } else if (strcmp(method, "resources/list") == 0) {
@@ -509,6 +843,7 @@ void mcp_dispatch(struct mcp_session *s, struct mcp_msg *m,
     } else if (strcmp(method, "resources/templates/list") == 0) {
         r = mcp_resource_templates(s->srv);
     } else if (strcmp(method, "resources/read") == 0) {
+        ttl = TTL_READ_MS;
         str = mcp_cstr(json_object_get(m->params, "uri"));
         if (!str) {
             code = -32602;
@@ -519,12 +854,9 @@ void mcp_dispatch(struct mcp_session *s, struct mcp_msg *m,
             if (r)
                 code = 0;
         }
-    } else if (strcmp(method, "logging/setLevel") == 0) {
-        str = mcp_cstr(json_object_get(m->params, "level"));
-        for (i = 0; str && i < MCP_LOG_NLEVELS; i++)
-            if (strcmp(str, mcp_log_levels[i]) == 0)
-                break;
-        if (!str || i == MCP_LOG_NLEVELS) {
+    } else if (old && strcmp(method, "logging/setLevel") == 0) {
+        i = level_of(mcp_cstr(json_object_get(m->params, "level")));
+        if (i < 0) {
             code = -32602;
             snprintf(msg, sizeof msg, "'level' is one of debug, info, "
                      "notice, warning, error, critical, alert, emergency");
@@ -536,12 +868,22 @@ void mcp_dispatch(struct mcp_session *s, struct mcp_msg *m,
         }
     } else {
         code = -32601;
-        snprintf(msg, sizeof msg, "unknown method '%.100s'", method);
+        snprintf(msg, sizeof msg, "unknown method '%.100s'%s", method,
+                 !old && (strcmp(method, "initialize") == 0 ||
+                          strcmp(method, "ping") == 0 ||
+                          strcmp(method, "logging/setLevel") == 0)
+                 ? " in revision 2026-07-28 (each request's _meta says what "
+                   "initialize and logging/setLevel said): send it without "
+                   "that _meta for a revision of the handshake" : "");
     }
+    /* 2026-07-28 made an unknown resource invalid params; -32002 is the
+    ** handshake revisions' own code. */
+    if (code == -32002 && !old)
+        code = -32602;
     if (code)
         reply_error(emit, ud, m->id, code, msg);
     else
-        reply_result(emit, ud, m->id, r);
+        reply_result(emit, ud, m->id, old ? r : stamp(r, ttl));
     msg_free(m);
 }
 

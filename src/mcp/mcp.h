@@ -20,8 +20,12 @@
 ** JSON-RPC errors: -32700 not JSON, -32600 not a request (also JSON that
 ** is not an object, batches and over-long messages), -32601 unknown
 ** method, -32602 bad params (also an unknown tool or a name with a NUL),
-** -32002 unknown resource, -32603 internal. Any string may hold "\u0000";
-** one read as C text is refused whole (mcp_cstr()), never cut there.
+** -32002 unknown resource (-32602 in 2026-07-28), -32603 internal; and
+** for a request of revision 2026-07-28 (params._meta names it): -32602 without the _meta it needs, -32020 HTTP
+** headers that do not say what the body says, -32022 a revision askdb
+** does not speak (data.supported lists those it does). Any string may
+** hold "\u0000"; one read as C text is refused whole (mcp_cstr()), never
+** cut there.
 */
 
 /* Longest message read (bytes, without the newline). */
@@ -51,6 +55,34 @@ void mcp_session_free(struct mcp_session *s);
 */
 struct mcp_msg *mcp_parse(struct mcp_session *s, const char *text,
                           size_t len, mcp_emit_fn emit, void *ud);
+
+/*
+** What an HTTP request's headers say of its message: MCP-Protocol-Version,
+** Mcp-Method, Mcp-Name (each NULL when absent) and the name of one sent
+** twice, or NULL. Revision 2026-07-28 has proxies route by them, so they
+** must match the body (-32020).
+*/
+struct mcp_route {
+    const char *version;
+    const char *method;
+    const char *name;
+    const char *duplicate;
+};
+
+/* mcp_parse() of a message that came over HTTP with these headers: a
+** stateless request's are checked against its body. */
+struct mcp_msg *mcp_parse_route(struct mcp_session *s, const char *text,
+                                size_t len, const struct mcp_route *route,
+                                mcp_emit_fn emit, void *ud);
+
+/* Whether text is a request of the stateless era (revision 2026-07-28:
+** params._meta names a protocol version), which no session's state
+** applies to. */
+int mcp_text_stateless(const char *text, size_t len);
+
+/* Whether m is such a request, and whether its method is method. */
+int mcp_msg_stateless(const struct mcp_msg *m);
+int mcp_msg_is(const struct mcp_msg *m, const char *method);
 
 /* 1 when the message may take long (a tool call, a resource read): a
 ** transport that reads on runs it on another thread. */
@@ -83,10 +115,14 @@ void mcp_error_null_id(mcp_emit_fn emit, void *ud, int code,
                        const char *message);
 
 /* Whether v (e.g. an MCP-Protocol-Version header) names a protocol
-** revision askdb speaks. */
+** revision askdb speaks through initialize: one a session may have. */
 int mcp_version_known(const char *v);
 
-/* Those revisions, newest first, as "2025-11-25, 2025-06-18, ..." in buf
+/* Whether v names a revision askdb speaks that has no initialize
+** (2026-07-28): it goes with each request, in params._meta. */
+int mcp_version_stateless(const char *v);
+
+/* The revisions of initialize, newest first, as "2025-11-25, 2025-06-18, ..." in buf
 ** (len bytes, cut to fit): for messages. */
 void mcp_versions_text(char *buf, size_t len);
 

@@ -7,10 +7,14 @@
 
 #include "server.h"
 
-/* Protocol revisions, oldest first: what a session negotiated.
-** MCP_V_LATEST is the one a client that asks for another gets. */
+/* Protocol revisions, oldest first: what a session negotiated with
+** initialize, or what a request of the stateless era names in its _meta.
+** MCP_V_LATEST is the newest of initialize, which a client that asks it
+** for another gets; MCP_V_STATELESS and later have no initialize: each
+** request carries its revision (mcp.c, "Stateless requests"). */
 enum { MCP_V2024_11_05 = 0, MCP_V2025_03_26, MCP_V2025_06_18,
-       MCP_V2025_11_25, MCP_V_LATEST = MCP_V2025_11_25 };
+       MCP_V2025_11_25, MCP_V2026_07_28, MCP_V_LATEST = MCP_V2025_11_25,
+       MCP_V_STATELESS = MCP_V2026_07_28 };
 
 /* The levels of notifications/message (RFC 5424's, least severe first):
 ** logging/setLevel L has the messages at L and above sent. */

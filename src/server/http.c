@@ -635,6 +635,26 @@ static int origin_ok(struct server *s, struct MHD_Connection *c)
     return o && host && strcmp(o, host) == 0;
 }
 
+/* libmicrohttpd's iterator over a request's headers, after r was looked
+** up (the first of each name): one of the headers that mirror an MCP
+** request other than that first is sent twice, and a proxy that reads the
+** other one would route by what askdb does not run. */
+static enum MHD_Result count_route(void *cls, enum MHD_ValueKind kind,
+                                   const char *key, const char *value)
+{
+    static const char *const names[] = {"MCP-Protocol-Version",
+                                        "Mcp-Method", "Mcp-Name"};
+    struct mcp_route *r = cls;
+    const char *first[] = {r->version, r->method, r->name};
+    size_t i;
+
+    (void)kind;
+    for (i = 0; i < 3; i++)
+        if (strcasecmp(key, names[i]) == 0 && value != first[i])
+            r->duplicate = names[i];
+    return MHD_YES;
+}
+
 /* /mcp: MCP's Streamable HTTP transport (mcp_http.c). */
 static enum MHD_Result route_mcp(struct server *s, struct MHD_Connection *c,
                                  struct req *q)
@@ -656,14 +676,28 @@ static enum MHD_Result route_mcp(struct server *s, struct MHD_Connection *c,
                           "Bearer TOKEN'");
     ver = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
                                       "MCP-Protocol-Version");
-    if (ver && !mcp_version_known(ver)) {
-        mcp_versions_text(known, sizeof known);
-        return send_error(s, c, q, 400, "bad_request", "unsupported "
-                          "MCP-Protocol-Version '%s' (%s)", ver, known);
-    }
     memset(&mq, 0, sizeof mq);
     mq.session = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
                                              "Mcp-Session-Id");
+    /* A stateless request (2026-07-28) is told of a revision askdb does
+    ** not speak in its own terms, a JSON-RPC error (mcp_http.c); a
+    ** session's request must name a revision of the handshake. */
+    if (ver && !(q->body && mcp_text_stateless(q->body, q->len)) &&
+        !mcp_version_known(ver) &&
+        !(mcp_version_stateless(ver) && !mq.session)) {
+        mcp_versions_text(known, sizeof known);
+        return send_error(s, c, q, 400, "bad_request", "unsupported "
+                          "MCP-Protocol-Version '%s' (%s)%s", ver, known,
+                          mcp_version_stateless(ver)
+                          ? ": 2026-07-28 has no session, its requests name "
+                            "it in params._meta" : "");
+    }
+    mq.route.version = ver;
+    mq.route.method = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                  "Mcp-Method");
+    mq.route.name = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                "Mcp-Name");
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_route, &mq.route);
     if (strcmp(q->method, "DELETE") == 0) {
         if (!mq.session)
             return send_error(s, c, q, 400, "bad_request",
@@ -731,7 +765,8 @@ static enum MHD_Result route(struct server *s, struct MHD_Connection *c,
             MHD_add_response_header(r, "Access-Control-Allow-Headers",
                                     "Authorization, Content-Type, "
                                     "X-Request-Id, Accept, Mcp-Session-Id, "
-                                    "MCP-Protocol-Version");
+                                    "MCP-Protocol-Version, Mcp-Method, "
+                                    "Mcp-Name");
             MHD_add_response_header(r, "Access-Control-Max-Age", "600");
         }
         q->status = 204;

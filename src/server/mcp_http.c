@@ -28,6 +28,14 @@
 ** - A client that goes away is not a cancel (the protocol says so):
 **   notifications/cancelled is, and it may come on any connection.
 ** - GET (a stream the server starts) is not offered: 405.
+** - A request of revision 2026-07-28 (its params._meta names the revision;
+**   or, without a session, its MCP-Protocol-Version header does) has no session: it runs in one of its own, never listed
+**   under an id, which ends with its answer, and any Mcp-Session-Id it
+**   carries is ignored. Its headers must say what its body says (-32020),
+**   its errors come with the status the revision gives them (400, 404
+**   for an unknown method), and a tool call is answered through a stream
+**   (events, or one JSON document) whose closing by the client cancels it:
+**   that revision has no notifications/cancelled over HTTP.
 */
 
 #define MCP_SESSIONS 64
@@ -37,6 +45,7 @@ struct hsession {
     struct mcp_session *ms;
     int users;               /* requests using it now (srv_mcp.mu) */
     int dead;                /* deleted: freed when the last user leaves */
+    int stateless;           /* one request's alone: not counted in n */
     double last_used;
     struct hsession *next;
 };
@@ -107,7 +116,8 @@ static void unlink_locked(struct srv_mcp *m, struct hsession *h)
     for (pp = &m->list; *pp; pp = &(*pp)->next)
         if (*pp == h) {
             *pp = h->next;
-            m->n--;
+            if (!h->stateless)
+                m->n--;
             return;
         }
 }
@@ -163,6 +173,31 @@ static struct hsession *open_session(struct srv_mcp *m)
     pthread_mutex_unlock(&m->mu);
     if (old)
         hsession_free(old);
+    return h;
+}
+
+/* The session of one stateless request, with it as its user: dead from
+** the start (no id reaches it), freed by its release(). Listed, so that
+** srv_mcp_stop() cancels its call. NULL when out of memory. */
+static struct hsession *open_stateless(struct srv_mcp *m)
+{
+    struct hsession *h = calloc(1, sizeof *h);
+
+    if (!h)
+        return NULL;
+    h->ms = mcp_session_new(m->srv);
+    if (!h->ms) {
+        free(h);
+        return NULL;
+    }
+    h->users = 1;
+    h->dead = 1;
+    h->stateless = 1;
+    pthread_mutex_lock(&m->mu);
+    h->next = m->list;
+    m->list = h;
+    m->active++;
+    pthread_mutex_unlock(&m->mu);
     return h;
 }
 
@@ -237,12 +272,14 @@ static void collect_emit(void *ud, enum mcp_out kind, const char *json,
     pthread_mutex_unlock(&c->mu);
 }
 
-/* A slow request answered as events, on a thread of its own. */
+/* A slow request answered through a stream, on a thread of its own: as
+** events, or (sse 0) as the response alone. */
 struct slow {
     struct srv_mcp *m;
     struct hsession *h;
     struct mcp_msg *msg;
     struct srv_stream *out;
+    int sse;
     int answered;            /* the response was sent */
 };
 
@@ -253,7 +290,19 @@ static void stream_emit(void *ud, enum mcp_out kind, const char *json,
 
     if (kind == MCP_OUT_RESPONSE)
         w->answered = 1;
-    srv_stream_event(w->out, "message", json, len);
+    if (w->sse)
+        srv_stream_event(w->out, "message", json, len);
+    else if (kind == MCP_OUT_RESPONSE)
+        srv_stream_put(w->out, json, len);
+}
+
+/* srv_gone_fn of a stateless call's stream: the client closed it, which
+** is how revision 2026-07-28 cancels over HTTP. */
+static void stream_gone(void *ud)
+{
+    struct slow *w = ud;
+
+    mcp_session_cancel_all(w->h->ms);
 }
 
 static void *slow_main(void *arg)
@@ -268,7 +317,7 @@ static void *slow_main(void *arg)
     gone = mcp_cancelled_reply(w->msg);
     mcp_dispatch(h->ms, w->msg, stream_emit, w);
     if (!w->answered && gone)
-        srv_stream_event(w->out, "message", gone, strlen(gone));
+        stream_emit(w, MCP_OUT_RESPONSE, gone, strlen(gone));
     free(gone);
     srv_stream_end(w->out);
     free(w);
@@ -286,6 +335,28 @@ static int unanswerable(const char *response)
 
     json_decref(o);
     return yes;
+}
+
+/* The HTTP status of a stateless request's answer: revision 2026-07-28
+** has a client tell the eras apart by it (a 400 or 404 with one of these
+** errors is a server of that revision; any other 4xx, a server of the
+** handshake's). */
+static int stateless_status(const char *response)
+{
+    json_t *o = json_loads(response, JSON_ALLOW_NUL, NULL);
+    json_int_t code = json_integer_value(
+        json_object_get(json_object_get(o, "error"), "code"));
+
+    json_decref(o);
+    switch (code) {
+    case -32700: case -32600: case -32602:
+    case -32020: case -32021: case -32022:
+        return 400;
+    case -32601:
+        return 404;
+    default:
+        return 200;
+    }
 }
 
 /* Whether the body is an initialize request. */
@@ -311,6 +382,7 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
     struct mcp_msg *msg;
     struct slow *w;
     pthread_t th;
+    int stateless, streamed;
 
     *status = 200;
     *why = NULL;
@@ -323,7 +395,16 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
         return NULL;
     }
     pthread_mutex_unlock(&m->mu);
-    if (q->session) {
+    stateless = mcp_text_stateless(q->body, q->len) ||
+                (!q->session && mcp_version_stateless(q->route.version));
+    if (stateless) {
+        h = open_stateless(m);
+        if (!h) {
+            *status = 500;
+            *why = "out of memory";
+            return NULL;
+        }
+    } else if (q->session) {
         h = acquire(m, q->session);
         if (!h) {
             *status = 404;
@@ -346,19 +427,34 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
     snprintf(session_out, 40, "%s", h->id);
     memset(&col, 0, sizeof col);
     pthread_mutex_init(&col.mu, NULL);
-    msg = mcp_parse(h->ms, q->body, q->len, collect_emit, &col);
-    if (msg && q->sse && mcp_msg_slow(msg)) {
+    msg = mcp_parse_route(h->ms, q->body, q->len, &q->route, collect_emit,
+                          &col);
+    /* A stateless tool call always goes through a stream, which tells
+    ** when its client closes it; its other requests are answered at once,
+    ** with their status. */
+    if (!msg)
+        streamed = 0;
+    else if (stateless)
+        streamed = mcp_msg_is(msg, "tools/call");
+    else
+        streamed = q->sse && mcp_msg_slow(msg);
+    if (streamed) {
         w = calloc(1, sizeof *w);
-        if (w)
-            w->out = srv_stream_new(q->conn_fd, 1, NULL, NULL, &r);
+        if (w) {
+            w->h = h;
+            w->sse = q->sse;
+            w->out = srv_stream_new(q->conn_fd, q->sse,
+                                    stateless ? stream_gone : NULL, w, &r);
+        }
         if (w && w->out) {
             w->m = m;
             w->h = h;
             w->msg = msg;
             if (pthread_create(&th, NULL, slow_main, w) == 0) {
                 pthread_detach(th);
-                MHD_add_response_header(r, "Content-Type",
-                                        "text/event-stream");
+                MHD_add_response_header(r, "Content-Type", q->sse
+                                        ? "text/event-stream"
+                                        : "application/json");
                 pthread_mutex_destroy(&col.mu);
                 return r;   /* the thread releases h */
             }
@@ -391,7 +487,9 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
     }
     /* What was not a message at all (not JSON, not a request, a batch)
     ** is answered with its error and 400, as the transport asks. */
-    if (!msg && unanswerable(col.response))
+    if (stateless)
+        *status = stateless_status(col.response);
+    else if (!msg && unanswerable(col.response))
         *status = 400;
     r = MHD_create_response_from_buffer(strlen(col.response), col.response,
                                         MHD_RESPMEM_MUST_FREE);

@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include "../mcp/mcp.h"
+
 struct mcp_server;
 struct srv_mcp;
 struct MHD_Response;
@@ -18,14 +20,17 @@ struct srv_mcp_req {
     const char *body;
     size_t len;
     const char *session;     /* the Mcp-Session-Id header, or NULL */
+    struct mcp_route route;  /* MCP-Protocol-Version, Mcp-Method, ... */
     int sse;                 /* the client accepts text/event-stream */
     int conn_fd;
 };
 
 /*
-** The response to a POST (Content-Type set; *status 200 or 202), and in
-** session_out (40 bytes) the session's id for the Mcp-Session-Id header.
-** NULL with *status 400, 404 or 500 and *why when refused.
+** The response to a POST (Content-Type set; *status 200 or 202, or 400
+** and 404 with a JSON-RPC error of a stateless request), and in
+** session_out (40 bytes) the session's id for the Mcp-Session-Id header
+** (empty for a stateless request). NULL with *status 400, 404 or 500 and
+** *why when refused.
 */
 struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
                                   const struct srv_mcp_req *q, int *status,

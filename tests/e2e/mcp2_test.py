@@ -5,15 +5,18 @@
         ~/.cache/askdb/venv-mcp2/bin/python tests/e2e/mcp2_test.py
 
 (tests/e2e/mcp.sh installs the pinned SDK, scripts/mcp2_venv.sh, and runs
-this.) The 2.x client is of the 2026-07-28 era: it first sends
-server/discover, and when the server answers with an error that is not a
-modern one (askdb: -32601 on stdio, 400 over HTTP) it falls back to
-initialize, where askdb gives it 2025-11-25. Each test drives `askdb mcp`
-over stdio and askdb serve's /mcp with the scripted model
-(tests/fake_llm): the negotiated revision, tools, a tool error, progress,
-a resource and its error. mcp_test.py and mcp_http_test.py do the rest
-with the 1.x SDK, which this one cannot share a process with. Output: "ok
-NAME" or "FAIL NAME: reason" per test, then "N passed, M failed".
+this.) The 2.x client is of the 2026-07-28 era: by default it first
+sends server/discover, which askdb answers (it speaks that revision beside
+the handshake's), and stays stateless; pinned to mode="legacy" it opens
+with initialize and gets 2025-11-25; pinned to mode="2026-07-28" it sends
+its revision in each request's _meta. Each test drives `askdb mcp` over
+stdio and askdb serve's /mcp with the scripted model (tests/fake_llm): the
+revision, tools, a tool error, progress, a resource and its error,
+cancellation; raw JSON checks what the SDK does not exercise (a revision
+askdb does not speak, headers that disagree with the body, log levels).
+mcp_test.py and mcp_http_test.py do the rest with the 1.x SDK, which this
+one cannot share a process with. Output: "ok NAME" or "FAIL NAME:
+reason" per test, then "N passed, M failed".
 """
 import json
 import os
@@ -25,6 +28,9 @@ import sys
 import tempfile
 import time
 import traceback
+
+import http.client
+import urllib.parse
 
 import anyio
 from mcp.client.client import Client
@@ -69,17 +75,26 @@ class Servers:
                       "--model", "m", "--no-question-check"]
         self.serve = None
 
-    def stdio(self, errlog):
+    def stdio(self, errlog, *extra):
         """`askdb mcp` as a transport for Client, its stderr to errlog."""
-        params = StdioServerParameters(command=ASKDB, args=["mcp", *self.model, SHOP_DB],
+        params = StdioServerParameters(command=ASKDB, args=["mcp", *self.model, *extra, SHOP_DB],
                                        env=ENV)
         return stdio_client(params, errlog=errlog)
 
-    def http(self):
+    def stdio_raw(self):
+        """`askdb mcp` for raw JSON lines: its stdin and stdout."""
+        err = os.path.join(self.dir, "raw.err")
+        self.errs.append(err)
+        self.raw = subprocess.Popen([ASKDB, "mcp", *self.model, SHOP_DB], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=open(err, "w"), env=ENV,
+                                    text=True)
+        return self.raw
+
+    def http(self, *extra):
         err = os.path.join(self.dir, "serve.err")
         self.errs.append(err)
         self.serve = subprocess.Popen([ASKDB, "serve", "--listen", "127.0.0.1:0", "--db",
-                                       "shop=" + SHOP_DB, *self.model],
+                                       "shop=" + SHOP_DB, *self.model, *extra],
                                       stderr=open(err, "w"),
                                       env=dict(ENV, ASKDB_CACHE_DIR=os.path.join(self.dir, "c")))
         for _ in range(400):
@@ -92,6 +107,10 @@ class Servers:
         raise AssertionError("askdb serve did not start")
 
     def stop(self):
+        raw = getattr(self, "raw", None)
+        if raw:
+            raw.stdin.close()
+            raw.wait(20)
         if self.serve:
             self.serve.send_signal(signal.SIGTERM)
             self.serve.wait(20)
@@ -103,8 +122,8 @@ class Servers:
 
 
 async def exercise(c):
-    """What every transport must give the 2.x client."""
-    # The probe failed, the handshake gave the newest revision askdb speaks.
+    """What every transport must give the 2.x client in its handshake mode."""
+    # No probe: the handshake gave the newest revision of initialize.
     assert c.session.discover_result is None and c.session.initialize_result
     assert c.session.protocol_version == "2025-11-25", c.session.protocol_version
     assert c.session.server_info.name == "askdb", c.session.server_info
@@ -134,6 +153,97 @@ async def exercise(c):
         assert e.code == -32002 and "no table 'nope'" in str(e), e
 
 
+async def exercise_stateless(c):
+    """What every transport must give the 2.x client at revision 2026-07-28."""
+    assert c.session.protocol_version == "2026-07-28", c.session.protocol_version
+    assert c.session.initialize_result is None
+    tools = await c.list_tools()
+    assert {t.name for t in tools.tools} == {"list_databases", "search_objects", "execute_sql",
+                                             "ask", "explain_sql"}, tools
+    assert tools.result_type == "complete" and tools.ttl_ms > 0, tools
+    assert tools.cache_scope == "private", tools
+    assert tools.meta["io.modelcontextprotocol/serverInfo"]["name"] == "askdb", tools.meta
+    r = await c.call_tool("execute_sql", {"sql": SQL})
+    assert not r.is_error and r.structured_content["rows"] == ROWS, r
+    assert r.result_type == "complete", r
+    r = await c.call_tool("execute_sql", {"sql": 5})
+    assert r.is_error and "'sql' is needed" in r.content[0].text, r
+    seen = []
+
+    async def progress(p, total, message):
+        seen.append(message)
+
+    r = await c.call_tool("ask", {"question": "First two customers?"}, progress_callback=progress)
+    assert not r.is_error and r.structured_content["sql"] == SQL, r
+    assert "execute: 2 rows" in seen and seen[-1] == "answer: ok", seen
+    r = await c.read_resource("askdb://shop/table/categories")
+    assert json.loads(r.contents[0].text)["name"] == "categories", r
+    assert r.ttl_ms == 0 and r.cache_scope == "private" and r.result_type == "complete", r
+    try:
+        await c.read_resource("askdb://shop/table/nope")
+        raise AssertionError("no error for an unknown table")
+    except MCPError as e:
+        # 2026-07-28 retired -32002: an unknown resource is invalid params.
+        assert e.code == -32602 and "no table 'nope'" in str(e), e
+
+
+ENDLESS = ("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) "
+           "SELECT count(*) FROM r")
+
+
+async def cancel_stops_the_statement(c):
+    """A call the client gives up on stops: stdio sends notifications/cancelled,
+    HTTP closes the call's stream. One statement runs at a time on a
+    database, so the next one runs only once the endless one has stopped."""
+    got = {}
+
+    async def endless():
+        got["endless"] = await c.call_tool("execute_sql", {"sql": ENDLESS})
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(endless)
+        await anyio.sleep(1)
+        tg.cancel_scope.cancel()
+    t0 = time.monotonic()
+    with anyio.fail_after(20):
+        r = await c.call_tool("execute_sql", {"sql": "SELECT 'fast' AS which"})
+    elapsed = time.monotonic() - t0
+    assert "endless" not in got, got
+    assert not r.is_error and r.structured_content["rows"] == [["fast"]], r
+    assert elapsed < 5, "the cancelled statement held the database for %.1f s" % elapsed
+
+
+def meta(version="2026-07-28", **more):
+    m = {"io.modelcontextprotocol/protocolVersion": version,
+         "io.modelcontextprotocol/clientCapabilities": {},
+         "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"}}
+    m.update(more)
+    return m
+
+
+def post(url, body, headers):
+    """POST body (an object) to url; (status, headers, the JSON answer or None)."""
+    u = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+    conn.putrequest("POST", u.path)
+    conn.putheader("Content-Type", "application/json")
+    conn.putheader("Accept", "application/json, text/event-stream")
+    for k, v in headers:
+        conn.putheader(k, v)
+    data = json.dumps(body).encode()
+    conn.putheader("Content-Length", str(len(data)))
+    conn.endheaders(data)
+    r = conn.getresponse()
+    text = r.read().decode()
+    conn.close()
+    return r.status, r.headers, json.loads(text) if text.strip() else None
+
+
+def routed(version="2026-07-28", method="tools/list", name=None):
+    h = [("MCP-Protocol-Version", version), ("Mcp-Method", method)]
+    return h + [("Mcp-Name", name)] if name is not None else h
+
+
 TESTS = []
 
 
@@ -143,18 +253,155 @@ def test(fn):
 
 
 @test
-async def sdk2_client_falls_back_and_works_over_stdio(s):
+async def sdk2_client_handshake_works_over_stdio(s):
     errpath = os.path.join(s.dir, "stdio.err")
     s.errs.append(errpath)
     with open(errpath, "w") as err:
-        async with Client(s.stdio(err)) as c:
+        async with Client(s.stdio(err), mode="legacy") as c:
             await exercise(c)
 
 
 @test
-async def sdk2_client_falls_back_and_works_over_http(s):
-    async with Client(s.http()) as c:
+async def sdk2_client_handshake_works_over_http(s):
+    async with Client(s.http(), mode="legacy") as c:
         await exercise(c)
+
+
+@test
+async def sdk2_client_discovers_and_stays_stateless_over_stdio(s):
+    errpath = os.path.join(s.dir, "stdio.err")
+    s.errs.append(errpath)
+    with open(errpath, "w") as err:
+        async with Client(s.stdio(err)) as c:
+            d = c.session.discover_result
+            assert d and "2026-07-28" in d.supported_versions, d
+            assert "2025-11-25" in d.supported_versions and d.capabilities.tools, d
+            assert d.result_type == "complete" and d.instructions, d
+            await exercise_stateless(c)
+
+
+@test
+async def sdk2_client_discovers_and_stays_stateless_over_http(s):
+    async with Client(s.http()) as c:
+        assert c.session.discover_result, "no server/discover"
+        await exercise_stateless(c)
+
+
+@test
+async def sdk2_client_pinned_to_2026_07_28_over_stdio(s):
+    errpath = os.path.join(s.dir, "stdio.err")
+    s.errs.append(errpath)
+    with open(errpath, "w") as err:
+        async with Client(s.stdio(err, "--timeout", "30000"), mode="2026-07-28") as c:
+            await exercise_stateless(c)
+            await cancel_stops_the_statement(c)
+
+
+@test
+async def sdk2_client_pinned_to_2026_07_28_over_http(s):
+    async with Client(s.http("--timeout", "30000"), mode="2026-07-28") as c:
+        await exercise_stateless(c)
+        await cancel_stops_the_statement(c)
+
+
+@test
+async def stateless_errors_over_stdio(s):
+    p = s.stdio_raw()
+
+    def ask(msg):
+        p.stdin.write(json.dumps(msg) + "\n")
+        p.stdin.flush()
+        lines = []
+        while True:
+            o = json.loads(p.stdout.readline())
+            lines.append(o)
+            if "id" in o:
+                return o, lines[:-1]
+
+    # A revision askdb does not speak: -32022 with those it does.
+    r, _ = ask({"jsonrpc": "2.0", "id": 1, "method": "tools/list",
+                "params": {"_meta": meta("1900-01-01")}})
+    assert r["error"]["code"] == -32022, r
+    assert r["error"]["data"]["requested"] == "1900-01-01", r
+    assert r["error"]["data"]["supported"][:2] == ["2026-07-28", "2025-11-25"], r
+    # The _meta of the era without its client capabilities: invalid params.
+    m = meta()
+    del m["io.modelcontextprotocol/clientCapabilities"]
+    r, _ = ask({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": m}})
+    assert r["error"]["code"] == -32602 and "clientCapabilities" in r["error"]["message"], r
+    # The handshake's methods are not of that era.
+    r, _ = ask({"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {"_meta": meta()}})
+    assert r["error"]["code"] == -32601, r
+    # Log messages go to a request that asks for them in its _meta, at its
+    # level, and to no other.
+    q = {"name": "ask", "arguments": {"question": "First two customers?"}}
+    r, notes = ask({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                    "params": dict(q, _meta=meta(**{"io.modelcontextprotocol/logLevel": "debug"}))})
+    assert r["result"]["structuredContent"]["rows"] == ROWS, r
+    logs = [n for n in notes if n["method"] == "notifications/message"]
+    assert logs and all(n["params"]["logger"] == "askdb" for n in logs), notes
+    r, notes = ask({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                    "params": dict(q, _meta=meta())})
+    assert r["result"]["resultType"] == "complete", r
+    assert not [n for n in notes if n["method"] == "notifications/message"], notes
+    # The handshake on the same stdin is as it was: no resultType, -32002.
+    r, _ = ask({"jsonrpc": "2.0", "id": 6, "method": "initialize",
+                "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                           "clientInfo": {"name": "raw", "version": "1"}}})
+    assert r["result"]["protocolVersion"] == "2025-06-18" and "resultType" not in r["result"], r
+    r, _ = ask({"jsonrpc": "2.0", "id": 7, "method": "resources/read",
+                "params": {"uri": "askdb://shop/table/nope"}})
+    assert r["error"]["code"] == -32002, r
+    r, _ = ask({"jsonrpc": "2.0", "id": 8, "method": "tools/list"})
+    assert "resultType" not in r["result"] and "ttlMs" not in r["result"], r
+
+
+@test
+async def stateless_errors_over_http(s):
+    url = s.http()
+    tl = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta()}}
+    st, h, r = post(url, tl, routed())
+    assert st == 200 and r["result"]["resultType"] == "complete", (st, r)
+    assert "Mcp-Session-Id" not in h, h.items()
+    # A session id on a stateless request is ignored.
+    st, h, r = post(url, tl, routed() + [("Mcp-Session-Id", "nosuchsession")])
+    assert st == 200 and "tools" in r["result"] and "Mcp-Session-Id" not in h, (st, r)
+    # A revision askdb does not speak: 400 and -32022 with those it does.
+    bad = {"jsonrpc": "2.0", "id": 2, "method": "tools/list",
+           "params": {"_meta": meta("1900-01-01")}}
+    st, _, r = post(url, bad, routed("1900-01-01"))
+    assert st == 400 and r["error"]["code"] == -32022, (st, r)
+    assert "2026-07-28" in r["error"]["data"]["supported"], r
+    assert r["error"]["data"]["requested"] == "1900-01-01", r
+    # Headers that say other than the body: 400 and -32020.
+    for hdrs in (routed(method="tools/call"), routed(version="2025-11-25"),
+                 [("MCP-Protocol-Version", "2026-07-28")],
+                 routed() + [("Mcp-Method", "tools/list")]):
+        st, _, r = post(url, tl, hdrs)
+        assert st == 400 and r["error"]["code"] == -32020, (hdrs, st, r)
+    rd = {"jsonrpc": "2.0", "id": 3, "method": "resources/read",
+          "params": {"uri": "askdb://shop/schema", "_meta": meta()}}
+    st, _, r = post(url, rd, routed(method="resources/read", name="askdb://shop/other"))
+    assert st == 400 and r["error"]["code"] == -32020 and "Mcp-Name" in r["error"]["message"], r
+    st, _, r = post(url, rd, routed(method="resources/read"))
+    assert st == 400 and r["error"]["code"] == -32020, (st, r)
+    # A name in the header's base64 form is what it encodes.
+    st, _, r = post(url, rd, routed(method="resources/read",
+                                    name="=?base64?YXNrZGI6Ly9zaG9wL3NjaGVtYQ==?="))
+    assert st == 200 and r["result"]["contents"][0]["text"], (st, r)
+    # An unknown method: 404 with -32601; an unknown resource: 400, -32602.
+    st, _, r = post(url, {"jsonrpc": "2.0", "id": 4, "method": "nope/nope",
+                          "params": {"_meta": meta()}}, routed(method="nope/nope"))
+    assert st == 404 and r["error"]["code"] == -32601, (st, r)
+    rd["params"]["uri"] = "askdb://shop/table/nope"
+    st, _, r = post(url, rd, routed(method="resources/read", name="askdb://shop/table/nope"))
+    assert st == 400 and r["error"]["code"] == -32602, (st, r)
+    # Without its client capabilities: 400, -32602.
+    m = meta()
+    del m["io.modelcontextprotocol/clientCapabilities"]
+    st, _, r = post(url, {"jsonrpc": "2.0", "id": 5, "method": "tools/list",
+                          "params": {"_meta": m}}, routed())
+    assert st == 400 and r["error"]["code"] == -32602, (st, r)
 
 
 def main(argv):
