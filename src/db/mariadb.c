@@ -87,8 +87,9 @@ static askdb_status my_run(askdb_db *db, const char *sql, askdb_result **out,
 **      handler refuses; the connection never sets CLIENT_MULTI_STATEMENTS;
 **   5. limits: max_statement_time (MariaDB) or max_execution_time (MySQL)
 **      and lock_wait_timeout on the server, a watchdog thread that sends
-**      KILL QUERY from a second connection at the deadline or on cancel,
-**      socket read timeouts for a server that hangs, sql_select_limit for
+**      KILL QUERY from a second connection at the deadline or on cancel
+**      (and gives the session up when the kill gets no answer), socket
+**      read timeouts for a server that hangs, sql_select_limit for
 **      rows and a byte count while fetching (then KILL QUERY too).
 */
 
@@ -114,8 +115,8 @@ struct murl {
 */
 #define WATCH_TICK_MS 50
 #define WATCH_FULL 3
-/* The kill connection's read and write timeout (killer()), in seconds:
-** the library's unit. */
+/* The kill connection's connect, read and write timeouts (killer()), in
+** seconds: the library's unit. */
 #define KILL_IO_S 2
 
 struct my {
@@ -136,9 +137,11 @@ struct my {
                             stops kill (a reconnect rewrites thread_id
                             while a stop may still run) */
     int no_server;       /* a stop's: the kill connection was refused */
+    int unanswered;      /* a stop's: the kill connection got no answer */
+    char unheard[200];   /* a stop's: what it got instead, when it did not */
     char state[64];      /* (w.mu) what the statement did at the deadline */
-    char gone[200];      /* (w.mu) why the kill connection found no server
-                            (cut_off), "" when it did */
+    char gone[300];      /* (w.mu) why the session was given up (cut_off):
+                            askdb's words, "" when it was not */
     unsigned gone_no;    /* (w.mu) its error number */
     const atomic_int *cancel;
 };
@@ -538,12 +541,13 @@ static void scrub(char *msg, const char *secret)
 ** Open one connection as the URL says, with the client-side guards (no
 ** local files, no multiple statements, timeouts: io_s seconds for each
 ** read or write once connected - the library applies them only then, the
-** connect timeout before). Returns the handle, or NULL with what failed
-** in err - the library's words, with its error number in *eno, or
-** askdb's (*eno 0) - which never holds the password.
+** connect timeout before, the server's greeting included: the URL's, or
+** 10 s, at most ct_max when that is not 0). Returns the handle, or NULL
+** with what failed in err - the library's words, with its error number
+** in *eno, or askdb's (*eno 0) - which never holds the password.
 */
-static MYSQL *connect_one(const struct murl *u, unsigned io_s, char *err,
-                          size_t en, unsigned *eno)
+static MYSQL *connect_one(const struct murl *u, unsigned ct_max,
+                          unsigned io_s, char *err, size_t en, unsigned *eno)
 {
     MYSQL *m = mysql_init(NULL);
     unsigned ct = u->connect_timeout ? u->connect_timeout : 10;
@@ -551,6 +555,8 @@ static MYSQL *connect_one(const struct murl *u, unsigned io_s, char *err,
     unsigned proto;
     my_bool yes = 1, no = 0;
 
+    if (ct_max && ct > ct_max)
+        ct = ct_max;
     *eno = 0;
     if (!m) {
         snprintf(err, en, "out of memory");
@@ -799,7 +805,7 @@ static int connect_main(askdb_db *db, struct my *s)
 
     /* A read waits for a statement's answer, which its time limit
     ** bounds: the limit and 10 s more. */
-    s->h = connect_one(&s->url, ceil_s(db->query_timeout_ms) + 10, why,
+    s->h = connect_one(&s->url, 0, ceil_s(db->query_timeout_ms) + 10, why,
                        sizeof why, &no);
     if (!s->h) {
         if (no)
@@ -847,14 +853,11 @@ static int connect_main(askdb_db *db, struct my *s)
 */
 
 /*
-** The kill connection could not connect (no): nothing listens where the
-** session's server was, or its host does not answer. The server stopped,
-** or its host or the network to it went away, and the statement with it,
-** though the session's socket may not hear of it before its read timeout
-** (the time limit and 10 s more; a host that is gone sends no FIN). The
-** session's socket is shut, so that the statement ends now, its
-** connection lost, and s->gone says why - while the statement runs (s->h
-** is its thread's, and in use).
+** Give the session up while its statement runs: its socket is shut, so
+** that the statement ends now, its connection lost, and s->gone says why
+** (askdb's words), with the error number no (s->h is its thread's, and
+** in use). For a kill connection refused (killer()), or a kill that got
+** no answer (stop_statement()).
 */
 static void cut_off(struct my *s, const char *why, unsigned no)
 {
@@ -866,28 +869,54 @@ static void cut_off(struct my *s, const char *why, unsigned no)
     db_watch_release(&s->w);
 }
 
+/* The kill connection got no answer (the library's words in what): noted
+** for the stop, and closed; killer() opens none again for this
+** statement. */
+static void no_answer(struct my *s, const char *what)
+{
+    s->unanswered = 1;
+    snprintf(s->unheard, sizeof s->unheard, "%s", what);
+    if (s->killer) {
+        mysql_close(s->killer);
+        s->killer = NULL;
+    }
+}
+
 /*
 ** The kill connection, opened at its first use, by a stop. NULL when it
 ** cannot be opened, and from then on for the statement when it found no
-** server (cut_off). It waits KILL_IO_S for an answer: a kill or a
-** processlist row comes at once from a server that runs, however slow
-** its statements, while a connection kept from an earlier statement over
-** a network since gone silent hears nothing at all, and only its read
-** timeout sends askdb on to connect anew, be refused and cut the session
-** off (it was 15 s).
+** server or no answer. It waits KILL_IO_S for each answer, the server's
+** greeting included: a greeting, a kill or a processlist row comes at
+** once from a server that runs, however slow its statements, while a
+** connection kept from an earlier statement over a network since gone
+** silent hears nothing at all, and only its read timeout sends askdb on
+** to connect anew (it was 15 s).
+**
+** When the connection is refused (no), nothing listens where the
+** session's server was, or its host does not answer: the server stopped,
+** or its host or the network to it went away, and the statement with it,
+** though the session's socket may not hear of it before its read timeout
+** (the time limit and 10 s more; a host that is gone sends no FIN). The
+** session is cut off at once. A connection taken but never greeted
+** (CR_SERVER_LOST: a stopped server's kernel, a proxy or firewall that
+** holds it) is no answer (stop_statement()).
 */
 static MYSQL *killer(struct my *s)
 {
-    char err[200];
+    char err[200], why[300];
     unsigned no;
 
-    if (!s->killer && !s->no_server) {
-        s->killer = connect_one(&s->url, KILL_IO_S, err, sizeof err, &no);
+    if (!s->killer && !s->no_server && !s->unanswered) {
+        s->killer = connect_one(&s->url, KILL_IO_S, KILL_IO_S, err,
+                                sizeof err, &no);
         if (!s->killer &&
             (no == CR_CONNECTION_ERROR || no == CR_CONN_HOST_ERROR)) {
             s->no_server = 1;
-            cut_off(s, err, no);
-        }
+            snprintf(why, sizeof why, "askdb's KILL QUERY found no server "
+                     "at the session's address: %s", err);
+            cut_off(s, why, no);
+        } else if (!s->killer && gone(no))
+            no_answer(s, err);
     }
     return s->killer;
 }
@@ -933,12 +962,17 @@ static void probe_state(struct my *s)
              "SELECT STATE FROM information_schema.PROCESSLIST WHERE ID = %lu",
              s->watched_id);
     for (tries = 0; tries < 2; tries++) {
+        int kept = s->killer != NULL;
         if ((k = killer(s)) == NULL)
             return;
         if (!mysql_real_query(k, sql, (unsigned long)strlen(sql)))
             break;
         if (!gone(mysql_errno(k)))
             return;
+        if (!kept) {
+            no_answer(s, mysql_error(k));
+            return;
+        }
         drop_killer(s);
     }
     if (tries == 2)
@@ -964,6 +998,7 @@ static int kill_query(struct my *s)
     snprintf(sql, sizeof sql, "KILL QUERY %lu", s->watched_id);
     for (tries = 0; tries < 2; tries++) {
         unsigned no;
+        int kept = s->killer != NULL;
 
         if ((k = killer(s)) == NULL)
             return -1;
@@ -977,7 +1012,12 @@ static int kill_query(struct my *s)
         if (no == 0)
             return 0;
         /* Any failure closes it (opened anew next time); only a closed
-        ** one is worth a second try now. */
+        ** one kept from before is worth a second try now: a new one
+        ** that is closed or hears nothing is no answer. */
+        if (gone(no) && !kept) {
+            no_answer(s, mysql_error(k));
+            return -1;
+        }
         drop_killer(s);
         if (!gone(no))
             return -1;
@@ -985,15 +1025,43 @@ static int kill_query(struct my *s)
     return -1;
 }
 
-/* The watchdog's stop (without w.mu): KILL QUERY, after asking, at the
-** deadline, what the statement was doing. */
+/*
+** The watchdog's stop (without w.mu): KILL QUERY, after asking, at the
+** deadline, what the statement was doing.
+**
+** When the kill connection gets no answer (killer()), the kill is not
+** delivered and askdb cannot know that the statement ends: on a server
+** that takes connections and answers none (stopped with SIGSTOP; a
+** proxy or firewall that holds them; a network that went silent past
+** the handshake) the session hears nothing either, and its read timeout
+** (the time limit and 10 s more) was all that ended the wait: 30 s
+** after a Ctrl-C, 11 to 21 s with --timeout 1000, then reported as a
+** timeout. So at the deadline and on Ctrl-C the session is cut off then,
+** as for a refused kill connection: at most KILL_IO_S after the stop
+** (twice that with a kept kill connection that first hears nothing).
+** What the user sees decides the rule. A server that runs answers the
+** kill connection within KILL_IO_S, however slow its statements, and a
+** kill it answered, late or not, is never cut: the statement ends by it.
+** At the deadline the server's own limit (SERVER_GRACE_MS later) ends
+** the statement too, so a server that is merely slow to greet reports
+** its timeout before the cut can come (cut_off() reaches a statement
+** only while it runs). On Ctrl-C the user is told "cancelled" either
+** way; the next statement connects again. A statement cut short at its
+** rows or bytes (WATCH_FULL) is not cut off: its rows are kept.
+*/
 static void stop_statement(void *ud, int why)
 {
     struct my *s = ud;
+    char gone_why[300];
 
     if (why == DB_WATCH_DEADLINE)
         probe_state(s);
     kill_query(s);
+    if (s->unanswered && why != WATCH_FULL) {
+        snprintf(gone_why, sizeof gone_why, "the server did not answer "
+                 "askdb's KILL QUERY within %d s: %s", KILL_IO_S, s->unheard);
+        cut_off(s, gone_why, CR_SERVER_LOST);
+    }
 }
 
 /* A statement starts (deadline in ms, 0 = none). Without a thread the
@@ -1006,6 +1074,7 @@ static void watch_start(struct my *s, double deadline)
     s->state[0] = '\0';
     s->gone[0] = '\0';
     s->no_server = 0;
+    s->unanswered = 0;
     s->watched_id = s->thread_id;
     db_watch_arm(&s->w, deadline, s->cancel);
 }
@@ -1177,7 +1246,13 @@ static askdb_status server_error(askdb_db *db, struct my *s, unsigned no,
     if (fired == DB_WATCH_CANCEL ||
         (s->cancel && atomic_load(s->cancel))) {
         e->ec = ASKDB_EC_RUNTIME;
-        snprintf(e->msg, sizeof e->msg, "cancelled");
+        if (fired && *s->gone) {
+            /* The stop cut the session off (cut_off): say why. */
+            s->dead = 1;
+            snprintf(e->msg, sizeof e->msg, "cancelled (%s; the "
+                     "connection to %s was closed)", s->gone, db->label);
+        } else
+            snprintf(e->msg, sizeof e->msg, "cancelled");
         return ASKDB_ERR_CANCELLED;
     }
     if (no == CR_SERVER_LOST || no == CR_SERVER_GONE_ERROR ||
@@ -2141,10 +2216,10 @@ static askdb_status my_run(askdb_db *db, const char *sql, askdb_result **out,
 failed:
     fired = db_watch_disarm(&s->w);
     if (*s->gone) {
-        /* The kill found no server, and cut the session off. */
+        /* The kill found no server, or no answer, and cut the session
+        ** off. */
         eno = s->gone_no;
-        snprintf(emsg, sizeof emsg, "askdb's KILL QUERY found no server "
-                 "at the session's address: %s", s->gone);
+        snprintf(emsg, sizeof emsg, "%s", s->gone);
     } else if (fired == DB_WATCH_DEADLINE)
         eno = ER_QUERY_INTERRUPTED; /* our deadline: a timeout */
     else if (!fired && eno == ER_QUERY_INTERRUPTED &&

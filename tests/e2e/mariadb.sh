@@ -254,12 +254,15 @@ kill_ro() {
 # its process group, and a second SIGINT that comes after the first was
 # handled is askdb's second Ctrl-C, which ends it at once, silently.
 #
-# start_relay: a relay to the server (tests/e2e/silent_relay.py) that
-# stands for the network; RELAY_PORT, RELAY_PID. relay_silent: the server
-# as seen through it goes away without a word.
+# start_relay [OPTION...]: a relay to the server (tests/e2e/silent_relay.py,
+# with its options) that stands for the network; RELAY_PORT, RELAY_PID. relay_silent: the server
+# as seen through it goes away without a word. relay_deaf: its sessions
+# hear nothing more, and a new connection is taken but never greeted.
+# relay_mute: the same, but a new connection is greeted and logged in,
+# and its first statement goes unanswered.
 start_relay() {
-    rm -f "$T/relay.port"
-    python3 "$HERE/silent_relay.py" 127.0.0.1 "$MDB_PORT" "$T/relay.port" &
+    rm -f "$T/relay.port" "$T/relay.port.quiet"
+    python3 "$HERE/silent_relay.py" 127.0.0.1 "$MDB_PORT" "$T/relay.port" "$@" &
     RELAY_PID=$!
     echo "$RELAY_PID" >>"$TMP/pids"
     for _ in $(seq 1 100); do
@@ -276,6 +279,66 @@ relay_silent() {
         sleep 0.05
     done
     fail "the relay still takes connections"
+}
+relay_quiet() {
+    kill "-$1" "$RELAY_PID"
+    for _ in $(seq 1 100); do
+        [ -e "$T/relay.port.quiet" ] && return 0
+        sleep 0.05
+    done
+    fail "the relay did not go quiet"
+}
+relay_deaf() { relay_quiet USR2; }
+relay_mute() { relay_quiet HUP; }
+
+# relay_sql SECONDS BREAK: `askdb sql --timeout 1000` of SLEEP(SECONDS)
+# through a new relay, which BREAK (relay_deaf, relay_mute) breaks once
+# the statement runs. Sets RC, ELAPSED_MS (from askdb's start) and url;
+# the relay is left for the caller.
+relay_sql() {
+    local pid t0
+    start_relay
+    url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
+    t0=$(now_ms)
+    timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" sql --timeout 1000 "$url" "SELECT SLEEP($1)" </dev/null >"$T/out" 2>"$T/err" &
+    pid=$!
+    for _ in $(seq 1 100); do
+        [ "$(running_like "SLEEP($1)")" = 1 ] && break
+        sleep 0.05
+    done
+    "$2"
+    wait "$pid"
+    RC=$?
+    ELAPSED_MS=$(($(now_ms) - t0))
+}
+
+# relay_ctrl_c SECONDS BREAK [sql]: `askdb ask --timeout 20000` whose
+# model answers SLEEP(SECONDS) (or `askdb sql` of it), through a new relay
+# that BREAK breaks once the statement runs, then Ctrl-C. Sets RC and
+# ELAPSED_MS (from the Ctrl-C).
+relay_ctrl_c() {
+    local pid t0
+    start_relay
+    url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
+    if [ "${3:-}" = sql ]; then
+        set -- "$1" "$2" sql --timeout 20000 "$url" "SELECT SLEEP($1)"
+    else
+        start_llm "$(always "$(fence "SELECT SLEEP($1) AS s")")"
+        set -- "$1" "$2" ask --llm-url "$URL" --model test --timeout 20000 --no-question-check "$url" "Sleep a while"
+    fi
+    timeout --foreground -k "$RUN_LIMIT_S" "$RUN_LIMIT_S" env --default-signal=INT "$ASKDB" "${@:3}" \
+        </dev/null >"$T/out" 2>"$T/err" &
+    pid=$!
+    for _ in $(seq 1 100); do
+        [ "$(running_like "SLEEP($1)")" = 1 ] && break
+        sleep 0.05
+    done
+    "$2"
+    t0=$(now_ms)
+    kill -INT "$pid"
+    wait "$pid"
+    RC=$?
+    ELAPSED_MS=$(($(now_ms) - t0))
 }
 
 # wait_out TEXT: wait up to 5 s for TEXT in $T/out.
@@ -1170,6 +1233,101 @@ fault_server_gone_silently_is_found_by_an_open_kill_connection() {
     kill "$RELAY_PID"
 }
 
+# A server that takes connections and answers none (stopped with
+# SIGSTOP: its kernel still completes the handshake; a proxy or firewall
+# that holds them) greets no kill connection, and its session hears
+# nothing more. askdb waited for the session's read timeout: 21 s with
+# --timeout 1000 (the kill connection waited 10 s for a greeting, twice),
+# reported as a timeout, and 30 s after a Ctrl-C (--timeout 20000). The
+# kill connection waits 2 s for its greeting, then the session is given
+# up.
+fault_server_that_greets_no_kill_connection_is_given_up_at_the_limit() {
+    relay_sql 30 relay_deaf
+    echo "deaf server, --timeout 1000: exit $RC in $ELAPSED_MS ms" >>"$T/.trace"
+    after_run "sql (deaf server)"
+    expect_rc 1
+    expect_err_has "lost the connection to mariadb://ro@127.0.0.1:$RELAY_PORT/shop (the server did not answer askdb's KILL QUERY within 2 s: Lost connection to server at 'handshake: reading initial communication packet'"
+    expect_err_has "check that it runs"
+    expect_faster 5000
+    kill "$RELAY_PID"
+}
+fault_server_that_greets_no_kill_connection_is_given_up_on_ctrl_c() {
+    relay_ctrl_c 31 relay_deaf
+    echo "deaf server, Ctrl-C: exit $RC in $ELAPSED_MS ms" >>"$T/.trace"
+    after_run "ask (deaf server, Ctrl-C)"
+    expect_rc 130
+    expect_err_has "cancelled"
+    expect_faster 3500
+    kill "$RELAY_PID"
+}
+
+# The same with a kill connection that is greeted and logged in, and
+# whose question or KILL QUERY goes unanswered (a server whose threads for
+# statements are all stuck; a proxy that logs in and forwards nothing
+# after): askdb waited 11 s with --timeout 1000 (2 s for each of two
+# processlist questions and two kills), reported as a timeout, and 30 s
+# after a Ctrl-C. A new kill connection that hears nothing for 2 s is
+# not tried again now, and the session is given up then.
+fault_server_that_answers_no_kill_is_given_up_at_the_limit() {
+    relay_sql 32 relay_mute
+    echo "mute server, --timeout 1000: exit $RC in $ELAPSED_MS ms" >>"$T/.trace"
+    after_run "sql (mute server)"
+    expect_rc 1
+    expect_err_has "lost the connection to mariadb://ro@127.0.0.1:$RELAY_PORT/shop (the server did not answer askdb's KILL QUERY within 2 s: Lost connection to server during query, error 2013)"
+    expect_err_has "check that it runs"
+    expect_faster 5000
+    kill "$RELAY_PID"
+}
+fault_server_that_answers_no_kill_is_given_up_on_ctrl_c() {
+    relay_ctrl_c 33 relay_mute sql
+    echo "mute server, Ctrl-C: exit $RC in $ELAPSED_MS ms" >>"$T/.trace"
+    after_run "sql (mute server, Ctrl-C)"
+    expect_rc 130
+    expect_err_has "cancelled (the server did not answer askdb's KILL QUERY within 2 s: Lost connection to server during query; the connection to mariadb://ro@127.0.0.1:$RELAY_PORT/shop was closed)"
+    expect_faster 3500
+    kill "$RELAY_PID"
+}
+
+# A server slow to take connections, but running, is not given up: its
+# kill connection greeted 1.5 s late, a Ctrl-C's KILL QUERY reaches the
+# statement, which is cancelled with its session kept (nothing said of a
+# closed connection); greeted 3 s late, past the kill connection's 2 s,
+# the server's own time limit ends the statement first, and that is
+# reported as the timeout it is.
+fault_server_slow_to_take_connections_is_not_given_up() {
+    local pid t0
+    start_relay --delay-new 1500
+    url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
+    timeout --foreground -k "$RUN_LIMIT_S" "$RUN_LIMIT_S" env --default-signal=INT "$ASKDB" sql --timeout 20000 "$url" \
+        "SELECT SLEEP(34)" </dev/null >"$T/out" 2>"$T/err" &
+    pid=$!
+    for _ in $(seq 1 100); do
+        [ "$(running_like 'SLEEP(34)')" = 1 ] && break
+        sleep 0.05
+    done
+    t0=$(now_ms)
+    kill -INT "$pid"
+    wait "$pid"
+    RC=$?
+    ELAPSED_MS=$(($(now_ms) - t0))
+    echo "slow server, Ctrl-C: exit $RC in $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
+    after_run "sql (slow server, Ctrl-C)"
+    expect_rc 130
+    expect_err_has "cancelled"
+    grep -qF "closed" "$T/err" && fail "the session was given up: $(cat "$T/err")"
+    expect_faster 3500
+    kill "$RELAY_PID"
+    start_relay --delay-new 3000
+    url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
+    run sql --timeout 1000 "$url" "SELECT SLEEP(35)"
+    echo "slow server, --timeout 1000: exit $RC in $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
+    after_run "sql (slow server)"
+    expect_rc 1
+    expect_err_has "query interrupted after the 1000 ms time limit (--timeout)"
+    expect_faster 5000
+    kill "$RELAY_PID"
+}
+
 # Last: it kills the server.
 fault_server_killed_mid_query() {
     local pid spid shell
@@ -1253,6 +1411,11 @@ TESTS=(
     each_statement_starts_from_a_clean_session
     fault_server_gone_silently_is_found_by_the_kill
     fault_server_gone_silently_is_found_by_an_open_kill_connection
+    fault_server_that_greets_no_kill_connection_is_given_up_at_the_limit
+    fault_server_that_greets_no_kill_connection_is_given_up_on_ctrl_c
+    fault_server_that_answers_no_kill_is_given_up_at_the_limit
+    fault_server_that_answers_no_kill_is_given_up_on_ctrl_c
+    fault_server_slow_to_take_connections_is_not_given_up
     fault_server_killed_mid_query
 )
 

@@ -3,6 +3,7 @@
 whose host went down or whose network was cut.
 
     python3 tests/e2e/silent_relay.py HOST PORT PORT_FILE [--hold-cancels]
+                                      [--delay-new MS]
 
 Listens on a free loopback port (written to PORT_FILE once it listens)
 and relays each connection to HOST:PORT. On SIGUSR1 it goes silent: the
@@ -13,34 +14,53 @@ network says nothing of a host that is gone. On SIGUSR2 it goes deaf
 instead: the same, but the listener stays and holds each new connection
 open without a byte, relaying it nowhere, as a host whose server was
 stopped (SIGSTOP) still completes the TCP handshake, or as a firewall or
-proxy in front of it that takes connections and forwards none. Either
-way PORT_FILE.quiet is made once it went quiet. SIGTERM ends it.
+proxy in front of it that takes connections and forwards none. On
+SIGHUP it goes mute: the same as deaf, but each new connection is
+relayed through the MySQL handshake (the server's greeting, the login
+and its answer) and held without a byte from the client's first command
+on (its first packet numbered 0), as a server does whose threads for
+statements are all stuck, or a proxy that logs in and forwards nothing
+after. Any way PORT_FILE.quiet is made once it went quiet. SIGTERM ends
+it.
 
 With --hold-cancels it relays every connection but a PostgreSQL cancel
 request (its first 16 bytes say so), which it holds open without a byte,
 as a proxy does that takes cancel requests and forwards none; it writes
 how many it holds to PORT_FILE.held.
+
+With --delay-new MS it relays each connection but the first MS late (it
+takes it at once, and connects on to the server MS later, so the
+server's greeting comes that much late), as a server does that is slow
+to take connections but runs.
 """
 import os
 import selectors
 import signal
 import socket
 import sys
+import time
 
 host, port, port_file = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-hold_cancels = sys.argv[4:] == ["--hold-cancels"]
+opts = sys.argv[4:]
+hold_cancels = "--hold-cancels" in opts
+delay_new = (int(opts[opts.index("--delay-new") + 1]) / 1000
+             if "--delay-new" in opts else 0)
+accepted = 0       # connections taken so far
+delayed = []       # (when, client): connections to relay from when on
 CANCEL_REQUEST = (16).to_bytes(4, "big") + (80877102).to_bytes(4, "big")
-requested = None   # "refuse" (SIGUSR1) or "hold" (SIGUSR2)
+requested = None   # "refuse" (SIGUSR1), "hold" (SIGUSR2), "mute" (SIGHUP)
 quiet = False
 
 
 def go_silent(signum, frame):
     global requested
-    requested = "refuse" if signum == signal.SIGUSR1 else "hold"
+    requested = {signal.SIGUSR1: "refuse", signal.SIGUSR2: "hold",
+                 signal.SIGHUP: "mute"}[signum]
 
 
 signal.signal(signal.SIGUSR1, go_silent)
 signal.signal(signal.SIGUSR2, go_silent)
+signal.signal(signal.SIGHUP, go_silent)
 signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
 
 listener = socket.socket()
@@ -51,10 +71,23 @@ sel.register(listener, selectors.EVENT_READ)
 peer = {}          # each relayed socket -> the other end
 upstream = set()   # the sockets to the server
 muted = []         # clients' sockets kept open after going quiet
+login = {}         # mute: each new client's socket -> its bytes not yet
+                   # relayed (an unfinished MySQL packet)
 
 with open(port_file + ".tmp", "w") as f:
     f.write(str(listener.getsockname()[1]))
 os.rename(port_file + ".tmp", port_file)
+
+
+def relay(client):
+    """Relay client to the server from now on."""
+    server = socket.create_connection((host, port))
+    peer[client], peer[server] = server, client
+    upstream.add(server)
+    sel.register(client, selectors.EVENT_READ)
+    sel.register(server, selectors.EVENT_READ)
+    if quiet:
+        login[client] = b""
 
 
 def is_cancel(client):
@@ -81,7 +114,36 @@ def close_pair(s):
     for x in (s, other):
         sel.unregister(x)
         upstream.discard(x)
+        login.pop(x, None)
         x.close()
+
+
+def mute_pair(client):
+    """Hold client without another byte; close its server's side."""
+    server = peer.pop(client)
+    peer.pop(server)
+    for x in (client, server):
+        sel.unregister(x)
+    upstream.discard(server)
+    server.close()
+    login.pop(client)
+    muted.append(client)
+
+
+def login_part(client, data):
+    """The whole MySQL packets of what client sent (after the bytes left
+    over before) up to its first command; None once that came."""
+    buf = login[client] + data
+    out = b""
+    while len(buf) >= 4:
+        size = int.from_bytes(buf[:3], "little")
+        if buf[3] == 0:
+            return None
+        if len(buf) < 4 + size:
+            break
+        out, buf = out + buf[:4 + size], buf[4 + size:]
+    login[client] = buf
+    return out
 
 
 while True:
@@ -100,22 +162,24 @@ while True:
         peer.clear()
         upstream.clear()
         open(port_file + ".quiet", "w").close()
+    while delayed and delayed[0][0] <= time.monotonic() and not quiet:
+        relay(delayed.pop(0)[1])
     for key, _ in sel.select(0.05):
         s = key.fileobj
         if s is listener:
             client, _ = listener.accept()
-            if quiet:
+            accepted += 1
+            if quiet and requested != "mute":
                 muted.append(client)
                 continue
             if hold_cancels and is_cancel(client):
                 muted.append(client)
                 write_held()
                 continue
-            server = socket.create_connection((host, port))
-            peer[client], peer[server] = server, client
-            upstream.add(server)
-            sel.register(client, selectors.EVENT_READ)
-            sel.register(server, selectors.EVENT_READ)
+            if delay_new and accepted > 1 and not quiet:
+                delayed.append((time.monotonic() + delay_new, client))
+                continue
+            relay(client)
             continue
         if s not in peer:
             continue
@@ -126,6 +190,11 @@ while True:
         if not data:
             close_pair(s)
             continue
+        if s in login:
+            data = login_part(s, data)
+            if data is None:
+                mute_pair(s)
+                continue
         try:
             peer[s].sendall(data)
         except OSError:
