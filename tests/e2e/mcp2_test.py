@@ -78,7 +78,7 @@ class Servers:
     def stdio(self, errlog, *extra):
         """`askdb mcp` as a transport for Client, its stderr to errlog."""
         params = StdioServerParameters(command=ASKDB, args=["mcp", *self.model, *extra, SHOP_DB],
-                                       env=ENV)
+                                       env=dict(ENV, ASKDB_CACHE_DIR=os.path.join(self.dir, "c")))
         return stdio_client(params, errlog=errlog)
 
     def stdio_raw(self):
@@ -86,7 +86,8 @@ class Servers:
         err = os.path.join(self.dir, "raw.err")
         self.errs.append(err)
         self.raw = subprocess.Popen([ASKDB, "mcp", *self.model, SHOP_DB], stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, stderr=open(err, "w"), env=ENV,
+                                    stdout=subprocess.PIPE, stderr=open(err, "w"),
+                                    env=dict(ENV, ASKDB_CACHE_DIR=os.path.join(self.dir, "c")),
                                     text=True)
         return self.raw
 
