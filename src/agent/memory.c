@@ -441,7 +441,8 @@ static int creatable(const char *path, enum file_state fs, int in_cache,
     while (in_cache && access(dir, F_OK) != 0 && errno == ENOENT) {
         cut = strrchr(dir, '/');
         if (!cut) {             /* "relcache": the working directory */
-            strcpy(dir, ".");
+            dir[0] = '.';       /* dir holds one byte at least */
+            dir[1] = '\0';
             break;
         }
         cut[cut == dir] = '\0';  /* "/askdbcache": the root */
