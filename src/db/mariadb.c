@@ -619,6 +619,24 @@ static MYSQL *connect_one(const struct murl *u, unsigned ct_max,
     return m;
 }
 
+/*
+** Did a connect fail for its timeout (no answer) rather than a refusal?
+** The library reports both as CR_CONNECTION_ERROR or CR_CONN_HOST_ERROR
+** and tells them apart only by the system's error number, which it puts
+** at the end of its message: "Can't connect to server on '127.0.0.1'
+** (110)", ETIMEDOUT, against (111) for ECONNREFUSED.
+*/
+static int connect_timed_out(unsigned no, const char *msg)
+{
+    char tag[16];
+    size_t ml = strlen(msg), tl;
+
+    if (no != CR_CONNECTION_ERROR && no != CR_CONN_HOST_ERROR)
+        return 0;
+    tl = (size_t)snprintf(tag, sizeof tag, " (%d)", ETIMEDOUT);
+    return ml >= tl && strcmp(msg + ml - tl, tag) == 0;
+}
+
 /* Did the server close the connection (or go away)? */
 static int gone(unsigned no)
 {
@@ -893,13 +911,16 @@ static void no_answer(struct my *s, const char *what)
 ** to connect anew (it was 15 s).
 **
 ** When the connection is refused (no), nothing listens where the
-** session's server was, or its host does not answer: the server stopped,
+** session's server was, or its host is unreachable: the server stopped,
 ** or its host or the network to it went away, and the statement with it,
 ** though the session's socket may not hear of it before its read timeout
 ** (the time limit and 10 s more; a host that is gone sends no FIN). The
 ** session is cut off at once. A connection taken but never greeted
 ** (CR_SERVER_LOST: a stopped server's kernel, a proxy or firewall that
-** holds it) is no answer (stop_statement()).
+** holds it) is no answer (stop_statement()), and so is a connect that
+** timed out (connect_timed_out()): its SYNs went unanswered, as when a
+** running server's accept queue is full or a link drops packets, and the
+** statement may well run on.
 */
 static MYSQL *killer(struct my *s)
 {
@@ -909,14 +930,16 @@ static MYSQL *killer(struct my *s)
     if (!s->killer && !s->no_server && !s->unanswered) {
         s->killer = connect_one(&s->url, KILL_IO_S, KILL_IO_S, err,
                                 sizeof err, &no);
-        if (!s->killer &&
-            (no == CR_CONNECTION_ERROR || no == CR_CONN_HOST_ERROR)) {
+        if (s->killer)
+            return s->killer;
+        if (gone(no) || connect_timed_out(no, err)) {
+            no_answer(s, err);
+        } else if (no == CR_CONNECTION_ERROR || no == CR_CONN_HOST_ERROR) {
             s->no_server = 1;
             snprintf(why, sizeof why, "askdb's KILL QUERY found no server "
                      "at the session's address: %s", err);
             cut_off(s, why, no);
-        } else if (!s->killer && gone(no))
-            no_answer(s, err);
+        }
     }
     return s->killer;
 }

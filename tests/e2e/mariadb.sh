@@ -259,7 +259,9 @@ kill_ro() {
 # as seen through it goes away without a word. relay_deaf: its sessions
 # hear nothing more, and a new connection is taken but never greeted.
 # relay_mute: the same, but a new connection is greeted and logged in,
-# and its first statement goes unanswered.
+# and its first statement goes unanswered. relay_full: its sessions go
+# on, but its accept queue is full, so a new connection's connect times
+# out (a running server that is overloaded, or a lossy link).
 start_relay() {
     rm -f "$T/relay.port" "$T/relay.port.quiet"
     python3 "$HERE/silent_relay.py" 127.0.0.1 "$MDB_PORT" "$T/relay.port" "$@" &
@@ -290,6 +292,7 @@ relay_quiet() {
 }
 relay_deaf() { relay_quiet USR2; }
 relay_mute() { relay_quiet HUP; }
+relay_full() { relay_quiet WINCH; }
 
 # relay_sql SECONDS BREAK: `askdb sql --timeout 1000` of SLEEP(SECONDS)
 # through a new relay, which BREAK (relay_deaf, relay_mute) breaks once
@@ -1328,6 +1331,22 @@ fault_server_slow_to_take_connections_is_not_given_up() {
     kill "$RELAY_PID"
 }
 
+# A server whose accept queue is full (running but overloaded; a lossy
+# link drops SYNs the same way) lets the kill connection's connect time
+# out: that is no answer, not a server gone. askdb took the timeout's
+# error 2002 for a refusal and told a Ctrl-C user that the KILL QUERY
+# "found no server" while the statement ran on.
+fault_full_accept_queue_is_no_answer_not_no_server() {
+    relay_ctrl_c 36 relay_full sql
+    echo "full accept queue, Ctrl-C: exit $RC in $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
+    after_run "sql (full accept queue, Ctrl-C)"
+    expect_rc 130
+    expect_err_has "cancelled (the server did not answer askdb's KILL QUERY within 2 s: Can't connect to server on '127.0.0.1' (110)"
+    grep -qF "found no server" "$T/err" && fail "a connect that timed out was taken for no server: $(cat "$T/err")"
+    expect_faster 8000
+    kill "$RELAY_PID"
+}
+
 # Last: it kills the server.
 fault_server_killed_mid_query() {
     local pid spid shell
@@ -1416,6 +1435,7 @@ TESTS=(
     fault_server_that_answers_no_kill_is_given_up_at_the_limit
     fault_server_that_answers_no_kill_is_given_up_on_ctrl_c
     fault_server_slow_to_take_connections_is_not_given_up
+    fault_full_accept_queue_is_no_answer_not_no_server
     fault_server_killed_mid_query
 )
 

@@ -20,8 +20,11 @@ relayed through the MySQL handshake (the server's greeting, the login
 and its answer) and held without a byte from the client's first command
 on (its first packet numbered 0), as a server does whose threads for
 statements are all stuck, or a proxy that logs in and forwards nothing
-after. Any way PORT_FILE.quiet is made once it went quiet. SIGTERM ends
-it.
+after. On SIGWINCH it stops taking connections and fills its accept
+queue, so that the kernel drops each new connection's SYN and its
+connect times out, while the connections it relays go on: a server that
+runs but is overloaded, or a lossy link to it. Any way PORT_FILE.quiet
+is made once it went quiet. SIGTERM ends it.
 
 With --hold-cancels it relays every connection but a PostgreSQL cancel
 request (its first 16 bytes say so), which it holds open without a byte,
@@ -48,17 +51,19 @@ delay_new = (int(opts[opts.index("--delay-new") + 1]) / 1000
 accepted = 0       # connections taken so far
 delayed = []       # (when, client): connections to relay from when on
 CANCEL_REQUEST = (16).to_bytes(4, "big") + (80877102).to_bytes(4, "big")
-requested = None   # "refuse" (SIGUSR1), "hold" (SIGUSR2), "mute" (SIGHUP)
+requested = None   # "refuse" (SIGUSR1), "hold" (SIGUSR2), "mute" (SIGHUP),
+                   # "full" (SIGWINCH)
 quiet = False
 
 
 def go_silent(signum, frame):
     global requested
     requested = {signal.SIGUSR1: "refuse", signal.SIGUSR2: "hold",
-                 signal.SIGHUP: "mute"}[signum]
+                 signal.SIGHUP: "mute", signal.SIGWINCH: "full"}[signum]
 
 
 signal.signal(signal.SIGUSR1, go_silent)
+signal.signal(signal.SIGWINCH, go_silent)
 signal.signal(signal.SIGUSR2, go_silent)
 signal.signal(signal.SIGHUP, go_silent)
 signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
@@ -73,6 +78,7 @@ upstream = set()   # the sockets to the server
 muted = []         # clients' sockets kept open after going quiet
 login = {}         # mute: each new client's socket -> its bytes not yet
                    # relayed (an unfinished MySQL packet)
+fillers = []       # full: the connections that fill the accept queue
 
 with open(port_file + ".tmp", "w") as f:
     f.write(str(listener.getsockname()[1]))
@@ -100,6 +106,20 @@ def is_cancel(client):
         head = b""
     client.settimeout(None)
     return head == CANCEL_REQUEST
+
+
+def fill_queue():
+    """Take no connection from now on, with an accept queue of one that
+    is full: Linux drops the SYN of any connection past it, which
+    retries until its connect times out."""
+    sel.unregister(listener)
+    listener.listen(0)
+    for _ in range(3):
+        f = socket.socket()
+        f.setblocking(False)
+        f.connect_ex(listener.getsockname())
+        fillers.append(f)
+    time.sleep(0.2)
 
 
 def write_held():
@@ -147,6 +167,10 @@ def login_part(client, data):
 
 
 while True:
+    if requested == "full" and not quiet:
+        quiet = True
+        fill_queue()
+        open(port_file + ".quiet", "w").close()
     if requested and not quiet:
         quiet = True
         if requested == "refuse":
