@@ -116,7 +116,11 @@ struct murl {
 #define WATCH_TICK_MS 50
 #define WATCH_FULL 3
 /* The kill connection's connect, read and write timeouts (killer()), in
-** seconds: the library's unit. */
+** seconds: the library's unit. A bound on each step (the connect and the
+** greeting, the login's answer, each question's), not on a stop in all:
+** the library takes them only as options read when it connects, and the
+** login runs inside mysql_real_connect(), so there is no deadline to
+** share out between the steps short of its internals. */
 #define KILL_IO_S 2
 
 struct my {
@@ -1060,8 +1064,11 @@ static int kill_query(struct my *s)
 ** (the time limit and 10 s more) was all that ended the wait: 30 s
 ** after a Ctrl-C, 11 to 21 s with --timeout 1000, then reported as a
 ** timeout. So at the deadline and on Ctrl-C the session is cut off then,
-** as for a refused kill connection: at most KILL_IO_S after the stop
-** (twice that with a kept kill connection that first hears nothing).
+** as for a refused kill connection: KILL_IO_S after the step that heard
+** nothing began - KILL_IO_S after the stop when the server answers
+** nothing at all, more when it answers the first steps just in time (up
+** to 3 * KILL_IO_S for a new kill connection: connect, login, question;
+** KILL_IO_S more with a kept one that first hears nothing).
 ** What the user sees decides the rule. A server that runs answers the
 ** kill connection within KILL_IO_S, however slow its statements, and a
 ** kill it answered, late or not, is never cut: the statement ends by it.
