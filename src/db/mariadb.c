@@ -997,6 +997,16 @@ static void probe_state(struct my *s)
         if (!gone(mysql_errno(k)))
             return;
         if (!kept) {
+            /* A new connection, greeted and logged in, that hears
+            ** nothing for KILL_IO_S: the server's threads are stuck, or
+            ** something between holds what is sent. No KILL QUERY
+            ** follows (kill_query() finds no kill connection): it would
+            ** go unanswered the same way, KILL_IO_S to 3 * KILL_IO_S
+            ** more on a new connection, and the session is cut off
+            ** anyway (stop_statement()): the server ends the statement
+            ** when it finds its connection gone, at the latest as it
+            ** sends the result, and at the deadline its own limit ends
+            ** it as well. */
             no_answer(s, mysql_error(k));
             return;
         }
