@@ -473,12 +473,12 @@ static int stateless_ok(struct mcp_msg *m, const struct mcp_route *route,
 struct mcp_msg *mcp_parse(struct mcp_session *s, const char *text,
                           size_t len, mcp_emit_fn emit, void *ud)
 {
-    return mcp_parse_route(s, text, len, NULL, emit, ud);
+    return mcp_parse_route(s, text, len, NULL, 0, emit, ud);
 }
 
 struct mcp_msg *mcp_parse_route(struct mcp_session *s, const char *text,
                                 size_t len, const struct mcp_route *route,
-                                mcp_emit_fn emit, void *ud)
+                                int stateless, mcp_emit_fn emit, void *ud)
 {
     json_t *root, *id, *method, *params, *v;
     struct mcp_msg *m;
@@ -565,7 +565,8 @@ struct mcp_msg *mcp_parse_route(struct mcp_session *s, const char *text,
     m->id = id;
     m->method = json_string_value(method);
     m->params = params;
-    if (is_stateless(root) && !stateless_ok(m, route, emit, ud)) {
+    if ((stateless || is_stateless(root)) &&
+        !stateless_ok(m, route, emit, ud)) {
         msg_free(m);
         return NULL;
     }

@@ -70,10 +70,14 @@ struct mcp_route {
 };
 
 /* mcp_parse() of a message that came over HTTP with these headers: a
-** stateless request's are checked against its body. */
+** stateless request's are checked against its body. stateless says the
+** transport took it for one (its MCP-Protocol-Version header names
+** 2026-07-28): a request then needs that revision's _meta (-32602) even
+** when its body does not name the revision, so it is never served as one
+** of the handshake. */
 struct mcp_msg *mcp_parse_route(struct mcp_session *s, const char *text,
                                 size_t len, const struct mcp_route *route,
-                                mcp_emit_fn emit, void *ud);
+                                int stateless, mcp_emit_fn emit, void *ud);
 
 /* Whether text is a request of the stateless era (revision 2026-07-28:
 ** params._meta names a protocol version), which no session's state

@@ -395,8 +395,12 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
         return NULL;
     }
     pthread_mutex_unlock(&m->mu);
-    stateless = mcp_text_stateless(q->body, q->len) ||
-                (!q->session && mcp_version_stateless(q->route.version));
+    /* Decided here, once: the session a request runs in and what
+    ** mcp_parse_route() asks of it must agree (a header that says
+    ** 2026-07-28 over a body of the handshake is -32602, never served as
+    ** the handshake's). The header is read first: it costs no parse. */
+    stateless = (!q->session && mcp_version_stateless(q->route.version)) ||
+                mcp_text_stateless(q->body, q->len);
     if (stateless) {
         h = open_stateless(m);
         if (!h) {
@@ -427,8 +431,8 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
     snprintf(session_out, 40, "%s", h->id);
     memset(&col, 0, sizeof col);
     pthread_mutex_init(&col.mu, NULL);
-    msg = mcp_parse_route(h->ms, q->body, q->len, &q->route, collect_emit,
-                          &col);
+    msg = mcp_parse_route(h->ms, q->body, q->len, &q->route, stateless,
+                          collect_emit, &col);
     /* A stateless tool call always goes through a stream, which tells
     ** when its client closes it; its other requests are answered at once,
     ** with their status. */

@@ -403,6 +403,25 @@ async def stateless_errors_over_http(s):
     st, _, r = post(url, {"jsonrpc": "2.0", "id": 5, "method": "tools/list",
                           "params": {"_meta": m}}, routed())
     assert st == 400 and r["error"]["code"] == -32602, (st, r)
+    # The header alone makes a request without a session stateless: one
+    # without the _meta of the era is -32602 and 400, as from the SDK's
+    # server, not a request of the handshake (which initialize would open).
+    st, h, r = post(url, {"jsonrpc": "2.0", "id": 6, "method": "tools/list"}, routed())
+    assert st == 400 and r["error"]["code"] == -32602, (st, r)
+    assert "protocolVersion" in r["error"]["message"], r
+    st, h, r = post(url, {"jsonrpc": "2.0", "id": 7, "method": "initialize",
+                          "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                                     "clientInfo": {"name": "raw", "version": "1"}}},
+                    routed(method="initialize"))
+    assert st == 400 and r["error"]["code"] == -32602, (st, r)
+    assert "Mcp-Session-Id" not in h, h.items()
+    # A _meta with the capabilities but not the revision: -32602 too.
+    m = meta()
+    del m["io.modelcontextprotocol/protocolVersion"]
+    st, _, r = post(url, {"jsonrpc": "2.0", "id": 8, "method": "tools/list",
+                          "params": {"_meta": m}}, routed())
+    assert st == 400 and r["error"]["code"] == -32602, (st, r)
+    assert "protocolVersion" in r["error"]["message"], r
 
 
 def main(argv):
