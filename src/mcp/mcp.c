@@ -470,6 +470,37 @@ static int stateless_ok(struct mcp_msg *m, const struct mcp_route *route,
     return 1;
 }
 
+/*
+** Whether a tools/call is a call at all: a name askdb has a tool of and
+** arguments that are an object (or none). Checked as it is read, with no
+** database: a transport that streams the call (a stateless one over HTTP
+** commits to status 200 first) answers this error before, with its own
+** status. Answered here when not, 0 returned.
+*/
+static int call_ok(struct mcp_msg *m, mcp_emit_fn emit, void *ud)
+{
+    json_t *args = json_object_get(m->params, "arguments");
+    json_t *jname = json_object_get(m->params, "name");
+    const char *name = mcp_cstr(jname);
+    char msg[300];
+
+    if (args && !json_is_object(args) && !json_is_null(args))
+        snprintf(msg, sizeof msg, "'arguments' must be an object");
+    else if (json_is_string(jname) && !name)
+        snprintf(msg, sizeof msg, "unknown tool: its name holds a NUL "
+                 "character");
+    else if (!name)
+        snprintf(msg, sizeof msg, "tools/call needs params.name");
+    else if (!mcp_tool_known(name))
+        snprintf(msg, sizeof msg, "unknown tool '%.100s': the tools are "
+                 "list_databases, search_objects, execute_sql, ask, "
+                 "explain_sql", name);
+    else
+        return 1;
+    reply_error(emit, ud, m->id, -32602, msg);
+    return 0;
+}
+
 struct mcp_msg *mcp_parse(struct mcp_session *s, const char *text,
                           size_t len, mcp_emit_fn emit, void *ud)
 {
@@ -571,6 +602,10 @@ struct mcp_msg *mcp_parse_route(struct mcp_session *s, const char *text,
         return NULL;
     }
     if (strcmp(m->method, "tools/call") == 0) {
+        if (!call_ok(m, emit, ud)) {
+            msg_free(m);
+            return NULL;
+        }
         m->fl = register_call(s, id, &dup);
         if (!m->fl) {
             reply_error(emit, ud, id, dup ? -32600 : -32603, dup
@@ -770,39 +805,30 @@ static void do_tools_call(struct mcp_session *s, struct mcp_msg *m,
 {
     struct notify_ctx nc = {emit, ud};
     struct mcp_call c;
-    json_t *args = json_object_get(m->params, "arguments"), *tok, *r = NULL;
-    json_t *jname = json_object_get(m->params, "name");
-    const char *name = mcp_cstr(jname);
+    json_t *args = json_object_get(m->params, "arguments"), *tok, *r;
+    const char *name = mcp_cstr(json_object_get(m->params, "name"));
     char msg[300];
     int code = 0;
 
+    /* call_ok() passed: the name is a tool's, the arguments an object. */
     memset(&c, 0, sizeof c);
-    if (args && !json_is_object(args) && !json_is_null(args)) {
-        code = -32602;
-        snprintf(msg, sizeof msg, "'arguments' must be an object");
-    } else if (json_is_string(jname) && !name) {
-        code = -32602;
-        snprintf(msg, sizeof msg, "unknown tool: its name holds a NUL "
-                 "character");
-    } else {
-        tok = json_object_get(json_object_get(m->params, "_meta"),
-                              "progressToken");
-        c.srv = s->srv;
-        c.progress_token =
-            json_is_string(tok) || json_is_integer(tok) ? tok : NULL;
-        c.notify = notify;
-        c.ud = &nc;
-        c.lock = &s->lock;
-        c.cancelled = &m->fl->cancelled;
-        c.running = &m->fl->running;
-        c.running_db = &m->fl->running_db;
-        pthread_mutex_lock(&s->lock);
-        c.version = m->stateless ? m->version : s->version;
-        c.log_level = m->stateless ? m->log_level : s->log_level;
-        pthread_mutex_unlock(&s->lock);
-        r = mcp_tool_call(&c, name, json_is_object(args) ? args : NULL,
-                          &code, msg, sizeof msg);
-    }
+    tok = json_object_get(json_object_get(m->params, "_meta"),
+                          "progressToken");
+    c.srv = s->srv;
+    c.progress_token = json_is_string(tok) || json_is_integer(tok) ? tok
+                                                                    : NULL;
+    c.notify = notify;
+    c.ud = &nc;
+    c.lock = &s->lock;
+    c.cancelled = &m->fl->cancelled;
+    c.running = &m->fl->running;
+    c.running_db = &m->fl->running_db;
+    pthread_mutex_lock(&s->lock);
+    c.version = m->stateless ? m->version : s->version;
+    c.log_level = m->stateless ? m->log_level : s->log_level;
+    pthread_mutex_unlock(&s->lock);
+    r = mcp_tool_call(&c, name, json_is_object(args) ? args : NULL, &code,
+                      msg, sizeof msg);
     if (unregister_call(s, m->fl)) {
         /* Cancelled: the client expects no response. */
         json_decref(r);

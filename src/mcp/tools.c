@@ -910,6 +910,18 @@ static json_t *tool_ask(struct mcp_call *c, json_t *args)
 
 /* ---------------------------------------------------------------------- */
 
+int mcp_tool_known(const char *name)
+{
+    static const char *const names[] = {"list_databases", "search_objects",
+                                        "execute_sql", "ask", "explain_sql"};
+    size_t i;
+
+    for (i = 0; name && i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(name, names[i]) == 0)
+            return 1;
+    return 0;
+}
+
 json_t *mcp_tool_call(struct mcp_call *c, const char *name, json_t *args,
                       int *code, char *msg, size_t msglen)
 {

@@ -63,6 +63,9 @@ json_t *mcp_tools_list(struct mcp_server *srv, int version);
 json_t *mcp_tool_call(struct mcp_call *c, const char *name, json_t *args,
                       int *code, char *msg, size_t msglen);
 
+/* Whether askdb has a tool called name (NULL: no). */
+int mcp_tool_known(const char *name);
+
 /* The text of v when it is a string without a NUL ("\u0000" in JSON),
 ** else NULL: C would read such a string only up to the NUL, as another
 ** one (borrowed from v). */

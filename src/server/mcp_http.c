@@ -435,7 +435,9 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
                           collect_emit, &col);
     /* A stateless tool call always goes through a stream, which tells
     ** when its client closes it; its other requests are answered at once,
-    ** with their status. */
+    ** with their status, and so is a call that is not one (an unknown
+    ** tool: mcp_parse_route() answered it), which a stream would send
+    ** with 200. */
     if (!msg)
         streamed = 0;
     else if (stateless)

@@ -415,6 +415,18 @@ async def stateless_errors_over_http(s):
                     routed(method="initialize"))
     assert st == 400 and r["error"]["code"] == -32602, (st, r)
     assert "Mcp-Session-Id" not in h, h.items()
+    # A tool call that is not one (an unknown tool, arguments that are not
+    # an object, no name) is found before it would stream: 400, -32602,
+    # where a stream would have committed to 200 first.
+    for params, name, why in (({"name": "nope", "arguments": {}}, "nope", "unknown tool"),
+                              ({"name": "execute_sql", "arguments": 5}, "execute_sql",
+                               "'arguments'"),
+                              ({"arguments": {}}, None, "params.name")):
+        call = {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                "params": dict(params, _meta=meta())}
+        st, _, r = post(url, call, routed(method="tools/call", name=name))
+        assert st == 400 and r["error"]["code"] == -32602, (params, st, r)
+        assert why in r["error"]["message"], (params, r)
     # A _meta with the capabilities but not the revision: -32602 too.
     m = meta()
     del m["io.modelcontextprotocol/protocolVersion"]
