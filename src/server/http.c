@@ -681,10 +681,12 @@ static enum MHD_Result route_mcp(struct server *s, struct MHD_Connection *c,
                                              "Mcp-Session-Id");
     /* A stateless request (2026-07-28) is told of a revision askdb does
     ** not speak in its own terms, a JSON-RPC error (mcp_http.c); a
-    ** session's request must name a revision of the handshake. */
-    if (ver && !(q->body && mcp_text_stateless(q->body, q->len)) &&
-        !mcp_version_known(ver) &&
-        !(mcp_version_stateless(ver) && !mq.session)) {
+    ** session's request must name a revision of the handshake. The body
+    ** is parsed only when the header alone does not settle it: never for
+    ** a request of the handshake. */
+    if (ver && !mcp_version_known(ver) &&
+        !(mcp_version_stateless(ver) && !mq.session) &&
+        !(q->body && mcp_text_stateless(q->body, q->len))) {
         mcp_versions_text(known, sizeof known);
         return send_error(s, c, q, 400, "bad_request", "unsupported "
                           "MCP-Protocol-Version '%s' (%s)%s", ver, known,
