@@ -311,8 +311,8 @@ static int b64val(char c)
 /*
 ** What a mirrored header says: h itself, or the text of a value the
 ** client had to encode as "=?base64?...?=" (not header-safe ASCII).
-** malloc()ed; NULL when the encoding is malformed, decodes to a NUL, or
-** out of memory.
+** malloc()ed; NULL when the encoding is malformed or not canonical,
+** decodes to a NUL, or out of memory.
 */
 static char *header_text(const char *h)
 {
@@ -346,6 +346,10 @@ static char *header_text(const char *h)
     }
     if (!out)
         return NULL;
+    /* Canonical only, as the SDK reads it: the bits a padded end leaves
+    ** over are zero ("QR==" is not another way to write "QQ=="). */
+    if (acc & ((1u << bits) - 1))
+        goto bad;
     out[o] = '\0';
     if (strlen(out) == o)
         return out;

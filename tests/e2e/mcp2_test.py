@@ -390,6 +390,11 @@ async def stateless_errors_over_http(s):
     st, _, r = post(url, rd, routed(method="resources/read",
                                     name="=?base64?YXNrZGI6Ly9zaG9wL3NjaGVtYQ==?="))
     assert st == 200 and r["result"]["contents"][0]["text"], (st, r)
+    # Only in its canonical form, as the SDK's server reads it: "YR==" has
+    # leftover bits set and would decode as "YQ==" does.
+    st, _, r = post(url, rd, routed(method="resources/read",
+                                    name="=?base64?YXNrZGI6Ly9zaG9wL3NjaGVtYR==?="))
+    assert st == 400 and r["error"]["code"] == -32020, (st, r)
     # An unknown method: 404 with -32601; an unknown resource: 400, -32602.
     st, _, r = post(url, {"jsonrpc": "2.0", "id": 4, "method": "nope/nope",
                           "params": {"_meta": meta()}}, routed(method="nope/nope"))
