@@ -203,7 +203,18 @@ async def cancel_stops_the_statement(c):
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(endless)
-        await anyio.sleep(1)
+        # Cancel only once it runs, so that the test cannot pass without
+        # a cancel to stop it: then the database is busy, and a quick
+        # statement sent beside it waits (given up on, it is cancelled
+        # too, and runs nothing when the endless one has stopped).
+        with anyio.fail_after(20):
+            while True:
+                await anyio.sleep(0.2)
+                with anyio.move_on_after(1) as probe:
+                    await c.call_tool("execute_sql", {"sql": "SELECT 1 AS probe"})
+                if probe.cancelled_caught:
+                    break
+        assert "endless" not in got, got
         tg.cancel_scope.cancel()
     t0 = time.monotonic()
     with anyio.fail_after(20):
