@@ -21,7 +21,8 @@
 ** is not an object, batches and over-long messages), -32601 unknown
 ** method, -32602 bad params (also an unknown tool or a name with a NUL),
 ** -32002 unknown resource (-32602 in 2026-07-28), -32603 internal; and
-** for a request of revision 2026-07-28 (params._meta names it): -32602 without the _meta it needs, -32020 HTTP
+** for a request of revision 2026-07-28 (params._meta names it, or over
+** HTTP its header): -32602 without the _meta it needs, -32020 HTTP
 ** headers that do not say what the body says, -32022 a revision askdb
 ** does not speak (data.supported lists those it does). Any string may
 ** hold "\u0000"; one read as C text is refused whole (mcp_cstr()), never
@@ -126,8 +127,8 @@ int mcp_version_known(const char *v);
 ** (2026-07-28): it goes with each request, in params._meta. */
 int mcp_version_stateless(const char *v);
 
-/* The revisions of initialize, newest first, as "2025-11-25, 2025-06-18, ..." in buf
-** (len bytes, cut to fit): for messages. */
+/* The revisions of initialize, newest first, as "2025-11-25, 2025-06-18,
+** ..." in buf (len bytes, cut to fit): for messages. */
 void mcp_versions_text(char *buf, size_t len);
 
 /* Stop every running tool call of the session (the client went away);

@@ -28,14 +28,18 @@
 ** - A client that goes away is not a cancel (the protocol says so):
 **   notifications/cancelled is, and it may come on any connection.
 ** - GET (a stream the server starts) is not offered: 405.
-** - A request of revision 2026-07-28 (its params._meta names the revision;
-**   or, without a session, its MCP-Protocol-Version header does) has no session: it runs in one of its own, never listed
-**   under an id, which ends with its answer, and any Mcp-Session-Id it
-**   carries is ignored. Its headers must say what its body says (-32020),
-**   its errors come with the status the revision gives them (400, 404
-**   for an unknown method), and a tool call is answered through a stream
-**   (events, or one JSON document) whose closing by the client cancels it:
-**   that revision has no notifications/cancelled over HTTP.
+** - A request of revision 2026-07-28 (its params._meta names the
+**   revision; or, without a session, its MCP-Protocol-Version header
+**   does, and then it needs that _meta all the same: -32602) has no
+**   session: it runs in one of its own, never listed under an id, which
+**   ends with its answer, and any Mcp-Session-Id it carries is ignored.
+**   Its headers must say what its body says (-32020), its errors come
+**   with the status the revision gives them (stateless_status(): 400 for
+**   a bad request, 404 for an unknown method, 200 for the rest), and a
+**   tool call is answered through a stream (events, or one JSON
+**   document) whose closing by the client cancels it: that revision has
+**   no notifications/cancelled over HTTP. A call that is not one (an
+**   unknown tool) is answered before any stream, with its 400.
 */
 
 #define MCP_SESSIONS 64
