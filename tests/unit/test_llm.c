@@ -1093,11 +1093,17 @@ static int resolves(const char *name)
 */
 static void ambiguous_proxy_password_never_shows(void **ts)
 {
-    static const char *const pws[] = {"pa/ss", "p?ss", "pa#ss", "12/3x"};
-    /* Without a scheme, and a "://" further on that starts nothing. */
-    static const char *const forms[][2] = {
-        {"meuser:pass@127.0.0.1:", "/?x=http://y"},
-        {"meuser:p://ss@127.0.0.1:", ""},
+    /* The part before the password, the password, what follows the
+    ** port: passwords whose '/', '?' or '#' ends the authority early,
+    ** and proxies without a scheme with a "://" further on that starts
+    ** nothing. */
+    static const char *const cases[][3] = {
+        {"http://meuser:", "pa/ss", ""},
+        {"http://meuser:", "p?ss", ""},
+        {"http://meuser:", "pa#ss", ""},
+        {"http://meuser:", "12/3x", ""},
+        {"meuser:", "pass", "/?x=http://y"},
+        {"meuser:", "p://ss", ""},
     };
     struct state *s = *ts;
     struct llm_request req;
@@ -1105,11 +1111,11 @@ static void ambiguous_proxy_password_never_shows(void **ts)
     const char *e;
     size_t i;
 
-    for (i = 0; i < sizeof pws / sizeof pws[0]; i++) {
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         clear_proxies();
         req = basic_request(s);
-        snprintf(proxy, sizeof proxy, "http://meuser:%s@127.0.0.1:%d",
-                 pws[i], free_port());
+        snprintf(proxy, sizeof proxy, "%s%s@127.0.0.1:%d%s", cases[i][0],
+                 cases[i][1], free_port(), cases[i][2]);
         assert_int_equal(setenv("https_proxy", proxy, 1), 0);
         assert_int_equal(setenv("http_proxy", proxy, 1), 0);
         openai_cfg(s, "http://model.example.invalid/v1", NULL);
@@ -1118,27 +1124,10 @@ static void ambiguous_proxy_password_never_shows(void **ts)
         open_model(s);
         assert_int_not_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
         e = llm_errmsg(s->m);
-        if (strstr(e, "meuser") || strstr(e, pws[i]) || strstr(e, ":p") ||
-            strstr(e, ":12") || strstr(e, "ss@") || strstr(e, "3x@"))
+        if (strstr(e, "meuser") || strstr(e, cases[i][1]) ||
+            strstr(e, ":p") || strstr(e, ":12") || strstr(e, "ss@") ||
+            strstr(e, "3x@"))
             fail_msg("case %zu shows the user or the password: %s", i, e);
-        llm_reply_free(&s->r);
-        llm_free(s->m);
-        s->m = NULL;
-    }
-    for (i = 0; i < sizeof forms / sizeof forms[0]; i++) {
-        clear_proxies();
-        req = basic_request(s);
-        snprintf(proxy, sizeof proxy, "%s%d%s", forms[i][0], free_port(),
-                 forms[i][1]);
-        assert_int_equal(setenv("http_proxy", proxy, 1), 0);
-        openai_cfg(s, "http://model.example.invalid/v1", NULL);
-        s->cfg.llm_retries = 0;
-        s->cfg.llm_timeout_ms = 3000;
-        open_model(s);
-        assert_int_not_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
-        e = llm_errmsg(s->m);
-        if (strstr(e, "meuser") || strstr(e, "pass") || strstr(e, ":p"))
-            fail_msg("form %zu shows the user or the password: %s", i, e);
         llm_reply_free(&s->r);
         llm_free(s->m);
         s->m = NULL;
