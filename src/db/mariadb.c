@@ -818,25 +818,63 @@ static void session_reset(struct my *s)
     s->dead = 1;
 }
 
-/* (Re)connect the main session. 0, or -1 with db->errmsg set. */
-static int connect_main(askdb_db *db, struct my *s)
+/* Did the server take the connection and not greet it in time? The
+** library says CR_SERVER_LOST, "... 'handshake: reading initial
+** communication packet', system error: 110", ETIMEDOUT at the end. */
+static int greeting_timed_out(unsigned no, const char *msg)
 {
-    char why[400];
-    const char *v;
-    unsigned no;
+    char tag[32];
+    size_t ml = strlen(msg), tl;
 
+    if (no != CR_SERVER_LOST)
+        return 0;
+    tl = (size_t)snprintf(tag, sizeof tag, "system error: %d", ETIMEDOUT);
+    return ml >= tl && strcmp(msg + ml - tl, tag) == 0;
+}
+
+/*
+** (Re)connect the main session. 0, or -1 with db->errmsg set. A
+** reconnect (again), made by the statement after a lost connection, is
+** part of that statement: its connect and the server's greeting get the
+** statement's time limit at most (whole seconds, 2 at least as for the
+** kill connection; a shorter connect_timeout of the URL stays), not 10 s.
+** The login's answer and the first SET still wait the session's read
+** timeout: the library takes it only when it connects, and the
+** session's statements need the limit and 10 s more.
+*/
+static int connect_main(askdb_db *db, struct my *s, int again)
+{
+    char why[400], within[96] = "";
+    const char *v;
+    unsigned no, limit = ceil_s(db->query_timeout_ms);
+    unsigned ct = s->url.connect_timeout ? s->url.connect_timeout : 10;
+
+    if (limit < 2)
+        limit = 2;
     /* A read waits for a statement's answer, which its time limit
     ** bounds: the limit and 10 s more. */
-    s->h = connect_one(&s->url, 0, ceil_s(db->query_timeout_ms) + 10, why,
-                       sizeof why, &no);
+    s->h = connect_one(&s->url, again ? limit : 0,
+                       ceil_s(db->query_timeout_ms) + 10, why, sizeof why,
+                       &no);
     if (!s->h) {
+        int timed_out = connect_timed_out(no, why) ||
+                        greeting_timed_out(no, why);
+        if (again && limit < ct && timed_out)
+            snprintf(within, sizeof within, " within the statement's %d ms "
+                     "time limit (--timeout; 2 s at least)",
+                     db->query_timeout_ms);
         if (no)
             snprintf(db->errmsg, sizeof db->errmsg,
-                     "cannot connect to %s: %s (error %u); %s", db->label,
-                     why, no, connect_advice(no, &s->url));
+                     "cannot %s %s%s: %s (error %u); %s",
+                     again ? "reconnect to" : "connect to", db->label,
+                     within, why, no,
+                     *within ? "the server did not answer in time: "
+                               "check that it runs and is reachable, "
+                               "then ask again"
+                             : connect_advice(no, &s->url));
         else
-            snprintf(db->errmsg, sizeof db->errmsg,
-                     "cannot connect to %s: %s", db->label, why);
+            snprintf(db->errmsg, sizeof db->errmsg, "cannot %s %s: %s",
+                     again ? "reconnect to" : "connect to", db->label, why);
         return -1;
     }
     v = mysql_get_server_info(s->h);
@@ -957,7 +995,7 @@ static int revive(askdb_db *db, struct my *s)
     if (s->h)
         mysql_close(s->h);
     s->h = NULL;
-    return connect_main(db, s);
+    return connect_main(db, s, 1);
 }
 
 /*
@@ -1159,7 +1197,7 @@ static askdb_status my_open(askdb_db *db, const char *path)
         return ASKDB_ERR_DB_OPEN;
     }
     db_watch_init(&s->w, stop_statement, s, WATCH_TICK_MS, 256 * 1024);
-    if (connect_main(db, s)) {
+    if (connect_main(db, s, 0)) {
         /* The server's words may quote the host, port or database,
         ** which may be parts of the password there. */
         if (db_url_ambiguous(path))

@@ -1347,6 +1347,51 @@ fault_full_accept_queue_is_no_answer_not_no_server() {
     kill "$RELAY_PID"
 }
 
+# After a lost connection the next statement connects again first, and
+# that connect waited the URL's connect_timeout (10 s) for the greeting,
+# whatever the time limit: the shell's next .sql, with --timeout 1000,
+# waited 10 s for a server that takes connections and greets none. It
+# now waits the statement's time limit at most (whole seconds, 2 at
+# least, as the library counts them), and says so.
+reconnect_after_a_loss_keeps_to_the_time_limit() {
+    local pid t0
+    start_relay
+    url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
+    mkfifo "$T/fifo"
+    (exec timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" shell --llm-url http://127.0.0.1:9/v1 --model test --timeout 1000 "$url") \
+        <"$T/fifo" >"$T/out" 2>"$T/err" &
+    pid=$!
+    echo "$pid" >>"$TMP/pids"
+    exec 7>"$T/fifo"
+    echo ".sql SELECT SLEEP(37) AS first" >&7
+    for _ in $(seq 1 100); do
+        [ "$(running_like 'SLEEP(37)')" = 1 ] && break
+        sleep 0.05
+    done
+    relay_deaf
+    for _ in $(seq 1 200); do
+        grep -qF "lost the connection" "$T/err" && break
+        sleep 0.05
+    done
+    grep -qF "lost the connection" "$T/err" || fail "the first statement was not lost: $(head -c 300 "$T/err")"
+    t0=$(now_ms)
+    echo ".sql SELECT 1 AS x" >&7
+    for _ in $(seq 1 400); do
+        grep -qE "cannot (re)?connect" "$T/err" && break
+        sleep 0.05
+    done
+    ELAPSED_MS=$(($(now_ms) - t0))
+    exec 7>&-
+    wait "$pid"
+    RC=$?
+    echo "reconnect to a deaf server, --timeout 1000: $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
+    after_run "shell (reconnect to a deaf server)"
+    expect_err_has "cannot reconnect to mariadb://ro@127.0.0.1:$RELAY_PORT/shop within the statement's 1000 ms time limit (--timeout; 2 s at least): Lost connection to server at 'handshake: reading initial communication packet'"
+    expect_err_has "the server did not answer in time: check that it runs and is reachable, then ask again"
+    expect_faster 4000
+    kill "$RELAY_PID"
+}
+
 # Last: it kills the server.
 fault_server_killed_mid_query() {
     local pid spid shell
@@ -1436,6 +1481,7 @@ TESTS=(
     fault_server_that_answers_no_kill_is_given_up_on_ctrl_c
     fault_server_slow_to_take_connections_is_not_given_up
     fault_full_accept_queue_is_no_answer_not_no_server
+    reconnect_after_a_loss_keeps_to_the_time_limit
     fault_server_killed_mid_query
 )
 
