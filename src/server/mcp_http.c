@@ -146,11 +146,11 @@ static void release(struct srv_mcp *m, struct hsession *h)
     pthread_mutex_unlock(&m->mu);
 }
 
-/* A new session with one user; past MCP_SESSIONS the least recently used
-** idle one is dropped. NULL when out of memory. */
-static struct hsession *open_session(struct srv_mcp *m)
+/* A session's memory with its MCP session and one user, not listed yet.
+** NULL when out of memory. */
+static struct hsession *hsession_new(struct srv_mcp *m)
 {
-    struct hsession *h = calloc(1, sizeof *h), *old = NULL, *it;
+    struct hsession *h = calloc(1, sizeof *h);
 
     if (!h)
         return NULL;
@@ -159,8 +159,19 @@ static struct hsession *open_session(struct srv_mcp *m)
         free(h);
         return NULL;
     }
-    srv_random_id(h->id);
     h->users = 1;
+    return h;
+}
+
+/* A new session with one user; past MCP_SESSIONS the least recently used
+** idle one is dropped. NULL when out of memory. */
+static struct hsession *open_session(struct srv_mcp *m)
+{
+    struct hsession *h = hsession_new(m), *old = NULL, *it;
+
+    if (!h)
+        return NULL;
+    srv_random_id(h->id);
     h->last_used = srv_now_ms();
     pthread_mutex_lock(&m->mu);
     if (m->n >= MCP_SESSIONS) {
@@ -185,16 +196,10 @@ static struct hsession *open_session(struct srv_mcp *m)
 ** srv_mcp_stop() cancels its call. NULL when out of memory. */
 static struct hsession *open_stateless(struct srv_mcp *m)
 {
-    struct hsession *h = calloc(1, sizeof *h);
+    struct hsession *h = hsession_new(m);
 
     if (!h)
         return NULL;
-    h->ms = mcp_session_new(m->srv);
-    if (!h->ms) {
-        free(h);
-        return NULL;
-    }
-    h->users = 1;
     h->dead = 1;
     h->stateless = 1;
     pthread_mutex_lock(&m->mu);
