@@ -344,6 +344,26 @@ relay_ctrl_c() {
     ELAPSED_MS=$(($(now_ms) - t0))
 }
 
+# start_shell ARGS...: askdb shell ARGS in the background, reading its
+# lines from $T/fifo (written through fd 7), its output in $T/out and
+# $T/err; its pid in pid (the caller's local).
+start_shell() {
+    mkfifo "$T/fifo"
+    (exec timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" shell "$@") <"$T/fifo" >"$T/out" 2>"$T/err" &
+    pid=$!
+    echo "$pid" >>"$TMP/pids"
+    exec 7>"$T/fifo"
+}
+
+# wait_err TEXT [SECONDS]: wait up to SECONDS (5) for TEXT in $T/err.
+wait_err() {
+    for _ in $(seq 1 $((${2:-5} * 20))); do
+        grep -qF -- "$1" "$T/err" && return 0
+        sleep 0.05
+    done
+    fail "no '$1' in stderr: $(head -c 300 "$T/err")"
+}
+
 # wait_out TEXT: wait up to 5 s for TEXT in $T/out.
 wait_out() {
     for _ in $(seq 1 100); do
@@ -1028,11 +1048,7 @@ many_tables_schema_reads_fast() {
 fault_idle_session_closed_by_the_server() {
     local pid
     start_llm "$(always "$(fence "SELECT COUNT(*) AS n FROM orders")")"
-    mkfifo "$T/fifo"
-    (exec timeout -k 5 60 "$ASKDB" shell --llm-url "$URL" --model test --no-question-check --candidates 1 "$RO_URL") <"$T/fifo" >"$T/out" 2>"$T/err" &
-    pid=$!
-    echo "$pid" >>"$TMP/pids"
-    exec 7>"$T/fifo"
+    start_shell --llm-url "$URL" --model test --no-question-check --candidates 1 "$RO_URL"
     echo ".sql SELECT 41 AS a" >&7
     wait_out 41
     kill_ro
@@ -1059,11 +1075,7 @@ assert "lost the connection" not in err, err
 # still comes from askdb and the message still says a lock held it.
 fault_idle_kill_session_closed_by_the_server() {
     local pid holder
-    mkfifo "$T/fifo"
-    (exec timeout -k 5 60 "$ASKDB" shell --llm-url http://127.0.0.1:9/v1 --model test --timeout 1500 "$RO_URL") <"$T/fifo" >"$T/out" 2>"$T/err" &
-    pid=$!
-    echo "$pid" >>"$TMP/pids"
-    exec 7>"$T/fifo"
+    start_shell --llm-url http://127.0.0.1:9/v1 --model test --timeout 1500 "$RO_URL"
     # A statement past its deadline opens the kill session.
     echo ".sql SELECT SLEEP(3) AS s" >&7
     for _ in $(seq 1 100); do
@@ -1108,12 +1120,8 @@ CREATE DEFINER=root@localhost FUNCTION f_state() RETURNS INT SQL SECURITY DEFINE
 DELIMITER ;
 GRANT EXECUTE ON FUNCTION types.f_state TO 'ro'@'%';
 SQL
-    mkfifo "$T/fifo"
-    (exec timeout -k 5 60 "$ASKDB" shell --llm-url http://127.0.0.1:9/v1 --model test --max-rows 50 --timeout 7000 \
-        "mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/types") <"$T/fifo" >"$T/out" 2>"$T/err" &
-    pid=$!
-    echo "$pid" >>"$TMP/pids"
-    exec 7>"$T/fifo"
+    start_shell --llm-url http://127.0.0.1:9/v1 --model test --max-rows 50 --timeout 7000 \
+        "mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/types"
     echo ".sql SELECT l AS got_lock FROM v_lock" >&7
     wait_out got_lock
     wait_out 1
@@ -1202,18 +1210,9 @@ fault_server_gone_silently_is_found_by_an_open_kill_connection() {
     start_relay
     url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
     last_id=$(mdb_admin -N -e "SELECT CONNECTION_ID()")
-    mkfifo "$T/fifo"
-    (exec timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" shell --llm-url http://127.0.0.1:9/v1 --model test --timeout 1000 "$url") \
-        <"$T/fifo" >"$T/out" 2>"$T/err" &
-    pid=$!
-    echo "$pid" >>"$TMP/pids"
-    exec 7>"$T/fifo"
+    start_shell --llm-url http://127.0.0.1:9/v1 --model test --timeout 1000 "$url"
     echo ".sql SELECT SLEEP(5) AS first" >&7
-    for _ in $(seq 1 100); do
-        grep -qF "1000 ms time limit" "$T/err" && break
-        sleep 0.05
-    done
-    grep -qF "1000 ms time limit" "$T/err" || fail "the first statement did not run out of time: $(head -c 300 "$T/err")"
+    wait_err "1000 ms time limit"
     # Its session and kill connection: ro's sessions that were not there
     # before (an earlier test's SLEEP may still run).
     [ "$(mdb_admin -N -e "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = 'ro' AND ID > $last_id")" = 2 ] ||
@@ -1357,23 +1356,14 @@ reconnect_after_a_loss_keeps_to_the_time_limit() {
     local pid t0
     start_relay
     url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
-    mkfifo "$T/fifo"
-    (exec timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" shell --llm-url http://127.0.0.1:9/v1 --model test --timeout 1000 "$url") \
-        <"$T/fifo" >"$T/out" 2>"$T/err" &
-    pid=$!
-    echo "$pid" >>"$TMP/pids"
-    exec 7>"$T/fifo"
+    start_shell --llm-url http://127.0.0.1:9/v1 --model test --timeout 1000 "$url"
     echo ".sql SELECT SLEEP(37) AS first" >&7
     for _ in $(seq 1 100); do
         [ "$(running_like 'SLEEP(37)')" = 1 ] && break
         sleep 0.05
     done
     relay_deaf
-    for _ in $(seq 1 200); do
-        grep -qF "lost the connection" "$T/err" && break
-        sleep 0.05
-    done
-    grep -qF "lost the connection" "$T/err" || fail "the first statement was not lost: $(head -c 300 "$T/err")"
+    wait_err "lost the connection" 10
     t0=$(now_ms)
     echo ".sql SELECT 1 AS x" >&7
     for _ in $(seq 1 400); do
