@@ -122,18 +122,12 @@ class Servers:
             assert not m, "sanitizer report in %s: %s" % (p, m.group(0))
 
 
-async def exercise(c):
-    """What every transport must give the 2.x client in its handshake mode."""
-    # No probe: the handshake gave the newest revision of initialize.
-    assert c.session.discover_result is None and c.session.initialize_result
-    assert c.session.protocol_version == "2025-11-25", c.session.protocol_version
-    assert c.session.server_info.name == "askdb", c.session.server_info
-    assert c.session.server_info.description, c.session.server_info
-    tools = {t.name: t for t in (await c.list_tools()).tools}
-    assert set(tools) == {"list_databases", "search_objects", "execute_sql", "ask",
-                          "explain_sql"}, tools.keys()
-    r = await c.call_tool("execute_sql", {"sql": SQL})
-    assert not r.is_error and r.structured_content["rows"] == ROWS, r
+async def calls(c, unknown_code):
+    """What every era gives: execute_sql and a tool error, ask with its
+    progress, a resource and the error for an unknown one (unknown_code).
+    Returns the execute_sql and resource results for the era's own checks."""
+    ran = await c.call_tool("execute_sql", {"sql": SQL})
+    assert not ran.is_error and ran.structured_content["rows"] == ROWS, ran
     r = await c.call_tool("execute_sql", {"sql": 5})
     assert r.is_error and "'sql' is needed" in r.content[0].text, r
     seen = []
@@ -145,13 +139,29 @@ async def exercise(c):
     assert not r.is_error and r.structured_content["sql"] == SQL, r
     assert r.structured_content["rows"] == ROWS, r.structured_content
     assert "execute: 2 rows" in seen and seen[-1] == "answer: ok", seen
-    r = await c.read_resource("askdb://shop/table/categories")
-    assert json.loads(r.contents[0].text)["name"] == "categories", r
+    read = await c.read_resource("askdb://shop/table/categories")
+    assert json.loads(read.contents[0].text)["name"] == "categories", read
     try:
         await c.read_resource("askdb://shop/table/nope")
         raise AssertionError("no error for an unknown table")
     except MCPError as e:
-        assert e.code == -32002 and "no table 'nope'" in str(e), e
+        assert e.code == unknown_code and "no table 'nope'" in str(e), e
+    return ran, read
+
+
+TOOLS = {"list_databases", "search_objects", "execute_sql", "ask", "explain_sql"}
+
+
+async def exercise(c):
+    """What every transport must give the 2.x client in its handshake mode."""
+    # No probe: the handshake gave the newest revision of initialize.
+    assert c.session.discover_result is None and c.session.initialize_result
+    assert c.session.protocol_version == "2025-11-25", c.session.protocol_version
+    assert c.session.server_info.name == "askdb", c.session.server_info
+    assert c.session.server_info.description, c.session.server_info
+    tools = {t.name: t for t in (await c.list_tools()).tools}
+    assert set(tools) == TOOLS, tools.keys()
+    await calls(c, -32002)
 
 
 async def exercise_stateless(c):
@@ -159,33 +169,14 @@ async def exercise_stateless(c):
     assert c.session.protocol_version == "2026-07-28", c.session.protocol_version
     assert c.session.initialize_result is None
     tools = await c.list_tools()
-    assert {t.name for t in tools.tools} == {"list_databases", "search_objects", "execute_sql",
-                                             "ask", "explain_sql"}, tools
+    assert {t.name for t in tools.tools} == TOOLS, tools
     assert tools.result_type == "complete" and tools.ttl_ms > 0, tools
     assert tools.cache_scope == "private", tools
     assert tools.meta["io.modelcontextprotocol/serverInfo"]["name"] == "askdb", tools.meta
-    r = await c.call_tool("execute_sql", {"sql": SQL})
-    assert not r.is_error and r.structured_content["rows"] == ROWS, r
-    assert r.result_type == "complete", r
-    r = await c.call_tool("execute_sql", {"sql": 5})
-    assert r.is_error and "'sql' is needed" in r.content[0].text, r
-    seen = []
-
-    async def progress(p, total, message):
-        seen.append(message)
-
-    r = await c.call_tool("ask", {"question": "First two customers?"}, progress_callback=progress)
-    assert not r.is_error and r.structured_content["sql"] == SQL, r
-    assert "execute: 2 rows" in seen and seen[-1] == "answer: ok", seen
-    r = await c.read_resource("askdb://shop/table/categories")
-    assert json.loads(r.contents[0].text)["name"] == "categories", r
-    assert r.ttl_ms == 0 and r.cache_scope == "private" and r.result_type == "complete", r
-    try:
-        await c.read_resource("askdb://shop/table/nope")
-        raise AssertionError("no error for an unknown table")
-    except MCPError as e:
-        # 2026-07-28 retired -32002: an unknown resource is invalid params.
-        assert e.code == -32602 and "no table 'nope'" in str(e), e
+    # 2026-07-28 retired -32002: an unknown resource is invalid params.
+    ran, read = await calls(c, -32602)
+    assert ran.result_type == "complete", ran
+    assert read.ttl_ms == 0 and read.cache_scope == "private" and read.result_type == "complete", read
 
 
 ENDLESS = ("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) "
