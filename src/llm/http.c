@@ -708,13 +708,14 @@ static size_t userinfo_len(const char *url)
 /* url's "user:password", malloc()ed; NULL when none (or out of memory). */
 static char *userinfo_of(const char *url)
 {
-    size_t n = userinfo_len(url);
     struct url_auth u;
+    size_t n;
     char *r;
 
+    url_auth(url, &u);
+    n = u.at ? (size_t)(u.at - u.auth) : 0;
     if (!n)
         return NULL;
-    url_auth(url, &u);
     r = malloc(n + 1);
     if (r) {
         memcpy(r, u.auth, n);
