@@ -568,6 +568,11 @@ $(B)/batch_rows: bench/batch_rows.c src/llm/hugepage.c src/llm/hugepage.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ bench/batch_rows.c src/llm/hugepage.c \
 	    $(LDLIBS)
 
+# Whether a draft's rows in one batch get the logits of one-token steps
+# (bench/draft_bits.c; llama.cpp alone).
+$(B)/draft_bits: bench/draft_bits.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
 # Token ids of text lines (bench/tokenize_lines.c, for bench/specsim.py).
 $(B)/tokenize_lines: bench/tokenize_lines.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
