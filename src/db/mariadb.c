@@ -88,7 +88,8 @@ static askdb_status my_run(askdb_db *db, const char *sql, askdb_result **out,
 **   5. limits: max_statement_time (MariaDB) or max_execution_time (MySQL)
 **      and lock_wait_timeout on the server, a watchdog thread that sends
 **      KILL QUERY from a second connection at the deadline or on cancel
-**      (and gives the session up when the kill gets no answer), socket
+**      (and gives the session up when the kill gets no answer, or on
+**      cancel when the kill connection is refused), socket
 **      read timeouts for a server that hangs, sql_select_limit for
 **      rows and a byte count while fetching (then KILL QUERY too).
 */
@@ -143,8 +144,12 @@ struct my {
     int no_server;       /* a stop's: the kill connection was refused */
     int unanswered;      /* a stop's: the kill connection got no answer */
     char unheard[200];   /* a stop's: what it got instead, when it did not */
+    unsigned refused_no; /* a stop's: the kill connection was refused by
+                            a server that answered (1040, ...), or failed
+                            otherwise: its error number, 1 for askdb's */
+    char refusal[360];   /* a stop's: askdb's words for that, "" none */
     char state[64];      /* (w.mu) what the statement did at the deadline */
-    char gone[300];      /* (w.mu) why the session was given up (cut_off):
+    char gone[400];      /* (w.mu) why the session was given up (cut_off):
                             askdb's words, "" when it was not */
     unsigned gone_no;    /* (w.mu) its error number */
     const atomic_int *cancel;
@@ -904,7 +909,8 @@ static int connect_main(askdb_db *db, struct my *s, int again)
 ** asked on it: on a slow server that takes seconds, while the statement
 ** may end meanwhile (the server's own limit ends it at the same
 ** deadline). What they share with the statement's thread: the kill
-** connection and no_server (theirs alone: one stop runs at a time, and
+** connection, no_server, unanswered and refused_no with their words
+** (theirs alone: one stop runs at a time, watch_start() settles it, and
 ** my_close() comes after db_watch_end()), watched_id (set before the arm),
 ** and what reaches the statement - its socket shut, the KILL QUERY sent,
 ** state and gone written - which goes holding w.mu, while the statement
@@ -943,14 +949,56 @@ static void no_answer(struct my *s, const char *what)
 }
 
 /*
+** What to do about a kill connection the server refused, for the words
+** of a stop cut short by it.
+*/
+static const char *refusal_advice(unsigned no, const struct murl *u)
+{
+    switch (no) {
+    case ER_CON_COUNT_ERROR:
+        return "askdb stops a statement from a second connection: raise "
+               "the server's max_connections, or close idle sessions";
+    case ER_TOO_MANY_USER_CONNECTIONS:
+        return "askdb stops a statement from a second connection of the "
+               "same user: raise its max_user_connections, or close its "
+               "idle sessions";
+    default:
+        return connect_advice(no, u);
+    }
+}
+
+/*
+** The kill connection refused by a server that answers (too many
+** connections, the user's limit, a host blocked) or failed for another
+** reason than no server or no answer: noted for the stop, with askdb's
+** words in s->refusal; killer() opens none again for this statement.
+*/
+static void refused(struct my *s, unsigned no, const char *err)
+{
+    s->refused_no = no ? no : 1;
+    if (!no)
+        snprintf(s->refusal, sizeof s->refusal, "askdb could not open "
+                 "its kill connection: %s", err);
+    else if (no < 2000 || no >= 3000) /* the server's (CR_ are 2000-2999) */
+        snprintf(s->refusal, sizeof s->refusal, "the server refused "
+                 "askdb's kill connection: %.120s (error %u), and the "
+                 "statement runs on there until its time limit; %s", err,
+                 no, refusal_advice(no, &s->url));
+    else
+        snprintf(s->refusal, sizeof s->refusal, "askdb could not open "
+                 "its kill connection: %.120s (error %u); %s", err, no,
+                 connect_advice(no, &s->url));
+}
+
+/*
 ** The kill connection, opened at its first use, by a stop. NULL when it
 ** cannot be opened, and from then on for the statement when it found no
-** server or no answer. It waits KILL_IO_S for each answer, the server's
-** greeting included: a greeting, a kill or a processlist row comes at
-** once from a server that runs, however slow its statements, while a
-** connection kept from an earlier statement over a network since gone
-** silent hears nothing at all, and only its read timeout sends askdb on
-** to connect anew (it was 15 s).
+** server or no answer, or was refused (refused()). It waits KILL_IO_S
+** for each answer, the server's greeting included: a greeting, a kill or
+** a processlist row comes at once from a server that runs, however slow
+** its statements, while a connection kept from an earlier statement over
+** a network since gone silent hears nothing at all, and only its read
+** timeout sends askdb on to connect anew (it was 15 s).
 **
 ** When the connection is refused (no), nothing listens where the
 ** session's server was, or its host is unreachable: the server stopped,
@@ -962,14 +1010,17 @@ static void no_answer(struct my *s, const char *what)
 ** holds it) is no answer (stop_statement()), and so is a connect that
 ** timed out (connect_timed_out()): its SYNs went unanswered, as when a
 ** running server's accept queue is full or a link drops packets, and the
-** statement may well run on.
+** statement may well run on. Any other failure is a refusal: a server
+** that answers with an error (ER_CON_COUNT_ERROR, too many connections;
+** the user's max_user_connections) runs, and ends the statement itself
+** at its own limit, but not before; stop_statement() decides.
 */
 static MYSQL *killer(struct my *s)
 {
     char err[200], why[300];
     unsigned no;
 
-    if (!s->killer && !s->no_server && !s->unanswered) {
+    if (!s->killer && !s->no_server && !s->unanswered && !s->refused_no) {
         s->killer = connect_one(&s->url, KILL_IO_S, KILL_IO_S, err,
                                 sizeof err, &no);
         if (s->killer)
@@ -981,6 +1032,8 @@ static MYSQL *killer(struct my *s)
             snprintf(why, sizeof why, "askdb's KILL QUERY found no server "
                      "at the session's address: %s", err);
             cut_off(s, why, no);
+        } else {
+            refused(s, no, err);
         }
     }
     return s->killer;
@@ -1126,6 +1179,16 @@ static int kill_query(struct my *s)
 ** only while it runs). On Ctrl-C the user is told "cancelled" either
 ** way; the next statement connects again. A statement cut short at its
 ** rows or bytes (WATCH_FULL) is not cut off: its rows are kept.
+**
+** A kill connection the server refused (refused(): too many connections,
+** most likely) leaves the kill undelivered too, by a server that runs.
+** On Ctrl-C the session is cut off then, with the refusal's words: the
+** user asked to stop now, and the statement would run on to the
+** server's own limit, --timeout later (30 s by default), while the
+** server ends it there itself. At the deadline it is not: that same
+** limit ends the statement SERVER_GRACE_MS later, reported as the
+** timeout it is, and the session is kept (a new one may well be refused
+** too).
 */
 static void stop_statement(void *ud, int why)
 {
@@ -1139,6 +1202,8 @@ static void stop_statement(void *ud, int why)
         snprintf(gone_why, sizeof gone_why, "the server did not answer "
                  "askdb's KILL QUERY within %d s: %s", KILL_IO_S, s->unheard);
         cut_off(s, gone_why, CR_SERVER_LOST);
+    } else if (s->refused_no && why == DB_WATCH_CANCEL) {
+        cut_off(s, s->refusal, s->refused_no);
     }
 }
 
@@ -1153,6 +1218,8 @@ static void watch_start(struct my *s, double deadline)
     s->gone[0] = '\0';
     s->no_server = 0;
     s->unanswered = 0;
+    s->refused_no = 0;
+    s->refusal[0] = '\0';
     s->watched_id = s->thread_id;
     db_watch_arm(&s->w, deadline, s->cancel);
 }

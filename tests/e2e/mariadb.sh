@@ -1346,6 +1346,85 @@ fault_full_accept_queue_is_no_answer_not_no_server() {
     kill "$RELAY_PID"
 }
 
+# fill_connections: the server at its max_connections (10, its least, or
+# the connections there are now when more), made up with connections
+# that say nothing (FILL_PID); one more of a user without SUPER is
+# refused with error 1040. unfill_connections puts it back.
+fill_connections() {
+    local n max
+    FILL_SAVED=$(mdb_admin -N -e "SELECT @@max_connections")
+    n=$(mdb_admin -N -e "SELECT VARIABLE_VALUE - 1 FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'THREADS_CONNECTED'")
+    max=$((n > 10 ? n : 10))
+    mdb_admin -e "SET GLOBAL max_connections = $max"
+    rm -f "$T/fill.ready"
+    python3 -c 'import socket, sys, time
+ss = [socket.create_connection(("127.0.0.1", int(sys.argv[1]))) for _ in range(int(sys.argv[2]))]
+for s in ss:
+    s.recv(1)  # its greeting: the server counts it
+open(sys.argv[3], "w").close()
+time.sleep(60)' "$MDB_PORT" "$((max - n))" "$T/fill.ready" &
+    FILL_PID=$!
+    echo "$FILL_PID" >>"$TMP/pids"
+    for _ in $(seq 1 100); do
+        [ -e "$T/fill.ready" ] && return 0
+        sleep 0.05
+    done
+    unfill_connections
+    fail "the connections that fill the server were not made"
+}
+unfill_connections() {
+    kill "$FILL_PID" 2>/dev/null
+    wait "$FILL_PID" 2>/dev/null
+    for _ in $(seq 1 100); do
+        mdb_admin -e "SET GLOBAL max_connections = $FILL_SAVED" 2>/dev/null && return 0
+        sleep 0.05
+    done
+    fail "max_connections was not put back"
+}
+
+# A server at its max_connections refuses the kill connection with error
+# 1040, which is neither no server nor no answer: nothing cut the session,
+# and a Ctrl-C waited for the statement to its time limit (20 s with
+# --timeout 20000). The session is given up at once now, with the refusal
+# and what to do. At the time limit the server's own limit ends the
+# statement 250 ms later, reported as the timeout it is.
+fault_kill_connection_refused_for_too_many_connections() {
+    local pid t0
+    timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" sql --timeout 3000 "$RO_URL" "SELECT SLEEP(39)" </dev/null >"$T/out" 2>"$T/err" &
+    pid=$!
+    for _ in $(seq 1 100); do
+        [ "$(running_like 'SLEEP(39)')" = 1 ] && break
+        sleep 0.05
+    done
+    fill_connections
+    wait "$pid"
+    RC=$?
+    unfill_connections
+    echo "kill connection refused, --timeout 3000: exit $RC: $(cat "$T/err")" >>"$T/.trace"
+    after_run "sql (kill connection refused)"
+    expect_rc 1
+    expect_err_has "query interrupted after the 3000 ms time limit (--timeout)"
+    timeout --foreground -k "$RUN_LIMIT_S" "$RUN_LIMIT_S" env --default-signal=INT "$ASKDB" sql --timeout 20000 "$RO_URL" "SELECT SLEEP(40)" \
+        </dev/null >"$T/out" 2>"$T/err" &
+    pid=$!
+    for _ in $(seq 1 100); do
+        [ "$(running_like 'SLEEP(40)')" = 1 ] && break
+        sleep 0.05
+    done
+    fill_connections
+    t0=$(now_ms)
+    kill -INT "$pid"
+    wait "$pid"
+    RC=$?
+    ELAPSED_MS=$(($(now_ms) - t0))
+    unfill_connections
+    echo "kill connection refused, Ctrl-C: exit $RC in $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
+    after_run "sql (kill connection refused, Ctrl-C)"
+    expect_rc 130
+    expect_err_has "cancelled (the server refused askdb's kill connection: Too many connections (error 1040), and the statement runs on there until its time limit; askdb stops a statement from a second connection: raise the server's max_connections, or close idle sessions; the connection to mariadb://ro@127.0.0.1:$MDB_PORT/shop was closed)"
+    expect_faster 3000
+}
+
 # After a lost connection the next statement connects again first, and
 # that connect waited the URL's connect_timeout (10 s) for the greeting,
 # whatever the time limit: the shell's next .sql, with --timeout 1000,
@@ -1471,6 +1550,7 @@ TESTS=(
     fault_server_that_answers_no_kill_is_given_up_on_ctrl_c
     fault_server_slow_to_take_connections_is_not_given_up
     fault_full_accept_queue_is_no_answer_not_no_server
+    fault_kill_connection_refused_for_too_many_connections
     reconnect_after_a_loss_keeps_to_the_time_limit
     fault_server_killed_mid_query
 )
