@@ -868,15 +868,20 @@ static int connect_main(askdb_db *db, struct my *s, int again)
             snprintf(within, sizeof within, " within the statement's %d ms "
                      "time limit (--timeout; 2 s at least)",
                      db->query_timeout_ms);
+        else if (timed_out)
+            snprintf(within, sizeof within, " within %u s (%sconnect_timeout)",
+                     ct, s->url.connect_timeout ? "" : "the default ");
+        /* A connect or greeting that timed out heard nothing: not a
+        ** server that closed the connection, nor one refused. */
         if (no)
             snprintf(db->errmsg, sizeof db->errmsg,
                      "cannot %s %s%s: %s (error %u); %s",
                      again ? "reconnect to" : "connect to", db->label,
                      within, why, no,
-                     *within ? "the server did not answer in time: "
-                               "check that it runs and is reachable, "
-                               "then ask again"
-                             : connect_advice(no, &s->url));
+                     timed_out ? "the server did not answer in time: "
+                                 "check that it runs and is reachable, "
+                                 "then ask again"
+                               : connect_advice(no, &s->url));
         else
             snprintf(db->errmsg, sizeof db->errmsg, "cannot %s %s: %s",
                      again ? "reconnect to" : "connect to", db->label, why);

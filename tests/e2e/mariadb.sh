@@ -1461,6 +1461,33 @@ reconnect_after_a_loss_keeps_to_the_time_limit() {
     kill "$RELAY_PID"
 }
 
+# The first connect to a server that takes the connection and greets it
+# not (the relay gone deaf) ends at the URL's connect_timeout with error
+# 2013, system error 110; askdb advised that the server closed the
+# connection while connecting, as for a server that did close it. It
+# says that the server did not answer in time, as a reconnect does; and
+# the same for a connect whose SYNs go unanswered (a full accept queue:
+# error 2002, (110)).
+first_connect_that_times_out_says_no_answer() {
+    start_relay
+    relay_deaf
+    run sql "mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop?connect_timeout=1" "SELECT 1"
+    echo "deaf server, first connect: exit $RC in $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
+    expect_rc 3
+    expect_err_has "cannot connect to mariadb://ro@127.0.0.1:$RELAY_PORT/shop?connect_timeout=1 within 1 s (connect_timeout): Lost connection to server at 'handshake: reading initial communication packet', system error: 110 (error 2013); the server did not answer in time: check that it runs and is reachable, then ask again"
+    grep -qF "closed the connection" "$T/err" && fail "a greeting that timed out was taken for a close: $(cat "$T/err")"
+    expect_faster 4000
+    kill "$RELAY_PID"
+    start_relay
+    relay_full
+    run sql "mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop?connect_timeout=1" "SELECT 1"
+    echo "full accept queue, first connect: exit $RC in $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
+    expect_rc 3
+    expect_err_has "cannot connect to mariadb://ro@127.0.0.1:$RELAY_PORT/shop?connect_timeout=1 within 1 s (connect_timeout): Can't connect to server on '127.0.0.1' (110) (error 2002); the server did not answer in time: check that it runs and is reachable, then ask again"
+    expect_faster 4000
+    kill "$RELAY_PID"
+}
+
 # Last: it kills the server.
 fault_server_killed_mid_query() {
     local pid spid shell
@@ -1552,6 +1579,7 @@ TESTS=(
     fault_full_accept_queue_is_no_answer_not_no_server
     fault_kill_connection_refused_for_too_many_connections
     reconnect_after_a_loss_keeps_to_the_time_limit
+    first_connect_that_times_out_says_no_answer
     fault_server_killed_mid_query
 )
 
