@@ -89,26 +89,52 @@ enum pg_stop {
 ** A request that never returns costs one parked thread, never the
 ** user's wait: pg_wait() gives up on it after CANCEL_GRACE_MS.
 **
-** Those threads are counted across the process (cancels_out), as threads
-** and sockets are the process's: askdb serve opens a session per request,
-** and behind a proxy that holds cancel requests each statement cut short
-** parked one more, without end. Past CANCEL_MAX_OUT unanswered, no
-** request is sent: the statement's session is given up at once instead
-** (p->unsent says why), as it is when a request goes unanswered.
+** Those threads are counted by the request's destination (route_take()),
+** as askdb serve opens a session per request, and behind a proxy that
+** holds cancel requests each statement cut short parked one more, without
+** end. Past CANCEL_MAX_OUT unanswered to one destination, no request is
+** sent there: the statement's session is given up at once instead
+** (p->unsent says why), as it is when a request goes unanswered. The
+** count is by destination, not for the process, so that one proxy that
+** holds cancels does not take cancel away from the other servers of a
+** process (askdb serve or mcp with several databases).
 */
 struct cancel_req {
     PGcancel *cancel;       /* the thread's, freed by it */
     atomic_int refs;        /* the thread's and the session's */
     atomic_int done;        /* PQcancel() returned: ok and err are set */
+    int route;              /* its slot in routes[] (route_take()) */
     int ok;                 /* it returned 1: the server took it */
     char err[256];          /* else libpq's words */
 };
 
-/* Cancel requests sent and not yet answered in this process, at most
-** (cancel_start()). A server answers one in a millisecond or two, so only
-** requests that went unanswered add up to this. */
+/*
+** Cancel requests sent and not yet answered, at most: CANCEL_MAX_OUT to
+** one destination, the session's host and port as libpq reports them
+** (where PQcancel() connects), and CANCEL_MAX_ALL in all the process. A
+** server answers one in a millisecond or two, so only requests that went
+** unanswered add up to these. The bound for the process stays, as each
+** request out is a parked thread (CANCEL_STACK) and a socket of the
+** process's: a program that opens handles to many destinations that all
+** hold cancels (a library user's, not askdb serve's fixed --db list)
+** would otherwise park CANCEL_MAX_OUT more for each, without end; 128 is
+** four such destinations' worth, 16 MiB of stacks at most. A destination
+** takes a slot of routes[] while it has requests out, so CANCEL_ROUTES
+** such destinations at once at most; routes_mu guards them, taken by a
+** stop and by a request's thread as it ends, never while waiting.
+*/
 #define CANCEL_MAX_OUT 32
-static atomic_int cancels_out;
+#define CANCEL_MAX_ALL 128
+#define CANCEL_ROUTES 16
+
+struct cancel_route {
+    char dest[200];         /* "HOST port PORT"; the slot is free when out
+                               is 0 */
+    int out;                /* its requests not yet answered */
+};
+static pthread_mutex_t routes_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct cancel_route routes[CANCEL_ROUTES];
+static int cancels_all;     /* the sum of routes[].out */
 
 struct pg {
     PGconn *conn;
@@ -120,7 +146,7 @@ struct pg {
     enum pg_stop stop;
     char gone[96];          /* why the cancel request found no server
                                (send_cancel), "" when it did */
-    char unsent[160];       /* why no cancel request was sent (too many
+    char unsent[320];       /* why no cancel request was sent (too many
                                unanswered), "" when one was */
     int lost;               /* the connection broke: reset before use */
     int raw;                /* SQL_ASCII: bytes as stored, repaired */
@@ -383,6 +409,57 @@ static void cancel_release(struct cancel_req *q)
     }
 }
 
+/*
+** Count one request more out to dest (route_take()): its slot in routes[],
+** or -1 when none may be sent, with why in why (askdb's words, for
+** p->unsent).
+*/
+static int route_take(const char *dest, char *why, size_t wn)
+{
+    int i, slot = -1, spare = -1, busy = 0;
+
+    pthread_mutex_lock(&routes_mu);
+    for (i = 0; i < CANCEL_ROUTES; i++) {
+        if (routes[i].out == 0) {
+            if (spare < 0)
+                spare = i;
+            continue;
+        }
+        busy++;
+        if (strcmp(routes[i].dest, dest) == 0)
+            slot = i;
+    }
+    if (slot >= 0 && routes[slot].out >= CANCEL_MAX_OUT) {
+        say(why, wn, "askdb sent no cancel request: %d it sent earlier to "
+            "%s are still unanswered (a server or proxy that holds cancel "
+            "requests?)", CANCEL_MAX_OUT, dest);
+        slot = -1;
+    } else if (cancels_all >= CANCEL_MAX_ALL || (slot < 0 && spare < 0)) {
+        say(why, wn, "askdb sent no cancel request: %d it sent earlier, to "
+            "%d servers, are still unanswered (servers or proxies that "
+            "hold cancel requests?)", cancels_all, busy);
+        slot = -1;
+    } else {
+        if (slot < 0) {
+            slot = spare;
+            say(routes[slot].dest, sizeof routes[slot].dest, "%s", dest);
+        }
+        routes[slot].out++;
+        cancels_all++;
+    }
+    pthread_mutex_unlock(&routes_mu);
+    return slot;
+}
+
+/* A request to routes[slot] answered, or never sent. */
+static void route_give(int slot)
+{
+    pthread_mutex_lock(&routes_mu);
+    routes[slot].out--;
+    cancels_all--;
+    pthread_mutex_unlock(&routes_mu);
+}
+
 /* The request's thread: send it, wait for the server's answer (without a
 ** limit), say how it went, let go. */
 static void *cancel_main(void *arg)
@@ -390,7 +467,7 @@ static void *cancel_main(void *arg)
     struct cancel_req *q = arg;
 
     q->ok = PQcancel(q->cancel, q->err, (int)sizeof q->err);
-    atomic_fetch_sub(&cancels_out, 1);
+    route_give(q->route);
     PQfreeCancel(q->cancel);
     q->cancel = NULL;
     atomic_store(&q->done, 1);
@@ -404,31 +481,33 @@ static void *cancel_main(void *arg)
 ** statement's thread's). When no thread can start it is sent from here,
 ** as before, and may wait. Returns the request, held by the caller
 ** (cancel_release()), or NULL when none could be made (out of memory, a
-** connection libpq knows no cancel key for) or may be: *full is then 1,
-** CANCEL_MAX_OUT requests of the process being unanswered.
+** connection libpq knows no cancel key for) or may be: unsent (size n)
+** then says why, too many requests being unanswered (route_take()).
 */
-static struct cancel_req *cancel_start(PGconn *conn, int *full)
+static struct cancel_req *cancel_start(PGconn *conn, char *unsent, size_t n)
 {
     struct cancel_req *q;
     pthread_attr_t at;
     pthread_t th;
     sigset_t all, old;
-    int started = 0;
+    char dest[200];
+    const char *host = PQhost(conn), *port = PQport(conn);
+    int started = 0, slot;
 
-    *full = 0;
-    if (atomic_fetch_add(&cancels_out, 1) >= CANCEL_MAX_OUT) {
-        atomic_fetch_sub(&cancels_out, 1);
-        *full = 1;
+    say(dest, sizeof dest, "%.150s port %.10s", host ? host : "",
+        port ? port : "");
+    slot = route_take(dest, unsent, n);
+    if (slot < 0)
         return NULL;
-    }
     q = calloc(1, sizeof *q);
     if (q)
         q->cancel = PQgetCancel(conn);
     if (!q || !q->cancel) {
-        atomic_fetch_sub(&cancels_out, 1);
+        route_give(slot);
         free(q);
         return NULL;
     }
+    q->route = slot;
     atomic_init(&q->refs, 2);
     atomic_init(&q->done, 0);
     if (pthread_attr_init(&at) == 0) {
@@ -454,17 +533,10 @@ static struct cancel_req *cancel_start(PGconn *conn, int *full)
 */
 static void send_cancel(struct pg *p, enum pg_stop why)
 {
-    int full;
-
     p->stop = why;
     p->stop_at = db_now_ms();
     cancel_release(p->req);
-    p->req = cancel_start(p->conn, &full);
-    if (full)
-        say(p->unsent, sizeof p->unsent,
-            "askdb sent no cancel request: %d it sent earlier are still "
-            "unanswered (a server or proxy that holds cancel requests?)",
-            CANCEL_MAX_OUT);
+    p->req = cancel_start(p->conn, p->unsent, sizeof p->unsent);
 }
 
 /*

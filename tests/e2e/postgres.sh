@@ -1613,6 +1613,100 @@ serve_bounds_the_cancel_requests_left_unanswered() {
     expect_no_sanitizer
 }
 
+# post_sql_one PORT DATABASE SQL OUT: one POST /api/sql, its HTTP status
+# and body in OUT (in the background: the caller waits).
+post_sql_one() {
+    "$PY" - "$@" <<'PY'
+import json, sys, urllib.error, urllib.request
+port, db, sql, out = sys.argv[1:5]
+req = urllib.request.Request(
+    "http://127.0.0.1:%s/api/sql" % port,
+    json.dumps({"database": db, "sql": sql}).encode(),
+    {"Content-Type": "application/json"})
+try:
+    with urllib.request.urlopen(req, timeout=20) as r:
+        status, body = r.status, r.read().decode()
+except urllib.error.HTTPError as e:
+    status, body = e.code, e.read().decode()
+except Exception as e:
+    status, body = 0, "%s: %s" % (type(e).__name__, e)
+with open(out, "w") as f:
+    f.write("%d %s" % (status, body))
+PY
+}
+
+# The cap on cancel requests left unanswered was the process's: once a
+# proxy that holds them had 32, askdb serve sent no cancel to any other
+# server either, and a statement of another database past its time limit
+# was given up instead of cancelled. The cap is counted by destination
+# now (the session's host and port). The statements outlive the server's
+# statement_timeout as seen by askdb: their relay is stopped (SIGSTOP)
+# while the server's answer comes, so that askdb's own deadline comes
+# first. Through a second relay, the cancel is sent (taken once the
+# relay goes on) and the statement reported as cancelled on the server;
+# through the proxy past its cap, none is sent and the session is given
+# up at once, which says so and names the destination.
+serve_caps_unanswered_cancels_by_destination() {
+    local pid port a_port a_pid b_port b_pid held ms round
+    start_relay --hold-cancels
+    a_port=$RELAY_PORT a_pid=$RELAY_PID
+    start_relay  # its own .held is never written: it holds no cancels
+    b_port=$RELAY_PORT b_pid=$RELAY_PID
+    (cd "$T" && exec "$ASKDB" serve --listen 127.0.0.1:0 --llm-url http://127.0.0.1:9/v1 \
+        --model test --max-rows 5 --timeout 1000 --per-client 16 --access-log off \
+        --db "shop=postgresql://reader@127.0.0.1:$a_port/shop" \
+        --db "other=postgresql://reader@127.0.0.1:$b_port/shop") \
+        </dev/null >"$T/out" 2>"$T/err" &
+    pid=$!
+    echo "$pid" >>"$T/.pids"
+    for _ in $(seq 1 200); do
+        grep -q 'listening on' "$T/err" && break
+        sleep 0.05
+    done
+    port=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$T/err" | sed 's/.*://')
+    [ -n "$port" ] || fail "askdb serve did not start: $(head -c 300 "$T/err")"
+    for round in 1 2 3; do
+        ms=$(post_sql "$port" 16 "SELECT g FROM generate_series(1, 1000) g") || fail "round $round: $ms"
+    done
+    held=$(cat "$T/relay.port.held" 2>/dev/null || echo 0)
+    [ "$held" = 32 ] || fail "$held cancel requests were left unanswered, expected 32 (the cap)"
+    # Another route, past its time limit: cancelled.
+    post_sql_one "$port" other "SELECT pg_sleep(5.1)" "$T/b.json" &
+    local post=$!
+    wait_active "pg_sleep(5.1)"
+    kill -STOP "$b_pid"
+    sleep 1.8
+    kill -CONT "$b_pid"
+    wait "$post"
+    echo "other route: $(cat "$T/b.json")" >>"$T/.trace"
+    # The proxy's route past its cap: given up.
+    post_sql_one "$port" shop "SELECT pg_sleep(5.2)" "$T/a.json" &
+    post=$!
+    wait_active "pg_sleep(5.2)"
+    kill -STOP "$a_pid"
+    wait "$post"
+    kill -CONT "$a_pid"
+    echo "the proxy's route: $(cat "$T/a.json")" >>"$T/.trace"
+    local bad
+    bad=$("$PY" - "$T/b.json" "$T/a.json" "$a_port" <<'PY' 2>&1
+import json, sys
+def error(path):
+    status, body = open(path).read().split(" ", 1)
+    return "%s %s" % (status, json.loads(body).get("error"))
+want = ("400 query interrupted after the 1000 ms time limit (--timeout); cancelled on the server",
+        "400 query interrupted after the 1000 ms time limit (--timeout); the session was given up "
+        "instead of cancelled (askdb sent no cancel request: 32 it sent earlier to 127.0.0.1 port %s "
+        "are still unanswered (a server or proxy that holds cancel requests?))" % sys.argv[3])
+for what, path, w in zip(("other route", "the proxy's route"), sys.argv[1:3], want):
+    if error(path) != w:
+        print("%s: %s" % (what, open(path).read()[:400]))
+PY
+    ) || fail "$bad"
+    [ -z "$bad" ] || fail "$bad"
+    kill "$b_pid" "$a_pid"
+    expect_no_sanitizer
+}
+
 # A server gone without a word (its host down, the network cut: the
 # session's socket hears nothing) is found out by askdb's cancel at the
 # time limit, whose connection is refused: the connection is reported
@@ -1734,6 +1828,7 @@ TESTS=(
     lock_held_by_another_session_ends_by_lock_timeout
     idle_session_ended_by_the_server_reconnects
     serve_bounds_the_cancel_requests_left_unanswered
+    serve_caps_unanswered_cancels_by_destination
     server_gone_silently_is_reported_at_the_cancel
     server_that_answers_no_connection_ends_at_the_cancel_grace
     reconnect_after_a_loss_keeps_to_the_time_limit
