@@ -1571,6 +1571,22 @@ print(int((time.monotonic() - t0) * 1000))
 PY
 }
 
+# start_serve ARG...: askdb serve on a free loopback port with a model
+# that is never asked, its output in $T/out and $T/err; sets pid and port
+# (the caller's locals).
+start_serve() {
+    (cd "$T" && exec "$ASKDB" serve --listen 127.0.0.1:0 --llm-url http://127.0.0.1:9/v1 \
+        --model test --access-log off "$@") </dev/null >"$T/out" 2>"$T/err" &
+    pid=$!
+    echo "$pid" >>"$T/.pids"
+    for _ in $(seq 1 200); do
+        grep -q 'listening on' "$T/err" && break
+        sleep 0.05
+    done
+    port=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$T/err" | sed 's/.*://')
+    [ -n "$port" ] || fail "askdb serve did not start: $(head -c 300 "$T/err")"
+}
+
 # A proxy before the server that takes cancel requests and forwards none
 # leaves each unanswered, and PQcancel() waits for an answer without a
 # limit: the thread that sent it stays parked for good, with its socket
@@ -1584,17 +1600,7 @@ serve_bounds_the_cancel_requests_left_unanswered() {
     local pid port base tasks held ms round
     start_relay --hold-cancels
     url="postgresql://reader@127.0.0.1:$RELAY_PORT/shop"
-    (cd "$T" && exec "$ASKDB" serve --listen 127.0.0.1:0 --llm-url http://127.0.0.1:9/v1 \
-        --model test --max-rows 5 --per-client 16 --access-log off --db "shop=$url") \
-        </dev/null >"$T/out" 2>"$T/err" &
-    pid=$!
-    echo "$pid" >>"$T/.pids"
-    for _ in $(seq 1 200); do
-        grep -q 'listening on' "$T/err" && break
-        sleep 0.05
-    done
-    port=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$T/err" | sed 's/.*://')
-    [ -n "$port" ] || fail "askdb serve did not start: $(head -c 300 "$T/err")"
+    start_serve --max-rows 5 --per-client 16 --db "shop=$url"
     ms=$(post_sql "$port" 1 "SELECT g FROM generate_series(1, 5) g" 0) || fail "$ms"
     sleep 0.5
     base=$(ls "/proc/$pid/task" | wc -l)
@@ -1652,19 +1658,9 @@ serve_caps_unanswered_cancels_by_destination() {
     a_port=$RELAY_PORT a_pid=$RELAY_PID
     start_relay  # its own .held is never written: it holds no cancels
     b_port=$RELAY_PORT b_pid=$RELAY_PID
-    (cd "$T" && exec "$ASKDB" serve --listen 127.0.0.1:0 --llm-url http://127.0.0.1:9/v1 \
-        --model test --max-rows 5 --timeout 1000 --per-client 16 --access-log off \
+    start_serve --max-rows 5 --timeout 1000 --per-client 16 \
         --db "shop=postgresql://reader@127.0.0.1:$a_port/shop" \
-        --db "other=postgresql://reader@127.0.0.1:$b_port/shop") \
-        </dev/null >"$T/out" 2>"$T/err" &
-    pid=$!
-    echo "$pid" >>"$T/.pids"
-    for _ in $(seq 1 200); do
-        grep -q 'listening on' "$T/err" && break
-        sleep 0.05
-    done
-    port=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$T/err" | sed 's/.*://')
-    [ -n "$port" ] || fail "askdb serve did not start: $(head -c 300 "$T/err")"
+        --db "other=postgresql://reader@127.0.0.1:$b_port/shop"
     for round in 1 2 3; do
         ms=$(post_sql "$port" 16 "SELECT g FROM generate_series(1, 1000) g") || fail "round $round: $ms"
     done
