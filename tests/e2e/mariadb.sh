@@ -235,6 +235,29 @@ running_like() {
     mdb_admin -N -e "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE '%$1%' AND ID <> CONNECTION_ID()"
 }
 
+# wait_running TEXT [TRIES [PAUSE]]: until a statement like TEXT runs on
+# the server, looking TRIES times PAUSE seconds apart (100, 0.05); returns
+# 1 if it never did.
+wait_running() {
+    local _
+    for _ in $(seq 1 "${2:-100}"); do
+        [ "$(running_like "$1")" = 1 ] && return 0
+        sleep "${3:-0.05}"
+    done
+    return 1
+}
+
+# interrupt: Ctrl-C to the caller's $pid and wait for it; sets RC and
+# ELAPSED_MS (from the Ctrl-C).
+interrupt() {
+    local t0
+    t0=$(now_ms)
+    kill -INT "$pid"
+    wait "$pid"
+    RC=$?
+    ELAPSED_MS=$(($(now_ms) - t0))
+}
+
 # Close every session of the user ro on the server, as wait_timeout does
 # to an idle one.
 kill_ro() {
@@ -305,10 +328,7 @@ relay_sql() {
     t0=$(now_ms)
     timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" sql --timeout 1000 "$url" "SELECT SLEEP($1)" </dev/null >"$T/out" 2>"$T/err" &
     pid=$!
-    for _ in $(seq 1 100); do
-        [ "$(running_like "SLEEP($1)")" = 1 ] && break
-        sleep 0.05
-    done
+    wait_running "SLEEP($1)"
     "$2"
     wait "$pid"
     RC=$?
@@ -332,16 +352,9 @@ relay_ctrl_c() {
     timeout --foreground -k "$RUN_LIMIT_S" "$RUN_LIMIT_S" env --default-signal=INT "$ASKDB" "${@:3}" \
         </dev/null >"$T/out" 2>"$T/err" &
     pid=$!
-    for _ in $(seq 1 100); do
-        [ "$(running_like "SLEEP($1)")" = 1 ] && break
-        sleep 0.05
-    done
+    wait_running "SLEEP($1)"
     "$2"
-    t0=$(now_ms)
-    kill -INT "$pid"
-    wait "$pid"
-    RC=$?
-    ELAPSED_MS=$(($(now_ms) - t0))
+    interrupt
 }
 
 # start_shell ARGS...: askdb shell ARGS in the background, reading its
@@ -559,16 +572,9 @@ ctrl_c_kills_the_running_query() {
     env --default-signal=INT "$ASKDB" ask --llm-url "$URL" --model test --timeout 30000 \
         --no-question-check "$RO_URL" "Sleep a while" >"$T/out" 2>"$T/err" &
     pid=$!
-    for _ in $(seq 1 100); do
-        [ "$(running_like 'SLEEP(25)')" = 1 ] && break
-        sleep 0.1
-    done
+    wait_running 'SLEEP(25)' 100 0.1
     [ "$(running_like 'SLEEP(25)')" = 1 ] || fail "the query never started on the server"
-    t0=$(now_ms)
-    kill -INT "$pid"
-    wait "$pid"
-    RC=$?
-    ELAPSED_MS=$(($(now_ms) - t0))
+    interrupt
     after_run "ask (Ctrl-C)"
     expect_rc 130
     expect_faster 3000
@@ -877,10 +883,7 @@ fault_lock_held_by_another_session() {
     mdb_admin shop -e "LOCK TABLES orders WRITE; SELECT SLEEP(20);" >/dev/null 2>&1 &
     pid=$!
     echo "$pid" >>"$TMP/pids"
-    for _ in $(seq 1 50); do
-        [ "$(running_like 'SLEEP(20)')" = 1 ] && break
-        sleep 0.1
-    done
+    wait_running 'SLEEP(20)' 50 0.1
     run sql --timeout 1500 "$RO_URL" "SELECT COUNT(*) FROM orders"
     expect_rc 1
     expect_faster 4000
@@ -1087,10 +1090,7 @@ fault_idle_kill_session_closed_by_the_server() {
     mdb_admin shop -e "LOCK TABLES orders WRITE; SELECT SLEEP(20);" >/dev/null 2>&1 &
     holder=$!
     echo "$holder" >>"$TMP/pids"
-    for _ in $(seq 1 50); do
-        [ "$(running_like 'SLEEP(20)')" = 1 ] && break
-        sleep 0.1
-    done
+    wait_running 'SLEEP(20)' 50 0.1
     echo ".sql SELECT COUNT(*) AS n FROM orders" >&7
     exec 7>&-
     wait "$pid"
@@ -1161,10 +1161,7 @@ fault_server_gone_silently_is_found_by_the_kill() {
     timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" sql --timeout 1000 "mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop" \
         "SELECT SLEEP(15)" </dev/null >"$T/out" 2>"$T/err" &
     pid=$!
-    for _ in $(seq 1 100); do
-        [ "$(running_like 'SLEEP(15)')" = 1 ] && break
-        sleep 0.05
-    done
+    wait_running 'SLEEP(15)'
     relay_silent
     wait "$pid"
     RC=$?
@@ -1181,16 +1178,9 @@ fault_server_gone_silently_is_found_by_the_kill() {
     timeout --foreground -k 5 "$RUN_LIMIT_S" env --default-signal=INT "$ASKDB" ask --llm-url "$URL" --model test --timeout 20000 \
         --no-question-check "mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop" "Sleep a while" </dev/null >"$T/out" 2>"$T/err" &
     pid=$!
-    for _ in $(seq 1 100); do
-        [ "$(running_like 'SLEEP(16)')" = 1 ] && break
-        sleep 0.05
-    done
+    wait_running 'SLEEP(16)'
     relay_silent
-    t0=$(now_ms)
-    kill -INT "$pid"
-    wait "$pid"
-    RC=$?
-    ELAPSED_MS=$(($(now_ms) - t0))
+    interrupt
     echo "silent server, Ctrl-C: exit $RC in $ELAPSED_MS ms" >>"$T/.trace"
     after_run "ask (server gone silently, Ctrl-C)"
     expect_rc 130
@@ -1218,10 +1208,7 @@ fault_server_gone_silently_is_found_by_an_open_kill_connection() {
     [ "$(mdb_admin -N -e "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = 'ro' AND ID > $last_id")" = 2 ] ||
         fail "no kill connection beside the session"
     echo ".sql SELECT SLEEP(17) AS second" >&7
-    for _ in $(seq 1 100); do
-        [ "$(running_like 'SLEEP(17)')" = 1 ] && break
-        sleep 0.05
-    done
+    wait_running 'SLEEP(17)'
     relay_silent
     t0=$(now_ms)
     exec 7>&-
@@ -1303,15 +1290,8 @@ fault_server_slow_to_take_connections_is_not_given_up() {
     timeout --foreground -k "$RUN_LIMIT_S" "$RUN_LIMIT_S" env --default-signal=INT "$ASKDB" sql --timeout 20000 "$url" \
         "SELECT SLEEP(34)" </dev/null >"$T/out" 2>"$T/err" &
     pid=$!
-    for _ in $(seq 1 100); do
-        [ "$(running_like 'SLEEP(34)')" = 1 ] && break
-        sleep 0.05
-    done
-    t0=$(now_ms)
-    kill -INT "$pid"
-    wait "$pid"
-    RC=$?
-    ELAPSED_MS=$(($(now_ms) - t0))
+    wait_running 'SLEEP(34)'
+    interrupt
     echo "slow server, Ctrl-C: exit $RC in $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
     after_run "sql (slow server, Ctrl-C)"
     expect_rc 130
@@ -1392,10 +1372,7 @@ fault_kill_connection_refused_for_too_many_connections() {
     local pid t0
     timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" sql --timeout 3000 "$RO_URL" "SELECT SLEEP(39)" </dev/null >"$T/out" 2>"$T/err" &
     pid=$!
-    for _ in $(seq 1 100); do
-        [ "$(running_like 'SLEEP(39)')" = 1 ] && break
-        sleep 0.05
-    done
+    wait_running 'SLEEP(39)'
     fill_connections
     wait "$pid"
     RC=$?
@@ -1407,16 +1384,9 @@ fault_kill_connection_refused_for_too_many_connections() {
     timeout --foreground -k "$RUN_LIMIT_S" "$RUN_LIMIT_S" env --default-signal=INT "$ASKDB" sql --timeout 20000 "$RO_URL" "SELECT SLEEP(40)" \
         </dev/null >"$T/out" 2>"$T/err" &
     pid=$!
-    for _ in $(seq 1 100); do
-        [ "$(running_like 'SLEEP(40)')" = 1 ] && break
-        sleep 0.05
-    done
+    wait_running 'SLEEP(40)'
     fill_connections
-    t0=$(now_ms)
-    kill -INT "$pid"
-    wait "$pid"
-    RC=$?
-    ELAPSED_MS=$(($(now_ms) - t0))
+    interrupt
     unfill_connections
     echo "kill connection refused, Ctrl-C: exit $RC in $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
     after_run "sql (kill connection refused, Ctrl-C)"
@@ -1437,10 +1407,7 @@ reconnect_after_a_loss_keeps_to_the_time_limit() {
     url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
     start_shell --llm-url http://127.0.0.1:9/v1 --model test --timeout 1000 "$url"
     echo ".sql SELECT SLEEP(37) AS first" >&7
-    for _ in $(seq 1 100); do
-        [ "$(running_like 'SLEEP(37)')" = 1 ] && break
-        sleep 0.05
-    done
+    wait_running 'SLEEP(37)'
     relay_deaf
     wait_err "lost the connection" 10
     t0=$(now_ms)
@@ -1507,10 +1474,7 @@ fault_server_killed_mid_query() {
     done
     timeout -k 5 30 "$ASKDB" sql --timeout 30000 "$RO_URL" "SELECT SLEEP(25)" >"$T/out" 2>"$T/err" &
     pid=$!
-    for _ in $(seq 1 100); do
-        [ "$(running_like 'SLEEP(25)')" = 1 ] && break
-        sleep 0.1
-    done
+    wait_running 'SLEEP(25)' 100 0.1
     spid=$(cat "$MDB_DIR/mariadbd.pid")
     kill -9 "$spid"
     local t0
