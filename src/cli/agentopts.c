@@ -77,19 +77,28 @@ const struct option cli_model_opts[] = {
     {NULL, 0, NULL, 0}
 };
 
-const char cli_limits_help[] =
-    "Limits:\n"
+/* The limits' help, in pieces: schema takes all but --max-rows. */
+#define HELP_TIMEOUT \
     "      --timeout MS      query time limit in ms (default 10000)\n"
+#define HELP_MAX_ROWS \
     "      --max-rows N      stop after N rows (default 1000)\n"
-    "      --max-bytes N     result size cap: the values' bytes plus a fixed\n"
-    "                        cost per cell (default 4194304); while a query\n"
-    "                        runs no value or table row may be larger than\n"
-    "                        N or 16 MiB, whichever is more (the query then\n"
-    "                        fails and says so)\n"
-    "      --in-process      run the statements of SQLite and DuckDB files\n"
-    "                        in askdb's own process, not in askdb-exec (a\n"
-    "                        helper killed at the time limit): one long\n"
-    "                        function call can then outlast --timeout\n";
+#define HELP_BYTES_AND_PROCESS \
+    "      --max-bytes N     result size cap: the values' bytes plus a " \
+    "fixed\n" \
+    "                        cost per cell (default 4194304); while a query\n" \
+    "                        runs no value or table row may be larger than\n" \
+    "                        N or 16 MiB, whichever is more (the query then\n" \
+    "                        fails and says so)\n" \
+    "      --in-process      run the statements of SQLite and DuckDB files\n" \
+    "                        in askdb's own process, not in askdb-exec (a\n" \
+    "                        helper killed at the time limit): one long\n" \
+    "                        function call can then outlast --timeout\n"
+
+const char cli_limits_help[] =
+    "Limits:\n" HELP_TIMEOUT HELP_MAX_ROWS HELP_BYTES_AND_PROCESS;
+
+const char cli_schema_limits_help[] =
+    "Limits:\n" HELP_TIMEOUT HELP_BYTES_AND_PROCESS;
 
 const char cli_model_help[] =
     "Model (flags override the environment):\n"

@@ -101,8 +101,10 @@ int cli_real(const char *s, double *out);
 ** --max-bytes, --in-process), and their parser: as cli_agent_opt. */
 extern const struct option cli_model_opts[];
 /* Their help: the limits (--timeout, --max-rows, --max-bytes,
-** --in-process), and the rest (model, --max-attempts, --trace). */
+** --in-process), and the rest (model, --max-attempts, --trace); schema's
+** limits are those but --max-rows (it runs no statement to cap). */
 extern const char cli_limits_help[];
+extern const char cli_schema_limits_help[];
 extern const char cli_model_help[];
 int cli_model_opt(int c, const char *arg, askdb_config *cfg,
                   const char *prog);

@@ -125,7 +125,7 @@ static int help(const char *cmd)
               "      --sample-values N distinct values shown per text column\n"
               "                        (default 3; 0 = none)\n",
               stdout);
-        fputs(cli_limits_help, stdout);
+        fputs(cli_schema_limits_help, stdout);
         fputs(help_db_cmd, stdout);
     } else if (strcmp(cmd, "sql") == 0) {
         fputs("usage: askdb sql [options] DB STATEMENT\n\n"
@@ -180,10 +180,12 @@ static const struct option long_opts[] = {
 /*
 ** Which options sql and schema take, by long name: the output options, -v
 ** and the limits of the database handle (askdb_db_open reads them), and
-** for schema the sample values it shows. Every other option sets up the
-** model or the agent, which sql and schema do not have: for them it is a
-** usage error (refuse_option) that names the commands taking it, never
-** silently ignored.
+** for schema the sample values it shows. schema runs no statement, so
+** --max-rows, which caps one's rows, is not its: its catalogue queries
+** and samples are read whole (the samples bounded by --sample-values).
+** Every other option sets up the model or the agent, which sql and schema
+** do not have: for them it is a usage error (refuse_option) that names
+** the commands taking it, never silently ignored.
 */
 enum { FOR_SQL = 1, FOR_SCHEMA = 2 };
 
@@ -196,7 +198,7 @@ static const struct {
     {"help", FOR_SQL | FOR_SCHEMA},
     {"show-sql", FOR_SQL},
     {"timeout", FOR_SQL | FOR_SCHEMA},
-    {"max-rows", FOR_SQL | FOR_SCHEMA},
+    {"max-rows", FOR_SQL},
     {"max-bytes", FOR_SQL | FOR_SCHEMA},
     {"in-process", FOR_SQL | FOR_SCHEMA},
     {"sample-values", FOR_SCHEMA},

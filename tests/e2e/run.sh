@@ -1900,10 +1900,30 @@ PY
     expect_out 'id\r\n1\r\n'
     expect_err_has "SELECT id FROM customers ORDER BY id"
     ASKDB_LLM_URL=http://127.0.0.1:9/v1 \
-        run schema -v --sample-values 0 --timeout 5000 --max-rows 5 shop.db
+        run schema -v --sample-values 0 --timeout 5000 shop.db
     expect_rc 0
     expect_out_has "CREATE TABLE customers"
     expect_out_lacks "e.g."
+}
+
+schema_refuses_max_rows_which_caps_none_of_its_reads() {
+    # --max-rows caps the rows of a statement; schema runs none: its
+    # catalogue queries and sample values are read whole (the samples
+    # capped by --sample-values), so the same schema came out whatever
+    # the cap. It is refused (exit 2, nothing read) as an option of the
+    # statements, and its help does not list it.
+    copy_db
+    run schema --max-rows 1 shop.db
+    expect_rc 2
+    expect_err_has "askdb schema: --max-rows is for ask, shell, sql, eval, serve and mcp (see 'askdb help schema')"
+    expect_no_out
+    run help schema
+    expect_rc 0
+    expect_out_lacks "--max-rows"
+    expect_out_has "--timeout MS"
+    run sql --max-rows 1 -f csv shop.db "SELECT id FROM customers ORDER BY id"
+    expect_rc 0
+    expect_out 'id\r\n1\r\n'
 }
 
 csv_keeps_every_byte_of_text_and_blobs() {
@@ -2456,6 +2476,7 @@ TESTS=(
     sql_command_reports_errors_with_exit_1
     sql_show_sql_prints_the_statement_and_refuses_ask_only_options
     sql_and_schema_refuse_every_option_of_ask_and_shell
+    schema_refuses_max_rows_which_caps_none_of_its_reads
     csv_keeps_every_byte_of_text_and_blobs
     failed_writes_to_stdout_exit_2
     json_output_stays_valid_for_any_value
