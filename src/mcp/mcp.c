@@ -287,14 +287,30 @@ static int is_stateless(json_t *root)
     return json_object_get(meta, META_VERSION) != NULL;
 }
 
+int mcp_in_stateless(const struct mcp_in *in)
+{
+    return json_is_object(in->root) && json_object_get(in->root, "id") &&
+           is_stateless(in->root);
+}
+
 int mcp_text_stateless(const char *text, size_t len)
 {
-    json_t *root = json_loadb(text, len, JSON_ALLOW_NUL, NULL);
-    int yes = json_is_object(root) && json_object_get(root, "id") &&
-              is_stateless(root);
+    struct mcp_in in;
+    int yes;
 
-    json_decref(root);
+    mcp_in_read(&in, text, len);
+    yes = mcp_in_stateless(&in);
+    mcp_in_free(&in);
     return yes;
+}
+
+int mcp_in_initialize(const struct mcp_in *in)
+{
+    const char *method =
+        json_string_value(json_object_get(in->root, "method"));
+
+    return method && strcmp(method, "initialize") == 0 &&
+           json_object_get(in->root, "id") != NULL;
 }
 
 static int b64val(char c)
@@ -505,37 +521,61 @@ static int call_ok(struct mcp_msg *m, mcp_emit_fn emit, void *ud)
     return 0;
 }
 
+/*
+** Any JSON value is read, so that a bare 42 is valid JSON but not a
+** request (-32600), as JSON-RPC says, rather than a parse error. Any
+** string may hold a NUL ("\u0000"): those read as C strings are taken
+** through mcp_cstr(), which refuses them rather than cut them. A text
+** over MCP_MAX_MESSAGE is read too (HTTP asks whether it is stateless
+** before its session refuses it).
+*/
+void mcp_in_read(struct mcp_in *in, const char *text, size_t len)
+{
+    json_error_t jerr;
+
+    in->len = len;
+    in->error[0] = '\0';
+    in->root = json_loadb(text, len, JSON_ALLOW_NUL | JSON_DECODE_ANY,
+                          &jerr);
+    if (!in->root)
+        snprintf(in->error, sizeof in->error, "parse error: %s (line %d, "
+                 "column %d)", jerr.text, jerr.line, jerr.column);
+}
+
+void mcp_in_free(struct mcp_in *in)
+{
+    json_decref(in->root);
+    in->root = NULL;
+}
+
 struct mcp_msg *mcp_parse(struct mcp_session *s, const char *text,
                           size_t len, mcp_emit_fn emit, void *ud)
 {
-    return mcp_parse_route(s, text, len, NULL, 0, emit, ud);
+    struct mcp_in in;
+
+    mcp_in_read(&in, text, len);
+    return mcp_parse_in(s, &in, NULL, 0, emit, ud);
 }
 
-struct mcp_msg *mcp_parse_route(struct mcp_session *s, const char *text,
-                                size_t len, const struct mcp_route *route,
-                                int stateless, mcp_emit_fn emit, void *ud)
+struct mcp_msg *mcp_parse_in(struct mcp_session *s, struct mcp_in *in,
+                             const struct mcp_route *route, int stateless,
+                             mcp_emit_fn emit, void *ud)
 {
-    json_t *root, *id, *method, *params, *v;
+    json_t *root = in->root, *id, *method, *params, *v;
     struct mcp_msg *m;
-    json_error_t jerr;
     char msg[300];
     int dup;
 
-    if (len > MCP_MAX_MESSAGE) {
+    in->root = NULL;   /* root is ours now */
+    if (in->len > MCP_MAX_MESSAGE) {
         snprintf(msg, sizeof msg, "message over %zu MiB: send less at "
                  "once", MCP_MAX_MESSAGE >> 20);
         mcp_error_null_id(emit, ud, -32600, msg);
+        json_decref(root);
         return NULL;
     }
-    /* Any string may hold a NUL ("\u0000"): those read as C strings are
-    ** taken through mcp_cstr(), which refuses them rather than cut them.
-    ** Any JSON value is read, so that a bare 42 is valid JSON but not a
-    ** request (-32600), as JSON-RPC says, rather than a parse error. */
-    root = json_loadb(text, len, JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
     if (!root) {
-        snprintf(msg, sizeof msg, "parse error: %s (line %d, column %d)",
-                 jerr.text, jerr.line, jerr.column);
-        mcp_error_null_id(emit, ud, -32700, msg);
+        mcp_error_null_id(emit, ud, -32700, in->error);
         return NULL;
     }
     if (!json_is_object(root)) {

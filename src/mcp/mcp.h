@@ -70,20 +70,39 @@ struct mcp_route {
     const char *duplicate;
 };
 
-/* mcp_parse() of a message that came over HTTP with these headers: a
-** stateless request's are checked against its body. stateless says the
-** transport took it for one (its MCP-Protocol-Version header names
-** 2026-07-28): a request then needs that revision's _meta (-32602) even
-** when its body does not name the revision, so it is never served as one
-** of the handshake. */
-struct mcp_msg *mcp_parse_route(struct mcp_session *s, const char *text,
-                                size_t len, const struct mcp_route *route,
-                                int stateless, mcp_emit_fn emit, void *ud);
+/*
+** A message's text read as JSON once, for a transport that looks at it
+** before a session takes it (HTTP: which session runs it, by
+** mcp_in_stateless() and mcp_in_initialize()). mcp_in_read() fills it;
+** mcp_parse_in() then takes it, or mcp_in_free() drops it.
+*/
+struct json_t;
+struct mcp_in {
+    struct json_t *root;    /* the JSON value; NULL when the text is not */
+    size_t len;             /* the text's length */
+    char error[300];        /* why root is NULL */
+};
+void mcp_in_read(struct mcp_in *in, const char *text, size_t len);
+void mcp_in_free(struct mcp_in *in);
 
-/* Whether text is a request of the stateless era (revision 2026-07-28:
-** params._meta names a protocol version), which no session's state
-** applies to. */
+/* mcp_parse() of a message already read (it takes in's JSON) that came
+** over HTTP with these headers: a stateless request's are checked
+** against its body. stateless says the transport took it for one (its
+** MCP-Protocol-Version header names 2026-07-28): a request then needs
+** that revision's _meta (-32602) even when its body does not name the
+** revision, so it is never served as one of the handshake. */
+struct mcp_msg *mcp_parse_in(struct mcp_session *s, struct mcp_in *in,
+                             const struct mcp_route *route, int stateless,
+                             mcp_emit_fn emit, void *ud);
+
+/* Whether text (or in) is a request of the stateless era (revision
+** 2026-07-28: params._meta names a protocol version), which no session's
+** state applies to. */
 int mcp_text_stateless(const char *text, size_t len);
+int mcp_in_stateless(const struct mcp_in *in);
+
+/* Whether in is an initialize request (one that opens a session). */
+int mcp_in_initialize(const struct mcp_in *in);
 
 /* Whether m is such a request, and whether its method is method. */
 int mcp_msg_stateless(const struct mcp_msg *m);

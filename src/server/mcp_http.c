@@ -368,18 +368,6 @@ static int stateless_status(const char *response)
     }
 }
 
-/* Whether the body is an initialize request. */
-static int is_initialize(const char *body, size_t len)
-{
-    json_t *o = json_loadb(body, len, JSON_ALLOW_NUL, NULL);
-    const char *method = json_string_value(json_object_get(o, "method"));
-    int yes = method && strcmp(method, "initialize") == 0 &&
-              json_object_get(o, "id") != NULL;
-
-    json_decref(o);
-    return yes;
-}
-
 struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
                                   const struct srv_mcp_req *q, int *status,
                                   const char **why, char *session_out)
@@ -388,6 +376,7 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
     struct collect col;
     struct hsession *h;
     char *gone;
+    struct mcp_in in;
     struct mcp_msg *msg;
     struct slow *w;
     pthread_t th;
@@ -404,18 +393,20 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
         return NULL;
     }
     pthread_mutex_unlock(&m->mu);
-    /* Decided here, once: the session a request runs in and what
-    ** mcp_parse_route() asks of it must agree (a header that says
+    /* The body is parsed once, here: the one message chooses the
+    ** session and is what mcp_parse_in() then checks and the session
+    ** runs. Decided here, once: the session a request runs in and what
+    ** mcp_parse_in() asks of it must agree (a header that says
     ** 2026-07-28 over a body of the handshake is -32602, never served as
-    ** the handshake's). The header is read first: it costs no parse. */
+    ** the handshake's). */
+    mcp_in_read(&in, q->body, q->len);
     stateless = (!q->session && mcp_version_stateless(q->route.version)) ||
-                mcp_text_stateless(q->body, q->len);
+                mcp_in_stateless(&in);
     if (stateless) {
         h = open_stateless(m);
         if (!h) {
             *status = 500;
             *why = "out of memory";
-            return NULL;
         }
     } else if (q->session) {
         h = acquire(m, q->session);
@@ -423,29 +414,31 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
             *status = 404;
             *why = "no such MCP session (it ended or was dropped): "
                    "initialize a new one";
-            return NULL;
         }
-    } else if (is_initialize(q->body, q->len)) {
+    } else if (mcp_in_initialize(&in)) {
         h = open_session(m);
         if (!h) {
             *status = 500;
             *why = "out of memory";
-            return NULL;
         }
     } else {
+        h = NULL;
         *status = 400;
         *why = "send the Mcp-Session-Id that initialize returned";
+    }
+    if (!h) {
+        mcp_in_free(&in);
         return NULL;
     }
     snprintf(session_out, 40, "%s", h->id);
     memset(&col, 0, sizeof col);
     pthread_mutex_init(&col.mu, NULL);
-    msg = mcp_parse_route(h->ms, q->body, q->len, &q->route, stateless,
-                          collect_emit, &col);
+    msg = mcp_parse_in(h->ms, &in, &q->route, stateless, collect_emit,
+                       &col);
     /* A stateless tool call always goes through a stream, which tells
     ** when its client closes it; its other requests are answered at once,
     ** with their status, and so is a call that is not one (an unknown
-    ** tool: mcp_parse_route() answered it), which a stream would send
+    ** tool: mcp_parse_in() answered it), which a stream would send
     ** with 200. */
     if (!msg)
         streamed = 0;
