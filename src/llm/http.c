@@ -1327,12 +1327,17 @@ static int describe_proxy(struct http_client *c, CURLcode cc, long code,
                    c->curl_err[0] ? c->curl_err : curl_easy_strerror(cc));
         return 1;
     }
-    buf_printf(m, " %s to the model at %s: it answered %ld%s%s (%s)",
+    buf_printf(m, " %s to the model at %s: it answered %ld%s%s",
                code == 502 || code == 503 || code == 504
                    ? "could not connect"
                    : "refused to connect",
                c->shown, code, *reason_phrase(code) ? " " : "",
-               reason_phrase(code), tunnel_hint(code, proxy));
+               reason_phrase(code));
+    put_retries(m, attempt);
+    if (c->refused_ms >= 0)
+        put_refused_wait(c, m);
+    else
+        buf_printf(m, " (%s)", tunnel_hint(code, proxy));
     return 1;
 }
 
@@ -1478,20 +1483,32 @@ static int retry_status(long code)
            code == 504 || code == 529;
 }
 
+/* The status a proxy answered c's CONNECT with when that failed the try
+** (cc), else 0. */
+static long tunnel_status(struct http_client *c, CURLcode cc)
+{
+    long tunnel = 0;
+
+    curl_easy_getinfo(c->curl, CURLINFO_HTTP_CONNECTCODE, &tunnel);
+    return cc != CURLE_OK && tunnel >= 300 ? tunnel : 0;
+}
+
 /* OUT_OK, OUT_RETRY or OUT_FAIL for the outcome of one try. */
 static int classify(struct http_client *c, CURLcode cc, long code)
 {
-    long sent = 0, tunnel = 0;
+    long sent = 0, tunnel = tunnel_status(c, cc);
 
-    /* A proxy that refused the tunnel (403, 407) will refuse it again.
-    ** One that did not answer, or whose name did not resolve, fails as a
-    ** model server's own refused connection or unknown name does (the
-    ** default below), not retried: a proxy that is down now is down a
-    ** second later too, and the backoff would only delay the message
-    ** that names it. */
-    curl_easy_getinfo(c->curl, CURLINFO_HTTP_CONNECTCODE, &tunnel);
-    if (cc != CURLE_OK && tunnel >= 300)
-        return OUT_FAIL;
+    /* A proxy that refused the tunnel (403, 407) will refuse it again;
+    ** one that could not open it (502, 504: the model's host did not
+    ** answer it in time or at all; 503: it is overloaded) has failed on
+    ** the way as a gateway in front of the model fails, and is retried
+    ** as that gateway's own answer to the request is. One that did not
+    ** answer, or whose name did not resolve, fails as a model server's
+    ** own refused connection or unknown name does (the default below),
+    ** not retried: a proxy that is down now is down a second later too,
+    ** and the backoff would only delay the message that names it. */
+    if (tunnel)
+        return retry_status(tunnel) ? OUT_RETRY : OUT_FAIL;
     switch (cc) {
     case CURLE_OK:
         if (code >= 200 && code < 300)
@@ -1800,7 +1817,8 @@ askdb_status http_post_json(struct http_client *c, const struct http_post *req,
             } else {
                 if (delay > c->timeout_ms - waited)
                     delay = c->timeout_ms - waited;
-                log_wait(c, delay, attempt, code);
+                log_wait(c, delay, attempt,
+                         code ? code : tunnel_status(c, cc));
                 sleep_ms(req, delay);
                 waited += delay;
                 if (req->on_event && req->restart)

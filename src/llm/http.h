@@ -16,7 +16,9 @@
 ** pthread_once).
 **
 ** Retry policy (up to `retries` retries after the first try):
-**   retried     HTTP 429, 500, 502, 503, 504, 529; connection reset, send
+**   retried     HTTP 429, 500, 502, 503, 504, 529 (also as a proxy's
+**               answer to CONNECT: it could not reach the model's host,
+**               or is overloaded); connection reset, send
 **               or receive errors, an empty reply (CURLE_GOT_NOTHING), a
 **               short body (CURLE_PARTIAL_FILE, or a 2xx JSON body that
 **               ends before its JSON does: closed early with no length

@@ -55,6 +55,8 @@ struct raw {
     const char *resp;
     size_t resp_len;
     size_t chunk;
+    const char *then;        /* NULL, or the answer to a second connection */
+    int accepted;            /* connections answered */
     char req[65536];
     size_t req_len;
     char base[64];
@@ -203,6 +205,7 @@ static void *raw_main(void *arg)
     const char *hdr_end, *cl;
     int c;
 
+again:
     p.fd = r->fd;
     p.events = POLLIN;
     p.revents = 0;
@@ -211,6 +214,8 @@ static void *raw_main(void *arg)
     c = accept(r->fd, NULL, NULL);
     if (c < 0)
         return NULL;
+    r->accepted++;
+    r->req_len = 0;
     while (!r->write_first) {
         n = read(c, r->req + r->req_len, sizeof r->req - 1 - r->req_len);
         if (n <= 0)
@@ -234,6 +239,11 @@ static void *raw_main(void *arg)
         sleep_ms(1);
     }
     close(c);
+    if (r->accepted == 1 && r->then) {
+        r->resp = r->then;
+        r->resp_len = strlen(r->then);
+        goto again;
+    }
     return NULL;
 }
 
@@ -256,6 +266,7 @@ static void raw_start(struct raw *r, const char *resp, size_t len,
     r->resp = resp;
     r->resp_len = len;
     r->chunk = chunk;
+    r->accepted = 0;
     snprintf(r->base, sizeof r->base, "http://127.0.0.1:%d/v1", r->port);
     assert_int_equal(pthread_create(&r->th, NULL, raw_main, r), 0);
     r->started = 1;
@@ -1061,6 +1072,69 @@ static void proxy_failures_on_the_way_name_the_proxy(void **ts)
         llm_free(s->m);
         s->m = NULL;
         raw_stop(&s->raw);
+    }
+}
+
+/*
+** A 502, 503 or 504 to CONNECT is the proxy's transient failure (it could
+** not reach the model's host, or is overloaded), retried with the
+** backoff the model's own 5xx gets: a proxy that answers 503 once is
+** asked again, and the second answer is the one reported (here a 403,
+** for want of a TLS model behind a tunnel), after one retry; one that
+** answers 502 to both tries says so after its retry. A 403 or 407 is
+** not retried (proxy_refusal_is_the_proxys_and_not_retried).
+*/
+static void proxy_unavailable_to_connect_is_retried(void **ts)
+{
+    static const char unavailable[] = "HTTP/1.1 503 Service Unavailable"
+        "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    static const char bad_gateway[] = "HTTP/1.1 502 Bad Gateway\r\n"
+        "Content-Length: 0\r\nConnection: close\r\n\r\n";
+    static const char forbidden[] = "HTTP/1.1 403 Forbidden\r\n"
+        "Content-Length: 0\r\nConnection: close\r\n\r\n";
+    static const struct {
+        const char *first, *then;
+        int retries;         /* --retries */
+        const char *verb, *answer; /* of the message */
+    } cases[] = {
+        {unavailable, forbidden, 3, "refused to connect",
+         "403 Forbidden after 1 retry (the proxy does not let this host "
+         "through: ask its administrator, or set no_proxy to go around "
+         "it)"},
+        {bad_gateway, bad_gateway, 1, "could not connect",
+         "502 Bad Gateway after 1 retry (the proxy cannot reach the model's "
+         "host: check the host in --llm-url or ASKDB_LLM_URL and that the "
+         "proxy may reach it, or set no_proxy to go around the proxy)"},
+    };
+    struct state *s = *ts;
+    struct llm_request req;
+    char proxy[128], want[768];
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        clear_proxies();
+        req = basic_request(s);
+        s->raw.then = cases[i].then;
+        raw_start(&s->raw, cases[i].first, strlen(cases[i].first), 4096);
+        snprintf(proxy, sizeof proxy, "http://127.0.0.1:%d", s->raw.port);
+        assert_int_equal(setenv("https_proxy", proxy, 1), 0);
+        openai_cfg(s, "https://api.example.invalid/v1", "sk-proxy-test-key");
+        s->cfg.llm_retries = cases[i].retries;
+        s->cfg.llm_timeout_ms = 3000;
+        open_model(s);
+        assert_int_equal(llm_complete(s->m, &req, &s->r),
+                         ASKDB_ERR_LLM_UNREACHABLE);
+        assert_int_equal(s->r.retries, 1);
+        snprintf(want, sizeof want, "the proxy %s (https_proxy) %s to the "
+                 "model at %s: it answered %s", proxy, cases[i].verb, s->url,
+                 cases[i].answer);
+        assert_string_equal(llm_errmsg(s->m), want);
+        llm_reply_free(&s->r);
+        llm_free(s->m);
+        s->m = NULL;
+        raw_stop(&s->raw);
+        assert_int_equal(s->raw.accepted, 2);
+        s->raw.then = NULL;
     }
 }
 
@@ -2536,6 +2610,7 @@ int main(void)
         T(proxy_refusal_is_the_proxys_and_not_retried),
         T(proxy_down_or_unresolvable_is_the_proxys),
         T(proxy_failures_on_the_way_name_the_proxy),
+        T(proxy_unavailable_to_connect_is_retried),
         T(ambiguous_proxy_password_never_shows),
         T(connection_reset_is_retried),
         T(connection_reset_without_retries_is_unreachable),
