@@ -1,4 +1,5 @@
-/* askdb.h - the public API of libaskdb: ask questions of a database in English. */
+/* askdb.h - the public API of libaskdb: ask questions of a database in
+** English. */
 #ifndef ASKDB_H
 #define ASKDB_H
 
@@ -158,9 +159,9 @@ typedef void (*askdb_token_fn)(void *ud, const char *piece, size_t len);
 **   check        kind, hint (a check doubted the result)
 **   error        class, message, sql (why an attempt failed)
 **   repair       class, attempt (the model is asked for a fix)
-**   fix          kind ("requalify", "join" or "cast"), candidate, changes, from,
-**                sql, ok: a deterministic repair made without asking the
-**                model (ok: the engine accepts the result)
+**   fix          kind ("requalify", "join" or "cast"), candidate, changes,
+**                from, sql, ok: a deterministic repair made without asking
+**                the model (ok: the engine accepts the result)
 **   select       options, voted, picks, chosen, error (a tie between
 **                candidates' results put to the model: config select)
 **   answer_text  error: only when the plain-English answer (config
@@ -583,9 +584,10 @@ typedef struct askdb_agent askdb_agent;
 ** every agent: up to cfg->parallel questions (agents on different
 ** threads) are decoded together as sequences of one batch, the others
 ** wait for a turn; a prefix one question evaluated (system prompt and
-** schema) is reused by the next, whichever agent asks it. For HTTP providers the model holds the
-** settings; each agent has its own connection. A custom llm_fn is called
-** from whichever thread asks: it must be thread-safe when agents share it.
+** schema) is reused by the next, whichever agent asks it. For HTTP
+** providers the model holds the settings; each agent has its own
+** connection. A custom llm_fn is called from whichever thread asks: it
+** must be thread-safe when agents share it.
 ** cfg is copied; its strings must outlive the model. On failure *out may
 ** still be set so that askdb_model_errmsg() can say why; free it with
 ** askdb_model_free(). Returns ASKDB_ERR_USAGE (bad settings, missing or
@@ -811,8 +813,9 @@ typedef struct askdb_pair {
 ** that stores nothing, leaves no file, nor the default store's cache
 ** directory, made with it); without, a missing store opens as an empty
 ** one that lists nothing and forgets nothing (and learns nothing:
-** ASKDB_ERR_USAGE). Any other SQLite file is refused and left untouched. On failure *out may be set for askdb_memory_errmsg();
-** free it with askdb_memory_close(). Returns ASKDB_ERR_USAGE (path "",
+** ASKDB_ERR_USAGE). Any other SQLite file is refused and left untouched.
+** On failure *out may be set for askdb_memory_errmsg(); free it with
+** askdb_memory_close(). Returns ASKDB_ERR_USAGE (path "",
 ** not a store, newer format, a database's companion file), ASKDB_ERR_IO
 ** (the file or its folder cannot be opened, read or created: a missing
 ** folder, permissions, a store locked past the busy timeout).

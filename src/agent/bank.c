@@ -314,8 +314,9 @@ static uint64_t hash2(char tag, const char *a, const char *b)
     char buf[2 * MAX_WORD + 8];
     int n = snprintf(buf, sizeof buf, "%c%s %s", tag, a, b ? b : "");
 
-    return XXH3_64bits(buf, (size_t)(n < (int)sizeof buf ? n
-                                                         : (int)sizeof buf - 1));
+    return XXH3_64bits(buf, (size_t)(n < (int)sizeof buf
+                                         ? n
+                                         : (int)sizeof buf - 1));
 }
 
 /* The words (not the marks) and the pairs of adjacent tokens, the first

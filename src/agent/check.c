@@ -817,7 +817,8 @@ static int asks_top_one(const char *q)
     for (p = q + 6; *p; p++) {
         if (*p != ' ')
             continue;
-        if (strncmp(p, " has the ", 9) == 0 || strncmp(p, " had the ", 9) == 0) {
+        if (strncmp(p, " has the ", 9) == 0 ||
+            strncmp(p, " had the ", 9) == 0) {
             v = p + 9;
             return words >= 1 && words <= 3 && starts(v, superlatives);
         }

@@ -78,7 +78,8 @@ enum agent_outcome {
 ** system and first user message: the attempts that fit, 32. */
 #define AGENT_MAX_ATTEMPTS (1 + (AGENT_MAX_MSGS - 2) / 2)
 #define AGENT_MAX_CANDS 8
-#define AGENT_AUTO_CANDS 3    /* askdb_config.candidates 0 with a batching model */
+/* askdb_config.candidates 0 with a batching model */
+#define AGENT_AUTO_CANDS 3
 
 /* One SQL candidate of the current attempt. */
 struct agent_cand {

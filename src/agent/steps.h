@@ -1,4 +1,5 @@
-/* steps.h - the steps that answer a question, each a function over the state. */
+/* steps.h - the steps that answer a question, each a function over the
+** state. */
 #ifndef ASKDB_AGENT_STEPS_H
 #define ASKDB_AGENT_STEPS_H
 

@@ -1,4 +1,5 @@
-/* eval.c - the `askdb eval` command: options, progress line, summary, report. */
+/* eval.c - the `askdb eval` command: options, progress line, summary,
+** report. */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -99,7 +100,8 @@ static const char usage_eval_limits[] =
 
 enum {
     O_SUITE = 256, O_DB_ROOT, O_TABLES, O_LIMIT, O_SAMPLE, O_SEED, O_DB,
-    O_JOBS, O_OUT, O_REPORT, O_RESUME, O_KEEP_DISTINCT, O_WARM, O_DB_URL, O_PROVIDER,
+    O_JOBS, O_OUT, O_REPORT, O_RESUME, O_KEEP_DISTINCT, O_WARM, O_DB_URL,
+    O_PROVIDER,
     O_LLM_URL, O_MODEL, O_API_KEY, O_TEMPERATURE, O_MAX_TOKENS, O_MODEL_SEED,
     O_LLM_TIMEOUT, O_RETRIES, O_MAX_ATTEMPTS, O_TIMEOUT, O_MAX_ROWS,
     O_MAX_BYTES, O_TRACE, O_THREADS, O_NO_GRAMMAR, O_SAMPLE_DBS, O_PER_DB,

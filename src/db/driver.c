@@ -1,4 +1,5 @@
-/* driver.c - the helpers every database driver shares: results, errors, time. */
+/* driver.c - the helpers every database driver shares: results, errors,
+** time. */
 #include "db/driver.h"
 
 #include <stdio.h>

@@ -208,8 +208,10 @@ static askdb_error_class classify(duckdb_error_type t, const char *m)
         strncmp(m, "IO Error", 8) == 0 || strncmp(m, "FATAL Error", 11) == 0 ||
         strstr(m, "database has been invalidated"))
         return ASKDB_EC_DATABASE;
-    if (t == DUCKDB_ERROR_PERMISSION || strncmp(m, "Permission Error", 16) == 0 ||
-        strstr(m, "read-only mode") || strstr(m, "configuration has been locked"))
+    if (t == DUCKDB_ERROR_PERMISSION ||
+        strncmp(m, "Permission Error", 16) == 0 ||
+        strstr(m, "read-only mode") ||
+        strstr(m, "configuration has been locked"))
         return ASKDB_EC_REFUSED;
     if (t == DUCKDB_ERROR_PARSER || t == DUCKDB_ERROR_SYNTAX ||
         strncmp(m, "Parser Error", 12) == 0)
@@ -1139,7 +1141,8 @@ static askdb_status csv_retype(struct dk *d, char *err, size_t n)
 
     d->csv_retyped = 1;
     buf_init(&b, 0);
-    buf_puts(&b, "SELECT c.name::VARCHAR, c.type::VARCHAR, DateFormat::VARCHAR, "
+    buf_puts(&b, "SELECT c.name::VARCHAR, c.type::VARCHAR, "
+                 "DateFormat::VARCHAR, "
                  "TimestampFormat::VARCHAR FROM (SELECT unnest(Columns) AS c, "
                  "DateFormat, TimestampFormat FROM sniff_csv(");
     put_string(&b, d->csv_pattern);

@@ -63,9 +63,10 @@
 **   decodes it strictly within the request's caps; anything else kills
 **   the helper and is an error, never rows.
 ** - No zombie: every helper started is reaped, after SIGKILL when it must
-**   be (an idle one at close gets a second to end by itself first). An embedder whose SIGCHLD handler reaps every child first (or
-**   SIGCHLD ignored) makes waitpid() fail with ECHILD, which is taken as
-**   reaped. A helper whose parent died (Ctrl-C on askdb sql, which has no
+**   be (an idle one at close gets a second to end by itself first). An
+**   embedder whose SIGCHLD handler reaps every child first (or SIGCHLD
+**   ignored) makes waitpid() fail with ECHILD, which is taken as reaped.
+**   A helper whose parent died (Ctrl-C on askdb sql, which has no
 **   handler) sees its socket close and ends at once, busy or not
 **   (src/exec/main.c).
 ** - stderr is shared: the helper writes nothing there but a sanitizer's

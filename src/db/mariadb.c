@@ -1,4 +1,5 @@
-/* mariadb.c - the MariaDB/MySQL driver: URL, read-only session, schema, guard. */
+/* mariadb.c - the MariaDB/MySQL driver: URL, read-only session, schema,
+** guard. */
 #include "db/driver.h"
 
 #include <stdio.h>
@@ -2910,7 +2911,8 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
                 "WHERE TABLE_SCHEMA = DATABASE() "
                 "AND REFERENCED_TABLE_SCHEMA = DATABASE() "
                 "AND REFERENCED_TABLE_NAME IS NOT NULL "
-                "ORDER BY TABLE_NAME, CONSTRAINT_NAME, ORDINAL_POSITION " ALL_ROWS);
+                "ORDER BY TABLE_NAME, CONSTRAINT_NAME, ORDINAL_POSITION "
+                ALL_ROWS);
     if (!res)
         goto dberr;
     while ((row = mysql_fetch_row(res)) != NULL) {

@@ -747,7 +747,8 @@ static askdb_status sq_schema(askdb_db *db, struct db_schema *out)
     ** columns a query may name; a virtual table's hidden ones (1) not. */
     if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v2(s->h,
-                                "SELECT name, type, \"notnull\", dflt_value, pk "
+                                "SELECT name, type, \"notnull\", "
+                                "dflt_value, pk "
                                 "FROM pragma_table_xinfo(?1) "
                                 "WHERE hidden IN (0, 2, 3)", -1, &q.cols,
                                 NULL);

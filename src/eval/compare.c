@@ -1,4 +1,5 @@
-/* compare.c - execution accuracy as the official Spider evaluation decides it. */
+/* compare.c - execution accuracy as the official Spider evaluation
+** decides it. */
 #include "eval/compare.h"
 
 #include <ctype.h>

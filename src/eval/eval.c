@@ -69,8 +69,8 @@ static const char *out_refusal(const askdb_eval *ev, const char *path,
     if (!slash)
         snprintf(dir, sizeof dir, ".");
     else
-        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path),
-                 path);
+        snprintf(dir, sizeof dir, "%.*s",
+                 slash == path ? 1 : (int)(slash - path), path);
     if (access(dir, W_OK | X_OK) != 0)
         return "its folder does not exist or cannot be written";
     return NULL;

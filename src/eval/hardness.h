@@ -1,4 +1,5 @@
-/* hardness.h - Spider's difficulty levels (easy/medium/hard/extra) from gold SQL. */
+/* hardness.h - Spider's difficulty levels (easy/medium/hard/extra) from
+** gold SQL. */
 #ifndef ASKDB_EVAL_HARDNESS_H
 #define ASKDB_EVAL_HARDNESS_H
 

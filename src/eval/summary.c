@@ -1,4 +1,5 @@
-/* summary.c - EX overall, by difficulty and database, latency, tokens, classes. */
+/* summary.c - EX overall, by difficulty and database, latency, tokens,
+** classes. */
 #include "eval/summary.h"
 
 #include <math.h>

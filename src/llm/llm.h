@@ -1,4 +1,5 @@
-/* llm.h - one interface in front of every model provider (HTTP, local, custom). */
+/* llm.h - one interface in front of every model provider (HTTP, local,
+** custom). */
 #ifndef ASKDB_LLM_H
 #define ASKDB_LLM_H
 

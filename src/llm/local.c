@@ -64,10 +64,10 @@
 ** - Generation stops at an end-of-generation token, after max_tokens, when
 **   the context is full (its share of it, see Candidates), at the first
 **   of req->stop (not included in the text) and at the closing ``` of a
-**   ```sql block (included, so the reply stays a well-formed block). With req->grammar every token must be one
-**   the grammar allows (see sample_one()); when the grammar's root rule is
-**   complete only end-of-generation tokens are allowed, so the model stops
-**   there.
+**   ```sql block (included, so the reply stays a well-formed block). With
+**   req->grammar every token must be one the grammar allows (see
+**   sample_one()); when the grammar's root rule is complete only
+**   end-of-generation tokens are allowed, so the model stops there.
 ** - Candidates (llm_complete_n): the KV cache is one unified buffer of
 **   n_ctx cells shared by every lane's sequences. Sequence 0 of the lane
 **   is the conversation and is the only one the prefix reuse looks at.
@@ -1794,7 +1794,8 @@ static askdb_status load(const askdb_config *cfg, int lanes,
     l->kv_cap = kv_cap();
     l->kv_on = !cfg->no_prompt_cache && l->kv_cap > 0;
     l->model_id = model_identity(l->path);
-    rc = check_model_file(l->path, text_ends_nocase(cfg->model, ".gguf"), err, errlen);
+    rc = check_model_file(l->path, text_ends_nocase(cfg->model, ".gguf"),
+                          err, errlen);
     if (rc)
         goto fail;
 

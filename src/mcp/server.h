@@ -1,4 +1,5 @@
-/* server.h - what the MCP sessions share: the databases, their agents and the model. */
+/* server.h - what the MCP sessions share: the databases, their agents
+** and the model. */
 #ifndef ASKDB_MCP_SERVER_H
 #define ASKDB_MCP_SERVER_H
 

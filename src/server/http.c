@@ -923,11 +923,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 /* ---------------------------------------------------------------------- */
 
 /*
-** libmicrohttpd's messages, on stderr with askdb's prefix. One is left out: "Closing
-** connection (application error generating response)" is what it says
-** when a streamed body ends because its client went away (stream.c ends
-** the body so, and the access log has the request): every closed browser
-** tab or cancelled curl printed it.
+** libmicrohttpd's messages, on stderr with askdb's prefix. One is left
+** out: "Closing connection (application error generating response)" is
+** what it says when a streamed body ends because its client went away
+** (stream.c ends the body so, and the access log has the request): every
+** closed browser tab or cancelled curl printed it.
 */
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {

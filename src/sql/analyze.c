@@ -30,8 +30,9 @@
 ** sales.orders is the table of that namespace, or the one its name alone
 ** reaches: schema_table_in()); a derived table, a CTE or a table-valued
 ** function is opaque (its columns are not known). Tables are reported by
-** schema_qname(), so two tables of one name in two schemas stay apart. Column references (ref) are collected with their level and
-** their context (ctx): one per comparison group of WHERE and HAVING
+** schema_qname(), so two tables of one name in two schemas stay apart.
+** Column references (ref) are collected with their level and their
+** context (ctx): one per comparison group of WHERE and HAVING
 ** (split at each AND that does not close a BETWEEN and at each OR, outside
 ** function calls), one per ON clause, one for the select list and one for
 ** everything else. Comparisons are recorded by token position. Everything
