@@ -77,28 +77,29 @@ const struct option cli_model_opts[] = {
     {NULL, 0, NULL, 0}
 };
 
-/* The limits' help, in pieces: schema takes all but --max-rows. */
-#define HELP_TIMEOUT \
-    "      --timeout MS      query time limit in ms (default 10000)\n"
-#define HELP_MAX_ROWS \
-    "      --max-rows N      stop after N rows (default 1000)\n"
-#define HELP_BYTES_AND_PROCESS \
-    "      --max-bytes N     result size cap: the values' bytes plus a " \
-    "fixed\n" \
-    "                        cost per cell (default 4194304); while a query\n" \
-    "                        runs no value or table row may be larger than\n" \
-    "                        N or 16 MiB, whichever is more (the query then\n" \
-    "                        fails and says so)\n" \
-    "      --in-process      run the statements of SQLite and DuckDB files\n" \
-    "                        in askdb's own process, not in askdb-exec (a\n" \
-    "                        helper killed at the time limit): one long\n" \
-    "                        function call can then outlast --timeout\n"
-
 const char cli_limits_help[] =
-    "Limits:\n" HELP_TIMEOUT HELP_MAX_ROWS HELP_BYTES_AND_PROCESS;
+    "Limits:\n"
+    "      --timeout MS      query time limit in ms (default 10000)\n"
+    "      --max-rows N      stop after N rows (default 1000)\n"
+    "      --max-bytes N     result size cap: the values' bytes plus a fixed\n"
+    "                        cost per cell (default 4194304); while a query\n"
+    "                        runs no value or table row may be larger than\n"
+    "                        N or 16 MiB, whichever is more (the query then\n"
+    "                        fails and says so)\n"
+    "      --in-process      run the statements of SQLite and DuckDB files\n"
+    "                        in askdb's own process, not in askdb-exec (a\n"
+    "                        helper killed at the time limit): one long\n"
+    "                        function call can then outlast --timeout\n";
 
+/* schema runs no statement: of the limits only the time one bounds what
+** it reads (its catalogue reads are whole and run in askdb's process). */
 const char cli_schema_limits_help[] =
-    "Limits:\n" HELP_TIMEOUT HELP_BYTES_AND_PROCESS;
+    "Limits:\n"
+    "      --timeout MS      time limit in ms of each read of the schema:\n"
+    "                        opening the file (a writer's lock is waited\n"
+    "                        for that long), each table's samples and\n"
+    "                        count, a server's catalogue queries (default\n"
+    "                        10000)\n";
 
 const char cli_model_help[] =
     "Model (flags override the environment):\n"

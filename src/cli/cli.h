@@ -102,7 +102,8 @@ int cli_real(const char *s, double *out);
 extern const struct option cli_model_opts[];
 /* Their help: the limits (--timeout, --max-rows, --max-bytes,
 ** --in-process), and the rest (model, --max-attempts, --trace); schema's
-** limits are those but --max-rows (it runs no statement to cap). */
+** limit is --timeout alone, said as what it bounds there (it runs no
+** statement to cap or to run in askdb-exec). */
 extern const char cli_limits_help[];
 extern const char cli_schema_limits_help[];
 extern const char cli_model_help[];

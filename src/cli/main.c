@@ -66,11 +66,19 @@ static const char help_other[] =
     "Other:\n"
     "  -h, --help            this text\n";
 
-/* The last options of sql and schema. */
+/* The last options of sql. */
 static const char help_db_cmd[] =
     "Other:\n"
     "  -v, --verbose         say on stderr where the statements run (the\n"
     "                        askdb-exec helper or this process)\n"
+    "  -h, --help            this text\n";
+
+/* The last options of schema, which runs no statement. */
+static const char help_schema_other[] =
+    "Other:\n"
+    "  -v, --verbose         say on stderr how long reading the schema\n"
+    "                        took (in this process: schema runs no\n"
+    "                        statement)\n"
     "  -h, --help            this text\n";
 
 /* Print help for cmd (NULL: the overview); -1 if there is no such
@@ -126,7 +134,7 @@ static int help(const char *cmd)
               "                        (default 3; 0 = none)\n",
               stdout);
         fputs(cli_schema_limits_help, stdout);
-        fputs(help_db_cmd, stdout);
+        fputs(help_schema_other, stdout);
     } else if (strcmp(cmd, "sql") == 0) {
         fputs("usage: askdb sql [options] DB STATEMENT\n\n"
               "Run one statement through the same read-only guard the\n"
@@ -180,9 +188,12 @@ static const struct option long_opts[] = {
 /*
 ** Which options sql and schema take, by long name: the output options, -v
 ** and the limits of the database handle (askdb_db_open reads them), and
-** for schema the sample values it shows. schema runs no statement, so
-** --max-rows, which caps one's rows, is not its: its catalogue queries
-** and samples are read whole (the samples bounded by --sample-values).
+** for schema the sample values it shows. schema runs no statement, so of
+** the limits only --timeout is its (each read of the schema waits that
+** long at most): --max-rows and --max-bytes cap a statement's result,
+** and its catalogue queries and samples are read whole (the samples
+** bounded by --sample-values); --in-process says where statements run,
+** and schema reads in askdb's own process, starting no askdb-exec.
 ** Every other option sets up the model or the agent, which sql and schema
 ** do not have: for them it is a usage error (refuse_option) that names
 ** the commands taking it, never silently ignored.
@@ -199,8 +210,8 @@ static const struct {
     {"show-sql", FOR_SQL},
     {"timeout", FOR_SQL | FOR_SCHEMA},
     {"max-rows", FOR_SQL},
-    {"max-bytes", FOR_SQL | FOR_SCHEMA},
-    {"in-process", FOR_SQL | FOR_SCHEMA},
+    {"max-bytes", FOR_SQL},
+    {"in-process", FOR_SQL},
     {"sample-values", FOR_SCHEMA},
 };
 
@@ -429,13 +440,20 @@ static int cmd_ask(const struct cli_opts *o, const char *db,
 }
 
 /* askdb schema: the schema as text or JSON; a database with no tables
-** or views is an error, exit 3, as it is for ask (nothing to ask about). */
+** or views is an error, exit 3, as it is for ask (nothing to ask about).
+** -v says how long the read took (its only step: no statement runs). */
 static int print_schema(askdb_db *db, const struct cli_opts *o)
 {
     askdb_status st;
-    char *text = NULL;
+    char *text = NULL, msg[160];
+    double t0 = srv_now_ms();
 
     st = askdb_db_schema_text(db, &text);
+    if (!st && o->verbose) {
+        snprintf(msg, sizeof msg, "read the schema in %.0f ms, in this "
+                 "process (schema runs no statement)", srv_now_ms() - t0);
+        cli_log_step(NULL, "db", msg);
+    }
     if (!st && !*text) {
         format_printf(stderr, "askdb: database '%s' has no tables or views "
                               "to ask about\n", askdb_db_label(db));
@@ -575,8 +593,14 @@ static int run(const char *cmd, int argc, char **argv)
         return cmd_ask(&o, argv[first], argv[first + 1]);
     if (strcmp(cmd, "shell") == 0 && nargs == 1)
         return cli_shell(&o, argv[first]);
-    if (strcmp(cmd, "schema") == 0 && nargs == 1)
+    /* The helper starts at a handle's first statement, and schema runs
+    ** none: not looking for it spares -v a line about where statements
+    ** would run, and a wrong ASKDB_EXEC_HELPER a refusal of a command
+    ** that never needs it. */
+    if (strcmp(cmd, "schema") == 0 && nargs == 1) {
+        o.cfg.in_process = 1;
         return cmd_db(&o, argv[first], NULL);
+    }
     if (strcmp(cmd, "sql") == 0 && nargs == 2)
         return cmd_db(&o, argv[first], argv[first + 1]);
     fprintf(stderr, "askdb %s: wrong number of arguments (see 'askdb help "

@@ -1926,6 +1926,53 @@ schema_refuses_max_rows_which_caps_none_of_its_reads() {
     expect_out 'id\r\n1\r\n'
 }
 
+schema_takes_only_the_limit_its_reads_have() {
+    # Of the limits, schema takes --timeout alone: it bounds each read of
+    # the schema (the open's wait for a writer's lock, each table's
+    # samples and count, a server's catalogue queries). --max-bytes caps
+    # a statement's result and --in-process says where statements run;
+    # schema runs none and never starts askdb-exec, so the same schema
+    # came out with --max-bytes 1 and with --in-process. They are refused
+    # as --max-rows is (exit 2, nothing read), its help lists neither,
+    # and -v says the schema was read in this process, not that
+    # statements run in askdb-exec: no helper is looked for, so one that
+    # ASKDB_EXEC_HELPER names wrongly stops sql, not schema.
+    copy_db
+    local opt
+    for opt in --max-bytes --in-process; do
+        if [ "$opt" = --max-bytes ]; then
+            run schema --max-bytes 1 shop.db
+        else
+            run schema --in-process shop.db
+        fi
+        expect_rc 2
+        expect_err_has "askdb schema: $opt is for ask, shell, sql, eval, serve and mcp (see 'askdb help schema')"
+        expect_no_out
+    done
+    run help schema
+    expect_rc 0
+    expect_out_lacks "--max-bytes"
+    expect_out_lacks "--in-process"
+    expect_out_lacks "askdb-exec"
+    expect_out_has "--timeout MS      time limit in ms of each read of the schema"
+    run schema -v shop.db
+    expect_rc 0
+    expect_out_has "CREATE TABLE customers"
+    expect_err_has "askdb: [db] read the schema in "
+    expect_err_has " ms, in this process (schema runs no statement)"
+    expect_err_lacks "askdb-exec"
+    expect_err_lacks "killed after the time limit"
+    ASKDB_EXEC_HELPER=/nonexistent/askdb-exec run schema shop.db
+    expect_rc 0
+    expect_out_has "CREATE TABLE customers"
+    ASKDB_EXEC_HELPER=/nonexistent/askdb-exec run sql shop.db "SELECT 1"
+    expect_rc 3
+    expect_err_has "ASKDB_EXEC_HELPER='/nonexistent/askdb-exec' is not an executable file"
+    run sql --max-bytes 100000 --in-process -f csv shop.db "SELECT id FROM customers ORDER BY id LIMIT 1"
+    expect_rc 0
+    expect_out 'id\r\n1\r\n'
+}
+
 csv_keeps_every_byte_of_text_and_blobs() {
     # CSV to a file or a pipe is exact: text past a NUL and the whole of
     # a long blob (a table shows it cut); on a terminal the NUL is a space.
@@ -2477,6 +2524,7 @@ TESTS=(
     sql_show_sql_prints_the_statement_and_refuses_ask_only_options
     sql_and_schema_refuse_every_option_of_ask_and_shell
     schema_refuses_max_rows_which_caps_none_of_its_reads
+    schema_takes_only_the_limit_its_reads_have
     csv_keeps_every_byte_of_text_and_blobs
     failed_writes_to_stdout_exit_2
     json_output_stays_valid_for_any_value
