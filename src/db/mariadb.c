@@ -554,10 +554,15 @@ static void scrub(char *msg, const char *secret)
 ** connect timeout before, the server's greeting included: the URL's, or
 ** 10 s, at most ct_max when that is not 0). Returns the handle, or NULL
 ** with what failed in err - the library's words, with its error number
-** in *eno, or askdb's (*eno 0) - which never holds the password.
+** in *eno, or askdb's (*eno 0) - which never holds the password - and
+** in *ct_used (may be NULL) the connect timeout the library went by.
+** That is not always askdb's: the library reads the option files when
+** it connects, after every mysql_optionsv() here, so their
+** connect-timeout (or timeout) wins over the URL's.
 */
 static MYSQL *connect_one(const struct murl *u, unsigned ct_max,
-                          unsigned io_s, char *err, size_t en, unsigned *eno)
+                          unsigned io_s, char *err, size_t en, unsigned *eno,
+                          unsigned *ct_used)
 {
     MYSQL *m = mysql_init(NULL);
     unsigned ct = u->connect_timeout ? u->connect_timeout : 10;
@@ -568,12 +573,17 @@ static MYSQL *connect_one(const struct murl *u, unsigned ct_max,
     if (ct_max && ct > ct_max)
         ct = ct_max;
     *eno = 0;
+    if (ct_used)
+        *ct_used = ct;
     if (!m) {
         snprintf(err, en, "out of memory");
         return NULL;
     }
-    /* Option files first ([client], [client-mariadb], [askdb]), so that
-    ** what askdb sets below wins over them. */
+    /* The option files' groups ([client], [client-mariadb], [askdb]):
+    ** the library reads them in mysql_real_connect(), so what they set
+    ** wins over what askdb sets below; what must not be theirs is set
+    ** again once connected (local-infile), and the connect timeout they
+    ** may have set is read back (ct_used) for the message. */
     mysql_optionsv(m, MYSQL_READ_DEFAULT_GROUP, "askdb");
     mysql_optionsv(m, MYSQL_OPT_LOCAL_INFILE, &zero);
     mysql_optionsv(m, MYSQL_OPT_CONNECT_TIMEOUT, &ct);
@@ -601,12 +611,16 @@ static MYSQL *connect_one(const struct murl *u, unsigned ct_max,
     }
     mysql_set_local_infile_handler(m, li_init, li_read, li_end, li_error,
                                    NULL);
-    /* No CLIENT_MULTI_STATEMENTS: the server itself takes one statement. */
+    /* No CLIENT_MULTI_STATEMENTS: the server itself takes one statement.
+    ** CLIENT_REMEMBER_OPTIONS keeps the options of a failed connect, the
+    ** option files' among them, for mysql_get_optionv() below. */
     if (!mysql_real_connect(m, u->host, u->user, u->password, u->database,
-                            u->port, u->socket, 0)) {
+                            u->port, u->socket, CLIENT_REMEMBER_OPTIONS)) {
         *eno = mysql_errno(m);
         snprintf(err, en, "%s", mysql_error(m));
         scrub(err, u->password);
+        if (ct_used)
+            (void)mysql_get_optionv(m, MYSQL_OPT_CONNECT_TIMEOUT, ct_used);
         mysql_close(m);
         return NULL;
     }
@@ -850,10 +864,11 @@ static int greeting_timed_out(unsigned no, const char *msg)
 */
 static int connect_main(askdb_db *db, struct my *s, int again)
 {
-    char why[400], within[96] = "";
+    char why[400], within[128] = "";
     const char *v;
     unsigned no, limit = ceil_s(db->query_timeout_ms);
     unsigned ct = s->url.connect_timeout ? s->url.connect_timeout : 10;
+    unsigned used;
 
     if (limit < 2)
         limit = 2;
@@ -861,11 +876,22 @@ static int connect_main(askdb_db *db, struct my *s, int again)
     ** bounds: the limit and 10 s more. */
     s->h = connect_one(&s->url, again ? limit : 0,
                        ceil_s(db->query_timeout_ms) + 10, why, sizeof why,
-                       &no);
+                       &no, &used);
     if (!s->h) {
         int timed_out = connect_timed_out(no, why) ||
                         greeting_timed_out(no, why);
-        if (again && limit < ct && timed_out)
+        /* The wait named is the one the library kept: an option file's
+        ** connect-timeout replaces askdb's (connect_one). */
+        if (timed_out && used != (again && limit < ct ? limit : ct) &&
+            s->url.connect_timeout)
+            snprintf(within, sizeof within, " within %u s (connect-timeout "
+                     "of an option file, over the URL's connect_timeout=%u; "
+                     "remove it there to use the URL's)", used,
+                     s->url.connect_timeout);
+        else if (timed_out && used != (again && limit < ct ? limit : ct))
+            snprintf(within, sizeof within, " within %u s (connect-timeout "
+                     "of an option file)", used);
+        else if (again && limit < ct && timed_out)
             snprintf(within, sizeof within, " within the statement's %d ms "
                      "time limit (--timeout; 2 s at least)",
                      db->query_timeout_ms);
@@ -1028,7 +1054,7 @@ static MYSQL *killer(struct my *s)
 
     if (!s->killer && !s->no_server && !s->unanswered && !s->refused_no) {
         s->killer = connect_one(&s->url, KILL_IO_S, KILL_IO_S, err,
-                                sizeof err, &no);
+                                sizeof err, &no, NULL);
         if (s->killer)
             return s->killer;
         if (gone(no) || connect_timed_out(no, err)) {

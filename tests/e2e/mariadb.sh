@@ -1455,6 +1455,35 @@ first_connect_that_times_out_says_no_answer() {
     kill "$RELAY_PID"
 }
 
+# The library reads the option files when it connects, after askdb set
+# the URL's connect_timeout, so an option file's connect-timeout (or
+# timeout) is the one it waits: with connect-timeout=4 in [askdb] and
+# connect_timeout=1 in the URL, a server that never greets was waited 4 s
+# and askdb said "within 1 s (connect_timeout)". It names the wait the
+# library kept and where it came from; without the URL's, the option
+# file's is named, not "the default".
+connect_timeout_named_is_the_one_waited() {
+    start_relay
+    relay_deaf
+    printf '[askdb]\nconnect-timeout=3\n' >"$HOME/.my.cnf"
+    run sql "mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop?connect_timeout=1" "SELECT 1"
+    echo "option file's connect-timeout=3, URL's 1: exit $RC in $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
+    expect_rc 3
+    expect_err_has "cannot connect to mariadb://ro@127.0.0.1:$RELAY_PORT/shop?connect_timeout=1 within 3 s (connect-timeout of an option file, over the URL's connect_timeout=1; remove it there to use the URL's): Lost connection to server at 'handshake: reading initial communication packet'"
+    [ "$ELAPSED_MS" -ge 2500 ] || fail "took $ELAPSED_MS ms: the option file's 3 s was not waited, the message should not name it"
+    printf '[client]\ntimeout=2\n' >"$HOME/.my.cnf"
+    run sql "mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop" "SELECT 1"
+    expect_rc 3
+    expect_err_has "cannot connect to mariadb://ro@127.0.0.1:$RELAY_PORT/shop within 2 s (connect-timeout of an option file): Lost connection"
+    expect_faster 5000
+    rm -f "$HOME/.my.cnf"
+    run sql "mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop?connect_timeout=1" "SELECT 1"
+    expect_rc 3
+    expect_err_has "within 1 s (connect_timeout): Lost connection"
+    expect_faster 4000
+    kill "$RELAY_PID"
+}
+
 # Last: it kills the server.
 fault_server_killed_mid_query() {
     local pid spid shell
@@ -1544,6 +1573,7 @@ TESTS=(
     fault_kill_connection_refused_for_too_many_connections
     reconnect_after_a_loss_keeps_to_the_time_limit
     first_connect_that_times_out_says_no_answer
+    connect_timeout_named_is_the_one_waited
     fault_server_killed_mid_query
 )
 
