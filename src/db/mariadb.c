@@ -56,6 +56,7 @@ static askdb_status my_run(askdb_db *db, const char *sql, askdb_result **out,
 #include <math.h>
 #include <mysql.h>
 #include <mysqld_error.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -548,26 +549,105 @@ static void scrub(char *msg, const char *secret)
 }
 
 /*
+** Wait for what a call of the library's non-blocking API waits for
+** (status: MYSQL_WAIT_READ, _WRITE or _EXCEPT on m's socket, and
+** MYSQL_WAIT_TIMEOUT for the library's own timeout), until deadline (ms
+** on db_now_ms()'s clock) at the latest; returns what to go on with (the
+** _cont() call's status): the events that came, or MYSQL_WAIT_TIMEOUT.
+**
+** A step the deadline ends cannot be taken up again (the protocol is out
+** of step), so m's socket is shut then, with errno ETIMEDOUT: the library
+** ends the call with its words for a timeout of its own ("system error:
+** 110"), and a call over TLS, which reads on when told of a timeout,
+** finds the socket closed and ends too.
+*/
+static int nb_wait(MYSQL *m, int status, double deadline)
+{
+    struct pollfd p;
+    double until = deadline, left;
+    int n;
+
+    if (status & MYSQL_WAIT_TIMEOUT) {
+        double lib = db_now_ms() + mysql_get_timeout_value_ms(m);
+        if (lib < until)
+            until = lib;
+    }
+    p.fd = mysql_get_socket(m);
+    p.events = (short)(((status & MYSQL_WAIT_READ) ? POLLIN : 0) |
+                       ((status & MYSQL_WAIT_WRITE) ? POLLOUT : 0) |
+                       ((status & MYSQL_WAIT_EXCEPT) ? POLLPRI : 0));
+    do {
+        p.revents = 0;
+        left = ceil(until - db_now_ms());
+        n = poll(&p, 1, left > 0 ? (int)left : 0);
+    } while (n < 0 && errno == EINTR);
+    if (n > 0) {
+        /* An error or a hang-up is for the library's read or write to
+        ** find: it says what happened. */
+        if (p.revents & (POLLERR | POLLHUP | POLLNVAL))
+            p.revents |= p.events & (POLLIN | POLLOUT);
+        return ((p.revents & POLLIN) ? MYSQL_WAIT_READ : 0) |
+               ((p.revents & POLLOUT) ? MYSQL_WAIT_WRITE : 0) |
+               ((p.revents & POLLPRI) ? MYSQL_WAIT_EXCEPT : 0);
+    }
+    if (until >= deadline)
+        shutdown(p.fd, SHUT_RDWR);
+    errno = ETIMEDOUT;
+    return MYSQL_WAIT_TIMEOUT |
+           (status & (MYSQL_WAIT_READ | MYSQL_WAIT_WRITE));
+}
+
+/* mysql_real_connect() of m as u says, done by deadline (ms on
+** db_now_ms()'s clock; 0: none but the library's timeouts). */
+static MYSQL *connect_until(MYSQL *m, const struct murl *u, double deadline)
+{
+    MYSQL *ret = NULL;
+    int st;
+
+    /* No CLIENT_MULTI_STATEMENTS: the server itself takes one statement.
+    ** CLIENT_REMEMBER_OPTIONS keeps the options of a failed connect, the
+    ** option files' among them, for connect_one()'s mysql_get_optionv(). */
+    if (!deadline)
+        return mysql_real_connect(m, u->host, u->user, u->password,
+                                  u->database, u->port, u->socket,
+                                  CLIENT_REMEMBER_OPTIONS);
+    st = mysql_real_connect_start(&ret, m, u->host, u->user, u->password,
+                                  u->database, u->port, u->socket,
+                                  CLIENT_REMEMBER_OPTIONS);
+    while (st)
+        st = mysql_real_connect_cont(&ret, m, nb_wait(m, st, deadline));
+    return ret;
+}
+
+/* The coroutine stack of a handle's non-blocking calls: the login (the
+** option files, a TLS handshake) runs on it, and nothing guards its end.
+*/
+#define NB_STACK (256 * 1024)
+
+/*
 ** Open one connection as the URL says, with the client-side guards (no
 ** local files, no multiple statements, timeouts: io_s seconds for each
 ** read or write once connected - the library applies them only then, the
-** connect timeout before, the server's greeting included: the URL's, or
-** 10 s, at most ct_max when that is not 0). Returns the handle, or NULL
-** with what failed in err - the library's words, with its error number
-** in *eno, or askdb's (*eno 0) - which never holds the password - and
-** in *ct_used (may be NULL) the connect timeout the library went by.
-** That is not always askdb's: the library reads the option files when
-** it connects, after every mysql_optionsv() here, so their
-** connect-timeout (or timeout) wins over the URL's.
+** connect timeout before, the server's greeting and the login included:
+** the URL's, or 10 s, at most ct_max when that is not 0), all of it done
+** by deadline when that is not 0 (ms on db_now_ms()'s clock). Returns
+** the handle, or NULL with what failed in err - the library's words,
+** with its error number in *eno, or askdb's (*eno 0) - which never holds
+** the password - and in *ct_used (may be NULL) the connect timeout the
+** library went by. That is not always askdb's: the library reads the
+** option files when it connects, after every mysql_optionsv() here, so
+** their connect-timeout (or timeout) wins over the URL's. The handle
+** takes the library's non-blocking calls (exec() with a deadline).
 */
 static MYSQL *connect_one(const struct murl *u, unsigned ct_max,
-                          unsigned io_s, char *err, size_t en, unsigned *eno,
-                          unsigned *ct_used)
+                          unsigned io_s, double deadline, char *err,
+                          size_t en, unsigned *eno, unsigned *ct_used)
 {
     MYSQL *m = mysql_init(NULL);
     unsigned ct = u->connect_timeout ? u->connect_timeout : 10;
     unsigned rt = io_s, zero = 0;
     unsigned proto;
+    size_t stack = NB_STACK;
     my_bool yes = 1, no = 0;
 
     if (ct_max && ct > ct_max)
@@ -591,6 +671,11 @@ static MYSQL *connect_one(const struct murl *u, unsigned ct_max,
     mysql_optionsv(m, MYSQL_OPT_WRITE_TIMEOUT, &rt);
     mysql_optionsv(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
     mysql_optionsv(m, MYSQL_OPT_RECONNECT, &no);
+    if (mysql_optionsv(m, MYSQL_OPT_NONBLOCK, &stack)) {
+        snprintf(err, en, "out of memory");
+        mysql_close(m);
+        return NULL;
+    }
     if (u->socket) {
         proto = MYSQL_PROTOCOL_SOCKET;
         mysql_optionsv(m, MYSQL_OPT_PROTOCOL, &proto);
@@ -611,11 +696,7 @@ static MYSQL *connect_one(const struct murl *u, unsigned ct_max,
     }
     mysql_set_local_infile_handler(m, li_init, li_read, li_end, li_error,
                                    NULL);
-    /* No CLIENT_MULTI_STATEMENTS: the server itself takes one statement.
-    ** CLIENT_REMEMBER_OPTIONS keeps the options of a failed connect, the
-    ** option files' among them, for mysql_get_optionv() below. */
-    if (!mysql_real_connect(m, u->host, u->user, u->password, u->database,
-                            u->port, u->socket, CLIENT_REMEMBER_OPTIONS)) {
+    if (!connect_until(m, u, deadline)) {
         *eno = mysql_errno(m);
         snprintf(err, en, "%s", mysql_error(m));
         scrub(err, u->password);
@@ -667,17 +748,49 @@ static int gone(unsigned no)
     return no == CR_SERVER_LOST || no == CR_SERVER_GONE_ERROR;
 }
 
-/* Run one statement of askdb's own and drop any result. 0 or the error
-** number. */
-static unsigned exec(MYSQL *h, const char *sql)
+/*
+** Run one statement of askdb's own, its whole answer read by deadline
+** (ms on db_now_ms()'s clock; 0: none but the socket's timeouts). Its
+** rows, or NULL, in *out when out is not NULL (the caller frees them
+** with mysql_free_result()), else dropped. 0 or the error number.
+*/
+static unsigned ask(MYSQL *h, const char *sql, double deadline,
+                    MYSQL_RES **out)
 {
-    MYSQL_RES *r;
+    MYSQL_RES *r = NULL;
+    unsigned long len = (unsigned long)strlen(sql);
+    int failed = 0, st;
 
-    if (mysql_real_query(h, sql, (unsigned long)strlen(sql)))
+    if (out)
+        *out = NULL;
+    if (!deadline) {
+        failed = mysql_real_query(h, sql, len);
+        if (!failed)
+            r = mysql_store_result(h);
+    } else {
+        st = mysql_real_query_start(&failed, h, sql, len);
+        while (st)
+            st = mysql_real_query_cont(&failed, h, nb_wait(h, st, deadline));
+        if (!failed) {
+            st = mysql_store_result_start(&r, h);
+            while (st)
+                st = mysql_store_result_cont(&r, h,
+                                             nb_wait(h, st, deadline));
+        }
+    }
+    if (failed)
         return mysql_errno(h) ? mysql_errno(h) : 1;
-    r = mysql_store_result(h);
-    mysql_free_result(r);
+    if (out && !mysql_errno(h))
+        *out = r;
+    else
+        mysql_free_result(r);
     return mysql_errno(h);
+}
+
+/* ask() with the rows dropped. */
+static unsigned exec(MYSQL *h, const char *sql, double deadline)
+{
+    return ask(h, sql, deadline, NULL);
 }
 
 /* How much later than askdb's own deadline the server's comes. */
@@ -770,10 +883,11 @@ static int settings_due(const askdb_db *db, const struct my *s,
 ** where it is not: after the connect, after each statement (session_reset
 ** put the server's defaults back) and when db's limits changed. One
 ** round trip, a single SET; when the server refuses it, the settings one
-** by one, and an optional one refused is left out from then on. Returns
-** 0, or the error number with db->errmsg set.
+** by one, and an optional one refused is left out from then on; all of
+** it answered by deadline (exec()). Returns 0, or the error number with
+** db->errmsg set.
 */
-static unsigned session_ready(askdb_db *db, struct my *s)
+static unsigned session_ready(askdb_db *db, struct my *s, double deadline)
 {
     struct setting set[MAX_SETTINGS];
     char sql[MAX_SETTINGS * (sizeof set->text + 2) + 8];
@@ -789,14 +903,14 @@ static unsigned session_ready(askdb_db *db, struct my *s)
     for (i = 0; i < n && k < sizeof sql; i++)
         k += (size_t)snprintf(sql + k, sizeof sql - k, "%s %s",
                               i ? "," : "", set[i].text);
-    no = exec(s->h, sql);
+    no = exec(s->h, sql, deadline);
     if (no && !gone(no)) {
         /* One by one, to find the one the server refuses. */
         what = one;
         for (i = 0, no = 0; i < n && !no; i++) {
             snprintf(one, sizeof one, "SET %.*s", (int)sizeof set->text,
                      set[i].text);
-            no = exec(s->h, one);
+            no = exec(s->h, one, deadline);
             if (no && !gone(no) && set[i].optional) {
                 s->lacks |= set[i].optional;
                 no = 0;
@@ -852,15 +966,20 @@ static int greeting_timed_out(unsigned no, const char *msg)
     return ml >= tl && strcmp(msg + ml - tl, tag) == 0;
 }
 
+/* The least time a reconnect has (connect_main()): a server that runs
+** greets, logs in and answers a SET within it however slow its
+** statements, as it answers the kill connection within KILL_MS. */
+#define RECONNECT_MIN_MS 2000
+
 /*
 ** (Re)connect the main session. 0, or -1 with db->errmsg set. A
 ** reconnect (again), made by the statement after a lost connection, is
-** part of that statement: its connect and the server's greeting get the
-** statement's time limit at most (whole seconds, 2 at least as for the
-** kill connection; a shorter connect_timeout of the URL stays), not 10 s.
-** The login's answer and the first SET still wait the session's read
-** timeout: the library takes it only when it connects, and the
-** session's statements need the limit and 10 s more.
+** part of that statement: the whole of it - the connect, the server's
+** greeting, the login and the session's first SET - gets the statement's
+** time limit (RECONNECT_MIN_MS at least; a shorter connect_timeout of
+** the URL stays for the connect, the greeting and the login), not 10 s
+** for the greeting and the session's read timeout (the limit and 10 s
+** more, which its statements need) for the SET.
 */
 static int connect_main(askdb_db *db, struct my *s, int again)
 {
@@ -868,6 +987,10 @@ static int connect_main(askdb_db *db, struct my *s, int again)
     const char *v;
     unsigned no, limit = ceil_s(db->query_timeout_ms);
     unsigned ct = s->url.connect_timeout ? s->url.connect_timeout : 10;
+    int ms = db->query_timeout_ms > RECONNECT_MIN_MS ? db->query_timeout_ms
+                                                     : RECONNECT_MIN_MS;
+    double deadline = again ? db_now_ms() + ms : 0;
+    int timed_out, late;
     unsigned used;
 
     if (limit < 2)
@@ -875,60 +998,65 @@ static int connect_main(askdb_db *db, struct my *s, int again)
     /* A read waits for a statement's answer, which its time limit
     ** bounds: the limit and 10 s more. */
     s->h = connect_one(&s->url, again ? limit : 0,
-                       ceil_s(db->query_timeout_ms) + 10, why, sizeof why,
-                       &no, &used);
-    if (!s->h) {
-        int timed_out = connect_timed_out(no, why) ||
-                        greeting_timed_out(no, why);
-        /* The wait named is the one the library kept: an option file's
-        ** connect-timeout replaces askdb's (connect_one). */
-        if (timed_out && used != (again && limit < ct ? limit : ct) &&
-            s->url.connect_timeout)
-            snprintf(within, sizeof within, " within %u s (connect-timeout "
-                     "of an option file, over the URL's connect_timeout=%u; "
-                     "remove it there to use the URL's)", used,
-                     s->url.connect_timeout);
-        else if (timed_out && used != (again && limit < ct ? limit : ct))
-            snprintf(within, sizeof within, " within %u s (connect-timeout "
-                     "of an option file)", used);
-        else if (again && limit < ct && timed_out)
-            snprintf(within, sizeof within, " within the statement's %d ms "
-                     "time limit (--timeout; 2 s at least)",
-                     db->query_timeout_ms);
-        else if (timed_out)
-            snprintf(within, sizeof within, " within %u s (%sconnect_timeout)",
-                     ct, s->url.connect_timeout ? "" : "the default ");
-        /* A connect or greeting that timed out heard nothing: not a
-        ** server that closed the connection, nor one refused. */
-        if (no)
-            snprintf(db->errmsg, sizeof db->errmsg,
-                     "cannot %s %s%s: %s (error %u); %s",
-                     again ? "reconnect to" : "connect to", db->label,
-                     within, why, no,
-                     timed_out ? "the server did not answer in time: "
-                                 "check that it runs and is reachable, "
-                                 "then ask again"
-                               : connect_advice(no, &s->url));
-        else
-            snprintf(db->errmsg, sizeof db->errmsg, "cannot %s %s: %s",
-                     again ? "reconnect to" : "connect to", db->label, why);
-        return -1;
-    }
-    v = mysql_get_server_info(s->h);
-    snprintf(db->version, sizeof db->version, "%s", v ? v : "");
-    s->mariadb = v && strstr(v, "MariaDB") != NULL;
-    s->server_version = mysql_get_server_version(s->h);
-    s->thread_id = mysql_thread_id(s->h);
-    s->setup = 0;
-    s->set_timeout_ms = -1;
-    s->set_max_rows = -1;
-    if (session_ready(db, s)) {
+                       ceil_s(db->query_timeout_ms) + 10, deadline, why,
+                       sizeof why, &no, &used);
+    if (s->h) {
+        v = mysql_get_server_info(s->h);
+        snprintf(db->version, sizeof db->version, "%s", v ? v : "");
+        s->mariadb = v && strstr(v, "MariaDB") != NULL;
+        s->server_version = mysql_get_server_version(s->h);
+        s->thread_id = mysql_thread_id(s->h);
+        s->setup = 0;
+        s->set_timeout_ms = -1;
+        s->set_max_rows = -1;
+        no = session_ready(db, s, deadline);
+        if (!no) {
+            s->dead = 0;
+            return 0;
+        }
+        snprintf(why, sizeof why, "%s", mysql_error(s->h));
         mysql_close(s->h);
         s->h = NULL;
-        return -1;
+        /* A SET refused, or a session lost otherwise: session_ready()'s
+        ** words say it. */
+        if (!again || db_now_ms() < deadline)
+            return -1;
     }
-    s->dead = 0;
-    return 0;
+    /* A connect, greeting, login or SET that timed out heard nothing:
+    ** not a server that closed the connection, nor one refused. */
+    late = again && db_now_ms() >= deadline;
+    timed_out = late || connect_timed_out(no, why) ||
+                greeting_timed_out(no, why);
+    /* The wait named is the one the library kept: an option file's
+    ** connect-timeout replaces askdb's (connect_one). */
+    if (late)
+        snprintf(within, sizeof within, " within the statement's %d ms "
+                 "time limit (--timeout; 2 s at least)",
+                 db->query_timeout_ms);
+    else if (timed_out && used != (again && limit < ct ? limit : ct) &&
+             s->url.connect_timeout)
+        snprintf(within, sizeof within, " within %u s (connect-timeout of "
+                 "an option file, over the URL's connect_timeout=%u; "
+                 "remove it there to use the URL's)", used,
+                 s->url.connect_timeout);
+    else if (timed_out && used != (again && limit < ct ? limit : ct))
+        snprintf(within, sizeof within, " within %u s (connect-timeout of "
+                 "an option file)", used);
+    else if (timed_out)
+        snprintf(within, sizeof within, " within %u s (%sconnect_timeout)",
+                 ct, s->url.connect_timeout ? "" : "the default ");
+    if (no)
+        snprintf(db->errmsg, sizeof db->errmsg,
+                 "cannot %s %s%s: %s (error %u); %s",
+                 again ? "reconnect to" : "connect to", db->label, within,
+                 why, no,
+                 timed_out ? "the server did not answer in time: check "
+                             "that it runs and is reachable, then ask again"
+                           : connect_advice(no, &s->url));
+    else
+        snprintf(db->errmsg, sizeof db->errmsg, "cannot %s %s: %s",
+                 again ? "reconnect to" : "connect to", db->label, why);
+    return -1;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1053,7 +1181,7 @@ static MYSQL *killer(struct my *s)
     unsigned no;
 
     if (!s->killer && !s->no_server && !s->unanswered && !s->refused_no) {
-        s->killer = connect_one(&s->url, KILL_IO_S, KILL_IO_S, err,
+        s->killer = connect_one(&s->url, KILL_IO_S, KILL_IO_S, 0, err,
                                 sizeof err, &no, NULL);
         if (s->killer)
             return s->killer;
@@ -1167,7 +1295,7 @@ static int kill_query(struct my *s)
         ** runs next. */
         if (!db_watch_hold(&s->w))
             return 0;
-        no = exec(k, sql);
+        no = exec(k, sql, 0);
         db_watch_release(&s->w);
         if (no == 0)
             return 0;
@@ -1806,7 +1934,7 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
             snprintf(e->msg, sizeof e->msg, "%.500s", db->errmsg);
             return ASKDB_ERR_DB;
         }
-        no = session_ready(db, s);
+        no = session_ready(db, s, 0);
         if (no && !gone(no)) {
             /* The session, not the statement: no repair helps. */
             e->ec = ASKDB_EC_DATABASE;
@@ -2280,7 +2408,7 @@ static askdb_status my_run(askdb_db *db, const char *sql, askdb_result **out,
     ret = prepare_guarded(db, sql, &st, e);
     if (ret)
         return ret;
-    if (exec(s->h, "START TRANSACTION READ ONLY")) {
+    if (exec(s->h, "START TRANSACTION READ ONLY", 0)) {
         ret = server_error(db, s, mysql_errno(s->h), mysql_error(s->h), 0, e);
         goto out;
     }
@@ -2745,7 +2873,7 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
     for (again = 1;; again = 0) {
         if (revive(db, s))
             return ASKDB_ERR_DB;
-        if (!session_ready(db, s) &&
+        if (!session_ready(db, s, 0) &&
             (res = query(s->h,
                          "SELECT TABLE_NAME, TABLE_TYPE, TABLE_ROWS, "
                          "TABLE_COMMENT FROM information_schema.TABLES "
@@ -2962,7 +3090,7 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
     ** table another session has locked is not waited for: it goes
     ** without samples (lock_wait_timeout 0 is NOWAIT; the next statement
     ** sets the limits again). */
-    if (exec(s->h, "SET SESSION lock_wait_timeout = 0") == 0)
+    if (exec(s->h, "SET SESSION lock_wait_timeout = 0", 0) == 0)
         s->set_timeout_ms = -1;
     for (i = 0; i < out->ntables; i += SAMPLE_BATCH) {
         struct db_table *tabs[SAMPLE_BATCH];

@@ -1428,6 +1428,39 @@ reconnect_after_a_loss_keeps_to_the_time_limit() {
     kill "$RELAY_PID"
 }
 
+# The same reconnect to a server that greets it and logs it in, then
+# answers nothing (the relay gone mute): the connect and the greeting
+# kept to the time limit, but the session's first SET waited the
+# session's read timeout (the limit and 10 s more: 11 s with --timeout
+# 1000), then said that the session could not be made read-only. The
+# whole reconnect - connect, greeting, login and the first SET - now has
+# the statement's limit (2 s at least) in all, and says so.
+reconnect_whose_settings_get_no_answer_keeps_to_the_time_limit() {
+    local pid t0
+    start_relay
+    url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
+    start_shell --llm-url http://127.0.0.1:9/v1 --model test --timeout 1000 "$url"
+    echo ".sql SELECT SLEEP(43) AS first" >&7
+    wait_running 'SLEEP(43)'
+    relay_mute
+    wait_err "lost the connection" 10
+    t0=$(now_ms)
+    echo ".sql SELECT 1 AS x" >&7
+    for _ in $(seq 1 400); do
+        grep -qE "cannot (re)?connect|cannot make the session" "$T/err" && break
+        sleep 0.05
+    done
+    ELAPSED_MS=$(($(now_ms) - t0))
+    exec 7>&-
+    wait "$pid"
+    RC=$?
+    echo "reconnect to a mute server, --timeout 1000: $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
+    after_run "shell (reconnect to a mute server)"
+    expect_err_has "cannot reconnect to mariadb://ro@127.0.0.1:$RELAY_PORT/shop within the statement's 1000 ms time limit (--timeout; 2 s at least): Lost connection to server during query (error 2013); the server did not answer in time: check that it runs and is reachable, then ask again"
+    expect_faster 3500
+    kill "$RELAY_PID"
+}
+
 # The first connect to a server that takes the connection and greets it
 # not (the relay gone deaf) ends at the URL's connect_timeout with error
 # 2013, system error 110; askdb advised that the server closed the
@@ -1572,6 +1605,7 @@ TESTS=(
     fault_full_accept_queue_is_no_answer_not_no_server
     fault_kill_connection_refused_for_too_many_connections
     reconnect_after_a_loss_keeps_to_the_time_limit
+    reconnect_whose_settings_get_no_answer_keeps_to_the_time_limit
     first_connect_that_times_out_says_no_answer
     connect_timeout_named_is_the_one_waited
     fault_server_killed_mid_query
