@@ -118,13 +118,13 @@ struct murl {
 */
 #define WATCH_TICK_MS 50
 #define WATCH_FULL 3
-/* The kill connection's connect, read and write timeouts (killer()), in
-** seconds: the library's unit. A bound on each step (the connect and the
-** greeting, the login's answer, each question's), not on a stop in all:
-** the library takes them only as options read when it connects, and the
-** login runs inside mysql_real_connect(), so there is no deadline to
-** share out between the steps short of its internals. */
-#define KILL_IO_S 2
+/* How long a stop waits for the kill connection in all (stop_statement()):
+** the connect and the greeting, the login's answer, the question's and
+** the kill's, through the library's non-blocking calls (nb_wait()).
+** KILL_IO_S is the same in the library's unit, seconds, for its own
+** timeouts on each step, which come no sooner. */
+#define KILL_MS 2000
+#define KILL_IO_S (KILL_MS / 1000)
 
 struct my {
     MYSQL *h;            /* the session questions run in */
@@ -1151,14 +1151,15 @@ static void refused(struct my *s, unsigned no, const char *err)
 }
 
 /*
-** The kill connection, opened at its first use, by a stop. NULL when it
-** cannot be opened, and from then on for the statement when it found no
-** server or no answer, or was refused (refused()). It waits KILL_IO_S
-** for each answer, the server's greeting included: a greeting, a kill or
-** a processlist row comes at once from a server that runs, however slow
-** its statements, while a connection kept from an earlier statement over
-** a network since gone silent hears nothing at all, and only its read
-** timeout sends askdb on to connect anew (it was 15 s).
+** The kill connection, opened at its first use, by a stop, by until (the
+** stop's deadline, ms on db_now_ms()'s clock). NULL when it cannot be
+** opened, and from then on for the statement when it found no server or
+** no answer, or was refused (refused()). A stop waits KILL_MS in all for
+** its answers, the server's greeting included: a greeting, a login, a
+** kill or a processlist row comes at once from a server that runs,
+** however slow its statements, while a connection kept from an earlier
+** statement over a network since gone silent hears nothing at all, and
+** only its read timeout sent askdb on to connect anew (it was 15 s).
 **
 ** When the connection is refused (no), nothing listens where the
 ** session's server was, or its host is unreachable: the server stopped,
@@ -1175,13 +1176,13 @@ static void refused(struct my *s, unsigned no, const char *err)
 ** the user's max_user_connections) runs, and ends the statement itself
 ** at its own limit, but not before; stop_statement() decides.
 */
-static MYSQL *killer(struct my *s)
+static MYSQL *killer(struct my *s, double until)
 {
     char err[200], why[300];
     unsigned no;
 
     if (!s->killer && !s->no_server && !s->unanswered && !s->refused_no) {
-        s->killer = connect_one(&s->url, KILL_IO_S, KILL_IO_S, 0, err,
+        s->killer = connect_one(&s->url, KILL_IO_S, KILL_IO_S, until, err,
                                 sizeof err, &no, NULL);
         if (s->killer)
             return s->killer;
@@ -1224,11 +1225,11 @@ static void drop_killer(struct my *s)
 
 /*
 ** What the main session's statement is doing (the processlist's STATE,
-** "Waiting for table metadata lock"), into s->state while it runs.
-** Asked at the deadline, before the kill, so that a timeout can say it
-** was a lock another session holds.
+** "Waiting for table metadata lock"), into s->state while it runs, asked
+** by until (the stop's deadline). Asked at the deadline, before the kill,
+** so that a timeout can say it was a lock another session holds.
 */
-static void probe_state(struct my *s)
+static void probe_state(struct my *s, double until)
 {
     char sql[128];
     MYSQL *k = NULL;
@@ -1241,23 +1242,24 @@ static void probe_state(struct my *s)
              s->watched_id);
     for (tries = 0; tries < 2; tries++) {
         int kept = s->killer != NULL;
-        if ((k = killer(s)) == NULL)
+        unsigned no;
+        if ((k = killer(s, until)) == NULL)
             return;
-        if (!mysql_real_query(k, sql, (unsigned long)strlen(sql)))
+        no = ask(k, sql, until, &r);
+        if (!no)
             break;
-        if (!gone(mysql_errno(k)))
+        if (!gone(no))
             return;
         if (!kept) {
             /* A new connection, greeted and logged in, that hears
-            ** nothing for KILL_IO_S: the server's threads are stuck, or
-            ** something between holds what is sent. No KILL QUERY
-            ** follows (kill_query() finds no kill connection): it would
-            ** go unanswered the same way, KILL_IO_S to 3 * KILL_IO_S
-            ** more on a new connection, and the session is cut off
-            ** anyway (stop_statement()): the server ends the statement
-            ** when it finds its connection gone, at the latest as it
-            ** sends the result, and at the deadline its own limit ends
-            ** it as well. */
+            ** nothing by the stop's deadline: the server's threads are
+            ** stuck, or something between holds what is sent. No KILL
+            ** QUERY follows (kill_query() finds no kill connection):
+            ** the deadline has passed, and the session is cut off
+            ** (stop_statement()): the server ends the statement when it
+            ** finds its connection gone, at the latest as it sends the
+            ** result, and at the deadline its own limit ends it as
+            ** well. */
             no_answer(s, mysql_error(k));
             return;
         }
@@ -1265,7 +1267,6 @@ static void probe_state(struct my *s)
     }
     if (tries == 2)
         return;
-    r = mysql_store_result(k);
     if (r && (row = mysql_fetch_row(r)) != NULL && row[0] &&
         db_watch_hold(&s->w)) {
         snprintf(s->state, sizeof s->state, "%s", row[0]);
@@ -1275,9 +1276,9 @@ static void probe_state(struct my *s)
 }
 
 /* KILL QUERY the main session's statement from the kill connection, if
-** it still runs. Returns 0 when the server took the kill, or there was
-** nothing left to kill. */
-static int kill_query(struct my *s)
+** it still runs, answered by until (the stop's deadline). Returns 0 when
+** the server took the kill, or there was nothing left to kill. */
+static int kill_query(struct my *s, double until)
 {
     char sql[64];
     MYSQL *k;
@@ -1288,14 +1289,14 @@ static int kill_query(struct my *s)
         unsigned no;
         int kept = s->killer != NULL;
 
-        if ((k = killer(s)) == NULL)
+        if ((k = killer(s, until)) == NULL)
             return -1;
         /* Sent while the statement runs, and answered before its thread
         ** goes on: a kill on its way still would reach what the session
         ** runs next. */
         if (!db_watch_hold(&s->w))
             return 0;
-        no = exec(k, sql, 0);
+        no = exec(k, sql, until);
         db_watch_release(&s->w);
         if (no == 0)
             return 0;
@@ -1325,14 +1326,15 @@ static int kill_query(struct my *s)
 ** (the time limit and 10 s more) was all that ended the wait: 30 s
 ** after a Ctrl-C, 11 to 21 s with --timeout 1000, then reported as a
 ** timeout. So at the deadline and on Ctrl-C the session is cut off then,
-** as for a refused kill connection: KILL_IO_S after the step that heard
-** nothing began - KILL_IO_S after the stop when the server answers
-** nothing at all, more when it answers the first steps just in time (up
-** to 3 * KILL_IO_S for a new kill connection: connect, login, question;
-** KILL_IO_S more with a kept one that first hears nothing).
+** as for a refused kill connection: KILL_MS after the stop began, in all,
+** whichever step heard nothing (it was up to 2 s for each step, so 6 to
+** 8 s for a server that answered each just in time). A kept kill
+** connection that hears nothing by then is tried anew, on a new
+** connection whose connect gets no more wait: one refused at once (no
+** server) is told from one that hears nothing.
 ** What the user sees decides the rule. A server that runs answers the
-** kill connection within KILL_IO_S, however slow its statements, and a
-** kill it answered, late or not, is never cut: the statement ends by it.
+** kill connection within KILL_MS, however slow its statements, and a
+** kill it answered is never cut: the statement ends by it.
 ** At the deadline the server's own limit (SERVER_GRACE_MS later) ends
 ** the statement too, so a server that is merely slow to greet reports
 ** its timeout before the cut can come (cut_off() reaches a statement
@@ -1354,13 +1356,15 @@ static void stop_statement(void *ud, int why)
 {
     struct my *s = ud;
     char gone_why[300];
+    double until = db_now_ms() + KILL_MS;
 
     if (why == DB_WATCH_DEADLINE)
-        probe_state(s);
-    kill_query(s);
+        probe_state(s, until);
+    kill_query(s, until);
     if (s->unanswered && why != WATCH_FULL) {
         snprintf(gone_why, sizeof gone_why, "the server did not answer "
-                 "askdb's KILL QUERY within %d s: %s", KILL_IO_S, s->unheard);
+                 "askdb's KILL QUERY within %d s: %s", KILL_MS / 1000,
+                 s->unheard);
         cut_off(s, gone_why, CR_SERVER_LOST);
     } else if (s->refused_no && why == DB_WATCH_CANCEL) {
         cut_off(s, s->refusal, s->refused_no);

@@ -1461,6 +1461,28 @@ reconnect_whose_settings_get_no_answer_keeps_to_the_time_limit() {
     kill "$RELAY_PID"
 }
 
+# A kill connection to a server that answers each step late, but within
+# the 2 s each step waited (every answer 1.5 s late: the greeting, the
+# login's, the KILL QUERY's), took 4.5 s after a Ctrl-C here, and up to
+# 6-8 s with answers later still. The kill connection's whole exchange
+# now has 2 s in all: the session is given up then, and says why.
+fault_kill_connection_slow_at_each_step_is_given_up_within_2_s() {
+    local pid
+    start_relay --slow-new 1500
+    url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
+    timeout --foreground -k "$RUN_LIMIT_S" "$RUN_LIMIT_S" env --default-signal=INT "$ASKDB" sql --timeout 20000 "$url" \
+        "SELECT SLEEP(44)" </dev/null >"$T/out" 2>"$T/err" &
+    pid=$!
+    wait_running 'SLEEP(44)'
+    interrupt
+    echo "slow server at each step, Ctrl-C: exit $RC in $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
+    after_run "sql (slow server at each step, Ctrl-C)"
+    expect_rc 130
+    expect_err_has "cancelled (the server did not answer askdb's KILL QUERY within 2 s: Lost connection to server at 'reading authorization packet', system error: 110; the connection to mariadb://ro@127.0.0.1:$RELAY_PORT/shop was closed)"
+    expect_faster 3000
+    kill "$RELAY_PID"
+}
+
 # The first connect to a server that takes the connection and greets it
 # not (the relay gone deaf) ends at the URL's connect_timeout with error
 # 2013, system error 110; askdb advised that the server closed the
@@ -1606,6 +1628,7 @@ TESTS=(
     fault_kill_connection_refused_for_too_many_connections
     reconnect_after_a_loss_keeps_to_the_time_limit
     reconnect_whose_settings_get_no_answer_keeps_to_the_time_limit
+    fault_kill_connection_slow_at_each_step_is_given_up_within_2_s
     first_connect_that_times_out_says_no_answer
     connect_timeout_named_is_the_one_waited
     fault_server_killed_mid_query

@@ -3,7 +3,7 @@
 whose host went down or whose network was cut.
 
     python3 tests/e2e/silent_relay.py HOST PORT PORT_FILE [--hold-cancels]
-                                      [--delay-new MS]
+                                      [--delay-new MS] [--slow-new MS]
 
 Listens on a free loopback port (written to PORT_FILE once it listens)
 and relays each connection to HOST:PORT. On SIGUSR1 it goes silent: the
@@ -35,6 +35,11 @@ With --delay-new MS it relays each connection but the first MS late (it
 takes it at once, and connects on to the server MS later, so the
 server's greeting comes that much late), as a server does that is slow
 to take connections but runs.
+
+With --slow-new MS it relays each connection but the first with every
+chunk the server sends MS late (the greeting, the login's answer, each
+statement's), as a server does that answers each step slowly but runs,
+or a slow link to it.
 """
 import os
 import selectors
@@ -48,8 +53,12 @@ opts = sys.argv[4:]
 hold_cancels = "--hold-cancels" in opts
 delay_new = (int(opts[opts.index("--delay-new") + 1]) / 1000
              if "--delay-new" in opts else 0)
+slow_new = (int(opts[opts.index("--slow-new") + 1]) / 1000
+            if "--slow-new" in opts else 0)
 accepted = 0       # connections taken so far
 delayed = []       # (when, client): connections to relay from when on
+slow = set()       # slow_new: the server's sockets whose chunks wait
+late = []          # slow_new: (when, server socket, chunk) not yet sent
 CANCEL_REQUEST = (16).to_bytes(4, "big") + (80877102).to_bytes(4, "big")
 requested = None   # "refuse" (SIGUSR1), "hold" (SIGUSR2), "mute" (SIGHUP),
                    # "full" (SIGWINCH)
@@ -90,6 +99,8 @@ def relay(client):
     server = socket.create_connection((host, port))
     peer[client], peer[server] = server, client
     upstream.add(server)
+    if slow_new and accepted > 1:
+        slow.add(server)
     sel.register(client, selectors.EVENT_READ)
     sel.register(server, selectors.EVENT_READ)
     if quiet:
@@ -134,6 +145,7 @@ def close_pair(s):
     for x in (s, other):
         sel.unregister(x)
         upstream.discard(x)
+        slow.discard(x)
         login.pop(x, None)
         x.close()
 
@@ -188,6 +200,13 @@ while True:
         open(port_file + ".quiet", "w").close()
     while delayed and delayed[0][0] <= time.monotonic() and not quiet:
         relay(delayed.pop(0)[1])
+    while late and late[0][0] <= time.monotonic():
+        _, server, data = late.pop(0)
+        if server in peer:
+            try:
+                peer[server].sendall(data)
+            except OSError:
+                close_pair(server)
     for key, _ in sel.select(0.05):
         s = key.fileobj
         if s is listener:
@@ -219,6 +238,9 @@ while True:
             if data is None:
                 mute_pair(s)
                 continue
+        if s in slow:
+            late.append((time.monotonic() + slow_new, s, data))
+            continue
         try:
             peer[s].sendall(data)
         except OSError:
