@@ -87,6 +87,9 @@ static askdb_status my_run(askdb_db *db, const char *sql, askdb_result **out,
 **   4. the client never sends a local file: MYSQL_OPT_LOCAL_INFILE is off
 **      (again after the option files were read) and the local-infile
 **      handler refuses; the connection never sets CLIENT_MULTI_STATEMENTS;
+**      the library never reconnects by itself (MYSQL_OPT_RECONNECT off,
+**      again after the option files): a lost session fails, and askdb
+**      opens the next one with its settings before any statement;
 **   5. limits: max_statement_time (MariaDB) or max_execution_time (MySQL)
 **      and lock_wait_timeout on the server, a watchdog thread that sends
 **      KILL QUERY from a second connection at the deadline or on cancel
@@ -721,6 +724,13 @@ static MYSQL *connect_one(const struct murl *u, unsigned ct_max,
     mysql_optionsv(m, MYSQL_OPT_LOCAL_INFILE, &zero);
     mysql_set_local_infile_handler(m, li_init, li_read, li_end, li_error,
                                    NULL);
+    /* And its reconnect: the library would connect again behind askdb's
+    ** back when a send fails, and send the statement on a fresh session
+    ** that has none of askdb's settings (read-only, the limits, the
+    ** quoting), its KILL QUERY going to the old session's id. A lost
+    ** session fails instead, and askdb connects again (revive), its
+    ** settings first. */
+    mysql_optionsv(m, MYSQL_OPT_RECONNECT, &no);
     return m;
 }
 

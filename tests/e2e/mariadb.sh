@@ -286,7 +286,7 @@ kill_ro() {
 # on, but its accept queue is full, so a new connection's connect times
 # out (a running server that is overloaded, or a lossy link).
 start_relay() {
-    rm -f "$T/relay.port" "$T/relay.port.quiet"
+    rm -f "$T/relay.port" "$T/relay.port.quiet" "$T/relay.port.reset"
     python3 "$HERE/silent_relay.py" 127.0.0.1 "$MDB_PORT" "$T/relay.port" "$@" &
     RELAY_PID=$!
     echo "$RELAY_PID" >>"$TMP/pids"
@@ -316,6 +316,16 @@ relay_quiet() {
 relay_deaf() { relay_quiet USR2; }
 relay_mute() { relay_quiet HUP; }
 relay_full() { relay_quiet WINCH; }
+# relay_reset: an RST to each client it relays (a NAT or firewall that
+# dropped the connections); it goes on relaying new ones.
+relay_reset() {
+    kill -ALRM "$RELAY_PID"
+    for _ in $(seq 1 100); do
+        [ -e "$T/relay.port.reset" ] && return 0
+        sleep 0.05
+    done
+    fail "the relay did not reset its connections"
+}
 
 # relay_sql SECONDS BREAK: `askdb sql --timeout 1000` of SLEEP(SECONDS)
 # through a new relay, which BREAK (relay_deaf, relay_mute) breaks once
@@ -1539,6 +1549,48 @@ connect_timeout_named_is_the_one_waited() {
     kill "$RELAY_PID"
 }
 
+# An option file's reconnect=1 (MYSQL_OPT_RECONNECT) must not make the
+# library reconnect behind askdb's back: it would send the statement on a
+# fresh session that has none of askdb's settings (read-only, the time
+# limit, sql_select_limit, ANSI quoting) and askdb's KILL QUERY would go
+# to the old session's id. The relay resets the shell's idle session (as a
+# NAT or firewall that dropped it does) after its first SET: the next
+# statement's prepare cannot be sent, and askdb, not the library, connects
+# again. (With the library's reconnect the statement ran on a session
+# that answered tx_read_only 0, max_statement_time 0, no sql_select_limit.)
+option_file_cannot_turn_reconnect_on() {
+    local pid
+    start_relay --log "$T/relay.log"
+    printf '[askdb]\nreconnect=1\n' >"$HOME/.my.cnf"
+    start_shell --llm-url http://127.0.0.1:9/v1 --model test --timeout 7000 --max-rows 50 \
+        "mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
+    # Reset once the session holds askdb's settings (its SET was answered)
+    # and sits idle.
+    for _ in $(seq 1 100); do
+        grep -q '^1 cmd 03 SET' "$T/relay.log" 2>/dev/null &&
+            [ "$(mdb_admin -N -e "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = 'ro' AND COMMAND = 'Sleep'")" = 1 ] && break
+        sleep 0.05
+    done
+    sleep 0.2
+    relay_reset
+    echo ".sql SELECT @@session.tx_read_only AS ro, @@session.max_statement_time AS mst, @@session.sql_select_limit AS sl" >&7
+    exec 7>&-
+    wait "$pid"
+    RC=$?
+    rm -f "$HOME/.my.cnf"
+    cat "$T/relay.log" >>"$T/.trace"
+    after_run "shell (reconnect=1, session reset)"
+    expect_rc 0
+    pycheck '
+import csv, io
+rows = list(csv.reader(io.StringIO(out)))
+i = rows.index(["ro", "mst", "sl"])
+r = dict(zip(rows[i], rows[i + 1]))
+assert r == {"ro": "1", "mst": "7.25", "sl": "51"}, ("rows from a session without the settings of askdb", r, err)
+'
+    kill "$RELAY_PID"
+}
+
 # Last: it kills the server.
 fault_server_killed_mid_query() {
     local pid spid shell
@@ -1631,6 +1683,7 @@ TESTS=(
     fault_kill_connection_slow_at_each_step_is_given_up_within_2_s
     first_connect_that_times_out_says_no_answer
     connect_timeout_named_is_the_one_waited
+    option_file_cannot_turn_reconnect_on
     fault_server_killed_mid_query
 )
 

@@ -4,6 +4,7 @@ whose host went down or whose network was cut.
 
     python3 tests/e2e/silent_relay.py HOST PORT PORT_FILE [--hold-cancels]
                                       [--delay-new MS] [--slow-new MS]
+                                      [--log FILE]
 
 Listens on a free loopback port (written to PORT_FILE once it listens)
 and relays each connection to HOST:PORT. On SIGUSR1 it goes silent: the
@@ -40,11 +41,25 @@ With --slow-new MS it relays each connection but the first with every
 chunk the server sends MS late (the greeting, the login's answer, each
 statement's), as a server does that answers each step slowly but runs,
 or a slow link to it.
+
+On SIGALRM it resets every connection it relays (an RST to the client,
+the server's side closed) and goes on relaying new ones, as a NAT or a
+firewall does that dropped its state for a connection; PORT_FILE.reset
+is made once it did. The client hears of it at its next send, which
+fails.
+
+With --log FILE it appends what each client sends, a line per MySQL
+packet up to its first command and then per command: "N login CAPS"
+(its handshake response's capability flags, hex), "N cmd HEX" (the
+command's first byte; for COM_QUERY the first 60 bytes of its text, for
+COM_SET_OPTION its option: "N cmd 1b 1" is
+MYSQL_OPTION_MULTI_STATEMENTS_OFF), N counting connections from 1.
 """
 import os
 import selectors
 import signal
 import socket
+import struct
 import sys
 import time
 
@@ -63,6 +78,11 @@ CANCEL_REQUEST = (16).to_bytes(4, "big") + (80877102).to_bytes(4, "big")
 requested = None   # "refuse" (SIGUSR1), "hold" (SIGUSR2), "mute" (SIGHUP),
                    # "full" (SIGWINCH)
 quiet = False
+reset = False      # SIGALRM: reset the connections relayed
+log_file = opts[opts.index("--log") + 1] if "--log" in opts else None
+conn_no = {}       # --log: each client's socket -> its number
+pending = {}       # --log: each client's socket -> bytes of an
+                   # unfinished packet
 
 
 def go_silent(signum, frame):
@@ -76,6 +96,14 @@ signal.signal(signal.SIGWINCH, go_silent)
 signal.signal(signal.SIGUSR2, go_silent)
 signal.signal(signal.SIGHUP, go_silent)
 signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
+
+
+def want_reset(signum, frame):
+    global reset
+    reset = True
+
+
+signal.signal(signal.SIGALRM, want_reset)
 
 listener = socket.socket()
 listener.bind(("127.0.0.1", 0))
@@ -105,6 +133,43 @@ def relay(client):
     sel.register(server, selectors.EVENT_READ)
     if quiet:
         login[client] = b""
+    if log_file:
+        conn_no[client] = accepted
+        pending[client] = b""
+
+
+def log_packets(client, data):
+    """--log: a line for each whole packet client sent with data."""
+    buf = pending[client] + data
+    with open(log_file, "a") as f:
+        while len(buf) >= 4:
+            size = int.from_bytes(buf[:3], "little")
+            if len(buf) < 4 + size:
+                break
+            seq, body = buf[3], buf[4:4 + size]
+            buf = buf[4 + size:]
+            if seq == 1 and len(body) >= 4:
+                f.write("%d login %x\n" % (conn_no[client],
+                        int.from_bytes(body[:4], "little")))
+            elif seq == 0 and body:
+                arg = ""
+                if body[0] == 0x1b:
+                    arg = " %d" % int.from_bytes(body[1:3], "little")
+                elif body[0] == 0x03:
+                    arg = " " + body[1:61].decode("utf-8", "replace")
+                f.write("%d cmd %02x%s\n" % (conn_no[client], body[0], arg))
+    pending[client] = buf
+
+
+def reset_all():
+    """RST each client relayed; close its server's side."""
+    for s in list(peer):
+        if s in upstream or s not in peer:
+            continue
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                     struct.pack("ii", 1, 0))
+        close_pair(s)
+    open(port_file + ".reset", "w").close()
 
 
 def is_cancel(client):
@@ -147,6 +212,8 @@ def close_pair(s):
         upstream.discard(x)
         slow.discard(x)
         login.pop(x, None)
+        conn_no.pop(x, None)
+        pending.pop(x, None)
         x.close()
 
 
@@ -179,6 +246,9 @@ def login_part(client, data):
 
 
 while True:
+    if reset:
+        reset = False
+        reset_all()
     if requested == "full" and not quiet:
         quiet = True
         fill_queue()
@@ -233,6 +303,8 @@ while True:
         if not data:
             close_pair(s)
             continue
+        if s in pending:
+            log_packets(s, data)
         if s in login:
             data = login_part(s, data)
             if data is None:
