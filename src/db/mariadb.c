@@ -86,7 +86,10 @@ static askdb_status my_run(askdb_db *db, const char *sql, askdb_result **out,
 **      settings go again before the next one (session_ready);
 **   4. the client never sends a local file: MYSQL_OPT_LOCAL_INFILE is off
 **      (again after the option files were read) and the local-infile
-**      handler refuses; the connection never sets CLIENT_MULTI_STATEMENTS;
+**      handler refuses; the session never takes several statements in
+**      one query: askdb never asks for CLIENT_MULTI_STATEMENTS, and an
+**      option file's multi-statements is turned off on the server after
+**      the login (MYSQL_OPTION_MULTI_STATEMENTS_OFF), or no session;
 **      the library never reconnects by itself (MYSQL_OPT_RECONNECT off,
 **      again after the option files): a lost session fails, and askdb
 **      opens the next one with its settings before any statement;
@@ -731,6 +734,22 @@ static MYSQL *connect_one(const struct murl *u, unsigned ct_max,
     ** session fails instead, and askdb connects again (revive), its
     ** settings first. */
     mysql_optionsv(m, MYSQL_OPT_RECONNECT, &no);
+    /* And its multi-statements (multi-queries): the login asked for
+    ** CLIENT_MULTI_STATEMENTS, and the server would take several
+    ** statements in one query on this session. Turned off on the server
+    ** (COM_SET_OPTION, which COM_RESET_CONNECTION keeps), or no session:
+    ** askdb runs nothing on one that takes them. */
+    if ((m->client_flag & CLIENT_MULTI_STATEMENTS) &&
+        mysql_set_server_option(m, MYSQL_OPTION_MULTI_STATEMENTS_OFF)) {
+        snprintf(err, en, "an option file asks for multi-statements and "
+                          "the server did not turn them off again (%s); "
+                          "remove multi-statements (or multi-queries) "
+                          "from its [client], [client-server], "
+                          "[client-mariadb] and [askdb] groups",
+                 mysql_error(m));
+        mysql_close(m);
+        return NULL;
+    }
     return m;
 }
 

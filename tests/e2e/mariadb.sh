@@ -1591,6 +1591,48 @@ assert r == {"ro": "1", "mst": "7.25", "sl": "51"}, ("rows from a session withou
     kill "$RELAY_PID"
 }
 
+# An option file's multi-statements (or multi-queries) makes the library
+# ask for CLIENT_MULTI_STATEMENTS at login, after askdb's options: the
+# server would then take several statements in one query on askdb's
+# session. askdb sends nothing of the user's as a plain query (statements
+# go through the prepare, which takes one; askdb's own queries are
+# fixed), so no two-statement text can reach the server this way to show
+# it; what shows is the protocol: every session askdb opens either did
+# not ask for it, or turns it off (COM_SET_OPTION,
+# MYSQL_OPTION_MULTI_STATEMENTS_OFF) before any other command.
+option_file_cannot_turn_multi_statements_on() {
+    local group opt
+    start_relay --log "$T/relay.log"
+    for group in client askdb; do
+        for opt in multi-statements multi-queries; do
+            : >"$T/relay.log"
+            printf '[%s]\n%s=1\n' "$group" "$opt" >"$HOME/.my.cnf"
+            run sql -f csv "mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop" "SELECT COUNT(*) AS n FROM customers"
+            rm -f "$HOME/.my.cnf"
+            cat "$T/relay.log" >>"$T/.trace"
+            expect_rc 0
+            expect_out 'n\r\n60\r\n'
+            python3 - "$T/relay.log" "[$group] $opt=1" 2>"$T/py.err" <<'PY' || fail "$(cat "$T/py.err")"
+import sys
+multi, first, logins = {}, {}, 0
+for line in open(sys.argv[1]):
+    n, what, arg = (line.split(" ", 2) + [""])[:3]
+    if what == "login":
+        logins += 1
+        multi[n] = int(arg, 16) & 0x10000 != 0
+    elif n not in first:
+        first[n] = what + " " + arg.strip()
+assert logins, "no session logged in through the relay"
+for n, m in multi.items():
+    if m and not first.get(n, "").startswith("cmd 1b 1"):
+        sys.stderr.write("with %s, session %s asked for CLIENT_MULTI_STATEMENTS and its first command was '%s', not COM_SET_OPTION MULTI_STATEMENTS_OFF\n" % (sys.argv[2], n, first.get(n)))
+        sys.exit(1)
+PY
+        done
+    done
+    kill "$RELAY_PID"
+}
+
 # Last: it kills the server.
 fault_server_killed_mid_query() {
     local pid spid shell
@@ -1684,6 +1726,7 @@ TESTS=(
     first_connect_that_times_out_says_no_answer
     connect_timeout_named_is_the_one_waited
     option_file_cannot_turn_reconnect_on
+    option_file_cannot_turn_multi_statements_on
     fault_server_killed_mid_query
 )
 
