@@ -92,7 +92,9 @@ static askdb_status my_run(askdb_db *db, const char *sql, askdb_result **out,
 **      the login (MYSQL_OPTION_MULTI_STATEMENTS_OFF), or no session;
 **      the library never reconnects by itself (MYSQL_OPT_RECONNECT off,
 **      again after the option files): a lost session fails, and askdb
-**      opens the next one with its settings before any statement;
+**      opens the next one with its settings before any statement; an
+**      option file's init-command, which the library runs on connecting
+**      before askdb's settings, refuses the connection;
 **   5. limits: max_statement_time (MariaDB) or max_execution_time (MySQL)
 **      and lock_wait_timeout on the server, a watchdog thread that sends
 **      KILL QUERY from a second connection at the deadline or on cancel
@@ -554,6 +556,18 @@ static void scrub(char *msg, const char *secret)
     }
 }
 
+/* How many init-commands the option files gave the library (askdb sets
+** none): it ran them while connecting. */
+static unsigned init_commands(MYSQL *m)
+{
+    char **cmds = NULL;
+    unsigned n = 0;
+
+    if (mysql_get_optionv(m, MYSQL_INIT_COMMAND, (void *)&cmds, &n))
+        return 0;
+    return cmds ? n : 0;
+}
+
 /*
 ** Wait for what a call of the library's non-blocking API waits for
 ** (status: MYSQL_WAIT_READ, _WRITE or _EXCEPT on m's socket, and
@@ -747,6 +761,24 @@ static MYSQL *connect_one(const struct murl *u, unsigned ct_max,
                           "from its [client], [client-server], "
                           "[client-mariadb] and [askdb] groups",
                  mysql_error(m));
+        mysql_close(m);
+        return NULL;
+    }
+    /* And its init-command: the library ran it on connecting, after the
+    ** login and before askdb's settings, in a session that could write.
+    ** Nothing here can keep it from running (the files are read, and
+    ** their commands run, inside mysql_real_connect(); the library
+    ** exports no reader of them), but askdb runs nothing on a session
+    ** where a statement it did not check ran, and says so: the file is
+    ** put right at the first connect instead of running at every one. */
+    if (init_commands(m)) {
+        snprintf(err, en, "an option file sets init-command, which the "
+                          "library ran on connecting, before askdb could "
+                          "make the session read-only; askdb runs no "
+                          "statement it did not check: remove init-command "
+                          "from the [client], [client-server], "
+                          "[client-mariadb] and [askdb] groups (the mariadb "
+                          "command's own group is [mysql])");
         mysql_close(m);
         return NULL;
     }

@@ -1633,6 +1633,36 @@ PY
     kill "$RELAY_PID"
 }
 
+# An option file's init-command runs inside the library's connect, after
+# the login and before askdb's settings, in a session that may write (the
+# writer's INSERT went in). askdb cannot keep it from running, nor read
+# the files first (the library exports no reader), so it refuses the
+# connection, saying which setting and where, and runs nothing on it: the
+# file is put right at the first connect, not run at every one. A harmless
+# SET is refused alike: askdb runs no statement it did not check.
+option_file_init_command_is_refused() {
+    local n
+    mdb_admin -e "CREATE DATABASE initlog; CREATE TABLE initlog.t (x INT); GRANT INSERT, SELECT ON initlog.t TO 'rw'@'%';" ||
+        fail "creating initlog failed"
+    printf '[client]\ninit-command=INSERT INTO initlog.t VALUES (1)\n' >"$HOME/.my.cnf"
+    run sql "$RW_URL" "SELECT COUNT(*) AS n FROM orders"
+    rm -f "$HOME/.my.cnf"
+    n=$(mdb_admin -N -e "SELECT COUNT(*) FROM initlog.t")
+    mdb_admin -e "DROP DATABASE initlog"
+    echo "rows the init-command wrote: $n" >>"$T/.trace"
+    expect_rc 3
+    expect_err_has "cannot connect to mariadb://rw@127.0.0.1:$MDB_PORT/shop: an option file sets init-command, which the library ran on connecting, before askdb could make the session read-only"
+    expect_err_has "remove init-command from the [client], [client-server], [client-mariadb] and [askdb] groups"
+    [ -s "$T/out" ] && fail "a result came from a connection that ran an init-command: $(head -c 200 "$T/out")"
+    # Once, on connecting (what the message says), not again.
+    [ "$n" = 1 ] || fail "the init-command wrote $n rows, expected 1"
+    printf '[askdb]\ninit-command=SET time_zone = "+05:00"\n' >"$HOME/.my.cnf"
+    run sql "$RO_URL" "SELECT 1 AS one"
+    rm -f "$HOME/.my.cnf"
+    expect_rc 3
+    expect_err_has "an option file sets init-command"
+}
+
 # Last: it kills the server.
 fault_server_killed_mid_query() {
     local pid spid shell
@@ -1727,6 +1757,7 @@ TESTS=(
     connect_timeout_named_is_the_one_waited
     option_file_cannot_turn_reconnect_on
     option_file_cannot_turn_multi_statements_on
+    option_file_init_command_is_refused
     fault_server_killed_mid_query
 )
 
