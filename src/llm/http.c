@@ -1243,6 +1243,8 @@ static int dropped(CURLcode cc)
            cc == CURLE_GOT_NOTHING;
 }
 
+static int retry_status(long code);
+
 /* The hint after "it answered CODE" to CONNECT. */
 static const char *tunnel_hint(long code, const char *proxy)
 {
@@ -1255,7 +1257,7 @@ static const char *tunnel_hint(long code, const char *proxy)
         return "the proxy cannot reach the model's host: check the host in "
                "--llm-url or ASKDB_LLM_URL and that the proxy may reach "
                "it, or set no_proxy to go around the proxy";
-    if (code == 503)
+    if (code == 503 || retry_status(code))   /* 429, 500, 529 too */
         return "the proxy is unavailable or overloaded: try again later, "
                "or set no_proxy to go around the proxy";
     return "the proxy does not let this host through: ask its "
@@ -1328,9 +1330,8 @@ static int describe_proxy(struct http_client *c, CURLcode cc, long code,
         return 1;
     }
     buf_printf(m, " %s to the model at %s: it answered %ld%s%s",
-               code == 502 || code == 503 || code == 504
-                   ? "could not connect"
-                   : "refused to connect",
+               retry_status(code) ? "could not connect"
+                                  : "refused to connect",
                c->shown, code, *reason_phrase(code) ? " " : "",
                reason_phrase(code));
     put_retries(m, attempt);

@@ -1092,6 +1092,8 @@ static void proxy_unavailable_to_connect_is_retried(void **ts)
         "Content-Length: 0\r\nConnection: close\r\n\r\n";
     static const char forbidden[] = "HTTP/1.1 403 Forbidden\r\n"
         "Content-Length: 0\r\nConnection: close\r\n\r\n";
+    static const char server_error[] = "HTTP/1.1 500 Internal Server Error"
+        "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
     static const struct {
         const char *first, *then;
         int retries;         /* --retries */
@@ -1105,6 +1107,11 @@ static void proxy_unavailable_to_connect_is_retried(void **ts)
          "502 Bad Gateway after 1 retry (the proxy cannot reach the model's "
          "host: check the host in --llm-url or ASKDB_LLM_URL and that the "
          "proxy may reach it, or set no_proxy to go around the proxy)"},
+        /* Retried as transient, so not worded as a refusal. */
+        {server_error, server_error, 1, "could not connect",
+         "500 Internal Server Error after 1 retry (the proxy is unavailable "
+         "or overloaded: try again later, or set no_proxy to go around the "
+         "proxy)"},
     };
     struct state *s = *ts;
     struct llm_request req;
