@@ -639,6 +639,22 @@ static MYSQL *connect_until(MYSQL *m, const struct murl *u, double deadline)
     return ret;
 }
 
+/* MYSQL_OPTION_MULTI_STATEMENTS_OFF on m, done by deadline as
+** connect_until() (0: the blocking call). Returns 0 when the server took
+** it. */
+static int multi_off(MYSQL *m, double deadline)
+{
+    int ret = 1, st;
+
+    if (!deadline)
+        return mysql_set_server_option(m, MYSQL_OPTION_MULTI_STATEMENTS_OFF);
+    st = mysql_set_server_option_start(&ret, m,
+                                       MYSQL_OPTION_MULTI_STATEMENTS_OFF);
+    while (st)
+        st = mysql_set_server_option_cont(&ret, m, nb_wait(m, st, deadline));
+    return ret;
+}
+
 /* The coroutine stack of a handle's non-blocking calls: the login (the
 ** option files, a TLS handshake) runs on it, and nothing guards its end.
 */
@@ -754,7 +770,11 @@ static MYSQL *connect_one(const struct murl *u, unsigned ct_max,
     ** (COM_SET_OPTION, which COM_RESET_CONNECTION keeps), or no session:
     ** askdb runs nothing on one that takes them. */
     if ((m->client_flag & CLIENT_MULTI_STATEMENTS) &&
-        mysql_set_server_option(m, MYSQL_OPTION_MULTI_STATEMENTS_OFF)) {
+        multi_off(m, deadline)) {
+        /* The library's own error (lost, timed out) is what connect_main
+        ** words; the server's refusal is askdb's words alone. */
+        if (mysql_errno(m) >= 2000 && mysql_errno(m) < 3000)
+            *eno = mysql_errno(m);
         snprintf(err, en, "an option file asks for multi-statements and "
                           "the server did not turn them off again (%s); "
                           "remove multi-statements (or multi-queries) "
@@ -1200,7 +1220,9 @@ static void refused(struct my *s, unsigned no, const char *err)
     if (!no)
         snprintf(s->refusal, sizeof s->refusal, "askdb could not open "
                  "its kill connection: %s", err);
-    else if (no < 2000 || no >= 3000) /* the server's (CR_ are 2000-2999) */
+    else if (no < 2000 || (no >= 3000 && no < 5000))
+        /* the server's: the library's own are 2000-2999 (CR_) and 5000
+        ** on (CR_ERR_NET_READ, CR_ERR_LOAD_PLUGIN, ...) */
         snprintf(s->refusal, sizeof s->refusal, "the server refused "
                  "askdb's kill connection: %.120s (error %u), and the "
                  "statement runs on there until its time limit; %s", err,
@@ -1254,6 +1276,11 @@ static MYSQL *killer(struct my *s, double until)
             snprintf(why, sizeof why, "askdb's KILL QUERY found no server "
                      "at the session's address: %s", err);
             cut_off(s, why, no);
+        } else if (db_now_ms() >= until) {
+            /* Ended by the stop's deadline, whatever the library called
+            ** it (over TLS a handshake cut short is a TLS error): no
+            ** answer, not a refusal. */
+            no_answer(s, err);
         } else {
             refused(s, no, err);
         }
