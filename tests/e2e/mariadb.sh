@@ -371,6 +371,7 @@ relay_ctrl_c() {
 # lines from $T/fifo (written through fd 7), its output in $T/out and
 # $T/err; its pid in pid (the caller's local).
 start_shell() {
+    rm -f "$T/fifo"
     mkfifo "$T/fifo"
     (exec timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" shell "$@") <"$T/fifo" >"$T/out" 2>"$T/err" &
     pid=$!
@@ -1446,29 +1447,40 @@ reconnect_after_a_loss_keeps_to_the_time_limit() {
 # whole reconnect - connect, greeting, login and the first SET - now has
 # the statement's limit (2 s at least) in all, and says so.
 reconnect_whose_settings_get_no_answer_keeps_to_the_time_limit() {
-    local pid t0
-    start_relay
-    url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
-    start_shell --llm-url http://127.0.0.1:9/v1 --model test --timeout 1000 "$url"
-    echo ".sql SELECT SLEEP(43) AS first" >&7
-    wait_running 'SLEEP(43)'
-    relay_mute
-    wait_err "lost the connection" 10
-    t0=$(now_ms)
-    echo ".sql SELECT 1 AS x" >&7
-    for _ in $(seq 1 400); do
-        grep -qE "cannot (re)?connect|cannot make the session" "$T/err" && break
-        sleep 0.05
+    local pid t0 cnf
+    # With an option file's multi-statements the reconnect's first
+    # command is askdb's COM_SET_OPTION that turns them off: the same
+    # deadline (it waited the read timeout, 11 s, before).
+    for cnf in "" multi-statements; do
+        [ -n "$cnf" ] && printf '[askdb]\n%s=1\n' "$cnf" >"$HOME/.my.cnf"
+        start_relay
+        url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
+        start_shell --llm-url http://127.0.0.1:9/v1 --model test --timeout 1000 "$url"
+        echo ".sql SELECT SLEEP(43) AS first" >&7
+        wait_running 'SLEEP(43)'
+        relay_mute
+        wait_err "lost the connection" 10
+        t0=$(now_ms)
+        echo ".sql SELECT 1 AS x" >&7
+        for _ in $(seq 1 400); do
+            grep -qE "cannot (re)?connect|cannot make the session" "$T/err" && break
+            sleep 0.05
+        done
+        ELAPSED_MS=$(($(now_ms) - t0))
+        exec 7>&-
+        wait "$pid"
+        RC=$?
+        rm -f "$HOME/.my.cnf"
+        echo "reconnect to a mute server, --timeout 1000${cnf:+, $cnf}: $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
+        after_run "shell (reconnect to a mute server${cnf:+, $cnf})"
+        if [ -z "$cnf" ]; then
+            expect_err_has "cannot reconnect to mariadb://ro@127.0.0.1:$RELAY_PORT/shop within the statement's 1000 ms time limit (--timeout; 2 s at least): Lost connection to server during query (error 2013); the server did not answer in time: check that it runs and is reachable, then ask again"
+        else
+            expect_err_has "cannot reconnect to mariadb://ro@127.0.0.1:$RELAY_PORT/shop within the statement's 1000 ms time limit (--timeout; 2 s at least): an option file asks for multi-statements and the server did not turn them off again (Lost connection"
+        fi
+        expect_faster 3500
+        kill "$RELAY_PID"
     done
-    ELAPSED_MS=$(($(now_ms) - t0))
-    exec 7>&-
-    wait "$pid"
-    RC=$?
-    echo "reconnect to a mute server, --timeout 1000: $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
-    after_run "shell (reconnect to a mute server)"
-    expect_err_has "cannot reconnect to mariadb://ro@127.0.0.1:$RELAY_PORT/shop within the statement's 1000 ms time limit (--timeout; 2 s at least): Lost connection to server during query (error 2013); the server did not answer in time: check that it runs and is reachable, then ask again"
-    expect_faster 3500
-    kill "$RELAY_PID"
 }
 
 # A kill connection to a server that answers each step late, but within
@@ -1488,7 +1500,10 @@ fault_kill_connection_slow_at_each_step_is_given_up_within_2_s() {
     echo "slow server at each step, Ctrl-C: exit $RC in $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
     after_run "sql (slow server at each step, Ctrl-C)"
     expect_rc 130
-    expect_err_has "cancelled (the server did not answer askdb's KILL QUERY within 2 s: Lost connection to server at 'reading authorization packet', system error: 110; the connection to mariadb://ro@127.0.0.1:$RELAY_PORT/shop was closed)"
+    # Which step the 2 s ended (the greeting comes 1.5 s in) depends on
+    # the machine's load: only that they ended, and the session closed.
+    expect_err_has "cancelled (the server did not answer askdb's KILL QUERY within 2 s: Lost connection to server at '"
+    expect_err_has "; the connection to mariadb://ro@127.0.0.1:$RELAY_PORT/shop was closed)"
     expect_faster 3000
     kill "$RELAY_PID"
 }
@@ -1566,11 +1581,14 @@ option_file_cannot_turn_reconnect_on() {
         "mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
     # Reset once the session holds askdb's settings (its SET was answered)
     # and sits idle.
-    for _ in $(seq 1 100); do
+    local idle=
+    for _ in $(seq 1 200); do
         grep -q '^1 cmd 03 SET' "$T/relay.log" 2>/dev/null &&
-            [ "$(mdb_admin -N -e "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = 'ro' AND COMMAND = 'Sleep'")" = 1 ] && break
+            [ "$(mdb_admin -N -e "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = 'ro' AND COMMAND = 'Sleep'")" = 1 ] &&
+            { idle=1; break; }
         sleep 0.05
     done
+    [ -n "$idle" ] || fail "the shell's session never sat idle with askdb's settings"
     sleep 0.2
     relay_reset
     echo ".sql SELECT @@session.tx_read_only AS ro, @@session.max_statement_time AS mst, @@session.sql_select_limit AS sl" >&7
@@ -1581,6 +1599,10 @@ option_file_cannot_turn_reconnect_on() {
     cat "$T/relay.log" >>"$T/.trace"
     after_run "shell (reconnect=1, session reset)"
     expect_rc 0
+    # The reset broke the first session and a second one logged in: the
+    # rows below are not the first session's.
+    [ "$(grep -c ' login ' "$T/relay.log")" -ge 2 ] ||
+        fail "no second login after the reset: $(cat "$T/relay.log")"
     pycheck '
 import csv, io
 rows = list(csv.reader(io.StringIO(out)))
@@ -1623,6 +1645,7 @@ for line in open(sys.argv[1]):
     elif n not in first:
         first[n] = what + " " + arg.strip()
 assert logins, "no session logged in through the relay"
+assert any(multi.values()), "with %s no session asked for CLIENT_MULTI_STATEMENTS: the option file was not read" % sys.argv[2]
 for n, m in multi.items():
     if m and not first.get(n, "").startswith("cmd 1b 1"):
         sys.stderr.write("with %s, session %s asked for CLIENT_MULTI_STATEMENTS and its first command was '%s', not COM_SET_OPTION MULTI_STATEMENTS_OFF\n" % (sys.argv[2], n, first.get(n)))
@@ -1642,7 +1665,7 @@ PY
 # SET is refused alike: askdb runs no statement it did not check.
 option_file_init_command_is_refused() {
     local n
-    mdb_admin -e "CREATE DATABASE initlog; CREATE TABLE initlog.t (x INT); GRANT INSERT, SELECT ON initlog.t TO 'rw'@'%';" ||
+    mdb_admin -e "DROP DATABASE IF EXISTS initlog; CREATE DATABASE initlog; CREATE TABLE initlog.t (x INT); GRANT INSERT, SELECT ON initlog.t TO 'rw'@'%';" ||
         fail "creating initlog failed"
     printf '[client]\ninit-command=INSERT INTO initlog.t VALUES (1)\n' >"$HOME/.my.cnf"
     run sql "$RW_URL" "SELECT COUNT(*) AS n FROM orders"
@@ -1771,6 +1794,10 @@ for t in "${TESTS[@]}"; do
     mkdir -p "$T"
     ( trap stop_llm EXIT; cd "$T" && "$t" ) >>"$T/.trace" 2>&1
     rc=$?
+    # An option file a test wrote is its own, whether it passed or not:
+    # the next tests (and mdb_admin, which reads [client]) must not go by
+    # its connect-timeout, reconnect or multi-statements.
+    rm -f "$HOME/.my.cnf"
     if [ "$rc" -eq 0 ] && [ ! -s "$T/.fail" ]; then
         PASSED=$((PASSED + 1))
         echo "ok $t"
