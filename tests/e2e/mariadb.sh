@@ -379,6 +379,31 @@ start_shell() {
     exec 7>"$T/fifo"
 }
 
+# reconnect_through BREAK SECONDS: a shell with --timeout 1000 through a
+# new relay, whose first statement (SLEEP(SECONDS)) BREAK breaks once it
+# runs, lost; then its next .sql, which must connect again. Sets RC and
+# ELAPSED_MS (from that .sql to the shell's words that it cannot).
+reconnect_through() {
+    local pid t0
+    start_relay
+    url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
+    start_shell --llm-url http://127.0.0.1:9/v1 --model test --timeout 1000 "$url"
+    echo ".sql SELECT SLEEP($2) AS first" >&7
+    wait_running "SLEEP($2)"
+    "$1"
+    wait_err "lost the connection" 10
+    t0=$(now_ms)
+    echo ".sql SELECT 1 AS x" >&7
+    for _ in $(seq 1 400); do
+        grep -qE "cannot (re)?connect|cannot make the session" "$T/err" && break
+        sleep 0.05
+    done
+    ELAPSED_MS=$(($(now_ms) - t0))
+    exec 7>&-
+    wait "$pid"
+    RC=$?
+}
+
 # wait_err TEXT [SECONDS]: wait up to SECONDS (5) for TEXT in $T/err.
 wait_err() {
     for _ in $(seq 1 $((${2:-5} * 20))); do
@@ -1413,24 +1438,7 @@ fault_kill_connection_refused_for_too_many_connections() {
 # now waits the statement's time limit at most (whole seconds, 2 at
 # least, as the library counts them), and says so.
 reconnect_after_a_loss_keeps_to_the_time_limit() {
-    local pid t0
-    start_relay
-    url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
-    start_shell --llm-url http://127.0.0.1:9/v1 --model test --timeout 1000 "$url"
-    echo ".sql SELECT SLEEP(37) AS first" >&7
-    wait_running 'SLEEP(37)'
-    relay_deaf
-    wait_err "lost the connection" 10
-    t0=$(now_ms)
-    echo ".sql SELECT 1 AS x" >&7
-    for _ in $(seq 1 400); do
-        grep -qE "cannot (re)?connect" "$T/err" && break
-        sleep 0.05
-    done
-    ELAPSED_MS=$(($(now_ms) - t0))
-    exec 7>&-
-    wait "$pid"
-    RC=$?
+    reconnect_through relay_deaf 37
     echo "reconnect to a deaf server, --timeout 1000: $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
     after_run "shell (reconnect to a deaf server)"
     expect_err_has "cannot reconnect to mariadb://ro@127.0.0.1:$RELAY_PORT/shop within the statement's 1000 ms time limit (--timeout; 2 s at least): Lost connection to server at 'handshake: reading initial communication packet'"
@@ -1447,29 +1455,13 @@ reconnect_after_a_loss_keeps_to_the_time_limit() {
 # whole reconnect - connect, greeting, login and the first SET - now has
 # the statement's limit (2 s at least) in all, and says so.
 reconnect_whose_settings_get_no_answer_keeps_to_the_time_limit() {
-    local pid t0 cnf
+    local cnf
     # With an option file's multi-statements the reconnect's first
     # command is askdb's COM_SET_OPTION that turns them off: the same
     # deadline (it waited the read timeout, 11 s, before).
     for cnf in "" multi-statements; do
         [ -n "$cnf" ] && printf '[askdb]\n%s=1\n' "$cnf" >"$HOME/.my.cnf"
-        start_relay
-        url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
-        start_shell --llm-url http://127.0.0.1:9/v1 --model test --timeout 1000 "$url"
-        echo ".sql SELECT SLEEP(43) AS first" >&7
-        wait_running 'SLEEP(43)'
-        relay_mute
-        wait_err "lost the connection" 10
-        t0=$(now_ms)
-        echo ".sql SELECT 1 AS x" >&7
-        for _ in $(seq 1 400); do
-            grep -qE "cannot (re)?connect|cannot make the session" "$T/err" && break
-            sleep 0.05
-        done
-        ELAPSED_MS=$(($(now_ms) - t0))
-        exec 7>&-
-        wait "$pid"
-        RC=$?
+        reconnect_through relay_mute 43
         rm -f "$HOME/.my.cnf"
         echo "reconnect to a mute server, --timeout 1000${cnf:+, $cnf}: $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
         after_run "shell (reconnect to a mute server${cnf:+, $cnf})"
