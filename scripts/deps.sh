@@ -14,6 +14,8 @@ pkgs+=(chromium chromium-driver python3-selenium)
 pkgs+=(libpq-dev postgresql postgresql-client)
 # MariaDB/MySQL: the client library, and the server tests/e2e/mariadb.sh runs.
 pkgs+=(libmariadb-dev mariadb-server mariadb-client)
+# and openssl, which makes the certificates of its TLS server.
+pkgs+=(openssl)
 
 # duckdb.sh fetches DuckDB's header from PyPI with curl (and its library
 # with npm, below).

@@ -655,6 +655,40 @@ static int multi_off(MYSQL *m, double deadline)
     return ret;
 }
 
+/*
+** Has an option file undone one of the URL's TLS checks on the connected
+** m? Says which in err and returns 1 if so.
+*/
+static int tls_undone(MYSQL *m, const struct murl *u, char *err,
+                      size_t en)
+{
+    my_bool verify = 0;
+    const char *ca = NULL;
+
+    if (u->ssl == SSL_VERIFY &&
+        (mysql_get_optionv(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify) ||
+         !verify)) {
+        snprintf(err, en, "an option file sets ssl-verify-server-cert=0, "
+                          "which turned off the check of the server's host "
+                          "name that the URL's ssl=verify asks for (the "
+                          "login went ahead without it; nothing was run): "
+                          "remove it from the [client], [client-server], "
+                          "[client-mariadb] and [askdb] groups");
+        return 1;
+    }
+    if (u->sslca && (mysql_get_optionv(m, MYSQL_OPT_SSL_CA, &ca) || !ca ||
+                     strcmp(ca, u->sslca))) {
+        snprintf(err, en, "an option file sets ssl-ca, so the server's "
+                          "certificate was checked against its CA instead "
+                          "of the URL's sslca= (the login went ahead; "
+                          "nothing was run): remove ssl-ca from the "
+                          "[client], [client-server], [client-mariadb] and "
+                          "[askdb] groups, or sslca= from the URL");
+        return 1;
+    }
+    return 0;
+}
+
 /* The coroutine stack of a handle's non-blocking calls: the login (the
 ** option files, a TLS handshake) runs on it, and nothing guards its end.
 */
@@ -749,6 +783,16 @@ static MYSQL *connect_one(const struct murl *u, unsigned ct_max,
                           "does not offer it; enable TLS on the server "
                           "(ssl_cert and ssl_key), or connect without ssl=",
                  u->ssl == SSL_REQUIRE ? "require" : "verify");
+        mysql_close(m);
+        return NULL;
+    }
+    /* The URL's TLS checks, which the option files, read after it, may
+    ** have undone: their ssl-verify-server-cert=0 turns off the check of
+    ** the server's name that ssl=verify asks for, and their ssl-ca
+    ** replaces the CA that sslca= names. The login went ahead under
+    ** their settings (the library gives askdb no say between reading
+    ** them and logging in); nothing runs on the session. */
+    if (tls_undone(m, u, err, en)) {
         mysql_close(m);
         return NULL;
     }

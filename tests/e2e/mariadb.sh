@@ -914,6 +914,62 @@ fault_tls_required_but_not_offered() {
     expect_rc 0
 }
 
+# A second server, with TLS (the shared one has none: the test above),
+# whose certificate, signed by the test's CA, names localhost alone: the
+# URL's ssl=verify holds (the CA and the host name are checked, over the
+# library's non-blocking calls), and an option file, read by the library
+# after the URL's settings, cannot undo either check.
+tls_checks_hold_against_the_option_files() {
+    local url ca=$T/ca.pem
+    command -v openssl >/dev/null || fail "openssl is missing (scripts/deps.sh installs it)"
+    {
+        openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=askdb-test-ca \
+            -keyout "$T/ca.key" -out "$ca" &&
+        openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=other-ca \
+            -keyout "$T/other.key" -out "$T/other.pem" &&
+        openssl req -newkey rsa:2048 -nodes -subj /CN=localhost \
+            -keyout "$T/server.key" -out "$T/server.csr" &&
+        printf 'subjectAltName=DNS:localhost\n' >"$T/ext" &&
+        openssl x509 -req -in "$T/server.csr" -CA "$ca" -CAkey "$T/ca.key" \
+            -CAcreateserial -days 2 -extfile "$T/ext" -out "$T/server.pem"
+    } >"$T/openssl.log" 2>&1 || fail "making the certificates failed: $(tail -3 "$T/openssl.log")"
+    chmod 644 "$T"/*.pem "$T"/*.key
+    # This subshell's MDB_* are the TLS server's from here on.
+    trap 'stop_llm; mdb_stop' EXIT
+    mdb_start "$SRV/tls" --ssl-cert="$T/server.pem" --ssl-key="$T/server.key" >"$T/start.log" 2>&1 ||
+        fail "the TLS server did not start: $(tail -3 "$T/start.log")"
+    mdb_admin -e "CREATE DATABASE d; CREATE USER t@'%' IDENTIFIED BY 'T-pw-4471';
+                  GRANT SELECT ON d.* TO t@'%';" || fail "setting up the TLS server failed"
+    url="mariadb://t:T-pw-4471@localhost:$MDB_PORT/d?ssl=verify&sslca=$ca"
+    run sql -f csv "$url" "SELECT 1 AS one"
+    expect_rc 0
+    expect_out 'one\r\n1\r\n'
+    # The name: 127.0.0.1 is not the certificate's; ssl=require does not
+    # check it.
+    run sql "${url/localhost/127.0.0.1}" "SELECT 1"
+    expect_rc 3
+    expect_err_has "Validation of SSL server certificate failed"
+    run sql -f csv "mariadb://t:T-pw-4471@127.0.0.1:$MDB_PORT/d?ssl=require&sslca=$ca" "SELECT 1 AS one"
+    expect_rc 0
+    printf '[client]\nssl-verify-server-cert=0\n' >"$HOME/.my.cnf"
+    run sql "${url/localhost/127.0.0.1}" "SELECT 1"
+    expect_rc 3
+    expect_err_has "an option file sets ssl-verify-server-cert=0, which turned off the check of the server's host name that the URL's ssl=verify asks for"
+    # The CA: the URL's other CA refuses the server; an option file's
+    # ssl-ca would have let it in.
+    run sql "${url/ca.pem/other.pem}" "SELECT 1"
+    expect_rc 3
+    expect_err_has "TLS/SSL error"
+    printf '[askdb]\nssl-ca=%s\n' "$ca" >"$HOME/.my.cnf"
+    run sql "${url/ca.pem/other.pem}" "SELECT 1"
+    expect_rc 3
+    expect_err_has "an option file sets ssl-ca, so the server's certificate was checked against its CA instead of the URL's sslca="
+    # The same CA in both is no conflict.
+    run sql -f csv "$url" "SELECT 1 AS one"
+    expect_rc 0
+    rm -f "$HOME/.my.cnf"
+}
+
 fault_lock_held_by_another_session() {
     local pid
     mdb_admin shop -e "LOCK TABLES orders WRITE; SELECT SLEEP(20);" >/dev/null 2>&1 &
@@ -1748,6 +1804,7 @@ TESTS=(
     fault_refused_connection_exits_3
     fault_bad_password_exits_3
     fault_tls_required_but_not_offered
+    tls_checks_hold_against_the_option_files
     fault_lock_held_by_another_session
     url_parsing_is_strict_and_never_echoes_passwords
     ambiguous_url_never_shows_part_of_the_password

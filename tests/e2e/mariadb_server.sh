@@ -2,8 +2,8 @@
 # (sourced by tests/e2e/mariadb.sh; usable by hand:
 #   . tests/e2e/mariadb_server.sh; mdb_start DIR; ...; mdb_stop).
 #
-# mdb_start DIR: mariadb-install-db into DIR/data, then mariadbd on a free
-# loopback port with its socket at DIR/sock, as the `mysql` OS user when
+# mdb_start DIR [ARG...]: mariadb-install-db into DIR/data, then mariadbd
+# (with the ARGs, e.g. --ssl-cert=FILE) on a free loopback port with its socket at DIR/sock, as the `mysql` OS user when
 # run as root (servers refuse root), else as the current user. Sets
 # MDB_PORT, MDB_SOCK, MDB_DIR, MDB_PID. Root is reachable without password
 # on the socket only (mdb_admin). secure_file_priv is DIR/files, so a file
@@ -17,6 +17,7 @@ mdb_admin() { mariadb --no-defaults --default-character-set=utf8mb4 --socket="$M
 
 mdb_start() {
     MDB_DIR=$1
+    shift
     local runas=() i
     mkdir -p "$MDB_DIR/data" "$MDB_DIR/files"
     if [ "$(id -u)" = 0 ]; then
@@ -40,7 +41,7 @@ mdb_start() {
         --innodb-buffer-pool-size=32M --innodb-log-file-size=16M \
         --skip-log-bin --skip-name-resolve --max-connections=60 \
         --open-files-limit=20000 --table-open-cache=4000 \
-        --table-definition-cache=4000 --performance-schema=OFF \
+        --table-definition-cache=4000 --performance-schema=OFF "$@" \
         >"$MDB_DIR/stdout.log" 2>&1 &
     MDB_PID=$!
     for i in $(seq 1 300); do
