@@ -502,8 +502,10 @@ static unsigned ceil_s(int ms)
     return ms <= 0 ? 1 : (unsigned)((ms + 999) / 1000);
 }
 
-/* What to do about a failed connection, by its error number. */
-static const char *connect_advice(unsigned no, const struct murl *u)
+/* What to do about a failed connection, by its error number (and for a
+** TLS error, the library's words in msg). */
+static const char *connect_advice(unsigned no, const char *msg,
+                                  const struct murl *u)
 {
     switch (no) {
     case CR_CONNECTION_ERROR:
@@ -526,6 +528,13 @@ static const char *connect_advice(unsigned no, const struct murl *u)
     case ER_TOO_MANY_USER_CONNECTIONS:
         return "the server has too many connections: try again later";
     case CR_SSL_CONNECTION_ERROR:
+        /* The server offers TLS, and its certificate failed the check:
+        ** turning TLS on there is not the answer. */
+        if (strstr(msg, "certificate"))
+            return "the server's certificate was not accepted: check that "
+                   "sslca= names the CA that signed it, and that the URL's "
+                   "host is a name the certificate carries (ssl=verify "
+                   "checks it, ssl=require does not)";
         if (u->ssl == SSL_REQUIRE || u->ssl == SSL_VERIFY)
             return "the URL asks for TLS (ssl=require or verify): enable "
                    "TLS on the server (ssl_cert and ssl_key), check "
@@ -1177,7 +1186,7 @@ static int connect_main(askdb_db *db, struct my *s, int again)
                  why, no,
                  timed_out ? "the server did not answer in time: check "
                              "that it runs and is reachable, then ask again"
-                           : connect_advice(no, &s->url));
+                           : connect_advice(no, why, &s->url));
     else
         snprintf(db->errmsg, sizeof db->errmsg, "cannot %s %s: %s",
                  again ? "reconnect to" : "connect to", db->label, why);
@@ -1237,7 +1246,8 @@ static void no_answer(struct my *s, const char *what)
 ** What to do about a kill connection the server refused, for the words
 ** of a stop cut short by it.
 */
-static const char *refusal_advice(unsigned no, const struct murl *u)
+static const char *refusal_advice(unsigned no, const char *msg,
+                                  const struct murl *u)
 {
     switch (no) {
     case ER_CON_COUNT_ERROR:
@@ -1248,7 +1258,7 @@ static const char *refusal_advice(unsigned no, const struct murl *u)
                "same user: raise its max_user_connections, or close its "
                "idle sessions";
     default:
-        return connect_advice(no, u);
+        return connect_advice(no, msg, u);
     }
 }
 
@@ -1270,11 +1280,11 @@ static void refused(struct my *s, unsigned no, const char *err)
         snprintf(s->refusal, sizeof s->refusal, "the server refused "
                  "askdb's kill connection: %.120s (error %u), and the "
                  "statement runs on there until its time limit; %s", err,
-                 no, refusal_advice(no, &s->url));
+                 no, refusal_advice(no, err, &s->url));
     else
         snprintf(s->refusal, sizeof s->refusal, "askdb could not open "
                  "its kill connection: %.120s (error %u); %s", err, no,
-                 connect_advice(no, &s->url));
+                 connect_advice(no, err, &s->url));
 }
 
 /*

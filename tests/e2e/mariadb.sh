@@ -949,6 +949,7 @@ tls_checks_hold_against_the_option_files() {
     run sql "${url/localhost/127.0.0.1}" "SELECT 1"
     expect_rc 3
     expect_err_has "Validation of SSL server certificate failed"
+    expect_err_has "the server's certificate was not accepted: check that sslca= names the CA that signed it, and that the URL's host is a name the certificate carries"
     run sql -f csv "mariadb://t:T-pw-4471@127.0.0.1:$MDB_PORT/d?ssl=require&sslca=$ca" "SELECT 1 AS one"
     expect_rc 0
     printf '[client]\nssl-verify-server-cert=0\n' >"$HOME/.my.cnf"
@@ -960,6 +961,7 @@ tls_checks_hold_against_the_option_files() {
     run sql "${url/ca.pem/other.pem}" "SELECT 1"
     expect_rc 3
     expect_err_has "TLS/SSL error"
+    expect_err_has "the server's certificate was not accepted"
     printf '[askdb]\nssl-ca=%s\n' "$ca" >"$HOME/.my.cnf"
     run sql "${url/ca.pem/other.pem}" "SELECT 1"
     expect_rc 3
