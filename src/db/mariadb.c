@@ -1125,10 +1125,12 @@ static int connect_main(askdb_db *db, struct my *s, int again)
                                                      : RECONNECT_MIN_MS;
     double deadline = again ? db_now_ms() + ms : 0;
     int timed_out, late;
-    unsigned used;
+    unsigned used, kept;
 
     if (limit < 2)
         limit = 2;
+    /* The connect timeout askdb gave the library (connect_one()). */
+    kept = again && limit < ct ? limit : ct;
     /* A read waits for a statement's answer, which its time limit
     ** bounds: the limit and 10 s more. */
     s->h = connect_one(&s->url, again ? limit : 0,
@@ -1167,18 +1169,18 @@ static int connect_main(askdb_db *db, struct my *s, int again)
         snprintf(within, sizeof within, " within the statement's %d ms "
                  "time limit (--timeout; 2 s at least)",
                  db->query_timeout_ms);
-    else if (timed_out && used != (again && limit < ct ? limit : ct) &&
+    else if (timed_out && used != kept &&
              s->url.connect_timeout)
         snprintf(within, sizeof within, " within %u s (connect-timeout of "
                  "an option file, over the URL's connect_timeout=%u; "
                  "remove it there to use the URL's)", used,
                  s->url.connect_timeout);
-    else if (timed_out && used != (again && limit < ct ? limit : ct))
+    else if (timed_out && used != kept)
         snprintf(within, sizeof within, " within %u s (connect-timeout of "
                  "an option file)", used);
     else if (timed_out)
         snprintf(within, sizeof within, " within %u s (%sconnect_timeout)",
-                 ct, s->url.connect_timeout ? "" : "the default ");
+                 kept, s->url.connect_timeout ? "" : "the default ");
     if (no)
         snprintf(db->errmsg, sizeof db->errmsg,
                  "cannot %s %s%s: %s (error %u); %s",
