@@ -577,6 +577,9 @@ static unsigned init_commands(MYSQL *m)
     return cmds ? n : 0;
 }
 
+/* How often a wait with a cancel flag looks at it (nb_wait()). */
+#define NB_CANCEL_MS 50
+
 /*
 ** Wait for what a call of the library's non-blocking API waits for
 ** (status: MYSQL_WAIT_READ, _WRITE or _EXCEPT on m's socket, and
@@ -589,12 +592,17 @@ static unsigned init_commands(MYSQL *m)
 ** ends the call with its words for a timeout of its own ("system error:
 ** 110"), and a call over TLS, which reads on when told of a timeout,
 ** finds the socket closed and ends too.
+**
+** With cancel (may be NULL), a Ctrl-C ends the wait as the deadline
+** does, within NB_CANCEL_MS: a reconnect, which has no statement on the
+** server for a stop to kill, is cut short by it (connect_main()).
 */
-static int nb_wait(MYSQL *m, int status, double deadline)
+static int nb_wait(MYSQL *m, int status, double deadline,
+                   const atomic_int *cancel)
 {
     struct pollfd p;
     double until = deadline, left;
-    int n;
+    int n, stopped = 0;
 
     if (status & MYSQL_WAIT_TIMEOUT) {
         double lib = db_now_ms() + mysql_get_timeout_value_ms(m);
@@ -605,12 +613,22 @@ static int nb_wait(MYSQL *m, int status, double deadline)
     p.events = (short)(((status & MYSQL_WAIT_READ) ? POLLIN : 0) |
                        ((status & MYSQL_WAIT_WRITE) ? POLLOUT : 0) |
                        ((status & MYSQL_WAIT_EXCEPT) ? POLLPRI : 0));
-    do {
+    for (;;) {
         p.revents = 0;
         left = ceil(until - db_now_ms());
-        n = poll(&p, 1, left > 0 ? (int)left : 0);
-    } while (n < 0 && errno == EINTR);
-    if (n > 0) {
+        if (left < 0)
+            left = 0;
+        if (cancel && left > NB_CANCEL_MS)
+            left = NB_CANCEL_MS;
+        n = poll(&p, 1, (int)left);
+        if (cancel && atomic_load(cancel)) {
+            stopped = 1;
+            break;
+        }
+        if (n > 0 || (n < 0 && errno != EINTR) || db_now_ms() >= until)
+            break;
+    }
+    if (n > 0 && !stopped) {
         /* An error or a hang-up is for the library's read or write to
         ** find: it says what happened. */
         if (p.revents & (POLLERR | POLLHUP | POLLNVAL))
@@ -619,7 +637,7 @@ static int nb_wait(MYSQL *m, int status, double deadline)
                ((p.revents & POLLOUT) ? MYSQL_WAIT_WRITE : 0) |
                ((p.revents & POLLPRI) ? MYSQL_WAIT_EXCEPT : 0);
     }
-    if (until >= deadline)
+    if (stopped || until >= deadline)
         shutdown(p.fd, SHUT_RDWR);
     errno = ETIMEDOUT;
     return MYSQL_WAIT_TIMEOUT |
@@ -627,8 +645,10 @@ static int nb_wait(MYSQL *m, int status, double deadline)
 }
 
 /* mysql_real_connect() of m as u says, done by deadline (ms on
-** db_now_ms()'s clock; 0: none but the library's timeouts). */
-static MYSQL *connect_until(MYSQL *m, const struct murl *u, double deadline)
+** db_now_ms()'s clock; 0: none but the library's timeouts) or a cancel
+** (nb_wait()). */
+static MYSQL *connect_until(MYSQL *m, const struct murl *u, double deadline,
+                            const atomic_int *cancel)
 {
     MYSQL *ret = NULL;
     int st;
@@ -644,14 +664,15 @@ static MYSQL *connect_until(MYSQL *m, const struct murl *u, double deadline)
                                   u->database, u->port, u->socket,
                                   CLIENT_REMEMBER_OPTIONS);
     while (st)
-        st = mysql_real_connect_cont(&ret, m, nb_wait(m, st, deadline));
+        st = mysql_real_connect_cont(&ret, m,
+                                     nb_wait(m, st, deadline, cancel));
     return ret;
 }
 
 /* MYSQL_OPTION_MULTI_STATEMENTS_OFF on m, done by deadline as
 ** connect_until() (0: the blocking call). Returns 0 when the server took
 ** it. */
-static int multi_off(MYSQL *m, double deadline)
+static int multi_off(MYSQL *m, double deadline, const atomic_int *cancel)
 {
     int ret = 1, st;
 
@@ -660,7 +681,8 @@ static int multi_off(MYSQL *m, double deadline)
     st = mysql_set_server_option_start(&ret, m,
                                        MYSQL_OPTION_MULTI_STATEMENTS_OFF);
     while (st)
-        st = mysql_set_server_option_cont(&ret, m, nb_wait(m, st, deadline));
+        st = mysql_set_server_option_cont(&ret, m,
+                                          nb_wait(m, st, deadline, cancel));
     return ret;
 }
 
@@ -709,7 +731,8 @@ static int tls_undone(MYSQL *m, const struct murl *u, char *err,
 ** read or write once connected - the library applies them only then, the
 ** connect timeout before, the server's greeting and the login included:
 ** the URL's, or 10 s, at most ct_max when that is not 0), all of it done
-** by deadline when that is not 0 (ms on db_now_ms()'s clock). Returns
+** by deadline when that is not 0 (ms on db_now_ms()'s clock), or ended
+** by a cancel (may be NULL; nb_wait()). Returns
 ** the handle, or NULL with what failed in err - the library's words,
 ** with its error number in *eno, or askdb's (*eno 0) - which never holds
 ** the password - and in *ct_used (may be NULL) the connect timeout the
@@ -719,8 +742,9 @@ static int tls_undone(MYSQL *m, const struct murl *u, char *err,
 ** takes the library's non-blocking calls (exec() with a deadline).
 */
 static MYSQL *connect_one(const struct murl *u, unsigned ct_max,
-                          unsigned io_s, double deadline, char *err,
-                          size_t en, unsigned *eno, unsigned *ct_used)
+                          unsigned io_s, double deadline,
+                          const atomic_int *cancel, char *err, size_t en,
+                          unsigned *eno, unsigned *ct_used)
 {
     MYSQL *m = mysql_init(NULL);
     unsigned ct = u->connect_timeout ? u->connect_timeout : 10;
@@ -775,7 +799,7 @@ static MYSQL *connect_one(const struct murl *u, unsigned ct_max,
     }
     mysql_set_local_infile_handler(m, li_init, li_read, li_end, li_error,
                                    NULL);
-    if (!connect_until(m, u, deadline)) {
+    if (!connect_until(m, u, deadline, cancel)) {
         *eno = mysql_errno(m);
         snprintf(err, en, "%s", mysql_error(m));
         scrub(err, u->password);
@@ -823,7 +847,7 @@ static MYSQL *connect_one(const struct murl *u, unsigned ct_max,
     ** (COM_SET_OPTION, which COM_RESET_CONNECTION keeps), or no session:
     ** askdb runs nothing on one that takes them. */
     if ((m->client_flag & CLIENT_MULTI_STATEMENTS) &&
-        multi_off(m, deadline)) {
+        multi_off(m, deadline, cancel)) {
         /* The library's own error (lost, timed out) is what connect_main
         ** words; the server's refusal is askdb's words alone. */
         if (mysql_errno(m) >= 2000 && mysql_errno(m) < 3000)
@@ -889,7 +913,7 @@ static int gone(unsigned no)
 ** with mysql_free_result()), else dropped. 0 or the error number.
 */
 static unsigned ask(MYSQL *h, const char *sql, double deadline,
-                    MYSQL_RES **out)
+                    const atomic_int *cancel, MYSQL_RES **out)
 {
     MYSQL_RES *r = NULL;
     unsigned long len = (unsigned long)strlen(sql);
@@ -904,12 +928,14 @@ static unsigned ask(MYSQL *h, const char *sql, double deadline,
     } else {
         st = mysql_real_query_start(&failed, h, sql, len);
         while (st)
-            st = mysql_real_query_cont(&failed, h, nb_wait(h, st, deadline));
+            st = mysql_real_query_cont(&failed, h,
+                                       nb_wait(h, st, deadline, cancel));
         if (!failed) {
             st = mysql_store_result_start(&r, h);
             while (st)
                 st = mysql_store_result_cont(&r, h,
-                                             nb_wait(h, st, deadline));
+                                             nb_wait(h, st, deadline,
+                                                     cancel));
         }
     }
     if (failed)
@@ -922,9 +948,10 @@ static unsigned ask(MYSQL *h, const char *sql, double deadline,
 }
 
 /* ask() with the rows dropped. */
-static unsigned exec(MYSQL *h, const char *sql, double deadline)
+static unsigned exec(MYSQL *h, const char *sql, double deadline,
+                     const atomic_int *cancel)
 {
-    return ask(h, sql, deadline, NULL);
+    return ask(h, sql, deadline, cancel, NULL);
 }
 
 /* How much later than askdb's own deadline the server's comes. */
@@ -1037,14 +1064,14 @@ static unsigned session_ready(askdb_db *db, struct my *s, double deadline)
     for (i = 0; i < n && k < sizeof sql; i++)
         k += (size_t)snprintf(sql + k, sizeof sql - k, "%s %s",
                               i ? "," : "", set[i].text);
-    no = exec(s->h, sql, deadline);
+    no = exec(s->h, sql, deadline, s->cancel);
     if (no && !gone(no)) {
         /* One by one, to find the one the server refuses. */
         what = one;
         for (i = 0, no = 0; i < n && !no; i++) {
             snprintf(one, sizeof one, "SET %.*s", (int)sizeof set->text,
                      set[i].text);
-            no = exec(s->h, one, deadline);
+            no = exec(s->h, one, deadline, s->cancel);
             if (no && !gone(no) && set[i].optional) {
                 s->lacks |= set[i].optional;
                 no = 0;
@@ -1105,6 +1132,13 @@ static int greeting_timed_out(unsigned no, const char *msg)
 ** statements, as it answers the kill connection within KILL_MS. */
 #define RECONNECT_MIN_MS 2000
 
+/* Did a Ctrl-C cut the reconnect (again) short? The first connect has no
+** deadline, and none to cut (connect_main()). */
+static int cancelled(const struct my *s, int again)
+{
+    return again && s->cancel && atomic_load(s->cancel);
+}
+
 /*
 ** (Re)connect the main session. 0, or -1 with db->errmsg set. A
 ** reconnect (again), made by the statement after a lost connection, is
@@ -1113,7 +1147,8 @@ static int greeting_timed_out(unsigned no, const char *msg)
 ** time limit (RECONNECT_MIN_MS at least; a shorter connect_timeout of
 ** the URL stays for the connect, the greeting and the login), not 10 s
 ** for the greeting and the session's read timeout (the limit and 10 s
-** more, which its statements need) for the SET.
+** more, which its statements need) for the SET. A Ctrl-C (s->cancel)
+** cuts it short, as there is no statement on the server to stop.
 */
 static int connect_main(askdb_db *db, struct my *s, int again)
 {
@@ -1134,8 +1169,9 @@ static int connect_main(askdb_db *db, struct my *s, int again)
     /* A read waits for a statement's answer, which its time limit
     ** bounds: the limit and 10 s more. */
     s->h = connect_one(&s->url, again ? limit : 0,
-                       ceil_s(db->query_timeout_ms) + 10, deadline, why,
-                       sizeof why, &no, &used);
+                       ceil_s(db->query_timeout_ms) + 10, deadline,
+                       again ? s->cancel : NULL, why, sizeof why, &no,
+                       &used);
     if (s->h) {
         v = mysql_get_server_info(s->h);
         snprintf(db->version, sizeof db->version, "%s", v ? v : "");
@@ -1155,8 +1191,13 @@ static int connect_main(askdb_db *db, struct my *s, int again)
         s->h = NULL;
         /* A SET refused, or a session lost otherwise: session_ready()'s
         ** words say it. */
-        if (!again || db_now_ms() < deadline)
+        if (!cancelled(s, again) && (!again || db_now_ms() < deadline))
             return -1;
+    }
+    if (cancelled(s, again)) {
+        snprintf(db->errmsg, sizeof db->errmsg, "cancelled while "
+                 "connecting again to %s", db->label);
+        return -1;
     }
     /* A connect, greeting, login or SET that timed out heard nothing:
     ** not a server that closed the connection, nor one refused. */
@@ -1321,8 +1362,8 @@ static MYSQL *killer(struct my *s, double until)
     unsigned no;
 
     if (!s->killer && !s->no_server && !s->unanswered && !s->refused_no) {
-        s->killer = connect_one(&s->url, KILL_IO_S, KILL_IO_S, until, err,
-                                sizeof err, &no, NULL);
+        s->killer = connect_one(&s->url, KILL_IO_S, KILL_IO_S, until, NULL,
+                                err, sizeof err, &no, NULL);
         if (s->killer)
             return s->killer;
         if (gone(no) || connect_timed_out(no, err)) {
@@ -1345,7 +1386,8 @@ static MYSQL *killer(struct my *s, double until)
 }
 
 /* The main session usable: connected again when it was lost (dead) or
-** never made. 0, or -1 with db->errmsg set. */
+** never made. 0, or -1 with db->errmsg set (and cancelled(s, 1) when a
+** Ctrl-C cut the reconnect short). */
 static int revive(askdb_db *db, struct my *s)
 {
     if (!s->dead && s->h)
@@ -1389,7 +1431,7 @@ static void probe_state(struct my *s, double until)
         unsigned no;
         if ((k = killer(s, until)) == NULL)
             return;
-        no = ask(k, sql, until, &r);
+        no = ask(k, sql, until, NULL, &r);
         if (!no)
             break;
         if (!gone(no))
@@ -1440,7 +1482,7 @@ static int kill_query(struct my *s, double until)
         ** runs next. */
         if (!db_watch_hold(&s->w))
             return 0;
-        no = exec(k, sql, until);
+        no = exec(k, sql, until, NULL);
         db_watch_release(&s->w);
         if (no == 0)
             return 0;
@@ -2078,9 +2120,9 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
     for (;;) {
         if (revive(db, s)) {
             /* The server, not the statement: no repair helps. */
-            e->ec = ASKDB_EC_DATABASE;
+            e->ec = cancelled(s, 1) ? ASKDB_EC_RUNTIME : ASKDB_EC_DATABASE;
             snprintf(e->msg, sizeof e->msg, "%.500s", db->errmsg);
-            return ASKDB_ERR_DB;
+            return cancelled(s, 1) ? ASKDB_ERR_CANCELLED : ASKDB_ERR_DB;
         }
         no = session_ready(db, s, 0);
         if (no && !gone(no)) {
@@ -2556,7 +2598,7 @@ static askdb_status my_run(askdb_db *db, const char *sql, askdb_result **out,
     ret = prepare_guarded(db, sql, &st, e);
     if (ret)
         return ret;
-    if (exec(s->h, "START TRANSACTION READ ONLY", 0)) {
+    if (exec(s->h, "START TRANSACTION READ ONLY", 0, NULL)) {
         ret = server_error(db, s, mysql_errno(s->h), mysql_error(s->h), 0, e);
         goto out;
     }
@@ -3238,7 +3280,7 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
     ** table another session has locked is not waited for: it goes
     ** without samples (lock_wait_timeout 0 is NOWAIT; the next statement
     ** sets the limits again). */
-    if (exec(s->h, "SET SESSION lock_wait_timeout = 0", 0) == 0)
+    if (exec(s->h, "SET SESSION lock_wait_timeout = 0", 0, NULL) == 0)
         s->set_timeout_ms = -1;
     for (i = 0; i < out->ntables; i += SAMPLE_BATCH) {
         struct db_table *tabs[SAMPLE_BATCH];

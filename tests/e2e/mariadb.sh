@@ -1505,6 +1505,47 @@ reconnect_after_a_loss_keeps_to_the_time_limit() {
     kill "$RELAY_PID"
 }
 
+# A reconnect has no statement on the server for a stop to kill: a
+# Ctrl-C while a shell's .sql connected again to a server that greets
+# none waited out the statement's whole limit (20 s here). It ends the
+# reconnect at once, and the shell goes on.
+reconnect_is_cut_short_by_ctrl_c() {
+    local pid t0
+    start_relay
+    url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
+    rm -f "$T/fifo"
+    mkfifo "$T/fifo"
+    # Ctrl-C reaches askdb through timeout(1) with --foreground, and is
+    # not ignored as by a background job (env --default-signal).
+    timeout --foreground -k 5 "$RUN_LIMIT_S" env --default-signal=INT "$ASKDB" shell \
+        --llm-url http://127.0.0.1:9/v1 --model test --timeout 20000 "$url" \
+        <"$T/fifo" >"$T/out" 2>"$T/err" &
+    pid=$!
+    echo "$pid" >>"$TMP/pids"
+    exec 7>"$T/fifo"
+    echo ".sql SELECT SLEEP(47) AS first" >&7
+    wait_running "SLEEP(47)"
+    relay_deaf
+    wait_err "lost the connection" 25
+    echo ".sql SELECT 1 AS x" >&7
+    sleep 1
+    grep -q "cannot reconnect\|cancelled" "$T/err" && fail "the reconnect ended before the Ctrl-C: $(cat "$T/err")"
+    t0=$(now_ms)
+    kill -INT "$pid"
+    wait_err "cancelled" 25
+    ELAPSED_MS=$(($(now_ms) - t0))
+    echo "Ctrl-C in a reconnect to a deaf server, --timeout 20000: $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
+    expect_err_has "cancelled while connecting again to mariadb://ro@127.0.0.1:$RELAY_PORT/shop"
+    expect_faster 2000
+    # The shell goes on: its next .sql finds no server.
+    kill "$RELAY_PID"
+    echo ".sql SELECT 2 AS y" >&7
+    wait_err "cannot reconnect" 25
+    exec 7>&-
+    wait "$pid"
+    after_run "shell (Ctrl-C in a reconnect)"
+}
+
 # The same reconnect to a server that greets it and logs it in, then
 # answers nothing (the relay gone mute): the connect and the greeting
 # kept to the time limit, but the session's first SET waited the
@@ -1826,6 +1867,7 @@ TESTS=(
     fault_kill_connection_refused_for_too_many_connections
     reconnect_after_a_loss_keeps_to_the_time_limit
     reconnect_whose_settings_get_no_answer_keeps_to_the_time_limit
+    reconnect_is_cut_short_by_ctrl_c
     fault_kill_connection_slow_at_each_step_is_given_up_within_2_s
     first_connect_that_times_out_says_no_answer
     connect_timeout_named_is_the_one_waited
