@@ -53,6 +53,7 @@ static askdb_status my_run(askdb_db *db, const char *sql, askdb_result **out,
 
 #include <errmsg.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <mysql.h>
 #include <mysqld_error.h>
@@ -620,7 +621,7 @@ static int nb_wait(MYSQL *m, int status, double deadline,
             left = 0;
         if (cancel && left > NB_CANCEL_MS)
             left = NB_CANCEL_MS;
-        n = poll(&p, 1, (int)left);
+        n = poll(&p, 1, left > INT_MAX ? -1 : (int)left);
         if (cancel && atomic_load(cancel)) {
             stopped = 1;
             break;
@@ -645,10 +646,11 @@ static int nb_wait(MYSQL *m, int status, double deadline,
 }
 
 /* mysql_real_connect() of m as u says, done by deadline (ms on
-** db_now_ms()'s clock; 0: none but the library's timeouts) or a cancel
-** (nb_wait()). */
+** db_now_ms()'s clock; 0: none but the library's timeouts, and ct_s
+** seconds in all if an option file's connect-timeout=0 took those away)
+** or a cancel (nb_wait()). */
 static MYSQL *connect_until(MYSQL *m, const struct murl *u, double deadline,
-                            const atomic_int *cancel)
+                            unsigned ct_s, const atomic_int *cancel)
 {
     MYSQL *ret = NULL;
     int st;
@@ -656,13 +658,19 @@ static MYSQL *connect_until(MYSQL *m, const struct murl *u, double deadline,
     /* No CLIENT_MULTI_STATEMENTS: the server itself takes one statement.
     ** CLIENT_REMEMBER_OPTIONS keeps the options of a failed connect, the
     ** option files' among them, for connect_one()'s mysql_get_optionv(). */
-    if (!deadline)
-        return mysql_real_connect(m, u->host, u->user, u->password,
-                                  u->database, u->port, u->socket,
-                                  CLIENT_REMEMBER_OPTIONS);
     st = mysql_real_connect_start(&ret, m, u->host, u->user, u->password,
                                   u->database, u->port, u->socket,
                                   CLIENT_REMEMBER_OPTIONS);
+    /* The start read the option files before its first wait. A file's
+    ** connect-timeout=0 is no timeout to the library, which would wait
+    ** for ever for a server that greets none: askdb's own is kept then
+    ** (connect_main() says so). */
+    if (!deadline) {
+        unsigned ct = 1;
+        deadline = HUGE_VAL;
+        if (!mysql_get_optionv(m, MYSQL_OPT_CONNECT_TIMEOUT, &ct) && !ct)
+            deadline = db_now_ms() + ct_s * 1000.0;
+    }
     while (st)
         st = mysql_real_connect_cont(&ret, m,
                                      nb_wait(m, st, deadline, cancel));
@@ -799,7 +807,7 @@ static MYSQL *connect_one(const struct murl *u, unsigned ct_max,
     }
     mysql_set_local_infile_handler(m, li_init, li_read, li_end, li_error,
                                    NULL);
-    if (!connect_until(m, u, deadline, cancel)) {
+    if (!connect_until(m, u, deadline, ct, cancel)) {
         *eno = mysql_errno(m);
         snprintf(err, en, "%s", mysql_error(m));
         scrub(err, u->password);
@@ -1152,7 +1160,7 @@ static int cancelled(const struct my *s, int again)
 */
 static int connect_main(askdb_db *db, struct my *s, int again)
 {
-    char why[400], within[128] = "";
+    char why[400], within[160] = "";
     const char *v;
     unsigned no, limit = ceil_s(db->query_timeout_ms);
     unsigned ct = s->url.connect_timeout ? s->url.connect_timeout : 10;
@@ -1210,6 +1218,10 @@ static int connect_main(askdb_db *db, struct my *s, int again)
         snprintf(within, sizeof within, " within the statement's %d ms "
                  "time limit (--timeout; 2 s at least)",
                  db->query_timeout_ms);
+    else if (timed_out && used == 0)
+        snprintf(within, sizeof within, " within %u s (askdb's connect "
+                 "timeout: an option file's connect-timeout=0 would wait "
+                 "for ever)", kept);
     else if (timed_out && used != kept &&
              s->url.connect_timeout)
         snprintf(within, sizeof within, " within %u s (connect-timeout of "

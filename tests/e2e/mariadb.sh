@@ -1647,6 +1647,13 @@ connect_timeout_named_is_the_one_waited() {
     expect_rc 3
     expect_err_has "cannot connect to mariadb://ro@127.0.0.1:$RELAY_PORT/shop within 2 s (connect-timeout of an option file): Lost connection"
     expect_faster 5000
+    # A file's connect-timeout=0 is none to the library, which waited for
+    # ever for the greeting: askdb keeps its own (the URL's here).
+    printf '[client]\nconnect-timeout=0\n' >"$HOME/.my.cnf"
+    run sql "mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop?connect_timeout=1" "SELECT 1"
+    expect_rc 3
+    expect_err_has "within 1 s (askdb's connect timeout: an option file's connect-timeout=0 would wait for ever): Lost connection to server at 'handshake: reading initial communication packet'"
+    expect_faster 4000
     rm -f "$HOME/.my.cnf"
     run sql "mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop?connect_timeout=1" "SELECT 1"
     expect_rc 3
