@@ -163,6 +163,15 @@ void mcp_error_null_id(mcp_emit_fn emit, void *ud, int code,
     reply_error(emit, ud, NULL, code, message);
 }
 
+void mcp_error_too_long(mcp_emit_fn emit, void *ud)
+{
+    char msg[100];
+
+    snprintf(msg, sizeof msg, "message over %zu MiB: send less at once",
+             MCP_MAX_MESSAGE >> 20);
+    reply_error(emit, ud, NULL, -32600, msg);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Reading                                                                */
 /* ---------------------------------------------------------------------- */
@@ -526,15 +535,18 @@ static int call_ok(struct mcp_msg *m, mcp_emit_fn emit, void *ud)
 ** request (-32600), as JSON-RPC says, rather than a parse error. Any
 ** string may hold a NUL ("\u0000"): those read as C strings are taken
 ** through mcp_cstr(), which refuses them rather than cut them. A text
-** over MCP_MAX_MESSAGE is read too (HTTP asks whether it is stateless
-** before its session refuses it).
+** over MCP_MAX_MESSAGE is not read at all: it is refused whatever it
+** holds, so parsing it would only spend time and memory on the refusal.
 */
 void mcp_in_read(struct mcp_in *in, const char *text, size_t len)
 {
     json_error_t jerr;
 
     in->len = len;
+    in->root = NULL;
     in->error[0] = '\0';
+    if (len > MCP_MAX_MESSAGE)
+        return;
     in->root = json_loadb(text, len, JSON_ALLOW_NUL | JSON_DECODE_ANY,
                           &jerr);
     if (!in->root)
@@ -563,15 +575,11 @@ struct mcp_msg *mcp_parse_in(struct mcp_session *s, struct mcp_in *in,
 {
     json_t *root = in->root, *id, *method, *params, *v;
     struct mcp_msg *m;
-    char msg[300];
     int dup;
 
     in->root = NULL;   /* root is ours now */
-    if (in->len > MCP_MAX_MESSAGE) {
-        snprintf(msg, sizeof msg, "message over %zu MiB: send less at "
-                 "once", MCP_MAX_MESSAGE >> 20);
-        mcp_error_null_id(emit, ud, -32600, msg);
-        json_decref(root);
+    if (in->len > MCP_MAX_MESSAGE) {   /* mcp_in_read() left it unread */
+        mcp_error_too_long(emit, ud);
         return NULL;
     }
     if (!root) {

@@ -74,7 +74,9 @@ struct mcp_route {
 ** A message's text read as JSON once, for a transport that looks at it
 ** before a session takes it (HTTP: which session runs it, by
 ** mcp_in_stateless() and mcp_in_initialize()). mcp_in_read() fills it;
-** mcp_parse_in() then takes it, or mcp_in_free() drops it.
+** mcp_parse_in() then takes it, or mcp_in_free() drops it. A text over
+** MCP_MAX_MESSAGE is left unread (root NULL, len over the limit), which
+** mcp_parse_in() refuses as too long.
 */
 struct json_t;
 struct mcp_in {
@@ -137,6 +139,11 @@ void mcp_handle(struct mcp_session *s, const char *text, size_t len,
 ** at all, e.g. one over MCP_MAX_MESSAGE). */
 void mcp_error_null_id(mcp_emit_fn emit, void *ud, int code,
                        const char *message);
+
+/* Emit the error of a message over MCP_MAX_MESSAGE: -32600, id null,
+** "message over 4 MiB: send less at once". A transport refuses such a
+** message with it before reading it as JSON. */
+void mcp_error_too_long(mcp_emit_fn emit, void *ud);
 
 /* Whether v (e.g. an MCP-Protocol-Version header) names a protocol
 ** revision askdb speaks through initialize: one a session may have. */

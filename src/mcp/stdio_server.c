@@ -161,15 +161,12 @@ static enum role reader(struct stdio_ctx *ctx)
 {
     struct mcp_msg *m;
     enum role next;
-    char msg[200];
     long len;
     int over;
 
     while ((len = read_line(&ctx->line, &ctx->cap, &over)) >= 0) {
         if (over) {
-            snprintf(msg, sizeof msg, "message over %zu MiB: send less at "
-                     "once", MCP_MAX_MESSAGE >> 20);
-            mcp_error_null_id(emit_line, ctx, -32600, msg);
+            mcp_error_too_long(emit_line, ctx);
             continue;
         }
         if (len == 0 || strspn(ctx->line, " \t") == (size_t)len)

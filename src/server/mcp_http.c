@@ -368,6 +368,40 @@ static int stateless_status(const char *response)
     }
 }
 
+/* A response of JSON text (malloc'd: the response takes it, or it is
+** freed); NULL with *status 500 and *why when out of memory. */
+static struct MHD_Response *json_response(char *text, int *status,
+                                          const char **why)
+{
+    struct MHD_Response *r = NULL;
+
+    if (text)
+        r = MHD_create_response_from_buffer(strlen(text), text,
+                                            MHD_RESPMEM_MUST_FREE);
+    if (r) {
+        MHD_add_response_header(r, "Content-Type", "application/json");
+        return r;
+    }
+    free(text);
+    *status = 500;
+    *why = "out of memory";
+    return NULL;
+}
+
+/* The answer to a message over MCP_MAX_MESSAGE: its JSON-RPC error, with
+** 400 as for any other body that is not a message (unanswerable()). */
+static struct MHD_Response *too_long(int *status, const char **why)
+{
+    struct collect col;
+
+    memset(&col, 0, sizeof col);
+    pthread_mutex_init(&col.mu, NULL);
+    mcp_error_too_long(collect_emit, &col);
+    pthread_mutex_destroy(&col.mu);
+    *status = 400;
+    return json_response(col.response, status, why);
+}
+
 struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
                                   const struct srv_mcp_req *q, int *status,
                                   const char **why, char *session_out)
@@ -393,6 +427,11 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
         return NULL;
     }
     pthread_mutex_unlock(&m->mu);
+    /* A message over MCP_MAX_MESSAGE is refused before it is read, and
+    ** before a session is chosen for it: which one depends on what it
+    ** says (an initialize would open one only to see it refused). */
+    if (q->len > MCP_MAX_MESSAGE)
+        return too_long(status, why);
     /* The body is parsed once, here: the one message chooses the
     ** session and is what mcp_parse_in() then checks and the session
     ** runs. Decided here, once: the session a request runs in and what
@@ -499,14 +538,5 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
         *status = stateless_status(col.response);
     else if (!msg && unanswerable(col.response))
         *status = 400;
-    r = MHD_create_response_from_buffer(strlen(col.response), col.response,
-                                        MHD_RESPMEM_MUST_FREE);
-    if (r)
-        MHD_add_response_header(r, "Content-Type", "application/json");
-    if (!r) {
-        free(col.response);
-        *status = 500;
-        *why = "out of memory";
-    }
-    return r;
+    return json_response(col.response, status, why);
 }

@@ -846,6 +846,43 @@ def test_mcp_input_that_is_no_message_gets_400(env):
     assert status == 200 and json.loads(data)["error"]["code"] == -32601, (status, data)
 
 
+def test_mcp_message_over_4_mib_is_refused_unread(env):
+    # MCP reads messages of 4 MiB at most; a --max-body above that lets a
+    # longer body reach /mcp. It is refused before it is parsed, whatever
+    # it holds: 400 with JSON-RPC's -32600 (id null), never the 400 of a
+    # request without a session, a parse error or a session opened for it.
+    env.start("--max-body", str(8 << 20), script=[])
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "0"}}}
+    status, hdrs, _ = env.request("POST", "/mcp", init, headers={"Accept": "application/json"})
+    assert status == 200, status
+    sid = hdrs["mcp-session-id"]
+    pad = "x" * (5 << 20)
+    stateless = {"jsonrpc": "2.0", "id": 3, "method": "tools/list", "pad": pad,
+                 "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                                      "io.modelcontextprotocol/clientCapabilities": {}}}}
+    session = {"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-06-18"}
+    want = {"jsonrpc": "2.0", "id": None,
+            "error": {"code": -32600, "message": "message over 4 MiB: send less at once"}}
+    for what, body, h in (
+            ("not JSON, no session", "{" + pad, {}),
+            ("an initialize", dict(init, pad=pad), {}),
+            ("a stateless request", stateless,
+             {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}),
+            ("not JSON, in a session", "{" + pad, session),
+            ("a ping, in a session", {"jsonrpc": "2.0", "id": 2, "method": "ping", "pad": pad},
+             session)):
+        status, hdrs, data = env.request("POST", "/mcp", body,
+                                         headers=dict(h, Accept="application/json"))
+        assert status == 400 and json.loads(data) == want, (what, status, data[:200])
+        if "Mcp-Session-Id" not in h:
+            assert "mcp-session-id" not in hdrs, (what, hdrs)
+    status, _, data = env.request("POST", "/mcp", {"jsonrpc": "2.0", "id": 4, "method": "ping"},
+                                  headers=dict(session, Accept="application/json"))
+    assert status == 200 and json.loads(data)["result"] == {}, (status, data)
+
+
 TESTS = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
 
 

@@ -1,8 +1,10 @@
 /* test_mcp.c - the MCP message handler (src/mcp/mcp.c) without a
 ** transport: JSON-RPC errors, version negotiation, a tool call with
 ** progress, cancellation before a call starts. */
+#define _DEFAULT_SOURCE   /* MAP_ANONYMOUS */
 #include <jansson.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -174,6 +176,36 @@ static void malformed_messages_get_errors_and_notifications_nothing(void **st)
     send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}");
     assert_true(json_is_object(json_object_get(last(f), "result")));
     assert_int_equal(json_object_size(json_object_get(last(f), "result")), 0);
+    fixture_free(f);
+}
+
+/*
+** A message over MCP_MAX_MESSAGE is refused (-32600, id null) before a
+** byte of it is read: its text here is memory that may not be read at
+** all, so parsing it before the refusal faults. Nor is a text that is
+** not JSON told apart (-32700): the size decides alone.
+*/
+static void a_message_over_the_limit_is_refused_unread(void **st)
+{
+    struct fixture *f = fixture_new(NULL);
+    size_t len = MCP_MAX_MESSAGE + 1;
+    void *text = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+                      0);
+    json_t *e;
+
+    (void)st;
+    assert_true(text != MAP_FAILED);
+    mcp_handle(f->s, text, len, capture, &f->out);
+    assert_int_equal(json_array_size(f->out.msgs), 1);
+    assert_int_equal(error_code(last(f)), -32600);
+    assert_true(json_is_null(json_object_get(last(f), "id")));
+    e = json_object_get(last(f), "error");
+    assert_string_equal(json_string_value(json_object_get(e, "message")),
+                        "message over 4 MiB: send less at once");
+    assert_int_equal(munmap(text, len), 0);
+    /* The session reads on. */
+    send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}");
+    assert_non_null(json_object_get(last(f), "result"));
     fixture_free(f);
 }
 
@@ -679,6 +711,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(malformed_messages_get_errors_and_notifications_nothing),
+        cmocka_unit_test(a_message_over_the_limit_is_refused_unread),
         cmocka_unit_test(initialize_negotiates_the_version),
         cmocka_unit_test(ask_reports_progress_then_answers),
         cmocka_unit_test(a_call_cancelled_before_it_runs_gets_no_response),
