@@ -302,17 +302,6 @@ int mcp_in_stateless(const struct mcp_in *in)
            is_stateless(in->root);
 }
 
-int mcp_text_stateless(const char *text, size_t len)
-{
-    struct mcp_in in;
-    int yes;
-
-    mcp_in_read(&in, text, len);
-    yes = mcp_in_stateless(&in);
-    mcp_in_free(&in);
-    return yes;
-}
-
 int mcp_in_initialize(const struct mcp_in *in)
 {
     const char *method =
@@ -556,6 +545,8 @@ void mcp_in_read(struct mcp_in *in, const char *text, size_t len)
 
 void mcp_in_free(struct mcp_in *in)
 {
+    if (!in)
+        return;
     json_decref(in->root);
     in->root = NULL;
 }

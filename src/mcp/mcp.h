@@ -74,9 +74,9 @@ struct mcp_route {
 ** A message's text read as JSON once, for a transport that looks at it
 ** before a session takes it (HTTP: which session runs it, by
 ** mcp_in_stateless() and mcp_in_initialize()). mcp_in_read() fills it;
-** mcp_parse_in() then takes it, or mcp_in_free() drops it. A text over
-** MCP_MAX_MESSAGE is left unread (root NULL, len over the limit), which
-** mcp_parse_in() refuses as too long.
+** mcp_parse_in() then takes it, or mcp_in_free() drops it (NULL: no-op).
+** A text over MCP_MAX_MESSAGE is left unread (root NULL, len over the
+** limit), which mcp_parse_in() refuses as too long.
 */
 struct json_t;
 struct mcp_in {
@@ -97,10 +97,9 @@ struct mcp_msg *mcp_parse_in(struct mcp_session *s, struct mcp_in *in,
                              const struct mcp_route *route, int stateless,
                              mcp_emit_fn emit, void *ud);
 
-/* Whether text (or in) is a request of the stateless era (revision
-** 2026-07-28: params._meta names a protocol version), which no session's
-** state applies to. */
-int mcp_text_stateless(const char *text, size_t len);
+/* Whether in is a request of the stateless era (revision 2026-07-28:
+** params._meta names a protocol version), which no session's state
+** applies to. */
 int mcp_in_stateless(const struct mcp_in *in);
 
 /* Whether in is an initialize request (one that opens a session). */

@@ -662,8 +662,9 @@ static enum MHD_Result route_mcp(struct server *s, struct MHD_Connection *c,
     const union MHD_ConnectionInfo *ci;
     struct srv_mcp_req mq;
     struct MHD_Response *r;
+    struct mcp_in in, *parsed = NULL;   /* &in once it holds the body */
     enum MHD_Result ret = MHD_NO;
-    const char *accept, *why, *ver;
+    const char *accept, *why, *ver, *body = q->body ? q->body : "";
     char sid[40], known[100];
     int status;
 
@@ -682,17 +683,26 @@ static enum MHD_Result route_mcp(struct server *s, struct MHD_Connection *c,
     /* A stateless request (2026-07-28) is told of a revision askdb does
     ** not speak in its own terms, a JSON-RPC error (mcp_http.c); a
     ** session's request must name a revision of the handshake. The body
-    ** is parsed only when the header alone does not settle it: never for
-    ** a request of the handshake. */
+    ** is parsed here only when the header alone does not settle it
+    ** (never for a request of the handshake), and then once: a POST
+    ** hands what was read to srv_mcp_post(). */
     if (ver && !mcp_version_known(ver) &&
-        !(mcp_version_stateless(ver) && !mq.session) &&
-        !(q->body && mcp_text_stateless(q->body, q->len))) {
-        mcp_versions_text(known, sizeof known);
-        return send_error(s, c, q, 400, "bad_request", "unsupported "
-                          "MCP-Protocol-Version '%s' (%s)%s", ver, known,
-                          mcp_version_stateless(ver)
-                          ? ": 2026-07-28 has no session, its requests name "
-                            "it in params._meta" : "");
+        !(mcp_version_stateless(ver) && !mq.session)) {
+        mcp_in_read(&in, body, q->len);
+        if (!mcp_in_stateless(&in)) {
+            mcp_in_free(&in);
+            mcp_versions_text(known, sizeof known);
+            return send_error(s, c, q, 400, "bad_request", "unsupported "
+                              "MCP-Protocol-Version '%s' (%s)%s", ver, known,
+                              mcp_version_stateless(ver)
+                              ? ": 2026-07-28 has no session, its requests "
+                                "name it in params._meta" : "");
+        }
+        parsed = &in;
+    }
+    if (strcmp(q->method, "POST") != 0) {
+        mcp_in_free(parsed);   /* only a POST's body is a message */
+        parsed = NULL;
     }
     mq.route.version = ver;
     mq.route.method = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
@@ -713,12 +723,15 @@ static enum MHD_Result route_mcp(struct server *s, struct MHD_Connection *c,
         return send_error(s, c, q, 405, "method_not_allowed", "POST a "
                           "JSON-RPC message (this server starts no stream "
                           "of its own: no GET)");
-    if (!json_typed(s, c, q, &ret))
+    if (!json_typed(s, c, q, &ret)) {
+        mcp_in_free(parsed);
         return ret;
+    }
     accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
     mq.sse = accepts_sse(accept);
-    mq.body = q->body ? q->body : "";
+    mq.body = body;
     mq.len = q->len;
+    mq.in = parsed;
     ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     mq.conn_fd = ci ? ci->connect_fd : -1;
     r = srv_mcp_post(s->mcp, &mq, &status, &why, sid);

@@ -410,7 +410,7 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
     struct collect col;
     struct hsession *h;
     char *gone;
-    struct mcp_in in;
+    struct mcp_in own, *in = q->in;
     struct mcp_msg *msg;
     struct slow *w;
     pthread_t th;
@@ -422,6 +422,7 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
     pthread_mutex_lock(&m->mu);
     if (m->stopping) {
         pthread_mutex_unlock(&m->mu);
+        mcp_in_free(q->in);
         *status = 503;
         *why = "the server is stopping";
         return NULL;
@@ -430,17 +431,22 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
     /* A message over MCP_MAX_MESSAGE is refused before it is read, and
     ** before a session is chosen for it: which one depends on what it
     ** says (an initialize would open one only to see it refused). */
-    if (q->len > MCP_MAX_MESSAGE)
+    if (q->len > MCP_MAX_MESSAGE) {
+        mcp_in_free(q->in);
         return too_long(status, why);
-    /* The body is parsed once, here: the one message chooses the
-    ** session and is what mcp_parse_in() then checks and the session
-    ** runs. Decided here, once: the session a request runs in and what
-    ** mcp_parse_in() asks of it must agree (a header that says
+    }
+    /* The body is parsed once, here or by the caller: the one message
+    ** chooses the session and is what mcp_parse_in() then checks and the
+    ** session runs. Decided here, once: the session a request runs in
+    ** and what mcp_parse_in() asks of it must agree (a header that says
     ** 2026-07-28 over a body of the handshake is -32602, never served as
     ** the handshake's). */
-    mcp_in_read(&in, q->body, q->len);
+    if (!in) {
+        in = &own;
+        mcp_in_read(in, q->body, q->len);
+    }
     stateless = (!q->session && mcp_version_stateless(q->route.version)) ||
-                mcp_in_stateless(&in);
+                mcp_in_stateless(in);
     if (stateless) {
         h = open_stateless(m);
         if (!h) {
@@ -454,7 +460,7 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
             *why = "no such MCP session (it ended or was dropped): "
                    "initialize a new one";
         }
-    } else if (mcp_in_initialize(&in)) {
+    } else if (mcp_in_initialize(in)) {
         h = open_session(m);
         if (!h) {
             *status = 500;
@@ -466,13 +472,13 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
         *why = "send the Mcp-Session-Id that initialize returned";
     }
     if (!h) {
-        mcp_in_free(&in);
+        mcp_in_free(in);
         return NULL;
     }
     snprintf(session_out, 40, "%s", h->id);
     memset(&col, 0, sizeof col);
     pthread_mutex_init(&col.mu, NULL);
-    msg = mcp_parse_in(h->ms, &in, &q->route, stateless, collect_emit,
+    msg = mcp_parse_in(h->ms, in, &q->route, stateless, collect_emit,
                        &col);
     /* A stateless tool call always goes through a stream, which tells
     ** when its client closes it; its other requests are answered at once,

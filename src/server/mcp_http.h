@@ -19,6 +19,9 @@ void srv_mcp_free(struct srv_mcp *m);
 struct srv_mcp_req {
     const char *body;
     size_t len;
+    struct mcp_in *in;       /* the body as mcp_in_read() read it already
+                             ** (srv_mcp_post() takes its JSON), or NULL:
+                             ** srv_mcp_post() reads it */
     const char *session;     /* the Mcp-Session-Id header, or NULL */
     struct mcp_route route;  /* MCP-Protocol-Version, Mcp-Method, ... */
     int sse;                 /* the client accepts text/event-stream */
@@ -29,8 +32,10 @@ struct srv_mcp_req {
 ** The response to a POST (Content-Type set; *status 200 or 202, or 400
 ** and 404 with a JSON-RPC error of a stateless request), and in
 ** session_out (40 bytes) the session's id for the Mcp-Session-Id header
-** (empty for a stateless request). NULL with *status 400, 404 or 500 and
-** *why when refused.
+** (empty for a stateless request). NULL with *status 400, 404, 500 or
+** 503 and *why when refused. It takes q->in's JSON in every case.
+** The body is read as JSON once, by the caller or here, and not at all
+** when it is over MCP_MAX_MESSAGE or refused first.
 */
 struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
                                   const struct srv_mcp_req *q, int *status,
