@@ -110,8 +110,8 @@ struct cancel_req {
 
 /*
 ** Cancel requests sent and not yet answered, at most: CANCEL_MAX_OUT to
-** one destination, the session's host and port as libpq reports them
-** (where PQcancel() connects), and CANCEL_MAX_ALL in all the process. A
+** one destination, the address and port PQcancel() connects to
+** (cancel_dest()), and CANCEL_MAX_ALL in all the process. A
 ** server answers one in a millisecond or two, so only requests that went
 ** unanswered add up to these. The bound for the process stays, as each
 ** request out is a parked thread (CANCEL_STACK) and a socket of the
@@ -126,10 +126,12 @@ struct cancel_req {
 #define CANCEL_MAX_OUT 32
 #define CANCEL_MAX_ALL 128
 #define CANCEL_ROUTES 16
+/* A destination's key, "ADDRESS port PORT" (cancel_dest()): room for the
+** longest a session can have (a socket path of 107 bytes at most). */
+#define CANCEL_DEST 128
 
 struct cancel_route {
-    char dest[200];         /* "HOST port PORT"; the slot is free when out
-                               is 0 */
+    char dest[CANCEL_DEST]; /* its key; the slot is free when out is 0 */
     int out;                /* its requests not yet answered */
 };
 static pthread_mutex_t routes_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -476,6 +478,42 @@ static void *cancel_main(void *arg)
 }
 
 /*
+** The key of the destination of conn's cancel requests, into dest (size
+** CANCEL_DEST): where PQcancel() connects, the address the session
+** itself is connected to, as text (PQhostaddr()), and the port, as
+** "127.0.0.1 port 5432". Not the host name, as it was: one server
+** reached under two names (localhost and 127.0.0.1) had a cap for each,
+** and a name with several addresses (several A records, or hostaddr)
+** one cap for all of them, so that a proxy at one of them that held
+** cancel requests took cancel away from the servers at the others. A
+** Unix socket has no address: its directory stands for it (PQhost()),
+** a server's socket being that directory and the port. The port is the
+** number libpq read ("05432" is 5432); one not given, libpq's default,
+** stays as libpq reports it. The key is never cut short: an address is
+** at most 45 characters, and libpq refuses a socket path (directory and
+** port) longer than 107 bytes. Should libpq report no address for a TCP
+** session (it keeps it in memory it allocates), the host name stands
+** in, as before; a long one cut short shares its cap with the names it
+** starts like, as two IPv6 link-local addresses do that differ only by
+** interface (the address's text names none): stricter caps for them,
+** never looser.
+*/
+static void cancel_dest(PGconn *conn, char *dest)
+{
+    const char *addr = PQhostaddr(conn), *port = PQport(conn);
+    long n = port ? strtol(port, NULL, 10) : 0;
+
+    if (!addr || !*addr)
+        addr = PQhost(conn);
+    if (!addr)
+        addr = "";
+    if (n > 0)
+        say(dest, CANCEL_DEST, "%s port %ld", addr, n);
+    else
+        say(dest, CANCEL_DEST, "%s port %s", addr, port ? port : "");
+}
+
+/*
 ** Send a cancel request for conn's running statement from a thread of
 ** its own (detached; every signal blocked there: Ctrl-C is the
 ** statement's thread's). When no thread can start it is sent from here,
@@ -490,12 +528,10 @@ static struct cancel_req *cancel_start(PGconn *conn, char *unsent, size_t n)
     pthread_attr_t at;
     pthread_t th;
     sigset_t all, old;
-    char dest[200];
-    const char *host = PQhost(conn), *port = PQport(conn);
+    char dest[CANCEL_DEST];
     int started = 0, slot;
 
-    say(dest, sizeof dest, "%.150s port %.10s", host ? host : "",
-        port ? port : "");
+    cancel_dest(conn, dest);
     slot = route_take(dest, unsent, n);
     if (slot < 0)
         return NULL;

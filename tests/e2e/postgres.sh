@@ -1641,14 +1641,31 @@ with open(out, "w") as f:
 PY
 }
 
+# sleep_past_the_limit PORT DATABASE SECONDS RELAY_PID OUT: SELECT
+# pg_sleep(SECONDS) through DATABASE of askdb serve on PORT (--timeout
+# 1000), whose relay (RELAY_PID) is stopped (SIGSTOP) for 1.8 s once the
+# statement runs, so that askdb's own deadline comes before the server's
+# statement_timeout is heard of; the relay then goes on, and takes
+# askdb's cancel request. The HTTP status and body in OUT.
+sleep_past_the_limit() {
+    local post
+    post_sql_one "$1" "$2" "SELECT pg_sleep($3)" "$5" &
+    post=$!
+    wait_active "pg_sleep($3)"
+    kill -STOP "$4"
+    sleep 1.8
+    kill -CONT "$4"
+    wait "$post"
+}
+
 # The cap on cancel requests left unanswered was the process's: once a
 # proxy that holds them had 32, askdb serve sent no cancel to any other
 # server either, and a statement of another database past its time limit
 # was given up instead of cancelled. The cap is counted by destination
-# now (the session's host and port). The statements outlive the server's
-# statement_timeout as seen by askdb: their relay is stopped (SIGSTOP)
-# while the server's answer comes, so that askdb's own deadline comes
-# first. Through a second relay, the cancel is sent (taken once the
+# now (the address and port the session uses). The statements outlive
+# the server's statement_timeout as seen by askdb: their relay is stopped
+# (SIGSTOP) while the server's answer comes, so that askdb's own deadline
+# comes first. Through a second relay, the cancel is sent (taken once the
 # relay goes on) and the statement reported as cancelled on the server;
 # through the proxy past its cap, none is sent and the session is given
 # up at once, which says so and names the destination.
@@ -1667,17 +1684,11 @@ serve_caps_unanswered_cancels_by_destination() {
     held=$(cat "$T/relay.port.held" 2>/dev/null || echo 0)
     [ "$held" = 32 ] || fail "$held cancel requests were left unanswered, expected 32 (the cap)"
     # Another route, past its time limit: cancelled.
-    post_sql_one "$port" other "SELECT pg_sleep(5.1)" "$T/b.json" &
-    local post=$!
-    wait_active "pg_sleep(5.1)"
-    kill -STOP "$b_pid"
-    sleep 1.8
-    kill -CONT "$b_pid"
-    wait "$post"
+    sleep_past_the_limit "$port" other 5.1 "$b_pid" "$T/b.json"
     echo "other route: $(cat "$T/b.json")" >>"$T/.trace"
     # The proxy's route past its cap: given up.
     post_sql_one "$port" shop "SELECT pg_sleep(5.2)" "$T/a.json" &
-    post=$!
+    local post=$!
     wait_active "pg_sleep(5.2)"
     kill -STOP "$a_pid"
     wait "$post"
@@ -1696,6 +1707,59 @@ want = ("400 query interrupted after the 1000 ms time limit (--timeout); cancell
 for what, path, w in zip(("other route", "the proxy's route"), sys.argv[1:3], want):
     if error(path) != w:
         print("%s: %s" % (what, open(path).read()[:400]))
+PY
+    ) || fail "$bad"
+    [ -z "$bad" ] || fail "$bad"
+    kill "$b_pid" "$a_pid"
+    expect_no_sanitizer
+}
+
+# The destination the cap counts by was the session's host name
+# (PQhost()), not the address its cancel requests go to: one server
+# reached under two names (localhost and 127.0.0.1) had a cap for each,
+# 32 requests more parked on it for each name, and one name with several
+# addresses made one cap of them all, so that a proxy at one address that
+# held 32 took cancel away from the servers at the others. The cap is by
+# the address the session uses now (PQhostaddr()). Here the name's two
+# addresses are given as hostaddr (as DNS would give two A records): the
+# relay that holds cancel requests on 127.0.0.1 and another on 127.0.0.2,
+# at the same port. Once the first holds 32, a statement cut short
+# through localhost, the same relay, sends none (it sent one, held, the
+# 33rd), and one past its time limit through the name's other address is
+# cancelled (it was given up, as if it were the proxy's).
+serve_caps_unanswered_cancels_by_the_address_used() {
+    local pid port a_port a_pid b_pid held ms round bad
+    start_relay --hold-cancels
+    a_port=$RELAY_PORT a_pid=$RELAY_PID
+    start_relay --listen "127.0.0.2:$a_port"
+    b_pid=$RELAY_PID
+    start_serve --max-rows 5 --timeout 1000 --per-client 16 \
+        --db "shop=postgresql://reader@db.askdb.test:$a_port/shop?hostaddr=127.0.0.1" \
+        --db "local=postgresql://reader@localhost:$a_port/shop" \
+        --db "other=postgresql://reader@db.askdb.test:$a_port/shop?hostaddr=127.0.0.2"
+    for round in 1 2; do
+        ms=$(post_sql "$port" 16 "SELECT g FROM generate_series(1, 1000) g") || fail "round $round: $ms"
+    done
+    held=$(cat "$T/relay.port.held" 2>/dev/null || echo 0)
+    [ "$held" = 32 ] || fail "$held cancel requests were left unanswered, expected 32 (the cap)"
+    # The same relay under another name: past the cap, none is sent.
+    post_sql_one "$port" local "SELECT g FROM generate_series(1, 1000) g" "$T/l.json"
+    echo "localhost: $(cat "$T/l.json")" >>"$T/.trace"
+    held=$(cat "$T/relay.port.held" 2>/dev/null || echo 0)
+    [ "$held" = 32 ] || fail "$held cancel requests were left unanswered after one through localhost, expected 32 (one cap for the relay under both names)"
+    # The name's other address, past its time limit: cancelled.
+    sleep_past_the_limit "$port" other 5.3 "$b_pid" "$T/b.json"
+    echo "other address: $(cat "$T/b.json")" >>"$T/.trace"
+    bad=$("$PY" - "$T/l.json" "$T/b.json" <<'PY' 2>&1
+import json, sys
+status, body = open(sys.argv[1]).read().split(" ", 1)
+doc = json.loads(body)
+if status != "200" or len(doc.get("rows", ())) != 5 or not doc.get("truncated"):
+    print("localhost: %s" % open(sys.argv[1]).read()[:400])
+status, body = open(sys.argv[2]).read().split(" ", 1)
+want = "query interrupted after the 1000 ms time limit (--timeout); cancelled on the server"
+if status != "400" or json.loads(body).get("error") != want:
+    print("other address: %s" % open(sys.argv[2]).read()[:400])
 PY
     ) || fail "$bad"
     [ -z "$bad" ] || fail "$bad"
@@ -1825,6 +1889,7 @@ TESTS=(
     idle_session_ended_by_the_server_reconnects
     serve_bounds_the_cancel_requests_left_unanswered
     serve_caps_unanswered_cancels_by_destination
+    serve_caps_unanswered_cancels_by_the_address_used
     server_gone_silently_is_reported_at_the_cancel
     server_that_answers_no_connection_ends_at_the_cancel_grace
     reconnect_after_a_loss_keeps_to_the_time_limit

@@ -4,10 +4,13 @@ whose host went down or whose network was cut.
 
     python3 tests/e2e/silent_relay.py HOST PORT PORT_FILE [--hold-cancels]
                                       [--delay-new MS] [--slow-new MS]
-                                      [--log FILE]
+                                      [--log FILE] [--listen ADDR[:PORT]]
 
 Listens on a free loopback port (written to PORT_FILE once it listens)
-and relays each connection to HOST:PORT. On SIGUSR1 it goes silent: the
+and relays each connection to HOST:PORT. With --listen it listens on
+ADDR instead of 127.0.0.1 (another loopback address: 127.0.0.2), and
+on PORT if given, so that two relays can take one port on two addresses,
+as two servers do behind one name. On SIGUSR1 it goes silent: the
 listener closes (a new connection is refused, as by a host whose server
 is gone), the server's side of every relayed connection closes, and the
 client's side stays open without another byte - no FIN, no RST, as the
@@ -80,6 +83,8 @@ requested = None   # "refuse" (SIGUSR1), "hold" (SIGUSR2), "mute" (SIGHUP),
 quiet = False
 reset = False      # SIGALRM: reset the connections relayed
 log_file = opts[opts.index("--log") + 1] if "--log" in opts else None
+listen = (opts[opts.index("--listen") + 1]
+          if "--listen" in opts else "127.0.0.1").split(":")
 conn_no = {}       # --log: each client's socket -> its number
 pending = {}       # --log: each client's socket -> bytes of an
                    # unfinished packet
@@ -106,7 +111,7 @@ def want_reset(signum, frame):
 signal.signal(signal.SIGALRM, want_reset)
 
 listener = socket.socket()
-listener.bind(("127.0.0.1", 0))
+listener.bind((listen[0], int(listen[1]) if len(listen) > 1 else 0))
 listener.listen(16)
 sel = selectors.DefaultSelector()
 sel.register(listener, selectors.EVENT_READ)
