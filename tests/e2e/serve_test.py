@@ -609,9 +609,7 @@ def test_rebinding_names_are_refused_without_a_token(env):
                                   headers=evil)
     assert status == 403 and b"email" not in body, (status, body[:200])
     assert json.loads(body)["error"]["code"] == "forbidden", body
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "t", "version": "0"}}}
+    init = MCP_INIT
     status, hdrs, body = env.request("POST", "/mcp", init, headers=dict(
         evil, Accept="application/json, text/event-stream"))
     assert status == 403 and "mcp-session-id" not in hdrs, (status, body[:200])
@@ -680,6 +678,18 @@ def test_shutdown_turns_away_the_queued_question(env):
     assert len(env.requests_seen()) == 1, env.requests_seen()
 
 
+MCP_INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "0"}}}
+
+
+def mcp_session(env):
+    """An MCP session initialized over POST /mcp; its Mcp-Session-Id."""
+    status, hdrs, _ = env.request("POST", "/mcp", MCP_INIT, headers={"Accept": "application/json"})
+    assert status == 200, status
+    return hdrs["mcp-session-id"]
+
+
 def mcp_call(env, sid, body, sse):
     c = env.conn(30)
     c.request("POST", "/mcp", body=json.dumps(body), headers={
@@ -693,12 +703,7 @@ def test_shutdown_finishes_the_mcp_calls_in_flight(env):
     # its result, new MCP posts get 503, and the server frees nothing they
     # still use (a sanitizer build saw a use after free here).
     env.start(script=[reply(COUNTRY_SQL, delay_ms=1500), reply(COUNTRY_SQL, delay_ms=1500)])
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "t", "version": "0"}}}
-    status, hdrs, _ = env.request("POST", "/mcp", init, headers={"Accept": "application/json"})
-    assert status == 200, status
-    sid = hdrs["mcp-session-id"]
+    sid = mcp_session(env)
     calls = []
     for i, sse in ((2, True), (3, False)):
         calls.append((mcp_call(env, sid, {"jsonrpc": "2.0", "id": i, "method": "tools/call",
@@ -829,12 +834,7 @@ def test_mcp_input_that_is_no_message_gets_400(env):
     # Streamable HTTP: what is not a JSON-RPC message gets an HTTP error
     # (with the JSON-RPC error, id null), a notification 202.
     env.start(script=[])
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "t", "version": "0"}}}
-    status, hdrs, _ = env.request("POST", "/mcp", init, headers={"Accept": "application/json"})
-    assert status == 200, status
-    h = {"Accept": "application/json", "Mcp-Session-Id": hdrs["mcp-session-id"]}
+    h = {"Accept": "application/json", "Mcp-Session-Id": mcp_session(env)}
     for body in ("{not json", "[]", '[{"jsonrpc": "2.0", "id": 2, "method": "ping"}]'):
         status, _, data = env.request("POST", "/mcp", body, headers=h)
         e = json.loads(data)
@@ -852,12 +852,7 @@ def test_mcp_message_over_4_mib_is_refused_unread(env):
     # it holds: 400 with JSON-RPC's -32600 (id null), never the 400 of a
     # request without a session, a parse error or a session opened for it.
     env.start("--max-body", str(8 << 20), script=[])
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "t", "version": "0"}}}
-    status, hdrs, _ = env.request("POST", "/mcp", init, headers={"Accept": "application/json"})
-    assert status == 200, status
-    sid = hdrs["mcp-session-id"]
+    sid = mcp_session(env)
     pad = "x" * (5 << 20)
     stateless = {"jsonrpc": "2.0", "id": 3, "method": "tools/list", "pad": pad,
                  "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -867,7 +862,7 @@ def test_mcp_message_over_4_mib_is_refused_unread(env):
             "error": {"code": -32600, "message": "message over 4 MiB: send less at once"}}
     for what, body, h in (
             ("not JSON, no session", "{" + pad, {}),
-            ("an initialize", dict(init, pad=pad), {}),
+            ("an initialize", dict(MCP_INIT, pad=pad), {}),
             ("a stateless request", stateless,
              {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}),
             ("not JSON, in a session", "{" + pad, session),
