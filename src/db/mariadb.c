@@ -530,8 +530,10 @@ static const char *connect_advice(unsigned no, const char *msg,
         return "the server has too many connections: try again later";
     case CR_SSL_CONNECTION_ERROR:
         /* The server offers TLS, and its certificate failed the check:
-        ** turning TLS on there is not the answer. */
-        if (strstr(msg, "certificate"))
+        ** turning TLS on there is not the answer. (An alert is the
+        ** server's word on askdb's own certificate: "sslv3 alert
+        ** certificate expired".) */
+        if (strstr(msg, "certificate") && !strstr(msg, "alert"))
             return "the server's certificate was not accepted: check that "
                    "sslca= names the CA that signed it, and that the URL's "
                    "host is a name the certificate carries (ssl=verify "
@@ -645,12 +647,80 @@ static int nb_wait(MYSQL *m, int status, double deadline,
            (status & (MYSQL_WAIT_READ | MYSQL_WAIT_WRITE));
 }
 
+/*
+** What an option file set that askdb does not connect with, on m once the
+** library has read the files (in mysql_real_connect_start()): a TLS check
+** of the URL's undone - ssl-verify-server-cert=0 under ssl=verify (no
+** check of the server's host name), an ssl-ca in place of the URL's
+** sslca= or an ssl-capath beside it (other CAs trusted) - or
+** connect-timeout=0, which is no time limit at all to the library (a
+** server that greets none, or stalls the TLS handshake, would hold askdb
+** for ever). Says which in err, and what happened (done), and returns 1.
+*/
+static int files_refused(MYSQL *m, const struct murl *u, const char *done,
+                         char *err, size_t en)
+{
+    static const char groups[] = "the [client], [client-server], "
+                                 "[client-mariadb] and [askdb] groups";
+    my_bool verify = 0;
+    const char *ca = NULL, *capath = NULL;
+    unsigned ct = 1;
+
+    if (u->ssl == SSL_VERIFY &&
+        (mysql_get_optionv(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify) ||
+         !verify)) {
+        snprintf(err, en, "an option file sets ssl-verify-server-cert=0, "
+                          "which turns off the check of the server's host "
+                          "name that the URL's ssl=verify asks for (%s): "
+                          "remove it from %s", done, groups);
+        return 1;
+    }
+    if (u->sslca && (mysql_get_optionv(m, MYSQL_OPT_SSL_CA, &ca) || !ca ||
+                     strcmp(ca, u->sslca))) {
+        snprintf(err, en, "an option file sets ssl-ca, which replaces the "
+                          "URL's sslca= as the CA the server's certificate "
+                          "is checked against (%s): remove ssl-ca from %s, "
+                          "or sslca= from the URL", done, groups);
+        return 1;
+    }
+    if (u->sslca && !mysql_get_optionv(m, MYSQL_OPT_SSL_CAPATH, &capath) &&
+        capath) {
+        snprintf(err, en, "an option file sets ssl-capath, whose CAs would "
+                          "be trusted beside the URL's sslca= (%s): remove "
+                          "ssl-capath from %s, or sslca= from the URL", done,
+                 groups);
+        return 1;
+    }
+    if (!mysql_get_optionv(m, MYSQL_OPT_CONNECT_TIMEOUT, &ct) && !ct) {
+        snprintf(err, en, "an option file sets connect-timeout=0, no time "
+                          "limit at all to the library, which would wait "
+                          "for ever for a server that does not answer (%s): "
+                          "remove it, or give askdb its own in an [askdb] "
+                          "group after it (connect-timeout=10)", done);
+        return 1;
+    }
+    return 0;
+}
+
+/* End a started connect (status st) that askdb will not have: its socket
+** shut, each wait told it timed out, until the library gives up. */
+static void connect_abort(MYSQL *m, int st)
+{
+    MYSQL *ret = NULL;
+
+    shutdown(mysql_get_socket(m), SHUT_RDWR);
+    while (st)
+        st = mysql_real_connect_cont(&ret, m, MYSQL_WAIT_TIMEOUT |
+                                     (st & (MYSQL_WAIT_READ |
+                                            MYSQL_WAIT_WRITE)));
+}
+
 /* mysql_real_connect() of m as u says, done by deadline (ms on
-** db_now_ms()'s clock; 0: none but the library's timeouts, and ct_s
-** seconds in all if an option file's connect-timeout=0 took those away)
-** or a cancel (nb_wait()). */
+** db_now_ms()'s clock; 0: none but the library's timeouts) or a cancel
+** (nb_wait()). NULL when it fails: the library's error, or askdb's words
+** in err (files_refused()). */
 static MYSQL *connect_until(MYSQL *m, const struct murl *u, double deadline,
-                            unsigned ct_s, const atomic_int *cancel)
+                            const atomic_int *cancel, char *err, size_t en)
 {
     MYSQL *ret = NULL;
     int st;
@@ -661,16 +731,17 @@ static MYSQL *connect_until(MYSQL *m, const struct murl *u, double deadline,
     st = mysql_real_connect_start(&ret, m, u->host, u->user, u->password,
                                   u->database, u->port, u->socket,
                                   CLIENT_REMEMBER_OPTIONS);
-    /* The start read the option files before its first wait. A file's
-    ** connect-timeout=0 is no timeout to the library, which would wait
-    ** for ever for a server that greets none: askdb's own is kept then
-    ** (connect_main() says so). */
-    if (!deadline) {
-        unsigned ct = 1;
-        deadline = HUGE_VAL;
-        if (!mysql_get_optionv(m, MYSQL_OPT_CONNECT_TIMEOUT, &ct) && !ct)
-            deadline = db_now_ms() + ct_s * 1000.0;
+    /* The start read the option files, and its first wait comes before
+    ** a TLS handshake could end (the server must answer it), so before
+    ** any login over TLS: what askdb does not connect with ends the
+    ** connect here. */
+    if (st && files_refused(m, u, "askdb stopped before logging in", err,
+                            en)) {
+        connect_abort(m, st);
+        return NULL;
     }
+    if (!deadline)
+        deadline = HUGE_VAL;
     while (st)
         st = mysql_real_connect_cont(&ret, m,
                                      nb_wait(m, st, deadline, cancel));
@@ -692,40 +763,6 @@ static int multi_off(MYSQL *m, double deadline, const atomic_int *cancel)
         st = mysql_set_server_option_cont(&ret, m,
                                           nb_wait(m, st, deadline, cancel));
     return ret;
-}
-
-/*
-** Has an option file undone one of the URL's TLS checks on the connected
-** m? Says which in err and returns 1 if so.
-*/
-static int tls_undone(MYSQL *m, const struct murl *u, char *err,
-                      size_t en)
-{
-    my_bool verify = 0;
-    const char *ca = NULL;
-
-    if (u->ssl == SSL_VERIFY &&
-        (mysql_get_optionv(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify) ||
-         !verify)) {
-        snprintf(err, en, "an option file sets ssl-verify-server-cert=0, "
-                          "which turned off the check of the server's host "
-                          "name that the URL's ssl=verify asks for (the "
-                          "login went ahead without it; nothing was run): "
-                          "remove it from the [client], [client-server], "
-                          "[client-mariadb] and [askdb] groups");
-        return 1;
-    }
-    if (u->sslca && (mysql_get_optionv(m, MYSQL_OPT_SSL_CA, &ca) || !ca ||
-                     strcmp(ca, u->sslca))) {
-        snprintf(err, en, "an option file sets ssl-ca, so the server's "
-                          "certificate was checked against its CA instead "
-                          "of the URL's sslca= (the login went ahead; "
-                          "nothing was run): remove ssl-ca from the "
-                          "[client], [client-server], [client-mariadb] and "
-                          "[askdb] groups, or sslca= from the URL");
-        return 1;
-    }
-    return 0;
 }
 
 /* The coroutine stack of a handle's non-blocking calls: the login (the
@@ -807,9 +844,11 @@ static MYSQL *connect_one(const struct murl *u, unsigned ct_max,
     }
     mysql_set_local_infile_handler(m, li_init, li_read, li_end, li_error,
                                    NULL);
-    if (!connect_until(m, u, deadline, ct, cancel)) {
-        *eno = mysql_errno(m);
-        snprintf(err, en, "%s", mysql_error(m));
+    *err = '\0';
+    if (!connect_until(m, u, deadline, cancel, err, en)) {
+        *eno = *err ? 0 : mysql_errno(m);
+        if (!*err)
+            snprintf(err, en, "%s", mysql_error(m));
         scrub(err, u->password);
         if (ct_used)
             (void)mysql_get_optionv(m, MYSQL_OPT_CONNECT_TIMEOUT, ct_used);
@@ -827,13 +866,10 @@ static MYSQL *connect_one(const struct murl *u, unsigned ct_max,
         mysql_close(m);
         return NULL;
     }
-    /* The URL's TLS checks, which the option files, read after it, may
-    ** have undone: their ssl-verify-server-cert=0 turns off the check of
-    ** the server's name that ssl=verify asks for, and their ssl-ca
-    ** replaces the CA that sslca= names. The login went ahead under
-    ** their settings (the library gives askdb no say between reading
-    ** them and logging in); nothing runs on the session. */
-    if (tls_undone(m, u, err, en)) {
+    /* The same, for a connect that ended without a wait (connect_until()
+    ** looks at its first): the login went ahead, and nothing runs. */
+    if (files_refused(m, u, "the login went ahead; nothing was run", err,
+                      en)) {
         mysql_close(m);
         return NULL;
     }
@@ -895,14 +931,17 @@ static MYSQL *connect_one(const struct murl *u, unsigned ct_max,
 ** The library reports both as CR_CONNECTION_ERROR or CR_CONN_HOST_ERROR
 ** and tells them apart only by the system's error number, which it puts
 ** at the end of its message: "Can't connect to server on '127.0.0.1'
-** (110)", ETIMEDOUT, against (111) for ECONNREFUSED.
+** (110)", ETIMEDOUT, against (111) for ECONNREFUSED. A TLS handshake
+** that got no answer in time is a TLS error (CR_SSL_CONNECTION_ERROR)
+** the same way: "TLS/SSL error: Connection timed out (110)".
 */
 static int connect_timed_out(unsigned no, const char *msg)
 {
     char tag[16];
     size_t ml = strlen(msg), tl;
 
-    if (no != CR_CONNECTION_ERROR && no != CR_CONN_HOST_ERROR)
+    if (no != CR_CONNECTION_ERROR && no != CR_CONN_HOST_ERROR &&
+        no != CR_SSL_CONNECTION_ERROR)
         return 0;
     tl = (size_t)snprintf(tag, sizeof tag, " (%d)", ETIMEDOUT);
     return ml >= tl && strcmp(msg + ml - tl, tag) == 0;
@@ -1213,15 +1252,13 @@ static int connect_main(askdb_db *db, struct my *s, int again)
     timed_out = late || connect_timed_out(no, why) ||
                 greeting_timed_out(no, why);
     /* The wait named is the one the library kept: an option file's
-    ** connect-timeout replaces askdb's (connect_one). */
-    if (late)
+    ** connect-timeout replaces askdb's (connect_one), and on a reconnect
+    ** askdb's may be the statement's limit (kept) - whose timeout may
+    ** fire a hair before the deadline. */
+    if (late || (timed_out && used == kept && kept != ct))
         snprintf(within, sizeof within, " within the statement's %d ms "
                  "time limit (--timeout; 2 s at least)",
                  db->query_timeout_ms);
-    else if (timed_out && used == 0)
-        snprintf(within, sizeof within, " within %u s (askdb's connect "
-                 "timeout: an option file's connect-timeout=0 would wait "
-                 "for ever)", kept);
     else if (timed_out && used != kept &&
              s->url.connect_timeout)
         snprintf(within, sizeof within, " within %u s (connect-timeout of "
@@ -1407,6 +1444,9 @@ static int revive(askdb_db *db, struct my *s)
     if (s->h)
         mysql_close(s->h);
     s->h = NULL;
+    /* The caller's flag: an agent points db->cancel at its own after the
+    ** open, and a check or the schema may come before any run. */
+    s->cancel = db->cancel;
     return connect_main(db, s, 1);
 }
 
@@ -3074,7 +3114,7 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
     memset(out, 0, sizeof *out);
     for (again = 1;; again = 0) {
         if (revive(db, s))
-            return ASKDB_ERR_DB;
+            return cancelled(s, 1) ? ASKDB_ERR_CANCELLED : ASKDB_ERR_DB;
         if (!session_ready(db, s, 0) &&
             (res = query(s->h,
                          "SELECT TABLE_NAME, TABLE_TYPE, TABLE_ROWS, "

@@ -918,9 +918,10 @@ fault_tls_required_but_not_offered() {
 # whose certificate, signed by the test's CA, names localhost alone: the
 # URL's ssl=verify holds (the CA and the host name are checked, over the
 # library's non-blocking calls), and an option file, read by the library
-# after the URL's settings, cannot undo either check.
+# after the URL's settings, cannot undo either check: the connection is
+# refused before askdb logs in (the server's general log has no login).
 tls_checks_hold_against_the_option_files() {
-    local url ca=$T/ca.pem
+    local url ca=$T/ca.pem n
     command -v openssl >/dev/null || fail "openssl is missing (scripts/deps.sh installs it)"
     {
         openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=askdb-test-ca \
@@ -936,7 +937,8 @@ tls_checks_hold_against_the_option_files() {
     chmod 644 "$T"/*.pem "$T"/*.key
     # This subshell's MDB_* are the TLS server's from here on.
     trap 'stop_llm; mdb_stop' EXIT
-    mdb_start "$SRV/tls" --ssl-cert="$T/server.pem" --ssl-key="$T/server.key" >"$T/start.log" 2>&1 ||
+    mdb_start "$SRV/tls" --ssl-cert="$T/server.pem" --ssl-key="$T/server.key" \
+        --general-log=1 --general-log-file="$SRV/tls/general.log" >"$T/start.log" 2>&1 ||
         fail "the TLS server did not start: $(tail -3 "$T/start.log")"
     mdb_admin -e "CREATE DATABASE d; CREATE USER t@'%' IDENTIFIED BY 'T-pw-4471';
                   GRANT SELECT ON d.* TO t@'%';" || fail "setting up the TLS server failed"
@@ -953,9 +955,12 @@ tls_checks_hold_against_the_option_files() {
     run sql -f csv "mariadb://t:T-pw-4471@127.0.0.1:$MDB_PORT/d?ssl=require&sslca=$ca" "SELECT 1 AS one"
     expect_rc 0
     printf '[client]\nssl-verify-server-cert=0\n' >"$HOME/.my.cnf"
+    n=$(logins)
     run sql "${url/localhost/127.0.0.1}" "SELECT 1"
     expect_rc 3
-    expect_err_has "an option file sets ssl-verify-server-cert=0, which turned off the check of the server's host name that the URL's ssl=verify asks for"
+    expect_err_has "an option file sets ssl-verify-server-cert=0, which turns off the check of the server's host name that the URL's ssl=verify asks for (askdb stopped before logging in)"
+    [ "$(logins)" = "$n" ] || fail "askdb logged in: $(grep 'Connect' "$SRV/tls/general.log" | tail -2)"
+    rm -f "$HOME/.my.cnf"
     # The CA: the URL's other CA refuses the server; an option file's
     # ssl-ca would have let it in.
     run sql "${url/ca.pem/other.pem}" "SELECT 1"
@@ -965,11 +970,58 @@ tls_checks_hold_against_the_option_files() {
     printf '[askdb]\nssl-ca=%s\n' "$ca" >"$HOME/.my.cnf"
     run sql "${url/ca.pem/other.pem}" "SELECT 1"
     expect_rc 3
-    expect_err_has "an option file sets ssl-ca, so the server's certificate was checked against its CA instead of the URL's sslca="
+    expect_err_has "an option file sets ssl-ca, which replaces the URL's sslca= as the CA the server's certificate is checked against (askdb stopped before logging in)"
+    [ "$(logins)" = "$n" ] || fail "askdb logged in: $(grep 'Connect' "$SRV/tls/general.log" | tail -2)"
+    # An ssl-capath adds its CAs to the URL's.
+    mkdir -p "$T/capath"
+    cp "$ca" "$T/capath/" && openssl rehash "$T/capath" >/dev/null 2>&1 || fail "openssl rehash failed"
+    printf '[client]\nssl-capath=%s\n' "$T/capath" >"$HOME/.my.cnf"
+    run sql "${url/ca.pem/other.pem}" "SELECT 1"
+    expect_rc 3
+    expect_err_has "an option file sets ssl-capath, whose CAs would be trusted beside the URL's sslca= (askdb stopped before logging in)"
+    [ "$(logins)" = "$n" ] || fail "askdb logged in: $(grep 'Connect' "$SRV/tls/general.log" | tail -2)"
+    printf '[askdb]\nssl-ca=%s\n' "$ca" >"$HOME/.my.cnf"
     # The same CA in both is no conflict.
     run sql -f csv "$url" "SELECT 1 AS one"
     expect_rc 0
+    [ "$(logins)" -gt "$n" ] || fail "the server's general log shows no login: $(tail -3 "$SRV/tls/general.log")"
     rm -f "$HOME/.my.cnf"
+}
+
+# logins: how many logins of the user t the TLS server's general log has.
+logins() { grep -c 'Connect.*t@' "$SRV/tls/general.log"; }
+
+# A server that stalls the TLS handshake (tests/e2e/tls_stall.py): askdb
+# waits in the TLS library's own read there, which the library bounds by
+# its connect timeout alone. It is no answer, not a server without TLS;
+# and an option file's connect-timeout=0, no bound at all (askdb hung
+# there for ever), is refused before the handshake.
+tls_handshake_that_stalls_is_no_answer() {
+    local spid url
+    python3 "$HERE/tls_stall.py" "$T/stall.port" &
+    spid=$!
+    echo "$spid" >>"$TMP/pids"
+    for _ in $(seq 1 100); do
+        [ -s "$T/stall.port" ] && break
+        sleep 0.05
+    done
+    url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$(cat "$T/stall.port")/shop?ssl=require&connect_timeout=2"
+    run sql "$url" "SELECT 1"
+    expect_rc 3
+    expect_err_has "within 2 s (connect_timeout): TLS/SSL error: Connection timed out (110) (error 2026); the server did not answer in time"
+    expect_faster 5000
+    printf '[client]\nconnect-timeout=0\n' >"$HOME/.my.cnf"
+    run sql "$url" "SELECT 1"
+    expect_rc 3
+    expect_err_has "an option file sets connect-timeout=0, no time limit at all to the library, which would wait for ever for a server that does not answer (askdb stopped before logging in): remove it, or give askdb its own in an [askdb] group after it"
+    expect_faster 2000
+    # An [askdb] group after it gives askdb its own.
+    printf '[client]\nconnect-timeout=0\n[askdb]\nconnect-timeout=1\n' >"$HOME/.my.cnf"
+    run sql "$url" "SELECT 1"
+    expect_rc 3
+    expect_err_has "within 1 s (connect-timeout of an option file, over the URL's connect_timeout=2; remove it there to use the URL's): TLS/SSL error: Connection timed out (110)"
+    rm -f "$HOME/.my.cnf"
+    kill "$spid"
 }
 
 fault_lock_held_by_another_session() {
@@ -1648,12 +1700,12 @@ connect_timeout_named_is_the_one_waited() {
     expect_err_has "cannot connect to mariadb://ro@127.0.0.1:$RELAY_PORT/shop within 2 s (connect-timeout of an option file): Lost connection"
     expect_faster 5000
     # A file's connect-timeout=0 is none to the library, which waited for
-    # ever for the greeting: askdb keeps its own (the URL's here).
+    # ever for the greeting: refused before it.
     printf '[client]\nconnect-timeout=0\n' >"$HOME/.my.cnf"
     run sql "mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop?connect_timeout=1" "SELECT 1"
     expect_rc 3
-    expect_err_has "within 1 s (askdb's connect timeout: an option file's connect-timeout=0 would wait for ever): Lost connection to server at 'handshake: reading initial communication packet'"
-    expect_faster 4000
+    expect_err_has "an option file sets connect-timeout=0, no time limit at all to the library"
+    expect_faster 2000
     rm -f "$HOME/.my.cnf"
     run sql "mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop?connect_timeout=1" "SELECT 1"
     expect_rc 3
@@ -1855,6 +1907,7 @@ TESTS=(
     fault_bad_password_exits_3
     fault_tls_required_but_not_offered
     tls_checks_hold_against_the_option_files
+    tls_handshake_that_stalls_is_no_answer
     fault_lock_held_by_another_session
     url_parsing_is_strict_and_never_echoes_passwords
     ambiguous_url_never_shows_part_of_the_password
