@@ -286,16 +286,25 @@ kill_ro() {
 # on, but its accept queue is full, so a new connection's connect times
 # out (a running server that is overloaded, or a lossy link).
 start_relay() {
-    rm -f "$T/relay.port" "$T/relay.port.quiet" "$T/relay.port.reset"
-    python3 "$HERE/silent_relay.py" 127.0.0.1 "$MDB_PORT" "$T/relay.port" "$@" &
-    RELAY_PID=$!
-    echo "$RELAY_PID" >>"$TMP/pids"
+    rm -f "$T/relay.port.quiet" "$T/relay.port.reset"
+    start_listener "$T/relay.port" python3 "$HERE/silent_relay.py" 127.0.0.1 "$MDB_PORT" "$T/relay.port" "$@"
+    RELAY_PID=$LISTENER_PID
+    RELAY_PORT=$(cat "$T/relay.port")
+}
+# start_listener PORT_FILE COMMAND...: COMMAND in the background, which
+# writes the port it listens on to PORT_FILE; its pid in LISTENER_PID.
+start_listener() {
+    local pf=$1
+    shift
+    rm -f "$pf"
+    "$@" &
+    LISTENER_PID=$!
+    echo "$LISTENER_PID" >>"$TMP/pids"
     for _ in $(seq 1 100); do
-        [ -s "$T/relay.port" ] && break
+        [ -s "$pf" ] && return 0
         sleep 0.05
     done
-    [ -s "$T/relay.port" ] || fail "the relay did not start"
-    RELAY_PORT=$(cat "$T/relay.port")
+    fail "$* did not start"
 }
 relay_silent() {
     kill -USR1 "$RELAY_PID"
@@ -997,14 +1006,8 @@ logins() { grep -c 'Connect.*t@' "$SRV/tls/general.log"; }
 # and an option file's connect-timeout=0, no bound at all (askdb hung
 # there for ever), is refused before the handshake.
 tls_handshake_that_stalls_is_no_answer() {
-    local spid url
-    python3 "$HERE/tls_stall.py" "$T/stall.port" &
-    spid=$!
-    echo "$spid" >>"$TMP/pids"
-    for _ in $(seq 1 100); do
-        [ -s "$T/stall.port" ] && break
-        sleep 0.05
-    done
+    local url
+    start_listener "$T/stall.port" python3 "$HERE/tls_stall.py" "$T/stall.port"
     url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$(cat "$T/stall.port")/shop?ssl=require&connect_timeout=2"
     run sql "$url" "SELECT 1"
     expect_rc 3
@@ -1021,7 +1024,7 @@ tls_handshake_that_stalls_is_no_answer() {
     expect_rc 3
     expect_err_has "within 1 s (connect-timeout of an option file, over the URL's connect_timeout=2; remove it there to use the URL's): TLS/SSL error: Connection timed out (110)"
     rm -f "$HOME/.my.cnf"
-    kill "$spid"
+    kill "$LISTENER_PID"
 }
 
 fault_lock_held_by_another_session() {
