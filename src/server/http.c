@@ -666,7 +666,7 @@ static enum MHD_Result route_mcp(struct server *s, struct MHD_Connection *c,
     enum MHD_Result ret = MHD_NO;
     const char *accept, *why, *ver, *body = q->body ? q->body : "";
     char sid[40], known[100];
-    int status;
+    int status, over;
 
     if (!origin_ok(s, c))
         return send_error(s, c, q, 403, "forbidden", "this Origin may not "
@@ -685,8 +685,13 @@ static enum MHD_Result route_mcp(struct server *s, struct MHD_Connection *c,
     ** session's request must name a revision of the handshake. The body
     ** is parsed here only when the header alone does not settle it
     ** (never for a request of the handshake), and then once: a POST
-    ** hands what was read to srv_mcp_post(). */
-    if (ver && !mcp_version_known(ver) &&
+    ** hands what was read to srv_mcp_post(). A POST over
+    ** MCP_MAX_MESSAGE is let through unread: srv_mcp_post() refuses it
+    ** (-32600) whatever its header says, as under a known revision;
+    ** mcp_in_read() leaves it unread here too, so it would never be
+    ** found stateless and would get askdb's 400 below instead. */
+    over = strcmp(q->method, "POST") == 0 && q->len > MCP_MAX_MESSAGE;
+    if (ver && !mcp_version_known(ver) && !over &&
         !(mcp_version_stateless(ver) && !mq.session)) {
         mcp_in_read(&in, body, q->len);
         if (!mcp_in_stateless(&in)) {

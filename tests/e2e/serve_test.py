@@ -850,7 +850,10 @@ def test_mcp_message_over_4_mib_is_refused_unread(env):
     # MCP reads messages of 4 MiB at most; a --max-body above that lets a
     # longer body reach /mcp. It is refused before it is parsed, whatever
     # it holds: 400 with JSON-RPC's -32600 (id null), never the 400 of a
-    # request without a session, a parse error or a session opened for it.
+    # request without a session, a parse error or a session opened for it;
+    # and whatever its MCP-Protocol-Version says: under a revision askdb
+    # does not speak it is not read to see whether it is stateless (it got
+    # askdb's 400 "unsupported MCP-Protocol-Version").
     env.start("--max-body", str(8 << 20), script=[])
     sid = mcp_session(env)
     pad = "x" * (5 << 20)
@@ -865,6 +868,8 @@ def test_mcp_message_over_4_mib_is_refused_unread(env):
             ("an initialize", dict(MCP_INIT, pad=pad), {}),
             ("a stateless request", stateless,
              {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}),
+            ("a stateless request of an unknown revision", stateless,
+             {"MCP-Protocol-Version": "2099-01-01", "Mcp-Method": "tools/list"}),
             ("not JSON, in a session", "{" + pad, session),
             ("a ping, in a session", {"jsonrpc": "2.0", "id": 2, "method": "ping", "pad": pad},
              session)):
