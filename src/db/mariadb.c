@@ -533,7 +533,12 @@ static const char *connect_advice(unsigned no, const char *msg,
         ** turning TLS on there is not the answer. (An alert is the
         ** server's word on askdb's own certificate: "sslv3 alert
         ** certificate expired".) */
-        if (strstr(msg, "certificate") && !strstr(msg, "alert"))
+        if (strstr(msg, "alert"))
+            return "the server ended the TLS handshake (an alert: its word "
+                   "on askdb's client certificate, or on the TLS versions "
+                   "and ciphers): check sslcert= and sslkey=, and what the "
+                   "server requires of its clients";
+        if (strstr(msg, "certificate"))
             return "the server's certificate was not accepted: check that "
                    "sslca= names the CA that signed it, and that the URL's "
                    "host is a name the certificate carries (ssl=verify "
@@ -649,22 +654,36 @@ static int nb_wait(MYSQL *m, int status, double deadline,
 
 /*
 ** What an option file set that askdb does not connect with, on m once the
-** library has read the files (in mysql_real_connect_start()): a TLS check
+** library has read the files (files_probe(), or a connect): a TLS check
 ** of the URL's undone - ssl-verify-server-cert=0 under ssl=verify (no
 ** check of the server's host name), an ssl-ca in place of the URL's
-** sslca= or an ssl-capath beside it (other CAs trusted) - or
-** connect-timeout=0, which is no time limit at all to the library (a
-** server that greets none, or stalls the TLS handshake, would hold askdb
-** for ever). Says which in err, and what happened (done), and returns 1.
+** sslca= or an ssl-capath beside it (other CAs trusted) - connect-timeout
+** (or timeout) 0, which is no time limit at all to the library (a server
+** that greets none, or stalls the TLS handshake, would hold askdb for
+** ever), or, before connecting (before), an init-command, which the
+** library would run on connecting, ahead of askdb's read-only settings.
+** Says which in err and returns 1.
 */
-static int files_refused(MYSQL *m, const struct murl *u, const char *done,
+static int files_refused(MYSQL *m, const struct murl *u, int before,
                          char *err, size_t en)
 {
     static const char groups[] = "the [client], [client-server], "
                                  "[client-mariadb] and [askdb] groups";
+    const char *done = before ? "askdb did not connect"
+                              : "the login went ahead; nothing was run";
     my_bool verify = 0;
     const char *ca = NULL, *capath = NULL;
     unsigned ct = 1;
+
+    if (before && init_commands(m)) {
+        snprintf(err, en, "an option file sets init-command, which the "
+                          "library would run on connecting, before askdb "
+                          "could make the session read-only; askdb runs no "
+                          "statement it did not check (%s): remove "
+                          "init-command from %s (the mariadb command's own "
+                          "group is [mysql])", done, groups);
+        return 1;
+    }
 
     if (u->ssl == SSL_VERIFY &&
         (mysql_get_optionv(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify) ||
@@ -692,35 +711,22 @@ static int files_refused(MYSQL *m, const struct murl *u, const char *done,
         return 1;
     }
     if (!mysql_get_optionv(m, MYSQL_OPT_CONNECT_TIMEOUT, &ct) && !ct) {
-        snprintf(err, en, "an option file sets connect-timeout=0, no time "
-                          "limit at all to the library, which would wait "
-                          "for ever for a server that does not answer (%s): "
-                          "remove it, or give askdb its own in an [askdb] "
-                          "group after it (connect-timeout=10)", done);
+        snprintf(err, en, "an option file sets connect-timeout=0 (or "
+                          "timeout=0), no time limit at all to the library, "
+                          "which would wait for ever for a server that does "
+                          "not answer (%s): remove it, or give askdb its own "
+                          "in an [askdb] group after it (connect-timeout=10)",
+                 done);
         return 1;
     }
     return 0;
 }
 
-/* End a started connect (status st) that askdb will not have: its socket
-** shut, each wait told it timed out, until the library gives up. */
-static void connect_abort(MYSQL *m, int st)
-{
-    MYSQL *ret = NULL;
-
-    shutdown(mysql_get_socket(m), SHUT_RDWR);
-    while (st)
-        st = mysql_real_connect_cont(&ret, m, MYSQL_WAIT_TIMEOUT |
-                                     (st & (MYSQL_WAIT_READ |
-                                            MYSQL_WAIT_WRITE)));
-}
-
 /* mysql_real_connect() of m as u says, done by deadline (ms on
 ** db_now_ms()'s clock; 0: none but the library's timeouts) or a cancel
-** (nb_wait()). NULL when it fails: the library's error, or askdb's words
-** in err (files_refused()). */
+** (nb_wait()). */
 static MYSQL *connect_until(MYSQL *m, const struct murl *u, double deadline,
-                            const atomic_int *cancel, char *err, size_t en)
+                            const atomic_int *cancel)
 {
     MYSQL *ret = NULL;
     int st;
@@ -731,15 +737,6 @@ static MYSQL *connect_until(MYSQL *m, const struct murl *u, double deadline,
     st = mysql_real_connect_start(&ret, m, u->host, u->user, u->password,
                                   u->database, u->port, u->socket,
                                   CLIENT_REMEMBER_OPTIONS);
-    /* The start read the option files, and its first wait comes before
-    ** a TLS handshake could end (the server must answer it), so before
-    ** any login over TLS: what askdb does not connect with ends the
-    ** connect here. */
-    if (st && files_refused(m, u, "askdb stopped before logging in", err,
-                            en)) {
-        connect_abort(m, st);
-        return NULL;
-    }
     if (!deadline)
         deadline = HUGE_VAL;
     while (st)
@@ -771,6 +768,91 @@ static int multi_off(MYSQL *m, double deadline, const atomic_int *cancel)
 #define NB_STACK (256 * 1024)
 
 /*
+** askdb's settings of a handle for u (ct: the connect timeout, rt: the
+** read and write timeouts, in seconds), before the option files' groups
+** ([client], [client-server], [client-mariadb], [askdb]), which the
+** library reads in its connect, after them: what the files set wins.
+** What must not be theirs is refused before connecting (files_probe())
+** or set again once connected (local-infile, reconnect), and the connect
+** timeout they may have set is read back (connect_one()'s ct_used) for
+** the message.
+*/
+static void settings(MYSQL *m, const struct murl *u, unsigned ct,
+                     unsigned rt)
+{
+    unsigned zero = 0, proto;
+    my_bool yes = 1, no = 0;
+
+    mysql_optionsv(m, MYSQL_READ_DEFAULT_GROUP, "askdb");
+    mysql_optionsv(m, MYSQL_OPT_LOCAL_INFILE, &zero);
+    mysql_optionsv(m, MYSQL_OPT_CONNECT_TIMEOUT, &ct);
+    mysql_optionsv(m, MYSQL_OPT_READ_TIMEOUT, &rt);
+    mysql_optionsv(m, MYSQL_OPT_WRITE_TIMEOUT, &rt);
+    mysql_optionsv(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+    mysql_optionsv(m, MYSQL_OPT_RECONNECT, &no);
+    if (u->socket) {
+        proto = MYSQL_PROTOCOL_SOCKET;
+        mysql_optionsv(m, MYSQL_OPT_PROTOCOL, &proto);
+    } else if (u->host && u->port) {
+        /* "localhost" would mean the default socket to the library; a
+        ** port says TCP. */
+        proto = MYSQL_PROTOCOL_TCP;
+        mysql_optionsv(m, MYSQL_OPT_PROTOCOL, &proto);
+    }
+    if (u->ssl == SSL_DISABLE) {
+        mysql_optionsv(m, MYSQL_OPT_SSL_ENFORCE, &no);
+    } else if (u->ssl != SSL_DEFAULT || u->sslca || u->sslcert) {
+        mysql_ssl_set(m, u->sslkey, u->sslcert, u->sslca, NULL, NULL);
+        if (u->ssl == SSL_REQUIRE || u->ssl == SSL_VERIFY)
+            mysql_optionsv(m, MYSQL_OPT_SSL_ENFORCE, &yes);
+        mysql_optionsv(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT,
+                       u->ssl == SSL_VERIFY ? &yes : &no);
+    }
+    mysql_set_local_infile_handler(m, li_init, li_read, li_end, li_error,
+                                   NULL);
+}
+
+/* A Unix socket no server can listen on: a path under /proc, where no
+** file can be made. */
+#define NO_SERVER "/proc/self/askdb-no-server"
+
+/*
+** The option files, read for u before connecting: the library exports no
+** reader of them, but reads them at the start of every connect, so a
+** handle with askdb's settings connects where no server can be - a
+** socket under /proc, or, if a file says protocol=tcp, localhost's port
+** 1 - and fails at once, nothing sent, its options kept
+** (CLIENT_REMEMBER_OPTIONS) for files_refused(). So what askdb does not
+** connect with is refused before a login, a TLS handshake or an
+** init-command, over any transport. Returns 1 with err set if so.
+*/
+static int files_probe(const struct murl *u, unsigned ct, unsigned rt,
+                       char *err, size_t en)
+{
+    MYSQL *p = mysql_init(NULL);
+    unsigned proto = MYSQL_PROTOCOL_SOCKET;
+    int refused;
+
+    if (!p) {
+        snprintf(err, en, "out of memory");
+        return 1;
+    }
+    settings(p, u, ct, rt);
+    mysql_optionsv(p, MYSQL_OPT_PROTOCOL, &proto);
+    if (mysql_real_connect(p, "localhost", "askdb", NULL, NULL, 1,
+                           NO_SERVER, CLIENT_REMEMBER_OPTIONS)) {
+        /* Something took it: whatever it is, askdb says nothing to it. */
+        snprintf(err, en, "askdb's check of the option files reached a "
+                          "server at %s or localhost port 1", NO_SERVER);
+        mysql_close(p);
+        return 1;
+    }
+    refused = files_refused(p, u, 1, err, en);
+    mysql_close(p);
+    return refused;
+}
+
+/*
 ** Open one connection as the URL says, with the client-side guards (no
 ** local files, no multiple statements, timeouts: io_s seconds for each
 ** read or write once connected - the library applies them only then, the
@@ -794,9 +876,8 @@ static MYSQL *connect_one(const struct murl *u, unsigned ct_max,
     MYSQL *m = mysql_init(NULL);
     unsigned ct = u->connect_timeout ? u->connect_timeout : 10;
     unsigned rt = io_s, zero = 0;
-    unsigned proto;
     size_t stack = NB_STACK;
-    my_bool yes = 1, no = 0;
+    my_bool no = 0;
 
     if (ct_max && ct > ct_max)
         ct = ct_max;
@@ -807,48 +888,19 @@ static MYSQL *connect_one(const struct murl *u, unsigned ct_max,
         snprintf(err, en, "out of memory");
         return NULL;
     }
-    /* The option files' groups ([client], [client-mariadb], [askdb]):
-    ** the library reads them in mysql_real_connect(), so what they set
-    ** wins over what askdb sets below; what must not be theirs is set
-    ** again once connected (local-infile), and the connect timeout they
-    ** may have set is read back (ct_used) for the message. */
-    mysql_optionsv(m, MYSQL_READ_DEFAULT_GROUP, "askdb");
-    mysql_optionsv(m, MYSQL_OPT_LOCAL_INFILE, &zero);
-    mysql_optionsv(m, MYSQL_OPT_CONNECT_TIMEOUT, &ct);
-    mysql_optionsv(m, MYSQL_OPT_READ_TIMEOUT, &rt);
-    mysql_optionsv(m, MYSQL_OPT_WRITE_TIMEOUT, &rt);
-    mysql_optionsv(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
-    mysql_optionsv(m, MYSQL_OPT_RECONNECT, &no);
+    if (files_probe(u, ct, rt, err, en)) {
+        mysql_close(m);
+        return NULL;
+    }
+    settings(m, u, ct, rt);
     if (mysql_optionsv(m, MYSQL_OPT_NONBLOCK, &stack)) {
         snprintf(err, en, "out of memory");
         mysql_close(m);
         return NULL;
     }
-    if (u->socket) {
-        proto = MYSQL_PROTOCOL_SOCKET;
-        mysql_optionsv(m, MYSQL_OPT_PROTOCOL, &proto);
-    } else if (u->host && u->port) {
-        /* "localhost" would mean the default socket to the library; a
-        ** port says TCP. */
-        proto = MYSQL_PROTOCOL_TCP;
-        mysql_optionsv(m, MYSQL_OPT_PROTOCOL, &proto);
-    }
-    if (u->ssl == SSL_DISABLE) {
-        mysql_optionsv(m, MYSQL_OPT_SSL_ENFORCE, &no);
-    } else if (u->ssl != SSL_DEFAULT || u->sslca || u->sslcert) {
-        mysql_ssl_set(m, u->sslkey, u->sslcert, u->sslca, NULL, NULL);
-        if (u->ssl == SSL_REQUIRE || u->ssl == SSL_VERIFY)
-            mysql_optionsv(m, MYSQL_OPT_SSL_ENFORCE, &yes);
-        mysql_optionsv(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT,
-                       u->ssl == SSL_VERIFY ? &yes : &no);
-    }
-    mysql_set_local_infile_handler(m, li_init, li_read, li_end, li_error,
-                                   NULL);
-    *err = '\0';
-    if (!connect_until(m, u, deadline, cancel, err, en)) {
-        *eno = *err ? 0 : mysql_errno(m);
-        if (!*err)
-            snprintf(err, en, "%s", mysql_error(m));
+    if (!connect_until(m, u, deadline, cancel)) {
+        *eno = mysql_errno(m);
+        snprintf(err, en, "%s", mysql_error(m));
         scrub(err, u->password);
         if (ct_used)
             (void)mysql_get_optionv(m, MYSQL_OPT_CONNECT_TIMEOUT, ct_used);
@@ -866,10 +918,9 @@ static MYSQL *connect_one(const struct murl *u, unsigned ct_max,
         mysql_close(m);
         return NULL;
     }
-    /* The same, for a connect that ended without a wait (connect_until()
-    ** looks at its first): the login went ahead, and nothing runs. */
-    if (files_refused(m, u, "the login went ahead; nothing was run", err,
-                      en)) {
+    /* The same as files_probe() found none of, for a file changed since:
+    ** the login went ahead, and nothing runs. */
+    if (files_refused(m, u, 0, err, en)) {
         mysql_close(m);
         return NULL;
     }
@@ -905,13 +956,10 @@ static MYSQL *connect_one(const struct murl *u, unsigned ct_max,
         mysql_close(m);
         return NULL;
     }
-    /* And its init-command: the library ran it on connecting, after the
-    ** login and before askdb's settings, in a session that could write.
-    ** Nothing here can keep it from running (the files are read, and
-    ** their commands run, inside mysql_real_connect(); the library
-    ** exports no reader of them), but askdb runs nothing on a session
-    ** where a statement it did not check ran, and says so: the file is
-    ** put right at the first connect instead of running at every one. */
+    /* And its init-command, which files_probe() found none of: a file
+    ** changed since. The library ran it on connecting, after the login and
+    ** before askdb's settings, in a session that could write; askdb runs
+    ** nothing on a session where a statement it did not check ran. */
     if (init_commands(m)) {
         snprintf(err, en, "an option file sets init-command, which the "
                           "library ran on connecting, before askdb could "
