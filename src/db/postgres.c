@@ -630,18 +630,25 @@ static void pg_arm(struct pg *p, const char *sql, int timeout_ms)
                                  : 0;
 }
 
-/* Wait until fd is ready for events or the time is deadline (on
-** db_now_ms()'s clock); 1 when it is ready, else 0. */
-static int ready_by(int fd, short events, double deadline)
+/* Wait until fd is ready for events, the time is deadline (on
+** db_now_ms()'s clock) or cancel (may be NULL) is set, which is looked at
+** every POLL_SLICE_MS and at once after a signal. 1 when fd is ready, -1
+** when cancelled, else 0. */
+static int ready_by(int fd, short events, double deadline,
+                    const atomic_int *cancel)
 {
     struct pollfd pfd;
     double left;
     int k;
 
     for (;;) {
+        if (cancel && atomic_load(cancel))
+            return -1;
         left = deadline - db_now_ms();
         if (fd < 0 || left <= 0)
             return 0;
+        if (cancel && left > POLL_SLICE_MS)
+            left = POLL_SLICE_MS;
         pfd.fd = fd;
         pfd.events = events;
         pfd.revents = 0;
@@ -653,26 +660,51 @@ static int ready_by(int fd, short events, double deadline)
     }
 }
 
-/* A connection made by deadline (libpq's nonblocking connect: its
-** connect_timeout bounds only the blocking one, and in whole seconds), or
-** NULL. */
+/* How a nonblocking connect ended (connect_poll()). */
+enum pg_connect_end {
+    CONNECT_MADE,
+    CONNECT_FAILED,    /* libpq's error: PQerrorMessage() says it */
+    CONNECT_LATE,      /* the deadline passed first */
+    CONNECT_CANCELLED  /* the cancel flag was set first */
+};
+
+/*
+** Carry c, started with PQconnectStartParams(), through PQconnectPoll()
+** until it is made or fails, the time is deadline or cancel (may be NULL)
+** is set. libpq's connect_timeout bounds only its blocking connect, and
+** in whole seconds: here deadline alone does. PQsocket() is read again
+** before each wait, as libpq closes a socket and opens another when it
+** moves to the name's next address.
+*/
+static enum pg_connect_end connect_poll(PGconn *c, double deadline,
+                                        const atomic_int *cancel)
+{
+    PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+    int k;
+
+    while (PQstatus(c) != CONNECTION_BAD && st != PGRES_POLLING_FAILED) {
+        if (st == PGRES_POLLING_OK)
+            return CONNECT_MADE;
+        k = ready_by(PQsocket(c),
+                     st == PGRES_POLLING_READING ? POLLIN : POLLOUT,
+                     deadline, cancel);
+        if (k < 0)
+            return CONNECT_CANCELLED;
+        if (k == 0)
+            return CONNECT_LATE;
+        st = PQconnectPoll(c);
+    }
+    return CONNECT_FAILED;
+}
+
+/* A connection made by deadline (connect_poll()), or NULL. */
 static PGconn *connect_by(const char *const *keys, const char *const *vals,
                           double deadline)
 {
     PGconn *c = PQconnectStartParams(keys, vals, 0);
-    PostgresPollingStatusType st = PGRES_POLLING_WRITING;
 
-    if (!c)
-        return NULL;
-    while (PQstatus(c) != CONNECTION_BAD && st != PGRES_POLLING_FAILED) {
-        if (st == PGRES_POLLING_OK)
-            return c;
-        if (!ready_by(PQsocket(c),
-                      st == PGRES_POLLING_READING ? POLLIN : POLLOUT,
-                      deadline))
-            break;
-        st = PQconnectPoll(c);
-    }
+    if (c && connect_poll(c, deadline, NULL) == CONNECT_MADE)
+        return c;
     PQfinish(c);
     return NULL;
 }
@@ -688,7 +720,7 @@ static PGresult *query_by(PGconn *c, const char *sql, int n,
         return NULL;
     for (;;) {
         while (PQisBusy(c))
-            if (!ready_by(PQsocket(c), POLLIN, deadline) ||
+            if (ready_by(PQsocket(c), POLLIN, deadline, NULL) <= 0 ||
                 !PQconsumeInput(c)) {
                 PQclear(last);
                 return NULL;
@@ -1157,13 +1189,12 @@ static void drop_notice(void *arg, const char *message)
     (void)message;
 }
 
-/* The failed connection's message, with what to do, into db->errmsg
-** ("cannot WHAT 'label'NOTE: ..."). The advice reads libpq's text before
-** the password is masked in it. */
-static void connect_error(askdb_db *db, struct pg *p, const char *what,
-                          const char *note)
+/* The failed connection's message raw (libpq's words), with what to do,
+** into db->errmsg ("cannot WHAT 'label'NOTE: ..."). The advice reads
+** libpq's text before the password is masked in it. */
+static void connect_error(askdb_db *db, struct pg *p, const char *raw,
+                          const char *what, const char *note)
 {
-    const char *raw = PQerrorMessage(p->conn);
     char m[640];
 
     /* libpq may quote the host, port, database or a parameter, which may
@@ -1215,7 +1246,7 @@ static askdb_status pg_open(askdb_db *db, const char *path)
         return ASKDB_ERR_NOMEM;
     (void)PQsetNoticeProcessor(p->conn, drop_notice, NULL);
     if (PQstatus(p->conn) != CONNECTION_OK) {
-        connect_error(db, p, "connect to", "");
+        connect_error(db, p, PQerrorMessage(p->conn), "connect to", "");
         return ASKDB_ERR_DB_OPEN;
     }
     return pg_setup(db, p, 1);
@@ -1233,29 +1264,54 @@ static void pg_close(askdb_db *db)
     db->impl = NULL;
 }
 
+/* A reconnect is given 2 s at least, however short the time limit: as
+** libpq does a connect_timeout under 2. */
+#define RECONNECT_MIN_MS 2000
+
+/* How a reconnect ended (pg_reconnect()). */
+enum pg_redo {
+    REDO_DONE,      /* p->conn is the new connection, made or failed */
+    REDO_LATE,      /* not made by its deadline: p->conn is the old one */
+    REDO_CANCELLED  /* db->cancel was set first: p->conn is the old one */
+};
+
 /*
-** Connect again with the settings of p->conn, each host given the
-** statement's time limit at most (connect_timeout, whole seconds, 2 at
-** least as libpq counts them; a shorter one of the URL or PGCONNECT_TIMEOUT
-** stays): the reconnect is part of the statement the user waits for.
-** PQreset() kept the first connection's 10 s, and blocking still, since
-** libpq moves on to the URL's next host only in its blocking connect.
-** The new connection replaces p->conn, failed or not (its message is the
-** one to show); where none can be made (out of memory) PQreset() does.
-** Returns 1 when the time limit was the bound, 0 when the settings' own
+** Connect again with the settings of p->conn, within the statement's time
+** limit (RECONNECT_MIN_MS at least; a shorter connect_timeout of the URL
+** or PGCONNECT_TIMEOUT stays): the reconnect is part of the statement
+** the user waits for. PQreset() kept the first connection's 10 s.
+**
+** To one host (host and hostaddr hold no comma) askdb connects through
+** libpq's nonblocking calls (connect_poll()), which a Ctrl-C (db->cancel)
+** cuts short: there is no statement on the server yet for a cancel
+** request to stop. The deadline is for the whole connect, the name's
+** addresses together. To several hosts the connect is libpq's blocking
+** one, which alone moves on to the next host when one does not answer
+** within connect_timeout (set to the limit, in whole seconds, 2 at
+** least as libpq counts them): a Ctrl-C is heeded only once it ends.
+**
+** libpq's words for a failure go to why (size wn): its own, or for a
+** connect that ran out of time those it had so far and "timeout
+** expired", as its blocking connect says. A connect that libpq ended
+** replaces p->conn, failed or not (where none can be made, out of
+** memory, PQreset() does); one askdb ended is dropped, its socket closed
+** at once, and p->conn stays for the settings of the next. *by_limit
+** is 1 when the time limit was the bound, 0 when the settings' own
 ** connect_timeout was.
 */
-static int pg_reconnect(askdb_db *db, struct pg *p)
+static enum pg_redo pg_reconnect(askdb_db *db, struct pg *p, char *why,
+                                 size_t wn, int *by_limit)
 {
     PQconninfoOption *opts, *o;
     const char *keys[64], *vals[64], *ct = NULL;
     char limit[16];
-    long s = ((long)db->query_timeout_ms + 999) / 1000, v;
+    long ms = db->query_timeout_ms > RECONNECT_MIN_MS ? db->query_timeout_ms
+                                                      : RECONNECT_MIN_MS;
+    long s = (ms + 999) / 1000, v;
     PGconn *c = NULL;
-    int i = 0;
+    enum pg_connect_end end = CONNECT_FAILED;
+    int i = 0, several = 0;
 
-    if (s < 2)
-        s = 2;
     snprintf(limit, sizeof limit, "%ld", s);
     opts = PQconninfo(p->conn);
     for (o = opts; o && o->keyword && i < 62; o++) {
@@ -1263,10 +1319,16 @@ static int pg_reconnect(askdb_db *db, struct pg *p)
             continue;
         if (strcmp(o->keyword, "connect_timeout") == 0) {
             v = strtol(o->val, NULL, 10);
-            if (v > 0 && v < s)
+            if (v > 0 && v < s) {
                 ct = o->val;
+                ms = v < 2 ? 2000 : v * 1000;
+            }
             continue;
         }
+        if ((strcmp(o->keyword, "host") == 0 ||
+             strcmp(o->keyword, "hostaddr") == 0) &&
+            strchr(o->val, ','))
+            several = 1;
         keys[i] = o->keyword;
         vals[i++] = o->val;
     }
@@ -1274,50 +1336,75 @@ static int pg_reconnect(askdb_db *db, struct pg *p)
     vals[i++] = ct ? ct : limit;
     keys[i] = NULL;
     vals[i] = NULL;
-    if (opts)
+    *by_limit = !ct;
+    if (opts && several) {
         c = PQconnectdbParams(keys, vals, 0);
+    } else if (opts) {
+        c = PQconnectStartParams(keys, vals, 0);
+        if (c)
+            end = connect_poll(c, db_now_ms() + (double)ms, db->cancel);
+    }
     PQconninfoFree(opts);
     if (!c) {
         PQreset(p->conn);
-        return 0;
+        say(why, wn, "%s", PQerrorMessage(p->conn));
+        return REDO_DONE;
     }
+    if (end == CONNECT_LATE || end == CONNECT_CANCELLED) {
+        /* libpq names the server it tries before any error it meets
+        ** ("connection to server at ... failed: "). */
+        if (end == CONNECT_LATE)
+            say(why, wn, "%stimeout expired", PQerrorMessage(c));
+        PQfinish(c);
+        return end == CONNECT_LATE ? REDO_LATE : REDO_CANCELLED;
+    }
+    say(why, wn, "%s", PQerrorMessage(c));
     PQfinish(p->conn);
     p->conn = c;
     (void)PQsetNoticeProcessor(c, drop_notice, NULL);
-    return !ct;
+    return REDO_DONE;
 }
 
 /*
 ** Make the connection usable: after a lost connection (the server
 ** restarted, a cancel went unanswered) connect again with the same
-** settings, within the statement's time limit (pg_reconnect()). 0, or -1
-** with the reason in e.
+** settings, within the statement's time limit (pg_reconnect()). ASKDB_OK,
+** else ASKDB_ERR_DB, or ASKDB_ERR_CANCELLED when a Ctrl-C (db->cancel)
+** came first, with the reason in e and db->errmsg.
 */
-static int pg_ready(askdb_db *db, struct pg *p, struct db_err *e)
+static askdb_status pg_ready(askdb_db *db, struct pg *p, struct db_err *e)
 {
-    char within[96] = "";
+    char within[96] = "", why[1024];
+    enum pg_redo end;
+    int by_limit;
 
     if (!p->lost && PQstatus(p->conn) == CONNECTION_OK &&
         PQtransactionStatus(p->conn) == PQTRANS_IDLE)
-        return 0;
-    if (pg_reconnect(db, p) &&
-        strstr(PQerrorMessage(p->conn), "timeout expired"))
-        say(within, sizeof within, " within the statement's %d ms time "
-            "limit (--timeout; 2 s at least)", db->query_timeout_ms);
-    if (PQstatus(p->conn) != CONNECTION_OK) {
-        connect_error(db, p, "reconnect to", within);
-        e->ec = ASKDB_EC_DATABASE;
-        say(e->msg, sizeof e->msg, "%s", db->errmsg);
-        p->lost = 1;
-        return -1;
+        return ASKDB_OK;
+    end = pg_reconnect(db, p, why, sizeof why, &by_limit);
+    if (end == REDO_DONE && PQstatus(p->conn) == CONNECTION_OK) {
+        if (pg_setup(db, p, 0) == ASKDB_OK)
+            return ASKDB_OK;
+    } else if (end != REDO_CANCELLED) {
+        if (by_limit && strstr(why, "timeout expired"))
+            say(within, sizeof within, " within the statement's %d ms "
+                "time limit (--timeout; 2 s at least)",
+                db->query_timeout_ms);
+        connect_error(db, p, why, "reconnect to", within);
     }
-    if (pg_setup(db, p, 0) != ASKDB_OK) {
-        e->ec = ASKDB_EC_DATABASE;
+    p->lost = 1;
+    /* Cut short, or failed after a Ctrl-C (a blocking connect, the
+    ** session's settings): the user stopped it. */
+    if (end == REDO_CANCELLED || (db->cancel && atomic_load(db->cancel))) {
+        say(db->errmsg, sizeof db->errmsg,
+            "cancelled while connecting again to '%s'", db->label);
+        e->ec = ASKDB_EC_RUNTIME;
         say(e->msg, sizeof e->msg, "%s", db->errmsg);
-        p->lost = 1;
-        return -1;
+        return ASKDB_ERR_CANCELLED;
     }
-    return 0;
+    e->ec = ASKDB_EC_DATABASE;
+    say(e->msg, sizeof e->msg, "%s", db->errmsg);
+    return ASKDB_ERR_DB;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -2192,26 +2279,25 @@ static askdb_status pg_schema(askdb_db *db, struct db_schema *out)
     struct buf oids;
     char msg[512] = "";
     int i, nrels = 0, bad;
+    askdb_status rc;
 
     memset(out, 0, sizeof *out);
     /* Bare names fold to lower case here: CustomerId must be written
     ** "CustomerId", so the rendering shows it so. */
     out->case_folds = 1;
     buf_init(&oids, 0);
-    if (pg_ready(db, p, &e) < 0) {
-        say(db->errmsg, sizeof db->errmsg, "%s", e.msg);
-        return ASKDB_ERR_DB;
-    }
+    rc = pg_ready(db, p, &e);
+    if (rc)
+        return rc;
     if (pg_begin_schema(db, p, msg, sizeof msg) < 0) {
         /* A connection the server ended while askdb sat idle (a restart,
         ** idle_session_timeout, pg_terminate_backend) is found broken
         ** here, before anything ran: connect again once. */
         if (!p->lost)
             goto failed;
-        if (pg_ready(db, p, &e) < 0) {
-            say(db->errmsg, sizeof db->errmsg, "%s", e.msg);
-            return ASKDB_ERR_DB;
-        }
+        rc = pg_ready(db, p, &e);
+        if (rc)
+            return rc;
         if (pg_begin_schema(db, p, msg, sizeof msg) < 0)
             goto failed;
     }
@@ -2473,20 +2559,22 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
         return db_no_sql(e);
     if (refuse_denied(sql, e) < 0)
         return ASKDB_ERR_REFUSED;
-    if (pg_ready(db, p, e) < 0)
-        return ASKDB_ERR_DB;
+    rc = pg_ready(db, p, e);
+    if (rc)
+        return rc;
     if (pg_command(db, p, "BEGIN READ ONLY", db->query_timeout_ms, msg,
-                   sizeof msg) < 0 &&
-        (!p->lost || pg_ready(db, p, e) < 0 ||
-         pg_command(db, p, "BEGIN READ ONLY", db->query_timeout_ms, msg,
-                    sizeof msg) < 0)) {
+                   sizeof msg) < 0) {
         /* A connection found broken before anything ran (the server
         ** restarted while askdb serve sat idle) is made again once. */
-        if (e->ec == ASKDB_EC_NONE)
-            rc = pg_fail(db, p, NULL, msg, e);
-        else
+        rc = p->lost ? pg_ready(db, p, e) : ASKDB_ERR_DB;
+        if (rc == ASKDB_OK &&
+            pg_command(db, p, "BEGIN READ ONLY", db->query_timeout_ms, msg,
+                       sizeof msg) < 0)
             rc = ASKDB_ERR_DB;
-        goto fail;
+        if (rc && e->ec == ASKDB_EC_NONE)
+            rc = pg_fail(db, p, NULL, msg, e);
+        if (rc)
+            goto fail;
     }
     pg_arm(p, sql, db->query_timeout_ms);
     if (!PQsendPrepare(p->conn, "", sql, 0, NULL)) {

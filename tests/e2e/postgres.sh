@@ -1873,6 +1873,63 @@ reconnect_after_a_loss_keeps_to_the_time_limit() {
     kill "$RELAY_PID"
 }
 
+# A reconnect has no statement on the server for a cancel request to
+# stop, and libpq's blocking connect heeds nothing but its timeout: a
+# Ctrl-C while a shell's .sql connected again to a server that takes the
+# connection and answers none waited out the statement's whole limit (20 s
+# here). With one host, askdb connects again through libpq's nonblocking
+# calls, which a Ctrl-C ends at once: 'cancelled while connecting again',
+# exit 130 as for a statement cancelled.
+reconnect_is_cut_short_by_ctrl_c() {
+    local pid t0
+    start_relay
+    url="postgresql://reader@127.0.0.1:$RELAY_PORT/shop"
+    mkfifo "$T/fifo"
+    # Ctrl-C reaches askdb through timeout(1) with --foreground, and is
+    # not ignored as by a background job (env --default-signal).
+    (cd "$T" && exec timeout --foreground -k 5 "$RUN_LIMIT_S" env --default-signal=INT "$ASKDB" shell \
+        --llm-url http://127.0.0.1:9/v1 --model test --timeout 20000 "$url") <"$T/fifo" >"$T/out" 2>"$T/err" &
+    pid=$!
+    echo "$pid" >>"$T/.pids"
+    exec 7>"$T/fifo"
+    echo ".sql SELECT 41 AS a" >&7
+    for _ in $(seq 1 100); do
+        grep -q 41 "$T/out" && break
+        sleep 0.05
+    done
+    grep -q 41 "$T/out" || fail "the first statement did not answer: $(head -c 300 "$T/err")"
+    # The server ends the idle session (the relay passes the close on),
+    # then the relay takes connections and answers none: the next .sql
+    # finds its session gone at BEGIN and connects again.
+    su_sql "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = 'reader'" >/dev/null
+    for _ in $(seq 1 50); do
+        [ "$(su_sql "SELECT count(*) FROM pg_stat_activity WHERE usename = 'reader'")" = 0 ] && break
+        sleep 0.05
+    done
+    sleep 0.3
+    relay_deaf
+    echo ".sql SELECT 1 AS x" >&7
+    sleep 1
+    grep -q "cannot reconnect\|cancelled\|lost the connection" "$T/err" && fail "the reconnect ended before the Ctrl-C: $(head -c 400 "$T/err")"
+    t0=$(now_ms)
+    kill -INT "$pid"
+    for _ in $(seq 1 100); do
+        grep -qF "cancelled" "$T/err" && break
+        sleep 0.05
+    done
+    ELAPSED_MS=$(($(now_ms) - t0))
+    exec 7>&-
+    wait "$pid"
+    RC=$?
+    echo "Ctrl-C in a reconnect to a deaf server, --timeout 20000: exit $RC, 'cancelled' after $ELAPSED_MS ms" >>"$T/.trace"
+    cat "$T/out" "$T/err" >>"$TMP/all_output"
+    expect_no_sanitizer
+    expect_err_has "askdb: cancelled while connecting again to '$url'"
+    expect_faster 2000
+    expect_rc 130
+    kill "$RELAY_PID"
+}
+
 TESTS=(
     ambiguous_url_never_shows_part_of_the_password
     schema_shows_keys_comments_and_estimates
@@ -1910,6 +1967,7 @@ TESTS=(
     server_gone_silently_is_reported_at_the_cancel
     server_that_answers_no_connection_ends_at_the_cancel_grace
     reconnect_after_a_loss_keeps_to_the_time_limit
+    reconnect_is_cut_short_by_ctrl_c
     server_killed_mid_query_is_reported
 )
 
