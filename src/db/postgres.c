@@ -1210,6 +1210,77 @@ static void connect_error(askdb_db *db, struct pg *p, const char *raw,
              db->label, note, *m ? m : "out of memory", connect_advice(raw));
 }
 
+/*
+** Is s, a value of connect_timeout, an integer of 0 or less, as libpq
+** reads it (decimal, blanks around it)? Its value goes to *v then. One
+** that libpq cannot read is for libpq to refuse.
+*/
+static int no_limit(const char *s, long *v)
+{
+    char *end;
+
+    if (!s)
+        return 0;
+    errno = 0;
+    *v = strtol(s, &end, 10);
+    if (end == s || errno)
+        return 0;
+    while (*end == ' ' || (*end >= '\t' && *end <= '\r'))
+        end++;
+    return !*end && *v <= 0 && *v >= INT_MIN;
+}
+
+/*
+** Refuse a connect_timeout of 0 or less, which libpq takes as no time
+** limit at all: the first connect to a server that takes the connection
+** and answers none would wait for ever. A limit of 0 is askdb's default
+** elsewhere, where it is a setting left unset (db.c), but this one was
+** written to mean "wait indefinitely", which askdb does not do: it says
+** so (db->errmsg) and returns 1, rather than wait 10 s where the user
+** asked for no limit. The value is libpq's: the URL's (PQconninfoParse()),
+** else PGCONNECT_TIMEOUT's. A service file's (the URL's service= or
+** PGSERVICE) is read by libpq only as it connects, out of askdb's reach:
+** askdb's own 10 s, given when PGCONNECT_TIMEOUT is unset, comes before
+** it, but beside PGCONNECT_TIMEOUT the file's comes first, so a file's 0
+** would still wait for ever, and a file's own limit does not save a
+** PGCONNECT_TIMEOUT of 0 from being refused.
+*/
+static int connect_unbounded(askdb_db *db, const char *url)
+{
+    PQconninfoOption *opts, *o;
+    const char *env = getenv("PGCONNECT_TIMEOUT");
+    char *err = NULL;
+    long v;
+    int in_url = 0, refused = 0;
+
+    opts = PQconninfoParse(url, &err);
+    PQfreemem(err); /* may quote the URL; libpq says it again */
+    for (o = opts; o && o->keyword; o++)
+        if (strcmp(o->keyword, "connect_timeout") == 0 && o->val) {
+            in_url = 1;
+            if (no_limit(o->val, &v)) {
+                say(db->errmsg, sizeof db->errmsg, "cannot connect to "
+                    "'%s': connect_timeout=%ld in the URL is no time "
+                    "limit at all to libpq, which would wait for ever "
+                    "for a server that does not answer: give it a number "
+                    "of seconds (connect_timeout=10), or leave it out for "
+                    "askdb's 10 s", db->label, v);
+                refused = 1;
+            }
+        }
+    PQconninfoFree(opts);
+    if (!in_url && no_limit(env, &v)) {
+        say(db->errmsg, sizeof db->errmsg, "cannot connect to '%s': "
+            "PGCONNECT_TIMEOUT=%ld in the environment is no time limit at "
+            "all to libpq, which would wait for ever for a server that "
+            "does not answer: set it to a number of seconds "
+            "(PGCONNECT_TIMEOUT=10), or unset it for askdb's 10 s", db->label,
+            v);
+        refused = 1;
+    }
+    return refused;
+}
+
 static askdb_status pg_open(askdb_db *db, const char *path)
 {
     const char *keys[4], *vals[4];
@@ -1228,6 +1299,10 @@ static askdb_status pg_open(askdb_db *db, const char *path)
     /* What libpq may quote: the password as libpq got it, and decoded. */
     p->pw_raw = raw_password(url);
     p->pw = parsed_password(url);
+    if (connect_unbounded(db, url)) {
+        free(url);
+        return ASKDB_ERR_DB_OPEN;
+    }
     /* Defaults first: the URL's own parameters (and PG* variables, for
     ** what they set) override them. */
     if (!getenv("PGCONNECT_TIMEOUT")) {

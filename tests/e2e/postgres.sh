@@ -1930,6 +1930,45 @@ reconnect_is_cut_short_by_ctrl_c() {
     kill "$RELAY_PID"
 }
 
+# libpq takes a connect_timeout of 0 or less as no time limit at all
+# ("wait indefinitely"): with ?connect_timeout=0 in the URL or
+# PGCONNECT_TIMEOUT=0, askdb's first connect to a server that takes the
+# connection and answers none waited for ever. Such a setting is refused
+# before connecting, with where it came from and what to write instead
+# (exit 3); where libpq takes the URL's own value, the environment's is
+# not looked at.
+connect_timeout_of_0_is_refused() {
+    local url
+    start_relay
+    relay_deaf
+    url="postgresql://reader@127.0.0.1:$RELAY_PORT/shop"
+    run sql "$url?connect_timeout=0" "SELECT 1"
+    expect_rc 3
+    expect_err_has "askdb: cannot connect to '$url?connect_timeout=0': connect_timeout=0 in the URL is no time limit at all to libpq, which would wait for ever for a server that does not answer: give it a number of seconds (connect_timeout=10), or leave it out for askdb's 10 s"
+    expect_faster 5000
+    run sql "$url?sslmode=disable&connect_timeout=%20-1" "SELECT 1"
+    expect_rc 3
+    expect_err_has "connect_timeout=-1 in the URL is no time limit at all to libpq"
+    expect_faster 5000
+    PGCONNECT_TIMEOUT=0 run sql "$url" "SELECT 1"
+    expect_rc 3
+    expect_err_has "askdb: cannot connect to '$url': PGCONNECT_TIMEOUT=0 in the environment is no time limit at all to libpq, which would wait for ever for a server that does not answer: set it to a number of seconds (PGCONNECT_TIMEOUT=10), or unset it for askdb's 10 s"
+    expect_faster 5000
+    # The URL's value is the one libpq takes, whatever the environment's.
+    PGCONNECT_TIMEOUT=5 run sql "$url?connect_timeout=0" "SELECT 1"
+    expect_rc 3
+    expect_err_has "connect_timeout=0 in the URL is no time limit"
+    PGCONNECT_TIMEOUT=0 run sql -f csv "$READER?connect_timeout=5" "SELECT 4 AS x"
+    expect_rc 0
+    expect_out 'x\r\n4\r\n'
+    # A limit still bounds the wait (libpq's 2 s at least).
+    PGCONNECT_TIMEOUT=1 run sql "$url" "SELECT 1"
+    expect_rc 3
+    expect_err_has "timeout expired"
+    expect_faster 5000
+    kill "$RELAY_PID"
+}
+
 TESTS=(
     ambiguous_url_never_shows_part_of_the_password
     schema_shows_keys_comments_and_estimates
@@ -1959,6 +1998,7 @@ TESTS=(
     passwords_with_at_signs_work_and_never_show
     wrong_passwords_leave_the_message_whole
     connection_faults_exit_3_with_a_fix
+    connect_timeout_of_0_is_refused
     lock_held_by_another_session_ends_by_lock_timeout
     idle_session_ended_by_the_server_reconnects
     serve_bounds_the_cancel_requests_left_unanswered
