@@ -462,6 +462,29 @@ relay_deaf() {
     fail "the relay did not go deaf"
 }
 
+# wait_in FILE TEXT TRIES: wait up to TRIES times 50 ms for TEXT in FILE;
+# 0 when it came. wait_err TEXT TRIES: the same for $T/err.
+wait_in() {
+    for _ in $(seq 1 "$3"); do
+        grep -qF -- "$2" "$1" && return 0
+        sleep 0.05
+    done
+    return 1
+}
+wait_err() { wait_in "$T/err" "$1" "$2"; }
+
+# end_shell WHAT: the caller's shell (its pid in pid, its lines through
+# fd 7) told its input ended and waited for; RC its status; WHAT and
+# ELAPSED_MS to the trace; its output checked for sanitizer reports.
+end_shell() {
+    exec 7>&-
+    wait "$pid"
+    RC=$?
+    echo "$1: exit $RC, $ELAPSED_MS ms" >>"$T/.trace"
+    cat "$T/out" "$T/err" >>"$TMP/all_output"
+    expect_no_sanitizer
+}
+
 # wait_active TEXT: wait up to 10 s for an active statement like TEXT.
 wait_active() {
     for _ in $(seq 1 200); do
@@ -1424,16 +1447,10 @@ idle_session_ended_by_the_server_reconnects() {
     pid=$!
     exec 7>"$T/fifo"
     echo ".sql SELECT 41 AS a" >&7
-    for _ in $(seq 1 100); do
-        grep -q 41 "$T/out" && break
-        sleep 0.05
-    done
+    wait_in "$T/out" 41 100
     terminate_reader
     echo ".sql SELECT 42 AS b" >&7
-    for _ in $(seq 1 100); do
-        grep -q 42 "$T/out" && break
-        sleep 0.05
-    done
+    wait_in "$T/out" 42 100
     terminate_reader
     echo "How many orders are there?" >&7
     exec 7>&-
@@ -1850,24 +1867,12 @@ reconnect_after_a_loss_keeps_to_the_time_limit() {
     echo ".sql SELECT pg_sleep(32)" >&7
     wait_active "pg_sleep(32)"
     relay_deaf
-    for _ in $(seq 1 200); do
-        grep -qF "lost the connection" "$T/err" && break
-        sleep 0.05
-    done
-    grep -qF "lost the connection" "$T/err" || fail "the first statement was not lost: $(head -c 300 "$T/err")"
+    wait_err "lost the connection" 200 || fail "the first statement was not lost: $(head -c 300 "$T/err")"
     t0=$(now_ms)
     echo ".sql SELECT 1 AS x" >&7
-    for _ in $(seq 1 300); do
-        grep -qF "cannot reconnect" "$T/err" && break
-        sleep 0.05
-    done
+    wait_err "cannot reconnect" 300
     ELAPSED_MS=$(($(now_ms) - t0))
-    exec 7>&-
-    wait "$pid"
-    RC=$?
-    echo "reconnect to a deaf server, --timeout 1000: $ELAPSED_MS ms" >>"$T/.trace"
-    cat "$T/out" "$T/err" >>"$TMP/all_output"
-    expect_no_sanitizer
+    end_shell "reconnect to a deaf server, --timeout 1000"
     expect_err_has "askdb: cannot reconnect to '$url' within the statement's 1000 ms time limit (--timeout; 2 s at least): connection to server at \"127.0.0.1\", port $RELAY_PORT failed: timeout expired"
     expect_faster 8000
     kill "$RELAY_PID"
@@ -1893,11 +1898,7 @@ reconnect_is_cut_short_by_ctrl_c() {
     echo "$pid" >>"$T/.pids"
     exec 7>"$T/fifo"
     echo ".sql SELECT 41 AS a" >&7
-    for _ in $(seq 1 100); do
-        grep -q 41 "$T/out" && break
-        sleep 0.05
-    done
-    grep -q 41 "$T/out" || fail "the first statement did not answer: $(head -c 300 "$T/err")"
+    wait_in "$T/out" 41 100 || fail "the first statement did not answer: $(head -c 300 "$T/err")"
     # The server ends the idle session (the relay passes the close on),
     # then the relay takes connections and answers none: the next .sql
     # finds its session gone at BEGIN and connects again.
@@ -1913,17 +1914,9 @@ reconnect_is_cut_short_by_ctrl_c() {
     grep -q "cannot reconnect\|cancelled\|lost the connection" "$T/err" && fail "the reconnect ended before the Ctrl-C: $(head -c 400 "$T/err")"
     t0=$(now_ms)
     kill -INT "$pid"
-    for _ in $(seq 1 100); do
-        grep -qF "cancelled" "$T/err" && break
-        sleep 0.05
-    done
+    wait_err "cancelled" 100
     ELAPSED_MS=$(($(now_ms) - t0))
-    exec 7>&-
-    wait "$pid"
-    RC=$?
-    echo "Ctrl-C in a reconnect to a deaf server, --timeout 20000: exit $RC, 'cancelled' after $ELAPSED_MS ms" >>"$T/.trace"
-    cat "$T/out" "$T/err" >>"$TMP/all_output"
-    expect_no_sanitizer
+    end_shell "Ctrl-C in a reconnect to a deaf server, --timeout 20000, to 'cancelled'"
     expect_err_has "askdb: cancelled while connecting again to '$url'"
     expect_faster 2000
     expect_rc 130
