@@ -865,8 +865,9 @@ static int files_probe(const struct murl *u, unsigned ct, unsigned rt,
 ** the password - and in *ct_used (may be NULL) the connect timeout the
 ** library went by. That is not always askdb's: the library reads the
 ** option files when it connects, after every mysql_optionsv() here, so
-** their connect-timeout (or timeout) wins over the URL's. The handle
-** takes the library's non-blocking calls (exec() with a deadline).
+** their connect-timeout (or timeout) wins over the URL's; what askdb does
+** not connect with is refused before (files_probe()). The handle takes
+** the library's non-blocking calls (exec() with a deadline).
 */
 static MYSQL *connect_one(const struct murl *u, unsigned ct_max,
                           unsigned io_s, double deadline,
