@@ -652,16 +652,36 @@ static int nb_wait(MYSQL *m, int status, double deadline,
            (status & (MYSQL_WAIT_READ | MYSQL_WAIT_WRITE));
 }
 
+/* The transport askdb sets for u (settings()), or 0 for the library's
+** default. */
+static unsigned url_protocol(const struct murl *u)
+{
+    if (u->socket)
+        return MYSQL_PROTOCOL_SOCKET;
+    /* "localhost" would mean the default socket to the library; a port
+    ** says TCP. */
+    if (u->host && u->port)
+        return MYSQL_PROTOCOL_TCP;
+    return 0;
+}
+
 /*
 ** What an option file set that askdb does not connect with, on m once the
-** library has read the files (files_probe(), or a connect): a TLS check
-** of the URL's undone - ssl-verify-server-cert=0 under ssl=verify (no
-** check of the server's host name), an ssl-ca in place of the URL's
-** sslca= or an ssl-capath beside it (other CAs trusted) - connect-timeout
-** (or timeout) 0, which is no time limit at all to the library (a server
-** that greets none, or stalls the TLS handshake, would hold askdb for
-** ever), or, before connecting (before), an init-command, which the
-** library would run on connecting, ahead of askdb's read-only settings.
+** library has read the files (files_probe(), or a connect):
+**  - a TLS promise of the URL's undone: ssl-enforce (tls-enforce) 0 under
+**    ssl=require or verify (the login in plain text), ssl-verify-server-
+**    cert (tls-verify-peer) off under ssl=verify (no check of the
+**    server's host name; the library takes only 1 as on), an ssl-ca
+**    (tls-ca) in place of the URL's sslca= or an ssl-capath (tls-capath)
+**    beside it (other CAs trusted);
+**  - a transport other than the URL's (protocol: a port's TCP taken back
+**    to the default, which is the default socket for localhost);
+**  - a connect timeout the library takes as none (connect-timeout or
+**    timeout 0, negative, or over INT_MAX / 1000 s, which its socket code
+**    multiplies into a negative int): a server that greets none, or
+**    stalls the TLS handshake, would hold askdb for ever;
+**  - before connecting (before), an init-command, which the library
+**    would run on connecting, ahead of askdb's read-only settings.
 ** Says which in err and returns 1.
 */
 static int files_refused(MYSQL *m, const struct murl *u, int before,
@@ -671,9 +691,9 @@ static int files_refused(MYSQL *m, const struct murl *u, int before,
                                  "[client-mariadb] and [askdb] groups";
     const char *done = before ? "askdb did not connect"
                               : "the login went ahead; nothing was run";
-    my_bool verify = 0;
+    my_bool verify = 0, enforce = 0;
     const char *ca = NULL, *capath = NULL;
-    unsigned ct = 1;
+    unsigned ct = 1, proto = 0;
 
     if (before && init_commands(m)) {
         snprintf(err, en, "an option file sets init-command, which the "
@@ -684,38 +704,65 @@ static int files_refused(MYSQL *m, const struct murl *u, int before,
                           "group is [mysql])", done, groups);
         return 1;
     }
-
+    if ((u->ssl == SSL_REQUIRE || u->ssl == SSL_VERIFY) &&
+        (mysql_get_optionv(m, MYSQL_OPT_SSL_ENFORCE, &enforce) ||
+         !enforce)) {
+        snprintf(err, en, "an option file sets ssl-enforce (or "
+                          "tls-enforce) off, which would send the login "
+                          "without the TLS that the URL's ssl=%s asks for "
+                          "(%s): remove it from %s",
+                 u->ssl == SSL_REQUIRE ? "require" : "verify", done,
+                 groups);
+        return 1;
+    }
     if (u->ssl == SSL_VERIFY &&
         (mysql_get_optionv(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify) ||
          !verify)) {
-        snprintf(err, en, "an option file sets ssl-verify-server-cert=0, "
-                          "which turns off the check of the server's host "
-                          "name that the URL's ssl=verify asks for (%s): "
-                          "remove it from %s", done, groups);
+        snprintf(err, en, "an option file sets ssl-verify-server-cert (or "
+                          "tls-verify-peer) to other than 1, the only value "
+                          "the library takes as on, which turns off the "
+                          "check of the server's host name that the URL's "
+                          "ssl=verify asks for (%s): remove it from %s",
+                 done, groups);
         return 1;
     }
     if (u->sslca && (mysql_get_optionv(m, MYSQL_OPT_SSL_CA, &ca) || !ca ||
                      strcmp(ca, u->sslca))) {
-        snprintf(err, en, "an option file sets ssl-ca, which replaces the "
-                          "URL's sslca= as the CA the server's certificate "
-                          "is checked against (%s): remove ssl-ca from %s, "
-                          "or sslca= from the URL", done, groups);
+        snprintf(err, en, "an option file sets ssl-ca (or tls-ca), which "
+                          "replaces the URL's sslca= as the CA the server's "
+                          "certificate is checked against (%s): remove it "
+                          "from %s, or sslca= from the URL", done, groups);
         return 1;
     }
     if (u->sslca && !mysql_get_optionv(m, MYSQL_OPT_SSL_CAPATH, &capath) &&
         capath) {
-        snprintf(err, en, "an option file sets ssl-capath, whose CAs would "
-                          "be trusted beside the URL's sslca= (%s): remove "
-                          "ssl-capath from %s, or sslca= from the URL", done,
-                 groups);
+        snprintf(err, en, "an option file sets ssl-capath (or tls-capath), "
+                          "whose CAs would be trusted beside the URL's "
+                          "sslca= (%s): remove it from %s, or sslca= from "
+                          "the URL", done, groups);
         return 1;
     }
-    if (!mysql_get_optionv(m, MYSQL_OPT_CONNECT_TIMEOUT, &ct) && !ct) {
-        snprintf(err, en, "an option file sets connect-timeout=0 (or "
-                          "timeout=0), no time limit at all to the library, "
-                          "which would wait for ever for a server that does "
-                          "not answer (%s): remove it, or give askdb its own "
-                          "in an [askdb] group after it (connect-timeout=10)",
+    if (url_protocol(u) &&
+        (mysql_get_optionv(m, MYSQL_OPT_PROTOCOL, &proto) ||
+         proto != url_protocol(u))) {
+        snprintf(err, en, "an option file sets protocol, which would "
+                          "connect otherwise than the URL says (%s; the "
+                          "library reads only its number, so protocol=tcp "
+                          "is 0, the default: the default socket for "
+                          "localhost) (%s): remove it from %s",
+                 u->socket ? "over its socket" : "over TCP to its port",
+                 done, groups);
+        return 1;
+    }
+    if (!mysql_get_optionv(m, MYSQL_OPT_CONNECT_TIMEOUT, &ct) &&
+        (ct == 0 || ct > INT_MAX / 1000)) {
+        snprintf(err, en, "an option file sets connect-timeout (or "
+                          "timeout) to %d, which the library takes as no "
+                          "time limit at all (0, a negative number or more "
+                          "than %d s): it would wait for ever for a server "
+                          "that does not answer (%s): remove it, or give "
+                          "askdb its own in an [askdb] group after it "
+                          "(connect-timeout=10)", (int)ct, INT_MAX / 1000,
                  done);
         return 1;
     }
@@ -790,15 +837,8 @@ static void settings(MYSQL *m, const struct murl *u, unsigned ct,
     mysql_optionsv(m, MYSQL_OPT_WRITE_TIMEOUT, &rt);
     mysql_optionsv(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
     mysql_optionsv(m, MYSQL_OPT_RECONNECT, &no);
-    if (u->socket) {
-        proto = MYSQL_PROTOCOL_SOCKET;
+    if ((proto = url_protocol(u)) != 0)
         mysql_optionsv(m, MYSQL_OPT_PROTOCOL, &proto);
-    } else if (u->host && u->port) {
-        /* "localhost" would mean the default socket to the library; a
-        ** port says TCP. */
-        proto = MYSQL_PROTOCOL_TCP;
-        mysql_optionsv(m, MYSQL_OPT_PROTOCOL, &proto);
-    }
     if (u->ssl == SSL_DISABLE) {
         mysql_optionsv(m, MYSQL_OPT_SSL_ENFORCE, &no);
     } else if (u->ssl != SSL_DEFAULT || u->sslca || u->sslcert) {
@@ -816,31 +856,41 @@ static void settings(MYSQL *m, const struct murl *u, unsigned ct,
 ** file can be made. */
 #define NO_SERVER "/proc/self/askdb-no-server"
 
+/* How long the check of the option files may take (files_probe()). */
+#define PROBE_MS 2000
+
 /*
 ** The option files, read for u before connecting: the library exports no
 ** reader of them, but reads them at the start of every connect, so a
 ** handle with askdb's settings connects where no server can be - a
-** socket under /proc, or, if a file says protocol=tcp, localhost's port
-** 1 - and fails at once, nothing sent, its options kept
-** (CLIENT_REMEMBER_OPTIONS) for files_refused(). So what askdb does not
-** connect with is refused before a login, a TLS handshake or an
-** init-command, over any transport. Returns 1 with err set if so.
+** socket under /proc, or localhost's port 1 over TCP (the URL's port, or
+** a file's protocol=1, says TCP) - with an empty password (none of the
+** files' or MYSQL_PWD's) and a deadline of its own, and fails, nothing
+** sent, its options kept (CLIENT_REMEMBER_OPTIONS) for files_refused().
+** So what askdb does not connect with is refused before a login, a TLS
+** handshake or an init-command, over any transport. Returns 1 with err
+** set if so.
 */
 static int files_probe(const struct murl *u, unsigned ct, unsigned rt,
                        char *err, size_t en)
 {
-    MYSQL *p = mysql_init(NULL);
-    unsigned proto = MYSQL_PROTOCOL_SOCKET;
-    int refused;
+    MYSQL *p = mysql_init(NULL), *ret = NULL;
+    size_t stack = NB_STACK;
+    double deadline = db_now_ms() + PROBE_MS;
+    int refused, st;
 
-    if (!p) {
+    if (!p || mysql_optionsv(p, MYSQL_OPT_NONBLOCK, &stack)) {
         snprintf(err, en, "out of memory");
+        mysql_close(p);
         return 1;
     }
     settings(p, u, ct, rt);
-    mysql_optionsv(p, MYSQL_OPT_PROTOCOL, &proto);
-    if (mysql_real_connect(p, "localhost", "askdb", NULL, NULL, 1,
-                           NO_SERVER, CLIENT_REMEMBER_OPTIONS)) {
+    st = mysql_real_connect_start(&ret, p, "localhost", "askdb", "", NULL,
+                                  1, NO_SERVER, CLIENT_REMEMBER_OPTIONS);
+    while (st)
+        st = mysql_real_connect_cont(&ret, p, nb_wait(p, st, deadline,
+                                                      NULL));
+    if (ret) {
         /* Something took it: whatever it is, askdb says nothing to it. */
         snprintf(err, en, "askdb's check of the option files reached a "
                           "server at %s or localhost port 1", NO_SERVER);

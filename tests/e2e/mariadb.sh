@@ -930,7 +930,7 @@ fault_tls_required_but_not_offered() {
 # after the URL's settings, cannot undo either check: the connection is
 # refused before askdb logs in (the server's general log has no login).
 tls_checks_hold_against_the_option_files() {
-    local url ca=$T/ca.pem n
+    local url ca=$T/ca.pem n cnf
     command -v openssl >/dev/null || fail "openssl is missing (scripts/deps.sh installs it)"
     {
         openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=askdb-test-ca \
@@ -963,11 +963,26 @@ tls_checks_hold_against_the_option_files() {
     expect_err_has "the server's certificate was not accepted: check that sslca= names the CA that signed it, and that the URL's host is a name the certificate carries"
     run sql -f csv "mariadb://t:T-pw-4471@127.0.0.1:$MDB_PORT/d?ssl=require&sslca=$ca" "SELECT 1 AS one"
     expect_rc 0
-    printf '[client]\nssl-verify-server-cert=0\n' >"$HOME/.my.cnf"
     n=$(logins)
-    run sql "${url/localhost/127.0.0.1}" "SELECT 1"
+    # The library takes only 1 as on: true is off.
+    for cnf in ssl-verify-server-cert=0 ssl-verify-server-cert=true tls-verify-peer=0; do
+        printf '[client]\n%s\n' "$cnf" >"$HOME/.my.cnf"
+        run sql "${url/localhost/127.0.0.1}" "SELECT 1"
+        expect_rc 3
+        expect_err_has "an option file sets ssl-verify-server-cert (or tls-verify-peer) to other than 1, the only value the library takes as on, which turns off the check of the server's host name that the URL's ssl=verify asks for (askdb did not connect)"
+    done
+    # ssl-enforce=0 sent the login in plain text to a server that offers
+    # TLS (and askdb then said the server did not offer it).
+    printf '[client]\nssl-enforce=0\n' >"$HOME/.my.cnf"
+    run sql "mariadb://t:T-pw-4471@localhost:$MDB_PORT/d?ssl=require" "SELECT 1"
     expect_rc 3
-    expect_err_has "an option file sets ssl-verify-server-cert=0, which turns off the check of the server's host name that the URL's ssl=verify asks for (askdb did not connect)"
+    expect_err_has "an option file sets ssl-enforce (or tls-enforce) off, which would send the login without the TLS that the URL's ssl=require asks for (askdb did not connect)"
+    # protocol=tcp is 0 to the library, the default: the default socket
+    # for localhost, not the URL's port.
+    printf '[client]\nprotocol=tcp\n' >"$HOME/.my.cnf"
+    run sql "$url" "SELECT 1"
+    expect_rc 3
+    expect_err_has "an option file sets protocol, which would connect otherwise than the URL says (over TCP to its port"
     [ "$(logins)" = "$n" ] || fail "askdb logged in: $(grep 'Connect' "$SRV/tls/general.log" | tail -2)"
     rm -f "$HOME/.my.cnf"
     # The CA: the URL's other CA refuses the server; an option file's
@@ -979,7 +994,7 @@ tls_checks_hold_against_the_option_files() {
     printf '[askdb]\nssl-ca=%s\n' "$ca" >"$HOME/.my.cnf"
     run sql "${url/ca.pem/other.pem}" "SELECT 1"
     expect_rc 3
-    expect_err_has "an option file sets ssl-ca, which replaces the URL's sslca= as the CA the server's certificate is checked against (askdb did not connect)"
+    expect_err_has "an option file sets ssl-ca (or tls-ca), which replaces the URL's sslca= as the CA the server's certificate is checked against (askdb did not connect)"
     [ "$(logins)" = "$n" ] || fail "askdb logged in: $(grep 'Connect' "$SRV/tls/general.log" | tail -2)"
     # An ssl-capath adds its CAs to the URL's.
     mkdir -p "$T/capath"
@@ -987,7 +1002,7 @@ tls_checks_hold_against_the_option_files() {
     printf '[client]\nssl-capath=%s\n' "$T/capath" >"$HOME/.my.cnf"
     run sql "${url/ca.pem/other.pem}" "SELECT 1"
     expect_rc 3
-    expect_err_has "an option file sets ssl-capath, whose CAs would be trusted beside the URL's sslca= (askdb did not connect)"
+    expect_err_has "an option file sets ssl-capath (or tls-capath), whose CAs would be trusted beside the URL's sslca= (askdb did not connect)"
     [ "$(logins)" = "$n" ] || fail "askdb logged in: $(grep 'Connect' "$SRV/tls/general.log" | tail -2)"
     printf '[askdb]\nssl-ca=%s\n' "$ca" >"$HOME/.my.cnf"
     # The same CA in both is no conflict.
@@ -1006,18 +1021,22 @@ logins() { grep -c $'Connect\tt@' "$SRV/tls/general.log"; }
 # and an option file's connect-timeout=0, no bound at all (askdb hung
 # there for ever), is refused before the handshake.
 tls_handshake_that_stalls_is_no_answer() {
-    local url
+    local url cnf
     start_listener "$T/stall.port" python3 "$HERE/tls_stall.py" "$T/stall.port"
     url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$(cat "$T/stall.port")/shop?ssl=require&connect_timeout=2"
     run sql "$url" "SELECT 1"
     expect_rc 3
     expect_err_has "within 2 s (connect_timeout): TLS/SSL error: Connection timed out (110) (error 2026); the server did not answer in time"
     expect_faster 5000
-    printf '[client]\nconnect-timeout=0\n' >"$HOME/.my.cnf"
-    run sql "$url" "SELECT 1"
-    expect_rc 3
-    expect_err_has "an option file sets connect-timeout=0 (or timeout=0), no time limit at all to the library, which would wait for ever for a server that does not answer (askdb did not connect): remove it, or give askdb its own in an [askdb] group after it"
-    expect_faster 2000
+    # 0, negative, or so large that the library's milliseconds overflow:
+    # no limit at all to it.
+    for cnf in connect-timeout=0 timeout=-1 connect-timeout=2147484; do
+        printf '[client]\n%s\n' "$cnf" >"$HOME/.my.cnf"
+        run sql "$url" "SELECT 1"
+        expect_rc 3
+        expect_err_has "an option file sets connect-timeout (or timeout) to ${cnf#*=}, which the library takes as no time limit at all (0, a negative number or more than 2147483 s): it would wait for ever for a server that does not answer (askdb did not connect): remove it, or give askdb its own in an [askdb] group after it"
+        expect_faster 2000
+    done
     # An [askdb] group after it gives askdb its own.
     printf '[client]\nconnect-timeout=0\n[askdb]\nconnect-timeout=1\n' >"$HOME/.my.cnf"
     run sql "$url" "SELECT 1"
@@ -1707,7 +1726,7 @@ connect_timeout_named_is_the_one_waited() {
     printf '[client]\nconnect-timeout=0\n' >"$HOME/.my.cnf"
     run sql "mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop?connect_timeout=1" "SELECT 1"
     expect_rc 3
-    expect_err_has "an option file sets connect-timeout=0 (or timeout=0), no time limit at all to the library"
+    expect_err_has "an option file sets connect-timeout (or timeout) to 0, which the library takes as no time limit at all"
     expect_faster 2000
     rm -f "$HOME/.my.cnf"
     run sql "mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop?connect_timeout=1" "SELECT 1"
