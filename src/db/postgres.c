@@ -1259,12 +1259,14 @@ static int connect_unbounded(askdb_db *db, const char *url)
         if (strcmp(o->keyword, "connect_timeout") == 0 && o->val) {
             in_url = 1;
             if (no_limit(o->val, &v)) {
+                /* Not its value: in a URL that does not parse as one
+                ** (db_url_ambiguous()) it may be part of a password. */
                 say(db->errmsg, sizeof db->errmsg, "cannot connect to "
-                    "'%s': connect_timeout=%ld in the URL is no time "
-                    "limit at all to libpq, which would wait for ever "
-                    "for a server that does not answer: give it a number "
-                    "of seconds (connect_timeout=10), or leave it out for "
-                    "askdb's 10 s", db->label, v);
+                    "'%s': a connect_timeout of 0 or less in the URL is "
+                    "no time limit at all to libpq, which would wait for "
+                    "ever for a server that does not answer: give it a "
+                    "number of seconds (connect_timeout=10), or leave it "
+                    "out for askdb's 10 s", db->label);
                 refused = 1;
             }
         }
