@@ -314,27 +314,23 @@ relay_silent() {
     done
     fail "the relay still takes connections"
 }
-relay_quiet() {
+# relay_signal SIG FILE WHAT: SIG to the relay, which makes FILE once it
+# did WHAT.
+relay_signal() {
     kill "-$1" "$RELAY_PID"
     for _ in $(seq 1 100); do
-        [ -e "$T/relay.port.quiet" ] && return 0
+        [ -e "$2" ] && return 0
         sleep 0.05
     done
-    fail "the relay did not go quiet"
+    fail "the relay did not $3"
 }
+relay_quiet() { relay_signal "$1" "$T/relay.port.quiet" "go quiet"; }
 relay_deaf() { relay_quiet USR2; }
 relay_mute() { relay_quiet HUP; }
 relay_full() { relay_quiet WINCH; }
 # relay_reset: an RST to each client it relays (a NAT or firewall that
 # dropped the connections); it goes on relaying new ones.
-relay_reset() {
-    kill -ALRM "$RELAY_PID"
-    for _ in $(seq 1 100); do
-        [ -e "$T/relay.port.reset" ] && return 0
-        sleep 0.05
-    done
-    fail "the relay did not reset its connections"
-}
+relay_reset() { relay_signal ALRM "$T/relay.port.reset" "reset its connections"; }
 
 # relay_sql SECONDS BREAK: `askdb sql --timeout 1000` of SLEEP(SECONDS)
 # through a new relay, which BREAK (relay_deaf, relay_mute) breaks once
@@ -359,8 +355,12 @@ relay_sql() {
 # that BREAK breaks once the statement runs, then Ctrl-C. Sets RC and
 # ELAPSED_MS (from the Ctrl-C).
 relay_ctrl_c() {
-    local pid t0
     start_relay
+    ctrl_c_sleep "$@"
+}
+# ctrl_c_sleep SECONDS BREAK [sql]: the same through the relay started.
+ctrl_c_sleep() {
+    local pid
     url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
     if [ "${3:-}" = sql ]; then
         set -- "$1" "$2" sql --timeout 20000 "$url" "SELECT SLEEP($1)"
@@ -1452,14 +1452,8 @@ fault_server_that_answers_no_kill_is_given_up_on_ctrl_c() {
 # the server's own time limit ends the statement first, and that is
 # reported as the timeout it is.
 fault_server_slow_to_take_connections_is_not_given_up() {
-    local pid t0
     start_relay --delay-new 1000
-    url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
-    timeout --foreground -k "$RUN_LIMIT_S" "$RUN_LIMIT_S" env --default-signal=INT "$ASKDB" sql --timeout 20000 "$url" \
-        "SELECT SLEEP(34)" </dev/null >"$T/out" 2>"$T/err" &
-    pid=$!
-    wait_running 'SLEEP(34)'
-    interrupt
+    ctrl_c_sleep 34 : sql
     echo "slow server, Ctrl-C: exit $RC in $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
     after_run "sql (slow server, Ctrl-C)"
     expect_rc 130
@@ -1654,14 +1648,8 @@ reconnect_whose_settings_get_no_answer_keeps_to_the_time_limit() {
 # 6-8 s with answers later still. The kill connection's whole exchange
 # now has 2 s in all: the session is given up then, and says why.
 fault_kill_connection_slow_at_each_step_is_given_up_within_2_s() {
-    local pid
     start_relay --slow-new 1500
-    url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
-    timeout --foreground -k "$RUN_LIMIT_S" "$RUN_LIMIT_S" env --default-signal=INT "$ASKDB" sql --timeout 20000 "$url" \
-        "SELECT SLEEP(44)" </dev/null >"$T/out" 2>"$T/err" &
-    pid=$!
-    wait_running 'SLEEP(44)'
-    interrupt
+    ctrl_c_sleep 44 : sql
     echo "slow server at each step, Ctrl-C: exit $RC in $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
     after_run "sql (slow server at each step, Ctrl-C)"
     expect_rc 130
