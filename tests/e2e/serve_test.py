@@ -216,6 +216,49 @@ def test_openapi_document_validates(env):
         assert want in ops, (want, ops)
 
 
+def test_openapi_describes_mcp_as_served(env):
+    # The OpenAPI document's /mcp is what the server speaks: the revisions
+    # of its MCP-Protocol-Version header are those server/discover lists
+    # (2026-07-28 was missing), the stateless revision's Mcp-Method and
+    # Mcp-Name headers are named, and every status the tries below get is
+    # among the operation's responses (413 was missing).
+    env.start("--max-body", "2000", script=[])
+    doc, _ = env.json("GET", "/api/openapi.json")
+    op = doc["paths"]["/mcp"]["post"]
+    params = {p["name"]: p for p in op["parameters"]}
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}
+    status, _, data = env.request(
+        "POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+                         "params": {"_meta": meta}},
+        headers={"Accept": "application/json", "MCP-Protocol-Version": "2026-07-28",
+                 "Mcp-Method": "server/discover"})
+    assert status == 200, (status, data)
+    spoken = json.loads(data)["result"]["supportedVersions"]
+    assert params["MCP-Protocol-Version"]["schema"]["enum"] == spoken, (params, spoken)
+    assert "Mcp-Method" in params and "Mcp-Name" in params, sorted(params)
+    sid = mcp_session(env)
+    tries = [
+        ({"jsonrpc": "2.0", "id": 2, "method": "ping"}, {"Mcp-Session-Id": sid}),
+        ({"jsonrpc": "2.0", "method": "notifications/initialized"}, {"Mcp-Session-Id": sid}),
+        ({"jsonrpc": "2.0", "id": 3, "method": "ping"}, {}),
+        ({"jsonrpc": "2.0", "id": 4, "method": "ping"}, {"Mcp-Session-Id": "nope"}),
+        ({"jsonrpc": "2.0", "id": 5, "method": "ping", "pad": "x" * 3000},
+         {"Mcp-Session-Id": sid}),
+        ({"jsonrpc": "2.0", "id": 6, "method": "ping"},
+         {"Mcp-Session-Id": sid, "Origin": "http://evil.example"}),
+        ({"jsonrpc": "2.0", "id": 7, "method": "ping"},
+         {"Mcp-Session-Id": sid, "Content-Type": "text/plain"}),
+    ]
+    seen = set()
+    for body, h in tries:
+        status, _, data = env.request("POST", "/mcp", body,
+                                      headers=dict(h, Accept="application/json"))
+        seen.add(status)
+        assert str(status) in op["responses"], (status, body, data[:200], sorted(op["responses"]))
+    assert {200, 202, 400, 404, 413, 403, 415} <= seen, seen
+
+
 def test_ask_json_returns_the_answer(env):
     env.start(script=[reply(COUNTRY_SQL)])
     a, hdrs = env.json("POST", "/api/ask", {"database": "shop", "question": "Customers per country?"},
