@@ -128,8 +128,18 @@ os.rename(port_file + ".tmp", port_file)
 
 
 def relay(client):
-    """Relay client to the server from now on."""
-    server = socket.create_connection((host, port))
+    """Relay client to the server from now on. A server that is not there
+    (stopped by the test) refuses it: the client's connection is reset, as
+    a refused connect would be, and the relay goes on (it died of the
+    error, with a traceback in the test's output, and refused every later
+    connection for good)."""
+    try:
+        server = socket.create_connection((host, port))
+    except OSError:
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                          struct.pack("ii", 1, 0))
+        client.close()
+        return
     peer[client], peer[server] = server, client
     upstream.add(server)
     if slow_new and accepted > 1:
