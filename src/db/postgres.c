@@ -164,6 +164,9 @@ struct pg {
                                it */
     char *pw_raw;           /* the password as written in the URL */
     char *pw;               /* the password libpq would send, decoded */
+    PQconninfoOption *settings; /* the first connection's (pg_open), for
+                               every reconnect: one made to an entry of
+                               a host list holds that entry alone */
 };
 
 static struct pg *PG(askdb_db *db)
@@ -663,7 +666,14 @@ static int ready_by(int fd, short events, double deadline,
 /* How a nonblocking connect ended (connect_poll()). */
 enum pg_connect_end {
     CONNECT_MADE,
-    CONNECT_FAILED,    /* libpq's error: PQerrorMessage() says it */
+    CONNECT_MISSED,    /* no server took part (refused, unreachable, a
+                          name not found), or libpq turned down the one
+                          it reached for target_session_attrs: a host
+                          list's next host is tried. PQerrorMessage()
+                          says why */
+    CONNECT_FAILED,    /* the server broke off or refused (TLS, the
+                          login, the database): libpq tries no other
+                          host. PQerrorMessage() says why */
     CONNECT_LATE,      /* the deadline passed first */
     CONNECT_CANCELLED  /* the cancel flag was set first */
 };
@@ -675,11 +685,23 @@ enum pg_connect_end {
 ** in whole seconds: here deadline alone does. PQsocket() is read again
 ** before each wait, as libpq closes a socket and opens another when it
 ** moves to the name's next address.
+**
+** A failure is told apart as libpq's own connect to several hosts tells
+** it (PQconnectPoll() moves on to the next host, or ends): from the
+** state c was in before the call that failed. One that no server took
+** part in (the TCP connect, the name, a socket that is not there) came
+** before or while connecting; one where the server answered came later,
+** but for libpq's check of target_session_attrs (tsa, "any" when none),
+** made once the server has told its settings: a server that sent its
+** server_version got through its start, and a failure after that with
+** a target set is libpq turning it down.
 */
 static enum pg_connect_end connect_poll(PGconn *c, double deadline,
-                                        const atomic_int *cancel)
+                                        const atomic_int *cancel,
+                                        const char *tsa)
 {
     PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+    ConnStatusType seen = CONNECTION_NEEDED;
     int k;
 
     while (PQstatus(c) != CONNECTION_BAD && st != PGRES_POLLING_FAILED) {
@@ -692,8 +714,14 @@ static enum pg_connect_end connect_poll(PGconn *c, double deadline,
             return CONNECT_CANCELLED;
         if (k == 0)
             return CONNECT_LATE;
+        seen = PQstatus(c);
         st = PQconnectPoll(c);
     }
+    if (seen == CONNECTION_NEEDED || seen == CONNECTION_STARTED)
+        return CONNECT_MISSED;
+    if (tsa && strcmp(tsa, "any") != 0 &&
+        PQparameterStatus(c, "server_version"))
+        return CONNECT_MISSED;
     return CONNECT_FAILED;
 }
 
@@ -703,7 +731,7 @@ static PGconn *connect_by(const char *const *keys, const char *const *vals,
 {
     PGconn *c = PQconnectStartParams(keys, vals, 0);
 
-    if (c && connect_poll(c, deadline, NULL) == CONNECT_MADE)
+    if (c && connect_poll(c, deadline, NULL, NULL) == CONNECT_MADE)
         return c;
     PQfinish(c);
     return NULL;
@@ -1326,6 +1354,9 @@ static askdb_status pg_open(askdb_db *db, const char *path)
         connect_error(db, p, PQerrorMessage(p->conn), "connect to", "");
         return ASKDB_ERR_DB_OPEN;
     }
+    p->settings = PQconninfo(p->conn);
+    if (!p->settings)
+        return ASKDB_ERR_NOMEM;
     return pg_setup(db, p, 1);
 }
 
@@ -1335,6 +1366,7 @@ static void pg_close(askdb_db *db)
 
     cancel_release(p->req);
     PQfinish(p->conn);
+    PQconninfoFree(p->settings);
     free(p->pw_raw);
     free(p->pw);
     free(p);
@@ -1342,104 +1374,263 @@ static void pg_close(askdb_db *db)
 }
 
 /* A reconnect is given 2 s at least, however short the time limit: as
-** libpq does a connect_timeout under 2. */
+** libpq does a connect_timeout under 2. So is each entry of a host list
+** that the walk reaches once the limit is spent (pg_reconnect()). */
 #define RECONNECT_MIN_MS 2000
 
 /* How a reconnect ended (pg_reconnect()). */
 enum pg_redo {
-    REDO_DONE,      /* p->conn is the new connection, made or failed */
-    REDO_LATE,      /* not made by its deadline: p->conn is the old one */
+    REDO_MADE,      /* p->conn is the new connection */
+    REDO_FAILED,    /* none was made (why says why): p->conn is the old
+                       one, lost */
     REDO_CANCELLED  /* db->cancel was set first: p->conn is the old one */
 };
 
+/* The value of keyword key in the settings s, or NULL. */
+static const char *setting(const PQconninfoOption *s, const char *key)
+{
+    for (; s->keyword; s++)
+        if (strcmp(s->keyword, key) == 0)
+            return s->val;
+    return NULL;
+}
+
+/* How many elements a comma-separated list of libpq's holds: one more
+** than its commas, as libpq counts them; 0 for none (NULL or ""). */
+static int list_len(const char *s)
+{
+    int n = 1;
+
+    if (!s || !*s)
+        return 0;
+    for (; *s; s++)
+        n += *s == ',';
+    return n;
+}
+
+/* Element i (from 0) of such a list: where it starts in s, its length in
+** *n; "" past the end of the list, or for none. */
+static const char *list_item(const char *s, int i, size_t *n)
+{
+    const char *e;
+
+    for (; s && *s && i > 0; s++)
+        if (*s == ',')
+            i--;
+    if (!s || i > 0) {
+        *n = 0;
+        return "";
+    }
+    e = strchr(s, ',');
+    *n = e ? (size_t)(e - s) : strlen(s);
+    return s;
+}
+
+/* Append key='value' (n bytes of v) to b, quoted as libpq's keyword/value
+** form reads it. */
+static void put_param(struct buf *b, const char *key, const char *v,
+                      size_t n)
+{
+    size_t i;
+
+    buf_printf(b, "%s%s='", b->len ? " " : "", key);
+    for (i = 0; i < n; i++) {
+        if (v[i] == '\'' || v[i] == '\\')
+            buf_putc(b, '\\');
+        buf_putc(b, v[i]);
+    }
+    buf_putc(b, '\'');
+}
+
 /*
-** Connect again with the settings of p->conn, within the statement's time
-** limit (RECONNECT_MIN_MS at least; a shorter connect_timeout of the URL
-** or PGCONNECT_TIMEOUT stays): the reconnect is part of the statement
-** the user waits for. PQreset() kept the first connection's 10 s.
+** Start a connect (PQconnectStartParams()) to entry i of the host list of
+** the settings s: every setting as it is but host, hostaddr and port,
+** which are the entry's (the list's one port, when it has one, for every
+** entry), connect_timeout, which is ct, and target_session_attrs, which
+** is tsa unless NULL. The entry goes with dbname in a keyword/value
+** string that libpq expands (expand_dbname), where an empty value stays
+** set, as an empty element of a list does: given as a keyword of its own
+** it would be taken as unset, and PGHOST or PGPORT would stand where
+** libpq's connect to the list takes its default. NULL when out of memory.
+*/
+static PGconn *start_entry(const PQconninfoOption *s, int i, const char *ct,
+                           const char *tsa)
+{
+    static const char *const listed[] = {"host", "hostaddr", "port", NULL};
+    const char *keys[64], *vals[64], *const *k, *v;
+    const PQconninfoOption *o;
+    struct buf b;
+    PGconn *c = NULL;
+    size_t n;
+    int j = 0;
+
+    buf_init(&b, 0);
+    for (k = listed; *k; k++) {
+        v = setting(s, *k);
+        v = list_item(v, strcmp(*k, "port") == 0 && list_len(v) == 1 ? 0 : i,
+                      &n);
+        put_param(&b, *k, v, n);
+    }
+    if ((v = setting(s, "dbname")) != NULL && *v)
+        put_param(&b, "dbname", v, strlen(v));
+    for (o = s; o->keyword && j < 60; o++) {
+        for (k = listed; *k && strcmp(o->keyword, *k) != 0; k++)
+            ;
+        if (*k || !o->val || !*o->val ||
+            strcmp(o->keyword, "dbname") == 0 ||
+            strcmp(o->keyword, "connect_timeout") == 0 ||
+            (tsa && strcmp(o->keyword, "target_session_attrs") == 0))
+            continue;
+        keys[j] = o->keyword;
+        vals[j++] = o->val;
+    }
+    keys[j] = "connect_timeout";
+    vals[j++] = ct;
+    if (tsa) {
+        keys[j] = "target_session_attrs";
+        vals[j++] = tsa;
+    }
+    keys[j] = "dbname";
+    vals[j++] = b.data;
+    keys[j] = NULL;
+    vals[j] = NULL;
+    if (!buf_err(&b) && b.data)
+        c = PQconnectStartParams(keys, vals, 1);
+    buf_free(&b);
+    return c;
+}
+
+/* Append to why (size wn) libpq's words for a connect that was not made,
+** and "timeout expired" after them for one that ran out of time, as
+** libpq's blocking connect says it. */
+static void say_more(char *why, size_t wn, const PGconn *c, int late)
+{
+    size_t used = strlen(why);
+
+    say(why + used, wn - used, "%s%s", c ? PQerrorMessage(c)
+                                         : "out of memory\n",
+        late ? "timeout expired\n" : "");
+}
+
+/*
+** Connect again with the first connection's settings (p->settings),
+** within the statement's time limit: the reconnect is part of the
+** statement the user waits for. PQreset() kept the first connection's
+** 10 s, and libpq's blocking connect heeds nothing but its timeout: this
+** one goes through libpq's nonblocking calls (connect_poll()), which a
+** Ctrl-C (db->cancel) cuts short at once: there is no statement on the
+** server yet for a cancel request to stop.
 **
-** To one host (host and hostaddr hold no comma) askdb connects through
-** libpq's nonblocking calls (connect_poll()), which a Ctrl-C (db->cancel)
-** cuts short: there is no statement on the server yet for a cancel
-** request to stop. The deadline is for the whole connect, the name's
-** addresses together. To several hosts the connect is libpq's blocking
-** one, which alone moves on to the next host when one does not answer
-** within connect_timeout (set to the limit, in whole seconds, 2 at
-** least as libpq counts them): a Ctrl-C is heeded only once it ends.
+** A host list (host or hostaddr with commas) is walked here as libpq's
+** blocking connect walks it (PQconnectPoll()'s try_next_host, libpq 15):
+** each entry in turn, as a connect to that one host with every other
+** setting as it was (target_session_attrs, which libpq checks on a
+** connect to one host too, sslmode, user, dbname, passfile...); on to
+** the next when no server took part there, libpq turned it down for
+** target_session_attrs, or it ran out of time; ended by a server that
+** broke off or refused (TLS, the login, the database), after which
+** libpq tries no other host either ("If a connection is established
+** successfully, but authentication fails, the remaining hosts in the
+** list are not tried"). prefer-standby walks the list twice, for a
+** standby and then for any server, as libpq does. The entries are
+** libpq's (connectOptions2()): one for each element of hostaddr where it
+** has any, else of host, else one; the port list has one element for
+** all or one for each; an empty element is libpq's default there (its
+** socket directory, port 5432). A list libpq refused at the first
+** connect (more ports than hosts) cannot be here. A failure says each
+** entry's error in turn, as libpq's own message for several hosts does.
 **
-** libpq's words for a failure go to why (size wn): its own, or for a
-** connect that ran out of time those it had so far and "timeout
-** expired", as its blocking connect says. A connect that libpq ended
-** replaces p->conn, failed or not (where none can be made, out of
-** memory, PQreset() does); one askdb ended is dropped, its socket closed
-** at once, and p->conn stays for the settings of the next. *by_limit
-** is 1 when the time limit was the bound, 0 when the settings' own
-** connect_timeout was.
+** Time: each entry gets the statement's limit (RECONNECT_MIN_MS at
+** least; a shorter connect_timeout of the settings stays), as libpq's
+** connect_timeout is for each host. The walk as a whole keeps to the
+** statement's limit too, so that N hosts that answer none do not take N
+** times the limit, but an entry reached once the limit is spent still
+** gets RECONNECT_MIN_MS: a list is there to reach the next server, and
+** libpq's least is enough for one that answers, where an entry given no
+** time would never be tried and each statement would wait on the same
+** dead first host again. So the walk takes at most the limit and 2 s for
+** each further entry.
+**
+** Where it differs from libpq's blocking connect: an entry's time is for
+** the name's addresses together (libpq's is for each address: where the
+** first address of a name drops packets, the entry times out without
+** trying the next); an entry past the statement's limit gets 2 s, not
+** its full time; libpq 16's load_balance_hosts=random, passed on to each
+** entry, shuffles a name's addresses but not the entries, tried in the
+** order written; and with target_session_attrs set, a server that fails
+** after it reported its settings (a login event trigger of PostgreSQL
+** 17) is taken for one turned down for them, and the walk goes on where
+** libpq ends.
+**
+** libpq's words for a failure go to why (size wn). The connection made
+** replaces p->conn; when none is, p->conn stays. *by_limit is 1 when an
+** entry ran out of the statement's limit, 0 when only of the settings'
+** own connect_timeout.
 */
 static enum pg_redo pg_reconnect(askdb_db *db, struct pg *p, char *why,
                                  size_t wn, int *by_limit)
 {
-    PQconninfoOption *opts, *o;
-    const char *keys[64], *vals[64], *ct = NULL;
+    const char *ct, *tsa, *list, *want = NULL;
     char limit[16];
     long ms = db->query_timeout_ms > RECONNECT_MIN_MS ? db->query_timeout_ms
                                                       : RECONNECT_MIN_MS;
-    long s = (ms + 999) / 1000, v;
-    PGconn *c = NULL;
-    enum pg_connect_end end = CONNECT_FAILED;
-    int i = 0, several = 0;
+    long s = (ms + 999) / 1000, each = ms, t, v;
+    double end, now;
+    enum pg_connect_end how;
+    PGconn *c;
+    int i, n, pass, passes = 1;
 
+    *why = '\0';
+    *by_limit = 0;
     snprintf(limit, sizeof limit, "%ld", s);
-    opts = PQconninfo(p->conn);
-    for (o = opts; o && o->keyword && i < 62; o++) {
-        if (!o->val || !*o->val)
-            continue;
-        if (strcmp(o->keyword, "connect_timeout") == 0) {
-            v = strtol(o->val, NULL, 10);
-            if (v > 0 && v < s) {
-                ct = o->val;
-                ms = v < 2 ? 2000 : v * 1000;
+    ct = setting(p->settings, "connect_timeout");
+    v = ct ? strtol(ct, NULL, 10) : 0;
+    if (v > 0 && v < s)
+        each = v < 2 ? 2000 : v * 1000;
+    else
+        ct = NULL;
+    tsa = setting(p->settings, "target_session_attrs");
+    if (tsa && strcmp(tsa, "prefer-standby") == 0)
+        passes = 2;
+    list = setting(p->settings, "hostaddr");
+    if (list_len(list) == 0)
+        list = setting(p->settings, "host");
+    n = list_len(list) > 0 ? list_len(list) : 1;
+    end = db_now_ms() + (double)ms;
+    for (pass = 0; pass < passes; pass++) {
+        if (passes == 2)
+            want = pass == 0 ? "standby" : "any";
+        for (i = 0; i < n; i++) {
+            if (db->cancel && atomic_load(db->cancel))
+                return REDO_CANCELLED;
+            now = db_now_ms();
+            t = end - now > RECONNECT_MIN_MS ? (long)(end - now)
+                                             : RECONNECT_MIN_MS;
+            if (t > each)
+                t = each;
+            c = start_entry(p->settings, i, ct ? ct : limit, want);
+            how = c ? connect_poll(c, now + (double)t, db->cancel,
+                                   want ? want : tsa)
+                    : CONNECT_FAILED;
+            if (how == CONNECT_MADE) {
+                PQfinish(p->conn);
+                p->conn = c;
+                (void)PQsetNoticeProcessor(c, drop_notice, NULL);
+                return REDO_MADE;
             }
-            continue;
+            if (how == CONNECT_CANCELLED) {
+                PQfinish(c);
+                return REDO_CANCELLED;
+            }
+            say_more(why, wn, c, how == CONNECT_LATE);
+            if (how == CONNECT_LATE && (!ct || t < each))
+                *by_limit = 1;
+            PQfinish(c);
+            if (how == CONNECT_FAILED)
+                return REDO_FAILED;
         }
-        if ((strcmp(o->keyword, "host") == 0 ||
-             strcmp(o->keyword, "hostaddr") == 0) &&
-            strchr(o->val, ','))
-            several = 1;
-        keys[i] = o->keyword;
-        vals[i++] = o->val;
     }
-    keys[i] = "connect_timeout";
-    vals[i++] = ct ? ct : limit;
-    keys[i] = NULL;
-    vals[i] = NULL;
-    *by_limit = !ct;
-    if (opts && several) {
-        c = PQconnectdbParams(keys, vals, 0);
-    } else if (opts) {
-        c = PQconnectStartParams(keys, vals, 0);
-        if (c)
-            end = connect_poll(c, db_now_ms() + (double)ms, db->cancel);
-    }
-    PQconninfoFree(opts);
-    if (!c) {
-        PQreset(p->conn);
-        say(why, wn, "%s", PQerrorMessage(p->conn));
-        return REDO_DONE;
-    }
-    if (end == CONNECT_LATE || end == CONNECT_CANCELLED) {
-        /* libpq names the server it tries before any error it meets
-        ** ("connection to server at ... failed: "). */
-        if (end == CONNECT_LATE)
-            say(why, wn, "%stimeout expired", PQerrorMessage(c));
-        PQfinish(c);
-        return end == CONNECT_LATE ? REDO_LATE : REDO_CANCELLED;
-    }
-    say(why, wn, "%s", PQerrorMessage(c));
-    PQfinish(p->conn);
-    p->conn = c;
-    (void)PQsetNoticeProcessor(c, drop_notice, NULL);
-    return REDO_DONE;
+    return REDO_FAILED;
 }
 
 /*
@@ -1459,19 +1650,19 @@ static askdb_status pg_ready(askdb_db *db, struct pg *p, struct db_err *e)
         PQtransactionStatus(p->conn) == PQTRANS_IDLE)
         return ASKDB_OK;
     end = pg_reconnect(db, p, why, sizeof why, &by_limit);
-    if (end == REDO_DONE && PQstatus(p->conn) == CONNECTION_OK) {
+    if (end == REDO_MADE) {
         if (pg_setup(db, p, 0) == ASKDB_OK)
             return ASKDB_OK;
     } else if (end != REDO_CANCELLED) {
-        if (by_limit && strstr(why, "timeout expired"))
+        if (by_limit)
             say(within, sizeof within, " within the statement's %d ms "
                 "time limit (--timeout; 2 s at least)",
                 db->query_timeout_ms);
         connect_error(db, p, why, "reconnect to", within);
     }
     p->lost = 1;
-    /* Cut short, or failed after a Ctrl-C (a blocking connect, the
-    ** session's settings): the user stopped it. */
+    /* Cut short, or failed after a Ctrl-C (the session's settings,
+    ** pg_setup()): the user stopped it. */
     if (end == REDO_CANCELLED || (db->cancel && atomic_load(db->cancel))) {
         say(db->errmsg, sizeof db->errmsg,
             "cancelled while connecting again to '%s'", db->label);

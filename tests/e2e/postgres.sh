@@ -11,8 +11,9 @@
 # as root (the server refuses root), else as the user running the test. It
 # is stopped and removed at the end. examples/shop.db is loaded with
 # scripts/load_postgres.py, then roles are made: reader (SELECT only),
-# writer (may write), bob (SELECT, a password, scram over TCP), filer
-# (pg_read_server_files), boss (a member of a superuser role).
+# writer (may write), bob and dora (SELECT, a password, scram over TCP;
+# trusted on the unix socket, as everyone), filer (pg_read_server_files),
+# boss (a member of a superuser role).
 # Output: "ok NAME" or "FAIL NAME: reason" per test, then "N passed, M
 # failed"; exit 0 only when M is 0.
 set -u
@@ -123,6 +124,7 @@ EOF
 local all all trust
 host all bob 127.0.0.1/32 scram-sha-256
 host all carol 127.0.0.1/32 scram-sha-256
+host all dora 127.0.0.1/32 scram-sha-256
 host all all 127.0.0.1/32 trust
 EOF
     start_server
@@ -150,6 +152,7 @@ url() { echo "postgresql://$1@127.0.0.1:$PORT/shop"; }
 su_sql() { psql -X -q -A -t -v ON_ERROR_STOP=1 -d "$(su_url "${2:-shop}")" -c "$1"; }
 
 BOB_PW='Ql8-bob-s3cret'
+DORA_PW='Dz4-dora-s3cret'
 # Every character a URL's user part may hold unencoded but ':' first: in
 # the URL as CAROL_URL_PW ('/', '?' and '%' must be encoded).
 CAROL_PW='p@ss:w/rd?#&%x@s3cr3t-carol'
@@ -165,12 +168,13 @@ setup_database() {
 CREATE ROLE writer LOGIN;
 CREATE ROLE bob LOGIN PASSWORD '$BOB_PW';
 CREATE ROLE carol LOGIN PASSWORD '$CAROL_PW';
+CREATE ROLE dora LOGIN PASSWORD '$DORA_PW';
 CREATE ROLE filer LOGIN;
 CREATE ROLE boss LOGIN;
 CREATE ROLE admins SUPERUSER NOLOGIN;
 GRANT admins TO boss;
 GRANT pg_read_server_files TO filer;
-GRANT SELECT ON ALL TABLES IN SCHEMA public TO bob, filer, boss;
+GRANT SELECT ON ALL TABLES IN SCHEMA public TO bob, dora, filer, boss;
 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO writer;
 COMMENT ON TABLE orders IS 'One row per order; total in EUR';
 COMMENT ON COLUMN customers.loyalty_tier IS 'bronze, silver or gold';
@@ -483,6 +487,44 @@ end_shell() {
     echo "$1: exit $RC, $ELAPSED_MS ms" >>"$T/.trace"
     cat "$T/out" "$T/err" >>"$TMP/all_output"
     expect_no_sanitizer
+}
+
+# relays_deaf PID...: relay_deaf for each of a test's relays.
+relays_deaf() {
+    local RELAY_PID
+    for RELAY_PID in "$@"; do
+        rm -f "$T/relay.port.quiet"
+        relay_deaf
+    done
+}
+
+# start_standby_stub: a listener that answers as a hot standby does at its
+# start (tests/e2e/standby_stub.py), which libpq turns down for
+# target_session_attrs=read-write; STANDBY_PORT.
+start_standby_stub() {
+    local pid
+    rm -f "$T/standby.port"
+    "$PY" "$HERE/standby_stub.py" "$T/standby.port" &
+    pid=$!
+    echo "$pid" >>"$T/.pids"
+    echo "$pid" >>"$TMP/llm.pids"
+    for _ in $(seq 1 100); do
+        [ -s "$T/standby.port" ] && break
+        sleep 0.05
+    done
+    [ -s "$T/standby.port" ] || fail "the standby stub did not start"
+    STANDBY_PORT=$(cat "$T/standby.port")
+}
+
+# end_sessions ROLE: the server ends ROLE's sessions, idle ones (a relay
+# passes the close on; the client hears of it at its next statement).
+end_sessions() {
+    su_sql "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = '$1'" >/dev/null
+    for _ in $(seq 1 50); do
+        [ "$(su_sql "SELECT count(*) FROM pg_stat_activity WHERE usename = '$1'")" = 0 ] && break
+        sleep 0.05
+    done
+    sleep 0.3
 }
 
 # wait_active TEXT: wait up to 10 s for an active statement like TEXT.
@@ -1923,6 +1965,121 @@ reconnect_is_cut_short_by_ctrl_c() {
     kill "$RELAY_PID"
 }
 
+# With several hosts (a URL's host list) askdb connected again through
+# libpq's blocking connect, which gave each host the statement's limit:
+# N hosts that answer none took N times the limit before the next was
+# tried (two here, 12 s with --timeout 6000), and a Ctrl-C waited for
+# all of them. askdb walks the list itself, one host at a time, as libpq
+# does: the first entry, a standby (the stub), is turned down for
+# target_session_attrs=read-write; each deaf relay gets its time, but
+# the walk as a whole keeps to the limit, an entry reached once it is
+# spent getting 2 s: the server, fourth, answers within the limit and
+# 2 s.
+reconnect_to_several_hosts_reaches_the_one_that_answers() {
+    local pid t0 r1 r1_pid r2 r2_pid url
+    start_standby_stub
+    start_relay
+    r1=$RELAY_PORT r1_pid=$RELAY_PID
+    start_relay
+    r2=$RELAY_PORT r2_pid=$RELAY_PID
+    url="postgresql://reader@127.0.0.1:$STANDBY_PORT,127.0.0.1:$r1,127.0.0.1:$r2,127.0.0.1:$PORT/shop?target_session_attrs=read-write"
+    mkfifo "$T/fifo"
+    (cd "$T" && exec timeout 40 "$ASKDB" shell --llm-url http://127.0.0.1:9/v1 --model test \
+        --timeout 6000 "$url") <"$T/fifo" >"$T/out" 2>"$T/err" &
+    pid=$!
+    exec 7>"$T/fifo"
+    echo ".sql SELECT 41 AS a" >&7
+    wait_in "$T/out" 41 200 || fail "the first statement did not answer: $(head -c 300 "$T/err")"
+    end_sessions reader
+    relays_deaf "$r1_pid" "$r2_pid"
+    t0=$(now_ms)
+    echo ".sql SELECT 42 AS b" >&7
+    wait_in "$T/out" 42 300
+    ELAPSED_MS=$(($(now_ms) - t0))
+    end_shell "reconnect past a standby and two deaf hosts, --timeout 6000"
+    expect_out_has 42
+    expect_err_lacks "cannot reconnect"
+    expect_faster 9500
+    expect_rc 0
+    kill "$r1_pid" "$r2_pid"
+}
+
+# A Ctrl-C while askdb connected again to several hosts waited until
+# libpq's blocking connect had given up on each (10 s for each here, by
+# askdb's connect_timeout). Walked by askdb, the reconnect is cut short
+# at once, at whichever host it is (the second here: the first, a
+# standby, was turned down), as it is to one host.
+reconnect_to_several_hosts_is_cut_short_by_ctrl_c() {
+    local pid t0 r1 r1_pid r2 r2_pid url
+    start_standby_stub
+    start_relay
+    r1=$RELAY_PORT r1_pid=$RELAY_PID
+    start_relay
+    r2=$RELAY_PORT r2_pid=$RELAY_PID
+    url="postgresql://reader@127.0.0.1:$STANDBY_PORT,127.0.0.1:$r1,127.0.0.1:$r2/shop?target_session_attrs=read-write"
+    mkfifo "$T/fifo"
+    (cd "$T" && exec timeout --foreground -k 5 "$RUN_LIMIT_S" env --default-signal=INT "$ASKDB" shell \
+        --llm-url http://127.0.0.1:9/v1 --model test --timeout 20000 "$url") <"$T/fifo" >"$T/out" 2>"$T/err" &
+    pid=$!
+    echo "$pid" >>"$T/.pids"
+    exec 7>"$T/fifo"
+    echo ".sql SELECT 41 AS a" >&7
+    wait_in "$T/out" 41 200 || fail "the first statement did not answer: $(head -c 300 "$T/err")"
+    end_sessions reader
+    relays_deaf "$r1_pid" "$r2_pid"
+    echo ".sql SELECT 1 AS x" >&7
+    sleep 1
+    grep -q "cannot reconnect\|cancelled\|lost the connection" "$T/err" && fail "the reconnect ended before the Ctrl-C: $(head -c 400 "$T/err")"
+    t0=$(now_ms)
+    kill -INT "$pid"
+    wait_err "cancelled" 100
+    ELAPSED_MS=$(($(now_ms) - t0))
+    end_shell "Ctrl-C in a reconnect to a standby and two deaf hosts, --timeout 20000, to 'cancelled'"
+    expect_err_has "askdb: cancelled while connecting again to '$url'"
+    expect_faster 1000
+    expect_rc 130
+    kill "$r1_pid" "$r2_pid"
+}
+
+# A walk of several hosts that reaches no server says each host's error
+# in turn, as libpq's message for several hosts does, within the
+# statement's limit and 2 s for each further host (libpq's blocking
+# connect: the limit for each, 12 s here). It ends at a server that
+# refuses the login (dora's password changed), as libpq tries no other
+# host then: the unix socket after it, where dora is trusted, is not
+# tried, and the statement fails.
+reconnect_to_several_hosts_says_each_hosts_error() {
+    local pid t0 r1 r1_pid r2 r2_pid q url label
+    su_sql "ALTER ROLE dora PASSWORD '$DORA_PW'" >/dev/null
+    start_relay
+    r1=$RELAY_PORT r1_pid=$RELAY_PID
+    start_relay
+    r2=$RELAY_PORT r2_pid=$RELAY_PID
+    q="host=127.0.0.1,127.0.0.1,127.0.0.1,$SOCK&port=$r1,$r2,$PORT,$PORT"
+    url="postgresql://dora:$DORA_PW@/shop?$q"
+    label="postgresql://dora@/shop?$q"
+    mkfifo "$T/fifo"
+    (cd "$T" && exec timeout 40 "$ASKDB" shell --llm-url http://127.0.0.1:9/v1 --model test \
+        --timeout 6000 "$url") <"$T/fifo" >"$T/out" 2>"$T/err" &
+    pid=$!
+    exec 7>"$T/fifo"
+    echo ".sql SELECT 41 AS a" >&7
+    wait_in "$T/out" 41 200 || fail "the first statement did not answer: $(head -c 300 "$T/err")"
+    su_sql "ALTER ROLE dora PASSWORD 'Dora-changed-pw'" >/dev/null
+    end_sessions dora
+    relays_deaf "$r1_pid" "$r2_pid"
+    t0=$(now_ms)
+    echo ".sql SELECT 42 AS b" >&7
+    wait_err "cannot reconnect" 300
+    ELAPSED_MS=$(($(now_ms) - t0))
+    end_shell "reconnect past two deaf hosts to a refused login, --timeout 6000"
+    su_sql "ALTER ROLE dora PASSWORD '$DORA_PW'" >/dev/null
+    expect_err_has "askdb: cannot reconnect to '$label' within the statement's 6000 ms time limit (--timeout; 2 s at least): connection to server at \"127.0.0.1\", port $r1 failed: timeout expired connection to server at \"127.0.0.1\", port $r2 failed: timeout expired connection to server at \"127.0.0.1\", port $PORT failed: FATAL:  password authentication failed for user \"dora\" (check the user name and the password"
+    expect_out_lacks 42
+    expect_faster 9500
+    kill "$r1_pid" "$r2_pid"
+}
+
 # libpq takes a connect_timeout of 0 or less as no time limit at all
 # ("wait indefinitely"): with ?connect_timeout=0 in the URL or
 # PGCONNECT_TIMEOUT=0, askdb's first connect to a server that takes the
@@ -2001,6 +2158,9 @@ TESTS=(
     server_that_answers_no_connection_ends_at_the_cancel_grace
     reconnect_after_a_loss_keeps_to_the_time_limit
     reconnect_is_cut_short_by_ctrl_c
+    reconnect_to_several_hosts_reaches_the_one_that_answers
+    reconnect_to_several_hosts_is_cut_short_by_ctrl_c
+    reconnect_to_several_hosts_says_each_hosts_error
     server_killed_mid_query_is_reported
 )
 
@@ -2028,9 +2188,9 @@ done
 # No password ever reached any output.
 name=no_password_in_any_output
 if [ -z "$FILTER" ] || printf '%s\n' "$name" | grep -qE -- "$FILTER"; then
-    if grep -qF -e "$BOB_PW" -e "Wr0ng-pw-x" -e "zz-secret" -e "s3cr3t-carol" -e "w%2Frd" "$TMP/all_output"; then
+    if grep -qF -e "$BOB_PW" -e "$DORA_PW" -e "Wr0ng-pw-x" -e "zz-secret" -e "s3cr3t-carol" -e "w%2Frd" "$TMP/all_output"; then
         FAILED=$((FAILED + 1))
-        echo "FAIL $name: $(grep -m1 -F -e "$BOB_PW" -e "Wr0ng-pw-x" -e "zz-secret" -e "s3cr3t-carol" -e "w%2Frd" "$TMP/all_output" | cut -c1-200)"
+        echo "FAIL $name: $(grep -m1 -F -e "$BOB_PW" -e "$DORA_PW" -e "Wr0ng-pw-x" -e "zz-secret" -e "s3cr3t-carol" -e "w%2Frd" "$TMP/all_output" | cut -c1-200)"
     else
         PASSED=$((PASSED + 1))
         echo "ok $name"
