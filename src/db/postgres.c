@@ -1451,33 +1451,38 @@ static void put_param(struct buf *b, const char *key, const char *v,
 ** string that libpq expands (expand_dbname), where an empty value stays
 ** set, as an empty element of a list does: given as a keyword of its own
 ** it would be taken as unset, and PGHOST or PGPORT would stand where
-** libpq's connect to the list takes its default. NULL when out of memory.
+** libpq's connect to the list takes its default. With i < 0, host,
+** hostaddr, port and dbname are given as they are: libpq's own connect
+** to them. NULL when out of memory.
 */
 static PGconn *start_entry(const PQconninfoOption *s, int i, const char *ct,
                            const char *tsa)
 {
-    static const char *const listed[] = {"host", "hostaddr", "port", NULL};
+    static const char *const listed[] = {"host", "hostaddr", "port",
+                                         "dbname", NULL};
     const char *keys[64], *vals[64], *const *k, *v;
     const PQconninfoOption *o;
     struct buf b;
     PGconn *c = NULL;
     size_t n;
-    int j = 0;
+    int j = 0, whole = i < 0;
 
     buf_init(&b, 0);
-    for (k = listed; *k; k++) {
+    for (k = listed; !whole && *k; k++) {
         v = setting(s, *k);
+        if (strcmp(*k, "dbname") == 0) {
+            if (v && *v)
+                put_param(&b, *k, v, strlen(v));
+            continue;
+        }
         v = list_item(v, strcmp(*k, "port") == 0 && list_len(v) == 1 ? 0 : i,
                       &n);
         put_param(&b, *k, v, n);
     }
-    if ((v = setting(s, "dbname")) != NULL && *v)
-        put_param(&b, "dbname", v, strlen(v));
     for (o = s; o->keyword && j < 60; o++) {
-        for (k = listed; *k && strcmp(o->keyword, *k) != 0; k++)
+        for (k = listed; !whole && *k && strcmp(o->keyword, *k) != 0; k++)
             ;
-        if (*k || !o->val || !*o->val ||
-            strcmp(o->keyword, "dbname") == 0 ||
+        if ((!whole && *k) || !o->val || !*o->val ||
             strcmp(o->keyword, "connect_timeout") == 0 ||
             (tsa && strcmp(o->keyword, "target_session_attrs") == 0))
             continue;
@@ -1490,12 +1495,14 @@ static PGconn *start_entry(const PQconninfoOption *s, int i, const char *ct,
         keys[j] = "target_session_attrs";
         vals[j++] = tsa;
     }
-    keys[j] = "dbname";
-    vals[j++] = b.data;
+    if (!whole) {
+        keys[j] = "dbname";
+        vals[j++] = b.data;
+    }
     keys[j] = NULL;
     vals[j] = NULL;
-    if (!buf_err(&b) && b.data)
-        c = PQconnectStartParams(keys, vals, 1);
+    if (whole || (!buf_err(&b) && b.data))
+        c = PQconnectStartParams(keys, vals, !whole);
     buf_free(&b);
     return c;
 }
@@ -1539,6 +1546,10 @@ static void say_more(char *why, size_t wn, const PGconn *c, int late)
 ** socket directory, port 5432). A list libpq refused at the first
 ** connect (more ports than hosts) cannot be here. A failure says each
 ** entry's error in turn, as libpq's own message for several hosts does.
+** One host (no list) is not walked: its connect is libpq's own with the
+** settings as they are, prefer-standby's two passes inside it as before
+** there was a walk, within the one deadline (two connects of their own
+** would give the second 2 s past the statement's limit).
 **
 ** Time: each entry gets the statement's limit (RECONNECT_MIN_MS at
 ** least; a shorter connect_timeout of the settings stays), as libpq's
@@ -1590,12 +1601,12 @@ static enum pg_redo pg_reconnect(askdb_db *db, struct pg *p, char *why,
     else
         ct = NULL;
     tsa = setting(p->settings, "target_session_attrs");
-    if (tsa && strcmp(tsa, "prefer-standby") == 0)
-        passes = 2;
     list = setting(p->settings, "hostaddr");
     if (list_len(list) == 0)
         list = setting(p->settings, "host");
     n = list_len(list) > 0 ? list_len(list) : 1;
+    if (n > 1 && tsa && strcmp(tsa, "prefer-standby") == 0)
+        passes = 2;
     end = db_now_ms() + (double)ms;
     for (pass = 0; pass < passes; pass++) {
         if (passes == 2)
@@ -1608,7 +1619,8 @@ static enum pg_redo pg_reconnect(askdb_db *db, struct pg *p, char *why,
                                              : RECONNECT_MIN_MS;
             if (t > each)
                 t = each;
-            c = start_entry(p->settings, i, ct ? ct : limit, want);
+            c = start_entry(p->settings, n > 1 ? i : -1, ct ? ct : limit,
+                            want);
             how = c ? connect_poll(c, now + (double)t, db->cancel,
                                    want ? want : tsa)
                     : CONNECT_FAILED;

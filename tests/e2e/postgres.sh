@@ -2080,6 +2080,38 @@ reconnect_to_several_hosts_says_each_hosts_error() {
     kill "$r1_pid" "$r2_pid"
 }
 
+# target_session_attrs=prefer-standby makes libpq try its hosts twice,
+# for a standby and then for any server, within its one connect. The walk
+# of a host list made two connects of it to one host too, each with its
+# own time: a reconnect to a server that answers none took the limit and
+# 2 s more (5 s with --timeout 3000, where the statement's limit is the
+# most a reconnect may take) and said its error twice. A reconnect to one
+# host is libpq's one connect with the settings as they are again, one
+# deadline: 3 s, one "timeout expired".
+reconnect_to_one_host_with_prefer_standby_keeps_to_the_limit() {
+    local pid t0
+    start_relay
+    url="postgresql://reader@127.0.0.1:$RELAY_PORT/shop?target_session_attrs=prefer-standby"
+    mkfifo "$T/fifo"
+    (cd "$T" && exec timeout 40 "$ASKDB" shell --llm-url http://127.0.0.1:9/v1 --model test \
+        --timeout 3000 "$url") <"$T/fifo" >"$T/out" 2>"$T/err" &
+    pid=$!
+    exec 7>"$T/fifo"
+    echo ".sql SELECT 41 AS a" >&7
+    wait_in "$T/out" 41 200 || fail "the first statement did not answer: $(head -c 300 "$T/err")"
+    end_sessions reader
+    relay_deaf
+    t0=$(now_ms)
+    echo ".sql SELECT 42 AS b" >&7
+    wait_err "cannot reconnect" 300
+    ELAPSED_MS=$(($(now_ms) - t0))
+    end_shell "reconnect to one deaf host with prefer-standby, --timeout 3000"
+    expect_err_has "askdb: cannot reconnect to '$url' within the statement's 3000 ms time limit (--timeout; 2 s at least): connection to server at \"127.0.0.1\", port $RELAY_PORT failed: timeout expired (the server did not answer in time"
+    expect_out_lacks 42
+    expect_faster 4500
+    kill "$RELAY_PID"
+}
+
 # libpq takes a connect_timeout of 0 or less as no time limit at all
 # ("wait indefinitely"): with ?connect_timeout=0 in the URL or
 # PGCONNECT_TIMEOUT=0, askdb's first connect to a server that takes the
@@ -2161,6 +2193,7 @@ TESTS=(
     reconnect_to_several_hosts_reaches_the_one_that_answers
     reconnect_to_several_hosts_is_cut_short_by_ctrl_c
     reconnect_to_several_hosts_says_each_hosts_error
+    reconnect_to_one_host_with_prefer_standby_keeps_to_the_limit
     server_killed_mid_query_is_reported
 )
 
