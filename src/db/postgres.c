@@ -1507,6 +1507,41 @@ static PGconn *start_entry(const PQconninfoOption *s, int i, const char *ct,
     return c;
 }
 
+/*
+** Whether libpq can read element i of the port list of the settings s
+** (the list's one port, when it has one, for every entry) as a port to
+** try: empty (its default), or an int in decimal with blanks around it,
+** as parse_int_param() reads it. libpq reads a host's port only when it
+** comes to that host, and one it cannot read ends its whole connect to
+** the list ("invalid integer value"), where a port out of range, a name
+** not found or a refused connect send it on to the next host; in the
+** walk all of these fail inside PQconnectStartParams(), before any
+** server, and look alike to connect_poll().
+*/
+static int port_readable(const PQconninfoOption *s, int i)
+{
+    const char *v = setting(s, "port");
+    char *copy, *end;
+    long x;
+    size_t n;
+    int ok;
+
+    v = list_item(v, list_len(v) == 1 ? 0 : i, &n);
+    if (n == 0)
+        return 1;
+    copy = strndup(v, n);
+    if (!copy)
+        return 1; /* libpq, out of memory too, fails the entry anyway */
+    errno = 0;
+    x = strtol(copy, &end, 10);
+    ok = end != copy && !errno && x >= INT_MIN && x <= INT_MAX;
+    while (ok && (*end == ' ' || (*end >= '\t' && *end <= '\r')))
+        end++;
+    ok = ok && !*end;
+    free(copy);
+    return ok;
+}
+
 /* Append to why (size wn) libpq's words for a connect that was not made,
 ** and "timeout expired" after them for one that ran out of time, as
 ** libpq's blocking connect says it. */
@@ -1538,18 +1573,19 @@ static void say_more(char *why, size_t wn, const PGconn *c, int late)
 ** broke off or refused (TLS, the login, the database), after which
 ** libpq tries no other host either ("If a connection is established
 ** successfully, but authentication fails, the remaining hosts in the
-** list are not tried"). prefer-standby walks the list twice, for a
-** standby and then for any server, as libpq does. The entries are
-** libpq's (connectOptions2()): one for each element of hostaddr where it
-** has any, else of host, else one; the port list has one element for
-** all or one for each; an empty element is libpq's default there (its
-** socket directory, port 5432). A list libpq refused at the first
-** connect (more ports than hosts) cannot be here. A failure says each
-** entry's error in turn, as libpq's own message for several hosts does.
-** One host (no list) is not walked: its connect is libpq's own with the
-** settings as they are, prefer-standby's two passes inside it as before
-** there was a walk, within the one deadline (two connects of their own
-** would give the second 2 s past the statement's limit).
+** list are not tried"), and by a port libpq cannot read, which ends its
+** connect to the list too (port_readable()). prefer-standby walks the
+** list twice, for a standby and then for any server, as libpq does. The
+** entries are libpq's (connectOptions2()): one for each element of
+** hostaddr where it has any, else of host, else one; the port list has
+** one element for all or one for each; an empty element is libpq's
+** default there (its socket directory, port 5432). A list libpq refused
+** at the first connect (more ports than hosts) cannot be here. A failure
+** says each entry's error in turn, as libpq's own message for several
+** hosts does. One host (no list) is not walked: its connect is libpq's
+** own with the settings as they are, prefer-standby's two passes inside
+** it as before there was a walk, within the one deadline (two connects
+** of their own would give the second 2 s past the statement's limit).
 **
 ** Time: each entry gets the statement's limit (RECONNECT_MIN_MS at
 ** least; a shorter connect_timeout of the settings stays), as libpq's
@@ -1624,6 +1660,8 @@ static enum pg_redo pg_reconnect(askdb_db *db, struct pg *p, char *why,
             how = c ? connect_poll(c, now + (double)t, db->cancel,
                                    want ? want : tsa)
                     : CONNECT_FAILED;
+            if (how == CONNECT_MISSED && !port_readable(p->settings, i))
+                how = CONNECT_FAILED;
             if (how == CONNECT_MADE) {
                 PQfinish(p->conn);
                 p->conn = c;

@@ -2080,6 +2080,42 @@ reconnect_to_several_hosts_says_each_hosts_error() {
     kill "$r1_pid" "$r2_pid"
 }
 
+# libpq checks a host's port only when it comes to that host, and a port
+# it cannot read as a number ends its whole connect to the list (psql:
+# 'invalid integer value "abc" for connection option "port"'). In askdb's
+# walk that failure came inside PQconnectStartParams(), before any server,
+# and was taken for a host that did not answer: the walk went on to the
+# next entry and connected there. It ends there now with libpq's words.
+# The first host, a relay, lets the first connect through, then is gone.
+reconnect_to_several_hosts_ends_at_a_port_libpq_cannot_read() {
+    local pid q psql_err
+    start_relay
+    q="host=127.0.0.1,127.0.0.1,127.0.0.1&port=$RELAY_PORT,abc,$PORT"
+    url="postgresql://reader@/shop?$q"
+    mkfifo "$T/fifo"
+    (cd "$T" && exec timeout 40 "$ASKDB" shell --llm-url http://127.0.0.1:9/v1 --model test \
+        --timeout 6000 "$url") <"$T/fifo" >"$T/out" 2>"$T/err" &
+    pid=$!
+    exec 7>"$T/fifo"
+    echo ".sql SELECT 41 AS a" >&7
+    wait_in "$T/out" 41 200 || fail "the first statement did not answer: $(head -c 300 "$T/err")"
+    kill "$RELAY_PID"
+    wait "$RELAY_PID" 2>/dev/null
+    end_sessions reader
+    # What libpq itself does with the list now.
+    psql_err=$(psql -X -A -t -d "$url" -c "SELECT 42" 2>&1) && fail "psql connected: $psql_err"
+    case $psql_err in
+    *'invalid integer value "abc" for connection option "port"'*) ;;
+    *) fail "psql did not stop at the port: $psql_err" ;;
+    esac
+    ELAPSED_MS=0
+    echo ".sql SELECT 42 AS b" >&7
+    wait_err "cannot reconnect" 300
+    end_shell "reconnect to a gone host, then a port libpq cannot read"
+    expect_err_has "askdb: cannot reconnect to '$url': connection to server at \"127.0.0.1\", port $RELAY_PORT failed: Connection refused  Is the server running on that host and accepting TCP/IP connections? invalid integer value \"abc\" for connection option \"port\" ("
+    expect_out_lacks 42
+}
+
 # target_session_attrs=prefer-standby makes libpq try its hosts twice,
 # for a standby and then for any server, within its one connect. The walk
 # of a host list made two connects of it to one host too, each with its
@@ -2194,6 +2230,7 @@ TESTS=(
     reconnect_to_several_hosts_is_cut_short_by_ctrl_c
     reconnect_to_several_hosts_says_each_hosts_error
     reconnect_to_one_host_with_prefer_standby_keeps_to_the_limit
+    reconnect_to_several_hosts_ends_at_a_port_libpq_cannot_read
     server_killed_mid_query_is_reported
 )
 
