@@ -1239,6 +1239,45 @@ static void connect_error(askdb_db *db, struct pg *p, const char *raw,
 }
 
 /*
+** connect_error() for a reconnect's walk of a host list (pg_reconnect()):
+** before, the words of the entries passed over, and last, those of the
+** entry that ended the walk, which alone the advice reads (an entry
+** passed over, refused, says nothing of a walk ended by a server's
+** FATAL). The message goes to a database error, cut at room bytes: the
+** words of the entries passed over are cut short ("...") so that the
+** deciding entry's and the advice stay whole.
+*/
+static void walk_error(askdb_db *db, struct pg *p, const char *before,
+                       const char *last, const char *note, size_t room)
+{
+    const char *advice = connect_advice(last), *lm;
+    char m[640], b[1024];
+    size_t len, keep;
+    int k;
+
+    if (p->ambiguous) {
+        connect_error(db, p, last, "reconnect to", note);
+        return;
+    }
+    one_line(p, last, m, sizeof m);
+    one_line(p, before, b, sizeof b);
+    lm = *m ? m : "out of memory";
+    /* The message but for b and the blank after it. */
+    k = snprintf(NULL, 0, "cannot reconnect to '%s'%s: %s (%s)", db->label,
+                 note, lm, advice);
+    len = strlen(b);
+    if (len && k >= 0 && (size_t)k + len + 1 >= room) {
+        /* room's last byte is the NUL; "..." and the blank take 4. */
+        keep = room > (size_t)k + 5 ? room - (size_t)k - 5 : 0;
+        keep = text_cut(b, len, keep);
+        memcpy(b + keep, "...", 4);
+    }
+    say(db->errmsg, sizeof db->errmsg,
+        "cannot reconnect to '%s'%s: %s%s%s (%s)", db->label, note, b,
+        *b ? " " : "", lm, advice);
+}
+
+/*
 ** Is s, a value of connect_timeout, an integer of 0 or less, as libpq
 ** reads it (decimal, blanks around it)? Its value goes to *v then. One
 ** that libpq cannot read is for libpq to refuse.
@@ -1542,16 +1581,12 @@ static int port_readable(const PQconninfoOption *s, int i)
     return ok;
 }
 
-/* Append to why (size wn) libpq's words for a connect that was not made,
-** and "timeout expired" after them for one that ran out of time, as
-** libpq's blocking connect says it. */
-static void say_more(char *why, size_t wn, const PGconn *c, int late)
+/* Append to why (size wn) the text s. */
+static void say_more(char *why, size_t wn, const char *s)
 {
     size_t used = strlen(why);
 
-    say(why + used, wn - used, "%s%s", c ? PQerrorMessage(c)
-                                         : "out of memory\n",
-        late ? "timeout expired\n" : "");
+    say(why + used, wn - used, "%s", s);
 }
 
 /*
@@ -1609,13 +1644,18 @@ static void say_more(char *why, size_t wn, const PGconn *c, int late)
 ** 17) is taken for one turned down for them, and the walk goes on where
 ** libpq ends.
 **
-** libpq's words for a failure go to why (size wn). The connection made
-** replaces p->conn; when none is, p->conn stays. *by_limit is 1 when an
-** entry ran out of the statement's limit, 0 when only of the settings'
-** own connect_timeout.
+** libpq's words for a failure go to last (size ln) for the entry that
+** ended the walk (the one that failed, or the last tried), and to why
+** (size wn) for those passed over before it, in turn, "timeout expired"
+** after the words of one that ran out of time, as libpq's blocking
+** connect says it. The connection made replaces p->conn; when none is,
+** p->conn stays. *by_limit is 1 when the entry that ended the walk ran
+** out of the statement's limit, 0 when it failed otherwise or ran out
+** only of the settings' own connect_timeout.
 */
 static enum pg_redo pg_reconnect(askdb_db *db, struct pg *p, char *why,
-                                 size_t wn, int *by_limit)
+                                 size_t wn, char *last, size_t ln,
+                                 int *by_limit)
 {
     const char *ct, *tsa, *list, *want = NULL;
     char limit[16];
@@ -1628,6 +1668,7 @@ static enum pg_redo pg_reconnect(askdb_db *db, struct pg *p, char *why,
     int i, n, pass, passes = 1;
 
     *why = '\0';
+    *last = '\0';
     *by_limit = 0;
     snprintf(limit, sizeof limit, "%ld", s);
     ct = setting(p->settings, "connect_timeout");
@@ -1650,6 +1691,8 @@ static enum pg_redo pg_reconnect(askdb_db *db, struct pg *p, char *why,
         for (i = 0; i < n; i++) {
             if (db->cancel && atomic_load(db->cancel))
                 return REDO_CANCELLED;
+            say_more(why, wn, last); /* the entry before, passed over */
+            *last = '\0';
             now = db_now_ms();
             t = end - now > RECONNECT_MIN_MS ? (long)(end - now)
                                              : RECONNECT_MIN_MS;
@@ -1672,9 +1715,9 @@ static enum pg_redo pg_reconnect(askdb_db *db, struct pg *p, char *why,
                 PQfinish(c);
                 return REDO_CANCELLED;
             }
-            say_more(why, wn, c, how == CONNECT_LATE);
-            if (how == CONNECT_LATE && (!ct || t < each))
-                *by_limit = 1;
+            say(last, ln, "%s%s", c ? PQerrorMessage(c) : "out of memory\n",
+                how == CONNECT_LATE ? "timeout expired\n" : "");
+            *by_limit = how == CONNECT_LATE && (!ct || t < each);
             PQfinish(c);
             if (how == CONNECT_FAILED)
                 return REDO_FAILED;
@@ -1692,14 +1735,15 @@ static enum pg_redo pg_reconnect(askdb_db *db, struct pg *p, char *why,
 */
 static askdb_status pg_ready(askdb_db *db, struct pg *p, struct db_err *e)
 {
-    char within[96] = "", why[1024];
+    char within[96] = "", why[1024], last[1024];
     enum pg_redo end;
     int by_limit;
 
     if (!p->lost && PQstatus(p->conn) == CONNECTION_OK &&
         PQtransactionStatus(p->conn) == PQTRANS_IDLE)
         return ASKDB_OK;
-    end = pg_reconnect(db, p, why, sizeof why, &by_limit);
+    end = pg_reconnect(db, p, why, sizeof why, last, sizeof last,
+                       &by_limit);
     if (end == REDO_MADE) {
         if (pg_setup(db, p, 0) == ASKDB_OK)
             return ASKDB_OK;
@@ -1708,7 +1752,7 @@ static askdb_status pg_ready(askdb_db *db, struct pg *p, struct db_err *e)
             say(within, sizeof within, " within the statement's %d ms "
                 "time limit (--timeout; 2 s at least)",
                 db->query_timeout_ms);
-        connect_error(db, p, why, "reconnect to", within);
+        walk_error(db, p, why, last, within, sizeof e->msg);
     }
     p->lost = 1;
     /* Cut short, or failed after a Ctrl-C (the session's settings,

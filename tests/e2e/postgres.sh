@@ -2047,7 +2047,10 @@ reconnect_to_several_hosts_is_cut_short_by_ctrl_c() {
 # connect: the limit for each, 12 s here). It ends at a server that
 # refuses the login (dora's password changed), as libpq tries no other
 # host then: the unix socket after it, where dora is trusted, is not
-# tried, and the statement fails.
+# tried, and the statement fails. Its advice and wording go by that
+# refused login (the message said "within the statement's 6000 ms time
+# limit" at first, of the hosts passed over, though the limit did not end
+# the walk).
 reconnect_to_several_hosts_says_each_hosts_error() {
     local pid t0 r1 r1_pid r2 r2_pid q url label
     su_sql "ALTER ROLE dora PASSWORD '$DORA_PW'" >/dev/null
@@ -2074,10 +2077,59 @@ reconnect_to_several_hosts_says_each_hosts_error() {
     ELAPSED_MS=$(($(now_ms) - t0))
     end_shell "reconnect past two deaf hosts to a refused login, --timeout 6000"
     su_sql "ALTER ROLE dora PASSWORD '$DORA_PW'" >/dev/null
-    expect_err_has "askdb: cannot reconnect to '$label' within the statement's 6000 ms time limit (--timeout; 2 s at least): connection to server at \"127.0.0.1\", port $r1 failed: timeout expired connection to server at \"127.0.0.1\", port $r2 failed: timeout expired connection to server at \"127.0.0.1\", port $PORT failed: FATAL:  password authentication failed for user \"dora\" (check the user name and the password"
+    expect_err_has "askdb: cannot reconnect to '$label': connection to server at \"127.0.0.1\", port $r1 failed: timeout expired connection to server at \"127.0.0.1\", port $r2 failed: timeout expired connection to server at \"127.0.0.1\", port $PORT failed: FATAL:  password authentication failed for user \"dora\" (check the user name and the password"
     expect_out_lacks 42
     expect_faster 9500
     kill "$r1_pid" "$r2_pid"
+}
+
+# walk_to_a_dropped_database HOSTS PORTS: a shell on database tmpdb by
+# the host list HOSTS, PORTS (a URL's query: url), --timeout 6000; the
+# first statement answers, then tmpdb is dropped, and the next statement's
+# reconnect fails (stderr in err).
+walk_to_a_dropped_database() {
+    local pid
+    su_sql "DROP DATABASE IF EXISTS tmpdb" >/dev/null
+    su_sql "CREATE DATABASE tmpdb" >/dev/null
+    url="postgresql://reader@/tmpdb?host=$1&port=$2"
+    rm -f "$T/fifo"
+    mkfifo "$T/fifo"
+    (cd "$T" && exec timeout 40 "$ASKDB" shell --llm-url http://127.0.0.1:9/v1 --model test \
+        --timeout 6000 "$url") <"$T/fifo" >"$T/out" 2>"$T/err" &
+    pid=$!
+    exec 7>"$T/fifo"
+    echo ".sql SELECT 41 AS a" >&7
+    wait_in "$T/out" 41 200 || fail "the first statement did not answer: $(head -c 300 "$T/err")"
+    su_sql "DROP DATABASE tmpdb WITH (FORCE)" >/dev/null
+    ELAPSED_MS=0
+    echo ".sql SELECT 42 AS b" >&7
+    wait_err "cannot reconnect" 300
+    end_shell "reconnect by $1 to a database dropped"
+}
+
+# A walk's message said what to do from all its entries' words together,
+# by rules in a fixed order, and an entry passed over could decide it:
+# ended by the server's FATAL for the database, after a first host that
+# refused the connect, it said "is the server running and listening
+# there?". The advice, and the time limit's wording (tested in
+# reconnect_to_several_hosts_says_each_hosts_error), go by the entry that
+# ended the walk now. And the words of many entries passed over filled
+# the reason's 1024 bytes, the deciding entry's, last, cut first: they
+# are shortened now so that the deciding entry's and the advice stay
+# whole within the 511 bytes of a database error.
+reconnect_to_several_hosts_advises_on_the_host_that_ended_it() {
+    local h p i
+    walk_to_a_dropped_database "127.0.0.1,127.0.0.1,$SOCK" "1,$PORT,$PORT"
+    expect_err_has "askdb: cannot reconnect to '$url': connection to server at \"127.0.0.1\", port 1 failed: Connection refused  Is the server running on that host and accepting TCP/IP connections? connection to server at \"127.0.0.1\", port $PORT failed: FATAL:  database \"tmpdb\" does not exist (check the database name in the URL's path)"
+    expect_err_lacks "is the server running and listening there?"
+    expect_out_lacks 42
+    h= p=
+    for i in 1 2 3 4 5 6 7 8; do h="${h}127.0.0.1," p="${p}1,"; done
+    walk_to_a_dropped_database "${h}127.0.0.1,$SOCK" "${p}$PORT,$PORT"
+    expect_err_has "askdb: cannot reconnect to '$url': connection to server at \"127.0.0.1\", port 1 failed: Connection refused"
+    expect_err_has "connection to server at \"127.0.0.1\", port $PORT failed: FATAL:  database \"tmpdb\" does not exist (check the database name in the URL's path)"
+    expect_out_lacks 42
+    su_sql "DROP DATABASE IF EXISTS tmpdb" >/dev/null
 }
 
 # libpq checks a host's port only when it comes to that host, and a port
@@ -2112,7 +2164,7 @@ reconnect_to_several_hosts_ends_at_a_port_libpq_cannot_read() {
     echo ".sql SELECT 42 AS b" >&7
     wait_err "cannot reconnect" 300
     end_shell "reconnect to a gone host, then a port libpq cannot read"
-    expect_err_has "askdb: cannot reconnect to '$url': connection to server at \"127.0.0.1\", port $RELAY_PORT failed: Connection refused  Is the server running on that host and accepting TCP/IP connections? invalid integer value \"abc\" for connection option \"port\" ("
+    expect_err_has "askdb: cannot reconnect to '$url': connection to server at \"127.0.0.1\", port $RELAY_PORT failed: Connection refused  Is the server running on that host and accepting TCP/IP connections? invalid integer value \"abc\" for connection option \"port\" (check the URL's form: postgresql://user@host:port/dbname?param=value)"
     expect_out_lacks 42
 }
 
@@ -2231,6 +2283,7 @@ TESTS=(
     reconnect_to_several_hosts_says_each_hosts_error
     reconnect_to_one_host_with_prefer_standby_keeps_to_the_limit
     reconnect_to_several_hosts_ends_at_a_port_libpq_cannot_read
+    reconnect_to_several_hosts_advises_on_the_host_that_ended_it
     server_killed_mid_query_is_reported
 )
 
