@@ -1596,7 +1596,11 @@ static void say_more(char *why, size_t wn, const char *s)
 ** 10 s, and libpq's blocking connect heeds nothing but its timeout: this
 ** one goes through libpq's nonblocking calls (connect_poll()), which a
 ** Ctrl-C (db->cancel) cuts short at once: there is no statement on the
-** server yet for a cancel request to stop.
+** server yet for a cancel request to stop. Not a name lookup, though:
+** libpq makes it (getaddrinfo()) inside PQconnectStartParams() or
+** PQconnectPoll(), blocking, and neither the cancel flag nor the
+** deadline is looked at until the resolver answers or gives up (a host
+** given by its address, or with hostaddr, needs none).
 **
 ** A host list (host or hostaddr with commas) is walked here as libpq's
 ** blocking connect walks it (PQconnectPoll()'s try_next_host, libpq 15):
