@@ -91,7 +91,10 @@ static const char usage_eval_limits[] =
     "                        in this process, not in askdb-exec (as for\n"
     "                        ask; gold ones too)\n"
     "      --trace FILE      append every agent step as JSON lines\n"
-    "  -v, --verbose         print the agent's steps on stderr\n"
+    "  -v, --verbose         print the agent's steps on stderr\n";
+
+/* The end of the help, after every option (cli_agent_help's too). */
+static const char usage_eval_exit[] =
     "\n"
     "Exit codes: 0 the run finished (whatever the accuracy), 2 usage error\n"
     "(bad flag, unreadable suite, --out exists without --resume), 4 the\n"
@@ -215,6 +218,7 @@ static int parse(int argc, char **argv, struct eval_cli *c)
             fputs(usage_eval, stdout);
             fputs(usage_eval_limits, stdout);
             fputs(cli_agent_help, stdout);
+            fputs(usage_eval_exit, stdout);
             free(opts);
             return 1;
         case O_LIMIT:

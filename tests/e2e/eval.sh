@@ -641,6 +641,14 @@ help_lists_eval() {
     run help eval
     expect_rc 0
     grep -q -- '--resume' "$T/out" || fail "help eval"
+    # The exit codes close the help, after every option (as ask's
+    # "Other:" and serve's notes do), not between two lists of options.
+    "$PY" - "$T/out" <<'EOF' || fail "help eval order: $(grep -E '^[A-Z]' "$T/out" | cut -d: -f1 | tr '\n' '/')"
+import sys
+heads = [l.split(":")[0] for l in open(sys.argv[1]) if l[:1].isupper()]
+assert heads[-1] == "Exit codes", heads
+assert heads.index("Agent and limits") + 1 == heads.index("Agent techniques (docs/agent.md; defaults follow the measurements)"), heads
+EOF
 }
 
 TESTS=(spider_suite_scores_exactly report_is_self_contained_and_escaped
