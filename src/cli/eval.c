@@ -177,6 +177,20 @@ struct eval_cli {
     int quiet, verbose, rows_set, bytes_set;
 };
 
+/* cli_agent_help without its --answer line: eval refuses --answer. */
+static void put_agent_help(void)
+{
+    const char *a = strstr(cli_agent_help, "\n      --answer ");
+    const char *end = a ? strchr(a + 1, '\n') : NULL;
+
+    if (!end) {
+        fputs(cli_agent_help, stdout);
+        return;
+    }
+    fwrite(cli_agent_help, 1, (size_t)(a + 1 - cli_agent_help), stdout);
+    fputs(end + 1, stdout);
+}
+
 /* Parse argv into c; returns 0, 1 (help printed) or -1 (usage error). */
 static int parse(int argc, char **argv, struct eval_cli *c)
 {
@@ -194,6 +208,17 @@ static int parse(int argc, char **argv, struct eval_cli *c)
         r = cli_agent_opt(ch, optarg, &c->cfg, "askdb eval");
         if (r < 0)
             goto bad;
+        /* Scored nowhere, the answer would only add a model call to
+        ** every question and to the calls, tokens and latency eval
+        ** measures. */
+        if (c->cfg.answer) {
+            fprintf(stderr, "askdb eval: --answer is for ask, shell, serve "
+                            "and mcp (see 'askdb help eval')\n"
+                            "askdb eval: eval scores the SQL's rows; an "
+                            "answer in words would cost a model call per "
+                            "question that no score uses\n");
+            goto bad;
+        }
         if (r > 0)
             continue;
         switch (ch) {
@@ -217,7 +242,7 @@ static int parse(int argc, char **argv, struct eval_cli *c)
         case 'h':
             fputs(usage_eval, stdout);
             fputs(usage_eval_limits, stdout);
-            fputs(cli_agent_help, stdout);
+            put_agent_help();
             fputs(usage_eval_exit, stdout);
             free(opts);
             return 1;

@@ -245,9 +245,9 @@ static void commands_taking(const char *name, int cmds, char *out,
     if (cmds & FOR_SCHEMA)
         list[n++] = "schema";
     /* eval's own --seed seeds its sample of questions; the model's seed
-    ** is its --model-seed there. */
+    ** is its --model-seed there. It refuses --answer (eval.c). */
     if ((in_table(cli_eval_opts, name) && strcmp(name, "seed") != 0) ||
-        in_table(cli_agent_opts, name))
+        (in_table(cli_agent_opts, name) && strcmp(name, "answer") != 0))
         list[n++] = "eval";
     if (in_table(cli_learn_opts, name))
         list[n++] = "learn";

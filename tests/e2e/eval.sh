@@ -475,6 +475,22 @@ usage_errors_exit_2() {
     grep -q -- "--db-root 'nowhere' is not a folder" "$T/err" || fail "db-root check"
 }
 
+# eval scores SQL results: a plain-English answer would cost a model
+# call per question, count in the calls, tokens and latency it measures,
+# and be scored nowhere, so --answer is refused before any question.
+answer_is_refused() {
+    make_root
+    start_llm "$(shop_script)"
+    run eval --suite "$SUITE" --db-root root --llm-url "$URL" "${SHOP_ARGS[@]}" --answer --out run.jsonl
+    expect_rc 2
+    grep -qF -- "askdb eval: --answer is for ask, shell, serve and mcp (see 'askdb help eval')" "$T/err" || fail "no refusal: $(cat "$T/err")"
+    [ "$(nreq "$LLMLOG")" = 0 ] || fail "the model was asked"
+    [ ! -e "$T/run.jsonl" ] || fail "--out was written"
+    run help eval
+    ! grep -q -- '--answer' "$T/out" || fail "help eval lists --answer"
+    grep -q -- '--examples K' "$T/out" || fail "help eval lost the options after --answer"
+}
+
 out_report_and_trace_never_write_a_database() {
     # --out, --report and --trace naming a database (here the one being
     # asked) are refused before anything is written to it.
@@ -656,7 +672,7 @@ TESTS=(spider_suite_scores_exactly report_is_self_contained_and_escaped
        json_lines_suite_with_paths records_keep_every_digit_of_their_reals sample_is_fixed_by_seed jobs_run_databases_in_parallel
        local_model_runs_one_job distinct_removed_unless_keep_distinct
        in_process_scores_the_same
-       model_unreachable_stops_with_exit_4 usage_errors_exit_2
+       model_unreachable_stops_with_exit_4 usage_errors_exit_2 answer_is_refused
        out_report_and_trace_never_write_a_database out_and_report_never_replace_the_suite_each_other_or_a_device
        resume_drops_a_half_written_line learned_pair_of_the_question_scored_is_left_out
        ctrl_c_finishes_the_question_and_reports_what_was_done

@@ -1885,7 +1885,7 @@ PY
     [ "$n" -ge 40 ] || fail "only $n options of ask that sql lacks: $(tr '\n' ' ' <"$T/opts")"
     [ "$before" = "$(snapshot)" ] || fail "files changed: $(diff <(echo "$before") <(snapshot) | head -4)"
     run sql --answer shop.db "SELECT 1 AS x"
-    expect_err_has "askdb sql: --answer is for ask, shell, eval, serve and mcp (see 'askdb help sql')"
+    expect_err_has "askdb sql: --answer is for ask, shell, serve and mcp (see 'askdb help sql')"
     run sql --sample-values 1 shop.db "SELECT 1 AS x"
     expect_err_has "askdb sql: --sample-values is for ask, shell, schema, eval, serve and mcp"
     run schema --show-sql shop.db
