@@ -98,8 +98,9 @@ static const char usage_eval_exit[] =
     "\n"
     "Exit codes: 0 the run finished (whatever the accuracy), 2 usage error\n"
     "(bad flag, unreadable suite, --out exists without --resume), 4 the\n"
-    "model is unreachable or failing (the run stops; finished items are\n"
-    "kept in --out and summarized).\n";
+    "model is unreachable, refuses the key (401 or 403: at the first\n"
+    "question) or failed on 5 questions in a row (the run stops; finished\n"
+    "items are kept in --out and summarized).\n";
 
 enum {
     O_SUITE = 256, O_DB_ROOT, O_TABLES, O_LIMIT, O_SAMPLE, O_SEED, O_DB,

@@ -163,6 +163,14 @@ askdb_status eval_item(askdb_agent *ag, askdb_db *gold_db,
     if (st == ASKDB_ERR_LLM) {
         jsonx_set_str(rec, "pred", last_sql(a));
         set_class(rec, REC_MODEL, a->error);
+        /* A refused key is refused for every question: the run stops at
+        ** the first, recorded, rather than after EVAL_MAX_MODEL_ERRORS. */
+        if (llm_denied(ag->model)) {
+            set_msg(errmsg, errlen, "%s", a->error ? a->error
+                                                  : "the model provider "
+                                                    "refused the key");
+            rc = ASKDB_ERR_LLM;
+        }
         goto out;
     }
     if (st != ASKDB_OK) {
@@ -418,6 +426,13 @@ static void run_group(askdb_eval *ev, const struct eval_group *g)
         } else {
             st = eval_item(ag, gold_db, it, ev->opt.keep_distinct, rec,
                            err, sizeof err);
+            if (st == ASKDB_ERR_LLM) {
+                /* Stopped first, so that the record's model_error is not
+                ** taken for one of EVAL_MAX_MODEL_ERRORS in a row. */
+                stop_run(ev, st, err);
+                finish_item(ev, it, rec);
+                break;
+            }
             if (st) {
                 json_decref(rec);
                 stop_run(ev, st, err);

@@ -24,6 +24,8 @@
 **   "bad" set and never reaches the model.
 ** - The model being unreachable (or failing on EVAL_MAX_MODEL_ERRORS
 **   questions in a row) stops the run; unfinished items stay unrecorded.
+**   A provider that refuses the key (401, 403) stops it at the first
+**   question it refuses, which is recorded (a model_error).
 */
 
 #define EVAL_MAX_MODEL_ERRORS 5
@@ -70,8 +72,11 @@ struct askdb_eval {
 ** Score one item with an agent over its database: run the gold SQL (on
 ** gold_db when not NULL, else on the agent's database), ask the question,
 ** compare. Fills rec (from rec_new()). Returns ASKDB_OK
-** (rec complete, possibly a bad item), or a status that must stop the run
-** (model unreachable, out of memory) with the reason in errmsg.
+** (rec complete, possibly a bad item), ASKDB_ERR_LLM when rec is complete
+** (a model_error) and the run must stop too (the provider refused the
+** key: llm_denied()), or another status that must stop the run (model
+** unreachable, out of memory) with rec not to be recorded; the reason is
+** in errmsg whenever the run must stop.
 */
 askdb_status eval_item(askdb_agent *ag, askdb_db *gold_db,
                        const struct suite_item *it, int keep_distinct,

@@ -185,6 +185,8 @@ struct llm_vtab {
 struct llm {
     const struct llm_vtab *vt;
     char errmsg[512];
+    int denied;              /* the last call failed on an authentication
+                                or permission refusal (llm_denied()) */
 };
 
 /* Temperature of llm_complete_n's sampled replies when the request's

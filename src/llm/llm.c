@@ -205,12 +205,21 @@ static askdb_status begin(llm *m, const struct llm_request *req,
     if (!m)
         return ASKDB_ERR_USAGE;
     m->errmsg[0] = '\0';
+    m->denied = 0;
     why = bad_request(req);
     if (why) {
         snprintf(m->errmsg, sizeof m->errmsg, "%s", why);
         return ASKDB_ERR_USAGE;
     }
     return ASKDB_OK;
+}
+
+/* Whether a call that ended with rc and reply 0 out was refused its
+** credentials: llm_denied(). */
+static int denied(askdb_status rc, const struct llm_reply *out)
+{
+    return rc == ASKDB_ERR_LLM &&
+           (out->http_status == 401 || out->http_status == 403);
 }
 
 /* After a failed call: no reply text survives, and there is a message. */
@@ -243,6 +252,7 @@ askdb_status llm_complete(llm *m, const struct llm_request *req,
     out->ms = ms_since(&t0);
     if (rc != ASKDB_OK)
         failed(m, rc, out, 1);
+    m->denied = denied(rc, out);
     return rc;
 }
 
@@ -320,6 +330,7 @@ askdb_status llm_complete_n(llm *m, const struct llm_request *req, int n,
         out[i].ms = ms;
     if (rc != ASKDB_OK)
         failed(m, rc, out, n);
+    m->denied = denied(rc, out);
     return rc;
 }
 
@@ -340,6 +351,11 @@ askdb_status llm_warm(llm *m, const struct llm_request *req)
 const char *llm_errmsg(const llm *m)
 {
     return m ? m->errmsg : "no model provider";
+}
+
+int llm_denied(const llm *m)
+{
+    return m ? m->denied : 0;
 }
 
 int llm_supports_grammar(const llm *m)

@@ -74,6 +74,16 @@ askdb_status llm_complete(llm *m, const struct llm_request *req,
 const char *llm_errmsg(const llm *m);
 
 /*
+** Whether m's last call failed because the provider refused the
+** credentials or the permission to use the model (HTTP 401 or 403, which
+** OpenAI, Anthropic and the compatible servers answer for a wrong or
+** missing key and a key without access): a failure that no other question
+** or later try will get past. 0 after a successful call, another failure,
+** or with a provider that cannot tell (local, custom).
+*/
+int llm_denied(const llm *m);
+
+/*
 ** n replies to one request, for voting among candidates. out[0] is
 ** decoded as req says (req->temperature, usually 0 = greedy; req->seed);
 ** out[i], i = 1..n-1, is sampled at llm_candidate_temperature(req, i) with

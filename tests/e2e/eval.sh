@@ -442,6 +442,52 @@ model_unreachable_stops_with_exit_4() {
     [ "$(nreq "$T/run.jsonl")" = 0 ] || fail "an unanswered item was recorded"
 }
 
+# n_questions N: a JSON-lines suite of N questions on the sample database.
+n_questions() {
+    "$PY" - "$SHOP_DB" "$1" >"$T/suite.jsonl" <<'EOF'
+import json, sys
+for i in range(int(sys.argv[2])):
+    print(json.dumps({"db": sys.argv[1], "question": "How many customers are there? (%d)" % i, "gold": "SELECT count(*) FROM customers"}))
+EOF
+}
+
+# A key the provider refuses will be refused for every question: the run
+# stops at the first, exit 4, the provider's message on stderr and in the
+# item's record (which --resume asks again).
+refused_key_stops_at_once_with_exit_4() {
+    n_questions 6
+    start_llm '[{"status": 401, "body": {"error": {"message": "Incorrect API key provided: sk-bad", "type": "invalid_request_error"}}, "repeat": true}]'
+    run eval --suite suite.jsonl --llm-url "$URL" "${SHOP_ARGS[@]}" --api-key sk-bad --out run.jsonl
+    expect_rc 4
+    grep -q '^askdb eval: stopped: .*answered 401 Unauthorized.*Incorrect API key provided' "$T/err" || fail "stop message: $(cat "$T/err")"
+    [ "$(nreq "$LLMLOG")" = 1 ] || fail "$(nreq "$LLMLOG") model requests, want 1"
+    grep -q '^EX 0/1 = 0.0% (6 selected, 0 bad items, 5 not run)$' "$T/out" || fail "summary: $(head -1 "$T/out")"
+    "$PY" - "$T/run.jsonl" <<'EOF' || fail "record: $(cat "$T/run.jsonl")"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+assert len(recs) == 1 and recs[0]["class"] == "model_error", recs
+assert "401 Unauthorized" in recs[0]["message"] and "Incorrect API key" in recs[0]["message"], recs[0]["message"]
+EOF
+    # 403 (a key without access to the model) is as final.
+    start_llm '[{"status": 403, "repeat": true}]' forbidden
+    run eval --suite suite.jsonl --llm-url "$URL" "${SHOP_ARGS[@]}" --api-key sk-bad
+    expect_rc 4
+    grep -q '^askdb eval: stopped: .*answered 403 Forbidden' "$T/err" || fail "403: $(cat "$T/err")"
+    [ "$(nreq "$LLMLOG")" = 1 ] || fail "403: $(nreq "$LLMLOG") model requests, want 1"
+}
+
+# Other model errors may belong to the question (a reply the provider
+# cannot make): the run goes on, and stops only after 5 in a row.
+other_model_errors_stop_after_five_in_a_row() {
+    n_questions 7
+    start_llm '[{"status": 404, "repeat": true}]'
+    run eval --suite suite.jsonl --llm-url "$URL" "${SHOP_ARGS[@]}" --out run.jsonl
+    expect_rc 4
+    grep -q '^askdb eval: stopped: the model failed on 5 questions in a row, last: .*answered 404' "$T/err" || fail "stop message: $(cat "$T/err")"
+    [ "$(nreq "$T/run.jsonl")" = 5 ] || fail "$(nreq "$T/run.jsonl") records, want 5"
+    grep -q '^EX 0/5 = 0.0% (7 selected, 0 bad items, 2 not run)$' "$T/out" || fail "summary: $(head -1 "$T/out")"
+}
+
 usage_errors_exit_2() {
     make_root
     run eval
@@ -672,7 +718,8 @@ TESTS=(spider_suite_scores_exactly report_is_self_contained_and_escaped
        json_lines_suite_with_paths records_keep_every_digit_of_their_reals sample_is_fixed_by_seed jobs_run_databases_in_parallel
        local_model_runs_one_job distinct_removed_unless_keep_distinct
        in_process_scores_the_same
-       model_unreachable_stops_with_exit_4 usage_errors_exit_2 answer_is_refused
+       model_unreachable_stops_with_exit_4 refused_key_stops_at_once_with_exit_4
+       other_model_errors_stop_after_five_in_a_row usage_errors_exit_2 answer_is_refused
        out_report_and_trace_never_write_a_database out_and_report_never_replace_the_suite_each_other_or_a_device
        resume_drops_a_half_written_line learned_pair_of_the_question_scored_is_left_out
        ctrl_c_finishes_the_question_and_reports_what_was_done
