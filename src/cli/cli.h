@@ -33,6 +33,19 @@ int cli_exit_code(askdb_status st);
 int cli_trace_check(const char *prog, const askdb_config *cfg, int n,
                     const char *const *paths);
 
+/*
+** A command that asks questions (ask, shell, eval, serve, mcp) with the
+** learned-pairs store cfg->memory_path (--memory; NULL, the default
+** store, is not checked: its cache folder is made with it): 0, or
+** EXIT_USAGE with why on stderr when it can never be used, as askdb
+** learn refuses it: not an askdb store (another database, any other
+** file, a folder, a newer format) or in a folder that does not exist. A
+** store that cannot be read now (a lock, permissions, damage) is said as
+** a warning and 0 returned: the questions go on without learned
+** examples, and try it again (a lock passes).
+*/
+int cli_memory_check(const char *prog, const askdb_config *cfg);
+
 /* askdb_config.log_fn of -v: "askdb: [step] msg" on stderr. ud: NULL,
 ** or the struct format_stream of cli_log_token, whose streamed text gets
 ** a line break first when it did not end its line. */

@@ -589,6 +589,10 @@ static int run(const char *cmd, int argc, char **argv)
                         "second argument, in quotes)\n");
         return EXIT_USAGE;
     }
+    if (((strcmp(cmd, "ask") == 0 && nargs == 2) ||
+         (strcmp(cmd, "shell") == 0 && nargs == 1)) &&
+        cli_memory_check(argv[1], &o.cfg))
+        return EXIT_USAGE;
     if (strcmp(cmd, "ask") == 0 && nargs == 2)
         return cmd_ask(&o, argv[first], argv[first + 1]);
     if (strcmp(cmd, "shell") == 0 && nargs == 1)

@@ -1,8 +1,11 @@
 /* output.c - what ask, shell and sql print: the answer, the rows, the
 ** verbose log, and the exit code. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -20,6 +23,57 @@ int cli_trace_check(const char *prog, const askdb_config *cfg, int n,
             return EXIT_USAGE;
         }
     return 0;
+}
+
+/* Whether the folder path's file is in exists (the working directory
+** for a bare name). */
+static int folder_exists(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    struct stat sb;
+    char *dir;
+    int ok;
+
+    if (!slash)
+        return 1;
+    dir = slash == path ? strdup("/")
+                        : strndup(path, (size_t)(slash - path));
+    if (!dir)
+        return 1;             /* out of memory: the store says it later */
+    ok = stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode);
+    free(dir);
+    return ok;
+}
+
+int cli_memory_check(const char *prog, const askdb_config *cfg)
+{
+    const char *path = cfg->memory_path;
+    askdb_memory *m = NULL;
+    askdb_status st;
+    int rc = 0;
+
+    if (!path)
+        return 0;
+    /* Without create: nothing is made, and a missing store is an empty
+    ** one, whose folder is looked at below. */
+    st = askdb_memory_open(path, 0, &m);
+    if (st == ASKDB_ERR_USAGE || st == ASKDB_ERR_NOMEM) {
+        format_printf(stderr, "%s: --memory: %s\n", prog,
+                      askdb_memory_errmsg(m));
+        rc = EXIT_USAGE;
+    } else if (!folder_exists(path)) {
+        /* No store can ever be made there: askdb learn refuses it too. */
+        format_printf(stderr, "%s: --memory: cannot use memory store '%s': "
+                              "its folder does not exist (askdb learn makes "
+                              "the store, not its folder)\n", prog, path);
+        rc = EXIT_USAGE;
+    } else if (st) {
+        format_printf(stderr, "%s: warning: --memory: %s; the questions go "
+                              "on without learned examples\n", prog,
+                      askdb_memory_errmsg(m));
+    }
+    askdb_memory_close(m);
+    return rc;
 }
 
 int cli_exit_code(askdb_status st)

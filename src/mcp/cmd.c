@@ -181,6 +181,8 @@ int cmd_mcp(int argc, char **argv)
         o.cfg.log_fn = cli_log_step;
     rc = cli_trace_check("askdb mcp", &o.cfg, o.n, o.paths);
     if (rc == 0)
+        rc = cli_memory_check("askdb mcp", &o.cfg);
+    if (rc == 0)
         rc = mcp_stdio_main(&o.cfg, o.n, o.names, o.paths, !o.no_warm);
 out:
     for (i = 0; i < xargc; i++)

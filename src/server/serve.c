@@ -565,6 +565,8 @@ int cmd_serve(int argc, char **argv)
         askdb_config_from_env(&s.cfg);
         rc = settle(&o);
     }
+    if (rc == 0 && cli_memory_check("askdb serve", &s.cfg))
+        rc = -1;
     if (rc) {
         rc = rc > 0 ? 0 : 2;
         goto out;

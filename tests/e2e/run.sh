@@ -1158,6 +1158,52 @@ assert "answer" in [json.loads(l)["step"] for l in raw.splitlines()]
 ' "$W/trace2.jsonl" "$key"
 }
 
+memory_that_cannot_be_used_is_said_by_every_command() {
+    # A --memory that can never serve (a database, a folder, a store in a
+    # folder that does not exist) is a usage error for every command that
+    # asks questions, as for askdb learn: said before anything runs, and
+    # the database named stays untouched. A store that cannot be read now
+    # is a warning, and the question goes on without learned examples.
+    copy_db
+    copy_db other.db
+    local before cmd
+    before=$(sha "$W/other.db")
+    start_llm "$(always "$(fence "SELECT count(*) AS n FROM orders")")"
+    for cmd in ask shell serve mcp eval; do
+        local args=(shop.db)
+        case $cmd in
+        ask) args=(shop.db "How many orders?") ;;
+        serve) args=(--db shop=shop.db --listen 127.0.0.1:0) ;;
+        eval) args=(--suite nosuite.json) ;;
+        esac
+        run "$cmd" --llm-url "$URL" --model test --memory other.db "${args[@]}"
+        expect_rc 2
+        expect_err_has "askdb $cmd: --memory: 'other.db' is another SQLite database, not an askdb memory store"
+        run "$cmd" --llm-url "$URL" --model test --memory "$W/nodir/m.sqlite" "${args[@]}"
+        expect_rc 2
+        expect_err_has "askdb $cmd: --memory: cannot use memory store '$W/nodir/m.sqlite': its folder does not exist"
+    done
+    run ask --llm-url "$URL" --model test --memory "$W" shop.db "How many orders?"
+    expect_rc 2
+    expect_err_has "is not a regular file"
+    expect_requests 0
+    [ "$(sha "$W/other.db")" = "$before" ] || fail "--memory changed a database"
+    [ ! -e "$W/nodir" ] || fail "a folder was made"
+    # A new store in a folder that exists: nothing learned yet, no word.
+    run ask --llm-url "$URL" --model test --no-question-check --memory new.sqlite shop.db "How many orders?"
+    expect_rc 0
+    [ ! -s "$T/err" ] || fail "a new store was remarked on: $(cat "$T/err")"
+    [ ! -e "$W/new.sqlite" ] || fail "asking made a store"
+    # A damaged store: said without -v, and the question is answered.
+    run learn shop.db --memory "$W/damaged.sqlite" --question "How many orders?" --sql "SELECT count(*) FROM orders"
+    expect_rc 0
+    "$PY" -c 'import sys; p = sys.argv[1]; b = open(p, "rb").read(); open(p, "wb").write(b[:100] + b"\xab" * (len(b) - 100))' "$W/damaged.sqlite"
+    run ask --llm-url "$URL" --model test --no-question-check --memory damaged.sqlite shop.db "How many orders?"
+    expect_rc 0
+    expect_err_has "askdb ask: warning: --memory: memory store 'damaged.sqlite': database disk image is malformed; the questions go on without learned examples"
+    expect_out_has "250"
+}
+
 usage_errors_exit_2() {
     copy_db
     start_llm "$(always "$(fence "SELECT 1")")"
@@ -2504,6 +2550,7 @@ TESTS=(
     trace_file_records_every_step
     trace_never_writes_a_database
     usage_errors_exit_2
+    memory_that_cannot_be_used_is_said_by_every_command
     malformed_llm_url_exits_2_before_any_work
     getopt_messages_name_the_command
     no_command_prints_usage_on_stderr_and_exits_2
