@@ -99,6 +99,7 @@ enum agent_outcome agent_step_qcheck(struct agent_state *st)
     askdb_status rc;
     const char *p;
     char *reply;
+    double t0;
     int no;
 
     for (p = st->question; *p && !isalnum((unsigned char)*p); p++)
@@ -115,6 +116,11 @@ enum agent_outcome agent_step_qcheck(struct agent_state *st)
                                                : "names or values match"));
         return OUT_OK;
     }
+    /* A model call like any other, seconds long with the local model:
+    ** -v says it is made, and what came of it. */
+    agent_log(st, "qcheck", "no table, column or value named: asking the "
+                            "model whether the database holds it");
+    t0 = db_now_ms();
     reply = agent_call_aside(st, "qcheck", prompt_qcheck(),
                              llm_supports_grammar(st->ag->model) &&
                              !st->ag->cfg.no_grammar ? yes_no : NULL,
@@ -129,6 +135,8 @@ enum agent_outcome agent_step_qcheck(struct agent_state *st)
     free(reply);
     if (no)
         return not_a_question(st, "the model: no table holds it", 0);
+    agent_log(st, "qcheck", "the model: a question about the database "
+                            "(%.0f ms)", db_now_ms() - t0);
     agent_emit(st->ag, ASKDB_EVENT_QCHECK,
                 json_pack("{s:b, s:s}", "question", 1, "why", "the model"));
     return OUT_OK;

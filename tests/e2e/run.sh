@@ -2381,6 +2381,30 @@ greeting_is_answered_without_sql() {
     pycheck 'd = json.loads(out); assert d["not_a_question"] is True and d["sql"] is None, d'
 }
 
+question_check_asking_the_model_shows_with_v() {
+    # When no name or value of the database matches, the question check
+    # asks the model (yes/no; with the local model that can take seconds):
+    # -v says so, as it says every other model call.
+    copy_db
+    start_llm "$(replies "yes" "$(fence "SELECT count(*) AS n FROM orders")")"
+    run ask -v --llm-url "$URL" --model test -f csv shop.db "xyzzy frobs"
+    expect_rc 0
+    expect_requests 2
+    pycheck '
+lines = [l for l in err.splitlines() if l.startswith("askdb: [")]
+q = [i for i, l in enumerate(lines) if l.startswith("askdb: [qcheck] ")]
+g = [i for i, l in enumerate(lines) if l.startswith("askdb: [generate] ")]
+assert len(q) == 2 and g and q[1] < g[0], lines
+assert "asking the model" in lines[q[0]] and "the model: a question about the database" in lines[q[1]], lines
+'
+    # Names that match skip the model, and -v has no qcheck line then.
+    start_llm "$(replies "$(fence "SELECT count(*) AS n FROM orders")")"
+    run ask -v --llm-url "$URL" --model test -f csv shop.db "How many orders?"
+    expect_rc 0
+    expect_requests 1
+    expect_err_lacks "[qcheck]"
+}
+
 shell_follows_up_until_new() {
     copy_db
     start_llm "$(replies "$(fence "SELECT count(*) AS n FROM orders")" \
@@ -2586,6 +2610,7 @@ TESTS=(
     settled_candidate_is_not_needed
     sample_values_set_what_the_schema_shows
     greeting_is_answered_without_sql
+    question_check_asking_the_model_shows_with_v
     shell_follows_up_until_new
     plan_rows_with_accents_reach_the_model
     plan_task_model_unreachable_is_reported_as_such
