@@ -463,7 +463,10 @@ ASKDB_API ASKDB_NODISCARD askdb_status askdb_db_schema_text(askdb_db *db,
 ** Run one statement through the read-only guard with the configured limits.
 ** Refuses (ASKDB_ERR_REFUSED) anything but exactly one read-only statement,
 ** text that is empty or only comments too (its errclass ASKDB_EC_NO_SQL);
-** a NULL sql is ASKDB_ERR_USAGE. On success *out is the caller's
+** a NULL sql is ASKDB_ERR_USAGE. A result whose first row alone is over
+** the byte cap is no empty result: ASKDB_ERR_DB (errclass
+** ASKDB_EC_RUNTIME, "the first row alone is larger than the N-byte result
+** cap ..."), as the agent repairs it. On success *out is the caller's
 ** (askdb_result_free).
 */
 ASKDB_API ASKDB_NODISCARD askdb_status

@@ -306,17 +306,10 @@ enum agent_outcome agent_step_execute(struct agent_state *st)
             continue;
         }
         r = NULL;
-        if (db_run(ag->db, c->sql, &r, &e) == 0 && r->nrows == 0 &&
-            r->truncated == 2) {
-            /* Not empty: its first row alone is over the byte cap. */
-            e.ec = ASKDB_EC_RUNTIME;
-            snprintf(e.msg, sizeof e.msg, "the first row alone is larger "
-                     "than the %zu-byte result cap (--max-bytes); select "
-                     "fewer or shorter columns (length() or substr() of "
-                     "long text)", db_max_bytes(ag->db));
-            askdb_result_free(r);
-            r = NULL;
-        }
+        /* Not empty when cut before its first row: that row alone is
+        ** over the byte cap, and the statement is repaired. */
+        if (db_run(ag->db, c->sql, &r, &e) == 0)
+            (void)db_first_row_over_cap(ag->db, &r, &e);
         if (!r) {
             agent_cand_fail(c, e.ec, e.msg);
             if (first_err < 0)

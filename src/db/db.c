@@ -136,6 +136,20 @@ size_t db_max_bytes(const askdb_db *db)
     return db->max_bytes;
 }
 
+int db_first_row_over_cap(const askdb_db *db, askdb_result **r,
+                          struct db_err *e)
+{
+    if (!*r || (*r)->nrows != 0 || (*r)->truncated != 2)
+        return 0;
+    e->ec = ASKDB_EC_RUNTIME;
+    snprintf(e->msg, sizeof e->msg, "the first row alone is larger than the "
+             "%zu-byte result cap (--max-bytes); select fewer or shorter "
+             "columns (length() or substr() of long text)", db->max_bytes);
+    askdb_result_free(*r);
+    *r = NULL;
+    return 1;
+}
+
 const char *askdb_db_engine(const askdb_db *db)
 {
     return db ? db->drv->name : "";
@@ -336,5 +350,15 @@ askdb_status askdb_db_query(askdb_db *db, const char *sql,
     struct db_err e;
     askdb_status rc = db_api_begin(db, sql, out);
 
-    return rc ? rc : db_run(db, sql, out, &e);
+    if (rc)
+        return rc;
+    rc = db_run(db, sql, out, &e);
+    /* No rows to give, and "0 rows, truncated" would read as an empty
+    ** result: a failure, as the agent takes it. */
+    if (rc == ASKDB_OK && db_first_row_over_cap(db, out, &e)) {
+        db->errclass = e.ec;
+        snprintf(db->errmsg, sizeof db->errmsg, "%s", e.msg);
+        rc = ASKDB_ERR_DB;
+    }
+    return rc;
 }

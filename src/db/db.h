@@ -66,4 +66,15 @@ int db_text_type(const char *type);
 /* The byte cap of a result (max_bytes, or its default). */
 size_t db_max_bytes(const askdb_db *db);
 
+/*
+** Whether *r, a result db_run() just gave, was cut at the byte cap before
+** its first row: no empty result, but one whose first row alone is over
+** the cap. Then *r is freed and NULL, e says so as a failed statement
+** (ASKDB_EC_RUNTIME, with what to do), and 1 is returned; else 0 and
+** nothing changes. The agent repairs such a statement; askdb_db_query()
+** fails with it.
+*/
+int db_first_row_over_cap(const askdb_db *db, askdb_result **r,
+                          struct db_err *e);
+
 #endif

@@ -865,6 +865,31 @@ assert j["rows"] == [[1], [2], [3]] and j["truncated"] == "rows", j
 '
 }
 
+sql_first_row_over_max_bytes_says_so_as_ask_does() {
+    # A result cut at the byte cap before its first row is not an empty
+    # result: sql says what ask says of it, exit 1 as ask's (no rows it
+    # could give), in every format; the same rows under a larger cap come.
+    copy_db
+    local msg="the first row alone is larger than the 100-byte result cap (--max-bytes); select fewer or shorter columns (length() or substr() of long text)"
+    local f
+    for f in table csv markdown; do
+        run sql --max-bytes 100 -f "$f" shop.db "SELECT * FROM customers"
+        expect_rc 1
+        expect_no_out
+        expect_err_has "askdb: $msg"
+    done
+    run sql --max-bytes 100 -f json shop.db "SELECT * FROM customers"
+    expect_rc 1
+    pycheck 'import sys; j = json.loads(out); assert j["error"] == sys.argv[-1] and "rows" not in j, j' "$msg"
+    start_llm "$(always "$(fence "SELECT * FROM customers")")"
+    run ask --llm-url "$URL" --model test --no-question-check --max-attempts 1 --max-bytes 100 shop.db "Every customer"
+    expect_rc 1
+    expect_err_has "$msg"
+    run sql --max-bytes 1000 -f csv shop.db "SELECT * FROM customers"
+    expect_rc 0
+    expect_err_has "result truncated at the size limit (--max-bytes) after"
+}
+
 huge_values_stop_at_max_bytes() {
     # A huge value is never made (zeroblob, randomblob): SQLite may hold
     # at most max(--max-bytes, 16 MiB) in one value, so the query fails at
@@ -879,10 +904,11 @@ huge_values_stop_at_max_bytes() {
     expect_rc 1
     expect_err_has "larger than 16777216 bytes"
     expect_faster 5000
+    # Its first row alone over the cap: not an empty result (as ask says).
     run sql -f table --max-bytes 100000 shop.db "SELECT zeroblob(200000) AS z"
-    expect_rc 0
-    expect_out '%s\n' '+---+' '| z |' '+---+' '+---+' \
-        '(0 rows; truncated at the size limit (--max-bytes))'
+    expect_rc 1
+    expect_no_out
+    expect_err_has "askdb: the first row alone is larger than the 100000-byte result cap (--max-bytes); select fewer or shorter columns"
     run sql -f json --max-bytes 100000 shop.db \
         "SELECT id, replace(printf('%.*c', 3000, 'x'), 'x', '0123456789') AS pad FROM customers ORDER BY id"
     expect_rc 0
@@ -2566,6 +2592,7 @@ TESTS=(
     ask_json_has_the_whole_answer
     truncates_at_max_rows_with_a_notice
     huge_values_stop_at_max_bytes
+    sql_first_row_over_max_bytes_says_so_as_ask_does
     dry_run_prints_sql_without_running
     dry_run_sql_goes_to_stdout_when_piped
     schema_command_prints_what_model_sees

@@ -717,17 +717,19 @@ static void huge_values_stop_at_the_byte_cap(void **state)
 {
     static const struct {
         const char *sql;
-        int error;   /* refused: a value over SQLite's length limit */
+        int error;   /* 1 refused: a value over SQLite's length limit; 2
+                        failed: the first row alone over the result's cap
+                        (no rows to give, not an empty result) */
         long nrows;
         int truncated;
     } huge[] = {
         {"SELECT zeroblob(200000000) AS z", 1, 0, 0},
         {"SELECT length(randomblob(200000000)) AS n", 1, 0, 0},
         {"SELECT replace(printf('%.*c', 1000, 'x'), 'x', 'padding!') AS r",
-         0, 0, 2},
+         2, 0, 0},
         {"SELECT 1 AS a UNION ALL SELECT zeroblob(200000000)", 1, 0, 0},
         /* Under the length limit: made, but over the result's cap. */
-        {"SELECT printf('%.*c', 1000000, 'x') AS p", 0, 0, 2},
+        {"SELECT printf('%.*c', 1000000, 'x') AS p", 2, 0, 0},
         /* SQLite's own printf() would build it for seconds and then give
         ** NULL; askdb's refuses the width at once. */
         {"SELECT printf('%.*c', 100000000, 'x') AS p", 1, 0, 0},
@@ -750,8 +752,11 @@ static void huge_values_stop_at_the_byte_cap(void **state)
                              ASKDB_ERR_DB);
             assert_null(r);
             assert_non_null(strstr(askdb_db_errmsg(db),
-                                   "value or row larger than 16777216 "
-                                   "bytes"));
+                                   huge[i].error == 1
+                                       ? "value or row larger than "
+                                         "16777216 bytes"
+                                       : "the first row alone is larger "
+                                         "than the 4000-byte result cap"));
             continue;
         }
         if (askdb_db_query(db, huge[i].sql, &r) != ASKDB_OK)
@@ -761,14 +766,18 @@ static void huge_values_stop_at_the_byte_cap(void **state)
                      r->truncated);
         askdb_result_free(r);
     }
-    /* Each value fits, the row does not: nothing of it is copied. */
+    /* Each value fits, the row does not: nothing of it is copied, and
+    ** the statement fails saying so. */
     r = NULL;
     assert_int_equal(askdb_db_query(db, "SELECT zeroblob(3000) AS a, "
                                         "zeroblob(3000) AS b", &r),
-                     ASKDB_OK);
-    assert_int_equal(r->nrows, 0);
-    assert_int_equal(r->truncated, 2);
-    askdb_result_free(r);
+                     ASKDB_ERR_DB);
+    assert_null(r);
+    assert_int_equal(askdb_db_errclass(db), ASKDB_EC_RUNTIME);
+    assert_string_equal(askdb_db_errmsg(db),
+                        "the first row alone is larger than the 4000-byte "
+                        "result cap (--max-bytes); select fewer or shorter "
+                        "columns (length() or substr() of long text)");
     assert_true(peak_rss_mib() - before < 100);
     /* The handle still works afterwards. */
     r = NULL;
@@ -832,10 +841,9 @@ static void rows_bigger_than_the_cap_stay_readable(void **state)
     askdb_result_free(r);
     r = NULL;
     assert_int_equal(askdb_db_query(db, "SELECT body FROM docs WHERE "
-                                        "id = 1", &r), ASKDB_OK);
-    assert_int_equal(r->nrows, 0);
-    assert_int_equal(r->truncated, 2);
-    askdb_result_free(r);
+                                        "id = 1", &r), ASKDB_ERR_DB);
+    assert_null(r);
+    assert_non_null(strstr(askdb_db_errmsg(db), "the first row alone"));
     askdb_db_close(db);
     assert_int_equal(unlink(path), 0);
 }
