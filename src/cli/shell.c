@@ -234,6 +234,10 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
         }
         if (strcmp(q, ".help") != 0)
             warm_wait(&warm, 0);
+        /* Every line sets the code, the shell's own errors too: a script
+        ** ends with its last line's, as askdb's commands give them (a
+        ** usage error 2, a schema that cannot be read 3). */
+        rc = EXIT_ANSWERED;
         if (strcmp(q, ".new") == 0) {
             askdb_agent_forget(ag);
             if (tty)
@@ -242,24 +246,30 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
             fputs(shell_help, stdout);
         } else if (strcmp(q, ".schema") == 0) {
             text = NULL;
-            if (askdb_db_schema_text(askdb_agent_db(ag), &text))
+            rc = EXIT_DB;
+            if (askdb_db_schema_text(askdb_agent_db(ag), &text)) {
                 format_printf(stderr, "askdb: %s\n",
                               askdb_db_errmsg(askdb_agent_db(ag)));
-            else if (!*text)
+            } else if (!*text) {
                 format_printf(stderr, "askdb: database '%s' has no tables "
                                       "or views\n",
                               askdb_db_label(askdb_agent_db(ag)));
-            else
+            } else {
                 format_puts(stdout, text);
+                rc = EXIT_ANSWERED;
+            }
             askdb_free(text);
         } else if (strncmp(q, ".sql", 4) == 0 && (q[4] == ' ' || !q[4])) {
-            if (!*trim(q + 4))
+            if (!*trim(q + 4)) {
                 fprintf(stderr, "askdb: .sql needs a statement\n");
-            else
+                rc = EXIT_USAGE;
+            } else {
                 rc = sql_interruptible(ag, o, trim(q + 4));
+            }
         } else if (q[0] == '.') {
             format_printf(stderr, "askdb: unknown command '%s' (.help "
                                   "lists them)\n", q);
+            rc = EXIT_USAGE;
         } else {
             rc = cli_answer(ag, o, q);
         }

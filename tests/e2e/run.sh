@@ -1716,6 +1716,34 @@ LIMIT 5;")")"
     [ "$(sha "$W/shop.db")" = "$sum0" ] || fail "shell .sql changed the database"
 }
 
+shell_script_exits_with_its_last_lines_code() {
+    # A script's exit code is its last line's, as sqlite3's is: an error
+    # of the shell itself (.sql without a statement, an unknown command)
+    # is a usage error (2), a failed statement 1, and a line that works
+    # (.help, .new, .schema, a statement) 0, whatever came before.
+    copy_db
+    start_llm "$(always "$(fence "SELECT 1")")"
+    local script want
+    while IFS='|' read -r want script; do
+        # shellcheck disable=SC2059
+        printf "$script" >"$T/in"
+        STDIN="$T/in" run shell --llm-url "$URL" --model test shop.db
+        [ "$RC" = "$want" ] || fail "'$script' exited $RC, want $want (stderr: $(head -c 200 "$T/err"))"
+    done <<'EOF'
+2|.sql\n
+2|.sql   \n
+2|.bogus\n
+2|.sql SELECT 1\n.bogus\n
+0|.bogus\n.sql SELECT 1\n
+1|.sql SELECT nope\n
+0|.sql SELECT nope\n.help\n
+0|.sql SELECT nope\n.new\n
+0|.bogus\n.schema\n
+2|.bogus\n.quit\n
+EOF
+    expect_requests 0
+}
+
 extracts_sql_from_prose_and_bare_replies() {
     copy_db
     local want='n\r\n32\r\n' r
@@ -2613,6 +2641,7 @@ TESTS=(
     base_url_query_stays_after_the_path
     anthropic_provider_uses_messages_api
     shell_answers_questions_and_dot_commands
+    shell_script_exits_with_its_last_lines_code
     extracts_sql_from_prose_and_bare_replies
     reply_without_sql_is_repaired_as_no_sql
     reply_cut_at_max_tokens_is_repaired_not_run
