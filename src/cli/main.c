@@ -90,7 +90,9 @@ static int help(const char *cmd)
     } else if (strcmp(cmd, "ask") == 0) {
         fputs("usage: askdb ask [options] DB QUESTION\n\n"
               "Answer one question: schema -> SQL from the model -> checks\n"
-              "-> read-only execution -> repair on failure -> rows.\n\n",
+              "-> read-only execution -> repair on failure -> rows.\n"
+              "QUESTION is one argument, in quotes: askdb ask shop.db\n"
+              "\"how many orders?\"\n\n",
               stdout);
         fputs(help_output, stdout);
         fputs(cli_limits_help, stdout);
@@ -526,6 +528,22 @@ static int output_written(int rc)
     return rc ? rc : EXIT_USAGE;
 }
 
+/* ask given a question of n words (n > 1) not in quotes, which the shell
+** split into arguments: say so, and how to give it. */
+static void unquoted_question(const char *db, char **words, int n)
+{
+    int i;
+
+    format_printf(stderr, "askdb ask: the question is %d arguments (", n);
+    for (i = 0; i < n; i++)
+        format_printf(stderr, "%s%s", i ? " " : "", words[i]);
+    format_printf(stderr, "): give it as one, in quotes: askdb ask %s \"",
+                  db);
+    for (i = 0; i < n; i++)
+        format_printf(stderr, "%s%s", i ? " " : "", words[i]);
+    fputs("\"\n", stderr);
+}
+
 /* askdb CMD ...: argv[1] is "askdb CMD" (see main). */
 static int run(const char *cmd, int argc, char **argv)
 {
@@ -607,6 +625,10 @@ static int run(const char *cmd, int argc, char **argv)
     }
     if (strcmp(cmd, "sql") == 0 && nargs == 2)
         return cmd_db(&o, argv[first], argv[first + 1]);
+    if (strcmp(cmd, "ask") == 0 && nargs > 2) {
+        unquoted_question(argv[first], argv + first + 1, nargs - 1);
+        return EXIT_USAGE;
+    }
     fprintf(stderr, "askdb %s: wrong number of arguments (see 'askdb help "
                     "%s')\n", cmd, cmd);
     return EXIT_USAGE;

@@ -1249,6 +1249,11 @@ usage_errors_exit_2() {
     expect_err_has "wrong number of arguments"
     run ask --llm-url "$URL" --model test shop.db "q?" extra
     expect_rc 2
+    # A question typed without quotes is several arguments: say to quote it.
+    run ask --llm-url "$URL" --model test shop.db how many orders
+    expect_rc 2
+    expect_err_has "askdb ask: the question is 3 arguments (how many orders): give it as one, in quotes: askdb ask shop.db \"how many orders\""
+    expect_requests 0
     run ask --max-attempts 0 --llm-url "$URL" --model test shop.db "q?"
     expect_rc 2
     expect_err_has "--max-attempts"
