@@ -831,7 +831,9 @@ ASKDB_API const char *askdb_memory_errmsg(const askdb_memory *m);
 ASKDB_API const char *askdb_memory_path(const askdb_memory *m);
 
 /*
-** Verify a pair on db, then store it under db's path. Verified: the SQL
+** Verify a pair on db, then store it under db's path, the question and
+** the SQL without the white space around them (' ', \t, \n, \r, \f,
+** \v; the question's inner spaces are kept). Verified: the SQL
 ** passes the read-only guard (askdb_db_query) and runs without error
 ** within db's limits; no rows is fine. *nrows (if not NULL) gets the row
 ** count, *replaced (if not NULL) 1 when the question was stored already.

@@ -172,12 +172,20 @@ static int learn_file(askdb_memory *m, askdb_db *db, const char *file)
     return n.rejected ? EXIT_NO_SQL : EXIT_ANSWERED;
 }
 
+/* Whether c is white space that askdb_memory_learn() trims. */
+static int trimmed(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
+           c == '\v';
+}
+
 static int learn_one(askdb_memory *m, askdb_db *db, const char *q,
                      const char *sql)
 {
     askdb_status st;
     long nrows = 0;
     int replaced = 0;
+    size_t n;
 
     st = askdb_memory_learn(m, db, q, sql, &nrows, &replaced);
     if (st == ASKDB_ERR_REFUSED) {
@@ -189,9 +197,15 @@ static int learn_one(askdb_memory *m, askdb_db *db, const char *q,
         format_printf(stderr, "askdb learn: %s\n", askdb_memory_errmsg(m));
         return EXIT_USAGE;
     }
-    format_printf(stdout, "%s (%ld row%s): %s\n",
+    /* The question as stored, and as --list shows it: without the white
+    ** space around it. */
+    while (trimmed(*q))
+        q++;
+    for (n = strlen(q); n > 0 && trimmed(q[n - 1]); n--)
+        ;
+    format_printf(stdout, "%s (%ld row%s): %.*s\n",
                   replaced ? "replaced" : "stored", nrows,
-                  nrows == 1 ? "" : "s", q);
+                  nrows == 1 ? "" : "s", (int)n, q);
     return EXIT_ANSWERED;
 }
 

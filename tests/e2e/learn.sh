@@ -112,16 +112,24 @@ stores_a_verified_pair_and_replaces_it() {
     run learn shop.db --question "Top categories?" --sql "SELECT name FROM categories ORDER BY id LIMIT 3"
     expect_rc 0
     expect_out "stored (3 rows): Top categories?"
-    # The same question after folding case and white space replaces the SQL.
+    # The same question after folding case and white space replaces the SQL;
+    # the echo is the question as stored (and listed): without the white
+    # space around it.
     run learn shop.db --question "  how many   CUSTOMERS? " --sql "SELECT count(id) FROM customers;"
     expect_rc 0
-    expect_out "replaced (1 row):   how many   CUSTOMERS? "
+    expect_out "replaced (1 row): how many   CUSTOMERS?"
     expect_listed shop.db "how many   CUSTOMERS? => SELECT count(id) FROM customers;" \
         "Top categories? => SELECT name FROM categories ORDER BY id LIMIT 3"
     # The options may come before the database.
     run learn --sql "SELECT 1 AS one" --question "One?" shop.db
     expect_rc 0
     expect_out "stored (1 row): One?"
+    run learn shop.db --question "$(printf '\t Two?\r\n')" --sql "SELECT 2 AS two"
+    expect_rc 0
+    expect_out "stored (1 row): Two?"
+    expect_listed shop.db "how many   CUSTOMERS? => SELECT count(id) FROM customers;" \
+        "Top categories? => SELECT name FROM categories ORDER BY id LIMIT 3" \
+        "One? => SELECT 1 AS one" "Two? => SELECT 2 AS two"
 }
 
 rejects_writes_and_failing_sql() {
