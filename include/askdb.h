@@ -965,7 +965,9 @@ ASKDB_API askdb_eval_options askdb_eval_options_default(void);
 /*
 ** Load the suite, select the items (filter --db, sample, limit), read the
 ** output file when resuming, and check the model settings. cfg and opt are
-** copied (their strings too). On failure *out may be set so that
+** copied, every string of them too: the caller's may be freed once this
+** returns (what the callbacks' ud pointers point to must live as long as
+** ev). On failure *out may be set so that
 ** askdb_eval_errmsg() can say why; free it with askdb_eval_free().
 ** Returns ASKDB_ERR_USAGE (bad options, unreadable or malformed suite,
 ** output file exists without resume or is an SQLite file), ASKDB_ERR_IO,

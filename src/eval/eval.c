@@ -681,8 +681,11 @@ askdb_status askdb_eval_new(const askdb_config *cfg,
     buf_init(&ev->notes, 1 << 16);
     ev->cfg = cfg ? *cfg : askdb_config_default();
     ev->opt = opt ? *opt : askdb_eval_options_default();
+    /* Every string field of askdb_config and askdb_eval_options: the
+    ** header promises copies, and the caller may free its own at once. */
     if (own(ev, &ev->cfg.provider) || own(ev, &ev->cfg.llm_url) ||
         own(ev, &ev->cfg.model) || own(ev, &ev->cfg.api_key) ||
+        own(ev, &ev->cfg.memory_path) ||
         own(ev, &ev->cfg.trace_path) || own(ev, &ev->opt.suite_path) ||
         own(ev, &ev->opt.db_root) || own(ev, &ev->opt.tables_path) ||
         own(ev, &ev->opt.dbs) || own(ev, &ev->opt.out_path) ||

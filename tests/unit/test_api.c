@@ -845,6 +845,116 @@ static void eval_report_refuses_a_database_and_no_file(void **state)
     assert_int_equal(tmpdir_remove(dir), 0);
 }
 
+/* The eval copies every string of cfg and opt (the header says so): the
+** caller frees each one right after askdb_eval_new() - after writing over
+** it, so that a pointer kept would read another path - and the run, its
+** summary and its report still use them all: the learned pairs store
+** (memory_path), the trace, the output file, the suite, the database
+** root, tables.json, the --db list and the --db-url template. Under ASan
+** a string not copied is a heap-use-after-free. */
+static char *scribbled_copy(const char *s)
+{
+    char *c = strdup(s);
+
+    assert_non_null(c);
+    return c;
+}
+
+static void scribble_and_free(char *s)
+{
+    memset(s, 'x', strlen(s));
+    free(s);
+}
+
+static void eval_copies_every_string_it_is_given(void **state)
+{
+    static const char *const r[] = {"SELECT count(*) FROM customers",
+                                    "SELECT count(*) FROM orders", NULL};
+    static const char suite[] =
+        "{\"db_id\": \"shop\", \"question\": \"How many customers?\", "
+        "\"gold\": \"SELECT count(*) FROM customers\"}\n"
+        "{\"db_id\": \"shop\", \"question\": \"How many orders?\", "
+        "\"gold\": \"SELECT count(*) FROM orders\"}\n";
+    static const char tables[] = "[{\"db_id\": \"shop\"}]";
+    struct script s = {.replies = r};
+    askdb_config cfg = scripted_config(&s);
+    askdb_eval_options eo = askdb_eval_options_default();
+    char dir[128], path[512], *strs[13], *text = NULL, *trace;
+    askdb_memory *m = NULL;
+    askdb_eval *ev = NULL;
+    askdb_db *db = NULL;
+    size_t i, n = 0;
+
+    (void)state;
+    assert_int_equal(tmpdir_make(dir, sizeof dir, "evstr"), 0);
+    snprintf(path, sizeof path, "%s/shop", dir);
+    assert_int_equal(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/shop/shop.sqlite", dir);
+    assert_int_equal(file_copy(testdb_shop(), path), 0);
+    /* A learned pair, so that the run reads the store at memory_path. */
+    snprintf(path, sizeof path, "%s/memory.sqlite", dir);
+    assert_int_equal(askdb_memory_open(path, 1, &m), ASKDB_OK);
+    snprintf(path, sizeof path, "%s/shop/shop.sqlite", dir);
+    assert_int_equal(askdb_db_open(path, NULL, &db), ASKDB_OK);
+    assert_int_equal(askdb_memory_learn(m, db, "How many products?",
+                                        "SELECT count(*) FROM products",
+                                        NULL, NULL), ASKDB_OK);
+    askdb_db_close(db);
+    askdb_memory_close(m);
+    snprintf(path, sizeof path, "%s/suite.jsonl", dir);
+    assert_int_equal(file_write(path, suite, strlen(suite)), 0);
+    snprintf(path, sizeof path, "%s/tables.json", dir);
+    assert_int_equal(file_write(path, tables, strlen(tables)), 0);
+
+    cfg.memory = 3;
+    snprintf(path, sizeof path, "%s/memory.sqlite", dir);
+    cfg.memory_path = strs[n++] = scribbled_copy(path);
+    snprintf(path, sizeof path, "%s/trace.jsonl", dir);
+    cfg.trace_path = strs[n++] = scribbled_copy(path);
+    cfg.provider = strs[n++] = scribbled_copy("custom");
+    cfg.model = strs[n++] = scribbled_copy("scripted");
+    cfg.llm_url = strs[n++] = scribbled_copy("http://127.0.0.1:9/v1");
+    cfg.api_key = strs[n++] = scribbled_copy("sk-test");
+    snprintf(path, sizeof path, "%s/suite.jsonl", dir);
+    eo.suite_path = strs[n++] = scribbled_copy(path);
+    eo.db_root = strs[n++] = scribbled_copy(dir);
+    snprintf(path, sizeof path, "%s/tables.json", dir);
+    eo.tables_path = strs[n++] = scribbled_copy(path);
+    eo.dbs = strs[n++] = scribbled_copy("shop");
+    snprintf(path, sizeof path, "%s/out.jsonl", dir);
+    eo.out_path = strs[n++] = scribbled_copy(path);
+    snprintf(path, sizeof path, "%s/{db_id}/{db_id}.sqlite", dir);
+    eo.db_url = strs[n++] = scribbled_copy(path);
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    eo.report_path = strs[n++] = scribbled_copy(path);
+    assert_int_equal(n, sizeof strs / sizeof *strs);
+    assert_int_equal(askdb_eval_new(&cfg, &eo, &ev), ASKDB_OK);
+    for (i = 0; i < n; i++)
+        scribble_and_free(strs[i]);
+
+    assert_int_equal(askdb_eval_run(ev), ASKDB_OK);
+    assert_int_equal(s.calls, 2);
+    /* The learned pair was read from the store into the prompt. */
+    assert_non_null(strstr(s.all_users, "How many products?"));
+    assert_int_equal(askdb_eval_summary(ev, &text), ASKDB_OK);
+    assert_non_null(strstr(text, "2/2"));
+    askdb_free(text);
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    assert_int_equal(askdb_eval_write_report(ev, path), ASKDB_OK);
+    askdb_eval_free(ev);
+    snprintf(path, sizeof path, "%s/out.jsonl", dir);
+    text = file_read(path, NULL);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "\"How many orders?\""));
+    free(text);
+    snprintf(path, sizeof path, "%s/trace.jsonl", dir);
+    trace = file_read(path, NULL);
+    assert_non_null(trace);
+    assert_non_null(strstr(trace, "How many customers?"));
+    free(trace);
+    assert_int_equal(tmpdir_remove(dir), 0);
+}
+
 /* A store or a trace that cannot be opened is an I/O error, as the header
 ** says; a store that is not one to use is a usage error. */
 static void files_that_cannot_be_opened_are_io_errors(void **state)
@@ -1110,6 +1220,7 @@ int main(void)
         cmocka_unit_test(query_refuses_no_statement_and_clears_its_error),
         cmocka_unit_test(null_arguments_are_usage_errors),
         cmocka_unit_test(eval_report_refuses_a_database_and_no_file),
+        cmocka_unit_test(eval_copies_every_string_it_is_given),
     };
     test_filter_from_env();
 
