@@ -978,11 +978,17 @@ askdb_eval_new(const askdb_config *cfg, const askdb_eval_options *opt,
                askdb_eval **out);
 
 /*
-** Run every selected item not yet done. Returns ASKDB_OK when all ran;
+** Run every selected item not yet done: items resumed from the output
+** file and items an earlier call finished are not asked again, so a call
+** after one that stopped (interrupted, or the model failed) asks only the
+** rest, and one after a call that ran everything asks nothing; each item
+** is asked, recorded and counted once. Returns ASKDB_OK when all ran;
 ** ASKDB_ERR_LLM_UNREACHABLE / ASKDB_ERR_LLM / ASKDB_ERR_UNSUPPORTED /
 ** ASKDB_ERR_USAGE when the model cannot be used (the run stops; finished
-** items are kept), ASKDB_ERR_IO when the output file cannot be written.
-** The summary and report cover whatever finished.
+** items are kept), ASKDB_ERR_IO when the output file cannot be written,
+** ASKDB_ERR_CANCELLED (askdb_eval_interrupt), ASKDB_ERR_USAGE for an
+** eval whose askdb_eval_new() failed (it runs nothing). The summary and
+** report cover whatever finished.
 */
 ASKDB_API ASKDB_NODISCARD askdb_status askdb_eval_run(askdb_eval *ev);
 
@@ -996,7 +1002,10 @@ ASKDB_API ASKDB_NODISCARD askdb_status askdb_eval_summary(askdb_eval *ev,
 ** Stop the run after the questions being asked now (safe to call from a
 ** signal handler or another thread): askdb_eval_run() then returns
 ** ASKDB_ERR_CANCELLED, and the summary and the report cover the items
-** done (the rest count as not run; --resume continues with them).
+** done (the rest count as not run; askdb_eval_run() again, or --resume,
+** continues with them). The run that returns takes the interrupt; one
+** made while no run goes on stops the next run before its first
+** question.
 */
 ASKDB_API void askdb_eval_interrupt(askdb_eval *ev);
 

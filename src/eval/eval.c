@@ -447,6 +447,53 @@ out:
     free(url);
 }
 
+static void free_groups(askdb_eval *ev)
+{
+    long i;
+
+    for (i = 0; ev->groups && i < ev->ngroups; i++)
+        free(ev->groups[i].items);
+    free(ev->groups);
+    ev->groups = NULL;
+    ev->ngroups = 0;
+}
+
+/* Group the selected items that are not done (no record yet) by database
+** file, groups in order of first appearance, in place of the groups of an
+** earlier run. -1 when out of memory. */
+static int make_groups(askdb_eval *ev)
+{
+    long i, g;
+
+    free_groups(ev);
+    ev->groups = calloc((size_t)ev->nsel + 1, sizeof *ev->groups);
+    if (!ev->groups)
+        return -1;
+    for (i = 0; i < ev->nsel; i++) {
+        const struct suite_item *it = &ev->suite.items[ev->sel[i]];
+        struct eval_group *gr = NULL;
+        if (ev->recs[it->index])
+            continue;
+        for (g = 0; g < ev->ngroups; g++) {
+            const char *p = ev->groups[g].db_path;
+            if ((!p && !it->db_path) ||
+                (p && it->db_path && strcmp(p, it->db_path) == 0)) {
+                gr = &ev->groups[g];
+                break;
+            }
+        }
+        if (!gr) {
+            gr = &ev->groups[ev->ngroups++];
+            gr->db_path = it->db_path;
+            gr->items = calloc((size_t)ev->nsel, sizeof *gr->items);
+            if (!gr->items)
+                return -1;
+        }
+        gr->items[gr->n++] = it->index;
+    }
+    return 0;
+}
+
 static void *worker(void *arg)
 {
     askdb_eval *ev = arg;
@@ -454,7 +501,8 @@ static void *worker(void *arg)
 
     for (;;) {
         pthread_mutex_lock(&ev->mu);
-        g = !ev->stop && ev->next_group < ev->ngroups
+        g = !ev->stop && !atomic_load(&ev->interrupted) &&
+                    ev->next_group < ev->ngroups
                 ? &ev->groups[ev->next_group++] : NULL;
         pthread_mutex_unlock(&ev->mu);
         if (!g)
@@ -470,16 +518,36 @@ void askdb_eval_interrupt(askdb_eval *ev)
         atomic_store(&ev->interrupted, 1);
 }
 
-/* The run's status: the first fatal failure, or an interrupt. */
+/* The run's status: the first fatal failure, or an interrupt. The run
+** takes the interrupt it saw: a later askdb_eval_run() goes on with what
+** is left. */
 static askdb_status run_status(askdb_eval *ev)
 {
-    if (!ev->fatal && atomic_load(&ev->interrupted)) {
+    if (atomic_exchange(&ev->interrupted, 0) && !ev->fatal) {
         set_msg(ev->errmsg, sizeof ev->errmsg, "interrupted: the questions "
                 "not asked yet are not run%s", ev->opt.out_path
                 ? " (--resume continues the run)" : "");
         return ASKDB_ERR_CANCELLED;
     }
     return ev->fatal;
+}
+
+/*
+** ASKDB_ERR_USAGE for an eval whose askdb_eval_new() failed (the handle
+** it left for askdb_eval_errmsg()): half set up, it has nothing to run.
+** The message keeps why it failed.
+*/
+static askdb_status not_set_up(askdb_eval *ev)
+{
+    static const char pre[] = "this eval was not set up (askdb_eval_new() "
+                              "failed): ";
+    char why[sizeof ev->errmsg];
+
+    if (strncmp(ev->errmsg, pre, sizeof pre - 1) != 0) {
+        snprintf(why, sizeof why, "%s", ev->errmsg);
+        set_msg(ev->errmsg, sizeof ev->errmsg, "%s%s", pre, why);
+    }
+    return ASKDB_ERR_USAGE;
 }
 
 askdb_status askdb_eval_run(askdb_eval *ev)
@@ -489,6 +557,21 @@ askdb_status askdb_eval_run(askdb_eval *ev)
 
     if (!ev)
         return ASKDB_ERR_USAGE;
+    if (!ev->ready)
+        return not_set_up(ev);
+    /* Only what no run finished yet (an earlier run stopped, or this is
+    ** another call): the items done keep their one record and count. */
+    if (make_groups(ev)) {
+        set_msg(ev->errmsg, sizeof ev->errmsg, "out of memory");
+        return ASKDB_ERR_NOMEM;
+    }
+    ev->stop = 0;
+    ev->fatal = ASKDB_OK;
+    ev->model_errors = 0;
+    ev->errmsg[0] = '\0';
+    if (!ev->model)
+        ev->model_st = ASKDB_OK; /* a model that failed to load is tried
+                                    again */
     n = ev->opt.jobs;
     ev->t0 = db_now_ms();
     ev->next_group = 0;
@@ -625,60 +708,17 @@ static askdb_status load_out(askdb_eval *ev, int *ends_nl)
     return rc;
 }
 
-/* Group the selected items that are not done by database file, groups in
-** order of first appearance. */
-static int make_groups(askdb_eval *ev)
+/* askdb_eval_new() on the handle it made: copy the settings, load and
+** select, check the outputs. */
+static askdb_status eval_setup(askdb_eval *ev, const askdb_config *cfg,
+                               const askdb_eval_options *opt)
 {
-    long i, g;
-
-    ev->groups = calloc((size_t)ev->nsel + 1, sizeof *ev->groups);
-    if (!ev->groups)
-        return -1;
-    for (i = 0; i < ev->nsel; i++) {
-        const struct suite_item *it = &ev->suite.items[ev->sel[i]];
-        struct eval_group *gr = NULL;
-        if (ev->recs[it->index])
-            continue;
-        for (g = 0; g < ev->ngroups; g++) {
-            const char *p = ev->groups[g].db_path;
-            if ((!p && !it->db_path) ||
-                (p && it->db_path && strcmp(p, it->db_path) == 0)) {
-                gr = &ev->groups[g];
-                break;
-            }
-        }
-        if (!gr) {
-            gr = &ev->groups[ev->ngroups++];
-            gr->db_path = it->db_path;
-            gr->items = calloc((size_t)ev->nsel, sizeof *gr->items);
-            if (!gr->items)
-                return -1;
-        }
-        gr->items[gr->n++] = it->index;
-    }
-    return 0;
-}
-
-askdb_status askdb_eval_new(const askdb_config *cfg,
-                            const askdb_eval_options *opt, askdb_eval **out)
-{
-    askdb_eval *ev;
     askdb_status rc;
     const char *provider, *p;
     struct stat sb;
     long unknown, i;
     int ends_nl = 1;
 
-    if (!out)
-        return ASKDB_ERR_USAGE;
-    *out = NULL;
-    ev = calloc(1, sizeof *ev);
-    if (!ev)
-        return ASKDB_ERR_NOMEM;
-    atomic_init(&ev->interrupted, 0);
-    *out = ev;
-    pthread_mutex_init(&ev->mu, NULL);
-    buf_init(&ev->notes, 1 << 16);
     ev->cfg = cfg ? *cfg : askdb_config_default();
     ev->opt = opt ? *opt : askdb_eval_options_default();
     /* Every string field of askdb_config and askdb_eval_options: the
@@ -856,9 +896,28 @@ askdb_status askdb_eval_new(const askdb_config *cfg,
             ev->prog.correct += rec_bool(r, "correct");
         }
     }
-    if (make_groups(ev))
-        return ASKDB_ERR_NOMEM;
     return ASKDB_OK;
+}
+
+askdb_status askdb_eval_new(const askdb_config *cfg,
+                            const askdb_eval_options *opt, askdb_eval **out)
+{
+    askdb_eval *ev;
+    askdb_status rc;
+
+    if (!out)
+        return ASKDB_ERR_USAGE;
+    *out = NULL;
+    ev = calloc(1, sizeof *ev);
+    if (!ev)
+        return ASKDB_ERR_NOMEM;
+    atomic_init(&ev->interrupted, 0);
+    *out = ev;
+    pthread_mutex_init(&ev->mu, NULL);
+    buf_init(&ev->notes, 1 << 16);
+    rc = eval_setup(ev, cfg, opt);
+    ev->ready = rc == ASKDB_OK;
+    return rc;
 }
 
 void askdb_eval_free(askdb_eval *ev)
@@ -873,9 +932,7 @@ void askdb_eval_free(askdb_eval *ev)
     for (i = 0; ev->recs && i < ev->suite.n; i++)
         json_decref(ev->recs[i]);
     free(ev->recs);
-    for (i = 0; ev->groups && i < ev->ngroups; i++)
-        free(ev->groups[i].items);
-    free(ev->groups);
+    free_groups(ev);
     free(ev->sel);
     suite_free(&ev->suite);
     for (k = 0; k < ev->nowned; k++)

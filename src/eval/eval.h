@@ -17,6 +17,9 @@
 **   only finish_item() sets it, under mu, right after the line is written
 **   and flushed to the output file - so the file always holds every
 **   finished item and --resume never repeats one.
+** - Each askdb_eval_run() groups the selected items that have no record
+**   yet, so a second run (after an interrupt, or at all) asks only what
+**   no run finished: an item is asked and counted once.
 ** - Items are grouped by database file; a worker takes a whole group and
 **   asks all its questions with one agent (schema and prompt prefix
 **   reused). Groups run in parallel with jobs > 1; agents are never shared.
@@ -41,13 +44,14 @@ struct askdb_eval {
     askdb_eval_options opt;
     char *owned[16];         /* copies of the strings in cfg and opt */
     int nowned;
+    int ready;               /* askdb_eval_new() succeeded: it may run */
 
     struct suite suite;
     long *sel;               /* selected suite indices, in suite order */
     long nsel;
     json_t **recs;           /* by suite index */
 
-    struct eval_group *groups;
+    struct eval_group *groups;   /* of the run going on (make_groups()) */
     long ngroups, next_group;
 
     FILE *out;

@@ -955,6 +955,161 @@ static void eval_copies_every_string_it_is_given(void **state)
     assert_int_equal(tmpdir_remove(dir), 0);
 }
 
+/* The progress of an eval run, seen from the callback: every call's done
+** and total, and an interrupt after the first item when asked to. */
+struct eval_watch {
+    askdb_eval *ev;
+    int interrupt_after;     /* askdb_eval_interrupt() at this done; 0 =
+                                never */
+    long calls, max_done, over;  /* over: calls with done > total */
+    long last_done, last_correct;
+};
+
+static void watch_progress(void *ud, const askdb_eval_progress *p)
+{
+    struct eval_watch *w = ud;
+
+    w->calls++;
+    if (p->done > w->max_done)
+        w->max_done = p->done;
+    w->over += p->done > p->total || p->correct > p->total;
+    w->last_done = p->done;
+    w->last_correct = p->correct;
+    if (w->interrupt_after && p->done == w->interrupt_after)
+        askdb_eval_interrupt(w->ev);
+}
+
+/* Lines of the file at path (0 when it cannot be read). */
+static long lines_of(const char *path)
+{
+    char *t = file_read(path, NULL), *p;
+    long n = 0;
+
+    for (p = t; p && *p; p++)
+        n += *p == '\n';
+    free(t);
+    return n;
+}
+
+/*
+** askdb_eval_run() runs every selected item not yet done, so a second
+** call after one that finished asks nothing, and one after an interrupt
+** (askdb_eval_interrupt, from the progress callback after the first
+** item: the questions not asked yet are not run) asks the rest exactly
+** once: every item is asked once over the runs, the output file has one
+** line per item, and progress never counts more than the selection. Two
+** databases, so that the rest spans a group the first run stopped in and
+** one it never began.
+*/
+static void eval_run_again_runs_only_items_not_done(void **state)
+{
+    static const char *const r[] = {
+        "SELECT count(*) FROM customers", "SELECT count(*) FROM customers",
+        "SELECT count(*) FROM customers", NULL};
+    static const char *const questions[] = {
+        "How many customers?", "Count the customers.",
+        "What is the number of customers?"};
+    struct script s = {.replies = r};
+    askdb_config cfg = scripted_config(&s);
+    askdb_eval_options eo = askdb_eval_options_default();
+    struct eval_watch w;
+    char dir[128], a[256], b[256], suite[256], out[256], *text = NULL;
+    askdb_eval *ev = NULL;
+    FILE *f;
+    int k, round;
+
+    (void)state;
+    assert_int_equal(tmpdir_make(dir, sizeof dir, "evrun"), 0);
+    snprintf(a, sizeof a, "%s/a.db", dir);
+    snprintf(b, sizeof b, "%s/b.db", dir);
+    snprintf(suite, sizeof suite, "%s/suite.jsonl", dir);
+    snprintf(out, sizeof out, "%s/out.jsonl", dir);
+    assert_int_equal(file_copy(testdb_shop(), a), 0);
+    assert_int_equal(file_copy(testdb_shop(), b), 0);
+    assert_non_null(f = fopen(suite, "w"));
+    for (k = 0; k < 3; k++)
+        fprintf(f, "{\"db\": \"%s\", \"question\": \"%s\", \"gold\": "
+                   "\"SELECT count(*) FROM customers\"}\n",
+                k < 2 ? a : b, questions[k]);
+    fclose(f);
+    eo.suite_path = suite;
+    eo.out_path = out;
+    eo.progress = watch_progress;
+    eo.progress_ud = &w;
+
+    /* Run to the end, then again: the second run asks nothing. */
+    for (round = 0; round < 2; round++) {
+        memset(&w, 0, sizeof w);
+        s.calls = s.next = 0;
+        remove(out);
+        assert_int_equal(askdb_eval_new(&cfg, &eo, &ev), ASKDB_OK);
+        w.ev = ev;
+        w.interrupt_after = round == 1 ? 1 : 0;
+        if (round == 1) {
+            /* Interrupted after the first item: one question asked. */
+            assert_int_equal(askdb_eval_run(ev), ASKDB_ERR_CANCELLED);
+            assert_int_equal(s.calls, 1);
+            assert_int_equal(w.last_done, 1);
+            assert_int_equal(lines_of(out), 1);
+            w.interrupt_after = 0;
+        }
+        assert_int_equal(askdb_eval_run(ev), ASKDB_OK);
+        assert_int_equal(s.calls, 3);
+        assert_int_equal(w.last_done, 3);
+        assert_int_equal(w.last_correct, 3);
+        assert_int_equal(w.calls, 3);
+        assert_int_equal(askdb_eval_run(ev), ASKDB_OK);
+        assert_int_equal(s.calls, 3);
+        assert_int_equal(w.calls, 3);
+        assert_int_equal(w.max_done, 3);
+        assert_int_equal(w.over, 0);
+        assert_int_equal(lines_of(out), 3);
+        assert_int_equal(askdb_eval_summary(ev, &text), ASKDB_OK);
+        assert_non_null(strstr(text, "3/3"));
+        askdb_free(text);
+        text = NULL;
+        askdb_eval_free(ev);
+        ev = NULL;
+    }
+    /* An eval whose askdb_eval_new() failed (the output exists, no
+    ** resume) runs nothing: a usage error that keeps the reason. */
+    s.calls = s.next = 0;
+    assert_int_equal(askdb_eval_new(&cfg, &eo, &ev), ASKDB_ERR_USAGE);
+    assert_int_equal(askdb_eval_run(ev), ASKDB_ERR_USAGE);
+    assert_int_equal(askdb_eval_run(ev), ASKDB_ERR_USAGE);
+    assert_non_null(strstr(askdb_eval_errmsg(ev), "not set up"));
+    assert_non_null(strstr(askdb_eval_errmsg(ev), "already exists"));
+    assert_null(strstr(strstr(askdb_eval_errmsg(ev), "not set up") + 1,
+                       "not set up"));
+    askdb_eval_free(ev);
+    ev = NULL;
+    /* Resumed, every item is done: nothing is asked. */
+    eo.resume = 1;
+    memset(&w, 0, sizeof w);
+    assert_int_equal(askdb_eval_new(&cfg, &eo, &ev), ASKDB_OK);
+    assert_int_equal(askdb_eval_run(ev), ASKDB_OK);
+    assert_int_equal(s.calls, 0);
+    assert_int_equal(w.calls, 0);
+    assert_int_equal(lines_of(out), 3);
+    askdb_eval_free(ev);
+    ev = NULL;
+    /* An interrupt before the run stops it before its first question;
+    ** the run took it, so the next one runs everything. */
+    eo.resume = 0;
+    remove(out);
+    memset(&w, 0, sizeof w);
+    s.calls = s.next = 0;
+    assert_int_equal(askdb_eval_new(&cfg, &eo, &ev), ASKDB_OK);
+    askdb_eval_interrupt(ev);
+    assert_int_equal(askdb_eval_run(ev), ASKDB_ERR_CANCELLED);
+    assert_int_equal(s.calls, 0);
+    assert_int_equal(askdb_eval_run(ev), ASKDB_OK);
+    assert_int_equal(s.calls, 3);
+    assert_int_equal(w.last_done, 3);
+    askdb_eval_free(ev);
+    assert_int_equal(tmpdir_remove(dir), 0);
+}
+
 /* A store or a trace that cannot be opened is an I/O error, as the header
 ** says; a store that is not one to use is a usage error. */
 static void files_that_cannot_be_opened_are_io_errors(void **state)
@@ -1221,6 +1376,7 @@ int main(void)
         cmocka_unit_test(null_arguments_are_usage_errors),
         cmocka_unit_test(eval_report_refuses_a_database_and_no_file),
         cmocka_unit_test(eval_copies_every_string_it_is_given),
+        cmocka_unit_test(eval_run_again_runs_only_items_not_done),
     };
     test_filter_from_env();
 
