@@ -25,7 +25,13 @@
 ** or for a required output (`out`) is ASKDB_ERR_USAGE; a function that
 ** returns a pointer or a number gives NULL, "" or 0 for a NULL handle
 ** (the *_errmsg() functions "out of memory": the handle could not be
-** made). Outputs said to be optional ("if not NULL") may be NULL. The
+** made). Outputs said to be optional ("if not NULL") may be NULL. A
+** constructor that fails may still set its handle, for its *_errmsg()
+** (askdb_db_open, askdb_agent_new, askdb_agent_new_with_model,
+** askdb_memory_open, askdb_eval_new, askdb_model_new): free it as any
+** other; every function that would use it returns ASKDB_ERR_USAGE
+** (askdb_agent_ask an answer saying so), its message saying that the
+** handle did not open and why, and askdb_agent_db() of it is NULL. The
 ** library keeps no global mutable state: one
 ** agent may be used by one thread at a time, different agents in parallel.
 **
@@ -636,10 +642,10 @@ ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_agent_new_with_model(const askdb_config *cfg, askdb_model *model,
                            const char *db_path, askdb_agent **out);
 
-/* The agent's database handle (borrowed, lives as long as the agent).
-** askdb_agent_cancel() also stops a statement run on it (askdb_db_query,
-** askdb_db_explain) or a schema read, each of which starts uncancelled
-** as a question does. */
+/* The agent's database handle (borrowed, lives as long as the agent;
+** NULL when askdb_agent_new() failed). askdb_agent_cancel() also stops a
+** statement run on it (askdb_db_query, askdb_db_explain) or a schema
+** read, each of which starts uncancelled as a question does. */
 ASKDB_API askdb_db *askdb_agent_db(askdb_agent *ag);
 
 /*

@@ -273,6 +273,7 @@ static askdb_status agent_create(const askdb_config *cfg,
             return ASKDB_ERR_IO;
         }
     }
+    ag->ready = 1;
     return ASKDB_OK;
 }
 
@@ -349,9 +350,31 @@ const char *askdb_agent_errmsg(const askdb_agent *ag)
     return ag ? ag->errmsg : "out of memory";
 }
 
+/*
+** ASKDB_OK when ag was made. The handle a failed askdb_agent_new() (or
+** askdb_agent_new_with_model()) left for its message may lack its
+** database, model or trace: ASKDB_ERR_USAGE, with ag's message saying so
+** and keeping why it failed.
+*/
+static askdb_status agent_ready(askdb_agent *ag)
+{
+    static const char pre[] = "this agent was not made (askdb_agent_new() "
+                              "failed): ";
+    char why[sizeof ag->errmsg];
+
+    if (ag->ready)
+        return ASKDB_OK;
+    if (strncmp(ag->errmsg, pre, sizeof pre - 1) != 0) {
+        snprintf(why, sizeof why, "%s", ag->errmsg);
+        snprintf(ag->errmsg, sizeof ag->errmsg, "%s%.*s", pre,
+                 (int)(sizeof ag->errmsg - sizeof pre), why);
+    }
+    return ASKDB_ERR_USAGE;
+}
+
 askdb_db *askdb_agent_db(askdb_agent *ag)
 {
-    return ag ? ag->db : NULL;
+    return ag && ag->ready ? ag->db : NULL;
 }
 
 askdb_status askdb_agent_ask(askdb_agent *ag, const char *question,
@@ -438,6 +461,8 @@ askdb_status askdb_agent_warm(askdb_agent *ag)
 
     if (!ag)
         return ASKDB_ERR_USAGE;
+    if (agent_ready(ag))
+        return ASKDB_ERR_USAGE;
     atomic_store(&ag->cancel, 0);
     memset(&a, 0, sizeof a);
     memset(&st, 0, sizeof st);
@@ -495,6 +520,11 @@ askdb_status askdb_agent_ask_opts(askdb_agent *ag, const char *question,
     if (!ag) {
         a->status = ASKDB_ERR_USAGE;
         a->error = strdup("no agent (did askdb_agent_new() fail?)");
+        return a->status;
+    }
+    if (agent_ready(ag)) {
+        a->status = ASKDB_ERR_USAGE;
+        a->error = strdup(ag->errmsg);
         return a->status;
     }
     ag->q_t0 = t0;

@@ -24,6 +24,8 @@
 struct askdb_memory {
     struct memory *m;        /* NULL: no store yet */
     char *path;              /* as given (NULL = default) */
+    int opened;              /* askdb_memory_open() succeeded; else the
+                                handle is only for its message */
     char errmsg[1024];
 };
 
@@ -38,6 +40,27 @@ static askdb_status fail(askdb_memory *h, askdb_status st, const char *fmt,
     vsnprintf(h->errmsg, sizeof h->errmsg, fmt, ap);
     va_end(ap);
     return st;
+}
+
+/*
+** ASKDB_OK when h opened. The handle a failed askdb_memory_open() left
+** for its message is no store, not even an empty one (it would list
+** nothing as if the database had no pairs): ASKDB_ERR_USAGE, with the
+** open's reason kept in the message.
+*/
+static askdb_status usable(askdb_memory *h)
+{
+    static const char pre[] = "this memory store did not open "
+                              "(askdb_memory_open() failed): ";
+    char why[sizeof h->errmsg];
+
+    if (h->opened)
+        return ASKDB_OK;
+    if (strncmp(h->errmsg, pre, sizeof pre - 1) != 0) {
+        snprintf(why, sizeof why, "%s", h->errmsg);
+        fail(h, ASKDB_ERR_USAGE, "%s%s", pre, why);
+    }
+    return ASKDB_ERR_USAGE;
 }
 
 askdb_status askdb_memory_open(const char *path, int create,
@@ -62,6 +85,7 @@ askdb_status askdb_memory_open(const char *path, int create,
     if (rc < 0)
         return rc == MEMORY_OPEN_REFUSED ? ASKDB_ERR_USAGE : ASKDB_ERR_IO;
     h->errmsg[0] = '\0';
+    h->opened = 1;
     return ASKDB_OK;
 }
 
@@ -110,6 +134,8 @@ askdb_status askdb_memory_learn(askdb_memory *h, askdb_db *db,
         *nrows = 0;
     if (!h)
         return ASKDB_ERR_USAGE;
+    if (usable(h))
+        return ASKDB_ERR_USAGE;
     if (!h->m)
         return fail(h, ASKDB_ERR_USAGE, "the memory store was opened "
                     "without create and does not exist");
@@ -117,6 +143,8 @@ askdb_status askdb_memory_learn(askdb_memory *h, askdb_db *db,
         return fail(h, ASKDB_ERR_USAGE, "no database given");
     if (!question || !sql)
         return fail(h, ASKDB_ERR_USAGE, "a pair needs a question and SQL");
+    if (db_usable(db))
+        return fail(h, ASKDB_ERR_USAGE, "%s", askdb_db_errmsg(db));
     rc = memory_learn(h->m, db, question, sql, nrows, h->errmsg,
                       sizeof h->errmsg);
     if (rc == 1 && replaced)
@@ -328,12 +356,16 @@ askdb_status askdb_memory_import(askdb_memory *h, askdb_db *db,
     memset(counts, 0, sizeof *counts);
     if (!h)
         return ASKDB_ERR_USAGE;
+    if (usable(h))
+        return ASKDB_ERR_USAGE;
     if (!h->m)
         return fail(h, ASKDB_ERR_USAGE, "the memory store was opened "
                     "without create and does not exist");
     if (!db || !file)
         return fail(h, ASKDB_ERR_USAGE, "an import needs a database and "
                     "a file");
+    if (db_usable(db))
+        return fail(h, ASKDB_ERR_USAGE, "%s", askdb_db_errmsg(db));
     memset(&im, 0, sizeof im);
     im.h = h;
     im.db = db;
@@ -424,6 +456,8 @@ askdb_status askdb_memory_list(askdb_memory *h, const char *db_path,
         return ASKDB_ERR_USAGE;
     *out = NULL;
     *n = 0;
+    if (usable(h))
+        return ASKDB_ERR_USAGE;
     rc = key_of(h, db_path, &key);
     if (rc <= 0)
         return key_status(rc);
@@ -472,6 +506,8 @@ askdb_status askdb_memory_forget(askdb_memory *h, const char *db_path,
     if (removed)
         *removed = 0;
     if (!h)
+        return ASKDB_ERR_USAGE;
+    if (usable(h))
         return ASKDB_ERR_USAGE;
     n = key_of(h, db_path, &key);
     if (n <= 0)

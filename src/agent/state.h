@@ -33,6 +33,9 @@ struct agent_turn {
 
 struct askdb_agent {
     askdb_config cfg;
+    int ready;               /* askdb_agent_new() succeeded; else the
+                                handle is only for its message: db, model
+                                or trace may be missing (agent_ready()) */
     askdb_db *db;
     llm *model;
     struct trace *trace;

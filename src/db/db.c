@@ -109,7 +109,25 @@ askdb_status askdb_db_open(const char *path, const askdb_config *cfg,
         if (refused)
             rc = ASKDB_ERR_DB_OPEN;
     }
+    db->opened = rc == ASKDB_OK;
     return rc;
+}
+
+askdb_status db_usable(askdb_db *db)
+{
+    static const char pre[] = "this database handle did not open "
+                              "(askdb_db_open() failed): ";
+    char why[sizeof db->errmsg];
+
+    if (db->opened)
+        return ASKDB_OK;
+    if (strncmp(db->errmsg, pre, sizeof pre - 1) != 0) {
+        snprintf(why, sizeof why, "%s", db->errmsg);
+        snprintf(db->errmsg, sizeof db->errmsg, "%s%.*s", pre,
+                 (int)(sizeof db->errmsg - sizeof pre), why);
+    }
+    db->errclass = ASKDB_EC_DATABASE;
+    return ASKDB_ERR_USAGE;
 }
 
 void askdb_db_close(askdb_db *db)
@@ -266,6 +284,9 @@ askdb_status askdb_db_schema_text(askdb_db *db, char **out)
     *out = NULL;
     if (!db)
         return ASKDB_ERR_USAGE;
+    rc = db_usable(db);
+    if (rc)
+        return rc;
     db_uncancel(db);
     rc = db_schema(db, &s);
     if (rc)
@@ -335,6 +356,8 @@ askdb_status db_api_begin(askdb_db *db, const char *sql, askdb_result **out)
     *out = NULL;
     if (!db)
         return ASKDB_ERR_USAGE;
+    if (!db->opened)
+        return db_usable(db);
     if (!sql) {
         snprintf(db->errmsg, sizeof db->errmsg, "no statement given (NULL)");
         db->errclass = ASKDB_EC_NO_SQL;

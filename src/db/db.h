@@ -36,10 +36,20 @@ askdb_status db_check(askdb_db *db, const char *sql, struct db_err *e);
 askdb_status db_run(askdb_db *db, const char *sql, askdb_result **out,
                     struct db_err *e);
 
+/*
+** ASKDB_OK when db is open. The handle a failed askdb_db_open() left for
+** its message has no connection (a driver's state may be missing): every
+** API call that would use it returns this ASKDB_ERR_USAGE, said on db
+** ("this database handle did not open (askdb_db_open() failed): " and the
+** open's reason, once) with errclass ASKDB_EC_DATABASE.
+*/
+askdb_status db_usable(askdb_db *db);
+
 /* The start of an API call that runs sql on db into *out
 ** (askdb_db_query, askdb_db_explain): *out cleared, the arguments checked
-** (NULL out or db: ASKDB_ERR_USAGE; NULL sql: ASKDB_ERR_USAGE said on db)
-** and db uncancelled (db_uncancel). ASKDB_OK to go on. */
+** (NULL out or db: ASKDB_ERR_USAGE; a db that did not open: db_usable();
+** NULL sql: ASKDB_ERR_USAGE said on db) and db uncancelled
+** (db_uncancel). ASKDB_OK to go on. */
 askdb_status db_api_begin(askdb_db *db, const char *sql, askdb_result **out);
 
 /*

@@ -67,6 +67,9 @@ askdb_status askdb_db_schema_json(askdb_db *db, int flags, char **out)
     *out = NULL;
     if (!db)
         return ASKDB_ERR_USAGE;
+    rc = db_usable(db);
+    if (rc)
+        return rc;
     db_uncancel(db);
     rc = db_schema(db, &s);
     if (rc == ASKDB_OK)

@@ -65,6 +65,8 @@ struct askdb_db {
                             links resolved, as SQLite resolves them, since
                             /dev/stdin or /proc/self/fd/3 name another
                             file in another process; NULL: path */
+    int opened;          /* askdb_db_open() succeeded; else the handle is
+                            only for its message (db_usable()) */
     char errmsg[1024];
 };
 

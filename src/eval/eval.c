@@ -980,6 +980,8 @@ askdb_status askdb_eval_summary(askdb_eval *ev, char **out)
     *out = NULL;
     if (!ev)
         return ASKDB_ERR_USAGE;
+    if (!ev->ready)
+        return not_set_up(ev);
     recs = selected_recs(ev);
     if (!recs || summary_compute(recs, ev->nsel, &s)) {
         free(recs);
@@ -1013,6 +1015,8 @@ askdb_status askdb_eval_write_report(askdb_eval *ev, const char *path)
 
     if (!ev)
         return ASKDB_ERR_USAGE;
+    if (!ev->ready)
+        return not_set_up(ev);
     if (!path) {
         set_msg(ev->errmsg, sizeof ev->errmsg, "no report file given");
         return ASKDB_ERR_USAGE;

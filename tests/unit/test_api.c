@@ -1110,6 +1110,203 @@ static void eval_run_again_runs_only_items_not_done(void **state)
     assert_int_equal(tmpdir_remove(dir), 0);
 }
 
+/* ---------------------------------------------------------------------- */
+/* Handles of failed constructors                                         */
+/* ---------------------------------------------------------------------- */
+
+/* Whether msg says the handle did not open and still says why (why). */
+static void says_not_open(const char *msg, const char *not_open,
+                          const char *why)
+{
+    if (!strstr(msg, not_open) || !strstr(msg, why))
+        fail_msg("message '%s' does not say '%s' and '%s'", msg, not_open,
+                 why);
+    /* Said once, however many calls. */
+    if (strstr(strstr(msg, not_open) + 1, not_open))
+        fail_msg("message '%s' says '%s' twice", msg, not_open);
+}
+
+/*
+** A failed constructor leaves a handle for its message (the header says
+** so); every function that takes such a handle refuses it with
+** ASKDB_ERR_USAGE and a message that says the handle did not open and
+** why, never a crash (under ASan: no NULL or freed driver state read).
+** Databases of every engine: SQLite (missing file, "", a scheme askdb
+** does not read), DuckDB, PostgreSQL and MariaDB (nothing listens on
+** port 1), in askdb-exec and in process; agents that failed before the
+** database (bad provider, no model), at it (missing file) and after it
+** (trace refused: the database opened, the agent did not); a store that
+** is not one; an eval whose output exists.
+*/
+static void failed_handles_refuse_every_call(void **state)
+{
+    static const char *const paths[] = {
+        "/no/such/dir/x.db", "", "foo://x", "/no/such/dir/x.duckdb",
+        "postgresql://askdb@127.0.0.1:1/x?connect_timeout=2",
+        "mariadb://askdb@127.0.0.1:1/x?connect_timeout=2"};
+    static const char *const r[] = {"SELECT 1 AS one", NULL};
+    static const char not_db[] = "did not open";
+    static const char pair[] =
+        "{\"question\": \"q\", \"sql\": \"SELECT 1\"}\n";
+    struct script s = {.replies = r};
+    askdb_config cfg = scripted_config(&s);
+    askdb_ask_options o = {.hint = "h"};
+    askdb_eval_options eo = askdb_eval_options_default();
+    askdb_memory *m = NULL;
+    askdb_agent *ag = NULL;
+    askdb_answer *a = NULL;
+    askdb_result *res = NULL;
+    askdb_db *db = NULL, *good = NULL;
+    askdb_eval *ev = NULL;
+    char dir[128], store[256], file[256], shop[4096], why[1024];
+    char *text = NULL;
+    size_t i;
+    int k, n;
+
+    (void)state;
+    assert_int_equal(tmpdir_make(dir, sizeof dir, "failed"), 0);
+    snprintf(store, sizeof store, "%s/memory.sqlite", dir);
+    snprintf(file, sizeof file, "%s/pairs.jsonl", dir);
+    assert_int_equal(file_write(file, pair, strlen(pair)), 0);
+    assert_non_null(realpath(testdb_shop(), shop));
+    assert_int_equal(askdb_memory_open(store, 1, &m), ASKDB_OK);
+
+    /* Databases. */
+    for (k = 0; k < 2; k++) {
+        cfg.in_process = k;
+        for (i = 0; i < sizeof paths / sizeof *paths; i++) {
+            assert_int_not_equal(askdb_db_open(paths[i], &cfg, &db),
+                                 ASKDB_OK);
+            assert_non_null(db);
+            snprintf(why, sizeof why, "%s", askdb_db_errmsg(db));
+            assert_true(why[0] != '\0');
+            assert_int_equal(askdb_db_query(db, "SELECT 1", &res),
+                             ASKDB_ERR_USAGE);
+            assert_null(res);
+            says_not_open(askdb_db_errmsg(db), not_db, why);
+            assert_int_equal(askdb_db_explain(db, "SELECT 1", &res),
+                             ASKDB_ERR_USAGE);
+            assert_null(res);
+            assert_int_equal(askdb_db_schema_text(db, &text),
+                             ASKDB_ERR_USAGE);
+            assert_null(text);
+            assert_int_equal(askdb_db_schema_json(db, 0, &text),
+                             ASKDB_ERR_USAGE);
+            assert_null(text);
+            says_not_open(askdb_db_errmsg(db), not_db, why);
+            assert_int_equal(askdb_memory_learn(m, db, "q", "SELECT 1",
+                                                NULL, NULL),
+                             ASKDB_ERR_USAGE);
+            assert_non_null(strstr(askdb_memory_errmsg(m), not_db));
+            assert_int_equal(askdb_memory_import(m, db, file, NULL, NULL,
+                                                 NULL), ASKDB_ERR_USAGE);
+            assert_non_null(strstr(askdb_memory_errmsg(m), not_db));
+            askdb_db_cancel(db);
+            askdb_db_uncancel(db);
+            askdb_db_close(db);
+            db = NULL;
+        }
+    }
+    cfg.in_process = 0;
+
+    /* Agents: failed before the database, at it, after it. */
+    for (k = 0; k < 5; k++) {
+        askdb_config c = cfg;
+        const char *where = testdb_shop();
+        askdb_status st;
+
+        if (k == 0)
+            c.provider = "nosuch";
+        else if (k == 1)
+            where = "/no/such/dir/x.db";
+        else if (k == 2)
+            where = "/no/such/dir/x.duckdb";
+        else if (k == 3)
+            c.trace_path = shop;   /* refused: the database itself */
+        if (k == 4)
+            st = askdb_agent_new_with_model(&c, NULL, where, &ag);
+        else
+            st = askdb_agent_new(&c, where, &ag);
+        assert_int_not_equal(st, ASKDB_OK);
+        assert_non_null(ag);
+        snprintf(why, sizeof why, "%s", askdb_agent_errmsg(ag));
+        assert_null(askdb_agent_db(ag));
+        assert_int_equal(askdb_agent_warm(ag), ASKDB_ERR_USAGE);
+        says_not_open(askdb_agent_errmsg(ag), "was not made", why);
+        assert_int_equal(askdb_agent_ask(ag, "one", &a), ASKDB_ERR_USAGE);
+        assert_int_equal(a->status, ASKDB_ERR_USAGE);
+        says_not_open(a->error, "was not made", why);
+        says_not_open(askdb_agent_errmsg(ag), "was not made", why);
+        askdb_answer_free(a);
+        a = NULL;
+        assert_int_equal(askdb_agent_ask_hint(ag, "one", "h", &a),
+                         ASKDB_ERR_USAGE);
+        askdb_answer_free(a);
+        a = NULL;
+        assert_int_equal(askdb_agent_ask_opts(ag, "one", &o, &a),
+                         ASKDB_ERR_USAGE);
+        askdb_answer_free(a);
+        a = NULL;
+        askdb_agent_forget(ag);
+        askdb_agent_cancel(ag);
+        askdb_agent_free(ag);
+        ag = NULL;
+    }
+    assert_int_equal(s.calls, 0);
+
+    /* A store that is not one: nothing listed, forgotten or learned as
+    ** if it were an empty store. */
+    askdb_memory_close(m);
+    m = NULL;
+    assert_int_equal(askdb_memory_open(shop, 1, &m), ASKDB_ERR_USAGE);
+    snprintf(why, sizeof why, "%s", askdb_memory_errmsg(m));
+    good = testdb_open(testdb_shop(), NULL, NULL);
+    {
+        askdb_pair *p = NULL;
+        long removed = -1;
+
+        assert_int_equal(askdb_memory_list(m, shop, &p, &n), ASKDB_ERR_USAGE);
+        assert_null(p);
+        assert_int_equal(askdb_memory_forget(m, shop, NULL, &removed),
+                         ASKDB_ERR_USAGE);
+        assert_int_equal(removed, 0);
+        assert_int_equal(askdb_memory_learn(m, good, "q", "SELECT 1", NULL,
+                                            NULL), ASKDB_ERR_USAGE);
+        assert_int_equal(askdb_memory_import(m, good, file, NULL, NULL,
+                                             NULL), ASKDB_ERR_USAGE);
+        says_not_open(askdb_memory_errmsg(m), "did not open", why);
+    }
+    askdb_db_close(good);
+    askdb_memory_close(m);
+
+    /* An eval whose output exists: no summary or report of nothing. */
+    snprintf(store, sizeof store, "%s/suite.jsonl", dir);
+    assert_non_null(realpath(testdb_shop(), shop));
+    {
+        FILE *f = fopen(store, "w");
+
+        assert_non_null(f);
+        fprintf(f, "{\"db\": \"%s\", \"question\": \"How many customers?\", "
+                   "\"gold\": \"SELECT count(*) FROM customers\"}\n", shop);
+        fclose(f);
+    }
+    eo.suite_path = store;
+    eo.out_path = file;      /* exists, no resume */
+    assert_int_equal(askdb_eval_new(&cfg, &eo, &ev), ASKDB_ERR_USAGE);
+    snprintf(why, sizeof why, "%s", askdb_eval_errmsg(ev));
+    assert_int_equal(askdb_eval_run(ev), ASKDB_ERR_USAGE);
+    assert_int_equal(askdb_eval_summary(ev, &text), ASKDB_ERR_USAGE);
+    assert_null(text);
+    snprintf(store, sizeof store, "%s/report.html", dir);
+    assert_int_equal(askdb_eval_write_report(ev, store), ASKDB_ERR_USAGE);
+    assert_int_equal(access(store, F_OK), -1);
+    says_not_open(askdb_eval_errmsg(ev), "not set up", why);
+    askdb_eval_interrupt(ev);
+    askdb_eval_free(ev);
+    assert_int_equal(s.calls, 0);
+    assert_int_equal(tmpdir_remove(dir), 0);
+}
+
 /* A store or a trace that cannot be opened is an I/O error, as the header
 ** says; a store that is not one to use is a usage error. */
 static void files_that_cannot_be_opened_are_io_errors(void **state)
@@ -1377,6 +1574,7 @@ int main(void)
         cmocka_unit_test(eval_report_refuses_a_database_and_no_file),
         cmocka_unit_test(eval_copies_every_string_it_is_given),
         cmocka_unit_test(eval_run_again_runs_only_items_not_done),
+        cmocka_unit_test(failed_handles_refuse_every_call),
     };
     test_filter_from_env();
 
