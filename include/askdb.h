@@ -461,6 +461,12 @@ ASKDB_API const char *askdb_db_label(const askdb_db *db);
 /*
 ** The schema exactly as the model sees it (CREATE TABLE text with foreign
 ** keys and sample values as comments). *out is the caller's (askdb_free).
+** Read once and kept; the read waits for a writer's lock (SQLite) as long
+** as the time limit (query_timeout_ms) allows, then fails with
+** ASKDB_ERR_DB ("locked"); a cancel (askdb_db_cancel, or
+** askdb_agent_cancel for an agent's handle) stops it with
+** ASKDB_ERR_CANCELLED, and nothing of it is kept. The same for
+** askdb_db_schema_json().
 */
 ASKDB_API ASKDB_NODISCARD askdb_status askdb_db_schema_text(askdb_db *db,
                                                             char **out);

@@ -492,6 +492,12 @@ askdb_status askdb_agent_warm(askdb_agent *ag)
                                     "question)",
                   db_now_ms() - t0);
     }
+    /* Whatever a step made of it (a database or model error, or nothing
+    ** at all), the caller stopped it, as askdb_agent_ask() says. */
+    if (atomic_load(&ag->cancel)) {
+        rc = ASKDB_ERR_CANCELLED;
+        snprintf(ag->errmsg, sizeof ag->errmsg, "cancelled");
+    }
     state_free(&st);
     return rc;
 }

@@ -51,6 +51,9 @@ struct sq {
     struct sqlfn *fn;        /* checked printf(), instr(), ... */
     double busy_since;       /* busy_wait(): when the lock was met */
     double busy_ms;          /* and how long it has been waited for */
+    int lock_ms;             /* the statement time limit: how long a lock
+                                is waited for when no deadline is armed
+                                (the schema's own statements) */
 };
 
 static struct sq *SQ(askdb_db *db)
@@ -185,6 +188,12 @@ static void init_pragma_functions(struct sq *s)
     s->internal = 0;
 }
 
+/* Whether the handle's user cancelled (askdb_db_cancel, the agent's). */
+static int sq_cancelled(const struct sq *s)
+{
+    return s->cancel && atomic_load(s->cancel);
+}
+
 static int progress(void *ud)
 {
     struct sq *s = ud;
@@ -193,16 +202,18 @@ static int progress(void *ud)
         s->timed_out = 1;
         return 1;
     }
-    return s->cancel && atomic_load(s->cancel);
+    return sq_cancelled(s);
 }
-
-#define BUSY_MAX_MS 5000   /* a lock waited for with no time limit */
 
 /*
 ** SQLite's busy handler, called the n-th time (from 0) that a lock is
 ** taken (a writer commits): wait for it in short sleeps while the
-** statement's time limit (with none, BUSY_MAX_MS) lasts and it is not
-** cancelled; then SQLite gives up with SQLITE_BUSY (sq_errmsg()).
+** statement's time limit lasts and it is not cancelled; then SQLite gives
+** up with SQLITE_BUSY (sq_errmsg(), or a cancel as the caller finds it).
+** The statements that read the schema run with no deadline armed (a
+** large schema is not cut short), yet wait for a lock as long as one
+** statement may: --timeout bounds each read of the schema, its wait for a
+** writer's lock included (README, askdb.1).
 */
 static int busy_wait(void *ud, int n)
 {
@@ -213,8 +224,8 @@ static int busy_wait(void *ud, int n)
     if (n == 0)
         s->busy_since = now;
     s->busy_ms = now - s->busy_since;
-    end = s->deadline > 0 ? s->deadline : s->busy_since + BUSY_MAX_MS;
-    if (now >= end || (s->cancel && atomic_load(s->cancel)))
+    end = s->deadline > 0 ? s->deadline : s->busy_since + s->lock_ms;
+    if (now >= end || sq_cancelled(s))
         return 0;
     nanosleep(&ts, NULL);
     return 1;
@@ -415,8 +426,9 @@ static askdb_status sq_open(askdb_db *db, const char *path)
     ** writer's lock met here is waited for as long as one statement may,
     ** once: the statements of init_pragma_functions() come after, when
     ** the schema is read and they need no lock (before, each waited up to
-    ** BUSY_MAX_MS of its own, 35 s in all). */
+    ** 5 s of its own, 35 s in all). */
     s->cancel = db->cancel;
+    s->lock_ms = db->query_timeout_ms;
     arm(s, db->query_timeout_ms);
     rc = sqlite3_prepare_v2(s->h, "SELECT count(*) FROM sqlite_schema", -1,
                             &st_probe, NULL);
@@ -720,6 +732,12 @@ static int read_samples(sqlite3 *h, struct db_table *t, int per_col,
     return SQLITE_OK;
 }
 
+/*
+** Read the schema. A cancel (db->cancel) stops it at the next step or
+** lock wait and is ASKDB_ERR_CANCELLED, whatever SQLite made of it: the
+** busy handler's stop is SQLITE_BUSY, a sample's is no samples; the
+** schema read so far is not kept (db_schema() frees it).
+*/
 static askdb_status sq_schema(askdb_db *db, struct db_schema *out)
 {
     struct sq *s = SQ(db);
@@ -727,7 +745,7 @@ static askdb_status sq_schema(askdb_db *db, struct db_schema *out)
     sqlite3_stmt *list = NULL;
     struct db_table *t;
     char why[512];
-    int rc;
+    int rc, cancelled;
 
     memset(out, 0, sizeof *out);
     s->cancel = db->cancel;
@@ -767,7 +785,8 @@ static askdb_status sq_schema(askdb_db *db, struct db_schema *out)
                                 "SELECT name FROM pragma_index_info(?1) "
                                 "ORDER BY seqno", -1, &q.idxinfo, NULL);
     s->internal = 0;
-    while (rc == SQLITE_OK && (rc = sqlite3_step(list)) == SQLITE_ROW) {
+    while (rc == SQLITE_OK && !sq_cancelled(s) &&
+           (rc = sqlite3_step(list)) == SQLITE_ROW) {
         const char *ltype = (const char *)sqlite3_column_text(list, 2);
         t = push(&out->tables, &out->ntables, sizeof *t);
         if (!t) {
@@ -820,17 +839,23 @@ static askdb_status sq_schema(askdb_db *db, struct db_schema *out)
     }
     if (rc == SQLITE_DONE)
         rc = SQLITE_OK;
-    if (rc != SQLITE_OK)
+    cancelled = rc != SQLITE_NOMEM && sq_cancelled(s);
+    if (cancelled) {
+        snprintf(db->errmsg, sizeof db->errmsg, "cancelled");
+    } else if (rc != SQLITE_OK) {
         snprintf(db->errmsg, sizeof db->errmsg,
                  "cannot read the schema of '%s': %s", db->path,
                  rc == SQLITE_NOMEM
                      ? "out of memory"
                      : sq_errmsg(s, db->path, "the database", why, sizeof why));
+    }
     sqlite3_finalize(list);
     sqlite3_finalize(q.cols);
     sqlite3_finalize(q.fks);
     sqlite3_finalize(q.idx);
     sqlite3_finalize(q.idxinfo);
+    if (cancelled)
+        return ASKDB_ERR_CANCELLED;
     if (rc == SQLITE_NOMEM)
         return ASKDB_ERR_NOMEM;
     return rc == SQLITE_OK ? ASKDB_OK : ASKDB_ERR_DB;

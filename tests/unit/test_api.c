@@ -21,12 +21,14 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* Calls askdb_agent_cancel(ag) after delay_ms on its own thread; with a
+/* Calls askdb_agent_cancel(ag) (or askdb_db_cancel(db)) after delay_ms on
+** its own thread; with a
 ** script, delay_ms after the model's first call (the statement then runs:
 ** a slow start, as under valgrind, must not make the cancel land before
 ** the question has begun). */
 struct canceller {
     askdb_agent *ag;
+    askdb_db *db;            /* or, when not NULL, askdb_db_cancel(db) */
     int delay_ms;
     const struct script *after;  /* or NULL: from the thread's start */
     double at;               /* when it cancelled */
@@ -47,7 +49,10 @@ static void *cancel_later(void *ud)
         nanosleep(&poll, NULL);
     nanosleep(&ts, NULL);
     c->at = now_ms();
-    askdb_agent_cancel(c->ag);
+    if (c->db)
+        askdb_db_cancel(c->db);
+    else
+        askdb_agent_cancel(c->ag);
     return NULL;
 }
 
@@ -317,6 +322,143 @@ static void cancel_stops_a_statement_on_the_agents_database(void **state)
     assert_string_equal(askdb_db_errmsg(db), "cancelled");
     assert_int_equal(s.calls, 0);
     askdb_agent_free(ag);
+}
+
+/* One schema read of the test below, started while a writer holds the
+** lock: 0 warm, 1 schema text and 2 schema JSON of the agent's database,
+** 3 schema text of db (a handle of its own). */
+static askdb_status read_schema(int how, askdb_agent *ag, askdb_db *db)
+{
+    askdb_status st;
+    char *text = NULL;
+
+    if (how == 0)
+        return askdb_agent_warm(ag);
+    if (how == 1)
+        st = askdb_db_schema_text(askdb_agent_db(ag), &text);
+    else if (how == 2)
+        st = askdb_db_schema_json(askdb_agent_db(ag), 0, &text);
+    else
+        st = askdb_db_schema_text(db, &text);
+    askdb_free(text);
+    return st;
+}
+
+/*
+** A cancel while the schema is read, waiting for a writer's lock (20 s
+** allowed), stops the read at once as cancelled, not as "the database is
+** locked": askdb_agent_warm(), askdb_db_schema_text() and _json() of the
+** agent's database (askdb_agent_cancel) and of a handle of its own
+** (askdb_db_cancel). The read cut short is not kept: once the writer is
+** done the schema reads whole, as a fresh handle reads it.
+*/
+static void cancel_stops_a_schema_read_waiting_for_a_lock(void **state)
+{
+    static const char *const r[] = {NULL};
+    struct script s = {.replies = r};
+    askdb_config cfg = scripted_config(&s);
+    struct sqlfile_locker l;
+    struct canceller c;
+    askdb_agent *ag = NULL;
+    askdb_db *db = NULL, *fresh = NULL;
+    char dir[128], path[256], *text = NULL, *want = NULL;
+    const char *msg;
+    askdb_status st;
+    double ms;
+    int how;
+
+    (void)state;
+    assert_int_equal(tmpdir_make(dir, sizeof dir, "schemalock"), 0);
+    snprintf(path, sizeof path, "%s/shop.db", dir);
+    assert_int_equal(file_copy(testdb_shop(), path), 0);
+    cfg.query_timeout_ms = 20000;
+    assert_int_equal(askdb_agent_new(&cfg, path, &ag), ASKDB_OK);
+    assert_int_equal(askdb_db_open(path, &cfg, &db), ASKDB_OK);
+    for (how = 0; how < 4; how++) {
+        memset(&c, 0, sizeof c);
+        c.ag = ag;
+        c.db = how == 3 ? db : NULL;
+        c.delay_ms = 200;
+        sqlfile_lock(&l, path, 2500);
+        assert_int_equal(pthread_create(&c.th, NULL, cancel_later, &c), 0);
+        st = read_schema(how, ag, db);
+        ms = now_ms() - c.at;
+        pthread_join(c.th, NULL);
+        msg = how == 0 ? askdb_agent_errmsg(ag)
+                       : askdb_db_errmsg(how == 3 ? db : askdb_agent_db(ag));
+        if (st != ASKDB_ERR_CANCELLED)
+            fail_msg("read %d: %s (%s), want cancelled", how,
+                     askdb_status_str(st), msg);
+        if (ms > 1200)
+            fail_msg("read %d stopped %.0f ms after the cancel, want 1200 at "
+                     "most", how, ms);
+        assert_non_null(strstr(msg, "cancelled"));
+        assert_null(strstr(msg, "locked"));
+        sqlfile_lock_end(&l);
+    }
+    askdb_db_uncancel(db);
+    assert_int_equal(askdb_agent_warm(ag), ASKDB_OK);
+    fresh = testdb_open(path, &cfg, NULL);
+    assert_int_equal(askdb_db_schema_text(fresh, &want), ASKDB_OK);
+    assert_int_equal(askdb_db_schema_text(askdb_agent_db(ag), &text),
+                     ASKDB_OK);
+    assert_string_equal(text, want);
+    askdb_free(text);
+    text = NULL;
+    assert_int_equal(askdb_db_schema_text(db, &text), ASKDB_OK);
+    assert_string_equal(text, want);
+    askdb_free(text);
+    askdb_free(want);
+    askdb_db_close(fresh);
+    askdb_db_close(db);
+    askdb_agent_free(ag);
+    assert_int_equal(s.calls, 0);
+    assert_int_equal(tmpdir_remove(dir), 0);
+}
+
+/*
+** A schema read waits for a writer's lock as long as the time limit
+** allows (--timeout bounds each read of the schema, its wait for a lock
+** included), then says the database is locked and how long it waited:
+** with a 300 ms limit, about 300 ms, not a fixed 5 s (the lock here
+** lasts 2.5 s, which a 5 s wait would outlast and then read).
+*/
+static void schema_read_waits_for_a_lock_within_the_limit(void **state)
+{
+    askdb_config cfg = askdb_config_default();
+    struct sqlfile_locker l;
+    askdb_db *db = NULL;
+    char dir[128], path[256], *text = NULL;
+    const char *m;
+    askdb_status st;
+    double t0, ms, waited;
+
+    (void)state;
+    assert_int_equal(tmpdir_make(dir, sizeof dir, "schemawait"), 0);
+    snprintf(path, sizeof path, "%s/shop.db", dir);
+    assert_int_equal(file_copy(testdb_shop(), path), 0);
+    cfg.query_timeout_ms = 300;
+    assert_int_equal(askdb_db_open(path, &cfg, &db), ASKDB_OK);
+    sqlfile_lock(&l, path, 2500);
+    t0 = now_ms();
+    st = askdb_db_schema_text(db, &text);
+    ms = now_ms() - t0;
+    m = askdb_db_errmsg(db);
+    if (st != ASKDB_ERR_DB)
+        fail_msg("%s after %.0f ms (%s), want db", askdb_status_str(st), ms,
+                 m);
+    assert_null(text);
+    assert_non_null(strstr(m, "is locked: another program is writing"));
+    assert_non_null(strstr(m, "(waited "));
+    waited = atof(strstr(m, "(waited ") + 8);
+    assert_true(waited >= 250 && waited < 2000);
+    assert_true(ms >= 250 && ms < 2000);
+    sqlfile_lock_end(&l);
+    /* Once the writer is done it reads. */
+    assert_int_equal(askdb_db_schema_text(db, &text), ASKDB_OK);
+    askdb_free(text);
+    askdb_db_close(db);
+    assert_int_equal(tmpdir_remove(dir), 0);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1560,6 +1702,8 @@ int main(void)
         cmocka_unit_test(plain_answer_is_in_the_answer_event),
         cmocka_unit_test(statement_after_a_cancelled_question_runs),
         cmocka_unit_test(cancel_stops_a_statement_on_the_agents_database),
+        cmocka_unit_test(cancel_stops_a_schema_read_waiting_for_a_lock),
+        cmocka_unit_test(schema_read_waits_for_a_lock_within_the_limit),
         cmocka_unit_test(failed_model_makes_no_agent),
         cmocka_unit_test(shared_model_serves_agents_on_two_threads),
         cmocka_unit_test(cancel_stops_the_local_model),
