@@ -2546,6 +2546,13 @@ static int schema_resume(askdb_db *db, struct pg *p, char *msg, size_t n)
 
 #define SAMPLE_BATCH 100
 
+/* Whether the handle's user cancelled (askdb_db_cancel, the agent's): a
+** schema read then stops, and is ASKDB_ERR_CANCELLED (pg_schema()). */
+static int schema_cancelled(const askdb_db *db)
+{
+    return db->cancel && atomic_load(db->cancel);
+}
+
 /*
 ** Samples and row counts, SAMPLE_BATCH tables a statement. A batch that
 ** fails (a table locked by another session, a view's broken base) is
@@ -2553,7 +2560,8 @@ static int schema_resume(askdb_db *db, struct pg *p, char *msg, size_t n)
 ** samples: not worth failing the schema for. Row counts: exact when the
 ** sample read the whole table, else the statistics' estimate the caller
 ** set, and for a table never analysed a count capped at count_cap.
-** 0, -1 out of memory, -2 when the connection broke.
+** A cancel stops it (a statement it cut short is not read again). 0, -1
+** out of memory, -2 when the connection broke.
 */
 static int sample_tables(askdb_db *db, struct pg *p, struct db_schema *out,
                          const struct pg_rel *rel)
@@ -2572,14 +2580,15 @@ static int sample_tables(askdb_db *db, struct pg *p, struct db_schema *out,
     for (i = 0; i < out->ntables; i++)
         if (wants_sample(db, &rel[i]))
             idx[n++] = i;
-    for (i = 0; i < n && rc >= 0; i += SAMPLE_BATCH) {
+    for (i = 0; i < n && rc >= 0 && !schema_cancelled(db);
+         i += SAMPLE_BATCH) {
         int m = n - i < SAMPLE_BATCH ? n - i : SAMPLE_BATCH;
         rc = sample_batch(db, p, out, rel, idx + i, m, seen + i, msg,
                           sizeof msg);
-        if (rc <= 0)
+        if (rc <= 0 || schema_cancelled(db))
             continue;
         rc = schema_resume(db, p, msg, sizeof msg);
-        for (j = i; j < i + m && rc == 0; j++) {
+        for (j = i; j < i + m && rc == 0 && !schema_cancelled(db); j++) {
             seen[j] = 0;
             one = sample_batch(db, p, out, rel, idx + j, 1, seen + j, msg,
                                sizeof msg);
@@ -2591,7 +2600,7 @@ static int sample_tables(askdb_db *db, struct pg *p, struct db_schema *out,
             }
         }
     }
-    for (i = 0; i < n && rc >= 0; i++) {
+    for (i = 0; i < n && rc >= 0 && !schema_cancelled(db); i++) {
         struct db_table *t = &out->tables[idx[i]];
         if (seen[i] >= 0 && seen[i] <= SAMPLE_ROWS) {
             t->rows = seen[i] > db->count_cap ? db->count_cap : seen[i];
@@ -2634,7 +2643,10 @@ static PGresult *rels_query(askdb_db *db, struct pg *p, const char *sql,
 ** The schema in four set-based catalog queries whatever the number of
 ** tables (relations, columns, foreign keys, unique keys), then the first
 ** rows of the tables, many tables a statement, for sample values and the
-** row counts the statistics do not have.
+** row counts the statistics do not have. A cancel (db->cancel, sent on to
+** the server) is ASKDB_ERR_CANCELLED, whatever it cut short: a query's
+** "canceling statement" error or a sample's missing rows; the schema read
+** so far is not kept (db_schema() frees it).
 */
 static askdb_status pg_schema(askdb_db *db, struct db_schema *out)
 {
@@ -2708,6 +2720,8 @@ static askdb_status pg_schema(askdb_db *db, struct db_schema *out)
         snprintf(msg, sizeof msg, "the connection broke");
         goto failed;
     }
+    if (schema_cancelled(db))
+        goto failed;
     pg_rollback(db, p);
     free_rels(rel, nrels);
     buf_free(&oids);
@@ -2724,6 +2738,10 @@ failed:
     pg_rollback(db, p);
     free_rels(rel, nrels);
     buf_free(&oids);
+    if (schema_cancelled(db)) {
+        say(db->errmsg, sizeof db->errmsg, "cancelled");
+        return ASKDB_ERR_CANCELLED;
+    }
     say(db->errmsg, sizeof db->errmsg, "cannot read the schema of '%s': %s",
         db->label, msg);
     return ASKDB_ERR_DB;

@@ -1423,6 +1423,37 @@ ctrl_c_cancels_the_statement_on_the_server() {
     [ "$left" = 0 ] || fail "pg_sleep(25) still runs on the server"
 }
 
+ctrl_c_during_the_schema_read_is_cancelled() {
+    # A table the reader reads slowly (a row-level security policy that
+    # sleeps 0.3 s a row), in a database of its own: Ctrl-C while its
+    # samples are read ends the schema read as cancelled (130, nothing on
+    # stdout), not with a schema whose samples the cancel took away.
+    su_sql "CREATE DATABASE slowschema" postgres || fail "cannot create the database"
+    su_sql "CREATE TABLE slow (id int, name text);
+INSERT INTO slow SELECT g, 'name ' || g FROM generate_series(1, 30) g;
+ALTER TABLE slow ENABLE ROW LEVEL SECURITY;
+CREATE POLICY sleepy ON slow FOR SELECT USING (pg_sleep(0.3) IS NOT NULL);
+GRANT SELECT ON slow TO reader" slowschema || fail "cannot make the slow table"
+    (cd "$T" && exec env --default-signal=INT "$ASKDB" schema --timeout 20000 \
+        "postgresql://reader@127.0.0.1:$PORT/slowschema") </dev/null >"$T/out" 2>"$T/err" &
+    local pid=$! t0 i
+    for i in $(seq 1 200); do
+        [ "$(su_sql "SELECT count(*) FROM pg_stat_activity WHERE datname = 'slowschema' AND usename = 'reader' AND state = 'active' AND query LIKE '%slow%'")" = 1 ] && break
+        sleep 0.05
+    done
+    sleep 0.3
+    t0=$(now_ms)
+    kill -INT "$pid"
+    wait "$pid"
+    RC=$?
+    ELAPSED_MS=$(($(now_ms) - t0))
+    su_sql "DROP DATABASE slowschema WITH (FORCE)" postgres >/dev/null
+    expect_rc 130
+    expect_faster 3000
+    expect_err_has "cancelled"
+    expect_empty_out
+}
+
 lock_held_by_another_session_ends_by_lock_timeout() {
     psql -X -q -d "$(su_url)" -c "BEGIN; LOCK TABLE orders IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(15); COMMIT" >/dev/null 2>&1 &
     local holder=$! i
@@ -2284,6 +2315,7 @@ TESTS=(
     reconnect_to_one_host_with_prefer_standby_keeps_to_the_limit
     reconnect_to_several_hosts_ends_at_a_port_libpq_cannot_read
     reconnect_to_several_hosts_advises_on_the_host_that_ended_it
+    ctrl_c_during_the_schema_read_is_cancelled
     server_killed_mid_query_is_reported
 )
 
