@@ -613,7 +613,8 @@ typedef struct askdb_model askdb_model;
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_model_new(const askdb_config *cfg, askdb_model **out);
 ASKDB_API const char *askdb_model_errmsg(const askdb_model *m);
-/* "openai", "anthropic", "local" or "custom" (static string). */
+/* "openai", "anthropic", "local" or "custom" (static string); "" for
+** NULL or a model whose askdb_model_new() failed. */
 ASKDB_API const char *askdb_model_provider(const askdb_model *m);
 /* Free the model; every agent made with it must be freed before. */
 ASKDB_API void askdb_model_free(askdb_model *m);

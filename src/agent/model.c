@@ -41,7 +41,9 @@ const char *askdb_model_errmsg(const askdb_model *m)
 
 const char *askdb_model_provider(const askdb_model *m)
 {
-    return m && m->shared ? llm_shared_name(m->shared) : "none";
+    /* The API's convention for a NULL handle, and no model was chosen
+    ** for one that failed: "" is no provider's name. */
+    return m && m->shared ? llm_shared_name(m->shared) : "";
 }
 
 void askdb_model_free(askdb_model *m)

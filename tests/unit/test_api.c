@@ -602,6 +602,9 @@ static void failed_model_makes_no_agent(void **state)
     cfg.provider = "nonsense";
     assert_int_equal(askdb_model_new(&cfg, &m), ASKDB_ERR_USAGE);
     assert_non_null(strstr(askdb_model_errmsg(m), "unknown model provider"));
+    /* No provider was chosen: not one of the four names, and not a word
+    ** a front end would print as if it were one. */
+    assert_string_equal(askdb_model_provider(m), "");
     assert_int_equal(askdb_agent_new_with_model(&cfg, m, testdb_shop(), &ag),
                      ASKDB_ERR_USAGE);
     assert_non_null(ag);
@@ -854,7 +857,7 @@ static void null_arguments_are_usage_errors(void **state)
 
     /* Models and agents: no handle, or nowhere to put one. */
     assert_int_equal(askdb_model_new(&cfg, NULL), ASKDB_ERR_USAGE);
-    assert_string_equal(askdb_model_provider(NULL), "none");
+    assert_string_equal(askdb_model_provider(NULL), "");
     askdb_model_free(NULL);
     assert_int_equal(askdb_agent_new(&cfg, testdb_shop(), NULL),
                      ASKDB_ERR_USAGE);
