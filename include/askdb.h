@@ -757,9 +757,9 @@ ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_answer_json(const askdb_answer *a, int flags, char **out);
 
 /* One statement's result as a JSON object: sql, columns, rows, row_count,
-** truncated, exec_ms; error instead of the rows when error is not NULL
-** (r may be NULL then; both NULL is ASKDB_ERR_USAGE). *out is the
-** caller's (askdb_free). */
+** truncated, exec_ms; only sql and error when error is not NULL (r is
+** then not written and may be NULL; both NULL is ASKDB_ERR_USAGE). *out
+** is the caller's (askdb_free). */
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_result_json(const askdb_result *r, const char *sql, const char *error,
                   int flags, char **out);

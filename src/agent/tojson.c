@@ -214,7 +214,9 @@ askdb_status askdb_result_json(const askdb_result *r, const char *sql,
     err = !o;
     if (!err)
         err = json_object_set_new(o, "sql", str_json(sql));
-    if (r && !err) {
+    /* The error stands instead of the rows: rows beside it would read as
+    ** the statement's answer. */
+    if (r && !error && !err) {
         err = add_result(o, r);
         err |= json_object_set_new(o, "exec_ms", json_real(r->exec_ms));
     }

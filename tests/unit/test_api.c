@@ -1533,6 +1533,15 @@ static void answer_json_is_one_document_and_escapes_c1_on_request(void **st)
                                        0, &res), ASKDB_OK);
     assert_string_equal(res, "{\"sql\":\"SELECT x\",\"error\":"
                              "\"no such column: x\"}");
+    askdb_free(res);
+    res = NULL;
+    /* Rows and an error: the error instead of the rows, as when there are
+    ** no rows (a caller that keeps the result of a statement a later step
+    ** refused must not print both). */
+    assert_int_equal(askdb_result_json(a->result, "SELECT 1", "refused",
+                                       0, &res), ASKDB_OK);
+    assert_string_equal(res, "{\"sql\":\"SELECT 1\",\"error\":"
+                             "\"refused\"}");
     askdb_free(plain);
     askdb_free(term);
     askdb_free(pretty);
