@@ -91,10 +91,10 @@ ASKDB_API size_t askdb_utf8_len(const char *s, size_t n);
 
 /* The shortest decimal text that reads back as d (at most 17 significant
 ** digits, printf's %g form, '.' whatever the locale: 0.1 is "0.1", 0.1 +
-** 0.2 is "0.30000000000000004", 60.0 is "60"; "inf", "-inf", "nan" or
-** "-nan") into buf, which is n bytes long (32 hold any); returns buf. The
-** JSON of askdb_result_json() and askdb_answer_json() writes reals so,
-** with ".0" after a whole number. */
+** 0.2 is "0.30000000000000004", 60.0 is "60", the smallest subnormal
+** "5e-324"; "inf", "-inf", "nan" or "-nan") into buf, which is n bytes
+** long (32 hold any); returns buf. The JSON of askdb_result_json() and
+** askdb_answer_json() writes reals so, with ".0" after a whole number. */
 ASKDB_API char *askdb_real_text(double d, char *buf, size_t n);
 
 /* Every real number of the JSON text json rewritten in place in that
@@ -102,7 +102,10 @@ ASKDB_API char *askdb_real_text(double d, char *buf, size_t n);
 ** strings as they are), for JSON a program of its own writes with
 ** jansson's json_dumps(), which gives every real 17 digits (0.1 as
 ** 0.10000000000000001) unless told fewer, and fewer lose digits of
-** others. Never makes the text longer. Returns json (NULL for NULL). */
+** others. A number no double holds (1e400, which reads as an infinity)
+** stays as written, so the text stays JSON; one too small for a double
+** (1e-400) is the 0.0 it reads as. Never makes the text longer. Returns
+** json (NULL for NULL). */
 ASKDB_API char *askdb_json_shorten_reals(char *json);
 
 /* ---------------------------------------------------------------------- */

@@ -2,6 +2,7 @@
 #include "json.h"
 
 #include <locale.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,7 +88,8 @@ int jsonx_set_str(json_t *o, const char *key, const char *s)
 ** precision for all, and 17 digits make 0.1 "0.10000000000000001" where
 ** 15 lost digits of others ("123456789.12345678" came out
 ** "123456789.123457"). A number is what starts with '-' or a digit
-** outside a string; those without '.' or 'e' (integers) stay as written.
+** outside a string; those without '.' or 'e' (integers) stay as written,
+** and so do those no double holds.
 */
 char *askdb_json_shorten_reals(char *t)
 {
@@ -124,7 +126,10 @@ char *askdb_json_shorten_reals(char *t)
                 (end = strchr(tmp, '.')) != NULL)
                 *end = point[0];
             d = strtod(tmp, &end);
-            if (*end == '\0') {
+            /* A number past a double's range (1e400) reads as an infinity,
+            ** whose text "inf" is no JSON: it stays as written. One that
+            ** underflows is the 0 it reads as. */
+            if (*end == '\0' && isfinite(d)) {
                 askdb_real_text(d, tmp, sizeof tmp);
                 m = strlen(tmp);
                 if (!strpbrk(tmp, ".en"))

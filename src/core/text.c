@@ -2,6 +2,8 @@
 ** text.h). */
 #include "core/text.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,9 +133,14 @@ char *askdb_real_text(double d, char *buf, size_t n)
 
     if (!buf || n == 0)
         return buf;
-    /* 15 digits read back as d for most values written with few; 17 for
-    ** every double. strtod() and snprintf() share the locale's point. */
-    for (prec = 15; prec <= 17; prec++) {
+    /* Any text of at most 15 digits (DBL_DIG) that reads back as a normal
+    ** double is what %.15g writes of it: the first precision to try. A
+    ** subnormal has fewer digits of its own (5e-324 is one bit), and 15
+    ** write noise that reads back ("4.94065645841247e-324"): from 1.
+    ** 17 read back for every double. strtod() and snprintf() share the
+    ** locale's point. */
+    prec = d != 0 && fabs(d) < DBL_MIN ? 1 : DBL_DIG;
+    for (; prec <= 17; prec++) {
         snprintf(buf, n, "%.*g", prec, d);
         if (d != d || strtod(buf, &end) == d)
             break;

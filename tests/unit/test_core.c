@@ -365,13 +365,50 @@ static void parallel_trace_lines_never_interleave(void **state)
     free(all);
 }
 
+/* Significant digits of the number text s: those of its mantissa from
+** the first one not 0 to the last one not 0. */
+static int digits(const char *s)
+{
+    int n = 0, zeros = 0, seen = 0;
+
+    for (; *s && *s != 'e' && *s != 'E'; s++) {
+        if (*s < '0' || *s > '9')
+            continue;
+        if (*s == '0') {
+            zeros += seen;
+            continue;
+        }
+        n += zeros + 1;
+        zeros = 0;
+        seen = 1;
+    }
+    return n;
+}
+
+/* The fewest significant digits that read back as d, tried one after
+** another (what askdb_real_text must write). */
+static int fewest_digits(double d)
+{
+    char buf[32];
+    int prec;
+
+    for (prec = 1; prec < 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, d);
+        if (strtod(buf, NULL) == d)
+            return prec;
+    }
+    return 17;
+}
+
 /* The shortest text that reads back as the double: no digit lost (15
 ** lost them), none added (17 gave 0.1 as 0.10000000000000001). */
 static void real_text_is_the_shortest_that_reads_back(void **state)
 {
     static const double v[] = {0.1, 0.1 + 0.2, 123456789.12345678, 60.0,
                                -1.5e300, 1e-7, 5e-324, 1.7976931348623157e308,
-                               9007199254740993.0, 183.92499999999987};
+                               9007199254740993.0, 183.92499999999987,
+                               2.2250738585072009e-308, 4.9e-322,
+                               2.2250738585072014e-308, 1e23};
     char buf[32];
     size_t i;
 
@@ -382,10 +419,29 @@ static void real_text_is_the_shortest_that_reads_back(void **state)
     assert_string_equal(askdb_real_text(123456789.12345678, buf, sizeof buf),
                         "123456789.12345678");
     assert_string_equal(askdb_real_text(60.0, buf, sizeof buf), "60");
+    /* Subnormals carry fewer than 15 digits: 15 wrote noise that reads
+    ** back ("4.94065645841247e-324"). */
+    assert_string_equal(askdb_real_text(5e-324, buf, sizeof buf), "5e-324");
+    assert_string_equal(askdb_real_text(-1e-310, buf, sizeof buf),
+                        "-1e-310");
     for (i = 0; i < sizeof v / sizeof v[0]; i++) {
         askdb_real_text(v[i], buf, sizeof buf);
         assert_true(strtod(buf, NULL) == v[i]);
+        if (digits(buf) != fewest_digits(v[i]))
+            fail_msg("%s has %d digits, %d read back", buf, digits(buf),
+                     fewest_digits(v[i]));
     }
+}
+
+/* A real the JSON text holds and no double can (1e400) stays as written:
+** "inf" is not JSON. What underflows is the double it reads as (0). */
+static void json_shorten_reals_keeps_what_a_double_cannot_hold(void **state)
+{
+    char t[] = "[1e400,-1.5E+999,0.10000000000000001,1e-400,\"1e400\"]";
+
+    (void)state;
+    assert_string_equal(askdb_json_shorten_reals(t),
+                        "[1e400,-1.5E+999,0.1,0.0,\"1e400\"]");
 }
 
 int main(void)
@@ -393,6 +449,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(set_str_repairs_invalid_utf8),
         cmocka_unit_test(real_text_is_the_shortest_that_reads_back),
+        cmocka_unit_test(json_shorten_reals_keeps_what_a_double_cannot_hold),
         cmocka_unit_test(text_keeps_valid_bytes_and_nul_on_request),
         cmocka_unit_test(string_repairs_and_maps_null),
         cmocka_unit_test(vendor_keys_go_only_to_their_own_host),
