@@ -239,7 +239,9 @@ typedef struct askdb_config {
                                 1-2 s more at load (docs/agent.md). Default
                                 1; askdb ask sets 0 (one question does not
                                 pay the load back). ASKDB_HUGEPAGES=0 or 1
-                                sets it (askdb_config_from_env) */
+                                sets it over the caller's value
+                                (askdb_config_from_env); other values are
+                                ignored */
     askdb_llm_fn llm_fn;     /* custom model (overrides the above) */
     void *llm_ud;
 
@@ -384,8 +386,9 @@ ASKDB_API askdb_config askdb_config_default(void);
 ** Values set by the caller (flags) are never overwritten, nor overruled:
 ** when the caller set llm_url, ASKDB_PROVIDER=local is not taken, nor a
 ** .gguf ASKDB_MODEL (either would select the local model) unless the
-** caller's provider is "local". The strings stay owned by the
-** environment.
+** caller's provider is "local". One exception, an operator's switch:
+** ASKDB_HUGEPAGES=0 or 1 sets huge_pages whatever the caller chose (any
+** other value leaves it). The strings stay owned by the environment.
 */
 ASKDB_API void askdb_config_from_env(askdb_config *cfg);
 

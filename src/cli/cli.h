@@ -46,6 +46,11 @@ int cli_trace_check(const char *prog, const askdb_config *cfg, int n,
 */
 int cli_memory_check(const char *prog, const askdb_config *cfg);
 
+/* Warn on stderr ("PROG: ASKDB_HUGEPAGES is neither 0 nor 1: ignored")
+** about an environment variable askdb_config_from_env() reads and whose
+** value it does not take. */
+void cli_env_warn(const char *prog);
+
 /* askdb_config.log_fn of -v: "askdb: [step] msg" on stderr. ud: NULL,
 ** or the struct format_stream of cli_log_token, whose streamed text gets
 ** a line break first when it did not end its line. */

@@ -649,6 +649,7 @@ int main(int argc, char **argv)
     cmd = argv[1];
     snprintf(prog, sizeof prog, "askdb %s", cmd);
     argv[1] = prog;
+    cli_env_warn(prog);
     /* The servers speak their protocols and end their own way. */
     if (strcmp(cmd, "serve") == 0)
         return cmd_serve(argc - 1, argv + 1);

@@ -76,6 +76,18 @@ int cli_memory_check(const char *prog, const askdb_config *cfg)
     return rc;
 }
 
+void cli_env_warn(const char *prog)
+{
+    const char *v = getenv("ASKDB_HUGEPAGES");
+
+    /* The library ignores it (a value neither 0 nor 1 says neither);
+    ** an operator who set it should know. */
+    if (v && *v && strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
+        fprintf(stderr, "%s: ASKDB_HUGEPAGES is neither 0 nor 1: ignored "
+                        "(unset, only askdb ask does without huge pages)\n",
+                prog);
+}
+
 int cli_exit_code(askdb_status st)
 {
     switch (st) {

@@ -103,8 +103,12 @@ void askdb_config_from_env(askdb_config *cfg)
         !(url_given && text_ends_nocase(model, ".gguf") &&
           !(cfg->provider && strcasecmp(cfg->provider, "local") == 0)))
         cfg->model = model;
-    if ((v = env("ASKDB_HUGEPAGES")))
-        cfg->huge_pages = strcmp(v, "0") != 0;
+    /* An operator's switch, over the caller's choice (askdb ask's 0): the
+    ** one field the environment overrides. Only 0 and 1 say what is
+    ** meant; "off" or "yes" leave the caller's choice (askdb warns). */
+    v = env("ASKDB_HUGEPAGES");
+    if (v && (strcmp(v, "0") == 0 || strcmp(v, "1") == 0))
+        cfg->huge_pages = v[0] == '1';
     if (!cfg->api_key)
         cfg->api_key = env("ASKDB_API_KEY");
     if (!cfg->api_key && vendor_host(cfg, "anthropic", "anthropic.com"))

@@ -1876,6 +1876,25 @@ open(args[1], "a").write("" if ok else "reply %r: attempt 1 %s (%s); " % (args[0
     [ ! -s "$T/missed" ] || fail "$(cat "$T/missed")"
 }
 
+hugepages_other_than_0_or_1_is_ignored_with_a_warning() {
+    # ASKDB_HUGEPAGES is an operator's switch: 0 and 1 decide, and a value
+    # that says neither ("yes", "off") is named as ignored, once, by every
+    # command (it turned huge pages on, silently).
+    copy_db
+    local v
+    for v in yes off 2; do
+        ASKDB_HUGEPAGES=$v run sql shop.db "SELECT 1 AS x"
+        expect_rc 0
+        expect_err_has "askdb sql: ASKDB_HUGEPAGES is neither 0 nor 1: ignored"
+        [ "$(grep -c HUGEPAGES "$T/err")" = 1 ] || fail "not warned once: $(cat "$T/err")"
+    done
+    for v in 0 1 ''; do
+        ASKDB_HUGEPAGES=$v run sql shop.db "SELECT 1 AS x"
+        expect_rc 0
+        expect_err_lacks "HUGEPAGES"
+    done
+}
+
 environment_configures_model_and_flags_override_it() {
     copy_db
     start_llm "$(always "$(fence "SELECT 1 AS x")")"
@@ -2652,6 +2671,7 @@ TESTS=(
     reply_cut_at_max_tokens_is_repaired_not_run
     finds_sql_after_quoted_prose_and_in_other_fences
     environment_configures_model_and_flags_override_it
+    hugepages_other_than_0_or_1_is_ignored_with_a_warning
     sql_command_reports_errors_with_exit_1
     sql_show_sql_prints_the_statement_and_refuses_ask_only_options
     sql_and_schema_refuse_every_option_of_ask_and_shell

@@ -210,7 +210,8 @@ static void env_gguf_model_does_not_beat_a_given_url(void **state)
 }
 
 /* Huge pages are asked for by default; ASKDB_HUGEPAGES=0 or 1 decides
-** over the caller's choice (askdb ask's 0), empty leaves it. */
+** over the caller's choice (askdb ask's 0), empty leaves it, and so does
+** any other value: "yes", "off" or "2" say neither, and turned them on. */
 static void env_hugepages_sets_the_choice(void **state)
 {
     askdb_config c = askdb_config_default();
@@ -231,6 +232,19 @@ static void env_hugepages_sets_the_choice(void **state)
     setenv("ASKDB_HUGEPAGES", "", 1);
     askdb_config_from_env(&c);
     assert_int_equal(c.huge_pages, 0);
+    setenv("ASKDB_HUGEPAGES", "off", 1);
+    askdb_config_from_env(&c);
+    assert_int_equal(c.huge_pages, 0);
+    setenv("ASKDB_HUGEPAGES", "2", 1);
+    askdb_config_from_env(&c);
+    assert_int_equal(c.huge_pages, 0);
+    c.huge_pages = 1;
+    setenv("ASKDB_HUGEPAGES", "no", 1);
+    askdb_config_from_env(&c);
+    assert_int_equal(c.huge_pages, 1);
+    setenv("ASKDB_HUGEPAGES", " 0", 1);
+    askdb_config_from_env(&c);
+    assert_int_equal(c.huge_pages, 1);
     unsetenv("ASKDB_HUGEPAGES");
 }
 
