@@ -206,6 +206,14 @@ typedef void (*askdb_event_fn)(void *ud, const askdb_event *ev);
 /* Name of an event type, e.g. "execute"; "unknown" when out of range. */
 ASKDB_API const char *askdb_event_type_str(askdb_event_type t);
 
+/*
+** The model's numbers (temperature, candidate_temperature, candidate_gate,
+** candidate_cap, threads) outside the ranges their comments give, NaN and
+** infinities included, are ASKDB_ERR_USAGE at askdb_agent_new(),
+** askdb_agent_new_with_model(), askdb_model_new() and askdb_eval_new(),
+** the message naming the field. Other numbers take the default for 0 or
+** less and are capped where their comments say.
+*/
 typedef struct askdb_config {
     /* Model provider: "openai", "anthropic", "local", or NULL to choose:
     ** a custom llm_fn wins, then a model that is a .gguf file path selects
@@ -216,7 +224,7 @@ typedef struct askdb_config {
     const char *llm_url;     /* base URL, e.g. http://localhost:11434/v1 */
     const char *model;       /* model name, or a .gguf path for "local" */
     const char *api_key;     /* never logged */
-    double temperature;      /* default 0 */
+    double temperature;      /* 0 (greedy, the default) to 2 */
     int max_tokens;          /* reply cap, default 512 */
     int llm_timeout_ms;      /* each try of a request, and the waits
                                 between its tries together, default
@@ -224,7 +232,8 @@ typedef struct askdb_config {
     int llm_retries;         /* retries on 429/5xx/reset, default 4 */
     int stream;              /* use streaming (SSE) replies */
     int seed;                /* -1 = provider default */
-    int threads;             /* local model: CPU threads, 0 = all cores */
+    int threads;             /* local model: CPU threads, 0 = all cores,
+                                at most 1024 */
     int parallel;            /* local model loaded once (askdb_model):
                                 questions decoded at once, as sequences of
                                 one batch over one context; more wait for
@@ -267,21 +276,22 @@ typedef struct askdb_config {
                                 1 = one greedy candidate; default 0 =
                                 auto: 3 with the local model (it decodes
                                 them in one batch), 1 with the others */
-    double candidate_temperature; /* sampling of candidates 2..N (0.7) */
+    double candidate_temperature; /* sampling of candidates 2..N, 0 to 2
+                                (0.7) */
     double candidate_gate;   /* with candidates > 1 and the local model:
                                 the greedy reply starts alone, and when
                                 the model gives every token it chooses
                                 at least this probability it is the only
                                 candidate; at the first below it,
                                 candidates 2..N start in the same batch.
-                                0 = always all N at once
+                                0 to 1; 0 = always all N at once
                                 (default 0.5) */
     double candidate_cap;    /* with candidates > 1 and the local model:
                                 once the greedy reply has ended with L
                                 tokens, a candidate still being written
                                 stops at candidate_cap * L tokens (and
                                 at least L + 24) and is dropped from the
-                                vote; 0 = no cap (default 2) */
+                                vote; 0 = no cap (default 2; 0 or more) */
     int settle;              /* with candidates > 1: a candidate is run as
                                 soon as its reply ends, and when the
                                 greedy candidate's result has more votes
@@ -611,8 +621,9 @@ typedef struct askdb_agent askdb_agent;
 ** must be thread-safe when agents share it.
 ** cfg is copied; its strings must outlive the model. On failure *out may
 ** still be set so that askdb_model_errmsg() can say why; free it with
-** askdb_model_free(). Returns ASKDB_ERR_USAGE (bad settings, missing or
-** bad model file), ASKDB_ERR_UNSUPPORTED (provider not built in).
+** askdb_model_free(). Returns ASKDB_ERR_USAGE (bad settings, a number out
+** of its range included, missing or bad model file),
+** ASKDB_ERR_UNSUPPORTED (provider not built in).
 */
 typedef struct askdb_model askdb_model;
 
@@ -630,10 +641,11 @@ ASKDB_API void askdb_model_free(askdb_model *m);
 ** read once) and the configured model. cfg is copied; its strings must
 ** outlive the agent. On failure *out may still be set so that
 ** askdb_agent_errmsg() can say why; free it with askdb_agent_free().
-** Returns ASKDB_ERR_DB_OPEN, ASKDB_ERR_USAGE (bad provider settings, no
-** db_path or a URL askdb does not read; an unknown provider or a model
-** URL that is not an http(s) URL with a host is found before the
-** database is opened), ASKDB_ERR_UNSUPPORTED (provider
+** Returns ASKDB_ERR_DB_OPEN, ASKDB_ERR_USAGE (bad provider settings, a
+** model number out of its range, no db_path or a URL askdb does not
+** read; an unknown provider, a number out of range or a model URL that
+** is not an http(s) URL with a host is found before the database is
+** opened), ASKDB_ERR_UNSUPPORTED (provider
 ** not built in), ASKDB_ERR_IO (cfg->trace_path cannot be opened for
 ** appending, or is refused: askdb_output_refusal_for()) or
 ** ASKDB_ERR_NOMEM.
@@ -988,7 +1000,8 @@ ASKDB_API askdb_eval_options askdb_eval_options_default(void);
 ** returns (what the callbacks' ud pointers point to must live as long as
 ** ev). On failure *out may be set so that
 ** askdb_eval_errmsg() can say why; free it with askdb_eval_free().
-** Returns ASKDB_ERR_USAGE (bad options, unreadable or malformed suite,
+** Returns ASKDB_ERR_USAGE (bad options, a model number out of its range
+** (askdb_config), unreadable or malformed suite,
 ** output file exists without resume or is an SQLite file), ASKDB_ERR_IO,
 ** ASKDB_ERR_NOMEM.
 */

@@ -234,12 +234,12 @@ static askdb_status agent_create(const askdb_config *cfg,
     ag->cfg = cfg ? *cfg : askdb_config_default();
     ag->cfg.max_attempts = agent_max_attempts(&ag->cfg);
     atomic_init(&ag->cancel, 0);
-    /* A usage error is said before the database is opened. */
-    if (!sm) {
-        rc = llm_check(&ag->cfg, ag->errmsg, sizeof ag->errmsg);
-        if (rc)
-            return rc;
-    }
+    /* A usage error is said before the database is opened. Over a shared
+    ** model the numbers of the requests are still the agent's own. */
+    rc = sm ? llm_check_numbers(&ag->cfg, ag->errmsg, sizeof ag->errmsg)
+            : llm_check(&ag->cfg, ag->errmsg, sizeof ag->errmsg);
+    if (rc)
+        return rc;
     rc = askdb_db_open(db_path, &ag->cfg, &ag->db);
     if (rc) {
         snprintf(ag->errmsg, sizeof ag->errmsg, "%s",

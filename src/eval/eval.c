@@ -766,6 +766,8 @@ static askdb_status eval_setup(askdb_eval *ev, const askdb_config *cfg,
                 "(valid: openai, anthropic, local)", ev->cfg.provider);
         return rc;
     }
+    if (llm_check_numbers(&ev->cfg, ev->errmsg, sizeof ev->errmsg))
+        return rc;
     if (ev->opt.jobs < 1)
         ev->opt.jobs = 1;
     if (ev->opt.jobs > 1 && strcmp(provider, "local") == 0) {

@@ -1,6 +1,7 @@
 /* llm.c - provider choice and the calls every provider shares (see llm.h). */
 #include "llm/llm.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,31 @@ const char *llm_choose(const askdb_config *cfg)
     return "local";
 }
 
+askdb_status llm_check_numbers(const askdb_config *cfg, char *err,
+                               size_t errlen)
+{
+    /* Written so that NaN fails every test: it compares false. */
+    if (!(cfg->temperature >= 0 && cfg->temperature <= 2))
+        snprintf(err, errlen, "temperature is %g: it takes a number from 0 "
+                 "(greedy) to 2", cfg->temperature);
+    else if (!(cfg->candidate_temperature >= 0 &&
+               cfg->candidate_temperature <= 2))
+        snprintf(err, errlen, "candidate_temperature is %g: it takes a "
+                 "number from 0 to 2", cfg->candidate_temperature);
+    else if (!(cfg->candidate_gate >= 0 && cfg->candidate_gate <= 1))
+        snprintf(err, errlen, "candidate_gate is %g: it takes a probability "
+                 "from 0 to 1", cfg->candidate_gate);
+    else if (!(cfg->candidate_cap >= 0 && isfinite(cfg->candidate_cap)))
+        snprintf(err, errlen, "candidate_cap is %g: it takes 0 (no cap) or "
+                 "a factor above 0", cfg->candidate_cap);
+    else if (cfg->threads > LLM_MAX_THREADS)
+        snprintf(err, errlen, "threads is %d: it takes at most %d (0: every "
+                 "core)", cfg->threads, LLM_MAX_THREADS);
+    else
+        return ASKDB_OK;
+    return ASKDB_ERR_USAGE;
+}
+
 askdb_status llm_check(const askdb_config *cfg, char *err, size_t errlen)
 {
     const char *name;
@@ -63,6 +89,8 @@ askdb_status llm_check(const askdb_config *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "no configuration given");
         return ASKDB_ERR_USAGE;
     }
+    if (llm_check_numbers(cfg, err, errlen))
+        return ASKDB_ERR_USAGE;
     name = llm_choose(cfg);
     if (!name) {
         snprintf(err, errlen, "unknown model provider '%s' (valid: openai "
@@ -112,10 +140,13 @@ askdb_status llm_shared_new(const askdb_config *cfg, struct llm_shared **out,
     llm *m = NULL;
 
     *out = NULL;
-    name = cfg ? llm_choose(cfg) : NULL;
+    rc = llm_check(cfg, err, errlen);
+    if (rc)
+        return rc;
+    name = llm_choose(cfg);
     /* local: the weights, loaded once; the others: one provider made and
     ** dropped, so that their settings are checked now. */
-    if (name && strcmp(name, "local") == 0)
+    if (strcmp(name, "local") == 0)
         rc = llm_local_load(cfg, &m, err, errlen);
     else
         rc = llm_new(cfg, &m, err, errlen);

@@ -38,11 +38,25 @@ const char *llm_choose(const askdb_config *cfg);
 /*
 ** The checks of cfg that need no model, file or network, so that a usage
 ** error is said before any other work (a database opened, weights
-** loaded): the provider is known, and an HTTP provider's URL is one
-** (http_url_check). Returns ASKDB_OK or ASKDB_ERR_USAGE with the reason
+** loaded): the numbers are in range (llm_check_numbers), the provider
+** is known, and an HTTP provider's URL is one (http_url_check). Returns ASKDB_OK or ASKDB_ERR_USAGE with the reason
 ** in err, as llm_new() would.
 */
 askdb_status llm_check(const askdb_config *cfg, char *err, size_t errlen);
+
+/* The most threads a local model is given (askdb_config.threads). */
+#define LLM_MAX_THREADS 1024
+
+/*
+** The part of llm_check() an agent over a shared model needs too: the
+** numbers of cfg that go into its requests are in range (temperature and
+** candidate_temperature 0 to 2, candidate_gate 0 to 1, candidate_cap 0 or
+** more, none NaN or infinite; threads at most LLM_MAX_THREADS), so that
+** a bad one is said once, at the start, not at every question.
+** ASKDB_OK, or ASKDB_ERR_USAGE with the field named in err.
+*/
+askdb_status llm_check_numbers(const askdb_config *cfg, char *err,
+                               size_t errlen);
 
 /*
 ** A model loaded once and shared by many providers (askdb_model): the

@@ -3,6 +3,7 @@
 #define _XOPEN_SOURCE 700 /* realpath() */
 #include "testutil.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -952,6 +953,112 @@ static void null_arguments_are_usage_errors(void **state)
     assert_int_equal(tmpdir_remove(dir), 0);
 }
 
+/* Set the number field of cfg named name to v (the fields
+** bad_model_numbers_are_refused_by_every_constructor tries). */
+static void set_number(askdb_config *cfg, const char *name, double v)
+{
+    if (strcmp(name, "temperature") == 0)
+        cfg->temperature = v;
+    else if (strcmp(name, "candidate_temperature") == 0)
+        cfg->candidate_temperature = v;
+    else if (strcmp(name, "candidate_gate") == 0)
+        cfg->candidate_gate = v;
+    else if (strcmp(name, "candidate_cap") == 0)
+        cfg->candidate_cap = v;
+    else if (strcmp(name, "threads") == 0)
+        cfg->threads = (int)v;
+    else
+        fail_msg("no field %s", name);
+}
+
+/* A model setting out of its range (a temperature that is NaN, infinite,
+** negative or over 2; a gate past 1; a negative cap; more threads than
+** 1024) is a usage error at every constructor that takes it, named in
+** the message: it failed every question ("out of memory building the
+** request" for NaN) or went to the server as it was (-1). The ends of
+** each range are taken. */
+static void bad_model_numbers_are_refused_by_every_constructor(void **st)
+{
+    static const struct {
+        const char *name;
+        double v;
+        const char *says;
+    } bad[] = {
+        {"temperature", NAN, "temperature is nan"},
+        {"temperature", INFINITY, "temperature is inf"},
+        {"temperature", -1, "temperature is -1"},
+        {"temperature", 2.5, "temperature is 2.5"},
+        {"candidate_temperature", NAN, "candidate_temperature is nan"},
+        {"candidate_temperature", -0.5, "candidate_temperature is -0.5"},
+        {"candidate_gate", NAN, "candidate_gate is nan"},
+        {"candidate_gate", 1.5, "candidate_gate is 1.5"},
+        {"candidate_cap", -1, "candidate_cap is -1"},
+        {"candidate_cap", INFINITY, "candidate_cap is inf"},
+        {"threads", 5000, "threads is 5000"},
+    };
+    static const struct {
+        const char *name;
+        double v;
+    } edge[] = {{"temperature", 2}, {"candidate_temperature", 0},
+                {"candidate_gate", 1}, {"candidate_gate", 0},
+                {"candidate_cap", 0}, {"candidate_cap", 1e6},
+                {"threads", 1024}};
+    struct script s = {.replies = NULL};
+    askdb_eval_options eo = askdb_eval_options_default();
+    char dir[128], suite[256], line[512];
+    askdb_config cfg, good = scripted_config(&s);
+    askdb_model *m = NULL, *gm = NULL;
+    askdb_agent *ag = NULL;
+    askdb_eval *ev = NULL;
+    size_t i;
+
+    (void)st;
+    assert_int_equal(tmpdir_make(dir, sizeof dir, "numbers"), 0);
+    snprintf(suite, sizeof suite, "%s/suite.jsonl", dir);
+    snprintf(line, sizeof line, "{\"db\": \"%s\", \"question\": \"One?\", "
+             "\"gold\": \"SELECT 1\"}\n", testdb_shop());
+    assert_int_equal(file_write(suite, line, strlen(line)), 0);
+    eo.suite_path = suite;
+    assert_int_equal(askdb_model_new(&good, &gm), ASKDB_OK);
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cfg = good;
+        set_number(&cfg, bad[i].name, bad[i].v);
+        assert_int_equal(askdb_agent_new(&cfg, testdb_shop(), &ag),
+                         ASKDB_ERR_USAGE);
+        if (!strstr(askdb_agent_errmsg(ag), bad[i].says))
+            fail_msg("askdb_agent_new: '%s' lacks '%s'",
+                     askdb_agent_errmsg(ag), bad[i].says);
+        askdb_agent_free(ag);
+        ag = NULL;
+        /* The agent's own settings over a good model: they are its. */
+        assert_int_equal(askdb_agent_new_with_model(&cfg, gm, testdb_shop(),
+                                                    &ag), ASKDB_ERR_USAGE);
+        assert_non_null(strstr(askdb_agent_errmsg(ag), bad[i].says));
+        askdb_agent_free(ag);
+        ag = NULL;
+        assert_int_equal(askdb_model_new(&cfg, &m), ASKDB_ERR_USAGE);
+        assert_non_null(strstr(askdb_model_errmsg(m), bad[i].says));
+        askdb_model_free(m);
+        m = NULL;
+        assert_int_equal(askdb_eval_new(&cfg, &eo, &ev), ASKDB_ERR_USAGE);
+        assert_non_null(strstr(askdb_eval_errmsg(ev), bad[i].says));
+        askdb_eval_free(ev);
+        ev = NULL;
+    }
+    for (i = 0; i < sizeof edge / sizeof edge[0]; i++) {
+        cfg = good;
+        set_number(&cfg, edge[i].name, edge[i].v);
+        if (askdb_agent_new(&cfg, testdb_shop(), &ag) != ASKDB_OK)
+            fail_msg("%s %g: %s", edge[i].name, edge[i].v,
+                     askdb_agent_errmsg(ag));
+        askdb_agent_free(ag);
+        ag = NULL;
+    }
+    assert_int_equal(s.calls, 0);
+    askdb_model_free(gm);
+    assert_int_equal(tmpdir_remove(dir), 0);
+}
+
 /* The report is not written over a database, nor to no file: a usage
 ** error that says why, with nothing of the report's making left behind
 ** (LeakSanitizer checks); a fresh file is written. */
@@ -1727,6 +1834,7 @@ int main(void)
         cmocka_unit_test(schema_json_and_explain),
         cmocka_unit_test(query_refuses_no_statement_and_clears_its_error),
         cmocka_unit_test(null_arguments_are_usage_errors),
+        cmocka_unit_test(bad_model_numbers_are_refused_by_every_constructor),
         cmocka_unit_test(eval_report_refuses_a_database_and_no_file),
         cmocka_unit_test(eval_copies_every_string_it_is_given),
         cmocka_unit_test(eval_run_again_runs_only_items_not_done),
