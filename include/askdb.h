@@ -339,7 +339,7 @@ typedef struct askdb_config {
     int answer;              /* write a plain-English answer (default 0) */
     int memory;              /* learned question/SQL pairs put into the
                                 prompt (most similar first; default 3,
-                                0 = none) */
+                                0 = none, at most 100: more is 100) */
     int bank;                /* examples from the built-in bank of other
                                 databases' question/SQL pairs (Spider's
                                 training split, CC BY-SA 4.0), chosen by
@@ -354,8 +354,9 @@ typedef struct askdb_config {
 
     /* Execution limits. 0 or less means the default: there is no way to
     ** turn a limit off (a zeroed config still has every guard). */
-    int query_timeout_ms;    /* default 10000 */
-    long max_rows;           /* default 1000 */
+    int query_timeout_ms;    /* default 10000, at most 2000000000 (about
+                                23 days: more is that) */
+    long max_rows;           /* default 1000, at most LONG_MAX - 1 */
     size_t max_bytes;        /* result size cap, default 4 MiB */
     int in_process;          /* 1 = run the statements of SQLite and DuckDB
                                 files in this process, as before askdb-exec
@@ -370,7 +371,8 @@ typedef struct askdb_config {
     int sample_values;       /* distinct samples per text column, def 3
                                 (0 = none) */
     long count_cap;          /* row counts stop at this many, def 100000
-                                (0 or less = the default) */
+                                (0 or less = the default; at most
+                                LONG_MAX - 1) */
 
     /* Observability */
     const char *trace_path;  /* JSON lines of every step, or NULL; an

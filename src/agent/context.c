@@ -220,7 +220,7 @@ static int examples(struct agent_state *st)
     struct memory_pair *p = NULL;
     struct buf b;
     char err[512];
-    int n = 0, rc;
+    int n = 0, k, rc;
 
     if (ag->cfg.memory <= 0)
         return 0;
@@ -237,9 +237,11 @@ static int examples(struct agent_state *st)
             return 0;
         }
     }
+    /* One more when the question's own pair is left out below; past
+    ** what the store gives (INT_MAX + 1 is no int). */
+    k = ag->cfg.memory < MEMORY_MAX_K ? ag->cfg.memory : MEMORY_MAX_K;
     if (memory_similar(ag->mem, ag->db_key, st->question,
-                       ag->cfg.memory + (ag->mem_skip_same ? 1 : 0), &p,
-                       &n)) {
+                       k + (ag->mem_skip_same ? 1 : 0), &p, &n)) {
         examples_failed(st, "the lookup in the learned pairs failed");
         return 0;
     }

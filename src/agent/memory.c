@@ -48,7 +48,6 @@
 #define MEMORY_BUSY_MS 5000
 #define MEMORY_MAX_WORDS 32
 #define MEMORY_MAX_WORD 64
-#define MEMORY_MAX_K 100
 
 struct memory {
     sqlite3 *h;              /* NULL: a new store, not made yet */

@@ -107,9 +107,12 @@ int memory_learn(struct memory *m, askdb_db *db, const char *question,
 int memory_batch_begin(struct memory *m, char *err, size_t errlen);
 int memory_batch_end(struct memory *m, int commit, char *err, size_t errlen);
 
+/* The most pairs memory_similar() gives (askdb_config.memory's cap). */
+#define MEMORY_MAX_K 100
+
 /*
 ** The k stored pairs of db_key whose questions are most similar to
-** question, best first. Any text is a valid question: it is cut into
+** question, best first (at most MEMORY_MAX_K). Any text is a valid question: it is cut into
 ** words and each becomes a quoted FTS5 string, so FTS5 syntax in it
 ** (quotes, NEAR, AND, *, ^, :) is only text. No words, no match or k <= 0
 ** give *n = 0. Returns 0, or -1 (store error; *out NULL, *n 0).

@@ -81,6 +81,13 @@ askdb_status askdb_db_open(const char *path, const askdb_config *cfg,
     db->max_bytes = cfg->max_bytes > 0 ? cfg->max_bytes : dflt.max_bytes;
     db->sample_values = cfg->sample_values;
     db->count_cap = cfg->count_cap > 0 ? cfg->count_cap : dflt.count_cap;
+    /* The largest values of the types are limits too, not overflows. */
+    if (db->query_timeout_ms > DB_TIMEOUT_MAX_MS)
+        db->query_timeout_ms = DB_TIMEOUT_MAX_MS;
+    if (db->max_rows > DB_MAX_ROWS_MAX)
+        db->max_rows = DB_MAX_ROWS_MAX;
+    if (db->count_cap > DB_COUNT_CAP_MAX)
+        db->count_cap = DB_COUNT_CAP_MAX;
     if (!path || !*path) {
         snprintf(db->errmsg, sizeof db->errmsg, "no database path given");
         return ASKDB_ERR_USAGE;

@@ -3,6 +3,7 @@
 #ifndef ASKDB_DB_DRIVER_H
 #define ASKDB_DB_DRIVER_H
 
+#include <limits.h>
 #include <stdatomic.h>
 
 #include "askdb.h"
@@ -38,6 +39,16 @@ struct db_driver {
     askdb_status (*samples)(askdb_db *db, struct db_table **tables, int n);
 };
 
+/* The largest limits a handle takes; a larger one in askdb_config counts
+** as these. A count stops one row past count_cap, to tell a table at the
+** cap from a larger one, and a result asks for one row past max_rows (a
+** truncated result shows): the cap + 1 must be a long. The engines' own
+** time limits come a grace later and in whole seconds, rounded up, which
+** must still be an int. */
+#define DB_COUNT_CAP_MAX (LONG_MAX - 1)
+#define DB_MAX_ROWS_MAX (LONG_MAX - 1)
+#define DB_TIMEOUT_MAX_MS 2000000000   /* about 23 days */
+
 struct askdb_db {
     const struct db_driver *drv;
     void *impl;
@@ -49,7 +60,8 @@ struct askdb_db {
     long max_rows;
     size_t max_bytes;
     int sample_values;
-    long count_cap;
+    long count_cap;      /* at most DB_COUNT_CAP_MAX, and the others at
+                            most theirs too */
     struct db_schema schema;
     int have_schema;
     double schema_ms;

@@ -3,6 +3,7 @@
 #define _XOPEN_SOURCE 700 /* realpath() */
 #include "testutil.h"
 
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -1059,6 +1060,67 @@ static void bad_model_numbers_are_refused_by_every_constructor(void **st)
     assert_int_equal(tmpdir_remove(dir), 0);
 }
 
+/* Progress of an eval: the last report (largest_memory_count_...). */
+static void keep_progress(void *ud, const askdb_eval_progress *p)
+{
+    *(askdb_eval_progress *)ud = *p;
+}
+
+/* The largest count of learned pairs the config holds (INT_MAX) asks for
+** every pair there is: an eval, which leaves out the pair of the very
+** question, asked for one more (INT_MAX + 1, signed overflow: UBSan stops
+** the test). */
+static void largest_memory_count_does_not_overflow(void **st)
+{
+    static const char *const r[] = {"SELECT count(*) FROM customers", NULL};
+    struct script s = {.replies = r};
+    askdb_config cfg = scripted_config(&s);
+    askdb_eval_options eo = askdb_eval_options_default();
+    askdb_eval_progress pr;
+    char dir[128], store[256], suite[256], shop[PATH_MAX];
+    char line[PATH_MAX + 256];
+    askdb_memory *m = NULL;
+    askdb_eval *ev = NULL;
+    askdb_db *db = NULL;
+    long nrows = 0;
+    int replaced = 0;
+
+    (void)st;
+    memset(&pr, 0, sizeof pr);
+    assert_int_equal(tmpdir_make(dir, sizeof dir, "memk"), 0);
+    snprintf(store, sizeof store, "%s/memory.sqlite", dir);
+    snprintf(suite, sizeof suite, "%s/suite.jsonl", dir);
+    assert_int_equal(askdb_memory_open(store, 1, &m), ASKDB_OK);
+    assert_int_equal(askdb_db_open(testdb_shop(), NULL, &db), ASKDB_OK);
+    assert_int_equal(askdb_memory_learn(m, db, "How many customers?",
+                                        "SELECT count(*) FROM customers",
+                                        &nrows, &replaced), ASKDB_OK);
+    assert_int_equal(askdb_memory_learn(m, db, "How many customers live "
+                                        "in Paris?", "SELECT count(*) FROM "
+                                        "customers WHERE city = 'Paris'",
+                                        &nrows, &replaced), ASKDB_OK);
+    askdb_db_close(db);
+    askdb_memory_close(m);
+    assert_non_null(realpath(testdb_shop(), shop));
+    snprintf(line, sizeof line, "{\"db\": \"%s\", \"question\": \"How "
+             "many customers?\", \"gold\": \"SELECT count(*) FROM "
+             "customers\"}\n", shop);
+    assert_int_equal(file_write(suite, line, strlen(line)), 0);
+    cfg.memory = INT_MAX;
+    cfg.memory_path = store;
+    eo.suite_path = suite;
+    eo.progress = keep_progress;
+    eo.progress_ud = &pr;
+    assert_int_equal(askdb_eval_new(&cfg, &eo, &ev), ASKDB_OK);
+    assert_int_equal(askdb_eval_run(ev), ASKDB_OK);
+    assert_int_equal(pr.done, 1);
+    assert_int_equal(pr.correct, 1);
+    /* The other pair is an example; the question's own is not. */
+    assert_non_null(strstr(s.all_users, "Paris"));
+    askdb_eval_free(ev);
+    assert_int_equal(tmpdir_remove(dir), 0);
+}
+
 /* The report is not written over a database, nor to no file: a usage
 ** error that says why, with nothing of the report's making left behind
 ** (LeakSanitizer checks); a fresh file is written. */
@@ -1835,6 +1897,7 @@ int main(void)
         cmocka_unit_test(query_refuses_no_statement_and_clears_its_error),
         cmocka_unit_test(null_arguments_are_usage_errors),
         cmocka_unit_test(bad_model_numbers_are_refused_by_every_constructor),
+        cmocka_unit_test(largest_memory_count_does_not_overflow),
         cmocka_unit_test(eval_report_refuses_a_database_and_no_file),
         cmocka_unit_test(eval_copies_every_string_it_is_given),
         cmocka_unit_test(eval_run_again_runs_only_items_not_done),

@@ -1,6 +1,7 @@
 /* test_db.c - read-only open, schema extraction, and the statement guard. */
 #include "testutil.h"
 
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -886,6 +887,70 @@ static void zero_or_negative_limits_mean_the_defaults(void **state)
     askdb_db_close(db);
 }
 
+/* The largest limits the config's types hold are limits, not overflows:
+** counting stops one row past count_cap (to tell a table at the cap from
+** a larger one), and LONG_MAX + 1 was signed overflow (UBSan stops the
+** test) on a table past the sample's rows whose count is a scan
+** (WITHOUT ROWID), in this process and in askdb-exec; and a CSV file
+** (DuckDB) is counted to count_cap + 1 as it opens. The handle holds
+** the largest limits it takes (db.h). */
+static void largest_limits_the_config_holds_do_not_overflow(void **state)
+{
+    askdb_config cfg = askdb_config_default();
+    askdb_db *db = NULL;
+    askdb_result *r = NULL;
+    char p[400], csv[400], *json = NULL;
+    int in_process;
+
+    (void)state;
+    snprintf(p, sizeof p, "%s/wide.db", tmpdir);
+    snprintf(csv, sizeof csv, "%s/k.csv", tmpdir);
+    assert_int_equal(sqlfile_exec(p, "CREATE TABLE k (id INTEGER PRIMARY "
+                                     "KEY, v TEXT) WITHOUT ROWID;"
+                                     "WITH RECURSIVE c(i) AS (SELECT 1 UNION "
+                                     "ALL SELECT i + 1 FROM c LIMIT 300) "
+                                     "INSERT INTO k SELECT i, 'v' || i "
+                                     "FROM c;"), 0);
+    assert_int_equal(file_write(csv, "a,b\n1,x\n2,y\n3,z\n", 16), 0);
+    cfg.count_cap = LONG_MAX;
+    cfg.max_rows = LONG_MAX;
+    cfg.max_bytes = SIZE_MAX;
+    cfg.query_timeout_ms = INT_MAX;
+    cfg.sample_values = INT_MAX;
+    for (in_process = 0; in_process < 2; in_process++) {
+        cfg.in_process = in_process;
+        db = NULL;
+        assert_int_equal(askdb_db_open(p, &cfg, &db), ASKDB_OK);
+        /* What the engines get (MariaDB's session: max_rows + 1 and the
+        ** limit plus a grace, which no unit test reaches). */
+        assert_int_equal(db->count_cap, DB_COUNT_CAP_MAX);
+        assert_int_equal(db->max_rows, DB_MAX_ROWS_MAX);
+        assert_int_equal(db->query_timeout_ms, DB_TIMEOUT_MAX_MS);
+        assert_int_equal(askdb_db_schema_json(db, 0, &json), ASKDB_OK);
+        if (!strstr(json, "\"rows\":300,\"rows_capped\":false"))
+            fail_msg("in_process %d: no exact count in %.300s", in_process,
+                     json);
+        askdb_free(json);
+        json = NULL;
+        assert_int_equal(askdb_db_query(db, "SELECT count(*) FROM k", &r),
+                         ASKDB_OK);
+        assert_int_equal(askdb_result_cell(r, 0, 0)->i, 300);
+        askdb_result_free(r);
+        r = NULL;
+        askdb_db_close(db);
+        db = NULL;
+        assert_int_equal(askdb_db_open(csv, &cfg, &db), ASKDB_OK);
+        assert_int_equal(askdb_db_query(db, "SELECT count(*) FROM k", &r),
+                         ASKDB_OK);
+        assert_int_equal(askdb_result_cell(r, 0, 0)->i, 3);
+        askdb_result_free(r);
+        r = NULL;
+        askdb_db_close(db);
+    }
+    unlink(p);
+    unlink(csv);
+}
+
 /* A URL's password never reaches a message: the label drops it, an
 ** unknown scheme is a usage error naming only the scheme. */
 static void urls_lose_their_passwords(void **state)
@@ -1165,6 +1230,7 @@ int main(void)
         cmocka_unit_test(huge_values_stop_at_the_byte_cap),
         cmocka_unit_test(rows_bigger_than_the_cap_stay_readable),
         cmocka_unit_test(zero_or_negative_limits_mean_the_defaults),
+        cmocka_unit_test(largest_limits_the_config_holds_do_not_overflow),
         cmocka_unit_test(urls_lose_their_passwords),
         cmocka_unit_test(conninfo_path_is_told_to_use_a_url),
         cmocka_unit_test(watchdog_stops_once_and_never_after_disarm),
