@@ -618,8 +618,9 @@ typedef struct askdb_agent askdb_agent;
 ** threads) are decoded together as sequences of one batch, the others
 ** wait for a turn; a prefix one question evaluated (system prompt and
 ** schema) is reused by the next, whichever agent asks it. For HTTP
-** providers the model holds the settings; each agent has its own
-** connection. A custom llm_fn is called from whichever thread asks: it
+** providers the model holds the endpoint; each agent has its own
+** connection, asked with its own settings (askdb_agent_new_with_model).
+** A custom llm_fn is called from whichever thread asks: it
 ** must be thread-safe when agents share it.
 ** cfg is copied; its strings must outlive the model. On failure *out may
 ** still be set so that askdb_model_errmsg() can say why; free it with
@@ -660,8 +661,14 @@ ASKDB_API const char *askdb_agent_errmsg(const askdb_agent *ag);
 
 /*
 ** The same over a model loaded once with askdb_model_new() (above):
-** the agent borrows model, which must outlive it. cfg's model settings
-** (provider, URL, model, key, threads) are ignored; the model's own hold.
+** the agent borrows model, which must outlive it. The model's settings
+** hold, cfg's are ignored: provider, llm_url, model, api_key, llm_fn and
+** llm_ud, and for the local model threads, parallel, huge_pages and
+** no_prompt_cache. Everything else is the agent's own, also what its
+** requests carry: temperature, max_tokens, seed, token_fn (streamed to
+** whenever it is set with the local model) and, for an HTTP model,
+** stream, llm_timeout_ms, llm_retries and the log_fn that gets the
+** provider's lines (retries, waits).
 ** A NULL model, or one whose askdb_model_new() failed, is ASKDB_ERR_USAGE
 ** with *out set as on any failure (askdb_agent_errmsg says which).
 */

@@ -248,7 +248,8 @@ static askdb_status agent_create(const askdb_config *cfg,
     }
     ag->db->cancel = &ag->cancel;
     if (sm)
-        rc = llm_new_shared(sm, &ag->model, ag->errmsg, sizeof ag->errmsg);
+        rc = llm_new_shared(sm, &ag->cfg, &ag->model, ag->errmsg,
+                            sizeof ag->errmsg);
     else
         rc = llm_new(&ag->cfg, &ag->model, ag->errmsg, sizeof ag->errmsg);
     if (rc)

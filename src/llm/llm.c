@@ -170,12 +170,25 @@ askdb_status llm_shared_new(const askdb_config *cfg, struct llm_shared **out,
     return ASKDB_OK;
 }
 
-askdb_status llm_new_shared(struct llm_shared *s, llm **out, char *err,
-                            size_t errlen)
+askdb_status llm_new_shared(struct llm_shared *s, const askdb_config *own,
+                            llm **out, char *err, size_t errlen)
 {
+    askdb_config c;
+
     if (s->loaded)
         return llm_local_attach(s->loaded, out, err, errlen);
-    return llm_new(&s->cfg, out, err, errlen);
+    /* A provider of its own: the model's endpoint (provider, URL, model,
+    ** key, callback), the caller's way of asking it. */
+    c = s->cfg;
+    if (own) {
+        c.stream = own->stream;
+        c.llm_timeout_ms = own->llm_timeout_ms;
+        c.llm_retries = own->llm_retries;
+        c.max_tokens = own->max_tokens;
+        c.log_fn = own->log_fn;
+        c.log_ud = own->log_ud;
+    }
+    return llm_new(&c, out, err, errlen);
 }
 
 const char *llm_shared_name(const struct llm_shared *s)

@@ -68,11 +68,17 @@ struct llm_shared;
 askdb_status llm_shared_new(const askdb_config *cfg, struct llm_shared **out,
                             char *err, size_t errlen);
 
-/* A provider of its own over s (local: over the shared weights and
+/*
+** A provider of its own over s (local: over the shared weights and
 ** decoder, whose batch it joins for each call). Safe to call from several
-** threads at once. */
-askdb_status llm_new_shared(struct llm_shared *s, llm **out, char *err,
-                            size_t errlen);
+** threads at once. An HTTP or custom provider has s's provider, URL,
+** model, key and llm_fn, and own's stream, llm_timeout_ms, llm_retries,
+** max_tokens and log_fn (own NULL: s's); the local model's settings are
+** the loaded model's (a request carries the rest: temperature, seed,
+** token_fn).
+*/
+askdb_status llm_new_shared(struct llm_shared *s, const askdb_config *own,
+                            llm **out, char *err, size_t errlen);
 
 /* The chosen provider's name (static string). */
 const char *llm_shared_name(const struct llm_shared *s);

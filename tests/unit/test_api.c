@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "askdb.h"
+#include "fakellm.h"
 #include "scripted.h"
 
 static double now_ms(void)
@@ -1121,6 +1122,154 @@ static void largest_memory_count_does_not_overflow(void **st)
     assert_int_equal(tmpdir_remove(dir), 0);
 }
 
+/* ---------------------------------------------------------------------- */
+/* An agent over a shared HTTP model                                      */
+/* ---------------------------------------------------------------------- */
+
+/* The fake_llm of a test, stopped by its teardown even after a failed
+** assertion. */
+static struct fake api_fake;
+
+static int fake_teardown(void **state)
+{
+    (void)state;
+    fake_stop(&api_fake);
+    unsetenv("ASKDB_RETRY_BASE_MS");
+    return 0;
+}
+
+/* Streamed pieces and log lines one callback saw. */
+struct seen {
+    int tokens;
+    int llm_lines;           /* log lines of step "llm" */
+    char last_llm[256];
+};
+
+static void seen_token(void *ud, const char *piece, size_t len)
+{
+    (void)piece;
+    ((struct seen *)ud)->tokens += len > 0;
+}
+
+static void seen_log(void *ud, const char *step, const char *msg)
+{
+    struct seen *s = ud;
+
+    if (strcmp(step, "llm") == 0) {
+        s->llm_lines++;
+        snprintf(s->last_llm, sizeof s->last_llm, "%s", msg);
+    }
+}
+
+/* A config of the fake_llm model with the techniques that would call it
+** more than once off. */
+static askdb_config fake_config(void)
+{
+    askdb_config cfg = askdb_config_default();
+
+    cfg.llm_url = api_fake.base;
+    cfg.model = "m";
+    cfg.question_check = 0;
+    cfg.checks = 0;
+    cfg.memory = 0;
+    cfg.candidates = 1;
+    return cfg;
+}
+
+/* Ask "How many customers?" of a new agent with cfg over model; returns
+** the status and the milliseconds it took. */
+static askdb_status ask_shared(const askdb_config *cfg, askdb_model *model,
+                               double *ms)
+{
+    askdb_agent *ag = NULL;
+    askdb_answer *a = NULL;
+    askdb_status rc;
+    double t0;
+
+    if (askdb_agent_new_with_model(cfg, model, testdb_shop(), &ag))
+        fail_msg("agent: %s", askdb_agent_errmsg(ag));
+    t0 = now_ms();
+    rc = askdb_agent_ask(ag, "How many customers?", &a);
+    *ms = now_ms() - t0;
+    askdb_answer_free(a);
+    askdb_agent_free(ag);
+    return rc;
+}
+
+/* Over a model loaded once, the agent's own settings of its requests hold
+** (the model holds the provider, URL, model name and key): streaming to
+** its token_fn, its llm_timeout_ms, its llm_retries, and its log_fn for
+** the provider's lines. They came from the model's config: no token
+** reached the agent, a 1 s timeout waited out a 3 s reply, and the
+** agent's retry was never made. */
+static void shared_http_model_keeps_the_agents_own_settings(void **st)
+{
+    askdb_config mc, ac;
+    askdb_model *m = NULL;
+    struct seen mine, models;
+    json_t *log;
+    double ms;
+
+    (void)st;
+    memset(&mine, 0, sizeof mine);
+    memset(&models, 0, sizeof models);
+
+    /* Streaming: the model's config does not stream. */
+    fake_start(&api_fake, "[{\"content\":\"SELECT count(*) FROM "
+                          "customers\"}]");
+    mc = fake_config();
+    mc.log_fn = seen_log;
+    mc.log_ud = &models;
+    assert_int_equal(askdb_model_new(&mc, &m), ASKDB_OK);
+    ac = mc;
+    ac.stream = 1;
+    ac.token_fn = seen_token;
+    ac.token_ud = &mine;
+    assert_int_equal(ask_shared(&ac, m, &ms), ASKDB_OK);
+    assert_true(mine.tokens > 0);
+    log = fake_log(&api_fake);
+    assert_int_equal(json_array_size(log), 1);
+    assert_true(json_is_true(json_object_get(
+        json_object_get(json_array_get(log, 0), "body"), "stream")));
+    json_decref(log);
+    askdb_model_free(m);
+    m = NULL;
+    fake_stop(&api_fake);
+
+    /* The time limit: the model's is 120 s. */
+    fake_start(&api_fake, "[{\"delay_ms\":3000,\"content\":\"SELECT 1\"}]");
+    mc = fake_config();
+    assert_int_equal(askdb_model_new(&mc, &m), ASKDB_OK);
+    ac = mc;
+    ac.llm_timeout_ms = 500;
+    ac.llm_retries = 0;
+    assert_int_equal(ask_shared(&ac, m, &ms), ASKDB_ERR_LLM_UNREACHABLE);
+    if (ms > 2500)
+        fail_msg("a 500 ms limit gave up after %.0f ms", ms);
+    askdb_model_free(m);
+    m = NULL;
+    fake_stop(&api_fake);
+
+    /* Retries and the log of them: the model has none and logs to its
+    ** own callback. */
+    setenv("ASKDB_RETRY_BASE_MS", "1", 1);
+    fake_start(&api_fake, "[{\"status\":503},{\"content\":\"SELECT "
+                          "count(*) FROM customers\"}]");
+    mc = fake_config();
+    mc.llm_retries = 0;
+    mc.log_fn = seen_log;
+    mc.log_ud = &models;
+    assert_int_equal(askdb_model_new(&mc, &m), ASKDB_OK);
+    ac = mc;
+    ac.llm_retries = 1;
+    ac.log_ud = &mine;
+    assert_int_equal(ask_shared(&ac, m, &ms), ASKDB_OK);
+    assert_int_equal(mine.llm_lines, 1);
+    assert_non_null(strstr(mine.last_llm, "before retry 1 of 1"));
+    assert_int_equal(models.llm_lines, 0);
+    askdb_model_free(m);
+}
+
 /* The report is not written over a database, nor to no file: a usage
 ** error that says why, with nothing of the report's making left behind
 ** (LeakSanitizer checks); a fresh file is written. */
@@ -1898,6 +2047,8 @@ int main(void)
         cmocka_unit_test(null_arguments_are_usage_errors),
         cmocka_unit_test(bad_model_numbers_are_refused_by_every_constructor),
         cmocka_unit_test(largest_memory_count_does_not_overflow),
+        cmocka_unit_test_teardown(
+            shared_http_model_keeps_the_agents_own_settings, fake_teardown),
         cmocka_unit_test(eval_report_refuses_a_database_and_no_file),
         cmocka_unit_test(eval_copies_every_string_it_is_given),
         cmocka_unit_test(eval_run_again_runs_only_items_not_done),

@@ -1546,7 +1546,8 @@ static struct job *job_init(struct scene *sc, int i, const char *sys,
 
     memset(j, 0, sizeof *j);
     j->sc = sc;
-    if (llm_new_shared(sc->shared, &j->m, err, sizeof err) != ASKDB_OK)
+    if (llm_new_shared(sc->shared, NULL, &j->m, err, sizeof err) !=
+        ASKDB_OK)
         fail_msg("llm_new_shared: %s", err);
     j->msgs[0].role = "system";
     j->msgs[0].content = sys;
