@@ -5,15 +5,20 @@
 
 #include "server.h"
 
+/* 1 when c may be in a name: an ASCII letter or digit, '_', '-', '.'. */
+static int name_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+}
+
 /* A name clients can type and put into a URI unescaped. */
 static int name_ok(const char *s)
 {
     if (!*s || strlen(s) > 64)
         return 0;
     for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-              (*s >= '0' && *s <= '9') || *s == '_' || *s == '-' ||
-              *s == '.'))
+        if (!name_char(*s))
             return 0;
     return 1;
 }
@@ -21,7 +26,8 @@ static int name_ok(const char *s)
 char *mcp_name_of_path(const char *path)
 {
     const char *b = strrchr(path, '/');
-    char *s, *dot, *p;
+    char *s, *dot, *p, *q;
+    size_t k;
 
     s = strdup(b ? b + 1 : path);
     if (!s)
@@ -29,11 +35,17 @@ char *mcp_name_of_path(const char *path)
     dot = strrchr(s, '.');
     if (dot && dot != s)
         *dot = '\0';
-    for (p = s; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-              (*p >= '0' && *p <= '9') || *p == '_' || *p == '-' ||
-              *p == '.'))
-            *p = '_';
+    /* A character, not a byte, becomes one '_': "Données" is Donn_es, as
+    ** the man page says. A byte that starts no valid UTF-8 character is
+    ** a character of its own. The name only shrinks, so it is done in
+    ** place. */
+    for (p = q = s; *p; p += k) {
+        k = name_char(*p) ? 1 : askdb_utf8_len(p, strnlen(p, 4));
+        if (k == 0)
+            k = 1;
+        *q++ = name_char(*p) ? *p : '_';
+    }
+    *q = '\0';
     if (strlen(s) > 64)
         s[64] = '\0';
     return s;

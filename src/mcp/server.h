@@ -56,7 +56,8 @@ struct mcp_server {
 */
 /* The name a database given as a bare path goes by (askdb mcp, askdb
 ** serve): the file's stem ("data/shop.db" -> "shop"), each character a
-** name may not hold made '_', at most 64 bytes. malloc()ed, or NULL. */
+** name may not hold made one '_' (a UTF-8 character, or a byte that
+** starts none), at most 64 bytes. malloc()ed, or NULL. */
 char *mcp_name_of_path(const char *path);
 
 askdb_status mcp_server_new(const askdb_config *cfg, int n,

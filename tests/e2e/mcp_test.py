@@ -638,6 +638,30 @@ async def config_file_names_databases_and_sets_limits(t):
 
 
 @test
+async def a_bare_path_is_named_with_one_underscore_a_character(t):
+    # The man page: each character but letters, digits, '-', '_' and '.'
+    # made '_'. A UTF-8 character is one '_' (not one a byte), a byte that
+    # starts none is one too, and a name that was valid stays as it is.
+    files = {"Données 2024.db": "Donn_es_2024", "日本.db": "__",
+             b"bad\xffbyte.db": "bad_byte", "my-data.v2_x.db": "my-data.v2_x"}
+    paths = []
+    for f in files:
+        p = os.path.join(os.fsencode(t.W), f if isinstance(f, bytes) else f.encode())
+        shutil.copyfile(SHOP_DB, p)
+        paths.append(p)
+    lines = ['{"jsonrpc":"2.0","id":1,"method":"tools/call","params":'
+             '{"name":"list_databases","arguments":{}}}']
+    p = subprocess.run([os.fsencode(ASKDB), b"mcp", *paths], cwd=t.W, env=ENV,
+                       input=("\n".join(lines) + "\n").encode(), capture_output=True,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert not SANITIZER.search(p.stderr.decode(errors="replace")), p.stderr
+    out = json.loads(p.stdout.decode().splitlines()[0])
+    names = [d["name"] for d in out["result"]["structuredContent"]["databases"]]
+    assert names == list(files.values()), names
+
+
+@test
 async def big_results_are_cut_and_say_so(t):
     sql = "SELECT id, printf('%.*c', 300000, 'x') AS pad FROM customers ORDER BY id"
     async with t.session("shop.db") as (s, _):
