@@ -1508,6 +1508,51 @@ static const char *plan_request(const char *sql)
 }
 
 /*
+** The kind of statement DuckDB prepared, as its user would name it, or
+** NULL. DuckDB's C API has no name for a duckdb_statement_type; these
+** follow duckdb.h's enum (1.5), each the statements that prepare as it
+** (RESET and USE are SET too, CHECKPOINT a CALL, TRUNCATE a DELETE).
+*/
+static const char *kind_name(duckdb_statement_type t)
+{
+    static const char *const names[] = {
+        NULL, "SELECT", "INSERT", "UPDATE", "EXPLAIN", "DELETE", "PREPARE",
+        "CREATE", "EXECUTE", "ALTER", "BEGIN, COMMIT or ROLLBACK", "COPY",
+        "ANALYZE", "SET VARIABLE", "CREATE FUNCTION", "DROP", "EXPORT",
+        "PRAGMA", "VACUUM", "CALL", "SET", "LOAD or INSTALL", "RELATION",
+        "EXTENSION", "LOGICAL PLAN", "ATTACH", "DETACH", "MULTI",
+        "COPY FROM DATABASE", "UPDATE EXTENSIONS", "MERGE INTO"};
+
+    if ((unsigned)t >= sizeof names / sizeof names[0])
+        return NULL;
+    return names[t];
+}
+
+/* The refusal of a statement that is not a query, naming its kind; a
+** plain EXPLAIN is told where askdb gives a plan without running the
+** statement (plan_request()). */
+static void refuse_kind(duckdb_statement_type t, struct db_err *e)
+{
+    const char *name = kind_name(t);
+
+    e->ec = ASKDB_EC_REFUSED;
+    if (!name)
+        snprintf(e->msg, sizeof e->msg,
+                 "refused: the statement is not a query (DuckDB's statement "
+                 "kind %d); askdb runs only read-only SELECT statements",
+                 (int)t);
+    else
+        snprintf(e->msg, sizeof e->msg,
+                 "refused: DuckDB reads the statement as %s, not a query; "
+                 "askdb runs only read-only SELECT statements%s", name,
+                 t == DUCKDB_STATEMENT_TYPE_EXPLAIN
+                     ? " (a query's plan, without running it: the "
+                       "explain_sql tool of askdb mcp and of askdb serve's "
+                       "/mcp, or askdb_db_explain())"
+                     : "");
+}
+
+/*
 ** Prepare sql and apply every check that needs no execution: one
 ** statement, of type SELECT (or the EXPLAIN of one, for a plan request).
 ** On success *out is the prepared statement, which the caller destroys.
@@ -1571,11 +1616,7 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
         goto out;
     }
     if (duckdb_prepared_statement_type(ps) != want) {
-        e->ec = ASKDB_EC_REFUSED;
-        snprintf(e->msg, sizeof e->msg,
-                 "refused: the statement is not a query (DuckDB statement "
-                 "type %d); askdb runs only read-only SELECT statements",
-                 (int)duckdb_prepared_statement_type(ps));
+        refuse_kind(duckdb_prepared_statement_type(ps), e);
         rc = ASKDB_ERR_REFUSED;
         goto out;
     }

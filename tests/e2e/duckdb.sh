@@ -175,6 +175,7 @@ nreq() { if [ -s "${LLMLOG:-}" ]; then wc -l <"$LLMLOG" | tr -d ' '; else echo 0
 
 expect_rc() { [ "$RC" = "$1" ] || fail "exit $RC, expected $1 (stderr: $(head -c 300 "$T/err"))"; }
 expect_err_has() { grep -qF -- "$1" "$T/err" || fail "stderr lacks '$1' (stderr: $(head -c 400 "$T/err"))"; }
+expect_err_lacks() { ! grep -qF -- "$1" "$T/err" || fail "stderr has '$1' (stderr: $(head -c 400 "$T/err"))"; }
 expect_out_has() { grep -qF -- "$1" "$T/out" || fail "stdout lacks '$1' (stdout: $(head -c 600 "$T/out"))"; }
 expect_out() {
     local fmt=$1
@@ -630,6 +631,28 @@ assert r.get("isError") and ("refused" in r["content"][0]["text"] or
     done
 }
 
+# A refusal names the kind of statement DuckDB read, not its number in
+# duckdb.h, and EXPLAIN says where a plan is to be had.
+refusals_name_the_statement_kind() {
+    copy_data
+    run sql orders.csv "EXPLAIN SELECT 1"
+    expect_rc 1
+    expect_err_has "refused: DuckDB reads the statement as EXPLAIN, not a query"
+    expect_err_has "explain_sql"
+    expect_err_lacks "type 4"
+    local pair
+    for pair in "SET threads=1|SET" "VACUUM|VACUUM" "PRAGMA enable_profiling|PRAGMA" \
+                "BEGIN TRANSACTION|BEGIN, COMMIT or ROLLBACK" "DELETE FROM orders|DELETE" \
+                "CREATE TEMP TABLE t (x INTEGER)|CREATE" "ATTACH ':memory:' AS m|ATTACH" \
+                "LOAD httpfs|LOAD or INSTALL"; do
+        run sql shop.duckdb "${pair%%|*}"
+        expect_rc 1
+        expect_err_has "refused: DuckDB reads the statement as ${pair#*|}, not a query; askdb runs only read-only SELECT statements"
+        expect_err_lacks "statement type"
+        expect_err_lacks "explain_sql"
+    done
+}
+
 open_faults_exit_3_with_the_reason() {
     copy_data
     run schema missing.duckdb
@@ -878,6 +901,7 @@ TESTS=(schema_shows_keys_comments_samples_and_estimates other_schemas_show_quali
        harmless_selects_change_nothing interrupts_a_long_query_at_the_time_limit
        single_calls_that_build_gigabytes_end_within_twice_the_limit
        caps_rows_and_bytes_while_streaming explain_is_only_for_plans
+       refusals_name_the_statement_kind
        open_faults_exit_3_with_the_reason sanitized_view_name_for_odd_file_names
        glob_characters_in_a_file_name_name_that_file_only
        trace_never_writes_a_file_asked_or_read ctrl_c_stops_a_running_query
