@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli.h"
 
@@ -378,6 +379,31 @@ int cli_model_opt(int c, const char *arg, askdb_config *cfg, const char *prog)
     default:
         return 0;
     }
+}
+
+int cli_model_env(const char *prog, askdb_config *cfg)
+{
+    static const char *const names[] = {"openai", "anthropic", "local"};
+    const char *flag = cfg->provider;
+    size_t i;
+
+    askdb_config_from_env(cfg);
+    if (!cfg->provider || !*cfg->provider)
+        return 0;
+    for (i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcasecmp(cfg->provider, names[i]) == 0)
+            return 0;
+    /* The library also takes "custom", a program's own model function
+    ** (askdb_config.llm_fn), which no command can be given: not named. */
+    if (flag)
+        fprintf(stderr, "%s: --provider '%s'", prog, cfg->provider);
+    else
+        fprintf(stderr, "%s: ASKDB_PROVIDER='%s'", prog, cfg->provider);
+    fprintf(stderr, " is not a model provider: use openai (any "
+                    "OpenAI-compatible server: Ollama, vLLM, llama.cpp's), "
+                    "anthropic or local%s\n",
+            flag ? "" : ", or unset it to choose by the URL, key and model");
+    return -1;
 }
 
 /* The entries of opts before its terminator. */

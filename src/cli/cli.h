@@ -128,6 +128,12 @@ extern const char cli_model_help[];
 int cli_model_opt(int c, const char *arg, askdb_config *cfg,
                   const char *prog);
 
+/* askdb_config_from_env(cfg) for a command that asks a model (ask,
+** shell, eval, serve, mcp), then its provider checked: 0, or -1 with
+** "PROG: --provider 'x' is not a model provider: use ..." (or
+** ASKDB_PROVIDER='x', where it came from) on stderr. */
+int cli_model_env(const char *prog, askdb_config *cfg);
+
 /* own options, then the model options (with_model), then the agent
 ** options, in one malloc()ed array for getopt_long (NULL when out of
 ** memory). */

@@ -489,8 +489,8 @@ int cli_eval(int argc, char **argv)
         c.cfg.max_rows = EVAL_MAX_ROWS;
     if (!c.bytes_set)
         c.cfg.max_bytes = EVAL_MAX_BYTES;
-    askdb_config_from_env(&c.cfg);
-    if (cli_memory_check("askdb eval", &c.cfg))
+    if (cli_model_env(argv[0], &c.cfg) ||
+        cli_memory_check("askdb eval", &c.cfg))
         return EXIT_USAGE;
     if (c.verbose)
         c.cfg.log_fn = cli_log_step;

@@ -592,7 +592,14 @@ static int run(const char *cmd, int argc, char **argv)
     ** (docs/agent.md, "Huge pages"); ASKDB_HUGEPAGES=1 still asks. */
     if (strcmp(cmd, "ask") == 0)
         o.cfg.huge_pages = 0;
-    askdb_config_from_env(&o.cfg);
+    /* sql and schema ask no model: a provider they would not use is not
+    ** theirs to refuse. */
+    if (strcmp(cmd, "ask") == 0 || strcmp(cmd, "shell") == 0) {
+        if (cli_model_env(argv[1], &o.cfg))
+            return EXIT_USAGE;
+    } else {
+        askdb_config_from_env(&o.cfg);
+    }
     if (o.verbose) {
         o.cfg.log_fn = cli_log_step;
         if (o.cfg.stream) {

@@ -176,7 +176,10 @@ int cmd_mcp(int argc, char **argv)
         rc = rc > 0 ? EXIT_ANSWERED : EXIT_USAGE;
         goto out;
     }
-    askdb_config_from_env(&o.cfg);
+    if (cli_model_env(argv[0], &o.cfg)) {
+        rc = EXIT_USAGE;
+        goto out;
+    }
     if (o.verbose)
         o.cfg.log_fn = cli_log_step;
     rc = cli_trace_check("askdb mcp", &o.cfg, o.n, o.paths);

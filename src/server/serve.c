@@ -561,10 +561,8 @@ int cmd_serve(int argc, char **argv)
     rc = parse(argc, argv, &o, &s.cfg, owned, &nowned);
     if (rc == 0 && o.config && read_config(&o, &conf, owned, &nowned))
         rc = -1;
-    if (rc == 0) {
-        askdb_config_from_env(&s.cfg);
-        rc = settle(&o);
-    }
+    if (rc == 0)
+        rc = cli_model_env(argv[0], &s.cfg) ? -1 : settle(&o);
     if (rc == 0 && cli_memory_check("askdb serve", &s.cfg))
         rc = -1;
     if (rc) {

@@ -1928,6 +1928,43 @@ assert all("x-api-key" not in r["headers"] for r in reqs), reqs
 '
 }
 
+# A provider that is none of askdb's says where the name came from, and
+# never offers 'custom' (a program's own model function, which only the
+# library can take); sql, which asks no model, does not care.
+provider_errors_say_where_the_name_came_from() {
+    copy_db
+    start_llm "$(always "$(fence "SELECT 1 AS x")")"
+    local args=(--llm-url "$URL" --model test --no-question-check)
+    ASKDB_PROVIDER=bogus run ask "${args[@]}" shop.db "One?"
+    expect_rc 2
+    expect_err_has "askdb ask: ASKDB_PROVIDER='bogus' is not a model provider: use openai (any OpenAI-compatible server: Ollama, vLLM, llama.cpp's), anthropic or local"
+    expect_err_lacks "custom"
+    run ask --provider bogus "${args[@]}" shop.db "One?"
+    expect_rc 2
+    expect_err_has "askdb ask: --provider 'bogus' is not a model provider: use openai"
+    expect_err_lacks "custom"
+    ASKDB_PROVIDER=bogus run ask --provider custom "${args[@]}" shop.db "One?"
+    expect_rc 2
+    expect_err_has "askdb ask: --provider 'custom' is not a model provider: use openai"
+    expect_err_lacks "llm_fn"
+    ASKDB_PROVIDER=bogus run shell "${args[@]}" shop.db
+    expect_rc 2
+    expect_err_has "askdb shell: ASKDB_PROVIDER='bogus' is not a model provider"
+    ASKDB_PROVIDER=bogus run eval --suite nothere.jsonl "${args[@]}"
+    expect_rc 2
+    expect_err_has "askdb eval: ASKDB_PROVIDER='bogus' is not a model provider"
+    ASKDB_PROVIDER=custom run mcp "${args[@]}" shop.db
+    expect_rc 2
+    expect_err_has "askdb mcp: ASKDB_PROVIDER='custom' is not a model provider"
+    ASKDB_PROVIDER=bogus run serve --listen 127.0.0.1:0 "${args[@]}" shop.db
+    expect_rc 2
+    expect_err_has "askdb serve: ASKDB_PROVIDER='bogus' is not a model provider"
+    expect_requests 0
+    ASKDB_PROVIDER=bogus run sql -f csv shop.db "SELECT 2 AS y"
+    expect_rc 0
+    expect_out_has "2"
+}
+
 sql_command_reports_errors_with_exit_1() {
     copy_db
     run sql shop.db "SELEC 1"
@@ -2672,6 +2709,7 @@ TESTS=(
     finds_sql_after_quoted_prose_and_in_other_fences
     environment_configures_model_and_flags_override_it
     hugepages_other_than_0_or_1_is_ignored_with_a_warning
+    provider_errors_say_where_the_name_came_from
     sql_command_reports_errors_with_exit_1
     sql_show_sql_prints_the_statement_and_refuses_ask_only_options
     sql_and_schema_refuse_every_option_of_ask_and_shell
