@@ -80,23 +80,19 @@ struct mcp_opts {
 
 /* Parse argv into o (names and paths have room for argc); 0, 1 (help
 ** printed) or -1 (usage error printed). */
-static int parse(int argc, char **argv, struct mcp_opts *o)
+static int parse(int argc, char **argv, const struct option *opts,
+                 struct mcp_opts *o)
 {
-    struct option *opts = cli_merge_opts(mcp_opts, 1);
     char *eq;
-    int c, r, rc = 0;
+    int c, r;
 
-    if (!opts) {
-        fprintf(stderr, "askdb mcp: out of memory\n");
-        return -1;
-    }
     optind = 1;
     while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
         r = cli_agent_opt(c, optarg, &o->cfg, "askdb mcp");
         if (!r)
             r = cli_model_opt(c, optarg, &o->cfg, "askdb mcp");
         if (r < 0)
-            goto bad;
+            return -1;
         if (r)
             continue;
         switch (c) {
@@ -107,7 +103,7 @@ static int parse(int argc, char **argv, struct mcp_opts *o)
             if (!eq || eq == optarg || !eq[1]) {
                 fprintf(stderr, "askdb mcp: --db takes NAME=PATH, not "
                                 "'%s'\n", optarg);
-                goto bad;
+                return -1;
             }
             *eq = '\0';
             o->names[o->n] = optarg;
@@ -125,35 +121,36 @@ static int parse(int argc, char **argv, struct mcp_opts *o)
             fputs(cli_agent_help, stdout);
             fputs("Other:\n"
                   "  -h, --help            this text\n", stdout);
-            rc = 1;
-            goto out;
+            return 1;
         default:
             fprintf(stderr, "askdb mcp: see 'askdb mcp --help'\n");
-            goto bad;
+            return -1;
         }
     }
     for (; optind < argc; optind++) {
         o->names[o->n] = NULL;
         o->paths[o->n++] = argv[optind];
     }
-    goto out;
-bad:
-    rc = -1;
-out:
-    free(opts);
-    return rc;
+    return 0;
 }
 
 int cmd_mcp(int argc, char **argv)
 {
     const char *config = config_arg(argc, argv);
-    char **xargv = NULL, **all = NULL, err[1024];
+    struct option *opts = cli_merge_opts(mcp_opts, 1);
+    char **xargv = NULL, **all = NULL, err[2048];
     struct mcp_opts o;
     int xargc = 0, nall, i, rc = EXIT_USAGE;
 
     memset(&o, 0, sizeof o);
-    if (config && mcp_config_argv(config, &xargc, &xargv, err, sizeof err)) {
+    if (!opts) {
+        fprintf(stderr, "askdb mcp: out of memory\n");
+        return EXIT_USAGE;
+    }
+    if (config &&
+        mcp_config_argv(config, opts, &xargc, &xargv, err, sizeof err)) {
         fprintf(stderr, "askdb mcp: %s\n", err);
+        free(opts);
         return EXIT_USAGE;
     }
     /* "mcp", the file's flags, then the command line's: the later wins. */
@@ -171,7 +168,7 @@ int cmd_mcp(int argc, char **argv)
     for (i = 1; i < argc; i++)
         all[xargc + i] = argv[i];
     o.cfg = askdb_config_default();
-    rc = parse(nall, all, &o);
+    rc = parse(nall, all, opts, &o);
     if (rc) {
         rc = rc > 0 ? EXIT_ANSWERED : EXIT_USAGE;
         goto out;
@@ -194,5 +191,6 @@ out:
     free(all);
     free(o.names);
     free(o.paths);
+    free(opts);
     return rc;
 }

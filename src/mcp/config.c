@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <getopt.h>
 #include <jansson.h>
 
 #include "config.h"
@@ -31,6 +32,42 @@ static int push(char ***v, int *n, const char *key, const char *value)
     return 0;
 }
 
+/* The option of opts called name (a flag without its dashes), or NULL;
+** --config, --db and --help are not options of a config file. */
+static const struct option *find_opt(const struct option *opts,
+                                     const char *name)
+{
+    if (strcmp(name, "config") == 0 || strcmp(name, "db") == 0 ||
+        strcmp(name, "help") == 0)
+        return NULL;
+    for (; opts->name; opts++)
+        if (strcmp(opts->name, name) == 0)
+            return opts;
+    return NULL;
+}
+
+/* "config 'PATH': unknown option "KEY" ..." into err, with every option
+** of opts a file may set, as the reader's list to pick from. */
+static void unknown_opt(const char *path, const char *key,
+                        const struct option *opts, char *err, size_t errlen)
+{
+    const char *sep = "";
+    size_t n;
+
+    snprintf(err, errlen, "config '%s': unknown option \"%s\" under "
+             "\"options\" (any flag of askdb mcp without its dashes: ",
+             path, key);
+    for (; opts->name; opts++) {
+        if (!find_opt(opts, opts->name))
+            continue;
+        n = strlen(err);
+        snprintf(err + n, errlen - n, "%s%s", sep, opts->name);
+        sep = ", ";
+    }
+    n = strlen(err);
+    snprintf(err + n, errlen - n, ")");
+}
+
 /* NAME=PATH (name may be NULL), PATH taken from dir when relative. */
 static int push_db(char ***v, int *n, const char *dir, const char *name,
                    const char *path)
@@ -47,10 +84,11 @@ static int push_db(char ***v, int *n, const char *dir, const char *name,
     return push(v, n, name ? "db" : NULL, buf);
 }
 
-int mcp_config_argv(const char *path, int *argc, char ***argv, char *err,
-                    size_t errlen)
+int mcp_config_argv(const char *path, const struct option *opts, int *argc,
+                    char ***argv, char *err, size_t errlen)
 {
-    json_t *root, *dbs, *opts, *v;
+    const struct option *o;
+    json_t *root, *dbs, *flags, *v;
     json_error_t jerr;
     char **out = NULL, dir[4096], num[64];
     const char *key, *slash;
@@ -71,14 +109,21 @@ int mcp_config_argv(const char *path, int *argc, char ***argv, char *err,
     if (slash == path)
         snprintf(dir, sizeof dir, "/");
     dbs = json_object_get(root, "databases");
-    opts = json_object_get(root, "options");
+    flags = json_object_get(root, "options");
     if (!json_is_object(root) || (dbs && !json_is_object(dbs) &&
                                   !json_is_array(dbs)) ||
-        (opts && !json_is_object(opts))) {
+        (flags && !json_is_object(flags))) {
         snprintf(err, errlen, "config '%s': expected {\"databases\": "
                  "{NAME: PATH} or [PATH], \"options\": {FLAG: VALUE}}",
                  path);
         goto out;
+    }
+    json_object_foreach(root, key, v) {
+        if (strcmp(key, "databases") != 0 && strcmp(key, "options") != 0) {
+            snprintf(err, errlen, "config '%s': unknown key \"%s\" "
+                     "(databases, options)", path, key);
+            goto out;
+        }
     }
     if (json_is_array(dbs)) {
         json_array_foreach(dbs, i, v) {
@@ -101,10 +146,31 @@ int mcp_config_argv(const char *path, int *argc, char ***argv, char *err,
                 goto nomem;
         }
     }
-    json_object_foreach(opts, key, v) {
+    json_object_foreach(flags, key, v) {
         if (strcmp(key, "config") == 0 || strcmp(key, "db") == 0) {
             snprintf(err, errlen, "config '%s': '%s' is not an option "
                      "here (databases go under \"databases\")", path, key);
+            goto out;
+        }
+        o = find_opt(opts, key);
+        if (!o) {
+            unknown_opt(path, key, opts, err, errlen);
+            goto out;
+        }
+        /* The kind of value the flag takes, checked here: given as
+        ** "--KEY=VALUE" a switch would be refused in getopt's words,
+        ** which name no file, and a bare "--KEY" (true) of an option that
+        ** takes a value would take the next argument as its value. False
+        ** leaves any option out; so what passes is pushed below. */
+        if (o->has_arg == no_argument && !json_is_boolean(v)) {
+            snprintf(err, errlen, "config '%s': option \"%s\" is a switch: "
+                     "true or false", path, key);
+            goto out;
+        }
+        if (o->has_arg != no_argument && !json_is_string(v) &&
+            !json_is_number(v) && !json_is_false(v)) {
+            snprintf(err, errlen, "config '%s': option \"%s\" takes a "
+                     "value: a string or a number", path, key);
             goto out;
         }
         if (json_is_true(v)) {
@@ -113,7 +179,7 @@ int mcp_config_argv(const char *path, int *argc, char ***argv, char *err,
         } else if (json_is_string(v)) {
             if (push(&out, &n, key, json_string_value(v)))
                 goto nomem;
-        } else if (json_is_integer(v) || json_is_real(v)) {
+        } else if (json_is_number(v)) {
             if (json_is_integer(v))
                 snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT,
                          json_integer_value(v));
@@ -121,10 +187,6 @@ int mcp_config_argv(const char *path, int *argc, char ***argv, char *err,
                 snprintf(num, sizeof num, "%g", json_real_value(v));
             if (push(&out, &n, key, num))
                 goto nomem;
-        } else if (!json_is_false(v)) {
-            snprintf(err, errlen, "config '%s': option '%s' takes a "
-                     "string, a number or true", path, key);
-            goto out;
         }
     }
     *argc = n;

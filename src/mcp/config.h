@@ -2,6 +2,7 @@
 #ifndef ASKDB_MCP_CONFIG_H
 #define ASKDB_MCP_CONFIG_H
 
+#include <getopt.h>
 #include <stddef.h>
 
 /*
@@ -15,10 +16,14 @@
 **
 ** A database becomes "--db=NAME=PATH" (a relative PATH is taken from the
 ** file's folder), an option "--KEY=VALUE" (true: "--KEY", false: left
-** out). On success returns 0 and *argv (*argc strings, each malloc()ed,
-** like the array) is the caller's; on failure -1 with the reason in err.
+** out). Each KEY must be a long option of opts (the command's getopt
+** table) other than config, db and help, with a value of its kind (true
+** or false for a switch); any other key is an error that names the file
+** and the key and lists the keys it may use. On success returns 0 and
+** *argv (*argc strings, each malloc()ed, like the array) is the caller's;
+** on failure -1 with the reason in err.
 */
-int mcp_config_argv(const char *path, int *argc, char ***argv, char *err,
-                    size_t errlen);
+int mcp_config_argv(const char *path, const struct option *opts, int *argc,
+                    char ***argv, char *err, size_t errlen);
 
 #endif

@@ -638,6 +638,44 @@ async def config_file_names_databases_and_sets_limits(t):
 
 
 @test
+async def config_file_errors_name_the_file_and_the_key(t):
+    # As askdb serve --config does: the file, the key, and the keys it may
+    # use; not getopt's words about a flag nobody typed.
+    def bad(conf):
+        with open(os.path.join(t.W, "bad.json"), "w") as f:
+            json.dump(conf, f)
+        rc, out, err = t.raw(["--config", "bad.json", "shop.db"], [])
+        assert rc == 2 and out == [], (rc, out, err)
+        assert "unrecognized option" not in err and "see 'askdb mcp --help'" not in err, err
+        return err
+    err = bad({"options": {"bogus": 1}})
+    assert err.startswith("askdb mcp: config 'bad.json': unknown option \"bogus\" under "
+                          "\"options\" (any flag of askdb mcp without its dashes: "), err
+    valid = err.split("dashes: ", 1)[1].rstrip().rstrip(")").split(", ")
+    for k in ("max-rows", "llm-url", "no-warm", "verbose", "no-linking", "timeout"):
+        assert k in valid, (k, valid)
+    for k in ("config", "db", "help"):
+        assert k not in valid, (k, valid)
+    err = bad({"databases": ["shop.db"], "option": {"max-rows": 2}})
+    assert "config 'bad.json': unknown key \"option\" (databases, options)" in err, err
+    err = bad({"options": {"no-warm": "yes"}})
+    assert "config 'bad.json': option \"no-warm\" is a switch: true or false" in err, err
+    # true for an option that takes a value would have taken the next
+    # argument (here the database) as its value.
+    err = bad({"options": {"trace": True}})
+    assert "config 'bad.json': option \"trace\" takes a value: a string or a number" in err, err
+    assert not os.path.exists(os.path.join(t.W, "--db=shop.db"))
+    err = bad({"options": {"model": None}})
+    assert "config 'bad.json': option \"model\" takes a value: a string or a number" in err, err
+    # false leaves an option out, a switch or not.
+    with open(os.path.join(t.W, "ok.json"), "w") as f:
+        json.dump({"options": {"no-warm": False, "trace": False, "max-rows": 1}}, f)
+    async with t.session("--config", "ok.json", "shop.db") as (s, _):
+        r = await s.call_tool("execute_sql", {"sql": "SELECT id FROM customers ORDER BY id"})
+        assert r.structuredContent["rows"] == [[1]], r.structuredContent
+
+
+@test
 async def a_bare_path_is_named_with_one_underscore_a_character(t):
     # The man page: each character but letters, digits, '-', '_' and '.'
     # made '_'. A UTF-8 character is one '_' (not one a byte), a byte that
