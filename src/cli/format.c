@@ -443,7 +443,8 @@ static void put_bytes(FILE *out, const char *s, size_t len, int tty,
         fwrite(s, 1, len, out);
 }
 
-/* RFC 4180: quote fields with separators, quotes or line breaks. On a
+/* RFC 4180's quoting: quote fields with separators, quotes or line
+** breaks. On a
 ** terminal (tty), control characters but line breaks and tabs are shown
 ** as spaces, as everywhere else; in a file or pipe every byte stays, a
 ** NUL too: the field is the len bytes at s (a NUL follows them). */
@@ -505,6 +506,13 @@ static void csv_value(FILE *out, const askdb_value *v, int tty)
     }
 }
 
+/*
+** Records end with a line feed, not RFC 4180's CRLF: as psql --csv and
+** sqlite3 -csv write them here, and what a shell pipeline takes whole
+** (`n=$(askdb sql db "SELECT count(*) ..." | tail -1)` is "250", not
+** "250\r"); CSV readers take either. A CR or LF inside a value stays in
+** its quoted field.
+*/
 static void print_csv(FILE *out, const askdb_result *r)
 {
     int tty = format_is_tty(out);
@@ -516,14 +524,14 @@ static void print_csv(FILE *out, const askdb_result *r)
             fputc(',', out);
         csv_field(out, r->cols[c], strlen(r->cols[c]), tty);
     }
-    fputs("\r\n", out);
+    fputc('\n', out);
     for (i = 0; i < r->nrows; i++) {
         for (c = 0; c < r->ncols; c++) {
             if (c)
                 fputc(',', out);
             csv_value(out, askdb_result_cell(r, i, c), tty);
         }
-        fputs("\r\n", out);
+        fputc('\n', out);
     }
 }
 

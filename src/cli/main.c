@@ -53,7 +53,8 @@ static const char usage_main[] =
 static const char help_output[] =
     "Output:\n"
     "  -f, --format FMT      table, csv, json or markdown (default: table on\n"
-    "                        a terminal, csv otherwise)\n"
+    "                        a terminal, csv otherwise; CSV lines end in\n"
+    "                        LF, not CRLF)\n"
     "      --show-sql        print the SQL before the rows\n";
 
 /* The options of ask and shell that follow cli_model_help's "Agent:". */

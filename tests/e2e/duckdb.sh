@@ -263,7 +263,7 @@ samples_read_later_are_shown_where_their_tables_are() {
     start_llm "$(always "$(fence "SELECT count(*) AS n FROM sudor")")"
     ASKDB_DUCKDB_SAMPLE_MS=0 run ask --llm-url "$URL" --model test --no-question-check -f csv many.duckdb "How many sudors are there?"
     expect_rc 0
-    expect_out 'n\r\n2\r\n'
+    expect_out 'n\n2\n'
     ASKDB_DUCKDB_SAMPLE_MS=0 run ask --llm-url "$URL" --model test --no-question-check --no-linking -f csv many.duckdb "How many sudors are there?"
     expect_rc 0
     pycheck '
@@ -302,10 +302,10 @@ assert t["sales.orders"]["foreign_keys"] == [{"from": "region_id", "table": "sal
 '
     run sql -f csv shop.duckdb "SELECT r.name, count(*) AS n FROM sales.orders o JOIN sales.regions r ON r.id = o.region_id GROUP BY r.name ORDER BY r.name"
     expect_rc 0
-    expect_out 'name,n\r\nLakeside,1\r\nNorth,2\r\nSouth,1\r\n'
+    expect_out 'name,n\nLakeside,1\nNorth,2\nSouth,1\n'
     run sql -f csv shop.duckdb "SELECT (SELECT count(*) FROM orders) AS bare, (SELECT count(*) FROM sales.orders) AS sales"
     expect_rc 0
-    expect_out 'bare,sales\r\n250,4\r\n'
+    expect_out 'bare,sales\n250,4\n'
     # MCP: the table resource and search_objects name it qualified.
     printf '%s\n' \
         '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}' \
@@ -334,7 +334,7 @@ ask_answers_from_another_schema() {
     start_llm "$(replies "$bad" "$good" "$(fence "SELECT 'extra request' AS oops")")"
     run ask --llm-url "$URL" --model test --no-question-check --values -f csv shop.duckdb "How many sales orders came from the Lakeside region?"
     expect_rc 0
-    expect_out 'n\r\n1\r\n'
+    expect_out 'n\n1\n'
     [ "$(nreq)" = 2 ] || fail "the model got $(nreq) requests, expected 2"
     pycheck '
 first = msgs(0)[0]["content"] + msgs(0)[1]["content"]
@@ -383,7 +383,7 @@ ask_names_duckdb_and_repairs_from_its_error() {
     start_llm "$(replies "$bad" "$good" "$(fence "SELECT 'extra request' AS oops")")"
     run ask --llm-url "$URL" --model test -f csv shop.duckdb "First three customers?"
     expect_rc 0
-    expect_out 'id,first_name\r\n1,Olivia\r\n2,Alejandro\r\n3,Lucía\r\n'
+    expect_out 'id,first_name\n1,Olivia\n2,Alejandro\n3,Lucía\n'
     [ "$(nreq)" = 2 ] || fail "the model got $(nreq) requests, expected 2"
     pycheck '
 sysmsg = msgs(0)[0]["content"] + msgs(0)[1]["content"]
@@ -529,7 +529,7 @@ harmless_selects_change_nothing() {
         [ "$(snapshot)" = "$before" ] || fail "$f: files changed: $(diff <(echo "$before") <(snapshot) | head -4)"
         run sql -f csv "$f" "SELECT count(*) AS n FROM orders"
         expect_rc 0
-        expect_out 'n\r\n250\r\n'
+        expect_out 'n\n250\n'
     done
 }
 
@@ -586,7 +586,7 @@ caps_rows_and_bytes_while_streaming() {
     # A result far too large to build: the cap stops it early.
     run sql -f csv --max-rows 3 --timeout 5000 shop.duckdb "SELECT x FROM range(1000000000000) t(x)"
     expect_rc 0
-    expect_out 'x\r\n0\r\n1\r\n2\r\n'
+    expect_out 'x\n0\n1\n2\n'
     expect_err_has "truncated at the row limit (--max-rows) after 3 rows"
     [ "$ELAPSED_MS" -lt 4000 ] || fail "took $ELAPSED_MS ms: the result was not streamed"
     run sql -f json --max-bytes 2000 --timeout 5000 orders.parquet "SELECT repeat('x', 100) AS pad, id FROM orders ORDER BY id"
@@ -679,7 +679,7 @@ open_faults_exit_3_with_the_reason() {
     echo "a,b" >"$W/empty.csv"
     run sql -f csv empty.csv "SELECT count(*) AS n FROM empty"
     expect_rc 0
-    expect_out 'n\r\n0\r\n'
+    expect_out 'n\n0\n'
     mkdir "$W/dir.parquet"
     run schema dir.parquet
     expect_rc 3
@@ -708,18 +708,18 @@ sanitized_view_name_for_odd_file_names() {
     cp "$DATA/orders.csv" "$W/2024 Orders-EU.csv"
     run sql -f csv "2024 Orders-EU.csv" "SELECT count(*) AS n FROM t_2024_orders_eu"
     expect_rc 0
-    expect_out 'n\r\n250\r\n'
+    expect_out 'n\n250\n'
     gzip -c "$DATA/orders.csv" >"$W/orders.csv.gz"
     run sql -f csv orders.csv.gz "SELECT count(*) AS n FROM orders"
     expect_rc 0
-    expect_out 'n\r\n250\r\n'
+    expect_out 'n\n250\n'
     # Letters of other scripts are kept; symbols and invisible ones not.
     cp "$DATA/orders.csv" "$W/Données 2024.csv"
     cp "$DATA/orders.csv" "$W/日本.csv"
     cp "$DATA/orders.csv" "$W/a€b"$'\xe2\x80\x8b'"c.csv"
     run sql -f csv "Données 2024.csv" "SELECT count(*) AS n FROM \"Données_2024\""
     expect_rc 0
-    expect_out 'n\r\n250\r\n'
+    expect_out 'n\n250\n'
     run schema "日本.csv"
     expect_rc 0
     expect_out_has 'CREATE TABLE "日本" ('
@@ -742,13 +742,13 @@ glob_characters_in_a_file_name_name_that_file_only() {
     grep -q password "$T/out" && fail "another file's header: $(cat "$T/out")"
     run sql -f csv "[s]ecret.csv" "SELECT * FROM _s_ecret"
     expect_rc 0
-    expect_out 'mine\r\n1\r\n'
+    expect_out 'mine\n1\n'
     run sql -f csv "[s]ecret.csv" "SELECT * FROM read_csv('$W/secret.csv')"
     expect_rc 1
     expect_err_has "Permission Error"
     run sql -f csv "$W/a*b.csv" "SELECT * FROM a_b"
     expect_rc 0
-    expect_out 'star\r\n7\r\n'
+    expect_out 'star\n7\n'
     # A backslash beside a glob character: no pattern names the file
     # alone, so it is refused with what to do.
     printf 'x\n1\n' >"$W/a\\b[1].csv"
@@ -794,7 +794,7 @@ trace_never_writes_a_file_asked_or_read() {
     # A trace beside it is written, and the answer is the file's.
     run ask --llm-url "$URL" --model test -f csv --no-question-check --trace t.jsonl orders.csv "How many orders?"
     expect_rc 0
-    expect_out 'n\r\n250\r\n'
+    expect_out 'n\n250\n'
     [ -s t.jsonl ] || fail "no trace written"
 }
 
@@ -850,27 +850,27 @@ PYEOF
     expect_out_has "30001 rows"
     run sql -f csv late.csv "SELECT count(*) AS n, max(v) AS v, max(d) AS d FROM late"
     expect_rc 0
-    expect_out 'n,v,d\r\n30001,abc,n/a\r\n'
+    expect_out 'n,v,d\n30001,abc,n/a\n'
     run sql -f csv later.csv "SELECT count(*) AS n, max(v) AS v FROM later"
     expect_rc 0
-    expect_out 'n,v\r\n150001,abc\r\n'
+    expect_out 'n,v\n150001,abc\n'
     # The statements run in askdb-exec, whose view is another: it takes
     # the whole file's types too, so a comparison with the text the schema
     # shows is not a conversion error there.
     run sql -f csv late.csv "SELECT count(*) AS n FROM late WHERE v = 'abc'"
     expect_rc 0
-    expect_out 'n\r\n1\r\n'
+    expect_out 'n\n1\n'
     start_llm "$(replies "$(fence "SELECT count(*) AS n FROM late WHERE v = 'abc'")")"
     run ask --llm-url "$URL" --model test --no-question-check -f csv late.csv "How many abc?"
     expect_rc 0
-    expect_out 'n\r\n1\r\n'
+    expect_out 'n\n1\n'
     [ "$(nreq)" = 1 ] || fail "$(nreq) model requests, expected 1"
     stop_llm
     # The model's statement too, in ask: one model call, no repair.
     start_llm "$(replies "$(fence 'SELECT max(v) AS v FROM later')")"
     run ask --llm-url "$URL" --model test --no-question-check -f csv later.csv "Largest v?"
     expect_rc 0
-    expect_out 'v\r\nabc\r\n'
+    expect_out 'v\nabc\n'
     [ "$(nreq)" = 1 ] || fail "$(nreq) model requests, expected 1"
     stop_llm
 }

@@ -114,18 +114,18 @@ one_guard_gives_one_answer_both_ways() {
     copy_db
     run sql -f csv shop.db "$(printf -- '-- the first customer\nSELECT id FROM customers ORDER BY id LIMIT 1')"
     expect_rc 0
-    expect_out 'id\r\n1\r\n'
+    expect_out 'id\n1\n'
     run sql -f csv shop.db "$(printf -- '--x\nSELECT 2 AS two')" --timeout 2000
     expect_rc 0
-    expect_out 'two\r\n2\r\n'
+    expect_out 'two\n2\n'
     local q="SELECT name FROM pragma_table_info('customers') ORDER BY cid LIMIT 1"
     run sql -f csv shop.db "$q"
     expect_rc 0
-    expect_out 'name\r\nid\r\n'
+    expect_out 'name\nid\n'
     start_llm "$(always "$(fence "$q")")"
     run ask --llm-url "$URL" --model test --no-question-check -f csv shop.db "First column?"
     expect_rc 0
-    expect_out 'name\r\nid\r\n'
+    expect_out 'name\nid\n'
     local vt
     for vt in dbstat sqlite_stmt; do
         run sql shop.db "SELECT * FROM $vt"
@@ -146,11 +146,11 @@ SELECT 42 AS x
 ~~~')"
     run ask --llm-url "$URL" --model test --no-question-check -f csv shop.db "Answer?"
     expect_rc 0
-    expect_out 'x\r\n42\r\n'
+    expect_out 'x\n42\n'
     start_llm "$(replies '{"sql": "SELECT 43 AS x"}')"
     run ask --llm-url "$URL" --model test --no-question-check -f csv shop.db "Answer?"
     expect_rc 0
-    expect_out 'x\r\n43\r\n'
+    expect_out 'x\n43\n'
 }
 
 wal_log_without_shm_leaves_no_file_behind() {
@@ -181,7 +181,7 @@ PY
     expect_err_has "PRAGMA wal_checkpoint(TRUNCATE)"
     run sql -f csv empty.db "SELECT count(*) AS n FROM t"
     expect_rc 0
-    expect_out 'n\r\n2\r\n'
+    expect_out 'n\n2\n'
     [ "$before" = "$(snapshot)" ] || fail "files changed: $(diff <(echo "$before") <(snapshot) | head -4)"
 }
 
@@ -213,7 +213,7 @@ time_limit_holds_inside_function_calls() {
     expect_err_has "query interrupted after the 1000 ms time limit"
     run sql -f csv shop.db "SELECT printf('%5.2f|%-4d|%s|%%', 3.14159, 7, 'ab') AS p, instr('hello','ll') AS i, replace('aXbX','X','-') AS r, trim('  a  ') AS t, 'abc' LIKE 'A%' AS l, 'a_c' LIKE 'a!_c' ESCAPE '!' AS e, upper(substr('hello',2,3)) AS u"
     expect_rc 0
-    expect_out 'p,i,r,t,l,e,u\r\n 3.14|7   |ab|%%,3,a-b-,a,1,1,ELL\r\n'
+    expect_out 'p,i,r,t,l,e,u\n 3.14|7   |ab|%%,3,a-b-,a,1,1,ELL\n'
 }
 
 # script EXPR: a JSON script from a Python expression; R is $REPLY.
@@ -243,13 +243,13 @@ model_faults_are_errors_never_answers() {
     start_llm "$(script "[{'content': R, 'cut': 10, 'framing': 'close'}, {'content': R, 'repeat': True}]")"
     run ask --stream --llm-url "$URL" --model test --no-question-check -f csv shop.db "How many German customers?"
     expect_rc 0
-    expect_out 'n\r\n10\r\n'
+    expect_out 'n\n10\n'
     expect_requests 2
     # A body shorter than its Content-Length is retried, as is a reset.
     start_llm "$(script "[{'content': R, 'cut': 40}, {'close': True}, {'content': R, 'repeat': True}]")"
     run ask --llm-url "$URL" --model test --no-question-check -f csv shop.db "How many German customers?"
     expect_rc 0
-    expect_out 'n\r\n10\r\n'
+    expect_out 'n\n10\n'
     expect_requests 3
     # One byte a second: the request's time limit holds.
     start_llm "$(script "[{'content': R, 'drip_ms': 1000, 'repeat': True}]")"

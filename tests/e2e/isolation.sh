@@ -177,7 +177,7 @@ without_the_helper_statements_run_in_process_and_say_so() {
     "$T/bin/askdb" sql -v -f csv "$W/shop.db" "SELECT count(*) AS n FROM customers" >"$T/out" 2>"$T/err"
     RC=$?
     expect_rc 0
-    expect_out 'n\r\n60\r\n'
+    expect_out 'n\n60\n'
     expect_err_has "warning: askdb-exec was found neither beside this program nor in "
     expect_err_has "the statements on '$W/shop.db' run inside this process"
     [ "$(grep -c "warning: askdb-exec" "$T/err")" = 1 ] || fail "warned more than once"
@@ -224,18 +224,18 @@ helper_opens_the_file_a_process_relative_path_names() {
     before=$(snapshot)
     STDIN="$W/shop.db" run sql -f csv /dev/stdin "SELECT count(*) AS n FROM orders"
     expect_rc 0
-    expect_out 'n\r\n250\r\n'
+    expect_out 'n\n250\n'
     (cd "$W" && exec "$ASKDB" sql -f csv /dev/fd/3 "SELECT count(*) AS n FROM customers") \
         3<"$W/shop.db" >"$T/out" 2>"$T/err"
     RC=$?
     expect_rc 0
-    expect_out 'n\r\n60\r\n'
+    expect_out 'n\n60\n'
     start_llm "$(always "$(fence "SELECT count(*) AS n FROM orders")")"
     STDIN="$W/shop.db" run ask -f csv --llm-url "$URL" --model test --no-question-check \
         /dev/stdin "How many orders?"
     expect_rc 0
     expect_requests 1
-    expect_out 'n\r\n250\r\n'
+    expect_out 'n\n250\n'
     (cd "$W" && cat shop.db | exec "$ASKDB" sql /dev/stdin "SELECT 1") >"$T/out" 2>"$T/err"
     RC=$?
     expect_rc 3

@@ -487,7 +487,7 @@ assert r == want, "\n%r\n%r" % (r, want)
     # ANSI: double quotes name columns, || concatenates; standard strings.
     run sql -f csv "$RO_URL" "SELECT \"first_name\" || ' ' || last_name AS n, 'a\\b' AS bs FROM customers WHERE id = 1"
     expect_rc 0
-    expect_out 'n,bs\r\nOlivia Brown,a\\b\r\n'
+    expect_out 'n,bs\nOlivia Brown,a\\b\n'
     # Averages and divisions to a double's precision, not MariaDB's 4
     # decimals (div_precision_increment): as SQLite gives them.
     run sql -f json "$RO_URL" "SELECT AVG(x) AS a, 1 / 3 AS d FROM (SELECT 1 AS x UNION ALL SELECT 1 UNION ALL SELECT 2) q"
@@ -531,7 +531,7 @@ assert r == [[1, "18446744073709551615", "18446744073709551615", "18446744073709
 '
     run sql -f csv "mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/types" "$q"
     expect_rc 0
-    expect_out 'k,u,s,m\r\n1,18446744073709551615,18446744073709551615,18446744073709551615000000\r\n2,9223372036854775808,9223372036854775808,9223372036854775808000000\r\n3,9223372036854775807,9223372036854775807,9223372036854775807000000\r\n4,5,5,5000000\r\n'
+    expect_out 'k,u,s,m\n1,18446744073709551615,18446744073709551615,18446744073709551615000000\n2,9223372036854775808,9223372036854775808,9223372036854775808000000\n3,9223372036854775807,9223372036854775807,9223372036854775807000000\n4,5,5,5000000\n'
     run sql -f table "mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/types" "SELECT u FROM big WHERE k = 1"
     expect_rc 0
     expect_out_has "| 18446744073709551615 |"
@@ -728,7 +728,7 @@ benchmark_is_refused_as_its_kill_cannot_be_told() {
     expect_err_has "refused: BENCHMARK()"
     run sql -f csv "$RO_URL" "SELECT 'benchmark(' AS benchmark"
     expect_rc 0
-    expect_out 'benchmark\r\nbenchmark(\r\n'
+    expect_out 'benchmark\nbenchmark(\n'
     # Through ask: the model hears why, and its repair answers.
     start_llm "$(replies "$(fence "SELECT BENCHMARK(1000, MD5('x')) AS b")" "$(fence "SELECT COUNT(*) AS n FROM customers")")"
     run ask --llm-url "$URL" --model test --candidates 1 --no-question-check -f json "$RO_URL" "How many customers?"
@@ -747,7 +747,7 @@ ask_answers_and_repairs_with_the_model() {
     start_llm "$(replies "$bad" "$good" "$(fence "SELECT 'extra' AS oops")")"
     run ask --llm-url "$URL" --model test -f csv --no-question-check "$RO_URL" "First three customers?"
     expect_rc 0
-    expect_out 'id,first_name\r\n1,Olivia\r\n2,Alejandro\r\n3,Luc\303\255a\r\n'
+    expect_out 'id,first_name\n1,Olivia\n2,Alejandro\n3,Luc\303\255a\n'
     pycheck '
 assert len(reqs) == 2, len(reqs)
 sys0 = msgs(0)[0]["content"] + msgs(0)[1]["content"]
@@ -760,7 +760,7 @@ assert "customers.first_name" in last, "no hint naming the real column: " + last
     start_llm "$(replies "$(fence "SELECT status, COUNT(*) AS n FROM orders GROUP BY status ORDER BY status")")"
     run ask --llm-url "$URL" --model test -f csv --no-question-check "$RO_URL" "Orders per status?"
     expect_rc 0
-    sqlite3 -csv -header "$SHOP_DB" "SELECT status, COUNT(*) AS n FROM orders GROUP BY status ORDER BY status" | sed 's/$/\r/' >"$T/want"
+    sqlite3 -csv -header "$SHOP_DB" "SELECT status, COUNT(*) AS n FROM orders GROUP BY status ORDER BY status" >"$T/want"
     cmp -s "$T/want" "$T/out" || fail "MariaDB and SQLite disagree: $(cat "$T/out") vs $(cat "$T/want")"
 }
 
@@ -954,7 +954,7 @@ tls_checks_hold_against_the_option_files() {
     url="mariadb://t:T-pw-4471@localhost:$MDB_PORT/d?ssl=verify&sslca=$ca"
     run sql -f csv "$url" "SELECT 1 AS one"
     expect_rc 0
-    expect_out 'one\r\n1\r\n'
+    expect_out 'one\n1\n'
     # The name: 127.0.0.1 is not the certificate's; ssl=require does not
     # check it.
     run sql "${url/localhost/127.0.0.1}" "SELECT 1"
@@ -1103,7 +1103,7 @@ url_parsing_is_strict_and_never_echoes_passwords() {
     expect_err_has "cannot use the mariadb:// URL: it names a port (1) and a socket ($MDB_SOCK), and the port would be ignored: drop the port to use the socket, or drop ?socket= to connect over TCP"
     run sql -f csv "mariadb://ro:$RO_PW_ENC@localhost/shop?socket=$MDB_SOCK" "SELECT 1 AS one"
     expect_rc 0
-    expect_out 'one\r\n1\r\n'
+    expect_out 'one\n1\n'
     # The message lists every parameter the docs do, aliases too.
     run sql "mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/shop?bogus=1" "SELECT 1"
     expect_rc 3
@@ -1112,7 +1112,7 @@ url_parsing_is_strict_and_never_echoes_passwords() {
     # values) are ssl; the password may be a parameter.
     run sql -f csv "mariadb://ro@127.0.0.1:$MDB_PORT/shop?password=$RO_PW_ENC&sslmode=disable" "SELECT 1 AS one"
     expect_rc 0
-    expect_out 'one\r\n1\r\n'
+    expect_out 'one\n1\n'
     run sql "mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/shop?ssl_mode=VERIFY_CA" "SELECT 1"
     expect_rc 3
     expect_err_has "the URL asks for TLS"
@@ -1183,7 +1183,7 @@ option_file_gives_the_password() {
     run sql -f csv "mariadb://ro@127.0.0.1:$MDB_PORT/shop" "SELECT COUNT(*) AS n FROM customers"
     rm -f "$HOME/.my.cnf"
     expect_rc 0
-    expect_out 'n\r\n60\r\n'
+    expect_out 'n\n60\n'
 }
 
 many_tables_schema_reads_fast() {
@@ -1793,7 +1793,7 @@ option_file_cannot_turn_multi_statements_on() {
             rm -f "$HOME/.my.cnf"
             cat "$T/relay.log" >>"$T/.trace"
             expect_rc 0
-            expect_out 'n\r\n60\r\n'
+            expect_out 'n\n60\n'
             python3 - "$T/relay.log" "[$group] $opt=1" 2>"$T/py.err" <<'PY' || fail "$(cat "$T/py.err")"
 import sys
 multi, first, logins = {}, {}, 0

@@ -631,11 +631,11 @@ assert "visits_2024" not in t and "readings" not in t, sorted(t)
 '
     run sql -f csv "$READER" "SELECT city FROM readings_2024 ORDER BY id"
     expect_rc 0
-    expect_out 'city\r\nRome\r\nLima\r\n'
+    expect_out 'city\nRome\nLima\n'
     start_llm "$(replies "$(fence "SELECT count(*) AS n FROM readings_2024 WHERE city = 'Lima'")" "$(fence "SELECT 'extra request' AS oops")")"
     run ask --llm-url "$URL" --model test --no-question-check --candidates 1 -f csv "$READER" "How many 2024 readings are from Lima?"
     expect_rc 0
-    expect_out 'n\r\n1\r\n'
+    expect_out 'n\n1\n'
     expect_requests 1
     pycheck '
 first = msgs(0)[0]["content"] + msgs(0)[1]["content"]
@@ -673,10 +673,10 @@ assert "CREATE TABLE sales.regions (" in j["text"]
 '
     run sql -f csv "$READER" "SELECT r.name, count(*) AS n FROM sales.orders o JOIN sales.regions r ON r.id = o.region_id GROUP BY r.name ORDER BY r.name"
     expect_rc 0
-    expect_out 'name,n\r\nLakeside,1\r\nNorth,2\r\nSouth,1\r\n'
+    expect_out 'name,n\nLakeside,1\nNorth,2\nSouth,1\n'
     run sql -f csv "$READER" "SELECT (SELECT count(*) FROM orders) AS bare, (SELECT count(*) FROM sales.orders) AS sales"
     expect_rc 0
-    expect_out 'bare,sales\r\n250,4\r\n'
+    expect_out 'bare,sales\n250,4\n'
 }
 
 # ask over a table of another schema: the prompt shows it qualified, the
@@ -689,7 +689,7 @@ ask_answers_from_another_schema() {
     start_llm "$(replies "$bad" "$good" "$(fence "SELECT 'extra request' AS oops")")"
     run ask --llm-url "$URL" --model test --no-question-check --values -f csv "$READER" "How many sales orders came from the Lakeside region?"
     expect_rc 0
-    expect_out 'n\r\n1\r\n'
+    expect_out 'n\n1\n'
     expect_requests 2
     pycheck '
 first = msgs(0)[0]["content"] + msgs(0)[1]["content"]
@@ -707,14 +707,14 @@ ask_compares_a_number_with_text_as_text() {
     start_llm "$(replies "$(fence "$q")" "$(fence "SELECT 'extra request' AS oops")")"
     run ask --llm-url "$URL" --model test --no-question-check --candidates 1 -v -f csv "$league" "How many players does each team have?"
     expect_rc 0
-    expect_out 'name,n\r\nBlue,2\r\nRed,1\r\n'
+    expect_out 'name,n\nBlue,2\nRed,1\n'
     expect_requests 1
     expect_err_has "t.id = p.team_id compared as text"
     # off: the engine's refusal goes to the model, as before
     start_llm "$(replies "$(fence "$q")" "$(fence "SELECT 'repaired' AS r")")"
     run ask --llm-url "$URL" --model test --no-question-check --candidates 1 --no-cast -f csv "$league" "How many players does each team have?"
     expect_rc 0
-    expect_out 'r\r\nrepaired\r\n'
+    expect_out 'r\nrepaired\n'
     expect_requests 2
     pycheck 'assert "operator does not exist: bigint = text" in user(1), user(1)'
 }
@@ -744,7 +744,7 @@ assert j["rows"] == [[1, "Caf\ufffd de Flore", "Z\u00f6e", "Caf\ufffd de Flore"]
 '
     run sql -f csv "$legacy" "SELECT id FROM people WHERE note = 'Zöe'"
     expect_rc 0
-    expect_out 'id\r\n1\r\n'
+    expect_out 'id\n1\n'
     run sql "$legacy" "SELECT name::int FROM people WHERE id = 1"
     expect_rc 1
     pycheck 'assert "invalid input syntax for type integer: \"Caf\ufffd de Flore\"" in err, err'
@@ -786,13 +786,13 @@ assert j["rows"] == [["$12.50", "$2.00", "NaN", "Infinity", "-Infinity", "NaN"]]
 '
     run sql -f csv "$READER" "$q"
     expect_rc 0
-    expect_out 'm,sm,n,i,ni,nn\r\n$12.50,$2.00,nan,inf,-inf,nan\r\n'
+    expect_out 'm,sm,n,i,ni,nn\n$12.50,$2.00,nan,inf,-inf,nan\n'
 }
 
 server_notices_never_reach_the_terminal() {
     run sql -f csv "$READER" "SELECT noisy() AS n"
     expect_rc 0
-    expect_out 'n\r\n7\r\n'
+    expect_out 'n\n7\n'
     expect_err_lacks "notice from the server"
     [ ! -s "$T/err" ] || fail "stderr: $(od -c "$T/err" | head -3)"
 }
@@ -800,7 +800,7 @@ server_notices_never_reach_the_terminal() {
 sql_limits_rows_and_bytes() {
     run sql --max-rows 3 -f csv "$READER" "SELECT g FROM generate_series(1, 1000000) g"
     expect_rc 0
-    expect_out 'g\r\n1\r\n2\r\n3\r\n'
+    expect_out 'g\n1\n2\n3\n'
     expect_err_has "truncated at the row limit"
     expect_faster 5000
     run sql --max-bytes 1000 -f csv "$READER" "SELECT repeat('x', 100) AS x FROM generate_series(1, 100000)"
@@ -846,7 +846,7 @@ ask_answers_and_repairs_with_the_servers_message() {
     start_llm "$(replies "$bad" "$good" "$(fence "SELECT 'extra request' AS oops")")"
     run ask --llm-url "$URL" --model test --no-question-check -f csv "$READER" "First three customers?"
     expect_rc 0
-    expect_out 'id,first_name\r\n1,Olivia\r\n2,Alejandro\r\n3,Lucía\r\n'
+    expect_out 'id,first_name\n1,Olivia\n2,Alejandro\n3,Lucía\n'
     expect_requests 2
     pycheck '
 first = msgs(0)[0]["content"] + msgs(0)[1]["content"]
@@ -891,7 +891,7 @@ permission_errors_say_what_the_role_may_not_read() {
     expect_err_lacks "read-only queries"
     run sql -f csv "$READER" "SELECT name FROM staff"
     expect_rc 0
-    expect_out 'name\r\nAda\r\n'
+    expect_out 'name\nAda\n'
     run schema "$READER"
     expect_out_has "CREATE TABLE staff ("
     expect_out_lacks "salary"
@@ -1041,7 +1041,7 @@ refuses_calls_that_outlive_the_transaction() {
     # Longer names that only start alike read, and are not refused.
     run sql -f csv "$READER" "SELECT txid_current_if_assigned() IS NULL AS none, pg_current_xact_id_if_assigned() IS NULL AS none2"
     expect_rc 0
-    expect_out 'none,none2\r\n1,1\r\n'
+    expect_out 'none,none2\n1,1\n'
 }
 
 # The guard refuses a call, not a name: a column or a table named like a
@@ -1052,17 +1052,17 @@ denied_names_refuse_only_calls() {
     next=$(su_sql "SELECT txid_snapshot_xmax(txid_current_snapshot())")
     run sql -f csv "$READER" "SELECT id, txid_current, x.pg_current_xact_id FROM xact_log x WHERE txid_current > 42 ORDER BY id"
     expect_rc 0
-    expect_out 'id,txid_current,pg_current_xact_id\r\n2,43,b\r\n'
+    expect_out 'id,txid_current,pg_current_xact_id\n2,43,b\n'
     run sql -f csv "$READER" "SELECT \"txid_current\" AS t, 'txid_current' AS s FROM public.xact_log WHERE id = 1"
     expect_rc 0
-    expect_out 't,s\r\n42,txid_current\r\n'
+    expect_out 't,s\n42,txid_current\n'
     run sql -f csv "$READER" "SELECT word, n FROM ts_stat"
     expect_rc 0
-    expect_out 'word,n\r\ncat,3\r\n'
+    expect_out 'word,n\ncat,3\n'
     start_llm "$(replies "$(fence "SELECT max(txid_current) AS m FROM xact_log")" "$(fence "SELECT 'extra request' AS oops")")"
     run ask --llm-url "$URL" --model test --no-question-check --candidates 1 -f csv "$READER" "What is the largest txid_current in the log?"
     expect_rc 0
-    expect_out 'm\r\n43\r\n'
+    expect_out 'm\n43\n'
     expect_requests 1
     local -a stmts=(
         'SELECT "txid_current" (...)'
@@ -1140,7 +1140,7 @@ superuser_is_refused_unless_allowed() {
     expect_requests 0
     ASKDB_ALLOW_SUPERUSER=1 run sql -f csv "$(url postgres)" "SELECT 1 AS one"
     expect_rc 0
-    expect_out 'one\r\n1\r\n'
+    expect_out 'one\n1\n'
     expect_err_has "warning: role \"postgres\""
     expect_err_has "superuser"
 }
@@ -1148,7 +1148,7 @@ superuser_is_refused_unless_allowed() {
 writer_and_file_reader_are_warned() {
     run sql -f csv "$(url writer)" "SELECT count(*) AS n FROM orders"
     expect_rc 0
-    expect_out 'n\r\n250\r\n'
+    expect_out 'n\n250\n'
     expect_err_has 'askdb: warning: role "writer"'
     expect_err_has "can write"
     [ "$(grep -c warning "$T/err")" = 1 ] || fail "warned more than once: $(cat "$T/err")"
@@ -1158,7 +1158,7 @@ writer_and_file_reader_are_warned() {
     # a table it can write in a schema off its search path counts too
     run sql -f csv "$(url clerk)" "SELECT count(*) AS n FROM sales.orders"
     expect_rc 0
-    expect_out 'n\r\n4\r\n'
+    expect_out 'n\n4\n'
     expect_err_has 'askdb: warning: role "clerk"'
     expect_err_has "can write"
     run sql -f csv "$READER" "SELECT 1 AS x"
@@ -1169,14 +1169,14 @@ writer_and_file_reader_are_warned() {
 passwords_work_and_never_show() {
     run sql -f csv "postgresql://bob:$BOB_PW@127.0.0.1:$PORT/shop" "SELECT count(*) AS n FROM customers"
     expect_rc 0
-    expect_out 'n\r\n60\r\n'
+    expect_out 'n\n60\n'
     # ~/.pgpass, as libpq reads it
     printf '127.0.0.1:%s:shop:bob:%s\n' "$PORT" "$BOB_PW" >"$HOME/.pgpass"
     chmod 600 "$HOME/.pgpass"
     run sql -f csv "postgresql://bob@127.0.0.1:$PORT/shop" "SELECT count(*) AS n FROM customers"
     rm -f "$HOME/.pgpass"
     expect_rc 0
-    expect_out 'n\r\n60\r\n'
+    expect_out 'n\n60\n'
     # PGPASSWORD, and password= in the URL
     PGPASSWORD=$BOB_PW run sql -f csv "postgresql://bob@127.0.0.1:$PORT/shop" "SELECT 1 AS x"
     expect_rc 0
@@ -1211,7 +1211,7 @@ passwords_work_and_never_show() {
 passwords_with_at_signs_work_and_never_show() {
     run sql -f csv "postgresql://carol:$CAROL_URL_PW@127.0.0.1:$PORT/shop" "SELECT current_user AS u"
     expect_rc 0
-    expect_out 'u\r\ncarol\r\n'
+    expect_out 'u\ncarol\n'
     run sql "postgresql://carol:hunter@s3cr3t-carol@127.0.0.1:$PORT/shop" "SELECT 1"
     expect_rc 3
     expect_err_has "cannot connect to 'postgresql://carol@127.0.0.1:$PORT/shop'"
@@ -1317,10 +1317,10 @@ connection_faults_exit_3_with_a_fix() {
     # Both schemes, any case, and the unix socket through host=.
     run sql -f csv "postgres://reader@127.0.0.1:$PORT/shop" "SELECT 2 AS x"
     expect_rc 0
-    expect_out 'x\r\n2\r\n'
+    expect_out 'x\n2\n'
     run sql -f csv "PostgreSQL://reader@/shop?host=$SOCK&port=$PORT" "SELECT 3 AS x"
     expect_rc 0
-    expect_out 'x\r\n3\r\n'
+    expect_out 'x\n3\n'
 }
 
 # A cancel askdb did not send before the time limit (another session's
@@ -1564,7 +1564,7 @@ server_killed_mid_query_is_reported() {
     pg_ctl_ -l "$TMP/pg/log" -w -t 30 start >/dev/null || fail "restart failed"
     run sql -f csv "$READER" "SELECT count(*) AS n FROM categories"
     expect_rc 0
-    expect_out 'n\r\n10\r\n'
+    expect_out 'n\n10\n'
 
     # A long-lived handle (the shell; askdb serve) whose server restarted
     # while it sat idle connects again by itself.
@@ -2261,7 +2261,7 @@ connect_timeout_of_0_is_refused() {
     expect_err_has "a connect_timeout of 0 or less in the URL is no time limit"
     PGCONNECT_TIMEOUT=0 run sql -f csv "$READER?connect_timeout=5" "SELECT 4 AS x"
     expect_rc 0
-    expect_out 'x\r\n4\r\n'
+    expect_out 'x\n4\n'
     # A limit still bounds the wait (libpq's 2 s at least).
     PGCONNECT_TIMEOUT=1 run sql "$url" "SELECT 1"
     expect_rc 3

@@ -444,7 +444,7 @@ repairs_unknown_column_on_second_attempt() {
     start_llm "$(replies "$bad" "$good" "$(fence "SELECT 'extra request' AS oops")")"
     run ask --llm-url "$URL" --model test -f csv shop.db "First three customers?"
     expect_rc 0
-    expect_out 'id,first_name\r\n1,Olivia\r\n2,Alejandro\r\n3,Lucía\r\n'
+    expect_out 'id,first_name\n1,Olivia\n2,Alejandro\n3,Lucía\n'
     expect_requests 2
     pycheck '
 m = msgs(1)
@@ -652,7 +652,7 @@ retries_429_and_500_but_not_401() {
     run ask --llm-url "$URL" --model test --no-question-check shop.db "One?"
     expect_rc 0
     expect_requests 3
-    expect_out 'x\r\n1\r\n'
+    expect_out 'x\n1\n'
     expect_faster 5000
 
     # A dropped connection is retried too.
@@ -660,7 +660,7 @@ retries_429_and_500_but_not_401() {
     run ask --llm-url "$URL" --model test --no-question-check shop.db "One?"
     expect_rc 0
     expect_requests 2
-    expect_out 'x\r\n1\r\n'
+    expect_out 'x\n1\n'
 
     # 401 is final: no retry, exit 4, a hint about the key.
     start_llm "$("$PY" -c 'import json,sys; print(json.dumps([{"status": 401}, {"content": sys.argv[1]}]))' "$ok")"
@@ -719,7 +719,7 @@ output_formats_are_exact() {
 
     run sql -f csv shop.db "$FMT_SQL"
     expect_rc 0
-    expect_out 'id,name,price\r\n1,Ann,9.5\r\n2,"Smith, ""Jo""",\r\n3,Zoë,12\r\n'
+    expect_out 'id,name,price\n1,Ann,9.5\n2,"Smith, ""Jo""",\n3,Zoë,12\n'
 
     # Reals: 15 digits and always a point in a table, as sqlite3 shows
     # them (60.0 never reads as an integer); in CSV and JSON as many as it
@@ -732,7 +732,7 @@ output_formats_are_exact() {
     expect_out_has '| 1.0e+301 | 1.0e-07 | 2.0 |'
     run sql -f csv shop.db "SELECT 0.1 + 0.2 AS a, 123456789.12345678 AS b, 0.1 AS c, 60.0 AS d"
     expect_rc 0
-    expect_out 'a,b,c,d\r\n0.30000000000000004,123456789.12345678,0.1,60\r\n'
+    expect_out 'a,b,c,d\n0.30000000000000004,123456789.12345678,0.1,60\n'
     run sql -f json shop.db "SELECT 0.1 + 0.2 AS a, 123456789.12345678 AS b, 0.1 AS c, 60.0 AS d, '-1.25' AS e"
     expect_rc 0
     pycheck 'import re; t = re.sub(r"\s+", "", out); assert "\"rows\":[[0.30000000000000004,123456789.12345678,0.1,60.0,\"-1.25\"]]" in t, t'
@@ -740,12 +740,12 @@ output_formats_are_exact() {
     # NULL is an empty field, empty text a quoted one
     run sql -f csv shop.db "SELECT NULL AS a, '' AS b, 'x' AS c"
     expect_rc 0
-    expect_out 'a,b,c\r\n,"",x\r\n'
+    expect_out 'a,b,c\n,"",x\n'
 
     # csv is the default when stdout is not a terminal
     run sql shop.db "$FMT_SQL"
     expect_rc 0
-    expect_out 'id,name,price\r\n1,Ann,9.5\r\n2,"Smith, ""Jo""",\r\n3,Zoë,12\r\n'
+    expect_out 'id,name,price\n1,Ann,9.5\n2,"Smith, ""Jo""",\n3,Zoë,12\n'
 
     run sql -f markdown shop.db "$FMT_SQL"
     expect_rc 0
@@ -828,7 +828,7 @@ truncates_at_max_rows_with_a_notice() {
 
     run sql -f csv --max-rows 3 shop.db "$q"
     expect_rc 0
-    expect_out 'id\r\n1\r\n2\r\n3\r\n'
+    expect_out 'id\n1\n2\n3\n'
     expect_err_has "truncated at the row limit (--max-rows) after 3 rows"
 
     run sql -f markdown --max-rows 3 shop.db "$q"
@@ -942,7 +942,7 @@ PY
     start_llm "$(replies "$(fence "SELECT count(*) AS n FROM items")")"
     run ask --llm-url "$URL" --model test --no-question-check -f csv broken.db "How many items?"
     expect_rc 0
-    expect_out 'n\r\n2\r\n'
+    expect_out 'n\n2\n'
 }
 
 hot_journal_is_refused_with_what_to_do() {
@@ -996,13 +996,13 @@ PY
     for db in wal.db 'we?ird #%name.db' file:w.db "$W/wal.db"; do
         run sql -f csv "$db" "SELECT v FROM t ORDER BY id"
         expect_rc 0
-        expect_out 'v\r\na\r\nb\r\nc\r\n'
+        expect_out 'v\na\nb\nc\n'
         run schema "$db"
         expect_rc 0
         expect_out_has "); -- 3 rows"
         run ask --llm-url "$URL" --model test --no-question-check -f csv "$db" "How many?"
         expect_rc 0
-        expect_out 'n\r\n3\r\n'
+        expect_out 'n\n3\n'
     done
     [ "$before" = "$(snapshot)" ] || fail "files changed next to the database: $(diff <(echo "$before") <(snapshot) | head -4)"
 }
@@ -1117,7 +1117,7 @@ assert args[0] in user(1)
     start_llm "$(replies "$(fence "$e1")" "$(fence "$e2")")"
     run ask --llm-url "$URL" --model test -f csv shop.db "Orders with status Shipped?"
     expect_rc 0
-    expect_out 'id,status\r\n'
+    expect_out 'id,status\n'
 
     start_llm "$(replies "$(fence "$e1")" "$(fence "SELECT count(*) AS n FROM orders WHERE status = 'shipped'")")"
     run ask --llm-url "$URL" --model test -f json shop.db "How many orders are shipped?"
@@ -1137,7 +1137,7 @@ assert [a["error"] for a in j["attempts"]] == ["empty", "none"], j["attempts"]
     run ask --llm-url "$URL" --model test --max-attempts 1 -f csv shop.db "Shipped?"
     expect_rc 0
     expect_requests 1
-    expect_out 'id,status\r\n'
+    expect_out 'id,status\n'
 }
 
 trace_file_records_every_step() {
@@ -1550,7 +1550,7 @@ garbled_stream_is_retried_or_fails_never_run() {
     run ask --llm-url "$URL" --model test --stream --no-question-check -f csv shop.db "How many customers are named López?"
     expect_rc 0
     expect_requests 2
-    expect_out 'n\r\n1\r\n'
+    expect_out 'n\n1\n'
 
     start_llm "$("$PY" -c 'import json,sys; print(json.dumps([{"content": sys.argv[1], "bad_event_at": 12, "repeat": True}]))' "$r")"
     run ask --llm-url "$URL" --model test --stream -v --no-question-check -f csv shop.db "How many customers are named López?"
@@ -1563,7 +1563,7 @@ garbled_stream_is_retried_or_fails_never_run() {
     run ask --llm-url "$URL" --model test --stream --no-question-check -f csv shop.db "How many customers are named López?"
     expect_rc 0
     expect_requests 2
-    expect_out 'n\r\n1\r\n'
+    expect_out 'n\n1\n'
 }
 
 json_reply_cut_short_is_retried_and_events_are_read() {
@@ -1578,7 +1578,7 @@ json_reply_cut_short_is_retried_and_events_are_read() {
     run ask --llm-url "$URL" --model test --no-question-check -f csv shop.db "How many customers?"
     expect_rc 0
     expect_requests 2
-    expect_out 'n\r\n60\r\n'
+    expect_out 'n\n60\n'
 
     s=$("$PY" -c 'import json,sys; print(json.dumps([{"content": sys.argv[1], "cut": 60, "framing": "close", "repeat": True}]))' "$r")
     start_llm "$s"
@@ -1596,7 +1596,7 @@ print(json.dumps([{"status": 200, "body": body}]))' "$r")
     start_llm "$s"
     run ask --llm-url "$URL" --model test --no-question-check -f csv shop.db "How many customers?"
     expect_rc 0
-    expect_out 'n\r\n60\r\n'
+    expect_out 'n\n60\n'
 }
 
 base_url_query_stays_after_the_path() {
@@ -1605,7 +1605,7 @@ base_url_query_stays_after_the_path() {
     start_llm "$(replies "$(fence "SELECT count(*) AS n FROM customers")")"
     run ask --llm-url "$URL/v1?api-version=2024-06-01" --model test --no-question-check -f csv shop.db "How many customers?"
     expect_rc 0
-    expect_out 'n\r\n60\r\n'
+    expect_out 'n\n60\n'
     pycheck 'assert (reqs[0]["path"], reqs[0].get("query")) == ("/v1/chat/completions", {"api-version": "2024-06-01"}), reqs[0]'
 }
 
@@ -1617,7 +1617,7 @@ anthropic_provider_uses_messages_api() {
     start_llm "$(replies "$r1" "$r2")"
     run ask --provider anthropic --llm-url "$URL/v1" --api-key k --model m -f csv shop.db "How many orders were shipped to Germany?"
     expect_rc 0
-    expect_out 'orders_to_germany\r\n32\r\n'
+    expect_out 'orders_to_germany\n32\n'
     expect_requests 2
     pycheck '
 for r in reqs:
@@ -1643,7 +1643,7 @@ assert "syntax error" in text(reqs[1]["body"]["messages"][-1]), text(reqs[1]["bo
     start_llm "$(replies "$r2")"
     run ask --provider anthropic --llm-url "$URL/v1" --api-key k --model m --stream -f csv shop.db "How many orders were shipped to Germany?"
     expect_rc 0
-    expect_out 'orders_to_germany\r\n32\r\n'
+    expect_out 'orders_to_germany\n32\n'
     pycheck 'assert reqs[0]["body"].get("stream") is True and reqs[0]["path"] == "/v1/messages", reqs[0]'
 
     # A URL with no path, as Anthropic's SDKs take it, gets /v1.
@@ -1670,7 +1670,7 @@ assert "syntax error" in text(reqs[1]["body"]["messages"][-1]), text(reqs[1]["bo
     run ask --provider anthropic --llm-url "$URL/v1" --api-key k --model m --stream -f csv shop.db "How many orders were shipped to Germany?"
     expect_rc 0
     expect_requests 2
-    expect_out 'orders_to_germany\r\n32\r\n'
+    expect_out 'orders_to_germany\n32\n'
     start_llm '[{"error_event": {"type": "overloaded_error", "message": "Overloaded"}, "repeat": true}]'
     run ask --provider anthropic --llm-url "$URL/v1" --api-key k --model m --stream --retries 2 shop.db "How many orders?"
     expect_rc 4
@@ -1696,8 +1696,8 @@ LIMIT 5;")")"
     expect_rc 0
     expect_requests 1
     {
-        printf 'id,first_name,last_name,spent_2024\r\n2,Alejandro,López,2983.28\r\n27,Isla,Thompson,2743.5\r\n35,Lukas,Müller,2341.7\r\n29,Ethan,Miller,2285.8\r\n46,Amelia,Clarke,1446.52\r\n'
-        printf 'x\r\n1\r\n'
+        printf 'id,first_name,last_name,spent_2024\n2,Alejandro,López,2983.28\n27,Isla,Thompson,2743.5\n35,Lukas,Müller,2341.7\n29,Ethan,Miller,2285.8\n46,Amelia,Clarke,1446.52\n'
+        printf 'x\n1\n'
         cat "$T/schema.txt"
     } >"$T/shell.expected"
     expect_out_file "$T/shell.expected"
@@ -1751,7 +1751,7 @@ EOF
 
 extracts_sql_from_prose_and_bare_replies() {
     copy_db
-    local want='n\r\n32\r\n' r
+    local want='n\n32\n' r
     for r in \
         "Sure! Here is the query you asked for:
 
@@ -1900,7 +1900,7 @@ environment_configures_model_and_flags_override_it() {
     start_llm "$(always "$(fence "SELECT 1 AS x")")"
     ASKDB_LLM_URL="$URL" ASKDB_MODEL=envmodel ASKDB_API_KEY=envkey123 run ask --no-question-check shop.db "One?"
     expect_rc 0
-    expect_out 'x\r\n1\r\n'
+    expect_out 'x\n1\n'
     ASKDB_LLM_URL="$URL" ASKDB_MODEL=envmodel ASKDB_API_KEY=envkey123 run ask --model flagmodel --api-key flagkey456 --no-question-check shop.db "One?"
     expect_rc 0
     # The vendors' own keys go only to their own hosts, never to this
@@ -1975,7 +1975,7 @@ sql_command_reports_errors_with_exit_1() {
     expect_err_has "no such table: nosuchtable"
     run sql -f csv shop.db "SELECT name FROM categories WHERE parent_id IS NULL ORDER BY id LIMIT 2"
     expect_rc 0
-    expect_out 'name\r\nElectronics\r\nHome & Kitchen\r\n'
+    expect_out 'name\nElectronics\nHome & Kitchen\n'
 }
 
 sql_show_sql_prints_the_statement_and_refuses_ask_only_options() {
@@ -1990,7 +1990,7 @@ sql_show_sql_prints_the_statement_and_refuses_ask_only_options() {
     expect_out 'SELECT 1 AS x\n+---+\n| x |\n+---+\n| 1 |\n+---+\n(1 row)\n'
     run sql --show-sql -f csv shop.db "SELECT 1 AS x"
     expect_rc 0
-    expect_out 'x\r\n1\r\n'
+    expect_out 'x\n1\n'
     [ "$(cat "$T/err")" = "SELECT 1 AS x" ] || fail "stderr: $(cat "$T/err")"
     run sql --show-sql -f markdown shop.db "SELECT 1 AS x"
     expect_rc 0
@@ -2058,7 +2058,7 @@ PY
         run sql -v --show-sql --timeout 5000 --max-rows 1 --max-bytes 100000 \
         --in-process -f csv shop.db "SELECT id FROM customers ORDER BY id"
     expect_rc 0
-    expect_out 'id\r\n1\r\n'
+    expect_out 'id\n1\n'
     expect_err_has "SELECT id FROM customers ORDER BY id"
     ASKDB_LLM_URL=http://127.0.0.1:9/v1 \
         run schema -v --sample-values 0 --timeout 5000 shop.db
@@ -2084,7 +2084,7 @@ schema_refuses_max_rows_which_caps_none_of_its_reads() {
     expect_out_has "--timeout MS"
     run sql --max-rows 1 -f csv shop.db "SELECT id FROM customers ORDER BY id"
     expect_rc 0
-    expect_out 'id\r\n1\r\n'
+    expect_out 'id\n1\n'
 }
 
 schema_takes_only_the_limit_its_reads_have() {
@@ -2131,7 +2131,20 @@ schema_takes_only_the_limit_its_reads_have() {
     expect_err_has "ASKDB_EXEC_HELPER='/nonexistent/askdb-exec' is not an executable file"
     run sql --max-bytes 100000 --in-process -f csv shop.db "SELECT id FROM customers ORDER BY id LIMIT 1"
     expect_rc 0
-    expect_out 'id\r\n1\r\n'
+    expect_out 'id\n1\n'
+}
+
+# CSV, the default off a terminal, ends its records with a line feed as
+# psql --csv and sqlite3 -csv do here, so a shell takes a value as it is;
+# a line break inside a value stays in its quoted field.
+csv_records_end_in_a_line_feed_for_the_shell() {
+    copy_db
+    local n
+    n=$(cd "$W" && "$ASKDB" sql shop.db "SELECT count(*) AS n FROM orders" | tail -1)
+    [ "$n" = 250 ] || fail "the last line is $(printf '%q' "$n"), not 250"
+    run sql shop.db "SELECT 'a' || char(13, 10) || 'b' AS t, 2 AS u"
+    expect_rc 0
+    expect_out 't,u\n"a\r\nb",2\n'
 }
 
 csv_keeps_every_byte_of_text_and_blobs() {
@@ -2140,11 +2153,11 @@ csv_keeps_every_byte_of_text_and_blobs() {
     copy_db
     run sql -f csv shop.db "SELECT 'a' || char(0) || 'b' AS t, 'q' || char(0) || ',\"' AS u, X'' AS e, CAST(X'00FF10' || zeroblob(300) AS BLOB) AS b"
     expect_rc 0
-    "$PY" -c 'import sys; sys.stdout.buffer.write(b"t,u,e,b\r\na\0b,\"q\0,\"\"\",X\x27\x27,X\x2700FF10" + b"00" * 300 + b"\x27\r\n")' >"$T/csv.expected"
+    "$PY" -c 'import sys; sys.stdout.buffer.write(b"t,u,e,b\na\0b,\"q\0,\"\"\",X\x27\x27,X\x2700FF10" + b"00" * 300 + b"\x27\n")' >"$T/csv.expected"
     expect_out_file "$T/csv.expected"
     run_tty sql -f csv shop.db "SELECT 'a' || char(0) || 'b' AS t"
     expect_rc 0
-    expect_out 't\r\na b\r\n'
+    expect_out 't\na b\n'
     # A table and Markdown show the whole text too, the NUL as a space.
     run sql -f table shop.db "SELECT 'a' || char(0) || 'b' AS t"
     expect_rc 0
@@ -2251,7 +2264,7 @@ PY
     start_llm "$(replies "$(fence "SELECT count(*) AS n FROM people")")"
     run ask --llm-url "$URL" --model test --no-question-check --trace "$T/trace.jsonl" -f csv latin1.db "How many people?"
     expect_rc 0
-    expect_out 'n\r\n1\r\n'
+    expect_out 'n\n1\n'
     expect_requests 1
     pycheck '
 body = json.dumps(reqs[0]["body"], ensure_ascii=False)
@@ -2316,7 +2329,7 @@ PY
     # Not a terminal: CSV and JSON keep every byte, a table is cleaned.
     run sql -f csv shop.db "$sql"
     expect_rc 0
-    expect_out "x,y\r\n\033]52;c;ZWNobyBoaQ==\007,a\302\233""31mb\r\n"
+    expect_out "x,y\n\033]52;c;ZWNobyBoaQ==\007,a\302\233""31mb\n"
     run sql -f json shop.db "$sql"
     expect_rc 0
     pycheck 'j = json.loads(out); assert j["rows"] == [["\x1b]52;c;ZWNobyBoaQ==\x07", "a\x9b31mb"]], j["rows"]'
@@ -2381,7 +2394,7 @@ a_failed_answer_in_words_is_said() {
     run ask --llm-url "$URL" --model test --answer --retries 0 --no-question-check -f csv \
         shop.db "How many customers are there?"
     expect_rc 0
-    expect_out $'n\r\n60\r\n'
+    expect_out $'n\n60\n'
     expect_err_has "askdb: the answer in words could not be written (the model failed; -v says why); the rows are the answer"
     start_llm "$("$PY" -c 'import json,sys; print(json.dumps([{"content": sys.argv[1]}, {"status": 500, "repeat": True}]))' "$(fence "SELECT count(*) AS n FROM customers")")"
     run ask --llm-url "$URL" --model test --answer --retries 0 --no-question-check -v -f csv \
@@ -2424,7 +2437,7 @@ candidates_confidence_and_answer_in_every_format() {
             expect_out_has "There are 60 customers."
             expect_out_has "confidence: 67% (2 of 3 candidate queries agree)" ;;
         csv)
-            expect_out $'n\r\n60\r\n'
+            expect_out $'n\n60\n'
             expect_err_has "There are 60 customers."
             expect_err_has "confidence: 67%" ;;
         json)
@@ -2544,7 +2557,7 @@ plan_rows_with_accents_reach_the_model() {
     run ask --llm-url "$URL" --model test --no-question-check --plan -f csv shop.db "Which tour has both Versailles and Orsay?"
     expect_rc 0
     expect_requests 3
-    expect_out 'n\r\n1\r\n'
+    expect_out 'n\n1\n'
     pycheck 'assert "Best of Paris - \u00cele-de-France: ch\u00e2teau de Versailles, mus...\n" in user(2), user(2)[-400:]'
 }
 
@@ -2715,6 +2728,7 @@ TESTS=(
     sql_and_schema_refuse_every_option_of_ask_and_shell
     schema_refuses_max_rows_which_caps_none_of_its_reads
     schema_takes_only_the_limit_its_reads_have
+    csv_records_end_in_a_line_feed_for_the_shell
     csv_keeps_every_byte_of_text_and_blobs
     failed_writes_to_stdout_exit_2
     json_output_stays_valid_for_any_value
