@@ -53,8 +53,8 @@ static const char *real_for_reading(double d, char *buf, size_t n)
     return buf;
 }
 
-/* A cell as text into buf (for table, csv and markdown). NULL gives
-** "NULL" except in CSV, where it is an empty field; a real is
+/* A cell as text into buf (for table, csv and markdown). NULL gives ""
+** (a table shows it on a terminal: print_table); a real is
 ** real_for_reading(), in CSV as many digits as it takes to read back. */
 static const char *cell_text(const askdb_value *v, char *buf, size_t n,
                              enum out_format f)
@@ -81,7 +81,7 @@ static const char *cell_text(const askdb_value *v, char *buf, size_t n,
     case ASKDB_NULL:
         break;
     }
-    return f == FMT_CSV ? "" : "NULL";
+    return "";
 }
 
 /*
@@ -247,12 +247,26 @@ static void utf8_init(void)
     utf8_locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
 }
 
+/* The code points the grapheme rules of width() look at. */
+#define ZWJ 0x200D            /* zero width joiner */
+#define VS16 0xFE0F           /* variation selector 16: emoji picture */
+#define RI_FIRST 0x1F1E6      /* regional indicators A..Z: two a flag */
+#define RI_LAST 0x1F1FF
+#define TONE_FIRST 0x1F3FB    /* emoji modifiers: skin tones */
+#define TONE_LAST 0x1F3FF
+
 /*
 ** Display width: the columns a terminal gives the text, by wcwidth() in
-** C.UTF-8: 2 for an East Asian wide character (CJK, most emoji), 0 for
-** a combining mark or a zero-width one, 1 for the rest. A control
-** character or a byte that starts no valid UTF-8 character is printed as
-** one column (put_clean). Without C.UTF-8: one column a code point.
+** C.UTF-8 (2 for an East Asian wide character: CJK, most emoji; 0 for a
+** combining mark or a zero-width one; 1 for the rest), a code point at a
+** time, with the rules that make an emoji sequence one picture, as
+** terminals that draw them (and UTS #51) do: a skin-tone modifier after
+** a picture adds nothing (👍🏽 is 2, not 4); a character joined by a ZWJ to
+** a picture adds nothing (👨‍👩‍👧 is 2, not 6); a VS16 makes a one-column
+** character a two-column picture (❤️, 🏳️); two regional indicators are
+** a flag of 2 (🇩🇪; glibc gives each 1). A control character or a byte
+** that starts no valid UTF-8 character is printed as one column
+** (put_clean). Without C.UTF-8: one column a code point.
 */
 static size_t width(const char *s)
 {
@@ -261,7 +275,7 @@ static size_t width(const char *s)
     locale_t old = (locale_t)0;
     mbstate_t st;
     wchar_t wc;
-    int cw;
+    int cw, cluster = 0, joined = 0, ri_open = 0;
 
     pthread_once(&utf8_once, utf8_init);
     if (utf8_locale)
@@ -269,11 +283,33 @@ static size_t width(const char *s)
     while (*s) {
         n = next_char(s, &with);
         cw = 1;
+        wc = 0;
         if (!with && n > 1 && utf8_locale) {
             memset(&st, 0, sizeof st);
             if (mbrtowc(&wc, s, n, &st) == n && (cw = wcwidth(wc)) < 0)
                 cw = 1;
         }
+        /* cluster: the width of the picture or character being drawn,
+        ** which the marks, modifiers and joined characters after it
+        ** belong to (a mark of width 0 leaves it as it is). */
+        if (wc == ZWJ) {
+            joined = cluster == 2;
+        } else if (joined && !with) {
+            cw = 0;
+        } else if (wc == VS16) {
+            cw = cluster == 1;
+            cluster = cluster ? 2 : 0;
+        } else if (wc >= TONE_FIRST && wc <= TONE_LAST && cluster == 2) {
+            cw = 0;
+        } else if (wc >= RI_FIRST && wc <= RI_LAST && ri_open) {
+            cw = 2 - cluster;          /* the flag's second half */
+            cluster = 2;
+        } else if (cw > 0) {
+            cluster = cw;
+        }
+        if (wc != ZWJ)
+            joined = 0;
+        ri_open = wc >= RI_FIRST && wc <= RI_LAST && !ri_open;
         w += (size_t)cw;
         s += n;
     }
@@ -362,9 +398,28 @@ static const char *table_text(const askdb_value *v, char *buf, size_t n,
     return *owned;
 }
 
+/*
+** How a table shows NULL: on a terminal a dim "NULL" (SGR 2, as the web
+** page shows it apart), so that it is neither the text 'NULL' nor empty
+** text; elsewhere, and with NO_COLOR set or TERM=dumb, an empty cell, as
+** psql and sqlite3 show it (CSV's empty field). NULL or the styled text.
+*/
+#define NULL_DIM "\033[2mNULL\033[22m"
+#define NULL_DIM_WIDTH 4
+
+static const char *null_dim(FILE *out)
+{
+    const char *term = getenv("TERM"), *nc = getenv("NO_COLOR");
+
+    if (!format_is_tty(out) || (nc && *nc) || (term && !strcmp(term, "dumb")))
+        return NULL;
+    return NULL_DIM;
+}
+
 static void print_table(FILE *out, const askdb_result *r, int md)
 {
     size_t *w = calloc((size_t)r->ncols + 1, sizeof *w);
+    const char *dim = null_dim(out);
     char tmp[256];
     long i;
     int c;
@@ -375,10 +430,12 @@ static void print_table(FILE *out, const askdb_result *r, int md)
         w[c] = md_width(r->cols[c], md);
     for (i = 0; i < r->nrows; i++)
         for (c = 0; c < r->ncols; c++) {
+            const askdb_value *v = askdb_result_cell(r, i, c);
             char *owned;
-            size_t x = md_width(table_text(askdb_result_cell(r, i, c), tmp,
-                                           sizeof tmp, &owned), md);
+            size_t x = md_width(table_text(v, tmp, sizeof tmp, &owned), md);
             free(owned);
+            if (dim && v->type == ASKDB_NULL)
+                x = NULL_DIM_WIDTH;
             if (x > w[c])
                 w[c] = x;
         }
@@ -415,11 +472,15 @@ static void print_table(FILE *out, const askdb_result *r, int md)
             const askdb_value *v = askdb_result_cell(r, i, c);
             char *owned;
             const char *t = table_text(v, tmp, sizeof tmp, &owned);
-            size_t gap = w[c] - md_width(t, md);
+            int styled = dim && v->type == ASKDB_NULL;
+            size_t gap = w[c] - (styled ? NULL_DIM_WIDTH : md_width(t, md));
             fputc(' ', out);
             if (numeric(v) && !md)
                 pad(out, gap);
-            put_clean(out, t, md);
+            if (styled)
+                fputs(dim, out);
+            else
+                put_clean(out, t, md);
             free(owned);
             if (!numeric(v) || md)
                 pad(out, gap);

@@ -16,7 +16,9 @@ enum out_format { FMT_TABLE, FMT_CSV, FMT_JSON, FMT_MARKDOWN };
 ** what askdb prints for people goes through these: on a terminal every
 ** control character but newline and tab is written as a space; to a file
 ** or a pipe the text is written exactly. Table and Markdown cells are
-** always cleaned; CSV and JSON are always exact (JSON escapes them).
+** always cleaned (the one escape sequence they may hold is askdb's own:
+** a NULL dimmed on a terminal); CSV and JSON are always exact (JSON
+** escapes them).
 */
 
 /* 1 when out is a terminal. */

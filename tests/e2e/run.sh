@@ -711,7 +711,7 @@ output_formats_are_exact() {
         '| id | name        | price |' \
         '+----+-------------+-------+' \
         '|  1 | Ann         |   9.5 |' \
-        '|  2 | Smith, "Jo" | NULL  |' \
+        '|  2 | Smith, "Jo" |       |' \
         '|  3 | Zoë         |  12.0 |' \
         '+----+-------------+-------+' \
         '(3 rows)'
@@ -753,7 +753,7 @@ output_formats_are_exact() {
         '| id  | name        | price |' \
         '| --- | ----------- | ----- |' \
         '| 1   | Ann         | 9.5   |' \
-        '| 2   | Smith, "Jo" | NULL  |' \
+        '| 2   | Smith, "Jo" |       |' \
         '| 3   | Zoë         | 12.0  |'
 
     run sql --format json shop.db "$FMT_SQL"
@@ -2365,6 +2365,62 @@ table_columns_line_up_with_wide_and_combining_characters() {
         $'| 界界 | e\xcc\x81   | x   |' '| ab   | ee  | y   |'
 }
 
+# A terminal draws an emoji with a skin-tone modifier, a ZWJ sequence and
+# a flag (a pair of regional indicators) as one picture two columns wide;
+# wcwidth() alone, a code point at a time, made them 4, 6 and 2.
+table_measures_emoji_sequences_as_one_picture() {
+    copy_db
+    # 👍🏽, 🇩🇪, 👨‍👩‍👧, 🏳️‍🌈 (U+FE0F asks for the emoji picture of
+    # a one-column flag), ❤️, then a lone regional indicator (one column).
+    local sql="SELECT char(128077, 127997) AS e, 1 AS n UNION ALL SELECT char(127465, 127466), 2 UNION ALL SELECT char(128104, 8205, 128105, 8205, 128103), 3 UNION ALL SELECT char(127987, 65039, 8205, 127752), 4 UNION ALL SELECT char(10084, 65039), 5 UNION ALL SELECT char(127465) || 'x', 6 UNION ALL SELECT 'ab', 7"
+    run sql -f table shop.db "$sql"
+    expect_rc 0
+    pycheck '
+cells = ["\U0001F44D\U0001F3FD", "\U0001F1E9\U0001F1EA", "\U0001F468\u200d\U0001F469\u200d\U0001F467",
+         "\U0001F3F3\ufe0f\u200d\U0001F308", "\u2764\ufe0f", "\U0001F1E9x", "ab"]
+want = ["+----+---+", "| e  | n |", "+----+---+"]
+want += ["| %s | %d |" % (c, i + 1) for i, c in enumerate(cells)]
+want += ["+----+---+", "(7 rows)", ""]
+assert out == "\n".join(want), "\n" + out
+'
+    run sql -f markdown shop.db "$sql"
+    expect_rc 0
+    pycheck '
+cells = ["\U0001F44D\U0001F3FD", "\U0001F1E9\U0001F1EA", "\U0001F468\u200d\U0001F469\u200d\U0001F467",
+         "\U0001F3F3\ufe0f\u200d\U0001F308", "\u2764\ufe0f", "\U0001F1E9x", "ab"]
+want = ["| e   | n   |", "| --- | --- |"]
+want += ["| %s  | %d   |" % (c, i + 1) for i, c in enumerate(cells)] + [""]
+assert out == "\n".join(want), "\n" + out
+'
+}
+
+# A real NULL is not the text 'NULL': a table and Markdown show it as an
+# empty cell, as psql and sqlite3 do (and CSV an empty field); on a
+# terminal it is a dim NULL, as the web page shows it apart, unless
+# NO_COLOR is set.
+table_shows_null_apart_from_the_text_null() {
+    copy_db
+    local sql="SELECT 'NULL' AS a, NULL AS b, '' AS c"
+    run sql -f table shop.db "$sql"
+    expect_rc 0
+    expect_out '%s\n' '+------+---+---+' '| a    | b | c |' '+------+---+---+' \
+        '| NULL |   |   |' '+------+---+---+' '(1 row)'
+    run sql -f markdown shop.db "$sql"
+    expect_rc 0
+    expect_out '%s\n' '| a    | b   | c   |' '| ---- | --- | --- |' '| NULL |     |     |'
+    run_tty sql -f table shop.db "$sql"
+    expect_rc 0
+    expect_out '%s\n' '+------+------+---+' '| a    | b    | c |' '+------+------+---+' \
+        $'| NULL | \e[2mNULL\e[22m |   |' '+------+------+---+' '(1 row)'
+    run_tty sql -f markdown shop.db "$sql"
+    expect_rc 0
+    expect_out '%s\n' '| a    | b    | c   |' '| ---- | ---- | --- |' $'| NULL | \e[2mNULL\e[22m |     |'
+    NO_COLOR=1 run_tty sql -f table shop.db "$sql"
+    expect_rc 0
+    expect_out_has '| NULL |   |   |'
+    expect_no_controls "$T/out"
+}
+
 a_failed_candidate_request_costs_the_candidate_only() {
     # An HTTP model answers the greedy candidate, then rate-limits the
     # next one: the question used to end with the 429 (exit 4) though a
@@ -2735,6 +2791,8 @@ TESTS=(
     latin1_text_reaches_the_model_and_the_trace
     markdown_rule_has_three_dashes_in_every_column
     table_columns_line_up_with_wide_and_combining_characters
+    table_measures_emoji_sequences_as_one_picture
+    table_shows_null_apart_from_the_text_null
     terminal_never_gets_control_characters
     candidates_confidence_and_answer_in_every_format
     a_failed_candidate_request_costs_the_candidate_only
