@@ -134,6 +134,15 @@ static int fk_is(const struct db_schema *s, const struct db_table *from,
     return 0;
 }
 
+/* Append "t.column" as a message to the model names it (schema.h). */
+static void say_column(struct buf *b, const struct db_schema *s,
+                       const struct db_table *t, const char *column)
+{
+    schema_say_table(b, s, t);
+    buf_putc(b, '.');
+    schema_say_name(b, s, column);
+}
+
 /* Append the foreign keys between a and b (either direction) as join
 ** conditions "a.x = b.y"; returns how many. */
 static int put_fks(struct buf *b, const struct db_schema *s,
@@ -155,9 +164,10 @@ static int put_fks(struct buf *b, const struct db_schema *s,
             target = fk_target(s, fk);
             if (!target)
                 continue;
-            buf_printf(b, "%s%s.%s = %s.%s", n ? ", " : "",
-                       schema_qname(from), fk->from, schema_qname(to),
-                       target);
+            buf_puts(b, n ? ", " : "");
+            say_column(b, s, from, fk->from);
+            buf_puts(b, " = ");
+            say_column(b, s, to, target);
             n++;
         }
     }
@@ -222,10 +232,15 @@ static void check_joins(struct findings *fs, const struct db_schema *s,
         if (m < a->njoins)
             continue;
         buf_init(&b, 0);
-        buf_printf(&b, "The join condition %s.%s = %s.%s does not follow a "
-                       "foreign key. %s and %s are linked by: ",
-                   schema_qname(x), j->a.column, schema_qname(y), j->b.column,
-                   schema_qname(x), schema_qname(y));
+        buf_puts(&b, "The join condition ");
+        say_column(&b, s, x, j->a.column);
+        buf_puts(&b, " = ");
+        say_column(&b, s, y, j->b.column);
+        buf_puts(&b, " does not follow a foreign key. ");
+        schema_say_table(&b, s, x);
+        buf_puts(&b, " and ");
+        schema_say_table(&b, s, y);
+        buf_puts(&b, " are linked by: ");
         put_fks(&b, s, x, y);
         buf_puts(&b, ". Join on that key unless the question really "
                      "relates these two columns.");
@@ -257,10 +272,12 @@ static void check_cross(struct findings *fs, const struct db_schema *s,
         if (!x || !y)
             continue;
         buf_init(&b, 0);
-        buf_printf(&b, "%s and %s are in the same FROM with no condition "
-                       "linking them, so every row of one is paired with "
-                       "every row of the other (a cross join). ",
-                   schema_qname(x), schema_qname(y));
+        schema_say_table(&b, s, x);
+        buf_puts(&b, " and ");
+        schema_say_table(&b, s, y);
+        buf_puts(&b, " are in the same FROM with no condition linking "
+                     "them, so every row of one is paired with every row "
+                     "of the other (a cross join). ");
         if (fk_between(x, y)) {
             buf_puts(&b, "Join them on their foreign key: ");
             put_fks(&b, s, x, y);
@@ -308,7 +325,7 @@ static void check_idle(struct findings *fs, const struct db_schema *s,
                        const struct sqla *a, const char *question)
 {
     const struct db_table *x, *y;
-    struct buf b;
+    struct buf b, xs, ys, on;
     int k, named;
 
     for (k = 0; k < a->nidle; k++) {
@@ -323,16 +340,28 @@ static void check_idle(struct findings *fs, const struct db_schema *s,
                 fs->oom = 1;
             continue;
         }
+        buf_init(&xs, 0);
+        buf_init(&ys, 0);
+        buf_init(&on, 0);
+        schema_say_table(&xs, s, x);
+        schema_say_table(&ys, s, y);
+        say_column(&on, s, x, j->a.column);
+        buf_puts(&on, " = ");
+        say_column(&on, s, y, j->b.column);
         buf_init(&b, 0);
-        buf_printf(&b, "The query joins %s (on %s.%s = %s.%s) but uses none "
-                       "of its columns, so each %s row appears once per "
-                       "matching %s row, and %s rows without one are left "
-                       "out. Unless the question asks only for %s rows that "
-                       "have a %s row, remove the join to %s.",
-                   schema_qname(x), schema_qname(x), j->a.column,
-                   schema_qname(y), j->b.column, schema_qname(y),
-                   schema_qname(x), schema_qname(y), schema_qname(y),
-                   schema_qname(x), schema_qname(x));
+        if (buf_err(&xs) || buf_err(&ys) || buf_err(&on))
+            b.err = BUF_ENOMEM; /* add() says so */
+        else
+            buf_printf(&b, "The query joins %s (on %s) but uses none of its "
+                           "columns, so each %s row appears once per "
+                           "matching %s row, and %s rows without one are "
+                           "left out. Unless the question asks only for %s "
+                           "rows that have a %s row, remove the join to %s.",
+                       xs.data, on.data, ys.data, xs.data, ys.data, ys.data,
+                       xs.data, xs.data);
+        buf_free(&xs);
+        buf_free(&ys);
+        buf_free(&on);
         add(fs, CHECK_IDLE_JOIN, &b);
     }
 }
@@ -535,8 +564,8 @@ static void check_literal(struct findings *fs, askdb_db *db,
     }
     if (put_values(NULL, r, contains ? l->literal : NULL) > 0) {
         buf_init(&b, 0);
-        buf_printf(&b, "%s.%s has no value ", schema_qname(t),
-                   l->col.column);
+        say_column(&b, s, t, l->col.column);
+        buf_puts(&b, " has no value ");
         text_put_quoted(&b, l->literal, '\'');
         buf_puts(&b, contains ? "; values containing it: " : "; it has ");
         put_values(&b, r, contains ? l->literal : NULL);
@@ -620,14 +649,19 @@ int check_value_elsewhere(askdb_db *db, const struct db_schema *s,
             !holds(db, s, l->col.table, l->col.column, l->literal)) {
             buf_putc(b, '\'');
             buf_puts(b, l->literal);
-            buf_printf(b, "' is not a value of %s.%s; it is stored in ",
-                       l->col.table, l->col.column);
+            buf_puts(b, "' is not a value of ");
+            schema_say_qname(b, s, l->col.table);
+            buf_putc(b, '.');
+            schema_say_name(b, s, l->col.column);
+            buf_puts(b, "; it is stored in ");
             for (k = 0, n = 0; k < nm; k++) {
                 if (!m[k].exact || m[k].partial ||
                     strcmp(m[k].value, l->literal) != 0)
                     continue;
-                buf_printf(b, "%s%s.%s", n++ ? ", " : "", m[k].table,
-                           m[k].column);
+                buf_puts(b, n++ ? ", " : "");
+                schema_say_qname(b, s, m[k].table);
+                buf_putc(b, '.');
+                schema_say_name(b, s, m[k].column);
             }
             buf_puts(b, ". ");
             said++;

@@ -221,6 +221,16 @@ static const struct db_table *alias_table(const struct db_schema *s,
     return NULL;
 }
 
+/* Append "table.column" as a message to the model names it
+** (schema_say_qname(), schema_say_name()). */
+static void say_column(struct buf *b, const struct db_schema *s,
+                       const struct cand *c)
+{
+    schema_say_qname(b, s, c->table);
+    buf_putc(b, '.');
+    schema_say_name(b, s, c->col);
+}
+
 static void hint_column(struct buf *b, const struct db_schema *s,
                         const char *sql, const char *msg)
 {
@@ -249,8 +259,10 @@ static void hint_column(struct buf *b, const struct db_schema *s,
     if (strstr(msg, "ambiguous")) {
         buf_printf(b, "Hint: several tables have a column '%s'; qualify it "
                       "with the table name or alias (", col);
-        for (i = 0; i < n && c[i].score == 0; i++)
-            buf_printf(b, "%s%s.%s", i ? ", " : "", c[i].table, c[i].col);
+        for (i = 0; i < n && c[i].score == 0; i++) {
+            buf_puts(b, i ? ", " : "");
+            say_column(b, s, &c[i]);
+        }
         buf_puts(b, ").\n");
         free(c);
         return;
@@ -271,11 +283,14 @@ static void hint_column(struct buf *b, const struct db_schema *s,
         }
         if (t) {
             const char *tn = schema_qname(t);
-            buf_printf(b, "; %s%s%s, which has columns: ",
-                       strcasecmp(tname, tn) ? tname : "",
-                       strcasecmp(tname, tn) ? " is table " : "table ", tn);
-            for (i = 0; i < t->ncols && i < MAX_LIST; i++)
-                buf_printf(b, "%s%s", i ? ", " : "", t->cols[i].name);
+            buf_printf(b, "; %s%s", strcasecmp(tname, tn) ? tname : "",
+                       strcasecmp(tname, tn) ? " is table " : "table ");
+            schema_say_table(b, s, t);
+            buf_puts(b, ", which has columns: ");
+            for (i = 0; i < t->ncols && i < MAX_LIST; i++) {
+                buf_puts(b, i ? ", " : "");
+                schema_say_name(b, s, t->cols[i].name);
+            }
             for (i = 0; i < n; i++)
                 if (c[i].table != tn)
                     c[i].score += 3;
@@ -287,8 +302,8 @@ static void hint_column(struct buf *b, const struct db_schema *s,
             break;
         if (c[i].score > (int)strlen(col) / 2 + 1)
             break;
-        buf_printf(b, "%s%s.%s", shown ? ", " : ". Closest real columns: ",
-                   c[i].table, c[i].col);
+        buf_puts(b, shown ? ", " : ". Closest real columns: ");
+        say_column(b, s, &c[i]);
         shown++;
     }
     buf_puts(b, ".\n");
@@ -315,17 +330,106 @@ static void hint_table(struct buf *b, const struct db_schema *s,
         qsort(c, (size_t)n, sizeof *c, cand_cmp);
     buf_printf(b, "Hint: there is no table '%s'. The tables are%s: ", name,
                name[0] && n > 1 ? " (closest first)" : "");
-    for (i = 0; i < n && i < MAX_LIST; i++)
-        buf_printf(b, "%s%s", i ? ", " : "", c[i].table);
+    for (i = 0; i < n && i < MAX_LIST; i++) {
+        buf_puts(b, i ? ", " : "");
+        schema_say_qname(b, s, c[i].table);
+    }
     if (n > MAX_LIST)
         buf_printf(b, ", ... (%d more)", n - MAX_LIST);
     buf_puts(b, ".\n");
     free(c);
 }
 
+/* The schema's spelling of name when it names a table (without a
+** namespace) or a column of s, else NULL. */
+static const char *name_in_schema(const struct db_schema *s,
+                                  const char *name)
+{
+    const struct db_table *t = schema_table(s, name);
+    const struct db_column *c;
+    int i;
+
+    if (t && !t->namespace)
+        return t->name;
+    for (i = 0; i < s->ntables; i++) {
+        c = schema_column(&s->tables[i], name);
+        if (c)
+            return c->name;
+    }
+    return NULL;
+}
+
+/* Say that the word w (n bytes) is one of the engine's reserved words
+** and how to write the name, when it is one and a table or column of s
+** has that name; said[] holds the words already said (at most 4). */
+static void say_reserved(struct buf *b, const struct db_schema *s,
+                         const char *w, size_t n, const char *dialect,
+                         char said[4][65])
+{
+    char word[65];
+    const char *name;
+    int i;
+
+    if (n == 0 || n >= sizeof word)
+        return;
+    memcpy(word, w, n);
+    word[n] = '\0';
+    if (!schema_reserved(s, word))
+        return;
+    name = name_in_schema(s, word);
+    if (!name)
+        return;
+    for (i = 0; i < 4 && said[i][0]; i++)
+        if (strcasecmp(said[i], word) == 0)
+            return;
+    if (i == 4)
+        return;
+    memcpy(said[i], word, n + 1);
+    buf_printf(b, "Hint: %s is a reserved word in %s; write the name "
+                  "quoted: ", word, dialect);
+    schema_put_name(b, s, name);
+    buf_puts(b, ".\n");
+}
+
+/*
+** On an engine with reserved words of its own (s->reserved: not SQLite),
+** say to quote a table or column name that sql writes bare where it is
+** one of them: the word the engine stopped at (near, tl bytes; a syntax
+** error, SELECT show ...), and the words right after FROM and JOIN,
+** which PostgreSQL may read as something else without a syntax error
+** (FROM user is the function current_user, and the message then names
+** a column).
+*/
+static void hint_reserved(struct buf *b, const struct db_schema *s,
+                          const char *sql, const char *near, size_t tl,
+                          const char *dialect)
+{
+    char said[4][65] = {"", "", "", ""};
+    const char *p, *prev = NULL;
+    size_t n, prevn = 0;
+    int kind;
+
+    if (!s->nreserved)
+        return;
+    if (near)
+        say_reserved(b, s, near, tl, dialect, said);
+    for (p = sql ? sql : ""; (n = sqlx_token(p, &kind)) > 0; p += n) {
+        if (kind == SQLX_SPACE || kind == SQLX_COMMENT)
+            continue;
+        if (kind == SQLX_WORD && prev &&
+            ((prevn == 4 && strncasecmp(prev, "from", 4) == 0) ||
+             (prevn == 4 && strncasecmp(prev, "join", 4) == 0)))
+            say_reserved(b, s, p, n, dialect, said);
+        prev = kind == SQLX_WORD ? p : NULL;
+        prevn = n;
+    }
+}
+
 /* Show the line of sql holding the token near which SQLite stopped, with a
 ** caret under it. The token is searched outside strings and comments. */
-static void hint_syntax(struct buf *b, const char *sql, const char *msg)
+static void hint_syntax(struct buf *b, const struct db_schema *s,
+                        const char *sql, const char *msg,
+                        const char *dialect)
 {
     const char *near = strstr(msg, "near \""), *end, *p, *at = NULL;
     const char *ls, *le;
@@ -335,6 +439,16 @@ static void hint_syntax(struct buf *b, const char *sql, const char *msg)
     if (!near) {
         buf_puts(b, "Hint: the statement is incomplete or malformed; check "
                     "parentheses, quotes and commas.\n");
+        /* MariaDB quotes the rest of the statement from where it
+        ** stopped: near 'condition FROM t' at line 1. */
+        near = strstr(msg, "near '");
+        if (near) {
+            near += 6;
+            tl = sqlx_token(near, &kind);
+            if (kind != SQLX_WORD)
+                tl = 0;
+        }
+        hint_reserved(b, s, sql, near, near ? tl : 0, dialect);
         return;
     }
     near += 6;
@@ -352,6 +466,7 @@ static void hint_syntax(struct buf *b, const char *sql, const char *msg)
         }
     if (!at) {
         buf_printf(b, "Hint: syntax error near \"%.*s\".\n", (int)tl, near);
+        hint_reserved(b, s, sql, near, tl, dialect);
         return;
     }
     for (p = sql; p < at; p++)
@@ -367,6 +482,7 @@ static void hint_syntax(struct buf *b, const char *sql, const char *msg)
     for (p = ls; p < at; p++)
         buf_putc(b, *p == '\t' ? '\t' : ' ');
     buf_puts(b, "^\n");
+    hint_reserved(b, s, sql, near, tl, dialect);
 }
 
 void hint_write(struct buf *b, const struct db_schema *s, const char *sql,
@@ -376,12 +492,14 @@ void hint_write(struct buf *b, const struct db_schema *s, const char *sql,
     switch (ec) {
     case ASKDB_EC_UNKNOWN_COLUMN:
         hint_column(b, s, sql, msg);
+        hint_reserved(b, s, sql, NULL, 0, dialect);
         break;
     case ASKDB_EC_UNKNOWN_TABLE:
         hint_table(b, s, msg);
+        hint_reserved(b, s, sql, NULL, 0, dialect);
         break;
     case ASKDB_EC_SYNTAX:
-        hint_syntax(b, sql ? sql : "", msg);
+        hint_syntax(b, s, sql ? sql : "", msg, dialect);
         break;
     case ASKDB_EC_REFUSED:
         buf_puts(b, "Hint: write exactly one read-only query (SELECT or "
@@ -408,6 +526,7 @@ void hint_write(struct buf *b, const struct db_schema *s, const char *sql,
     case ASKDB_EC_RUNTIME:
         buf_printf(b, "Hint: use only %s's built-in functions and check "
                       "the arguments and types.\n", dialect);
+        hint_reserved(b, s, sql, NULL, 0, dialect);
         break;
     case ASKDB_EC_NONE:
     case ASKDB_EC_LLM:

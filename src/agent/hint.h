@@ -11,12 +11,15 @@
 ** with error class ec and engine message msg:
 **   unknown column - the closest real column names (table.column);
 **   unknown table  - the real tables, closest first;
-**   syntax         - the line and position of the error;
+**   syntax         - the line and position of the error, and when the
+**                    engine stopped at one of its reserved words that
+**                    names a table or column, to write it quoted;
 **   empty result   - reconsider filters (spelling, case, formats), joins;
 **   and a short fixed hint for the other classes, naming the engine's SQL
 **   dialect ("SQLite", "PostgreSQL", ...).
 ** The unknown name is read from SQLite's, PostgreSQL's and DuckDB's
-** messages; tables are named as schema_qname() names them.
+** messages; tables and columns are named as schema_say_qname() and
+** schema_say_name() name them: as a query writes them, but on SQLite.
 */
 void hint_write(struct buf *b, const struct db_schema *s, const char *sql,
                 askdb_error_class ec, const char *msg, int timeout_ms,

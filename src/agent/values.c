@@ -1912,9 +1912,9 @@ void values_render(struct buf *b, const struct db_schema *s,
         if (t && t->namespace)
             schema_put_table(b, s, t);
         else
-            schema_put_ident(b, m[i].table);
+            schema_put_name(b, s, m[i].table);
         buf_putc(b, '.');
-        schema_put_ident(b, m[i].column);
+        schema_put_name(b, s, m[i].column);
         buf_puts(b, " = ");
         text_put_quoted(b, m[i].value, '\'');
         buf_printf(b, " (question: \"%s\"%s%s)\n", m[i].phrase,

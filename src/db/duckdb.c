@@ -835,6 +835,34 @@ static const char q_keys[] =
     "  AND constraint_type IN ('PRIMARY KEY', 'UNIQUE', 'FOREIGN KEY') "
     "ORDER BY table_oid, constraint_index, pos::INTEGER";
 
+/*
+** The words a table or column name may not be written bare as:
+** DuckDB's reserved keywords (FROM semi, SELECT show ...: a syntax
+** error) and its type_function ones, which PostgreSQL's grammar, DuckDB's
+** root, takes as function or type names only (anti, asof, at, left).
+** Tried on DuckDB 1.5 for each word: every reserved and type_function
+** word fails as a bare table or column name but columns, generated, map,
+** struct and try_cast, quoted anyway, as their category allows no more;
+** the column_name words (values, time) serve as names.
+*/
+static const char q_reserved[] =
+    "SELECT keyword_name FROM duckdb_keywords() "
+    "WHERE keyword_category IN ('reserved', 'type_function')";
+
+static askdb_status read_reserved(struct dk *d, struct db_schema *out,
+                                  char *err, size_t n)
+{
+    struct grid g;
+    askdb_status rc = grid_query(d, q_reserved, &g, err, n);
+    long r;
+
+    for (r = 0; rc == ASKDB_OK && r < g.nrows; r++)
+        if (grid_at(&g, r, 0) && schema_add_reserved(out, grid_at(&g, r, 0)))
+            rc = ASKDB_ERR_NOMEM;
+    grid_free(&g);
+    return rc;
+}
+
 /* A table's oid and its index in the schema, for the lookups by oid. */
 struct oid_ix {
     long long oid;
@@ -914,9 +942,9 @@ static char *in_namespace(const struct db_table *t, const char *name)
     return buf_steal(&b);
 }
 
-/* Add the key rows [from, to) of g, one constraint, to t. */
-static askdb_status add_key(struct db_table *t, const struct grid *g,
-                            long from, long to)
+/* Add the key rows [from, to) of g, one constraint, to t of s. */
+static askdb_status add_key(const struct db_schema *s, struct db_table *t,
+                            const struct grid *g, long from, long to)
 {
     const char *type = grid_at(g, from, 2);
     struct buf b;
@@ -950,7 +978,7 @@ static askdb_status add_key(struct db_table *t, const struct grid *g,
     for (r = from; r < to; r++) {
         if (r > from)
             buf_puts(&b, ", ");
-        schema_put_ident(&b, grid_at(g, r, 3) ? grid_at(g, r, 3) : "");
+        schema_put_name(&b, s, grid_at(g, r, 3) ? grid_at(g, r, 3) : "");
     }
     {
         char **u = push(&t->uniques, &t->nuniques, sizeof *u);
@@ -978,7 +1006,7 @@ static askdb_status read_keys(struct dk *d, struct db_schema *out,
                 strcmp(grid_at(&g, e, 1), grid_at(&g, r, 1)) != 0)
                 break;
         if (ti >= 0 && !out->tables[ti].is_view && grid_at(&g, r, 2))
-            rc = add_key(&out->tables[ti], &g, r, e);
+            rc = add_key(out, &out->tables[ti], &g, r, e);
         r = e;
     }
     grid_free(&g);
@@ -1396,7 +1424,10 @@ static askdb_status dk_schema(askdb_db *db, struct db_schema *out)
 
     memset(out, 0, sizeof *out);
     memset(&g, 0, sizeof g);
+    out->says_quoted = 1;
     rc = csv_check(db, d);
+    if (rc == ASKDB_OK)
+        rc = read_reserved(d, out, err, sizeof err);
     if (rc == ASKDB_OK)
         rc = grid_query(d, q_tables, &g, err, sizeof err);
     if (rc == ASKDB_OK && g.nrows > 0) {

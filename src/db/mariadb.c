@@ -2941,6 +2941,91 @@ static MYSQL_RES *query(MYSQL *h, const char *sql)
     return mysql_store_result(h);
 }
 
+/*
+** The server's words that a table or column name may not be written bare
+** as. MariaDB's information_schema.KEYWORDS (10.6 and later) lists every
+** keyword, reserved or not (name, status, date among them), and says no
+** more: the server's own parser tells them apart, one PREPARE of
+** "SELECT word FROM (SELECT 1 AS x) AS t" per word, in one compound
+** statement: a word read as a name fails with "unknown column" (1054);
+** a reserved one with a syntax error, or is read as something else
+** (current_date, true) and prepares. The words collect in a user
+** variable, which askdb reads next (keywords only: the reset after the
+** next statement drops it, session_reset()). As a
+** table name no word fails that fails here too (tried on 10.11). MySQL
+** 8's KEYWORDS says it itself (RESERVED). A server older than the table
+** (error 1109) has no list: its names are quoted for SQLite's keywords
+** alone, as before.
+*/
+static const char q_reserved_mariadb[] =
+    "BEGIN NOT ATOMIC "
+    " DECLARE done, ident INT DEFAULT 0; "
+    " DECLARE w VARCHAR(64); "
+    " DECLARE words TEXT DEFAULT ''; "
+    " DECLARE c CURSOR FOR SELECT WORD FROM information_schema.KEYWORDS "
+    "  WHERE WORD REGEXP '^[A-Za-z_][A-Za-z0-9_]*$'; "
+    " DECLARE CONTINUE HANDLER FOR NOT FOUND SET done = 1; "
+    " OPEN c; "
+    " words: LOOP "
+    "  FETCH c INTO w; "
+    "  IF done THEN LEAVE words; END IF; "
+    "  SET ident = 0; "
+    "  BEGIN "
+    "   DECLARE CONTINUE HANDLER FOR 1054 SET ident = 1; "
+    "   DECLARE CONTINUE HANDLER FOR SQLEXCEPTION BEGIN END; "
+    "   PREPARE askdb_word FROM "
+    "    CONCAT('SELECT ', w, ' FROM (SELECT 1 AS x) AS t'); "
+    "   DEALLOCATE PREPARE askdb_word; "
+    "  END; "
+    "  IF NOT ident THEN SET words = CONCAT(words, ' ', w); END IF; "
+    " END LOOP; "
+    " CLOSE c; "
+    " SET @askdb_reserved = words; "
+    "END";
+
+/* Read the server's reserved words (above) into out. 0, 1 when the
+** server has no list, -1 on a failure (the session's error) or when out
+** of memory (*nomem set). */
+static int read_reserved(struct my *s, struct db_schema *out, int *nomem)
+{
+    MYSQL_RES *res;
+    MYSQL_ROW row;
+    char *w, *end;
+    int rc = 0;
+
+    *nomem = 0;
+    if (s->mariadb) {
+        if (mysql_real_query(s->h, q_reserved_mariadb,
+                             (unsigned long)strlen(q_reserved_mariadb)))
+            return mysql_errno(s->h) == ER_UNKNOWN_TABLE ? 1 : -1;
+        res = query(s->h, "SELECT @askdb_reserved");
+    } else {
+        res = query(s->h, "SELECT WORD FROM information_schema.KEYWORDS "
+                          "WHERE RESERVED = 1");
+        if (!res && mysql_errno(s->h) == ER_UNKNOWN_TABLE)
+            return 1;
+    }
+    if (!res)
+        return -1;
+    while (rc == 0 && (row = mysql_fetch_row(res)) != NULL) {
+        for (w = row[0]; w && *w; w = end) {
+            while (*w == ' ')
+                w++;
+            for (end = w; *end && *end != ' '; end++)
+                ;
+            if (*end)
+                *end++ = '\0';
+            if (*w && schema_add_reserved(out, w) < 0) {
+                *nomem = 1;
+                rc = -1;
+                break;
+            }
+        }
+    }
+    mysql_free_result(res);
+    return rc;
+}
+
 /* Index of a table by name in a sorted index (strcmp order); -1 if none. */
 struct tix {
     const char *name;
@@ -3207,7 +3292,7 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
     struct tix *ix = NULL;
     long *estimates = NULL;
     const char *what = "tables";
-    int i, n, ti, ci, again;
+    int i, n, ti, ci, again, nomem;
     askdb_status rc = ASKDB_ERR_NOMEM;
 
     memset(out, 0, sizeof *out);
@@ -3226,6 +3311,7 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
             goto dberr;
         s->dead = 1;
     }
+    out->says_quoted = 1;
     n = (int)mysql_num_rows(res);
     ix = calloc((size_t)n + 1, sizeof *ix);
     estimates = calloc((size_t)n + 1, sizeof *estimates);
@@ -3254,6 +3340,13 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
         ix[i].i = i;
     }
     qsort(ix, (size_t)out->ntables, sizeof *ix, tix_cmp);
+
+    what = "reserved words";
+    if (read_reserved(s, out, &nomem) < 0) {
+        if (nomem)
+            goto out;
+        goto dberr;
+    }
 
     what = "columns";
     res = query(s->h,
@@ -3391,7 +3484,7 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
             }
             if (u.len)
                 buf_puts(&u, ", ");
-            schema_put_ident(&u, row[2]);
+            schema_put_name(&u, out, row[2]);
         }
         buf_free(&u);
     }

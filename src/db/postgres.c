@@ -2166,6 +2166,20 @@ static const char q_uniques[] =
     "WHERE k.n <= i.indnkeyatts "
     "ORDER BY r.ord, i.indexrelid, k.n";
 
+/*
+** The server's words that a table or column name may not be written bare
+** as (the appendix "SQL Key Words" of its manual): the reserved ones (R:
+** FROM user reads the function current_user, SELECT array ... a syntax
+** error) and those that may be a function or type name but not a column
+** or table name (T: left, join, current_schema). The other non-reserved
+** ones (C: "cannot be function or type", values, time, position) serve
+** as table and column names wherever a query names one, as tried on
+** PostgreSQL 15 for each word of the list: not quoted.
+*/
+static const char q_reserved[] =
+    "SELECT word FROM pg_catalog.pg_get_keywords() "
+    "WHERE catcode IN ('R', 'T')";
+
 /* Per table, beside struct db_table: what sampling needs. */
 struct pg_rel {
     char *nsp;              /* its schema, for a qualified name */
@@ -2207,6 +2221,17 @@ static int col_index(const struct db_schema *s, const struct pg_rel *rel,
         if (rel[ti].attnum[j] == att)
             return j;
     return -1;
+}
+
+/* The words of q_reserved's rows into out's reserved words. */
+static int read_reserved(const PGresult *r, struct db_schema *out)
+{
+    int i, n = PQntuples(r);
+
+    for (i = 0; i < n; i++)
+        if (schema_add_reserved(out, PQgetvalue(r, i, 0)) < 0)
+            return -1;
+    return 0;
 }
 
 /* The tables of q_tables's rows into out and rel, and their oids as an
@@ -2663,6 +2688,7 @@ static askdb_status pg_schema(askdb_db *db, struct db_schema *out)
     /* Bare names fold to lower case here: CustomerId must be written
     ** "CustomerId", so the rendering shows it so. */
     out->case_folds = 1;
+    out->says_quoted = 1;
     buf_init(&oids, 0);
     rc = pg_ready(db, p, &e);
     if (rc)
@@ -2679,6 +2705,12 @@ static askdb_status pg_schema(askdb_db *db, struct db_schema *out)
         if (pg_begin_schema(db, p, msg, sizeof msg) < 0)
             goto failed;
     }
+    r = pg_query(db, p, q_reserved, 0, NULL, msg, sizeof msg);
+    if (!r)
+        goto failed;
+    if (read_reserved(r, out) < 0)
+        goto nomem;
+    PQclear(r);
     r = pg_query(db, p, q_tables, 0, NULL, msg, sizeof msg);
     if (!r)
         goto failed;

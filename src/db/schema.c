@@ -51,6 +51,71 @@ void schema_free(struct db_schema *s)
     free(s->tables);
     s->tables = NULL;
     s->ntables = 0;
+    for (i = 0; i < s->nreserved; i++)
+        free(s->reserved[i]);
+    free(s->reserved);
+    s->reserved = NULL;
+    s->nreserved = 0;
+}
+
+/* Where word is in s->reserved, or where it would go: *found says which. */
+static int reserved_at(const struct db_schema *s, const char *word,
+                       int *found)
+{
+    int lo = 0, hi = s->nreserved, mid, c;
+
+    *found = 0;
+    while (lo < hi) {
+        mid = lo + (hi - lo) / 2;
+        c = strcasecmp(s->reserved[mid], word);
+        if (c == 0) {
+            *found = 1;
+            return mid;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int schema_add_reserved(struct db_schema *s, const char *word)
+{
+    char **grown, *w, *p;
+    int at, found;
+
+    at = reserved_at(s, word, &found);
+    if (found)
+        return 0;
+    w = strdup(word);
+    if (!w)
+        return -1;
+    for (p = w; *p; p++)
+        if (*p >= 'A' && *p <= 'Z')
+            *p = (char)(*p - 'A' + 'a');
+    grown = realloc(s->reserved, (size_t)(s->nreserved + 1) * sizeof *grown);
+    if (!grown) {
+        free(w);
+        return -1;
+    }
+    s->reserved = grown;
+    memmove(&grown[at + 1], &grown[at],
+            (size_t)(s->nreserved - at) * sizeof *grown);
+    grown[at] = w;
+    s->nreserved++;
+    return 0;
+}
+
+int schema_reserved(const struct db_schema *s, const char *word)
+{
+    int found;
+
+    if (s->nreserved)
+        reserved_at(s, word, &found);
+    else
+        found = 0;
+    return found;
 }
 
 const struct db_table *schema_table(const struct db_schema *s,
@@ -122,7 +187,12 @@ const struct db_column *schema_column(const struct db_table *t,
     return NULL;
 }
 
-static void put_ident(struct buf *b, const char *s, int fold)
+/* Append s bare when it is a plain word that neither SQLite's keywords
+** nor sc's reserved words (sc NULL: none) hold, else quoted. SQLite's
+** keywords count on every engine: the grammar's words that must be
+** quoted (grammar.c kw_hard[]) are among them. */
+static void put_ident(struct buf *b, const struct db_schema *sc,
+                      const char *s, int fold)
 {
     const char *p;
     int plain = (*s != '\0') && !(*s >= '0' && *s <= '9');
@@ -131,7 +201,8 @@ static void put_ident(struct buf *b, const char *s, int fold)
         if (!((*p >= 'a' && *p <= 'z') || (!fold && *p >= 'A' && *p <= 'Z') ||
               (*p >= '0' && *p <= '9') || *p == '_'))
             plain = 0;
-    if (plain && !sqlite3_keyword_check(s, (int)strlen(s))) {
+    if (plain && !sqlite3_keyword_check(s, (int)strlen(s)) &&
+        !(sc && schema_reserved(sc, s))) {
         buf_puts(b, s);
         return;
     }
@@ -140,13 +211,13 @@ static void put_ident(struct buf *b, const char *s, int fold)
 
 void schema_put_ident(struct buf *b, const char *s)
 {
-    put_ident(b, s, 0);
+    put_ident(b, NULL, s, 0);
 }
 
 void schema_put_name(struct buf *b, const struct db_schema *sc,
                      const char *s)
 {
-    put_ident(b, s, sc->case_folds);
+    put_ident(b, sc, s, sc->case_folds);
 }
 
 void schema_put_table(struct buf *b, const struct db_schema *s,
@@ -166,6 +237,40 @@ void schema_put_quoted_table(struct buf *b, const struct db_table *t)
         buf_putc(b, '.');
     }
     text_put_quoted(b, t->name, '"');
+}
+
+void schema_say_name(struct buf *b, const struct db_schema *s,
+                     const char *name)
+{
+    if (s->says_quoted)
+        schema_put_name(b, s, name);
+    else
+        buf_puts(b, name);
+}
+
+void schema_say_table(struct buf *b, const struct db_schema *s,
+                      const struct db_table *t)
+{
+    if (s->says_quoted)
+        schema_put_table(b, s, t);
+    else
+        buf_puts(b, schema_qname(t));
+}
+
+void schema_say_qname(struct buf *b, const struct db_schema *s,
+                      const char *qname)
+{
+    const struct db_table *t;
+
+    if (!s->says_quoted) {
+        buf_puts(b, qname);
+        return;
+    }
+    t = schema_table(s, qname);
+    if (t)
+        schema_put_table(b, s, t);
+    else
+        schema_put_name(b, s, qname);
 }
 
 /* Append the table a foreign key references: as schema_put_table() when
@@ -225,9 +330,9 @@ static int npk(const struct db_table *t, const unsigned char *keep)
 }
 
 /* Does every column of the unique index u (as rendered by the driver:
-** identifiers joined by ", ") stay shown? */
-static int unique_shown(const struct db_table *t, const char *u,
-                        const unsigned char *keep)
+** names joined by ", ", as schema_put_name() writes them) stay shown? */
+static int unique_shown(const struct db_schema *s, const struct db_table *t,
+                        const char *u, const unsigned char *keep)
 {
     struct buf b;
     int i, ok = 1;
@@ -241,7 +346,7 @@ static int unique_shown(const struct db_table *t, const char *u,
         if (keep[i])
             continue;
         buf_reset(&b);
-        schema_put_ident(&b, t->cols[i].name);
+        schema_put_name(&b, s, t->cols[i].name);
         if (buf_err(&b))
             break;
         n = b.len;
@@ -302,7 +407,7 @@ static void render_table(struct buf *b, const struct db_schema *s,
     for (i = 0; i < t->ncols; i++)
         ncols += shown(keep, i);
     for (i = 0; i < t->nuniques; i++)
-        nuniq += unique_shown(t, t->uniques[i], keep);
+        nuniq += unique_shown(s, t, t->uniques[i], keep);
     for (i = 0; i < t->nfks; i++)
         nfk += fkey_shown(s, t, &t->fks[i], keep_table, keep);
     nlines = ncols + nfk + nuniq + (pks > 1 && kpks > 0);
@@ -348,7 +453,7 @@ static void render_table(struct buf *b, const struct db_schema *s,
         buf_puts(b, ++line < nlines ? "),\n" : ")\n");
     }
     for (i = 0; i < t->nuniques; i++)
-        if (unique_shown(t, t->uniques[i], keep))
+        if (unique_shown(s, t, t->uniques[i], keep))
             buf_printf(b, "  UNIQUE (%s)%s\n", t->uniques[i],
                        ++line < nlines ? "," : "");
     for (i = 0; i < t->nfks; i++) {

@@ -63,6 +63,19 @@ struct db_schema {
     int case_folds;      /* the engine folds bare names to lower case
                             (PostgreSQL): a name with a capital letter is
                             rendered quoted, as it must be written */
+    char **reserved;     /* the engine's own words that a name may not be
+                            written bare as, lower case, sorted, as its
+                            driver read them from the server
+                            (schema_add_reserved()): names that are one
+                            are rendered quoted, and the grammar takes
+                            them only quoted; NULL on SQLite, whose
+                            keywords sqlite3_keyword_check() knows */
+    int nreserved;
+    int says_quoted;     /* messages to the model (repair hints, checks'
+                            findings) write names as a query must
+                            (schema_say_name()): every engine but SQLite,
+                            whose messages keep the bare names that its
+                            evaluation figures were measured with */
 };
 
 void schema_free(struct db_schema *s);
@@ -97,14 +110,24 @@ int schema_set_namespace(struct db_table *t, const char *nsp);
 const struct db_column *schema_column(const struct db_table *t,
                                       const char *name);
 
+/* Add word (copied, lower case) to s's reserved words, in order; a word
+** already there is not added again. 0, or -1 when out of memory. */
+int schema_add_reserved(struct db_schema *s, const char *word);
+
+/* Whether word is one of s's reserved words (case-insensitive). */
+int schema_reserved(const struct db_schema *s, const char *word);
+
 struct buf;
 
-/* Append an identifier as the model should write it: bare when it is a
-** plain word, double-quoted (with "" escaping) otherwise. */
+/* Append an identifier as the model should write it in SQLite: bare when
+** it is a plain word and not one of SQLite's keywords, double-quoted
+** (with "" escaping) otherwise. */
 void schema_put_ident(struct buf *b, const char *name);
 
 /* The same for schema s: also quoted when s->case_folds and the name has
-** a capital letter. */
+** a capital letter, and when it is one of s's reserved words. (Every
+** engine takes the double quote: MariaDB's session runs in ANSI_QUOTES
+** mode.) */
 void schema_put_name(struct buf *b, const struct db_schema *s,
                      const char *name);
 
@@ -117,6 +140,20 @@ void schema_put_table(struct buf *b, const struct db_schema *s,
 /* Append t's name for a statement askdb writes itself: each part always
 ** double-quoted ("orders", "sales"."orders"). */
 void schema_put_quoted_table(struct buf *b, const struct db_table *t);
+
+/*
+** Append a name in a message to the model (a repair hint, a check's
+** finding): when s->says_quoted as a query must write it
+** (schema_put_name(), schema_put_table()), else as it is stored. A
+** table named by a string (schema_qname()'s) is written as
+** schema_put_table() writes that table when s has it.
+*/
+void schema_say_name(struct buf *b, const struct db_schema *s,
+                     const char *name);
+void schema_say_table(struct buf *b, const struct db_schema *s,
+                      const struct db_table *t);
+void schema_say_qname(struct buf *b, const struct db_schema *s,
+                      const char *qname);
 
 /*
 ** Render the schema for the prompt as compact CREATE TABLE text, foreign

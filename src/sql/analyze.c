@@ -1439,7 +1439,7 @@ static void parser_free(struct parser *p)
 int sqla_analyze(const char *sql, const struct db_schema *s,
                  struct sqla *out)
 {
-    static const struct db_schema none = {NULL, 0, 0};
+    static const struct db_schema none;
     struct parser p;
     int rc, k;
 

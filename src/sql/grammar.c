@@ -28,7 +28,9 @@
 ** Names. A table position takes one of the schema's tables or views, a
 ** column position one of its columns (of any table: GBNF has no scope;
 ** rowid, oid and _rowid_ too). A name may be written bare when it is a
-** plain word and not a reserved word (kw_hard[]), and always quoted as
+** plain word and not a reserved word (kw_hard[], and on the other
+** engines their own, which their drivers read from the server into the
+** schema: db_schema.reserved), and always quoted as
 ** "name", `name` or [name]; both case-insensitively, as SQLite compares
 ** names. A column may be qualified by a table name or by a table alias,
 ** and a table alias (with or without AS) is any word of up to 4
@@ -110,7 +112,8 @@
 /* Words that cannot be a bare table or column name (SQLite has no
 ** fallback to an identifier for them); such schema names are only
 ** accepted quoted. Other keywords ("end", "match", "no", "range") SQLite
-** takes as names, and so does the grammar. */
+** takes as names, and so does the grammar. On every engine: the other
+** engines' own reserved words come with the schema (bare_ok()). */
 static const char *const kw_hard[] = {
     "all", "and", "as", "between", "case", "collate", "cross",
     "current_date", "current_time", "current_timestamp", "distinct",
@@ -596,10 +599,11 @@ static int in_list(const char *const *list, const char *w)
     return 0;
 }
 
-/* Whether SQLite reads name bare as this identifier: letters, digits,
-** '_', '$' and non-ASCII, not starting with a digit or '$', and not a
-** hard keyword. */
-static int bare_ok(const char *name)
+/* Whether the engine of s reads name bare as this identifier: letters,
+** digits, '_', '$' and non-ASCII, not starting with a digit or '$', not
+** a hard keyword, and not one of the engine's reserved words (s's, none
+** on SQLite). */
+static int bare_ok(const struct db_schema *s, const char *name)
 {
     const unsigned char *p = (const unsigned char *)name;
 
@@ -610,7 +614,7 @@ static int bare_ok(const char *name)
               (*p >= '0' && *p <= '9') || *p == '_' || *p == '$' ||
               *p >= 0x80))
             return 0;
-    return !in_list(kw_hard, name);
+    return !in_list(kw_hard, name) && !schema_reserved(s, name);
 }
 
 /*
@@ -623,11 +627,12 @@ struct names {
     struct trie b, q, s;
 };
 
-static void names_add(struct names *n, const char *name)
+static void names_add(struct names *n, const struct db_schema *s,
+                      const char *name)
 {
     if (!*name)
         return;
-    if (bare_ok(name))
+    if (bare_ok(s, name))
         trie_add(&n->b, 0, name, 0, 0, W_DONE);
     if (!strpbrk(name, "\"`]")) {
         trie_add(&n->q, 0, name, 0, 0, W_DONE);
@@ -645,13 +650,13 @@ static void names_add(struct names *n, const char *name)
 ** quotes, which PostgreSQL and DuckDB take) when neither has a double
 ** quote; its name alone does not reach it.
 */
-static void names_add_qualified(struct names *n, const char *nsp,
-                                const char *name)
+static void names_add_qualified(struct names *n, const struct db_schema *s,
+                                const char *nsp, const char *name)
 {
     struct buf b;
 
     buf_init(&b, 0);
-    if (bare_ok(nsp) && bare_ok(name)) {
+    if (bare_ok(s, nsp) && bare_ok(s, name)) {
         buf_printf(&b, "%s.%s", nsp, name);
         if (!buf_err(&b))
             trie_add(&n->b, 0, b.data, 0, 0, W_DONE);
@@ -864,22 +869,23 @@ static int build_tries(const struct db_schema *s, enum sqlx_dialect d,
         const struct db_table *tab = &s->tables[i];
 
         if (tab->namespace)
-            names_add_qualified(&t->tabs, tab->namespace, tab->name);
+            names_add_qualified(&t->tabs, s, tab->namespace, tab->name);
         else
-            names_add(&t->tabs, tab->name);
+            names_add(&t->tabs, s, tab->name);
         for (j = 0; j < tab->ncols; j++)
-            names_add(&t->cols, tab->cols[j].name);
+            names_add(&t->cols, s, tab->cols[j].name);
     }
     for (k = implicit; *k; k++)
-        names_add(&t->cols, *k);
+        names_add(&t->cols, s, *k);
     for (i = 0; i < s->ntables; i++) {
         const struct db_table *tab = &s->tables[i];
 
         /* A qualifier: the table's name (also of one with a namespace,
         ** FROM sales.orders ... orders.id), or schema.table. */
-        if (bare_ok(tab->name))
+        if (bare_ok(s, tab->name))
             trie_add(&t->words, 0, tab->name, 0, 0, W_QUAL);
-        if (tab->namespace && bare_ok(tab->namespace) && bare_ok(tab->name)) {
+        if (tab->namespace && bare_ok(s, tab->namespace) &&
+            bare_ok(s, tab->name)) {
             struct buf q;
             buf_init(&q, 0);
             buf_printf(&q, "%s.%s", tab->namespace, tab->name);
@@ -890,7 +896,7 @@ static int build_tries(const struct db_schema *s, enum sqlx_dialect d,
             buf_free(&q);
         }
         for (j = 0; j < tab->ncols; j++)
-            if (bare_ok(tab->cols[j].name))
+            if (bare_ok(s, tab->cols[j].name))
                 trie_add(&t->words, 0, tab->cols[j].name, 0, 0, W_DONE);
     }
     for (k = implicit; *k; k++)

@@ -13,8 +13,9 @@ struct db_schema;
 **     ```sql\n<one SELECT or WITH statement>[;]\n```
 **
 ** - the fenced block the prompt asks for - in which every table and column
-** name is one of the schema's (bare, case-insensitive, when a plain word;
-** or in "", `` or [] quotes). Aliases and literals are free. The design,
+** name is one of the schema's (bare, case-insensitive, when a plain word
+** that is neither a hard SQLite keyword nor one of the schema's reserved
+** words, db_schema.reserved; or in "", `` or [] quotes). Aliases and literals are free. The design,
 ** what it allows and where it is looser than SQL is described at the top
 ** of grammar.c.
 ** Returns a malloc()ed NUL-terminated string the caller frees, or NULL

@@ -728,6 +728,49 @@ sanitized_view_name_for_odd_file_names() {
     expect_out_has 'CREATE TABLE a___b___c ('
 }
 
+# Names that are reserved words of DuckDB but not of SQLite (show, at,
+# qualify: duckdb_keywords() reserved and type_function; a file semi.csv,
+# whose view is semi) are shown quoted, as a query must write them, and a
+# query that writes them so runs.
+reserved_words_are_quoted_in_the_schema() {
+    printf 'id,show,at,qualify\n1,10,x,true\n2,20,y,false\n' >"$W/cols.csv"
+    cp "$W/cols.csv" "$W/semi.csv"
+    run schema cols.csv
+    expect_rc 0
+    pycheck '
+assert "CREATE TABLE cols (\n  id BIGINT,\n  \"show\" BIGINT,\n  \"at\" VARCHAR, -- e.g. \x27x\x27, \x27y\x27\n  \"qualify\" BOOLEAN\n);" in out, out
+'
+    run sql -f csv cols.csv 'SELECT id, "show", "at", "qualify" FROM cols ORDER BY id'
+    expect_rc 0
+    expect_out 'id,show,at,qualify\r\n1,10,x,1\r\n2,20,y,0\r\n'
+    run schema semi.csv
+    expect_rc 0
+    expect_out_has 'CREATE TABLE "semi" ('
+    run sql -f csv semi.csv 'SELECT sum("show") AS n FROM "semi"'
+    expect_rc 0
+    expect_out 'n\r\n30\r\n'
+}
+
+# A reserved word written bare as a name is a syntax error; the repair
+# hint says to quote it, and the table's name too, and the quoted query
+# answers.
+ask_repairs_a_reserved_word_written_bare() {
+    printf 'id,show\n1,10\n2,20\n' >"$W/semi.csv"
+    start_llm "$(replies "$(fence 'SELECT sum(show) AS n FROM semi')" "$(fence 'SELECT sum("show") AS n FROM "semi"')" "$(fence "SELECT 'extra request' AS oops")")"
+    run ask --llm-url "$URL" --model test --no-question-check -f csv semi.csv "How many shows in all?"
+    expect_rc 0
+    expect_out 'n\r\n30\r\n'
+    [ "$(nreq)" = 2 ] || fail "the model got $(nreq) requests, expected 2"
+    pycheck '
+first = msgs(0)[0]["content"] + msgs(0)[1]["content"]
+assert "CREATE TABLE \"semi\" (\n  id BIGINT,\n  \"show\" BIGINT\n" in first, first
+last = user(1)
+assert "syntax error at or near \"show\"" in last, last
+assert "Hint: show is a reserved word in DuckDB; write the name quoted: \"show\".\n" in last, last
+assert "Hint: semi is a reserved word in DuckDB; write the name quoted: \"semi\".\n" in last, last
+'
+}
+
 glob_characters_in_a_file_name_name_that_file_only() {
     # DuckDB's readers take a path as a glob pattern: "[s]ecret.csv" would
     # read secret.csv, "a*b.csv" any a...b.csv. The file asked is the one
@@ -904,6 +947,7 @@ TESTS=(schema_shows_keys_comments_samples_and_estimates other_schemas_show_quali
        refusals_name_the_statement_kind
        open_faults_exit_3_with_the_reason sanitized_view_name_for_odd_file_names
        glob_characters_in_a_file_name_name_that_file_only
+       reserved_words_are_quoted_in_the_schema ask_repairs_a_reserved_word_written_bare
        trace_never_writes_a_file_asked_or_read ctrl_c_stops_a_running_query
        csv_values_past_the_guessed_rows_are_read a_file_gone_since_it_was_opened_is_said)
 

@@ -109,6 +109,16 @@ INSERT INTO types.t VALUES (-7, 18446744073709551615, 12.34, 1.1, 2.5,
 GRANT SELECT ON types.* TO 'ro'@'%';
 SQL
 
+# Names that are reserved words of MariaDB but not of SQLite: a table
+# usage with columns condition, change and long, and a unique key on two.
+mdb_admin <<'SQL' || { echo "mariadb.sh: setting up words failed" >&2; exit 1; }
+CREATE DATABASE words;
+CREATE TABLE words.`usage` (id INT PRIMARY KEY, `condition` VARCHAR(20) NOT NULL,
+  `change` INT, `long` INT, UNIQUE KEY (`change`, `long`));
+INSERT INTO words.`usage` VALUES (1, 'new', 10, 1), (2, 'used', 20, 2);
+GRANT SELECT ON words.* TO 'ro'@'%';
+SQL
+
 RO_URL="mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/shop"
 RW_URL="mariadb://rw:$RW_PW@127.0.0.1:$MDB_PORT/shop"
 
@@ -762,6 +772,57 @@ assert "customers.first_name" in last, "no hint naming the real column: " + last
     expect_rc 0
     sqlite3 -csv -header "$SHOP_DB" "SELECT status, COUNT(*) AS n FROM orders GROUP BY status ORDER BY status" >"$T/want"
     cmp -s "$T/want" "$T/out" || fail "MariaDB and SQLite disagree: $(cat "$T/out") vs $(cat "$T/want")"
+}
+
+# Names that are reserved words of MariaDB but not of SQLite (usage,
+# condition, change, long: the server's parser refuses them bare, asked
+# word by word of information_schema.KEYWORDS) are shown quoted, as a
+# query must write them (ANSI_QUOTES), and a query that writes them so
+# runs, through sql and through ask.
+reserved_words_are_quoted_in_the_schema() {
+    local words="mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/words"
+    run schema "$words"
+    expect_rc 0
+    pycheck '
+want = ("CREATE TABLE \"usage\" (\n"
+        "  id int(11) PRIMARY KEY,\n"
+        "  \"condition\" varchar(20) NOT NULL, -- e.g. \x27new\x27, \x27used\x27\n"
+        "  \"change\" int(11),\n"
+        "  \"long\" int(11),\n"
+        "  UNIQUE (\"change\", \"long\")\n"
+        ");")
+assert want in out, out
+'
+    run sql -f csv "$words" 'SELECT "condition", "change", "long" FROM "usage" ORDER BY id'
+    expect_rc 0
+    expect_out 'condition,change,long\r\nnew,10,1\r\nused,20,2\r\n'
+    start_llm "$(replies "$(fence 'SELECT "condition" FROM "usage" WHERE "change" > 15')" "$(fence "SELECT 'extra' AS oops")")"
+    run ask --llm-url "$URL" --model test -f csv --no-question-check "$words" "Which condition has a change over 15?"
+    expect_rc 0
+    expect_out 'condition\r\nused\r\n'
+    pycheck '
+assert len(reqs) == 1, len(reqs)
+first = msgs(0)[0]["content"] + msgs(0)[1]["content"]
+assert "CREATE TABLE \"usage\" (" in first and "  \"change\" int(11)," in first, first
+'
+}
+
+# A reserved word written bare as a name is a syntax error (near
+# 'condition ...'); the repair hint says to quote it, and the table's name
+# too, and the quoted query answers.
+ask_repairs_a_reserved_word_written_bare() {
+    local words="mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/words"
+    start_llm "$(replies "$(fence 'SELECT condition FROM usage ORDER BY id')" "$(fence 'SELECT "condition" FROM "usage" ORDER BY id')" "$(fence "SELECT 'extra' AS oops")")"
+    run ask --llm-url "$URL" --model test -f csv --no-question-check "$words" "Conditions?"
+    expect_rc 0
+    expect_out 'condition\r\nnew\r\nused\r\n'
+    pycheck '
+assert len(reqs) == 2, len(reqs)
+last = user(1)
+assert "near \x27condition FROM usage" in last, last
+assert "Hint: condition is a reserved word in MariaDB; write the name quoted: \"condition\".\n" in last, last
+assert "Hint: usage is a reserved word in MariaDB; write the name quoted: \"usage\".\n" in last, last
+'
 }
 
 # tests/security/mariadb_corpus.jsonl: each statement refused by `askdb
@@ -1913,6 +1974,8 @@ TESTS=(
     killed_by_another_session_is_not_a_timeout
     benchmark_is_refused_as_its_kill_cannot_be_told
     ask_answers_and_repairs_with_the_model
+    reserved_words_are_quoted_in_the_schema
+    ask_repairs_a_reserved_word_written_bare
     refuses_writes_and_escapes_with_data_unchanged
     sqlite_corpus_changes_nothing
     server_layers_hold_without_the_text_guard

@@ -271,6 +271,18 @@ INSERT INTO teams VALUES (1, 'Red'), (2, 'Blue');
 INSERT INTO players VALUES ('Ann', '1'), ('Bo', '2'), ('Cy', '2');
 GRANT SELECT ON teams, players TO reader;
 EOF
+    # Names that are reserved words of PostgreSQL but not of SQLite: a
+    # table "user" (FROM user reads current_user) with columns "array"
+    # and "only", and a foreign key to it.
+    su_sql "CREATE DATABASE words" postgres || return 1
+    psql -X -q -v ON_ERROR_STOP=1 -d "$(su_url words)" >>"$TMP/pg/setup.log" 2>&1 <<EOF || { cat "$TMP/pg/setup.log" >&2; return 1; }
+CREATE TABLE "user" (id int PRIMARY KEY, name text NOT NULL, "array" int,
+    "only" text);
+INSERT INTO "user" VALUES (1, 'Ann', 10, 'yes'), (2, 'Bo', 20, 'no');
+CREATE TABLE visits (id int PRIMARY KEY, user_id int REFERENCES "user" (id));
+INSERT INTO visits VALUES (1, 1), (2, 1), (3, 2);
+GRANT SELECT ON "user", visits TO reader;
+EOF
     # A foreign table (postgres_fdw) whose remote view sleeps: the test
     # stops the remote session to make a foreign server that hangs.
     su_sql "CREATE DATABASE remote" postgres || return 1
@@ -698,6 +710,56 @@ assert "sales.regions.name = '"'"'Lakeside'"'"'" in first, first
 last = user(1)
 assert "column r.nme does not exist" in last, last
 assert "there is no column '"'"'r.nme'"'"'; r is table sales.regions, which has columns: id, name" in last, last
+'
+}
+
+# Names that are reserved words of PostgreSQL but not of SQLite ("user",
+# "array", "only": pg_get_keywords() R and T) are shown quoted, as a query
+# must write them, and a query that writes them so runs, through sql and
+# through ask.
+reserved_words_are_quoted_in_the_schema() {
+    local words="postgresql://reader@127.0.0.1:$PORT/words"
+    run schema "$words"
+    expect_rc 0
+    pycheck '
+want = ("CREATE TABLE \"user\" (\n"
+        "  id integer PRIMARY KEY,\n"
+        "  name text NOT NULL, -- e.g. \x27Ann\x27, \x27Bo\x27\n"
+        "  \"array\" integer,\n"
+        "  \"only\" text -- e.g. \x27yes\x27, \x27no\x27\n"
+        ");")
+assert want in out, out
+assert "  FOREIGN KEY (user_id) REFERENCES \"user\"(id)\n" in out, out
+'
+    run sql -f csv "$words" 'SELECT name, "array", "only" FROM "user" ORDER BY id'
+    expect_rc 0
+    expect_out 'name,array,only\r\nAnn,10,yes\r\nBo,20,no\r\n'
+    start_llm "$(replies "$(fence 'SELECT u.name, count(*) AS n FROM "user" u JOIN visits v ON v.user_id = u.id GROUP BY u.name ORDER BY u.name')" "$(fence "SELECT 'extra request' AS oops")")"
+    run ask --llm-url "$URL" --model test --no-question-check -f csv "$words" "Visits per user?"
+    expect_rc 0
+    expect_out 'name,n\r\nAnn,2\r\nBo,1\r\n'
+    expect_requests 1
+    pycheck '
+first = msgs(0)[0]["content"] + msgs(0)[1]["content"]
+assert "CREATE TABLE \"user\" (" in first and "  \"array\" integer," in first, first
+'
+}
+
+# A reserved word written bare as a name: FROM user reads current_user,
+# whose one column is not "name"; the repair hint names the table quoted
+# and says why, and the quoted query answers.
+ask_repairs_a_reserved_word_written_bare() {
+    local words="postgresql://reader@127.0.0.1:$PORT/words"
+    start_llm "$(replies "$(fence 'SELECT name FROM user ORDER BY id')" "$(fence 'SELECT name FROM "user" ORDER BY id')" "$(fence "SELECT 'extra request' AS oops")")"
+    run ask --llm-url "$URL" --model test --no-question-check -f csv "$words" "Names of the users?"
+    expect_rc 0
+    expect_out 'name\r\nAnn\r\nBo\r\n'
+    expect_requests 2
+    pycheck '
+last = user(1)
+assert "column \"name\" does not exist" in last, last
+assert "Closest real columns: \"user\".name." in last, last
+assert "Hint: user is a reserved word in PostgreSQL; write the name quoted: \"user\"." in last, last
 '
 }
 
@@ -2276,6 +2338,8 @@ TESTS=(
     other_schemas_show_qualified
     partitions_show_when_their_parent_is_not_readable
     ask_answers_from_another_schema
+    reserved_words_are_quoted_in_the_schema
+    ask_repairs_a_reserved_word_written_bare
     ask_compares_a_number_with_text_as_text
     sql_converts_types
     sql_ascii_database_reads_as_utf8

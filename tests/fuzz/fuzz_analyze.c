@@ -67,8 +67,8 @@ static struct db_table tables[] = {
      q_cust, 0},
 };
 
-static struct db_schema shop = {tables, 6, 0};
-static struct db_schema empty = {NULL, 0, 0};
+static struct db_schema shop = {.tables = tables, .ntables = 6};
+static struct db_schema empty = {.tables = NULL};
 
 static void check(const char *sql, const struct db_schema *s)
 {

@@ -66,8 +66,8 @@ static struct db_table tables[] = {
     {t_ord, 0, cols_ord, 4, NULL, 0, NULL, 0, 5, 0, 0, NULL, n_sales, q_ord, 0},
 };
 
-static struct db_schema shop = {tables, 6, 0};
-static struct db_schema empty = {NULL, 0, 0};
+static struct db_schema shop = {.tables = tables, .ntables = 6};
+static struct db_schema empty = {.tables = NULL};
 
 static char *copy(const uint8_t *p, size_t n)
 {

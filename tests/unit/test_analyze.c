@@ -644,7 +644,8 @@ static struct db_table ns_tables[] = {
     {"regions", 0, ns_reg, 2, NULL, 0, NULL, 0, 3, 0, 0, NULL, "sales",
      "sales.regions", 0},
 };
-static const struct db_schema ns = {ns_tables, 4, 1};
+static const struct db_schema ns = {
+    .tables = ns_tables, .ntables = 4, .case_folds = 1};
 
 static void analyze_ns(const char *sql, struct sqla *a)
 {

@@ -369,7 +369,8 @@ static void checks_name_tables_of_other_schemas(void **state)
         {"regions", 0, reg_cols, 2, NULL, 0, NULL, 0, 3, 0, 0, NULL, "sales",
          "sales.regions", 0},
     };
-    static const struct db_schema ns = {tables, 3, 1};
+    static const struct db_schema ns = {
+        .tables = tables, .ntables = 3, .case_folds = 1};
 
     (void)state;
     before_on(NULL, &ns, "q", "SELECT r.label FROM sales.orders o JOIN "

@@ -327,7 +327,7 @@ static void namespaced_tables_render_qualified(void **state)
         {"Regions", 0, reg_cols, 1, NULL, 0, NULL, 0, -1, 0, 0, NULL,
          "Sales", "Sales.Regions", 0},
     };
-    struct db_schema s = {tables, 3, 1};
+    struct db_schema s = {.tables = tables, .ntables = 3, .case_folds = 1};
     char *text;
     struct buf b;
 

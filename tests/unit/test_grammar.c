@@ -45,7 +45,7 @@ static struct db_table tables[] = {
     {"Order Items", 0, item_cols, 2, NULL, 0, NULL, 0, 5, 0, 0, NULL, NULL,
      NULL, 0},
 };
-static const struct db_schema schema = {tables, 3, 0};
+static const struct db_schema schema = {.tables = tables, .ntables = 3};
 
 static void grammar_starts_with_the_fenced_reply(void **state)
 {
@@ -69,7 +69,7 @@ static void grammar_starts_with_the_fenced_reply(void **state)
 
 static void empty_schema_still_gives_a_grammar(void **state)
 {
-    const struct db_schema none = {NULL, 0, 0};
+    const struct db_schema none = {.tables = NULL};
     char *g = sqlx_grammar(&none);
 
     (void)state;
@@ -384,7 +384,8 @@ static void namespaced_table_is_written_qualified(void **state)
         {"orders", 0, ord_cols, 3, NULL, 0, NULL, 0, 4, 0, 0, NULL, "sales",
          "sales.orders", 0},
     };
-    static const struct db_schema ns = {ns_tables, 2, 1};
+    static const struct db_schema ns = {
+        .tables = ns_tables, .ntables = 2, .case_folds = 1};
     static const char *const ok[] = {
         "SELECT amount FROM sales.orders",
         "SELECT o.amount FROM sales.orders o",
@@ -423,6 +424,93 @@ static void namespaced_table_is_written_qualified(void **state)
     expect(g, bad, 0);
     llama_sampler_free(g);
     free(a);
+}
+
+static void free_reserved(struct db_schema *s)
+{
+    int i;
+
+    for (i = 0; i < s->nreserved; i++)
+        free(s->reserved[i]);
+    free(s->reserved);
+    s->reserved = NULL;
+    s->nreserved = 0;
+}
+
+/* An engine's own reserved words (db_schema.reserved, which its driver
+** reads from the server) stand only quoted as names; a schema without
+** them (SQLite's) takes the same names bare. (A word of up to 4
+** characters still reads as a table alias, user.name among them, as
+** SQLite's keywords do: aliases are free words.) */
+static void engine_reserved_names_are_taken_only_quoted(void **state)
+{
+    static struct db_column user_cols[] = {
+        {"id", "integer", 0, NULL, 1, NULL, 0, NULL},
+        {"name", "text", 0, NULL, 0, NULL, 0, NULL},
+        {"array", "integer", 0, NULL, 0, NULL, 0, NULL},
+        {"only", "text", 0, NULL, 0, NULL, 0, NULL},
+    };
+    static struct db_table user_tables[] = {
+        {"user", 0, user_cols, 4, NULL, 0, NULL, 0, 3, 0, 0, NULL, NULL,
+         NULL, 0},
+    };
+    static const char *const quoted[] = {
+        "SELECT name FROM \"user\"",
+        "SELECT u.name, \"array\", \"only\" FROM \"user\" u "
+        "WHERE \"array\" > 1",
+        "SELECT \"user\".name FROM \"user\" ORDER BY \"only\"",
+        NULL
+    };
+    static const char *const bare[] = {
+        "SELECT name FROM user",
+        "SELECT array FROM \"user\"",
+        "SELECT name FROM \"user\" WHERE only = 'x'",
+        NULL
+    };
+    struct db_schema plain = {.tables = user_tables, .ntables = 1};
+    struct db_schema pg = {
+        .tables = user_tables, .ntables = 1, .case_folds = 1};
+    struct llama_sampler *g;
+    char *a, *b;
+    int d;
+
+    (void)state;
+    assert_int_equal(schema_add_reserved(&pg, "USER"), 0);
+    assert_int_equal(schema_add_reserved(&pg, "only"), 0);
+    assert_int_equal(schema_add_reserved(&pg, "array"), 0);
+    assert_int_equal(schema_add_reserved(&pg, "user"), 0);
+    assert_int_equal(pg.nreserved, 3);
+    assert_true(schema_reserved(&pg, "User"));
+    assert_false(schema_reserved(&pg, "name"));
+    assert_false(schema_reserved(&plain, "user"));
+    /* The bare names' trie lacks them; the quoted ones' has them. */
+    a = sqlx_grammar_dialect(&pg, SQLX_POSTGRES);
+    b = sqlx_grammar_dialect(&plain, SQLX_POSTGRES);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_null(strstr(a, "\ndb-table-b ::= [uU] [sS] [eE] [rR]"));
+    assert_non_null(strstr(b, "\ndb-table-b ::= [uU] [sS] [eE] [rR]"));
+    assert_non_null(strstr(a, "\ndb-table-q ::= [uU] [sS] [eE] [rR]"));
+    free(a);
+    free(b);
+    if (!vocab)
+        free_reserved(&pg); /* NEED_VOCAB() skips: nothing else frees it */
+    NEED_VOCAB();
+    for (d = SQLX_POSTGRES; d <= SQLX_DUCKDB; d++) {
+        a = sqlx_grammar_dialect(&pg, (enum sqlx_dialect)d);
+        assert_non_null(a);
+        g = llama_sampler_init_grammar(vocab, a, "root");
+        free(a);
+        assert_non_null(g);
+        expect(g, quoted, 1);
+        expect(g, bare, 0);
+        llama_sampler_free(g);
+    }
+    g = grammar_for(&plain);
+    expect(g, quoted, 1);
+    expect(g, bare, 1);
+    llama_sampler_free(g);
+    free_reserved(&pg);
 }
 
 static void refuses_writes_and_second_statements(void **state)
@@ -618,6 +706,7 @@ int main(void)
         cmocka_unit_test(dialects_take_their_own_sql),
         cmocka_unit_test(refuses_unknown_columns_and_tables),
         cmocka_unit_test(namespaced_table_is_written_qualified),
+        cmocka_unit_test(engine_reserved_names_are_taken_only_quoted),
         cmocka_unit_test(refuses_writes_and_second_statements),
         cmocka_unit_test(reply_is_exactly_one_fenced_block),
         cmocka_unit_test(aliases_are_free_only_where_defined),

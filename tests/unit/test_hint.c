@@ -1,5 +1,6 @@
 /* test_hint.c - repair hints: the unknown name read from each engine's
-** message, and tables of other schemas named qualified. */
+** message, tables of other schemas named qualified, and engines'
+** reserved words named quoted. */
 #include "testutil.h"
 
 #include <stdio.h>
@@ -38,7 +39,8 @@ static struct db_table tables[] = {
     {"regions", 0, reg_cols, 2, NULL, 0, NULL, 0, 3, 0, 0, NULL, "sales",
      "sales.regions", 0},
 };
-static const struct db_schema ns = {tables, 4, 1};
+static const struct db_schema ns = {
+    .tables = tables, .ntables = 4, .case_folds = 1};
 
 /* The hint for an error of class ec with message msg on sql; it must
 ** contain want. */
@@ -121,11 +123,107 @@ static void unknown_column_of_a_qualified_table(void **state)
                 "table name or alias (");
 }
 
+/* The hint on schema s for dialect; NULL when out of memory. */
+static char *hint_on(const struct db_schema *s, askdb_error_class ec,
+                     const char *sql, const char *msg, const char *dialect)
+{
+    struct buf b;
+
+    buf_init(&b, 0);
+    hint_write(&b, s, sql, ec, msg, 1000, dialect);
+    return buf_steal(&b);
+}
+
+#define HAS(text, want)                                                      \
+    do {                                                                     \
+        if (!strstr((text), (want)))                                         \
+            fail_msg("hint lacks \"%s\": %s", (want), (text));               \
+    } while (0)
+
+/*
+** On an engine with reserved words of its own (db_schema.reserved) the
+** hints write names as a query must, quoted where they are one, and say
+** to quote a reserved word the query wrote bare as a name: where the
+** engine stopped (DuckDB's and MariaDB's syntax errors) or after FROM
+** (PostgreSQL reads FROM user as current_user and names a column). On
+** SQLite (no reserved words, says_quoted 0) the hints are as they were.
+*/
+static void reserved_names_are_said_quoted(void **state)
+{
+    static struct db_column user_cols[] = {
+        {"id", "integer", 1, NULL, 1, NULL, 0, NULL},
+        {"name", "text", 0, NULL, 0, NULL, 0, NULL},
+        {"array", "integer", 0, NULL, 0, NULL, 0, NULL},
+        {"only", "text", 0, NULL, 0, NULL, 0, NULL},
+    };
+    static struct db_table user_tables[] = {
+        {"user", 0, user_cols, 4, NULL, 0, NULL, 0, 3, 0, 0, NULL, NULL,
+         NULL, 0},
+    };
+    static const char *const words[] = {"user", "array", "only", "select",
+                                        "from"};
+    struct db_schema pg = {.tables = user_tables, .ntables = 1,
+                           .case_folds = 1, .says_quoted = 1};
+    struct db_schema lite = {.tables = user_tables, .ntables = 1};
+    char *h;
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof words / sizeof words[0]; i++)
+        assert_int_equal(schema_add_reserved(&pg, words[i]), 0);
+    h = hint_on(&pg, ASKDB_EC_UNKNOWN_COLUMN, "SELECT name FROM user",
+                "column \"name\" does not exist", "PostgreSQL");
+    assert_non_null(h);
+    HAS(h, "Closest real columns: \"user\".name.\n");
+    HAS(h, "Hint: user is a reserved word in PostgreSQL; write the name "
+           "quoted: \"user\".\n");
+    free(h);
+    h = hint_on(&pg, ASKDB_EC_UNKNOWN_COLUMN, "SELECT u.nme FROM \"user\" u",
+                "column u.nme does not exist", "PostgreSQL");
+    assert_non_null(h);
+    HAS(h, "u is table \"user\", which has columns: id, name, \"array\", "
+           "\"only\"");
+    assert_null(strstr(h, "reserved word"));
+    free(h);
+    h = hint_on(&pg, ASKDB_EC_SYNTAX, "SELECT id, array FROM \"user\"",
+                "Parser Error: syntax error at or near \"array\"", "DuckDB");
+    assert_non_null(h);
+    HAS(h, "Hint: array is a reserved word in DuckDB; write the name "
+           "quoted: \"array\".\n");
+    assert_null(strstr(h, "user is a reserved"));
+    free(h);
+    h = hint_on(&pg, ASKDB_EC_SYNTAX, "SELECT only FROM \"user\"",
+                "You have an error in your SQL syntax; check the manual that "
+                "corresponds to your MariaDB server version for the right "
+                "syntax to use near 'only FROM \"user\"' at line 1",
+                "MariaDB");
+    assert_non_null(h);
+    HAS(h, "Hint: only is a reserved word in MariaDB; write the name "
+           "quoted: \"only\".\n");
+    free(h);
+    h = hint_on(&pg, ASKDB_EC_UNKNOWN_TABLE, "SELECT * FROM usr",
+                "relation \"usr\" does not exist", "PostgreSQL");
+    assert_non_null(h);
+    HAS(h, "The tables are: \"user\".\n");
+    free(h);
+    /* SQLite: names as stored, and no word on reserved words. */
+    h = hint_on(&lite, ASKDB_EC_UNKNOWN_COLUMN, "SELECT name FROM user",
+                "no such column: name", "SQLite");
+    assert_non_null(h);
+    HAS(h, "Closest real columns: user.name.\n");
+    assert_null(strstr(h, "reserved word"));
+    free(h);
+    for (i = 0; i < (size_t)pg.nreserved; i++)
+        free(pg.reserved[i]);
+    free(pg.reserved);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(unknown_table_read_from_each_engine),
         cmocka_unit_test(unknown_column_of_a_qualified_table),
+        cmocka_unit_test(reserved_names_are_said_quoted),
     };
     test_filter_from_env();
 

@@ -491,7 +491,8 @@ static void links_tables_of_other_schemas(void **state)
         {"regions", 0, reg_cols, 2, NULL, 0, NULL, 0, 3, 0, 0, NULL, "sales",
          "sales.regions", 0},
     };
-    static const struct db_schema ns = {tables, 4, 1};
+    static const struct db_schema ns = {
+        .tables = tables, .ntables = 4, .case_folds = 1};
     struct link_opts o = always_prune();
     struct link_hint h = {"sales.regions", "label", 2.0};
     struct link_result r;

@@ -678,14 +678,16 @@ static void render_says_column_and_spelling(void **state)
         {"Sales.regions", "name", "North", "north", 1, 0, 2.0},
     };
     /* A table of another schema is written qualified, its names as the
-    ** schema's engine needs them (capitals quoted where names fold). */
+    ** schema's engine needs them (capitals quoted where names fold, in
+    ** every name: singer."Country", as the schema text writes it). */
     static char t_regions[] = "regions", n_sales[] = "Sales",
                 q_regions[] = "Sales.regions";
     struct db_table tables[] = {
         {t_regions, 0, NULL, 0, NULL, 0, NULL, 0, 2, 0, 0, NULL, n_sales,
          q_regions, 0},
     };
-    const struct db_schema s = {tables, 1, 1};
+    const struct db_schema s = {
+        .tables = tables, .ntables = 1, .case_folds = 1};
     struct buf b;
 
     (void)state;
@@ -695,8 +697,8 @@ static void render_says_column_and_spelling(void **state)
     values_render(&b, &s, m, 3);
     assert_string_equal(b.data,
                         "Values the question mentions, as stored:\n"
-                        "- singer.Country = 'France' (question: \"Frnace\", "
-                        "close spelling)\n"
+                        "- singer.\"Country\" = 'France' (question: "
+                        "\"Frnace\", close spelling)\n"
                         "- \"order items\".status = 'Chef''s' (question: "
                         "\"chef's\")\n"
                         "- \"Sales\".regions.name = 'North' (question: "
