@@ -359,17 +359,10 @@ const char *askdb_agent_errmsg(const askdb_agent *ag)
 */
 static askdb_status agent_ready(askdb_agent *ag)
 {
-    static const char pre[] = "this agent was not made (askdb_agent_new() "
-                              "failed): ";
-    char why[sizeof ag->errmsg];
-
     if (ag->ready)
         return ASKDB_OK;
-    if (strncmp(ag->errmsg, pre, sizeof pre - 1) != 0) {
-        snprintf(why, sizeof why, "%s", ag->errmsg);
-        snprintf(ag->errmsg, sizeof ag->errmsg, "%s%.*s", pre,
-                 (int)(sizeof ag->errmsg - sizeof pre), why);
-    }
+    text_prefix_once(ag->errmsg, sizeof ag->errmsg,
+                     "this agent was not made (askdb_agent_new() failed): ");
     return ASKDB_ERR_USAGE;
 }
 

@@ -50,16 +50,11 @@ static askdb_status fail(askdb_memory *h, askdb_status st, const char *fmt,
 */
 static askdb_status usable(askdb_memory *h)
 {
-    static const char pre[] = "this memory store did not open "
-                              "(askdb_memory_open() failed): ";
-    char why[sizeof h->errmsg];
-
     if (h->opened)
         return ASKDB_OK;
-    if (strncmp(h->errmsg, pre, sizeof pre - 1) != 0) {
-        snprintf(why, sizeof why, "%s", h->errmsg);
-        fail(h, ASKDB_ERR_USAGE, "%s%s", pre, why);
-    }
+    text_prefix_once(h->errmsg, sizeof h->errmsg,
+                     "this memory store did not open (askdb_memory_open() "
+                     "failed): ");
     return ASKDB_ERR_USAGE;
 }
 

@@ -201,3 +201,22 @@ const char *text_url_ambiguous(const char *auth, const char *ends,
         *colon = NULL;
     return last;
 }
+
+void text_prefix_once(char *msg, size_t n, const char *pre)
+{
+    size_t lp = strlen(pre), lm;
+
+    if (n == 0 || strncmp(msg, pre, lp) == 0)
+        return;
+    if (lp >= n) {
+        lp = text_cut(pre, lp, n - 1);
+        memcpy(msg, pre, lp);
+        msg[lp] = '\0';
+        return;
+    }
+    lm = strlen(msg);
+    lm = text_cut(msg, lm, n - 1 - lp);
+    memmove(msg + lp, msg, lm);
+    memcpy(msg, pre, lp);
+    msg[lp + lm] = '\0';
+}

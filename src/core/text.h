@@ -40,6 +40,12 @@ int text_valid(const char *s, size_t len);
 ** inside a UTF-8 sequence (valid input stays valid). */
 size_t text_cut(const char *s, size_t len, size_t max);
 
+/* Put pre before the message msg (a buffer of n bytes) unless it starts
+** with pre already, the message's end cut between characters to fit: a
+** failed constructor's message, said again each time its handle is used
+** ("this agent was not made (askdb_agent_new() failed): ..."). */
+void text_prefix_once(char *msg, size_t n, const char *pre);
+
 /* Append s[0..len) to b as valid UTF-8 (invalid bytes as U+FFFD). With
 ** max > 0 at most max bytes of s are taken, cut between characters and
 ** followed by "..." when something was left out. */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/text.h"
 #include "db/isolate.h"
 #include "db/wire.h"
 
@@ -122,17 +123,11 @@ askdb_status askdb_db_open(const char *path, const askdb_config *cfg,
 
 askdb_status db_usable(askdb_db *db)
 {
-    static const char pre[] = "this database handle did not open "
-                              "(askdb_db_open() failed): ";
-    char why[sizeof db->errmsg];
-
     if (db->opened)
         return ASKDB_OK;
-    if (strncmp(db->errmsg, pre, sizeof pre - 1) != 0) {
-        snprintf(why, sizeof why, "%s", db->errmsg);
-        snprintf(db->errmsg, sizeof db->errmsg, "%s%.*s", pre,
-                 (int)(sizeof db->errmsg - sizeof pre), why);
-    }
+    text_prefix_once(db->errmsg, sizeof db->errmsg,
+                     "this database handle did not open (askdb_db_open() "
+                     "failed): ");
     db->errclass = ASKDB_EC_DATABASE;
     return ASKDB_ERR_USAGE;
 }

@@ -206,6 +206,30 @@ static void url_password_runs_to_the_last_at_past_the_authority(void **state)
     }
 }
 
+/* A failed constructor's message gets its prefix once, the message's
+** end cut between characters to fit the buffer. */
+static void prefix_once_goes_before_the_message_once(void **state)
+{
+    char m[24];
+
+    (void)state;
+    snprintf(m, sizeof m, "no such file");
+    text_prefix_once(m, sizeof m, "failed: ");
+    assert_string_equal(m, "failed: no such file");
+    text_prefix_once(m, sizeof m, "failed: ");
+    assert_string_equal(m, "failed: no such file");
+    /* 23 bytes hold "failed: " and 15 of the message: the 'é' at 14-15
+    ** would be split, so the cut falls before it. */
+    snprintf(m, sizeof m, "abcdefghijklmn\xc3\xa9xyz");
+    text_prefix_once(m, sizeof m, "failed: ");
+    assert_string_equal(m, "failed: abcdefghijklmn");
+    snprintf(m, sizeof m, "x");
+    text_prefix_once(m, 6, "failed: ");
+    assert_string_equal(m, "faile");
+    text_prefix_once(m, 0, "failed: ");
+    assert_string_equal(m, "faile");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -217,6 +241,7 @@ int main(void)
         cmocka_unit_test(quoting_doubles_the_quote_and_nothing_else),
         cmocka_unit_test(quoted_names_round_trip_through_sqlite),
         cmocka_unit_test(url_password_runs_to_the_last_at_past_the_authority),
+        cmocka_unit_test(prefix_once_goes_before_the_message_once),
     };
     test_filter_from_env();
     return cmocka_run_group_tests_name("text", tests, NULL, NULL);
