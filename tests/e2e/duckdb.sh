@@ -742,13 +742,13 @@ assert "CREATE TABLE cols (\n  id BIGINT,\n  \"show\" BIGINT,\n  \"at\" VARCHAR,
 '
     run sql -f csv cols.csv 'SELECT id, "show", "at", "qualify" FROM cols ORDER BY id'
     expect_rc 0
-    expect_out 'id,show,at,qualify\r\n1,10,x,1\r\n2,20,y,0\r\n'
+    expect_out 'id,show,at,qualify\n1,10,x,1\n2,20,y,0\n'
     run schema semi.csv
     expect_rc 0
     expect_out_has 'CREATE TABLE "semi" ('
     run sql -f csv semi.csv 'SELECT sum("show") AS n FROM "semi"'
     expect_rc 0
-    expect_out 'n\r\n30\r\n'
+    expect_out 'n\n30\n'
 }
 
 # A reserved word written bare as a name is a syntax error; the repair
@@ -759,7 +759,7 @@ ask_repairs_a_reserved_word_written_bare() {
     start_llm "$(replies "$(fence 'SELECT sum(show) AS n FROM semi')" "$(fence 'SELECT sum("show") AS n FROM "semi"')" "$(fence "SELECT 'extra request' AS oops")")"
     run ask --llm-url "$URL" --model test --no-question-check -f csv semi.csv "How many shows in all?"
     expect_rc 0
-    expect_out 'n\r\n30\r\n'
+    expect_out 'n\n30\n'
     [ "$(nreq)" = 2 ] || fail "the model got $(nreq) requests, expected 2"
     pycheck '
 first = msgs(0)[0]["content"] + msgs(0)[1]["content"]

@@ -795,11 +795,11 @@ assert want in out, out
 '
     run sql -f csv "$words" 'SELECT "condition", "change", "long" FROM "usage" ORDER BY id'
     expect_rc 0
-    expect_out 'condition,change,long\r\nnew,10,1\r\nused,20,2\r\n'
+    expect_out 'condition,change,long\nnew,10,1\nused,20,2\n'
     start_llm "$(replies "$(fence 'SELECT "condition" FROM "usage" WHERE "change" > 15')" "$(fence "SELECT 'extra' AS oops")")"
     run ask --llm-url "$URL" --model test -f csv --no-question-check "$words" "Which condition has a change over 15?"
     expect_rc 0
-    expect_out 'condition\r\nused\r\n'
+    expect_out 'condition\nused\n'
     pycheck '
 assert len(reqs) == 1, len(reqs)
 first = msgs(0)[0]["content"] + msgs(0)[1]["content"]
@@ -815,7 +815,7 @@ ask_repairs_a_reserved_word_written_bare() {
     start_llm "$(replies "$(fence 'SELECT condition FROM usage ORDER BY id')" "$(fence 'SELECT "condition" FROM "usage" ORDER BY id')" "$(fence "SELECT 'extra' AS oops")")"
     run ask --llm-url "$URL" --model test -f csv --no-question-check "$words" "Conditions?"
     expect_rc 0
-    expect_out 'condition\r\nnew\r\nused\r\n'
+    expect_out 'condition\nnew\nused\n'
     pycheck '
 assert len(reqs) == 2, len(reqs)
 last = user(1)

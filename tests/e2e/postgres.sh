@@ -443,22 +443,34 @@ still_running() {
 # its process group, and a second SIGINT that comes after the first was
 # handled is askdb's second Ctrl-C, which ends it at once, silently.
 #
+# start_script PORT_FILE SCRIPT ARG...: a stand-in of the test tree
+# (tests/e2e/SCRIPT, which writes the port it listens on to PORT_FILE)
+# started and waited for, its pid kept for the clean-up; SCRIPT_PID.
+start_script() {
+    local file=$1 script=$2
+    shift 2
+    rm -f "$file"
+    "$PY" "$HERE/$script" "$@" &
+    SCRIPT_PID=$!
+    echo "$SCRIPT_PID" >>"$T/.pids"
+    echo "$SCRIPT_PID" >>"$TMP/llm.pids"
+    for _ in $(seq 1 100); do
+        [ -s "$file" ] && return 0
+        sleep 0.05
+    done
+    fail "$script did not start"
+}
+
 # start_relay: a relay to the server (tests/e2e/silent_relay.py) that
 # stands for the network; RELAY_PORT, RELAY_PID. relay_silent: the server
 # as seen through it goes away without a word. relay_deaf: it says no
 # more, yet still takes connections, answering none. start_relay
 # --hold-cancels: a relay that holds every cancel request unanswered.
 start_relay() {
-    rm -f "$T/relay.port" "$T/relay.port.quiet"
-    "$PY" "$HERE/silent_relay.py" 127.0.0.1 "$PORT" "$T/relay.port" "$@" &
-    RELAY_PID=$!
-    echo "$RELAY_PID" >>"$T/.pids"
-    echo "$RELAY_PID" >>"$TMP/llm.pids"
-    for _ in $(seq 1 100); do
-        [ -s "$T/relay.port" ] && break
-        sleep 0.05
-    done
-    [ -s "$T/relay.port" ] || fail "the relay did not start"
+    rm -f "$T/relay.port.quiet"
+    start_script "$T/relay.port" silent_relay.py 127.0.0.1 "$PORT" \
+        "$T/relay.port" "$@"
+    RELAY_PID=$SCRIPT_PID
     RELAY_PORT=$(cat "$T/relay.port")
 }
 relay_silent() {
@@ -514,17 +526,7 @@ relays_deaf() {
 # start (tests/e2e/standby_stub.py), which libpq turns down for
 # target_session_attrs=read-write; STANDBY_PORT.
 start_standby_stub() {
-    local pid
-    rm -f "$T/standby.port"
-    "$PY" "$HERE/standby_stub.py" "$T/standby.port" &
-    pid=$!
-    echo "$pid" >>"$T/.pids"
-    echo "$pid" >>"$TMP/llm.pids"
-    for _ in $(seq 1 100); do
-        [ -s "$T/standby.port" ] && break
-        sleep 0.05
-    done
-    [ -s "$T/standby.port" ] || fail "the standby stub did not start"
+    start_script "$T/standby.port" standby_stub.py "$T/standby.port"
     STANDBY_PORT=$(cat "$T/standby.port")
 }
 
@@ -733,11 +735,11 @@ assert "  FOREIGN KEY (user_id) REFERENCES \"user\"(id)\n" in out, out
 '
     run sql -f csv "$words" 'SELECT name, "array", "only" FROM "user" ORDER BY id'
     expect_rc 0
-    expect_out 'name,array,only\r\nAnn,10,yes\r\nBo,20,no\r\n'
+    expect_out 'name,array,only\nAnn,10,yes\nBo,20,no\n'
     start_llm "$(replies "$(fence 'SELECT u.name, count(*) AS n FROM "user" u JOIN visits v ON v.user_id = u.id GROUP BY u.name ORDER BY u.name')" "$(fence "SELECT 'extra request' AS oops")")"
     run ask --llm-url "$URL" --model test --no-question-check -f csv "$words" "Visits per user?"
     expect_rc 0
-    expect_out 'name,n\r\nAnn,2\r\nBo,1\r\n'
+    expect_out 'name,n\nAnn,2\nBo,1\n'
     expect_requests 1
     pycheck '
 first = msgs(0)[0]["content"] + msgs(0)[1]["content"]
@@ -753,7 +755,7 @@ ask_repairs_a_reserved_word_written_bare() {
     start_llm "$(replies "$(fence 'SELECT name FROM user ORDER BY id')" "$(fence 'SELECT name FROM "user" ORDER BY id')" "$(fence "SELECT 'extra request' AS oops")")"
     run ask --llm-url "$URL" --model test --no-question-check -f csv "$words" "Names of the users?"
     expect_rc 0
-    expect_out 'name\r\nAnn\r\nBo\r\n'
+    expect_out 'name\nAnn\nBo\n'
     expect_requests 2
     pycheck '
 last = user(1)
