@@ -501,6 +501,17 @@ wait_in() {
 }
 wait_err() { wait_in "$T/err" "$1" "$2"; }
 
+# shell_on URL TIMEOUT_MS: askdb shell on URL with --timeout TIMEOUT_MS
+# and no model (its lines are .sql), fed through fd 7, its pid in the
+# caller's pid, its output in $T/out and $T/err; end_shell ends it.
+shell_on() {
+    mkfifo "$T/fifo"
+    (cd "$T" && exec timeout 40 "$ASKDB" shell --llm-url http://127.0.0.1:9/v1 --model test \
+        --timeout "$2" "$1") <"$T/fifo" >"$T/out" 2>"$T/err" &
+    pid=$!
+    exec 7>"$T/fifo"
+}
+
 # end_shell WHAT: the caller's shell (its pid in pid, its lines through
 # fd 7) told its input ended and waited for; RC its status; WHAT and
 # ELAPSED_MS to the trace; its output checked for sanitizer reports.
@@ -1996,11 +2007,7 @@ reconnect_after_a_loss_keeps_to_the_time_limit() {
     local pid t0
     start_relay
     url="postgresql://reader@127.0.0.1:$RELAY_PORT/shop"
-    mkfifo "$T/fifo"
-    (cd "$T" && exec timeout 40 "$ASKDB" shell --llm-url http://127.0.0.1:9/v1 --model test \
-        --timeout 1000 "$url") <"$T/fifo" >"$T/out" 2>"$T/err" &
-    pid=$!
-    exec 7>"$T/fifo"
+    shell_on "$url" 1000
     echo ".sql SELECT pg_sleep(32)" >&7
     wait_active "pg_sleep(32)"
     relay_deaf
@@ -2078,11 +2085,7 @@ reconnect_to_several_hosts_reaches_the_one_that_answers() {
     start_relay
     r2=$RELAY_PORT r2_pid=$RELAY_PID
     url="postgresql://reader@127.0.0.1:$STANDBY_PORT,127.0.0.1:$r1,127.0.0.1:$r2,127.0.0.1:$PORT/shop?target_session_attrs=read-write"
-    mkfifo "$T/fifo"
-    (cd "$T" && exec timeout 40 "$ASKDB" shell --llm-url http://127.0.0.1:9/v1 --model test \
-        --timeout 6000 "$url") <"$T/fifo" >"$T/out" 2>"$T/err" &
-    pid=$!
-    exec 7>"$T/fifo"
+    shell_on "$url" 6000
     echo ".sql SELECT 41 AS a" >&7
     wait_in "$T/out" 41 200 || fail "the first statement did not answer: $(head -c 300 "$T/err")"
     end_sessions reader
@@ -2156,11 +2159,7 @@ reconnect_to_several_hosts_says_each_hosts_error() {
     q="host=127.0.0.1,127.0.0.1,127.0.0.1,$SOCK&port=$r1,$r2,$PORT,$PORT"
     url="postgresql://dora:$DORA_PW@/shop?$q"
     label="postgresql://dora@/shop?$q"
-    mkfifo "$T/fifo"
-    (cd "$T" && exec timeout 40 "$ASKDB" shell --llm-url http://127.0.0.1:9/v1 --model test \
-        --timeout 6000 "$url") <"$T/fifo" >"$T/out" 2>"$T/err" &
-    pid=$!
-    exec 7>"$T/fifo"
+    shell_on "$url" 6000
     echo ".sql SELECT 41 AS a" >&7
     wait_in "$T/out" 41 200 || fail "the first statement did not answer: $(head -c 300 "$T/err")"
     su_sql "ALTER ROLE dora PASSWORD 'Dora-changed-pw'" >/dev/null
@@ -2188,11 +2187,7 @@ walk_to_a_dropped_database() {
     su_sql "CREATE DATABASE tmpdb" >/dev/null
     url="postgresql://reader@/tmpdb?host=$1&port=$2"
     rm -f "$T/fifo"
-    mkfifo "$T/fifo"
-    (cd "$T" && exec timeout 40 "$ASKDB" shell --llm-url http://127.0.0.1:9/v1 --model test \
-        --timeout 6000 "$url") <"$T/fifo" >"$T/out" 2>"$T/err" &
-    pid=$!
-    exec 7>"$T/fifo"
+    shell_on "$url" 6000
     echo ".sql SELECT 41 AS a" >&7
     wait_in "$T/out" 41 200 || fail "the first statement did not answer: $(head -c 300 "$T/err")"
     su_sql "DROP DATABASE tmpdb WITH (FORCE)" >/dev/null
@@ -2239,11 +2234,7 @@ reconnect_to_several_hosts_ends_at_a_port_libpq_cannot_read() {
     start_relay
     q="host=127.0.0.1,127.0.0.1,127.0.0.1&port=$RELAY_PORT,abc,$PORT"
     url="postgresql://reader@/shop?$q"
-    mkfifo "$T/fifo"
-    (cd "$T" && exec timeout 40 "$ASKDB" shell --llm-url http://127.0.0.1:9/v1 --model test \
-        --timeout 6000 "$url") <"$T/fifo" >"$T/out" 2>"$T/err" &
-    pid=$!
-    exec 7>"$T/fifo"
+    shell_on "$url" 6000
     echo ".sql SELECT 41 AS a" >&7
     wait_in "$T/out" 41 200 || fail "the first statement did not answer: $(head -c 300 "$T/err")"
     kill "$RELAY_PID"
@@ -2275,11 +2266,7 @@ reconnect_to_one_host_with_prefer_standby_keeps_to_the_limit() {
     local pid t0
     start_relay
     url="postgresql://reader@127.0.0.1:$RELAY_PORT/shop?target_session_attrs=prefer-standby"
-    mkfifo "$T/fifo"
-    (cd "$T" && exec timeout 40 "$ASKDB" shell --llm-url http://127.0.0.1:9/v1 --model test \
-        --timeout 3000 "$url") <"$T/fifo" >"$T/out" 2>"$T/err" &
-    pid=$!
-    exec 7>"$T/fifo"
+    shell_on "$url" 3000
     echo ".sql SELECT 41 AS a" >&7
     wait_in "$T/out" 41 200 || fail "the first statement did not answer: $(head -c 300 "$T/err")"
     end_sessions reader
