@@ -444,16 +444,7 @@ static void free_reserved(struct db_schema *s)
 ** SQLite's keywords do: aliases are free words.) */
 static void engine_reserved_names_are_taken_only_quoted(void **state)
 {
-    static struct db_column user_cols[] = {
-        {"id", "integer", 0, NULL, 1, NULL, 0, NULL},
-        {"name", "text", 0, NULL, 0, NULL, 0, NULL},
-        {"array", "integer", 0, NULL, 0, NULL, 0, NULL},
-        {"only", "text", 0, NULL, 0, NULL, 0, NULL},
-    };
-    static struct db_table user_tables[] = {
-        {"user", 0, user_cols, 4, NULL, 0, NULL, 0, 3, 0, 0, NULL, NULL,
-         NULL, 0},
-    };
+    struct db_table *user_tables = reserved_user_table();
     static const char *const quoted[] = {
         "SELECT name FROM \"user\"",
         "SELECT u.name, \"array\", \"only\" FROM \"user\" u "

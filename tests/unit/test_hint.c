@@ -150,16 +150,7 @@ static char *hint_on(const struct db_schema *s, askdb_error_class ec,
 */
 static void reserved_names_are_said_quoted(void **state)
 {
-    static struct db_column user_cols[] = {
-        {"id", "integer", 1, NULL, 1, NULL, 0, NULL},
-        {"name", "text", 0, NULL, 0, NULL, 0, NULL},
-        {"array", "integer", 0, NULL, 0, NULL, 0, NULL},
-        {"only", "text", 0, NULL, 0, NULL, 0, NULL},
-    };
-    static struct db_table user_tables[] = {
-        {"user", 0, user_cols, 4, NULL, 0, NULL, 0, 3, 0, 0, NULL, NULL,
-         NULL, 0},
-    };
+    struct db_table *user_tables = reserved_user_table();
     static const char *const words[] = {"user", "array", "only", "select",
                                         "from"};
     struct db_schema pg = {.tables = user_tables, .ntables = 1,

@@ -342,6 +342,24 @@ static inline askdb_db *testdb_open(const char *path, const askdb_config *cfg,
     return db;
 }
 
+/* A table "user" (id, name, "array", "only"): names that PostgreSQL,
+** DuckDB and MariaDB reserve and SQLite does not, for the tests of how
+** an engine's reserved words are shown, taken and named. Its schema's
+** reserved words are the test's to add (schema_add_reserved()). */
+static inline struct db_table *reserved_user_table(void)
+{
+    static struct db_column cols[] = {
+        {"id", "integer", 1, NULL, 1, NULL, 0, NULL},
+        {"name", "text", 0, NULL, 0, NULL, 0, NULL},
+        {"array", "integer", 0, NULL, 0, NULL, 0, NULL},
+        {"only", "text", 0, NULL, 0, NULL, 0, NULL},
+    };
+    static struct db_table table = {
+        "user", 0, cols, 4, NULL, 0, NULL, 0, 3, 0, 0, NULL, NULL, NULL, 0};
+
+    return &table;
+}
+
 /* ---- the environment ---------------------------------------------------- */
 
 /* The small GGUF model for the local-model tests ($ASKDB_SMALL_MODEL, set
