@@ -2932,13 +2932,31 @@ static char *dup_or_null(const char *s)
 ** session's sql_select_limit (max_rows + 1), which is for questions. */
 #define ALL_ROWS "LIMIT 18446744073709551615"
 
-/* Run one of askdb's own queries; the whole result, or NULL with the
-** error on the handle. */
-static MYSQL_RES *query(MYSQL *h, const char *sql)
+/*
+** A statement of the schema read on the main session, watched as a
+** question's statement is (watch_start()) but with no time limit of
+** askdb's own (a large schema is not cut short; the session's read
+** timeout holds): a Ctrl-C (s->cancel) makes the watchdog KILL QUERY it
+** from the kill connection, or cut the session off when the server does
+** not answer (stop_statement()), and my_schema() says "cancelled".
+** 0 or the error number, as ask(); rows in *out when out is not NULL.
+*/
+static unsigned watched(struct my *s, const char *sql, MYSQL_RES **out)
 {
-    if (mysql_real_query(h, sql, (unsigned long)strlen(sql)))
-        return NULL;
-    return mysql_store_result(h);
+    unsigned no;
+
+    watch_start(s, 0);
+    no = ask(s->h, sql, 0, NULL, out);
+    db_watch_disarm(&s->w);
+    return no;
+}
+
+/* watched() with its rows, or NULL with the session's error. */
+static MYSQL_RES *query(struct my *s, const char *sql)
+{
+    MYSQL_RES *r;
+
+    return watched(s, sql, &r) ? NULL : r;
 }
 
 /*
@@ -2995,12 +3013,11 @@ static int read_reserved(struct my *s, struct db_schema *out, int *nomem)
 
     *nomem = 0;
     if (s->mariadb) {
-        if (mysql_real_query(s->h, q_reserved_mariadb,
-                             (unsigned long)strlen(q_reserved_mariadb)))
+        if (watched(s, q_reserved_mariadb, NULL))
             return mysql_errno(s->h) == ER_UNKNOWN_TABLE ? 1 : -1;
-        res = query(s->h, "SELECT @askdb_reserved");
+        res = query(s, "SELECT @askdb_reserved");
     } else {
-        res = query(s->h, "SELECT WORD FROM information_schema.KEYWORDS "
+        res = query(s, "SELECT WORD FROM information_schema.KEYWORDS "
                           "WHERE RESERVED = 1");
         if (!res && mysql_errno(s->h) == ER_UNKNOWN_TABLE)
             return 1;
@@ -3081,7 +3098,7 @@ static int has_sample(const struct db_column *c, const char *v)
 ** A table that cannot be read (no privilege on it) gets no samples.
 ** 0, or -1 out of memory.
 */
-static int read_samples(MYSQL *h, struct db_table *t, int per_col,
+static int read_samples(struct my *s, struct db_table *t, int per_col,
                         long *nrows)
 {
     struct buf b;
@@ -3106,7 +3123,7 @@ static int read_samples(MYSQL *h, struct db_table *t, int per_col,
         buf_free(&b);
         return -1;
     }
-    res = query(h, b.data);
+    res = query(s, b.data);
     buf_free(&b);
     if (!res)
         return 0;
@@ -3184,8 +3201,8 @@ static int add_sample(struct db_column *c, const char *v, int per_col)
 ** Returns 0, -1 out of memory, or 1 when the statement failed (a table
 ** not readable, or locked): the caller then reads them one by one.
 */
-static int sample_batch(MYSQL *h, struct db_table **tabs, int n, int per_col,
-                        long *seen)
+static int sample_batch(struct my *s, struct db_table **tabs, int n,
+                        int per_col, long *seen)
 {
     struct buf b;
     MYSQL_RES *res;
@@ -3221,7 +3238,7 @@ static int sample_batch(MYSQL *h, struct db_table **tabs, int n, int per_col,
         buf_free(&b);
         return -1;
     }
-    res = query(h, b.data);
+    res = query(s, b.data);
     buf_free(&b);
     if (!res)
         return 1;
@@ -3296,18 +3313,19 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
     askdb_status rc = ASKDB_ERR_NOMEM;
 
     memset(out, 0, sizeof *out);
+    s->cancel = db->cancel;
     for (again = 1;; again = 0) {
         if (revive(db, s))
             return cancelled(s, 1) ? ASKDB_ERR_CANCELLED : ASKDB_ERR_DB;
         if (!session_ready(db, s, 0) &&
-            (res = query(s->h,
+            (res = query(s,
                          "SELECT TABLE_NAME, TABLE_TYPE, TABLE_ROWS, "
                          "TABLE_COMMENT FROM information_schema.TABLES "
                          "WHERE TABLE_SCHEMA = DATABASE() "
                          "ORDER BY TABLE_NAME " ALL_ROWS)) != NULL)
             break;
         /* A session the server closed while idle: connect again once. */
-        if (!again || !gone(mysql_errno(s->h)))
+        if (!again || !gone(mysql_errno(s->h)) || cancelled(s, 1))
             goto dberr;
         s->dead = 1;
     }
@@ -3349,7 +3367,7 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
     }
 
     what = "columns";
-    res = query(s->h,
+    res = query(s,
                 "SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, "
                 "COLUMN_DEFAULT, COLUMN_COMMENT "
                 "FROM information_schema.COLUMNS "
@@ -3394,7 +3412,7 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
     ** a server without CHECK_CONSTRAINTS (MariaDB before 10.2) just
     ** keeps longtext. */
     if (s->mariadb &&
-        (res = query(s->h,
+        (res = query(s,
                      "SELECT TABLE_NAME, CHECK_CLAUSE "
                      "FROM information_schema.CHECK_CONSTRAINTS "
                      "WHERE CONSTRAINT_SCHEMA = DATABASE() "
@@ -3423,7 +3441,7 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
 
     /* Primary and unique keys: one row per key column, in key order. */
     what = "keys";
-    res = query(s->h,
+    res = query(s,
                 "SELECT TABLE_NAME, INDEX_NAME, COLUMN_NAME, SEQ_IN_INDEX "
                 "FROM information_schema.STATISTICS "
                 "WHERE TABLE_SCHEMA = DATABASE() AND NON_UNIQUE = 0 "
@@ -3492,7 +3510,7 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
     res = NULL;
 
     what = "foreign keys";
-    res = query(s->h,
+    res = query(s,
                 "SELECT TABLE_NAME, COLUMN_NAME, REFERENCED_TABLE_NAME, "
                 "REFERENCED_COLUMN_NAME "
                 "FROM information_schema.KEY_COLUMN_USAGE "
@@ -3524,7 +3542,7 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
     ** table another session has locked is not waited for: it goes
     ** without samples (lock_wait_timeout 0 is NOWAIT; the next statement
     ** sets the limits again). */
-    if (exec(s->h, "SET SESSION lock_wait_timeout = 0", 0, NULL) == 0)
+    if (watched(s, "SET SESSION lock_wait_timeout = 0", NULL) == 0)
         s->set_timeout_ms = -1;
     for (i = 0; i < out->ntables; i += SAMPLE_BATCH) {
         struct db_table *tabs[SAMPLE_BATCH];
@@ -3538,15 +3556,19 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
             }
         if (!m)
             continue;
-        brc = sample_batch(s->h, tabs, m, db->sample_values, seen);
+        brc = sample_batch(s, tabs, m, db->sample_values, seen);
         if (brc < 0)
             goto out;
+        /* A batch the cancel cut short is not read again table by
+        ** table: each would fail, and the schema end without samples. */
+        if (cancelled(s, 1))
+            goto dberr;
         for (k = 0; k < m; k++) {
             struct db_table *t = tabs[k];
             long est = estimates[idx[k]];
             if (brc > 0) { /* one by one: the unreadable one goes alone */
                 seen[k] = SAMPLE_ROWS + 1;
-                if (read_samples(s->h, t, db->sample_values, &seen[k]))
+                if (read_samples(s, t, db->sample_values, &seen[k]))
                     goto out;
             }
             if (seen[k] <= SAMPLE_ROWS) {
@@ -3559,8 +3581,19 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
         }
     }
     rc = ASKDB_OK;
-    goto out;
+    /* A cancel that came after the last statement: nothing is kept, as
+    ** on every engine. */
+    if (!cancelled(s, 1))
+        goto out;
 dberr:
+    if (cancelled(s, 1)) {
+        /* A session the stop may have cut off, or one whose statement
+        ** was killed: the next statement connects again. */
+        s->dead = 1;
+        snprintf(db->errmsg, sizeof db->errmsg, "cancelled");
+        rc = ASKDB_ERR_CANCELLED;
+        goto out;
+    }
     snprintf(db->errmsg, sizeof db->errmsg,
              "cannot read the schema (%s) of %s: %s (error %u)", what,
              db->label, mysql_error(s->h), mysql_errno(s->h));

@@ -638,6 +638,39 @@ ctrl_c_kills_the_running_query() {
     [ "$(running_like 'SLEEP(25)')" = 0 ] || fail "SLEEP(25) still runs on the server after Ctrl-C"
 }
 
+# A table whose sample values take seconds to read (a virtual column
+# that hashes 8 MB a row), in a database of its own: Ctrl-C while the
+# schema read samples it ends the read as cancelled (130, nothing on
+# stdout), and the statement no longer runs on the server. Before, the
+# schema read's statements blocked with no watch on the Ctrl-C: askdb
+# printed the whole schema after the samples and exited 0.
+ctrl_c_during_the_schema_read_is_cancelled() {
+    local pid url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/slowschema"
+    mdb_admin >"$T/setup" 2>&1 <<'SQL' || fail "cannot make the slow table: $(head -c 300 "$T/setup")"
+CREATE DATABASE slowschema;
+CREATE TABLE slowschema.slow (id INT PRIMARY KEY,
+  h VARCHAR(128) AS (SHA2(REPEAT(CHAR(65 + id % 26), 8000000), 512)) VIRTUAL);
+USE slowschema;
+INSERT INTO slow (id) SELECT seq FROM seq_1_to_200;
+GRANT SELECT ON slowschema.* TO 'ro'@'%';
+SQL
+    env --default-signal=INT "$ASKDB" schema --timeout 30000 "$url" </dev/null >"$T/out" 2>"$T/err" &
+    pid=$!
+    wait_running 'JSON_ARRAY' 200 0.05 || fail "the samples were never read"
+    sleep 0.3
+    interrupt
+    after_run "schema (Ctrl-C)"
+    sleep 0.5
+    local still
+    still=$(running_like 'JSON_ARRAY')
+    mdb_admin -e "DROP DATABASE slowschema" >/dev/null
+    expect_rc 130
+    expect_faster 3000
+    expect_err_has "cancelled"
+    [ ! -s "$T/out" ] || fail "a schema was printed after Ctrl-C: $(head -c 300 "$T/out")"
+    [ "$still" = 0 ] || fail "the samples' statement still runs on the server after Ctrl-C"
+}
+
 # kill_query_like TEXT: wait for a statement of ro whose text has TEXT,
 # then KILL QUERY it from the admin's session, as a DBA would.
 kill_query_like() {
@@ -1971,6 +2004,7 @@ TESTS=(
     sql_limits_rows_and_bytes
     sql_timeout_kills_the_query_on_the_server
     ctrl_c_kills_the_running_query
+    ctrl_c_during_the_schema_read_is_cancelled
     killed_by_another_session_is_not_a_timeout
     benchmark_is_refused_as_its_kill_cannot_be_told
     ask_answers_and_repairs_with_the_model
