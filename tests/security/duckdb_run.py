@@ -190,6 +190,15 @@ def check_target(src, items, ways, askdb, fake, tmp, foreign):
                 rc, err, secs = run(args, d)
                 runs += 1
                 why = judge(item, way, rc, err, secs, foreign)
+                if why and rc == 1 and "time limit" in err:
+                    # Interrupted at its time limit before the guard's
+                    # verdict was reached: a machine too loaded to open
+                    # the file and prepare within --timeout. The verdict
+                    # does not depend on time: run it once more (the
+                    # files are compared after both runs).
+                    rc, err, secs = run(args, d)
+                    runs += 1
+                    why = judge(item, way, rc, err, secs, foreign)
                 now = snapshot(d)
                 if now != base:
                     diff = sorted(set(now.items()) ^ set(base.items()))

@@ -164,6 +164,15 @@ def check_mode(mode, items, askdb, fake, shop, tmp):
                 rc, err, secs = run(args, d)
                 runs += 1
                 why = judge(item, way, rc, err, secs)
+                if why and rc == 1 and "time limit" in err:
+                    # Interrupted at its time limit before the guard's
+                    # verdict was reached: a machine too loaded to open
+                    # the file and prepare within --timeout. The verdict
+                    # does not depend on time: run it once more (the
+                    # files are compared after both runs).
+                    rc, err, secs = run(args, d)
+                    runs += 1
+                    why = judge(item, way, rc, err, secs)
                 now = snapshot(d)
                 checks += len(base)
                 if now != base:
