@@ -924,6 +924,30 @@ def keeps_big_integers_exact(t):
     check([r[0] for r in cells] == ["9007199254740993", "-9223372036854775807"], "sorted %r" % cells)
 
 
+def wraps_long_text_in_its_cell(t):
+    # A description of 1,800 characters on one line pushed the columns
+    # after it some 15,000 pixels to the right; its line breaks were lost.
+    sql = ("SELECT name, replace(hex(zeroblob(300)), '00', 'lorem ') AS description,\n"
+           "  'line one' || char(10) || 'line two' AS note, price FROM products ORDER BY id LIMIT 3")
+    url = t.servers.start_other("long", [{"content": fence(sql)}, {"content": "Three products."}], ())
+    page = Page(t.page.d, url, t.page.shots)
+    page.open()
+    wait_for(lambda: page.qa("#schema-tree details"), "the schema")
+    turn = page.ask("Describe the first three products")
+    check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+    turn.find_element(By.CSS_SELECTOR, "button.show-table").click()
+    head, cells = page.table(turn)
+    check(head == ["name", "description", "note", "price"], "headers %r" % head)
+    check(cells[0][1] == "lorem " * 300, "the description was cut: %d characters" % len(cells[0][1]))
+    wrap = turn.find_element(By.CSS_SELECTOR, ".table-wrap")
+    width = page.js("return arguments[0].querySelector('table').scrollWidth", wrap)
+    check(width < 1.6 * wrap.size["width"], "the table is %dpx wide in a view of %dpx" % (width, wrap.size["width"]))
+    note = page.js("return arguments[0].querySelector('tbody tr td:nth-child(3)').innerText", turn)
+    check(note == "line one\nline two", "the note's line break is lost: %r" % note)
+    page.js("arguments[0].querySelector('.result').scrollIntoView()", turn)
+    page.shot("long-text")
+
+
 def says_when_the_words_could_not_be_written(t):
     # The SQL and rows came; the model failed on the answer in words: the
     # rows stand and a notice says the words are missing.
@@ -1016,7 +1040,7 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          up_arrow_recalls_earlier_questions, switches_to_dark_and_back,
          everything_has_a_name_and_keys_work, fits_a_phone, shows_the_vote_of_the_candidates,
          says_when_the_rows_were_cut,
-         asks_for_a_token_when_the_server_wants_one, keeps_big_integers_exact,
+         asks_for_a_token_when_the_server_wants_one, keeps_big_integers_exact, wraps_long_text_in_its_cell,
          says_when_the_words_could_not_be_written, says_a_follow_up_lost_its_conversation,
          keeps_the_answers_when_the_database_changes, keeps_a_question_the_page_could_not_ask]
 

@@ -16,6 +16,7 @@ import hljsSql from "./hljs-sql.min.js";
 hljs.registerLanguage("sql", hljsSql);
 
 const PAGE_ROWS = 25;
+const LONG_CELL = 80;       // characters: a longer text wraps in its cell
 const HISTORY_MAX = 100;
 const QUESTION_MAX = 8192;   // bytes: the server refuses a longer question
 const $ = (sel, root = document) => root.querySelector(sel);
@@ -563,7 +564,13 @@ function cellNode(v) {
         return el("span", { class: "blob mono", title: `blob, ${hex.length / 2} bytes`,
             text: `x'${hex.length > 32 ? hex.slice(0, 32) + "…" : hex}'` });
     }
-    return document.createTextNode(String(v));
+    const s = String(v);
+    // A long text (a description, a JSON document) or one of several
+    // lines wraps within a bounded width, its lines and edge spaces kept:
+    // on one line it pushed every later column thousands of pixels away.
+    if (typeof v === "string" && (s.length > LONG_CELL || /[\r\n]/.test(s)))
+        return el("div", { class: "long", text: s });
+    return document.createTextNode(s);
 }
 
 // Values sort: NULL first ascending, numbers by value, text by locale.
