@@ -948,6 +948,46 @@ def wraps_long_text_in_its_cell(t):
     page.shot("long-text")
 
 
+def keeps_the_questions_of_two_tabs(t):
+    # Each tab wrote back the history it had read when it loaded: a
+    # question asked in one tab was dropped by the next one asked in the
+    # other, and Up there never offered it.
+    script = [{"content": fence(SQL_COUNTRY)}, {"content": A_COUNTRY},
+              {"content": fence(SQL_PHONE)}, {"content": A_PHONE}]
+    url = t.servers.start_other("tabs", script, ())
+    d = t.page.d
+    first = d.current_window_handle
+    page = Page(d, url, t.page.shots)
+    page.open()
+    wait_for(lambda: page.qa("#schema-tree details"), "the schema")
+    page.js("localStorage.removeItem('askdb.history')")
+    page.open()
+    wait_for(lambda: page.qa("#schema-tree details"), "the schema")
+    d.switch_to.new_window("tab")
+    second = d.current_window_handle
+    try:
+        page.open()
+        wait_for(lambda: page.qa("#schema-tree details"), "the schema in the second tab")
+        d.switch_to.window(first)
+        page.ask(Q_COUNTRY)
+        d.switch_to.window(second)
+        page.ask(Q_PHONE)
+        stored = page.js("return JSON.parse(localStorage.getItem('askdb.history'))")
+        check(stored == [Q_COUNTRY, Q_PHONE], "history stored %r" % stored)
+        d.switch_to.window(first)
+        box = page.q("#question")
+        box.click()
+        box.send_keys(Keys.ARROW_UP)
+        check(box.get_attribute("value") == Q_PHONE, "Up in the first tab gave %r" % box.get_attribute("value"))
+        box.send_keys(Keys.ARROW_UP)
+        check(box.get_attribute("value") == Q_COUNTRY, "Up twice gave %r" % box.get_attribute("value"))
+        box.clear()
+    finally:
+        d.switch_to.window(second)
+        d.close()
+        d.switch_to.window(first)
+
+
 def says_when_the_words_could_not_be_written(t):
     # The SQL and rows came; the model failed on the answer in words: the
     # rows stand and a notice says the words are missing.
@@ -1041,6 +1081,7 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          everything_has_a_name_and_keys_work, fits_a_phone, shows_the_vote_of_the_candidates,
          says_when_the_rows_were_cut,
          asks_for_a_token_when_the_server_wants_one, keeps_big_integers_exact, wraps_long_text_in_its_cell,
+         keeps_the_questions_of_two_tabs,
          says_when_the_words_could_not_be_written, says_a_follow_up_lost_its_conversation,
          keeps_the_answers_when_the_database_changes, keeps_a_question_the_page_could_not_ask]
 

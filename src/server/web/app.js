@@ -73,7 +73,10 @@ function remember(question) {
     // The server takes 8 KiB a question: a longer one is refused, and kept
     // it would only eat the browser's few MB of storage.
     if (new TextEncoder().encode(question).length > QUESTION_MAX) return;
-    const h = state.history.filter((q) => q !== question);
+    // Read again what is stored: another tab of the page may have added
+    // its questions since this one loaded, and writing this tab's old
+    // copy back would drop them.
+    const h = loadHistory().filter((q) => q !== question);
     h.push(question);
     state.history = h.slice(-HISTORY_MAX);
     try { localStorage.setItem("askdb.history", JSON.stringify(state.history)); } catch { /* private mode */ }
@@ -1063,6 +1066,8 @@ function initQuestionBox() {
             ev.preventDefault();
             cancel();
         } else if (ev.key === "ArrowUp" && !q.value.slice(0, q.selectionStart).includes("\n")) {
+            // With the questions other tabs of the page have asked since.
+            if (state.histPos < 0) state.history = loadHistory();
             if (!state.history.length) return;
             ev.preventDefault();
             if (state.histPos < 0) { state.draft = q.value; state.histPos = state.history.length; }
