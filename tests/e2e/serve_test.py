@@ -216,6 +216,50 @@ def test_openapi_document_validates(env):
         assert want in ops, (want, ops)
 
 
+def test_responses_are_what_the_openapi_document_says(env):
+    # Every body below validates against the schema the document gives
+    # its path, method and status (jsonschema, from scripts/mcp_venv.sh).
+    # Value was a oneOf of integer and number, and an integer is both, so
+    # every result with an integer in it failed; other methods than GET on
+    # / and /api/openapi.json get a 405 the document did not list.
+    import jsonschema
+    env.start(script=[reply("SELECT 7 AS n, 1.5 AS r, 'x' AS t, NULL AS z, x'00ff' AS b")])
+    doc, _ = env.json("GET", "/api/openapi.json")
+
+    def schema_of(path, method, status):
+        op = doc["paths"][path][method]
+        assert str(status) in op["responses"], (path, method, status, sorted(op["responses"]))
+        r = op["responses"][str(status)]
+        while "$ref" in r:
+            ref, r = r["$ref"], doc
+            for part in ref[2:].split("/"):
+                r = r[part]
+        return r["content"]["application/json"]["schema"]
+
+    def valid(path, method, status, body):
+        schema = dict(schema_of(path, method, status), components=doc["components"])
+        jsonschema.validate(json.loads(body), schema, cls=jsonschema.Draft202012Validator)
+
+    sql = "SELECT 7 AS n, 1.5 AS r, 'x' AS t, NULL AS z, x'00ff' AS b"
+    tries = [
+        ("POST", "/api/sql", {"database": "shop", "sql": sql}, {}, 200),
+        ("POST", "/api/sql", {"database": "shop", "sql": "DELETE FROM orders"}, {}, 400),
+        ("POST", "/api/sql", {"database": "nope", "sql": sql}, {}, 404),
+        ("POST", "/api/sql", {"database": "shop"}, {}, 400),
+        ("POST", "/api/ask", {"database": "shop", "question": "Seven?"}, {"Accept": "application/json"}, 200),
+        ("POST", "/api/ask", {"database": "shop", "question": " "}, {}, 400),
+        ("GET", "/api/databases/shop/schema", None, {}, 200),
+        ("PUT", "/api/openapi.json", None, {}, 405),
+        ("DELETE", "/", None, {}, 405),
+    ]
+    for method, path, body, headers, want in tries:
+        status, _, data = env.request(method, path, body, headers)
+        assert status == want, (method, path, status, data[:200])
+        key = "/api/databases/{name}/schema" if path.endswith("/schema") else path
+        op = "get" if method in ("PUT", "DELETE") else method.lower()
+        valid(key, op, status, data)
+
+
 def test_openapi_describes_mcp_as_served(env):
     # The OpenAPI document's /mcp is what the server speaks: the revisions
     # of its MCP-Protocol-Version header are those server/discover lists
