@@ -988,6 +988,34 @@ def keeps_the_questions_of_two_tabs(t):
         d.switch_to.window(first)
 
 
+def shows_a_new_answer_from_its_question(t):
+    # The log followed a question only while within 120 px of its end, and
+    # an answer's rows come at once, hundreds of pixels: the view stayed
+    # on the earlier answer with one row of the new table showing.
+    script = [{"content": fence("SELECT id, first_name, last_name, email, city FROM customers ORDER BY id")},
+              {"content": "All 60 customers."},
+              {"content": fence("SELECT id, first_name, email FROM customers ORDER BY id LIMIT 30")},
+              {"content": "The first 30 customers."}]
+    url = t.servers.start_other("follow", script, ())
+    page = Page(t.page.d, url, t.page.shots)
+    page.open()
+    wait_for(lambda: page.qa("#schema-tree details"), "the schema")
+    page.ask("List the customers")
+    turn = page.ask("List the first 30 customers")
+    check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+    time.sleep(0.3)
+    view = page.js("""
+        const log = document.querySelector('#log').getBoundingClientRect();
+        const t = arguments[0];
+        const q = t.querySelector('.q').getBoundingClientRect();
+        const row = t.querySelector('tbody tr:nth-child(5)').getBoundingClientRect();
+        return [log.top, log.bottom, q.top, row.bottom];""", turn)
+    top, bottom, q_top, row_bottom = view
+    check(top <= q_top < bottom, "the question is out of view: %r" % view)
+    check(row_bottom <= bottom, "the fifth row of the answer is out of view: %r" % view)
+    page.shot("follow")
+
+
 def says_when_the_words_could_not_be_written(t):
     # The SQL and rows came; the model failed on the answer in words: the
     # rows stand and a notice says the words are missing.
@@ -1081,7 +1109,7 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          everything_has_a_name_and_keys_work, fits_a_phone, shows_the_vote_of_the_candidates,
          says_when_the_rows_were_cut,
          asks_for_a_token_when_the_server_wants_one, keeps_big_integers_exact, wraps_long_text_in_its_cell,
-         keeps_the_questions_of_two_tabs,
+         keeps_the_questions_of_two_tabs, shows_a_new_answer_from_its_question,
          says_when_the_words_could_not_be_written, says_a_follow_up_lost_its_conversation,
          keeps_the_answers_when_the_database_changes, keeps_a_question_the_page_could_not_ask]
 

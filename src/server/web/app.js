@@ -30,6 +30,8 @@ const state = {
     draft: "",
     charts: new Set(),     // Chart instances, redrawn when the theme changes
     token: null,
+    follow: true,          // the log follows the running question
+    placed: 0,             // the log's scrollTop as the page last set it
 };
 
 // ---------------------------------------------------------------------------
@@ -520,7 +522,7 @@ function addStep(turn, kind, what, detail, tMs) {
             detail ? el("span", { class: "detail", text: ` — ${detail}` }) : null));
     steps.append(li);
     setStatus(`${what}${detail ? ": " + detail : ""}`);
-    scrollToEnd();
+    scrollToEnd(false, turn);
     return li;
 }
 
@@ -545,12 +547,32 @@ function tickRunning(turn) {
     e.textContent = ` (${fmtMs(performance.now() - turn.t0)} so far)`;
 }
 
-// Follow the newest step only when the log is at its end: a reader who
-// scrolled up to an earlier answer stays where they are.
-function scrollToEnd(force) {
+// Follow the newest question while the reader lets the page do so: to
+// the end of the log, but never past the question's own heading, so that
+// an answer taller than the view is shown from its start. A question
+// starts following (force); the reader scrolling away from where the
+// page put the log stops it, and scrolling back to the end resumes it.
+// (Whether the log was near its end was asked after each addition, and
+// an answer's rows, hundreds of pixels at once, ended the following.)
+function scrollToEnd(force, turn) {
     const log = $("#log");
-    if (force || log.scrollHeight - log.scrollTop - log.clientHeight < 120)
-        log.scrollTop = log.scrollHeight;
+    if (force) state.follow = true;
+    if (!state.follow) return;
+    let to = log.scrollHeight - log.clientHeight;
+    if (turn) {
+        const top = turn.node.getBoundingClientRect().top - log.getBoundingClientRect().top + log.scrollTop;
+        to = Math.min(to, top - 8);
+    }
+    log.scrollTop = Math.max(0, to);
+    state.placed = log.scrollTop;
+}
+
+function watchLogScroll() {
+    const log = $("#log");
+    log.addEventListener("scroll", () => {
+        state.follow = Math.abs(log.scrollTop - state.placed) < 2 ||
+            log.scrollHeight - log.scrollTop - log.clientHeight < 120;
+    });
 }
 
 // ---------------------------------------------------------------------------
@@ -1027,7 +1049,7 @@ async function ask(question) {
         setBusy(false);
         turn.node.dataset.state = turn.node.classList.contains("cancelled") ? "cancelled" :
             turn.failed || !turn.done ? "failed" : "done";
-        scrollToEnd();
+        scrollToEnd(false, turn);
         $("#question").focus();
     }
 }
@@ -1121,6 +1143,7 @@ function init() {
     takeTokenFromUrl();
     initTheme();
     initQuestionBox();
+    watchLogScroll();
     window.addEventListener("hashchange", () => {
         if (/token=/.test(location.hash)) { takeTokenFromUrl(); loadDatabases(); }
     });
