@@ -1022,6 +1022,27 @@ def shows_a_new_answer_from_its_question(t):
     page.shot("follow")
 
 
+def keeps_a_question_too_long_to_ask(t):
+    # The server takes 8 KiB a question. A longer one was sent anyway: the
+    # box was emptied, the 400 came back, and the text was neither in the
+    # box nor in the history (too long to keep) to shorten it.
+    question = "Which customers wrote " + "é" * 4200 + "?"
+    page = t.page
+    page.open()
+    wait_for(lambda: page.qa("#schema-tree details"), "the schema")
+    n = len(page.turns())
+    box = page.q("#question")
+    page.js("arguments[0].value = arguments[1]", box, question)
+    box.send_keys(Keys.END, Keys.ENTER)
+    time.sleep(0.5)
+    check(len(page.turns()) == n, "the question was sent")
+    check(box.get_attribute("value") == question, "the box holds %d characters" % len(box.get_attribute("value")))
+    status = page.q("#ask-status").text
+    check("8,192" in status and "8,423" in status, "status %r" % status)
+    page.shot("too-long")
+    box.clear()
+
+
 def says_when_the_words_could_not_be_written(t):
     # The SQL and rows came; the model failed on the answer in words: the
     # rows stand and a notice says the words are missing.
@@ -1116,6 +1137,7 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          says_when_the_rows_were_cut,
          asks_for_a_token_when_the_server_wants_one, keeps_big_integers_exact, wraps_long_text_in_its_cell,
          keeps_the_questions_of_two_tabs, shows_a_new_answer_from_its_question,
+         keeps_a_question_too_long_to_ask,
          says_when_the_words_could_not_be_written, says_a_follow_up_lost_its_conversation,
          keeps_the_answers_when_the_database_changes, keeps_a_question_the_page_could_not_ask]
 

@@ -1070,6 +1070,14 @@ function initQuestionBox() {
         const text = q.value.trim();
         if (state.controller) { setStatus("A question is running: wait for it, or cancel it (Escape)"); return; }
         if (!text) { setStatus("Type a question first"); return; }
+        // Refused by the server, and too long to keep in the history: the
+        // text stays in the box to be shortened.
+        const bytes = new TextEncoder().encode(text).length;
+        if (bytes > QUESTION_MAX) {
+            setStatus(`The question is ${bytes.toLocaleString()} bytes; the server takes at most ` +
+                `${QUESTION_MAX.toLocaleString()} (UTF-8): shorten it`);
+            return;
+        }
         if (!state.db) {
             // No database yet (the token was not given, the list failed):
             // the question stays in the box, and the list is asked again.
