@@ -8,6 +8,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -842,6 +843,40 @@ static enum MHD_Result route(struct server *s, struct MHD_Connection *c,
     return send_error(s, c, q, 404, "not_found", "no such path: %s", p);
 }
 
+/* The body's length its Content-Length announces; 0 without one (or
+** one that is no number), SIZE_MAX past what size_t holds. */
+static size_t announced(struct MHD_Connection *c)
+{
+    const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                "Content-Length");
+    unsigned long long n;
+    char *end;
+
+    if (!v || *v < '0' || *v > '9')
+        return 0;
+    errno = 0;
+    n = strtoull(v, &end, 10);
+    if (errno == ERANGE || n > SIZE_MAX)
+        return SIZE_MAX;
+    return *end ? 0 : (size_t)n;
+}
+
+/* Whether the request says "Expect: 100-continue". */
+static int expects_continue(struct MHD_Connection *c)
+{
+    const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                "Expect");
+
+    return v && strcasecmp(v, "100-continue") == 0;
+}
+
+static enum MHD_Result too_large(struct server *s, struct MHD_Connection *c,
+                                 struct req *q)
+{
+    return send_error(s, c, q, 413, "too_large", "the body is larger than "
+                      "%zu bytes", s->max_body);
+}
+
 /* libmicrohttpd's access handler: collect the body (capped), then route. */
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
                                   const char *url, const char *method,
@@ -863,6 +898,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         request_id(c, q->request_id, sizeof q->request_id);
         client_addr(c, q->client, sizeof q->client);
         *con_cls = q;
+        /* A body announced past the cap by a client that waits for "100
+        ** Continue" before sending it is refused now, unsent (answered
+        ** here, libmicrohttpd sends no 100). One that sends its body
+        ** straight away is read to its end and then refused: answered
+        ** early, it would find the connection closed under its upload
+        ** (a broken pipe, not the 413). */
+        if (expects_continue(c) && announced(c) > s->max_body) {
+            q->too_big = 1;
+            return too_large(s, c, q);
+        }
         return MHD_YES;
     }
     if (*upload_size) {
@@ -887,8 +932,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     if (q->status)   /* answered already */
         return MHD_YES;
     if (q->too_big)
-        return send_error(s, c, q, 413, "too_large", "the body is larger "
-                          "than %zu bytes", s->max_body);
+        return too_large(s, c, q);
     return route(s, c, q);
 }
 

@@ -475,6 +475,34 @@ def test_errors_have_their_status(env):
             assert r.getheader("Allow"), (path, r.getheaders())
 
 
+def test_a_body_announced_too_large_is_refused_before_it_is_sent(env):
+    # A client that waits for "100 Continue" before a body whose
+    # Content-Length is past --max-body gets the 413 at once, no 100: the
+    # server said 100 and read (and dropped) every byte before its 413, so
+    # curl sent all of a 100 MB upload to be refused.
+    env.start("--max-body", "2000", script=[])
+    s = socket.create_connection(("127.0.0.1", env.port), timeout=5)
+    try:
+        s.sendall(b"POST /api/ask HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                  b"Content-Type: application/json\r\nContent-Length: 100000000\r\n"
+                  b"Expect: 100-continue\r\n\r\n")
+        head = b""
+        while b"}}" not in head:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            head += chunk
+    finally:
+        s.close()
+    assert head.startswith(b"HTTP/1.1 413 ") and b'"too_large"' in head, head[:300]
+    # A client that sends its body at once (Python's http.client) is
+    # still read to the end and gets the 413, not a broken pipe.
+    status, _, data = env.request("POST", "/api/sql", {"database": "shop", "sql": "x" * 3000000})
+    assert status == 413 and json.loads(data)["error"]["code"] == "too_large", (status, data[:200])
+    h, _ = env.json("GET", "/health")
+    assert h["status"] == "ok", h
+
+
 def test_token_is_required_on_the_api(env):
     env.start("--token", "s3cret-token", script=[reply(COUNTRY_SQL)])
     status, hdrs, body = env.request("GET", "/api/databases")
