@@ -529,8 +529,12 @@ char *memory_db_key(const char *db_path)
         errno = ENOENT;
         return NULL;
     }
-    if (strstr(db_path, "://")) /* a server's URL, already without password */
-        return strdup(db_path);
+    /* A server's URL: the pairs learned through a database handle are
+    ** keyed by its label, which has no password; the URL as typed for
+    ** --list or --forget still carries it. Redacting a label again
+    ** changes nothing. */
+    if (strstr(db_path, "://"))
+        return db_redact(db_path);
     return realpath(db_path, NULL);
 }
 

@@ -70,7 +70,10 @@ const char *memory_file(const struct memory *m);
 
 /*
 ** The db_key of a database path: its canonical absolute path (realpath),
-** malloc()ed. NULL (errno set) when the file cannot be resolved.
+** or for a server's URL the URL as askdb labels it (db_redact(): without
+** the password), so that the URL a user types, password and all, names
+** the pairs learned through it. malloc()ed. NULL (errno set) when the
+** file cannot be resolved.
 */
 char *memory_db_key(const char *db_path);
 

@@ -1241,6 +1241,26 @@ writer_and_file_reader_are_warned() {
     [ ! -s "$T/err" ] || fail "the reader got: $(cat "$T/err")"
 }
 
+learned_pairs_of_a_url_with_a_password_are_listed_and_forgotten() {
+    # askdb learn keys a server's pairs by its URL without the password;
+    # --list and --forget, given the same URL with its password, find
+    # them (before, they looked for the URL as typed and found nothing).
+    local url="postgresql://bob:$BOB_PW@127.0.0.1:$PORT/shop"
+    run learn "$url" --memory "$T/m.sqlite" --question "How many customers?" --sql "SELECT count(*) FROM customers"
+    expect_rc 0
+    expect_out_has "stored (1 row): How many customers?"
+    run learn "$url" --memory "$T/m.sqlite" --list
+    expect_rc 0
+    expect_out_has '{"question":"How many customers?","sql":"SELECT count(*) FROM customers"'
+    ! grep -qF -- "$BOB_PW" "$T/m.sqlite" || fail "the password is in the store"
+    run learn "$url" --memory "$T/m.sqlite" --forget "how many  customers?"
+    expect_rc 0
+    expect_out_has "forgot: how many  customers?"
+    run learn "$url" --memory "$T/m.sqlite" --list
+    expect_rc 0
+    [ ! -s "$T/out" ] || fail "still listed: $(cat "$T/out")"
+}
+
 passwords_work_and_never_show() {
     run sql -f csv "postgresql://bob:$BOB_PW@127.0.0.1:$PORT/shop" "SELECT count(*) AS n FROM customers"
     expect_rc 0
@@ -2349,6 +2369,7 @@ TESTS=(
     superuser_is_refused_unless_allowed
     writer_and_file_reader_are_warned
     passwords_work_and_never_show
+    learned_pairs_of_a_url_with_a_password_are_listed_and_forgotten
     passwords_with_at_signs_work_and_never_show
     wrong_passwords_leave_the_message_whole
     connection_faults_exit_3_with_a_fix

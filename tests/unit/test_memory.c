@@ -511,6 +511,38 @@ static void db_key_is_the_canonical_path(void **state)
     free(direct);
 }
 
+/* A server's pairs are keyed by its URL without the password (the
+** database handle's label): the URL typed with the password, as for
+** `askdb learn URL --list` or --forget, names the same pairs. Before, the
+** URL was kept as typed, so --list showed nothing and --forget found no
+** question for a URL with a password. */
+static void db_key_of_a_url_has_no_password(void **state)
+{
+    static const char *const urls[][2] = {
+        {"postgresql://bob:secret@127.0.0.1:5432/shop",
+         "postgresql://bob@127.0.0.1:5432/shop"},
+        {"postgresql://bob@127.0.0.1:5432/shop",
+         "postgresql://bob@127.0.0.1:5432/shop"},
+        {"mariadb://ann:pw@127.0.0.1/shop?password=pw2&ssl=0",
+         "mariadb://ann@127.0.0.1/shop?password=xxx&ssl=0"},
+    };
+    char *key;
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof urls / sizeof *urls; i++) {
+        key = memory_db_key(urls[i][0]);
+        assert_non_null(key);
+        assert_string_equal(key, urls[i][1]);
+        free(key);
+        /* The key of the key (a label keyed again) is the same. */
+        key = memory_db_key(urls[i][1]);
+        assert_non_null(key);
+        assert_string_equal(key, urls[i][1]);
+        free(key);
+    }
+}
+
 static void learn_verifies_sql_on_the_database(void **state)
 {
     static const char *const refused[] = {
@@ -643,6 +675,7 @@ int main(void)
         cmocka_unit_test(default_store_lives_in_the_cache_dir),
         cmocka_unit_test(a_new_store_is_made_by_its_first_pair),
         cmocka_unit_test(db_key_is_the_canonical_path),
+        cmocka_unit_test(db_key_of_a_url_has_no_password),
         cmocka_unit_test(learn_verifies_sql_on_the_database),
         cmocka_unit_test(batch_rolls_back_when_not_committed),
         cmocka_unit_test(renders_pairs_for_the_prompt),
