@@ -189,7 +189,8 @@ static void cell(struct buf *b, const json_t *v)
         report_escape(b, jsonx_str(v, "blob_hex"));
         buf_puts(b, "'</td>");
     } else {
-        s = jsonx_dump(v);
+        /* A real as the records write it (0.3, not 0.29999999999999999). */
+        s = askdb_json_shorten_reals(jsonx_dump(v));
         buf_puts(b, "<td class=\"n\">");
         report_escape(b, s ? s : "?");
         buf_puts(b, "</td>");

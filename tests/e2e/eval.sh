@@ -353,8 +353,12 @@ records_keep_every_digit_of_their_reals() {
 {"db": "dbs/store.db", "question": "Three tenths?", "gold": "SELECT 0.3 AS x"}
 EOF
     start_llm "[$(fence "SELECT 0.1 + 0.2 AS x")]"
-    run eval --suite suite.jsonl --llm-url "$URL" --model fake --no-question-check --no-checks --no-values --examples 0 --out run.jsonl
+    run eval --suite suite.jsonl --llm-url "$URL" --model fake --no-question-check --no-checks --no-values --examples 0 --out run.jsonl --report report.html
     expect_rc 0
+    # The report shows the values as the records do (before, with 17
+    # digits: the gold 0.3 was 0.29999999999999999).
+    grep -q '<td class="n">0.3</td>' "$T/report.html" || fail "gold value in the report: $(grep -o '<td class="n">[^<]*</td>' "$T/report.html" | head -3)"
+    grep -q '<td class="n">0.30000000000000004</td>' "$T/report.html" || fail "predicted value in the report"
     "$PY" - "$T/run.jsonl" <<'EOF' || fail "record: $(head -c 400 "$T/run.jsonl")"
 import json, re, sys
 line = open(sys.argv[1]).read()
