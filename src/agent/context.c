@@ -268,6 +268,9 @@ static int examples(struct agent_state *st)
         agent_emit(ag, ASKDB_EVENT_EXAMPLES,
                     json_pack("{s:i, s:s}", "pairs", n, "best",
                               p[0].question));
+        /* -v shows that the learned pairs reached the prompt. */
+        agent_log(st, "examples", "%d learned pair%s in the prompt, the "
+                  "closest: %s", n, n == 1 ? "" : "s", p[0].question);
     }
     memory_pairs_free(p, n);
     return st->part_examples || n == 0 ? 0 : -1;

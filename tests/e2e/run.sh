@@ -1184,6 +1184,24 @@ assert "answer" in [json.loads(l)["step"] for l in raw.splitlines()]
 ' "$W/trace2.jsonl" "$key"
 }
 
+learned_pairs_reach_the_prompt_and_v_says_so() {
+    # A learned pair like the question goes into the prompt, and -v says
+    # so with the closest question (before, -v said nothing of it: only
+    # --trace showed the examples step).
+    copy_db
+    start_llm "$(always "$(fence "SELECT count(*) AS n FROM orders")")"
+    run learn shop.db --memory mem.sqlite --question "How many orders were shipped to Spain?" --sql "SELECT count(*) AS learned_n FROM orders WHERE shipping_country = 'ES'"
+    expect_rc 0
+    run ask -v --llm-url "$URL" --model test --no-question-check --memory mem.sqlite shop.db "How many orders were shipped to Italy?"
+    expect_rc 0
+    expect_err_has "askdb: [examples] 1 learned pair in the prompt, the closest: How many orders were shipped to Spain?"
+    grep -qF "learned_n" "$LLMLOG" || fail "the pair is not in the prompt"
+    # Nothing alike: no examples, no line.
+    run ask -v --llm-url "$URL" --model test --no-question-check --memory mem.sqlite shop.db "List the categories"
+    expect_rc 0
+    ! grep -qF "[examples]" "$T/err" || fail "examples said without any: $(grep -F "[examples]" "$T/err")"
+}
+
 memory_that_cannot_be_used_is_said_by_every_command() {
     # A --memory that can never serve (a database, a folder, a store in a
     # folder that does not exist) is a usage error for every command that
@@ -2760,6 +2778,7 @@ TESTS=(
     trace_never_writes_a_database
     usage_errors_exit_2
     memory_that_cannot_be_used_is_said_by_every_command
+    learned_pairs_reach_the_prompt_and_v_says_so
     malformed_llm_url_exits_2_before_any_work
     getopt_messages_name_the_command
     no_command_prints_usage_on_stderr_and_exits_2
