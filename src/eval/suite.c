@@ -59,7 +59,7 @@ static char *join_path(const char *dir, const char *rel)
 ** make the item malformed, not an error. */
 static int fill_item(struct suite_item *it, const json_t *o,
                      const char *db_root, const char *suite_dir,
-                     int *need_root)
+                     int *need_root, char **given)
 {
     const char *db = jsonx_str(o, "db"), *db_id = jsonx_str(o, "db_id");
     const char *gold = jsonx_str(o, "query");
@@ -83,6 +83,11 @@ static int fill_item(struct suite_item *it, const json_t *o,
     if (db) {
         it->db_path = join_path(db_root ? db_root : suite_dir, db);
         it->db_id = db_id ? strdup(db_id) : stem_of(db);
+        if (!db_id) {
+            *given = strdup(db);
+            if (!*given)
+                return -1;
+        }
     } else if (db_id) {
         if (!db_root) {
             *need_root = 1;
@@ -156,14 +161,80 @@ static char *slurp(const char *path, char *err, size_t errlen)
     return s;
 }
 
+/* given[] as long as the items' array (cap), new slots NULL. */
+static int grow_given(char ***given, long *gcap, long cap)
+{
+    char **g;
+
+    if (*gcap >= cap)
+        return 0;
+    g = realloc(*given, (size_t)cap * sizeof *g);
+    if (!g)
+        return -1;
+    memset(g + *gcap, 0, (size_t)(cap - *gcap) * sizeof *g);
+    *given = g;
+    *gcap = cap;
+    return 0;
+}
+
+/*
+** Items named by their file's stem (given[i] holds the path as the entry
+** gave it) whose name another file has too take that path as their name:
+** v1/shop.db and v2/shop.db are two databases, not one "shop". -1 when
+** out of memory.
+*/
+static int name_apart(struct suite *s, char **given)
+{
+    long *first = malloc((size_t)s->n * sizeof *first);
+    long *owner = malloc((size_t)s->n * sizeof *owner);
+    unsigned char *clash = calloc((size_t)s->n, 1);
+    long nd = 0, i, j, k;
+    int rc = -1;
+
+    if (!first || !owner || !clash)
+        goto out;
+    /* The distinct (name, file) pairs, by their first item. */
+    for (i = 0; i < s->n; i++) {
+        const struct suite_item *it = &s->items[i];
+        owner[i] = -1;
+        if (!it->db_path || !it->db_id)
+            continue;
+        for (j = 0; j < nd; j++)
+            if (strcmp(s->items[first[j]].db_id, it->db_id) == 0 &&
+                strcmp(s->items[first[j]].db_path, it->db_path) == 0)
+                break;
+        if (j == nd)
+            first[nd++] = i;
+        owner[i] = j;
+    }
+    for (j = 0; j < nd; j++)
+        for (k = j + 1; k < nd; k++)
+            if (strcmp(s->items[first[j]].db_id,
+                       s->items[first[k]].db_id) == 0)
+                clash[j] = clash[k] = 1;
+    for (i = 0; i < s->n; i++) {
+        if (!given[i] || owner[i] < 0 || !clash[owner[i]])
+            continue;
+        free(s->items[i].db_id);
+        s->items[i].db_id = given[i];
+        given[i] = NULL;
+    }
+    rc = 0;
+out:
+    free(first);
+    free(owner);
+    free(clash);
+    return rc;
+}
+
 askdb_status suite_load(const char *path, const char *db_root,
                         struct suite *s, char *err, size_t errlen)
 {
-    char *text = NULL, *dir = NULL, *line, *nl;
+    char *text = NULL, *dir = NULL, *line, *nl, **given = NULL;
     json_t *root = NULL, *o;
     json_error_t je;
     askdb_status rc = ASKDB_ERR_NOMEM;
-    long cap = 0, lineno = 0;
+    long cap = 0, gcap = 0, lineno = 0, k;
     const char *p;
     int need_root = 0;
     size_t i;
@@ -186,11 +257,13 @@ askdb_status suite_load(const char *path, const char *db_root,
             goto out;
         }
         json_array_foreach(root, i, o) {
-            if (grow(s, &cap))
+            if (grow(s, &cap) || grow_given(&given, &gcap, cap))
                 goto out;
             memset(&s->items[s->n], 0, sizeof *s->items);
             s->items[s->n].index = s->n;
-            if (fill_item(&s->items[s->n++], o, db_root, dir, &need_root))
+            k = s->n++;
+            if (fill_item(&s->items[k], o, db_root, dir, &need_root,
+                          &given[k]))
                 goto out;
         }
     } else {
@@ -203,7 +276,7 @@ askdb_status suite_load(const char *path, const char *db_root,
                 p++;
             if (!*p)
                 continue;
-            if (grow(s, &cap))
+            if (grow(s, &cap) || grow_given(&given, &gcap, cap))
                 goto out;
             memset(&s->items[s->n], 0, sizeof *s->items);
             s->items[s->n].index = s->n;
@@ -214,7 +287,9 @@ askdb_status suite_load(const char *path, const char *db_root,
                 s->items[s->n++].malformed = "line is not valid JSON";
                 continue;
             }
-            if (fill_item(&s->items[s->n++], o, db_root, dir, &need_root)) {
+            k = s->n++;
+            if (fill_item(&s->items[k], o, db_root, dir, &need_root,
+                          &given[k])) {
                 json_decref(o);
                 goto out;
             }
@@ -232,17 +307,24 @@ askdb_status suite_load(const char *path, const char *db_root,
                  path);
         goto out;
     }
+    rc = ASKDB_ERR_NOMEM;
+    if (name_apart(s, given))
+        goto out;
     rc = ASKDB_OK;
 out:
     if (rc == ASKDB_ERR_NOMEM)
         snprintf(err, errlen, "out of memory reading suite '%s'", path);
     if (rc)
         suite_free(s);
+    for (k = 0; k < gcap; k++)
+        free(given[k]);
+    free(given);
     json_decref(root);
     free(text);
     free(dir);
     return rc;
 }
+
 
 askdb_status suite_load_spider(const char *dir, struct suite *s, char *err,
                                size_t errlen)
@@ -376,8 +458,9 @@ static int in_list(const char *list, const char *name)
     return 0;
 }
 
-/* Two items of the same database? (NULL db_ids: JSON-lines items are
-** grouped by their path, which suite.c keeps in db_id too.) */
+/* Two items of the same database? By name: suite_load() names the
+** items of two files of one name by their paths, so a name is one file
+** unless an entry gave that db_id to several. */
 static int same_db(const struct suite_item *a, const struct suite_item *b)
 {
     if (!a->db_id || !b->db_id)

@@ -22,7 +22,9 @@
 
 struct suite_item {
     long index;              /* position in the suite */
-    char *db_id;             /* name in summaries (db_id, else file stem) */
+    char *db_id;             /* name in summaries: db_id, else the file's
+                                stem, else (two files of one stem) the
+                                path as the entry gives it */
     char *db_path;           /* the SQLite file to ask */
     char *question;
     char *hint;              /* BIRD evidence / "hint", or NULL */

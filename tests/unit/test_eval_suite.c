@@ -162,6 +162,52 @@ static void loads_json_lines_relative_to_the_suite(void **state)
     free(p);
 }
 
+/*
+** JSON-lines databases are told apart by their files: two files of one
+** name in different folders (v1/shop.db, v2/shop.db) are two databases
+** for --per-db and --sample-dbs, and are named by their paths as given in
+** the summary, the report and --db. Before, both were "shop": --per-db 1
+** kept one item of the two databases, and the summary added them up.
+*/
+static void json_lines_files_of_one_name_are_two_databases(void **state)
+{
+    char *p = temp_file(
+        "{\"db\": \"v1/shop.db\", \"question\": \"Q0\", \"gold\": \"SELECT 0\"}\n"
+        "{\"db\": \"v2/shop.db\", \"question\": \"Q1\", \"gold\": \"SELECT 1\"}\n"
+        "{\"db\": \"v1/shop.db\", \"question\": \"Q2\", \"gold\": \"SELECT 2\"}\n"
+        "{\"db\": \"v2/shop.db\", \"question\": \"Q3\", \"gold\": \"SELECT 3\"}\n"
+        "{\"db\": \"other/x.db\", \"question\": \"Q4\", \"gold\": \"SELECT 4\"}\n"
+        "{\"db\": \"v3/shop.db\", \"db_id\": \"mine\", \"question\": \"Q5\", "
+        "\"gold\": \"SELECT 5\"}\n");
+    struct suite s;
+    struct suite_pick pk;
+    char err[256];
+    long *sel, n;
+
+    (void)state;
+    assert_int_equal(suite_load(p, NULL, &s, err, sizeof err), ASKDB_OK);
+    assert_int_equal(s.n, 6);
+    assert_string_equal(s.items[0].db_id, "v1/shop.db");
+    assert_string_equal(s.items[1].db_id, "v2/shop.db");
+    assert_string_equal(s.items[2].db_id, "v1/shop.db");
+    assert_string_equal(s.items[3].db_id, "v2/shop.db");
+    assert_string_equal(s.items[4].db_id, "x");    /* one file: its stem */
+    assert_string_equal(s.items[5].db_id, "mine"); /* given: kept */
+    memset(&pk, 0, sizeof pk);
+    pk.per_db = 1;
+    assert_int_equal(suite_pick(&s, &pk, &sel, &n), 0);
+    assert_int_equal(n, 4);
+    free(sel);
+    assert_int_equal(suite_select(&s, "v2/shop.db", 0, 0, 0, &sel, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(sel[0], 1);
+    assert_int_equal(sel[1], 3);
+    free(sel);
+    suite_free(&s);
+    unlink(p);
+    free(p);
+}
+
 static void selects_by_db_then_sample_then_limit(void **state)
 {
     char *p = temp_file(
@@ -369,6 +415,7 @@ int main(void)
         cmocka_unit_test(loads_spider_from_its_own_layout),
         cmocka_unit_test(loads_bird_with_evidence_and_difficulty),
         cmocka_unit_test(loads_json_lines_relative_to_the_suite),
+        cmocka_unit_test(json_lines_files_of_one_name_are_two_databases),
         cmocka_unit_test(selects_by_db_then_sample_then_limit),
         cmocka_unit_test(grouped_sampling_keeps_few_databases),
         cmocka_unit_test(record_text_is_always_valid_utf8),
