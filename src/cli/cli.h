@@ -46,6 +46,10 @@ int cli_trace_check(const char *prog, const askdb_config *cfg, int n,
 */
 int cli_memory_check(const char *prog, const askdb_config *cfg);
 
+/* Whether the folder path's file is in exists (the working directory
+** for a bare name; out of memory counts as yes: the store says it). */
+int cli_folder_exists(const char *path);
+
 /* Warn on stderr ("PROG: ASKDB_HUGEPAGES is neither 0 nor 1: ignored")
 ** about an environment variable askdb_config_from_env() reads and whose
 ** value it does not take. */

@@ -266,6 +266,13 @@ static int learn_manage(const struct learn_cli *c)
     long removed = 0;
     int rc = EXIT_ANSWERED, n = 0, i;
 
+    /* No store can be in a folder that does not exist: a slip in the
+    ** path, said as by learning and asking, not an empty listing. */
+    if (c->memory && !cli_folder_exists(c->memory)) {
+        format_printf(stderr, "askdb learn: --memory: cannot use memory "
+                      "store '%s': its folder does not exist\n", c->memory);
+        return EXIT_USAGE;
+    }
     st = askdb_memory_open(c->memory, 0, &m);
     if (st == ASKDB_OK && c->list)
         st = askdb_memory_list(m, c->db, &p, &n);

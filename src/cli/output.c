@@ -25,9 +25,7 @@ int cli_trace_check(const char *prog, const askdb_config *cfg, int n,
     return 0;
 }
 
-/* Whether the folder path's file is in exists (the working directory
-** for a bare name). */
-static int folder_exists(const char *path)
+int cli_folder_exists(const char *path)
 {
     const char *slash = strrchr(path, '/');
     struct stat sb;
@@ -61,7 +59,7 @@ int cli_memory_check(const char *prog, const askdb_config *cfg)
         format_printf(stderr, "%s: --memory: %s\n", prog,
                       askdb_memory_errmsg(m));
         rc = EXIT_USAGE;
-    } else if (!folder_exists(path)) {
+    } else if (!cli_folder_exists(path)) {
         /* No store can ever be made there: askdb learn refuses it too. */
         format_printf(stderr, "%s: --memory: cannot use memory store '%s': "
                               "its folder does not exist (askdb learn makes "

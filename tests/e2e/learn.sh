@@ -332,6 +332,18 @@ nothing_learned_yet_lists_nothing() {
     expect_rc 0
     expect_out "forgot 0 pairs"
     [ ! -e "$T/cache/memory.sqlite" ] || fail "listing created a store"
+    # A --memory in a folder that does not exist is no store that has
+    # nothing yet: a slip in the path is said, as by learning and asking
+    # (before, --list printed nothing and --forget-all 'forgot 0 pairs').
+    local a
+    for a in --list "--forget Anything?" --forget-all; do
+        # shellcheck disable=SC2086
+        run learn shop.db --memory "$T/nodir/m.sqlite" $a
+        expect_rc 2
+        expect_err_has "askdb learn: --memory: cannot use memory store '$T/nodir/m.sqlite': its folder does not exist"
+        expect_no_out
+    done
+    [ ! -e "$T/nodir" ] || fail "a folder was made"
 }
 
 refused_pairs_and_broken_files_create_no_store() {
