@@ -840,6 +840,28 @@ static askdb_status eval_setup(askdb_eval *ev, const askdb_config *cfg,
             return ASKDB_ERR_USAGE;
         }
     }
+    /* The trace is appended to all run long: in the suite it would make
+    ** the suite JSON no more, beside the records --resume could not read
+    ** them, and the report would replace it at the end. */
+    if (ev->cfg.trace_path) {
+        const char *t = ev->cfg.trace_path, *why = NULL;
+
+        if (outfile_same_file(t, ev->opt.suite_path))
+            why = "it is the suite being run";
+        else if (ev->opt.out_path &&
+                 (strcmp(t, ev->opt.out_path) == 0 ||
+                  outfile_same_file(t, ev->opt.out_path)))
+            why = "--trace and --out name the same file";
+        else if (ev->opt.report_path &&
+                 (strcmp(t, ev->opt.report_path) == 0 ||
+                  outfile_same_file(t, ev->opt.report_path)))
+            why = "--trace and --report name the same file";
+        if (why) {
+            set_msg(ev->errmsg, sizeof ev->errmsg, "cannot open trace file "
+                    "'%s': %s", t, why);
+            return ASKDB_ERR_USAGE;
+        }
+    }
     /* The report is written at the end: what would keep it from being
     ** written is said now, not after the whole run. */
     if (ev->opt.report_path) {

@@ -575,8 +575,14 @@ out_and_report_never_replace_the_suite_each_other_or_a_device() {
     local sum o
     sum=$(sha256sum "$T/suite.jsonl" | cut -d' ' -f1)
     start_llm "[$(fence "SELECT count(*) FROM categories")]"
+    # --trace appends all run long: into the suite it made it JSON no
+    # more, beside the records it broke --resume, and the report replaced
+    # it at the end (each ran before).
+    : >"$T/old.y"
     for o in "--report suite.jsonl" "--out suite.jsonl --resume" "--out same.x --report same.x" \
-             "--report /dev/null" "--out /dev/zero --resume" "--report nodir/x.html"; do
+             "--report /dev/null" "--out /dev/zero --resume" "--report nodir/x.html" \
+             "--trace suite.jsonl" "--out same.y --trace same.y" "--out old.y --trace ./old.y" \
+             "--report same.z --trace same.z"; do
         # shellcheck disable=SC2086
         run eval --suite suite.jsonl --llm-url "$URL" --model fake $o
         expect_rc 2
