@@ -36,6 +36,51 @@ static void set_msg(char *dst, size_t len, const char *fmt, ...)
     va_end(ap);
 }
 
+/* path with its folder resolved (realpath) and its own name kept, so that
+** a file not made yet has one spelling; malloc()ed, NULL when the folder
+** does not resolve. */
+static char *resolved_name(const char *path)
+{
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    char *dir, *rdir, *out = NULL;
+    size_t n;
+
+    if (!slash)
+        dir = strdup(".");
+    else if (slash == path)
+        dir = strdup("/");
+    else
+        dir = strndup(path, (size_t)(slash - path));
+    rdir = dir ? realpath(dir, NULL) : NULL;
+    free(dir);
+    if (rdir) {
+        n = strlen(rdir) + strlen(base) + 2;
+        out = malloc(n);
+        if (out)
+            snprintf(out, n, "%s/%s", rdir, base);
+    }
+    free(rdir);
+    return out;
+}
+
+/* Whether a and b (either may be NULL) name one file, made yet or not. */
+static int one_file(const char *a, const char *b)
+{
+    char *ra, *rb;
+    int same;
+
+    if (!a || !b)
+        return 0;
+    if (strcmp(a, b) == 0 || outfile_same_file(a, b))
+        return 1;
+    ra = resolved_name(a);
+    rb = resolved_name(b);
+    same = ra && rb && strcmp(ra, rb) == 0;
+    free(ra);
+    free(rb);
+    return same;
+}
+
 /*
 ** Why the run may not write path (its --out or its report), or NULL: a
 ** database (outfile.h), the suite itself, the run's other output, or
@@ -63,7 +108,7 @@ static const char *out_refusal(const askdb_eval *ev, const char *path,
             return "--out and --report name the same file";
         return NULL;
     }
-    if (other && strcmp(path, other) == 0)
+    if (one_file(path, other))
         return "--out and --report name the same file";
     slash = strrchr(path, '/');
     if (!slash)
@@ -848,13 +893,9 @@ static askdb_status eval_setup(askdb_eval *ev, const askdb_config *cfg,
 
         if (outfile_same_file(t, ev->opt.suite_path))
             why = "it is the suite being run";
-        else if (ev->opt.out_path &&
-                 (strcmp(t, ev->opt.out_path) == 0 ||
-                  outfile_same_file(t, ev->opt.out_path)))
+        else if (one_file(t, ev->opt.out_path))
             why = "--trace and --out name the same file";
-        else if (ev->opt.report_path &&
-                 (strcmp(t, ev->opt.report_path) == 0 ||
-                  outfile_same_file(t, ev->opt.report_path)))
+        else if (one_file(t, ev->opt.report_path))
             why = "--trace and --report name the same file";
         if (why) {
             set_msg(ev->errmsg, sizeof ev->errmsg, "cannot open trace file "

@@ -582,7 +582,8 @@ out_and_report_never_replace_the_suite_each_other_or_a_device() {
     for o in "--report suite.jsonl" "--out suite.jsonl --resume" "--out same.x --report same.x" \
              "--report /dev/null" "--out /dev/zero --resume" "--report nodir/x.html" \
              "--trace suite.jsonl" "--out same.y --trace same.y" "--out old.y --trace ./old.y" \
-             "--report same.z --trace same.z"; do
+             "--out new.y --trace ../${T##*/}/new.y" "--report same.z --trace same.z" \
+             "--out new.w --report ./new.w"; do
         # shellcheck disable=SC2086
         run eval --suite suite.jsonl --llm-url "$URL" --model fake $o
         expect_rc 2
