@@ -416,9 +416,15 @@ static void run_group(askdb_eval *ev, const struct eval_group *g)
     askdb_status st;
     long k;
 
-    if (g->db_path && (stat(g->db_path, &sb) != 0 || !S_ISREG(sb.st_mode))) {
+    if (g->db_path && stat(g->db_path, &sb) != 0) {
         bad = REC_BAD_MISSING_DB;
         set_msg(msg, sizeof msg, "no database file '%s'", g->db_path);
+    } else if (g->db_path && !S_ISREG(sb.st_mode)) {
+        /* It exists: a slip in the path (a folder), not a missing file. */
+        bad = REC_BAD_DB;
+        set_msg(msg, sizeof msg, "'%s' is %s, not a database file",
+                g->db_path,
+                S_ISDIR(sb.st_mode) ? "a folder" : "no regular file");
     } else if (g->db_path && ev->opt.db_url && g->n > 0) {
         url = eval_db_url(ev->opt.db_url,
                           ev->suite.items[g->items[0]].db_id);

@@ -342,6 +342,14 @@ EOF
     run eval --suite blank.jsonl --llm-url "$URL" --model fake
     expect_rc 0
     grep -q '^EX 2/2 = 100.0% (4 selected, 2 bad items)$' "$T/out" || fail "blank questions: $(head -3 "$T/out") $(head -c 300 "$T/err")"
+    # A "db" that names a folder exists and cannot be opened: a bad
+    # database that says so, not a missing file (before: missing_database,
+    # "no database file 'dbs'").
+    printf '%s\n' '{"db": "dbs", "question": "How many categories?", "gold": "SELECT count(*) FROM categories"}' >"$T/folder.jsonl"
+    run eval --suite folder.jsonl --llm-url "$URL" --model fake --out folder.out -q
+    expect_rc 0
+    grep -qE '^  bad_database +1$' "$T/out" || fail "a folder as db: $(cat "$T/out")"
+    grep -q '"bad":"bad_database","message":"'"'"'./dbs'"'"' is a folder, not a database file"' "$T/folder.out" || fail "record: $(cat "$T/folder.out")"
 }
 
 # The records' reals are the shortest text that reads back, as everywhere
