@@ -459,8 +459,8 @@ askdb_status askdb_memory_list(askdb_memory *h, const char *db_path,
     rc = memory_list(h->m, key, &p, n);
     free(key);
     if (rc)
-        return fail(h, ASKDB_ERR_IO, "cannot read the memory store '%s'",
-                    memory_file(h->m));
+        return fail(h, ASKDB_ERR_IO, "cannot read the memory store '%s': %s",
+                    memory_file(h->m), memory_errmsg(h->m));
     q = calloc(*n ? (size_t)*n : 1, sizeof *q);
     if (!q) {
         memory_pairs_free(p, *n);

@@ -523,6 +523,11 @@ const char *memory_file(const struct memory *m)
     return m->path;
 }
 
+const char *memory_errmsg(const struct memory *m)
+{
+    return m->h ? sqlite3_errmsg(m->h) : "";
+}
+
 char *memory_db_key(const char *db_path)
 {
     if (!db_path || !*db_path) {

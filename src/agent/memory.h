@@ -68,6 +68,10 @@ void memory_close(struct memory *m);
 /* The file the handle uses (borrowed, lives with m). */
 const char *memory_file(const struct memory *m);
 
+/* SQLite's message of the last failure on m's store (borrowed, until the
+** next call on m), or "" when the store is not made yet. */
+const char *memory_errmsg(const struct memory *m);
+
 /*
 ** The db_key of a database path: its canonical absolute path (realpath),
 ** or for a server's URL the URL as askdb labels it (db_redact(): without

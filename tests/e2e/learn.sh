@@ -426,6 +426,24 @@ nothing_stored_makes_no_cache_directory() {
     rm -rf "$W/relcache" "$W/rel"
 }
 
+damaged_store_says_why() {
+    # A store damaged after its header: --list says what SQLite found, as
+    # ask's warning does (before: only "cannot read the memory store").
+    "$PY" -c 'import json
+for i in range(300): print(json.dumps({"question": "How many orders above %d?" % i, "sql": "SELECT count(*) FROM orders WHERE total > %d" % i}))' >"$T/p.jsonl"
+    run learn shop.db --memory "$T/d.sqlite" --file "$T/p.jsonl"
+    expect_rc 0
+    # The schema pages stay whole (the store opens); the pairs' do not.
+    "$PY" -c 'import sys
+p = sys.argv[1]; b = bytearray(open(p, "rb").read())
+for pg in range(5, len(b) // 4096, 3): b[pg * 4096 + 200:pg * 4096 + 400] = b"\xab" * 200
+open(p, "wb").write(b)' "$T/d.sqlite"
+    run learn shop.db --memory "$T/d.sqlite" --list
+    expect_rc 2
+    expect_err_has "askdb learn: cannot read the memory store '$T/d.sqlite': database disk image is malformed"
+    expect_no_out
+}
+
 usage_errors_exit_2_and_missing_db_exits_3() {
     run learn
     expect_rc 2
@@ -468,7 +486,7 @@ TESTS=(stores_a_verified_pair_and_replaces_it rejects_writes_and_failing_sql
        list_round_trips_and_forget_removes pairs_belong_to_the_canonical_path
        memory_option_uses_another_store_and_refuses_databases
        nothing_learned_yet_lists_nothing refused_pairs_and_broken_files_create_no_store
-       nothing_stored_makes_no_cache_directory
+       nothing_stored_makes_no_cache_directory damaged_store_says_why
        usage_errors_exit_2_and_missing_db_exits_3)
 
 PASSED=0
