@@ -1239,7 +1239,8 @@ static void connect_error(askdb_db *db, struct pg *p, const char *raw,
 }
 
 /*
-** connect_error() for a reconnect's walk of a host list (pg_reconnect()):
+** connect_error() for a walk of a host list (connect_walk()), what being
+** "connect to" for the first connect or "reconnect to":
 ** before, the words of the entries passed over, and last, those of the
 ** entry that ended the walk, which alone the advice reads (an entry
 ** passed over, refused, says nothing of a walk ended by a server's
@@ -1247,8 +1248,9 @@ static void connect_error(askdb_db *db, struct pg *p, const char *raw,
 ** words of the entries passed over are cut short ("...") so that the
 ** deciding entry's and the advice stay whole.
 */
-static void walk_error(askdb_db *db, struct pg *p, const char *before,
-                       const char *last, const char *note, size_t room)
+static void walk_error(askdb_db *db, struct pg *p, const char *what,
+                       const char *before, const char *last,
+                       const char *note, size_t room)
 {
     const char *advice = connect_advice(last), *lm;
     char m[640], b[1024];
@@ -1256,14 +1258,14 @@ static void walk_error(askdb_db *db, struct pg *p, const char *before,
     int k;
 
     if (p->ambiguous) {
-        connect_error(db, p, last, "reconnect to", note);
+        connect_error(db, p, last, what, note);
         return;
     }
     one_line(p, last, m, sizeof m);
     one_line(p, before, b, sizeof b);
     lm = *m ? m : "out of memory";
     /* The message but for b and the blank after it. */
-    k = snprintf(NULL, 0, "cannot reconnect to '%s'%s: %s (%s)", db->label,
+    k = snprintf(NULL, 0, "cannot %s '%s'%s: %s (%s)", what, db->label,
                  note, lm, advice);
     len = strlen(b);
     if (len && k >= 0 && (size_t)k + len + 1 >= room) {
@@ -1273,7 +1275,7 @@ static void walk_error(askdb_db *db, struct pg *p, const char *before,
         memcpy(b + keep, "...", 4);
     }
     say(db->errmsg, sizeof db->errmsg,
-        "cannot reconnect to '%s'%s: %s%s%s (%s)", db->label, note, b,
+        "cannot %s '%s'%s: %s%s%s (%s)", what, db->label, note, b,
         *b ? " " : "", lm, advice);
 }
 
@@ -1350,55 +1352,6 @@ static int connect_unbounded(askdb_db *db, const char *url)
     return refused;
 }
 
-static askdb_status pg_open(askdb_db *db, const char *path)
-{
-    const char *keys[4], *vals[4];
-    char *url;
-    struct pg *p;
-    int i = 0;
-
-    p = calloc(1, sizeof *p);
-    if (!p)
-        return ASKDB_ERR_NOMEM;
-    db->impl = p;
-    p->ambiguous = db_url_ambiguous(path);
-    url = libpq_url(path);
-    if (!url)
-        return ASKDB_ERR_NOMEM;
-    /* What libpq may quote: the password as libpq got it, and decoded. */
-    p->pw_raw = raw_password(url);
-    p->pw = parsed_password(url);
-    if (connect_unbounded(db, url)) {
-        free(url);
-        return ASKDB_ERR_DB_OPEN;
-    }
-    /* Defaults first: the URL's own parameters (and PG* variables, for
-    ** what they set) override them. */
-    if (!getenv("PGCONNECT_TIMEOUT")) {
-        keys[i] = "connect_timeout";
-        vals[i++] = "10";
-    }
-    keys[i] = "fallback_application_name";
-    vals[i++] = "askdb";
-    keys[i] = "dbname";
-    vals[i++] = url;
-    keys[i] = NULL;
-    vals[i] = NULL;
-    p->conn = PQconnectdbParams(keys, vals, 1);
-    free(url);
-    if (!p->conn)
-        return ASKDB_ERR_NOMEM;
-    (void)PQsetNoticeProcessor(p->conn, drop_notice, NULL);
-    if (PQstatus(p->conn) != CONNECTION_OK) {
-        connect_error(db, p, PQerrorMessage(p->conn), "connect to", "");
-        return ASKDB_ERR_DB_OPEN;
-    }
-    p->settings = PQconninfo(p->conn);
-    if (!p->settings)
-        return ASKDB_ERR_NOMEM;
-    return pg_setup(db, p, 1);
-}
-
 static void pg_close(askdb_db *db)
 {
     struct pg *p = PG(db);
@@ -1414,10 +1367,10 @@ static void pg_close(askdb_db *db)
 
 /* A reconnect is given 2 s at least, however short the time limit: as
 ** libpq does a connect_timeout under 2. So is each entry of a host list
-** that the walk reaches once the limit is spent (pg_reconnect()). */
+** that the walk reaches once the limit is spent (connect_walk()). */
 #define RECONNECT_MIN_MS 2000
 
-/* How a reconnect ended (pg_reconnect()). */
+/* How a connect or a reconnect ended (connect_walk()). */
 enum pg_redo {
     REDO_MADE,      /* p->conn is the new connection */
     REDO_FAILED,    /* none was made (why says why): p->conn is the old
@@ -1590,13 +1543,16 @@ static void say_more(char *why, size_t wn, const char *s)
 }
 
 /*
-** Connect again with the first connection's settings (p->settings),
-** within the statement's time limit: the reconnect is part of the
-** statement the user waits for. PQreset() kept the first connection's
-** 10 s, and libpq's blocking connect heeds nothing but its timeout: this
-** one goes through libpq's nonblocking calls (connect_poll()), which a
-** Ctrl-C (db->cancel) cuts short at once: there is no statement on the
-** server yet for a cancel request to stop. Not a name lookup, though:
+** Connect with the settings p->settings within ms, the walk's limit: for
+** a reconnect (pg_ready()), made by the statement after a lost
+** connection, the statement's time limit (RECONNECT_MIN_MS at least: the
+** reconnect is part of the statement the user waits for; PQreset() kept
+** the first connection's 10 s); for the first connect (pg_open()), its
+** connect_timeout. libpq's blocking connect heeds nothing but its
+** timeout: this one goes through libpq's nonblocking calls
+** (connect_poll()), which a Ctrl-C (db->cancel) cuts short at once:
+** there is no statement on the server yet for a cancel request to stop.
+** Not a name lookup, though:
 ** libpq makes it (getaddrinfo()) inside PQconnectStartParams() or
 ** PQconnectPoll(), blocking, and neither the cancel flag nor the
 ** deadline is looked at until the resolver answers or gives up (a host
@@ -1618,29 +1574,30 @@ static void say_more(char *why, size_t wn, const char *s)
 ** entries are libpq's (connectOptions2()): one for each element of
 ** hostaddr where it has any, else of host, else one; the port list has
 ** one element for all or one for each; an empty element is libpq's
-** default there (its socket directory, port 5432). A list libpq refused
-** at the first connect (more ports than hosts) cannot be here. A failure
+** default there (its socket directory, port 5432). A list whose counts
+** libpq refuses (more ports than hosts) is not walked (first_walkable()).
+** A failure
 ** says each entry's error in turn, as libpq's own message for several
 ** hosts does. One host (no list) is not walked: its connect is libpq's
 ** own with the settings as they are, prefer-standby's two passes inside
 ** it as before there was a walk, within the one deadline (two connects
-** of their own would give the second 2 s past the statement's limit).
+** of their own would give the second 2 s past the limit).
 **
-** Time: each entry gets the statement's limit (RECONNECT_MIN_MS at
-** least; a shorter connect_timeout of the settings stays), as libpq's
-** connect_timeout is for each host. The walk as a whole keeps to the
-** statement's limit too, so that N hosts that answer none do not take N
+** Time: each entry gets ms (a shorter connect_timeout of the settings
+** stays, 2 s at least), as libpq's
+** connect_timeout is for each host. The walk as a whole keeps to ms
+** too, so that N hosts that answer none do not take N
 ** times the limit, but an entry reached once the limit is spent still
 ** gets RECONNECT_MIN_MS: a list is there to reach the next server, and
 ** libpq's least is enough for one that answers, where an entry given no
 ** time would never be tried and each statement would wait on the same
-** dead first host again. So the walk takes at most the limit and 2 s for
+** dead first host again. So the walk takes at most ms and 2 s for
 ** each further entry.
 **
 ** Where it differs from libpq's blocking connect: an entry's time is for
 ** the name's addresses together (libpq's is for each address: where the
 ** first address of a name drops packets, the entry times out without
-** trying the next); an entry past the statement's limit gets 2 s, not
+** trying the next); an entry past the limit gets 2 s, not
 ** its full time; libpq 16's load_balance_hosts=random, passed on to each
 ** entry, shuffles a name's addresses but not the entries, tried in the
 ** order written; and with target_session_attrs set, a server that fails
@@ -1652,19 +1609,17 @@ static void say_more(char *why, size_t wn, const char *s)
 ** ended the walk (the one that failed, or the last tried), and to why
 ** (size wn) for those passed over before it, in turn, "timeout expired"
 ** after the words of one that ran out of time, as libpq's blocking
-** connect says it. The connection made replaces p->conn; when none is,
-** p->conn stays. *by_limit is 1 when the entry that ended the walk ran
-** out of the statement's limit, 0 when it failed otherwise or ran out
-** only of the settings' own connect_timeout.
+** connect says it. The connection made replaces p->conn (NULL at the
+** first connect); when none is, p->conn stays. *by_limit is 1 when the
+** entry that ended the walk ran out of ms, 0 when it failed otherwise
+** or ran out only of the settings' own shorter connect_timeout.
 */
-static enum pg_redo pg_reconnect(askdb_db *db, struct pg *p, char *why,
-                                 size_t wn, char *last, size_t ln,
-                                 int *by_limit)
+static enum pg_redo connect_walk(askdb_db *db, struct pg *p, long ms,
+                                 char *why, size_t wn, char *last,
+                                 size_t ln, int *by_limit)
 {
     const char *ct, *tsa, *list, *want = NULL;
-    char limit[16];
-    long ms = db->query_timeout_ms > RECONNECT_MIN_MS ? db->query_timeout_ms
-                                                      : RECONNECT_MIN_MS;
+    char limit[24];
     long s = (ms + 999) / 1000, each = ms, t, v;
     double end, now;
     enum pg_connect_end how;
@@ -1731,9 +1686,179 @@ static enum pg_redo pg_reconnect(askdb_db *db, struct pg *p, char *why,
 }
 
 /*
+** The settings of the first connect as libpq would take them, without
+** connecting: the URL's (PQconninfoParse()), then for each it leaves
+** unset the environment's and libpq's defaults (PQconndefaults():
+** PGHOST, PGPORT, PGTARGETSESSIONATTRS, PGCONNECT_TIMEOUT, PGSERVICE's
+** file...), then askdb's own (connect_timeout 10,
+** fallback_application_name askdb). NULL when the URL does not parse
+** (libpq's own connect says why), names a service (libpq reads its file
+** only as it connects: a host list there is libpq's to walk), or out of
+** memory.
+*/
+static PQconninfoOption *first_settings(const char *url)
+{
+    PQconninfoOption *s, *d, *o;
+    const char *v;
+    char *err = NULL;
+
+    s = PQconninfoParse(url, &err);
+    PQfreemem(err); /* may quote the URL; libpq says it again */
+    v = s ? setting(s, "service") : NULL;
+    d = s && !(v && *v) ? PQconndefaults() : NULL;
+    if (!d) {
+        PQconninfoFree(s);
+        return NULL;
+    }
+    for (o = s; o->keyword; o++) {
+        if (o->val)
+            continue;
+        v = setting(d, o->keyword);
+        if (!v && strcmp(o->keyword, "connect_timeout") == 0)
+            v = "10";
+        if (!v && strcmp(o->keyword, "fallback_application_name") == 0)
+            v = "askdb";
+        if (v && (o->val = strdup(v)) == NULL) {
+            PQconninfoFree(s);
+            s = NULL;
+            break;
+        }
+    }
+    PQconninfoFree(d);
+    return s;
+}
+
+/*
+** Whether the first connect with the settings s goes through
+** connect_walk(): its host, hostaddr and port lists have counts libpq
+** takes (connectOptions2(): one port, or one for each entry; as many
+** host names as hostaddr values), which a walk of single-host connects
+** would not check, and connect_timeout is a whole number of seconds,
+** which gives the walk's limit *ms (2 s at least, as libpq reads it).
+** Else libpq's own blocking connect says what it makes of them.
+*/
+static int first_walkable(const PQconninfoOption *s, long *ms)
+{
+    const char *ct = setting(s, "connect_timeout");
+    int hosts = list_len(setting(s, "host"));
+    int addrs = list_len(setting(s, "hostaddr"));
+    int ports = list_len(setting(s, "port"));
+    int n = addrs ? addrs : hosts ? hosts : 1;
+    char *end;
+    long v;
+
+    if ((addrs && hosts && addrs != hosts) || (ports > 1 && ports != n) ||
+        !ct)
+        return 0;
+    errno = 0;
+    v = strtol(ct, &end, 10);
+    if (end == ct || errno || v <= 0 || v > INT_MAX / 1000)
+        return 0;
+    while (*end == ' ' || (*end >= '\t' && *end <= '\r'))
+        end++;
+    if (*end)
+        return 0;
+    *ms = (v < 2 ? 2 : v) * 1000;
+    return 1;
+}
+
+/* The first connect as libpq's blocking connect makes it, with askdb's
+** defaults under the URL (url, freed here): for settings the walk does
+** not take (first_walkable()). */
+static askdb_status libpq_open(askdb_db *db, struct pg *p, char *url)
+{
+    const char *keys[4], *vals[4];
+    int i = 0;
+
+    /* Defaults first: the URL's own parameters (and PG* variables, for
+    ** what they set) override them. */
+    if (!getenv("PGCONNECT_TIMEOUT")) {
+        keys[i] = "connect_timeout";
+        vals[i++] = "10";
+    }
+    keys[i] = "fallback_application_name";
+    vals[i++] = "askdb";
+    keys[i] = "dbname";
+    vals[i++] = url;
+    keys[i] = NULL;
+    vals[i] = NULL;
+    p->conn = PQconnectdbParams(keys, vals, 1);
+    free(url);
+    if (!p->conn)
+        return ASKDB_ERR_NOMEM;
+    (void)PQsetNoticeProcessor(p->conn, drop_notice, NULL);
+    if (PQstatus(p->conn) != CONNECTION_OK) {
+        connect_error(db, p, PQerrorMessage(p->conn), "connect to", "");
+        return ASKDB_ERR_DB_OPEN;
+    }
+    p->settings = PQconninfo(p->conn);
+    return p->settings ? ASKDB_OK : ASKDB_ERR_NOMEM;
+}
+
+/*
+** The first connect: the settings of the URL, the environment and askdb
+** (first_settings()) walked as a reconnect walks them (connect_walk()),
+** within their connect_timeout (askdb's 10 s unless the URL or
+** PGCONNECT_TIMEOUT gives one): one host is libpq's one connect, a host
+** list is walked entry by entry, and a Ctrl-C (db->cancel, which
+** askdb_db_cancel() or askdb_agent_cancel() set while the handle is
+** being opened) ends either at once, ASKDB_ERR_CANCELLED. Settings the
+** walk does not take go to libpq's blocking connect (libpq_open()).
+*/
+static askdb_status pg_open(askdb_db *db, const char *path)
+{
+    char why[1024], last[1024];
+    enum pg_redo end;
+    askdb_status rc;
+    struct pg *p;
+    char *url;
+    long ms;
+    int by_limit;
+
+    p = calloc(1, sizeof *p);
+    if (!p)
+        return ASKDB_ERR_NOMEM;
+    db->impl = p;
+    p->ambiguous = db_url_ambiguous(path);
+    url = libpq_url(path);
+    if (!url)
+        return ASKDB_ERR_NOMEM;
+    /* What libpq may quote: the password as libpq got it, and decoded. */
+    p->pw_raw = raw_password(url);
+    p->pw = parsed_password(url);
+    if (connect_unbounded(db, url)) {
+        free(url);
+        return ASKDB_ERR_DB_OPEN;
+    }
+    p->settings = first_settings(url);
+    if (!p->settings || !first_walkable(p->settings, &ms)) {
+        PQconninfoFree(p->settings);
+        p->settings = NULL;
+        rc = libpq_open(db, p, url);
+        return rc ? rc : pg_setup(db, p, 1);
+    }
+    free(url);
+    end = connect_walk(db, p, ms, why, sizeof why, last, sizeof last,
+                       &by_limit);
+    if (end == REDO_FAILED && !(db->cancel && atomic_load(db->cancel))) {
+        walk_error(db, p, "connect to", why, last, "", sizeof db->errmsg);
+        return ASKDB_ERR_DB_OPEN;
+    }
+    rc = end == REDO_MADE ? pg_setup(db, p, 1) : ASKDB_ERR_CANCELLED;
+    /* Cut short, or failed after a Ctrl-C (the session's settings): the
+    ** user stopped it. */
+    if (rc && db->cancel && atomic_load(db->cancel)) {
+        say(db->errmsg, sizeof db->errmsg,
+            "cancelled while connecting to '%s'", db->label);
+        return ASKDB_ERR_CANCELLED;
+    }
+    return rc;
+}
+
+/*
 ** Make the connection usable: after a lost connection (the server
 ** restarted, a cancel went unanswered) connect again with the same
-** settings, within the statement's time limit (pg_reconnect()). ASKDB_OK,
+** settings, within the statement's time limit (connect_walk()). ASKDB_OK,
 ** else ASKDB_ERR_DB, or ASKDB_ERR_CANCELLED when a Ctrl-C (db->cancel)
 ** came first, with the reason in e and db->errmsg.
 */
@@ -1746,8 +1871,10 @@ static askdb_status pg_ready(askdb_db *db, struct pg *p, struct db_err *e)
     if (!p->lost && PQstatus(p->conn) == CONNECTION_OK &&
         PQtransactionStatus(p->conn) == PQTRANS_IDLE)
         return ASKDB_OK;
-    end = pg_reconnect(db, p, why, sizeof why, last, sizeof last,
-                       &by_limit);
+    end = connect_walk(db, p,
+                       db->query_timeout_ms > RECONNECT_MIN_MS
+                           ? db->query_timeout_ms : RECONNECT_MIN_MS,
+                       why, sizeof why, last, sizeof last, &by_limit);
     if (end == REDO_MADE) {
         if (pg_setup(db, p, 0) == ASKDB_OK)
             return ASKDB_OK;
@@ -1756,7 +1883,8 @@ static askdb_status pg_ready(askdb_db *db, struct pg *p, struct db_err *e)
             say(within, sizeof within, " within the statement's %d ms "
                 "time limit (--timeout; 2 s at least)",
                 db->query_timeout_ms);
-        walk_error(db, p, why, last, within, sizeof e->msg);
+        walk_error(db, p, "reconnect to", why, last, within,
+                   sizeof e->msg);
     }
     p->lost = 1;
     /* Cut short, or failed after a Ctrl-C (the session's settings,

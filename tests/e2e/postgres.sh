@@ -2302,6 +2302,41 @@ reconnect_to_one_host_with_prefer_standby_keeps_to_the_limit() {
     kill "$RELAY_PID"
 }
 
+# The first connect's walk keeps libpq's rules and the reconnect's time:
+# a standby (the stub) is turned down for target_session_attrs=read-write,
+# each deaf host is given the connect_timeout (5 s here) but the walk as a
+# whole keeps to it, a host reached once it is spent getting 2 s, so the
+# server, fourth, answers within 5 + 2 s (libpq's blocking connect gave
+# each deaf host 5 s: 10 s). Where no host answers, the error names each
+# host in turn, within the same bound. A list whose counts libpq refuses
+# (three ports for two hosts) is still libpq's to refuse.
+first_connect_to_several_hosts_keeps_to_connect_timeout() {
+    local r1 r1_pid r2 r2_pid url q
+    start_standby_stub
+    start_relay
+    r1=$RELAY_PORT r1_pid=$RELAY_PID
+    start_relay
+    r2=$RELAY_PORT r2_pid=$RELAY_PID
+    relays_deaf "$r1_pid" "$r2_pid"
+    q="target_session_attrs=read-write&connect_timeout=5"
+    url="postgresql://reader@127.0.0.1:$STANDBY_PORT,127.0.0.1:$r1,127.0.0.1:$r2,127.0.0.1:$PORT/shop?$q"
+    run sql -f csv --timeout 20000 "$url" "SELECT 42 AS b"
+    expect_rc 0
+    expect_out 'b\n42\n'
+    expect_faster 8500
+    [ "$ELAPSED_MS" -ge 6500 ] || fail "took $ELAPSED_MS ms: the deaf hosts were not waited for"
+    url="postgresql://reader@127.0.0.1:$r1,127.0.0.1:$r2/shop?connect_timeout=5"
+    run sql --timeout 20000 "$url" "SELECT 42 AS b"
+    expect_rc 3
+    expect_err_has "askdb: cannot connect to '$url': connection to server at \"127.0.0.1\", port $r1 failed: timeout expired connection to server at \"127.0.0.1\", port $r2 failed: timeout expired (the server did not answer in time"
+    expect_faster 8500
+    url="postgresql://reader@/shop?host=127.0.0.1,127.0.0.1&port=$PORT,$PORT,$PORT"
+    run sql "$url" "SELECT 42 AS b"
+    expect_rc 3
+    expect_err_has "could not match 3 port numbers to 2 hosts"
+    kill "$r1_pid" "$r2_pid"
+}
+
 # libpq takes a connect_timeout of 0 or less as no time limit at all
 # ("wait indefinitely"): with ?connect_timeout=0 in the URL or
 # PGCONNECT_TIMEOUT=0, askdb's first connect to a server that takes the
@@ -2389,6 +2424,7 @@ TESTS=(
     reconnect_to_one_host_with_prefer_standby_keeps_to_the_limit
     reconnect_to_several_hosts_ends_at_a_port_libpq_cannot_read
     reconnect_to_several_hosts_advises_on_the_host_that_ended_it
+    first_connect_to_several_hosts_keeps_to_connect_timeout
     ctrl_c_during_the_schema_read_is_cancelled
     server_killed_mid_query_is_reported
 )
