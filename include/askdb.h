@@ -457,6 +457,9 @@ typedef struct askdb_db askdb_db;
 ** or a file that is not a database gives ASKDB_ERR_DB_OPEN; no file is ever
 ** created. On failure *out is still set when memory allowed, so that
 ** askdb_db_errmsg(*out) can say why; free it with askdb_db_close().
+** *out is set before the database is opened: askdb_db_cancel(*out) from
+** a signal handler stops a connect to a PostgreSQL server (its walk of a
+** host list included) with ASKDB_ERR_CANCELLED.
 */
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_db_open(const char *path, const askdb_config *cfg, askdb_db **out);
@@ -650,8 +653,10 @@ ASKDB_API void askdb_model_free(askdb_model *m);
 ** is not an http(s) URL with a host is found before the database is
 ** opened), ASKDB_ERR_UNSUPPORTED (provider
 ** not built in), ASKDB_ERR_IO (cfg->trace_path cannot be opened for
-** appending, or is refused: askdb_output_refusal_for()) or
-** ASKDB_ERR_NOMEM.
+** appending, or is refused: askdb_output_refusal_for()),
+** ASKDB_ERR_CANCELLED (askdb_agent_cancel(*out), which *out is set for
+** before the database is opened, from a signal handler: it stops a
+** connect to a PostgreSQL server) or ASKDB_ERR_NOMEM.
 */
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_agent_new(const askdb_config *cfg, const char *db_path,

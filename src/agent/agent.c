@@ -240,7 +240,9 @@ static askdb_status agent_create(const askdb_config *cfg,
             : llm_check(&ag->cfg, ag->errmsg, sizeof ag->errmsg);
     if (rc)
         return rc;
-    rc = askdb_db_open(db_path, &ag->cfg, &ag->db);
+    /* The agent's flag from the start: askdb_agent_cancel() stops the
+    ** open's connect to a server too. */
+    rc = db_open(db_path, &ag->cfg, &ag->cancel, &ag->db);
     if (rc) {
         snprintf(ag->errmsg, sizeof ag->errmsg, "%s",
                  askdb_db_errmsg(ag->db));

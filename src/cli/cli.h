@@ -83,6 +83,21 @@ int cli_interrupt_end(void);
 ** calls askdb_db_cancel(db). End with cli_interrupt_end(). */
 void cli_interrupt_begin_db(askdb_db *db);
 
+/*
+** askdb_db_open() and askdb_agent_new() for the commands: with a
+** PostgreSQL URL, Ctrl-C during the open cancels the connect (its
+** walk of a host list included), which ends ASKDB_ERR_CANCELLED
+** ("cancelled while connecting to '...'"); the other engines open as
+** before, Ctrl-C ending askdb. cli_agent_new() says a failure on stderr
+** itself ("askdb: ..."), frees the agent and leaves *ag NULL; a Ctrl-C
+** that came after the connect (while a local model loads) ends it too,
+** as "cancelled".
+*/
+askdb_status cli_db_open(const char *path, const askdb_config *cfg,
+                         askdb_db **db);
+askdb_status cli_agent_new(const askdb_config *cfg, const char *path,
+                           askdb_agent **ag);
+
 /* Run one statement through the guard and print it (`sql`, `.sql`). */
 int cli_run_sql(askdb_db *db, const struct cli_opts *o, const char *sql);
 

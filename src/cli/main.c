@@ -431,12 +431,9 @@ static int cmd_ask(const struct cli_opts *o, const char *db,
     askdb_status st;
     int rc;
 
-    st = askdb_agent_new(&o->cfg, db, &ag);
-    if (st) {
-        format_printf(stderr, "askdb: %s\n", askdb_agent_errmsg(ag));
-        askdb_agent_free(ag);
+    st = cli_agent_new(&o->cfg, db, &ag);
+    if (st)
         return cli_exit_code(st);
-    }
     rc = cli_answer(ag, o, question);
     askdb_agent_free(ag);
     return rc;
@@ -488,7 +485,7 @@ static int cmd_db(const struct cli_opts *o, const char *path,
     askdb_status st;
     int rc;
 
-    st = askdb_db_open(path, &o->cfg, &db);
+    st = cli_db_open(path, &o->cfg, &db);
     if (st) {
         format_printf(stderr, "askdb: %s\n", askdb_db_errmsg(db));
         askdb_db_close(db);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -142,6 +143,10 @@ static int effective_format(const struct cli_opts *o)
 */
 static askdb_agent *volatile asking;
 static askdb_db *volatile asking_db;
+/* The caller's variable that askdb_agent_new() or askdb_db_open() sets
+** as it starts, while it opens (cli_agent_new, cli_db_open). */
+static askdb_agent **volatile opening;
+static askdb_db **volatile opening_db;
 static volatile sig_atomic_t interrupted;
 static struct sigaction before;
 
@@ -156,6 +161,10 @@ static void on_sigint(int sig)
     askdb_agent_cancel(asking);
     if (asking_db)
         askdb_db_cancel(asking_db);
+    if (opening)
+        askdb_agent_cancel(*opening);
+    if (opening_db && *opening_db)
+        askdb_db_cancel(*opening_db);
 }
 
 void cli_interrupt_begin(askdb_agent *ag)
@@ -183,7 +192,58 @@ int cli_interrupt_end(void)
     sigaction(SIGINT, &before, NULL);
     asking = NULL;
     asking_db = NULL;
+    opening = NULL;
+    opening_db = NULL;
     return interrupted;
+}
+
+/* A PostgreSQL URL, whose open connects with Ctrl-C heeded
+** (docs/engines/postgresql.md). */
+static int cancellable_open(const char *path)
+{
+    return path && (strncasecmp(path, "postgresql://", 13) == 0 ||
+                    strncasecmp(path, "postgres://", 11) == 0);
+}
+
+askdb_status cli_db_open(const char *path, const askdb_config *cfg,
+                         askdb_db **db)
+{
+    askdb_status st;
+
+    *db = NULL;
+    if (!cancellable_open(path))
+        return askdb_db_open(path, cfg, db);
+    opening_db = db;
+    cli_interrupt_begin(NULL);
+    st = askdb_db_open(path, cfg, db);
+    /* A Ctrl-C as the connect was made left db cancelled: what runs on
+    ** it next ends cancelled. */
+    (void)cli_interrupt_end();
+    return st;
+}
+
+askdb_status cli_agent_new(const askdb_config *cfg, const char *path,
+                           askdb_agent **ag)
+{
+    askdb_status st;
+    int cut;
+
+    *ag = NULL;
+    if (cancellable_open(path)) {
+        opening = ag;
+        cli_interrupt_begin(NULL);
+    }
+    st = askdb_agent_new(cfg, path, ag);
+    cut = cancellable_open(path) && cli_interrupt_end();
+    if (st)
+        format_printf(stderr, "askdb: %s\n", askdb_agent_errmsg(*ag));
+    else if (cut) /* after the connect: the agent was made all the same */
+        format_printf(stderr, "askdb: cancelled\n");
+    if (st || cut) {
+        askdb_agent_free(*ag);
+        *ag = NULL;
+    }
+    return st ? st : cut ? ASKDB_ERR_CANCELLED : ASKDB_OK;
 }
 
 /* Ask with Ctrl-C turned into a cancel for the time of the question. */

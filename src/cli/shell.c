@@ -194,12 +194,9 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
     ** earlier questions. */
     so.cfg.conversation = 1;
     o = &so;
-    st = askdb_agent_new(&o->cfg, db_path, &ag);
-    if (st) {
-        format_printf(stderr, "askdb: %s\n", askdb_agent_errmsg(ag));
-        askdb_agent_free(ag);
+    st = cli_agent_new(&o->cfg, db_path, &ag);
+    if (st)
         return cli_exit_code(st);
-    }
     if (tty) {
         hist = history_path();
         editor_locale = newlocale(LC_CTYPE_MASK, "", (locale_t)0);

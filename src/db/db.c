@@ -57,6 +57,12 @@ const struct db_driver *db_pick(const char *path, char *err, size_t n)
 askdb_status askdb_db_open(const char *path, const askdb_config *cfg,
                            askdb_db **out)
 {
+    return db_open(path, cfg, NULL, out);
+}
+
+askdb_status db_open(const char *path, const askdb_config *cfg,
+                     atomic_int *cancel, askdb_db **out)
+{
     askdb_config dflt = askdb_config_default();
     askdb_db *db;
     askdb_status rc;
@@ -72,7 +78,7 @@ askdb_status askdb_db_open(const char *path, const askdb_config *cfg,
     *out = db;
     db->drv = &db_sqlite_driver;
     atomic_init(&db->own_cancel, 0);
-    db->cancel = &db->own_cancel;
+    db->cancel = cancel ? cancel : &db->own_cancel;
     /* A limit of 0 or less means the default, never "no limit": a config
     ** that was zeroed instead of taken from askdb_config_default() keeps
     ** every guard. */

@@ -37,6 +37,15 @@ askdb_status db_run(askdb_db *db, const char *sql, askdb_result **out,
                     struct db_err *e);
 
 /*
+** askdb_db_open() with the handle's cancel flag set to cancel from the
+** start (NULL: its own, askdb_db_cancel()), so that the owner of cancel
+** (an agent: askdb_agent_cancel()) also stops the open's connect to a
+** server.
+*/
+askdb_status db_open(const char *path, const askdb_config *cfg,
+                     atomic_int *cancel, askdb_db **out);
+
+/*
 ** ASKDB_OK when db is open. The handle a failed askdb_db_open() left for
 ** its message has no connection (a driver's state may be missing): every
 ** API call that would use it returns this ASKDB_ERR_USAGE, said on db

@@ -2302,6 +2302,55 @@ reconnect_to_one_host_with_prefer_standby_keeps_to_the_limit() {
     kill "$RELAY_PID"
 }
 
+# first_connect_ctrl_c CMD ARGS...: askdb CMD ARGS... started with
+# Ctrl-C heeded (timeout --foreground, env --default-signal), given a
+# Ctrl-C after a second of connecting; RC, ELAPSED_MS (from the Ctrl-C),
+# $T/out, $T/err.
+first_connect_ctrl_c() {
+    local pid t0
+    (cd "$T" && exec timeout --foreground -k 5 "$RUN_LIMIT_S" env --default-signal=INT "$ASKDB" "$@") \
+        </dev/null >"$T/out" 2>"$T/err" &
+    pid=$!
+    echo "$pid" >>"$T/.pids"
+    sleep 1
+    [ -s "$T/err" ] && fail "askdb $1 ended before the Ctrl-C: $(head -c 400 "$T/err")"
+    t0=$(now_ms)
+    kill -INT "$pid"
+    wait "$pid"
+    RC=$?
+    ELAPSED_MS=$(($(now_ms) - t0))
+    echo "Ctrl-C in the first connect of askdb $1: exit $RC, $ELAPSED_MS ms" >>"$T/.trace"
+    cat "$T/out" "$T/err" >>"$TMP/all_output"
+    expect_no_sanitizer
+}
+
+# The first connect to several hosts was libpq's blocking connect, which
+# heeds no Ctrl-C: askdb, given no handler then, was killed by the
+# signal without a word (or, with one, waited until each host had timed
+# out, 10 s each). It is walked as a reconnect is now, and a Ctrl-C ends
+# it at once with what was cut short, exit 130, for sql and for ask
+# (an agent's open) alike.
+first_connect_to_several_hosts_is_cut_short_by_ctrl_c() {
+    local r1 r1_pid r2 r2_pid url
+    start_relay
+    r1=$RELAY_PORT r1_pid=$RELAY_PID
+    start_relay
+    r2=$RELAY_PORT r2_pid=$RELAY_PID
+    relays_deaf "$r1_pid" "$r2_pid"
+    url="postgresql://reader@127.0.0.1:$r1,127.0.0.1:$r2,127.0.0.1:$PORT/shop"
+    first_connect_ctrl_c sql --timeout 20000 "$url" "SELECT 42 AS b"
+    expect_rc 130
+    expect_faster 1000
+    expect_err_has "askdb: cancelled while connecting to '$url'"
+    expect_empty_out
+    first_connect_ctrl_c ask --llm-url http://127.0.0.1:9/v1 --model test "$url" "How many?"
+    expect_rc 130
+    expect_faster 1000
+    expect_err_has "askdb: cancelled while connecting to '$url'"
+    expect_empty_out
+    kill "$r1_pid" "$r2_pid"
+}
+
 # The first connect's walk keeps libpq's rules and the reconnect's time:
 # a standby (the stub) is turned down for target_session_attrs=read-write,
 # each deaf host is given the connect_timeout (5 s here) but the walk as a
@@ -2424,6 +2473,7 @@ TESTS=(
     reconnect_to_one_host_with_prefer_standby_keeps_to_the_limit
     reconnect_to_several_hosts_ends_at_a_port_libpq_cannot_read
     reconnect_to_several_hosts_advises_on_the_host_that_ended_it
+    first_connect_to_several_hosts_is_cut_short_by_ctrl_c
     first_connect_to_several_hosts_keeps_to_connect_timeout
     ctrl_c_during_the_schema_read_is_cancelled
     server_killed_mid_query_is_reported
