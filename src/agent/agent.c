@@ -230,10 +230,11 @@ static askdb_status agent_create(const askdb_config *cfg,
     ag = calloc(1, sizeof *ag);
     if (!ag)
         return ASKDB_ERR_NOMEM;
+    /* The flag first: a signal handler may cancel *out from here on. */
+    atomic_init(&ag->cancel, 0);
     *out = ag;
     ag->cfg = cfg ? *cfg : askdb_config_default();
     ag->cfg.max_attempts = agent_max_attempts(&ag->cfg);
-    atomic_init(&ag->cancel, 0);
     /* A usage error is said before the database is opened. Over a shared
     ** model the numbers of the requests are still the agent's own. */
     rc = sm ? llm_check_numbers(&ag->cfg, ag->errmsg, sizeof ag->errmsg)

@@ -75,10 +75,11 @@ askdb_status db_open(const char *path, const askdb_config *cfg,
     db = calloc(1, sizeof *db);
     if (!db)
         return ASKDB_ERR_NOMEM;
-    *out = db;
     db->drv = &db_sqlite_driver;
     atomic_init(&db->own_cancel, 0);
     db->cancel = cancel ? cancel : &db->own_cancel;
+    /* Only now: a signal handler may cancel *out from here on. */
+    *out = db;
     /* A limit of 0 or less means the default, never "no limit": a config
     ** that was zeroed instead of taken from askdb_config_default() keeps
     ** every guard. */

@@ -6,11 +6,16 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "askdb.h"
 #include "fakellm.h"
@@ -2022,10 +2027,117 @@ static void query_refuses_no_statement_and_clears_its_error(void **state)
     }
 }
 
+/* The handles askdb_db_open() and askdb_agent_new() are opening: they
+** set them before they connect, and a signal handler cancels them. */
+static askdb_db *opening_db;
+static askdb_agent *opening_ag;
+
+static void cancel_opening(int sig)
+{
+    (void)sig;
+    if (opening_db)
+        askdb_db_cancel(opening_db);
+    if (opening_ag)
+        askdb_agent_cancel(opening_ag);
+}
+
+/* A listener on a free loopback port that takes connections (the
+** kernel's backlog) and answers none; its descriptor, its port in *port. */
+static int deaf_listener(int *port)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    socklen_t n = sizeof a;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+        listen(fd, 16) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &n) != 0)
+        return -1;
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+struct kick {
+    pthread_t target;
+    int ms;
+};
+
+static void *kick_main(void *arg)
+{
+    struct kick *k = arg;
+    struct timespec ts = {k->ms / 1000, (long)(k->ms % 1000) * 1000000L};
+
+    nanosleep(&ts, NULL);
+    pthread_kill(k->target, SIGUSR1);
+    return NULL;
+}
+
+/*
+** A connect to a PostgreSQL server is cancelled while the handle is
+** being opened, as the header says: askdb_db_cancel() on the handle
+** askdb_db_open() sets before it connects, askdb_agent_cancel() on the
+** agent askdb_agent_new() is making, from a signal handler. The URL
+** names two hosts that take the connection and answer none, with
+** connect_timeout=3: the open ends ASKDB_ERR_CANCELLED, 'cancelled while
+** connecting to', within a second of the signal (300 ms in), not at the
+** connect_timeout of each host.
+*/
+static void cancel_stops_a_connect_to_a_server(void **state)
+{
+    static const char *const r[] = {"SELECT 1 AS one", NULL};
+    struct script s = {.replies = r};
+    askdb_config cfg = scripted_config(&s);
+    struct sigaction sa, old;
+    struct kick k = {.ms = 300};
+    pthread_t t;
+    char url[128];
+    double t0;
+    int fd1, fd2, p1 = 0, p2 = 0, round;
+    askdb_status st;
+
+    (void)state;
+    fd1 = deaf_listener(&p1);
+    fd2 = deaf_listener(&p2);
+    assert_true(fd1 >= 0 && fd2 >= 0);
+    snprintf(url, sizeof url, "postgresql://askdb@127.0.0.1:%d,127.0.0.1:%d"
+             "/x?connect_timeout=3", p1, p2);
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = cancel_opening;
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
+    k.target = pthread_self();
+    for (round = 0; round < 2; round++) {
+        assert_int_equal(pthread_create(&t, NULL, kick_main, &k), 0);
+        t0 = now_ms();
+        if (round == 0) {
+            st = askdb_db_open(url, &cfg, &opening_db);
+            assert_int_equal(st, ASKDB_ERR_CANCELLED);
+            assert_non_null(strstr(askdb_db_errmsg(opening_db),
+                                   "cancelled while connecting to"));
+        } else {
+            st = askdb_agent_new(&cfg, url, &opening_ag);
+            assert_int_equal(st, ASKDB_ERR_CANCELLED);
+            assert_non_null(strstr(askdb_agent_errmsg(opening_ag),
+                                   "cancelled while connecting to"));
+        }
+        assert_true(now_ms() - t0 < 1300);
+        pthread_join(t, NULL);
+        askdb_db_close(opening_db);
+        askdb_agent_free(opening_ag);
+        opening_db = NULL;
+        opening_ag = NULL;
+    }
+    sigaction(SIGUSR1, &old, NULL);
+    close(fd1);
+    close(fd2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cancel_stops_a_running_query),
+        cmocka_unit_test(cancel_stops_a_connect_to_a_server),
         cmocka_unit_test(cancel_between_questions_is_forgotten),
         cmocka_unit_test(blank_question_is_a_usage_error),
         cmocka_unit_test(zero_max_attempts_means_the_default),
