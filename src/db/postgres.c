@@ -1762,12 +1762,47 @@ static int first_walkable(const PQconninfoOption *s, long *ms)
     return 1;
 }
 
-/* The first connect as libpq's blocking connect makes it, with askdb's
-** defaults under the URL (url, freed here): for settings the walk does
-** not take (first_walkable()). */
+/*
+** How long libpq's blocking connect would take at most with the settings
+** of c, a connect started: its connect_timeout (2 s at least) for each
+** entry of its host list, read from c, where libpq has read a service
+** file's too. A connect_timeout of 0 or less, which only a service file
+** can give here (connect_unbounded()), is no limit to libpq: the largest
+** askdb keeps.
+*/
+static double blocking_ms(PGconn *c)
+{
+    PQconninfoOption *o = PQconninfo(c);
+    const char *v = o ? setting(o, "connect_timeout") : NULL, *list;
+    long t = v ? strtol(v, NULL, 10) : 0;
+    int n;
+
+    if (!o)
+        return 10000;
+    list = setting(o, "hostaddr");
+    if (list_len(list) == 0)
+        list = setting(o, "host");
+    n = list_len(list) > 0 ? list_len(list) : 1;
+    PQconninfoFree(o);
+    if (t <= 0 || t > INT_MAX / 1000)
+        return DB_TIMEOUT_MAX_MS;
+    return (double)(t < 2 ? 2 : t) * 1000 * n;
+}
+
+/*
+** The first connect as libpq's own connect to the URL (url, freed here),
+** with askdb's defaults under it: for settings the walk does not take
+** (first_walkable()). It goes through the nonblocking calls too, so that
+** a Ctrl-C (db->cancel) ends it, within what libpq's blocking connect
+** would take (blocking_ms()); libpq walks a service file's host list
+** inside it. ASKDB_OK, ASKDB_ERR_CANCELLED, or ASKDB_ERR_DB_OPEN with
+** db->errmsg set.
+*/
 static askdb_status libpq_open(askdb_db *db, struct pg *p, char *url)
 {
     const char *keys[4], *vals[4];
+    enum pg_connect_end how;
+    char m[1024];
     int i = 0;
 
     /* Defaults first: the URL's own parameters (and PG* variables, for
@@ -1782,13 +1817,19 @@ static askdb_status libpq_open(askdb_db *db, struct pg *p, char *url)
     vals[i++] = url;
     keys[i] = NULL;
     vals[i] = NULL;
-    p->conn = PQconnectdbParams(keys, vals, 1);
+    p->conn = PQconnectStartParams(keys, vals, 1);
     free(url);
     if (!p->conn)
         return ASKDB_ERR_NOMEM;
     (void)PQsetNoticeProcessor(p->conn, drop_notice, NULL);
-    if (PQstatus(p->conn) != CONNECTION_OK) {
-        connect_error(db, p, PQerrorMessage(p->conn), "connect to", "");
+    how = connect_poll(p->conn, db_now_ms() + blocking_ms(p->conn),
+                       db->cancel, NULL);
+    if (how == CONNECT_CANCELLED)
+        return ASKDB_ERR_CANCELLED;
+    if (how != CONNECT_MADE) {
+        say(m, sizeof m, "%s%s", PQerrorMessage(p->conn),
+            how == CONNECT_LATE ? "timeout expired\n" : "");
+        connect_error(db, p, m, "connect to", "");
         return ASKDB_ERR_DB_OPEN;
     }
     p->settings = PQconninfo(p->conn);
@@ -1803,7 +1844,7 @@ static askdb_status libpq_open(askdb_db *db, struct pg *p, char *url)
 ** list is walked entry by entry, and a Ctrl-C (db->cancel, which
 ** askdb_db_cancel() or askdb_agent_cancel() set while the handle is
 ** being opened) ends either at once, ASKDB_ERR_CANCELLED. Settings the
-** walk does not take go to libpq's blocking connect (libpq_open()).
+** walk does not take go to libpq's own connect (libpq_open()).
 */
 static askdb_status pg_open(askdb_db *db, const char *path)
 {
@@ -1835,16 +1876,23 @@ static askdb_status pg_open(askdb_db *db, const char *path)
         PQconninfoFree(p->settings);
         p->settings = NULL;
         rc = libpq_open(db, p, url);
-        return rc ? rc : pg_setup(db, p, 1);
+        if (rc == ASKDB_ERR_DB_OPEN &&
+            !(db->cancel && atomic_load(db->cancel)))
+            return rc;
+    } else {
+        free(url);
+        end = connect_walk(db, p, ms, why, sizeof why, last, sizeof last,
+                           &by_limit);
+        if (end == REDO_FAILED &&
+            !(db->cancel && atomic_load(db->cancel))) {
+            walk_error(db, p, "connect to", why, last, "",
+                       sizeof db->errmsg);
+            return ASKDB_ERR_DB_OPEN;
+        }
+        rc = end == REDO_MADE ? ASKDB_OK : ASKDB_ERR_CANCELLED;
     }
-    free(url);
-    end = connect_walk(db, p, ms, why, sizeof why, last, sizeof last,
-                       &by_limit);
-    if (end == REDO_FAILED && !(db->cancel && atomic_load(db->cancel))) {
-        walk_error(db, p, "connect to", why, last, "", sizeof db->errmsg);
-        return ASKDB_ERR_DB_OPEN;
-    }
-    rc = end == REDO_MADE ? pg_setup(db, p, 1) : ASKDB_ERR_CANCELLED;
+    if (rc == ASKDB_OK)
+        rc = pg_setup(db, p, 1);
     /* Cut short, or failed after a Ctrl-C (the session's settings): the
     ** user stopped it. */
     if (rc && db->cancel && atomic_load(db->cancel)) {

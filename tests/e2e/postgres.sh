@@ -2348,6 +2348,18 @@ first_connect_to_several_hosts_is_cut_short_by_ctrl_c() {
     expect_faster 1000
     expect_err_has "askdb: cancelled while connecting to '$url'"
     expect_empty_out
+    # A URL that names a service is libpq's own connect (libpq reads the
+    # file as it connects), through the nonblocking calls too: with the
+    # handler in place, its blocking connect heeded no Ctrl-C at all.
+    printf '[deaf]\nhost=127.0.0.1\nport=%s\nuser=reader\ndbname=shop\n[real]\nhost=127.0.0.1\nport=%s\nuser=reader\ndbname=shop\n' \
+        "$r1" "$PORT" >"$T/pg_service.conf"
+    PGSERVICEFILE="$T/pg_service.conf" first_connect_ctrl_c sql --timeout 20000 "postgresql:///?service=deaf" "SELECT 42 AS b"
+    expect_rc 130
+    expect_faster 1000
+    expect_err_has "askdb: cancelled while connecting to 'postgresql:///?service=deaf'"
+    PGSERVICEFILE="$T/pg_service.conf" run sql -f csv "postgresql:///?service=real" "SELECT 42 AS b"
+    expect_rc 0
+    expect_out 'b\n42\n'
     kill "$r1_pid" "$r2_pid"
 }
 
