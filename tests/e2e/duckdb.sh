@@ -936,12 +936,61 @@ a_file_gone_since_it_was_opened_is_said() {
     stop_llm
 }
 
+# Table functions a SELECT may call that change the connection for the
+# statements after it, past lock_configuration: enable_profiling() made
+# DuckDB print every later statement's profile, its text as written, raw
+# to stderr (an escape sequence in a string reached the terminal), and
+# with a save_location every later statement failed with an INTERNAL
+# Error; query() ran such a call built from strings. Each is refused, as
+# the shell's statement and as the model's reply, and the statements
+# after it run as before.
+session_changing_functions_are_refused() {
+    copy_data
+    local f stmt before esc=$'\033'
+    local -a stmts=(
+        "SELECT * FROM enable_profiling()"
+        "SELECT * FROM \"ENABLE_PROFILING\" /* x */ ()"
+        "SELECT * FROM system.main.enable_profiling(save_location = '$W/p.txt')"
+        "SELECT * FROM enable_logging(storage = 'file', storage_path = '$W/logs')"
+        "SELECT * FROM truncate_duckdb_logs()"
+        "SELECT * FROM enable_peg_parser()"
+        "SELECT * FROM query('SELECT * FROM enable_' || 'profiling()')"
+        "SELECT * FROM json_execute_serialized_sql(json_serialize_sql('SELECT * FROM enable_profiling()'))"
+    )
+    before=$(snapshot)
+    for f in shop.duckdb orders.csv; do
+        for stmt in "${stmts[@]}"; do
+            printf '.sql %s\n.sql SELECT count(*) AS n FROM orders WHERE status <> '"'"'%s]0;owned\a'"'"'\n' \
+                "$stmt" "$esc" |
+                (cd "$W" && timeout 30 "$ASKDB" shell --llm-url "http://127.0.0.1:1/v1" \
+                    --model test -f csv "$f") >"$T/out" 2>"$T/err"
+            grep -q "^askdb: refused: the statement calls [a-z_]*()" "$T/err" ||
+                fail "$f: not refused: $stmt: $(head -c 300 "$T/err")"
+            ! grep -q "$esc" "$T/err" || fail "$f: an escape sequence reached stderr after: $stmt"
+            ! grep -qE "Query Profiling|INTERNAL" "$T/err" || fail "$f: after $stmt: $(head -c 300 "$T/err")"
+            expect_out 'n\n250\n'
+            [ "$(snapshot)" = "$before" ] || fail "$f: files changed after: $stmt"
+        done
+        start_llm "$(always "$(fence "SELECT * FROM enable_profiling()")")"
+        run ask --llm-url "$URL" --model test --no-question-check "$f" "Profile it"
+        expect_rc 1
+        [ "$(nreq)" = 3 ] || fail "$f: the model got $(nreq) requests"
+        expect_err_has "refused: the statement calls enable_profiling()"
+        stop_llm
+    done
+    # A column named query, or like a denied prefix, is read as any other.
+    run sql -f csv orders.csv "SELECT count(*) AS query, 1 AS enable_x FROM orders"
+    expect_rc 0
+    expect_out 'query,enable_x\n250,1\n'
+}
+
 TESTS=(schema_shows_keys_comments_samples_and_estimates other_schemas_show_qualified
        ask_answers_from_another_schema samples_read_later_are_shown_where_their_tables_are
        sql_reads_the_same_rows_from_every_form
        values_convert_to_askdb_types ask_names_duckdb_and_repairs_from_its_error
        ask_answers_over_csv_and_parquet_in_place refuses_duckdb_escapes_and_changes_no_file
-       harmless_selects_change_nothing interrupts_a_long_query_at_the_time_limit
+       harmless_selects_change_nothing session_changing_functions_are_refused
+       interrupts_a_long_query_at_the_time_limit
        single_calls_that_build_gigabytes_end_within_twice_the_limit
        caps_rows_and_bytes_while_streaming explain_is_only_for_plans
        refusals_name_the_statement_kind
