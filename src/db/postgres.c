@@ -3000,9 +3000,10 @@ static const char *skip_filler(const char *s, int semis)
 ** role attribute or ownership: a REPLICATION role, an index's owner
 ** passes), but those marked superuser, which a role may have been
 ** granted. The ones that run a statement given as text are here because
-** that text is out of this list's sight. A name ending in '*' is a
-** prefix. The rest of what a statement can call is the read-only
-** transaction's to stop (nextval, setval, lo_create, ...) or ends with it
+** that text is out of this list's sight. The large object functions
+** that write are here because the read-only transaction lets them. A
+** name ending in '*' is a prefix. The rest of what a statement can call is the read-only
+** transaction's to stop (nextval, setval, ...) or ends with it
 ** (set_config, pg_notify, advisory locks: see pg_rollback).
 */
 static const struct {
@@ -3012,6 +3013,9 @@ static const struct {
 #define WAL "writes the server's log (WAL) outside the statement's transaction"
 #define SLOT "changes a replication slot, which no rollback takes back"
 #define TEXT "runs a statement given as text, which askdb's guard cannot read"
+#define LO "writes a large object, which PostgreSQL's read-only transaction " \
+           "does not stop, and takes a transaction ID that outlives its " \
+           "rollback"
     {"pg_logical_emit_message", WAL},
     {"txid_current", "gives the statement a transaction ID, which outlives "
                      "its rollback"},
@@ -3027,6 +3031,19 @@ static const struct {
     {"brin_summarize_*", "changes an index outside the transaction"},
     {"brin_desummarize_range", "changes an index outside the transaction"},
     {"gin_clean_pending_list", "changes an index outside the transaction"},
+    /* PostgreSQL's read-only transaction does not stop a large object's
+    ** writes (15: lo_create(0) returns an OID): rolled back, but each took
+    ** a transaction ID, and any role may create one. */
+    {"lo_create", LO},
+    {"lo_creat", LO},
+    {"lo_from_bytea", LO},
+    {"lo_put", LO},
+    {"lowrite", LO},
+    {"lo_truncate*", LO},
+    {"lo_unlink", LO},
+    {"lo_import", LO},
+    {"lo_export", "writes a file on the server, which no rollback takes "
+                  "back"},
     {"query_to_xml*", TEXT},
     {"ts_stat", TEXT},
     {"ts_rewrite", TEXT},
@@ -3040,6 +3057,7 @@ static const struct {
 #undef WAL
 #undef SLOT
 #undef TEXT
+#undef LO
 };
 
 /* Can c continue an identifier (a letter, digit, '_', '$', or a byte of a

@@ -1119,6 +1119,46 @@ refuses_calls_that_outlive_the_transaction() {
     expect_out 'none,none2\n1,1\n'
 }
 
+# PostgreSQL's read-only transaction does not stop a large object's
+# writes: lo_create(0) returned an OID to the reader, lo_put and lowrite
+# changed the writer's object until the rollback, and each took a
+# transaction ID, as txid_current() does. Each is refused before the
+# server sees it; reading a large object still works.
+refuses_large_object_writes() {
+    local stmt next oid
+    oid=$(su_sql "SELECT lo_from_bytea(0, 'orig')")
+    su_sql "ALTER LARGE OBJECT $oid OWNER TO writer; GRANT SELECT ON LARGE OBJECT $oid TO reader"
+    local -a stmts=(
+        "SELECT lo_create(0)"
+        "SELECT lo_creat(-1)"
+        "SELECT lo_from_bytea(0, 'x')"
+        "SELECT lo_put($oid, 0, 'HACK')"
+        "SELECT lowrite(lo_open($oid, 131072), 'HACK')"
+        "SELECT lo_truncate(lo_open($oid, 131072), 0)"
+        "SELECT pg_catalog.\"lo_truncate64\" (lo_open($oid, 131072), 0)"
+        "SELECT lo_unlink($oid)"
+        "SELECT lo_import('/etc/hostname')"
+        "SELECT lo_export($oid, '$TMP/pwned_lo')"
+    )
+    next=$(su_sql "SELECT txid_snapshot_xmax(txid_current_snapshot())")
+    for stmt in "${stmts[@]}"; do
+        run sql "$(url writer)" "$stmt"
+        expect_rc 1
+        expect_empty_out
+        expect_err_has "refused: the statement calls lo"
+    done
+    run sql "$READER" "SELECT lo_create(0) AS l"
+    expect_rc 1
+    expect_err_has "refused: the statement calls lo_create(), which writes a large object"
+    [ "$(su_sql "SELECT txid_snapshot_xmax(txid_current_snapshot())")" = "$next" ] ||
+        fail "a transaction ID was assigned"
+    [ ! -e "$TMP/pwned_lo" ] || fail "lo_export wrote a file"
+    run sql -f csv "$READER" "SELECT convert_from(lo_get($oid), 'UTF8') AS v"
+    expect_rc 0
+    expect_out 'v\norig\n'
+    su_sql "SELECT lo_unlink($oid)" >/dev/null
+}
+
 # The guard refuses a call, not a name: a column or a table named like a
 # refused function reads as any other, through sql and ask; the call is
 # refused however it is written.
@@ -2460,6 +2500,7 @@ TESTS=(
     permission_errors_say_what_the_role_may_not_read
     refuses_escapes_and_keeps_data_unchanged
     refuses_calls_that_outlive_the_transaction
+    refuses_large_object_writes
     denied_names_refuse_only_calls
     sqlite_corpus_changes_nothing
     superuser_is_refused_unless_allowed
