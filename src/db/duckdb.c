@@ -1718,6 +1718,40 @@ static int refuse_denied(const char *sql, struct db_err *e)
 }
 
 /*
+** read_csv()'s store_rejects, rejects_table and rejects_scan make a SELECT
+** create tables in the session's temp catalog, which the statements
+** after it read: read_csv('<the asked file>', rejects_table = 'orders')
+** made a temp table orders that hid the view, and every later question
+** about orders counted 0 rows instead of 250. Named parameters are
+** syntax, so the words stand in the text however they are written
+** (quoted, any case): one of them anywhere refuses the statement.
+** 0, or -1 with e set.
+*/
+static int refuse_rejects(const char *sql, struct db_err *e)
+{
+    static const char *const words[] = {"store_rejects", "rejects_table",
+                                        "rejects_scan"};
+    const char *p;
+    size_t i, n;
+
+    for (p = sql; *p; p++) {
+        for (i = 0; i < sizeof words / sizeof words[0]; i++) {
+            n = strlen(words[i]);
+            if (strncasecmp(p, words[i], n) != 0)
+                continue;
+            e->ec = ASKDB_EC_REFUSED;
+            snprintf(e->msg, sizeof e->msg,
+                     "refused: the statement names %s, which makes "
+                     "read_csv() create tables in the session that the "
+                     "statements after it would read; askdb runs only "
+                     "read-only queries", words[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/*
 ** Prepare sql and apply every check that needs no execution: one
 ** statement, of type SELECT (or the EXPLAIN of one, for a plan request).
 ** On success *out is the prepared statement, which the caller destroys.
@@ -1736,7 +1770,7 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
     idx_t n;
 
     *out = NULL;
-    if (refuse_denied(sql, e))
+    if (refuse_denied(sql, e) || refuse_rejects(sql, e))
         return ASKDB_ERR_REFUSED;
     buf_init(&b, 0);
     if (inner) {

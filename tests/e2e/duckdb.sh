@@ -984,12 +984,40 @@ session_changing_functions_are_refused() {
     expect_out 'query,enable_x\n250,1\n'
 }
 
+# read_csv()'s store_rejects options make a SELECT create tables in the
+# session: rejects_table = 'orders' made a temp table that hid the view,
+# and the shell's next question counted 0 orders instead of 250. Each is
+# refused, and the view keeps its rows.
+rejects_tables_never_hide_the_view() {
+    copy_data
+    local f stmt before
+    local -a stmts=(
+        "SELECT count(*) AS n FROM read_csv('%s', store_rejects = true, rejects_table = 'orders')"
+        "SELECT count(*) AS n FROM read_csv('%s', \"REJECTS_TABLE\" = 'orders')"
+        "SELECT count(*) AS n FROM read_csv('%s', rejects_table = 'x', rejects_scan = 'orders')"
+    )
+    before=$(snapshot)
+    for f in orders.csv orders.parquet; do
+        for stmt in "${stmts[@]}"; do
+            # shellcheck disable=SC2059
+            printf ".sql $stmt\n.sql SELECT count(*) AS n FROM orders\n" "$W/$f" |
+                (cd "$W" && timeout 30 "$ASKDB" shell --llm-url "http://127.0.0.1:1/v1" \
+                    --model test -f csv "$f") >"$T/out" 2>"$T/err"
+            grep -q "^askdb: refused: the statement names [a-z_]*, which makes read_csv() create tables" "$T/err" ||
+                fail "$f: not refused: $stmt: $(head -c 300 "$T/err")"
+            expect_out 'n\n250\n'
+            [ "$(snapshot)" = "$before" ] || fail "$f: files changed after: $stmt"
+        done
+    done
+}
+
 TESTS=(schema_shows_keys_comments_samples_and_estimates other_schemas_show_qualified
        ask_answers_from_another_schema samples_read_later_are_shown_where_their_tables_are
        sql_reads_the_same_rows_from_every_form
        values_convert_to_askdb_types ask_names_duckdb_and_repairs_from_its_error
        ask_answers_over_csv_and_parquet_in_place refuses_duckdb_escapes_and_changes_no_file
        harmless_selects_change_nothing session_changing_functions_are_refused
+       rejects_tables_never_hide_the_view
        interrupts_a_long_query_at_the_time_limit
        single_calls_that_build_gigabytes_end_within_twice_the_limit
        caps_rows_and_bytes_while_streaming explain_is_only_for_plans
