@@ -228,6 +228,95 @@ askdb_status db_no_sql(struct db_err *e)
     return ASKDB_ERR_REFUSED;
 }
 
+const char *db_skip_filler(const char *s, int semis)
+{
+    int depth;
+
+    for (;;) {
+        while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' ||
+               *s == '\f' || *s == '\v' || (semis && *s == ';'))
+            s++;
+        if (s[0] == '-' && s[1] == '-') {
+            while (*s && *s != '\n' && *s != '\r')
+                s++;
+        } else if (s[0] == '/' && s[1] == '*') {
+            for (depth = 1, s += 2; *s && depth > 0; s++) {
+                if (s[0] == '/' && s[1] == '*') {
+                    depth++;
+                    s++;
+                } else if (s[0] == '*' && s[1] == '/') {
+                    depth--;
+                    s++;
+                }
+            }
+        } else {
+            return s;
+        }
+    }
+}
+
+/* Can c continue an identifier (a letter, digit, '_', '$', or a byte of a
+** multibyte character)? */
+static int ident_char(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9') || c == '_' || c == '$' || c >= 0x80;
+}
+
+/* Does a name of fns start at s (case-insensitive, whole identifier, or
+** a prefix for a name ending in '*')? Its index, or -1. */
+static int denied_at(const char *s, const struct db_denied_fn *fns, size_t n)
+{
+    size_t i, len;
+
+    for (i = 0; i < n; i++) {
+        len = strlen(fns[i].name);
+        if (fns[i].name[len - 1] == '*') {
+            if (strncasecmp(s, fns[i].name, len - 1) == 0)
+                return (int)i;
+        } else if (strncasecmp(s, fns[i].name, len) == 0 &&
+                   !ident_char((unsigned char)s[len])) {
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+int db_denied_call(const char *sql, const struct db_denied_fn *fns, size_t n,
+                   char *name, size_t namelen)
+{
+    const unsigned char *s = (const unsigned char *)sql;
+    const char *after;
+    size_t i, k;
+    int d;
+
+    for (i = 0; s[i]; i++) {
+        /* Inside a longer name: not the function. A digit or '$' before
+        ** counts as a start (more refusals, never fewer). */
+        if (i > 0 && ident_char(s[i - 1]) &&
+            !(s[i - 1] >= '0' && s[i - 1] <= '9') && s[i - 1] != '$')
+            continue;
+        d = denied_at(sql + i, fns, n);
+        if (d < 0)
+            continue;
+        for (k = 0; ident_char(s[i + k]); k++)
+            if (k + 1 < namelen)
+                name[k] = (char)(s[i + k] >= 'A' && s[i + k] <= 'Z'
+                                     ? s[i + k] - 'A' + 'a' : s[i + k]);
+        if (namelen)
+            name[k + 1 < namelen ? k : namelen - 1] = '\0';
+        /* "txid_current" (...): past the closing quote of a quoted name. */
+        if (i > 0 && s[i - 1] == '"' && s[i + k] == '"')
+            k++;
+        after = db_skip_filler(sql + i + k, 0);
+        if (*after == '(' ||
+            (!*after && (strstr(sql + i + k, "--") ||
+                         strstr(sql + i + k, "/*"))))
+            return d;
+    }
+    return -1;
+}
+
 void askdb_result_free(askdb_result *r)
 {
     long i, n;

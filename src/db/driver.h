@@ -143,6 +143,39 @@ const char *db_conninfo_hint(const char *path);
 */
 askdb_status db_no_sql(struct db_err *e);
 
+/*
+** Skip blanks and comments, and semicolons too when semis; return where a
+** token starts. Comments as PostgreSQL's lexer (and DuckDB's, which is
+** PostgreSQL's) reads them: "--" to the end of its line, which '\r' ends
+** as well as '\n' (ended at '\n' only, a denied call "txid_current
+** --\r()" went past db_denied_call()); block comments nest (a comment
+** inside one does not end it at its own end).
+*/
+const char *db_skip_filler(const char *s, int semis);
+
+/* A function a driver refuses to let a statement call, and why (the end
+** of the sentence "the statement calls f(), which ..."). A name ending
+** in '*' is a prefix. */
+struct db_denied_fn {
+    const char *name;
+    const char *why;
+};
+
+/*
+** The first call in sql of a function of fns[0..n), before the engine
+** parses the text: the name (any case, quoted or not, qualified or not)
+** followed by '(' after optional blanks and comments, or by comments
+** alone to the end of the text (in case the engine reads one of them
+** otherwise), wherever it stands, in strings and comments too, so that
+** no quoting or comment hides a call (a string that holds
+** "txid_current()" counts too, which costs no real question). The name
+** alone is no call: a column or a table so named reads as any other.
+** Its index in fns with the name as written, lower case, in name (size
+** namelen); or -1. For PostgreSQL and DuckDB, whose lexers agree.
+*/
+int db_denied_call(const char *sql, const struct db_denied_fn *fns, size_t n,
+                   char *name, size_t namelen);
+
 /* Classify an engine error message (e.g. "no such column: x"). */
 askdb_error_class db_classify(const char *msg);
 

@@ -1584,38 +1584,6 @@ static void refuse_kind(duckdb_statement_type t, struct db_err *e)
 }
 
 /*
-** Skip blanks and comments as DuckDB's lexer (PostgreSQL's) reads them:
-** "--" to the end of its line, which '\r' ends as well as '\n'; block
-** comments nest. Where the next token starts.
-*/
-static const char *skip_filler(const char *s)
-{
-    int depth;
-
-    for (;;) {
-        while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' ||
-               *s == '\f' || *s == '\v')
-            s++;
-        if (s[0] == '-' && s[1] == '-') {
-            while (*s && *s != '\n' && *s != '\r')
-                s++;
-        } else if (s[0] == '/' && s[1] == '*') {
-            for (depth = 1, s += 2; *s && depth > 0; s++) {
-                if (s[0] == '/' && s[1] == '*') {
-                    depth++;
-                    s++;
-                } else if (s[0] == '*' && s[1] == '/') {
-                    depth--;
-                    s++;
-                }
-            }
-        } else {
-            return s;
-        }
-    }
-}
-
-/*
 ** Table functions a SELECT may call that change the connection for the
 ** statements after it, which lock_configuration does not stop (it locks
 ** SET, RESET and PRAGMA): enable_profiling() made DuckDB print every
@@ -1628,10 +1596,7 @@ static const char *skip_filler(const char *s)
 ** did). A name ending in '*' is a prefix. askdb's own statements wrap
 ** the checked one in query() and are prepared without this check.
 */
-static const struct {
-    const char *name;
-    const char *why;
-} denied_fns[] = {
+static const struct db_denied_fn denied_fns[] = {
 #define STATE "changes the session for the statements after it"
 #define TEXT "runs a statement given as text, which askdb's guard cannot read"
     {"enable_*", STATE},
@@ -1643,78 +1608,28 @@ static const struct {
 #undef TEXT
 };
 
-/* Can c continue an identifier (a letter, digit, '_', '$', or a byte of a
-** multibyte character)? */
-static int ident_char(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           (c >= '0' && c <= '9') || c == '_' || c == '$' || c >= 0x80;
-}
-
-/* Does a denied name start at s (case-insensitive, whole identifier, or a
-** prefix for a name ending in '*')? Its entry, or -1. */
-static int denied_at(const char *s)
-{
-    size_t i, n;
-
-    for (i = 0; i < sizeof denied_fns / sizeof denied_fns[0]; i++) {
-        n = strlen(denied_fns[i].name);
-        if (denied_fns[i].name[n - 1] == '*') {
-            if (strncasecmp(s, denied_fns[i].name, n - 1) == 0)
-                return (int)i;
-        } else if (strncasecmp(s, denied_fns[i].name, n) == 0 &&
-                   !ident_char((unsigned char)s[n])) {
-            return (int)i;
-        }
-    }
-    return -1;
-}
-
 /*
 ** Refuse a statement that calls a function of denied_fns, before DuckDB
-** parses it (a check or a plan request never reaches DuckDB): the name
-** (any case, quoted or not, qualified or not) followed by '(' after
-** optional blanks and comments, or by comments alone to the end of the
-** text, wherever it stands, in strings and comments too. The name alone
-** is no call: a column named query reads as any other. 0, or -1 with e
-** set.
+** parses it (a check or a plan request never reaches DuckDB):
+** db_denied_call(), the name with its '(' wherever it stands, strings and
+** comments too. The name alone is no call: a column named query reads as
+** any other. 0, or -1 with e set.
 */
 static int refuse_denied(const char *sql, struct db_err *e)
 {
-    const unsigned char *s = (const unsigned char *)sql;
-    const char *after;
-    size_t i, k;
-    int d;
     char name[64];
+    int d;
 
-    for (i = 0; s[i]; i++) {
-        /* Inside a longer name: not the function. A digit or '$' before
-        ** counts as a start (more refusals, never fewer). */
-        if (i > 0 && ident_char(s[i - 1]) &&
-            !(s[i - 1] >= '0' && s[i - 1] <= '9') && s[i - 1] != '$')
-            continue;
-        d = denied_at(sql + i);
-        if (d < 0)
-            continue;
-        for (k = 0; ident_char(s[i + k]); k++)
-            if (k + 1 < sizeof name)
-                name[k] = (char)(s[i + k] >= 'A' && s[i + k] <= 'Z'
-                                     ? s[i + k] - 'A' + 'a' : s[i + k]);
-        name[k + 1 < sizeof name ? k : sizeof name - 1] = '\0';
-        if (i > 0 && s[i - 1] == '"' && s[i + k] == '"')
-            k++;
-        after = skip_filler(sql + i + k);
-        if (*after != '(' &&
-            !(!*after && (strstr(sql + i + k, "--") ||
-                          strstr(sql + i + k, "/*"))))
-            continue;
-        e->ec = ASKDB_EC_REFUSED;
-        snprintf(e->msg, sizeof e->msg,
-                 "refused: the statement calls %s(), which %s; askdb runs "
-                 "only read-only queries", name, denied_fns[d].why);
-        return -1;
-    }
-    return 0;
+    d = db_denied_call(sql, denied_fns,
+                       sizeof denied_fns / sizeof denied_fns[0], name,
+                       sizeof name);
+    if (d < 0)
+        return 0;
+    e->ec = ASKDB_EC_REFUSED;
+    snprintf(e->msg, sizeof e->msg,
+             "refused: the statement calls %s(), which %s; askdb runs "
+             "only read-only queries", name, denied_fns[d].why);
+    return -1;
 }
 
 /*

@@ -2960,40 +2960,6 @@ failed:
 /* ---------------------------------------------------------------------- */
 
 /*
-** Skip blanks and comments, and semicolons too when semis; return where a
-** token starts. Comments as PostgreSQL's lexer reads them: "--" to the end
-** of its line, which '\r' ends as well as '\n' (ended at '\n' only, a
-** denied call "txid_current --\r()" went past refuse_denied()); block
-** comments nest (a comment inside one does not end it at its own end).
-*/
-static const char *skip_filler(const char *s, int semis)
-{
-    int depth;
-
-    for (;;) {
-        while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' ||
-               *s == '\f' || *s == '\v' || (semis && *s == ';'))
-            s++;
-        if (s[0] == '-' && s[1] == '-') {
-            while (*s && *s != '\n' && *s != '\r')
-                s++;
-        } else if (s[0] == '/' && s[1] == '*') {
-            for (depth = 1, s += 2; *s && depth > 0; s++) {
-                if (s[0] == '/' && s[1] == '*') {
-                    depth++;
-                    s++;
-                } else if (s[0] == '*' && s[1] == '/') {
-                    depth--;
-                    s++;
-                }
-            }
-        } else {
-            return s;
-        }
-    }
-}
-
-/*
 ** Functions whose effect no read-only transaction stops and no ROLLBACK
 ** takes back: they write the server's log (WAL) or state that lives
 ** outside the transaction. PUBLIC may execute each (some then check a
@@ -3002,14 +2968,11 @@ static const char *skip_filler(const char *s, int semis)
 ** granted. The ones that run a statement given as text are here because
 ** that text is out of this list's sight. The large object functions
 ** that write are here because the read-only transaction lets them. A
-** name ending in '*' is a prefix. The rest of what a statement can call is the read-only
-** transaction's to stop (nextval, setval, ...) or ends with it
-** (set_config, pg_notify, advisory locks: see pg_rollback).
+** name ending in '*' is a prefix. The rest of what a statement can call
+** is the read-only transaction's to stop (nextval, setval, ...) or ends
+** with it (set_config, pg_notify, advisory locks: see pg_rollback).
 */
-static const struct {
-    const char *name;
-    const char *why;
-} denied_fns[] = {
+static const struct db_denied_fn denied_fns[] = {
 #define WAL "writes the server's log (WAL) outside the statement's transaction"
 #define SLOT "changes a replication slot, which no rollback takes back"
 #define TEXT "runs a statement given as text, which askdb's guard cannot read"
@@ -3060,93 +3023,40 @@ static const struct {
 #undef LO
 };
 
-/* Can c continue an identifier (a letter, digit, '_', '$', or a byte of a
-** multibyte character)? */
-static int ident_char(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           (c >= '0' && c <= '9') || c == '_' || c == '$' || c >= 0x80;
-}
-
-/* Does a denied name start at s (case-insensitive, whole identifier, or a
-** prefix for a name ending in '*')? Its entry, or -1. */
-static int denied_at(const char *s)
-{
-    size_t i, n;
-
-    for (i = 0; i < sizeof denied_fns / sizeof denied_fns[0]; i++) {
-        n = strlen(denied_fns[i].name);
-        if (denied_fns[i].name[n - 1] == '*') {
-            if (strncasecmp(s, denied_fns[i].name, n - 1) == 0)
-                return (int)i;
-        } else if (strncasecmp(s, denied_fns[i].name, n) == 0 &&
-                   !ident_char((unsigned char)s[n])) {
-            return (int)i;
-        }
-    }
-    return -1;
-}
-
 /*
 ** Refuse a statement that calls a function of denied_fns, before anything
-** reaches the server: the name (any case, quoted or not, schema-qualified
-** or not) followed by '(' after optional blanks and comments, wherever it
-** stands, in strings and comments too, so that no quoting or comment
-** hides a call (a string that holds "txid_current()" is refused too,
-** which costs no real question). The name alone is no call: a column or
-** a table named txid_current reads as any other (PostgreSQL calls a
-** function only with its parentheses; none of these takes the one
-** composite argument that would let "x.f" call f(x)). A quoted
+** reaches the server (db_denied_call(): the name with its '(', wherever
+** it stands, strings and comments too). The name alone is no call: a
+** column or a table named txid_current reads as any other (PostgreSQL
+** calls a function only with its parentheses; none of these takes the
+** one composite argument that would let "x.f" call f(x)). A quoted
 ** identifier with Unicode escapes (U&"...") can spell any name, so it is
 ** refused as such. 0, or -1 with e set.
 */
 static int refuse_denied(const char *sql, struct db_err *e)
 {
-    const unsigned char *s = (const unsigned char *)sql;
-    const char *after;
-    size_t i, k;
-    int d;
+    const char *p;
     char name[64];
+    int d;
 
-    for (i = 0; s[i]; i++) {
-        if ((s[i] == 'u' || s[i] == 'U') && s[i + 1] == '&' &&
-            s[i + 2] == '"') {
+    for (p = sql; *p; p++)
+        if ((*p == 'u' || *p == 'U') && p[1] == '&' && p[2] == '"') {
             e->ec = ASKDB_EC_REFUSED;
             say(e->msg, sizeof e->msg,
                 "refused: a name written with Unicode escapes (U&\"...\"); "
                 "write it plainly");
             return -1;
         }
-        /* Inside a longer name: not the function. A digit or '$' before
-        ** counts as a start (more refusals, never fewer). */
-        if (i > 0 && ident_char(s[i - 1]) &&
-            !(s[i - 1] >= '0' && s[i - 1] <= '9') && s[i - 1] != '$')
-            continue;
-        d = denied_at(sql + i);
-        if (d < 0)
-            continue;
-        for (k = 0; ident_char(s[i + k]); k++)
-            if (k + 1 < sizeof name)
-                name[k] = (char)(s[i + k] >= 'A' && s[i + k] <= 'Z'
-                                     ? s[i + k] - 'A' + 'a' : s[i + k]);
-        name[k + 1 < sizeof name ? k : sizeof name - 1] = '\0';
-        /* "txid_current" (...): past the closing quote of a quoted name. */
-        if (i > 0 && s[i - 1] == '"' && s[i + k] == '"')
-            k++;
-        /* The '(' of a call, or comments that run to the end of the text:
-        ** refused too, in case the server reads one of them otherwise. */
-        after = skip_filler(sql + i + k, 0);
-        if (*after != '(' &&
-            !(!*after && (strstr(sql + i + k, "--") ||
-                          strstr(sql + i + k, "/*"))))
-            continue;
-        e->ec = ASKDB_EC_REFUSED;
-        say(e->msg, sizeof e->msg,
-            "refused: the statement calls %s(), which %s; askdb runs only "
-            "read-only queries", name, denied_fns[d].why);
-        return -1;
-    }
-    return 0;
+    d = db_denied_call(sql, denied_fns,
+                       sizeof denied_fns / sizeof denied_fns[0], name,
+                       sizeof name);
+    if (d < 0)
+        return 0;
+    e->ec = ASKDB_EC_REFUSED;
+    say(e->msg, sizeof e->msg,
+        "refused: the statement calls %s(), which %s; askdb runs only "
+        "read-only queries", name, denied_fns[d].why);
+    return -1;
 }
 
 /*
@@ -3165,7 +3075,7 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
     askdb_status rc;
 
     *desc = NULL;
-    if (!*skip_filler(sql, 1))
+    if (!*db_skip_filler(sql, 1))
         return db_no_sql(e);
     if (refuse_denied(sql, e) < 0)
         return ASKDB_ERR_REFUSED;
