@@ -169,8 +169,17 @@ static void finish(struct agent_state *st, enum agent_step last)
     a->status = st->fatal ? st->fatal : ASKDB_ERR_NO_SQL;
     a->confidence = 0;
     buf_init(&b, 0);
+    for (i = 0; i < a->nattempts &&
+                a->attempts[i].error == ASKDB_EC_TIMEOUT; i++)
+        ;
     if (st->fatal)
         buf_puts(&b, st->errbuf);
+    else if (a->nattempts > 0 && i == a->nattempts)
+        /* Valid SQL, every time too slow: "no valid SQL" would send the
+        ** reader to the wrong place. */
+        buf_printf(&b, "no answer after %d attempt%s: %s ran past the "
+                   "time limit", a->nattempts, a->nattempts == 1 ? "" : "s",
+                   a->nattempts == 1 ? "the query" : "every query");
     else
         buf_printf(&b, "no valid SQL after %d attempt%s", a->nattempts,
                    a->nattempts == 1 ? "" : "s");

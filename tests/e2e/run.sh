@@ -639,6 +639,13 @@ assert all("200 ms time limit" in a["message"] for a in j["attempts"]), j["attem
 assert "rows" not in j
 assert "longer than the 200 ms limit" in user(1), user(1)
 '
+    # Said as what happened: the SQL was valid, and too slow each time.
+    start_llm "$(always "$(fence "$SLOW_SQL")")"
+    run ask --llm-url "$URL" --model test --timeout 200 --max-attempts 2 shop.db "Count forever"
+    expect_rc 1
+    expect_err_has "askdb: no answer after 2 attempts: every query ran past the time limit"
+    expect_err_has "attempt 2: timeout: "
+    expect_err_lacks "no valid SQL"
 }
 
 retries_429_and_500_but_not_401() {
