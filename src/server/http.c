@@ -1145,6 +1145,10 @@ int srv_run(struct server *s, const char *listen)
     srv_jobs_stop(s, 10000);
     grace = 10000 - (int)(srv_now_ms() - t0);
     srv_mcp_stop(s->mcp, grace > 0 ? grace : 0);
+    /* The answers written are sent before the connections close (under
+    ** load the last events of a finished question were cut off). */
+    grace = 10000 - (int)(srv_now_ms() - t0);
+    srv_streams_drain(grace > 1000 ? grace : 1000);
     MHD_stop_daemon(d);
     fprintf(stderr, "askdb serve: stopped\n");
     return 0;

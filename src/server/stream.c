@@ -3,6 +3,7 @@
 #define _GNU_SOURCE  /* POLLRDHUP */
 #include <microhttpd.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -29,6 +30,10 @@ struct srv_stream {
     void *ud;
     int refs;                /* the writer's and the response's */
 };
+
+/* Streams whose response libmicrohttpd has not yet finished with (sent
+** to its end, or dropped): what a stop waits for (srv_streams_drain()). */
+static atomic_int sending;
 
 static void unref(struct srv_stream *st)
 {
@@ -211,7 +216,21 @@ static void reader_free(void *cls)
     pthread_mutex_lock(&st->mu);
     gone_locked(st);
     pthread_mutex_unlock(&st->mu);
+    atomic_fetch_sub(&sending, 1);
     unref(st);
+}
+
+int srv_streams_drain(int wait_ms)
+{
+    double t0 = srv_now_ms();
+    struct timespec ts = {0, 10 * 1000000L};
+
+    while (atomic_load(&sending) > 0) {
+        if (srv_now_ms() - t0 >= wait_ms)
+            return atomic_load(&sending);
+        nanosleep(&ts, NULL);
+    }
+    return 0;
 }
 
 struct srv_stream *srv_stream_new(int conn_fd, int sse, srv_gone_fn on_gone,
@@ -238,5 +257,6 @@ struct srv_stream *srv_stream_new(int conn_fd, int sse, srv_gone_fn on_gone,
         free(st);
         return NULL;
     }
+    atomic_fetch_add(&sending, 1);
     return st;
 }

@@ -52,4 +52,11 @@ void srv_stream_end(struct srv_stream *st);
 ** closed or failed); 0 for fd < 0. */
 int srv_client_gone(int fd);
 
+/* Wait until libmicrohttpd has sent every stream to its end (or dropped
+** it), at most wait_ms: a stop calls it after the last writer ended and
+** before it closes the connections, which would cut off what was
+** written but not yet sent (the end of an answer, its done event).
+** Returns how many were still being sent (0: all). */
+int srv_streams_drain(int wait_ms);
+
 #endif

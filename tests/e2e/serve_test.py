@@ -106,6 +106,21 @@ class Env:
     def stderr(self):
         return open(self.err_path).read()
 
+    def failure_context(self):
+        """The server's state and the end of its stderr, for a failed test:
+        a crash (a sanitizer's report) or a stop shows there, not in the
+        assertion."""
+        if not self.srv:
+            return ""
+        try:
+            lines = open(self.err_path, errors="replace").read().splitlines()
+        except OSError:
+            lines = []
+        rc = self.srv.poll()
+        return "    server %s; its stderr ends:\n%s" % (
+            "running" if rc is None else "exited %d" % rc,
+            "\n".join("      " + l[:300] for l in lines[-25:]))
+
     def conn(self, timeout=30):
         return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
 
@@ -690,6 +705,34 @@ def test_shutdown_finishes_the_question_in_flight(env):
     assert "stopped" in env.stderr()
 
 
+def test_shutdown_sends_the_whole_answer_to_a_slow_reader(env):
+    # An answer larger than the sockets' buffers, whose client reads it
+    # only after the server was told to stop: the question ends at once,
+    # but its rows and done event wait in the stream. The stop closed the
+    # connections as soon as the question ended, cutting them off; now
+    # it waits (within its grace) until they are sent.
+    big = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+           "WHERE x < 40000) SELECT x, printf('%0600d', x) AS pad FROM c")
+    env.start("--max-rows", "50000", "--max-bytes", "100000000",
+              script=[reply(big, delay_ms=300)])
+    c, r = ask_stream(env, {"database": "shop", "question": "q"})
+    next(sse_events(r))
+    env.srv.send_signal(signal.SIGTERM)
+    for _ in range(200):
+        if "finishing the questions" in env.stderr():
+            break
+        time.sleep(0.05)
+    time.sleep(2.5)   # the question has ended: the stop is under way
+    evs = list(sse_events(r))
+    c.close()
+    assert evs and evs[-1][0] == "done" and evs[-1][1]["status"] == "ok", \
+        [e for e, _ in evs][-5:]
+    rows = [d for e, d in evs if isinstance(d, dict) and "rows" in d]
+    assert rows and len(rows[-1]["rows"]) == 40000, [e for e, _ in evs]
+    assert env.srv.wait(15) == 0
+    assert "stopped" in env.stderr()
+
+
 def test_answer_option_adds_the_words(env):
     env.start(script=[reply(COUNTRY_SQL), {"content": "Germany has the most customers."}])
     c, r = ask_stream(env, {"database": "shop", "question": "Customers per country?",
@@ -1015,12 +1058,15 @@ def main(argv):
             print("ok", name, flush=True)
             passed += 1
         except Exception as e:   # noqa: BLE001 - report every failure
+            context = env.failure_context()
             try:
                 env.stop()
             except Exception as e2:   # noqa: BLE001
                 e = AssertionError("%s; and at stop: %s" % (e, e2))
             print("FAIL %s: %s" % (name, e), flush=True)
             traceback.print_exc()
+            if context:
+                print(context, flush=True)
             failed += 1
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
