@@ -317,6 +317,22 @@ int db_denied_call(const char *sql, const struct db_denied_fn *fns, size_t n,
     return -1;
 }
 
+int db_refuse_denied(const char *sql, const struct db_denied_fn *fns,
+                     size_t n, struct db_err *e)
+{
+    char name[64];
+    int d;
+
+    d = db_denied_call(sql, fns, n, name, sizeof name);
+    if (d < 0)
+        return 0;
+    e->ec = ASKDB_EC_REFUSED;
+    snprintf(e->msg, sizeof e->msg,
+             "refused: the statement calls %s(), which %s; askdb runs only "
+             "read-only queries", name, fns[d].why);
+    return -1;
+}
+
 void askdb_result_free(askdb_result *r)
 {
     long i, n;

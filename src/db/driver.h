@@ -176,6 +176,14 @@ struct db_denied_fn {
 int db_denied_call(const char *sql, const struct db_denied_fn *fns, size_t n,
                    char *name, size_t namelen);
 
+/*
+** Refuse sql when it calls a function of fns[0..n) (db_denied_call()):
+** e says "refused: the statement calls f(), which <why>; askdb runs only
+** read-only queries", class ASKDB_EC_REFUSED. 0, or -1 with e set.
+*/
+int db_refuse_denied(const char *sql, const struct db_denied_fn *fns,
+                     size_t n, struct db_err *e);
+
 /* Classify an engine error message (e.g. "no such column: x"). */
 askdb_error_class db_classify(const char *msg);
 

@@ -1617,19 +1617,8 @@ static const struct db_denied_fn denied_fns[] = {
 */
 static int refuse_denied(const char *sql, struct db_err *e)
 {
-    char name[64];
-    int d;
-
-    d = db_denied_call(sql, denied_fns,
-                       sizeof denied_fns / sizeof denied_fns[0], name,
-                       sizeof name);
-    if (d < 0)
-        return 0;
-    e->ec = ASKDB_EC_REFUSED;
-    snprintf(e->msg, sizeof e->msg,
-             "refused: the statement calls %s(), which %s; askdb runs "
-             "only read-only queries", name, denied_fns[d].why);
-    return -1;
+    return db_refuse_denied(sql, denied_fns,
+                            sizeof denied_fns / sizeof denied_fns[0], e);
 }
 
 /*

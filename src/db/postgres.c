@@ -3036,8 +3036,6 @@ static const struct db_denied_fn denied_fns[] = {
 static int refuse_denied(const char *sql, struct db_err *e)
 {
     const char *p;
-    char name[64];
-    int d;
 
     for (p = sql; *p; p++)
         if ((*p == 'u' || *p == 'U') && p[1] == '&' && p[2] == '"') {
@@ -3047,16 +3045,8 @@ static int refuse_denied(const char *sql, struct db_err *e)
                 "write it plainly");
             return -1;
         }
-    d = db_denied_call(sql, denied_fns,
-                       sizeof denied_fns / sizeof denied_fns[0], name,
-                       sizeof name);
-    if (d < 0)
-        return 0;
-    e->ec = ASKDB_EC_REFUSED;
-    say(e->msg, sizeof e->msg,
-        "refused: the statement calls %s(), which %s; askdb runs only "
-        "read-only queries", name, denied_fns[d].why);
-    return -1;
+    return db_refuse_denied(sql, denied_fns,
+                            sizeof denied_fns / sizeof denied_fns[0], e);
 }
 
 /*
