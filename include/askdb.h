@@ -117,7 +117,11 @@ ASKDB_API char *askdb_json_shorten_reals(char *json);
 ** the reply text. Used by embedders and by the benchmark (a zero-latency
 ** scripted model). `roles[i]` is "system", "user" or "assistant". On
 ** success store a malloc()ed NUL-terminated string in *reply (the library
-** frees it) and return 0; return non-zero for "model failed".
+** frees it) and return 0; return non-zero for "model failed", and 401 or
+** 403 (as an HTTP provider's status) when the model refused the
+** credentials or the permission to use it, a failure no later question
+** gets past: askdb_eval_run() then stops at that question rather than
+** after its run of model errors.
 */
 typedef int (*askdb_llm_fn)(void *ud, int n, const char *const *roles,
                             const char *const *contents, char **reply);

@@ -8,7 +8,8 @@
 /*
 ** The callback gets the messages as two parallel arrays (borrowed for the
 ** call) and hands back a malloc()ed reply that becomes out->text. It does
-** not stream and does not count tokens (-1).
+** not stream and does not count tokens (-1). It returns 401 or 403 to
+** say the credentials were refused, as an HTTP provider's status would.
 */
 
 struct custom {
@@ -56,6 +57,14 @@ static askdb_status custom_complete(llm *m, const struct llm_request *req,
         goto out;
     }
     rc = ASKDB_ERR_LLM;
+    if (r == 401 || r == 403) {
+        /* As an HTTP provider's status: llm_denied() (eval stops). */
+        out->http_status = r;
+        snprintf(m->errmsg, sizeof m->errmsg, "custom model callback refused "
+                 "the credentials or the permission to use the model (it "
+                 "returned %d)", r);
+        goto out;
+    }
     if (r != 0) {
         snprintf(m->errmsg, sizeof m->errmsg, "custom model callback failed "
                                               "(it returned %d)", r);

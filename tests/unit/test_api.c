@@ -1578,6 +1578,57 @@ static void eval_run_again_runs_only_items_not_done(void **state)
     assert_int_equal(tmpdir_remove(dir), 0);
 }
 
+/* A custom model that refuses the credentials (401) every time. */
+static int refusing_model(void *ud, int n, const char *const *roles,
+                          const char *const *contents, char **reply)
+{
+    (void)n, (void)roles, (void)contents, (void)reply;
+    (*(int *)ud)++;
+    return 401;
+}
+
+/*
+** A custom model that returns 401 refused the credentials, as an HTTP
+** provider's status says: the eval stops at its first question with
+** ASKDB_ERR_LLM and the callback's message, the question recorded (before:
+** every one of the 5 questions was asked, a "model failed" each, until the
+** run of model errors stopped it).
+*/
+static void eval_stops_when_a_custom_model_refuses_the_credentials(void **st)
+{
+    askdb_config cfg = askdb_config_default();
+    askdb_eval_options eo = askdb_eval_options_default();
+    char dir[128], db[256], suite[256], out[256];
+    askdb_eval *ev = NULL;
+    FILE *f;
+    int calls = 0, k;
+
+    (void)st;
+    cfg.llm_fn = refusing_model;
+    cfg.llm_ud = &calls;
+    cfg.memory = 0;
+    assert_int_equal(tmpdir_make(dir, sizeof dir, "evdeny"), 0);
+    snprintf(db, sizeof db, "%s/shop.db", dir);
+    assert_int_equal(file_copy(testdb_shop(), db), 0);
+    snprintf(suite, sizeof suite, "%s/suite.jsonl", dir);
+    snprintf(out, sizeof out, "%s/out.jsonl", dir);
+    assert_non_null(f = fopen(suite, "w"));
+    for (k = 0; k < 5; k++)
+        fprintf(f, "{\"db\": \"%s\", \"question\": \"Question %d?\", "
+                   "\"gold\": \"SELECT count(*) FROM customers\"}\n",
+                db, k);
+    fclose(f);
+    eo.suite_path = suite;
+    eo.out_path = out;
+    assert_int_equal(askdb_eval_new(&cfg, &eo, &ev), ASKDB_OK);
+    assert_int_equal(askdb_eval_run(ev), ASKDB_ERR_LLM);
+    assert_int_equal(calls, 1);
+    assert_non_null(strstr(askdb_eval_errmsg(ev), "refused the credentials"));
+    assert_int_equal(lines_of(out), 1);
+    askdb_eval_free(ev);
+    assert_int_equal(tmpdir_remove(dir), 0);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Handles of failed constructors                                         */
 /* ---------------------------------------------------------------------- */
@@ -2164,6 +2215,7 @@ int main(void)
         cmocka_unit_test(eval_report_refuses_a_database_and_no_file),
         cmocka_unit_test(eval_copies_every_string_it_is_given),
         cmocka_unit_test(eval_run_again_runs_only_items_not_done),
+        cmocka_unit_test(eval_stops_when_a_custom_model_refuses_the_credentials),
         cmocka_unit_test(failed_handles_refuse_every_call),
     };
     test_filter_from_env();

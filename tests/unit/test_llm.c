@@ -2012,7 +2012,7 @@ static int fake_fn(void *ud, int n, const char *const *roles,
 
     if (*fail) {
         *reply = strdup("ignored");   /* must be freed by the library */
-        return 3;
+        return *fail > 1 ? *fail : 3;
     }
     if (n != 2 || strcmp(roles[0], "system") != 0 ||
         strcmp(contents[1], "How many rows are in t?") != 0)
@@ -2240,6 +2240,24 @@ static void custom_callback_reply_and_failure(void **ts)
     assert_null(s->r.text);
     assert_string_equal(llm_errmsg(s->m),
                         "custom model callback failed (it returned 3)");
+    assert_int_equal(llm_denied(s->m), 0);
+    /* 401 and 403 say the credentials were refused, as an HTTP provider's
+    ** status would: llm_denied() (eval stops at once). */
+    fail = 401;
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
+    assert_null(s->r.text);
+    assert_int_equal(llm_denied(s->m), 1);
+    assert_string_equal(llm_errmsg(s->m),
+                        "custom model callback refused the credentials or "
+                        "the permission to use the model (it returned 401)");
+    fail = 403;
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
+    assert_int_equal(llm_denied(s->m), 1);
+    fail = 0;
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+    assert_int_equal(llm_denied(s->m), 0);
+    llm_reply_free(&s->r);
+    fail = 1;
     /* Cancelled: the request says so, and no reply is kept. */
     {
         atomic_int stop;
