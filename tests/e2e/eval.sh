@@ -631,7 +631,9 @@ EOF
     start_llm "[$(fence "SELECT count(*) FROM categories"), $slow, $(fence "SELECT count(*) FROM orders")]"
     (cd "$T" && exec "$ASKDB" eval --suite suite.jsonl --llm-url "$URL" --model fake --out o.jsonl --report r.html -q) </dev/null >"$T/out" 2>"$T/err" &
     pid=$!
-    for i in $(seq 200); do
+    # Up to 30 s for the second request (an ASan build under load takes
+    # more than the 10 s this waited before).
+    for i in $(seq 600); do
         [ "$(nreq "$LLMLOG")" -ge 2 ] && break
         sleep 0.05
     done
