@@ -1542,6 +1542,17 @@ static void say_more(char *why, size_t wn, const char *s)
     say(why + used, wn - used, "%s", s);
 }
 
+/* The end of a walk that failed (connect_walk()): when the words of the
+** entry that ended it are those said last of the entries before (prev,
+** from why's byte cut on), they are said once, as last. */
+static enum pg_redo said_once(char *why, size_t cut, const char *prev,
+                              const char *last)
+{
+    if (*prev && strcmp(prev, last) == 0)
+        why[cut] = '\0';
+    return REDO_FAILED;
+}
+
 /*
 ** Connect with the settings p->settings within ms, the walk's limit: for
 ** a reconnect (pg_ready()), made by the statement after a lost
@@ -1619,8 +1630,9 @@ static enum pg_redo connect_walk(askdb_db *db, struct pg *p, long ms,
                                  size_t ln, int *by_limit)
 {
     const char *ct, *tsa, *list, *want = NULL;
-    char limit[24];
+    char limit[24], prev[512] = "";
     long s = (ms + 999) / 1000, each = ms, t, v;
+    size_t cut = 0;
     double end, now;
     enum pg_connect_end how;
     PGconn *c;
@@ -1650,7 +1662,14 @@ static enum pg_redo connect_walk(askdb_db *db, struct pg *p, long ms,
         for (i = 0; i < n; i++) {
             if (db->cancel && atomic_load(db->cancel))
                 return REDO_CANCELLED;
-            say_more(why, wn, last); /* the entry before, passed over */
+            /* The entry before, passed over, unless its words are the
+            ** ones said just before them (the same host twice, or a
+            ** setting libpq refuses for every host: sslmode=bogus). */
+            if (strcmp(prev, last) != 0) {
+                cut = strlen(why);
+                say(prev, sizeof prev, "%s", last);
+                say_more(why, wn, last);
+            }
             *last = '\0';
             now = db_now_ms();
             t = end - now > RECONNECT_MIN_MS ? (long)(end - now)
@@ -1679,10 +1698,10 @@ static enum pg_redo connect_walk(askdb_db *db, struct pg *p, long ms,
             *by_limit = how == CONNECT_LATE && (!ct || t < each);
             PQfinish(c);
             if (how == CONNECT_FAILED)
-                return REDO_FAILED;
+                return said_once(why, cut, prev, last);
         }
     }
-    return REDO_FAILED;
+    return said_once(why, cut, prev, last);
 }
 
 /*

@@ -2435,6 +2435,12 @@ first_connect_to_several_hosts_keeps_to_connect_timeout() {
     run sql "$url" "SELECT 42 AS b"
     expect_rc 3
     expect_err_has "could not match 3 port numbers to 2 hosts"
+    # A setting libpq refuses fails every host the same way: said once,
+    # not once a host.
+    url="postgresql://reader@127.0.0.1:$PORT,127.0.0.1:$PORT,127.0.0.1:$PORT/shop?sslmode=bogus"
+    run sql "$url" "SELECT 42 AS b"
+    expect_rc 3
+    expect_err_has "askdb: cannot connect to '$url': invalid sslmode value: \"bogus\" (check"
     kill "$r1_pid" "$r2_pid"
 }
 
