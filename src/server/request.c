@@ -5,16 +5,31 @@
 
 #include "request.h"
 
+/* The characters (Unicode code points) of n bytes of valid UTF-8, as JSON
+** Schema's maxLength counts them: the bytes that do not continue one. */
+static size_t chars_of(const char *s, size_t n)
+{
+    size_t i, c = 0;
+
+    for (i = 0; i < n; i++)
+        c += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return c;
+}
+
 /* A string member (NULL when absent or null); *bad when present but not a
-** string, longer than max bytes, or holding a NUL. */
+** string, longer than max characters, or holding a NUL. Characters, not
+** bytes: the OpenAPI document's maxLength says so, and a question in
+** Japanese gets as many as one in English. (jansson has checked that the
+** text is UTF-8.) */
 static const char *member(json_t *o, const char *key, size_t max, int *bad)
 {
     json_t *v = json_object_get(o, key);
 
     if (!v || json_is_null(v))
         return NULL;
-    if (!json_is_string(v) || json_string_length(v) > max ||
-        strlen(json_string_value(v)) != json_string_length(v)) {
+    if (!json_is_string(v) ||
+        strlen(json_string_value(v)) != json_string_length(v) ||
+        chars_of(json_string_value(v), json_string_length(v)) > max) {
         *bad = 1;
         return NULL;
     }
@@ -83,7 +98,7 @@ int srv_parse_ask(const char *body, size_t len, struct srv_ask_req *out,
     if (bad || !out->database || !out->question ||
         !out->question[strspn(out->question, " \t\n\v\f\r")]) {
         snprintf(why, n, "give \"database\" and \"question\" as strings "
-                 "(the question not blank, at most %d bytes), and optionally "
+                 "(the question not blank, at most %d characters), and optionally "
                  "\"conversation_id\" (letters, digits, '-', '_', at most "
                  "%d) and \"options\": {\"answer\": true}", SRV_MAX_QUESTION,
                  SRV_MAX_CONV_ID);
@@ -108,7 +123,7 @@ int srv_parse_sql(const char *body, size_t len, struct srv_sql_req *out,
     out->sql = member(o, "sql", SRV_MAX_SQL, &bad);
     if (bad || !out->database || !out->sql) {
         snprintf(why, n, "give \"database\" and \"sql\" as strings (the SQL "
-                 "at most %d bytes)", SRV_MAX_SQL);
+                 "at most %d characters)", SRV_MAX_SQL);
         json_decref(o);
         memset(out, 0, sizeof *out);
         return SRV_BAD_REQUEST;

@@ -5,9 +5,12 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#define SRV_MAX_NAME 127        /* bytes of a database name */
-#define SRV_MAX_QUESTION 8192   /* bytes of a question */
-#define SRV_MAX_SQL 65536       /* bytes of a statement */
+/* The limits of the API's strings, in characters (Unicode code points) as
+** the OpenAPI document's maxLength counts them: a question or a statement
+** may be up to 4 times as many bytes (a name is ASCII, serve.c). */
+#define SRV_MAX_NAME 127        /* characters of a database name */
+#define SRV_MAX_QUESTION 8192   /* characters of a question */
+#define SRV_MAX_SQL 65536       /* characters of a statement */
 #define SRV_MAX_CONV_ID 36      /* bytes of a conversation id */
 
 /* What the parsers return besides 0. */

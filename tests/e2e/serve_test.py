@@ -275,6 +275,45 @@ def test_responses_are_what_the_openapi_document_says(env):
         valid(key, op, status, data)
 
 
+def test_limits_count_characters_as_the_openapi_document_does(env):
+    # The document's maxLength counts characters (code points); the server
+    # counted UTF-8 bytes: 3,000 CJK characters (9,000 bytes) passed the
+    # schema and got a 400, so a question in Japanese had a third of an
+    # English one's room. Now both count characters, whatever their bytes.
+    import jsonschema
+    env.start(script=[reply(COUNTRY_SQL), reply(COUNTRY_SQL)])
+    doc, _ = env.json("GET", "/api/openapi.json")
+    comp = doc["components"]["schemas"]
+    qmax = comp["AskRequest"]["properties"]["question"]["maxLength"]
+    sql_schema = doc["paths"]["/api/sql"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    smax = sql_schema["properties"]["sql"]["maxLength"]
+    assert (qmax, smax) == (8192, 65536), (qmax, smax)
+    ask = dict(comp["AskRequest"], components=doc["components"])
+
+    def post(path, body):
+        status, _, data = env.request("POST", path, body, {"Accept": "application/json"})
+        return status, json.loads(data)
+
+    # 3,000 CJK characters, and the most the schema allows with a 4-byte
+    # character in it (32,768 bytes): the schema and the server take them.
+    for q in ("顧客" * 1500, "How many customers? 🙂 " + "表" * (qmax - 22)):
+        body = {"database": "shop", "question": q}
+        jsonschema.validate(body, ask, cls=jsonschema.Draft202012Validator)
+        status, a = post("/api/ask", body)
+        assert status == 200 and a["status"] == "ok", (len(q), status, str(a)[:300])
+    # One more: both refuse it, and the message counts characters.
+    body = {"database": "shop", "question": "表" * (qmax + 1)}
+    assert not jsonschema.Draft202012Validator(ask).is_valid(body)
+    status, e = post("/api/ask", body)
+    assert status == 400 and "at most 8192 characters" in e["error"]["message"], (status, e)
+    # The statement of /api/sql the same way.
+    head = "SELECT 1 AS n -- "
+    status, r = post("/api/sql", {"database": "shop", "sql": head + "é" * (smax - len(head))})
+    assert status == 200 and r["rows"] == [[1]], (status, str(r)[:300])
+    status, e = post("/api/sql", {"database": "shop", "sql": head + "é" * (smax - len(head) + 1)})
+    assert status == 400 and "at most 65536 characters" in e["error"]["message"], (status, e)
+
+
 def test_openapi_describes_mcp_as_served(env):
     # The OpenAPI document's /mcp is what the server speaks: the revisions
     # of its MCP-Protocol-Version header are those server/discover lists

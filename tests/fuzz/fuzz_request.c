@@ -14,6 +14,16 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* The code points of UTF-8 text, as the limits count them. */
+static size_t chars(const char *s)
+{
+    size_t c = 0;
+
+    for (; *s; s++)
+        c += ((unsigned char)*s & 0xC0) != 0x80;
+    return c;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct srv_ask_req a;
@@ -25,8 +35,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rc = srv_parse_ask((const char *)data, size, &a, why, sizeof why);
     if (rc == 0) {
         if (!a.root || !a.database || !a.question || !*a.question ||
-            strlen(a.question) > SRV_MAX_QUESTION ||
-            strlen(a.database) > SRV_MAX_NAME ||
+            chars(a.question) > SRV_MAX_QUESTION ||
+            chars(a.database) > SRV_MAX_NAME ||
             (a.conversation_id && !srv_good_id(a.conversation_id)) ||
             (a.answer != 0 && a.answer != 1))
             abort();
@@ -39,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rc = srv_parse_sql((const char *)data, size, &q, why, sizeof why);
     if (rc == 0) {
         if (!q.root || !q.database || !q.sql ||
-            strlen(q.sql) > SRV_MAX_SQL)
+            chars(q.sql) > SRV_MAX_SQL)
             abort();
         json_decref(q.root);
     } else if ((rc != SRV_BAD_JSON && rc != SRV_BAD_REQUEST) || !why[0] ||

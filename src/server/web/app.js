@@ -18,7 +18,7 @@ hljs.registerLanguage("sql", hljsSql);
 const PAGE_ROWS = 25;
 const LONG_CELL = 80;       // characters: a longer text wraps in its cell
 const HISTORY_MAX = 100;
-const QUESTION_MAX = 8192;   // bytes: the server refuses a longer question
+const QUESTION_MAX = 8192;   // characters (code points): the server refuses a longer question
 const $ = (sel, root = document) => root.querySelector(sel);
 
 const state = {
@@ -62,6 +62,10 @@ function fmtMs(ms) {
 // An error class ("unknown_column") in words.
 function words(cls) { return String(cls).replace(/_/g, " "); }
 
+// The characters of a text as the server and JSON Schema count them:
+// code points (an emoji is one), not UTF-16 units (String.length's two).
+function chars(s) { return Array.from(s).length; }
+
 function plural(n, one, many) { return `${n.toLocaleString()} ${n === 1 ? one : many}`; }
 
 function loadHistory() {
@@ -72,9 +76,9 @@ function loadHistory() {
 }
 
 function remember(question) {
-    // The server takes 8 KiB a question: a longer one is refused, and kept
-    // it would only eat the browser's few MB of storage.
-    if (new TextEncoder().encode(question).length > QUESTION_MAX) return;
+    // The server takes 8,192 characters a question: a longer one is
+    // refused, and kept it would only eat the browser's few MB of storage.
+    if (chars(question) > QUESTION_MAX) return;
     // Read again what is stored: another tab of the page may have added
     // its questions since this one loaded, and writing this tab's old
     // copy back would drop them.
@@ -1072,10 +1076,10 @@ function initQuestionBox() {
         if (!text) { setStatus("Type a question first"); return; }
         // Refused by the server, and too long to keep in the history: the
         // text stays in the box to be shortened.
-        const bytes = new TextEncoder().encode(text).length;
-        if (bytes > QUESTION_MAX) {
-            setStatus(`The question is ${bytes.toLocaleString()} bytes; the server takes at most ` +
-                `${QUESTION_MAX.toLocaleString()} (UTF-8): shorten it`);
+        const n = chars(text);
+        if (n > QUESTION_MAX) {
+            setStatus(`The question is ${n.toLocaleString()} characters; the server takes at most ` +
+                `${QUESTION_MAX.toLocaleString()}: shorten it`);
             return;
         }
         if (!state.db) {
