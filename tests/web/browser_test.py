@@ -18,6 +18,7 @@ Screenshots (light, dark, phone, error, chart, ...) go to --shots
 leaves one too (fail-NAME.png).
 """
 import argparse
+import csv
 import json
 import os
 import shutil
@@ -549,7 +550,7 @@ def downloads_the_rows_as_csv(t):
     time.sleep(0.2)
     data = open(path, "rb").read()
     cols, rows = rows_of(SQL_COUNTRY)
-    want = "".join(",".join(fmt_num(v) for v in r) + "\r\n" for r in [cols] + rows).encode()
+    want = b"\xef\xbb\xbf" + "".join(",".join(fmt_num(v) for v in r) + "\r\n" for r in [cols] + rows).encode()
     check(data == want, "CSV %r, expected %r" % (data[:200], want[:200]))
     turn.find_element(By.CSS_SELECTOR, "button.dl-json").click()
     name = wait_for(lambda: [f for f in os.listdir(t.downloads) if f.endswith(".json")], "the JSON file")[0]
@@ -916,7 +917,7 @@ def keeps_big_integers_exact(t):
     name = wait_for(lambda: [f for f in os.listdir(t.downloads) if f.endswith(".csv")], "the CSV file")[0]
     time.sleep(0.2)
     data = open(os.path.join(t.downloads, name), "rb").read()
-    check(data == b"order_ref,label\r\n9007199254740993,a\r\n-9223372036854775807,b\r\n", "CSV %r" % data)
+    check(data == b"\xef\xbb\xbforder_ref,label\r\n9007199254740993,a\r\n-9223372036854775807,b\r\n", "CSV %r" % data)
     turn.find_element(By.CSS_SELECTOR, "button.dl-json").click()
     name = wait_for(lambda: [f for f in os.listdir(t.downloads) if f.endswith(".json")], "the JSON file")[0]
     time.sleep(0.2)
@@ -952,6 +953,88 @@ def wraps_long_text_in_its_cell(t):
     check(note == "line one\nline two", "the note's line break is lost: %r" % note)
     page.js("arguments[0].querySelector('.result').scrollIntoView()", turn)
     page.shot("long-text")
+
+
+def marks_the_spaces_at_a_texts_edges(t):
+    # " Berlin" looked like "Berlin": a cell drew the spaces at a text's
+    # start and end as nothing. Each run is now a faint box that says what
+    # it is; the text is the same, and a row of plain text is unchanged.
+    sql = ("SELECT 'plain' AS kind, 'Berlin' AS city, 'Lukas' AS name\n"
+           "UNION ALL SELECT 'edges', ' Berlin', 'Lukas  '\n"
+           "UNION ALL SELECT 'blank', '   ', 'Zoë'")
+    url = t.servers.start_other("edges", [{"content": fence(sql)}, {"content": "Three rows."}], ())
+    page = Page(t.page.d, url, t.page.shots)
+    page.open()
+    wait_for(lambda: page.qa("#schema-tree details"), "the schema")
+    turn = page.ask("Show the cities with spaces")
+    check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+    _, cells = page.table(turn)
+    check(cells == [["plain", "Berlin", "Lukas"], ["edges", " Berlin", "Lukas  "], ["blank", "   ", "Zoë"]],
+          "cells %r" % cells)
+    marks = page.js("""
+        return [...arguments[0].querySelectorAll('tbody tr')].map(tr => [...tr.children].map(td =>
+            [...td.querySelectorAll('.ws')].map(w => [w.textContent, w.title,
+                Math.round(w.getBoundingClientRect().width)])));""", turn)
+    check(len(marks) == 3 and marks[0] == [[], [], []] and marks[1][0] == [] and marks[2][2] == [], "marks where none belong: %r" % marks)
+    for (text, title, width), want in ((marks[1][1][0], (" ", "1 space at the start")),
+                                       (marks[1][2][0], ("  ", "2 spaces at the end")),
+                                       (marks[2][1][0], ("   ", "3 spaces, nothing else"))):
+        check((text, title) == want and width >= 5, "mark %r, want %r, 5px wide at least" % ((text, title, width), want))
+    heights = page.js("return [...arguments[0].querySelectorAll('tbody tr')].map(tr => tr.getBoundingClientRect().height)",
+                      turn)
+    check(max(heights) - min(heights) < 1, "the marks changed the rows' height: %r" % heights)
+    page.js("arguments[0].scrollIntoView()", turn)
+    page.shot("edge-spaces")
+
+
+def keeps_the_line_breaks_of_a_question(t):
+    # A question typed on several lines (Shift+Enter) was shown in one.
+    url = t.servers.start_other("lines", [{"content": fence(SQL_COUNTRY)}, {"content": A_COUNTRY}], ())
+    page = Page(t.page.d, url, t.page.shots)
+    page.open()
+    wait_for(lambda: page.qa("#schema-tree details"), "the schema")
+    question = "How many customers are there\nin each country?\n  - most first"
+    box = page.q("#question")
+    box.click()
+    box.send_keys("How many customers are there", Keys.SHIFT, Keys.ENTER, Keys.NULL,
+                  "in each country?", Keys.SHIFT, Keys.ENTER, Keys.NULL, "  - most first")
+    check(box.get_attribute("value") == question, "the box holds %r" % box.get_attribute("value"))
+    box.send_keys(Keys.ENTER)
+    turn = page.wait_done()
+    shown = page.js("return arguments[0].querySelector('.q').innerText", turn)
+    check(shown == question, "the question is shown as %r" % shown)
+    page.js("arguments[0].scrollIntoView()", turn)
+    page.shot("multi-line-question")
+
+
+def downloads_csv_that_spreadsheets_read_as_utf8(t):
+    # The CSV was UTF-8 without a byte-order mark, which Excel reads in the
+    # machine's code page: "Zoë" became "ZoÃ«". It starts with the mark
+    # now; Python reads it with encoding="utf-8-sig" (README).
+    sql = "SELECT 'Zoë' AS name, city FROM customers WHERE id IN (17, 20) ORDER BY id"
+    url = t.servers.start_other("csv8", [{"content": fence(sql)}, {"content": "Two cities."}], ())
+    page = Page(t.page.d, url, t.page.shots)
+    page.open()
+    wait_for(lambda: page.qa("#schema-tree details"), "the schema")
+    turn = page.ask("Which city do the customers 17 and 20 live in?")
+    for f in os.listdir(t.downloads):
+        os.unlink(os.path.join(t.downloads, f))
+    turn.find_element(By.CSS_SELECTOR, "button.dl-csv").click()
+    name = wait_for(lambda: [f for f in os.listdir(t.downloads) if f.endswith(".csv")], "the CSV file")[0]
+    time.sleep(0.2)
+    path = os.path.join(t.downloads, name)
+    data = open(path, "rb").read()
+    want = "name,city\r\nZoë,Malmö\r\nZoë,Düsseldorf\r\n"
+    check(data == b"\xef\xbb\xbf" + want.encode("utf-8"), "CSV %r" % data)
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        got = list(csv.reader(f))
+    check(got == [["name", "city"], ["Zoë", "Malmö"], ["Zoë", "Düsseldorf"]], "csv.reader read %r" % got)
+    # The JSON download has no mark (RFC 8259 forbids one).
+    turn.find_element(By.CSS_SELECTOR, "button.dl-json").click()
+    name = wait_for(lambda: [f for f in os.listdir(t.downloads) if f.endswith(".json")], "the JSON file")[0]
+    time.sleep(0.2)
+    raw = open(os.path.join(t.downloads, name), "rb").read()
+    check(raw.startswith(b"{") and json.loads(raw)["rows"][0] == ["Zoë", "Malmö"], "JSON %r" % raw[:80])
 
 
 def keeps_the_questions_of_two_tabs(t):
@@ -1139,6 +1222,8 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          everything_has_a_name_and_keys_work, fits_a_phone, shows_the_vote_of_the_candidates,
          says_when_the_rows_were_cut,
          asks_for_a_token_when_the_server_wants_one, keeps_big_integers_exact, wraps_long_text_in_its_cell,
+         marks_the_spaces_at_a_texts_edges, keeps_the_line_breaks_of_a_question,
+         downloads_csv_that_spreadsheets_read_as_utf8,
          keeps_the_questions_of_two_tabs, shows_a_new_answer_from_its_question,
          keeps_a_question_too_long_to_ask,
          says_when_the_words_could_not_be_written, says_a_follow_up_lost_its_conversation,

@@ -594,12 +594,31 @@ function cellNode(v) {
             text: `x'${hex.length > 32 ? hex.slice(0, 32) + "…" : hex}'` });
     }
     const s = String(v);
+    if (typeof v !== "string") return document.createTextNode(s);
     // A long text (a description, a JSON document) or one of several
     // lines wraps within a bounded width, its lines and edge spaces kept:
     // on one line it pushed every later column thousands of pixels away.
-    if (typeof v === "string" && (s.length > LONG_CELL || /[\r\n]/.test(s)))
-        return el("div", { class: "long", text: s });
-    return document.createTextNode(s);
+    if (s.length > LONG_CELL || /[\r\n]/.test(s))
+        return el("div", { class: "long" }, ...edgesMarked(s));
+    const parts = edgesMarked(s);
+    return parts.length === 1 && parts[0] === s ? document.createTextNode(s) : el("span", {}, ...parts);
+}
+
+// A text's white space at its start and end, which a cell shows as
+// nothing (" x" looked like "x"), marked: each run in a span.ws that
+// draws it as a faint box and says what it is (title); the text itself
+// is unchanged (copied, sorted and downloaded as it is).
+function edgesMarked(s) {
+    const start = s.length - s.trimStart().length;
+    const end = Math.max(start, s.trimEnd().length);
+    if (start === 0 && end === s.length) return [s];
+    const lead = s.slice(0, start), mid = s.slice(start, end), trail = s.slice(end);
+    const mark = (ws, where) => {
+        const what = /^ +$/.test(ws) ? plural(ws.length, "space", "spaces") :
+            plural(ws.length, "white-space character", "white-space characters");
+        return el("span", { class: "ws", text: ws, title: where ? `${what} ${where}` : `${what}, nothing else` });
+    };
+    return [lead && mark(lead, mid ? "at the start" : ""), mid, trail && mark(trail, "at the end")].filter(Boolean);
 }
 
 // Values sort: NULL first ascending, numbers by value, text by locale.
@@ -797,8 +816,11 @@ function csvField(v) {
     return s === "" || /[",\r\n]/.test(s) || /^\s|\s$/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
+// UTF-8 with a byte-order mark: Excel reads a CSV without one in the
+// machine's code page ("Zoë" as "ZoÃ«"); spreadsheets and pandas skip
+// it, and Python's csv module wants encoding="utf-8-sig" (README).
 function toCsv(columns, rows) {
-    return [columns, ...rows].map((r) => r.map(csvField).join(",")).join("\r\n") + "\r\n";
+    return "\ufeff" + [columns, ...rows].map((r) => r.map(csvField).join(",")).join("\r\n") + "\r\n";
 }
 
 function download(name, type, text) {
@@ -849,7 +871,7 @@ function resultView(columns, rows, meta) {
     bar.append(seg,
         el("span", { class: "spacer" }),
         el("button", { type: "button", class: "dl-csv", text: "CSV", "aria-label": "Download the rows as CSV",
-            onclick: () => download(`${base}.csv`, "text/csv", toCsv(columns, rows)) }),
+            onclick: () => download(`${base}.csv`, "text/csv;charset=utf-8", toCsv(columns, rows)) }),
         el("button", { type: "button", class: "dl-json", text: "JSON", "aria-label": "Download the rows as JSON",
             onclick: () => download(`${base}.json`, "application/json",
                 toJson({ sql: meta.sql, columns, rows, row_count: meta.row_count ?? rows.length,
