@@ -1037,6 +1037,72 @@ def downloads_csv_that_spreadsheets_read_as_utf8(t):
     check(raw.startswith(b"{") and json.loads(raw)["rows"][0] == ["Zoë", "Malmö"], "JSON %r" % raw[:80])
 
 
+A_MARKDOWN = """Two customers match,
+**Lukas** and *Zoë*:
+
+- **Lukas Müller** lives in `Berlin`
+- Zoë <script>window.pwned = 2</script> lives in <img src=x onerror="window.pwned=3">Malmö
+- <a href="javascript:window.pwned=4">an HTML link</a>
+
+1. [a script link](javascript:window.pwned=5), [a data link](data:text/html,<b>x</b>)
+2. [the shop](https://example.com/shop?a=1&b=2) and [a path](/api/databases)
+
+### Summary
+<iframe src="/api/databases"></iframe>"""
+
+
+def renders_the_answers_markdown_safely(t):
+    # Models write Markdown in the answer in words; it showed raw ("**Lukas**").
+    # Bold, lists and code are elements now, and nothing of the model's
+    # becomes markup: its HTML is text, and a link goes to http(s) only.
+    sql = "SELECT first_name, city FROM customers WHERE id IN (35, 17, 20) ORDER BY id"
+    url = t.servers.start_other("markdown", [{"content": fence(sql)}, {"content": A_MARKDOWN}],
+                                ("--max-rows", "2"))
+    page = Page(t.page.d, url, t.page.shots)
+    page.open()
+    wait_for(lambda: page.qa("#schema-tree details"), "the schema")
+    turn = page.ask("Which customers live in Berlin or Malmö?")
+    check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+    got = page.js("""
+        const a = arguments[0].querySelector('.answer');
+        const texts = (sel) => [...a.querySelectorAll(sel)].map(e => e.textContent);
+        return {
+            strong: texts('strong'), em: texts('em'), code: texts('code'), ul: texts('ul > li'),
+            ol: texts('ol > li'), h: texts('.md-h'), text: a.textContent,
+            links: [...a.querySelectorAll('a')].map(e => [e.textContent, e.getAttribute('href'), e.rel]),
+            tags: [...new Set([...a.querySelectorAll('*')].map(e => e.localName))].sort(),
+            on: [...a.querySelectorAll('*')].flatMap(e => [...e.attributes].map(x => x.name))
+                .filter(n => n.startsWith('on') || n === 'style' || n === 'src'),
+            note: texts('.answer-note'), inList: texts('li .answer-note, li')
+                .some(s => s.includes('Note:')),
+        };""", turn)
+    check(got["strong"] == ["Lukas", "Lukas Müller"] and got["em"] == ["Zoë"], "bold and italics %r" % got)
+    check(got["code"] == ["Berlin"], "code %r" % got["code"])
+    check(len(got["ul"]) == 3 and len(got["ol"]) == 2 and got["h"] == ["Summary"], "lists %r" % got)
+    check(got["tags"] == sorted(["a", "br", "code", "em", "li", "ol", "p", "span", "strong", "ul"]),
+          "elements in the answer: %r" % got["tags"])
+    check(not got["on"], "attributes from the model: %r" % got["on"])
+    check(got["links"] == [["the shop", "https://example.com/shop?a=1&b=2", "noopener noreferrer nofollow"]],
+          "links %r" % got["links"])
+    for raw in ('<script>window.pwned = 2</script>', '<img src=x onerror="window.pwned=3">',
+                '<a href="javascript:window.pwned=4">', "[a script link](javascript:window.pwned=5)",
+                '<iframe src="/api/databases"></iframe>', "a path (/api/databases)"):
+        check(raw in got["text"], "%r is not shown as text: %r" % (raw, got["text"]))
+    for span in turn.find_elements(By.CSS_SELECTOR, ".answer .md-link-off"):
+        span.click()
+    time.sleep(0.3)
+    check(page.js("return window.pwned === undefined"), "the answer ran script: %r" % page.js("return window.pwned"))
+    check(page.d.current_url.startswith(url), "the page went to %s" % page.d.current_url)
+    if t.servers.mode == "real":
+        # askdb's note (the rows were cut at --max-rows) is a paragraph of
+        # its own, not a line of the list's last item.
+        check(len(got["note"]) == 1 and got["note"][0].startswith("Note: The result was cut off at 2 rows"),
+              "the note %r" % got["note"])
+        check(not got["inList"], "the note is in a list item: %r" % got["ol"])
+    page.js("arguments[0].scrollIntoView()", turn)
+    page.shot("answer-markdown")
+
+
 def keeps_the_questions_of_two_tabs(t):
     # Each tab wrote back the history it had read when it loaded: a
     # question asked in one tab was dropped by the next one asked in the
@@ -1223,7 +1289,7 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          says_when_the_rows_were_cut,
          asks_for_a_token_when_the_server_wants_one, keeps_big_integers_exact, wraps_long_text_in_its_cell,
          marks_the_spaces_at_a_texts_edges, keeps_the_line_breaks_of_a_question,
-         downloads_csv_that_spreadsheets_read_as_utf8,
+         downloads_csv_that_spreadsheets_read_as_utf8, renders_the_answers_markdown_safely,
          keeps_the_questions_of_two_tabs, shows_a_new_answer_from_its_question,
          keeps_a_question_too_long_to_ask,
          says_when_the_words_could_not_be_written, says_a_follow_up_lost_its_conversation,

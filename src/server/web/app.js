@@ -6,14 +6,20 @@
 // aborts the fetch; the server cancels the question when the connection
 // closes. Everything the server or the model sends is put into the page as
 // text (textContent), never as HTML, except the SQL that highlight.js has
-// escaped. Libraries: highlight.js (SQL) as ES modules, Chart.js (UMD,
-// window.Chart); both are compiled into the binary, nothing comes from
-// the network.
+// escaped; the answer in words is Markdown made into elements one by one
+// (mdNodes). Libraries: highlight.js (SQL) and markdown-it as ES modules,
+// Chart.js (UMD, window.Chart); all are compiled into the binary, nothing
+// comes from the network.
 
 import hljs from "./hljs-core.min.js";
 import hljsSql from "./hljs-sql.min.js";
+import markdownit from "./markdown-it.min.js";
 
 hljs.registerLanguage("sql", hljsSql);
+
+// html: false, so the model's HTML is text to markdown-it; breaks: a
+// single line break is one (the model writes lines, not paragraphs).
+const md = markdownit({ html: false, linkify: false, typographer: false, breaks: true });
 
 const PAGE_ROWS = 25;
 const LONG_CELL = 80;       // characters: a longer text wraps in its cell
@@ -1004,8 +1010,82 @@ function finishTurn(turn, a) {
     foldSteps(turn, !turn.failed);
 }
 
+// The answer in words. Models write Markdown (**bold**, lists, `code`),
+// which showed raw; it is rendered, safely: markdown-it parses it, and
+// mdNodes() makes the elements. askdb's own note (the rows were cut, the
+// candidates disagreed) follows the model's words as a last line "Note:
+// ..."; it is not the model's Markdown, and would join a list's last item.
 function answerNode(text) {
-    return el("p", { class: "answer", text });
+    const m = /\nNote: [^\n]*$/.exec(text);
+    const words = m ? text.slice(0, m.index) : text;
+    const box = el("div", { class: "answer" }, ...mdNodes(md.parse(words, {})));
+    if (m) box.append(el("p", { class: "answer-note", text: m[0].slice(1) }));
+    return box;
+}
+
+// The elements a Markdown answer may have, by markdown-it token type
+// (paragraph_open: "paragraph"); a heading is a bold paragraph (the page
+// has its own headings), a link is one only to http(s) or mail
+// (linkTarget), and anything not listed is its text.
+const MD_TAGS = {
+    paragraph: "p", heading: "p", strong: "strong", em: "em", s: "s", blockquote: "blockquote",
+    bullet_list: "ul", ordered_list: "ol", list_item: "li",
+    table: "table", thead: "thead", tbody: "tbody", tr: "tr", th: "th", td: "td",
+};
+
+// markdown-it's tokens as DOM nodes, built with createElement and text
+// nodes only: the model's text never reaches innerHTML, and no attribute
+// is copied but a list's start and a checked link's address.
+function mdNodes(tokens) {
+    const root = document.createDocumentFragment();
+    const stack = [root];
+    const top = () => stack[stack.length - 1];
+    const walk = (list) => {
+        for (const t of list) {
+            if (t.nesting === 1) {
+                let node;
+                if (t.hidden) node = top();   // a tight list's paragraph
+                else if (t.type === "link_open") node = mdLink(t.attrGet("href"));
+                else node = el(MD_TAGS[t.type.slice(0, -5)] || "span",
+                    { class: t.type === "heading_open" ? "md-h" : null,
+                        start: t.type === "ordered_list_open" && t.attrGet("start") || null });
+                if (node !== top()) top().append(node);
+                stack.push(node);
+            } else if (t.nesting === -1) {
+                const node = stack.length > 1 ? stack.pop() : null;
+                if (node && node.mdAddress) node.append(` (${node.mdAddress})`);
+            } else if (t.type === "inline") {
+                walk(t.children || []);
+            } else if (t.type === "softbreak" || t.type === "hardbreak") {
+                top().append(el("br"));
+            } else if (t.type === "code_inline") {
+                top().append(el("code", { text: t.content }));
+            } else if (t.type === "fence" || t.type === "code_block") {
+                top().append(el("pre", {}, el("code", { text: t.content.replace(/\n$/, "") })));
+            } else if (t.type === "hr") {
+                top().append(el("hr"));
+            } else if (t.content) {
+                top().append(t.content);   // text, an image's alt text, anything else
+            }
+        }
+    };
+    walk(tokens);
+    return [root];
+}
+
+// A link of the answer: an <a> to an absolute http, https or mailto
+// address (its address in the title, opened apart from the page), else
+// a span of its text with the address after it as text (a path of this
+// server; markdown-it leaves javascript: and data: links unparsed).
+function mdLink(href) {
+    let url = null;
+    try { url = new URL(href); } catch { /* relative, or not an address */ }
+    if (!url || !["http:", "https:", "mailto:"].includes(url.protocol)) {
+        const span = el("span", { class: "md-link-off" });
+        span.mdAddress = String(href);
+        return span;
+    }
+    return el("a", { href: url.href, title: url.href, target: "_blank", rel: "noopener noreferrer nofollow" });
 }
 
 // Once a question is done its steps fold away behind a button (a failed
