@@ -540,22 +540,35 @@ def sorts_the_table_by_a_column(t):
     check(th.get_attribute("aria-sort") == "descending", "aria-sort %s" % th.get_attribute("aria-sort"))
 
 
-def downloads_the_rows_as_csv(t):
-    turn = t.page.last_turn()
+def other_page(t, name, script, options=()):
+    """The page of a server of its own (Servers.start_other()) whose model
+    answers from script, open, with its schema shown."""
+    url = t.servers.start_other(name, script, options)
+    page = Page(t.page.d, url, t.page.shots)
+    page.open()
+    wait_for(lambda: page.qa("#schema-tree details"), "the schema")
+    return page
+
+
+def download(t, turn, kind):
+    """The path of the file the turn's "dl-" + kind button saves (kind csv
+    or json), the downloads folder emptied first."""
     for f in os.listdir(t.downloads):
         os.unlink(os.path.join(t.downloads, f))
-    turn.find_element(By.CSS_SELECTOR, "button.dl-csv").click()
-    name = wait_for(lambda: [f for f in os.listdir(t.downloads) if f.endswith(".csv")], "the CSV file")[0]
-    path = os.path.join(t.downloads, name)
+    turn.find_element(By.CSS_SELECTOR, "button.dl-" + kind).click()
+    name = wait_for(lambda: [f for f in os.listdir(t.downloads) if f.endswith("." + kind)],
+                    "the %s file" % kind.upper())[0]
     time.sleep(0.2)
-    data = open(path, "rb").read()
+    return os.path.join(t.downloads, name)
+
+
+def downloads_the_rows_as_csv(t):
+    turn = t.page.last_turn()
+    data = open(download(t, turn, "csv"), "rb").read()
     cols, rows = rows_of(SQL_COUNTRY)
     want = b"\xef\xbb\xbf" + "".join(",".join(fmt_num(v) for v in r) + "\r\n" for r in [cols] + rows).encode()
     check(data == want, "CSV %r, expected %r" % (data[:200], want[:200]))
-    turn.find_element(By.CSS_SELECTOR, "button.dl-json").click()
-    name = wait_for(lambda: [f for f in os.listdir(t.downloads) if f.endswith(".json")], "the JSON file")[0]
-    time.sleep(0.2)
-    doc = json.load(open(os.path.join(t.downloads, name)))
+    doc = json.load(open(download(t, turn, "json")))
     check(doc["columns"] == cols and doc["rows"] == rows, "JSON %r" % doc)
 
 
@@ -825,11 +838,8 @@ def shows_the_vote_of_the_candidates(t):
     a = fence(SQL_COUNTRY)
     b = fence(SQL_COUNTRY.replace("COUNT(*)", "COUNT(id)"))
     # (a third reply is never asked for: the next one is the answer's)
-    url = t.servers.start_other("vote", [{"content": a}, {"content": b}, {"content": A_COUNTRY}],
-                                ("--candidates", "3"))
-    page = Page(t.page.d, url, t.page.shots)
-    page.open()
-    wait_for(lambda: page.qa("#schema-tree details"), "the schema")
+    page = other_page(t, "vote", [{"content": a}, {"content": b}, {"content": A_COUNTRY}],
+                         ("--candidates", "3"))
     turn = page.ask(Q_COUNTRY)
     check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
     steps = page.steps(turn)
@@ -852,11 +862,8 @@ def shows_the_vote_of_the_candidates(t):
 
 
 def says_when_the_rows_were_cut(t):
-    url = t.servers.start_other("cut", [{"content": fence("SELECT id, email FROM customers ORDER BY id")},
-                                        {"content": "The first customers."}], ("--max-rows", "5"))
-    page = Page(t.page.d, url, t.page.shots)
-    page.open()
-    wait_for(lambda: page.qa("#schema-tree details"), "the schema")
+    page = other_page(t, "cut", [{"content": fence("SELECT id, email FROM customers ORDER BY id")},
+                                 {"content": "The first customers."}], ("--max-rows", "5"))
     turn = page.ask("List the customers' email addresses")
     check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
     notice = turn.find_elements(By.CSS_SELECTOR, ".notice")
@@ -902,26 +909,15 @@ asks_for_a_token_when_the_server_wants_one.console_allows = ("status of 401",)
 def keeps_big_integers_exact(t):
     # 2^53 + 1 and past: JSON.parse alone would show ...992 and export it.
     sql = "SELECT 9007199254740993 AS order_ref, 'a' AS label UNION ALL SELECT -9223372036854775807, 'b'"
-    url = t.servers.start_other("big", [{"content": fence(sql)}, {"content": "Two references."}], ())
-    page = Page(t.page.d, url, t.page.shots)
-    page.open()
-    wait_for(lambda: page.qa("#schema-tree details"), "the schema")
+    page = other_page(t, "big", [{"content": fence(sql)}, {"content": "Two references."}])
     turn = page.ask("Which order references are there?")
     check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
     turn.find_element(By.CSS_SELECTOR, "button.show-table").click()
     _, cells = page.table(turn)
     check([r[0] for r in cells] == ["9007199254740993", "-9223372036854775807"], "cells %r" % cells)
-    for f in os.listdir(t.downloads):
-        os.unlink(os.path.join(t.downloads, f))
-    turn.find_element(By.CSS_SELECTOR, "button.dl-csv").click()
-    name = wait_for(lambda: [f for f in os.listdir(t.downloads) if f.endswith(".csv")], "the CSV file")[0]
-    time.sleep(0.2)
-    data = open(os.path.join(t.downloads, name), "rb").read()
+    data = open(download(t, turn, "csv"), "rb").read()
     check(data == b"\xef\xbb\xbforder_ref,label\r\n9007199254740993,a\r\n-9223372036854775807,b\r\n", "CSV %r" % data)
-    turn.find_element(By.CSS_SELECTOR, "button.dl-json").click()
-    name = wait_for(lambda: [f for f in os.listdir(t.downloads) if f.endswith(".json")], "the JSON file")[0]
-    time.sleep(0.2)
-    doc = json.load(open(os.path.join(t.downloads, name)))
+    doc = json.load(open(download(t, turn, "json")))
     check([r[0] for r in doc["rows"]] == [9007199254740993, -9223372036854775807], "JSON %r" % doc["rows"])
     # Sorting mixes them with nothing else: descending puts the big one first.
     th = turn.find_element(By.CSS_SELECTOR, "thead th button")
@@ -936,10 +932,7 @@ def wraps_long_text_in_its_cell(t):
     # after it some 15,000 pixels to the right; its line breaks were lost.
     sql = ("SELECT name, replace(hex(zeroblob(300)), '00', 'lorem ') AS description,\n"
            "  'line one' || char(10) || 'line two' AS note, price FROM products ORDER BY id LIMIT 3")
-    url = t.servers.start_other("long", [{"content": fence(sql)}, {"content": "Three products."}], ())
-    page = Page(t.page.d, url, t.page.shots)
-    page.open()
-    wait_for(lambda: page.qa("#schema-tree details"), "the schema")
+    page = other_page(t, "long", [{"content": fence(sql)}, {"content": "Three products."}])
     turn = page.ask("Describe the first three products")
     check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
     turn.find_element(By.CSS_SELECTOR, "button.show-table").click()
@@ -962,10 +955,7 @@ def marks_the_spaces_at_a_texts_edges(t):
     sql = ("SELECT 'plain' AS kind, 'Berlin' AS city, 'Lukas' AS name\n"
            "UNION ALL SELECT 'edges', ' Berlin', 'Lukas  '\n"
            "UNION ALL SELECT 'blank', '   ', 'Zoë'")
-    url = t.servers.start_other("edges", [{"content": fence(sql)}, {"content": "Three rows."}], ())
-    page = Page(t.page.d, url, t.page.shots)
-    page.open()
-    wait_for(lambda: page.qa("#schema-tree details"), "the schema")
+    page = other_page(t, "edges", [{"content": fence(sql)}, {"content": "Three rows."}])
     turn = page.ask("Show the cities with spaces")
     check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
     _, cells = page.table(turn)
@@ -989,10 +979,7 @@ def marks_the_spaces_at_a_texts_edges(t):
 
 def keeps_the_line_breaks_of_a_question(t):
     # A question typed on several lines (Shift+Enter) was shown in one.
-    url = t.servers.start_other("lines", [{"content": fence(SQL_COUNTRY)}, {"content": A_COUNTRY}], ())
-    page = Page(t.page.d, url, t.page.shots)
-    page.open()
-    wait_for(lambda: page.qa("#schema-tree details"), "the schema")
+    page = other_page(t, "lines", [{"content": fence(SQL_COUNTRY)}, {"content": A_COUNTRY}])
     question = "How many customers are there\nin each country?\n  - most first"
     box = page.q("#question")
     box.click()
@@ -1012,17 +999,9 @@ def downloads_csv_that_spreadsheets_read_as_utf8(t):
     # machine's code page: "Zoë" became "ZoÃ«". It starts with the mark
     # now; Python reads it with encoding="utf-8-sig" (README).
     sql = "SELECT 'Zoë' AS name, city FROM customers WHERE id IN (17, 20) ORDER BY id"
-    url = t.servers.start_other("csv8", [{"content": fence(sql)}, {"content": "Two cities."}], ())
-    page = Page(t.page.d, url, t.page.shots)
-    page.open()
-    wait_for(lambda: page.qa("#schema-tree details"), "the schema")
+    page = other_page(t, "csv8", [{"content": fence(sql)}, {"content": "Two cities."}])
     turn = page.ask("Which city do the customers 17 and 20 live in?")
-    for f in os.listdir(t.downloads):
-        os.unlink(os.path.join(t.downloads, f))
-    turn.find_element(By.CSS_SELECTOR, "button.dl-csv").click()
-    name = wait_for(lambda: [f for f in os.listdir(t.downloads) if f.endswith(".csv")], "the CSV file")[0]
-    time.sleep(0.2)
-    path = os.path.join(t.downloads, name)
+    path = download(t, turn, "csv")
     data = open(path, "rb").read()
     want = "name,city\r\nZoë,Malmö\r\nZoë,Düsseldorf\r\n"
     check(data == b"\xef\xbb\xbf" + want.encode("utf-8"), "CSV %r" % data)
@@ -1030,10 +1009,7 @@ def downloads_csv_that_spreadsheets_read_as_utf8(t):
         got = list(csv.reader(f))
     check(got == [["name", "city"], ["Zoë", "Malmö"], ["Zoë", "Düsseldorf"]], "csv.reader read %r" % got)
     # The JSON download has no mark (RFC 8259 forbids one).
-    turn.find_element(By.CSS_SELECTOR, "button.dl-json").click()
-    name = wait_for(lambda: [f for f in os.listdir(t.downloads) if f.endswith(".json")], "the JSON file")[0]
-    time.sleep(0.2)
-    raw = open(os.path.join(t.downloads, name), "rb").read()
+    raw = open(download(t, turn, "json"), "rb").read()
     check(raw.startswith(b"{") and json.loads(raw)["rows"][0] == ["Zoë", "Malmö"], "JSON %r" % raw[:80])
 
 
@@ -1056,11 +1032,8 @@ def renders_the_answers_markdown_safely(t):
     # Bold, lists and code are elements now, and nothing of the model's
     # becomes markup: its HTML is text, and a link goes to http(s) only.
     sql = "SELECT first_name, city FROM customers WHERE id IN (35, 17, 20) ORDER BY id"
-    url = t.servers.start_other("markdown", [{"content": fence(sql)}, {"content": A_MARKDOWN}],
-                                ("--max-rows", "2"))
-    page = Page(t.page.d, url, t.page.shots)
-    page.open()
-    wait_for(lambda: page.qa("#schema-tree details"), "the schema")
+    page = other_page(t, "markdown", [{"content": fence(sql)}, {"content": A_MARKDOWN}],
+                         ("--max-rows", "2"))
     turn = page.ask("Which customers live in Berlin or Malmö?")
     check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
     got = page.js("""
@@ -1092,7 +1065,7 @@ def renders_the_answers_markdown_safely(t):
         span.click()
     time.sleep(0.3)
     check(page.js("return window.pwned === undefined"), "the answer ran script: %r" % page.js("return window.pwned"))
-    check(page.d.current_url.startswith(url), "the page went to %s" % page.d.current_url)
+    check(page.d.current_url.startswith(page.url), "the page went to %s" % page.d.current_url)
     if t.servers.mode == "real":
         # askdb's note (the rows were cut at --max-rows) is a paragraph of
         # its own, not a line of the list's last item.
@@ -1151,10 +1124,7 @@ def shows_a_new_answer_from_its_question(t):
               {"content": "All 60 customers."},
               {"content": fence("SELECT id, first_name, email FROM customers ORDER BY id LIMIT 30")},
               {"content": "The first 30 customers."}]
-    url = t.servers.start_other("follow", script, ())
-    page = Page(t.page.d, url, t.page.shots)
-    page.open()
-    wait_for(lambda: page.qa("#schema-tree details"), "the schema")
+    page = other_page(t, "follow", script)
     page.ask("List the customers")
     turn = page.ask("List the first 30 customers")
     check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
@@ -1198,11 +1168,8 @@ def keeps_a_question_too_long_to_ask(t):
 def says_when_the_words_could_not_be_written(t):
     # The SQL and rows came; the model failed on the answer in words: the
     # rows stand and a notice says the words are missing.
-    url = t.servers.start_other("nowords", [{"content": fence(SQL_COUNTRY)},
-                                            {"status": 400, "body": {"error": {"message": "no words today"}}}], ())
-    page = Page(t.page.d, url, t.page.shots)
-    page.open()
-    wait_for(lambda: page.qa("#schema-tree details"), "the schema")
+    page = other_page(t, "nowords", [{"content": fence(SQL_COUNTRY)},
+                                     {"status": 400, "body": {"error": {"message": "no words today"}}}])
     turn = page.ask(Q_COUNTRY)
     check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
     notes = [n.text for n in turn.find_elements(By.CSS_SELECTOR, ".notice")]
@@ -1218,11 +1185,8 @@ says_when_the_words_could_not_be_written.real_only = True
 def says_a_follow_up_lost_its_conversation(t):
     # The server restarted between two questions: the follow-up is asked
     # without the first, and the page says so.
-    url = t.servers.start_other("restart", [{"content": fence(SQL_COUNTRY)}, {"content": A_COUNTRY},
-                                            {"content": fence(SQL_FOLLOW)}, {"content": A_FOLLOW}], ())
-    page = Page(t.page.d, url, t.page.shots)
-    page.open()
-    wait_for(lambda: page.qa("#schema-tree details"), "the schema")
+    page = other_page(t, "restart", [{"content": fence(SQL_COUNTRY)}, {"content": A_COUNTRY},
+                                     {"content": fence(SQL_FOLLOW)}, {"content": A_FOLLOW}])
     first = page.ask(Q_COUNTRY)
     check(not [n for n in first.find_elements(By.CSS_SELECTOR, ".notice") if "no longer had" in n.text],
           "a first question is no lost follow-up")
@@ -1236,10 +1200,7 @@ says_a_follow_up_lost_its_conversation.real_only = True
 
 
 def keeps_the_answers_when_the_database_changes(t):
-    url = t.servers.start_other("switch", [{"content": fence(SQL_COUNTRY)}, {"content": A_COUNTRY}], ())
-    page = Page(t.page.d, url, t.page.shots)
-    page.open()
-    wait_for(lambda: page.qa("#schema-tree details"), "the schema")
+    page = other_page(t, "switch", [{"content": fence(SQL_COUNTRY)}, {"content": A_COUNTRY}])
     page.ask(Q_COUNTRY)
     Select(page.q("#db")).select_by_value("shop_copy")
     wait_for(lambda: page.qa("#log .conv-divider"), "the divider")
