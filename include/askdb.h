@@ -463,7 +463,7 @@ typedef struct askdb_db askdb_db;
 ** askdb_db_errmsg(*out) can say why; free it with askdb_db_close().
 ** *out is set before the database is opened: askdb_db_cancel(*out) from
 ** a signal handler stops a connect to a PostgreSQL server (its walk of a
-** host list included) with ASKDB_ERR_CANCELLED.
+** host list included) or a MariaDB server with ASKDB_ERR_CANCELLED.
 */
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_db_open(const char *path, const askdb_config *cfg, askdb_db **out);
@@ -660,7 +660,7 @@ ASKDB_API void askdb_model_free(askdb_model *m);
 ** appending, or is refused: askdb_output_refusal_for()),
 ** ASKDB_ERR_CANCELLED (askdb_agent_cancel(*out), which *out is set for
 ** before the database is opened, from a signal handler: it stops a
-** connect to a PostgreSQL server) or ASKDB_ERR_NOMEM.
+** connect to a PostgreSQL or MariaDB server) or ASKDB_ERR_NOMEM.
 */
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_agent_new(const askdb_config *cfg, const char *db_path,

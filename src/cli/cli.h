@@ -85,13 +85,13 @@ void cli_interrupt_begin_db(askdb_db *db);
 
 /*
 ** askdb_db_open() and askdb_agent_new() for the commands: with a
-** PostgreSQL URL, Ctrl-C during the open cancels the connect (its
-** walk of a host list included), which ends ASKDB_ERR_CANCELLED
-** ("cancelled while connecting to '...'"); the other engines open as
-** before, Ctrl-C ending askdb. cli_agent_new() says a failure on stderr
-** itself ("askdb: ..."), frees the agent and leaves *ag NULL; a Ctrl-C
-** that came after the connect (while a local model loads) ends it too,
-** as "cancelled".
+** PostgreSQL or MariaDB URL, Ctrl-C during the open cancels the connect
+** (a PostgreSQL walk of a host list included), which ends
+** ASKDB_ERR_CANCELLED ("cancelled while connecting to ..."); a file
+** opens as before, Ctrl-C ending askdb. cli_agent_new() says a failure
+** on stderr itself ("askdb: ..."), frees the agent and leaves *ag NULL;
+** a Ctrl-C that came after the connect (while a local model loads) ends
+** it too, as "cancelled".
 */
 askdb_status cli_db_open(const char *path, const askdb_config *cfg,
                          askdb_db **db);

@@ -197,12 +197,15 @@ int cli_interrupt_end(void)
     return interrupted;
 }
 
-/* A PostgreSQL URL, whose open connects with Ctrl-C heeded
-** (docs/engines/postgresql.md). */
+/* A PostgreSQL or MariaDB URL, whose open connects with Ctrl-C heeded
+** (docs/engines/postgresql.md, docs/engines/mariadb.md). A file opens at
+** once, and Ctrl-C ends askdb as the default does. */
 static int cancellable_open(const char *path)
 {
     return path && (strncasecmp(path, "postgresql://", 13) == 0 ||
-                    strncasecmp(path, "postgres://", 11) == 0);
+                    strncasecmp(path, "postgres://", 11) == 0 ||
+                    strncasecmp(path, "mariadb://", 10) == 0 ||
+                    strncasecmp(path, "mysql://", 8) == 0);
 }
 
 askdb_status cli_db_open(const char *path, const askdb_config *cfg,

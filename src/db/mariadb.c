@@ -1054,7 +1054,9 @@ static int gone(unsigned no)
 
 /*
 ** Run one statement of askdb's own, its whole answer read by deadline
-** (ms on db_now_ms()'s clock; 0: none but the socket's timeouts). Its
+** (ms on db_now_ms()'s clock; 0: none but the socket's timeouts, the
+** blocking calls; HUGE_VAL: the same through the non-blocking calls,
+** which a cancel ends, as nb_wait() does any deadline). Its
 ** rows, or NULL, in *out when out is not NULL (the caller frees them
 ** with mysql_free_result()), else dropped. 0 or the error number.
 */
@@ -1278,11 +1280,11 @@ static int greeting_timed_out(unsigned no, const char *msg)
 ** statements, as it answers the kill connection within KILL_MS. */
 #define RECONNECT_MIN_MS 2000
 
-/* Did a Ctrl-C cut the reconnect (again) short? The first connect has no
-** deadline, and none to cut (connect_main()). */
-static int cancelled(const struct my *s, int again)
+/* Did a Ctrl-C (s->cancel) cut the connect, a reconnect or a statement
+** short? */
+static int cancelled(const struct my *s)
 {
-    return again && s->cancel && atomic_load(s->cancel);
+    return s->cancel && atomic_load(s->cancel);
 }
 
 /*
@@ -1293,8 +1295,15 @@ static int cancelled(const struct my *s, int again)
 ** time limit (RECONNECT_MIN_MS at least; a shorter connect_timeout of
 ** the URL stays for the connect, the greeting and the login), not 10 s
 ** for the greeting and the session's read timeout (the limit and 10 s
-** more, which its statements need) for the SET. A Ctrl-C (s->cancel)
-** cuts it short, as there is no statement on the server to stop.
+** more, which its statements need) for the SET. The first connect has
+** no deadline of askdb's: the library's timeouts bound it, the connect
+** timeout until the login, the read timeout for the SET. Both go through
+** the library's non-blocking calls, so that a Ctrl-C (s->cancel, which
+** askdb_db_cancel() or askdb_agent_cancel() set while the handle is
+** being opened) cuts either short within NB_CANCEL_MS, as there is no
+** statement on the server to stop ("cancelled while connecting [again]
+** to"); but for what the library waits for without askdb: the lookup of
+** the host's name, and over TLS its reads (nb_wait()'s callers).
 */
 static int connect_main(askdb_db *db, struct my *s, int again)
 {
@@ -1304,7 +1313,7 @@ static int connect_main(askdb_db *db, struct my *s, int again)
     unsigned ct = s->url.connect_timeout ? s->url.connect_timeout : 10;
     int ms = db->query_timeout_ms > RECONNECT_MIN_MS ? db->query_timeout_ms
                                                      : RECONNECT_MIN_MS;
-    double deadline = again ? db_now_ms() + ms : 0;
+    double deadline = again ? db_now_ms() + ms : HUGE_VAL;
     int timed_out, late;
     unsigned used, kept;
 
@@ -1316,8 +1325,7 @@ static int connect_main(askdb_db *db, struct my *s, int again)
     ** bounds: the limit and 10 s more. */
     s->h = connect_one(&s->url, again ? limit : 0,
                        ceil_s(db->query_timeout_ms) + 10, deadline,
-                       again ? s->cancel : NULL, why, sizeof why, &no,
-                       &used);
+                       s->cancel, why, sizeof why, &no, &used);
     if (s->h) {
         v = mysql_get_server_info(s->h);
         snprintf(db->version, sizeof db->version, "%s", v ? v : "");
@@ -1337,12 +1345,12 @@ static int connect_main(askdb_db *db, struct my *s, int again)
         s->h = NULL;
         /* A SET refused, or a session lost otherwise: session_ready()'s
         ** words say it. */
-        if (!cancelled(s, again) && (!again || db_now_ms() < deadline))
+        if (!cancelled(s) && (!again || db_now_ms() < deadline))
             return -1;
     }
-    if (cancelled(s, again)) {
+    if (cancelled(s)) {
         snprintf(db->errmsg, sizeof db->errmsg, "cancelled while "
-                 "connecting again to %s", db->label);
+                 "connecting %sto %s", again ? "again " : "", db->label);
         return -1;
     }
     /* A connect, greeting, login or SET that timed out heard nothing:
@@ -1534,7 +1542,7 @@ static MYSQL *killer(struct my *s, double until)
 }
 
 /* The main session usable: connected again when it was lost (dead) or
-** never made. 0, or -1 with db->errmsg set (and cancelled(s, 1) when a
+** never made. 0, or -1 with db->errmsg set (and cancelled(s) when a
 ** Ctrl-C cut the reconnect short). */
 static int revive(askdb_db *db, struct my *s)
 {
@@ -1766,6 +1774,8 @@ static askdb_status my_open(askdb_db *db, const char *path)
     }
     db_watch_init(&s->w, stop_statement, s, WATCH_TICK_MS, 256 * 1024);
     if (connect_main(db, s, 0)) {
+        if (cancelled(s))
+            return ASKDB_ERR_CANCELLED;
         /* The server's words may quote the host, port or database,
         ** which may be parts of the password there. */
         if (db_url_ambiguous(path))
@@ -1774,15 +1784,20 @@ static askdb_status my_open(askdb_db *db, const char *path)
         return ASKDB_ERR_DB_OPEN;
     }
     if (!s->url.database) {
-        /* An option file may name it; without one, nothing to read. */
+        /* An option file may name it; without one, nothing to read. Its
+        ** answer is waited for as the connect's (connect_main()). */
         MYSQL_RES *r = NULL;
         MYSQL_ROW row;
         int have = 0;
-        if (mysql_real_query(s->h, "SELECT DATABASE()", 17) == 0 &&
-            (r = mysql_store_result(s->h)) != NULL &&
-            (row = mysql_fetch_row(r)) != NULL && row[0])
+        if (ask(s->h, "SELECT DATABASE()", HUGE_VAL, s->cancel, &r) == 0 &&
+            r && (row = mysql_fetch_row(r)) != NULL && row[0])
             have = 1;
         mysql_free_result(r);
+        if (!have && cancelled(s)) {
+            snprintf(db->errmsg, sizeof db->errmsg,
+                     "cancelled while connecting to %s", db->label);
+            return ASKDB_ERR_CANCELLED;
+        }
         if (!have) {
             snprintf(db->errmsg, sizeof db->errmsg,
                      "cannot open %s: no database named; put it at the end "
@@ -2271,9 +2286,9 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
     for (;;) {
         if (revive(db, s)) {
             /* The server, not the statement: no repair helps. */
-            e->ec = cancelled(s, 1) ? ASKDB_EC_RUNTIME : ASKDB_EC_DATABASE;
+            e->ec = cancelled(s) ? ASKDB_EC_RUNTIME : ASKDB_EC_DATABASE;
             snprintf(e->msg, sizeof e->msg, "%.500s", db->errmsg);
-            return cancelled(s, 1) ? ASKDB_ERR_CANCELLED : ASKDB_ERR_DB;
+            return cancelled(s) ? ASKDB_ERR_CANCELLED : ASKDB_ERR_DB;
         }
         no = session_ready(db, s, 0);
         if (no && !gone(no)) {
@@ -3316,7 +3331,7 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
     s->cancel = db->cancel;
     for (again = 1;; again = 0) {
         if (revive(db, s))
-            return cancelled(s, 1) ? ASKDB_ERR_CANCELLED : ASKDB_ERR_DB;
+            return cancelled(s) ? ASKDB_ERR_CANCELLED : ASKDB_ERR_DB;
         if (!session_ready(db, s, 0) &&
             (res = query(s,
                          "SELECT TABLE_NAME, TABLE_TYPE, TABLE_ROWS, "
@@ -3325,7 +3340,7 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
                          "ORDER BY TABLE_NAME " ALL_ROWS)) != NULL)
             break;
         /* A session the server closed while idle: connect again once. */
-        if (!again || !gone(mysql_errno(s->h)) || cancelled(s, 1))
+        if (!again || !gone(mysql_errno(s->h)) || cancelled(s))
             goto dberr;
         s->dead = 1;
     }
@@ -3561,7 +3576,7 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
             goto out;
         /* A batch the cancel cut short is not read again table by
         ** table: each would fail, and the schema end without samples. */
-        if (cancelled(s, 1))
+        if (cancelled(s))
             goto dberr;
         for (k = 0; k < m; k++) {
             struct db_table *t = tabs[k];
@@ -3583,10 +3598,10 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
     rc = ASKDB_OK;
     /* A cancel that came after the last statement: nothing is kept, as
     ** on every engine. */
-    if (!cancelled(s, 1))
+    if (!cancelled(s))
         goto out;
 dberr:
-    if (cancelled(s, 1)) {
+    if (cancelled(s)) {
         /* A session the stop may have cut off, or one whose statement
         ** was killed: the next statement connects again. */
         s->dead = 1;

@@ -153,6 +153,7 @@ after_run() {
 }
 expect_rc() { [ "$RC" = "$1" ] || fail "exit $RC, expected $1 (stderr: $(head -c 400 "$T/err"))"; }
 expect_err_has() { grep -qF -- "$1" "$T/err" || fail "stderr lacks '$1' (stderr: $(head -c 500 "$T/err"))"; }
+expect_empty_out() { [ ! -s "$T/out" ] || fail "stdout not empty: $(head -c 200 "$T/out")"; }
 expect_out_has() { grep -qF -- "$1" "$T/out" || fail "stdout lacks '$1' (stdout: $(head -c 500 "$T/out"))"; }
 expect_out() {
     # shellcheck disable=SC2059
@@ -1782,6 +1783,60 @@ first_connect_that_times_out_says_no_answer() {
     kill "$RELAY_PID"
 }
 
+# first_connect_ctrl_c CMD ARGS...: askdb CMD ARGS... started with
+# Ctrl-C heeded (timeout --foreground, env --default-signal), given a
+# Ctrl-C after a second of connecting; RC, ELAPSED_MS (from the Ctrl-C),
+# $T/out, $T/err.
+first_connect_ctrl_c() {
+    local pid
+    (cd "$T" && exec timeout --foreground -k 5 "$RUN_LIMIT_S" env --default-signal=INT "$ASKDB" "$@") \
+        </dev/null >"$T/out" 2>"$T/err" &
+    pid=$!
+    echo "$pid" >>"$TMP/pids"
+    sleep 1
+    [ -s "$T/err" ] && fail "askdb $1 ended before the Ctrl-C: $(head -c 400 "$T/err")"
+    interrupt
+    echo "Ctrl-C in the first connect of askdb $1: exit $RC in $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
+    after_run "$1 (Ctrl-C in the first connect)"
+}
+
+# The first connect was left to the library's own timeouts and heeded no
+# Ctrl-C: askdb installed no handler for a MariaDB URL, and was killed by
+# the signal without a word (exit 130, stderr empty). A server that takes
+# the connection and greets it not (a listening socket that never
+# answers), or one that greets and logs it in and answers no SET, is
+# waited on through the library's non-blocking calls, which a Ctrl-C
+# ends at once: exit 130, "cancelled while connecting to", for sql and
+# ask (an agent's open).
+first_connect_is_cut_short_by_ctrl_c() {
+    local label
+    start_relay
+    relay_deaf
+    url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
+    label="mariadb://ro@127.0.0.1:$RELAY_PORT/shop"
+    first_connect_ctrl_c sql --timeout 20000 "$url" "SELECT 42 AS b"
+    expect_rc 130
+    expect_faster 1000
+    expect_err_has "askdb: cancelled while connecting to $label"
+    expect_empty_out
+    first_connect_ctrl_c ask --llm-url http://127.0.0.1:9/v1 --model test "$url" "How many?"
+    expect_rc 130
+    expect_faster 1000
+    expect_err_has "askdb: cancelled while connecting to $label"
+    expect_empty_out
+    kill "$RELAY_PID"
+    # Greeted and logged in, then nothing: askdb's first SET waits.
+    start_relay
+    relay_mute
+    url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
+    first_connect_ctrl_c sql --timeout 20000 "$url" "SELECT 42 AS b"
+    expect_rc 130
+    expect_faster 1000
+    expect_err_has "askdb: cancelled while connecting to mariadb://ro@127.0.0.1:$RELAY_PORT/shop"
+    expect_empty_out
+    kill "$RELAY_PID"
+}
+
 # The library reads the option files when it connects, after askdb set
 # the URL's connect_timeout, so an option file's connect-timeout (or
 # timeout) is the one it waits: with connect-timeout=4 in [askdb] and
@@ -2042,6 +2097,7 @@ TESTS=(
     reconnect_is_cut_short_by_ctrl_c
     fault_kill_connection_slow_at_each_step_is_given_up_within_2_s
     first_connect_that_times_out_says_no_answer
+    first_connect_is_cut_short_by_ctrl_c
     connect_timeout_named_is_the_one_waited
     option_file_cannot_turn_reconnect_on
     option_file_cannot_turn_multi_statements_on

@@ -2125,14 +2125,14 @@ static void *kick_main(void *arg)
 }
 
 /*
-** A connect to a PostgreSQL server is cancelled while the handle is
-** being opened, as the header says: askdb_db_cancel() on the handle
-** askdb_db_open() sets before it connects, askdb_agent_cancel() on the
-** agent askdb_agent_new() is making, from a signal handler. The URL
-** names two hosts that take the connection and answer none, with
-** connect_timeout=3: the open ends ASKDB_ERR_CANCELLED, 'cancelled while
-** connecting to', within a second of the signal (300 ms in), not at the
-** connect_timeout of each host.
+** A connect to a PostgreSQL or MariaDB server is cancelled while the
+** handle is being opened, as the header says: askdb_db_cancel() on the
+** handle askdb_db_open() sets before it connects, askdb_agent_cancel()
+** on the agent askdb_agent_new() is making, from a signal handler. The
+** PostgreSQL URL names two hosts that take the connection and answer
+** none, the MariaDB URL one, with connect_timeout=3: the open ends
+** ASKDB_ERR_CANCELLED, 'cancelled while connecting to', within a second
+** of the signal (300 ms in), not at the connect_timeout of each host.
 */
 static void cancel_stops_a_connect_to_a_server(void **state)
 {
@@ -2142,7 +2142,7 @@ static void cancel_stops_a_connect_to_a_server(void **state)
     struct sigaction sa, old;
     struct kick k = {.ms = 300};
     pthread_t t;
-    char url[128];
+    char urls[2][128], *url;
     double t0;
     int fd1, fd2, p1 = 0, p2 = 0, round;
     askdb_status st;
@@ -2151,17 +2151,20 @@ static void cancel_stops_a_connect_to_a_server(void **state)
     fd1 = deaf_listener(&p1);
     fd2 = deaf_listener(&p2);
     assert_true(fd1 >= 0 && fd2 >= 0);
-    snprintf(url, sizeof url, "postgresql://askdb@127.0.0.1:%d,127.0.0.1:%d"
-             "/x?connect_timeout=3", p1, p2);
+    snprintf(urls[0], sizeof urls[0], "postgresql://askdb@127.0.0.1:%d,"
+             "127.0.0.1:%d/x?connect_timeout=3", p1, p2);
+    snprintf(urls[1], sizeof urls[1], "mariadb://askdb@127.0.0.1:%d/x?"
+             "connect_timeout=3", p1);
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = cancel_opening;
     sigemptyset(&sa.sa_mask);
     assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
     k.target = pthread_self();
-    for (round = 0; round < 2; round++) {
+    for (round = 0; round < 4; round++) {
+        url = urls[round / 2];
         assert_int_equal(pthread_create(&t, NULL, kick_main, &k), 0);
         t0 = now_ms();
-        if (round == 0) {
+        if (round % 2 == 0) {
             st = askdb_db_open(url, &cfg, &opening_db);
             assert_int_equal(st, ASKDB_ERR_CANCELLED);
             assert_non_null(strstr(askdb_db_errmsg(opening_db),
