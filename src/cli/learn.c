@@ -62,7 +62,8 @@ static const char usage_learn[] =
     "  -h, --help            this text\n"
     "\n"
     "Exit codes: 0 done, 1 a pair was rejected (or --forget found no such\n"
-    "question), 2 usage error or the store failed, 3 DB cannot be opened.\n";
+    "question), 2 usage error or the store failed, 3 DB cannot be opened,\n"
+    "130 Ctrl-C while connecting to a server.\n";
 
 enum { O_QUESTION = 256, O_SQL, O_FILE, O_LIST, O_FORGET, O_FORGET_ALL,
        O_MEMORY, O_TIMEOUT };
@@ -220,7 +221,8 @@ static int learn_add(const struct learn_cli *c)
 
     if (c->timeout_ms)
         cfg.query_timeout_ms = c->timeout_ms;
-    st = askdb_db_open(c->db, &cfg, &db);
+    /* Ctrl-C while it connects to a server ends it with a word. */
+    st = cli_db_open(c->db, &cfg, &db);
     if (st) {
         format_printf(stderr, "askdb learn: %s\n", askdb_db_errmsg(db));
         askdb_db_close(db);

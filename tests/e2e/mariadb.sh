@@ -1802,12 +1802,13 @@ first_connect_ctrl_c() {
 
 # The first connect was left to the library's own timeouts and heeded no
 # Ctrl-C: askdb installed no handler for a MariaDB URL, and was killed by
-# the signal without a word (exit 130, stderr empty). A server that takes
-# the connection and greets it not (a listening socket that never
-# answers), or one that greets and logs it in and answers no SET, is
-# waited on through the library's non-blocking calls, which a Ctrl-C
-# ends at once: exit 130, "cancelled while connecting to", for sql and
-# ask (an agent's open).
+# the signal without a word (exit 130, stderr empty), and learn's open
+# the same for every engine. A server that takes the connection and
+# greets it not (a listening socket that never answers), or one that
+# greets and logs it in and answers no SET, is waited on through the
+# library's non-blocking calls, which a Ctrl-C ends at once: exit 130,
+# "cancelled while connecting to", for sql, ask (an agent's open) and
+# learn, under mysql:// as under mariadb://.
 first_connect_is_cut_short_by_ctrl_c() {
     local label
     start_relay
@@ -1824,6 +1825,13 @@ first_connect_is_cut_short_by_ctrl_c() {
     expect_faster 1000
     expect_err_has "askdb: cancelled while connecting to $label"
     expect_empty_out
+    first_connect_ctrl_c learn "mysql://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop" --memory "$T/m.sqlite" \
+        --question "How many?" --sql "SELECT 42 AS b"
+    expect_rc 130
+    expect_faster 1000
+    expect_err_has "askdb learn: cancelled while connecting to mysql://ro@127.0.0.1:$RELAY_PORT/shop"
+    expect_empty_out
+    [ -e "$T/m.sqlite" ] && fail "a cancelled learn made the memory store"
     kill "$RELAY_PID"
     # Greeted and logged in, then nothing: askdb's first SET waits.
     start_relay
@@ -1835,6 +1843,10 @@ first_connect_is_cut_short_by_ctrl_c() {
     expect_err_has "askdb: cancelled while connecting to mariadb://ro@127.0.0.1:$RELAY_PORT/shop"
     expect_empty_out
     kill "$RELAY_PID"
+    # The server itself still answers, and learn stores through it.
+    run learn "$RO_URL" --memory "$T/m.sqlite" --question "How many?" --sql "SELECT 42 AS b"
+    expect_rc 0
+    expect_out_has "stored (1 row): How many?"
 }
 
 # The library reads the option files when it connects, after askdb set

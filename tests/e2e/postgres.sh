@@ -2368,8 +2368,8 @@ first_connect_ctrl_c() {
 # heeds no Ctrl-C: askdb, given no handler then, was killed by the
 # signal without a word (or, with one, waited until each host had timed
 # out, 10 s each). It is walked as a reconnect is now, and a Ctrl-C ends
-# it at once with what was cut short, exit 130, for sql and for ask
-# (an agent's open) alike.
+# it at once with what was cut short, exit 130, for sql, for ask
+# (an agent's open) and for learn alike.
 first_connect_to_several_hosts_is_cut_short_by_ctrl_c() {
     local r1 r1_pid r2 r2_pid url
     start_relay
@@ -2388,6 +2388,13 @@ first_connect_to_several_hosts_is_cut_short_by_ctrl_c() {
     expect_faster 1000
     expect_err_has "askdb: cancelled while connecting to '$url'"
     expect_empty_out
+    # askdb learn's open too: it was killed by the signal without a word.
+    first_connect_ctrl_c learn "$url" --memory "$T/m.sqlite" --question "How many?" --sql "SELECT 42 AS b"
+    expect_rc 130
+    expect_faster 1000
+    expect_err_has "askdb learn: cancelled while connecting to '$url'"
+    expect_empty_out
+    [ -e "$T/m.sqlite" ] && fail "a cancelled learn made the memory store"
     # A URL that names a service is libpq's own connect (libpq reads the
     # file as it connects), through the nonblocking calls too: with the
     # handler in place, its blocking connect heeded no Ctrl-C at all.
