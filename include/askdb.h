@@ -879,19 +879,28 @@ ASKDB_API const char *askdb_memory_errmsg(const askdb_memory *m);
 /* The store's file (borrowed, lives with m). */
 ASKDB_API const char *askdb_memory_path(const askdb_memory *m);
 
+/* What askdb_memory_learn() found out about a stored pair. */
+typedef struct askdb_learned {
+    long nrows;              /* rows of the verifying run, at most db's caps */
+    int truncated;           /* as askdb_result's: 1 = the run stopped at
+                                max_rows, 2 = at max_bytes (the query has
+                                more rows than nrows); 0 = all of them */
+    int replaced;            /* 1 when the question was stored already */
+} askdb_learned;
+
 /*
 ** Verify a pair on db, then store it under db's path, the question and
 ** the SQL without the white space around them (' ', \t, \n, \r, \f,
 ** \v; the question's inner spaces are kept). Verified: the SQL
 ** passes the read-only guard (askdb_db_query) and runs without error
-** within db's limits; no rows is fine. *nrows (if not NULL) gets the row
-** count, *replaced (if not NULL) 1 when the question was stored already.
+** within db's limits; no rows is fine. *out (if not NULL) says how many
+** rows it returned and whether the pair replaced one (zeroed on failure).
 ** Returns ASKDB_OK, ASKDB_ERR_REFUSED (the pair is rejected: the errmsg
 ** says why), or ASKDB_ERR_IO / ASKDB_ERR_NOMEM (the store failed).
 */
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_memory_learn(askdb_memory *m, askdb_db *db, const char *question,
-                   const char *sql, long *nrows, int *replaced);
+                   const char *sql, askdb_learned *out);
 
 /* Called for each item of an import that is rejected (line: where it
 ** starts in the file, from 1; why: borrowed for the call). */

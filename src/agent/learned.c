@@ -119,14 +119,12 @@ static askdb_status learn_status(int rc)
 
 askdb_status askdb_memory_learn(askdb_memory *h, askdb_db *db,
                                 const char *question, const char *sql,
-                                long *nrows, int *replaced)
+                                askdb_learned *out)
 {
     int rc;
 
-    if (replaced)
-        *replaced = 0;
-    if (nrows)
-        *nrows = 0;
+    if (out)
+        memset(out, 0, sizeof *out);
     if (!h)
         return ASKDB_ERR_USAGE;
     if (usable(h))
@@ -140,10 +138,8 @@ askdb_status askdb_memory_learn(askdb_memory *h, askdb_db *db,
         return fail(h, ASKDB_ERR_USAGE, "a pair needs a question and SQL");
     if (db_usable(db))
         return fail(h, ASKDB_ERR_USAGE, "%s", askdb_db_errmsg(db));
-    rc = memory_learn(h->m, db, question, sql, nrows, h->errmsg,
+    rc = memory_learn(h->m, db, question, sql, out, h->errmsg,
                       sizeof h->errmsg);
-    if (rc == 1 && replaced)
-        *replaced = 1;
     return learn_status(rc);
 }
 

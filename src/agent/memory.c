@@ -705,7 +705,8 @@ out:
 }
 
 int memory_learn(struct memory *m, askdb_db *db, const char *question,
-                 const char *sql, long *nrows, char *err, size_t errlen)
+                 const char *sql, askdb_learned *out, char *err,
+                 size_t errlen)
 {
     char *q = NULL, *s = NULL, *key = NULL, *self = NULL;
     askdb_result *r = NULL;
@@ -713,8 +714,8 @@ int memory_learn(struct memory *m, askdb_db *db, const char *question,
     askdb_status st;
     int rc = MEMORY_REJECTED;
 
-    if (nrows)
-        *nrows = 0;
+    if (out)
+        memset(out, 0, sizeof *out);
     if (clean_pair(question, sql, &q, &s, err, errlen))
         return MEMORY_REJECTED;
     key = memory_db_key(db->label);
@@ -744,11 +745,14 @@ int memory_learn(struct memory *m, askdb_db *db, const char *question,
                      e.msg);
         goto out;
     }
-    if (nrows)
-        *nrows = r->nrows;
     rc = memory_add(m, key, q, s, err, errlen);
-    if (rc < 0)
+    if (rc < 0) {
         rc = MEMORY_ERROR;
+    } else if (out) {
+        out->nrows = r->nrows;
+        out->truncated = r->truncated;
+        out->replaced = rc == 1;
+    }
 out:
     askdb_result_free(r);
     free(q);

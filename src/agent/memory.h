@@ -98,12 +98,15 @@ int memory_add(struct memory *m, const char *db_key, const char *question,
 ** Verify a pair on db, then store it under db's db_key. Verified means
 ** the SQL passes the read-only guard's check (exactly one read-only
 ** statement, see db/db.h) and runs without error within db's limits; a
-** result with no rows is accepted. *nrows (if not NULL) gets the row
-** count of the run (capped at db's max_rows). Never writes to db.
-** Returns 0, 1, MEMORY_REJECTED or MEMORY_ERROR, with the reason in err.
+** result with no rows is accepted. *out (if not NULL) gets the row
+** count of the run (capped at db's max_rows and max_bytes: truncated
+** says when a cap stopped it) and whether the question was replaced.
+** Never writes to db. Returns 0, 1, MEMORY_REJECTED or MEMORY_ERROR,
+** with the reason in err.
 */
 int memory_learn(struct memory *m, askdb_db *db, const char *question,
-                 const char *sql, long *nrows, char *err, size_t errlen);
+                 const char *sql, askdb_learned *out, char *err,
+                 size_t errlen);
 
 /*
 ** Group many adds into one transaction (much faster on disk): begin, then

@@ -180,15 +180,27 @@ static int trimmed(char c)
            c == '\v';
 }
 
+/* How many rows the verifying run returned, as "(N rows)"; a run a cap
+** stopped returned only the first rows, so N is a lower bound. */
+static void rows_note(char *out, size_t size, const askdb_learned *l)
+{
+    if (l->truncated)
+        snprintf(out, size, "at least %ld rows: the verifying run stops at "
+                 "the %s", l->nrows, l->truncated == 1
+                 ? "row limit" : "size limit");
+    else
+        snprintf(out, size, "%ld row%s", l->nrows, l->nrows == 1 ? "" : "s");
+}
+
 static int learn_one(askdb_memory *m, askdb_db *db, const char *q,
                      const char *sql)
 {
+    askdb_learned l;
     askdb_status st;
-    long nrows = 0;
-    int replaced = 0;
+    char rows[128];
     size_t n;
 
-    st = askdb_memory_learn(m, db, q, sql, &nrows, &replaced);
+    st = askdb_memory_learn(m, db, q, sql, &l);
     if (st == ASKDB_ERR_REFUSED) {
         format_printf(stderr, "askdb learn: not stored: %s\n",
                       askdb_memory_errmsg(m));
@@ -204,9 +216,9 @@ static int learn_one(askdb_memory *m, askdb_db *db, const char *q,
         q++;
     for (n = strlen(q); n > 0 && trimmed(q[n - 1]); n--)
         ;
-    format_printf(stdout, "%s (%ld row%s): %.*s\n",
-                  replaced ? "replaced" : "stored", nrows,
-                  nrows == 1 ? "" : "s", (int)n, q);
+    rows_note(rows, sizeof rows, &l);
+    format_printf(stdout, "%s (%s): %.*s\n",
+                  l.replaced ? "replaced" : "stored", rows, (int)n, q);
     return EXIT_ANSWERED;
 }
 

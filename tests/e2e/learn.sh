@@ -132,6 +132,20 @@ stores_a_verified_pair_and_replaces_it() {
         "One? => SELECT 1 AS one" "Two? => SELECT 2 AS two"
 }
 
+a_capped_verifying_run_says_its_count_is_a_lower_bound() {
+    # A run the 1000-row cap stopped has more rows than it counted: the
+    # count is a lower bound and says so (not "(1000 rows)"); exactly 1000
+    # rows is no cap.
+    run learn shop.db --question "Five thousand numbers?" --sql \
+        "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 5000) SELECT i FROM r"
+    expect_rc 0
+    expect_out "stored (at least 1000 rows: the verifying run stops at the row limit): Five thousand numbers?"
+    run learn shop.db --question "A thousand numbers?" --sql \
+        "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 1000) SELECT i FROM r"
+    expect_rc 0
+    expect_out "stored (1000 rows): A thousand numbers?"
+}
+
 rejects_writes_and_failing_sql() {
     local stmt
     for stmt in "DELETE FROM orders" "UPDATE products SET price = 0" "DROP TABLE customers" \
@@ -481,7 +495,8 @@ usage_errors_exit_2_and_missing_db_exits_3() {
     expect_out_has "usage: askdb learn DB --question Q --sql S"
 }
 
-TESTS=(stores_a_verified_pair_and_replaces_it rejects_writes_and_failing_sql
+TESTS=(stores_a_verified_pair_and_replaces_it
+       a_capped_verifying_run_says_its_count_is_a_lower_bound rejects_writes_and_failing_sql
        imports_a_json_lines_file_with_counts imports_a_spider_array_for_its_db_id
        list_round_trips_and_forget_removes pairs_belong_to_the_canonical_path
        memory_option_uses_another_store_and_refuses_databases

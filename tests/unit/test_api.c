@@ -688,8 +688,9 @@ static void memory_learns_lists_imports_and_forgets(void **state)
     askdb_db *db = NULL;
     askdb_import_counts n;
     askdb_pair *p = NULL;
-    long nrows = -1, removed = -1;
-    int np = -1, replaced = -1;
+    askdb_learned learned = {-1, -1, -1};
+    long removed = -1;
+    int np = -1;
     FILE *f;
 
     (void)state;
@@ -701,7 +702,7 @@ static void memory_learns_lists_imports_and_forgets(void **state)
     assert_int_equal(askdb_memory_open(store, 0, &m), ASKDB_OK);
     assert_int_equal(askdb_memory_list(m, testdb_shop(), &p, &np), ASKDB_OK);
     assert_int_equal(np, 0);
-    assert_int_equal(askdb_memory_learn(m, NULL, "q", "SELECT 1", NULL, NULL),
+    assert_int_equal(askdb_memory_learn(m, NULL, "q", "SELECT 1", NULL),
                      ASKDB_ERR_USAGE);
     askdb_memory_close(m);
     assert_int_not_equal(access(store, F_OK), 0);   /* not created */
@@ -710,16 +711,15 @@ static void memory_learns_lists_imports_and_forgets(void **state)
     assert_int_equal(askdb_memory_open(store, 1, &m), ASKDB_OK);
     assert_string_equal(askdb_memory_path(m), store);
     assert_int_equal(askdb_memory_learn(m, db, "How many customers?",
-                                        "SELECT count(*) FROM customers",
-                                        &nrows, &replaced), ASKDB_OK);
-    assert_int_equal(nrows, 1);
-    assert_int_equal(replaced, 0);
+                                        "SELECT count(*) FROM customers", &learned), ASKDB_OK);
+    assert_int_equal(learned.nrows, 1);
+    assert_int_equal(learned.truncated, 0);
+    assert_int_equal(learned.replaced, 0);
     assert_int_equal(askdb_memory_learn(m, db, "how many  CUSTOMERS?",
-                                        "SELECT count(id) FROM customers",
-                                        NULL, &replaced), ASKDB_OK);
-    assert_int_equal(replaced, 1);
+                                        "SELECT count(id) FROM customers", &learned), ASKDB_OK);
+    assert_int_equal(learned.replaced, 1);
     assert_int_equal(askdb_memory_learn(m, db, "Drop it",
-                                        "DROP TABLE customers", NULL, NULL),
+                                        "DROP TABLE customers", NULL),
                      ASKDB_ERR_REFUSED);
     assert_non_null(strstr(askdb_memory_errmsg(m), "refused"));
 
@@ -900,8 +900,7 @@ static void null_arguments_are_usage_errors(void **state)
 
     /* Learned pairs; the counts are optional outputs. */
     assert_int_equal(askdb_memory_open(store, 1, NULL), ASKDB_ERR_USAGE);
-    assert_int_equal(askdb_memory_learn(NULL, db, "q", "SELECT 1", NULL,
-                                        NULL), ASKDB_ERR_USAGE);
+    assert_int_equal(askdb_memory_learn(NULL, db, "q", "SELECT 1", NULL), ASKDB_ERR_USAGE);
     assert_int_equal(askdb_memory_import(NULL, db, file, NULL, NULL, NULL),
                      ASKDB_ERR_USAGE);
     assert_int_equal(askdb_memory_list(NULL, testdb_shop(), &p, &np),
@@ -911,8 +910,7 @@ static void null_arguments_are_usage_errors(void **state)
     assert_string_equal(askdb_memory_path(NULL), "");
     assert_non_null(askdb_memory_errmsg(NULL));
     assert_int_equal(askdb_memory_open(store, 1, &m), ASKDB_OK);
-    assert_int_equal(askdb_memory_learn(m, NULL, "q", "SELECT 1", NULL,
-                                        NULL), ASKDB_ERR_USAGE);
+    assert_int_equal(askdb_memory_learn(m, NULL, "q", "SELECT 1", NULL), ASKDB_ERR_USAGE);
     assert_string_equal(askdb_memory_errmsg(m), "no database given");
     assert_int_equal(askdb_memory_import(m, NULL, file, NULL, NULL, NULL),
                      ASKDB_ERR_USAGE);
@@ -1088,8 +1086,7 @@ static void largest_memory_count_does_not_overflow(void **st)
     askdb_memory *m = NULL;
     askdb_eval *ev = NULL;
     askdb_db *db = NULL;
-    long nrows = 0;
-    int replaced = 0;
+    askdb_learned learned;
 
     (void)st;
     memset(&pr, 0, sizeof pr);
@@ -1099,12 +1096,10 @@ static void largest_memory_count_does_not_overflow(void **st)
     assert_int_equal(askdb_memory_open(store, 1, &m), ASKDB_OK);
     assert_int_equal(askdb_db_open(testdb_shop(), NULL, &db), ASKDB_OK);
     assert_int_equal(askdb_memory_learn(m, db, "How many customers?",
-                                        "SELECT count(*) FROM customers",
-                                        &nrows, &replaced), ASKDB_OK);
+                                        "SELECT count(*) FROM customers", &learned), ASKDB_OK);
     assert_int_equal(askdb_memory_learn(m, db, "How many customers live "
                                         "in Paris?", "SELECT count(*) FROM "
-                                        "customers WHERE city = 'Paris'",
-                                        &nrows, &replaced), ASKDB_OK);
+                                        "customers WHERE city = 'Paris'", &learned), ASKDB_OK);
     askdb_db_close(db);
     askdb_memory_close(m);
     assert_non_null(realpath(testdb_shop(), shop));
@@ -1365,8 +1360,7 @@ static void eval_copies_every_string_it_is_given(void **state)
     snprintf(path, sizeof path, "%s/shop/shop.sqlite", dir);
     assert_int_equal(askdb_db_open(path, NULL, &db), ASKDB_OK);
     assert_int_equal(askdb_memory_learn(m, db, "How many products?",
-                                        "SELECT count(*) FROM products",
-                                        NULL, NULL), ASKDB_OK);
+                                        "SELECT count(*) FROM products", NULL), ASKDB_OK);
     askdb_db_close(db);
     askdb_memory_close(m);
     snprintf(path, sizeof path, "%s/suite.jsonl", dir);
@@ -1713,8 +1707,7 @@ static void failed_handles_refuse_every_call(void **state)
                              ASKDB_ERR_USAGE);
             assert_null(text);
             says_not_open(askdb_db_errmsg(db), not_db, why);
-            assert_int_equal(askdb_memory_learn(m, db, "q", "SELECT 1",
-                                                NULL, NULL),
+            assert_int_equal(askdb_memory_learn(m, db, "q", "SELECT 1", NULL),
                              ASKDB_ERR_USAGE);
             assert_non_null(strstr(askdb_memory_errmsg(m), not_db));
             assert_int_equal(askdb_memory_import(m, db, file, NULL, NULL,
@@ -1789,8 +1782,7 @@ static void failed_handles_refuse_every_call(void **state)
         assert_int_equal(askdb_memory_forget(m, shop, NULL, &removed),
                          ASKDB_ERR_USAGE);
         assert_int_equal(removed, 0);
-        assert_int_equal(askdb_memory_learn(m, good, "q", "SELECT 1", NULL,
-                                            NULL), ASKDB_ERR_USAGE);
+        assert_int_equal(askdb_memory_learn(m, good, "q", "SELECT 1", NULL), ASKDB_ERR_USAGE);
         assert_int_equal(askdb_memory_import(m, good, file, NULL, NULL,
                                              NULL), ASKDB_ERR_USAGE);
         says_not_open(askdb_memory_errmsg(m), "did not open", why);

@@ -553,8 +553,9 @@ static void learn_verifies_sql_on_the_database(void **state)
     struct memory *m = open_new("learn.sqlite");
     struct memory_pair *p = NULL;
     char err[512], before[33], after[33], *key;
+    askdb_config cfg = askdb_config_default();
     askdb_db *db = NULL;
-    long nrows = -1;
+    askdb_learned learned;
     size_t i;
     int n = -1;
 
@@ -565,16 +566,17 @@ static void learn_verifies_sql_on_the_database(void **state)
 
     assert_int_equal(memory_learn(m, db, "How many customers?",
                                   " SELECT count(*) AS n FROM customers; ",
-                                  &nrows, err, sizeof err), 0);
-    assert_int_equal(nrows, 1);
+                                  &learned, err, sizeof err), 0);
+    assert_int_equal(learned.nrows, 1);
     assert_int_equal(memory_learn(m, db, "how many CUSTOMERS?",
-                                  "SELECT count(id) FROM customers", &nrows,
+                                  "SELECT count(id) FROM customers", &learned,
                                   err, sizeof err), 1);
+    assert_int_equal(learned.replaced, 1);
     /* A query with no rows is still a verified query. */
     assert_int_equal(memory_learn(m, db, "Customers from Atlantis?",
                                   "SELECT id FROM customers WHERE country = "
-                                  "'XX'", &nrows, err, sizeof err), 0);
-    assert_int_equal(nrows, 0);
+                                  "'XX'", &learned, err, sizeof err), 0);
+    assert_int_equal(learned.nrows, 0);
 
     for (i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         err[0] = '\0';
@@ -604,6 +606,18 @@ static void learn_verifies_sql_on_the_database(void **state)
                                   "= 'XX'");
     memory_pairs_free(p, n);
     free(key);
+    askdb_db_close(db);
+
+    /* A run the row cap stopped says so: the query has more rows than
+    ** the count. */
+    cfg.max_rows = 2;
+    assert_int_equal(askdb_db_open(testdb_shop(), &cfg, &db), ASKDB_OK);
+    assert_int_equal(memory_learn(m, db, "Every customer?", "SELECT email "
+                                  "FROM customers", &learned, err,
+                                  sizeof err), 0);
+    assert_int_equal(learned.nrows, 2);
+    assert_int_equal(learned.truncated, 1);
+    assert_int_equal(learned.replaced, 0);
     askdb_db_close(db);
     memory_close(m);
     assert_int_equal(
