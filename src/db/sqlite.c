@@ -885,6 +885,24 @@ static const char *skip_filler(const char *p)
 }
 
 /*
+** A statement with a parameter (?, ?1, :name, @name, $name) has no value
+** to bind: SQLite would run it with NULL for each, an answer to another
+** question. A syntax error, so that the model writes the values in; the
+** same words as PostgreSQL's and MariaDB's. e names the first parameter.
+*/
+static void placeholder_error(sqlite3_stmt *st, struct db_err *e)
+{
+    const char *name = NULL;
+    int i, n = sqlite3_bind_parameter_count(st);
+
+    for (i = 1; i <= n && !name; i++)
+        name = sqlite3_bind_parameter_name(st, i);
+    e->ec = ASKDB_EC_SYNTAX;
+    snprintf(e->msg, sizeof e->msg, "the query has a %.100s placeholder; "
+             "write the values into the SQL", name ? name : "?");
+}
+
+/*
 ** Prepare sql and apply every check that needs no execution. On success
 ** *out is a prepared statement the caller finalizes.
 */
@@ -941,6 +959,11 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
         snprintf(e->msg, sizeof e->msg,
                  "refused: the statement returns no rows; askdb runs queries");
         goto refused;
+    }
+    if (sqlite3_bind_parameter_count(st) > 0) {
+        placeholder_error(st, e);
+        sqlite3_finalize(st);
+        return ASKDB_ERR_DB;
     }
     *out = st;
     return ASKDB_OK;

@@ -169,6 +169,24 @@ rejects_writes_and_failing_sql() {
     run learn shop.db --question "   " --sql "SELECT 1"
     expect_rc 1
     expect_err_has "not stored: the question is empty"
+    # A parameter has no value: SQLite would run the query with NULL for
+    # it, and store a pair that answers nothing the question asks.
+    for stmt in "SELECT email FROM customers WHERE id = ?" \
+                "SELECT email FROM customers WHERE id = :id" \
+                "SELECT email FROM customers WHERE city = @city" \
+                "SELECT email FROM customers WHERE id = \$id" \
+                "SELECT email FROM customers WHERE id = ?1"; do
+        run learn shop.db --question "Email of customer 1?" --sql "$stmt"
+        expect_rc 1
+        expect_err_has "askdb learn: not stored: the SQL fails on the database: the query has a "
+        expect_err_has " placeholder; write the values into the SQL"
+        expect_no_out
+    done
+    printf '%s\n' '{"question": "Email of customer 1?", "sql": "SELECT email FROM customers WHERE id = ?"}' >"$T/p.jsonl"
+    run learn shop.db --file "$T/p.jsonl"
+    expect_rc 1
+    expect_out "0 stored, 0 replaced, 1 rejected"
+    expect_err_has "p.jsonl:1: rejected: the SQL fails on the database: the query has a ? placeholder"
     expect_listed shop.db
 }
 

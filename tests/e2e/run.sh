@@ -551,6 +551,37 @@ open(args[1], "a").write("" if ok else "%s.. -> %s; " % (" ".join(args[0].split(
         fail "db unchanged, but these model replies were not classified 'refused' (attempt classes): $(cat "$T/not_refused")"
 }
 
+# A parameter (?, :name, @name, $name) has no value to bind: SQLite would
+# run the query with NULL for it and answer another question. A syntax
+# error, as PostgreSQL's $1 and MariaDB's ?, that the model repairs.
+sqlite_parameters_are_a_syntax_error_to_repair() {
+    copy_db
+    local q
+    for q in 'SELECT first_name FROM customers WHERE id = ?' \
+             'SELECT first_name FROM customers WHERE id = :id' \
+             'SELECT count(*) FROM customers WHERE country = @c OR ? IS NULL' \
+             'SELECT $x IS NULL'; do
+        run sql shop.db "$q"
+        expect_rc 1
+        expect_no_out
+        expect_err_has " placeholder; write the values into the SQL"
+    done
+    expect_err_has 'the query has a $x placeholder'
+    run sql shop.db "SELECT '?' AS q, ':id' AS n"
+    expect_rc 0
+    start_llm "$(replies "$(fence 'SELECT first_name FROM customers WHERE id = ?')" \
+        "$(fence "SELECT first_name FROM customers WHERE id = 1")")"
+    run ask --llm-url "$URL" --model test --no-question-check --candidates 1 -f json shop.db "Name of customer 1?"
+    expect_rc 0
+    expect_requests 2
+    pycheck '
+j = json.loads(out)
+assert [a["error"] for a in j["attempts"]] == ["syntax", "none"], j["attempts"]
+assert j["rows"] == [["Olivia"]], j["rows"]
+assert "the query has a ? placeholder" in user(1), user(1)
+'
+}
+
 missing_database_exits_3_and_creates_nothing() {
     start_llm "$(always "$(fence "SELECT 1")")"
     local cmd before
@@ -2765,6 +2796,7 @@ TESTS=(
     repairs_unknown_column_on_second_attempt
     gives_up_after_max_attempts_listing_every_attempt
     refuses_writes_and_keeps_db_unchanged
+    sqlite_parameters_are_a_syntax_error_to_repair
     missing_database_exits_3_and_creates_nothing
     wal_database_at_rest_gets_no_wal_files
     hot_journal_is_refused_with_what_to_do

@@ -457,6 +457,43 @@ static void introspection_pragmas_are_allowed(void **state)
     askdb_db_close(db);
 }
 
+/* A parameter has no value to bind: a syntax error naming it, before
+** anything runs (SQLite would bind NULL and answer another question). */
+static void parameters_are_a_syntax_error(void **state)
+{
+    static const char *const sql[][2] = {
+        {"SELECT name FROM emp WHERE id = ?", "?"},
+        {"SELECT name FROM emp WHERE id = ?2", "?2"},
+        {"SELECT name FROM emp WHERE id = :id", ":id"},
+        {"SELECT name FROM emp WHERE name = @name", "@name"},
+        {"SELECT name FROM emp WHERE id > $min AND id < ?", "$min"},
+    };
+    askdb_db *db = open_ok();
+    askdb_result *r;
+    struct db_err e;
+    char want[128];
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof sql / sizeof sql[0]; i++) {
+        snprintf(want, sizeof want, "the query has a %s placeholder; write "
+                 "the values into the SQL", sql[i][1]);
+        assert_int_equal(db_check(db, sql[i][0], &e), ASKDB_ERR_DB);
+        assert_int_equal(e.ec, ASKDB_EC_SYNTAX);
+        assert_string_equal(e.msg, want);
+        r = NULL;
+        assert_int_equal(db_run(db, sql[i][0], &r, &e), ASKDB_ERR_DB);
+        assert_null(r);
+        assert_string_equal(e.msg, want);
+    }
+    /* Text that only looks like one is no parameter. */
+    r = NULL;
+    assert_int_equal(db_run(db, "SELECT '?', ':id', '$x' AS \"@y\"", &r,
+                            &e), ASKDB_OK);
+    askdb_result_free(r);
+    askdb_db_close(db);
+}
+
 static void errors_are_classified(void **state)
 {
     askdb_db *db = open_ok();
@@ -1220,6 +1257,7 @@ int main(void)
         cmocka_unit_test(query_keeps_value_types),
         cmocka_unit_test(writes_and_escapes_are_refused),
         cmocka_unit_test(introspection_pragmas_are_allowed),
+        cmocka_unit_test(parameters_are_a_syntax_error),
         cmocka_unit_test(errors_are_classified),
         cmocka_unit_test(hot_journal_after_opening_is_explained),
         cmocka_unit_test(locks_are_waited_for_within_the_limit),
