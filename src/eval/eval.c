@@ -83,7 +83,8 @@ static int one_file(const char *a, const char *b)
 
 /*
 ** Why the run may not write path (its --out or its report), or NULL: a
-** database (outfile.h), the suite itself, the run's other output, or
+** database (outfile.h), the suite itself or its --tables file, the run's
+** other output, or
 ** something that is not a regular file (a device or a FIFO: the report
 ** would replace it, --resume would read it without end), or a folder
 ** that does not exist or cannot be written. other is the other output
@@ -98,6 +99,8 @@ static const char *out_refusal(const askdb_eval *ev, const char *path,
 
     if (why)
         return why;
+    if (one_file(path, ev->opt.tables_path))
+        return "it is the --tables file of the run";
     if (stat(path, &st) == 0) {
         if (!S_ISREG(st.st_mode))
             return "it is not a regular file (askdb eval writes its "
@@ -891,14 +894,17 @@ static askdb_status eval_setup(askdb_eval *ev, const askdb_config *cfg,
             return ASKDB_ERR_USAGE;
         }
     }
-    /* The trace is appended to all run long: in the suite it would make
-    ** the suite JSON no more, beside the records --resume could not read
-    ** them, and the report would replace it at the end. */
+    /* The trace is appended to all run long: in the suite (or the
+    ** --tables file) it would make it JSON no more, beside the records
+    ** --resume could not read them, and the report would replace it at
+    ** the end. */
     if (ev->cfg.trace_path) {
         const char *t = ev->cfg.trace_path, *why = NULL;
 
         if (outfile_same_file(t, ev->opt.suite_path))
             why = "it is the suite being run";
+        else if (one_file(t, ev->opt.tables_path))
+            why = "it is the --tables file of the run";
         else if (one_file(t, ev->opt.out_path))
             why = "--trace and --out name the same file";
         else if (one_file(t, ev->opt.report_path))

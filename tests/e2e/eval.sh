@@ -598,6 +598,18 @@ out_and_report_never_replace_the_suite_each_other_or_a_device() {
         grep -qE "it is the suite being run|name the same file|not a regular file|folder does not exist" "$T/err" ||
             fail "$o: $(head -c 300 "$T/err")"
     done
+    # The --tables file is read by the run: the report replaced it at the
+    # end, --out --resume and --trace appended to it (each ran before).
+    printf '%s\n' '[{"db_id": "store", "table_names_original": ["categories"]}]' >"$T/tables.json"
+    local tsum
+    tsum=$(sha256sum "$T/tables.json" | cut -d' ' -f1)
+    for o in "--report tables.json" "--out ./tables.json --resume" "--trace tables.json"; do
+        # shellcheck disable=SC2086
+        run eval --suite suite.jsonl --tables tables.json --llm-url "$URL" --model fake $o
+        expect_rc 2
+        grep -q "it is the --tables file of the run" "$T/err" || fail "$o: $(head -c 300 "$T/err")"
+    done
+    [ "$(sha256sum "$T/tables.json" | cut -d' ' -f1)" = "$tsum" ] || fail "the --tables file was written"
     [ "$(nreq "$LLMLOG")" = 0 ] || fail "the model was asked before a refusal"
     [ "$(sha256sum "$T/suite.jsonl" | cut -d' ' -f1)" = "$sum" ] || fail "the suite was written"
     [ -c /dev/null ] || fail "/dev/null is no longer a device"
