@@ -51,6 +51,7 @@
 
 struct memory {
     sqlite3 *h;              /* NULL: a new store, not made yet */
+    char why[512];           /* reason(): the last SQLite failure */
     char *path;
     int batch;               /* a batch was begun before the store was made */
     int in_cache;            /* path is the default store's, in the cache
@@ -295,6 +296,23 @@ static int peek(const char *path, enum file_state *st, char *err,
     return 0;
 }
 
+/*
+** SQLite's message for the last failure on m->h (in m->why, valid until
+** the next call). A store locked past the busy wait (MEMORY_BUSY_MS) is
+** being written by another process, which only askdb learn does: a
+** --file import keeps its write lock until the whole file is verified.
+*/
+static const char *reason(struct memory *m)
+{
+    int busy = (sqlite3_errcode(m->h) & 0xff) == SQLITE_BUSY;
+
+    snprintf(m->why, sizeof m->why, "%s%s", sqlite3_errmsg(m->h),
+             busy ? " (another askdb learn is writing to this store; a "
+                    "--file import holds it until the import ends: try "
+                    "again when it has finished)" : "");
+    return m->why;
+}
+
 /* One integer from a statement without parameters; -1 on error. */
 static long long query_int(sqlite3 *h, const char *sql)
 {
@@ -321,7 +339,7 @@ static int setup(struct memory *m, int create, char *err, size_t errlen)
 
     if (create && sqlite3_exec(m->h, "BEGIN IMMEDIATE", NULL, NULL, NULL)) {
         snprintf(err, errlen, "memory store '%s': %s", m->path,
-                 sqlite3_errmsg(m->h));
+                 reason(m));
         return MEMORY_OPEN_FAILED;
     }
     /* Stop at the first failure: a store locked by a writer would make
@@ -331,11 +349,11 @@ static int setup(struct memory *m, int create, char *err, size_t errlen)
     ntab = ver < 0 ? -1 : query_int(m->h, "SELECT count(*) FROM sqlite_master");
     if (id < 0 || ver < 0 || ntab < 0) {
         snprintf(err, errlen, "memory store '%s': %s", m->path,
-                 sqlite3_errmsg(m->h));
+                 reason(m));
     } else if (id == 0 && ntab == 0 && create) {
         if (sqlite3_exec(m->h, schema_sql, NULL, NULL, NULL))
             snprintf(err, errlen, "cannot set up memory store '%s': %s",
-                     m->path, sqlite3_errmsg(m->h));
+                     m->path, reason(m));
         else
             rc = 0;
     } else if (id != MEMORY_APP_ID) {
@@ -352,7 +370,7 @@ static int setup(struct memory *m, int create, char *err, size_t errlen)
     if (create) {
         if (rc == 0 && sqlite3_exec(m->h, "COMMIT", NULL, NULL, NULL)) {
             snprintf(err, errlen, "cannot set up memory store '%s': %s",
-                     m->path, sqlite3_errmsg(m->h));
+                     m->path, reason(m));
             rc = MEMORY_OPEN_FAILED;
         }
         if (rc)
@@ -393,7 +411,7 @@ static int connect(struct memory *m, int create, char *err, size_t errlen)
         flags |= SQLITE_OPEN_CREATE;
     if (sqlite3_open_v2(m->path, &m->h, flags, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "cannot open memory store '%s': %s", m->path,
-                 m->h ? sqlite3_errmsg(m->h) : "out of memory");
+                 m->h ? reason(m) : "out of memory");
         rc = MEMORY_OPEN_FAILED;
         goto out;
     }
@@ -523,9 +541,9 @@ const char *memory_file(const struct memory *m)
     return m->path;
 }
 
-const char *memory_errmsg(const struct memory *m)
+const char *memory_errmsg(struct memory *m)
 {
-    return m->h ? sqlite3_errmsg(m->h) : "";
+    return m->h ? reason(m) : "";
 }
 
 char *memory_db_key(const char *db_path)
@@ -551,7 +569,7 @@ static int store_err(struct memory *m, const char *what, char *err,
                      size_t errlen)
 {
     snprintf(err, errlen, "memory store '%s': %s: %s", m->path, what,
-             sqlite3_errmsg(m->h));
+             reason(m));
     return -1;
 }
 

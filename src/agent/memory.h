@@ -70,7 +70,7 @@ const char *memory_file(const struct memory *m);
 
 /* SQLite's message of the last failure on m's store (borrowed, until the
 ** next call on m), or "" when the store is not made yet. */
-const char *memory_errmsg(const struct memory *m);
+const char *memory_errmsg(struct memory *m);
 
 /*
 ** The db_key of a database path: its canonical absolute path (realpath),

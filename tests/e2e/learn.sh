@@ -458,6 +458,46 @@ nothing_stored_makes_no_cache_directory() {
     rm -rf "$W/relcache" "$W/rel"
 }
 
+# A --file import holds the store's write lock until it ends: a second
+# learn waits 5 s for it, then says who holds the store and what to do
+# (it said only "database is locked" before).
+a_second_learn_during_an_import_says_the_store_is_busy() {
+    local pid i locked=
+    run learn shop.db --question "How many customers?" --sql "SELECT count(*) FROM customers"
+    expect_rc 0
+    # The first item runs until its --timeout (10 s), the lock held all along.
+    printf '%s\n' \
+        '{"question": "Forever?", "sql": "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT count(*) FROM r"}' \
+        '{"question": "How many orders?", "sql": "SELECT count(*) FROM orders"}' >"$T/slow.jsonl"
+    (cd "$W" && exec "$ASKDB" learn shop.db --timeout 10000 --file "$T/slow.jsonl") </dev/null >"$T/import.out" 2>"$T/import.err" &
+    pid=$!
+    # shellcheck disable=SC2064
+    trap "kill $pid 2>/dev/null" EXIT
+    for i in $(seq 100); do
+        if ! "$PY" -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1], timeout=0, isolation_level=None)
+c.execute("BEGIN IMMEDIATE"); c.execute("ROLLBACK")' "$T/cache/memory.sqlite" 2>/dev/null; then
+            locked=1
+            break
+        fi
+        sleep 0.05
+    done
+    [ -n "$locked" ] || fail "the import never took the store"
+    run learn shop.db --question "How many products?" --sql "SELECT count(*) FROM products"
+    expect_rc 2
+    expect_err_has "database is locked"
+    expect_err_has "another askdb learn is writing to this store"
+    expect_err_has "try again when it has finished"
+    wait "$pid"
+    trap - EXIT
+    grep -qx "1 stored, 0 replaced, 1 rejected" "$T/import.out" || fail "import: $(cat "$T/import.out" "$T/import.err")"
+    run learn shop.db --question "How many products?" --sql "SELECT count(*) FROM products"
+    expect_rc 0
+    expect_listed shop.db "How many customers? => SELECT count(*) FROM customers" \
+        "How many orders? => SELECT count(*) FROM orders" \
+        "How many products? => SELECT count(*) FROM products"
+}
+
 damaged_store_says_why() {
     # A store damaged after its header: --list says what SQLite found, as
     # ask's warning does (before: only "cannot read the memory store").
@@ -520,6 +560,7 @@ TESTS=(stores_a_verified_pair_and_replaces_it
        memory_option_uses_another_store_and_refuses_databases
        nothing_learned_yet_lists_nothing refused_pairs_and_broken_files_create_no_store
        nothing_stored_makes_no_cache_directory damaged_store_says_why
+       a_second_learn_during_an_import_says_the_store_is_busy
        usage_errors_exit_2_and_missing_db_exits_3)
 
 PASSED=0
