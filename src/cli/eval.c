@@ -386,14 +386,19 @@ static void on_progress(void *ud, const askdb_eval_progress *p)
     struct progress *pr = ud;
     long ran = p->done - p->resumed;
     double rate = p->elapsed_ms > 0 ? ran / (p->elapsed_ms / 1000.0) : 0;
-    double ex = p->evaluated ? 100.0 * p->correct / p->evaluated : 0;
-    char eta[32];
+    char eta[32], ex[16];
 
+    /* Nothing scored yet (or every item bad) is no 0%: n/a, as in the
+    ** summary. */
+    if (p->evaluated)
+        snprintf(ex, sizeof ex, "%.1f%%", 100.0 * p->correct / p->evaluated);
+    else
+        snprintf(ex, sizeof ex, "n/a");
     eta_text(eta, sizeof eta, rate > 0 ? (p->total - p->done) / rate : -1);
     if (pr->tty) {
         /* Our own escape clears the line; the database name is cleaned. */
         fputs("\r\033[K", stderr);
-        format_printf(stderr, "%ld/%ld  EX %.1f%%  %.2f q/s  ETA %s  %s",
+        format_printf(stderr, "%ld/%ld  EX %s  %.2f q/s  ETA %s  %s",
                       p->done, p->total, ex, rate, eta, p->db ? p->db : "");
         fflush(stderr);
         pr->shown = 1;
@@ -401,7 +406,7 @@ static void on_progress(void *ud, const askdb_eval_progress *p)
     }
     if (ran % 10 == 0 || p->elapsed_ms - pr->last_ms >= 30000 ||
         p->done == p->total) {
-        fprintf(stderr, "askdb eval: %ld/%ld done, EX %.1f%%, %.2f q/s, "
+        fprintf(stderr, "askdb eval: %ld/%ld done, EX %s, %.2f q/s, "
                         "ETA %s\n", p->done, p->total, ex, rate, eta);
         pr->last_ms = p->elapsed_ms;
     }

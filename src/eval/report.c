@@ -337,7 +337,11 @@ void report_html(struct buf *b, const char *title, const char *subtitle,
     buf_puts(b, "</h1><p class=\"sub\">");
     report_escape(b, subtitle);
     buf_puts(b, "</p>\n<div class=\"cards\">");
-    snprintf(v, sizeof v, "%.1f%%", pct(s->correct, s->evaluated));
+    /* Nothing scored is no 0%, as in the summary. */
+    if (s->evaluated)
+        snprintf(v, sizeof v, "%.1f%%", pct(s->correct, s->evaluated));
+    else
+        snprintf(v, sizeof v, "n/a");
     card(b, v, "execution accuracy (EX)");
     snprintf(v, sizeof v, "%ld / %ld", s->correct, s->evaluated);
     card(b, v, "correct / evaluated");
@@ -347,7 +351,10 @@ void report_html(struct buf *b, const char *title, const char *subtitle,
     card(b, v, "latency p50 / p90");
     snprintf(v, sizeof v, "%.0f", s->tokens);
     card(b, v, "tokens per question");
-    snprintf(v, sizeof v, "%.1f%%", pct(s->repaired, s->evaluated));
+    if (s->evaluated)
+        snprintf(v, sizeof v, "%.1f%%", pct(s->repaired, s->evaluated));
+    else
+        snprintf(v, sizeof v, "n/a");
     card(b, v, "repair rate");
     if (s->done < s->selected) {
         snprintf(v, sizeof v, "%ld", s->selected - s->done);

@@ -256,9 +256,12 @@ void summary_text(struct buf *b, const struct summary *s)
     buf_printf(b, "tokens per question: %.1f (prompt %.1f, completion %.1f); "
                "model calls per question: %.2f\n", s->tokens,
                s->prompt_tokens, s->completion_tokens, s->calls);
-    buf_printf(b, "repair rate: %.1f%% (%ld of %ld needed a repair, %ld of "
-               "them correct)\n", pct(s->repaired, s->evaluated), s->repaired,
-               s->evaluated, s->repaired_correct);
+    if (s->evaluated == 0)
+        buf_puts(b, "repair rate: n/a (no item scored)\n");
+    else
+        buf_printf(b, "repair rate: %.1f%% (%ld of %ld needed a repair, %ld "
+                   "of them correct)\n", pct(s->repaired, s->evaluated),
+                   s->repaired, s->evaluated, s->repaired_correct);
     if (s->nclasses) {
         buf_puts(b, "error classes:\n");
         counts(b, s->classes, s->nclasses);

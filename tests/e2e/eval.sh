@@ -436,6 +436,20 @@ EOF
     grep -qE '^  missing_database +1$' "$T/out" || fail "missing database not reported"
 }
 
+# Nothing scored (every item bad) is n/a, not 0%: in the progress line
+# (it said "EX 0.0%" where the summary said n/a), the summary and the report.
+nothing_scored_is_n_a_everywhere() {
+    printf '%s\n' '{"db": "missing.db", "question": "Q", "gold": "SELECT 1"}' >"$T/suite.jsonl"
+    run eval --suite suite.jsonl --llm-url http://127.0.0.1:9/v1 --model fake --report r.html
+    expect_rc 0
+    grep -q '^askdb eval: 1/1 done, EX n/a, ' "$T/err" || fail "progress: $(cat "$T/err")"
+    grep -q '^EX 0/0 = n/a (1 selected, 1 bad item)$' "$T/out" || fail "summary: $(head -1 "$T/out")"
+    grep -q '^repair rate: n/a (no item scored)$' "$T/out" || fail "repair rate: $(grep repair "$T/out")"
+    grep -q '<b>n/a</b><span>execution accuracy (EX)</span>' "$T/r.html" || fail "report: no n/a EX card"
+    grep -q '<b>n/a</b><span>repair rate</span>' "$T/r.html" || fail "report: no n/a repair card"
+    ! grep -q '0\.0%' "$T/err" "$T/out" "$T/r.html" || fail "a 0.0% is left: $(grep -h '0\.0%' "$T/err" "$T/out" "$T/r.html" | head -3)"
+}
+
 distinct_removed_unless_keep_distinct() {
     "$PY" -c 'import json,sys; print(json.dumps({"db": sys.argv[1], "question": "Countries?", "gold": "SELECT DISTINCT country FROM customers"}))' "$SHOP_DB" >"$T/suite.jsonl"
     start_llm "[{\"content\": \"SELECT country FROM customers\", \"repeat\": true}]"
@@ -749,7 +763,7 @@ EOF
 TESTS=(spider_suite_scores_exactly report_is_self_contained_and_escaped
        resume_after_kill_matches_uninterrupted bird_evidence_goes_to_the_model_as_hint
        json_lines_suite_with_paths records_keep_every_digit_of_their_reals sample_is_fixed_by_seed jobs_run_databases_in_parallel
-       local_model_runs_one_job distinct_removed_unless_keep_distinct
+       local_model_runs_one_job nothing_scored_is_n_a_everywhere distinct_removed_unless_keep_distinct
        in_process_scores_the_same
        model_unreachable_stops_with_exit_4 refused_key_stops_at_once_with_exit_4
        other_model_errors_stop_after_five_in_a_row usage_errors_exit_2 answer_is_refused
