@@ -994,7 +994,9 @@ typedef struct askdb_eval_options {
     const char *dbs;         /* comma list of db_ids to keep, or NULL */
     int jobs;                /* databases in parallel (HTTP models) */
     const char *out_path;    /* JSON lines, one per item, or NULL */
-    int resume;              /* continue out_path, skipping its items */
+    int resume;              /* continue out_path, skipping its items
+                                but model_error, missing_database and
+                                bad_database ones (done again) */
     int keep_distinct;       /* official --keep_distinct (default off) */
     askdb_eval_progress_fn progress;
     void *progress_ud;

@@ -52,6 +52,8 @@ static const char usage_eval[] =
     "Run:\n"
     "      --out FILE        append one JSON line per finished item\n"
     "      --resume          continue the run in --out, skipping its items\n"
+    "                        (those the model failed on or whose database\n"
+    "                        was missing or unusable run again)\n"
     "      --jobs J          databases in parallel (HTTP models; the local\n"
     "                        model runs one at a time)\n"
     "      --report FILE     write a self-contained HTML report\n"

@@ -682,9 +682,25 @@ static int own(askdb_eval *ev, const char **s)
 }
 
 /*
+** Whether --resume does an item of a previous run again: the model failed
+** on it, or its database could not be used (missing, not a database), so
+** it was never asked, and the cause may be gone (a corrected --db-root, a
+** file copied since, a server started).
+*/
+static int resume_again(const json_t *rec)
+{
+    const char *cls = jsonx_str(rec, "class"), *bad = jsonx_str(rec, "bad");
+
+    return (cls && strcmp(cls, REC_MODEL) == 0) ||
+           (bad && (strcmp(bad, REC_BAD_MISSING_DB) == 0 ||
+                    strcmp(bad, REC_BAD_DB) == 0));
+}
+
+/*
 ** Read a previous run's output for --resume: the last record of each
-** index counts; model errors are done again. An index out of range or a
-** question that differs means the file belongs to another suite.
+** index counts; what resume_again() says is done again. An index out of
+** range or a question that differs means the file belongs to another
+** suite.
 */
 static askdb_status load_out(askdb_eval *ev, int *ends_nl)
 {
@@ -708,7 +724,7 @@ static askdb_status load_out(askdb_eval *ev, int *ends_nl)
     while ((len = getline(&line, &cap, f)) > 0) {
         json_t *o;
         long long idx;
-        const char *q, *cls;
+        const char *q;
         lineno++;
         off += len;
         *ends_nl = line[len - 1] == '\n';
@@ -734,11 +750,10 @@ static askdb_status load_out(askdb_eval *ev, int *ends_nl)
             rc = ASKDB_ERR_USAGE;
             break;
         }
-        cls = jsonx_str(o, "class");
         json_decref(ev->recs[idx]);
         ev->recs[idx] = NULL;
-        if (cls && strcmp(cls, REC_MODEL) == 0)
-            json_decref(o); /* asked again */
+        if (resume_again(o))
+            json_decref(o);
         else
             ev->recs[idx] = o;
     }

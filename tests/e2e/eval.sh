@@ -288,6 +288,27 @@ EOF
     [ "$(stable "$T/out")" = "$(cat "$T/full.summary")" ] || fail "summary of the finished run differs"
 }
 
+# An item whose database was missing was never asked: --resume does it
+# again, so a run with a wrong --db-root is continued with the right one
+# (it kept the 13 missing_database records before, and asked nothing).
+resume_runs_again_what_a_missing_database_kept_from_asking() {
+    make_root
+    mkdir -p "$T/wrong"
+    start_llm '[]' none
+    run eval --suite "$SUITE" --db-root wrong --llm-url "$URL" "${SHOP_ARGS[@]}" --out run.jsonl -q
+    expect_rc 0
+    grep -q '^EX 0/0 = n/a (13 selected, 13 bad items)$' "$T/out" || fail "first run: $(head -1 "$T/out")"
+    [ "$(nreq "$LLMLOG")" = 0 ] || fail "a missing database was asked about"
+    start_llm "$(shop_script)"
+    run eval --suite "$SUITE" --db-root root --llm-url "$URL" "${SHOP_ARGS[@]}" --out run.jsonl --resume
+    expect_rc 0
+    [ "$(stable "$T/out")" = "$EXPECTED_SUMMARY" ] || fail "summary after resume differs: $(stable "$T/out" | diff - <(printf '%s\n' "$EXPECTED_SUMMARY") | head -8)"
+    [ "$(nreq "$LLMLOG")" = 16 ] || fail "$(nreq "$LLMLOG") model requests, want 16"
+    grep -q '^askdb eval: 13/13 done, EX 54.5%' "$T/err" || fail "progress: $(tail -2 "$T/err")"
+    # The last record of each index is the one that counts: 13 + 13 lines.
+    [ "$(nreq "$T/run.jsonl")" = 26 ] || fail "$(nreq "$T/run.jsonl") records, want 26"
+}
+
 bird_evidence_goes_to_the_model_as_hint() {
     make_root
     cat >"$T/bird.json" <<'EOF'
@@ -761,7 +782,8 @@ EOF
 }
 
 TESTS=(spider_suite_scores_exactly report_is_self_contained_and_escaped
-       resume_after_kill_matches_uninterrupted bird_evidence_goes_to_the_model_as_hint
+       resume_after_kill_matches_uninterrupted resume_runs_again_what_a_missing_database_kept_from_asking
+       bird_evidence_goes_to_the_model_as_hint
        json_lines_suite_with_paths records_keep_every_digit_of_their_reals sample_is_fixed_by_seed jobs_run_databases_in_parallel
        local_model_runs_one_job nothing_scored_is_n_a_everywhere distinct_removed_unless_keep_distinct
        in_process_scores_the_same
