@@ -1725,11 +1725,13 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
         rc = ASKDB_ERR_REFUSED;
         goto out;
     }
+    /* No value to bind: a syntax error the model repairs, in the words
+    ** of the other engines' (sqlite.c, postgres.c, mariadb.c). */
     if (duckdb_nparams(ps) > 0) {
-        e->ec = ASKDB_EC_RUNTIME;
+        e->ec = ASKDB_EC_SYNTAX;
         snprintf(e->msg, sizeof e->msg,
-                 "the statement has parameters ($1, ?); write the values "
-                 "into it");
+                 "the query has a placeholder ($1, ?, $name); write the "
+                 "values into the SQL");
         rc = ASKDB_ERR_DB;
         goto out;
     }

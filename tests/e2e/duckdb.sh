@@ -360,6 +360,30 @@ sql_reads_the_same_rows_from_every_form() {
     done
 }
 
+# A parameter has no value to bind: a syntax error in the words of the
+# other engines' (it was a runtime error, "the statement has parameters").
+parameters_are_a_syntax_error_to_repair() {
+    copy_data
+    local q
+    for q in 'SELECT first_name FROM customers WHERE id = ?' \
+             'SELECT first_name FROM customers WHERE id = $1' \
+             'SELECT first_name FROM customers WHERE id = $id'; do
+        run sql shop.duckdb "$q"
+        expect_rc 1
+        expect_err_has "the query has a placeholder (\$1, ?, \$name); write the values into the SQL"
+    done
+    start_llm "$(replies "$(fence 'SELECT first_name FROM customers WHERE id = ?')" \
+        "$(fence "SELECT first_name FROM customers WHERE id = 1")")"
+    run ask --llm-url "$URL" --model test --no-question-check --candidates 1 -f json shop.duckdb "Name of customer 1?"
+    expect_rc 0
+    [ "$(nreq)" = 2 ] || fail "the model got $(nreq) requests, expected 2"
+    pycheck '
+j = json.loads(out)
+assert [a["error"] for a in j["attempts"]] == ["syntax", "none"], j["attempts"]
+assert j["rows"] == [["Olivia"]], j["rows"]
+'
+}
+
 values_convert_to_askdb_types() {
     copy_data
     run sql -f json shop.duckdb "SELECT 42::TINYINT AS i, 170141183460469231731687303715884105727::HUGEINT AS big, -5::HUGEINT AS small_huge, 18446744073709551615::UBIGINT AS ubig, 12.34::DECIMAL(10,2) AS dec, 1.5::FLOAT AS f, true AS b, DATE '2024-01-02' AS d, TIMESTAMP '2024-01-02 03:04:05' AS ts, [1, 2] AS l, {'x': 1} AS s, '\\xAA'::BLOB AS bl, NULL AS n, 'Lucía' AS t"
@@ -1017,7 +1041,7 @@ rejects_tables_never_hide_the_view() {
 
 TESTS=(schema_shows_keys_comments_samples_and_estimates other_schemas_show_qualified
        ask_answers_from_another_schema samples_read_later_are_shown_where_their_tables_are
-       sql_reads_the_same_rows_from_every_form
+       sql_reads_the_same_rows_from_every_form parameters_are_a_syntax_error_to_repair
        values_convert_to_askdb_types ask_names_duckdb_and_repairs_from_its_error
        ask_answers_over_csv_and_parquet_in_place refuses_duckdb_escapes_and_changes_no_file
        harmless_selects_change_nothing session_changing_functions_are_refused
