@@ -77,8 +77,11 @@ static askdb_status dk_run(askdb_db *db, const char *sql, askdb_result **out,
 **      which has no file of its own to write;
 **   2. no external access: enable_external_access=false, except for the
 **      exact files asked about (allowed_paths, set before access is
-**      switched off), so read_csv(), read_text(), glob(), COPY ... TO,
-**      ATTACH, INSTALL and LOAD cannot reach any other file; extensions
+**      switched off; none for a file whose path has a glob character,
+**      copied at open: open_files()), so read_csv(), read_text(), glob(),
+**      COPY ... TO, ATTACH, INSTALL and LOAD cannot reach any other file
+**      (a pattern whose ".." cancels a glob still lists the names of
+**      folders: docs/engines/duckdb.md); extensions
 **      are neither installed nor loaded automatically; temp_directory is
 **      empty, so nothing spills to disk beside the database;
 **   3. the configuration is locked (lock_configuration=true) once it is
@@ -106,7 +109,8 @@ static askdb_status dk_run(askdb_db *db, const char *sql, askdb_result **out,
 struct dk {
     duckdb_database db;
     duckdb_connection con;
-    int files;                /* CSV/Parquet views in an in-memory db */
+    int files;                /* CSV/Parquet views (or copies) in an
+                                 in-memory db */
     char *file;               /* that file's real path */
     char *csv_view;           /* a CSV file's view, NULL otherwise */
     char *csv_pattern;        /* the path read_csv() reads it by */
@@ -393,6 +397,16 @@ static void put_string(struct buf *b, const char *s)
 }
 
 /*
+** Does path have a character DuckDB's file system takes as a glob (its
+** FileSystem::HasGlob(): '*', '?', '['; no braces)? DuckDB globs every
+** path it is given, its guard's allowed paths too: see open_files().
+*/
+static int has_glob(const char *path)
+{
+    return strpbrk(path, "*?[") != NULL;
+}
+
+/*
 ** The path DuckDB's readers glob to exactly the file at path: every glob
 ** character made a bracket of its own ("[s]ales.csv" -> "[[]s]ales.csv",
 ** "a*b.csv" -> "a[*]b.csv"); without it the pattern reads whatever file
@@ -579,6 +593,18 @@ static duckdb_config make_config(int file_db)
 ** The CSV or Parquet file at real (an absolute path) as one view named
 ** after the file, then external access limited to that file and the
 ** configuration locked.
+**
+** A real path with a glob character is copied into a table instead, and
+** then no path at all is allowed. DuckDB's guard checks the path a query
+** names, after realpath(), never the files that path matches as a
+** pattern, and checks each file it opens the same way: a view that reads
+** the file at every query needs its real path allowed, and a query that
+** names that path as a pattern (glob('.../[s]ecret.csv')) listed the files
+** it matches (secret.csv), read_text() named them in its Permission
+** Error, and a '*' folder then '..' before the name listed the folder's
+** folders.
+** No path DuckDB reads in place avoids it (/proc/self/fd/N is followed
+** back to the real path), so such a file is read once, whole, at open.
 */
 static askdb_status open_files(askdb_db *db, struct dk *d, const char *path,
                                const char *real, const char *reader,
@@ -588,6 +614,7 @@ static askdb_status open_files(askdb_db *db, struct dk *d, const char *path,
     char err[512];
     char *name = view_name(path, suffix_len);
     char *pattern = glob_literal(real);
+    int copy = has_glob(real), csv = strcmp(reader, "read_csv") == 0;
     askdb_status rc = ASKDB_ERR_NOMEM;
 
     buf_init(&b, 0);
@@ -595,22 +622,36 @@ static askdb_status open_files(askdb_db *db, struct dk *d, const char *path,
         goto out;
     /* DuckDB's glob takes a backslash as a separator and an escape: with
     ** a glob character beside it no pattern names the file alone. */
-    if (strchr(real, '\\') && strpbrk(real, "*?[")) {
+    if (copy && strchr(real, '\\')) {
         snprintf(db->errmsg, sizeof db->errmsg,
                  "cannot read '%s': its path has a backslash and a glob "
                  "character (*, ? or [), which DuckDB cannot read as one "
-                 "file; link it under another name", path);
+                 "file; rename it, or copy it to a path without them (a "
+                 "symbolic link does not do: askdb reads the path it "
+                 "leads to)", path);
         rc = ASKDB_ERR_DB_OPEN;
         goto out;
     }
-    buf_puts(&b, "CREATE VIEW ");
+    /* A copy's types are what the whole file holds: no view is made
+    ** again later (csv_check()). */
+    buf_puts(&b, copy ? "CREATE TABLE " : "CREATE VIEW ");
     put_quoted(&b, name);
     buf_printf(&b, " AS SELECT * FROM %s(", reader);
     put_string(&b, pattern);
-    buf_puts(&b, ")");
+    buf_puts(&b, copy && csv ? ", sample_size = -1)" : ")");
     if (buf_err(&b))
         goto out;
     rc = exec(d, b.data, err, sizeof err);
+    if (rc && copy && strstr(err, "Out of Memory")) {
+        snprintf(db->errmsg, sizeof db->errmsg,
+                 "cannot read '%s': its path has a glob character (*, ? or "
+                 "[), so askdb reads it whole into memory when it opens it, "
+                 "and it does not fit in the %s DuckDB may use; rename it, "
+                 "or copy it to a path without *, ? and [, which is read "
+                 "in place", path, DK_MEMORY_LIMIT);
+        rc = ASKDB_ERR_DB_OPEN;
+        goto out;
+    }
     if (rc && strstr(err, "not utf-8 encoded")) {
         /* DuckDB's advice names read_csv() options askdb does not take. */
         snprintf(db->errmsg, sizeof db->errmsg,
@@ -628,21 +669,18 @@ static askdb_status open_files(askdb_db *db, struct dk *d, const char *path,
         rc = ASKDB_ERR_DB_OPEN;
         goto out;
     }
-    /* The pattern is checked as a path of its own before it is globbed,
-    ** and then the file it matches: both are allowed, nothing else. */
+    /* The view's path (without a glob character, the real path itself)
+    ** is allowed, nothing else; a copy needs no path. The order matters:
+    ** allowed_paths can be set only while external access is on, and
+    ** nothing can be set once the lock is on. */
     buf_reset(&b);
     buf_puts(&b, "SET allowed_paths = [");
-    put_string(&b, real);
-    if (strcmp(pattern, real) != 0) {
-        buf_puts(&b, ", ");
-        put_string(&b, pattern);
-    }
+    if (!copy)
+        put_string(&b, real);
     buf_puts(&b, "]");
     rc = ASKDB_ERR_NOMEM;
     if (buf_err(&b))
         goto out;
-    /* The order matters: allowed_paths can be set only while external
-    ** access is on, and nothing can be set once the lock is on. */
     rc = exec(d, b.data, err, sizeof err);
     if (!rc)
         rc = exec(d, "SET enable_external_access = false", err, sizeof err);
@@ -653,7 +691,7 @@ static askdb_status open_files(askdb_db *db, struct dk *d, const char *path,
                  "cannot set up the guard for '%s': %s", path, err);
         rc = ASKDB_ERR_DB_OPEN;
     }
-    if (!rc && strcmp(reader, "read_csv") == 0) {
+    if (!rc && csv && !copy) {
         d->csv_view = name;
         d->csv_pattern = pattern;
         name = pattern = NULL;
@@ -704,6 +742,19 @@ static askdb_status dk_open(askdb_db *db, const char *path)
     real = realpath(path, NULL);
     if (!real)
         return ASKDB_ERR_NOMEM;
+    /* DuckDB allows a database's own path, which a query could then
+    ** name as a pattern over the files beside it (open_files()); unlike
+    ** a CSV or Parquet file, a database is not copied. */
+    if (!file_reader(path, &suffix_len) && has_glob(real)) {
+        snprintf(db->errmsg, sizeof db->errmsg,
+                 "cannot open database '%s': its path has a glob character "
+                 "(*, ? or [), which DuckDB would let a query use as a "
+                 "pattern to list the files beside it; rename it, or copy "
+                 "it to a path without *, ? and [ (a symbolic link does not "
+                 "do: DuckDB follows it)", path);
+        free(real);
+        return ASKDB_ERR_DB_OPEN;
+    }
     d = calloc(1, sizeof *d);
     if (!d) {
         free(real);

@@ -824,6 +824,97 @@ glob_characters_in_a_file_name_name_that_file_only() {
     expect_err_has "has a backslash and a glob character"
 }
 
+# A path with glob characters is a pattern to DuckDB wherever it stands,
+# and its guard (allowed_paths) checks the pattern, not the files it
+# matches: with "[s]ecret.csv" allowed, glob('.../[s]ecret.csv') listed
+# secret.csv, read_text() and read_csv() named it in their Permission
+# Error, and ".../*/../[s]ecret.csv" listed the folder's subfolders. Such
+# a file is read whole at open and then nothing outside is reachable: no
+# statement, the model's or the user's, names or reads a file beside it,
+# and questions are answered from it.
+a_glob_named_file_shows_nothing_beside_it() {
+    local f stmt qa
+    printf 'mine\n1\n' >"$W/[s]ecret.csv"
+    printf 'sibling_pw\nhunter2\n' >"$W/secret.csv"
+    printf 'star\n7\n' >"$W/a*b.csv"
+    printf 'other_pw\nswordfish\n' >"$W/aXb.csv"
+    mkdir "$W/private_folder"
+    printf 'deep_pw\nopensesame\n' >"$W/private_folder/deep.csv"
+    "$DPY" -c 'import duckdb, sys; duckdb.sql("COPY (SELECT 1 AS mine) TO '"'"'%s'"'"' (FORMAT parquet)" % sys.argv[1])' "$W/[s]ecret.parquet" ||
+        fail "cannot write the Parquet file"
+    local -a stmts=(
+        "SELECT * FROM glob('*')"
+        "SELECT * FROM glob('$W/*')"
+        "SELECT * FROM glob('$W/[s]ecret.csv')"
+        "SELECT * FROM glob('$W/a*b.csv')"
+        "SELECT * FROM glob('$W/*/../[s]ecret.csv')"
+        "SELECT * FROM glob('$W/*/../a*b.csv')"
+        "SELECT * FROM read_text('$W/[s]ecret.csv')"
+        "SELECT * FROM read_text('$W/secret.csv')"
+        "SELECT * FROM read_text('$W/a*b.csv')"
+        "SELECT * FROM read_csv('$W/[s]ecret.csv')"
+        "SELECT * FROM read_csv('$W/secret.csv')"
+        "SELECT * FROM read_csv('$W/a*b.csv')"
+        "SELECT * FROM read_blob('$W/[s]ecret.parquet')"
+        "SELECT * FROM '$W/[s]ecret.csv'"
+        "SELECT * FROM '[s]ecret.csv'"
+    )
+    for f in "[s]ecret.csv" "$W/a*b.csv" "[s]ecret.parquet"; do
+        for stmt in "${stmts[@]}"; do
+            run sql -f csv "$f" "$stmt"
+            for leak in secret.csv aXb.csv private_folder sibling_pw hunter2 other_pw swordfish deep_pw; do
+                # a name the statement says itself is no leak
+                case $stmt in *"$leak"*) continue ;; esac
+                ! grep -qF "$leak" "$T/out" "$T/err" ||
+                    fail "$f: $stmt showed $leak: $(head -c 300 "$T/out") $(head -c 300 "$T/err")"
+            done
+        done
+    done
+    # The model tries them, each error going back to it, and then asks
+    # the file itself.
+    qa=$(fence "SELECT mine FROM _s_ecret")
+    start_llm "$(replies "$(fence "SELECT * FROM glob('*')")" \
+        "$(fence "SELECT * FROM glob('$W/[s]ecret.csv')")" \
+        "$(fence "SELECT content FROM read_text('$W/[s]ecret.csv')")" \
+        "$(fence "SELECT * FROM read_csv('$W/[s]ecret.csv')")" \
+        "$(fence "SELECT * FROM glob('$W/*/../[s]ecret.csv')")" \
+        "$(fence "SELECT content FROM read_text('$W/secret.csv')")" \
+        "$(fence "SELECT * FROM read_csv('$W/secret.csv')")" "$qa" "$qa")"
+    run ask --llm-url "$URL" --model test --no-question-check --max-attempts 8 -f csv "[s]ecret.csv" "What is mine?"
+    expect_rc 0
+    expect_out 'mine\n1\n'
+    [ "$(nreq)" = 8 ] || fail "the model got $(nreq) requests, expected 8"
+    for leak in aXb.csv private_folder sibling_pw hunter2 other_pw swordfish deep_pw; do
+        ! grep -qF "$leak" "$T/out" "$T/err" "$LLMLOG" || fail "ask showed $leak: $(grep -F "$leak" "$T/err" "$LLMLOG" | head -c 400)"
+    done
+    # secret.csv only after the model wrote it itself (the 6th statement)
+    pycheck '
+for i in range(6):
+    m = json.dumps(msgs(i))
+    assert "secret.csv" not in m, (i, m[-600:])
+assert "secret.csv" not in out, out
+' 
+    # Each such file still answers from itself, the schema too.
+    run schema "[s]ecret.csv"
+    expect_rc 0
+    expect_out_has "mine BIGINT"
+    run sql -f csv "$W/a*b.csv" "SELECT * FROM a_b"
+    expect_rc 0
+    expect_out 'star\n7\n'
+    run sql -f csv "[s]ecret.parquet" "SELECT * FROM _s_ecret"
+    expect_rc 0
+    expect_out 'mine\n1\n'
+    # A database is not copied: DuckDB allows its path whatever askdb
+    # sets, so such a path is refused, with what to do.
+    cp "$DATA/shop.duckdb" "$W/shop.duckdb"
+    cp "$DATA/shop.duckdb" "$W/[s]hop.duckdb"
+    run sql -f csv "[s]hop.duckdb" "SELECT * FROM glob('$W/[s]hop.duckdb')"
+    expect_rc 3
+    expect_err_has "cannot open database '[s]hop.duckdb': its path has a glob character (*, ? or [)"
+    expect_err_has "rename it, or copy it to a path without *, ? and ["
+    ! grep -q "/shop.duckdb" "$T/out" "$T/err" || fail "showed shop.duckdb: $(cat "$T/out" "$T/err")"
+}
+
 trace_never_writes_a_file_asked_or_read() {
     # --trace naming the CSV or Parquet file being asked (under any name),
     # or a Parquet or DuckDB file, is refused before anything is written.
@@ -1052,6 +1143,7 @@ TESTS=(schema_shows_keys_comments_samples_and_estimates other_schemas_show_quali
        refusals_name_the_statement_kind
        open_faults_exit_3_with_the_reason sanitized_view_name_for_odd_file_names
        glob_characters_in_a_file_name_name_that_file_only
+       a_glob_named_file_shows_nothing_beside_it
        reserved_words_are_quoted_in_the_schema ask_repairs_a_reserved_word_written_bare
        trace_never_writes_a_file_asked_or_read ctrl_c_stops_a_running_query
        csv_values_past_the_guessed_rows_are_read a_file_gone_since_it_was_opened_is_said)
