@@ -80,12 +80,16 @@ static askdb_status dk_run(askdb_db *db, const char *sql, askdb_result **out,
 **      switched off; none for a file whose path has a glob character,
 **      copied at open: open_files()), so read_csv(), read_text(), glob(),
 **      COPY ... TO, ATTACH, INSTALL and LOAD cannot reach any other file
-**      (a pattern whose ".." cancels a glob still lists the names of
-**      folders: docs/engines/duckdb.md); extensions
+**      (a pattern whose ".." cancels a glob passes, and lists the names
+**      of folders: layer 3 refuses the readers of files by a path and
+**      such a pattern as a table name); extensions
 **      are neither installed nor loaded automatically; temp_directory is
 **      empty, so nothing spills to disk beside the database;
 **   3. the configuration is locked (lock_configuration=true) once it is
-**      set: SET, RESET and PRAGMA cannot undo layers 1 and 2;
+**      set: SET, RESET and PRAGMA cannot undo layers 1 and 2; the table
+**      functions that change the session, run text or read files by a
+**      path are refused by name (denied_fns), as is a path with a
+**      wildcard and "/.." (refuse_folder_walk());
 **   4. exactly one statement (duckdb_extract_statements() must find one)
 **      and its prepared type must be SELECT; EXPLAIN only as askdb's own
 **      plan request (askdb_db_explain, which checks the statement first);
@@ -1644,19 +1648,35 @@ static void refuse_kind(duckdb_statement_type t, struct db_err *e)
 ** enable_logging() keeps a log of the statements; enable_peg_parser()
 ** swaps the parser. And those that run a statement given as text, which
 ** this list cannot read (query('SELECT * FROM enable_' || 'profiling()')
-** did). A name ending in '*' is a prefix. askdb's own statements wrap
-** the checked one in query() and are prepared without this check.
+** did). And those that read files by a path: DuckDB checks the path a
+** statement names against allowed_paths with its ".." folded, not the
+** files a pattern matches, so a glob() of /data/X/../orders.csv with X
+** a '*' passed as the asked file and listed every folder of /data (a
+** pattern built by an expression too); the file's table (or view) is what to query, and
+** a path written as a table name, which no expression builds, is
+** refuse_folder_walk()'s. A name ending in '*' is a prefix. askdb's own
+** statements wrap the checked one in query() and are prepared without
+** this check.
 */
 static const struct db_denied_fn denied_fns[] = {
 #define STATE "changes the session for the statements after it"
 #define TEXT "runs a statement given as text, which askdb's guard cannot read"
+#define FILES "reads files by their path, where a pattern's '*' and '..' " \
+              "list the folders around the file: query the file's table " \
+              "by its name"
     {"enable_*", STATE},
     {"disable_*", STATE},
     {"truncate_duckdb_logs", STATE},
     {"query", TEXT},
     {"json_execute_serialized_sql", TEXT},
+    {"glob", FILES},
+    {"read_*", FILES},
+    {"parquet_*", FILES},
+    {"sniff_csv", FILES},
+    {"query_table", FILES},
 #undef STATE
 #undef TEXT
+#undef FILES
 };
 
 /*
@@ -1673,37 +1693,27 @@ static int refuse_denied(const char *sql, struct db_err *e)
 }
 
 /*
-** read_csv()'s store_rejects, rejects_table and rejects_scan make a SELECT
-** create tables in the session's temp catalog, which the statements
-** after it read: read_csv('<the asked file>', rejects_table = 'orders')
-** made a temp table orders that hid the view, and every later question
-** about orders counted 0 rows instead of 250. Named parameters are
-** syntax, so the words stand in the text however they are written
-** (quoted, any case): one of them anywhere refuses the statement.
+** A path written as a table name (DuckDB's replacement scan reads a file
+** named by a string, quoted in any of its ways, '...', "...", $$...$$)
+** that holds a glob character and "..": FROM '/data/X/../orders.csv'
+** with X a '*' passed allowed_paths as the asked file (the ".." folded)
+** and listed the folders of /data, as glob() did (denied_fns). The text
+** is looked at whole, quotes and comments too, as no quoting then hides
+** one: a glob character ('*', '?', '[') anywhere with a ".." after a
+** path separator anywhere refuses it; no real question writes "/..".
 ** 0, or -1 with e set.
 */
-static int refuse_rejects(const char *sql, struct db_err *e)
+static int refuse_folder_walk(const char *sql, struct db_err *e)
 {
-    static const char *const words[] = {"store_rejects", "rejects_table",
-                                        "rejects_scan"};
-    const char *p;
-    size_t i, n;
-
-    for (p = sql; *p; p++) {
-        for (i = 0; i < sizeof words / sizeof words[0]; i++) {
-            n = strlen(words[i]);
-            if (strncasecmp(p, words[i], n) != 0)
-                continue;
-            e->ec = ASKDB_EC_REFUSED;
-            snprintf(e->msg, sizeof e->msg,
-                     "refused: the statement names %s, which makes "
-                     "read_csv() create tables in the session that the "
-                     "statements after it would read; askdb runs only "
-                     "read-only queries", words[i]);
-            return -1;
-        }
-    }
-    return 0;
+    if (!strpbrk(sql, "*?[") ||
+        (!strstr(sql, "/..") && !strstr(sql, "\\..")))
+        return 0;
+    e->ec = ASKDB_EC_REFUSED;
+    snprintf(e->msg, sizeof e->msg,
+             "refused: the statement names a path with a wildcard and "
+             "'..', which would list the folders around the file; query "
+             "the file's table by its name");
+    return -1;
 }
 
 /*
@@ -1725,7 +1735,7 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
     idx_t n;
 
     *out = NULL;
-    if (refuse_denied(sql, e) || refuse_rejects(sql, e))
+    if (refuse_denied(sql, e) || refuse_folder_walk(sql, e))
         return ASKDB_ERR_REFUSED;
     buf_init(&b, 0);
     if (inner) {

@@ -812,6 +812,9 @@ glob_characters_in_a_file_name_name_that_file_only() {
     expect_out 'mine\n1\n'
     run sql -f csv "[s]ecret.csv" "SELECT * FROM read_csv('$W/secret.csv')"
     expect_rc 1
+    expect_err_has "refused: the statement calls read_csv(), which reads files by their path"
+    run sql -f csv "[s]ecret.csv" "SELECT * FROM '$W/secret.csv'"
+    expect_rc 1
     expect_err_has "Permission Error"
     run sql -f csv "$W/a*b.csv" "SELECT * FROM a_b"
     expect_rc 0
@@ -1106,7 +1109,8 @@ session_changing_functions_are_refused() {
 # read_csv()'s store_rejects options make a SELECT create tables in the
 # session: rejects_table = 'orders' made a temp table that hid the view,
 # and the shell's next question counted 0 orders instead of 250. Each is
-# refused, and the view keeps its rows.
+# refused (read_csv() is, as every reader of files by a path), and the
+# view keeps its rows.
 rejects_tables_never_hide_the_view() {
     copy_data
     local f stmt before
@@ -1122,12 +1126,59 @@ rejects_tables_never_hide_the_view() {
             printf ".sql $stmt\n.sql SELECT count(*) AS n FROM orders\n" "$W/$f" |
                 (cd "$W" && timeout 30 "$ASKDB" shell --llm-url "http://127.0.0.1:1/v1" \
                     --model test -f csv "$f") >"$T/out" 2>"$T/err"
-            grep -q "^askdb: refused: the statement names [a-z_]*, which makes read_csv() create tables" "$T/err" ||
+            grep -q "^askdb: refused: the statement calls read_csv(), which reads files by their path" "$T/err" ||
                 fail "$f: not refused: $stmt: $(head -c 300 "$T/err")"
             expect_out 'n\n250\n'
             [ "$(snapshot)" = "$before" ] || fail "$f: files changed after: $stmt"
         done
     done
+}
+
+# DuckDB checks the path a statement names against allowed_paths with its
+# ".." folded, not the files a pattern matches: glob('DIR/*/../orders.csv')
+# passed as the asked file and listed every folder of DIR, and so did the
+# same path as a table name, quoted any way, and the file readers given
+# it. The readers of files by a path are refused by name, and a text with
+# a wildcard and "/.." is refused whole; the file's own table answers, and
+# no folder name reaches the output, the errors or the model.
+folder_names_beside_the_file_stay_hidden() {
+    copy_data
+    mkdir -p "$W/d/hidden_alpha" "$W/d/hidden_beta/inner_gamma"
+    cp "$DATA/orders.csv" "$DATA/orders.parquet" "$DATA/shop.duckdb" "$W/d/"
+    local f stmt pat
+    local -a stmts
+    for f in orders.csv orders.parquet shop.duckdb; do
+        pat="$W/d/*/../$f"
+        stmts=(
+            "SELECT * FROM glob('$pat')"
+            "SELECT * FROM glob('$W/d/' || chr(42) || '/*/../../$f')"
+            "SELECT * FROM '$pat'"
+            "SELECT * FROM \"$pat\""
+            "SELECT * FROM \$\$$pat\$\$"
+            "SELECT filename FROM read_text('$pat')"
+            "SELECT * FROM read_blob('$W/d/*/*/../../$f')"
+            "SELECT * FROM parquet_metadata('$pat')"
+            "SELECT * FROM sniff_csv('$pat')"
+        )
+        for stmt in "${stmts[@]}"; do
+            run sql -f csv "d/$f" "$stmt"
+            expect_rc 1
+            grep -q "^askdb: refused: the statement" "$T/err" || fail "$f: not refused: $stmt: $(head -c 300 "$T/err")"
+            ! grep -q "hidden_\|inner_" "$T/out" "$T/err" || fail "$f: a folder's name after: $stmt: $(head -c 300 "$T/out" "$T/err")"
+        done
+    done
+    run sql -f csv d/orders.csv "SELECT count(*) AS n FROM orders"
+    expect_rc 0
+    expect_out 'n\n250\n'
+    # The model's glob is refused and repaired; it never sees a folder.
+    start_llm "$(replies "$(fence "SELECT * FROM glob('$W/d/*/../orders.csv')")" \
+        "$(fence "SELECT * FROM '$W/d/*/../orders.csv'")" "$(fence "SELECT count(*) AS n FROM orders")")"
+    run ask --llm-url "$URL" --model test --no-question-check d/orders.csv "How many orders?"
+    expect_rc 0
+    expect_out_has '250'
+    [ "$(nreq)" = 3 ] || fail "the model got $(nreq) requests, expected 3"
+    ! grep -q "hidden_\|inner_" "$LLMLOG" || fail "a folder's name reached the model"
+    stop_llm
 }
 
 TESTS=(schema_shows_keys_comments_samples_and_estimates other_schemas_show_qualified
@@ -1136,7 +1187,7 @@ TESTS=(schema_shows_keys_comments_samples_and_estimates other_schemas_show_quali
        values_convert_to_askdb_types ask_names_duckdb_and_repairs_from_its_error
        ask_answers_over_csv_and_parquet_in_place refuses_duckdb_escapes_and_changes_no_file
        harmless_selects_change_nothing session_changing_functions_are_refused
-       rejects_tables_never_hide_the_view
+       rejects_tables_never_hide_the_view folder_names_beside_the_file_stay_hidden
        interrupts_a_long_query_at_the_time_limit
        single_calls_that_build_gigabytes_end_within_twice_the_limit
        caps_rows_and_bytes_while_streaming explain_is_only_for_plans
