@@ -22,7 +22,9 @@
 **
 ** The definitions are one JSON text, kept short: tools/list is read into
 ** every conversation of an assistant, and each token there is paid again
-** and again. The database property gets the names as an enum at listing.
+** and again. At listing the database property gets the names as an enum
+** (and is required when there are several, but for search_objects), and
+** execute_sql's {dialect} the SQL dialect of the databases served.
 */
 static const char tool_defs[] =
 "["
@@ -57,9 +59,9 @@ static const char tool_defs[] =
 "\"boolean\"}},\"required\":[\"objects\",\"truncated\"]}},"
 
 "{\"name\":\"execute_sql\",\"title\":\"Run read-only SQL\","
-"\"description\":\"Run one read-only SQL statement (SQLite). Writes, "
-"several statements and PRAGMAs are refused. Rows are capped and the "
-"query stops at the time limit.\","
+"\"description\":\"Run one read-only SQL statement in {dialect}. Writes and "
+"several statements are refused. Rows are capped and the query stops at "
+"the time limit.\","
 "\"inputSchema\":{\"type\":\"object\",\"properties\":{"
 "\"database\":{\"type\":\"string\"},\"sql\":{\"type\":\"string\"},"
 "\"max_rows\":{\"type\":\"integer\",\"minimum\":1}},"
@@ -130,9 +132,92 @@ const char *mcp_cstr(json_t *v)
     return s && strlen(s) == json_string_length(v) ? s : NULL;
 }
 
+/* How an engine (askdb_db_engine) is called in a description. */
+static const char *engine_title(const char *e)
+{
+    static const char *const t[][2] = {
+        {"sqlite", "SQLite"}, {"duckdb", "DuckDB"},
+        {"postgresql", "PostgreSQL"}, {"mariadb", "MySQL/MariaDB"}};
+    size_t i;
+
+    for (i = 0; e && i < sizeof t / sizeof t[0]; i++)
+        if (strcmp(e, t[i][0]) == 0)
+            return t[i][1];
+    return e ? e : "SQL";
+}
+
+/*
+** The dialect execute_sql's statement is written in, for its description:
+** "SQLite's dialect" when every database is of one engine, else each
+** engine with its databases ("each database's own dialect (SQLite: shop,
+** crm; DuckDB: sales)"), so that a model does not write SQLite's SQL for
+** a PostgreSQL database. malloc()ed, or NULL.
+*/
+static char *dialect_text(struct mcp_server *srv)
+{
+    const char *title, *other;
+    char *buf;
+    size_t cap = 64, used = 0;
+    int i, j, k, mixed = 0;
+
+    for (i = 0; i < srv->ndb; i++)
+        cap += strlen(srv->dbs[i].name) + 20;
+    buf = malloc(cap);
+    if (!buf)
+        return NULL;
+    title = engine_title(askdb_db_engine(srv->dbs[0].db));
+    for (i = 1; i < srv->ndb; i++)
+        if (strcmp(engine_title(askdb_db_engine(srv->dbs[i].db)), title))
+            mixed = 1;
+    if (!mixed) {
+        snprintf(buf, cap, "%s's dialect", title);
+        return buf;
+    }
+    used = (size_t)snprintf(buf, cap, "each database's own dialect (");
+    for (i = 0; i < srv->ndb; i++) {
+        title = engine_title(askdb_db_engine(srv->dbs[i].db));
+        for (j = 0; j < i; j++)     /* an engine met before: said then */
+            if (!strcmp(engine_title(askdb_db_engine(srv->dbs[j].db)),
+                        title))
+                break;
+        if (j < i)
+            continue;
+        used += (size_t)snprintf(buf + used, cap - used, "%s%s:",
+                                 i ? "; " : "", title);
+        for (k = i, j = 0; k < srv->ndb; k++) {
+            other = engine_title(askdb_db_engine(srv->dbs[k].db));
+            if (strcmp(other, title) == 0)
+                used += (size_t)snprintf(buf + used, cap - used, "%s %s",
+                                         j++ ? "," : "", srv->dbs[k].name);
+        }
+    }
+    snprintf(buf + used, cap - used, ")");
+    return buf;
+}
+
+/* text with its first mark replaced by with: malloc()ed, or NULL (no
+** mark, with NULL, or out of memory). */
+static char *splice(const char *text, const char *mark, const char *with)
+{
+    const char *at = text && with ? strstr(text, mark) : NULL;
+    size_t n;
+    char *out;
+
+    if (!at)
+        return NULL;
+    n = strlen(text) - strlen(mark) + strlen(with) + 1;
+    out = malloc(n);
+    if (out)
+        snprintf(out, n, "%.*s%s%s", (int)(at - text), text, with,
+                 at + strlen(mark));
+    return out;
+}
+
 json_t *mcp_tools_list(struct mcp_server *srv, int version)
 {
     json_t *tools = json_loads(tool_defs, 0, NULL), *names, *t, *props;
+    char *dialect = dialect_text(srv), *desc;
+    const char *name;
     size_t i;
     int k;
 
@@ -155,11 +240,25 @@ json_t *mcp_tools_list(struct mcp_server *srv, int version)
             }
             json_object_set_new(t, "outputSchema", os);
         }
+        name = json_string_value(json_object_get(t, "name"));
+        if (strcmp(name, "execute_sql") == 0) {
+            desc = splice(json_string_value(json_object_get(
+                              t, "description")), "{dialect}", dialect);
+            if (desc)
+                json_object_set_new(t, "description", mcp_str(desc));
+            free(desc);
+        }
         props = json_object_get(json_object_get(t, "inputSchema"),
                                 "properties");
         db = json_object_get(props, "database");
         if (db)
             json_object_set(db, "enum", names);
+        /* With several databases a call must name one (search_objects
+        ** alone searches them all): the schema says so, rather than
+        ** let the call fail. */
+        if (db && srv->ndb > 1 && strcmp(name, "search_objects") != 0)
+            json_array_append_new(json_object_get(json_object_get(
+                t, "inputSchema"), "required"), json_string("database"));
         /* Older revisions have neither output schemas nor titles. */
         if (version < MCP_V2025_06_18) {
             json_object_del(t, "outputSchema");
@@ -170,6 +269,7 @@ json_t *mcp_tools_list(struct mcp_server *srv, int version)
                                 json_pack("{s:b}", "readOnlyHint", 1));
     }
     json_decref(names);
+    free(dialect);
     return json_pack("{s:o}", "tools", tools);
 }
 

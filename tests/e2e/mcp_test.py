@@ -302,6 +302,57 @@ async def list_databases_names_and_counts_tables(t):
         assert sha(os.path.join(t.W, "other.db")) == sha(SHOP_DB)
 
 
+def built_with_duckdb(t):
+    """Whether this askdb reads a CSV (through DuckDB)."""
+    path = os.path.join(t.T, "probe.csv")
+    with open(path, "w") as f:
+        f.write("a\n1\n")
+    p = subprocess.run([ASKDB, "schema", path], env=ENV, capture_output=True)
+    return "built without DuckDB" not in p.stderr.decode(errors="replace")
+
+
+@test
+async def tools_say_the_dialect_and_that_several_databases_need_a_name(t):
+    # execute_sql said "(SQLite)" and "PRAGMAs are refused" whatever it
+    # served, so a model wrote SQLite's SQL for a DuckDB or PostgreSQL
+    # database (and left out a read-only PRAGMA, which runs); and with
+    # several databases the schemas had 'database' optional though a call
+    # without it fails.
+    async with t.session("shop.db") as (s, _):
+        tools = {x.name: x for x in (await s.list_tools()).tools}
+        d = tools["execute_sql"].description
+        assert "SQLite's dialect" in d and "PRAGMA" not in d, d
+        for name in ("execute_sql", "explain_sql", "ask"):
+            assert "database" not in tools[name].inputSchema["required"], name
+        r = await s.call_tool("execute_sql", {"sql": "PRAGMA table_info(categories)"})
+        assert not r.isError and r.structuredContent["rows"][0][1] == "id", r.content
+    shutil.copyfile(SHOP_DB, os.path.join(t.W, "other.db"))
+    args = ["shop.db", "other.db"]
+    duck = built_with_duckdb(t)
+    if duck:
+        with open(os.path.join(t.W, "towns.csv"), "w") as f:
+            f.write("town,people\nAusterlitz,3\nBrno,400000\n")
+        args.append("towns.csv")
+    try:
+        async with t.session(*args) as (s, _):
+            tools = {x.name: x for x in (await s.list_tools()).tools}
+            for name in ("execute_sql", "explain_sql", "ask"):
+                schema = tools[name].inputSchema
+                assert "database" in schema["required"], (name, schema)
+                Draft202012Validator.check_schema(schema)
+            assert "database" not in tools["search_objects"].inputSchema.get("required", [])
+            d = tools["execute_sql"].description
+            if duck:
+                assert "each database's own dialect (SQLite: shop, other; DuckDB: towns)" in d, d
+                r = await s.call_tool("execute_sql", {"database": "towns", "sql":
+                                                      "SELECT town FROM towns WHERE people > 10"})
+                assert r.structuredContent["rows"] == [["Brno"]], r.content
+            else:
+                assert "SQLite's dialect" in d, d
+    finally:
+        assert sha(os.path.join(t.W, "other.db")) == sha(SHOP_DB)
+
+
 @test
 async def search_objects_by_substring_glob_and_detail(t):
     async with t.session("shop.db") as (s, _):
