@@ -317,34 +317,55 @@ static json_t *tool_ok(struct mcp_call *c, json_t *sc)
     return r;
 }
 
-/* Keep at most max rows of o (a rows object) and its JSON under
-** MCP_RESULT_CAP, saying so in truncated and note. */
-static void cap_rows(json_t *o, long max)
+/*
+** Keep at most max rows of o (a rows object; max 0: all) and its JSON
+** under MCP_RESULT_CAP, saying so in truncated and note. Every cut result
+** has a note that says which cap cut it and what to do, the database's
+** own caps too (--max-rows: "rows", --max-bytes: "bytes"), so that a
+** model reading the rows does not take the first ones for all of them.
+*/
+static void cap_rows(struct mcp_call *c, json_t *o, long max)
 {
     json_t *rows = json_object_get(o, "rows");
+    const char *was = json_string_value(json_object_get(o, "truncated"));
     size_t n = json_array_size(rows), size;
-    char note[200];
+    long cap = c->srv->cfg.max_rows > 0 ? c->srv->cfg.max_rows : 1000L;
+    size_t bytes = c->srv->cfg.max_bytes > 0 ? c->srv->cfg.max_bytes
+                                             : (size_t)4 << 20;
+    char note[300];
 
+    note[0] = '\0';
     if (max > 0 && n > (size_t)max) {
         while (json_array_size(rows) > (size_t)max)
             json_array_remove(rows, json_array_size(rows) - 1);
         json_object_set_new(o, "truncated", json_string("rows"));
+        was = "rows";
+        cap = max;
     }
     size = json_dumpb(o, NULL, 0, JSON_COMPACT);
-    if (size <= MCP_RESULT_CAP)
-        goto out;
-    while (size > MCP_RESULT_CAP && json_array_size(rows) > 0) {
-        n = json_array_size(rows);
-        while (json_array_size(rows) > n / 2)
-            json_array_remove(rows, json_array_size(rows) - 1);
-        size = json_dumpb(o, NULL, 0, JSON_COMPACT);
+    if (size > MCP_RESULT_CAP) {
+        while (size > MCP_RESULT_CAP && json_array_size(rows) > 0) {
+            n = json_array_size(rows);
+            while (json_array_size(rows) > n / 2)
+                json_array_remove(rows, json_array_size(rows) - 1);
+            size = json_dumpb(o, NULL, 0, JSON_COMPACT);
+        }
+        json_object_set_new(o, "truncated", json_string("bytes"));
+        snprintf(note, sizeof note, "cut to %zu rows to keep the result "
+                 "under %zu KiB: select fewer rows or columns",
+                 json_array_size(rows), MCP_RESULT_CAP >> 10);
+    } else if (was && strcmp(was, "rows") == 0) {
+        snprintf(note, sizeof note, "the first %zu rows only: there are "
+                 "more, past the row cap of %ld; count them with COUNT(*), "
+                 "filter or aggregate, or page with LIMIT and OFFSET",
+                 json_array_size(rows), cap);
+    } else if (was && strcmp(was, "bytes") == 0) {
+        snprintf(note, sizeof note, "cut to %zu rows at the result size "
+                 "cap of %zu bytes: select fewer rows or columns",
+                 json_array_size(rows), bytes);
     }
-    json_object_set_new(o, "truncated", json_string("bytes"));
-    snprintf(note, sizeof note, "cut to %zu rows to keep the result "
-             "under %zu KiB: select fewer rows or columns",
-             json_array_size(rows), MCP_RESULT_CAP >> 10);
-    json_object_set_new(o, "note", json_string(note));
-out:
+    if (note[0])
+        json_object_set_new(o, "note", json_string(note));
     json_object_set_new(o, "row_count",
                         json_integer((json_int_t)json_array_size(rows)));
 }
@@ -780,7 +801,7 @@ static json_t *tool_execute_sql(struct mcp_call *c, json_t *args)
     if (err)
         return err;
     json_object_set_new(o, "database", mcp_str(d->name));
-    cap_rows(o, max);
+    cap_rows(c, o, max);
     return tool_ok(c, o);
 }
 
@@ -930,7 +951,7 @@ static json_t *answer_result(struct mcp_call *c, struct mcp_db *d,
     if (!json_object_get(o, "truncated"))
         json_object_set_new(o, "truncated", json_false());
     json_decref(all);
-    cap_rows(o, 0);
+    cap_rows(c, o, 0);
     return tool_ok(c, o);
 }
 

@@ -762,6 +762,34 @@ async def big_results_are_cut_and_say_so(t):
 
 
 @test
+async def every_cut_result_says_so_in_a_note(t):
+    # Only the 1 MiB cut had a note: rows cut by --max-rows or max_rows,
+    # or by --max-bytes, came with truncated alone, which a model reading
+    # the rows took for all of them.
+    sql = "SELECT id, email FROM customers ORDER BY id"
+    t.start_llm([{"content": fence(sql), "repeat": True}])
+    async with t.session(*t.model_args(), "--max-rows", "4", "shop.db") as (s, _):
+        r = await s.call_tool("execute_sql", {"sql": sql})
+        sc = r.structuredContent
+        assert sc["truncated"] == "rows" and sc["row_count"] == 4, sc
+        assert "the first 4 rows only" in sc["note"] and "row cap of 4" in sc["note"], sc
+        assert json.loads(r.content[0].text)["note"] == sc["note"]
+        r = await s.call_tool("execute_sql", {"sql": sql, "max_rows": 2})
+        assert "the first 2 rows only" in r.structuredContent["note"], r.structuredContent
+        r = await s.call_tool("ask", {"question": "Every customer's email?"})
+        sc = r.structuredContent
+        assert sc["truncated"] == "rows" and "row cap of 4" in sc["note"], sc
+        r = await s.call_tool("execute_sql", {"sql": "SELECT id FROM customers WHERE id < 3"})
+        assert r.structuredContent["truncated"] is False and "note" not in r.structuredContent
+    async with t.session("--max-bytes", "300", "shop.db") as (s, _):
+        r = await s.call_tool("execute_sql", {"sql": sql})
+        sc = r.structuredContent
+        assert sc["truncated"] == "bytes" and 0 < sc["row_count"] < 10, sc
+        assert ("cut to %d rows at the result size cap of 300 bytes" % sc["row_count"]
+                in sc["note"]), sc
+
+
+@test
 async def log_messages_when_the_client_asks_for_them_and_stdout_stays_clean(t):
     sql = "SELECT count(*) AS n FROM orders"
     t.start_llm([{"content": fence(sql)}])
