@@ -69,6 +69,13 @@ struct mcp_msg {
                                 session */
     int version;             /* MCP_V..., when stateless */
     int log_level;           /* MCP_LOG_... or -1, when stateless */
+    /* A batch (revision 2025-03-26): root is the array, method "", and
+    ** these its requests, run one after the other; replies gathers the
+    ** responses (those of malformed members first) for one array. */
+    struct mcp_msg **items;
+    size_t nitems;
+    json_t *replies;
+    pthread_mutex_t replies_lock;
 };
 
 struct mcp_session *mcp_session_new(struct mcp_server *srv)
@@ -178,8 +185,17 @@ void mcp_error_too_long(mcp_emit_fn emit, void *ud)
 
 static void msg_free(struct mcp_msg *m)
 {
+    size_t i;
+
     if (!m)
         return;
+    if (m->replies) {
+        for (i = 0; i < m->nitems; i++)
+            msg_free(m->items[i]);
+        free(m->items);
+        json_decref(m->replies);
+        pthread_mutex_destroy(&m->replies_lock);
+    }
     json_decref(m->root);
     free(m);
 }
@@ -560,9 +576,26 @@ struct mcp_msg *mcp_parse(struct mcp_session *s, const char *text,
     return mcp_parse_in(s, &in, NULL, 0, emit, ud);
 }
 
-struct mcp_msg *mcp_parse_in(struct mcp_session *s, struct mcp_in *in,
-                             const struct mcp_route *route, int stateless,
-                             mcp_emit_fn emit, void *ud)
+static struct mcp_msg *parse_batch(struct mcp_session *s, json_t *root,
+                                   mcp_emit_fn emit, void *ud);
+
+/* Whether s takes batches: its revision is 2025-03-26, the one revision
+** that has them (2025-06-18 took them out again). */
+static int takes_batches(struct mcp_session *s)
+{
+    int v;
+
+    pthread_mutex_lock(&s->lock);
+    v = s->version;
+    pthread_mutex_unlock(&s->lock);
+    return v == MCP_V2025_03_26;
+}
+
+/* mcp_parse_in(); a member of a batch (in_batch) is never one itself. */
+static struct mcp_msg *parse_one(struct mcp_session *s, struct mcp_in *in,
+                                 const struct mcp_route *route,
+                                 int stateless, int in_batch,
+                                 mcp_emit_fn emit, void *ud)
 {
     json_t *root = in->root, *id, *method, *params, *v;
     struct mcp_msg *m;
@@ -577,11 +610,18 @@ struct mcp_msg *mcp_parse_in(struct mcp_session *s, struct mcp_in *in,
         mcp_error_null_id(emit, ud, -32700, in->error);
         return NULL;
     }
+    if (json_is_array(root) && json_array_size(root) > 0 && !in_batch &&
+        !stateless && takes_batches(s))
+        return parse_batch(s, root, emit, ud);
     if (!json_is_object(root)) {
-        mcp_error_null_id(emit, ud, -32600, json_is_array(root)
-                          ? "batches are not supported: send one message "
-                            "per line"
-                          : "a message is a JSON object");
+        mcp_error_null_id(emit, ud, -32600, !json_is_array(root)
+                          ? "a message is a JSON object"
+                          : in_batch ? "a batch holds messages, not batches"
+                          : json_array_size(root) == 0
+                          ? "an empty batch: send at least one message"
+                          : "batches are not supported: send one message "
+                            "per line (of the revisions askdb speaks, only "
+                            "2025-03-26 has batches)");
         json_decref(root);
         return NULL;
     }
@@ -644,6 +684,12 @@ struct mcp_msg *mcp_parse_in(struct mcp_session *s, struct mcp_in *in,
         msg_free(m);
         return NULL;
     }
+    if (in_batch && strcmp(m->method, "initialize") == 0) {
+        reply_error(emit, ud, id, -32600, "initialize may not be part of "
+                    "a batch: send it alone");
+        msg_free(m);
+        return NULL;
+    }
     if (strcmp(m->method, "tools/call") == 0) {
         if (!call_ok(m, emit, ud)) {
             msg_free(m);
@@ -661,8 +707,104 @@ struct mcp_msg *mcp_parse_in(struct mcp_session *s, struct mcp_in *in,
     return m;
 }
 
+struct mcp_msg *mcp_parse_in(struct mcp_session *s, struct mcp_in *in,
+                             const struct mcp_route *route, int stateless,
+                             mcp_emit_fn emit, void *ud)
+{
+    return parse_one(s, in, route, stateless, 0, emit, ud);
+}
+
+/* A batch's mcp_emit_fn: its responses go into the array, the
+** notifications of its requests (progress, log lines) out at once. */
+struct batch_out {
+    struct mcp_msg *b;
+    mcp_emit_fn emit;
+    void *ud;
+};
+
+static void batch_emit(void *ud, enum mcp_out kind, const char *json,
+                       size_t len)
+{
+    struct batch_out *o = ud;
+    json_t *v;
+
+    if (kind != MCP_OUT_RESPONSE) {
+        o->emit(o->ud, kind, json, len);
+        return;
+    }
+    v = json_loadb(json, len, JSON_ALLOW_NUL, NULL);
+    pthread_mutex_lock(&o->b->replies_lock);
+    if (v)
+        json_array_append_new(o->b->replies, v);
+    pthread_mutex_unlock(&o->b->replies_lock);
+}
+
+/* Send a batch's responses as one array, when there are any (a batch of
+** notifications alone gets nothing back). */
+static void batch_send(struct mcp_msg *b, mcp_emit_fn emit, void *ud)
+{
+    if (json_array_size(b->replies) > 0)
+        send_json(emit, ud, MCP_OUT_RESPONSE, json_incref(b->replies));
+}
+
+/*
+** A batch (root, a non-empty array, taken) of a session of revision
+** 2025-03-26, which has a server take them: each member is read as a
+** message of its own, its errors kept for the batch's response, and the
+** requests among them make one mcp_msg run by mcp_dispatch(). NULL when
+** none is left to run (the errors, if any, are sent).
+*/
+static struct mcp_msg *parse_batch(struct mcp_session *s, json_t *root,
+                                   mcp_emit_fn emit, void *ud)
+{
+    struct mcp_msg *b = calloc(1, sizeof *b), *m;
+    struct batch_out out;
+    struct mcp_in in;
+    size_t i, n = json_array_size(root);
+
+    if (b) {
+        b->items = calloc(n, sizeof *b->items);
+        b->replies = json_array();
+    }
+    if (!b || !b->items || !b->replies) {
+        if (b) {
+            free(b->items);
+            json_decref(b->replies);
+            free(b);
+        }
+        json_decref(root);
+        mcp_error_null_id(emit, ud, -32603, "out of memory");
+        return NULL;
+    }
+    pthread_mutex_init(&b->replies_lock, NULL);
+    b->root = root;
+    b->method = "";
+    out.b = b;
+    out.emit = emit;
+    out.ud = ud;
+    for (i = 0; i < n; i++) {
+        in.root = json_incref(json_array_get(root, i));
+        in.len = 0;
+        in.error[0] = '\0';
+        m = parse_one(s, &in, NULL, 0, 1, batch_emit, &out);
+        if (m)
+            b->items[b->nitems++] = m;
+    }
+    if (b->nitems == 0) {
+        batch_send(b, emit, ud);
+        msg_free(b);
+        return NULL;
+    }
+    return b;
+}
+
 int mcp_msg_slow(const struct mcp_msg *m)
 {
+    size_t i;
+
+    for (i = 0; i < m->nitems; i++)
+        if (mcp_msg_slow(m->items[i]))
+            return 1;
     return strcmp(m->method, "tools/call") == 0 ||
            strcmp(m->method, "resources/read") == 0;
 }
@@ -683,6 +825,17 @@ char *mcp_cancelled_reply(const struct mcp_msg *m)
 void mcp_reject(struct mcp_session *s, struct mcp_msg *m, int code,
                 const char *message, mcp_emit_fn emit, void *ud)
 {
+    struct batch_out out = {m, emit, ud};
+    size_t i;
+
+    if (m->replies) {
+        for (i = 0; i < m->nitems; i++)
+            mcp_reject(s, m->items[i], code, message, batch_emit, &out);
+        m->nitems = 0;
+        batch_send(m, emit, ud);
+        msg_free(m);
+        return;
+    }
     if (m->fl)
         (void)unregister_call(s, m->fl);
     reply_error(emit, ud, m->id, code, message);
@@ -891,7 +1044,19 @@ void mcp_dispatch(struct mcp_session *s, struct mcp_msg *m,
     char msg[300];
     int code = 0, i, ttl = TTL_LISTS_MS;
     int old = !m->stateless;  /* a method of the handshake era alone */
+    struct batch_out out = {m, emit, ud};
+    size_t k;
 
+    if (m->replies) {
+        /* A batch: its requests one after the other (a cancelled one
+        ** has no response in the array). */
+        for (k = 0; k < m->nitems; k++)
+            mcp_dispatch(s, m->items[k], batch_emit, &out);
+        m->nitems = 0;
+        batch_send(m, emit, ud);
+        msg_free(m);
+        return;
+    }
     if (strcmp(method, "tools/call") == 0) {
         do_tools_call(s, m, emit, ud);
         msg_free(m);

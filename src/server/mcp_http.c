@@ -13,14 +13,16 @@
 #include "stream.h"
 
 /*
-** - A POST carries one JSON-RPC message. A notification or a response gets
-**   202 and no body. A request gets its response: as one JSON document, or,
-**   when the client accepts text/event-stream and the request may take
-**   long (a tool call, a resource read), as events: the notifications it
-**   makes on the way (progress, log lines), then the response. One the
-**   client cancelled (notifications/cancelled) gets the error the MCP
-**   SDK sends, code 0 "Request cancelled", where askdb mcp on stdio sends
-**   nothing (a POST must be answered).
+** - A POST carries one JSON-RPC message (or, in a session of revision
+**   2025-03-26, a batch of them: one message to mcp.c, whose response is
+**   an array, one JSON document or one event). A notification or a
+**   response gets 202 and no body. A request gets its response: as one
+**   JSON document, or, when the client accepts text/event-stream and the
+**   request may take long (a tool call, a resource read), as events: the
+**   notifications it makes on the way (progress, log lines), then the
+**   response. One the client cancelled (notifications/cancelled) gets
+**   the error the MCP SDK sends, code 0 "Request cancelled", where askdb
+**   mcp on stdio sends nothing (a POST must be answered).
 ** - `initialize` without a session header opens a session; its id comes
 **   back in Mcp-Session-Id and every later message carries it (400
 **   without, 404 for one the server does not know, e.g. after DELETE or

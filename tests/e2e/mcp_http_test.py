@@ -314,6 +314,41 @@ async def each_revision_over_http(tmp):
         s.stop()
 
 
+@test
+async def batches_over_http_in_2025_03_26(tmp):
+    # A session of 2025-03-26 may POST a batch (that revision's transport
+    # says so); askdb answered every batch with 400.
+    s = Server("batches", tmp)
+    try:
+        st, h, body = s.raw("POST", dict(INIT, params=dict(INIT["params"],
+                                                           protocolVersion="2025-03-26")))
+        assert st == 200 and json.loads(body)["result"]["protocolVersion"] == "2025-03-26", body
+        hdr = {"Mcp-Session-Id": h["mcp-session-id"], "MCP-Protocol-Version": "2025-03-26"}
+        batch = [{"jsonrpc": "2.0", "id": 2, "method": "ping"},
+                 {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                 {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                  "params": {"name": "execute_sql", "arguments": {"sql": "SELECT 7 AS n"}}}]
+        st, h2, body = s.raw("POST", batch, dict(hdr, Accept="application/json"))
+        assert st == 200 and h2["content-type"] == "application/json", (st, h2, body)
+        got = {r["id"]: r for r in json.loads(body)}
+        assert got[2]["result"] == {} and '"rows":[[7]]' in got[3]["result"]["content"][0]["text"], got
+        # Through a stream: the array is one event.
+        st, h2, body = s.raw("POST", batch, hdr)
+        assert st == 200 and h2["content-type"].startswith("text/event-stream"), (st, h2)
+        data = [json.loads(l[5:]) for l in body.decode().splitlines() if l.startswith("data:")]
+        assert len(data) == 1 and sorted(r["id"] for r in data[0]) == [2, 3], data
+        # Notifications alone: accepted, no body.
+        st, _, body = s.raw("POST", [{"jsonrpc": "2.0", "method": "notifications/initialized"}], hdr)
+        assert st == 202 and body == b"", (st, body)
+        # A session of another revision: refused with 400, as before.
+        st, h, body = s.raw("POST", INIT)
+        hdr = {"Mcp-Session-Id": h["mcp-session-id"], "MCP-Protocol-Version": "2025-06-18"}
+        st, _, body = s.raw("POST", batch, hdr)
+        assert st == 400 and json.loads(body)["error"]["code"] == -32600, (st, body)
+    finally:
+        s.stop()
+
+
 def main(argv):
     tmp = tempfile.mkdtemp(prefix="askdb-mcp-http.")
     passed = failed = 0

@@ -652,6 +652,48 @@ async def malformed_input_gets_errors_and_the_server_goes_on(t):
 
 
 @test
+async def batches_in_revision_2025_03_26_alone(t):
+    # 2025-03-26 has a server take JSON-RPC batches (2025-06-18 took them
+    # out); askdb refused them in every revision.
+    batch = json.dumps([
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "execute_sql", "arguments": {"sql": "SELECT 7 AS n"}}},
+        42,
+        {"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {}},
+        {"jsonrpc": "2.0", "id": 5, "method": "no/such/method"},
+        {"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+         "params": {"name": "execute_sql", "arguments": {"sql": "DELETE FROM orders"}}},
+    ])
+    lines = [init_line(1, "2025-03-26"), batch,
+             '[{"jsonrpc":"2.0","method":"notifications/initialized"}]', "[]",
+             '{"jsonrpc":"2.0","id":7,"method":"ping"}']
+    rc, out, err = t.raw(["shop.db"], lines)
+    assert rc == 0, err
+    assert out[0]["id"] == 1 and out[0]["result"]["protocolVersion"] == "2025-03-26", out[0]
+    arrays = [o for o in out if isinstance(o, list)]
+    assert len(arrays) == 1, out          # the batch of a notification alone: nothing
+    got = by_id(arrays[0])
+    assert sorted(got, key=str) == sorted([2, 3, 4, 5, 6, None], key=str), arrays
+    assert got[2]["result"] == {}
+    assert got[3]["result"]["content"][0]["text"].startswith('{"sql":"SELECT 7 AS n"'), got[3]
+    assert "structuredContent" not in got[3]["result"]    # not in 2025-03-26
+    assert got[4]["error"]["code"] == -32600 and "batch" in got[4]["error"]["message"], got[4]
+    assert got[5]["error"]["code"] == -32601
+    assert got[6]["result"]["isError"] is True, got[6]
+    assert got[None]["error"]["code"] == -32600, got[None]
+    single = [o for o in out if isinstance(o, dict)]
+    assert [o.get("id") for o in single] == [1, None, 7], single
+    assert "empty batch" in single[1]["error"]["message"], single[1]
+    # Another revision: a batch is refused whole, as before.
+    rc, out, err = t.raw(["shop.db"], [init_line(1, "2025-06-18"),
+                                       '[{"jsonrpc":"2.0","id":2,"method":"ping"}]'])
+    assert out[1]["id"] is None and out[1]["error"]["code"] == -32600, out
+    assert "only 2025-03-26 has batches" in out[1]["error"]["message"], out[1]
+
+
+@test
 async def a_database_that_cannot_be_opened_fails_at_start(t):
     rc, out, err = t.raw(["missing.db"], ['{"jsonrpc":"2.0","id":1,"method":"ping"}'])
     assert rc == 3 and out == [], (rc, out)

@@ -15,9 +15,11 @@
 ** libFuzzer's exact-size buffer with no NUL after it. It goes through
 ** mcp_handle() on one session over a small database, so tools really run
 ** (statements through the guard with a short time limit, `ask` with a
-** stub model). Whatever the input: every message out is one JSON-RPC 2.0
-** object, at most one of them is a response, and a response to a request
-** with a valid id carries that id. A broken invariant calls abort().
+** stub model). Whatever the input: every message out is one JSON-RPC
+** 2.0 object (or, for a batch once a 2025-03-26 initialize set the
+** session's revision, one array of them), at most one of them is a
+** response, and a response to a request with a valid id carries that
+** id. A broken invariant calls abort().
 */
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -46,9 +48,27 @@ static void check_emit(void *ud, enum mcp_out kind, const char *json,
                        size_t len)
 {
     struct seen *s = ud;
-    json_t *j = json_loadb(json, len, JSON_ALLOW_NUL, NULL), *v;
+    json_t *j = json_loadb(json, len, JSON_ALLOW_NUL, NULL), *v, *r;
+    size_t i;
 
-    if (!json_is_object(j) || memchr(json, '\n', len))
+    if (memchr(json, '\n', len))
+        abort();
+    /* A batch's response (a session of 2025-03-26): a non-empty array of
+    ** responses, sent as one. */
+    if (json_is_array(j) && kind == MCP_OUT_RESPONSE) {
+        if (json_array_size(j) == 0 || ++s->responses > 1)
+            abort();
+        json_array_foreach(j, i, r) {
+            v = json_object_get(r, "jsonrpc");
+            if (!json_is_string(v) ||
+                strcmp(json_string_value(v), "2.0") != 0 ||
+                !json_object_get(r, "result") == !json_object_get(r, "error"))
+                abort();
+        }
+        json_decref(j);
+        return;
+    }
+    if (!json_is_object(j))
         abort();
     v = json_object_get(j, "jsonrpc");
     if (!json_is_string(v) || strcmp(json_string_value(v), "2.0") != 0)
