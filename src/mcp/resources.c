@@ -98,7 +98,8 @@ json_t *mcp_resource_read(struct mcp_server *srv, const char *uri,
     const char *rest, *slash;
     struct mcp_db *d = NULL;
     json_t *schema, *t, *r = NULL;
-    char name[80], *text = NULL, *table;
+    const char *stext;
+    char name[80], *text = NULL, *table, why[1024];
     size_t n, i;
 
     *code = -32002;
@@ -118,16 +119,15 @@ json_t *mcp_resource_read(struct mcp_server *srv, const char *uri,
         return NULL;
     rest = slash + 1;
     if (strcmp(rest, "schema") == 0) {
-        pthread_mutex_lock(&d->db_lock);
-        if (askdb_db_schema_text(d->db, &text)) {
+        pthread_mutex_lock(&d->schema_lock);
+        if (mcp_db_schema_text(d, &stext, why, sizeof why)) {
             *code = -32603;
             snprintf(msg, msglen, "cannot read the schema of '%s': %s",
-                     d->name, askdb_db_errmsg(d->db));
+                     d->name, why);
         } else {
-            r = contents(uri, "text/plain", text);
+            r = contents(uri, "text/plain", stext);
         }
-        pthread_mutex_unlock(&d->db_lock);
-        askdb_free(text);
+        pthread_mutex_unlock(&d->schema_lock);
         return r;
     }
     if (strncmp(rest, "table/", 6) != 0)
@@ -135,11 +135,11 @@ json_t *mcp_resource_read(struct mcp_server *srv, const char *uri,
     table = pct_decode(rest + 6);
     if (!table)
         return NULL;
-    pthread_mutex_lock(&d->db_lock);
-    if (mcp_db_schema(d, &schema)) {
+    pthread_mutex_lock(&d->schema_lock);
+    if (mcp_db_schema(d, &schema, why, sizeof why)) {
         *code = -32603;
         snprintf(msg, msglen, "cannot read the schema of '%s': %s", d->name,
-                 askdb_db_errmsg(d->db));
+                 why);
     } else {
         json_array_foreach(json_object_get(schema, "tables"), i, t) {
             const char *tn = json_string_value(json_object_get(t, "name"));
@@ -157,7 +157,7 @@ json_t *mcp_resource_read(struct mcp_server *srv, const char *uri,
             }
         }
     }
-    pthread_mutex_unlock(&d->db_lock);
+    pthread_mutex_unlock(&d->schema_lock);
     if (!r && *code == -32002)
         snprintf(msg, msglen, "no table '%.100s' in '%s' (search_objects "
                  "lists the tables)", table, d->name);

@@ -95,6 +95,7 @@ askdb_status mcp_server_new(const askdb_config *cfg, int n,
         struct mcp_db *d = &s->dbs[i];
 
         pthread_mutex_init(&d->db_lock, NULL);
+        pthread_mutex_init(&d->schema_lock, NULL);
         pthread_mutex_init(&d->agent_lock, NULL);
         s->ndb++;
         d->name = names[i] ? strdup(names[i]) : mcp_name_of_path(paths[i]);
@@ -185,7 +186,9 @@ void mcp_server_free(struct mcp_server *s)
         askdb_agent_free(d->agent);
         askdb_db_close(d->db);
         json_decref(d->schema);
+        askdb_free(d->schema_text);
         pthread_mutex_destroy(&d->db_lock);
+        pthread_mutex_destroy(&d->schema_lock);
         pthread_mutex_destroy(&d->agent_lock);
         free(d->name);
         free(d->path);
@@ -213,7 +216,8 @@ struct mcp_db *mcp_server_find(struct mcp_server *s, const char *name)
     return NULL;
 }
 
-askdb_status mcp_db_schema(struct mcp_db *d, json_t **out)
+askdb_status mcp_db_schema(struct mcp_db *d, json_t **out, char *err,
+                           size_t errlen)
 {
     askdb_status st;
     char *text = NULL;
@@ -222,13 +226,18 @@ askdb_status mcp_db_schema(struct mcp_db *d, json_t **out)
     *out = d->schema;
     if (d->schema)
         return ASKDB_OK;
+    pthread_mutex_lock(&d->db_lock);
     st = askdb_db_schema_json(d->db, 0, &text);
+    if (st)
+        snprintf(err, errlen, "%s", askdb_db_errmsg(d->db));
+    pthread_mutex_unlock(&d->db_lock);
     if (st)
         return st;
     j = json_loads(text, 0, NULL);
     askdb_free(text);
     if (!json_is_object(j)) {
         json_decref(j);
+        snprintf(err, errlen, "out of memory");
         return ASKDB_ERR_NOMEM;
     }
     /* The prompt's text is the schema resource; keep the structure only. */
@@ -236,6 +245,26 @@ askdb_status mcp_db_schema(struct mcp_db *d, json_t **out)
     d->schema = j;
     *out = j;
     return ASKDB_OK;
+}
+
+askdb_status mcp_db_schema_text(struct mcp_db *d, const char **out,
+                                char *err, size_t errlen)
+{
+    askdb_status st;
+
+    *out = d->schema_text;
+    if (d->schema_text)
+        return ASKDB_OK;
+    pthread_mutex_lock(&d->db_lock);
+    st = askdb_db_schema_text(d->db, &d->schema_text);
+    if (st) {
+        snprintf(err, errlen, "%s", askdb_db_errmsg(d->db));
+        askdb_free(d->schema_text);
+        d->schema_text = NULL;
+    }
+    pthread_mutex_unlock(&d->db_lock);
+    *out = d->schema_text;
+    return st;
 }
 
 askdb_status mcp_db_agent(struct mcp_server *s, struct mcp_db *d,

@@ -14,9 +14,14 @@
 ** have one per client). Everything here is created at start or lazily
 ** under its lock and lives until mcp_server_free():
 **
-**   db_lock     guards db (the handle of execute_sql, explain_sql,
-**               search_objects and the resources) and schema (its JSON,
-**               read once): askdb handles are used by one thread at a time
+**   db_lock     guards db (the handle of execute_sql and explain_sql, and
+**               of the schema's first read): askdb handles are used by one
+**               thread at a time
+**   schema_lock guards schema and schema_text (read once through db, then
+**               kept): list_databases, search_objects and the resources
+**               use them under this lock alone, so that a statement
+**               running on the database (up to --timeout) does not hold
+**               them up, but for the very first read
 **   agent_lock  guards agent and step_fn/step_ud: one question at a time
 **               per database, so calls of `ask` on one database queue up
 **               while other databases answer in parallel
@@ -31,7 +36,9 @@ struct mcp_db {
     char *path;
     pthread_mutex_t db_lock;
     askdb_db *db;
+    pthread_mutex_t schema_lock;
     json_t *schema;          /* askdb_db_schema_json without "text" */
+    char *schema_text;       /* askdb_db_schema_text (askdb_free) */
     pthread_mutex_t agent_lock;
     askdb_agent *agent;      /* NULL until the first question */
     mcp_step_fn step_fn;     /* the running question's listener, or NULL */
@@ -86,12 +93,16 @@ void mcp_server_share_model(struct mcp_server *s, askdb_model *m);
 struct mcp_db *mcp_server_find(struct mcp_server *s, const char *name);
 
 /*
-** The database's schema JSON (askdb_db_schema_json, without its "text"),
-** read on first use. Caller holds d->db_lock; *out is borrowed for as long
-** as the server lives. On failure *out is NULL and askdb_db_errmsg(d->db)
-** says why.
+** The database's schema JSON (askdb_db_schema_json, without its "text")
+** and its text as the model reads it (askdb_db_schema_text), each read on
+** first use through d->db (under d->db_lock, which it takes) and kept.
+** Caller holds d->schema_lock; *out is borrowed for as long as the server
+** lives. On failure *out is NULL and err (errlen bytes) says why.
 */
-askdb_status mcp_db_schema(struct mcp_db *d, json_t **out);
+askdb_status mcp_db_schema(struct mcp_db *d, json_t **out, char *err,
+                           size_t errlen);
+askdb_status mcp_db_schema_text(struct mcp_db *d, const char **out,
+                                char *err, size_t errlen);
 
 /*
 ** The database's agent, made on first use over the server's one model.

@@ -510,14 +510,16 @@ static const char *sql_advice(askdb_status st, askdb_error_class ec)
 static json_t *tool_list_databases(struct mcp_call *c)
 {
     json_t *arr = json_array(), *schema;
+    char err[8];
     int i;
 
     for (i = 0; i < c->srv->ndb; i++) {
         struct mcp_db *d = &c->srv->dbs[i];
         json_t *o;
 
-        pthread_mutex_lock(&d->db_lock);
-        if (mcp_db_schema(d, &schema))
+        /* The label is the handle's for its life: no db_lock. */
+        pthread_mutex_lock(&d->schema_lock);
+        if (mcp_db_schema(d, &schema, err, sizeof err))
             schema = NULL;
         o = json_pack("{s:o,s:o,s:O?,s:o}", "name", mcp_str(d->name),
                       "path",
@@ -527,7 +529,7 @@ static json_t *tool_list_databases(struct mcp_call *c)
                       schema ? json_integer((json_int_t)json_array_size(
                                    json_object_get(schema, "tables")))
                              : json_null());
-        pthread_mutex_unlock(&d->db_lock);
+        pthread_mutex_unlock(&d->schema_lock);
         json_array_append_new(arr, o);
     }
     return tool_ok(c, json_pack("{s:o}", "databases", arr));
@@ -642,6 +644,7 @@ static json_t *tool_search_objects(struct mcp_call *c, json_t *args)
     static const char *const details[] = {"names", "summary", "full"};
     const char *pattern, *detail_s;
     json_t *err, *objects, *schema, *t, *col, *v;
+    char why[1024];
     struct mcp_db *only = NULL;
     int detail = 0, glob, truncated = 0, i, rc;
     long limit = 50;
@@ -686,11 +689,11 @@ static json_t *tool_search_objects(struct mcp_call *c, json_t *args)
 
         if (only && d != only)
             continue;
-        pthread_mutex_lock(&d->db_lock);
-        if (mcp_db_schema(d, &schema)) {
+        pthread_mutex_lock(&d->schema_lock);
+        if (mcp_db_schema(d, &schema, why, sizeof why)) {
             json_t *e = tool_error("cannot read the schema of '%s': %s",
-                                   d->name, askdb_db_errmsg(d->db));
-            pthread_mutex_unlock(&d->db_lock);
+                                   d->name, why);
+            pthread_mutex_unlock(&d->schema_lock);
             json_decref(objects);
             return e;
         }
@@ -719,7 +722,7 @@ static json_t *tool_search_objects(struct mcp_call *c, json_t *args)
                                   search_item(d->name, t, detail, matched));
             json_decref(matched);
         }
-        pthread_mutex_unlock(&d->db_lock);
+        pthread_mutex_unlock(&d->schema_lock);
     }
     return tool_ok(c, json_pack("{s:o,s:b}", "objects", objects,
                                 "truncated", truncated));

@@ -558,6 +558,44 @@ async def cancelled_execute_sql_stops_and_the_database_is_free_again(t):
 
 
 @test
+async def schema_lookups_do_not_wait_for_a_running_statement(t):
+    # search_objects, list_databases and the resources read the schema
+    # under the database's handle lock, so each waited for a statement
+    # running there, up to --timeout (20 s here), though the schema is
+    # read once and kept.
+    endless = ("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) "
+               "SELECT count(*) FROM r")
+    got = {}
+    async with t.session("--timeout", "20000", "shop.db") as (s, _):
+        await s.call_tool("list_databases", {})
+        await s.read_resource("askdb://shop/schema")
+        rid = s._request_id          # the id the SDK gives the next request
+
+        async def first():
+            got["first"] = await s.call_tool("execute_sql", {"sql": endless})
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(first)
+            await anyio.sleep(0.5)
+            t0 = time.monotonic()
+            r = await s.call_tool("search_objects", {"pattern": "cust"})
+            assert {"database": "shop", "table": "customers"} in r.structuredContent["objects"]
+            r = await s.call_tool("list_databases", {})
+            assert r.structuredContent["databases"][0]["tables"] == 7, r.structuredContent
+            r = await s.read_resource("askdb://shop/schema")
+            assert "CREATE TABLE customers" in r.contents[0].text
+            r = await s.read_resource("askdb://shop/table/orders")
+            assert json.loads(r.contents[0].text)["name"] == "orders"
+            elapsed = time.monotonic() - t0
+            assert "first" not in got, "the statement ended before the lookups"
+            await s.send_notification(types.ClientNotification(types.CancelledNotification(
+                params=types.CancelledNotificationParams(requestId=rid, reason="test"))))
+            await anyio.sleep(0.3)
+            tg.cancel_scope.cancel()
+    assert elapsed < 4, "the lookups waited %.1f s for the statement" % elapsed
+
+
+@test
 async def parallel_calls_all_get_their_own_rows(t):
     async with t.session("shop.db") as (s, _):
         got = {}
