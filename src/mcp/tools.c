@@ -368,6 +368,13 @@ static void cap_rows(struct mcp_call *c, json_t *o, long max)
         json_object_set_new(o, "note", json_string(note));
     json_object_set_new(o, "row_count",
                         json_integer((json_int_t)json_array_size(rows)));
+    /* The rows last (jansson keeps the order keys were set in): a reader
+    ** of only the start of a long text block (clients cap a tool's
+    ** output: Claude Code's MAX_MCP_OUTPUT_TOKENS) still sees row_count,
+    ** truncated and the note, which came after the rows. */
+    json_incref(rows);
+    json_object_del(o, "rows");
+    json_object_set_new(o, "rows", rows);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -839,6 +839,12 @@ async def big_results_are_cut_and_say_so(t):
         assert sc["truncated"] == "bytes", {k: sc[k] for k in sc if k != "rows"}
         assert 0 < sc["row_count"] < 4 and "under 1024 KiB" in sc["note"], sc["note"]
         assert [row[0] for row in sc["rows"]] == list(range(1, sc["row_count"] + 1))
+        # The rows last: a reader of only the start of a long text block
+        # (clients cap a tool's output) still sees the cut.
+        text = r.content[0].text
+        head = text[:text.index('"rows":')]
+        assert '"truncated":"bytes"' in head and '"note":' in head and '"row_count":' in head, head
+        assert list(sc)[-1] == "rows", list(sc)
 
 
 @test
@@ -859,6 +865,7 @@ async def every_cut_result_says_so_in_a_note(t):
         r = await s.call_tool("ask", {"question": "Every customer's email?"})
         sc = r.structuredContent
         assert sc["truncated"] == "rows" and "row cap of 4" in sc["note"], sc
+        assert list(sc)[-1] == "rows", list(sc)
         r = await s.call_tool("execute_sql", {"sql": "SELECT id FROM customers WHERE id < 3"})
         assert r.structuredContent["truncated"] is False and "note" not in r.structuredContent
     async with t.session("--max-bytes", "300", "shop.db") as (s, _):
