@@ -15,10 +15,13 @@
 **    as the protocol asks; a notification never gets one;
 **  - nothing a client sends ends the session: malformed input gets a
 **    JSON-RPC error and the next message is read as usual;
-**  - a tool call is registered in the session from mcp_parse() until its
-**    result is ready, so a cancel that arrives while it waits for its
-**    database or runs is seen; s->lock guards that list and the settings
-**    the client changes (protocol revision, log level).
+**  - a request is registered in the session from mcp_parse() until its
+**    response is ready, so a cancel that arrives while a tool call waits
+**    for its database or runs is seen, and a request that reuses the id
+**    of one still running is refused with id null (its own id would make
+**    the client take the refusal for the answer to the first); s->lock
+**    guards that list and the settings the client changes (protocol
+**    revision, log level).
 */
 
 /* By MCP_V... (tools.h), oldest first. */
@@ -232,8 +235,8 @@ void mcp_session_cancel_all(struct mcp_session *s)
     pthread_mutex_unlock(&s->lock);
 }
 
-/* Register a tool call under id; NULL when the id is in use already (or
-** out of memory: *dup says which). */
+/* Register a request under id; NULL when the id is in use already by a
+** request still running (or out of memory: *dup says which). */
 static struct inflight *register_call(struct mcp_session *s, json_t *id,
                                       int *dup)
 {
@@ -579,6 +582,26 @@ struct mcp_msg *mcp_parse(struct mcp_session *s, const char *text,
 static struct mcp_msg *parse_batch(struct mcp_session *s, json_t *root,
                                    mcp_emit_fn emit, void *ud);
 
+/*
+** Refuse a request whose id is that of one still running in the session
+** (JSON-RPC and MCP: ids are unique among a session's requests). The
+** error goes with id null, as for a request whose id cannot be told:
+** under its own id the client would take it for the answer to the first
+** request, which still comes. The request is not run.
+*/
+static void reply_duplicate(json_t *id, mcp_emit_fn emit, void *ud)
+{
+    char *text = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
+    char msg[300];
+
+    snprintf(msg, sizeof msg, "request id %.80s is in use by a request "
+             "still running: ids must be unique among a session's "
+             "requests; this one was not run (send it again with a new "
+             "id)", text ? text : "?");
+    free(text);
+    mcp_error_null_id(emit, ud, -32600, msg);
+}
+
 /* Whether s takes batches: its revision is 2025-03-26, the one revision
 ** that has them (2025-06-18 took them out again). */
 static int takes_batches(struct mcp_session *s)
@@ -690,19 +713,18 @@ static struct mcp_msg *parse_one(struct mcp_session *s, struct mcp_in *in,
         msg_free(m);
         return NULL;
     }
-    if (strcmp(m->method, "tools/call") == 0) {
-        if (!call_ok(m, emit, ud)) {
-            msg_free(m);
-            return NULL;
-        }
-        m->fl = register_call(s, id, &dup);
-        if (!m->fl) {
-            reply_error(emit, ud, id, dup ? -32600 : -32603, dup
-                        ? "this request id is in use by a running call"
-                        : "out of memory");
-            msg_free(m);
-            return NULL;
-        }
+    if (strcmp(m->method, "tools/call") == 0 && !call_ok(m, emit, ud)) {
+        msg_free(m);
+        return NULL;
+    }
+    m->fl = register_call(s, id, &dup);
+    if (!m->fl) {
+        if (dup)
+            reply_duplicate(id, emit, ud);
+        else
+            reply_error(emit, ud, id, -32603, "out of memory");
+        msg_free(m);
+        return NULL;
     }
     return m;
 }
@@ -1115,6 +1137,11 @@ void mcp_dispatch(struct mcp_session *s, struct mcp_msg *m,
     ** handshake revisions' own code. */
     if (code == -32002 && !old)
         code = -32602;
+    /* Off the list before the response goes: the client may reuse the id
+    ** as soon as it has it. */
+    if (m->fl)
+        (void)unregister_call(s, m->fl);
+    m->fl = NULL;
     if (code)
         reply_error(emit, ud, m->id, code, msg);
     else

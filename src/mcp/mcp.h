@@ -22,7 +22,8 @@
 ** revision 2025-03-26: there a batch is one mcp_msg whose requests run
 ** one after the other and whose responses go out as one array, emitted
 ** as one MCP_OUT_RESPONSE; its members' notifications go out as they
-** come), -32601 unknown
+** come; and, with id null, a request reusing the id of one still
+** running, which is not run), -32601 unknown
 ** method, -32602 bad params (also an unknown tool or a name with a NUL),
 ** -32002 unknown resource (-32602 in 2026-07-28), -32603 internal; and
 ** for a request of revision 2026-07-28 (params._meta names it, or over

@@ -612,6 +612,52 @@ async def parallel_calls_all_get_their_own_rows(t):
 
 
 @test
+async def a_request_reusing_a_running_id_is_refused_without_that_id(t):
+    # Ids are unique among a session's requests. A tool call reusing the
+    # id of one still running got -32600 under that id, and a ping was
+    # answered under it: either way the client took it for the answer to
+    # its first request. Now the refusal has id null, the request is not
+    # run, and the first gets its own answer; the id is free again after.
+    endless = ("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) "
+               "SELECT count(*) FROM r")
+    errpath = os.path.join(t.T, "stderr_dup")
+    t.errlogs.append(errpath)
+    p = subprocess.Popen([ASKDB, "mcp", "--timeout", "3000", "shop.db"], cwd=t.W, env=ENV,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=open(errpath, "w"))
+
+    def send(msg):
+        p.stdin.write((json.dumps(msg) + "\n").encode())
+        p.stdin.flush()
+
+    def call(i, sql):
+        return {"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                "params": {"name": "execute_sql", "arguments": {"sql": sql}}}
+
+    try:
+        send(json.loads(init_line("a", "2025-11-25")))
+        assert json.loads(p.stdout.readline())["id"] == "a"
+        send(call(7, endless))
+        time.sleep(0.3)
+        send({"jsonrpc": "2.0", "id": 7, "method": "ping"})
+        send(call(7, "SELECT 1"))
+        send({"jsonrpc": "2.0", "id": 8, "method": "ping"})
+        got = [json.loads(p.stdout.readline()) for _ in range(3)]
+        for r in got[:2]:
+            assert r["id"] is None and r["error"]["code"] == -32600, got
+            assert "request id 7 is in use" in r["error"]["message"], r
+        assert got[2] == {"jsonrpc": "2.0", "id": 8, "result": {}}, got
+        first = json.loads(p.stdout.readline())
+        assert first["id"] == 7 and first["result"]["isError"] is True, first
+        assert "time" in first["result"]["content"][0]["text"], first
+        send({"jsonrpc": "2.0", "id": 7, "method": "ping"})
+        assert json.loads(p.stdout.readline()) == {"jsonrpc": "2.0", "id": 7, "result": {}}
+    finally:
+        p.stdin.close()
+        assert p.wait(timeout=30) == 0
+
+
+@test
 async def many_calls_in_a_row_are_answered_in_order(t):
     # The reading moves between threads when a call runs long: every reply
     # must still come once, whole, for its own request.
