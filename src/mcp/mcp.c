@@ -57,6 +57,8 @@ struct mcp_session {
     struct mcp_server *srv;
     pthread_mutex_t lock;
     int version;             /* MCP_V..., the latest until initialize */
+    int initialized;         /* an initialize was answered: another is
+                                refused, the revision stays */
     int log_level;           /* MCP_LOG_..., -1 = no log messages */
     struct inflight *inflight;
 };
@@ -945,18 +947,50 @@ static json_t *server_info(int v)
     "run SQL you write with execute_sql, or let askdb's own model answer " \
     "a plain-English question with ask."
 
-static json_t *do_initialize(struct mcp_session *s, json_t *params)
+/*
+** initialize: the client's revision when askdb speaks it through
+** initialize, else askdb's latest of those (the revision a client names
+** is the latest it speaks; it decides whether it can go on with ours).
+** Its params need protocolVersion, a string, as the schema of every
+** revision says (-32602 without, as from the SDK's server, which refuses
+** params it cannot read). A session is initialized once: another
+** initialize is refused (-32600) and changes nothing, as from the
+** TypeScript SDK, since the requests already answered and those still
+** running were under the revision it has. NULL with *code and msg set
+** when refused.
+*/
+static json_t *do_initialize(struct mcp_session *s, json_t *params,
+                             int *code, char *msg, size_t len)
 {
-    int v = version_of(mcp_cstr(json_object_get(params, "protocolVersion")));
-    json_t *r;
+    json_t *pv = json_object_get(params, "protocolVersion"), *r;
+    int v = version_of(mcp_cstr(pv)), again;
 
-    /* The client's revision when we speak it through initialize, else
-    ** our latest of those. */
+    if (!mcp_cstr(pv)) {
+        *code = -32602;
+        snprintf(msg, len, "initialize needs params.protocolVersion: the "
+                 "latest protocol revision the client speaks, a string "
+                 "(e.g. \"%s\")", versions[MCP_V_LATEST]);
+        return NULL;
+    }
     if (v < 0 || v >= MCP_V_STATELESS)
         v = MCP_V_LATEST;
     pthread_mutex_lock(&s->lock);
-    s->version = v;
+    again = s->initialized;
+    if (again) {
+        v = s->version;
+    } else {
+        s->initialized = 1;
+        s->version = v;
+    }
     pthread_mutex_unlock(&s->lock);
+    if (again) {
+        *code = -32600;
+        snprintf(msg, len, "already initialized: this session speaks "
+                 "revision %s; initialize comes once, first (for another "
+                 "revision start a new session: a new process, or over "
+                 "HTTP an initialize without Mcp-Session-Id)", versions[v]);
+        return NULL;
+    }
     r = json_pack("{s:s,s:o,s:o}", "protocolVersion", versions[v],
                   "capabilities", capabilities(), "serverInfo",
                   server_info(v));
@@ -1058,6 +1092,23 @@ static void do_tools_call(struct mcp_session *s, struct mcp_msg *m,
         reply_error(emit, ud, m->id, code, msg);
 }
 
+/* Whether method is one of the list methods the spec pages: askdb
+** offers no prompts, so prompts/list is an unknown method. */
+static int is_list(const char *method)
+{
+    return strcmp(method, "tools/list") == 0 ||
+           strcmp(method, "resources/list") == 0 ||
+           strcmp(method, "resources/templates/list") == 0;
+}
+
+/* Whether params carry a cursor (null is none). */
+static int cursor_given(json_t *params)
+{
+    json_t *c = json_object_get(params, "cursor");
+
+    return c && !json_is_null(c);
+}
+
 void mcp_dispatch(struct mcp_session *s, struct mcp_msg *m,
                   mcp_emit_fn emit, void *ud)
 {
@@ -1085,7 +1136,14 @@ void mcp_dispatch(struct mcp_session *s, struct mcp_msg *m,
         return;
     }
     if (old && strcmp(method, "initialize") == 0) {
-        r = do_initialize(s, m->params);
+        r = do_initialize(s, m->params, &code, msg, sizeof msg);
+    } else if (is_list(method) && cursor_given(m->params)) {
+        /* askdb's lists come whole: it hands out no nextCursor, so any
+        ** cursor is one it never gave, which the spec answers so. */
+        code = -32602;
+        snprintf(msg, sizeof msg, "invalid cursor: askdb gives its lists "
+                 "whole, without nextCursor, so there is no next page "
+                 "(send %.40s without params.cursor)", method);
     } else if (old && strcmp(method, "ping") == 0) {
         r = json_object();
     } else if (!old && strcmp(method, "server/discover") == 0) {

@@ -348,6 +348,16 @@ static int unanswerable(const char *response)
     return yes;
 }
 
+/* Whether a response is an error. */
+static int is_error(const char *response)
+{
+    json_t *o = json_loads(response, JSON_ALLOW_NUL, NULL);
+    int yes = json_object_get(o, "error") != NULL;
+
+    json_decref(o);
+    return yes;
+}
+
 /* The HTTP status of a stateless request's answer: revision 2026-07-28
 ** has a client tell the eras apart by it (a 400 or 404 with one of these
 ** errors is a server of that revision; any other 4xx, a server of the
@@ -416,7 +426,7 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
     struct mcp_msg *msg;
     struct slow *w;
     pthread_t th;
-    int stateless, streamed;
+    int stateless, streamed, opened = 0;
 
     *status = 200;
     *why = NULL;
@@ -463,6 +473,7 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
                    "initialize a new one";
         }
     } else if (mcp_in_initialize(in)) {
+        opened = 1;
         h = open_session(m);
         if (!h) {
             *status = 500;
@@ -528,6 +539,12 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
     gone = msg ? mcp_cancelled_reply(msg) : NULL;
     if (msg)
         mcp_dispatch(h->ms, msg, collect_emit, &col);
+    /* An initialize refused (no protocolVersion) opened no session: the
+    ** client gets no id of one that never began. */
+    if (opened && (!col.response || is_error(col.response))) {
+        session_out[0] = '\0';
+        (void)srv_mcp_delete(m, h->id);
+    }
     release(m, h);
     pthread_mutex_destroy(&col.mu);
     if (!col.response) {

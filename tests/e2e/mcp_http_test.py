@@ -2,7 +2,7 @@
 """tests/e2e/mcp_http_test.py - MCP over Streamable HTTP at askdb serve's /mcp.
 
     ASKDB=build/asan/askdb FAKE_LLM=build/asan/fake_llm \
-        ~/.cache/askdb/venv/bin/python tests/e2e/mcp_http_test.py
+        ~/.cache/askdb/venv/bin/python tests/e2e/mcp_http_test.py [--filter ERE]
 
 The client is the official MCP Python SDK (streamablehttp_client); the
 session, token, Origin and method rules are also checked with raw HTTP.
@@ -13,6 +13,7 @@ import hashlib
 import http.client
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -349,11 +350,48 @@ async def batches_over_http_in_2025_03_26(tmp):
         s.stop()
 
 
+@test
+async def initialize_comes_once_over_http(tmp):
+    # At /mcp: an initialize without protocolVersion got the latest
+    # revision and a session, and a second initialize changed the
+    # session's revision.
+    s = Server("init_once", tmp)
+    try:
+        bad = dict(INIT, params={k: v for k, v in INIT["params"].items()
+                                 if k != "protocolVersion"})
+        st, h, body = s.raw("POST", bad)
+        e = json.loads(body)["error"]
+        assert e["code"] == -32602 and "protocolVersion" in e["message"], (st, body)
+        assert "mcp-session-id" not in h, h
+        st, h, body = s.raw("POST", INIT)
+        assert json.loads(body)["result"]["protocolVersion"] == "2025-06-18", body
+        hdr = {"Mcp-Session-Id": h["mcp-session-id"], "MCP-Protocol-Version": "2025-06-18"}
+        again = dict(INIT, id=2, params=dict(INIT["params"], protocolVersion="2024-11-05"))
+        st, _, body = s.raw("POST", again, hdr)
+        e = json.loads(body)["error"]
+        assert e["code"] == -32600 and "already initialized" in e["message"], (st, body)
+        # Still 2025-06-18: its results have structuredContent.
+        call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                "params": {"name": "execute_sql", "arguments": {"sql": "SELECT 1 AS n"}}}
+        st, _, body = s.raw("POST", call, dict(hdr, Accept="application/json"))
+        assert json.loads(body)["result"]["structuredContent"]["rows"] == [[1]], body
+    finally:
+        s.stop()
+
+
 def main(argv):
+    pattern = None
+    if len(argv) == 3 and argv[1] == "--filter":
+        pattern = re.compile(argv[2])
+    elif len(argv) != 1:
+        print("usage: mcp_http_test.py [--filter ERE]", file=sys.stderr)
+        return 2
     tmp = tempfile.mkdtemp(prefix="askdb-mcp-http.")
     passed = failed = 0
     try:
         for fn in TESTS:
+            if pattern and not pattern.search(fn.__name__):
+                continue
             try:
                 anyio.run(fn, tmp)
                 print("ok", fn.__name__, flush=True)

@@ -209,15 +209,16 @@ def init_line(i, version):
 
 @test
 async def negotiates_older_protocol_versions(t):
-    lines = []
+    # One session a revision: a session is initialized once.
     asked = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "1999-01-01",
              "2026-07-28"]
+    got = {}
     for i, v in enumerate(asked):
-        lines.append(init_line(i, v))
-        lines.append(json.dumps({"jsonrpc": "2.0", "id": 10 + i, "method": "tools/list"}))
-    rc, out, err = t.raw(["shop.db"], lines)
-    got = by_id(out)
-    assert rc == 0, err
+        lines = [init_line(i, v),
+                 json.dumps({"jsonrpc": "2.0", "id": 10 + i, "method": "tools/list"})]
+        rc, out, err = t.raw(["shop.db"], lines)
+        assert rc == 0, err
+        got.update(by_id(out))
     answered = [got[i]["result"]["protocolVersion"] for i in range(len(asked))]
     assert answered == asked[:4] + [LATEST, LATEST], answered
     # serverInfo.description is 2025-11-25's; the older revisions' clients
@@ -233,6 +234,64 @@ async def negotiates_older_protocol_versions(t):
     assert all("outputSchema" in x and x["title"] for x in new)
     # 2025-11-25 changed nothing in the tools themselves.
     assert got[13]["result"]["tools"] == new == got[14]["result"]["tools"]
+
+
+@test
+async def initialize_needs_a_protocol_version_and_comes_once(t):
+    # An initialize without protocolVersion (or with one that is no
+    # string) got the latest revision, and a second initialize changed
+    # the session's revision under the requests already answered.
+    bad = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+           "params": {"capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    lines = [json.dumps(bad),
+             json.dumps(dict(bad, id=2, params=dict(bad["params"], protocolVersion=20250618))),
+             json.dumps({"jsonrpc": "2.0", "id": 3, "method": "initialize"}),
+             init_line(4, "2025-03-26"),
+             init_line(5, "2025-11-25"),
+             json.dumps({"jsonrpc": "2.0", "id": 6, "method": "tools/list"}),
+             '[{"jsonrpc":"2.0","id":7,"method":"ping"}]']
+    rc, out, err = t.raw(["shop.db"], lines)
+    assert rc == 0, err
+    got = by_id([o for o in out if isinstance(o, dict)])
+    for i in (1, 2, 3):
+        assert got[i]["error"]["code"] == -32602, got[i]
+        assert "params.protocolVersion" in got[i]["error"]["message"], got[i]
+    assert got[4]["result"]["protocolVersion"] == "2025-03-26", got[4]
+    e = got[5]["error"]
+    assert e["code"] == -32600 and "already initialized" in e["message"], e
+    assert "2025-03-26" in e["message"], e
+    # Still 2025-03-26: its tools (no output schemas) and its batches.
+    assert all("outputSchema" not in x for x in got[6]["result"]["tools"]), got[6]
+    arrays = [o for o in out if isinstance(o, list)]
+    assert arrays == [[{"jsonrpc": "2.0", "id": 7, "result": {}}]], out
+
+
+@test
+async def list_requests_refuse_a_cursor(t):
+    # askdb's lists come whole (no nextCursor), so any cursor is one it
+    # never gave: the spec answers an invalid cursor with -32602, and
+    # askdb ignored it, answering the first page again.
+    stateless = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                 "io.modelcontextprotocol/clientCapabilities": {}}
+    lines = [init_line(0, "2025-11-25")]
+    for i, m in enumerate(["tools/list", "resources/list", "resources/templates/list"]):
+        lines.append(json.dumps({"jsonrpc": "2.0", "id": 1 + i, "method": m}))
+        lines.append(json.dumps({"jsonrpc": "2.0", "id": 11 + i, "method": m,
+                                 "params": {"cursor": "eyJwYWdlIjogMn0="}}))
+        lines.append(json.dumps({"jsonrpc": "2.0", "id": 21 + i, "method": m,
+                                 "params": {"cursor": None}}))
+        lines.append(json.dumps({"jsonrpc": "2.0", "id": 31 + i, "method": m,
+                                 "params": {"cursor": "", "_meta": stateless}}))
+    rc, out, err = t.raw(["shop.db"], lines)
+    assert rc == 0, err
+    got = by_id(out)
+    for i in range(3):
+        r = got[1 + i]["result"]
+        assert "nextCursor" not in r and len(r) == 1, r
+        assert got[21 + i]["result"] == r, got[21 + i]
+        for k in (11, 31):
+            e = got[k + i]["error"]
+            assert e["code"] == -32602 and "invalid cursor" in e["message"], (k + i, e)
 
 
 @test

@@ -223,6 +223,10 @@ static void initialize_negotiates_the_version(void **st)
 
     (void)st;
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        /* A session is initialized once: a new one for each. */
+        mcp_session_free(f->s);
+        f->s = mcp_session_new(f->srv);
+        assert_non_null(f->s);
         snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"id\":%zu,"
                  "\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
                  "\"%s\"}}", i, cases[i].asked);
@@ -238,6 +242,15 @@ static void initialize_negotiates_the_version(void **st)
         assert_int_equal(json_object_get(info, "description") != NULL,
                          strcmp(cases[i].answered, "2025-11-25") == 0);
     }
+    /* Another initialize is refused and changes nothing. */
+    send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"initialize\","
+                 "\"params\":{\"protocolVersion\":\"2024-11-05\"}}");
+    assert_int_equal(error_code(last(f)), -32600);
+    assert_int_equal(json_integer_value(json_object_get(last(f), "id")), 9);
+    send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":"
+                 "\"tools/list\"}");
+    r = json_array_get(json_object_get(last_result(f), "tools"), 0);
+    assert_non_null(json_object_get(r, "outputSchema"));   /* not 2024's */
     /* What the HTTP transport checks MCP-Protocol-Version against. */
     assert_true(mcp_version_known("2025-11-25"));
     assert_true(mcp_version_known("2024-11-05"));
