@@ -82,6 +82,7 @@ askdb_status mcp_server_new(const askdb_config *cfg, int n,
     if (!s)
         return ASKDB_ERR_NOMEM;
     s->cfg = *cfg;
+    s->command = "askdb mcp";
     /* Each database has its own agent, and calls on different databases
     ** run at once: the local model gets a lane for each (up to 4), so
     ** they decode together instead of waiting for one lane. */
@@ -204,6 +205,11 @@ void mcp_server_share_model(struct mcp_server *s, askdb_model *m)
 {
     s->model = m;
     s->model_borrowed = 1;
+}
+
+void mcp_server_set_command(struct mcp_server *s, const char *command)
+{
+    s->command = command;
 }
 
 struct mcp_db *mcp_server_find(struct mcp_server *s, const char *name)

@@ -53,6 +53,9 @@ struct mcp_server {
     askdb_model *model;      /* NULL until the first question */
     int model_borrowed;      /* the model is the embedder's (serve's) */
     struct warm warm;        /* mcp_server_warm_start() */
+    const char *command;     /* what started it, for messages that name
+                                its options: "askdb mcp" (the default)
+                                or "askdb serve" */
 };
 
 /*
@@ -88,6 +91,10 @@ void mcp_server_warm_start(struct mcp_server *s);
 /* Use m (loaded by the caller, e.g. askdb serve's, and outliving s)
 ** instead of loading a model of its own. */
 void mcp_server_share_model(struct mcp_server *s, askdb_model *m);
+
+/* Name the command that serves s (a static string, e.g. "askdb serve"),
+** which messages name when they point at its options. */
+void mcp_server_set_command(struct mcp_server *s, const char *command);
 
 /* The database called name, or NULL. */
 struct mcp_db *mcp_server_find(struct mcp_server *s, const char *name);

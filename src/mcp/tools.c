@@ -996,8 +996,9 @@ static json_t *tool_ask(struct mcp_call *c, json_t *args)
     if (st) {
         pthread_mutex_unlock(&d->agent_lock);
         return tool_error("the model cannot be used: %s (check the model "
-                          "options askdb mcp was started with: --llm-url, "
-                          "--model, --api-key or ASKDB_*)", err);
+                          "options %s was started with: --llm-url, "
+                          "--model, --api-key or ASKDB_*)", err,
+                          c->srv->command);
     }
     pthread_mutex_lock(c->lock);
     cancelled = *c->cancelled;
@@ -1025,8 +1026,9 @@ static json_t *tool_ask(struct mcp_call *c, json_t *args)
     else if (st == ASKDB_ERR_LLM || st == ASKDB_ERR_LLM_UNREACHABLE ||
              st == ASKDB_ERR_UNSUPPORTED)
         r = tool_error("the model failed: %s (check the model options "
-                       "askdb mcp was started with; execute_sql still "
-                       "works)", a->error ? a->error : "");
+                       "%s was started with: --llm-url, --model, "
+                       "--api-key or ASKDB_*; execute_sql still works)",
+                       a->error ? a->error : "", c->srv->command);
     else if (st)
         r = tool_error("no answer after %d attempts: %s (rephrase the "
                        "question, give a hint, or write the SQL with "

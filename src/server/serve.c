@@ -511,6 +511,7 @@ static int open_mcp(struct server *s, const struct serve_opts *o,
         return cli_exit_code(st);
     }
     mcp_server_share_model(*mcp, s->model);
+    mcp_server_set_command(*mcp, "askdb serve");
     s->mcp = srv_mcp_new(*mcp);
     return s->mcp ? 0 : 2;
 }

@@ -164,6 +164,26 @@ async def ask_streams_progress_over_http(tmp):
 
 
 @test
+async def a_failed_model_is_said_to_be_askdb_serves(tmp):
+    # At /mcp the tool error of a failed model said "check the model
+    # options askdb mcp was started with": it was askdb serve.
+    s = Server("model_fails", tmp, script=[{"status": 401, "repeat": True}])
+    try:
+        st, h, body = s.raw("POST", INIT)
+        hdr = {"Mcp-Session-Id": h["mcp-session-id"], "MCP-Protocol-Version": "2025-06-18",
+               "Accept": "application/json"}
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "ask", "arguments": {"question": "How many orders?"}}}
+        st, _, body = s.raw("POST", call, hdr)
+        r = json.loads(body)["result"]
+        text = r["content"][0]["text"]
+        assert r["isError"] is True and "the model failed" in text, body
+        assert "askdb serve was started with" in text and "askdb mcp" not in text, text
+    finally:
+        s.stop()
+
+
+@test
 async def cancel_notification_stops_a_slow_ask(tmp):
     s = Server("cancel", tmp, script=[{"delay_ms": 20000, "content": fence("SELECT 1 AS one")},
                                       {"content": fence("SELECT 2 AS two"), "repeat": True}])
