@@ -23,7 +23,8 @@ json_t *mcp_resources_list(struct mcp_server *srv)
             "description", "The whole schema as askdb's model reads it: "
             "CREATE TABLE text with keys, row counts and sample values "
             "(of a large schema, the model is given only the tables a "
-            "question needs).",
+            "question needs; over 1 MiB, the first tables only, and a "
+            "last line that says so).",
             "mimeType", "text/plain"));
     }
     return json_pack("{s:o}", "resources", arr);
@@ -85,6 +86,47 @@ static char *pct_decode(const char *s)
     return out;
 }
 
+/*
+** The schema text as the resource gives it: whole when its text fits in
+** MCP_RESULT_CAP (less room for the message around it), else its first
+** tables (each ends with a blank line, but the last), as many as fit,
+** then a line that says so and where the others are: a database of
+** thousands of tables would otherwise make a message of many MiB, which
+** clients refuse or cut anywhere. ntables: the schema's count.
+** malloc()ed; NULL when out of memory.
+*/
+static char *capped_schema(const char *text, const char *db,
+                           size_t ntables)
+{
+    size_t len = strlen(text), budget = MCP_RESULT_CAP - 4096;
+    size_t keep = 0, kept = 0, size = 2, i;
+    char note[400], *out;
+    int n;
+
+    if (mcp_json_string_size(text, len) <= budget)
+        return strdup(text);
+    /* keep: the length of the first tables that fit, up to the '\n' that
+    ** ends the last of them. */
+    for (i = 0; i < len && size <= budget; i++) {
+        if (i > 0 && text[i - 1] == '\n' && text[i] == '\n') {
+            keep = i;
+            kept++;
+        }
+        size += mcp_json_string_size(text + i, 1) - 2;
+    }
+    n = snprintf(note, sizeof note, "\n-- cut here: the first %zu of %zu "
+                 "tables only, to keep the schema under %zu KiB; find the "
+                 "others with the tool search_objects, or read one with "
+                 "askdb://%s/table/{table}\n", kept, ntables,
+                 MCP_RESULT_CAP >> 10, db);
+    out = malloc(keep + (size_t)n + 1);
+    if (!out)
+        return NULL;
+    memcpy(out, text, keep);
+    memcpy(out + keep, note, (size_t)n + 1);
+    return out;
+}
+
 /* The contents array of one resource. */
 static json_t *contents(const char *uri, const char *mime, const char *text)
 {
@@ -120,12 +162,17 @@ json_t *mcp_resource_read(struct mcp_server *srv, const char *uri,
     rest = slash + 1;
     if (strcmp(rest, "schema") == 0) {
         pthread_mutex_lock(&d->schema_lock);
-        if (mcp_db_schema_text(d, &stext, why, sizeof why)) {
+        if (mcp_db_schema_text(d, &stext, why, sizeof why) ||
+            mcp_db_schema(d, &schema, why, sizeof why)) {
             *code = -32603;
             snprintf(msg, msglen, "cannot read the schema of '%s': %s",
                      d->name, why);
         } else {
-            r = contents(uri, "text/plain", stext);
+            text = capped_schema(stext, d->name, json_array_size(
+                json_object_get(schema, "tables")));
+            if (text)
+                r = contents(uri, "text/plain", text);
+            free(text);
         }
         pthread_mutex_unlock(&d->schema_lock);
         return r;

@@ -317,9 +317,50 @@ static json_t *tool_ok(struct mcp_call *c, json_t *sc)
     return r;
 }
 
+/* Bytes of MCP_RESULT_CAP kept for the note, row_count and envelope. */
+#define RESULT_SLACK ((size_t)4096)
+
+size_t mcp_json_string_size(const char *s, size_t n)
+{
+    size_t size = 2, i;
+    unsigned char ch;
+
+    for (i = 0; i < n; i++) {
+        ch = (unsigned char)s[i];
+        if (ch == '"' || ch == '\\' || ch == '\n' || ch == '\r' ||
+            ch == '\t' || ch == '\b' || ch == '\f')
+            size += 2;
+        else if (ch < 0x20)
+            size += 6;   /* \u00XX */
+        else
+            size += 1;
+    }
+    return size;
+}
+
 /*
-** Keep at most max rows of o (a rows object; max 0: all) and its JSON
-** under MCP_RESULT_CAP, saying so in truncated and note. Every cut result
+** The bytes o (stolen by tool_ok() later) takes in the call's result:
+** the text block, its JSON as a string, and structuredContent, the same
+** JSON again, from revision 2025-06-18 on. A result near the cap in one
+** of them would be twice it in both.
+*/
+static size_t result_size(const struct mcp_call *c, json_t *o)
+{
+    char *text = json_dumps(o, JSON_COMPACT);
+    size_t n, size;
+
+    if (!text)   /* out of memory: count it as both copies unescaped */
+        return json_dumpb(o, NULL, 0, JSON_COMPACT) * 2;
+    n = strlen(text);
+    size = mcp_json_string_size(text, n);
+    free(text);
+    return c->version >= MCP_V2025_06_18 ? size + n : size;
+}
+
+/*
+** Keep at most max rows of o (a rows object; max 0: all) and the result
+** it makes under MCP_RESULT_CAP (result_size()), saying so in truncated
+** and note. Every cut result
 ** has a note that says which cap cut it and what to do, the database's
 ** own caps too (--max-rows: "rows", --max-bytes: "bytes"), so that a
 ** model reading the rows does not take the first ones for all of them.
@@ -342,13 +383,16 @@ static void cap_rows(struct mcp_call *c, json_t *o, long max)
         was = "rows";
         cap = max;
     }
-    size = json_dumpb(o, NULL, 0, JSON_COMPACT);
-    if (size > MCP_RESULT_CAP) {
-        while (size > MCP_RESULT_CAP && json_array_size(rows) > 0) {
+    /* Room for what comes after the cut (note, row_count) and the
+    ** message around the result: the whole response stays under the cap. */
+    size = result_size(c, o);
+    if (size > MCP_RESULT_CAP - RESULT_SLACK) {
+        while (size > MCP_RESULT_CAP - RESULT_SLACK &&
+               json_array_size(rows) > 0) {
             n = json_array_size(rows);
             while (json_array_size(rows) > n / 2)
                 json_array_remove(rows, json_array_size(rows) - 1);
-            size = json_dumpb(o, NULL, 0, JSON_COMPACT);
+            size = result_size(c, o);
         }
         json_object_set_new(o, "truncated", json_string("bytes"));
         snprintf(note, sizeof note, "cut to %zu rows to keep the result "

@@ -24,8 +24,10 @@ enum { MCP_LOG_DEBUG = 0, MCP_LOG_INFO, MCP_LOG_NOTICE, MCP_LOG_WARNING,
 /* Their names, by level. */
 extern const char *const mcp_log_levels[MCP_LOG_NLEVELS];
 
-/* A tool result's JSON is cut (rows dropped from the end) to stay under
-** this many bytes, and says so. */
+/* A tool result is cut (rows dropped from the end) to stay under this
+** many bytes, its JSON as a text block and as structuredContent together,
+** and says so; so is the schema resource's text (tables dropped from the
+** end). */
 #define MCP_RESULT_CAP ((size_t)1 << 20)
 
 /*
@@ -73,5 +75,10 @@ const char *mcp_cstr(json_t *v);
 
 /* json_string() that never fails on bad UTF-8: such bytes become '?'. */
 json_t *mcp_str(const char *s);
+
+/* The bytes the n bytes of text s take written as a JSON string (its
+** quotes and escapes), as a message carries a text block or a resource's
+** text: what MCP_RESULT_CAP counts. */
+size_t mcp_json_string_size(const char *s, size_t n);
 
 #endif

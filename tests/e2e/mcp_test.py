@@ -953,6 +953,66 @@ async def big_results_are_cut_and_say_so(t):
 
 
 @test
+async def a_result_with_both_copies_stays_under_1_mib(t):
+    # A result under the 1 MiB cap went out twice (structuredContent and
+    # the same JSON as a text block, escaped once more): a response of
+    # up to 2 MiB, more for text full of quotes. The cap counts both.
+    xs = "SELECT id, printf('%.*c', 100000, 'x') AS pad FROM customers ORDER BY id LIMIT 9"
+    qs = "SELECT id, printf('%.*c', 100000, '\"') AS pad FROM customers ORDER BY id LIMIT 3"
+
+    def call(i, sql):
+        return json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                           "params": {"name": "execute_sql", "arguments": {"sql": sql}}})
+
+    rc, out, err = t.raw(["shop.db"], [init_line(0, "2025-11-25"), call(1, xs), call(2, qs)])
+    assert rc == 0, err
+    lines = t.stdout.splitlines()
+    got = by_id(out)
+    for i in (1, 2):
+        assert len(lines[i]) <= 1 << 20, (i, len(lines[i]))
+        sc = got[i]["result"]["structuredContent"]
+        assert sc["truncated"] == "bytes" and "under 1024 KiB" in sc["note"], (i, sc["note"])
+        assert json.loads(got[i]["result"]["content"][0]["text"]) == sc
+    # 2024-11-05 has the text block alone: all 9 rows fit in it.
+    rc, out, err = t.raw(["shop.db"], [init_line(0, "2024-11-05"), call(1, xs)])
+    r = by_id(out)[1]["result"]
+    assert "structuredContent" not in r and len(t.stdout.splitlines()[1]) <= 1 << 20
+    assert json.loads(r["content"][0]["text"])["truncated"] is False, r["content"][0]["text"][:200]
+
+
+@test
+async def a_huge_schema_resource_is_cut_and_says_so(t):
+    # The schema resource had no cap: a database of thousands of tables
+    # made one message of many MiB.
+    big = os.path.join(t.T, "big.db")
+    con = sqlite3.connect(big)
+    cols = ", ".join("column_number_%02d TEXT" % i for i in range(30))
+    for i in range(1500):
+        con.execute("CREATE TABLE table_number_%04d (id INTEGER PRIMARY KEY, %s)" % (i, cols))
+    con.commit()
+    con.close()
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "resources/read",
+                       "params": {"uri": "askdb://big/schema"}})
+    rc, out, err = t.raw(["--db", "big=" + big, "shop.db"], [init_line(0, "2025-11-25"), line,
+                         line.replace("big/schema", "shop/schema").replace('"id": 1', '"id": 2')],
+                         timeout=120)
+    assert rc == 0, err
+    assert len(t.stdout.splitlines()[1]) <= 1 << 20, len(t.stdout.splitlines()[1])
+    text = by_id(out)[1]["result"]["contents"][0]["text"]
+    m = re.search(r"\n\n-- cut here: the first (\d+) of 1500 tables only, to keep the "
+                  r"schema under 1024 KiB; find the others with the tool search_objects, "
+                  r"or read one with askdb://big/table/\{table\}\n$", text)
+    assert m, text[-400:]
+    kept = int(m.group(1))
+    assert 500 < kept < 1500, kept
+    # Whole tables: the last one kept ends its statement.
+    assert text.count("CREATE TABLE") == kept, (text.count("CREATE TABLE"), kept)
+    assert text[:m.start()].endswith(" rows"), text[m.start() - 100:m.start()]
+    # A schema that fits comes whole, without the line.
+    assert "-- cut here" not in by_id(out)[2]["result"]["contents"][0]["text"]
+
+
+@test
 async def every_cut_result_says_so_in_a_note(t):
     # Only the 1 MiB cut had a note: rows cut by --max-rows or max_rows,
     # or by --max-bytes, came with truncated alone, which a model reading
