@@ -267,15 +267,21 @@ static void utf8_init(void)
 ** a flag of 2 (🇩🇪; glibc gives each 1). A control character or a byte
 ** that starts no valid UTF-8 character is printed as one column
 ** (put_clean). Without C.UTF-8: one column a code point.
+**
+** With cut not NULL, *cut is the length in bytes of the longest start of
+** s that is at most max columns wide and ends where a character (with
+** its marks, modifiers and joined characters) ends, all of s when it
+** fits, and *cut_w its width.
 */
-static size_t width(const char *s)
+static size_t width_cut(const char *s, size_t max, size_t *cut,
+                        size_t *cut_w)
 {
-    const char *with;
+    const char *with, *s0 = s;
     size_t w = 0, n;
     locale_t old = (locale_t)0;
     mbstate_t st;
     wchar_t wc;
-    int cw, cluster = 0, joined = 0, ri_open = 0;
+    int cw, cluster = 0, joined = 0, ri_open = 0, over = 0;
 
     pthread_once(&utf8_once, utf8_init);
     if (utf8_locale)
@@ -310,12 +316,29 @@ static size_t width(const char *s)
         if (wc != ZWJ)
             joined = 0;
         ri_open = wc >= RI_FIRST && wc <= RI_LAST && !ri_open;
+        /* A character that starts a new one (not a mark, modifier or
+        ** joined part of the one before) past max ends the start that
+        ** fits; so does one that makes the last one wider than max. */
+        if (cut && !over && w + (size_t)cw > max) {
+            over = 1;
+            *cut = (size_t)(s - s0);
+            *cut_w = w;
+        }
         w += (size_t)cw;
         s += n;
+    }
+    if (cut && !over) {
+        *cut = (size_t)(s - s0);
+        *cut_w = w;
     }
     if (utf8_locale)
         uselocale(old);
     return w;
+}
+
+static size_t width(const char *s)
+{
+    return width_cut(s, 0, NULL, NULL);
 }
 
 /* Width as printed in Markdown, where '|' is escaped as "\|". */
@@ -329,14 +352,15 @@ static size_t md_width(const char *s, int md)
     return w;
 }
 
-/* A cell of a table or Markdown output: one line, every control
-** character a space (these formats are for people, even in a file). */
-static void put_clean(FILE *out, const char *s, int md)
+/* The first len bytes of a cell of a table or Markdown output (s ends
+** with a NUL after them or later): one line, every control character a
+** space (these formats are for people, even in a file). */
+static void put_clean(FILE *out, const char *s, size_t len, int md)
 {
-    const char *with;
+    const char *with, *end = s + len;
     size_t n;
 
-    while (*s) {
+    while (s < end && *s) {
         n = next_char(s, &with);
         if (with)
             fputs(with, out);
@@ -416,41 +440,95 @@ static const char *null_dim(FILE *out)
     return NULL_DIM;
 }
 
-static void print_table(FILE *out, const askdb_result *r, int md)
+/*
+** A table cell shows at most CELL_MAX columns: a longer value shows its
+** start and "..." (CSV and JSON have it whole). Else one long value -
+** a document, a hex dump - made every row of its column as wide, and a
+** table of 1000 rows with one value of 1 MB was 1 GB of spaces. A
+** Markdown cell is whole (a document made of it should hold the value),
+** its column padded to CELL_MAX columns at most: a wider cell stands out
+** of it unpadded, as Markdown allows.
+*/
+#define CELL_MAX 100
+#define CELL_MORE "..."
+
+/* How cell text t is shown: *len of its bytes, then "..." when *more;
+** returns the width shown. */
+static size_t cell_shown(const char *t, int md, size_t *len, int *more)
 {
-    size_t *w = calloc((size_t)r->ncols + 1, sizeof *w);
+    size_t w, cut_w;
+
+    *more = 0;
+    if (md) {
+        *len = strlen(t);
+        return md_width(t, 1);
+    }
+    w = width_cut(t, CELL_MAX - strlen(CELL_MORE), len, &cut_w);
+    if (w <= CELL_MAX) {
+        *len = strlen(t);
+        return w;
+    }
+    *more = 1;
+    return cut_w + strlen(CELL_MORE);
+}
+
+/* Cell text t, padded to w columns (left, or right when right_align);
+** returns 1 when it was cut. */
+static int put_cell(FILE *out, const char *t, size_t w, int md,
+                    int right_align)
+{
+    size_t len, shown;
+    int more;
+
+    shown = cell_shown(t, md, &len, &more);
+    if (right_align && shown < w)
+        pad(out, w - shown);
+    put_clean(out, t, len, md);
+    if (more)
+        fputs(CELL_MORE, out);
+    if (!right_align && shown < w)
+        pad(out, w - shown);
+    return more;
+}
+
+/* Print r as a table or (md) Markdown; returns 1 when a cell was cut. */
+static int print_table(FILE *out, const askdb_result *r, int md)
+{
+    size_t *w = calloc((size_t)r->ncols + 1, sizeof *w), len, x;
     const char *dim = null_dim(out);
     char tmp[256];
     long i;
-    int c;
+    int c, more, cut = 0;
 
     if (!w)
-        return;
+        return 0;
     for (c = 0; c < r->ncols; c++)
-        w[c] = md_width(r->cols[c], md);
+        w[c] = cell_shown(r->cols[c], md, &len, &more);
     for (i = 0; i < r->nrows; i++)
         for (c = 0; c < r->ncols; c++) {
             const askdb_value *v = askdb_result_cell(r, i, c);
             char *owned;
-            size_t x = md_width(table_text(v, tmp, sizeof tmp, &owned), md);
+            x = cell_shown(table_text(v, tmp, sizeof tmp, &owned), md, &len,
+                           &more);
             free(owned);
             if (dim && v->type == ASKDB_NULL)
                 x = NULL_DIM_WIDTH;
             if (x > w[c])
                 w[c] = x;
         }
-    if (md) /* a Markdown rule needs three dashes */
-        for (c = 0; c < r->ncols; c++)
-            if (w[c] < 3)
-                w[c] = 3;
+    for (c = 0; c < r->ncols; c++) {
+        if (md && w[c] < 3) /* a Markdown rule needs three dashes */
+            w[c] = 3;
+        if (md && w[c] > CELL_MAX)
+            w[c] = CELL_MAX;
+    }
     if (!md)
         rule(out, w, r->ncols);
     fputc('|', out);
     for (c = 0; c < r->ncols; c++) {
         fputc(' ', out);
-        put_clean(out, r->cols[c], md);
-        pad(out, w[c] - md_width(r->cols[c], md) + 1);
-        fputc('|', out);
+        cut |= put_cell(out, r->cols[c], w[c], md, 0);
+        fputs(" |", out);
     }
     fputc('\n', out);
     if (md) {
@@ -472,18 +550,14 @@ static void print_table(FILE *out, const askdb_result *r, int md)
             const askdb_value *v = askdb_result_cell(r, i, c);
             char *owned;
             const char *t = table_text(v, tmp, sizeof tmp, &owned);
-            int styled = dim && v->type == ASKDB_NULL;
-            size_t gap = w[c] - (styled ? NULL_DIM_WIDTH : md_width(t, md));
             fputc(' ', out);
-            if (numeric(v) && !md)
-                pad(out, gap);
-            if (styled)
+            if (dim && v->type == ASKDB_NULL) {
                 fputs(dim, out);
-            else
-                put_clean(out, t, md);
+                pad(out, w[c] - NULL_DIM_WIDTH);
+            } else {
+                cut |= put_cell(out, t, w[c], md, numeric(v) && !md);
+            }
             free(owned);
-            if (!numeric(v) || md)
-                pad(out, gap);
             fputs(" |", out);
         }
         fputc('\n', out);
@@ -491,6 +565,7 @@ static void print_table(FILE *out, const askdb_result *r, int md)
     if (!md)
         rule(out, w, r->ncols);
     free(w);
+    return cut;
 }
 
 /* The len bytes at s as they are, or on a terminal (tty) with control
@@ -599,16 +674,21 @@ static void print_csv(FILE *out, const askdb_result *r)
 void format_result(FILE *out, FILE *err, enum out_format f,
                    const askdb_result *r)
 {
+    int cut;
+
     switch (f) {
     case FMT_TABLE:
-        print_table(out, r, 0);
+        cut = print_table(out, r, 0);
         fprintf(out, "(%ld row%s", r->nrows, r->nrows == 1 ? "" : "s");
         if (r->truncated)
             fprintf(out, "; truncated at the %s", trunc_note(r));
+        if (cut)
+            fprintf(out, "; values over %d columns cut: -f csv or json "
+                         "shows them whole", CELL_MAX);
         fputs(")\n", out);
         return;
     case FMT_MARKDOWN:
-        print_table(out, r, 1);
+        (void)print_table(out, r, 1);
         break;
     case FMT_CSV:
         print_csv(out, r);

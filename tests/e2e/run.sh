@@ -2421,6 +2421,43 @@ table_columns_line_up_with_wide_and_combining_characters() {
         $'| 界界 | e\xcc\x81   | x   |' '| ab   | ee  | y   |'
 }
 
+# One long value made every row of its column as wide: a table of 1000
+# rows with one value of 500 KB was 1 GB of spaces. A table cell shows at
+# most 100 columns (the start, at a character's end, and "..."), and says
+# so; Markdown keeps the value whole and pads its column to 100 at most.
+table_cuts_long_values_and_says_so() {
+    copy_db
+    local sql="SELECT 1 AS n, printf('%.150c', 'a') AS v UNION ALL SELECT 2, '界' || printf('%.120c', 'b') UNION ALL SELECT 3, 'short' UNION ALL SELECT 4, 'bb' || replace(printf('%.60c', 'x'), 'x', '界')"
+    run sql -f table shop.db "$sql"
+    expect_rc 0
+    pycheck '
+rule = "+---+" + "-" * 102 + "+"
+want = [rule, "| n | v" + " " * 99 + " |", rule,
+        "| 1 | " + "a" * 97 + "... |",
+        "| 2 | \u754c" + "b" * 95 + "... |",
+        "| 3 | short" + " " * 95 + " |",
+        "| 4 | bb" + "\u754c" * 47 + "...  |", rule,
+        "(4 rows; values over 100 columns cut: -f csv or json shows them whole)", ""]
+assert out == "\n".join(want), "\n" + out
+'
+    run sql -f markdown shop.db "$sql"
+    expect_rc 0
+    pycheck '
+want = ["| n   | v" + " " * 99 + " |", "| --- | " + "-" * 100 + " |",
+        "| 1   | " + "a" * 150 + " |",
+        "| 2   | \u754c" + "b" * 120 + " |",
+        "| 3   | short" + " " * 95 + " |",
+        "| 4   | bb" + "\u754c" * 60 + " |", ""]
+assert out == "\n".join(want), "\n" + out
+'
+    run sql -f table shop.db "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000) SELECT x, CASE WHEN x = 1 THEN printf('%.300000c', 'z') ELSE 'x' END AS v FROM c"
+    expect_rc 0
+    [ "$(wc -c <"$T/out")" -lt 200000 ] || fail "a table of 1000 short rows and one long value is $(wc -c <"$T/out") bytes"
+    run sql -f csv shop.db "$sql"
+    expect_rc 0
+    pycheck 'assert ("a" * 150 + "\n") in out, out'
+}
+
 # A terminal draws an emoji with a skin-tone modifier, a ZWJ sequence and
 # a flag (a pair of regional indicators) as one picture two columns wide;
 # wcwidth() alone, a code point at a time, made them 4, 6 and 2.
@@ -2849,6 +2886,7 @@ TESTS=(
     latin1_text_reaches_the_model_and_the_trace
     markdown_rule_has_three_dashes_in_every_column
     table_columns_line_up_with_wide_and_combining_characters
+    table_cuts_long_values_and_says_so
     table_measures_emoji_sequences_as_one_picture
     table_shows_null_apart_from_the_text_null
     terminal_never_gets_control_characters
