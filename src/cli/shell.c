@@ -15,6 +15,10 @@
 static const char shell_help[] =
     "Type a question about the database, or a command:\n"
     "  .sql STATEMENT   run one read-only statement\n"
+    "  .sql             alone, or with a line that leaves a quote, comment\n"
+    "                   or parenthesis open or ends with a comma: the\n"
+    "                   statement goes on up to a line ending with ';'\n"
+    "                   (Ctrl-C drops it)\n"
     "  .schema          print the schema as the model sees it\n"
     "  .new             forget the conversation: the next question is not\n"
     "                   a follow-up of the earlier ones\n"
@@ -93,23 +97,29 @@ static void editor_end(void)
 
 /*
 ** One line from the terminal, with editing and history (malloc()ed), or
-** NULL at Ctrl-D. Ctrl-C drops what was typed and gives a new prompt, as
-** bash, psql and sqlite3 do: it interrupts readline, which then returns
-** NULL as at the end of the input.
+** NULL at Ctrl-D. Ctrl-C drops what was typed: NULL with *cut set (as
+** bash, psql and sqlite3 do, the caller gives a new prompt). It
+** interrupts readline, which then returns NULL as at the end of the
+** input.
 */
-static char *prompt_line(void)
+static char *prompt_line(const char *prompt, int *cut)
 {
     char *line;
 
-    for (;;) {
-        cli_interrupt_begin(NULL);
-        editor_begin();
-        line = readline("askdb> ");
-        editor_end();
-        if (!cli_interrupt_end() || line)
-            return line;
-        fputc('\n', stdout);
-    }
+    cli_interrupt_begin(NULL);
+    editor_begin();
+    line = readline(prompt);
+    editor_end();
+    *cut = cli_interrupt_end() && !line;
+    return line;
+}
+
+/* The next line, from the terminal (tty) or not; NULL at the end of the
+** input, or at Ctrl-C with *cut set. */
+static char *next_line(int tty, const char *prompt, int *cut)
+{
+    *cut = 0;
+    return tty ? prompt_line(prompt, cut) : plain_line();
 }
 
 static char *trim(char *s)
@@ -122,6 +132,116 @@ static char *trim(char *s)
     while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
         *--e = '\0';
     return s;
+}
+
+/*
+** Where a statement typed over several lines stands: in a quote ('text',
+** "name", `name`; a doubled quote is one), in a block comment, how many
+** parentheses are open, and its last character outside them (0 for
+** none yet). A -- comment ends with its line. Lexical only, the same for
+** every engine: it tells a statement that cannot be complete yet, not
+** one that is.
+*/
+struct sql_scan {
+    char quote;
+    int comment;
+    int depth;
+    char last;
+};
+
+static void sql_scan_line(struct sql_scan *sc, const char *s)
+{
+    for (; *s; s++) {
+        if (sc->comment) {
+            if (s[0] == '*' && s[1] == '/') {
+                sc->comment = 0;
+                s++;
+            }
+        } else if (sc->quote) {
+            if (*s == sc->quote && s[1] == sc->quote) {
+                s++;
+            } else if (*s == sc->quote) {
+                sc->quote = 0;
+                sc->last = *s;
+            }
+        } else if (s[0] == '-' && s[1] == '-') {
+            return;
+        } else if (s[0] == '/' && s[1] == '*') {
+            sc->comment = 1;
+            s++;
+        } else if (*s == '\'' || *s == '"' || *s == '`') {
+            sc->quote = *s;
+        } else if (*s != ' ' && *s != '\t' && *s != '\r') {
+            if (*s == '(')
+                sc->depth++;
+            else if (*s == ')' && sc->depth > 0)
+                sc->depth--;
+            sc->last = *s;
+        }
+    }
+}
+
+/* 1 while the statement cannot be complete: a quote, comment or
+** parenthesis open, or its last line ends with a comma. */
+static int sql_open(const struct sql_scan *sc)
+{
+    return sc->quote || sc->comment || sc->depth > 0 || sc->last == ',';
+}
+
+/*
+** The statement of a .sql line: its text on the line (stmt), and when
+** that is empty or sql_open() the lines after it, up to one that ends
+** with ';' (outside quotes and comments), as psql and sqlite3 read a
+** statement. What a line holds decides it, never its timing, so a
+** statement pasted and one typed read alike. On a
+** terminal the lines after it are typed at "   ...> " and go to the
+** history as the .sql line did. Returns the statement (malloc()ed, its
+** lines joined by line feeds, which keeps a -- comment to its line), or
+** NULL at Ctrl-C (*cut set) or out of memory; at the end of the input
+** what was read (its error says what is missing).
+*/
+static char *sql_statement(int tty, const char *hist, const char *stmt,
+                           int *cut)
+{
+    struct sql_scan sc = {0};
+    size_t len = strlen(stmt), n;
+    char *text = strdup(stmt), *line, *more;
+    int lines;
+
+    sql_scan_line(&sc, stmt);
+    lines = !*stmt || sql_open(&sc);
+    while (text && lines && (sql_open(&sc) || sc.last != ';')) {
+        line = next_line(tty, "   ...> ", cut);
+        if (!line)
+            break;
+        n = strlen(line);
+        if (n > 0 && line[n - 1] == '\r')
+            line[--n] = '\0';
+        if (tty && n) {
+            editor_begin();
+            add_history(line);
+            if (hist)
+                write_history(hist);
+            editor_end();
+        }
+        more = realloc(text, len + n + 2);
+        if (more) {
+            if (len)
+                more[len++] = '\n';
+            memcpy(more + len, line, n + 1);
+            len += n;
+        } else {
+            free(text);
+        }
+        text = more;
+        sql_scan_line(&sc, line);
+        free(line);
+    }
+    if (*cut) {
+        free(text);
+        return NULL;
+    }
+    return text;
 }
 
 /*
@@ -185,7 +305,7 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
     struct warm warm = {0};
     askdb_agent *ag = NULL;
     askdb_status st;
-    int tty = isatty(STDIN_FILENO), rc = EXIT_ANSWERED;
+    int tty = isatty(STDIN_FILENO), rc = EXIT_ANSWERED, cut;
     char *hist = NULL, *line, *q, *text;
 
     struct cli_opts so = *o;
@@ -210,7 +330,11 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
         warm_start(&warm, ag);
     }
     for (;;) {
-        line = tty ? prompt_line() : plain_line();
+        line = next_line(tty, "askdb> ", &cut);
+        if (!line && cut) {
+            fputc('\n', stdout);
+            continue;
+        }
         if (!line)
             break;
         q = trim(line);
@@ -257,12 +381,19 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
             }
             askdb_free(text);
         } else if (strncmp(q, ".sql", 4) == 0 && (q[4] == ' ' || !q[4])) {
-            if (!*trim(q + 4)) {
+            text = sql_statement(tty, hist, trim(q + 4), &cut);
+            if (cut) {
+                fputc('\n', stdout);
+            } else if (!text) {
+                fprintf(stderr, "askdb: out of memory\n");
+                rc = EXIT_NO_SQL;
+            } else if (!*trim(text)) {
                 fprintf(stderr, "askdb: .sql needs a statement\n");
                 rc = EXIT_USAGE;
             } else {
-                rc = sql_interruptible(ag, o, trim(q + 4));
+                rc = sql_interruptible(ag, o, trim(text));
             }
+            free(text);
         } else if (q[0] == '.') {
             format_printf(stderr, "askdb: unknown command '%s' (.help "
                                   "lists them)\n", q);

@@ -1777,6 +1777,42 @@ LIMIT 5;")")"
     [ "$(sha "$W/shop.db")" = "$sum0" ] || fail "shell .sql changed the database"
 }
 
+shell_sql_statements_go_over_lines() {
+    # A statement pasted or written over several lines ran its first line
+    # alone ("incomplete input") and sent each line after it to the model
+    # as a question. A .sql alone on its line, or whose line leaves a
+    # quote, comment or parenthesis open or ends with a comma, goes on up
+    # to a line that ends with ';' (outside quotes and comments); a
+    # one-line .sql is run as it is, ';' or not.
+    copy_db
+    start_llm "$(always "$(fence "SELECT 1")")"
+    printf '%s\n' '.sql SELECT id,' '  first_name' '  FROM customers ORDER BY id LIMIT 2;' \
+        '.sql' 'SELECT count(*) AS n -- a comment; not the end' 'FROM customers' '' 'WHERE id < 10;' \
+        ".sql SELECT (1 +" " 2) AS x, 'a;" "b' AS s; -- done" \
+        '.sql /* a comment' 'over lines; */ SELECT 4 AS four' ';' \
+        '.sql SELECT 5 AS five' '.sql' 'SELECT 6 AS six' >"$T/in"
+    STDIN="$T/in" run shell --llm-url "$URL" --model test shop.db
+    expect_rc 0
+    expect_requests 0
+    expect_out 'id,first_name\n1,Olivia\n2,Alejandro\nn\n9\nx,s\n3,"a;\nb"\nfour\n4\nfive\n5\nsix\n6\n'
+    [ ! -s "$T/err" ] || fail "stderr: $(cat "$T/err")"
+
+    # On a terminal: the lines after it are typed at "   ...> ", and
+    # Ctrl-C there drops the statement.
+    local steps
+    steps=$("$PY" -c 'import json; print(json.dumps([
+        ["wait", "askdb> "], ["type", ".sql SELECT 40 + 1 AS x,\r"], ["wait", r"   \.\.\.> "],
+        ["type", "2 AS y;\r"], ["wait", r"\| +41 \| +2 \|"], ["wait", "askdb> "],
+        ["type", ".sql\r"], ["wait", r"   \.\.\.> "], ["type", "SELECT 99 AS dropped\r"],
+        ["wait", r"   \.\.\.> "], ["type", "\x03"], ["wait", "askdb> "],
+        ["type", ".sql SELECT 42 AS y\r"], ["wait", r"\| +42 \|"], ["wait", "askdb> "],
+        ["type", "\x04"]]))')
+    run_pty "$steps" shell --llm-url "$URL" --model test shop.db
+    expect_rc 0
+    expect_requests 0
+    ! grep -qa '| *99 |' "$T/out" || fail "the statement dropped with Ctrl-C ran"
+}
+
 shell_script_exits_with_its_last_lines_code() {
     # A script's exit code is its last line's, as sqlite3's is: an error
     # of the shell itself (.sql without a statement, an unknown command)
@@ -2867,6 +2903,7 @@ TESTS=(
     anthropic_provider_uses_messages_api
     shell_answers_questions_and_dot_commands
     shell_script_exits_with_its_last_lines_code
+    shell_sql_statements_go_over_lines
     extracts_sql_from_prose_and_bare_replies
     reply_without_sql_is_repaired_as_no_sql
     reply_cut_at_max_tokens_is_repaired_not_run
