@@ -288,6 +288,21 @@ static void warm_wait(struct warm *w, int cancel)
     w->running = 0;
 }
 
+/*
+** Wait for the warm-up before a command, with Ctrl-C heeded: it cancels
+** the warm-up (a local model evaluating the schema prompt, a server's
+** schema read), which then ends. Ctrl-C here ended the shell, as the
+** default does. Returns 1 when it was cancelled so.
+*/
+static int warm_wait_interruptible(struct warm *w, askdb_agent *ag)
+{
+    if (!w->running)
+        return 0;
+    cli_interrupt_begin(ag);
+    warm_wait(w, 0);
+    return cli_interrupt_end();
+}
+
 /* .sql: the statement on the agent's database, which Ctrl-C cancels. */
 static int sql_interruptible(askdb_agent *ag, const struct cli_opts *o,
                              const char *sql)
@@ -353,8 +368,13 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
             free(line);
             break;
         }
-        if (strcmp(q, ".help") != 0)
-            warm_wait(&warm, 0);
+        if (strcmp(q, ".help") != 0 &&
+            warm_wait_interruptible(&warm, ag)) {
+            /* The line is dropped: its question has not started. */
+            fputs("askdb: cancelled\n", stderr);
+            free(line);
+            continue;
+        }
         /* Every line sets the code, the shell's own errors too: a script
         ** ends with its last line's, as askdb's commands give them (a
         ** usage error 2, a schema that cannot be read 3). */

@@ -450,7 +450,7 @@ PY
 shell_warms_the_schema_prompt_while_you_type() {
     cp "$SHOP_DB" "$TMP/shop.db"
     python3 - "$ASKDB" "$SMALL" "$TMP" "$LIMIT" "$TMP/py.err" "${PIN[@]}" <<'PY' ||
-import glob, os, pty, select, subprocess, sys, time
+import glob, os, pty, select, signal, subprocess, sys, time
 askdb, small, tmp, limit, errf = sys.argv[1:6]
 pin = sys.argv[6:]
 def check(cond, msg):
@@ -462,7 +462,8 @@ def shell(cache):
     env = dict(os.environ, ASKDB_CACHE_DIR=cache, HOME=tmp, TERM="dumb")
     p = subprocess.Popen(pin + [askdb, "shell", "--model", small, "--threads", "1",
                          os.path.join(tmp, "shop.db")], stdin=s, stdout=s,
-                         stderr=s, env=env, cwd=tmp)
+                         stderr=s, env=env, cwd=tmp,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     os.close(s)
     return p, m
 def read_until(m, text, secs):
@@ -496,6 +497,24 @@ except subprocess.TimeoutExpired:
     p.kill()
     check(False, ".quit during the warm-up took over 30 s")
 check(rc == 0, "exit %r after .quit" % rc)
+# Ctrl-C while the first question waits for the warm-up (a fresh cache):
+# the warm-up stops, the question is dropped and the prompt comes back;
+# it ended the shell. (A signal to askdb, as a terminal's Ctrl-C is; the
+# default action, as at a keyboard, even when the test runs in the
+# background.)
+p, m = shell(os.path.join(tmp, "cache-shell-ctrl-c"))
+check(b"askdb> " in read_until(m, b"askdb> ", 60), "no prompt")
+os.write(m, b"How many orders are there?\n")
+time.sleep(0.5)
+p.send_signal(signal.SIGINT)
+out = read_until(m, b"askdb> ", 60)
+check(b"cancelled" in out and b"askdb> " in out and p.poll() is None,
+      "Ctrl-C during the warm-up: exit %r, %r" % (p.poll(), out[-300:]))
+os.write(m, b".sql SELECT 41 + 1 AS x\n")
+out = read_until(m, b"| 42 |", 60)
+check(b"| 42 |" in out, "no .sql after the cancelled warm-up: %r" % out[-300:])
+os.write(m, b".quit\n")
+check(p.wait(60) == 0, "exit %r after Ctrl-C and .quit" % p.returncode)
 PY
         fail "$(cat "$TMP/py.err" 2>/dev/null || echo "shell check failed")"
 }
