@@ -321,6 +321,7 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
     askdb_agent *ag = NULL;
     askdb_status st;
     int tty = isatty(STDIN_FILENO), rc = EXIT_ANSWERED, cut;
+    FILE *talk = stdout;   /* what is said to the person, not the rows */
     char *hist = NULL, *line, *q, *text;
 
     struct cli_opts so = *o;
@@ -333,6 +334,15 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
     if (st)
         return cli_exit_code(st);
     if (tty) {
+        /* The results may go to a file or a pipe (askdb shell DB >
+        ** rows.csv): the prompt, the line being edited and the banner
+        ** are for the person, on the terminal, as Python's prompt is.
+        ** libedit on a stdout that is no terminal edited nothing and
+        ** showed no prompt. */
+        if (!isatty(STDOUT_FILENO) && isatty(STDERR_FILENO)) {
+            rl_outstream = stderr;
+            talk = stderr;
+        }
         hist = history_path();
         editor_locale = newlocale(LC_CTYPE_MASK, "", (locale_t)0);
         editor_begin();
@@ -340,14 +350,14 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
         if (hist)
             read_history(hist);
         editor_end();
-        format_printf(stdout, "askdb %s - asking %s. Type .help for "
-                              "commands.\n", askdb_version(), db_path);
+        format_printf(talk, "askdb %s - asking %s. Type .help for "
+                            "commands.\n", askdb_version(), db_path);
         warm_start(&warm, ag);
     }
     for (;;) {
         line = next_line(tty, "askdb> ", &cut);
         if (!line && cut) {
-            fputc('\n', stdout);
+            fputc('\n', talk);
             continue;
         }
         if (!line)
@@ -382,7 +392,7 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
         if (strcmp(q, ".new") == 0) {
             askdb_agent_forget(ag);
             if (tty)
-                puts("(a new conversation)");
+                fputs("(a new conversation)\n", talk);
         } else if (strcmp(q, ".help") == 0) {
             fputs(shell_help, stdout);
         } else if (strcmp(q, ".schema") == 0) {
@@ -403,7 +413,7 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
         } else if (strncmp(q, ".sql", 4) == 0 && (q[4] == ' ' || !q[4])) {
             text = sql_statement(tty, hist, trim(q + 4), &cut);
             if (cut) {
-                fputc('\n', stdout);
+                fputc('\n', talk);
             } else if (!text) {
                 fprintf(stderr, "askdb: out of memory\n");
                 rc = EXIT_NO_SQL;

@@ -195,7 +195,9 @@ PY
 # command runs), ["wait", REGEX] (for what askdb writes, after the
 # previous match), ["file", PATH] (until PATH is not empty) or
 # ["sleep", S]; then wait for it to end. Sets RC; the whole terminal
-# output is in $T/out. A wait that times out fails the test.
+# output is in $T/out. A wait that times out fails the test. With
+# PTY_STDOUT=PATH askdb's stdout is that file instead (stdin and stderr
+# stay on the terminal).
 run_pty() {
     local steps=$1
     shift
@@ -206,6 +208,8 @@ pid, fd = pty.fork()
 if pid == 0:
     # A test runs in the background, where SIGINT is ignored.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    if os.environ.get("PTY_STDOUT"):
+        os.dup2(os.open(os.environ["PTY_STDOUT"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 1)
     os.execv(args[0], args)
 buf, pos, eof = b"", 0, False
 def more(t):
@@ -2838,6 +2842,27 @@ shell_ctrl_c_returns_to_the_prompt() {
     ! grep -qa '| *99 |' "$T/out" || fail "the line dropped with Ctrl-C ran"
 }
 
+shell_prompts_on_the_terminal_when_the_rows_go_to_a_file() {
+    # askdb shell DB >rows.csv: libedit, its stdout no terminal, showed no
+    # prompt and edited nothing, and the banner and "(a new conversation)"
+    # went into the rows. The prompt, the line being edited and what is
+    # said to the person go to stderr, the terminal; stdout holds the rows.
+    copy_db
+    local steps
+    start_llm "$(always "$(fence "SELECT 1")")"
+    steps=$("$PY" -c 'import json; print(json.dumps([
+        ["wait", "askdb> "], ["type", ".sql SELECT 7 AS seven\r"], ["wait", "askdb> "],
+        ["type", ".new\r"], ["wait", r"\(a new conversation\)"], ["wait", "askdb> "],
+        ["type", "dropped"], ["sleep", 0.3], ["type", "\x03"], ["wait", "askdb> "],
+        ["type", "\x04"]]))')
+    PTY_STDOUT="$T/rows" run_pty "$steps" shell --llm-url "$URL" --model test shop.db
+    expect_rc 0
+    expect_requests 0
+    grep -qa "asking shop.db" "$T/out" || fail "no banner on the terminal: $(show_bytes "$T/out")"
+    printf 'seven\n7\n' >"$T/rows.expected"
+    cmp -s "$T/rows" "$T/rows.expected" || fail "stdout is not the rows alone: $(show_bytes "$T/rows")"
+}
+
 shell_keeps_what_is_typed_in_utf8() {
     # A UTF-8 terminal: what is typed at the prompt keeps its non-ASCII
     # characters, in a .sql, a question to the model and the history.
@@ -2942,6 +2967,7 @@ TESTS=(
     sql_ctrl_c_cancels_the_statement
     shell_ctrl_c_returns_to_the_prompt
     shell_keeps_what_is_typed_in_utf8
+    shell_prompts_on_the_terminal_when_the_rows_go_to_a_file
 )
 
 # The hardening tests (issue #13) live in a file of their own.
