@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 #include <wchar.h>
 
@@ -491,6 +492,71 @@ static int put_cell(FILE *out, const char *t, size_t w, int md,
     return more;
 }
 
+/* The columns of the terminal out is, or 0 when it is none. */
+static size_t term_cols(FILE *out)
+{
+    struct winsize ws;
+
+    if (!format_is_tty(out) || ioctl(fileno(out), TIOCGWINSZ, &ws) != 0)
+        return 0;
+    return ws.ws_col;
+}
+
+/* 1 when a table of columns w[0..ncols) is wider than the terminal out
+** is (never when out is no terminal). */
+static int too_wide(FILE *out, const size_t *w, int ncols)
+{
+    size_t cols = term_cols(out), total = 1;
+    int c;
+
+    for (c = 0; c < ncols; c++)
+        total += w[c] + 3;
+    return cols > 0 && total > cols;
+}
+
+/*
+** A table wider than the terminal, a record at a time, as psql's
+** expanded display (\x auto) shows it: a line per column, its name and
+** its value; wrapped by the terminal, a wide table's rows no longer read
+** as rows. w[] holds the columns' widths. Returns 1 when a cell was cut.
+*/
+static int print_records(FILE *out, const askdb_result *r, const size_t *w,
+                         const char *dim)
+{
+    size_t nw = 0, vw = 0, len, k, head, cols = term_cols(out);
+    char tmp[256];
+    long i;
+    int c, more, cut = 0;
+
+    for (c = 0; c < r->ncols; c++) {
+        k = cell_shown(r->cols[c], 0, &len, &more);
+        if (k > nw)
+            nw = k;
+        if (w[c] > vw)
+            vw = w[c];
+    }
+    for (i = 0; i < r->nrows; i++) {
+        head = (size_t)fprintf(out, "-[ RECORD %ld ]", i + 1);
+        for (k = head; k < nw + 3 + vw && k + 1 < cols; k++)
+            fputc('-', out);
+        fputc('\n', out);
+        for (c = 0; c < r->ncols; c++) {
+            const askdb_value *v = askdb_result_cell(r, i, c);
+            char *owned;
+            const char *t = table_text(v, tmp, sizeof tmp, &owned);
+            cut |= put_cell(out, r->cols[c], nw, 0, 0);
+            fputs(" | ", out);
+            if (dim && v->type == ASKDB_NULL)
+                fputs(dim, out);
+            else
+                cut |= put_cell(out, t, 0, 0, 0);
+            free(owned);
+            fputc('\n', out);
+        }
+    }
+    return cut;
+}
+
 /* Print r as a table or (md) Markdown; returns 1 when a cell was cut. */
 static int print_table(FILE *out, const askdb_result *r, int md)
 {
@@ -521,6 +587,11 @@ static int print_table(FILE *out, const askdb_result *r, int md)
             w[c] = 3;
         if (md && w[c] > CELL_MAX)
             w[c] = CELL_MAX;
+    }
+    if (!md && too_wide(out, w, r->ncols)) {
+        cut = print_records(out, r, w, dim);
+        free(w);
+        return cut;
     }
     if (!md)
         rule(out, w, r->ncols);

@@ -55,7 +55,8 @@ static const char help_output[] =
     "  -f, --format FMT      table, csv, json or markdown (default: table on\n"
     "                        a terminal, csv otherwise; CSV lines end in\n"
     "                        LF, not CRLF; a table cell shows 100\n"
-    "                        columns at most)\n"
+    "                        columns at most; a table too wide for the\n"
+    "                        terminal, a record at a time)\n"
     "      --show-sql        print the SQL before the rows\n";
 
 /* The options of ask and shell that follow cli_model_help's "Agent:". */

@@ -197,7 +197,7 @@ PY
 # ["sleep", S]; then wait for it to end. Sets RC; the whole terminal
 # output is in $T/out. A wait that times out fails the test. With
 # PTY_STDOUT=PATH askdb's stdout is that file instead (stdin and stderr
-# stay on the terminal).
+# stay on the terminal); with PTY_COLS=N the terminal is N columns wide.
 run_pty() {
     local steps=$1
     shift
@@ -208,6 +208,9 @@ pid, fd = pty.fork()
 if pid == 0:
     # A test runs in the background, where SIGINT is ignored.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    if os.environ.get("PTY_COLS"):
+        import fcntl, struct
+        fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 40, int(os.environ["PTY_COLS"]), 0, 0))
     if os.environ.get("PTY_STDOUT"):
         os.dup2(os.open(os.environ["PTY_STDOUT"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 1)
     os.execv(args[0], args)
@@ -2498,6 +2501,38 @@ assert out == "\n".join(want), "\n" + out
     pycheck 'assert ("a" * 150 + "\n") in out, out'
 }
 
+# A table wider than the terminal, wrapped by it, no longer read as rows:
+# on a terminal too narrow for it a table is shown a record at a time, as
+# psql's expanded display (\x auto) shows it; one that fits, and a table
+# to a file or a pipe, as before.
+table_wider_than_the_terminal_is_shown_by_record() {
+    copy_db
+    local sql="SELECT id, first_name, email, city, loyalty_tier FROM customers WHERE id IN (1, 38) ORDER BY id"
+    PTY_COLS=50 run_pty '[]' sql shop.db "$sql"
+    expect_rc 0
+    pycheck '
+o = out.replace("\r\n", "\n")
+rule = "-" * 28   # to the name, " | " and the widest value: 41 columns
+want = """-[ RECORD 1 ]%s
+id           | 1
+first_name   | Olivia
+email        | olivia_brown37@example.net
+city         | Austin
+loyalty_tier | gold
+-[ RECORD 2 ]%s
+id           | 38
+""" % (rule, rule)
+assert o.startswith(want), "\n" + o
+assert "city         | \x1b[2mNULL\x1b[22m\n" in o and o.endswith("(2 rows)\n"), "\n" + o
+'
+    PTY_COLS=200 run_pty '[]' sql shop.db "$sql"
+    expect_rc 0
+    pycheck 'o = out.replace("\r\n", "\n"); assert o.startswith("+----+") and "| id | first_name |" in o and "RECORD" not in o, o'
+    run sql -f table shop.db "$sql"
+    expect_rc 0
+    expect_out_lacks "RECORD"
+}
+
 # A terminal draws an emoji with a skin-tone modifier, a ZWJ sequence and
 # a flag (a pair of regional indicators) as one picture two columns wide;
 # wcwidth() alone, a code point at a time, made them 4, 6 and 2.
@@ -2949,6 +2984,7 @@ TESTS=(
     markdown_rule_has_three_dashes_in_every_column
     table_columns_line_up_with_wide_and_combining_characters
     table_cuts_long_values_and_says_so
+    table_wider_than_the_terminal_is_shown_by_record
     table_measures_emoji_sequences_as_one_picture
     table_shows_null_apart_from_the_text_null
     terminal_never_gets_control_characters
