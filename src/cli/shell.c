@@ -360,8 +360,13 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
             fputc('\n', talk);
             continue;
         }
-        if (!line)
+        if (!line) {
+            /* Ctrl-D: what comes next (the shell's prompt) starts on a
+            ** line of its own, not after "askdb> ". */
+            if (tty)
+                fputc('\n', talk);
             break;
+        }
         q = trim(line);
         if (!*q) {
             free(line);

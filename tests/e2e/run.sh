@@ -1818,6 +1818,10 @@ shell_sql_statements_go_over_lines() {
     expect_rc 0
     expect_requests 0
     ! grep -qa '| *99 |' "$T/out" || fail "the statement dropped with Ctrl-C ran"
+    # Ctrl-D ends the line of the last prompt: the next prompt (the
+    # shell's) does not follow "askdb> " (the terminal shows "^D").
+    pycheck 'assert out.rsplit("askdb> ", 1)[1] in ("\r\n", "^D\r\n"), repr(out[-40:])'
+
 }
 
 shell_script_exits_with_its_last_lines_code() {
