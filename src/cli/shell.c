@@ -96,6 +96,38 @@ static void editor_end(void)
 }
 
 /*
+** The history keeps the last HISTORY_MAX lines. Each line typed is
+** added to the history as the file holds it then, read again: of two
+** shells open at once, each keeps the other's lines (writing this
+** shell's history alone over the file lost what another had added since
+** it started), and the file stays at HISTORY_MAX lines. (libedit's
+** append_history(1) appends two lines once the history is full.)
+*/
+#define HISTORY_MAX 1000
+
+static void history_start(const char *hist)
+{
+    using_history();
+    stifle_history(HISTORY_MAX);
+    if (hist)
+        read_history(hist);
+}
+
+/* Keep line in the history and its file (hist, or none when NULL). */
+static void history_keep(const char *hist, const char *line)
+{
+    editor_begin();
+    if (hist && access(hist, R_OK) == 0) {
+        clear_history();
+        read_history(hist);
+    }
+    add_history(line);
+    if (hist)
+        write_history(hist);
+    editor_end();
+}
+
+/*
 ** One line from the terminal, with editing and history (malloc()ed), or
 ** NULL at Ctrl-D. Ctrl-C drops what was typed: NULL with *cut set (as
 ** bash, psql and sqlite3 do, the caller gives a new prompt). It
@@ -217,13 +249,8 @@ static char *sql_statement(int tty, const char *hist, const char *stmt,
         n = strlen(line);
         if (n > 0 && line[n - 1] == '\r')
             line[--n] = '\0';
-        if (tty && n) {
-            editor_begin();
-            add_history(line);
-            if (hist)
-                write_history(hist);
-            editor_end();
-        }
+        if (tty && n)
+            history_keep(hist, line);
         more = realloc(text, len + n + 2);
         if (more) {
             if (len)
@@ -346,9 +373,7 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
         hist = history_path();
         editor_locale = newlocale(LC_CTYPE_MASK, "", (locale_t)0);
         editor_begin();
-        using_history();
-        if (hist)
-            read_history(hist);
+        history_start(hist);
         editor_end();
         format_printf(talk, "askdb %s - asking %s. Type .help for "
                             "commands.\n", askdb_version(), db_path);
@@ -372,13 +397,8 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
             free(line);
             continue;
         }
-        if (tty) {
-            editor_begin();
-            add_history(q);
-            if (hist)
-                write_history(hist);
-            editor_end();
-        }
+        if (tty)
+            history_keep(hist, q);
         if (strcmp(q, ".quit") == 0 || strcmp(q, ".exit") == 0) {
             free(line);
             break;

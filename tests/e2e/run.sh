@@ -193,7 +193,8 @@ PY
 # the terminal is out of canonical mode, else Ctrl-D would be lost and
 # the line echoed twice), ["send", TEXT] (at once: Ctrl-C while a
 # command runs), ["wait", REGEX] (for what askdb writes, after the
-# previous match), ["file", PATH] (until PATH is not empty) or
+# previous match), ["file", PATH] (until PATH is not empty),
+# ["append", [PATH, TEXT]] (as another program writes to a file) or
 # ["sleep", S]; then wait for it to end. Sets RC; the whole terminal
 # output is in $T/out. A wait that times out fails the test. With
 # PTY_STDOUT=PATH askdb's stdout is that file instead (stdin and stderr
@@ -242,6 +243,9 @@ for kind, arg in steps:
         os.write(fd, arg.encode())
     elif kind == "sleep":
         time.sleep(arg)
+    elif kind == "append":
+        with open(arg[0], "a") as f:
+            f.write(arg[1])
     elif kind == "file":
         while not (os.path.exists(arg) and os.path.getsize(arg) > 0):
             if time.time() > end:
@@ -2881,6 +2885,29 @@ shell_ctrl_c_returns_to_the_prompt() {
     ! grep -qa '| *99 |' "$T/out" || fail "the line dropped with Ctrl-C ran"
 }
 
+shell_history_keeps_the_last_1000_lines_of_every_shell() {
+    # Each line rewrote the history file with this shell's history: it
+    # grew without end, and of two shells open at once the last to write
+    # lost the other's lines. Now a line is added to the history as the
+    # file holds it then, and the file keeps the last 1000 lines.
+    copy_db
+    start_llm "$(always "$(fence "SELECT 1")")"
+    local h="$XDG_STATE_HOME/askdb/history" steps
+    mkdir -p "$XDG_STATE_HOME/askdb"
+    "$PY" -c 'import sys; open(sys.argv[1], "w").write("_HiStOrY_V2_\n" + "".join("q%d\n" % i for i in range(1, 1501)))' "$h"
+    steps=$("$PY" -c 'import json, sys; print(json.dumps([
+        ["wait", "askdb> "], ["append", [sys.argv[1], "from\\040the\\040other\\040shell\n"]],
+        ["type", ".help\r"], ["wait", "askdb> "], ["type", "\x04"]]))' "$h")
+    run_pty "$steps" shell --llm-url "$URL" --model test shop.db
+    expect_rc 0
+    "$PY" - "$h" <<'PY' || fail "history file: $(head -2 "$h" | tr '\n' '|') ... $(tail -3 "$h" | tr '\n' '|') ($(wc -l <"$h") lines)"
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+want = ["_HiStOrY_V2_"] + ["q%d" % i for i in range(503, 1501)] + ["from\\040the\\040other\\040shell", ".help", ""]
+sys.exit(lines != want)
+PY
+}
+
 shell_prompts_on_the_terminal_when_the_rows_go_to_a_file() {
     # askdb shell DB >rows.csv: libedit, its stdout no terminal, showed no
     # prompt and edited nothing, and the banner and "(a new conversation)"
@@ -3008,6 +3035,7 @@ TESTS=(
     shell_ctrl_c_returns_to_the_prompt
     shell_keeps_what_is_typed_in_utf8
     shell_prompts_on_the_terminal_when_the_rows_go_to_a_file
+    shell_history_keeps_the_last_1000_lines_of_every_shell
 )
 
 # The hardening tests (issue #13) live in a file of their own.
