@@ -1,4 +1,5 @@
 /* shell.c - askdb shell: questions line by line, with history (libedit). */
+#include <ctype.h>
 #include <editline/readline.h>
 #include <errno.h>
 #include <locale.h>
@@ -168,7 +169,9 @@ static char *trim(char *s)
 
 /*
 ** Where a statement typed over several lines stands: in a quote ('text',
-** "name", `name`; a doubled quote is one), in a block comment, how many
+** "name", `name`; a doubled quote is one; a backslash escapes the next
+** character in an E'...' string alone: askdb's MariaDB sessions read
+** standard strings, NO_BACKSLASH_ESCAPES), in a block comment, how many
 ** parentheses are open, and its last character outside them (0 for
 ** none yet). A -- comment ends with its line. Lexical only, the same for
 ** every engine: it tells a statement that cannot be complete yet, not
@@ -176,13 +179,25 @@ static char *trim(char *s)
 */
 struct sql_scan {
     char quote;
+    int escapes;      /* in the quote, a backslash escapes what follows */
     int comment;
     int depth;
     char last;
 };
 
+/* 1 when s, a quote, starts an E'...' string (PostgreSQL, DuckDB: a
+** backslash escapes in it); line is the start of s's line. */
+static int escape_string(const char *line, const char *s)
+{
+    return *s == '\'' && s > line && (s[-1] == 'E' || s[-1] == 'e') &&
+           (s - 1 == line || !(isalnum((unsigned char)s[-2]) ||
+                               s[-2] == '_'));
+}
+
 static void sql_scan_line(struct sql_scan *sc, const char *s)
 {
+    const char *line = s;
+
     for (; *s; s++) {
         if (sc->comment) {
             if (s[0] == '*' && s[1] == '/') {
@@ -190,7 +205,9 @@ static void sql_scan_line(struct sql_scan *sc, const char *s)
                 s++;
             }
         } else if (sc->quote) {
-            if (*s == sc->quote && s[1] == sc->quote) {
+            if (sc->escapes && *s == '\\' && s[1]) {
+                s++;
+            } else if (*s == sc->quote && s[1] == sc->quote) {
                 s++;
             } else if (*s == sc->quote) {
                 sc->quote = 0;
@@ -203,6 +220,7 @@ static void sql_scan_line(struct sql_scan *sc, const char *s)
             s++;
         } else if (*s == '\'' || *s == '"' || *s == '`') {
             sc->quote = *s;
+            sc->escapes = escape_string(line, s);
         } else if (*s != ' ' && *s != '\t' && *s != '\r') {
             if (*s == '(')
                 sc->depth++;

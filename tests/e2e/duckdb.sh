@@ -360,6 +360,22 @@ sql_reads_the_same_rows_from_every_form() {
     done
 }
 
+# The shell's .sql goes on over lines while a quote is open; in an E'...'
+# string a backslash escapes the quote after it (a plain '...' keeps its
+# backslash): read as a quote that closed, E'it\'s' left the statement
+# open, and the next line was taken into it.
+shell_sql_reads_escape_strings() {
+    copy_data
+    printf '%s\n' ".sql SELECT E'it\\'s' AS a, 'C:\\' AS b" '.sql SELECT 2 AS two' \
+        ".sql SELECT e'x\\'" "' AS c" ';' >"$T/in"
+    (cd "$W" && exec timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" shell --llm-url http://127.0.0.1:9 \
+        --model test orders.csv) <"$T/in" >"$T/out" 2>"$T/err"
+    RC=$?
+    expect_rc 0
+    printf '%s\n' 'a,b' "it's,C:\\" 'two' '2' 'c' "\"x'" '"' >"$T/want"
+    cmp -s "$T/want" "$T/out" || fail "stdout: $(od -c "$T/out" | head -8) (stderr: $(head -c 300 "$T/err"))"
+}
+
 # A parameter has no value to bind: a syntax error in the words of the
 # other engines' (it was a runtime error, "the statement has parameters").
 parameters_are_a_syntax_error_to_repair() {
@@ -1182,6 +1198,7 @@ folder_names_beside_the_file_stay_hidden() {
 }
 
 TESTS=(schema_shows_keys_comments_samples_and_estimates other_schemas_show_qualified
+       shell_sql_reads_escape_strings
        ask_answers_from_another_schema samples_read_later_are_shown_where_their_tables_are
        sql_reads_the_same_rows_from_every_form parameters_are_a_syntax_error_to_repair
        values_convert_to_askdb_types ask_names_duckdb_and_repairs_from_its_error
