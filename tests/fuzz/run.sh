@@ -37,7 +37,7 @@ CFLAGS="-std=c11 -g -O1 -fno-omit-frame-pointer
     ${FUZZ_CFLAGS:-}"
 
 # Library sources and pkg-config packages per harness.
-NAMES="extract sse reply hint analyze plan guard request mcp wire"
+NAMES="extract sse reply hint analyze plan guard request mcp wire suite"
 LLM_SRC="src/llm/http.c src/llm/provider.c src/llm/openai.c
     src/llm/anthropic.c src/core/buf.c src/core/json.c src/core/text.c"
 src_extract="src/sql/extract.c";   pkgs_extract="sqlite3 jansson"
@@ -51,6 +51,8 @@ src_plan="src/agent/plan.c";       pkgs_plan="jansson"
 src_wire="src/db/wire.c src/db/driver.c src/core/buf.c src/core/outfile.c
     src/core/text.c"; pkgs_wire=""
 src_request="src/server/request.c"; pkgs_request="jansson"
+src_suite="src/eval/suite.c src/eval/hardness.c src/sql/extract.c
+    src/core/buf.c src/core/json.c src/core/text.c"; pkgs_suite="sqlite3 jansson"
 src_guard="src/db/db.c src/db/driver.c src/db/sqlite.c src/db/sqlite_fn.c src/db/schema.c src/db/watch.c
     src/db/postgres.c src/db/mariadb.c src/db/duckdb.c src/db/isolate.c src/db/wire.c
     src/core/buf.c src/core/text.c src/core/config.c src/core/outfile.c"; pkgs_guard="sqlite3"
