@@ -74,8 +74,11 @@ static int fill_item(struct suite_item *it, const json_t *o,
     if (!hint)
         hint = jsonx_str(o, "hint");
     if (!json_is_object(o)) {
+        /* Named like a line that is not JSON: "?" in the summary. */
         it->malformed = "entry is not a JSON object";
-        return 0;
+        it->db_id = strdup("?");
+        it->difficulty = strdup("?");
+        return it->db_id && it->difficulty ? 0 : -1;
     }
     it->question = dup_or_null(jsonx_str(o, "question"));
     it->gold = dup_or_null(gold);
@@ -280,7 +283,8 @@ askdb_status suite_load(const char *path, const char *db_root,
                 goto out;
             memset(&s->items[s->n], 0, sizeof *s->items);
             s->items[s->n].index = s->n;
-            o = json_loads(line, 0, &je);
+            /* Any JSON value: a 42 is an entry that is no object. */
+            o = json_loads(line, JSON_DECODE_ANY, &je);
             if (!o) {
                 s->items[s->n].db_id = strdup("?");
                 s->items[s->n].difficulty = strdup("?");

@@ -163,6 +163,41 @@ static void loads_json_lines_relative_to_the_suite(void **state)
 }
 
 /*
+** An entry that is JSON but no object (a bare 42, a string, an array) is
+** malformed with that reason, named "?" with difficulty "?" like a line
+** that is not JSON. Before, a JSON-lines 42 was "not valid JSON", and an
+** array's [1] came out with no name and no difficulty ("db": null,
+** "difficulty": null in the results, "?" for every other bad item).
+*/
+static void entries_that_are_no_object_say_so(void **state)
+{
+    static const char *const suites[] = {
+        "42\n\"text\"\n[1]\nnull\n",
+        "[42, \"text\", [1], null]",
+    };
+    struct suite s;
+    char err[256], *p;
+    size_t k;
+    long i;
+
+    (void)state;
+    for (k = 0; k < sizeof suites / sizeof *suites; k++) {
+        p = temp_file(suites[k]);
+        assert_int_equal(suite_load(p, NULL, &s, err, sizeof err), ASKDB_OK);
+        assert_int_equal(s.n, 4);
+        for (i = 0; i < s.n; i++) {
+            assert_string_equal(s.items[i].malformed,
+                                "entry is not a JSON object");
+            assert_string_equal(s.items[i].db_id, "?");
+            assert_string_equal(s.items[i].difficulty, "?");
+        }
+        suite_free(&s);
+        unlink(p);
+        free(p);
+    }
+}
+
+/*
 ** JSON-lines databases are told apart by their files: two files of one
 ** name in different folders (v1/shop.db, v2/shop.db) are two databases
 ** for --per-db and --sample-dbs, and are named by their paths as given in
@@ -416,6 +451,7 @@ int main(void)
         cmocka_unit_test(loads_bird_with_evidence_and_difficulty),
         cmocka_unit_test(loads_json_lines_relative_to_the_suite),
         cmocka_unit_test(json_lines_files_of_one_name_are_two_databases),
+        cmocka_unit_test(entries_that_are_no_object_say_so),
         cmocka_unit_test(selects_by_db_then_sample_then_limit),
         cmocka_unit_test(grouped_sampling_keeps_few_databases),
         cmocka_unit_test(record_text_is_always_valid_utf8),
