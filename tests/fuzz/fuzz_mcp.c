@@ -85,9 +85,26 @@ static void check_emit(void *ud, enum mcp_out kind, const char *json,
     json_decref(j);
 }
 
+static char dir[] = "/tmp/fuzz_mcp.XXXXXX";
+
+/* The scratch database and its folder go at exit (SQLite's companion
+** files too, should there be any): every run made one, and /tmp kept it. */
+static void cleanup(void)
+{
+    static const char *const ext[] = {"", "-journal", "-wal", "-shm"};
+    char path[96];
+    size_t i;
+
+    for (i = 0; i < sizeof ext / sizeof *ext; i++) {
+        snprintf(path, sizeof path, "%s/db.sqlite%s", dir, ext[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    char dir[] = "/tmp/fuzz_mcp.XXXXXX", path[64], err[256];
+    char path[64], err[256];
     const char *paths[1] = {path}, *names[1] = {"db"};
     askdb_config cfg = askdb_config_default();
     sqlite3 *db;
@@ -96,6 +113,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argv;
     if (!mkdtemp(dir))
         abort();
+    atexit(cleanup);
     snprintf(path, sizeof path, "%s/db.sqlite", dir);
     if (sqlite3_open(path, &db) != SQLITE_OK ||
         sqlite3_exec(db,
