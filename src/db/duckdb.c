@@ -1652,9 +1652,9 @@ static void refuse_kind(duckdb_statement_type t, struct db_err *e)
 ** statement names against allowed_paths with its ".." folded, not the
 ** files a pattern matches, so a glob() of /data/X/../orders.csv with X
 ** a '*' passed as the asked file and listed every folder of /data (a
-** pattern built by an expression too); the file's table (or view) is what to query, and
-** a path written as a table name, which no expression builds, is
-** refuse_folder_walk()'s. A name ending in '*' is a prefix. askdb's own
+** pattern built by an expression too); the file's table (or view) is
+** what to query, and a path written as a table name, which no
+** expression builds, is refuse_folder_walk()'s. A name ending in '*' is a prefix. askdb's own
 ** statements wrap the checked one in query() and are prepared without
 ** this check.
 */
@@ -1705,8 +1705,7 @@ static int refuse_denied(const char *sql, struct db_err *e)
 */
 static int refuse_folder_walk(const char *sql, struct db_err *e)
 {
-    if (!strpbrk(sql, "*?[") ||
-        (!strstr(sql, "/..") && !strstr(sql, "\\..")))
+    if (!has_glob(sql) || (!strstr(sql, "/..") && !strstr(sql, "\\..")))
         return 0;
     e->ec = ASKDB_EC_REFUSED;
     snprintf(e->msg, sizeof e->msg,
