@@ -60,12 +60,17 @@ LIB_LDLIBS := $(shell pkg-config --libs $(LIB_PKGS)) -lstemmer -lm -lpthread
 # makes both libaskdb.a and libaskdb.so.
 LIB_CFLAGS := -fPIC
 
-# The version is askdb_version()'s; the soname changes with the major one.
+# The version is askdb_version()'s; the soname changes with the major one,
+# and while the major is 0 with the minor too (libaskdb.so.0.1): a 0.x
+# minor may change the API (CHANGELOG.md), and a program linked against
+# one must not load another.
 VERSION := $(shell sed -n 's/^.define ASKDB_VERSION "\(.*\)"$$/\1/p' src/core/config.c)
 ifeq ($(VERSION),)
 $(error cannot read ASKDB_VERSION from src/core/config.c)
 endif
-SONAME  := libaskdb.so.$(firstword $(subst ., ,$(VERSION)))
+VMAJOR  := $(word 1,$(subst ., ,$(VERSION)))
+VMINOR  := $(word 2,$(subst ., ,$(VERSION)))
+SONAME  := libaskdb.so.$(if $(filter 0,$(VMAJOR)),0.$(VMINOR),$(VMAJOR))
 SOFILE  := libaskdb.so.$(VERSION)
 
 # Where `make install` puts things (DESTDIR is prepended, not recorded).

@@ -156,6 +156,17 @@ print("\n".join(sorted(names)))
 EOF
 }
 
+# The soname askdb's version calls for: libaskdb.so.MAJOR, and while the
+# major is 0 libaskdb.so.0.MINOR (a 0.x minor may change the API).
+soname() {
+    local v
+    v=$(sed -n 's/^#define ASKDB_VERSION "\(.*\)"$/\1/p' "$ROOT/src/core/config.c")
+    case $v in
+    0.*) v=${v#0.}; echo "libaskdb.so.0.${v%%.*}" ;;
+    *) echo "libaskdb.so.${v%%.*}" ;;
+    esac
+}
+
 # The functions a shared library exports, one a line, sorted.
 exported() { nm -D --defined-only "$1" | awk '{print $NF}' | LC_ALL=C sort; }
 
@@ -167,7 +178,7 @@ shared_library_exports_only_the_public_api() {
     local so want got
     so=$(readlink -f "$ROOT/build/libaskdb.so")
     [ -f "$so" ] || fail "build/libaskdb.so is not built"
-    readelf -d "$so" | grep -qF 'Library soname: [libaskdb.so.0]' ||
+    readelf -d "$so" | grep -qF "Library soname: [$(soname)]" ||
         fail "soname: $(readelf -d "$so" | grep SONAME)"
     want=$(api_names)
     [ "$(printf '%s\n' "$want" | wc -l)" -gt 20 ] || fail "read too few ASKDB_API names: $want"
@@ -186,11 +197,11 @@ install_puts_every_file_under_the_prefix() {
         fail "askdb --version: '$("$p/bin/askdb" --version 2>&1)', askdb.pc says $v"
     files=$(cd "$p" && find . \( -type f -o -type l \) ! -path './lib/askdb/*' | LC_ALL=C sort)
     want=$(printf '%s\n' ./bin/askdb ./include/askdb.h ./lib/libaskdb.a ./lib/libaskdb.so \
-        ./lib/libaskdb.so.0 "./lib/libaskdb.so.$v" ./lib/pkgconfig/askdb.pc \
+        "./lib/$(soname)" "./lib/libaskdb.so.$v" ./lib/pkgconfig/askdb.pc \
         ./libexec/askdb/askdb-exec ./share/man/man1/askdb.1 | LC_ALL=C sort)
     [ "$files" = "$want" ] || fail "installed files: $(echo $files), want $(echo $want)"
-    [ "$(readlink "$p/lib/libaskdb.so")" = libaskdb.so.0 ] || fail "libaskdb.so -> $(readlink "$p/lib/libaskdb.so")"
-    [ "$(readlink "$p/lib/libaskdb.so.0")" = "libaskdb.so.$v" ] || fail "libaskdb.so.0 -> $(readlink "$p/lib/libaskdb.so.0")"
+    [ "$(readlink "$p/lib/libaskdb.so")" = "$(soname)" ] || fail "libaskdb.so -> $(readlink "$p/lib/libaskdb.so")"
+    [ "$(readlink "$p/lib/$(soname)")" = "libaskdb.so.$v" ] || fail "$(soname) -> $(readlink "$p/lib/$(soname)")"
     cmp -s "$ROOT/include/askdb.h" "$p/include/askdb.h" || fail "installed askdb.h differs"
     [ "$(exported "$p/lib/libaskdb.so.$v")" = "$(api_names)" ] || fail "installed library exports more than the API"
     [ "$(pc "$p" --variable=prefix)" = "$p" ] || fail "askdb.pc prefix: $(pc "$p" --variable=prefix)"
@@ -257,8 +268,8 @@ embed_links_the_installed_shared_library() {
     # shellcheck disable=SC2086
     (cd "$T" && "$CC" -std=c11 -Wall -Wextra -Wpedantic -Werror embed.c -o embed $flags) \
         >"$T/cc.log" 2>&1 || fail "cc embed.c $flags: $(head -c 400 "$T/cc.log")"
-    readelf -d "$T/embed" | grep -qF 'Shared library: [libaskdb.so.0]' || fail "embed does not need libaskdb.so.0"
-    LD_LIBRARY_PATH="$p/lib" ldd "$T/embed" | grep -qF "libaskdb.so.0 => $p/lib/libaskdb.so.0 " ||
+    readelf -d "$T/embed" | grep -qF "Shared library: [$(soname)]" || fail "embed does not need $(soname)"
+    LD_LIBRARY_PATH="$p/lib" ldd "$T/embed" | grep -qF "$(soname) => $p/lib/$(soname) " ||
         fail "embed does not load the installed library: $(LD_LIBRARY_PATH="$p/lib" ldd "$T/embed" | grep askdb)"
     run_embed "$T/embed" LD_LIBRARY_PATH="$p/lib"
     expect_embed_output
