@@ -43,7 +43,9 @@ json_t *mcp_resource_templates(struct mcp_server *srv)
         json_array_append_new(arr, json_pack(
             "{s:s,s:s+,s:s,s:s}", "uriTemplate", buf, "name", name,
             " table", "description", "One table: columns, keys, foreign "
-            "keys and row count (JSON).", "mimeType", "application/json"));
+            "keys and row count (JSON; over 1 MiB, the first columns only "
+            "and a member \"cut\" that says so).", "mimeType",
+            "application/json"));
     }
     return json_pack("{s:o}", "resourceTemplates", arr);
 }
@@ -127,6 +129,98 @@ static char *capped_schema(const char *text, const char *db,
     return out;
 }
 
+/*
+** Keep as many of arr's first members as fit in *left bytes, each counted
+** as it takes in the message (its JSON text as a JSON string, and a
+** comma), and drop the others; returns how many stay.
+*/
+static size_t keep_fitting(json_t *arr, size_t *left)
+{
+    size_t i, n;
+    json_t *v;
+    char *t;
+
+    json_array_foreach(arr, i, v) {
+        t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+        n = t ? mcp_json_string_size(t, strlen(t)) - 1 : (size_t)-1;
+        free(t);
+        if (n > *left)
+            break;
+        *left -= n;
+    }
+    while (json_array_size(arr) > i)
+        json_array_remove(arr, i);
+    return i;
+}
+
+/* "the first N of M columns" and the like into buf at *used, when arr
+** was cut from total to kept members. */
+static void say_cut(char *buf, size_t len, size_t *used, size_t kept,
+                    size_t total, const char *what)
+{
+    if (kept == total || *used >= len)
+        return;
+    *used += (size_t)snprintf(buf + *used, len - *used, "%s%zu of %zu %s",
+                              *used ? ", " : "the first ", kept, total,
+                              what);
+}
+
+/*
+** The table resource's text: t (a table of the schema JSON, taken) with
+** the database's name, as compact JSON. Whole when it fits in
+** MCP_RESULT_CAP (less room for the message around it), as the schema
+** resource is; else its first columns, foreign keys and unique keys, as
+** many whole ones as fit in that order, and a member "cut" that says so
+** and where the others are: a table of thousands of long column names
+** would otherwise make one message of many MiB. malloc()ed; NULL when out
+** of memory.
+*/
+static char *capped_table(json_t *t, const char *db)
+{
+    static const char *const keys[] = {"columns", "foreign_keys", "unique"};
+    static const char *const what[] = {"columns", "foreign keys",
+                                       "unique keys"};
+    size_t budget = MCP_RESULT_CAP - 4096, left, kept[3], total[3], used = 0;
+    json_t *arr[3], *held[3];
+    char *text, note[400];
+    int i;
+
+    json_object_set_new(t, "database", mcp_str(db));
+    text = askdb_json_shorten_reals(json_dumps(t, JSON_COMPACT));
+    if (!text || mcp_json_string_size(text, strlen(text)) <= budget) {
+        json_decref(t);
+        return text;
+    }
+    free(text);
+    /* left: what the members may take beside the table with them empty
+    ** and the note (at most its buffer's size). */
+    for (i = 0; i < 3; i++) {
+        held[i] = json_incref(json_object_get(t, keys[i]));
+        total[i] = json_array_size(held[i]);
+        json_object_set_new(t, keys[i], json_array());
+    }
+    text = json_dumps(t, JSON_COMPACT);
+    left = text ? mcp_json_string_size(text, strlen(text)) + sizeof note : 0;
+    free(text);
+    left = left && left < budget ? budget - left : 0;
+    for (i = 0; i < 3; i++) {
+        arr[i] = held[i] ? held[i] : json_array();
+        kept[i] = keep_fitting(arr[i], &left);
+        json_object_set_new(t, keys[i], arr[i]);
+    }
+    note[0] = '\0';
+    for (i = 0; i < 3; i++)
+        say_cut(note, sizeof note, &used, kept[i], total[i], what[i]);
+    if (used < sizeof note)
+        snprintf(note + used, sizeof note - used, " only, to keep the table "
+                 "under %zu KiB; find the others by name with the tool "
+                 "search_objects", MCP_RESULT_CAP >> 10);
+    json_object_set_new(t, "cut", json_string(note));
+    text = askdb_json_shorten_reals(json_dumps(t, JSON_COMPACT));
+    json_decref(t);
+    return text;
+}
+
 /* The contents array of one resource. */
 static json_t *contents(const char *uri, const char *mime, const char *text)
 {
@@ -192,11 +286,7 @@ json_t *mcp_resource_read(struct mcp_server *srv, const char *uri,
             const char *tn = json_string_value(json_object_get(t, "name"));
 
             if (tn && strcmp(tn, table) == 0) {
-                json_t *o = json_deep_copy(t);
-
-                json_object_set_new(o, "database", mcp_str(d->name));
-                text = askdb_json_shorten_reals(json_dumps(o, JSON_COMPACT));
-                json_decref(o);
+                text = capped_table(json_deep_copy(t), d->name);
                 if (text)
                     r = contents(uri, "application/json", text);
                 free(text);

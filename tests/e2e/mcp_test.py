@@ -1042,6 +1042,47 @@ async def every_cut_result_says_so_in_a_note(t):
 
 
 @test
+async def a_huge_table_resource_is_cut_and_says_so(t):
+    # The table resource had no cap (the schema's has one): a table of
+    # many long column names made one message of many MiB.
+    wide = os.path.join(t.T, "wide.db")
+    # 2000 columns (SQLite's most) of 480 characters: the CREATE TABLE
+    # stays under the 1 MiB of SQL askdb reads, the JSON does not.
+    names = ["c%04d_" % i + "x" * 474 for i in range(2000)]
+    con = sqlite3.connect(wide)
+    con.execute("CREATE TABLE wide (%s)" % ", ".join('"%s" TEXT' % n for n in names))
+    con.execute("CREATE TABLE small (a INTEGER PRIMARY KEY, b TEXT REFERENCES wide(c0000))")
+    con.commit()
+    con.close()
+
+    def read(i, uri):
+        return json.dumps({"jsonrpc": "2.0", "id": i, "method": "resources/read",
+                           "params": {"uri": uri}})
+    rc, out, err = t.raw(["--db", "wide=" + wide], [init_line(0, "2025-11-25"),
+                         read(1, "askdb://wide/table/wide"),
+                         read(2, "askdb://wide/table/small")], timeout=120)
+    assert rc == 0, err
+    for line in t.stdout.splitlines():
+        assert len(line.encode()) <= 1 << 20, len(line)
+    got = by_id(out)
+    c = got[1]["result"]["contents"][0]
+    assert c["mimeType"] == "application/json", c["mimeType"]
+    o = json.loads(c["text"])
+    kept = len(o["columns"])
+    assert 1000 < kept < 2000, kept
+    # Whole columns, the first ones, in order.
+    assert [col["name"] for col in o["columns"]] == names[:kept]
+    assert o["name"] == "wide" and o["database"] == "wide", (o["name"], o["database"])
+    assert o["cut"] == ("the first %d of 2000 columns only, to keep the table under "
+                        "1024 KiB; find the others by name with the tool "
+                        "search_objects" % kept), o["cut"]
+    # A table that fits comes whole, without "cut".
+    small = json.loads(got[2]["result"]["contents"][0]["text"])
+    assert "cut" not in small and [col["name"] for col in small["columns"]] == ["a", "b"], small
+    assert small["foreign_keys"] == [{"from": "b", "table": "wide", "to": "c0000"}], small
+
+
+@test
 async def log_messages_when_the_client_asks_for_them_and_stdout_stays_clean(t):
     sql = "SELECT count(*) AS n FROM orders"
     t.start_llm([{"content": fence(sql)}])
