@@ -1115,7 +1115,7 @@ void mcp_dispatch(struct mcp_session *s, struct mcp_msg *m,
     const char *method = m->method, *str;
     json_t *r = NULL;
     char msg[300];
-    int code = 0, i, ttl = TTL_LISTS_MS;
+    int code = 0, i, ttl = TTL_LISTS_MS, cancelled;
     int old = !m->stateless;  /* a method of the handshake era alone */
     struct batch_out out = {m, emit, ud};
     size_t k;
@@ -1196,11 +1196,17 @@ void mcp_dispatch(struct mcp_session *s, struct mcp_msg *m,
     if (code == -32002 && !old)
         code = -32602;
     /* Off the list before the response goes: the client may reuse the id
-    ** as soon as it has it. */
-    if (m->fl)
-        (void)unregister_call(s, m->fl);
+    ** as soon as it has it. A request cancelled until then gets no
+    ** response, as the protocol asks (a cancel that comes later finds it
+    ** gone: the response is sent, and stays); initialize is answered all
+    ** the same, since a client may not cancel it and the session took
+    ** it. */
+    cancelled = m->fl && unregister_call(s, m->fl) &&
+                strcmp(method, "initialize") != 0;
     m->fl = NULL;
-    if (code)
+    if (cancelled)
+        json_decref(r);
+    else if (code)
         reply_error(emit, ud, m->id, code, msg);
     else
         reply_result(emit, ud, m->id, old ? r : stamp(r, ttl));

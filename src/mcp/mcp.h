@@ -56,7 +56,8 @@ void mcp_session_free(struct mcp_session *s);
 ** left to do: a malformed one was answered with its error, or it needed no
 ** work (a response, an unknown notification, notifications/cancelled,
 ** which stops the tool call it names at once: its question or statement
-** at the next step, or before it starts). A tools/call request is
+** at the next step, or before it starts; any request it names gets no
+** response, but initialize and one already answered). Every request is
 ** registered here, so a cancel that follows it is seen.
 */
 struct mcp_msg *mcp_parse(struct mcp_session *s, const char *text,

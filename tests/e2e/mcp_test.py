@@ -717,6 +717,57 @@ async def a_request_reusing_a_running_id_is_refused_without_that_id(t):
 
 
 @test
+async def a_cancelled_request_other_than_a_tool_call_gets_no_response(t):
+    # Receivers SHOULD NOT answer a cancelled request: a cancelled tool
+    # call got no response, but any other request still got one. In a
+    # batch (2025-03-26) a ping and a resource read wait behind an endless
+    # statement while their cancels come; the batch's array must leave
+    # them out, and a request cancelled after its answer keeps it.
+    endless = ("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) "
+               "SELECT count(*) FROM r")
+    errpath = os.path.join(t.T, "stderr_cancel_batch")
+    t.errlogs.append(errpath)
+    p = subprocess.Popen([ASKDB, "mcp", "--timeout", "3000", "shop.db"], cwd=t.W, env=ENV,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=open(errpath, "w"))
+
+    def send(msg):
+        p.stdin.write((json.dumps(msg) + "\n").encode())
+        p.stdin.flush()
+
+    def cancel(i):
+        send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+              "params": {"requestId": i, "reason": "test"}})
+
+    try:
+        send(json.loads(init_line("a", "2025-03-26")))
+        assert json.loads(p.stdout.readline())["id"] == "a"
+        send({"jsonrpc": "2.0", "id": 9, "method": "ping"})
+        assert json.loads(p.stdout.readline()) == {"jsonrpc": "2.0", "id": 9, "result": {}}
+        cancel(9)    # answered already: nothing to take back
+        send([{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+               "params": {"name": "execute_sql", "arguments": {"sql": endless}}},
+              {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+              {"jsonrpc": "2.0", "id": 3, "method": "resources/read",
+               "params": {"uri": "askdb://shop/schema"}},
+              {"jsonrpc": "2.0", "id": 4, "method": "ping"}])
+        time.sleep(0.3)
+        cancel(2)
+        cancel(3)
+        got = json.loads(p.stdout.readline())
+        assert isinstance(got, list), got
+        assert sorted(r["id"] for r in got) == [1, 4], got
+        assert by_id(got)[1]["result"]["isError"] is True, got
+        assert by_id(got)[4]["result"] == {}, got
+        send({"jsonrpc": "2.0", "id": 5, "method": "ping"})
+        assert json.loads(p.stdout.readline()) == {"jsonrpc": "2.0", "id": 5, "result": {}}
+    finally:
+        p.stdin.close()
+        assert p.wait(timeout=30) == 0
+
+
+
+@test
 async def many_calls_in_a_row_are_answered_in_order(t):
     # The reading moves between threads when a call runs long: every reply
     # must still come once, whole, for its own request.
