@@ -564,6 +564,22 @@ void mcp_in_read(struct mcp_in *in, const char *text, size_t len)
                  "column %d)", jerr.text, jerr.line, jerr.column);
 }
 
+void mcp_in_reject(struct mcp_in *in, int code, const char *message,
+                   mcp_emit_fn emit, void *ud)
+{
+    json_t *id = json_is_object(in->root) ? json_object_get(in->root, "id")
+                                          : NULL;
+
+    if (in->len > MCP_MAX_MESSAGE)
+        mcp_error_too_long(emit, ud);
+    else if (!in->root)
+        mcp_error_null_id(emit, ud, -32700, in->error);
+    else
+        reply_error(emit, ud, json_is_string(id) || json_is_integer(id)
+                              ? id : NULL, code, message);
+    mcp_in_free(in);
+}
+
 void mcp_in_free(struct mcp_in *in)
 {
     if (!in)
@@ -615,6 +631,29 @@ static int takes_batches(struct mcp_session *s)
     pthread_mutex_unlock(&s->lock);
     return v == MCP_V2025_03_26;
 }
+
+/*
+** Whether s was initialized. The lifecycle has a client send nothing but
+** ping before initialize has been answered; the SDKs' servers refuse the
+** rest, and so does askdb (-32600, NOT_INITIALIZED), rather than serve
+** them under a revision nobody agreed on. Notifications are ignored as
+** ever; a stateless request (2026-07-28) has no initialize to wait for.
+** On stdio initialize is answered before the next line is read; over
+** HTTP a session exists only once its initialize was.
+*/
+static int initialized(struct mcp_session *s)
+{
+    int yes;
+
+    pthread_mutex_lock(&s->lock);
+    yes = s->initialized;
+    pthread_mutex_unlock(&s->lock);
+    return yes;
+}
+
+#define NOT_INITIALIZED                                                    \
+    "not initialized: send initialize first (only ping may come before "  \
+    "it)"
 
 /* mcp_parse_in(); a member of a batch (in_batch) is never one itself. */
 static struct mcp_msg *parse_one(struct mcp_session *s, struct mcp_in *in,
@@ -706,6 +745,13 @@ static struct mcp_msg *parse_one(struct mcp_session *s, struct mcp_in *in,
     m->params = params;
     if ((stateless || is_stateless(root)) &&
         !stateless_ok(m, route, emit, ud)) {
+        msg_free(m);
+        return NULL;
+    }
+    if (!m->stateless && !initialized(s) &&
+        strcmp(m->method, "initialize") != 0 &&
+        strcmp(m->method, "ping") != 0) {
+        reply_error(emit, ud, id, -32600, NOT_INITIALIZED);
         msg_free(m);
         return NULL;
     }

@@ -57,8 +57,11 @@ void mcp_session_free(struct mcp_session *s);
 ** work (a response, an unknown notification, notifications/cancelled,
 ** which stops the tool call it names at once: its question or statement
 ** at the next step, or before it starts; any request it names gets no
-** response, but initialize and one already answered). Every request is
-** registered here, so a cancel that follows it is seen.
+** response, but initialize and one already answered). Before the session
+** is initialized a request other than initialize and ping (and a
+** stateless one) is refused with -32600, "not initialized: send
+** initialize first". Every request is registered here, so a cancel that
+** follows it is seen.
 */
 struct mcp_msg *mcp_parse(struct mcp_session *s, const char *text,
                           size_t len, mcp_emit_fn emit, void *ud);
@@ -92,6 +95,14 @@ struct mcp_in {
 };
 void mcp_in_read(struct mcp_in *in, const char *text, size_t len);
 void mcp_in_free(struct mcp_in *in);
+
+/* Answer the message of in (freed) with a JSON-RPC error instead of
+** taking it: code and message under its id (null when it has none, e.g. a
+** notification), or, for a text that is no JSON or over MCP_MAX_MESSAGE,
+** the error mcp_parse_in() would give it. For a transport that has no
+** session to run it in (HTTP: a request without Mcp-Session-Id). */
+void mcp_in_reject(struct mcp_in *in, int code, const char *message,
+                   mcp_emit_fn emit, void *ud);
 
 /* mcp_parse() of a message already read (it takes in's JSON) that came
 ** over HTTP with these headers: a stateless request's are checked

@@ -480,9 +480,19 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
             *why = "out of memory";
         }
     } else {
-        h = NULL;
+        /* No session, and no initialize to open one: the JSON-RPC error
+        ** stdio gives a request before initialize (under the request's
+        ** id), with the 400 the transport has a server give a message
+        ** without its Mcp-Session-Id. */
+        memset(&col, 0, sizeof col);
+        pthread_mutex_init(&col.mu, NULL);
+        mcp_in_reject(in, -32600, "no session: send initialize first, "
+                      "without Mcp-Session-Id, then this with the "
+                      "Mcp-Session-Id its answer carries", collect_emit,
+                      &col);
+        pthread_mutex_destroy(&col.mu);
         *status = 400;
-        *why = "send the Mcp-Session-Id that initialize returned";
+        return json_response(col.response, status, why);
     }
     if (!h) {
         mcp_in_free(in);

@@ -399,6 +399,34 @@ async def initialize_comes_once_over_http(tmp):
         s.stop()
 
 
+@test
+async def requests_without_a_session_are_told_to_initialize(tmp):
+    # A POST without Mcp-Session-Id that is not initialize got 400 with
+    # askdb's own error body ({"error": {"code": "bad_request"}}), which a
+    # JSON-RPC client cannot read as the answer to its request. It is now
+    # the JSON-RPC error of stdio (-32600, send initialize first) under
+    # the request's id (null for a notification), still with 400.
+    s = Server("no_session", tmp)
+    try:
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "execute_sql", "arguments": {"sql": "SELECT 1"}}}
+        for msg, rid in [(call, 2), ({"jsonrpc": "2.0", "id": "p", "method": "ping"}, "p"),
+                         ({"jsonrpc": "2.0", "method": "notifications/initialized"}, None)]:
+            st, h, body = s.raw("POST", msg)
+            assert st == 400 and "mcp-session-id" not in h, (st, h, body)
+            r = json.loads(body)
+            assert r["jsonrpc"] == "2.0" and r["id"] == rid, r
+            assert r["error"]["code"] == -32600, r
+            assert r["error"]["message"] == (
+                "no session: send initialize first, without Mcp-Session-Id, then "
+                "this with the Mcp-Session-Id its answer carries"), r
+        st, _, body = s.raw("POST", "not a message")     # a JSON string
+        r = json.loads(body)
+        assert st == 400 and r["id"] is None and r["error"]["code"] == -32600, (st, body)
+    finally:
+        s.stop()
+
+
 def main(argv):
     pattern = None
     if len(argv) == 3 and argv[1] == "--filter":

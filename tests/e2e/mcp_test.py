@@ -267,6 +267,53 @@ async def initialize_needs_a_protocol_version_and_comes_once(t):
 
 
 @test
+async def requests_before_initialize_are_refused_but_ping(t):
+    # The lifecycle has the client initialize first, with ping alone
+    # allowed before (the SDKs' servers refuse the rest); askdb served
+    # lists, resources and tool calls before it, under a revision nobody
+    # had agreed on. Now each gets -32600 saying to send initialize first,
+    # a notification is ignored, and a stateless request (2026-07-28, its
+    # revision in _meta) needs no initialize.
+    def req(i, method, params=None):
+        m = {"jsonrpc": "2.0", "id": i, "method": method}
+        if params is not None:
+            m["params"] = params
+        return json.dumps(m)
+    stateless = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                 "io.modelcontextprotocol/clientCapabilities": {}}
+    lines = [
+        req(1, "tools/list"),
+        req(2, "ping"),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        req(3, "tools/call", {"name": "execute_sql", "arguments": {"sql": "SELECT 1"}}),
+        req(4, "resources/read", {"uri": "askdb://shop/schema"}),
+        req(5, "logging/setLevel", {"level": "debug"}),
+        req(6, "no/such/method"),
+        req(7, "tools/call", {"name": "no_such_tool"}),
+        req(8, "tools/list", {"_meta": stateless}),
+        init_line(9, "2025-06-18"),
+        req(10, "tools/list"),
+        req(11, "tools/call", {"name": "execute_sql", "arguments": {"sql": "SELECT 1 AS n"}}),
+    ]
+    rc, out, err = t.raw(["shop.db"], lines)
+    assert rc == 0, err
+    got = by_id(out)
+    assert len(out) == 11 and sorted(got) == list(range(1, 12)), out
+    assert got[2]["result"] == {}, got[2]
+    for i in (1, 3, 4, 5, 6, 7):
+        e = got[i]["error"]
+        assert e["code"] == -32600, (i, e)
+        assert e["message"] == ("not initialized: send initialize first (only ping may "
+                                "come before it)"), (i, e)
+    assert len(got[8]["result"]["tools"]) == 5, got[8]
+    assert got[9]["result"]["protocolVersion"] == "2025-06-18", got[9]
+    assert len(got[10]["result"]["tools"]) == 5, got[10]
+    assert got[11]["result"]["structuredContent"]["rows"] == [[1]], got[11]
+    # No log messages: the logging/setLevel before initialize set nothing.
+    assert not [o for o in out if o.get("method") == "notifications/message"], out
+
+
+@test
 async def list_requests_refuse_a_cursor(t):
     # askdb's lists come whole (no nextCursor), so any cursor is one it
     # never gave: the spec answers an invalid cursor with -32602, and
@@ -775,6 +822,9 @@ async def many_calls_in_a_row_are_answered_in_order(t):
                          stdout=subprocess.PIPE, stderr=open(os.path.join(t.T, "stderr_seq"), "w"))
     t.errlogs.append(os.path.join(t.T, "stderr_seq"))
     try:
+        p.stdin.write((init_line(0, "2025-11-25") + "\n").encode())
+        p.stdin.flush()
+        assert json.loads(p.stdout.readline())["id"] == 0
         for i in range(1, 401):
             if i % 2:
                 msg = {"jsonrpc": "2.0", "id": i, "method": "tools/call",
@@ -797,6 +847,7 @@ async def many_calls_in_a_row_are_answered_in_order(t):
 @test
 async def malformed_input_gets_errors_and_the_server_goes_on(t):
     lines = [
+        init_line(0, "2025-11-25"),
         "this is not json",
         '{"jsonrpc":"2.0","id":1,"method":"no/such/method"}',
         '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":"x"}',
@@ -841,8 +892,8 @@ async def malformed_input_gets_errors_and_the_server_goes_on(t):
     assert '"rows":[[0.1,123456789.12345678]]' in t.stdout, t.stdout
     assert '\\"rows\\":[[0.1,123456789.12345678]]' in t.stdout, t.stdout
     assert 6 not in got and 10 not in got and 11 not in got
-    # Notifications are never answered: 5 null ids + 11 requests.
-    assert len(out) == 16, out
+    # Notifications are never answered: initialize, 5 null ids + 11 requests.
+    assert len(out) == 17, out
 
 
 @test
@@ -974,14 +1025,15 @@ async def a_bare_path_is_named_with_one_underscore_a_character(t):
         p = os.path.join(os.fsencode(t.W), f if isinstance(f, bytes) else f.encode())
         shutil.copyfile(SHOP_DB, p)
         paths.append(p)
-    lines = ['{"jsonrpc":"2.0","id":1,"method":"tools/call","params":'
+    lines = [init_line(0, "2025-11-25"),
+             '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":'
              '{"name":"list_databases","arguments":{}}}']
     p = subprocess.run([os.fsencode(ASKDB), b"mcp", *paths], cwd=t.W, env=ENV,
                        input=("\n".join(lines) + "\n").encode(), capture_output=True,
                        timeout=60)
     assert p.returncode == 0, p.stderr
     assert not SANITIZER.search(p.stderr.decode(errors="replace")), p.stderr
-    out = json.loads(p.stdout.decode().splitlines()[0])
+    out = json.loads(p.stdout.decode().splitlines()[1])
     names = [d["name"] for d in out["result"]["structuredContent"]["databases"]]
     assert names == list(files.values()), names
 
@@ -1138,6 +1190,7 @@ async def log_messages_when_the_client_asks_for_them_and_stdout_stays_clean(t):
     sql = "SELECT count(*) AS n FROM orders"
     t.start_llm([{"content": fence(sql)}])
     lines = [
+        init_line(0, "2025-11-25"),
         '{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"debug"}}',
         json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                     "params": {"name": "ask", "arguments": {"question": "How many orders?"},

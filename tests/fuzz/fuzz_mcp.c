@@ -13,23 +13,27 @@
 /*
 ** The input is one message as a client would send it, handed over as
 ** libFuzzer's exact-size buffer with no NUL after it. It goes through
-** mcp_handle() on one session over a small database, so tools really run
-** (statements through the guard with a short time limit, `ask` with a
-** stub model). Whatever the input: every message out is one JSON-RPC
-** 2.0 object (or, for a batch once a 2025-03-26 initialize set the
-** session's revision, one array of them), at most one of them is a
-** response, and a response to a request with a valid id carries that
-** id. A broken invariant calls abort().
+** mcp_handle() on one initialized session over a small database, so tools
+** really run (statements through the guard with a short time limit, `ask`
+** with a stub model), and on a session that never initializes. Whatever
+** the input: every message out is one JSON-RPC 2.0 object (or, for a
+** batch once a 2025-03-26 initialize set the session's revision, one
+** array of them), at most one of them is a response, a response to a
+** request with a valid id carries that id, and before initialize a
+** request other than ping that does not name the stateless revision in
+** its _meta gets an error. A broken invariant calls abort().
 */
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct mcp_server *srv;
-static struct mcp_session *sess;
+static struct mcp_session *sess;     /* initialized */
+static struct mcp_session *fresh;    /* never initialized */
 
 struct seen {
     int responses;
+    int error;               /* the response was an error */
     json_t *id;              /* the response's id (a copy) */
 };
 
@@ -79,6 +83,7 @@ static void check_emit(void *ud, enum mcp_out kind, const char *json,
         if (!json_object_get(j, "result") == !json_object_get(j, "error"))
             abort();
         s->id = json_deep_copy(json_object_get(j, "id"));
+        s->error = json_object_get(j, "error") != NULL;
     } else if (!json_is_string(json_object_get(j, "method"))) {
         abort();
     }
@@ -100,6 +105,45 @@ static void cleanup(void)
         unlink(path);
     }
     rmdir(dir);
+}
+
+/* A session, initialized (with the latest revision, as a client that
+** names one askdb does not speak gets) or not: a session takes no request
+** but ping before initialize. */
+static struct mcp_session *new_session(int init)
+{
+    static const char line[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
+        "\"params\":{\"protocolVersion\":\"latest\",\"capabilities\":{},"
+        "\"clientInfo\":{\"name\":\"fuzz\",\"version\":\"0\"}}}";
+    struct mcp_session *m = mcp_session_new(srv);
+    struct seen s = {0, 0, NULL};
+
+    if (!m)
+        abort();
+    if (init) {
+        mcp_handle(m, line, sizeof line - 1, check_emit, &s);
+        if (s.responses != 1 || s.error)
+            abort();
+        json_decref(s.id);
+    }
+    return m;
+}
+
+/* Whether in is a request that a session not initialized must refuse:
+** neither initialize nor ping, nor of the stateless revision (its
+** params._meta names a protocol version: such a request has no
+** initialize). */
+static int refused_before_initialize(json_t *in)
+{
+    const char *method = json_string_value(json_object_get(in, "method"));
+    json_t *id = json_object_get(in, "id"), *meta;
+
+    meta = json_object_get(json_object_get(in, "params"), "_meta");
+    return method && (json_is_string(id) || json_is_integer(id)) &&
+           strcmp(method, "initialize") != 0 &&
+           strcmp(method, "ping") != 0 &&
+           !json_object_get(meta, "io.modelcontextprotocol/protocolVersion");
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -132,15 +176,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     cfg.max_attempts = 1;
     if (mcp_server_new(&cfg, 1, names, paths, &srv, err, sizeof err))
         abort();
-    sess = mcp_session_new(srv);
-    if (!sess)
-        abort();
+    sess = new_session(1);
+    fresh = new_session(0);
     return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct seen s = {0, NULL};
+    struct seen s = {0, 0, NULL}, f = {0, 0, NULL};
     json_t *in, *id = NULL;
     const char *method;
 
@@ -153,11 +196,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     method = json_string_value(json_object_get(in, "method"));
     if (id && method && strcmp(method, "initialize") == 0) {
         mcp_session_free(sess);
-        sess = mcp_session_new(srv);
-        if (!sess)
+        sess = new_session(0);
+    } else {
+        mcp_handle(fresh, (const char *)data, size, check_emit, &f);
+        if (json_is_object(in) && refused_before_initialize(in) &&
+            f.responses && !f.error)
             abort();
+        json_decref(f.id);
     }
     mcp_handle(sess, (const char *)data, size, check_emit, &s);
+    /* A refused initialize leaves the session as it was, uninitialized:
+    ** the inputs after it get one that is. */
+    if (id && method && strcmp(method, "initialize") == 0 && s.error) {
+        mcp_session_free(sess);
+        sess = new_session(1);
+    }
     /* A request with a valid id and a method gets its own id back. */
     if (s.responses && json_is_string(json_object_get(in, "method")) &&
         (json_is_string(id) || json_is_integer(id)) &&

@@ -1,6 +1,6 @@
 /* test_mcp.c - the MCP message handler (src/mcp/mcp.c) without a
-** transport: JSON-RPC errors, version negotiation, a tool call with
-** progress, cancellation before a call starts. */
+** transport: JSON-RPC errors, the lifecycle, version negotiation, a tool
+** call with progress, cancellation before a call starts. */
 #define _DEFAULT_SOURCE   /* MAP_ANONYMOUS */
 #include <jansson.h>
 #include <pthread.h>
@@ -37,8 +37,26 @@ struct fixture {
     struct out out;
 };
 
-/* A session over the database at path, the model scripted with replies,
-** statements stopped after timeout_ms (0: the default). */
+/* Initialize f's session with revision 2025-11-25 and forget its answer:
+** a session takes no request but ping before initialize. */
+static void initialize(struct fixture *f)
+{
+    static const char line[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
+        "\"params\":{\"protocolVersion\":\"2025-11-25\"}}";
+
+    json_array_clear(f->out.msgs);
+    f->out.responses = 0;
+    mcp_handle(f->s, line, strlen(line), capture, &f->out);
+    assert_int_equal(f->out.responses, 1);
+    assert_non_null(json_object_get(json_array_get(f->out.msgs, 0),
+                                    "result"));
+    json_array_clear(f->out.msgs);
+    f->out.responses = 0;
+}
+
+/* An initialized session over the database at path, the model scripted
+** with replies, statements stopped after timeout_ms (0: the default). */
 static struct fixture *fixture_at(const char *path,
                                   const char *const *replies,
                                   int timeout_ms)
@@ -60,6 +78,7 @@ static struct fixture *fixture_at(const char *path,
     f->s = mcp_session_new(f->srv);
     assert_non_null(f->s);
     f->out.msgs = json_array();
+    initialize(f);
     return f;
 }
 
@@ -206,6 +225,43 @@ static void a_message_over_the_limit_is_refused_unread(void **st)
     /* The session reads on. */
     send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}");
     assert_non_null(json_object_get(last(f), "result"));
+    fixture_free(f);
+}
+
+/*
+** Before initialize a request other than ping is refused (-32600, saying
+** to send initialize first) and a notification ignored; a stateless one
+** (2026-07-28: _meta names the revision) needs no initialize.
+*/
+static void requests_before_initialize_are_refused(void **st)
+{
+    struct fixture *f = fixture_new(NULL);
+    json_t *e;
+
+    (void)st;
+    mcp_session_free(f->s);
+    f->s = mcp_session_new(f->srv);
+    assert_non_null(f->s);
+    send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+    assert_int_equal(error_code(last(f)), -32600);
+    assert_int_equal(json_integer_value(json_object_get(last(f), "id")), 1);
+    e = json_object_get(last(f), "error");
+    assert_string_equal(json_string_value(json_object_get(e, "message")),
+                        "not initialized: send initialize first (only ping "
+                        "may come before it)");
+    send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}");
+    assert_non_null(json_object_get(last(f), "result"));
+    send_line(f, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+                 "initialized\"}");
+    assert_int_equal(json_array_size(f->out.msgs), 2);
+    send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\","
+                 "\"params\":{\"_meta\":{\"io.modelcontextprotocol/"
+                 "protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/"
+                 "clientCapabilities\":{}}}}");
+    assert_non_null(json_object_get(last_result(f), "tools"));
+    initialize(f);
+    send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\"}");
+    assert_non_null(json_object_get(last_result(f), "tools"));
     fixture_free(f);
 }
 
@@ -725,6 +781,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(malformed_messages_get_errors_and_notifications_nothing),
         cmocka_unit_test(a_message_over_the_limit_is_refused_unread),
+        cmocka_unit_test(requests_before_initialize_are_refused),
         cmocka_unit_test(initialize_negotiates_the_version),
         cmocka_unit_test(ask_reports_progress_then_answers),
         cmocka_unit_test(a_call_cancelled_before_it_runs_gets_no_response),
