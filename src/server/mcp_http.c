@@ -336,13 +336,23 @@ static void *slow_main(void *arg)
     return NULL;
 }
 
-/* Whether a response is an error without an id: what mcp_parse() says
-** to a body it could not read as a message (its id unknown). */
-static int unanswerable(const char *response)
+/*
+** Whether a response is an error that says the message was not taken: one
+** without an id (what mcp_parse() says to a body it could not read as a
+** message, its id unknown), a parse error (-32700) or an invalid request
+** (-32600: not JSON-RPC 2.0, a batch outside 2025-03-26, an id in use, a
+** second initialize). /mcp answers these with 400, as the transport has a
+** server answer input it cannot accept and as the TypeScript SDK answers
+** a second initialize; the errors of a request the session took and ran
+** (-32601, -32602, -32002, -32603) come with 200.
+*/
+static int not_taken(const char *response)
 {
     json_t *o = json_loads(response, JSON_ALLOW_NUL, NULL);
-    int yes = o && json_is_null(json_object_get(o, "id")) &&
-              json_object_get(o, "error") != NULL;
+    json_t *e = json_object_get(o, "error");
+    json_int_t code = json_integer_value(json_object_get(e, "code"));
+    int yes = e && (json_is_null(json_object_get(o, "id")) ||
+                    code == -32700 || code == -32600);
 
     json_decref(o);
     return yes;
@@ -401,7 +411,7 @@ static struct MHD_Response *json_response(char *text, int *status,
 }
 
 /* The answer to a message over MCP_MAX_MESSAGE: its JSON-RPC error, with
-** 400 as for any other body that is not a message (unanswerable()). */
+** 400 as for any other body that is not a message (not_taken()). */
 static struct MHD_Response *too_long(int *status, const char **why)
 {
     struct collect col;
@@ -567,11 +577,12 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
         return MHD_create_response_from_buffer(0, (void *)"",
                                                MHD_RESPMEM_PERSISTENT);
     }
-    /* What was not a message at all (not JSON, not a request, a batch)
-    ** is answered with its error and 400, as the transport asks. */
+    /* What was not a message the session could take (not JSON, not a
+    ** request, a batch, a second initialize) is answered with its error
+    ** and 400, as the transport asks. */
     if (stateless)
         *status = stateless_status(col.response);
-    else if (!msg && unanswerable(col.response))
+    else if (not_taken(col.response))
         *status = 400;
     return json_response(col.response, status, why);
 }

@@ -390,6 +390,16 @@ async def initialize_comes_once_over_http(tmp):
         st, _, body = s.raw("POST", again, hdr)
         e = json.loads(body)["error"]
         assert e["code"] == -32600 and "already initialized" in e["message"], (st, body)
+        # With 400, as the TypeScript SDK's transport answers it, and as
+        # /mcp answers every message it cannot take (-32700, -32600); the
+        # body is the JSON-RPC error, under the request's id.
+        assert st == 400 and json.loads(body)["id"] == 2, (st, body)
+        st, _, body = s.raw("POST", {"jsonrpc": "1.0", "id": 4, "method": "ping"}, hdr)
+        r = json.loads(body)
+        assert st == 400 and r["id"] == 4 and r["error"]["code"] == -32600, (st, body)
+        # The errors of a request it takes stay 200.
+        st, _, body = s.raw("POST", {"jsonrpc": "2.0", "id": 5, "method": "nope"}, hdr)
+        assert st == 200 and json.loads(body)["error"]["code"] == -32601, (st, body)
         # Still 2025-06-18: its results have structuredContent.
         call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
                 "params": {"name": "execute_sql", "arguments": {"sql": "SELECT 1 AS n"}}}
