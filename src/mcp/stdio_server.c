@@ -26,7 +26,11 @@
 ** running calls are awaited, then the process exits.
 */
 
-/* Tool calls running at once; more are answered "busy". */
+/* Tool calls and resource reads running at once; more are answered
+** "busy" with -32000, JSON-RPC's server error, which the client may send
+** again (MCP has servers rate-limit tool calls and names no code for
+** it). Not queued: the reader would have to stop reading, and a ping or
+** a cancel would wait with the calls. */
 #define MAX_RUNNING 16
 
 /* How long a call may hold the reading before the standby takes it. */

@@ -813,6 +813,57 @@ async def a_cancelled_request_other_than_a_tool_call_gets_no_response(t):
         assert p.wait(timeout=30) == 0
 
 
+@test
+async def the_17th_request_at_once_is_told_busy(t):
+    # 16 tool calls and resource reads run at once on stdio; the 17th is
+    # not queued (the reader would have to stop reading, cancels too) but
+    # refused at once with -32000, JSON-RPC's server error, which the
+    # client may send again: MCP has servers rate-limit tool calls and
+    # names no code for it. 16 statements wait for the database behind
+    # an endless one here; cancelling that one lets them run.
+    endless = ("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) "
+               "SELECT count(*) FROM r")
+    errpath = os.path.join(t.T, "stderr_busy")
+    t.errlogs.append(errpath)
+    p = subprocess.Popen([ASKDB, "mcp", "--timeout", "20000", "shop.db"], cwd=t.W, env=ENV,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=open(errpath, "w"))
+
+    def send(msg):
+        p.stdin.write((json.dumps(msg) + "\n").encode())
+        p.stdin.flush()
+
+    def call(i, sql):
+        return {"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                "params": {"name": "execute_sql", "arguments": {"sql": sql}}}
+
+    try:
+        send(json.loads(init_line("a", "2025-11-25")))
+        assert json.loads(p.stdout.readline())["id"] == "a"
+        send(call(1, endless))
+        time.sleep(0.3)     # the statement holds the database
+        for i in range(2, 17):
+            send(call(i, "SELECT %d AS n" % i))
+        send(call(17, "SELECT 17 AS n"))
+        send({"jsonrpc": "2.0", "id": 18, "method": "ping"})
+        busy = json.loads(p.stdout.readline())
+        assert busy == {"jsonrpc": "2.0", "id": 17, "error": {"code": -32000, "message":
+                        "busy: 16 calls are running; send this one again when one "
+                        "has finished"}}, busy
+        assert json.loads(p.stdout.readline()) == {"jsonrpc": "2.0", "id": 18, "result": {}}
+        send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+              "params": {"requestId": 1}})
+        got = by_id(json.loads(p.stdout.readline()) for _ in range(15))
+        assert sorted(got) == list(range(2, 17)), sorted(got)
+        for i in range(2, 17):
+            assert got[i]["result"]["structuredContent"]["rows"] == [[i]], got[i]
+        send(call(19, "SELECT 19 AS n"))
+        r = json.loads(p.stdout.readline())
+        assert r["id"] == 19 and r["result"]["structuredContent"]["rows"] == [[19]], r
+    finally:
+        p.stdin.close()
+        assert p.wait(timeout=30) == 0
+
 
 @test
 async def many_calls_in_a_row_are_answered_in_order(t):
