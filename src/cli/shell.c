@@ -171,15 +171,18 @@ static char *trim(char *s)
 ** Where a statement typed over several lines stands: in a quote ('text',
 ** "name", `name`; a doubled quote is one; a backslash escapes the next
 ** character in an E'...' string alone: askdb's MariaDB sessions read
-** standard strings, NO_BACKSLASH_ESCAPES), in a block comment, how many
-** parentheses are open, and its last character outside them (0 for
-** none yet). A -- comment ends with its line. Lexical only, the same for
-** every engine: it tells a statement that cannot be complete yet, not
-** one that is.
+** standard strings, NO_BACKSLASH_ESCAPES), in a dollar-quoted string
+** ($$text$$, $tag$text$tag$: PostgreSQL and DuckDB alone, dollar set; in
+** SQLite $name is a parameter), in a block comment, how many parentheses
+** are open, and its last character outside them (0 for none yet). A --
+** comment ends with its line. Lexical only: it tells a statement that
+** cannot be complete yet, not one that is.
 */
 struct sql_scan {
-    char quote;
+    int dollar;       /* the engine reads dollar-quoted strings */
+    char quote;       /* '$' in a dollar-quoted string, tag its tag */
     int escapes;      /* in the quote, a backslash escapes what follows */
+    char *tag;        /* "$tag$" (malloc()ed) while quote is '$' */
     int comment;
     int depth;
     char last;
@@ -194,15 +197,53 @@ static int escape_string(const char *line, const char *s)
                                s[-2] == '_'));
 }
 
+/* PostgreSQL's identifier characters (scan.l: ident_start, ident_cont,
+** a byte of a UTF-8 character among them); a tag takes them but '$'. */
+static int ident_char(char c, int first)
+{
+    return isalpha((unsigned char)c) || c == '_' ||
+           (unsigned char)c >= 0x80 || (!first && isdigit((unsigned char)c));
+}
+
+/*
+** The length of the dollar quote "$tag$" that starts at s (a '$'), 0 when
+** none does: as PostgreSQL's scan.l reads one (dolqdelim), a tag is empty
+** or an identifier without '$', and the '$' does not continue a name or a
+** number before it (abc$$ is a name, $1 a parameter).
+*/
+static size_t dollar_quote(const char *line, const char *s)
+{
+    size_t n = 1;
+
+    if (s > line && (ident_char(s[-1], 0) || s[-1] == '$'))
+        return 0;
+    if (s[n] != '$' && !ident_char(s[n], 1))
+        return 0;
+    while (s[n] != '$' && ident_char(s[n], 0))
+        n++;
+    return s[n] == '$' ? n + 1 : 0;
+}
+
 static void sql_scan_line(struct sql_scan *sc, const char *s)
 {
     const char *line = s;
+    size_t n;
 
     for (; *s; s++) {
         if (sc->comment) {
             if (s[0] == '*' && s[1] == '/') {
                 sc->comment = 0;
                 s++;
+            }
+        } else if (sc->quote == '$') {
+            /* Only the same tag ends it: $a$ x $b$ y $a$ is one string. */
+            n = strlen(sc->tag);
+            if (strncmp(s, sc->tag, n) == 0) {
+                free(sc->tag);
+                sc->tag = NULL;
+                sc->quote = 0;
+                sc->last = '$';
+                s += n - 1;
             }
         } else if (sc->quote) {
             if (sc->escapes && *s == '\\' && s[1]) {
@@ -221,6 +262,12 @@ static void sql_scan_line(struct sql_scan *sc, const char *s)
         } else if (*s == '\'' || *s == '"' || *s == '`') {
             sc->quote = *s;
             sc->escapes = escape_string(line, s);
+        } else if (*s == '$' && sc->dollar &&
+                   (n = dollar_quote(line, s)) > 0) {
+            sc->tag = strndup(s, n);
+            /* Out of memory: read on as if the string had ended. */
+            sc->quote = sc->tag ? '$' : 0;
+            s += n - 1;
         } else if (*s != ' ' && *s != '\t' && *s != '\r') {
             if (*s == '(')
                 sc->depth++;
@@ -250,14 +297,15 @@ static int sql_open(const struct sql_scan *sc)
 ** NULL at Ctrl-C (*cut set) or out of memory; at the end of the input
 ** what was read (its error says what is missing).
 */
-static char *sql_statement(int tty, const char *hist, const char *stmt,
-                           int *cut)
+static char *sql_statement(int tty, const char *hist, int dollar,
+                           const char *stmt, int *cut)
 {
     struct sql_scan sc = {0};
     size_t len = strlen(stmt), n;
     char *text = strdup(stmt), *line, *more;
     int lines;
 
+    sc.dollar = dollar;
     sql_scan_line(&sc, stmt);
     lines = !*stmt || sql_open(&sc);
     while (text && lines && (sql_open(&sc) || sc.last != ';')) {
@@ -282,6 +330,7 @@ static char *sql_statement(int tty, const char *hist, const char *stmt,
         sql_scan_line(&sc, line);
         free(line);
     }
+    free(sc.tag);
     if (*cut) {
         free(text);
         return NULL;
@@ -365,7 +414,8 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
     struct warm warm = {0};
     askdb_agent *ag = NULL;
     askdb_status st;
-    int tty = isatty(STDIN_FILENO), rc = EXIT_ANSWERED, cut;
+    int tty = isatty(STDIN_FILENO), rc = EXIT_ANSWERED, cut, dollar;
+    const char *engine;
     FILE *talk = stdout;   /* what is said to the person, not the rows */
     char *hist = NULL, *line, *q, *text;
 
@@ -378,6 +428,10 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
     st = cli_agent_new(&o->cfg, db_path, &ag);
     if (st)
         return cli_exit_code(st);
+    /* Read before the warm-up's thread starts, which may use the handle:
+    ** the engine is known once the database is open. */
+    engine = askdb_db_engine(askdb_agent_db(ag));
+    dollar = strcmp(engine, "postgresql") == 0 || strcmp(engine, "duckdb") == 0;
     if (tty) {
         /* The results may go to a file or a pipe (askdb shell DB >
         ** rows.csv): the prompt, the line being edited and the banner
@@ -454,7 +508,7 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
             }
             askdb_free(text);
         } else if (strncmp(q, ".sql", 4) == 0 && (q[4] == ' ' || !q[4])) {
-            text = sql_statement(tty, hist, trim(q + 4), &cut);
+            text = sql_statement(tty, hist, dollar, trim(q + 4), &cut);
             if (cut) {
                 fputc('\n', talk);
             } else if (!text) {

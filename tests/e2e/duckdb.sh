@@ -376,6 +376,24 @@ shell_sql_reads_escape_strings() {
     cmp -s "$T/want" "$T/out" || fail "stdout: $(od -c "$T/out" | head -8) (stderr: $(head -c 300 "$T/err"))"
 }
 
+# A .sql statement's dollar-quoted strings ($$...$$, $tag$...$tag$, as
+# PostgreSQL reads them, DuckDB too) hold ';' and line breaks: a ';' in one
+# ended the statement, which DuckDB found unterminated. Only the same tag
+# ends one (case counts); $$ ending a name, $1 and $t without its closing
+# '$' are no quotes.
+shell_sql_reads_dollar_quoted_strings() {
+    copy_data
+    printf '%s\n' '.sql SELECT $$a;' 'b$$ AS x, $t$c;$$d$t$ AS y, $T$e$t$f$T$ AS z;' \
+        '.sql SELECT 1 AS "q$$", $_1$;$_1$ AS w' '.sql SELECT 2 AS two' >"$T/in"
+    (cd "$W" && exec timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" shell --llm-url http://127.0.0.1:9 \
+        --model test orders.csv) <"$T/in" >"$T/out" 2>"$T/err"
+    RC=$?
+    expect_rc 0
+    printf '%s\n' 'x,y,z' '"a;' 'b",c;$$d,e$t$f' 'q$$,w' '1,;' 'two' '2' >"$T/want"
+    cmp -s "$T/want" "$T/out" || fail "stdout: $(od -c "$T/out" | head -8) (stderr: $(head -c 300 "$T/err"))"
+    [ ! -s "$T/err" ] || fail "stderr: $(head -c 300 "$T/err")"
+}
+
 # A parameter has no value to bind: a syntax error in the words of the
 # other engines' (it was a runtime error, "the statement has parameters").
 parameters_are_a_syntax_error_to_repair() {
@@ -1198,7 +1216,7 @@ folder_names_beside_the_file_stay_hidden() {
 }
 
 TESTS=(schema_shows_keys_comments_samples_and_estimates other_schemas_show_qualified
-       shell_sql_reads_escape_strings
+       shell_sql_reads_escape_strings shell_sql_reads_dollar_quoted_strings
        ask_answers_from_another_schema samples_read_later_are_shown_where_their_tables_are
        sql_reads_the_same_rows_from_every_form parameters_are_a_syntax_error_to_repair
        values_convert_to_askdb_types ask_names_duckdb_and_repairs_from_its_error

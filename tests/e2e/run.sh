@@ -1808,6 +1808,15 @@ shell_sql_statements_go_over_lines() {
     expect_out 'id,first_name\n1,Olivia\n2,Alejandro\nn\n9\nx,s\n3,"a;\nb"\nfour\n4\nfive\n5\nsix\n6\n'
     [ ! -s "$T/err" ] || fail "stderr: $(cat "$T/err")"
 
+    # In SQLite $a is a parameter, and $a$ starts no dollar-quoted string
+    # (PostgreSQL's and DuckDB's alone): the line is the statement.
+    printf '%s\n' '.sql SELECT $a$ AS v;' '.sql SELECT 7 AS seven' >"$T/in"
+    STDIN="$T/in" run shell --llm-url "$URL" --model test shop.db
+    expect_rc 0
+    expect_requests 0
+    expect_out 'seven\n7\n'
+    expect_err_has 'placeholder'
+
     # On a terminal: the lines after it are typed at "   ...> ", and
     # Ctrl-C there drops the statement.
     local steps
