@@ -692,13 +692,26 @@ askdb_agent_new_with_model(const askdb_config *cfg, askdb_model *model,
 ASKDB_API askdb_db *askdb_agent_db(askdb_agent *ag);
 
 /*
+** The longest question askdb_agent_ask() takes, in characters (Unicode
+** code points, whatever their UTF-8 length). Every front end has this
+** limit: askdb serve's API and the MCP ask tool refuse a longer question
+** too. A question is something a person asks; a longer text is sent to
+** the model whole, once for each candidate.
+*/
+#define ASKDB_MAX_QUESTION 8192
+
+/*
 ** Answer one question. *out is always set (unless out of memory) and is the
 ** caller's (askdb_answer_free): on failure it lists every attempt; a NULL
 ** ag gives one that says so (ASKDB_ERR_USAGE). Returns
 ** the same status as (*out)->status: ASKDB_OK, ASKDB_ERR_NO_SQL (no valid
 ** SQL after all attempts), ASKDB_ERR_LLM / ASKDB_ERR_LLM_UNREACHABLE,
-** ASKDB_ERR_USAGE for a question of nothing but white space (asked of
-** nobody: no event, no model call, no conversation turn),
+** ASKDB_ERR_USAGE for a question of nothing but white space, one that is
+** not valid UTF-8 (the error names the first bad byte, counted from 1; a
+** question is not changed to fit) or one longer than ASKDB_MAX_QUESTION
+** characters (each asked of nobody: no event, no model call, no
+** conversation turn; the answer's question holds it with U+FFFD for a
+** bad byte),
 ** ASKDB_ERR_DB_OPEN / ASKDB_ERR_DB / ASKDB_ERR_TIMEOUT when the database
 ** failed (its schema could not be read; locked, damaged: no repair is
 ** asked), ASKDB_ERR_CANCELLED (askdb_agent_cancel), ASKDB_ERR_IO when the

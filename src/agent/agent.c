@@ -407,6 +407,41 @@ static int blank(const char *s)
     return *s == '\0';
 }
 
+/*
+** Why question cannot be asked, into msg (n bytes): nothing but white
+** space; not valid UTF-8, which it must be to reach a prompt, the trace
+** and the conversation (it was repaired, the bytes a Latin-1 terminal
+** sent shown to the model as U+FFFD: the asker is told where instead);
+** longer than ASKDB_MAX_QUESTION characters (every front end's limit:
+** askdb serve's API says as much). 0 when it can be asked.
+*/
+static int question_refused(const char *question, char *msg, size_t n)
+{
+    size_t len = strlen(question), ok = text_valid_len(question, len);
+    size_t i, chars = 0;
+
+    if (ok < len) {
+        snprintf(msg, n, "the question is not valid UTF-8: byte %zu "
+                 "(0x%02X) starts no character; askdb reads questions "
+                 "as UTF-8 (is the terminal set to another encoding?)",
+                 ok + 1, (unsigned char)question[ok]);
+        return 1;
+    }
+    if (blank(question)) {
+        snprintf(msg, n, "the question is empty");
+        return 1;
+    }
+    for (i = 0; i < len; i++)
+        chars += ((unsigned char)question[i] & 0xC0) != 0x80;
+    if (chars > ASKDB_MAX_QUESTION) {
+        snprintf(msg, n, "the question is %zu characters long, over the "
+                 "limit of %d (ASKDB_MAX_QUESTION): ask it in fewer words",
+                 chars, ASKDB_MAX_QUESTION);
+        return 1;
+    }
+    return 0;
+}
+
 /* The question's request id: the caller's (cut to fit, as valid UTF-8),
 ** else 16 random hex digits. */
 static void set_request_id(askdb_agent *ag, const char *id)
@@ -518,7 +553,7 @@ askdb_status askdb_agent_ask_opts(askdb_agent *ag, const char *question,
     enum agent_outcome o = OUT_FATAL;
     double t0 = db_now_ms();
     askdb_answer *a;
-    char *q = NULL, *h = NULL;
+    char *h = NULL;
     int bad_hint = hint && !text_valid(hint, strlen(hint));
     json_t *ev;
 
@@ -547,28 +582,22 @@ askdb_status askdb_agent_ask_opts(askdb_agent *ag, const char *question,
     if (!ag->cfg.conversation || ag->nturns == 0)
         ag->scope = atomic_fetch_add(&next_scope, 1);
     set_request_id(ag, opts ? opts->request_id : NULL);
-    /* Valid UTF-8 from here on: the question reaches every prompt, the
-    ** trace and the conversation (a terminal may send Latin-1). */
     question = question ? question : "";
-    if (!text_valid(question, strlen(question)))
-        question = q = text_repair(strdup(question));
     if (bad_hint)
         hint = h = text_repair(strdup(hint));
     a->request_id = strdup(ag->request_id);
-    a->question = question ? strdup(question) : NULL;
-    if (!question || (bad_hint && !h) || !a->question || !a->request_id) {
-        free(q);
+    /* The answer's question is valid UTF-8 even when it is refused. */
+    a->question = text_repair(strdup(question));
+    if ((bad_hint && !h) || !a->question || !a->request_id) {
         free(h);
         snprintf(ag->errmsg, sizeof ag->errmsg, "out of memory");
         a->status = ASKDB_ERR_NOMEM;
         a->error = strdup("out of memory");
         return a->status;
     }
-    if (blank(question)) {
-        /* Nothing to ask: no model call, no turn of the conversation. */
-        free(q);
+    if (question_refused(question, ag->errmsg, sizeof ag->errmsg)) {
+        /* Nothing asked: no model call, no turn of the conversation. */
         free(h);
-        snprintf(ag->errmsg, sizeof ag->errmsg, "the question is empty");
         a->status = ASKDB_ERR_USAGE;
         a->error = strdup(ag->errmsg);
         return a->status;
@@ -610,7 +639,6 @@ askdb_status askdb_agent_ask_opts(askdb_agent *ag, const char *question,
     }
     finish(&st, step);
     state_free(&st);
-    free(q);
     free(h);
     a->t.total_ms = db_now_ms() - t0;
     snprintf(ag->errmsg, sizeof ag->errmsg, "%s", a->error ? a->error : "");

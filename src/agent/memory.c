@@ -598,6 +598,16 @@ static int make_store(struct memory *m, char *err, size_t errlen)
     return 0;
 }
 
+/* The characters (code points) of s, valid UTF-8. */
+static size_t chars_of(const char *s)
+{
+    size_t c = 0;
+
+    for (; *s; s++)
+        c += ((unsigned char)*s & 0xC0) != 0x80;
+    return c;
+}
+
 /* Trimmed copies of question and sql, checked for emptiness and size.
 ** 0, or -1 with the reason in err (*q and *s NULL). */
 static int clean_pair(const char *question, const char *sql, char **q,
@@ -611,9 +621,6 @@ static int clean_pair(const char *question, const char *sql, char **q,
         snprintf(err, errlen, "the question is empty");
     else if (!*s || !**s)
         snprintf(err, errlen, "the SQL is empty");
-    else if (strlen(*q) > MEMORY_MAX_QUESTION)
-        snprintf(err, errlen, "the question is longer than %d bytes",
-                 MEMORY_MAX_QUESTION);
     else if (strlen(*s) > MEMORY_MAX_SQL)
         snprintf(err, errlen, "the SQL is longer than %d bytes",
                  MEMORY_MAX_SQL);
@@ -622,6 +629,10 @@ static int clean_pair(const char *question, const char *sql, char **q,
         snprintf(err, errlen, "the question is not valid UTF-8");
     else if (!text_valid(*s, strlen(*s)))
         snprintf(err, errlen, "the SQL is not valid UTF-8");
+    else if (chars_of(*q) > MEMORY_MAX_QUESTION)
+        snprintf(err, errlen, "the question is %zu characters long, over "
+                 "the limit of %d (ASKDB_MAX_QUESTION)", chars_of(*q),
+                 MEMORY_MAX_QUESTION);
     else
         return 0;
     free(*q);

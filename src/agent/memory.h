@@ -40,8 +40,10 @@ struct memory_pair {
     double score;
 };
 
-/* Longest question and SQL accepted, in bytes. */
-#define MEMORY_MAX_QUESTION 4096
+/* Longest question accepted, in characters: the one a question may have
+** (ASKDB_MAX_QUESTION), so that every question asked can be learned; the
+** longest SQL, in bytes. */
+#define MEMORY_MAX_QUESTION ASKDB_MAX_QUESTION
 #define MEMORY_MAX_SQL 65536
 
 /*

@@ -95,7 +95,7 @@ static int help(const char *cmd)
               "Answer one question: schema -> SQL from the model -> checks\n"
               "-> read-only execution -> repair on failure -> rows.\n"
               "QUESTION is one argument, in quotes: askdb ask shop.db\n"
-              "\"how many orders?\"\n\n",
+              "\"how many orders?\"; at most 8192 characters of UTF-8.\n\n",
               stdout);
         fputs(help_output, stdout);
         fputs(cli_limits_help, stdout);

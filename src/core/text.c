@@ -47,17 +47,22 @@ size_t text_char_len(const char *s, size_t n, int keep_nul)
     return len;
 }
 
-int text_valid(const char *s, size_t len)
+size_t text_valid_len(const char *s, size_t len)
 {
     size_t i = 0, k;
 
     while (i < len) {
         k = text_char_len(s + i, len - i, 0);
         if (!k)
-            return 0;
+            break;
         i += k;
     }
-    return 1;
+    return i;
+}
+
+int text_valid(const char *s, size_t len)
+{
+    return text_valid_len(s, len) == len;
 }
 
 size_t text_cut(const char *s, size_t len, size_t max)

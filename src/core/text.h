@@ -36,6 +36,10 @@ int text_ends_nocase(const char *s, const char *suffix);
 /* Whether s[0..len) is valid UTF-8 without NUL bytes. */
 int text_valid(const char *s, size_t len);
 
+/* The bytes of s[0..len) before the first that starts no valid UTF-8
+** character (or a NUL): len when all of it is valid. */
+size_t text_valid_len(const char *s, size_t len);
+
 /* The longest prefix of s[0..len) of at most max bytes that does not end
 ** inside a UTF-8 sequence (valid input stays valid). */
 size_t text_cut(const char *s, size_t len, size_t max);

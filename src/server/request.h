@@ -5,11 +5,13 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "askdb.h"
+
 /* The limits of the API's strings, in characters (Unicode code points) as
 ** the OpenAPI document's maxLength counts them: a question or a statement
 ** may be up to 4 times as many bytes (a name is ASCII, serve.c). */
 #define SRV_MAX_NAME 127        /* characters of a database name */
-#define SRV_MAX_QUESTION 8192   /* characters of a question */
+#define SRV_MAX_QUESTION ASKDB_MAX_QUESTION /* the library's: 8192 */
 #define SRV_MAX_SQL 65536       /* characters of a statement */
 #define SRV_MAX_CONV_ID 36      /* bytes of a conversation id */
 

@@ -1837,6 +1837,36 @@ shell_sql_statements_go_over_lines() {
 
 }
 
+questions_are_utf8_of_at_most_8192_characters() {
+    # A question is text a person typed: one with a byte that starts no
+    # UTF-8 character (a Latin-1 terminal) went to the model with U+FFFD
+    # in its place, and one of 380 KB went whole (once per candidate). The
+    # library refuses both (ASKDB_MAX_QUESTION: 8192 characters, as askdb
+    # serve takes), for ask and the shell alike; nothing reaches the model.
+    copy_db
+    start_llm "$(always "$(fence "SELECT 1 AS one")")"
+    run ask --llm-url "$URL" --model test shop.db "$(printf 'How many live in M\351xico?')"
+    expect_rc 2
+    expect_err_has "askdb: the question is not valid UTF-8: byte 19 (0xE9) starts no character; askdb reads questions as UTF-8 (is the terminal set to another encoding?)"
+    run ask --llm-url "$URL" --model test shop.db "$(head -c 8193 /dev/zero | tr '\0' a)"
+    expect_rc 2
+    expect_err_has "askdb: the question is 8193 characters long, over the limit of 8192 (ASKDB_MAX_QUESTION): ask it in fewer words"
+    expect_requests 0
+    # 8192 characters of 2 bytes each are a question.
+    run ask --llm-url "$URL" --model test --no-question-check --candidates 1 shop.db "$("$PY" -c 'print("é" * 8192)')"
+    expect_rc 0
+    expect_requests 1
+
+    start_llm "$(always "$(fence "SELECT 1 AS one")")"
+    { printf 'caf\303\n'; head -c 380000 /dev/zero | tr '\0' b; printf '\n.sql SELECT 2 AS two\n'; } >"$T/in"
+    STDIN="$T/in" run shell --llm-url "$URL" --model test shop.db
+    expect_rc 0
+    expect_requests 0
+    expect_out 'two\n2\n'
+    expect_err_has "askdb: the question is not valid UTF-8: byte 4 (0xC3) starts no character"
+    expect_err_has "askdb: the question is 380000 characters long, over the limit of 8192 (ASKDB_MAX_QUESTION)"
+}
+
 shell_script_exits_with_its_last_lines_code() {
     # A script's exit code is its last line's, as sqlite3's is: an error
     # of the shell itself (.sql without a statement, an unknown command)
@@ -2339,8 +2369,10 @@ PY
     done
     [ ! -s "$T/bad" ] || fail "$(cat "$T/bad")"
 
-    # Names, SQL, questions and messages that are not UTF-8 are repaired,
-    # never dropped: the columns still line up with the rows.
+    # Names, SQL and messages that are not UTF-8 are repaired, never
+    # dropped: the columns still line up with the rows. A question that is
+    # not UTF-8 is refused (exit 2), its JSON valid, the question in it
+    # repaired.
     run sql -f json shop.db $'SELECT 1 AS "caf\xe9", 2 AS n -- \xff'
     expect_rc 0
     pycheck '
@@ -2357,10 +2389,12 @@ assert j["error"] == "no such table: t\ufffd", j.get("error")
 '
     start_llm "$(replies "$(fence 'SELECT 1 AS "x"')")"
     run ask --llm-url "$URL" --model test --no-question-check -f json shop.db $'Caf\xe9 count?'
-    expect_rc 0
+    expect_rc 2
+    expect_requests 0
     pycheck '
 j = json.loads(out)
 assert j["question"] == "Caf\ufffd count?", j.get("question")
+assert j["status"] == "usage" and "byte 4 (0xE9)" in j["error"], j
 '
 }
 
@@ -3003,6 +3037,7 @@ TESTS=(
     anthropic_provider_uses_messages_api
     shell_answers_questions_and_dot_commands
     shell_script_exits_with_its_last_lines_code
+    questions_are_utf8_of_at_most_8192_characters
     shell_sql_statements_go_over_lines
     extracts_sql_from_prose_and_bare_replies
     reply_without_sql_is_repaired_as_no_sql

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -1136,22 +1137,61 @@ static void cut_values_stay_utf8_in_plan_and_answer(void **state)
     assert_string_equal(a->text, "The Paris tour.");
 }
 
-/* A question that is not UTF-8 (a Latin-1 terminal) is repaired once, at
-** the start: the prompt and the trace's question event carry U+FFFD. */
-static void question_not_utf8_is_repaired(void **state)
+/* A question that is not UTF-8 (a Latin-1 terminal) is refused, saying
+** at which byte: it was repaired, the model asked about "M\uFFFDxico".
+** Nothing is asked: no model call, no trace line. */
+static void question_not_utf8_is_refused(void **state)
 {
     static const char *const r[] = {"SELECT count(*) FROM customers", NULL};
     struct steps *t = steps(state, r);
-    char path[128], ev[8192];
+    char path[128];
+    struct stat sb;
+    askdb_answer *a;
 
     assert_int_equal(tmpfile_make(path, sizeof path, "trace"), 0);
     t->cfg.trace_path = path;
-    ask(t, "How many customers live in M\xe9xico?", ASKDB_OK);
-    assert_int_equal(t->s.invalid, 0);
-    assert_non_null(strstr(t->s.last_user, "live in M\xef\xbf\xbdxico?"));
-    trace_steps(path, "question", ev, sizeof ev);
-    assert_non_null(strstr(ev, "M\xef\xbf\xbdxico?"));
+    a = ask(t, "How many customers live in M\xe9xico?", ASKDB_ERR_USAGE);
+    assert_string_equal(a->error,
+                        "the question is not valid UTF-8: byte 29 (0xE9) "
+                        "starts no character; askdb reads questions as "
+                        "UTF-8 (is the terminal set to another encoding?)");
+    assert_string_equal(a->question,
+                        "How many customers live in M\xef\xbf\xbdxico?");
+    assert_int_equal(t->s.calls, 0);
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_size, 0);
+    /* A character cut short at the end too. */
+    a = ask(t, "caf\xc3", ASKDB_ERR_USAGE);
+    assert_non_null(strstr(a->error, "byte 4 (0xC3)"));
     unlink(path);
+}
+
+/* A question of more than ASKDB_MAX_QUESTION characters is refused
+** before the model sees it (it was sent whole, once per candidate);
+** characters, not bytes: as many in Japanese as in English. */
+static void question_over_the_limit_is_refused(void **state)
+{
+    static const char *const r[] = {"SELECT count(*) FROM customers", NULL};
+    struct steps *t = steps(state, r);
+    size_t n = ASKDB_MAX_QUESTION, i;
+    char *q = malloc(3 * (n + 1) + 1);
+    askdb_answer *a;
+
+    assert_non_null(q);
+    for (i = 0; i <= n; i++)
+        memcpy(q + 3 * i, "\xe3\x81\x82", 3);   /* a hiragana */
+    q[3 * (n + 1)] = '\0';
+    a = ask(t, q, ASKDB_ERR_USAGE);
+    assert_string_equal(a->error,
+                        "the question is 8193 characters long, over the "
+                        "limit of 8192 (ASKDB_MAX_QUESTION): ask it in "
+                        "fewer words");
+    assert_int_equal(t->s.calls, 0);
+    /* ASKDB_MAX_QUESTION characters (3 times the bytes) are asked. */
+    q[3 * n] = '\0';
+    ask(t, q, ASKDB_OK);
+    assert_true(t->s.calls > 0);
+    free(q);
 }
 
 /* Values of a Latin-1 database are not UTF-8: the model could not write
@@ -1353,7 +1393,8 @@ int main(void)
         T(values_found_go_into_the_prompt),
         T(empty_result_names_where_the_value_is),
         T(cut_values_stay_utf8_in_plan_and_answer),
-        T(question_not_utf8_is_repaired),
+        T(question_not_utf8_is_refused),
+        T(question_over_the_limit_is_refused),
         T(latin1_values_are_left_out_of_the_prompt),
         T(answer_describes_the_result_that_stands),
         T(failed_value_lookup_is_not_a_failed_question),
