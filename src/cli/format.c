@@ -342,26 +342,56 @@ static size_t width(const char *s)
     return width_cut(s, 0, NULL, NULL);
 }
 
-/* Width as printed in Markdown, where '|' is escaped as "\|". */
+/*
+** In Markdown a cell is one line of a table row: a '|' in it is escaped as
+** "\|", and a line break (CR LF, LF or CR) is GitHub's "<br>", which a
+** table cell takes; every other control character is a space, as in a
+** table. md_break() is the bytes of a line break at s, 0 when none.
+*/
+#define MD_BREAK "<br>"
+
+static size_t md_break(const char *s)
+{
+    if (s[0] == '\r' && s[1] == '\n')
+        return 2;
+    return s[0] == '\n' || s[0] == '\r';
+}
+
+/* Width as printed (in Markdown when md: md_break(), "\|"). */
 static size_t md_width(const char *s, int md)
 {
-    size_t w = width(s);
+    size_t w = width(s), n;
 
-    for (; md && *s; s++)
-        if (*s == '|')
-            w++;
+    while (md && *s) {
+        n = md_break(s);
+        if (n) {
+            /* width() counted each of its bytes as a space. */
+            w += strlen(MD_BREAK) - n;
+            s += n;
+            continue;
+        }
+        w += *s == '|';
+        s++;
+    }
     return w;
 }
 
 /* The first len bytes of a cell of a table or Markdown output (s ends
 ** with a NUL after them or later): one line, every control character a
-** space (these formats are for people, even in a file). */
+** space (these formats are for people, even in a file), in Markdown a
+** line break "<br>". */
 static void put_clean(FILE *out, const char *s, size_t len, int md)
 {
     const char *with, *end = s + len;
     size_t n;
 
     while (s < end && *s) {
+        n = md ? md_break(s) : 0;
+        if (n) {
+            fputs(MD_BREAK, out);
+            s += n;
+            continue;
+        }
         n = next_char(s, &with);
         if (with)
             fputs(with, out);

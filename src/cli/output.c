@@ -274,16 +274,37 @@ static void print_confidence(FILE *out, int markdown, const askdb_answer *a)
     fputs(")\n", out);
 }
 
+static void fence(size_t n)
+{
+    while (n--)
+        fputc('`', stdout);
+}
+
 /* The SQL before the rows (--show-sql, --dry-run) in format f (not
 ** JSON, which holds it). A dry run's SQL is its whole output: always
 ** stdout. Shown next to CSV rows it goes to stderr to keep the CSV
 ** clean. */
 static void print_sql(int f, int dry_run, const char *sql)
 {
-    format_printf(f == FMT_CSV && !dry_run ? stderr : stdout, "%s%s\n",
-                  f == FMT_MARKDOWN ? "```sql\n" : "", sql);
-    if (f == FMT_MARKDOWN)
-        fputs("```\n", stdout);
+    size_t n = 3, run = 0;
+    const char *s;
+
+    if (f != FMT_MARKDOWN) {
+        format_printf(f == FMT_CSV && !dry_run ? stderr : stdout, "%s\n",
+                      sql);
+        return;
+    }
+    /* A fence of more backticks than the SQL has in a row (CommonMark):
+    ** a ``` in a string or comment of it does not end the block. */
+    for (s = sql; *s; s++) {
+        run = *s == '`' ? run + 1 : 0;
+        if (run >= n)
+            n = run + 1;
+    }
+    fence(n);
+    format_printf(stdout, "sql\n%s\n", sql);
+    fence(n);
+    fputc('\n', stdout);
 }
 
 int cli_answer(askdb_agent *ag, const struct cli_opts *o,

@@ -805,6 +805,15 @@ output_formats_are_exact() {
         '| 2   | Smith, "Jo" |       |' \
         '| 3   | Zoë         | 12.0  |'
 
+    # A Markdown cell is one line: a line break in a value (LF, CR LF or
+    # CR) is GitHub's <br>, a '|' is escaped, another control a space.
+    run sql -f md shop.db "SELECT 'a' || char(10) || 'b|c' || char(13, 10) || 'd' || char(13) || 'e' || char(9) || 'f' AS v, 1 AS n"
+    expect_rc 0
+    expect_out '%s\n' \
+        '| v                     | n   |' \
+        '| --------------------- | --- |' \
+        '| a<br>b\|c<br>d<br>e f | 1   |'
+
     run sql --format json shop.db "$FMT_SQL"
     expect_rc 0
     pycheck '
@@ -2141,6 +2150,12 @@ sql_show_sql_prints_the_statement_and_refuses_ask_only_options() {
     run sql --show-sql -f markdown shop.db "SELECT 1 AS x"
     expect_rc 0
     expect_out '```sql\nSELECT 1 AS x\n```\n| x   |\n| --- |\n| 1   |\n'
+    # A ``` in the statement does not end its block: the fence is longer
+    # than any run of backticks in it (CommonMark).
+    run sql --show-sql -f md shop.db "SELECT '\`\`\`' AS x, '\`\`\`\`' AS \"y\""
+    expect_rc 0
+    expect_out '%s\n' '`````sql' "SELECT '\`\`\`' AS x, '\`\`\`\`' AS \"y\"" '`````' \
+        '| x   | y    |' '| --- | ---- |' '| ``` | ```` |'
     before=$(snapshot)
     run sql --dry-run shop.db "SELECT 1 AS x"
     expect_rc 2
