@@ -548,7 +548,8 @@ static int too_wide(FILE *out, const size_t *w, int ncols)
 ** A table wider than the terminal, a record at a time, as psql's
 ** expanded display (\x auto) shows it: a line per column, its name and
 ** its value; wrapped by the terminal, a wide table's rows no longer read
-** as rows. w[] holds the columns' widths. Returns 1 when a cell was cut.
+** as rows. w[] holds the columns' widths. With no rows, the column names
+** alone, a line each, under "-[ NO ROWS ]". Returns 1 when a cell was cut.
 */
 static int print_records(FILE *out, const askdb_result *r, const size_t *w,
                          const char *dim)
@@ -564,6 +565,18 @@ static int print_records(FILE *out, const askdb_result *r, const size_t *w,
             nw = k;
         if (w[c] > vw)
             vw = w[c];
+    }
+    if (r->nrows == 0) {
+        /* No record to show, but the columns it would have, as a table
+        ** of no rows shows its header (psql's \x shows none). */
+        head = (size_t)fprintf(out, "-[ NO ROWS ]");
+        for (k = head; k < nw + 3 + vw && k + 1 < cols; k++)
+            fputc('-', out);
+        fputc('\n', out);
+        for (c = 0; c < r->ncols; c++) {
+            cut |= put_cell(out, r->cols[c], 0, 0, 0);
+            fputc('\n', out);
+        }
     }
     for (i = 0; i < r->nrows; i++) {
         head = (size_t)fprintf(out, "-[ RECORD %ld ]", i + 1);

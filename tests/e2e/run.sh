@@ -2597,6 +2597,16 @@ assert "city         | \x1b[2mNULL\x1b[22m\n" in o and o.endswith("(2 rows)\n"),
     run sql -f table shop.db "$sql"
     expect_rc 0
     expect_out_lacks "RECORD"
+    # No rows: the columns still, a line each (a table of no rows shows
+    # its header; psql's \x shows nothing but the count).
+    PTY_COLS=50 run_pty '[]' sql shop.db "SELECT id, first_name, email, 1 AS a_column_name_that_takes_room FROM customers WHERE id < 0"
+    expect_rc 0
+    pycheck '
+o = out.replace("\r\n", "\n")
+rule = "-" * 37   # to the terminal: 49 columns
+want = "-[ NO ROWS ]%s\nid\nfirst_name\nemail\na_column_name_that_takes_room\n(0 rows)\n" % rule
+assert o.endswith(want), "\n" + o
+'
 }
 
 # A terminal draws an emoji with a skin-tone modifier, a ZWJ sequence and
