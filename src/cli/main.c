@@ -52,11 +52,12 @@ static const char usage_main[] =
 
 static const char help_output[] =
     "Output:\n"
-    "  -f, --format FMT      table, csv, json or markdown (default: table on\n"
-    "                        a terminal, csv otherwise; CSV lines end in\n"
-    "                        LF, not CRLF; a table cell shows 100\n"
+    "  -f, --format FMT      table, csv, json or markdown (also md; default:\n"
+    "                        table on a terminal, csv otherwise; CSV lines\n"
+    "                        end in LF, not CRLF; a table cell shows 100\n"
     "                        columns at most; a table too wide for the\n"
-    "                        terminal, a record at a time)\n"
+    "                        terminal, a record at a time; a line break\n"
+    "                        in a Markdown cell is <br>)\n"
     "      --show-sql        print the SQL before the rows\n";
 
 /* The options of ask and shell that follow cli_model_help's "Agent:". */
@@ -110,12 +111,15 @@ static int help(const char *cmd)
               "  .sql STATEMENT   run one read-only statement\n"
               "                   (.sql alone, or a line left open\n"
               "                   or ending with a comma: the lines\n"
-              "                   up to one ending with ';')\n"
+              "                   up to one ending with ';'; a\n"
+              "                   $$...$$ string is a quote on\n"
+              "                   PostgreSQL and DuckDB)\n"
               "  .schema          print the schema as the model sees it\n"
               "  .new             forget the conversation: the next\n"
               "                   question is not a follow-up\n"
               "  .help            list the commands\n"
-              "  .quit            leave (also Ctrl-D)\n"
+              "  .quit, .exit     leave (also Ctrl-D)\n"
+              "A question is at most 8192 characters of UTF-8.\n"
               "Ctrl-C stops the question or .sql that runs, or drops the\n"
               "line being typed.\n"
               "Follow-up questions (\"and only for 2023?\") are read in\n"

@@ -19,12 +19,13 @@ static const char shell_help[] =
     "  .sql             alone, or with a line that leaves a quote, comment\n"
     "                   or parenthesis open or ends with a comma: the\n"
     "                   statement goes on up to a line ending with ';'\n"
-    "                   (Ctrl-C drops it)\n"
+    "                   (Ctrl-C drops it; PostgreSQL's and DuckDB's\n"
+    "                   $$...$$ and $tag$...$tag$ strings are quotes)\n"
     "  .schema          print the schema as the model sees it\n"
     "  .new             forget the conversation: the next question is not\n"
     "                   a follow-up of the earlier ones\n"
     "  .help            this text\n"
-    "  .quit            leave (also Ctrl-D)\n";
+    "  .quit, .exit     leave (also Ctrl-D)\n";
 
 /* History file: $XDG_STATE_HOME/askdb/history, else
 ** ~/.local/state/askdb/history. Returns a malloc()ed path or NULL. The

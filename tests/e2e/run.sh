@@ -1795,6 +1795,18 @@ LIMIT 5;")")"
     expect_rc 1
     expect_err_has "refused"
     [ "$(sha "$W/shop.db")" = "$sum0" ] || fail "shell .sql changed the database"
+
+    # .exit leaves as .quit does; .help and 'askdb help shell' say so
+    # (neither did), and the -f help names md, which -f takes.
+    printf '.help\n.exit\n.sql SELECT 2 AS after_exit\n' >"$T/in4"
+    STDIN="$T/in4" run shell --llm-url "$URL" --model test shop.db
+    expect_rc 0
+    expect_out_has '  .quit, .exit     leave (also Ctrl-D)'
+    expect_out_lacks 'after_exit'
+    run help shell
+    expect_rc 0
+    expect_out_has '  .quit, .exit     leave (also Ctrl-D)'
+    expect_out_has 'table, csv, json or markdown (also md;'
 }
 
 shell_sql_statements_go_over_lines() {
