@@ -1069,6 +1069,19 @@ refuses_escapes_and_keeps_data_unchanged() {
     [ "$before" = "$(checksum)" ] || fail "the data changed through the shell"
 }
 
+# A .sql statement's dollar-quoted strings hold ';' and line breaks: the
+# shell read a ';' in one at a line's end as the statement's end (PostgreSQL:
+# 'unterminated dollar-quoted string'). Only the same tag ends one.
+shell_sql_reads_dollar_quoted_strings() {
+    printf '%s\n' '.sql SELECT $$a;' 'b$$ AS x, $fn$ c;$$d $fn$ AS y, $Q$e$q$f$Q$ AS z;' \
+        '.sql SELECT 2 AS two' >"$T/in"
+    (cd "$T" && exec timeout 30 "$ASKDB" shell --llm-url http://127.0.0.1:9/v1 --model test "$READER") <"$T/in" >"$T/out" 2>"$T/err"
+    RC=$?
+    expect_rc 0
+    pycheck 'assert out.splitlines() == ["x,y,z", "\"a;", "b\", c;$$d ,e$q$f", "two", "2"], out'
+    [ ! -s "$T/err" ] || fail "stderr: $(head -c 300 "$T/err")"
+}
+
 # What the read-only transaction does not stop and the ROLLBACK does not
 # take back: a message written to the WAL, a transaction ID, a replication
 # slot, an index changed in place, statistics reset, and the functions that
@@ -2492,6 +2505,7 @@ connect_timeout_of_0_is_refused() {
 
 TESTS=(
     ambiguous_url_never_shows_part_of_the_password
+    shell_sql_reads_dollar_quoted_strings
     schema_shows_keys_comments_and_estimates
     other_schemas_show_qualified
     partitions_show_when_their_parent_is_not_readable
