@@ -1067,6 +1067,10 @@ static json_t *tool_ask(struct mcp_call *c, json_t *args)
         r = tool_error("out of memory");
     else if (st == ASKDB_ERR_CANCELLED)
         r = tool_error("cancelled");
+    else if (st == ASKDB_ERR_USAGE)
+        /* Nothing was asked (a question not UTF-8 or over
+        ** ASKDB_MAX_QUESTION): no attempts to count. */
+        r = tool_error("%s", a->error ? a->error : askdb_status_str(st));
     else if (st == ASKDB_ERR_LLM || st == ASKDB_ERR_LLM_UNREACHABLE ||
              st == ASKDB_ERR_UNSUPPORTED)
         r = tool_error("the model failed: %s (check the model options "

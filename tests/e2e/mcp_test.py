@@ -600,6 +600,21 @@ async def ask_without_valid_sql_is_a_tool_error(t):
 
 
 @test
+async def ask_refuses_a_question_over_the_limit_as_such(t):
+    # A question over ASKDB_MAX_QUESTION (8192 characters, as askdb serve
+    # takes) is refused by the library before any model call; the tool
+    # error says why, not "no answer after 0 attempts".
+    t.start_llm([{"content": fence("SELECT 1 AS one"), "repeat": True}])
+    async with t.session(*t.model_args(), "shop.db") as (s, _):
+        r = await s.call_tool("ask", {"question": "\u8868" * 8193})
+        assert r.isError, r.content
+        text = r.content[0].text
+        assert text == ("the question is 8193 characters long, over the limit "
+                        "of 8192 (ASKDB_MAX_QUESTION): ask it in fewer words"), text
+    assert t.nreq() == 0
+
+
+@test
 async def cancelled_ask_stops_and_the_database_is_free_again(t):
     slow = "SELECT 'slow' AS which"
     fast = "SELECT 'fast' AS which"
