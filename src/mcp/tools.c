@@ -26,6 +26,9 @@
 ** (and is required when there are several, but for search_objects), and
 ** execute_sql's {dialect} the SQL dialect of the databases served.
 */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 static const char tool_defs[] =
 "["
 "{\"name\":\"list_databases\",\"title\":\"List databases\","
@@ -74,7 +77,8 @@ static const char tool_defs[] =
 "Returns the SQL, rows, confidence and attempts. Slower than "
 "execute_sql.\","
 "\"inputSchema\":{\"type\":\"object\",\"properties\":{"
-"\"database\":{\"type\":\"string\"},\"question\":{\"type\":\"string\"},"
+"\"database\":{\"type\":\"string\"},\"question\":{\"type\":\"string\","
+"\"maxLength\":" STR(ASKDB_MAX_QUESTION) "},"
 "\"hint\":{\"type\":\"string\",\"description\":\"what you know that the "
 "schema does not say\"}},\"required\":[\"question\"]},"
 "\"outputSchema\":{\"$ref\":\"#/$defs/rows\"}},"
