@@ -346,9 +346,22 @@ static size_t width(const char *s)
 ** In Markdown a cell is one line of a table row: a '|' in it is escaped as
 ** "\|", and a line break (CR LF, LF or CR) is GitHub's "<br>", which a
 ** table cell takes; every other control character is a space, as in a
-** table. md_break() is the bytes of a line break at s, 0 when none.
+** table. '<' and '&' are "&lt;" and "&amp;", so that a value shows as it
+** is, not as HTML, an autolink or an entity ("<b>x</b>", "<a@b.c>",
+** "&copy;"). md_break() is the bytes of a line break at s, 0 when none;
+** md_escape() the text of the character c, NULL when it is itself.
 */
 #define MD_BREAK "<br>"
+
+static const char *md_escape(char c)
+{
+    switch (c) {
+    case '|': return "\\|";
+    case '<': return "&lt;";
+    case '&': return "&amp;";
+    default: return NULL;
+    }
+}
 
 static size_t md_break(const char *s)
 {
@@ -357,10 +370,11 @@ static size_t md_break(const char *s)
     return s[0] == '\n' || s[0] == '\r';
 }
 
-/* Width as printed (in Markdown when md: md_break(), "\|"). */
+/* Width as printed (in Markdown when md: md_break(), md_escape()). */
 static size_t md_width(const char *s, int md)
 {
     size_t w = width(s), n;
+    const char *e;
 
     while (md && *s) {
         n = md_break(s);
@@ -370,7 +384,8 @@ static size_t md_width(const char *s, int md)
             s += n;
             continue;
         }
-        w += *s == '|';
+        if ((e = md_escape(*s)) != NULL)
+            w += strlen(e) - 1;
         s++;
     }
     return w;
@@ -395,8 +410,8 @@ static void put_clean(FILE *out, const char *s, size_t len, int md)
         n = next_char(s, &with);
         if (with)
             fputs(with, out);
-        else if (md && *s == '|')
-            fputs("\\|", out);
+        else if (md && md_escape(*s))
+            fputs(md_escape(*s), out);
         else
             fwrite(s, 1, n, out);
         s += n;

@@ -814,6 +814,15 @@ output_formats_are_exact() {
         '| --------------------- | --- |' \
         '| a<br>b\|c<br>d<br>e f | 1   |'
 
+    # '<' and '&' are entities: a value shows as it is, not as HTML, an
+    # autolink or an entity; the widths count what is printed.
+    run sql -f md shop.db "SELECT '<b>x</b> & <a@b.c> &copy;' AS \"<v>\""
+    expect_rc 0
+    expect_out '%s\n' \
+        '| &lt;v>                                     |' \
+        '| ------------------------------------------ |' \
+        '| &lt;b>x&lt;/b> &amp; &lt;a@b.c> &amp;copy; |'
+
     run sql --format json shop.db "$FMT_SQL"
     expect_rc 0
     pycheck '
