@@ -106,8 +106,9 @@ def model_script():
     # the page's question waits in the queue.
     s += [{"content": fence("SELECT COUNT(*) AS n FROM products"), "delay_ms": 3000}]
     s += [{"content": fence(SQL_QUEUE)}, {"content": A_QUEUE}]
-    # Questions cancelled once the model has them: the Cancel button, Escape.
-    s += [{"content": fence("SELECT name FROM products"), "delay_ms": 20000}] * 2
+    # Questions cancelled once the model has them: the Cancel button,
+    # Escape, the Cancel button with the next question typed meanwhile.
+    s += [{"content": fence("SELECT name FROM products"), "delay_ms": 20000}] * 3
     s += [{"content": fence(SQL_PHONE)}, {"content": A_PHONE}]
     return s
 
@@ -691,6 +692,14 @@ def shows_its_place_in_the_queue(t):
     check(turn.find_element(By.CSS_SELECTOR, ".sql-box code").text.strip() == SQL_QUEUE, "SQL after the queue")
 
 
+def in_view(page, node):
+    """Whether node's top (a question's heading) is within the log's view."""
+    return page.js("""
+        const log = document.querySelector('#log').getBoundingClientRect();
+        const r = arguments[0].getBoundingClientRect();
+        return r.top >= log.top - 1 && r.top < log.bottom - 20;""", node)
+
+
 def cancels_a_running_question(t):
     before = len(t.servers.requests())
     turn = t.page.ask(Q_SLOW, wait=False)
@@ -699,10 +708,13 @@ def cancels_a_running_question(t):
     wait_for(lambda: "so far" in t.page.js(
         "const e = arguments[0].querySelector('.steps li.run .elapsed'); return e ? e.textContent : ''", turn),
         "the running step's time so far", 5)
-    # A reader who scrolled up to an earlier answer is not pulled down by
-    # the steps that follow.
+    # A reader who scrolled up to an earlier answer is not pulled down
+    # while the question runs (its time so far ticks on).
     scrollable = t.page.js("const l = document.querySelector('#log'); l.scrollTop = 0;"
                            "return l.scrollHeight - l.clientHeight > 400")
+    check(scrollable, "the log is too short to test its scrolling")
+    time.sleep(1.2)
+    check(t.page.js("return document.querySelector('#log').scrollTop") == 0, "the log scrolled while the question ran")
     t0 = time.time()
     t.page.q("#cancel").click()
     wait_for(lambda: turn.get_attribute("data-state"), "the cancel", timeout=3)
@@ -711,9 +723,22 @@ def cancels_a_running_question(t):
     check(any("Cancelled" in s for s in t.page.steps(turn)), "no Cancelled step")
     check(not t.page.q("#cancel").is_displayed(), "Cancel still shown")
     check(not turn.find_elements(By.CSS_SELECTOR, ".elapsed"), "the time so far stays after the cancel")
-    check(scrollable, "the log is too short to test its scrolling")
-    check(t.page.js("return document.querySelector('#log').scrollTop") == 0, "the log scrolled to the end")
     check(t.page.q("#ask-btn").is_enabled(), "Ask disabled after the cancel")
+    # Whoever pressed Cancel sees what they cancelled, not the earlier
+    # answer they had scrolled to while it ran (the status said
+    # "Cancelled" under an answered question): its heading in view,
+    # marked as cancelled, and its text back in the box, the cursor there,
+    # to be edited and asked again.
+    time.sleep(0.3)
+    check(in_view(t.page, turn.find_element(By.CSS_SELECTOR, ".q")), "the cancelled question is out of view")
+    marks = [m.text for m in turn.find_elements(By.CSS_SELECTOR, ".cancelled-mark") if m.is_displayed()]
+    check(marks == ["Cancelled"], "the question is not marked as cancelled: %r" % marks)
+    box = t.page.q("#question")
+    check(box.get_attribute("value") == Q_SLOW, "the box holds %r" % box.get_attribute("value"))
+    check(t.page.js("return document.activeElement.id") == "question", "the focus is on %r" %
+          t.page.js("return document.activeElement.outerHTML.slice(0, 60)"))
+    check(t.page.js("return arguments[0].selectionStart === arguments[0].value.length", box), "the cursor is not at the end")
+    check(t.page.q("#ask-status").text.startswith("Cancelled"), "status %r" % t.page.q("#ask-status").text)
     rid = turn.get_attribute("data-request-id")
     check(rid, "no request id on the question")
     wait_for(lambda: t.servers.saw_hang_up(rid), "the server to see the cancel", 5)
@@ -762,9 +787,11 @@ def switches_to_dark_and_back(t):
     check(lum < 60, "dark background is light: %s" % dark_bg)
     check(t.page.q("#theme").get_attribute("aria-pressed") == "true", "theme button not pressed")
     control_edges_contrast(t.page, "dark")
+    # As the reader left it: the question they cancelled, its mark.
+    t.page.shot("dark")
     # The chart follows the theme.
     t.page.js("document.querySelector('#log .turn:nth-child(3)').scrollIntoView()")
-    t.page.shot("dark")
+    t.page.shot("dark-chart")
     t.page.open()
     check(t.page.js("return document.documentElement.dataset.theme") == "dark", "the theme was not kept")
     t.page.q("#theme").click()
@@ -801,6 +828,32 @@ def everything_has_a_name_and_keys_work(t):
     box.send_keys(Keys.ESCAPE)
     wait_for(lambda: turn.get_attribute("data-state") in ("cancelled", "failed"), "Escape to cancel", 5)
     check(turn.get_attribute("data-state") == "cancelled", "Escape gave %s" % turn.get_attribute("data-state"))
+    # The question is back in the box, the focus there: Enter asks it again.
+    check(box.get_attribute("value") == "Which products are in the orders of today?",
+          "after Escape the box holds %r" % box.get_attribute("value"))
+    check(t.page.js("return document.activeElement.id") == "question", "the focus left the box")
+    box.clear()
+
+
+def keeps_what_was_typed_while_a_question_ran(t):
+    # The next question typed while one ran stays in the box when that
+    # one is cancelled; the cancelled one's button puts it there instead.
+    question = "Which products sold best this week?"
+    before = len(t.servers.requests())
+    turn = t.page.ask(question, wait=False)
+    t.page.wait_model_asked(turn, t.servers, before)
+    box = t.page.q("#question")
+    box.send_keys("How many orders were shipped?")
+    t.page.q("#cancel").click()
+    wait_for(lambda: turn.get_attribute("data-state"), "the cancel", 5)
+    check(turn.get_attribute("data-state") == "cancelled", "state %s" % turn.get_attribute("data-state"))
+    check(box.get_attribute("value") == "How many orders were shipped?",
+          "what was typed became %r" % box.get_attribute("value"))
+    turn.find_element(By.CSS_SELECTOR, "button.edit-again").click()
+    check(box.get_attribute("value") == question, "the button put %r in the box" % box.get_attribute("value"))
+    check(t.page.js("return document.activeElement.id") == "question", "the focus is not in the box")
+    check("edit it" in t.page.q("#ask-status").text, "status %r" % t.page.q("#ask-status").text)
+    box.clear()
 
 
 def fits_a_phone(t):
@@ -1246,7 +1299,7 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          draws_a_line_chart_for_dates, shows_null_apart_from_empty_text_and_pages,
          explains_a_failure_with_each_attempt, shows_its_place_in_the_queue, cancels_a_running_question,
          up_arrow_recalls_earlier_questions, switches_to_dark_and_back,
-         everything_has_a_name_and_keys_work, fits_a_phone, shows_the_vote_of_the_candidates,
+         everything_has_a_name_and_keys_work, keeps_what_was_typed_while_a_question_ran, fits_a_phone, shows_the_vote_of_the_candidates,
          says_when_the_rows_were_cut,
          asks_for_a_token_when_the_server_wants_one, keeps_big_integers_exact, wraps_long_text_in_its_cell,
          marks_the_spaces_at_a_texts_edges, keeps_the_line_breaks_of_a_question,

@@ -1140,7 +1140,7 @@ async function ask(question) {
         if (e.name === "AbortError") {
             settleSteps(turn, "warn");
             addStep(turn, "warn", "Cancelled", "you stopped this question");
-            turn.node.classList.add("cancelled");
+            markCancelled(turn, question);
             setStatus("Cancelled");
         } else {
             settleSteps(turn, "bad");
@@ -1153,11 +1153,40 @@ async function ask(question) {
         turn.steps.querySelector(".elapsed")?.remove();
         state.controller = null;
         setBusy(false);
-        turn.node.dataset.state = turn.node.classList.contains("cancelled") ? "cancelled" :
-            turn.failed || !turn.done ? "failed" : "done";
-        scrollToEnd(false, turn);
-        $("#question").focus();
+        const cancelled = turn.node.classList.contains("cancelled");
+        turn.node.dataset.state = cancelled ? "cancelled" : turn.failed || !turn.done ? "failed" : "done";
+        // Whoever cancelled wants to see what they stopped, though they
+        // had scrolled up to an earlier answer meanwhile; and its text is
+        // back in the box to edit and ask again, unless they have typed
+        // another question there since.
+        scrollToEnd(cancelled, turn);
+        if (cancelled && !$("#question").value.trim()) putInBox(question);
+        else $("#question").focus();
     }
+}
+
+// A cancelled question: marked so by its heading (read with it by a
+// screen reader), with a button that puts it back in the box.
+function markCancelled(turn, question) {
+    turn.node.classList.add("cancelled");
+    const h = turn.node.querySelector(".q");
+    h.id = h.id || `q-${Math.random().toString(36).slice(2, 10)}`;
+    h.append(el("span", { class: "cancelled-mark", text: "Cancelled" }));
+    turn.out.append(el("p", { class: "cancel-bar" },
+        el("button", { type: "button", class: "edit-again", text: "Edit and ask again",
+            "aria-describedby": h.id, onclick: () => {
+                putInBox(question);
+                setStatus("The question is in the box: edit it, then press Enter to ask");
+            } })));
+}
+
+// Put a question in the box, the cursor at its end, the focus there.
+function putInBox(question) {
+    const q = $("#question");
+    q.value = question;
+    state.histPos = -1;
+    q.focus();
+    q.setSelectionRange(q.value.length, q.value.length);
 }
 
 function cancel() {
