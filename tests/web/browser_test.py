@@ -747,6 +747,13 @@ def cancels_a_running_question(t):
 
 def up_arrow_recalls_earlier_questions(t):
     box = t.page.q("#question")
+    # The cancelled question is back in the box: Up gives the one before
+    # it, not the same text again (a key that seemed to do nothing).
+    check(box.get_attribute("value") == Q_SLOW, "the box holds %r" % box.get_attribute("value"))
+    box.send_keys(Keys.ARROW_UP)
+    check(box.get_attribute("value") == Q_QUEUE, "Up from the cancelled question gives %r" % box.get_attribute("value"))
+    box.send_keys(Keys.ARROW_DOWN, Keys.ARROW_DOWN)
+    check(box.get_attribute("value") == Q_SLOW, "Down Down gives %r" % box.get_attribute("value"))
     box.clear()
     box.send_keys(Keys.ARROW_UP)
     check(box.get_attribute("value") == Q_SLOW, "Up gives %r" % box.get_attribute("value"))

@@ -1236,7 +1236,11 @@ function initQuestionBox() {
             if (!state.history.length) return;
             ev.preventDefault();
             if (state.histPos < 0) { state.draft = q.value; state.histPos = state.history.length; }
-            state.histPos = Math.max(0, state.histPos - 1);
+            // An entry the box already shows (a cancelled question put
+            // back) is passed over: Up that changed nothing looked dead.
+            let i = state.histPos - 1;
+            while (i > 0 && state.history[i] === q.value) i--;
+            state.histPos = Math.max(0, i);
             q.value = state.history[state.histPos];
             q.setSelectionRange(q.value.length, q.value.length);
         } else if (ev.key === "ArrowDown" && state.histPos >= 0 && !q.value.slice(q.selectionEnd).includes("\n")) {
