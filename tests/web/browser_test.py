@@ -966,6 +966,32 @@ def asks_for_a_token_when_the_server_wants_one(t):
 asks_for_a_token_when_the_server_wants_one.console_allows = ("status of 401",)
 
 
+def shows_a_listing_as_a_table_first(t):
+    # Every order with its customer, status and total: a date column and a
+    # number made it a line chart first, the totals zigzagging by time and
+    # the names and statuses nowhere. A result whose columns the chart
+    # leaves out is a table first, its chart a click away.
+    sql = ("SELECT o.id, c.first_name, c.email, o.order_date, o.status, o.total\n"
+           "FROM orders o JOIN customers c ON c.id = o.customer_id ORDER BY o.id")
+    page = other_page(t, "listing", [{"content": fence(sql)}, {"content": "All 250 orders."}])
+    turn = page.ask("List the orders with their customer, date, status and total")
+    check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+    tbtn = turn.find_element(By.CSS_SELECTOR, "button.show-table")
+    check(tbtn.get_attribute("aria-pressed") == "true", "the table is not shown first")
+    head, cells = page.table(turn)
+    check(head == ["id", "first_name", "email", "order_date", "status", "total"] and len(cells) == 25,
+          "the table: %r, %d rows" % (head, len(cells)))
+    check(not turn.find_elements(By.CSS_SELECTOR, ".chart-wrap"), "a chart was drawn")
+    cbtn = turn.find_element(By.CSS_SELECTOR, "button.show-chart")
+    check(cbtn.is_enabled() and cbtn.text == "Chart (line)", "chart button %r" % cbtn.text)
+    cbtn.click()
+    canvas = turn.find_element(By.CSS_SELECTOR, ".chart-wrap canvas")
+    check(canvas.is_displayed(), "the chart button draws no chart")
+    tbtn.click()
+    page.js("arguments[0].scrollIntoView()", turn)
+    page.shot("listing")
+
+
 def keeps_big_integers_exact(t):
     # 2^53 + 1 and past: JSON.parse alone would show ...992 and export it.
     sql = "SELECT 9007199254740993 AS order_ref, 'a' AS label UNION ALL SELECT -9223372036854775807, 'b'"
@@ -1308,7 +1334,7 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          up_arrow_recalls_earlier_questions, switches_to_dark_and_back,
          everything_has_a_name_and_keys_work, keeps_what_was_typed_while_a_question_ran, fits_a_phone, shows_the_vote_of_the_candidates,
          says_when_the_rows_were_cut,
-         asks_for_a_token_when_the_server_wants_one, keeps_big_integers_exact, wraps_long_text_in_its_cell,
+         asks_for_a_token_when_the_server_wants_one, shows_a_listing_as_a_table_first, keeps_big_integers_exact, wraps_long_text_in_its_cell,
          marks_the_spaces_at_a_texts_edges, keeps_the_line_breaks_of_a_question,
          downloads_csv_that_spreadsheets_read_as_utf8, renders_the_answers_markdown_safely,
          keeps_the_questions_of_two_tabs, shows_a_new_answer_from_its_question,

@@ -718,10 +718,15 @@ function rowsTable(columns, rows) {
 
 const DATE_RE = /^\d{4}(-\d{2}(-\d{2}([ T]\d{2}:\d{2}(:\d{2})?)?)?)?$/;
 const DATE_NAME_RE = /(date|day|month|year|week|quarter|time|period|_at$)/i;
+const KEY_RE = /^id$|_id$/i;
 
 // Which chart the result's shape asks for, or null: one label column
 // (text, or a date) and one to four number columns, 2 to 500 rows.
 // Dates (or a year/month column) make a line, categories a bar chart.
+// first: the chart shows every column but keys, so it comes before the
+// table; a listing ("every order with its customer and status") keeps
+// text the chart leaves out, and is a table first (its chart on the
+// switch): drawn as a chart, its rows were a zigzag of prices by time.
 function chartPlan(columns, rows) {
     if (rows.length < 2 || rows.length > 500 || columns.length < 2) return null;
     const kind = columns.map((_, c) => {
@@ -751,11 +756,12 @@ function chartPlan(columns, rows) {
         }
     }
     // Keys (id, customer_id) are numbers but not measures.
-    const values = kind.map((k, c) => (k === "number" && c !== label && !/^id$|_id$/i.test(columns[c]) ? c : -1))
+    const values = kind.map((k, c) => (k === "number" && c !== label && !KEY_RE.test(columns[c]) ? c : -1))
         .filter((c) => c >= 0);
     if (!values.length || values.length > 4) return null;
     if (!dates && DATE_NAME_RE.test(columns[label]) && kind[label] !== "text") dates = true;
-    return { type: dates ? "line" : "bar", label, values };
+    const first = columns.every((name, c) => c === label || values.includes(c) || KEY_RE.test(name));
+    return { type: dates ? "line" : "bar", label, values, first };
 }
 
 function cssVar(name) { return getComputedStyle(document.documentElement).getPropertyValue(name).trim(); }
@@ -883,7 +889,7 @@ function resultView(columns, rows, meta) {
                 toJson({ sql: meta.sql, columns, rows, row_count: meta.row_count ?? rows.length,
                     truncated: meta.truncated ?? false }, 2) + "\n") }));
     box.append(bar, tableView);
-    if (plan && window.Chart) show("chart");
+    if (plan && plan.first && window.Chart) show("chart");
     return box;
 }
 
