@@ -660,6 +660,21 @@ def explains_a_failure_with_each_attempt(t):
     t.page.shot("error")
 
 
+def says_once_that_the_model_is_down(t):
+    # Nothing listens where the model should be: the box said "cannot
+    # reach model" twice, as its message and again as the one attempt.
+    page = other_page(t, "nomodel", [], ("--llm-url", "http://127.0.0.1:%d/v1" % free_port()))
+    turn = page.ask(Q_COUNTRY)
+    check(turn.get_attribute("data-state") == "failed", "state %s" % turn.get_attribute("data-state"))
+    box = turn.find_element(By.CSS_SELECTOR, ".error-box").text
+    check(box.count("cannot reach model") == 1, "the error box: %r" % box)
+    check("--llm-url" in box, "the error box does not say what to do: %r" % box)
+    page.shot("model-down")
+
+
+says_once_that_the_model_is_down.real_only = True
+
+
 def shows_its_place_in_the_queue(t):
     before = len(t.servers.requests())
     other = {}
@@ -1339,7 +1354,7 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          downloads_csv_that_spreadsheets_read_as_utf8, renders_the_answers_markdown_safely,
          keeps_the_questions_of_two_tabs, shows_a_new_answer_from_its_question,
          keeps_a_question_too_long_to_ask,
-         says_when_the_words_could_not_be_written, says_a_follow_up_lost_its_conversation,
+         says_when_the_words_could_not_be_written, says_once_that_the_model_is_down, says_a_follow_up_lost_its_conversation,
          keeps_the_answers_when_the_database_changes, keeps_a_question_the_page_could_not_ask]
 
 

@@ -895,6 +895,10 @@ function resultView(columns, rows, meta) {
 
 function errorBox(title, err, attempts) {
     let msg = err.message || String(err);
+    // One attempt without SQL (the model was not reached) says what the
+    // message says: listed, it was the same sentence twice in the box.
+    if (attempts && attempts.length === 1 && !attempts[0].sql && attempts[0].message &&
+        msg.includes(attempts[0].message)) attempts = null;
     // The message may list the attempts again, one a line: they follow.
     if (attempts && attempts.length) msg = msg.split("\n")[0];
     const box = el("div", { class: "error-box", role: "alert" },
