@@ -658,6 +658,13 @@ def explains_a_failure_with_each_attempt(t):
     check("unknown column: no such column: shoe_size" in repairs[0], "repair without its reason: %r" % repairs[0])
     t.page.js("arguments[0].scrollIntoView()", box)
     t.page.shot("error")
+    # Failed, the question is a click away from the box, to be put in
+    # other words (it was gone: typed again, or found with Up).
+    turn.find_element(By.CSS_SELECTOR, "button.edit-again").click()
+    qbox = t.page.q("#question")
+    check(qbox.get_attribute("value") == Q_BAD, "the button put %r in the box" % qbox.get_attribute("value"))
+    check(t.page.js("return document.activeElement.id") == "question", "the focus is not in the box")
+    qbox.clear()
 
 
 def says_once_that_the_model_is_down(t):

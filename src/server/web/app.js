@@ -1170,6 +1170,7 @@ async function ask(question) {
         // back in the box to edit and ask again, unless they have typed
         // another question there since.
         scrollToEnd(cancelled, turn);
+        if (turn.node.dataset.state === "failed") addAskAgain(turn, question);
         if (cancelled && !$("#question").value.trim()) putInBox(question);
         else $("#question").focus();
     }
@@ -1179,10 +1180,17 @@ async function ask(question) {
 // screen reader), with a button that puts it back in the box.
 function markCancelled(turn, question) {
     turn.node.classList.add("cancelled");
+    turn.node.querySelector(".q").append(el("span", { class: "cancelled-mark", text: "Cancelled" }));
+    addAskAgain(turn, question);
+}
+
+// The button of a cancelled or failed question that puts it back in the
+// box to be edited (a failure often wants other words) and asked again;
+// described by the question's heading, since several may have one.
+function addAskAgain(turn, question) {
     const h = turn.node.querySelector(".q");
     h.id = h.id || `q-${Math.random().toString(36).slice(2, 10)}`;
-    h.append(el("span", { class: "cancelled-mark", text: "Cancelled" }));
-    turn.out.append(el("p", { class: "cancel-bar" },
+    turn.out.append(el("p", { class: "again-bar" },
         el("button", { type: "button", class: "edit-again", text: "Edit and ask again",
             "aria-describedby": h.id, onclick: () => {
                 putInBox(question);
