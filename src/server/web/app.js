@@ -1218,6 +1218,13 @@ function cancel() {
 
 function initQuestionBox() {
     const q = $("#question");
+    // A phone's box is two lines of some 35 characters: the keys of the
+    // laptop's hint (Enter, Shift+Enter, Up) were cut, under a scroll bar.
+    const long = q.placeholder;
+    const narrow = matchMedia("(max-width: 760px)");
+    const hint = () => { q.placeholder = narrow.matches ? "Ask a question about the data" : long; };
+    narrow.addEventListener("change", hint);
+    hint();
     $("#ask").addEventListener("submit", (ev) => {
         ev.preventDefault();
         const text = q.value.trim();
