@@ -1020,6 +1020,33 @@ def shows_a_listing_as_a_table_first(t):
     page.shot("listing")
 
 
+def turns_the_pages_from_the_top_with_the_keyboard(t):
+    # Read to the end of a page, then Next: the rows' view stayed scrolled
+    # to its end, on rows 45-50, the start of the page out of sight. And
+    # Enter on Next to the last page disabled the button under the focus,
+    # which fell to the page's body: Tab started over from the top.
+    sql = "SELECT id, first_name, last_name, city, country FROM customers ORDER BY id"
+    page = other_page(t, "pages", [{"content": fence(sql)}, {"content": "All 60 customers."}])
+    turn = page.ask("List the customers with their city and country")
+    check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+    wrap = turn.find_element(By.CSS_SELECTOR, ".table-wrap")
+    scrolls = page.js("arguments[0].scrollTop = arguments[0].scrollHeight;"
+                      "return arguments[0].scrollTop > 0", wrap)
+    check(scrolls, "the rows' view does not scroll: the test needs a taller page of rows")
+    nxt = turn.find_element(By.CSS_SELECTOR, ".pager button[aria-label='Next page']")
+    nxt.send_keys(Keys.ENTER)
+    top = page.js("return arguments[0].scrollTop", wrap)
+    first = page.table(turn)[1][0][0]
+    check(top == 0 and first == "26", "after Next the view is %d px down, its first row %s" % (top, first))
+    nxt.send_keys(Keys.ENTER)
+    check(page.table(turn)[1][0][0] == "51", "the third page starts at %s" % page.table(turn)[1][0][0])
+    check(not nxt.is_enabled(), "Next is enabled on the last page")
+    focus = page.js("const e = document.activeElement; return e.getAttribute('aria-label') || e.tagName")
+    check(focus == "Previous page", "on the last page the focus is on %r" % focus)
+    page.js("arguments[0].scrollIntoView()", turn.find_element(By.CSS_SELECTOR, ".result"))
+    page.shot("last-page")
+
+
 def keeps_big_integers_exact(t):
     # 2^53 + 1 and past: JSON.parse alone would show ...992 and export it.
     sql = "SELECT 9007199254740993 AS order_ref, 'a' AS label UNION ALL SELECT -9223372036854775807, 'b'"
@@ -1359,16 +1386,17 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          downloads_the_rows_as_csv, copies_the_sql, asks_a_follow_up_in_the_same_conversation,
          draws_a_line_chart_for_dates, shows_null_apart_from_empty_text_and_pages,
          explains_a_failure_with_each_attempt, shows_its_place_in_the_queue, cancels_a_running_question,
-         up_arrow_recalls_earlier_questions, switches_to_dark_and_back,
-         everything_has_a_name_and_keys_work, keeps_what_was_typed_while_a_question_ran, fits_a_phone, shows_the_vote_of_the_candidates,
-         says_when_the_rows_were_cut,
-         asks_for_a_token_when_the_server_wants_one, shows_a_listing_as_a_table_first, keeps_big_integers_exact, wraps_long_text_in_its_cell,
-         marks_the_spaces_at_a_texts_edges, keeps_the_line_breaks_of_a_question,
-         downloads_csv_that_spreadsheets_read_as_utf8, renders_the_answers_markdown_safely,
-         keeps_the_questions_of_two_tabs, shows_a_new_answer_from_its_question,
-         keeps_a_question_too_long_to_ask,
-         says_when_the_words_could_not_be_written, says_once_that_the_model_is_down, says_a_follow_up_lost_its_conversation,
-         keeps_the_answers_when_the_database_changes, keeps_a_question_the_page_could_not_ask]
+         up_arrow_recalls_earlier_questions, switches_to_dark_and_back, everything_has_a_name_and_keys_work,
+         keeps_what_was_typed_while_a_question_ran, fits_a_phone, shows_the_vote_of_the_candidates,
+         says_when_the_rows_were_cut, asks_for_a_token_when_the_server_wants_one,
+         shows_a_listing_as_a_table_first, turns_the_pages_from_the_top_with_the_keyboard,
+         keeps_big_integers_exact, wraps_long_text_in_its_cell, marks_the_spaces_at_a_texts_edges,
+         keeps_the_line_breaks_of_a_question, downloads_csv_that_spreadsheets_read_as_utf8,
+         renders_the_answers_markdown_safely, keeps_the_questions_of_two_tabs,
+         shows_a_new_answer_from_its_question, keeps_a_question_too_long_to_ask,
+         says_when_the_words_could_not_be_written, says_once_that_the_model_is_down,
+         says_a_follow_up_lost_its_conversation, keeps_the_answers_when_the_database_changes,
+         keeps_a_question_the_page_could_not_ask]
 
 
 class Run:

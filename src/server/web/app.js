@@ -704,14 +704,23 @@ function rowsTable(columns, rows) {
         prev.disabled = view.page === 0;
         next.disabled = view.page >= pages() - 1;
     }
-    prev.addEventListener("click", () => { view.page--; draw(); });
-    next.addEventListener("click", () => { view.page++; draw(); });
+    // Another page is read from its first row: the view kept its scroll,
+    // and after reading to a page's end Next showed the next one's end.
+    // The button the last (or first) page disables passes the focus to
+    // the other one: it fell to the page's body, and Tab began again.
+    const turnPage = (by, other) => {
+        view.page += by;
+        draw();
+        scroller.scrollTop = 0;
+        if (document.activeElement?.disabled) other.focus();
+    };
+    prev.addEventListener("click", () => turnPage(-1, next));
+    next.addEventListener("click", () => turnPage(1, prev));
     draw();
 
     const table = el("table", { class: "rows" }, thead, tbody);
-    const wrap = el("div", { class: "rows-view" },
-        el("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Result rows" }, table),
-        el("div", { class: "pager" }, prev, next, info));
+    const scroller = el("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Result rows" }, table);
+    const wrap = el("div", { class: "rows-view" }, scroller, el("div", { class: "pager" }, prev, next, info));
     if (pages() < 2) { prev.hidden = true; next.hidden = true; }
     return wrap;
 }
