@@ -994,6 +994,29 @@ def asks_for_a_token_when_the_server_wants_one(t):
 asks_for_a_token_when_the_server_wants_one.console_allows = ("status of 401",)
 
 
+def keeps_the_focus_when_asked_with_the_button(t):
+    # Keyboard only, by the Ask button (Tab to it, Enter): the button was
+    # disabled under the focus, which fell to the body while the question
+    # ran; the Cancel button, shown beside it, was the place to be.
+    page = other_page(t, "askbtn", [{"content": fence("SELECT name FROM products"), "delay_ms": 20000}])
+    box = page.q("#question")
+    box.send_keys("Which products are in the orders of this week?")
+    box.send_keys(Keys.TAB, Keys.TAB)
+    check(page.js("return document.activeElement.id") == "ask-btn",
+          "Tab Tab from the box reaches %r" % page.js("return document.activeElement.id"))
+    page.d.switch_to.active_element.send_keys(Keys.ENTER)
+    turn = wait_for(lambda: page.turns() and page.last_turn(), "the question")
+    wait_for(lambda: page.q("#cancel").is_displayed(), "the Cancel button")
+    focus = page.js("return document.activeElement.id || document.activeElement.tagName")
+    check(focus == "cancel", "while the question runs the focus is on %r" % focus)
+    page.d.switch_to.active_element.send_keys(Keys.ENTER)
+    wait_for(lambda: turn.get_attribute("data-state"), "the cancel", 5)
+    check(turn.get_attribute("data-state") == "cancelled", "state %s" % turn.get_attribute("data-state"))
+    check(page.js("return document.activeElement.id") == "question", "after the cancel the focus is on %r" %
+          page.js("return document.activeElement.id || document.activeElement.tagName"))
+    box.clear()
+
+
 def shows_a_listing_as_a_table_first(t):
     # Every order with its customer, status and total: a date column and a
     # number made it a line chart first, the totals zigzagging by time and
@@ -1389,6 +1412,7 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          up_arrow_recalls_earlier_questions, switches_to_dark_and_back, everything_has_a_name_and_keys_work,
          keeps_what_was_typed_while_a_question_ran, fits_a_phone, shows_the_vote_of_the_candidates,
          says_when_the_rows_were_cut, asks_for_a_token_when_the_server_wants_one,
+         keeps_the_focus_when_asked_with_the_button,
          shows_a_listing_as_a_table_first, turns_the_pages_from_the_top_with_the_keyboard,
          keeps_big_integers_exact, wraps_long_text_in_its_cell, marks_the_spaces_at_a_texts_edges,
          keeps_the_line_breaks_of_a_question, downloads_csv_that_spreadsheets_read_as_utf8,

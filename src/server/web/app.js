@@ -936,7 +936,11 @@ function newTurn(question) {
 }
 
 function setBusy(busy) {
+    // The Ask button is disabled under a keyboard's focus (Tab to it,
+    // Enter), which would fall to the body: it goes to Cancel beside it.
+    const fromAsk = busy && document.activeElement === $("#ask-btn");
     $("#cancel").hidden = !busy;
+    if (fromAsk) $("#cancel").focus();
     $("#ask-btn").disabled = busy;
     $("#db").disabled = busy;
     $("#new-conv").disabled = busy;
