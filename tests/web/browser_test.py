@@ -755,6 +755,8 @@ def cancels_a_running_question(t):
     check(in_view(t.page, turn.find_element(By.CSS_SELECTOR, ".q")), "the cancelled question is out of view")
     marks = [m.text for m in turn.find_elements(By.CSS_SELECTOR, ".cancelled-mark") if m.is_displayed()]
     check(marks == ["Cancelled"], "the question is not marked as cancelled: %r" % marks)
+    heading = t.page.js("return arguments[0].querySelector('.q').textContent", turn)
+    check(heading == Q_SLOW + " Cancelled", "the heading reads %r" % heading)
     box = t.page.q("#question")
     check(box.get_attribute("value") == Q_SLOW, "the box holds %r" % box.get_attribute("value"))
     check(t.page.js("return document.activeElement.id") == "question", "the focus is on %r" %

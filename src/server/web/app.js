@@ -1193,7 +1193,8 @@ async function ask(question) {
 // screen reader), with a button that puts it back in the box.
 function markCancelled(turn, question) {
     turn.node.classList.add("cancelled");
-    turn.node.querySelector(".q").append(el("span", { class: "cancelled-mark", text: "Cancelled" }));
+    // The space: the heading is read "...? Cancelled", not "...?Cancelled".
+    turn.node.querySelector(".q").append(" ", el("span", { class: "cancelled-mark", text: "Cancelled" }));
     addAskAgain(turn, question);
 }
 
