@@ -816,7 +816,12 @@ def switches_to_dark_and_back(t):
     lum = t.page.js("""const m = getComputedStyle(document.body).backgroundColor.match(/\\d+/g).map(Number);
                       return (m[0] + m[1] + m[2]) / 3;""")
     check(lum < 60, "dark background is light: %s" % dark_bg)
-    check(t.page.q("#theme").get_attribute("aria-pressed") == "true", "theme button not pressed")
+    # The button says what it does; as a toggle ("pressed") whose name
+    # changed with it, a screen reader read "Switch to the light theme,
+    # pressed", which says the light theme is on.
+    b = t.page.q("#theme")
+    check(b.get_attribute("aria-pressed") is None and b.get_attribute("aria-label") == "Switch to the light theme"
+          and b.text == "Light", "the theme button: %r" % b.get_attribute("outerHTML"))
     control_edges_contrast(t.page, "dark")
     # As the reader left it: the question they cancelled, its mark.
     t.page.shot("dark")

@@ -272,8 +272,10 @@ function currentTheme() {
 
 function applyTheme(theme) {
     document.documentElement.dataset.theme = theme;
+    // A button that says what it does ("Light" in the dark), not a toggle:
+    // a toggle's name stays the same as it is pressed, and this one's was
+    // "Switch to the light theme, pressed", which reads as light being on.
     const b = $("#theme");
-    b.setAttribute("aria-pressed", theme === "dark" ? "true" : "false");
     b.textContent = theme === "dark" ? "Light" : "Dark";
     b.setAttribute("aria-label", theme === "dark" ? "Switch to the light theme" : "Switch to the dark theme");
     for (const c of state.charts) restyleChart(c);
