@@ -1024,6 +1024,25 @@ def keeps_the_focus_when_asked_with_the_button(t):
     box.clear()
 
 
+def escape_in_the_schema_search_clears_it_only(t):
+    # Escape in a search box clears it (the browser's own key); while a
+    # question ran it also cancelled the question, minutes of a local
+    # model's work gone with a search.
+    page = other_page(t, "escsearch", [{"content": fence("SELECT name FROM products"), "delay_ms": 20000}])
+    turn = page.ask("Which products are in the orders of this week?", wait=False)
+    wait_for(lambda: any("Generating SQL" in s for s in page.steps(turn)), "the model to be asked")
+    search = page.q("#schema-search")
+    search.send_keys("cust")
+    search.send_keys(Keys.ESCAPE)
+    time.sleep(0.5)
+    check(search.get_attribute("value") == "", "Escape left %r in the search" % search.get_attribute("value"))
+    check(not turn.get_attribute("data-state"), "Escape in the search ended the question: %s" %
+          turn.get_attribute("data-state"))
+    page.q("#cancel").click()
+    wait_for(lambda: turn.get_attribute("data-state"), "the cancel", 5)
+    page.q("#question").clear()
+
+
 def shows_a_listing_as_a_table_first(t):
     # Every order with its customer, status and total: a date column and a
     # number made it a line chart first, the totals zigzagging by time and
@@ -1419,7 +1438,7 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          up_arrow_recalls_earlier_questions, switches_to_dark_and_back, everything_has_a_name_and_keys_work,
          keeps_what_was_typed_while_a_question_ran, fits_a_phone, shows_the_vote_of_the_candidates,
          says_when_the_rows_were_cut, asks_for_a_token_when_the_server_wants_one,
-         keeps_the_focus_when_asked_with_the_button,
+         keeps_the_focus_when_asked_with_the_button, escape_in_the_schema_search_clears_it_only,
          shows_a_listing_as_a_table_first, turns_the_pages_from_the_top_with_the_keyboard,
          keeps_big_integers_exact, wraps_long_text_in_its_cell, marks_the_spaces_at_a_texts_edges,
          keeps_the_line_breaks_of_a_question, downloads_csv_that_spreadsheets_read_as_utf8,

@@ -1297,8 +1297,11 @@ function initQuestionBox() {
         }
     });
     $("#cancel").addEventListener("click", cancel);
+    // Escape anywhere cancels, but in the schema's search with text in
+    // it, where it is the browser's key to clear the search.
     document.addEventListener("keydown", (ev) => {
-        if (ev.key === "Escape" && state.controller && !$("#token-dlg").open) cancel();
+        const clears = ev.target.matches("input[type=search]") && ev.target.value !== "";
+        if (ev.key === "Escape" && state.controller && !$("#token-dlg").open && !clears) cancel();
     });
 }
 
