@@ -428,6 +428,14 @@ def page_lists_databases_and_schema(t):
     tables = [d.get_attribute("data-name") for d in t.page.qa("#schema-tree details")]
     for want in ("customers", "orders", "order_items", "products", "customer_revenue"):
         check(want in tables, "the schema lacks %s: %r" % (want, tables))
+    # The tree is no live region (a screen reader read it all out, every
+    # table, as it came); a status says how many tables came.
+    live = t.page.js("return document.querySelector('#schema-tree').closest('[aria-live], [role=status]') === null")
+    check(live, "the schema's tree is (in) a live region")
+    status = t.page.q("#schema-status")
+    check(status.get_attribute("role") == "status" and
+          status.get_attribute("textContent") == "%d tables in shop" % len(tables),
+          "the schema's status: %r" % status.get_attribute("textContent"))
     # Keys: orders.customer_id points at customers.id, customers.id is the key.
     fk = t.page.js("""return [...document.querySelectorAll('#schema-tree details[data-name=orders] li')]
         .filter(li => li.dataset.name === 'customer_id').map(li => li.textContent)[0]""")
@@ -440,6 +448,8 @@ def page_lists_databases_and_schema(t):
     shown = wait_for(lambda: [d.get_attribute("data-name") for d in t.page.qa("#schema-tree details")
                               if d.is_displayed()] == ["customers"] and ["customers"], "the search")
     check(shown == ["customers"], "search shows %r" % shown)
+    check(status.get_attribute("textContent") == "1 table matches",
+          "the search's status: %r" % status.get_attribute("textContent"))
     cols = [li.get_attribute("data-name") for li in t.page.qa("#schema-tree details[data-name=customers] li")
             if li.is_displayed()]
     check(cols == ["loyalty_tier"], "search shows columns %r" % cols)

@@ -323,17 +323,18 @@ async function selectDatabase(name) {
     try { localStorage.setItem("askdb.db", name); } catch { /* ignore */ }
     const info = JSON.parse($("#db").dataset.info || "{}")[name];
     $("#db-info").textContent = info ? [info.engine, info.path].filter(Boolean).join(" · ") : "";
+    // The tree is no live region: one was read out whole when it came,
+    // every table of the database. A short status says what came.
     const tree = $("#schema-tree");
-    tree.setAttribute("aria-busy", "true");
     tree.replaceChildren(el("p", { class: "muted", text: "Reading the schema…" }));
+    $("#schema-status").textContent = "";
     try {
         const schema = await apiJson(`/api/databases/${encodeURIComponent(name)}/schema`);
         if (state.db !== name) return;
         renderSchema(schema);
+        $("#schema-status").textContent = `${plural((schema.tables || []).length, "table", "tables")} in ${name}`;
     } catch (e) {
         tree.replaceChildren(errorBox(`Cannot read the schema of ${name}`, e));
-    } finally {
-        tree.setAttribute("aria-busy", "false");
     }
 }
 
@@ -416,6 +417,11 @@ function filterSchema() {
         }
         d.hidden = !(tableHit || colHit);
         d.open = colHit;
+    }
+    // What a search left, said: the tree changes without a word.
+    if (needle) {
+        const n = $("#schema-tree").querySelectorAll("details:not([hidden])").length;
+        $("#schema-status").textContent = n ? `${plural(n, "table matches", "tables match")}` : "No table or column matches";
     }
 }
 
