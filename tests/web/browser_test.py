@@ -772,7 +772,8 @@ def cancels_a_running_question(t):
     check(t.page.js("return document.activeElement.id") == "question", "the focus is on %r" %
           t.page.js("return document.activeElement.outerHTML.slice(0, 60)"))
     check(t.page.js("return arguments[0].selectionStart === arguments[0].value.length", box), "the cursor is not at the end")
-    check(t.page.q("#ask-status").text.startswith("Cancelled"), "status %r" % t.page.q("#ask-status").text)
+    status = t.page.q("#ask-status").text
+    check(status.startswith("Cancelled") and "back in the box" in status, "status %r" % status)
     rid = turn.get_attribute("data-request-id")
     check(rid, "no request id on the question")
     wait_for(lambda: t.servers.saw_hang_up(rid), "the server to see the cancel", 5)
@@ -788,7 +789,11 @@ def up_arrow_recalls_earlier_questions(t):
     check(box.get_attribute("value") == Q_QUEUE, "Up from the cancelled question gives %r" % box.get_attribute("value"))
     box.send_keys(Keys.ARROW_DOWN, Keys.ARROW_DOWN)
     check(box.get_attribute("value") == Q_SLOW, "Down Down gives %r" % box.get_attribute("value"))
-    box.clear()
+    # Emptied as a person empties it, the box is no longer said to hold it.
+    box.send_keys(Keys.CONTROL, "a")
+    box.send_keys(Keys.DELETE)
+    check(box.get_attribute("value") == "", "the box holds %r" % box.get_attribute("value"))
+    check(t.page.q("#ask-status").text == "Cancelled", "status %r" % t.page.q("#ask-status").text)
     box.send_keys(Keys.ARROW_UP)
     check(box.get_attribute("value") == Q_SLOW, "Up gives %r" % box.get_attribute("value"))
     box.send_keys(Keys.ARROW_UP)
@@ -895,6 +900,7 @@ def keeps_what_was_typed_while_a_question_ran(t):
     check(turn.get_attribute("data-state") == "cancelled", "state %s" % turn.get_attribute("data-state"))
     check(box.get_attribute("value") == "How many orders were shipped?",
           "what was typed became %r" % box.get_attribute("value"))
+    check(t.page.q("#ask-status").text == "Cancelled", "status %r" % t.page.q("#ask-status").text)
     turn.find_element(By.CSS_SELECTOR, "button.edit-again").click()
     check(box.get_attribute("value") == question, "the button put %r in the box" % box.get_attribute("value"))
     check(t.page.js("return document.activeElement.id") == "question", "the focus is not in the box")

@@ -1192,10 +1192,19 @@ async function ask(question) {
         // another question there since.
         scrollToEnd(cancelled, turn);
         if (turn.node.dataset.state === "failed") addAskAgain(turn, question);
-        if (cancelled && !$("#question").value.trim()) putInBox(question);
+        if (cancelled && !$("#question").value.trim()) {
+            // Said: the focus was in the box already (Escape), and a
+            // screen reader says nothing of a value changed under it.
+            putInBox(question);
+            setStatus(BACK_IN_BOX);
+        }
         else $("#question").focus();
     }
 }
+
+// The status of a cancel that put the question back in the box; the
+// box's first edit ends it (it would say so of an emptied box).
+const BACK_IN_BOX = "Cancelled: the question is back in the box, to edit and ask again";
 
 // A cancelled question: marked so by its heading (read with it by a
 // screen reader), with a button that puts it back in the box.
@@ -1247,6 +1256,9 @@ function initQuestionBox() {
     const hint = () => { q.placeholder = narrow.matches ? "Ask a question about the data" : long; };
     narrow.addEventListener("change", hint);
     hint();
+    q.addEventListener("input", () => {
+        if ($("#ask-status").textContent === BACK_IN_BOX) setStatus("Cancelled");
+    });
     $("#ask").addEventListener("submit", (ev) => {
         ev.preventDefault();
         const text = q.value.trim();
