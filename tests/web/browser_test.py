@@ -462,6 +462,8 @@ def page_lists_databases_and_schema(t):
     check(t.page.js("return document.activeElement.id") == "question", "focus did not return to the question")
     t.page.q("#schema-search").clear()
     t.page.q("#schema-search").send_keys(Keys.SPACE, Keys.BACKSPACE)
+    check(status.get_attribute("textContent") == "%d tables in shop" % len(tables),
+          "the status after the search: %r" % status.get_attribute("textContent"))
     box.clear()
 
 

@@ -324,7 +324,8 @@ async function selectDatabase(name) {
     const info = JSON.parse($("#db").dataset.info || "{}")[name];
     $("#db-info").textContent = info ? [info.engine, info.path].filter(Boolean).join(" · ") : "";
     // The tree is no live region: one was read out whole when it came,
-    // every table of the database. A short status says what came.
+    // every table of the database. A short status says what came
+    // (filterSchema).
     const tree = $("#schema-tree");
     tree.replaceChildren(el("p", { class: "muted", text: "Reading the schema…" }));
     $("#schema-status").textContent = "";
@@ -332,7 +333,6 @@ async function selectDatabase(name) {
         const schema = await apiJson(`/api/databases/${encodeURIComponent(name)}/schema`);
         if (state.db !== name) return;
         renderSchema(schema);
-        $("#schema-status").textContent = `${plural((schema.tables || []).length, "table", "tables")} in ${name}`;
     } catch (e) {
         tree.replaceChildren(errorBox(`Cannot read the schema of ${name}`, e));
     }
@@ -418,11 +418,10 @@ function filterSchema() {
         d.hidden = !(tableHit || colHit);
         d.open = colHit;
     }
-    // What a search left, said: the tree changes without a word.
-    if (needle) {
-        const n = $("#schema-tree").querySelectorAll("details:not([hidden])").length;
-        $("#schema-status").textContent = n ? `${plural(n, "table matches", "tables match")}` : "No table or column matches";
-    }
+    // What came, or what a search left, said: the tree changes without a word.
+    const n = $("#schema-tree").querySelectorAll("details:not([hidden])").length;
+    $("#schema-status").textContent = !needle ? `${plural(n, "table", "tables")} in ${state.db}` :
+        n ? plural(n, "table matches", "tables match") : "No table or column matches";
 }
 
 function toggleSchema(open) {
@@ -1197,8 +1196,9 @@ async function ask(question) {
             // screen reader says nothing of a value changed under it.
             putInBox(question);
             setStatus(BACK_IN_BOX);
+        } else {
+            $("#question").focus();
         }
-        else $("#question").focus();
     }
 }
 
