@@ -991,6 +991,12 @@ typedef struct askdb_eval_progress {
 
 typedef void (*askdb_eval_progress_fn)(void *ud, const askdb_eval_progress *p);
 
+/* num of den as a rate of the eval (EX, the repair rate) is written in
+** the summary, the report and the progress line: "61.5%" (one decimal),
+** or "n/a" when den is 0 - nothing scored is no 0%. Into buf, n bytes
+** long (8 hold any rate with 0 <= num <= den); returns buf. */
+ASKDB_API char *askdb_eval_pct_text(long num, long den, char *buf, size_t n);
+
 typedef struct askdb_eval_options {
     const char *suite_path;  /* required */
     const char *db_root;     /* DIR/<db_id>/<db_id>.sqlite; JSON-lines

@@ -390,12 +390,8 @@ static void on_progress(void *ud, const askdb_eval_progress *p)
     double rate = p->elapsed_ms > 0 ? ran / (p->elapsed_ms / 1000.0) : 0;
     char eta[32], ex[16];
 
-    /* Nothing scored yet (or every item bad) is no 0%: n/a, as in the
-    ** summary. */
-    if (p->evaluated)
-        snprintf(ex, sizeof ex, "%.1f%%", 100.0 * p->correct / p->evaluated);
-    else
-        snprintf(ex, sizeof ex, "n/a");
+    /* Nothing scored yet (or every item bad) is n/a, as in the summary. */
+    askdb_eval_pct_text(p->correct, p->evaluated, ex, sizeof ex);
     eta_text(eta, sizeof eta, rate > 0 ? (p->total - p->done) / rate : -1);
     if (pr->tty) {
         /* Our own escape clears the line; the database name is cleaned. */

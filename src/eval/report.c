@@ -173,16 +173,6 @@ static double pct(long num, long den)
     return den ? 100.0 * (double)num / (double)den : 0.0;
 }
 
-/* num of den as a card's percentage; nothing scored is no 0%: n/a, as in
-** the summary. */
-static void pct_text(char *v, size_t n, long num, long den)
-{
-    if (den)
-        snprintf(v, n, "%.1f%%", pct(num, den));
-    else
-        snprintf(v, n, "n/a");
-}
-
 /* One cell value of a stored result row. */
 static void cell(struct buf *b, const json_t *v)
 {
@@ -347,8 +337,8 @@ void report_html(struct buf *b, const char *title, const char *subtitle,
     buf_puts(b, "</h1><p class=\"sub\">");
     report_escape(b, subtitle);
     buf_puts(b, "</p>\n<div class=\"cards\">");
-    pct_text(v, sizeof v, s->correct, s->evaluated);
-    card(b, v, "execution accuracy (EX)");
+    card(b, askdb_eval_pct_text(s->correct, s->evaluated, v, sizeof v),
+         "execution accuracy (EX)");
     snprintf(v, sizeof v, "%ld / %ld", s->correct, s->evaluated);
     card(b, v, "correct / evaluated");
     snprintf(v, sizeof v, "%ld", s->bad);
@@ -357,8 +347,8 @@ void report_html(struct buf *b, const char *title, const char *subtitle,
     card(b, v, "latency p50 / p90");
     snprintf(v, sizeof v, "%.0f", s->tokens);
     card(b, v, "tokens per question");
-    pct_text(v, sizeof v, s->repaired, s->evaluated);
-    card(b, v, "repair rate");
+    card(b, askdb_eval_pct_text(s->repaired, s->evaluated, v, sizeof v),
+         "repair rate");
     if (s->done < s->selected) {
         snprintf(v, sizeof v, "%ld", s->selected - s->done);
         card(b, v, "not run");

@@ -3,6 +3,7 @@
 #include "eval/summary.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -200,6 +201,15 @@ static double pct(long num, long den)
     return den ? 100.0 * (double)num / (double)den : 0.0;
 }
 
+char *askdb_eval_pct_text(long num, long den, char *buf, size_t n)
+{
+    if (den)
+        snprintf(buf, n, "%.1f%%", pct(num, den));
+    else
+        snprintf(buf, n, "n/a");
+    return buf;
+}
+
 static void rows(struct buf *b, const struct sum_count *c, int n)
 {
     int i, w = 8;
@@ -225,12 +235,11 @@ static void counts(struct buf *b, const struct sum_count *c, int n)
 
 void summary_text(struct buf *b, const struct summary *s)
 {
+    char v[32];
+
     /* Nothing scored (the model unreachable, every item bad) is no 0%. */
-    if (s->evaluated == 0)
-        buf_puts(b, "EX 0/0 = n/a");
-    else
-        buf_printf(b, "EX %ld/%ld = %.1f%%", s->correct, s->evaluated,
-                   pct(s->correct, s->evaluated));
+    buf_printf(b, "EX %ld/%ld = %s", s->correct, s->evaluated,
+               askdb_eval_pct_text(s->correct, s->evaluated, v, sizeof v));
     buf_printf(b, " (%ld selected, %ld bad item%s", s->selected, s->bad,
                s->bad == 1 ? "" : "s");
     if (s->done < s->selected)
@@ -256,11 +265,12 @@ void summary_text(struct buf *b, const struct summary *s)
     buf_printf(b, "tokens per question: %.1f (prompt %.1f, completion %.1f); "
                "model calls per question: %.2f\n", s->tokens,
                s->prompt_tokens, s->completion_tokens, s->calls);
+    buf_printf(b, "repair rate: %s",
+               askdb_eval_pct_text(s->repaired, s->evaluated, v, sizeof v));
     if (s->evaluated == 0)
-        buf_puts(b, "repair rate: n/a (no item scored)\n");
+        buf_puts(b, " (no item scored)\n");
     else
-        buf_printf(b, "repair rate: %.1f%% (%ld of %ld needed a repair, %ld "
-                   "of them correct)\n", pct(s->repaired, s->evaluated),
+        buf_printf(b, " (%ld of %ld needed a repair, %ld of them correct)\n",
                    s->repaired, s->evaluated, s->repaired_correct);
     if (s->nclasses) {
         buf_puts(b, "error classes:\n");

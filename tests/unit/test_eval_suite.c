@@ -432,6 +432,8 @@ static void summary_counts_bad_items_apart(void **state)
     summary_text(&b, &s);
     assert_non_null(strstr(b.data, "EX 1/2 = 50.0% (4 selected, 1 bad "
                                     "item, 1 not run)\n"));
+    assert_non_null(strstr(b.data, "repair rate: 50.0% (1 of 2 needed a "
+                                    "repair, 0 of them correct)\n"));
     assert_non_null(strstr(b.data, "  syntax       1\n"));
     assert_non_null(strstr(b.data, "  gold_error     1\n"));
     buf_free(&b);
@@ -439,6 +441,20 @@ static void summary_counts_bad_items_apart(void **state)
     json_decref(recs[0]);
     json_decref(recs[1]);
     json_decref(recs[2]);
+}
+
+/* A rate as the summary, the report and the progress line write it: one
+** decimal, and n/a when nothing was scored (no 0%). */
+static void rates_have_one_decimal_or_are_n_a(void **state)
+{
+    char v[8];
+
+    (void)state;
+    assert_string_equal(askdb_eval_pct_text(1, 2, v, sizeof v), "50.0%");
+    assert_string_equal(askdb_eval_pct_text(2, 3, v, sizeof v), "66.7%");
+    assert_string_equal(askdb_eval_pct_text(7, 7, v, sizeof v), "100.0%");
+    assert_string_equal(askdb_eval_pct_text(0, 5, v, sizeof v), "0.0%");
+    assert_string_equal(askdb_eval_pct_text(0, 0, v, sizeof v), "n/a");
 }
 
 int main(void)
@@ -458,6 +474,7 @@ int main(void)
         cmocka_unit_test(html_escapes_untrusted_text),
         cmocka_unit_test(percentiles_by_nearest_rank),
         cmocka_unit_test(summary_counts_bad_items_apart),
+        cmocka_unit_test(rates_have_one_decimal_or_are_n_a),
     };
     test_filter_from_env();
 
