@@ -81,6 +81,17 @@ static int one_file(const char *a, const char *b)
     return same;
 }
 
+/* Why path, a file the run writes, may not be one: it is the suite or
+** the --tables file, which the run reads; NULL when neither. */
+static const char *input_refusal(const askdb_eval *ev, const char *path)
+{
+    if (outfile_same_file(path, ev->opt.suite_path))
+        return "it is the suite being run";
+    if (one_file(path, ev->opt.tables_path))
+        return "it is the --tables file of the run";
+    return NULL;
+}
+
 /*
 ** Why the run may not write path (its --out or its report), or NULL: a
 ** database (outfile.h), the suite itself or its --tables file, the run's
@@ -96,23 +107,21 @@ static const char *out_refusal(const askdb_eval *ev, const char *path,
     const char *why = outfile_refusal(path), *slash;
     char dir[4096];
     struct stat st;
+    int exists;
 
     if (why)
         return why;
-    if (one_file(path, ev->opt.tables_path))
-        return "it is the --tables file of the run";
-    if (stat(path, &st) == 0) {
-        if (!S_ISREG(st.st_mode))
-            return "it is not a regular file (askdb eval writes its "
-                   "records and its report to files)";
-        if (outfile_same_file(path, ev->opt.suite_path))
-            return "it is the suite being run";
-        if (outfile_same_file(path, other))
-            return "--out and --report name the same file";
-        return NULL;
-    }
+    exists = stat(path, &st) == 0;
+    if (exists && !S_ISREG(st.st_mode))
+        return "it is not a regular file (askdb eval writes its records "
+               "and its report to files)";
+    why = input_refusal(ev, path);
+    if (why)
+        return why;
     if (one_file(path, other))
         return "--out and --report name the same file";
+    if (exists)
+        return NULL;
     slash = strrchr(path, '/');
     if (!slash)
         snprintf(dir, sizeof dir, ".");
@@ -121,6 +130,22 @@ static const char *out_refusal(const askdb_eval *ev, const char *path,
                  slash == path ? 1 : (int)(slash - path), path);
     if (access(dir, W_OK | X_OK) != 0)
         return "its folder does not exist or cannot be written";
+    return NULL;
+}
+
+/* Why the run may not append its trace (--trace) to path, or NULL: the
+** suite, the --tables file, --out or the report (what each database of
+** the suite says of it is asked apart: outfile_refusal_for()). */
+static const char *trace_refusal(const askdb_eval *ev, const char *path)
+{
+    const char *why = input_refusal(ev, path);
+
+    if (why)
+        return why;
+    if (one_file(path, ev->opt.out_path))
+        return "--trace and --out name the same file";
+    if (one_file(path, ev->opt.report_path))
+        return "--trace and --report name the same file";
     return NULL;
 }
 
@@ -914,19 +939,10 @@ static askdb_status eval_setup(askdb_eval *ev, const askdb_config *cfg,
     ** --resume could not read them, and the report would replace it at
     ** the end. */
     if (ev->cfg.trace_path) {
-        const char *t = ev->cfg.trace_path, *why = NULL;
-
-        if (outfile_same_file(t, ev->opt.suite_path))
-            why = "it is the suite being run";
-        else if (one_file(t, ev->opt.tables_path))
-            why = "it is the --tables file of the run";
-        else if (one_file(t, ev->opt.out_path))
-            why = "--trace and --out name the same file";
-        else if (one_file(t, ev->opt.report_path))
-            why = "--trace and --report name the same file";
+        const char *why = trace_refusal(ev, ev->cfg.trace_path);
         if (why) {
             set_msg(ev->errmsg, sizeof ev->errmsg, "cannot open trace file "
-                    "'%s': %s", t, why);
+                    "'%s': %s", ev->cfg.trace_path, why);
             return ASKDB_ERR_USAGE;
         }
     }
