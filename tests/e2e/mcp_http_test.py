@@ -91,6 +91,17 @@ class Server:
         c.close()
         return r.status, dict((k.lower(), v) for k, v in r.getheaders()), data
 
+    def session(self, version="2025-06-18"):
+        """A session of that revision, initialized with raw HTTP: the
+        headers its requests carry (Mcp-Session-Id, MCP-Protocol-Version)
+        and the initialize result."""
+        st, h, body = self.raw("POST", dict(INIT, params=dict(INIT["params"],
+                                                              protocolVersion=version)))
+        assert st == 200, (st, body)
+        res = json.loads(body)["result"]
+        assert res["protocolVersion"] == version, res
+        return {"Mcp-Session-Id": h["mcp-session-id"], "MCP-Protocol-Version": version}, res
+
     def stop(self):
         self.srv.send_signal(signal.SIGTERM)
         self.srv.wait(20)
@@ -169,12 +180,10 @@ async def a_failed_model_is_said_to_be_askdb_serves(tmp):
     # options askdb mcp was started with": it was askdb serve.
     s = Server("model_fails", tmp, script=[{"status": 401, "repeat": True}])
     try:
-        st, h, body = s.raw("POST", INIT)
-        hdr = {"Mcp-Session-Id": h["mcp-session-id"], "MCP-Protocol-Version": "2025-06-18",
-               "Accept": "application/json"}
+        hdr, _ = s.session()
         call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                 "params": {"name": "ask", "arguments": {"question": "How many orders?"}}}
-        st, _, body = s.raw("POST", call, hdr)
+        st, _, body = s.raw("POST", call, dict(hdr, Accept="application/json"))
         r = json.loads(body)["result"]
         text = r["content"][0]["text"]
         assert r["isError"] is True and "the model failed" in text, body
@@ -308,12 +317,8 @@ async def each_revision_over_http(tmp):
     s = Server("revisions", tmp)
     try:
         for version in ("2025-06-18", "2025-11-25"):
-            st, h, body = s.raw("POST", dict(INIT, params=dict(INIT["params"],
-                                                               protocolVersion=version)))
-            res = json.loads(body)["result"]
-            assert st == 200 and res["protocolVersion"] == version, (st, body)
+            hdr, res = s.session(version)
             assert ("description" in res["serverInfo"]) == (version == "2025-11-25"), res
-            hdr = {"Mcp-Session-Id": h["mcp-session-id"], "MCP-Protocol-Version": version}
             call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                     "params": {"name": "execute_sql", "arguments": {"sql": 5}}}
             st, _, body = s.raw("POST", call, dict(hdr, Accept="application/json"))
@@ -341,10 +346,7 @@ async def batches_over_http_in_2025_03_26(tmp):
     # says so); askdb answered every batch with 400.
     s = Server("batches", tmp)
     try:
-        st, h, body = s.raw("POST", dict(INIT, params=dict(INIT["params"],
-                                                           protocolVersion="2025-03-26")))
-        assert st == 200 and json.loads(body)["result"]["protocolVersion"] == "2025-03-26", body
-        hdr = {"Mcp-Session-Id": h["mcp-session-id"], "MCP-Protocol-Version": "2025-03-26"}
+        hdr, _ = s.session("2025-03-26")
         batch = [{"jsonrpc": "2.0", "id": 2, "method": "ping"},
                  {"jsonrpc": "2.0", "method": "notifications/initialized"},
                  {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
@@ -362,8 +364,7 @@ async def batches_over_http_in_2025_03_26(tmp):
         st, _, body = s.raw("POST", [{"jsonrpc": "2.0", "method": "notifications/initialized"}], hdr)
         assert st == 202 and body == b"", (st, body)
         # A session of another revision: refused with 400, as before.
-        st, h, body = s.raw("POST", INIT)
-        hdr = {"Mcp-Session-Id": h["mcp-session-id"], "MCP-Protocol-Version": "2025-06-18"}
+        hdr, _ = s.session("2025-06-18")
         st, _, body = s.raw("POST", batch, hdr)
         assert st == 400 and json.loads(body)["error"]["code"] == -32600, (st, body)
     finally:
@@ -383,9 +384,7 @@ async def initialize_comes_once_over_http(tmp):
         e = json.loads(body)["error"]
         assert e["code"] == -32602 and "protocolVersion" in e["message"], (st, body)
         assert "mcp-session-id" not in h, h
-        st, h, body = s.raw("POST", INIT)
-        assert json.loads(body)["result"]["protocolVersion"] == "2025-06-18", body
-        hdr = {"Mcp-Session-Id": h["mcp-session-id"], "MCP-Protocol-Version": "2025-06-18"}
+        hdr, _ = s.session("2025-06-18")
         again = dict(INIT, id=2, params=dict(INIT["params"], protocolVersion="2024-11-05"))
         st, _, body = s.raw("POST", again, hdr)
         e = json.loads(body)["error"]

@@ -166,6 +166,35 @@ def by_id(replies):
     return {r.get("id"): r for r in replies}
 
 
+# A statement that runs until its time limit (--timeout) or a cancel stops it.
+ENDLESS = ("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) "
+           "SELECT count(*) FROM r")
+
+
+@contextlib.asynccontextmanager
+async def running_call(s, tool, args):
+    """A call of tool with args in session s, running beside the body of
+    the with: yields a dict with the call's request id ("id"), which gets
+    the response ("response") should one come. After the body, a moment
+    for a late response, then the call is dropped."""
+    call = {"id": s._request_id}      # the id the SDK gives the next request
+
+    async def run():
+        call["response"] = await s.call_tool(tool, args)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run)
+        yield call
+        await anyio.sleep(0.3)
+        tg.cancel_scope.cancel()
+
+
+async def cancel(s, call):
+    """Send notifications/cancelled for the running call."""
+    await s.send_notification(types.ClientNotification(types.CancelledNotification(
+        params=types.CancelledNotificationParams(requestId=call["id"], reason="test"))))
+
+
 # --------------------------------------------------------------------------
 # Tests
 # --------------------------------------------------------------------------
@@ -624,30 +653,20 @@ async def cancelled_ask_stops_and_the_database_is_free_again(t):
     fast = "SELECT 'fast' AS which"
     t.start_llm([{"delay_ms": 20000, "content": fence(slow)},
                  {"content": fence(fast), "repeat": True}])
-    got = {}
     async with t.session(*t.model_args(), "shop.db") as (s, _):
-        rid = s._request_id          # the id the SDK gives the next request
-
-        async def first():
-            got["first"] = await s.call_tool("ask", {"question": "slow one?"})
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(first)
+        async with running_call(s, "ask", {"question": "slow one?"}) as first:
             with anyio.fail_after(10):
                 while t.nreq() < 1:
                     await anyio.sleep(0.02)
             t0 = time.monotonic()
-            await s.send_notification(types.ClientNotification(types.CancelledNotification(
-                params=types.CancelledNotificationParams(requestId=rid, reason="test"))))
+            await cancel(s, first)
             # One question at a time per database: this one can only run
             # once the cancelled one has stopped.
             r = await s.call_tool("ask", {"question": "fast one?"},
                                   read_timeout_seconds=timedelta(seconds=15))
             elapsed = time.monotonic() - t0
             assert (await s.send_ping()) is not None
-            await anyio.sleep(0.3)
-            tg.cancel_scope.cancel()
-    assert "first" not in got, "a cancelled request got a response: %r" % got
+    assert "response" not in first, "a cancelled request got a response: %r" % first
     assert not r.isError and r.structuredContent["rows"] == [["fast"]], r
     assert elapsed < 5, "the cancelled ask held the database for %.1f s" % elapsed
     assert t.nreq() == 2
@@ -655,29 +674,17 @@ async def cancelled_ask_stops_and_the_database_is_free_again(t):
 
 @test
 async def cancelled_execute_sql_stops_and_the_database_is_free_again(t):
-    endless = ("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) "
-               "SELECT count(*) FROM r")
-    got = {}
     async with t.session("--timeout", "30000", "shop.db") as (s, _):
-        rid = s._request_id          # the id the SDK gives the next request
-
-        async def first():
-            got["first"] = await s.call_tool("execute_sql", {"sql": endless})
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(first)
+        async with running_call(s, "execute_sql", {"sql": ENDLESS}) as first:
             await anyio.sleep(0.5)
             t0 = time.monotonic()
-            await s.send_notification(types.ClientNotification(types.CancelledNotification(
-                params=types.CancelledNotificationParams(requestId=rid, reason="test"))))
+            await cancel(s, first)
             # One statement at a time per database: this one can only run
             # once the cancelled one has stopped.
             r = await s.call_tool("execute_sql", {"sql": "SELECT 'fast' AS which"},
                                   read_timeout_seconds=timedelta(seconds=40))
             elapsed = time.monotonic() - t0
-            await anyio.sleep(0.3)
-            tg.cancel_scope.cancel()
-    assert "first" not in got, "a cancelled request got a response: %r" % got
+    assert "response" not in first, "a cancelled request got a response: %r" % first
     assert not r.isError and r.structuredContent["rows"] == [["fast"]], r
     assert elapsed < 5, "the cancelled statement held the database for %.1f s" % elapsed
 
@@ -688,19 +695,10 @@ async def schema_lookups_do_not_wait_for_a_running_statement(t):
     # under the database's handle lock, so each waited for a statement
     # running there, up to --timeout (20 s here), though the schema is
     # read once and kept.
-    endless = ("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) "
-               "SELECT count(*) FROM r")
-    got = {}
     async with t.session("--timeout", "20000", "shop.db") as (s, _):
         await s.call_tool("list_databases", {})
         await s.read_resource("askdb://shop/schema")
-        rid = s._request_id          # the id the SDK gives the next request
-
-        async def first():
-            got["first"] = await s.call_tool("execute_sql", {"sql": endless})
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(first)
+        async with running_call(s, "execute_sql", {"sql": ENDLESS}) as first:
             await anyio.sleep(0.5)
             t0 = time.monotonic()
             r = await s.call_tool("search_objects", {"pattern": "cust"})
@@ -712,11 +710,8 @@ async def schema_lookups_do_not_wait_for_a_running_statement(t):
             r = await s.read_resource("askdb://shop/table/orders")
             assert json.loads(r.contents[0].text)["name"] == "orders"
             elapsed = time.monotonic() - t0
-            assert "first" not in got, "the statement ended before the lookups"
-            await s.send_notification(types.ClientNotification(types.CancelledNotification(
-                params=types.CancelledNotificationParams(requestId=rid, reason="test"))))
-            await anyio.sleep(0.3)
-            tg.cancel_scope.cancel()
+            assert "response" not in first, "the statement ended before the lookups"
+            await cancel(s, first)
     assert elapsed < 4, "the lookups waited %.1f s for the statement" % elapsed
 
 
@@ -743,8 +738,6 @@ async def a_request_reusing_a_running_id_is_refused_without_that_id(t):
     # answered under it: either way the client took it for the answer to
     # its first request. Now the refusal has id null, the request is not
     # run, and the first gets its own answer; the id is free again after.
-    endless = ("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) "
-               "SELECT count(*) FROM r")
     errpath = os.path.join(t.T, "stderr_dup")
     t.errlogs.append(errpath)
     p = subprocess.Popen([ASKDB, "mcp", "--timeout", "3000", "shop.db"], cwd=t.W, env=ENV,
@@ -762,7 +755,7 @@ async def a_request_reusing_a_running_id_is_refused_without_that_id(t):
     try:
         send(json.loads(init_line("a", "2025-11-25")))
         assert json.loads(p.stdout.readline())["id"] == "a"
-        send(call(7, endless))
+        send(call(7, ENDLESS))
         time.sleep(0.3)
         send({"jsonrpc": "2.0", "id": 7, "method": "ping"})
         send(call(7, "SELECT 1"))
