@@ -361,6 +361,17 @@ expect_no_sanitizer() {
 }
 expect_faster() { [ "$ELAPSED_MS" -lt "$1" ] || fail "took $ELAPSED_MS ms, expected under $1 ms"; }
 
+# interrupt: Ctrl-C to the caller's $pid and wait for it; sets RC and
+# ELAPSED_MS (from the Ctrl-C).
+interrupt() {
+    local t0
+    t0=$(now_ms)
+    kill -INT "$pid"
+    wait "$pid"
+    RC=$?
+    ELAPSED_MS=$(($(now_ms) - t0))
+}
+
 LLM_N=0
 start_llm() {
     local d pid _
@@ -1553,16 +1564,12 @@ ctrl_c_cancels_the_statement_on_the_server() {
     (cd "$T" && exec env --default-signal=INT "$ASKDB" ask --llm-url "$URL" \
         --model test --timeout 20000 --no-question-check "$READER" "Sleep?") \
         </dev/null >"$T/out" 2>"$T/err" &
-    local pid=$! t0 i left
+    local pid=$! i left
     for i in $(seq 1 200); do
         [ "$(su_sql "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(25)%' AND state = 'active' AND pid <> pg_backend_pid()")" = 1 ] && break
         sleep 0.05
     done
-    t0=$(now_ms)
-    kill -INT "$pid"
-    wait "$pid"
-    RC=$?
-    ELAPSED_MS=$(($(now_ms) - t0))
+    interrupt
     expect_rc 130
     expect_faster 2000
     expect_err_has "cancelled"
@@ -1584,17 +1591,13 @@ CREATE POLICY sleepy ON slow FOR SELECT USING (pg_sleep(0.3) IS NOT NULL);
 GRANT SELECT ON slow TO reader" slowschema || fail "cannot make the slow table"
     (cd "$T" && exec env --default-signal=INT "$ASKDB" schema --timeout 20000 \
         "postgresql://reader@127.0.0.1:$PORT/slowschema") </dev/null >"$T/out" 2>"$T/err" &
-    local pid=$! t0 i
+    local pid=$! i
     for i in $(seq 1 200); do
         [ "$(su_sql "SELECT count(*) FROM pg_stat_activity WHERE datname = 'slowschema' AND usename = 'reader' AND state = 'active' AND query LIKE '%slow%'")" = 1 ] && break
         sleep 0.05
     done
     sleep 0.3
-    t0=$(now_ms)
-    kill -INT "$pid"
-    wait "$pid"
-    RC=$?
-    ELAPSED_MS=$(($(now_ms) - t0))
+    interrupt
     su_sql "DROP DATABASE slowschema WITH (FORCE)" postgres >/dev/null
     expect_rc 130
     expect_faster 3000
@@ -1757,7 +1760,7 @@ relay_sql() {
 # pg_sleep(SECONDS), through a new relay that BREAK breaks once the
 # statement runs, then Ctrl-C. Sets RC and ELAPSED_MS (from the Ctrl-C).
 relay_ctrl_c() {
-    local pid t0
+    local pid
     start_relay
     url="postgresql://reader@127.0.0.1:$RELAY_PORT/shop"
     start_llm "$(always "$(fence "SELECT pg_sleep($1) AS slept")")"
@@ -1766,11 +1769,7 @@ relay_ctrl_c() {
     pid=$!
     wait_active "pg_sleep($1)"
     "$2"
-    t0=$(now_ms)
-    kill -INT "$pid"
-    wait "$pid"
-    RC=$?
-    ELAPSED_MS=$(($(now_ms) - t0))
+    interrupt
     cat "$T/out" "$T/err" >>"$TMP/all_output"
 }
 
@@ -2360,21 +2359,27 @@ reconnect_to_one_host_with_prefer_standby_keeps_to_the_limit() {
 # Ctrl-C after a second of connecting; RC, ELAPSED_MS (from the Ctrl-C),
 # $T/out, $T/err.
 first_connect_ctrl_c() {
-    local pid t0
+    local pid
     (cd "$T" && exec timeout --foreground -k 5 "$RUN_LIMIT_S" env --default-signal=INT "$ASKDB" "$@") \
         </dev/null >"$T/out" 2>"$T/err" &
     pid=$!
     echo "$pid" >>"$T/.pids"
     sleep 1
     [ -s "$T/err" ] && fail "askdb $1 ended before the Ctrl-C: $(head -c 400 "$T/err")"
-    t0=$(now_ms)
-    kill -INT "$pid"
-    wait "$pid"
-    RC=$?
-    ELAPSED_MS=$(($(now_ms) - t0))
+    interrupt
     echo "Ctrl-C in the first connect of askdb $1: exit $RC, $ELAPSED_MS ms" >>"$T/.trace"
     cat "$T/out" "$T/err" >>"$TMP/all_output"
     expect_no_sanitizer
+}
+
+# expect_connect_cancelled WHO URL: what first_connect_ctrl_c ended with
+# is a cancelled connect: exit 130 within a second of the Ctrl-C, "WHO:
+# cancelled while connecting to 'URL'", nothing on stdout.
+expect_connect_cancelled() {
+    expect_rc 130
+    expect_faster 1000
+    expect_err_has "$1: cancelled while connecting to '$2'"
+    expect_empty_out
 }
 
 # The first connect to several hosts was libpq's blocking connect, which
@@ -2392,21 +2397,12 @@ first_connect_to_several_hosts_is_cut_short_by_ctrl_c() {
     relays_deaf "$r1_pid" "$r2_pid"
     url="postgresql://reader@127.0.0.1:$r1,127.0.0.1:$r2,127.0.0.1:$PORT/shop"
     first_connect_ctrl_c sql --timeout 20000 "$url" "SELECT 42 AS b"
-    expect_rc 130
-    expect_faster 1000
-    expect_err_has "askdb: cancelled while connecting to '$url'"
-    expect_empty_out
+    expect_connect_cancelled askdb "$url"
     first_connect_ctrl_c ask --llm-url http://127.0.0.1:9/v1 --model test "$url" "How many?"
-    expect_rc 130
-    expect_faster 1000
-    expect_err_has "askdb: cancelled while connecting to '$url'"
-    expect_empty_out
+    expect_connect_cancelled askdb "$url"
     # askdb learn's open too: it was killed by the signal without a word.
     first_connect_ctrl_c learn "$url" --memory "$T/m.sqlite" --question "How many?" --sql "SELECT 42 AS b"
-    expect_rc 130
-    expect_faster 1000
-    expect_err_has "askdb learn: cancelled while connecting to '$url'"
-    expect_empty_out
+    expect_connect_cancelled "askdb learn" "$url"
     [ -e "$T/m.sqlite" ] && fail "a cancelled learn made the memory store"
     # A URL that names a service is libpq's own connect (libpq reads the
     # file as it connects), through the nonblocking calls too: with the
@@ -2414,9 +2410,7 @@ first_connect_to_several_hosts_is_cut_short_by_ctrl_c() {
     printf '[deaf]\nhost=127.0.0.1\nport=%s\nuser=reader\ndbname=shop\n[real]\nhost=127.0.0.1\nport=%s\nuser=reader\ndbname=shop\n' \
         "$r1" "$PORT" >"$T/pg_service.conf"
     PGSERVICEFILE="$T/pg_service.conf" first_connect_ctrl_c sql --timeout 20000 "postgresql:///?service=deaf" "SELECT 42 AS b"
-    expect_rc 130
-    expect_faster 1000
-    expect_err_has "askdb: cancelled while connecting to 'postgresql:///?service=deaf'"
+    expect_connect_cancelled askdb "postgresql:///?service=deaf"
     PGSERVICEFILE="$T/pg_service.conf" run sql -f csv "postgresql:///?service=real" "SELECT 42 AS b"
     expect_rc 0
     expect_out 'b\n42\n'
