@@ -1228,7 +1228,7 @@ static unsigned session_ready(askdb_db *db, struct my *s, double deadline)
     }
     if (no) {
         snprintf(db->errmsg, sizeof db->errmsg,
-                 "cannot make the session on %s read-only (%.200s: %s); "
+                 "cannot make the session on '%s' read-only (%.200s: %s); "
                  "askdb runs nothing on a session it cannot guard",
                  db->label, what, mysql_error(s->h));
         return no;
@@ -1287,6 +1287,14 @@ static int cancelled(const struct my *s)
     return s->cancel && atomic_load(s->cancel);
 }
 
+/* The message of a connect (again: a reconnect) that a Ctrl-C cut short. */
+static void say_cancelled(askdb_db *db, int again)
+{
+    snprintf(db->errmsg, sizeof db->errmsg,
+             "cancelled while connecting %sto '%s'", again ? "again " : "",
+             db->label);
+}
+
 /*
 ** (Re)connect the main session. 0, or -1 with db->errmsg set. A
 ** reconnect (again), made by the statement after a lost connection, is
@@ -1301,9 +1309,9 @@ static int cancelled(const struct my *s)
 ** the library's non-blocking calls, so that a Ctrl-C (s->cancel, which
 ** askdb_db_cancel() or askdb_agent_cancel() set while the handle is
 ** being opened) cuts either short within NB_CANCEL_MS, as there is no
-** statement on the server to stop ("cancelled while connecting [again]
-** to"); but for what the library waits for without askdb: the lookup of
-** the host's name, and over TLS its reads (nb_wait()'s callers).
+** statement on the server to stop (say_cancelled()); but for what the
+** library waits for without askdb: the lookup of the host's name, and
+** over TLS its reads (nb_wait()'s callers).
 */
 static int connect_main(askdb_db *db, struct my *s, int again)
 {
@@ -1349,8 +1357,7 @@ static int connect_main(askdb_db *db, struct my *s, int again)
             return -1;
     }
     if (cancelled(s)) {
-        snprintf(db->errmsg, sizeof db->errmsg, "cancelled while "
-                 "connecting %sto %s", again ? "again " : "", db->label);
+        say_cancelled(db, again);
         return -1;
     }
     /* A connect, greeting, login or SET that timed out heard nothing:
@@ -1380,14 +1387,14 @@ static int connect_main(askdb_db *db, struct my *s, int again)
                  kept, s->url.connect_timeout ? "" : "the default ");
     if (no)
         snprintf(db->errmsg, sizeof db->errmsg,
-                 "cannot %s %s%s: %s (error %u); %s",
+                 "cannot %s '%s'%s: %s (error %u); %s",
                  again ? "reconnect to" : "connect to", db->label, within,
                  why, no,
                  timed_out ? "the server did not answer in time: check "
                              "that it runs and is reachable, then ask again"
                            : connect_advice(no, why, &s->url));
     else
-        snprintf(db->errmsg, sizeof db->errmsg, "cannot %s %s: %s",
+        snprintf(db->errmsg, sizeof db->errmsg, "cannot %s '%s': %s",
                  again ? "reconnect to" : "connect to", db->label, why);
     return -1;
 }
@@ -1780,7 +1787,8 @@ static askdb_status my_open(askdb_db *db, const char *path)
         ** which may be parts of the password there. */
         if (db_url_ambiguous(path))
             snprintf(db->errmsg, sizeof db->errmsg,
-                     "cannot connect to %s: %s", db->label, DB_AMBIGUOUS_URL);
+                     "cannot connect to '%s': %s", db->label,
+                     DB_AMBIGUOUS_URL);
         return ASKDB_ERR_DB_OPEN;
     }
     if (!s->url.database) {
@@ -1794,13 +1802,12 @@ static askdb_status my_open(askdb_db *db, const char *path)
             have = 1;
         mysql_free_result(r);
         if (!have && cancelled(s)) {
-            snprintf(db->errmsg, sizeof db->errmsg,
-                     "cancelled while connecting to %s", db->label);
+            say_cancelled(db, 0);
             return ASKDB_ERR_CANCELLED;
         }
         if (!have) {
             snprintf(db->errmsg, sizeof db->errmsg,
-                     "cannot open %s: no database named; put it at the end "
+                     "cannot open '%s': no database named; put it at the end "
                      "of the URL (mariadb://user@host/DATABASE)", db->label);
             return ASKDB_ERR_DB_OPEN;
         }
@@ -1911,7 +1918,7 @@ static askdb_status server_error(askdb_db *db, struct my *s, unsigned no,
             /* The stop cut the session off (cut_off): say why. */
             s->dead = 1;
             snprintf(e->msg, sizeof e->msg, "cancelled (%s; the "
-                     "connection to %s was closed)", s->gone, db->label);
+                     "connection to '%s' was closed)", s->gone, db->label);
         } else
             snprintf(e->msg, sizeof e->msg, "cancelled");
         return ASKDB_ERR_CANCELLED;
@@ -1921,7 +1928,7 @@ static askdb_status server_error(askdb_db *db, struct my *s, unsigned no,
         s->dead = 1;
         e->ec = ASKDB_EC_DATABASE;
         snprintf(e->msg, sizeof e->msg,
-                 "lost the connection to %s (%s, error %u): the server "
+                 "lost the connection to '%s' (%s, error %u): the server "
                  "stopped, restarted or hung; check that it runs, then ask "
                  "again", db->label, msg, no);
         return ASKDB_ERR_DB;
@@ -3610,7 +3617,7 @@ dberr:
         goto out;
     }
     snprintf(db->errmsg, sizeof db->errmsg,
-             "cannot read the schema (%s) of %s: %s (error %u)", what,
+             "cannot read the schema (%s) of '%s': %s (error %u)", what,
              db->label, mysql_error(s->h), mysql_errno(s->h));
     if (gone(mysql_errno(s->h)))
         s->dead = 1;
@@ -3618,7 +3625,7 @@ dberr:
 out:
     if (rc == ASKDB_ERR_NOMEM)
         snprintf(db->errmsg, sizeof db->errmsg,
-                 "out of memory reading the schema of %s", db->label);
+                 "out of memory reading the schema of '%s'", db->label);
     mysql_free_result(res);
     free(ix);
     free(estimates);

@@ -985,7 +985,7 @@ fault_refused_connection_exits_3() {
     port=$(mdb_free_port)
     run sql "mariadb://ro:$RO_PW_ENC@127.0.0.1:$port/shop" "SELECT 1"
     expect_rc 3
-    expect_err_has "cannot connect to mariadb://ro@127.0.0.1:$port/shop"
+    expect_err_has "cannot connect to 'mariadb://ro@127.0.0.1:$port/shop'"
     expect_err_has "is the server running"
     expect_faster 5000
     run ask --llm-url http://127.0.0.1:9/v1 --model test "mariadb://ro:$RO_PW_ENC@127.0.0.1:$port/shop" "Anything?"
@@ -1006,7 +1006,7 @@ fault_bad_password_exits_3() {
     expect_err_has "check the database name"
     run sql "mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT" "SELECT 1"
     expect_rc 3
-    expect_err_has "no database named"
+    expect_err_has "cannot open 'mariadb://ro@127.0.0.1:$MDB_PORT': no database named"
 }
 
 fault_tls_required_but_not_offered() {
@@ -1262,13 +1262,13 @@ ambiguous_url_never_shows_part_of_the_password() {
     # The label hides all from the first ':' to the last '@'; the same URL
     # with the password encoded works.
     run sql "mariadb://ro:9311/Sl4shPw@127.0.0.1" "SELECT 1"
-    expect_err_has "cannot connect to mariadb://ro:xxx@127.0.0.1: "
+    expect_err_has "cannot connect to 'mariadb://ro:xxx@127.0.0.1': "
     run sql -f csv "mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/shop" "SELECT 1 AS one"
     expect_rc 0
     # A database with '@' is said the same way: it may be a password's.
     run sql "mariadb://127.0.0.1:$MDB_PORT/a@b" "SELECT 1"
     expect_rc 3
-    expect_err_has "cannot connect to mariadb://127.0.0.1:xxx@b: it has an '@' after a '/' or '?'"
+    expect_err_has "cannot connect to 'mariadb://127.0.0.1:xxx@b': it has an '@' after a '/' or '?'"
 }
 
 option_file_gives_the_password() {
@@ -1432,7 +1432,7 @@ fault_server_gone_silently_is_found_by_the_kill() {
     echo "silent server, --timeout 1000: exit $RC in $ELAPSED_MS ms" >>"$T/.trace"
     after_run "sql (server gone silently)"
     expect_rc 1
-    expect_err_has "lost the connection to mariadb://ro@127.0.0.1:$RELAY_PORT/shop (askdb's KILL QUERY found no server at the session's address: Can't connect to server on '127.0.0.1'"
+    expect_err_has "lost the connection to 'mariadb://ro@127.0.0.1:$RELAY_PORT/shop' (askdb's KILL QUERY found no server at the session's address: Can't connect to server on '127.0.0.1'"
     expect_err_has "check that it runs"
     expect_faster 3000
     kill "$RELAY_PID"
@@ -1480,7 +1480,7 @@ fault_server_gone_silently_is_found_by_an_open_kill_connection() {
     ELAPSED_MS=$(($(now_ms) - t0))
     echo "silent server, kill connection open: exit $RC in $ELAPSED_MS ms" >>"$T/.trace"
     after_run "shell (server gone silently, kill connection open)"
-    expect_err_has "lost the connection to mariadb://ro@127.0.0.1:$RELAY_PORT/shop (askdb's KILL QUERY found no server at the session's address: Can't connect to server on '127.0.0.1'"
+    expect_err_has "lost the connection to 'mariadb://ro@127.0.0.1:$RELAY_PORT/shop' (askdb's KILL QUERY found no server at the session's address: Can't connect to server on '127.0.0.1'"
     expect_faster 5000
     kill "$RELAY_PID"
 }
@@ -1498,7 +1498,7 @@ fault_server_that_greets_no_kill_connection_is_given_up_at_the_limit() {
     echo "deaf server, --timeout 1000: exit $RC in $ELAPSED_MS ms" >>"$T/.trace"
     after_run "sql (deaf server)"
     expect_rc 1
-    expect_err_has "lost the connection to mariadb://ro@127.0.0.1:$RELAY_PORT/shop (the server did not answer askdb's KILL QUERY within 2 s: Lost connection to server at 'handshake: reading initial communication packet'"
+    expect_err_has "lost the connection to 'mariadb://ro@127.0.0.1:$RELAY_PORT/shop' (the server did not answer askdb's KILL QUERY within 2 s: Lost connection to server at 'handshake: reading initial communication packet'"
     expect_err_has "check that it runs"
     expect_faster 10000
     kill "$RELAY_PID"
@@ -1525,7 +1525,7 @@ fault_server_that_answers_no_kill_is_given_up_at_the_limit() {
     echo "mute server, --timeout 1000: exit $RC in $ELAPSED_MS ms" >>"$T/.trace"
     after_run "sql (mute server)"
     expect_rc 1
-    expect_err_has "lost the connection to mariadb://ro@127.0.0.1:$RELAY_PORT/shop (the server did not answer askdb's KILL QUERY within 2 s: Lost connection to server during query, error 2013)"
+    expect_err_has "lost the connection to 'mariadb://ro@127.0.0.1:$RELAY_PORT/shop' (the server did not answer askdb's KILL QUERY within 2 s: Lost connection to server during query, error 2013)"
     expect_err_has "check that it runs"
     expect_faster 10000
     kill "$RELAY_PID"
@@ -1535,7 +1535,7 @@ fault_server_that_answers_no_kill_is_given_up_on_ctrl_c() {
     echo "mute server, Ctrl-C: exit $RC in $ELAPSED_MS ms" >>"$T/.trace"
     after_run "sql (mute server, Ctrl-C)"
     expect_rc 130
-    expect_err_has "cancelled (the server did not answer askdb's KILL QUERY within 2 s: Lost connection to server during query; the connection to mariadb://ro@127.0.0.1:$RELAY_PORT/shop was closed)"
+    expect_err_has "cancelled (the server did not answer askdb's KILL QUERY within 2 s: Lost connection to server during query; the connection to 'mariadb://ro@127.0.0.1:$RELAY_PORT/shop' was closed)"
     expect_faster 8000
     kill "$RELAY_PID"
 }
@@ -1648,7 +1648,7 @@ fault_kill_connection_refused_for_too_many_connections() {
     echo "kill connection refused, Ctrl-C: exit $RC in $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
     after_run "sql (kill connection refused, Ctrl-C)"
     expect_rc 130
-    expect_err_has "cancelled (the server refused askdb's kill connection: Too many connections (error 1040), and the statement runs on there until its time limit; askdb stops a statement from a second connection: raise the server's max_connections, or close idle sessions; the connection to mariadb://ro@127.0.0.1:$MDB_PORT/shop was closed)"
+    expect_err_has "cancelled (the server refused askdb's kill connection: Too many connections (error 1040), and the statement runs on there until its time limit; askdb stops a statement from a second connection: raise the server's max_connections, or close idle sessions; the connection to 'mariadb://ro@127.0.0.1:$MDB_PORT/shop' was closed)"
     expect_faster 3000
 }
 
@@ -1662,7 +1662,7 @@ reconnect_after_a_loss_keeps_to_the_time_limit() {
     reconnect_through relay_deaf 37
     echo "reconnect to a deaf server, --timeout 1000: $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
     after_run "shell (reconnect to a deaf server)"
-    expect_err_has "cannot reconnect to mariadb://ro@127.0.0.1:$RELAY_PORT/shop within the statement's 1000 ms time limit (--timeout; 2 s at least): Lost connection to server at 'handshake: reading initial communication packet'"
+    expect_err_has "cannot reconnect to 'mariadb://ro@127.0.0.1:$RELAY_PORT/shop' within the statement's 1000 ms time limit (--timeout; 2 s at least): Lost connection to server at 'handshake: reading initial communication packet'"
     expect_err_has "the server did not answer in time: check that it runs and is reachable, then ask again"
     expect_faster 4000
     kill "$RELAY_PID"
@@ -1698,7 +1698,7 @@ reconnect_is_cut_short_by_ctrl_c() {
     wait_err "cancelled" 25
     ELAPSED_MS=$(($(now_ms) - t0))
     echo "Ctrl-C in a reconnect to a deaf server, --timeout 20000: $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
-    expect_err_has "cancelled while connecting again to mariadb://ro@127.0.0.1:$RELAY_PORT/shop"
+    expect_err_has "cancelled while connecting again to 'mariadb://ro@127.0.0.1:$RELAY_PORT/shop'"
     expect_faster 2000
     # The shell goes on: its next .sql finds no server.
     kill "$RELAY_PID"
@@ -1728,9 +1728,9 @@ reconnect_whose_settings_get_no_answer_keeps_to_the_time_limit() {
         echo "reconnect to a mute server, --timeout 1000${cnf:+, $cnf}: $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
         after_run "shell (reconnect to a mute server${cnf:+, $cnf})"
         if [ -z "$cnf" ]; then
-            expect_err_has "cannot reconnect to mariadb://ro@127.0.0.1:$RELAY_PORT/shop within the statement's 1000 ms time limit (--timeout; 2 s at least): Lost connection to server during query (error 2013); the server did not answer in time: check that it runs and is reachable, then ask again"
+            expect_err_has "cannot reconnect to 'mariadb://ro@127.0.0.1:$RELAY_PORT/shop' within the statement's 1000 ms time limit (--timeout; 2 s at least): Lost connection to server during query (error 2013); the server did not answer in time: check that it runs and is reachable, then ask again"
         else
-            expect_err_has "cannot reconnect to mariadb://ro@127.0.0.1:$RELAY_PORT/shop within the statement's 1000 ms time limit (--timeout; 2 s at least): an option file asks for multi-statements and the server did not turn them off again (Lost connection"
+            expect_err_has "cannot reconnect to 'mariadb://ro@127.0.0.1:$RELAY_PORT/shop' within the statement's 1000 ms time limit (--timeout; 2 s at least): an option file asks for multi-statements and the server did not turn them off again (Lost connection"
         fi
         expect_faster 3500
         kill "$RELAY_PID"
@@ -1751,7 +1751,7 @@ fault_kill_connection_slow_at_each_step_is_given_up_within_2_s() {
     # Which step the 2 s ended (the greeting comes 1.5 s in) depends on
     # the machine's load: only that they ended, and the session closed.
     expect_err_has "cancelled (the server did not answer askdb's KILL QUERY within 2 s: Lost connection to server at '"
-    expect_err_has "; the connection to mariadb://ro@127.0.0.1:$RELAY_PORT/shop was closed)"
+    expect_err_has "; the connection to 'mariadb://ro@127.0.0.1:$RELAY_PORT/shop' was closed)"
     expect_faster 3000
     kill "$RELAY_PID"
 }
@@ -1769,7 +1769,7 @@ first_connect_that_times_out_says_no_answer() {
     run sql "mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop?connect_timeout=1" "SELECT 1"
     echo "deaf server, first connect: exit $RC in $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
     expect_rc 3
-    expect_err_has "cannot connect to mariadb://ro@127.0.0.1:$RELAY_PORT/shop?connect_timeout=1 within 1 s (connect_timeout): Lost connection to server at 'handshake: reading initial communication packet', system error: 110 (error 2013); the server did not answer in time: check that it runs and is reachable, then ask again"
+    expect_err_has "cannot connect to 'mariadb://ro@127.0.0.1:$RELAY_PORT/shop?connect_timeout=1' within 1 s (connect_timeout): Lost connection to server at 'handshake: reading initial communication packet', system error: 110 (error 2013); the server did not answer in time: check that it runs and is reachable, then ask again"
     grep -qF "closed the connection" "$T/err" && fail "a greeting that timed out was taken for a close: $(cat "$T/err")"
     expect_faster 4000
     kill "$RELAY_PID"
@@ -1778,7 +1778,7 @@ first_connect_that_times_out_says_no_answer() {
     run sql "mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop?connect_timeout=1" "SELECT 1"
     echo "full accept queue, first connect: exit $RC in $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
     expect_rc 3
-    expect_err_has "cannot connect to mariadb://ro@127.0.0.1:$RELAY_PORT/shop?connect_timeout=1 within 1 s (connect_timeout): Can't connect to server on '127.0.0.1' (110) (error 2002); the server did not answer in time: check that it runs and is reachable, then ask again"
+    expect_err_has "cannot connect to 'mariadb://ro@127.0.0.1:$RELAY_PORT/shop?connect_timeout=1' within 1 s (connect_timeout): Can't connect to server on '127.0.0.1' (110) (error 2002); the server did not answer in time: check that it runs and is reachable, then ask again"
     expect_faster 4000
     kill "$RELAY_PID"
 }
@@ -1800,6 +1800,17 @@ first_connect_ctrl_c() {
     after_run "$1 (Ctrl-C in the first connect)"
 }
 
+# expect_connect_cancelled WHO URL: what first_connect_ctrl_c ended with
+# is a cancelled connect: exit 130 within a second of the Ctrl-C, "WHO:
+# cancelled while connecting to 'URL'" (the URL quoted, as PostgreSQL's),
+# nothing on stdout.
+expect_connect_cancelled() {
+    expect_rc 130
+    expect_faster 1000
+    expect_err_has "$1: cancelled while connecting to '$2'"
+    expect_empty_out
+}
+
 # The first connect was left to the library's own timeouts and heeded no
 # Ctrl-C: askdb installed no handler for a MariaDB URL, and was killed by
 # the signal without a word (exit 130, stderr empty), and learn's open
@@ -1816,32 +1827,21 @@ first_connect_is_cut_short_by_ctrl_c() {
     url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
     label="mariadb://ro@127.0.0.1:$RELAY_PORT/shop"
     first_connect_ctrl_c sql --timeout 20000 "$url" "SELECT 42 AS b"
-    expect_rc 130
-    expect_faster 1000
-    expect_err_has "askdb: cancelled while connecting to $label"
-    expect_empty_out
+    expect_connect_cancelled askdb "$label"
     first_connect_ctrl_c ask --llm-url http://127.0.0.1:9/v1 --model test "$url" "How many?"
-    expect_rc 130
-    expect_faster 1000
-    expect_err_has "askdb: cancelled while connecting to $label"
-    expect_empty_out
+    expect_connect_cancelled askdb "$label"
     first_connect_ctrl_c learn "mysql://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop" --memory "$T/m.sqlite" \
         --question "How many?" --sql "SELECT 42 AS b"
-    expect_rc 130
-    expect_faster 1000
-    expect_err_has "askdb learn: cancelled while connecting to mysql://ro@127.0.0.1:$RELAY_PORT/shop"
-    expect_empty_out
+    expect_connect_cancelled "askdb learn" "mysql://ro@127.0.0.1:$RELAY_PORT/shop"
     [ -e "$T/m.sqlite" ] && fail "a cancelled learn made the memory store"
     kill "$RELAY_PID"
     # Greeted and logged in, then nothing: askdb's first SET waits.
     start_relay
     relay_mute
     url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
+    label="mariadb://ro@127.0.0.1:$RELAY_PORT/shop"
     first_connect_ctrl_c sql --timeout 20000 "$url" "SELECT 42 AS b"
-    expect_rc 130
-    expect_faster 1000
-    expect_err_has "askdb: cancelled while connecting to mariadb://ro@127.0.0.1:$RELAY_PORT/shop"
-    expect_empty_out
+    expect_connect_cancelled askdb "$label"
     kill "$RELAY_PID"
     # The server itself still answers, and learn stores through it.
     run learn "$RO_URL" --memory "$T/m.sqlite" --question "How many?" --sql "SELECT 42 AS b"
@@ -1863,12 +1863,12 @@ connect_timeout_named_is_the_one_waited() {
     run sql "mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop?connect_timeout=1" "SELECT 1"
     echo "option file's connect-timeout=3, URL's 1: exit $RC in $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
     expect_rc 3
-    expect_err_has "cannot connect to mariadb://ro@127.0.0.1:$RELAY_PORT/shop?connect_timeout=1 within 3 s (connect-timeout of an option file, over the URL's connect_timeout=1; remove it there to use the URL's): Lost connection to server at 'handshake: reading initial communication packet'"
+    expect_err_has "cannot connect to 'mariadb://ro@127.0.0.1:$RELAY_PORT/shop?connect_timeout=1' within 3 s (connect-timeout of an option file, over the URL's connect_timeout=1; remove it there to use the URL's): Lost connection to server at 'handshake: reading initial communication packet'"
     [ "$ELAPSED_MS" -ge 2500 ] || fail "took $ELAPSED_MS ms: the option file's 3 s was not waited, the message should not name it"
     printf '[client]\ntimeout=2\n' >"$HOME/.my.cnf"
     run sql "mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop" "SELECT 1"
     expect_rc 3
-    expect_err_has "cannot connect to mariadb://ro@127.0.0.1:$RELAY_PORT/shop within 2 s (connect-timeout of an option file): Lost connection"
+    expect_err_has "cannot connect to 'mariadb://ro@127.0.0.1:$RELAY_PORT/shop' within 2 s (connect-timeout of an option file): Lost connection"
     expect_faster 5000
     # A file's connect-timeout=0 is none to the library, which waited for
     # ever for the greeting: refused before it.
@@ -2000,7 +2000,7 @@ option_file_init_command_is_refused() {
     mdb_admin -e "DROP DATABASE initlog"
     echo "rows the init-command wrote: $n" >>"$T/.trace"
     expect_rc 3
-    expect_err_has "cannot connect to mariadb://rw@127.0.0.1:$MDB_PORT/shop: an option file sets init-command, which the library would run on connecting, before askdb could make the session read-only; askdb runs no statement it did not check (askdb did not connect)"
+    expect_err_has "cannot connect to 'mariadb://rw@127.0.0.1:$MDB_PORT/shop': an option file sets init-command, which the library would run on connecting, before askdb could make the session read-only; askdb runs no statement it did not check (askdb did not connect)"
     expect_err_has "remove init-command from the [client], [client-server], [client-mariadb] and [askdb] groups"
     [ -s "$T/out" ] && fail "a result came from a connection that ran an init-command: $(head -c 200 "$T/out")"
     # Not at all (it wrote 1 row before askdb read the files first).
@@ -2042,7 +2042,7 @@ fault_server_killed_mid_query() {
     after_run "sql (server killed)"
     expect_rc 1
     expect_faster 5000
-    expect_err_has "lost the connection to mariadb://ro@127.0.0.1:$MDB_PORT/shop"
+    expect_err_has "lost the connection to 'mariadb://ro@127.0.0.1:$MDB_PORT/shop'"
     expect_err_has "check that it runs"
     run sql "$RO_URL" "SELECT 1"
     expect_rc 3
