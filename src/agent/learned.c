@@ -58,6 +58,19 @@ static askdb_status usable(askdb_memory *h)
     return ASKDB_ERR_USAGE;
 }
 
+/* ASKDB_OK when pairs can be stored through h: a handle that opened
+** (usable()) on a store that exists; else ASKDB_ERR_USAGE, said on h
+** where there is one. */
+static askdb_status takes_pairs(askdb_memory *h)
+{
+    if (!h || usable(h))
+        return ASKDB_ERR_USAGE;
+    if (!h->m)
+        return fail(h, ASKDB_ERR_USAGE, "the memory store was opened "
+                    "without create and does not exist");
+    return ASKDB_OK;
+}
+
 askdb_status askdb_memory_open(const char *path, int create,
                                askdb_memory **out)
 {
@@ -125,13 +138,8 @@ askdb_status askdb_memory_learn(askdb_memory *h, askdb_db *db,
 
     if (out)
         memset(out, 0, sizeof *out);
-    if (!h)
+    if (takes_pairs(h))
         return ASKDB_ERR_USAGE;
-    if (usable(h))
-        return ASKDB_ERR_USAGE;
-    if (!h->m)
-        return fail(h, ASKDB_ERR_USAGE, "the memory store was opened "
-                    "without create and does not exist");
     if (!db)
         return fail(h, ASKDB_ERR_USAGE, "no database given");
     if (!question || !sql)
@@ -345,13 +353,8 @@ askdb_status askdb_memory_import(askdb_memory *h, askdb_db *db,
     if (!counts)
         counts = &none;
     memset(counts, 0, sizeof *counts);
-    if (!h)
+    if (takes_pairs(h))
         return ASKDB_ERR_USAGE;
-    if (usable(h))
-        return ASKDB_ERR_USAGE;
-    if (!h->m)
-        return fail(h, ASKDB_ERR_USAGE, "the memory store was opened "
-                    "without create and does not exist");
     if (!db || !file)
         return fail(h, ASKDB_ERR_USAGE, "an import needs a database and "
                     "a file");
