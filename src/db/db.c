@@ -310,19 +310,19 @@ askdb_status askdb_db_schema_text(askdb_db *db, char **out)
     return ASKDB_OK;
 }
 
-askdb_status db_check(askdb_db *db, const char *sql, struct db_err *e)
+/* No error yet: what db_check() and db_run() hand the engine. */
+static void err_clear(struct db_err *e)
 {
-    askdb_status rc;
-
     e->ec = ASKDB_EC_NONE;
     e->msg[0] = '\0';
     e->pos = -1;
-    if (db->iso) {
-        askdb_result *none;
-        rc = db_iso_call(db, db->iso, WIRE_CHECK, sql, &none, e);
-    } else {
-        rc = db->drv->check(db, sql, e);
-    }
+}
+
+/* The statement's outcome rc, with its error e, is the handle's: its
+** class and message (none on success). Returns rc. */
+static askdb_status err_keep(askdb_db *db, const struct db_err *e,
+                             askdb_status rc)
+{
     db->errclass = e->ec;
     if (rc)
         snprintf(db->errmsg, sizeof db->errmsg, "%s", e->msg);
@@ -331,15 +331,27 @@ askdb_status db_check(askdb_db *db, const char *sql, struct db_err *e)
     return rc;
 }
 
+askdb_status db_check(askdb_db *db, const char *sql, struct db_err *e)
+{
+    askdb_status rc;
+
+    err_clear(e);
+    if (db->iso) {
+        askdb_result *none;
+        rc = db_iso_call(db, db->iso, WIRE_CHECK, sql, &none, e);
+    } else {
+        rc = db->drv->check(db, sql, e);
+    }
+    return err_keep(db, e, rc);
+}
+
 askdb_status db_run(askdb_db *db, const char *sql, askdb_result **out,
                     struct db_err *e)
 {
     askdb_status rc;
 
     *out = NULL;
-    e->ec = ASKDB_EC_NONE;
-    e->msg[0] = '\0';
-    e->pos = -1;
+    err_clear(e);
     /* Cancelled before it starts: an engine may look at the flag only
     ** after some work, or a short statement never. */
     if (db->cancel && atomic_load(db->cancel)) {
@@ -350,12 +362,7 @@ askdb_status db_run(askdb_db *db, const char *sql, askdb_result **out,
         rc = db->iso ? db_iso_call(db, db->iso, WIRE_RUN, sql, out, e)
                      : db->drv->run(db, sql, out, e);
     }
-    db->errclass = e->ec;
-    if (rc)
-        snprintf(db->errmsg, sizeof db->errmsg, "%s", e->msg);
-    else
-        db->errmsg[0] = '\0';
-    return rc;
+    return err_keep(db, e, rc);
 }
 
 askdb_status db_api_begin(askdb_db *db, const char *sql, askdb_result **out)
