@@ -85,6 +85,17 @@ static const char help_schema_other[] =
     "                        statement)\n"
     "  -h, --help            this text\n";
 
+/* The options of ask and shell, which are the same, after their usage. */
+static void agent_options_help(void)
+{
+    fputs(help_output, stdout);
+    fputs(cli_limits_help, stdout);
+    fputs(cli_model_help, stdout);
+    fputs(help_agent, stdout);
+    fputs(cli_agent_help, stdout);
+    fputs(help_other, stdout);
+}
+
 /* Print help for cmd (NULL: the overview); -1 if there is no such
 ** command. */
 static int help(const char *cmd)
@@ -98,12 +109,7 @@ static int help(const char *cmd)
               "QUESTION is one argument, in quotes: askdb ask shop.db\n"
               "\"how many orders?\"; at most 8192 characters of UTF-8.\n\n",
               stdout);
-        fputs(help_output, stdout);
-        fputs(cli_limits_help, stdout);
-        fputs(cli_model_help, stdout);
-        fputs(help_agent, stdout);
-        fputs(cli_agent_help, stdout);
-        fputs(help_other, stdout);
+        agent_options_help();
     } else if (strcmp(cmd, "shell") == 0) {
         fputs("usage: askdb shell [options] DB\n\n"
               "Interactive prompt with history. Each line is a question;\n"
@@ -125,12 +131,7 @@ static int help(const char *cmd)
               "Follow-up questions (\"and only for 2023?\") are read in\n"
               "the context of the earlier ones.\n\n",
               stdout);
-        fputs(help_output, stdout);
-        fputs(cli_limits_help, stdout);
-        fputs(cli_model_help, stdout);
-        fputs(help_agent, stdout);
-        fputs(cli_agent_help, stdout);
-        fputs(help_other, stdout);
+        agent_options_help();
     } else if (strcmp(cmd, "schema") == 0) {
         fputs("usage: askdb schema [options] DB\n\n"
               "Print the whole schema as the model reads it: CREATE TABLE\n"
