@@ -124,6 +124,16 @@ static void remember_turn(askdb_agent *ag, const char *q, const char *sql)
     ag->turns[ag->nturns++] = t;
 }
 
+/* 1 when a has attempts and every one failed with the class ec. */
+static int all_attempts(const askdb_answer *a, askdb_error_class ec)
+{
+    int i;
+
+    for (i = 0; i < a->nattempts && a->attempts[i].error == ec; i++)
+        ;
+    return a->nattempts > 0 && i == a->nattempts;
+}
+
 /* Move the outcome of the run into the answer. */
 static void finish(struct agent_state *st, enum agent_step last)
 {
@@ -169,12 +179,9 @@ static void finish(struct agent_state *st, enum agent_step last)
     a->status = st->fatal ? st->fatal : ASKDB_ERR_NO_SQL;
     a->confidence = 0;
     buf_init(&b, 0);
-    for (i = 0; i < a->nattempts &&
-                a->attempts[i].error == ASKDB_EC_TIMEOUT; i++)
-        ;
     if (st->fatal)
         buf_puts(&b, st->errbuf);
-    else if (a->nattempts > 0 && i == a->nattempts)
+    else if (all_attempts(a, ASKDB_EC_TIMEOUT))
         /* Valid SQL, every time too slow: "no valid SQL" would send the
         ** reader to the wrong place. */
         buf_printf(&b, "no answer after %d attempt%s: %s ran past the "
@@ -187,6 +194,11 @@ static void finish(struct agent_state *st, enum agent_step last)
         buf_printf(&b, "\n  attempt %d: %s: %s", i + 1,
                    askdb_error_class_str(a->attempts[i].error),
                    a->attempts[i].message ? a->attempts[i].message : "");
+    if (!st->fatal && all_attempts(a, ASKDB_EC_REFUSED))
+        /* Most often a question that asks to change the data. */
+        buf_puts(&b, "\n(askdb runs one read-only query and never changes "
+                     "the data: a question that asks to change it cannot "
+                     "be answered)");
     if (!st->fatal && st->max_cut)
         buf_puts(&b, "\n(a reply hit --max-tokens before it ended: raise "
                      "--max-tokens)");

@@ -488,6 +488,7 @@ gives_up_after_max_attempts_listing_every_attempt() {
     expect_err_has "syntax error"
     expect_err_has "attempt 3: unknown_column: no such column: nope"
     expect_err_lacks "attempt 4"
+    expect_err_lacks "never changes the data"
     [ ! -s "$T/out" ] || fail "stdout not empty on failure: $(head -c 200 "$T/out")"
     pycheck '
 assert "Error: no such table: custmers\n" in user(1), user(1)
@@ -540,6 +541,7 @@ refuses_writes_and_keeps_db_unchanged() {
         run ask --llm-url "$URL" --model test --no-question-check shop.db "Please change the data"
         expect_rc 1
         expect_err_has "no valid SQL after 3 attempts"
+        expect_err_has "(askdb runs one read-only query and never changes the data: a question that asks to change it cannot be answered)"
         expect_requests 3
         [ ! -s "$T/out" ] || fail "ask printed rows for: $stmt"
         [ "$(sha "$W/shop.db")" = "$sum0" ] || fail "ask changed the database with: $stmt"

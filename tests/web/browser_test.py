@@ -679,6 +679,28 @@ def explains_a_failure_with_each_attempt(t):
     qbox.clear()
 
 
+def says_that_askdb_never_changes_the_data(t):
+    # A question that asks to change the data: every statement the model
+    # writes is refused, and the box says why there is no answer, not
+    # only "no valid SQL after 3 attempts" (the note was cut with the
+    # attempts' lines of the message).
+    stmt = "DELETE FROM customers WHERE country = 'Germany'"
+    page = other_page(t, "writes", [{"content": fence(stmt), "repeat": True}])
+    turn = page.ask("Delete the customers from Germany")
+    check(turn.get_attribute("data-state") == "failed", "state %s" % turn.get_attribute("data-state"))
+    box = turn.find_element(By.CSS_SELECTOR, ".error-box")
+    msg = box.find_element(By.CSS_SELECTOR, ".error-msg").text
+    check(msg.startswith("no valid SQL after 3 attempts"), "the message: %r" % msg)
+    check("never changes the data" in msg, "the message does not say why: %r" % msg)
+    check("attempt 1:" not in msg, "the attempts are in the message too: %r" % msg)
+    check(len(box.find_elements(By.CSS_SELECTOR, "ol > li")) == 3, "the attempts: %r" % box.text)
+    page.js("arguments[0].scrollIntoView()", box)
+    page.shot("writes-refused")
+
+
+says_that_askdb_never_changes_the_data.real_only = True
+
+
 def says_once_that_the_model_is_down(t):
     # Nothing listens where the model should be: the box said "cannot
     # reach model" twice, as its message and again as the one attempt.
@@ -1463,6 +1485,7 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          renders_the_answers_markdown_safely, keeps_the_questions_of_two_tabs,
          shows_a_new_answer_from_its_question, keeps_a_question_too_long_to_ask,
          says_when_the_words_could_not_be_written, says_once_that_the_model_is_down,
+         says_that_askdb_never_changes_the_data,
          says_a_follow_up_lost_its_conversation, keeps_the_answers_when_the_database_changes,
          keeps_a_question_the_page_could_not_ask]
 

@@ -915,8 +915,11 @@ function errorBox(title, err, attempts) {
     // message says: listed, it was the same sentence twice in the box.
     if (attempts && attempts.length === 1 && !attempts[0].sql && attempts[0].message &&
         msg.includes(attempts[0].message)) attempts = null;
-    // The message may list the attempts again, one a line: they follow.
-    if (attempts && attempts.length) msg = msg.split("\n")[0];
+    // The message may list the attempts again, one a line ("  attempt 1:
+    // ..."): they follow. Its other lines (a note in parentheses: askdb
+    // never changes the data, a reply hit --max-tokens) stay.
+    if (attempts && attempts.length)
+        msg = msg.split("\n").filter((l) => !/^\s+attempt \d+:/.test(l)).join("\n");
     const box = el("div", { class: "error-box", role: "alert" },
         el("h4", { text: title }),
         el("p", { class: "error-msg", text: msg }));
