@@ -177,8 +177,18 @@ typedef void (*askdb_token_fn)(void *ud, const char *piece, size_t len);
 **                the model (ok: the engine accepts the result)
 **   select       options, voted, picks, chosen, error (a tie between
 **                candidates' results put to the model: config select)
+**   result       sql, row_count, truncated, confidence: the result is
+**                final and the plain-English answer (config answer, or
+**                askdb_ask_options.answer) is about to be asked; the
+**                event's result field holds the rows (they are not in
+**                the JSON, nor in a trace), so that a front end can show
+**                them before the words come. Only with an answer in
+**                words, and at most once, before answer_text and answer
 **   answer_text  error: only when the plain-English answer (config
-**                answer) could not be had; the rows still stand
+**                answer) could not be had; the rows still stand. A
+**                cancel (askdb_agent_cancel()) after the result event
+**                is one such case: error "cancelled", and the answer
+**                is ASKDB_OK with its sql and rows and no text
 **   answer       (always last) status, sql, attempts, candidates,
 **                confidence, timings {schema_ms ... total_ms},
 **                prompt_tokens, completion_tokens, llm_calls, error,
@@ -193,7 +203,8 @@ typedef enum askdb_event_type {
     ASKDB_EVENT_PLAN, ASKDB_EVENT_PROMPT, ASKDB_EVENT_REPLY,
     ASKDB_EVENT_VALIDATE, ASKDB_EVENT_EXECUTE, ASKDB_EVENT_CHECK,
     ASKDB_EVENT_ERROR, ASKDB_EVENT_REPAIR, ASKDB_EVENT_ANSWER_TEXT,
-    ASKDB_EVENT_ANSWER, ASKDB_EVENT_FIX, ASKDB_EVENT_SELECT
+    ASKDB_EVENT_ANSWER, ASKDB_EVENT_FIX, ASKDB_EVENT_SELECT,
+    ASKDB_EVENT_RESULT
 } askdb_event_type;
 
 typedef struct askdb_event {
@@ -203,6 +214,9 @@ typedef struct askdb_event {
     const char *json;        /* one JSON object, NUL-terminated */
     size_t json_len;
     double t_ms;             /* since the question started */
+    /* The result event's rows (askdb_result_json() writes them); NULL
+    ** for every other event. Borrowed: valid only during the callback. */
+    const struct askdb_result *result;
 } askdb_event;
 
 typedef void (*askdb_event_fn)(void *ud, const askdb_event *ev);

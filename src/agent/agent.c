@@ -642,7 +642,10 @@ askdb_status askdb_agent_ask_opts(askdb_agent *ag, const char *question,
             break;
         }
         step = agent_route(&st, step, o);
-        if (atomic_load(&ag->cancel)) {
+        /* A cancel during the answer in words stops the words only: the
+        ** rows were final (the result event), and stand without them. */
+        if (atomic_load(&ag->cancel) &&
+            !(st.result_shown && step == STEP_DONE)) {
             /* Whatever the step made of it: the asker stopped. */
             st.fatal = ASKDB_ERR_CANCELLED;
             snprintf(st.errbuf, sizeof st.errbuf, "cancelled");

@@ -32,6 +32,19 @@ enum agent_outcome agent_step_answer(struct agent_state *st)
 
     if (!r)
         return OUT_OK;
+    /* The rows are final: a front end may show them while the words are
+    ** written (the JSON has no rows, the event lends them). */
+    agent_emit_result(st->ag, ASKDB_EVENT_RESULT,
+                      json_pack("{s:o, s:I, s:o, s:f}", "sql",
+                                jsonx_string(sql ? sql : ""), "row_count",
+                                (json_int_t)r->nrows, "truncated",
+                                r->truncated == 0 ? json_false()
+                                : json_string(r->truncated == 1 ? "rows"
+                                                                : "bytes"),
+                                "confidence",
+                                a->ncandidates <= 1 ? 1.0 : conf),
+                      r);
+    st->result_shown = 1;
     buf_init(&rows, 0);
     agent_rows_text(&rows, r, ANSWER_ROWS, ANSWER_CELL);
     buf_init(&notes, 0);
@@ -55,7 +68,10 @@ enum agent_outcome agent_step_answer(struct agent_state *st)
     buf_free(&user);
     buf_free(&rows);
     if (!reply) {
-        /* No sentences is no reason to lose the rows. */
+        /* No sentences is no reason to lose the rows; nor is a cancel
+        ** while they were written (the asker has the rows already). */
+        if (atomic_load(&st->ag->cancel))
+            snprintf(st->errbuf, sizeof st->errbuf, "cancelled");
         agent_log(st, "answer", "no answer in words: %s", st->errbuf);
         agent_emit(st->ag, ASKDB_EVENT_ANSWER_TEXT,
                     json_pack("{s:o}", "error", jsonx_string(st->errbuf)));

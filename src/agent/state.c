@@ -18,6 +18,12 @@ int agent_max_attempts(const askdb_config *cfg)
 
 void agent_emit(askdb_agent *ag, askdb_event_type type, json_t *ev)
 {
+    agent_emit_result(ag, type, ev, NULL);
+}
+
+void agent_emit_result(askdb_agent *ag, askdb_event_type type, json_t *ev,
+                       const askdb_result *r)
+{
     askdb_event e;
     char *text;
 
@@ -28,6 +34,7 @@ void agent_emit(askdb_agent *ag, askdb_event_type type, json_t *ev)
         return;
     }
     e.type = type;
+    e.result = r;
     e.name = askdb_event_type_str(type);
     e.request_id = ag->request_id;
     e.t_ms = db_now_ms() - ag->q_t0;

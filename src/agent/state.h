@@ -112,6 +112,8 @@ struct agent_state {
     const char *question;
     const char *hint;        /* the asker's hint, or NULL */
     int want_answer;         /* the answer step runs (config or options) */
+    int result_shown;        /* the result event went out: the rows are
+                                final, a cancel stops only the words */
     const struct db_schema *schema;
 
     /* The conversation with the model for this question. */
@@ -186,6 +188,10 @@ const char *agent_cut_why(const struct agent_state *st, int cut, char *buf,
 ** embedder's event_fn and to the trace file (askdb.h, "Step events").
 */
 void agent_emit(askdb_agent *ag, askdb_event_type type, json_t *ev);
+/* agent_emit() with the rows the event lends its callback (the result
+** event's; they stay out of the JSON and the trace). */
+void agent_emit_result(askdb_agent *ag, askdb_event_type type, json_t *ev,
+                       const askdb_result *r);
 
 /* agent_call() beside the conversation: the system prompt and the first
 ** user message with instruction appended (the question check, the

@@ -249,15 +249,16 @@ askdb_status cli_agent_new(const askdb_config *cfg, const char *path,
     return st ? st : cut ? ASKDB_ERR_CANCELLED : ASKDB_OK;
 }
 
-/* Ask with Ctrl-C turned into a cancel for the time of the question. */
+/* Ask with Ctrl-C turned into a cancel for the time of the question;
+** *cut says whether one came. */
 static askdb_status ask_interruptible(askdb_agent *ag, const char *question,
-                                      askdb_answer **a)
+                                      askdb_answer **a, int *cut)
 {
     askdb_status st;
 
     cli_interrupt_begin(ag);
     st = askdb_agent_ask(ag, question, a);
-    (void)cli_interrupt_end();
+    *cut = cli_interrupt_end();
     return st;
 }
 
@@ -312,9 +313,13 @@ int cli_answer(askdb_agent *ag, const struct cli_opts *o,
 {
     askdb_answer *a = NULL;
     askdb_status st;
-    int f = effective_format(o), i;
+    int f = effective_format(o), i, cut;
 
-    st = ask_interruptible(ag, question, &a);
+    st = ask_interruptible(ag, question, &a, &cut);
+    /* Ctrl-C while the words were written: the rows stand (ASKDB_OK, no
+    ** text), and are printed; the code still says it was cancelled. */
+    cut = cut && st == ASKDB_OK && o->cfg.answer && a && !a->text &&
+          a->result && !o->cfg.dry_run;
     if (o->cfg.stream && o->verbose)
         fputc('\n', stderr);
     if (!a) {
@@ -334,7 +339,10 @@ int cli_answer(askdb_agent *ag, const struct cli_opts *o,
             format_printf(f == FMT_CSV ? stderr : stdout, "%s\n\n", a->text);
         if (a->result)
             format_result(stdout, stderr, f, a->result);
-        if (o->cfg.answer && !a->text && a->result && !o->cfg.dry_run)
+        if (cut)
+            fprintf(stderr, "askdb: cancelled while the answer in words "
+                            "was written; the rows are the answer\n");
+        else if (o->cfg.answer && !a->text && a->result && !o->cfg.dry_run)
             fprintf(stderr, "askdb: the answer in words could not be "
                             "written (the model failed%s); the rows are "
                             "the answer\n",
@@ -360,7 +368,7 @@ int cli_answer(askdb_agent *ag, const struct cli_opts *o,
                 a->completion_tokens, a->t.total_ms, a->t.llm_ms);
     }
     askdb_answer_free(a);
-    return cli_exit_code(st);
+    return cut ? EXIT_CANCELLED : cli_exit_code(st);
 }
 
 int cli_run_sql(askdb_db *db, const struct cli_opts *o, const char *sql)

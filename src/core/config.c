@@ -122,7 +122,7 @@ const char *askdb_event_type_str(askdb_event_type t)
     static const char *const names[] = {
         "question", "schema", "values", "link", "examples", "qcheck",
         "plan", "prompt", "reply", "validate", "execute", "check", "error",
-        "repair", "answer_text", "answer", "fix", "select"
+        "repair", "answer_text", "answer", "fix", "select", "result"
     };
 
     if ((unsigned)t >= sizeof names / sizeof names[0])

@@ -2950,6 +2950,30 @@ ctrl_c_cancels_the_question() {
     [ ! -s "$T/out" ] || fail "stdout not empty: $(head -c 200 "$T/out")"
 }
 
+ctrl_c_during_the_words_keeps_the_rows() {
+    # --answer, Ctrl-C while the model writes the words: the rows were
+    # final, so they are printed (they were lost with the words) and a line
+    # says why there are no words; the code is still Ctrl-C's (130).
+    copy_db
+    local pid _
+    start_llm "$("$PY" -c 'import json,sys; print(json.dumps([{"content": sys.argv[1]}, {"delay_ms": 20000, "content": "There are 60."}]))' "$(fence "SELECT count(*) AS n FROM customers")")"
+    (cd "$W" && exec env --default-signal=INT "$ASKDB" ask --llm-url "$URL" \
+        --model test --answer --no-question-check -f csv shop.db "How many customers?") \
+        >"$T/out" 2>"$T/err" &
+    pid=$!
+    for _ in $(seq 1 200); do
+        [ "$(nreq)" = 2 ] && break
+        sleep 0.05
+    done
+    [ "$(nreq)" = 2 ] || fail "the model was not asked for the words"
+    kill -INT "$pid"
+    wait "$pid"
+    RC=$?
+    expect_rc 130
+    expect_out $'n\n60\n'
+    expect_err_has "askdb: cancelled while the answer in words was written; the rows are the answer"
+}
+
 shell_ctrl_c_returns_to_the_prompt() {
     # In askdb shell on a terminal, Ctrl-C stops what runs and the prompt
     # comes back: a question (and the .sql after it runs: the cancel was
@@ -3123,6 +3147,7 @@ TESTS=(
     plan_rows_with_accents_reach_the_model
     plan_task_model_unreachable_is_reported_as_such
     ctrl_c_cancels_the_question
+    ctrl_c_during_the_words_keeps_the_rows
     sql_ctrl_c_cancels_the_statement
     shell_ctrl_c_returns_to_the_prompt
     shell_keeps_what_is_typed_in_utf8

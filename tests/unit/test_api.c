@@ -260,6 +260,122 @@ static void plain_answer_is_in_the_answer_event(void **state)
     }
 }
 
+/* What the result event lent: its rows as askdb_result_json() writes
+** them; the agent to cancel there (a cancel while the words are written). */
+static char result_rows[4096];
+static askdb_agent *cancel_at_result;
+
+static void cancel_on_question(void *ud, const askdb_event *ev)
+{
+    (void)ud;
+    if (ev->type == ASKDB_EVENT_QUESTION && cancel_at_result)
+        askdb_agent_cancel(cancel_at_result);
+}
+
+static void keep_result_event(void *ud, const askdb_event *ev)
+{
+    char *rows = NULL;
+
+    keep_event(ud, ev);
+    if (ev->type != ASKDB_EVENT_RESULT) {
+        assert_null(ev->result);
+        return;
+    }
+    assert_non_null(ev->result);
+    assert_int_equal(askdb_result_json(ev->result, NULL, NULL, 0, &rows),
+                     ASKDB_OK);
+    snprintf(result_rows, sizeof result_rows, "%s", rows);
+    askdb_free(rows);
+    if (cancel_at_result)
+        askdb_agent_cancel(cancel_at_result);
+}
+
+/* With an answer in words, the result event comes first, with the rows
+** (not in its JSON: traces get that); a cancel while the words are
+** written keeps the rows: ASKDB_OK, no text, answer_text "cancelled". A
+** cancel before any result is still ASKDB_ERR_CANCELLED. */
+static void result_event_comes_before_the_words(void **state)
+{
+    static const char *const r[] = {"SELECT count(*) AS n FROM customers",
+                                    "There are 60 customers.", NULL};
+    int cancel;
+
+    (void)state;
+    for (cancel = 0; cancel < 2; cancel++) {
+        struct script s = {.replies = r};
+        askdb_config cfg = scripted_config(&s);
+        askdb_agent *ag = NULL;
+        askdb_answer *a = NULL;
+        const char *res;
+
+        cfg.answer = 1;
+        cfg.event_fn = keep_result_event;
+        events_seen[0] = result_rows[0] = '\0';
+        assert_int_equal(askdb_agent_new(&cfg, testdb_shop(), &ag), ASKDB_OK);
+        cancel_at_result = cancel ? ag : NULL;
+        assert_int_equal(askdb_agent_ask(ag, "How many customers?", &a),
+                         ASKDB_OK);
+        res = strstr(events_seen, "\nresult {");
+        assert_non_null(res);
+        assert_non_null(strstr(res, "\"sql\":\"SELECT count(*) AS n FROM "
+                                    "customers\""));
+        assert_non_null(strstr(res, "\"row_count\":1,\"truncated\":false,"
+                                    "\"confidence\":1"));
+        assert_null(strstr(res, "\"rows\""));
+        assert_non_null(strstr(result_rows, "\"rows\":[[60]]"));
+        assert_non_null(strstr(res, "\nanswer {"));
+        assert_int_equal(askdb_result_cell(a->result, 0, 0)->i, 60);
+        assert_string_equal(a->sql, "SELECT count(*) AS n FROM customers");
+        if (!cancel) {
+            assert_string_equal(a->text, "There are 60 customers.");
+            assert_null(strstr(events_seen, "answer_text "));
+        } else {
+            assert_null(a->text);
+            assert_null(a->error);
+            assert_non_null(strstr(res, "\nanswer_text {\"error\":"
+                                        "\"cancelled\""));
+            assert_int_equal(s.calls, 1); /* the words were not asked */
+        }
+        askdb_answer_free(a);
+        askdb_agent_free(ag);
+    }
+    cancel_at_result = NULL;
+}
+
+/* No result event without an answer in words; a cancel before the
+** result (here at the question's first event) is a cancelled question. */
+static void cancel_before_the_result_is_cancelled(void **state)
+{
+    static const char *const r[] = {"SELECT count(*) AS n FROM customers",
+                                    "There are 60 customers.", NULL};
+    struct script s = {.replies = r};
+    askdb_config cfg = scripted_config(&s);
+    askdb_agent *ag = NULL;
+    askdb_answer *a = NULL;
+
+    (void)state;
+    cfg.event_fn = keep_event;
+    events_seen[0] = '\0';
+    assert_int_equal(askdb_agent_new(&cfg, testdb_shop(), &ag), ASKDB_OK);
+    assert_int_equal(askdb_agent_ask(ag, "How many customers?", &a),
+                     ASKDB_OK);
+    assert_null(strstr(events_seen, "result {"));
+    askdb_answer_free(a);
+    askdb_agent_free(ag);
+    ag = NULL;
+    s.next = 0;
+    cfg.answer = 1;
+    cfg.event_fn = cancel_on_question;
+    assert_int_equal(askdb_agent_new(&cfg, testdb_shop(), &ag), ASKDB_OK);
+    cancel_at_result = ag;
+    assert_int_equal(askdb_agent_ask(ag, "How many customers?", &a),
+                     ASKDB_ERR_CANCELLED);
+    assert_null(a->result);
+    askdb_answer_free(a);
+    askdb_agent_free(ag);
+    cancel_at_result = NULL;
+}
+
 /* A statement that takes more than a few steps of SQLite's (the cancel
 ** flag is looked at every 1000): counting to 10000. */
 static const char count_query[] =
@@ -2189,6 +2305,8 @@ int main(void)
         cmocka_unit_test(blank_question_is_a_usage_error),
         cmocka_unit_test(zero_max_attempts_means_the_default),
         cmocka_unit_test(plain_answer_is_in_the_answer_event),
+        cmocka_unit_test(result_event_comes_before_the_words),
+        cmocka_unit_test(cancel_before_the_result_is_cancelled),
         cmocka_unit_test(statement_after_a_cancelled_question_runs),
         cmocka_unit_test(cancel_stops_a_statement_on_the_agents_database),
         cmocka_unit_test(cancel_stops_a_schema_read_waiting_for_a_lock),
