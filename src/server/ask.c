@@ -23,6 +23,7 @@ struct srv_job {
     char request_id[72];
     char client[64];
     int sse, answer;
+    int rows_sent;           /* sql and rows went out at the result event */
     struct srv_stream *out;  /* the response body */
 
     pthread_mutex_t mu;      /* ag */
@@ -191,6 +192,37 @@ static void release_slot(struct server *s)
 /* Conversations                                                          */
 /* ---------------------------------------------------------------------- */
 
+/* The sql and rows events of the answer (put_answer), or of the result
+** event, which comes before the answer in words: the rows are shown while
+** the words are written. */
+static void put_rows(struct srv_job *j, const char *sql,
+                     const askdb_result *r)
+{
+    char *rows = NULL;
+
+    if (sql)
+        srv_stream_event_json(j->out, "sql", json_pack("{s:s}", "sql", sql));
+    if (r && askdb_result_json(r, sql, NULL, 0, &rows) == ASKDB_OK) {
+        srv_stream_event(j->out, "rows", rows, strlen(rows));
+        askdb_free(rows);
+    }
+}
+
+/* The result event: its step, then the sql and rows at once. */
+static void on_result(struct srv_job *j, const askdb_event *ev)
+{
+    json_error_t je;
+    json_t *o = json_loads(ev->json, 0, &je);
+    const char *sql = json_string_value(json_object_get(o, "sql"));
+
+    srv_stream_event(j->out, "step", ev->json, ev->json_len);
+    if (sql && ev->result) {
+        put_rows(j, sql, ev->result);
+        j->rows_sent = 1;
+    }
+    json_decref(o);
+}
+
 /* The agent's step events go to the job asking on the conversation. */
 static void on_event(void *ud, const askdb_event *ev)
 {
@@ -203,7 +235,9 @@ static void on_event(void *ud, const askdb_event *ev)
     ** (askdb_agent_ask starts afresh): say it again at its first event. */
     if (ev->type == ASKDB_EVENT_QUESTION && atomic_load(&j->cancelled))
         askdb_agent_cancel(c->ag);
-    if (j->sse)
+    if (j->sse && ev->type == ASKDB_EVENT_RESULT)
+        on_result(j, ev);
+    else if (j->sse)
         srv_stream_event(j->out, "step", ev->json, ev->json_len);
 }
 
@@ -301,13 +335,14 @@ void srv_convs_free(struct server *s)
 /* Asking                                                                 */
 /* ---------------------------------------------------------------------- */
 
-/* The events after the answer: sql, rows, answer, error; then done with
-** the whole answer (and the conversation's id). */
+/* The events after the answer: sql, rows (unless the result event sent
+** them already), answer, error; then done with the whole answer (and the
+** conversation's id). */
 static void put_answer(struct srv_job *j, const askdb_answer *a)
 {
     json_error_t je;
     json_t *o = NULL, *ev;
-    char *text = NULL, *rows = NULL;
+    char *text = NULL;
     const char *why = a->error ? a->error : "failed";
 
     /* Cancelled by the server's shutdown, not by the client. */
@@ -332,14 +367,8 @@ static void put_answer(struct srv_job *j, const askdb_answer *a)
         srv_stream_json(j->out, o);
         return;
     }
-    if (a->sql)
-        srv_stream_event_json(j->out, "sql", json_pack("{s:s}", "sql",
-                                                       a->sql));
-    if (a->result &&
-        askdb_result_json(a->result, a->sql, NULL, 0, &rows) == ASKDB_OK) {
-        srv_stream_event(j->out, "rows", rows, strlen(rows));
-        askdb_free(rows);
-    }
+    if (!j->rows_sent)
+        put_rows(j, a->sql, a->result);
     if (a->text)
         srv_stream_event_json(j->out, "answer", json_pack("{s:s}", "text",
                                                           a->text));

@@ -783,6 +783,62 @@ def test_answer_option_adds_the_words(env):
     assert evs[-1][1]["answer"].startswith("Germany"), evs[-1][1]
 
 
+def test_rows_stream_before_the_words(env):
+    # With an answer in words the rows are final before the words are
+    # asked: sql and rows come at the result step, seconds before the
+    # slow words, and are not sent again after them.
+    env.start(script=[reply(COUNTRY_SQL),
+                      {"content": "Germany has the most customers.", "delay_ms": 2500}])
+    c, r = ask_stream(env, {"database": "shop", "question": "Customers per country?",
+                            "options": {"answer": True}})
+    evs, at = [], {}
+    for e, d in sse_events(r):
+        evs.append((e, d))
+        at.setdefault(e, time.time())
+    c.close()
+    names = [e for e, _ in evs]
+    assert names.count("sql") == 1 and names.count("rows") == 1, names
+    steps = [(e, d.get("step")) for e, d in evs]
+    i_res = steps.index(("step", "result"))
+    assert names[i_res + 1:i_res + 3] == ["sql", "rows"], names
+    assert names.index("rows") < names.index("answer") < names.index("done"), names
+    res = evs[i_res][1]
+    assert res["sql"] == COUNTRY_SQL and res["row_count"] == 3, res
+    assert res["truncated"] is False and res["confidence"] == 1, res
+    assert "rows" not in res, res
+    d = dict(evs)
+    assert d["sql"] == {"sql": COUNTRY_SQL}, d["sql"]
+    assert d["rows"]["rows"] == COUNTRY_ROWS and d["rows"]["sql"] == COUNTRY_SQL, d["rows"]
+    assert d["answer"]["text"].startswith("Germany"), d["answer"]
+    assert at["answer"] - at["rows"] > 2, (at["rows"], at["answer"])
+    done = evs[-1][1]
+    assert done["status"] == "ok" and done["rows"] == COUNTRY_ROWS, done
+
+
+def test_hang_up_during_the_words_keeps_the_rows(env):
+    # The page's Cancel while the words are written (20 s here): the rows
+    # came already (they came only after the words), and the hang-up
+    # frees the worker at once.
+    env.start("--workers", "1",
+              script=[reply(COUNTRY_SQL), {"content": "words", "delay_ms": 20000},
+                      reply(COUNTRY_SQL)])
+    c, r = ask_stream(env, {"database": "shop", "question": "Customers per country?",
+                            "options": {"answer": True}},
+                      headers={"X-Request-Id": "words-1"}, timeout=8)
+    rows = None
+    for e, d in sse_events(r):
+        assert e not in ("answer", "done"), (e, d)
+        if e == "rows":
+            rows = d
+            break
+    assert rows and rows["rows"] == COUNTRY_ROWS, rows
+    c.sock.shutdown(socket.SHUT_RDWR)
+    c.close()
+    t0 = time.time()
+    a, _ = env.json("POST", "/api/ask", {"database": "shop", "question": "fast"})
+    assert a["status"] == "ok" and time.time() - t0 < 3, (a["status"], time.time() - t0)
+
+
 def test_failed_question_streams_error_then_done(env):
     env.start("--max-attempts", "2", script=[reply("SELECT nope FROM customers", repeat=True)])
     c, r = ask_stream(env, {"database": "shop", "question": "q"})
