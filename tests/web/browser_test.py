@@ -1412,6 +1412,47 @@ def says_when_the_words_could_not_be_written(t):
 says_when_the_words_could_not_be_written.real_only = True
 
 
+def shows_the_rows_while_the_words_are_written(t):
+    # The rows are final before the model writes the words (3 s here):
+    # they show at once, and the words' place says they are coming. A
+    # Cancel while the words are written keeps the rows shown.
+    page = other_page(t, "rowsfirst", [{"content": fence(SQL_COUNTRY)},
+                                       {"content": A_COUNTRY, "delay_ms": 3000},
+                                       {"content": fence(SQL_COUNTRY)},
+                                       {"content": A_COUNTRY, "delay_ms": 20000}])
+    cols, rows = rows_of(SQL_COUNTRY)
+    turn = page.ask(Q_COUNTRY, wait=False)
+    wait_for(lambda: turn.find_elements(By.CSS_SELECTOR, "canvas, table.rows"), "the rows before the words", 10)
+    check(not turn.get_attribute("data-state"), "the question ended before the words")
+    pending = turn.find_elements(By.CSS_SELECTOR, ".answer-pending")
+    check(pending and pending[0].text == "Writing the answer in words…", "no place for the words: %r" %
+          [p.text for p in pending])
+    check(not turn.find_elements(By.CSS_SELECTOR, ".answer"), "an answer before the words")
+    page.js("arguments[0].scrollIntoView()", turn)
+    page.shot("rows-before-words")
+    page.wait_done()
+    check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+    check(turn.find_element(By.CSS_SELECTOR, ".answer").text == A_COUNTRY, "no plain-English answer")
+    check(not turn.find_elements(By.CSS_SELECTOR, ".answer-pending"), "the words' place stays")
+    check(len(turn.find_elements(By.CSS_SELECTOR, ".result")) == 1 and
+          len(turn.find_elements(By.CSS_SELECTOR, ".sql-box")) == 1, "the rows or SQL shown twice")
+    # Cancelled while the words are written: the rows stay.
+    turn = page.ask(Q_COUNTRY, wait=False)
+    wait_for(lambda: turn.find_elements(By.CSS_SELECTOR, ".answer-pending") and
+             turn.find_elements(By.CSS_SELECTOR, "canvas, table.rows"), "the rows and the words' place", 10)
+    page.q("#cancel").click()
+    wait_for(lambda: turn.get_attribute("data-state"), "the cancel", timeout=3)
+    check(turn.get_attribute("data-state") == "cancelled", "state %s" % turn.get_attribute("data-state"))
+    turn.find_element(By.CSS_SELECTOR, "button.show-table").click()
+    head, cells = page.table(turn)
+    check(head == cols and cells == [[fmt_num(v) for v in r] for r in rows], "rows after the cancel %r" % cells)
+    check(not turn.find_elements(By.CSS_SELECTOR, ".answer-pending"), "the words' place stays after the cancel")
+    notes = [n.text for n in turn.find_elements(By.CSS_SELECTOR, ".notice")]
+    check(any("rows below are the answer" in n for n in notes), "notices %r" % notes)
+    page.js("arguments[0].scrollIntoView()", turn)
+    page.shot("rows-kept-after-cancel")
+
+
 def says_a_follow_up_lost_its_conversation(t):
     # The server restarted between two questions: the follow-up is asked
     # without the first, and the page says so.
@@ -1484,8 +1525,8 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          keeps_the_line_breaks_of_a_question, downloads_csv_that_spreadsheets_read_as_utf8,
          renders_the_answers_markdown_safely, keeps_the_questions_of_two_tabs,
          shows_a_new_answer_from_its_question, keeps_a_question_too_long_to_ask,
-         says_when_the_words_could_not_be_written, says_once_that_the_model_is_down,
-         says_that_askdb_never_changes_the_data,
+         says_when_the_words_could_not_be_written, shows_the_rows_while_the_words_are_written,
+         says_once_that_the_model_is_down, says_that_askdb_never_changes_the_data,
          says_a_follow_up_lost_its_conversation, keeps_the_answers_when_the_database_changes,
          keeps_a_question_the_page_could_not_ask]
 

@@ -224,12 +224,21 @@ class Handler(BaseHTTPRequestHandler):
                 raise Cancelled()
 
     def results(self, body, answer, step, emit):
-        """The events after a query ran: sql, rows, the answer in words."""
+        """The events after a query ran: sql, rows, the answer in words
+        (as askdb serve sends them: with the words asked for, the result
+        step comes first, and the words after the rows, after any delay_ms
+        of their entry)."""
+        words = (body.get("options") or {}).get("answer")
+        if words:
+            step("result", sql=answer["sql"], row_count=answer["row_count"],
+                 truncated=answer["truncated"], confidence=answer.get("confidence") or 1)
         emit("sql", {"sql": answer["sql"]})
         emit("rows", {"columns": answer["columns"], "rows": answer["rows"],
                       "row_count": answer["row_count"], "truncated": answer["truncated"]})
-        if (body.get("options") or {}).get("answer"):
+        if words:
             t = self.mock.take()
+            step("prompt", **{"for": "answer", "attempt": 1, "candidates": 1, "provider": "mock"})
+            self.sleep(t.get("delay_ms", 0))
             answer["llm_calls"] += 1
             answer["answer"] = t.get("content", "")
             step("answer_text", text=answer["answer"])

@@ -514,6 +514,7 @@ function describeStep(ev, why) {
     case "fix": return ["ok", ev.kind === "join" ? "Joined the table a column lives in" : "Fixed a column's table", ev.changes || ""];
     case "select": return [ev.error ? "warn" : "ok", "Compared the tied candidates",
         ev.error ? `kept candidate ${ev.chosen}: ${ev.error}` : `candidate ${ev.chosen} of ${(ev.options || []).join(", ")}`];
+    case "result": return ["ok", "The rows are ready", plural(ev.row_count ?? 0, "row", "rows")];
     case "answer_text": return ev.error ? ["warn", "Could not write the answer in words", ev.error] :
         ["ok", "Wrote the answer", ""];
     case "answer": return [ev.status === "ok" || ev.status === "empty" ? "ok" : "bad", "Done",
@@ -964,9 +965,14 @@ function onEvent(turn, name, data) {
     case "step": {
         // `done` says all that "answer" says; "question" repeats the page.
         if (data.step === "answer" || data.step === "question") break;
+        // The rows come next, before the words: the words' place says
+        // they are being written (the answer takes it).
+        if (data.step === "result") wordsPending(turn);
         // The rows stand; say where the words should be that they failed.
-        if (data.step === "answer_text" && data.error)
+        if (data.step === "answer_text" && data.error) {
+            wordsDone(turn);
             turn.out.prepend(el("p", { class: "notice", text: `The answer in words could not be written: ${data.error}` }));
+        }
         const [kind, what, detail] = describeStep(data, turn.why);
         if (data.step === "error") turn.why = data.message;
         else if (data.step === "check") turn.why = data.hint;
@@ -985,6 +991,7 @@ function onEvent(turn, name, data) {
         turn.out.append(resultView(data.columns || [], data.rows || [], { ...data, sql: turn.sql, request_id: turn.requestId }));
         break;
     case "answer":
+        wordsDone(turn);
         if (data.text) {
             turn.gotAnswer = true;
             turn.out.prepend(answerNode(data.text));
@@ -1003,10 +1010,25 @@ function onEvent(turn, name, data) {
     }
 }
 
+// The place of the answer in words while the model writes them (the rows
+// are shown already). No live region: the status line says the same step.
+function wordsPending(turn) {
+    if (turn.pending) return;
+    turn.pending = el("p", { class: "answer-pending muted", text: "Writing the answer in words…" });
+    turn.out.prepend(turn.pending);
+}
+
+// The words came, or will not: their place goes.
+function wordsDone(turn) {
+    turn.pending?.remove();
+    turn.pending = null;
+}
+
 // The `done` event: the whole answer. Fill in what the stream did not
 // show (a server that sent only `done`, or JSON), then a summary line.
 function finishTurn(turn, a) {
     turn.done = true;
+    wordsDone(turn);
     if (turn.followUp && a.conversation_started === true)
         turn.out.prepend(el("p", { class: "notice", text: "The server no longer had this conversation " +
             "(it restarted, or dropped it for newer ones): this question was asked without the earlier ones." }));
@@ -1171,11 +1193,16 @@ async function ask(question) {
         setStatus(turn.failed ? "No answer" : "Answered");
     } catch (e) {
         if (e.name === "AbortError") {
+            // Cancelled while the words were written: the rows stay.
+            if (turn.pending && turn.rows)
+                turn.out.prepend(el("p", { class: "notice", text: "Cancelled while the answer in words was written: the rows below are the answer." }));
+            wordsDone(turn);
             settleSteps(turn, "warn");
             addStep(turn, "warn", "Cancelled", "you stopped this question");
             markCancelled(turn, question);
             setStatus("Cancelled");
         } else {
+            wordsDone(turn);
             settleSteps(turn, "bad");
             turn.out.append(errorBox(e.status === 429 ? "The server is busy" : "The question failed", e,
                 e.body && e.body.attempts));
