@@ -171,6 +171,28 @@ ENDLESS = ("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) "
            "SELECT count(*) FROM r")
 
 
+def raw_mcp(t, name, timeout):
+    """askdb mcp on shop.db with --timeout ms, spoken to a line at a time
+    (send_line()): the process; its stderr goes to the test's logs."""
+    errpath = os.path.join(t.T, "stderr_" + name)
+    t.errlogs.append(errpath)
+    return subprocess.Popen([ASKDB, "mcp", "--timeout", str(timeout), "shop.db"], cwd=t.W,
+                            env=ENV, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=open(errpath, "w"))
+
+
+def send_line(p, msg):
+    """msg (a message or a batch) as one line to the process p."""
+    p.stdin.write((json.dumps(msg) + "\n").encode())
+    p.stdin.flush()
+
+
+def sql_call(i, sql):
+    """The tools/call request of execute_sql with sql, id i."""
+    return {"jsonrpc": "2.0", "id": i, "method": "tools/call",
+            "params": {"name": "execute_sql", "arguments": {"sql": sql}}}
+
+
 @contextlib.asynccontextmanager
 async def running_call(s, tool, args):
     """A call of tool with args in session s, running beside the body of
@@ -738,27 +760,18 @@ async def a_request_reusing_a_running_id_is_refused_without_that_id(t):
     # answered under it: either way the client took it for the answer to
     # its first request. Now the refusal has id null, the request is not
     # run, and the first gets its own answer; the id is free again after.
-    errpath = os.path.join(t.T, "stderr_dup")
-    t.errlogs.append(errpath)
-    p = subprocess.Popen([ASKDB, "mcp", "--timeout", "3000", "shop.db"], cwd=t.W, env=ENV,
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=open(errpath, "w"))
+    p = raw_mcp(t, "dup", 3000)
 
     def send(msg):
-        p.stdin.write((json.dumps(msg) + "\n").encode())
-        p.stdin.flush()
-
-    def call(i, sql):
-        return {"jsonrpc": "2.0", "id": i, "method": "tools/call",
-                "params": {"name": "execute_sql", "arguments": {"sql": sql}}}
+        send_line(p, msg)
 
     try:
         send(json.loads(init_line("a", "2025-11-25")))
         assert json.loads(p.stdout.readline())["id"] == "a"
-        send(call(7, ENDLESS))
+        send(sql_call(7, ENDLESS))
         time.sleep(0.3)
         send({"jsonrpc": "2.0", "id": 7, "method": "ping"})
-        send(call(7, "SELECT 1"))
+        send(sql_call(7, "SELECT 1"))
         send({"jsonrpc": "2.0", "id": 8, "method": "ping"})
         got = [json.loads(p.stdout.readline()) for _ in range(3)]
         for r in got[:2]:
@@ -782,17 +795,10 @@ async def a_cancelled_request_other_than_a_tool_call_gets_no_response(t):
     # batch (2025-03-26) a ping and a resource read wait behind an endless
     # statement while their cancels come; the batch's array must leave
     # them out, and a request cancelled after its answer keeps it.
-    endless = ("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) "
-               "SELECT count(*) FROM r")
-    errpath = os.path.join(t.T, "stderr_cancel_batch")
-    t.errlogs.append(errpath)
-    p = subprocess.Popen([ASKDB, "mcp", "--timeout", "3000", "shop.db"], cwd=t.W, env=ENV,
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=open(errpath, "w"))
+    p = raw_mcp(t, "cancel_batch", 3000)
 
     def send(msg):
-        p.stdin.write((json.dumps(msg) + "\n").encode())
-        p.stdin.flush()
+        send_line(p, msg)
 
     def cancel(i):
         send({"jsonrpc": "2.0", "method": "notifications/cancelled",
@@ -805,7 +811,7 @@ async def a_cancelled_request_other_than_a_tool_call_gets_no_response(t):
         assert json.loads(p.stdout.readline()) == {"jsonrpc": "2.0", "id": 9, "result": {}}
         cancel(9)    # answered already: nothing to take back
         send([{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-               "params": {"name": "execute_sql", "arguments": {"sql": endless}}},
+               "params": {"name": "execute_sql", "arguments": {"sql": ENDLESS}}},
               {"jsonrpc": "2.0", "id": 2, "method": "ping"},
               {"jsonrpc": "2.0", "id": 3, "method": "resources/read",
                "params": {"uri": "askdb://shop/schema"}},
@@ -833,30 +839,19 @@ async def the_17th_request_at_once_is_told_busy(t):
     # client may send again: MCP has servers rate-limit tool calls and
     # names no code for it. 16 statements wait for the database behind
     # an endless one here; cancelling that one lets them run.
-    endless = ("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) "
-               "SELECT count(*) FROM r")
-    errpath = os.path.join(t.T, "stderr_busy")
-    t.errlogs.append(errpath)
-    p = subprocess.Popen([ASKDB, "mcp", "--timeout", "20000", "shop.db"], cwd=t.W, env=ENV,
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=open(errpath, "w"))
+    p = raw_mcp(t, "busy", 20000)
 
     def send(msg):
-        p.stdin.write((json.dumps(msg) + "\n").encode())
-        p.stdin.flush()
-
-    def call(i, sql):
-        return {"jsonrpc": "2.0", "id": i, "method": "tools/call",
-                "params": {"name": "execute_sql", "arguments": {"sql": sql}}}
+        send_line(p, msg)
 
     try:
         send(json.loads(init_line("a", "2025-11-25")))
         assert json.loads(p.stdout.readline())["id"] == "a"
-        send(call(1, endless))
+        send(sql_call(1, ENDLESS))
         time.sleep(0.3)     # the statement holds the database
         for i in range(2, 17):
-            send(call(i, "SELECT %d AS n" % i))
-        send(call(17, "SELECT 17 AS n"))
+            send(sql_call(i, "SELECT %d AS n" % i))
+        send(sql_call(17, "SELECT 17 AS n"))
         send({"jsonrpc": "2.0", "id": 18, "method": "ping"})
         busy = json.loads(p.stdout.readline())
         assert busy == {"jsonrpc": "2.0", "id": 17, "error": {"code": -32000, "message":
@@ -869,7 +864,7 @@ async def the_17th_request_at_once_is_told_busy(t):
         assert sorted(got) == list(range(2, 17)), sorted(got)
         for i in range(2, 17):
             assert got[i]["result"]["structuredContent"]["rows"] == [[i]], got[i]
-        send(call(19, "SELECT 19 AS n"))
+        send(sql_call(19, "SELECT 19 AS n"))
         r = json.loads(p.stdout.readline())
         assert r["id"] == 19 and r["result"]["structuredContent"]["rows"] == [[19]], r
     finally:
