@@ -430,7 +430,7 @@ static int blank(const char *s)
 static int question_refused(const char *question, char *msg, size_t n)
 {
     size_t len = strlen(question), ok = text_valid_len(question, len);
-    size_t i, chars = 0;
+    size_t chars;
 
     if (ok < len) {
         snprintf(msg, n, "the question is not valid UTF-8: byte %zu "
@@ -443,8 +443,7 @@ static int question_refused(const char *question, char *msg, size_t n)
         snprintf(msg, n, "the question is empty");
         return 1;
     }
-    for (i = 0; i < len; i++)
-        chars += ((unsigned char)question[i] & 0xC0) != 0x80;
+    chars = text_chars(question, len);
     if (chars > ASKDB_MAX_QUESTION) {
         snprintf(msg, n, "the question is %zu characters long, over the "
                  "limit of %d (ASKDB_MAX_QUESTION): ask it in fewer words",

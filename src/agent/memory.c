@@ -598,21 +598,13 @@ static int make_store(struct memory *m, char *err, size_t errlen)
     return 0;
 }
 
-/* The characters (code points) of s, valid UTF-8. */
-static size_t chars_of(const char *s)
-{
-    size_t c = 0;
-
-    for (; *s; s++)
-        c += ((unsigned char)*s & 0xC0) != 0x80;
-    return c;
-}
-
 /* Trimmed copies of question and sql, checked for emptiness and size.
 ** 0, or -1 with the reason in err (*q and *s NULL). */
 static int clean_pair(const char *question, const char *sql, char **q,
                       char **s, char *err, size_t errlen)
 {
+    size_t chars;
+
     *q = question ? trim_dup(question) : NULL;
     *s = sql ? trim_dup(sql) : NULL;
     if ((question && !*q) || (sql && !*s))
@@ -629,9 +621,9 @@ static int clean_pair(const char *question, const char *sql, char **q,
         snprintf(err, errlen, "the question is not valid UTF-8");
     else if (!text_valid(*s, strlen(*s)))
         snprintf(err, errlen, "the SQL is not valid UTF-8");
-    else if (chars_of(*q) > MEMORY_MAX_QUESTION)
+    else if ((chars = text_chars(*q, strlen(*q))) > MEMORY_MAX_QUESTION)
         snprintf(err, errlen, "the question is %zu characters long, over "
-                 "the limit of %d (ASKDB_MAX_QUESTION)", chars_of(*q),
+                 "the limit of %d (ASKDB_MAX_QUESTION)", chars,
                  MEMORY_MAX_QUESTION);
     else
         return 0;

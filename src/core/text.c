@@ -65,6 +65,15 @@ int text_valid(const char *s, size_t len)
     return text_valid_len(s, len) == len;
 }
 
+size_t text_chars(const char *s, size_t len)
+{
+    size_t i, c = 0;
+
+    for (i = 0; i < len; i++)
+        c += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return c;
+}
+
 size_t text_cut(const char *s, size_t len, size_t max)
 {
     size_t n;

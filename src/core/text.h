@@ -40,6 +40,10 @@ int text_valid(const char *s, size_t len);
 ** character (or a NUL): len when all of it is valid. */
 size_t text_valid_len(const char *s, size_t len);
 
+/* The characters (Unicode code points) of s[0..len), valid UTF-8: the
+** bytes that do not continue one. */
+size_t text_chars(const char *s, size_t len);
+
 /* The longest prefix of s[0..len) of at most max bytes that does not end
 ** inside a UTF-8 sequence (valid input stays valid). */
 size_t text_cut(const char *s, size_t len, size_t max);
