@@ -559,6 +559,19 @@ static int too_wide(FILE *out, const size_t *w, int ncols)
     return cols > 0 && total > cols;
 }
 
+/* A record's first line: head, then dashes to the width of its lines
+** (name, " | ", value), within the terminal's cols. */
+static void record_head(FILE *out, const char *head, size_t width,
+                        size_t cols)
+{
+    size_t k;
+
+    fputs(head, out);
+    for (k = strlen(head); k < width && k + 1 < cols; k++)
+        fputc('-', out);
+    fputc('\n', out);
+}
+
 /*
 ** A table wider than the terminal, a record at a time, as psql's
 ** expanded display (\x auto) shows it: a line per column, its name and
@@ -569,7 +582,7 @@ static int too_wide(FILE *out, const size_t *w, int ncols)
 static int print_records(FILE *out, const askdb_result *r, const size_t *w,
                          const char *dim)
 {
-    size_t nw = 0, vw = 0, len, k, head, cols = term_cols(out);
+    size_t nw = 0, vw = 0, len, k, cols = term_cols(out);
     char tmp[256];
     long i;
     int c, more, cut = 0;
@@ -584,20 +597,15 @@ static int print_records(FILE *out, const askdb_result *r, const size_t *w,
     if (r->nrows == 0) {
         /* No record to show, but the columns it would have, as a table
         ** of no rows shows its header (psql's \x shows none). */
-        head = (size_t)fprintf(out, "-[ NO ROWS ]");
-        for (k = head; k < nw + 3 + vw && k + 1 < cols; k++)
-            fputc('-', out);
-        fputc('\n', out);
+        record_head(out, "-[ NO ROWS ]", nw + 3 + vw, cols);
         for (c = 0; c < r->ncols; c++) {
             cut |= put_cell(out, r->cols[c], 0, 0, 0);
             fputc('\n', out);
         }
     }
     for (i = 0; i < r->nrows; i++) {
-        head = (size_t)fprintf(out, "-[ RECORD %ld ]", i + 1);
-        for (k = head; k < nw + 3 + vw && k + 1 < cols; k++)
-            fputc('-', out);
-        fputc('\n', out);
+        snprintf(tmp, sizeof tmp, "-[ RECORD %ld ]", i + 1);
+        record_head(out, tmp, nw + 3 + vw, cols);
         for (c = 0; c < r->ncols; c++) {
             const askdb_value *v = askdb_result_cell(r, i, c);
             char *owned;
