@@ -360,6 +360,14 @@ sql_reads_the_same_rows_from_every_form() {
     done
 }
 
+# askdb shell on orders.csv with the lines of $T/in (no model: .sql
+# lines alone), its output in $T/out and $T/err, its code in RC.
+shell_on_orders() {
+    (cd "$W" && exec timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" shell --llm-url http://127.0.0.1:9 \
+        --model test orders.csv) <"$T/in" >"$T/out" 2>"$T/err"
+    RC=$?
+}
+
 # The shell's .sql goes on over lines while a quote is open; in an E'...'
 # string a backslash escapes the quote after it (a plain '...' keeps its
 # backslash): read as a quote that closed, E'it\'s' left the statement
@@ -368,9 +376,7 @@ shell_sql_reads_escape_strings() {
     copy_data
     printf '%s\n' ".sql SELECT E'it\\'s' AS a, 'C:\\' AS b" '.sql SELECT 2 AS two' \
         ".sql SELECT e'x\\'" "' AS c" ';' >"$T/in"
-    (cd "$W" && exec timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" shell --llm-url http://127.0.0.1:9 \
-        --model test orders.csv) <"$T/in" >"$T/out" 2>"$T/err"
-    RC=$?
+    shell_on_orders
     expect_rc 0
     printf '%s\n' 'a,b' "it's,C:\\" 'two' '2' 'c' "\"x'" '"' >"$T/want"
     cmp -s "$T/want" "$T/out" || fail "stdout: $(od -c "$T/out" | head -8) (stderr: $(head -c 300 "$T/err"))"
@@ -385,9 +391,7 @@ shell_sql_reads_dollar_quoted_strings() {
     copy_data
     printf '%s\n' '.sql SELECT $$a;' 'b$$ AS x, $t$c;$$d$t$ AS y, $T$e$t$f$T$ AS z;' \
         '.sql SELECT 1 AS "q$$", $_1$;$_1$ AS w' '.sql SELECT 2 AS two' >"$T/in"
-    (cd "$W" && exec timeout -k 5 "$RUN_LIMIT_S" "$ASKDB" shell --llm-url http://127.0.0.1:9 \
-        --model test orders.csv) <"$T/in" >"$T/out" 2>"$T/err"
-    RC=$?
+    shell_on_orders
     expect_rc 0
     printf '%s\n' 'x,y,z' '"a;' 'b",c;$$d,e$t$f' 'q$$,w' '1,;' 'two' '2' >"$T/want"
     cmp -s "$T/want" "$T/out" || fail "stdout: $(od -c "$T/out" | head -8) (stderr: $(head -c 300 "$T/err"))"
