@@ -274,7 +274,8 @@ typedef struct askdb_config {
 
     /* Agent */
     int max_attempts;        /* SQL generations per question, default 3
-                                (also for 0 or less), at most 32 */
+                                (also for 0 or less), at most 32; two in
+                                a row refused by the guard end sooner */
     int dry_run;             /* generate and validate, never execute (one
                                 candidate: no vote without results) */
 

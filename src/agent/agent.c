@@ -11,6 +11,7 @@
 #include "agent/model.h"
 #include "agent/steps.h"
 #include "agent/values.h"
+#include "sql/extract.h"
 #include "core/text.h"
 
 /* ---------------------------------------------------------------------- */
@@ -23,6 +24,26 @@ static int after_check_repair(const struct agent_state *st)
 {
     return st->check_repairs > 0 && st->ec != ASKDB_EC_CHECK &&
            st->fallback && st->fallback->nrows > 0;
+}
+
+/* The attempt was refused as a statement that is not a query. */
+static int refused_change(const askdb_attempt *at)
+{
+    return at->error == ASKDB_EC_REFUSED && at->sql && sqlx_changes(at->sql);
+}
+
+/* The last two attempts were refused as changes (an UPDATE, a DROP...):
+** the repair said once that askdb runs one read-only query, and the model
+** wrote a change again. The question asks to change the data, which no
+** attempt can answer. A refused query (one that reads a file) is
+** repaired as any failure. */
+static int changes_twice(const struct agent_state *st)
+{
+    const askdb_answer *a = st->ans;
+
+    return a->nattempts >= 2 &&
+           refused_change(&a->attempts[a->nattempts - 1]) &&
+           refused_change(&a->attempts[a->nattempts - 2]);
 }
 
 enum agent_step agent_route(const struct agent_state *st,
@@ -84,7 +105,7 @@ enum agent_step agent_route(const struct agent_state *st,
     ** valid result (empty, or one a check doubted) stands. */
     if (after_check_repair(st))
         return finish_ok;
-    if (attempts_left)
+    if (attempts_left && !changes_twice(st))
         return STEP_REPAIR;
     return st->fallback ? finish_ok : STEP_FAIL;
 }

@@ -404,3 +404,52 @@ int sqlx_check_readonly(const char *sql, char *why, size_t why_len)
     }
     return 0;
 }
+
+/* 1 when the word at p starts a statement that reads: a query, or a
+** look at the schema or a plan (a PRAGMA reads unless it sets). */
+static int query_word(const char *p, size_t n)
+{
+    static const char *const w[] = {
+        "SELECT", "WITH", "VALUES", "TABLE", "FROM", "SHOW", "DESCRIBE",
+        "DESC", "EXPLAIN", "PRAGMA", NULL
+    };
+    int i;
+
+    for (i = 0; w[i]; i++)
+        if (word_is(p, n, w[i]))
+            return 1;
+    return 0;
+}
+
+int sqlx_changes(const char *sql)
+{
+    const char *p = sql;
+    size_t n;
+    int kind, start = 1, with = 0, pragma = 0;
+
+    while ((n = sqlx_token(p, &kind)) > 0 && kind != SQLX_UNTERMINATED) {
+        if (kind == SQLX_SPACE || kind == SQLX_COMMENT ||
+            (start && kind == SQLX_PUNCT && *p == '(')) {
+            p += n;
+            continue;
+        }
+        if (kind == SQLX_PUNCT && *p == ';') {
+            start = 1;
+            with = pragma = 0;
+        } else if (start) {
+            if (kind != SQLX_WORD || !query_word(p, n))
+                return 1;
+            start = 0;
+            with = word_is(p, n, "WITH");
+            pragma = word_is(p, n, "PRAGMA");
+        } else if (pragma && kind == SQLX_PUNCT && *p == '=') {
+            return 1;
+        } else if (with && kind == SQLX_WORD &&
+                   (word_is(p, n, "INSERT") || word_is(p, n, "UPDATE") ||
+                    word_is(p, n, "DELETE") || word_is(p, n, "MERGE"))) {
+            return 1;
+        }
+        p += n;
+    }
+    return 0;
+}

@@ -31,6 +31,17 @@ char *sqlx_extract(const char *text, const char **why);
 */
 int sqlx_check_readonly(const char *sql, char *why, size_t why_len);
 
+/*
+** 1 when sql is, or holds, a statement that changes something: one that
+** starts with a word other than SELECT, WITH, VALUES, TABLE, FROM, SHOW,
+** DESCRIBE, DESC, EXPLAIN or PRAGMA (an INSERT, a DROP, a SET, an
+** ATTACH...), a PRAGMA that sets (has '='), or a WITH whose statement or
+** subquery inserts, updates, deletes or merges. 0 for reads, even those
+** the guard refuses for what they call (a function that reads a file).
+** Word by word, not parsed: "SELECT 1; DELETE ..." is 1.
+*/
+int sqlx_changes(const char *sql);
+
 /* Length of the token starting at p: string, quoted identifier, comment,
 ** number, word or single punctuation; *kind gets one of SQLX_*. */
 enum { SQLX_END, SQLX_SPACE, SQLX_COMMENT, SQLX_STRING, SQLX_IDENT,

@@ -496,7 +496,7 @@ why() {
 refuses_duckdb_escapes_and_changes_no_file() {
     copy_data
     echo "secret" >"$W/other.csv"
-    local f stmt before
+    local f stmt before n
     local -a stmts=(
         "COPY orders TO '$W/out.csv'"
         "COPY (SELECT 1 AS x) TO '$W/orders.csv' (USE_TMP_FILE false)"
@@ -561,18 +561,20 @@ refuses_duckdb_escapes_and_changes_no_file() {
         done
     done
     [ ! -s "$T/not_refused" ] || fail "not reported as refused: $(cat "$T/not_refused")"
-    # As the model's reply: three refused attempts, and nothing changed.
+    # As the model's reply: refused attempts (a change refused twice ends
+    # the question, a read is repaired to the end), and nothing changed.
     for stmt in "COPY orders TO '$W/out.csv'" "SELECT * FROM read_text('/etc/passwd')" "ATTACH '$W/orders.csv' AS x"; do
         for f in shop.duckdb orders.csv; do
             start_llm "$(always "$(fence "$stmt")")"
             run ask --llm-url "$URL" --model test --no-question-check "$f" "Please do it"
             expect_rc 1
-            [ "$(nreq)" = 3 ] || fail "$f: the model got $(nreq) requests for: $stmt"
+            case $stmt in SELECT*) n=3 ;; *) n=2 ;; esac
+            [ "$(nreq)" = $n ] || fail "$f: the model got $(nreq) requests for: $stmt"
             pycheck '
 import re
 classes = re.findall(r"attempt \d: (\w+):", err)
-assert classes == ["refused"] * 3, (classes, err[:300])
-'
+assert classes == ["refused"] * int(args[0]), (classes, err[:300])
+' $n
             [ "$(snapshot)" = "$before" ] || fail "$f: files changed after ask: $stmt"
         done
     done

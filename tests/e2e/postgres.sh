@@ -1056,7 +1056,13 @@ refuses_escapes_and_keeps_data_unchanged() {
         start_llm "$(always "$(fence "$stmt")")"
         run ask --llm-url "$URL" --model test --no-question-check "$READER" "Please change the data"
         expect_rc 1
-        expect_err_has "no valid SQL after 3 attempts"
+        # A change refused twice ends the question; a read (refused for
+        # what it calls, or failed on the server) is repaired to the end.
+        case $stmt in
+        *";"*|WITH*DELETE*) expect_err_has "no valid SQL after 2 attempts" ;;
+        SELECT*|EXPLAIN*) expect_err_has "no valid SQL after 3 attempts" ;;
+        *) expect_err_has "no valid SQL after 2 attempts" ;;
+        esac
         expect_empty_out
         stop_llms
         after=$(checksum)

@@ -514,7 +514,7 @@ assert [m["role"] for m in msgs(2)] == ["system", "user", "assistant", "user", "
 
 refuses_writes_and_keeps_db_unchanged() {
     copy_db
-    local before after sum0 stmt
+    local before after sum0 stmt n
     local -a stmts=(
         "DROP TABLE orders"
         "DELETE FROM orders"
@@ -540,17 +540,20 @@ refuses_writes_and_keeps_db_unchanged() {
         start_llm "$(always "$(fence "$stmt")")"
         run ask --llm-url "$URL" --model test --no-question-check shop.db "Please change the data"
         expect_rc 1
-        expect_err_has "no valid SQL after 3 attempts"
+        # A change refused again after the repair's hint: no third call. A
+        # read refused for what it calls is repaired to the end.
+        case $stmt in "SELECT load_extension"*) n=3 ;; *) n=2 ;; esac
+        expect_err_has "no valid SQL after $n attempts"
         expect_err_has "(askdb runs one read-only query and never changes the data: a question that asks to change it cannot be answered)"
-        expect_requests 3
+        expect_requests $n
         [ ! -s "$T/out" ] || fail "ask printed rows for: $stmt"
         [ "$(sha "$W/shop.db")" = "$sum0" ] || fail "ask changed the database with: $stmt"
         pycheck '
 import re
 classes = re.findall(r"attempt \d: (\w+):", err)
-ok = classes == ["refused"] * 3 and "Hint: write exactly one read-only query" in user(1)
+ok = classes == ["refused"] * int(args[2]) and "Hint: write exactly one read-only query" in user(1)
 open(args[1], "a").write("" if ok else "%s.. -> %s; " % (" ".join(args[0].split()[:2]), "/".join(sorted(set(classes)))))
-' "$stmt" "$T/not_refused"
+' "$stmt" "$T/not_refused" $n
 
         run sql shop.db "$stmt"
         expect_rc 1

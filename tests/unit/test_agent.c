@@ -159,6 +159,59 @@ static void refused_write_is_fed_back_not_run(void **state)
     askdb_answer_free(a);
 }
 
+/* A refused statement again after the repair said what askdb runs: the
+** question most likely asks to change the data, and a third call would
+** not help. The note on writes ends the message. */
+static void refused_twice_in_a_row_stops(void **state)
+{
+    static const char *const r[] = {
+        "DELETE FROM orders", "UPDATE orders SET total = 0",
+        "SELECT count(*) FROM orders", NULL};
+    struct script s = {.replies = r};
+    askdb_answer *a = ask(&s, 5, 0, "q", ASKDB_ERR_NO_SQL);
+
+    (void)state;
+    assert_int_equal(s.calls, 2);
+    assert_int_equal(a->nattempts, 2);
+    assert_int_equal(a->attempts[1].error, ASKDB_EC_REFUSED);
+    assert_non_null(strstr(a->error, "no valid SQL after 2 attempts"));
+    assert_non_null(strstr(a->error, "never changes the data"));
+    askdb_answer_free(a);
+}
+
+/* Refusals that are not in a row are repaired as any failure. */
+static void refusals_apart_are_repaired(void **state)
+{
+    static const char *const r[] = {
+        "DELETE FROM orders", "SELECT nope FROM orders",
+        "DELETE FROM orders", "SELECT count(*) FROM orders", NULL};
+    struct script s = {.replies = r};
+    askdb_answer *a = ask(&s, 5, 0, "q", ASKDB_OK);
+
+    (void)state;
+    assert_int_equal(s.calls, 4);
+    assert_int_equal(askdb_result_cell(a->result, 0, 0)->i, 250);
+    askdb_answer_free(a);
+}
+
+/* A read the guard refuses (it loads an extension) is repaired to the
+** last attempt: only changes end the question sooner. */
+static void refused_reads_are_repaired_to_the_end(void **state)
+{
+    static const char *const r[] = {
+        "SELECT load_extension('x')", "SELECT load_extension('y')",
+        "SELECT count(*) FROM orders", NULL};
+    struct script s = {.replies = r};
+    askdb_answer *a = ask(&s, 3, 0, "q", ASKDB_OK);
+
+    (void)state;
+    assert_int_equal(s.calls, 3);
+    assert_int_equal(a->attempts[0].error, ASKDB_EC_REFUSED);
+    assert_int_equal(a->attempts[1].error, ASKDB_EC_REFUSED);
+    assert_int_equal(askdb_result_cell(a->result, 0, 0)->i, 250);
+    askdb_answer_free(a);
+}
+
 static void empty_result_retried_once_then_stands(void **state)
 {
     static const char *const r[] = {
@@ -506,6 +559,9 @@ int main(void)
         cmocka_unit_test(unknown_table_hint_lists_real_tables),
         cmocka_unit_test(syntax_hint_points_at_the_error),
         cmocka_unit_test(gives_up_after_max_attempts_listing_each),
+        cmocka_unit_test(refused_twice_in_a_row_stops),
+        cmocka_unit_test(refusals_apart_are_repaired),
+        cmocka_unit_test(refused_reads_are_repaired_to_the_end),
         cmocka_unit_test(max_attempts_is_capped_to_what_the_conversation_holds),
         cmocka_unit_test(refused_write_is_fed_back_not_run),
         cmocka_unit_test(empty_result_retried_once_then_stands),

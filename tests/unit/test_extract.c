@@ -180,6 +180,41 @@ static void check_accepts_queries_only(void **state)
     assert_int_equal(sqlx_check_readonly("  ", why, sizeof why), -1);
 }
 
+/* What ends a question after two refusals is a change, not a read the
+** guard refused for what it calls. */
+static void changes_are_told_from_reads(void **state)
+{
+    static const char *const changes[] = {
+        "DELETE FROM t", "update t set x = 1", "INSERT INTO t VALUES (1)",
+        "DROP TABLE t", "CREATE TABLE t (x)", "ATTACH 'x.db' AS x",
+        "PRAGMA user_version=5", "PRAGMA journal_mode = DELETE",
+        "SELECT 1; DROP TABLE t", "SELECT 1;\nDELETE FROM t",
+        "WITH x AS (SELECT 1) DELETE FROM t",
+        "WITH d AS (DELETE FROM t RETURNING id) SELECT count(*) FROM d",
+        "(DELETE FROM t)", "COPY t TO '/tmp/x'", "VACUUM INTO 'x.db'",
+        "BEGIN IMMEDIATE", "SET ROLE postgres", "CALL wipe(0)",
+        "-- a comment\nTRUNCATE t", "REPLACE INTO t VALUES (1)", NULL
+    };
+    static const char *const reads[] = {
+        "SELECT 1", "select replace(name, 'a', 'b') from t",
+        "SELECT load_extension('x')", "SELECT * FROM read_text('/etc/x')",
+        "WITH x AS (SELECT 1) SELECT * FROM x", "(SELECT 1) UNION SELECT 2",
+        "VALUES (1)", "TABLE t", "FROM t", "PRAGMA table_info(t)",
+        "SHOW TABLES", "DESCRIBE t", "EXPLAIN SELECT 1",
+        "SELECT 'DELETE FROM t; DROP TABLE t'", "SELECT \"update\" FROM t",
+        "SELECT 1;", "SELECT 1; -- DROP TABLE t", "", "SELECT 'x", NULL
+    };
+    int i;
+
+    (void)state;
+    for (i = 0; changes[i]; i++)
+        if (!sqlx_changes(changes[i]))
+            fail_msg("not a change: %s", changes[i]);
+    for (i = 0; reads[i]; i++)
+        if (sqlx_changes(reads[i]))
+            fail_msg("not a read: %s", reads[i]);
+}
+
 static void tokenizer_handles_quotes_and_comments(void **state)
 {
     int kind;
@@ -214,6 +249,7 @@ int main(void)
         cmocka_unit_test(reply_without_sql_gives_null),
         cmocka_unit_test(second_statement_in_fence_is_kept_for_the_guard),
         cmocka_unit_test(check_accepts_queries_only),
+        cmocka_unit_test(changes_are_told_from_reads),
         cmocka_unit_test(tokenizer_handles_quotes_and_comments),
     };
     test_filter_from_env();
