@@ -1006,6 +1006,9 @@ def says_when_the_rows_were_cut(t):
           "no truncation notice: %r" % [n.text for n in notice])
     _, cells = page.table(turn)
     check([r[0] for r in cells] == ["1", "2", "3", "4", "5"], "rows %r" % cells)
+    # The status line, a live region, says so too.
+    status = page.q("#ask-status").text
+    check(status == "Answered: the first 5 rows (cut at the row limit)", "status %r" % status)
     if t.servers.mode == "real":
         # askdb puts its note on a line of its own after the model's
         # sentences; the page ran the two together ("customers. Note: ...").
@@ -1511,6 +1514,54 @@ def keeps_a_question_the_page_could_not_ask(t):
 keeps_a_question_the_page_could_not_ask.console_allows = ("status of 401",)
 
 
+RECORD_STATUS_JS = """
+window.said = [];
+new MutationObserver((recs) => { for (const r of recs)
+        window.said.push(r.addedNodes.length ? r.addedNodes[0].textContent : ''); })
+    .observe(document.querySelector('#ask-status'), { childList: true, characterData: true, subtree: true });
+"""
+
+
+def said(page, question, **kw):
+    """Ask question on page; (the turn, each text the status line, a live
+    region, was given while it ran)."""
+    page.js("window.said = []")
+    turn = page.ask(question, **kw)
+    return turn, page.js("return window.said")
+
+
+def says_the_start_and_the_end_of_a_question(t):
+    # The status line is a live region: it said every step, some ten a
+    # question ("Read the schema: 9 tables, 1 ms", "Generating SQL", ...),
+    # and at the end "Answered" alone. It says two things now: that the
+    # question is asked, and how it ended, with the rows it gave.
+    bad = "SELECT shoe_size FROM customers"
+    # (An empty result is doubted and asked again: the last entry repeats.)
+    page = other_page(t, "said", [{"content": fence(SQL_COUNTRY)},
+                                  {"content": fence("SELECT COUNT(*) AS n FROM customers")},
+                                  {"content": fence(bad)}, {"content": fence(bad)}, {"content": fence(bad)},
+                                  {"content": fence("SELECT id FROM customers WHERE id < 0"), "repeat": True}])
+    page.q("#want-answer").click()
+    check(not page.q("#want-answer").is_selected(), "the answer in words is still asked for")
+    page.js(RECORD_STATUS_JS)
+    _, rows = rows_of(SQL_COUNTRY)
+    for question, want in ((Q_COUNTRY, "Answered: %d rows" % len(rows)),
+                           ("How many customers are there?", "Answered: 1 row"),
+                           (Q_BAD, None),
+                           ("Which customers have a negative id?", "Answered: no rows")):
+        turn, texts = said(page, question)
+        if want is None:
+            check(turn.get_attribute("data-state") == "failed", "state %s" % turn.get_attribute("data-state"))
+            msg = page.js("return arguments[0].querySelector('.error-box .error-msg').textContent", turn)
+            want = "No answer: " + msg.split("\n")[0]
+            check("\n" not in want and len(want) > len("No answer: "), "a failure says %r" % want)
+        else:
+            check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+        check(texts == ["Asking…", want], "%r: the status line said %r" % (question, texts))
+        check(len(page.steps(turn)) > 5, "the steps are not all shown: %r" % page.steps(turn))
+    page.q("#want-answer").click()
+
+
 TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built,
          loads_nothing_from_elsewhere, asks_and_streams_the_steps, sorts_the_table_by_a_column,
          downloads_the_rows_as_csv, copies_the_sql, asks_a_follow_up_in_the_same_conversation,
@@ -1528,7 +1579,7 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          says_when_the_words_could_not_be_written, shows_the_rows_while_the_words_are_written,
          says_once_that_the_model_is_down, says_that_askdb_never_changes_the_data,
          says_a_follow_up_lost_its_conversation, keeps_the_answers_when_the_database_changes,
-         keeps_a_question_the_page_could_not_ask]
+         keeps_a_question_the_page_could_not_ask, says_the_start_and_the_end_of_a_question]
 
 
 class Run:

@@ -94,7 +94,28 @@ function remember(question) {
     try { localStorage.setItem("askdb.history", JSON.stringify(state.history)); } catch { /* private mode */ }
 }
 
+// The status line under the box is a live region: a screen reader says
+// each text put there. A question says two: "Asking…" when it starts and
+// how it ended (answered(), noAnswer(), "Cancelled"); its steps are
+// shown in its timeline and not said one by one (ten or so a question).
 function setStatus(text) { $("#ask-status").textContent = text; }
+
+// The end of an answered question: "Answered: 10 rows", "1 row", "no
+// rows", and whether the rows were cut at the server's limit. rows: the
+// `rows` event or the whole answer (row_count, truncated), or null.
+function answered(rows) {
+    if (!rows || typeof rows.row_count !== "number") return "Answered";
+    const n = rows.row_count;
+    if (rows.truncated)
+        return `Answered: the first ${plural(n, "row", "rows")} (cut at the ${rows.truncated === "bytes" ? "byte" : "row"} limit)`;
+    return `Answered: ${n === 0 ? "no rows" : plural(n, "row", "rows")}`;
+}
+
+// A failed question: the first line of why (the others list attempts).
+function noAnswer(message) {
+    const first = String(message || "").split("\n")[0].trim();
+    return first ? `No answer: ${first}` : "No answer";
+}
 
 // ---------------------------------------------------------------------------
 // The API: bearer token, JSON errors, 401 asks for a token and tries again
@@ -539,7 +560,6 @@ function addStep(turn, kind, what, detail, tMs) {
         el("span", {}, el("span", { class: "what", text: what }),
             detail ? el("span", { class: "detail", text: ` — ${detail}` }) : null));
     steps.append(li);
-    setStatus(`${what}${detail ? ": " + detail : ""}`);
     scrollToEnd(false, turn);
     return li;
 }
@@ -999,6 +1019,7 @@ function onEvent(turn, name, data) {
         break;
     case "error":
         turn.failed = true;
+        turn.error = data.error && data.error.message;
         settleSteps(turn, "bad");
         turn.out.append(errorBox("No answer", data.error || {}, data.attempts));
         break;
@@ -1049,6 +1070,7 @@ function finishTurn(turn, a) {
     if (a.error && !turn.failed) {
         turn.failed = true;
         const err = typeof a.error === "string" ? { message: a.error } : a.error;
+        turn.error = err.message;
         turn.out.append(errorBox("No answer", err, a.attempts));
     }
     settleSteps(turn, turn.failed ? "bad" : "ok");
@@ -1171,6 +1193,7 @@ async function ask(question) {
     scrollToEnd(true);
     const ticker = setInterval(() => tickRunning(turn), 1000);
     addStep(turn, "run", "Asking", `database ${state.db}`, 0);
+    setStatus("Asking…");
     const body = { database: state.db, question, options: { answer: $("#want-answer").checked } };
     if (state.conversation) body.conversation_id = state.conversation;
     turn.followUp = !!state.conversation;
@@ -1189,8 +1212,8 @@ async function ask(question) {
         } else {
             finishTurn(turn, parseJson(await readBody(() => res.text())));
         }
-        if (!turn.done) throw new ApiError(0, "stream", "the server closed the stream before the answer was complete");
-        setStatus(turn.failed ? "No answer" : "Answered");
+        if (!turn.done) throw new ApiError(0, "stream", serverGone(true));
+        setStatus(turn.failed ? noAnswer(turn.error) : answered(turn.rows));
     } catch (e) {
         if (e.name === "AbortError") {
             // Cancelled while the words were written: the rows stay.
@@ -1206,7 +1229,7 @@ async function ask(question) {
             settleSteps(turn, "bad");
             turn.out.append(errorBox(e.status === 429 ? "The server is busy" : "The question failed", e,
                 e.body && e.body.attempts));
-            setStatus("Failed");
+            setStatus(noAnswer(e.message));
         }
     } finally {
         clearInterval(ticker);
