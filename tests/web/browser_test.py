@@ -226,6 +226,7 @@ class Servers:
             p = self.start([sys.executable, os.path.join(HERE, "mock_server.py"), "--script", sfile,
                             "--port-file", pf] + list(options) + self.dbargs, self.env)
             port = wait_port_file(pf, p, "the mock " + name)
+            self.others[name] = (None, p)
         else:
             pf = os.path.join(self.tmp, name + "-llm.port")
             p = self.start([os.path.abspath(os.environ["FAKE_LLM"]), "--script", sfile, "--log",
@@ -250,6 +251,13 @@ class Servers:
         p = self.start(argv, self.env)
         self.others[name] = (argv, p)
         wait_http("http://" + argv[argv.index("--listen") + 1] + "/health", p, "the restarted " + name)
+
+    def kill_other(self, name):
+        """Kill the server start_other() made as name (SIGKILL: gone at
+        once, its connections cut, as when it crashes or its machine goes)."""
+        p = self.others[name][1]
+        p.kill()
+        p.wait(10)
 
     def saw_hang_up(self, request_id):
         """Whether the server logged the request as cut short by the client."""
@@ -1562,6 +1570,40 @@ def says_the_start_and_the_end_of_a_question(t):
     page.q("#want-answer").click()
 
 
+def says_when_the_server_is_gone(t):
+    # askdb serve stopped under the page: the page said the browser's
+    # words, "Failed to fetch" (Chromium) or "NetworkError when attempting
+    # to fetch resource" (Firefox), which name neither askdb nor what to
+    # do. It names the server and asks whether it still runs: for a
+    # question cut in the middle, a question asked afterwards and the
+    # schema of the database picked afterwards.
+    page = other_page(t, "gone", [{"content": fence("SELECT name FROM products"), "delay_ms": 20000}])
+    turn = page.ask(Q_SLOW, wait=False)
+    wait_for(lambda: any("Generating SQL" in s for s in page.steps(turn)), "the model to be asked")
+    t.servers.kill_other("gone")
+    page.wait_done(10)
+    check(turn.get_attribute("data-state") == "failed", "state %s" % turn.get_attribute("data-state"))
+    origin = page.url
+    msg = turn.find_element(By.CSS_SELECTOR, ".error-box .error-msg").text
+    check(msg == "askdb serve at %s stopped answering before the answer was complete. Is it still running?"
+          % origin, "a question cut short: %r" % msg)
+    gone = "askdb serve is not answering at %s. Is it still running?" % origin
+    page.js(RECORD_STATUS_JS)
+    turn, texts = said(page, Q_COUNTRY)
+    check(turn.get_attribute("data-state") == "failed", "state %s" % turn.get_attribute("data-state"))
+    msg = turn.find_element(By.CSS_SELECTOR, ".error-box .error-msg").text
+    check(msg == gone, "a question asked afterwards: %r" % msg)
+    check(texts[-1] == "No answer: " + gone, "the status line said %r" % texts)
+    Select(page.q("#db")).select_by_value("shop_copy")
+    box = wait_for(lambda: page.qa("#schema-tree .error-box") and page.q("#schema-tree .error-box"), "the schema's error")
+    check(box.text == "Cannot read the schema of shop_copy\n" + gone, "the schema: %r" % box.text)
+    page.shot("server-gone")
+
+
+says_when_the_server_is_gone.console_allows = ("ERR_CONNECTION_REFUSED", "ERR_INCOMPLETE_CHUNKED_ENCODING",
+                                               "ERR_CONNECTION_RESET", "ERR_EMPTY_RESPONSE")
+
+
 TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built,
          loads_nothing_from_elsewhere, asks_and_streams_the_steps, sorts_the_table_by_a_column,
          downloads_the_rows_as_csv, copies_the_sql, asks_a_follow_up_in_the_same_conversation,
@@ -1579,7 +1621,8 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          says_when_the_words_could_not_be_written, shows_the_rows_while_the_words_are_written,
          says_once_that_the_model_is_down, says_that_askdb_never_changes_the_data,
          says_a_follow_up_lost_its_conversation, keeps_the_answers_when_the_database_changes,
-         keeps_a_question_the_page_could_not_ask, says_the_start_and_the_end_of_a_question]
+         keeps_a_question_the_page_could_not_ask, says_the_start_and_the_end_of_a_question,
+         says_when_the_server_is_gone]
 
 
 class Run:

@@ -186,7 +186,7 @@ async function api(path, opts = {}) {
             res = await fetch(path, { ...opts, headers });
         } catch (e) {
             if (e.name === "AbortError") throw e;
-            throw new ApiError(0, "network", `cannot reach the askdb server (${e.message}); is \`askdb serve\` still running?`);
+            throw new ApiError(0, "network", serverGone(false));
         }
         if (res.status === 401 && tries < 5) {
             await res.body?.cancel();
@@ -227,7 +227,17 @@ function isNum(v) { return typeof v === "number" || typeof v === "bigint"; }
 
 async function apiJson(path, opts) {
     const res = await api(path, opts);
-    return parseJson(await res.text());
+    return parseJson(await readBody(() => res.text()));
+}
+
+// What the page says when the server does not answer (fetch() failed:
+// connection refused, a network error) or stopped answering in the middle
+// of an answer (broke): not the browser's own words ("Failed to fetch",
+// "NetworkError when attempting to fetch resource"), which name neither
+// askdb nor what to do.
+function serverGone(broke) {
+    return broke ? `askdb serve at ${location.origin} stopped answering before the answer was complete. Is it still running?`
+        : `askdb serve is not answering at ${location.origin}. Is it still running?`;
 }
 
 // A read of a response body; the connection breaking under it (the
@@ -237,8 +247,7 @@ async function readBody(read) {
         return await read();
     } catch (e) {
         if (e.name === "AbortError") throw e;
-        throw new ApiError(0, "network", "the connection to the askdb server broke before the answer " +
-            "was complete; is `askdb serve` still running?");
+        throw new ApiError(0, "network", serverGone(true));
     }
 }
 
