@@ -1604,6 +1604,41 @@ says_when_the_server_is_gone.console_allows = ("ERR_CONNECTION_REFUSED", "ERR_IN
                                                "ERR_CONNECTION_RESET", "ERR_EMPTY_RESPONSE")
 
 
+def escape_closes_the_schema_on_a_phone(t):
+    # On a phone the schema opens over the page by its button; Escape did
+    # not close it (the button alone did). Escape closes it now and puts
+    # the focus back on the button; with text in the search it first
+    # clears the search, as it does in any search box.
+    t.page.d.set_window_size(360, 800)
+    try:
+        t.page.open()
+        wait_for(lambda: t.page.qa("#schema-tree details"), "the schema")
+        tog = t.page.q("#schema-toggle")
+        schema = t.page.q("#schema")
+        tog.click()
+        check(schema.is_displayed(), "the Schema button does not open it")
+        check(t.page.js("return document.activeElement.id") == "schema-search", "the focus is not in the search")
+        search = t.page.q("#schema-search")
+        search.send_keys("cust")
+        search.send_keys(Keys.ESCAPE)
+        check(search.get_attribute("value") == "" and schema.is_displayed(),
+              "Escape in the search: %r, open %s" % (search.get_attribute("value"), schema.is_displayed()))
+        search.send_keys(Keys.ESCAPE)
+        check(not schema.is_displayed(), "Escape does not close the schema")
+        check(tog.get_attribute("aria-expanded") == "false", "aria-expanded %s" % tog.get_attribute("aria-expanded"))
+        check(t.page.js("return document.activeElement.id") == "schema-toggle",
+              "the focus is on %r" % t.page.js("return document.activeElement.outerHTML.slice(0, 60)"))
+        # From a name in the tree too.
+        tog.click()
+        t.page.js("document.querySelector('#schema-tree details summary button.name').focus()")
+        t.page.d.switch_to.active_element.send_keys(Keys.ESCAPE)
+        check(not schema.is_displayed(), "Escape on a table's name does not close the schema")
+        check(t.page.js("return document.activeElement.id") == "schema-toggle", "the focus is not on the button")
+        t.page.shot("phone-schema-closed")
+    finally:
+        t.page.d.set_window_size(1366, 900)
+
+
 TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built,
          loads_nothing_from_elsewhere, asks_and_streams_the_steps, sorts_the_table_by_a_column,
          downloads_the_rows_as_csv, copies_the_sql, asks_a_follow_up_in_the_same_conversation,
@@ -1622,7 +1657,7 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          says_once_that_the_model_is_down, says_that_askdb_never_changes_the_data,
          says_a_follow_up_lost_its_conversation, keeps_the_answers_when_the_database_changes,
          keeps_a_question_the_page_could_not_ask, says_the_start_and_the_end_of_a_question,
-         says_when_the_server_is_gone]
+         says_when_the_server_is_gone, escape_closes_the_schema_on_a_phone]
 
 
 class Run:

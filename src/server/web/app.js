@@ -454,6 +454,11 @@ function filterSchema() {
         n ? plural(n, "table matches", "tables match") : "No table or column matches";
 }
 
+// Whether the schema is open over the page: on a phone, by its button.
+function schemaOverPage() {
+    return $("#schema").classList.contains("open") && $("#schema-toggle").offsetParent !== null;
+}
+
 function toggleSchema(open) {
     const s = $("#schema");
     const b = $("#schema-toggle");
@@ -1377,11 +1382,19 @@ function initQuestionBox() {
         }
     });
     $("#cancel").addEventListener("click", cancel);
-    // Escape anywhere cancels, but in the schema's search with text in
-    // it, where it is the browser's key to clear the search.
+    // Escape anywhere closes the schema where it opens over the page (a
+    // phone), else cancels; but in the schema's search with text in it,
+    // where it is the browser's key to clear the search.
     document.addEventListener("keydown", (ev) => {
-        const clears = ev.target.matches("input[type=search]") && ev.target.value !== "";
-        if (ev.key === "Escape" && state.controller && !$("#token-dlg").open && !clears) cancel();
+        if (ev.key !== "Escape" || ev.defaultPrevented || $("#token-dlg").open) return;
+        if (ev.target.matches("input[type=search]") && ev.target.value !== "") return;
+        if (schemaOverPage()) {
+            ev.preventDefault();
+            toggleSchema(false);
+            $("#schema-toggle").focus();
+        } else if (state.controller) {
+            cancel();
+        }
     });
 }
 
