@@ -1639,6 +1639,35 @@ def escape_closes_the_schema_on_a_phone(t):
         t.page.d.set_window_size(1366, 900)
 
 
+def says_why_there_is_no_chart(t):
+    # The Chart button of a result it cannot draw was disabled with its
+    # reason in a title: a tooltip no touch screen or keyboard shows (a
+    # disabled button takes no focus). The reason is a short note beside
+    # it now, and the button is described by it.
+    page = other_page(t, "nochart", [{"content": fence("SELECT COUNT(*) AS n FROM customers")},
+                                     {"content": "There are 60 customers."},
+                                     {"content": fence("SELECT first_name, city FROM customers ORDER BY id LIMIT 3")},
+                                     {"content": "Three customers."},
+                                     {"content": fence(SQL_COUNTRY)}, {"content": A_COUNTRY}])
+    for question, want in (("How many customers are there?", "No chart: a single row"),
+                           ("Where do the first three customers live?",
+                            "No chart: it needs a text or date column and 1 to 4 number columns")):
+        turn = page.ask(question)
+        check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+        btn = turn.find_element(By.CSS_SELECTOR, "button.show-chart")
+        check(not btn.is_enabled(), "the Chart button is enabled")
+        note = page.js("""const id = arguments[0].getAttribute('aria-describedby');
+            const n = id && document.getElementById(id); return n && [n.textContent, n.checkVisibility()];""", btn)
+        check(note == [want, True], "the Chart button is described by %r" % note)
+    page.js("arguments[0].scrollIntoView()", turn)
+    page.shot("no-chart")
+    # A result it draws has no such note.
+    turn = page.ask(Q_COUNTRY)
+    btn = turn.find_element(By.CSS_SELECTOR, "button.show-chart")
+    check(btn.is_enabled() and not btn.get_attribute("aria-describedby") and not turn.find_elements(
+        By.CSS_SELECTOR, ".chart-off"), "a chart and a note why there is none: %r" % btn.get_attribute("outerHTML"))
+
+
 TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built,
          loads_nothing_from_elsewhere, asks_and_streams_the_steps, sorts_the_table_by_a_column,
          downloads_the_rows_as_csv, copies_the_sql, asks_a_follow_up_in_the_same_conversation,
@@ -1657,7 +1686,8 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          says_once_that_the_model_is_down, says_that_askdb_never_changes_the_data,
          says_a_follow_up_lost_its_conversation, keeps_the_answers_when_the_database_changes,
          keeps_a_question_the_page_could_not_ask, says_the_start_and_the_end_of_a_question,
-         says_when_the_server_is_gone, escape_closes_the_schema_on_a_phone]
+         says_when_the_server_is_gone, escape_closes_the_schema_on_a_phone,
+         says_why_there_is_no_chart]
 
 
 class Run:

@@ -815,6 +815,15 @@ function chartPlan(columns, rows) {
     return { type: dates ? "line" : "bar", label, values, first };
 }
 
+// Why chartPlan() gave no chart, in a few words.
+function chartWhyNot(columns, rows) {
+    if (rows.length === 0) return "no rows";
+    if (rows.length === 1) return "a single row";
+    if (rows.length > 500) return "over 500 rows";
+    if (columns.length < 2) return "a single column";
+    return "it needs a text or date column and 1 to 4 number columns";
+}
+
 function cssVar(name) { return getComputedStyle(document.documentElement).getPropertyValue(name).trim(); }
 
 function chartColors() {
@@ -908,9 +917,15 @@ function resultView(columns, rows, meta) {
     const tBtn = el("button", { type: "button", class: "show-table", text: "Table", "aria-pressed": "true" });
     const cBtn = el("button", { type: "button", class: "show-chart", text: plan ? `Chart (${plan.type})` : "Chart", "aria-pressed": "false" });
     seg.append(tBtn, cBtn);
+    // Why there is no chart, shown beside the disabled button and read
+    // with it (a title was a tooltip: no touch screen or keyboard showed
+    // it, and a disabled button takes no focus).
+    let why = null;
     if (!plan) {
         cBtn.disabled = true;
-        cBtn.title = "No chart for this result: it needs a category or date column and number columns";
+        why = el("span", { class: "chart-off muted", id: `chart-off-${Math.random().toString(36).slice(2, 10)}`,
+            text: `No chart: ${chartWhyNot(columns, rows)}` });
+        cBtn.setAttribute("aria-describedby", why.id);
     }
     const show = (which) => {
         tBtn.setAttribute("aria-pressed", which === "table" ? "true" : "false");
@@ -931,7 +946,7 @@ function resultView(columns, rows, meta) {
     };
     tBtn.addEventListener("click", () => show("table"));
     cBtn.addEventListener("click", () => show("chart"));
-    bar.append(seg,
+    bar.append(seg, ...why ? [why] : [],
         el("span", { class: "spacer" }),
         el("button", { type: "button", class: "dl-csv", text: "CSV", "aria-label": "Download the rows as CSV",
             onclick: () => download(`${base}.csv`, "text/csv;charset=utf-8", toCsv(columns, rows)) }),
