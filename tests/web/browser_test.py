@@ -1668,6 +1668,42 @@ def says_why_there_is_no_chart(t):
         By.CSS_SELECTOR, ".chart-off"), "a chart and a note why there is none: %r" % btn.get_attribute("outerHTML"))
 
 
+HEADER_ROWS_JS = """
+const kids = [...document.querySelector('header.top').children].filter((e) => e.checkVisibility() &&
+    e.getBoundingClientRect().width > 0);
+const rows = [];
+for (const e of kids) {
+    const r = e.getBoundingClientRect();
+    if (!rows.some((top) => r.top < top.bottom - 2 && r.bottom > top.top + 2)) rows.push(r);
+}
+return [rows.length, document.querySelector('header.top').getBoundingClientRect().height];
+"""
+
+
+def fits_the_header_in_two_rows_at_320_px(t):
+    # 320 px (an iPhone SE, a big system font): the header took three
+    # rows of the small screen (name and database, then the Schema and
+    # New conversation buttons, then the theme's). At most two now, every
+    # control shown and in the screen.
+    t.page.d.set_window_size(320, 700)
+    try:
+        t.page.open()
+        wait_for(lambda: t.page.qa("#schema-tree details"), "the schema")
+        check(t.page.js("return window.innerWidth") == 320, "the window is %d px wide" % t.page.js("return window.innerWidth"))
+        rows, height = t.page.js(HEADER_ROWS_JS)
+        t.page.shot("header-320")
+        check(rows <= 2, "the header takes %d rows (%d px)" % (rows, height))
+        for sel in ("#db", "#schema-toggle", "#new-conv", "#theme"):
+            r = t.page.js("const r = document.querySelector(arguments[0]).getBoundingClientRect();"
+                          "return [r.left, r.right, r.width]", sel)
+            check(t.page.q(sel).is_displayed() and r[0] >= 0 and r[1] <= 320 and r[2] >= (120 if sel == "#db" else 24),
+                  "%s is not all in the screen, or too narrow: %r" % (sel, r))
+        over = t.page.js("return document.documentElement.scrollWidth - window.innerWidth")
+        check(over <= 0, "the page is %d px wider than the screen" % over)
+    finally:
+        t.page.d.set_window_size(1366, 900)
+
+
 TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built,
          loads_nothing_from_elsewhere, asks_and_streams_the_steps, sorts_the_table_by_a_column,
          downloads_the_rows_as_csv, copies_the_sql, asks_a_follow_up_in_the_same_conversation,
@@ -1687,7 +1723,7 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          says_a_follow_up_lost_its_conversation, keeps_the_answers_when_the_database_changes,
          keeps_a_question_the_page_could_not_ask, says_the_start_and_the_end_of_a_question,
          says_when_the_server_is_gone, escape_closes_the_schema_on_a_phone,
-         says_why_there_is_no_chart]
+         says_why_there_is_no_chart, fits_the_header_in_two_rows_at_320_px]
 
 
 class Run:
