@@ -1704,6 +1704,38 @@ def fits_the_header_in_two_rows_at_320_px(t):
         t.page.d.set_window_size(1366, 900)
 
 
+def lines_up_the_decimals_of_money(t):
+    # A money column showed 49.8 beside 111.72 (and 50 for 50.00): the
+    # number's shortest text. A column whose numbers have at most two
+    # decimals shows them all with its most (49.80, 50.00); one with more
+    # (a ratio) is shown as it is. Nothing is rounded, and the downloads
+    # keep the values as the server sent them.
+    sql = ("SELECT 'a' AS item, 49.8 AS price, 0.125 AS share, 3 AS qty, 1.5 AS tax\n"
+           "UNION ALL SELECT 'b', 111.72, 0.5, 4, 2\n"
+           "UNION ALL SELECT 'c', 50, 0.25, 5, NULL")
+    page = other_page(t, "money", [{"content": fence(sql)}, {"content": "Three items."}])
+    turn = page.ask("What do the items cost?")
+    check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+    turn.find_element(By.CSS_SELECTOR, "button.show-table").click()
+    head, cells = page.table(turn)
+    want = [["a", "49.80", "0.125", "3", "1.5"],
+            ["b", "111.72", "0.5", "4", "2.0"],
+            ["c", "50.00", "0.25", "5", "NULL"]]
+    check(cells == want, "cells %r" % cells)
+    th = turn.find_element(By.CSS_SELECTOR, "thead th:nth-child(2) button")
+    th.click()
+    _, cells = page.table(turn)
+    check([r[1] for r in cells] == ["49.80", "50.00", "111.72"], "sorted by price %r" % cells)
+    data = open(download(t, turn, "csv"), "rb").read()
+    check(data == b"\xef\xbb\xbfitem,price,share,qty,tax\r\na,49.8,0.125,3,1.5\r\nb,111.72,0.5,4,2\r\n"
+          b"c,50,0.25,5,\r\n", "CSV %r" % data)
+    doc = json.load(open(download(t, turn, "json")))
+    check(doc["rows"] == [["a", 49.8, 0.125, 3, 1.5], ["b", 111.72, 0.5, 4, 2], ["c", 50, 0.25, 5, None]],
+          "JSON %r" % doc["rows"])
+    page.js("arguments[0].scrollIntoView()", turn.find_element(By.CSS_SELECTOR, ".result"))
+    page.shot("money")
+
+
 TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built,
          loads_nothing_from_elsewhere, asks_and_streams_the_steps, sorts_the_table_by_a_column,
          downloads_the_rows_as_csv, copies_the_sql, asks_a_follow_up_in_the_same_conversation,
@@ -1723,7 +1755,8 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          says_a_follow_up_lost_its_conversation, keeps_the_answers_when_the_database_changes,
          keeps_a_question_the_page_could_not_ask, says_the_start_and_the_end_of_a_question,
          says_when_the_server_is_gone, escape_closes_the_schema_on_a_phone,
-         says_why_there_is_no_chart, fits_the_header_in_two_rows_at_320_px]
+         says_why_there_is_no_chart, fits_the_header_in_two_rows_at_320_px,
+         lines_up_the_decimals_of_money]
 
 
 class Run:

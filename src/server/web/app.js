@@ -633,7 +633,36 @@ function watchLogScroll() {
 
 function isBlob(v) { return v !== null && typeof v === "object" && typeof v.blob_hex === "string"; }
 
-function cellNode(v) {
+// How many decimals a number column of the table is shown with: its
+// most, when each of its numbers has at most two (money, a percentage
+// rounded to 0.1): 49.8 beside 111.72 reads as 49.80, and 50 as 50.00.
+// 0 (shown as they are) when one has more (0.125, 0.30000000000000004:
+// a ratio or a computed double, where added zeros would pass for
+// measured digits) or is written with an exponent. Display only: the
+// table adds zeros and never rounds; the sort, the chart and the
+// downloads have the values as the server sent them.
+function columnDecimals(rows, c) {
+    let most = 0;
+    for (const r of rows) {
+        const v = r[c];
+        if (typeof v !== "number") continue;   // NULL, or an exact big integer
+        const m = /^-?\d+(?:\.(\d+))?$/.exec(String(v));
+        if (!m || (m[1] || "").length > 2) return 0;
+        most = Math.max(most, (m[1] || "").length);
+    }
+    return most;
+}
+
+// A number's text with decimals digits after the point (zeros added).
+function withDecimals(v, decimals) {
+    const s = String(v);
+    if (!decimals) return s;
+    const dot = s.indexOf(".");
+    return (dot < 0 ? s + "." : s) + "0".repeat(decimals - (dot < 0 ? 0 : s.length - dot - 1));
+}
+
+// A cell's node; decimals: a number's (columnDecimals()).
+function cellNode(v, decimals = 0) {
     if (v === null || v === undefined) return el("span", { class: "null", title: "NULL: no value", text: "NULL" });
     if (v === "") return el("span", { class: "empty", title: "empty text", text: "(empty)" });
     if (isBlob(v)) {
@@ -641,7 +670,7 @@ function cellNode(v) {
         return el("span", { class: "blob mono", title: `blob, ${hex.length / 2} bytes`,
             text: `x'${hex.length > 32 ? hex.slice(0, 32) + "…" : hex}'` });
     }
-    const s = String(v);
+    const s = isNum(v) ? withDecimals(v, decimals) : String(v);
     if (typeof v !== "string") return document.createTextNode(s);
     // A long text (a description, a JSON document) or one of several
     // lines wraps within a bounded width, its lines and edge spaces kept:
@@ -709,6 +738,7 @@ function rowsTable(columns, rows) {
     const view = { sortCol: -1, dir: 1, page: 0, order: rows.map((_, i) => i) };
     const numeric = columns.map((_, c) => rows.length > 0 &&
         rows.every((r) => r[c] === null || isNum(r[c])) && rows.some((r) => isNum(r[c])));
+    const decimals = columns.map((_, c) => numeric[c] ? columnDecimals(rows, c) : 0);
     const thead = el("thead");
     const tbody = el("tbody");
     const info = el("span", { class: "muted", "aria-live": "polite" });
@@ -740,7 +770,7 @@ function rowsTable(columns, rows) {
         const start = view.page * PAGE_ROWS;
         const slice = view.order.slice(start, start + PAGE_ROWS);
         tbody.replaceChildren(...slice.map((i) => el("tr", {}, ...rows[i].map((v, c) =>
-            el("td", { class: numeric[c] ? "num" : null }, cellNode(v))))));
+            el("td", { class: numeric[c] ? "num" : null }, cellNode(v, decimals[c]))))));
         info.textContent = rows.length ?
             `Rows ${start + 1}–${start + slice.length} of ${rows.length.toLocaleString()}` : "No rows";
         prev.disabled = view.page === 0;
