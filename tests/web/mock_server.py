@@ -14,7 +14,9 @@ entries of a script in tests/fake_llm's format (a JSON array of
 is run on the database with Python's sqlite3 (read-only); an error makes
 an error and a repair step and takes the next entry, up to 3 attempts;
 with {"options": {"answer": true}} one more entry's content is the
-plain-English answer. A delay_ms sleeps in the "reply" step, sending SSE
+plain-English answer (an entry with a "status" other than 200 fails it:
+the rows stand, and an answer_text step says why, as askdb serve sends
+it only then). A delay_ms sleeps in the "reply" step, sending SSE
 comments, so that a closed connection (the page's Cancel) is seen.
 
 GET /mock/log returns what the mock got: one object per question with
@@ -233,15 +235,27 @@ class Handler(BaseHTTPRequestHandler):
             step("result", sql=answer["sql"], row_count=answer["row_count"],
                  truncated=answer["truncated"], confidence=answer.get("confidence") or 1)
         emit("sql", {"sql": answer["sql"]})
-        emit("rows", {"columns": answer["columns"], "rows": answer["rows"],
-                      "row_count": answer["row_count"], "truncated": answer["truncated"]})
+        emit("rows", {"sql": answer["sql"], "columns": answer["columns"], "rows": answer["rows"],
+                      "row_count": answer["row_count"], "truncated": answer["truncated"], "exec_ms": 1})
         if words:
+            # As askdb serve: the words' prompt and reply steps; an
+            # answer_text step only when the words could not be had (its
+            # error), then no answer event; else the answer event.
             t = self.mock.take()
-            step("prompt", **{"for": "answer", "attempt": 1, "candidates": 1, "provider": "mock"})
+            step("prompt", **{"for": "answer", "provider": "mock"})
             self.sleep(t.get("delay_ms", 0))
             answer["llm_calls"] += 1
+            if t.get("status", 200) != 200:
+                why = "the model answered %s" % t["status"]
+                err = (t.get("body") or {}).get("error") if isinstance(t.get("body"), dict) else None
+                if isinstance(err, dict) and err.get("message"):
+                    why += ": " + err["message"]
+                step("reply", error=why, **{"for": "answer"})
+                step("answer_text", error=why)
+                return
             answer["answer"] = t.get("content", "")
-            step("answer_text", text=answer["answer"])
+            step("reply", reply=answer["answer"], ms=t.get("delay_ms", 40), prompt_tokens=300,
+                 completion_tokens=len(answer["answer"]) // 4 + 1, **{"for": "answer"})
             emit("answer", {"text": answer["answer"]})
 
     def vote(self, db, body, answer, step, emit):
@@ -324,7 +338,9 @@ class Handler(BaseHTTPRequestHandler):
                   "status": "error", "sql": None, "columns": None, "rows": None, "row_count": 0,
                   "truncated": False, "error": None, "attempts": [], "timings": {},
                   "llm_calls": 0, "candidates": 1, "confidence": None, "answer": None,
-                  "not_a_question": False, "tokens": {"prompt": 0, "completion": 0}}
+                  "not_a_question": False, "tokens": {"prompt": 0, "completion": 0},
+                  # The mock keeps every conversation: only a first question starts one.
+                  "conversation_started": not body.get("conversation_id")}
         slot = False
         try:
             slot = self.mock.slots.acquire(blocking=False)
