@@ -1636,6 +1636,16 @@ def escape_closes_the_schema_on_a_phone(t):
         t.page.d.switch_to.active_element.send_keys(Keys.ESCAPE)
         check(not schema.is_displayed(), "Escape on a table's name does not close the schema")
         check(t.page.js("return document.activeElement.id") == "schema-toggle", "the focus is not on the button")
+        # From the question box, typed in while the schema is open, the
+        # focus stays in the box.
+        tog.click()
+        box = t.page.q("#question")
+        box.click()
+        box.send_keys("count by", Keys.ESCAPE)
+        check(not schema.is_displayed(), "Escape in the question box does not close the schema")
+        check(t.page.js("return document.activeElement.id") == "question" and
+              box.get_attribute("value") == "count by", "Escape in the box took the focus or the text away")
+        box.clear()
         t.page.shot("phone-schema-closed")
     finally:
         t.page.d.set_window_size(1366, 900)

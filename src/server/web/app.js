@@ -1434,9 +1434,12 @@ function initQuestionBox() {
         if (ev.key !== "Escape" || ev.defaultPrevented || $("#token-dlg").open) return;
         if (ev.target.matches("input[type=search]") && ev.target.value !== "") return;
         if (schemaOverPage()) {
+            // The focus, if it was in the schema, goes back to its button;
+            // elsewhere (the question box) it stays.
+            const inside = $("#schema").contains(document.activeElement) || document.activeElement === document.body;
             ev.preventDefault();
             toggleSchema(false);
-            $("#schema-toggle").focus();
+            if (inside) $("#schema-toggle").focus();
         } else if (state.controller) {
             cancel();
         }
