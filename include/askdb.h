@@ -225,6 +225,22 @@ typedef void (*askdb_event_fn)(void *ud, const askdb_event *ev);
 ASKDB_API const char *askdb_event_type_str(askdb_event_type t);
 
 /*
+** Told on the thread that opens a database handle (askdb_db_open(), with
+** ag NULL) or an agent (askdb_agent_new(), askdb_agent_new_with_model(),
+** with db NULL) once the new handle can be cancelled and before its
+** database is opened; then once more with both NULL when the open has
+** ended, well or not. In between another thread may stop the open (a
+** connect to a server that takes the connection and answers nothing)
+** with askdb_agent_cancel(ag) or askdb_db_cancel(db): a server keeps the
+** handle under its own lock to cancel it when it stops. The handle is
+** borrowed, only to cancel, and only until the second call.
+*/
+struct askdb_agent;
+struct askdb_db;
+typedef void (*askdb_open_fn)(void *ud, struct askdb_agent *ag,
+                              struct askdb_db *db);
+
+/*
 ** The model's numbers (temperature, candidate_temperature, candidate_gate,
 ** candidate_cap, threads) outside the ranges their comments give, NaN and
 ** infinities included, are ASKDB_ERR_USAGE at askdb_agent_new(),
@@ -402,6 +418,9 @@ typedef struct askdb_config {
     void *token_ud;
     askdb_event_fn event_fn; /* step events, or NULL */
     void *event_ud;
+    askdb_open_fn open_fn;   /* each open of a database, or NULL: so that
+                                another thread can cancel it (above) */
+    void *open_ud;
 } askdb_config;
 
 /* The defaults described above. */
@@ -478,7 +497,8 @@ typedef struct askdb_db askdb_db;
 ** askdb_db_errmsg(*out) can say why; free it with askdb_db_close().
 ** *out is set before the database is opened: askdb_db_cancel(*out) from
 ** a signal handler stops a connect to a PostgreSQL server (its walk of a
-** host list included) or a MariaDB server with ASKDB_ERR_CANCELLED.
+** host list included) or a MariaDB server with ASKDB_ERR_CANCELLED; from
+** another thread, through the handle cfg->open_fn is given.
 */
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_db_open(const char *path, const askdb_config *cfg, askdb_db **out);
@@ -674,8 +694,9 @@ ASKDB_API void askdb_model_free(askdb_model *m);
 ** not built in), ASKDB_ERR_IO (cfg->trace_path cannot be opened for
 ** appending, or is refused: askdb_output_refusal_for()),
 ** ASKDB_ERR_CANCELLED (askdb_agent_cancel(*out), which *out is set for
-** before the database is opened, from a signal handler: it stops a
-** connect to a PostgreSQL or MariaDB server) or ASKDB_ERR_NOMEM.
+** before the database is opened, from a signal handler, or from another
+** thread through the handle cfg->open_fn is given: it stops a connect to
+** a PostgreSQL or MariaDB server) or ASKDB_ERR_NOMEM.
 */
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_agent_new(const askdb_config *cfg, const char *db_path,

@@ -284,8 +284,16 @@ static askdb_status agent_create(const askdb_config *cfg,
     if (rc)
         return rc;
     /* The agent's flag from the start: askdb_agent_cancel() stops the
-    ** open's connect to a server too. */
+    ** open's connect to a server too, from another thread once open_fn
+    ** has the agent. */
+    if (ag->cfg.open_fn)
+        ag->cfg.open_fn(ag->cfg.open_ud, ag, NULL);
     rc = db_open(db_path, &ag->cfg, &ag->cancel, &ag->db);
+    if (ag->cfg.open_fn)
+        ag->cfg.open_fn(ag->cfg.open_ud, NULL, NULL);
+    /* The caller's open_ud need not outlive the open. */
+    ag->cfg.open_fn = NULL;
+    ag->cfg.open_ud = NULL;
     if (rc) {
         snprintf(ag->errmsg, sizeof ag->errmsg, "%s",
                  askdb_db_errmsg(ag->db));

@@ -57,7 +57,12 @@ const struct db_driver *db_pick(const char *path, char *err, size_t n)
 askdb_status askdb_db_open(const char *path, const askdb_config *cfg,
                            askdb_db **out)
 {
-    return db_open(path, cfg, NULL, out);
+    askdb_status rc = db_open(path, cfg, NULL, out);
+
+    /* db_open() told open_fn of *out as soon as it was set. */
+    if (cfg && cfg->open_fn && out && *out)
+        cfg->open_fn(cfg->open_ud, NULL, NULL);
+    return rc;
 }
 
 askdb_status db_open(const char *path, const askdb_config *cfg,
@@ -78,8 +83,11 @@ askdb_status db_open(const char *path, const askdb_config *cfg,
     db->drv = &db_sqlite_driver;
     atomic_init(&db->own_cancel, 0);
     db->cancel = cancel ? cancel : &db->own_cancel;
-    /* Only now: a signal handler may cancel *out from here on. */
+    /* Only now: a signal handler may cancel *out from here on, and
+    ** another thread once open_fn has it (an agent's open says its own). */
     *out = db;
+    if (!cancel && cfg->open_fn)
+        cfg->open_fn(cfg->open_ud, NULL, db);
     /* A limit of 0 or less means the default, never "no limit": a config
     ** that was zeroed instead of taken from askdb_config_default() keeps
     ** every guard. */

@@ -40,7 +40,8 @@ askdb_status db_run(askdb_db *db, const char *sql, askdb_result **out,
 ** askdb_db_open() with the handle's cancel flag set to cancel from the
 ** start (NULL: its own, askdb_db_cancel()), so that the owner of cancel
 ** (an agent: askdb_agent_cancel()) also stops the open's connect to a
-** server.
+** server. With its own flag it tells cfg->open_fn of the new handle
+** (askdb_db_open() tells it of the end).
 */
 askdb_status db_open(const char *path, const askdb_config *cfg,
                      atomic_int *cancel, askdb_db **out);

@@ -50,6 +50,7 @@ struct inflight {
     json_t *id;
     int cancelled;
     askdb_agent *running;    /* the question running, or NULL */
+    int opening;             /* running is opening its database */
     askdb_db *running_db;    /* the statement's database, or NULL */
 };
 
@@ -224,6 +225,18 @@ static void cancel_request(struct mcp_session *s, json_t *id)
     for (f = s->inflight; f; f = f->next)
         if (json_equal(f->id, id))
             cancel_call(f);
+    pthread_mutex_unlock(&s->lock);
+}
+
+void mcp_session_cancel_opens(struct mcp_session *s)
+{
+    struct inflight *f;
+
+    /* Not the client's cancel: the call still answers (it says why). */
+    pthread_mutex_lock(&s->lock);
+    for (f = s->inflight; f; f = f->next)
+        if (f->opening && f->running)
+            askdb_agent_cancel(f->running);
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -1120,6 +1133,7 @@ static void do_tools_call(struct mcp_session *s, struct mcp_msg *m,
     c.lock = &s->lock;
     c.cancelled = &m->fl->cancelled;
     c.running = &m->fl->running;
+    c.opening = &m->fl->opening;
     c.running_db = &m->fl->running_db;
     pthread_mutex_lock(&s->lock);
     c.version = m->stateless ? m->version : s->version;

@@ -177,4 +177,9 @@ void mcp_versions_text(char *buf, size_t len);
 ** their responses are not sent. */
 void mcp_session_cancel_all(struct mcp_session *s);
 
+/* Stop the tool calls of the session whose database is still being
+** opened (the server stops; mcp_server_stop() cancels those to come);
+** each still answers, with an error that says so. */
+void mcp_session_cancel_opens(struct mcp_session *s);
+
 #endif

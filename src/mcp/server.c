@@ -83,6 +83,7 @@ askdb_status mcp_server_new(const askdb_config *cfg, int n,
         return ASKDB_ERR_NOMEM;
     s->cfg = *cfg;
     s->command = "askdb mcp";
+    atomic_init(&s->stopping, 0);
     /* Each database has its own agent, and calls on different databases
     ** run at once: the local model gets a lane for each (up to 4), so
     ** they decode together instead of waiting for one lane. */
@@ -273,7 +274,13 @@ askdb_status mcp_db_schema_text(struct mcp_db *d, const char **out,
     return st;
 }
 
+void mcp_server_stop(struct mcp_server *s)
+{
+    atomic_store(&s->stopping, 1);
+}
+
 askdb_status mcp_db_agent(struct mcp_server *s, struct mcp_db *d,
+                          askdb_open_fn open_fn, void *open_ud,
                           askdb_agent **out, char *err, size_t errlen)
 {
     askdb_config cfg = s->cfg;
@@ -296,6 +303,8 @@ askdb_status mcp_db_agent(struct mcp_server *s, struct mcp_db *d,
     if (st)
         return st;
     cfg.event_ud = d;
+    cfg.open_fn = open_fn;
+    cfg.open_ud = open_ud;
     st = askdb_agent_new_with_model(&cfg, s->model, d->path, &d->agent);
     if (st) {
         snprintf(err, errlen, "%s", d->agent ? askdb_agent_errmsg(d->agent)

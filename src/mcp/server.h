@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "askdb.h"
 #include "../cli/warm.h"
@@ -56,6 +57,7 @@ struct mcp_server {
     const char *command;     /* what started it, for messages that name
                                 its options: "askdb mcp" (the default)
                                 or "askdb serve" */
+    atomic_int stopping;     /* mcp_server_stop(): opens are cancelled */
 };
 
 /*
@@ -112,11 +114,18 @@ askdb_status mcp_db_schema_text(struct mcp_db *d, const char **out,
                                 char *err, size_t errlen);
 
 /*
-** The database's agent, made on first use over the server's one model.
-** Caller holds d->agent_lock. On failure returns the status and writes why
-** into err.
+** The database's agent, made on first use over the server's one model;
+** open_fn (may be NULL) is told of its open (askdb_config.open_fn), so
+** that a cancel of the call stops it. Caller holds d->agent_lock. On
+** failure returns the status (ASKDB_ERR_CANCELLED for a cancelled open)
+** and writes why into err.
 */
 askdb_status mcp_db_agent(struct mcp_server *s, struct mcp_db *d,
+                          askdb_open_fn open_fn, void *open_ud,
                           askdb_agent **out, char *err, size_t errlen);
+
+/* The server stops (askdb serve's /mcp): a database an ask call begins to
+** open from now on is cancelled at once. */
+void mcp_server_stop(struct mcp_server *s);
 
 #endif

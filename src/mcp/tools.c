@@ -1013,6 +1013,25 @@ static json_t *answer_result(struct mcp_call *c, struct mcp_db *d,
     return tool_ok(c, o);
 }
 
+/*
+** The ask call's agent opens its database (askdb_open_fn): a cancel of
+** the call reaches the open (*running) from now on, at once when it came
+** before or the server stops (an open to a server that takes the
+** connection and answers nothing waits for its connect timeout).
+*/
+static void ask_opening(void *ud, askdb_agent *ag, askdb_db *db)
+{
+    struct mcp_call *c = ud;
+
+    (void)db;
+    pthread_mutex_lock(c->lock);
+    *c->running = ag;
+    *c->opening = ag != NULL;
+    if (ag && (*c->cancelled || atomic_load(&c->srv->stopping)))
+        askdb_agent_cancel(ag);
+    pthread_mutex_unlock(c->lock);
+}
+
 static json_t *tool_ask(struct mcp_call *c, json_t *args)
 {
     askdb_ask_options opts;
@@ -1040,7 +1059,14 @@ static json_t *tool_ask(struct mcp_call *c, json_t *args)
     if (rc)
         return tool_error("'hint' must be a string");
     pthread_mutex_lock(&d->agent_lock);
-    st = mcp_db_agent(c->srv, d, &ag, err, sizeof err);
+    st = mcp_db_agent(c->srv, d, ask_opening, c, &ag, err, sizeof err);
+    if (st == ASKDB_ERR_CANCELLED) {
+        pthread_mutex_unlock(&d->agent_lock);
+        if (atomic_load(&c->srv->stopping))
+            return tool_error("the server stopped while the database was "
+                              "being opened; ask again once it runs");
+        return tool_error("cancelled");
+    }
     if (st) {
         pthread_mutex_unlock(&d->agent_lock);
         return tool_error("the model cannot be used: %s (check the model "

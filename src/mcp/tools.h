@@ -34,9 +34,10 @@ extern const char *const mcp_log_levels[MCP_LOG_NLEVELS];
 ** One tool call and what it may tell the client while it runs. The
 ** cancellation state lives in the session (mcp.c): under *lock,
 ** *cancelled says the client gave up on the call, *running holds the
-** agent while a question runs and *running_db the database while a
-** statement runs (its db_lock held), so that the reading thread can stop
-** them (askdb_agent_cancel, askdb_db_cancel).
+** agent while a question runs, or while its database is opened (then
+** *opening is 1), and *running_db the database while a statement runs
+** (its db_lock held), so that the reading thread can stop them
+** (askdb_agent_cancel, askdb_db_cancel).
 */
 struct mcp_call {
     struct mcp_server *srv;
@@ -49,6 +50,7 @@ struct mcp_call {
     pthread_mutex_t *lock;
     int *cancelled;
     askdb_agent **running;
+    int *opening;
     askdb_db **running_db;
     double progress;         /* last progress value sent */
 };

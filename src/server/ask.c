@@ -26,8 +26,10 @@ struct srv_job {
     int rows_sent;           /* sql and rows went out at the result event */
     struct srv_stream *out;  /* the response body */
 
-    pthread_mutex_t mu;      /* ag */
-    askdb_agent *ag;         /* the agent while it asks */
+    pthread_mutex_t mu;      /* ag, opening */
+    askdb_agent *ag;         /* the agent while it asks, or opens */
+    int opening;             /* ag's database is being opened: a stop
+                                cancels it at once */
 
     atomic_int cancelled;
     int waiting;             /* in the queue (srv.mu) */
@@ -95,6 +97,34 @@ static void job_cancel(struct srv_job *j)
     pthread_mutex_lock(&j->mu);
     if (j->ag)
         askdb_agent_cancel(j->ag);
+    pthread_mutex_unlock(&j->mu);
+}
+
+/* The job's new agent opens its database (askdb_open_fn): a cancel
+** reaches it from now on, at once when the server stops (an open that
+** has not ended has no answer to finish; one to a server that answers
+** nothing waits for its connect timeout). */
+static void job_opening(void *ud, askdb_agent *ag, askdb_db *db)
+{
+    struct srv_job *j = ud;
+
+    (void)db;
+    pthread_mutex_lock(&j->mu);
+    j->ag = ag;
+    j->opening = ag != NULL;
+    if (ag && (atomic_load(&j->cancelled) || atomic_load(&j->s->stopping)))
+        askdb_agent_cancel(ag);
+    pthread_mutex_unlock(&j->mu);
+}
+
+/* Stop the job's open in flight, if any (the server stops). */
+static void job_cancel_open(struct srv_job *j)
+{
+    pthread_mutex_lock(&j->mu);
+    if (j->opening && j->ag) {
+        atomic_store(&j->cancelled, 1);
+        askdb_agent_cancel(j->ag);
+    }
     pthread_mutex_unlock(&j->mu);
 }
 
@@ -398,9 +428,15 @@ static void ask_on(struct srv_job *j, struct srv_conv *c)
         cfg.event_ud = c;
         cfg.log_fn = NULL;
         cfg.token_fn = NULL;
+        cfg.open_fn = job_opening;
+        cfg.open_ud = j;
         st = askdb_agent_new_with_model(&cfg, s->model, c->db->path, &c->ag);
-        if (st) {
+        if (st == ASKDB_ERR_CANCELLED && atomic_load(&s->stopping))
+            fail(j, "cancelled", "the server stopped while the database was "
+                 "being opened; ask again once it runs");
+        else if (st)
             fail(j, askdb_status_str(st), "%s", askdb_agent_errmsg(c->ag));
+        if (st) {
             askdb_agent_free(c->ag);
             c->ag = NULL;
             return;
@@ -612,11 +648,15 @@ void srv_jobs_stop(struct server *s, int grace_ms)
     struct timespec ts = {0, 20 * 1000000L};
 
     /* The questions still waiting for a worker are not in flight: they
-    ** are turned away at once (each gets its error and done). */
+    ** are turned away at once (each gets its error and done), and so are
+    ** those whose database is still being opened (job_opening() cancels
+    ** an open that begins from now on). */
     pthread_mutex_lock(&s->mu);
     for (j = s->jobs; j; j = j->next)
         if (j->waiting || j->conv_wait)
             job_cancel(j);
+        else
+            job_cancel_open(j);
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
     for (;;) {

@@ -375,6 +375,35 @@ static askdb_status watched_query(struct MHD_Connection *c, askdb_db *h,
     return st;
 }
 
+/* askdb_db_open()'s open_fn for a statement's handle: a stop cancels it
+** (sql_stop_opens()), at once when the stop began before. */
+static void sql_opening(void *ud, askdb_agent *ag, askdb_db *db)
+{
+    struct srv_sql *slot = ud;
+
+    (void)ag;
+    pthread_mutex_lock(&slot->srv->mu);
+    slot->opening = db;
+    if (db && atomic_load(&slot->srv->stopping))
+        askdb_db_cancel(db);
+    pthread_mutex_unlock(&slot->srv->mu);
+}
+
+/* The stop: cancel the opens of /api/sql in flight. An open to a server
+** that takes the connection and answers nothing would hold its
+** connection's thread, which MHD_stop_daemon() waits for, until its
+** connect timeout; a statement that runs keeps its --timeout. */
+static void sql_stop_opens(struct server *s)
+{
+    struct srv_sql *it;
+
+    pthread_mutex_lock(&s->mu);
+    for (it = s->sqls; it; it = it->next)
+        if (it->opening)
+            askdb_db_cancel(it->opening);
+    pthread_mutex_unlock(&s->mu);
+}
+
 /* Count a statement of client in (slot: the caller's, until sql_end()):
 ** 0, or 429 / 503 when it may not run now. */
 static int sql_begin(struct server *s, struct srv_sql *slot,
@@ -392,6 +421,8 @@ static int sql_begin(struct server *s, struct srv_sql *slot,
         rc = 503;
     } else {
         slot->client = client;
+        slot->srv = s;
+        slot->opening = NULL;
         slot->next = s->sqls;
         s->sqls = slot;
         s->nsql++;
@@ -423,6 +454,7 @@ static enum MHD_Result post_sql(struct server *s, struct MHD_Connection *c,
     askdb_db *h = NULL;
     struct srv_sql slot;
     struct srv_db *db;
+    askdb_config cfg;
     askdb_status st;
     char *text = NULL, why[512];
     int rc, running = 0;
@@ -450,7 +482,16 @@ static enum MHD_Result post_sql(struct server *s, struct MHD_Connection *c,
         goto out;
     }
     running = 1;
-    st = askdb_db_open(db->path, &s->cfg, &h);
+    cfg = s->cfg;
+    cfg.open_fn = sql_opening;
+    cfg.open_ud = &slot;
+    st = askdb_db_open(db->path, &cfg, &h);
+    if (st == ASKDB_ERR_CANCELLED && atomic_load(&s->stopping)) {
+        ret = send_error(s, c, q, 503, "unavailable", "the server stopped "
+                         "while the database was being opened; send the "
+                         "statement again once it runs");
+        goto out;
+    }
     if (st) {
         ret = send_error(s, c, q, 503, "database", "%s", askdb_db_errmsg(h));
         goto out;
@@ -898,6 +939,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         request_id(c, q->request_id, sizeof q->request_id);
         client_addr(c, q->client, sizeof q->client);
         *con_cls = q;
+        atomic_fetch_add(&s->answering, 1);
         /* A body announced past the cap by a client that waits for "100
         ** Continue" before sending it is refused now, unsent (answered
         ** here, libmicrohttpd sends no 100). One that sends its body
@@ -978,6 +1020,19 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     free(q->body);
     free(q);
     *con_cls = NULL;
+    atomic_fetch_sub(&s->answering, 1);
+}
+
+/* Wait (wait_ms at most) until every request taken is answered: a
+** response written but not yet sent (a statement's of /api/sql, ended by
+** the stop) would be cut off by MHD_stop_daemon(). */
+static void answered_wait(struct server *s, int wait_ms)
+{
+    double t0 = srv_now_ms();
+    struct timespec ts = {0, 10 * 1000000L};
+
+    while (atomic_load(&s->answering) > 0 && srv_now_ms() - t0 < wait_ms)
+        nanosleep(&ts, NULL);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1141,6 +1196,8 @@ int srv_run(struct server *s, const char *listen)
     lfd = MHD_quiesce_daemon(d);
     if (lfd != MHD_INVALID_SOCKET)
         close(lfd);
+    sql_stop_opens(s);
+    srv_mcp_stop_opens(s->mcp);
     t0 = srv_now_ms();
     srv_jobs_stop(s, 10000);
     grace = 10000 - (int)(srv_now_ms() - t0);
@@ -1148,7 +1205,10 @@ int srv_run(struct server *s, const char *listen)
     /* The answers written are sent before the connections close (under
     ** load the last events of a finished question were cut off). */
     grace = 10000 - (int)(srv_now_ms() - t0);
-    srv_streams_drain(grace > 1000 ? grace : 1000);
+    t0 = srv_now_ms();
+    grace = grace > 1000 ? grace : 1000;
+    srv_streams_drain(grace);
+    answered_wait(s, grace - (int)(srv_now_ms() - t0));
     MHD_stop_daemon(d);
     fprintf(stderr, "askdb serve: stopped\n");
     return 0;

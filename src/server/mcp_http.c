@@ -212,6 +212,19 @@ static struct hsession *open_stateless(struct srv_mcp *m)
     return h;
 }
 
+void srv_mcp_stop_opens(struct srv_mcp *m)
+{
+    struct hsession *h;
+
+    if (!m)
+        return;
+    mcp_server_stop(m->srv);
+    pthread_mutex_lock(&m->mu);
+    for (h = m->list; h; h = h->next)
+        mcp_session_cancel_opens(h->ms);
+    pthread_mutex_unlock(&m->mu);
+}
+
 void srv_mcp_stop(struct srv_mcp *m, int grace_ms)
 {
     struct timespec ts = {0, 20 * 1000000L};

@@ -41,6 +41,10 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
                                   const struct srv_mcp_req *q, int *status,
                                   const char **why, char *session_out);
 
+/* Shutdown, first: cancel the ask calls whose database is still being
+** opened, now and to come (they have no answer to finish). */
+void srv_mcp_stop_opens(struct srv_mcp *m);
+
 /*
 ** Shutdown: new POSTs get 503; the calls being answered may finish for
 ** grace_ms, then every session's calls are cancelled; returns once none

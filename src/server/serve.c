@@ -65,7 +65,7 @@ static const char serve_notes[] =
     "schema, POST /api/ask, POST /api/sql, GET /api/openapi.json, GET /,\n"
     "and /mcp: the MCP tools of askdb mcp over Streamable HTTP.\n"
     "SIGINT or SIGTERM finishes the questions in flight (10 s at most),\n"
-    "then stops.\n";
+    "then stops; the opens of databases in flight are cancelled at once.\n";
 
 enum { S_LISTEN = 300, S_DB, S_CONFIG, S_TOKEN, S_INSECURE, S_CORS,
        S_WORKERS, S_QUEUE, S_PER_CLIENT, S_CONVS, S_MAX_BODY, S_ACCESS_LOG,
@@ -465,6 +465,7 @@ static void setup(struct server *s, const struct serve_opts *o)
     s->max_body = o->max_body ? (size_t)o->max_body : 1048576;
     s->wait_tail = &s->wait_head;
     atomic_init(&s->stopping, 0);
+    atomic_init(&s->answering, 0);
 }
 
 /* The access log: stderr, none ("off"), or a file appended to, never

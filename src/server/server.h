@@ -53,6 +53,9 @@ struct srv_job;
 /* A statement of POST /api/sql while it runs (http.c). */
 struct srv_sql {
     const char *client;
+    struct server *srv;
+    askdb_db *opening;       /* the handle while its database is being
+                                opened (srv.mu): a stop cancels it */
     struct srv_sql *next;
 };
 
@@ -89,6 +92,8 @@ struct server {
     struct srv_job *wait_head; /* the queue, oldest first */
     struct srv_job **wait_tail;
     atomic_int stopping;
+    atomic_int answering;    /* requests from their first call to their
+                                end (on_completed): a stop waits for them */
 };
 
 /* Milliseconds on a monotonic clock (common.c, as the two below). */
@@ -123,7 +128,8 @@ struct MHD_Response *srv_ask_response(struct server *s,
                                       const char **why, char *conv_id);
 
 /* Cancel every running question and wait for the jobs to end (shutdown,
-** after grace_ms). */
+** after grace_ms; a question still waiting for a worker, or for its
+** database to open, at once). */
 void srv_jobs_stop(struct server *s, int grace_ms);
 
 /* Free the conversations (at exit, no job running). */

@@ -2503,6 +2503,146 @@ connect_timeout_of_0_is_refused() {
     kill "$RELAY_PID"
 }
 
+# opens_held RELAY_PORT N: wait (5 s at most) until N connections to the
+# relay are open, which a deaf relay holds without a byte: the opens
+# that made them are in flight.
+opens_held() {
+    local n
+    for _ in $(seq 1 100); do
+        n=$(ss -Htn state established "( dport = :$1 )" | wc -l)
+        [ "$n" -ge "$2" ] && return 0
+        sleep 0.05
+    done
+    fail "$n connections to the relay, expected $2"
+}
+
+# askdb serve opens the database for each statement of /api/sql, for
+# each new conversation of /api/ask and for the first ask of /mcp. A stop (SIGTERM) while such an open
+# waited for a server that takes connections and answers nothing waited
+# for the open's connect_timeout (60 s here): nothing reached the handle
+# that was being opened. The stop cancels the opens in flight at once,
+# and each request is told that the server stopped.
+serve_stop_cancels_the_opens_in_flight() {
+    local pid port t0 ms sqlp askp mcpp held
+    start_relay
+    start_serve --db "shop=postgresql://reader@127.0.0.1:$RELAY_PORT/shop?connect_timeout=60"
+    relay_deaf
+    # /mcp's own handle stays connected to the relay.
+    held=$(ss -Htn state established "( dport = :$RELAY_PORT )" | wc -l)
+    post_sql_one "$port" shop "SELECT 1" "$T/sql.out" &
+    sqlp=$!
+    "$PY" - "$port" "$T/ask.out" <<'PY' &
+import json, sys, urllib.error, urllib.request
+req = urllib.request.Request(
+    "http://127.0.0.1:%s/api/ask" % sys.argv[1],
+    json.dumps({"database": "shop", "question": "How many orders?"}).encode(),
+    {"Content-Type": "application/json"})
+try:
+    with urllib.request.urlopen(req, timeout=30) as r:
+        status, body = r.status, r.read().decode()
+except urllib.error.HTTPError as e:
+    status, body = e.code, e.read().decode()
+except Exception as e:
+    status, body = 0, "%s: %s" % (type(e).__name__, e)
+open(sys.argv[2], "w").write("%d %s" % (status, body))
+PY
+    askp=$!
+    "$PY" - "$port" "$T/mcp.out" <<'PY' &
+import json, sys, urllib.request
+def post(body, sid=None):
+    h = {"Content-Type": "application/json", "Accept": "application/json"}
+    if sid:
+        h["Mcp-Session-Id"] = sid
+    req = urllib.request.Request("http://127.0.0.1:%s/mcp" % sys.argv[1],
+                                 json.dumps(body).encode(), h)
+    return urllib.request.urlopen(req, timeout=30)
+try:
+    r = post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}})
+    sid = r.headers["Mcp-Session-Id"]
+    r.read()
+    r = post({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "ask", "arguments": {"question": "How many orders?"}}}, sid)
+    out = "%d %s" % (r.status, r.read().decode())
+except Exception as e:
+    out = "0 %s: %s" % (type(e).__name__, e)
+open(sys.argv[2], "w").write(out)
+PY
+    mcpp=$!
+    opens_held "$RELAY_PORT" $((held + 3))
+    t0=$(now_ms)
+    kill -TERM "$pid"
+    wait "$pid"
+    ms=$(($(now_ms) - t0))
+    wait "$sqlp" "$askp" "$mcpp"
+    echo "stopped in $ms ms; sql: $(head -c 300 "$T/sql.out"); ask: $(head -c 300 "$T/ask.out"); mcp: $(head -c 300 "$T/mcp.out")" >>"$T/.trace"
+    [ "$ms" -lt 3000 ] || fail "askdb serve took $ms ms to stop with three opens in flight"
+    grep -qF '503 {"error":{"code":"unavailable","message":"the server stopped while the database was being opened; send the statement again once it runs"}}' "$T/sql.out" ||
+        fail "sql: $(head -c 300 "$T/sql.out")"
+    grep -qF '"status":"cancelled",' "$T/ask.out" &&
+        grep -qF '"error":{"code":"cancelled","message":"the server stopped while the database was being opened; ask again once it runs"}}' "$T/ask.out" ||
+        fail "ask: $(head -c 300 "$T/ask.out")"
+    grep -qF '"isError":true' "$T/mcp.out" && grep -qF 'the server stopped while the database was being opened; ask again once it runs' "$T/mcp.out" ||
+        fail "mcp: $(head -c 300 "$T/mcp.out")"
+    expect_no_sanitizer
+}
+
+# An MCP client's notifications/cancelled of an ask whose agent was still
+# opening its database (a server that takes connections and answers
+# nothing) did not reach the open: the call, and askdb mcp after the end
+# of its input, waited for the connect_timeout (60 s here).
+mcp_cancel_stops_the_open_of_an_ask() {
+    local ms
+    start_relay
+    ms=$("$PY" - "$ASKDB" "$T" "postgresql://reader@127.0.0.1:$RELAY_PORT/shop?connect_timeout=60" \
+        "$RELAY_PID" "$T/relay.port.quiet" "$RELAY_PORT" <<'PY'
+import json, os, subprocess, sys, time
+askdb, d, url, relay, quiet, rport = sys.argv[1:7]
+err = open(os.path.join(d, "err"), "w")
+p = subprocess.Popen([askdb, "mcp", "--llm-url", "http://127.0.0.1:9/v1", "--model", "test", url],
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=d)
+def send(m):
+    p.stdin.write((json.dumps(m) + "\n").encode())
+    p.stdin.flush()
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+json.loads(p.stdout.readline())
+send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+os.kill(int(relay), 12)   # SIGUSR2: deaf
+for _ in range(100):
+    if os.path.exists(quiet):
+        break
+    time.sleep(0.05)
+send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+      "params": {"name": "ask", "arguments": {"question": "How many orders?"}}})
+for _ in range(100):
+    n = subprocess.run(["ss", "-Htn", "state", "established", "( dport = :%s )" % rport],
+                       capture_output=True, text=True).stdout.count("\n")
+    if n >= 2:     # the reader's own session and the agent's open
+        break
+    time.sleep(0.05)
+send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
+t0 = time.monotonic()
+p.stdin.close()
+try:
+    rest = p.stdout.read()
+    p.wait(30)
+except subprocess.TimeoutExpired:
+    p.kill()
+    rest = b""
+ms = int((time.monotonic() - t0) * 1000)
+print(ms, p.returncode, json.dumps(rest.decode()[:300]))
+PY
+)
+    echo "mcp: $ms" >>"$T/.trace"
+    set -- $ms
+    [ "$2" = 0 ] || fail "askdb mcp exited $2: $(head -c 300 "$T/err")"
+    [ "$3" = '""' ] || fail "the cancelled call was answered: $3"
+    [ "$1" -lt 3000 ] || fail "askdb mcp took $1 ms to end after the cancel of an ask whose open was in flight"
+    expect_no_sanitizer
+}
+
 TESTS=(
     ambiguous_url_never_shows_part_of_the_password
     shell_sql_reads_dollar_quoted_strings
@@ -2557,6 +2697,8 @@ TESTS=(
     first_connect_to_several_hosts_keeps_to_connect_timeout
     ctrl_c_during_the_schema_read_is_cancelled
     server_killed_mid_query_is_reported
+    serve_stop_cancels_the_opens_in_flight
+    mcp_cancel_stops_the_open_of_an_ask
 )
 
 PASSED=0
