@@ -59,8 +59,12 @@ static askdb_status my_run(askdb_db *db, const char *sql, askdb_result **out,
 #include <mysqld_error.h>
 #include <poll.h>
 #include <stdatomic.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "db/watch.h"
 
@@ -769,11 +773,117 @@ static int files_refused(MYSQL *m, const struct murl *u, int before,
     return 0;
 }
 
+/*
+** A connect's guard. Over TLS the library reads in the TLS library itself
+** (the handshake, the login's answer, askdb's first SET), not in a wait
+** of its non-blocking calls, so nb_wait() never looks at the cancel flag
+** there: a Ctrl-C, or a program's cancel of an open (askdb serve's stop),
+** was heeded only at the connect timeout. The guard's thread looks at the
+** flag every NB_CANCEL_MS and, when it is raised, shuts the connection's
+** socket: the TLS library's read fails at once, as after nb_wait()'s
+** shut. It shuts a copy of the socket (its own until guard_end()), so
+** that a socket the library closed, whose number another connection may
+** take meanwhile, is never shut; a new socket (the library tries the
+** next address of the host) gets a new copy (guard_socket()). The lookup
+** of the host's name, inside the library's first call, has no socket:
+** nothing cuts it short (docs/engines/mariadb.md).
+*/
+struct guard {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t th;
+    int started;             /* th runs: mu, cv and th to end */
+    int quit;                /* (mu) */
+    int fd;                  /* (mu) the copy, or -1 */
+    ino_t ino;               /* (mu) the socket it copies */
+    const atomic_int *cancel;
+};
+
+static void *guard_main(void *arg)
+{
+    struct guard *g = arg;
+    struct timespec ts;
+
+    pthread_mutex_lock(&g->mu);
+    while (!g->quit) {
+        if (g->fd >= 0 && atomic_load(g->cancel)) {
+            shutdown(g->fd, SHUT_RDWR);
+            break;
+        }
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += NB_CANCEL_MS * 1000000L;
+        ts.tv_sec += ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&g->cv, &g->mu, &ts);
+    }
+    pthread_mutex_unlock(&g->mu);
+    return NULL;
+}
+
+/* Guard a connect that cancel (NULL: none, and no thread) may stop. When
+** no thread can start, the connect goes unguarded, as before. */
+static void guard_start(struct guard *g, const atomic_int *cancel)
+{
+    pthread_attr_t attr;
+
+    memset(g, 0, sizeof *g);
+    g->fd = -1;
+    g->cancel = cancel;
+    if (!cancel || pthread_mutex_init(&g->mu, NULL))
+        return;
+    if (pthread_cond_init(&g->cv, NULL)) {
+        pthread_mutex_destroy(&g->mu);
+        return;
+    }
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    g->started = pthread_create(&g->th, &attr, guard_main, g) == 0;
+    pthread_attr_destroy(&attr);
+    if (!g->started) {
+        pthread_cond_destroy(&g->cv);
+        pthread_mutex_destroy(&g->mu);
+    }
+}
+
+/* The connection's socket is sock now (g may be NULL: unguarded). */
+static void guard_socket(struct guard *g, int sock)
+{
+    struct stat st;
+
+    if (!g || !g->started || sock < 0 || fstat(sock, &st))
+        return;
+    pthread_mutex_lock(&g->mu);
+    if (g->fd < 0 || g->ino != st.st_ino) {
+        if (g->fd >= 0)
+            close(g->fd);
+        g->fd = fcntl(sock, F_DUPFD_CLOEXEC, 0);
+        g->ino = st.st_ino;
+    }
+    pthread_mutex_unlock(&g->mu);
+}
+
+/* The connect is over, well or not: no shut reaches its socket after. */
+static void guard_end(struct guard *g)
+{
+    if (!g->started)
+        return;
+    pthread_mutex_lock(&g->mu);
+    g->quit = 1;
+    pthread_cond_signal(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+    pthread_join(g->th, NULL);
+    if (g->fd >= 0)
+        close(g->fd);
+    pthread_cond_destroy(&g->cv);
+    pthread_mutex_destroy(&g->mu);
+    g->started = 0;
+}
+
 /* mysql_real_connect() of m as u says, done by deadline (ms on
 ** db_now_ms()'s clock; 0: none but the library's timeouts) or a cancel
-** (nb_wait()). */
+** (nb_wait(), and over TLS g: may be NULL). */
 static MYSQL *connect_until(MYSQL *m, const struct murl *u, double deadline,
-                            const atomic_int *cancel)
+                            const atomic_int *cancel, struct guard *g)
 {
     MYSQL *ret = NULL;
     int st;
@@ -786,9 +896,11 @@ static MYSQL *connect_until(MYSQL *m, const struct murl *u, double deadline,
                                   CLIENT_REMEMBER_OPTIONS);
     if (!deadline)
         deadline = HUGE_VAL;
-    while (st)
+    while (st) {
+        guard_socket(g, mysql_get_socket(m));
         st = mysql_real_connect_cont(&ret, m,
                                      nb_wait(m, st, deadline, cancel));
+    }
     return ret;
 }
 
@@ -909,7 +1021,8 @@ static int files_probe(const struct murl *u, unsigned ct, unsigned rt,
 ** connect timeout before, the server's greeting and the login included:
 ** the URL's, or 10 s, at most ct_max when that is not 0), all of it done
 ** by deadline when that is not 0 (ms on db_now_ms()'s clock), or ended
-** by a cancel (may be NULL; nb_wait()). Returns
+** by a cancel (may be NULL; nb_wait(), and over TLS g, which may be NULL:
+** struct guard). Returns
 ** the handle, or NULL with what failed in err - the library's words,
 ** with its error number in *eno, or askdb's (*eno 0) - which never holds
 ** the password - and in *ct_used (may be NULL) the connect timeout the
@@ -921,8 +1034,9 @@ static int files_probe(const struct murl *u, unsigned ct, unsigned rt,
 */
 static MYSQL *connect_one(const struct murl *u, unsigned ct_max,
                           unsigned io_s, double deadline,
-                          const atomic_int *cancel, char *err, size_t en,
-                          unsigned *eno, unsigned *ct_used)
+                          const atomic_int *cancel, struct guard *g,
+                          char *err, size_t en, unsigned *eno,
+                          unsigned *ct_used)
 {
     MYSQL *m = mysql_init(NULL);
     unsigned ct = u->connect_timeout ? u->connect_timeout : 10;
@@ -949,7 +1063,7 @@ static MYSQL *connect_one(const struct murl *u, unsigned ct_max,
         mysql_close(m);
         return NULL;
     }
-    if (!connect_until(m, u, deadline, cancel)) {
+    if (!connect_until(m, u, deadline, cancel, g)) {
         *eno = mysql_errno(m);
         snprintf(err, en, "%s", mysql_error(m));
         scrub(err, u->password);
@@ -1309,9 +1423,10 @@ static void say_cancelled(askdb_db *db, int again)
 ** the library's non-blocking calls, so that a Ctrl-C (s->cancel, which
 ** askdb_db_cancel() or askdb_agent_cancel() set while the handle is
 ** being opened) cuts either short within NB_CANCEL_MS, as there is no
-** statement on the server to stop (say_cancelled()); but for what the
-** library waits for without askdb: the lookup of the host's name, and
-** over TLS its reads (nb_wait()'s callers).
+** statement on the server to stop (say_cancelled()), over TLS too, whose
+** reads wait in the TLS library (struct guard); but for what the library
+** waits for without askdb and without a socket: the lookup of the host's
+** name.
 */
 static int connect_main(askdb_db *db, struct my *s, int again)
 {
@@ -1322,6 +1437,7 @@ static int connect_main(askdb_db *db, struct my *s, int again)
     int ms = db->query_timeout_ms > RECONNECT_MIN_MS ? db->query_timeout_ms
                                                      : RECONNECT_MIN_MS;
     double deadline = again ? db_now_ms() + ms : HUGE_VAL;
+    struct guard g;
     int timed_out, late;
     unsigned used, kept;
 
@@ -1331,9 +1447,11 @@ static int connect_main(askdb_db *db, struct my *s, int again)
     kept = again && limit < ct ? limit : ct;
     /* A read waits for a statement's answer, which its time limit
     ** bounds: the limit and 10 s more. */
+    /* Over TLS from the connect to the session's first SET. */
+    guard_start(&g, s->cancel);
     s->h = connect_one(&s->url, again ? limit : 0,
                        ceil_s(db->query_timeout_ms) + 10, deadline,
-                       s->cancel, why, sizeof why, &no, &used);
+                       s->cancel, &g, why, sizeof why, &no, &used);
     if (s->h) {
         v = mysql_get_server_info(s->h);
         snprintf(db->version, sizeof db->version, "%s", v ? v : "");
@@ -1344,6 +1462,7 @@ static int connect_main(askdb_db *db, struct my *s, int again)
         s->set_timeout_ms = -1;
         s->set_max_rows = -1;
         no = session_ready(db, s, deadline);
+        guard_end(&g);
         if (!no) {
             s->dead = 0;
             return 0;
@@ -1356,6 +1475,7 @@ static int connect_main(askdb_db *db, struct my *s, int again)
         if (!cancelled(s) && (!again || db_now_ms() < deadline))
             return -1;
     }
+    guard_end(&g);
     if (cancelled(s)) {
         say_cancelled(db, again);
         return -1;
@@ -1526,7 +1646,7 @@ static MYSQL *killer(struct my *s, double until)
 
     if (!s->killer && !s->no_server && !s->unanswered && !s->refused_no) {
         s->killer = connect_one(&s->url, KILL_IO_S, KILL_IO_S, until, NULL,
-                                err, sizeof err, &no, NULL);
+                                NULL, err, sizeof err, &no, NULL);
         if (s->killer)
             return s->killer;
         if (gone(no) || connect_timed_out(no, err)) {

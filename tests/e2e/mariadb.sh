@@ -1143,6 +1143,22 @@ tls_handshake_that_stalls_is_no_answer() {
     kill "$LISTENER_PID"
 }
 
+# Over TLS the library reads the handshake in the TLS library's own read,
+# not in a wait of its non-blocking calls that askdb makes with the
+# cancel flag: a Ctrl-C while a server stalled the handshake was heeded
+# only at the connect timeout (30 s here), and a program could not stop
+# such an open either (askdb serve's stop, an MCP cancel).
+tls_handshake_that_stalls_is_cut_short_by_ctrl_c() {
+    local url
+    start_listener "$T/stall.port" python3 "$HERE/tls_stall.py" "$T/stall.port"
+    url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$(cat "$T/stall.port")/shop?ssl=require&connect_timeout=30"
+    first_connect_ctrl_c sql "$url" "SELECT 1"
+    expect_connect_cancelled askdb "${url/:$RO_PW_ENC/}"
+    first_connect_ctrl_c ask --llm-url http://127.0.0.1:9/v1 --model test "$url" "How many?"
+    expect_connect_cancelled askdb "${url/:$RO_PW_ENC/}"
+    kill "$LISTENER_PID"
+}
+
 fault_lock_held_by_another_session() {
     local pid
     mdb_admin shop -e "LOCK TABLES orders WRITE; SELECT SLEEP(20);" >/dev/null 2>&1 &
@@ -2089,6 +2105,7 @@ TESTS=(
     fault_tls_required_but_not_offered
     tls_checks_hold_against_the_option_files
     tls_handshake_that_stalls_is_no_answer
+    tls_handshake_that_stalls_is_cut_short_by_ctrl_c
     fault_lock_held_by_another_session
     url_parsing_is_strict_and_never_echoes_passwords
     ambiguous_url_never_shows_part_of_the_password
