@@ -34,14 +34,18 @@
 ** "name", `name` or [name]; both case-insensitively, as SQLite compares
 ** names. A column may be qualified by a table name or by a table alias,
 ** and a table alias (with or without AS) is any word of up to 4
-** characters: T1, e, emp, dept, sub. The cap is what keeps the model on
-** real names: with free qualifiers SmolLM2 wrote an invented column as a
-** qualifier ("created_date_time_in_seconds.name") and the grammar let it
-** through; now a word that is not a name must turn into "." within 4
-** characters, and the likelier path is the real column it resembles.
-** Column aliases (AS x) and CTE names are any identifier. A keyword may
-** read as an alias too ("FROM a LEFT JOIN b" has two readings), which
-** costs nothing.
+** characters that a name could be bare: T1, e, emp, dept, sub, but not
+** on, join, left, null or an engine's reserved word such as user
+** (emit_tab_alias(): the same words bare_ok() keeps out of names). The
+** cap is what keeps the model on real names: with free qualifiers
+** SmolLM2 wrote an invented column as a qualifier
+** ("created_date_time_in_seconds.name") and the grammar let it through;
+** now a word that is not a name must turn into "." within 4 characters,
+** and the likelier path is the real column it resembles. The cap alone
+** let every short reserved word through as an alias ("FROM employees
+** join", "null.name") while it kept the longer ones out. Column aliases
+** (AS x) and CTE names are any identifier, and inside a WITH statement
+** so is a table alias (tab-alias-w).
 **
 ** What GBNF cannot check, and the choices made:
 ** - Scope. A column of one table is accepted on another, and qualifiers
@@ -418,7 +422,6 @@ static const char rules_shared[] =
     "col-name-w ::= ident\n"
     "operand ::= word | quoted-name | tab-alias \".\" col-or-star\n"
     "col-or-star ::= col-name | \"*\"\n"
-    "tab-alias ::= [a-zA-Z_] [a-zA-Z0-9_]{0,3}\n"
     "tab-alias-w ::= ident\n"
     "operand-w ::= word-w | ident (\".\" (ident | \"*\"))?\n"
     "compound-kw ::= kw-union (sp kw-all)? | kw-intersect | kw-except\n"
@@ -717,6 +720,157 @@ static void put_cp(struct buf *b, uint32_t cp)
     } else {
         buf_printf(b, "\"\\U%08X\"", (unsigned)cp);
     }
+}
+
+/* ---- table aliases ------------------------------------------------------ */
+
+/* The longest table alias, in characters (see the design notes). */
+#define ALIAS_MAX 4
+
+/* A word no table alias may be: lower case, ALIAS_MAX characters at most. */
+struct alias_ban {
+    char w[ALIAS_MAX + 1];
+};
+
+/* Whether c (ASCII) may be a table alias's character (first: its first). */
+static int alias_char(int c, int first)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+           (!first && c >= '0' && c <= '9');
+}
+
+/* Add word to bans (n of them) when an alias could spell it. */
+static void alias_ban_add(struct alias_ban *bans, int *n, const char *word)
+{
+    size_t i, len = strlen(word);
+
+    if (!len || len > ALIAS_MAX)
+        return;
+    for (i = 0; i < len; i++) {
+        if (!alias_char((unsigned char)word[i], i == 0))
+            return;
+        bans[*n].w[i] = (char)fold((unsigned char)word[i]);
+    }
+    bans[*n].w[len] = '\0';
+    (*n)++;
+}
+
+/* Whether prefix (depth characters, lower case) is one of the bans. */
+static int alias_banned(const struct alias_ban *bans, int n,
+                        const char *prefix, size_t depth)
+{
+    int i;
+
+    for (i = 0; i < n; i++)
+        if (strlen(bans[i].w) == depth &&
+            memcmp(bans[i].w, prefix, depth) == 0)
+            return 1;
+    return 0;
+}
+
+/* A GBNF character class of the characters ok[] marks, as ranges. */
+static void put_class(struct buf *b, const unsigned char ok[128])
+{
+    int c, end;
+
+    buf_putc(b, '[');
+    for (c = 0; c < 128; c++) {
+        if (!ok[c])
+            continue;
+        for (end = c; end + 1 < 128 && ok[end + 1]; end++)
+            ;
+        buf_putc(b, (char)c);
+        if (end > c) {
+            buf_putc(b, '-');
+            buf_putc(b, (char)end);
+        }
+        c = end;
+    }
+    buf_putc(b, ']');
+}
+
+/*
+** The rule of the aliases that begin with prefix (depth characters, lower
+** case; id 0 is tab-alias itself, else tab-alias-<id>), then those of its
+** children: one alternative ends here unless prefix is banned, one goes on
+** through each next character a ban goes on with (that child's rule), and
+** one takes any other character and then any ALIAS_MAX - depth - 1 more.
+** A child that would be ALIAS_MAX long is a ban itself: no alternative.
+*/
+static void emit_alias_node(struct buf *b, const struct alias_ban *bans,
+                            int n, const char *prefix, size_t depth, int id,
+                            int *last_id)
+{
+    unsigned char ok[128], next[128];
+    char kids[64], child[ALIAS_MAX + 1];
+    int ids[64], nkids = 0, nalt = 0, i, c;
+
+    memset(next, 0, sizeof next);
+    for (i = 0; i < n; i++)
+        if (strlen(bans[i].w) > depth &&
+            memcmp(bans[i].w, prefix, depth) == 0 &&
+            !next[(unsigned char)bans[i].w[depth]]) {
+            next[(unsigned char)bans[i].w[depth]] = 1;
+            kids[nkids++] = bans[i].w[depth];
+        }
+    if (id)
+        buf_printf(b, "tab-alias-%d ::=", id);
+    else
+        buf_puts(b, "tab-alias ::=");
+    if (depth > 0 && !alias_banned(bans, n, prefix, depth)) {
+        buf_puts(b, " |"); /* the empty alternative: "x ::= | ..." */
+    }
+    for (i = 0; i < nkids; i++) {
+        ids[i] = 0;
+        if (depth + 1 == ALIAS_MAX)
+            continue;
+        ids[i] = ++*last_id;
+        buf_puts(b, nalt++ ? " | " : " ");
+        put_cp(b, (unsigned char)kids[i]);
+        buf_printf(b, " tab-alias-%d", ids[i]);
+    }
+    for (c = 0; c < 128; c++)
+        ok[c] = alias_char(c, depth == 0) && !next[fold((unsigned)c)];
+    buf_puts(b, nalt++ ? " | " : " ");
+    put_class(b, ok);
+    if (ALIAS_MAX - depth - 1 > 0)
+        buf_printf(b, " [a-zA-Z0-9_]{0,%d}", (int)(ALIAS_MAX - depth - 1));
+    buf_putc(b, '\n');
+    for (i = 0; i < nkids; i++) {
+        if (!ids[i])
+            continue;
+        memcpy(child, prefix, depth);
+        child[depth] = kids[i];
+        emit_alias_node(b, bans, n, child, depth + 1, ids[i], last_id);
+    }
+}
+
+/*
+** tab-alias: a word of up to ALIAS_MAX characters that is no hard keyword
+** and none of the engine's reserved words (bare_ok()), as a trie of rules
+** over those of them an alias could spell. GBNF has no "but not", so the
+** bans are spelled out; the length cap alone used to let every short one
+** through (FROM employees join, null.name), where a longer one (where,
+** order) was kept out by the cap alone.
+*/
+static void emit_tab_alias(struct buf *b, const struct db_schema *s)
+{
+    struct alias_ban *bans;
+    int i, n = 0, last_id = 0;
+    size_t cap = sizeof kw_hard / sizeof kw_hard[0] +
+                 (size_t)(s ? s->nreserved : 0);
+
+    bans = malloc(cap * sizeof *bans);
+    if (!bans) {
+        b->err = BUF_ENOMEM;
+        return;
+    }
+    for (i = 0; kw_hard[i]; i++)
+        alias_ban_add(bans, &n, kw_hard[i]);
+    for (i = 0; s && i < s->nreserved; i++)
+        alias_ban_add(bans, &n, s->reserved[i]);
+    emit_alias_node(b, bans, n, "", 0, 0, &last_id);
+    free(bans);
 }
 
 static int popcount(int x)
@@ -1037,6 +1191,7 @@ char *sqlx_grammar_dialect(const struct db_schema *s, enum sqlx_dialect d)
     put_subst(&b, rules_tail, "-a", "");
     put_subst(&b, rules_tail, "-a", "-w");
     emit_quoted(&b, &t);
+    emit_tab_alias(&b, s);
     emit_keywords(&b);
     emit_node(&b, &t.words, "word", "", 0);
     emit_node(&b, &t.words_w, "word", "-w", 0);

@@ -438,10 +438,9 @@ static void free_reserved(struct db_schema *s)
 }
 
 /* An engine's own reserved words (db_schema.reserved, which its driver
-** reads from the server) stand only quoted as names; a schema without
-** them (SQLite's) takes the same names bare. (A word of up to 4
-** characters still reads as a table alias, user.name among them, as
-** SQLite's keywords do: aliases are free words.) */
+** reads from the server) stand only quoted as names, and are no table
+** alias or qualifier either (user.name); a schema without them
+** (SQLite's) takes the same names bare. */
 static void engine_reserved_names_are_taken_only_quoted(void **state)
 {
     struct db_table *user_tables = reserved_user_table();
@@ -456,6 +455,8 @@ static void engine_reserved_names_are_taken_only_quoted(void **state)
         "SELECT name FROM user",
         "SELECT array FROM \"user\"",
         "SELECT name FROM \"user\" WHERE only = 'x'",
+        "SELECT user.name FROM \"user\"",
+        "SELECT u.name FROM \"user\" AS user",
         NULL
     };
     struct db_schema plain = {.tables = user_tables, .ntables = 1};
@@ -545,6 +546,53 @@ static void reply_is_exactly_one_fenced_block(void **state)
     assert_true(refused_at(g, "```sql\nSELECT 1\n```\nDone.") >= 16);
     /* An unfinished reply cannot end. */
     assert_int_equal(refused_at(g, "```sql\nSELECT name FROM"), 23);
+    llama_sampler_free(g);
+}
+
+/*
+** A table alias is a word of up to 4 characters (the cap keeps an
+** invented column from passing as a qualifier), but no reserved word:
+** those the cap let through (on, as, join, left, null, case, ...) read
+** as an alias ("FROM employees join", "SELECT null.name"), where the
+** longer ones (where, order, group) never did. A word that merely
+** begins like one, or goes on past one, is an alias.
+*/
+static void table_alias_is_no_reserved_word(void **state)
+{
+    static const char *const ok[] = {
+        "SELECT e.name FROM employees e",
+        "SELECT T1.name FROM employees AS T1 JOIN departments AS T2 "
+        "ON T1.dept_id = T2.id",
+        "SELECT jo.name FROM employees jo",
+        "SELECT nul.name FROM employees AS nul",
+        "SELECT alls.name FROM employees alls",
+        "SELECT ins.name FROM employees ins",
+        "SELECT o.name FROM employees o LEFT JOIN departments d "
+        "ON o.dept_id = d.id",
+        "SELECT c_1.name FROM employees c_1",
+        "SELECT asc.name FROM employees asc",
+        "SELECT x.name FROM (SELECT name FROM employees) x",
+        NULL
+    };
+    static const char *const bad[] = {
+        "SELECT name FROM employees join",
+        "SELECT name FROM employees AS on",
+        "SELECT name FROM employees AS LEFT",
+        "SELECT null.name FROM employees",
+        "SELECT case.name FROM employees case",
+        "SELECT name FROM employees AS from",
+        "SELECT name FROM employees e JOIN departments AS full "
+        "ON e.dept_id = full.id",
+        "SELECT name FROM (SELECT name FROM employees) AS is",
+        NULL
+    };
+    struct llama_sampler *g;
+
+    (void)state;
+    NEED_VOCAB();
+    g = grammar_for(&schema);
+    expect(g, ok, 1);
+    expect(g, bad, 0);
     llama_sampler_free(g);
 }
 
@@ -701,6 +749,7 @@ int main(void)
         cmocka_unit_test(refuses_writes_and_second_statements),
         cmocka_unit_test(reply_is_exactly_one_fenced_block),
         cmocka_unit_test(aliases_are_free_only_where_defined),
+        cmocka_unit_test(table_alias_is_no_reserved_word),
         cmocka_unit_test(spider_gold_accepted_renamed_columns_refused),
 #endif
     };
