@@ -2,6 +2,7 @@
 #define _XOPEN_SOURCE 700 /* realpath() */
 #include "db/driver.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -862,6 +864,235 @@ static askdb_status sq_schema(askdb_db *db, struct db_schema *out)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Copies of common table expressions                                     */
+/* ---------------------------------------------------------------------- */
+
+/*
+** SQLite expands each reference to a common table expression into a copy
+** of its query while it prepares a statement, the references inside that
+** copy included, before any step that the time limit or a cancel could
+** stop: a WITH clause whose tables each name the one before twice is
+** copied 2^k times (17 of them, 1.1 KB, took 2.4 s to prepare here, and
+** askdb-exec's kill at twice the limit was all that ended a longer chain;
+** in process nothing did: fuzz_guard's slow input). cte_copies() counts
+** those copies in one pass over the text, as the names are written
+** (shadowing ignored, so it may count more, never fewer), and the guard
+** refuses a statement over CTE_COPIES_MAX before SQLite sees it.
+*/
+#define CTE_COPIES_MAX 1000
+
+/* One name token of the text (a word or a quoted name), or punctuation. */
+struct ctok {
+    const char *p;           /* its text, quotes included */
+    size_t n;
+    char kind;               /* 'w' word, 'q' quoted name, else the
+                                character ('(', ')', ',') */
+};
+
+/* The tokens of sql that matter here; comments, strings, numbers and
+** other punctuation are left out. NULL when out of memory. */
+static struct ctok *cte_tokens(const char *sql, size_t *ntok)
+{
+    size_t len = strlen(sql), cap = 64, n = 0;
+    struct ctok *t = malloc(cap * sizeof *t), *grown;
+    const char *p = sql, *e = sql + len, *q;
+    char kind;
+
+    while (t && p < e) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '-' && p[1] == '-') {
+            while (p < e && *p != '\n')
+                p++;
+            continue;
+        }
+        if (c == '/' && p[1] == '*') {
+            q = strstr(p + 2, "*/");
+            p = q ? q + 2 : e;
+            continue;
+        }
+        q = p;
+        if (c == '\'' || c == '"' || c == '`' || c == '[') {
+            char close = c == '[' ? ']' : (char)c;
+            for (q = p + 1; q < e; q++) {
+                if (*q != close)
+                    continue;
+                if (close == ']' || q[1] != close)
+                    break;
+                q++;    /* a doubled quote stands for one */
+            }
+            q = q < e ? q + 1 : e;
+            kind = c == '\'' ? 0 : 'q';
+        } else if (isalnum(c) || c == '_' || c == '$' || c >= 0x80) {
+            while (q < e && (isalnum((unsigned char)*q) || *q == '_' ||
+                             *q == '$' || (unsigned char)*q >= 0x80))
+                q++;
+            kind = isdigit(c) ? 0 : 'w';
+        } else {
+            q = p + 1;
+            kind = c == '(' || c == ')' || c == ',' ? (char)c : 0;
+        }
+        if (kind) {
+            if (n == cap) {
+                cap *= 2;
+                grown = realloc(t, cap * sizeof *t);
+                if (!grown) {
+                    free(t);
+                    return NULL;
+                }
+                t = grown;
+            }
+            t[n].p = p;
+            t[n].n = (size_t)(q - p);
+            t[n].kind = kind;
+            n++;
+        }
+        p = q;
+    }
+    *ntok = n;
+    return t;
+}
+
+/* Whether token t is the keyword w (lower case). */
+static int ctok_is(const struct ctok *t, const char *w)
+{
+    return t->kind == 'w' && t->n == strlen(w) &&
+           strncasecmp(t->p, w, t->n) == 0;
+}
+
+/* Whether tokens a and b name the same table: the text within the quotes,
+** ASCII letters in any case. */
+static int ctok_same(const struct ctok *a, const struct ctok *b)
+{
+    size_t ao = a->kind == 'q', bo = b->kind == 'q';
+    size_t an = a->n - 2 * ao, bn = b->n - 2 * bo;
+
+    return an == bn && strncasecmp(a->p + ao, b->p + bo, an) == 0;
+}
+
+/* One common table expression: its name and how many copies of its
+** query a reference to it makes (final once its body closed). */
+struct cte {
+    const struct ctok *name;
+    long long copies;
+    int open;                /* its body has not closed yet */
+    size_t depth;            /* the paren depth of its body */
+    struct cte *outer;       /* the open body it is defined in */
+};
+
+static long long sat_add(long long a, long long b)
+{
+    return a > LLONG_MAX - b ? LLONG_MAX : a + b;
+}
+
+/* A hash of a name token as ctok_same() compares it. */
+static size_t ctok_hash(const struct ctok *t)
+{
+    size_t o = t->kind == 'q', n = t->n - 2 * o, i, h = 2166136261u;
+
+    for (i = 0; i < n; i++)
+        h = (h ^ (unsigned char)tolower((unsigned char)t->p[o + i])) *
+            16777619u;
+    return h;
+}
+
+/* The slot of name in the table (mask + 1 slots, each a cte index + 1 or
+** 0): the one holding it, or the empty one where it goes. */
+static size_t cte_slot(const size_t *slots, size_t mask, const struct cte *c,
+                       const struct ctok *name)
+{
+    size_t at = ctok_hash(name) & mask;
+
+    while (slots[at] && !ctok_same(c[slots[at] - 1].name, name))
+        at = (at + 1) & mask;
+    return at;
+}
+
+/* The definition at t[i] (NAME [(cols)] AS [NOT] [MATERIALIZED] ( after
+** WITH, RECURSIVE or a comma): the index of its body's '(', or 0. */
+static size_t cte_body_at(const struct ctok *t, size_t ntok, size_t i)
+{
+    size_t k = i + 1;
+
+    if (i == 0 || !(ctok_is(&t[i - 1], "with") ||
+                    ctok_is(&t[i - 1], "recursive") || t[i - 1].kind == ','))
+        return 0;
+    if (k < ntok && t[k].kind == '(') {
+        while (k < ntok && t[k].kind != ')')
+            k++;
+        k++;
+    }
+    if (k >= ntok || !ctok_is(&t[k], "as"))
+        return 0;
+    k++;
+    if (k < ntok && ctok_is(&t[k], "not"))
+        k++;
+    if (k < ntok && ctok_is(&t[k], "materialized"))
+        k++;
+    return k < ntok && t[k].kind == '(' ? k : 0;
+}
+
+/*
+** How many copies of common table expressions SQLite would make to
+** prepare sql (see above; 0 without a WITH), or -1 when out of memory.
+** One pass over the tokens, a name looked up in a hash table of the
+** definitions so far; it stops once the count is over CTE_COPIES_MAX.
+*/
+static long long cte_copies(const char *sql)
+{
+    size_t ntok, i, k, at, mask = 15, ncte = 0, depth = 0;
+    struct ctok *t = cte_tokens(sql, &ntok);
+    struct cte *c = NULL, *open = NULL, *ref;
+    size_t *slots = NULL;
+    long long total = 0, most = 0, *into;
+
+    if (!t)
+        return -1;
+    while (mask < 2 * ntok)
+        mask = mask * 2 + 1;
+    c = malloc((ntok + 1) * sizeof *c);
+    slots = calloc(mask + 1, sizeof *slots);
+    if (!c || !slots) {
+        most = -1;
+        goto out;
+    }
+    for (i = 0; i < ntok && most <= CTE_COPIES_MAX; i++) {
+        if (t[i].kind == '(' || t[i].kind == ',') {
+            depth += t[i].kind == '(';
+            continue;
+        }
+        if (t[i].kind == ')') {
+            if (open && open->depth == depth) {
+                open->open = 0;
+                open = open->outer;
+            }
+            depth -= depth > 0;
+            continue;
+        }
+        k = cte_body_at(t, ntok, i);
+        if (k) {
+            c[ncte] = (struct cte){&t[i], 1, 1, ++depth, open};
+            open = &c[ncte++];
+            slots[cte_slot(slots, mask, c, &t[i])] = ncte;
+            i = k;
+            continue;
+        }
+        at = cte_slot(slots, mask, c, &t[i]);
+        ref = slots[at] ? &c[slots[at] - 1] : NULL;
+        if (!ref || ref->open)
+            continue;   /* no such table, or its own recursive name */
+        into = open ? &open->copies : &total;
+        *into = sat_add(*into, ref->copies);
+        if (*into > most)
+            most = *into;
+    }
+out:
+    free(slots);
+    free(c);
+    free(t);
+    return most;
+}
+
+/* ---------------------------------------------------------------------- */
 /* The guard                                                              */
 /* ---------------------------------------------------------------------- */
 
@@ -912,12 +1143,28 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
     struct sq *s = SQ(db);
     sqlite3_stmt *st = NULL;
     const char *tail = NULL;
+    long long copies;
     char why[512];
     int rc;
 
     *out = NULL;
     s->cancel = db->cancel;
     arm(s, db->query_timeout_ms);
+    copies = cte_copies(sql);
+    if (copies < 0) {
+        e->ec = ASKDB_EC_RUNTIME;
+        snprintf(e->msg, sizeof e->msg, "out of memory");
+        return ASKDB_ERR_NOMEM;
+    }
+    if (copies > CTE_COPIES_MAX) {
+        e->ec = ASKDB_EC_RUNTIME;
+        snprintf(e->msg, sizeof e->msg, "the query's WITH tables name "
+                 "each other so often that SQLite would copy them more "
+                 "than %d times to prepare it (askdb refuses such "
+                 "statements): name each WITH table in the next one once, "
+                 "or write the query with fewer of them", CTE_COPIES_MAX);
+        return ASKDB_ERR_DB;
+    }
     rc = sqlite3_prepare_v3(s->h, sql, -1, 0, &st, &tail);
     if (rc != SQLITE_OK) {
         const char *m = sq_errmsg(s, db->path, "the database", why,

@@ -629,6 +629,90 @@ static void lock_at_open_is_waited_for_within_the_limit(void **state)
     askdb_db_close(db);
 }
 
+/* The ways cte_chain() writes each table ck of the chain. */
+enum chain { TWICE, ONCE, QUOTED };
+
+/* WITH c0(a) AS (SELECT 1), c1 AS (...), ... ck ... SELECT count(*) FROM
+** ck, each ci naming c(i-1) twice (TWICE: SQLite copies c0 2^k times),
+** once (ONCE), or twice with quotes of each kind (QUOTED). */
+static char *cte_chain(int k, enum chain how)
+{
+    struct buf b;
+    int i;
+
+    buf_init(&b, 0);
+    buf_puts(&b, "WITH c0(a) AS (SELECT 1)");
+    for (i = 1; i <= k; i++)
+        if (how == TWICE)
+            buf_printf(&b, ", c%d AS (SELECT x.a FROM c%d x UNION ALL "
+                       "SELECT y.a FROM c%d y)", i, i - 1, i - 1);
+        else if (how == ONCE)
+            buf_printf(&b, ", c%d AS (SELECT a + 1 AS a FROM c%d)", i,
+                       i - 1);
+        else
+            buf_printf(&b, ", \"c%d\" AS MATERIALIZED (SELECT x.a FROM "
+                       "[c%d] x, `c%d` y)", i, i - 1, i - 1);
+    buf_printf(&b, " SELECT count(*) FROM c%d", k);
+    assert_false(buf_err(&b));
+    return buf_steal(&b);
+}
+
+/*
+** SQLite copies a WITH table's query for each reference while it
+** prepares, before any step the time limit could stop: a chain whose
+** tables each name the one before twice took seconds to prepare at 17
+** tables and grows twice as long with each (fuzz_guard's slow input, in
+** process with nothing to stop it). The guard counts the copies in one
+** pass and refuses over 1000, before SQLite sees the text; the count, not
+** the clock, is what this checks. Names in strings and comments, a
+** recursive table's own name and a chain that names each table once are
+** no copies.
+*/
+static void with_tables_copied_exponentially_are_refused(void **state)
+{
+    askdb_db *db = open_ok();
+    askdb_result *r = NULL;
+    struct db_err e;
+    char *sql;
+
+    (void)state;
+    /* 8 tables: 2^9 - 1 copies, answered (256 rows counted). */
+    sql = cte_chain(8, TWICE);
+    if (db_run(db, sql, &r, &e) != ASKDB_OK)
+        fail_msg("8 tables: %s", e.msg);
+    assert_int_equal(r->cells[0].i, 256);
+    askdb_result_free(r);
+    free(sql);
+    /* 9 tables: 2^10 - 1, refused before it is prepared. */
+    sql = cte_chain(9, TWICE);
+    r = NULL;
+    assert_int_equal(db_run(db, sql, &r, &e), ASKDB_ERR_DB);
+    assert_null(r);
+    assert_int_equal(e.ec, ASKDB_EC_RUNTIME);
+    assert_non_null(strstr(e.msg, "more than 1000 times"));
+    free(sql);
+    /* The slow input itself: 40 tables, refused as fast. */
+    sql = cte_chain(40, TWICE);
+    assert_int_equal(db_run(db, sql, &r, &e), ASKDB_ERR_DB);
+    free(sql);
+    /* Quoted names are the same names. */
+    sql = cte_chain(9, QUOTED);
+    assert_int_equal(db_run(db, sql, &r, &e), ASKDB_ERR_DB);
+    free(sql);
+    /* Each named once: 300 tables are 300 copies at most. */
+    sql = cte_chain(300, ONCE);
+    assert_int_equal(db_run(db, sql, &r, &e), ASKDB_OK);
+    askdb_result_free(r);
+    free(sql);
+    assert_int_equal(db_run(db, "WITH RECURSIVE c(x) AS (SELECT 1 UNION "
+                                "ALL SELECT x + 1 FROM c WHERE x < 3) "
+                                "SELECT 'c c c c', count(*) FROM c, c AS d "
+                                "/* c c c */", &r, &e), ASKDB_OK);
+    assert_int_equal(r->cells[1].i, 9);
+    askdb_result_free(r);
+    askdb_db_close(db);
+}
+
 static void slow_query_is_interrupted_at_the_limit(void **state)
 {
     askdb_db *db = open_ok(); /* 300 ms */
@@ -1262,6 +1346,7 @@ int main(void)
         cmocka_unit_test(hot_journal_after_opening_is_explained),
         cmocka_unit_test(locks_are_waited_for_within_the_limit),
         cmocka_unit_test(lock_at_open_is_waited_for_within_the_limit),
+        cmocka_unit_test(with_tables_copied_exponentially_are_refused),
         cmocka_unit_test(slow_query_is_interrupted_at_the_limit),
         cmocka_unit_test(count_over_a_big_table_stops_at_the_limit),
         cmocka_unit_test(rows_and_bytes_are_capped),
