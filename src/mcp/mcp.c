@@ -925,6 +925,17 @@ void mcp_reject(struct mcp_session *s, struct mcp_msg *m, int code,
     msg_free(m);
 }
 
+void mcp_reject_busy(struct mcp_session *s, struct mcp_msg *m,
+                     mcp_emit_fn emit, void *ud)
+{
+    char msg[200];
+
+    snprintf(msg, sizeof msg, "busy: %d tool calls and resource reads are "
+             "running in this session; send this one again when one has "
+             "finished", MCP_MAX_RUNNING);
+    mcp_reject(s, m, MCP_ERR_SERVER, msg, emit, ud);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Methods                                                                */
 /* ---------------------------------------------------------------------- */

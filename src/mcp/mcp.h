@@ -34,6 +34,14 @@
 ** cut there.
 */
 
+/* JSON-RPC's server error, of the range (-32000 to -32099) it leaves to
+** implementations: a request the server did not run to its end. */
+#define MCP_ERR_SERVER (-32000)
+
+/* Tool calls and resource reads one session runs at once; more are
+** refused with mcp_reject_busy(). */
+#define MCP_MAX_RUNNING 16
+
 /* Longest message read (bytes, without the newline). */
 #define MCP_MAX_MESSAGE ((size_t)4 << 20)
 
@@ -146,6 +154,13 @@ char *mcp_cancelled_reply(const struct mcp_msg *m);
 /* Answer m with a JSON-RPC error instead of handling it; frees m. */
 void mcp_reject(struct mcp_session *s, struct mcp_msg *m, int code,
                 const char *message, mcp_emit_fn emit, void *ud);
+
+/* Refuse m (a tool call or resource read) because MCP_MAX_RUNNING of them
+** run in its session: MCP_ERR_SERVER, "busy: ...", which the client may
+** send again (MCP has servers rate-limit tool calls and names no code for
+** it); frees m. */
+void mcp_reject_busy(struct mcp_session *s, struct mcp_msg *m,
+                     mcp_emit_fn emit, void *ud);
 
 /* mcp_parse() then mcp_dispatch() on this thread. */
 void mcp_handle(struct mcp_session *s, const char *text, size_t len,

@@ -26,12 +26,10 @@
 ** running calls are awaited, then the process exits.
 */
 
-/* Tool calls and resource reads running at once; more are answered
-** "busy" with -32000, JSON-RPC's server error, which the client may send
-** again (MCP has servers rate-limit tool calls and names no code for
-** it). Not queued: the reader would have to stop reading, and a ping or
-** a cancel would wait with the calls. */
-#define MAX_RUNNING 16
+/* At most MCP_MAX_RUNNING tool calls and resource reads run at once;
+** more are answered "busy" (mcp_reject_busy()). Not queued: the reader
+** would have to stop reading, and a ping or a cancel would wait with the
+** calls. */
 
 /* How long a call may hold the reading before the standby takes it. */
 #define HANDOVER_MS 1
@@ -132,7 +130,7 @@ static int run_slow(struct stdio_ctx *ctx, struct mcp_msg *m)
     int busy, taken = 0;
 
     pthread_mutex_lock(&ctx->lock);
-    busy = ctx->running >= MAX_RUNNING;
+    busy = ctx->running >= MCP_MAX_RUNNING;
     if (!busy) {
         ctx->running++;
         need_standby(ctx);
@@ -142,9 +140,7 @@ static int run_slow(struct stdio_ctx *ctx, struct mcp_msg *m)
     }
     pthread_mutex_unlock(&ctx->lock);
     if (busy) {
-        mcp_reject(ctx->session, m, -32000, "busy: 16 calls are running; "
-                   "send this one again when one has finished", emit_line,
-                   ctx);
+        mcp_reject_busy(ctx->session, m, emit_line, ctx);
         return 1;
     }
     mcp_dispatch(ctx->session, m, emit_line, ctx);

@@ -854,9 +854,10 @@ async def the_17th_request_at_once_is_told_busy(t):
         send(sql_call(17, "SELECT 17 AS n"))
         send({"jsonrpc": "2.0", "id": 18, "method": "ping"})
         busy = json.loads(p.stdout.readline())
+        # "16 calls" said less than it counts: resource reads too.
         assert busy == {"jsonrpc": "2.0", "id": 17, "error": {"code": -32000, "message":
-                        "busy: 16 calls are running; send this one again when one "
-                        "has finished"}}, busy
+                        "busy: 16 tool calls and resource reads are running in this "
+                        "session; send this one again when one has finished"}}, busy
         assert json.loads(p.stdout.readline()) == {"jsonrpc": "2.0", "id": 18, "result": {}}
         send({"jsonrpc": "2.0", "method": "notifications/cancelled",
               "params": {"requestId": 1}})
