@@ -23,6 +23,9 @@
 **   response. One the client cancelled (notifications/cancelled) gets
 **   the error the MCP SDK sends, code 0 "Request cancelled", where askdb
 **   mcp on stdio sends nothing (a POST must be answered).
+** - At most MCP_MAX_RUNNING tool calls and resource reads run at once in
+**   a session, as on stdio; more are refused "busy" (mcp_reject_busy()),
+**   not queued.
 ** - `initialize` without a session header opens a session; its id comes
 **   back in Mcp-Session-Id and every later message carries it (400
 **   without, 404 for one the server does not know, e.g. after DELETE or
@@ -50,6 +53,8 @@ struct hsession {
     char id[40];
     struct mcp_session *ms;
     int users;               /* requests using it now (srv_mcp.mu) */
+    int running;             /* its tool calls and resource reads running
+                                (srv_mcp.mu) */
     int dead;                /* deleted: freed when the last user leaves */
     int stateless;           /* one request's alone: not counted in n */
     double last_used;
@@ -329,6 +334,27 @@ static void stream_gone(void *ud)
     mcp_session_cancel_all(w->h->ms);
 }
 
+/* Whether another tool call or resource read may run in h; if so it is
+** counted until run_end(). */
+static int run_begin(struct srv_mcp *m, struct hsession *h)
+{
+    int ok;
+
+    pthread_mutex_lock(&m->mu);
+    ok = h->running < MCP_MAX_RUNNING;
+    if (ok)
+        h->running++;
+    pthread_mutex_unlock(&m->mu);
+    return ok;
+}
+
+static void run_end(struct srv_mcp *m, struct hsession *h)
+{
+    pthread_mutex_lock(&m->mu);
+    h->running--;
+    pthread_mutex_unlock(&m->mu);
+}
+
 static void *slow_main(void *arg)
 {
     struct slow *w = arg;
@@ -344,6 +370,7 @@ static void *slow_main(void *arg)
         stream_emit(w, MCP_OUT_RESPONSE, gone, strlen(gone));
     free(gone);
     srv_stream_end(w->out);
+    run_end(m, h);
     free(w);
     release(m, h);
     return NULL;
@@ -449,7 +476,7 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
     struct mcp_msg *msg;
     struct slow *w;
     pthread_t th;
-    int stateless, streamed, opened = 0;
+    int stateless, streamed, counted, opened = 0;
 
     *status = 200;
     *why = NULL;
@@ -526,6 +553,14 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
     pthread_mutex_init(&col.mu, NULL);
     msg = mcp_parse_in(h->ms, in, &q->route, stateless, collect_emit,
                        &col);
+    /* A tool call or resource read counts in its session until it is
+    ** answered, on this thread or on its stream's. */
+    counted = msg && mcp_msg_slow(msg);
+    if (counted && !run_begin(m, h)) {
+        mcp_reject_busy(h->ms, msg, collect_emit, &col);
+        msg = NULL;
+        counted = 0;
+    }
     /* A stateless tool call always goes through a stream, which tells
     ** when its client closes it; its other requests are answered at once,
     ** with their status, and so is a call that is not one (an unknown
@@ -555,7 +590,7 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
                                         ? "text/event-stream"
                                         : "application/json");
                 pthread_mutex_destroy(&col.mu);
-                return r;   /* the thread releases h */
+                return r;   /* the thread ends its run and releases h */
             }
             srv_stream_end(w->out);
             MHD_destroy_response(r);
@@ -572,6 +607,8 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
     gone = msg ? mcp_cancelled_reply(msg) : NULL;
     if (msg)
         mcp_dispatch(h->ms, msg, collect_emit, &col);
+    if (counted)
+        run_end(m, h);
     /* An initialize refused (no protocolVersion) opened no session: the
     ** client gets no id of one that never began. */
     if (opened && (!col.response || is_error(col.response))) {

@@ -29,7 +29,8 @@ from mcp.shared.exceptions import McpError
 from mcp.client.streamable_http import streamablehttp_client
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mcp_test import ENV, FAKE_LLM, ASKDB, LATEST, SHOP_DB, SANITIZER, TOOLS, fence, rows_of  # noqa: E402
+from mcp_test import (ENDLESS, ENV, FAKE_LLM, ASKDB, LATEST, SHOP_DB, SANITIZER,  # noqa: E402
+                      TOOLS, fence, rows_of, sql_call)
 
 
 def sha(path):
@@ -227,6 +228,61 @@ async def cancel_notification_stops_a_slow_ask(tmp):
         assert got["error"].code == 0 and got["error"].message == "Request cancelled", got
         assert res.structuredContent["rows"] == [[2]], res.structuredContent
         assert elapsed < 5, elapsed
+    finally:
+        s.stop()
+
+
+def post_async(s, body, headers):
+    """POST body to s's /mcp on a thread: the thread and a dict that gets
+    the answer under "r" (status, headers, body)."""
+    got = {}
+    th = threading.Thread(target=lambda: got.update(r=s.raw("POST", body, headers)))
+    th.start()
+    return th, got
+
+
+@test
+async def the_17th_request_at_once_in_a_session_is_told_busy(tmp):
+    # stdio runs at most 16 tool calls and resource reads at once; /mcp
+    # had no such cap: a session could start any number. Now each session
+    # has stdio's, with its -32000 "busy"; another session is not held to
+    # the first's. 16 statements wait for the database behind an endless
+    # one; cancelling that one lets them run.
+    s = Server("busy", tmp, args=["--timeout", "20000"])
+    try:
+        hdr, _ = s.session()
+        js = dict(hdr, Accept="application/json")
+        read = {"jsonrpc": "2.0", "id": 18, "method": "resources/read",
+                "params": {"uri": "askdb://shop/schema"}}
+        st, _, body = s.raw("POST", read, js)     # the schema, read once and kept
+        assert st == 200 and "result" in json.loads(body), body
+        posts = [post_async(s, sql_call(1, ENDLESS), js)]
+        time.sleep(0.5)        # the statement holds the database
+        posts += [post_async(s, sql_call(i, "SELECT %d AS n" % i), js) for i in range(2, 17)]
+        time.sleep(1.0)
+        st, _, body = s.raw("POST", sql_call(17, "SELECT 17 AS n"), js)
+        assert st == 200 and json.loads(body) == {"jsonrpc": "2.0", "id": 17, "error": {
+            "code": -32000, "message": "busy: 16 tool calls and resource reads are running "
+            "in this session; send this one again when one has finished"}}, (st, body)
+        st, _, body = s.raw("POST", read, js)
+        assert json.loads(body)["error"]["code"] == -32000, body
+        # Another session reads at once.
+        other, _ = s.session()
+        t0 = time.monotonic()
+        st, _, body = s.raw("POST", read, dict(other, Accept="application/json"))
+        assert "CREATE TABLE customers" in json.loads(body)["result"]["contents"][0]["text"], body
+        assert time.monotonic() - t0 < 3, time.monotonic() - t0
+        st, _, _ = s.raw("POST", {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                  "params": {"requestId": 1}}, hdr)
+        assert st == 202, st
+        for i, (th, got) in enumerate(posts, 1):
+            th.join(20)
+            assert not th.is_alive(), i
+            if i > 1:
+                r = json.loads(got["r"][2])
+                assert r["result"]["structuredContent"]["rows"] == [[i]], r
+        st, _, body = s.raw("POST", sql_call(19, "SELECT 19 AS n"), js)
+        assert json.loads(body)["result"]["structuredContent"]["rows"] == [[19]], body
     finally:
         s.stop()
 
