@@ -12,7 +12,9 @@
 ** Invariants:
 **  - every request (a message with an id) gets exactly one response,
 **    unless the client cancelled it (notifications/cancelled): then none,
-**    as the protocol asks; a notification never gets one;
+**    as the protocol asks; a notification never gets one; one the server
+**    stopped (mcp_session_cancel_all()) gets the error -32000 with the
+**    server's reason;
 **  - nothing a client sends ends the session: malformed input gets a
 **    JSON-RPC error and the next message is read as usual;
 **  - a request is registered in the session from mcp_parse() until its
@@ -48,7 +50,9 @@ _Static_assert(NVERSIONS == MCP_V2026_07_28 + 1,
 struct inflight {
     struct inflight *next;
     json_t *id;
-    int cancelled;
+    int cancelled;           /* stopped: by the client, or by the server */
+    const char *stopped;     /* the server's reason (static), or NULL when
+                                the client cancelled it */
     askdb_agent *running;    /* the question running, or NULL */
     int opening;             /* running is opening its database */
     askdb_db *running_db;    /* the statement's database, or NULL */
@@ -206,9 +210,15 @@ static void msg_free(struct mcp_msg *m)
     free(m);
 }
 
-/* Mark f cancelled and stop its question or statement; s->lock held. */
-static void cancel_call(struct inflight *f)
+/* Mark f cancelled and stop its question or statement; s->lock held.
+** why: the server's reason, NULL when the client cancelled it (a client's
+** cancel wins: such a request is answered by nothing). */
+static void cancel_call(struct inflight *f, const char *why)
 {
+    if (!f->cancelled)
+        f->stopped = why;
+    else if (!why)
+        f->stopped = NULL;
     f->cancelled = 1;
     if (f->running)
         askdb_agent_cancel(f->running);
@@ -224,7 +234,7 @@ static void cancel_request(struct mcp_session *s, json_t *id)
     pthread_mutex_lock(&s->lock);
     for (f = s->inflight; f; f = f->next)
         if (json_equal(f->id, id))
-            cancel_call(f);
+            cancel_call(f, NULL);
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -240,13 +250,13 @@ void mcp_session_cancel_opens(struct mcp_session *s)
     pthread_mutex_unlock(&s->lock);
 }
 
-void mcp_session_cancel_all(struct mcp_session *s)
+void mcp_session_cancel_all(struct mcp_session *s, const char *why)
 {
     struct inflight *f;
 
     pthread_mutex_lock(&s->lock);
     for (f = s->inflight; f; f = f->next)
-        cancel_call(f);
+        cancel_call(f, why);
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -275,8 +285,10 @@ static struct inflight *register_call(struct mcp_session *s, json_t *id,
     return f;
 }
 
-/* Take fl off the list; returns whether it was cancelled. */
-static int unregister_call(struct mcp_session *s, struct inflight *fl)
+/* Take fl off the list; returns whether the client cancelled it. When
+** the server stopped it, *stopped is the reason (else NULL). */
+static int unregister_call(struct mcp_session *s, struct inflight *fl,
+                           const char **stopped)
 {
     struct inflight **pp;
     int cancelled;
@@ -287,7 +299,8 @@ static int unregister_call(struct mcp_session *s, struct inflight *fl)
             *pp = fl->next;
             break;
         }
-    cancelled = fl->cancelled;
+    cancelled = fl->cancelled && !fl->stopped;
+    *stopped = fl->cancelled ? fl->stopped : NULL;
     pthread_mutex_unlock(&s->lock);
     json_decref(fl->id);
     free(fl);
@@ -899,7 +912,9 @@ char *mcp_cancelled_reply(const struct mcp_msg *m)
 
     if (!m->id)
         return NULL;
-    o = error_response(m->id, 0, "Request cancelled");
+    o = error_response(m->id, MCP_ERR_SERVER, "request cancelled: the "
+                       "client sent notifications/cancelled for it, so "
+                       "its answer is not sent");
     text = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     return text;
@@ -909,6 +924,7 @@ void mcp_reject(struct mcp_session *s, struct mcp_msg *m, int code,
                 const char *message, mcp_emit_fn emit, void *ud)
 {
     struct batch_out out = {m, emit, ud};
+    const char *stopped;
     size_t i;
 
     if (m->replies) {
@@ -920,7 +936,7 @@ void mcp_reject(struct mcp_session *s, struct mcp_msg *m, int code,
         return;
     }
     if (m->fl)
-        (void)unregister_call(s, m->fl);
+        (void)unregister_call(s, m->fl, &stopped);
     reply_error(emit, ud, m->id, code, message);
     msg_free(m);
 }
@@ -1126,6 +1142,7 @@ static void do_tools_call(struct mcp_session *s, struct mcp_msg *m,
                           mcp_emit_fn emit, void *ud)
 {
     struct notify_ctx nc = {emit, ud};
+    const char *stopped;
     struct mcp_call c;
     json_t *args = json_object_get(m->params, "arguments"), *tok, *r;
     const char *name = mcp_cstr(json_object_get(m->params, "name"));
@@ -1152,12 +1169,15 @@ static void do_tools_call(struct mcp_session *s, struct mcp_msg *m,
     pthread_mutex_unlock(&s->lock);
     r = mcp_tool_call(&c, name, json_is_object(args) ? args : NULL, &code,
                       msg, sizeof msg);
-    if (unregister_call(s, m->fl)) {
+    if (unregister_call(s, m->fl, &stopped)) {
         /* Cancelled: the client expects no response. */
         json_decref(r);
         return;
     }
-    if (r)
+    if (stopped) {
+        json_decref(r);
+        reply_error(emit, ud, m->id, MCP_ERR_SERVER, stopped);
+    } else if (r)
         reply_result(emit, ud, m->id, m->stateless ? stamp(r, -1) : r);
     else
         reply_error(emit, ud, m->id, code, msg);
@@ -1183,7 +1203,7 @@ static int cursor_given(json_t *params)
 void mcp_dispatch(struct mcp_session *s, struct mcp_msg *m,
                   mcp_emit_fn emit, void *ud)
 {
-    const char *method = m->method, *str;
+    const char *method = m->method, *str, *stopped;
     json_t *r = NULL;
     char msg[300];
     int code = 0, i, ttl = TTL_LISTS_MS, cancelled;
@@ -1272,9 +1292,16 @@ void mcp_dispatch(struct mcp_session *s, struct mcp_msg *m,
     ** gone: the response is sent, and stays); initialize is answered all
     ** the same, since a client may not cancel it and the session took
     ** it. */
-    cancelled = m->fl && unregister_call(s, m->fl) &&
+    stopped = NULL;
+    cancelled = m->fl && unregister_call(s, m->fl, &stopped) &&
                 strcmp(method, "initialize") != 0;
     m->fl = NULL;
+    if (stopped && strcmp(method, "initialize") != 0) {
+        json_decref(r);
+        r = NULL;
+        code = MCP_ERR_SERVER;
+        snprintf(msg, sizeof msg, "%s", stopped);
+    }
     if (cancelled)
         json_decref(r);
     else if (code)

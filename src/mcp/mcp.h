@@ -35,11 +35,12 @@
 */
 
 /* JSON-RPC's server error, of the range (-32000 to -32099) it leaves to
-** implementations: a request the server did not run to its end. */
+** implementations: a request the server did not run to its end (too many
+** running, stopped by the server, cancelled by the client over HTTP). */
 #define MCP_ERR_SERVER (-32000)
 
-/* Tool calls and resource reads one session runs at once; more are
-** refused with mcp_reject_busy(). */
+/* Tool calls and resource reads one session runs at once (stdio, and each
+** session of /mcp); more are refused with mcp_reject_busy(). */
 #define MCP_MAX_RUNNING 16
 
 /* Longest message read (bytes, without the newline). */
@@ -143,11 +144,13 @@ void mcp_dispatch(struct mcp_session *s, struct mcp_msg *m,
                   mcp_emit_fn emit, void *ud);
 
 /*
-** What m's response is when the client cancels it, as JSON text (free()
-** it): the error the official SDK sends, code 0, "Request cancelled";
-** NULL for a notification or when out of memory. The session sends no
-** response to a cancelled request; a transport that must answer every
-** request (HTTP: a POST's JSON or stream) sends this one instead.
+** What m's response is when the client cancelled it, as JSON text (free()
+** it): MCP_ERR_SERVER, "request cancelled: ..."; NULL for a notification
+** or a batch, or when out of memory. The session sends no response to a
+** cancelled request, as the protocol asks; a transport that must still
+** answer with a JSON document (HTTP, for a client that does not take
+** text/event-stream: a POST's answer is JSON or a stream) sends this one
+** instead.
 */
 char *mcp_cancelled_reply(const struct mcp_msg *m);
 
@@ -188,9 +191,11 @@ int mcp_version_stateless(const char *v);
 ** ..." in buf (len bytes, cut to fit): for messages. */
 void mcp_versions_text(char *buf, size_t len);
 
-/* Stop every running tool call of the session (the client went away);
-** their responses are not sent. */
-void mcp_session_cancel_all(struct mcp_session *s);
+/* Stop every running request of the session (the server stops, the
+** session ends): each is answered with MCP_ERR_SERVER and why (a static
+** string, e.g. "the server is stopping: ..."), but one the client
+** cancelled, which gets no response. */
+void mcp_session_cancel_all(struct mcp_session *s, const char *why);
 
 /* Stop the tool calls of the session whose database is still being
 ** opened (the server stops; mcp_server_stop() cancels those to come);

@@ -21,8 +21,11 @@
 **   request may take long (a tool call, a resource read), as events: the
 **   notifications it makes on the way (progress, log lines), then the
 **   response. One the client cancelled (notifications/cancelled) gets
-**   the error the MCP SDK sends, code 0 "Request cancelled", where askdb
-**   mcp on stdio sends nothing (a POST must be answered).
+**   no response, as on stdio and as the protocol asks: its stream ends
+**   without one (an empty stream when it was not streamed); a client
+**   that takes JSON alone, whose POST must get a document, gets
+**   mcp_cancelled_reply()'s -32000 "request cancelled: ...". One the
+**   server stops (shutdown, DELETE) gets -32000 with the reason.
 ** - At most MCP_MAX_RUNNING tool calls and resource reads run at once in
 **   a session, as on stdio; more are refused "busy" (mcp_reject_busy()),
 **   not queued.
@@ -83,7 +86,7 @@ struct srv_mcp *srv_mcp_new(struct mcp_server *srv)
 
 static void hsession_free(struct hsession *h)
 {
-    mcp_session_cancel_all(h->ms);
+    mcp_session_cancel_all(h->ms, "the session ended");
     mcp_session_free(h->ms);
     free(h);
 }
@@ -245,7 +248,8 @@ void srv_mcp_stop(struct srv_mcp *m, int grace_ms)
         n = m->active;
         if (n && !cancelled && srv_now_ms() - t0 > grace_ms) {
             for (h = m->list; h; h = h->next)
-                mcp_session_cancel_all(h->ms);
+                mcp_session_cancel_all(h->ms, "the server is stopping: "
+                                       "send this again once it is back");
             cancelled = 1;
         }
         pthread_mutex_unlock(&m->mu);
@@ -266,7 +270,9 @@ int srv_mcp_delete(struct srv_mcp *m, const char *id)
             break;
     if (h) {
         h->dead = 1;
-        mcp_session_cancel_all(h->ms);
+        mcp_session_cancel_all(h->ms, "the session was ended (DELETE "
+                               "/mcp): initialize a new one and send this "
+                               "again there");
         drop = h->users == 0;
         if (drop)
             unlink_locked(m, h);
@@ -331,7 +337,7 @@ static void stream_gone(void *ud)
 {
     struct slow *w = ud;
 
-    mcp_session_cancel_all(w->h->ms);
+    mcp_session_cancel_all(w->h->ms, "the client closed the stream");
 }
 
 /* Whether another tool call or resource read may run in h; if so it is
@@ -360,14 +366,17 @@ static void *slow_main(void *arg)
     struct slow *w = arg;
     struct srv_mcp *m = w->m;
     struct hsession *h = w->h;
-    char *gone;
+    char *gone = NULL;
 
-    /* Cancelled, the session answers nothing; the stream ends with what
-    ** the SDK sends (see srv_mcp_post()). */
-    gone = mcp_cancelled_reply(w->msg);
+    /* Cancelled by the client, the session answers nothing, as the
+    ** protocol asks: the events end without a response (the stream is
+    ** the request's alone); a JSON document, which must be one, is
+    ** mcp_cancelled_reply(). */
+    if (!w->sse)
+        gone = mcp_cancelled_reply(w->msg);
     mcp_dispatch(h->ms, w->msg, stream_emit, w);
     if (!w->answered && gone)
-        stream_emit(w, MCP_OUT_RESPONSE, gone, strlen(gone));
+        srv_stream_put(w->out, gone, strlen(gone));
     free(gone);
     srv_stream_end(w->out);
     run_end(m, h);
@@ -601,9 +610,9 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
                    "memory or threads)", collect_emit, &col);
         msg = NULL;
     }
-    /* A request cancelled while it ran gets no response from the session;
-    ** its POST still needs one (the transport: a request is answered
-    ** with JSON or a stream, never 202), so it gets what the SDK sends. */
+    /* A request the client cancelled while it ran gets no response from
+    ** the session; its POST still needs an answer (JSON or a stream,
+    ** never 202 for a request): see below. */
     gone = msg ? mcp_cancelled_reply(msg) : NULL;
     if (msg)
         mcp_dispatch(h->ms, msg, collect_emit, &col);
@@ -617,6 +626,20 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
     }
     release(m, h);
     pthread_mutex_destroy(&col.mu);
+    if (!col.response && gone && q->sse) {
+        /* No response, as the protocol asks: a stream that ends empty. */
+        free(gone);
+        r = MHD_create_response_from_buffer(0, (void *)"",
+                                            MHD_RESPMEM_PERSISTENT);
+        if (!r) {
+            *status = 500;
+            *why = "out of memory";
+            return NULL;
+        }
+        MHD_add_response_header(r, "Content-Type", "text/event-stream");
+        return r;
+    }
+    /* A client that takes JSON alone gets a document all the same. */
     if (!col.response) {
         col.response = gone;
         gone = NULL;
