@@ -23,8 +23,8 @@ json_t *mcp_resources_list(struct mcp_server *srv)
             "description", "The whole schema as askdb's model reads it: "
             "CREATE TABLE text with keys, row counts and sample values "
             "(of a large schema, the model is given only the tables a "
-            "question needs; over 1 MiB, the first tables only, and a "
-            "last line that says so).",
+            "question needs; over 1 MiB, the first tables only, or the "
+            "first table's first lines, and a last line that says so).",
             "mimeType", "text/plain"));
     }
     return json_pack("{s:o}", "resources", arr);
@@ -94,38 +94,88 @@ static char *pct_decode(const char *s)
 ** tables (each ends with a blank line, but the last), as many as fit,
 ** then a line that says so and where the others are: a database of
 ** thousands of tables would otherwise make a message of many MiB, which
-** clients refuse or cut anywhere. ntables: the schema's count.
-** malloc()ed; NULL when out of memory.
+** clients refuse or cut anywhere. When not even the first table fits (a
+** table of thousands of long columns), as much of its text as fits, cut
+** at a line's end (or at a character's, when whole lines would keep
+** less than half: a line over the cap alone), and a line that says so:
+** the first 0 tables would say nothing of it.
+** ntables: the schema's count; first: the first table's name. malloc()ed;
+** NULL when out of memory.
 */
 static char *capped_schema(const char *text, const char *db,
-                           size_t ntables)
+                           size_t ntables, const char *first)
 {
     size_t len = strlen(text), budget = MCP_RESULT_CAP - 4096;
-    size_t keep = 0, kept = 0, size = 2, i;
-    char note[400], *out;
-    int n;
+    size_t keep = 0, kept = 0, size = 2, line = 0, lines = 0, all = 0;
+    size_t line_size = 0;
+    size_t i, n;
+    char note[600], what[100], others[60] = "", *out;
 
     if (mcp_json_string_size(text, len) <= budget)
         return strdup(text);
     /* keep: the length of the first tables that fit, up to the '\n' that
-    ** ends the last of them. */
+    ** ends the last of them; line and lines: the same for the first
+    ** table's whole lines; i ends one past the first byte that does not
+    ** fit. */
     for (i = 0; i < len && size <= budget; i++) {
         if (i > 0 && text[i - 1] == '\n' && text[i] == '\n') {
             keep = i;
             kept++;
         }
+        if (i > 0 && text[i - 1] == '\n' && !kept) {
+            line = i;
+            line_size = size;
+            lines++;
+        }
         size += mcp_json_string_size(text + i, 1) - 2;
     }
-    n = snprintf(note, sizeof note, "\n-- cut here: the first %zu of %zu "
-                 "tables only, to keep the schema under %zu KiB; find the "
-                 "others with the tool search_objects, or read one with "
-                 "askdb://%s/table/{table}\n", kept, ntables,
-                 MCP_RESULT_CAP >> 10, db);
-    out = malloc(keep + (size_t)n + 1);
+    if (kept) {
+        n = (size_t)snprintf(note, sizeof note, "\n-- cut here: the first "
+                             "%zu of %zu tables only, to keep the schema "
+                             "under %zu KiB; find the others with the tool "
+                             "search_objects, or read one with "
+                             "askdb://%s/table/{table}\n", kept, ntables,
+                             MCP_RESULT_CAP >> 10, db);
+    } else {
+        if (line_size >= budget / 2) {
+            keep = line;
+        } else {
+            /* A line over the cap: cut before the character that does
+            ** not fit (byte i - 1 is the first that does not). */
+            for (keep = i > 1 ? i - 1 : 0; keep > 0; keep--)
+                if (((unsigned char)text[keep] & 0xC0) != 0x80)
+                    break;
+        }
+        /* The first table's lines in all. */
+        for (i = 0; i < len && !(i > 0 && text[i - 1] == '\n' &&
+                                 text[i] == '\n'); i++)
+            all += text[i] == '\n';
+        if (keep == line)
+            snprintf(what, sizeof what, "its first %zu of %zu lines only",
+                     lines, all);
+        else
+            snprintf(what, sizeof what, "its text only up to line %zu of "
+                     "%zu, which is cut short", lines + 1, all);
+        if (ntables > 1)
+            snprintf(others, sizeof others, " (the other %zu tables left "
+                     "out)", ntables - 1);
+        n = (size_t)snprintf(note, sizeof note, "%s-- cut here: the first "
+                             "table, %.200s, is over %zu KiB alone: %s%s; "
+                             "read a table as JSON with "
+                             "askdb://%s/table/{table}, or find tables and "
+                             "columns by name with the tool "
+                             "search_objects\n", keep == line ? "" : "\n",
+                             first ? first : "?", MCP_RESULT_CAP >> 10,
+                             what, others, db);
+    }
+    if (n >= sizeof note)
+        n = sizeof note - 1;
+    out = malloc(keep + n + 1);
     if (!out)
         return NULL;
     memcpy(out, text, keep);
-    memcpy(out + keep, note, (size_t)n + 1);
+    memcpy(out + keep, note, n);
+    out[keep + n] = '\0';
     return out;
 }
 
@@ -233,7 +283,7 @@ json_t *mcp_resource_read(struct mcp_server *srv, const char *uri,
 {
     const char *rest, *slash;
     struct mcp_db *d = NULL;
-    json_t *schema, *t, *r = NULL;
+    json_t *schema, *tables, *t, *r = NULL;
     const char *stext;
     char name[80], *text = NULL, *table, why[1024];
     size_t n, i;
@@ -262,8 +312,10 @@ json_t *mcp_resource_read(struct mcp_server *srv, const char *uri,
             snprintf(msg, msglen, "cannot read the schema of '%s': %s",
                      d->name, why);
         } else {
-            text = capped_schema(stext, d->name, json_array_size(
-                json_object_get(schema, "tables")));
+            tables = json_object_get(schema, "tables");
+            text = capped_schema(stext, d->name, json_array_size(tables),
+                                 json_string_value(json_object_get(
+                                     json_array_get(tables, 0), "name")));
             if (text)
                 r = contents(uri, "text/plain", text);
             free(text);

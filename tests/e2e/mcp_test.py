@@ -1175,6 +1175,64 @@ async def a_huge_schema_resource_is_cut_and_says_so(t):
 
 
 @test
+async def a_schema_whose_first_table_is_over_the_cap_gives_that_tables_first_lines(t):
+    # Whole tables only: a database whose first table's text alone is
+    # over 1 MiB got "the first 0 of 3 tables only" and nothing of any
+    # table. Now that table's first lines, whole, and a note that says so.
+    # 2000 columns (SQLite's most) whose names hold 470 backslashes: the
+    # CREATE TABLE stays under the 1 MiB of SQL askdb reads, the text as a
+    # JSON string (each backslash two bytes) does not.
+    wide = os.path.join(t.T, "wide.db")
+    names = ["c%04d_" % i + "\\" * 470 for i in range(2000)]
+    con = sqlite3.connect(wide)
+    con.execute("CREATE TABLE a_wide (%s)" % ", ".join('"%s" TEXT' % n for n in names))
+    con.execute("CREATE TABLE b_small (a INTEGER PRIMARY KEY, b TEXT)")
+    con.execute("CREATE TABLE c_small (a INTEGER PRIMARY KEY, b TEXT)")
+    con.commit()
+    con.close()
+    # One column line alone over the cap: a name of 300,000 "\é" (four
+    # bytes in JSON, three in UTF-8) is cut at a character, never inside
+    # the é, and not before its line (whole lines would keep 18 bytes).
+    long = os.path.join(t.T, "long.db")
+    con = sqlite3.connect(long)
+    con.execute('CREATE TABLE one ("%s" TEXT)' % ("\\\u00e9" * 300000))
+    con.commit()
+    con.close()
+
+    def read(i, uri):
+        return json.dumps({"jsonrpc": "2.0", "id": i, "method": "resources/read",
+                           "params": {"uri": uri}})
+    rc, out, err = t.raw(["--db", "wide=" + wide, "--db", "long=" + long],
+                         [init_line(0, "2025-11-25"), read(1, "askdb://wide/schema"),
+                          read(2, "askdb://long/schema")], timeout=120)
+    assert rc == 0, err
+    for line in t.stdout.splitlines():
+        assert len(line.encode()) <= 1 << 20, len(line)
+    got = by_id(out)
+    text = got[1]["result"]["contents"][0]["text"]
+    m = re.search(r"\n-- cut here: the first table, a_wide, is over 1024 KiB alone: its "
+                  r"first (\d+) of 2002 lines only \(the other 2 tables left out\); read a "
+                  r"table as JSON with askdb://wide/table/\{table\}, or find tables and "
+                  r"columns by name with the tool search_objects\n$", text)
+    assert m, text[-600:]
+    lines = text[:m.start() + 1].splitlines()
+    assert len(lines) == int(m.group(1)) and 1000 < len(lines) < 2000, (len(lines), m.group(1))
+    assert lines[0] == "CREATE TABLE a_wide (", lines[0]
+    # Whole lines: the columns in order, each to its comma.
+    for i, line in enumerate(lines[1:]):
+        assert line == '  "%s" TEXT,' % names[i], (i, line[:40], line[-40:])
+    text = got[2]["result"]["contents"][0]["text"]
+    assert text.startswith('CREATE TABLE one (\n  "\\\u00e9'), text[:40]
+    m = re.search(r"\n-- cut here: the first table, one, is over 1024 KiB alone: its text "
+                  r"only up to line 2 of 3, which is cut short; read a table as JSON with "
+                  r"askdb://long/table/\{table\}, or find tables and columns by name with "
+                  r"the tool search_objects\n$", text)
+    assert m, text[-400:]
+    assert text[m.start() - 1] in "\\\u00e9", repr(text[m.start() - 8:m.start()])
+    assert len(json.dumps(text)) > 1 << 19, len(json.dumps(text))
+
+
+@test
 async def every_cut_result_says_so_in_a_note(t):
     # Only the 1 MiB cut had a note: rows cut by --max-rows or max_rows,
     # or by --max-bytes, came with truncated alone, which a model reading
