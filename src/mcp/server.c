@@ -99,6 +99,7 @@ askdb_status mcp_server_new(const askdb_config *cfg, int n,
         pthread_mutex_init(&d->db_lock, NULL);
         pthread_mutex_init(&d->schema_lock, NULL);
         pthread_mutex_init(&d->agent_lock, NULL);
+        d->cfg = &s->cfg;
         s->ndb++;
         d->name = names[i] ? strdup(names[i]) : mcp_name_of_path(paths[i]);
         d->path = strdup(paths[i]);
@@ -188,7 +189,7 @@ void mcp_server_free(struct mcp_server *s)
         askdb_agent_free(d->agent);
         askdb_db_close(d->db);
         json_decref(d->schema);
-        askdb_free(d->schema_text);
+        free(d->schema_text);
         pthread_mutex_destroy(&d->db_lock);
         pthread_mutex_destroy(&d->schema_lock);
         pthread_mutex_destroy(&d->agent_lock);
@@ -223,53 +224,65 @@ struct mcp_db *mcp_server_find(struct mcp_server *s, const char *name)
     return NULL;
 }
 
-askdb_status mcp_db_schema(struct mcp_db *d, json_t **out, char *err,
-                           size_t errlen)
+/*
+** Read d's schema, its JSON (without "text") into d->schema and its text
+** into d->schema_text, on a handle of its own, opened for it and closed
+** after: d->db runs execute_sql's statements under d->db_lock, and a read
+** through it waited for the one running there, up to --timeout. The
+** handle runs no statement of a client's, so it needs no askdb-exec
+** (in_process): the schema is read in this process on every handle.
+** Caller holds d->schema_lock. On failure err (errlen bytes) says why
+** and nothing is kept: the next use tries again.
+*/
+static askdb_status load_schema(struct mcp_db *d, char *err, size_t errlen)
 {
+    askdb_config cfg = *d->cfg;
+    askdb_db *db = NULL;
     askdb_status st;
     char *text = NULL;
-    json_t *j;
+    json_t *j, *t;
 
-    *out = d->schema;
-    if (d->schema)
-        return ASKDB_OK;
-    pthread_mutex_lock(&d->db_lock);
-    st = askdb_db_schema_json(d->db, 0, &text);
+    cfg.in_process = 1;
+    st = askdb_db_open(d->path, &cfg, &db);
+    if (st == ASKDB_OK)
+        st = askdb_db_schema_json(db, 0, &text);
     if (st)
-        snprintf(err, errlen, "%s", askdb_db_errmsg(d->db));
-    pthread_mutex_unlock(&d->db_lock);
+        snprintf(err, errlen, "%s", db ? askdb_db_errmsg(db)
+                                       : "out of memory");
+    askdb_db_close(db);
     if (st)
         return st;
     j = json_loads(text, 0, NULL);
     askdb_free(text);
-    if (!json_is_object(j)) {
+    t = json_object_get(j, "text");
+    d->schema_text = json_is_string(t) ? strdup(json_string_value(t)) : NULL;
+    if (!json_is_object(j) || !d->schema_text) {
         json_decref(j);
+        free(d->schema_text);
+        d->schema_text = NULL;
         snprintf(err, errlen, "out of memory");
         return ASKDB_ERR_NOMEM;
     }
     /* The prompt's text is the schema resource; keep the structure only. */
     json_object_del(j, "text");
     d->schema = j;
-    *out = j;
     return ASKDB_OK;
+}
+
+askdb_status mcp_db_schema(struct mcp_db *d, json_t **out, char *err,
+                           size_t errlen)
+{
+    askdb_status st = d->schema ? ASKDB_OK : load_schema(d, err, errlen);
+
+    *out = d->schema;
+    return st;
 }
 
 askdb_status mcp_db_schema_text(struct mcp_db *d, const char **out,
                                 char *err, size_t errlen)
 {
-    askdb_status st;
+    askdb_status st = d->schema ? ASKDB_OK : load_schema(d, err, errlen);
 
-    *out = d->schema_text;
-    if (d->schema_text)
-        return ASKDB_OK;
-    pthread_mutex_lock(&d->db_lock);
-    st = askdb_db_schema_text(d->db, &d->schema_text);
-    if (st) {
-        snprintf(err, errlen, "%s", askdb_db_errmsg(d->db));
-        askdb_free(d->schema_text);
-        d->schema_text = NULL;
-    }
-    pthread_mutex_unlock(&d->db_lock);
     *out = d->schema_text;
     return st;
 }

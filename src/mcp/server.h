@@ -15,14 +15,13 @@
 ** have one per client). Everything here is created at start or lazily
 ** under its lock and lives until mcp_server_free():
 **
-**   db_lock     guards db (the handle of execute_sql and explain_sql, and
-**               of the schema's first read): askdb handles are used by one
-**               thread at a time
-**   schema_lock guards schema and schema_text (read once through db, then
-**               kept): list_databases, search_objects and the resources
-**               use them under this lock alone, so that a statement
-**               running on the database (up to --timeout) does not hold
-**               them up, but for the very first read
+**   db_lock     guards db (the handle of execute_sql and explain_sql):
+**               askdb handles are used by one thread at a time
+**   schema_lock guards schema and schema_text (read once, on a handle of
+**               their own, then kept): list_databases, search_objects and
+**               the resources use them under this lock alone, so that a
+**               statement running on the database (up to --timeout) does
+**               not hold them up, not even the first read
 **   agent_lock  guards agent and step_fn/step_ud: one question at a time
 **               per database, so calls of `ask` on one database queue up
 **               while other databases answer in parallel
@@ -39,7 +38,8 @@ struct mcp_db {
     askdb_db *db;
     pthread_mutex_t schema_lock;
     json_t *schema;          /* askdb_db_schema_json without "text" */
-    char *schema_text;       /* askdb_db_schema_text (askdb_free) */
+    char *schema_text;       /* its "text", as askdb_db_schema_text */
+    const askdb_config *cfg; /* the server's, to open the schema's handle */
     pthread_mutex_t agent_lock;
     askdb_agent *agent;      /* NULL until the first question */
     mcp_step_fn step_fn;     /* the running question's listener, or NULL */
@@ -103,8 +103,9 @@ struct mcp_db *mcp_server_find(struct mcp_server *s, const char *name);
 
 /*
 ** The database's schema JSON (askdb_db_schema_json, without its "text")
-** and its text as the model reads it (askdb_db_schema_text), each read on
-** first use through d->db (under d->db_lock, which it takes) and kept.
+** and its text as the model reads it (askdb_db_schema_text), both read on
+** first use and kept: on a handle opened for that read and closed after,
+** not through d->db, so that neither waits for a statement running there.
 ** Caller holds d->schema_lock; *out is borrowed for as long as the server
 ** lives. On failure *out is NULL and err (errlen bytes) says why.
 */
