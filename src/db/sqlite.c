@@ -875,9 +875,15 @@ static askdb_status sq_schema(askdb_db *db, struct db_schema *out)
 ** copied 2^k times (17 of them, 1.1 KB, took 2.4 s to prepare here, and
 ** askdb-exec's kill at twice the limit was all that ended a longer chain;
 ** in process nothing did: fuzz_guard's slow input). cte_copies() counts
-** those copies in one pass over the text, as the names are written
-** (shadowing ignored, so it may count more, never fewer), and the guard
-** refuses a statement over CTE_COPIES_MAX before SQLite sees it.
+** those copies before SQLite sees the text, and the guard refuses a
+** statement over CTE_COPIES_MAX. It counts more, never fewer: SQLite
+** finds a table named anywhere in its WITH, a later one too (a chain
+** written last table first), and an inner WITH's table of the same name
+** hides the outer one only inside its own query, so a name counts as the
+** table of that name with the most copies, wherever it is defined; a
+** quote doubled in a quoted name is one, as in SQLite. What never names a
+** table in a FROM is no copy: a qualifier (t.x), a qualified name
+** (main.t), an alias (AS t), strings and comments.
 */
 #define CTE_COPIES_MAX 1000
 
@@ -886,7 +892,7 @@ struct ctok {
     const char *p;           /* its text, quotes included */
     size_t n;
     char kind;               /* 'w' word, 'q' quoted name, else the
-                                character ('(', ')', ',') */
+                                character ('(', ')', ',', '.') */
 };
 
 /* The tokens of sql that matter here; comments, strings, numbers and
@@ -922,14 +928,22 @@ static struct ctok *cte_tokens(const char *sql, size_t *ntok)
             }
             q = q < e ? q + 1 : e;
             kind = c == '\'' ? 0 : 'q';
-        } else if (isalnum(c) || c == '_' || c == '$' || c >= 0x80) {
+        } else if (isdigit(c) || (c == '.' && isdigit((unsigned char)p[1]))) {
+            /* A number, its '.' and exponent included (1.5e-3). */
+            while (q < e && (isalnum((unsigned char)*q) || *q == '_' ||
+                             *q == '.' ||
+                             ((*q == '+' || *q == '-') &&
+                              (q[-1] == 'e' || q[-1] == 'E'))))
+                q++;
+            kind = 0;
+        } else if (isalpha(c) || c == '_' || c == '$' || c >= 0x80) {
             while (q < e && (isalnum((unsigned char)*q) || *q == '_' ||
                              *q == '$' || (unsigned char)*q >= 0x80))
                 q++;
-            kind = isdigit(c) ? 0 : 'w';
+            kind = 'w';
         } else {
             q = p + 1;
-            kind = c == '(' || c == ')' || c == ',' ? (char)c : 0;
+            kind = c == '(' || c == ')' || c == ',' || c == '.' ? (char)c : 0;
         }
         if (kind) {
             if (n == cap) {
@@ -959,24 +973,73 @@ static int ctok_is(const struct ctok *t, const char *w)
            strncasecmp(t->p, w, t->n) == 0;
 }
 
-/* Whether tokens a and b name the same table: the text within the quotes,
-** ASCII letters in any case. */
-static int ctok_same(const struct ctok *a, const struct ctok *b)
+/* The next character of name token t's name from *at (its text within
+** the quotes, a doubled closing quote read as one), or -1 at its end. */
+static int ctok_char(const struct ctok *t, size_t *at)
 {
-    size_t ao = a->kind == 'q', bo = b->kind == 'q';
-    size_t an = a->n - 2 * ao, bn = b->n - 2 * bo;
+    size_t o = t->kind == 'q', end = t->n - o;
+    char close = o ? t->p[t->n - 1] : 0;
+    int ch;
 
-    return an == bn && strncasecmp(a->p + ao, b->p + bo, an) == 0;
+    if (*at < o)
+        *at = o;
+    if (*at >= end)
+        return -1;
+    ch = (unsigned char)t->p[*at];
+    *at += 1 + (o && close != ']' && ch == close && *at + 1 < end &&
+                t->p[*at + 1] == close);
+    return tolower(ch);
 }
 
-/* One common table expression: its name and how many copies of its
-** query a reference to it makes (final once its body closed). */
+/* Whether tokens a and b name the same table: the same name within
+** whatever quotes, ASCII letters in any case, as SQLite compares. */
+static int ctok_same(const struct ctok *a, const struct ctok *b)
+{
+    size_t i = 0, j = 0;
+    int x, y;
+
+    do {
+        x = ctok_char(a, &i);
+        y = ctok_char(b, &j);
+    } while (x == y && x >= 0);
+    return x == y;
+}
+
+/* A hash of a name token as ctok_same() compares it. */
+static size_t ctok_hash(const struct ctok *t)
+{
+    size_t at = 0, h = 2166136261u;
+    int ch;
+
+    while ((ch = ctok_char(t, &at)) >= 0)
+        h = (h ^ (unsigned char)ch) * 16777619u;
+    return h;
+}
+
+/* One common table expression: its name, the references to tables made
+** in its own query (refs[first..first+nrefs) of the count) and, once
+** counted, how many copies of its query a reference to it makes. The
+** one after the last (c[ncte]) is the statement's own query, no name. */
 struct cte {
     const struct ctok *name;
-    long long copies;
-    int open;                /* its body has not closed yet */
     size_t depth;            /* the paren depth of its body */
-    struct cte *outer;       /* the open body it is defined in */
+    size_t outer;            /* the body it is defined in (index + 1), 0 */
+    size_t same;             /* the next one of the same name (index + 1) */
+    size_t first, nrefs;
+    int state;               /* 0 not counted, 1 being counted, 2 done */
+    long long copies;
+};
+
+/* The count: the tables, the references (each a name token, grouped by
+** the table whose query makes them, those of the statement's own query
+** last) and a hash table of the names (slots: mask + 1, each the last
+** table of that name, index + 1, or 0). */
+struct ccount {
+    struct cte *c;
+    size_t ncte;
+    const struct ctok **refs;
+    size_t *slots, mask;
+    long long work;          /* steps left before the count gives up */
 };
 
 static long long sat_add(long long a, long long b)
@@ -984,26 +1047,14 @@ static long long sat_add(long long a, long long b)
     return a > LLONG_MAX - b ? LLONG_MAX : a + b;
 }
 
-/* A hash of a name token as ctok_same() compares it. */
-static size_t ctok_hash(const struct ctok *t)
+/* The slot of name in the table: the one holding it, or the empty one
+** where it goes. */
+static size_t cte_slot(const struct ccount *k, const struct ctok *name)
 {
-    size_t o = t->kind == 'q', n = t->n - 2 * o, i, h = 2166136261u;
+    size_t at = ctok_hash(name) & k->mask;
 
-    for (i = 0; i < n; i++)
-        h = (h ^ (unsigned char)tolower((unsigned char)t->p[o + i])) *
-            16777619u;
-    return h;
-}
-
-/* The slot of name in the table (mask + 1 slots, each a cte index + 1 or
-** 0): the one holding it, or the empty one where it goes. */
-static size_t cte_slot(const size_t *slots, size_t mask, const struct cte *c,
-                       const struct ctok *name)
-{
-    size_t at = ctok_hash(name) & mask;
-
-    while (slots[at] && !ctok_same(c[slots[at] - 1].name, name))
-        at = (at + 1) & mask;
+    while (k->slots[at] && !ctok_same(k->c[k->slots[at] - 1].name, name))
+        at = (at + 1) & k->mask;
     return at;
 }
 
@@ -1031,63 +1082,204 @@ static size_t cte_body_at(const struct ctok *t, size_t ntok, size_t i)
     return k < ntok && t[k].kind == '(' ? k : 0;
 }
 
+/* Whether t[i], a name, may name a table in a FROM: not a qualifier
+** (t.x), nor qualified (main.t: SQLite looks WITH tables up unqualified
+** only), nor an alias (AS t). */
+static int cte_may_ref(const struct ctok *t, size_t ntok, size_t i)
+{
+    return (t[i].kind == 'w' || t[i].kind == 'q') &&
+           !(i + 1 < ntok && t[i + 1].kind == '.') &&
+           !(i > 0 && (t[i - 1].kind == '.' || ctok_is(&t[i - 1], "as")));
+}
+
+/* A table being counted: the reference it is at, whether that name was
+** looked up, the next table of that name to look at (index + 1, or 0),
+** its count so far and the most copies of that name so far. */
+struct cframe {
+    size_t x, r, next;
+    int found;
+    long long n, most;
+};
+
+/*
+** The copies a reference to table x makes: 1 and those of the references
+** in its query (x == k->ncte: the statement's own query, 0 and its
+** references). A name is looked up among every table of that name in
+** the statement, the most copies taken, wherever its WITH is: SQLite
+** finds a later table of the same WITH too, and an inner WITH of the same
+** name hides an outer table only inside its own query, so this counts
+** more, never fewer. A table being counted (its own recursive name, or
+** a circle SQLite refuses) makes none. Each table is counted once, depth
+** first with a stack of its own (st: ncte + 1 frames), stopped past
+** CTE_COPIES_MAX or when the count has taken too many steps.
+*/
+static long long cte_count(struct ccount *k, size_t x, struct cframe *st)
+{
+    size_t top = 0, at;
+    struct cframe *f;
+    struct cte *y;
+    long long v;
+
+    if (k->c[x].state == 2)
+        return k->c[x].copies;
+    st[0] = (struct cframe){.x = x, .r = k->c[x].first,
+                           .n = x < k->ncte};
+    k->c[x].state = 1;
+    for (;;) {
+        f = &st[top];
+        y = &k->c[f->x];
+        if (f->r >= y->first + y->nrefs || f->n > CTE_COPIES_MAX) {
+            y->copies = f->n;
+            y->state = 2;
+            if (top == 0)
+                return f->n;
+            v = f->n;
+            f = &st[--top];
+            f->most = v > f->most ? v : f->most;
+            continue;
+        }
+        if (!f->found) {
+            at = cte_slot(k, k->refs[f->r]);
+            f->next = k->slots[at];
+            f->found = 1;
+            f->most = 0;
+        }
+        while (f->next && k->c[f->next - 1].state != 0) {
+            y = &k->c[f->next - 1];
+            if (y->state == 2 && y->copies > f->most)
+                f->most = y->copies;
+            f->next = y->same;
+        }
+        if (--k->work < 0)
+            f->n = CTE_COPIES_MAX + 1;
+        else if (f->next) {
+            /* A table not counted yet: count it first. */
+            y = &k->c[f->next - 1];
+            y->state = 1;
+            f->next = y->same;
+            st[++top] = (struct cframe){.x = (size_t)(y - k->c),
+                                        .r = y->first, .n = 1};
+        } else {
+            f->n = sat_add(f->n, f->most);
+            f->r++;
+            f->found = 0;
+        }
+    }
+}
+
+/* Sort k->refs (nrefs of them, owner[i] the table whose query makes
+** refs[i], index + 1, or 0 for the statement's own) by table, the
+** statement's last, and set each table's first and nrefs; start (ncte
+** + 2 zeros) gets where each group begins, start[ncte] the statement's.
+** 0 when out of memory. */
+static int cte_group_refs(struct ccount *k, const size_t *owner,
+                          size_t nrefs, size_t *start)
+{
+    const struct ctok **sorted = malloc((nrefs + 1) * sizeof *sorted);
+    size_t i, *fill = calloc(k->ncte + 1, sizeof *fill);
+    size_t g;
+
+    if (!sorted || !fill) {
+        free(sorted);
+        free(fill);
+        return 0;
+    }
+    for (i = 0; i < nrefs; i++)
+        start[(owner[i] ? owner[i] - 1 : k->ncte) + 1]++;
+    for (i = 1; i <= k->ncte + 1; i++)
+        start[i] += start[i - 1];
+    for (i = 0; i < k->ncte; i++) {
+        k->c[i].first = start[i];
+        k->c[i].nrefs = start[i + 1] - start[i];
+    }
+    for (i = 0; i < nrefs; i++) {
+        g = owner[i] ? owner[i] - 1 : k->ncte;
+        sorted[start[g] + fill[g]++] = k->refs[i];
+    }
+    free(fill);
+    free(k->refs);
+    k->refs = sorted;
+    return 1;
+}
+
 /*
 ** How many copies of common table expressions SQLite would make to
-** prepare sql (see above; 0 without a WITH), or -1 when out of memory.
-** One pass over the tokens, a name looked up in a hash table of the
-** definitions so far; it stops once the count is over CTE_COPIES_MAX.
+** prepare sql (see above; 0 without a WITH): the most of the statement's
+** own and of any one table, or -1 when out of memory. One pass over the
+** tokens finds the tables and the references each one's query makes;
+** then each table is counted once. It stops once over CTE_COPIES_MAX.
 */
 static long long cte_copies(const char *sql)
 {
-    size_t ntok, i, k, at, mask = 15, ncte = 0, depth = 0;
+    size_t ntok, i, b, at, depth = 0, open = 0, nrefs = 0, *owner = NULL,
+                          *start = NULL;
     struct ctok *t = cte_tokens(sql, &ntok);
-    struct cte *c = NULL, *open = NULL, *ref;
-    size_t *slots = NULL;
-    long long total = 0, most = 0, *into;
+    struct ccount k = {0};
+    struct cframe *frames = NULL;
+    long long most = 0, v;
 
     if (!t)
         return -1;
-    while (mask < 2 * ntok)
-        mask = mask * 2 + 1;
-    c = malloc((ntok + 1) * sizeof *c);
-    slots = calloc(mask + 1, sizeof *slots);
-    if (!c || !slots) {
+    k.mask = 15;
+    while (k.mask < 2 * ntok)
+        k.mask = k.mask * 2 + 1;
+    k.c = calloc(ntok + 1, sizeof *k.c);
+    k.refs = malloc((ntok + 1) * sizeof *k.refs);
+    k.slots = calloc(k.mask + 1, sizeof *k.slots);
+    owner = malloc((ntok + 1) * sizeof *owner);
+    start = calloc(ntok + 2, sizeof *start);
+    frames = malloc((ntok + 1) * sizeof *frames);
+    if (!k.c || !k.refs || !k.slots || !owner || !start || !frames) {
         most = -1;
         goto out;
     }
-    for (i = 0; i < ntok && most <= CTE_COPIES_MAX; i++) {
-        if (t[i].kind == '(' || t[i].kind == ',') {
+    /* The tables, and each reference's table (index + 1; 0: none). */
+    for (i = 0; i < ntok; i++) {
+        if (t[i].kind == '(' || t[i].kind == ',' || t[i].kind == '.') {
             depth += t[i].kind == '(';
             continue;
         }
         if (t[i].kind == ')') {
-            if (open && open->depth == depth) {
-                open->open = 0;
-                open = open->outer;
-            }
+            if (open && k.c[open - 1].depth == depth)
+                open = k.c[open - 1].outer;
             depth -= depth > 0;
             continue;
         }
-        k = cte_body_at(t, ntok, i);
-        if (k) {
-            c[ncte] = (struct cte){&t[i], 1, 1, ++depth, open};
-            open = &c[ncte++];
-            slots[cte_slot(slots, mask, c, &t[i])] = ncte;
-            i = k;
+        b = cte_body_at(t, ntok, i);
+        if (b) {
+            k.c[k.ncte] = (struct cte){.name = &t[i], .depth = ++depth,
+                                       .outer = open};
+            at = cte_slot(&k, &t[i]);
+            k.c[k.ncte].same = k.slots[at];
+            k.slots[at] = ++k.ncte;
+            open = k.ncte;
+            i = b;
             continue;
         }
-        at = cte_slot(slots, mask, c, &t[i]);
-        ref = slots[at] ? &c[slots[at] - 1] : NULL;
-        if (!ref || ref->open)
-            continue;   /* no such table, or its own recursive name */
-        into = open ? &open->copies : &total;
-        *into = sat_add(*into, ref->copies);
-        if (*into > most)
-            most = *into;
+        if (cte_may_ref(t, ntok, i)) {
+            k.refs[nrefs] = &t[i];
+            owner[nrefs++] = open;
+        }
+    }
+    if (!cte_group_refs(&k, owner, nrefs, start)) {
+        most = -1;
+        goto out;
+    }
+    /* The statement's own query is table ncte, named nothing. */
+    k.c[k.ncte].first = start[k.ncte];
+    k.c[k.ncte].nrefs = nrefs - start[k.ncte];
+    k.work = 16 * (long long)ntok + 1000000;
+    for (i = 0; k.ncte && i <= k.ncte && most <= CTE_COPIES_MAX; i++) {
+        v = cte_count(&k, i, frames);
+        most = v > most ? v : most;
     }
 out:
-    free(slots);
-    free(c);
+    free(frames);
+    free(start);
+    free(owner);
+    free(k.slots);
+    free(k.refs);
+    free(k.c);
     free(t);
     return most;
 }
