@@ -405,13 +405,14 @@ int sqlx_check_readonly(const char *sql, char *why, size_t why_len)
     return 0;
 }
 
-/* 1 when the word at p starts a statement that reads: a query, or a
-** look at the schema or a plan (a PRAGMA reads unless it sets). */
+/* 1 when the word at p starts a statement that reads: a query (DuckDB's
+** PIVOT, UNPIVOT and SUMMARIZE too), or a look at the schema or a plan
+** (a PRAGMA reads unless it sets). */
 static int query_word(const char *p, size_t n)
 {
     static const char *const w[] = {
         "SELECT", "WITH", "VALUES", "TABLE", "FROM", "SHOW", "DESCRIBE",
-        "DESC", "EXPLAIN", "PRAGMA", NULL
+        "DESC", "EXPLAIN", "PRAGMA", "PIVOT", "UNPIVOT", "SUMMARIZE", NULL
     };
     int i;
 

@@ -34,7 +34,8 @@ int sqlx_check_readonly(const char *sql, char *why, size_t why_len);
 /*
 ** 1 when sql is, or holds, a statement that changes something: one that
 ** starts with a word other than SELECT, WITH, VALUES, TABLE, FROM, SHOW,
-** DESCRIBE, DESC, EXPLAIN or PRAGMA (an INSERT, a DROP, a SET, an
+** DESCRIBE, DESC, EXPLAIN, PRAGMA or DuckDB's PIVOT, UNPIVOT and
+** SUMMARIZE (an INSERT, a DROP, a SET, an
 ** ATTACH...), a PRAGMA that sets (has '='), or a WITH whose statement or
 ** subquery inserts, updates, deletes or merges. 0 for reads, even those
 ** the guard refuses for what they call (a function that reads a file).

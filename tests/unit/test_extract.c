@@ -202,7 +202,9 @@ static void changes_are_told_from_reads(void **state)
         "VALUES (1)", "TABLE t", "FROM t", "PRAGMA table_info(t)",
         "SHOW TABLES", "DESCRIBE t", "EXPLAIN SELECT 1",
         "SELECT 'DELETE FROM t; DROP TABLE t'", "SELECT \"update\" FROM t",
-        "SELECT 1;", "SELECT 1; -- DROP TABLE t", "", "SELECT 'x", NULL
+        "SELECT 1;", "SELECT 1; -- DROP TABLE t", "", "SELECT 'x",
+        "PIVOT sales ON month USING sum(amount)", "SUMMARIZE sales",
+        "UNPIVOT t ON jan, feb INTO NAME month VALUE amount", NULL
     };
     int i;
 
