@@ -290,8 +290,9 @@ typedef struct askdb_config {
 
     /* Agent */
     int max_attempts;        /* SQL generations per question, default 3
-                                (also for 0 or less), at most 32; two in
-                                a row refused by the guard end sooner */
+                                (also for 0 or less), at most 32; two
+                                changes in a row (an UPDATE...) that the
+                                guard refused end sooner */
     int dry_run;             /* generate and validate, never execute (one
                                 candidate: no vote without results) */
 

@@ -427,6 +427,7 @@ int sqlx_changes(const char *sql)
     const char *p = sql;
     size_t n;
     int kind, start = 1, with = 0, pragma = 0;
+    int paren = 0;               /* the token before was '(' or ')' */
 
     while ((n = sqlx_token(p, &kind)) > 0 && kind != SQLX_UNTERMINATED) {
         if (kind == SQLX_SPACE || kind == SQLX_COMMENT ||
@@ -445,11 +446,14 @@ int sqlx_changes(const char *sql)
             pragma = word_is(p, n, "PRAGMA");
         } else if (pragma && kind == SQLX_PUNCT && *p == '=') {
             return 1;
-        } else if (with && kind == SQLX_WORD &&
+        } else if (with && paren && kind == SQLX_WORD &&
                    (word_is(p, n, "INSERT") || word_is(p, n, "UPDATE") ||
                     word_is(p, n, "DELETE") || word_is(p, n, "MERGE"))) {
+            /* A statement of its own: "AS (DELETE ..." or "...) DELETE";
+            ** not FOR UPDATE, nor a column named update. */
             return 1;
         }
+        paren = kind == SQLX_PUNCT && (*p == '(' || *p == ')');
         p += n;
     }
     return 0;

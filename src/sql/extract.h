@@ -37,7 +37,8 @@ int sqlx_check_readonly(const char *sql, char *why, size_t why_len);
 ** DESCRIBE, DESC, EXPLAIN, PRAGMA or DuckDB's PIVOT, UNPIVOT and
 ** SUMMARIZE (an INSERT, a DROP, a SET, an
 ** ATTACH...), a PRAGMA that sets (has '='), or a WITH whose statement or
-** subquery inserts, updates, deletes or merges. 0 for reads, even those
+** subquery inserts, updates, deletes or merges (the word after '(' or
+** ')': not FOR UPDATE, nor a column named update). 0 for reads, even those
 ** the guard refuses for what they call (a function that reads a file).
 ** Word by word, not parsed: "SELECT 1; DELETE ..." is 1.
 */

@@ -191,6 +191,8 @@ static void changes_are_told_from_reads(void **state)
         "SELECT 1; DROP TABLE t", "SELECT 1;\nDELETE FROM t",
         "WITH x AS (SELECT 1) DELETE FROM t",
         "WITH d AS (DELETE FROM t RETURNING id) SELECT count(*) FROM d",
+        "WITH x AS (SELECT 1) UPDATE t SET a = 1",
+        "with x as (select 1)\n  insert into t select * from x",
         "(DELETE FROM t)", "COPY t TO '/tmp/x'", "VACUUM INTO 'x.db'",
         "BEGIN IMMEDIATE", "SET ROLE postgres", "CALL wipe(0)",
         "-- a comment\nTRUNCATE t", "REPLACE INTO t VALUES (1)", NULL
@@ -199,6 +201,8 @@ static void changes_are_told_from_reads(void **state)
         "SELECT 1", "select replace(name, 'a', 'b') from t",
         "SELECT load_extension('x')", "SELECT * FROM read_text('/etc/x')",
         "WITH x AS (SELECT 1) SELECT * FROM x", "(SELECT 1) UNION SELECT 2",
+        "WITH x AS (SELECT * FROM t) SELECT * FROM x FOR UPDATE",
+        "WITH x AS (SELECT 1 AS update) SELECT x.update, merge FROM x",
         "VALUES (1)", "TABLE t", "FROM t", "PRAGMA table_info(t)",
         "SHOW TABLES", "DESCRIBE t", "EXPLAIN SELECT 1",
         "SELECT 'DELETE FROM t; DROP TABLE t'", "SELECT \"update\" FROM t",
