@@ -319,6 +319,31 @@ async def a_cancelled_request_gets_no_response_but_its_post_is_answered(tmp):
         s.stop()
 
 
+def two_slow_asks(s, hdr):
+    """Two ask calls (ids 2 and 3), one POST accepting JSON only and one
+    accepting an event stream, once the model has both: [(id, post)]."""
+    posts = []
+    for n, accept in ((2, "application/json"), (3, "application/json, text/event-stream")):
+        call = {"jsonrpc": "2.0", "id": n, "method": "tools/call",
+                "params": {"name": "ask", "arguments": {"question": "slow?"}}}
+        posts.append((n, post_async(s, call, dict(hdr, Accept=accept))))
+    t0 = time.monotonic()
+    while s.nreq() < 2 and time.monotonic() - t0 < 10:
+        time.sleep(0.02)
+    return posts
+
+
+def expect_stopped(posts, wait_s, message):
+    """Each of two_slow_asks()'s POSTs ends within wait_s with the
+    server's -32000 and message."""
+    for n, (th, got) in posts:
+        th.join(wait_s)
+        assert not th.is_alive(), "the call went on"
+        msgs = answer_of(*got["r"])
+        assert msgs[-1] == {"jsonrpc": "2.0", "id": n, "error": {
+            "code": -32000, "message": message}}, msgs
+
+
 @test
 async def ending_a_session_answers_its_calls_in_flight(tmp):
     # DELETE /mcp stops the session's calls; their POSTs got code 0
@@ -328,23 +353,11 @@ async def ending_a_session_answers_its_calls_in_flight(tmp):
                                        {"delay_ms": 20000, "content": fence("SELECT 1 AS one")}])
     try:
         hdr, _ = s.session()
-        posts = []
-        for n, accept in ((2, "application/json"), (3, "application/json, text/event-stream")):
-            call = {"jsonrpc": "2.0", "id": n, "method": "tools/call",
-                    "params": {"name": "ask", "arguments": {"question": "slow?"}}}
-            posts.append((n, post_async(s, call, dict(hdr, Accept=accept))))
-        t0 = time.monotonic()
-        while s.nreq() < 2 and time.monotonic() - t0 < 10:
-            time.sleep(0.02)
+        posts = two_slow_asks(s, hdr)
         st, _, _ = s.raw("DELETE", None, hdr)
         assert st == 204, st
-        for n, (th, got) in posts:
-            th.join(10)
-            assert not th.is_alive(), "the call went on"
-            msgs = answer_of(*got["r"])
-            assert msgs[-1] == {"jsonrpc": "2.0", "id": n, "error": {
-                "code": -32000, "message": "the session was ended (DELETE /mcp): "
-                "initialize a new one and send this again there"}}, msgs
+        expect_stopped(posts, 10, "the session was ended (DELETE /mcp): "
+                       "initialize a new one and send this again there")
     finally:
         s.stop()
 
@@ -358,22 +371,10 @@ async def a_shutdown_answers_the_calls_it_stops(tmp):
                                        {"delay_ms": 30000, "content": fence("SELECT 1 AS one")}])
     try:
         hdr, _ = s.session()
-        posts = []
-        for n, accept in ((2, "application/json"), (3, "application/json, text/event-stream")):
-            call = {"jsonrpc": "2.0", "id": n, "method": "tools/call",
-                    "params": {"name": "ask", "arguments": {"question": "slow?"}}}
-            posts.append((n, post_async(s, call, dict(hdr, Accept=accept))))
-        t0 = time.monotonic()
-        while s.nreq() < 2 and time.monotonic() - t0 < 10:
-            time.sleep(0.02)
+        posts = two_slow_asks(s, hdr)
         s.srv.send_signal(signal.SIGTERM)
-        for n, (th, got) in posts:
-            th.join(25)
-            assert not th.is_alive(), "the call went on"
-            msgs = answer_of(*got["r"])
-            assert msgs[-1] == {"jsonrpc": "2.0", "id": n, "error": {
-                "code": -32000, "message": "the server is stopping: send this again "
-                "once it is back"}}, msgs
+        expect_stopped(posts, 25, "the server is stopping: send this again "
+                       "once it is back")
         assert s.srv.wait(20) == 0
     finally:
         s.stop()
