@@ -198,6 +198,19 @@ static void expect(struct llama_sampler *g, const char *const *sqls,
     }
 }
 
+/* Check ok (accepted) and bad (refused) replies, either NULL, against the
+** grammar of the test schema. */
+static void expect_schema(const char *const *ok, const char *const *bad)
+{
+    struct llama_sampler *g = grammar_for(&schema);
+
+    if (ok)
+        expect(g, ok, 1);
+    if (bad)
+        expect(g, bad, 0);
+    llama_sampler_free(g);
+}
+
 /* Each dialect takes its own functions and syntax, and refuses the
 ** others' where they differ; SQLite's grammar is the one it always was. */
 static void dialects_take_their_own_sql(void **state)
@@ -327,13 +340,10 @@ static void accepts_what_real_questions_need(void **state)
         "  SELECT\n    name\n  FROM\n    employees\n  ;",
         NULL
     };
-    struct llama_sampler *g;
 
     (void)state;
     NEED_VOCAB();
-    g = grammar_for(&schema);
-    expect(g, ok, 1);
-    llama_sampler_free(g);
+    expect_schema(ok, NULL);
 }
 
 static void refuses_unknown_columns_and_tables(void **state)
@@ -359,13 +369,10 @@ static void refuses_unknown_columns_and_tables(void **state)
         "SELECT t.n FROM (SELECT count(*) AS n FROM employees) AS t",
         NULL
     };
-    struct llama_sampler *g;
 
     (void)state;
     NEED_VOCAB();
-    g = grammar_for(&schema);
-    expect(g, bad, 0);
-    llama_sampler_free(g);
+    expect_schema(NULL, bad);
 }
 
 /* A table of another schema (a namespace) is written qualified, bare or
@@ -522,13 +529,10 @@ static void refuses_writes_and_second_statements(void **state)
         "SELECTname FROM employees",
         NULL
     };
-    struct llama_sampler *g;
 
     (void)state;
     NEED_VOCAB();
-    g = grammar_for(&schema);
-    expect(g, bad, 0);
-    llama_sampler_free(g);
+    expect_schema(NULL, bad);
 }
 
 static void reply_is_exactly_one_fenced_block(void **state)
@@ -586,14 +590,10 @@ static void table_alias_is_no_reserved_word(void **state)
         "SELECT name FROM (SELECT name FROM employees) AS is",
         NULL
     };
-    struct llama_sampler *g;
 
     (void)state;
     NEED_VOCAB();
-    g = grammar_for(&schema);
-    expect(g, ok, 1);
-    expect(g, bad, 0);
-    llama_sampler_free(g);
+    expect_schema(ok, bad);
 }
 
 static void aliases_are_free_only_where_defined(void **state)
@@ -611,14 +611,10 @@ static void aliases_are_free_only_where_defined(void **state)
         "SELECT name AS who, whom FROM employees",
         NULL
     };
-    struct llama_sampler *g;
 
     (void)state;
     NEED_VOCAB();
-    g = grammar_for(&schema);
-    expect(g, ok, 1);
-    expect(g, bad, 0);
-    llama_sampler_free(g);
+    expect_schema(ok, bad);
 }
 
 /* ---- Spider: gold queries of a few training databases -------------------- */
