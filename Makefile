@@ -411,13 +411,16 @@ $(BA)/tests/%: tests/unit/%.c $(BA)/libaskdb.a $(UNIT_HDR)
 	    $(shell pkg-config --cflags --libs cmocka) $(LDLIBS)
 
 # The MCP handler's test links the MCP front end's objects too, and the
-# warm-up they use (before the library, which they need).
+# warm-up they use (before the library, which they need). The tools' call
+# of askdb_agent_ask_opts() goes through the test's wrapper, which can
+# cancel a call at the moment its question starts.
 $(BA)/tests/test_mcp: tests/unit/test_mcp.c \
     $(filter-out $(BA)/src/mcp/cmd.o,$(filter $(BA)/src/mcp/%,$(CLIA_OBJ))) \
     $(BA)/src/cli/warm.o \
     $(BA)/libaskdb.a $(UNIT_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -O1 -Itests -o $@ \
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -O1 -Itests \
+	    -Wl,--wrap=askdb_agent_ask_opts -o $@ \
 	    $(filter-out %.h,$^) \
 	    $(shell pkg-config --cflags --libs cmocka) $(LDLIBS)
 

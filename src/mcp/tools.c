@@ -963,9 +963,22 @@ static void notify_step(struct mcp_call *c, const askdb_event *ev)
                             mcp_str(msg)));
 }
 
-/* askdb_config.event_fn through the database (server.c). */
+/*
+** askdb_config.event_fn through the database (server.c). A cancel that
+** came between tool_ask()'s look at the flag and the question's start
+** was wiped by askdb_agent_ask_opts(), which starts afresh: say it again
+** at the question's first event, as serve's on_event() does.
+*/
 static void on_step(void *ud, const askdb_event *ev)
 {
+    struct mcp_call *c = ud;
+
+    if (ev->type == ASKDB_EVENT_QUESTION) {
+        pthread_mutex_lock(c->lock);
+        if (*c->running && *c->cancelled)
+            askdb_agent_cancel(*c->running);
+        pthread_mutex_unlock(c->lock);
+    }
     notify_step(ud, ev);
 }
 

@@ -378,6 +378,68 @@ static void a_call_cancelled_before_it_runs_gets_no_response(void **st)
     fixture_free(f);
 }
 
+/*
+** The test is linked with --wrap=askdb_agent_ask_opts (Makefile): the
+** ask tool's call of it comes here. When wrap_line is set, it is handled
+** first, on the asking thread, after tool_ask() looked at the call's
+** cancelled flag and before the agent starts its question afresh: the
+** window a client's cancel could fall in unseen.
+*/
+askdb_status __real_askdb_agent_ask_opts(askdb_agent *ag, const char *q,
+                                         const askdb_ask_options *opts,
+                                         askdb_answer **out);
+askdb_status __wrap_askdb_agent_ask_opts(askdb_agent *ag, const char *q,
+                                         const askdb_ask_options *opts,
+                                         askdb_answer **out);
+static struct fixture *wrap_f;
+static const char *wrap_line;
+
+askdb_status __wrap_askdb_agent_ask_opts(askdb_agent *ag, const char *q,
+                                         const askdb_ask_options *opts,
+                                         askdb_answer **out)
+{
+    if (wrap_line) {
+        send_line(wrap_f, wrap_line);
+        wrap_line = NULL;
+    }
+    return __real_askdb_agent_ask_opts(ag, q, opts, out);
+}
+
+/* A cancel that comes just before the question starts stops it before
+** its model call, and the call gets no response: the agent's fresh start
+** wiped the cancel, so the ask ran to its end. */
+static void a_cancel_just_before_the_question_stops_it(void **st)
+{
+    static const char *const replies[] = {"```sql\nSELECT 1\n```", NULL};
+    static const char call[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":\"c2\",\"method\":\"tools/call\","
+        "\"params\":{\"name\":\"ask\",\"arguments\":{\"question\":\"q?\"}}}";
+    struct fixture *f = fixture_new(replies);
+    struct mcp_msg *m;
+
+    (void)st;
+    /* An ask first, so that the agent exists and the next call reuses it. */
+    call_tool(f, "ask", "{\"question\":\"one?\"}");
+    assert_false(json_is_true(json_object_get(last_result(f), "isError")));
+    assert_int_equal(f->script.calls, 1);
+    f->script.next = 0;
+    f->script.calls = 0;
+    json_array_clear(f->out.msgs);
+    m = mcp_parse(f->s, call, strlen(call), capture, &f->out);
+    assert_non_null(m);
+    wrap_f = f;
+    wrap_line = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+                "cancelled\",\"params\":{\"requestId\":\"c2\"}}";
+    mcp_dispatch(f->s, m, capture, &f->out);
+    assert_null(wrap_line);
+    assert_int_equal(f->script.calls, 0);
+    assert_int_equal(json_array_size(f->out.msgs), 0);
+    call_tool(f, "ask", "{\"question\":\"again?\"}");
+    assert_false(json_is_true(json_object_get(last_result(f), "isError")));
+    assert_int_equal(f->script.calls, 1);
+    fixture_free(f);
+}
+
 /* A NUL inside a text value is data: it comes back as "\u0000" in the
 ** rows, from execute_sql and from ask. */
 static void text_with_a_nul_comes_back_whole(void **st)
@@ -785,6 +847,7 @@ int main(void)
         cmocka_unit_test(initialize_negotiates_the_version),
         cmocka_unit_test(ask_reports_progress_then_answers),
         cmocka_unit_test(a_call_cancelled_before_it_runs_gets_no_response),
+        cmocka_unit_test(a_cancel_just_before_the_question_stops_it),
         cmocka_unit_test(text_with_a_nul_comes_back_whole),
         cmocka_unit_test(a_nul_in_a_request_is_read_and_never_cuts_text),
         cmocka_unit_test(a_blank_question_is_refused),
