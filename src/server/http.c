@@ -40,6 +40,7 @@ struct req {
     size_t len;
     int too_big;
     int status;
+    int answering;   /* counted in server.answering */
     double t0;
 };
 
@@ -918,6 +919,20 @@ static enum MHD_Result too_large(struct server *s, struct MHD_Connection *c,
                       "%zu bytes", s->max_body);
 }
 
+/*
+** q is about to be answered: a stop waits (within its grace) until its
+** response is sent. A request still sending its body is not counted: a
+** slow uploader held a stop for the whole grace, for a request that
+** would only have been refused.
+*/
+static void answering(struct server *s, struct req *q)
+{
+    if (!q->answering) {
+        q->answering = 1;
+        atomic_fetch_add(&s->answering, 1);
+    }
+}
+
 /* libmicrohttpd's access handler: collect the body (capped), then route. */
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
                                   const char *url, const char *method,
@@ -939,7 +954,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         request_id(c, q->request_id, sizeof q->request_id);
         client_addr(c, q->client, sizeof q->client);
         *con_cls = q;
-        atomic_fetch_add(&s->answering, 1);
         /* A body announced past the cap by a client that waits for "100
         ** Continue" before sending it is refused now, unsent (answered
         ** here, libmicrohttpd sends no 100). One that sends its body
@@ -948,6 +962,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         ** (a broken pipe, not the 413). */
         if (expects_continue(c) && announced(c) > s->max_body) {
             q->too_big = 1;
+            answering(s, q);
             return too_large(s, c, q);
         }
         return MHD_YES;
@@ -973,6 +988,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     }
     if (q->status)   /* answered already */
         return MHD_YES;
+    answering(s, q);
     if (q->too_big)
         return too_large(s, c, q);
     return route(s, c, q);
@@ -1017,10 +1033,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         }
         free(line);
     }
+    if (q->answering)
+        atomic_fetch_sub(&s->answering, 1);
     free(q->body);
     free(q);
     *con_cls = NULL;
-    atomic_fetch_sub(&s->answering, 1);
 }
 
 /* Wait (wait_ms at most) until every request taken is answered: a

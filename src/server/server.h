@@ -92,8 +92,9 @@ struct server {
     struct srv_job *wait_head; /* the queue, oldest first */
     struct srv_job **wait_tail;
     atomic_int stopping;
-    atomic_int answering;    /* requests from their first call to their
-                                end (on_completed): a stop waits for them */
+    atomic_int answering;    /* requests from their routing (the body
+                                read) to their end (on_completed): a
+                                stop waits for them */
 };
 
 /* Milliseconds on a monotonic clock (common.c, as the two below). */

@@ -931,6 +931,27 @@ def test_shutdown_turns_away_the_queued_question(env):
     assert len(env.requests_seen()) == 1, env.requests_seen()
 
 
+def test_shutdown_does_not_wait_for_a_slow_upload(env):
+    # A client that sent its headers and part of its body, and then
+    # nothing: its request is not in flight (nothing was asked), so the
+    # stop does not wait for it. It held the stop for the whole 10 s grace.
+    env.start(script=[reply(COUNTRY_SQL)])
+    sk = socket.create_connection(("127.0.0.1", env.port), timeout=30)
+    sk.sendall(("POST /api/ask HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+                "Content-Type: application/json\r\nContent-Length: 1000\r\n"
+                "\r\n{\"database\": \"shop\", " % env.port).encode())
+    time.sleep(0.5)
+    t0 = time.time()
+    env.srv.send_signal(signal.SIGTERM)
+    try:
+        rc = env.srv.wait(6)
+    finally:
+        sk.close()
+    assert rc == 0 and "stopped" in env.stderr(), env.stderr()[-500:]
+    assert time.time() - t0 < 6, time.time() - t0
+    assert env.requests_seen() == [], env.requests_seen()
+
+
 MCP_INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                        "clientInfo": {"name": "t", "version": "0"}}}
