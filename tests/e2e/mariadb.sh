@@ -2079,6 +2079,70 @@ assert "attempts" not in err, err
 '
 }
 
+# askdb mcp reads the schema (search_objects, the schema resource) on a
+# handle of its own, opened for that first read and closed after, so the
+# read does not wait for a statement running on execute_sql's handle:
+# on a MariaDB server too, and the extra session does not stay.
+mcp_schema_read_does_not_wait_for_a_statement() {
+    local out
+    kill_ro
+    out=$(python3 - "$ASKDB" "$T" "$RO_URL" "$MDB_SOCK" <<'PY'
+import json, os, subprocess, sys, time
+askdb, d, url, sock = sys.argv[1:5]
+err = open(os.path.join(d, "err"), "w")
+p = subprocess.Popen([askdb, "mcp", "--timeout", "20000", "--llm-url", "http://127.0.0.1:9/v1",
+                      "--model", "test", url],
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=d)
+def send(m):
+    p.stdin.write((json.dumps(m) + "\n").encode())
+    p.stdin.flush()
+def reply(want):
+    while True:
+        m = json.loads(p.stdout.readline())
+        if m.get("id") == want:
+            return m
+def sessions():
+    q = "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = 'ro'"
+    return int(subprocess.run(["mariadb", "--no-defaults", "--socket=" + sock, "-uroot", "-N",
+                               "-e", q], capture_output=True, text=True, check=True).stdout)
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+reply(1)
+send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+    "name": "execute_sql", "arguments": {"sql": "SELECT SLEEP(15)"}}})
+time.sleep(0.7)
+t0 = time.monotonic()
+send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+    "name": "search_objects", "arguments": {"pattern": "cust"}}})
+objs = reply(3)["result"]["structuredContent"]["objects"]
+send({"jsonrpc": "2.0", "id": 4, "method": "resources/read", "params": {"uri": "askdb://shop/schema"}})
+text = reply(4)["result"]["contents"][0]["text"]
+ms = int((time.monotonic() - t0) * 1000)
+time.sleep(0.3)   # a closed session leaves the process list
+n = sessions()
+send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
+send({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+    "name": "execute_sql", "arguments": {"sql": "SELECT COUNT(*) FROM customers"}}})
+rows = reply(5)["result"]["structuredContent"]["rows"]
+p.stdin.close()
+p.wait(30)
+print(json.dumps({"ms": ms, "sessions": n, "rows": rows, "rc": p.returncode,
+                  "cust": {"database": "shop", "table": "customers"} in objs,
+                  "schema": "CREATE TABLE customers" in text}))
+PY
+)
+    echo "mcp: $out" >>"$T/.trace"
+    pycheck '
+j = json.loads(args[0])
+assert j["rc"] == 0 and j["cust"] and j["schema"], j
+assert j["ms"] < 5000, "the schema read waited %d ms for the statement" % j["ms"]
+assert j["sessions"] == 1, "%d sessions of ro after the schema read, want 1" % j["sessions"]
+assert int(j["rows"][0][0]) > 0, j
+' "$out"
+    after_run "mcp"
+}
+
 TESTS=(
     schema_shows_keys_comments_and_estimates
     schema_names_json_columns
@@ -2134,6 +2198,7 @@ TESTS=(
     option_file_cannot_turn_multi_statements_on
     option_file_init_command_is_refused
     fault_server_killed_mid_query
+    mcp_schema_read_does_not_wait_for_a_statement
 )
 
 PASSED=0
