@@ -1571,6 +1571,26 @@ static int take_rewrite(struct buf *b, struct buf *w, const char *from,
     return n;
 }
 
+/*
+** Whether r sits in the ON clause of the FROM item its qualifier names,
+** with no other column of that item there: re-qualified, the clause
+** would link the item to nothing ("JOIN lots ON t.id = lots.tid" made
+** "ON t.id = t.tid"), a cross join that runs and answers wrong rows.
+*/
+static int unanchors(const struct parser *p, const struct ref *r)
+{
+    int k;
+
+    if (r->ctx < 0 || r->tref < 0 || p->cx[r->ctx].anchor != r->tref)
+        return 0;
+    for (k = 0; k < p->nrf; k++) {
+        const struct ref *o = &p->rf[k];
+        if (o != r && o->ctx == r->ctx && o->tref == r->tref && o->table)
+            return 0;
+    }
+    return 1;
+}
+
 int sqla_requalify(const char *sql, const struct db_schema *s, char **out,
                    char **what)
 {
@@ -1610,7 +1630,7 @@ int sqla_requalify(const char *sql, const struct db_schema *s, char **out,
             lv = r->level;
         }
         owner = sole_owner(&p, lv, r->col);
-        if (owner < 0 || owner == r->tref)
+        if (owner < 0 || owner == r->tref || unanchors(&p, r))
             continue;
         t = &p.tr[owner];
         buf_append(&b, from, (size_t)(p.t[r->qtok].p - from));

@@ -525,6 +525,17 @@ static void requalify_moves_columns_to_their_one_owner(void **state)
         {"SELECT p.amount FROM payments p", NULL},
         /* a derived table: its columns are unknown */
         {"SELECT d.total FROM (SELECT id FROM orders) AS d", NULL},
+        /* the joined item's only column in its own ON clause: moved, it
+        ** would link o to nothing (ON p.order_id = p.method) */
+        {"SELECT o.id FROM payments p JOIN orders o ON p.order_id = "
+         "o.method", NULL},
+        {"SELECT o.id FROM payments AS p JOIN orders AS o ON o.method = "
+         "p.order_id WHERE p.amount > 3", NULL},
+        /* ... but with another column of o there, it moves */
+        {"SELECT o.id FROM payments p JOIN orders o ON o.id = p.order_id "
+         "AND o.method = 'card'",
+         "SELECT o.id FROM payments p JOIN orders o ON o.id = p.order_id "
+         "AND p.method = 'card'"},
     };
     size_t i;
     char *out, *what;
