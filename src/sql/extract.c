@@ -422,12 +422,35 @@ static int query_word(const char *p, size_t n)
     return 0;
 }
 
+/* 1 when the PRAGMA named at p reads with an argument in parentheses:
+** SQLite's pragmas that act as a query with one argument (its pragma
+** table's Result1 flag: the schema's tables, indexes, keys and checks),
+** but optimize, which runs ANALYZE, and DuckDB's table_info and
+** storage_info. Any other takes "(value)" as it takes "= value", to set. */
+static int pragma_reads(const char *p, size_t n)
+{
+    static const char *const w[] = {
+        "table_info", "table_xinfo", "table_list", "index_info",
+        "index_xinfo", "index_list", "foreign_key_list",
+        "foreign_key_check", "integrity_check", "quick_check",
+        "storage_info", NULL
+    };
+    int i;
+
+    for (i = 0; w[i]; i++)
+        if (word_is(p, n, w[i]))
+            return 1;
+    return 0;
+}
+
 int sqlx_changes(const char *sql)
 {
     const char *p = sql;
     size_t n;
     int kind, start = 1, with = 0, pragma = 0;
     int paren = 0;               /* the token before was '(' or ')' */
+    const char *name = NULL;     /* a PRAGMA's last word: its name */
+    size_t name_n = 0;
 
     while ((n = sqlx_token(p, &kind)) > 0 && kind != SQLX_UNTERMINATED) {
         if (kind == SQLX_SPACE || kind == SQLX_COMMENT ||
@@ -446,6 +469,13 @@ int sqlx_changes(const char *sql)
             pragma = word_is(p, n, "PRAGMA");
         } else if (pragma && kind == SQLX_PUNCT && *p == '=') {
             return 1;
+        } else if (pragma && kind == SQLX_PUNCT && *p == '(') {
+            if (!name || !pragma_reads(name, name_n))
+                return 1;
+            pragma = 0;          /* the rest is the argument */
+        } else if (pragma && kind == SQLX_WORD) {
+            name = p;
+            name_n = n;
         } else if (with && paren && kind == SQLX_WORD &&
                    (word_is(p, n, "INSERT") || word_is(p, n, "UPDATE") ||
                     word_is(p, n, "DELETE") || word_is(p, n, "MERGE"))) {

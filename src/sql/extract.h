@@ -36,7 +36,9 @@ int sqlx_check_readonly(const char *sql, char *why, size_t why_len);
 ** starts with a word other than SELECT, WITH, VALUES, TABLE, FROM, SHOW,
 ** DESCRIBE, DESC, EXPLAIN, PRAGMA or DuckDB's PIVOT, UNPIVOT and
 ** SUMMARIZE (an INSERT, a DROP, a SET, an
-** ATTACH...), a PRAGMA that sets (has '='), or a WITH whose statement or
+** ATTACH...), a PRAGMA that sets ("= value", or "(value)" unless the
+** pragma reads with an argument: table_info(t), index_list(t),
+** integrity_check(t)...), or a WITH whose statement or
 ** subquery inserts, updates, deletes or merges (the word after '(' or
 ** ')': not FOR UPDATE, nor a column named update). 0 for reads, even those
 ** the guard refuses for what they call (a function that reads a file).

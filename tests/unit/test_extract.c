@@ -182,6 +182,17 @@ static void check_accepts_queries_only(void **state)
 
 /* What ends a question after two refusals is a change, not a read the
 ** guard refused for what it calls. */
+/* Fails with the first statement of list that sqlx_changes() does not
+** read as want (1: a change, 0: a read). */
+static void expect_changes(const char *const *list, int want)
+{
+    int i;
+
+    for (i = 0; list[i]; i++)
+        if (sqlx_changes(list[i]) != want)
+            fail_msg("not a %s: %s", want ? "change" : "read", list[i]);
+}
+
 static void changes_are_told_from_reads(void **state)
 {
     static const char *const changes[] = {
@@ -210,15 +221,36 @@ static void changes_are_told_from_reads(void **state)
         "PIVOT sales ON month USING sum(amount)", "SUMMARIZE sales",
         "UNPIVOT t ON jan, feb INTO NAME month VALUE amount", NULL
     };
-    int i;
 
     (void)state;
-    for (i = 0; changes[i]; i++)
-        if (!sqlx_changes(changes[i]))
-            fail_msg("not a change: %s", changes[i]);
-    for (i = 0; reads[i]; i++)
-        if (sqlx_changes(reads[i]))
-            fail_msg("not a read: %s", reads[i]);
+    expect_changes(changes, 1);
+    expect_changes(reads, 0);
+}
+
+/* A PRAGMA with an argument in parentheses sets, as "= value" does,
+** unless it is one of those that read with an argument (SQLite's
+** Result1 pragmas but optimize, DuckDB's table_info and storage_info). */
+static void pragma_sets_by_its_name_not_its_parentheses(void **state)
+{
+    static const char *const changes[] = {
+        "PRAGMA user_version(5)", "pragma main.user_version (5)",
+        "PRAGMA journal_mode(DELETE)", "PRAGMA optimize(0x10002)",
+        "PRAGMA wal_checkpoint(TRUNCATE)", "PRAGMA incremental_vacuum(10)",
+        "PRAGMA foreign_keys(1)", NULL
+    };
+    static const char *const reads[] = {
+        "PRAGMA table_info(t)", "PRAGMA main.table_xinfo(t)",
+        "PRAGMA table_list(t)", "PRAGMA index_info(i)",
+        "PRAGMA INDEX_XINFO(i)", "PRAGMA index_list(t)",
+        "PRAGMA foreign_key_list(t)", "PRAGMA foreign_key_check(t)",
+        "PRAGMA integrity_check(t)", "PRAGMA quick_check(10)",
+        "PRAGMA storage_info('t')", "PRAGMA user_version",
+        "PRAGMA optimize", NULL
+    };
+
+    (void)state;
+    expect_changes(changes, 1);
+    expect_changes(reads, 0);
 }
 
 static void tokenizer_handles_quotes_and_comments(void **state)
@@ -256,6 +288,7 @@ int main(void)
         cmocka_unit_test(second_statement_in_fence_is_kept_for_the_guard),
         cmocka_unit_test(check_accepts_queries_only),
         cmocka_unit_test(changes_are_told_from_reads),
+        cmocka_unit_test(pragma_sets_by_its_name_not_its_parentheses),
         cmocka_unit_test(tokenizer_handles_quotes_and_comments),
     };
     test_filter_from_env();
