@@ -443,47 +443,143 @@ static int pragma_reads(const char *p, size_t n)
     return 0;
 }
 
+/*
+** What sqlx_changes() knows of the statement it is in, token by token.
+** A WITH's CTE bodies are marked by depth: bit d of bodies is set while
+** the parenthesis open at depth d is one ("AS (", "AS MATERIALIZED (").
+** A statement's leading parentheses are not counted, so its own SELECT
+** is at depth 0 or less ("(SELECT 1) UNION SELECT 2").
+*/
+struct change_scan {
+    int start;                   /* the next word starts a statement */
+    int query, with, pragma;     /* it started with SELECT or WITH, ... */
+    int depth;                   /* parentheses open */
+    unsigned long long bodies;
+    int body;                    /* the token before opened or closed one */
+    int as;                      /* the token before was AS or MATERIALIZED */
+    int select;                  /* the last SELECT or UNPIVOT of the
+                                    statement's own was SELECT */
+    const char *name;            /* a PRAGMA's last word: its name */
+    size_t name_n;
+};
+
+/* 1 when the word at p starts a statement that changes data, in a WITH. */
+static int change_word(const char *p, size_t n)
+{
+    return word_is(p, n, "INSERT") || word_is(p, n, "UPDATE") ||
+           word_is(p, n, "DELETE") || word_is(p, n, "MERGE");
+}
+
+/* A PRAGMA's token: 1 when it sets ('=', or '(' after a name that does
+** not read with an argument). */
+static int pragma_token(struct change_scan *s, const char *p, size_t n,
+                        int kind)
+{
+    if (kind == SQLX_PUNCT && *p == '=')
+        return 1;
+    if (kind == SQLX_PUNCT && *p == '(') {
+        if (!s->name || !pragma_reads(s->name, s->name_n))
+            return 1;
+        s->pragma = 0;           /* the rest is the argument */
+    } else if (kind == SQLX_WORD) {
+        s->name = p;
+        s->name_n = n;
+    }
+    return 0;
+}
+
+/* A parenthesis of a query: counts depth, and in a WITH marks a CTE's
+** body opening ("AS (") or closing (its statement may follow). */
+static void query_paren(struct change_scan *s, char c, int as)
+{
+    unsigned long long bit;
+
+    if (c == ')') {
+        if (s->depth > 0 && s->depth < 64)
+            s->body = (int)((s->bodies >> s->depth) & 1);
+        s->depth--;
+        return;
+    }
+    s->depth++;
+    if (s->depth <= 0 || s->depth >= 64)
+        return;
+    bit = 1ULL << s->depth;
+    s->bodies = s->with && as ? s->bodies | bit : s->bodies & ~bit;
+    s->body = s->with && as;
+}
+
+/*
+** A query's token: 1 for a statement that changes inside a WITH (the
+** word that opens a CTE's body or follows one: "AS (DELETE ...",
+** "...) DELETE"; not FOR UPDATE, nor a column named update, nor
+** "SELECT (update)"), and for an INTO of the statement's own SELECT
+** (PostgreSQL's SELECT ... INTO t makes a table, MySQL's INTO OUTFILE
+** or @var writes): not one inside parentheses, nor UNPIVOT's INTO NAME.
+*/
+static int query_token(struct change_scan *s, const char *p, size_t n,
+                       int kind)
+{
+    int body = s->body, as = s->as;
+
+    s->body = s->as = 0;
+    if (kind == SQLX_PUNCT && (*p == '(' || *p == ')')) {
+        query_paren(s, *p, as);
+        return 0;
+    }
+    if (kind != SQLX_WORD)
+        return 0;
+    if (body && change_word(p, n))
+        return 1;
+    s->as = word_is(p, n, "AS") || word_is(p, n, "MATERIALIZED");
+    if (s->depth > 0)
+        return 0;
+    if (word_is(p, n, "SELECT") || word_is(p, n, "UNPIVOT"))
+        s->select = word_is(p, n, "SELECT");
+    return s->select && word_is(p, n, "INTO");
+}
+
+/* The first word of a statement: 1 when it is not one that reads. */
+static int start_token(struct change_scan *s, const char *p, size_t n,
+                       int kind)
+{
+    if (kind != SQLX_WORD || !query_word(p, n))
+        return 1;
+    memset(s, 0, sizeof *s);
+    s->with = word_is(p, n, "WITH");
+    s->select = word_is(p, n, "SELECT");
+    s->query = s->with || s->select;
+    s->pragma = word_is(p, n, "PRAGMA");
+    return 0;
+}
+
 int sqlx_changes(const char *sql)
 {
+    struct change_scan s;
     const char *p = sql;
     size_t n;
-    int kind, start = 1, with = 0, pragma = 0;
-    int paren = 0;               /* the token before was '(' or ')' */
-    const char *name = NULL;     /* a PRAGMA's last word: its name */
-    size_t name_n = 0;
+    int kind;
 
+    memset(&s, 0, sizeof s);
+    s.start = 1;
     while ((n = sqlx_token(p, &kind)) > 0 && kind != SQLX_UNTERMINATED) {
         if (kind == SQLX_SPACE || kind == SQLX_COMMENT ||
-            (start && kind == SQLX_PUNCT && *p == '(')) {
+            (s.start && kind == SQLX_PUNCT && *p == '(')) {
             p += n;
             continue;
         }
         if (kind == SQLX_PUNCT && *p == ';') {
-            start = 1;
-            with = pragma = 0;
-        } else if (start) {
-            if (kind != SQLX_WORD || !query_word(p, n))
+            memset(&s, 0, sizeof s);
+            s.start = 1;
+        } else if (s.start) {
+            if (start_token(&s, p, n, kind))
                 return 1;
-            start = 0;
-            with = word_is(p, n, "WITH");
-            pragma = word_is(p, n, "PRAGMA");
-        } else if (pragma && kind == SQLX_PUNCT && *p == '=') {
-            return 1;
-        } else if (pragma && kind == SQLX_PUNCT && *p == '(') {
-            if (!name || !pragma_reads(name, name_n))
+        } else if (s.pragma) {
+            if (pragma_token(&s, p, n, kind))
                 return 1;
-            pragma = 0;          /* the rest is the argument */
-        } else if (pragma && kind == SQLX_WORD) {
-            name = p;
-            name_n = n;
-        } else if (with && paren && kind == SQLX_WORD &&
-                   (word_is(p, n, "INSERT") || word_is(p, n, "UPDATE") ||
-                    word_is(p, n, "DELETE") || word_is(p, n, "MERGE"))) {
-            /* A statement of its own: "AS (DELETE ..." or "...) DELETE";
-            ** not FOR UPDATE, nor a column named update. */
-            return 1;
+        } else if (s.query) {
+            if (query_token(&s, p, n, kind))
+                return 1;
         }
-        paren = kind == SQLX_PUNCT && (*p == '(' || *p == ')');
         p += n;
     }
     return 0;

@@ -35,14 +35,17 @@ int sqlx_check_readonly(const char *sql, char *why, size_t why_len);
 ** 1 when sql is, or holds, a statement that changes something: one that
 ** starts with a word other than SELECT, WITH, VALUES, TABLE, FROM, SHOW,
 ** DESCRIBE, DESC, EXPLAIN, PRAGMA or DuckDB's PIVOT, UNPIVOT and
-** SUMMARIZE (an INSERT, a DROP, a SET, an
-** ATTACH...), a PRAGMA that sets ("= value", or "(value)" unless the
-** pragma reads with an argument: table_info(t), index_list(t),
-** integrity_check(t)...), or a WITH whose statement or
-** subquery inserts, updates, deletes or merges (the word after '(' or
-** ')': not FOR UPDATE, nor a column named update). 0 for reads, even those
-** the guard refuses for what they call (a function that reads a file).
-** Word by word, not parsed: "SELECT 1; DELETE ..." is 1.
+** SUMMARIZE (an INSERT, a DROP, a SET, an ATTACH...); a PRAGMA that sets
+** ("= value", or "(value)" unless the pragma reads with an argument:
+** table_info(t), index_list(t), integrity_check(t)...); a SELECT with an
+** INTO of its own (PostgreSQL's SELECT ... INTO t makes a table, MySQL's
+** INTO OUTFILE or @var writes; not an INTO inside parentheses, nor
+** UNPIVOT's INTO NAME); or a WITH whose CTE body or statement inserts,
+** updates, deletes or merges (the word after "AS (" or after the ')'
+** that closes a body: not FOR UPDATE, nor a column named update, nor
+** "SELECT (update)"). 0 for reads, even those the guard refuses for what
+** they call (a function that reads a file). Word by word, not parsed:
+** "SELECT 1; DELETE ..." is 1.
 */
 int sqlx_changes(const char *sql);
 

@@ -253,6 +253,54 @@ static void pragma_sets_by_its_name_not_its_parentheses(void **state)
     expect_changes(reads, 0);
 }
 
+/* SELECT ... INTO makes a table (PostgreSQL) or writes a file or a
+** variable (MySQL): an INTO of the statement's own SELECT, not one inside
+** parentheses, nor DuckDB's UNPIVOT ... INTO NAME. */
+static void select_into_is_a_change(void **state)
+{
+    static const char *const changes[] = {
+        "SELECT a INTO t2 FROM t", "select *\ninto new_t from t where a > 1",
+        "WITH x AS (SELECT 1 AS a) SELECT * INTO t2 FROM x",
+        "SELECT a FROM t INTO OUTFILE '/tmp/x'",
+        "SELECT count(*) INTO @n FROM t", "(SELECT 1 AS a INTO t2)",
+        "SELECT 1 UNION SELECT 2 INTO t3", NULL
+    };
+    static const char *const reads[] = {
+        "SELECT * FROM (UNPIVOT t ON a, b INTO NAME k VALUE v) u",
+        "WITH x AS (SELECT 1) UNPIVOT t ON a, b INTO NAME k VALUE v",
+        "WITH u AS (UNPIVOT t ON a INTO NAME k VALUE v) SELECT * FROM u",
+        "SELECT 'INTO t' AS into_x, \"into\" FROM t", NULL
+    };
+
+    (void)state;
+    expect_changes(changes, 1);
+    expect_changes(reads, 0);
+}
+
+/* In a WITH, INSERT, UPDATE, DELETE or MERGE is a statement when it opens
+** a CTE's body ("AS (", "AS MATERIALIZED (") or follows one (the main
+** statement); after any other parenthesis it is a name. */
+static void with_changes_only_in_a_cte_body_or_after_one(void **state)
+{
+    static const char *const changes[] = {
+        "WITH d AS MATERIALIZED (DELETE FROM t RETURNING *) SELECT * FROM d",
+        "WITH d AS NOT MATERIALIZED (update t set a = 1 returning a) "
+        "SELECT * FROM d",
+        "WITH x(a) AS (SELECT 1), y AS (SELECT 2) MERGE INTO t USING x "
+        "ON true WHEN MATCHED THEN DELETE", NULL
+    };
+    static const char *const reads[] = {
+        "WITH x AS (SELECT 1) SELECT (update) FROM t",
+        "WITH x AS (SELECT 1) SELECT * FROM t WHERE (delete) > 0",
+        "WITH x AS (SELECT (insert) FROM t) SELECT count(*) merge FROM x",
+        "WITH x(update) AS (SELECT 1) SELECT * FROM x", NULL
+    };
+
+    (void)state;
+    expect_changes(changes, 1);
+    expect_changes(reads, 0);
+}
+
 static void tokenizer_handles_quotes_and_comments(void **state)
 {
     int kind;
@@ -289,6 +337,8 @@ int main(void)
         cmocka_unit_test(check_accepts_queries_only),
         cmocka_unit_test(changes_are_told_from_reads),
         cmocka_unit_test(pragma_sets_by_its_name_not_its_parentheses),
+        cmocka_unit_test(select_into_is_a_change),
+        cmocka_unit_test(with_changes_only_in_a_cte_body_or_after_one),
         cmocka_unit_test(tokenizer_handles_quotes_and_comments),
     };
     test_filter_from_env();
