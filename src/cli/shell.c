@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,8 +18,10 @@ static const char shell_help[] =
     "Type a question about the database, or a command:\n"
     "  .sql STATEMENT   run one read-only statement\n"
     "  .sql             alone, or with a line that leaves a quote, comment\n"
-    "                   or parenthesis open or ends with a comma: the\n"
-    "                   statement goes on up to a line ending with ';'\n"
+    "                   or parenthesis open or ends with a comma, an\n"
+    "                   operator (=, +, ||...) or a word such as AND,\n"
+    "                   WHERE or ORDER BY: the statement goes on up to a\n"
+    "                   line ending with ';'\n"
     "                   (Ctrl-C drops it; PostgreSQL's and DuckDB's\n"
     "                   $$...$$ and $tag$...$tag$ strings are quotes)\n"
     "  .schema          print the schema as the model sees it\n"
@@ -175,9 +178,10 @@ static char *trim(char *s)
 ** standard strings, NO_BACKSLASH_ESCAPES), in a dollar-quoted string
 ** ($$text$$, $tag$text$tag$: PostgreSQL and DuckDB alone, dollar set; in
 ** SQLite $name is a parameter), in a block comment, how many parentheses
-** are open, and its last character outside them (0 for none yet). A --
-** comment ends with its line. Lexical only: it tells a statement that
-** cannot be complete yet, not one that is.
+** are open, its last character outside them (0 for none yet) and its
+** last two words (a word is "" when it is no keyword: too long, or after
+** a '.'). A -- comment ends with its line. Lexical only: it tells a
+** statement that cannot be complete yet, not one that is.
 */
 struct sql_scan {
     int dollar;       /* the engine reads dollar-quoted strings */
@@ -187,6 +191,8 @@ struct sql_scan {
     int comment;
     int depth;
     char last;
+    char word[16], before[16]; /* the last word, and the token before it
+                                  when that was a word ("" otherwise) */
 };
 
 /* 1 when s, a quote, starts an E'...' string (PostgreSQL, DuckDB: a
@@ -225,6 +231,34 @@ static size_t dollar_quote(const char *line, const char *s)
     return s[n] == '$' ? n + 1 : 0;
 }
 
+/* A token outside quotes and comments ends at last: a word of n bytes
+** at w, or anything else (n 0). */
+static void sql_scan_token(struct sql_scan *sc, const char *w, size_t n,
+                           char last)
+{
+    memcpy(sc->before, sc->word, sizeof sc->word);
+    if (n >= sizeof sc->word)
+        n = 0;
+    memcpy(sc->word, w, n);
+    sc->word[n] = '\0';
+    sc->last = last;
+}
+
+/* The length of the word (a name or keyword) that starts at s, 0 when
+** none does: one goes on after a letter, digit, '_' or '$'. */
+static size_t word_at(const char *line, const char *s)
+{
+    size_t n = 0;
+
+    if (s > line && (ident_char(s[-1], 0) || s[-1] == '$' || s[-1] == '.'))
+        return 0;
+    if (!ident_char(*s, 1))
+        return 0;
+    while (ident_char(s[n], 0) || s[n] == '$')
+        n++;
+    return n;
+}
+
 static void sql_scan_line(struct sql_scan *sc, const char *s)
 {
     const char *line = s;
@@ -243,7 +277,7 @@ static void sql_scan_line(struct sql_scan *sc, const char *s)
                 free(sc->tag);
                 sc->tag = NULL;
                 sc->quote = 0;
-                sc->last = '$';
+                sql_scan_token(sc, s, 0, '$');
                 s += n - 1;
             }
         } else if (sc->quote) {
@@ -253,7 +287,7 @@ static void sql_scan_line(struct sql_scan *sc, const char *s)
                 s++;
             } else if (*s == sc->quote) {
                 sc->quote = 0;
-                sc->last = *s;
+                sql_scan_token(sc, s, 0, *s);
             }
         } else if (s[0] == '-' && s[1] == '-') {
             return;
@@ -269,21 +303,58 @@ static void sql_scan_line(struct sql_scan *sc, const char *s)
             /* Out of memory: read on as if the string had ended. */
             sc->quote = sc->tag ? '$' : 0;
             s += n - 1;
+        } else if ((n = word_at(line, s)) > 0) {
+            sql_scan_token(sc, s, n, s[n - 1]);
+            s += n - 1;
         } else if (*s != ' ' && *s != '\t' && *s != '\r') {
             if (*s == '(')
                 sc->depth++;
             else if (*s == ')' && sc->depth > 0)
                 sc->depth--;
-            sc->last = *s;
+            sql_scan_token(sc, s, 0, *s);
         }
     }
 }
 
+/*
+** 1 when the statement's last word cannot end one: AND, WHERE, ORDER
+** BY... (keywords that PostgreSQL, MariaDB, SQLite and DuckDB all
+** reserve, so that none is a bare name there) but after AS, where
+** PostgreSQL and DuckDB take any word for a name (a '.' before one makes
+** it "", a name, too).
+*/
+static int sql_open_word(const struct sql_scan *sc)
+{
+    static const char *const w[] = {
+        "SELECT", "FROM", "WHERE", "AND", "OR", "NOT", "IN", "IS", "JOIN",
+        "ON", "AS", "CASE", "WHEN", "THEN", "ELSE", "UNION", "INTERSECT",
+        "EXCEPT", "HAVING", "DISTINCT", "GROUP", "ORDER", "LIMIT", "INTO",
+        NULL
+    };
+    int i;
+
+    if (strcasecmp(sc->before, "AS") == 0)
+        return 0;
+    if (strcasecmp(sc->word, "BY") == 0)
+        return strcasecmp(sc->before, "GROUP") == 0 ||
+               strcasecmp(sc->before, "ORDER") == 0 ||
+               strcasecmp(sc->before, "PARTITION") == 0;
+    for (i = 0; w[i]; i++)
+        if (strcasecmp(sc->word, w[i]) == 0)
+            return 1;
+    return 0;
+}
+
 /* 1 while the statement cannot be complete: a quote, comment or
-** parenthesis open, or its last line ends with a comma. */
+** parenthesis open, or its last line ends with a comma, an operator
+** (=, <, +, ||...: not '*', which ends DuckDB's FROM t SELECT *, nor
+** '!', PostgreSQL's old factorial, nor '?', a parameter) or a word that
+** cannot end it (sql_open_word). */
 static int sql_open(const struct sql_scan *sc)
 {
-    return sc->quote || sc->comment || sc->depth > 0 || sc->last == ',';
+    return sc->quote || sc->comment || sc->depth > 0 || sc->last == ',' ||
+           (sc->last && strchr("=<>+-/%|&^~", sc->last)) ||
+           sql_open_word(sc);
 }
 
 /*

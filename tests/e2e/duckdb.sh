@@ -398,6 +398,22 @@ shell_sql_reads_dollar_quoted_strings() {
     [ ! -s "$T/err" ] || fail "stderr: $(head -c 300 "$T/err")"
 }
 
+# A .sql line that ends with a word that cannot end a statement (ORDER,
+# AND...) goes on to the next line; one that ends with such a word as a
+# name (after AS, or after a '.', as DuckDB and PostgreSQL take it), or
+# with the '*' of DuckDB's FROM t SELECT *, is a statement of its own.
+shell_sql_keyword_as_a_name_ends_the_line() {
+    copy_data
+    printf '%s\n' '.sql SELECT 1 AS order' \
+        '.sql SELECT 2 AS x FROM (SELECT 3 AS "from") AS o ORDER BY o.from' \
+        '.sql FROM (SELECT 4 AS four) SELECT *' '.sql SELECT 5 AS five ORDER' 'BY five;' >"$T/in"
+    shell_on_orders
+    expect_rc 0
+    printf '%s\n' 'order' '1' 'x' '2' 'four' '4' 'five' '5' >"$T/want"
+    cmp -s "$T/want" "$T/out" || fail "stdout: $(od -c "$T/out" | head -8) (stderr: $(head -c 300 "$T/err"))"
+    [ ! -s "$T/err" ] || fail "stderr: $(head -c 300 "$T/err")"
+}
+
 # A parameter has no value to bind: a syntax error in the words of the
 # other engines' (it was a runtime error, "the statement has parameters").
 parameters_are_a_syntax_error_to_repair() {
@@ -1223,6 +1239,7 @@ folder_names_beside_the_file_stay_hidden() {
 
 TESTS=(schema_shows_keys_comments_samples_and_estimates other_schemas_show_qualified
        shell_sql_reads_escape_strings shell_sql_reads_dollar_quoted_strings
+       shell_sql_keyword_as_a_name_ends_the_line
        ask_answers_from_another_schema samples_read_later_are_shown_where_their_tables_are
        sql_reads_the_same_rows_from_every_form parameters_are_a_syntax_error_to_repair
        values_convert_to_askdb_types ask_names_duckdb_and_repairs_from_its_error

@@ -1872,6 +1872,25 @@ shell_sql_statements_go_over_lines() {
 
 }
 
+shell_sql_line_ending_with_an_operator_goes_on() {
+    # A .sql line that ends with an operator (=, +, ||...) or with a word
+    # that cannot end a statement (AND, WHERE, ORDER BY...) ran alone, cut
+    # short (a syntax error), and the lines after it went to the model as
+    # questions. It goes on as a line ending with a comma does; a quoted
+    # name that is a keyword ends the line's statement.
+    copy_db
+    start_llm "$(always "$(fence "SELECT 1")")"
+    printf '%s\n' '.sql SELECT count(*) AS n FROM customers WHERE id >' '  5 AND' '  id <= 7;' \
+        '.sql SELECT 1 +' '2 AS three;' ".sql SELECT 'a' ||" "'b' AS ab;" \
+        '.sql SELECT first_name FROM customers ORDER BY' 'id LIMIT 1;' \
+        '.sql SELECT' '8 AS eight;' '.sql SELECT 9 AS "where"' '.sql SELECT 10 AS ten' >"$T/in"
+    STDIN="$T/in" run shell --llm-url "$URL" --model test shop.db
+    expect_rc 0
+    expect_requests 0
+    expect_out 'n\n2\nthree\n3\nab\nab\nfirst_name\nOlivia\neight\n8\nwhere\n9\nten\n10\n'
+    [ ! -s "$T/err" ] || fail "stderr: $(cat "$T/err")"
+}
+
 questions_are_utf8_of_at_most_8192_characters() {
     # A question is text a person typed: one with a byte that starts no
     # UTF-8 character (a Latin-1 terminal) went to the model with U+FFFD
@@ -3114,6 +3133,7 @@ TESTS=(
     shell_script_exits_with_its_last_lines_code
     questions_are_utf8_of_at_most_8192_characters
     shell_sql_statements_go_over_lines
+    shell_sql_line_ending_with_an_operator_goes_on
     extracts_sql_from_prose_and_bare_replies
     reply_without_sql_is_repaired_as_no_sql
     reply_cut_at_max_tokens_is_repaired_not_run
