@@ -778,7 +778,8 @@ ASKDB_API void askdb_agent_forget(askdb_agent *ag);
 /* Options of one question (askdb_agent_ask_opts). Zero it, then set. */
 typedef struct askdb_ask_options {
     const char *hint;        /* what the asker knows and the schema does not
-                                say (BIRD's evidence), or NULL */
+                                say (BIRD's evidence), or NULL; UTF-8, as
+                                the question is (askdb_agent_ask_hint) */
     const char *request_id;  /* tags this question's events, trace lines
                                 and answer; NULL = a random one */
     int answer;              /* 1: also a plain-English answer for this
@@ -882,7 +883,11 @@ ASKDB_API const char *askdb_output_refusal_for(const char *path,
 ** Like askdb_agent_ask(), with a hint the asker knows and the schema does
 ** not say (BIRD's "evidence", e.g. "rich means balance > 1e6"). The hint
 ** goes into the first message to the model, after the question; NULL or ""
-** is the same as askdb_agent_ask(). Same ownership and statuses.
+** is the same as askdb_agent_ask(). Same ownership and statuses; a hint
+** that is not valid UTF-8 is refused as such a question is
+** (ASKDB_ERR_USAGE naming the first bad byte, counted from 1; nothing
+** asked), not changed to fit: a Latin-1 'M\xe9xico' would reach the model
+** as 'M\uFFFDxico', a value no table holds.
 */
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_agent_ask_hint(askdb_agent *ag, const char *question, const char *hint,

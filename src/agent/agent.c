@@ -482,6 +482,31 @@ static int question_refused(const char *question, char *msg, size_t n)
     return 0;
 }
 
+/*
+** Why hint cannot be given, into msg (n bytes): not valid UTF-8, as a
+** question cannot be. It goes into the prompt, the trace and the question
+** event as the question does; repaired, a Latin-1 'M\xe9xico' reached the
+** model as 'M\uFFFDxico', a value no table holds, and the caller was not
+** told. 0 for a hint that can be given (NULL, "", or UTF-8).
+*/
+static int hint_refused(const char *hint, char *msg, size_t n)
+{
+    size_t len, ok;
+
+    if (!hint)
+        return 0;
+    len = strlen(hint);
+    ok = text_valid_len(hint, len);
+    if (ok < len) {
+        snprintf(msg, n, "the hint is not valid UTF-8: byte %zu (0x%02X) "
+                 "starts no character; askdb reads hints as UTF-8 "
+                 "(convert it before asking)",
+                 ok + 1, (unsigned char)hint[ok]);
+        return 1;
+    }
+    return 0;
+}
+
 /* The question's request id: the caller's (cut to fit, as valid UTF-8),
 ** else 16 random hex digits. */
 static void set_request_id(askdb_agent *ag, const char *id)
@@ -593,8 +618,6 @@ askdb_status askdb_agent_ask_opts(askdb_agent *ag, const char *question,
     enum agent_outcome o = OUT_FATAL;
     double t0 = db_now_ms();
     askdb_answer *a;
-    char *h = NULL;
-    int bad_hint = hint && !text_valid(hint, strlen(hint));
     json_t *ev;
 
     if (!out)
@@ -623,21 +646,18 @@ askdb_status askdb_agent_ask_opts(askdb_agent *ag, const char *question,
         ag->scope = atomic_fetch_add(&next_scope, 1);
     set_request_id(ag, opts ? opts->request_id : NULL);
     question = question ? question : "";
-    if (bad_hint)
-        hint = h = text_repair(strdup(hint));
     a->request_id = strdup(ag->request_id);
     /* The answer's question is valid UTF-8 even when it is refused. */
     a->question = text_repair(strdup(question));
-    if ((bad_hint && !h) || !a->question || !a->request_id) {
-        free(h);
+    if (!a->question || !a->request_id) {
         snprintf(ag->errmsg, sizeof ag->errmsg, "out of memory");
         a->status = ASKDB_ERR_NOMEM;
         a->error = strdup("out of memory");
         return a->status;
     }
-    if (question_refused(question, ag->errmsg, sizeof ag->errmsg)) {
+    if (question_refused(question, ag->errmsg, sizeof ag->errmsg) ||
+        hint_refused(hint, ag->errmsg, sizeof ag->errmsg)) {
         /* Nothing asked: no model call, no turn of the conversation. */
-        free(h);
         a->status = ASKDB_ERR_USAGE;
         a->error = strdup(ag->errmsg);
         return a->status;
@@ -682,7 +702,6 @@ askdb_status askdb_agent_ask_opts(askdb_agent *ag, const char *question,
     }
     finish(&st, step);
     state_free(&st);
-    free(h);
     a->t.total_ms = db_now_ms() - t0;
     snprintf(ag->errmsg, sizeof ag->errmsg, "%s", a->error ? a->error : "");
     agent_emit(ag, ASKDB_EVENT_ANSWER, answer_event(a));

@@ -1166,6 +1166,41 @@ static void question_not_utf8_is_refused(void **state)
     unlink(path);
 }
 
+/* A hint that is not UTF-8 is refused as such a question is (it was
+** repaired: the model read 'M\uFFFDxico', a value no table holds, and the
+** caller was not told); nothing is asked, nothing traced. */
+static void hint_not_utf8_is_refused(void **state)
+{
+    static const char *const r[] = {"SELECT count(*) FROM customers", NULL};
+    struct steps *t = steps(state, r);
+    char path[128];
+    struct stat sb;
+
+    assert_int_equal(tmpfile_make(path, sizeof path, "trace"), 0);
+    t->cfg.trace_path = path;
+    agent_open(t, testdb_shop());
+    assert_int_equal(askdb_agent_ask_hint(t->ag, "How many live there?",
+                                          "there is M\xe9xico", &t->a),
+                     ASKDB_ERR_USAGE);
+    assert_string_equal(t->a->error,
+                        "the hint is not valid UTF-8: byte 11 (0xE9) "
+                        "starts no character; askdb reads hints as UTF-8 "
+                        "(convert it before asking)");
+    assert_string_equal(askdb_agent_errmsg(t->ag), t->a->error);
+    assert_string_equal(t->a->question, "How many live there?");
+    assert_int_equal(t->s.calls, 0);
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_size, 0);
+    /* The same hint in UTF-8 is asked. */
+    askdb_answer_free(t->a);
+    t->a = NULL;
+    assert_int_equal(askdb_agent_ask_hint(t->ag, "How many live there?",
+                                          "there is M\xc3\xa9xico", &t->a),
+                     ASKDB_OK);
+    assert_true(t->s.calls > 0);
+    unlink(path);
+}
+
 /* A question of more than ASKDB_MAX_QUESTION characters is refused
 ** before the model sees it (it was sent whole, once per candidate);
 ** characters, not bytes: as many in Japanese as in English. */
@@ -1394,6 +1429,7 @@ int main(void)
         T(empty_result_names_where_the_value_is),
         T(cut_values_stay_utf8_in_plan_and_answer),
         T(question_not_utf8_is_refused),
+        T(hint_not_utf8_is_refused),
         T(question_over_the_limit_is_refused),
         T(latin1_values_are_left_out_of_the_prompt),
         T(answer_describes_the_result_that_stands),
