@@ -887,7 +887,8 @@ ASKDB_API const char *askdb_output_refusal_for(const char *path,
 ** that is not valid UTF-8 is refused as such a question is
 ** (ASKDB_ERR_USAGE naming the first bad byte, counted from 1; nothing
 ** asked), not changed to fit: a Latin-1 'M\xe9xico' would reach the model
-** as 'M\uFFFDxico', a value no table holds.
+** as 'M\uFFFDxico', a value no table holds. So is one longer than
+** ASKDB_MAX_QUESTION characters.
 */
 ASKDB_API ASKDB_NODISCARD askdb_status
 askdb_agent_ask_hint(askdb_agent *ag, const char *question, const char *hint,

@@ -487,11 +487,13 @@ static int question_refused(const char *question, char *msg, size_t n)
 ** question cannot be. It goes into the prompt, the trace and the question
 ** event as the question does; repaired, a Latin-1 'M\xe9xico' reached the
 ** model as 'M\uFFFDxico', a value no table holds, and the caller was not
-** told. 0 for a hint that can be given (NULL, "", or UTF-8).
+** told. Nor one longer than ASKDB_MAX_QUESTION characters: it went whole
+** into every message of the question (each candidate, each repair). 0
+** for a hint that can be given (NULL, "", or UTF-8 within the limit).
 */
 static int hint_refused(const char *hint, char *msg, size_t n)
 {
-    size_t len, ok;
+    size_t len, ok, chars;
 
     if (!hint)
         return 0;
@@ -502,6 +504,13 @@ static int hint_refused(const char *hint, char *msg, size_t n)
                  "starts no character; askdb reads hints as UTF-8 "
                  "(convert it before asking)",
                  ok + 1, (unsigned char)hint[ok]);
+        return 1;
+    }
+    chars = text_chars(hint, len);
+    if (chars > ASKDB_MAX_QUESTION) {
+        snprintf(msg, n, "the hint is %zu characters long, over the limit "
+                 "of %d (ASKDB_MAX_QUESTION): give what the schema does "
+                 "not say in fewer words", chars, ASKDB_MAX_QUESTION);
         return 1;
     }
     return 0;

@@ -79,8 +79,9 @@ static const char tool_defs[] =
 "\"inputSchema\":{\"type\":\"object\",\"properties\":{"
 "\"database\":{\"type\":\"string\"},\"question\":{\"type\":\"string\","
 "\"maxLength\":" STR(ASKDB_MAX_QUESTION) "},"
-"\"hint\":{\"type\":\"string\",\"description\":\"what you know that the "
-"schema does not say\"}},\"required\":[\"question\"]},"
+"\"hint\":{\"type\":\"string\",\"maxLength\":" STR(ASKDB_MAX_QUESTION) ","
+"\"description\":\"what you know that the schema does not say\"}},"
+"\"required\":[\"question\"]},"
 "\"outputSchema\":{\"$ref\":\"#/$defs/rows\"}},"
 
 "{\"name\":\"explain_sql\",\"title\":\"Explain a query plan\","

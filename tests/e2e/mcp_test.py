@@ -249,10 +249,11 @@ async def initializes_and_lists_read_only_tools(t):
         ex = next(x for x in tools if x.name == "execute_sql")
         assert ex.inputSchema["properties"]["database"]["enum"] == ["shop"]
         assert ex.inputSchema["required"] == ["sql"]
-        # The library refuses a longer question (ASKDB_MAX_QUESTION);
-        # maxLength counts characters, as it does.
+        # The library refuses a longer question or hint
+        # (ASKDB_MAX_QUESTION); maxLength counts characters, as it does.
         ask = next(x for x in tools if x.name == "ask")
         assert ask.inputSchema["properties"]["question"]["maxLength"] == 8192
+        assert ask.inputSchema["properties"]["hint"]["maxLength"] == 8192
         assert (await s.send_ping()) is not None
 
 

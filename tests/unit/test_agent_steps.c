@@ -1201,6 +1201,36 @@ static void hint_not_utf8_is_refused(void **state)
     unlink(path);
 }
 
+/* A hint of more than ASKDB_MAX_QUESTION characters is refused as such a
+** question is: it went whole into every message of the question. */
+static void hint_over_the_limit_is_refused(void **state)
+{
+    static const char *const r[] = {"SELECT count(*) FROM customers", NULL};
+    struct steps *t = steps(state, r);
+    size_t n = ASKDB_MAX_QUESTION, i;
+    char *h = malloc(2 * (n + 1) + 1), want[160];
+
+    assert_non_null(h);
+    for (i = 0; i < n; i++)          /* n characters of 2 bytes: taken */
+        memcpy(h + 2 * i, "\xc3\xa9", 2);
+    h[2 * n] = '\0';
+    agent_open(t, testdb_shop());
+    assert_int_equal(askdb_agent_ask_hint(t->ag, "How many?", h, &t->a),
+                     ASKDB_OK);
+    assert_int_equal(t->s.calls, 1);
+    askdb_answer_free(t->a);
+    t->a = NULL;
+    memcpy(h + 2 * n, "\xc3\xa9", 3);  /* one more: refused */
+    assert_int_equal(askdb_agent_ask_hint(t->ag, "How many?", h, &t->a),
+                     ASKDB_ERR_USAGE);
+    snprintf(want, sizeof want, "the hint is %zu characters long, over the "
+             "limit of %d (ASKDB_MAX_QUESTION): give what the schema does "
+             "not say in fewer words", n + 1, ASKDB_MAX_QUESTION);
+    assert_string_equal(t->a->error, want);
+    assert_int_equal(t->s.calls, 1);
+    free(h);
+}
+
 /* A question of more than ASKDB_MAX_QUESTION characters is refused
 ** before the model sees it (it was sent whole, once per candidate);
 ** characters, not bytes: as many in Japanese as in English. */
@@ -1430,6 +1460,7 @@ int main(void)
         T(cut_values_stay_utf8_in_plan_and_answer),
         T(question_not_utf8_is_refused),
         T(hint_not_utf8_is_refused),
+        T(hint_over_the_limit_is_refused),
         T(question_over_the_limit_is_refused),
         T(latin1_values_are_left_out_of_the_prompt),
         T(answer_describes_the_result_that_stands),
