@@ -102,9 +102,11 @@ def model_script():
     s += [{"content": fence(SQL_MONTHS)}, {"content": A_MONTHS}]
     s += [{"content": fence(SQL_LIST)}, {"content": A_LIST}]
     s += [{"content": fence(q)} for q in BAD_SQL]
-    # One question from another client holds the only worker for 3 s while
-    # the page's question waits in the queue.
+    # One question from another client holds the only worker for 3 s and
+    # another waits for it, then takes 1.5 s, while the page's question
+    # waits in the queue behind both.
     s += [{"content": fence("SELECT COUNT(*) AS n FROM products"), "delay_ms": 3000}]
+    s += [{"content": fence("SELECT COUNT(*) AS n FROM categories"), "delay_ms": 1500}]
     s += [{"content": fence(SQL_QUEUE)}, {"content": A_QUEUE}]
     # Questions cancelled once the model has them: the Cancel button,
     # Escape, the Cancel button with the next question typed meanwhile.
@@ -729,35 +731,53 @@ says_once_that_the_model_is_down.real_only = True
 
 
 def shows_its_place_in_the_queue(t):
+    # The status line, a live region, said "Asking…" while the question
+    # waited: its place was in the steps alone. It says the place each
+    # time it moves, then "Asking…" once the question starts, then the end.
     before = len(t.servers.requests())
     other = {}
 
-    def ask_elsewhere():
+    def ask_elsewhere(key, question):
         req = urllib.request.Request(t.servers.url + "/api/ask", method="POST",
-                                     data=json.dumps({"database": "shop", "question": "How many products are there?"}).encode(),
+                                     data=json.dumps({"database": "shop", "question": question}).encode(),
                                      headers={"Content-Type": "application/json", "Accept": "application/json"})
         try:
             with urllib.request.urlopen(req, timeout=30) as r:
-                other["answer"] = json.load(r)
+                other[key] = json.load(r)
         except OSError as e:
-            other["error"] = e
-    th = threading.Thread(target=ask_elsewhere)
-    th.start()
+            other[key] = e
+    running = threading.Thread(target=ask_elsewhere, args=("running", "How many products are there?"))
+    queued = threading.Thread(target=ask_elsewhere, args=("queued", "How many categories are there?"))
+    running.start()
     try:
         if t.servers.mode == "real":
             wait_for(lambda: len(t.servers.requests()) > before, "the other question to reach the model")
         else:
             time.sleep(0.8)
+        queued.start()
+        time.sleep(0.5)
+        t.page.js(RECORD_STATUS_JS)
         turn = t.page.ask(Q_QUEUE, wait=False)
-        wait_for(lambda: any("Waiting for the model" in s and "position 1" in s for s in t.page.steps(turn)),
+        wait_for(lambda: any("Waiting for the model — 1 question ahead in the queue" in s for s in t.page.steps(turn)),
                  "the place in the queue", timeout=5)
+        wait_for(lambda: t.page.q("#ask-status").text == "Waiting: 1 question ahead in the queue",
+                 "the status line to say the place", timeout=2)
         t.page.shot("queued")
         t.page.wait_done()
     finally:
-        th.join(35)
-    check(other.get("answer", {}).get("rows") == [[40]], "the other question: %r" % other)
+        running.join(35)
+        if queued.ident:
+            queued.join(35)
+    check(isinstance(other.get("running"), dict) and other["running"].get("rows") == [[40]],
+          "the running question: %r" % other.get("running"))
+    check(isinstance(other.get("queued"), dict) and other["queued"].get("rows") == [[10]],
+          "the other queued question: %r" % other.get("queued"))
     check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
     check(turn.find_element(By.CSS_SELECTOR, ".sql-box code").text.strip() == SQL_QUEUE, "SQL after the queue")
+    _, rows = rows_of(SQL_QUEUE)
+    texts = t.page.js("return window.said")
+    check(texts == ["Asking…", "Waiting: 1 question ahead in the queue", "Waiting: next in the queue",
+                    "Asking…", "Answered: %d rows" % len(rows)], "the status line said %r" % texts)
 
 
 def in_view(page, node):

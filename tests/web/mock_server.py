@@ -50,6 +50,7 @@ class Mock:
         self.log = []
         self.lock = threading.Lock()
         self.slots = threading.Semaphore(workers)   # questions at once; others queue
+        self.queue = []                  # the questions waiting for a slot, oldest first
         self.candidates = candidates
         self.max_rows = max_rows
 
@@ -225,6 +226,34 @@ class Handler(BaseHTTPRequestHandler):
             except OSError:
                 raise Cancelled()
 
+    def wait_slot(self, emit, stream):
+        """Take a slot, or wait in the queue for one, oldest first, as
+        askdb serve does: a `queued` event with the place whenever it
+        changes. True once the slot is taken (a hang-up raises OSError)."""
+        if self.mock.slots.acquire(blocking=False):
+            return True
+        me = object()
+        with self.mock.lock:
+            self.mock.queue.append(me)
+        try:
+            last = 0
+            while True:
+                with self.mock.lock:
+                    pos = self.mock.queue.index(me) + 1
+                if pos != last:
+                    emit("queued", {"position": pos})
+                    last = pos
+                if pos == 1 and self.mock.slots.acquire(timeout=0.1):
+                    return True
+                if pos != 1:
+                    time.sleep(0.1)
+                if stream:
+                    self.wfile.write(b": queued\n\n")
+                    self.wfile.flush()
+        finally:
+            with self.mock.lock:
+                self.mock.queue.remove(me)
+
     def results(self, body, answer, step, emit):
         """The events after a query ran: sql, rows, the answer in words
         (as askdb serve sends them: with the words asked for, the result
@@ -343,14 +372,7 @@ class Handler(BaseHTTPRequestHandler):
                   "conversation_started": not body.get("conversation_id")}
         slot = False
         try:
-            slot = self.mock.slots.acquire(blocking=False)
-            if not slot:
-                emit("queued", {"position": 1})
-                while not self.mock.slots.acquire(timeout=0.1):
-                    if stream:
-                        self.wfile.write(b": queued\n\n")
-                        self.wfile.flush()
-                slot = True
+            slot = self.wait_slot(emit, stream)
             step("question", question=body.get("question"), hint=None)
             ntables = len(schema_of(db)["tables"])
             step("schema", tables=ntables, bytes=0, ms=1)

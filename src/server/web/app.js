@@ -95,10 +95,20 @@ function remember(question) {
 }
 
 // The status line under the box is a live region: a screen reader says
-// each text put there. A question says two: "Asking…" when it starts and
-// how it ended (answered(), noAnswer(), "Cancelled"); its steps are
-// shown in its timeline and not said one by one (ten or so a question).
+// each text put there. A question says "Asking…" when it starts and how
+// it ended (answered(), noAnswer(), "Cancelled"); one that waits for a
+// free worker says its place in the queue each time it moves (place())
+// and "Asking…" again once it starts. Its steps are shown in its
+// timeline and not said one by one (ten or so a question).
 function setStatus(text) { $("#ask-status").textContent = text; }
+
+// A question waiting for a worker: its place, as its step and the
+// status line say it. position: the `queued` event's, 1 for the next to
+// start (the questions running are not counted: they are not queued).
+function place(position) {
+    if (position <= 1) return "next in the queue";
+    return `${plural(position - 1, "question", "questions")} ahead in the queue`;
+}
 
 // The end of an answered question: "Answered: 10 rows", "1 row", "no
 // rows", and whether the rows were cut at the server's limit. rows: the
@@ -1039,9 +1049,19 @@ function setBusy(busy) {
 function onEvent(turn, name, data) {
     switch (name) {
     case "queued":
-        addStep(turn, "run", "Waiting for the model", data.position ? `position ${data.position} in the queue` : "");
+        // Said when the place changes (askdb serve sends it only then).
+        if (data.position && data.position === turn.place) break;
+        turn.place = data.position;
+        turn.waiting = true;
+        addStep(turn, "run", "Waiting for the model", data.position ? place(data.position) : "");
+        if (data.position) setStatus(`Waiting: ${place(data.position)}`);
         break;
     case "step": {
+        // The first step of a question that waited: it has started.
+        if (turn.waiting) {
+            turn.waiting = false;
+            setStatus("Asking…");
+        }
         // `done` says all that "answer" says; "question" repeats the page.
         if (data.step === "answer" || data.step === "question") break;
         // The rows come next, before the words: the words' place says
