@@ -678,10 +678,16 @@ def explains_a_failure_with_each_attempt(t):
     for li, sql in zip(items, BAD_SQL):
         check("no such column" in li.text, "attempt without its reason: %r" % li.text)
         check(sql in li.find_element(By.CSS_SELECTOR, "code").text, "attempt without its SQL: %r" % li.text)
+    # Each failure is said once, by its failed attempt; the repair step
+    # right under it repeated it word for word.
     steps = t.page.steps(turn)
-    repairs = [s for s in steps if "Repairing" in s]
+    repairs = [i for i, s in enumerate(steps) if "Repairing" in s]
     check(len(repairs) == 2, "repair steps %r" % steps)
-    check("unknown column: no such column: shoe_size" in repairs[0], "repair without its reason: %r" % repairs[0])
+    for i in repairs:
+        check("Attempt failed (unknown column)" in steps[i - 1], "a repair not under its failure: %r" % steps[i - 1:i + 1])
+    for col in ("shoe_size", "c.shoe_size", "size_of_shoe"):
+        said = [s for s in steps if "no such column: %s" % col in s]
+        check(len(said) == 1, "the failure on %s is said %d times: %r" % (col, len(said), said))
     t.page.js("arguments[0].scrollIntoView()", box)
     t.page.shot("error")
     # Failed, the question is a click away from the box, to be put in

@@ -482,9 +482,8 @@ function toggleSchema(open) {
 // The steps' timeline
 // ---------------------------------------------------------------------------
 
-// What one step event says: [icon class, what, detail]. why: the reason
-// of the last failure or doubt, which a repair step does not repeat.
-function describeStep(ev, why) {
+// What one step event says: [icon class, what, detail].
+function describeStep(ev) {
     switch (ev.step) {
     case "schema": return ["ok", "Read the schema",
         [ev.tables !== undefined && plural(ev.tables, "table", "tables"), ev.ms !== undefined && fmtMs(ev.ms)].filter(Boolean).join(", ")];
@@ -554,8 +553,8 @@ function describeStep(ev, why) {
     }
     case "check": return ["warn", "A check doubted the result", [ev.kind, ev.hint].filter(Boolean).join(": ")];
     case "error": return ["bad", `Attempt failed${ev.class ? ` (${words(ev.class)})` : ""}`, ev.message || ""];
-    case "repair": return ["warn", ev.attempt ? `Repairing, attempt ${ev.attempt}` : "Repairing",
-        [ev.class && words(ev.class), why].filter(Boolean).join(": ")];
+    // The failed attempt or the doubting check just above says why.
+    case "repair": return ["warn", ev.attempt ? `Repairing, attempt ${ev.attempt}` : "Repairing", ""];
     case "fix": return ["ok", ev.kind === "join" ? "Joined the table a column lives in" : "Fixed a column's table", ev.changes || ""];
     case "select": return [ev.error ? "warn" : "ok", "Compared the tied candidates",
         ev.error ? `kept candidate ${ev.chosen}: ${ev.error}` : `candidate ${ev.chosen} of ${(ev.options || []).join(", ")}`];
@@ -1072,9 +1071,7 @@ function onEvent(turn, name, data) {
             wordsDone(turn);
             turn.out.prepend(el("p", { class: "notice", text: `The answer in words could not be written: ${data.error}` }));
         }
-        const [kind, what, detail] = describeStep(data, turn.why);
-        if (data.step === "error") turn.why = data.message;
-        else if (data.step === "check") turn.why = data.hint;
+        const [kind, what, detail] = describeStep(data);
         addStep(turn, kind, what, detail, data.t_ms);
         break;
     }
