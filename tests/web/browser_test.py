@@ -900,8 +900,21 @@ def switches_to_dark_and_back(t):
     check(b.get_attribute("aria-pressed") is None and b.get_attribute("aria-label") == "Switch to the light theme"
           and b.text == "Light", "the theme button: %r" % b.get_attribute("outerHTML"))
     control_edges_contrast(t.page, "dark")
-    # As the reader left it: the question they cancelled, its mark.
+    # The cancelled question, as cancelled.png shows it in the light
+    # theme: dark.png showed the status line's "Cancelled" under an empty
+    # box, the question's text taken out of it by the test before (as a
+    # reader who leaves it does). Its button puts it back, as it does for
+    # a reader who comes back to it.
+    turn = t.page.last_turn()
+    check(turn.get_attribute("data-state") == "cancelled", "the last question is %s" % turn.get_attribute("data-state"))
+    turn.find_element(By.CSS_SELECTOR, "button.edit-again").click()
+    check(t.page.q("#question").get_attribute("value") == Q_SLOW,
+          "the box beside the cancelled question holds %r" % t.page.q("#question").get_attribute("value"))
+    status = t.page.q("#ask-status").text
+    check(status == "The question is in the box: edit it, then press Enter to ask", "status %r" % status)
+    check(in_view(t.page, turn.find_element(By.CSS_SELECTOR, ".q")), "the cancelled question is out of view")
     t.page.shot("dark")
+    t.page.q("#question").clear()
     # The chart follows the theme.
     t.page.js("document.querySelector('#log .turn:nth-child(3)').scrollIntoView()")
     t.page.shot("dark-chart")
