@@ -1719,6 +1719,26 @@ def says_why_there_is_no_chart(t):
         By.CSS_SELECTOR, ".chart-off"), "a chart and a note why there is none: %r" % btn.get_attribute("outerHTML"))
 
 
+def says_the_count_of_a_one_page_result_once(t):
+    # A result of one page said its count twice, one line above the other:
+    # "Rows 1–3 of 3" under the table, then "3 rows · 9 ms · 2 model
+    # calls" ("Rows 1–1 of 1" for one row). The pager is for more pages.
+    page = other_page(t, "onepage", [{"content": fence("SELECT first_name, city FROM customers ORDER BY id LIMIT 3")},
+                                     {"content": "Three customers."},
+                                     {"content": fence("SELECT id, first_name FROM customers ORDER BY id")},
+                                     {"content": "All of them."}])
+    turn = page.ask("Where do the first three customers live?")
+    check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+    pager = [p.text for p in turn.find_elements(By.CSS_SELECTOR, ".pager") if p.is_displayed()]
+    check(not pager, "a result of one page has a pager: %r" % pager)
+    summary = turn.find_element(By.CSS_SELECTOR, ".summary").text
+    check(summary.startswith("3 rows · "), "the summary says %r" % summary)
+    # More than a page: the pager says which rows are shown.
+    turn = page.ask("List every customer")
+    info = turn.find_element(By.CSS_SELECTOR, ".pager span")
+    check(info.is_displayed() and info.text == "Rows 1–25 of 60", "the pager of 60 rows: %r" % info.text)
+
+
 HEADER_ROWS_JS = """
 const kids = [...document.querySelector('header.top').children].filter((e) => e.checkVisibility() &&
     e.getBoundingClientRect().width > 0);
@@ -1807,7 +1827,7 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          keeps_a_question_the_page_could_not_ask, says_the_start_and_the_end_of_a_question,
          says_when_the_server_is_gone, escape_closes_the_schema_on_a_phone,
          says_why_there_is_no_chart, fits_the_header_in_two_rows_at_320_px,
-         lines_up_the_decimals_of_money]
+         lines_up_the_decimals_of_money, says_the_count_of_a_one_page_result_once]
 
 
 class Run:

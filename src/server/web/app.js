@@ -801,8 +801,11 @@ function rowsTable(columns, rows) {
 
     const table = el("table", { class: "rows" }, thead, tbody);
     const scroller = el("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Result rows" }, table);
-    const wrap = el("div", { class: "rows-view" }, scroller, el("div", { class: "pager" }, prev, next, info));
-    if (pages() < 2) { prev.hidden = true; next.hidden = true; }
+    const pager = el("div", { class: "pager" }, prev, next, info);
+    const wrap = el("div", { class: "rows-view" }, scroller, pager);
+    // One page: no buttons, and no "Rows 1–3 of 3" above the summary's
+    // "3 rows" (an empty result keeps its "No rows").
+    if (pages() < 2) { prev.hidden = true; next.hidden = true; pager.hidden = rows.length > 0; }
     return wrap;
 }
 
