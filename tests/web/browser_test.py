@@ -730,6 +730,15 @@ def says_once_that_the_model_is_down(t):
     box = turn.find_element(By.CSS_SELECTOR, ".error-box").text
     check(box.count("cannot reach model") == 1, "the error box: %r" % box)
     check("--llm-url" in box, "the error box does not say what to do: %r" % box)
+    # The status line's long "No answer: cannot reach model at ..." took
+    # a row of its own, between the checkbox and the Ask button, which
+    # went down to a third row: it wraps in its place now, beside both.
+    status = page.q("#ask-status")
+    check(status.text.startswith("No answer: cannot reach model"), "status %r" % status.text)
+    rows = page.js("""const r = (s) => document.querySelector(s).getBoundingClientRect();
+        const c = r('.ask-bar .check'), st = r('#ask-status'), a = r('#ask-btn');
+        return [st.left >= c.right, a.left >= st.right, a.top < st.bottom, st.top < c.bottom];""")
+    check(rows == [True, True, True, True], "the status line is not beside the checkbox and the Ask button: %r" % rows)
     page.shot("model-down")
 
 
