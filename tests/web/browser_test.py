@@ -824,6 +824,12 @@ def cancels_a_running_question(t):
     check(turn.get_attribute("data-state") == "cancelled", "state %s" % turn.get_attribute("data-state"))
     check(time.time() - t0 < 2, "cancel took %.1f s" % (time.time() - t0))
     check(any("Cancelled" in s for s in t.page.steps(turn)), "no Cancelled step")
+    # The step the cancel ended is marked stopped, not with the "!" of a
+    # warning (cancelled.png read as if generating the SQL had gone wrong).
+    stopped = t.page.js("""return [...arguments[0].querySelectorAll('.steps li')].map((li) =>
+        [li.className, li.querySelector('.icon').textContent, li.querySelector('.what').textContent])""", turn)
+    check(stopped[-2] == ["stop", "–", "Generating SQL"] and stopped[-1][:2] == ["warn", "!"],
+          "the last steps of a cancelled question: %r" % stopped[-2:])
     check(not t.page.q("#cancel").is_displayed(), "Cancel still shown")
     check(not turn.find_elements(By.CSS_SELECTOR, ".elapsed"), "the time so far stays after the cancel")
     check(t.page.q("#ask-btn").is_enabled(), "Ask disabled after the cancel")

@@ -567,7 +567,8 @@ function describeStep(ev) {
     }
 }
 
-const ICONS = { ok: "✓", bad: "✗", warn: "!", run: "…" };
+// stop: a step a cancel ended, neither done nor failed.
+const ICONS = { ok: "✓", bad: "✗", warn: "!", run: "…", stop: "–" };
 
 function addStep(turn, kind, what, detail, tMs) {
     const steps = turn.steps;
@@ -1299,7 +1300,7 @@ async function ask(question) {
             if (turn.pending && turn.rows)
                 turn.out.prepend(el("p", { class: "notice", text: "Cancelled while the answer in words was written: the rows below are the answer." }));
             wordsDone(turn);
-            settleSteps(turn, "warn");
+            settleSteps(turn, "stop");
             addStep(turn, "warn", "Cancelled", "you stopped this question");
             markCancelled(turn, question);
             setStatus("Cancelled");
