@@ -88,6 +88,18 @@ static char *pct_decode(const char *s)
     return out;
 }
 
+/* How many of s's first bytes, at most max, end at a character's end:
+** for "%.*s", which would cut a UTF-8 sequence in two (and the text
+** that holds it would be no UTF-8 at all). */
+static int utf8_prefix(const char *s, size_t max)
+{
+    size_t n = strlen(s), i = n < max ? n : max;
+
+    while (i > 0 && i < n && ((unsigned char)s[i] & 0xC0) == 0x80)
+        i--;
+    return (int)i;
+}
+
 /*
 ** The schema text as the resource gives it: whole when its text fits in
 ** MCP_RESULT_CAP (less room for the message around it), else its first
@@ -160,11 +172,12 @@ static char *capped_schema(const char *text, const char *db,
             snprintf(others, sizeof others, " (the other %zu tables left "
                      "out)", ntables - 1);
         n = (size_t)snprintf(note, sizeof note, "%s-- cut here: the first "
-                             "table, %.200s, is over %zu KiB alone: %s%s; "
+                             "table, %.*s, is over %zu KiB alone: %s%s; "
                              "read a table as JSON with "
                              "askdb://%s/table/{table}, or find tables and "
                              "columns by name with the tool "
                              "search_objects\n", keep == line ? "" : "\n",
+                             utf8_prefix(first ? first : "?", 200),
                              first ? first : "?", MCP_RESULT_CAP >> 10,
                              what, others, db);
     }

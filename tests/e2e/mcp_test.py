@@ -1234,6 +1234,34 @@ async def a_schema_whose_first_table_is_over_the_cap_gives_that_tables_first_lin
 
 
 @test
+async def the_cut_notes_first_table_name_is_never_cut_inside_a_character(t):
+    # The note named the first table with "%.200s": a name of 199 "x" and
+    # an "\u00e9" was cut between the é's two bytes, the text was no
+    # longer UTF-8, and every non-ASCII byte of the 1 MiB schema, the
+    # name's own é in its CREATE TABLE line included, came out as "?".
+    wide = os.path.join(t.T, "wide.db")
+    name = "x" * 199 + "\u00e9"
+    con = sqlite3.connect(wide)
+    con.execute('CREATE TABLE "%s" (%s)' % (name, ", ".join(
+        '"c%04d_%s" TEXT' % (i, "\\" * 470) for i in range(2000))))
+    con.commit()
+    con.close()
+    rc, out, err = t.raw(["--db", "wide=" + wide],
+                         [init_line(0, "2025-11-25"),
+                          json.dumps({"jsonrpc": "2.0", "id": 1, "method": "resources/read",
+                                      "params": {"uri": "askdb://wide/schema"}})],
+                         timeout=120)
+    assert rc == 0, err
+    text = by_id(out)[1]["result"]["contents"][0]["text"]
+    assert text.startswith("CREATE TABLE %s (" % name) or \
+        text.startswith('CREATE TABLE "%s" (' % name), text[:250]
+    assert "?" not in text, text[text.index("?") - 20:text.index("?") + 20]
+    m = re.search(r"\n-- cut here: the first table, (x+)\u00e9?, is over 1024 KiB alone: its "
+                  r"first \d+ of 2002 lines only; ", text)
+    assert m, text[-600:]
+
+
+@test
 async def every_cut_result_says_so_in_a_note(t):
     # Only the 1 MiB cut had a note: rows cut by --max-rows or max_rows,
     # or by --max-bytes, came with truncated alone, which a model reading
