@@ -49,14 +49,22 @@ _Static_assert(NVERSIONS == MCP_V2026_07_28 + 1,
 
 struct inflight {
     struct inflight *next;
+    struct mcp_session *s;   /* its session */
     json_t *id;
     int cancelled;           /* stopped: by the client, or by the server */
     const char *stopped;     /* the server's reason (static), or NULL when
                                 the client cancelled it */
     askdb_agent *running;    /* the question running, or NULL */
-    int opening;             /* running is opening its database */
+    int opening;             /* running is opening its database, or
+                                running_db is a schema read's handle
+                                being opened (call_opening()) */
     askdb_db *running_db;    /* the statement's database, or NULL */
 };
+
+/* The reason a call whose schema read was opening its database is
+** stopped with when the server stops. */
+#define STOPPED_OPENING "the server stopped while the database was being " \
+    "opened: send this again once it runs"
 
 struct mcp_session {
     struct mcp_server *srv;
@@ -242,11 +250,38 @@ void mcp_session_cancel_opens(struct mcp_session *s)
 {
     struct inflight *f;
 
-    /* Not the client's cancel: the call still answers (it says why). */
+    /* Not the client's cancel: the call still answers (it says why: an
+    ** ask in its tool error, a schema read with STOPPED_OPENING). */
     pthread_mutex_lock(&s->lock);
     for (f = s->inflight; f; f = f->next)
         if (f->opening && f->running)
             askdb_agent_cancel(f->running);
+        else if (f->opening && f->running_db)
+            cancel_call(f, STOPPED_OPENING);
+    pthread_mutex_unlock(&s->lock);
+}
+
+/*
+** askdb_open_fn of a call's first schema read (mcp_db_schema(), on a
+** handle of its own; ud: the call's inflight): a cancel of the call
+** reaches the open from now on (a server that takes the connection and
+** answers nothing would hold it for its connect_timeout), at once when
+** the client cancelled the call before; when the server stops
+** (mcp_server_stop()), the call is stopped with STOPPED_OPENING.
+*/
+static void call_opening(void *ud, askdb_agent *ag, askdb_db *db)
+{
+    struct inflight *f = ud;
+    struct mcp_session *s = f->s;
+
+    (void)ag;
+    pthread_mutex_lock(&s->lock);
+    f->running_db = db;
+    f->opening = db != NULL;
+    if (db && f->cancelled)
+        askdb_db_cancel(db);
+    else if (db && atomic_load(&s->srv->stopping))
+        cancel_call(f, STOPPED_OPENING);
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -277,6 +312,7 @@ static struct inflight *register_call(struct mcp_session *s, json_t *id,
         }
     f = calloc(1, sizeof *f);
     if (f) {
+        f->s = s;
         f->id = json_incref(id);
         f->next = s->inflight;
         s->inflight = f;
@@ -1163,6 +1199,8 @@ static void do_tools_call(struct mcp_session *s, struct mcp_msg *m,
     c.running = &m->fl->running;
     c.opening = &m->fl->opening;
     c.running_db = &m->fl->running_db;
+    c.open_fn = call_opening;
+    c.open_ud = m->fl;
     pthread_mutex_lock(&s->lock);
     c.version = m->stateless ? m->version : s->version;
     c.log_level = m->stateless ? m->log_level : s->log_level;
@@ -1256,7 +1294,9 @@ void mcp_dispatch(struct mcp_session *s, struct mcp_msg *m,
             snprintf(msg, sizeof msg, "resources/read needs params.uri, a "
                      "string without NUL characters");
         } else {
-            r = mcp_resource_read(s->srv, str, &code, msg, sizeof msg);
+            r = mcp_resource_read(s->srv, str,
+                                  m->fl ? call_opening : NULL, m->fl,
+                                  &code, msg, sizeof msg);
             if (r)
                 code = 0;
         }

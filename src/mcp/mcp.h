@@ -197,9 +197,10 @@ void mcp_versions_text(char *buf, size_t len);
 ** cancelled, which gets no response. */
 void mcp_session_cancel_all(struct mcp_session *s, const char *why);
 
-/* Stop the tool calls of the session whose database is still being
-** opened (the server stops; mcp_server_stop() cancels those to come);
-** each still answers, with an error that says so. */
+/* Stop the tool calls and resource reads of the session whose database
+** is still being opened (an ask's agent, a first schema read's handle:
+** the server stops; mcp_server_stop() cancels those to come); each still
+** answers, with an error that says so. */
 void mcp_session_cancel_opens(struct mcp_session *s);
 
 #endif

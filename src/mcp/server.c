@@ -231,10 +231,14 @@ struct mcp_db *mcp_server_find(struct mcp_server *s, const char *name)
 ** through it waited for the one running there, up to --timeout. The
 ** handle runs no statement of a client's, so it needs no askdb-exec
 ** (in_process): the schema is read in this process on every handle.
+** open_fn (may be NULL) is told of its open, so that the call's cancel or
+** the server's stop reaches it (a server that takes the connection and
+** answers nothing holds it for its connect_timeout).
 ** Caller holds d->schema_lock. On failure err (errlen bytes) says why
 ** and nothing is kept: the next use tries again.
 */
-static askdb_status load_schema(struct mcp_db *d, char *err, size_t errlen)
+static askdb_status load_schema(struct mcp_db *d, askdb_open_fn open_fn,
+                                void *open_ud, char *err, size_t errlen)
 {
     askdb_config cfg = *d->cfg;
     askdb_db *db = NULL;
@@ -243,6 +247,8 @@ static askdb_status load_schema(struct mcp_db *d, char *err, size_t errlen)
     json_t *j, *t;
 
     cfg.in_process = 1;
+    cfg.open_fn = open_fn;
+    cfg.open_ud = open_ud;
     st = askdb_db_open(d->path, &cfg, &db);
     if (st == ASKDB_OK)
         st = askdb_db_schema_json(db, 0, &text);
@@ -269,19 +275,25 @@ static askdb_status load_schema(struct mcp_db *d, char *err, size_t errlen)
     return ASKDB_OK;
 }
 
-askdb_status mcp_db_schema(struct mcp_db *d, json_t **out, char *err,
+askdb_status mcp_db_schema(struct mcp_db *d, askdb_open_fn open_fn,
+                           void *open_ud, json_t **out, char *err,
                            size_t errlen)
 {
-    askdb_status st = d->schema ? ASKDB_OK : load_schema(d, err, errlen);
+    askdb_status st = d->schema ? ASKDB_OK
+                                : load_schema(d, open_fn, open_ud, err,
+                                              errlen);
 
     *out = d->schema;
     return st;
 }
 
-askdb_status mcp_db_schema_text(struct mcp_db *d, const char **out,
-                                char *err, size_t errlen)
+askdb_status mcp_db_schema_text(struct mcp_db *d, askdb_open_fn open_fn,
+                                void *open_ud, const char **out, char *err,
+                                size_t errlen)
 {
-    askdb_status st = d->schema ? ASKDB_OK : load_schema(d, err, errlen);
+    askdb_status st = d->schema ? ASKDB_OK
+                                : load_schema(d, open_fn, open_ud, err,
+                                              errlen);
 
     *out = d->schema_text;
     return st;

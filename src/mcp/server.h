@@ -106,13 +106,18 @@ struct mcp_db *mcp_server_find(struct mcp_server *s, const char *name);
 ** and its text as the model reads it (askdb_db_schema_text), both read on
 ** first use and kept: on a handle opened for that read and closed after,
 ** not through d->db, so that neither waits for a statement running there.
-** Caller holds d->schema_lock; *out is borrowed for as long as the server
-** lives. On failure *out is NULL and err (errlen bytes) says why.
+** open_fn (may be NULL) is told of that handle's open
+** (askdb_config.open_fn), so that a cancel of the call or a stop of the
+** server reaches it. Caller holds d->schema_lock; *out is borrowed for as
+** long as the server lives. On failure *out is NULL and err (errlen
+** bytes) says why.
 */
-askdb_status mcp_db_schema(struct mcp_db *d, json_t **out, char *err,
+askdb_status mcp_db_schema(struct mcp_db *d, askdb_open_fn open_fn,
+                           void *open_ud, json_t **out, char *err,
                            size_t errlen);
-askdb_status mcp_db_schema_text(struct mcp_db *d, const char **out,
-                                char *err, size_t errlen);
+askdb_status mcp_db_schema_text(struct mcp_db *d, askdb_open_fn open_fn,
+                                void *open_ud, const char **out, char *err,
+                                size_t errlen);
 
 /*
 ** The database's agent, made on first use over the server's one model;
@@ -125,8 +130,8 @@ askdb_status mcp_db_agent(struct mcp_server *s, struct mcp_db *d,
                           askdb_open_fn open_fn, void *open_ud,
                           askdb_agent **out, char *err, size_t errlen);
 
-/* The server stops (askdb serve's /mcp): a database an ask call begins to
-** open from now on is cancelled at once. */
+/* The server stops (askdb serve's /mcp): a database an ask call or a
+** schema read begins to open from now on is cancelled at once. */
 void mcp_server_stop(struct mcp_server *s);
 
 #endif

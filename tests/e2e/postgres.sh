@@ -2706,6 +2706,108 @@ PY
     expect_no_sanitizer
 }
 
+# The first schema read (list_databases, search_objects, the resources)
+# opens a handle of its own, and that open was told to no one: a
+# notifications/cancelled of a resources/read waiting for a server that
+# takes connections and answers nothing did not reach it, and askdb mcp,
+# at the end of its input, waited for the connect_timeout (60 s here).
+mcp_cancel_stops_the_open_of_a_first_schema_read() {
+    local ms
+    start_relay
+    ms=$("$PY" - "$ASKDB" "$T" "postgresql://reader@127.0.0.1:$RELAY_PORT/shop?connect_timeout=60" \
+        "$RELAY_PID" "$T/relay.port.quiet" "$RELAY_PORT" <<'PY'
+import json, os, subprocess, sys, time
+askdb, d, url, relay, quiet, rport = sys.argv[1:7]
+err = open(os.path.join(d, "err"), "w")
+p = subprocess.Popen([askdb, "mcp", "--llm-url", "http://127.0.0.1:9/v1", "--model", "test", "--db", "shop=" + url],
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=d)
+def send(m):
+    p.stdin.write((json.dumps(m) + "\n").encode())
+    p.stdin.flush()
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+json.loads(p.stdout.readline())
+send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+os.kill(int(relay), 12)   # SIGUSR2: deaf
+for _ in range(100):
+    if os.path.exists(quiet):
+        break
+    time.sleep(0.05)
+send({"jsonrpc": "2.0", "id": 2, "method": "resources/read",
+      "params": {"uri": "askdb://shop/schema"}})
+for _ in range(100):
+    n = subprocess.run(["ss", "-Htn", "state", "established", "( dport = :%s )" % rport],
+                       capture_output=True, text=True).stdout.count("\n")
+    if n >= 2:     # the server's own handle and the schema read's open
+        break
+    time.sleep(0.05)
+send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
+t0 = time.monotonic()
+p.stdin.close()
+try:
+    rest = p.stdout.read()
+    p.wait(90)
+except subprocess.TimeoutExpired:
+    p.kill()
+    rest = b""
+ms = int((time.monotonic() - t0) * 1000)
+print(ms, p.returncode, json.dumps(rest.decode()[:300]))
+PY
+)
+    echo "mcp: $ms" >>"$T/.trace"
+    set -- $ms
+    [ "$2" = 0 ] || fail "askdb mcp exited $2: $(head -c 300 "$T/err")"
+    [ "$3" = '""' ] || fail "the cancelled read was answered: $3"
+    [ "$1" -lt 3000 ] || fail "askdb mcp took $1 ms to end after the cancel of a schema read whose open was in flight"
+    expect_no_sanitizer
+}
+
+# The same open, in askdb serve's /mcp: a stop (SIGTERM) waited for it,
+# up to the connect_timeout (60 s here), where it cancels the other opens
+# in flight at once; the read is told that the server stopped.
+serve_stop_cancels_the_open_of_a_first_schema_read() {
+    local pid port t0 ms mcpp held
+    start_relay
+    start_serve --db "shop=postgresql://reader@127.0.0.1:$RELAY_PORT/shop?connect_timeout=60"
+    relay_deaf
+    held=$(ss -Htn state established "( dport = :$RELAY_PORT )" | wc -l)
+    "$PY" - "$port" "$T/mcp.out" <<'PY' &
+import json, sys, urllib.request
+def post(body, sid=None):
+    h = {"Content-Type": "application/json", "Accept": "application/json"}
+    if sid:
+        h["Mcp-Session-Id"] = sid
+    req = urllib.request.Request("http://127.0.0.1:%s/mcp" % sys.argv[1],
+                                 json.dumps(body).encode(), h)
+    return urllib.request.urlopen(req, timeout=90)
+try:
+    r = post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}})
+    sid = r.headers["Mcp-Session-Id"]
+    r.read()
+    r = post({"jsonrpc": "2.0", "id": 2, "method": "resources/read",
+              "params": {"uri": "askdb://shop/schema"}}, sid)
+    out = "%d %s" % (r.status, r.read().decode())
+except Exception as e:
+    out = "0 %s: %s" % (type(e).__name__, e)
+open(sys.argv[2], "w").write(out)
+PY
+    mcpp=$!
+    opens_held "$RELAY_PORT" $((held + 1))
+    t0=$(now_ms)
+    kill -TERM "$pid"
+    wait "$pid"
+    ms=$(($(now_ms) - t0))
+    wait "$mcpp"
+    echo "stopped in $ms ms; mcp: $(head -c 300 "$T/mcp.out")" >>"$T/.trace"
+    [ "$ms" -lt 3000 ] || fail "askdb serve took $ms ms to stop with a schema read's open in flight"
+    grep -qF '"error":{"code":-32000,' "$T/mcp.out" &&
+        grep -qF 'the server stopped while the database was being opened' "$T/mcp.out" ||
+        fail "mcp: $(head -c 300 "$T/mcp.out")"
+    expect_no_sanitizer
+}
+
 TESTS=(
     ambiguous_url_never_shows_part_of_the_password
     shell_sql_reads_dollar_quoted_strings
@@ -2763,6 +2865,8 @@ TESTS=(
     serve_stop_cancels_the_opens_in_flight
     mcp_schema_read_does_not_wait_for_a_statement
     mcp_cancel_stops_the_open_of_an_ask
+    mcp_cancel_stops_the_open_of_a_first_schema_read
+    serve_stop_cancels_the_open_of_a_first_schema_read
 )
 
 PASSED=0
