@@ -228,6 +228,9 @@ void srv_mcp_stop_opens(struct srv_mcp *m)
         return;
     mcp_server_stop(m->srv);
     pthread_mutex_lock(&m->mu);
+    /* Not only once the questions of /api/ask have ended (srv_mcp_stop(),
+    ** up to 10 s later): a POST taken until then would start a call. */
+    m->stopping = 1;
     for (h = m->list; h; h = h->next)
         mcp_session_cancel_opens(h->ms);
     pthread_mutex_unlock(&m->mu);

@@ -41,14 +41,17 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
                                   const struct srv_mcp_req *q, int *status,
                                   const char **why, char *session_out);
 
-/* Shutdown, first: cancel the ask calls whose database is still being
-** opened, now and to come (they have no answer to finish). */
+/* Shutdown, first: new POSTs get 503 from now on, as every other request
+** of the stop does; and the calls whose database is still being opened
+** (an ask's agent, a first schema read) are cancelled, now and to come
+** (they have no answer to finish). */
 void srv_mcp_stop_opens(struct srv_mcp *m);
 
 /*
-** Shutdown: new POSTs get 503; the calls being answered may finish for
-** grace_ms, then every session's calls are cancelled; returns once none
-** is left, so that the sessions and what they use can be freed.
+** Shutdown, after srv_mcp_stop_opens() and the questions of /api/ask
+** (srv_jobs_stop()): new POSTs get 503; the calls being answered may
+** finish for grace_ms, then every session's calls are cancelled; returns
+** once none is left, so that the sessions and what they use can be freed.
 */
 void srv_mcp_stop(struct srv_mcp *m, int grace_ms);
 

@@ -1016,6 +1016,33 @@ def test_shutdown_finishes_the_mcp_calls_in_flight(env):
     assert refused
 
 
+def test_shutdown_refuses_new_mcp_posts_while_the_questions_finish(env):
+    # /mcp set its 503 only once the questions of /api/ask had finished (up
+    # to 10 s): until then a POST on an open connection was taken, and a
+    # tool call ran, where /api/* answered 503 from the stop's start.
+    env.start(script=[reply(COUNTRY_SQL, delay_ms=2500)])
+    sid = mcp_session(env)
+    c1, r1 = ask_stream(env, {"database": "shop", "question": "first"})
+    next(sse_events(r1))
+    keep = env.conn()
+    keep.request("GET", "/health")
+    keep.getresponse().read()
+    env.srv.send_signal(signal.SIGTERM)
+    time.sleep(0.3)
+    keep.request("POST", "/mcp", body=json.dumps({
+        "jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+            "name": "execute_sql", "arguments": {"database": "shop", "sql": "SELECT 1"}}}),
+        headers={"Content-Type": "application/json", "Mcp-Session-Id": sid,
+                 "Accept": "application/json"})
+    r = keep.getresponse()
+    body = r.read()
+    assert r.status == 503, (r.status, body[:200])
+    keep.close()
+    assert list(sse_events(r1))[-1][1]["status"] == "ok"
+    c1.close()
+    assert env.srv.wait(15) == 0
+
+
 def test_config_file_is_checked_and_read_as_the_options(env):
     # Paths from the file's folder, "queue" as --queue means it (1: one
     # question may wait), and a wrong key, type or range is an error.
