@@ -941,16 +941,35 @@ int mcp_msg_slow(const struct mcp_msg *m)
            strcmp(m->method, "resources/read") == 0;
 }
 
+/* The response of a cancelled request (m has an id); NULL when out of
+** memory. */
+static json_t *cancelled_response(const struct mcp_msg *m)
+{
+    return error_response(m->id, MCP_ERR_SERVER, "request cancelled: the "
+                          "client sent notifications/cancelled for it, so "
+                          "its answer is not sent");
+}
+
 char *mcp_cancelled_reply(const struct mcp_msg *m)
 {
     json_t *o;
     char *text;
+    size_t i;
 
-    if (!m->id)
-        return NULL;
-    o = error_response(m->id, MCP_ERR_SERVER, "request cancelled: the "
-                       "client sent notifications/cancelled for it, so "
-                       "its answer is not sent");
+    if (!m->replies) {
+        o = m->id ? cancelled_response(m) : NULL;
+    } else {
+        /* A batch (its members are requests): an array of theirs, for a
+        ** batch whose every request was cancelled. */
+        o = json_array();
+        for (i = 0; i < m->nitems; i++)
+            if (json_array_append_new(o, cancelled_response(m->items[i])))
+                break;
+        if (i < m->nitems || json_array_size(o) == 0) {
+            json_decref(o);
+            o = NULL;
+        }
+    }
     text = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     return text;

@@ -145,8 +145,9 @@ void mcp_dispatch(struct mcp_session *s, struct mcp_msg *m,
 
 /*
 ** What m's response is when the client cancelled it, as JSON text (free()
-** it): MCP_ERR_SERVER, "request cancelled: ..."; NULL for a notification
-** or a batch, or when out of memory. The session sends no response to a
+** it): MCP_ERR_SERVER, "request cancelled: ..."; for a batch, the array
+** of its requests' (what a batch whose every request was cancelled is
+** answered with); NULL for a notification, or when out of memory. The session sends no response to a
 ** cancelled request, as the protocol asks; a transport that must still
 ** answer with a JSON document (HTTP, for a client that does not take
 ** text/event-stream: a POST's answer is JSON or a stream) sends this one

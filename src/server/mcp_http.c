@@ -24,7 +24,8 @@
 **   no response, as on stdio and as the protocol asks: its stream ends
 **   without one (an empty stream when it was not streamed); a client
 **   that takes JSON alone, whose POST must get a document, gets
-**   mcp_cancelled_reply()'s -32000 "request cancelled: ...". One the
+**   mcp_cancelled_reply()'s -32000 "request cancelled: ..." (a batch
+**   whose every request was cancelled, an array of them). One the
 **   server stops (shutdown, DELETE) gets -32000 with the reason.
 ** - At most MCP_MAX_RUNNING tool calls and resource reads run at once in
 **   a session, as on stdio; more are refused "busy" (mcp_reject_busy()),

@@ -530,6 +530,33 @@ async def batches_over_http_in_2025_03_26(tmp):
 
 
 @test
+async def a_batch_whose_requests_are_all_cancelled_still_gets_its_document(tmp):
+    # A POST of requests is answered with JSON or a stream, never 202. A
+    # batch whose every request the client cancelled had no response from
+    # the session, and mcp_cancelled_reply() gave none for a batch: a
+    # client that takes JSON alone got 202 and no body. Now the array of
+    # the cancelled replies, as a lone request gets its own.
+    s = Server("batch_cancelled", tmp, args=["--timeout", "20000"])
+    try:
+        hdr, _ = s.session("2025-03-26")
+        th, got = post_async(s, [sql_call(2, ENDLESS)], dict(hdr, Accept="application/json"))
+        time.sleep(0.5)
+        assert th.is_alive(), got
+        st, _, body = s.raw("POST", {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                     "params": {"requestId": 2}}, hdr)
+        assert st == 202, (st, body)
+        th.join(10)
+        assert not th.is_alive(), "the cancelled batch went on"
+        st, h, body = got["r"]
+        assert st == 200 and h["content-type"] == "application/json", (st, h, body)
+        assert json.loads(body) == [{"jsonrpc": "2.0", "id": 2, "error": {
+            "code": -32000, "message": "request cancelled: the client sent "
+            "notifications/cancelled for it, so its answer is not sent"}}], body
+    finally:
+        s.stop()
+
+
+@test
 async def initialize_comes_once_over_http(tmp):
     # At /mcp: an initialize without protocolVersion got the latest
     # revision and a session, and a second initialize changed the
