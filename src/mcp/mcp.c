@@ -57,7 +57,7 @@ struct inflight {
     askdb_agent *running;    /* the question running, or NULL */
     int opening;             /* running is opening its database, or
                                 running_db is a schema read's handle
-                                being opened (call_opening()) */
+                                being opened (call_schema()) */
     askdb_db *running_db;    /* the statement's database, or NULL */
 };
 
@@ -262,25 +262,25 @@ void mcp_session_cancel_opens(struct mcp_session *s)
 }
 
 /*
-** askdb_open_fn of a call's first schema read (mcp_db_schema(), on a
+** mcp_schema_fn of a call's first schema read (mcp_db_schema(), on a
 ** handle of its own; ud: the call's inflight): a cancel of the call
-** reaches the open from now on (a server that takes the connection and
-** answers nothing would hold it for its connect_timeout), at once when
-** the client cancelled the call before; when the server stops
-** (mcp_server_stop()), the call is stopped with STOPPED_OPENING.
+** reaches its open and its read from now on (a server that takes the
+** connection and answers nothing would hold the open for its
+** connect_timeout, a lock on the file the read for --timeout), at once
+** when the call was cancelled before; an open that begins once the
+** server stops (mcp_server_stop()) stops the call with STOPPED_OPENING.
 */
-static void call_opening(void *ud, askdb_agent *ag, askdb_db *db)
+static void call_schema(void *ud, askdb_db *db, int opening)
 {
     struct inflight *f = ud;
     struct mcp_session *s = f->s;
 
-    (void)ag;
     pthread_mutex_lock(&s->lock);
     f->running_db = db;
-    f->opening = db != NULL;
+    f->opening = opening;
     if (db && f->cancelled)
         askdb_db_cancel(db);
-    else if (db && atomic_load(&s->srv->stopping))
+    else if (opening && atomic_load(&s->srv->stopping))
         cancel_call(f, STOPPED_OPENING);
     pthread_mutex_unlock(&s->lock);
 }
@@ -1218,8 +1218,8 @@ static void do_tools_call(struct mcp_session *s, struct mcp_msg *m,
     c.running = &m->fl->running;
     c.opening = &m->fl->opening;
     c.running_db = &m->fl->running_db;
-    c.open_fn = call_opening;
-    c.open_ud = m->fl;
+    c.schema_fn = call_schema;
+    c.schema_ud = m->fl;
     pthread_mutex_lock(&s->lock);
     c.version = m->stateless ? m->version : s->version;
     c.log_level = m->stateless ? m->log_level : s->log_level;
@@ -1314,7 +1314,7 @@ void mcp_dispatch(struct mcp_session *s, struct mcp_msg *m,
                      "string without NUL characters");
         } else {
             r = mcp_resource_read(s->srv, str,
-                                  m->fl ? call_opening : NULL, m->fl,
+                                  m->fl ? call_schema : NULL, m->fl,
                                   &code, msg, sizeof msg);
             if (r)
                 code = 0;

@@ -292,7 +292,7 @@ static json_t *contents(const char *uri, const char *mime, const char *text)
 }
 
 json_t *mcp_resource_read(struct mcp_server *srv, const char *uri,
-                          askdb_open_fn open_fn, void *open_ud,
+                          mcp_schema_fn schema_fn, void *schema_ud,
                           int *code, char *msg, size_t msglen)
 {
     const char *rest, *slash;
@@ -320,9 +320,9 @@ json_t *mcp_resource_read(struct mcp_server *srv, const char *uri,
     rest = slash + 1;
     if (strcmp(rest, "schema") == 0) {
         pthread_mutex_lock(&d->schema_lock);
-        if (mcp_db_schema_text(d, open_fn, open_ud, &stext, why,
+        if (mcp_db_schema_text(d, schema_fn, schema_ud, &stext, why,
                                sizeof why) ||
-            mcp_db_schema(d, open_fn, open_ud, &schema, why, sizeof why)) {
+            mcp_db_schema(d, schema_fn, schema_ud, &schema, why, sizeof why)) {
             *code = -32603;
             snprintf(msg, msglen, "cannot read the schema of '%s': %s",
                      d->name, why);
@@ -344,7 +344,7 @@ json_t *mcp_resource_read(struct mcp_server *srv, const char *uri,
     if (!table)
         return NULL;
     pthread_mutex_lock(&d->schema_lock);
-    if (mcp_db_schema(d, open_fn, open_ud, &schema, why, sizeof why)) {
+    if (mcp_db_schema(d, schema_fn, schema_ud, &schema, why, sizeof why)) {
         *code = -32603;
         snprintf(msg, msglen, "cannot read the schema of '%s': %s", d->name,
                  why);

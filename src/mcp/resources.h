@@ -15,11 +15,11 @@ json_t *mcp_resource_templates(struct mcp_server *srv);
 ** it, text) or askdb://NAME/table/TABLE (TABLE percent-encoded: its
 ** columns, keys and row count as JSON). Returns the result (new
 ** reference), or NULL with *code and msg (msglen bytes) set: -32002 no
-** such resource, -32603 the database failed. open_fn (may be NULL) is
-** told of the open of a first schema read (mcp_db_schema()).
+** such resource, -32603 the database failed. schema_fn (may be NULL) is
+** told of the handle of a first schema read (mcp_db_schema()).
 */
 json_t *mcp_resource_read(struct mcp_server *srv, const char *uri,
-                          askdb_open_fn open_fn, void *open_ud,
+                          mcp_schema_fn schema_fn, void *schema_ud,
                           int *code, char *msg, size_t msglen);
 
 #endif

@@ -224,6 +224,20 @@ struct mcp_db *mcp_server_find(struct mcp_server *s, const char *name)
     return NULL;
 }
 
+/* A schema read's mcp_schema_fn, as askdb_config.open_fn of its open. */
+struct schema_watch {
+    mcp_schema_fn fn;
+    void *ud;
+};
+
+static void schema_opening(void *ud, askdb_agent *ag, askdb_db *db)
+{
+    struct schema_watch *w = ud;
+
+    (void)ag;
+    w->fn(w->ud, db, db != NULL);
+}
+
 /*
 ** Read d's schema, its JSON (without "text") into d->schema and its text
 ** into d->schema_text, on a handle of its own, opened for it and closed
@@ -231,27 +245,34 @@ struct mcp_db *mcp_server_find(struct mcp_server *s, const char *name)
 ** through it waited for the one running there, up to --timeout. The
 ** handle runs no statement of a client's, so it needs no askdb-exec
 ** (in_process): the schema is read in this process on every handle.
-** open_fn (may be NULL) is told of its open, so that the call's cancel or
-** the server's stop reaches it (a server that takes the connection and
-** answers nothing holds it for its connect_timeout).
+** fn (may be NULL) is told of the handle while it is opened and read,
+** so that the call's cancel or the server's stop reaches it (a server
+** that takes the connection and answers nothing holds the open for its
+** connect_timeout, a lock on the file the read for --timeout).
 ** Caller holds d->schema_lock. On failure err (errlen bytes) says why
 ** and nothing is kept: the next use tries again.
 */
-static askdb_status load_schema(struct mcp_db *d, askdb_open_fn open_fn,
-                                void *open_ud, char *err, size_t errlen)
+static askdb_status load_schema(struct mcp_db *d, mcp_schema_fn fn,
+                                void *ud, char *err, size_t errlen)
 {
     askdb_config cfg = *d->cfg;
+    struct schema_watch w = {fn, ud};
     askdb_db *db = NULL;
     askdb_status st;
     char *text = NULL;
     json_t *j, *t;
 
     cfg.in_process = 1;
-    cfg.open_fn = open_fn;
-    cfg.open_ud = open_ud;
+    cfg.open_fn = fn ? schema_opening : NULL;
+    cfg.open_ud = &w;
     st = askdb_db_open(d->path, &cfg, &db);
-    if (st == ASKDB_OK)
+    if (st == ASKDB_OK) {
+        if (fn)
+            fn(ud, db, 0);
         st = askdb_db_schema_json(db, 0, &text);
+        if (fn)
+            fn(ud, NULL, 0);
+    }
     if (st)
         snprintf(err, errlen, "%s", db ? askdb_db_errmsg(db)
                                        : "out of memory");
@@ -275,25 +296,22 @@ static askdb_status load_schema(struct mcp_db *d, askdb_open_fn open_fn,
     return ASKDB_OK;
 }
 
-askdb_status mcp_db_schema(struct mcp_db *d, askdb_open_fn open_fn,
-                           void *open_ud, json_t **out, char *err,
-                           size_t errlen)
+askdb_status mcp_db_schema(struct mcp_db *d, mcp_schema_fn fn, void *ud,
+                           json_t **out, char *err, size_t errlen)
 {
     askdb_status st = d->schema ? ASKDB_OK
-                                : load_schema(d, open_fn, open_ud, err,
-                                              errlen);
+                                : load_schema(d, fn, ud, err, errlen);
 
     *out = d->schema;
     return st;
 }
 
-askdb_status mcp_db_schema_text(struct mcp_db *d, askdb_open_fn open_fn,
-                                void *open_ud, const char **out, char *err,
+askdb_status mcp_db_schema_text(struct mcp_db *d, mcp_schema_fn fn,
+                                void *ud, const char **out, char *err,
                                 size_t errlen)
 {
     askdb_status st = d->schema ? ASKDB_OK
-                                : load_schema(d, open_fn, open_ud, err,
-                                              errlen);
+                                : load_schema(d, fn, ud, err, errlen);
 
     *out = d->schema_text;
     return st;

@@ -102,21 +102,29 @@ void mcp_server_set_command(struct mcp_server *s, const char *command);
 struct mcp_db *mcp_server_find(struct mcp_server *s, const char *name);
 
 /*
+** Told of the handle of a first schema read (mcp_db_schema()), on the
+** reading thread: with opening 1 once it can be cancelled and before its
+** database is opened, with opening 0 while the schema is read on it, and
+** with db NULL when the read is over. In between another thread may stop
+** it with askdb_db_cancel(db) (a server that takes the connection and
+** answers nothing, a file another process holds locked).
+*/
+typedef void (*mcp_schema_fn)(void *ud, askdb_db *db, int opening);
+
+/*
 ** The database's schema JSON (askdb_db_schema_json, without its "text")
 ** and its text as the model reads it (askdb_db_schema_text), both read on
 ** first use and kept: on a handle opened for that read and closed after,
 ** not through d->db, so that neither waits for a statement running there.
-** open_fn (may be NULL) is told of that handle's open
-** (askdb_config.open_fn), so that a cancel of the call or a stop of the
-** server reaches it. Caller holds d->schema_lock; *out is borrowed for as
-** long as the server lives. On failure *out is NULL and err (errlen
-** bytes) says why.
+** fn (may be NULL) is told of that handle (mcp_schema_fn), so that a
+** cancel of the call or a stop of the server reaches its open and read.
+** Caller holds d->schema_lock; *out is borrowed for as long as the server
+** lives. On failure *out is NULL and err (errlen bytes) says why.
 */
-askdb_status mcp_db_schema(struct mcp_db *d, askdb_open_fn open_fn,
-                           void *open_ud, json_t **out, char *err,
-                           size_t errlen);
-askdb_status mcp_db_schema_text(struct mcp_db *d, askdb_open_fn open_fn,
-                                void *open_ud, const char **out, char *err,
+askdb_status mcp_db_schema(struct mcp_db *d, mcp_schema_fn fn, void *ud,
+                           json_t **out, char *err, size_t errlen);
+askdb_status mcp_db_schema_text(struct mcp_db *d, mcp_schema_fn fn,
+                                void *ud, const char **out, char *err,
                                 size_t errlen);
 
 /*

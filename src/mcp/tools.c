@@ -575,7 +575,7 @@ static json_t *tool_list_databases(struct mcp_call *c)
 
         /* The label is the handle's for its life: no db_lock. */
         pthread_mutex_lock(&d->schema_lock);
-        if (mcp_db_schema(d, c->open_fn, c->open_ud, &schema, err,
+        if (mcp_db_schema(d, c->schema_fn, c->schema_ud, &schema, err,
                           sizeof err))
             schema = NULL;
         o = json_pack("{s:o,s:o,s:O?,s:o}", "name", mcp_str(d->name),
@@ -747,7 +747,7 @@ static json_t *tool_search_objects(struct mcp_call *c, json_t *args)
         if (only && d != only)
             continue;
         pthread_mutex_lock(&d->schema_lock);
-        if (mcp_db_schema(d, c->open_fn, c->open_ud, &schema, why,
+        if (mcp_db_schema(d, c->schema_fn, c->schema_ud, &schema, why,
                           sizeof why)) {
             json_t *e = tool_error("cannot read the schema of '%s': %s",
                                    d->name, why);

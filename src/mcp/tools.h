@@ -36,10 +36,10 @@ extern const char *const mcp_log_levels[MCP_LOG_NLEVELS];
 ** *cancelled says the client gave up on the call, *running holds the
 ** agent while a question runs, or while its database is opened (then
 ** *opening is 1), and *running_db the database while a statement runs
-** (its db_lock held), or while a first schema read opens its handle
-** (then *opening is 1: open_fn, which mcp_db_schema() takes, sets it), so
-** that the reading thread can stop them (askdb_agent_cancel,
-** askdb_db_cancel).
+** (its db_lock held), or a first schema read's handle while it is opened
+** (then *opening is 1) and read (schema_fn, which mcp_db_schema() takes,
+** sets them), so that the reading thread can stop them
+** (askdb_agent_cancel, askdb_db_cancel).
 */
 struct mcp_call {
     struct mcp_server *srv;
@@ -54,8 +54,8 @@ struct mcp_call {
     askdb_agent **running;
     int *opening;
     askdb_db **running_db;
-    askdb_open_fn open_fn;   /* a schema read's open (mcp.c) */
-    void *open_ud;
+    mcp_schema_fn schema_fn; /* a first schema read's handle (mcp.c) */
+    void *schema_ud;
     double progress;         /* last progress value sent */
 };
 

@@ -739,6 +739,46 @@ async def schema_lookups_do_not_wait_for_a_running_statement(t):
 
 
 @test
+async def a_cancel_reaches_a_first_schema_read_held_by_a_lock(t):
+    # The first read of the schema was told to no one: a resources/read
+    # the client cancelled while another process held the file locked
+    # went on waiting for the lock, up to --timeout (20 s here), though
+    # no one would read its answer, and the end of input waited with it.
+    # A model of a server that is not there: no local model to warm up.
+    errpath = os.path.join(t.T, "stderr_locked")
+    t.errlogs.append(errpath)
+    p = subprocess.Popen([ASKDB, "mcp", "--timeout", "20000", "--llm-url",
+                          "http://127.0.0.1:9/v1", "--model", "test", "shop.db"], cwd=t.W,
+                         env=ENV, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=open(errpath, "w"))
+    lock = None
+    try:
+        send_line(p, json.loads(init_line(1, LATEST)))
+        assert json.loads(p.stdout.readline())["id"] == 1
+        send_line(p, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        lock = sqlite3.connect(t.db, isolation_level=None)
+        lock.execute("BEGIN EXCLUSIVE")
+        send_line(p, {"jsonrpc": "2.0", "id": 2, "method": "resources/read",
+                      "params": {"uri": "askdb://shop/schema"}})
+        time.sleep(0.5)
+        send_line(p, {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                      "params": {"requestId": 2}})
+        t0 = time.monotonic()
+        p.stdin.close()
+        rest = p.stdout.read()
+        elapsed = time.monotonic() - t0
+        assert p.wait(30) == 0
+    finally:
+        if lock:
+            lock.execute("ROLLBACK")
+            lock.close()
+        if p.poll() is None:
+            p.kill()
+    assert rest == b"", rest
+    assert elapsed < 5, "the cancelled read went on for %.1f s" % elapsed
+
+
+@test
 async def parallel_calls_all_get_their_own_rows(t):
     async with t.session("shop.db") as (s, _):
         got = {}

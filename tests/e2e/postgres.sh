@@ -2762,6 +2762,64 @@ PY
     expect_no_sanitizer
 }
 
+# Past its open, the first schema read's queries went on after the
+# call's cancel: a table the reader reads slowly (a row-level security
+# policy that sleeps 0.3 s a row, 9 s in all) held askdb mcp, at the end
+# of its input, until its samples were read.
+mcp_cancel_stops_a_first_schema_read() {
+    local ms
+    su_sql "CREATE DATABASE slowmcp" postgres || fail "cannot create the database"
+    su_sql "CREATE TABLE slow (id int, name text);
+INSERT INTO slow SELECT g, 'name ' || g FROM generate_series(1, 30) g;
+ALTER TABLE slow ENABLE ROW LEVEL SECURITY;
+CREATE POLICY sleepy ON slow FOR SELECT USING (pg_sleep(0.3) IS NOT NULL);
+GRANT SELECT ON slow TO reader" slowmcp || fail "cannot make the slow table"
+    ms=$("$PY" - "$ASKDB" "$T" "postgresql://reader@127.0.0.1:$PORT/slowmcp" "$(su_url)" <<'PY'
+import json, os, subprocess, sys, time
+askdb, d, url, su = sys.argv[1:5]
+err = open(os.path.join(d, "err"), "w")
+p = subprocess.Popen([askdb, "mcp", "--timeout", "20000", "--llm-url", "http://127.0.0.1:9/v1",
+                      "--model", "test", "--db", "slow=" + url],
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=d)
+def send(m):
+    p.stdin.write((json.dumps(m) + "\n").encode())
+    p.stdin.flush()
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+json.loads(p.stdout.readline())
+send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+send({"jsonrpc": "2.0", "id": 2, "method": "resources/read",
+      "params": {"uri": "askdb://slow/schema"}})
+q = ("SELECT count(*) FROM pg_stat_activity WHERE datname = 'slowmcp' AND usename = 'reader' "
+     "AND state = 'active' AND query LIKE '%slow%'")
+for _ in range(200):
+    if subprocess.run(["psql", "-X", "-qtA", "-d", su, "-c", q], capture_output=True,
+                      text=True).stdout.strip() == "1":
+        break
+    time.sleep(0.05)
+time.sleep(0.3)
+send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
+t0 = time.monotonic()
+p.stdin.close()
+try:
+    rest = p.stdout.read()
+    p.wait(60)
+except subprocess.TimeoutExpired:
+    p.kill()
+    rest = b""
+ms = int((time.monotonic() - t0) * 1000)
+print(ms, p.returncode, json.dumps(rest.decode()[:300]))
+PY
+)
+    su_sql "DROP DATABASE slowmcp WITH (FORCE)" postgres >/dev/null
+    echo "mcp: $ms" >>"$T/.trace"
+    set -- $ms
+    [ "$2" = 0 ] || fail "askdb mcp exited $2: $(head -c 300 "$T/err")"
+    [ "$3" = '""' ] || fail "the cancelled read was answered: $3"
+    [ "$1" -lt 3000 ] || fail "askdb mcp took $1 ms to end after the cancel of a schema read in flight"
+    expect_no_sanitizer
+}
+
 # The same open, in askdb serve's /mcp: a stop (SIGTERM) waited for it,
 # up to the connect_timeout (60 s here), where it cancels the other opens
 # in flight at once; the read is told that the server stopped.
@@ -2866,6 +2924,7 @@ TESTS=(
     mcp_schema_read_does_not_wait_for_a_statement
     mcp_cancel_stops_the_open_of_an_ask
     mcp_cancel_stops_the_open_of_a_first_schema_read
+    mcp_cancel_stops_a_first_schema_read
     serve_stop_cancels_the_open_of_a_first_schema_read
 )
 
