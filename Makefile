@@ -424,6 +424,18 @@ $(BA)/tests/test_mcp: tests/unit/test_mcp.c \
 	    $(filter-out %.h,$^) \
 	    $(shell pkg-config --cflags --libs cmocka) $(LDLIBS)
 
+# /mcp's test links the front ends' objects but main's (askdb serve's
+# /mcp needs the MCP handler and the stream code), with the body's
+# reading wrapped so that a stop can begin while a POST is taken.
+$(BA)/tests/test_mcp_http: tests/unit/test_mcp_http.c \
+    $(filter-out $(BA)/src/cli/main.o,$(CLIA_OBJ)) $(BA)/web_assets.o \
+    $(BA)/libaskdb.a $(UNIT_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -O1 -Itests \
+	    -Wl,--wrap=mcp_in_read -o $@ \
+	    $(filter-out %.h,$^) \
+	    $(shell pkg-config --cflags --libs cmocka) $(LDLIBS) $(FE_LIBS)
+
 examples/shop.db: examples/shop.sql
 	@rm -f $@.tmp
 	sqlite3 $@.tmp < $<

@@ -116,7 +116,6 @@ static struct hsession *acquire(struct srv_mcp *m, const char *id)
         if (!h->dead && strcmp(h->id, id) == 0) {
             h->users++;
             h->last_used = srv_now_ms();
-            m->active++;
             break;
         }
     pthread_mutex_unlock(&m->mu);
@@ -137,8 +136,38 @@ static void unlink_locked(struct srv_mcp *m, struct hsession *h)
         }
 }
 
-/* One user of h less; the POST that acquired it is answered (the last
-** use of m and h by its thread, see srv_mcp_stop()). */
+/*
+** A POST begins to be answered: counted in m->active, which
+** srv_mcp_stop() waits to see at 0, unless the stop has begun (0: then
+** it gets 503). The look at stopping and the count are one step under
+** m->mu: a POST that saw no stop and was counted only later, when it
+** took its session, could run past a stop that had seen none active, on
+** a stream's thread that nothing then waited for, after the sessions,
+** agents and model were freed.
+*/
+static int post_begin(struct srv_mcp *m)
+{
+    int ok;
+
+    pthread_mutex_lock(&m->mu);
+    ok = !m->stopping;
+    if (ok)
+        m->active++;
+    pthread_mutex_unlock(&m->mu);
+    return ok;
+}
+
+/* The POST post_begin() counted is answered: its thread's last use of m
+** (see srv_mcp_stop()). */
+static void post_end(struct srv_mcp *m)
+{
+    pthread_mutex_lock(&m->mu);
+    m->active--;
+    pthread_mutex_unlock(&m->mu);
+}
+
+/* One user of h less, and the POST that took it is answered
+** (post_end()). */
 static void release(struct srv_mcp *m, struct hsession *h)
 {
     int drop;
@@ -152,9 +181,7 @@ static void release(struct srv_mcp *m, struct hsession *h)
     pthread_mutex_unlock(&m->mu);
     if (drop)
         hsession_free(h);
-    pthread_mutex_lock(&m->mu);
-    m->active--;
-    pthread_mutex_unlock(&m->mu);
+    post_end(m);
 }
 
 /* A session's memory with its MCP session and one user, not listed yet.
@@ -195,7 +222,6 @@ static struct hsession *open_session(struct srv_mcp *m)
     h->next = m->list;
     m->list = h;
     m->n++;
-    m->active++;
     pthread_mutex_unlock(&m->mu);
     if (old)
         hsession_free(old);
@@ -216,7 +242,6 @@ static struct hsession *open_stateless(struct srv_mcp *m)
     pthread_mutex_lock(&m->mu);
     h->next = m->list;
     m->list = h;
-    m->active++;
     pthread_mutex_unlock(&m->mu);
     return h;
 }
@@ -494,20 +519,18 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
     *status = 200;
     *why = NULL;
     session_out[0] = '\0';
-    pthread_mutex_lock(&m->mu);
-    if (m->stopping) {
-        pthread_mutex_unlock(&m->mu);
+    if (!post_begin(m)) {
         mcp_in_free(q->in);
         *status = 503;
         *why = "the server is stopping";
         return NULL;
     }
-    pthread_mutex_unlock(&m->mu);
     /* A message over MCP_MAX_MESSAGE is refused before it is read, and
     ** before a session is chosen for it: which one depends on what it
     ** says (an initialize would open one only to see it refused). */
     if (q->len > MCP_MAX_MESSAGE) {
         mcp_in_free(q->in);
+        post_end(m);
         return too_long(status, why);
     }
     /* The body is parsed once, here or by the caller: the one message
@@ -555,10 +578,12 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
                       &col);
         pthread_mutex_destroy(&col.mu);
         *status = 400;
+        post_end(m);
         return json_response(col.response, status, why);
     }
     if (!h) {
         mcp_in_free(in);
+        post_end(m);
         return NULL;
     }
     snprintf(session_out, 40, "%s", h->id);
