@@ -588,6 +588,13 @@ function addStep(turn, kind, what, detail, tMs) {
     return li;
 }
 
+// A step's detail (" — ...") says detail now, or nothing when empty.
+function setDetail(li, detail) {
+    const what = li.querySelector(".what");
+    li.querySelector(".detail")?.remove();
+    if (detail) what.after(el("span", { class: "detail", text: ` — ${detail}` }));
+}
+
 function settleSteps(turn, kind) {
     for (const li of turn.steps.querySelectorAll("li.run")) {
         li.classList.replace("run", kind);
@@ -1056,7 +1063,13 @@ function onEvent(turn, name, data) {
         if (data.position && data.position === turn.place) break;
         turn.place = data.position;
         turn.waiting = true;
-        addStep(turn, "run", "Waiting for the model", data.position ? place(data.position) : "");
+        // One step while it waits: a move in the queue changes its words.
+        if (turn.waitStep?.classList.contains("run")) {
+            setDetail(turn.waitStep, data.position ? place(data.position) : "");
+        } else {
+            turn.waitStep = addStep(turn, "run", "Waiting for the model",
+                data.position ? place(data.position) : "");
+        }
         if (data.position) setStatus(`Waiting: ${place(data.position)}`);
         break;
     case "step": {
