@@ -2197,8 +2197,8 @@ TESTS=(
     option_file_cannot_turn_reconnect_on
     option_file_cannot_turn_multi_statements_on
     option_file_init_command_is_refused
-    fault_server_killed_mid_query
     mcp_schema_read_does_not_wait_for_a_statement
+    fault_server_killed_mid_query
 )
 
 PASSED=0
