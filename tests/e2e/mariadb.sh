@@ -2086,52 +2086,8 @@ assert "attempts" not in err, err
 mcp_schema_read_does_not_wait_for_a_statement() {
     local out
     kill_ro
-    out=$(python3 - "$ASKDB" "$T" "$RO_URL" "$MDB_SOCK" <<'PY'
-import json, os, subprocess, sys, time
-askdb, d, url, sock = sys.argv[1:5]
-err = open(os.path.join(d, "err"), "w")
-p = subprocess.Popen([askdb, "mcp", "--timeout", "20000", "--llm-url", "http://127.0.0.1:9/v1",
-                      "--model", "test", url],
-                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=d)
-def send(m):
-    p.stdin.write((json.dumps(m) + "\n").encode())
-    p.stdin.flush()
-def reply(want):
-    while True:
-        m = json.loads(p.stdout.readline())
-        if m.get("id") == want:
-            return m
-def sessions():
-    q = "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = 'ro'"
-    return int(subprocess.run(["mariadb", "--no-defaults", "--socket=" + sock, "-uroot", "-N",
-                               "-e", q], capture_output=True, text=True, check=True).stdout)
-send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
-reply(1)
-send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-    "name": "execute_sql", "arguments": {"sql": "SELECT SLEEP(15)"}}})
-time.sleep(0.7)
-t0 = time.monotonic()
-send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
-    "name": "search_objects", "arguments": {"pattern": "cust"}}})
-objs = reply(3)["result"]["structuredContent"]["objects"]
-send({"jsonrpc": "2.0", "id": 4, "method": "resources/read", "params": {"uri": "askdb://shop/schema"}})
-text = reply(4)["result"]["contents"][0]["text"]
-ms = int((time.monotonic() - t0) * 1000)
-time.sleep(0.3)   # a closed session leaves the process list
-n = sessions()
-send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
-send({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
-    "name": "execute_sql", "arguments": {"sql": "SELECT COUNT(*) FROM customers"}}})
-rows = reply(5)["result"]["structuredContent"]["rows"]
-p.stdin.close()
-p.wait(30)
-print(json.dumps({"ms": ms, "sessions": n, "rows": rows, "rc": p.returncode,
-                  "cust": {"database": "shop", "table": "customers"} in objs,
-                  "schema": "CREATE TABLE customers" in text}))
-PY
-)
+    out=$(python3 "$HERE/mcp_schema_read.py" "$ASKDB" "$T" "$RO_URL" "SELECT SLEEP(15)" -- \
+        mariadb --no-defaults --socket="$MDB_SOCK" -uroot -N -e "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = 'ro'")
     echo "mcp: $out" >>"$T/.trace"
     pycheck '
 j = json.loads(args[0])

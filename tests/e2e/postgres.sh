@@ -2594,52 +2594,8 @@ PY
 # on a PostgreSQL server too, and the extra session does not stay.
 mcp_schema_read_does_not_wait_for_a_statement() {
     local out
-    out=$("$PY" - "$ASKDB" "$T" "$READER" "$(su_url)" <<'PY'
-import json, os, subprocess, sys, time
-askdb, d, url, su = sys.argv[1:5]
-err = open(os.path.join(d, "err"), "w")
-p = subprocess.Popen([askdb, "mcp", "--timeout", "20000", "--llm-url", "http://127.0.0.1:9/v1",
-                      "--model", "test", url],
-                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=d)
-def send(m):
-    p.stdin.write((json.dumps(m) + "\n").encode())
-    p.stdin.flush()
-def reply(want):
-    while True:
-        m = json.loads(p.stdout.readline())
-        if m.get("id") == want:
-            return m
-def sessions():
-    q = ("SELECT count(*) FROM pg_stat_activity WHERE usename = 'reader' "
-         "AND application_name = 'askdb'")
-    return int(subprocess.run(["psql", "-X", "-A", "-t", "-d", su, "-c", q],
-                              capture_output=True, text=True, check=True).stdout)
-send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
-reply(1)
-send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-    "name": "execute_sql", "arguments": {"sql": "SELECT pg_sleep(15)"}}})
-time.sleep(0.7)
-t0 = time.monotonic()
-send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
-    "name": "search_objects", "arguments": {"pattern": "cust"}}})
-objs = reply(3)["result"]["structuredContent"]["objects"]
-send({"jsonrpc": "2.0", "id": 4, "method": "resources/read", "params": {"uri": "askdb://shop/schema"}})
-text = reply(4)["result"]["contents"][0]["text"]
-ms = int((time.monotonic() - t0) * 1000)
-n = sessions()
-send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
-send({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
-    "name": "execute_sql", "arguments": {"sql": "SELECT count(*) FROM customers"}}})
-rows = reply(5)["result"]["structuredContent"]["rows"]
-p.stdin.close()
-p.wait(30)
-print(json.dumps({"ms": ms, "sessions": n, "rows": rows, "rc": p.returncode,
-                  "cust": {"database": "shop", "table": "customers"} in objs,
-                  "schema": "CREATE TABLE customers" in text}))
-PY
-)
+    out=$("$PY" "$HERE/mcp_schema_read.py" "$ASKDB" "$T" "$READER" "SELECT pg_sleep(15)" -- \
+        psql -X -A -t -d "$(su_url)" -c "SELECT count(*) FROM pg_stat_activity WHERE usename = 'reader' AND application_name = 'askdb'")
     echo "mcp: $out" >>"$T/.trace"
     pycheck '
 j = json.loads(args[0])
