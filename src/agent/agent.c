@@ -449,71 +449,56 @@ static int blank(const char *s)
 }
 
 /*
-** Why question cannot be asked, into msg (n bytes): nothing but white
-** space; not valid UTF-8, which it must be to reach a prompt, the trace
-** and the conversation (it was repaired, the bytes a Latin-1 terminal
-** sent shown to the model as U+FFFD: the asker is told where instead);
-** longer than ASKDB_MAX_QUESTION characters (every front end's limit:
-** askdb serve's API says as much). 0 when it can be asked.
+** Why text, a question or a hint (what), cannot be sent, into msg (n
+** bytes): not valid UTF-8, which it must be to reach a prompt, the trace
+** and the conversation (repaired, the bytes a Latin-1 terminal sent were
+** shown to the model as U+FFFD, a value no table holds: the asker is told
+** where instead, and fix how to mend it); longer than ASKDB_MAX_QUESTION
+** characters (every front end's limit, askdb serve's API and the MCP
+** tool's schema say as much; shorter says how to mend it). 0 when fit.
 */
-static int question_refused(const char *question, char *msg, size_t n)
+static int text_unfit(const char *text, const char *what, const char *fix,
+                      const char *shorter, char *msg, size_t n)
 {
-    size_t len = strlen(question), ok = text_valid_len(question, len);
-    size_t chars;
+    size_t len = strlen(text), ok = text_valid_len(text, len), chars;
 
     if (ok < len) {
-        snprintf(msg, n, "the question is not valid UTF-8: byte %zu "
-                 "(0x%02X) starts no character; askdb reads questions "
-                 "as UTF-8 (is the terminal set to another encoding?)",
-                 ok + 1, (unsigned char)question[ok]);
+        snprintf(msg, n, "the %s is not valid UTF-8: byte %zu (0x%02X) "
+                 "starts no character; askdb reads %ss as UTF-8 (%s)",
+                 what, ok + 1, (unsigned char)text[ok], what, fix);
         return 1;
     }
-    if (blank(question)) {
-        snprintf(msg, n, "the question is empty");
-        return 1;
-    }
-    chars = text_chars(question, len);
+    chars = text_chars(text, len);
     if (chars > ASKDB_MAX_QUESTION) {
-        snprintf(msg, n, "the question is %zu characters long, over the "
-                 "limit of %d (ASKDB_MAX_QUESTION): ask it in fewer words",
-                 chars, ASKDB_MAX_QUESTION);
+        snprintf(msg, n, "the %s is %zu characters long, over the limit "
+                 "of %d (ASKDB_MAX_QUESTION): %s", what, chars,
+                 ASKDB_MAX_QUESTION, shorter);
         return 1;
     }
     return 0;
 }
 
-/*
-** Why hint cannot be given, into msg (n bytes): not valid UTF-8, as a
-** question cannot be. It goes into the prompt, the trace and the question
-** event as the question does; repaired, a Latin-1 'M\xe9xico' reached the
-** model as 'M\uFFFDxico', a value no table holds, and the caller was not
-** told. Nor one longer than ASKDB_MAX_QUESTION characters: it went whole
-** into every message of the question (each candidate, each repair). 0
-** for a hint that can be given (NULL, "", or UTF-8 within the limit).
-*/
+/* Why question cannot be asked, into msg (n bytes): nothing but white
+** space, or unfit (text_unfit()). 0 when it can be asked. */
+static int question_refused(const char *question, char *msg, size_t n)
+{
+    if (blank(question)) {
+        snprintf(msg, n, "the question is empty");
+        return 1;
+    }
+    return text_unfit(question, "question",
+                      "is the terminal set to another encoding?",
+                      "ask it in fewer words", msg, n);
+}
+
+/* Why hint cannot be given, into msg (n bytes): unfit as a question
+** would be (text_unfit()); it goes into every message of the question.
+** 0 for a hint that can be given (NULL, "", or fit). */
 static int hint_refused(const char *hint, char *msg, size_t n)
 {
-    size_t len, ok, chars;
-
-    if (!hint)
-        return 0;
-    len = strlen(hint);
-    ok = text_valid_len(hint, len);
-    if (ok < len) {
-        snprintf(msg, n, "the hint is not valid UTF-8: byte %zu (0x%02X) "
-                 "starts no character; askdb reads hints as UTF-8 "
-                 "(convert it before asking)",
-                 ok + 1, (unsigned char)hint[ok]);
-        return 1;
-    }
-    chars = text_chars(hint, len);
-    if (chars > ASKDB_MAX_QUESTION) {
-        snprintf(msg, n, "the hint is %zu characters long, over the limit "
-                 "of %d (ASKDB_MAX_QUESTION): give what the schema does "
-                 "not say in fewer words", chars, ASKDB_MAX_QUESTION);
-        return 1;
-    }
-    return 0;
+    return hint && text_unfit(hint, "hint", "convert it before asking",
+                              "give what the schema does not say in fewer "
+                              "words", msg, n);
 }
 
 /* The question's request id: the caller's (cut to fit, as valid UTF-8),
