@@ -2607,19 +2607,21 @@ assert j["rows"][0][0] > 0, j
     expect_no_sanitizer
 }
 
-# An MCP client's notifications/cancelled of an ask whose agent was still
-# opening its database (a server that takes connections and answers
-# nothing) did not reach the open: the call, and askdb mcp after the end
-# of its input, waited for the connect_timeout (60 s here).
-mcp_cancel_stops_the_open_of_an_ask() {
-    local ms
-    start_relay
-    ms=$("$PY" - "$ASKDB" "$T" "postgresql://reader@127.0.0.1:$RELAY_PORT/shop?connect_timeout=60" \
-        "$RELAY_PID" "$T/relay.port.quiet" "$RELAY_PORT" <<'PY'
+# mcp_cancel_in_open REQUEST: askdb mcp on the relay (start_relay, outside
+# the command substitution that reads this), made deaf (a server
+# that takes connections and answers nothing, connect_timeout 60 s), is
+# sent REQUEST (id 2) and, once a second connection to the relay is open
+# (the server's own handle and the request's open), its
+# notifications/cancelled; then its input ends. Prints the milliseconds
+# from the cancel to askdb mcp's exit, its exit status and what it wrote
+# after the cancel (JSON).
+mcp_cancel_in_open() {
+    "$PY" - "$ASKDB" "$T" "postgresql://reader@127.0.0.1:$RELAY_PORT/shop?connect_timeout=60" \
+        "$RELAY_PID" "$T/relay.port.quiet" "$RELAY_PORT" "$1" <<'PY'
 import json, os, subprocess, sys, time
-askdb, d, url, relay, quiet, rport = sys.argv[1:7]
+askdb, d, url, relay, quiet, rport, request = sys.argv[1:8]
 err = open(os.path.join(d, "err"), "w")
-p = subprocess.Popen([askdb, "mcp", "--llm-url", "http://127.0.0.1:9/v1", "--model", "test", url],
+p = subprocess.Popen([askdb, "mcp", "--llm-url", "http://127.0.0.1:9/v1", "--model", "test", "--db", "shop=" + url],
                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=d)
 def send(m):
     p.stdin.write((json.dumps(m) + "\n").encode())
@@ -2633,12 +2635,11 @@ for _ in range(100):
     if os.path.exists(quiet):
         break
     time.sleep(0.05)
-send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-      "params": {"name": "ask", "arguments": {"question": "How many orders?"}}})
+send(json.loads(request))
 for _ in range(100):
     n = subprocess.run(["ss", "-Htn", "state", "established", "( dport = :%s )" % rport],
                        capture_output=True, text=True).stdout.count("\n")
-    if n >= 2:     # the reader's own session and the agent's open
+    if n >= 2:     # the server's own handle and the request's open
         break
     time.sleep(0.05)
 send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
@@ -2646,14 +2647,23 @@ t0 = time.monotonic()
 p.stdin.close()
 try:
     rest = p.stdout.read()
-    p.wait(30)
+    p.wait(90)
 except subprocess.TimeoutExpired:
     p.kill()
     rest = b""
 ms = int((time.monotonic() - t0) * 1000)
 print(ms, p.returncode, json.dumps(rest.decode()[:300]))
 PY
-)
+}
+
+# An MCP client's notifications/cancelled of an ask whose agent was still
+# opening its database (a server that takes connections and answers
+# nothing) did not reach the open: the call, and askdb mcp after the end
+# of its input, waited for the connect_timeout (60 s here).
+mcp_cancel_stops_the_open_of_an_ask() {
+    local ms
+    start_relay
+    ms=$(mcp_cancel_in_open '{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "ask", "arguments": {"question": "How many orders?"}}}')
     echo "mcp: $ms" >>"$T/.trace"
     set -- $ms
     [ "$2" = 0 ] || fail "askdb mcp exited $2: $(head -c 300 "$T/err")"
@@ -2670,46 +2680,7 @@ PY
 mcp_cancel_stops_the_open_of_a_first_schema_read() {
     local ms
     start_relay
-    ms=$("$PY" - "$ASKDB" "$T" "postgresql://reader@127.0.0.1:$RELAY_PORT/shop?connect_timeout=60" \
-        "$RELAY_PID" "$T/relay.port.quiet" "$RELAY_PORT" <<'PY'
-import json, os, subprocess, sys, time
-askdb, d, url, relay, quiet, rport = sys.argv[1:7]
-err = open(os.path.join(d, "err"), "w")
-p = subprocess.Popen([askdb, "mcp", "--llm-url", "http://127.0.0.1:9/v1", "--model", "test", "--db", "shop=" + url],
-                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=d)
-def send(m):
-    p.stdin.write((json.dumps(m) + "\n").encode())
-    p.stdin.flush()
-send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
-json.loads(p.stdout.readline())
-send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-os.kill(int(relay), 12)   # SIGUSR2: deaf
-for _ in range(100):
-    if os.path.exists(quiet):
-        break
-    time.sleep(0.05)
-send({"jsonrpc": "2.0", "id": 2, "method": "resources/read",
-      "params": {"uri": "askdb://shop/schema"}})
-for _ in range(100):
-    n = subprocess.run(["ss", "-Htn", "state", "established", "( dport = :%s )" % rport],
-                       capture_output=True, text=True).stdout.count("\n")
-    if n >= 2:     # the server's own handle and the schema read's open
-        break
-    time.sleep(0.05)
-send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
-t0 = time.monotonic()
-p.stdin.close()
-try:
-    rest = p.stdout.read()
-    p.wait(90)
-except subprocess.TimeoutExpired:
-    p.kill()
-    rest = b""
-ms = int((time.monotonic() - t0) * 1000)
-print(ms, p.returncode, json.dumps(rest.decode()[:300]))
-PY
-)
+    ms=$(mcp_cancel_in_open '{"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": "askdb://shop/schema"}}')
     echo "mcp: $ms" >>"$T/.trace"
     set -- $ms
     [ "$2" = 0 ] || fail "askdb mcp exited $2: $(head -c 300 "$T/err")"
