@@ -394,6 +394,28 @@ int mcp_in_initialize(const struct mcp_in *in)
            json_object_get(in->root, "id") != NULL;
 }
 
+/* Whether m is a notifications/cancelled (no id). */
+static int is_cancel(json_t *m)
+{
+    const char *method = json_string_value(json_object_get(m, "method"));
+
+    return method && strcmp(method, "notifications/cancelled") == 0 &&
+           !json_object_get(m, "id");
+}
+
+int mcp_in_cancels_only(const struct mcp_in *in)
+{
+    json_t *m;
+    size_t i;
+
+    if (!json_is_array(in->root))
+        return is_cancel(in->root);
+    json_array_foreach(in->root, i, m)
+        if (!is_cancel(m))
+            return 0;
+    return json_array_size(in->root) > 0;
+}
+
 static int b64val(char c)
 {
     if (c >= 'A' && c <= 'Z')

@@ -131,6 +131,11 @@ int mcp_in_stateless(const struct mcp_in *in);
 /* Whether in is an initialize request (one that opens a session). */
 int mcp_in_initialize(const struct mcp_in *in);
 
+/* Whether in holds notifications/cancelled alone (one, or a batch of
+** them and nothing else): what a transport still takes while it stops,
+** so that a client can cancel its calls that the stop waits for. */
+int mcp_in_cancels_only(const struct mcp_in *in);
+
 /* Whether m is such a request, and whether its method is method. */
 int mcp_msg_stateless(const struct mcp_msg *m);
 int mcp_msg_is(const struct mcp_msg *m, const char *method);

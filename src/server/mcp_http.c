@@ -36,6 +36,10 @@
 **   when it was dropped as the least recently used of MCP_SESSIONS).
 ** - A client that goes away is not a cancel (the protocol says so):
 **   notifications/cancelled is, and it may come on any connection.
+** - Once a stop begins (srv_mcp_stop_opens()) a POST gets 503, but one
+**   of notifications/cancelled alone, which a client needs to cancel a
+**   call the stop would wait for (up to 10 s); once srv_mcp_stop() saw
+**   every POST answered, that one too.
 ** - GET (a stream the server starts) is not offered: 405.
 ** - A request of revision 2026-07-28 (its params._meta names the
 **   revision; or, without a session, its MCP-Protocol-Version header
@@ -71,8 +75,13 @@ struct srv_mcp {
     struct hsession *list;
     int n;
     int active;              /* POSTs being answered (srv_mcp_stop()) */
-    int stopping;            /* srv_mcp_stop() began: new POSTs get 503 */
+    int stopping;            /* STOP_...: new POSTs get 503 */
 };
+
+/* m->stopping: a stop began (srv_mcp_stop_opens()), new POSTs get 503 but
+** those of cancels alone (post_begin_stopping()); then srv_mcp_stop() saw
+** no POST left to answer, and every new one gets 503. */
+enum { STOP_NONE, STOP_BEGUN, STOP_DONE };
 
 struct srv_mcp *srv_mcp_new(struct mcp_server *srv)
 {
@@ -139,18 +148,21 @@ static void unlink_locked(struct srv_mcp *m, struct hsession *h)
 /*
 ** A POST begins to be answered: counted in m->active, which
 ** srv_mcp_stop() waits to see at 0, unless the stop has begun (0: then
-** it gets 503). The look at stopping and the count are one step under
-** m->mu: a POST that saw no stop and was counted only later, when it
-** took its session, could run past a stop that had seen none active, on
-** a stream's thread that nothing then waited for, after the sessions,
-** agents and model were freed.
+** it gets 503); cancels says it holds notifications/cancelled alone,
+** which is taken until srv_mcp_stop() saw none active. The look at
+** stopping and the count are one step under m->mu: a POST that saw no
+** stop and was counted only later, when it took its session, could run
+** past a stop that had seen none active, on a stream's thread that
+** nothing then waited for, after the sessions, agents and model were
+** freed.
 */
-static int post_begin(struct srv_mcp *m)
+static int post_begin(struct srv_mcp *m, int cancels)
 {
     int ok;
 
     pthread_mutex_lock(&m->mu);
-    ok = !m->stopping;
+    ok = m->stopping == STOP_NONE ||
+         (cancels && m->stopping == STOP_BEGUN);
     if (ok)
         m->active++;
     pthread_mutex_unlock(&m->mu);
@@ -256,7 +268,7 @@ void srv_mcp_stop_opens(struct srv_mcp *m)
     pthread_mutex_lock(&m->mu);
     /* Not only once the questions of /api/ask have ended (srv_mcp_stop(),
     ** up to 10 s later): a POST taken until then would start a call. */
-    m->stopping = 1;
+    m->stopping = STOP_BEGUN;
     for (h = m->list; h; h = h->next)
         mcp_session_cancel_opens(h->ms);
     pthread_mutex_unlock(&m->mu);
@@ -273,8 +285,10 @@ void srv_mcp_stop(struct srv_mcp *m, int grace_ms)
         return;
     for (;;) {
         pthread_mutex_lock(&m->mu);
-        m->stopping = 1;
         n = m->active;
+        /* Once none is left, none comes: not even a cancel, which would
+        ** use the sessions the caller is about to free. */
+        m->stopping = n ? STOP_BEGUN : STOP_DONE;
         if (n && !cancelled && srv_now_ms() - t0 > grace_ms) {
             for (h = m->list; h; h = h->next)
                 mcp_session_cancel_all(h->ms, "the server is stopping: "
@@ -502,6 +516,26 @@ static struct MHD_Response *too_long(int *status, const char **why)
     return json_response(col.response, status, why);
 }
 
+/*
+** A POST that came once the stop began: whether it is taken all the same
+** (then counted, as by post_begin()), because its body (read into own
+** unless the caller read it: *in) is notifications/cancelled alone, for
+** requests of its session. A client may cancel its call that the stop
+** would otherwise wait for, up to its 10 s; any other message is refused.
+*/
+static int post_begin_stopping(struct srv_mcp *m,
+                               const struct srv_mcp_req *q,
+                               struct mcp_in **in, struct mcp_in *own)
+{
+    if (!q->session || q->len > MCP_MAX_MESSAGE)
+        return 0;
+    if (!*in) {
+        *in = own;
+        mcp_in_read(own, q->body, q->len);
+    }
+    return mcp_in_cancels_only(*in) && post_begin(m, 1);
+}
+
 struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
                                   const struct srv_mcp_req *q, int *status,
                                   const char **why, char *session_out)
@@ -519,8 +553,8 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
     *status = 200;
     *why = NULL;
     session_out[0] = '\0';
-    if (!post_begin(m)) {
-        mcp_in_free(q->in);
+    if (!post_begin(m, 0) && !post_begin_stopping(m, q, &in, &own)) {
+        mcp_in_free(in);
         *status = 503;
         *why = "the server is stopping";
         return NULL;
@@ -529,13 +563,14 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
     ** before a session is chosen for it: which one depends on what it
     ** says (an initialize would open one only to see it refused). */
     if (q->len > MCP_MAX_MESSAGE) {
-        mcp_in_free(q->in);
+        mcp_in_free(in);
         post_end(m);
         return too_long(status, why);
     }
-    /* The body is parsed once, here or by the caller: the one message
-    ** chooses the session and is what mcp_parse_in() then checks and the
-    ** session runs. Decided here, once: the session a request runs in
+    /* The body is parsed once, here, by the caller or (in a stop) by
+    ** post_begin_stopping(): the one message chooses the session and is
+    ** what mcp_parse_in() then checks and the session runs. Decided
+    ** here, once: the session a request runs in
     ** and what mcp_parse_in() asks of it must agree (a header that says
     ** 2026-07-28 over a body of the handshake is -32602, never served as
     ** the handshake's). */

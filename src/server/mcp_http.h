@@ -42,16 +42,19 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
                                   const char **why, char *session_out);
 
 /* Shutdown, first: new POSTs get 503 from now on, as every other request
-** of the stop does; and the calls whose database is still being opened
+** of the stop does, but one of notifications/cancelled alone (a client
+** may cancel a call the stop waits for) until srv_mcp_stop() returns;
+** and the calls whose database is still being opened
 ** (an ask's agent, a first schema read) are cancelled, now and to come
 ** (they have no answer to finish). */
 void srv_mcp_stop_opens(struct srv_mcp *m);
 
 /*
 ** Shutdown, after srv_mcp_stop_opens() and the questions of /api/ask
-** (srv_jobs_stop()): new POSTs get 503; the calls being answered may
-** finish for grace_ms, then every session's calls are cancelled; returns
-** once none is left, so that the sessions and what they use can be freed.
+** (srv_jobs_stop()): new POSTs get 503 (a cancel is taken while a call
+** is left); the calls being answered may finish for grace_ms, then every
+** session's calls are cancelled; returns once none is left, after which
+** no POST is taken, so that the sessions and what they use can be freed.
 */
 void srv_mcp_stop(struct srv_mcp *m, int grace_ms);
 

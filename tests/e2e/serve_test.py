@@ -1043,6 +1043,48 @@ def test_shutdown_refuses_new_mcp_posts_while_the_questions_finish(env):
     assert env.srv.wait(15) == 0
 
 
+def test_shutdown_takes_a_cancel_of_a_running_mcp_call(env):
+    # From SIGTERM on, /mcp answered every POST 503, notifications/cancelled
+    # too: a client could not cancel its own call, and the stop waited for
+    # that call until its 10 s were over (the model's reply is 20 s away).
+    # A POST of cancels alone is still taken during the stop; any other
+    # is 503.
+    env.start(script=[reply(COUNTRY_SQL, delay_ms=20000)])
+    sid = mcp_session(env)
+    call = mcp_call(env, sid, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                               "params": {"name": "ask", "arguments": {
+                                   "database": "shop", "question": "slow"}}}, False)
+    time.sleep(0.5)
+    keep = [env.conn() for _ in range(2)]
+    for c in keep:
+        c.request("GET", "/health")
+        c.getresponse().read()
+    t0 = time.time()
+    env.srv.send_signal(signal.SIGTERM)
+    time.sleep(0.3)
+    headers = {"Content-Type": "application/json", "Mcp-Session-Id": sid,
+               "Accept": "application/json"}
+    keep[0].request("POST", "/mcp", body=json.dumps({"jsonrpc": "2.0", "id": 9, "method": "ping"}),
+                    headers=headers)
+    r = keep[0].getresponse()
+    body = r.read()
+    assert r.status == 503, (r.status, body[:200])
+    keep[1].request("POST", "/mcp", body=json.dumps({
+        "jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}),
+        headers=headers)
+    r = keep[1].getresponse()
+    body = r.read()
+    assert r.status == 202, (r.status, body[:200])
+    doc = json.loads(call.getresponse().read())
+    call.close()
+    assert doc["id"] == 2 and doc["error"]["code"] == -32000, doc
+    assert doc["error"]["message"].startswith("request cancelled"), doc
+    for c in keep:
+        c.close()
+    assert env.srv.wait(15) == 0
+    assert time.time() - t0 < 5, "the stop waited %.1f s for the cancelled call" % (time.time() - t0)
+
+
 def test_config_file_is_checked_and_read_as_the_options(env):
     # Paths from the file's folder, "queue" as --queue means it (1: one
     # question may wait), and a wrong key, type or range is an error.

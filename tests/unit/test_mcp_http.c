@@ -1,5 +1,6 @@
 /* test_mcp_http.c - askdb serve's /mcp (src/server/mcp_http.c) without a
-** daemon: a POST taken as a stop begins is waited for by the stop. */
+** daemon: a POST taken as a stop begins is waited for by the stop, and
+** a cancel is taken while the stop waits. */
 #include <jansson.h>
 #include <microhttpd.h>
 #include <pthread.h>
@@ -96,10 +97,86 @@ static void a_stop_waits_for_a_post_taken_before_it(void **st)
     mcp_server_free(srv);
 }
 
+/* The answer's status to body POSTed in session sid (NULL: none). */
+static int post_status(struct srv_mcp *m, const char *sid, const char *body)
+{
+    struct srv_mcp_req q;
+    struct MHD_Response *r;
+    const char *why;
+    char out[40];
+    int status;
+
+    memset(&q, 0, sizeof q);
+    q.body = body;
+    q.len = strlen(body);
+    q.session = sid;
+    q.conn_fd = -1;
+    r = srv_mcp_post(m, &q, &status, &why, out);
+    if (r)
+        MHD_destroy_response(r);
+    return status;
+}
+
+/* Once a stop began, a POST of notifications/cancelled alone is still
+** taken (a client cancels a call the stop would wait for; it was 503,
+** as every POST), any other gets 503; once the stop saw no POST left,
+** a cancel gets 503 too. */
+static void a_stop_takes_cancels_until_no_post_is_left(void **st)
+{
+    static const char init[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+        "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+        "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}";
+    static const char ping[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}";
+    static const char cancel[] =
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+        "\"params\":{\"requestId\":3}}";
+    static const char *const replies[] = {NULL};
+    struct script script;
+    askdb_config cfg = askdb_config_default();
+    const char *paths[1] = {testdb_shop()}, *names[1] = {NULL};
+    struct mcp_server *srv;
+    struct srv_mcp *m;
+    struct srv_mcp_req q;
+    struct MHD_Response *r;
+    const char *why;
+    char err[512], sid[40];
+    int status;
+
+    (void)st;
+    memset(&script, 0, sizeof script);
+    script.replies = replies;
+    cfg.llm_fn = scripted;
+    cfg.llm_ud = &script;
+    assert_int_equal(mcp_server_new(&cfg, 1, names, paths, &srv, err,
+                                    sizeof err), ASKDB_OK);
+    m = srv_mcp_new(srv);
+    assert_non_null(m);
+    memset(&q, 0, sizeof q);
+    q.body = init;
+    q.len = strlen(init);
+    q.conn_fd = -1;
+    r = srv_mcp_post(m, &q, &status, &why, sid);
+    assert_non_null(r);
+    MHD_destroy_response(r);
+    assert_int_equal(status, 200);
+    assert_true(sid[0] != '\0');
+    srv_mcp_stop_opens(m);
+    assert_int_equal(post_status(m, sid, ping), 503);
+    assert_int_equal(post_status(m, NULL, cancel), 503);
+    assert_int_equal(post_status(m, sid, cancel), 202);
+    srv_mcp_stop(m, 0);
+    assert_int_equal(post_status(m, sid, cancel), 503);
+    srv_mcp_free(m);
+    mcp_server_free(srv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_stop_waits_for_a_post_taken_before_it),
+        cmocka_unit_test(a_stop_takes_cancels_until_no_post_is_left),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
