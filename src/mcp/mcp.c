@@ -285,6 +285,18 @@ static void call_schema(void *ud, askdb_db *db, int opening)
     pthread_mutex_unlock(&s->lock);
 }
 
+/* mcp_cancelled_fn of a call (ud: its inflight). */
+static int call_cancelled(void *ud)
+{
+    struct inflight *f = ud;
+    int yes;
+
+    pthread_mutex_lock(&f->s->lock);
+    yes = f->cancelled;
+    pthread_mutex_unlock(&f->s->lock);
+    return yes;
+}
+
 void mcp_session_cancel_all(struct mcp_session *s, const char *why)
 {
     struct inflight *f;
@@ -1336,7 +1348,8 @@ void mcp_dispatch(struct mcp_session *s, struct mcp_msg *m,
                      "string without NUL characters");
         } else {
             r = mcp_resource_read(s->srv, str,
-                                  m->fl ? call_schema : NULL, m->fl,
+                                  m->fl ? call_schema : NULL,
+                                  m->fl ? call_cancelled : NULL, m->fl,
                                   &code, msg, sizeof msg);
             if (r)
                 code = 0;

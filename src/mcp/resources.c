@@ -291,8 +291,22 @@ static json_t *contents(const char *uri, const char *mime, const char *text)
                      "mimeType", mime, "text", mcp_str(text));
 }
 
+/* mcp_db_schema_lock() for a read: 0 with d->schema_lock held, or -1
+** when the read was cancelled while it waited (*code and msg say so). */
+static int lock_schema(struct mcp_db *d, mcp_cancelled_fn cancelled,
+                       void *ud, int *code, char *msg, size_t msglen)
+{
+    if (mcp_db_schema_lock(d, cancelled, ud) == ASKDB_OK)
+        return 0;
+    *code = -32603;
+    snprintf(msg, msglen, "cancelled while it waited for the schema of "
+             "'%s'", d->name);
+    return -1;
+}
+
 json_t *mcp_resource_read(struct mcp_server *srv, const char *uri,
-                          mcp_schema_fn schema_fn, void *schema_ud,
+                          mcp_schema_fn schema_fn,
+                          mcp_cancelled_fn cancelled, void *schema_ud,
                           int *code, char *msg, size_t msglen)
 {
     const char *rest, *slash;
@@ -319,7 +333,8 @@ json_t *mcp_resource_read(struct mcp_server *srv, const char *uri,
         return NULL;
     rest = slash + 1;
     if (strcmp(rest, "schema") == 0) {
-        pthread_mutex_lock(&d->schema_lock);
+        if (lock_schema(d, cancelled, schema_ud, code, msg, msglen))
+            return NULL;
         if (mcp_db_schema_text(d, schema_fn, schema_ud, &stext, why,
                                sizeof why) ||
             mcp_db_schema(d, schema_fn, schema_ud, &schema, why, sizeof why)) {
@@ -343,7 +358,10 @@ json_t *mcp_resource_read(struct mcp_server *srv, const char *uri,
     table = pct_decode(rest + 6);
     if (!table)
         return NULL;
-    pthread_mutex_lock(&d->schema_lock);
+    if (lock_schema(d, cancelled, schema_ud, code, msg, msglen)) {
+        free(table);
+        return NULL;
+    }
     if (mcp_db_schema(d, schema_fn, schema_ud, &schema, why, sizeof why)) {
         *code = -32603;
         snprintf(msg, msglen, "cannot read the schema of '%s': %s", d->name,

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "server.h"
 
@@ -294,6 +295,41 @@ static askdb_status load_schema(struct mcp_db *d, mcp_schema_fn fn,
     json_object_del(j, "text");
     d->schema = j;
     return ASKDB_OK;
+}
+
+/* How often a call waiting for a schema_lock looks at its cancel. */
+#define SCHEMA_WAIT_STEP_MS 20
+
+/*
+** A waiter in pthread_mutex_lock() saw its cancel only once the read
+** ahead of it ended. The wait is cut into steps of SCHEMA_WAIT_STEP_MS
+** (pthread_mutex_timedlock()) with a look at the cancel between them: a
+** cancelled waiter leaves within a step, and schema_lock and the
+** session's lock are never held together (a condition variable that the
+** cancel woke would take them in both orders: the cancel holds the
+** session's lock, the waiter would hold the schema's).
+*/
+askdb_status mcp_db_schema_lock(struct mcp_db *d, mcp_cancelled_fn cancelled,
+                                void *ud)
+{
+    struct timespec until;
+
+    if (!cancelled) {
+        pthread_mutex_lock(&d->schema_lock);
+        return ASKDB_OK;
+    }
+    for (;;) {
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += SCHEMA_WAIT_STEP_MS * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        if (pthread_mutex_timedlock(&d->schema_lock, &until) == 0)
+            return ASKDB_OK;
+        if (cancelled(ud))
+            return ASKDB_ERR_CANCELLED;
+    }
 }
 
 askdb_status mcp_db_schema(struct mcp_db *d, mcp_schema_fn fn, void *ud,

@@ -21,7 +21,9 @@
 **               their own, then kept): list_databases, search_objects and
 **               the resources use them under this lock alone, so that a
 **               statement running on the database (up to --timeout) does
-**               not hold them up, not even the first read
+**               not hold them up, not even the first read; a call takes
+**               it with mcp_db_schema_lock(), so that its cancel ends its
+**               wait behind another call's first read
 **   agent_lock  guards agent and step_fn/step_ud: one question at a time
 **               per database, so calls of `ask` on one database queue up
 **               while other databases answer in parallel
@@ -110,6 +112,21 @@ struct mcp_db *mcp_server_find(struct mcp_server *s, const char *name);
 ** answers nothing, a file another process holds locked).
 */
 typedef void (*mcp_schema_fn)(void *ud, askdb_db *db, int opening);
+
+/* Whether the call behind ud was cancelled (by its client or by the
+** server). */
+typedef int (*mcp_cancelled_fn)(void *ud);
+
+/*
+** Take d->schema_lock for a call: ASKDB_OK with it held (the caller
+** unlocks it), or ASKDB_ERR_CANCELLED without it once cancelled(ud) says
+** the call was cancelled while another call held the lock (a first read
+** of the schema, which a lock on the file may hold up to --timeout): it
+** is asked every SCHEMA_WAIT_STEP_MS. cancelled NULL: wait as long as it
+** takes.
+*/
+askdb_status mcp_db_schema_lock(struct mcp_db *d, mcp_cancelled_fn cancelled,
+                                void *ud);
 
 /*
 ** The database's schema JSON (askdb_db_schema_json, without its "text")

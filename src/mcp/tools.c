@@ -559,6 +559,18 @@ static const char *sql_advice(askdb_status st, askdb_error_class ec)
     return NULL;
 }
 
+/* mcp_cancelled_fn of a call (ud): whether it was cancelled. */
+static int call_cancelled(void *ud)
+{
+    struct mcp_call *c = ud;
+    int yes;
+
+    pthread_mutex_lock(c->lock);
+    yes = *c->cancelled;
+    pthread_mutex_unlock(c->lock);
+    return yes;
+}
+
 /* ---------------------------------------------------------------------- */
 /* list_databases                                                         */
 /* ---------------------------------------------------------------------- */
@@ -574,7 +586,10 @@ static json_t *tool_list_databases(struct mcp_call *c)
         json_t *o;
 
         /* The label is the handle's for its life: no db_lock. */
-        pthread_mutex_lock(&d->schema_lock);
+        if (mcp_db_schema_lock(d, call_cancelled, c)) {
+            json_decref(arr);
+            return tool_error("cancelled");
+        }
         if (mcp_db_schema(d, c->schema_fn, c->schema_ud, &schema, err,
                           sizeof err))
             schema = NULL;
@@ -746,7 +761,10 @@ static json_t *tool_search_objects(struct mcp_call *c, json_t *args)
 
         if (only && d != only)
             continue;
-        pthread_mutex_lock(&d->schema_lock);
+        if (mcp_db_schema_lock(d, call_cancelled, c)) {
+            json_decref(objects);
+            return tool_error("cancelled");
+        }
         if (mcp_db_schema(d, c->schema_fn, c->schema_ud, &schema, why,
                           sizeof why)) {
             json_t *e = tool_error("cannot read the schema of '%s': %s",

@@ -4,6 +4,7 @@
 #define _DEFAULT_SOURCE   /* MAP_ANONYMOUS */
 #include <jansson.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -803,6 +804,85 @@ static void a_cancelled_statement_stops_at_once(void **st)
     fixture_free(f);
 }
 
+/* A call of line dispatched on a thread of its own, and whether it
+** returned. */
+struct waiter {
+    struct dispatch d;
+    pthread_t th;
+    atomic_int done;
+};
+
+static void *waiter_main(void *ud)
+{
+    struct waiter *w = ud;
+
+    dispatch_main(&w->d);
+    atomic_store(&w->done, 1);
+    return NULL;
+}
+
+/* A call that waits for the database's schema_lock (another call's first
+** read of the schema holds it: here the test does) stops waiting when it
+** is cancelled: it saw its cancel only once the read ahead of it ended,
+** which may be --timeout later (a lock on the file). Each such call, a
+** tool's and a resource's, gets no response. */
+static void a_cancel_reaches_a_call_waiting_for_the_schema_lock(void **st)
+{
+    static const char *const lines[] = {
+        "{\"jsonrpc\":\"2.0\",\"id\":\"w0\",\"method\":\"tools/call\","
+        "\"params\":{\"name\":\"search_objects\",\"arguments\":"
+        "{\"pattern\":\"cust\"}}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":\"w1\",\"method\":\"tools/call\","
+        "\"params\":{\"name\":\"list_databases\",\"arguments\":{}}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":\"w2\",\"method\":\"resources/read\","
+        "\"params\":{\"uri\":\"askdb://shop/schema\"}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":\"w3\",\"method\":\"resources/read\","
+        "\"params\":{\"uri\":\"askdb://shop/table/orders\"}}"};
+    enum { N = sizeof lines / sizeof lines[0] };
+    struct fixture *f = fixture_new(NULL);
+    struct timespec t0, pause = {0, 200 * 1000 * 1000},
+                        step = {0, 10 * 1000 * 1000};
+    struct waiter w[N];
+    char cancel[200];
+    int i, all;
+
+    (void)st;
+    pthread_mutex_lock(&f->srv->dbs[0].schema_lock);
+    for (i = 0; i < N; i++) {
+        w[i].d.f = f;
+        w[i].d.m = mcp_parse(f->s, lines[i], strlen(lines[i]), capture,
+                             &f->out);
+        assert_non_null(w[i].d.m);
+        atomic_init(&w[i].done, 0);
+        assert_int_equal(pthread_create(&w[i].th, NULL, waiter_main, &w[i]),
+                         0);
+    }
+    nanosleep(&pause, NULL);
+    for (i = 0; i < N; i++)
+        assert_false(atomic_load(&w[i].done));
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (i = 0; i < N; i++) {
+        snprintf(cancel, sizeof cancel, "{\"jsonrpc\":\"2.0\",\"method\":"
+                 "\"notifications/cancelled\",\"params\":{\"requestId\":"
+                 "\"w%d\"}}", i);
+        send_line(f, cancel);
+    }
+    /* The lock stays held meanwhile: up to 2 s for all to return. */
+    do {
+        nanosleep(&step, NULL);
+        for (all = 1, i = 0; i < N; i++)
+            all = all && atomic_load(&w[i].done);
+    } while (!all && since_ms(&t0) < 2000);
+    pthread_mutex_unlock(&f->srv->dbs[0].schema_lock);
+    for (i = 0; i < N; i++)
+        assert_int_equal(pthread_join(w[i].th, NULL), 0);
+    assert_true(all);
+    assert_int_equal(json_array_size(f->out.msgs), 0);
+    call_tool(f, "search_objects", "{\"pattern\":\"cust\"}");
+    assert_false(json_is_true(json_object_get(last_result(f), "isError")));
+    fixture_free(f);
+}
+
 /* Every tool's text block is its structuredContent as JSON, as the spec
 ** asks and the README says: explain_sql's was the plan as indented
 ** lines. */
@@ -855,6 +935,7 @@ int main(void)
         cmocka_unit_test(search_globs_match_whole_names_in_linear_time),
         cmocka_unit_test(only_unknown_names_are_sent_to_search_objects),
         cmocka_unit_test(a_cancelled_statement_stops_at_once),
+        cmocka_unit_test(a_cancel_reaches_a_call_waiting_for_the_schema_lock),
         cmocka_unit_test(every_result_text_is_the_structured_content),
     };
     test_filter_from_env();
