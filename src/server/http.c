@@ -314,65 +314,25 @@ static enum MHD_Result get_schema(struct server *s, struct MHD_Connection *c,
                      strlen(db->schema_json));
 }
 
-/* A statement's watch on its client: a hang-up cancels it, as it does a
-** question (askdb_db_cancel). */
-struct sql_watch {
-    askdb_db *h;
-    int fd;
-    int done;                /* the statement ended (mu) */
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-};
-
-static void *sql_watch_main(void *arg)
+/* srv_gone_fn of a statement's watch (ud: its handle): a hang-up
+** cancels it, as it does a question. */
+static void sql_gone(void *ud)
 {
-    struct sql_watch *w = arg;
-    struct timespec ts;
-
-    pthread_mutex_lock(&w->mu);
-    while (!w->done) {
-        if (srv_client_gone(w->fd)) {
-            askdb_db_cancel(w->h);
-            break;
-        }
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 100 * 1000000L;
-        ts.tv_sec += ts.tv_nsec / 1000000000L;
-        ts.tv_nsec %= 1000000000L;
-        pthread_cond_timedwait(&w->cv, &w->mu, &ts);
-    }
-    pthread_mutex_unlock(&w->mu);
-    return NULL;
+    askdb_db_cancel(ud);
 }
 
-/* Run sql on h while a thread watches the client (without the thread,
-** unwatched). */
+/* Run sql on h while a thread watches the client (srv_watch). */
 static askdb_status watched_query(struct MHD_Connection *c, askdb_db *h,
                                   const char *sql, askdb_result **out)
 {
     const union MHD_ConnectionInfo *ci;
-    struct sql_watch w;
+    struct srv_watch w;
     askdb_status st;
-    pthread_t th;
-    int watching;
 
     ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-    memset(&w, 0, sizeof w);
-    w.h = h;
-    w.fd = ci ? ci->connect_fd : -1;
-    pthread_mutex_init(&w.mu, NULL);
-    pthread_cond_init(&w.cv, NULL);
-    watching = w.fd >= 0 && pthread_create(&th, NULL, sql_watch_main, &w) == 0;
+    srv_watch_start(&w, ci ? ci->connect_fd : -1, sql_gone, h);
     st = askdb_db_query(h, sql, out);
-    if (watching) {
-        pthread_mutex_lock(&w.mu);
-        w.done = 1;
-        pthread_cond_signal(&w.cv);
-        pthread_mutex_unlock(&w.mu);
-        pthread_join(th, NULL);
-    }
-    pthread_cond_destroy(&w.cv);
-    pthread_mutex_destroy(&w.mu);
+    srv_watch_stop(&w);
     return st;
 }
 

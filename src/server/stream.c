@@ -1,5 +1,6 @@
 /* stream.c - a response body that one thread writes while libmicrohttpd's
-** connection thread sends it, watching the client (see stream.h). */
+** connection thread sends it, watching the client, and a watch on the
+** client of a request answered without a stream (see stream.h). */
 #define _GNU_SOURCE  /* POLLRDHUP */
 #include <microhttpd.h>
 #include <poll.h>
@@ -146,6 +147,52 @@ int srv_client_gone(int fd)
         return 0;
     return poll(&p, 1, 0) > 0 &&
            (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
+}
+
+static void *watch_main(void *arg)
+{
+    struct srv_watch *w = arg;
+    struct timespec ts;
+
+    pthread_mutex_lock(&w->mu);
+    while (!w->done) {
+        if (srv_client_gone(w->fd)) {
+            w->on_gone(w->ud);
+            break;
+        }
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += WATCH_MS * 1000000L;
+        ts.tv_sec += ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+void srv_watch_start(struct srv_watch *w, int fd, srv_gone_fn on_gone,
+                     void *ud)
+{
+    memset(w, 0, sizeof *w);
+    w->fd = fd;
+    w->on_gone = on_gone;
+    w->ud = ud;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    w->running = fd >= 0 && pthread_create(&w->th, NULL, watch_main, w) == 0;
+}
+
+void srv_watch_stop(struct srv_watch *w)
+{
+    if (w->running) {
+        pthread_mutex_lock(&w->mu);
+        w->done = 1;
+        pthread_cond_signal(&w->cv);
+        pthread_mutex_unlock(&w->mu);
+        pthread_join(w->th, NULL);
+    }
+    pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->mu);
 }
 
 /* Tell the writer once that its reader is gone (st->mu held). */

@@ -1,9 +1,10 @@
 /* stream.h - a response body written by one thread while libmicrohttpd's
-** connection thread sends it (stream.c). */
+** connection thread sends it, and a watch on a client (stream.c). */
 #ifndef ASKDB_SERVER_STREAM_H
 #define ASKDB_SERVER_STREAM_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stddef.h>
 
 /*
@@ -51,6 +52,30 @@ void srv_stream_end(struct srv_stream *st);
 /* Whether the client of the connection fd hung up (its socket's peer
 ** closed or failed); 0 for fd < 0. */
 int srv_client_gone(int fd);
+
+/*
+** A watch on the client of a request answered on its connection's own
+** thread, with no stream to notice a hang-up (a statement of /api/sql, a
+** stateless MCP resource read): a thread of its own asks
+** srv_client_gone() every 100 ms and, when the client hung up, calls
+** on_gone(ud) once, on that thread. srv_watch_stop() ends it, after
+** which on_gone is never called. Without a thread (fd < 0, none to be
+** had) the request is simply not watched.
+*/
+struct srv_watch {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t th;
+    int fd;
+    int running;             /* th was started */
+    int done;                /* srv_watch_stop() (mu) */
+    srv_gone_fn on_gone;
+    void *ud;
+};
+
+void srv_watch_start(struct srv_watch *w, int fd, srv_gone_fn on_gone,
+                     void *ud);
+void srv_watch_stop(struct srv_watch *w);
 
 /* Wait until libmicrohttpd has sent every stream to its end (or dropped
 ** it), at most wait_ms: a stop calls it after the last writer ended and
