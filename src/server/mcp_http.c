@@ -52,7 +52,9 @@
 **   tool call is answered through a stream (events, or one JSON
 **   document) whose closing by the client cancels it: that revision has
 **   no notifications/cancelled over HTTP. A call that is not one (an
-**   unknown tool) is answered before any stream, with its 400.
+**   unknown tool) is answered before any stream, with its 400. A
+**   resource read is answered as one document with its status, and the
+**   client closing its connection cancels it too (srv_watch).
 */
 
 #define MCP_SESSIONS 64
@@ -374,13 +376,14 @@ static void stream_emit(void *ud, enum mcp_out kind, const char *json,
         srv_stream_put(w->out, json, len);
 }
 
-/* srv_gone_fn of a stateless call's stream: the client closed it, which
-** is how revision 2026-07-28 cancels over HTTP. */
-static void stream_gone(void *ud)
+/* srv_gone_fn of a stateless request (ud: its hsession): the client
+** closed its connection, or the stream of a tool call on it, which is how
+** revision 2026-07-28 cancels over HTTP. */
+static void stateless_gone(void *ud)
 {
-    struct slow *w = ud;
+    struct hsession *h = ud;
 
-    mcp_session_cancel_all(w->h->ms, "the client closed the stream");
+    mcp_session_cancel_all(h->ms, "the client closed the connection");
 }
 
 /* Whether another tool call or resource read may run in h; if so it is
@@ -548,7 +551,8 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
     struct mcp_msg *msg;
     struct slow *w;
     pthread_t th;
-    int stateless, streamed, counted, opened = 0;
+    struct srv_watch watch;
+    int stateless, streamed, counted, watched, opened = 0;
 
     *status = 200;
     *why = NULL;
@@ -651,7 +655,8 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
             w->h = h;
             w->sse = q->sse;
             w->out = srv_stream_new(q->conn_fd, q->sse,
-                                    stateless ? stream_gone : NULL, w, &r);
+                                    stateless ? stateless_gone : NULL, h,
+                                    &r);
         }
         if (w && w->out) {
             w->m = m;
@@ -678,8 +683,17 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
     ** the session; its POST still needs an answer (JSON or a stream,
     ** never 202 for a request): see below. */
     gone = msg ? mcp_cancelled_reply(msg) : NULL;
+    /* A stateless request that may take long and is answered here (a
+    ** resource read) is cancelled by its client closing the connection,
+    ** as a tool call is by the close of its stream: the revision has a
+    ** disconnect cancel whatever the request does. */
+    watched = stateless && counted;
+    if (watched)
+        srv_watch_start(&watch, q->conn_fd, stateless_gone, h);
     if (msg)
         mcp_dispatch(h->ms, msg, collect_emit, &col);
+    if (watched)
+        srv_watch_stop(&watch);
     if (counted)
         run_end(m, h);
     /* An initialize refused (no protocolVersion) opened no session: the

@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -618,6 +619,49 @@ async def requests_without_a_session_are_told_to_initialize(tmp):
         r = json.loads(body)
         assert st == 400 and r["id"] is None and r["error"]["code"] == -32600, (st, body)
     finally:
+        s.stop()
+
+
+@test
+async def a_stateless_client_that_closes_a_slow_resource_read_cancels_it(tmp):
+    # Revision 2026-07-28 has no notifications/cancelled over HTTP: a
+    # client cancels a request by closing its connection, and the server
+    # must take that as the cancel of whatever the request does. askdb
+    # watched the stream of a tool call only: a resources/read whose first
+    # read of the schema waited for a lock on the file went on after its
+    # client left, up to --timeout (20 s here). The access log's line for
+    # the POST is written once the request has ended.
+    s = Server("closed_read", tmp, args=("--timeout", "20000"))
+    lock = None
+    try:
+        lock = sqlite3.connect(s.db, isolation_level=None)
+        lock.execute("BEGIN EXCLUSIVE")
+        uri = "askdb://shop/schema"
+        c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=30)
+        c.request("POST", "/mcp", body=json.dumps({
+            "jsonrpc": "2.0", "id": 1, "method": "resources/read",
+            "params": {"uri": uri, "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {}}}}),
+            headers={"Content-Type": "application/json", "Accept": "application/json",
+                     "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "resources/read",
+                     "Mcp-Name": uri})
+        time.sleep(0.5)
+        c.sock.shutdown(socket.SHUT_RDWR)
+        c.close()
+        t0 = time.monotonic()
+        ended = None
+        while ended is None and time.monotonic() - t0 < 5:
+            time.sleep(0.05)
+            for line in open(s.err, errors="replace"):
+                if line.startswith("{") and '"path":"/mcp"' in line:
+                    ended = time.monotonic() - t0
+        assert ended is not None, "the read went on with its client gone"
+        assert ended < 3, "the read went on for %.1f s with its client gone" % ended
+    finally:
+        if lock:
+            lock.execute("ROLLBACK")
+            lock.close()
         s.stop()
 
 
