@@ -252,7 +252,7 @@ static void one(askdb_db *db, const struct db_schema *s, long item,
     st->with_lits += an.nlits > 0;
     sqla_free(&an);
 
-    if (check_before(db, s, q, sql, &f, &nf))
+    if (check_before(db, s, NULL, q, sql, &f, &nf))
         nomem();
     if (db_run(db, sql, &r, &e) == ASKDB_OK) {
         if (check_after(q, sql, r, &g, &ng))
@@ -280,7 +280,7 @@ static void one(askdb_db *db, const struct db_schema *s, long item,
             continue;
         if (db_check(db, bad, &e) == ASKDB_OK) {
             st->mut_tried[m]++;
-            if (check_before(db, s, q, bad, &f, &nf))
+            if (check_before(db, s, NULL, q, bad, &f, &nf))
                 nomem();
             for (k = 0; k < nf; k++)
                 if (f[k].kind == mut_expect[m])

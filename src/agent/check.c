@@ -33,6 +33,7 @@
 
 #define MAX_LIT_CHECKS 8     /* value checks per statement */
 #define MAX_ALTERNATIVES 5   /* stored values shown per missing one */
+#define MAX_FEW 12           /* a column of at most this many texts shown whole */
 #define MAX_CANDIDATES 50    /* values containing it, read to choose from */
 #define MAX_SHOWN 80         /* bytes of a stored value shown in a hint */
 #define MAX_HINT 4096        /* a longer hint is cut, never dropped */
@@ -453,14 +454,15 @@ static int shown_value(const askdb_value *v, const char *lit)
            (!lit || at_word(v->s, lit));
 }
 
-/* Append up to MAX_ALTERNATIVES values of r's first column that
-** shown_value() takes, as a list; returns how many. */
-static int put_values(struct buf *b, const askdb_result *r, const char *lit)
+/* Append up to max values of r's first column that shown_value() takes,
+** as a list; returns how many. */
+static int put_values(struct buf *b, const askdb_result *r, const char *lit,
+                      int max)
 {
     long i;
     int shown = 0;
 
-    for (i = 0; r && i < r->nrows && shown < MAX_ALTERNATIVES; i++) {
+    for (i = 0; r && i < r->nrows && shown < max; i++) {
         const askdb_value *v = &r->cells[i * r->ncols];
         if (!shown_value(v, lit))
             continue;
@@ -473,6 +475,166 @@ static int put_values(struct buf *b, const askdb_result *r, const char *lit)
     return shown;
 }
 
+/* Whether column c of table `table` (schema_qname()) holds the text v
+** (exactly). */
+static int holds(askdb_db *db, const struct db_schema *s, const char *table,
+                 const char *c, const char *v)
+{
+    const struct db_table *t = schema_table(s, table);
+    askdb_result *r;
+    struct buf q;
+    int yes;
+
+    if (!t)
+        return 1; /* no table to look in: no evidence either */
+    buf_init(&q, MAX_QUERY);
+    buf_puts(&q, "SELECT 1 FROM ");
+    schema_put_quoted_table(&q, t);
+    buf_puts(&q, " WHERE ");
+    text_put_quoted(&q, c, '"');
+    buf_puts(&q, " = ");
+    text_put_quoted(&q, v, '\'');
+    buf_puts(&q, " LIMIT 1");
+    r = run(db, &q);
+    yes = !r || r->nrows > 0; /* a failed look is no evidence */
+    askdb_result_free(r);
+    return yes;
+}
+
+/*
+** Whether the value index finds literal l, absent from its column (the
+** caller knows), stored exactly in other columns: if so one sentence for
+** the repair is appended to b ("'X' is not a value of t.c; it is stored
+** in u.d, v.e. ") and 1 returned; 0 when not, -1 when out of memory.
+*/
+static int say_elsewhere(askdb_db *db, const struct db_schema *s,
+                         struct vindex *vi, const struct sqla_literal *l,
+                         struct buf *b)
+{
+    struct value_match *m = NULL;
+    struct buf q;
+    int k, nm = 0, n = 0;
+
+    if (strcmp(l->op, "=") != 0 && strcmp(l->op, "IN") != 0)
+        return 0;
+    if (numeric(l->literal) || strlen(l->literal) > 200 ||
+        strlen(l->literal) < 2)
+        return 0;
+    /* The value as a quoted phrase: the index's exact look-up. */
+    buf_init(&q, 0);
+    buf_putc(&q, '"');
+    buf_puts(&q, l->literal);
+    buf_putc(&q, '"');
+    if (buf_err(&q)) {
+        buf_free(&q);
+        return -1;
+    }
+    if (vindex_match(vi, q.data, 8, &m, &nm)) {
+        buf_free(&q);
+        return 0;
+    }
+    buf_free(&q);
+    for (k = 0; k < nm; k++) {
+        if (!m[k].exact || m[k].partial ||
+            strcmp(m[k].value, l->literal) != 0)
+            continue;
+        if (strcasecmp(m[k].table, l->col.table) == 0 &&
+            strcasecmp(m[k].column, l->col.column) == 0) {
+            n = -1; /* it is there after all: not this note's case */
+            break;
+        }
+        n++;
+    }
+    if (n > 0 && !holds(db, s, l->col.table, l->col.column, l->literal)) {
+        buf_putc(b, '\'');
+        buf_puts(b, l->literal);
+        buf_puts(b, "' is not a value of ");
+        schema_say_qname(b, s, l->col.table);
+        buf_putc(b, '.');
+        schema_say_name(b, s, l->col.column);
+        buf_puts(b, "; it is stored in ");
+        for (k = 0, n = 0; k < nm; k++) {
+            if (!m[k].exact || m[k].partial ||
+                strcmp(m[k].value, l->literal) != 0)
+                continue;
+            buf_puts(b, n++ ? ", " : "");
+            schema_say_qname(b, s, m[k].table);
+            buf_putc(b, '.');
+            schema_say_name(b, s, m[k].column);
+        }
+        buf_puts(b, ". ");
+        n = 1;
+    } else {
+        n = 0;
+    }
+    value_matches_free(m, nm);
+    return buf_err(b) ? -1 : n;
+}
+
+/*
+** Text value l, compared with = or IN, is not in its column t.c, and no
+** other spelling of it is (check_literal()). The result still has rows
+** (a count of 0, the rows of the other side of a NOT IN), so no repair
+** looks for the value as one of an empty result does. Said when there is
+** evidence of another reading: the value index finds it stored exactly
+** in another column (CHECK_VALUE_ELSEWHERE: a name compared with a code
+** column, 'American Airlines' in routes.airline that is in
+** airlines.name), or the column holds so few distinct texts that all can
+** be shown (CHECK_LITERAL_MISSING: 'Japan' against country codes that
+** include 'JP'). Silent otherwise: the question may ask about a value
+** that is simply not there.
+*/
+static void literal_nowhere(struct findings *fs, askdb_db *db,
+                            const struct db_schema *s, struct vindex *vi,
+                            const struct db_table *t,
+                            const struct sqla_literal *l)
+{
+    int sqlite = strcmp(db_dialect(db), "SQLite") == 0;
+    askdb_result *r;
+    struct buf q, b;
+
+    buf_init(&b, 0);
+    if (vi && say_elsewhere(db, s, vi, l, &b) > 0) {
+        buf_puts(&b, "Compare the column that stores it, joining its "
+                     "table if the query lacks it.");
+        add(fs, CHECK_VALUE_ELSEWHERE, &b);
+        return;
+    }
+    buf_free(&b);
+    if (t->rows_capped || strcmp(l->op, "=") != 0 ||
+        strlen(l->literal) > 200)
+        return;
+    buf_init(&q, MAX_QUERY);
+    buf_puts(&q, "SELECT DISTINCT ");
+    text_put_quoted(&q, l->col.column, '"');
+    buf_puts(&q, " FROM ");
+    schema_put_quoted_table(&q, t);
+    buf_puts(&q, " WHERE ");
+    text_put_quoted(&q, l->col.column, '"');
+    buf_puts(&q, sqlite ? " IS NOT NULL AND typeof(" : " IS NOT NULL");
+    if (sqlite) {
+        text_put_quoted(&q, l->col.column, '"');
+        buf_puts(&q, ") = 'text'");
+    }
+    buf_puts(&q, " ORDER BY 1");
+    buf_printf(&q, " LIMIT %d", MAX_FEW + 1);
+    r = run(db, &q);
+    if (r && r->nrows >= 1 && r->nrows <= MAX_FEW &&
+        put_values(NULL, r, NULL, MAX_FEW) == r->nrows) {
+        buf_init(&b, 0);
+        say_column(&b, s, t, l->col.column);
+        buf_puts(&b, " has no value ");
+        text_put_quoted(&b, l->literal, '\'');
+        buf_printf(&b, "; its %ld values are ", r->nrows);
+        put_values(&b, r, NULL, MAX_FEW);
+        buf_puts(&b, ". Compare with the one the question means, exactly "
+                     "as stored; keep the query if it means none of "
+                     "them.");
+        add(fs, CHECK_LITERAL_MISSING, &b);
+    }
+    askdb_result_free(r);
+}
+
 /*
 ** One comparison of t.c with a text value: silent when the value occurs
 ** (as the comparison itself would find it), when it is a number, or when
@@ -482,7 +644,7 @@ static int put_values(struct buf *b, const askdb_result *r, const char *lit)
 ** a word (3+ characters, not on tables too big to scan).
 */
 static void check_literal(struct findings *fs, askdb_db *db,
-                          const struct db_schema *s,
+                          const struct db_schema *s, struct vindex *vi,
                           const struct sqla_literal *l)
 {
     const struct db_table *t = schema_table(s, l->col.table);
@@ -536,7 +698,7 @@ static void check_literal(struct findings *fs, askdb_db *db,
         }
         r = run(db, &q);
     }
-    if (put_values(NULL, r, NULL) == 0 && strlen(l->literal) >= 3 &&
+    if (put_values(NULL, r, NULL, MAX_ALTERNATIVES) == 0 && strlen(l->literal) >= 3 &&
         !t->rows_capped) {
         askdb_result_free(r);
         buf_init(&q, MAX_QUERY);
@@ -562,52 +724,27 @@ static void check_literal(struct findings *fs, askdb_db *db,
         r = run(db, &q);
         contains = 1;
     }
-    if (put_values(NULL, r, contains ? l->literal : NULL) > 0) {
+    if (put_values(NULL, r, contains ? l->literal : NULL,
+                   MAX_ALTERNATIVES) > 0) {
         buf_init(&b, 0);
         say_column(&b, s, t, l->col.column);
         buf_puts(&b, " has no value ");
         text_put_quoted(&b, l->literal, '\'');
         buf_puts(&b, contains ? "; values containing it: " : "; it has ");
-        put_values(&b, r, contains ? l->literal : NULL);
+        put_values(&b, r, contains ? l->literal : NULL, MAX_ALTERNATIVES);
         buf_puts(&b, ". Compare with the value exactly as stored.");
         add(fs, CHECK_LITERAL_MISSING, &b);
+    } else if (!like) {
+        literal_nowhere(fs, db, s, vi, t, l);
     }
     askdb_result_free(r);
-}
-
-/* Whether column c of table `table` (schema_qname()) holds the text v
-** (exactly). */
-static int holds(askdb_db *db, const struct db_schema *s, const char *table,
-                 const char *c, const char *v)
-{
-    const struct db_table *t = schema_table(s, table);
-    askdb_result *r;
-    struct buf q;
-    int yes;
-
-    if (!t)
-        return 1; /* no table to look in: no evidence either */
-    buf_init(&q, MAX_QUERY);
-    buf_puts(&q, "SELECT 1 FROM ");
-    schema_put_quoted_table(&q, t);
-    buf_puts(&q, " WHERE ");
-    text_put_quoted(&q, c, '"');
-    buf_puts(&q, " = ");
-    text_put_quoted(&q, v, '\'');
-    buf_puts(&q, " LIMIT 1");
-    r = run(db, &q);
-    yes = !r || r->nrows > 0; /* a failed look is no evidence */
-    askdb_result_free(r);
-    return yes;
 }
 
 int check_value_elsewhere(askdb_db *db, const struct db_schema *s,
                           struct vindex *vi, const char *sql, struct buf *b)
 {
     struct sqla a;
-    struct value_match *m = NULL;
-    struct buf q;
-    int i, k, nm = 0, said = 0, rc;
+    int i, said = 0, rc;
 
     if (!vi || !sql)
         return 0;
@@ -617,65 +754,17 @@ int check_value_elsewhere(askdb_db *db, const struct db_schema *s,
         return -1;
     }
     for (i = 0; i < a.nlits && said < 3; i++) {
-        const struct sqla_literal *l = &a.lits[i];
-        int n = 0;
-        if (strcmp(l->op, "=") != 0 && strcmp(l->op, "IN") != 0)
-            continue;
-        if (numeric(l->literal) || strlen(l->literal) > 200 ||
-            strlen(l->literal) < 2)
-            continue;
-        /* The value as a quoted phrase: the index's exact look-up. */
-        buf_init(&q, 0);
-        buf_putc(&q, '"');
-        buf_puts(&q, l->literal);
-        buf_putc(&q, '"');
-        if (buf_err(&q) || vindex_match(vi, q.data, 8, &m, &nm)) {
-            buf_free(&q);
-            continue;
-        }
-        buf_free(&q);
-        for (k = 0; k < nm; k++) {
-            if (!m[k].exact || m[k].partial ||
-                strcmp(m[k].value, l->literal) != 0)
-                continue;
-            if (strcasecmp(m[k].table, l->col.table) == 0 &&
-                strcasecmp(m[k].column, l->col.column) == 0) {
-                n = -1; /* it is there after all: not this note's case */
-                break;
-            }
-            n++;
-        }
-        if (n > 0 &&
-            !holds(db, s, l->col.table, l->col.column, l->literal)) {
-            buf_putc(b, '\'');
-            buf_puts(b, l->literal);
-            buf_puts(b, "' is not a value of ");
-            schema_say_qname(b, s, l->col.table);
-            buf_putc(b, '.');
-            schema_say_name(b, s, l->col.column);
-            buf_puts(b, "; it is stored in ");
-            for (k = 0, n = 0; k < nm; k++) {
-                if (!m[k].exact || m[k].partial ||
-                    strcmp(m[k].value, l->literal) != 0)
-                    continue;
-                buf_puts(b, n++ ? ", " : "");
-                schema_say_qname(b, s, m[k].table);
-                buf_putc(b, '.');
-                schema_say_name(b, s, m[k].column);
-            }
-            buf_puts(b, ". ");
-            said++;
-        }
-        value_matches_free(m, nm);
-        m = NULL;
-        nm = 0;
+        rc = say_elsewhere(db, s, vi, &a.lits[i], b);
+        if (rc < 0)
+            break;
+        said += rc;
     }
     sqla_free(&a);
     return buf_err(b) ? -1 : said;
 }
 
 int check_before(askdb_db *db, const struct db_schema *s,
-                 const char *question, const char *sql,
+                 struct vindex *vi, const char *question, const char *sql,
                  struct check_finding **out, int *n)
 {
     struct findings fs = {NULL, 0, 0};
@@ -695,7 +784,7 @@ int check_before(askdb_db *db, const struct db_schema *s,
         check_agg(&fs, &a);
         check_idle(&fs, s, &a, question);
         for (k = 0; db && k < a.nlits && k < MAX_LIT_CHECKS; k++)
-            check_literal(&fs, db, s, &a.lits[k]);
+            check_literal(&fs, db, s, vi, &a.lits[k]);
     }
     sqla_free(&a);
     return finish(&fs, out, n);
@@ -1004,6 +1093,7 @@ const char *check_kind_str(enum check_kind k)
     case CHECK_ALL_NULL: return "all_null";
     case CHECK_SHAPE: return "shape";
     case CHECK_IDLE_JOIN: return "idle_join";
+    case CHECK_VALUE_ELSEWHERE: return "value_elsewhere";
     }
     return "unknown";
 }

@@ -32,7 +32,17 @@
 **   CHECK_LITERAL_MISSING a column compared with a text value it never
 **                         holds, while similar values exist (other case,
 **                         or containing it from a word start): "has no
-**                         value 'france'; it has 'France'"
+**                         value 'france'; it has 'France'"; or, with
+**                         nothing similar, a column of at most 12
+**                         distinct texts: all of them ("has no value
+**                         'Japan'; its 10 values are 'DE', ..., 'JP'")
+**   CHECK_VALUE_ELSEWHERE a column compared with a text value it never
+**                         holds, that the value index finds stored
+**                         exactly in another column (the same sentence as
+**                         an empty result's, check_value_elsewhere()):
+**                         a result of a count of 0, or of the other side
+**                         of a NOT IN, is not empty and would not be
+**                         repaired
 ** After execution:
 **   CHECK_ALL_NULL        a result column NULL in every row (with SELECT *,
 **                         only a result NULL throughout)
@@ -52,24 +62,28 @@ enum check_kind {
     CHECK_LITERAL_MISSING,
     CHECK_ALL_NULL,
     CHECK_SHAPE,
-    CHECK_IDLE_JOIN
+    CHECK_IDLE_JOIN,
+    CHECK_VALUE_ELSEWHERE
 };
-#define CHECK_NKINDS 7
+#define CHECK_NKINDS 8
 
 struct check_finding {
     enum check_kind kind;
     char *hint;          /* one or more sentences for the repair prompt */
 };
 
+struct vindex;
+
 /*
 ** Check sql (for question, over db with schema s) before running it. The
-** value check runs small read-only queries through db_run(). On return
+** value check runs small read-only queries through db_run() and asks the
+** value index vi (NULL: none) where a missing value is stored. On return
 ** *out holds *n findings (NULL and 0 when none), the caller's to free with
 ** check_findings_free(). Returns 0, or -1 when out of memory (*out is then
 ** NULL). SQL that cannot be analyzed gives no findings.
 */
 int check_before(askdb_db *db, const struct db_schema *s,
-                 const char *question, const char *sql,
+                 struct vindex *vi, const char *question, const char *sql,
                  struct check_finding **out, int *n);
 
 /* Check the result r of sql for question. Same contract as above. */
@@ -81,8 +95,6 @@ void check_findings_free(struct check_finding *f, int n);
 /* Remove the findings of kind k from f[0..*n) (a check switched off),
 ** keeping the order of the others. */
 void check_drop_kind(struct check_finding *f, int *n, enum check_kind k);
-
-struct vindex;
 
 /*
 ** For a query that returned no rows: each text value it compares a column

@@ -384,7 +384,8 @@ enum agent_outcome agent_step_execute(struct agent_state *st)
     if (!ag->cfg.checks || st->check_repairs > 0)
         return OUT_OK;
     t0 = db_now_ms();
-    rc = check_before(ag->db, st->schema, st->question, st->sql, &f, &nf);
+    rc = check_before(ag->db, st->schema, ag->values, st->question,
+                      st->sql, &f, &nf);
     if (rc == 0 && !ag->cfg.idle_join)
         check_drop_kind(f, &nf, CHECK_IDLE_JOIN);
     if (rc == 0 && nf == 0)

@@ -9,11 +9,13 @@
 #include <unistd.h>
 
 #include "agent/check.h"
+#include "agent/values.h"
 #include "core/buf.h"
 #include "db/db.h"
 
 static askdb_db *db;
 static const struct db_schema *shop;
+static struct vindex *values;   /* the value index before_on() passes */
 
 static int setup(void **state)
 {
@@ -55,7 +57,7 @@ static void before_on(askdb_db *d, const struct db_schema *s, const char *q,
     const char *hint;
     int n = -1;
 
-    assert_int_equal(check_before(d, s, q, sql, &f, &n), 0);
+    assert_int_equal(check_before(d, s, values, q, sql, &f, &n), 0);
     if (!want) {
         if (n)
             fail_msg("false alarm (%s) on %s: %s", check_kind_str(f[0].kind),
@@ -190,6 +192,52 @@ static void text_value_not_in_the_column(void **state)
     before("SELECT * FROM customers WHERE city = 'Yo%k'", 0, NULL);
 }
 
+/* A value that is not in its column and has no other spelling there is
+** said only with evidence of another reading: a column of few texts, all
+** shown ('Japan' against codes), or the value index finding it stored
+** in another column. The result of a count is not empty, so the repair
+** of an empty result would never look. */
+static void text_value_found_nowhere_in_the_column(void **state)
+{
+    char dir[256], note[256];
+
+    (void)state;
+    before("SELECT count(*) FROM orders o JOIN customers c ON "
+           "o.customer_id = c.id WHERE c.country = 'Japan'",
+           CHECK_LITERAL_MISSING,
+           "customers.country has no value 'Japan'; its 10 values are "
+           "'DE', 'ES', 'FR', 'GB', 'IT', 'JP', 'NL', 'PL', 'SE', 'US'. "
+           "Compare with the one the question means");
+    before("SELECT count(*) FROM customers WHERE country = 'JP'", 0, NULL);
+    before("SELECT count(*) FROM orders WHERE status = 'gift_card'",
+           CHECK_LITERAL_MISSING,
+           "orders.status has no value 'gift_card'; its 6 values are "
+           "'cancelled', 'delivered', 'paid', 'pending', 'refunded', "
+           "'shipped'.");
+    /* more texts than can be shown (the cities), IN, LIKE, <>: silent */
+    before("SELECT * FROM customers WHERE city = 'Atlantis'", 0, NULL);
+    before("SELECT * FROM customers WHERE country IN ('Japan', 'DE')", 0,
+           NULL);
+    before("SELECT * FROM customers WHERE country LIKE 'Japan'", 0, NULL);
+    before("SELECT * FROM customers WHERE country <> 'Japan'", 0, NULL);
+
+    /* With the value index: stored exactly in another column. */
+    assert_int_equal(tmpdir_as_cache(dir, sizeof dir, "check-values"), 0);
+    assert_int_equal(vindex_open(db, NULL, &values, note, sizeof note), 0);
+    before("SELECT count(*) FROM orders WHERE status = 'gift_card'",
+           CHECK_VALUE_ELSEWHERE,
+           "'gift_card' is not a value of orders.status; it is stored in "
+           "payments.method. Compare the column that stores it");
+    before("SELECT count(*) FROM payments WHERE method = 'gift_card'", 0,
+           NULL);
+    /* not stored anywhere: the few values, as without the index */
+    before("SELECT count(*) FROM customers WHERE country = 'Japan'",
+           CHECK_LITERAL_MISSING, "its 10 values are 'DE'");
+    vindex_free(values);
+    values = NULL;
+    assert_int_equal(tmpdir_remove(dir), 0);
+}
+
 /* Free text that contains the value: each stored value is shown cut to 80
 ** bytes (between characters), so the hint stays short and no finding is
 ** lost (a hint over its cap used to drop every finding of the query). */
@@ -221,7 +269,7 @@ static void long_stored_values_are_cut_not_the_findings(void **state)
     assert_int_equal(askdb_db_open(path, NULL, &d), ASKDB_OK);
     assert_int_equal(db_schema(d, &s), ASKDB_OK);
 
-    assert_int_equal(check_before(d, s, "q", "SELECT id, count(*) FROM "
+    assert_int_equal(check_before(d, s, NULL, "q", "SELECT id, count(*) FROM "
                                   "products WHERE description = 'red'", &f,
                                   &n), 0);
     assert_int_equal(n, 2);
@@ -450,6 +498,8 @@ static void kinds_have_names(void **state)
     assert_string_equal(check_kind_str(CHECK_JOIN_NOT_FK), "join_not_fk");
     assert_string_equal(check_kind_str(CHECK_SHAPE), "shape");
     assert_string_equal(check_kind_str(CHECK_IDLE_JOIN), "idle_join");
+    assert_string_equal(check_kind_str(CHECK_VALUE_ELSEWHERE),
+                        "value_elsewhere");
     check_findings_free(NULL, 0);
 }
 
@@ -460,6 +510,7 @@ int main(void)
         cmocka_unit_test(tables_with_nothing_linking_them),
         cmocka_unit_test(aggregate_with_bare_column),
         cmocka_unit_test(text_value_not_in_the_column),
+        cmocka_unit_test(text_value_found_nowhere_in_the_column),
         cmocka_unit_test(long_stored_values_are_cut_not_the_findings),
         cmocka_unit_test(unreadable_sql_gives_no_finding),
         cmocka_unit_test(result_column_all_null),
