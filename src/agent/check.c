@@ -34,6 +34,7 @@
 #define MAX_LIT_CHECKS 8     /* value checks per statement */
 #define MAX_ALTERNATIVES 5   /* stored values shown per missing one */
 #define MAX_FEW 12           /* a column of at most this many texts shown whole */
+#define MAX_LOOKS 40         /* columns looked into for a value, no index */
 #define MAX_CANDIDATES 50    /* values containing it, read to choose from */
 #define MAX_SHOWN 80         /* bytes of a stored value shown in a hint */
 #define MAX_HINT 4096        /* a longer hint is cut, never dropped */
@@ -475,18 +476,15 @@ static int put_values(struct buf *b, const askdb_result *r, const char *lit,
     return shown;
 }
 
-/* Whether column c of table `table` (schema_qname()) holds the text v
-** (exactly). */
-static int holds(askdb_db *db, const struct db_schema *s, const char *table,
-                 const char *c, const char *v)
+/* Whether column c of table t holds the text v exactly: 1 or 0, -1 when
+** the look failed (a time limit, an error). */
+static int look(askdb_db *db, const struct db_table *t, const char *c,
+                const char *v)
 {
-    const struct db_table *t = schema_table(s, table);
     askdb_result *r;
     struct buf q;
     int yes;
 
-    if (!t)
-        return 1; /* no table to look in: no evidence either */
     buf_init(&q, MAX_QUERY);
     buf_puts(&q, "SELECT 1 FROM ");
     schema_put_quoted_table(&q, t);
@@ -496,56 +494,177 @@ static int holds(askdb_db *db, const struct db_schema *s, const char *table,
     text_put_quoted(&q, v, '\'');
     buf_puts(&q, " LIMIT 1");
     r = run(db, &q);
-    yes = !r || r->nrows > 0; /* a failed look is no evidence */
+    yes = r ? r->nrows > 0 : -1;
     askdb_result_free(r);
     return yes;
 }
 
+/* Whether column c of table `table` (schema_qname()) holds the text v
+** (exactly). A failed look, or no such table, is no evidence: 1. */
+static int holds(askdb_db *db, const struct db_schema *s, const char *table,
+                 const char *c, const char *v)
+{
+    const struct db_table *t = schema_table(s, table);
+
+    return !t || look(db, t, c, v) != 0;
+}
+
+/* A column a missing value is stored in (both strings owned). */
+struct place {
+    char *table;                /* schema_qname() */
+    char *column;
+};
+
+/* Add table.column to the list *places (n of them). */
+static int add_place(struct place **places, int *n, const char *table,
+                     const char *column)
+{
+    struct place *p = realloc(*places, (size_t)(*n + 1) * sizeof *p);
+
+    if (!p)
+        return -1;
+    *places = p;
+    p[*n].table = strdup(table);
+    p[*n].column = strdup(column);
+    if (!p[*n].table || !p[*n].column) {
+        free(p[*n].table);
+        free(p[*n].column);
+        return -1;
+    }
+    ++*n;
+    return 0;
+}
+
+static void free_places(struct place *places, int n)
+{
+    while (n > 0) {
+        n--;
+        free(places[n].table);
+        free(places[n].column);
+    }
+    free(places);
+}
+
+
+/* Whether table t is one of the query's (a->tables) or one foreign key
+** away from one of them, either way. */
+static int near_query(const struct db_schema *s, const struct sqla *a,
+                      const struct db_table *t)
+{
+    int i, k;
+
+    for (i = 0; i < a->ntables; i++) {
+        const struct db_table *u = schema_table(s, a->tables[i]);
+        if (!u)
+            continue;
+        if (u == t)
+            return 1;
+        for (k = 0; k < t->nfks; k++)
+            if (schema_table(s, t->fks[k].table) == u)
+                return 1;
+        for (k = 0; k < u->nfks; k++)
+            if (schema_table(s, u->fks[k].table) == t)
+                return 1;
+    }
+    return 0;
+}
+
 /*
-** Whether the value index finds literal l, absent from its column (the
-** caller knows), stored exactly in other columns: if so one sentence for
-** the repair is appended to b ("'X' is not a value of t.c; it is stored
-** in u.d, v.e. ") and 1 returned; 0 when not, -1 when out of memory.
+** Without a value index: the columns of the query's tables and of the
+** tables one foreign key from them that hold literal l exactly, by one
+** small query each (SELECT 1 ... LIMIT 1, through the guard): at most
+** MAX_LOOKS of them, not in views or tables too big to count
+** (rows_capped), text columns only on the engines that refuse to compare
+** a number with text. Their "table.column" go to *places.
+*/
+static int look_around(askdb_db *db, const struct db_schema *s,
+                       const struct sqla *a, const struct sqla_literal *l,
+                       struct place **places, int *n)
+{
+    int sqlite = strcmp(db_dialect(db), "SQLite") == 0;
+    int i, c, looks = 0;
+
+    for (i = 0; i < s->ntables && looks < MAX_LOOKS && *n < 3; i++) {
+        const struct db_table *t = &s->tables[i];
+        const char *qn = schema_qname(t);
+        if (t->is_view || t->rows_capped || t->rows == 0 ||
+            !near_query(s, a, t))
+            continue;
+        for (c = 0; c < t->ncols && looks < MAX_LOOKS && *n < 3; c++) {
+            const struct db_column *col = &t->cols[c];
+            if (!sqlite && !db_text_type(col->type))
+                continue;
+            if (strcasecmp(qn, l->col.table) == 0 &&
+                strcasecmp(col->name, l->col.column) == 0)
+                continue;
+            looks++;
+            if (look(db, t, col->name, l->literal) == 1 &&
+                add_place(places, n, qn, col->name))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/*
+** Whether literal l, compared with = or IN and absent from its column,
+** is stored exactly in other columns: those the value index vi finds, or
+** without one those look_around() finds in the query's tables and their
+** neighbours. If so one sentence for the repair is appended to b ("'X'
+** is not a value of t.c; it is stored in u.d, v.e. ") and 1 returned; 0
+** when not, -1 when out of memory.
 */
 static int say_elsewhere(askdb_db *db, const struct db_schema *s,
-                         struct vindex *vi, const struct sqla_literal *l,
-                         struct buf *b)
+                         struct vindex *vi, const struct sqla *a,
+                         const struct sqla_literal *l, struct buf *b)
 {
     struct value_match *m = NULL;
+    struct place *places = NULL;
     struct buf q;
-    int k, nm = 0, n = 0;
+    int k, nm = 0, n = 0, rc = 0;
 
     if (strcmp(l->op, "=") != 0 && strcmp(l->op, "IN") != 0)
         return 0;
     if (numeric(l->literal) || strlen(l->literal) > 200 ||
         strlen(l->literal) < 2)
         return 0;
-    /* The value as a quoted phrase: the index's exact look-up. */
-    buf_init(&q, 0);
-    buf_putc(&q, '"');
-    buf_puts(&q, l->literal);
-    buf_putc(&q, '"');
-    if (buf_err(&q)) {
-        buf_free(&q);
-        return -1;
-    }
-    if (vindex_match(vi, q.data, 8, &m, &nm)) {
-        buf_free(&q);
-        return 0;
-    }
-    buf_free(&q);
-    for (k = 0; k < nm; k++) {
-        if (!m[k].exact || m[k].partial ||
-            strcmp(m[k].value, l->literal) != 0)
-            continue;
-        if (strcasecmp(m[k].table, l->col.table) == 0 &&
-            strcasecmp(m[k].column, l->col.column) == 0) {
-            n = -1; /* it is there after all: not this note's case */
-            break;
+    if (!vi) {
+        if (!holds(db, s, l->col.table, l->col.column, l->literal))
+            rc = look_around(db, s, a, l, &places, &n);
+    } else {
+        /* The value as a quoted phrase: the index's exact look-up. */
+        buf_init(&q, 0);
+        buf_putc(&q, '"');
+        buf_puts(&q, l->literal);
+        buf_putc(&q, '"');
+        if (buf_err(&q) || vindex_match(vi, q.data, 8, &m, &nm)) {
+            rc = buf_err(&q) ? -1 : 0;
+            buf_free(&q);
+            return rc;
         }
-        n++;
+        buf_free(&q);
+        for (k = 0; k < nm && rc == 0; k++) {
+            if (!m[k].exact || m[k].partial ||
+                strcmp(m[k].value, l->literal) != 0)
+                continue;
+            if (strcasecmp(m[k].table, l->col.table) == 0 &&
+                strcasecmp(m[k].column, l->col.column) == 0) {
+                free_places(places, n);
+                places = NULL;
+                n = 0;  /* it is there after all: not this note's case */
+                break;
+            }
+            rc = add_place(&places, &n, m[k].table, m[k].column);
+        }
+        value_matches_free(m, nm);
+        if (rc == 0 && n > 0 &&
+            holds(db, s, l->col.table, l->col.column, l->literal)) {
+            free_places(places, n);
+            places = NULL;
+            n = 0;
+        }
     }
-    if (n > 0 && !holds(db, s, l->col.table, l->col.column, l->literal)) {
+    if (rc == 0 && n > 0) {
         buf_putc(b, '\'');
         buf_puts(b, l->literal);
         buf_puts(b, "' is not a value of ");
@@ -553,22 +672,18 @@ static int say_elsewhere(askdb_db *db, const struct db_schema *s,
         buf_putc(b, '.');
         schema_say_name(b, s, l->col.column);
         buf_puts(b, "; it is stored in ");
-        for (k = 0, n = 0; k < nm; k++) {
-            if (!m[k].exact || m[k].partial ||
-                strcmp(m[k].value, l->literal) != 0)
-                continue;
-            buf_puts(b, n++ ? ", " : "");
-            schema_say_qname(b, s, m[k].table);
+        for (k = 0; k < n; k++) {
+            buf_puts(b, k ? ", " : "");
+            schema_say_qname(b, s, places[k].table);
             buf_putc(b, '.');
-            schema_say_name(b, s, m[k].column);
+            schema_say_name(b, s, places[k].column);
         }
         buf_puts(b, ". ");
-        n = 1;
-    } else {
-        n = 0;
     }
-    value_matches_free(m, nm);
-    return buf_err(b) ? -1 : n;
+    free_places(places, n);
+    if (rc < 0 || buf_err(b))
+        return -1;
+    return n > 0;
 }
 
 /*
@@ -586,7 +701,7 @@ static int say_elsewhere(askdb_db *db, const struct db_schema *s,
 */
 static void literal_nowhere(struct findings *fs, askdb_db *db,
                             const struct db_schema *s, struct vindex *vi,
-                            const struct db_table *t,
+                            const struct sqla *a, const struct db_table *t,
                             const struct sqla_literal *l)
 {
     int sqlite = strcmp(db_dialect(db), "SQLite") == 0;
@@ -594,7 +709,7 @@ static void literal_nowhere(struct findings *fs, askdb_db *db,
     struct buf q, b;
 
     buf_init(&b, 0);
-    if (vi && say_elsewhere(db, s, vi, l, &b) > 0) {
+    if (say_elsewhere(db, s, vi, a, l, &b) > 0) {
         buf_puts(&b, "Compare the column that stores it, joining its "
                      "table if the query lacks it.");
         add(fs, CHECK_VALUE_ELSEWHERE, &b);
@@ -645,7 +760,7 @@ static void literal_nowhere(struct findings *fs, askdb_db *db,
 */
 static void check_literal(struct findings *fs, askdb_db *db,
                           const struct db_schema *s, struct vindex *vi,
-                          const struct sqla_literal *l)
+                          const struct sqla *a, const struct sqla_literal *l)
 {
     const struct db_table *t = schema_table(s, l->col.table);
     const struct db_column *c;
@@ -735,7 +850,7 @@ static void check_literal(struct findings *fs, askdb_db *db,
         buf_puts(&b, ". Compare with the value exactly as stored.");
         add(fs, CHECK_LITERAL_MISSING, &b);
     } else if (!like) {
-        literal_nowhere(fs, db, s, vi, t, l);
+        literal_nowhere(fs, db, s, vi, a, t, l);
     }
     askdb_result_free(r);
 }
@@ -746,7 +861,7 @@ int check_value_elsewhere(askdb_db *db, const struct db_schema *s,
     struct sqla a;
     int i, said = 0, rc;
 
-    if (!vi || !sql)
+    if (!sql)
         return 0;
     rc = sqla_analyze(sql, s, &a);
     if (rc < 0) {
@@ -754,7 +869,7 @@ int check_value_elsewhere(askdb_db *db, const struct db_schema *s,
         return -1;
     }
     for (i = 0; i < a.nlits && said < 3; i++) {
-        rc = say_elsewhere(db, s, vi, &a.lits[i], b);
+        rc = say_elsewhere(db, s, vi, &a, &a.lits[i], b);
         if (rc < 0)
             break;
         said += rc;
@@ -784,7 +899,7 @@ int check_before(askdb_db *db, const struct db_schema *s,
         check_agg(&fs, &a);
         check_idle(&fs, s, &a, question);
         for (k = 0; db && k < a.nlits && k < MAX_LIT_CHECKS; k++)
-            check_literal(&fs, db, s, vi, &a.lits[k]);
+            check_literal(&fs, db, s, vi, &a, &a.lits[k]);
     }
     sqla_free(&a);
     return finish(&fs, out, n);

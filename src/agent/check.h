@@ -37,8 +37,9 @@
 **                         distinct texts: all of them ("has no value
 **                         'Japan'; its 10 values are 'DE', ..., 'JP'")
 **   CHECK_VALUE_ELSEWHERE a column compared with a text value it never
-**                         holds, that the value index finds stored
-**                         exactly in another column (the same sentence as
+**                         holds, stored exactly in another column (of the
+**                         query's tables and their neighbours, or where
+**                         the value index finds it; the same sentence as
 **                         an empty result's, check_value_elsewhere()):
 **                         a result of a count of 0, or of the other side
 **                         of a NOT IN, is not empty and would not be
@@ -98,12 +99,15 @@ void check_drop_kind(struct check_finding *f, int *n, enum check_kind k);
 
 /*
 ** For a query that returned no rows: each text value it compares a column
-** with (= or IN) that the value index finds stored, exactly, in other
-** columns but not in that one, as a sentence for the repair, e.g.
+** with (= or IN) that is stored, exactly, in other columns but not in
+** that one, as a sentence for the repair, e.g.
 **   'Houston' is not a value of project.Plocation; it is stored in
 **   dept_locations.Dlocation.
-** Appended to b; nothing when the index (vi) is NULL or nothing fits.
-** Returns how many sentences, -1 when out of memory.
+** Where: the value index vi finds it, or (vi NULL) one query each into
+** the columns of the query's tables and of the tables one foreign key
+** from them (at most 40 columns; not views, not tables too big to
+** count). Appended to b; at most 3 sentences. Returns how many, -1 when
+** out of memory.
 */
 int check_value_elsewhere(askdb_db *db, const struct db_schema *s,
                           struct vindex *vi, const char *sql, struct buf *b);

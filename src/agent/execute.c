@@ -172,8 +172,10 @@ static int select_tied(struct agent_state *st, int win)
 }
 
 /* Record an empty result as the attempt's failure. A value compared in
-** the wrong column is its common cause: when the value index finds the
-** value stored elsewhere, the message says where (check "value_elsewhere"). */
+** the wrong column is its common cause: when the value index (with
+** --values), or a look into the query's tables and their neighbours,
+** finds the value stored elsewhere, the message says where (check
+** "value_elsewhere"). */
 static void empty_result(struct agent_state *st)
 {
     askdb_agent *ag = st->ag;
@@ -181,7 +183,7 @@ static void empty_result(struct agent_state *st)
     int n = 0;
 
     buf_init(&notes, 0);
-    if (ag->cfg.checks && ag->values)
+    if (ag->cfg.checks)
         n = check_value_elsewhere(ag->db, st->schema, ag->values, st->sql,
                                   &notes);
     if (n <= 0 || buf_err(&notes)) {

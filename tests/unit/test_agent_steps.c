@@ -1096,6 +1096,18 @@ static void empty_result_names_where_the_value_is(void **state)
     t->cfg.checks = 0;
     ask(t, "Which orders were paid with a gift card?", ASKDB_OK);
     assert_null(strstr(t->s.last_user, "is not a value of"));
+    /* Without the value index (the default): found by a look into the
+    ** query's tables and their neighbours (payments -> orders). */
+    askdb_answer_free(t->a);
+    t->a = NULL;
+    t->s.next = t->s.calls = 0;
+    t->cfg.values = 0;
+    t->cfg.checks = 1;
+    ask(t, "Which orders were paid with a gift card?", ASKDB_OK);
+    assert_int_equal(t->s.calls, 2);
+    assert_non_null(strstr(t->s.last_user,
+                           "'gift_card' is not a value of orders.status; "
+                           "it is stored in payments.method."));
 }
 
 static void values_found_go_into_the_prompt(void **state)

@@ -209,11 +209,24 @@ static void text_value_found_nowhere_in_the_column(void **state)
            "'DE', 'ES', 'FR', 'GB', 'IT', 'JP', 'NL', 'PL', 'SE', 'US'. "
            "Compare with the one the question means");
     before("SELECT count(*) FROM customers WHERE country = 'JP'", 0, NULL);
-    before("SELECT count(*) FROM orders WHERE status = 'gift_card'",
+    before("SELECT count(*) FROM orders WHERE status = 'lost'",
            CHECK_LITERAL_MISSING,
-           "orders.status has no value 'gift_card'; its 6 values are "
+           "orders.status has no value 'lost'; its 6 values are "
            "'cancelled', 'delivered', 'paid', 'pending', 'refunded', "
            "'shipped'.");
+    /* Stored in a table a foreign key away (payments -> orders). */
+    before("SELECT count(*) FROM orders WHERE status = 'gift_card'",
+           CHECK_VALUE_ELSEWHERE,
+           "'gift_card' is not a value of orders.status; it is stored in "
+           "payments.method. Compare the column that stores it");
+    before("SELECT o.id FROM orders o JOIN customers c ON c.id = "
+           "o.customer_id WHERE c.city = 'paypal'", CHECK_VALUE_ELSEWHERE,
+           "'paypal' is not a value of customers.city; it is stored in "
+           "payments.method.");
+    /* Not near the query (categories -> products only): the few values */
+    before("SELECT count(*) FROM categories WHERE name = 'gift_card'",
+           CHECK_LITERAL_MISSING, "categories.name has no value "
+           "'gift_card'; its 10 values are");
     /* more texts than can be shown (the cities), IN, LIKE, <>: silent */
     before("SELECT * FROM customers WHERE city = 'Atlantis'", 0, NULL);
     before("SELECT * FROM customers WHERE country IN ('Japan', 'DE')", 0,
