@@ -476,6 +476,20 @@ static int put_values(struct buf *b, const askdb_result *r, const char *lit,
     return shown;
 }
 
+/*
+** Whether reading all of t (a scan for a value, its distinct values) may
+** be slow: its count stopped at the cap (rows_capped), or it has no count
+** to go by. PostgreSQL, MariaDB and DuckDB count a table only up to 200
+** rows and give a larger one its statistics' estimate (rows_estimated),
+** never rows_capped: an estimate over the cap is as big, and a table
+** (not a view) without even an estimate (-1) may be any size.
+*/
+static int too_big(askdb_db *db, const struct db_table *t)
+{
+    return t->rows_capped || (!t->is_view && t->rows < 0) ||
+           (t->rows_estimated && t->rows > db_count_cap(db));
+}
+
 /* Whether column c of table t holds the text v exactly: 1 or 0, -1 when
 ** the look failed (a time limit, an error). */
 static int look(askdb_db *db, const struct db_table *t, const char *c,
@@ -574,7 +588,7 @@ static int near_query(const struct db_schema *s, const struct sqla *a,
 ** tables one foreign key from them that hold literal l exactly, by one
 ** small query each (SELECT 1 ... LIMIT 1, through the guard): at most
 ** MAX_LOOKS of them, not in views or tables too big to count
-** (rows_capped), text columns only on the engines that refuse to compare
+** (too_big()), text columns only on the engines that refuse to compare
 ** a number with text. Their "table.column" go to *places.
 */
 static int look_around(askdb_db *db, const struct db_schema *s,
@@ -587,7 +601,7 @@ static int look_around(askdb_db *db, const struct db_schema *s,
     for (i = 0; i < s->ntables && looks < MAX_LOOKS && *n < 3; i++) {
         const struct db_table *t = &s->tables[i];
         const char *qn = schema_qname(t);
-        if (t->is_view || t->rows_capped || t->rows == 0 ||
+        if (t->is_view || too_big(db, t) || t->rows == 0 ||
             !near_query(s, a, t))
             continue;
         for (c = 0; c < t->ncols && looks < MAX_LOOKS && *n < 3; c++) {
@@ -716,7 +730,7 @@ static void literal_nowhere(struct findings *fs, askdb_db *db,
         return;
     }
     buf_free(&b);
-    if (t->rows_capped || strcmp(l->op, "=") != 0 ||
+    if (too_big(db, t) || strcmp(l->op, "=") != 0 ||
         strlen(l->literal) > 200)
         return;
     buf_init(&q, MAX_QUERY);
@@ -814,7 +828,7 @@ static void check_literal(struct findings *fs, askdb_db *db,
         r = run(db, &q);
     }
     if (put_values(NULL, r, NULL, MAX_ALTERNATIVES) == 0 && strlen(l->literal) >= 3 &&
-        !t->rows_capped) {
+        !too_big(db, t)) {
         askdb_result_free(r);
         buf_init(&q, MAX_QUERY);
         buf_puts(&q, "SELECT DISTINCT ");

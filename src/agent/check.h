@@ -105,8 +105,8 @@ void check_drop_kind(struct check_finding *f, int *n, enum check_kind k);
 **   dept_locations.Dlocation.
 ** Where: the value index vi finds it, or (vi NULL) one query each into
 ** the columns of the query's tables and of the tables one foreign key
-** from them (at most 40 columns; not views, not tables too big to
-** count). Appended to b; at most 3 sentences. Returns how many, -1 when
+** from them (at most 40 columns; not views, not tables whose count or
+** estimate is over the count cap). Appended to b; at most 3 sentences. Returns how many, -1 when
 ** out of memory.
 */
 int check_value_elsewhere(askdb_db *db, const struct db_schema *s,

@@ -214,6 +214,11 @@ int db_text_type(const char *type)
     return 0;
 }
 
+long db_count_cap(const askdb_db *db)
+{
+    return db->count_cap;
+}
+
 const char *db_dialect(const askdb_db *db)
 {
     return db->drv->dialect;

@@ -76,6 +76,10 @@ void db_uncancel(askdb_db *db);
 ** default when it gave 0 or less (see askdb_db_open()). */
 int db_timeout_ms(const askdb_db *db);
 
+/* The row count at which a table counts as too big to count
+** (count_cap, or its default): rows_capped past it. */
+long db_count_cap(const askdb_db *db);
+
 /* How prompts and hints name the engine's SQL ("SQLite", "PostgreSQL"). */
 const char *db_dialect(const askdb_db *db);
 

@@ -251,6 +251,53 @@ static void text_value_found_nowhere_in_the_column(void **state)
     assert_int_equal(tmpdir_remove(dir), 0);
 }
 
+/* PostgreSQL, MariaDB and DuckDB count a table only up to 200 rows; a
+** larger one gets its statistics' estimate (rows_estimated), never
+** rows_capped. One estimated over the count cap (100000) is as big as a
+** capped one: the looks that read a whole table (the value in the other
+** columns, the few values of the column) leave it alone. A table whose
+** count is unknown is not read whole either; a small estimate is. */
+static void estimated_big_tables_are_not_read_whole(void **state)
+{
+    struct db_table *cust = (struct db_table *)schema_table(shop,
+                                                            "customers");
+    struct db_table *pay = (struct db_table *)schema_table(shop, "payments");
+    const char *japan = "SELECT count(*) FROM orders o JOIN customers c ON "
+                        "o.customer_id = c.id WHERE c.country = 'Japan'";
+    long cust_rows = cust->rows, pay_rows = pay->rows;
+    struct buf b;
+
+    (void)state;
+    cust->rows_estimated = 1;
+    cust->rows = 5000;
+    before(japan, CHECK_LITERAL_MISSING, "its 10 values are 'DE'");
+    cust->rows = 5000000;
+    before(japan, 0, NULL);
+    cust->rows_estimated = 0;
+    cust->rows = -1;
+    before(japan, 0, NULL);
+    cust->rows = cust_rows;
+
+    pay->rows_estimated = 1;
+    pay->rows = 5000000;
+    before("SELECT count(*) FROM orders WHERE status = 'gift_card'",
+           CHECK_LITERAL_MISSING, "orders.status has no value 'gift_card'; "
+           "its 6 values are");
+    /* the empty result's look, without the value index, too */
+    buf_init(&b, 0);
+    assert_int_equal(check_value_elsewhere(db, shop, NULL, "SELECT id FROM "
+                                           "orders WHERE status = "
+                                           "'gift_card'", &b), 0);
+    buf_free(&b);
+    pay->rows_estimated = 0;
+    pay->rows = pay_rows;
+    buf_init(&b, 0);
+    assert_int_equal(check_value_elsewhere(db, shop, NULL, "SELECT id FROM "
+                                           "orders WHERE status = "
+                                           "'gift_card'", &b), 1);
+    buf_free(&b);
+}
+
 /* Free text that contains the value: each stored value is shown cut to 80
 ** bytes (between characters), so the hint stays short and no finding is
 ** lost (a hint over its cap used to drop every finding of the query). */
@@ -524,6 +571,7 @@ int main(void)
         cmocka_unit_test(aggregate_with_bare_column),
         cmocka_unit_test(text_value_not_in_the_column),
         cmocka_unit_test(text_value_found_nowhere_in_the_column),
+        cmocka_unit_test(estimated_big_tables_are_not_read_whole),
         cmocka_unit_test(long_stored_values_are_cut_not_the_findings),
         cmocka_unit_test(unreadable_sql_gives_no_finding),
         cmocka_unit_test(result_column_all_null),
