@@ -643,7 +643,11 @@ static int say_elsewhere(askdb_db *db, const struct db_schema *s,
         strlen(l->literal) < 2)
         return 0;
     if (!vi) {
-        if (!holds(db, s, l->col.table, l->col.column, l->literal))
+        const struct db_table *t = schema_table(s, l->col.table);
+        /* Its own column first, read whole when the value is not there:
+        ** not on a table too big for that (once per value). */
+        if (t && !too_big(db, t) &&
+            !holds(db, s, l->col.table, l->col.column, l->literal))
             rc = look_around(db, s, a, l, &places, &n);
     } else {
         /* The value as a quoted phrase: the index's exact look-up. */
@@ -882,7 +886,7 @@ int check_value_elsewhere(askdb_db *db, const struct db_schema *s,
         sqla_free(&a);
         return -1;
     }
-    for (i = 0; i < a.nlits && said < 3; i++) {
+    for (i = 0; i < a.nlits && i < MAX_LIT_CHECKS && said < 3; i++) {
         rc = say_elsewhere(db, s, vi, &a, &a.lits[i], b);
         if (rc < 0)
             break;

@@ -103,11 +103,12 @@ void check_drop_kind(struct check_finding *f, int *n, enum check_kind k);
 ** that one, as a sentence for the repair, e.g.
 **   'Houston' is not a value of project.Plocation; it is stored in
 **   dept_locations.Dlocation.
-** Where: the value index vi finds it, or (vi NULL) one query each into
-** the columns of the query's tables and of the tables one foreign key
-** from them (at most 40 columns; not views, not tables whose count or
-** estimate is over the count cap). Appended to b; at most 3 sentences. Returns how many, -1 when
-** out of memory.
+** The first 8 such values are looked for. Where: the value index vi
+** finds it, or (vi NULL) one query into its own column, then one each
+** into the columns of the query's tables and of the tables one foreign
+** key from them (at most 40 columns; not views, and no table whose count
+** or estimate is over the count cap, its own neither). Appended to b; at
+** most 3 sentences. Returns how many, -1 when out of memory.
 */
 int check_value_elsewhere(askdb_db *db, const struct db_schema *s,
                           struct vindex *vi, const char *sql, struct buf *b);

@@ -298,6 +298,44 @@ static void estimated_big_tables_are_not_read_whole(void **state)
     buf_free(&b);
 }
 
+/* An empty result's look without the value index reads the compared
+** column first, one query per value: not on a table too big to read
+** whole, and for at most 8 values of a query, as the checks before
+** execution (a long IN list would read the table once per value, and
+** look into up to 40 columns for each). */
+static void empty_result_look_is_bounded(void **state)
+{
+    struct db_table *orders = (struct db_table *)schema_table(shop,
+                                                              "orders");
+    long rows = orders->rows;
+    struct buf b;
+
+    (void)state;
+    orders->rows_estimated = 1;
+    orders->rows = 5000000;
+    buf_init(&b, 0);
+    assert_int_equal(check_value_elsewhere(db, shop, NULL, "SELECT id FROM "
+                                           "orders WHERE status = "
+                                           "'gift_card'", &b), 0);
+    buf_free(&b);
+    orders->rows_estimated = 0;
+    orders->rows = rows;
+    /* the 9th value of the list is not looked for */
+    buf_init(&b, 0);
+    assert_int_equal(check_value_elsewhere(db, shop, NULL, "SELECT id FROM "
+                                           "orders WHERE status IN ('x1', "
+                                           "'x2', 'x3', 'x4', 'x5', 'x6', "
+                                           "'x7', 'gift_card')", &b), 1);
+    buf_free(&b);
+    buf_init(&b, 0);
+    assert_int_equal(check_value_elsewhere(db, shop, NULL, "SELECT id FROM "
+                                           "orders WHERE status IN ('x1', "
+                                           "'x2', 'x3', 'x4', 'x5', 'x6', "
+                                           "'x7', 'x8', 'gift_card')", &b),
+                     0);
+    buf_free(&b);
+}
+
 /* Free text that contains the value: each stored value is shown cut to 80
 ** bytes (between characters), so the hint stays short and no finding is
 ** lost (a hint over its cap used to drop every finding of the query). */
@@ -572,6 +610,7 @@ int main(void)
         cmocka_unit_test(text_value_not_in_the_column),
         cmocka_unit_test(text_value_found_nowhere_in_the_column),
         cmocka_unit_test(estimated_big_tables_are_not_read_whole),
+        cmocka_unit_test(empty_result_look_is_bounded),
         cmocka_unit_test(long_stored_values_are_cut_not_the_findings),
         cmocka_unit_test(unreadable_sql_gives_no_finding),
         cmocka_unit_test(result_column_all_null),
