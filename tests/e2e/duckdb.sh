@@ -345,6 +345,33 @@ assert "there is no column '"'"'r.nme'"'"'; r is table sales.regions, which has 
 '
 }
 
+# A text value found nowhere in its column, on DuckDB's types and its
+# estimated counts (tables over 200 rows): the few values of a code
+# column are listed whole ('Japan' against country codes), and a value
+# stored in a table a foreign key away is said so (payments.method), by
+# the checks' own queries.
+ask_says_where_a_missing_value_is() {
+    copy_data
+    start_llm "$(replies "$(fence "SELECT count(*) AS n FROM orders o JOIN customers c ON o.customer_id = c.id WHERE c.country = 'Japan'")" "$(fence "SELECT count(*) AS n FROM orders o JOIN customers c ON o.customer_id = c.id WHERE c.country = 'JP'")" "$(fence "SELECT 'extra request' AS oops")")"
+    run ask --llm-url "$URL" --model test --no-question-check --candidates 1 -f csv shop.duckdb "How many orders did customers from Japan place?"
+    expect_rc 0
+    expect_out 'n\n8\n'
+    [ "$(nreq)" = 2 ] || fail "the model got $(nreq) requests, expected 2"
+    pycheck '
+last = user(1)
+assert "customers.country has no value '"'"'Japan'"'"'; its 10 values are '"'"'DE'"'"', '"'"'ES'"'"'" in last, last
+'
+    start_llm "$(replies "$(fence "SELECT count(*) AS n FROM orders WHERE status = 'gift_card'")" "$(fence "SELECT count(*) AS n FROM payments WHERE method = 'gift_card'")" "$(fence "SELECT 'extra request' AS oops")")"
+    run ask --llm-url "$URL" --model test --no-question-check --candidates 1 -f csv shop.duckdb "How many payments were made with a gift card?"
+    expect_rc 0
+    expect_out 'n\n23\n'
+    [ "$(nreq)" = 2 ] || fail "the model got $(nreq) requests, expected 2"
+    pycheck '
+last = user(1)
+assert "'"'"'gift_card'"'"' is not a value of orders.status; it is stored in payments.method" in last, last
+'
+}
+
 sql_reads_the_same_rows_from_every_form() {
     copy_data
     local f q="SELECT id, customer_id, status, total FROM orders WHERE id <= 3 ORDER BY id"
@@ -1240,7 +1267,8 @@ folder_names_beside_the_file_stay_hidden() {
 TESTS=(schema_shows_keys_comments_samples_and_estimates other_schemas_show_qualified
        shell_sql_reads_escape_strings shell_sql_reads_dollar_quoted_strings
        shell_sql_keyword_as_a_name_ends_the_line
-       ask_answers_from_another_schema samples_read_later_are_shown_where_their_tables_are
+       ask_answers_from_another_schema ask_says_where_a_missing_value_is
+       samples_read_later_are_shown_where_their_tables_are
        sql_reads_the_same_rows_from_every_form parameters_are_a_syntax_error_to_repair
        values_convert_to_askdb_types ask_names_duckdb_and_repairs_from_its_error
        ask_answers_over_csv_and_parquet_in_place refuses_duckdb_escapes_and_changes_no_file

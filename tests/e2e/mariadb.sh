@@ -808,6 +808,32 @@ assert "customers.first_name" in last, "no hint naming the real column: " + last
     cmp -s "$T/want" "$T/out" || fail "MariaDB and SQLite disagree: $(cat "$T/out") vs $(cat "$T/want")"
 }
 
+# A text value found nowhere in its column, on MariaDB's types, its
+# case-insensitive collation and its estimated counts (tables over 200
+# rows): the few values of a code column are listed whole ('Japan'
+# against country codes), and a value stored in a table a foreign key
+# away is said so (payments.method), by the checks' own queries.
+ask_says_where_a_missing_value_is() {
+    start_llm "$(replies "$(fence "SELECT COUNT(*) AS n FROM orders o JOIN customers c ON o.customer_id = c.id WHERE c.country = 'Japan'")" "$(fence "SELECT COUNT(*) AS n FROM orders o JOIN customers c ON o.customer_id = c.id WHERE c.country = 'JP'")" "$(fence "SELECT 'extra request' AS oops")")"
+    run ask --llm-url "$URL" --model test --candidates 1 -f csv --no-question-check "$RO_URL" "How many orders did customers from Japan place?"
+    expect_rc 0
+    expect_out 'n\n8\n'
+    pycheck '
+assert len(reqs) == 2, len(reqs)
+last = user(1)
+assert "customers.country has no value '"'"'Japan'"'"'; its 10 values are '"'"'DE'"'"', '"'"'ES'"'"'" in last, last
+'
+    start_llm "$(replies "$(fence "SELECT COUNT(*) AS n FROM orders WHERE status = 'gift_card'")" "$(fence "SELECT COUNT(*) AS n FROM payments WHERE method = 'gift_card'")" "$(fence "SELECT 'extra request' AS oops")")"
+    run ask --llm-url "$URL" --model test --candidates 1 -f csv --no-question-check "$RO_URL" "How many payments were made with a gift card?"
+    expect_rc 0
+    expect_out 'n\n23\n'
+    pycheck '
+assert len(reqs) == 2, len(reqs)
+last = user(1)
+assert "'"'"'gift_card'"'"' is not a value of orders.status; it is stored in payments.method" in last, last
+'
+}
+
 # Names that are reserved words of MariaDB but not of SQLite (usage,
 # condition, change, long: the server's parser refuses them bare, asked
 # word by word of information_schema.KEYWORDS) are shown quoted, as a
@@ -2101,6 +2127,7 @@ assert int(j["rows"][0][0]) > 0, j
 
 TESTS=(
     schema_shows_keys_comments_and_estimates
+    ask_says_where_a_missing_value_is
     schema_names_json_columns
     sql_converts_every_type
     bit_64_reads_as_unsigned

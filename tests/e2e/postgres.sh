@@ -737,6 +737,32 @@ assert "there is no column '"'"'r.nme'"'"'; r is table sales.regions, which has 
 '
 }
 
+# A text value found nowhere in its column, on PostgreSQL's types and
+# counts (tables over 200 rows have an estimate): the few values of a
+# code column are listed whole ('Japan' against country codes), and a
+# value stored in a table a foreign key away is said so (payments.method),
+# by the checks' own queries, before the count of 0 stands.
+ask_says_where_a_missing_value_is() {
+    start_llm "$(replies "$(fence "SELECT count(*) AS n FROM orders o JOIN customers c ON o.customer_id = c.id WHERE c.country = 'Japan'")" "$(fence "SELECT count(*) AS n FROM orders o JOIN customers c ON o.customer_id = c.id WHERE c.country = 'JP'")" "$(fence "SELECT 'extra request' AS oops")")"
+    run ask --llm-url "$URL" --model test --no-question-check --candidates 1 -f csv "$READER" "How many orders did customers from Japan place?"
+    expect_rc 0
+    expect_out 'n\n8\n'
+    expect_requests 2
+    pycheck '
+last = user(1)
+assert "customers.country has no value '"'"'Japan'"'"'; its 10 values are '"'"'DE'"'"', '"'"'ES'"'"'" in last, last
+'
+    start_llm "$(replies "$(fence "SELECT count(*) AS n FROM orders WHERE status = 'gift_card'")" "$(fence "SELECT count(*) AS n FROM payments WHERE method = 'gift_card'")" "$(fence "SELECT 'extra request' AS oops")")"
+    run ask --llm-url "$URL" --model test --no-question-check --candidates 1 -f csv "$READER" "How many payments were made with a gift card?"
+    expect_rc 0
+    expect_out 'n\n23\n'
+    expect_requests 2
+    pycheck '
+last = user(1)
+assert "'"'"'gift_card'"'"' is not a value of orders.status; it is stored in payments.method" in last, last
+'
+}
+
 # Names that are reserved words of PostgreSQL but not of SQLite ("user",
 # "array", "only": pg_get_keywords() R and T) are shown quoted, as a query
 # must write them, and a query that writes them so runs, through sql and
@@ -2800,6 +2826,7 @@ TESTS=(
     other_schemas_show_qualified
     partitions_show_when_their_parent_is_not_readable
     ask_answers_from_another_schema
+    ask_says_where_a_missing_value_is
     reserved_words_are_quoted_in_the_schema
     ask_repairs_a_reserved_word_written_bare
     ask_compares_a_number_with_text_as_text
