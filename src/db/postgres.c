@@ -1076,7 +1076,10 @@ static int pg_session(askdb_db *db, struct pg *p, char *msg, size_t n)
              "SET client_encoding = '%s'; "
              "SET DateStyle = 'ISO'; "
              "SET IntervalStyle = 'postgres'; "
-             "SET extra_float_digits = 1",
+             "SET extra_float_digits = 1; "
+             /* A server set otherwise reads '\' in a literal as an escape,
+             ** where the guard, the checks and the fixes read SQL's. */
+             "SET standard_conforming_strings = on",
              t, lock, t + 10000, p->raw ? "SQL_ASCII" : "UTF8");
     return pg_command(db, p, sql, t, msg, n);
 }

@@ -831,6 +831,18 @@ ask_compares_a_number_with_text_as_text() {
     pycheck 'assert "operator does not exist: bigint = text" in user(1), user(1)'
 }
 
+# A server (or database) with standard_conforming_strings off reads a
+# backslash in '...' as an escape, where askdb's guard, checks and fixes
+# read SQL's literal: the session pins it on, so 'a\b' is three
+# characters to both.
+literals_read_as_sql_writes_them_whatever_the_server_says() {
+    su_sql "ALTER DATABASE shop SET standard_conforming_strings = off"
+    run sql -f csv "$READER" "SELECT length('a\\b') AS n, 'x\\' AS s"
+    su_sql "ALTER DATABASE shop RESET standard_conforming_strings"
+    expect_rc 0
+    expect_out 'n,s\n3,x\\\n'
+}
+
 # A SQL_ASCII database's bytes come through as valid UTF-8: UTF-8 as it
 # is, any other byte as U+FFFD, in the schema, the rows and the server's
 # messages; the statement is sent as written (its UTF-8 matches the same
@@ -2832,6 +2844,7 @@ TESTS=(
     ask_compares_a_number_with_text_as_text
     sql_converts_types
     sql_ascii_database_reads_as_utf8
+    literals_read_as_sql_writes_them_whatever_the_server_says
     sql_shows_money_as_text_and_nan_as_strings
     server_notices_never_reach_the_terminal
     sql_limits_rows_and_bytes
