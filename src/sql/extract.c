@@ -443,6 +443,34 @@ static int pragma_reads(const char *p, size_t n)
     return 0;
 }
 
+/* 1 when the PRAGMA named at p acts by its name alone: DuckDB's pragmas
+** that are not queries (its pragma_functions.cpp) switch profiling,
+** verification, the optimizer, the object cache, progress bars or the
+** checkpoint on shutdown on or off, or checkpoint the file; those it runs
+** as a query (show_tables, version, database_size...) read. */
+static int pragma_acts(const char *p, size_t n)
+{
+    static const char *const w[] = {
+        "enable_profile", "enable_profiling", "disable_profile",
+        "disable_profiling", "enable_verification", "disable_verification",
+        "verify_external", "disable_verify_external", "verify_fetch_row",
+        "disable_verify_fetch_row", "verify_serializer",
+        "disable_verify_serializer", "verify_parallelism",
+        "disable_verify_parallelism", "enable_object_cache",
+        "disable_object_cache", "enable_optimizer", "disable_optimizer",
+        "force_checkpoint", "enable_progress_bar", "disable_progress_bar",
+        "enable_print_progress_bar", "disable_print_progress_bar",
+        "enable_checkpoint_on_shutdown", "disable_checkpoint_on_shutdown",
+        NULL
+    };
+    int i;
+
+    for (i = 0; w[i]; i++)
+        if (word_is(p, n, w[i]))
+            return 1;
+    return 0;
+}
+
 /*
 ** What sqlx_changes() knows of the statement it is in, token by token.
 ** A WITH's CTE bodies are marked by depth: bit d of bodies is set while
@@ -538,6 +566,13 @@ static int query_token(struct change_scan *s, const char *p, size_t n,
     return s->select && word_is(p, n, "INTO");
 }
 
+/* At a PRAGMA's end, with neither '=' nor '(' seen: 1 when its name acts
+** (PRAGMA enable_profiling); a read's name does not (PRAGMA version). */
+static int pragma_end(const struct change_scan *s)
+{
+    return s->pragma && s->name && pragma_acts(s->name, s->name_n);
+}
+
 /* The first word of a statement: 1 when it is not one that reads. */
 static int start_token(struct change_scan *s, const char *p, size_t n,
                        int kind)
@@ -568,6 +603,8 @@ int sqlx_changes(const char *sql)
             continue;
         }
         if (kind == SQLX_PUNCT && *p == ';') {
+            if (pragma_end(&s))
+                return 1;
             memset(&s, 0, sizeof s);
             s.start = 1;
         } else if (s.start) {
@@ -582,5 +619,5 @@ int sqlx_changes(const char *sql)
         }
         p += n;
     }
-    return 0;
+    return pragma_end(&s);
 }

@@ -253,6 +253,48 @@ static void pragma_sets_by_its_name_not_its_parentheses(void **state)
     expect_changes(reads, 0);
 }
 
+/* DuckDB's pragmas that act by their name alone (its pragma_functions.cpp:
+** profiling, verification, the optimizer, the object cache, progress bars,
+** checkpoints) change the connection or the file, as a SET does; those
+** DuckDB runs as a query (pragma_queries.cpp) read. */
+static void duckdb_pragma_acts_by_its_name(void **state)
+{
+    static const char *const changes[] = {
+        "PRAGMA enable_profiling", "PRAGMA enable_profile",
+        "PRAGMA disable_profiling", "pragma DISABLE_PROFILE;",
+        "PRAGMA enable_progress_bar", "PRAGMA disable_progress_bar",
+        "PRAGMA enable_print_progress_bar",
+        "PRAGMA disable_print_progress_bar", "PRAGMA enable_optimizer",
+        "PRAGMA disable_optimizer", "PRAGMA enable_object_cache",
+        "PRAGMA disable_object_cache", "PRAGMA force_checkpoint",
+        "PRAGMA enable_checkpoint_on_shutdown",
+        "PRAGMA disable_checkpoint_on_shutdown",
+        "PRAGMA enable_verification", "PRAGMA disable_verification",
+        "PRAGMA verify_external", "PRAGMA disable_verify_external",
+        "PRAGMA verify_fetch_row", "PRAGMA disable_verify_fetch_row",
+        "PRAGMA verify_serializer", "PRAGMA disable_verify_serializer",
+        "PRAGMA verify_parallelism", "PRAGMA disable_verify_parallelism",
+        "PRAGMA /* now */ enable_profiling -- on",
+        "SELECT 1; PRAGMA force_checkpoint",
+        "PRAGMA import_database('/tmp/x')", "PRAGMA copy_database('a', 'b')",
+        NULL
+    };
+    static const char *const reads[] = {
+        "PRAGMA show_tables", "PRAGMA show_tables_expanded",
+        "PRAGMA show_databases", "PRAGMA database_list",
+        "PRAGMA collations", "PRAGMA version", "PRAGMA extension_versions",
+        "PRAGMA platform", "PRAGMA database_size", "PRAGMA functions",
+        "PRAGMA metadata_info", "PRAGMA all_profiling_output",
+        "PRAGMA user_agent", "PRAGMA table_info('t')",
+        "PRAGMA storage_info('t')", "PRAGMA version; SELECT 1",
+        "SELECT enable_profiling FROM t", NULL
+    };
+
+    (void)state;
+    expect_changes(changes, 1);
+    expect_changes(reads, 0);
+}
+
 /* SELECT ... INTO makes a table (PostgreSQL) or writes a file or a
 ** variable (MySQL): an INTO of the statement's own SELECT, not one inside
 ** parentheses, nor DuckDB's UNPIVOT ... INTO NAME. */
@@ -337,6 +379,7 @@ int main(void)
         cmocka_unit_test(check_accepts_queries_only),
         cmocka_unit_test(changes_are_told_from_reads),
         cmocka_unit_test(pragma_sets_by_its_name_not_its_parentheses),
+        cmocka_unit_test(duckdb_pragma_acts_by_its_name),
         cmocka_unit_test(select_into_is_a_change),
         cmocka_unit_test(with_changes_only_in_a_cte_body_or_after_one),
         cmocka_unit_test(tokenizer_handles_quotes_and_comments),
