@@ -1827,6 +1827,41 @@ def lines_up_the_decimals_of_money(t):
     page.shot("money")
 
 
+def offers_no_chart_for_long_text(t):
+    # A sentence about each customer with the count of their orders: the
+    # sentences labelled a bar chart, shown first, each label 60 to 70
+    # characters cut short or turned on its side under its bar. A text
+    # column whose values are mostly over 40 characters labels no chart;
+    # names (a product's, 27 characters at most) still do.
+    sentences = ("SELECT c.first_name || ' ' || c.last_name || ' from ' || COALESCE(c.city, 'an unknown city')"
+                 " || ' joined on ' || c.signup_date || ' as a ' || c.loyalty_tier || ' member' AS note,\n"
+                 "(SELECT COUNT(*) FROM orders o WHERE o.customer_id = c.id) AS orders\n"
+                 "FROM customers c ORDER BY c.id LIMIT 8")
+    names = "SELECT name, price FROM products ORDER BY price DESC LIMIT 8"
+    page = other_page(t, "longtext", [{"content": fence(sentences)}, {"content": "Eight customers."},
+                                      {"content": fence(names)}, {"content": "The dearest products."}])
+    turn = page.ask("Tell me about the first eight customers and their orders")
+    check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+    head, cells = page.table(turn)
+    check(head == ["note", "orders"] and len(cells) == 8 and all(len(r[0]) > 40 for r in cells),
+          "the table: %r, %r" % (head, cells[:2]))
+    check(not turn.find_elements(By.CSS_SELECTOR, ".chart-wrap"), "a chart was drawn for sentences")
+    btn = turn.find_element(By.CSS_SELECTOR, "button.show-chart")
+    check(not btn.is_enabled(), "a chart is offered for sentences: %r" % btn.text)
+    note = page.js("""const id = arguments[0].getAttribute('aria-describedby');
+        const n = id && document.getElementById(id); return n && n.textContent;""", btn)
+    check(note == "No chart: its text is too long to label a chart (over 40 characters)",
+          "the Chart button is described by %r" % note)
+    page.js("arguments[0].scrollIntoView()", turn)
+    page.shot("no-chart-long-text")
+    turn = page.ask("What are the dearest products?")
+    btn = turn.find_element(By.CSS_SELECTOR, "button.show-chart")
+    check(btn.is_enabled() and btn.text == "Chart (bar)" and btn.get_attribute("aria-pressed") == "true",
+          "no bar chart for product names: %r" % btn.get_attribute("outerHTML"))
+    page.js("arguments[0].scrollIntoView()", turn)
+    page.shot("chart-names")
+
+
 TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built,
          loads_nothing_from_elsewhere, asks_and_streams_the_steps, sorts_the_table_by_a_column,
          downloads_the_rows_as_csv, copies_the_sql, asks_a_follow_up_in_the_same_conversation,
@@ -1847,7 +1882,8 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          keeps_a_question_the_page_could_not_ask, says_the_start_and_the_end_of_a_question,
          says_when_the_server_is_gone, escape_closes_the_schema_on_a_phone,
          says_why_there_is_no_chart, fits_the_header_in_two_rows_at_320_px,
-         lines_up_the_decimals_of_money, says_the_count_of_a_one_page_result_once]
+         lines_up_the_decimals_of_money, says_the_count_of_a_one_page_result_once,
+         offers_no_chart_for_long_text]
 
 
 class Run:

@@ -821,16 +821,15 @@ const DATE_RE = /^\d{4}(-\d{2}(-\d{2}([ T]\d{2}:\d{2}(:\d{2})?)?)?)?$/;
 const DATE_NAME_RE = /(date|day|month|year|week|quarter|time|period|_at$)/i;
 const KEY_RE = /^id$|_id$/i;
 
-// Which chart the result's shape asks for, or null: one label column
-// (text, or a date) and one to four number columns, 2 to 500 rows.
-// Dates (or a year/month column) make a line, categories a bar chart.
-// first: the chart shows every column but keys, so it comes before the
-// table; a listing ("every order with its customer and status") keeps
-// text the chart leaves out, and is a table first (its chart on the
-// switch): drawn as a chart, its rows were a zigzag of prices by time.
-function chartPlan(columns, rows) {
-    if (rows.length < 2 || rows.length > 500 || columns.length < 2) return null;
-    const kind = columns.map((_, c) => {
+// A label longer than this is free text, not a name: the shop's longest
+// product name has 27 characters, an e-mail 31, while a sentence of seven
+// words passes 40; Chart.js writes each label on one line under its bar,
+// where one of 40 characters or more is cut short or turned on its side.
+const LABEL_MAX = 40;
+
+// What each column holds: "number", "date", "text", "null" or "other".
+function columnKinds(columns, rows) {
+    return columns.map((_, c) => {
         let num = 0, text = 0, date = 0, nulls = 0;
         for (const r of rows) {
             const v = r[c];
@@ -843,8 +842,34 @@ function chartPlan(columns, rows) {
         if (text && !num) return date === text ? "date" : "text";
         return nulls === rows.length ? "null" : "other";
     });
+}
+
+// A text column of free text (descriptions, comments, sentences): most
+// of its values are too long to label a bar, and a chart of them says
+// nothing a table does not. One long name among short ones is a label.
+function longText(rows, c) {
+    let long = 0, text = 0;
+    for (const r of rows) {
+        if (typeof r[c] !== "string") continue;
+        text++;
+        if (r[c].length > LABEL_MAX) long++;
+    }
+    return long * 2 > text;
+}
+
+// Which chart the result's shape asks for, or null: one label column
+// (text, or a date) and one to four number columns, 2 to 500 rows.
+// A text column of long free text labels no chart (longText()).
+// Dates (or a year/month column) make a line, categories a bar chart.
+// first: the chart shows every column but keys, so it comes before the
+// table; a listing ("every order with its customer and status") keeps
+// text the chart leaves out, and is a table first (its chart on the
+// switch): drawn as a chart, its rows were a zigzag of prices by time.
+function chartPlan(columns, rows) {
+    if (rows.length < 2 || rows.length > 500 || columns.length < 2) return null;
+    const kind = columnKinds(columns, rows);
     let label = kind.findIndex((k) => k === "date");
-    if (label < 0) label = kind.findIndex((k) => k === "text");
+    if (label < 0) label = kind.findIndex((k, c) => k === "text" && !longText(rows, c));
     let dates = label >= 0 && kind[label] === "date";
     if (label < 0) {
         // Numbers only: a leading year/month-like integer column is the axis.
@@ -871,6 +896,10 @@ function chartWhyNot(columns, rows) {
     if (rows.length === 1) return "a single row";
     if (rows.length > 500) return "over 500 rows";
     if (columns.length < 2) return "a single column";
+    const kind = columnKinds(columns, rows);
+    const texts = kind.map((k, c) => (k === "text" ? c : -1)).filter((c) => c >= 0);
+    if (texts.length && !kind.includes("date") && texts.every((c) => longText(rows, c)))
+        return `its text is too long to label a chart (over ${LABEL_MAX} characters)`;
     return "it needs a text or date column and 1 to 4 number columns";
 }
 
