@@ -33,7 +33,7 @@
 
 #define MAX_LIT_CHECKS 8     /* value checks per statement */
 #define MAX_ALTERNATIVES 5   /* stored values shown per missing one */
-#define MAX_FEW 12           /* a column of at most this many texts shown whole */
+#define MAX_FEW 12           /* a column of so few texts is shown whole */
 #define MAX_LOOKS 40         /* columns looked into for a value, no index */
 #define MAX_CANDIDATES 50    /* values containing it, read to choose from */
 #define MAX_SHOWN 80         /* bytes of a stored value shown in a hint */
@@ -559,7 +559,6 @@ static void free_places(struct place *places, int n)
     free(places);
 }
 
-
 /* Whether table t is one of the query's (a->tables) or one foreign key
 ** away from one of them, either way. */
 static int near_query(const struct db_schema *s, const struct sqla *a,
@@ -709,8 +708,9 @@ static int say_elsewhere(askdb_db *db, const struct db_schema *s,
 ** other spelling of it is (check_literal()). The result still has rows
 ** (a count of 0, the rows of the other side of a NOT IN), so no repair
 ** looks for the value as one of an empty result does. Said when there is
-** evidence of another reading: the value index finds it stored exactly
-** in another column (CHECK_VALUE_ELSEWHERE: a name compared with a code
+** evidence of another reading: it is stored exactly in another column,
+** where the value index or look_around() finds it
+** (CHECK_VALUE_ELSEWHERE: a name compared with a code
 ** column, 'American Airlines' in routes.airline that is in
 ** airlines.name), or the column holds so few distinct texts that all can
 ** be shown (CHECK_LITERAL_MISSING: 'Japan' against country codes that
@@ -831,8 +831,8 @@ static void check_literal(struct findings *fs, askdb_db *db,
         }
         r = run(db, &q);
     }
-    if (put_values(NULL, r, NULL, MAX_ALTERNATIVES) == 0 && strlen(l->literal) >= 3 &&
-        !too_big(db, t)) {
+    if (put_values(NULL, r, NULL, MAX_ALTERNATIVES) == 0 &&
+        strlen(l->literal) >= 3 && !too_big(db, t)) {
         askdb_result_free(r);
         buf_init(&q, MAX_QUERY);
         buf_puts(&q, "SELECT DISTINCT ");

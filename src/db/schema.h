@@ -158,7 +158,8 @@ void schema_say_qname(struct buf *b, const struct db_schema *s,
 /*
 ** Render the schema for the prompt as compact CREATE TABLE text, foreign
 ** keys as constraints, unique indexes, row counts and sample values as
-** comments; views first, then tables, each in the driver's order. Returns a malloc()ed string, NULL when out of memory.
+** comments; views first, then tables, each in the driver's order.
+** Returns a malloc()ed string, NULL when out of memory.
 */
 char *schema_render(const struct db_schema *s);
 
