@@ -490,6 +490,18 @@ static int too_big(askdb_db *db, const struct db_table *t)
            (t->rows_estimated && t->rows > db_count_cap(db));
 }
 
+/* Begin q (a new buffer) as "SELECT DISTINCT "c" FROM t WHERE ". */
+static void select_distinct(struct buf *q, const struct db_table *t,
+                            const char *c)
+{
+    buf_init(q, MAX_QUERY);
+    buf_puts(q, "SELECT DISTINCT ");
+    text_put_quoted(q, c, '"');
+    buf_puts(q, " FROM ");
+    schema_put_quoted_table(q, t);
+    buf_puts(q, " WHERE ");
+}
+
 /* Whether column c of table t holds the text v exactly: 1 or 0, -1 when
 ** the look failed (a time limit, an error). */
 static int look(askdb_db *db, const struct db_table *t, const char *c,
@@ -737,12 +749,7 @@ static void literal_nowhere(struct findings *fs, askdb_db *db,
     if (too_big(db, t) || strcmp(l->op, "=") != 0 ||
         strlen(l->literal) > 200)
         return;
-    buf_init(&q, MAX_QUERY);
-    buf_puts(&q, "SELECT DISTINCT ");
-    text_put_quoted(&q, l->col.column, '"');
-    buf_puts(&q, " FROM ");
-    schema_put_quoted_table(&q, t);
-    buf_puts(&q, " WHERE ");
+    select_distinct(&q, t, l->col.column);
     text_put_quoted(&q, l->col.column, '"');
     buf_puts(&q, sqlite ? " IS NOT NULL AND typeof(" : " IS NOT NULL");
     if (sqlite) {
@@ -811,12 +818,7 @@ static void check_literal(struct findings *fs, askdb_db *db,
     askdb_result_free(r);
     r = NULL;
     if (!like) {
-        buf_init(&q, MAX_QUERY);
-        buf_puts(&q, "SELECT DISTINCT ");
-        text_put_quoted(&q, l->col.column, '"');
-        buf_puts(&q, " FROM ");
-        schema_put_quoted_table(&q, t);
-        buf_puts(&q, " WHERE ");
+        select_distinct(&q, t, l->col.column);
         if (sqlite) {
             text_put_quoted(&q, l->col.column, '"');
             buf_puts(&q, " = ");
@@ -834,19 +836,15 @@ static void check_literal(struct findings *fs, askdb_db *db,
     if (put_values(NULL, r, NULL, MAX_ALTERNATIVES) == 0 &&
         strlen(l->literal) >= 3 && !too_big(db, t)) {
         askdb_result_free(r);
-        buf_init(&q, MAX_QUERY);
-        buf_puts(&q, "SELECT DISTINCT ");
-        text_put_quoted(&q, l->col.column, '"');
-        buf_puts(&q, " FROM ");
-        schema_put_quoted_table(&q, t);
+        select_distinct(&q, t, l->col.column);
         if (sqlite) {
-            buf_puts(&q, " WHERE typeof(");
+            buf_puts(&q, "typeof(");
             text_put_quoted(&q, l->col.column, '"');
             buf_puts(&q, ") = 'text' AND ");
             text_put_quoted(&q, l->col.column, '"');
             buf_puts(&q, " LIKE ");
         } else { /* a text column (see below); LIKE by lower case */
-            buf_puts(&q, " WHERE lower(");
+            buf_puts(&q, "lower(");
             text_put_quoted(&q, l->col.column, '"');
             buf_puts(&q, ") LIKE lower(");
         }
