@@ -47,40 +47,53 @@ void __wrap_mcp_in_read(struct mcp_in *in, const char *text, size_t len)
     __real_mcp_in_read(in, text, len);
 }
 
+static const char init_body[] =
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+    "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+    "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}";
+
+/* An MCP server over the shop database whose model has nothing to say
+** (script: the caller's, kept for the server's life), and its /mcp. */
+static struct srv_mcp *new_mcp(struct script *script,
+                               struct mcp_server **srv)
+{
+    static const char *const replies[] = {NULL};
+    askdb_config cfg = askdb_config_default();
+    const char *paths[1] = {testdb_shop()}, *names[1] = {NULL};
+    struct srv_mcp *m;
+    char err[512];
+
+    memset(script, 0, sizeof *script);
+    script->replies = replies;
+    cfg.llm_fn = scripted;
+    cfg.llm_ud = script;
+    assert_int_equal(mcp_server_new(&cfg, 1, names, paths, srv, err,
+                                    sizeof err), ASKDB_OK);
+    m = srv_mcp_new(*srv);
+    assert_non_null(m);
+    return m;
+}
+
 /* A stop that begins while a POST is past its look at the stop waits
 ** for it: the POST was counted only once it took its session, so the
 ** stop ended at once and the POST went on (on a stream's thread, past
 ** the freeing of the sessions, agents and model). */
 static void a_stop_waits_for_a_post_taken_before_it(void **st)
 {
-    static const char init[] =
-        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
-        "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
-        "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}";
-    static const char *const replies[] = {NULL};
     struct script script;
-    askdb_config cfg = askdb_config_default();
-    const char *paths[1] = {testdb_shop()}, *names[1] = {NULL};
     struct mcp_server *srv;
     struct srv_mcp *m;
     struct srv_mcp_req q;
     struct MHD_Response *r;
     const char *why;
-    char err[512], sid[40];
+    char sid[40];
     int status;
 
     (void)st;
-    memset(&script, 0, sizeof script);
-    script.replies = replies;
-    cfg.llm_fn = scripted;
-    cfg.llm_ud = &script;
-    assert_int_equal(mcp_server_new(&cfg, 1, names, paths, &srv, err,
-                                    sizeof err), ASKDB_OK);
-    m = srv_mcp_new(srv);
-    assert_non_null(m);
+    m = new_mcp(&script, &srv);
     memset(&q, 0, sizeof q);
-    q.body = init;
-    q.len = strlen(init);
+    q.body = init_body;
+    q.len = strlen(init_body);
     q.conn_fd = -1;
     armed = m;
     r = srv_mcp_post(m, &q, &status, &why, sid);
@@ -123,39 +136,25 @@ static int post_status(struct srv_mcp *m, const char *sid, const char *body)
 ** a cancel gets 503 too. */
 static void a_stop_takes_cancels_until_no_post_is_left(void **st)
 {
-    static const char init[] =
-        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
-        "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
-        "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}";
     static const char ping[] =
         "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}";
     static const char cancel[] =
         "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
         "\"params\":{\"requestId\":3}}";
-    static const char *const replies[] = {NULL};
     struct script script;
-    askdb_config cfg = askdb_config_default();
-    const char *paths[1] = {testdb_shop()}, *names[1] = {NULL};
     struct mcp_server *srv;
     struct srv_mcp *m;
     struct srv_mcp_req q;
     struct MHD_Response *r;
     const char *why;
-    char err[512], sid[40];
+    char sid[40];
     int status;
 
     (void)st;
-    memset(&script, 0, sizeof script);
-    script.replies = replies;
-    cfg.llm_fn = scripted;
-    cfg.llm_ud = &script;
-    assert_int_equal(mcp_server_new(&cfg, 1, names, paths, &srv, err,
-                                    sizeof err), ASKDB_OK);
-    m = srv_mcp_new(srv);
-    assert_non_null(m);
+    m = new_mcp(&script, &srv);
     memset(&q, 0, sizeof q);
-    q.body = init;
-    q.len = strlen(init);
+    q.body = init_body;
+    q.len = strlen(init_body);
     q.conn_fd = -1;
     r = srv_mcp_post(m, &q, &status, &why, sid);
     assert_non_null(r);
