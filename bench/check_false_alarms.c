@@ -18,7 +18,10 @@
 ** accepts it (db_check): the first text literal ('x', or "x" after =)
 ** with its case flipped ('Paris' -> 'PARIS'; expects literal_missing), the first ON clause dropped (expects
 ** cross_join), GROUP BY dropped from a query without HAVING (expects
-** agg_no_group). Some mutants are harmless (a literal compared with
+** agg_no_group), and in col IN (SELECT x FROM ...) or col = (SELECT x
+** FROM ...) the subquery's one column x written as col's own name, bare
+** (expects outer_ref when the subquery's tables lack it: the model's
+** shop_id NOT IN (SELECT shop_id FROM members)). Some mutants are harmless (a literal compared with
 ** LIKE, a GROUP BY over a key of a one-row result), so the detection rates
 ** are lower bounds.
 **
@@ -50,13 +53,15 @@
 #include "sql/analyze.h"
 #include "sql/extract.h"
 
-enum { MUT_LITERAL, MUT_DROP_ON, MUT_DROP_GROUP, NMUT };
+enum { MUT_LITERAL, MUT_DROP_ON, MUT_DROP_GROUP, MUT_OUTER, NMUT };
 
 static const char *const mut_name[NMUT] = {
-    "literal case flipped", "ON clause dropped", "GROUP BY dropped"
+    "literal case flipped", "ON clause dropped", "GROUP BY dropped",
+    "subquery col = outer"
 };
 static const enum check_kind mut_expect[NMUT] = {
-    CHECK_LITERAL_MISSING, CHECK_CROSS_JOIN, CHECK_AGG_NO_GROUP
+    CHECK_LITERAL_MISSING, CHECK_CROSS_JOIN, CHECK_AGG_NO_GROUP,
+    CHECK_OUTER_REF
 };
 
 struct stats {
@@ -142,6 +147,67 @@ static int word_in(const char *p, size_t n, const char *const *list)
     return 0;
 }
 
+/* A token that may be a name. */
+static int is_name_tok(int kind)
+{
+    return kind == SQLX_WORD || kind == SQLX_IDENT;
+}
+
+/*
+** MUT_OUTER: the first col IN (SELECT x FROM ...) or col = (SELECT x
+** FROM ...), col and x each a name or name.name, with x replaced by col's
+** last name, bare. NULL when there is none.
+*/
+static char *mutate_outer(const char *sql)
+{
+    const char *tp[512];
+    size_t tl[512];
+    int tk[512], nt = 0, kind, i, j, c, s0;
+    const char *p;
+    size_t n;
+    struct buf b;
+
+    for (p = sql; (n = sqlx_token(p, &kind)) > 0 && nt < 512; p += n) {
+        if (kind == SQLX_SPACE || kind == SQLX_COMMENT)
+            continue;
+        tp[nt] = p;
+        tl[nt] = n;
+        tk[nt++] = kind;
+    }
+    for (i = 1; i + 4 < nt; i++) {
+        if (!(word_is(tp[i], tl[i], "in") ||
+              (tk[i] == SQLX_PUNCT && *tp[i] == '=')) ||
+            !(tk[i + 1] == SQLX_PUNCT && *tp[i + 1] == '(') ||
+            !word_is(tp[i + 2], tl[i + 2], "select"))
+            continue;
+        c = i - 1 - (i >= 2 && word_is(tp[i - 1], tl[i - 1], "not"));
+        if (c < 0 || !is_name_tok(tk[c]))
+            continue;
+        j = i + 3;
+        if (word_is(tp[j], tl[j], "distinct"))
+            j++;
+        if (j + 1 >= nt || !is_name_tok(tk[j]))
+            continue;
+        if (j + 3 < nt && tk[j + 1] == SQLX_PUNCT && *tp[j + 1] == '.' &&
+            is_name_tok(tk[j + 2]))
+            j += 2;
+        if (!word_is(tp[j + 1], tl[j + 1], "from"))
+            continue;
+        /* x (tokens s0 .. j) becomes col's last name: not when that is
+        ** what x is already. */
+        s0 = word_is(tp[i + 3], tl[i + 3], "distinct") ? i + 4 : i + 3;
+        if (s0 == j && tl[j] == tl[c] &&
+            strncasecmp(tp[j], tp[c], tl[c]) == 0)
+            continue;
+        buf_init(&b, 0);
+        buf_append(&b, sql, (size_t)(tp[s0] - sql));
+        buf_append(&b, tp[c], tl[c]);
+        buf_puts(&b, tp[j] + tl[j]);
+        return buf_steal(&b);
+    }
+    return NULL;
+}
+
 /*
 ** sql broken as mutation m asks, malloc()ed, or NULL when it does not
 ** apply. Works on tokens so that strings and names stay whole.
@@ -160,6 +226,8 @@ static char *mutate(const char *sql, int m)
     size_t n, k;
     struct buf b;
 
+    if (m == MUT_OUTER)
+        return mutate_outer(sql);
     for (; (n = sqlx_token(p, &kind)) > 0; p += n) {
         if (kind == SQLX_PUNCT && *p == '(')
             depth++;

@@ -894,6 +894,82 @@ int check_value_elsewhere(askdb_db *db, const struct db_schema *s,
     return buf_err(b) ? -1 : said;
 }
 
+/*
+** A compared subquery's select-list column that its own tables lack
+** (sqla.outer): SQL reads it from the outer query, so in id NOT IN
+** (SELECT shop_id FROM members) each shop is compared with its own id
+** and the NOT IN is false for every row (an IN, true). Spider's gold
+** queries never do this; the model does when it picks a table that
+** lacks the column (bench/check_false_alarms.c). The hint names the
+** tables that have a column of that name.
+*/
+static void say_outer(struct buf *b, const struct db_schema *s,
+                      const struct sqla_outer *o)
+{
+    int k, n = 0;
+
+    buf_puts(b, "In the subquery over ");
+    for (k = 0; k < o->nfrom; k++) {
+        buf_puts(b, k ? ", " : "");
+        schema_say_qname(b, s, o->from[k]);
+    }
+    buf_puts(b, ", ");
+    schema_say_name(b, s, o->col.column);
+    buf_puts(b, o->nfrom > 1 ? " is not a column of its tables: it is the "
+                             : " is not a column of its table: it is the ");
+    buf_puts(b, "outer query's ");
+    schema_say_qname(b, s, o->col.table);
+    buf_putc(b, '.');
+    schema_say_name(b, s, o->col.column);
+    buf_puts(b, ", so each outer row is compared with its own value. "
+                "Select a column of the subquery's own tables, joining "
+                "the table that holds the value if it is not one of them");
+    for (k = 0; k < s->ntables && n < 6; k++) {
+        if (!schema_column(&s->tables[k], o->col.column))
+            continue;
+        if (n++ == 0) {
+            buf_puts(b, " (");
+            schema_say_name(b, s, o->col.column);
+            buf_puts(b, " is a column of ");
+        } else {
+            buf_puts(b, ", ");
+        }
+        schema_say_table(b, s, &s->tables[k]);
+    }
+    buf_puts(b, n ? "). " : ". ");
+}
+
+int check_outer_refs(const struct db_schema *s, const char *sql,
+                     struct buf *b)
+{
+    struct sqla a;
+    int rc, k, n = 0;
+
+    rc = sqla_analyze(sql, s, &a);
+    for (k = 0; rc == 0 && k < a.nouter && k < 3; k++, n++)
+        say_outer(b, s, &a.outer[k]);
+    sqla_free(&a);
+    if (rc < 0 || buf_err(b))
+        return -1;
+    return n;
+}
+
+static void check_outer(struct findings *fs, const struct db_schema *s,
+                        const struct sqla *a)
+{
+    struct buf b;
+    int k;
+
+    if (a->nouter == 0)
+        return;
+    buf_init(&b, 0);
+    for (k = 0; k < a->nouter && k < 3; k++)
+        say_outer(&b, s, &a->outer[k]);
+    if (!buf_err(&b) && b.len > 0 && b.data[b.len - 1] == ' ')
+        b.data[--b.len] = '\0';
+    add(fs, CHECK_OUTER_REF, &b);
+}
+
 int check_before(askdb_db *db, const struct db_schema *s,
                  struct vindex *vi, const char *question, const char *sql,
                  struct check_finding **out, int *n)
@@ -910,6 +986,7 @@ int check_before(askdb_db *db, const struct db_schema *s,
         return -1;
     }
     if (rc == 0) {
+        check_outer(&fs, s, &a);
         check_joins(&fs, s, &a);
         check_cross(&fs, s, &a);
         check_agg(&fs, &a);
@@ -1225,6 +1302,7 @@ const char *check_kind_str(enum check_kind k)
     case CHECK_SHAPE: return "shape";
     case CHECK_IDLE_JOIN: return "idle_join";
     case CHECK_VALUE_ELSEWHERE: return "value_elsewhere";
+    case CHECK_OUTER_REF: return "outer_ref";
     }
     return "unknown";
 }

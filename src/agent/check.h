@@ -44,6 +44,12 @@
 **                         a result of a count of 0, or of the other side
 **                         of a NOT IN, is not empty and would not be
 **                         repaired
+**   CHECK_OUTER_REF       a subquery compared with IN, NOT IN or =, <, ...
+**                         whose select list names a column its own tables
+**                         lack: it reads the outer query's column of that
+**                         name, and hands each outer row its own value
+**                         back (check_outer_refs(), also said with an
+**                         empty result)
 ** After execution:
 **   CHECK_ALL_NULL        a result column NULL in every row (with SELECT *,
 **                         only a result NULL throughout)
@@ -64,9 +70,10 @@ enum check_kind {
     CHECK_ALL_NULL,
     CHECK_SHAPE,
     CHECK_IDLE_JOIN,
-    CHECK_VALUE_ELSEWHERE
+    CHECK_VALUE_ELSEWHERE,
+    CHECK_OUTER_REF
 };
-#define CHECK_NKINDS 8
+#define CHECK_NKINDS 9
 
 struct check_finding {
     enum check_kind kind;
@@ -112,6 +119,19 @@ void check_drop_kind(struct check_finding *f, int *n, enum check_kind k);
 */
 int check_value_elsewhere(askdb_db *db, const struct db_schema *s,
                           struct vindex *vi, const char *sql, struct buf *b);
+
+/*
+** For sql over schema s: each column of a compared subquery's select list
+** that reads the enclosing query's row (sqla_outer), as a sentence for
+** the repair, e.g.
+**   In the subquery over happy_hour_member, shop_id is not a column of
+**   its tables: it is the outer query's shop.Shop_ID, so each outer row
+**   gets its own value back. ...
+** Appended to b; at most 3 sentences. Returns how many (0 also for SQL
+** that cannot be analyzed), -1 when out of memory.
+*/
+int check_outer_refs(const struct db_schema *s, const char *sql,
+                     struct buf *b);
 
 /* Name of a kind, e.g. "cross_join". Static string. */
 const char *check_kind_str(enum check_kind k);

@@ -171,29 +171,36 @@ static int select_tied(struct agent_state *st, int win)
     return pick >= 0 ? pick : win;
 }
 
-/* Record an empty result as the attempt's failure. A value compared in
-** the wrong column is its common cause: when the value index (with
-** --values), or a look into the query's tables and their neighbours,
-** finds the value stored elsewhere, the message says where (check
+/* Record an empty result as the attempt's failure. Its causes that a
+** look can tell are said with it: a compared subquery that reads the
+** outer query's column (check "outer_ref": NOT IN is then false for
+** every row); else a value compared in the wrong column, when the value
+** index (with --values), or a look into the query's tables and their
+** neighbours, finds the value stored elsewhere (check
 ** "value_elsewhere"). */
 static void empty_result(struct agent_state *st)
 {
     askdb_agent *ag = st->ag;
     struct buf notes, why;
+    const char *kind = "outer_ref";
     int n = 0;
 
     buf_init(&notes, 0);
-    if (ag->cfg.checks)
-        n = check_value_elsewhere(ag->db, st->schema, ag->values, st->sql,
-                                  &notes);
+    if (ag->cfg.checks) {
+        n = check_outer_refs(st->schema, st->sql, &notes);
+        if (n == 0) {
+            kind = "value_elsewhere";
+            n = check_value_elsewhere(ag->db, st->schema, ag->values,
+                                      st->sql, &notes);
+        }
+    }
     if (n <= 0 || buf_err(&notes)) {
         buf_free(&notes);
         agent_fail_attempt(st, ASKDB_EC_EMPTY, "the query returned no rows");
         return;
     }
     agent_emit(ag, ASKDB_EVENT_CHECK,
-               json_pack("{s:s,s:s}", "kind", "value_elsewhere", "hint",
-                         notes.data));
+               json_pack("{s:s,s:s}", "kind", kind, "hint", notes.data));
     buf_init(&why, 0);
     buf_printf(&why, "the query returned no rows. %s", notes.data);
     agent_fail_attempt(st, ASKDB_EC_EMPTY, buf_err(&why)

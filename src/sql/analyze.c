@@ -86,6 +86,8 @@ struct level {           /* one SELECT core */
     int nagg;
     int minmax_only;     /* every aggregate is a one-argument min/max */
     int from_end;        /* token after its FROM clause, -1 for none */
+    int member;          /* a subquery on the right of IN or of a
+                            comparison: its select list is compared */
     char agg[16];        /* first aggregate's name */
 };
 
@@ -632,8 +634,14 @@ static void p_expr(struct parser *p, int level, int ctx, int end, int mode)
             if (t->match > i && (kw(p, i + 1, "select") ||
                                  kw(p, i + 1, "with") ||
                                  kw(p, i + 1, "values"))) {
+                int first = p->nlv;
+                int member = kw(p, i - 1, "in") || punct(p, i - 1, '=') ||
+                             punct(p, i - 1, '<') || punct(p, i - 1, '>');
                 p->i = i + 1;
                 p_stmt(p, level, ctx, t->match);
+                for (k = first; member && k < p->nlv; k++)
+                    if (p->lv[k].parent == level)
+                        p->lv[k].member = 1;
                 p->i = t->match + 1;
                 prev = t->match;
                 continue;
@@ -1413,6 +1421,46 @@ static int out_agg(struct parser *p, struct sqla *out)
     return 0;
 }
 
+/*
+** Select-list columns of a compared subquery that read the enclosing
+** query's row (sqla_outer): a bare name that no FROM item of its own
+** level has, resolved to an item of an outer level.
+*/
+static int out_outer(struct parser *p, struct sqla *out)
+{
+    struct sqla_outer *o;
+    int k, j, lv;
+
+    for (k = 0; k < p->nrf; k++) {
+        const struct ref *r = &p->rf[k];
+        lv = r->level;
+        if (!(r->flags & REF_BARE) || r->qual || r->tref < 0 ||
+            !r->table || lv < 0 || !p->lv[lv].member ||
+            p->tr[r->tref].level == lv)
+            continue;
+        for (j = 0; j < out->nouter; j++)
+            if (same(out->outer[j].col.table, r->table) &&
+                same(out->outer[j].col.column, r->column))
+                break;
+        if (j < out->nouter)
+            continue;
+        o = realloc(out->outer, (size_t)(out->nouter + 1) * sizeof *o);
+        if (!o)
+            return -1;
+        out->outer = o;
+        o = &o[out->nouter++];
+        memset(o, 0, sizeof *o);
+        if (out_strdup(&o->col.table, r->table) ||
+            out_strdup(&o->col.column, r->column))
+            return -1;
+        for (j = 0; j < p->ntr; j++)
+            if (p->tr[j].level == lv && p->tr[j].tb &&
+                push_str(&o->from, &o->nfrom, schema_qname(p->tr[j].tb)))
+                return -1;
+    }
+    return 0;
+}
+
 static void parser_free(struct parser *p)
 {
     int k;
@@ -1469,8 +1517,8 @@ int sqla_analyze(const char *sql, const struct db_schema *s,
     if (p.top >= 0)
         out->select_star = p.lv[p.top].star;
     rc = out_tables(&p, out) || out_compare(&p, out) ||
-         out_cross(&p, out) || out_agg(&p, out) || out_idle(&p, out) ? -1
-                                                                     : 0;
+         out_cross(&p, out) || out_agg(&p, out) || out_idle(&p, out) ||
+         out_outer(&p, out) ? -1 : 0;
     if (rc == 0 && p.bad)
         rc = 1;
     parser_free(&p);
@@ -1854,7 +1902,7 @@ static void free_pairs(struct sqla_join *j, int n)
 
 void sqla_free(struct sqla *a)
 {
-    int k;
+    int k, j;
 
     if (!a)
         return;
@@ -1869,6 +1917,14 @@ void sqla_free(struct sqla *a)
         free(a->lits[k].col.column);
         free(a->lits[k].literal);
     }
+    for (k = 0; k < a->nouter; k++) {
+        free(a->outer[k].col.table);
+        free(a->outer[k].col.column);
+        for (j = 0; j < a->outer[k].nfrom; j++)
+            free(a->outer[k].from[j]);
+        free(a->outer[k].from);
+    }
+    free(a->outer);
     free(a->tables);
     free(a->cross_pairs);
     free(a->lits);

@@ -45,6 +45,18 @@ struct sqla_literal {
     char op[9];
 };
 
+/* A column of a subquery's select list, written bare, that none of the
+** subquery's own FROM items has and that resolved to an item of an
+** enclosing query instead: in WHERE id NOT IN (SELECT shop_id FROM
+** members), shop_id is the outer row's own shop_id, handed back to it.
+** Only subqueries on the right of IN, NOT IN or a comparison (=, <>, <,
+** ...) are listed, not EXISTS ones, whose select list means nothing. */
+struct sqla_outer {
+    struct sqla_ref col;    /* the enclosing query's table and column */
+    char **from;            /* the subquery's schema tables */
+    int nfrom;
+};
+
 struct sqla {
     char **tables;          /* schema tables read, once each (by
                                schema_qname()) */
@@ -69,6 +81,8 @@ struct sqla {
     struct sqla_literal *lits;
     int nlits;
     int select_star;        /* the statement's first SELECT lists * or t.* */
+    struct sqla_outer *outer;
+    int nouter;
 };
 
 /*

@@ -1110,6 +1110,34 @@ static void empty_result_names_where_the_value_is(void **state)
                            "it is stored in payments.method."));
 }
 
+/* An empty result of a NOT IN whose subquery reads the outer row's
+** column: the repair hears why (check "outer_ref"). */
+static void empty_result_names_an_outer_column(void **state)
+{
+    static const char *const r[] = {
+        "SELECT name FROM products WHERE category_id NOT IN "
+        "(SELECT category_id FROM order_items)",
+        "SELECT name FROM products WHERE id NOT IN "
+        "(SELECT product_id FROM order_items)", NULL};
+    struct steps *t = steps(state, r);
+
+    t->cfg.checks = 1;
+    ask(t, "Which products were never ordered?", ASKDB_OK);
+    assert_int_equal(t->s.calls, 2);
+    assert_non_null(strstr(t->s.last_user,
+                           "the query returned no rows. In the subquery "
+                           "over order_items, category_id is not a column "
+                           "of its table: it is the outer query's "
+                           "products.category_id"));
+    askdb_answer_free(t->a);
+    t->a = NULL;
+    t->s.next = t->s.calls = 0;
+    t->cfg.checks = 0;
+    ask(t, "Which products were never ordered?", ASKDB_OK);
+    assert_int_equal(t->s.calls, 2);
+    assert_null(strstr(t->s.last_user, "outer query's"));
+}
+
 static void values_found_go_into_the_prompt(void **state)
 {
     static const char *const r[] = {"SELECT 1", NULL};
@@ -1469,6 +1497,7 @@ int main(void)
         T(pairs_learned_during_a_session_are_used),
         T(values_found_go_into_the_prompt),
         T(empty_result_names_where_the_value_is),
+        T(empty_result_names_an_outer_column),
         T(cut_values_stay_utf8_in_plan_and_answer),
         T(question_not_utf8_is_refused),
         T(hint_not_utf8_is_refused),

@@ -590,6 +590,45 @@ static void joined_table_used_nowhere_else(void **state)
               "ON o.customer_id = c.id", 0, NULL);
 }
 
+/* A compared subquery whose select list names a column its own tables
+** lack reads the outer row's column: each row compared with itself. */
+static void subquery_reading_the_outer_row(void **state)
+{
+    (void)state;
+    before("SELECT name FROM products WHERE category_id NOT IN "
+           "(SELECT category_id FROM order_items)", CHECK_OUTER_REF,
+           "In the subquery over order_items, category_id is not a column "
+           "of its table: it is the outer query's products.category_id, so "
+           "each outer row is compared with its own value. Select a column "
+           "of the subquery's own tables, joining the table that holds the "
+           "value if it is not one of them (category_id is a column of "
+           "products).");
+    before("SELECT id FROM orders WHERE shipping_country = "
+           "(SELECT shipping_country FROM customers WHERE id = 1)",
+           CHECK_OUTER_REF, "outer query's orders.shipping_country");
+    before("SELECT email FROM customers WHERE email IN (SELECT DISTINCT "
+           "email FROM orders AS o JOIN order_items AS i ON i.order_id = "
+           "o.id)", CHECK_OUTER_REF,
+           "over orders, order_items, email is not a column of its tables");
+    /* Its own column, whatever the outer query has. */
+    before("SELECT name FROM products WHERE category_id NOT IN "
+           "(SELECT id FROM categories WHERE parent_id IS NULL)", 0, NULL);
+    before("SELECT first_name FROM customers WHERE id IN "
+           "(SELECT customer_id FROM orders)", 0, NULL);
+    /* EXISTS selects nothing that counts; an outer name in the WHERE of
+    ** a subquery is a correlation; a qualified one is written on purpose;
+    ** a CTE's columns are unknown. */
+    before("SELECT first_name FROM customers AS c WHERE EXISTS (SELECT "
+           "first_name FROM orders AS o WHERE o.customer_id = c.id)", 0,
+           NULL);
+    before("SELECT id FROM orders AS o WHERE total > (SELECT avg(total) "
+           "FROM orders WHERE customer_id = o.customer_id)", 0, NULL);
+    before("SELECT id FROM customers AS c WHERE id IN "
+           "(SELECT c.id FROM orders)", 0, NULL);
+    before("WITH r AS (SELECT customer_id AS cid FROM orders) SELECT id "
+           "FROM customers WHERE id IN (SELECT cid FROM r)", 0, NULL);
+}
+
 static void kinds_have_names(void **state)
 {
     (void)state;
@@ -598,6 +637,7 @@ static void kinds_have_names(void **state)
     assert_string_equal(check_kind_str(CHECK_IDLE_JOIN), "idle_join");
     assert_string_equal(check_kind_str(CHECK_VALUE_ELSEWHERE),
                         "value_elsewhere");
+    assert_string_equal(check_kind_str(CHECK_OUTER_REF), "outer_ref");
     check_findings_free(NULL, 0);
 }
 
@@ -618,6 +658,7 @@ int main(void)
         cmocka_unit_test(spider_chinook),
         cmocka_unit_test(checks_name_tables_of_other_schemas),
         cmocka_unit_test(joined_table_used_nowhere_else),
+        cmocka_unit_test(subquery_reading_the_outer_row),
         cmocka_unit_test(kinds_have_names),
     };
     test_filter_from_env();
