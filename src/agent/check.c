@@ -734,18 +734,23 @@ static void literal_nowhere(struct findings *fs, askdb_db *db,
                             const struct sqla *a, const struct db_table *t,
                             const struct sqla_literal *l)
 {
-    int sqlite = strcmp(db_dialect(db), "SQLite") == 0;
+    int sqlite = strcmp(db_dialect(db), "SQLite") == 0, rc;
     askdb_result *r;
     struct buf q, b;
 
     buf_init(&b, 0);
-    if (say_elsewhere(db, s, vi, a, l, &b) > 0) {
+    rc = say_elsewhere(db, s, vi, a, l, &b);
+    if (rc > 0) {
         buf_puts(&b, "Compare the column that stores it, joining its "
                      "table if the query lacks it.");
         add(fs, CHECK_VALUE_ELSEWHERE, &b);
         return;
     }
     buf_free(&b);
+    if (rc < 0) {
+        fs->oom = 1;
+        return;
+    }
     if (too_big(db, t) || strcmp(l->op, "=") != 0 ||
         strlen(l->literal) > 200)
         return;
@@ -886,8 +891,10 @@ int check_value_elsewhere(askdb_db *db, const struct db_schema *s,
     }
     for (i = 0; i < a.nlits && i < MAX_LIT_CHECKS && said < 3; i++) {
         rc = say_elsewhere(db, s, vi, &a, &a.lits[i], b);
-        if (rc < 0)
+        if (rc < 0) {
+            said = -1;  /* out of memory: no count of the notes so far */
             break;
+        }
         said += rc;
     }
     sqla_free(&a);
