@@ -637,11 +637,13 @@ static int look_around(askdb_db *db, const struct db_schema *s,
 ** without one those look_around() finds in the query's tables and their
 ** neighbours. If so one sentence for the repair is appended to b ("'X'
 ** is not a value of t.c; it is stored in u.d, v.e. ") and 1 returned; 0
-** when not, -1 when out of memory.
+** when not, -1 when out of memory. absent: the caller has just seen l's
+** own column lack it (check_literal()), which is then not read again.
 */
 static int say_elsewhere(askdb_db *db, const struct db_schema *s,
                          struct vindex *vi, const struct sqla *a,
-                         const struct sqla_literal *l, struct buf *b)
+                         const struct sqla_literal *l, int absent,
+                         struct buf *b)
 {
     struct value_match *m = NULL;
     struct place *places = NULL;
@@ -658,7 +660,8 @@ static int say_elsewhere(askdb_db *db, const struct db_schema *s,
         /* Its own column first, read whole when the value is not there:
         ** not on a table too big for that (once per value). */
         if (t && !too_big(db, t) &&
-            !holds(db, s, l->col.table, l->col.column, l->literal))
+            (absent ||
+             !holds(db, s, l->col.table, l->col.column, l->literal)))
             rc = look_around(db, s, a, l, &places, &n);
     } else {
         /* The value as a quoted phrase: the index's exact look-up. */
@@ -686,7 +689,7 @@ static int say_elsewhere(askdb_db *db, const struct db_schema *s,
             rc = add_place(&places, &n, m[k].table, m[k].column);
         }
         value_matches_free(m, nm);
-        if (rc == 0 && n > 0 &&
+        if (rc == 0 && n > 0 && !absent &&
             holds(db, s, l->col.table, l->col.column, l->literal)) {
             free_places(places, n);
             places = NULL;
@@ -739,7 +742,7 @@ static void literal_nowhere(struct findings *fs, askdb_db *db,
     struct buf q, b;
 
     buf_init(&b, 0);
-    rc = say_elsewhere(db, s, vi, a, l, &b);
+    rc = say_elsewhere(db, s, vi, a, l, 1, &b);
     if (rc > 0) {
         buf_puts(&b, "Compare the column that stores it, joining its "
                      "table if the query lacks it.");
@@ -890,7 +893,7 @@ int check_value_elsewhere(askdb_db *db, const struct db_schema *s,
         return -1;
     }
     for (i = 0; i < a.nlits && i < MAX_LIT_CHECKS && said < 3; i++) {
-        rc = say_elsewhere(db, s, vi, &a, &a.lits[i], b);
+        rc = say_elsewhere(db, s, vi, &a, &a.lits[i], 0, b);
         if (rc < 0) {
             said = -1;  /* out of memory: no count of the notes so far */
             break;
