@@ -499,7 +499,9 @@ static int change_word(const char *p, size_t n)
 }
 
 /* A PRAGMA's token: 1 when it sets ('=', or '(' after a name that does
-** not read with an argument). */
+** not read with an argument). A name may be quoted ("..", [..], `..`, and
+** '..' in SQLite): without its quotes it is the pragma it names; one
+** with a doubled quote inside is none of those listed above. */
 static int pragma_token(struct change_scan *s, const char *p, size_t n,
                         int kind)
 {
@@ -512,6 +514,9 @@ static int pragma_token(struct change_scan *s, const char *p, size_t n,
     } else if (kind == SQLX_WORD) {
         s->name = p;
         s->name_n = n;
+    } else if (kind == SQLX_IDENT || kind == SQLX_STRING) {
+        s->name = p + 1;         /* sqlx_token(): both quotes are there */
+        s->name_n = n - 2;
     }
     return 0;
 }

@@ -39,7 +39,8 @@ int sqlx_check_readonly(const char *sql, char *why, size_t why_len);
 ** ("= value", or "(value)" unless the pragma reads with an argument:
 ** table_info(t), index_list(t), integrity_check(t)...) or acts by its
 ** name alone (DuckDB's PRAGMA enable_profiling, force_checkpoint...;
-** not PRAGMA version or show_tables, which read); a SELECT with an
+** not PRAGMA version or show_tables, which read), its name quoted or
+** not (PRAGMA "enable_profiling", main.[table_info](t)); a SELECT with an
 ** INTO of its own (PostgreSQL's SELECT ... INTO t makes a table, MySQL's
 ** INTO OUTFILE or @var writes; not an INTO inside parentheses, nor
 ** UNPIVOT's INTO NAME); or a WITH whose CTE body or statement inserts,

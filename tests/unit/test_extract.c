@@ -295,6 +295,32 @@ static void duckdb_pragma_acts_by_its_name(void **state)
     expect_changes(reads, 0);
 }
 
+/* A pragma's name may be quoted as any name is: "..", [..], `..` and, in
+** SQLite, '..' (DuckDB takes ".." only). Quoted, it is still the pragma
+** it names: DuckDB's PRAGMA "enable_profiling" acts, SQLite's
+** PRAGMA main."table_info"(t) reads. */
+static void quoted_pragma_name_is_the_pragma_it_names(void **state)
+{
+    static const char *const changes[] = {
+        "PRAGMA \"enable_profiling\"", "PRAGMA \"force_checkpoint\";",
+        "PRAGMA [disable_optimizer]", "PRAGMA `enable_object_cache`",
+        "PRAGMA \"journal_mode\" = wal", "PRAGMA main.\"user_version\"(5)",
+        "PRAGMA [journal_mode](DELETE)", "PRAGMA 'foreign_keys'(1)",
+        "PRAGMA \"table\"\"info\"(t)", NULL
+    };
+    static const char *const reads[] = {
+        "PRAGMA \"table_info\"(t)", "PRAGMA main.\"table_info\"(t)",
+        "PRAGMA [index_list](t)", "PRAGMA `main`.`table_xinfo`(t)",
+        "PRAGMA 'table_info'(t)", "PRAGMA \"storage_info\"('t')",
+        "PRAGMA main.\"optimize\"", "PRAGMA \"version\"",
+        "PRAGMA \"user_version\"", NULL
+    };
+
+    (void)state;
+    expect_changes(changes, 1);
+    expect_changes(reads, 0);
+}
+
 /* SELECT ... INTO makes a table (PostgreSQL) or writes a file or a
 ** variable (MySQL): an INTO of the statement's own SELECT, not one inside
 ** parentheses, nor DuckDB's UNPIVOT ... INTO NAME. */
@@ -380,6 +406,7 @@ int main(void)
         cmocka_unit_test(changes_are_told_from_reads),
         cmocka_unit_test(pragma_sets_by_its_name_not_its_parentheses),
         cmocka_unit_test(duckdb_pragma_acts_by_its_name),
+        cmocka_unit_test(quoted_pragma_name_is_the_pragma_it_names),
         cmocka_unit_test(select_into_is_a_change),
         cmocka_unit_test(with_changes_only_in_a_cte_body_or_after_one),
         cmocka_unit_test(tokenizer_handles_quotes_and_comments),
