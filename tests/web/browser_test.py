@@ -749,28 +749,40 @@ def shows_its_place_in_the_queue(t):
     # The status line, a live region, said "Asking…" while the question
     # waited: its place was in the steps alone. It says the place each
     # time it moves, then "Asking…" once the question starts, then the end.
-    before = len(t.servers.requests())
     other = {}
+    seen = {"running": [], "queued": []}   # the events each has had
 
     def ask_elsewhere(key, question):
+        # Streamed, so that the test sees where the question is: a step
+        # once it holds the worker, `queued` with its place while it waits;
+        # `done` carries the answer's JSON.
         req = urllib.request.Request(t.servers.url + "/api/ask", method="POST",
                                      data=json.dumps({"database": "shop", "question": question}).encode(),
-                                     headers={"Content-Type": "application/json", "Accept": "application/json"})
+                                     headers={"Content-Type": "application/json", "Accept": "text/event-stream"})
         try:
             with urllib.request.urlopen(req, timeout=30) as r:
-                other[key] = json.load(r)
+                event, data = None, []
+                for raw in r:
+                    line = raw.decode().rstrip("\r\n")
+                    if line.startswith("event:"):
+                        event = line[6:].strip()
+                    elif line.startswith("data:"):
+                        data.append(line[5:].strip())
+                    elif not line and event:
+                        ev = json.loads("\n".join(data)) if data else None
+                        seen[key].append((event, ev))
+                        if event == "done":
+                            other[key] = ev
+                        event, data = None, []
         except OSError as e:
             other[key] = e
     running = threading.Thread(target=ask_elsewhere, args=("running", "How many products are there?"))
     queued = threading.Thread(target=ask_elsewhere, args=("queued", "How many categories are there?"))
     running.start()
     try:
-        if t.servers.mode == "real":
-            wait_for(lambda: len(t.servers.requests()) > before, "the other question to reach the model")
-        else:
-            time.sleep(0.8)
+        wait_for(lambda: any(e == "step" for e, _ in seen["running"]), "the other question to hold the worker")
         queued.start()
-        time.sleep(0.5)
+        wait_for(lambda: ("queued", {"position": 1}) in seen["queued"], "the other question to wait in the queue")
         t.page.js(RECORD_STATUS_JS)
         turn = t.page.ask(Q_QUEUE, wait=False)
         wait_for(lambda: any("Waiting for the model — 1 question ahead in the queue" in s for s in t.page.steps(turn)),
