@@ -1850,8 +1850,15 @@ def offers_no_chart_for_long_text(t):
                  "(SELECT COUNT(*) FROM orders o WHERE o.customer_id = c.id) AS orders\n"
                  "FROM customers c ORDER BY c.id LIMIT 8")
     names = "SELECT name, price FROM products ORDER BY price DESC LIMIT 8"
+    # Two columns of sentences and no number: the missing numbers are the
+    # reason, said first, not the length of the text.
+    two = ("SELECT c.first_name || ' ' || c.last_name || ' from ' || COALESCE(c.city, 'an unknown city')"
+           " || ' joined on ' || c.signup_date || ' as a ' || c.loyalty_tier || ' member' AS note,\n"
+           "'Their e-mail address, ' || c.email || ', is on file' AS contact\n"
+           "FROM customers c ORDER BY c.id LIMIT 8")
     page = other_page(t, "longtext", [{"content": fence(sentences)}, {"content": "Eight customers."},
-                                      {"content": fence(names)}, {"content": "The dearest products."}])
+                                      {"content": fence(names)}, {"content": "The dearest products."},
+                                      {"content": fence(two)}, {"content": "Eight customers in words."}])
     turn = page.ask("Tell me about the first eight customers and their orders")
     check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
     head, cells = page.table(turn)
@@ -1872,6 +1879,17 @@ def offers_no_chart_for_long_text(t):
           "no bar chart for product names: %r" % btn.get_attribute("outerHTML"))
     page.js("arguments[0].scrollIntoView()", turn)
     page.shot("chart-names")
+    turn = page.ask("Describe the first eight customers and how to reach them")
+    check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+    head, cells = page.table(turn)
+    check(head == ["note", "contact"] and len(cells) == 8 and all(len(v) > 40 for r in cells for v in r),
+          "the table: %r, %r" % (head, cells[:2]))
+    btn = turn.find_element(By.CSS_SELECTOR, "button.show-chart")
+    note = page.js("""const id = arguments[0].getAttribute('aria-describedby');
+        const n = id && document.getElementById(id); return n && n.textContent;""", btn)
+    check(not btn.is_enabled() and
+          note == "No chart: it needs a text or date column and 1 to 4 number columns",
+          "two columns of sentences, no number: the Chart button is described by %r" % note)
 
 
 TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built,

@@ -890,7 +890,10 @@ function chartPlan(columns, rows) {
     return { type: dates ? "line" : "bar", label, values, first };
 }
 
-// Why chartPlan() gave no chart, in a few words.
+// Why chartPlan() gave no chart, in a few words: the first reason that
+// applies, the rows, then the columns. Without 1 to 4 number columns
+// (keys are no measures) there is nothing to draw, however long the
+// text: the length of a label is said only when the numbers are there.
 function chartWhyNot(columns, rows) {
     if (rows.length === 0) return "no rows";
     if (rows.length === 1) return "a single row";
@@ -898,7 +901,9 @@ function chartWhyNot(columns, rows) {
     if (columns.length < 2) return "a single column";
     const kind = columnKinds(columns, rows);
     const texts = kind.map((k, c) => (k === "text" ? c : -1)).filter((c) => c >= 0);
-    if (texts.length && !kind.includes("date") && texts.every((c) => longText(rows, c)))
+    const numbers = kind.filter((k, c) => k === "number" && !KEY_RE.test(columns[c])).length;
+    if (numbers >= 1 && numbers <= 4 && texts.length && !kind.includes("date") &&
+        texts.every((c) => longText(rows, c)))
         return `its text is too long to label a chart (over ${LABEL_MAX} characters)`;
     return "it needs a text or date column and 1 to 4 number columns";
 }
