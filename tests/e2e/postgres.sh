@@ -271,7 +271,23 @@ INSERT INTO teams VALUES (1, 'Red'), (2, 'Blue');
 INSERT INTO players VALUES ('Ann', '1'), ('Bo', '2'), ('Cy', '2');
 GRANT SELECT ON teams, players TO reader;
 EOF
-    # Names that are reserved words of PostgreSQL but not of SQLite: a
+    # A subquery that names a column its own table lacks reads the outer
+# row's (PostgreSQL resolves it as SQLite does): the NOT IN keeps nothing,
+# the count is 0, and the check says why (outer_ref), with the names as
+# a PostgreSQL query writes them.
+ask_says_a_subquery_reads_the_outer_row() {
+    start_llm "$(replies "$(fence "SELECT count(*) AS n FROM products WHERE category_id NOT IN (SELECT category_id FROM order_items)")" "$(fence "SELECT count(*) AS n FROM products WHERE id NOT IN (SELECT product_id FROM order_items)")" "$(fence "SELECT 'extra request' AS oops")")"
+    run ask --llm-url "$URL" --model test --no-question-check --candidates 1 -f csv "$READER" "How many products were never ordered?"
+    expect_rc 0
+    expect_out 'n\n4\n'
+    expect_requests 2
+    pycheck '
+last = user(1)
+assert "In the subquery over order_items, category_id is not a column of its table: it is the outer query'"'"'s products.category_id" in last, last
+'
+}
+
+# Names that are reserved words of PostgreSQL but not of SQLite: a
     # table "user" (FROM user reads current_user) with columns "array"
     # and "only", and a foreign key to it.
     su_sql "CREATE DATABASE words" postgres || return 1
@@ -2839,6 +2855,7 @@ TESTS=(
     partitions_show_when_their_parent_is_not_readable
     ask_answers_from_another_schema
     ask_says_where_a_missing_value_is
+    ask_says_a_subquery_reads_the_outer_row
     reserved_words_are_quoted_in_the_schema
     ask_repairs_a_reserved_word_written_bare
     ask_compares_a_number_with_text_as_text
