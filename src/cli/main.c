@@ -561,7 +561,12 @@ static int run(const char *cmd, int argc, char **argv)
 
     if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 ||
         strcmp(cmd, "help") == 0) {
-        return help(argc > 2 ? argv[2] : NULL) ? EXIT_USAGE : EXIT_ANSWERED;
+        const char *what = argc > 2 ? argv[2] : NULL;
+
+        /* askdb help --help: help's own, as every command gives its own */
+        if (what && (strcmp(what, "-h") == 0 || strcmp(what, "--help") == 0))
+            what = "help";
+        return help(what) ? EXIT_USAGE : EXIT_ANSWERED;
     }
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         if (argc > 2 && (strcmp(argv[2], "-h") == 0 ||

@@ -1475,6 +1475,14 @@ help_lists_every_command() {
     run help frobnicate
     expect_rc 2
     expect_err_has "no command 'frobnicate'"
+    # help's own help, as every command gives its own after it.
+    for c in "help --help" "help -h" "--help help"; do
+        # shellcheck disable=SC2086
+        run $c
+        expect_rc 0
+        grep -q '^usage: askdb help \[COMMAND\]' "$T/out" ||
+            fail "'askdb $c': $(head -c 300 "$T/out" "$T/err")"
+    done
 }
 
 every_help_lists_exactly_the_options_its_command_takes() {
