@@ -569,10 +569,13 @@ model:
 	scripts/models.sh $(MODEL)
 
 # From a fresh Debian machine to an answer by the default local model. The
-# build runs in a sub-make so that it sees the llama.cpp just built.
+# build runs in a sub-make so that it sees the llama.cpp and DuckDB just
+# fetched (without DuckDB, .duckdb, .csv and .parquet files cannot be asked
+# and `make test` skips their tests).
 demo:
 	scripts/deps.sh
 	$(MAKE) llama
+	$(MAKE) duckdb
 	$(MAKE) model MODEL=default
 	$(MAKE) all
 	$(B)/askdb ask --show-sql examples/shop.db \
