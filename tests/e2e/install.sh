@@ -373,11 +373,21 @@ man_page_renders_and_lists_every_option() {
         grep -qE "^ +askdb $c( |$)" "$T/man.txt" || fail "command $c is not in the synopsis"
     done
     # Every option the command's help lists is in the man page.
-    for c in ask shell sql eval learn serve mcp; do
+    : >"$T/help.all"
+    for c in ask shell schema sql eval learn serve mcp; do
         "$ROOT/build/askdb" help "$c" >"$T/help.txt" 2>&1 || fail "askdb help $c failed"
+        cat "$T/help.txt" >>"$T/help.all"
         for o in $(grep -oE -- '(^|[ ,])--[a-z][a-z-]+' "$T/help.txt" | tr -d ' ,' | sort -u); do
             grep -qE -- "$o([^a-z-]|$)" "$T/man.txt" || fail "option $o (askdb help $c) is not in the man page"
         done
+    done
+    # And every option the man page describes (its OPTIONS entries) is in
+    # some command's help: none that the command no longer takes.
+    for o in $(sed -n '/^\.SH OPTIONS/,/^\.SH ENVIRONMENT/p' "$man" |
+               grep -A1 '^\.TP' | sed 's/\\-/-/g' |
+               grep -oE -- '(^|[ ,"])--[a-z][a-z-]+' | tr -d ' ,"' | sort -u); do
+        grep -qE -- "(^|[ ,;(])$o([^a-z-]|$)" "$T/help.all" ||
+            fail "option $o of the man page is in no command's help"
     done
     for o in ASKDB_PROVIDER ASKDB_LLM_URL ASKDB_MODEL ASKDB_API_KEY OPENAI_API_KEY \
              ANTHROPIC_API_KEY ASKDB_CACHE_DIR ASKDB_PROMPT_CACHE_MB ASKDB_EXEC_HELPER \
