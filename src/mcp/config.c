@@ -99,8 +99,13 @@ int mcp_config_argv(const char *path, const struct option *opts, int *argc,
     *argv = NULL;
     root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
     if (!root) {
-        snprintf(err, errlen, "cannot read config '%s': %s (line %d)", path,
-                 jerr.text, jerr.line);
+        /* jansson's line is -1 where it has none (a file it cannot open) */
+        if (jerr.line > 0)
+            snprintf(err, errlen, "cannot read config '%s': %s (line %d)",
+                     path, jerr.text, jerr.line);
+        else
+            snprintf(err, errlen, "cannot read config '%s': %s", path,
+                     jerr.text);
         return -1;
     }
     slash = strrchr(path, '/');

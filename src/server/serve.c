@@ -205,9 +205,12 @@ static int read_config(struct serve_opts *o, json_t **root, char **owned,
     set[S_MAX_BODY] = o->max_body;
     *root = json_load_file(o->config, JSON_REJECT_DUPLICATES, &je);
     if (!*root || !json_is_object(*root)) {
-        fprintf(stderr, "askdb serve: cannot read --config '%s': %s (line "
-                        "%d)\n", o->config, *root ? "not a JSON object"
-                                                  : je.text, je.line);
+        /* jansson's line is -1 where it has none (a file it cannot open) */
+        fprintf(stderr, "askdb serve: cannot read --config '%s': %s",
+                o->config, *root ? "not a JSON object" : je.text);
+        if (!*root && je.line > 0)
+            fprintf(stderr, " (line %d)", je.line);
+        fputc('\n', stderr);
         return -1;
     }
     json_object_foreach(*root, key, v) {

@@ -1485,6 +1485,29 @@ help_lists_every_command() {
     done
 }
 
+# A --config that cannot be read says why, and a line number only when
+# the JSON has one (not jansson's -1 for a missing file or a valid value
+# of the wrong kind).
+config_file_errors_name_a_line_only_when_there_is_one() {
+    copy_db
+    printf '[1]\n' >array.json
+    printf '{"databases":\n bad}\n' >broken.json
+    local c
+    for c in serve mcp; do
+        run "$c" --config missing.json --llm-url http://127.0.0.1:9/v1 --model m
+        expect_rc 2
+        expect_err_has "missing.json"
+        expect_err_has "No such file or directory"
+        expect_err_lacks "line -1"
+        run "$c" --config array.json --llm-url http://127.0.0.1:9/v1 --model m
+        expect_rc 2
+        expect_err_lacks "line -1"
+        run "$c" --config broken.json --llm-url http://127.0.0.1:9/v1 --model m
+        expect_rc 2
+        expect_err_has "(line 2)"
+    done
+}
+
 every_help_lists_exactly_the_options_its_command_takes() {
     # For each command: the options it takes are those of its getopt
     # table (glibc lists them all for the ambiguous '--=') that it does
@@ -3131,6 +3154,7 @@ TESTS=(
     getopt_messages_name_the_command
     no_command_prints_usage_on_stderr_and_exits_2
     help_lists_every_command
+    config_file_errors_name_a_line_only_when_there_is_one
     every_help_lists_exactly_the_options_its_command_takes
     streaming_gives_the_same_rows
     garbled_stream_is_retried_or_fails_never_run
