@@ -98,6 +98,13 @@ askdb_status cli_db_open(const char *path, const askdb_config *cfg,
 askdb_status cli_agent_new(const askdb_config *cfg, const char *path,
                            askdb_agent **ag);
 
+/* With -v (cfg->log_fn) and --in-process, say that the statements of the
+** SQLite or DuckDB file db run in this process, as -v says it of
+** askdb-exec otherwise; nothing for a server's database. cli_agent_new()
+** calls it; sql calls it after its open (schema, which sets in_process
+** itself to start no helper, does not). */
+void cli_say_in_process(const askdb_config *cfg, askdb_db *db);
+
 /* Run one statement through the guard and print it (`sql`, `.sql`). */
 int cli_run_sql(askdb_db *db, const struct cli_opts *o, const char *sql);
 

@@ -504,6 +504,8 @@ static int cmd_db(const struct cli_opts *o, const char *path,
     /* Ctrl-C cancels the statement or the schema read (on a server too:
     ** PostgreSQL and MariaDB are sent a cancel) instead of leaving it to
     ** run there until its time limit. */
+    if (sql)
+        cli_say_in_process(&o->cfg, db);
     cli_interrupt_begin_db(db);
     rc = sql ? cli_run_sql(db, o, sql) : print_schema(db, o);
     (void)cli_interrupt_end();

@@ -225,6 +225,20 @@ askdb_status cli_db_open(const char *path, const askdb_config *cfg,
     return st;
 }
 
+void cli_say_in_process(const askdb_config *cfg, askdb_db *db)
+{
+    const char *e = db ? askdb_db_engine(db) : NULL;
+    char msg[768];
+
+    if (!cfg->in_process || !cfg->log_fn || !e ||
+        (strcmp(e, "sqlite") != 0 && strcmp(e, "duckdb") != 0))
+        return;
+    snprintf(msg, sizeof msg, "statements on '%s' run in this process "
+             "(--in-process): one long function call can outlast --timeout",
+             askdb_db_label(db));
+    cfg->log_fn(cfg->log_ud, "db", msg);
+}
+
 askdb_status cli_agent_new(const askdb_config *cfg, const char *path,
                            askdb_agent **ag)
 {
@@ -245,6 +259,8 @@ askdb_status cli_agent_new(const askdb_config *cfg, const char *path,
     if (st || cut) {
         askdb_agent_free(*ag);
         *ag = NULL;
+    } else {
+        cli_say_in_process(cfg, askdb_agent_db(*ag));
     }
     return st ? st : cut ? ASKDB_ERR_CANCELLED : ASKDB_OK;
 }

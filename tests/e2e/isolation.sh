@@ -192,9 +192,12 @@ without_the_helper_statements_run_in_process_and_say_so() {
     expect_rc 0
     expect_err_has "statements run in "
     expect_err_has "/askdb-exec, killed after the time limit"
+    # and with --in-process -v says that too, as 'askdb help sql' has it
+    # ("where the statements run (the askdb-exec helper or this process)").
     run sql -v --in-process -f csv shop.db "SELECT count(*) AS n FROM customers"
     expect_rc 0
     expect_err_lacks "askdb-exec"
+    expect_err_has "statements on 'shop.db' run in this process (--in-process)"
 }
 
 a_helper_that_crashes_or_lies_is_a_clear_error() {

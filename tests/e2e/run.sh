@@ -2360,6 +2360,7 @@ schema_takes_only_the_limit_its_reads_have() {
     expect_err_has " ms, in this process (schema runs no statement)"
     expect_err_lacks "askdb-exec"
     expect_err_lacks "killed after the time limit"
+    expect_err_lacks "(--in-process)"
     ASKDB_EXEC_HELPER=/nonexistent/askdb-exec run schema shop.db
     expect_rc 0
     expect_out_has "CREATE TABLE customers"
