@@ -159,11 +159,20 @@ static char *model_path(const askdb_config *cfg, askdb_status *rc,
         return p;
     }
     if (cfg->model && *cfg->model) {
-        snprintf(err, errlen, "--model '%s' is not a .gguf file, and with no "
-                              "--llm-url the model runs here (local), from "
-                              "a .gguf file; for a remote model give "
-                              "--provider openai or anthropic, or --llm-url "
-                              "URL", cfg->model);
+        /* A URL reaches here only when the provider was named local. */
+        if (cfg->llm_url && *cfg->llm_url)
+            snprintf(err, errlen, "the model '%s' (--model or ASKDB_MODEL) "
+                     "is not a .gguf file, and the provider is local "
+                     "(--provider or ASKDB_PROVIDER), which runs a .gguf "
+                     "file here and uses no URL; for the server at the "
+                     "URL give --provider openai or anthropic, or leave "
+                     "the provider unset", cfg->model);
+        else
+            snprintf(err, errlen, "the model '%s' (--model or ASKDB_MODEL) "
+                     "is not a .gguf file, and with no URL the model runs "
+                     "here (local), from a .gguf file; for a remote model "
+                     "give --provider openai or anthropic, or --llm-url "
+                     "URL", cfg->model);
         *rc = ASKDB_ERR_USAGE;
         return NULL;
     }

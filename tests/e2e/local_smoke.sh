@@ -613,7 +613,7 @@ a_remote_model_name_without_a_url_is_a_usage_error() {
     ANTHROPIC_API_KEY=sk-ant-test run ask --model claude-sonnet-4-5 shop.db "How many customers are there?"
     sanitizer_clean
     [ "$RC" = 2 ] || fail "exit $RC, want 2: $(head -c 300 "$TMP/err")"
-    grep -qF -- "--model 'claude-sonnet-4-5' is not a .gguf file" "$TMP/err" || fail "stderr: $(cat "$TMP/err")"
+    grep -qF -- "the model 'claude-sonnet-4-5' (--model or ASKDB_MODEL) is not a .gguf file" "$TMP/err" || fail "stderr: $(cat "$TMP/err")"
     grep -qF -- "--provider openai or anthropic" "$TMP/err" || fail "stderr: $(cat "$TMP/err")"
 }
 

@@ -2126,6 +2126,28 @@ hugepages_other_than_0_or_1_is_ignored_with_a_warning() {
     done
 }
 
+# A model name that is not a .gguf file, for the local model, is a usage
+# error that names where the name came from and why the local model was
+# chosen: not "with no --llm-url" when a URL was given with --provider
+# local, and not "--model" for ASKDB_MODEL.
+local_provider_with_a_model_name_says_why() {
+    copy_db
+    run ask --provider local --llm-url http://127.0.0.1:9/v1 --model m shop.db "One?"
+    if grep -q "not built into this askdb" "$T/err"; then return 0; fi
+    expect_rc 2
+    expect_err_has "the model 'm' (--model or ASKDB_MODEL) is not a .gguf file"
+    expect_err_has "the provider is local (--provider or ASKDB_PROVIDER)"
+    expect_err_lacks "with no --llm-url"
+    ASKDB_PROVIDER=local ASKDB_LLM_URL=http://127.0.0.1:9/v1 ASKDB_MODEL=m run ask shop.db "One?"
+    expect_rc 2
+    expect_err_has "the model 'm' (--model or ASKDB_MODEL) is not a .gguf file"
+    expect_err_lacks "with no --llm-url"
+    run ask --provider local --model m shop.db "One?"
+    expect_rc 2
+    expect_err_has "the model 'm' (--model or ASKDB_MODEL) is not a .gguf file, and with no URL"
+    expect_err_has "--provider openai or anthropic"
+}
+
 environment_configures_model_and_flags_override_it() {
     copy_db
     start_llm "$(always "$(fence "SELECT 1 AS x")")"
@@ -3172,6 +3194,7 @@ TESTS=(
     reply_cut_at_max_tokens_is_repaired_not_run
     finds_sql_after_quoted_prose_and_in_other_fences
     environment_configures_model_and_flags_override_it
+    local_provider_with_a_model_name_says_why
     hugepages_other_than_0_or_1_is_ignored_with_a_warning
     provider_errors_say_where_the_name_came_from
     sql_command_reports_errors_with_exit_1
