@@ -46,7 +46,7 @@ static const char usage_main[] =
     "Exit codes: 0 answered, 1 no valid SQL after all attempts (or a\n"
     "statement refused or failed), 2 usage error (or the output cannot\n"
     "be written), 3 database cannot be opened, 4 model unreachable or\n"
-    "failing.\n"
+    "failing, 130 stopped by Ctrl-C.\n"
     "\n"
     "Run 'askdb help COMMAND' for the options of a command.\n";
 

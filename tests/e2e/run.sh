@@ -1462,6 +1462,11 @@ help_lists_every_command() {
         for w in ask shell schema sql eval learn help version; do
             grep -qE "^  $w( |$)" "$T/out" || fail "'askdb $c' does not list $w: $(cat "$T/out")"
         done
+        # Every exit code of the man page's EXIT STATUS.
+        for w in "0 answered" "1 no valid SQL" "2 usage error" "3 database cannot" \
+                 "4 model unreachable" "130 stopped by Ctrl-C"; do
+            tr '\n' ' ' <"$T/out" | grep -qF -- "$w" || fail "'askdb $c' does not give exit code $w"
+        done
         # What DB may be: every engine's form.
         for w in shop.db .duckdb .parquet .csv postgresql:// mariadb:// mysql://; do
             grep -qF -- "$w" "$T/out" || fail "'askdb $c' does not say DB may be $w"
