@@ -102,7 +102,8 @@ static const char usage_eval_exit[] =
     "(bad flag, unreadable suite, --out exists without --resume), 4 the\n"
     "model is unreachable, refuses the key (401 or 403: at the first\n"
     "question) or failed on 5 questions in a row (the run stops; finished\n"
-    "items are kept in --out and summarized).\n";
+    "items are kept in --out and summarized), 130 Ctrl-C (the questions\n"
+    "being asked finish, no more are asked; summarized too).\n";
 
 enum {
     O_SUITE = 256, O_DB_ROOT, O_TABLES, O_LIMIT, O_SAMPLE, O_SEED, O_DB,

@@ -694,6 +694,9 @@ EOF
     [ "$(nreq "$LLMLOG")" = 2 ] || fail "asked $(nreq "$LLMLOG") times after the stop"
     grep -q '<html' "$T/r.html" || fail "no report"
     [ "$(wc -l <"$T/o.jsonl")" = 2 ] || fail "records: $(wc -l <"$T/o.jsonl")"
+    # The help's exit codes say so too.
+    run help eval
+    tr '\n' ' ' <"$T/out" | grep -qF "130 Ctrl-C" || fail "help eval lacks exit code 130"
 }
 
 learned_pair_of_the_question_scored_is_left_out() {
