@@ -1424,7 +1424,8 @@ static int out_agg(struct parser *p, struct sqla *out)
 /*
 ** Select-list columns of a compared subquery that read the enclosing
 ** query's row (sqla_outer): a bare name that no FROM item of its own
-** level has, resolved to an item of an outer level.
+** level has, resolved to an item of an outer level; not in a subquery
+** without a table of its own (x = (SELECT y)).
 */
 static int out_outer(struct parser *p, struct sqla *out)
 {
@@ -1444,6 +1445,11 @@ static int out_outer(struct parser *p, struct sqla *out)
                 break;
         if (j < out->nouter)
             continue;
+        for (j = 0; j < p->ntr; j++)
+            if (p->tr[j].level == lv && p->tr[j].tb)
+                break;
+        if (j == p->ntr)
+            continue;   /* no table of its own: SELECT outer_col on purpose */
         o = realloc(out->outer, (size_t)(out->nouter + 1) * sizeof *o);
         if (!o)
             return -1;

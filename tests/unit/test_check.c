@@ -627,6 +627,7 @@ static void subquery_reading_the_outer_row(void **state)
            "(SELECT c.id FROM orders)", 0, NULL);
     before("WITH r AS (SELECT customer_id AS cid FROM orders) SELECT id "
            "FROM customers WHERE id IN (SELECT cid FROM r)", 0, NULL);
+    before("SELECT id FROM orders WHERE total = (SELECT total)", 0, NULL);
 }
 
 static void kinds_have_names(void **state)
