@@ -949,15 +949,26 @@ static void say_outer(struct buf *b, const struct db_schema *s,
     buf_puts(b, n ? "). " : ". ");
 }
 
+/* say_outer() for each of the first 3 outer reads of a; how many. */
+static int say_outers(struct buf *b, const struct db_schema *s,
+                      const struct sqla *a)
+{
+    int k;
+
+    for (k = 0; k < a->nouter && k < 3; k++)
+        say_outer(b, s, &a->outer[k]);
+    return k;
+}
+
 int check_outer_refs(const struct db_schema *s, const char *sql,
                      struct buf *b)
 {
     struct sqla a;
-    int rc, k, n = 0;
+    int rc, n = 0;
 
     rc = sqla_analyze(sql, s, &a);
-    for (k = 0; rc == 0 && k < a.nouter && k < 3; k++, n++)
-        say_outer(b, s, &a.outer[k]);
+    if (rc == 0)
+        n = say_outers(b, s, &a);
     sqla_free(&a);
     if (rc < 0 || buf_err(b))
         return -1;
@@ -968,13 +979,11 @@ static void check_outer(struct findings *fs, const struct db_schema *s,
                         const struct sqla *a)
 {
     struct buf b;
-    int k;
 
     if (a->nouter == 0)
         return;
     buf_init(&b, 0);
-    for (k = 0; k < a->nouter && k < 3; k++)
-        say_outer(&b, s, &a->outer[k]);
+    say_outers(&b, s, a);
     if (!buf_err(&b) && b.len > 0 && b.data[b.len - 1] == ' ')
         b.data[--b.len] = '\0';
     add(fs, CHECK_OUTER_REF, &b);
