@@ -989,6 +989,90 @@ static void check_outer(struct findings *fs, const struct db_schema *s,
     add(fs, CHECK_OUTER_REF, &b);
 }
 
+/*
+** A column compared with itself (sqla.self): ON t3.id = t3.id links t3 to
+** nothing (each of its rows meets every row of the others), and WHERE
+** c.balance > c.balance is never true. Of Spider's 6,354 gold queries
+** only activity_1's 8 do it, all one mistake of Spider's own
+** (bench/check_false_alarms.c); the model does when it names a table
+** that lacks the column it means. The hint names the other tables that
+** have a column of that name.
+*/
+static void say_self(struct buf *b, const struct db_schema *s,
+                     const struct sqla_self *o)
+{
+    const struct db_table *own = schema_table(s, o->col.table);
+    int j, n = 0;
+
+    buf_puts(b, o->on ? "ON " : "");
+    buf_puts(b, o->text);
+    buf_puts(b, " compares ");
+    schema_say_qname(b, s, o->col.table);
+    buf_putc(b, '.');
+    schema_say_name(b, s, o->col.column);
+    buf_puts(b, o->on ? " with itself, so the join links it to no other "
+                        "table: each of its rows meets every row of the "
+                        "others."
+                      : " with itself, the same value on both sides in "
+                        "every row.");
+    buf_puts(b, " Compare it with the column of another table that the "
+                "question means, joining that table if the query lacks it");
+    for (j = 0; j < s->ntables && n < 6; j++) {
+        if (&s->tables[j] == own ||
+            !schema_column(&s->tables[j], o->col.column))
+            continue;
+        if (n++ == 0) {
+            buf_puts(b, " (");
+            schema_say_name(b, s, o->col.column);
+            buf_puts(b, " is also a column of ");
+        } else {
+            buf_puts(b, ", ");
+        }
+        schema_say_table(b, s, &s->tables[j]);
+    }
+    buf_puts(b, n ? "). " : ". ");
+}
+
+/* say_self() for each of the first 3 of a's; how many. */
+static int say_selfs(struct buf *b, const struct db_schema *s,
+                     const struct sqla *a)
+{
+    int k;
+
+    for (k = 0; k < a->nself && k < 3; k++)
+        say_self(b, s, &a->self[k]);
+    return k;
+}
+
+int check_self_compares(const struct db_schema *s, const char *sql,
+                        struct buf *b)
+{
+    struct sqla a;
+    int rc, n = 0;
+
+    rc = sqla_analyze(sql, s, &a);
+    if (rc == 0)
+        n = say_selfs(b, s, &a);
+    sqla_free(&a);
+    if (rc < 0 || buf_err(b))
+        return -1;
+    return n;
+}
+
+static void check_self(struct findings *fs, const struct db_schema *s,
+                       const struct sqla *a)
+{
+    struct buf b;
+
+    if (a->nself == 0)
+        return;
+    buf_init(&b, 0);
+    say_selfs(&b, s, a);
+    if (!buf_err(&b) && b.len > 0 && b.data[b.len - 1] == ' ')
+        b.data[--b.len] = '\0';
+    add(fs, CHECK_SELF_COMPARE, &b);
+}
+
 int check_before(askdb_db *db, const struct db_schema *s,
                  struct vindex *vi, const char *question, const char *sql,
                  struct check_finding **out, int *n)
@@ -1006,6 +1090,7 @@ int check_before(askdb_db *db, const struct db_schema *s,
     }
     if (rc == 0) {
         check_outer(&fs, s, &a);
+        check_self(&fs, s, &a);
         check_joins(&fs, s, &a);
         check_cross(&fs, s, &a);
         check_agg(&fs, &a);
@@ -1322,6 +1407,7 @@ const char *check_kind_str(enum check_kind k)
     case CHECK_IDLE_JOIN: return "idle_join";
     case CHECK_VALUE_ELSEWHERE: return "value_elsewhere";
     case CHECK_OUTER_REF: return "outer_ref";
+    case CHECK_SELF_COMPARE: return "self_compare";
     }
     return "unknown";
 }

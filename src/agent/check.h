@@ -50,6 +50,10 @@
 **                         name, and hands each outer row its own value
 **                         back (check_outer_refs(), also said with an
 **                         empty result)
+**   CHECK_SELF_COMPARE    a column compared with itself (ON t3.id = t3.id,
+**                         a join that links t3 to nothing; WHERE c.x >
+**                         c.x, never true), naming the other tables that
+**                         have a column of that name
 ** After execution:
 **   CHECK_ALL_NULL        a result column NULL in every row (with SELECT *,
 **                         only a result NULL throughout)
@@ -71,9 +75,10 @@ enum check_kind {
     CHECK_SHAPE,
     CHECK_IDLE_JOIN,
     CHECK_VALUE_ELSEWHERE,
-    CHECK_OUTER_REF
+    CHECK_OUTER_REF,
+    CHECK_SELF_COMPARE
 };
-#define CHECK_NKINDS 9
+#define CHECK_NKINDS 10
 
 struct check_finding {
     enum check_kind kind;
@@ -132,6 +137,17 @@ int check_value_elsewhere(askdb_db *db, const struct db_schema *s,
 */
 int check_outer_refs(const struct db_schema *s, const char *sql,
                      struct buf *b);
+
+/*
+** For sql over schema s: each column compared with itself (sqla_self),
+** as a sentence for the repair, e.g.
+**   p.amount > amount compares payments.amount with itself, the same
+**   value on both sides in every row. ...
+** Appended to b; at most 3 sentences. Returns how many (0 also for SQL
+** that cannot be analyzed), -1 when out of memory.
+*/
+int check_self_compares(const struct db_schema *s, const char *sql,
+                        struct buf *b);
 
 /* Name of a kind, e.g. "cross_join". Static string. */
 const char *check_kind_str(enum check_kind k);

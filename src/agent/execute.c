@@ -174,7 +174,8 @@ static int select_tied(struct agent_state *st, int win)
 /* Record an empty result as the attempt's failure. Its causes that a
 ** look can tell are said with it: a compared subquery that reads the
 ** outer query's column (check "outer_ref": NOT IN is then false for
-** every row); else a value compared in the wrong column, when the value
+** every row); a column compared with itself ("self_compare": c.x > c.x
+** is never true); else a value compared in the wrong column, when the value
 ** index (with --values), or a look into the query's tables and their
 ** neighbours, finds the value stored elsewhere (check
 ** "value_elsewhere"). */
@@ -188,6 +189,10 @@ static void empty_result(struct agent_state *st)
     buf_init(&notes, 0);
     if (ag->cfg.checks) {
         n = check_outer_refs(st->schema, st->sql, &notes);
+        if (n == 0) {
+            kind = "self_compare";
+            n = check_self_compares(st->schema, st->sql, &notes);
+        }
         if (n == 0) {
             kind = "value_elsewhere";
             n = check_value_elsewhere(ag->db, st->schema, ag->values,

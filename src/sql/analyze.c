@@ -540,6 +540,64 @@ static int comparison(struct parser *p, int i)
     return 0;
 }
 
+/*
+** The operator at token i, in tokens (0 when none): a comparison (=, ==,
+** !=, <>, <, <=, >, >=), and when arith is set + - * / as well.
+*/
+static int op_at(const struct parser *p, int i, int arith)
+{
+    if (i < 0 || i >= p->nt || p->t[i].kind != SQLX_PUNCT)
+        return 0;
+    switch (p->t[i].p[0]) {
+    case '=':
+        if (punct(p, i - 1, '<') || punct(p, i - 1, '>') ||
+            punct(p, i - 1, '!') || punct(p, i - 1, '='))
+            return 0;
+        return punct(p, i + 1, '=') ? 2 : 1;
+    case '!':
+        return punct(p, i + 1, '=') ? 2 : 0;
+    case '<':
+        if (punct(p, i - 1, '<') || punct(p, i + 1, '<'))
+            return 0;
+        return punct(p, i + 1, '=') || punct(p, i + 1, '>') ? 2 : 1;
+    case '>':
+        if (punct(p, i - 1, '<') || punct(p, i - 1, '>') ||
+            punct(p, i + 1, '>'))
+            return 0;
+        return punct(p, i + 1, '=') ? 2 : 1;
+    case '+': case '-': case '*': case '/':
+        return arith ? 1 : 0;
+    }
+    return 0;
+}
+
+/*
+** The column references on either side of the one that starts at token
+** b, across an operator (op_at): *left and *right get their indexes in
+** p->rf, -1 for none. Only plain names count (col_start, col_from):
+** "a.x = b.x" has them, "a.x = b.x + 1" has not.
+*/
+static void operands(const struct parser *p, int b, int arith, int *left,
+                     int *right)
+{
+    int e = b, n, s;
+
+    *left = *right = -1;
+    while (punct(p, e + 1, '.') && is_name(p, e + 2) && e - b < 4)
+        e += 2;
+    if ((n = op_at(p, e + 1, arith)) > 0 && col_from(p, e + 1 + n) &&
+        !binds(p, b - 1))
+        *right = p->t[e + 1 + n].ref;
+    if (op_at(p, b - 2, arith) == 2)
+        s = b - 2;
+    else if (op_at(p, b - 1, arith) == 1)
+        s = b - 1;
+    else
+        return;
+    if (!binds(p, e + 1) && (n = col_start(p, s - 1)) >= 0)
+        *left = p->t[n].ref;
+}
+
 /* ---- the parser --------------------------------------------------------- */
 
 static void p_stmt(struct parser *p, int parent, int pctx, int end);
@@ -1467,6 +1525,54 @@ static int out_outer(struct parser *p, struct sqla *out)
     return 0;
 }
 
+/*
+** Comparisons of a column with itself (sqla_self): both sides plain names
+** of one column of one FROM item, as in ON t3.id = t3.id.
+*/
+static int out_self(struct parser *p, struct sqla *out)
+{
+    struct sqla_self *o;
+    const struct ref *a, *b;
+    int i, l, r, e, j;
+
+    for (i = 0; i < p->nt; i++) {
+        if (p->t[i].ref < 0)
+            continue;
+        a = &p->rf[p->t[i].ref];
+        operands(p, i, 0, &l, &r);
+        if (r < 0 || !a->table || a->tref < 0)
+            continue;
+        b = &p->rf[r];
+        if (b->tref != a->tref || !b->table || !same(a->column, b->column))
+            continue;
+        for (j = 0; j < out->nself; j++)
+            if (same(out->self[j].col.table, a->table) &&
+                same(out->self[j].col.column, a->column))
+                break;
+        if (j < out->nself)
+            continue;
+        for (e = i + 1; e < p->nt && p->t[e].ref != r; e++)
+            ;
+        while (punct(p, e + 1, '.') && is_name(p, e + 2))
+            e += 2;
+        if (e >= p->nt || p->t[e].p + p->t[e].n - p->t[i].p > MAX_LITERAL)
+            continue;
+        o = realloc(out->self, (size_t)(out->nself + 1) * sizeof *o);
+        if (!o)
+            return -1;
+        out->self = o;
+        o = &o[out->nself++];
+        memset(o, 0, sizeof *o);
+        o->on = a->ctx >= 0 && p->cx[a->ctx].anchor >= 0;
+        o->text = strndup(p->t[i].p,
+                          (size_t)(p->t[e].p + p->t[e].n - p->t[i].p));
+        if (!o->text || out_strdup(&o->col.table, a->table) ||
+            out_strdup(&o->col.column, a->column))
+            return -1;
+    }
+    return 0;
+}
+
 static void parser_free(struct parser *p)
 {
     int k;
@@ -1524,7 +1630,7 @@ int sqla_analyze(const char *sql, const struct db_schema *s,
         out->select_star = p.lv[p.top].star;
     rc = out_tables(&p, out) || out_compare(&p, out) ||
          out_cross(&p, out) || out_agg(&p, out) || out_idle(&p, out) ||
-         out_outer(&p, out) ? -1 : 0;
+         out_outer(&p, out) || out_self(&p, out) ? -1 : 0;
     if (rc == 0 && p.bad)
         rc = 1;
     parser_free(&p);
@@ -1645,13 +1751,68 @@ static int unanchors(const struct parser *p, const struct ref *r)
     return 1;
 }
 
+/*
+** The FROM item that sqla_requalify() would qualify reference r by, or
+** -1 when it leaves r alone (resolved, bare, schema.table.column, a
+** derived table, no sole owner, or an ON clause it would unanchor).
+*/
+static int requalify_owner(const struct parser *p, const struct ref *r)
+{
+    const struct tref *t;
+    int lv, owner;
+
+    if (!r->qual || r->qtok < 0 || r->table || punct(p, r->qtok - 1, '.'))
+        return -1;
+    /* The qualifier names an item of this or an enclosing level whose
+    ** table lacks the column; or names no item at all. Either way, the
+    ** column's one owner in that item's level (else in the reference's
+    ** own level) takes its place. */
+    if (r->tref >= 0) {
+        t = &p->tr[r->tref];
+        if (!t->tb)
+            return -1; /* a derived table: its columns are unknown */
+        lv = t->level;
+    } else {
+        lv = r->level;
+    }
+    owner = sole_owner(p, lv, r->col);
+    if (owner < 0 || owner == r->tref || unanchors(p, r))
+        return -1;
+    return owner;
+}
+
+/*
+** Whether qualifying the reference at token b by FROM item owner would
+** set it against the same column of the same item across an operator
+** (each side's item as it will be: tgt[], the item of every reference
+** after the rewrite, -1 unknown): "c.balance > s.balance", s not in the
+** query and c the one owner, would become "c.balance > c.balance",
+** never true, and "ON t2.sid = t3.sid" with t2 lacking it "ON t3.sid =
+** t3.sid", a join that links t3 to nothing. The mistake is elsewhere
+** (a table the query lacks); the reference is left for the repair.
+*/
+static int meets_itself(const struct parser *p, const int *tgt, int b,
+                        int owner)
+{
+    const struct ref *r = &p->rf[p->t[b].ref];
+    int side[2], k;
+
+    operands(p, b, 1, &side[0], &side[1]);
+    for (k = 0; k < 2; k++)
+        if (side[k] >= 0 && tgt[side[k]] == owner &&
+            strcasecmp(p->rf[side[k]].col, r->col) == 0)
+            return 1;
+    return 0;
+}
+
 int sqla_requalify(const char *sql, const struct db_schema *s, char **out,
                    char **what)
 {
     struct parser p;
     struct buf b, w;
     const char *from;
-    int rc, i, lv, owner, n = 0;
+    int *tgt;
+    int rc, i, owner, n = 0;
 
     *out = NULL;
     if (what)
@@ -1659,6 +1820,15 @@ int sqla_requalify(const char *sql, const struct db_schema *s, char **out,
     rc = parse_resolved(&p, sql, s);
     if (rc <= 0)
         return rc;
+    tgt = malloc((size_t)(p.nrf ? p.nrf : 1) * sizeof *tgt);
+    if (!tgt) {
+        parser_free(&p);
+        return -1;
+    }
+    for (i = 0; i < p.nrf; i++) {
+        owner = requalify_owner(&p, &p.rf[i]);
+        tgt[i] = owner >= 0 ? owner : p.rf[i].table ? p.rf[i].tref : -1;
+    }
     buf_init(&b, 0);
     buf_init(&w, 0);
     from = sql;
@@ -1668,23 +1838,8 @@ int sqla_requalify(const char *sql, const struct db_schema *s, char **out,
         if (p.t[i].ref < 0)
             continue;
         r = &p.rf[p.t[i].ref];
-        if (!r->qual || r->qtok < 0 || r->table ||
-            punct(&p, r->qtok - 1, '.'))
-            continue; /* resolved, bare, or schema.table.column */
-        /* The qualifier names an item of this or an enclosing level
-        ** whose table lacks the column; or names no item at all. Either
-        ** way, the column's one owner in that item's level (else in the
-        ** reference's own level) takes its place. */
-        if (r->tref >= 0) {
-            t = &p.tr[r->tref];
-            if (!t->tb)
-                continue; /* a derived table: its columns are unknown */
-            lv = t->level;
-        } else {
-            lv = r->level;
-        }
-        owner = sole_owner(&p, lv, r->col);
-        if (owner < 0 || owner == r->tref || unanchors(&p, r))
+        owner = requalify_owner(&p, r);
+        if (owner < 0 || meets_itself(&p, tgt, i, owner))
             continue;
         t = &p.tr[owner];
         buf_append(&b, from, (size_t)(p.t[r->qtok].p - from));
@@ -1697,6 +1852,7 @@ int sqla_requalify(const char *sql, const struct db_schema *s, char **out,
         }
         n++;
     }
+    free(tgt);
     parser_free(&p);
     return take_rewrite(&b, &w, from, n, out, what);
 }
@@ -1931,6 +2087,12 @@ void sqla_free(struct sqla *a)
         free(a->outer[k].from);
     }
     free(a->outer);
+    for (k = 0; k < a->nself; k++) {
+        free(a->self[k].col.table);
+        free(a->self[k].col.column);
+        free(a->self[k].text);
+    }
+    free(a->self);
     free(a->tables);
     free(a->cross_pairs);
     free(a->lits);

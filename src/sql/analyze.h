@@ -57,6 +57,17 @@ struct sqla_outer {
     int nfrom;
 };
 
+/* A comparison of a column with itself: both sides plain names of one
+** column of one FROM item (ON t3.id = t3.id: a join that links t3 to
+** nothing; WHERE c.balance > c.balance: never true). text is the
+** comparison as written; on is 1 in an ON clause. Comparisons only (=,
+** ==, !=, <>, <, <=, >, >=); each column once. */
+struct sqla_self {
+    struct sqla_ref col;
+    char *text;
+    int on;
+};
+
 struct sqla {
     char **tables;          /* schema tables read, once each (by
                                schema_qname()) */
@@ -83,6 +94,8 @@ struct sqla {
     int select_star;        /* the statement's first SELECT lists * or t.* */
     struct sqla_outer *outer;
     int nouter;
+    struct sqla_self *self;
+    int nself;
 };
 
 /*

@@ -1138,6 +1138,35 @@ static void empty_result_names_an_outer_column(void **state)
     assert_null(strstr(t->s.last_user, "outer query's"));
 }
 
+/* A column under a table that lacks it, compared with the one table's
+** column of that name: re-qualified it would be compared with itself
+** (p.amount > p.amount, never true), so it is left to the repair, which
+** hears the unknown column; and a column the model compares with itself
+** is a check finding (self_compare). */
+static void no_fix_compares_a_column_with_itself(void **state)
+{
+    static const char *const r[] = {
+        "SELECT o.id FROM orders AS o JOIN payments AS p ON p.order_id = "
+        "o.id WHERE o.amount > p.amount",
+        "SELECT o.id FROM orders AS o JOIN payments AS p ON p.order_id = "
+        "o.id WHERE p.amount > amount",
+        "SELECT o.id FROM orders AS o JOIN payments AS p ON p.order_id = "
+        "o.id WHERE p.amount > o.total", NULL};
+    struct steps *t = steps(state, r);
+
+    t->cfg.checks = 1;
+    ask(t, "Which orders were paid more than their total?", ASKDB_OK);
+    assert_int_equal(t->s.calls, 3);
+    /* The first repair heard of o.amount, not of an empty p.amount >
+    ** p.amount; the second why p.amount > amount is empty. */
+    assert_non_null(strstr(t->s.all_users, "o.amount"));
+    assert_null(strstr(t->s.all_users, "p.amount > p.amount"));
+    assert_non_null(strstr(t->s.last_user,
+                           "the query returned no rows. p.amount > amount "
+                           "compares payments.amount with itself"));
+    assert_string_equal(t->a->sql, r[2]);
+}
+
 static void values_found_go_into_the_prompt(void **state)
 {
     static const char *const r[] = {"SELECT 1", NULL};
@@ -1497,6 +1526,7 @@ int main(void)
         T(pairs_learned_during_a_session_are_used),
         T(values_found_go_into_the_prompt),
         T(empty_result_names_where_the_value_is),
+        T(no_fix_compares_a_column_with_itself),
         T(empty_result_names_an_outer_column),
         T(cut_values_stay_utf8_in_plan_and_answer),
         T(question_not_utf8_is_refused),

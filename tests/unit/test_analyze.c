@@ -536,6 +536,27 @@ static void requalify_moves_columns_to_their_one_owner(void **state)
          "AND o.method = 'card'",
          "SELECT o.id FROM payments p JOIN orders o ON o.id = p.order_id "
          "AND p.method = 'card'"},
+        /* not onto the column it is compared with: p.amount > p.amount
+        ** would never hold, ON p.amount = p.amount would link p to
+        ** nothing, and two that would both move meet the same way */
+        {"SELECT p.id FROM payments p JOIN order_items i ON i.order_id = "
+         "p.order_id WHERE i.amount > p.amount", NULL},
+        {"SELECT c.first_name FROM customers c JOIN orders o ON "
+         "o.customer_id = c.id JOIN payments p ON o.amount = p.amount",
+         NULL},
+        {"SELECT o.id FROM orders o JOIN customers c ON c.id = "
+         "o.customer_id JOIN payments p ON p.order_id = o.id WHERE "
+         "o.amount = c.amount", NULL},
+        {"SELECT o.amount + p.amount FROM orders o JOIN payments p ON "
+         "p.order_id = o.id", NULL},
+        /* ... but onto another column, or the same one of another item */
+        {"SELECT p.id FROM payments p JOIN orders o ON o.id = p.order_id "
+         "WHERE o.amount > p.id",
+         "SELECT p.id FROM payments p JOIN orders o ON o.id = p.order_id "
+         "WHERE p.amount > p.id"},
+        {"SELECT p.id FROM payments p JOIN orders o ON o.id = p.order_id "
+         "JOIN payments q ON q.order_id = o.id WHERE o.paid_at > q.paid_at",
+         NULL},
     };
     size_t i;
     char *out, *what;

@@ -630,6 +630,50 @@ static void subquery_reading_the_outer_row(void **state)
     before("SELECT id FROM orders WHERE total = (SELECT total)", 0, NULL);
 }
 
+/* A column compared with itself: a join that links its table to
+** nothing, a condition never true. */
+static void column_compared_with_itself(void **state)
+{
+    struct check_finding *f = NULL;
+    int n = -1;
+
+    (void)state;
+    /* In an ON clause it is a cross join too: both are said. */
+    assert_int_equal(check_before(db, shop, values, "a question",
+                                  "SELECT c.first_name, o.total FROM "
+                                  "customers AS c "
+                                  "JOIN orders AS o ON o.customer_id = c.id "
+                                  "JOIN payments AS p ON p.order_id = "
+                                  "p.order_id", &f, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(f[0].kind, CHECK_SELF_COMPARE);
+    assert_string_equal(f[0].hint,
+           "ON p.order_id = p.order_id compares payments.order_id with "
+           "itself, so the join links it to no other table: each of its "
+           "rows meets every row of the others. Compare it with the column "
+           "of another table that the question means, joining that table "
+           "if the query lacks it (order_id is also a column of "
+           "order_items).");
+    assert_int_equal(f[1].kind, CHECK_CROSS_JOIN);
+    check_findings_free(f, n);
+    before("SELECT o.id FROM orders AS o JOIN payments AS p ON p.order_id "
+           "= o.id WHERE p.amount > amount", CHECK_SELF_COMPARE,
+           "p.amount > amount compares payments.amount with itself, the "
+           "same value on both sides in every row. Compare it with the "
+           "column of another table that the question means, joining that "
+           "table if the query lacks it.");
+    before("SELECT id FROM orders WHERE total <> orders.total",
+           CHECK_SELF_COMPARE, "total <> orders.total compares");
+    /* Two items of one table, another column, arithmetic, a function. */
+    before("SELECT a.id FROM customers AS a JOIN customers AS b ON a.city "
+           "= b.city WHERE a.id < b.id", 0, NULL);
+    before("SELECT id FROM orders WHERE total = total + 1", 0, NULL);
+    before("SELECT id FROM orders WHERE total = round(total)", 0, NULL);
+    before("SELECT o.id FROM orders AS o WHERE o.total > (SELECT "
+           "avg(o2.total) FROM orders AS o2 WHERE o2.customer_id = "
+           "o.customer_id)", 0, NULL);
+}
+
 static void kinds_have_names(void **state)
 {
     (void)state;
@@ -639,6 +683,7 @@ static void kinds_have_names(void **state)
     assert_string_equal(check_kind_str(CHECK_VALUE_ELSEWHERE),
                         "value_elsewhere");
     assert_string_equal(check_kind_str(CHECK_OUTER_REF), "outer_ref");
+    assert_string_equal(check_kind_str(CHECK_SELF_COMPARE), "self_compare");
     check_findings_free(NULL, 0);
 }
 
@@ -660,6 +705,7 @@ int main(void)
         cmocka_unit_test(checks_name_tables_of_other_schemas),
         cmocka_unit_test(joined_table_used_nowhere_else),
         cmocka_unit_test(subquery_reading_the_outer_row),
+        cmocka_unit_test(column_compared_with_itself),
         cmocka_unit_test(kinds_have_names),
     };
     test_filter_from_env();
