@@ -469,14 +469,95 @@ static int warm_wait_interruptible(struct warm *w, askdb_agent *ag)
     return cli_interrupt_end();
 }
 
-/* .sql: the statement on the agent's database, which Ctrl-C cancels. */
-static int sql_interruptible(askdb_agent *ag, const struct cli_opts *o,
-                             const char *sql)
+/*
+** What the shell asks: its database and, when the model could be had,
+** the agent over it. Without a model (ag NULL: why was said as the shell
+** opened) db is a handle of the shell's own, on which .sql and .schema
+** run as askdb sql and askdb schema do; with one, db is the agent's.
+*/
+struct shell {
+    askdb_agent *ag;
+    askdb_db *db;
+};
+
+/* 1 when a failed askdb_agent_new() may have failed on the model, not
+** on the database: a database that cannot be opened, a Ctrl-C and a
+** trace file that cannot be written are not the model's. */
+static int model_may_have_failed(askdb_status st)
+{
+    return st != ASKDB_ERR_DB_OPEN && st != ASKDB_ERR_CANCELLED &&
+           st != ASKDB_ERR_IO;
+}
+
+/*
+** Open the shell on db_path: the agent, as ask makes it (a failure said
+** by cli_agent_new). When the agent could not be made but the database
+** opens on its own, what failed was the model (a missing or bad model
+** file, a setting that cannot work): the shell goes on without one,
+** saying so, since .sql and .schema need none. Returns 0, or the exit
+** code when the shell cannot start (the agent's, or 130 for a Ctrl-C
+** during the second open).
+*/
+static int shell_open(const struct cli_opts *o, const char *db_path,
+                      struct shell *sh)
+{
+    askdb_status st, again;
+
+    st = cli_agent_new(&o->cfg, db_path, &sh->ag);
+    if (st == ASKDB_OK) {
+        sh->db = askdb_agent_db(sh->ag);
+        return 0;
+    }
+    if (!model_may_have_failed(st))
+        return cli_exit_code(st);
+    again = cli_db_open(db_path, &o->cfg, &sh->db);
+    if (again) {
+        /* Said already, by the agent: its settings were refused before
+        ** the database was opened, or the database failed. */
+        if (again == ASKDB_ERR_CANCELLED)
+            format_printf(stderr, "askdb: %s\n", askdb_db_errmsg(sh->db));
+        askdb_db_close(sh->db);
+        sh->db = NULL;
+        return cli_exit_code(again == ASKDB_ERR_CANCELLED ? again : st);
+    }
+    cli_say_in_process(&o->cfg, sh->db);
+    fputs("askdb: no model, so no questions: .sql and .schema work\n",
+          stderr);
+    return 0;
+}
+
+static void shell_close(struct shell *sh)
+{
+    if (sh->ag)
+        askdb_agent_free(sh->ag);
+    else
+        askdb_db_close(sh->db);
+}
+
+/* A question: the agent's answer, or without a model what gives one. */
+static int shell_ask(const struct shell *sh, const struct cli_opts *o,
+                     const char *q)
+{
+    if (sh->ag)
+        return cli_answer(sh->ag, o, q);
+    fputs("askdb: a question needs a model: start the shell with --model "
+          "FILE.gguf, or --llm-url URL --model NAME (ASKDB_MODEL, "
+          "ASKDB_LLM_URL); why it has none was said as it started\n",
+          stderr);
+    return EXIT_MODEL;
+}
+
+/* .sql: the statement on the shell's database, which Ctrl-C cancels. */
+static int sql_interruptible(const struct shell *sh,
+                             const struct cli_opts *o, const char *sql)
 {
     int rc;
 
-    cli_interrupt_begin(ag);
-    rc = cli_run_sql(askdb_agent_db(ag), o, sql);
+    if (sh->ag)
+        cli_interrupt_begin(sh->ag);
+    else
+        cli_interrupt_begin_db(sh->db);
+    rc = cli_run_sql(sh->db, o, sql);
     (void)cli_interrupt_end();
     return rc;
 }
@@ -484,8 +565,7 @@ static int sql_interruptible(askdb_agent *ag, const struct cli_opts *o,
 int cli_shell(const struct cli_opts *o, const char *db_path)
 {
     struct warm warm = {0};
-    askdb_agent *ag = NULL;
-    askdb_status st;
+    struct shell sh = {NULL, NULL};
     int tty = isatty(STDIN_FILENO), rc = EXIT_ANSWERED, cut, dollar;
     const char *engine;
     FILE *talk = stdout;   /* what is said to the person, not the rows */
@@ -497,12 +577,12 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
     ** earlier questions. */
     so.cfg.conversation = 1;
     o = &so;
-    st = cli_agent_new(&o->cfg, db_path, &ag);
-    if (st)
-        return cli_exit_code(st);
+    rc = shell_open(o, db_path, &sh);
+    if (rc)
+        return rc;
     /* Read before the warm-up's thread starts, which may use the handle:
     ** the engine is known once the database is open. */
-    engine = askdb_db_engine(askdb_agent_db(ag));
+    engine = askdb_db_engine(sh.db);
     dollar = strcmp(engine, "postgresql") == 0 || strcmp(engine, "duckdb") == 0;
     if (tty) {
         /* The results may go to a file or a pipe (askdb shell DB >
@@ -521,7 +601,8 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
         editor_end();
         format_printf(talk, "askdb %s - asking %s. Type .help for "
                             "commands.\n", askdb_version(), db_path);
-        warm_start(&warm, ag);
+        if (sh.ag)
+            warm_start(&warm, sh.ag);
     }
     for (;;) {
         line = next_line(tty, "askdb> ", &cut);
@@ -548,7 +629,7 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
             break;
         }
         if (strcmp(q, ".help") != 0 &&
-            warm_wait_interruptible(&warm, ag)) {
+            warm_wait_interruptible(&warm, sh.ag)) {
             /* The line is dropped: its question has not started. */
             fputs("askdb: cancelled\n", stderr);
             free(line);
@@ -559,7 +640,7 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
         ** usage error 2, a schema that cannot be read 3). */
         rc = EXIT_ANSWERED;
         if (strcmp(q, ".new") == 0) {
-            askdb_agent_forget(ag);
+            askdb_agent_forget(sh.ag);
             if (tty)
                 fputs("(a new conversation)\n", talk);
         } else if (strcmp(q, ".help") == 0) {
@@ -567,13 +648,12 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
         } else if (strcmp(q, ".schema") == 0) {
             text = NULL;
             rc = EXIT_DB;
-            if (askdb_db_schema_text(askdb_agent_db(ag), &text)) {
-                format_printf(stderr, "askdb: %s\n",
-                              askdb_db_errmsg(askdb_agent_db(ag)));
+            if (askdb_db_schema_text(sh.db, &text)) {
+                format_printf(stderr, "askdb: %s\n", askdb_db_errmsg(sh.db));
             } else if (!*text) {
                 format_printf(stderr, "askdb: database '%s' has no tables "
                                       "or views\n",
-                              askdb_db_label(askdb_agent_db(ag)));
+                              askdb_db_label(sh.db));
             } else {
                 format_puts(stdout, text);
                 rc = EXIT_ANSWERED;
@@ -590,7 +670,7 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
                 fprintf(stderr, "askdb: .sql needs a statement\n");
                 rc = EXIT_USAGE;
             } else {
-                rc = sql_interruptible(ag, o, trim(text));
+                rc = sql_interruptible(&sh, o, trim(text));
             }
             free(text);
         } else if (q[0] == '.') {
@@ -598,7 +678,7 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
                                   "lists them)\n", q);
             rc = EXIT_USAGE;
         } else {
-            rc = cli_answer(ag, o, q);
+            rc = shell_ask(&sh, o, q);
         }
         fflush(stdout);
         free(line);
@@ -607,7 +687,7 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
     free(hist);
     if (editor_locale)
         freelocale(editor_locale);
-    askdb_agent_free(ag);
+    shell_close(&sh);
     /* Like a script interpreter: the last line's result is the exit code
     ** when not interactive; an interactive session ends with 0. */
     return tty ? EXIT_ANSWERED : rc;

@@ -1985,6 +1985,59 @@ EOF
     expect_requests 0
 }
 
+shell_runs_sql_without_a_model() {
+    # The shell made its agent, which loads the model, before its first
+    # line: with a model that could not be loaded (a missing or bad local
+    # model file) it never started, so .sql and .schema, which need no
+    # model, could not run either. It says once why there is no model and
+    # goes on; each question says that it needs one and how to give one
+    # (exit 4, a model failing), and the database is still opened first.
+    copy_db
+    run schema shop.db
+    expect_rc 0
+    cp "$T/out" "$T/schema.txt"
+    { cat "$T/schema.txt"; printf 'x\n1\ny\n2\n'; } >"$T/want"
+    printf '.schema\n.sql SELECT 1 AS x\nHow many customers are there?\n.sql SELECT 2 AS y\n' >"$T/in"
+    printf 'not a model\n' >junk.gguf
+    local m n
+    for m in none.gguf junk.gguf; do
+        STDIN="$T/in" run shell --model "$m" shop.db
+        expect_rc 0
+        expect_out_file "$T/want"
+        n=$(grep -c "model file '$m'" "$T/err")
+        [ "$n" = 1 ] || fail "--model $m: why there is no model was said $n times (stderr: $(head -c 400 "$T/err"))"
+        expect_err_has "askdb: no model, so no questions: .sql and .schema work"
+        expect_err_has "askdb: a question needs a model: start the shell with --model FILE.gguf, or --llm-url URL --model NAME"
+    done
+    # The last line decides the code: a question without a model is 4.
+    printf '.sql SELECT 1 AS x\nHow many customers are there?\n' >"$T/in2"
+    STDIN="$T/in2" run shell --model none.gguf shop.db
+    expect_rc 4
+    # A database that cannot be opened is said as before, and nothing else.
+    STDIN="$T/in" run shell --model none.gguf missing.db
+    expect_rc 3
+    expect_err_has "cannot open database 'missing.db'"
+    expect_err_lacks "no model"
+    expect_no_out
+
+    # A model server that does not answer: SQL works, a question says so.
+    STDIN="$T/in2" run shell --llm-url http://127.0.0.1:9/v1 --model test shop.db
+    expect_rc 4
+    expect_out 'x\n1\n'
+    expect_err_has "cannot reach model at http://127.0.0.1:9/v1/chat/completions"
+
+    # At a terminal: the prompt comes, .sql runs, a question is refused,
+    # Ctrl-D ends it with 0.
+    local steps
+    steps=$("$PY" -c 'import json; print(json.dumps([
+        ["wait", "askdb> "], ["type", ".sql SELECT 41 AS x\r"], ["wait", r"\| +41 \|"],
+        ["wait", "askdb> "], ["type", "How many customers are there?\r"],
+        ["wait", "a question needs a model"], ["wait", "askdb> "], ["type", "\x04"]]))')
+    run_pty "$steps" shell --model none.gguf shop.db
+    expect_rc 0
+    grep -qa "cannot open model file 'none.gguf'" "$T/out" || fail "the terminal did not say why there is no model"
+}
+
 extracts_sql_from_prose_and_bare_replies() {
     copy_db
     local want='n\n32\n' r
@@ -3191,6 +3244,7 @@ TESTS=(
     anthropic_provider_uses_messages_api
     shell_answers_questions_and_dot_commands
     shell_script_exits_with_its_last_lines_code
+    shell_runs_sql_without_a_model
     questions_are_utf8_of_at_most_8192_characters
     shell_sql_statements_go_over_lines
     shell_sql_line_ending_with_an_operator_goes_on
