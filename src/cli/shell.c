@@ -28,7 +28,8 @@ static const char shell_help[] =
     "  .new             forget the conversation: the next question is not\n"
     "                   a follow-up of the earlier ones\n"
     "  .help            this text\n"
-    "  .quit, .exit     leave (also Ctrl-D)\n";
+    "  .quit, .exit     leave (also Ctrl-D)\n"
+    "Questions need a model; the commands do not.\n";
 
 /* History file: $XDG_STATE_HOME/askdb/history, else
 ** ~/.local/state/askdb/history. Returns a malloc()ed path or NULL. The
