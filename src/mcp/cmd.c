@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "../cli/cli.h"
+#include "../cli/config.h"
 #include "cmd.h"
-#include "config.h"
 #include "stdio_server.h"
 
 static const char usage_mcp[] =
@@ -56,21 +56,6 @@ static const struct option mcp_opts[] = {
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}
 };
-
-/* The value of the last --config in argv (before a "--"), or NULL. */
-static const char *config_arg(int argc, char **argv)
-{
-    const char *v = NULL;
-    int i;
-
-    for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
-        if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
-            v = argv[++i];
-        else if (strncmp(argv[i], "--config=", 9) == 0)
-            v = argv[i] + 9;
-    }
-    return v;
-}
 
 struct mcp_opts {
     askdb_config cfg;
@@ -136,39 +121,32 @@ static int parse(int argc, char **argv, const struct option *opts,
 
 int cmd_mcp(int argc, char **argv)
 {
-    const char *config = config_arg(argc, argv);
     struct option *opts = cli_merge_opts(mcp_opts, 1);
-    char **xargv = NULL, **all = NULL, err[2048];
+    struct cli_config_spec spec = {NULL, "any flag of askdb mcp", NULL};
+    struct cli_config conf;
+    char err[2048];
     struct mcp_opts o;
-    int xargc = 0, nall, i, rc = EXIT_USAGE;
+    int rc = EXIT_USAGE;
 
     memset(&o, 0, sizeof o);
     if (!opts) {
         fprintf(stderr, "askdb mcp: out of memory\n");
         return EXIT_USAGE;
     }
-    if (config &&
-        mcp_config_argv(config, opts, &xargc, &xargv, err, sizeof err)) {
+    spec.opts = opts;
+    if (cli_config_read(argc, argv, &spec, &conf, err, sizeof err)) {
         fprintf(stderr, "askdb mcp: %s\n", err);
         free(opts);
         return EXIT_USAGE;
     }
-    /* "mcp", the file's flags, then the command line's: the later wins. */
-    nall = argc + xargc;
-    all = calloc((size_t)nall + 1, sizeof *all);
-    o.names = calloc((size_t)nall + 1, sizeof *o.names);
-    o.paths = calloc((size_t)nall + 1, sizeof *o.paths);
-    if (!all || !o.names || !o.paths) {
+    o.names = calloc((size_t)conf.argc + 1, sizeof *o.names);
+    o.paths = calloc((size_t)conf.argc + 1, sizeof *o.paths);
+    if (!o.names || !o.paths) {
         fprintf(stderr, "askdb mcp: out of memory\n");
         goto out;
     }
-    all[0] = argv[0];
-    for (i = 0; i < xargc; i++)
-        all[1 + i] = xargv[i];
-    for (i = 1; i < argc; i++)
-        all[xargc + i] = argv[i];
     o.cfg = askdb_config_default();
-    rc = parse(nall, all, opts, &o);
+    rc = parse(conf.argc, conf.argv, opts, &o);
     if (rc) {
         rc = rc > 0 ? EXIT_ANSWERED : EXIT_USAGE;
         goto out;
@@ -185,10 +163,7 @@ int cmd_mcp(int argc, char **argv)
     if (rc == 0)
         rc = mcp_stdio_main(&o.cfg, o.n, o.names, o.paths, !o.no_warm);
 out:
-    for (i = 0; i < xargc; i++)
-        free(xargv[i]);
-    free(xargv);
-    free(all);
+    cli_config_free(&conf);
     free(o.names);
     free(o.paths);
     free(opts);

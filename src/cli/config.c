@@ -1,4 +1,4 @@
-/* config.c - `askdb mcp --config FILE`: the file's settings as options. */
+/* config.c - the --config FILE of askdb mcp and askdb serve (config.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,16 +47,18 @@ static const struct option *find_opt(const struct option *opts,
 }
 
 /* "config 'PATH': unknown option "KEY" ..." into err, with every option
-** of opts a file may set, as the reader's list to pick from. */
+** of spec->opts a file may set, as the reader's list to pick from. */
 static void unknown_opt(const char *path, const char *key,
-                        const struct option *opts, char *err, size_t errlen)
+                        const struct cli_config_spec *spec, char *err,
+                        size_t errlen)
 {
+    const struct option *opts = spec->opts;
     const char *sep = "";
     size_t n;
 
     snprintf(err, errlen, "config '%s': unknown option \"%s\" under "
-             "\"options\" (any flag of askdb mcp without its dashes: ",
-             path, key);
+             "\"options\" (%s without its dashes: ", path, key,
+             spec->opts_are);
     for (; opts->name; opts++) {
         if (!find_opt(opts, opts->name))
             continue;
@@ -66,6 +68,60 @@ static void unknown_opt(const char *path, const char *key,
     }
     n = strlen(err);
     snprintf(err + n, errlen - n, ")");
+}
+
+/* "config 'PATH': unknown key "KEY" (databases, options, ...)" into
+** err: the keys of every file, then the command's own. */
+static void unknown_key(const char *path, const char *key,
+                        const struct cli_config_spec *spec, char *err,
+                        size_t errlen)
+{
+    size_t i, n;
+
+    snprintf(err, errlen, "config '%s': unknown key \"%s\" (databases, "
+             "options", path, key);
+    for (i = 0; spec->keys && spec->keys[i]; i++) {
+        n = strlen(err);
+        snprintf(err + n, errlen - n, ", %s", spec->keys[i]);
+    }
+    n = strlen(err);
+    snprintf(err + n, errlen - n, ")");
+}
+
+/* 1 when key is one of the command's own (spec->keys). */
+static int own_key(const struct cli_config_spec *spec, const char *key)
+{
+    size_t i;
+
+    for (i = 0; spec->keys && spec->keys[i]; i++)
+        if (strcmp(spec->keys[i], key) == 0)
+            return 1;
+    return 0;
+}
+
+/* The value of the last --config in argv (before a "--"), or NULL. */
+static const char *config_arg(int argc, char **argv)
+{
+    const char *v = NULL;
+    int i;
+
+    for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
+            v = argv[++i];
+        else if (strncmp(argv[i], "--config=", 9) == 0)
+            v = argv[i] + 9;
+    }
+    return v;
+}
+
+/* Free v[0..n) and v. */
+static void free_args(int n, char **v)
+{
+    int i;
+
+    for (i = 0; v && i < n; i++)
+        free(v[i]);
+    free(v);
 }
 
 /* NAME=PATH (name may be NULL), PATH taken from dir when relative. */
@@ -84,8 +140,11 @@ static int push_db(char ***v, int *n, const char *dir, const char *name,
     return push(v, n, name ? "db" : NULL, buf);
 }
 
-int mcp_config_argv(const char *path, const struct option *opts, int *argc,
-                    char ***argv, char *err, size_t errlen)
+/* The file at path as arguments (cli_config_read): 0 with *root and
+** *argv (*argc strings) the caller's, or -1 with why in err. */
+static int file_args(const char *path, const struct cli_config_spec *spec,
+                     json_t **root_out, int *argc, char ***argv, char *err,
+                     size_t errlen)
 {
     const struct option *o;
     json_t *root, *dbs, *flags, *v;
@@ -93,10 +152,11 @@ int mcp_config_argv(const char *path, const struct option *opts, int *argc,
     char **out = NULL, dir[4096], num[64];
     const char *key, *slash;
     size_t i;
-    int n = 0, rc = -1;
+    int n = 0;
 
     *argc = 0;
     *argv = NULL;
+    *root_out = NULL;
     root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
     if (!root) {
         /* jansson's line is -1 where it has none (a file it cannot open) */
@@ -124,9 +184,9 @@ int mcp_config_argv(const char *path, const struct option *opts, int *argc,
         goto out;
     }
     json_object_foreach(root, key, v) {
-        if (strcmp(key, "databases") != 0 && strcmp(key, "options") != 0) {
-            snprintf(err, errlen, "config '%s': unknown key \"%s\" "
-                     "(databases, options)", path, key);
+        if (strcmp(key, "databases") != 0 && strcmp(key, "options") != 0 &&
+            !own_key(spec, key)) {
+            unknown_key(path, key, spec, err, errlen);
             goto out;
         }
     }
@@ -157,9 +217,9 @@ int mcp_config_argv(const char *path, const struct option *opts, int *argc,
                      "here (databases go under \"databases\")", path, key);
             goto out;
         }
-        o = find_opt(opts, key);
+        o = find_opt(spec->opts, key);
         if (!o) {
-            unknown_opt(path, key, opts, err, errlen);
+            unknown_opt(path, key, spec, err, errlen);
             goto out;
         }
         /* The kind of value the flag takes, checked here: given as
@@ -196,16 +256,48 @@ int mcp_config_argv(const char *path, const struct option *opts, int *argc,
     }
     *argc = n;
     *argv = out;
-    out = NULL;
-    rc = 0;
-    goto out;
+    *root_out = root;
+    return 0;
 nomem:
     snprintf(err, errlen, "config '%s': out of memory or a path too long",
              path);
 out:
-    for (i = 0; out && out[i]; i++)
-        free(out[i]);
-    free(out);
+    free_args(n, out);
     json_decref(root);
-    return rc;
+    return -1;
+}
+
+int cli_config_read(int argc, char **argv,
+                    const struct cli_config_spec *spec, struct cli_config *c,
+                    char *err, size_t errlen)
+{
+    int i;
+
+    memset(c, 0, sizeof *c);
+    c->path = config_arg(argc, argv);
+    if (c->path && file_args(c->path, spec, &c->root, &c->nfile, &c->file,
+                             err, errlen))
+        return -1;
+    /* argv[0], the file's arguments, then the command line's. */
+    c->argv = calloc((size_t)(argc + c->nfile) + 1, sizeof *c->argv);
+    if (!c->argv) {
+        snprintf(err, errlen, "out of memory");
+        cli_config_free(c);
+        return -1;
+    }
+    c->argc = argc + c->nfile;
+    c->argv[0] = argv[0];
+    for (i = 0; i < c->nfile; i++)
+        c->argv[1 + i] = c->file[i];
+    for (i = 1; i < argc; i++)
+        c->argv[c->nfile + i] = argv[i];
+    return 0;
+}
+
+void cli_config_free(struct cli_config *c)
+{
+    free_args(c->nfile, c->file);
+    free(c->argv);
+    json_decref(c->root);
+    memset(c, 0, sizeof *c);
 }
