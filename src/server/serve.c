@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../cli/cli.h"
+#include "../cli/config.h"
 #include "../cli/warm.h"
 #include "../mcp/server.h"
 #include "mcp_http.h"
@@ -28,12 +29,15 @@ static const char usage_serve[] =
     "                        port 0 picks a free one)\n"
     "      --db NAME=PATH    a database and its name in the API (repeat);\n"
     "                        a bare PATH is named after its file\n"
-    "      --config FILE     JSON: {\"listen\", \"token\", \"cors_origin\",\n"
-    "                        \"access_log\", \"databases\": {NAME: PATH},\n"
+    "      --config FILE     JSON: {\"databases\": {NAME: PATH} or [PATH],\n"
+    "                        \"options\": {\"llm-url\": URL, \"max-rows\": N,\n"
+    "                        ...} (any model or agent flag without its\n"
+    "                        dashes, as in askdb mcp's file), \"listen\",\n"
+    "                        \"token\", \"cors_origin\", \"access_log\",\n"
     "                        \"workers\", \"queue\", \"per_client\",\n"
     "                        \"conversations\", \"max_body\"}, as the\n"
-    "                        options (relative paths from the file's\n"
-    "                        folder); options given here win\n"
+    "                        options (relative database paths from the\n"
+    "                        file's folder); options given here win\n"
     "      --token TOKEN     require 'Authorization: Bearer TOKEN' on\n"
     "                        /api/ and /mcp (default: $ASKDB_SERVER_TOKEN)\n"
     "      --insecure-no-token  listen on a non-loopback address without a\n"
@@ -90,7 +94,7 @@ static const struct option serve_opts[] = {
 };
 
 struct serve_opts {
-    const char *listen, *config, *token, *cors, *access_log;
+    const char *listen, *token, *cors, *access_log;
     const char *names[MAX_DBS], *paths[MAX_DBS];
     int ndbs, insecure, no_warm;
     long workers, queue, per_client, convs, max_body;
@@ -177,24 +181,29 @@ static int number_key(const char *key)
     return 0;
 }
 
+/* The keys of the --config file that serve reads itself (the databases
+** and the model and agent options are the shared reader's, config.h):
+** the strings, then the numbers (number_key). */
+static const char *const config_keys[] = {
+    "listen", "token", "cors_origin", "access_log", "workers", "queue",
+    "per_client", "conversations", "max_body", NULL
+};
+
 /*
-** Fill what the options left unset from the --config file (kept alive in
-** *root: its strings are used). Every key must be one of the options'
-** with the right type and range; a relative database path is taken from
-** the file's folder (as askdb mcp --config does). 0 or -1 (message
-** printed).
+** Fill what the options left unset from serve's own keys of the --config
+** file path (root, kept alive: its strings are used), each checked for
+** its type and range. Its databases and its model and agent options
+** ("llm-url", "max-rows", "no-linking": the names, checks and messages of
+** askdb mcp's file) came as arguments before the command line's, which
+** win over them (cli_config_read). 0 or -1 (message printed).
 */
-static int read_config(struct serve_opts *o, json_t **root, char **owned,
-                       int *nowned)
+static int read_config(struct serve_opts *o, const char *path, json_t *root)
 {
-    static const char *const strs[] = {"listen", "token", "cors_origin",
-                                       "access_log"};
     const char **fields[] = {&o->listen, &o->token, &o->cors,
                              &o->access_log};
-    const char *key, *slash, *path;
+    const char *key;
     long set[S_NO_WARM + 1] = {0}, lo, hi;
-    json_error_t je;
-    json_t *v, *dbs = NULL;
+    json_t *v;
     size_t i;
     int c;
 
@@ -203,24 +212,14 @@ static int read_config(struct serve_opts *o, json_t **root, char **owned,
     set[S_PER_CLIENT] = o->per_client;
     set[S_CONVS] = o->convs;
     set[S_MAX_BODY] = o->max_body;
-    *root = json_load_file(o->config, JSON_REJECT_DUPLICATES, &je);
-    if (!*root || !json_is_object(*root)) {
-        /* jansson's line is -1 where it has none (a file it cannot open) */
-        fprintf(stderr, "askdb serve: cannot read --config '%s': %s",
-                o->config, *root ? "not a JSON object" : je.text);
-        if (!*root && je.line > 0)
-            fprintf(stderr, " (line %d)", je.line);
-        fputc('\n', stderr);
-        return -1;
-    }
-    json_object_foreach(*root, key, v) {
-        for (i = 0; i < sizeof strs / sizeof strs[0]; i++)
-            if (strcmp(strs[i], key) == 0)
+    json_object_foreach(root, key, v) {
+        for (i = 0; i < sizeof fields / sizeof fields[0]; i++)
+            if (strcmp(config_keys[i], key) == 0)
                 break;
-        if (i < sizeof strs / sizeof strs[0]) {
+        if (i < sizeof fields / sizeof fields[0]) {
             if (!json_is_string(v)) {
-                fprintf(stderr, "askdb serve: --config: \"%s\" is a "
-                                "string\n", key);
+                fprintf(stderr, "askdb serve: config '%s': \"%s\" is a "
+                                "string\n", path, key);
                 return -1;
             }
             if (!*fields[i])
@@ -229,55 +228,16 @@ static int read_config(struct serve_opts *o, json_t **root, char **owned,
             number_range(c, &lo, &hi);
             if (!json_is_integer(v) || json_integer_value(v) < lo ||
                 json_integer_value(v) > hi) {
-                fprintf(stderr, "askdb serve: --config: \"%s\" takes a "
-                                "whole number from %ld to %ld\n", key, lo,
-                        hi);
+                fprintf(stderr, "askdb serve: config '%s': \"%s\" takes a "
+                                "whole number from %ld to %ld\n", path, key,
+                        lo, hi);
                 return -1;
             }
             if (!set[c])
                 set_number(o, c, (long)json_integer_value(v));
-        } else if (strcmp(key, "databases") == 0) {
-            dbs = v;
-        } else {
-            fprintf(stderr, "askdb serve: --config: unknown key \"%s\" "
-                            "(listen, token, cors_origin, access_log, "
-                            "databases, workers, queue, per_client, "
-                            "conversations, max_body)\n", key);
-            return -1;
         }
-    }
-    if (dbs && !json_is_object(dbs)) {
-        fprintf(stderr, "askdb serve: --config: \"databases\" is an object "
-                        "of NAME: PATH\n");
-        return -1;
-    }
-    slash = strrchr(o->config, '/');
-    json_object_foreach(dbs, key, v) {
-        if (!json_is_string(v) || !*json_string_value(v)) {
-            fprintf(stderr, "askdb serve: --config: database '%s' needs a "
-                            "path string\n", key);
-            return -1;
-        }
-        if (o->ndbs >= MAX_DBS) {
-            fprintf(stderr, "askdb serve: at most %d databases\n", MAX_DBS);
-            return -1;
-        }
-        path = json_string_value(v);
-        owned[*nowned] = NULL;
-        if (slash && path[0] != '/') {
-            size_t n = (size_t)(slash - o->config) + 1;
-            char *full = malloc(n + strlen(path) + 1);
-            if (!full)
-                return -1;
-            memcpy(full, o->config, n);
-            memcpy(full + n, path, strlen(path) + 1);
-            owned[*nowned] = full;
-            path = full;
-        }
-        (*nowned)++;
-        o->names[o->ndbs] = key;
-        o->paths[o->ndbs] = path;
-        o->ndbs++;
+        /* "databases" and "options" came as arguments; the reader
+        ** refused any other key. */
     }
     return 0;
 }
@@ -367,7 +327,7 @@ static int parse(int argc, char **argv, struct serve_opts *o,
             continue;
         switch (c) {
         case S_LISTEN: o->listen = optarg; break;
-        case S_CONFIG: o->config = optarg; break;
+        case S_CONFIG: break;   /* read before the flags (config_args) */
         case S_TOKEN: o->token = optarg; break;
         case S_INSECURE: o->insecure = 1; break;
         case S_NO_WARM: o->no_warm = 1; break;
@@ -552,10 +512,14 @@ int cmd_serve(int argc, char **argv)
     struct warm warm = {0};
     struct server s;
     struct mcp_server *mcp = NULL;
+    static const struct option none[] = {{NULL, 0, NULL, 0}};
+    struct cli_config_spec spec = {NULL, "any model or agent flag of "
+                                         "askdb serve", config_keys};
+    struct cli_config conf;
+    struct option *opts = cli_merge_opts(none, 1);
     askdb_status st;
-    json_t *conf = NULL;
-    char *owned[2 * MAX_DBS + 2];
-    int nowned = 0, rc, i;
+    char *owned[MAX_DBS + 2], err[2048];
+    int nowned = 0, rc = -1, i;
 
     memset(&o, 0, sizeof o);
     memset(&s, 0, sizeof s);
@@ -563,8 +527,18 @@ int cmd_serve(int argc, char **argv)
     pthread_mutex_init(&s.mu, NULL);
     pthread_cond_init(&s.cv, NULL);
     pthread_mutex_init(&s.log_mu, NULL);
-    rc = parse(argc, argv, &o, &s.cfg, owned, &nowned);
-    if (rc == 0 && o.config && read_config(&o, &conf, owned, &nowned))
+    memset(&conf, 0, sizeof conf);
+    /* The file's options are the model's and the agent's alone: serve's
+    ** own settings are keys of their own (config_keys). */
+    spec.opts = opts;
+    if (!opts)
+        fprintf(stderr, "askdb serve: out of memory\n");
+    else if (cli_config_read(argc, argv, &spec, &conf, err, sizeof err))
+        fprintf(stderr, "askdb serve: %s\n", err);
+    else
+        rc = parse(conf.argc, conf.argv, &o, &s.cfg, owned, &nowned);
+    free(opts);
+    if (rc == 0 && conf.root && read_config(&o, conf.path, conf.root))
         rc = -1;
     if (rc == 0)
         rc = cli_model_env(argv[0], &s.cfg) ? -1 : settle(&o);
@@ -610,6 +584,6 @@ out:
     pthread_mutex_destroy(&s.log_mu);
     for (i = 0; i < nowned; i++)
         free(owned[i]);
-    json_decref(conf);
+    cli_config_free(&conf);
     return rc;
 }

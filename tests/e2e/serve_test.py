@@ -1089,6 +1089,64 @@ def test_shutdown_takes_a_cancel_of_a_running_mcp_call(env):
     assert time.time() - t0 < 5, "the stop waited %.1f s for the cancelled call" % (time.time() - t0)
 
 
+def test_config_file_takes_the_model_and_agent_options_as_mcp_does(env):
+    # askdb serve's --config took its own keys only: the model ("llm-url",
+    # "model") and the agent's options ("max-rows", "no-linking") could not
+    # be set there as askdb mcp's file sets them. They go under "options",
+    # with mcp's names, checks and messages; the command line wins.
+    sub = os.path.join(env.dir, "conf")
+    os.makedirs(sub)
+    shutil.copyfile(SHOP, os.path.join(env.dir, "shop.db"))
+    conf = os.path.join(sub, "askdb.json")
+    env.start_fake([reply(COUNTRY_SQL, repeat=True)])
+    url, env.fport = "http://127.0.0.1:%d/v1" % env.fport, None
+    with open(conf, "w") as f:
+        json.dump({"databases": ["../shop.db"], "workers": 1,
+                   "options": {"llm-url": url, "model": "m", "max-rows": 2,
+                               "no-linking": True}}, f)
+    env.start("--config", conf, dbs=())
+    doc, _ = env.json("GET", "/api/databases")
+    assert [d["name"] for d in doc["databases"]] == ["shop"], doc
+    doc, _ = env.json("POST", "/api/sql", {"database": "shop",
+                                           "sql": "SELECT id FROM customers ORDER BY id"})
+    assert doc["rows"] == [[1], [2]], doc
+    doc, _ = env.json("POST", "/api/ask", {"database": "shop", "question": "q"},
+                      headers={"Accept": "application/json"})
+    assert doc["status"] == "ok" and doc["rows"] == COUNTRY_ROWS[:2], doc
+    assert len(env.requests_seen()) == 1
+    env.srv.send_signal(signal.SIGTERM)
+    assert env.srv.wait(20) == 0
+    env.start("--config", conf, "--max-rows", "3", dbs=())
+    doc, _ = env.json("POST", "/api/sql", {"database": "shop",
+                                           "sql": "SELECT id FROM customers ORDER BY id"})
+    assert doc["rows"] == [[1], [2], [3]], doc
+
+    def bad(options, top=None):
+        with open(conf, "w") as f:
+            json.dump(dict(top or {}, options=options), f)
+        p = subprocess.run([ASKDB, "serve", "--config", conf, SHOP],
+                           capture_output=True, text=True, timeout=20)
+        assert p.returncode == 2, (options, p.returncode, p.stderr)
+        assert "unrecognized option" not in p.stderr, p.stderr
+        return p.stderr
+    err = bad({"bogus": 1})
+    assert err.startswith("askdb serve: config '%s': unknown option \"bogus\" under "
+                          "\"options\" (any model or agent flag of askdb serve without "
+                          "its dashes: " % conf), err
+    valid = err.split("dashes: ", 1)[1].rstrip().rstrip(")").split(", ")
+    for k in ("llm-url", "model", "max-rows", "no-linking", "timeout", "trace"):
+        assert k in valid, (k, valid)
+    # serve's own settings stay keys of their own, as before.
+    for k in ("listen", "workers", "config", "db", "help", "no-warm"):
+        assert k not in valid, (k, valid)
+    assert 'option "no-linking" is a switch: true or false' in bad({"no-linking": "yes"})
+    assert 'option "trace" takes a value: a string or a number' in bad({"trace": True})
+    assert "askdb serve: --max-rows takes a whole number" in bad({"max-rows": "many"})
+    err = bad({}, top={"option": {}})
+    assert ('unknown key "option" (databases, options, listen, token, cors_origin, '
+            'access_log, workers, queue, per_client, conversations, max_body)') in err, err
+
+
 def test_config_file_is_checked_and_read_as_the_options(env):
     # Paths from the file's folder, "queue" as --queue means it (1: one
     # question may wait), and a wrong key, type or range is an error.
