@@ -99,17 +99,33 @@ static int own_key(const struct cli_config_spec *spec, const char *key)
     return 0;
 }
 
+/* The length of "--config" at the start of arg, as getopt takes it:
+** whole or cut short ("--conf"; one getopt finds ambiguous it refuses
+** itself), then the end or "=VALUE"; 0 when arg is no --config. */
+static size_t config_flag(const char *arg)
+{
+    size_t n;
+
+    if (strncmp(arg, "--", 2) != 0)
+        return 0;
+    n = strcspn(arg + 2, "=");
+    return n > 0 && n <= 6 && strncmp(arg + 2, "config", n) == 0 ? n + 2
+                                                                  : 0;
+}
+
 /* The value of the last --config in argv (before a "--"), or NULL. */
 static const char *config_arg(int argc, char **argv)
 {
     const char *v = NULL;
+    size_t n;
     int i;
 
     for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
-        if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
+        n = config_flag(argv[i]);
+        if (n && argv[i][n] == '=')
+            v = argv[i] + n + 1;
+        else if (n && i + 1 < argc)
             v = argv[++i];
-        else if (strncmp(argv[i], "--config=", 9) == 0)
-            v = argv[i] + 9;
     }
     return v;
 }

@@ -1066,9 +1066,12 @@ async def config_file_names_databases_and_sets_limits(t):
         assert r.structuredContent["rows"] == [[1], [2]], r.structuredContent
     with open(os.path.join(t.W, "conf", "list.json"), "w") as f:
         json.dump({"databases": ["../shop.db"]}, f)
-    async with t.session("--config", "conf/list.json") as (s, _):
-        r = await s.call_tool("list_databases", {})
-        assert [d["name"] for d in r.structuredContent["databases"]] == ["shop"]
+    # getopt takes --conf for --config: the file was left unread.
+    for args in (["--config", "conf/list.json"], ["--conf", "conf/list.json"],
+                 ["--conf=conf/list.json"]):
+        async with t.session(*args) as (s, _):
+            r = await s.call_tool("list_databases", {})
+            assert [d["name"] for d in r.structuredContent["databases"]] == ["shop"], args
     with open(os.path.join(t.W, "conf", "bad.json"), "w") as f:
         f.write('{"options": {"max-rows": "many"}, "databases": ["../shop.db"]}')
     rc, out, err = t.raw(["--config", "conf/bad.json"], [])

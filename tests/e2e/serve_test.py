@@ -1116,7 +1116,8 @@ def test_config_file_takes_the_model_and_agent_options_as_mcp_does(env):
     assert len(env.requests_seen()) == 1
     env.srv.send_signal(signal.SIGTERM)
     assert env.srv.wait(20) == 0
-    env.start("--config", conf, "--max-rows", "3", dbs=())
+    # getopt takes --conf for --config: the file is read so too.
+    env.start("--conf=" + conf, "--max-rows", "3", dbs=())
     doc, _ = env.json("POST", "/api/sql", {"database": "shop",
                                            "sql": "SELECT id FROM customers ORDER BY id"})
     assert doc["rows"] == [[1], [2], [3]], doc
