@@ -443,14 +443,21 @@ static int pragma_reads(const char *p, size_t n)
     return 0;
 }
 
-/* 1 when the PRAGMA named at p acts by its name alone: DuckDB's pragmas
-** that are not queries (its pragma_functions.cpp) switch profiling,
-** verification, the optimizer, the object cache, progress bars or the
-** checkpoint on shutdown on or off, or checkpoint the file; those it runs
-** as a query (show_tables, version, database_size...) read. */
+/* 1 when the PRAGMA named at p acts by its name alone. SQLite's: those
+** its pragma table (tool/mkpragmatab.tcl) does not mark Result0 ("acts as
+** query when no argument") and that do something bare: optimize runs
+** ANALYZE, shrink_memory frees the connection's caches, wal_checkpoint
+** checkpoints the log, incremental_vacuum empties the freelist (bare,
+** wal_autocheckpoint, mmap_size and temp_store_directory return their
+** value, case_sensitive_like and table_info(...) do nothing). DuckDB's
+** pragmas that are not queries (its pragma_functions.cpp) switch
+** profiling, verification, the optimizer, the object cache, progress bars
+** or the checkpoint on shutdown on or off, or checkpoint the file; those
+** it runs as a query (show_tables, version, database_size...) read. */
 static int pragma_acts(const char *p, size_t n)
 {
     static const char *const w[] = {
+        "optimize", "shrink_memory", "wal_checkpoint", "incremental_vacuum",
         "enable_profile", "enable_profiling", "disable_profile",
         "disable_profiling", "enable_verification", "disable_verification",
         "verify_external", "disable_verify_external", "verify_fetch_row",
@@ -572,7 +579,8 @@ static int query_token(struct change_scan *s, const char *p, size_t n,
 }
 
 /* At a PRAGMA's end, with neither '=' nor '(' seen: 1 when its name acts
-** (PRAGMA enable_profiling); a read's name does not (PRAGMA version). */
+** (PRAGMA optimize, PRAGMA enable_profiling); a read's name does not
+** (PRAGMA version). */
 static int pragma_end(const struct change_scan *s)
 {
     return s->pragma && s->name && pragma_acts(s->name, s->name_n);

@@ -38,8 +38,10 @@ int sqlx_check_readonly(const char *sql, char *why, size_t why_len);
 ** SUMMARIZE (an INSERT, a DROP, a SET, an ATTACH...); a PRAGMA that sets
 ** ("= value", or "(value)" unless the pragma reads with an argument:
 ** table_info(t), index_list(t), integrity_check(t)...) or acts by its
-** name alone (DuckDB's PRAGMA enable_profiling, force_checkpoint...;
-** not PRAGMA version or show_tables, which read), its name quoted or
+** name alone (SQLite's PRAGMA optimize, shrink_memory, wal_checkpoint and
+** incremental_vacuum; DuckDB's PRAGMA enable_profiling,
+** force_checkpoint...; not PRAGMA version, journal_mode or show_tables,
+** which read), its name quoted or
 ** not (PRAGMA "enable_profiling", main.[table_info](t)); a SELECT with an
 ** INTO of its own (PostgreSQL's SELECT ... INTO t makes a table, MySQL's
 ** INTO OUTFILE or @var writes; not an INTO inside parentheses, nor

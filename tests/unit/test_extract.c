@@ -244,8 +244,38 @@ static void pragma_sets_by_its_name_not_its_parentheses(void **state)
         "PRAGMA INDEX_XINFO(i)", "PRAGMA index_list(t)",
         "PRAGMA foreign_key_list(t)", "PRAGMA foreign_key_check(t)",
         "PRAGMA integrity_check(t)", "PRAGMA quick_check(10)",
-        "PRAGMA storage_info('t')", "PRAGMA user_version",
-        "PRAGMA optimize", NULL
+        "PRAGMA storage_info('t')", "PRAGMA user_version", NULL
+    };
+
+    (void)state;
+    expect_changes(changes, 1);
+    expect_changes(reads, 0);
+}
+
+/* SQLite's pragmas that act without an argument (those its pragma table
+** gives neither Result0 nor Result1 and that do something bare):
+** optimize runs ANALYZE, shrink_memory frees the connection's caches,
+** wal_checkpoint checkpoints the log into the file, incremental_vacuum
+** empties the freelist. Those that return a value bare read, as do
+** case_sensitive_like (bare: nothing) and table_info without its table. */
+static void sqlite_pragma_acts_without_an_argument(void **state)
+{
+    static const char *const changes[] = {
+        "PRAGMA optimize", "PRAGMA main.optimize;", "pragma OPTIMIZE",
+        "PRAGMA shrink_memory", "PRAGMA wal_checkpoint",
+        "PRAGMA main.wal_checkpoint", "PRAGMA incremental_vacuum",
+        "PRAGMA \"optimize\"", "PRAGMA [shrink_memory]",
+        "PRAGMA version; PRAGMA optimize", "PRAGMA optimize; SELECT 1",
+        "CHECKPOINT", "FORCE CHECKPOINT", "VACUUM", "ANALYZE", NULL
+    };
+    static const char *const reads[] = {
+        "PRAGMA wal_autocheckpoint", "PRAGMA mmap_size",
+        "PRAGMA journal_mode", "PRAGMA page_count", "PRAGMA freelist_count",
+        "PRAGMA data_version", "PRAGMA temp_store_directory",
+        "PRAGMA analysis_limit", "PRAGMA case_sensitive_like",
+        "PRAGMA integrity_check", "PRAGMA foreign_key_check",
+        "PRAGMA table_info", "SELECT optimize FROM t",
+        "SELECT * FROM t WHERE wal_checkpoint = 1", NULL
     };
 
     (void)state;
@@ -306,13 +336,14 @@ static void quoted_pragma_name_is_the_pragma_it_names(void **state)
         "PRAGMA [disable_optimizer]", "PRAGMA `enable_object_cache`",
         "PRAGMA \"journal_mode\" = wal", "PRAGMA main.\"user_version\"(5)",
         "PRAGMA [journal_mode](DELETE)", "PRAGMA 'foreign_keys'(1)",
+        "PRAGMA main.\"optimize\"",
         "PRAGMA \"table\"\"info\"(t)", NULL
     };
     static const char *const reads[] = {
         "PRAGMA \"table_info\"(t)", "PRAGMA main.\"table_info\"(t)",
         "PRAGMA [index_list](t)", "PRAGMA `main`.`table_xinfo`(t)",
         "PRAGMA 'table_info'(t)", "PRAGMA \"storage_info\"('t')",
-        "PRAGMA main.\"optimize\"", "PRAGMA \"version\"",
+        "PRAGMA \"version\"",
         "PRAGMA \"user_version\"", NULL
     };
 
@@ -405,6 +436,7 @@ int main(void)
         cmocka_unit_test(check_accepts_queries_only),
         cmocka_unit_test(changes_are_told_from_reads),
         cmocka_unit_test(pragma_sets_by_its_name_not_its_parentheses),
+        cmocka_unit_test(sqlite_pragma_acts_without_an_argument),
         cmocka_unit_test(duckdb_pragma_acts_by_its_name),
         cmocka_unit_test(quoted_pragma_name_is_the_pragma_it_names),
         cmocka_unit_test(select_into_is_a_change),
