@@ -808,11 +808,12 @@ assert "customers.first_name" in last, "no hint naming the real column: " + last
     cmp -s "$T/want" "$T/out" || fail "MariaDB and SQLite disagree: $(cat "$T/out") vs $(cat "$T/want")"
 }
 
-# A text value found nowhere in its column, on MariaDB's types, its
-# case-insensitive collation and its estimated counts (tables over 200
-# rows): the few values of a code column are listed whole ('Japan'
-# against country codes), and a value stored in a table a foreign key
-# away is said so (payments.method), by the checks' own queries.
+# A text value found nowhere in its column, on MariaDB's types and its
+# estimated counts (tables over 200 rows): the few values of a code column
+# are listed whole ('Japan' against country codes), and a value stored in
+# a table a foreign key away is said so (payments.method), by the checks'
+# own queries. shop is loaded with a binary collation, so '=' compares as
+# SQLite's does; ask_follows_a_case_insensitive_collation has the other.
 ask_says_where_a_missing_value_is() {
     start_llm "$(replies "$(fence "SELECT COUNT(*) AS n FROM orders o JOIN customers c ON o.customer_id = c.id WHERE c.country = 'Japan'")" "$(fence "SELECT COUNT(*) AS n FROM orders o JOIN customers c ON o.customer_id = c.id WHERE c.country = 'JP'")" "$(fence "SELECT 'extra request' AS oops")")"
     run ask --llm-url "$URL" --model test --candidates 1 -f csv --no-question-check "$RO_URL" "How many orders did customers from Japan place?"
@@ -831,6 +832,36 @@ assert "customers.country has no value '"'"'Japan'"'"'; its 10 values are '"'"'D
 assert len(reqs) == 2, len(reqs)
 last = user(1)
 assert "'"'"'gift_card'"'"' is not a value of orders.status; it is stored in payments.method" in last, last
+'
+}
+
+# The checks' looks compare as the engine does. Under MariaDB's usual
+# case-insensitive collations (shop loaded again as shopci, with
+# utf8mb4_general_ci) 'jp' = 'JP': a count of customers from 'jp' is
+# right as written, and no check says the value is missing or offers
+# 'JP', a spelling the engine takes for the same (one model request);
+# 'GIFT_CARD' against orders.status is said to be stored in
+# payments.method, which holds 'gift_card', since the engine matches it
+# there.
+ask_follows_a_case_insensitive_collation() {
+    python3 "$ROOT/scripts/load_mariadb.py" --socket "$MDB_SOCK" --user root \
+        --sqlite "$SHOP_DB" --db shopci --collation utf8mb4_general_ci --quiet ||
+        fail "loading shopci failed"
+    mdb_admin -e "GRANT SELECT ON shopci.* TO 'ro'@'%'" || fail "grant failed"
+    local url="mariadb://ro:$RO_PW_ENC@127.0.0.1:$MDB_PORT/shopci"
+    start_llm "$(replies "$(fence "SELECT COUNT(*) AS n FROM customers WHERE country = 'jp'")" "$(fence "SELECT 'extra request' AS oops")")"
+    run ask --llm-url "$URL" --model test --candidates 1 -f csv --no-question-check "$url" "How many customers are from Japan?"
+    expect_rc 0
+    expect_out 'n\n4\n'
+    pycheck 'assert len(reqs) == 1, [user(i) for i in range(1, len(reqs))]'
+    start_llm "$(replies "$(fence "SELECT COUNT(*) AS n FROM orders WHERE status = 'GIFT_CARD'")" "$(fence "SELECT COUNT(*) AS n FROM payments WHERE method = 'GIFT_CARD'")" "$(fence "SELECT 'extra request' AS oops")")"
+    run ask --llm-url "$URL" --model test --candidates 1 -f csv --no-question-check "$url" "How many payments were made with a gift card?"
+    expect_rc 0
+    expect_out 'n\n23\n'
+    pycheck '
+assert len(reqs) == 2, len(reqs)
+last = user(1)
+assert "'"'"'GIFT_CARD'"'"' is not a value of orders.status; it is stored in payments.method" in last, last
 '
 }
 
@@ -2128,6 +2159,7 @@ assert int(j["rows"][0][0]) > 0, j
 TESTS=(
     schema_shows_keys_comments_and_estimates
     ask_says_where_a_missing_value_is
+    ask_follows_a_case_insensitive_collation
     schema_names_json_columns
     sql_converts_every_type
     bit_64_reads_as_unsigned
