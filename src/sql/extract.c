@@ -93,13 +93,26 @@ static int all_upper(const char *p, size_t n)
     return 1;
 }
 
-/* After WITH: [RECURSIVE] name [(cols)] AS - a CTE, not the English word. */
-static int looks_like_cte(const char *p)
+/*
+** After WITH: [RECURSIVE] name [(cols)] AS - a CTE, not the English word.
+** The head must end within SQLX_CTE_HEAD_MAX bytes: it is read from a
+** bounded copy, so that each WITH of a long reply reads a bounded part of
+** it (unbounded, WITH and an open comment, repeated, read the rest of the
+** text at each WITH: 100 KB of it took 0.9 s). A token the bound cuts
+** counts as no head.
+*/
+static int looks_like_cte(const char *text)
 {
-    size_t n;
+    char head[SQLX_CTE_HEAD_MAX + 1];
+    size_t len = strnlen(text, SQLX_CTE_HEAD_MAX), n;
+    const char *p = head;
     int kind, words = 0;
 
+    memcpy(head, text, len);
+    head[len] = '\0';
     while ((n = sqlx_token(p, &kind)) > 0 && words < 4) {
+        if (len == SQLX_CTE_HEAD_MAX && p + n == head + len)
+            return 0;
         if (kind == SQLX_WORD && word_is(p, n, "AS"))
             return 1;
         if (kind == SQLX_PUNCT && *p == '(') { /* column list */
@@ -190,6 +203,19 @@ static char *json_sql(const char *text, size_t len)
     return s;
 }
 
+/* Whether the fenced block body[0..len) begins with a statement word:
+** read on a copy, so that a comment or quote left open in it does not run
+** on into the text after its fence (each block's look reads only itself;
+** before, "```x\n[" repeated read the rest of the text at each block). */
+static int body_starts_stmt(const char *body, size_t len)
+{
+    char *s = strndup(body, len);
+    int yes = s && starts_stmt(s);
+
+    free(s);
+    return yes;
+}
+
 /* The body of the first block fenced with fence (``` or ~~~) tagged sql,
 ** or of any tag (or none) starting with a statement word, or the "sql"
 ** of a block tagged json; malloc()ed, or NULL. */
@@ -217,7 +243,7 @@ static char *fenced(const char *text, const char *fence)
                 return s;
         }
         if (word_is(info, ilen, "sql") || word_is(info, ilen, "sqlite") ||
-            starts_stmt(body)) {
+            body_starts_stmt(body, (size_t)(end - body))) {
             /* Whatever statement it holds, even a write: the checks
             ** refuse it with a reason the model can act on. */
             return strndup(body, (size_t)(end - body));

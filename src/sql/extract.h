@@ -21,8 +21,12 @@
 */
 
 /* Returns a malloc()ed statement, or NULL when the text holds none (or out
-** of memory; *why says which, a static string). */
+** of memory; *why says which, a static string). Linear in the text's
+** length: a WITH in prose counts when its CTE head ([RECURSIVE] name
+** [(columns)] AS) ends within SQLX_CTE_HEAD_MAX bytes after it, and a
+** fenced block's look reads that block only. */
 char *sqlx_extract(const char *text, const char **why);
+#define SQLX_CTE_HEAD_MAX 1024
 
 /*
 ** 0 when sql is one statement starting with SELECT, WITH or VALUES (or a

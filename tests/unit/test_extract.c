@@ -400,6 +400,84 @@ static void with_changes_only_in_a_cte_body_or_after_one(void **state)
     expect_changes(reads, 0);
 }
 
+/* "Answer:\nWITH t (a<pad blanks>) AS (select 1) select * from t": a CTE
+** head of 9 + pad bytes after WITH, malloc()ed. */
+static char *prose_cte(size_t pad)
+{
+    const char *pre = "Answer:\nWITH t (a", *post = ") AS (select 1) "
+                                                    "select * from t";
+    size_t a = strlen(pre), b = strlen(post);
+    char *s = malloc(a + pad + b + 1);
+
+    assert_non_null(s);
+    memcpy(s, pre, a);
+    memset(s + a, ' ', pad);
+    memcpy(s + a + pad, post, b + 1);
+    return s;
+}
+
+/* A WITH in prose is a CTE when its head ends within SQLX_CTE_HEAD_MAX
+** bytes: each WITH reads a bounded part of the reply, so the look stays
+** linear. Past the bound the WITH is a word of prose (and the lower-case
+** selects after it start no statement). */
+static void cte_head_is_read_within_a_bound(void **state)
+{
+    char *within = prose_cte(SQLX_CTE_HEAD_MAX - 10);
+    char *past = prose_cte(SQLX_CTE_HEAD_MAX + 100);
+
+    (void)state;
+    expect_sql(within, strstr(within, "WITH"));
+    expect_none(past);
+    free(within);
+    free(past);
+}
+
+/* The look into a fenced block reads that block only: a comment it leaves
+** open does not run on past its fence to a statement in the prose after
+** it (the block then looked like SQL, and its "/" "* a" was taken). */
+static void fenced_block_is_read_up_to_its_fence(void **state)
+{
+    (void)state;
+    expect_sql("```\n/* a\n```\nThen */ SELECT 1\n", "SELECT 1");
+    expect_sql("```text\n[note\n```\nThen ] SELECT 2\n", "SELECT 2");
+}
+
+/* s (len + 1 bytes) as pre followed by unit again and again. */
+static void fill(char *s, size_t len, const char *pre, const char *unit)
+{
+    size_t a = strlen(pre), u = strlen(unit), k;
+
+    memcpy(s, pre, a);
+    for (k = a; k + u <= len; k += u)
+        memcpy(s + k, unit, u);
+    s[k] = '\0';
+}
+
+/* After a word of prose, "WITH" and an open comment, an open bracket or
+** a column list never closed, again and again; fenced blocks that each
+** open a comment or a bracket. Each WITH and each block read at most a
+** bounded part of the text (they read all the rest of it before: 100 KB
+** took 0.3 to 0.8 s, 400 KB 16 times as long). No statement is found in
+** any. */
+static void pathological_replies_give_no_statement(void **state)
+{
+    static const char *const units[] = {
+        "WITH /" "* ", "WITH --", "WITH [", "WITH x (", "\nwith x (",
+        "```x\n[", "```x\n/" "* ", NULL
+    };
+    size_t len = 400000;
+    char *s = malloc(len + 1);
+    int i;
+
+    (void)state;
+    assert_non_null(s);
+    for (i = 0; units[i]; i++) {
+        fill(s, len, "Answer: ", units[i]);
+        expect_none(s);
+    }
+    free(s);
+}
+
 static void tokenizer_handles_quotes_and_comments(void **state)
 {
     int kind;
@@ -441,6 +519,9 @@ int main(void)
         cmocka_unit_test(quoted_pragma_name_is_the_pragma_it_names),
         cmocka_unit_test(select_into_is_a_change),
         cmocka_unit_test(with_changes_only_in_a_cte_body_or_after_one),
+        cmocka_unit_test(cte_head_is_read_within_a_bound),
+        cmocka_unit_test(fenced_block_is_read_up_to_its_fence),
+        cmocka_unit_test(pathological_replies_give_no_statement),
         cmocka_unit_test(tokenizer_handles_quotes_and_comments),
     };
     test_filter_from_env();
