@@ -1,6 +1,7 @@
 /* test_extract.c - SQL taken out of model replies, and its shape check. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "testutil.h"
 
@@ -455,15 +456,16 @@ static void fill(char *s, size_t len, const char *pre, const char *unit)
 
 /* After a word of prose, "WITH" and an open comment, an open bracket or
 ** a column list never closed, again and again; fenced blocks that each
-** open a comment or a bracket. Each WITH and each block read at most a
-** bounded part of the text (they read all the rest of it before: 100 KB
-** took 0.3 to 0.8 s, 400 KB 16 times as long). No statement is found in
-** any. */
+** open a comment or a bracket; "</think>" inside lines. Each WITH and
+** each block read at most a bounded part of the text (they read all the
+** rest of it before: 100 KB took 0.3 to 0.8 s, 400 KB 16 times as long),
+** and the searches that go on from each find stop at the text's end
+** measured once. No statement is found in any. */
 static void pathological_replies_give_no_statement(void **state)
 {
     static const char *const units[] = {
         "WITH /" "* ", "WITH --", "WITH [", "WITH x (", "\nwith x (",
-        "```x\n[", "```x\n/" "* ", NULL
+        "```x\n[", "```x\n/" "* ", "x</think>", NULL
     };
     size_t len = 400000;
     char *s = malloc(len + 1);
@@ -475,6 +477,40 @@ static void pathological_replies_give_no_statement(void **state)
         fill(s, len, "Answer: ", units[i]);
         expect_none(s);
     }
+    free(s);
+}
+
+static double seconds(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Comments again and again, each scanned once (in the sanitizer builds,
+** where the unit tests run, strstr() measured all the rest of the text at
+** each: 100 KB took 0.8 s, these 400 KB some 30 s; now milliseconds, so
+** the limit of 5 s is generous); a comment left open, all stars, is the
+** rest of the text. */
+static void many_comments_are_read_once(void **state)
+{
+    size_t len = 400000;
+    char *s = malloc(len + 1), why[128];
+    double t0 = seconds();
+    int kind;
+
+    (void)state;
+    assert_non_null(s);
+    fill(s, len, "SELECT 1 ", "/**/");
+    assert_int_equal(sqlx_check_readonly(s, why, sizeof why), 0);
+    assert_int_equal(sqlx_changes(s), 0);
+    if (seconds() - t0 > 5)
+        fail_msg("400 KB of comments took %.1f s", seconds() - t0);
+    fill(s, len, "SELECT 1 /" "* ", "*");
+    assert_int_equal(sqlx_check_readonly(s, why, sizeof why), -1);
+    assert_int_equal(sqlx_token(s + 9, &kind), len - 9);
+    assert_int_equal(kind, SQLX_UNTERMINATED);
     free(s);
 }
 
@@ -522,6 +558,7 @@ int main(void)
         cmocka_unit_test(cte_head_is_read_within_a_bound),
         cmocka_unit_test(fenced_block_is_read_up_to_its_fence),
         cmocka_unit_test(pathological_replies_give_no_statement),
+        cmocka_unit_test(many_comments_are_read_once),
         cmocka_unit_test(tokenizer_handles_quotes_and_comments),
     };
     test_filter_from_env();
