@@ -535,6 +535,22 @@ static int holds(askdb_db *db, const struct db_schema *s, const char *table,
     return !t || look(db, t, c, v) != 0;
 }
 
+/* Whether the value index's match m is literal v as the engine compares
+** them: the same bytes, or, when the index folded case or accents to
+** match, a look into m's column finds v there (a column under a
+** case-insensitive collation: MariaDB's default, SQLite's NOCASE, where
+** 'gift_card' = 'GIFT_CARD'). */
+static int same_to_engine(askdb_db *db, const struct db_schema *s,
+                          const struct value_match *m, const char *v)
+{
+    const struct db_table *t;
+
+    if (strcmp(m->value, v) == 0)
+        return 1;
+    t = schema_table(s, m->table);
+    return t && look(db, t, m->column, v) == 1;
+}
+
 /* A column a missing value is stored in (both strings owned). */
 struct place {
     char *table;                /* schema_qname() */
@@ -677,7 +693,7 @@ static int say_elsewhere(askdb_db *db, const struct db_schema *s,
         buf_free(&q);
         for (k = 0; k < nm && rc == 0; k++) {
             if (!m[k].exact || m[k].partial ||
-                strcmp(m[k].value, l->literal) != 0)
+                !same_to_engine(db, s, &m[k], l->literal))
                 continue;
             if (strcasecmp(m[k].table, l->col.table) == 0 &&
                 strcasecmp(m[k].column, l->col.column) == 0) {

@@ -111,8 +111,9 @@ void check_drop_kind(struct check_finding *f, int *n, enum check_kind k);
 
 /*
 ** For a query that returned no rows: each text value it compares a column
-** with (= or IN) that is stored, exactly, in other columns but not in
-** that one, as a sentence for the repair, e.g.
+** with (= or IN) that is stored in other columns but not in that one
+** (stored as the engine compares: byte for byte, or under a column's
+** case-insensitive collation), as a sentence for the repair, e.g.
 **   'Houston' is not a value of project.Plocation; it is stored in
 **   dept_locations.Dlocation.
 ** The first 8 such values are looked for. Where: the value index vi
