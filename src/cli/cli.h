@@ -70,6 +70,16 @@ int cli_answer(askdb_agent *ag, const struct cli_opts *o,
                const char *question);
 
 /*
+** A question that was not asked (the shell without a model): why, on
+** stderr as cli_answer says a failure, and with -f json on stdout the
+** answer document cli_answer prints for a failed question (status st,
+** error why, no SQL, no attempts), so a program reading the JSON gets one
+** document per question. Returns the exit code of st.
+*/
+int cli_answer_refused(const struct cli_opts *o, const char *question,
+                       askdb_status st, const char *why);
+
+/*
 ** Until cli_interrupt_end(), Ctrl-C (SIGINT) calls askdb_agent_cancel(ag)
 ** (nothing when ag is NULL) and interrupts a blocking read (readline
 ** returns NULL); a second Ctrl-C ends askdb as usual. Nothing changes when

@@ -387,6 +387,23 @@ int cli_answer(askdb_agent *ag, const struct cli_opts *o,
     return cut ? EXIT_CANCELLED : cli_exit_code(st);
 }
 
+int cli_answer_refused(const struct cli_opts *o, const char *question,
+                       askdb_status st, const char *why)
+{
+    askdb_answer a;
+
+    memset(&a, 0, sizeof a);
+    if (effective_format(o) == FMT_JSON) {
+        /* Borrowed strings: a is never freed. */
+        a.question = (char *)question;
+        a.status = st;
+        a.error = (char *)why;
+        format_answer_json(stdout, &a);
+    }
+    format_printf(stderr, "askdb: %s\n", why);
+    return cli_exit_code(st);
+}
+
 int cli_run_sql(askdb_db *db, const struct cli_opts *o, const char *sql)
 {
     askdb_result *r = NULL;

@@ -535,17 +535,19 @@ static void shell_close(struct shell *sh)
         askdb_db_close(sh->db);
 }
 
-/* A question: the agent's answer, or without a model what gives one. */
+/* A question: the agent's answer, or without a model what gives one
+** (with -f json, as the answer of a question whose model failed: status
+** "model error", exit 4). */
 static int shell_ask(const struct shell *sh, const struct cli_opts *o,
                      const char *q)
 {
     if (sh->ag)
         return cli_answer(sh->ag, o, q);
-    fputs("askdb: a question needs a model: start the shell with --model "
-          "FILE.gguf, or --llm-url URL --model NAME (ASKDB_MODEL, "
-          "ASKDB_LLM_URL); why it has none was said as it started\n",
-          stderr);
-    return EXIT_MODEL;
+    return cli_answer_refused(
+        o, q, ASKDB_ERR_LLM,
+        "a question needs a model: start the shell with --model "
+        "FILE.gguf, or --llm-url URL --model NAME (ASKDB_MODEL, "
+        "ASKDB_LLM_URL); why it has none was said as it started");
 }
 
 /* .sql: the statement on the shell's database, which Ctrl-C cancels. */

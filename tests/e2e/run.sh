@@ -2038,6 +2038,41 @@ shell_runs_sql_without_a_model() {
     grep -qa "cannot open model file 'none.gguf'" "$T/out" || fail "the terminal did not say why there is no model"
 }
 
+shell_without_a_model_answers_a_question_in_json() {
+    # Without a model, a question in `askdb shell -f json` was refused on
+    # stderr alone: a program reading the JSON stream got nothing for that
+    # line. It now gets what `askdb ask -f json` prints for a question whose
+    # model failed (the same keys but request_id, as no request was made),
+    # and stderr still says why.
+    copy_db
+    printf '.sql SELECT 1 AS x\nHow many customers are there?\n' >"$T/in"
+    run ask -f json --llm-url http://127.0.0.1:9/v1 --model test --retries 0 shop.db "How many customers are there?"
+    expect_rc 4
+    cp "$T/out" "$T/ask.json"
+    printf 'not a model\n' >junk.gguf
+    local m
+    for m in none.gguf junk.gguf; do
+        STDIN="$T/in" run shell -f json --model "$m" shop.db
+        expect_rc 4
+        expect_err_has "askdb: a question needs a model: start the shell with --model FILE.gguf"
+        pycheck 'docs, s = [], out.lstrip()
+while s:
+    j, n = json.JSONDecoder().raw_decode(s)
+    docs.append(j)
+    s = s[n:].lstrip()
+assert len(docs) == 2, docs
+assert docs[0]["sql"] == "SELECT 1 AS x" and docs[0]["rows"] == [[1]], docs[0]
+a, q = json.loads(open(tdir + "/ask.json").read()), docs[1]
+assert list(q) == [k for k in a if k != "request_id"], (list(q), list(a))
+assert q["question"] == "How many customers are there?", q
+assert q["status"] == "model error", q["status"]
+assert q["error"].startswith("a question needs a model: start the shell with --model FILE.gguf"), q["error"]
+assert q["sql"] is None and q["attempts"] == [] and q["answer"] is None, q
+assert q["llm_calls"] == 0 and q["candidates"] == 0 and q["not_a_question"] is False, q
+assert set(q["timings"]) == set(a["timings"]) and set(q["tokens"]) == set(a["tokens"]), q'
+    done
+}
+
 extracts_sql_from_prose_and_bare_replies() {
     copy_db
     local want='n\n32\n' r
@@ -3245,6 +3280,7 @@ TESTS=(
     shell_answers_questions_and_dot_commands
     shell_script_exits_with_its_last_lines_code
     shell_runs_sql_without_a_model
+    shell_without_a_model_answers_a_question_in_json
     questions_are_utf8_of_at_most_8192_characters
     shell_sql_statements_go_over_lines
     shell_sql_line_ending_with_an_operator_goes_on
