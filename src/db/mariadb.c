@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "core/buf.h"
+#include "core/clock.h"
 #include "core/json.h"
 
 #ifndef ASKDB_HAVE_MARIADB
@@ -810,10 +811,7 @@ static void *guard_main(void *arg)
             shutdown(g->fd, SHUT_RDWR);
             break;
         }
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += NB_CANCEL_MS * 1000000L;
-        ts.tv_sec += ts.tv_nsec / 1000000000L;
-        ts.tv_nsec %= 1000000000L;
+        clockx_deadline_in(&ts, NB_CANCEL_MS);
         pthread_cond_timedwait(&g->cv, &g->mu, &ts);
     }
     pthread_mutex_unlock(&g->mu);

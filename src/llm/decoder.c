@@ -98,6 +98,7 @@
 #include <ggml-cpu.h>
 #include <ggml.h>
 
+#include "core/clock.h"
 #include "llm/hugepage.h"
 
 #define DEC_BATCH 512          /* tokens per llama_decode() */
@@ -266,15 +267,6 @@ static bool on_abort(void *ud)
         if (!is_cancelled(d->run[i]))
             return false;
     return d->nrun > 0;
-}
-
-/* An absolute time ms milliseconds from now (for timed waits). */
-static void deadline_in(struct timespec *ts, int ms)
-{
-    clock_gettime(CLOCK_REALTIME, ts);
-    ts->tv_nsec += ms * 1000000L;
-    ts->tv_sec += ts->tv_nsec / 1000000000L;
-    ts->tv_nsec %= 1000000000L;
 }
 
 /* ------------------------------------------------------------------ */
@@ -769,7 +761,7 @@ static void *dec_main(void *ud)
             pthread_cond_wait(&d->work, &d->mu);
         if (d->stop)
             break;
-        deadline_in(&ts, DEC_GATHER_MS);
+        clockx_deadline_in(&ts, DEC_GATHER_MS);
         while (!d->stop && (any_in(d, C_WORK) || any_in(d, C_DONE)) &&
                pthread_cond_timedwait(&d->work, &d->mu, &ts) != ETIMEDOUT)
             ;
@@ -1126,7 +1118,7 @@ askdb_status llm_dec_begin(struct llm_dec *d, const llama_token *toks, int n,
             rc = ASKDB_ERR_CANCELLED;
             goto fail;
         }
-        deadline_in(&ts, DEC_WAIT_MS);
+        clockx_deadline_in(&ts, DEC_WAIT_MS);
         pthread_cond_timedwait(&d->done, &d->mu, &ts);
         pthread_mutex_unlock(&d->mu);
     }

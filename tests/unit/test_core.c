@@ -1,5 +1,5 @@
 /* test_core.c - the core helpers: JSON from untrusted text, configuration,
-** the trace file. */
+** the trace file, the clock. */
 #include "testutil.h"
 
 #include <pthread.h>
@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "askdb.h"
+#include "core/clock.h"
 #include "core/json.h"
 #include "core/trace.h"
 
@@ -458,6 +459,31 @@ static void json_shorten_reals_keeps_what_a_double_cannot_hold(void **state)
                         "[1e400,-1.5E+999,0.1,0.0,\"1e400\"]");
 }
 
+/* A deadline is ms from now on the clock pthread_cond_timedwait() reads,
+** a second or more included, with its nanoseconds below a second. */
+static void deadline_in_is_ms_from_now(void **state)
+{
+    static const long ms[] = {0, 1, 250, 999, 1000, 1500, 62001};
+    struct timespec before, after, d;
+    long long b, a, got, want;
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+        clock_gettime(CLOCK_REALTIME, &before);
+        clockx_deadline_in(&d, ms[i]);
+        clock_gettime(CLOCK_REALTIME, &after);
+        assert_true(d.tv_nsec >= 0 && d.tv_nsec < 1000000000L);
+        b = before.tv_sec * 1000000000LL + before.tv_nsec;
+        a = after.tv_sec * 1000000000LL + after.tv_nsec;
+        got = d.tv_sec * 1000000000LL + d.tv_nsec;
+        want = ms[i] * 1000000LL;
+        if (got < b + want || got > a + want)
+            fail_msg("%ld ms: the deadline is %lld ns from now", ms[i],
+                     got - b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -471,6 +497,7 @@ int main(void)
         cmocka_unit_test(env_hugepages_sets_the_choice),
         cmocka_unit_test(trace_refuses_sqlite_files),
         cmocka_unit_test(parallel_trace_lines_never_interleave),
+        cmocka_unit_test(deadline_in_is_ms_from_now),
     };
     test_filter_from_env();
     return cmocka_run_group_tests_name("core", tests, tmpdir_setup,
