@@ -178,10 +178,7 @@ static int wait_slot(struct srv_job *j)
             pthread_mutex_unlock(&s->mu);
             return -1;
         }
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += WATCH_MS * 1000000L;
-        ts.tv_sec += ts.tv_nsec / 1000000000L;
-        ts.tv_nsec %= 1000000000L;
+        srv_deadline_in(&ts, WATCH_MS);
         pthread_cond_timedwait(&s->cv, &s->mu, &ts);
     }
     pthread_mutex_unlock(&s->mu);

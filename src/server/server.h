@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "askdb.h"
 
@@ -97,8 +98,14 @@ struct server {
                                 stop waits for them */
 };
 
-/* Milliseconds on a monotonic clock (common.c, as the two below). */
+/* Milliseconds on a monotonic clock (common.c, as the three below). */
 double srv_now_ms(void);
+
+/* *ts set to ms milliseconds from now on CLOCK_REALTIME, its nanoseconds
+** below one second: the deadline pthread_cond_timedwait() on a condition
+** of the default clock, and pthread_mutex_timedlock(), take. (The
+** library's is clockx_deadline_in(), which a front end cannot include.) */
+void srv_deadline_in(struct timespec *ts, long ms);
 
 /* A random id of 16 hex digits into out (17 bytes at least). */
 void srv_random_id(char *out);

@@ -160,10 +160,7 @@ static void *watch_main(void *arg)
             w->on_gone(w->ud);
             break;
         }
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += WATCH_MS * 1000000L;
-        ts.tv_sec += ts.tv_nsec / 1000000000L;
-        ts.tv_nsec %= 1000000000L;
+        srv_deadline_in(&ts, WATCH_MS);
         pthread_cond_timedwait(&w->cv, &w->mu, &ts);
     }
     pthread_mutex_unlock(&w->mu);
@@ -232,10 +229,7 @@ static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
             return st->oom ? MHD_CONTENT_READER_END_WITH_ERROR
                            : MHD_CONTENT_READER_END_OF_STREAM;
         }
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += WATCH_MS * 1000000L;
-        ts.tv_sec += ts.tv_nsec / 1000000000L;
-        ts.tv_nsec %= 1000000000L;
+        srv_deadline_in(&ts, WATCH_MS);
         pthread_cond_timedwait(&st->cv, &st->mu, &ts);
         if (st->len == 0 && !st->ended && srv_client_gone(st->conn_fd)) {
             gone_locked(st);
