@@ -388,18 +388,6 @@ static askdb_status exec(struct dk *d, const char *sql, char *err, size_t n)
     return rc;
 }
 
-/* Append s as an SQL string literal. */
-static void put_string(struct buf *b, const char *s)
-{
-    buf_putc(b, '\'');
-    for (; *s; s++) {
-        if (*s == '\'')
-            buf_putc(b, '\'');
-        buf_putc(b, *s);
-    }
-    buf_putc(b, '\'');
-}
-
 /*
 ** Does path have a character DuckDB's file system takes as a glob (its
 ** FileSystem::HasGlob(): '*', '?', '['; no braces)? DuckDB globs every
@@ -434,18 +422,6 @@ static char *glob_literal(const char *path)
     }
     out[j] = '\0';
     return out;
-}
-
-/* Append s as a double-quoted identifier. */
-static void put_quoted(struct buf *b, const char *s)
-{
-    buf_putc(b, '"');
-    for (; *s; s++) {
-        if (*s == '"')
-            buf_putc(b, '"');
-        buf_putc(b, *s);
-    }
-    buf_putc(b, '"');
 }
 
 /* ---------------------------------------------------------------------- */
@@ -639,9 +615,9 @@ static askdb_status open_files(askdb_db *db, struct dk *d, const char *path,
     /* A copy's types are what the whole file holds: no view is made
     ** again later (csv_check()). */
     buf_puts(&b, copy ? "CREATE TABLE " : "CREATE VIEW ");
-    put_quoted(&b, name);
+    text_put_quoted(&b, name, '"');
     buf_printf(&b, " AS SELECT * FROM %s(", reader);
-    put_string(&b, pattern);
+    text_put_quoted(&b, pattern, '\'');
     buf_puts(&b, copy && csv ? ", sample_size = -1)" : ")");
     if (buf_err(&b))
         goto out;
@@ -680,7 +656,7 @@ static askdb_status open_files(askdb_db *db, struct dk *d, const char *path,
     buf_reset(&b);
     buf_puts(&b, "SET allowed_paths = [");
     if (!copy)
-        put_string(&b, real);
+        text_put_quoted(&b, real, '\'');
     buf_puts(&b, "]");
     rc = ASKDB_ERR_NOMEM;
     if (buf_err(&b))
@@ -1159,7 +1135,7 @@ static int sample_batch(struct dk *d, struct db_table **tabs, int n,
             if (!is_text_type(t->cols[i].type))
                 continue;
             buf_puts(&b, ", ");
-            put_quoted(&b, t->cols[i].name);
+            text_put_quoted(&b, t->cols[i].name, '"');
             j++;
         }
         for (; j < w; j++)
@@ -1228,7 +1204,7 @@ static askdb_status csv_retype(struct dk *d, char *err, size_t n)
                  "DateFormat::VARCHAR, "
                  "TimestampFormat::VARCHAR FROM (SELECT unnest(Columns) AS c, "
                  "DateFormat, TimestampFormat FROM sniff_csv(");
-    put_string(&b, d->csv_pattern);
+    text_put_quoted(&b, d->csv_pattern, '\'');
     buf_puts(&b, ", sample_size = -1))");
     rc = buf_err(&b) ? ASKDB_ERR_NOMEM : grid_query(d, b.data, &g, err, n);
     if (rc) {
@@ -1237,29 +1213,29 @@ static askdb_status csv_retype(struct dk *d, char *err, size_t n)
     }
     buf_reset(&b);
     buf_puts(&b, "CREATE OR REPLACE VIEW ");
-    put_quoted(&b, d->csv_view);
+    text_put_quoted(&b, d->csv_view, '"');
     buf_puts(&b, " AS SELECT * FROM read_csv(");
-    put_string(&b, d->csv_pattern);
+    text_put_quoted(&b, d->csv_pattern, '\'');
     buf_puts(&b, ", types = {");
     for (r = 0; r < g.nrows; r++) {
         if (!grid_at(&g, r, 0) || !grid_at(&g, r, 1))
             continue;
         buf_puts(&b, first ? "" : ", ");
         first = 0;
-        put_string(&b, grid_at(&g, r, 0));
+        text_put_quoted(&b, grid_at(&g, r, 0), '\'');
         buf_puts(&b, ": ");
-        put_string(&b, grid_at(&g, r, 1));
+        text_put_quoted(&b, grid_at(&g, r, 1), '\'');
     }
     buf_puts(&b, "}");
     df = g.nrows > 0 ? grid_at(&g, 0, 2) : NULL;
     tf = g.nrows > 0 ? grid_at(&g, 0, 3) : NULL;
     if (df && *df) {
         buf_puts(&b, ", dateformat = ");
-        put_string(&b, df);
+        text_put_quoted(&b, df, '\'');
     }
     if (tf && *tf) {
         buf_puts(&b, ", timestampformat = ");
-        put_string(&b, tf);
+        text_put_quoted(&b, tf, '\'');
     }
     buf_puts(&b, ")");
     rc = buf_err(&b) ? ASKDB_ERR_NOMEM : exec(d, b.data, err, n);
@@ -1308,7 +1284,7 @@ static askdb_status csv_check(askdb_db *db, struct dk *d)
     buf_init(&b, 0);
     buf_puts(&b, "SELECT count(*)::VARCHAR, count(COLUMNS(*))::VARCHAR "
                  "FROM (SELECT * FROM ");
-    put_quoted(&b, d->csv_view);
+    text_put_quoted(&b, d->csv_view, '"');
     buf_printf(&b, " LIMIT %ld)", db->count_cap + 1);
     if (buf_err(&b)) {
         buf_free(&b);
@@ -2080,11 +2056,11 @@ static askdb_status wrap_casts(askdb_db *db, const char *sql,
         else
             buf_printf(&b, "#%d", i + 1);
         buf_puts(&b, " AS ");
-        put_quoted(&b, name ? name : "");
+        text_put_quoted(&b, name ? name : "", '"');
         duckdb_free((void *)name);
     }
     buf_puts(&b, " FROM query(");
-    put_string(&b, sql);
+    text_put_quoted(&b, sql, '\'');
     buf_puts(&b, ")");
     if (buf_err(&b)) {
         buf_free(&b);

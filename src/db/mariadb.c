@@ -10,6 +10,7 @@
 #include "core/buf.h"
 #include "core/clock.h"
 #include "core/json.h"
+#include "core/text.h"
 
 #ifndef ASKDB_HAVE_MARIADB
 
@@ -3051,18 +3052,6 @@ static void *push(void *arrp, int *n, size_t sz)
     return p + (size_t)(*n)++ * sz;
 }
 
-/* Append a name quoted for the session (ANSI_QUOTES): "a""b". */
-static void put_quoted(struct buf *b, const char *name)
-{
-    buf_putc(b, '"');
-    for (; *name; name++) {
-        if (*name == '"')
-            buf_putc(b, '"');
-        buf_putc(b, *name);
-    }
-    buf_putc(b, '"');
-}
-
 static char *dup_or_null(const char *s)
 {
     return s && *s ? strdup(s) : NULL;
@@ -3236,7 +3225,8 @@ static int has_sample(const struct db_column *c, const char *v)
 ** Samples from the first SAMPLE_ROWS + 1 rows of t, text columns only;
 ** *nrows gets how many rows there were (SAMPLE_ROWS + 1 meaning "more").
 ** A table that cannot be read (no privilege on it) gets no samples.
-** 0, or -1 out of memory.
+** Names are double-quoted (text_put_quoted): the session runs with
+** ANSI_QUOTES. 0, or -1 out of memory.
 */
 static int read_samples(struct my *s, struct db_table *t, int per_col,
                         long *nrows)
@@ -3254,10 +3244,10 @@ static int read_samples(struct my *s, struct db_table *t, int per_col,
     for (i = 0; i < t->ncols; i++) {
         if (i)
             buf_puts(&b, ", ");
-        put_quoted(&b, t->cols[i].name);
+        text_put_quoted(&b, t->cols[i].name, '"');
     }
     buf_puts(&b, " FROM ");
-    put_quoted(&b, t->name);
+    text_put_quoted(&b, t->name, '"');
     buf_printf(&b, " LIMIT %d", SAMPLE_ROWS + 1);
     if (buf_err(&b)) {
         buf_free(&b);
@@ -3365,13 +3355,13 @@ static int sample_batch(struct my *s, struct db_table **tabs, int n,
                 continue;
             }
             buf_puts(&b, "IF(LENGTH(");
-            put_quoted(&b, t->cols[i].name);
+            text_put_quoted(&b, t->cols[i].name, '"');
             buf_printf(&b, ") <= %d, ", SAMPLE_MAXLEN);
-            put_quoted(&b, t->cols[i].name);
+            text_put_quoted(&b, t->cols[i].name, '"');
             buf_puts(&b, ", NULL)");
         }
         buf_puts(&b, ") FROM ");
-        put_quoted(&b, t->name);
+        text_put_quoted(&b, t->name, '"');
         buf_printf(&b, " LIMIT %d)", SAMPLE_ROWS + 1);
     }
     if (buf_err(&b)) {

@@ -2587,24 +2587,12 @@ static int read_uniques(const PGresult *r, struct db_schema *out,
     return 0;
 }
 
-/* An identifier always double-quoted, for SQL askdb writes itself. */
-static void put_quoted(struct buf *b, const char *s)
-{
-    buf_putc(b, '"');
-    for (; *s; s++) {
-        if (*s == '"')
-            buf_putc(b, '"');
-        buf_putc(b, *s);
-    }
-    buf_putc(b, '"');
-}
-
 static void put_table(struct buf *b, const struct db_table *t,
                       const struct pg_rel *rel)
 {
-    put_quoted(b, rel->nsp);
+    text_put_quoted(b, rel->nsp, '"');
     buf_putc(b, '.');
-    put_quoted(b, t->name);
+    text_put_quoted(b, t->name, '"');
 }
 
 static int has_sample(const struct db_column *c, const char *v)
@@ -2688,7 +2676,7 @@ static int sample_batch(askdb_db *db, struct pg *p, struct db_schema *out,
                 continue;
             /* ::text: enums and bpchar come back as plain text. */
             buf_puts(&b, ", ");
-            put_quoted(&b, t->cols[j].name);
+            text_put_quoted(&b, t->cols[j].name, '"');
             buf_puts(&b, "::text");
             k++;
         }
