@@ -802,19 +802,6 @@ static void dk_close(askdb_db *db)
 /* Schema                                                                 */
 /* ---------------------------------------------------------------------- */
 
-/* Grow *arr (of *n elements of size sz) by one zeroed element. */
-static void *push(void *arrp, int *n, size_t sz)
-{
-    void **arr = arrp;
-    char *p = realloc(*arr, (size_t)(*n + 1) * sz);
-
-    if (!p)
-        return NULL;
-    memset(p + (size_t)*n * sz, 0, sz);
-    *arr = p;
-    return p + (size_t)(*n)++ * sz;
-}
-
 static char *dup_or_null(const char *s)
 {
     return s ? strdup(s) : NULL;
@@ -939,7 +926,7 @@ static askdb_status read_columns(struct dk *d, struct db_schema *out,
         if (ti < 0)
             continue;
         t = &out->tables[ti];
-        c = push(&t->cols, &t->ncols, sizeof *c);
+        c = schema_push(&t->cols, &t->ncols, sizeof *c);
         if (!c)
             break;
         c->name = dup_or_null(grid_at(&g, r, 1));
@@ -994,7 +981,7 @@ static askdb_status add_key(const struct db_schema *s, struct db_table *t,
     }
     if (strcmp(type, "FOREIGN KEY") == 0) {
         for (r = from; r < to; r++) {
-            struct db_fkey *f = push(&t->fks, &t->nfks, sizeof *f);
+            struct db_fkey *f = schema_push(&t->fks, &t->nfks, sizeof *f);
             if (!f)
                 return ASKDB_ERR_NOMEM;
             f->from = dup_or_null(grid_at(g, r, 3));
@@ -1012,7 +999,7 @@ static askdb_status add_key(const struct db_schema *s, struct db_table *t,
         schema_put_name(&b, s, grid_at(g, r, 3) ? grid_at(g, r, 3) : "");
     }
     {
-        char **u = push(&t->uniques, &t->nuniques, sizeof *u);
+        char **u = schema_push(&t->uniques, &t->nuniques, sizeof *u);
         if (!u) {
             buf_free(&b);
             return ASKDB_ERR_NOMEM;
@@ -1081,7 +1068,7 @@ static int add_sample(struct db_column *c, const char *v, int per_col)
     if (c->nsamples >= per_col || !v || !*v || strlen(v) > SAMPLE_MAXLEN ||
         has_sample(c, v))
         return 0;
-    slot = push(&c->samples, &c->nsamples, sizeof *slot);
+    slot = schema_push(&c->samples, &c->nsamples, sizeof *slot);
     if (!slot)
         return -1;
     *slot = strdup(v);

@@ -3039,19 +3039,6 @@ out:
 /* Schema                                                                 */
 /* ---------------------------------------------------------------------- */
 
-/* Grow *arr (of *n elements of size sz) by one zeroed element. */
-static void *push(void *arrp, int *n, size_t sz)
-{
-    void **arr = arrp;
-    char *p = realloc(*arr, (size_t)(*n + 1) * sz);
-
-    if (!p)
-        return NULL;
-    memset(p + (size_t)*n * sz, 0, sz);
-    *arr = p;
-    return p + (size_t)(*n)++ * sz;
-}
-
 static char *dup_or_null(const char *s)
 {
     return s && *s ? strdup(s) : NULL;
@@ -3270,7 +3257,7 @@ static int read_samples(struct my *s, struct db_table *t, int per_col,
                 lens[i] > SAMPLE_MAXLEN || kind_of(&f[i]) != K_TEXT ||
                 memchr(row[i], '\0', lens[i]) || has_sample(c, row[i]))
                 continue;
-            slot = push(&c->samples, &c->nsamples, sizeof *slot);
+            slot = schema_push(&c->samples, &c->nsamples, sizeof *slot);
             if (!slot) {
                 mysql_free_result(res);
                 return -1;
@@ -3310,7 +3297,7 @@ static int add_sample(struct db_column *c, const char *v, int per_col)
     if (c->nsamples >= per_col || !*v || strlen(v) > SAMPLE_MAXLEN ||
         has_sample(c, v))
         return 0;
-    slot = push(&c->samples, &c->nsamples, sizeof *slot);
+    slot = schema_push(&c->samples, &c->nsamples, sizeof *slot);
     if (!slot)
         return -1;
     *slot = strdup(v);
@@ -3466,7 +3453,7 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
     if (!ix || !estimates)
         goto out;
     while ((row = mysql_fetch_row(res)) != NULL) {
-        struct db_table *t = push(&out->tables, &out->ntables, sizeof *t);
+        struct db_table *t = schema_push(&out->tables, &out->ntables, sizeof *t);
         if (!t)
             goto out;
         t->name = strdup(row[0] ? row[0] : "");
@@ -3510,7 +3497,7 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
         ti = find_table(ix, out->ntables, row[0]);
         if (ti < 0)
             continue;
-        c = push(&out->tables[ti].cols, &out->tables[ti].ncols, sizeof *c);
+        c = schema_push(&out->tables[ti].cols, &out->tables[ti].ncols, sizeof *c);
         if (!c)
             goto out;
         c->name = strdup(row[1] ? row[1] : "");
@@ -3593,7 +3580,7 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
                  !row[1] || strcmp(row[1], cur_index) != 0)) {
                 if (strcmp(cur_index, "PRIMARY") != 0 && !bad && u.len) {
                     struct db_table *t = &out->tables[cur_table];
-                    char **slot = push(&t->uniques, &t->nuniques,
+                    char **slot = schema_push(&t->uniques, &t->nuniques,
                                        sizeof *slot);
                     if (!slot || !(*slot = buf_steal(&u))) {
                         free(cur_index);
@@ -3656,7 +3643,7 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
         ti = find_table(ix, out->ntables, row[0]);
         if (ti < 0 || !row[1] || !row[2])
             continue;
-        f = push(&out->tables[ti].fks, &out->tables[ti].nfks, sizeof *f);
+        f = schema_push(&out->tables[ti].fks, &out->tables[ti].nfks, sizeof *f);
         if (!f)
             goto out;
         f->from = strdup(row[1]);

@@ -2242,19 +2242,6 @@ static askdb_status pg_fail(askdb_db *db, struct pg *p, const PGresult *r,
 /* Schema                                                                 */
 /* ---------------------------------------------------------------------- */
 
-/* Grow *arr (of *n elements of size sz) by one zeroed element. */
-static void *push(void *arrp, int *n, size_t sz)
-{
-    void **arr = arrp;
-    char *q = realloc(*arr, (size_t)(*n + 1) * sz);
-
-    if (!q)
-        return NULL;
-    memset(q + (size_t)*n * sz, 0, sz);
-    *arr = q;
-    return q + (size_t)(*n)++ * sz;
-}
-
 /* Value (row, col) copied as valid UTF-8, NULL for SQL NULL; *nomem set
 ** when the copy failed. */
 static char *dup_val(const PGresult *r, int row, int col, int *nomem)
@@ -2443,7 +2430,7 @@ static int read_tables(const PGresult *r, struct db_schema *out,
     buf_putc(oids, '{');
     for (i = 0; i < PQntuples(r); i++) {
         buf_printf(oids, "%s%s", i ? "," : "", PQgetvalue(r, i, 6));
-        t = push(&out->tables, &out->ntables, sizeof *t);
+        t = schema_push(&out->tables, &out->ntables, sizeof *t);
         if (!t)
             return -1;
         t->name = dup_val(r, i, 1, &nomem);
@@ -2477,7 +2464,7 @@ static int read_columns(const PGresult *r, struct db_schema *out,
         if (ti < 0)
             continue;
         t = &out->tables[ti];
-        c = push(&t->cols, &t->ncols, sizeof *c);
+        c = schema_push(&t->cols, &t->ncols, sizeof *c);
         if (!c)
             return -1;
         n = t->ncols;
@@ -2531,7 +2518,7 @@ static int read_fkeys(const PGresult *r, struct db_schema *out,
         for (j = i; j < k; j++) {
             from = col_index(out, rel, ti, r, j, 2);
             to = col_index(out, rel, tj, r, j, 4);
-            f = push(&t->fks, &t->nfks, sizeof *f);
+            f = schema_push(&t->fks, &t->nfks, sizeof *f);
             if (!f)
                 return -1;
             f->from = strdup(t->cols[from].name);
@@ -2574,7 +2561,7 @@ static int read_uniques(const PGresult *r, struct db_schema *out,
             buf_free(&b);
             continue;
         }
-        u = push(&out->tables[ti].uniques, &out->tables[ti].nuniques,
+        u = schema_push(&out->tables[ti].uniques, &out->tables[ti].nuniques,
                  sizeof *u);
         if (!u) {
             buf_free(&b);
@@ -2625,7 +2612,7 @@ static int add_sample(struct db_column *c, const PGresult *r, int row,
         free(v);
         return 0;
     }
-    slot = push(&c->samples, &c->nsamples, sizeof *slot);
+    slot = schema_push(&c->samples, &c->nsamples, sizeof *slot);
     if (!slot) {
         free(v);
         return -1;

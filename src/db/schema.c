@@ -80,6 +80,18 @@ static int reserved_at(const struct db_schema *s, const char *word,
     return lo;
 }
 
+void *schema_push(void *arrp, int *n, size_t sz)
+{
+    void **arr = arrp;
+    char *p = realloc(*arr, (size_t)(*n + 1) * sz);
+
+    if (!p)
+        return NULL;
+    memset(p + (size_t)*n * sz, 0, sz);
+    *arr = p;
+    return p + (size_t)(*n)++ * sz;
+}
+
 int schema_add_reserved(struct db_schema *s, const char *word)
 {
     char **grown, *w, *p;

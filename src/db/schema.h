@@ -2,6 +2,8 @@
 #ifndef ASKDB_SCHEMA_H
 #define ASKDB_SCHEMA_H
 
+#include <stddef.h>
+
 /*
 ** A schema is read once per database handle by the driver and owned by it.
 ** Names keep the database's own spelling; lookups are case-insensitive,
@@ -109,6 +111,12 @@ int schema_set_namespace(struct db_table *t, const char *nsp);
 /* Column of t by name (case-insensitive) or NULL. */
 const struct db_column *schema_column(const struct db_table *t,
                                       const char *name);
+
+/* Grow one of a schema's arrays, *arrp (a pointer to the array of *n
+** elements of size sz), by one zeroed element, and return it: what the
+** drivers fill tables, columns, keys and samples with. NULL when out of
+** memory (the array and *n unchanged). */
+void *schema_push(void *arrp, int *n, size_t sz);
 
 /* Add word (copied, lower case) to s's reserved words, in order; a word
 ** already there is not added again. 0, or -1 when out of memory. */

@@ -474,19 +474,6 @@ static char *dup_col(sqlite3_stmt *st, int i)
     return t ? strdup((const char *)t) : NULL;
 }
 
-/* Grow *arr (of *n elements of size sz) by one zeroed element. */
-static void *push(void *arrp, int *n, size_t sz)
-{
-    void **arr = arrp;
-    char *p = realloc(*arr, (size_t)(*n + 1) * sz);
-
-    if (!p)
-        return NULL;
-    memset(p + (size_t)*n * sz, 0, sz);
-    *arr = p;
-    return p + (size_t)(*n)++ * sz;
-}
-
 struct schema_stmts {
     sqlite3_stmt *cols, *fks, *idx, *idxinfo;
 };
@@ -499,7 +486,7 @@ static int read_columns(struct schema_stmts *q, struct db_table *t)
     sqlite3_reset(q->cols);
     sqlite3_bind_text(q->cols, 1, t->name, -1, SQLITE_STATIC);
     while ((rc = sqlite3_step(q->cols)) == SQLITE_ROW) {
-        c = push(&t->cols, &t->ncols, sizeof *c);
+        c = schema_push(&t->cols, &t->ncols, sizeof *c);
         if (!c)
             return SQLITE_NOMEM;
         c->name = dup_col(q->cols, 0);
@@ -523,7 +510,7 @@ static int read_fkeys(struct schema_stmts *q, struct db_table *t)
     sqlite3_reset(q->fks);
     sqlite3_bind_text(q->fks, 1, t->name, -1, SQLITE_STATIC);
     while ((rc = sqlite3_step(q->fks)) == SQLITE_ROW) {
-        f = push(&t->fks, &t->nfks, sizeof *f);
+        f = schema_push(&t->fks, &t->nfks, sizeof *f);
         if (!f)
             return SQLITE_NOMEM;
         f->from = dup_col(q->fks, 0);
@@ -579,7 +566,7 @@ static int read_uniques(struct schema_stmts *q, struct db_table *t)
             buf_free(&b);   /* an expression, or twice (another collation) */
             continue;
         }
-        u = push(&t->uniques, &t->nuniques, sizeof *u);
+        u = schema_push(&t->uniques, &t->nuniques, sizeof *u);
         if (!u) {
             buf_free(&b);
             return SQLITE_NOMEM;
@@ -718,7 +705,7 @@ static int read_samples(sqlite3 *h, struct db_table *t, int per_col,
             n = sqlite3_column_bytes(st, i);
             if (!v || n == 0 || n > SAMPLE_MAXLEN || has_sample(c, v))
                 continue;
-            slot = push(&c->samples, &c->nsamples, sizeof *slot);
+            slot = schema_push(&c->samples, &c->nsamples, sizeof *slot);
             if (!slot)
                 break;
             *slot = strdup(v);
@@ -790,7 +777,7 @@ static askdb_status sq_schema(askdb_db *db, struct db_schema *out)
     while (rc == SQLITE_OK && !sq_cancelled(s) &&
            (rc = sqlite3_step(list)) == SQLITE_ROW) {
         const char *ltype = (const char *)sqlite3_column_text(list, 2);
-        t = push(&out->tables, &out->ntables, sizeof *t);
+        t = schema_push(&out->tables, &out->ntables, sizeof *t);
         if (!t) {
             rc = SQLITE_NOMEM;
             break;
