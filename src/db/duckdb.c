@@ -1033,17 +1033,6 @@ static askdb_status read_keys(struct dk *d, struct db_schema *out,
 
 /* Samples from the first rows only, as sqlite.c takes them. */
 #define SAMPLE_ROWS 200
-#define SAMPLE_MAXLEN 40
-
-static int has_sample(const struct db_column *c, const char *v)
-{
-    int i;
-
-    for (i = 0; i < c->nsamples; i++)
-        if (strcmp(c->samples[i], v) == 0)
-            return 1;
-    return 0;
-}
 
 static int is_text_type(const char *type)
 {
@@ -1058,26 +1047,6 @@ static int is_text_type(const char *type)
 ** statement.
 */
 #define SAMPLE_BATCH 20
-
-/* Keep v as a sample of c when it is short, new and c has fewer than
-** per_col. -1 when out of memory. */
-static int add_sample(struct db_column *c, const char *v, int per_col)
-{
-    char **slot;
-
-    if (c->nsamples >= per_col || !v || !*v || strlen(v) > SAMPLE_MAXLEN ||
-        has_sample(c, v))
-        return 0;
-    slot = schema_push(&c->samples, &c->nsamples, sizeof *slot);
-    if (!slot)
-        return -1;
-    *slot = strdup(v);
-    if (!*slot) {
-        c->nsamples--;
-        return -1;
-    }
-    return 0;
-}
 
 /*
 ** The first SAMPLE_ROWS + 1 rows of n tables in one statement, a UNION
@@ -1149,7 +1118,8 @@ static int sample_batch(struct dk *d, struct db_table **tabs, int n,
         t = tabs[kk];
         for (i = 0, j = 1; per_col > 0 && i < t->ncols && rc == 0; i++)
             if (is_text_type(t->cols[i].type))
-                rc = add_sample(&t->cols[i], grid_at(&g, r, j++), per_col);
+                rc = schema_add_sample(&t->cols[i], grid_at(&g, r, j++),
+                                       per_col);
     }
     grid_free(&g);
     return rc;

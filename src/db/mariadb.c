@@ -3194,19 +3194,8 @@ static int find_col(const struct db_table *t, const char *name)
 }
 
 #define SAMPLE_ROWS 200
-#define SAMPLE_MAXLEN 40
 /* Tables per sampling statement (sample_batch()). */
 #define SAMPLE_BATCH 64
-
-static int has_sample(const struct db_column *c, const char *v)
-{
-    int i;
-
-    for (i = 0; i < c->nsamples; i++)
-        if (strcmp(c->samples[i], v) == 0)
-            return 1;
-    return 0;
-}
 
 /*
 ** Samples from the first SAMPLE_ROWS + 1 rows of t, text columns only;
@@ -3252,19 +3241,10 @@ static int read_samples(struct my *s, struct db_table *t, int per_col,
         lens = mysql_fetch_lengths(res);
         for (i = 0; i < t->ncols && i < (int)mysql_num_fields(res); i++) {
             struct db_column *c = &t->cols[i];
-            char **slot;
-            if (c->nsamples >= per_col || !row[i] || lens[i] == 0 ||
-                lens[i] > SAMPLE_MAXLEN || kind_of(&f[i]) != K_TEXT ||
-                memchr(row[i], '\0', lens[i]) || has_sample(c, row[i]))
+            if (!row[i] || lens[i] > SCHEMA_SAMPLE_MAXLEN ||
+                kind_of(&f[i]) != K_TEXT || memchr(row[i], '\0', lens[i]))
                 continue;
-            slot = schema_push(&c->samples, &c->nsamples, sizeof *slot);
-            if (!slot) {
-                mysql_free_result(res);
-                return -1;
-            }
-            *slot = strdup(row[i]);
-            if (!*slot) {
-                c->nsamples--;
+            if (schema_add_sample(c, row[i], per_col)) {
                 mysql_free_result(res);
                 return -1;
             }
@@ -3286,25 +3266,6 @@ static int is_text_type(const char *type)
     for (i = 0; prefixes[i]; i++)
         if (strncasecmp(type, prefixes[i], strlen(prefixes[i])) == 0)
             return 1;
-    return 0;
-}
-
-/* Add v to c's samples unless it is there or c has enough. 0 or -1. */
-static int add_sample(struct db_column *c, const char *v, int per_col)
-{
-    char **slot;
-
-    if (c->nsamples >= per_col || !*v || strlen(v) > SAMPLE_MAXLEN ||
-        has_sample(c, v))
-        return 0;
-    slot = schema_push(&c->samples, &c->nsamples, sizeof *slot);
-    if (!slot)
-        return -1;
-    *slot = strdup(v);
-    if (!*slot) {
-        c->nsamples--;
-        return -1;
-    }
     return 0;
 }
 
@@ -3343,7 +3304,7 @@ static int sample_batch(struct my *s, struct db_table **tabs, int n,
             }
             buf_puts(&b, "IF(LENGTH(");
             text_put_quoted(&b, t->cols[i].name, '"');
-            buf_printf(&b, ") <= %d, ", SAMPLE_MAXLEN);
+            buf_printf(&b, ") <= %d, ", SCHEMA_SAMPLE_MAXLEN);
             text_put_quoted(&b, t->cols[i].name, '"');
             buf_puts(&b, ", NULL)");
         }
@@ -3369,7 +3330,7 @@ static int sample_batch(struct my *s, struct db_table **tabs, int n,
         arr = json_loadb(row[1], lens[1], 0, NULL);
         for (i = 0; arr && i < tabs[kk]->ncols; i++) {
             const char *v = json_string_value(json_array_get(arr, (size_t)i));
-            if (v && add_sample(&tabs[kk]->cols[i], v, per_col))
+            if (v && schema_add_sample(&tabs[kk]->cols[i], v, per_col))
                 rc = -1;
         }
         json_decref(arr);

@@ -207,7 +207,6 @@ static void say(char *out, size_t n, const char *fmt, ...)
 ** has locked; the table then goes without samples. */
 #define SAMPLE_LOCK_MS 200
 #define SAMPLE_ROWS 200
-#define SAMPLE_MAXLEN 40
 
 /* ---------------------------------------------------------------------- */
 /* Messages                                                               */
@@ -2582,16 +2581,6 @@ static void put_table(struct buf *b, const struct db_table *t,
     text_put_quoted(b, t->name, '"');
 }
 
-static int has_sample(const struct db_column *c, const char *v)
-{
-    int i;
-
-    for (i = 0; i < c->nsamples; i++)
-        if (strcmp(c->samples[i], v) == 0)
-            return 1;
-    return 0;
-}
-
 /* Keep value (row, col) of r as a sample of c when it is short, new and
 ** c has fewer than per_col. -1 when out of memory. */
 static int add_sample(struct db_column *c, const PGresult *r, int row,
@@ -2603,12 +2592,12 @@ static int add_sample(struct db_column *c, const PGresult *r, int row,
     if (c->nsamples >= per_col || PQgetisnull(r, row, col))
         return 0;
     len = PQgetlength(r, row, col);
-    if (len == 0 || len > SAMPLE_MAXLEN)
+    if (len == 0 || len > SCHEMA_SAMPLE_MAXLEN)
         return 0;
     v = text_repair(strdup(PQgetvalue(r, row, col)));
     if (!v)
         return -1;
-    if (has_sample(c, v)) {
+    if (schema_has_sample(c, v)) {
         free(v);
         return 0;
     }

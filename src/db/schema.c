@@ -92,6 +92,34 @@ void *schema_push(void *arrp, int *n, size_t sz)
     return p + (size_t)(*n)++ * sz;
 }
 
+int schema_has_sample(const struct db_column *c, const char *v)
+{
+    int i;
+
+    for (i = 0; i < c->nsamples; i++)
+        if (strcmp(c->samples[i], v) == 0)
+            return 1;
+    return 0;
+}
+
+int schema_add_sample(struct db_column *c, const char *v, int per_col)
+{
+    char **slot;
+
+    if (c->nsamples >= per_col || !v || !*v ||
+        strlen(v) > SCHEMA_SAMPLE_MAXLEN || schema_has_sample(c, v))
+        return 0;
+    slot = schema_push(&c->samples, &c->nsamples, sizeof *slot);
+    if (!slot)
+        return -1;
+    *slot = strdup(v);
+    if (!*slot) {
+        c->nsamples--;
+        return -1;
+    }
+    return 0;
+}
+
 int schema_add_reserved(struct db_schema *s, const char *word)
 {
     char **grown, *w, *p;

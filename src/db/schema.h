@@ -118,6 +118,18 @@ const struct db_column *schema_column(const struct db_table *t,
 ** memory (the array and *n unchanged). */
 void *schema_push(void *arrp, int *n, size_t sz);
 
+/* A sample value is at most this many bytes: a longer one costs prompt
+** tokens and rarely helps to write a filter. */
+#define SCHEMA_SAMPLE_MAXLEN 40
+
+/* Whether v is one of c's sample values. */
+int schema_has_sample(const struct db_column *c, const char *v);
+
+/* Keep v (copied) as a sample value of c, unless c has per_col of them
+** already or v is NULL, empty, longer than SCHEMA_SAMPLE_MAXLEN bytes or
+** one of them. 0, or -1 when out of memory (c unchanged). */
+int schema_add_sample(struct db_column *c, const char *v, int per_col);
+
 /* Add word (copied, lower case) to s's reserved words, in order; a word
 ** already there is not added again. 0, or -1 when out of memory. */
 int schema_add_reserved(struct db_schema *s, const char *word);

@@ -644,17 +644,6 @@ static int read_count(sqlite3 *h, struct db_table *t, long cap)
 ** prompt tokens and rarely help to write a filter.
 */
 #define SAMPLE_ROWS 200
-#define SAMPLE_MAXLEN 40
-
-static int has_sample(const struct db_column *c, const char *v)
-{
-    int i;
-
-    for (i = 0; i < c->nsamples; i++)
-        if (strcmp(c->samples[i], v) == 0)
-            return 1;
-    return 0;
-}
 
 /* Samples from the first SAMPLE_ROWS + 1 rows; *nrows gets how many rows
 ** there were (SAMPLE_ROWS + 1 meaning "more"), so that small tables need
@@ -694,25 +683,17 @@ static int read_samples(sqlite3 *h, struct db_table *t, int per_col,
         for (i = 0; i < t->ncols; i++) {
             struct db_column *c = &t->cols[i];
             const char *v;
-            int n;
-            char **slot;
 
             if (c->nsamples >= per_col)
                 continue;
             if (sqlite3_column_type(st, i) != SQLITE_TEXT)
                 continue;
             v = (const char *)sqlite3_column_text(st, i);
-            n = sqlite3_column_bytes(st, i);
-            if (!v || n == 0 || n > SAMPLE_MAXLEN || has_sample(c, v))
+            /* The bytes, not strlen(): a NUL inside does not shorten it. */
+            if (sqlite3_column_bytes(st, i) > SCHEMA_SAMPLE_MAXLEN)
                 continue;
-            slot = schema_push(&c->samples, &c->nsamples, sizeof *slot);
-            if (!slot)
+            if (schema_add_sample(c, v, per_col))
                 break;
-            *slot = strdup(v);
-            if (!*slot) {
-                c->nsamples--;
-                break;
-            }
         }
     }
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)

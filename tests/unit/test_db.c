@@ -179,6 +179,41 @@ static void schema_reads_keys_samples_and_counts(void **state)
     askdb_db_close(db);
 }
 
+/* Every driver keeps its sample values through schema_add_sample(): short,
+** non-empty, distinct, at most per_col of them, each a copy. */
+static void samples_are_short_distinct_copies_up_to_per_col(void **state)
+{
+    struct db_table t;
+    struct db_column *c;
+    char v[] = "Ann", max[SCHEMA_SAMPLE_MAXLEN + 2];
+
+    (void)state;
+    memset(&t, 0, sizeof t);
+    c = schema_push(&t.cols, &t.ncols, sizeof *c);
+    assert_non_null(c);
+    assert_int_equal(t.ncols, 1);
+    assert_null(c->samples);
+    memset(max, 'x', sizeof max - 1);
+    max[sizeof max - 1] = '\0';
+    assert_int_equal(schema_add_sample(c, max, 3), 0); /* 41 bytes */
+    max[SCHEMA_SAMPLE_MAXLEN] = '\0';
+    assert_int_equal(schema_add_sample(c, max, 3), 0); /* 40: kept */
+    assert_int_equal(schema_add_sample(c, NULL, 3), 0);
+    assert_int_equal(schema_add_sample(c, "", 3), 0);
+    assert_int_equal(schema_add_sample(c, v, 3), 0);
+    v[0] = 'B';                                      /* a copy was kept */
+    assert_int_equal(schema_add_sample(c, "Ann", 3), 0);
+    assert_int_equal(schema_add_sample(c, "Bob", 3), 0);
+    assert_int_equal(schema_add_sample(c, "Cy", 3), 0);  /* c is full */
+    assert_int_equal(c->nsamples, 3);
+    assert_int_equal((int)strlen(c->samples[0]), SCHEMA_SAMPLE_MAXLEN);
+    assert_string_equal(c->samples[1], "Ann");
+    assert_string_equal(c->samples[2], "Bob");
+    assert_true(schema_has_sample(c, "Bob"));
+    assert_false(schema_has_sample(c, "Cy"));
+    schema_free_table(&t);
+}
+
 /*
 ** A view over a dropped table, or a virtual table whose module SQLite does
 ** not have, cannot list its columns; SQLite opens such a database and
@@ -1410,6 +1445,7 @@ int main(void)
         cmocka_unit_test(missing_path_is_an_error_and_creates_nothing),
         cmocka_unit_test(directory_and_junk_file_are_refused),
         cmocka_unit_test(schema_reads_keys_samples_and_counts),
+        cmocka_unit_test(samples_are_short_distinct_copies_up_to_per_col),
         cmocka_unit_test(schema_text_is_compact_create_table),
         cmocka_unit_test(generated_columns_are_in_the_schema),
         cmocka_unit_test(namespaced_tables_render_qualified),
