@@ -38,6 +38,27 @@ const char *db_file_misnamed(const char *path, const char *not_engine)
     }
 }
 
+askdb_value *db_result_add_row(askdb_result *r, long *cap_cells)
+{
+    long need = (r->nrows + 1) * r->ncols, nc;
+    askdb_value *p, *row;
+
+    if (need > *cap_cells || !r->cells) {
+        nc = *cap_cells ? *cap_cells * 2 : (r->ncols ? r->ncols : 1) * 16L;
+        while (nc < need)
+            nc *= 2;
+        p = realloc(r->cells, (size_t)nc * sizeof *p);
+        if (!p)
+            return NULL;
+        r->cells = p;
+        *cap_cells = nc;
+    }
+    row = &r->cells[r->nrows * r->ncols];
+    memset(row, 0, (size_t)r->ncols * sizeof *row);
+    r->nrows++;
+    return row;
+}
+
 double db_now_ms(void)
 {
     struct timespec ts;

@@ -200,4 +200,11 @@ const char *db_file_misnamed(const char *path, const char *not_engine);
 /* Milliseconds from a monotonic clock. */
 double db_now_ms(void);
 
+/* One more row of r->ncols cells at the end of r's rows, zeroed (every
+** cell ASKDB_NULL) and counted in r->nrows, so that r frees it even half
+** filled. *cap_cells is how many cells r->cells has room for (0 at the
+** first row); it grows by doubling. The row, or NULL when out of memory
+** (r unchanged). */
+askdb_value *db_result_add_row(askdb_result *r, long *cap_cells);
+
 #endif

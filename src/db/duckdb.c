@@ -2041,25 +2041,6 @@ static askdb_status wrap_casts(askdb_db *db, const char *sql,
     return ASKDB_OK;
 }
 
-/* Make room in r for one more row of ncols cells. */
-static int grow_rows(askdb_result *r, long *cap_cells, int ncols)
-{
-    long need = (r->nrows + 1) * ncols, nc;
-    askdb_value *p;
-
-    if (need <= *cap_cells)
-        return 0;
-    nc = *cap_cells ? *cap_cells * 2 : (long)ncols * 64;
-    while (nc < need)
-        nc *= 2;
-    p = realloc(r->cells, (size_t)nc * sizeof *p);
-    if (!p)
-        return -1;
-    r->cells = p;
-    *cap_cells = nc;
-    return 0;
-}
-
 /*
 ** Copy the rows of chunk ch into r until a cap is reached: max_rows
 ** (truncated = 1) or max_bytes (2), each row measured whole before it is
@@ -2102,11 +2083,9 @@ static int take_chunk(askdb_db *db, askdb_result *r, duckdb_data_chunk ch,
             return 1;
         }
         *bytes += cost;
-        if (grow_rows(r, cap_cells, ncols))
+        cells = db_result_add_row(r, cap_cells);
+        if (!cells)
             return -1;
-        cells = &r->cells[r->nrows * ncols];
-        memset(cells, 0, (size_t)ncols * sizeof *cells);
-        r->nrows++;
         for (i = 0; i < ncols; i++) {
             if (valid[i] && !duckdb_validity_row_is_valid(valid[i], row))
                 continue;

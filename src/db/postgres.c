@@ -3352,20 +3352,9 @@ static int add_row(askdb_db *db, askdb_result *r, const PGresult *pr,
     if (db->max_bytes && *bytes + row_bytes > db->max_bytes)
         return 2;
     *bytes += row_bytes;
-    if ((r->nrows + 1) * n > *cap_cells) {
-        long nc = *cap_cells ? *cap_cells * 2 : (n ? n : 1) * 16;
-        askdb_value *cells;
-        while (nc < (r->nrows + 1) * n)
-            nc *= 2;
-        cells = realloc(r->cells, (size_t)nc * sizeof *cells);
-        if (!cells)
-            return -1;
-        r->cells = cells;
-        *cap_cells = nc;
-    }
-    row = &r->cells[r->nrows * n];
-    memset(row, 0, (size_t)n * sizeof *row);
-    r->nrows++;
+    row = db_result_add_row(r, cap_cells);
+    if (!row)
+        return -1;
     for (i = 0; i < n; i++)
         if (i < PQnfields(pr) && convert(pr, 0, i, &row[i]) < 0)
             return -1;

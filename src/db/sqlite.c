@@ -1479,20 +1479,9 @@ static askdb_status sq_run(askdb_db *db, const char *sql, askdb_result **out,
             break;
         }
         bytes += row_bytes;
-        if ((r->nrows + 1) * ncols > cap_cells) {
-            long nc = cap_cells ? cap_cells * 2 : ncols * 16;
-            askdb_value *p;
-            while (nc < (r->nrows + 1) * ncols)
-                nc *= 2;
-            p = realloc(r->cells, (size_t)nc * sizeof *p);
-            if (!p)
-                goto out;
-            r->cells = p;
-            cap_cells = nc;
-        }
-        row = &r->cells[r->nrows * ncols];
-        memset(row, 0, (size_t)ncols * sizeof *row);
-        r->nrows++;
+        row = db_result_add_row(r, &cap_cells);
+        if (!row)
+            goto out;
         for (i = 0; i < ncols; i++) {
             askdb_value *v = &row[i];
             int n;

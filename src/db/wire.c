@@ -523,20 +523,10 @@ static int take_row(struct wire_dec *d, struct cur *c)
 
     if (r->nrows >= d->max_rows)
         return bad(d, "more rows than the row cap");
-    if ((r->nrows + 1) * ncols > d->cap_cells) {
-        long nc = d->cap_cells ? d->cap_cells * 2 : (long)ncols * 16;
-        askdb_value *p;
-        while (nc < (r->nrows + 1) * ncols)
-            nc *= 2;
-        p = realloc(r->cells, (size_t)nc * sizeof *p);
-        if (!p)
-            return bad(d, "out of memory");
-        r->cells = p;
-        d->cap_cells = nc;
-    }
-    row = &r->cells[r->nrows * ncols];
-    memset(row, 0, (size_t)ncols * sizeof *row);
-    r->nrows++; /* freed with the result, even half read */
+    /* Counted in r at once: freed with the result, even half read. */
+    row = db_result_add_row(r, &d->cap_cells);
+    if (!row)
+        return bad(d, "out of memory");
     for (i = 0; i < ncols; i++) {
         askdb_value *v = &row[i];
         unsigned t = get_u8(c);

@@ -214,6 +214,41 @@ static void samples_are_short_distinct_copies_up_to_per_col(void **state)
     schema_free_table(&t);
 }
 
+/* Every driver adds its rows through db_result_add_row(): each row zeroed
+** and counted at once, the cells growing as they must, none lost. */
+static void result_rows_are_added_zeroed_and_counted(void **state)
+{
+    askdb_result r;
+    askdb_value *row;
+    long cap = 0, i;
+    int c;
+
+    (void)state;
+    memset(&r, 0, sizeof r);
+    r.ncols = 3;
+    for (i = 0; i < 1000; i++) {
+        row = db_result_add_row(&r, &cap);
+        assert_non_null(row);
+        assert_int_equal(r.nrows, i + 1);
+        assert_true(cap >= r.nrows * r.ncols);
+        for (c = 0; c < r.ncols; c++) {
+            assert_int_equal(row[c].type, ASKDB_NULL);
+            row[c].type = ASKDB_INTEGER;
+            row[c].i = i * 3 + c;
+        }
+    }
+    for (i = 0; i < r.nrows * r.ncols; i++)
+        assert_true(r.cells[i].type == ASKDB_INTEGER && r.cells[i].i == i);
+    free(r.cells);
+
+    /* No columns: the row is counted, and r has cells to free. */
+    memset(&r, 0, sizeof r);
+    cap = 0;
+    assert_non_null(db_result_add_row(&r, &cap));
+    assert_int_equal(r.nrows, 1);
+    free(r.cells);
+}
+
 /*
 ** A view over a dropped table, or a virtual table whose module SQLite does
 ** not have, cannot list its columns; SQLite opens such a database and
@@ -1446,6 +1481,7 @@ int main(void)
         cmocka_unit_test(directory_and_junk_file_are_refused),
         cmocka_unit_test(schema_reads_keys_samples_and_counts),
         cmocka_unit_test(samples_are_short_distinct_copies_up_to_per_col),
+        cmocka_unit_test(result_rows_are_added_zeroed_and_counted),
         cmocka_unit_test(schema_text_is_compact_create_table),
         cmocka_unit_test(generated_columns_are_in_the_schema),
         cmocka_unit_test(namespaced_tables_render_qualified),
