@@ -1476,38 +1476,19 @@ static askdb_status dk_schema(askdb_db *db, struct db_schema *out)
 /* The guard                                                              */
 /* ---------------------------------------------------------------------- */
 
-/* Skip blanks and comments. */
-static const char *skip_blank(const char *p)
-{
-    for (;;) {
-        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' ||
-               *p == '\f' || *p == '\v')
-            p++;
-        if (p[0] == '-' && p[1] == '-') {
-            while (*p && *p != '\n')
-                p++;
-        } else if (p[0] == '/' && p[1] == '*') {
-            const char *e = strstr(p + 2, "*/");
-            p = e ? e + 2 : p + strlen(p);
-        } else {
-            return p;
-        }
-    }
-}
-
 /* If sql starts with the word w (case-insensitive) followed by a blank,
 ** the text after it; else NULL. */
 static const char *after_word(const char *sql, const char *w)
 {
     size_t n = strlen(w);
-    const char *p = skip_blank(sql);
+    const char *p = db_skip_filler(sql, 0);
 
     if (strncasecmp(p, w, n) != 0)
         return NULL;
     p += n;
     if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
         return NULL;
-    return skip_blank(p);
+    return db_skip_filler(p, 0);
 }
 
 /*
@@ -1684,7 +1665,7 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
         sql = b.data;
         want = DUCKDB_STATEMENT_TYPE_EXPLAIN;
     }
-    if (!*skip_blank(sql)) {
+    if (!*db_skip_filler(sql, 0)) {
         rc = db_no_sql(e);
         goto out;
     }

@@ -465,6 +465,25 @@ assert j["rows"] == [["Olivia"]], j["rows"]
 '
 }
 
+comments_end_where_duckdb_ends_them() {
+    # The DuckDB guard skipped comments by rules of its own: a "--" comment
+    # ran to a line feed only, so one that a carriage return ends (as
+    # DuckDB's lexer, which is PostgreSQL's, ends it) hid the statement
+    # after it, refused as "no SQL statement". The guard now skips them
+    # as the PostgreSQL driver does (db_skip_filler): to '\r' or '\n',
+    # block comments nesting.
+    copy_data
+    run sql shop.duckdb $'-- a note\rSELECT 42 AS n'
+    expect_rc 0
+    expect_out 'n\n42\n'
+    run sql shop.duckdb $'/* a /* nested */ note */ SELECT 43 AS n'
+    expect_rc 0
+    expect_out 'n\n43\n'
+    run sql shop.duckdb $'/* a /* nested */ note */ -- and one more\r'
+    expect_rc 1
+    expect_err_has "refused: no SQL statement (the text is empty or only comments)"
+}
+
 values_convert_to_askdb_types() {
     copy_data
     run sql -f json shop.duckdb "SELECT 42::TINYINT AS i, 170141183460469231731687303715884105727::HUGEINT AS big, -5::HUGEINT AS small_huge, 18446744073709551615::UBIGINT AS ubig, 12.34::DECIMAL(10,2) AS dec, 1.5::FLOAT AS f, true AS b, DATE '2024-01-02' AS d, TIMESTAMP '2024-01-02 03:04:05' AS ts, [1, 2] AS l, {'x': 1} AS s, '\\xAA'::BLOB AS bl, NULL AS n, 'Lucía' AS t"
@@ -1270,6 +1289,7 @@ TESTS=(schema_shows_keys_comments_samples_and_estimates other_schemas_show_quali
        ask_answers_from_another_schema ask_says_where_a_missing_value_is
        samples_read_later_are_shown_where_their_tables_are
        sql_reads_the_same_rows_from_every_form parameters_are_a_syntax_error_to_repair
+       comments_end_where_duckdb_ends_them
        values_convert_to_askdb_types ask_names_duckdb_and_repairs_from_its_error
        ask_answers_over_csv_and_parquet_in_place refuses_duckdb_escapes_and_changes_no_file
        harmless_selects_change_nothing session_changing_functions_are_refused
