@@ -38,6 +38,25 @@ const char *db_file_misnamed(const char *path, const char *not_engine)
     }
 }
 
+askdb_result *db_result_new(int ncols)
+{
+    askdb_result *r = calloc(1, sizeof *r);
+    size_t n = ncols > 0 ? (size_t)ncols : 1;
+
+    if (!r)
+        return NULL;
+    r->cols = calloc(n, sizeof *r->cols);
+    r->decltypes = calloc(n, sizeof *r->decltypes);
+    if (!r->cols || !r->decltypes) {
+        free(r->cols);
+        free(r->decltypes);
+        free(r);
+        return NULL;
+    }
+    r->ncols = ncols;
+    return r;
+}
+
 askdb_value *db_result_add_row(askdb_result *r, long *cap_cells)
 {
     long need = (r->nrows + 1) * r->ncols, nc;

@@ -200,6 +200,11 @@ const char *db_file_misnamed(const char *path, const char *not_engine);
 /* Milliseconds from a monotonic clock. */
 double db_now_ms(void);
 
+/* A result of ncols columns and no rows: cols and decltypes allocated
+** (every entry NULL, for the driver to fill), r->ncols set. NULL when
+** out of memory. Free it with askdb_result_free(), filled or not. */
+askdb_result *db_result_new(int ncols);
+
 /* One more row of r->ncols cells at the end of r's rows, zeroed (every
 ** cell ASKDB_NULL) and counted in r->nrows, so that r frees it even half
 ** filled. *cap_cells is how many cells r->cells has room for (0 at the

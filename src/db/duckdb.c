@@ -2113,10 +2113,6 @@ static int set_columns(askdb_result *r, duckdb_prepared_statement ps)
 {
     int i;
 
-    r->cols = calloc((size_t)r->ncols, sizeof *r->cols);
-    r->decltypes = calloc((size_t)r->ncols, sizeof *r->decltypes);
-    if (!r->cols || !r->decltypes)
-        return -1;
     for (i = 0; i < r->ncols; i++) {
         const char *name = duckdb_prepared_statement_column_name(ps, (idx_t)i);
         const char *tn =
@@ -2159,10 +2155,9 @@ static askdb_status run_once(askdb_db *db, const char *sql,
     c.types = calloc((size_t)(ncols ? ncols : 1), sizeof *c.types);
     c.data = calloc((size_t)(ncols ? ncols : 1), sizeof *c.data);
     c.valid = calloc((size_t)(ncols ? ncols : 1), sizeof *c.valid);
-    r = calloc(1, sizeof *r);
+    r = db_result_new(ncols);
     if (!c.kinds || !c.types || !c.data || !c.valid || !r)
         goto out;
-    r->ncols = ncols;
     if (set_columns(r, ps))
         goto out;
     ret = wrap_casts(db, plan_request(sql) ? "" : sql, ps, &wrapped, c.kinds,

@@ -2898,17 +2898,12 @@ static askdb_status my_run(askdb_db *db, const char *sql, askdb_result **out,
     ret = ASKDB_ERR_NOMEM;
     meta = mysql_stmt_result_metadata(st);
     ncols = (int)mysql_stmt_field_count(st);
-    r = calloc(1, sizeof *r);
+    r = db_result_new(ncols);
     cols = calloc((size_t)ncols, sizeof *cols);
     binds = calloc((size_t)ncols, sizeof *binds);
     if (!meta || !r || !cols || !binds)
         goto out;
     fields = mysql_fetch_fields(meta);
-    r->cols = calloc((size_t)ncols, sizeof *r->cols);
-    r->decltypes = calloc((size_t)ncols, sizeof *r->decltypes);
-    if (!r->cols || !r->decltypes)
-        goto out;
-    r->ncols = ncols;
     for (i = 0; i < ncols; i++) {
         r->cols[i] = strdup(fields[i].name ? fields[i].name : "");
         r->decltypes[i] = strdup(type_name(&fields[i]));

@@ -3308,20 +3308,11 @@ static int convert(const PGresult *r, int row, int col, askdb_value *v)
 /* The result's columns, from the statement's description. */
 static askdb_result *new_result(const PGresult *desc)
 {
-    askdb_result *r = calloc(1, sizeof *r);
     int i, n = PQnfields(desc);
+    askdb_result *r = db_result_new(n);
 
     if (!r)
         return NULL;
-    r->cols = calloc((size_t)n, sizeof *r->cols);
-    r->decltypes = calloc((size_t)n, sizeof *r->decltypes);
-    if (!r->cols || !r->decltypes) {
-        free(r->cols);
-        free(r->decltypes);
-        free(r);
-        return NULL;
-    }
-    r->ncols = n;
     for (i = 0; i < n; i++) {
         const char *tn = type_name(PQftype(desc, i));
         r->cols[i] = text_repair(strdup(PQfname(desc, i)));

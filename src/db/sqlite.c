@@ -1447,15 +1447,10 @@ static askdb_status sq_run(askdb_db *db, const char *sql, askdb_result **out,
     /* The cancel flag is the progress handler's to watch. */
     db_watch_arm(&s->wd, s->deadline, NULL);
     ret = ASKDB_ERR_NOMEM;
-    r = calloc(1, sizeof *r);
+    ncols = sqlite3_column_count(st);
+    r = db_result_new(ncols);
     if (!r)
         goto out;
-    ncols = sqlite3_column_count(st);
-    r->cols = calloc((size_t)ncols, sizeof *r->cols);
-    r->decltypes = calloc((size_t)ncols, sizeof *r->decltypes);
-    if (!r->cols || !r->decltypes)
-        goto out;
-    r->ncols = ncols;
     for (i = 0; i < ncols; i++) {
         const char *dt = sqlite3_column_decltype(st, i);
         r->cols[i] = dup_or_empty(sqlite3_column_name(st, i));

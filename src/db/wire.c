@@ -482,15 +482,10 @@ static int take_head(struct wire_dec *d, struct cur *c)
     /* Each column takes at least 9 bytes: a name, a flag, a type. */
     if (c->bad || n == 0 || n > c->n / 9)
         return bad(d, "a head with a wrong number of columns");
-    r = calloc(1, sizeof *r);
+    r = db_result_new((int)n);
     if (!r)
         return bad(d, "out of memory");
     d->result = r;
-    r->cols = calloc(n, sizeof *r->cols);
-    r->decltypes = calloc(n, sizeof *r->decltypes);
-    if (!r->cols || !r->decltypes)
-        return bad(d, "out of memory");
-    r->ncols = (int)n;
     for (i = 0; i < (int)n; i++) {
         unsigned has;
         char *t;

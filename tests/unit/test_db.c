@@ -214,6 +214,31 @@ static void samples_are_short_distinct_copies_up_to_per_col(void **state)
     schema_free_table(&t);
 }
 
+/* Every driver starts its result with db_result_new(): the columns' arrays
+** there, empty, so that askdb_result_free() takes it before it is filled
+** (a failure on the way) as after. */
+static void results_start_with_empty_columns(void **state)
+{
+    askdb_result *r;
+    int c;
+
+    (void)state;
+    r = db_result_new(3);
+    assert_non_null(r);
+    assert_int_equal(r->ncols, 3);
+    assert_int_equal(r->nrows, 0);
+    assert_non_null(r->cols);
+    assert_non_null(r->decltypes);
+    for (c = 0; c < 3; c++)
+        assert_true(!r->cols[c] && !r->decltypes[c]);
+    r->cols[0] = strdup("a"); /* half filled */
+    askdb_result_free(r);
+    r = db_result_new(0);
+    assert_non_null(r);
+    assert_int_equal(r->ncols, 0);
+    askdb_result_free(r);
+}
+
 /* Every driver adds its rows through db_result_add_row(): each row zeroed
 ** and counted at once, the cells growing as they must, none lost. */
 static void result_rows_are_added_zeroed_and_counted(void **state)
@@ -1481,6 +1506,7 @@ int main(void)
         cmocka_unit_test(directory_and_junk_file_are_refused),
         cmocka_unit_test(schema_reads_keys_samples_and_counts),
         cmocka_unit_test(samples_are_short_distinct_copies_up_to_per_col),
+        cmocka_unit_test(results_start_with_empty_columns),
         cmocka_unit_test(result_rows_are_added_zeroed_and_counted),
         cmocka_unit_test(schema_text_is_compact_create_table),
         cmocka_unit_test(generated_columns_are_in_the_schema),
