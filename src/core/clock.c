@@ -1,5 +1,14 @@
-/* clock.c - the deadline of a timed wait (see clock.h). */
+/* clock.c - the monotonic clock in milliseconds, and the deadline of a
+** timed wait (see clock.h). */
 #include "core/clock.h"
+
+double clockx_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
 
 void clockx_deadline_in(struct timespec *ts, long ms)
 {

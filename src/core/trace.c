@@ -6,11 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "askdb.h"
+#include "core/clock.h"
 #include "core/outfile.h"
 
 /*
@@ -24,14 +24,6 @@ struct trace {
     int err;  /* the first write error (errno), sticky */
     double t0;
 };
-
-static double now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 struct trace *trace_open(const char *path, const char *db, const char **err)
 {
@@ -54,7 +46,7 @@ struct trace *trace_open(const char *path, const char *db, const char **err)
         free(t);
         return NULL;
     }
-    t->t0 = now_ms();
+    t->t0 = clockx_now_ms();
     return t;
 }
 
@@ -75,7 +67,7 @@ void trace_write(struct trace *t, const char *step, json_t *ev)
         return;
     }
     json_object_set_new(ev, "step", json_string(step));
-    json_object_set_new(ev, "t_ms", json_real(now_ms() - t->t0));
+    json_object_set_new(ev, "t_ms", json_real(clockx_now_ms() - t->t0));
     line = askdb_json_shorten_reals(
         json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER));
     json_decref(ev);

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include "core/buf.h"
+#include "core/clock.h"
 #include "core/outfile.h"
 #include "core/text.h"
 
@@ -80,10 +80,7 @@ askdb_value *db_result_add_row(askdb_result *r, long *cap_cells)
 
 double db_now_ms(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+    return clockx_now_ms();
 }
 
 size_t db_url_scheme(const char *s)

@@ -197,7 +197,8 @@ askdb_error_class db_classify(const char *msg);
 */
 const char *db_file_misnamed(const char *path, const char *not_engine);
 
-/* Milliseconds from a monotonic clock. */
+/* Milliseconds from a monotonic clock (core's clockx_now_ms(), under the
+** name the db layer and those above it use). */
 double db_now_ms(void);
 
 /* A result of ncols columns and no rows: cols and decltypes allocated

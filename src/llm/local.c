@@ -127,6 +127,7 @@
 #include <xxhash.h>
 
 #include "core/cache.h"
+#include "core/clock.h"
 #include "core/text.h"
 #include "llm/decoder.h"
 #include "llm/hugepage.h"
@@ -276,14 +277,6 @@ struct local {
                                   this one was attached to
                                   (llm_local_attach) */
 };
-
-static double now_ms(void)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
 
 /* ------------------------------------------------------------------ */
 /* Prompt                                                              */
@@ -1241,7 +1234,7 @@ static int seq_step(struct local *l, struct llm_dec_call *c,
         return -1;
     p = token_p(l, row, t);
     if (s->n == 0)
-        s->out->ttft_ms = now_ms() - t0;
+        s->out->ttft_ms = clockx_now_ms() - t0;
     if (llama_vocab_is_eog(l->vocab, t))
         return 0;
     if (push_token(s, t) != 0)
@@ -1603,7 +1596,7 @@ static askdb_status local_run(struct local *l, const struct llm_request *req,
     struct llama_sampler *grammar = NULL;
     struct llm_dec_call *c = NULL;
     llama_token *toks = NULL;
-    double t0 = now_ms();
+    double t0 = clockx_now_ms();
     char *prompt = NULL;
     askdb_status rc;
     int ntok, reused, first, k, i, saved, settled = 0;
@@ -1809,7 +1802,7 @@ static askdb_status load(const askdb_config *cfg, int lanes,
         goto fail;
 
     llm_dec_init_backend();
-    t0 = now_ms();
+    t0 = clockx_now_ms();
     hp_snapshot(&before, cfg->huge_pages);
     mp = llama_model_default_params();
     mp.load_mode = LLAMA_LOAD_MODE_MMAP;
@@ -1843,7 +1836,7 @@ static askdb_status load(const askdb_config *cfg, int lanes,
     if (rc)
         goto fail;
     l->huge_mb = (double)hp_advise_new(&before) / (1 << 20);
-    l->load_ms = now_ms() - t0;
+    l->load_ms = clockx_now_ms() - t0;
     *out = l;
     return ASKDB_OK;
 fail:

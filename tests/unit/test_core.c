@@ -484,6 +484,20 @@ static void deadline_in_is_ms_from_now(void **state)
     }
 }
 
+/* The monotonic clock goes on in milliseconds, never back. */
+static void now_ms_is_monotonic_in_milliseconds(void **state)
+{
+    struct timespec pause = {0, 20 * 1000000L};
+    double t0, t1;
+
+    (void)state;
+    t0 = clockx_now_ms();
+    nanosleep(&pause, NULL);
+    t1 = clockx_now_ms();
+    if (t1 - t0 < 19.0 || t1 - t0 > 5000.0)
+        fail_msg("20 ms of sleep measured as %.3f ms", t1 - t0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -498,6 +512,7 @@ int main(void)
         cmocka_unit_test(trace_refuses_sqlite_files),
         cmocka_unit_test(parallel_trace_lines_never_interleave),
         cmocka_unit_test(deadline_in_is_ms_from_now),
+        cmocka_unit_test(now_ms_is_monotonic_in_milliseconds),
     };
     test_filter_from_env();
     return cmocka_run_group_tests_name("core", tests, tmpdir_setup,
