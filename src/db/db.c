@@ -296,9 +296,9 @@ void db_uncancel(askdb_db *db)
         atomic_store(db->cancel, 0);
 }
 
-askdb_status askdb_db_schema_text(askdb_db *db, char **out)
+askdb_status db_api_schema(askdb_db *db, char **out,
+                           const struct db_schema **s)
 {
-    const struct db_schema *s;
     askdb_status rc;
 
     if (!out)
@@ -310,10 +310,18 @@ askdb_status askdb_db_schema_text(askdb_db *db, char **out)
     if (rc)
         return rc;
     db_uncancel(db);
-    rc = db_schema(db, &s);
+    rc = db_schema(db, s);
     if (rc)
         return rc;
-    rc = db_fill_samples(db, NULL, NULL);
+    return db_fill_samples(db, NULL, NULL);
+}
+
+askdb_status askdb_db_schema_text(askdb_db *db, char **out)
+{
+    const struct db_schema *s;
+    askdb_status rc;
+
+    rc = db_api_schema(db, out, &s);
     if (rc)
         return rc;
     *out = schema_render(s);

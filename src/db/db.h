@@ -62,6 +62,15 @@ askdb_status db_usable(askdb_db *db);
 ** (db_uncancel). ASKDB_OK to go on. */
 askdb_status db_api_begin(askdb_db *db, const char *sql, askdb_result **out);
 
+/* The same for an API call that writes db's schema to *out
+** (askdb_db_schema_text, askdb_db_schema_json): *out cleared, the
+** arguments checked (NULL out or db: ASKDB_ERR_USAGE; a db that did not
+** open: db_usable()), db uncancelled, and the schema read, the samples
+** of every table with it, into *s (db's). ASKDB_OK to go on, else the
+** read's status. */
+askdb_status db_api_schema(askdb_db *db, char **out,
+                           const struct db_schema **s);
+
 /*
 ** Clear the cancel flag (db->cancel) before work asked for through the
 ** API (askdb_db_query, askdb_db_explain, the schema): it starts

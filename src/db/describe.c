@@ -62,18 +62,7 @@ askdb_status askdb_db_schema_json(askdb_db *db, int flags, char **out)
     char *text;
     int i;
 
-    if (!out)
-        return ASKDB_ERR_USAGE;
-    *out = NULL;
-    if (!db)
-        return ASKDB_ERR_USAGE;
-    rc = db_usable(db);
-    if (rc)
-        return rc;
-    db_uncancel(db);
-    rc = db_schema(db, &s);
-    if (rc == ASKDB_OK)
-        rc = db_fill_samples(db, NULL, NULL);
+    rc = db_api_schema(db, out, &s);
     if (rc)
         return rc;
     text = schema_render(s);
