@@ -265,6 +265,14 @@ askdb_status db_no_sql(struct db_err *e)
     return ASKDB_ERR_REFUSED;
 }
 
+askdb_status db_many_statements(struct db_err *e)
+{
+    e->ec = ASKDB_EC_REFUSED;
+    snprintf(e->msg, sizeof e->msg, "refused: more than one statement; "
+             "askdb runs exactly one read-only statement");
+    return ASKDB_ERR_REFUSED;
+}
+
 const char *db_skip_filler(const char *s, int semis)
 {
     int depth;

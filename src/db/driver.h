@@ -143,6 +143,11 @@ const char *db_conninfo_hint(const char *path);
 */
 askdb_status db_no_sql(struct db_err *e);
 
+/* Text that holds more than one statement: ASKDB_ERR_REFUSED, with class
+** ASKDB_EC_REFUSED and "refused: more than one statement; ..." in e.
+** Every driver says it this way. */
+askdb_status db_many_statements(struct db_err *e);
+
 /*
 ** Skip blanks and comments, and semicolons too when semis; return where a
 ** token starts. Comments as PostgreSQL's lexer (and DuckDB's, which is

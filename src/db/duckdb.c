@@ -1681,11 +1681,7 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
         goto out;
     }
     if (n > 1) {
-        e->ec = ASKDB_EC_REFUSED;
-        snprintf(e->msg, sizeof e->msg,
-                 "refused: more than one statement; askdb runs exactly one "
-                 "read-only statement");
-        rc = ASKDB_ERR_REFUSED;
+        rc = db_many_statements(e);
         goto out;
     }
     if (duckdb_prepare_extracted_statement(d->con, ex, 0, &ps) ==

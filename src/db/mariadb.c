@@ -2294,9 +2294,7 @@ static int guard_text(const char *sql, size_t *len, struct db_err *e)
             if (!exec)
                 q = skip_space(q, &exec);
             if (*q || exec) {
-                snprintf(e->msg, sizeof e->msg,
-                         "refused: more than one statement; askdb runs "
-                         "exactly one read-only statement");
+                (void)db_many_statements(e);
                 goto refused;
             }
             break;

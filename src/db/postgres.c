@@ -2213,11 +2213,7 @@ static askdb_status pg_fail(askdb_db *db, struct pg *p, const PGresult *r,
     }
     if (state && strcmp(state, "42601") == 0 &&
         strstr(m, "cannot insert multiple commands")) {
-        e->ec = ASKDB_EC_REFUSED;
-        say(e->msg, sizeof e->msg,
-                 "refused: more than one statement; askdb runs exactly one "
-                 "read-only statement");
-        return ASKDB_ERR_REFUSED;
+        return db_many_statements(e);
     }
     if (e->ec == ASKDB_EC_REFUSED) {
         if (strcmp(state, "42501") == 0 && read_refusal(m, e))

@@ -1349,10 +1349,7 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
     if (!st)
         return db_no_sql(e);
     if (*skip_filler(tail)) {
-        e->ec = ASKDB_EC_REFUSED;
-        snprintf(e->msg, sizeof e->msg,
-                 "refused: more than one statement; askdb runs exactly one "
-                 "read-only statement");
+        (void)db_many_statements(e);
         goto refused;
     }
     if (!sqlite3_stmt_readonly(st)) {

@@ -541,6 +541,29 @@ static void writes_and_escapes_are_refused(void **state)
     assert_int_equal(stat("/tmp/askdb-vacuum-test.db", &st), -1);
 }
 
+/* More than one statement is refused in the words every driver uses
+** (db_many_statements), here as SQLite's guard finds it. */
+static void two_statements_are_refused_as_every_driver_says(void **state)
+{
+    static const char want[] = "refused: more than one statement; askdb "
+                               "runs exactly one read-only statement";
+    askdb_db *db = open_ok();
+    askdb_result *r = NULL;
+    struct db_err e;
+
+    (void)state;
+    assert_int_equal(db_run(db, "SELECT 1; SELECT 2", &r, &e),
+                     ASKDB_ERR_REFUSED);
+    assert_null(r);
+    assert_int_equal(e.ec, ASKDB_EC_REFUSED);
+    assert_string_equal(e.msg, want);
+    memset(&e, 0, sizeof e);
+    assert_int_equal(db_many_statements(&e), ASKDB_ERR_REFUSED);
+    assert_int_equal(e.ec, ASKDB_EC_REFUSED);
+    assert_string_equal(e.msg, want);
+    askdb_db_close(db);
+}
+
 static void introspection_pragmas_are_allowed(void **state)
 {
     askdb_db *db = open_ok();
@@ -1514,6 +1537,7 @@ int main(void)
         cmocka_unit_test(broken_views_and_unknown_modules_are_left_out),
         cmocka_unit_test(query_keeps_value_types),
         cmocka_unit_test(writes_and_escapes_are_refused),
+        cmocka_unit_test(two_statements_are_refused_as_every_driver_says),
         cmocka_unit_test(introspection_pragmas_are_allowed),
         cmocka_unit_test(parameters_are_a_syntax_error),
         cmocka_unit_test(errors_are_classified),
