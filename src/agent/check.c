@@ -920,6 +920,44 @@ int check_value_elsewhere(askdb_db *db, const struct db_schema *s,
     return buf_err(b) ? -1 : said;
 }
 
+/* What one of the checks below says of an analysis: its sentences
+** appended to b (each ending with a blank); how many. */
+typedef int sayer(struct buf *b, const struct db_schema *s,
+                  const struct sqla *a);
+
+/* What say says of sql over s, appended to b: how many sentences (0 also
+** for SQL that cannot be analyzed), -1 when out of memory. */
+static int say_of_sql(const struct db_schema *s, const char *sql,
+                      struct buf *b, sayer *say)
+{
+    struct sqla a;
+    int rc, n = 0;
+
+    rc = sqla_analyze(sql, s, &a);
+    if (rc == 0)
+        n = say(b, s, &a);
+    sqla_free(&a);
+    if (rc < 0 || buf_err(b))
+        return -1;
+    return n;
+}
+
+/* What say says of a, when it says anything, as a finding of kind k. */
+static void check_said(struct findings *fs, const struct db_schema *s,
+                       const struct sqla *a, sayer *say, enum check_kind k)
+{
+    struct buf b;
+
+    buf_init(&b, 0);
+    if (say(&b, s, a) == 0) {
+        buf_free(&b);
+        return;
+    }
+    if (!buf_err(&b) && b.len > 0 && b.data[b.len - 1] == ' ')
+        b.data[--b.len] = '\0';
+    add(fs, k, &b);
+}
+
 /*
 ** A compared subquery's select-list column that its own tables lack
 ** (sqla.outer): SQL reads it from the outer query, so in id NOT IN
@@ -979,30 +1017,7 @@ static int say_outers(struct buf *b, const struct db_schema *s,
 int check_outer_refs(const struct db_schema *s, const char *sql,
                      struct buf *b)
 {
-    struct sqla a;
-    int rc, n = 0;
-
-    rc = sqla_analyze(sql, s, &a);
-    if (rc == 0)
-        n = say_outers(b, s, &a);
-    sqla_free(&a);
-    if (rc < 0 || buf_err(b))
-        return -1;
-    return n;
-}
-
-static void check_outer(struct findings *fs, const struct db_schema *s,
-                        const struct sqla *a)
-{
-    struct buf b;
-
-    if (a->nouter == 0)
-        return;
-    buf_init(&b, 0);
-    say_outers(&b, s, a);
-    if (!buf_err(&b) && b.len > 0 && b.data[b.len - 1] == ' ')
-        b.data[--b.len] = '\0';
-    add(fs, CHECK_OUTER_REF, &b);
+    return say_of_sql(s, sql, b, say_outers);
 }
 
 /*
@@ -1063,30 +1078,7 @@ static int say_selfs(struct buf *b, const struct db_schema *s,
 int check_self_compares(const struct db_schema *s, const char *sql,
                         struct buf *b)
 {
-    struct sqla a;
-    int rc, n = 0;
-
-    rc = sqla_analyze(sql, s, &a);
-    if (rc == 0)
-        n = say_selfs(b, s, &a);
-    sqla_free(&a);
-    if (rc < 0 || buf_err(b))
-        return -1;
-    return n;
-}
-
-static void check_self(struct findings *fs, const struct db_schema *s,
-                       const struct sqla *a)
-{
-    struct buf b;
-
-    if (a->nself == 0)
-        return;
-    buf_init(&b, 0);
-    say_selfs(&b, s, a);
-    if (!buf_err(&b) && b.len > 0 && b.data[b.len - 1] == ' ')
-        b.data[--b.len] = '\0';
-    add(fs, CHECK_SELF_COMPARE, &b);
+    return say_of_sql(s, sql, b, say_selfs);
 }
 
 int check_before(askdb_db *db, const struct db_schema *s,
@@ -1105,8 +1097,8 @@ int check_before(askdb_db *db, const struct db_schema *s,
         return -1;
     }
     if (rc == 0) {
-        check_outer(&fs, s, &a);
-        check_self(&fs, s, &a);
+        check_said(&fs, s, &a, say_outers, CHECK_OUTER_REF);
+        check_said(&fs, s, &a, say_selfs, CHECK_SELF_COMPARE);
         check_joins(&fs, s, &a);
         check_cross(&fs, s, &a);
         check_agg(&fs, &a);
