@@ -440,6 +440,13 @@ static int binds(const struct parser *p, int i)
     return word_is(t, "collate") || word_is(t, "escape");
 }
 
+/* Whether the token before an operand, at i, binds it into a larger
+** expression: as binds(), but an opening parenthesis only groups. */
+static int binds_before(const struct parser *p, int i)
+{
+    return binds(p, i) && !punct(p, i, '(');
+}
+
 /* If a plain column name ([q.]c, or [s.]q.c) ends at token e and nothing
 ** before it binds it into a larger expression, its first token; else -1. */
 static int col_start(const struct parser *p, int e)
@@ -450,7 +457,7 @@ static int col_start(const struct parser *p, int e)
         return -1;
     while (b >= 2 && punct(p, b - 1, '.') && is_name(p, b - 2) && e - b < 4)
         b -= 2;
-    return binds(p, b - 1) ? -1 : b;
+    return binds_before(p, b - 1) ? -1 : b;
 }
 
 /* Whether a plain column name starts at token b and nothing after it
@@ -509,7 +516,7 @@ static int comparison(struct parser *p, int i)
         if ((b = col_start(p, l)) >= 0) {
             if (col_from(p, r) || (value_at(p, r) && !binds(p, r + 1)))
                 add_cmp(p, b, r, op);
-        } else if (value_at(p, l) && !binds(p, l - 1) && col_from(p, r)) {
+        } else if (value_at(p, l) && !binds_before(p, l - 1) && col_from(p, r)) {
             add_cmp(p, r, l, op);
         }
         return len;
@@ -586,7 +593,7 @@ static void operands(const struct parser *p, int b, int arith, int *left,
     while (punct(p, e + 1, '.') && is_name(p, e + 2) && e - b < 4)
         e += 2;
     if ((n = op_at(p, e + 1, arith)) > 0 && col_from(p, e + 1 + n) &&
-        !binds(p, b - 1))
+        !binds_before(p, b - 1))
         *right = p->t[e + 1 + n].ref;
     if (op_at(p, b - 2, arith) == 2)
         s = b - 2;

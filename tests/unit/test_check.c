@@ -664,6 +664,11 @@ static void column_compared_with_itself(void **state)
            "table if the query lacks it.");
     before("SELECT id FROM orders WHERE total <> orders.total",
            CHECK_SELF_COMPARE, "total <> orders.total compares");
+    /* In parentheses too, as a literal compared there is. */
+    before("SELECT id FROM orders WHERE (total = total)",
+           CHECK_SELF_COMPARE, "total = total compares");
+    before("SELECT id FROM orders WHERE (status = 'Paid' OR total > 3)",
+           CHECK_LITERAL_MISSING, "it has 'paid'");
     /* Two items of one table, another column, arithmetic, a function. */
     before("SELECT a.id FROM customers AS a JOIN customers AS b ON a.city "
            "= b.city WHERE a.id < b.id", 0, NULL);
