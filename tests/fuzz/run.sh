@@ -48,14 +48,14 @@ src_hint="src/agent/hint.c src/sql/extract.c src/db/schema.c
 src_analyze="src/sql/analyze.c src/sql/extract.c src/db/schema.c
     src/core/buf.c src/core/text.c";               pkgs_analyze="sqlite3 jansson"
 src_plan="src/agent/plan.c";       pkgs_plan="jansson"
-src_wire="src/db/wire.c src/db/driver.c src/core/buf.c src/core/outfile.c
+src_wire="src/db/wire.c src/db/driver.c src/core/buf.c src/core/clock.c src/core/outfile.c
     src/core/text.c"; pkgs_wire=""
 src_request="src/server/request.c"; pkgs_request="jansson"
 src_suite="src/eval/suite.c src/eval/hardness.c src/sql/extract.c
     src/core/buf.c src/core/json.c src/core/text.c"; pkgs_suite="sqlite3 jansson"
 src_guard="src/db/db.c src/db/driver.c src/db/sqlite.c src/db/sqlite_fn.c src/db/schema.c src/db/watch.c
     src/db/postgres.c src/db/mariadb.c src/db/duckdb.c src/db/isolate.c src/db/wire.c
-    src/core/buf.c src/core/text.c src/core/config.c src/core/outfile.c"; pkgs_guard="sqlite3"
+    src/core/buf.c src/core/clock.c src/core/text.c src/core/config.c src/core/outfile.c"; pkgs_guard="sqlite3"
 # The MCP handler runs real tools: the library below it, built without
 # llama.cpp (the harness's model is a stub).
 src_mcp="$(ls src/core/*.c src/db/*.c src/llm/*.c src/sql/*.c src/agent/*.c)
