@@ -578,31 +578,39 @@ static int op_at(const struct parser *p, int i, int arith)
     return 0;
 }
 
+/* The last token of the name that starts at token b ([s.]q.c). */
+static int name_end(const struct parser *p, int b)
+{
+    int e = b;
+
+    while (punct(p, e + 1, '.') && is_name(p, e + 2) && e - b < 4)
+        e += 2;
+    return e;
+}
+
 /*
-** The column references on either side of the one that starts at token
-** b, across an operator (op_at): *left and *right get their indexes in
-** p->rf, -1 for none. Only plain names count (col_start, col_from):
-** "a.x = b.x" has them, "a.x = b.x + 1" has not.
+** The column names on either side of the one that starts at token b,
+** across an operator (op_at): *left and *right get their first tokens,
+** -1 for none. Only plain names count (col_start, col_from): "a.x = b.x"
+** has them, "a.x = b.x + 1" has not.
 */
 static void operands(const struct parser *p, int b, int arith, int *left,
                      int *right)
 {
-    int e = b, n, s;
+    int e = name_end(p, b), n, s;
 
     *left = *right = -1;
-    while (punct(p, e + 1, '.') && is_name(p, e + 2) && e - b < 4)
-        e += 2;
     if ((n = op_at(p, e + 1, arith)) > 0 && col_from(p, e + 1 + n) &&
         !binds_before(p, b - 1))
-        *right = p->t[e + 1 + n].ref;
+        *right = e + 1 + n;
     if (op_at(p, b - 2, arith) == 2)
         s = b - 2;
     else if (op_at(p, b - 1, arith) == 1)
         s = b - 1;
     else
         return;
-    if (!binds(p, e + 1) && (n = col_start(p, s - 1)) >= 0)
-        *left = p->t[n].ref;
+    if (!binds(p, e + 1))
+        *left = col_start(p, s - 1);
 }
 
 /* ---- the parser --------------------------------------------------------- */
@@ -1547,9 +1555,9 @@ static int out_self(struct parser *p, struct sqla *out)
             continue;
         a = &p->rf[p->t[i].ref];
         operands(p, i, 0, &l, &r);
-        if (r < 0 || !a->table || a->tref < 0)
+        if (r < 0 || p->t[r].ref < 0 || !a->table || a->tref < 0)
             continue;
-        b = &p->rf[r];
+        b = &p->rf[p->t[r].ref];
         if (b->tref != a->tref || !b->table || !same(a->column, b->column))
             continue;
         for (j = 0; j < out->nself; j++)
@@ -1558,11 +1566,8 @@ static int out_self(struct parser *p, struct sqla *out)
                 break;
         if (j < out->nself)
             continue;
-        for (e = i + 1; e < p->nt && p->t[e].ref != r; e++)
-            ;
-        while (punct(p, e + 1, '.') && is_name(p, e + 2))
-            e += 2;
-        if (e >= p->nt || p->t[e].p + p->t[e].n - p->t[i].p > MAX_LITERAL)
+        e = name_end(p, r);
+        if (p->t[e].p + p->t[e].n - p->t[i].p > MAX_LITERAL)
             continue;
         o = realloc(out->self, (size_t)(out->nself + 1) * sizeof *o);
         if (!o)
@@ -1759,7 +1764,7 @@ static int unanchors(const struct parser *p, const struct ref *r)
 }
 
 /*
-** The FROM item that sqla_requalify() would qualify reference r by, or
+** The FROM item that sqla_requalify() qualifies reference r by, or
 ** -1 when it leaves r alone (resolved, bare, schema.table.column, a
 ** derived table, no sole owner, or an ON clause it would unanchor).
 */
@@ -1802,12 +1807,12 @@ static int meets_itself(const struct parser *p, const int *tgt, int b,
                         int owner)
 {
     const struct ref *r = &p->rf[p->t[b].ref];
-    int side[2], k;
+    int side[2], k, o;
 
     operands(p, b, 1, &side[0], &side[1]);
     for (k = 0; k < 2; k++)
-        if (side[k] >= 0 && tgt[side[k]] == owner &&
-            strcasecmp(p->rf[side[k]].col, r->col) == 0)
+        if (side[k] >= 0 && (o = p->t[side[k]].ref) >= 0 &&
+            tgt[o] == owner && strcasecmp(p->rf[o].col, r->col) == 0)
             return 1;
     return 0;
 }
@@ -1832,6 +1837,9 @@ int sqla_requalify(const char *sql, const struct db_schema *s, char **out,
         parser_free(&p);
         return -1;
     }
+    /* Each reference's item after the rewrite: its owner when it is
+    ** re-qualified, else its own item when it resolved (requalify_owner()
+    ** leaves resolved ones alone), else unknown. */
     for (i = 0; i < p.nrf; i++) {
         owner = requalify_owner(&p, &p.rf[i]);
         tgt[i] = owner >= 0 ? owner : p.rf[i].table ? p.rf[i].tref : -1;
@@ -1845,7 +1853,7 @@ int sqla_requalify(const char *sql, const struct db_schema *s, char **out,
         if (p.t[i].ref < 0)
             continue;
         r = &p.rf[p.t[i].ref];
-        owner = requalify_owner(&p, r);
+        owner = r->table ? -1 : tgt[p.t[i].ref];
         if (owner < 0 || meets_itself(&p, tgt, i, owner))
             continue;
         t = &p.tr[owner];
