@@ -145,6 +145,39 @@ static void say_column(struct buf *b, const struct db_schema *s,
     schema_say_name(b, s, column);
 }
 
+/* Append "table.column" for a table named as schema_qname() names it. */
+static void say_qcolumn(struct buf *b, const struct db_schema *s,
+                        const char *qname, const char *column)
+{
+    schema_say_qname(b, s, qname);
+    buf_putc(b, '.');
+    schema_say_name(b, s, column);
+}
+
+/* End a hint's sentence with the tables of s (at most 6, not skip) that
+** have a column named column: " (column is<also> a column of t1, t2). ",
+** or ". " when none has. */
+static void say_holders(struct buf *b, const struct db_schema *s,
+                        const char *column, const struct db_table *skip,
+                        const char *also)
+{
+    int k, n = 0;
+
+    for (k = 0; k < s->ntables && n < 6; k++) {
+        if (&s->tables[k] == skip || !schema_column(&s->tables[k], column))
+            continue;
+        if (n++ == 0) {
+            buf_puts(b, " (");
+            schema_say_name(b, s, column);
+            buf_puts(b, also);
+        } else {
+            buf_puts(b, ", ");
+        }
+        schema_say_table(b, s, &s->tables[k]);
+    }
+    buf_puts(b, n ? "). " : ". ");
+}
+
 /* Append the foreign keys between a and b (either direction) as join
 ** conditions "a.x = b.y"; returns how many. */
 static int put_fks(struct buf *b, const struct db_schema *s,
@@ -716,15 +749,11 @@ static int say_elsewhere(askdb_db *db, const struct db_schema *s,
         buf_putc(b, '\'');
         buf_puts(b, l->literal);
         buf_puts(b, "' is not a value of ");
-        schema_say_qname(b, s, l->col.table);
-        buf_putc(b, '.');
-        schema_say_name(b, s, l->col.column);
+        say_qcolumn(b, s, l->col.table, l->col.column);
         buf_puts(b, "; it is stored in ");
         for (k = 0; k < n; k++) {
             buf_puts(b, k ? ", " : "");
-            schema_say_qname(b, s, places[k].table);
-            buf_putc(b, '.');
-            schema_say_name(b, s, places[k].column);
+            say_qcolumn(b, s, places[k].table, places[k].column);
         }
         buf_puts(b, ". ");
     }
@@ -970,7 +999,7 @@ static void check_said(struct findings *fs, const struct db_schema *s,
 static void say_outer(struct buf *b, const struct db_schema *s,
                       const struct sqla_outer *o)
 {
-    int k, n = 0;
+    int k;
 
     buf_puts(b, "In the subquery over ");
     for (k = 0; k < o->nfrom; k++) {
@@ -982,25 +1011,11 @@ static void say_outer(struct buf *b, const struct db_schema *s,
     buf_puts(b, o->nfrom > 1 ? " is not a column of its tables: it is the "
                              : " is not a column of its table: it is the ");
     buf_puts(b, "outer query's ");
-    schema_say_qname(b, s, o->col.table);
-    buf_putc(b, '.');
-    schema_say_name(b, s, o->col.column);
+    say_qcolumn(b, s, o->col.table, o->col.column);
     buf_puts(b, ", so each outer row is compared with its own value. "
                 "Select a column of the subquery's own tables, joining "
                 "the table that holds the value if it is not one of them");
-    for (k = 0; k < s->ntables && n < 6; k++) {
-        if (!schema_column(&s->tables[k], o->col.column))
-            continue;
-        if (n++ == 0) {
-            buf_puts(b, " (");
-            schema_say_name(b, s, o->col.column);
-            buf_puts(b, " is a column of ");
-        } else {
-            buf_puts(b, ", ");
-        }
-        schema_say_table(b, s, &s->tables[k]);
-    }
-    buf_puts(b, n ? "). " : ". ");
+    say_holders(b, s, o->col.column, NULL, " is a column of ");
 }
 
 /* say_outer() for each of the first 3 outer reads of a; how many. */
@@ -1032,15 +1047,10 @@ int check_outer_refs(const struct db_schema *s, const char *sql,
 static void say_self(struct buf *b, const struct db_schema *s,
                      const struct sqla_self *o)
 {
-    const struct db_table *own = schema_table(s, o->col.table);
-    int j, n = 0;
-
     buf_puts(b, o->on ? "ON " : "");
     buf_puts(b, o->text);
     buf_puts(b, " compares ");
-    schema_say_qname(b, s, o->col.table);
-    buf_putc(b, '.');
-    schema_say_name(b, s, o->col.column);
+    say_qcolumn(b, s, o->col.table, o->col.column);
     buf_puts(b, o->on ? " with itself, so the join links it to no other "
                         "table: each of its rows meets every row of the "
                         "others."
@@ -1048,20 +1058,8 @@ static void say_self(struct buf *b, const struct db_schema *s,
                         "every row.");
     buf_puts(b, " Compare it with the column of another table that the "
                 "question means, joining that table if the query lacks it");
-    for (j = 0; j < s->ntables && n < 6; j++) {
-        if (&s->tables[j] == own ||
-            !schema_column(&s->tables[j], o->col.column))
-            continue;
-        if (n++ == 0) {
-            buf_puts(b, " (");
-            schema_say_name(b, s, o->col.column);
-            buf_puts(b, " is also a column of ");
-        } else {
-            buf_puts(b, ", ");
-        }
-        schema_say_table(b, s, &s->tables[j]);
-    }
-    buf_puts(b, n ? "). " : ". ");
+    say_holders(b, s, o->col.column, schema_table(s, o->col.table),
+                " is also a column of ");
 }
 
 /* say_self() for each of the first 3 of a's; how many. */
