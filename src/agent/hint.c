@@ -511,11 +511,16 @@ void hint_write(struct buf *b, const struct db_schema *s, const char *sql,
                       "block.\n", dialect);
         break;
     case ASKDB_EC_EMPTY:
-        buf_puts(b, "Hint: the query ran but returned no rows. Reconsider "
-                    "the filters (exact spelling and case of text values - "
-                    "see the sample values in the schema -, date and number "
-                    "formats) and the joins (join on the foreign keys). If "
-                    "you are sure nothing matches, repeat the same query.\n");
+        /* MariaDB's default collations compare text ignoring case: a
+        ** word on case would send the model after the wrong fault. */
+        buf_printf(b, "Hint: the query ran but returned no rows. Reconsider "
+                      "the filters (exact spelling%s of text values - see "
+                      "the sample values in the schema -, date and number "
+                      "formats) and the joins (join on the foreign keys). "
+                      "If you are sure nothing matches, repeat the same "
+                      "query.\n",
+                   dialect && strcmp(dialect, "MariaDB") == 0 ? ""
+                                                              : " and case");
         break;
     case ASKDB_EC_TIMEOUT:
         buf_printf(b, "Hint: the query ran longer than the %d ms limit. "

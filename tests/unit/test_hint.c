@@ -209,12 +209,37 @@ static void reserved_names_are_said_quoted(void **state)
     free(pg.reserved);
 }
 
+/*
+** An empty result's hint names the case of text values where the engine
+** compares it, and not on MariaDB, whose default collations ignore it.
+*/
+static void empty_hint_names_case_where_it_counts(void **state)
+{
+    static const char *const dialects[] = {"SQLite", "PostgreSQL", "DuckDB",
+                                           "MariaDB"};
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof dialects / sizeof dialects[0]; i++) {
+        char *h = hint_on(&ns, ASKDB_EC_EMPTY, "SELECT id FROM customers "
+                          "WHERE name = 'bob'", "", dialects[i]);
+        int mariadb = strcmp(dialects[i], "MariaDB") == 0;
+
+        assert_non_null(h);
+        HAS(h, "Hint: the query ran but returned no rows.");
+        HAS(h, mariadb ? "(exact spelling of text values"
+                       : "(exact spelling and case of text values");
+        free(h);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(unknown_table_read_from_each_engine),
         cmocka_unit_test(unknown_column_of_a_qualified_table),
         cmocka_unit_test(reserved_names_are_said_quoted),
+        cmocka_unit_test(empty_hint_names_case_where_it_counts),
     };
     test_filter_from_env();
 
