@@ -140,16 +140,34 @@ static void free_args(int n, char **v)
     free(v);
 }
 
-/* NAME=PATH (name may be NULL), PATH taken from dir when relative. */
+/* 1 when path starts with a URL's scheme, "NAME://" (postgresql://...,
+** and one askdb does not read, which the open then names as such): a
+** server's address, not a file to find from the config's folder. NAME is
+** read as the library reads it (a letter, then letters, digits, '+', '-'
+** or '.'; two characters at least, so that C://... stays a path). */
+static int is_url(const char *path)
+{
+    size_t i = 0;
+
+    while ((path[i] >= 'a' && path[i] <= 'z') ||
+           (path[i] >= 'A' && path[i] <= 'Z') ||
+           (i > 0 && ((path[i] >= '0' && path[i] <= '9') || path[i] == '+' ||
+                      path[i] == '-' || path[i] == '.')))
+        i++;
+    return i > 1 && strncmp(path + i, "://", 3) == 0;
+}
+
+/* NAME=PATH (name may be NULL), PATH taken from dir when it is a relative
+** path (not a URL). */
 static int push_db(char ***v, int *n, const char *dir, const char *name,
                    const char *path)
 {
+    int as_is = path[0] == '/' || is_url(path);
     char buf[8192];
     int len;
 
     len = snprintf(buf, sizeof buf, "%s%s%s%s", name ? name : "",
-                   name ? "=" : "", path[0] == '/' ? "" : dir,
-                   path[0] == '/' ? "" : "/");
+                   name ? "=" : "", as_is ? "" : dir, as_is ? "" : "/");
     if (len < 0 || (size_t)len + strlen(path) >= sizeof buf)
         return -1;
     memcpy(buf + len, path, strlen(path) + 1);

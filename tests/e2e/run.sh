@@ -1513,6 +1513,27 @@ config_file_errors_name_a_line_only_when_there_is_one() {
     done
 }
 
+# A database URL in a --config file is the server's, not a path to take
+# from the file's folder: "conf/postgresql://..." was opened as an SQLite
+# file ("cannot open database ... No such file"), and a scheme askdb does
+# not read was not said as such.
+config_file_database_urls_are_not_paths() {
+    mkdir conf
+    printf '{"databases": {"pg": "postgresql://127.0.0.1:1/x"}}\n' >conf/pg.json
+    printf '{"databases": ["frob://host/x"]}\n' >conf/frob.json
+    local c
+    for c in serve mcp; do
+        run "$c" --config conf/pg.json --llm-url http://127.0.0.1:9/v1 --model m
+        expect_rc 3
+        expect_err_has "'postgresql://127.0.0.1:1/x'"
+        expect_err_lacks "conf/postgresql"
+        expect_err_lacks "No such file"
+        run "$c" --config conf/frob.json --llm-url http://127.0.0.1:9/v1 --model m
+        expect_rc 2
+        expect_err_has "frob:// is not a database URL askdb reads"
+    done
+}
+
 every_help_lists_exactly_the_options_its_command_takes() {
     # For each command: the options it takes are those of its getopt
     # table (glibc lists them all for the ambiguous '--=') that it does
@@ -3271,6 +3292,7 @@ TESTS=(
     no_command_prints_usage_on_stderr_and_exits_2
     help_lists_every_command
     config_file_errors_name_a_line_only_when_there_is_one
+    config_file_database_urls_are_not_paths
     every_help_lists_exactly_the_options_its_command_takes
     streaming_gives_the_same_rows
     garbled_stream_is_retried_or_fails_never_run
