@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <jansson.h>
 
+#include "askdb.h"
 #include "config.h"
 
 /* Config files are small; a bigger one is a mistake. */
@@ -30,6 +31,19 @@ static int push(char ***v, int *n, const char *key, const char *value)
     (*v)[(*n)++] = s;
     (*v)[*n] = NULL;
     return 0;
+}
+
+/* A real number of the file as an option's value: a whole one as an
+** integer (4194304.0 is "4194304", which an option of a whole number
+** takes; "%g" wrote "4.1943e+06"), any other as the shortest text that
+** reads back as it (askdb_real_text(); "%g" kept six digits, and
+** 0.1234567 became 0.123457). */
+static void real_arg(double d, char *buf, size_t n)
+{
+    if (d > -1e15 && d < 1e15 && d == (double)(long long)d)
+        snprintf(buf, n, "%lld", (long long)d);
+    else
+        askdb_real_text(d, buf, n);
 }
 
 /* The option of opts called name (a flag without its dashes), or NULL;
@@ -283,7 +297,7 @@ static int file_args(const char *path, const struct cli_config_spec *spec,
                 snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT,
                          json_integer_value(v));
             else
-                snprintf(num, sizeof num, "%g", json_real_value(v));
+                real_arg(json_real_value(v), num, sizeof num);
             if (push(&out, &n, key, num))
                 goto nomem;
         }

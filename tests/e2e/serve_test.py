@@ -1148,6 +1148,25 @@ def test_config_file_takes_the_model_and_agent_options_as_mcp_does(env):
             'access_log, workers, queue, per_client, conversations, max_body)') in err, err
 
 
+def test_config_file_numbers_are_the_values_written(env):
+    # A real number under "options" became its "%g" text: 4194304.0 was
+    # "4.1943e+06", which --max-bytes refused as no whole number, and
+    # 0.1234567 was 0.123457, another temperature than the one written.
+    conf = os.path.join(env.dir, "askdb.json")
+    env.start_fake([reply(COUNTRY_SQL, repeat=True)])
+    url, env.fport = "http://127.0.0.1:%d/v1" % env.fport, None
+    with open(conf, "w") as f:
+        f.write('{"databases": {"shop": "%s"}, "options": {"llm-url": "%s", '
+                '"model": "m", "max-bytes": 4194304.0, "max-rows": 2.0, '
+                '"temperature": 0.1234567}}' % (SHOP, url))
+    env.start("--config", conf, dbs=())
+    doc, _ = env.json("POST", "/api/ask", {"database": "shop", "question": "q"},
+                      headers={"Accept": "application/json"})
+    assert doc["status"] == "ok" and doc["rows"] == COUNTRY_ROWS[:2], doc
+    temps = [r["body"].get("temperature") for r in env.requests_seen()]
+    assert temps == [0.1234567], temps
+
+
 def test_config_file_is_checked_and_read_as_the_options(env):
     # Paths from the file's folder, "queue" as --queue means it (1: one
     # question may wait), and a wrong key, type or range is an error.
