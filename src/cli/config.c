@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <getopt.h>
 #include <jansson.h>
@@ -197,6 +198,7 @@ static int file_args(const char *path, const struct cli_config_spec *spec,
     const struct option *o;
     json_t *root, *dbs, *flags, *v;
     json_error_t jerr;
+    struct stat st;
     char **out = NULL, dir[4096], num[64];
     const char *key, *slash;
     size_t i;
@@ -207,8 +209,13 @@ static int file_args(const char *path, const struct cli_config_spec *spec,
     *root_out = NULL;
     root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
     if (!root) {
-        /* jansson's line is -1 where it has none (a file it cannot open) */
-        if (jerr.line > 0)
+        /* jansson opens a folder and reads it as empty text ("'[' or '{'
+        ** expected near end of file (line 1)"); its line is -1 where it
+        ** has none (a file it cannot open). */
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            snprintf(err, errlen, "cannot read config '%s': it is a "
+                     "folder, not a file", path);
+        else if (jerr.line > 0)
             snprintf(err, errlen, "cannot read config '%s': %s (line %d)",
                      path, jerr.text, jerr.line);
         else

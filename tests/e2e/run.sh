@@ -1492,13 +1492,19 @@ help_lists_every_command() {
 
 # A --config that cannot be read says why, and a line number only when
 # the JSON has one (not jansson's -1 for a missing file or a valid value
-# of the wrong kind).
+# of the wrong kind). A folder named as the file was said as JSON cut
+# short: "'[' or '{' expected near end of file (line 1)".
 config_file_errors_name_a_line_only_when_there_is_one() {
     copy_db
     printf '[1]\n' >array.json
     printf '{"databases":\n bad}\n' >broken.json
+    mkdir folder.json
     local c
     for c in serve mcp; do
+        run "$c" --config folder.json --llm-url http://127.0.0.1:9/v1 --model m
+        expect_rc 2
+        expect_err_has "cannot read config 'folder.json': it is a folder, not a file"
+        expect_err_lacks "line 1"
         run "$c" --config missing.json --llm-url http://127.0.0.1:9/v1 --model m
         expect_rc 2
         expect_err_has "missing.json"
