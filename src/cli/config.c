@@ -257,6 +257,14 @@ static int file_args(const char *path, const struct cli_config_spec *spec,
         }
     } else {
         json_object_foreach(dbs, key, v) {
+            /* It becomes "--db=NAME=PATH", which is cut at its first '='
+            ** (a name with one was another name, its rest the path's). */
+            if (!*key || strchr(key, '=')) {
+                snprintf(err, errlen, "config '%s': database name \"%s\" %s",
+                         path, key, *key ? "has an '=' (a name is the part "
+                         "before the '=' of --db NAME=PATH)" : "is empty");
+                goto out;
+            }
             if (!json_is_string(v) || !*json_string_value(v)) {
                 snprintf(err, errlen, "config '%s': database '%s' needs a "
                          "path", path, key);

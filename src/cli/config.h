@@ -40,10 +40,11 @@ struct cli_config {
 **    "options": {"llm-url": "http://...", "max-rows": 200,
 **                "no-linking": true}}
 **
-** A database becomes "--db=NAME=PATH" or the operand PATH (a relative
-** PATH is taken from the file's folder; a URL, NAME://..., as written),
-** an option "--KEY=VALUE" (true: "--KEY", false: left out; a number as
-** the shortest text that reads back as it, a whole one as an integer). Each KEY must be a long option of
+** A database becomes "--db=NAME=PATH" (NAME not empty, without '=') or
+** the operand PATH (a relative PATH is taken from the file's folder; a
+** URL, NAME://..., as written), an option "--KEY=VALUE" (true: "--KEY",
+** false: left out; a number as the shortest text that reads back as it,
+** a whole one as an integer). Each KEY must be a long option of
 ** spec->opts other than config, db and help, with a value of its kind
 ** (true or false for a switch); any other key, there or at the top (but
 ** spec->keys), is an error that names the file and the key and lists the

@@ -1540,6 +1540,26 @@ config_file_database_urls_are_not_paths() {
     done
 }
 
+# A database's name in a --config file became "--db=NAME=PATH", which is
+# cut at its first '=': {"a=b": "shop.db"} served 'b=conf/shop.db' as
+# 'a', and {"": ...} was "--db takes NAME=PATH, not '=conf/shop.db'", an
+# option no one gave. Both are said as the file's.
+config_file_database_names_are_checked() {
+    mkdir conf
+    copy_db conf/shop.db
+    printf '{"databases": {"a=b": "shop.db"}}\n' >conf/eq.json
+    printf '{"databases": {"": "shop.db"}}\n' >conf/empty.json
+    local c
+    for c in serve mcp; do
+        run "$c" --config conf/eq.json --llm-url http://127.0.0.1:9/v1 --model m
+        expect_rc 2
+        expect_err_has "config 'conf/eq.json': database name \"a=b\" has an '=' (a name is the part before the '=' of --db NAME=PATH)"
+        run "$c" --config conf/empty.json --llm-url http://127.0.0.1:9/v1 --model m
+        expect_rc 2
+        expect_err_has "config 'conf/empty.json': database name \"\" is empty"
+    done
+}
+
 every_help_lists_exactly_the_options_its_command_takes() {
     # For each command: the options it takes are those of its getopt
     # table (glibc lists them all for the ambiguous '--=') that it does
@@ -3299,6 +3319,7 @@ TESTS=(
     help_lists_every_command
     config_file_errors_name_a_line_only_when_there_is_one
     config_file_database_urls_are_not_paths
+    config_file_database_names_are_checked
     every_help_lists_exactly_the_options_its_command_takes
     streaming_gives_the_same_rows
     garbled_stream_is_retried_or_fails_never_run
