@@ -114,29 +114,48 @@ static int own_key(const struct cli_config_spec *spec, const char *key)
     return 0;
 }
 
-/* The length of "--config" at the start of arg, as getopt takes it:
-** whole or cut short ("--conf"; one getopt finds ambiguous it refuses
-** itself), then the end or "=VALUE"; 0 when arg is no --config. */
-static size_t config_flag(const char *arg)
+/* The length of "--config" at the start of arg, as getopt takes it with
+** the command's options all: whole or cut short ("--conf"), then the end
+** or "=VALUE"; 0 when arg is no --config. A cut that starts another
+** option too ("--con": --config and --conversations) is getopt's to
+** refuse as ambiguous, and one an option is named exactly is that one:
+** neither is the file's (it was read at "--con 8", and getopt's word
+** never said). */
+static size_t config_flag(const char *arg, const struct option *all)
 {
+    const struct option *o;
     size_t n;
+    int config = 0, other = 0;
 
     if (strncmp(arg, "--", 2) != 0)
         return 0;
     n = strcspn(arg + 2, "=");
-    return n > 0 && n <= 6 && strncmp(arg + 2, "config", n) == 0 ? n + 2
-                                                                  : 0;
+    if (n == 0 || n > 6 || strncmp(arg + 2, "config", n) != 0)
+        return 0;
+    for (o = all; o->name; o++) {
+        if (strncmp(o->name, arg + 2, n) != 0)
+            continue;
+        if (strlen(o->name) == n)
+            return strcmp(o->name, "config") == 0 ? n + 2 : 0;
+        if (strcmp(o->name, "config") == 0)
+            config = 1;
+        else
+            other = 1;
+    }
+    return config && !other ? n + 2 : 0;
 }
 
-/* The value of the last --config in argv (before a "--"), or NULL. */
-static const char *config_arg(int argc, char **argv)
+/* The value of the last --config in argv (before a "--"), or NULL; all
+** is the command's getopt table. */
+static const char *config_arg(int argc, char **argv,
+                              const struct option *all)
 {
     const char *v = NULL;
     size_t n;
     int i;
 
     for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
-        n = config_flag(argv[i]);
+        n = config_flag(argv[i], all);
         if (n && argv[i][n] == '=')
             v = argv[i] + n + 1;
         else if (n && i + 1 < argc)
@@ -337,7 +356,8 @@ int cli_config_read(int argc, char **argv,
     int i;
 
     memset(c, 0, sizeof *c);
-    c->path = config_arg(argc, argv);
+    c->path = config_arg(argc, argv,
+                         spec->all_opts ? spec->all_opts : spec->opts);
     if (c->path && file_args(c->path, spec, &c->root, &c->nfile, &c->file,
                              err, errlen))
         return -1;

@@ -15,6 +15,9 @@ struct cli_config_spec {
     const char *const *keys;    /* the other keys the command reads from
                                    the file itself (NULL-terminated; NULL
                                    for none) */
+    const struct option *all_opts; /* the command's getopt table, in which
+                                   --config cut short is looked for as
+                                   getopt looks (NULL: opts is all) */
 };
 
 /* A command line with its --config file read (cli_config_read). */
@@ -32,7 +35,8 @@ struct cli_config {
 
 /*
 ** Read the --config file of argv[0..argc) (before a "--"; the last one
-** given), a JSON object, and turn it into command-line arguments, so that
+** given; cut short where getopt takes it so, spec->all_opts), a JSON
+** object, and turn it into command-line arguments, so that
 ** the command's own parser checks them and flags given after override
 ** them:
 **

@@ -122,7 +122,8 @@ static int parse(int argc, char **argv, const struct option *opts,
 int cmd_mcp(int argc, char **argv)
 {
     struct option *opts = cli_merge_opts(mcp_opts, 1);
-    struct cli_config_spec spec = {NULL, "any flag of askdb mcp", NULL};
+    struct cli_config_spec spec = {NULL, "any flag of askdb mcp", NULL,
+                                   NULL};
     struct cli_config conf;
     char err[2048];
     struct mcp_opts o;

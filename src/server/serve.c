@@ -514,9 +514,10 @@ int cmd_serve(int argc, char **argv)
     struct mcp_server *mcp = NULL;
     static const struct option none[] = {{NULL, 0, NULL, 0}};
     struct cli_config_spec spec = {NULL, "any model or agent flag of "
-                                         "askdb serve", config_keys};
+                                         "askdb serve", config_keys, NULL};
     struct cli_config conf;
     struct option *opts = cli_merge_opts(none, 1);
+    struct option *all = cli_merge_opts(serve_opts, 1);
     askdb_status st;
     char *owned[MAX_DBS + 2], err[2048];
     int nowned = 0, rc = -1, i;
@@ -531,13 +532,15 @@ int cmd_serve(int argc, char **argv)
     /* The file's options are the model's and the agent's alone: serve's
     ** own settings are keys of their own (config_keys). */
     spec.opts = opts;
-    if (!opts)
+    spec.all_opts = all;
+    if (!opts || !all)
         fprintf(stderr, "askdb serve: out of memory\n");
     else if (cli_config_read(argc, argv, &spec, &conf, err, sizeof err))
         fprintf(stderr, "askdb serve: %s\n", err);
     else
         rc = parse(conf.argc, conf.argv, &o, &s.cfg, owned, &nowned);
     free(opts);
+    free(all);
     if (rc == 0 && conf.root && read_config(&o, conf.path, conf.root))
         rc = -1;
     if (rc == 0)

@@ -1540,6 +1540,33 @@ config_file_database_urls_are_not_paths() {
     done
 }
 
+# getopt takes --config cut short only where no other option starts so;
+# the file was looked for at any prefix of it, so that "--con 8" (serve's
+# --config and --conversations) or mcp's "--c 3" (--config, --candidates,
+# --checks...) said "cannot read config '8'" instead of getopt's word.
+config_flag_cut_short_is_the_file_only_where_getopt_takes_it() {
+    copy_db
+    printf '{"databases": ["shop.db"], "options": {"max-rows": "many"}}\n' >c.json
+    run serve --con 8 shop.db
+    expect_rc 2
+    expect_err_has "option '--con' is ambiguous"
+    expect_err_lacks "config '8'"
+    run mcp --c 3 shop.db
+    expect_rc 2
+    expect_err_has "option '--c' is ambiguous"
+    expect_err_lacks "config '3'"
+    # Where getopt takes it, the file is read (its max-rows refused).
+    local c
+    for c in serve mcp; do
+        run "$c" --conf c.json
+        expect_rc 2
+        expect_err_has "--max-rows takes a whole number"
+    done
+    run mcp --con=c.json
+    expect_rc 2
+    expect_err_has "--max-rows takes a whole number"
+}
+
 # A database's name in a --config file became "--db=NAME=PATH", which is
 # cut at its first '=': {"a=b": "shop.db"} served 'b=conf/shop.db' as
 # 'a', and {"": ...} was "--db takes NAME=PATH, not '=conf/shop.db'", an
@@ -3320,6 +3347,7 @@ TESTS=(
     config_file_errors_name_a_line_only_when_there_is_one
     config_file_database_urls_are_not_paths
     config_file_database_names_are_checked
+    config_flag_cut_short_is_the_file_only_where_getopt_takes_it
     every_help_lists_exactly_the_options_its_command_takes
     streaming_gives_the_same_rows
     garbled_stream_is_retried_or_fails_never_run
