@@ -61,6 +61,27 @@ static const struct option *find_opt(const struct option *opts,
     return NULL;
 }
 
+/* The switch that turns switch name off, when opts has one: "no-X" for
+** "X", "X" for "no-X" ("checks": false is --no-checks, "no-linking":
+** false --linking; left out, the default would stay: checks on). NULL
+** for a switch that is off when not given (no-warm, stream). */
+static const struct option *off_switch(const struct option *opts,
+                                       const char *name)
+{
+    const struct option *o;
+    char no[128];
+
+    if (strncmp(name, "no-", 3) == 0) {
+        o = find_opt(opts, name + 3);
+    } else {
+        if (strlen(name) + 4 > sizeof no)
+            return NULL;
+        snprintf(no, sizeof no, "no-%s", name);
+        o = find_opt(opts, no);
+    }
+    return o && o->has_arg == no_argument ? o : NULL;
+}
+
 /* "config 'PATH': unknown option "KEY" ..." into err, with every option
 ** of spec->opts a file may set, as the reader's list to pick from. */
 static void unknown_opt(const char *path, const char *key,
@@ -308,7 +329,8 @@ static int file_args(const char *path, const struct cli_config_spec *spec,
         ** "--KEY=VALUE" a switch would be refused in getopt's words,
         ** which name no file, and a bare "--KEY" (true) of an option that
         ** takes a value would take the next argument as its value. False
-        ** leaves any option out; so what passes is pushed below. */
+        ** is a switch's counterpart where it has one (off_switch()), else
+        ** leaves the option out; so what passes is pushed below. */
         if (o->has_arg == no_argument && !json_is_boolean(v)) {
             snprintf(err, errlen, "config '%s': option \"%s\" is a switch: "
                      "true or false", path, key);
@@ -320,7 +342,11 @@ static int file_args(const char *path, const struct cli_config_spec *spec,
                      "value: a string or a number", path, key);
             goto out;
         }
-        if (json_is_true(v)) {
+        if (json_is_false(v) && o->has_arg == no_argument) {
+            o = off_switch(spec->opts, key);
+            if (o && push(&out, &n, o->name, NULL))
+                goto nomem;
+        } else if (json_is_true(v)) {
             if (push(&out, &n, key, NULL))
                 goto nomem;
         } else if (json_is_string(v)) {

@@ -36,9 +36,8 @@ struct cli_config {
 /*
 ** Read the --config file of argv[0..argc) (before a "--"; the last one
 ** given; cut short where getopt takes it so, spec->all_opts), a JSON
-** object, and turn it into command-line arguments, so that
-** the command's own parser checks them and flags given after override
-** them:
+** object, and turn it into command-line arguments, so that the command's
+** own parser checks them and flags given after override them:
 **
 **   {"databases": {"shop": "shop.db", ...}   or ["shop.db", ...],
 **    "options": {"llm-url": "http://...", "max-rows": 200,
@@ -46,14 +45,15 @@ struct cli_config {
 **
 ** A database becomes "--db=NAME=PATH" (NAME not empty, without '=') or
 ** the operand PATH (a relative PATH is taken from the file's folder; a
-** URL, NAME://..., as written), an option "--KEY=VALUE" (true: "--KEY",
-** false: left out; a number as the shortest text that reads back as it,
-** a whole one as an integer). Each KEY must be a long option of
-** spec->opts other than config, db and help, with a value of its kind
-** (true or false for a switch); any other key, there or at the top (but
-** spec->keys), is an error that names the file and the key and lists the
-** keys it may use. Without --config, c->argv holds argv alone and
-** c->root is NULL.
+** URL, NAME://..., as written), an option "--KEY=VALUE" (true: "--KEY";
+** false: the switch's counterpart, "--no-KEY" for KEY and "--KEY" for
+** no-KEY, where spec->opts has one, else left out; a number as the
+** shortest text that reads back as it, a whole one as an integer). Each
+** KEY must be a long option of spec->opts other than config, db and
+** help, with a value of its kind (true or false for a switch); any other
+** key, there or at the top (but spec->keys), is an error that names the
+** file and the key and lists the keys it may use. Without --config,
+** c->argv holds argv alone and c->root is NULL.
 ** Returns 0 with *c filled (cli_config_free() frees it), or -1 with the
 ** reason in err ("cannot read config 'PATH': ... (line N)", "config
 ** 'PATH': ...") and nothing to free.

@@ -1079,6 +1079,28 @@ async def config_file_names_databases_and_sets_limits(t):
 
 
 @test
+async def config_file_false_turns_a_switch_off(t):
+    # false was left out, a switch or not: "question-check": false kept the
+    # check on (its default), and "hello" was answered as a greeting with
+    # no SQL asked for. A switch with a counterpart (X, no-X) is it when
+    # false; the command line still wins.
+    sql = "SELECT 1 AS one"
+    url = t.start_llm([{"content": fence(sql), "repeat": True}])
+    with open(os.path.join(t.W, "c.json"), "w") as f:
+        json.dump({"databases": ["shop.db"],
+                   "options": {"llm-url": url, "model": "test",
+                               "question-check": False}}, f)
+    async with t.session("--config", "c.json") as (s, _):
+        r = await s.call_tool("ask", {"question": "hello"})
+        assert not r.isError and r.structuredContent["sql"] == sql, r.structuredContent
+    assert t.nreq() == 1
+    async with t.session("--config", "c.json", "--question-check") as (s, _):
+        r = await s.call_tool("ask", {"question": "hello"})
+        assert r.structuredContent["sql"] is None, r.structuredContent
+    assert t.nreq() == 1
+
+
+@test
 async def config_file_errors_name_the_file_and_the_key(t):
     # As askdb serve --config does: the file, the key, and the keys it may
     # use; not getopt's words about a flag nobody typed.
@@ -1108,7 +1130,8 @@ async def config_file_errors_name_the_file_and_the_key(t):
     assert not os.path.exists(os.path.join(t.W, "--db=shop.db"))
     err = bad({"options": {"model": None}})
     assert "config 'bad.json': option \"model\" takes a value: a string or a number" in err, err
-    # false leaves an option out, a switch or not.
+    # false leaves out an option that takes a value, and a switch without
+    # a counterpart (no "--warm"): config_file_false_turns_a_switch_off.
     with open(os.path.join(t.W, "ok.json"), "w") as f:
         json.dump({"options": {"no-warm": False, "trace": False, "max-rows": 1}}, f)
     async with t.session("--config", "ok.json", "shop.db") as (s, _):
