@@ -2388,9 +2388,44 @@ refused:
 }
 
 /*
+** mysql_stmt_prepare() of st, on the session h, through the library's
+** non-blocking calls: a Ctrl-C (cancel) ends it as nb_wait() does, the
+** library's read timeout holding as before. Returns 0 when prepared.
+*/
+static int prepare_cancellable(MYSQL_STMT *st, MYSQL *h, const char *sql,
+                               unsigned long len, const atomic_int *cancel)
+{
+    int ret = 1, status;
+
+    status = mysql_stmt_prepare_start(&ret, st, sql, len);
+    while (status)
+        status = mysql_stmt_prepare_cont(&ret, st,
+                                         nb_wait(h, status, HUGE_VAL,
+                                                 cancel));
+    return ret;
+}
+
+/* Did a Ctrl-C cut short one of the session's round trips that no stop
+** watches (the settings, the prepare, the transaction's start), which
+** failed with error no? nb_wait() shut its socket then, and the error
+** is the library's own (2000-2999, 5000 on; refused()), not the
+** server's. */
+static int cut_by_cancel(const struct my *s, unsigned no)
+{
+    return ((no >= 2000 && no < 3000) || no >= 5000) && cancelled(s);
+}
+
+/*
 ** The guard up to execution: the text, then prepare. On success *out is a
 ** prepared statement that returns rows (the caller closes it). Returns the
 ** status with e filled on failure.
+**
+** The round trips here (the settings, the prepare) come before the
+** statement runs, with no watchdog armed: a Ctrl-C stops them itself,
+** through the non-blocking calls (nb_wait()), and the session is given
+** up; they waited in the blocking calls before, for the session's read
+** timeout (the time limit and 10 s more, 30 s after a Ctrl-C with
+** --timeout 20000), when the server went silent just then.
 */
 static askdb_status prepare_guarded(askdb_db *db, const char *sql,
                                     MYSQL_STMT **out, struct db_err *e)
@@ -2403,6 +2438,9 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
     int again = 1;
 
     *out = NULL;
+    /* The caller's flag: an agent points db->cancel at its own after the
+    ** open, and a check may come before any run. */
+    s->cancel = db->cancel;
     if (guard_text(sql, &len, e))
         return e->ec == ASKDB_EC_REFUSED || e->ec == ASKDB_EC_NO_SQL
                    ? ASKDB_ERR_REFUSED
@@ -2414,7 +2452,9 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
             snprintf(e->msg, sizeof e->msg, "%.500s", db->errmsg);
             return cancelled(s) ? ASKDB_ERR_CANCELLED : ASKDB_ERR_DB;
         }
-        no = session_ready(db, s, 0);
+        no = session_ready(db, s, HUGE_VAL);
+        if (cut_by_cancel(s, no))
+            break;
         if (no && !gone(no)) {
             /* The session, not the statement: no repair helps. */
             e->ec = ASKDB_EC_DATABASE;
@@ -2429,11 +2469,14 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
                          "out of memory preparing the query");
                 return ASKDB_ERR_NOMEM;
             }
-            if (!mysql_stmt_prepare(st, sql, (unsigned long)len))
+            if (!prepare_cancellable(st, s->h, sql, (unsigned long)len,
+                                     s->cancel))
                 break;
             no = mysql_stmt_errno(st);
             if (!no)
                 no = CR_UNKNOWN_ERROR; /* failed all the same */
+            if (cut_by_cancel(s, no))
+                break;
         }
         /* A session the server closed while askdb sat idle (wait_timeout,
         ** a KILL, a restart) fails its first round trip. Nothing has run
@@ -2447,6 +2490,10 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
         s->dead = 1;
     }
     if (no) {
+        /* Said "cancelled" (server_error()); the next statement connects
+        ** again. */
+        if (cut_by_cancel(s, no))
+            s->dead = 1;
         rc = server_error(db, s, no,
                           st ? mysql_stmt_error(st) : mysql_error(s->h), 0,
                           e);
@@ -2888,7 +2935,11 @@ static askdb_status my_run(askdb_db *db, const char *sql, askdb_result **out,
     ret = prepare_guarded(db, sql, &st, e);
     if (ret)
         return ret;
-    if (exec(s->h, "START TRANSACTION READ ONLY", 0, NULL)) {
+    /* Not watched yet either: a Ctrl-C stops it as the prepare
+    ** (prepare_guarded()). */
+    if (exec(s->h, "START TRANSACTION READ ONLY", HUGE_VAL, s->cancel)) {
+        if (cut_by_cancel(s, mysql_errno(s->h)))
+            s->dead = 1;
         ret = server_error(db, s, mysql_errno(s->h), mysql_error(s->h), 0, e);
         goto out;
     }

@@ -399,6 +399,37 @@ start_shell() {
     exec 7>"$T/fifo"
 }
 
+# start_shell_fg ARGS...: start_shell's shell under timeout --foreground,
+# so that a Ctrl-C (kill -INT "$pid") reaches it once (see above); its
+# -k counts from the first signal timeout passes on, a Ctrl-C too.
+start_shell_fg() {
+    rm -f "$T/fifo"
+    mkfifo "$T/fifo"
+    (exec timeout --foreground -k "$RUN_LIMIT_S" "$RUN_LIMIT_S" env --default-signal=INT "$ASKDB" shell "$@") \
+        <"$T/fifo" >"$T/out" 2>"$T/err" &
+    pid=$!
+    echo "$pid" >>"$TMP/pids"
+    exec 7>"$T/fifo"
+}
+
+# relay_holds_bytes: wait up to 5 s until a connection the relay took
+# holds bytes it never read (/proc/net/tcp's rx_queue of an established
+# connection on its port): a client of the deaf relay sent something and
+# waits for its answer.
+relay_holds_bytes() {
+    for _ in $(seq 1 100); do
+        python3 -c 'import sys
+port = "%04X" % int(sys.argv[1])
+for l in open("/proc/net/tcp").readlines()[1:]:
+    f = l.split()
+    if f[1].endswith(":" + port) and f[3] == "01" and int(f[4].split(":")[1], 16) > 0:
+        sys.exit(0)
+sys.exit(1)' "$RELAY_PORT" && return 0
+        sleep 0.05
+    done
+    fail "nothing waits on the relay"
+}
+
 # reconnect_through BREAK SECONDS: a shell with --timeout 1000 through a
 # new relay, whose first statement (SLEEP(SECONDS)) BREAK breaks once it
 # runs, lost; then its next .sql, which must connect again. Sets RC and
@@ -1599,6 +1630,67 @@ fault_server_that_greets_no_kill_connection_is_given_up_on_ctrl_c() {
     kill "$RELAY_PID"
 }
 
+# A server that goes deaf between two statements of a shell: the next
+# .sql first sends askdb's settings (then prepares, then starts its
+# transaction), which no stop watches as nothing runs yet, and waited in
+# the library's blocking calls for the session's read timeout (the time
+# limit and 10 s more) whatever the Ctrl-C, whose EINTR the library's
+# poll() goes on after: 30 s with --timeout 20000. A Ctrl-C ends that
+# wait at once now (the next statement connects again).
+fault_server_gone_deaf_before_a_statement_runs_is_given_up_on_ctrl_c() {
+    local pid t0
+    start_relay
+    start_shell_fg --llm-url http://127.0.0.1:9/v1 --model test --timeout 20000 \
+        "mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
+    echo ".sql SELECT 41 AS first" >&7
+    wait_out 41
+    relay_deaf
+    echo ".sql SELECT SLEEP(44) AS second" >&7
+    relay_holds_bytes
+    t0=$(now_ms)
+    kill -INT "$pid"
+    wait_err "cancelled" 20
+    ELAPSED_MS=$(($(now_ms) - t0))
+    exec 7>&-
+    wait "$pid"
+    RC=$?
+    echo "deaf before the statement, Ctrl-C: exit $RC, cancelled in $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
+    after_run "shell (deaf before the statement, Ctrl-C)"
+    expect_faster 3000
+    grep -q SLEEP "$T/out" && fail "the statement ran: $(cat "$T/out")"
+    kill "$RELAY_PID"
+}
+
+# The same in `ask`, whose statement is prepared (to check it, then to
+# run it) before it runs: the processlist shows its text then (COMMAND
+# Prepare), so wait_running may find it before it runs, and a server gone
+# deaf then (here: as the check's prepare is sent) left askdb waiting
+# unwatched for the prepare's answer, or START TRANSACTION's: 30 s after
+# the Ctrl-C with --timeout 20000, as
+# fault_server_that_greets_no_kill_connection_is_given_up_on_ctrl_c
+# once took under load (30042 ms, where it expects under 8 s).
+fault_server_gone_deaf_as_a_statement_is_prepared_is_given_up_on_ctrl_c() {
+    local pid
+    start_relay --deaf-on 'SLEEP(48)'
+    start_llm "$(always "$(fence "SELECT SLEEP(48) AS s")")"
+    timeout --foreground -k "$RUN_LIMIT_S" "$RUN_LIMIT_S" env --default-signal=INT "$ASKDB" ask --llm-url "$URL" --model test \
+        --timeout 20000 --no-question-check "mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop" "Sleep a while" \
+        </dev/null >"$T/out" 2>"$T/err" &
+    pid=$!
+    for _ in $(seq 1 400); do
+        [ -e "$T/relay.port.quiet" ] && break
+        sleep 0.05
+    done
+    [ -e "$T/relay.port.quiet" ] || fail "askdb sent no SLEEP(48): $(head -c 300 "$T/err")"
+    interrupt
+    echo "deaf as the statement is prepared, Ctrl-C: exit $RC in $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
+    after_run "ask (deaf as the statement is prepared, Ctrl-C)"
+    expect_rc 130
+    expect_err_has "cancelled"
+    expect_faster 3000
+    kill "$RELAY_PID"
+}
+
 # The same with a kill connection that is greeted and logged in, and
 # whose question or KILL QUERY goes unanswered (a server whose threads for
 # statements are all stuck; a proxy that logs in and forwards nothing
@@ -2208,6 +2300,8 @@ TESTS=(
     fault_server_gone_silently_is_found_by_an_open_kill_connection
     fault_server_that_greets_no_kill_connection_is_given_up_at_the_limit
     fault_server_that_greets_no_kill_connection_is_given_up_on_ctrl_c
+    fault_server_gone_deaf_before_a_statement_runs_is_given_up_on_ctrl_c
+    fault_server_gone_deaf_as_a_statement_is_prepared_is_given_up_on_ctrl_c
     fault_server_that_answers_no_kill_is_given_up_at_the_limit
     fault_server_that_answers_no_kill_is_given_up_on_ctrl_c
     fault_server_slow_to_take_connections_is_not_given_up

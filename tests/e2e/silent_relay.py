@@ -5,6 +5,7 @@ whose host went down or whose network was cut.
     python3 tests/e2e/silent_relay.py HOST PORT PORT_FILE [--hold-cancels]
                                       [--delay-new MS] [--slow-new MS]
                                       [--log FILE] [--listen ADDR[:PORT]]
+                                      [--deaf-on TEXT]
 
 Listens on a free loopback port (written to PORT_FILE once it listens)
 and relays each connection to HOST:PORT. With --listen it listens on
@@ -45,6 +46,10 @@ chunk the server sends MS late (the greeting, the login's answer, each
 statement's), as a server does that answers each step slowly but runs,
 or a slow link to it.
 
+With --deaf-on TEXT it goes deaf (as on SIGUSR2) the moment a client
+sends bytes that hold TEXT, which it never relays: the network went
+silent as the client sent them, and the client waits for an answer.
+
 On SIGALRM it resets every connection it relays (an RST to the client,
 the server's side closed) and goes on relaying new ones, as a NAT or a
 firewall does that dropped its state for a connection; PORT_FILE.reset
@@ -73,6 +78,8 @@ delay_new = (int(opts[opts.index("--delay-new") + 1]) / 1000
              if "--delay-new" in opts else 0)
 slow_new = (int(opts[opts.index("--slow-new") + 1]) / 1000
             if "--slow-new" in opts else 0)
+deaf_on = (opts[opts.index("--deaf-on") + 1].encode()
+           if "--deaf-on" in opts else None)
 accepted = 0       # connections taken so far
 delayed = []       # (when, client): connections to relay from when on
 slow = set()       # slow_new: the server's sockets whose chunks wait
@@ -317,6 +324,9 @@ while True:
             data = b""
         if not data:
             close_pair(s)
+            continue
+        if deaf_on and s not in upstream and deaf_on in data:
+            requested = "hold"
             continue
         if s in pending:
             log_packets(s, data)
