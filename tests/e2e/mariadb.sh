@@ -1691,6 +1691,42 @@ fault_server_gone_deaf_as_a_statement_is_prepared_is_given_up_on_ctrl_c() {
     kill "$RELAY_PID"
 }
 
+# The same with a kill connection kept from an earlier statement (a
+# Ctrl-C stopped it): on the next Ctrl-C it hears nothing for the stop's
+# 2 s (the library says CR_SERVER_LOST), and the new one made then is
+# never greeted, so the session is given up then.
+fault_server_gone_deaf_is_given_up_on_ctrl_c_with_a_kept_kill_connection() {
+    local pid t0 last_id
+    start_relay
+    last_id=$(mdb_admin -N -e "SELECT CONNECTION_ID()")
+    start_shell_fg --llm-url http://127.0.0.1:9/v1 --model test --timeout 20000 \
+        "mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
+    echo ".sql SELECT SLEEP(45) AS first" >&7
+    wait_running 'SLEEP(45)' || fail "SLEEP(45) did not run"
+    kill -INT "$pid"
+    wait_err "cancelled"
+    [ "$(mdb_admin -N -e "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = 'ro' AND ID > $last_id")" = 2 ] ||
+        fail "no kill connection beside the session"
+    echo ".sql SELECT SLEEP(46) AS second" >&7
+    wait_running 'SLEEP(46)' || fail "SLEEP(46) did not run"
+    relay_deaf
+    t0=$(now_ms)
+    kill -INT "$pid"
+    for _ in $(seq 1 400); do
+        [ "$(grep -c cancelled "$T/err")" -ge 2 ] && break
+        sleep 0.05
+    done
+    ELAPSED_MS=$(($(now_ms) - t0))
+    exec 7>&-
+    wait "$pid"
+    RC=$?
+    echo "deaf server, kept kill connection, Ctrl-C: exit $RC, cancelled in $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
+    after_run "shell (deaf server, kept kill connection, Ctrl-C)"
+    expect_err_has "cancelled (the server did not answer askdb's KILL QUERY within 2 s: Lost connection to server at 'handshake: reading initial communication packet'"
+    expect_faster 8000
+    kill "$RELAY_PID"
+}
+
 # The same with a kill connection that is greeted and logged in, and
 # whose question or KILL QUERY goes unanswered (a server whose threads for
 # statements are all stuck; a proxy that logs in and forwards nothing
@@ -2302,6 +2338,7 @@ TESTS=(
     fault_server_that_greets_no_kill_connection_is_given_up_on_ctrl_c
     fault_server_gone_deaf_before_a_statement_runs_is_given_up_on_ctrl_c
     fault_server_gone_deaf_as_a_statement_is_prepared_is_given_up_on_ctrl_c
+    fault_server_gone_deaf_is_given_up_on_ctrl_c_with_a_kept_kill_connection
     fault_server_that_answers_no_kill_is_given_up_at_the_limit
     fault_server_that_answers_no_kill_is_given_up_on_ctrl_c
     fault_server_slow_to_take_connections_is_not_given_up
