@@ -1,6 +1,7 @@
 /* tools.c - the MCP tools: list_databases, search_objects, execute_sql, ask,
 ** explain_sql. */
 #include <ctype.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -447,6 +448,34 @@ static int arg_str(json_t *args, const char *key, const char **out)
     return 0;
 }
 
+/*
+** Whole-number argument v (present) from lo to hi: 0 and *out, or -1. A
+** real with no fraction counts: JSON Schema's "integer", which the
+** schemas of tools/list say, is any number with a zero fractional part,
+** so 3.0 or 2e0 is valid there (a client's float, a model's JSON) and
+** must not be refused here.
+*/
+static int arg_count(json_t *v, long lo, long hi, long *out)
+{
+    double d;
+
+    if (json_is_integer(v)) {
+        if (json_integer_value(v) < lo || json_integer_value(v) > hi)
+            return -1;
+        *out = (long)json_integer_value(v);
+        return 0;
+    }
+    if (!json_is_real(v))
+        return -1;
+    /* Under 9e18 before the cast: (double)LONG_MAX rounds up past it. */
+    d = json_real_value(v);
+    if (!(d >= (double)lo && d <= (double)hi && d < 9e18) ||
+        d != (double)(long)d)
+        return -1;
+    *out = (long)d;
+    return 0;
+}
+
 /* The error of a string argument that holds a NUL: C reads it only up to
 ** there, so a statement, question or name with one would be taken for
 ** another, shorter one. It is refused whole instead. */
@@ -748,12 +777,8 @@ static json_t *tool_search_objects(struct mcp_call *c, json_t *args)
                               detail_s);
     }
     v = json_object_get(args, "limit");
-    if (v) {
-        if (!json_is_integer(v) || json_integer_value(v) < 1 ||
-            json_integer_value(v) > 500)
-            return tool_error("'limit' is a whole number from 1 to 500");
-        limit = (long)json_integer_value(v);
-    }
+    if (v && arg_count(v, 1, 500, &limit))
+        return tool_error("'limit' is a whole number from 1 to 500");
     glob = strpbrk(pattern, "%*?") != NULL;
     objects = json_array();
     for (i = 0; i < c->srv->ndb && !truncated; i++) {
@@ -869,13 +894,10 @@ static json_t *tool_execute_sql(struct mcp_call *c, json_t *args)
     long max = 0;
 
     v = json_object_get(args, "max_rows");
-    if (v) {
-        if (!json_is_integer(v) || json_integer_value(v) < 1)
-            return tool_error("'max_rows' is a whole number from 1 (the "
-                              "cap is %ld)", c->srv->cfg.max_rows > 0
-                              ? c->srv->cfg.max_rows : 1000L);
-        max = (long)json_integer_value(v);
-    }
+    if (v && arg_count(v, 1, LONG_MAX, &max))
+        return tool_error("'max_rows' is a whole number from 1 (the cap is "
+                          "%ld)", c->srv->cfg.max_rows > 0
+                          ? c->srv->cfg.max_rows : 1000L);
     err = run_sql(c, args, 0, &d, &sql, &o);
     if (err)
         return err;

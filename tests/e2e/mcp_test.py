@@ -569,6 +569,35 @@ async def execute_sql_max_rows_cannot_raise_the_cap(t):
 
 
 @test
+async def whole_numbers_written_as_reals_are_counts(t):
+    # JSON Schema's "integer" is any number with no fraction: 3.0 and 2e0
+    # are valid max_rows and limit by the schemas tools/list gives, and a
+    # client (Python's float, a model's JSON) may well send them so. They
+    # were refused as no whole number; 2.5 still is.
+    sql = "SELECT id FROM customers ORDER BY id"
+    async with t.session("shop.db") as (s, _):
+        tools = {x.name: x for x in (await s.list_tools()).tools}
+        ex = Draft202012Validator(tools["execute_sql"].inputSchema)
+        so = Draft202012Validator(tools["search_objects"].inputSchema)
+        assert ex.is_valid({"sql": sql, "max_rows": 3.0})
+        assert so.is_valid({"limit": 2e0})
+        r = await s.call_tool("execute_sql", {"sql": sql, "max_rows": 3.0})
+        assert not r.isError, r.content
+        assert r.structuredContent["rows"] == [[1], [2], [3]], r.structuredContent
+        assert r.structuredContent["truncated"] == "rows"
+        r = await s.call_tool("search_objects", {"limit": 2e0})
+        assert not r.isError, r.content
+        assert len(r.structuredContent["objects"]) == 2
+        assert r.structuredContent["truncated"] is True
+        for tool, args in [("execute_sql", {"sql": sql, "max_rows": 2.5}),
+                           ("execute_sql", {"sql": sql, "max_rows": 0.0}),
+                           ("search_objects", {"limit": 501.0}),
+                           ("search_objects", {"limit": 1e300})]:
+            r = await s.call_tool(tool, args)
+            assert r.isError and "is a whole number" in r.content[0].text, (args, r.content)
+
+
+@test
 async def write_statements_are_refused_and_the_file_unchanged(t):
     before = sha(t.db)
     async with t.session("shop.db") as (s, _):
