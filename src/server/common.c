@@ -1,5 +1,5 @@
 /* common.c - the small helpers every file of the server uses: time, ids,
-** finding a database. */
+** finding a database, text made fit for JSON. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -48,4 +48,19 @@ struct srv_db *srv_find_db(struct server *s, const char *name)
         if (strcmp(s->dbs[i].name, name) == 0)
             return &s->dbs[i];
     return NULL;
+}
+
+void srv_utf8_clean(char *s)
+{
+    size_t n = strlen(s), k;
+
+    while (n > 0) {
+        k = askdb_utf8_len(s, n);
+        if (k == 0) {
+            *s = '?';
+            k = 1;
+        }
+        s += k;
+        n -= k;
+    }
 }

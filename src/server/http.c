@@ -133,6 +133,10 @@ static enum MHD_Result send_error(struct server *s, struct MHD_Connection *c,
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    /* The message may quote the request (its path, Host, a header), any
+    ** bytes: not UTF-8, jansson made no document of it and the client
+    ** got no answer at all, the connection closed. */
+    srv_utf8_clean(msg);
     o = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", msg);
     text = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
@@ -969,6 +973,13 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (!q)
         return;
     if (s->access_log) {
+        /* The path is as the client sent it (decoded, any bytes) and,
+        ** as the database, cut to its buffer, maybe within a character:
+        ** not UTF-8, the line was not written, and a request could keep
+        ** itself out of the log. */
+        srv_utf8_clean(q->method);
+        srv_utf8_clean(q->path);
+        srv_utf8_clean(q->db);
         now = time(NULL);
         gmtime_r(&now, &tm);
         strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);

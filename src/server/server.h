@@ -110,6 +110,11 @@ void srv_deadline_in(struct timespec *ts, long ms);
 /* A random id of 16 hex digits into out (17 bytes at least). */
 void srv_random_id(char *out);
 
+/* Each byte of s that starts no valid UTF-8 character made '?', in
+** place: what a client sent (a path, a header) goes into JSON, which
+** jansson refuses to hold unless it is UTF-8. */
+void srv_utf8_clean(char *s);
+
 /* The database called name, or NULL. */
 struct srv_db *srv_find_db(struct server *s, const char *name);
 

@@ -736,6 +736,35 @@ def test_malformed_http_is_refused_and_the_server_goes_on(env):
     env.json("GET", "/health")
 
 
+def test_bytes_that_are_no_utf8_are_answered_and_logged(env):
+    # A path or header is any bytes: quoted in an error as they came, one
+    # that was no UTF-8 made no JSON, and the client got no answer at all
+    # (the connection closed) and the access log no line. A path or
+    # database name cut to its buffer within a character was the same.
+    env.start(script=[])
+    cases = [("GET", "/%ff", {}, 404, "no such path: /?"),
+             ("GET", "/a" + "%c3%a9" * 128, {}, 404, "no such path: /a" + "é" * 126 + "?"),
+             ("GET", "/api/databases/%e2%82/schema", {}, 404, "no database '??'"),
+             ("GET", "/health", {"Host": "\xff"}, 403, "not to '?'"),
+             ("POST", "/mcp", {"MCP-Protocol-Version": "9\xff"}, 400,
+              "unsupported MCP-Protocol-Version '9?'")]
+    for method, path, headers, want, says in cases:
+        status, _, data = env.request(method, path, "{}" if method == "POST" else None,
+                                      headers)
+        assert status == want, (path, status, data)
+        msg = json.loads(data)["error"]["message"]
+        assert says in msg, (path, msg)
+    status, _, data = env.request("POST", "/api/sql", {"database": "é" * 100, "sql": "SELECT 1"})
+    assert status == 404, (status, data)
+    env.srv.send_signal(signal.SIGTERM)
+    assert env.srv.wait(15) == 0
+    log = [json.loads(l) for l in env.stderr().splitlines() if l.startswith('{"ts"')]
+    paths = [l["path"] for l in log]
+    assert paths == ["/?", "/a" + "é" * 126 + "?", "/api/databases/??/schema", "/health",
+                     "/mcp", "/api/sql"], paths
+    assert log[-1]["database"] == "é" * 63 + "?", log[-1]
+
+
 def test_shutdown_finishes_the_question_in_flight(env):
     env.start(script=[reply(COUNTRY_SQL, delay_ms=1000)])
     c, r = ask_stream(env, {"database": "shop", "question": "q"})
