@@ -162,6 +162,14 @@ static enum MHD_Result send_error(struct server *s, struct MHD_Connection *c,
     return ret;
 }
 
+/* The 404 of a database name the server does not serve. */
+static enum MHD_Result no_database(struct server *s, struct MHD_Connection *c,
+                                   struct req *q, const char *name)
+{
+    return send_error(s, c, q, 404, "not_found", "no database '%s' (GET "
+                      "/api/databases lists them)", name);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Checks                                                                 */
 /* ---------------------------------------------------------------------- */
@@ -312,8 +320,7 @@ static enum MHD_Result get_schema(struct server *s, struct MHD_Connection *c,
     struct srv_db *db = srv_find_db(s, name);
 
     if (!db)
-        return send_error(s, c, q, 404, "not_found", "no database '%s'",
-                          name);
+        return no_database(s, c, q, name);
     return send_text(s, c, q, 200, "application/json", db->schema_json,
                      strlen(db->schema_json));
 }
@@ -432,8 +439,7 @@ static enum MHD_Result post_sql(struct server *s, struct MHD_Connection *c,
     snprintf(q->db, sizeof q->db, "%s", rq.database);
     db = srv_find_db(s, rq.database);
     if (!db) {
-        ret = send_error(s, c, q, 404, "not_found", "no database '%s'",
-                         rq.database);
+        ret = no_database(s, c, q, rq.database);
         goto out;
     }
     rc = sql_begin(s, &slot, q->client);
@@ -502,8 +508,7 @@ static enum MHD_Result post_ask(struct server *s, struct MHD_Connection *c,
     snprintf(q->db, sizeof q->db, "%s", rq.database);
     a.db = srv_find_db(s, rq.database);
     if (!a.db) {
-        ret = send_error(s, c, q, 404, "not_found", "no database '%s'",
-                         rq.database);
+        ret = no_database(s, c, q, rq.database);
         goto out;
     }
     accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");

@@ -97,10 +97,11 @@ int srv_parse_ask(const char *body, size_t len, struct srv_ask_req *out,
         bad = 1;
     if (bad || !out->database || !out->question ||
         !out->question[strspn(out->question, " \t\n\v\f\r")]) {
-        snprintf(why, n, "give \"database\" and \"question\" as strings "
-                 "(the question not blank, at most %d characters), and optionally "
-                 "\"conversation_id\" (letters, digits, '-', '_', at most "
-                 "%d) and \"options\": {\"answer\": true}", SRV_MAX_QUESTION,
+        snprintf(why, n, "give \"database\" (at most %d characters) and "
+                 "\"question\" as strings (the question not blank, at most "
+                 "%d characters), and optionally \"conversation_id\" "
+                 "(letters, digits, '-', '_', at most %d) and \"options\": "
+                 "{\"answer\": true}", SRV_MAX_NAME, SRV_MAX_QUESTION,
                  SRV_MAX_CONV_ID);
         srv_req_free(out);
         return SRV_BAD_REQUEST;
@@ -122,8 +123,9 @@ int srv_parse_sql(const char *body, size_t len, struct srv_sql_req *out,
     out->database = member(o, "database", SRV_MAX_NAME, &bad);
     out->sql = member(o, "sql", SRV_MAX_SQL, &bad);
     if (bad || !out->database || !out->sql) {
-        snprintf(why, n, "give \"database\" and \"sql\" as strings (the SQL "
-                 "at most %d characters)", SRV_MAX_SQL);
+        snprintf(why, n, "give \"database\" (at most %d characters) and "
+                 "\"sql\" as strings (the SQL at most %d characters)",
+                 SRV_MAX_NAME, SRV_MAX_SQL);
         json_decref(o);
         memset(out, 0, sizeof *out);
         return SRV_BAD_REQUEST;

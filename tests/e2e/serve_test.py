@@ -318,6 +318,33 @@ def test_limits_count_characters_as_the_openapi_document_does(env):
     assert status == 400 and "at most 65536 characters" in e["error"]["message"], (status, e)
 
 
+def test_a_database_name_too_long_is_refused_as_the_document_says(env):
+    # The server refuses a database name over 127 characters with a 400;
+    # the document set no maxLength on it, so a client that checked the
+    # body had it refused all the same, with a message that asked for
+    # "database" as a string, which it was. And a name it does not serve
+    # is a 404 that says where the names are.
+    import jsonschema
+    env.start(script=[])
+    doc, _ = env.json("GET", "/api/openapi.json")
+    ask = dict(doc["components"]["schemas"]["AskRequest"], components=doc["components"])
+    sql = doc["paths"]["/api/sql"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    for path, schema, body in (("/api/ask", ask, {"question": "q"}),
+                               ("/api/sql", sql, {"sql": "SELECT 1"})):
+        ok = dict(body, database="é" * 127)
+        jsonschema.validate(ok, schema, cls=jsonschema.Draft202012Validator)
+        status, _, data = env.request("POST", path, ok)
+        e = json.loads(data)["error"]
+        assert status == 404 and "GET /api/databases lists them" in e["message"], (path, status, e)
+        long = dict(body, database="é" * 128)
+        assert not jsonschema.Draft202012Validator(schema).is_valid(long), path
+        status, _, data = env.request("POST", path, long)
+        e = json.loads(data)["error"]
+        assert status == 400 and "\"database\" (at most 127 characters)" in e["message"], (path, e)
+    status, _, data = env.request("GET", "/api/databases/nope/schema")
+    assert status == 404 and "GET /api/databases lists them" in json.loads(data)["error"]["message"]
+
+
 def test_openapi_describes_mcp_as_served(env):
     # The OpenAPI document's /mcp is what the server speaks: the revisions
     # of its MCP-Protocol-Version header are those server/discover lists
