@@ -383,6 +383,17 @@ static int settle(struct serve_opts *o)
     if (!o->token && getenv("ASKDB_SERVER_TOKEN") &&
         *getenv("ASKDB_SERVER_TOKEN"))
         o->token = getenv("ASKDB_SERVER_TOKEN");
+    /* An empty token is none that a client could be asked for: taken as
+    ** one, it served any address and any Host to "Bearer " alone (an
+    ** unset variable in --token "$TOKEN"). The environment's empty one
+    ** is no token, as it was. */
+    if (o->token && !*o->token) {
+        fprintf(stderr, "askdb serve: the token is empty (--token, or "
+                        "\"token\" in --config): give a secret, e.g. "
+                        "--token \"$(openssl rand -hex 32)\", or none to "
+                        "serve a loopback address alone\n");
+        return -1;
+    }
     if (!o->listen)
         o->listen = "127.0.0.1:8080";
     if (o->ndbs == 0) {

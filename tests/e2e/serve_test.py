@@ -610,6 +610,25 @@ def test_non_loopback_needs_a_token(env):
     assert p.returncode == 2 and "not a loopback address" in p.stderr, (p.returncode, p.stderr)
 
 
+def test_an_empty_token_is_refused(env):
+    # --token "" (say --token "$TOKEN" with TOKEN unset), or "token": ""
+    # in --config, was a token: a non-loopback address was served, any
+    # Host taken, and "Authorization: Bearer " with nothing after it let
+    # anyone in. (ASKDB_SERVER_TOKEN set empty is no token, as before.)
+    env.start_fake([])
+    conf = os.path.join(env.dir, "serve.json")
+    with open(conf, "w") as f:
+        json.dump({"token": ""}, f)
+    base = [ASKDB, "serve", "--listen", "0.0.0.0:0", "--db", "shop=" + SHOP,
+            "--llm-url", "http://127.0.0.1:%d/v1" % env.fport, "--model", "m"]
+    for extra in (["--token", ""], ["--config", conf]):
+        p = subprocess.run(base + extra, capture_output=True, text=True, timeout=20)
+        assert p.returncode == 2 and "the token is empty" in p.stderr, (extra, p.returncode, p.stderr)
+    p = subprocess.run(base, capture_output=True, text=True, timeout=20,
+                       env=dict(os.environ, ASKDB_SERVER_TOKEN=""))
+    assert p.returncode == 2 and "not a loopback address" in p.stderr, (p.returncode, p.stderr)
+
+
 def test_cors_only_for_the_named_origin(env):
     env.start("--cors-origin", "http://app.example", script=[])
     status, hdrs, _ = env.request("OPTIONS", "/api/ask", headers={
