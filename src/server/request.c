@@ -16,6 +16,41 @@ static size_t chars_of(const char *s, size_t n)
     return c;
 }
 
+/*
+** The bytes of the white space character that starts s (valid UTF-8), or
+** 0: ECMA-262's WhiteSpace and LineTerminator, what "\S", the pattern of
+** the question in the OpenAPI document, takes for white space (JSON
+** Schema's regular expressions are ECMA-262's): ASCII's, and U+00A0,
+** U+1680, U+2000 to U+200A, U+2028, U+2029, U+202F, U+205F, U+3000 and
+** U+FEFF.
+*/
+static size_t space_len(const char *s)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    unsigned long c;
+
+    if (*u == ' ' || (*u >= '\t' && *u <= '\r'))
+        return 1;
+    if (u[0] == 0xC2 && u[1] == 0xA0)
+        return 2;
+    if ((u[0] & 0xF0) != 0xE0 || !u[1] || !u[2])
+        return 0;
+    c = ((u[0] & 0x0FUL) << 12) | ((u[1] & 0x3FUL) << 6) | (u[2] & 0x3FUL);
+    return c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 ||
+           c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000 ||
+           c == 0xFEFF ? 3 : 0;
+}
+
+/* Whether s is nothing but white space (space_len()). */
+static int blank(const char *s)
+{
+    size_t k;
+
+    for (k = space_len(s); k != 0; k = space_len(s))
+        s += k;
+    return *s == '\0';
+}
+
 /* A string member (NULL when absent or null); *bad when present but not a
 ** string, longer than max characters, or holding a NUL. Characters, not
 ** bytes: the OpenAPI document's maxLength says so, and a question in
@@ -95,8 +130,7 @@ int srv_parse_ask(const char *body, size_t len, struct srv_ask_req *out,
     }
     if (out->conversation_id && !srv_good_id(out->conversation_id))
         bad = 1;
-    if (bad || !out->database || !out->question ||
-        !out->question[strspn(out->question, " \t\n\v\f\r")]) {
+    if (bad || !out->database || !out->question || blank(out->question)) {
         snprintf(why, n, "give \"database\" (at most %d characters) and "
                  "\"question\" as strings (the question not blank, at most "
                  "%d characters), and optionally \"conversation_id\" "

@@ -345,6 +345,27 @@ def test_a_database_name_too_long_is_refused_as_the_document_says(env):
     assert status == 404 and "GET /api/databases lists them" in json.loads(data)["error"]["message"]
 
 
+def test_a_question_of_unicode_white_space_is_blank(env):
+    # The document's pattern "\S" (JSON Schema's regex, ECMA-262's) takes any
+    # Unicode white space for white space, as its description says, "a
+    # question of nothing but white space is a 400"; the server looked at
+    # ASCII's alone and sent an ideographic or no-break space to the model.
+    import jsonschema
+    env.start(script=[reply(COUNTRY_SQL)])
+    doc, _ = env.json("GET", "/api/openapi.json")
+    ask = dict(doc["components"]["schemas"]["AskRequest"], components=doc["components"])
+    for q in ("\u3000", " \u00a0\t", "\u2003\u2028\n"):
+        body = {"database": "shop", "question": q}
+        assert not jsonschema.Draft202012Validator(ask).is_valid(body), repr(q)
+        status, _, data = env.request("POST", "/api/ask", body, {"Accept": "application/json"})
+        assert status == 400 and "not blank" in json.loads(data)["error"]["message"], (repr(q), status, data[:200])
+    assert env.requests_seen() == [], env.requests_seen()
+    # White space around words is still a question.
+    body = {"database": "shop", "question": "\u3000Customers per country?\u00a0"}
+    a, _ = env.json("POST", "/api/ask", body, {"Accept": "application/json"})
+    assert a["status"] == "ok" and a["rows"] == COUNTRY_ROWS, a
+
+
 def test_openapi_describes_mcp_as_served(env):
     # The OpenAPI document's /mcp is what the server speaks: the revisions
     # of its MCP-Protocol-Version header are those server/discover lists
