@@ -299,21 +299,23 @@ static void conv_free(struct srv_conv *c)
 
 /*
 ** The conversation of the job (found by id, or a new one), with one more
-** user. NULL when out of memory, or (*clash set) when the id belongs to
+** user. NULL when out of memory, or (*clash set to the conversation's
+** database, which lives as long as the server) when the id belongs to
 ** another database.
 */
-static struct srv_conv *conv_acquire(struct srv_job *j, int *clash)
+static struct srv_conv *conv_acquire(struct srv_job *j,
+                                     const struct srv_db **clash)
 {
     struct server *s = j->s;
     struct srv_conv *c, *dropped = NULL;
 
-    *clash = 0;
+    *clash = NULL;
     pthread_mutex_lock(&s->mu);
     for (c = s->convs; c; c = c->next)
         if (strcmp(c->id, j->conv_id) == 0)
             break;
     if (c && c->db != j->db) {
-        *clash = 1;
+        *clash = c->db;
         pthread_mutex_unlock(&s->mu);
         return NULL;
     }
@@ -511,7 +513,8 @@ static void *job_main(void *ud)
     struct srv_job *j = ud;
     struct server *s = j->s;
     struct srv_conv *c;
-    int clash = 0, slot;
+    const struct srv_db *clash = NULL;
+    int slot;
 
     if (wait_slot(j) == 0) {
         slot = 1;
@@ -529,8 +532,10 @@ static void *job_main(void *ud)
         } else if (atomic_load(&j->cancelled)) {
             not_asked(j);
         } else if (clash) {
-            fail(j, "usage", "conversation '%s' belongs to another "
-                 "database", j->conv_id);
+            fail(j, "usage", "conversation '%s' belongs to database "
+                 "'%s': ask this of '%s' with it, or of '%s' in a "
+                 "conversation of its own (leave out conversation_id)",
+                 j->conv_id, clash->name, clash->name, j->db->name);
         } else {
             fail(j, "out of memory", "out of memory");
         }

@@ -551,6 +551,31 @@ def test_follow_up_reads_the_conversation(env):
     assert g["conversation_id"] == "gone-1" and g["conversation_started"] is True, g
 
 
+def test_a_conversation_of_another_database_says_what_to_do(env):
+    # A follow-up's conversation_id names a conversation of another
+    # database: nothing is asked, the answer's status is usage, and the
+    # message says what to do about it (it said only what was wrong).
+    other = os.path.join(env.dir, "other.db")
+    shutil.copyfile(SHOP, other)
+    env.start(script=[reply(COUNTRY_SQL)], dbs=(("shop", SHOP), ("other", other)))
+    a, _ = env.json("POST", "/api/ask", {"database": "shop", "question": "Customers per country?"},
+                    {"Accept": "application/json"})
+    cid = a["conversation_id"]
+    for accept in ("application/json", "text/event-stream"):
+        status, hdrs, data = env.request("POST", "/api/ask", {
+            "database": "other", "question": "and in total?", "conversation_id": cid},
+            {"Accept": accept})
+        assert status == 200 and hdrs["x-conversation-id"] == cid, (status, hdrs)
+        if accept == "text/event-stream":
+            data = data.decode().split("event: done\ndata: ")[1]
+        b = json.loads(data)
+        assert b["status"] == "usage", b
+        msg = b["error"]["message"]
+        assert msg.startswith("conversation '%s' belongs to database 'shop'" % cid), msg
+        assert "leave out conversation_id" in msg, msg
+    assert len(env.requests_seen()) == 1
+
+
 def test_errors_have_their_status(env):
     env.start("--max-body", "2000", script=[])
     cases = [
