@@ -60,7 +60,8 @@ static const char tool_defs[] =
 "{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
 "\"database\":{\"type\":\"string\"},\"table\":{\"type\":\"string\"}},"
 "\"required\":[\"database\",\"table\"]}},\"truncated\":{\"type\":"
-"\"boolean\"}},\"required\":[\"objects\",\"truncated\"]}},"
+"\"boolean\"},\"note\":{\"type\":\"string\"}},"
+"\"required\":[\"objects\",\"truncated\"]}},"
 
 "{\"name\":\"execute_sql\",\"title\":\"Run read-only SQL\","
 "\"description\":\"Run one read-only SQL statement in {dialect}. Writes and "
@@ -740,16 +741,35 @@ static json_t *search_item(const char *db, json_t *t, int detail,
     return o;
 }
 
+/*
+** The bytes item, one of a list, adds to the call's result: its JSON in
+** the text block (escaped, as result_size() counts it) and, from
+** 2025-06-18 on, in structuredContent, each with its comma. Counted as it
+** is added, not by result_size() over the whole list each time.
+*/
+static size_t item_size(const struct mcp_call *c, json_t *item)
+{
+    char *text = json_dumps(item, JSON_COMPACT);
+    size_t n, size;
+
+    if (!text)   /* out of memory: the whole cap, so the list stops */
+        return MCP_RESULT_CAP;
+    n = strlen(text);
+    size = mcp_json_string_size(text, n) - 2 + 1;
+    free(text);
+    return c->version >= MCP_V2025_06_18 ? size + n + 1 : size;
+}
+
 static json_t *tool_search_objects(struct mcp_call *c, json_t *args)
 {
     static const char *const details[] = {"names", "summary", "full"};
     const char *pattern, *detail_s;
-    json_t *err, *objects, *schema, *t, *col, *v;
+    json_t *err, *objects, *schema, *t, *col, *v, *item, *r;
     char why[1024];
     struct mcp_db *only = NULL;
-    int detail = 0, glob, truncated = 0, i, rc;
+    int detail = 0, glob, truncated = 0, cut = 0, i, rc;
     long limit = 50;
-    size_t k, m;
+    size_t k, m, used = 0, size;
 
     if (!json_is_null(json_object_get(args, "database")) &&
         json_object_get(args, "database")) {
@@ -819,14 +839,30 @@ static json_t *tool_search_objects(struct mcp_call *c, json_t *args)
                 truncated = 1;
                 break;
             }
-            json_array_append_new(objects,
-                                  search_item(d->name, t, detail, matched));
+            item = search_item(d->name, t, detail, matched);
             json_decref(matched);
+            /* Under the cap of every result, as cap_rows() keeps the
+            ** rows: whole objects, as many as fit. */
+            size = item_size(c, item);
+            if (used + size > MCP_RESULT_CAP - RESULT_SLACK) {
+                json_decref(item);
+                truncated = cut = 1;
+                break;
+            }
+            used += size;
+            json_array_append_new(objects, item);
         }
         pthread_mutex_unlock(&d->schema_lock);
     }
-    return tool_ok(c, json_pack("{s:o,s:b}", "objects", objects,
-                                "truncated", truncated));
+    r = json_pack("{s:o,s:b}", "objects", objects, "truncated", truncated);
+    if (r && cut) {
+        snprintf(why, sizeof why, "cut to %zu objects to keep the result "
+                 "under %zu KiB: narrow the pattern, name the database, or "
+                 "ask for less detail (summary, names)",
+                 json_array_size(objects), MCP_RESULT_CAP >> 10);
+        json_object_set_new(r, "note", json_string(why));
+    }
+    return tool_ok(c, r);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -1357,6 +1357,49 @@ async def the_cut_notes_first_table_name_is_never_cut_inside_a_character(t):
 
 
 @test
+async def search_objects_is_cut_to_1_mib_as_every_result(t):
+    # Every result is cut to 1 MiB, both its copies counted, but
+    # search_objects' was not: detail full with limit 500 over 300 wide
+    # tables made a message of 5.5 MB, which a client refuses or cuts
+    # anywhere. Now it keeps whole objects up to the cap, says truncated,
+    # and a note says what to do.
+    wide = os.path.join(t.T, "wide.db")
+    con = sqlite3.connect(wide)
+    for k in range(300):
+        con.execute("CREATE TABLE table_with_a_long_name_%03d (id INTEGER PRIMARY KEY, %s)" % (
+            k, ", ".join("column_with_a_rather_long_name_%03d TEXT" % i for i in range(60))))
+        con.execute("INSERT INTO table_with_a_long_name_%03d VALUES (1, %s)" % (
+            k, ", ".join("'sample value number %d'" % i for i in range(60))))
+    con.commit()
+    con.close()
+    for version, detail in (("2025-11-25", "full"), ("2025-11-25", "summary"),
+                            ("2024-11-05", "full")):
+        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "search_objects",
+                           "arguments": {"detail": detail, "limit": 500}}}
+        rc, out, err = t.raw(["--db", "wide=" + wide], [init_line(0, version), json.dumps(call)],
+                             timeout=120)
+        assert rc == 0, err
+        line = [l for l in t.stdout.splitlines() if l.startswith('{"jsonrpc":"2.0","id":1,')][0]
+        assert len(line.encode()) <= 1 << 20, (version, detail, len(line.encode()))
+        r = by_id(out)[1]["result"]
+        assert r["isError"] is False, r
+        got = json.loads(r["content"][0]["text"])
+        n = len(got["objects"])
+        assert 0 < n < 300 and got["truncated"] is True, (version, detail, n)
+        assert ["table_with_a_long_name_%03d" % k for k in range(n)] == \
+            [o["table"] for o in got["objects"]]
+        assert "to keep the result under 1024 KiB" in got["note"], got["note"]
+        if version == "2025-11-25":
+            assert r["structuredContent"] == got
+    # Within the cap nothing changes: no note.
+    call["params"]["arguments"] = {"limit": 500}
+    rc, out, err = t.raw(["--db", "wide=" + wide], [init_line(0, "2025-11-25"), json.dumps(call)])
+    got = by_id(out)[1]["result"]["structuredContent"]
+    assert len(got["objects"]) == 300 and got["truncated"] is False and "note" not in got, got.keys()
+
+
+@test
 async def every_cut_result_says_so_in_a_note(t):
     # Only the 1 MiB cut had a note: rows cut by --max-rows or max_rows,
     # or by --max-bytes, came with truncated alone, which a model reading
