@@ -143,10 +143,12 @@ static int origin_form(const char *s)
     return 1;
 }
 
-/* A name the API can carry in a path: letters, digits, '-', '_', '.'. */
+/* A name the API can carry in a path: letters, digits, '-', '_', '.', at
+** most 64 of them, as /mcp's (src/mcp/server.c) takes them: a longer
+** one was refused there, in words of MCP's, after this let it by. */
 static int good_name(const char *s)
 {
-    return srv_token_ok(s, 100, "-_.");
+    return srv_token_ok(s, 64, "-_.");
 }
 
 /* The range of each number option: the command line's and the config's. */
@@ -258,8 +260,8 @@ static int load_dbs(struct server *s, const struct serve_opts *o)
     for (i = 0; i < o->ndbs; i++) {
         if (!good_name(o->names[i])) {
             fprintf(stderr, "askdb serve: database name '%s': use letters, "
-                            "digits, '-', '_' and '.' (--db NAME=PATH)\n",
-                    o->names[i]);
+                            "digits, '-', '_' and '.', at most 64 (--db "
+                            "NAME=PATH)\n", o->names[i]);
             return 2;
         }
         for (k = 0; k < i; k++)

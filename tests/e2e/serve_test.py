@@ -675,6 +675,24 @@ def test_an_empty_token_is_refused(env):
     assert p.returncode == 2 and "not a loopback address" in p.stderr, (p.returncode, p.stderr)
 
 
+def test_a_database_name_too_long_is_refused_saying_so(env):
+    # serve took names of up to 100 characters and refused a longer one
+    # with "use letters, digits, ...", which it did; /mcp refused one of
+    # 65 to 100 after that, as an MCP error. Both say the limit now.
+    env.start_fake([])
+    for n in (65, 101):
+        p = subprocess.run([ASKDB, "serve", "--listen", "127.0.0.1:0", "--db",
+                            "%s=%s" % ("a" * n, SHOP), "--llm-url",
+                            "http://127.0.0.1:%d/v1" % env.fport, "--model", "m"],
+                           capture_output=True, text=True, timeout=20)
+        assert p.returncode == 2, (n, p.returncode, p.stderr)
+        assert p.stderr == ("askdb serve: database name '%s': use letters, digits, '-', '_' "
+                            "and '.', at most 64 (--db NAME=PATH)\n" % ("a" * n)), p.stderr
+    env.start("--db", "%s=%s" % ("a" * 64, SHOP))
+    d, _ = env.json("GET", "/api/databases")
+    assert [x["name"] for x in d["databases"]] == ["shop", "a" * 64], d
+
+
 def test_cors_only_for_the_named_origin(env):
     env.start("--cors-origin", "http://app.example", script=[])
     status, hdrs, _ = env.request("OPTIONS", "/api/ask", headers={
