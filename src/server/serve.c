@@ -191,6 +191,18 @@ static const char *const config_keys[] = {
     "per_client", "conversations", "max_body", NULL
 };
 
+/* Whether v is a whole number from lo to hi: an integer, or a real with
+** no fraction (2000.0, 1e0), as a number under "options" is taken. */
+static int whole_number(json_t *v, long lo, long hi)
+{
+    double d = json_number_value(v);
+
+    if (json_is_integer(v))
+        return json_integer_value(v) >= lo && json_integer_value(v) <= hi;
+    return json_is_real(v) && d >= (double)lo && d <= (double)hi &&
+           d == (double)(long)d;
+}
+
 /*
 ** Fill what the options left unset from serve's own keys of the --config
 ** file path (root, kept alive: its strings are used), each checked for
@@ -228,15 +240,14 @@ static int read_config(struct serve_opts *o, const char *path, json_t *root)
                 *fields[i] = json_string_value(v);
         } else if ((c = number_key(key)) != 0) {
             number_range(c, &lo, &hi);
-            if (!json_is_integer(v) || json_integer_value(v) < lo ||
-                json_integer_value(v) > hi) {
+            if (!whole_number(v, lo, hi)) {
                 fprintf(stderr, "askdb serve: config '%s': \"%s\" takes a "
                                 "whole number from %ld to %ld\n", path, key,
                         lo, hi);
                 return -1;
             }
             if (!set[c])
-                set_number(o, c, (long)json_integer_value(v));
+                set_number(o, c, (long)json_number_value(v));
         }
         /* "databases" and "options" came as arguments; the reader
         ** refused any other key. */

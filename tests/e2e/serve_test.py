@@ -1306,6 +1306,26 @@ def test_config_file_numbers_are_the_values_written(env):
     assert temps == [0.1234567], temps
 
 
+def test_config_file_takes_serves_own_numbers_written_as_reals(env):
+    # "max-rows": 2.0 under "options" is 2, but serve's own keys took
+    # integers alone: "max_body": 2000.0 in the same file stopped the
+    # server ("takes a whole number"), though it is one.
+    conf = os.path.join(env.dir, "askdb.json")
+    with open(conf, "w") as f:
+        f.write('{"databases": {"shop": "%s"}, "max_body": 2000.0, "workers": 1e0}' % SHOP)
+    env.start("--config", conf, dbs=(), script=[])
+    status, _, _ = env.request("POST", "/api/sql", {"database": "shop", "sql": "SELECT 1 -- " + "x" * 2000})
+    assert status == 413, status
+    env.json("POST", "/api/sql", {"database": "shop", "sql": "SELECT 1"})
+    for bad in ("2000.5", "0.0", "1e300"):
+        with open(conf, "w") as f:
+            f.write('{"databases": {"shop": "%s"}, "max_body": %s}' % (SHOP, bad))
+        p = subprocess.run([ASKDB, "serve", "--config", conf], capture_output=True, text=True,
+                           timeout=20)
+        assert p.returncode == 2 and '"max_body" takes a whole number from 1 to 1073741824' in p.stderr, \
+            (bad, p.returncode, p.stderr)
+
+
 def test_config_file_is_checked_and_read_as_the_options(env):
     # Paths from the file's folder, "queue" as --queue means it (1: one
     # question may wait), and a wrong key, type or range is an error.
