@@ -53,6 +53,10 @@ static void fail(struct srv_job *j, const char *code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    /* The library's message may quote bytes that are no UTF-8 (a file
+    ** name in Latin-1): jansson made no document of it, and the response
+    ** broke off with nothing. */
+    srv_utf8_clean(msg);
     /* The Answer document of api/openapi.json: sql and attempts too. */
     done = json_pack("{s:s, s:s, s:s, s:s, s:n, s:[], s:{s:s, s:s}}",
                      "question", j->question, "request_id", j->request_id,

@@ -875,6 +875,29 @@ def test_bytes_that_are_no_utf8_are_answered_and_logged(env):
     assert log[-1]["database"] == "é" * 63 + "?", log[-1]
 
 
+def test_a_failure_that_quotes_bytes_no_utf8_is_answered(env):
+    # A database file named in Latin-1 ("caf\xe9.db") that cannot be
+    # opened when a question comes: the error quotes its path, which is
+    # no UTF-8, so fail() made no document and the client got a 200
+    # whose body broke off ("out of memory writing a response").
+    d = os.path.join(env.dir, "lat").encode()
+    os.makedirs(d)
+    db = d + b"/caf\xe9.db"
+    shutil.copyfile(SHOP, db)
+    env.start(script=[], dbs=(("cafe", os.fsdecode(db)),))
+    os.remove(db)
+    status, _, data = env.request("POST", "/api/ask", {"database": "cafe", "question": "q"},
+                                  {"Accept": "application/json"})
+    a = json.loads(data)
+    assert status == 200 and a["status"] != "ok", (status, a)
+    assert "caf?.db" in a["error"]["message"], a
+    status, _, data = env.request("POST", "/api/ask", {"database": "cafe", "question": "q"},
+                                  {"Accept": "text/event-stream"})
+    events = re.findall(r"event: (\w+)\ndata: (.*)\n\n", data.decode())
+    assert [e for e, _ in events] == ["error", "done"], events
+    assert "caf?.db" in json.loads(events[1][1])["error"]["message"], events
+
+
 def test_shutdown_finishes_the_question_in_flight(env):
     env.start(script=[reply(COUNTRY_SQL, delay_ms=1000)])
     c, r = ask_stream(env, {"database": "shop", "question": "q"})
