@@ -857,14 +857,26 @@ static void stuck_session(struct pg *p)
 ** request got no answer keeps its result; p->lost is set, so that the
 ** session, which the request may yet reach, is made anew before the
 ** next statement.
+**
+** The session is nonblocking (pg_setup()): what of the command libpq
+** could not send yet, as the server reads no more (a host gone without a
+** word), is sent here as room comes, under the same clock and cancel
+** flag as the answer; libpq's blocking mode waited for that room without
+** a limit, deaf to a Ctrl-C, before the call that sent it returned.
 */
 static int pg_wait(askdb_db *db, struct pg *p, char *msg, size_t n)
 {
     struct pollfd pfd;
     double now;
-    int fd = PQsocket(p->conn), busy, pending;
+    int fd = PQsocket(p->conn), busy, pending, unsent;
 
     for (;;) {
+        unsent = PQflush(p->conn);
+        if (unsent < 0) {
+            one_line(p, PQerrorMessage(p->conn), msg, n);
+            p->lost = 1;
+            return -1;
+        }
         busy = PQisBusy(p->conn);
         pending = cancel_pending(p);
         if (*p->gone) {
@@ -908,7 +920,7 @@ static int pg_wait(askdb_db *db, struct pg *p, char *msg, size_t n)
             return -1;
         }
         pfd.fd = fd;
-        pfd.events = POLLIN;
+        pfd.events = unsent ? POLLIN | POLLOUT : POLLIN;
         pfd.revents = 0;
         if (poll(&pfd, 1, p->req ? CANCEL_SLICE_MS : POLL_SLICE_MS) < 0 &&
             errno != EINTR) {
@@ -1199,6 +1211,15 @@ static askdb_status pg_setup(askdb_db *db, struct pg *p, int warn)
              v ? (int)strcspn(v, " ") : 0, v ? v : "");
     v = PQparameterStatus(p->conn, "server_encoding");
     p->raw = v && strcmp(v, "SQL_ASCII") == 0;
+    /* Every command is then sent by pg_wait(), which a Ctrl-C and the
+    ** time limit reach, not inside libpq's call. */
+    if (PQsetnonblocking(p->conn, 1) < 0) {
+        one_line(p, PQerrorMessage(p->conn), msg, sizeof msg);
+        say(db->errmsg, sizeof db->errmsg,
+            "cannot set up a read-only session on '%s': %s", db->label,
+            msg);
+        return ASKDB_ERR_DB_OPEN;
+    }
     if (pg_session(db, p, msg, sizeof msg) < 0) {
         say(db->errmsg, sizeof db->errmsg,
                  "cannot set up a read-only session on '%s': %s", db->label,

@@ -2129,6 +2129,66 @@ server_that_answers_no_connection_ends_at_the_cancel_grace() {
     kill "$RELAY_PID"
 }
 
+# long_sql_to_deaf_relay TIMEOUT_MS: a shell with --timeout TIMEOUT_MS
+# (Ctrl-C reaches it: timeout --foreground) through a relay that goes
+# deaf as it gets the start of the shell's .sql, a statement of 16 MB
+# (a literal): more than the sockets between them hold, so askdb waits to
+# send the rest of it, to a server that reads nothing more, as to a host
+# gone without a word. Its pid in pid, t0 when the .sql was sent.
+long_sql_to_deaf_relay() {
+    start_relay --deaf-on 'deaf_here'
+    url="postgresql://reader@127.0.0.1:$RELAY_PORT/shop"
+    mkfifo "$T/fifo"
+    (cd "$T" && exec timeout --foreground -k 5 "$RUN_LIMIT_S" env --default-signal=INT "$ASKDB" shell \
+        --llm-url http://127.0.0.1:9/v1 --model test --timeout "$1" "$url") <"$T/fifo" >"$T/out" 2>"$T/err" &
+    pid=$!
+    echo "$pid" >>"$T/.pids"
+    exec 7>"$T/fifo"
+    echo ".sql SELECT 41 AS a" >&7
+    wait_in "$T/out" 41 100 || fail "the first statement did not answer: $(head -c 300 "$T/err")"
+    t0=$(now_ms)
+    "$PY" -c 'import sys; sys.stdout.write(".sql SELECT length(\x27deaf_here" + "x" * (16 << 20) + "\x27) AS n\n")' >&7
+    for _ in $(seq 1 100); do
+        [ -e "$T/relay.port.quiet" ] && return 0
+        sleep 0.05
+    done
+    fail "the relay did not go deaf"
+}
+
+# libpq's blocking mode sends a statement whole before its call returns,
+# waiting for room in the socket as long as it takes, with no time limit
+# and deaf to a Ctrl-C: a statement longer than the sockets hold, sent to
+# a server that reads nothing more (a host gone without a word), left
+# askdb there for good (or until TCP gives up, after many minutes) - the
+# check's Parse here, before any wait of askdb's was armed. The session
+# is nonblocking now, and askdb waits for the rest to go out as it waits
+# for the answer: a Ctrl-C and the time limit reach it, and the
+# cancel request, which a deaf server leaves unanswered, ends it 3 s
+# after.
+long_statement_to_a_deaf_server_is_given_up() {
+    local pid t0 url
+    long_sql_to_deaf_relay 1000
+    wait_err "lost the connection" 200 || fail "the statement was not given up at its limit: $(head -c 300 "$T/err")"
+    ELAPSED_MS=$(($(now_ms) - t0))
+    end_shell "a 16 MB statement to a deaf server, --timeout 1000"
+    expect_err_has "lost the connection to '$url' during the statement (the server did not answer askdb's cancel request within 3000 ms); check that the server runs"
+    expect_faster 8000
+    kill "$RELAY_PID"
+    rm -f "$T/fifo"
+    long_sql_to_deaf_relay 20000
+    sleep 1
+    grep -q "lost the connection\|cancelled" "$T/err" && fail "the statement ended before the Ctrl-C: $(head -c 400 "$T/err")"
+    t0=$(now_ms)
+    kill -INT "$pid"
+    wait_err "cancelled" 200
+    ELAPSED_MS=$(($(now_ms) - t0))
+    end_shell "Ctrl-C on a 16 MB statement to a deaf server, --timeout 20000, to 'cancelled'"
+    expect_err_has "cancelled"
+    expect_faster 5000
+    expect_rc 130
+    kill "$RELAY_PID"
+}
+
 # After a lost connection the next statement connects again first, and
 # libpq's PQreset() gave that the 10 s of connect_timeout, whatever the
 # time limit: the shell's next .sql, with --timeout 1000, waited 10.1 s
@@ -2892,6 +2952,7 @@ TESTS=(
     serve_caps_unanswered_cancels_by_the_address_used
     server_gone_silently_is_reported_at_the_cancel
     server_that_answers_no_connection_ends_at_the_cancel_grace
+    long_statement_to_a_deaf_server_is_given_up
     reconnect_after_a_loss_keeps_to_the_time_limit
     reconnect_is_cut_short_by_ctrl_c
     reconnect_to_several_hosts_reaches_the_one_that_answers
