@@ -724,34 +724,44 @@ static enum pg_connect_end connect_poll(PGconn *c, double deadline,
     return CONNECT_FAILED;
 }
 
-/* A connection made by deadline (connect_poll()), or NULL. */
+/* A connection made by deadline (connect_poll()), nonblocking (for
+** query_by()), or NULL. */
 static PGconn *connect_by(const char *const *keys, const char *const *vals,
                           double deadline)
 {
     PGconn *c = PQconnectStartParams(keys, vals, 0);
 
-    if (c && connect_poll(c, deadline, NULL, NULL) == CONNECT_MADE)
+    if (c && connect_poll(c, deadline, NULL, NULL) == CONNECT_MADE &&
+        PQsetnonblocking(c, 1) == 0)
         return c;
     PQfinish(c);
     return NULL;
 }
 
-/* PQexecParams() that gives up at deadline: the last result (the caller
-** PQclear()s it), or NULL. */
+/* PQexecParams() that gives up at deadline, on c, nonblocking
+** (connect_by()): what libpq could not send yet goes out here by the
+** deadline too, where libpq's blocking mode waited for the server to read
+** it without a limit. The last result (the caller PQclear()s it), or
+** NULL. */
 static PGresult *query_by(PGconn *c, const char *sql, int n,
                           const char *const *params, double deadline)
 {
     PGresult *r, *last = NULL;
+    int unsent;
 
     if (!PQsendQueryParams(c, sql, n, NULL, params, NULL, NULL, 0))
         return NULL;
     for (;;) {
-        while (PQisBusy(c))
-            if (ready_by(PQsocket(c), POLLIN, deadline, NULL) <= 0 ||
+        while (PQisBusy(c)) {
+            unsent = PQflush(c);
+            if (unsent < 0 ||
+                ready_by(PQsocket(c), unsent ? POLLIN | POLLOUT : POLLIN,
+                         deadline, NULL) <= 0 ||
                 !PQconsumeInput(c)) {
                 PQclear(last);
                 return NULL;
             }
+        }
         r = PQgetResult(c);
         if (!r)
             return last;

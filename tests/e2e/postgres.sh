@@ -1617,6 +1617,43 @@ assert "waited on a foreign server" in j["error"], j["error"]
 '
 }
 
+# stuck_session()'s look at a session that outlived askdb's cancel sends
+# the statement's text along (the session is known by it), and went
+# through libpq's blocking mode, which waited for room in the socket
+# without a limit, the look's 3 s and a Ctrl-C alike: a statement longer
+# than the sockets hold, on a server that stops reading the look's
+# connection (here: the relay goes deaf as the look's query comes), left
+# askdb there for good. The look's connection is nonblocking now and
+# keeps to its 3 s: the statement, on a foreign server that hangs, is
+# given up as when no look can be made (the time limit, 3 s for the
+# cancel, 3 s for the look).
+foreign_server_that_hangs_a_long_statement_is_given_up() {
+    local pid rpid t0 url
+    start_relay --deaf-on 'pg_terminate_backend'
+    url="postgresql://reader@127.0.0.1:$RELAY_PORT/shop"
+    shell_on "$url" 1000
+    echo "$pid" >>"$T/.pids"
+    t0=$(now_ms)
+    "$PY" -c 'import sys; sys.stdout.write(".sql SELECT x FROM far_slow WHERE length(\x27" + "x" * (16 << 20) + "\x27) > 0\n")' >&7
+    rpid=
+    for _ in $(seq 1 200); do
+        rpid=$(su_sql "SELECT pid FROM pg_stat_activity WHERE usename = 'farside' AND state = 'active'")
+        [ -n "$rpid" ] && break
+        sleep 0.05
+    done
+    [ -n "$rpid" ] || fail "the foreign server's session did not start: $(head -c 300 "$T/err")"
+    as_srv kill -STOP "$rpid"
+    wait_err "did not end the statement" 400
+    ELAPSED_MS=$(($(now_ms) - t0))
+    as_srv kill -CONT "$rpid"
+    end_shell "a 16 MB statement on a foreign server that hangs, its look deaf, --timeout 1000"
+    su_sql "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename IN ('reader', 'farside')" >/dev/null
+    [ -e "$T/relay.port.quiet" ] || fail "askdb made no look at the session: $(head -c 300 "$T/err")"
+    expect_err_has "the server did not end the statement within 3000 ms of a cancel request; the connection to '$url' was closed"
+    expect_faster 12000
+    kill "$RELAY_PID"
+}
+
 ctrl_c_cancels_the_statement_on_the_server() {
     # Ctrl-C while the statement runs: askdb ends at once (130) and the
     # server stops the statement too (PQcancel), not at its time limit.
@@ -2929,6 +2966,7 @@ TESTS=(
     ctrl_c_cancels_the_statement_on_the_server
     foreign_cancel_is_not_a_timeout
     foreign_server_that_hangs_is_said_so
+    foreign_server_that_hangs_a_long_statement_is_given_up
     ask_answers_and_repairs_with_the_servers_message
     placeholders_are_a_syntax_error_to_repair
     permission_errors_say_what_the_role_may_not_read
