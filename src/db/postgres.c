@@ -3088,8 +3088,12 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
     if (pg_command(db, p, "BEGIN READ ONLY", db->query_timeout_ms, msg,
                    sizeof msg) < 0) {
         /* A connection found broken before anything ran (the server
-        ** restarted while askdb serve sat idle) is made again once. */
-        rc = p->lost ? pg_ready(db, p, e) : ASKDB_ERR_DB;
+        ** restarted while askdb serve sat idle) is made again once; not
+        ** one askdb gave up itself (p->stop: the time limit, a Ctrl-C,
+        ** then no answer to its cancel), whose limit is spent and which
+        ** a reconnect would give one more of its own. */
+        rc = p->lost && p->stop == STOP_NONE ? pg_ready(db, p, e)
+                                             : ASKDB_ERR_DB;
         if (rc == ASKDB_OK &&
             pg_command(db, p, "BEGIN READ ONLY", db->query_timeout_ms, msg,
                        sizeof msg) < 0)

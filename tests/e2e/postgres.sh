@@ -2226,6 +2226,34 @@ long_statement_to_a_deaf_server_is_given_up() {
     kill "$RELAY_PID"
 }
 
+# A BEGIN READ ONLY that a server gone deaf leaves unanswered is given up
+# as a statement is: at the time limit, 3 s after askdb's cancel request,
+# unanswered too. askdb then connected again and sent BEGIN once more, as
+# after a session the server closed while askdb sat idle, with a time
+# limit of its own: one more limit (6 s here) before the statement said
+# "cannot reconnect", 15 s after its .sql where its limit is 6 s. A
+# session askdb gave up itself is not connected again within the same
+# statement; the next one does.
+deaf_server_at_begin_keeps_to_the_time_limit() {
+    local pid t0 url
+    start_relay
+    url="postgresql://reader@127.0.0.1:$RELAY_PORT/shop"
+    shell_on "$url" 6000
+    echo "$pid" >>"$T/.pids"
+    echo ".sql SELECT 41 AS a" >&7
+    wait_in "$T/out" 41 100 || fail "the first statement did not answer: $(head -c 300 "$T/err")"
+    relay_deaf
+    t0=$(now_ms)
+    echo ".sql SELECT 2 AS b" >&7
+    wait_err "askdb:" 400
+    ELAPSED_MS=$(($(now_ms) - t0))
+    end_shell "BEGIN on a deaf server, --timeout 6000"
+    expect_err_has "askdb: lost the connection to '$url' during the statement (the server did not answer askdb's cancel request within 3000 ms); check that the server runs"
+    expect_err_lacks "reconnect to"
+    expect_faster 12000
+    kill "$RELAY_PID"
+}
+
 # After a lost connection the next statement connects again first, and
 # libpq's PQreset() gave that the 10 s of connect_timeout, whatever the
 # time limit: the shell's next .sql, with --timeout 1000, waited 10.1 s
@@ -2991,6 +3019,7 @@ TESTS=(
     server_gone_silently_is_reported_at_the_cancel
     server_that_answers_no_connection_ends_at_the_cancel_grace
     long_statement_to_a_deaf_server_is_given_up
+    deaf_server_at_begin_keeps_to_the_time_limit
     reconnect_after_a_loss_keeps_to_the_time_limit
     reconnect_is_cut_short_by_ctrl_c
     reconnect_to_several_hosts_reaches_the_one_that_answers
