@@ -534,14 +534,37 @@ static char *view_name(const char *path, size_t suffix_len)
 ** The configuration every handle starts with. A database file is opened
 ** read-only with no external access and the configuration locked at
 ** once; the in-memory database of a CSV or Parquet file gets those after
-** its view exists (open_files()).
+** its view exists (open_files()). The guard's switches come last: with
+** enable_external_access off DuckDB refuses temp_directory, and a
+** refused option is only a return value: ignored, a .duckdb file kept
+** the default "<database>.tmp" and a large sort spilled gigabytes into a
+** directory it made beside the file. NULL when out of memory or when
+** DuckDB refused an option (*bad names it).
 */
-static duckdb_config make_config(int file_db)
+static duckdb_config make_config(int file_db, const char **bad)
 {
     duckdb_config cfg = NULL;
     char threads[16];
     long ncpu = 1;
+    size_t i;
+    const char *opts[][2] = {
+        {"autoinstall_known_extensions", "false"},
+        {"autoload_known_extensions", "false"},
+        {"allow_community_extensions", "false"},
+        {"allow_unsigned_extensions", "false"},
+        /* Empty: larger-than-memory work fails instead of spilling to a
+        ** "<database>.tmp" directory beside the user's file. */
+        {"temp_directory", ""},
+        {"memory_limit", DK_MEMORY_LIMIT},
+        {"threads", threads},
+        {"access_mode", "READ_ONLY"},
+        {"enable_external_access", "false"},
+        {"lock_configuration", "true"},
+    };
+    /* the last three are a database file's only */
+    size_t nopts = sizeof opts / sizeof opts[0] - (file_db ? 0 : 3);
 
+    *bad = NULL;
 #ifdef _SC_NPROCESSORS_ONLN
     ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 #endif
@@ -552,20 +575,12 @@ static duckdb_config make_config(int file_db)
     snprintf(threads, sizeof threads, "%ld", ncpu);
     if (duckdb_create_config(&cfg) == DuckDBError)
         return NULL;
-    if (file_db) {
-        duckdb_set_config(cfg, "access_mode", "READ_ONLY");
-        duckdb_set_config(cfg, "enable_external_access", "false");
-        duckdb_set_config(cfg, "lock_configuration", "true");
-    }
-    duckdb_set_config(cfg, "autoinstall_known_extensions", "false");
-    duckdb_set_config(cfg, "autoload_known_extensions", "false");
-    duckdb_set_config(cfg, "allow_community_extensions", "false");
-    duckdb_set_config(cfg, "allow_unsigned_extensions", "false");
-    /* Empty: larger-than-memory work fails instead of spilling to a
-    ** "<database>.tmp" directory beside the user's file. */
-    duckdb_set_config(cfg, "temp_directory", "");
-    duckdb_set_config(cfg, "memory_limit", DK_MEMORY_LIMIT);
-    duckdb_set_config(cfg, "threads", threads);
+    for (i = 0; i < nopts; i++)
+        if (duckdb_set_config(cfg, opts[i][0], opts[i][1]) == DuckDBError) {
+            *bad = opts[i][0];
+            duckdb_destroy_config(&cfg);
+            return NULL;
+        }
     return cfg;
 }
 
@@ -745,10 +760,15 @@ static askdb_status dk_open(askdb_db *db, const char *path)
     db_watch_init(&d->wd, interrupt, d, DK_POLL_MS, 128 * 1024);
     reader = file_reader(path, &suffix_len);
     d->files = reader != NULL;
-    cfg = make_config(!d->files);
+    cfg = make_config(!d->files, &v);
     if (!cfg) {
         free(real);
-        return ASKDB_ERR_NOMEM;
+        if (!v)
+            return ASKDB_ERR_NOMEM;
+        snprintf(db->errmsg, sizeof db->errmsg,
+                 "cannot open database '%s': DuckDB refused askdb's setting "
+                 "%s", path, v);
+        return ASKDB_ERR_DB_OPEN;
     }
     if (duckdb_open_ext(d->files ? NULL : real, &d->db, cfg, &err) ==
         DuckDBError) {

@@ -642,6 +642,21 @@ assert classes == ["refused"] * int(args[0]), (classes, err[:300])
     done
 }
 
+# The guard's settings are the ones each handle runs with. DuckDB refuses
+# temp_directory once enable_external_access is off, and the refusal was
+# only a return value: a .duckdb file kept "<database>.tmp", and a sort
+# larger than memory_limit made that directory beside the file and left
+# gigabytes of spill files in it.
+settings_are_the_guards_on_every_file() {
+    copy_data
+    local f
+    for f in shop.duckdb orders.csv orders.parquet; do
+        run sql -f csv "$f" "SELECT current_setting('temp_directory') AS tmp, current_setting('enable_external_access') AS ext, current_setting('lock_configuration') AS locked, current_setting('autoload_known_extensions') AS autoload, current_setting('autoinstall_known_extensions') AS autoinstall"
+        expect_rc 0
+        expect_out 'tmp,ext,locked,autoload,autoinstall\n"",0,1,0,0\n'
+    done
+}
+
 # Statements that run, read only, and must leave the files as they were:
 # DuckDB's checkpoint() table function is a SELECT.
 harmless_selects_change_nothing() {
@@ -1292,7 +1307,8 @@ TESTS=(schema_shows_keys_comments_samples_and_estimates other_schemas_show_quali
        comments_end_where_duckdb_ends_them
        values_convert_to_askdb_types ask_names_duckdb_and_repairs_from_its_error
        ask_answers_over_csv_and_parquet_in_place refuses_duckdb_escapes_and_changes_no_file
-       harmless_selects_change_nothing session_changing_functions_are_refused
+       harmless_selects_change_nothing settings_are_the_guards_on_every_file
+       session_changing_functions_are_refused
        rejects_tables_never_hide_the_view folder_names_beside_the_file_stay_hidden
        interrupts_a_long_query_at_the_time_limit
        single_calls_that_build_gigabytes_end_within_twice_the_limit
