@@ -115,12 +115,14 @@ struct dk {
     duckdb_connection con;
     int files;                /* CSV/Parquet views (or copies) in an
                                  in-memory db */
-    char *file;               /* that file's real path */
+    char *real;               /* the real path of the file asked */
     char *csv_view;           /* a CSV file's view, NULL otherwise */
     char *csv_pattern;        /* the path read_csv() reads it by */
     int csv_retyped;          /* its types come from the whole file */
     int csv_checked;          /* csv_check() ran on this handle */
     long csv_rows;            /* rows csv_check() counted, -1 unknown */
+    char lost[400];           /* why the database could not be opened
+                                 again (reopen_if_invalidated()) */
     struct db_watch wd;       /* duckdb_interrupt() at the time limit or
                                  on cancel */
 };
@@ -311,6 +313,10 @@ static askdb_status grid_query(struct dk *d, const char *sql, struct grid *g,
     int c;
 
     memset(g, 0, sizeof *g);
+    if (!d->con) {
+        snprintf(err, errn, "the database is not open");
+        return ASKDB_ERR_DB;
+    }
     if (duckdb_query(d->con, sql, &res) == DuckDBError) {
         put_message(err, errn, duckdb_result_error(&res));
         duckdb_destroy_result(&res);
@@ -380,6 +386,10 @@ static askdb_status exec(struct dk *d, const char *sql, char *err, size_t n)
     duckdb_result res;
     askdb_status rc = ASKDB_OK;
 
+    if (!d->con) {
+        snprintf(err, n, "the database is not open");
+        return ASKDB_ERR_DB;
+    }
     if (duckdb_query(d->con, sql, &res) == DuckDBError) {
         put_message(err, n, duckdb_result_error(&res));
         rc = ASKDB_ERR_DB;
@@ -698,15 +708,115 @@ out:
     return rc;
 }
 
+/*
+** Open the database of d (d->real: the file itself, or an in-memory one
+** with the view of a CSV or Parquet file at path, as given) with the
+** whole guard, and connect. On failure db->errmsg says why, and d->db or
+** d->con may be left NULL (closed by dk_close(), refused by the
+** statements: lost()).
+*/
+static askdb_status connect_db(askdb_db *db, struct dk *d, const char *path)
+{
+    duckdb_config cfg;
+    const char *reader, *v;
+    char *err = NULL;
+    size_t suffix_len = 0;
+
+    d->csv_rows = -1;
+    reader = file_reader(path, &suffix_len);
+    d->files = reader != NULL;
+    cfg = make_config(!d->files, &v);
+    if (!cfg) {
+        if (!v)
+            return ASKDB_ERR_NOMEM;
+        snprintf(db->errmsg, sizeof db->errmsg,
+                 "cannot open database '%s': DuckDB refused askdb's setting "
+                 "%s", path, v);
+        return ASKDB_ERR_DB_OPEN;
+    }
+    if (duckdb_open_ext(d->files ? NULL : d->real, &d->db, cfg, &err) ==
+        DuckDBError) {
+        char tmp[512];
+        put_message(tmp, sizeof tmp, err ? err : "unknown error");
+        snprintf(db->errmsg, sizeof db->errmsg,
+                 "cannot open database '%s': %s%s", path, tmp,
+                 strstr(tmp, "lock") ? " (another program has it open for "
+                                       "writing; close it, or ask a copy)"
+                                     : "");
+        duckdb_free(err);
+        duckdb_destroy_config(&cfg);
+        d->db = NULL;
+        return ASKDB_ERR_DB_OPEN;
+    }
+    duckdb_destroy_config(&cfg);
+    if (duckdb_connect(d->db, &d->con) == DuckDBError) {
+        snprintf(db->errmsg, sizeof db->errmsg,
+                 "cannot open database '%s': no connection", path);
+        d->con = NULL;
+        return ASKDB_ERR_DB_OPEN;
+    }
+    return d->files ? open_files(db, d, path, d->real, reader, suffix_len)
+                    : ASKDB_OK;
+}
+
+/*
+** DuckDB invalidates its database on an INTERNAL or FATAL error (a bug
+** of its own: on a CSV file with bytes that are no UTF-8 past its first
+** rows, count(col) failed "Attempted to access index 1 within vector of
+** size 1"), and then fails every later statement: "database has been
+** invalidated ... must be restarted". A shell, askdb serve and
+** askdb-exec keep their handle, so one such statement broke every later
+** question on the file until the program was started again. After a
+** statement whose error e is one of those, the database is opened again
+** as dk_open() did; the statement keeps its error. When that fails, the
+** handle's statements say why (lost()).
+*/
+static void reopen_if_invalidated(askdb_db *db, const struct db_err *e)
+{
+    struct dk *d = DK(db);
+
+    if (strncmp(e->msg, "INTERNAL Error", 14) != 0 &&
+        strncmp(e->msg, "FATAL Error", 11) != 0 &&
+        !strstr(e->msg, "database has been invalidated"))
+        return;
+    if (d->con)
+        duckdb_disconnect(&d->con);
+    if (d->db)
+        duckdb_close(&d->db);
+    free(d->csv_view);
+    free(d->csv_pattern);
+    d->csv_view = d->csv_pattern = NULL;
+    d->csv_retyped = d->csv_checked = 0;
+    if (connect_db(db, d, db->path) != ASKDB_OK) {
+        /* db->errmsg is the handle's: the next statement's outcome
+        ** replaces it */
+        snprintf(d->lost, sizeof d->lost, "%.399s", db->errmsg);
+        if (d->con)
+            duckdb_disconnect(&d->con);
+        if (d->db)
+            duckdb_close(&d->db);
+    }
+}
+
+/* Is the handle without a database (reopen_if_invalidated() failed)?
+** Then e says so, class database. */
+static int lost(askdb_db *db, struct db_err *e)
+{
+    if (DK(db)->con)
+        return 0;
+    e->ec = ASKDB_EC_DATABASE;
+    snprintf(e->msg, sizeof e->msg, "DuckDB failed and the file could not "
+             "be opened again: %s", DK(db)->lost);
+    return 1;
+}
+
 static askdb_status dk_open(askdb_db *db, const char *path)
 {
     struct stat st;
     struct dk *d;
-    duckdb_config cfg;
-    const char *reader, *v;
-    char *real = NULL, *err = NULL;
+    const char *v;
+    char *real = NULL;
     size_t suffix_len = 0;
-    askdb_status rc;
 
     v = duckdb_library_version();
     snprintf(db->version, sizeof db->version, "%s",
@@ -756,50 +866,9 @@ static askdb_status dk_open(askdb_db *db, const char *path)
         return ASKDB_ERR_NOMEM;
     }
     db->impl = d;
-    d->csv_rows = -1;
+    d->real = real;
     db_watch_init(&d->wd, interrupt, d, DK_POLL_MS, 128 * 1024);
-    reader = file_reader(path, &suffix_len);
-    d->files = reader != NULL;
-    cfg = make_config(!d->files, &v);
-    if (!cfg) {
-        free(real);
-        if (!v)
-            return ASKDB_ERR_NOMEM;
-        snprintf(db->errmsg, sizeof db->errmsg,
-                 "cannot open database '%s': DuckDB refused askdb's setting "
-                 "%s", path, v);
-        return ASKDB_ERR_DB_OPEN;
-    }
-    if (duckdb_open_ext(d->files ? NULL : real, &d->db, cfg, &err) ==
-        DuckDBError) {
-        char tmp[512];
-        put_message(tmp, sizeof tmp, err ? err : "unknown error");
-        snprintf(db->errmsg, sizeof db->errmsg,
-                 "cannot open database '%s': %s%s", path, tmp,
-                 strstr(tmp, "lock") ? " (another program has it open for "
-                                       "writing; close it, or ask a copy)"
-                                     : "");
-        duckdb_free(err);
-        duckdb_destroy_config(&cfg);
-        free(real);
-        d->db = NULL;
-        return ASKDB_ERR_DB_OPEN;
-    }
-    duckdb_destroy_config(&cfg);
-    if (duckdb_connect(d->db, &d->con) == DuckDBError) {
-        snprintf(db->errmsg, sizeof db->errmsg,
-                 "cannot open database '%s': no connection", path);
-        free(real);
-        return ASKDB_ERR_DB_OPEN;
-    }
-    rc = ASKDB_OK;
-    if (d->files)
-        rc = open_files(db, d, path, real, reader, suffix_len);
-    if (d->files && !rc)
-        d->file = real;
-    else
-        free(real);
-    return rc;
+    return connect_db(db, d, path);
 }
 
 static void dk_close(askdb_db *db)
@@ -813,7 +882,7 @@ static void dk_close(askdb_db *db)
         duckdb_close(&d->db);
     free(d->csv_view);
     free(d->csv_pattern);
-    free(d->file);
+    free(d->real);
     free(d);
     db->impl = NULL;
 }
@@ -1747,8 +1816,8 @@ static askdb_status file_gone(askdb_db *db, askdb_status rc,
     struct dk *d = DK(db);
     struct stat st;
 
-    if ((rc == ASKDB_ERR_DB || rc == ASKDB_ERR_REFUSED) && d->file &&
-        stat(d->file, &st) != 0) {
+    if ((rc == ASKDB_ERR_DB || rc == ASKDB_ERR_REFUSED) && d->files &&
+        stat(d->real, &st) != 0) {
         e->ec = ASKDB_EC_DATABASE;
         snprintf(e->msg, sizeof e->msg, "cannot read '%s': %s (the file "
                  "was moved or deleted since askdb opened it)", db->label,
@@ -1772,10 +1841,14 @@ static askdb_status dk_check(askdb_db *db, const char *sql, struct db_err *e)
     duckdb_prepared_statement ps = NULL;
     askdb_status rc;
 
+    if (lost(db, e))
+        return ASKDB_ERR_DB;
     if (csv_check(db, DK(db)) == ASKDB_ERR_CANCELLED)
         return cancelled_error(e);
     rc = prepare_guarded(db, sql, &ps, e);
     duckdb_destroy_prepare(&ps);
+    if (rc)
+        reopen_if_invalidated(db, e);
     return file_gone(db, rc, e);
 }
 
@@ -2265,6 +2338,8 @@ static askdb_status dk_run(askdb_db *db, const char *sql, askdb_result **out,
     char err[512], *cut;
 
     *out = NULL;
+    if (lost(db, e))
+        return ASKDB_ERR_DB;
     if (csv_check(db, d) == ASKDB_ERR_CANCELLED)
         return cancelled_error(e);
     rc = run_once(db, sql, out, e);
@@ -2283,6 +2358,8 @@ static askdb_status dk_run(askdb_db *db, const char *sql, askdb_result **out,
         if (r2 == ASKDB_OK)
             rc = run_once(db, sql, out, e);
     }
+    if (rc)
+        reopen_if_invalidated(db, e);
     if (rc == ASKDB_ERR_DB && csv_type_error(e->msg) &&
         (cut = strstr(e->msg, " Possible solutions:")) != NULL)
         snprintf(cut, sizeof e->msg - (size_t)(cut - e->msg),

@@ -1175,6 +1175,40 @@ a_file_gone_since_it_was_opened_is_said() {
     stop_llm
 }
 
+# DuckDB invalidates its database on an INTERNAL error, and then fails
+# every later statement ("database has been invalidated ... must be
+# restarted"): count(name) over a CSV file with a byte that is no UTF-8
+# past the rows DuckDB samples is such an error (DuckDB 1.5.6). The shell,
+# askdb-exec and askdb serve keep their handle, so every later question
+# on the file failed until askdb was started again. The database is
+# opened again after such an error: the next statement answers, in
+# askdb-exec and in askdb's own process, and the model's repair too.
+an_internal_error_of_duckdb_leaves_the_file_answering() {
+    "$PY" - "$W/late.csv" <<'PYEOF'
+import sys
+with open(sys.argv[1], "wb") as f:
+    f.write(b"id,name\n")
+    f.writelines(b"%d,n%d\n" % (i, i) for i in range(25000))
+    f.write(b"25000,Jos\xe9\n")
+PYEOF
+    local ip
+    for ip in --no-in-process --in-process; do
+        [ "$ip" = --no-in-process ] && ip=
+        printf '.sql SELECT count(name) AS n FROM late\n.sql SELECT count(*) AS n FROM late\n' |
+            (cd "$W" && timeout 60 "$ASKDB" shell $ip --llm-url http://127.0.0.1:1/v1 \
+                --model test -f csv late.csv) >"$T/out" 2>"$T/err"
+        expect_err_has "INTERNAL Error"
+        expect_err_lacks "invalidated"
+        expect_out 'n\n25001\n'
+    done
+    start_llm "$(replies "$(fence 'SELECT count(name) AS n FROM late')" \
+        "$(fence 'SELECT count(*) AS n FROM late')" "$(fence "SELECT 'extra request' AS oops")")"
+    run ask --llm-url "$URL" --model test --no-question-check -f csv late.csv "How many rows?"
+    expect_rc 0
+    expect_out 'n\n25001\n'
+    [ "$(nreq)" = 2 ] || fail "the model got $(nreq) requests, expected 2"
+}
+
 # Table functions a SELECT may call that change the connection for the
 # statements after it, past lock_configuration: enable_profiling() made
 # DuckDB print every later statement's profile, its text as written, raw
@@ -1319,7 +1353,8 @@ TESTS=(schema_shows_keys_comments_samples_and_estimates other_schemas_show_quali
        a_glob_named_file_shows_nothing_beside_it
        reserved_words_are_quoted_in_the_schema ask_repairs_a_reserved_word_written_bare
        trace_never_writes_a_file_asked_or_read ctrl_c_stops_a_running_query
-       csv_values_past_the_guessed_rows_are_read a_file_gone_since_it_was_opened_is_said)
+       csv_values_past_the_guessed_rows_are_read a_file_gone_since_it_was_opened_is_said
+       an_internal_error_of_duckdb_leaves_the_file_answering)
 
 PASSED=0
 FAILED=0
