@@ -185,8 +185,15 @@ static void watchdog_disarm(struct dk *d, int *timed_out, int *cancelled)
 ** DuckDB's message without its source excerpt: "Catalog Error: Table with
 ** name x does not exist!\nDid you mean "y"?\n\nLINE 1: ...". The part
 ** before "LINE" says what is wrong and suggests a name; newlines become
-** spaces so that it prints on one line.
+** spaces so that it prints on one line. An INTERNAL Error's "Stack
+** Trace:" (library paths, C++ symbols and addresses, which filled the
+** whole message the user and the model read) is cut the same way.
 */
+static int excerpt_at(const char *p)
+{
+    return strncmp(p, "LINE ", 5) == 0 || strncmp(p, "Stack Trace:", 12) == 0;
+}
+
 static void put_message(char *dst, size_t n, const char *m)
 {
     size_t i = 0;
@@ -195,9 +202,9 @@ static void put_message(char *dst, size_t n, const char *m)
     if (!m)
         m = "unknown DuckDB error";
     for (p = m; *p && i + 1 < n; p++) {
-        if (*p == '\n' && strncmp(p + 1, "LINE ", 5) == 0)
+        if (*p == '\n' && excerpt_at(p + 1))
             break;
-        if (*p == '\n' && p[1] == '\n' && strncmp(p + 2, "LINE ", 5) == 0)
+        if (*p == '\n' && p[1] == '\n' && excerpt_at(p + 2))
             break;
         dst[i++] = (*p == '\n' || *p == '\r') ? ' ' : *p;
     }
