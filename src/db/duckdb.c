@@ -602,6 +602,32 @@ static duckdb_config make_config(int file_db, const char **bad)
 }
 
 /*
+** DuckDB's error m on a CSV file with bytes that are no UTF-8 ("Invalid
+** unicode ... This file is not utf-8 encoded"), whose advice names
+** read_csv() options (encoding, ignore_errors) askdb does not take.
+*/
+static int csv_not_utf8(const char *m)
+{
+    return m && strstr(m, "not utf-8 encoded") != NULL;
+}
+
+/* askdb's words for it, into dst: the file at path (and the line of m,
+** DuckDB's error, when it names one) and what to do. */
+static void csv_not_utf8_say(char *dst, size_t n, const char *path,
+                             const char *m)
+{
+    const char *at = m ? strstr(m, "CSV Error on Line: ") : NULL;
+    long line = at ? strtol(at + 19, NULL, 10) : 0;
+    char where[48] = "it is";
+
+    if (line > 0)
+        snprintf(where, sizeof where, "its line %ld is", line);
+    snprintf(dst, n, "cannot read '%s' as CSV: %s not UTF-8, which askdb "
+             "reads CSV files as; convert it first, e.g. iconv -f latin1 "
+             "-t utf-8 (or the file's encoding)", path, where);
+}
+
+/*
 ** The CSV or Parquet file at real (an absolute path) as one view named
 ** after the file, then external access limited to that file and the
 ** configuration locked.
@@ -664,12 +690,8 @@ static askdb_status open_files(askdb_db *db, struct dk *d, const char *path,
         rc = ASKDB_ERR_DB_OPEN;
         goto out;
     }
-    if (rc && strstr(err, "not utf-8 encoded")) {
-        /* DuckDB's advice names read_csv() options askdb does not take. */
-        snprintf(db->errmsg, sizeof db->errmsg,
-                 "cannot read '%s' as CSV: it is not UTF-8, which askdb "
-                 "reads CSV files as; convert it first, e.g. iconv -f "
-                 "latin1 -t utf-8 (or the file's encoding)", path);
+    if (rc && csv_not_utf8(err)) {
+        csv_not_utf8_say(db->errmsg, sizeof db->errmsg, path, NULL);
         rc = ASKDB_ERR_DB_OPEN;
         goto out;
     }
@@ -2371,6 +2393,13 @@ static askdb_status dk_run(askdb_db *db, const char *sql, askdb_result **out,
         (cut = strstr(e->msg, " Possible solutions:")) != NULL)
         snprintf(cut, sizeof e->msg - (size_t)(cut - e->msg),
                  " (the file holds values of other kinds in this column)");
+    /* Bytes that are no UTF-8 past the rows DuckDB looked at when the
+    ** file was opened: the file, not the statement, so no repair. */
+    if (rc == ASKDB_ERR_DB && d->files && csv_not_utf8(e->msg)) {
+        csv_not_utf8_say(err, sizeof err, db->label, e->msg);
+        snprintf(e->msg, sizeof e->msg, "%s", err);
+        e->ec = ASKDB_EC_DATABASE;
+    }
     return file_gone(db, rc, e);
 }
 

@@ -1211,6 +1211,33 @@ PYEOF
     [ "$(nreq)" = 2 ] || fail "the model got $(nreq) requests, expected 2"
 }
 
+# A CSV file whose bytes stop being UTF-8 past the rows DuckDB looks at
+# when it opens the file: the statement that reads them was given
+# DuckDB's advice (encoding = ..., ignore_errors = true: read_csv()
+# options no askdb user can pass), as a runtime error the model was asked
+# to repair, which no statement can. It is said as for a file that is no
+# UTF-8 from its start, with the line, class database: no repair.
+csv_bytes_not_utf8_past_the_start_are_said() {
+    "$PY" - "$W/late.csv" <<'PYEOF'
+import sys
+with open(sys.argv[1], "wb") as f:
+    f.write(b"id,name\n")
+    f.writelines(b"%d,n%d\n" % (i, i) for i in range(25000))
+    f.write(b"25000,Jos\xe9\n")
+PYEOF
+    local said="cannot read 'late.csv' as CSV: its line 25002 is not UTF-8, which askdb reads CSV files as; convert it first, e.g. iconv -f latin1 -t utf-8 (or the file's encoding)"
+    run sql late.csv "SELECT name FROM late WHERE id = 25000"
+    expect_rc 1
+    expect_err_has "$said"
+    expect_err_lacks "ignore_errors"
+    start_llm "$(replies "$(fence 'SELECT name FROM late WHERE id = 25000')" \
+        "$(fence "SELECT 'extra request' AS oops")")"
+    run ask --llm-url "$URL" --model test --no-question-check -f csv late.csv "Name of 25000?"
+    expect_rc 1
+    expect_err_has "$said"
+    [ "$(nreq)" = 1 ] || fail "the model got $(nreq) requests, expected 1 (no repair)"
+}
+
 # Table functions a SELECT may call that change the connection for the
 # statements after it, past lock_configuration: enable_profiling() made
 # DuckDB print every later statement's profile, its text as written, raw
@@ -1356,7 +1383,8 @@ TESTS=(schema_shows_keys_comments_samples_and_estimates other_schemas_show_quali
        reserved_words_are_quoted_in_the_schema ask_repairs_a_reserved_word_written_bare
        trace_never_writes_a_file_asked_or_read ctrl_c_stops_a_running_query
        csv_values_past_the_guessed_rows_are_read a_file_gone_since_it_was_opened_is_said
-       an_internal_error_of_duckdb_leaves_the_file_answering)
+       an_internal_error_of_duckdb_leaves_the_file_answering
+       csv_bytes_not_utf8_past_the_start_are_said)
 
 PASSED=0
 FAILED=0
