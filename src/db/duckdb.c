@@ -1519,6 +1519,69 @@ static askdb_status dk_samples(askdb_db *db, struct db_table **tabs, int n)
     return sample_tables(db, DK(db), tabs, n, -1);
 }
 
+/*
+** A .duckdb file's views over files (CREATE VIEW v AS SELECT * FROM
+** read_parquet('data/x.parquet'), as DuckDB users keep a folder of
+** files) read paths the guard does not allow: every query of one is
+** refused ("Permission Error: Cannot access file"), though the schema
+** showed it as any other view, so the model chose it and the question
+** was lost to refusals. Each view is bound (prepared, never run: a
+** reader's path is checked there), and one the guard refuses says so
+** in its comment, which askdb schema and the prompt show. Binding folds
+** constants, so each runs under the time limit and the cancel flag (a
+** view that times out is left as it is).
+** ASKDB_OK, ASKDB_ERR_NOMEM or ASKDB_ERR_CANCELLED.
+*/
+static askdb_status mark_views_over_files(askdb_db *db, struct dk *d,
+                                          struct db_schema *s)
+{
+    static const char note[] = "reads files outside this database, which "
+                               "askdb does not read: every query of it is "
+                               "refused";
+    struct buf b;
+    int i, tmo, cnl = 0, bad;
+
+    for (i = 0; i < s->ntables && !cnl; i++) {
+        struct db_table *t = &s->tables[i];
+        duckdb_prepared_statement ps = NULL;
+        const char *m;
+        char *c;
+        if (!t->is_view)
+            continue;
+        buf_init(&b, 0);
+        buf_puts(&b, "SELECT * FROM ");
+        schema_put_quoted_table(&b, t);
+        if (buf_err(&b)) {
+            buf_free(&b);
+            return ASKDB_ERR_NOMEM;
+        }
+        watchdog_arm(d, db->query_timeout_ms, db->cancel);
+        bad = duckdb_prepare(d->con, b.data, &ps) == DuckDBError &&
+              (m = duckdb_prepare_error(ps)) != NULL &&
+              classify(DUCKDB_ERROR_INVALID, m) == ASKDB_EC_REFUSED;
+        watchdog_disarm(d, &tmo, &cnl);
+        if (bad) {
+            buf_reset(&b);
+            if (t->comment) {
+                buf_puts(&b, t->comment);
+                buf_puts(&b, "; ");
+            }
+            buf_puts(&b, note);
+            c = buf_err(&b) ? NULL : strdup(b.data);
+            if (!c) {
+                duckdb_destroy_prepare(&ps);
+                buf_free(&b);
+                return ASKDB_ERR_NOMEM;
+            }
+            free(t->comment);
+            t->comment = c;
+        }
+        duckdb_destroy_prepare(&ps);
+        buf_free(&b);
+    }
+    return cnl ? ASKDB_ERR_CANCELLED : ASKDB_OK;
+}
+
 static askdb_status dk_schema(askdb_db *db, struct db_schema *out)
 {
     struct dk *d = DK(db);
@@ -1569,6 +1632,8 @@ static askdb_status dk_schema(askdb_db *db, struct db_schema *out)
         rc = read_columns(d, out, oids, err, sizeof err);
     if (rc == ASKDB_OK)
         rc = read_keys(d, out, oids, err, sizeof err);
+    if (rc == ASKDB_OK)
+        rc = mark_views_over_files(db, d, out);
     if (rc == ASKDB_OK) {
         int n;
         struct db_table **tabs = tables_of(out, &n);

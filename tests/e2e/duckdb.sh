@@ -1238,6 +1238,46 @@ PYEOF
     [ "$(nreq)" = 1 ] || fail "the model got $(nreq) requests, expected 1 (no repair)"
 }
 
+# A .duckdb file's views over files (a folder of Parquet files, as DuckDB
+# users keep one) read paths the guard does not allow: every query of
+# one is refused. The schema showed them as any other view, and the
+# model chose them; each says so in its comment now, in askdb schema
+# and in the prompt, and a view over the file's own tables does not.
+views_over_files_say_they_are_refused() {
+    mkdir -p "$W/data"
+    "$DPY" - "$W" <<'PYEOF' || fail "cannot make views.duckdb"
+import duckdb, sys
+w = sys.argv[1]
+c = duckdb.connect()
+c.execute("COPY (SELECT 1 AS id, 'x' AS s) TO '%s/data/a.parquet' (FORMAT parquet)" % w)
+c.close()
+c = duckdb.connect(w + "/views.duckdb")
+c.execute("CREATE VIEW over_files AS SELECT * FROM read_parquet('%s/data/*.parquet')" % w)
+c.execute("CREATE TABLE t AS SELECT * FROM read_parquet('%s/data/*.parquet')" % w)
+c.execute("CREATE VIEW over_t AS SELECT * FROM t")
+c.execute("COMMENT ON VIEW over_files IS 'Everything in data/'")
+c.close()
+PYEOF
+    local note="reads files outside this database, which askdb does not read: every query of it is refused"
+    run schema views.duckdb
+    expect_rc 0
+    pycheck '
+assert "-- Everything in data/; '"$note"'\nCREATE VIEW over_files (" in out, out
+assert out.count("askdb does not read") == 1, out
+'
+    run sql views.duckdb "SELECT * FROM over_files"
+    expect_rc 1
+    expect_err_has "refused: Permission Error"
+    start_llm "$(replies "$(fence 'SELECT count(*) AS n FROM over_t')")"
+    run ask --llm-url "$URL" --model test --no-question-check -f csv views.duckdb "How many rows?"
+    expect_rc 0
+    expect_out 'n\n1\n'
+    pycheck '
+p = msgs(0)[0]["content"] + msgs(0)[1]["content"]
+assert "'"$note"'\nCREATE VIEW over_files (" in p, p[:800]
+'
+}
+
 # Table functions a SELECT may call that change the connection for the
 # statements after it, past lock_configuration: enable_profiling() made
 # DuckDB print every later statement's profile, its text as written, raw
@@ -1384,7 +1424,7 @@ TESTS=(schema_shows_keys_comments_samples_and_estimates other_schemas_show_quali
        trace_never_writes_a_file_asked_or_read ctrl_c_stops_a_running_query
        csv_values_past_the_guessed_rows_are_read a_file_gone_since_it_was_opened_is_said
        an_internal_error_of_duckdb_leaves_the_file_answering
-       csv_bytes_not_utf8_past_the_start_are_said)
+       csv_bytes_not_utf8_past_the_start_are_said views_over_files_say_they_are_refused)
 
 PASSED=0
 FAILED=0
