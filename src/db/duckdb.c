@@ -850,6 +850,19 @@ static askdb_status dk_open(askdb_db *db, const char *path)
     v = duckdb_library_version();
     snprintf(db->version, sizeof db->version, "%s",
              v && v[0] == 'v' ? v + 1 : v ? v : "");
+    /* A pattern is how DuckDB's users name a folder of files (a star
+    ** and ".parquet"); askdb reads one file, and says how to ask
+    ** several. */
+    if (stat(path, &st) != 0 && errno == ENOENT && has_glob(path) &&
+        file_reader(path, &suffix_len)) {
+        snprintf(db->errmsg, sizeof db->errmsg,
+                 "cannot open database '%s': no such file; askdb reads one "
+                 "file, not a pattern of several (make them one .duckdb "
+                 "file once, CREATE TABLE t AS SELECT * FROM %s('%s'), "
+                 "and ask that)", path, file_reader(path, &suffix_len),
+                 path);
+        return ASKDB_ERR_DB_OPEN;
+    }
     if (stat(path, &st) != 0) {
         snprintf(db->errmsg, sizeof db->errmsg,
                  "cannot open database '%s': %s (askdb never creates "

@@ -1278,6 +1278,26 @@ assert "'"$note"'\nCREATE VIEW over_files (" in p, p[:800]
 '
 }
 
+# A pattern as the argument, as DuckDB's users name a folder of files:
+# it said only "No such file or directory (askdb never creates
+# databases)". It says askdb reads one file, and how to ask several;
+# nothing is created.
+a_pattern_as_the_argument_says_how_to_ask_several_files() {
+    copy_data
+    mkdir "$W/data"
+    cp "$DATA/orders.parquet" "$W/data/a.parquet"
+    cp "$DATA/orders.parquet" "$W/data/b.parquet"
+    local before
+    before=$(snapshot)
+    run schema 'data/*.parquet'
+    expect_rc 3
+    expect_err_has "cannot open database 'data/*.parquet': no such file; askdb reads one file, not a pattern of several (make them one .duckdb file once, CREATE TABLE t AS SELECT * FROM read_parquet('data/*.parquet'), and ask that)"
+    run sql -f csv 'data/*.csv' "SELECT 1"
+    expect_rc 3
+    expect_err_has "FROM read_csv('data/*.csv')"
+    [ "$(snapshot)" = "$before" ] || fail "files changed: $(diff <(echo "$before") <(snapshot) | head -4)"
+}
+
 # Table functions a SELECT may call that change the connection for the
 # statements after it, past lock_configuration: enable_profiling() made
 # DuckDB print every later statement's profile, its text as written, raw
@@ -1424,7 +1444,8 @@ TESTS=(schema_shows_keys_comments_samples_and_estimates other_schemas_show_quali
        trace_never_writes_a_file_asked_or_read ctrl_c_stops_a_running_query
        csv_values_past_the_guessed_rows_are_read a_file_gone_since_it_was_opened_is_said
        an_internal_error_of_duckdb_leaves_the_file_answering
-       csv_bytes_not_utf8_past_the_start_are_said views_over_files_say_they_are_refused)
+       csv_bytes_not_utf8_past_the_start_are_said views_over_files_say_they_are_refused
+       a_pattern_as_the_argument_says_how_to_ask_several_files)
 
 PASSED=0
 FAILED=0
