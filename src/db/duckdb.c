@@ -1825,6 +1825,15 @@ static int refuse_folder_walk(const char *sql, struct db_err *e)
     return -1;
 }
 
+/* Does sql hold the word PIVOT, in any case? */
+static int has_pivot(const char *sql)
+{
+    for (; *sql; sql++)
+        if (strncasecmp(sql, "pivot", 5) == 0)
+            return 1;
+    return 0;
+}
+
 /*
 ** Prepare sql and apply every check that needs no execution: one
 ** statement, of type SELECT (or the EXPLAIN of one, for a plan request).
@@ -1874,6 +1883,20 @@ static askdb_status prepare_guarded(askdb_db *db, const char *sql,
             set_error(e, DUCKDB_ERROR_PARSER, m);
             rc = status_of(e->ec);
         }
+        goto out;
+    }
+    /* A PIVOT whose ON column has no IN list is several statements to
+    ** DuckDB, which creates a type of the column's values first, in a
+    ** text without a ';' (as COPY FROM DATABASE is, which stays "more
+    ** than one statement"). The model can name the values. */
+    if (n > 1 && !strchr(sql, ';') && has_pivot(sql)) {
+        e->ec = ASKDB_EC_REFUSED;
+        snprintf(e->msg, sizeof e->msg,
+                 "refused: DuckDB runs a PIVOT whose ON column has no IN "
+                 "list as two statements (it creates a type of the "
+                 "column's values first), and askdb runs one; name the "
+                 "values: PIVOT t ON col IN ('a', 'b') USING sum(x)");
+        rc = ASKDB_ERR_REFUSED;
         goto out;
     }
     if (n > 1) {

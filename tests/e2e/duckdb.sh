@@ -1298,6 +1298,38 @@ a_pattern_as_the_argument_says_how_to_ask_several_files() {
     [ "$(snapshot)" = "$before" ] || fail "files changed: $(diff <(echo "$before") <(snapshot) | head -4)"
 }
 
+# A PIVOT whose ON column has no IN list is two statements to DuckDB (a
+# type of the column's values is created first): one statement as
+# written, it was refused as "more than one statement", which the model
+# cannot act on. The refusal names what to write, and the repair with
+# the values answers; a text with two statements, and COPY FROM DATABASE
+# (several to DuckDB too), are still "more than one statement".
+pivot_without_values_says_to_name_them() {
+    copy_data
+    local said="refused: DuckDB runs a PIVOT whose ON column has no IN list as two statements (it creates a type of the column's values first), and askdb runs one; name the values: PIVOT t ON col IN ('a', 'b') USING sum(x)"
+    run sql orders.csv "PIVOT orders ON status USING count(*)"
+    expect_rc 1
+    expect_err_has "$said"
+    run sql orders.csv "SELECT 1 AS x; SELECT 2 AS y"
+    expect_rc 1
+    expect_err_has "refused: more than one statement"
+    run sql orders.csv "COPY FROM DATABASE memory TO memory"
+    expect_rc 1
+    expect_err_has "refused: more than one statement"
+    start_llm "$(replies "$(fence 'SELECT * FROM (PIVOT orders ON status USING count(*)) AS p')" \
+        "$(fence "SELECT * FROM (PIVOT (SELECT status FROM orders) ON status IN ('delivered', 'refunded') USING count(*)) AS p")" \
+        "$(fence "SELECT 'extra request' AS oops")")"
+    run ask --llm-url "$URL" --model test --no-question-check -f json orders.csv "Delivered against refunded?"
+    expect_rc 0
+    [ "$(nreq)" = 2 ] || fail "the model got $(nreq) requests, expected 2"
+    pycheck '
+j = json.loads(out)
+assert j["columns"] == ["delivered", "refunded"] and j["row_count"] == 1, j
+assert [a["error"] for a in j["attempts"]] == ["refused", "none"], j["attempts"]
+assert "name the values: PIVOT t ON col IN" in user(1), user(1)
+'
+}
+
 # Table functions a SELECT may call that change the connection for the
 # statements after it, past lock_configuration: enable_profiling() made
 # DuckDB print every later statement's profile, its text as written, raw
@@ -1445,7 +1477,7 @@ TESTS=(schema_shows_keys_comments_samples_and_estimates other_schemas_show_quali
        csv_values_past_the_guessed_rows_are_read a_file_gone_since_it_was_opened_is_said
        an_internal_error_of_duckdb_leaves_the_file_answering
        csv_bytes_not_utf8_past_the_start_are_said views_over_files_say_they_are_refused
-       a_pattern_as_the_argument_says_how_to_ask_several_files)
+       a_pattern_as_the_argument_says_how_to_ask_several_files pivot_without_values_says_to_name_them)
 
 PASSED=0
 FAILED=0
