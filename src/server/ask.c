@@ -37,7 +37,6 @@ struct srv_job {
                                 conversation (srv.mu) */
     struct srv_job *next_wait;
     struct srv_job *next;    /* srv.jobs (srv.mu) */
-    pthread_t th;
 };
 
 /* The job failed before or instead of asking: an error (and a done event
@@ -558,6 +557,23 @@ static void *job_main(void *ud)
 /* Starting                                                               */
 /* ---------------------------------------------------------------------- */
 
+/* Run fn(arg) on a thread of its own, detached from the start. 0, or
+** an error number. */
+static int start_detached(void *(*fn)(void *), void *arg)
+{
+    pthread_attr_t at;
+    pthread_t th;
+    int rc = pthread_attr_init(&at);
+
+    if (rc != 0)
+        return rc;
+    rc = pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    if (rc == 0)
+        rc = pthread_create(&th, &at, fn, arg);
+    pthread_attr_destroy(&at);
+    return rc;
+}
+
 /* Jobs of one client address (srv.mu held). */
 static int client_jobs(struct server *s, const char *client)
 {
@@ -628,7 +644,11 @@ struct MHD_Response *srv_ask_response(struct server *s,
         s->jobs = j;
     }
     pthread_mutex_unlock(&s->mu);
-    if (*status == 200 && pthread_create(&j->th, NULL, job_main, j) != 0) {
+    /* Started detached, its id kept nowhere in j: a question that fails
+    ** at once (a database that cannot be opened) frees j in job_main()
+    ** before pthread_create() has returned here, and a pthread_detach()
+    ** of j's field after it read freed memory (ASan saw it in CI). */
+    if (*status == 200 && start_detached(job_main, j) != 0) {
         /* Never started: out of the queue (or its slot back) again. */
         atomic_store(&j->cancelled, 1);
         if (wait_slot(j) == 0)
@@ -643,7 +663,6 @@ struct MHD_Response *srv_ask_response(struct server *s,
         job_free(j);
         return NULL;
     }
-    pthread_detach(j->th);
     return r;
 }
 
