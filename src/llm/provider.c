@@ -184,11 +184,11 @@ static void acc_free(struct llm_acc *a)
 
 /*
 ** Finish: on success move the text into out (out->text is the caller's)
-** with the token counts and whether it was cut at max_tokens. Fails with
-** ASKDB_ERR_LLM when an in-band error was noted or no text arrived
-** (`where` names the field, for the message), ASKDB_ERR_NOMEM when the
-** text did not fit. The message goes to err, the key redacted. Frees a's
-** buffers either way.
+** with the token counts and whether it was cut at max_tokens (a cut
+** text may be empty). Fails with ASKDB_ERR_LLM when an in-band error was
+** noted or no text arrived in a reply not cut (`where` names the field,
+** for the message), ASKDB_ERR_NOMEM when the text did not fit. The
+** message goes to err, the key redacted. Frees a's buffers either way.
 */
 static askdb_status acc_finish(struct llm_acc *a, struct http_client *h,
                                const char *where, struct llm_reply *out,
@@ -218,7 +218,11 @@ static askdb_status acc_finish(struct llm_acc *a, struct http_client *h,
                        TEXT_MAX >> 20);
         goto out;
     }
-    if (!a->got_text) {
+    /* A reply stopped at max_tokens before any text (a reasoning model
+    ** that spent them all thinking: vLLM's content is null then, its
+    ** thoughts in reasoning_content; a stream sends no text delta) is a
+    ** cut reply, whose message says to raise --max-tokens. */
+    if (!a->got_text && !a->cut) {
         http_set_error(h, err, errlen, "model endpoint %s: reply had no "
                                        "content (%s is missing or null)",
                        http_url(h), where);

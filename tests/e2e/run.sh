@@ -2247,6 +2247,40 @@ reply_cut_at_max_tokens_is_repaired_not_run() {
     [ ! -s "$T/out" ] || fail "stdout not empty: $(head -c 200 "$T/out")"
 }
 
+reply_cut_before_any_text_says_to_raise_max_tokens() {
+    # A reasoning model can spend all of --max-tokens thinking: vLLM then
+    # sends content null (its thoughts in reasoning_content) with
+    # finish_reason "length", and a stream no text at all. That is a cut
+    # reply, whose way out is a larger --max-tokens, not a model error.
+    copy_db
+    local s
+    s=$("$PY" -c 'import json; print(json.dumps([{"status": 200, "repeat": True, "body": {"choices": [{"index": 0, "message": {"role": "assistant", "content": None, "reasoning_content": "Let me think about the tables"}, "finish_reason": "length"}]}}]))')
+    start_llm "$s"
+    run ask --llm-url "$URL" --model test --max-tokens 64 --no-question-check shop.db "Top 5 customers by spending"
+    expect_rc 1
+    expect_requests 3
+    expect_err_has "attempt 1: no_sql: cut: the reply hit --max-tokens (64) before it ended"
+    expect_err_has "(a reply hit --max-tokens before it ended: raise --max-tokens)"
+    expect_err_lacks "no content"
+
+    start_llm '[{"content": "", "finish_reason": "length", "repeat": true}]'
+    run ask --llm-url "$URL" --model test --stream --max-tokens 64 --no-question-check shop.db "Top 5 customers by spending"
+    expect_rc 1
+    expect_requests 3
+    expect_err_has "(a reply hit --max-tokens before it ended: raise --max-tokens)"
+    expect_err_lacks "no content"
+
+    # The question check's yes or no has 4 tokens, which such a model
+    # spends thinking: that is no "no", and the question goes on (it
+    # used to end at once with exit 4, whatever was asked).
+    s=$("$PY" -c 'import json,sys; print(json.dumps([{"status": 200, "body": {"choices": [{"index": 0, "message": {"role": "assistant", "content": None, "reasoning_content": "The user asks"}, "finish_reason": "length"}]}}, {"content": sys.argv[1]}]))' "$(fence "SELECT count(*) AS n FROM customers")")
+    start_llm "$s"
+    run ask --llm-url "$URL" --model test -f csv shop.db "xyzzy frobs"
+    expect_rc 0
+    expect_requests 2
+    expect_out 'n\n60\n'
+}
+
 finds_sql_after_quoted_prose_and_in_other_fences() {
     # extract.h: the first ```sql block, or the first fenced block of any
     # kind that starts with SELECT/WITH, else the text from the first
@@ -3364,6 +3398,7 @@ TESTS=(
     extracts_sql_from_prose_and_bare_replies
     reply_without_sql_is_repaired_as_no_sql
     reply_cut_at_max_tokens_is_repaired_not_run
+    reply_cut_before_any_text_says_to_raise_max_tokens
     finds_sql_after_quoted_prose_and_in_other_fences
     environment_configures_model_and_flags_override_it
     local_provider_with_a_model_name_says_why

@@ -428,6 +428,37 @@ static void openai_null_content_or_non_json_is_an_error(void **ts)
     assert_string_equal(llm_errmsg(s->m), want);
 }
 
+/* A reasoning model that spends max_tokens thinking: vLLM's content is
+** null (its thoughts in reasoning_content) with finish_reason "length",
+** and a stream sends no text delta before it. That is a reply cut at
+** max_tokens (the agent says to raise --max-tokens), not one with no
+** content. */
+static void reply_cut_before_any_text_comes_back_cut_and_empty(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+
+    fake_start(&s->f,
+               "[{\"status\":200,\"body\":{\"choices\":[{\"message\":"
+               "{\"role\":\"assistant\",\"content\":null,"
+               "\"reasoning_content\":\"Let me think\"},"
+               "\"finish_reason\":\"length\"}]}},"
+               "{\"content\":\"\",\"finish_reason\":\"length\"}]");
+    openai_cfg(s, s->f.base, NULL);
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+    assert_string_equal(s->r.text, "");
+    assert_int_equal(s->r.cut, LLM_CUT_MAX_TOKENS);
+
+    llm_reply_free(&s->r);
+    llm_free(s->m);
+    s->cfg.stream = 1;
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+    assert_string_equal(s->r.text, "");
+    assert_int_equal(s->r.cut, LLM_CUT_MAX_TOKENS);
+}
+
 /* ------------------------------------------------------------------ */
 /* Retries                                                             */
 /* ------------------------------------------------------------------ */
@@ -2528,6 +2559,7 @@ int main(void)
         T(events_labelled_json_are_read_as_a_stream),
         T(nul_in_reply_text_is_kept_as_a_replacement),
         T(openai_null_content_or_non_json_is_an_error),
+        T(reply_cut_before_any_text_comes_back_cut_and_empty),
         T(retries_429_then_succeeds_honouring_retry_after),
         T(retries_500_then_succeeds),
         T(retry_after_longer_than_the_time_left_is_said_as_such),
