@@ -67,6 +67,14 @@ enum agent_outcome agent_step_answer(struct agent_state *st)
                 : agent_call(st, "answer", msgs, 2, NULL, 160, NULL, &rc);
     buf_free(&user);
     buf_free(&rows);
+    /* An empty reply (a reasoning model may spend all its tokens
+    ** thinking) is no answer either: a blank line would stand for one. */
+    if (reply && reply[strspn(reply, " \t\r\n")] == '\0') {
+        free(reply);
+        reply = NULL;
+        snprintf(st->errbuf, sizeof st->errbuf, "the model's reply was "
+                                                "empty");
+    }
     if (!reply) {
         /* No sentences is no reason to lose the rows; nor is a cancel
         ** while they were written (the asker has the rows already). */

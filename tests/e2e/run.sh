@@ -3001,6 +3001,15 @@ a_failed_answer_in_words_is_said() {
         shop.db "How many customers are there?"
     expect_rc 0
     expect_err_has "no answer in words: "
+    # An empty reply (a reasoning model that spent its tokens thinking)
+    # is no answer either, not a blank line in its place.
+    start_llm "$("$PY" -c 'import json,sys; print(json.dumps([{"content": sys.argv[1]}, {"content": "", "finish_reason": "length", "repeat": True}]))' "$(fence "SELECT count(*) AS n FROM customers")")"
+    run ask --llm-url "$URL" --model test --answer --retries 0 --no-question-check -v -f csv \
+        shop.db "How many customers are there?"
+    expect_rc 0
+    expect_out $'n\n60\n'
+    expect_err_has "no answer in words: the model's reply was empty"
+    expect_err_has "askdb: the answer in words could not be written"
 }
 
 a_huge_bad_reply_is_sent_back_cut() {
