@@ -13,7 +13,9 @@
 ** differs from Chat Completions: system text goes in a top-level "system"
 ** field (several system messages are joined), user and assistant turns
 ** must alternate (consecutive turns of one role are merged, joined by a
-** blank line), max_tokens is required, and there is no seed. The reply
+** blank line) and hold more than white space (a blank one, an empty
+** reply sent back for repair, is left out), max_tokens is required, and
+** there is no seed. The reply
 ** text is the concatenation of the "text" blocks of content[]; streamed,
 ** of the text_delta events. Usage is
 ** input_tokens/output_tokens (message_start and message_delta events when
@@ -57,6 +59,12 @@ static int put_messages(json_t *body, const struct llm_request *req)
             buf_puts(&sys, mm->content);
             continue;
         }
+        /* The API refuses a turn of white space alone ("all messages
+        ** must have non-empty content"): an empty reply sent back to be
+        ** repaired would end the question with a 400. It is left out,
+        ** and the turns around it merge. */
+        if (llm_blank(mm->content, strlen(mm->content)))
+            continue;
         if (role && strcmp(role, mm->role) == 0) {
             buf_puts(&turn, "\n\n");
         } else {

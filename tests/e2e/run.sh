@@ -1809,6 +1809,24 @@ base_url_query_stays_after_the_path() {
     pycheck 'assert (reqs[0]["path"], reqs[0].get("query")) == ("/v1/chat/completions", {"api-version": "2024-06-01"}), reqs[0]'
 }
 
+anthropic_gets_no_blank_turn_when_an_empty_reply_is_repaired() {
+    # Anthropic refuses a message of white space alone (400: "all messages
+    # must have non-empty content"): an empty reply sent back with the
+    # repair would end the question there. It is left out of the turns.
+    copy_db
+    start_llm "$(replies "  " "$(fence "SELECT 1 AS one")")"
+    run ask --provider anthropic --llm-url "$URL/v1" --api-key k --model m --no-question-check -f csv shop.db "One?"
+    expect_rc 0
+    expect_out 'one\n1\n'
+    expect_requests 2
+    pycheck '
+m = reqs[1]["body"]["messages"]
+assert all(x["content"].strip() for x in m), m
+assert [x["role"] for x in m] == ["user"], m
+assert "Question: One?" in m[0]["content"] and "Your reply could not be used." in m[0]["content"], m
+'
+}
+
 anthropic_provider_uses_messages_api() {
     copy_db
     local r1 r2
@@ -3396,6 +3414,7 @@ TESTS=(
     garbled_stream_is_retried_or_fails_never_run
     json_reply_cut_short_is_retried_and_events_are_read
     base_url_query_stays_after_the_path
+    anthropic_gets_no_blank_turn_when_an_empty_reply_is_repaired
     anthropic_provider_uses_messages_api
     shell_answers_questions_and_dot_commands
     shell_script_exits_with_its_last_lines_code
