@@ -1420,7 +1420,16 @@ static askdb_status describe(struct http_client *c, CURLcode cc, long code,
         break;
     case CURLE_OPERATION_TIMEDOUT:
         curl_easy_getinfo(c->curl, CURLINFO_REQUEST_SIZE, &sent);
-        if (sent > 0) {
+        if (c->events > 0 || (c->mode != MODE_SSE && c->received > 0)) {
+            /* It answered, slowly: a long stream, or a body trickling
+            ** in ("did not answer" would send the user after a dead
+            ** server). A stream of keep-alive comments alone has not. */
+            buf_printf(m, "model at %s did not finish its reply within "
+                          "%ld ms (it was still sending it: the model may "
+                          "be slow or the reply long; raise --llm-timeout, "
+                          "in milliseconds, or lower --max-tokens)",
+                       c->shown, c->timeout_ms);
+        } else if (sent > 0) {
             buf_printf(m, "model at %s did not answer within %ld ms (the "
                           "model may be slow or overloaded; raise "
                           "--llm-timeout, in milliseconds)",

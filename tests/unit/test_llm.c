@@ -1293,6 +1293,33 @@ static void timeout_is_reported(void **ts)
     assert_null(s->r.text);
 }
 
+/* A stream still coming when --llm-timeout runs out answered: its
+** message says the reply was not finished, not that the model did not
+** answer (which sends the user after a dead server). */
+static void timeout_in_a_stream_says_the_reply_was_coming(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    char want[512];
+
+    fake_start(&s->f, "[{\"content\":\"SELECT a, b, c FROM t;\","
+                      "\"content_repeat\":40,\"drip_ms\":2}]");
+    openai_cfg(s, s->f.base, NULL);
+    s->cfg.llm_timeout_ms = 1500;
+    s->cfg.stream = 1;
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r),
+                     ASKDB_ERR_LLM_UNREACHABLE);
+    assert_true(s->tok.len > 0);   /* some of it came */
+    snprintf(want, sizeof want,
+             "model at %s did not finish its reply within 1500 ms (it was "
+             "still sending it: the model may be slow or the reply long; "
+             "raise --llm-timeout, in milliseconds, or lower --max-tokens)",
+             s->url);
+    assert_string_equal(llm_errmsg(s->m), want);
+    assert_null(s->r.text);
+}
+
 /* Sets *flag after delay_ms (cancel_stops_a_slow_request_at_once). */
 struct canceller {
     atomic_int *flag;
@@ -2580,6 +2607,7 @@ int main(void)
         T(connection_reset_is_retried),
         T(connection_reset_without_retries_is_unreachable),
         T(timeout_is_reported),
+        T(timeout_in_a_stream_says_the_reply_was_coming),
         T(cancel_stops_a_slow_request_at_once),
         T(stream_reads_split_lines_and_skips_keepalives),
         T(stream_event_that_is_not_json_fails_the_reply),
