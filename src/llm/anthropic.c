@@ -132,6 +132,7 @@ static void take_end(struct llm_acc *a, const json_t *root,
 
     if (stop && strcmp(stop, "max_tokens") == 0)
         a->cut = 1;
+    llm_acc_end(a, "stop_reason", stop);
     take_usage(a, json_object_get(root, "usage"));
 }
 

@@ -88,6 +88,7 @@ static void take_reply(struct llm_acc *a, const json_t *root,
     finish = jsonx_str(choice, "finish_reason");
     if (finish && strcmp(finish, "length") == 0)
         a->cut = 1;
+    llm_acc_end(a, "finish_reason", finish);
     take_usage(a, json_object_get(root, "usage"));
 }
 

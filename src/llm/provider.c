@@ -99,6 +99,14 @@ int llm_blank(const char *data, size_t len)
     return 1;
 }
 
+void llm_acc_end(struct llm_acc *a, const char *field, const char *why)
+{
+    size_t n = why ? strlen(why) : 0;
+
+    if (n && n < 24 && strspn(why, "abcdefghijklmnopqrstuvwxyz_") == n)
+        snprintf(a->end, sizeof a->end, "%s \"%s\"", field, why);
+}
+
 int llm_acc_delivered(void *acc)
 {
     const struct llm_acc *a = acc;
@@ -121,6 +129,7 @@ void llm_acc_restart(void *acc)
     a->got_text = 0;
     a->ended = 0;
     a->cut = 0;
+    a->end[0] = '\0';
 }
 
 int llm_acc_ended(void *acc)
@@ -223,9 +232,12 @@ static askdb_status acc_finish(struct llm_acc *a, struct http_client *h,
     ** thoughts in reasoning_content; a stream sends no text delta) is a
     ** cut reply, whose message says to raise --max-tokens. */
     if (!a->got_text && !a->cut) {
+        /* Why it ended says what came instead: "tool_calls",
+        ** "content_filter", "refusal". */
         http_set_error(h, err, errlen, "model endpoint %s: reply had no "
-                                       "content (%s is missing or null)",
-                       http_url(h), where);
+                                       "content (%s is missing or null%s%s)",
+                       http_url(h), where, a->end[0] ? "; it ended with " : "",
+                       a->end);
         goto out;
     }
     out->text = buf_steal(&a->text);

@@ -28,6 +28,8 @@ struct llm_acc {
     int ended;                 /* the stream's end marker came */
     int cut;                   /* the provider stopped the reply at
                                   max_tokens (llm_reply.cut) */
+    char end[48];              /* why the reply ended, for a message:
+                                  'finish_reason "tool_calls"' */
     struct buf error;          /* error the provider reported in-band */
 };
 
@@ -142,5 +144,10 @@ void llm_acc_restart(void *acc);
 /* 1 when data (len bytes) is only white space: an event that carries
 ** nothing (a keep-alive), for on_event. */
 int llm_blank(const char *data, size_t len);
+
+/* Note in a->end why the reply ended: field's value why (NULL: keep what
+** is there). Only a short word of [a-z_] is kept: it is the server's text
+** and goes into a message. */
+void llm_acc_end(struct llm_acc *a, const char *field, const char *why);
 
 #endif

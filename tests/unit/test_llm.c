@@ -1730,6 +1730,50 @@ static void anthropic_cfg(struct state *s, const char *base)
     snprintf(s->url, sizeof s->url, "%s/messages", base);
 }
 
+/* A reply with no text says how it ended, which tells what came instead
+** (a tool call, a content filter, a refusal); only a short word of the
+** server's is repeated. */
+static void reply_with_no_content_says_how_it_ended(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    char want[512];
+
+    fake_start(&s->f,
+               "[{\"status\":200,\"body\":{\"choices\":[{\"message\":"
+               "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":"
+               "[]},\"finish_reason\":\"tool_calls\"}]}},"
+               "{\"status\":200,\"body\":{\"choices\":[{\"message\":"
+               "{\"content\":null},\"finish_reason\":\"x\\u001b[2J\"}]}},"
+               "{\"status\":200,\"body\":{\"type\":\"message\","
+               "\"content\":[],\"stop_reason\":\"refusal\"}}]");
+    openai_cfg(s, s->f.base, NULL);
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
+    snprintf(want, sizeof want,
+             "model endpoint %s: reply had no content "
+             "(choices[0].message.content is missing or null; it ended "
+             "with finish_reason \"tool_calls\")", s->url);
+    assert_string_equal(llm_errmsg(s->m), want);
+
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
+    snprintf(want, sizeof want,
+             "model endpoint %s: reply had no content "
+             "(choices[0].message.content is missing or null)", s->url);
+    assert_string_equal(llm_errmsg(s->m), want);
+
+    llm_free(s->m);
+    s->m = NULL;
+    anthropic_cfg(s, s->f.base);
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
+    snprintf(want, sizeof want,
+             "model endpoint %s: reply had no content "
+             "(content[].text is missing or null; it ended with "
+             "stop_reason \"refusal\")", s->url);
+    assert_string_equal(llm_errmsg(s->m), want);
+}
+
 static void anthropic_sends_system_separately_and_reads_text(void **ts)
 {
     struct state *s = *ts;
@@ -2587,6 +2631,7 @@ int main(void)
         T(nul_in_reply_text_is_kept_as_a_replacement),
         T(openai_null_content_or_non_json_is_an_error),
         T(reply_cut_before_any_text_comes_back_cut_and_empty),
+        T(reply_with_no_content_says_how_it_ended),
         T(retries_429_then_succeeds_honouring_retry_after),
         T(retries_500_then_succeeds),
         T(retry_after_longer_than_the_time_left_is_said_as_such),
