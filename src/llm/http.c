@@ -1489,8 +1489,11 @@ static askdb_status describe(struct http_client *c, CURLcode cc, long code,
 
 static int retry_status(long code)
 {
-    return code == 429 || code == 500 || code == 502 || code == 503 ||
-           code == 504 || code == 529;
+    /* 408: the server (or a proxy) gave up waiting for the request
+    ** before it came whole, so no model ran and another try costs
+    ** nothing; OpenAI's and Anthropic's own clients retry it too. */
+    return code == 408 || code == 429 || code == 500 || code == 502 ||
+           code == 503 || code == 504 || code == 529;
 }
 
 /* The status a proxy answered c's CONNECT with when that failed the try

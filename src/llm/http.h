@@ -16,7 +16,7 @@
 ** pthread_once).
 **
 ** Retry policy (up to `retries` retries after the first try):
-**   retried     HTTP 429, 500, 502, 503, 504, 529 (also as a proxy's
+**   retried     HTTP 408, 429, 500, 502, 503, 504, 529 (also as a proxy's
 **               answer to CONNECT: it could not reach the model's host,
 **               or is overloaded); connection reset, send
 **               or receive errors, an empty reply (CURLE_GOT_NOTHING), a
@@ -28,7 +28,7 @@
 **               (HTTP_EVENT_BUSY: Anthropic's in-stream overloaded_error),
 **               and a timeout *before* the request was sent (the connect
 **               phase).
-**   not retried other HTTP statuses (400, 401, 403, 404, ...; a redirect
+**   not retried other HTTP statuses (400, 401, 403, 404, 413, ...; a redirect
 **               is never followed, the key must not go to another
 **               host: its message names the Location), a proxy's
 **               refusal (its CONNECT answered 403, 407, ..., a 407, a

@@ -520,22 +520,23 @@ static void retry_after_longer_than_the_time_left_is_said_as_such(void **ts)
     json_decref(log);
 }
 
-static void retries_500_then_succeeds(void **ts)
+/* 408 too: the request did not come whole, no model ran. */
+static void retries_408_and_5xx_then_succeeds(void **ts)
 {
     struct state *s = *ts;
     struct llm_request req = basic_request(s);
     json_t *log;
 
-    fake_start(&s->f, "[{\"status\":500},{\"status\":502},"
-                      "{\"content\":\"SELECT 3;\"}]");
+    fake_start(&s->f, "[{\"status\":408},{\"status\":500},"
+                      "{\"status\":502},{\"content\":\"SELECT 3;\"}]");
     openai_cfg(s, s->f.base, NULL);
     s->cfg.llm_retries = 4;
     open_model(s);
     assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
     assert_string_equal(s->r.text, "SELECT 3;");
-    assert_int_equal(s->r.retries, 2);
+    assert_int_equal(s->r.retries, 3);
     log = fake_log(&s->f);
-    assert_int_equal(json_array_size(log), 3);
+    assert_int_equal(json_array_size(log), 4);
     json_decref(log);
 }
 
@@ -2633,7 +2634,7 @@ int main(void)
         T(reply_cut_before_any_text_comes_back_cut_and_empty),
         T(reply_with_no_content_says_how_it_ended),
         T(retries_429_then_succeeds_honouring_retry_after),
-        T(retries_500_then_succeeds),
+        T(retries_408_and_5xx_then_succeeds),
         T(retry_after_longer_than_the_time_left_is_said_as_such),
         T(key_hint_names_the_vendor_variable_only_for_its_host),
         T(does_not_retry_401_and_message_names_url_and_key_hint),
