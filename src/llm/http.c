@@ -898,18 +898,60 @@ void http_put_snippet(struct buf *m, const char *s, size_t n)
         buf_puts(m, "...");
 }
 
+/* First place of the ASCII tag tag (e.g. "<title", any case) in s (n
+** bytes), or NULL. */
+static const char *find_tag(const char *s, size_t n, const char *tag)
+{
+    size_t i, k = strlen(tag);
+
+    for (i = 0; i + k <= n; i++)
+        if (strncasecmp(s + i, tag, k) == 0)
+            return s + i;
+    return NULL;
+}
+
+/* The text of an HTML page's <title> in body (len bytes), white space
+** before it skipped: its start, and its length in *n; NULL when body has
+** none, or a blank one. */
+static const char *html_title(const char *body, size_t len, size_t *n)
+{
+    const char *t = find_tag(body, len, "<title"), *end;
+
+    if (!t)
+        return NULL;
+    t = memchr(t, '>', len - (size_t)(t - body));
+    if (!t)
+        return NULL;
+    t++;
+    end = find_tag(t, len - (size_t)(t - body), "</title");
+    if (!end)
+        return NULL;
+    while (t < end && isspace((unsigned char)*t))
+        t++;
+    *n = (size_t)(end - t);
+    return *n ? t : NULL;
+}
+
 /* Append ": <what the server said>" from an error body: error.message,
-** error (a string), message or detail, else the raw text; secrets are
-** redacted in the whole text before it is cut. */
+** error (a string), message or detail; a page's title, as "an HTML page:
+** TITLE" (a proxy's error page, whose first bytes are markup); else the
+** raw text. Secrets are redacted in the whole text before it is cut. */
 static void put_body_message(const struct http_client *c, struct buf *m,
                              const char *body, size_t len)
 {
     json_t *root = NULL, *e;
-    const char *s = NULL;
+    const char *s = NULL, *title;
+    size_t tlen = 0;
 
     if (!body || len == 0)
         return;
     root = json_loadb(body, len, 0, NULL);
+    title = root ? NULL : html_title(body, len, &tlen);
+    if (title) {
+        buf_puts(m, ": an HTML page: ");
+        http_put_message(c, m, title, tlen);
+        return;
+    }
     if (root) {
         e = json_object_get(root, "error");
         s = jsonx_str(e, "message");

@@ -707,6 +707,30 @@ static void url_credentials_are_never_shown(void **ts)
     assert_non_null(strstr(want, "endpoint http://127.0.0.1:1/v1/chat/"));
 }
 
+/* A proxy's HTML error page is told by its title: its first 200 bytes
+** are markup (a doctype, styles) that say nothing. */
+static void html_error_page_is_told_by_its_title(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    char want[512];
+
+    fake_start(&s->f,
+               "[{\"status\":502,\"body\":\"<!DOCTYPE html>\\n<html><head>"
+               "<style>body{font-family:sans-serif;margin:0 auto;width:"
+               "40em}</style>\\n<TITLE>\\n  example.com | 502: Bad "
+               "gateway</Title></head><body><h1>Bad gateway</h1></body>"
+               "</html>\"}]");
+    openai_cfg(s, s->f.base, NULL);
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
+    snprintf(want, sizeof want,
+             "model endpoint %s answered 502 Bad Gateway: an HTML page: "
+             "example.com | 502: Bad gateway (the server is failing or "
+             "overloaded; try again later)", s->url);
+    assert_string_equal(llm_errmsg(s->m), want);
+}
+
 static void not_found_names_path_and_model(void **ts)
 {
     struct state *s = *ts;
@@ -2640,6 +2664,7 @@ int main(void)
         T(does_not_retry_401_and_message_names_url_and_key_hint),
         T(key_is_redacted_before_any_cut),
         T(url_credentials_are_never_shown),
+        T(html_error_page_is_told_by_its_title),
         T(not_found_names_path_and_model),
         T(redirect_names_its_location_and_is_not_followed),
         T(gives_up_after_n_retries_on_503),
