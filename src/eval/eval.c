@@ -81,14 +81,39 @@ static int one_file(const char *a, const char *b)
     return same;
 }
 
-/* Why path, a file the run writes, may not be one: it is the suite or
-** the --tables file, which the run reads; NULL when neither. */
+/* Why path, a file the run writes, may not be one: it is the suite, the
+** --tables file or a database of the suite (its own, or the one
+** --db-url names for it), which the run reads; NULL when none. A
+** database is told by its name, not its first bytes: a CSV file has none
+** of its own, and the report replaced one, --out --resume appended to
+** it. */
 static const char *input_refusal(const askdb_eval *ev, const char *path)
 {
+    const struct suite_item *it, *prev = NULL;
+    char *url;
+    long i;
+    int same;
+
     if (outfile_same_file(path, ev->opt.suite_path))
         return "it is the suite being run";
     if (one_file(path, ev->opt.tables_path))
         return "it is the --tables file of the run";
+    for (i = 0; i < ev->suite.n; i++) {
+        it = &ev->suite.items[i];
+        /* The items of a database mostly follow each other. */
+        if (!it->db_path || (prev && strcmp(it->db_path, prev->db_path) == 0))
+            continue;
+        prev = it;
+        same = outfile_same_file(path, it->db_path);
+        if (!same && ev->opt.db_url && it->db_id) {
+            url = eval_db_url(ev->opt.db_url, it->db_id);
+            same = url && outfile_same_file(path, url);
+            free(url);
+        }
+        if (same)
+            return "it is a database of the suite (askdb never writes to "
+                   "databases; choose another file)";
+    }
     return NULL;
 }
 

@@ -609,6 +609,35 @@ out_report_and_trace_never_write_a_database() {
     [ ! -e "$T/dbs/store.db.tmp" ] || fail "a report .tmp was left"
 }
 
+csv_database_of_the_suite_is_never_written() {
+    # A CSV file has no first bytes to tell it by, so only its name says
+    # it is a database of the suite: the report replaced it with HTML at
+    # the end, and --out --resume appended the records to it (each ran
+    # before; --trace was refused already). Refused before anything is
+    # asked, under any name of it.
+    printf 'id,name\n1,Audio\n2,Books\n' >"$T/cats.csv"
+    ln "$T/cats.csv" "$T/hard.csv"
+    mkdir "$T/alt" && cp "$T/cats.csv" "$T/alt/cats.csv"
+    printf '%s\n' '{"db": "cats.csv", "question": "How many categories?", "gold": "SELECT count(*) FROM cats"}' >"$T/suite.jsonl"
+    local sum o
+    sum=$(sha256sum "$T/cats.csv" | cut -d' ' -f1)
+    start_llm "[$(fence "SELECT count(*) FROM cats")]"
+    # (--db-url names the file asked in the gold database's place.)
+    for o in "--report cats.csv" "--report ./hard.csv" "--out cats.csv --resume" \
+             "--out hard.csv --resume" "--trace cats.csv" \
+             "--db-url alt/{db_id}.csv --report alt/cats.csv" \
+             "--db-url alt/{db_id}.csv --out alt/cats.csv --resume"; do
+        # shellcheck disable=SC2086
+        run eval --suite suite.jsonl --llm-url "$URL" --model fake -q $o
+        expect_rc 2
+        grep -qE "it is (a|the) database (of the suite|being asked) \(askdb never writes to databases" "$T/err" ||
+            fail "$o: $(head -c 300 "$T/err")"
+    done
+    [ "$(sha256sum "$T/cats.csv" | cut -d' ' -f1)" = "$sum" ] || fail "the CSV database was written: $(head -c 200 "$T/cats.csv")"
+    [ "$(sha256sum "$T/alt/cats.csv" | cut -d' ' -f1)" = "$sum" ] || fail "the --db-url CSV was written: $(head -c 200 "$T/alt/cats.csv")"
+    [ "$(nreq "$LLMLOG")" = 0 ] || fail "the model was asked before a refusal"
+}
+
 out_and_report_never_replace_the_suite_each_other_or_a_device() {
     # Refused before anything is asked: the suite itself, --out and
     # --report naming one file, a device (the report replaced /dev/full
@@ -793,6 +822,7 @@ TESTS=(spider_suite_scores_exactly report_is_self_contained_and_escaped
        model_unreachable_stops_with_exit_4 refused_key_stops_at_once_with_exit_4
        other_model_errors_stop_after_five_in_a_row usage_errors_exit_2 answer_is_refused
        out_report_and_trace_never_write_a_database out_and_report_never_replace_the_suite_each_other_or_a_device
+       csv_database_of_the_suite_is_never_written
        resume_drops_a_half_written_line learned_pair_of_the_question_scored_is_left_out
        ctrl_c_finishes_the_question_and_reports_what_was_done
        db_url_asks_elsewhere_gold_stays
