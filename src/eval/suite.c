@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/buf.h"
 #include "core/json.h"
@@ -156,6 +157,16 @@ static char *slurp(const char *path, char *err, size_t errlen)
     buf_init(&b, SUITE_MAX_BYTES);
     while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
         buf_append(&b, chunk, n);
+    /* A folder opens and then fails to read (EISDIR): said as such, not
+    ** as a suite with no entries; a read that failed midway is no suite
+    ** cut short. */
+    if (ferror(f)) {
+        snprintf(err, errlen, "cannot read suite '%s': %s", path,
+                 strerror(errno));
+        fclose(f);
+        buf_free(&b);
+        return NULL;
+    }
     fclose(f);
     if (buf_err(&b))
         snprintf(err, errlen, "suite '%s' is too large or memory ran out",
@@ -375,8 +386,16 @@ int suite_check_tables(const struct suite *s, const char *tables_path,
 
     *unknown = 0;
     if (!json_is_array(root)) {
+        struct stat st;
+        /* JSON of another shape has no error text; a folder's is a parse
+        ** error at its "end", which says nothing of a folder. */
         snprintf(err, errlen, "cannot read tables file '%s': %s",
-                 tables_path, je.text);
+                 tables_path,
+                 stat(tables_path, &st) == 0 && S_ISDIR(st.st_mode)
+                     ? "it is a folder"
+                 : root ? "it is not a JSON array (Spider's tables.json is "
+                          "one)"
+                        : je.text);
         json_decref(root);
         return -1;
     }

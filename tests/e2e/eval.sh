@@ -566,6 +566,19 @@ usage_errors_exit_2() {
     run eval --suite "$SUITE" --db-root nowhere
     expect_rc 2
     grep -q -- "--db-root 'nowhere' is not a folder" "$T/err" || fail "db-root check"
+    # A folder opens and fails at its first read: said as one, not as a
+    # suite "with no entries" or a tables file "expected near end of file"
+    # (and a tables file of another shape said nothing after its colon).
+    run eval --suite root --db-root root
+    expect_rc 2
+    grep -qF "cannot read suite 'root': Is a directory" "$T/err" || fail "a folder as suite: $(cat "$T/err")"
+    run eval --suite "$SUITE" --db-root root --tables root
+    expect_rc 2
+    grep -qF "cannot read tables file 'root': it is a folder" "$T/err" || fail "a folder as tables: $(cat "$T/err")"
+    echo '{"db_id": "shop"}' >"$T/obj.json"
+    run eval --suite "$SUITE" --db-root root --tables obj.json
+    expect_rc 2
+    grep -qF "cannot read tables file 'obj.json': it is not a JSON array" "$T/err" || fail "an object as tables: $(cat "$T/err")"
 }
 
 # eval scores SQL results: a plain-English answer would cost a model
