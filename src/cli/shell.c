@@ -647,7 +647,8 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
             if (tty)
                 fputs("(a new conversation)\n", talk);
         } else if (strcmp(q, ".help") == 0) {
-            fputs(shell_help, stdout);
+            /* Said to the person, as the banner: not into the rows. */
+            fputs(shell_help, talk);
         } else if (strcmp(q, ".schema") == 0) {
             text = NULL;
             rc = EXIT_DB;

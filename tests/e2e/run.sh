@@ -3329,15 +3329,17 @@ PY
 
 shell_prompts_on_the_terminal_when_the_rows_go_to_a_file() {
     # askdb shell DB >rows.csv: libedit, its stdout no terminal, showed no
-    # prompt and edited nothing, and the banner and "(a new conversation)"
-    # went into the rows. The prompt, the line being edited and what is
-    # said to the person go to stderr, the terminal; stdout holds the rows.
+    # prompt and edited nothing, and the banner, "(a new conversation)"
+    # and .help's list went into the rows. The prompt, the line being
+    # edited and what is said to the person go to stderr, the terminal;
+    # stdout holds the rows.
     copy_db
     local steps
     start_llm "$(always "$(fence "SELECT 1")")"
     steps=$("$PY" -c 'import json; print(json.dumps([
         ["wait", "askdb> "], ["type", ".sql SELECT 7 AS seven\r"], ["wait", "askdb> "],
         ["type", ".new\r"], ["wait", r"\(a new conversation\)"], ["wait", "askdb> "],
+        ["type", ".help\r"], ["wait", "Type a question about the database"], ["wait", "askdb> "],
         ["type", "dropped"], ["sleep", 0.3], ["type", "\x03"], ["wait", "askdb> "],
         ["type", "\x04"]]))')
     PTY_STDOUT="$T/rows" run_pty "$steps" shell --llm-url "$URL" --model test shop.db
