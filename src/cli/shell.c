@@ -550,6 +550,40 @@ static int shell_ask(const struct shell *sh, const struct cli_opts *o,
         "ASKDB_LLM_URL); why it has none was said as it started");
 }
 
+/*
+** .schema: the schema as askdb schema prints it, as JSON with -f json
+** (a program reading the shell's JSON documents got CREATE TABLE text
+** among them). Returns the exit code: 3 when it cannot be read or has no
+** tables.
+*/
+static int shell_schema(askdb_db *db, const struct cli_opts *o)
+{
+    char *text = NULL;
+    int rc = EXIT_DB;
+
+    if (askdb_db_schema_text(db, &text)) {
+        format_printf(stderr, "askdb: %s\n", askdb_db_errmsg(db));
+    } else if (!*text) {
+        format_printf(stderr, "askdb: database '%s' has no tables or "
+                              "views\n", askdb_db_label(db));
+    } else if (o->format == FMT_JSON) {
+        askdb_free(text);
+        text = NULL;
+        if (askdb_db_schema_json(db, ASKDB_JSON_PRETTY, &text)) {
+            format_printf(stderr, "askdb: %s\n", askdb_db_errmsg(db));
+        } else {
+            format_puts(stdout, text);
+            fputc('\n', stdout);
+            rc = EXIT_ANSWERED;
+        }
+    } else {
+        format_puts(stdout, text);
+        rc = EXIT_ANSWERED;
+    }
+    askdb_free(text);
+    return rc;
+}
+
 /* .sql: the statement on the shell's database, which Ctrl-C cancels. */
 static int sql_interruptible(const struct shell *sh,
                              const struct cli_opts *o, const char *sql)
@@ -650,19 +684,7 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
             /* Said to the person, as the banner: not into the rows. */
             fputs(shell_help, talk);
         } else if (strcmp(q, ".schema") == 0) {
-            text = NULL;
-            rc = EXIT_DB;
-            if (askdb_db_schema_text(sh.db, &text)) {
-                format_printf(stderr, "askdb: %s\n", askdb_db_errmsg(sh.db));
-            } else if (!*text) {
-                format_printf(stderr, "askdb: database '%s' has no tables "
-                                      "or views\n",
-                              askdb_db_label(sh.db));
-            } else {
-                format_puts(stdout, text);
-                rc = EXIT_ANSWERED;
-            }
-            askdb_free(text);
+            rc = shell_schema(sh.db, o);
         } else if (strncmp(q, ".sql", 4) == 0 && (q[4] == ' ' || !q[4])) {
             text = sql_statement(tty, hist, dollar, trim(q + 4), &cut);
             if (cut) {

@@ -2165,6 +2165,27 @@ assert set(q["timings"]) == set(a["timings"]) and set(q["tokens"]) == set(a["tok
     done
 }
 
+shell_schema_in_json_is_the_schema_commands_document() {
+    # `askdb shell -f json` wrote .schema as CREATE TABLE text among its
+    # JSON documents, which a program reading them could not parse: it is
+    # the document `askdb schema -f json` prints.
+    copy_db
+    run schema -f json shop.db
+    expect_rc 0
+    cp "$T/out" "$T/schema.json"
+    printf '.schema\n.sql SELECT 1 AS x\n' >"$T/in"
+    STDIN="$T/in" run shell -f json --model none.gguf shop.db
+    expect_rc 0
+    pycheck 'docs, s = [], out.lstrip()
+while s:
+    j, n = json.JSONDecoder().raw_decode(s)
+    docs.append(j)
+    s = s[n:].lstrip()
+assert len(docs) == 2, docs
+assert docs[0] == json.loads(open(tdir + "/schema.json").read()), docs[0]
+assert docs[1]["rows"] == [[1]], docs[1]'
+}
+
 extracts_sql_from_prose_and_bare_replies() {
     copy_db
     local want='n\n32\n' r
@@ -3422,6 +3443,7 @@ TESTS=(
     shell_script_exits_with_its_last_lines_code
     shell_runs_sql_without_a_model
     shell_without_a_model_answers_a_question_in_json
+    shell_schema_in_json_is_the_schema_commands_document
     questions_are_utf8_of_at_most_8192_characters
     shell_sql_statements_go_over_lines
     shell_sql_line_ending_with_an_operator_goes_on
