@@ -636,8 +636,11 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
         editor_begin();
         history_start(hist);
         editor_end();
+        /* The label, as every message names the database: a URL's
+        ** password is not shown (to a screen shared, a recording). */
         format_printf(talk, "askdb %s - asking %s. Type .help for "
-                            "commands.\n", askdb_version(), db_path);
+                            "commands.\n", askdb_version(),
+                      askdb_db_label(sh.db));
         if (sh.ag)
             warm_start(&warm, sh.ag);
     }

@@ -1421,6 +1421,36 @@ passwords_work_and_never_show() {
     run schema "postgresql://bob:$BOB_PW@127.0.0.1:$PORT/shop?sslmode=disable"
     expect_rc 0
     expect_err_lacks "$BOB_PW"
+    # The shell's banner names the database as the messages do (it showed
+    # the URL as typed, password and all, on the terminal).
+    "$PY" - "$ASKDB" "postgresql://bob:$BOB_PW@127.0.0.1:$PORT/shop" >"$T/tty" 2>&1 <<'PYEOF'
+import os, pty, select, signal, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], [sys.argv[1], "shell", "--llm-url", "http://127.0.0.1:9/v1",
+                           "--model", "test", sys.argv[2]])
+buf, end, sent = b"", time.time() + 20, False
+while time.time() < end:
+    if b"askdb> " in buf and not sent:
+        time.sleep(0.2)  # the line editor reads: Ctrl-D leaves
+        os.write(fd, b"\x04")
+        sent = True
+    r, _, _ = select.select([fd], [], [], 0.2)
+    if r:
+        try:
+            d = os.read(fd, 65536)
+        except OSError:
+            d = b""
+        if not d:
+            break
+        buf += d
+if time.time() >= end:
+    os.kill(pid, signal.SIGKILL)
+os.waitpid(pid, 0)
+sys.stdout.buffer.write(buf)
+PYEOF
+    grep -qaF "asking postgresql://bob@127.0.0.1:$PORT/shop." "$T/tty" || fail "banner: $(tr -d '\r' <"$T/tty" | head -c 300)"
+    ! grep -qaF -- "$BOB_PW" "$T/tty" || fail "the password was on the terminal"
 }
 
 # An '@' (or a '#') in the password needs no encoding: the user part ends
