@@ -541,20 +541,31 @@ static int output_written(int rc)
     return rc ? rc : EXIT_USAGE;
 }
 
-/* ask given a question of n words (n > 1) not in quotes, which the shell
-** split into arguments: say so, and how to give it. */
-static void unquoted_question(const char *db, char **words, int n)
+/* ask or sql (cmd) given a question or statement (what) of n words
+** (n > 1) not in quotes, which the shell split into arguments: say so,
+** and how to give it. */
+static void unquoted_words(const char *cmd, const char *what,
+                           const char *db, char **words, int n)
 {
     int i;
 
-    format_printf(stderr, "askdb ask: the question is %d arguments (", n);
+    format_printf(stderr, "askdb %s: the %s is %d arguments (", cmd, what,
+                  n);
     for (i = 0; i < n; i++)
         format_printf(stderr, "%s%s", i ? " " : "", words[i]);
-    format_printf(stderr, "): give it as one, in quotes: askdb ask %s \"",
-                  db);
+    format_printf(stderr, "): give it as one, in quotes: askdb %s %s \"",
+                  cmd, db);
     for (i = 0; i < n; i++)
         format_printf(stderr, "%s%s", i ? " " : "", words[i]);
     fputs("\"\n", stderr);
+}
+
+/* The operands of cmd (ask, shell, schema or sql), as its usage says. */
+static const char *operands(const char *cmd)
+{
+    return strcmp(cmd, "ask") == 0   ? "DB QUESTION"
+           : strcmp(cmd, "sql") == 0 ? "DB STATEMENT"
+                                     : "DB";
 }
 
 /* askdb CMD ...: argv[1] is "askdb CMD" (see main). */
@@ -651,11 +662,17 @@ static int run(const char *cmd, int argc, char **argv)
     if (strcmp(cmd, "sql") == 0 && nargs == 2)
         return cmd_db(&o, argv[first], argv[first + 1]);
     if (strcmp(cmd, "ask") == 0 && nargs > 2) {
-        unquoted_question(argv[first], argv + first + 1, nargs - 1);
+        unquoted_words(cmd, "question", argv[first], argv + first + 1,
+                       nargs - 1);
         return EXIT_USAGE;
     }
-    fprintf(stderr, "askdb %s: wrong number of arguments (see 'askdb help "
-                    "%s')\n", cmd, cmd);
+    if (strcmp(cmd, "sql") == 0 && nargs > 2) {
+        unquoted_words(cmd, "statement", argv[first], argv + first + 1,
+                       nargs - 1);
+        return EXIT_USAGE;
+    }
+    fprintf(stderr, "askdb %s: wrong number of arguments: give %s (see "
+                    "'askdb help %s')\n", cmd, operands(cmd), cmd);
     return EXIT_USAGE;
 }
 

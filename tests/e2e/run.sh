@@ -1336,7 +1336,17 @@ usage_errors_exit_2() {
     expect_err_has "unknown format 'xml'"
     run ask --llm-url "$URL" --model test shop.db
     expect_rc 2
-    expect_err_has "wrong number of arguments"
+    expect_err_has "askdb ask: wrong number of arguments: give DB QUESTION (see 'askdb help ask')"
+    run sql shop.db
+    expect_rc 2
+    expect_err_has "askdb sql: wrong number of arguments: give DB STATEMENT (see 'askdb help sql')"
+    run schema
+    expect_rc 2
+    expect_err_has "askdb schema: wrong number of arguments: give DB (see 'askdb help schema')"
+    # A statement typed without quotes, as a question: say to quote it.
+    run sql shop.db SELECT 'count(*)' FROM orders
+    expect_rc 2
+    expect_err_has "askdb sql: the statement is 4 arguments (SELECT count(*) FROM orders): give it as one, in quotes: askdb sql shop.db \"SELECT count(*) FROM orders\""
     run ask --llm-url "$URL" --model test shop.db "q?" extra
     expect_rc 2
     # A question typed without quotes is several arguments: say to quote it.
