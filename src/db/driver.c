@@ -137,13 +137,19 @@ static int looks_like_conninfo(const char *path)
     return 0;
 }
 
-const char *db_conninfo_hint(const char *path)
+const char *db_missing_hint(const char *path)
 {
-    return looks_like_conninfo(path)
-               ? "it looks like a PostgreSQL connection string: give askdb "
-                 "a postgresql:// URL instead, e.g. "
-                 "postgresql://user@host:5432/dbname"
-               : NULL;
+    if (looks_like_conninfo(path))
+        return "it looks like a PostgreSQL connection string: give askdb "
+               "a postgresql:// URL instead, e.g. "
+               "postgresql://user@host:5432/dbname";
+    /* "~/My Data/shop.db" in quotes, or from a file: no shell expanded
+    ** it, and askdb takes paths as they are. */
+    if (path[0] == '~')
+        return "a leading ~ is expanded by the shell, never inside "
+               "quotes: write \"$HOME/...\" or leave ~/ outside the "
+               "quotes";
+    return NULL;
 }
 
 /* A conninfo string with the value of its password= (bare or quoted)

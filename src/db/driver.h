@@ -129,12 +129,14 @@ int db_url_ambiguous(const char *url);
 char *db_redact(const char *path);
 
 /*
-** What to write instead of a database path that looks like PostgreSQL's
-** keyword/value connection string ("host=db dbname=shop user=ann": a word
-** host=, hostaddr=, dbname= or service=), which askdb would take for an
-** SQLite file: a static sentence, or NULL when it does not look like one.
+** What to write instead of a database path that names no file: a static
+** sentence, or NULL when there is nothing to say. One that looks like
+** PostgreSQL's keyword/value connection string ("host=db dbname=shop
+** user=ann": a word host=, hostaddr=, dbname= or service=), which askdb
+** would take for an SQLite file, is said as one; one that starts with a
+** '~' no shell expanded (it was in quotes) says how to write it.
 */
-const char *db_conninfo_hint(const char *path);
+const char *db_missing_hint(const char *path);
 
 /*
 ** Text that holds no statement (empty, white space or only comments):

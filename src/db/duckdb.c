@@ -864,9 +864,11 @@ static askdb_status dk_open(askdb_db *db, const char *path)
         return ASKDB_ERR_DB_OPEN;
     }
     if (stat(path, &st) != 0) {
+        const char *hint = db_missing_hint(path);
         snprintf(db->errmsg, sizeof db->errmsg,
                  "cannot open database '%s': %s (askdb never creates "
-                 "databases)", path, strerror(errno));
+                 "databases)%s%s", path, strerror(errno), hint ? "; " : "",
+                 hint ? hint : "");
         return ASKDB_ERR_DB_OPEN;
     }
     if (!S_ISREG(st.st_mode)) {

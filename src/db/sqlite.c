@@ -353,7 +353,7 @@ static askdb_status sq_open(askdb_db *db, const char *path)
 
     snprintf(db->version, sizeof db->version, "%s", sqlite3_libversion());
     if (stat(path, &st) != 0) {
-        const char *hint = db_conninfo_hint(path);
+        const char *hint = db_missing_hint(path);
         /* The label: a connection string's password is left out. */
         snprintf(db->errmsg, sizeof db->errmsg,
                  "cannot open database '%s': %s (askdb never creates "

@@ -825,6 +825,10 @@ open_faults_exit_3_with_the_reason() {
     run schema dir.parquet
     expect_rc 3
     expect_err_has "it is a directory"
+    # A ~ in quotes no shell expanded: said as such, as for SQLite.
+    run schema '~/shop.duckdb'
+    expect_rc 3
+    expect_err_has "(askdb never creates databases); a leading ~ is expanded by the shell, never inside quotes"
     printf 'name,city\nJos\351,M\374nchen\n' >"$W/latin1.csv"
     run schema latin1.csv
     expect_rc 3

@@ -642,6 +642,13 @@ missing_database_exits_3_and_creates_nothing() {
     run sql 'file:new.db?mode=rwc' "SELECT 1"
     expect_rc 3
     expect_err_has "askdb never creates databases"
+    # A ~ in quotes ("~/My Data/shop.db") no shell expanded: said as such,
+    # not a bare "No such file" for a file that is in the home folder.
+    for f in '~/shop.db' '~other/shop.db'; do
+        run sql "$f" "SELECT 1"
+        expect_rc 3
+        expect_err_has "cannot open database '$f': No such file or directory (askdb never creates databases); a leading ~ is expanded by the shell, never inside quotes: write \"\$HOME/...\" or leave ~/ outside the quotes"
+    done
     # An empty file is an empty database: nothing to ask about, still exit 3.
     run ask --llm-url "$URL" --model test empty.db "How many orders?"
     expect_rc 3
