@@ -688,7 +688,10 @@ int cli_shell(const struct cli_opts *o, const char *db_path)
             fputs(shell_help, talk);
         } else if (strcmp(q, ".schema") == 0) {
             rc = shell_schema(sh.db, o);
-        } else if (strncmp(q, ".sql", 4) == 0 && (q[4] == ' ' || !q[4])) {
+        } else if (strncmp(q, ".sql", 4) == 0 &&
+                   (q[4] == ' ' || q[4] == '\t' || !q[4])) {
+            /* A tab after it too: a line pasted from a script or an
+            ** editor that indents with tabs was an unknown command. */
             text = sql_statement(tty, hist, dollar, trim(q + 4), &cut);
             if (cut) {
                 fputc('\n', talk);

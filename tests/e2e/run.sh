@@ -2094,6 +2094,17 @@ EOF
     expect_requests 0
 }
 
+shell_sql_may_be_followed_by_a_tab() {
+    # ".sql<TAB>SELECT ..." (pasted from a script or an editor that
+    # indents with tabs) was "unknown command '.sql	SELECT ...'", exit 2.
+    copy_db
+    printf '.sql\tSELECT 7 AS seven\n.sql\t\n\tSELECT 8 AS eight;\n' >"$T/in"
+    STDIN="$T/in" run shell --model none.gguf shop.db
+    expect_rc 0
+    expect_out 'seven\n7\neight\n8\n'
+    expect_err_lacks "unknown command"
+}
+
 shell_runs_sql_without_a_model() {
     # The shell made its agent, which loads the model, before its first
     # line: with a model that could not be loaded (a missing or bad local
@@ -3459,6 +3470,7 @@ TESTS=(
     shell_answers_questions_and_dot_commands
     shell_script_exits_with_its_last_lines_code
     shell_runs_sql_without_a_model
+    shell_sql_may_be_followed_by_a_tab
     shell_without_a_model_answers_a_question_in_json
     shell_schema_in_json_is_the_schema_commands_document
     questions_are_utf8_of_at_most_8192_characters
