@@ -346,7 +346,7 @@ askdb_status askdb_memory_import(askdb_memory *h, askdb_db *db,
     struct import im;
     askdb_import_counts none;
     askdb_status st = ASKDB_OK;
-    char err[1024], *text;
+    char err[1024], *text, *body;
     const char *p, *end;
     long line = 1;
 
@@ -375,7 +375,10 @@ askdb_status askdb_memory_import(askdb_memory *h, askdb_db *db,
         free(im.stem);
         return st;
     }
-    p = text;
+    /* A UTF-8 byte order mark (Windows editors write one) is no JSON:
+    ** the first line was rejected, a whole array with it. */
+    body = strncmp(text, "\xef\xbb\xbf", 3) == 0 ? text + 3 : text;
+    p = body;
     end = text + strlen(text);
     skip_ws(&p, end, &line);
     /* A broken array stores nothing: it is found before any item is
@@ -389,7 +392,7 @@ askdb_status askdb_memory_import(askdb_memory *h, askdb_db *db,
         goto out;
     }
     st = *p == '[' ? import_array(&im, p, end, line, 1)
-                   : import_lines(&im, text);
+                   : import_lines(&im, body);
     if (st)
         (void)memory_batch_end(h->m, 0, err, sizeof err);
     else if (memory_batch_end(h->m, 1, h->errmsg, sizeof h->errmsg))

@@ -250,6 +250,7 @@ askdb_status suite_load(const char *path, const char *db_root,
     askdb_status rc = ASKDB_ERR_NOMEM;
     long cap = 0, gcap = 0, lineno = 0, k;
     const char *p;
+    char *body;
     int need_root = 0;
     size_t i;
 
@@ -257,13 +258,17 @@ askdb_status suite_load(const char *path, const char *db_root,
     text = slurp(path, err, errlen);
     if (!text)
         return ASKDB_ERR_USAGE;
+    /* A UTF-8 byte order mark, which Windows editors and "CSV UTF-8"
+    ** exports write first, is no JSON: its first item was a line that is
+    ** not JSON, and a whole array every line of it. */
+    body = strncmp(text, "\xef\xbb\xbf", 3) == 0 ? text + 3 : text;
     dir = dir_of(path);
     if (!dir)
         goto out;
-    for (p = text; *p == ' ' || *p == '\t' || *p == '\r' || *p == '\n';)
+    for (p = body; *p == ' ' || *p == '\t' || *p == '\r' || *p == '\n';)
         p++;
     if (*p == '[') {
-        root = json_loads(text, 0, &je);
+        root = json_loads(body, 0, &je);
         if (!json_is_array(root)) {
             snprintf(err, errlen, "suite '%s' is not valid JSON: %s (line "
                      "%d)", path, je.text, je.line);
@@ -281,7 +286,7 @@ askdb_status suite_load(const char *path, const char *db_root,
                 goto out;
         }
     } else {
-        for (line = text; line && *line; line = nl) {
+        for (line = body; line && *line; line = nl) {
             nl = strchr(line, '\n');
             if (nl)
                 *nl++ = '\0';

@@ -373,6 +373,22 @@ EOF
     grep -q '"bad":"bad_database","message":"'"'"'./dbs'"'"' is a folder, not a database file"' "$T/folder.out" || fail "record: $(cat "$T/folder.out")"
 }
 
+suite_with_a_byte_order_mark_is_read() {
+    # A suite saved with a UTF-8 byte order mark (Windows editors, "CSV
+    # UTF-8" exports): its first line was a bad item, "line is not valid
+    # JSON", and a JSON array one bad item a line.
+    mkdir -p "$T/dbs" && cp "$SHOP_DB" "$T/dbs/store.db"
+    local item='{"db": "dbs/store.db", "question": "How many categories?", "gold": "SELECT count(*) FROM categories"}' f
+    printf '\357\273\277%s\n' "$item" >"$T/bom.jsonl"
+    printf '\357\273\277[\n  %s\n]\n' "$item" >"$T/bom.json"
+    for f in bom.jsonl bom.json; do
+        start_llm "[$(fence "SELECT count(*) FROM categories")]" "$f"
+        run eval --suite "$f" --llm-url "$URL" --model fake -q
+        expect_rc 0
+        grep -q '^EX 1/1 = 100.0% (1 selected' "$T/out" || fail "$f: $(head -1 "$T/out") $(head -c 300 "$T/err")"
+    done
+}
+
 # The records' reals are the shortest text that reads back, as everywhere
 # else askdb writes JSON: a result's 0.1 + 0.2 keeps its last digits
 # (15 digits printed 0.3, the gold's value, for a result that is not).
@@ -829,7 +845,7 @@ EOF
 TESTS=(spider_suite_scores_exactly report_is_self_contained_and_escaped
        resume_after_kill_matches_uninterrupted resume_runs_again_what_a_missing_database_kept_from_asking
        bird_evidence_goes_to_the_model_as_hint
-       json_lines_suite_with_paths records_keep_every_digit_of_their_reals sample_is_fixed_by_seed jobs_run_databases_in_parallel
+       json_lines_suite_with_paths suite_with_a_byte_order_mark_is_read records_keep_every_digit_of_their_reals sample_is_fixed_by_seed jobs_run_databases_in_parallel
        local_model_runs_one_job nothing_scored_is_n_a_everywhere distinct_removed_unless_keep_distinct
        in_process_scores_the_same
        model_unreachable_stops_with_exit_4 refused_key_stops_at_once_with_exit_4

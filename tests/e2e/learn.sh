@@ -224,6 +224,17 @@ EOF
     run learn shop.db --file missing.jsonl
     expect_rc 2
     expect_err_has "cannot read 'missing.jsonl'"
+    # A UTF-8 byte order mark (Windows editors write one) starts no pair:
+    # the first line was rejected as "not valid JSON", and an array whole.
+    printf '\357\273\277' >"$W/bom.jsonl"
+    cat "$W/good.jsonl" >>"$W/bom.jsonl"
+    run learn shop.db --file bom.jsonl
+    expect_rc 0
+    expect_out "0 stored, 2 replaced, 0 rejected"
+    printf '\357\273\277[%s]\n' "$(head -n 1 "$W/good.jsonl")" >"$W/bom.json"
+    run learn shop.db --file bom.json
+    expect_rc 0
+    expect_out "0 stored, 1 replaced, 0 rejected"
 }
 
 imports_a_spider_array_for_its_db_id() {
