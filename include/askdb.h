@@ -857,9 +857,11 @@ askdb_result_json(const askdb_result *r, const char *sql, const char *error,
 
 /*
 ** NULL when askdb may write to path (a trace, an eval output or report):
-** else a static reason. Refused: NULL or "" (no file named), an SQLite
-** database, write-ahead log or journal, a DuckDB database, a Parquet file
-** (by its first bytes), and a name that is a database's companion
+** else a static reason. Refused: NULL or "" (no file named), "-" (meant
+** as standard output, it would be a file called "-"; "./-" names one),
+** an SQLite database, write-ahead log or journal, a DuckDB database, a
+** Parquet file (by its first bytes), and a name that is a database's
+** companion
 ** (X-journal, X-wal, X-shm beside a database X, links resolved), whether
 ** or not it exists yet. Front ends check every path they write.
 */

@@ -160,6 +160,11 @@ const char *outfile_refusal(const char *path)
 
     if (!path || !*path)
         return "no file named";
+    /* Standard output to many programs; here it was a file called "-"
+    ** in the working directory, made without a word. */
+    if (strcmp(path, "-") == 0)
+        return "'-' names no file here (askdb writes it to a file, not to "
+               "standard output): give a file name, or ./- for one called -";
     kind = sqlite_kind(path);
     if (kind == DUCKDB_KIND)
         return "it is a DuckDB database" NEVER;

@@ -20,7 +20,8 @@
 ** would take a trace there for the database's own, delete it, or find
 ** the database locked. Otherwise a static reason, e.g.
 ** "it is an SQLite database (askdb never writes to databases; choose
-** another file)". NULL or "" is refused too: "no file named".
+** another file)". NULL or "" is refused too: "no file named"; and "-",
+** standard output to many programs, which would be a file called "-".
 */
 const char *outfile_refusal(const char *path);
 

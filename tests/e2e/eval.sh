@@ -667,6 +667,29 @@ csv_database_of_the_suite_is_never_written() {
     [ "$(nreq "$LLMLOG")" = 0 ] || fail "the model was asked before a refusal"
 }
 
+dash_names_no_output_file() {
+    # "--out -" (standard output to many programs) made a file called "-"
+    # in the working directory without a word, as did --report and
+    # --trace, and ask's --trace: refused before anything is asked.
+    mkdir -p "$T/dbs" && cp "$SHOP_DB" "$T/dbs/store.db"
+    printf '%s\n' '{"db": "dbs/store.db", "question": "How many categories?", "gold": "SELECT count(*) FROM categories"}' >"$T/suite.jsonl"
+    start_llm "[$(fence "SELECT count(*) FROM categories")]"
+    local o
+    for o in "--out -" "--out - --resume" "--report -" "--trace -"; do
+        # shellcheck disable=SC2086
+        run eval --suite suite.jsonl --llm-url "$URL" --model fake -q $o
+        expect_rc 2
+        grep -qF "'-' names no file here (askdb writes it to a file, not to standard output): give a file name, or ./- for one called -" "$T/err" ||
+            fail "$o: $(head -c 300 "$T/err")"
+        [ ! -e "$T/-" ] || fail "$o made a file called -"
+    done
+    run ask --llm-url "$URL" --model fake --trace - dbs/store.db "How many categories?"
+    expect_rc 2
+    grep -qF "cannot open trace file '-': '-' names no file here" "$T/err" || fail "ask --trace -: $(head -c 300 "$T/err")"
+    [ ! -e "$T/-" ] || fail "ask --trace - made a file called -"
+    [ "$(nreq "$LLMLOG")" = 0 ] || fail "the model was asked before a refusal"
+}
+
 out_and_report_never_replace_the_suite_each_other_or_a_device() {
     # Refused before anything is asked: the suite itself, --out and
     # --report naming one file, a device (the report replaced /dev/full
@@ -851,7 +874,7 @@ TESTS=(spider_suite_scores_exactly report_is_self_contained_and_escaped
        model_unreachable_stops_with_exit_4 refused_key_stops_at_once_with_exit_4
        other_model_errors_stop_after_five_in_a_row usage_errors_exit_2 answer_is_refused
        out_report_and_trace_never_write_a_database out_and_report_never_replace_the_suite_each_other_or_a_device
-       csv_database_of_the_suite_is_never_written
+       csv_database_of_the_suite_is_never_written dash_names_no_output_file
        resume_drops_a_half_written_line learned_pair_of_the_question_scored_is_left_out
        ctrl_c_finishes_the_question_and_reports_what_was_done
        db_url_asks_elsewhere_gold_stays

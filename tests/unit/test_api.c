@@ -942,6 +942,9 @@ static void null_arguments_are_usage_errors(void **state)
     askdb_pairs_free(NULL, 3);
     assert_non_null(askdb_output_refusal(NULL));
     assert_non_null(askdb_output_refusal_for(NULL, NULL));
+    /* "-" is standard output to a caller, a file called "-" to open(). */
+    assert_non_null(askdb_output_refusal("-"));
+    assert_null(askdb_output_refusal("./-"));
 
     /* Databases. */
     assert_int_equal(askdb_db_open(testdb_shop(), NULL, NULL),
