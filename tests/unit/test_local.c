@@ -1782,10 +1782,16 @@ static void local_calls_join_and_leave_a_running_batch(void **ts)
     scene_close(&sc);
 }
 
-/* Job 0 waits at piece 6 until job 1 has ended (cancelled). */
+/* Job 0 waits at piece 2 until job 1 has streamed a piece, so that both
+** are mid-reply together whatever the timing (on a busy machine job 1's
+** thread could start only once job 0 was held, and the two then never
+** shared a step: CI saw shared_steps 0), and at piece 10 until job 1 has
+** ended (cancelled at its fifth piece). */
 static void hold_for_cancel(struct job *j, int piece)
 {
-    if (piece == 6)
+    if (piece == 2)
+        job_await(&j->sc->job[1], 1);
+    if (piece == 10)
         job_await(&j->sc->job[1], 0);
 }
 
@@ -1800,7 +1806,7 @@ static void local_cancel_stops_one_call_and_spares_the_others(void **ts)
     three_jobs(&sc, 1);
     run_alone(&sc, text);
     sc.job[0].at_piece = hold_for_cancel;
-    sc.job[1].cancel_at = 3;
+    sc.job[1].cancel_at = 5;
     job_start(&sc.job[0]);
     job_start(&sc.job[1]);
     job_join(&sc.job[1]);
