@@ -788,6 +788,15 @@ static askdb_status connect_db(askdb_db *db, struct dk *d, const char *path)
                     : ASKDB_OK;
 }
 
+/* Close d's connection and database, where open (both left NULL). */
+static void close_db(struct dk *d)
+{
+    if (d->con)
+        duckdb_disconnect(&d->con);
+    if (d->db)
+        duckdb_close(&d->db);
+}
+
 /*
 ** DuckDB invalidates its database on an INTERNAL or FATAL error (a bug
 ** of its own: on a CSV file with bytes that are no UTF-8 past its first
@@ -808,10 +817,7 @@ static void reopen_if_invalidated(askdb_db *db, const struct db_err *e)
         strncmp(e->msg, "FATAL Error", 11) != 0 &&
         !strstr(e->msg, "database has been invalidated"))
         return;
-    if (d->con)
-        duckdb_disconnect(&d->con);
-    if (d->db)
-        duckdb_close(&d->db);
+    close_db(d);
     free(d->csv_view);
     free(d->csv_pattern);
     d->csv_view = d->csv_pattern = NULL;
@@ -820,10 +826,7 @@ static void reopen_if_invalidated(askdb_db *db, const struct db_err *e)
         /* db->errmsg is the handle's: the next statement's outcome
         ** replaces it */
         snprintf(d->lost, sizeof d->lost, "%.399s", db->errmsg);
-        if (d->con)
-            duckdb_disconnect(&d->con);
-        if (d->db)
-            duckdb_close(&d->db);
+        close_db(d);
     }
 }
 
@@ -920,10 +923,7 @@ static void dk_close(askdb_db *db)
     struct dk *d = DK(db);
 
     db_watch_end(&d->wd);
-    if (d->con)
-        duckdb_disconnect(&d->con);
-    if (d->db)
-        duckdb_close(&d->db);
+    close_db(d);
     free(d->csv_view);
     free(d->csv_pattern);
     free(d->real);
