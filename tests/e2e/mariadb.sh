@@ -885,26 +885,21 @@ ask_follows_a_case_insensitive_collation() {
     expect_rc 0
     expect_out 'n\n4\n'
     pycheck 'assert len(reqs) == 1, [user(i) for i in range(1, len(reqs))]'
-    start_llm "$(replies "$(fence "SELECT COUNT(*) AS n FROM orders WHERE status = 'GIFT_CARD'")" "$(fence "SELECT COUNT(*) AS n FROM payments WHERE method = 'GIFT_CARD'")" "$(fence "SELECT 'extra request' AS oops")")"
-    run ask --llm-url "$URL" --model test --candidates 1 -f csv --no-question-check "$url" "How many payments were made with a gift card?"
-    expect_rc 0
-    expect_out 'n\n23\n'
-    pycheck '
+    # Asked without and with the value index (--values), whose matches
+    # fold case: the engine, not a byte comparison, says whether they are
+    # the value.
+    local values
+    for values in "" --values; do
+        start_llm "$(replies "$(fence "SELECT COUNT(*) AS n FROM orders WHERE status = 'GIFT_CARD'")" "$(fence "SELECT COUNT(*) AS n FROM payments WHERE method = 'GIFT_CARD'")" "$(fence "SELECT 'extra request' AS oops")")"
+        run ask --llm-url "$URL" --model test --candidates 1 -f csv --no-question-check $values "$url" "How many payments were made with a gift card?"
+        expect_rc 0
+        expect_out 'n\n23\n'
+        pycheck '
 assert len(reqs) == 2, len(reqs)
 last = user(1)
 assert "'"'"'GIFT_CARD'"'"' is not a value of orders.status; it is stored in payments.method" in last, last
 '
-    # The same with the value index (--values), whose matches fold case:
-    # the engine, not a byte comparison, says whether they are the value.
-    start_llm "$(replies "$(fence "SELECT COUNT(*) AS n FROM orders WHERE status = 'GIFT_CARD'")" "$(fence "SELECT COUNT(*) AS n FROM payments WHERE method = 'GIFT_CARD'")" "$(fence "SELECT 'extra request' AS oops")")"
-    run ask --llm-url "$URL" --model test --candidates 1 -f csv --no-question-check --values "$url" "How many payments were made with a gift card?"
-    expect_rc 0
-    expect_out 'n\n23\n'
-    pycheck '
-assert len(reqs) == 2, len(reqs)
-last = user(1)
-assert "'"'"'GIFT_CARD'"'"' is not a value of orders.status; it is stored in payments.method" in last, last
-'
+    done
 }
 
 # Names that are reserved words of MariaDB but not of SQLite (usage,
