@@ -233,6 +233,14 @@ def test_openapi_document_validates(env):
     for want in (("/api/ask", "post"), ("/api/sql", "post"), ("/mcp", "post"),
                  ("/api/databases/{name}/schema", "get"), ("/health", "get")):
         assert want in ops, (want, ops)
+    # Every answer, an error's included, is a JSON document the server
+    # must allocate: out of memory (or of threads for a question) it is a
+    # 500 with the usual error body, which the document did not list.
+    for p, v in doc["paths"].items():
+        for m, op in v.items():
+            assert op["responses"].get("500") == {"$ref": "#/components/responses/E500"}, (p, m)
+    e500 = doc["components"]["responses"]["E500"]["content"]["application/json"]["schema"]
+    assert e500 == {"$ref": "#/components/schemas/Error"}, e500
 
 
 def test_responses_are_what_the_openapi_document_says(env):
