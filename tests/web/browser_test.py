@@ -585,8 +585,11 @@ def download(t, turn, kind):
     turn.find_element(By.CSS_SELECTOR, "button.dl-" + kind).click()
     name = wait_for(lambda: [f for f in os.listdir(t.downloads) if f.endswith("." + kind)],
                     "the %s file" % kind.upper())[0]
-    time.sleep(0.2)
-    return os.path.join(t.downloads, name)
+    # Chromium writes NAME.crdownload and renames it when it is whole, so
+    # a file under its own name is complete (and none is empty).
+    path = os.path.join(t.downloads, name)
+    wait_for(lambda: os.path.getsize(path) > 0, "the %s file's bytes" % kind.upper(), timeout=3)
+    return path
 
 
 def downloads_the_rows_as_csv(t):
@@ -855,8 +858,8 @@ def cancels_a_running_question(t):
     # "Cancelled" under an answered question): its heading in view,
     # marked as cancelled, and its text back in the box, the cursor there,
     # to be edited and asked again.
-    time.sleep(0.3)
-    check(in_view(t.page, turn.find_element(By.CSS_SELECTOR, ".q")), "the cancelled question is out of view")
+    wait_for(lambda: in_view(t.page, turn.find_element(By.CSS_SELECTOR, ".q")),
+             "the cancelled question in view", timeout=3)
     marks = [m.text for m in turn.find_elements(By.CSS_SELECTOR, ".cancelled-mark") if m.is_displayed()]
     check(marks == ["Cancelled"], "the question is not marked as cancelled: %r" % marks)
     heading = t.page.js("return arguments[0].querySelector('.q').textContent", turn)
