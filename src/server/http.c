@@ -26,6 +26,7 @@
 
 #define CONN_TIMEOUT_S 60     /* an idle or silent connection is closed */
 #define CONN_LIMIT 8192       /* connections at once */
+#define DROP_MAX ((size_t)64 << 20) /* body bytes read past --max-body */
 #define THREAD_STACK (512 * 1024)
 
 /* One request, from its first callback to its completion. */
@@ -38,6 +39,7 @@ struct req {
     char client[64];
     char *body;
     size_t len;
+    size_t dropped;  /* bytes read past max_body, to answer 413 after */
     int too_big;
     int status;
     int answering;   /* counted in server.answering */
@@ -942,6 +944,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
             free(q->body);
             q->body = NULL;
             q->len = 0;
+        }
+        /* Read to its end so the client hears the 413, but not past
+        ** DROP_MAX: a body that never ends (chunked) held a connection's
+        ** thread for as long as it was sent. Cut, the client sees its
+        ** connection closed; the access log says 413, not completed. */
+        if (q->too_big && (q->dropped += *upload_size) > DROP_MAX) {
+            q->status = 413;
+            return MHD_NO;
         }
         if (!q->too_big) {
             grown = realloc(q->body, q->len + *upload_size + 1);

@@ -642,6 +642,36 @@ def test_a_body_announced_too_large_is_refused_before_it_is_sent(env):
     assert h["status"] == "ok", h
 
 
+def test_a_body_that_never_ends_is_cut(env):
+    # A body past --max-body is read to its end so that the client hears
+    # the 413; a chunked one that never ended held its connection's thread
+    # for as long as it was sent. Past 64 MiB dropped the connection is
+    # closed, and the access log says 413, not completed.
+    env.start("--max-body", "2000", script=[])
+    s = socket.create_connection(("127.0.0.1", env.port), timeout=10)
+    chunk = b"%x\r\n%s\r\n" % (1 << 20, b"x" * (1 << 20))
+    sent = 0
+    t0 = time.time()
+    try:
+        s.sendall(b"POST /api/sql HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                  b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+        while sent < (1 << 30) and time.time() - t0 < 60:
+            s.sendall(chunk)
+            sent += 1 << 20
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    finally:
+        s.close()
+    assert sent < 200 << 20, "the server read %d MiB of an endless body" % (sent >> 20)
+    h, _ = env.json("GET", "/health")
+    assert h["status"] == "ok", h
+    env.srv.send_signal(signal.SIGTERM)
+    assert env.srv.wait(15) == 0
+    log = [json.loads(l) for l in env.stderr().splitlines() if l.startswith('{"ts"')]
+    cut = [l for l in log if l["path"] == "/api/sql"]
+    assert len(cut) == 1 and cut[0]["status"] == 413 and cut[0]["completed"] is False, log
+
+
 def test_token_is_required_on_the_api(env):
     env.start("--token", "s3cret-token", script=[reply(COUNTRY_SQL)])
     status, hdrs, body = env.request("GET", "/api/databases")
