@@ -692,6 +692,7 @@ static enum MHD_Result route_mcp(struct server *s, struct MHD_Connection *c,
     ver = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
                                       "MCP-Protocol-Version");
     memset(&mq, 0, sizeof mq);
+    mq.client = q->client;
     mq.session = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
                                              "Mcp-Session-Id");
     /* A stateless request (2026-07-28) is told of a revision askdb does

@@ -29,7 +29,10 @@
 **   server stops (shutdown, DELETE) gets -32000 with the reason.
 ** - At most MCP_MAX_RUNNING tool calls and resource reads run at once in
 **   a session, as on stdio; more are refused "busy" (mcp_reject_busy()),
-**   not queued.
+**   not queued. And at most --per-client of one client address, in all
+**   its sessions and stateless requests together (each of which is a
+**   session of its own: without that count a client had as many calls
+**   running, each on a thread, as it sent).
 ** - `initialize` without a session header opens a session; its id comes
 **   back in Mcp-Session-Id and every later message carries it (400
 **   without, 404 for one the server does not know, e.g. after DELETE or
@@ -71,8 +74,18 @@ struct hsession {
     struct hsession *next;
 };
 
+/* The tool calls and resource reads of one client address running now,
+** in any session (srv_mcp.mu). */
+struct hclient {
+    char addr[64];
+    int running;
+    struct hclient *next;
+};
+
 struct srv_mcp {
     struct mcp_server *srv;
+    int per_client;          /* calls of one address at once */
+    struct hclient *clients; /* those with calls running */
     pthread_mutex_t mu;
     struct hsession *list;
     int n;
@@ -85,13 +98,14 @@ struct srv_mcp {
 ** no POST left to answer, and every new one gets 503. */
 enum { STOP_NONE, STOP_BEGUN, STOP_DONE };
 
-struct srv_mcp *srv_mcp_new(struct mcp_server *srv)
+struct srv_mcp *srv_mcp_new(struct mcp_server *srv, int per_client)
 {
     struct srv_mcp *m = calloc(1, sizeof *m);
 
     if (!m)
         return NULL;
     m->srv = srv;
+    m->per_client = per_client;
     pthread_mutex_init(&m->mu, NULL);
     return m;
 }
@@ -359,6 +373,7 @@ struct slow {
     struct hsession *h;
     struct mcp_msg *msg;
     struct srv_stream *out;
+    struct hclient *who;     /* its client's count (run_begin()) */
     int sse;
     int answered;            /* the response was sent */
 };
@@ -386,24 +401,54 @@ static void stateless_gone(void *ud)
     mcp_session_cancel_all(h->ms, "the client closed the connection");
 }
 
-/* Whether another tool call or resource read may run in h; if so it is
-** counted until run_end(). */
-static int run_begin(struct srv_mcp *m, struct hsession *h)
+/* The outcome of run_begin(). */
+enum { RUN_OK, RUN_SESSION_BUSY, RUN_CLIENT_BUSY, RUN_NOMEM };
+
+/* Whether another tool call or resource read may run in h, for the client
+** at addr; if so it is counted, in h and as the client's (*who, for
+** run_end()), until run_end(). */
+static int run_begin(struct srv_mcp *m, struct hsession *h,
+                     const char *addr, struct hclient **who)
 {
-    int ok;
+    struct hclient *c;
+    int rc = RUN_OK;
 
     pthread_mutex_lock(&m->mu);
-    ok = h->running < MCP_MAX_RUNNING;
-    if (ok)
+    for (c = m->clients; c && strcmp(c->addr, addr) != 0; c = c->next)
+        ;
+    if (h->running >= MCP_MAX_RUNNING)
+        rc = RUN_SESSION_BUSY;
+    else if (c && c->running >= m->per_client)
+        rc = RUN_CLIENT_BUSY;
+    else if (!c && !(c = calloc(1, sizeof *c)))
+        rc = RUN_NOMEM;
+    else {
+        if (!c->running) {
+            snprintf(c->addr, sizeof c->addr, "%s", addr);
+            c->next = m->clients;
+            m->clients = c;
+        }
+        c->running++;
         h->running++;
+        *who = c;
+    }
     pthread_mutex_unlock(&m->mu);
-    return ok;
+    return rc;
 }
 
-static void run_end(struct srv_mcp *m, struct hsession *h)
+static void run_end(struct srv_mcp *m, struct hsession *h,
+                    struct hclient *who)
 {
+    struct hclient **pp;
+
     pthread_mutex_lock(&m->mu);
     h->running--;
+    if (--who->running == 0) {
+        for (pp = &m->clients; *pp != who; pp = &(*pp)->next)
+            ;
+        *pp = who->next;
+        free(who);
+    }
     pthread_mutex_unlock(&m->mu);
 }
 
@@ -425,7 +470,7 @@ static void *slow_main(void *arg)
         srv_stream_put(w->out, gone, strlen(gone));
     free(gone);
     srv_stream_end(w->out);
-    run_end(m, h);
+    run_end(m, h, w->who);
     free(w);
     release(m, h);
     return NULL;
@@ -552,6 +597,8 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
     struct slow *w;
     pthread_t th;
     struct srv_watch watch;
+    struct hclient *who = NULL;
+    char busy[200];
     int stateless, streamed, counted, watched, opened = 0;
 
     *status = 200;
@@ -630,13 +677,33 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
     pthread_mutex_init(&col.mu, NULL);
     msg = mcp_parse_in(h->ms, in, &q->route, stateless, collect_emit,
                        &col);
-    /* A tool call or resource read counts in its session until it is
-    ** answered, on this thread or on its stream's. */
+    /* A tool call or resource read counts in its session and as its
+    ** client's until it is answered, on this thread or on its stream's. */
     counted = msg && mcp_msg_slow(msg);
-    if (counted && !run_begin(m, h)) {
-        mcp_reject_busy(h->ms, msg, collect_emit, &col);
-        msg = NULL;
-        counted = 0;
+    if (counted) {
+        switch (run_begin(m, h, q->client ? q->client : "", &who)) {
+        case RUN_OK:
+            break;
+        case RUN_SESSION_BUSY:
+            mcp_reject_busy(h->ms, msg, collect_emit, &col);
+            break;
+        case RUN_CLIENT_BUSY:
+            snprintf(busy, sizeof busy, "busy: %d tool calls and resource "
+                     "reads of this client are running (askdb serve "
+                     "--per-client); send this one again when one has "
+                     "finished", m->per_client);
+            mcp_reject(h->ms, msg, MCP_ERR_SERVER, busy, collect_emit,
+                       &col);
+            break;
+        default:
+            mcp_reject(h->ms, msg, -32603, "out of memory", collect_emit,
+                       &col);
+            break;
+        }
+        if (!who) {
+            msg = NULL;
+            counted = 0;
+        }
     }
     /* A stateless tool call always goes through a stream, which tells
     ** when its client closes it; its other requests are answered at once,
@@ -662,6 +729,7 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
             w->m = m;
             w->h = h;
             w->msg = msg;
+            w->who = who;
             if (pthread_create(&th, NULL, slow_main, w) == 0) {
                 pthread_detach(th);
                 MHD_add_response_header(r, "Content-Type", q->sse
@@ -695,7 +763,7 @@ struct MHD_Response *srv_mcp_post(struct srv_mcp *m,
     if (watched)
         srv_watch_stop(&watch);
     if (counted)
-        run_end(m, h);
+        run_end(m, h, who);
     /* An initialize refused (no protocolVersion) opened no session: the
     ** client gets no id of one that never began. */
     if (opened && (!col.response || is_error(col.response))) {

@@ -10,9 +10,10 @@ struct mcp_server;
 struct srv_mcp;
 struct MHD_Response;
 
-/* The sessions over srv (borrowed: it must outlive them). NULL when out of
-** memory. */
-struct srv_mcp *srv_mcp_new(struct mcp_server *srv);
+/* The sessions over srv (borrowed: it must outlive them), running at most
+** per_client tool calls and resource reads of one client address at once.
+** NULL when out of memory. */
+struct srv_mcp *srv_mcp_new(struct mcp_server *srv, int per_client);
 void srv_mcp_free(struct srv_mcp *m);
 
 /* One POST to /mcp. */
@@ -26,6 +27,7 @@ struct srv_mcp_req {
     struct mcp_route route;  /* MCP-Protocol-Version, Mcp-Method, ... */
     int sse;                 /* the client accepts text/event-stream */
     int conn_fd;
+    const char *client;      /* its address, for --per-client */
 };
 
 /*

@@ -48,8 +48,9 @@ static const char usage_serve[] =
     "                        decodes them together, in one batch\n"
     "      --queue N         questions waiting past that; more get 503\n"
     "                        (default 64)\n"
-    "      --per-client N    questions of one client address at once; more\n"
-    "                        get 429 (default 8)\n"
+    "      --per-client N    questions, statements and MCP calls of one\n"
+    "                        client address at once; more get 429 (MCP:\n"
+    "                        busy) (default 8)\n"
     "      --conversations N  follow-up conversations kept (least recently\n"
     "                        used dropped; default 8 local, 64 otherwise)\n"
     "      --max-body BYTES  request body cap (default 1048576)\n"
@@ -500,7 +501,7 @@ static int open_mcp(struct server *s, const struct serve_opts *o,
     }
     mcp_server_share_model(*mcp, s->model);
     mcp_server_set_command(*mcp, "askdb serve");
-    s->mcp = srv_mcp_new(*mcp);
+    s->mcp = srv_mcp_new(*mcp, s->per_client);
     return s->mcp ? 0 : 2;
 }
 

@@ -388,7 +388,7 @@ async def the_17th_request_at_once_in_a_session_is_told_busy(tmp):
     # has stdio's, with its -32000 "busy"; another session is not held to
     # the first's. 16 statements wait for the database behind an endless
     # one; cancelling that one lets them run.
-    s = Server("busy", tmp, args=["--timeout", "20000"])
+    s = Server("busy", tmp, args=["--timeout", "20000", "--per-client", "64"])
     try:
         hdr, _ = s.session()
         js = dict(hdr, Accept="application/json")
@@ -423,6 +423,61 @@ async def the_17th_request_at_once_in_a_session_is_told_busy(tmp):
                 assert r["result"]["structuredContent"]["rows"] == [[i]], r
         st, _, body = s.raw("POST", sql_call(19, "SELECT 19 AS n"), js)
         assert json.loads(body)["result"]["structuredContent"]["rows"] == [[19]], body
+    finally:
+        s.stop()
+
+
+@test
+async def a_client_runs_per_client_calls_at_once_in_all_its_sessions(tmp):
+    # --per-client bounded a client's questions to /api/ask and statements
+    # to /api/sql, but not its MCP calls: MCP_MAX_RUNNING is a session's,
+    # a client may open any number of sessions, and each stateless request
+    # (2026-07-28) is a session of its own, so one client had as many
+    # calls running, each on a thread, as it sent. Now a client has at
+    # most --per-client, in all its sessions together.
+    s = Server("per_client", tmp, args=["--timeout", "20000", "--per-client", "2"])
+    try:
+        a, _ = s.session()
+        b, _ = s.session()
+        js = dict(a, Accept="application/json")
+        posts = [post_async(s, sql_call(1, ENDLESS), js),
+                 post_async(s, sql_call(2, ENDLESS), dict(b, Accept="application/json"))]
+        time.sleep(1.0)        # both run
+        busy = {"code": -32000, "message": "busy: 2 tool calls and resource reads of this "
+                "client are running (askdb serve --per-client); send this one again when "
+                "one has finished"}
+        c, _ = s.session()
+        st, _, body = s.raw("POST", sql_call(3, "SELECT 3 AS n"), dict(c, Accept="application/json"))
+        assert st == 200 and json.loads(body) == {"jsonrpc": "2.0", "id": 3, "error": busy}, (st, body)
+        meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {}}
+        call = sql_call(4, "SELECT 4 AS n")
+        call["params"]["_meta"] = meta
+        st, h, body = s.raw("POST", call, {"Accept": "application/json",
+                                           "MCP-Protocol-Version": "2026-07-28",
+                                           "Mcp-Method": "tools/call", "Mcp-Name": "execute_sql"})
+        assert json.loads(body)["error"] == busy, (st, body)
+        # What is no call runs as ever.
+        st, _, body = s.raw("POST", {"jsonrpc": "2.0", "id": 5, "method": "tools/list"},
+                            dict(c, Accept="application/json"))
+        assert st == 200 and json.loads(body)["result"]["tools"], (st, body)
+        for i, h_ in ((1, a), (2, b)):
+            st, _, _ = s.raw("POST", {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                      "params": {"requestId": i}}, h_)
+            assert st == 202, st
+        for i, (th, got) in enumerate(posts, 1):
+            th.join(20)
+            assert not th.is_alive(), i
+            r = json.loads(got["r"][2])
+            assert r["error"]["message"].startswith("request cancelled"), r
+        # Both counted out: two at once again.
+        posts = [post_async(s, sql_call(6 + i, "SELECT %d AS n" % i), dict(h_, Accept="application/json"))
+                 for i, h_ in enumerate((a, b))]
+        for th, got in posts:
+            th.join(20)
+            assert json.loads(got["r"][2])["result"]["structuredContent"]["rows"], got
+        st, _, body = s.raw("POST", sql_call(9, "SELECT 9 AS n"), dict(c, Accept="application/json"))
+        assert json.loads(body)["result"]["structuredContent"]["rows"] == [[9]], body
     finally:
         s.stop()
 

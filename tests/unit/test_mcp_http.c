@@ -69,7 +69,7 @@ static struct srv_mcp *new_mcp(struct script *script,
     cfg.llm_ud = script;
     assert_int_equal(mcp_server_new(&cfg, 1, names, paths, srv, err,
                                     sizeof err), ASKDB_OK);
-    m = srv_mcp_new(*srv);
+    m = srv_mcp_new(*srv, 8);
     assert_non_null(m);
     return m;
 }
