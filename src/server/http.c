@@ -606,15 +606,26 @@ static int host_ok(struct server *s, struct MHD_Connection *c)
     char name[256];
     const char *end;
     struct in_addr a4;
+    struct in6_addr a6;
     size_t n;
 
     if (s->token || !host)
         return 1;
     if (host[0] == '[') {
+        /* Any spelling of ::1 ([0:0:0:0:0:0:0:1], [::0001]), and
+        ** 127.x.x.x mapped ([::ffff:127.0.0.1]): the same address. */
         end = strchr(host, ']');
         if (!end || (end[1] && end[1] != ':'))
             return 0;
-        return (size_t)(end - host) == 4 && strncmp(host, "[::1", 4) == 0;
+        n = (size_t)(end - host) - 1;
+        if (n == 0 || n >= sizeof name)
+            return 0;
+        memcpy(name, host + 1, n);
+        name[n] = '\0';
+        if (inet_pton(AF_INET6, name, &a6) != 1)
+            return 0;
+        return IN6_IS_ADDR_LOOPBACK(&a6) ||
+               (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127);
     }
     end = strchr(host, ':');
     n = end ? (size_t)(end - host) : strlen(host);

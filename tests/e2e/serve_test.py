@@ -1071,11 +1071,13 @@ def test_rebinding_names_are_refused_without_a_token(env):
         evil, Accept="application/json, text/event-stream"))
     assert status == 403 and "mcp-session-id" not in hdrs, (status, body[:200])
     for host in ("localhost:%d" % env.port, "LOCALHOST", "127.0.0.1:%d" % env.port,
-                 "127.1.2.3", "[::1]:%d" % env.port):
+                 "127.1.2.3", "[::1]:%d" % env.port, "[0:0:0:0:0:0:0:1]:%d" % env.port,
+                 "[::0001]", "[::ffff:127.0.0.1]:%d" % env.port):
         status, _, body = env.request("GET", "/api/databases", headers={"Host": host})
         assert status == 200, (host, status, body[:200])
     for host in ("attacker.example", "127.0.0.1.attacker.example", "localhost.attacker.example",
-                 "[::2]:%d" % env.port, "0x7f000001"):
+                 "[::2]:%d" % env.port, "0x7f000001", "[::ffff:10.0.0.1]", "[::1%lo]",
+                 "[::1]x", "[]", "[localhost]"):
         status, _, body = env.request("GET", "/", headers={"Host": host})
         assert status == 403, (host, status, body[:200])
     # An Origin of another scheme is not the server's own.
