@@ -1243,8 +1243,8 @@ static void do_tools_call(struct mcp_session *s, struct mcp_msg *m,
     tok = json_object_get(json_object_get(m->params, "_meta"),
                           "progressToken");
     c.srv = s->srv;
-    c.progress_token = json_is_string(tok) || json_is_integer(tok) ? tok
-                                                                    : NULL;
+    c.progress_token = json_is_string(tok) || json_is_number(tok) ? tok
+                                                                   : NULL;
     c.notify = notify;
     c.ud = &nc;
     c.lock = &s->lock;

@@ -355,6 +355,34 @@ static void ask_reports_progress_then_answers(void **st)
     fixture_free(f);
 }
 
+/* A progressToken is a string or a number, and JSON-RPC's numbers have
+** fractions: a token of 4.5 got no progress at all. */
+static void a_real_progress_token_gets_progress(void **st)
+{
+    static const char *const replies[] = {
+        "```sql\nSELECT count(*) AS n FROM customers\n```", NULL};
+    struct fixture *f = fixture_new(replies);
+    json_t *m, *tok;
+    size_t i, nprog = 0;
+
+    (void)st;
+    send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\","
+                 "\"params\":{\"name\":\"ask\",\"arguments\":{\"question\":"
+                 "\"How many customers?\"},\"_meta\":{\"progressToken\":"
+                 "4.5}}}");
+    assert_int_equal(f->out.responses, 1);
+    json_array_foreach(f->out.msgs, i, m) {
+        if (!json_object_get(m, "method"))
+            continue;
+        tok = json_object_get(json_object_get(m, "params"), "progressToken");
+        assert_true(json_is_real(tok));
+        assert_true(json_real_value(tok) == 4.5);
+        nprog++;
+    }
+    assert_true(nprog >= 3);
+    fixture_free(f);
+}
+
 static void a_call_cancelled_before_it_runs_gets_no_response(void **st)
 {
     static const char *const replies[] = {"```sql\nSELECT 1\n```", NULL};
@@ -926,6 +954,7 @@ int main(void)
         cmocka_unit_test(requests_before_initialize_are_refused),
         cmocka_unit_test(initialize_negotiates_the_version),
         cmocka_unit_test(ask_reports_progress_then_answers),
+        cmocka_unit_test(a_real_progress_token_gets_progress),
         cmocka_unit_test(a_call_cancelled_before_it_runs_gets_no_response),
         cmocka_unit_test(a_cancel_just_before_the_question_stops_it),
         cmocka_unit_test(text_with_a_nul_comes_back_whole),
