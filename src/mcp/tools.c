@@ -68,7 +68,8 @@ static const char tool_defs[] =
 "several statements are refused. Rows are capped and the query stops at "
 "the time limit.\","
 "\"inputSchema\":{\"type\":\"object\",\"properties\":{"
-"\"database\":{\"type\":\"string\"},\"sql\":{\"type\":\"string\"},"
+"\"database\":{\"type\":\"string\"},\"sql\":{\"type\":\"string\","
+"\"maxLength\":" STR(MCP_MAX_SQL) "},"
 "\"max_rows\":{\"type\":\"integer\",\"minimum\":1}},"
 "\"required\":[\"sql\"]},"
 "\"outputSchema\":{\"$ref\":\"#/$defs/rows\"}},"
@@ -90,7 +91,8 @@ static const char tool_defs[] =
 "\"description\":\"The query plan of one read-only statement, without "
 "running it.\","
 "\"inputSchema\":{\"type\":\"object\",\"properties\":{"
-"\"database\":{\"type\":\"string\"},\"sql\":{\"type\":\"string\"}},"
+"\"database\":{\"type\":\"string\"},\"sql\":{\"type\":\"string\","
+"\"maxLength\":" STR(MCP_MAX_SQL) "}},"
 "\"required\":[\"sql\"]},"
 "\"outputSchema\":{\"type\":\"object\",\"properties\":{"
 "\"database\":{\"type\":\"string\"},\"sql\":{\"type\":\"string\"},"
@@ -871,6 +873,16 @@ static json_t *tool_search_objects(struct mcp_call *c, json_t *args)
 
 /* Run (or explain) the statement of args on its database: the result's
 ** JSON object (askdb_result_json) in *out, or an error result. */
+/* The characters (code points) of s, valid UTF-8 as jansson keeps it. */
+static size_t chars(const char *s)
+{
+    size_t len = strlen(s), i, k, n = 0;
+
+    for (i = 0; i < len; i += k ? k : 1, n++)
+        k = askdb_utf8_len(s + i, len - i);
+    return n;
+}
+
 static json_t *run_sql(struct mcp_call *c, json_t *args, int explain,
                        struct mcp_db **dp, const char **sqlp, json_t **out)
 {
@@ -879,6 +891,7 @@ static json_t *run_sql(struct mcp_call *c, json_t *args, int explain,
     struct mcp_db *d;
     const char *sql, *advice;
     char *text = NULL;
+    size_t n;
     json_t *err;
     int rc;
 
@@ -891,6 +904,12 @@ static json_t *run_sql(struct mcp_call *c, json_t *args, int explain,
         return nul_error("sql");
     if (rc || !sql || !*sql)
         return tool_error("'sql' is needed: one read-only statement");
+    /* The result holds the statement (twice from 2025-06-18 on): one of
+    ** megabytes made a result over MCP_RESULT_CAP, cut to no rows with
+    ** advice to select fewer of them. */
+    if ((n = chars(sql)) > MCP_MAX_SQL)
+        return tool_error("'sql' is %zu characters; a statement may have "
+                          "at most %d", n, MCP_MAX_SQL);
     pthread_mutex_lock(&d->db_lock);
     if (!sql_start(c, d->db)) {
         pthread_mutex_unlock(&d->db_lock);

@@ -30,6 +30,10 @@ extern const char *const mcp_log_levels[MCP_LOG_NLEVELS];
 ** end). */
 #define MCP_RESULT_CAP ((size_t)1 << 20)
 
+/* Characters (code points) of a statement of execute_sql and explain_sql,
+** as many as askdb serve's /api/sql takes. */
+#define MCP_MAX_SQL 65536
+
 /*
 ** One tool call and what it may tell the client while it runs. The
 ** cancellation state lives in the session (mcp.c): under *lock,

@@ -503,6 +503,57 @@ static void assert_tool_error(struct fixture *f, const char *prefix)
     assert_true(strncmp(result_text(r), prefix, strlen(prefix)) == 0);
 }
 
+/* A statement is at most MCP_MAX_SQL characters, as /api/sql takes: the
+** result holds it (twice from 2025-06-18 on), and one of megabytes made
+** a result over the cap, cut to no rows with advice to select fewer. The
+** limit counts characters: 65,536 two-byte ones run. */
+static void a_statement_over_the_limit_is_refused_saying_so(void **st)
+{
+    static const char head[] = "{\"sql\":\"SELECT 1 AS n -- ";
+    struct fixture *f = fixture_new(NULL);
+    size_t room = 65536 - (sizeof "SELECT 1 AS n -- " - 1), i;
+    char *args = malloc(sizeof head + 2 * (room + 1) + 8), *p;
+    json_t *tools, *t;
+    int extra;
+
+    (void)st;
+    assert_non_null(args);
+    for (extra = 0; extra <= 1; extra++) {
+        p = args + sprintf(args, "%s", head);
+        for (i = 0; i < room + (size_t)extra; i++)
+            p += sprintf(p, "\xc3\xa9");
+        strcpy(p, "\"}");
+        call_tool(f, "execute_sql", args);
+        if (!extra)
+            assert_int_equal(json_integer_value(cell(last_result(f), 0, 0)),
+                             1);
+        else
+            assert_tool_error(f, "'sql' is 65537 characters; a statement "
+                                 "may have at most 65536");
+        call_tool(f, "explain_sql", args);
+        if (!extra)
+            assert_false(json_is_true(json_object_get(last_result(f),
+                                                      "isError")));
+        else
+            assert_tool_error(f, "'sql' is 65537 characters");
+    }
+    free(args);
+    /* tools/list says so. */
+    send_line(f, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+    tools = json_object_get(json_object_get(last(f), "result"), "tools");
+    json_array_foreach(tools, i, t) {
+        const char *name = json_string_value(json_object_get(t, "name"));
+        json_t *sql = json_object_get(json_object_get(json_object_get(
+            t, "inputSchema"), "properties"), "sql");
+
+        if (strcmp(name, "execute_sql") == 0 ||
+            strcmp(name, "explain_sql") == 0)
+            assert_int_equal(json_integer_value(json_object_get(
+                                 sql, "maxLength")), 65536);
+    }
+    fixture_free(f);
+}
+
 /* A question of nothing but white space is refused before any model
 ** call, as an empty one is. */
 static void a_blank_question_is_refused(void **st)
@@ -737,8 +788,8 @@ static void only_unknown_names_are_sent_to_search_objects(void **st)
     memset(big + 8, 'x', n);
     memcpy(big + 8 + n, "'", 2);
     for (i = 0; i <= sizeof cases / sizeof cases[0]; i++) {
-        /* Last, a statement too big for SQLite (3 MiB): no name is
-        ** wrong in it. */
+        /* Last, a statement too big (3 MiB, over MCP_MAX_SQL): no name
+        ** is wrong in it. */
         int last_case = i == sizeof cases / sizeof cases[0];
         json_t *a = json_pack("{s:s}", "sql",
                               last_case ? big : cases[i].sql);
@@ -748,7 +799,8 @@ static void only_unknown_names_are_sent_to_search_objects(void **st)
         call_tool(f, last_case ? "execute_sql" : cases[i].tool, args);
         free(args);
         snprintf(want, sizeof want, "%s%s",
-                 last_case ? "string or blob too big" : cases[i].text,
+                 last_case ? "'sql' is 3145737 characters; a statement "
+                             "may have at most 65536" : cases[i].text,
                  !last_case && cases[i].unknown_name ? advice : "");
         assert_true(json_is_true(json_object_get(last_result(f),
                                                  "isError")));
@@ -955,6 +1007,7 @@ int main(void)
         cmocka_unit_test(initialize_negotiates_the_version),
         cmocka_unit_test(ask_reports_progress_then_answers),
         cmocka_unit_test(a_real_progress_token_gets_progress),
+        cmocka_unit_test(a_statement_over_the_limit_is_refused_saying_so),
         cmocka_unit_test(a_call_cancelled_before_it_runs_gets_no_response),
         cmocka_unit_test(a_cancel_just_before_the_question_stops_it),
         cmocka_unit_test(text_with_a_nul_comes_back_whole),
