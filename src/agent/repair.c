@@ -11,28 +11,36 @@
 #define REPAIR_REPLY_MAX 8192
 
 /*
-** The model's reply as the repair turn's assistant message: whole up to
-** REPAIR_REPLY_MAX, else cut there (on a whole UTF-8 character) with a
-** note of what was left out. A model that wrote megabytes of prose would
-** otherwise be sent them again with every repair, each request larger
-** than the one before. malloc()ed; NULL when out of memory.
+** Text of the model's (what, a reply or the statement taken from one) as
+** the repair turn sends it back: whole up to REPAIR_REPLY_MAX, else cut
+** there (on a whole UTF-8 character) with a note of what was left out,
+** after the line start lead ("" or a SQL comment's "-- ", inside a code
+** block). A model that wrote megabytes would otherwise be sent them again
+** with every repair, each request larger than the one before. NULL text
+** is NULL. malloc()ed; NULL when out of memory.
 */
-static char *reply_kept(const char *reply)
+static char *text_kept(const char *text, const char *lead, const char *what)
 {
     struct buf b;
     size_t len, i;
 
-    if (!reply)
-        reply = "";
-    len = strlen(reply);
+    if (!text)
+        return NULL;
+    len = strlen(text);
     if (len <= REPAIR_REPLY_MAX)
-        return strdup(reply);
-    i = text_cut(reply, len, REPAIR_REPLY_MAX);
+        return strdup(text);
+    i = text_cut(text, len, REPAIR_REPLY_MAX);
     buf_init(&b, 0);
-    buf_append(&b, reply, i);
-    buf_printf(&b, "\n[... %zu more bytes of this reply left out]",
-               len - i);
+    buf_append(&b, text, i);
+    buf_printf(&b, "\n%s[... %zu more bytes of this %s left out]", lead,
+               len - i, what);
     return buf_steal(&b);
+}
+
+/* The model's reply as the repair turn's assistant message (text_kept()). */
+static char *reply_kept(const char *reply)
+{
+    return text_kept(reply ? reply : "", "", "reply");
 }
 
 /* Tell the model what went wrong and how to fix it. */
@@ -41,6 +49,11 @@ enum agent_outcome agent_step_repair(struct agent_state *st)
     askdb_agent *ag = st->ag;
     struct buf hint, msg;
     double t0 = db_now_ms();
+    /* the failed statement as shown: cut as the reply is */
+    char *sql = text_kept(st->sql, "-- ", "query");
+
+    if (st->sql && !sql)
+        return agent_nomem(st);
 
     buf_init(&hint, 0);
     if (st->ec == ASKDB_EC_CHECK)
@@ -52,7 +65,7 @@ enum agent_outcome agent_step_repair(struct agent_state *st)
     buf_init(&msg, 0);
     if (st->ec == ASKDB_EC_CHECK) {
         buf_puts(&msg, "This query ran, but its result looks wrong:\n```sql\n");
-        buf_puts(&msg, st->sql ? st->sql : "");
+        buf_puts(&msg, sql ? sql : "");
         /* the whole hint: errbuf holds a copy cut to its size */
         buf_printf(&msg, "\n```\nProblem: %s\n%s",
                    st->check_hint ? st->check_hint : st->errbuf,
@@ -60,9 +73,10 @@ enum agent_outcome agent_step_repair(struct agent_state *st)
         buf_puts(&msg, "Write the corrected query, in a ```sql code "
                        "block.\n");
     } else {
-        prompt_repair(&msg, st->sql, st->errbuf, hint.data);
+        prompt_repair(&msg, sql, st->errbuf, hint.data);
     }
     buf_free(&hint);
+    free(sql);
     if (agent_push_msg(st, "assistant", reply_kept(st->reply)) ||
         agent_push_msg(st, "user", buf_steal(&msg)))
         return agent_nomem(st);

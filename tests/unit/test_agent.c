@@ -102,6 +102,37 @@ static void syntax_hint_points_at_the_error(void **state)
     askdb_answer_free(a);
 }
 
+/* A reply whose statement is huge (a 100 kB literal) and fails: the repair
+** turn shows the statement cut, as it does the reply, not whole again in
+** the feedback (each later request would be larger than the one before). */
+static void huge_failed_statement_is_sent_back_cut(void **state)
+{
+    static char big[120000];
+    static const char *const r[] = {
+        big, "SELECT count(*) AS n FROM customers", NULL};
+    struct script s = {.replies = r};
+    askdb_answer *a;
+    size_t k;
+
+    (void)state;
+    k = (size_t)snprintf(big, sizeof big, "SELECT nosuch, '");
+    memset(big + k, 'x', 100000);
+    snprintf(big + k + 100000, sizeof big - k - 100000,
+             "' AS pad FROM customers");
+    a = ask(&s, 3, 0, "How many customers?", ASKDB_OK);
+    assert_int_equal(s.calls, 2);
+    /* the whole feedback fits the record (16 kB): the statement is cut */
+    assert_non_null(strstr(s.last_user, "This query failed:\n```sql\n"
+                                        "SELECT nosuch, 'xxx"));
+    assert_non_null(strstr(s.last_user, "\n-- [... 91847 more bytes of "
+                                        "this query left out]\n```\n"));
+    assert_non_null(strstr(s.last_user, "Error: no such column: nosuch"));
+    assert_non_null(strstr(s.last_user, "Write the corrected query"));
+    /* the answer keeps the statement whole */
+    assert_int_equal(strlen(a->attempts[0].sql), strlen(big));
+    askdb_answer_free(a);
+}
+
 static void gives_up_after_max_attempts_listing_each(void **state)
 {
     static const char *const r[] = {
@@ -558,6 +589,7 @@ int main(void)
         cmocka_unit_test(repairs_unknown_column_once),
         cmocka_unit_test(unknown_table_hint_lists_real_tables),
         cmocka_unit_test(syntax_hint_points_at_the_error),
+        cmocka_unit_test(huge_failed_statement_is_sent_back_cut),
         cmocka_unit_test(gives_up_after_max_attempts_listing_each),
         cmocka_unit_test(refused_twice_in_a_row_stops),
         cmocka_unit_test(refusals_apart_are_repaired),
