@@ -7,10 +7,15 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/text.h"
 #include "sql/extract.h"
 
 #define MAX_SUGGEST 5
 #define MAX_LIST 40
+/* The most of the erring line a syntax hint shows on either side of the
+** token (bytes): a statement written on one huge line is not shown whole,
+** nor is its caret a line of as many blanks. */
+#define LINE_SIDE 2048
 
 int hint_distance(const char *a, const char *b, int cap)
 {
@@ -434,7 +439,7 @@ static void hint_syntax(struct buf *b, const struct db_schema *s,
     const char *near = strstr(msg, "near \""), *end, *p, *at = NULL;
     const char *ls, *le;
     size_t tl, n;
-    int kind, line = 1;
+    int kind, line = 1, cut_start, cut_end;
 
     if (!near) {
         buf_puts(b, "Hint: the statement is incomplete or malformed; check "
@@ -477,8 +482,19 @@ static void hint_syntax(struct buf *b, const struct db_schema *s,
     le = strchr(at, '\n');
     if (!le)
         le = at + strlen(at);
-    buf_printf(b, "Hint: syntax error at line %d, near \"%.*s\":\n  %.*s\n  ",
-               line, (int)tl, near, (int)(le - ls), ls);
+    /* a huge line: LINE_SIDE bytes either side of the token, "..." for
+    ** the rest, cut between characters */
+    cut_start = at - ls > LINE_SIDE;
+    if (cut_start)
+        for (ls = at - LINE_SIDE; ((unsigned char)*ls & 0xC0) == 0x80; ls++)
+            ;
+    cut_end = (size_t)(le - at) > LINE_SIDE;
+    if (cut_end)
+        le = at + text_cut(at, (size_t)(le - at), LINE_SIDE);
+    buf_printf(b, "Hint: syntax error at line %d, near \"%.*s\":\n  %s%.*s"
+               "%s\n  %s", line, (int)tl, near, cut_start ? "..." : "",
+               (int)(le - ls), ls, cut_end ? "..." : "",
+               cut_start ? "   " : "");
     for (p = ls; p < at; p++)
         buf_putc(b, *p == '\t' ? '\t' : ' ');
     buf_puts(b, "^\n");

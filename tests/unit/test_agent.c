@@ -133,6 +133,37 @@ static void huge_failed_statement_is_sent_back_cut(void **state)
     askdb_answer_free(a);
 }
 
+/* A syntax error on a huge line: the hint shows the line near the error,
+** not the whole line and a caret line of as many blanks. */
+static void syntax_hint_on_a_huge_line_shows_its_neighbourhood(void **state)
+{
+    static char big[120000];
+    static const char *const r[] = {big, "SELECT 1", NULL};
+    struct script s = {.replies = r};
+    askdb_answer *a;
+    const char *h;
+    size_t k;
+
+    (void)state;
+    k = (size_t)snprintf(big, sizeof big, "SELECT '");
+    memset(big + k, 'x', 100000);
+    snprintf(big + k + 100000, sizeof big - k - 100000,
+             "' AS pad FROM customers WHERE id = = 3");
+    a = ask(&s, 3, 0, "q", ASKDB_OK);
+    assert_int_equal(s.calls, 2);
+    h = strstr(s.last_user, "Hint: syntax error at line 1, near \"=\":\n"
+                            "  ...xxx");
+    assert_non_null(h);
+    assert_non_null(strstr(h, "xxx' AS pad FROM customers WHERE id = = 3\n"
+                              "     "));
+    /* the caret is under the token: 2 + 3 blanks, then LINE_SIDE */
+    h = strchr(strchr(h, '\n') + 1, '\n') + 1;
+    assert_int_equal(strspn(h, " "), 2 + 3 + 2048);
+    assert_int_equal(h[2 + 3 + 2048], '^');
+    assert_non_null(strstr(s.last_user, "Write the corrected query"));
+    askdb_answer_free(a);
+}
+
 static void gives_up_after_max_attempts_listing_each(void **state)
 {
     static const char *const r[] = {
@@ -590,6 +621,7 @@ int main(void)
         cmocka_unit_test(unknown_table_hint_lists_real_tables),
         cmocka_unit_test(syntax_hint_points_at_the_error),
         cmocka_unit_test(huge_failed_statement_is_sent_back_cut),
+        cmocka_unit_test(syntax_hint_on_a_huge_line_shows_its_neighbourhood),
         cmocka_unit_test(gives_up_after_max_attempts_listing_each),
         cmocka_unit_test(refused_twice_in_a_row_stops),
         cmocka_unit_test(refusals_apart_are_repaired),
