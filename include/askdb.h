@@ -764,7 +764,9 @@ askdb_agent_ask(askdb_agent *ag, const char *question, askdb_answer **out);
 ** every question shares (system prompt and schema; from its prompt-cache
 ** file when one exists, else evaluated and the file written), so the
 ** first question costs what a later one does. Optional; with a remote
-** model it only reads the schema. Not at the same time as a question on
+** model it only reads the schema. The step events of what it runs (schema,
+** link...) go out as a question's do, under a request id of their own,
+** with no question or answer event. Not at the same time as a question on
 ** the same agent; askdb_agent_cancel() stops it (ASKDB_ERR_CANCELLED).
 */
 ASKDB_API askdb_status askdb_agent_warm(askdb_agent *ag);

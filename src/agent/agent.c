@@ -564,6 +564,10 @@ askdb_status askdb_agent_warm(askdb_agent *ag)
     if (agent_ready(ag))
         return ASKDB_ERR_USAGE;
     atomic_store(&ag->cancel, 0);
+    /* Its step events (schema, link) are its own, timed from its start:
+    ** not the last question's, nor timed from none. */
+    ag->q_t0 = t0;
+    set_request_id(ag, NULL);
     memset(&a, 0, sizeof a);
     memset(&st, 0, sizeof st);
     st.ag = ag;

@@ -563,6 +563,60 @@ static void warm_asks_nothing_and_changes_nothing(void **state)
     assert_int_equal(askdb_agent_warm(NULL), ASKDB_ERR_USAGE);
 }
 
+/* The events a test's agent reported: step, request id, t_ms. */
+struct seen_events {
+    int n;
+    char step[16][16];
+    char rid[16][72];
+    double t_ms[16];
+};
+
+static void keep_events(void *ud, const askdb_event *e)
+{
+    struct seen_events *s = ud;
+
+    if (s->n == 16)
+        return;
+    snprintf(s->step[s->n], sizeof s->step[0], "%s", e->name);
+    snprintf(s->rid[s->n], sizeof s->rid[0], "%s", e->request_id);
+    s->t_ms[s->n++] = e->t_ms;
+}
+
+/* What the warm-up runs is reported under a request id of its own, timed
+** from its start: not with none (or the last question's), and not with
+** t_ms counted from no question at all. */
+static void warm_events_have_a_request_id_of_their_own(void **state)
+{
+    static const char *const r[] = {"SELECT count(*) AS n FROM customers",
+                                    NULL};
+    struct steps *t = steps(state, r);
+    struct seen_events ev;
+    int i, nwarm;
+
+    memset(&ev, 0, sizeof ev);
+    t->cfg.event_fn = keep_events;
+    t->cfg.event_ud = &ev;
+    agent_open(t, testdb_shop());
+    assert_int_equal(askdb_agent_warm(t->ag), ASKDB_OK);
+    nwarm = ev.n;
+    assert_true(nwarm >= 2);
+    assert_string_equal(ev.step[0], "schema");
+    for (i = 0; i < nwarm; i++) {
+        assert_int_equal(strlen(ev.rid[i]), 16);
+        assert_string_equal(ev.rid[i], ev.rid[0]);
+        assert_true(ev.t_ms[i] >= 0 && ev.t_ms[i] < 60000);
+    }
+    ask_agent(t, "How many customers?", ASKDB_OK);
+    assert_string_equal(ev.step[nwarm], "question");
+    assert_string_not_equal(ev.rid[nwarm], ev.rid[0]);
+    /* a second warm-up after the question: its own id again */
+    i = ev.n;
+    assert_int_equal(askdb_agent_warm(t->ag), ASKDB_OK);
+    assert_true(ev.n > i);
+    assert_string_not_equal(ev.rid[i], ev.rid[nwarm]);
+    assert_true(ev.t_ms[i] >= 0 && ev.t_ms[i] < 60000);
+}
+
 /* A fixed candidate (re-qualified without the model) loses a tie of
 ** votes to one the model wrote right: the fix is a guess. Without the
 ** tie rule the greedy (fixed) one would win. */
@@ -1501,6 +1555,7 @@ int main(void)
         T(repeated_failure_is_asked_again),
         T(a_failing_database_is_not_repaired),
         T(warm_asks_nothing_and_changes_nothing),
+        T(warm_events_have_a_request_id_of_their_own),
         T(failing_candidates_do_not_vote),
         T(fixed_candidate_loses_a_tie),
         T(attempt_pairs_each_error_with_its_sql),
