@@ -182,6 +182,7 @@ static void finish(struct agent_state *st, enum agent_step last)
             a->result = st->fallback;
             st->fallback = NULL;
             a->confidence = st->fallback_conf;
+            a->nsettled = st->fallback_settled;
         }
         /* The accepted attempt has no error, unless it is an empty result
         ** that stands: eval reports that class. */

@@ -446,6 +446,7 @@ void agent_keep_fallback(struct agent_state *st, const char *sql,
     st->fallback = r;
     st->fallback_sql = sql ? strdup(sql) : NULL;
     st->fallback_conf = st->ans->confidence;
+    st->fallback_settled = st->ans->nsettled;
 }
 
 int agent_use_fallback(const struct agent_state *st)

@@ -133,6 +133,7 @@ struct agent_state {
                                 (first empty one, or one a check doubted) */
     char *fallback_sql;
     double fallback_conf;    /* its confidence */
+    int fallback_settled;    /* its vote's settled candidates */
     askdb_status fatal;      /* status when OUT_FATAL */
     int max_cut;             /* a reply stopped at max_tokens was left
                                 out: with no answer, the message says to
@@ -254,8 +255,9 @@ void agent_cand_fail(struct agent_cand *c, askdb_error_class ec,
 /* Make candidate i the current statement (st->sql, st->reply). */
 void agent_take_cand(struct agent_state *st, int i);
 
-/* Keep r (with sql) as the result that stands if later attempts fail;
-** replaces an earlier fallback. Takes r over. */
+/* Keep r (with sql) as the result that stands if later attempts fail,
+** with the current vote's confidence and settled count; replaces an
+** earlier fallback. Takes r over. */
 void agent_keep_fallback(struct agent_state *st, const char *sql,
                          askdb_result *r);
 

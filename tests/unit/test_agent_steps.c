@@ -746,6 +746,29 @@ static void doubted_result_stands_when_the_repair_fails(void **state)
     assert_doubted_result_stands(a);
 }
 
+/* A doubted result whose vote was settled stands after its repair gave
+** nothing better: the answer's settled count is that vote's, which its
+** confidence (2 of 3) counts as not agreeing, not the repair's 0. */
+static void doubted_settled_result_stands_with_its_settled_count(void **state)
+{
+    static const char *const r[] = {
+        "SELECT id FROM customers", "SELECT id FROM customers ORDER BY id",
+        "SELECT id FROM customers WHERE id < 0", NULL};
+    struct steps *t = steps(state, r);
+    askdb_answer *a;
+
+    t->cfg.checks = 1;
+    t->cfg.candidates = 3;
+    a = ask(t, "How many customers are there?", ASKDB_OK);
+    assert_int_equal(t->s.calls, 3);  /* 2 candidates, then the repair */
+    assert_int_equal(a->nattempts, 2);
+    assert_int_equal(a->attempts[0].error, ASKDB_EC_CHECK);
+    assert_int_equal(a->attempts[1].error, ASKDB_EC_EMPTY);
+    assert_doubted_result_stands(a);
+    assert_true(a->confidence > 0.66 && a->confidence < 0.67);
+    assert_int_equal(a->nsettled, 1);
+}
+
 /* The model fails on the repair a check asked for: the doubted result
 ** stands, as when the repair gives nothing better (docs/agent.md). */
 static void doubted_result_stands_when_the_model_fails(void **state)
@@ -1564,6 +1587,7 @@ int main(void)
         T(shape_check_repairs_once),
         T(doubted_result_stands_when_the_repair_fails),
         T(doubted_result_stands_when_the_model_fails),
+        T(doubted_settled_result_stands_with_its_settled_count),
         T(long_check_hint_reaches_the_repair_whole),
         T(literal_check_names_the_stored_spelling),
         T(answer_in_words_with_truncation_said),
