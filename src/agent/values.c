@@ -412,6 +412,7 @@ struct builder {
     struct vindex_stats *st;
     double deadline;
     int ncols;
+    int cancelled;           /* a read was cancelled: the build is none */
     struct buf fold;
 };
 
@@ -586,6 +587,7 @@ static int worth_reading(struct builder *bd, const struct db_table *t,
                          const struct db_column *c)
 {
     askdb_result *r = NULL;
+    askdb_status rc;
     struct buf b;
     int yes;
 
@@ -605,7 +607,9 @@ static int worth_reading(struct builder *bd, const struct db_table *t,
         buf_free(&b);
         return -1;
     }
-    if (run_bounded(bd, b.data, &r)) {
+    rc = run_bounded(bd, b.data, &r);
+    if (rc) {
+        bd->cancelled = rc == ASKDB_ERR_CANCELLED;
         buf_free(&b);
         return 0;
     }
@@ -635,6 +639,8 @@ static int index_column(struct builder *bd, const struct db_table *t,
         return 1;
     }
     k = worth_reading(bd, t, c);
+    if (bd->cancelled)
+        return 1;
     if (k <= 0)
         return k;
     sql = column_sql(bd, t, c);
@@ -642,6 +648,10 @@ static int index_column(struct builder *bd, const struct db_table *t,
         return -1;
     rc = run_bounded(bd, sql, &r);
     free(sql);
+    if (rc == ASKDB_ERR_CANCELLED) {
+        bd->cancelled = 1;
+        return 1;
+    }
     if (rc) {
         bd->st->columns_skipped++;
         if (rc == ASKDB_ERR_TIMEOUT && bd->deadline - db_now_ms() < 1) {
@@ -805,6 +815,13 @@ static int build(askdb_db *db, const struct db_schema *s,
     }
     if (rc < 0)
         goto sqlerr;
+    if (bd.cancelled) {
+        /* what was read is not all there is, and a later open would
+        ** take it from the cache as whole: no index */
+        snprintf(err, errlen, "the value index of '%s' was not built: "
+                 "cancelled", db->label);
+        goto sqlerr;
+    }
     if (sqlite3_exec(bd.h, build_words, NULL, NULL, NULL) != SQLITE_OK ||
         build_deletions(&bd))
         goto sqlerr;
@@ -833,11 +850,12 @@ static int build(askdb_db *db, const struct db_schema *s,
     *out = bd.h;
     return 0;
 sqlerr:
-    snprintf(err, errlen, "cannot build the value index of '%s': %s",
-             db->label,
-             buf_err(&bd.fold) ? "out of memory"
-             : bd.h           ? sqlite3_errmsg(bd.h)
-                              : "out of memory");
+    if (!bd.cancelled)   /* a cancel said so above */
+        snprintf(err, errlen, "cannot build the value index of '%s': %s",
+                 db->label,
+                 buf_err(&bd.fold) ? "out of memory"
+                 : bd.h           ? sqlite3_errmsg(bd.h)
+                                  : "out of memory");
     sqlite3_finalize(bd.ins_val);
     sqlite3_finalize(bd.ins_col);
     sqlite3_finalize(bd.ins_meta);

@@ -622,6 +622,39 @@ static void build_cut_by_the_clock_is_not_cached(void **state)
     askdb_db_close(db);
 }
 
+/* A build cancelled midway (askdb_agent_cancel: Ctrl-C during the first
+** question) is no index: every later read fails at once, and an index of
+** what was read before would be cached as whole, every column after the
+** cancel missing until the database changes. The next open builds it. */
+static void cancelled_build_is_not_cached(void **state)
+{
+    const struct db_schema *s;
+    askdb_db *db;
+    struct vindex *vi = NULL;
+    struct value_match *m = NULL;
+    char note[512], dir[450];
+    int n = 0;
+
+    (void)state;
+    use_cache("cancel");
+    snprintf(dir, sizeof dir, "%s/cancel/values", tmpdir);
+    db = testdb_open(testdb_shop(), NULL, &s);
+    askdb_db_cancel(db);
+    assert_int_equal(vindex_open(db, NULL, &vi, note, sizeof note), -1);
+    assert_null(vi);
+    assert_non_null(strstr(note, "cancelled"));
+    assert_true(count_files(dir, ".fts") <= 0);
+    askdb_db_uncancel(db);
+    vi = open_index(db, NULL, note, sizeof note);
+    assert_int_equal(vindex_stats(vi)->reused, 0);
+    assert_int_equal(count_files(dir, ".fts"), 1);
+    assert_int_equal(vindex_match(vi, "buyers in Malmo", 0, &m, &n), 0);
+    assert_non_null(find(m, n, "customers", "city", "Malmö"));
+    value_matches_free(m, n);
+    vindex_free(vi);
+    askdb_db_close(db);
+}
+
 static void free_text_and_numbers_are_not_indexed(void **state)
 {
     struct buf sql;
@@ -724,6 +757,7 @@ int main(void)
         cmocka_unit_test(database_file_is_untouched),
         cmocka_unit_test(bounds_cap_the_index),
         cmocka_unit_test(build_cut_by_the_clock_is_not_cached),
+        cmocka_unit_test(cancelled_build_is_not_cached),
         cmocka_unit_test(free_text_and_numbers_are_not_indexed),
         cmocka_unit_test(render_says_column_and_spelling),
     };
