@@ -19,8 +19,9 @@
 
 /* Value retrieval: matches of the question's words in the data. The
 ** index is opened once per agent; a failure to build it is traced and not
-** retried. A lookup that fails (a damaged cache file) is traced and the
-** question goes on without values: they help, they are never needed. */
+** retried, but for a cancel (the question ends; the next builds it). A
+** lookup that fails (a damaged cache file) is traced and the question goes
+** on without values: they help, they are never needed. */
 static void find_values(struct agent_state *st, struct value_match **m,
                         int *n)
 {
@@ -35,7 +36,7 @@ static void find_values(struct agent_state *st, struct value_match **m,
         return;
     if (!ag->values) {
         if (vindex_open(ag->db, NULL, &ag->values, err, sizeof err)) {
-            ag->values_failed = 1;
+            ag->values_failed = !atomic_load(&ag->cancel);
             agent_emit(ag, ASKDB_EVENT_VALUES,
                         json_pack("{s:o}", "error", jsonx_string(err)));
             agent_log(st, "values", "no value index: %s", err);

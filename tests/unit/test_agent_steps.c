@@ -1254,6 +1254,42 @@ static void values_found_go_into_the_prompt(void **state)
     assert_non_null(strstr(t->s.last_user, "'Yokohama'"));
 }
 
+/* askdb_config.event_fn: cancel the agent (ud) at its first schema event,
+** once. */
+static askdb_agent *cancel_at_schema_ag;
+
+static void cancel_at_schema(void *ud, const askdb_event *e)
+{
+    (void)ud;
+    if (cancel_at_schema_ag && strcmp(e->name, "schema") == 0) {
+        askdb_agent_cancel(cancel_at_schema_ag);
+        cancel_at_schema_ag = NULL;
+    }
+}
+
+/* A value index whose build was cancelled (Ctrl-C during the warm-up or
+** the first question) is built by the next question: the cancel is no
+** failure of the index, which would leave the agent without values for
+** good. */
+static void cancelled_value_index_is_built_next_question(void **state)
+{
+    static const char *const r[] = {"SELECT 1", NULL};
+    struct steps *t = steps(state, r);
+    const char *db = make_db("cancelvalues.db",
+                             "CREATE TABLE port(name TEXT, country TEXT);"
+                             "INSERT INTO port VALUES ('Yokohama', 'Japan'),"
+                             " ('Rotterdam', 'Netherlands');");
+
+    t->cfg.values = 1;
+    t->cfg.event_fn = cancel_at_schema;
+    agent_open(t, db);
+    cancel_at_schema_ag = t->ag;
+    assert_int_equal(askdb_agent_warm(t->ag), ASKDB_ERR_CANCELLED);
+    assert_null(cancel_at_schema_ag);   /* cancelled before the build */
+    turn(t, "How many ships are in Yokohama?");
+    assert_non_null(strstr(t->s.last_user, "port.name = 'Yokohama'"));
+}
+
 /* Text cut for a prompt is cut between characters, so every message stays
 ** valid UTF-8 (an HTTP provider's JSON refuses anything else): the plan
 ** shows 60 bytes of a value, the answer step 80; here both cuts would
@@ -1604,6 +1640,7 @@ int main(void)
         T(learned_examples_go_into_the_prompt),
         T(pairs_learned_during_a_session_are_used),
         T(values_found_go_into_the_prompt),
+        T(cancelled_value_index_is_built_next_question),
         T(empty_result_names_where_the_value_is),
         T(no_fix_compares_a_column_with_itself),
         T(empty_result_names_an_outer_column),
