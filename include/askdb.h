@@ -147,7 +147,9 @@ typedef void (*askdb_token_fn)(void *ud, const char *piece, size_t len);
 **   link         tables kept of all, bytes (schema linking)
 **   examples     learned pairs put into the prompt
 **   qcheck       question (true/false), why
-**   plan         tasks, or error
+**   plan         needed (false: no cue of several steps), and tasks
+**                (how many), or error (an invalid plan, answered in one
+**                step, or the model's failure)
 **   prompt       for ("sql" or the step asking), attempt, candidates,
 **                provider, messages [{role, content}]; with the
 **                candidate gate: gate, and for the later candidates

@@ -95,13 +95,16 @@ enum agent_outcome agent_step_plan(struct agent_state *st)
     }
     reply = agent_call_aside(st, "plan", prompt_plan(), NULL, 256, &rc);
     if (!reply) {
+        agent_emit(st->ag, ASKDB_EVENT_PLAN,
+                   json_pack("{s:b, s:o}", "needed", 1, "error",
+                             jsonx_string(st->errbuf)));
         st->fatal = rc;
         return OUT_FATAL;
     }
     if (plan_parse(reply, &p, why, sizeof why)) {
         /* A bad plan is not fatal: the question is answered in one step. */
         agent_emit(st->ag, ASKDB_EVENT_PLAN,
-                    json_pack("{s:b, s:o}", "needed", 1, "invalid",
+                    json_pack("{s:b, s:o}", "needed", 1, "error",
                               jsonx_string(why)));
         agent_log(st, "plan", "invalid plan (%s): one step", why);
         free(reply);
@@ -131,6 +134,9 @@ enum agent_outcome agent_step_plan(struct agent_state *st)
     for (i = 0; i < PLAN_MAX_TASKS; i++)
         free(done[i]);
     plan_free(&p);
+    if (err)   /* the model failed on a task: the plan says why */
+        jsonx_set_str(ev, "error", err == ASKDB_ERR_NOMEM ? "out of memory"
+                                                          : st->errbuf);
     agent_emit(st->ag, ASKDB_EVENT_PLAN, ev);
     if (err) { /* the model failed mid-plan, as the provider says */
         buf_free(&notes);

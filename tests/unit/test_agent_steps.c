@@ -1017,18 +1017,48 @@ static void single_step_question_skips_the_plan(void **state)
     assert_int_equal(t->s.calls, 1);
 }
 
+/* A plan that is no plan: the question is answered in one step, and the
+** plan event says why (askdb.h: tasks, or error); so it does when the
+** model fails on a task, or on the plan itself. */
 static void invalid_plan_falls_back_to_one_step(void **state)
 {
     static const char *const r[] = {"I think we should first...",
                                     "SELECT count(*) FROM orders", NULL};
+    static const char *const fails[] = {
+        "{\"tasks\": [{\"id\": 1, \"task\": \"the average\", "
+        "\"depends_on\": []}, {\"id\": 2, \"task\": \"above it\", "
+        "\"depends_on\": [1]}]}", NULL};
+    static const char q[] = "How many orders have a total higher than the "
+                            "average order total?";
     struct steps *t = steps(state, r);
+    char path[4200], trace[16384];
     askdb_answer *a;
 
+    snprintf(path, sizeof path, "%s/plan.trace", tmpdir);
+    unlink(path);
+    t->cfg.trace_path = path;
     t->cfg.plan = 1;
-    a = ask(t, "How many orders are above the average order total?",
-            ASKDB_OK);
+    a = ask(t, q, ASKDB_OK);
     assert_int_equal(t->s.calls, 2);
+    assert_non_null(strstr(t->s.all_users, "Reply with JSON only"));
     assert_int_equal(a->result->nrows, 1);
+    trace_steps(path, "plan", trace, sizeof trace);
+    assert_non_null(strstr(trace, "\"error\":\"no JSON object in the "
+                                  "reply\""));
+    unlink(path);
+    t->s.replies = fails;
+    t->s.next = t->s.calls = 0;
+    ask(t, q, ASKDB_ERR_LLM);
+    trace_steps(path, "plan", trace, sizeof trace);
+    assert_non_null(strstr(trace, "\"tasks\":2"));
+    assert_non_null(strstr(trace, "\"error\":\"custom model callback "
+                                  "failed"));
+    unlink(path);
+    t->s.next = 1;
+    ask(t, q, ASKDB_ERR_LLM);
+    trace_steps(path, "plan", trace, sizeof trace);
+    assert_non_null(strstr(trace, "\"error\":\"custom model callback "
+                                  "failed"));
 }
 
 static void plan_parser_validates(void **state)
