@@ -5,42 +5,12 @@
 #include "agent/hint.h"
 #include "agent/steps.h"
 #include "core/buf.h"
-#include "core/text.h"
 
-/* The most of a bad reply the repair turn sends back (bytes). */
-#define REPAIR_REPLY_MAX 8192
-
-/*
-** Text of the model's (what, a reply or the statement taken from one) as
-** the repair turn sends it back: whole up to REPAIR_REPLY_MAX, else cut
-** there (on a whole UTF-8 character) with a note of what was left out,
-** after the line start lead ("" or a SQL comment's "-- ", inside a code
-** block). A model that wrote megabytes would otherwise be sent them again
-** with every repair, each request larger than the one before. NULL text
-** is NULL. malloc()ed; NULL when out of memory.
-*/
-static char *text_kept(const char *text, const char *lead, const char *what)
-{
-    struct buf b;
-    size_t len, i;
-
-    if (!text)
-        return NULL;
-    len = strlen(text);
-    if (len <= REPAIR_REPLY_MAX)
-        return strdup(text);
-    i = text_cut(text, len, REPAIR_REPLY_MAX);
-    buf_init(&b, 0);
-    buf_append(&b, text, i);
-    buf_printf(&b, "\n%s[... %zu more bytes of this %s left out]", lead,
-               len - i, what);
-    return buf_steal(&b);
-}
-
-/* The model's reply as the repair turn's assistant message (text_kept()). */
+/* The model's reply as the repair turn's assistant message, cut as
+** agent_text_kept() does. */
 static char *reply_kept(const char *reply)
 {
-    return text_kept(reply ? reply : "", "", "reply");
+    return agent_text_kept(reply ? reply : "", "", "reply");
 }
 
 /* Tell the model what went wrong and how to fix it. */
@@ -50,7 +20,7 @@ enum agent_outcome agent_step_repair(struct agent_state *st)
     struct buf hint, msg;
     double t0 = db_now_ms();
     /* the failed statement as shown: cut as the reply is */
-    char *sql = text_kept(st->sql, "-- ", "query");
+    char *sql = agent_text_kept(st->sql, "-- ", "query");
 
     if (st->sql && !sql)
         return agent_nomem(st);

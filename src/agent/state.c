@@ -319,6 +319,24 @@ void agent_rows_text(struct buf *b, const askdb_result *r, long max_rows,
         buf_printf(b, "(%ld more rows not shown)\n", r->nrows - max_rows);
 }
 
+char *agent_text_kept(const char *text, const char *lead, const char *what)
+{
+    struct buf b;
+    size_t len, i;
+
+    if (!text)
+        return NULL;
+    len = strlen(text);
+    if (len <= AGENT_TEXT_KEPT)
+        return strdup(text);
+    i = text_cut(text, len, AGENT_TEXT_KEPT);
+    buf_init(&b, 0);
+    buf_append(&b, text, i);
+    buf_printf(&b, "\n%s[... %zu more bytes of this %s left out]", lead,
+               len - i, what);
+    return buf_steal(&b);
+}
+
 askdb_attempt *agent_cur_attempt(struct agent_state *st)
 {
     askdb_answer *a = st->ans;

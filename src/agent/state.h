@@ -201,6 +201,18 @@ char *agent_call_aside(struct agent_state *st, const char *what,
                        const char *instruction, const char *grammar,
                        int max_tokens, askdb_status *rc);
 
+/*
+** Text of the model's (what: "reply", "query") as a later prompt shows it
+** again: whole up to AGENT_TEXT_KEPT bytes, else cut there (on a whole
+** UTF-8 character) with a note of what was left out, after the line start
+** lead ("" or a SQL comment's "-- ", inside a code block). A model that
+** wrote megabytes would otherwise be sent them again with every later
+** request of the question (a repair's, a plan's next steps). NULL text is
+** NULL. malloc()ed; NULL when out of memory.
+*/
+#define AGENT_TEXT_KEPT 8192
+char *agent_text_kept(const char *text, const char *lead, const char *what);
+
 /* The first max_rows rows of r as a pipe-separated table for a prompt,
 ** text values cut at max_cell bytes; "(no rows)" when empty. Used by the
 ** plan step (earlier tasks' results) and the answer step. */
