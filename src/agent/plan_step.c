@@ -30,7 +30,7 @@ static askdb_status run_task(struct agent_state *st, const struct plan *p,
     askdb_result *r = NULL;
     askdb_status rc;
     const char *why;
-    char *reply, *sql, cutbuf[256];
+    char *reply, *sql, *shown, cutbuf[256];
     int k, cut = 0;
 
     buf_init(&b, 0);
@@ -64,7 +64,16 @@ static askdb_status run_task(struct agent_state *st, const struct plan *p,
     if (!sql) {
         buf_printf(&b, "no query (%s)\n", why);
     } else {
-        buf_printf(&b, "```sql\n%s\n```\n", sql);
+        /* shown cut, as a repair shows it: it goes into the first message
+        ** of every later request of the question */
+        shown = agent_text_kept(sql, "-- ", "query");
+        if (!shown) {
+            free(sql);
+            buf_free(&b);
+            return ASKDB_ERR_NOMEM;
+        }
+        buf_printf(&b, "```sql\n%s\n```\n", shown);
+        free(shown);
         if (db_run(ag->db, sql, &r, &e)) {
             buf_printf(&b, "failed: %s\n", e.msg);
         } else {

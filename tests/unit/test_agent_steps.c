@@ -957,6 +957,37 @@ static void plan_runs_tasks_and_hands_on_results(void **state)
     assert_int_equal(a->result->nrows, 1);
 }
 
+/* A task's statement that is huge (a 100 kB literal) goes into the later
+** messages cut, as a repair shows a reply: the earlier steps are in the
+** first message of every later request of the question. */
+static void plan_shows_a_huge_task_statement_cut(void **state)
+{
+    static char big[120000];
+    static const char *const r[] = {
+        "{\"tasks\": [{\"id\": 1, \"task\": \"average order total\","
+        " \"depends_on\": []}, {\"id\": 2, \"task\": \"orders above it\", "
+        "\"depends_on\": [1]}]}",
+        big,
+        "SELECT count(*) FROM orders WHERE total > (SELECT avg(total) FROM "
+        "orders)", NULL};
+    struct steps *t = steps(state, r);
+    size_t k;
+
+    k = (size_t)snprintf(big, sizeof big, "SELECT avg(total) AS a, '");
+    memset(big + k, 'x', 100000);
+    snprintf(big + k + 100000, sizeof big - k - 100000,
+             "' AS pad FROM orders");
+    t->cfg.plan = 1;
+    ask(t, "How many orders have a total higher than the average order "
+           "total?", ASKDB_OK);
+    assert_int_equal(t->s.calls, 3);
+    /* the whole first message fits the record (16 kB) */
+    assert_non_null(strstr(t->s.last_user, "-- [... 91853 more bytes of "
+                                           "this query left out]\n```\n"
+                                           "Result:\n"));
+    assert_non_null(strstr(t->s.last_user, "Final step 2: orders above"));
+}
+
 /* A dry run never executes: not even a plan's earlier tasks, so there is
 ** no plan, only the statement. */
 static void dry_run_makes_no_plan(void **state)
@@ -1661,6 +1692,7 @@ int main(void)
         T(follow_up_sees_the_earlier_question),
         T(follow_up_keeps_the_earlier_tables),
         T(plan_runs_tasks_and_hands_on_results),
+        T(plan_shows_a_huge_task_statement_cut),
         T(single_step_question_skips_the_plan),
         T(plan_task_sees_its_dependencies_rows),
         T(dry_run_makes_no_plan),
