@@ -284,6 +284,11 @@ char *agent_call_aside(struct agent_state *st, const char *what,
     return reply;
 }
 
+/* The most of a column's name agent_rows_text() shows (bytes): SQLite
+** names an unaliased column by its expression's text, which the model
+** wrote and may be huge; no name a query means to give is near it. */
+#define AGENT_NAME_SHOWN 1024
+
 void agent_rows_text(struct buf *b, const askdb_result *r, long max_rows,
                      size_t max_cell)
 {
@@ -297,7 +302,7 @@ void agent_rows_text(struct buf *b, const askdb_result *r, long max_rows,
     for (j = 0; j < r->ncols; j++) {
         const char *name = r->cols[j] ? r->cols[j] : "";
         buf_puts(b, j ? " | " : "");
-        text_put(b, name, strlen(name), 0);
+        text_put(b, name, strlen(name), AGENT_NAME_SHOWN);
     }
     buf_putc(b, '\n');
     for (i = 0; i < r->nrows && i < max_rows; i++) {

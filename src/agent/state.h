@@ -214,7 +214,8 @@ char *agent_call_aside(struct agent_state *st, const char *what,
 char *agent_text_kept(const char *text, const char *lead, const char *what);
 
 /* The first max_rows rows of r as a pipe-separated table for a prompt,
-** text values cut at max_cell bytes; "(no rows)" when empty. Used by the
+** text values cut at max_cell bytes, column names at 1 KiB (an unaliased
+** expression's text); "(no rows)" when empty. Used by the
 ** plan step (earlier tasks' results) and the answer step. */
 void agent_rows_text(struct buf *b, const askdb_result *r, long max_rows,
                      size_t max_cell);

@@ -988,6 +988,36 @@ static void plan_shows_a_huge_task_statement_cut(void **state)
     assert_non_null(strstr(t->s.last_user, "Final step 2: orders above"));
 }
 
+/* A task's result whose column is named by a huge expression (SQLite
+** names an unaliased column by its text) shows the name cut too: the SQL
+** shown cut and its whole text as the header would be the same bytes. */
+static void plan_shows_a_huge_column_name_cut(void **state)
+{
+    static char big[120000];
+    static const char *const r[] = {
+        "{\"tasks\": [{\"id\": 1, \"task\": \"average order total\","
+        " \"depends_on\": []}, {\"id\": 2, \"task\": \"orders above it\", "
+        "\"depends_on\": [1]}]}",
+        big,
+        "SELECT count(*) FROM orders WHERE total > (SELECT avg(total) FROM "
+        "orders)", NULL};
+    struct steps *t = steps(state, r);
+    const char *h;
+    size_t k;
+
+    k = (size_t)snprintf(big, sizeof big, "SELECT avg(total) + length('");
+    memset(big + k, 'x', 100000);
+    snprintf(big + k + 100000, sizeof big - k - 100000, "') FROM orders");
+    t->cfg.plan = 1;
+    ask(t, "How many orders have a total higher than the average order "
+           "total?", ASKDB_OK);
+    assert_int_equal(t->s.calls, 3);
+    h = strstr(t->s.last_user, "Result:\navg(total) + length('xxx");
+    assert_non_null(h);
+    assert_true(strcspn(h + 8, "\n") < 1100);
+    assert_non_null(strstr(t->s.last_user, "Final step 2: orders above"));
+}
+
 /* A dry run never executes: not even a plan's earlier tasks, so there is
 ** no plan, only the statement. */
 static void dry_run_makes_no_plan(void **state)
@@ -1693,6 +1723,7 @@ int main(void)
         T(follow_up_keeps_the_earlier_tables),
         T(plan_runs_tasks_and_hands_on_results),
         T(plan_shows_a_huge_task_statement_cut),
+        T(plan_shows_a_huge_column_name_cut),
         T(single_step_question_skips_the_plan),
         T(plan_task_sees_its_dependencies_rows),
         T(dry_run_makes_no_plan),
