@@ -1470,7 +1470,7 @@ static askdb_status sample_tables(askdb_db *db, struct dk *d,
     seen = calloc((size_t)n + 1, sizeof *seen);
     if (!seen)
         return ASKDB_ERR_NOMEM;
-    for (i = 0; i < n && rc >= 0 && !cnl; i += SAMPLE_BATCH) {
+    for (i = 0; i < n && rc >= 0; i += SAMPLE_BATCH) {
         int m = n - i < SAMPLE_BATCH ? n - i : SAMPLE_BATCH;
         if (budget_ms >= 0 && i > 0 && db_now_ms() - t0 > budget_ms)
             break;
@@ -1487,6 +1487,11 @@ static askdb_status sample_tables(askdb_db *db, struct dk *d,
             else if (one > 0)
                 seen[j] = SAMPLE_ROWS + 1; /* unknown: keep the estimate */
         }
+        /* A batch the cancel cut stays pending: the loop's step moved
+        ** past it, and its tables were marked read, with no samples,
+        ** for the handle's life. */
+        if (cnl)
+            break;
         if (rc > 0)
             rc = 0;
     }
