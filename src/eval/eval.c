@@ -833,9 +833,10 @@ static askdb_status eval_setup(askdb_eval *ev, const askdb_config *cfg,
                                const askdb_eval_options *opt)
 {
     askdb_status rc;
-    const char *provider, *p;
+    const char *provider, *p, *name;
     struct stat sb;
     long unknown, i;
+    size_t len;
     int ends_nl = 1;
 
     ev->cfg = cfg ? *cfg : askdb_config_default();
@@ -922,18 +923,17 @@ static askdb_status eval_setup(askdb_eval *ev, const askdb_config *cfg,
             return ASKDB_ERR_NOMEM;
     }
     /* A name in --db that no item has (a slip: "shpo") is said. */
-    for (p = ev->opt.dbs; p && *p; p += *p == ',') {
-        size_t len = strcspn(p, ",");
+    p = ev->opt.dbs ? ev->opt.dbs : "";
+    while (suite_list_next(&p, &name, &len)) {
         long k;
         for (k = 0; k < ev->suite.n; k++) {
             const char *id = ev->suite.items[k].db_id;
-            if (id && strlen(id) == len && strncmp(id, p, len) == 0)
+            if (id && strlen(id) == len && strncmp(id, name, len) == 0)
                 break;
         }
         if (len && k == ev->suite.n)
             buf_printf(&ev->notes, "--db names '%.*s', which no item of "
-                       "'%s' has\n", (int)len, p, ev->opt.suite_path);
-        p += len;
+                       "'%s' has\n", (int)len, name, ev->opt.suite_path);
     }
     if (ev->nsel == 0) {
         set_msg(ev->errmsg, sizeof ev->errmsg, "no item of '%s' is "

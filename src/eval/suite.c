@@ -470,19 +470,31 @@ int suite_sample(long n, long k, uint64_t seed, long *idx)
 }
 
 /* Whether name is one of the comma-separated names in list. */
+int suite_list_next(const char **p, const char **name, size_t *len)
+{
+    const char *s = *p, *e;
+
+    if (!*s)
+        return 0;
+    e = s + strcspn(s, ",");
+    *p = *e ? e + 1 : e;
+    while (s < e && (*s == ' ' || *s == '\t'))
+        s++;
+    while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+        e--;
+    *name = s;
+    *len = (size_t)(e - s);
+    return 1;
+}
+
 static int in_list(const char *list, const char *name)
 {
-    size_t n = strlen(name);
-    const char *p = list, *e;
+    size_t n = strlen(name), len;
+    const char *p = list, *item;
 
-    while (*p) {
-        e = strchr(p, ',');
-        if (!e)
-            e = p + strlen(p);
-        if ((size_t)(e - p) == n && strncmp(p, name, n) == 0)
+    while (suite_list_next(&p, &item, &len))
+        if (len == n && strncmp(item, name, n) == 0)
             return 1;
-        p = *e ? e + 1 : e;
-    }
     return 0;
 }
 

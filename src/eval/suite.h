@@ -92,6 +92,14 @@ struct suite_pick {
 int suite_pick(const struct suite *s, const struct suite_pick *p, long **out,
                long *nout);
 
+/*
+** The next name of a comma list such as --db's ("a, b,c"), from *p: its
+** start in *name and its length in *len, the spaces and tabs around it
+** left out; *p moves past it and its comma. 0 when the list is at its
+** end. A name may be empty ("a,,b").
+*/
+int suite_list_next(const char **p, const char **name, size_t *len);
+
 /* splitmix64: advances *state and returns the next 64-bit value. */
 uint64_t suite_splitmix64(uint64_t *state);
 

@@ -348,9 +348,10 @@ EOF
     grep -qE '^  malformed_item +1$' "$T/out" || fail "malformed item not reported"
     # A name in --db that no item has is said (a slip for "store").
     start_llm "[$(fence "SELECT count(*) FROM categories"), $(fence "SELECT name FROM products ORDER BY price DESC LIMIT 1")]" typo
-    run eval --suite suite.jsonl --llm-url "$URL" --model fake --db store,stroe
+    run eval --suite suite.jsonl --llm-url "$URL" --model fake --db "store, stroe"
     expect_rc 0
     grep -q "db names 'stroe', which no item of 'suite.jsonl' has" "$T/err" || fail "--db slip: $(head -c 300 "$T/err")"
+    grep -q '^EX 1/2 = 50.0% ' "$T/out" || fail "--db with a space: $(head -1 "$T/out")"
     # A blank question is a bad item too: the run goes on (it stopped
     # the whole run with "the question is empty").
     cat >"$T/blank.jsonl" <<'EOF'

@@ -264,6 +264,12 @@ static void selects_by_db_then_sample_then_limit(void **state)
     assert_int_equal(sel[2], 3);
     assert_int_equal(sel[3], 4);
     free(sel);
+    /* Written with spaces, as a person lists names ("a, c"): the same.
+    ** The space was part of the name, and " c" selected nothing. */
+    assert_int_equal(suite_select(&s, " a ,\tc ", 0, 0, 0, &sel, &n), 0);
+    assert_int_equal(n, 4);
+    assert_int_equal(sel[2], 3);
+    free(sel);
     assert_int_equal(suite_select(&s, NULL, 0, 0, 2, &sel, &n), 0);
     assert_int_equal(n, 2);
     assert_int_equal(sel[1], 1);
