@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../mcp/cmd.h"
@@ -568,6 +569,24 @@ static const char *operands(const char *cmd)
                                      : "DB";
 }
 
+/*
+** ask or sql (cmd) given its two operands the other way round: db is no
+** file (nor a URL) and text, the question or statement, is one. Says so
+** and returns 1; "cannot open database 'SELECT 1'" told only half.
+*/
+static int swapped(const char *cmd, const char *db, const char *text)
+{
+    struct stat sb;
+
+    if (strstr(db, "://") || stat(db, &sb) == 0 || errno != ENOENT ||
+        stat(text, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return 0;
+    fprintf(stderr, "askdb %s: '%s' is no file and '%s' is one: the "
+                    "database comes first (askdb %s %s)\n", cmd, db, text,
+            cmd, operands(cmd));
+    return 1;
+}
+
 /* askdb CMD ...: argv[1] is "askdb CMD" (see main). */
 static int run(const char *cmd, int argc, char **argv)
 {
@@ -638,6 +657,9 @@ static int run(const char *cmd, int argc, char **argv)
         }
     }
 
+    if ((strcmp(cmd, "ask") == 0 || strcmp(cmd, "sql") == 0) &&
+        nargs == 2 && swapped(cmd, argv[first], argv[first + 1]))
+        return EXIT_USAGE;
     if (strcmp(cmd, "ask") == 0 && nargs == 2 && blank(argv[first + 1])) {
         fprintf(stderr, "askdb ask: the question is empty (give it as the "
                         "second argument, in quotes)\n");

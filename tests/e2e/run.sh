@@ -1356,6 +1356,14 @@ usage_errors_exit_2() {
     expect_err_has "askdb sql: the statement is 4 arguments (SELECT count(*) FROM orders): give it as one, in quotes: askdb sql shop.db \"SELECT count(*) FROM orders\""
     run ask --llm-url "$URL" --model test shop.db "q?" extra
     expect_rc 2
+    # The operands the other way round: said, not "cannot open database
+    # 'SELECT 1'" alone (exit 3).
+    run sql "SELECT 1" shop.db
+    expect_rc 2
+    expect_err_has "askdb sql: 'SELECT 1' is no file and 'shop.db' is one: the database comes first (askdb sql DB STATEMENT)"
+    run ask --llm-url "$URL" --model test "How many orders?" shop.db
+    expect_rc 2
+    expect_err_has "askdb ask: 'How many orders?' is no file and 'shop.db' is one: the database comes first (askdb ask DB QUESTION)"
     # A question typed without quotes is several arguments: say to quote it.
     run ask --llm-url "$URL" --model test shop.db how many orders
     expect_rc 2
