@@ -117,13 +117,13 @@ static int parse(int argc, char **argv, struct learn_cli *c)
             fputs(usage_learn, stdout);
             return 1;
         default:
-            fprintf(stderr, "askdb learn: see 'askdb learn --help'\n");
+            fprintf(stderr, "askdb learn: see 'askdb help learn'\n");
             return -1;
         }
     }
     if (argc - optind != 1) {
         fprintf(stderr, "askdb learn: give exactly one database (see "
-                        "'askdb learn --help')\n");
+                        "'askdb help learn')\n");
         return -1;
     }
     c->db = argv[optind];

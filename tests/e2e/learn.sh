@@ -546,7 +546,7 @@ usage_errors_exit_2_and_missing_db_exits_3() {
     expect_err_has "--timeout takes a whole number"
     run learn shop.db --list --bogus
     expect_rc 2
-    expect_err_has "see 'askdb learn --help'"
+    expect_err_has "see 'askdb help learn'"
     run learn missing.db --question "Q?" --sql "SELECT 1"
     expect_rc 3
     expect_err_has "missing.db"
