@@ -242,7 +242,7 @@ static const struct llm_http_api api = {
     "https://api.anthropic.com/v1/messages",
     "--api-key, ASKDB_API_KEY or ANTHROPIC_API_KEY", "anthropic.com",
     "x-api-key: ", "anthropic-version: " ANTHROPIC_VERSION, "content[].text",
-    make_body, on_event, read_body};
+    make_body, on_event, read_body, NULL};
 
 askdb_status llm_anthropic_new(const askdb_config *cfg, llm **out, char *err,
                                size_t errlen)

@@ -1884,6 +1884,10 @@ askdb_status http_post_json(struct http_client *c, const struct http_post *req,
         if (c->stop == HTTP_EVENT_BUSY)
             break;   /* no retry left: the error it read is the answer */
         rc = describe(c, cc, code, attempt, &m);
+        if (code >= 400 && c->mode != MODE_SSE && c->body.data) {
+            out->body = c->body.data;   /* the error's own body */
+            out->len = c->body.len;
+        }
         goto out;
     }
     if (c->mode == MODE_SSE) {

@@ -131,7 +131,8 @@ struct http_reply {
     int retries;           /* retries made */
     int streamed;          /* 1: the body went to on_event as SSE (see
                               http_post.on_event) */
-    const char *body;      /* non-streamed body, borrowed until next call */
+    const char *body;      /* non-streamed body, borrowed until next call
+                              (an error status's too, when it had one) */
     size_t len;
 };
 

@@ -25,7 +25,7 @@ static json_t *make_body(const struct llm_http *o,
                          const struct llm_request *req)
 {
     json_t *body = json_object(), *msgs = json_array(), *msg, *opts;
-    int i, bad = !body || !msgs;
+    int i, bad = !body || !msgs, adapted = atomic_load(&o->adapted);
 
     for (i = 0; !bad && i < req->nmsgs; i++) {
         msg = json_object();
@@ -36,9 +36,12 @@ static json_t *make_body(const struct llm_http *o,
     }
     bad |= jsonx_set_str(body, "model", o->model) != 0;
     bad |= json_object_set(body, "messages", msgs) != 0;
-    bad |= json_object_set_new(body, "temperature",
-                               json_real(req->temperature)) != 0;
-    bad |= json_object_set_new(body, "max_tokens",
+    if (!(adapted & LLM_ADAPT_NO_TEMPERATURE))
+        bad |= json_object_set_new(body, "temperature",
+                                   json_real(req->temperature)) != 0;
+    bad |= json_object_set_new(body, adapted & LLM_ADAPT_MAX_COMPLETION
+                                         ? "max_completion_tokens"
+                                         : "max_tokens",
                                json_integer(llm_http_max_tokens(o, req))) != 0;
     if (req->seed >= 0)
         bad |= json_object_set_new(body, "seed", json_integer(req->seed)) != 0;
@@ -132,6 +135,31 @@ static void read_body(struct llm_acc *a, const json_t *root)
 }
 
 /* The API for llm_http_new(): all that makes this provider differ. */
+/*
+** A 400 whose error names max_tokens (OpenAI's reasoning models: "Use
+** 'max_completion_tokens' instead") or temperature ("Only the default (1)
+** value is supported") as its param: the next requests send
+** max_completion_tokens, or no temperature. Each is adapted once; an
+** error that names neither, or one adapted already, is the answer.
+*/
+static int adapt(struct llm_http *p, const char *body, size_t len)
+{
+    json_t *root = json_loadb(body, len, 0, NULL);
+    json_t *err = json_object_get(root, "error");
+    const char *param = json_string_value(json_object_get(err, "param"));
+    int bit = 0, was;
+
+    if (param && strcmp(param, "max_tokens") == 0)
+        bit = LLM_ADAPT_MAX_COMPLETION;
+    else if (param && strcmp(param, "temperature") == 0)
+        bit = LLM_ADAPT_NO_TEMPERATURE;
+    json_decref(root);
+    if (!bit)
+        return 0;
+    was = atomic_fetch_or(&p->adapted, bit);
+    return !(was & bit);
+}
+
 static const struct llm_http_api api = {
     {"openai", llm_http_complete, llm_http_destroy, 0, NULL, NULL},
     "OpenAI-compatible", "https://api.openai.com/v1", NULL,
@@ -139,7 +167,7 @@ static const struct llm_http_api api = {
     "the base URL of an OpenAI-compatible server usually ends in /v1",
     "--api-key, ASKDB_API_KEY or OPENAI_API_KEY", "openai.com",
     "Authorization: Bearer ", NULL, "choices[0].message.content",
-    make_body, on_event, read_body};
+    make_body, on_event, read_body, adapt};
 
 askdb_status llm_openai_new(const askdb_config *cfg, llm **out, char *err,
                             size_t errlen)

@@ -400,6 +400,7 @@ askdb_status llm_http_complete(llm *m, const struct llm_request *req,
     if (p->key_header)
         headers[nh++] = p->key_header;
     headers[nh] = NULL;
+again:
     acc_init(&acc, req, p->stream, p->http);
     body = api->make_body(p, req);
     text = body ? jsonx_dump(body) : NULL;
@@ -421,7 +422,18 @@ askdb_status llm_http_complete(llm *m, const struct llm_request *req,
     post.cancel = req->cancel;
     rc = http_post_json(p->http, &post, &hr, m->errmsg, sizeof m->errmsg);
     out->http_status = hr.status;
-    out->retries = hr.retries;
+    out->retries += hr.retries;
+    /* A parameter the model does not take, left out of this request and
+    ** every later one (at most once each: adapt() says no after). */
+    if (rc == ASKDB_ERR_LLM && hr.status == 400 && hr.body && api->adapt &&
+        api->adapt(p, hr.body, hr.len)) {
+        acc_free(&acc);
+        json_decref(body);
+        free(text);
+        body = NULL;
+        text = NULL;
+        goto again;
+    }
     if (rc)
         goto out;
     if (!hr.streamed) {

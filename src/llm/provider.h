@@ -66,6 +66,10 @@ struct llm_http_api {
     http_event_fn on_event;
     /* A whole (non-streamed) reply body, a JSON object, into a. */
     void (*read_body)(struct llm_acc *a, const json_t *root);
+    /* The body of a 400 (len bytes, untrusted): whether it names a
+    ** parameter the model does not take that the next request can do
+    ** without (p->adapted gains its bit); NULL when the API has none. */
+    int (*adapt)(struct llm_http *p, const char *body, size_t len);
 };
 
 /* An HTTP provider: the llm handle of both HTTP APIs. */
@@ -77,7 +81,15 @@ struct llm_http {
     const char *model;         /* borrowed from the config */
     int stream;
     int max_tokens;            /* config default when the request has none */
+    atomic_int adapted;        /* LLM_ADAPT_... bits: what the model refused
+                                  once (every request after leaves it) */
 };
+
+/* llm_http.adapted: OpenAI's reasoning models (o1, o3, gpt-5...) refuse
+** max_tokens for max_completion_tokens, and any temperature but their
+** default. */
+#define LLM_ADAPT_MAX_COMPLETION 1
+#define LLM_ADAPT_NO_TEMPERATURE 2
 
 /*
 ** Create the provider of api for cfg: a model name is required, the URL

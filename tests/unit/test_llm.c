@@ -375,6 +375,72 @@ static void openai_returns_content_and_usage(void **ts)
     json_decref(log);
 }
 
+/*
+** OpenAI's reasoning models (o1, o3, gpt-5...) answer 400 to max_tokens
+** ("Use 'max_completion_tokens' instead") and to a temperature but their
+** default, naming the parameter: every question failed with that message
+** and no option could change it. Now the request is sent again without
+** it, and every later one leaves it out; a 400 that names another
+** parameter, or one already left out, is the answer.
+*/
+static void a_parameter_the_model_refuses_is_left_out(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    json_t *log, *b;
+    int i;
+
+    fake_start(&s->f,
+        "[{\"status\":400,\"body\":{\"error\":{\"message\":\"Unsupported "
+        "parameter: 'max_tokens' is not supported with this model. Use "
+        "'max_completion_tokens' instead.\",\"type\":"
+        "\"invalid_request_error\",\"param\":\"max_tokens\",\"code\":"
+        "\"unsupported_parameter\"}}},"
+        "{\"status\":400,\"body\":{\"error\":{\"message\":\"Unsupported "
+        "value: 'temperature' does not support 0.25 with this model. Only "
+        "the default (1) value is supported.\",\"type\":"
+        "\"invalid_request_error\",\"param\":\"temperature\",\"code\":"
+        "\"unsupported_value\"}}},"
+        "{\"content\":\"SELECT 1;\"},"
+        "{\"content\":\"SELECT 2;\"},"
+        "{\"status\":400,\"body\":{\"error\":{\"message\":\"Unsupported "
+        "parameter: 'max_tokens'\",\"param\":\"max_tokens\"}}},"
+        "{\"status\":400,\"body\":{\"error\":{\"message\":\"bad stop\","
+        "\"param\":\"stop\"}}}]");
+    openai_cfg(s, s->f.base, NULL);
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+    assert_string_equal(s->r.text, "SELECT 1;");
+    llm_reply_free(&s->r);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+    assert_string_equal(s->r.text, "SELECT 2;");
+    llm_reply_free(&s->r);
+    /* Refused again though left out already: the 400 is the answer. */
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
+    assert_non_null(strstr(llm_errmsg(s->m), "Unsupported parameter"));
+    llm_reply_free(&s->r);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
+    assert_non_null(strstr(llm_errmsg(s->m), "bad stop"));
+    llm_reply_free(&s->r);
+
+    log = fake_log(&s->f);
+    assert_int_equal(json_array_size(log), 6);
+    b = json_object_get(json_array_get(log, 0), "body");
+    assert_json(json_object_get(b, "max_tokens"), "64");
+    assert_json(json_object_get(b, "temperature"), "0.25");
+    b = json_object_get(json_array_get(log, 1), "body");
+    assert_null(json_object_get(b, "max_tokens"));
+    assert_json(json_object_get(b, "max_completion_tokens"), "64");
+    assert_json(json_object_get(b, "temperature"), "0.25");
+    for (i = 2; i < 6; i++) {
+        b = json_object_get(json_array_get(log, (size_t)i), "body");
+        assert_null(json_object_get(b, "max_tokens"));
+        assert_json(json_object_get(b, "max_completion_tokens"), "64");
+        assert_null(json_object_get(b, "temperature"));
+    }
+    json_decref(log);
+}
+
 static void openai_streams_pieces_in_order(void **ts)
 {
     struct state *s = *ts;
@@ -2646,6 +2712,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         T(openai_returns_content_and_usage),
+        T(a_parameter_the_model_refuses_is_left_out),
         T(openai_streams_pieces_in_order),
         T(stream_ending_without_its_marker_is_an_error),
         T(anthropic_stream_without_message_stop_is_an_error),
