@@ -45,7 +45,8 @@ static json_t *make_body(const struct llm_http *o,
                                json_integer(llm_http_max_tokens(o, req))) != 0;
     if (req->seed >= 0)
         bad |= json_object_set_new(body, "seed", json_integer(req->seed)) != 0;
-    bad |= llm_http_put_stop(body, "stop", req);
+    if (!(adapted & LLM_ADAPT_NO_STOP))
+        bad |= llm_http_put_stop(body, "stop", req);
     bad |= json_object_set_new(body, "stream", json_boolean(o->stream)) != 0;
     if (o->stream) {
         opts = json_object();
@@ -137,10 +138,10 @@ static void read_body(struct llm_acc *a, const json_t *root)
 /* The API for llm_http_new(): all that makes this provider differ. */
 /*
 ** A 400 whose error names max_tokens (OpenAI's reasoning models: "Use
-** 'max_completion_tokens' instead") or temperature ("Only the default (1)
-** value is supported") as its param: the next requests send
-** max_completion_tokens, or no temperature. Each is adapted once; an
-** error that names neither, or one adapted already, is the answer.
+** 'max_completion_tokens' instead"), temperature ("Only the default (1)
+** value is supported") or stop as its param: the next requests send
+** max_completion_tokens, or no temperature, or no stop. Each is adapted
+** once; an error that names none, or one adapted already, is the answer.
 */
 static int adapt(struct llm_http *p, const char *body, size_t len)
 {
@@ -153,6 +154,8 @@ static int adapt(struct llm_http *p, const char *body, size_t len)
         bit = LLM_ADAPT_MAX_COMPLETION;
     else if (param && strcmp(param, "temperature") == 0)
         bit = LLM_ADAPT_NO_TEMPERATURE;
+    else if (param && strcmp(param, "stop") == 0)
+        bit = LLM_ADAPT_NO_STOP;
     json_decref(root);
     if (!bit)
         return 0;

@@ -86,10 +86,12 @@ struct llm_http {
 };
 
 /* llm_http.adapted: OpenAI's reasoning models (o1, o3, gpt-5...) refuse
-** max_tokens for max_completion_tokens, and any temperature but their
-** default. */
+** max_tokens for max_completion_tokens, any temperature but their
+** default, and (some) stop sequences, which the reply's reading does not
+** need. */
 #define LLM_ADAPT_MAX_COMPLETION 1
 #define LLM_ADAPT_NO_TEMPERATURE 2
+#define LLM_ADAPT_NO_STOP 4
 
 /*
 ** Create the provider of api for cfg: a model name is required, the URL

@@ -380,13 +380,15 @@ static void openai_returns_content_and_usage(void **ts)
 ** ("Use 'max_completion_tokens' instead") and to a temperature but their
 ** default, naming the parameter: every question failed with that message
 ** and no option could change it. Now the request is sent again without
-** it, and every later one leaves it out; a 400 that names another
+** it, and every later one leaves it out (a stop sequence too, which some
+** refuse); a 400 that names another
 ** parameter, or one already left out, is the answer.
 */
 static void a_parameter_the_model_refuses_is_left_out(void **ts)
 {
     struct state *s = *ts;
     struct llm_request req = basic_request(s);
+    static const char *const stop[] = {"</sql>", NULL};
     json_t *log, *b;
     int i;
 
@@ -404,9 +406,13 @@ static void a_parameter_the_model_refuses_is_left_out(void **ts)
         "{\"content\":\"SELECT 1;\"},"
         "{\"content\":\"SELECT 2;\"},"
         "{\"status\":400,\"body\":{\"error\":{\"message\":\"Unsupported "
+        "parameter: 'stop' is not supported with this model.\",\"param\":"
+        "\"stop\"}}},"
+        "{\"content\":\"SELECT 3;\"},"
+        "{\"status\":400,\"body\":{\"error\":{\"message\":\"Unsupported "
         "parameter: 'max_tokens'\",\"param\":\"max_tokens\"}}},"
-        "{\"status\":400,\"body\":{\"error\":{\"message\":\"bad stop\","
-        "\"param\":\"stop\"}}}]");
+        "{\"status\":400,\"body\":{\"error\":{\"message\":\"bad seed\","
+        "\"param\":\"seed\"}}}]");
     openai_cfg(s, s->f.base, NULL);
     open_model(s);
     assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
@@ -415,16 +421,20 @@ static void a_parameter_the_model_refuses_is_left_out(void **ts)
     assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
     assert_string_equal(s->r.text, "SELECT 2;");
     llm_reply_free(&s->r);
+    req.stop = stop;
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+    assert_string_equal(s->r.text, "SELECT 3;");
+    llm_reply_free(&s->r);
     /* Refused again though left out already: the 400 is the answer. */
     assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
     assert_non_null(strstr(llm_errmsg(s->m), "Unsupported parameter"));
     llm_reply_free(&s->r);
     assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
-    assert_non_null(strstr(llm_errmsg(s->m), "bad stop"));
+    assert_non_null(strstr(llm_errmsg(s->m), "bad seed"));
     llm_reply_free(&s->r);
 
     log = fake_log(&s->f);
-    assert_int_equal(json_array_size(log), 6);
+    assert_int_equal(json_array_size(log), 8);
     b = json_object_get(json_array_get(log, 0), "body");
     assert_json(json_object_get(b, "max_tokens"), "64");
     assert_json(json_object_get(b, "temperature"), "0.25");
@@ -432,11 +442,15 @@ static void a_parameter_the_model_refuses_is_left_out(void **ts)
     assert_null(json_object_get(b, "max_tokens"));
     assert_json(json_object_get(b, "max_completion_tokens"), "64");
     assert_json(json_object_get(b, "temperature"), "0.25");
-    for (i = 2; i < 6; i++) {
+    for (i = 2; i < 8; i++) {
         b = json_object_get(json_array_get(log, (size_t)i), "body");
         assert_null(json_object_get(b, "max_tokens"));
         assert_json(json_object_get(b, "max_completion_tokens"), "64");
         assert_null(json_object_get(b, "temperature"));
+        if (i == 4)
+            assert_json(json_object_get(b, "stop"), "[\"</sql>\"]");
+        else
+            assert_null(json_object_get(b, "stop"));
     }
     json_decref(log);
 }
