@@ -192,6 +192,20 @@ static void acc_free(struct llm_acc *a)
 }
 
 /*
+** Whether a reply ended as one does that is done ("stop", "end_turn",
+** "stop_sequence"): with no text it is an empty reply (as OpenAI's
+** content "" in a body always was), which the agent asks again for, not
+** an error of the model that ends the question. A stream with no text
+** delta and Anthropic's content [] end so.
+*/
+static int ended_normally(const char *end)
+{
+    return strcmp(end, "finish_reason \"stop\"") == 0 ||
+           strcmp(end, "stop_reason \"end_turn\"") == 0 ||
+           strcmp(end, "stop_reason \"stop_sequence\"") == 0;
+}
+
+/*
 ** Finish: on success move the text into out (out->text is the caller's)
 ** with the token counts and whether it was cut at max_tokens (a cut
 ** text may be empty). Fails with ASKDB_ERR_LLM when an in-band error was
@@ -231,7 +245,7 @@ static askdb_status acc_finish(struct llm_acc *a, struct http_client *h,
     ** that spent them all thinking: vLLM's content is null then, its
     ** thoughts in reasoning_content; a stream sends no text delta) is a
     ** cut reply, whose message says to raise --max-tokens. */
-    if (!a->got_text && !a->cut) {
+    if (!a->got_text && !a->cut && !ended_normally(a->end)) {
         /* Why it ended says what came instead: "tool_calls",
         ** "content_filter", "refusal". */
         http_set_error(h, err, errlen, "model endpoint %s: reply had no "

@@ -1879,6 +1879,56 @@ static void reply_with_no_content_says_how_it_ended(void **ts)
     assert_string_equal(llm_errmsg(s->m), want);
 }
 
+/*
+** A reply that ended as a finished one does, with no text: a stream with
+** no text delta ("stop"), Anthropic's content [] ("end_turn"). It was an
+** error of the model that ended the question (exit 4), where OpenAI's
+** content "" in a body was an empty reply the agent asks again for: all
+** are that now.
+*/
+static void a_finished_reply_with_no_text_is_an_empty_reply(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+
+    fake_start(&s->f,
+               "[{\"content\":\"\"},"
+               "{\"status\":200,\"body\":{\"choices\":[{\"message\":"
+               "{\"content\":\"\"},\"finish_reason\":\"stop\"}]}},"
+               "{\"status\":200,\"body\":{\"type\":\"message\","
+               "\"content\":[],\"stop_reason\":\"end_turn\"}},"
+               "{\"content\":\"\"}]");
+    openai_cfg(s, s->f.base, NULL);
+    s->cfg.stream = 1;
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+    assert_string_equal(s->r.text, "");
+    assert_int_equal(s->r.cut, LLM_CUT_NONE);
+    llm_reply_free(&s->r);
+    llm_free(s->m);
+    s->m = NULL;
+    openai_cfg(s, s->f.base, NULL);
+    s->cfg.stream = 0;
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+    assert_string_equal(s->r.text, "");
+    llm_reply_free(&s->r);
+    llm_free(s->m);
+    s->m = NULL;
+    anthropic_cfg(s, s->f.base);
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+    assert_string_equal(s->r.text, "");
+    llm_reply_free(&s->r);
+    llm_free(s->m);
+    s->m = NULL;
+    anthropic_cfg(s, s->f.base);
+    s->cfg.stream = 1;
+    open_model(s);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+    assert_string_equal(s->r.text, "");
+}
+
 static void anthropic_sends_system_separately_and_reads_text(void **ts)
 {
     struct state *s = *ts;
@@ -2738,6 +2788,7 @@ int main(void)
         T(openai_null_content_or_non_json_is_an_error),
         T(reply_cut_before_any_text_comes_back_cut_and_empty),
         T(reply_with_no_content_says_how_it_ended),
+        T(a_finished_reply_with_no_text_is_an_empty_reply),
         T(retries_429_then_succeeds_honouring_retry_after),
         T(retries_408_and_5xx_then_succeeds),
         T(retry_after_longer_than_the_time_left_is_said_as_such),
