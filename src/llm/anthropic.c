@@ -247,6 +247,17 @@ static const struct llm_http_api api = {
 askdb_status llm_anthropic_new(const askdb_config *cfg, llm **out, char *err,
                                size_t errlen)
 {
+    /* Anthropic takes a temperature from 0 to 1 (a 400 for each request
+    ** past it): said once, before any question. */
+    if (cfg->temperature > 1 || cfg->candidate_temperature > 1) {
+        *out = NULL;
+        snprintf(err, errlen, "Anthropic takes a temperature from 0 to 1, "
+                 "not %g (%s)", cfg->temperature > 1 ? cfg->temperature
+                                                     : cfg->candidate_temperature,
+                 cfg->temperature > 1 ? "--temperature"
+                                      : "--candidate-temperature");
+        return ASKDB_ERR_USAGE;
+    }
     return llm_http_new(cfg, &api, out, err, errlen);
 }
 

@@ -1929,6 +1929,30 @@ static void a_finished_reply_with_no_text_is_an_empty_reply(void **ts)
     assert_string_equal(s->r.text, "");
 }
 
+/* Anthropic takes a temperature from 0 to 1: past it, every request got a
+** 400; now the model is refused at its start, saying which option. */
+static void anthropic_refuses_a_temperature_over_1_at_once(void **ts)
+{
+    struct state *s = *ts;
+    llm *m = NULL;
+    char err[256];
+
+    anthropic_cfg(s, "http://127.0.0.1:9/v1");
+    s->cfg.temperature = 1.5;
+    assert_int_equal(llm_new(&s->cfg, &m, err, sizeof err), ASKDB_ERR_USAGE);
+    assert_null(m);
+    assert_string_equal(err, "Anthropic takes a temperature from 0 to 1, "
+                             "not 1.5 (--temperature)");
+    s->cfg.temperature = 1;
+    s->cfg.candidate_temperature = 1.2;
+    assert_int_equal(llm_new(&s->cfg, &m, err, sizeof err), ASKDB_ERR_USAGE);
+    assert_string_equal(err, "Anthropic takes a temperature from 0 to 1, "
+                             "not 1.2 (--candidate-temperature)");
+    s->cfg.candidate_temperature = 1;
+    assert_int_equal(llm_new(&s->cfg, &m, err, sizeof err), ASKDB_OK);
+    llm_free(m);
+}
+
 static void anthropic_sends_system_separately_and_reads_text(void **ts)
 {
     struct state *s = *ts;
@@ -2789,6 +2813,7 @@ int main(void)
         T(reply_cut_before_any_text_comes_back_cut_and_empty),
         T(reply_with_no_content_says_how_it_ended),
         T(a_finished_reply_with_no_text_is_an_empty_reply),
+        T(anthropic_refuses_a_temperature_over_1_at_once),
         T(retries_429_then_succeeds_honouring_retry_after),
         T(retries_408_and_5xx_then_succeeds),
         T(retry_after_longer_than_the_time_left_is_said_as_such),
