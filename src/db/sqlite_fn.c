@@ -229,8 +229,7 @@ static void call(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 struct sqlfn *sqlfn_install(sqlite3 *h, const double *deadline,
                             int *timed_out)
 {
-    static const int flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC |
-                             SQLITE_INNOCUOUS;
+    static const int flags = SQLITE_UTF8 | SQLITE_INNOCUOUS;
     struct sqlfn *f = calloc(1, sizeof *f + NFNS * sizeof(struct reg));
     struct reg *regs;
     size_t i;
@@ -251,8 +250,14 @@ struct sqlfn *sqlfn_install(sqlite3 *h, const double *deadline,
         regs[i].f = f;
         regs[i].i = i;
         /* Fails only when out of memory: that one function stays
-        ** SQLite's own, the others are registered and use f. */
-        sqlite3_create_function_v2(h, fns[i].name, fns[i].nargs, flags,
+        ** SQLite's own, the others are registered and use f. Not
+        ** randomblob() as deterministic: SQLite computes such a call
+        ** with constant arguments once per statement, one value for
+        ** every row. */
+        sqlite3_create_function_v2(h, fns[i].name, fns[i].nargs,
+                                   strcmp(fns[i].name, "randomblob") == 0
+                                       ? flags
+                                       : flags | SQLITE_DETERMINISTIC,
                                    &regs[i], call, NULL, NULL, NULL);
     }
     return f;

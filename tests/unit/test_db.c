@@ -494,6 +494,28 @@ static void query_keeps_value_types(void **state)
     askdb_db_close(db);
 }
 
+/*
+** randomblob() runs through askdb's checked stand-in (sqlite_fn.c), which
+** must not tell SQLite it is deterministic: SQLite then computes a call
+** with constant arguments once for the whole statement, and every row
+** got the same "random" value.
+*/
+static void randomblob_differs_from_row_to_row(void **state)
+{
+    askdb_db *db = open_ok();
+    askdb_result *r = NULL;
+
+    (void)state;
+    assert_int_equal(askdb_db_query(db, "WITH RECURSIVE n(i) AS (SELECT 1 "
+                                        "UNION ALL SELECT i + 1 FROM n "
+                                        "WHERE i < 20) SELECT count(DISTINCT "
+                                        "randomblob(8)) FROM n", &r),
+                     ASKDB_OK);
+    assert_int_equal(askdb_result_cell(r, 0, 0)->i, 20);
+    askdb_result_free(r);
+    askdb_db_close(db);
+}
+
 /* Every kind of write or escape is refused and the file stays the same. */
 static void writes_and_escapes_are_refused(void **state)
 {
@@ -1536,6 +1558,7 @@ int main(void)
         cmocka_unit_test(namespaced_tables_render_qualified),
         cmocka_unit_test(broken_views_and_unknown_modules_are_left_out),
         cmocka_unit_test(query_keeps_value_types),
+        cmocka_unit_test(randomblob_differs_from_row_to_row),
         cmocka_unit_test(writes_and_escapes_are_refused),
         cmocka_unit_test(two_statements_are_refused_as_every_driver_says),
         cmocka_unit_test(introspection_pragmas_are_allowed),
