@@ -689,8 +689,11 @@ static int read_samples(sqlite3 *h, struct db_table *t, int per_col,
             if (sqlite3_column_type(st, i) != SQLITE_TEXT)
                 continue;
             v = (const char *)sqlite3_column_text(st, i);
-            /* The bytes, not strlen(): a NUL inside does not shorten it. */
-            if (sqlite3_column_bytes(st, i) > SCHEMA_SAMPLE_MAXLEN)
+            /* The bytes, not strlen(): a NUL inside does not shorten it,
+            ** and such a value is no sample (cut at its NUL, it would be
+            ** a value the column does not hold). */
+            if (!v || sqlite3_column_bytes(st, i) > SCHEMA_SAMPLE_MAXLEN ||
+                strlen(v) != (size_t)sqlite3_column_bytes(st, i))
                 continue;
             if (schema_add_sample(c, v, per_col))
                 break;

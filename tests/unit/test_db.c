@@ -357,6 +357,28 @@ static void generated_columns_are_in_the_schema(void **state)
     askdb_db_close(db);
 }
 
+/* A text value with a NUL byte inside is no sample: as a C string it
+** would be cut at the NUL, a value the column does not hold ('a' for
+** 'a' || char(0) || 'b'), which the model would then filter on. */
+static void text_with_a_nul_is_no_sample(void **state)
+{
+    askdb_db *db = NULL;
+    char p[400], *text = NULL;
+
+    (void)state;
+    snprintf(p, sizeof p, "%s/nul.db", tmpdir);
+    assert_int_equal(sqlfile_exec(p,
+        "CREATE TABLE n (s TEXT);"
+        "INSERT INTO n VALUES ('a' || char(0) || 'b'), ('zz');"), 0);
+    assert_int_equal(askdb_db_open(p, NULL, &db), ASKDB_OK);
+    assert_int_equal(askdb_db_schema_text(db, &text), ASKDB_OK);
+    assert_string_equal(text, "CREATE TABLE n (\n"
+                              "  s TEXT -- e.g. 'zz'\n"
+                              "); -- 2 rows\n");
+    askdb_free(text);
+    askdb_db_close(db);
+}
+
 static void schema_text_is_compact_create_table(void **state)
 {
     askdb_db *db = open_ok();
@@ -1555,6 +1577,7 @@ int main(void)
         cmocka_unit_test(result_rows_are_added_zeroed_and_counted),
         cmocka_unit_test(schema_text_is_compact_create_table),
         cmocka_unit_test(generated_columns_are_in_the_schema),
+        cmocka_unit_test(text_with_a_nul_is_no_sample),
         cmocka_unit_test(namespaced_tables_render_qualified),
         cmocka_unit_test(broken_views_and_unknown_modules_are_left_out),
         cmocka_unit_test(query_keeps_value_types),
