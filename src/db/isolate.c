@@ -483,12 +483,20 @@ static askdb_status start(askdb_db *db, struct db_iso *iso, double kill_at,
         rc = failed(db, iso, x, &d, e);
     } else if (d.status != ASKDB_OK) {
         /* The file cannot be opened any more (it was replaced, removed,
-        ** or locked by a writer since this handle opened it). */
+        ** or locked by a writer since this handle opened it): the
+        ** database failed, not the statement, as a lock met by a
+        ** statement in askdb's process is (ASKDB_EC_DATABASE, no repair
+        ** asked for); the handle itself is open, so no ASKDB_ERR_DB_OPEN
+        ** for the statement. */
         stop(iso, NULL);
         *e = d.err;
-        if (e->ec == ASKDB_EC_NONE)
-            e->ec = ASKDB_EC_RUNTIME;
         rc = d.status;
+        if (rc == ASKDB_ERR_DB_OPEN) {
+            e->ec = ASKDB_EC_DATABASE;
+            rc = ASKDB_ERR_DB;
+        } else if (e->ec == ASKDB_EC_NONE) {
+            e->ec = ASKDB_EC_RUNTIME;
+        }
     } else {
         rc = ASKDB_OK;
     }

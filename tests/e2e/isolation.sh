@@ -246,6 +246,56 @@ helper_opens_the_file_a_process_relative_path_names() {
     [ "$before" = "$(snapshot)" ] || fail "files changed: $(diff <(echo "$before") <(snapshot) | head -4)"
 }
 
+a_writers_lock_at_the_helpers_start_is_the_databases_failure() {
+    # A writer takes its lock after the handle opened and before its first
+    # statement, which starts the helper: the helper's open waits for it
+    # as a statement does, and then the question ends there, as in
+    # askdb's process (the database failed, class "database": a repair
+    # cannot help), instead of the model being asked to repair SQL that
+    # was never wrong.
+    copy_db
+    local m before _
+    before=$(snapshot)
+    start_llm "$(always "$(fence "SELECT count(*) AS n FROM customers")")"
+    for m in --in-process ""; do
+        rm -f "$T/in" "$T/locked" "$T/unlock"
+        mkfifo "$T/in"
+        # shellcheck disable=SC2086
+        (cd "$W" && exec "$ASKDB" shell $m --llm-url "$URL" --model test \
+            --timeout 500 -f json shop.db) <"$T/in" >"$T/out" 2>"$T/err" &
+        local pid=$!
+        exec 3>"$T/in"
+        printf '.schema\n' >&3
+        for _ in $(seq 1 200); do grep -q "CREATE TABLE" "$T/out" && break; sleep 0.05; done
+        grep -q "CREATE TABLE" "$T/out" || { exec 3>&-; wait "$pid"; fail "$m: the shell did not open: $(cat "$T/err")"; }
+        "$PY" - "$W/shop.db" "$T/locked" "$T/unlock" <<'PY' &
+import os, sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("BEGIN EXCLUSIVE")
+open(sys.argv[2], "w").close()
+for _ in range(400):
+    if os.path.exists(sys.argv[3]):
+        break
+    time.sleep(0.05)
+c.execute("ROLLBACK")
+PY
+        local locker=$!
+        for _ in $(seq 1 100); do [ -e "$T/locked" ] && break; sleep 0.05; done
+        [ -e "$T/locked" ] || { exec 3>&-; wait "$pid"; fail "no writer's lock"; }
+        : >"$LLMLOG"
+        printf 'How many customers?\n' >&3
+        for _ in $(seq 1 200); do grep -q "locked" "$T/err" && break; sleep 0.05; done
+        : >"$T/unlock"
+        wait "$locker"
+        exec 3>&-
+        wait "$pid"
+        [ "$(nreq)" = 1 ] || fail "$m: $(nreq) model calls for a locked database: $(cat "$T/err")"
+        expect_err_has "is locked: another program is writing to it"
+        expect_err_lacks "attempt 2"
+    done
+    [ "$before" = "$(snapshot)" ] || fail "files changed: $(diff <(echo "$before") <(snapshot) | head -4)"
+}
+
 ISOLATION_TESTS=(
     time_bombs_inside_one_row_end_within_twice_the_limit
     helper_killed_at_the_deadline_leaves_no_process_and_no_file
@@ -254,4 +304,5 @@ ISOLATION_TESTS=(
     without_the_helper_statements_run_in_process_and_say_so
     a_helper_that_crashes_or_lies_is_a_clear_error
     helper_opens_the_file_a_process_relative_path_names
+    a_writers_lock_at_the_helpers_start_is_the_databases_failure
 )
