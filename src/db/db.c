@@ -352,12 +352,35 @@ static askdb_status err_keep(askdb_db *db, const struct db_err *e,
     return rc;
 }
 
+/*
+** A statement of a file longer than askdb-exec reads (WIRE_SQL_MAX): 1
+** and e says so, in askdb's process too, so that both answer alike (the
+** helper took it for a broken request and exited).
+*/
+static int too_long(const askdb_db *db, const char *sql, struct db_err *e)
+{
+    size_t n;
+
+    if (db->drv != &db_sqlite_driver && db->drv != &db_duckdb_driver)
+        return 0;
+    n = strlen(sql);
+    if (n <= WIRE_SQL_MAX)
+        return 0;
+    e->ec = ASKDB_EC_RUNTIME;
+    snprintf(e->msg, sizeof e->msg, "the statement is %zu bytes, more than "
+             "the %zu bytes askdb takes for one statement; write a shorter "
+             "one", n, (size_t)WIRE_SQL_MAX);
+    return 1;
+}
+
 askdb_status db_check(askdb_db *db, const char *sql, struct db_err *e)
 {
     askdb_status rc;
 
     err_clear(e);
-    if (db->iso) {
+    if (too_long(db, sql, e)) {
+        rc = ASKDB_ERR_DB;
+    } else if (db->iso) {
         askdb_result *none;
         rc = db_iso_call(db, db->iso, WIRE_CHECK, sql, &none, e);
     } else {
@@ -379,6 +402,8 @@ askdb_status db_run(askdb_db *db, const char *sql, askdb_result **out,
         e->ec = ASKDB_EC_RUNTIME;
         snprintf(e->msg, sizeof e->msg, "cancelled");
         rc = ASKDB_ERR_CANCELLED;
+    } else if (too_long(db, sql, e)) {
+        rc = ASKDB_ERR_DB;
     } else {
         rc = db->iso ? db_iso_call(db, db->iso, WIRE_RUN, sql, out, e)
                      : db->drv->run(db, sql, out, e);

@@ -53,6 +53,11 @@
 /* Bytes of a frame's type and length. */
 #define WIRE_HDR 5
 
+/* The largest request payload askdb-exec reads, and so the longest
+** statement it takes (its length field comes first). */
+#define WIRE_REQUEST_MAX ((size_t)16 << 20)
+#define WIRE_SQL_MAX (WIRE_REQUEST_MAX - 4)
+
 /* The limits of one database handle, as the 'O' frame carries them. */
 struct wire_open {
     int timeout_ms;

@@ -52,10 +52,6 @@
 #endif
 #endif
 
-/* The largest request: a statement (SQLite takes at most 1 MiB of SQL)
-** or a path. */
-#define REQUEST_MAX ((size_t)16 << 20)
-
 /* Rows are written in pieces of about this much. */
 #define FLUSH_AT ((size_t)64 << 10)
 
@@ -238,7 +234,7 @@ int main(int argc, char **argv)
     watching = pthread_create(&th, NULL, watch_parent, NULL) == 0;
     buf_init(&b, 0);
     for (;;) {
-        r = wire_read_frame(0, &type, &p, &n, REQUEST_MAX);
+        r = wire_read_frame(0, &type, &p, &n, WIRE_REQUEST_MAX);
         if (r <= 0)
             break;
         if (!db && type == WIRE_OPEN) {

@@ -296,6 +296,25 @@ PY
     [ "$before" = "$(snapshot)" ] || fail "files changed: $(diff <(echo "$before") <(snapshot) | head -4)"
 }
 
+statement_over_the_helpers_request_cap_is_said_the_same_both_ways() {
+    # A statement longer than askdb-exec reads (16 MiB, the shell's .sql or
+    # the API can give one) is refused with what is wrong, in askdb's
+    # process and in the helper alike; the helper read a frame over its
+    # cap as a broken request and exited, which was told as "ended before
+    # it answered ... (out of memory, or a crash)".
+    copy_db
+    local m
+    "$PY" -c "print('.sql SELECT ' + '1,' * 8400000 + '1;'); print('.sql SELECT 42 AS x;')" >"$T/big.in"
+    for m in --in-process ""; do
+        # shellcheck disable=SC2086
+        (cd "$W" && exec "$ASKDB" shell $m --llm-url http://127.0.0.1:9 \
+            --model test shop.db) <"$T/big.in" >"$T/out" 2>"$T/err"
+        expect_err_has "the statement is 16800009 bytes, more than the 16777212 bytes askdb takes for one statement"
+        expect_err_lacks "ended before it answered"
+        grep -q '^42' "$T/out" || fail "$m: no rows after it: $(cat "$T/out")"
+    done
+}
+
 ISOLATION_TESTS=(
     time_bombs_inside_one_row_end_within_twice_the_limit
     helper_killed_at_the_deadline_leaves_no_process_and_no_file
@@ -305,4 +324,5 @@ ISOLATION_TESTS=(
     a_helper_that_crashes_or_lies_is_a_clear_error
     helper_opens_the_file_a_process_relative_path_names
     a_writers_lock_at_the_helpers_start_is_the_databases_failure
+    statement_over_the_helpers_request_cap_is_said_the_same_both_ways
 )
