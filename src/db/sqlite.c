@@ -56,6 +56,8 @@ struct sq {
     int lock_ms;             /* the statement time limit: how long a lock
                                 is waited for when no deadline is armed
                                 (the schema's own statements) */
+    char *files;             /* what SQLite names the -journal and -wal
+                                after: the path, or a link's target */
 };
 
 static struct sq *SQ(askdb_db *db)
@@ -86,8 +88,8 @@ static const char *sq_errmsg(struct sq *s, const char *path, const char *it,
              "by a program that stopped in the middle of a write; reading "
              "it needs that write undone, which askdb never does (it never "
              "writes to a database); let SQLite roll it back first, e.g. "
-             "sqlite3 '%s' 'PRAGMA quick_check', then ask again", it, path,
-             path);
+             "sqlite3 '%s' 'PRAGMA quick_check', then ask again", it,
+             s->files, path);
     return buf;
 }
 
@@ -321,6 +323,22 @@ static enum wal_state wal_state(const char *path)
     return WAL_LIVE;
 }
 
+/* What SQLite names the "-journal" and "-wal" of the database at path
+** after: the file a symbolic link names (links resolved), else path
+** itself, as given (malloc()ed; NULL when out of memory). */
+static char *companion_base(const char *path)
+{
+    struct stat st;
+    char *real;
+
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        real = realpath(path, NULL);
+        if (real)
+            return real;
+    }
+    return strdup(path);
+}
+
 /* "file:PATH?immutable=1", PATH percent-encoded where a URI filename
 ** needs it; malloc()ed, NULL when out of memory. */
 static char *immutable_uri(const char *path)
@@ -371,6 +389,14 @@ static askdb_status sq_open(askdb_db *db, const char *path)
     real = realpath(path, NULL);
     ws = wal_state(real ? real : path);
     free(real);
+    s = calloc(1, sizeof *s);
+    if (!s)
+        return ASKDB_ERR_NOMEM;
+    db->impl = s;
+    db_watch_init(&s->wd, interrupt, s, 0, 128 * 1024);
+    s->files = companion_base(path);
+    if (!s->files)
+        return ASKDB_ERR_NOMEM;
     if (ws == WAL_NO_SHM) {
         snprintf(db->errmsg, sizeof db->errmsg,
                  "cannot open database '%s': it has a write-ahead log "
@@ -378,14 +404,9 @@ static askdb_status sq_open(askdb_db *db, const char *path)
                  "create and leave behind (askdb never leaves files beside "
                  "a database); let SQLite fold the log into the database "
                  "first, e.g. sqlite3 '%s' 'PRAGMA wal_checkpoint(TRUNCATE)'"
-                 ", then ask again", path, path, path);
+                 ", then ask again", path, s->files, path);
         return ASKDB_ERR_DB_OPEN;
     }
-    s = calloc(1, sizeof *s);
-    if (!s)
-        return ASKDB_ERR_NOMEM;
-    db->impl = s;
-    db_watch_init(&s->wd, interrupt, s, 0, 128 * 1024);
     if (ws == WAL_AT_REST) {
         /* Immutable: read the file as it is, with no locks and no "-wal"
         ** or "-shm" files. A program that starts writing to it while
@@ -459,6 +480,7 @@ static void sq_close(askdb_db *db)
     db_watch_end(&s->wd);
     sqlite3_close_v2(s->h);
     sqlfn_free(s->fn);
+    free(s->files);
     free(s);
     db->impl = NULL;
 }

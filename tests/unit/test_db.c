@@ -3,6 +3,7 @@
 
 #include <limits.h>
 #include <stdatomic.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -720,6 +721,72 @@ static void hot_journal_after_opening_is_explained(void **state)
     askdb_db_close(db);
     unlink(journal);
     unlink(path);
+}
+
+/* A database named through a symbolic link has its -journal and -wal
+** beside the file the link names, where SQLite looks for them: that is
+** the file the messages name (they named one beside the link, which
+** does not exist). */
+static void companions_of_a_linked_database_are_named_where_they_are(
+    void **state)
+{
+    static const char wal_script[] =
+        "import os, sqlite3, sys\n"
+        "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+        "c.execute('PRAGMA journal_mode=wal')\n"
+        "c.execute('PRAGMA wal_autocheckpoint=0')\n"
+        "c.execute('CREATE TABLE t(a)')\n"
+        "c.execute('INSERT INTO t VALUES (1)')\n"
+        "os.unlink(sys.argv[1] + '-shm')\n"
+        "os._exit(0)\n";
+    char dir[300], real[320], link[320], want[400];
+    askdb_config cfg = askdb_config_default();
+    askdb_db *db = NULL;
+    askdb_result *r = NULL;
+    char *const argv[] = {"python3", "-c", (char *)wal_script, real, NULL};
+    extern char **environ;
+    pid_t pid;
+    int status = 0;
+
+    (void)state;
+    cfg.in_process = 1;
+    snprintf(dir, sizeof dir, "%s/linked", tmpdir);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    snprintf(real, sizeof real, "%s/real.db", dir);
+    snprintf(link, sizeof link, "%s/link.db", tmpdir);
+    assert_int_equal(symlink(real, link), 0);
+
+    /* A hot journal left after the open: the statement's message. */
+    assert_int_equal(sqlfile_exec(real, fixture_sql), 0);
+    db = testdb_open(link, &cfg, NULL);
+    sqlfile_die_in_a_write(real);
+    snprintf(want, sizeof want, "linked/real.db-journal'), left by");
+    assert_int_equal(askdb_db_query(db, "SELECT count(*) FROM emp", &r),
+                     ASKDB_ERR_DB);
+    if (!strstr(askdb_db_errmsg(db), want))
+        fail_msg("no '%s' in: %s", want, askdb_db_errmsg(db));
+    askdb_db_close(db);
+    /* And at the open. */
+    db = NULL;
+    assert_int_equal(askdb_db_open(link, &cfg, &db), ASKDB_ERR_DB_OPEN);
+    if (!strstr(askdb_db_errmsg(db), want))
+        fail_msg("no '%s' in: %s", want, askdb_db_errmsg(db));
+    askdb_db_close(db);
+    snprintf(want, sizeof want, "%s-journal", real);
+    unlink(want);
+    unlink(real);
+
+    /* A write-ahead log with no -shm. */
+    assert_int_equal(posix_spawnp(&pid, "python3", NULL, NULL, argv,
+                                  environ), 0);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    snprintf(want, sizeof want, "linked/real.db-wal') but no");
+    db = NULL;
+    assert_int_equal(askdb_db_open(link, &cfg, &db), ASKDB_ERR_DB_OPEN);
+    if (!strstr(askdb_db_errmsg(db), want))
+        fail_msg("no '%s' in: %s", want, askdb_db_errmsg(db));
+    askdb_db_close(db);
 }
 
 /* A writer's lock (its commit) is waited for while the statement's time
@@ -1588,6 +1655,8 @@ int main(void)
         cmocka_unit_test(parameters_are_a_syntax_error),
         cmocka_unit_test(errors_are_classified),
         cmocka_unit_test(hot_journal_after_opening_is_explained),
+        cmocka_unit_test(
+            companions_of_a_linked_database_are_named_where_they_are),
         cmocka_unit_test(locks_are_waited_for_within_the_limit),
         cmocka_unit_test(lock_at_open_is_waited_for_within_the_limit),
         cmocka_unit_test(with_tables_copied_exponentially_are_refused),
