@@ -1326,7 +1326,7 @@ static void largest_limits_the_config_holds_do_not_overflow(void **state)
     askdb_db *db = NULL;
     askdb_result *r = NULL;
     char p[400], csv[400], *json = NULL;
-    int in_process;
+    int in_process, helper;
 
     (void)state;
     snprintf(p, sizeof p, "%s/wide.db", tmpdir);
@@ -1343,10 +1343,13 @@ static void largest_limits_the_config_holds_do_not_overflow(void **state)
     cfg.max_bytes = SIZE_MAX;
     cfg.query_timeout_ms = INT_MAX;
     cfg.sample_values = INT_MAX;
+    helper = test_use_exec_helper();
     for (in_process = 0; in_process < 2; in_process++) {
         cfg.in_process = in_process;
         db = NULL;
         assert_int_equal(askdb_db_open(p, &cfg, &db), ASKDB_OK);
+        /* In askdb-exec indeed, when not in this process. */
+        assert_true(in_process ? !db->iso : db->iso != NULL);
         /* What the engines get (MariaDB's session: max_rows + 1 and the
         ** limit plus a grace, which no unit test reaches). */
         assert_int_equal(db->count_cap, DB_COUNT_CAP_MAX);
@@ -1373,6 +1376,7 @@ static void largest_limits_the_config_holds_do_not_overflow(void **state)
         r = NULL;
         askdb_db_close(db);
     }
+    test_no_exec_helper(helper);
     unlink(p);
     unlink(csv);
 }

@@ -42,6 +42,42 @@ static inline void test_filter_from_env(void)
         cmocka_set_test_filter(f);
 }
 
+/* The sanitizer build's askdb-exec (build/asan/askdb-exec, beside the
+** folder of the test programs) runs the statements of the handles opened
+** from now on with in_process 0, unless ASKDB_EXEC_HELPER names another:
+** found neither beside a test program nor installed, none runs, and a
+** test of "in askdb-exec and in this process" runs in this process twice.
+** 1 when it set ASKDB_EXEC_HELPER, for test_no_exec_helper() to unset.
+** The Makefile builds it before the tests that use it. */
+static inline int test_use_exec_helper(void)
+{
+    char exe[4096], *slash;
+    ssize_t n;
+
+    if (getenv("ASKDB_EXEC_HELPER"))
+        return 0;
+    n = readlink("/proc/self/exe", exe, sizeof exe - 32);
+    if (n <= 0)
+        return 0;
+    exe[n] = '\0';
+    slash = strrchr(exe, '/');
+    if (slash)
+        *slash = '\0';             /* build/asan/tests */
+    slash = strrchr(exe, '/');
+    if (!slash)
+        return 0;
+    strcpy(slash, "/askdb-exec");   /* build/asan/askdb-exec */
+    return setenv("ASKDB_EXEC_HELPER", exe, 1) == 0;
+}
+
+/* Undo test_use_exec_helper() when it returned set (1): the handles
+** opened afterwards find no helper, as before. */
+static inline void test_no_exec_helper(int set)
+{
+    if (set)
+        unsetenv("ASKDB_EXEC_HELPER");
+}
+
 /* ---- temporary directories and files ------------------------------------ */
 
 /* Make a new directory /tmp/askdb-test-<name>-XXXXXX and put its path in
