@@ -1466,8 +1466,9 @@ static askdb_status sq_run(askdb_db *db, const char *sql, askdb_result **out,
     ** zeroblob(1e9), randomblob(), printf('%.*c', ...). Prepare and the
     ** schema reading keep the default. */
     old_len = sqlite3_limit(s->h, SQLITE_LIMIT_LENGTH, value_cap(db));
-    /* The cancel flag is the progress handler's to watch. */
-    db_watch_arm(&s->wd, s->deadline, NULL);
+    /* The cancel flag too: the progress handler looks at it between
+    ** steps only, and one step can walk a whole table (count(*)). */
+    db_watch_arm(&s->wd, s->deadline, s->cancel);
     ret = ASKDB_ERR_NOMEM;
     ncols = sqlite3_column_count(st);
     r = db_result_new(ncols);

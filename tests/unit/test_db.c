@@ -1094,6 +1094,78 @@ static void count_over_a_big_table_stops_at_the_limit(void **state)
     unlink(p);
 }
 
+/* A cancel (askdb_db_cancel, Ctrl-C) raised while a statement of a
+** handle that runs them in this process spends its time in one long step
+** (count(*) walking a whole table, which no progress handler sees) stops
+** it at once, as the time limit does; it ran to its end, the time limit
+** (10 s by default) the only other stop. */
+struct canceller {
+    askdb_db *db;
+    int after_ms;
+};
+
+static void *cancel_later(void *arg)
+{
+    struct canceller *c = arg;
+    struct timespec ts = {0, (long)c->after_ms * 1000000L};
+
+    nanosleep(&ts, NULL);
+    askdb_db_cancel(c->db);
+    return NULL;
+}
+
+static void cancel_stops_a_count_over_a_big_table(void **state)
+{
+    askdb_config cfg = askdb_config_default();
+    askdb_db *db = NULL;
+    askdb_result *r = NULL;
+    struct canceller c;
+    pthread_t th;
+    char p[400];
+    double t0, full, ms;
+    askdb_status st;
+
+    (void)state;
+    snprintf(p, sizeof p, "%s/bigc.db", tmpdir);
+    assert_int_equal(sqlfile_exec(p, "PRAGMA page_size = 512;"
+                                     "PRAGMA journal_mode = OFF;"
+                                     "CREATE TABLE t (x);"
+                                     "WITH RECURSIVE c(i) AS (SELECT 1 UNION "
+                                     "ALL SELECT i + 1 FROM c LIMIT 200000) "
+                                     "INSERT INTO t SELECT zeroblob(400) "
+                                     "FROM c;"), 0);
+    cfg.query_timeout_ms = 60000;
+    cfg.in_process = 1;
+    assert_int_equal(askdb_db_open(p, &cfg, &db), ASKDB_OK);
+    t0 = db_now_ms();
+    assert_int_equal(askdb_db_query(db, "SELECT count(*) FROM t", &r),
+                     ASKDB_OK);
+    full = db_now_ms() - t0;
+    askdb_result_free(r);
+    r = NULL;
+    c.db = db;
+    c.after_ms = 5;
+    t0 = db_now_ms();
+    assert_int_equal(pthread_create(&th, NULL, cancel_later, &c), 0);
+    st = askdb_db_query(db, "SELECT count(*) FROM t", &r);
+    ms = db_now_ms() - t0;
+    pthread_join(th, NULL);
+    if (st != ASKDB_ERR_CANCELLED)
+        fail_msg("not cancelled: %d after %.0f ms (the whole count takes "
+                 "%.0f ms)", (int)st, ms, full);
+    assert_null(r);
+    assert_string_equal(askdb_db_errmsg(db), "cancelled");
+    if (ms > full * 3 / 4)
+        fail_msg("cancelled after %.0f ms (the whole count takes %.0f ms)",
+                 ms, full);
+    /* The next statement runs, the flag lowered. */
+    askdb_db_uncancel(db);
+    assert_int_equal(askdb_db_query(db, "SELECT 1", &r), ASKDB_OK);
+    askdb_result_free(r);
+    askdb_db_close(db);
+    unlink(p);
+}
+
 static void rows_and_bytes_are_capped(void **state)
 {
     askdb_config cfg = askdb_config_default();
@@ -1667,6 +1739,7 @@ int main(void)
         cmocka_unit_test(with_tables_are_counted_as_sqlite_finds_them),
         cmocka_unit_test(slow_query_is_interrupted_at_the_limit),
         cmocka_unit_test(count_over_a_big_table_stops_at_the_limit),
+        cmocka_unit_test(cancel_stops_a_count_over_a_big_table),
         cmocka_unit_test(rows_and_bytes_are_capped),
         cmocka_unit_test(huge_values_stop_at_the_byte_cap),
         cmocka_unit_test(rows_bigger_than_the_cap_stay_readable),
