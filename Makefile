@@ -410,9 +410,9 @@ $(BA)/tests/%: tests/unit/%.c $(BA)/libaskdb.a $(UNIT_HDR)
 	    $(filter-out %.h,$^) \
 	    $(shell pkg-config --cflags --libs cmocka) $(LDLIBS)
 
-# test_db runs the statements of some handles in askdb-exec too, the
-# sanitizer build's (test_use_exec_helper() in tests/unit/testutil.h).
-$(BA)/tests/test_db: | $(BA)/askdb-exec
+# test_db and test_api run the statements of some handles in askdb-exec
+# too, the sanitizer build's (test_use_exec_helper() in testutil.h).
+$(BA)/tests/test_db $(BA)/tests/test_api: | $(BA)/askdb-exec
 
 # The MCP handler's test links the MCP front end's objects too, and the
 # warm-up they use (before the library, which they need). The tools' call

@@ -2144,6 +2144,14 @@ static void schema_json_and_explain(void **state)
 ** the header says), class no_sql, in askdb-exec and in process alike. A
 ** success leaves no earlier error in askdb_db_errmsg().
 */
+/* Counts the "statements run in askdb-exec" lines of a handle's log. */
+static void count_helper_lines(void *ud, const char *step, const char *msg)
+{
+    (void)step;
+    if (strstr(msg, "askdb-exec, killed after the time limit"))
+        ++*(int *)ud;
+}
+
 static void query_refuses_no_statement_and_clears_its_error(void **state)
 {
     static const char *const none[] = {"", "   ", "-- c", "/* c */ ;"};
@@ -2151,12 +2159,18 @@ static void query_refuses_no_statement_and_clears_its_error(void **state)
     askdb_result *r = NULL;
     askdb_db *db = NULL;
     size_t i;
-    int k;
+    int k, helper, in_helper;
 
     (void)state;
+    helper = test_use_exec_helper();
+    cfg.log_fn = count_helper_lines;
+    cfg.log_ud = &in_helper;
     for (k = 0; k < 2; k++) {
         cfg.in_process = k;
+        in_helper = 0;
         assert_int_equal(askdb_db_open(testdb_shop(), &cfg, &db), ASKDB_OK);
+        /* In askdb-exec indeed, when not in this process. */
+        assert_int_equal(in_helper, !k);
         assert_int_equal(askdb_db_query(db, NULL, &r), ASKDB_ERR_USAGE);
         assert_null(r);
         assert_string_equal(askdb_db_errmsg(db), "no statement given (NULL)");
@@ -2187,6 +2201,7 @@ static void query_refuses_no_statement_and_clears_its_error(void **state)
         askdb_db_close(db);
         db = NULL;
     }
+    test_no_exec_helper(helper);
 }
 
 /* The handles askdb_db_open() and askdb_agent_new() are opening: they
