@@ -374,7 +374,7 @@ static char *sql_statement(int tty, const char *hist, int dollar,
                            const char *stmt, int *cut)
 {
     struct sql_scan sc = {0};
-    size_t len = strlen(stmt), n;
+    size_t len = strlen(stmt), cap = len + 1, n;
     char *text = strdup(stmt), *line, *more;
     int lines;
 
@@ -390,7 +390,14 @@ static char *sql_statement(int tty, const char *hist, int dollar,
             line[--n] = '\0';
         if (tty && n)
             history_keep(hist, line);
-        more = realloc(text, len + n + 2);
+        /* Grown by half again at least: a statement of many lines (a
+        ** pasted dump) was copied whole at each, quadratic (a minute for
+        ** 18 MB under ASan, which copies at every realloc()). */
+        more = text;
+        if (len + n + 2 > cap) {
+            cap = len + n + 2 > cap + cap / 2 ? len + n + 2 : cap + cap / 2;
+            more = realloc(text, cap);
+        }
         if (more) {
             if (len)
                 more[len++] = '\n';
