@@ -169,7 +169,7 @@ static int authorize(void *ud, int action, const char *a, const char *b,
 
 /*
 ** Set up the table-valued forms of read_pragmas (pragma_table_info(), ...)
-** as askdb's own statements. Setting one up reports an update of
+** and JSON's json_each() and json_tree() as askdb's own statements. Setting one up reports an update of
 ** sqlite_master, which the guard allows only for askdb's own statements,
 ** and it happens once per connection: without this, a question's
 ** pragma_table_info() would be refused or allowed depending on whether
@@ -178,6 +178,11 @@ static int authorize(void *ud, int action, const char *a, const char *b,
 */
 static void init_pragma_functions(struct sq *s)
 {
+    /* JSON's table-valued functions read their argument alone (a JSON
+    ** column's array, a document's tree), as json_extract() does. */
+    static const char *const json_tables[] = {
+        "SELECT * FROM json_each('[]')", "SELECT * FROM json_tree('[]')",
+        NULL};
     sqlite3_stmt *st;
     char sql[64];
     int i;
@@ -187,6 +192,12 @@ static void init_pragma_functions(struct sq *s)
         snprintf(sql, sizeof sql, "SELECT * FROM pragma_%s", read_pragmas[i]);
         st = NULL;
         if (sqlite3_prepare_v2(s->h, sql, -1, &st, NULL) == SQLITE_OK)
+            sqlite3_finalize(st);
+    }
+    for (i = 0; json_tables[i]; i++) {
+        st = NULL;
+        if (sqlite3_prepare_v2(s->h, json_tables[i], -1, &st, NULL) ==
+            SQLITE_OK)
             sqlite3_finalize(st);
     }
     s->internal = 0;

@@ -622,6 +622,46 @@ static void introspection_pragmas_are_allowed(void **state)
     askdb_db_close(db);
 }
 
+/* JSON's table-valued functions read their argument alone: a JSON
+** column's array is asked of with json_each(), as people do, in askdb's
+** process and in askdb-exec. They were refused as virtual tables "not
+** available"; dbstat still is. */
+static void json_table_functions_are_allowed(void **state)
+{
+    askdb_config cfg = askdb_config_default();
+    askdb_db *db;
+    askdb_result *r = NULL;
+    int in_process, helper;
+
+    (void)state;
+    helper = test_use_exec_helper();
+    for (in_process = 0; in_process < 2; in_process++) {
+        cfg.in_process = in_process;
+        db = testdb_open(dbpath, &cfg, NULL);
+        assert_true(in_process ? !db->iso : db->iso != NULL);
+        assert_int_equal(askdb_db_query(db, "SELECT sum(value) FROM "
+                                            "json_each('[1,2,3]')", &r),
+                         ASKDB_OK);
+        assert_int_equal(askdb_result_cell(r, 0, 0)->i, 6);
+        askdb_result_free(r);
+        r = NULL;
+        assert_int_equal(askdb_db_query(db, "SELECT count(*) FROM json_tree("
+                                            "'{\"a\":[1,2]}')", &r),
+                         ASKDB_OK);
+        assert_int_equal(askdb_result_cell(r, 0, 0)->i, 4);
+        askdb_result_free(r);
+        r = NULL;
+        assert_int_equal(askdb_db_query(db, "SELECT * FROM dbstat", &r),
+                         ASKDB_ERR_REFUSED);
+        assert_non_null(strstr(askdb_db_errmsg(db), "'dbstat' is not "
+                                                    "available"));
+        askdb_result_free(r);
+        r = NULL;
+        askdb_db_close(db);
+    }
+    test_no_exec_helper(helper);
+}
+
 /* A parameter has no value to bind: a syntax error naming it, before
 ** anything runs (SQLite would bind NULL and answer another question). */
 static void parameters_are_a_syntax_error(void **state)
@@ -1728,6 +1768,7 @@ int main(void)
         cmocka_unit_test(writes_and_escapes_are_refused),
         cmocka_unit_test(two_statements_are_refused_as_every_driver_says),
         cmocka_unit_test(introspection_pragmas_are_allowed),
+        cmocka_unit_test(json_table_functions_are_allowed),
         cmocka_unit_test(parameters_are_a_syntax_error),
         cmocka_unit_test(errors_are_classified),
         cmocka_unit_test(hot_journal_after_opening_is_explained),
