@@ -206,7 +206,10 @@ askdb_status eval_item(askdb_agent *ag, askdb_db *gold_db,
                        const struct suite_item *it, int keep_distinct,
                        json_t *rec, char *errmsg, size_t errlen)
 {
+    /* With --db-url the gold runs on the SQLite file and the prediction
+    ** where it was asked (another engine): never on the gold's file. */
     askdb_db *db = gold_db ? gold_db : askdb_agent_db(ag);
+    askdb_db *pdb = askdb_agent_db(ag);
     askdb_result *gr = NULL, *own = NULL;
     const askdb_result *pr = NULL;
     askdb_answer *a = NULL;
@@ -292,7 +295,7 @@ askdb_status eval_item(askdb_agent *ag, askdb_db *gold_db,
     t0 = db_now_ms();
     if (a->result && (strcmp(psql, a->sql) == 0 || a->result->truncated)) {
         pr = a->result;
-    } else if (db_run(db, psql, &own, &e)) {
+    } else if (db_run(pdb, psql, &own, &e)) {
         rec_set_ms(rec, "compare", db_now_ms() - t0);
         set_class(rec, e.ec == ASKDB_EC_TIMEOUT ? REC_TIMEOUT
                                                 : rec_class_of(e.ec), e.msg);
