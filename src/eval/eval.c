@@ -283,6 +283,12 @@ askdb_status eval_item(askdb_agent *ag, askdb_db *gold_db,
                   at && at->message ? at->message : a->error);
         goto out;
     }
+    if (!a->sql) {
+        /* Taken for no question about the database (a greeting, or the
+        ** model's "no" to the question check): no SQL, a wrong answer. */
+        set_class(rec, REC_NO_SQL, a->text ? a->text : "no SQL");
+        goto out;
+    }
     jsonx_set_str(rec, "pred", a->sql);
 
     /* Run the prediction as the official evaluation would: it may differ

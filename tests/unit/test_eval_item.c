@@ -144,11 +144,54 @@ static void prepared_prediction_runs_where_it_was_asked(void **state)
     askdb_agent_free(ag);
 }
 
+/*
+** A question the agent takes for no question about the database (a
+** greeting, or the model's "no" to its question check, on by default)
+** ends with no SQL and status OK: it is scored wrong, no_sql, with the
+** agent's words, not prepared and run as a NULL statement.
+*/
+static void not_a_question_is_scored_no_sql(void **state)
+{
+    askdb_config cfg = askdb_config_default();
+    askdb_agent *ag = NULL;
+    struct suite_item it;
+    char err[256] = "", gpath[320];
+    json_t *rec;
+
+    (void)state;
+    snprintf(gpath, sizeof gpath, "%s/hello.db", tmpdir);
+    assert_int_equal(sqlfile_exec(gpath, "CREATE TABLE t (x); "
+                                         "INSERT INTO t VALUES (1);"),
+                     0);
+    cfg.llm_fn = no_model;
+    cfg.memory = 0;
+    cfg.question_check = 1;
+    if (askdb_agent_new(&cfg, gpath, &ag) != ASKDB_OK)
+        fail_msg("agent: %s", askdb_agent_errmsg(ag));
+    memset(&it, 0, sizeof it);
+    it.index = 0;
+    it.db_id = "hello";
+    it.db_path = gpath;
+    it.question = "Hello!";
+    it.gold = "SELECT 1";
+    it.difficulty = "easy";
+    rec = rec_new(&it);
+    assert_non_null(rec);
+    assert_int_equal(eval_item(ag, NULL, &it, 0, rec, err, sizeof err),
+                     ASKDB_OK);
+    assert_false(json_is_true(json_object_get(rec, "correct")));
+    assert_string_equal(jsonx_str(rec, "class"), REC_NO_SQL);
+    assert_non_null(strstr(jsonx_str(rec, "message"), "tables"));
+    json_decref(rec);
+    askdb_agent_free(ag);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(answer_without_attempts_is_scored),
         cmocka_unit_test(prepared_prediction_runs_where_it_was_asked),
+        cmocka_unit_test(not_a_question_is_scored_no_sql),
     };
     test_filter_from_env();
     return cmocka_run_group_tests_name("eval_item", tests, setup,
