@@ -130,13 +130,14 @@ static int op_punct(const struct tok *t)
 
 /*
 ** Split [a, b) at AND/OR of depth d (not the AND of a BETWEEN). As in the
-** official parser, a value that is a column name (x = T2.y) runs on up to
-** the next AND, so an OR right after it does not split.
+** official parser, a value that is a column name (x = T2.y, and either
+** value of a BETWEEN) runs on up to the next AND: nothing in that stretch
+** counts (an OR does not split, a LIKE or a NOT is not seen).
 */
 static void conditions(const struct toks *ts, int a, int b, int d,
                        struct conds *c)
 {
-    int i, start = a, between = 0, after_op = 0, colval = 0;
+    int i, start = a, between = 0, after_op = 0, cut = -1;
 
     if (a >= b)
         return;
@@ -144,32 +145,40 @@ static void conditions(const struct toks *ts, int a, int b, int d,
         const struct tok *t = &ts->t[i];
         if (t->depth != d)
             continue;
+        if (cut >= 0 && !word(t, "and"))
+            continue;   /* read on by the column value before it */
         if (op_punct(t) || word(t, "like") || word(t, "in") ||
             word(t, "is")) {
             after_op = 1;
             continue;
         }
-        if (after_op) {
-            colval = t->kind == SQLX_WORD && !word(t, "not") &&
-                     !word(t, "null") && !word(t, "select");
-            after_op = 0;
-        }
         if (word(t, "between")) {
             between = 1;
-        } else if (word(t, "and") && between) {
-            between = 0;
-        } else if (word(t, "or") && colval) {
+            after_op = 1;
             continue;
+        }
+        if (after_op) {
+            after_op = 0;
+            if (t->kind == SQLX_WORD && !word(t, "not") &&
+                !word(t, "null") && !word(t, "select")) {
+                cut = i + 1;
+                continue;
+            }
+        }
+        if (word(t, "and") && between) {
+            between = 0;
+            cut = -1;
+            after_op = 1;   /* the BETWEEN's second value follows */
         } else if (word(t, "and") || word(t, "or")) {
-            cond_unit(ts, start, i, d, c);
+            cond_unit(ts, start, cut >= 0 ? cut : i, d, c);
             c->n_andor++;
             if (word(t, "or"))
                 c->n_or++;
             start = i + 1;
-            colval = 0;
+            cut = -1;
         }
     }
-    cond_unit(ts, start, b, d, c);
+    cond_unit(ts, start, cut >= 0 ? cut : b, d, c);
 }
 
 /* Items of a comma list [a, b) at depth d; *aggs gets the items that start

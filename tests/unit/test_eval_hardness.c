@@ -110,6 +110,36 @@ static void extra_queries(void **state)
         check(&cases[i]);
 }
 
+/*
+** Not from Spider's split: after a value that is a column name the
+** official parse reads on up to the next AND (or the clause's end), so
+** no OR, LIKE or NOT in that stretch counts, nor any condition after an
+** OR in it; the values of a BETWEEN alike. The counts are those of
+** evaluation.py's count_component1/2 and count_others.
+*/
+static void a_column_value_reads_on_to_the_next_and(void **state)
+{
+    static const struct hcase cases[] = {
+        {"SELECT name FROM t WHERE a = b OR c = 1 OR d = 2", "easy", 1, 0,
+         0},
+        {"SELECT name FROM t WHERE a = b OR c LIKE 'x%' AND d = 1",
+         "medium", 1, 0, 1},
+        {"SELECT name FROM t WHERE a = b OR c NOT LIKE 'x%' AND d = 1 OR "
+         "e = 2", "medium", 2, 0, 1},
+        {"SELECT name FROM t WHERE a = b OR c = 1 AND d = e OR e LIKE 'y' "
+         "OR d = 3", "medium", 1, 0, 1},
+        {"SELECT name FROM t WHERE a BETWEEN b AND c OR d = 1", "easy", 1, 0,
+         0},
+        /* a value that is no column: OR splits */
+        {"SELECT name FROM t WHERE a = 1 OR c = b", "medium", 2, 0, 1},
+    };
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof cases / sizeof *cases; i++)
+        check(&cases[i]);
+}
+
 static void unparsable_text_still_gets_a_level(void **state)
 {
     (void)state;
@@ -126,6 +156,7 @@ int main(void)
         cmocka_unit_test(medium_queries),
         cmocka_unit_test(hard_queries),
         cmocka_unit_test(extra_queries),
+        cmocka_unit_test(a_column_value_reads_on_to_the_next_and),
         cmocka_unit_test(unparsable_text_still_gets_a_level),
     };
     test_filter_from_env();
