@@ -78,6 +78,7 @@ struct http_client {
     int oom;
     long events;
     long retry_after_ms;             /* -1: the server sent none */
+    int retry_after_exact;           /* it came from retry-after-ms */
     long refused_ms;                 /* a Retry-After wait not made, as it
                                         was longer than the time left of
                                         the request's limit; -1: none */
@@ -351,16 +352,50 @@ static void parse_retry_after(struct http_client *c, const char *p, size_t n)
     c->retry_after_ms = secs * 1000;
 }
 
+/* A retry-after-ms value (OpenAI's and Azure's, milliseconds, maybe
+** with a fraction), which wins over Retry-After's whole seconds in
+** whichever order they come. */
+static void parse_retry_after_ms(struct http_client *c, const char *p,
+                                 size_t n)
+{
+    char v[64], *end;
+    double ms;
+
+    while (n && (*p == ' ' || *p == '\t')) {
+        p++;
+        n--;
+    }
+    while (n && (p[n - 1] == '\r' || p[n - 1] == '\n' || p[n - 1] == ' ' ||
+                 p[n - 1] == '\t'))
+        n--;
+    if (n == 0 || n >= sizeof v || *p < '0' || *p > '9')
+        return;
+    memcpy(v, p, n);
+    v[n] = '\0';
+    ms = strtod(v, &end);
+    if (*end || !(ms >= 0))
+        return;
+    if (ms > RETRY_AFTER_CAP_S * 1000.0)
+        ms = RETRY_AFTER_CAP_S * 1000.0;
+    c->retry_after_ms = (long)(ms + 0.999);
+    c->retry_after_exact = 1;
+}
+
 /* CURLOPT_HEADERFUNCTION: one header line at a time. */
 static size_t on_header(char *p, size_t size, size_t n, void *ud)
 {
     struct http_client *c = ud;
     size_t len = size * n;
 
-    if (len >= 5 && memcmp(p, "HTTP/", 5) == 0)
+    if (len >= 5 && memcmp(p, "HTTP/", 5) == 0) {
         c->retry_after_ms = -1;   /* a new response (e.g. after 100) */
-    else if (len > 12 && strncasecmp(p, "retry-after:", 12) == 0)
+        c->retry_after_exact = 0;
+    } else if (len > 15 && strncasecmp(p, "retry-after-ms:", 15) == 0) {
+        parse_retry_after_ms(c, p + 15, len - 15);
+    } else if (len > 12 && strncasecmp(p, "retry-after:", 12) == 0 &&
+               !c->retry_after_exact) {
         parse_retry_after(c, p + 12, len - 12);
+    }
     return len;
 }
 

@@ -569,6 +569,31 @@ static void retries_429_then_succeeds_honouring_retry_after(void **ts)
     json_decref(log);
 }
 
+/* OpenAI and Azure send retry-after-ms beside Retry-After's whole
+** seconds; the SDKs wait the milliseconds. askdb waited the seconds (5
+** here), whichever came first. */
+static void retry_after_ms_wins_over_retry_after(void **ts)
+{
+    struct state *s = *ts;
+    struct llm_request req = basic_request(s);
+    double t0, ms;
+
+    fake_start(&s->f, "[{\"status\":429,\"headers\":{\"Retry-After\":\"5\","
+                      "\"retry-after-ms\":\"1200.5\"}},"
+                      "{\"content\":\"SELECT 1;\"}]");
+    openai_cfg(s, s->f.base, NULL);
+    s->cfg.llm_retries = 3;
+    open_model(s);
+    t0 = now_ms();
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+    ms = now_ms() - t0;
+    assert_string_equal(s->r.text, "SELECT 1;");
+    assert_int_equal(s->r.retries, 1);
+    if (ms < 1150 || ms > 4000)
+        fail_msg("took %.0f ms, want about 1200 (retry-after-ms: 1200.5)",
+                 ms);
+}
+
 static void retry_after_longer_than_the_time_left_is_said_as_such(void **ts)
 {
     struct state *s = *ts;
@@ -2815,6 +2840,7 @@ int main(void)
         T(a_finished_reply_with_no_text_is_an_empty_reply),
         T(anthropic_refuses_a_temperature_over_1_at_once),
         T(retries_429_then_succeeds_honouring_retry_after),
+        T(retry_after_ms_wins_over_retry_after),
         T(retries_408_and_5xx_then_succeeds),
         T(retry_after_longer_than_the_time_left_is_said_as_such),
         T(key_hint_names_the_vendor_variable_only_for_its_host),
