@@ -967,6 +967,73 @@ static const char *html_title(const char *body, size_t len, size_t *n)
     return *n ? t : NULL;
 }
 
+/*
+** The title t (n bytes) with HTML's character references read: the five
+** of XML (&amp; &lt; &gt; &quot; &apos;), &nbsp; and the numeric ones
+** (&#8212; &#x2014;); others are left as written. A proxy's page says
+** "Bad Gateway &amp; more" for "Bad Gateway & more". Into b.
+*/
+static void html_unescape(struct buf *b, const char *t, size_t n)
+{
+    static const struct { const char *name; const char *text; } named[] = {
+        {"amp;", "&"}, {"lt;", "<"}, {"gt;", ">"}, {"quot;", "\""},
+        {"apos;", "'"}, {"nbsp;", " "}};
+    size_t i = 0, k, len;
+    unsigned long cp;
+    char *end, num[16];
+
+    while (i < n) {
+        if (t[i] != '&') {
+            buf_putc(b, t[i++]);
+            continue;
+        }
+        for (k = 0; k < sizeof named / sizeof named[0]; k++) {
+            len = strlen(named[k].name);
+            if (n - i - 1 >= len && memcmp(t + i + 1, named[k].name, len) == 0)
+                break;
+        }
+        if (k < sizeof named / sizeof named[0]) {
+            buf_puts(b, named[k].text);
+            i += 1 + strlen(named[k].name);
+            continue;
+        }
+        /* &#NNN; or &#xHHH;, a valid scalar value */
+        len = 0;
+        while (i + 2 + len < n && len < sizeof num - 1 && t[i + 2 + len] != ';')
+            len++;
+        cp = 0;
+        end = NULL;
+        if (n - i > 2 && t[i + 1] == '#' && i + 2 + len < n &&
+            t[i + 2 + len] == ';' && len > 0 && len < sizeof num - 1) {
+            memcpy(num, t + i + 2, len);
+            num[len] = '\0';
+            cp = num[0] == 'x' || num[0] == 'X' ? strtoul(num + 1, &end, 16)
+                                                : strtoul(num, &end, 10);
+        }
+        if (!end || *end || end == num || cp == 0 || cp > 0x10FFFF ||
+            (cp >= 0xD800 && cp <= 0xDFFF)) {
+            buf_putc(b, t[i++]);
+            continue;
+        }
+        if (cp < 0x80) {
+            buf_putc(b, (char)cp);
+        } else if (cp < 0x800) {
+            buf_putc(b, (char)(0xC0 | (cp >> 6)));
+            buf_putc(b, (char)(0x80 | (cp & 0x3F)));
+        } else if (cp < 0x10000) {
+            buf_putc(b, (char)(0xE0 | (cp >> 12)));
+            buf_putc(b, (char)(0x80 | ((cp >> 6) & 0x3F)));
+            buf_putc(b, (char)(0x80 | (cp & 0x3F)));
+        } else {
+            buf_putc(b, (char)(0xF0 | (cp >> 18)));
+            buf_putc(b, (char)(0x80 | ((cp >> 12) & 0x3F)));
+            buf_putc(b, (char)(0x80 | ((cp >> 6) & 0x3F)));
+            buf_putc(b, (char)(0x80 | (cp & 0x3F)));
+        }
+        i += 2 + len + 1;
+    }
+}
+
 /* Append ": <what the server said>" from an error body: error.message,
 ** error (a string), message or detail; a page's title, as "an HTML page:
 ** TITLE" (a proxy's error page, whose first bytes are markup); else the
@@ -983,8 +1050,14 @@ static void put_body_message(const struct http_client *c, struct buf *m,
     root = json_loadb(body, len, 0, NULL);
     title = root ? NULL : html_title(body, len, &tlen);
     if (title) {
+        struct buf t;
+
+        buf_init(&t, 0);
+        html_unescape(&t, title, tlen < 4096 ? tlen : 4096);
         buf_puts(m, ": an HTML page: ");
-        http_put_message(c, m, title, tlen);
+        if (t.data)
+            http_put_message(c, m, t.data, t.len);
+        buf_free(&t);
         return;
     }
     if (root) {

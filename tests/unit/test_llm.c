@@ -825,14 +825,28 @@ static void html_error_page_is_told_by_its_title(void **ts)
                "<style>body{font-family:sans-serif;margin:0 auto;width:"
                "40em}</style>\\n<TITLE>\\n  example.com | 502: Bad "
                "gateway</Title></head><body><h1>Bad gateway</h1></body>"
-               "</html>\"}]");
+               "</html>\"},"
+               "{\"status\":502,\"body\":\"<html><title>Tom &amp; Jerry's "
+               "&lt;proxy&gt; &#8212; &#x41;&#27;b &bogus; &#0; &#xD800; "
+               "&amp</title></html>\"}]");
     openai_cfg(s, s->f.base, NULL);
+    s->cfg.llm_retries = 0;
     open_model(s);
     assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
     snprintf(want, sizeof want,
              "model endpoint %s answered 502 Bad Gateway: an HTML page: "
              "example.com | 502: Bad gateway (the server is failing or "
              "overloaded; try again later)", s->url);
+    assert_string_equal(llm_errmsg(s->m), want);
+    /* Its character references read, as a browser shows the title (a
+    ** control character so made still becomes a space). */
+    llm_reply_free(&s->r);
+    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_ERR_LLM);
+    snprintf(want, sizeof want,
+             "model endpoint %s answered 502 Bad Gateway: an HTML page: "
+             "Tom & Jerry's <proxy> \xe2\x80\x94 A b &bogus; &#0; &#xD800; "
+             "&amp (the server is failing or overloaded; try again later)",
+             s->url);
     assert_string_equal(llm_errmsg(s->m), want);
 }
 
