@@ -1895,6 +1895,30 @@ def offers_no_chart_for_long_text(t):
           "two columns of sentences, no number: the Chart button is described by %r" % note)
 
 
+def shows_the_plan_of_a_question(t):
+    # askdb serve --plan: a question with a cue of several steps ("more
+    # than the average") is planned; the plan event says how many tasks
+    # (a number: the timeline read it as a list and showed none).
+    plan = json.dumps({"tasks": [{"id": 1, "task": "the average a customer spent", "depends_on": []},
+                                 {"id": 2, "task": "the customers who spent more than it", "depends_on": [1]}]})
+    avg = "SELECT AVG(spent) AS avg_spent FROM (SELECT SUM(total) AS spent FROM orders GROUP BY customer_id)"
+    above = ("SELECT customer_id, SUM(total) AS spent FROM orders GROUP BY customer_id\n"
+             "HAVING SUM(total) > (%s) ORDER BY spent DESC" % avg)
+    page = other_page(t, "plan", [{"content": plan}, {"content": fence(avg)}, {"content": fence(above)},
+                                  {"content": "These customers spent more than the average."}], ("--plan",))
+    turn = page.ask("Which customers spent more than the average customer?")
+    check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+    steps = page.steps(turn)
+    planned = [s for s in steps if "Planned" in s]
+    check(len(planned) == 1 and planned[0].endswith("Planned \u2014 2 tasks"), "the plan's step: %r" % steps)
+    turn.find_element(By.CSS_SELECTOR, ".steps-toggle").click()
+    page.js("arguments[0].scrollIntoView()", turn)
+    page.shot("plan")
+
+
+shows_the_plan_of_a_question.real_only = True
+
+
 TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built,
          loads_nothing_from_elsewhere, asks_and_streams_the_steps, sorts_the_table_by_a_column,
          downloads_the_rows_as_csv, copies_the_sql, asks_a_follow_up_in_the_same_conversation,
@@ -1916,7 +1940,7 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          says_when_the_server_is_gone, escape_closes_the_schema_on_a_phone,
          says_why_there_is_no_chart, fits_the_header_in_two_rows_at_320_px,
          lines_up_the_decimals_of_money, says_the_count_of_a_one_page_result_once,
-         offers_no_chart_for_long_text]
+         offers_no_chart_for_long_text, shows_the_plan_of_a_question]
 
 
 class Run:

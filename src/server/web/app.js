@@ -504,8 +504,9 @@ function describeStep(ev) {
     }
     case "qcheck": return [ev.question === false ? "warn" : "ok",
         ev.question === false ? "Not a question about the data" : "Checked the question", ev.why || ""];
+    // tasks: how many (a number, askdb.h); an older page read a list.
     case "plan": return ev.error ? ["warn", "Planning failed", ev.error] :
-        ["ok", "Planned", Array.isArray(ev.tasks) ? plural(ev.tasks.length, "task", "tasks") : ""];
+        ["ok", "Planned", typeof ev.tasks === "number" ? plural(ev.tasks, "task", "tasks") : ""];
     case "prompt": {
         const what = ev.for === "answer" ? "Writing the answer in words" :
             ev.for && ev.for !== "sql" ? `Asking the model (${ev.for})` :
