@@ -1898,14 +1898,18 @@ def offers_no_chart_for_long_text(t):
 def shows_the_plan_of_a_question(t):
     # askdb serve --plan: a question with a cue of several steps ("more
     # than the average") is planned; the plan event says how many tasks
-    # (a number: the timeline read it as a list and showed none).
+    # (a number: the timeline read it as a list and showed none). One
+    # without such a cue says needed:false, no plan made: shown as
+    # "Planned" it claimed a plan that never was.
     plan = json.dumps({"tasks": [{"id": 1, "task": "the average a customer spent", "depends_on": []},
                                  {"id": 2, "task": "the customers who spent more than it", "depends_on": [1]}]})
     avg = "SELECT AVG(spent) AS avg_spent FROM (SELECT SUM(total) AS spent FROM orders GROUP BY customer_id)"
     above = ("SELECT customer_id, SUM(total) AS spent FROM orders GROUP BY customer_id\n"
              "HAVING SUM(total) > (%s) ORDER BY spent DESC" % avg)
     page = other_page(t, "plan", [{"content": plan}, {"content": fence(avg)}, {"content": fence(above)},
-                                  {"content": "These customers spent more than the average."}], ("--plan",))
+                                  {"content": "These customers spent more than the average."},
+                                  {"content": fence("SELECT COUNT(*) AS n FROM customers")},
+                                  {"content": "There are 60 customers."}], ("--plan",))
     turn = page.ask("Which customers spent more than the average customer?")
     check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
     steps = page.steps(turn)
@@ -1914,6 +1918,11 @@ def shows_the_plan_of_a_question(t):
     turn.find_element(By.CSS_SELECTOR, ".steps-toggle").click()
     page.js("arguments[0].scrollIntoView()", turn)
     page.shot("plan")
+    turn = page.ask("How many customers are there?")
+    check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+    steps = page.steps(turn)
+    check(not any("Planned" in s for s in steps) and any(s.endswith("No plan needed") for s in steps),
+          "a question that needed no plan: %r" % steps)
 
 
 shows_the_plan_of_a_question.real_only = True

@@ -505,7 +505,10 @@ function describeStep(ev) {
     case "qcheck": return [ev.question === false ? "warn" : "ok",
         ev.question === false ? "Not a question about the data" : "Checked the question", ev.why || ""];
     // tasks: how many (a number, askdb.h); an older page read a list.
+    // needed false: the question has no cue of several steps, and no plan
+    // was asked for.
     case "plan": return ev.error ? ["warn", "Planning failed", ev.error] :
+        ev.needed === false ? ["ok", "No plan needed", ""] :
         ["ok", "Planned", typeof ev.tasks === "number" ? plural(ev.tasks, "task", "tasks") : ""];
     case "prompt": {
         const what = ev.for === "answer" ? "Writing the answer in words" :
