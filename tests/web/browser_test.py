@@ -1928,6 +1928,44 @@ def shows_the_plan_of_a_question(t):
 shows_the_plan_of_a_question.real_only = True
 
 
+def stub_ask(page, events):
+    """The page's next POST /api/ask is answered in the browser itself,
+    with these (event, data) pairs as its text/event-stream: for events
+    that askdb serve sends only with an engine the tests do not run
+    (PostgreSQL's fixes). Later requests go to the server again."""
+    body = "".join("event: %s\ndata: %s\n\n" % (name, json.dumps(data)) for name, data in events)
+    page.js("""
+        const body = arguments[0];
+        const real = window.fetch;
+        window.fetch = (url, opts) => {
+            if (url !== '/api/ask') return real(url, opts);
+            window.fetch = real;
+            return Promise.resolve(new Response(body, { status: 200,
+                headers: { 'Content-Type': 'text/event-stream', 'X-Request-Id': 'stub' } }));
+        };""", body)
+
+
+def labels_each_kind_of_fix(t):
+    # PostgreSQL refuses a number compared with text; askdb casts both
+    # sides to text without asking the model (a fix of kind "cast"). The
+    # timeline called that "Fixed a column's table", the requalify fix.
+    t.page.open()
+    wait_for(lambda: t.page.qa("#schema-tree details"), "the schema")
+    sql = "SELECT COUNT(*) AS n FROM orders o JOIN customers c ON CAST(c.id AS TEXT) = CAST(o.ref AS TEXT)"
+    stub_ask(t.page, [
+        ("step", {"step": "fix", "t_ms": 5, "kind": "cast", "candidate": 0, "ok": True,
+                  "changes": "c.id = o.ref compared as text", "from": "SELECT ...", "sql": sql}),
+        ("step", {"step": "validate", "t_ms": 6, "ok": True, "candidates": ["none"]}),
+        ("sql", {"sql": sql}),
+        ("rows", {"columns": ["n"], "rows": [[3]], "row_count": 1, "truncated": False}),
+        ("done", {"status": "ok", "sql": sql, "row_count": 1, "attempts": []})])
+    turn = t.page.ask("How many orders have a customer's reference?")
+    check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+    steps = t.page.steps(turn)
+    fix = [s for s in steps if "compared as text" in s]
+    check(len(fix) == 1 and fix[0].endswith("Cast a comparison to text \u2014 c.id = o.ref compared as text"), "the cast fix's step: %r" % steps)
+
+
 TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built,
          loads_nothing_from_elsewhere, asks_and_streams_the_steps, sorts_the_table_by_a_column,
          downloads_the_rows_as_csv, copies_the_sql, asks_a_follow_up_in_the_same_conversation,
@@ -1949,7 +1987,7 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          says_when_the_server_is_gone, escape_closes_the_schema_on_a_phone,
          says_why_there_is_no_chart, fits_the_header_in_two_rows_at_320_px,
          lines_up_the_decimals_of_money, says_the_count_of_a_one_page_result_once,
-         offers_no_chart_for_long_text, shows_the_plan_of_a_question]
+         offers_no_chart_for_long_text, shows_the_plan_of_a_question, labels_each_kind_of_fix]
 
 
 class Run:

@@ -559,7 +559,11 @@ function describeStep(ev) {
     case "error": return ["bad", `Attempt failed${ev.class ? ` (${words(ev.class)})` : ""}`, ev.message || ""];
     // The failed attempt or the doubting check just above says why.
     case "repair": return ["warn", ev.attempt ? `Repairing, attempt ${ev.attempt}` : "Repairing", ""];
-    case "fix": return ["ok", ev.kind === "join" ? "Joined the table a column lives in" : "Fixed a column's table", ev.changes || ""];
+    // A repair made without the model: requalify, join, or cast (a number
+    // compared with text, which PostgreSQL refuses, compared as text).
+    case "fix": return ["ok", ev.kind === "join" ? "Joined the table a column lives in" :
+        ev.kind === "cast" ? "Cast a comparison to text" :
+        ev.kind === "requalify" ? "Fixed a column's table" : "Fixed the SQL", ev.changes || ""];
     case "select": return [ev.error ? "warn" : "ok", "Compared the tied candidates",
         ev.error ? `kept candidate ${ev.chosen}: ${ev.error}` : `candidate ${ev.chosen} of ${(ev.options || []).join(", ")}`];
     case "result": return ["ok", "The rows are ready", plural(ev.row_count ?? 0, "row", "rows")];
