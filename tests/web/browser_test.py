@@ -1267,6 +1267,31 @@ def wraps_long_text_in_its_cell(t):
     page.shot("long-text")
 
 
+def wraps_a_long_column_name(t):
+    # A column the model did not name is named by its whole expression
+    # (SQLite, and others): on one line, a header of 250 characters made
+    # its column some 1,900 pixels wide, the numbers under it far to the
+    # right of the countries they count, past the edge of the view.
+    expr = " + ".join("SUM(CASE WHEN loyalty_tier = '%s' AND signup_date >= '2023-01-01' THEN 1 ELSE 0 END)" % tier
+                      for tier in ("gold", "silver", "bronze"))
+    sql = "SELECT country, %s FROM customers GROUP BY country ORDER BY country" % expr
+    page = other_page(t, "longname", [{"content": fence(sql)}, {"content": "Counts by country."}])
+    turn = page.ask("How many customers of each tier signed up since 2023, by country?")
+    check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+    turn.find_element(By.CSS_SELECTOR, "button.show-table").click()
+    head, _ = page.table(turn)
+    check(head == ["country", expr], "headers %r" % head)
+    wrap = turn.find_element(By.CSS_SELECTOR, ".table-wrap")
+    width = page.js("return arguments[0].querySelector('table').scrollWidth", wrap)
+    check(width <= wrap.size["width"], "the table is %dpx wide in a view of %dpx" % (width, wrap.size["width"]))
+    # Wrapped, and each of its lines no wider than 24rem.
+    lines = page.js("""const b = arguments[0].querySelector('thead th:nth-child(2) button');
+        return [b.getBoundingClientRect().width, b.getClientRects().length, b.offsetHeight];""", turn)
+    check(lines[0] <= 24 * 16 + 1, "the long name's header is %r" % lines)
+    page.js("arguments[0].querySelector('.result').scrollIntoView()", turn)
+    page.shot("long-column-name")
+
+
 def marks_the_spaces_at_a_texts_edges(t):
     # " Berlin" looked like "Berlin": a cell drew the spaces at a text's
     # start and end as nothing. Each run is now a faint box that says what
@@ -1987,7 +2012,8 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          says_when_the_server_is_gone, escape_closes_the_schema_on_a_phone,
          says_why_there_is_no_chart, fits_the_header_in_two_rows_at_320_px,
          lines_up_the_decimals_of_money, says_the_count_of_a_one_page_result_once,
-         offers_no_chart_for_long_text, shows_the_plan_of_a_question, labels_each_kind_of_fix]
+         offers_no_chart_for_long_text, shows_the_plan_of_a_question, labels_each_kind_of_fix,
+         wraps_a_long_column_name]
 
 
 class Run:

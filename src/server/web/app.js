@@ -776,6 +776,10 @@ function rowsTable(columns, rows) {
             el("button", { type: "button", text: name, title: `Sort by ${name}`,
                 onclick: () => sortBy(c) }));
         if (numeric[c]) th.classList.add("num");
+        // A column the model did not name is named by its expression,
+        // hundreds of characters: on one line it pushed its values past
+        // the view's edge. A long name wraps within a bounded width.
+        if (name.length > LABEL_MAX) th.classList.add("long-name");
         return th;
     }));
     thead.append(headRow);
