@@ -1989,6 +1989,20 @@ def labels_each_kind_of_fix(t):
     steps = t.page.steps(turn)
     fix = [s for s in steps if "compared as text" in s]
     check(len(fix) == 1 and fix[0].endswith("Cast a comparison to text \u2014 c.id = o.ref compared as text"), "the cast fix's step: %r" % steps)
+    # A fix the engine still refuses (ok false) did not stand: the attempt
+    # fails after it. A check mark beside it said it had worked.
+    stub_ask(t.page, [
+        ("step", {"step": "fix", "t_ms": 5, "kind": "cast", "candidate": 0, "ok": False,
+                  "changes": "c.id = o.ref compared as text", "from": "SELECT ...", "sql": sql}),
+        ("step", {"step": "validate", "t_ms": 6, "ok": False, "candidates": ["type_mismatch"]}),
+        ("error", {"error": {"code": "no_sql", "message": "no valid SQL after 1 attempt"}, "attempts": []}),
+        ("done", {"status": "no_sql", "sql": None, "error": "no valid SQL after 1 attempt", "attempts": []})])
+    turn = t.page.ask("How many orders have a customer's reference, again?")
+    check(turn.get_attribute("data-state") == "failed", "state %s" % turn.get_attribute("data-state"))
+    fix = t.page.js("""return [...arguments[0].querySelectorAll('.steps li')]
+        .filter(li => li.textContent.includes('compared as text')).map(li => [li.className, li.textContent]);""", turn)
+    check(len(fix) == 1 and fix[0][0] == "warn" and "the engine still refuses it" in fix[0][1],
+          "a fix that did not stand: %r" % fix)
 
 
 TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built,

@@ -561,9 +561,12 @@ function describeStep(ev) {
     case "repair": return ["warn", ev.attempt ? `Repairing, attempt ${ev.attempt}` : "Repairing", ""];
     // A repair made without the model: requalify, join, or cast (a number
     // compared with text, which PostgreSQL refuses, compared as text).
-    case "fix": return ["ok", ev.kind === "join" ? "Joined the table a column lives in" :
+    // ok false: the engine refuses the statement still (another fix may
+    // follow, or the attempt fails).
+    case "fix": return [ev.ok === false ? "warn" : "ok", ev.kind === "join" ? "Joined the table a column lives in" :
         ev.kind === "cast" ? "Cast a comparison to text" :
-        ev.kind === "requalify" ? "Fixed a column's table" : "Fixed the SQL", ev.changes || ""];
+        ev.kind === "requalify" ? "Fixed a column's table" : "Fixed the SQL",
+        [ev.changes, ev.ok === false && "the engine still refuses it"].filter(Boolean).join("; ")];
     case "select": return [ev.error ? "warn" : "ok", "Compared the tied candidates",
         ev.error ? `kept candidate ${ev.chosen}: ${ev.error}` : `candidate ${ev.chosen} of ${(ev.options || []).join(", ")}`];
     case "result": return ["ok", "The rows are ready", plural(ev.row_count ?? 0, "row", "rows")];
