@@ -1940,6 +1940,11 @@ def shows_the_plan_of_a_question(t):
     steps = page.steps(turn)
     planned = [s for s in steps if "Planned" in s]
     check(len(planned) == 1 and planned[0].endswith("Planned \u2014 2 tasks"), "the plan's step: %r" % steps)
+    # Its model calls in words, not by the agent's names (plan, plan_task).
+    check(not any("_" in s or "(plan" in s for s in steps) and
+          any(s.endswith("Asking the model for a plan") for s in steps) and
+          any(s.endswith("Generating SQL for a step of the plan") for s in steps),
+          "the plan's calls of the model: %r" % steps)
     turn.find_element(By.CSS_SELECTOR, ".steps-toggle").click()
     page.js("arguments[0].scrollIntoView()", turn)
     page.shot("plan")

@@ -482,6 +482,15 @@ function toggleSchema(open) {
 // The steps' timeline
 // ---------------------------------------------------------------------------
 
+// The model's calls besides the SQL and the words, by the prompt event's
+// "for" (the agent's names).
+const ASIDE = {
+    plan: "Asking the model for a plan",
+    plan_task: "Generating SQL for a step of the plan",
+    qcheck: "Asking the model whether this is a question about the data",
+    select: "Asking the model to pick one of the tied candidates",
+};
+
 // What one step event says: [icon class, what, detail].
 function describeStep(ev) {
     switch (ev.step) {
@@ -512,7 +521,7 @@ function describeStep(ev) {
         ["ok", "Planned", typeof ev.tasks === "number" ? plural(ev.tasks, "task", "tasks") : ""];
     case "prompt": {
         const what = ev.for === "answer" ? "Writing the answer in words" :
-            ev.for && ev.for !== "sql" ? `Asking the model (${ev.for})` :
+            ev.for && ev.for !== "sql" ? (ASIDE[ev.for] || `Asking the model (${words(ev.for)})`) :
             ev.first_candidate ? (ev.why === "unsure" ? "Not sure: generating more candidates"
                                                       : "Generating more candidates") :
             ev.why === "repeat" ? "Same query again: asking once more" :
