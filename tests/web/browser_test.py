@@ -1934,7 +1934,11 @@ def shows_the_plan_of_a_question(t):
     page = other_page(t, "plan", [{"content": plan}, {"content": fence(avg)}, {"content": fence(above)},
                                   {"content": "These customers spent more than the average."},
                                   {"content": fence("SELECT COUNT(*) AS n FROM customers")},
-                                  {"content": "There are 60 customers."}], ("--plan",))
+                                  {"content": "There are 60 customers."},
+                                  {"content": json.dumps({"tasks": []})},
+                                  {"content": fence("SELECT name, price FROM products\n"
+                                                    "WHERE price > (SELECT AVG(price) FROM products) ORDER BY price")},
+                                  {"content": "These products cost more than the average."}], ("--plan",))
     turn = page.ask("Which customers spent more than the average customer?")
     check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
     steps = page.steps(turn)
@@ -1953,6 +1957,12 @@ def shows_the_plan_of_a_question(t):
     steps = page.steps(turn)
     check(not any("Planned" in s for s in steps) and any(s.endswith("No plan needed") for s in steps),
           "a question that needed no plan: %r" % steps)
+    # A plan of no tasks (the model: one query answers it) is no "0 tasks".
+    turn = page.ask("Which products cost more than the average product?")
+    check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+    planned = [s for s in page.steps(turn) if "Planned" in s]
+    check(len(planned) == 1 and planned[0].endswith("Planned \u2014 one query answers it"),
+          "a plan of no tasks: %r" % planned)
 
 
 shows_the_plan_of_a_question.real_only = True

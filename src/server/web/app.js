@@ -518,7 +518,10 @@ function describeStep(ev) {
     // was asked for.
     case "plan": return ev.error ? ["warn", "Planning failed", ev.error] :
         ev.needed === false ? ["ok", "No plan needed", ""] :
-        ["ok", "Planned", typeof ev.tasks === "number" ? plural(ev.tasks, "task", "tasks") : ""];
+        // Fewer than 2 tasks (the model: one query answers it) run no step
+        // ahead of the final statement.
+        ["ok", "Planned", typeof ev.tasks !== "number" ? "" :
+            ev.tasks < 2 ? "one query answers it" : plural(ev.tasks, "task", "tasks")];
     case "prompt": {
         const what = ev.for === "answer" ? "Writing the answer in words" :
             ev.for && ev.for !== "sql" ? (ASIDE[ev.for] || `Asking the model (${words(ev.for)})`) :
