@@ -1968,6 +1968,27 @@ def shows_the_plan_of_a_question(t):
 shows_the_plan_of_a_question.real_only = True
 
 
+def leaves_the_focus_where_the_reader_put_it(t):
+    # While a question ran the reader went to the schema's search and
+    # typed there; the answer came, the page put the focus back in the
+    # question box, and the rest of the word went into the question.
+    page = other_page(t, "focus", [{"content": fence("SELECT COUNT(*) AS n FROM orders"), "delay_ms": 1500},
+                                   {"content": "250 orders."}])
+    turn = page.ask("How many orders are there?", wait=False)
+    search = page.q("#schema-search")
+    search.click()
+    search.send_keys("ord")
+    check(not turn.get_attribute("data-state"), "the answer came before the search was typed")
+    page.wait_done()
+    check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+    search = page.d.switch_to.active_element
+    search.send_keys("ers")
+    check(page.q("#schema-search").get_attribute("value") == "orders" and page.q("#question").get_attribute("value") == "",
+          "typed after the answer came: the search %r, the question %r" %
+          (page.q("#schema-search").get_attribute("value"), page.q("#question").get_attribute("value")))
+    page.q("#schema-search").clear()
+
+
 def stub_ask(page, events):
     """The page's next POST /api/ask is answered in the browser itself,
     with these (event, data) pairs as its text/event-stream: for events
@@ -2042,7 +2063,7 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          says_why_there_is_no_chart, fits_the_header_in_two_rows_at_320_px,
          lines_up_the_decimals_of_money, says_the_count_of_a_one_page_result_once,
          offers_no_chart_for_long_text, shows_the_plan_of_a_question, labels_each_kind_of_fix,
-         wraps_a_long_column_name]
+         wraps_a_long_column_name, leaves_the_focus_where_the_reader_put_it]
 
 
 class Run:

@@ -1388,6 +1388,13 @@ async function ask(question) {
     } finally {
         clearInterval(ticker);
         turn.steps.querySelector(".elapsed")?.remove();
+        // Where the reader was: the box, the Cancel button (hidden now),
+        // nowhere; or elsewhere (the schema's search, an earlier answer),
+        // where they stay: the focus taken back to the box sent what they
+        // typed there into the next question.
+        const active = document.activeElement;
+        const away = active && active !== document.body && active !== $("#cancel") &&
+            active !== $("#ask-btn") && active !== $("#question");
         state.controller = null;
         setBusy(false);
         const cancelled = turn.node.classList.contains("cancelled");
@@ -1403,7 +1410,7 @@ async function ask(question) {
             // screen reader says nothing of a value changed under it.
             putInBox(question);
             setStatus(BACK_IN_BOX);
-        } else {
+        } else if (!away) {
             $("#question").focus();
         }
     }
