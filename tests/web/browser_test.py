@@ -1092,6 +1092,11 @@ def says_when_the_rows_were_cut(t):
           "no truncation notice: %r" % [n.text for n in notice])
     _, cells = page.table(turn)
     check([r[0] for r in cells] == ["1", "2", "3", "4", "5"], "rows %r" % cells)
+    # The run's step says why in words: its event's truncated is 1 (rows)
+    # or 2 (bytes), which the step showed as "truncated (1)".
+    ran = [s for s in page.steps(turn) if "Ran the query" in s]
+    check(len(ran) == 1 and "cut at the row limit" in ran[0] and "truncated" not in ran[0],
+          "the run's step: %r" % ran)
     # The status line, a live region, says so too.
     status = page.q("#ask-status").text
     check(status == "Answered: the first 5 rows (cut at the row limit)", "status %r" % status)

@@ -555,7 +555,10 @@ function describeStep(ev) {
     }
     case "execute": {
         const parts = [`${plural(ev.rows ?? 0, "row", "rows")}`, fmtMs(ev.ms)];
-        if (ev.truncated) parts.push(`truncated (${ev.truncated})`);
+        // truncated: 1 at the row limit, 2 at the byte limit (askdb.h's
+        // askdb_result), or the answer's "rows" and "bytes".
+        if (ev.truncated)
+            parts.push(`cut at the ${ev.truncated === 2 || ev.truncated === "bytes" ? "byte" : "row"} limit`);
         if (ev.confidence !== undefined) {
             // votes: how many candidates gave each one's result.
             const agree = Array.isArray(ev.votes) ? ev.votes[(ev.candidate || 1) - 1] : ev.votes;
