@@ -962,6 +962,15 @@ function restyleChart(chart) {
     chart.update("none");
 }
 
+// A column's name as a chart writes it (an axis title, the legend): a
+// name past LABEL_MAX characters, an unnamed expression, is cut after its
+// start; drawn whole on the axis it showed some middle part cut at both
+// ends. The table and the chart's label for a screen reader have it whole.
+function chartName(name) {
+    const a = Array.from(name);
+    return a.length > LABEL_MAX ? a.slice(0, LABEL_MAX - 1).join("") + "…" : name;
+}
+
 function makeChart(canvas, plan, columns, rows) {
     if (!window.Chart) return null;
     let order = rows.map((_, i) => i);
@@ -972,7 +981,7 @@ function makeChart(canvas, plan, columns, rows) {
         data: {
             labels: order.map((i) => rows[i][plan.label] === null ? "NULL" : String(rows[i][plan.label])),
             datasets: plan.values.map((col, k) => ({
-                label: columns[col],
+                label: chartName(columns[col]),
                 data: order.map((i) => typeof rows[i][col] === "bigint" ? Number(rows[i][col]) : rows[i][col]),
                 borderColor: c.series[k % 4],
                 backgroundColor: plan.type === "bar" ? c.series[k % 4] + "cc" : c.series[k % 4],
@@ -984,9 +993,9 @@ function makeChart(canvas, plan, columns, rows) {
             plugins: { legend: { display: plan.values.length > 1, labels: { color: c.fg } } },
             scales: {
                 x: { ticks: { color: c.muted }, grid: { color: c.line },
-                    title: { display: true, text: columns[plan.label], color: c.muted } },
+                    title: { display: true, text: chartName(columns[plan.label]), color: c.muted } },
                 y: { beginAtZero: plan.type === "bar", ticks: { color: c.muted }, grid: { color: c.line },
-                    title: { display: plan.values.length === 1, text: columns[plan.values[0]], color: c.muted } },
+                    title: { display: plan.values.length === 1, text: chartName(columns[plan.values[0]]), color: c.muted } },
             },
         },
     });
