@@ -2053,6 +2053,28 @@ def labels_each_kind_of_fix(t):
           "a fix that did not stand: %r" % fix)
 
 
+def says_what_a_check_doubted_in_words(t):
+    # A check's kind is the agent's name for it (join_not_fk); its hint
+    # says the same in words. The step showed "join_not_fk: ..." first.
+    # A check that could not run (out of memory) doubted nothing: the step
+    # called it a doubt, with no word of why.
+    sql = "SELECT COUNT(*) AS n FROM orders"
+    hint = "orders.id is joined to products.id, which is no foreign key"
+    stub_ask(t.page, [
+        ("step", {"step": "check", "t_ms": 5, "kind": "join_not_fk", "hint": hint}),
+        ("step", {"step": "check", "t_ms": 6, "error": "out of memory"}),
+        ("sql", {"sql": sql}),
+        ("rows", {"columns": ["n"], "rows": [[250]], "row_count": 1, "truncated": False}),
+        ("done", {"status": "ok", "sql": sql, "row_count": 1, "attempts": []})])
+    turn = t.page.ask("How many orders are there, checked?")
+    check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+    steps = t.page.steps(turn)
+    check(any(s.endswith("A check doubted the result \u2014 " + hint) for s in steps) and
+          not any("join_not_fk" in s for s in steps), "the check's step: %r" % steps)
+    check(any(s.endswith("The result went unchecked \u2014 out of memory") for s in steps),
+          "a check that could not run: %r" % steps)
+
+
 TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built,
          loads_nothing_from_elsewhere, asks_and_streams_the_steps, sorts_the_table_by_a_column,
          downloads_the_rows_as_csv, copies_the_sql, asks_a_follow_up_in_the_same_conversation,
@@ -2075,7 +2097,8 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          says_why_there_is_no_chart, fits_the_header_in_two_rows_at_320_px,
          lines_up_the_decimals_of_money, says_the_count_of_a_one_page_result_once,
          offers_no_chart_for_long_text, shows_the_plan_of_a_question, labels_each_kind_of_fix,
-         wraps_a_long_column_name, leaves_the_focus_where_the_reader_put_it]
+         wraps_a_long_column_name, leaves_the_focus_where_the_reader_put_it,
+         says_what_a_check_doubted_in_words]
 
 
 class Run:

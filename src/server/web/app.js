@@ -570,7 +570,10 @@ function describeStep(ev) {
         }
         return ["ok", "Ran the query", parts.filter(Boolean).join(", ")];
     }
-    case "check": return ["warn", "A check doubted the result", [ev.kind, ev.hint].filter(Boolean).join(": ")];
+    // kind: the agent's name of the check (join_not_fk), said in words by
+    // its hint; error: the checks could not run (out of memory).
+    case "check": return ev.error ? ["warn", "The result went unchecked", ev.error] :
+        ["warn", "A check doubted the result", ev.hint || (ev.kind ? words(ev.kind) : "")];
     case "error": return ["bad", `Attempt failed${ev.class ? ` (${words(ev.class)})` : ""}`, ev.message || ""];
     // The failed attempt or the doubting check just above says why.
     case "repair": return ["warn", ev.attempt ? `Repairing, attempt ${ev.attempt}` : "Repairing", ""];
