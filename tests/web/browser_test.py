@@ -2075,6 +2075,23 @@ def says_what_a_check_doubted_in_words(t):
           "a check that could not run: %r" % steps)
 
 
+def counts_the_values_found_in_words(t):
+    # askdb serve --values: one value of the data named in the question
+    # was "1 matches".
+    sql = "SELECT COUNT(*) AS n FROM customers WHERE city = 'Berlin'"
+    stub_ask(t.page, [
+        ("step", {"step": "values", "t_ms": 5, "matches": 1, "ms": 1,
+                  "found": [{"table": "customers", "column": "city", "value": "Berlin",
+                             "phrase": "berlin", "exact": True}]}),
+        ("sql", {"sql": sql}),
+        ("rows", {"columns": ["n"], "rows": [[4]], "row_count": 1, "truncated": False}),
+        ("done", {"status": "ok", "sql": sql, "row_count": 1, "attempts": []})])
+    turn = t.page.ask("How many customers live in Berlin?")
+    check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+    steps = t.page.steps(turn)
+    check(any(s.endswith("Looked up values \u2014 1 match") for s in steps), "the values' step: %r" % steps)
+
+
 TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built,
          loads_nothing_from_elsewhere, asks_and_streams_the_steps, sorts_the_table_by_a_column,
          downloads_the_rows_as_csv, copies_the_sql, asks_a_follow_up_in_the_same_conversation,
@@ -2098,7 +2115,7 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          lines_up_the_decimals_of_money, says_the_count_of_a_one_page_result_once,
          offers_no_chart_for_long_text, shows_the_plan_of_a_question, labels_each_kind_of_fix,
          wraps_a_long_column_name, leaves_the_focus_where_the_reader_put_it,
-         says_what_a_check_doubted_in_words]
+         says_what_a_check_doubted_in_words, counts_the_values_found_in_words]
 
 
 class Run:

@@ -497,7 +497,8 @@ function describeStep(ev) {
     case "schema": return ["ok", "Read the schema",
         [ev.tables !== undefined && plural(ev.tables, "table", "tables"), ev.ms !== undefined && fmtMs(ev.ms)].filter(Boolean).join(", ")];
     case "values": return ev.error ? ["warn", "Value lookup failed", ev.error] :
-        ["ok", "Looked up values", ev.matches !== undefined ? `${Array.isArray(ev.matches) ? ev.matches.length : ev.matches} matches` : ""];
+        ["ok", "Looked up values", ev.matches !== undefined ?
+            plural(Array.isArray(ev.matches) ? ev.matches.length : ev.matches, "match", "matches") : ""];
     case "link": {
         if (ev.error) return ["warn", "Picking the tables failed", ev.error];
         const n = Array.isArray(ev.tables) ? ev.tables.length : ev.tables;
