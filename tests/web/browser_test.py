@@ -2092,6 +2092,24 @@ def counts_the_values_found_in_words(t):
     check(any(s.endswith("Looked up values \u2014 1 match") for s in steps), "the values' step: %r" % steps)
 
 
+def says_when_it_was_no_question_about_the_data(t):
+    # A greeting is no question about the data: askdb replies with what
+    # it can answer, and the status line, a live region, said "Answered".
+    t.page.open()
+    wait_for(lambda: t.page.qa("#schema-tree details"), "the schema")
+    before = len(t.servers.requests())
+    turn = t.page.ask("hello there")
+    check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+    check(len(t.servers.requests()) == before, "the model was asked about a greeting")
+    check("Ask me a question" in turn.find_element(By.CSS_SELECTOR, ".answer").text, "the reply %r" %
+          turn.find_element(By.CSS_SELECTOR, ".answer").text)
+    status = t.page.q("#ask-status").text
+    check(status == "Not a question about the data: see the reply", "status %r" % status)
+
+
+says_when_it_was_no_question_about_the_data.real_only = True
+
+
 TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built,
          loads_nothing_from_elsewhere, asks_and_streams_the_steps, sorts_the_table_by_a_column,
          downloads_the_rows_as_csv, copies_the_sql, asks_a_follow_up_in_the_same_conversation,
@@ -2115,7 +2133,8 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          lines_up_the_decimals_of_money, says_the_count_of_a_one_page_result_once,
          offers_no_chart_for_long_text, shows_the_plan_of_a_question, labels_each_kind_of_fix,
          wraps_a_long_column_name, leaves_the_focus_where_the_reader_put_it,
-         says_what_a_check_doubted_in_words, counts_the_values_found_in_words]
+         says_what_a_check_doubted_in_words, counts_the_values_found_in_words,
+         says_when_it_was_no_question_about_the_data]
 
 
 class Run:

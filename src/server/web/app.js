@@ -1219,6 +1219,9 @@ function wordsDone(turn) {
 // show (a server that sent only `done`, or JSON), then a summary line.
 function finishTurn(turn, a) {
     turn.done = true;
+    // A greeting, or a question no table of the database answers: the
+    // reply says what it can answer instead.
+    turn.notQuestion = a.not_a_question === true;
     wordsDone(turn);
     if (turn.followUp && a.conversation_started === true)
         turn.out.prepend(el("p", { class: "notice", text: "The server no longer had this conversation " +
@@ -1383,7 +1386,8 @@ async function ask(question) {
             finishTurn(turn, parseJson(await readBody(() => res.text())));
         }
         if (!turn.done) throw new ApiError(0, "stream", serverGone(true));
-        setStatus(turn.failed ? noAnswer(turn.error) : answered(turn.rows));
+        setStatus(turn.failed ? noAnswer(turn.error) :
+            turn.notQuestion ? "Not a question about the data: see the reply" : answered(turn.rows));
     } catch (e) {
         if (e.name === "AbortError") {
             // Cancelled while the words were written: the rows stay.
