@@ -813,6 +813,12 @@ def shows_its_place_in_the_queue(t):
     waits = [s for s in t.page.steps(turn) if "Waiting for the model" in s]
     check(len(waits) == 1 and waits[0].endswith("Waiting for the model — next in the queue"),
           "the waiting steps: %r" % waits)
+    # The steps after the wait are timed from the question's start, as
+    # the ones before it: they began again at 0 ms, seconds before the
+    # wait they came after.
+    times = t.page.js("""return [...arguments[0].querySelectorAll('.steps li .t')].map(e => e.textContent)""", turn)
+    secs = [float(x.split()[0]) / (1000 if x.endswith(" ms") else 1) for x in times]
+    check(secs == sorted(secs) and secs[-1] > 3, "the steps' times: %r" % times)
 
 
 def in_view(page, node):

@@ -1154,6 +1154,9 @@ function onEvent(turn, name, data) {
         if (turn.waiting) {
             turn.waiting = false;
             setStatus("Asking…");
+            // The agent's t_ms count from its start, after the wait: the
+            // steps are timed from the question's, as the wait was.
+            turn.offset = performance.now() - turn.t0 - (data.t_ms || 0);
         }
         // `done` says all that "answer" says; "question" repeats the page.
         if (data.step === "answer" || data.step === "question") break;
@@ -1166,7 +1169,7 @@ function onEvent(turn, name, data) {
             turn.out.prepend(el("p", { class: "notice", text: `The answer in words could not be written: ${data.error}` }));
         }
         const [kind, what, detail] = describeStep(data);
-        addStep(turn, kind, what, detail, data.t_ms);
+        addStep(turn, kind, what, detail, typeof data.t_ms === "number" ? data.t_ms + (turn.offset || 0) : undefined);
         break;
     }
     case "sql":
@@ -1256,7 +1259,7 @@ function finishTurn(turn, a) {
     if (Array.isArray(a.attempts) && a.attempts.length > 1) bits.push(`${a.attempts.length} attempts`);
     if (bits.length) turn.out.append(el("p", { class: "summary muted", text: bits.join(" · ") }));
     addStep(turn, turn.failed ? "bad" : "ok", turn.failed ? "Gave up" : "Answered", "",
-        a.timings && a.timings.total_ms);
+        a.timings && typeof a.timings.total_ms === "number" ? a.timings.total_ms + (turn.offset || 0) : undefined);
     foldSteps(turn, !turn.failed);
 }
 
