@@ -2116,6 +2116,23 @@ def says_when_it_was_no_question_about_the_data(t):
 says_when_it_was_no_question_about_the_data.real_only = True
 
 
+def says_what_the_model_made_of_the_question(t):
+    # No name of the data in the question: the model is asked whether it
+    # is one about the data. Its yes was "Checked the question — the
+    # model", half a sentence (its no reads "the model: no table holds it").
+    sql = "SELECT COUNT(*) AS n FROM orders"
+    stub_ask(t.page, [
+        ("step", {"step": "qcheck", "t_ms": 5, "question": True, "why": "the model"}),
+        ("sql", {"sql": sql}),
+        ("rows", {"columns": ["n"], "rows": [[250]], "row_count": 1, "truncated": False}),
+        ("done", {"status": "ok", "sql": sql, "row_count": 1, "attempts": []})])
+    turn = t.page.ask("How busy were we?")
+    check(turn.get_attribute("data-state") == "done", "state %s" % turn.get_attribute("data-state"))
+    steps = t.page.steps(turn)
+    check(any(s.endswith("Checked the question \u2014 the model: a question about the data") for s in steps),
+          "the question's check: %r" % steps)
+
+
 TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built,
          loads_nothing_from_elsewhere, asks_and_streams_the_steps, sorts_the_table_by_a_column,
          downloads_the_rows_as_csv, copies_the_sql, asks_a_follow_up_in_the_same_conversation,
@@ -2140,7 +2157,7 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          offers_no_chart_for_long_text, shows_the_plan_of_a_question, labels_each_kind_of_fix,
          wraps_a_long_column_name, leaves_the_focus_where_the_reader_put_it,
          says_what_a_check_doubted_in_words, counts_the_values_found_in_words,
-         says_when_it_was_no_question_about_the_data]
+         says_when_it_was_no_question_about_the_data, says_what_the_model_made_of_the_question]
 
 
 class Run:

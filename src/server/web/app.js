@@ -512,8 +512,10 @@ function describeStep(ev) {
         return ["ok", bank ? "Added examples from other databases" : "Added learned examples",
             ev.pairs !== undefined ? [plural(ev.pairs, "pair", "pairs"), ev.best && `closest: ${ev.best}`].filter(Boolean).join(", ") : ""];
     }
+    // why: the agent's reason; a yes of the model's is only "the model".
     case "qcheck": return [ev.question === false ? "warn" : "ok",
-        ev.question === false ? "Not a question about the data" : "Checked the question", ev.why || ""];
+        ev.question === false ? "Not a question about the data" : "Checked the question",
+        ev.question !== false && ev.why === "the model" ? "the model: a question about the data" : ev.why || ""];
     // tasks: how many (a number, askdb.h); an older page read a list.
     // needed false: the question has no cue of several steps, and no plan
     // was asked for.
