@@ -316,6 +316,25 @@ int http_sse_parse(const char *data, size_t len, const size_t *cuts,
 /* curl callbacks                                                      */
 /* ------------------------------------------------------------------ */
 
+/* A header's value p (n bytes, after its colon) without the blanks and
+** line end around it, into v (size bytes): 0, or -1 when it is empty or
+** does not fit. */
+static int header_value(const char *p, size_t n, char *v, size_t size)
+{
+    while (n && (*p == ' ' || *p == '\t')) {
+        p++;
+        n--;
+    }
+    while (n && (p[n - 1] == '\r' || p[n - 1] == '\n' || p[n - 1] == ' ' ||
+                 p[n - 1] == '\t'))
+        n--;
+    if (n == 0 || n >= size)
+        return -1;
+    memcpy(v, p, n);
+    v[n] = '\0';
+    return 0;
+}
+
 /* Parse a Retry-After value (seconds or an HTTP-date) into
 ** c->retry_after_ms, capped at RETRY_AFTER_CAP_S. */
 static void parse_retry_after(struct http_client *c, const char *p, size_t n)
@@ -325,17 +344,8 @@ static void parse_retry_after(struct http_client *c, const char *p, size_t n)
     long secs;
     time_t t;
 
-    while (n && (*p == ' ' || *p == '\t')) {
-        p++;
-        n--;
-    }
-    while (n && (p[n - 1] == '\r' || p[n - 1] == '\n' || p[n - 1] == ' ' ||
-                 p[n - 1] == '\t'))
-        n--;
-    if (n == 0 || n >= sizeof v)
+    if (header_value(p, n, v, sizeof v))
         return;
-    memcpy(v, p, n);
-    v[n] = '\0';
     if (v[0] >= '0' && v[0] <= '9') {
         errno = 0;
         secs = strtol(v, &end, 10);
@@ -361,17 +371,8 @@ static void parse_retry_after_ms(struct http_client *c, const char *p,
     char v[64], *end;
     double ms;
 
-    while (n && (*p == ' ' || *p == '\t')) {
-        p++;
-        n--;
-    }
-    while (n && (p[n - 1] == '\r' || p[n - 1] == '\n' || p[n - 1] == ' ' ||
-                 p[n - 1] == '\t'))
-        n--;
-    if (n == 0 || n >= sizeof v || *p < '0' || *p > '9')
+    if (header_value(p, n, v, sizeof v) || v[0] < '0' || v[0] > '9')
         return;
-    memcpy(v, p, n);
-    v[n] = '\0';
     ms = strtod(v, &end);
     if (*end || !(ms >= 0))
         return;
