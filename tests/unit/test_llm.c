@@ -1929,6 +1929,7 @@ static void a_finished_reply_with_no_text_is_an_empty_reply(void **ts)
 {
     struct state *s = *ts;
     struct llm_request req = basic_request(s);
+    int i;
 
     fake_start(&s->f,
                "[{\"content\":\"\"},"
@@ -1937,35 +1938,21 @@ static void a_finished_reply_with_no_text_is_an_empty_reply(void **ts)
                "{\"status\":200,\"body\":{\"type\":\"message\","
                "\"content\":[],\"stop_reason\":\"end_turn\"}},"
                "{\"content\":\"\"}]");
-    openai_cfg(s, s->f.base, NULL);
-    s->cfg.stream = 1;
-    open_model(s);
-    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
-    assert_string_equal(s->r.text, "");
-    assert_int_equal(s->r.cut, LLM_CUT_NONE);
-    llm_reply_free(&s->r);
-    llm_free(s->m);
-    s->m = NULL;
-    openai_cfg(s, s->f.base, NULL);
-    s->cfg.stream = 0;
-    open_model(s);
-    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
-    assert_string_equal(s->r.text, "");
-    llm_reply_free(&s->r);
-    llm_free(s->m);
-    s->m = NULL;
-    anthropic_cfg(s, s->f.base);
-    open_model(s);
-    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
-    assert_string_equal(s->r.text, "");
-    llm_reply_free(&s->r);
-    llm_free(s->m);
-    s->m = NULL;
-    anthropic_cfg(s, s->f.base);
-    s->cfg.stream = 1;
-    open_model(s);
-    assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
-    assert_string_equal(s->r.text, "");
+    /* OpenAI streamed and not, Anthropic not and streamed */
+    for (i = 0; i < 4; i++) {
+        if (i < 2)
+            openai_cfg(s, s->f.base, NULL);
+        else
+            anthropic_cfg(s, s->f.base);
+        s->cfg.stream = i == 0 || i == 3;
+        open_model(s);
+        assert_int_equal(llm_complete(s->m, &req, &s->r), ASKDB_OK);
+        assert_string_equal(s->r.text, "");
+        assert_int_equal(s->r.cut, LLM_CUT_NONE);
+        llm_reply_free(&s->r);
+        llm_free(s->m);
+        s->m = NULL;
+    }
 }
 
 /* Anthropic takes a temperature from 0 to 1: past it, every request got a
