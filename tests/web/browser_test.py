@@ -2201,7 +2201,7 @@ def main(argv):
             if args.filter and args.filter not in test.__name__:
                 continue
             if getattr(test, "real_only", False) and args.server != "real":
-                print("skip %s: the mock has no such failure" % test.__name__, flush=True)
+                print("skip %s: it needs the real server (the mock does not do what it tests)" % test.__name__, flush=True)
                 continue
             try:
                 test(t)
