@@ -76,6 +76,10 @@ json_t *rec_new(const struct suite_item *it)
     if (!o)
         return NULL;
     json_object_set_new(o, "index", json_integer(it->index));
+    /* Where to find it in a JSON-lines file: blank lines are no items,
+    ** so the index alone does not say. */
+    if (it->line > 0)
+        json_object_set_new(o, "line", json_integer(it->line));
     jsonx_set_str(o, "db", it->db_id);
     jsonx_set_str(o, "question", it->question);
     if (it->hint)

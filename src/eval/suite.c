@@ -299,6 +299,7 @@ askdb_status suite_load(const char *path, const char *db_root,
                 goto out;
             memset(&s->items[s->n], 0, sizeof *s->items);
             s->items[s->n].index = s->n;
+            s->items[s->n].line = lineno;
             /* Any JSON value: a 42 is an entry that is no object. */
             o = json_loads(line, JSON_DECODE_ANY, &je);
             if (!o) {

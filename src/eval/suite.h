@@ -22,6 +22,8 @@
 
 struct suite_item {
     long index;              /* position in the suite */
+    long line;               /* its line in a JSON-lines file (from 1), or
+                                0 (an array's items) */
     char *db_id;             /* name in summaries: db_id, else the file's
                                 stem, else (two files of one stem) the
                                 path as the entry gives it */

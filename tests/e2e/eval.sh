@@ -337,12 +337,20 @@ json_lines_suite_with_paths() {
     mkdir -p "$T/dbs" && cp "$SHOP_DB" "$T/dbs/store.db"
     cat >"$T/suite.jsonl" <<'EOF'
 {"db": "dbs/store.db", "question": "How many categories?", "gold": "SELECT count(*) FROM categories"}
+
 {"db": "dbs/store.db", "question": "Cheapest product?", "gold": "SELECT name FROM products ORDER BY price LIMIT 1"}
 {"db": "dbs/store.db", "question": "No gold here"}
 EOF
     start_llm "[$(fence "SELECT count(*) FROM categories"), $(fence "SELECT name FROM products ORDER BY price DESC LIMIT 1")]"
-    run eval --suite suite.jsonl --llm-url "$URL" --model fake
+    run eval --suite suite.jsonl --llm-url "$URL" --model fake --out lines.jsonl
     expect_rc 0
+    # Each record says its line: a blank line is no item, so the bad
+    # item (index 2) is on line 4.
+    "$PY" - "$T/lines.jsonl" <<'PY' || fail "records' lines: $(head -c 300 "$T/lines.jsonl")"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+assert [(r["index"], r["line"]) for r in recs] == [(0, 1), (1, 3), (2, 4)], recs
+PY
     grep -q '^EX 1/2 = 50.0% (3 selected, 1 bad item)$' "$T/out" || fail "EX line: $(head -1 "$T/out")"
     grep -qE '^  store +1/2 ' "$T/out" || fail "database named after the file"
     grep -qE '^  malformed_item +1$' "$T/out" || fail "malformed item not reported"
