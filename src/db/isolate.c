@@ -443,6 +443,27 @@ static double kill_after_ms(int timeout_ms)
     return timeout_ms + (margin < MARGIN_MIN_MS ? MARGIN_MIN_MS : margin);
 }
 
+/*
+** The helper opens the file by its resolved path (db->iso_path: a
+** /proc/self/fd/3 or a relative link would name another file in it); its
+** messages name the file as the user gave it (db->path), as askdb's own
+** process does.
+*/
+static void said_as_given(const askdb_db *db, struct db_err *e)
+{
+    char msg[sizeof e->msg];
+    const char *at;
+    size_t n;
+
+    if (!db->iso_path || strcmp(db->iso_path, db->path) == 0 ||
+        !(at = strstr(e->msg, db->iso_path)))
+        return;
+    n = strlen(db->iso_path);
+    snprintf(msg, sizeof msg, "%.*s%s%s", (int)(at - e->msg), e->msg,
+             db->path, at + n);
+    memcpy(e->msg, msg, sizeof msg);
+}
+
 /* Start the helper and open db's file in it, by kill_at. */
 static askdb_status start(askdb_db *db, struct db_iso *iso, double kill_at,
                           struct db_err *e)
@@ -490,6 +511,7 @@ static askdb_status start(askdb_db *db, struct db_iso *iso, double kill_at,
         ** for the statement. */
         stop(iso, NULL);
         *e = d.err;
+        said_as_given(db, e);
         rc = d.status;
         if (rc == ASKDB_ERR_DB_OPEN) {
             e->ec = ASKDB_EC_DATABASE;

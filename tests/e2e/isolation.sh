@@ -296,6 +296,28 @@ PY
     [ "$before" = "$(snapshot)" ] || fail "files changed: $(diff <(echo "$before") <(snapshot) | head -4)"
 }
 
+# A file gone between the handle's open and its first statement, which
+# starts the helper: the message names it as it was given (shop.db), as in
+# askdb's process, not by the resolved path the helper opens.
+a_file_gone_at_the_helpers_start_is_named_as_given() {
+    copy_db
+    rm -f "$T/in"
+    mkfifo "$T/in"
+    (cd "$W" && exec "$ASKDB" shell --llm-url http://127.0.0.1:9 --model x \
+        shop.db) <"$T/in" >"$T/out" 2>"$T/err" &
+    local pid=$! _
+    exec 3>"$T/in"
+    printf '.schema\n' >&3
+    for _ in $(seq 1 200); do grep -q "CREATE TABLE" "$T/out" && break; sleep 0.05; done
+    mv "$W/shop.db" "$W/shop.moved"
+    printf '.sql SELECT 1;\n' >&3
+    exec 3>&-
+    wait "$pid"
+    mv "$W/shop.moved" "$W/shop.db"
+    expect_err_has "cannot open database 'shop.db': No such file or directory"
+    expect_err_lacks "$W/shop.db"
+}
+
 statement_over_the_helpers_request_cap_is_said_the_same_both_ways() {
     # A statement longer than askdb-exec reads (16 MiB, the shell's .sql or
     # the API can give one) is refused with what is wrong, in askdb's
@@ -325,4 +347,5 @@ ISOLATION_TESTS=(
     helper_opens_the_file_a_process_relative_path_names
     a_writers_lock_at_the_helpers_start_is_the_databases_failure
     statement_over_the_helpers_request_cap_is_said_the_same_both_ways
+    a_file_gone_at_the_helpers_start_is_named_as_given
 )
