@@ -135,7 +135,6 @@ static void read_body(struct llm_acc *a, const json_t *root)
     take_reply(a, root, "message");
 }
 
-/* The API for llm_http_new(): all that makes this provider differ. */
 /*
 ** A 400 whose error names max_tokens (OpenAI's reasoning models: "Use
 ** 'max_completion_tokens' instead"), temperature ("Only the default (1)
@@ -163,6 +162,7 @@ static int adapt(struct llm_http *p, const char *body, size_t len)
     return !(was & bit);
 }
 
+/* The API for llm_http_new(): all that makes this provider differ. */
 static const struct llm_http_api api = {
     {"openai", llm_http_complete, llm_http_destroy, 0, NULL, NULL},
     "OpenAI-compatible", "https://api.openai.com/v1", NULL,
