@@ -2182,6 +2182,7 @@ static askdb_status pg_fail(askdb_db *db, struct pg *p, const PGresult *r,
     if (p->stop == STOP_CANCEL) {
         e->ec = ASKDB_EC_RUNTIME;
         say(e->msg, sizeof e->msg, "cancelled");
+        p->lost = 1;   /* see the time limit's below */
         return ASKDB_ERR_CANCELLED;
     }
     if (!r && p->stuck && p->stop == STOP_TIMEOUT)
@@ -2226,6 +2227,12 @@ static askdb_status pg_fail(askdb_db *db, struct pg *p, const PGresult *r,
     }
     if (p->stop == STOP_TIMEOUT ||
         (state && strcmp(state, "57014") == 0)) {
+        /* The next statement gets a session of its own: once in CI the
+        ** one after a timed-out statement on the same session was
+        ** cancelled before its own limit ("not by askdb: its time limit
+        ** had not passed"), the cancel of the one before reaching it
+        ** late. A connection costs little next to a time limit spent. */
+        p->lost = 1;
         e->ec = ASKDB_EC_TIMEOUT;
         say(e->msg, sizeof e->msg,
                  "query interrupted after the %d ms time limit (--timeout); "
