@@ -1140,6 +1140,23 @@ refuses_escapes_and_keeps_data_unchanged() {
     [ "$before" = "$(checksum)" ] || fail "the data changed through the shell"
 }
 
+# The statement after one that ran out of time runs on a new session: a
+# late cancel request of the one before reached the next in CI and cut it
+# short ("not by askdb: its time limit had not passed"). One that ends on
+# its own keeps the session.
+a_timed_out_statement_leaves_its_session_behind() {
+    printf '%s\n' '.sql SELECT pg_backend_pid() AS pid' '.sql SELECT pg_backend_pid() AS pid' \
+        '.sql SELECT pg_sleep(30)' '.sql SELECT pg_backend_pid() AS pid' >"$T/in"
+    (cd "$T" && exec timeout 30 "$ASKDB" shell --timeout 300 --llm-url http://127.0.0.1:9/v1 --model test "$READER") <"$T/in" >"$T/out" 2>"$T/err"
+    RC=$?
+    expect_err_has "300 ms time limit"
+    pycheck '
+pids = [l for l in out.splitlines() if l.isdigit()]
+assert len(pids) == 3, out
+assert pids[0] == pids[1] and pids[2] != pids[1], pids
+'
+}
+
 # A .sql statement's dollar-quoted strings hold ';' and line breaks: the
 # shell read a ';' in one at a line's end as the statement's end (PostgreSQL:
 # 'unterminated dollar-quoted string'). Only the same tag ends one.
@@ -3021,6 +3038,7 @@ TESTS=(
     server_notices_never_reach_the_terminal
     sql_limits_rows_and_bytes
     timeout_cancels_the_statement_on_the_server
+    a_timed_out_statement_leaves_its_session_behind
     ctrl_c_cancels_the_statement_on_the_server
     foreign_cancel_is_not_a_timeout
     foreign_server_that_hangs_is_said_so
