@@ -167,38 +167,41 @@ static int authorize(void *ud, int action, const char *a, const char *b,
     }
 }
 
+/* Prepare sql and let it go: what setting it up does stays done. */
+static void set_up(struct sq *s, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+
+    if (sqlite3_prepare_v2(s->h, sql, -1, &st, NULL) == SQLITE_OK)
+        sqlite3_finalize(st);
+}
+
 /*
 ** Set up the table-valued forms of read_pragmas (pragma_table_info(), ...)
-** and JSON's json_each() and json_tree() as askdb's own statements. Setting one up reports an update of
-** sqlite_master, which the guard allows only for askdb's own statements,
-** and it happens once per connection: without this, a question's
-** pragma_table_info() would be refused or allowed depending on whether
-** the schema had been read before. Running one still passes the PRAGMA
-** check, so the others stay refused.
+** and JSON's json_each() and json_tree() as askdb's own statements.
+** Setting one up reports an update of sqlite_master, which the guard
+** allows only for askdb's own statements, and it happens once per
+** connection: without this, a question's pragma_table_info() would be
+** refused or allowed depending on whether the schema had been read
+** before. Running one still passes the PRAGMA check, so the others stay
+** refused. JSON's read their argument alone (a JSON column's array, a
+** document's tree), as json_extract() does.
 */
 static void init_pragma_functions(struct sq *s)
 {
-    /* JSON's table-valued functions read their argument alone (a JSON
-    ** column's array, a document's tree), as json_extract() does. */
-    static const char *const json_tables[] = {
-        "SELECT * FROM json_each('[]')", "SELECT * FROM json_tree('[]')",
-        NULL};
-    sqlite3_stmt *st;
+    static const char *const json_tables[] = {"json_each('[]')",
+                                              "json_tree('[]')", NULL};
     char sql[64];
     int i;
 
     s->internal = 1;
     for (i = 0; read_pragmas[i]; i++) {
         snprintf(sql, sizeof sql, "SELECT * FROM pragma_%s", read_pragmas[i]);
-        st = NULL;
-        if (sqlite3_prepare_v2(s->h, sql, -1, &st, NULL) == SQLITE_OK)
-            sqlite3_finalize(st);
+        set_up(s, sql);
     }
     for (i = 0; json_tables[i]; i++) {
-        st = NULL;
-        if (sqlite3_prepare_v2(s->h, json_tables[i], -1, &st, NULL) ==
-            SQLITE_OK)
-            sqlite3_finalize(st);
+        snprintf(sql, sizeof sql, "SELECT * FROM %s", json_tables[i]);
+        set_up(s, sql);
     }
     s->internal = 0;
 }
