@@ -241,6 +241,54 @@ static const char *find_in(const char *p, const char *stop,
     return NULL;
 }
 
+/*
+** The fence that ends a block whose body starts at body, or NULL. A fence
+** inside a quoted string or name that closes on the fence's own line is
+** the statement's text (SELECT '```' AS mark), not the block's end; one
+** in a quote left open, or closed only on a later line, still ends it, as
+** a fence glued to the statement's last word does. Each line is read once,
+** on a copy, so that a quote left open does not run on to the text's end.
+*/
+static const char *fence_end(const char *body, const char *stop,
+                             const char *fence)
+{
+    const char *e = body, *ls, *le, *lstart = NULL;
+    char *line = NULL;
+    size_t pos = 0, off, n = 0;
+    int kind, inside;
+
+    while ((e = find_in(e, stop, fence)) != NULL) {
+        for (ls = e; ls > body && ls[-1] != '\n'; ls--)
+            ;
+        if (ls != lstart) {
+            le = memchr(e, '\n', (size_t)(stop - e));
+            free(line);
+            line = strndup(ls, (size_t)((le ? le : stop) - ls));
+            if (!line)
+                return e;
+            lstart = ls;
+            pos = 0;
+        }
+        off = (size_t)(e - ls);
+        inside = 0;
+        while (pos <= off && (n = sqlx_token(line + pos, &kind)) > 0) {
+            if (pos + n > off) {
+                inside = pos < off &&
+                         (kind == SQLX_STRING || kind == SQLX_IDENT) &&
+                         (line[pos] == '\'' || line[pos] == '"');
+                break;
+            }
+            pos += n;
+        }
+        if (!inside)
+            break;
+        pos += n;
+        e = ls + pos;
+    }
+    free(line);
+    return e;
+}
+
 /* The body of the first block fenced with fence (``` or ~~~) tagged sql,
 ** or of any tag (or none) starting with a statement word, or the "sql"
 ** of a block tagged json; malloc()ed, or NULL. */
@@ -259,7 +307,7 @@ static char *fenced(const char *text, const char *fence)
         while (ilen && isspace((unsigned char)info[ilen - 1]))
             ilen--;
         body++;
-        end = find_in(body, stop, fence);
+        end = fence_end(body, stop, fence);
         if (!end) /* unterminated fence: the reply was cut; take the rest */
             end = stop;
         if (word_is(info, ilen, "json")) {

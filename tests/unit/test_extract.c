@@ -443,6 +443,22 @@ static void fenced_block_is_read_up_to_its_fence(void **state)
     expect_sql("```text\n[note\n```\nThen ] SELECT 2\n", "SELECT 2");
 }
 
+/* A fence inside a quoted string or name on its own line is the
+** statement's text (the block ended there: "SELECT '" was taken); one
+** in a quote closed only on a later line, or left open, ends the block. */
+static void fence_inside_a_string_is_text(void **state)
+{
+    (void)state;
+    expect_sql("```sql\nSELECT '```' AS mark\n```\nDone.",
+               "SELECT '```' AS mark");
+    expect_sql("```sql\nSELECT \"a```b\", 'x ``` y' FROM t\n```",
+               "SELECT \"a```b\", 'x ``` y' FROM t");
+    expect_sql("```sql\nSELECT 'it' FROM t```\nHere's why.",
+               "SELECT 'it' FROM t");
+    expect_sql("```sql\nSELECT 'it\n```\nHere's why.", "SELECT 'it");
+    expect_sql("```sql\nSELECT 'a' || '```\n```\nok", "SELECT 'a' || '");
+}
+
 /* s (len + 1 bytes) as pre followed by unit again and again. */
 static void fill(char *s, size_t len, const char *pre, const char *unit)
 {
@@ -536,6 +552,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(takes_sql_fenced_block),
+        cmocka_unit_test(fence_inside_a_string_is_text),
         cmocka_unit_test(skips_a_reasoning_models_thoughts),
         cmocka_unit_test(takes_tilde_fences_and_json_objects),
         cmocka_unit_test(unicode_separator_does_not_hide_a_second_statement),
