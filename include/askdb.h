@@ -156,17 +156,17 @@ typedef void (*askdb_token_fn)(void *ud, const char *piece, size_t len);
 **                first_candidate and why ("unsure", "no confidence")
 **                instead of messages; a repair asked again because it
 **                repeated a failed statement: why "repeat"
-**   reply        reply, ms, prompt_tokens, completion_tokens, retries,
-**                attempt, candidate, error, settled (stopped or not
-**                asked: the vote was decided without it, config
-**                settle), cut and max_tokens_hit (the reply stopped at
-**                max_tokens: left out of the vote, no statement of it
-**                runs); local model: ttft_ms, cached_tokens,
-**                load_ms, huge_mb (with load_ms: MiB of the model's
-**                buffers on 2 MiB pages), min_p, min_p_words, cut, and
-**                branch_tokens
-**                (a gated candidate: its first tokens, taken from the
-**                greedy reply it branched off)
+**   reply        for (as its prompt's), reply, ms, prompt_tokens,
+**                completion_tokens, retries, attempt, candidate,
+**                error, settled (stopped or not asked: the vote was
+**                decided without it, config settle), cut and
+**                max_tokens_hit (the reply stopped at max_tokens: left
+**                out of the vote, no statement of it runs); local model:
+**                ttft_ms, cached_tokens, load_ms, huge_mb (with load_ms:
+**                MiB of the model's buffers on 2 MiB pages), min_p,
+**                min_p_words, cut, and branch_tokens (a gated
+**                candidate: its first tokens, taken from the greedy
+**                reply it branched off)
 **   validate     ok, candidates [error class of each], settled (how
 **                many of the no_sql ones were not needed)
 **   execute      rows, truncated, ms; with candidates: candidate, votes,
@@ -174,9 +174,10 @@ typedef void (*askdb_token_fn)(void *ud, const char *piece, size_t len);
 **   check        kind, hint (a check doubted the result)
 **   error        class, message, sql (why an attempt failed)
 **   repair       class, attempt (the model is asked for a fix)
-**   fix          kind ("requalify", "join" or "cast"), candidate, changes,
-**                from, sql, ok: a deterministic repair made without asking
-**                the model (ok: the engine accepts the result)
+**   fix          kind ("requalify", "join" or "cast"), candidate (from 1,
+**                as reply's), changes, from, sql, ok: a deterministic
+**                repair made without asking the model (ok: the engine
+**                accepts the result)
 **   select       options, voted, picks, chosen, error (a tie between
 **                candidates' results put to the model: config select)
 **   result       sql, row_count, truncated, confidence: the result is

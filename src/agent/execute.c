@@ -402,8 +402,10 @@ enum agent_outcome agent_step_execute(struct agent_state *st)
                       st->sql, &f, &nf);
     if (rc == 0 && !ag->cfg.idle_join)
         check_drop_kind(f, &nf, CHECK_IDLE_JOIN);
-    if (rc == 0 && nf == 0)
+    if (rc == 0 && nf == 0) {
+        check_findings_free(f, nf); /* the array an idle join was in */
         rc = check_after(st->question, st->sql, r, &f, &nf);
+    }
     st->ans->t.validate_ms += db_now_ms() - t0;
     if (rc) /* out of memory: the result goes unchecked, and says so */
         agent_emit(ag, ASKDB_EVENT_CHECK,

@@ -28,6 +28,7 @@ static void prompt_event(struct agent_state *st, int first, int n,
     askdb_answer *a = st->ans;
     json_t *ev = json_object();
 
+    json_object_set_new(ev, "for", json_string("sql"));
     json_object_set_new(ev, "attempt", json_integer(a->nattempts));
     json_object_set_new(ev, "provider", json_string(llm_name(ag->model)));
     json_object_set_new(ev, "candidates", json_integer(n));
@@ -80,6 +81,7 @@ static void reply_event(struct agent_state *st, const struct llm_reply *r,
     askdb_agent *ag = st->ag;
     json_t *ev = agent_reply_event(r, r->text);
 
+    json_object_set_new(ev, "for", json_string("sql"));
     json_object_set_new(ev, "attempt", json_integer(st->ans->nattempts));
     if (numbered)
         json_object_set_new(ev, "candidate", json_integer(k + 1));

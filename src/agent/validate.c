@@ -14,7 +14,7 @@ static void fix_said(struct agent_state *st, int i, const char *kind,
 {
     agent_emit(st->ag, ASKDB_EVENT_FIX,
                json_pack("{s:s,s:i,s:s,s:s,s:s,s:b}", "kind", kind,
-                         "candidate", i, "changes", what, "from", from,
+                         "candidate", i + 1, "changes", what, "from", from,
                          "sql", sql, "ok", ok));
     agent_log(st, "fix", "%s: %s", kind, what);
 }

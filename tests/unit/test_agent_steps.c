@@ -367,6 +367,47 @@ static void settled_votes_make_no_more_candidates(void **state)
     assert_string_equal(a->sql, invalid[0]);
 }
 
+/* How many times needle occurs in hay. */
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+
+    while ((hay = strstr(hay, needle)) != NULL) {
+        n++;
+        hay += strlen(needle);
+    }
+    return n;
+}
+
+/* Every prompt and reply of the SQL calls says "for":"sql", as those of
+** the other steps say theirs (askdb.h): a reader of the trace or the
+** stream tells them apart by it, not by its absence. */
+static void sql_calls_say_what_they_are_for(void **state)
+{
+    static const char *const r[] = {
+        "SELECT count(*) AS n FROM customerz",
+        "SELECT count(*) AS n FROM customers",
+        "SELECT count(id) AS n FROM customers", NULL};
+    struct steps *t = steps(state, r);
+    char path[4200], trace[65536];
+    int n;
+
+    t->cfg.candidates = 2;
+    t->cfg.settle = 0;
+    snprintf(path, sizeof path, "%s/for.trace", tmpdir);
+    t->cfg.trace_path = path;
+    unlink(path);
+    ask(t, "How many customers?", ASKDB_OK);
+    trace_steps(path, "prompt", trace, sizeof trace);
+    n = count_of(trace, "\"step\":\"prompt\"");
+    assert_true(n >= 1);
+    assert_int_equal(count_of(trace, "\"for\":\"sql\""), n);
+    trace_steps(path, "reply", trace, sizeof trace);
+    n = count_of(trace, "\"step\":\"reply\"");
+    assert_true(n >= 2);
+    assert_int_equal(count_of(trace, "\"for\":\"sql\""), n);
+}
+
 /* With cfg.select, a tie between different results is put to the model:
 ** one query of each tied result, numbered in candidate order, with its
 ** first rows; its number picks the winner. Without it (and when the model
@@ -629,15 +670,49 @@ static void fixed_candidate_loses_a_tie(void **state)
         "WHERE id = 1)",
         "SELECT nope FROM orders", NULL};
     struct steps *t = steps(state, r);
+    char path[4200], trace[16384];
     askdb_answer *a;
 
     t->cfg.candidates = 3;
+    snprintf(path, sizeof path, "%s/fixed.trace", tmpdir);
+    t->cfg.trace_path = path;
+    unlink(path);
     a = ask(t, "What did payment 1 pay?", ASKDB_OK);
     assert_int_equal(a->nattempts, 1);
     assert_string_equal(a->sql, r[1]);
+    /* the fix names its candidate as the reply did: from 1 */
+    trace_steps(path, "fix", trace, sizeof trace);
+    assert_int_equal(count_of(trace, "\"step\":\"fix\""), 1);
+    assert_non_null(strstr(trace, "\"candidate\":1,"));
+    t->cfg.trace_path = NULL;
     t->cfg.requalify = 0; /* then the greedy one fails, the same one wins */
     t->s.next = t->s.calls = 0;
     a = ask(t, "What did payment 1 pay?", ASKDB_OK);
+    assert_string_equal(a->sql, r[1]);
+}
+
+/* With the idle-join check off (--no-idle-join), a query whose only
+** finding is an idle join is answered at once, not repaired; the finding
+** dropped does not leak (LeakSanitizer). On, it costs one repair. */
+static void idle_join_off_answers_at_once(void **state)
+{
+    static const char *const r[] = {
+        "SELECT c.first_name FROM customers c JOIN orders o "
+        "ON o.customer_id = c.id",
+        "SELECT first_name FROM customers", NULL};
+    struct steps *t = steps(state, r);
+    askdb_answer *a;
+
+    t->cfg.checks = 1;
+    t->cfg.idle_join = 0;
+    a = ask(t, "Show the names of all customers.", ASKDB_OK);
+    assert_int_equal(t->s.calls, 1);
+    assert_int_equal(a->nattempts, 1);
+    assert_string_equal(a->sql, r[0]);
+    t->cfg.idle_join = 1;
+    t->s.next = t->s.calls = 0;
+    a = ask(t, "Show the names of all customers.", ASKDB_OK);
+    assert_int_equal(t->s.calls, 2);
     assert_string_equal(a->sql, r[1]);
 }
 
@@ -1699,6 +1774,7 @@ int main(void)
         T(matching_question_skips_the_model_check),
         T(candidates_are_voted_on_by_results),
         T(settled_votes_make_no_more_candidates),
+        T(sql_calls_say_what_they_are_for),
         T(gate_without_confidence_asks_every_candidate),
         T(tied_results_are_put_to_the_model),
         T(bank_examples_come_after_the_schema),
@@ -1706,6 +1782,7 @@ int main(void)
         T(a_failing_database_is_not_repaired),
         T(warm_asks_nothing_and_changes_nothing),
         T(warm_events_have_a_request_id_of_their_own),
+        T(idle_join_off_answers_at_once),
         T(failing_candidates_do_not_vote),
         T(fixed_candidate_loses_a_tie),
         T(attempt_pairs_each_error_with_its_sql),
