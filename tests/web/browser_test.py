@@ -2032,7 +2032,7 @@ def labels_each_kind_of_fix(t):
     wait_for(lambda: t.page.qa("#schema-tree details"), "the schema")
     sql = "SELECT COUNT(*) AS n FROM orders o JOIN customers c ON CAST(c.id AS TEXT) = CAST(o.ref AS TEXT)"
     stub_ask(t.page, [
-        ("step", {"step": "fix", "t_ms": 5, "kind": "cast", "candidate": 0, "ok": True,
+        ("step", {"step": "fix", "t_ms": 5, "kind": "cast", "candidate": 1, "ok": True,
                   "changes": "c.id = o.ref compared as text", "from": "SELECT ...", "sql": sql}),
         ("step", {"step": "validate", "t_ms": 6, "ok": True, "candidates": ["none"]}),
         ("sql", {"sql": sql}),
@@ -2046,7 +2046,7 @@ def labels_each_kind_of_fix(t):
     # A fix the engine still refuses (ok false) did not stand: the attempt
     # fails after it. A check mark beside it said it had worked.
     stub_ask(t.page, [
-        ("step", {"step": "fix", "t_ms": 5, "kind": "cast", "candidate": 0, "ok": False,
+        ("step", {"step": "fix", "t_ms": 5, "kind": "cast", "candidate": 1, "ok": False,
                   "changes": "c.id = o.ref compared as text", "from": "SELECT ...", "sql": sql}),
         ("step", {"step": "validate", "t_ms": 6, "ok": False, "candidates": ["type_mismatch"]}),
         ("error", {"error": {"code": "no_sql", "message": "no valid SQL after 1 attempt"}, "attempts": []}),
@@ -2133,6 +2133,19 @@ def says_what_the_model_made_of_the_question(t):
           "the question's check: %r" % steps)
 
 
+def downloads_blobs_as_hex_literals(t):
+    # A blob went into the CSV as bare hex ("0123"), which a spreadsheet
+    # reads as the number 123; it is written as `askdb sql --format csv`
+    # writes it now: X'0123'. The JSON download keeps the object.
+    sql = "SELECT city, X'01ab' AS tag FROM customers WHERE id = 17"
+    page = other_page(t, "blobcsv", [{"content": fence(sql)}, {"content": "One tag."}])
+    turn = page.ask("What is the tag of customer 17?")
+    data = open(download(t, turn, "csv"), "rb").read()
+    check(data == b"\xef\xbb\xbfcity,tag\r\nMalm\xc3\xb6,X'01AB'\r\n", "CSV %r" % data)
+    doc = json.load(open(download(t, turn, "json")))
+    check(doc["rows"] == [["Malmö", {"blob_hex": "01ab"}]], "JSON %r" % doc["rows"])
+
+
 TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built,
          loads_nothing_from_elsewhere, asks_and_streams_the_steps, sorts_the_table_by_a_column,
          downloads_the_rows_as_csv, copies_the_sql, asks_a_follow_up_in_the_same_conversation,
@@ -2157,7 +2170,8 @@ TESTS = [page_lists_databases_and_schema, serves_every_file_of_the_page_as_built
          offers_no_chart_for_long_text, shows_the_plan_of_a_question, labels_each_kind_of_fix,
          wraps_a_long_column_name, leaves_the_focus_where_the_reader_put_it,
          says_what_a_check_doubted_in_words, counts_the_values_found_in_words,
-         says_when_it_was_no_question_about_the_data, says_what_the_model_made_of_the_question]
+         says_when_it_was_no_question_about_the_data, says_what_the_model_made_of_the_question,
+         downloads_blobs_as_hex_literals]
 
 
 class Run:

@@ -1011,7 +1011,9 @@ function makeChart(canvas, plan, columns, rows) {
 
 function csvField(v) {
     if (v === null || v === undefined) return "";            // NULL: an empty field
-    if (isBlob(v)) return v.blob_hex;
+    // A blob as an SQL literal, as `askdb sql --format csv` writes it: bare
+    // hex ("0123") reads back in a spreadsheet as the number 123.
+    if (isBlob(v)) return `X'${v.blob_hex.toUpperCase()}'`;
     const s = String(v);
     // Empty text is "" so that it reads back apart from NULL.
     return s === "" || /[",\r\n]/.test(s) || /^\s|\s$/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
