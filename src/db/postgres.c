@@ -2963,6 +2963,11 @@ nomem:
         "cannot read the schema of '%s': out of memory", db->label);
     return ASKDB_ERR_NOMEM;
 failed:
+    /* A read the time limit or a cancel cut short leaves its session
+    ** behind, as a statement's does (pg_fail): a late cancel request
+    ** could cut the next statement on it short. */
+    if (p->stop == STOP_CANCEL || p->stop == STOP_TIMEOUT)
+        p->lost = 1;
     pg_rollback(db, p);
     free_rels(rel, nrels);
     buf_free(&oids);

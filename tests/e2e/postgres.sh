@@ -1749,6 +1749,46 @@ GRANT SELECT ON slow TO reader" slowschema || fail "cannot make the slow table"
     expect_empty_out
 }
 
+# Ctrl-C in the shell while a question reads the schema: the session
+# whose sample was cancelled is given up, as a cancelled statement's is,
+# and the next line runs on a new one. It was kept, the ROLLBACK sent
+# into it with the cancel's stop still raised.
+cancelled_schema_read_leaves_its_session_behind() {
+    su_sql "CREATE DATABASE slowschema2" postgres || fail "cannot create the database"
+    su_sql "CREATE TABLE slow (id int, name text);
+INSERT INTO slow SELECT g, 'name ' || g FROM generate_series(1, 30) g;
+ALTER TABLE slow ENABLE ROW LEVEL SECURITY;
+CREATE POLICY sleepy ON slow FOR SELECT USING (pg_sleep(0.3) IS NOT NULL);
+GRANT SELECT ON slow TO reader" slowschema2 || fail "cannot make the slow table"
+    mkfifo "$T/shin"
+    (cd "$T" && exec env --default-signal=INT timeout 60 "$ASKDB" shell --timeout 20000 \
+        --llm-url http://127.0.0.1:9/v1 --model test \
+        "postgresql://reader@127.0.0.1:$PORT/slowschema2") <"$T/shin" >"$T/out" 2>"$T/err" &
+    local pid=$! i warm=""
+    exec 7>"$T/shin"
+    printf '%s\n' 'How many rows are slow?' >&7
+    for i in $(seq 1 200); do
+        warm=$(su_sql "SELECT pid FROM pg_stat_activity WHERE datname = 'slowschema2' AND usename = 'reader' AND state = 'active' AND query LIKE '%slow%'")
+        [ -n "$warm" ] && break
+        sleep 0.05
+    done
+    [ -n "$warm" ] || { exec 7>&-; wait "$pid"; fail "the schema read never reached the slow table: $(cat "$T/err")"; return; }
+    sleep 0.3
+    kill -INT "$pid"
+    sleep 0.5
+    printf '%s\n' '.sql SELECT pg_backend_pid() AS pid' >&7
+    exec 7>&-
+    wait "$pid"
+    RC=$?
+    su_sql "DROP DATABASE slowschema2 WITH (FORCE)" postgres >/dev/null
+    expect_err_has "cancelled"
+    pycheck '
+pids = [l.strip() for l in out.splitlines() if l.strip().isdigit()]
+assert len(pids) == 1, out
+assert pids[0] != args[0], (pids, args[0])
+' "$warm"
+}
+
 lock_held_by_another_session_ends_by_lock_timeout() {
     psql -X -q -d "$(su_url)" -c "BEGIN; LOCK TABLE orders IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(15); COMMIT" >/dev/null 2>&1 &
     local holder=$! i
@@ -3079,6 +3119,7 @@ TESTS=(
     first_connect_to_several_hosts_is_cut_short_by_ctrl_c
     first_connect_to_several_hosts_keeps_to_connect_timeout
     ctrl_c_during_the_schema_read_is_cancelled
+    cancelled_schema_read_leaves_its_session_behind
     server_killed_mid_query_is_reported
     serve_stop_cancels_the_opens_in_flight
     mcp_schema_read_does_not_wait_for_a_statement
