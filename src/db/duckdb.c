@@ -157,8 +157,9 @@ static void interrupt(void *ud, int why)
 /*
 ** Watch the query about to run: interrupt it timeout_ms from now (0 = no
 ** limit) or when *cancel becomes non-zero. Returns 0 when no thread could
-** be started (the query then runs unwatched; rows and bytes are still
-** capped, and the fetch loop looks at the clock between chunks).
+** be started: nothing else stops a DuckDB query, so a statement of the
+** user's is then not run (run_once()); the schema's own bounded reads
+** run, capped in rows.
 */
 static int watchdog_arm(struct dk *d, int timeout_ms, const atomic_int *cancel)
 {
@@ -2391,7 +2392,15 @@ static askdb_status run_once(askdb_db *db, const char *sql,
     if (ret)
         goto out;
     run = wrapped ? wrapped : ps;
-    watchdog_arm(d, db->query_timeout_ms, db->cancel);
+    if (!watchdog_arm(d, db->query_timeout_ms, db->cancel) &&
+        db->query_timeout_ms > 0) {
+        e->ec = ASKDB_EC_DATABASE;
+        snprintf(e->msg, sizeof e->msg,
+                 "not run: no thread could be started to stop the statement "
+                 "at its %d ms time limit", db->query_timeout_ms);
+        ret = ASKDB_ERR_DB;
+        goto out;
+    }
     /* The streaming form (deprecated in DuckDB's C API, but the only one
     ** that streams): chunks arrive as the query makes them, so a result
     ** over the caps is stopped early instead of being built whole. */
