@@ -3428,7 +3428,10 @@ static askdb_status my_schema(askdb_db *db, struct db_schema *out)
     for (again = 1;; again = 0) {
         if (revive(db, s))
             return cancelled(s) ? ASKDB_ERR_CANCELLED : ASKDB_ERR_DB;
-        if (!session_ready(db, s, 0) &&
+        /* No deadline of askdb's own (the library's read timeout
+        ** holds), but a Ctrl-C heeded: the settings are sent before any
+        ** statement the watchdog could stop. */
+        if (!session_ready(db, s, HUGE_VAL) &&
             (res = query(s,
                          "SELECT TABLE_NAME, TABLE_TYPE, TABLE_ROWS, "
                          "TABLE_COMMENT FROM information_schema.TABLES "

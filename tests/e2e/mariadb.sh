@@ -1656,6 +1656,33 @@ fault_server_gone_deaf_before_a_statement_runs_is_given_up_on_ctrl_c() {
     kill "$RELAY_PID"
 }
 
+# The same when the next line is a question, whose first step reads the
+# schema: it sends askdb's settings first too, in the library's blocking
+# call, and waited the session's read timeout (30 s here) whatever the
+# Ctrl-C. A Ctrl-C ends that wait at once now.
+fault_server_gone_deaf_before_a_schema_read_is_given_up_on_ctrl_c() {
+    local pid t0
+    start_relay
+    start_shell_fg --llm-url http://127.0.0.1:9/v1 --model test --timeout 20000 \
+        "mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
+    echo ".sql SELECT 41 AS first" >&7
+    wait_out 41
+    relay_deaf
+    echo "How many customers are there?" >&7
+    relay_holds_bytes
+    t0=$(now_ms)
+    kill -INT "$pid"
+    wait_err "cancelled" 40
+    ELAPSED_MS=$(($(now_ms) - t0))
+    exec 7>&-
+    wait "$pid"
+    RC=$?
+    echo "deaf before the schema read, Ctrl-C: exit $RC, cancelled in $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
+    after_run "shell (deaf before the schema read, Ctrl-C)"
+    expect_faster 3000
+    kill "$RELAY_PID"
+}
+
 # The same in `ask`, whose statement is prepared (to check it, then to
 # run it) before it runs: the processlist shows its text then (COMMAND
 # Prepare), so wait_running may find it before it runs, and a server gone
@@ -2332,6 +2359,7 @@ TESTS=(
     fault_server_that_greets_no_kill_connection_is_given_up_at_the_limit
     fault_server_that_greets_no_kill_connection_is_given_up_on_ctrl_c
     fault_server_gone_deaf_before_a_statement_runs_is_given_up_on_ctrl_c
+    fault_server_gone_deaf_before_a_schema_read_is_given_up_on_ctrl_c
     fault_server_gone_deaf_as_a_statement_is_prepared_is_given_up_on_ctrl_c
     fault_server_gone_deaf_is_given_up_on_ctrl_c_with_a_kept_kill_connection
     fault_server_that_answers_no_kill_is_given_up_at_the_limit
