@@ -171,7 +171,9 @@ typedef void (*askdb_token_fn)(void *ud, const char *piece, size_t len);
 **                many of the no_sql ones were not needed)
 **   execute      rows, truncated, ms; with candidates: candidate, votes,
 **                ran, confidence, settled (how many were not needed)
-**   check        kind, hint (a check doubted the result)
+**   check        kind, hint (a check doubted the result), instead (the
+**                candidate, from 1, that stands in its place: its
+**                result drew no finding; config clean_candidate)
 **   error        class, message, sql (why an attempt failed)
 **   repair       class, attempt (the model is asked for a fix)
 **   fix          kind ("requalify", "join" or "cast"), candidate (from 1,
@@ -425,6 +427,13 @@ typedef struct askdb_config {
     askdb_open_fn open_fn;   /* each open of a database, or NULL: so that
                                 another thread can cancel it (above) */
     void *open_ud;
+
+    /* The agent, added after 0.1's first layout */
+    int clean_candidate;     /* when a check doubts the vote's winner,
+                                another candidate whose result has rows
+                                and draws no finding stands instead,
+                                before a repair is asked (default 1;
+                                docs/agent.md) */
 } askdb_config;
 
 /* The defaults described above. */

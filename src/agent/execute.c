@@ -297,6 +297,62 @@ int agent_settle(void *ud, int i, const char *text, int pending)
     return 1;
 }
 
+/* The checks' findings on sql and its result r (the idle-join check left
+** out when it is switched off): 0, or -1 out of memory. */
+static int findings_of(struct agent_state *st, const char *sql,
+                       const askdb_result *r, struct check_finding **f,
+                       int *nf)
+{
+    askdb_agent *ag = st->ag;
+    int rc;
+
+    rc = check_before(ag->db, st->schema, ag->values, st->question, sql, f,
+                      nf);
+    if (rc == 0 && !ag->cfg.idle_join)
+        check_drop_kind(*f, nf, CHECK_IDLE_JOIN);
+    if (rc == 0 && *nf == 0) {
+        check_findings_free(*f, *nf); /* the array an idle join was in */
+        rc = check_after(st->question, sql, r, f, nf);
+    }
+    return rc;
+}
+
+/*
+** When a check doubts the vote's winner: another candidate of the same
+** attempt whose result has rows, differs from the winner's, and draws no
+** finding of any check, taken before a repair is asked (no model call,
+** and no risk that the repair loses what the query had right: an ORDER
+** BY ... LIMIT 1 dropped with the join a hint said to remove). The most
+** votes first, then candidate order; a candidate a deterministic fix made
+** only when no other is clean. Returns it, or -1.
+*/
+static int clean_candidate(struct agent_state *st, int win)
+{
+    const askdb_result *w = st->result;
+    struct check_finding *f;
+    int i, best = -1, nf;
+
+    for (i = 0; i < st->ncands; i++) {
+        const struct agent_cand *c = &st->cands[i];
+
+        if (i == win || !c->result || c->result->nrows == 0 || !c->sql)
+            continue;
+        if (best >= 0 &&
+            (c->votes < st->cands[best].votes ||
+             (c->votes == st->cands[best].votes &&
+              (c->fixed || !st->cands[best].fixed))))
+            continue;
+        if (rescmp_equal(c->result, w, rescmp_order_matters(c->sql)) == 1)
+            continue;
+        f = NULL;
+        nf = 0;
+        if (findings_of(st, c->sql, c->result, &f, &nf) == 0 && nf == 0)
+            best = i;
+        check_findings_free(f, nf);
+    }
+    return best;
+}
+
 /* Run the candidates with the limits, vote, then check the winner. */
 enum agent_outcome agent_step_execute(struct agent_state *st)
 {
@@ -398,14 +454,7 @@ enum agent_outcome agent_step_execute(struct agent_state *st)
     if (!ag->cfg.checks || st->check_repairs > 0)
         return OUT_OK;
     t0 = db_now_ms();
-    rc = check_before(ag->db, st->schema, ag->values, st->question,
-                      st->sql, &f, &nf);
-    if (rc == 0 && !ag->cfg.idle_join)
-        check_drop_kind(f, &nf, CHECK_IDLE_JOIN);
-    if (rc == 0 && nf == 0) {
-        check_findings_free(f, nf); /* the array an idle join was in */
-        rc = check_after(st->question, st->sql, r, &f, &nf);
-    }
+    rc = findings_of(st, st->sql, r, &f, &nf);
     st->ans->t.validate_ms += db_now_ms() - t0;
     if (rc) /* out of memory: the result goes unchecked, and says so */
         agent_emit(ag, ASKDB_EVENT_CHECK,
@@ -414,10 +463,28 @@ enum agent_outcome agent_step_execute(struct agent_state *st)
         check_findings_free(f, nf);
         return OUT_OK;
     }
+    t0 = db_now_ms();
+    i = ag->cfg.clean_candidate ? clean_candidate(st, win) : -1;
+    st->ans->t.validate_ms += db_now_ms() - t0;
     ev = json_object();
     json_object_set_new(ev, "kind", json_string(check_kind_str(f[0].kind)));
     jsonx_set_str(ev, "hint", f[0].hint);
+    if (i >= 0)
+        json_object_set_new(ev, "instead", json_integer(i + 1));
     agent_emit(ag, ASKDB_EVENT_CHECK, ev);
+    if (i >= 0) {
+        agent_log(st, "check", "%s; candidate %d, which no check doubts, "
+                  "stands instead", check_kind_str(f[0].kind), i + 1);
+        check_findings_free(f, nf);
+        agent_take_cand(st, i);
+        askdb_result_free(st->result);
+        st->result = st->cands[i].result;
+        st->cands[i].result = NULL;
+        st->ans->confidence = (double)st->cands[i].votes /
+                              st->ans->ncandidates;
+        agent_record_sql(st);
+        return OUT_OK;
+    }
     free(st->check_hint);
     st->check_hint = strdup(f[0].hint);
     st->check_repairs++;

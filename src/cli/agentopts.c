@@ -13,7 +13,8 @@ enum {
     A_SETTLE, A_NO_CHECKS,
     A_NO_REQUALIFY,
     A_NO_CAST,
-    A_NO_JOIN_MISSING, A_NO_IDLE_JOIN, A_IDLE_JOIN, A_RESAMPLE, A_SELECT,
+    A_NO_JOIN_MISSING, A_NO_IDLE_JOIN, A_IDLE_JOIN, A_NO_CLEAN, A_CLEAN,
+    A_RESAMPLE, A_SELECT,
     A_NO_SELECT, A_ANSWER, A_EXAMPLES, A_MEMORY, A_BANK, A_SAMPLE_VALUES,
     A_LINKING, A_VALUES, A_QCHECK, A_NO_PLAN, A_CHECKS,
     OPT_TRACE, OPT_MAX_ATTEMPTS, OPT_TIMEOUT, OPT_MAX_ROWS, OPT_MAX_BYTES,
@@ -43,6 +44,8 @@ const struct option cli_agent_opts[] = {
     {"no-join-missing", no_argument, NULL, A_NO_JOIN_MISSING},
     {"no-idle-join", no_argument, NULL, A_NO_IDLE_JOIN},
     {"idle-join", no_argument, NULL, A_IDLE_JOIN},
+    {"no-clean-candidate", no_argument, NULL, A_NO_CLEAN},
+    {"clean-candidate", no_argument, NULL, A_CLEAN},
     {"resample", no_argument, NULL, A_RESAMPLE},
     {"select", no_argument, NULL, A_SELECT},
     {"no-select", no_argument, NULL, A_NO_SELECT},
@@ -170,6 +173,10 @@ const char cli_agent_help[] =
     "      --no-idle-join    among the checks, not the one of a table\n"
     "                        joined on its foreign key and used nowhere\n"
     "                        else (--idle-join: on)\n"
+    "      --no-clean-candidate  when a check doubts the vote's winner,\n"
+    "                        a repair is asked at once, not another\n"
+    "                        candidate no check doubts taken first\n"
+    "                        (--clean-candidate: on)\n"
     "      --select          when the candidates' vote ties between\n"
     "                        different results, the model picks one\n"
     "                        (off: see docs/agent.md; --no-select)\n"
@@ -235,6 +242,8 @@ int cli_agent_opt(int c, const char *arg, askdb_config *cfg, const char *prog)
     case A_SETTLE: cfg->settle = 1; return 1;
     case A_NO_IDLE_JOIN: cfg->idle_join = 0; return 1;
     case A_IDLE_JOIN: cfg->idle_join = 1; return 1;
+    case A_NO_CLEAN: cfg->clean_candidate = 0; return 1;
+    case A_CLEAN: cfg->clean_candidate = 1; return 1;
     case A_RESAMPLE: cfg->resample = 1; return 1;
     case A_SELECT: cfg->select = 1; return 1;
     case A_NO_SELECT: cfg->select = 0; return 1;

@@ -48,6 +48,7 @@ askdb_config askdb_config_default(void)
     c.cast_compare = 1;
     c.join_missing = 1;
     c.idle_join = 1;
+    c.clean_candidate = 1;   /* docs/agent.md, "A clean candidate" */
     c.answer = 0;
     c.memory = 3;
     c.bank = 0;              /* docs/agent.md, "The example bank" */

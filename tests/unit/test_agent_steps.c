@@ -716,6 +716,63 @@ static void idle_join_off_answers_at_once(void **state)
     assert_string_equal(a->sql, r[1]);
 }
 
+/* A check doubts the vote's winner (an idle join: customers without an
+** order drop out), and another candidate's result draws no finding: it
+** stands, and no repair is asked; the check event names it. Off, or when
+** the other candidate is doubted too, the repair is asked. */
+static void clean_candidate_stands_before_a_repair(void **state)
+{
+    static const char *const r[] = {
+        "SELECT c.first_name FROM customers c JOIN orders o "
+        "ON o.customer_id = c.id",
+        "SELECT c.first_name FROM orders o JOIN customers c "
+        "ON c.id = o.customer_id",
+        "SELECT first_name FROM customers",
+        "SELECT DISTINCT first_name FROM customers", NULL};
+    static const char *const doubted[] = {
+        "SELECT c.first_name FROM customers c JOIN orders o "
+        "ON o.customer_id = c.id",
+        "SELECT c.first_name FROM orders o JOIN customers c "
+        "ON c.id = o.customer_id",
+        "SELECT c.first_name FROM customers c JOIN orders o "
+        "ON o.customer_id = c.id WHERE c.id > 1",
+        "SELECT DISTINCT first_name FROM customers", NULL};
+    struct steps *t = steps(state, r);
+    char path[4200], trace[16384];
+    askdb_answer *a;
+
+    t->cfg.checks = 1;
+    t->cfg.candidates = 3;
+    t->cfg.settle = 0;
+    snprintf(path, sizeof path, "%s/clean.trace", tmpdir);
+    t->cfg.trace_path = path;
+    unlink(path);
+    a = ask(t, "Show the names of all customers.", ASKDB_OK);
+    assert_int_equal(a->nattempts, 1);
+    assert_string_equal(a->sql, r[2]);
+    assert_int_equal(a->result->nrows, 60);
+    assert_true(a->confidence > 0.33 && a->confidence < 0.34);
+    trace_steps(path, "check", trace, sizeof trace);
+    assert_non_null(strstr(trace, "\"kind\":\"idle_join\""));
+    assert_non_null(strstr(trace, "\"instead\":3"));
+    t->cfg.trace_path = NULL;
+
+    /* off: the repair is asked, and what it gives stands */
+    t->cfg.clean_candidate = 0;
+    t->s.next = t->s.calls = 0;
+    a = ask(t, "Show the names of all customers.", ASKDB_OK);
+    assert_int_equal(a->nattempts, 2);
+    assert_string_equal(a->sql, r[3]);
+
+    /* on, but the other candidate is doubted too: the repair */
+    t->cfg.clean_candidate = 1;
+    t->s.replies = doubted;
+    t->s.next = t->s.calls = 0;
+    a = ask(t, "Show the names of all customers.", ASKDB_OK);
+    assert_int_equal(a->nattempts, 2);
+    assert_string_equal(a->sql, doubted[3]);
+}
+
 static void failing_candidates_do_not_vote(void **state)
 {
     static const char *const r[] = {
@@ -1783,6 +1840,7 @@ int main(void)
         T(warm_asks_nothing_and_changes_nothing),
         T(warm_events_have_a_request_id_of_their_own),
         T(idle_join_off_answers_at_once),
+        T(clean_candidate_stands_before_a_repair),
         T(failing_candidates_do_not_vote),
         T(fixed_candidate_loses_a_tie),
         T(attempt_pairs_each_error_with_its_sql),

@@ -2079,6 +2079,17 @@ def says_what_a_check_doubted_in_words(t):
           not any("join_not_fk" in s for s in steps), "the check's step: %r" % steps)
     check(any(s.endswith("The result went unchecked \u2014 out of memory") for s in steps),
           "a check that could not run: %r" % steps)
+    # A doubted winner whose place another candidate took (instead):
+    # said so, not left as a doubt with a repair to come.
+    stub_ask(t.page, [
+        ("step", {"step": "check", "t_ms": 5, "kind": "idle_join", "hint": hint, "instead": 3}),
+        ("sql", {"sql": sql}),
+        ("rows", {"columns": ["n"], "rows": [[250]], "row_count": 1, "truncated": False}),
+        ("done", {"status": "ok", "sql": sql, "row_count": 1, "attempts": []})])
+    turn = t.page.ask("How many orders are there, checked again?")
+    steps = t.page.steps(turn)
+    check(any(s.endswith("A check doubted the result; candidate 3, which no check doubts, stands instead \u2014 " + hint)
+              for s in steps), "the candidate taken instead: %r" % steps)
 
 
 def counts_the_values_found_in_words(t):

@@ -575,7 +575,11 @@ function describeStep(ev) {
     }
     // kind: the agent's name of the check (join_not_fk), said in words by
     // its hint; error: the checks could not run (out of memory).
+    // instead: the candidate no check doubted, which stands in the
+    // doubted winner's place (no repair is asked).
     case "check": return ev.error ? ["warn", "The result went unchecked", ev.error] :
+        ev.instead ? ["ok", `A check doubted the result; candidate ${ev.instead}, which no check doubts, stands instead`,
+            ev.hint || (ev.kind ? words(ev.kind) : "")] :
         ["warn", "A check doubted the result", ev.hint || (ev.kind ? words(ev.kind) : "")];
     case "error": return ["bad", `Attempt failed${ev.class ? ` (${words(ev.class)})` : ""}`, ev.message || ""];
     // The failed attempt or the doubting check just above says why.
