@@ -526,6 +526,20 @@ static void set_request_id(askdb_agent *ag, const char *id)
 }
 
 /* The answer event: the outcome, its timings and costs. */
+/* A trace that could not be written makes an answer that was ok
+** ASKDB_ERR_IO, saying so (the rows stay). */
+static void trace_failed(askdb_agent *ag, askdb_answer *a)
+{
+    if (a->status != ASKDB_OK || !trace_failure(ag->trace))
+        return;
+    snprintf(ag->errmsg, sizeof ag->errmsg,
+             "cannot write trace file '%s': %s (the trace is incomplete)",
+             ag->cfg.trace_path, trace_failure(ag->trace));
+    free(a->error);
+    a->error = strdup(ag->errmsg);
+    a->status = ASKDB_ERR_IO;
+}
+
 static json_t *answer_event(const askdb_answer *a)
 {
     json_t *ev;
@@ -703,15 +717,11 @@ askdb_status askdb_agent_ask_opts(askdb_agent *ag, const char *question,
     state_free(&st);
     a->t.total_ms = db_now_ms() - t0;
     snprintf(ag->errmsg, sizeof ag->errmsg, "%s", a->error ? a->error : "");
+    /* Before the answer event, so that it says what the call returns (it
+    ** said ok); and after it, for its own line. */
+    trace_failed(ag, a);
     agent_emit(ag, ASKDB_EVENT_ANSWER, answer_event(a));
-    if (a->status == ASKDB_OK && trace_failure(ag->trace)) {
-        snprintf(ag->errmsg, sizeof ag->errmsg,
-                 "cannot write trace file '%s': %s (the trace is incomplete)",
-                 ag->cfg.trace_path, trace_failure(ag->trace));
-        free(a->error);
-        a->error = strdup(ag->errmsg);
-        a->status = ASKDB_ERR_IO;
-    }
+    trace_failed(ag, a);
     return a->status;
 }
 

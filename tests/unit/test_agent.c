@@ -493,6 +493,45 @@ static void wrong_alias_is_requalified_without_the_model(void **state)
     askdb_agent_free(ag);
 }
 
+/* A trace that cannot be written (a full disk) fails the question with
+** ASKDB_ERR_IO, its rows kept, and the answer event says so: it said "ok"
+** while the call returned the error. */
+static void answer_event_says_the_trace_failed(void **state)
+{
+    static const char *const r[] = {"SELECT 1 AS one", NULL};
+    struct script sc = {.replies = r};
+    askdb_config cfg = scripted_config(&sc);
+    struct seen s = {.rid_ok = 1, .t_ok = 1};
+    askdb_agent *ag = NULL;
+    askdb_answer *a = NULL;
+    char want[64];
+    int i, answers = 0;
+
+    (void)state;
+    if (access("/dev/full", W_OK) != 0)
+        skip();
+    cfg.event_fn = on_event;
+    cfg.event_ud = &s;
+    cfg.trace_path = "/dev/full";
+    assert_int_equal(askdb_agent_new(&cfg, testdb_shop(), &ag), ASKDB_OK);
+    assert_int_equal(askdb_agent_ask(ag, "one", &a), ASKDB_ERR_IO);
+    assert_non_null(a->result);
+    assert_non_null(strstr(a->error, "cannot write trace file"));
+    snprintf(want, sizeof want, "\"status\":\"%s\"",
+             askdb_status_str(ASKDB_ERR_IO));
+    for (i = 0; i < s.n && i < 32; i++) {
+        if (s.type[i] == ASKDB_EVENT_ANSWER) {
+            answers++;
+            assert_non_null(strstr(s.json[i], want));
+            assert_non_null(strstr(s.json[i], "cannot write trace file"));
+        }
+        free(s.json[i]);
+    }
+    assert_int_equal(answers, 1);
+    askdb_answer_free(a);
+    askdb_agent_free(ag);
+}
+
 /* The event callback gets every step, typed, with one request id (the
 ** caller's when given), and a JSON object whose "step" names the type. */
 static void events_carry_each_step_and_request_id(void **state)
@@ -636,6 +675,7 @@ int main(void)
         cmocka_unit_test(model_failure_stops_at_once),
         cmocka_unit_test(trace_records_each_step),
         cmocka_unit_test(events_carry_each_step_and_request_id),
+        cmocka_unit_test(answer_event_says_the_trace_failed),
         cmocka_unit_test(wrong_alias_is_requalified_without_the_model),
         cmocka_unit_test(timeout_hint_names_the_limit_in_force),
         cmocka_unit_test(missing_database_fails_agent_creation),
