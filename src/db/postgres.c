@@ -151,6 +151,8 @@ struct pg {
     char unsent[320];       /* why no cancel request was sent (too many
                                unanswered), "" when one was */
     int lost;               /* the connection broke: reset before use */
+    int ran_out;            /* pg_query()'s last statement ran out of
+                               time (a cancel may still be on its way) */
     int raw;                /* SQL_ASCII: bytes as stored, repaired */
     int ambiguous;          /* db_url_ambiguous(): quote no libpq message
                                of a connection */
@@ -1038,7 +1040,12 @@ static PGresult *pg_query(askdb_db *db, struct pg *p, const char *sql,
         return NULL;
     }
     r = pg_collect(db, p, msg, n);
+    p->ran_out = p->stop == STOP_TIMEOUT;
     if (r && PQresultStatus(r) != PGRES_TUPLES_OK) {
+        const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+
+        p->ran_out |= state && strcmp(state, "57014") == 0 &&
+                      p->stop != STOP_CANCEL;
         one_line(p, PQresultErrorMessage(r), msg, n);
         PQclear(r);
         return NULL;
@@ -2754,9 +2761,24 @@ static int count_table(askdb_db *db, struct pg *p, struct db_table *t,
 }
 
 /* After a failed statement the schema's transaction is over: start the
-** next one. 0, or -2 when the connection is gone. */
+** next one. After one that ran out of time (the server's
+** statement_timeout, or askdb's cancel request, which may land on
+** whatever the session runs next: a sample of the next table, cut
+** short) the read goes on on a new session, as a question's next
+** statement does (pg_fail()). 0, or -2 when the connection is gone (or
+** cannot be made again). */
 static int schema_resume(askdb_db *db, struct pg *p, char *msg, size_t n)
 {
+    struct db_err e;
+
+    if (p->ran_out && !p->lost) {
+        p->lost = 1;
+        if (pg_ready(db, p, &e) != ASKDB_OK) {
+            say(msg, n, "%s", e.msg);
+            return -2;
+        }
+        return pg_begin_schema(db, p, msg, n) < 0 ? -2 : 0;
+    }
     if (p->lost || PQstatus(p->conn) != CONNECTION_OK)
         return -2;
     pg_rollback(db, p);

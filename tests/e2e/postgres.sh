@@ -1789,6 +1789,45 @@ assert pids[0] != args[0], (pids, args[0])
 ' "$warm"
 }
 
+# A sample that runs out of time during a schema read: the read goes on
+# on a new session, as a question's next statement does after a timeout
+# (a cancel request of askdb's own for it may land on the session's next
+# statement). The session kept before: the statement after the read ran
+# on the backend whose sample had timed out.
+a_timed_out_sample_leaves_its_session_behind() {
+    su_sql "CREATE DATABASE slowsample" postgres || fail "cannot create the database"
+    su_sql "CREATE TABLE slow (id int, name text);
+INSERT INTO slow SELECT g, 'name ' || g FROM generate_series(1, 5) g;
+ALTER TABLE slow ENABLE ROW LEVEL SECURITY;
+CREATE POLICY sleepy ON slow FOR SELECT USING (pg_sleep(1) IS NOT NULL);
+CREATE TABLE zz_after (id int, name text);
+INSERT INTO zz_after VALUES (1, 'after');
+GRANT SELECT ON slow, zz_after TO reader" slowsample || fail "cannot make the tables"
+    mkfifo "$T/shin"
+    (cd "$T" && exec timeout 60 "$ASKDB" shell --timeout 500 \
+        --llm-url http://127.0.0.1:9/v1 --model test \
+        "postgresql://reader@127.0.0.1:$PORT/slowsample") <"$T/shin" >"$T/out" 2>"$T/err" &
+    local pid=$! i slowpid=""
+    exec 7>"$T/shin"
+    printf '%s\n' 'How many rows are slow?' >&7
+    for i in $(seq 1 200); do
+        slowpid=$(su_sql "SELECT pid FROM pg_stat_activity WHERE datname = 'slowsample' AND usename = 'reader' AND state = 'active' AND query LIKE '%slow%'")
+        [ -n "$slowpid" ] && break
+        sleep 0.02
+    done
+    printf '%s\n' '.sql SELECT pg_backend_pid() AS pid' >&7
+    exec 7>&-
+    wait "$pid"
+    RC=$?
+    su_sql "DROP DATABASE slowsample WITH (FORCE)" postgres >/dev/null
+    [ -n "$slowpid" ] || { fail "no sample of the slow table was seen: $(cat "$T/err")"; return; }
+    pycheck '
+pids = [l.strip() for l in out.splitlines() if l.strip().isdigit()]
+assert len(pids) == 1, (out, err)
+assert pids[0] != args[0], (pids, args[0])
+' "$slowpid"
+}
+
 lock_held_by_another_session_ends_by_lock_timeout() {
     psql -X -q -d "$(su_url)" -c "BEGIN; LOCK TABLE orders IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(15); COMMIT" >/dev/null 2>&1 &
     local holder=$! i
@@ -3120,6 +3159,7 @@ TESTS=(
     first_connect_to_several_hosts_keeps_to_connect_timeout
     ctrl_c_during_the_schema_read_is_cancelled
     cancelled_schema_read_leaves_its_session_behind
+    a_timed_out_sample_leaves_its_session_behind
     server_killed_mid_query_is_reported
     serve_stop_cancels_the_opens_in_flight
     mcp_schema_read_does_not_wait_for_a_statement
