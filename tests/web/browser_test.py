@@ -2090,6 +2090,8 @@ def says_what_a_check_doubted_in_words(t):
     steps = t.page.steps(turn)
     check(any(s.endswith("A check doubted the result; candidate 3, which no check doubts, stands instead \u2014 " + hint)
               for s in steps), "the candidate taken instead: %r" % steps)
+    turn.find_element(By.CSS_SELECTOR, ".steps-toggle").click()
+    t.page.shot("clean-candidate")
 
 
 def counts_the_values_found_in_words(t):
