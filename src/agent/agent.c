@@ -525,7 +525,6 @@ static void set_request_id(askdb_agent *ag, const char *id)
         snprintf(ag->request_id + 2 * i, 3, "%02x", r[i]);
 }
 
-/* The answer event: the outcome, its timings and costs. */
 /* A trace that could not be written makes an answer that was ok
 ** ASKDB_ERR_IO, saying so (the rows stay). */
 static void trace_failed(askdb_agent *ag, askdb_answer *a)
@@ -540,6 +539,7 @@ static void trace_failed(askdb_agent *ag, askdb_answer *a)
     a->status = ASKDB_ERR_IO;
 }
 
+/* The answer event: the outcome, its timings and costs. */
 static json_t *answer_event(const askdb_answer *a)
 {
     json_t *ev;

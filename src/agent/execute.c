@@ -9,6 +9,15 @@
 #include "db/rescmp.h"
 #include "sql/extract.h"
 
+/* Whether c comes before b among candidates whose results both have rows
+** or both have none: more votes; on a tie the model's own SQL before one
+** a deterministic fix made. Neither: the earlier candidate stays first. */
+static int outranks(const struct agent_cand *c, const struct agent_cand *b)
+{
+    return c->votes > b->votes ||
+           (c->votes == b->votes && b->fixed && !c->fixed);
+}
+
 /*
 ** Group the executed candidates by identical results (the EX rules of
 ** eval/compare.c) and return the winner: most votes, non-empty results
@@ -49,9 +58,7 @@ static int vote(struct agent_state *st, int *nran)
                 best = i;
             continue;
         }
-        if (c->votes > st->cands[best].votes ||
-            (c->votes == st->cands[best].votes && st->cands[best].fixed &&
-             !c->fixed))
+        if (outranks(c, &st->cands[best]))
             best = i;
     }
     return best;
@@ -322,9 +329,8 @@ static int findings_of(struct agent_state *st, const char *sql,
 ** attempt whose result has rows, differs from the winner's, and draws no
 ** finding of any check, taken before a repair is asked (no model call,
 ** and no risk that the repair loses what the query had right: an ORDER
-** BY ... LIMIT 1 dropped with the join a hint said to remove). The most
-** votes first, then candidate order; a candidate a deterministic fix made
-** only when no other is clean. Returns it, or -1.
+** BY ... LIMIT 1 dropped with the join a hint said to remove). Ranked as
+** the vote ranks (outranks()), then candidate order. Returns it, or -1.
 */
 static int clean_candidate(struct agent_state *st, int win)
 {
@@ -337,10 +343,7 @@ static int clean_candidate(struct agent_state *st, int win)
 
         if (i == win || !c->result || c->result->nrows == 0 || !c->sql)
             continue;
-        if (best >= 0 &&
-            (c->votes < st->cands[best].votes ||
-             (c->votes == st->cands[best].votes &&
-              (c->fixed || !st->cands[best].fixed))))
+        if (best >= 0 && !outranks(c, &st->cands[best]))
             continue;
         if (rescmp_equal(c->result, w, rescmp_order_matters(c->sql)) == 1)
             continue;
