@@ -1633,6 +1633,18 @@ fault_server_that_greets_no_kill_connection_is_given_up_on_ctrl_c() {
 # poll() goes on after: 30 s with --timeout 20000. A Ctrl-C ends that
 # wait at once now (the next statement connects again).
 fault_server_gone_deaf_before_a_statement_runs_is_given_up_on_ctrl_c() {
+    shell_deaf_before_ctrl_c ".sql SELECT SLEEP(44) AS second" 20 "the statement"
+    expect_faster 3000
+    grep -q SLEEP "$T/out" && fail "the statement ran: $(cat "$T/out")"
+    kill "$RELAY_PID"
+}
+
+# shell_deaf_before_ctrl_c LINE SECONDS WHAT: a shell through a new relay
+# runs a first .sql, the relay goes deaf, LINE is sent and, once askdb
+# waits on the relay, Ctrl-C'd; "cancelled" must come within SECONDS.
+# Sets ELAPSED_MS (from the Ctrl-C) and RC; the relay is left for the
+# caller.
+shell_deaf_before_ctrl_c() {
     local pid t0
     start_relay
     start_shell_fg --llm-url http://127.0.0.1:9/v1 --model test --timeout 20000 \
@@ -1640,20 +1652,17 @@ fault_server_gone_deaf_before_a_statement_runs_is_given_up_on_ctrl_c() {
     echo ".sql SELECT 41 AS first" >&7
     wait_out 41
     relay_deaf
-    echo ".sql SELECT SLEEP(44) AS second" >&7
+    echo "$1" >&7
     relay_holds_bytes
     t0=$(now_ms)
     kill -INT "$pid"
-    wait_err "cancelled" 20
+    wait_err "cancelled" "$2"
     ELAPSED_MS=$(($(now_ms) - t0))
     exec 7>&-
     wait "$pid"
     RC=$?
-    echo "deaf before the statement, Ctrl-C: exit $RC, cancelled in $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
-    after_run "shell (deaf before the statement, Ctrl-C)"
-    expect_faster 3000
-    grep -q SLEEP "$T/out" && fail "the statement ran: $(cat "$T/out")"
-    kill "$RELAY_PID"
+    echo "deaf before $3, Ctrl-C: exit $RC, cancelled in $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
+    after_run "shell (deaf before $3, Ctrl-C)"
 }
 
 # The same when the next line is a question, whose first step reads the
@@ -1661,24 +1670,7 @@ fault_server_gone_deaf_before_a_statement_runs_is_given_up_on_ctrl_c() {
 # call, and waited the session's read timeout (30 s here) whatever the
 # Ctrl-C. A Ctrl-C ends that wait at once now.
 fault_server_gone_deaf_before_a_schema_read_is_given_up_on_ctrl_c() {
-    local pid t0
-    start_relay
-    start_shell_fg --llm-url http://127.0.0.1:9/v1 --model test --timeout 20000 \
-        "mariadb://ro:$RO_PW_ENC@127.0.0.1:$RELAY_PORT/shop"
-    echo ".sql SELECT 41 AS first" >&7
-    wait_out 41
-    relay_deaf
-    echo "How many customers are there?" >&7
-    relay_holds_bytes
-    t0=$(now_ms)
-    kill -INT "$pid"
-    wait_err "cancelled" 40
-    ELAPSED_MS=$(($(now_ms) - t0))
-    exec 7>&-
-    wait "$pid"
-    RC=$?
-    echo "deaf before the schema read, Ctrl-C: exit $RC, cancelled in $ELAPSED_MS ms: $(cat "$T/err")" >>"$T/.trace"
-    after_run "shell (deaf before the schema read, Ctrl-C)"
+    shell_deaf_before_ctrl_c "How many customers are there?" 40 "the schema read"
     expect_faster 3000
     kill "$RELAY_PID"
 }

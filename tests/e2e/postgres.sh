@@ -1722,17 +1722,49 @@ ctrl_c_cancels_the_statement_on_the_server() {
     [ "$left" = 0 ] || fail "pg_sleep(25) still runs on the server"
 }
 
+# slow_db NAME ROWS SECONDS [SQL]: a database NAME of its own with a table
+# slow of ROWS rows that the reader reads SECONDS a row (a row-level
+# security policy that sleeps), and SQL run in it after.
+slow_db() {
+    su_sql "CREATE DATABASE $1" postgres || fail "cannot create the database $1"
+    su_sql "CREATE TABLE slow (id int, name text);
+INSERT INTO slow SELECT g, 'name ' || g FROM generate_series(1, $2) g;
+ALTER TABLE slow ENABLE ROW LEVEL SECURITY;
+CREATE POLICY sleepy ON slow FOR SELECT USING (pg_sleep($3) IS NOT NULL);
+GRANT SELECT ON slow TO reader;
+${4:-}" "$1" || fail "cannot make the slow table in $1"
+}
+
+# slow_reader_pid NAME PAUSE: the pid of the reader's session while it
+# reads slow in NAME, looked for 200 times PAUSE seconds apart; "" when
+# none was seen.
+slow_reader_pid() {
+    local i pid=""
+    for i in $(seq 1 200); do
+        pid=$(su_sql "SELECT pid FROM pg_stat_activity WHERE datname = '$1' AND usename = 'reader' AND state = 'active' AND query LIKE '%slow%'")
+        [ -n "$pid" ] && break
+        sleep "$2"
+    done
+    echo "$pid"
+}
+
+# expect_one_pid_but PID: stdout has one line of digits (a .sql SELECT
+# pg_backend_pid()), and it is not PID: the statement ran on a new
+# session.
+expect_one_pid_but() {
+    pycheck '
+pids = [l.strip() for l in out.splitlines() if l.strip().isdigit()]
+assert len(pids) == 1, (out, err)
+assert pids[0] != args[0], (pids, args[0])
+' "$1"
+}
+
 ctrl_c_during_the_schema_read_is_cancelled() {
     # A table the reader reads slowly (a row-level security policy that
     # sleeps 0.3 s a row), in a database of its own: Ctrl-C while its
     # samples are read ends the schema read as cancelled (130, nothing on
     # stdout), not with a schema whose samples the cancel took away.
-    su_sql "CREATE DATABASE slowschema" postgres || fail "cannot create the database"
-    su_sql "CREATE TABLE slow (id int, name text);
-INSERT INTO slow SELECT g, 'name ' || g FROM generate_series(1, 30) g;
-ALTER TABLE slow ENABLE ROW LEVEL SECURITY;
-CREATE POLICY sleepy ON slow FOR SELECT USING (pg_sleep(0.3) IS NOT NULL);
-GRANT SELECT ON slow TO reader" slowschema || fail "cannot make the slow table"
+    slow_db slowschema 30 0.3
     (cd "$T" && exec env --default-signal=INT "$ASKDB" schema --timeout 20000 \
         "postgresql://reader@127.0.0.1:$PORT/slowschema") </dev/null >"$T/out" 2>"$T/err" &
     local pid=$! i
@@ -1754,24 +1786,15 @@ GRANT SELECT ON slow TO reader" slowschema || fail "cannot make the slow table"
 # and the next line runs on a new one. It was kept, the ROLLBACK sent
 # into it with the cancel's stop still raised.
 cancelled_schema_read_leaves_its_session_behind() {
-    su_sql "CREATE DATABASE slowschema2" postgres || fail "cannot create the database"
-    su_sql "CREATE TABLE slow (id int, name text);
-INSERT INTO slow SELECT g, 'name ' || g FROM generate_series(1, 30) g;
-ALTER TABLE slow ENABLE ROW LEVEL SECURITY;
-CREATE POLICY sleepy ON slow FOR SELECT USING (pg_sleep(0.3) IS NOT NULL);
-GRANT SELECT ON slow TO reader" slowschema2 || fail "cannot make the slow table"
+    slow_db slowschema2 30 0.3
     mkfifo "$T/shin"
     (cd "$T" && exec env --default-signal=INT timeout 60 "$ASKDB" shell --timeout 20000 \
         --llm-url http://127.0.0.1:9/v1 --model test \
         "postgresql://reader@127.0.0.1:$PORT/slowschema2") <"$T/shin" >"$T/out" 2>"$T/err" &
-    local pid=$! i warm=""
+    local pid=$! warm
     exec 7>"$T/shin"
     printf '%s\n' 'How many rows are slow?' >&7
-    for i in $(seq 1 200); do
-        warm=$(su_sql "SELECT pid FROM pg_stat_activity WHERE datname = 'slowschema2' AND usename = 'reader' AND state = 'active' AND query LIKE '%slow%'")
-        [ -n "$warm" ] && break
-        sleep 0.05
-    done
+    warm=$(slow_reader_pid slowschema2 0.05)
     [ -n "$warm" ] || { exec 7>&-; wait "$pid"; fail "the schema read never reached the slow table: $(cat "$T/err")"; return; }
     sleep 0.3
     kill -INT "$pid"
@@ -1782,11 +1805,7 @@ GRANT SELECT ON slow TO reader" slowschema2 || fail "cannot make the slow table"
     RC=$?
     su_sql "DROP DATABASE slowschema2 WITH (FORCE)" postgres >/dev/null
     expect_err_has "cancelled"
-    pycheck '
-pids = [l.strip() for l in out.splitlines() if l.strip().isdigit()]
-assert len(pids) == 1, out
-assert pids[0] != args[0], (pids, args[0])
-' "$warm"
+    expect_one_pid_but "$warm"
 }
 
 # A sample that runs out of time during a schema read: the read goes on
@@ -1795,37 +1814,24 @@ assert pids[0] != args[0], (pids, args[0])
 # statement). The session kept before: the statement after the read ran
 # on the backend whose sample had timed out.
 a_timed_out_sample_leaves_its_session_behind() {
-    su_sql "CREATE DATABASE slowsample" postgres || fail "cannot create the database"
-    su_sql "CREATE TABLE slow (id int, name text);
-INSERT INTO slow SELECT g, 'name ' || g FROM generate_series(1, 5) g;
-ALTER TABLE slow ENABLE ROW LEVEL SECURITY;
-CREATE POLICY sleepy ON slow FOR SELECT USING (pg_sleep(1) IS NOT NULL);
-CREATE TABLE zz_after (id int, name text);
+    slow_db slowsample 5 1 "CREATE TABLE zz_after (id int, name text);
 INSERT INTO zz_after VALUES (1, 'after');
-GRANT SELECT ON slow, zz_after TO reader" slowsample || fail "cannot make the tables"
+GRANT SELECT ON zz_after TO reader"
     mkfifo "$T/shin"
     (cd "$T" && exec timeout 60 "$ASKDB" shell --timeout 500 \
         --llm-url http://127.0.0.1:9/v1 --model test \
         "postgresql://reader@127.0.0.1:$PORT/slowsample") <"$T/shin" >"$T/out" 2>"$T/err" &
-    local pid=$! i slowpid=""
+    local pid=$! slowpid
     exec 7>"$T/shin"
     printf '%s\n' 'How many rows are slow?' >&7
-    for i in $(seq 1 200); do
-        slowpid=$(su_sql "SELECT pid FROM pg_stat_activity WHERE datname = 'slowsample' AND usename = 'reader' AND state = 'active' AND query LIKE '%slow%'")
-        [ -n "$slowpid" ] && break
-        sleep 0.02
-    done
+    slowpid=$(slow_reader_pid slowsample 0.02)
     printf '%s\n' '.sql SELECT pg_backend_pid() AS pid' >&7
     exec 7>&-
     wait "$pid"
     RC=$?
     su_sql "DROP DATABASE slowsample WITH (FORCE)" postgres >/dev/null
     [ -n "$slowpid" ] || { fail "no sample of the slow table was seen: $(cat "$T/err")"; return; }
-    pycheck '
-pids = [l.strip() for l in out.splitlines() if l.strip().isdigit()]
-assert len(pids) == 1, (out, err)
-assert pids[0] != args[0], (pids, args[0])
-' "$slowpid"
+    expect_one_pid_but "$slowpid"
 }
 
 lock_held_by_another_session_ends_by_lock_timeout() {
